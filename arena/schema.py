@@ -1,0 +1,167 @@
+"""The arena database schema and its migrations.
+
+Migrations are plain functions taking a :class:`sqlite_utils.Database`, applied in order, each in one transaction;
+``PRAGMA user_version`` holds how many have run. To change the schema, append a function to ``MIGRATIONS``; never
+edit one that has shipped.
+
+Tables (names meant to be read in any SQLite browser):
+
+- ``models``: the text-to-image systems being compared.
+- ``prompts``: one row per prompt text: ``suite`` (taxonomy, commonsense, ...), ``subset`` (Easy, Hypernymy, ...),
+  ``variant`` (with_definition / without_definition, or ''), ``item_key`` (synset id, pair id, ...), ``role``
+  (p1 / p2, anchor / permutation / paraphrase, ...: prompts of one item share ``item_key`` and differ by role),
+  ``text`` and ``metadata`` (JSON: definition, hypernyms, cohyponyms, expected description, category, ...).
+- ``images``: a model's image for a prompt, stored in the media folder under its SHA-256 (``media_hash``).
+- ``annotators``: people who vote; tokens are stored hashed.
+- ``battles``: a prompt and two images shown left (A) and right (B), to whom, in which session, when.
+- ``votes``: at most one per battle; outcome relative to the displayed positions; ``excluded`` keeps flagged
+  votes out of ratings without deleting them.
+- ``metrics``: automatic scores per image or per model.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import sqlite_utils
+
+OUTCOMES = ("A", "B", "tie", "both_bad")
+VOTER_KINDS = ("human", "judge")
+
+
+def _initial_schema(db: sqlite_utils.Database) -> None:
+    db.execute(
+        """
+        CREATE TABLE models (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            source TEXT NOT NULL DEFAULT 'imported',  -- demo | diffusers | imported
+            description TEXT NOT NULL DEFAULT '',
+            config TEXT NOT NULL DEFAULT '{}',        -- JSON: pipeline class, weights, defaults
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE prompts (
+            id INTEGER PRIMARY KEY,
+            suite TEXT NOT NULL,
+            subset TEXT NOT NULL DEFAULT '',
+            variant TEXT NOT NULL DEFAULT '',
+            item_key TEXT NOT NULL,
+            role TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            UNIQUE (suite, subset, item_key, variant, role)
+        )"""
+    )
+    db.execute("CREATE INDEX prompts_suite ON prompts (suite, subset, variant)")
+    db.execute(
+        """
+        CREATE TABLE images (
+            id INTEGER PRIMARY KEY,
+            prompt_id INTEGER NOT NULL REFERENCES prompts(id),
+            model_id INTEGER NOT NULL REFERENCES models(id),
+            idx INTEGER NOT NULL DEFAULT 0,          -- generation index for several images per prompt
+            seed INTEGER,
+            media_hash TEXT NOT NULL,                -- SHA-256 of the file in the media folder
+            media_ext TEXT NOT NULL,                 -- png | jpg | webp
+            width INTEGER NOT NULL,
+            height INTEGER NOT NULL,
+            params TEXT NOT NULL DEFAULT '{}',       -- JSON: generation parameters or import source
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            UNIQUE (prompt_id, model_id, idx)
+        )"""
+    )
+    db.execute("CREATE INDEX images_model ON images (model_id)")
+    db.execute(
+        """
+        CREATE TABLE annotators (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            token_hash TEXT NOT NULL,                -- scrypt hash, never the token itself
+            source TEXT NOT NULL DEFAULT 'signup',   -- config | signup
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE battles (
+            id TEXT PRIMARY KEY,                     -- unguessable token
+            prompt_id INTEGER NOT NULL REFERENCES prompts(id),
+            left_image_id INTEGER NOT NULL REFERENCES images(id),   -- shown as A
+            right_image_id INTEGER NOT NULL REFERENCES images(id),  -- shown as B
+            served_to_kind TEXT NOT NULL CHECK (served_to_kind IN ('human', 'judge')),
+            annotator_id INTEGER REFERENCES annotators(id),
+            judge TEXT,
+            session_id TEXT NOT NULL,
+            strategy TEXT NOT NULL DEFAULT 'uniform',
+            served_at REAL NOT NULL,                 -- unix time the battle was shown
+            CHECK (left_image_id != right_image_id)
+        )"""
+    )
+    db.execute("CREATE INDEX battles_prompt ON battles (prompt_id)")
+    db.execute(
+        """
+        CREATE TABLE votes (
+            id INTEGER PRIMARY KEY,
+            battle_id TEXT NOT NULL UNIQUE REFERENCES battles(id),
+            voter TEXT NOT NULL,                     -- annotator name or judge name
+            voter_kind TEXT NOT NULL CHECK (voter_kind IN ('human', 'judge')),
+            annotator_id INTEGER REFERENCES annotators(id),
+            outcome TEXT NOT NULL CHECK (outcome IN ('A', 'B', 'tie', 'both_bad')),
+            seconds_to_vote REAL,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            excluded INTEGER NOT NULL DEFAULT 0,
+            excluded_reason TEXT NOT NULL DEFAULT ''
+        )"""
+    )
+    db.execute("CREATE INDEX votes_voter ON votes (voter_kind, voter)")
+    db.execute(
+        """
+        CREATE TABLE metrics (
+            id INTEGER PRIMARY KEY,
+            model_id INTEGER NOT NULL REFERENCES models(id),
+            image_id INTEGER REFERENCES images(id),  -- NULL for a model-level metric
+            suite TEXT NOT NULL DEFAULT '',
+            subset TEXT NOT NULL DEFAULT '',
+            name TEXT NOT NULL,
+            value REAL,
+            scorer TEXT NOT NULL,
+            scorer_version TEXT NOT NULL DEFAULT '',
+            details TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        )"""
+    )
+    db.execute(
+        "CREATE UNIQUE INDEX metrics_key ON metrics (model_id, ifnull(image_id, 0), suite, subset, name, scorer)"
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
+    _initial_schema,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def schema_version(db: sqlite_utils.Database) -> int:
+    return db.execute("PRAGMA user_version").fetchone()[0]
+
+
+def migrate(db: sqlite_utils.Database) -> int:
+    """Apply the migrations the database lacks, each in its own transaction; return the new version."""
+    version = schema_version(db)
+    if version > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"{db.conn} has schema version {version}, newer than this code's {SCHEMA_VERSION}. "
+            "Upgrade the arena package or open a copy of the database."
+        )
+    for number in range(version, SCHEMA_VERSION):
+        with db.conn:
+            if schema_version(db) > number:  # another process migrated meanwhile
+                continue
+            MIGRATIONS[number](db)
+            db.execute(f"PRAGMA user_version = {number + 1}")
+    return schema_version(db)

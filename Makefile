@@ -1,0 +1,44 @@
+# Two commands for a fresh Debian/Ubuntu machine with Python 3.11:
+#   make run    install everything and start the arena on the demo at http://127.0.0.1:7860
+#   make test   install the test tools and run the whole test suite
+# Both are idempotent: a second run installs nothing that is already there.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV ?= .venv
+PY := $(VENV)/bin/python
+SYSTEM_PACKAGES := wordnet-base
+TEST_SYSTEM_PACKAGES := $(SYSTEM_PACKAGES) chromium
+export GRADIO_ANALYTICS_ENABLED := False
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: run test demo system-deps test-system-deps clean-demo
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.requirements: requirements.txt | $(PY)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.requirements-dev: requirements-dev.txt $(VENV)/.requirements
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+system-deps:
+	@scripts/install-system-deps.sh $(SYSTEM_PACKAGES)
+
+test-system-deps:
+	@scripts/install-system-deps.sh $(TEST_SYSTEM_PACKAGES)
+
+run: system-deps $(VENV)/.requirements
+	$(PY) -m arena serve
+
+demo: system-deps $(VENV)/.requirements
+	$(PY) -m arena demo
+
+test: test-system-deps $(VENV)/.requirements-dev
+	$(PY) -m pytest
+
+clean-demo:
+	rm -rf data/arena.db data/arena.db-wal data/arena.db-shm data/media

@@ -1,0 +1,5 @@
+import sys
+
+from arena.cli import main
+
+sys.exit(main())

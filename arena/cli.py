@@ -1,0 +1,142 @@
+"""``python -m arena``: the command line. Each command parses, calls one library function and prints."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from arena.settings import SettingsError, load_settings, settings_table
+
+
+def _open(settings):
+    from arena.media import MediaStore
+    from arena.store import connect
+
+    return connect(settings.db_path, synchronous=settings.sqlite_synchronous), MediaStore(settings.media_dir)
+
+
+def cmd_serve(args, settings) -> int:
+    from arena.demo import ensure_demo
+    from arena.web import serve
+
+    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    settings = settings.replace(**overrides)
+    db, media = _open(settings)
+    built = ensure_demo(db, media, settings)
+    if built:
+        print(f"Demo ready: {built['prompts']} prompts, {built['new_images']} images in {settings.db_path}")
+    db.close()
+    print(f"Arena on http://{settings.host}:{settings.port}  (database {settings.db_path}, media {settings.media_dir})")
+    serve(settings)
+    return 0
+
+
+def cmd_demo(args, settings) -> int:
+    from arena.demo import build_demo
+
+    db, media = _open(settings)
+    built = build_demo(db, media, settings, progress=True)
+    print(f"Demo: {built['prompts']} prompts ({built['new_prompts']} new), {built['new_images']} new images.")
+    return 0
+
+
+def cmd_import_images(args, settings) -> int:
+    from arena.importer import import_images
+
+    db, media = _open(settings)
+    result = import_images(db, media, args.folder, args.prompts, suite=args.suite)
+    print(f"Imported {result.images} images ({result.new_images} new) of {result.models} models "
+          f"for {result.prompts} prompts into suite {args.suite!r}.")
+    return 0
+
+
+def cmd_export(args, settings) -> int:
+    from arena.export import export_votes
+
+    db, _ = _open(settings)
+    rows = export_votes(db, args.path, args.format)
+    print(f"Wrote {rows} votes to {args.path}")
+    return 0
+
+
+def cmd_leaderboard(args, settings) -> int:
+    from arena.leaderboard import LeaderboardOptions, compute_leaderboard, format_table
+
+    db, _ = _open(settings)
+    options = LeaderboardOptions(
+        suite=args.suite, subset=args.subset, variant=args.variant, rounds=args.rounds or settings.bootstrap_rounds,
+        seed=settings.seed, tie_policy=args.tie_policy or settings.tie_policy, min_votes=settings.min_votes,
+        include_excluded=args.include_excluded,
+    )
+    board = compute_leaderboard(db, options)
+    counts = board.votes["voter_kind"].value_counts()
+    print(f"{counts.get('human', 0)} human votes, {counts.get('judge', 0)} judge votes; "
+          f"tie policy {options.tie_policy}; {options.rounds} bootstrap rounds")
+    print(format_table(board.table))
+    return 0
+
+
+def cmd_settings(args, settings) -> int:
+    for name, env, default, help_text in settings_table():
+        print(f"{name:24} {env:30} default {default!s:18} {help_text}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m arena", description="Pairwise text-to-image arena.")
+    parser.add_argument("--config", help="TOML settings file (default: $ARENA_CONFIG or ./arena.toml)")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="start the web app (builds the demo into an empty database)")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.set_defaults(handler=cmd_serve)
+
+    demo = commands.add_parser("demo", help="write the bundled demo prompts and images into the database")
+    demo.set_defaults(handler=cmd_demo)
+
+    images = commands.add_parser("import-images", help="import a folder <model>/<prompt key>.<png|jpg|webp>")
+    images.add_argument("folder")
+    images.add_argument("--prompts", required=True, help="CSV or JSONL with key, text (+ subset, variant, role, metadata)")
+    images.add_argument("--suite", default="imported", help="suite of the prompts (default: imported)")
+    images.set_defaults(handler=cmd_import_images)
+
+    export = commands.add_parser("export", help="export the votes table (CSV, JSONL or Parquet)")
+    export.add_argument("path", help="output file; the suffix picks the format")
+    export.add_argument("--format", choices=["csv", "jsonl", "parquet"])
+    export.set_defaults(handler=cmd_export)
+
+    board = commands.add_parser("leaderboard", help="print the leaderboard")
+    board.add_argument("--suite")
+    board.add_argument("--subset")
+    board.add_argument("--variant")
+    board.add_argument("--tie-policy", choices=["drop", "half", "half_ties_drop_both_bad"])
+    board.add_argument("--rounds", type=int, help="bootstrap rounds (default: the setting)")
+    board.add_argument("--include-excluded", action="store_true", help="count votes flagged as excluded")
+    board.set_defaults(handler=cmd_leaderboard)
+
+    settings = commands.add_parser("settings", help="list every setting, its environment variable and default")
+    settings.set_defaults(handler=cmd_settings)
+
+    try:
+        from arena.suites.cli import add_commands
+    except ImportError:
+        pass
+    else:
+        add_commands(commands, load_settings)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = load_settings(config_file=args.config)
+        return args.handler(args, settings)
+    except (SettingsError, ValueError, LookupError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""The arena tab: sign in, see a prompt and two anonymous images, vote, see the names, go on."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import gradio as gr
+
+from arena import session as sessions
+from arena.annotators import SignInError
+from arena.battles import NoBattleAvailable, suites_with_battles
+from arena.votes import OUTCOME_LABELS, VoteRejected
+from arena.web.context import AppContext
+from arena.web.render import prompt_markdown, reveal_markdown, status_markdown
+
+ALL_SUITES = "All suites"
+BUTTON_IDS = {"A": "vote-a", "B": "vote-b", "tie": "vote-tie", "both_bad": "vote-both-bad"}
+BUTTON_KEYS = {"A": "A", "B": "B", "tie": "T", "both_bad": "X"}
+
+KEYBOARD_JS = """
+<script>
+document.addEventListener('keydown', (event) => {
+  const target = event.target;
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  if (target && (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA' || target.isContentEditable)) return;
+  const ids = {a: 'vote-a', b: 'vote-b', t: 'vote-tie', x: 'vote-both-bad', n: 'next-battle',
+               '1': 'vote-a', '2': 'vote-b', '3': 'vote-tie', '4': 'vote-both-bad'};
+  const id = ids[event.key.toLowerCase()];
+  const button = id && document.getElementById(id);
+  if (button && !button.disabled && button.offsetParent !== null) { event.preventDefault(); button.click(); }
+});
+</script>
+"""
+
+
+def build_arena_tab(ctx: AppContext) -> gr.State:
+    settings = ctx.settings
+    open_signup = not settings.annotator_accounts
+    state = gr.State(sessions.ArenaSession)
+
+    with gr.Column(visible=True) as signin_box:
+        gr.Markdown(
+            "Sign in to vote. " + ("Pick a name and a token (a password you will reuse)." if open_signup
+                                   else "Use the account your admin gave you.")
+        )
+        with gr.Row():
+            name_box = gr.Textbox(label="Name", elem_id="signin-name", max_lines=1)
+            token_box = gr.Textbox(label="Token", type="password", elem_id="signin-token", max_lines=1)
+        signin_button = gr.Button("Sign in", variant="primary", elem_id="signin-button")
+    with gr.Column(visible=False) as arena_box:
+        with gr.Row():
+            status = gr.Markdown(elem_id="status")
+            suite_filter = gr.Dropdown([ALL_SUITES], value=ALL_SUITES, label="Suite", elem_id="suite-filter", scale=0,
+                                       min_width=220)
+            show_expected = gr.Checkbox(label="Show expected outcome", value=False, elem_id="show-expected", scale=0)
+        prompt = gr.Markdown(elem_id="prompt")
+        with gr.Row(equal_height=True):
+            image_a = gr.Image(label="A", type="filepath", interactive=False, elem_id="image-a", height=384,
+                               buttons=[])
+            image_b = gr.Image(label="B", type="filepath", interactive=False, elem_id="image-b", height=384,
+                               buttons=[])
+        with gr.Row():
+            vote_buttons = {
+                outcome: gr.Button(f"{OUTCOME_LABELS[outcome]} ({BUTTON_KEYS[outcome]})", elem_id=BUTTON_IDS[outcome],
+                                   variant="primary" if outcome in ("A", "B") else "secondary")
+                for outcome in BUTTON_IDS
+            }
+        reveal = gr.Markdown(elem_id="reveal")
+        next_button = gr.Button("Next battle (N)", elem_id="next-battle", interactive=False)
+
+    battle_outputs = [state, status, prompt, image_a, image_b, reveal, next_button, *vote_buttons.values()]
+
+    def show(session: sessions.ArenaSession, expected: bool, message: str = "") -> list:
+        voted = session.receipt is not None
+        battle = session.battle
+        if battle is None:
+            body, left, right = message or "No battle available.", None, None
+        else:
+            body = prompt_markdown(battle, show_expected=expected)
+            left = ctx.image_path(battle.left.media_hash, battle.left.media_ext)
+            right = ctx.image_path(battle.right.media_hash, battle.right.media_ext)
+        labels = (f"A: {session.receipt.model_a}", f"B: {session.receipt.model_b}") if voted else ("A", "B")
+        return [
+            session,
+            status_markdown(session.annotator.name, session.votes),
+            body,
+            gr.update(value=left, label=labels[0]),
+            gr.update(value=right, label=labels[1]),
+            reveal_markdown(session.receipt) if voted else "",
+            gr.update(interactive=voted or battle is None),
+            *[gr.update(interactive=battle is not None and not voted) for _ in vote_buttons],
+        ]
+
+    def load_next(session: sessions.ArenaSession, suite: str, expected: bool) -> list:
+        try:
+            session = sessions.next_battle(
+                ctx.store.db(), ctx.rng, session, suite=None if suite == ALL_SUITES else suite,
+                strategy=settings.sampling_strategy,
+            )
+        except NoBattleAvailable as error:
+            return show(sessions.ArenaSession(annotator=session.annotator, session_id=session.session_id,
+                                              votes=session.votes), expected, str(error))
+        except VoteRejected as error:
+            raise gr.Error(str(error))
+        return show(session, expected)
+
+    def sign_in(name: str, token: str, session: sessions.ArenaSession, suite: str, expected: bool) -> list:
+        try:
+            session = sessions.start(ctx.store.db(), name, token, open_signup=open_signup)
+        except SignInError as error:
+            raise gr.Error(str(error))
+        suites = [ALL_SUITES, *suites_with_battles(ctx.store.db())]
+        return [gr.update(visible=False), gr.update(visible=True), gr.update(choices=suites, value=ALL_SUITES),
+                *load_next(session, ALL_SUITES, expected)]
+
+    def cast_vote(outcome: str, session: sessions.ArenaSession, expected: bool) -> list:
+        try:
+            session = sessions.vote(ctx.store.db(), session, outcome)
+        except VoteRejected as error:
+            raise gr.Error(str(error))
+        return show(session, expected)
+
+    def toggle_expected(session: sessions.ArenaSession, expected: bool) -> str:
+        return prompt_markdown(session.battle, show_expected=expected) if session.battle else gr.skip()
+
+    signin_inputs = [name_box, token_box, state, suite_filter, show_expected]
+    signin_outputs = [signin_box, arena_box, suite_filter, *battle_outputs]
+    gr.on([signin_button.click, token_box.submit], sign_in, signin_inputs, signin_outputs, api_name="sign_in",
+          concurrency_limit=None)
+    gr.on([next_button.click, suite_filter.input], load_next, [state, suite_filter, show_expected], battle_outputs,
+          api_name="next_battle", concurrency_limit=None)
+    for outcome, button in vote_buttons.items():
+        button.click(partial(cast_vote, outcome), [state, show_expected], battle_outputs,
+                     api_name=f"vote_{outcome.lower()}", concurrency_limit=None)
+    show_expected.change(toggle_expected, [state, show_expected], prompt, api_visibility="private")
+    return state

@@ -1,0 +1,54 @@
+"""Pure text rendering for the web page: everything user-supplied is escaped before it becomes Markdown."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from arena.battles import Battle
+from arena.votes import OUTCOME_LABELS, VoteReceipt
+
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+
+
+def escape_markdown(text: str) -> str:
+    """Show ``text`` literally: HTML is escaped to entities and Markdown syntax is backslash-escaped."""
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", html.escape(str(text), quote=True))
+
+
+SUITE_TITLES = {
+    "taxonomy": "WordNet taxonomy",
+    "commonsense": "Commonsense-T2I",
+    "semvarbench": "SemVarBench",
+    "saneval": "SANEval",
+    "paraphrase": "Paraphrase consistency",
+}
+
+
+def prompt_markdown(battle: Battle, *, show_expected: bool = False) -> str:
+    """The prompt panel: suite, prompt text and, per suite, the concept and its definition or the expected outcome."""
+    suite = SUITE_TITLES.get(battle.suite, battle.suite)
+    subset = f" · {escape_markdown(battle.subset)}" if battle.subset else ""
+    lines = [f"**Suite:** {escape_markdown(suite)}{subset}", "", f"### {escape_markdown(battle.text)}"]
+    meta = battle.metadata
+    if battle.suite == "taxonomy" and meta.get("lemma"):
+        concept = f"**Concept:** {escape_markdown(meta['lemma'])}"
+        if meta.get("definition"):
+            concept += f" — {escape_markdown(meta['definition'])}"
+        lines += ["", concept]
+    expected = meta.get("description") or meta.get("expected")
+    if show_expected and expected:
+        lines += ["", f"**Expected outcome:** {escape_markdown(expected)}"]
+    return "\n".join(lines)
+
+
+def reveal_markdown(receipt: VoteReceipt) -> str:
+    return (
+        f"You voted **{OUTCOME_LABELS[receipt.outcome]}**. "
+        f"A was **{escape_markdown(receipt.model_a)}**, B was **{escape_markdown(receipt.model_b)}**. "
+        "Press **Next battle** (or N) to continue."
+    )
+
+
+def status_markdown(name: str, votes: int) -> str:
+    return f"Signed in as **{escape_markdown(name)}** · {votes} vote{'s' if votes != 1 else ''} so far"

@@ -1,0 +1,70 @@
+"""Shared fixtures: a small arena database with prompts of two suites, four models and their images."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageDraw
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+from arena.catalog import PromptSpec, add_image, add_model, add_prompts  # noqa: E402
+from arena.media import MediaStore  # noqa: E402
+from arena.settings import Settings  # noqa: E402
+from arena.store import connect  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+MODELS = ("alpha-model", "bravo-model", "charlie-model", "delta-model")
+
+
+@dataclass
+class SmallArena:
+    settings: Settings
+    db: object
+    media: MediaStore
+    prompt_ids: list[int]
+    model_ids: dict[str, int]
+
+
+def small_prompts() -> list[PromptSpec]:
+    return [
+        PromptSpec("taxonomy", "coin.n.01", "An image of coin (a flat metal piece used as money)", subset="Easy",
+                   variant="with_definition", metadata={"lemma": "coin", "definition": "a flat metal piece used as money"}),
+        PromptSpec("taxonomy", "coin.n.01", "An image of coin", subset="Easy", variant="without_definition",
+                   metadata={"lemma": "coin"}),
+        PromptSpec("taxonomy", "sofa.n.01", "An image of sofa", subset="Easy", variant="without_definition",
+                   metadata={"lemma": "sofa"}),
+        PromptSpec("commonsense", "0", "A lightbulb without electricity", subset="Physical Laws", role="p1",
+                   metadata={"description": "The lightbulb is unlit", "category": "Physical Laws"}),
+        PromptSpec("commonsense", "0", "A lightbulb with electricity", subset="Physical Laws", role="p2",
+                   metadata={"description": "The lightbulb is lit", "category": "Physical Laws"}),
+    ]
+
+
+def make_image(model_index: int, prompt_index: int) -> Image.Image:
+    image = Image.new("RGB", (32, 32), (60 * model_index, 40 * prompt_index, 128))
+    ImageDraw.Draw(image).rectangle([model_index * 4, prompt_index * 4, 20, 20], fill=(255, 255, 255))
+    return image
+
+
+def build_small_arena(root: Path, **settings_overrides) -> SmallArena:
+    settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache",
+                        demo=False, **settings_overrides)
+    db = connect(settings.db_path)
+    media = MediaStore(settings.media_dir)
+    prompt_ids = add_prompts(db, small_prompts()).ids
+    model_ids = {name: add_model(db, name) for name in MODELS}
+    for m, model_id in enumerate(model_ids.values()):
+        for p, prompt_id in enumerate(prompt_ids):
+            add_image(db, prompt_id=prompt_id, model_id=model_id, stored=media.put_image(make_image(m, p)))
+    return SmallArena(settings, db, media, prompt_ids, model_ids)
+
+
+@pytest.fixture
+def small_arena(tmp_path) -> SmallArena:
+    arena = build_small_arena(tmp_path)
+    yield arena
+    arena.db.close()

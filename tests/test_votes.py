@@ -1,0 +1,125 @@
+import random
+import threading
+from collections import Counter
+
+import pytest
+
+from arena.annotators import SignInError, sign_in, sync_accounts
+from arena.battles import NoBattleAvailable, draw_uniform, eligible_prompts, serve_battle
+from arena.store import connect
+from arena.votes import VoteRejected, record_vote
+
+
+def _serve(arena, rng=None, session="s1", name="alice"):
+    annotator = sign_in(arena.db, name, "token-1", open_signup=True)
+    return serve_battle(arena.db, rng or random.Random(0), session_id=session, annotator_id=annotator.id)
+
+
+def test_battle_shows_two_different_models_for_the_prompt(small_arena):
+    db = small_arena.db
+    for seed in range(30):
+        battle = _serve(small_arena, random.Random(seed))
+        rows = db.execute("SELECT prompt_id, model_id FROM images WHERE id IN (?, ?)",
+                          [battle.left.image_id, battle.right.image_id]).fetchall()
+        assert {r[0] for r in rows} == {battle.prompt_id}
+        assert len({r[1] for r in rows}) == 2
+
+
+def test_uniform_sampling_is_seeded_and_covers_pairs_and_sides(small_arena):
+    db = small_arena.db
+    first = [draw_uniform(db, random.Random(7)) for _ in range(3)]
+    assert first == [draw_uniform(db, random.Random(7)) for _ in range(3)]
+    rng = random.Random(1)
+    models = dict(db.execute("SELECT id, model_id FROM images").fetchall())
+    ordered = Counter((models[p.left_image_id], models[p.right_image_id]) for p in (draw_uniform(db, rng) for _ in range(3000)))
+    assert len(ordered) == 12  # every ordered pair of the 4 models appears
+    expected = 3000 / 12
+    assert all(abs(count - expected) < 5 * expected ** 0.5 for count in ordered.values())
+
+
+def test_suite_filter_and_no_battle_message(small_arena):
+    db = small_arena.db
+    assert len(eligible_prompts(db, "commonsense")) == 2
+    pairing = draw_uniform(db, random.Random(0), suite="commonsense")
+    assert db.execute("SELECT suite FROM prompts WHERE id = ?", [pairing.prompt_id]).fetchone()[0] == "commonsense"
+    with pytest.raises(NoBattleAvailable, match="No prompt of suite 'semvarbench' has images from two models"):
+        draw_uniform(db, random.Random(0), suite="semvarbench")
+
+
+def test_vote_is_recorded_once_with_models_revealed(small_arena):
+    battle = _serve(small_arena)
+    receipt = record_vote(small_arena.db, battle.id, "A", session_id="s1")
+    row = small_arena.db.execute("SELECT voter, voter_kind, outcome, seconds_to_vote FROM votes").fetchone()
+    assert row[:3] == ("alice", "human", "A") and row[3] >= 0
+    names = dict(small_arena.db.execute("SELECT i.id, m.name FROM images i JOIN models m ON m.id = i.model_id"))
+    assert (receipt.model_a, receipt.model_b) == (names[battle.left.image_id], names[battle.right.image_id])
+
+
+@pytest.mark.parametrize(
+    "battle_id, outcome, session, message",
+    [
+        ("forged-id-123", "A", "s1", "not shown to you"),
+        (None, "A", "s2", "not shown to you"),  # someone else's battle
+        (None, "C", "s1", "Unknown outcome 'C'"),
+        (None, "a", "s1", "Unknown outcome"),
+        ("", "A", "s1", "No battle to vote on"),
+    ],
+)
+def test_bad_votes_are_refused_and_write_nothing(small_arena, battle_id, outcome, session, message):
+    battle = _serve(small_arena)
+    with pytest.raises(VoteRejected, match=message):
+        record_vote(small_arena.db, battle.id if battle_id is None else battle_id, outcome, session_id=session)
+    assert small_arena.db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == 0
+
+
+def test_second_vote_is_refused(small_arena):
+    battle = _serve(small_arena)
+    record_vote(small_arena.db, battle.id, "tie", session_id="s1")
+    with pytest.raises(VoteRejected, match="already has your vote"):
+        record_vote(small_arena.db, battle.id, "B", session_id="s1")
+    assert small_arena.db.execute("SELECT outcome FROM votes").fetchall() == [("tie",)]
+
+
+def test_concurrent_votes_on_one_battle_store_exactly_one(small_arena):
+    battle = _serve(small_arena)
+    path = small_arena.settings.db_path
+    results = []
+
+    def vote(outcome):
+        db = connect(path, migrate_schema=False)
+        try:
+            record_vote(db, battle.id, outcome, session_id="s1")
+            results.append("ok")
+        except VoteRejected:
+            results.append("rejected")
+
+    threads = [threading.Thread(target=vote, args=(o,)) for o in ["A", "B", "tie", "both_bad"] * 3]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results.count("ok") == 1
+    assert small_arena.db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == 1
+
+
+def test_sign_in_rules(small_arena):
+    db = small_arena.db
+    alice = sign_in(db, "alice", "secret", open_signup=True)
+    assert sign_in(db, "alice", "secret", open_signup=True) == alice
+    with pytest.raises(SignInError, match="Wrong token for 'alice'"):
+        sign_in(db, "alice", "guess", open_signup=True)
+    with pytest.raises(SignInError, match="No annotator account named 'bob'"):
+        sign_in(db, "bob", "secret", open_signup=False)
+    with pytest.raises(SignInError, match="Enter a name"):
+        sign_in(db, "<script>", "secret", open_signup=True)
+    assert "secret" not in str(db.execute("SELECT token_hash FROM annotators").fetchall())
+
+
+def test_configured_accounts_take_their_configured_token(small_arena):
+    db = small_arena.db
+    sync_accounts(db, {"carol": "tok-1"})
+    assert sign_in(db, "carol", "tok-1", open_signup=False).name == "carol"
+    sync_accounts(db, {"carol": "tok-2"})
+    with pytest.raises(SignInError):
+        sign_in(db, "carol", "tok-1", open_signup=False)
+    assert sign_in(db, "carol", "tok-2", open_signup=False).name == "carol"

@@ -17,7 +17,7 @@ def _open(settings):
 
 def cmd_serve(args, settings) -> int:
     from arena.demo import ensure_demo
-    from arena.web import serve
+    from arena.web.app import serve
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     settings = settings.replace(**overrides)

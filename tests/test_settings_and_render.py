@@ -1,0 +1,60 @@
+import re
+from pathlib import Path
+
+import pytest
+
+from arena.battles import Battle, ShownImage
+from arena.settings import Settings, SettingsError, load_settings, settings_table
+from arena.web.render import escape_markdown, prompt_markdown
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_environment_overrides_file_overrides_defaults(tmp_path):
+    config = tmp_path / "arena.toml"
+    config.write_text('port = 8000\nhost = "0.0.0.0"\n[annotators]\nalice = "tok-a"\n')
+    settings = load_settings(env={"ARENA_PORT": "9000"}, config_file=config)
+    assert (settings.port, settings.host) == (9000, "0.0.0.0")
+    assert settings.annotator_accounts == {"alice": "tok-a"}
+    assert load_settings(env={}).port == Settings().port
+
+
+def test_bad_settings_say_how_to_fix_them(tmp_path):
+    with pytest.raises(SettingsError, match="port must be a int"):
+        load_settings(env={"ARENA_PORT": "eighty"})
+    with pytest.raises(SettingsError, match="'alice' is not 'name:token'"):
+        load_settings(env={"ARENA_ANNOTATORS": "alice"})
+    (tmp_path / "a.toml").write_text('admin_password = "x"\n')
+    with pytest.raises(SettingsError, match="admin_password is a secret; set it in the environment as ARENA_ADMIN_PASSWORD"):
+        load_settings(env={}, config_file=tmp_path / "a.toml")
+    (tmp_path / "b.toml").write_text('colour = "x"\n')
+    with pytest.raises(SettingsError, match="unknown setting 'colour'"):
+        load_settings(env={}, config_file=tmp_path / "b.toml")
+    with pytest.raises(SettingsError, match="does not exist"):
+        load_settings(env={"ARENA_CONFIG": str(tmp_path / "missing.toml")})
+
+
+def test_every_setting_is_documented_in_the_readme():
+    text = README.read_text()
+    missing = [env for _, env, _, _ in settings_table() if env not in text]
+    assert not missing, f"document these settings in README.md: {missing}"
+
+
+def test_prompt_text_is_shown_literally():
+    hostile = '<img src=x onerror="alert(1)"> **bold** [link](http://x)'
+    escaped = escape_markdown(hostile)
+    assert "<img" not in escaped and "&lt;img" in escaped
+    assert "**" not in escaped and "](" not in escaped
+    battle = Battle("b", 1, "taxonomy", "Easy", "with_definition", hostile, {"lemma": "<b>x</b>", "definition": "d"},
+                    ShownImage(1, "0" * 64, "png"), ShownImage(2, "1" * 64, "png"), 0.0)
+    rendered = prompt_markdown(battle)
+    assert not re.search(r"<(img|b)\b", rendered)
+    assert "Concept:" in rendered and "WordNet taxonomy" in rendered
+
+
+def test_expected_outcome_only_when_asked():
+    battle = Battle("b", 1, "commonsense", "Physical Laws", "", "A lightbulb without electricity",
+                    {"description": "The lightbulb is unlit"}, ShownImage(1, "0" * 64, "png"),
+                    ShownImage(2, "1" * 64, "png"), 0.0)
+    assert "unlit" not in prompt_markdown(battle)
+    assert "unlit" in prompt_markdown(battle, show_expected=True)

@@ -18,6 +18,7 @@ from arena.web.leaderboard_tab import build_leaderboard_tab
 CSS = """
 #prompt h3 { margin: 0.2em 0; }
 #reveal { min-height: 1.5em; }
+#image-a img, #image-b img { width: 100%; height: 100%; object-fit: contain; image-rendering: pixelated; }
 """
 
 

@@ -36,7 +36,7 @@ document.addEventListener('keydown', (event) => {
 def build_arena_tab(ctx: AppContext) -> gr.State:
     settings = ctx.settings
     open_signup = not settings.annotator_accounts
-    state = gr.State(sessions.ArenaSession)
+    state = gr.State(None)  # an ArenaSession once signed in; held on the server
 
     with gr.Column(visible=True) as signin_box:
         gr.Markdown(
@@ -91,7 +91,9 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
             *[gr.update(interactive=battle is not None and not voted) for _ in vote_buttons],
         ]
 
-    def load_next(session: sessions.ArenaSession, suite: str, expected: bool) -> list:
+    def load_next(session: sessions.ArenaSession | None, suite: str, expected: bool) -> list:
+        if session is None:
+            raise gr.Error("Sign in with your name and token first.")
         try:
             session = sessions.next_battle(
                 ctx.store.db(), ctx.rng, session, suite=None if suite == ALL_SUITES else suite,
@@ -104,7 +106,7 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
             raise gr.Error(str(error))
         return show(session, expected)
 
-    def sign_in(name: str, token: str, session: sessions.ArenaSession, suite: str, expected: bool) -> list:
+    def sign_in(name: str, token: str, session: sessions.ArenaSession | None, suite: str, expected: bool) -> list:
         try:
             session = sessions.start(ctx.store.db(), name, token, open_signup=open_signup)
         except SignInError as error:
@@ -113,15 +115,19 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
         return [gr.update(visible=False), gr.update(visible=True), gr.update(choices=suites, value=ALL_SUITES),
                 *load_next(session, ALL_SUITES, expected)]
 
-    def cast_vote(outcome: str, session: sessions.ArenaSession, expected: bool) -> list:
+    def cast_vote(outcome: str, session: sessions.ArenaSession | None, expected: bool) -> list:
+        if session is None:
+            raise gr.Error("Sign in with your name and token first.")
         try:
             session = sessions.vote(ctx.store.db(), session, outcome)
         except VoteRejected as error:
             raise gr.Error(str(error))
         return show(session, expected)
 
-    def toggle_expected(session: sessions.ArenaSession, expected: bool) -> str:
-        return prompt_markdown(session.battle, show_expected=expected) if session.battle else gr.skip()
+    def toggle_expected(session: sessions.ArenaSession | None, expected: bool) -> str:
+        if session is None or session.battle is None:
+            return gr.skip()
+        return prompt_markdown(session.battle, show_expected=expected)
 
     signin_inputs = [name_box, token_box, state, suite_filter, show_expected]
     signin_outputs = [signin_box, arena_box, suite_filter, *battle_outputs]

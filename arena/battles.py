@@ -45,6 +45,7 @@ class Battle:
     left: ShownImage
     right: ShownImage
     served_at: float
+    media_token: str  # the images are served at /battle-media/<media_token>/a and /b
 
 
 @dataclass(frozen=True)
@@ -104,14 +105,14 @@ def serve_battle(
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown sampling strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}.")
     pairing = pairing or draw_uniform(db, rng, suite=suite)
-    battle_id = secrets.token_urlsafe(18)
+    battle_id, media_token = secrets.token_urlsafe(18), secrets.token_urlsafe(18)
     served_at = time.time() if now is None else now
     with db.conn:
         db.execute(
             "INSERT INTO battles (id, prompt_id, left_image_id, right_image_id, served_to_kind, annotator_id, judge, "
-            "session_id, strategy, served_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "session_id, media_token, strategy, served_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [battle_id, pairing.prompt_id, pairing.left_image_id, pairing.right_image_id,
-             "judge" if judge else "human", annotator_id, judge, session_id, strategy, served_at],
+             "judge" if judge else "human", annotator_id, judge, session_id, media_token, strategy, served_at],
         )
     return load_battle(db, battle_id)
 
@@ -120,7 +121,7 @@ def load_battle(db: sqlite_utils.Database, battle_id: str) -> Battle:
     row = db.execute(
         """
         SELECT b.id, b.prompt_id, p.suite, p.subset, p.variant, p.text, p.metadata, b.served_at,
-               l.id, l.media_hash, l.media_ext, r.id, r.media_hash, r.media_ext
+               l.id, l.media_hash, l.media_ext, r.id, r.media_hash, r.media_ext, b.media_token
         FROM battles b JOIN prompts p ON p.id = b.prompt_id
         JOIN images l ON l.id = b.left_image_id JOIN images r ON r.id = b.right_image_id
         WHERE b.id = ?
@@ -132,8 +133,21 @@ def load_battle(db: sqlite_utils.Database, battle_id: str) -> Battle:
     return Battle(
         id=row[0], prompt_id=row[1], suite=row[2], subset=row[3], variant=row[4], text=row[5],
         metadata=json.loads(row[6]), served_at=row[7],
-        left=ShownImage(row[8], row[9], row[10]), right=ShownImage(row[11], row[12], row[13]),
+        left=ShownImage(row[8], row[9], row[10]), right=ShownImage(row[11], row[12], row[13]), media_token=row[14],
     )
+
+
+def battle_image(db: sqlite_utils.Database, media_token: str, side: str) -> ShownImage | None:
+    """The image shown on ``side`` ("a" or "b") of the battle with ``media_token``, or None."""
+    column = {"a": "left_image_id", "b": "right_image_id"}.get(side)
+    if column is None:
+        return None
+    row = db.execute(
+        f"SELECT i.id, i.media_hash, i.media_ext FROM battles b JOIN images i ON i.id = b.{column} "
+        "WHERE b.media_token = ?",
+        [media_token],
+    ).fetchone()
+    return ShownImage(*row) if row else None
 
 
 def suites_with_battles(db: sqlite_utils.Database) -> list[str]:

@@ -96,6 +96,7 @@ def _initial_schema(db: sqlite_utils.Database) -> None:
             annotator_id INTEGER REFERENCES annotators(id),
             judge TEXT,
             session_id TEXT NOT NULL,
+            media_token TEXT NOT NULL UNIQUE,        -- unguessable; the page loads the two images through it
             strategy TEXT NOT NULL DEFAULT 'uniform',
             served_at REAL NOT NULL,                 -- unix time the battle was shown
             CHECK (left_image_id != right_image_id)

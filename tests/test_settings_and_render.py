@@ -46,7 +46,7 @@ def test_prompt_text_is_shown_literally():
     assert "<img" not in escaped and "&lt;img" in escaped
     assert "**" not in escaped and "](" not in escaped
     battle = Battle("b", 1, "taxonomy", "Easy", "with_definition", hostile, {"lemma": "<b>x</b>", "definition": "d"},
-                    ShownImage(1, "0" * 64, "png"), ShownImage(2, "1" * 64, "png"), 0.0)
+                    ShownImage(1, "0" * 64, "png"), ShownImage(2, "1" * 64, "png"), 0.0, "tok")
     rendered = prompt_markdown(battle)
     assert not re.search(r"<(img|b)\b", rendered)
     assert "Concept:" in rendered and "WordNet taxonomy" in rendered
@@ -55,6 +55,6 @@ def test_prompt_text_is_shown_literally():
 def test_expected_outcome_only_when_asked():
     battle = Battle("b", 1, "commonsense", "Physical Laws", "", "A lightbulb without electricity",
                     {"description": "The lightbulb is unlit"}, ShownImage(1, "0" * 64, "png"),
-                    ShownImage(2, "1" * 64, "png"), 0.0)
+                    ShownImage(2, "1" * 64, "png"), 0.0, "tok")
     assert "unlit" not in prompt_markdown(battle)
     assert "unlit" in prompt_markdown(battle, show_expected=True)

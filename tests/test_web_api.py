@@ -48,3 +48,28 @@ def test_leaderboard_endpoint_returns_the_table(small_arena):
         summary, table, _chart = client.predict("All", "All", "All", api_name="/leaderboard")
     assert summary.startswith("3 human votes")
     assert sorted(row[0] for row in table["data"]) == sorted(MODELS)
+
+
+def test_battle_images_are_served_only_through_the_battle_token(small_arena):
+    import re
+
+    import httpx
+
+    with running_app(small_arena.settings) as url:
+        client = Client(url, verbose=False)
+        shown = client.predict("img-user", "token-1", api_name="/sign_in")
+        sources = re.findall(r'src="(battle-media/[^"]+)"', json.dumps(shown).replace('\\"', '"'))
+        assert [s[-2:] for s in sources] == ["/a", "/b"]
+        token = sources[0].split("/")[1]
+        hashes = dict(small_arena.db.execute("SELECT media_token, media_hash FROM battles b JOIN images i "
+                                             "ON i.id = b.left_image_id").fetchall())
+        left = httpx.get(url + sources[0])
+        assert left.status_code == 200 and left.headers["content-type"] == "image/png"
+        assert left.content == small_arena.media.path(hashes[token], "png").read_bytes()
+        for bad in [f"battle-media/{token}/c", "battle-media/not-a-real-token-123456/a",
+                    "battle-media/..%2F..%2F..%2Fetc%2Fpasswd/a", f"battle-media/{token}/..%2F..%2Farena.db",
+                    "gradio_api/file=" + str(small_arena.settings.media_dir.resolve() / "x.png"),
+                    "gradio_api/file=" + str(small_arena.settings.db_path.resolve())]:
+            response = httpx.get(url + bad)
+            assert response.status_code in (403, 404), bad
+            assert b"SQLite" not in response.content

@@ -1,11 +1,15 @@
-"""Start the real Gradio app on 127.0.0.1 in this process for API and browser tests."""
+"""Start the real web app (uvicorn, 127.0.0.1, a free port) in a thread for API and browser tests."""
 
 from __future__ import annotations
 
 import contextlib
 import socket
+import threading
+import time
 
-from arena.web.app import build_app, launch_options
+import uvicorn
+
+from arena.web.app import create_server
 
 
 def free_port() -> int:
@@ -17,9 +21,17 @@ def free_port() -> int:
 @contextlib.contextmanager
 def running_app(settings):
     settings = settings.replace(host="127.0.0.1", port=free_port(), leaderboard_refresh_s=0)
-    blocks = build_app(settings)
-    blocks.launch(**launch_options(settings), prevent_thread_lock=True, quiet=True)
+    server = uvicorn.Server(uvicorn.Config(create_server(settings), host=settings.host, port=settings.port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.05)
     try:
         yield f"http://127.0.0.1:{settings.port}/"
     finally:
-        blocks.close()
+        server.should_exit = True
+        thread.join(timeout=10)

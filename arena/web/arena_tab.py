@@ -11,7 +11,7 @@ from arena.annotators import SignInError
 from arena.battles import NoBattleAvailable, suites_with_battles
 from arena.votes import OUTCOME_LABELS, VoteRejected
 from arena.web.context import AppContext
-from arena.web.render import prompt_markdown, reveal_markdown, status_markdown
+from arena.web.render import image_html, prompt_markdown, reveal_markdown, status_markdown
 
 ALL_SUITES = "All suites"
 BUTTON_IDS = {"A": "vote-a", "B": "vote-b", "tie": "vote-tie", "both_bad": "vote-both-bad"}
@@ -55,10 +55,8 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
             show_expected = gr.Checkbox(label="Show expected outcome", value=False, elem_id="show-expected", scale=0)
         prompt = gr.Markdown(elem_id="prompt")
         with gr.Row(equal_height=True):
-            image_a = gr.Image(label="A", type="filepath", interactive=False, elem_id="image-a", height=384,
-                               buttons=[])
-            image_b = gr.Image(label="B", type="filepath", interactive=False, elem_id="image-b", height=384,
-                               buttons=[])
+            image_a = gr.HTML(elem_id="image-a")
+            image_b = gr.HTML(elem_id="image-b")
         with gr.Row():
             vote_buttons = {
                 outcome: gr.Button(f"{OUTCOME_LABELS[outcome]} ({BUTTON_KEYS[outcome]})", elem_id=BUTTON_IDS[outcome],
@@ -73,19 +71,15 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
     def show(session: sessions.ArenaSession, expected: bool, message: str = "") -> list:
         voted = session.receipt is not None
         battle = session.battle
-        if battle is None:
-            body, left, right = message or "No battle available.", None, None
-        else:
-            body = prompt_markdown(battle, show_expected=expected)
-            left = ctx.image_path(battle.left.media_hash, battle.left.media_ext)
-            right = ctx.image_path(battle.right.media_hash, battle.right.media_ext)
+        body = prompt_markdown(battle, show_expected=expected) if battle else message or "No battle available."
+        token = battle.media_token if battle else None
         labels = (f"A: {session.receipt.model_a}", f"B: {session.receipt.model_b}") if voted else ("A", "B")
         return [
             session,
             status_markdown(session.annotator.name, session.votes),
             body,
-            gr.update(value=left, label=labels[0]),
-            gr.update(value=right, label=labels[1]),
+            image_html(token, "a", labels[0]),
+            image_html(token, "b", labels[1]),
             reveal_markdown(session.receipt) if voted else "",
             gr.update(interactive=voted or battle is None),
             *[gr.update(interactive=battle is not None and not voted) for _ in vote_buttons],

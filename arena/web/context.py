@@ -21,9 +21,6 @@ class AppContext:
     media: MediaStore
     rng: random.Random = field(default_factory=random.SystemRandom)
 
-    def image_path(self, media_hash: str, media_ext: str) -> str:
-        return str(self.media.path(media_hash, media_ext).resolve())
-
     @property
     def export_dir(self) -> Path:
         return self.settings.cache_dir.resolve() / "exports"

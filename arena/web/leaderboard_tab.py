@@ -16,7 +16,8 @@ def _choices(ctx: AppContext, column: str) -> list[str]:
     return [ALL, *(row[0] for row in rows)]
 
 
-def build_leaderboard_tab(ctx: AppContext, blocks: gr.Blocks, timer: gr.Timer | None) -> None:
+def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer | None) -> None:
+    """Wire the leaderboard; it loads when its tab is opened (so no model name reaches an arena-only page)."""
     settings = ctx.settings
     with gr.Row():
         suite = gr.Dropdown([ALL], value=ALL, label="Suite", elem_id="lb-suite")
@@ -53,6 +54,6 @@ def build_leaderboard_tab(ctx: AppContext, blocks: gr.Blocks, timer: gr.Timer | 
         triggers.append(timer.tick)
     gr.on(triggers, recompute, inputs, outputs, api_name="leaderboard", concurrency_limit=1,
           concurrency_id="leaderboard", show_progress="minimal")
-    blocks.load(refresh_filters, None, inputs, api_visibility="private").then(
+    tab.select(refresh_filters, None, inputs, api_visibility="private").then(
         recompute, inputs, outputs, api_visibility="private", concurrency_limit=1, concurrency_id="leaderboard"
     )

@@ -52,3 +52,14 @@ def reveal_markdown(receipt: VoteReceipt) -> str:
 
 def status_markdown(name: str, votes: int) -> str:
     return f"Signed in as **{escape_markdown(name)}** · {votes} vote{'s' if votes != 1 else ''} so far"
+
+
+def image_html(media_token: str | None, side: str, caption: str) -> str:
+    """One battle image, loaded through the battle's unguessable media token (relative URL, works under a root path)."""
+    if media_token is None:
+        return f'<figure class="battle-image"><figcaption>{html.escape(caption)}</figcaption></figure>'
+    src = f"battle-media/{html.escape(media_token)}/{side}"
+    return (
+        f'<figure class="battle-image"><figcaption>{html.escape(caption)}</figcaption>'
+        f'<img src="{src}" alt="Image {side.upper()}"></figure>'
+    )

@@ -115,10 +115,12 @@ def _initial_schema(db: sqlite_utils.Database) -> None:
             seconds_to_vote REAL,
             created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
             excluded INTEGER NOT NULL DEFAULT 0,
-            excluded_reason TEXT NOT NULL DEFAULT ''
+            excluded_reason TEXT NOT NULL DEFAULT '',
+            reviewed INTEGER NOT NULL DEFAULT 0      -- 1: an admin decided; the quality rules leave it alone
         )"""
     )
     db.execute("CREATE INDEX votes_voter ON votes (voter_kind, voter)")
+    db.execute("CREATE INDEX votes_annotator ON votes (annotator_id)")
     db.execute(
         """
         CREATE TABLE metrics (

@@ -15,6 +15,7 @@ import sqlite_utils
 
 from arena.annotators import Annotator, sign_in
 from arena.battles import Battle, serve_battle
+from arena.quality import QualityRules
 from arena.votes import VoteReceipt, VoteRejected, record_vote
 
 
@@ -51,7 +52,7 @@ def next_battle(
     return replace(session, battle=battle, receipt=None)
 
 
-def vote(db: sqlite_utils.Database, session: ArenaSession, outcome: str) -> ArenaSession:
+def vote(db: sqlite_utils.Database, session: ArenaSession, outcome: str, *, rules=QualityRules()) -> ArenaSession:
     """Record ``outcome`` on the session's current battle; the returned session holds the receipt (the reveal)."""
     if not session.signed_in:
         raise VoteRejected("Sign in with your name and token first.")
@@ -59,5 +60,5 @@ def vote(db: sqlite_utils.Database, session: ArenaSession, outcome: str) -> Aren
         raise VoteRejected("No battle to vote on: load a new battle first.")
     if session.receipt is not None:
         raise VoteRejected("This battle already has your vote. Load the next battle.")
-    receipt = record_vote(db, session.battle.id, outcome, session_id=session.session_id)
+    receipt = record_vote(db, session.battle.id, outcome, session_id=session.session_id, rules=rules)
     return replace(session, receipt=receipt, votes=session.votes + 1)

@@ -43,6 +43,14 @@ class Settings:
     min_votes: int = _setting(10, "ARENA_MIN_VOTES", "Models with fewer votes are marked provisional on the leaderboard.")
     leaderboard_refresh_s: float = _setting(60.0, "ARENA_LEADERBOARD_REFRESH_S", "Seconds between automatic leaderboard refreshes (0: only on demand).")
     sampling_strategy: str = _setting("uniform", "ARENA_SAMPLING", "How battles pick their two models: uniform (the published protocol).")
+    quality_max_per_hour: int = _setting(30, "ARENA_QUALITY_MAX_PER_HOUR", "Votes beyond this many in an hour from one annotator are flagged excluded.")
+    quality_max_per_3_hours: int = _setting(100, "ARENA_QUALITY_MAX_PER_3_HOURS", "Votes beyond this many in 3 hours from one annotator are flagged excluded.")
+    quality_fast_streak: int = _setting(10, "ARENA_QUALITY_FAST_STREAK", "Runs of this many consecutive fast votes are flagged excluded.")
+    quality_fast_seconds: float = _setting(5.0, "ARENA_QUALITY_FAST_SECONDS", "A vote less than this many seconds after the previous one counts as fast.")
+    quality_bias_share: float = _setting(0.8, "ARENA_QUALITY_BIAS_SHARE", "An annotator whose votes pick one side or one model at least this often is flagged.")
+    quality_bias_min_votes: int = _setting(20, "ARENA_QUALITY_BIAS_MIN_VOTES", "The side/model bias rule applies from this many votes on.")
+    rate_limit_annotator_per_minute: int = _setting(30, "ARENA_RATE_LIMIT_ANNOTATOR", "Votes one annotator may cast per minute (0: no limit); more are refused with a message.")
+    rate_limit_client_per_minute: int = _setting(120, "ARENA_RATE_LIMIT_CLIENT", "Votes one client address may cast per minute (0: no limit).")
     sqlite_synchronous: str = _setting("FULL", "ARENA_SQLITE_SYNCHRONOUS", "SQLite synchronous mode: FULL survives power loss, NORMAL survives a process crash.")
     judge_base_url: str = _setting("", "ARENA_JUDGE_BASE_URL", "OpenAI-compatible endpoint for judges; empty: api.openai.com.")
     judge_model: str = _setting("gpt-4o-mini", "ARENA_JUDGE_MODEL", "Model the GPT judge asks.")
@@ -57,6 +65,16 @@ class Settings:
         if self.bootstrap_rounds < 0:
             raise SettingsError("bootstrap_rounds must be 0 or more. Set ARENA_BOOTSTRAP_ROUNDS.")
         parse_accounts(self.annotators)
+
+    @property
+    def quality_rules(self):
+        from arena.quality import QualityRules
+
+        return QualityRules(
+            max_per_hour=self.quality_max_per_hour, max_per_3_hours=self.quality_max_per_3_hours,
+            fast_streak=self.quality_fast_streak, fast_seconds=self.quality_fast_seconds,
+            bias_share=self.quality_bias_share, bias_min_votes=self.quality_bias_min_votes,
+        )
 
     @property
     def annotator_accounts(self) -> dict[str, str]:

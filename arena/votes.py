@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
+from arena.quality import QualityRules, apply_rules
 from arena.schema import OUTCOMES
 
 OUTCOME_LABELS = {"A": "A is better", "B": "B is better", "tie": "Tie", "both_bad": "Both are bad"}
@@ -35,9 +36,14 @@ class VoteReceipt:
 
 
 def record_vote(
-    db: sqlite_utils.Database, battle_id: str, outcome: str, *, session_id: str, now: float | None = None
+    db: sqlite_utils.Database, battle_id: str, outcome: str, *, session_id: str, now: float | None = None,
+    rules: QualityRules | None = QualityRules(),
 ) -> VoteReceipt:
-    """Store the vote on ``battle_id`` from ``session_id`` and reveal the two models."""
+    """Store the vote on ``battle_id`` from ``session_id`` and reveal the two models.
+
+    A human vote is checked against the quality ``rules`` (:mod:`arena.quality`) in the same transaction: a vote
+    that breaks one is stored, flagged ``excluded`` with the reason. ``rules=None`` skips the check.
+    """
     if outcome not in OUTCOMES:
         raise VoteRejected(f"Unknown outcome {outcome!r}: vote with one of {', '.join(OUTCOMES)}.")
     if not isinstance(battle_id, str) or not battle_id:
@@ -68,4 +74,6 @@ def record_vote(
             "VALUES (?, ?, ?, ?, ?, ?)",
             [battle_id, annotator_name if kind == "human" else judge, kind, annotator_id, outcome, seconds],
         )
+        if kind == "human" and rules is not None:
+            apply_rules(db, annotator_id, rules)
     return VoteReceipt(cursor.lastrowid, battle_id, outcome, model_a, model_b, seconds)

@@ -45,7 +45,7 @@ def test_leaderboard_endpoint_returns_the_table(small_arena):
         for _ in range(3):
             client.predict(api_name="/vote_a")
             client.predict(api_name="/next_battle")
-        summary, table, _chart = client.predict("All", "All", "All", api_name="/leaderboard")
+        summary, table, _chart = client.predict("All", "All", "All", False, api_name="/leaderboard")
     assert summary.startswith("3 human votes")
     assert sorted(row[0] for row in table["data"]) == sorted(MODELS)
 

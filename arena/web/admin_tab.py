@@ -7,7 +7,10 @@ import time
 
 import gradio as gr
 
+import pandas as pd
+
 from arena.export import EXPORT_FORMATS, annotator_stats, export_votes
+from arena.quality import flagged_votes, review_vote
 from arena.web.context import AppContext
 
 
@@ -26,6 +29,13 @@ def build_admin_tab(ctx: AppContext) -> None:
         export_file = gr.File(label="Export", elem_id="export-file", interactive=False)
         gr.Markdown("### Annotators")
         stats = gr.DataFrame(elem_id="annotator-stats", interactive=False)
+        gr.Markdown("### Flagged votes\nExcluded by the quality rules (kept, never deleted) or reviewed by an admin. "
+                    "An admin's decision is final.")
+        flagged = gr.DataFrame(elem_id="flagged-votes", interactive=False)
+        with gr.Row():
+            vote_id = gr.Number(label="Vote id", precision=0, elem_id="review-vote-id")
+            include_button = gr.Button("Include in ratings", elem_id="review-include")
+            exclude_button = gr.Button("Exclude from ratings", elem_id="review-exclude")
 
     def check(given: str, is_unlocked: bool) -> bool:
         if is_unlocked:
@@ -35,9 +45,24 @@ def build_admin_tab(ctx: AppContext) -> None:
         time.sleep(0.5)  # slow down guessing
         raise gr.Error("Wrong admin password." if password else "Set ARENA_ADMIN_PASSWORD to enable the admin tab.")
 
+    def flagged_table() -> pd.DataFrame:
+        rows = flagged_votes(ctx.store.db())
+        return pd.DataFrame(rows, columns=["vote_id", "voter", "outcome", "created_at", "excluded", "reviewed", "reason"])
+
     def do_unlock(given: str, is_unlocked: bool):
         check(given, is_unlocked)
-        return True, gr.update(visible=False), gr.update(visible=True), annotator_stats(ctx.store.db()), ""
+        db = ctx.store.db()
+        return True, gr.update(visible=False), gr.update(visible=True), annotator_stats(db), flagged_table(), ""
+
+    def do_review(exclude: bool, given: str, is_unlocked: bool, vote: float | None):
+        check(given, is_unlocked)
+        if vote is None:
+            raise gr.Error("Enter the id of a vote from the table.")
+        try:
+            review_vote(ctx.store.db(), int(vote), exclude=exclude)
+        except LookupError as error:
+            raise gr.Error(str(error))
+        return flagged_table()
 
     def do_export(fmt: str, given: str, is_unlocked: bool):
         check(given, is_unlocked)
@@ -47,7 +72,10 @@ def build_admin_tab(ctx: AppContext) -> None:
         return str(path)
 
     gr.on([unlock.click, password_box.submit], do_unlock, [password_box, unlocked],
-          [unlocked, lock_box, admin_box, stats, password_box], api_visibility="private")
+          [unlocked, lock_box, admin_box, stats, flagged, password_box], api_visibility="private")
+    for exclude, button in ((False, include_button), (True, exclude_button)):
+        button.click(lambda given, ok, vote, exclude=exclude: do_review(exclude, given, ok, vote),
+                     [password_box, unlocked, vote_id], flagged, api_visibility="private")
     for fmt, button in export_buttons.items():
         button.click(lambda given, ok, fmt=fmt: do_export(fmt, given, ok), [password_box, unlocked], export_file,
                      api_visibility="private")

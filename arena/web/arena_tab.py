@@ -109,11 +109,13 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
         return [gr.update(visible=False), gr.update(visible=True), gr.update(choices=suites, value=ALL_SUITES),
                 *load_next(session, ALL_SUITES, expected)]
 
-    def cast_vote(outcome: str, session: sessions.ArenaSession | None, expected: bool) -> list:
+    def cast_vote(outcome: str, session: sessions.ArenaSession | None, expected: bool, request: gr.Request) -> list:
         if session is None:
             raise gr.Error("Sign in with your name and token first.")
         try:
-            session = sessions.vote(ctx.store.db(), session, outcome)
+            ctx.annotator_limit.check(session.annotator.name)
+            ctx.client_limit.check(request.client.host if request and request.client else "unknown")
+            session = sessions.vote(ctx.store.db(), session, outcome, rules=settings.quality_rules)
         except VoteRejected as error:
             raise gr.Error(str(error))
         return show(session, expected)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.media import MediaStore
+from arena.ratelimit import RateLimiter
 from arena.settings import Settings
 from arena.store import Store
 
@@ -20,6 +21,12 @@ class AppContext:
     store: Store
     media: MediaStore
     rng: random.Random = field(default_factory=random.SystemRandom)
+    annotator_limit: RateLimiter | None = None
+    client_limit: RateLimiter | None = None
+
+    def __post_init__(self):
+        self.annotator_limit = RateLimiter(self.settings.rate_limit_annotator_per_minute, "per annotator")
+        self.client_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address")
 
     @property
     def export_dir(self) -> Path:

@@ -1,0 +1,133 @@
+"""Quality controls on human votes: flag, never delete.
+
+Rules (thresholds in :class:`QualityRules`, defaults from public arena practice):
+
+- **rate**: a vote that is the 31st or later within one hour, or the 101st or later within three hours, of the same
+  annotator;
+- **speed**: runs of at least 10 consecutive votes, each less than 5 s after the one before;
+- **bias**: an annotator with at least 20 votes of which at least 80% pick the same screen side (A or B) or the same
+  model: all their votes.
+
+Flagged votes get ``excluded = 1`` and the reason; ratings leave them out by default. An admin's decision on a vote
+(``reviewed = 1``) is final: the rules never change that vote's flag again. :func:`apply_rules` runs in the same
+transaction as each human vote.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import Counter
+from dataclasses import dataclass
+from typing import Sequence
+
+import sqlite_utils
+
+
+@dataclass(frozen=True)
+class QualityRules:
+    max_per_hour: int = 30
+    max_per_3_hours: int = 100
+    fast_streak: int = 10
+    fast_seconds: float = 5.0
+    bias_share: float = 0.8
+    bias_min_votes: int = 20
+
+
+@dataclass(frozen=True)
+class VoteFact:
+    vote_id: int
+    voted_at: float  # unix seconds
+    outcome: str  # A | B | tie | both_bad
+    winner: str | None  # the model picked, for A/B votes
+
+
+def flag_reasons(votes: Sequence[VoteFact], rules: QualityRules = QualityRules()) -> dict[int, str]:
+    """{vote_id: reason} for the votes of one annotator (any order) that break a rule."""
+    votes = sorted(votes, key=lambda v: (v.voted_at, v.vote_id))
+    reasons: dict[int, list[str]] = {}
+
+    def flag(vote: VoteFact, reason: str) -> None:
+        reasons.setdefault(vote.vote_id, [])
+        if reason not in reasons[vote.vote_id]:
+            reasons[vote.vote_id].append(reason)
+
+    times = [v.voted_at for v in votes]
+    for index, vote in enumerate(votes):
+        if index + 1 - bisect_left(times, vote.voted_at - 3600, 0, index + 1) > rules.max_per_hour:
+            flag(vote, f"more than {rules.max_per_hour} votes in an hour")
+        if index + 1 - bisect_left(times, vote.voted_at - 3 * 3600, 0, index + 1) > rules.max_per_3_hours:
+            flag(vote, f"more than {rules.max_per_3_hours} votes in 3 hours")
+
+    run_start = 0
+    for index in range(1, len(votes) + 1):
+        if index == len(votes) or votes[index].voted_at - votes[index - 1].voted_at >= rules.fast_seconds:
+            if index - run_start >= rules.fast_streak:
+                for vote in votes[run_start:index]:
+                    flag(vote, f"{rules.fast_streak}+ consecutive votes less than {rules.fast_seconds:g} s apart")
+            run_start = index
+
+    if len(votes) >= rules.bias_min_votes:
+        sides = Counter(v.outcome for v in votes if v.outcome in ("A", "B"))
+        models = Counter(v.winner for v in votes if v.winner)
+        for label, counter in (("side", sides), ("model", models)):
+            if counter:
+                value, count = counter.most_common(1)[0]
+                if count >= rules.bias_share * len(votes):
+                    for vote in votes:
+                        flag(vote, f"{count / len(votes):.0%} of this annotator's votes for {label} {value}")
+    return {vote_id: "; ".join(parts) for vote_id, parts in reasons.items()}
+
+
+def annotator_votes(db: sqlite_utils.Database, annotator_id: int) -> list[VoteFact]:
+    rows = db.execute(
+        """
+        SELECT v.id, b.served_at + ifnull(v.seconds_to_vote, 0), v.outcome,
+               CASE v.outcome WHEN 'A' THEN ml.name WHEN 'B' THEN mr.name END
+        FROM votes v JOIN battles b ON b.id = v.battle_id
+        JOIN images l ON l.id = b.left_image_id JOIN models ml ON ml.id = l.model_id
+        JOIN images r ON r.id = b.right_image_id JOIN models mr ON mr.id = r.model_id
+        WHERE v.annotator_id = ?
+        """,
+        [annotator_id],
+    ).fetchall()
+    return [VoteFact(*row) for row in rows]
+
+
+def apply_rules(db: sqlite_utils.Database, annotator_id: int, rules: QualityRules = QualityRules()) -> int:
+    """Bring the ``excluded`` flags of an annotator's unreviewed votes in line with the rules; return changes."""
+    reasons = flag_reasons(annotator_votes(db, annotator_id), rules)
+    changed = 0
+    with db.conn:
+        rows = db.execute(
+            "SELECT id, excluded, excluded_reason FROM votes WHERE annotator_id = ? AND reviewed = 0", [annotator_id]
+        ).fetchall()
+        for vote_id, excluded, reason in rows:
+            wanted = (1, reasons[vote_id]) if vote_id in reasons else (0, "")
+            if (excluded, reason) != wanted:
+                db.execute("UPDATE votes SET excluded = ?, excluded_reason = ? WHERE id = ?", [*wanted, vote_id])
+                changed += 1
+    return changed
+
+
+def review_vote(db: sqlite_utils.Database, vote_id: int, *, exclude: bool, note: str = "") -> None:
+    """An admin's final word on one vote: exclude it (with ``note``) or include it despite the rules."""
+    with db.conn:
+        cursor = db.execute(
+            "UPDATE votes SET excluded = ?, reviewed = 1, excluded_reason = ? WHERE id = ?",
+            [int(exclude), (note or "excluded by an admin") if exclude else (note or "included by an admin"), vote_id],
+        )
+        if cursor.rowcount == 0:
+            raise LookupError(f"No vote with id {vote_id}. Copy the id from the flagged votes table.")
+
+
+def flagged_votes(db: sqlite_utils.Database, limit: int = 500) -> list[dict]:
+    """Votes the rules flagged or an admin reviewed, newest first."""
+    return list(
+        db.query(
+            """
+            SELECT v.id AS vote_id, v.voter, v.outcome, v.created_at, v.excluded, v.reviewed, v.excluded_reason AS reason
+            FROM votes v WHERE v.excluded = 1 OR v.reviewed = 1 ORDER BY v.id DESC LIMIT ?
+            """,
+            [limit],
+        )
+    )

@@ -1,0 +1,91 @@
+import random
+
+import pytest
+
+from arena import session as sessions
+from arena.quality import QualityRules, VoteFact, apply_rules, flag_reasons, flagged_votes, review_vote
+from arena.ratelimit import RateLimited, RateLimiter
+
+
+def _votes(times, outcomes=None, winners=None):
+    outcomes = outcomes or ["tie"] * len(times)
+    winners = winners or [None] * len(times)
+    return [VoteFact(i + 1, t, o, w) for i, (t, o, w) in enumerate(zip(times, outcomes, winners))]
+
+
+def test_the_31st_vote_within_an_hour_is_flagged():
+    votes = _votes([i * 60.0 for i in range(31)])  # one a minute: 31 within 30 minutes
+    flags = flag_reasons(votes)
+    assert sorted(flags) == [31]
+    assert flags[31] == "more than 30 votes in an hour"
+    assert flag_reasons(_votes([i * 121.0 for i in range(40)])) == {}  # 30 per hour at most
+
+
+def test_the_101st_vote_within_three_hours_is_flagged():
+    times = [i * 107.0 for i in range(101)]  # ~33 per hour but the hour rule is set high here
+    flags = flag_reasons(_votes(times), QualityRules(max_per_hour=1000))
+    assert sorted(flags) == [101] and "100 votes in 3 hours" in flags[101]
+
+
+def test_ten_fast_votes_in_a_row_are_flagged_nine_are_not():
+    nine = [0, 1, 2, 3, 4, 5, 6, 7, 8]
+    assert flag_reasons(_votes([t * 4.0 for t in nine])) == {}
+    ten = [t * 4.0 for t in range(10)] + [100.0, 200.0]
+    assert sorted(flag_reasons(_votes(ten))) == list(range(1, 11))
+
+
+@pytest.mark.parametrize("outcome, winner, reason", [("A", None, "for side A"), (None, "m1", "for model m1")])
+def test_side_or_model_bias_flags_all_votes_from_twenty_on(outcome, winner, reason):
+    spaced = [i * 600.0 for i in range(20)]
+    if outcome:
+        outcomes = ["A"] * 16 + ["B"] * 4
+        winners = [f"m{i % 4}" for i in range(20)]
+    else:
+        outcomes = ["A", "B"] * 10
+        winners = ["m1"] * 16 + ["m2"] * 4
+    flags = flag_reasons(_votes(spaced, outcomes, winners))
+    assert sorted(flags) == list(range(1, 21)) and all(reason in r for r in flags.values())
+    assert flag_reasons(_votes(spaced[:19], outcomes[:19], winners[:19])) == {}  # fewer than 20: no verdict
+    balanced = ["A"] * 15 + ["B"] * 5  # 75%
+    assert flag_reasons(_votes(spaced, balanced, [f"m{i % 4}" for i in range(20)])) == {}
+
+
+def test_flags_are_stored_kept_and_reversible_by_an_admin(small_arena):
+    db = small_arena.db
+    rules = QualityRules(fast_streak=3, fast_seconds=60)
+    s = sessions.start(db, "speedy", "token-1", open_signup=True)
+    for i in range(4):
+        s = sessions.vote(db, sessions.next_battle(db, random.Random(i), s), "tie", rules=rules)
+    rows = db.execute("SELECT id, excluded, excluded_reason FROM votes ORDER BY id").fetchall()
+    assert [r[1] for r in rows] == [1, 1, 1, 1] and "consecutive votes" in rows[0][2]
+    review_vote(db, rows[0][0], exclude=False)
+    apply_rules(db, s.annotator.id, rules)  # the rules leave a reviewed vote alone
+    assert db.execute("SELECT excluded, reviewed FROM votes WHERE id = ?", [rows[0][0]]).fetchone() == (0, 1)
+    assert db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == 4  # nothing deleted
+    assert {v["vote_id"] for v in flagged_votes(db)} == {r[0] for r in rows}
+    with pytest.raises(LookupError, match="No vote with id 999"):
+        review_vote(db, 999, exclude=True)
+
+
+def test_excluded_votes_leave_the_vote_table_only_when_asked(small_arena):
+    from arena.export import votes_frame
+
+    db = small_arena.db
+    rules = QualityRules(fast_streak=2, fast_seconds=60)
+    s = sessions.start(db, "fast", "token-1", open_signup=True)
+    for i in range(2):
+        s = sessions.vote(db, sessions.next_battle(db, random.Random(i), s), "A", rules=rules)
+    assert len(votes_frame(db)) == 2 and len(votes_frame(db, include_excluded=False)) == 0
+
+
+def test_rate_limiter_refuses_with_the_wait_time():
+    now = [0.0]
+    limiter = RateLimiter(3, "per annotator", clock=lambda: now[0])
+    for _ in range(3):
+        limiter.check("alice")
+    with pytest.raises(RateLimited, match=r"at most 3 votes per minute per annotator.*again in 60 s"):
+        limiter.check("alice")
+    limiter.check("bob")  # keys are independent
+    now[0] = 60.5
+    limiter.check("alice")
+    RateLimiter(0, "off").check("anyone")

@@ -1,0 +1,128 @@
+"""``python -m generators``: run models on a suite's prompts, build the tiny offline pipelines, list the registry.
+
+Each command parses its arguments, calls one library function and prints. Under ``accelerate launch`` the ``run``
+command shards its work across the launched processes (one per GPU)::
+
+    accelerate launch --num_processes 4 -m generators run --models sdxl,sd3 --suite taxonomy
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from functools import partial
+
+from arena.settings import SettingsError, load_settings
+
+
+def _settings(args):
+    settings = load_settings(config_file=args.config)
+    overrides = {name: getattr(args, name) for name in ("db_path", "media_dir", "cache_dir") if getattr(args, name, None)}
+    return settings.replace(**overrides) if overrides else settings
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def cmd_run(args) -> int:
+    from accelerate import PartialState
+
+    from arena.media import MediaStore
+    from arena.store import connect
+    from generators.demo import demo_models
+    from generators.pipelines import make_generator
+    from generators.registry import load_registry, select
+    from generators.runner import run, suite_prompt_ids
+
+    settings = _settings(args)
+    specs = select(load_registry(args.models_file, extra=demo_models()), _names(args.models))
+    state = PartialState(cpu=args.device == "cpu")
+    device = args.device or str(state.device)
+    db = connect(settings.db_path, synchronous=settings.sqlite_synchronous)
+    try:
+        prompt_ids = suite_prompt_ids(db, args.suite, args.subset, args.variant, args.limit)
+        report = run(
+            db, MediaStore(settings.media_dir), specs, prompt_ids,
+            partial(make_generator, cache_dir=settings.cache_dir, device=device, dtype=args.dtype,
+                    negative_prompt=args.negative_prompt),
+            images_per_prompt=args.images_per_prompt, seed=settings.seed if args.seed is None else args.seed,
+            seed_policy=args.seed_policy, batch_size=args.batch_size, process_index=state.process_index,
+            num_processes=state.num_processes, progress=not args.quiet,
+        )
+    finally:
+        db.close()
+    where = f"process {state.process_index + 1}/{state.num_processes}: " if state.num_processes > 1 else ""
+    print(f"{where}{report.made} images made, {report.existing} already there, "
+          f"{report.owned} of {report.planned} planned items owned by this process ({device}).")
+    return 0
+
+
+def cmd_tiny(args) -> int:
+    from generators.tiny import TINY_RECIPES, ensure_tiny
+
+    settings = _settings(args)
+    for name in _names(args.names) if args.names else list(TINY_RECIPES):
+        path = ensure_tiny(settings.cache_dir, name, seed=args.seed, rebuild=args.rebuild)
+        print(f"{name}: {path}  ({TINY_RECIPES[name].pipeline_class}: {TINY_RECIPES[name].description})")
+    return 0
+
+
+def cmd_list(args) -> int:
+    from generators.demo import demo_models
+    from generators.registry import load_registry
+
+    for spec in load_registry(args.models_file, extra=demo_models()).values():
+        width, height = spec.resolution
+        where = spec.weights or (f"tiny:{spec.tiny}" if spec.tiny else spec.hub_id) or "-"
+        print(f"{spec.name:24} {spec.pipeline_class:28} {spec.steps:>3} steps  guidance {spec.guidance!s:5} "
+              f"{width}x{height} {spec.dtype:8} {where}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m generators", description="Text-to-image generation for the arena.")
+    parser.add_argument("--config", help="TOML settings file (default: $ARENA_CONFIG or ./arena.toml)")
+    parser.add_argument("--db", dest="db_path", help="database file (default: the db_path setting)")
+    parser.add_argument("--media-dir", help="media folder (default: the media_dir setting)")
+    parser.add_argument("--cache-dir", help="cache folder for tiny pipelines (default: the cache_dir setting)")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="generate the missing images of models for a suite's prompts")
+    run.add_argument("--models", required=True, help="comma-separated registry names (see `list`)")
+    run.add_argument("--suite", required=True, help="suite whose prompts to generate for")
+    run.add_argument("--subset", help="only this subset")
+    run.add_argument("--variant", help="only this variant (e.g. with_definition)")
+    run.add_argument("--images-per-prompt", type=int, default=1, help="images per (model, prompt) (default 1)")
+    run.add_argument("--batch-size", type=int, default=4, help="prompts per pipeline call (default 4)")
+    run.add_argument("--seed", type=int, help="base seed (default: the seed setting)")
+    run.add_argument("--seed-policy", choices=["derived", "fixed"], default="derived",
+                     help="derived: a hash of (seed, model, prompt, index); fixed: seed + index everywhere")
+    run.add_argument("--limit", type=int, help="only the first N prompts (by id)")
+    run.add_argument("--models-file", help="TOML/JSON file adding models or overriding fields (e.g. weights)")
+    run.add_argument("--device", help="torch device (default: the accelerate process's device; cpu without a GPU)")
+    run.add_argument("--dtype", choices=["float32", "float16", "bfloat16"],
+                     help="default: the registry's dtype on CUDA, float32 elsewhere")
+    run.add_argument("--negative-prompt", default="", help="negative prompt for models that accept one")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(handler=cmd_run)
+
+    tiny = commands.add_parser("tiny", help="build the tiny offline pipelines into <cache_dir>/tiny")
+    tiny.add_argument("--names", help="comma-separated recipes (default: all)")
+    tiny.add_argument("--seed", type=int, default=0)
+    tiny.add_argument("--rebuild", action="store_true", help="delete and rebuild existing ones")
+    tiny.set_defaults(handler=cmd_tiny)
+
+    listing = commands.add_parser("list", help="list the registry's models and their settings")
+    listing.add_argument("--models-file", help="TOML/JSON file adding models or overriding fields")
+    listing.set_defaults(handler=cmd_list)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except (SettingsError, ValueError, LookupError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2

@@ -1,0 +1,208 @@
+"""Making the images a suite needs: plan, skip what exists, shard across processes, generate in batches, store.
+
+The plan is every (model, prompt, index) for the chosen prompts, in a fixed order, each with a deterministic seed
+(:func:`item_seed`). Process ``r`` of ``n`` owns the plan's items ``r, r+n, r+2n, ...``; because the plan does not
+depend on what is already in the database, processes that start at different moments still agree on who owns what,
+so under ``accelerate launch`` no item is made twice and none is lost. A process then skips its items that already
+have an ``images`` row, so a run that crashed resumes where it stopped.
+
+Each batch's images are written to the media store first (files are content addressed and renamed into place), then
+their rows are committed in one transaction: a crash leaves at most unreferenced files, never a row without a file.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence
+
+import sqlite_utils
+from tqdm.auto import tqdm
+
+from arena.catalog import add_image, add_model
+from arena.media import MediaStore
+from generators.pipelines import Generator
+from generators.registry import ModelSpec
+
+SEED_POLICIES = ("derived", "fixed")
+
+
+class RunError(ValueError):
+    """The run cannot start; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    model: str
+    prompt_id: int
+    idx: int
+    seed: int
+    text: str
+
+
+@dataclass
+class RunReport:
+    planned: int = 0  # items of the whole plan (all processes)
+    owned: int = 0  # items this process is responsible for
+    existing: int = 0  # of those, already in the database
+    made: int = 0  # images generated now
+    per_model: dict[str, int] = field(default_factory=dict)
+
+
+def item_seed(base_seed: int, model: str, prompt_key: Sequence[str], idx: int, policy: str = "derived") -> int:
+    """The seed of one image.
+
+    ``derived`` (default): a stable hash of (base seed, model, prompt key, index) in [0, 2^31), so every image has
+    its own noise and adding a model or a prompt changes no other image's seed. ``fixed``: ``base_seed + idx`` for
+    every model and prompt, as the taxonomy benchmark did (seed 0 everywhere).
+    """
+    if policy == "fixed":
+        return base_seed + idx
+    if policy != "derived":
+        raise RunError(f"seed policy must be one of {', '.join(SEED_POLICIES)}, got {policy!r}.")
+    text = "\x1f".join([str(base_seed), model, *map(str, prompt_key), str(idx)])
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") & 0x7FFFFFFF
+
+
+def prompt_rows(db: sqlite_utils.Database, prompt_ids: Iterable[int]) -> list[dict]:
+    ids = sorted(set(int(i) for i in prompt_ids))
+    rows: list[dict] = []
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        rows += list(db.query(f"SELECT id, suite, subset, item_key, variant, role, text FROM prompts WHERE id IN ({marks})", chunk))
+    if len(rows) != len(ids):
+        missing = sorted(set(ids) - {row["id"] for row in rows})
+        raise RunError(f"no prompts with ids {missing[:10]}; load the suite first (python -m arena ...).")
+    return sorted(rows, key=lambda row: row["id"])
+
+
+def suite_prompt_ids(db: sqlite_utils.Database, suite: str, subset: str | None = None, variant: str | None = None,
+                     limit: int | None = None) -> list[int]:
+    """Ids of a suite's prompts (optionally one subset / variant), in id order."""
+    sql, args = "SELECT id FROM prompts WHERE suite = ?", [suite]
+    for column, value in (("subset", subset), ("variant", variant)):
+        if value is not None:
+            sql += f" AND {column} = ?"
+            args.append(value)
+    sql += " ORDER BY id" + (f" LIMIT {int(limit)}" if limit else "")
+    ids = [row[0] for row in db.execute(sql, args)]
+    if not ids:
+        suites = [row[0] for row in db.execute("SELECT DISTINCT suite FROM prompts ORDER BY suite")]
+        raise RunError(
+            f"no prompts in suite {suite!r}" + (f" subset {subset!r}" if subset else "")
+            + (f" variant {variant!r}" if variant else "")
+            + f". Suites in the database: {', '.join(suites) or 'none'}; load prompts with `python -m arena` first."
+        )
+    return ids
+
+
+def plan(db: sqlite_utils.Database, models: Sequence[str], prompt_ids: Iterable[int], *, images_per_prompt: int = 1,
+         seed: int = 0, seed_policy: str = "derived") -> list[WorkItem]:
+    """Every (model, prompt, index) in a fixed order (model order as given, then prompt id, then index)."""
+    if images_per_prompt < 1:
+        raise RunError(f"images per prompt must be at least 1, got {images_per_prompt}.")
+    rows = prompt_rows(db, prompt_ids)
+    items = []
+    for model in models:
+        for row in rows:
+            key = (row["suite"], row["subset"], row["item_key"], row["variant"], row["role"])
+            for idx in range(images_per_prompt):
+                items.append(WorkItem(model, row["id"], idx, item_seed(seed, model, key, idx, seed_policy), row["text"]))
+    return items
+
+
+def shard(items: Sequence[WorkItem], process_index: int = 0, num_processes: int = 1) -> list[WorkItem]:
+    """The items process ``process_index`` of ``num_processes`` owns (round robin over the whole plan)."""
+    if not 0 <= process_index < num_processes:
+        raise RunError(f"process index {process_index} is not in 0..{num_processes - 1}.")
+    return list(items[process_index::num_processes])
+
+
+def existing_keys(db: sqlite_utils.Database, model_ids: dict[str, int]) -> set[tuple[str, int, int]]:
+    names = {model_id: name for name, model_id in model_ids.items()}
+    marks = ",".join("?" * len(names))
+    rows = db.execute(f"SELECT model_id, prompt_id, idx FROM images WHERE model_id IN ({marks})", list(names))
+    return {(names[model_id], prompt_id, idx) for model_id, prompt_id, idx in rows}
+
+
+def register_models(db: sqlite_utils.Database, specs: Sequence[ModelSpec], source: str | None = None) -> dict[str, int]:
+    """Add the models (if new) with their spec as ``models.config``; return {name: id}."""
+    return {
+        spec.name: add_model(db, spec.name, source=source or ("demo" if spec.kind == "procedural" else "diffusers"),
+                             description=spec.description, config=spec.config())
+        for spec in specs
+    }
+
+
+def _batches(items: list[WorkItem], size: int) -> Iterable[list[WorkItem]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def run(
+    db: sqlite_utils.Database,
+    media: MediaStore,
+    specs: Sequence[ModelSpec],
+    prompt_ids: Iterable[int],
+    make_generator: Callable[[ModelSpec], Generator],
+    *,
+    images_per_prompt: int = 1,
+    seed: int = 0,
+    seed_policy: str = "derived",
+    batch_size: int = 8,
+    process_index: int = 0,
+    num_processes: int = 1,
+    source: str | None = None,
+    progress: bool = False,
+) -> RunReport:
+    """Make this process's missing images of ``specs`` × ``prompt_ids`` × ``images_per_prompt``.
+
+    ``make_generator(spec)`` is called only for a model that has missing images, once, and the generator is dropped
+    before the next model is loaded. Returns counts; calling it again with the same arguments makes nothing.
+    """
+    if batch_size < 1:
+        raise RunError(f"batch size must be at least 1, got {batch_size}.")
+    names = [spec.name for spec in specs]
+    if len(set(names)) != len(names):
+        raise RunError(f"model names repeat in {names}; give each model once.")
+    model_ids = register_models(db, specs, source)
+    items = plan(db, names, prompt_ids, images_per_prompt=images_per_prompt, seed=seed, seed_policy=seed_policy)
+    mine = shard(items, process_index, num_processes)
+    done = existing_keys(db, model_ids)
+    todo = [item for item in mine if (item.model, item.prompt_id, item.idx) not in done]
+    report = RunReport(planned=len(items), owned=len(mine), existing=len(mine) - len(todo))
+    label = "generating" + (f" [process {process_index + 1}/{num_processes}]" if num_processes > 1 else "")
+    with tqdm(total=len(todo), desc=label, unit="img", disable=not progress, position=process_index) as bar:
+        for spec in specs:
+            work = [item for item in todo if item.model == spec.name]
+            if not work:
+                continue
+            generator = make_generator(spec)
+            bar.set_postfix_str(spec.name)
+            for batch in _batches(work, batch_size):
+                images = generator.generate([item.text for item in batch], [item.seed for item in batch])
+                stored = [media.put_image(image) for image in images]  # files first, rows after
+                with db.conn:
+                    for item, image in zip(batch, stored, strict=True):
+                        params = {**generator.params, "model": spec.name, "seed": item.seed, "idx": item.idx,
+                                  "seed_policy": seed_policy, "base_seed": seed}
+                        add_image(db, prompt_id=item.prompt_id, model_id=model_ids[spec.name], stored=image,
+                                  idx=item.idx, seed=item.seed, params=params)
+                report.made += len(batch)
+                report.per_model[spec.name] = report.per_model.get(spec.name, 0) + len(batch)
+                bar.update(len(batch))
+            del generator
+            gc.collect()
+            _empty_device_cache()
+    return report
+
+
+def _empty_device_cache() -> None:
+    try:
+        import torch
+    except ImportError:  # procedural-only runs do not need torch
+        return
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import gradio as gr
 
 from arena import session as sessions
@@ -131,8 +129,15 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
           concurrency_limit=None)
     gr.on([next_button.click, suite_filter.input], load_next, [state, suite_filter, show_expected], battle_outputs,
           api_name="next_battle", concurrency_limit=None)
+    def vote_handler(outcome: str):
+        def handler(session: sessions.ArenaSession | None, expected: bool, request: gr.Request) -> list:
+            return cast_vote(outcome, session, expected, request)
+
+        handler.__name__ = f"vote_{outcome.lower()}"
+        return handler
+
     for outcome, button in vote_buttons.items():
-        button.click(partial(cast_vote, outcome), [state, show_expected], battle_outputs,
+        button.click(vote_handler(outcome), [state, show_expected], battle_outputs,
                      api_name=f"vote_{outcome.lower()}", concurrency_limit=None)
     show_expected.change(toggle_expected, [state, show_expected], prompt, api_visibility="private")
     return state

@@ -1,0 +1,332 @@
+"""T1 taxonomy suite on the real WordNet 3.0 (Debian wordnet-base), predicted concepts and the definition client."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import threading
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from arena.settings import Settings
+from arena.store import connect
+from arena.suites import taxonomy
+from arena.suites.cli import main
+from arena.suites.common import SuiteError
+from arena.suites.wordnet import DEBIAN_WORDNET_DIR, WORDNET_DIR_ENV, LEXNAMES, load_wordnet, prepare_wordnet
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE_DIR = Path(os.environ.get("ARENA_CACHE_DIR") or ROOT / ".cache")  # the project's cache, kept between runs
+WORDNET_DIR = Path(os.environ.get(WORDNET_DIR_ENV) or DEBIAN_WORDNET_DIR)
+
+needs_wordnet = pytest.mark.skipif(
+    not (WORDNET_DIR / "data.noun").is_file(),
+    reason=f"WordNet 3.0 not found in {WORDNET_DIR}: apt-get install wordnet-base, or set {WORDNET_DIR_ENV}",
+)
+
+
+@pytest.fixture(scope="session")
+def wn():
+    return load_wordnet(CACHE_DIR, WORDNET_DIR)
+
+
+@pytest.fixture
+def db():
+    database = connect(":memory:")
+    yield database
+    database.close()
+
+
+def prompt_count(db) -> int:
+    return db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0]
+
+
+# --- WordNet set-up ----------------------------------------------------------------------------------------------
+
+
+@needs_wordnet
+def test_prepared_corpus_holds_copies_and_generated_index_files(wn):
+    import nltk
+
+    root = prepare_wordnet(CACHE_DIR, WORDNET_DIR)
+    corpus = root / "corpora" / "wordnet"
+    assert root == CACHE_DIR.resolve() / "nltk_data" and str(root) in nltk.data.path
+    for name in ("data.noun", "index.noun", "noun.exc", "lexnames", "index.sense"):
+        assert (corpus / name).is_file() and not (corpus / name).is_symlink(), name
+    assert (corpus / "lexnames").read_text().splitlines()[6] == "06\tnoun.artifact\t1"
+    lines = (corpus / "index.sense").read_text().splitlines()
+    assert lines == sorted(lines) and len(lines) > 200_000
+    assert "dog%1:05:00:: 02084071 1 42" in lines  # sense 1 of dog, tagged 42 times in cntlist.rev
+    assert wn.lemma_from_key("coin%1:21:02::").synset().name() == "coin.n.01"
+    assert wn.synset("coin.n.01").lexname() == "noun.possession"  # lexicographer file 21, as in the sense key
+
+
+@needs_wordnet
+def test_lexnames_match_the_manual_page_when_installed():
+    page = Path("/usr/share/man/man5/lexnames.5WN.gz")
+    if not page.is_file():
+        pytest.skip("lexnames(5WN) manual page not installed")
+    rows = [line.split("\t") for line in gzip.open(page, "rt") if line[:2].isdigit() and "\t" in line]
+    assert [name.strip() for _, name, *_ in rows] == LEXNAMES
+
+
+def test_missing_wordnet_says_what_to_install(tmp_path):
+    with pytest.raises(SuiteError, match=rf"{tmp_path}: no WordNet 3.0 database here \(missing data.noun.*"
+                                         r"Install Debian's wordnet-base .* or set ARENA_WORDNET_DIR"):
+        prepare_wordnet(tmp_path / "cache", tmp_path)
+
+
+# --- Easy and the random split -------------------------------------------------------------------------------------
+
+
+@needs_wordnet
+def test_easy_subset_is_roots_plus_direct_hyponyms(wn, db):
+    concepts, result = taxonomy.build_easy(db, wn)
+    assert len(taxonomy.EASY_ROOTS) == 22
+    assert {"coin.n.01", "chromatic_color.n.01", "makeup.n.01", "furniture.n.01"} <= set(taxonomy.EASY_ROOTS)
+    assert len(concepts) == len({c.synset for c in concepts}) == taxonomy.PUBLISHED_EASY_ENTITIES == 483
+    assert result.inserted == prompt_count(db) == 2 * 483
+    by_id = {c.synset: c for c in concepts}
+    blue = by_id["blue.n.01"]
+    assert blue.hypernyms == ("chromatic_color.n.01",) and "red.n.01" in blue.cohyponyms
+    assert "blue.n.01" not in blue.cohyponyms
+    assert set(blue.cohyponyms) == {s.name() for s in wn.synset("chromatic_color.n.01").hyponyms()} - {"blue.n.01"}
+    assert by_id["chest_of_drawers.n.01"].lemma == "chest of drawers"
+    rows = {r["variant"]: r for r in db.query("SELECT * FROM prompts WHERE item_key = 'lipstick.n.01'")}
+    assert rows["with_definition"]["text"] == "An image of lipstick (makeup that is used to color the lips)"
+    assert rows["without_definition"]["text"] == "An image of lipstick"
+    metadata = json.loads(rows["without_definition"]["metadata"])
+    assert metadata == {"synset": "lipstick.n.01", "lemma": "lipstick", "definition": "makeup that is used to color the lips",
+                        "hypernyms": ["makeup.n.01"], "cohyponyms": metadata["cohyponyms"], "subset": "Easy"}
+    assert "mascara.n.01" in metadata["cohyponyms"]
+    assert taxonomy.build_easy(db, wn)[1].unchanged == 966 and prompt_count(db) == 966
+
+
+@needs_wordnet
+def test_random_split_types_follow_the_protocol(wn):
+    concepts = taxonomy.random_split_concepts(wn, {"Hypernymy": 30, "Hyponymy": 20, "Synset-Mixing": 10}, seed=3)
+    assert Counter(c.subset for c in concepts) == {"Hypernymy": 30, "Hyponymy": 20, "Synset-Mixing": 10}
+    for concept in concepts:
+        synset = wn.synset(concept.synset)
+        assert synset.pos() == "n" and not synset.instance_hypernyms()
+        if concept.subset == "Synset-Mixing":
+            assert len(synset.hypernyms()) >= 2
+        else:
+            assert len(synset.hypernyms()) == 1 and bool(taxonomy.children(synset)) == (concept.subset == "Hyponymy")
+    again = taxonomy.random_split_concepts(wn, {"Hypernymy": 30, "Hyponymy": 5, "Synset-Mixing": 10}, seed=3)
+    assert [c.synset for c in again if c.subset != "Hyponymy"] == [c.synset for c in concepts if c.subset != "Hyponymy"]
+    other = taxonomy.random_split_concepts(wn, {"Hypernymy": 30}, seed=4)
+    assert {c.synset for c in other} != {c.synset for c in concepts if c.subset == "Hypernymy"}
+    pools = taxonomy.split_pools(wn)
+    for subset, example in (("Hypernymy", "cappuccino.n.01"), ("Hyponymy", "working_dog.n.01"),
+                            ("Synset-Mixing", "milk.n.01")):
+        assert wn.synset(example).offset() in pools[subset], example
+    # the sizes nltk gives when walking every noun synset (read from data.noun directly here)
+    assert {name: len(pool) for name, pool in pools.items()} == {"Hypernymy": 56320, "Hyponymy": 16642,
+                                                                 "Synset-Mixing": 1422}
+
+
+@needs_wordnet
+def test_random_split_default_counts_are_the_published_ones(wn, db):
+    concepts, result = taxonomy.build_random_split(db, wn)
+    assert Counter(c.subset for c in concepts) == {"Hypernymy": 828, "Hyponymy": 204, "Synset-Mixing": 170}
+    assert result.inserted == 2 * 1202
+
+
+@needs_wordnet
+def test_random_split_refuses_more_nodes_than_wordnet_has(wn):
+    with pytest.raises(SuiteError, match=r"Synset-Mixing: asked for 99999 nodes, WordNet has \d+\. Ask for fewer\."):
+        taxonomy.random_split_concepts(wn, {"Synset-Mixing": 99999})
+    with pytest.raises(SuiteError, match="unknown random-split type Hypo. Use Hypernymy, Hyponymy, Synset-Mixing"):
+        taxonomy.random_split_concepts(wn, {"Hypo": 1})
+
+
+@needs_wordnet
+def test_unknown_root_names_file_and_line(wn, db, tmp_path):
+    roots = tmp_path / "roots.txt"
+    roots.write_text("# my roots\ncoin.n.01\nfurniture.n.01  # chairs and tables\nunicorn_lamp.n.01\n")
+    with pytest.raises(SuiteError, match=rf"{roots}:4: unknown synset id 'unicorn_lamp.n.01'\. Use a WordNet 3.0"):
+        taxonomy.read_roots(wn, roots)
+    roots.write_text("coin.n.01\nfurniture.n.01 # chairs and tables\n")
+    assert taxonomy.read_roots(wn, roots) == ["coin.n.01", "furniture.n.01"]
+    with pytest.raises(SuiteError, match="Easy roots: unknown synset id 'coin.n.99'"):
+        taxonomy.build_easy(db, wn, ["coin.n.01", "coin.n.99"])
+    assert prompt_count(db) == 0
+
+
+# --- the demo concepts -----------------------------------------------------------------------------------------------
+
+
+@needs_wordnet
+def test_demo_file_matches_wordnet(wn):
+    bundled = taxonomy.demo_concepts()
+    assert [c.record() for c in bundled] == [c.record() for c in taxonomy.demo_concepts_from_wordnet(wn)], (
+        "demo_taxonomy.json is out of date: run .venv/bin/python scripts/make_demo_taxonomy.py"
+    )
+    roots = {wn.synset(r).name() for r in taxonomy.EASY_ROOTS}
+    for concept in bundled:
+        synset = wn.synset(concept.synset)
+        assert {p.name() for p in taxonomy.parents(synset)} & roots, concept.synset
+        assert set(concept.cohyponyms) <= set(taxonomy.cohyponyms(synset)) and 1 <= len(concept.cohyponyms) <= 5
+
+
+def test_demo_specs_need_no_wordnet():
+    specs = taxonomy.demo_specs()
+    assert len(specs) == 2 * len(taxonomy.DEMO_SYNSETS) >= 48
+    assert {s.variant for s in specs} == set(taxonomy.VARIANTS) and {s.subset for s in specs} == {"Easy"}
+    assert specs[0].text.startswith("An image of red (") and specs[1].text == "An image of red"
+    assert all(s.metadata["hypernyms"] and s.metadata["definition"] for s in specs)
+    db = connect(":memory:")
+    assert taxonomy.write_specs(db, specs).inserted == len(specs)
+    assert taxonomy.write_specs(db, taxonomy.demo_specs()).unchanged == len(specs)
+
+
+# --- CLI ------------------------------------------------------------------------------------------------------------
+
+
+def _settings(tmp_path) -> Settings:
+    return Settings(db_path=tmp_path / "arena.db", cache_dir=CACHE_DIR, demo=False)
+
+
+@needs_wordnet
+def test_cli_build_easy_and_random_print_counts(tmp_path, capsys, wn):
+    settings = _settings(tmp_path)
+    argv = ["suites", "build", "easy", "--wordnet-dir", str(WORDNET_DIR)]
+    assert main(argv, lambda: settings) == 0
+    out = capsys.readouterr().out
+    assert "Easy: 22 root synsets, 483 entities (the paper had 483), 2 prompts each" in out
+    assert "966 prompts written (966 new, 0 updated, 0 unchanged)" in out
+    assert main(["suites", "build", "random", "--hypernymy", "8", "--hyponymy", "4", "--mixing", "2",
+                 "--wordnet-dir", str(WORDNET_DIR)], lambda: settings) == 0
+    out = capsys.readouterr().out
+    assert "Random split (seed 0): Hypernymy 8, Hyponymy 4, Synset-Mixing 2; 14 nodes (published 828 / 204 / 170)" in out
+    assert "taxonomy     Synset-Mixing      without_definition          2" in out
+    roots = tmp_path / "roots.txt"
+    roots.write_text("coin.n.01\nnot_a_synset\n")
+    assert main(["suites", "build", "easy", "--roots-file", str(roots)], lambda: settings) == 2
+    assert f"error: {roots}:2: unknown synset id 'not_a_synset'" in capsys.readouterr().err
+
+
+# --- predicted concepts ----------------------------------------------------------------------------------------------
+
+
+def test_definition_prompt_is_the_protocols():
+    assert taxonomy.definition_prompt("cigar lighter") == (
+        "Write a definition for the word/phrase in one sentence.\n"
+        "Word: caddle\nDefinition: act as a caddie and carry clubs for a player\n"
+        "Word: cigar lighter\nDefinition:"
+    )
+    assert taxonomy.parse_definition("Definition: a lighter for cigars or cigarettes\n") == "a lighter for cigars or cigarettes"
+    assert taxonomy.parse_definition('\n"a small dog"\nWord: x') == "a small dog"
+
+
+def _predicted_csv(tmp_path, rows: str) -> Path:
+    path = tmp_path / "predicted.csv"
+    path.write_text("concept,subset,definition,source_node\n" + rows)
+    return path
+
+
+def test_predicted_import_with_definitions_and_idempotent_reimport(tmp_path, db):
+    path = _predicted_csv(tmp_path, "cigar lighter,P-Hyper,a lighter for cigars or cigarettes,cigar_cutter.n.01\n"
+                                    "espresso,P-Easy,strong black coffee,\n")
+    result = taxonomy.import_predicted(db, path)
+    assert result.inserted == 4
+    row = next(db.query("SELECT * FROM prompts WHERE item_key = 'cigar lighter' AND variant = 'with_definition'"))
+    assert row["text"] == "An image of cigar lighter (a lighter for cigars or cigarettes)" and row["subset"] == "P-Hyper"
+    assert json.loads(row["metadata"])["source_node"] == "cigar_cutter.n.01"
+    assert json.loads(row["metadata"])["definition_source"] == "file"
+    assert taxonomy.import_predicted(db, path).unchanged == 4 and prompt_count(db) == 4
+
+
+def test_predicted_without_definition_or_endpoint_says_what_to_set(tmp_path, db, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    path = _predicted_csv(tmp_path, "espresso,P-Easy,strong black coffee,\nhusky,P-Hypo,,\nlatte,P-Hypo,,\n")
+    with pytest.raises(SuiteError, match=rf"{path}:3: no definition for 'husky' \(2 concepts lack one\)\. "
+                                         "Set OPENAI_API_KEY or ARENA_JUDGE_BASE_URL so the judge model writes them, "
+                                         "or add a definition column\\."):
+        taxonomy.import_predicted(db, path, settings=Settings())
+    assert prompt_count(db) == 0
+    with pytest.raises(SuiteError, match="set OPENAI_API_KEY or ARENA_JUDGE_BASE_URL, or add a definition column"):
+        taxonomy.openai_definer(Settings())
+
+
+def test_predicted_bad_rows_name_the_line(tmp_path, db):
+    path = _predicted_csv(tmp_path, "espresso,P-Easy,strong black coffee,\nhusky,P-Hypos,a dog,\n")
+    with pytest.raises(SuiteError, match=rf"{path}:3: subset 'P-Hypos' is not one of P-Easy, P-Hypo, P-Hyper, P-Mix"):
+        taxonomy.import_predicted(db, path)
+    path = _predicted_csv(tmp_path, "espresso,P-Easy,strong black coffee,\nespresso,P-Easy,coffee,\n")
+    with pytest.raises(SuiteError, match=rf"{path}:3: duplicate key 'espresso' \(subset 'P-Easy', variant "
+                                         rf"'with_definition'\) in suite 'taxonomy', first at {path}:2"):
+        taxonomy.import_predicted(db, path)
+    (tmp_path / "nocolumn.csv").write_text("word,subset\nespresso,P-Easy\n")
+    with pytest.raises(SuiteError, match=r"nocolumn.csv:1: missing column 'concept' \(the header has word, subset\)"):
+        taxonomy.import_predicted(db, tmp_path / "nocolumn.csv")
+    assert prompt_count(db) == 0
+
+
+def test_predicted_definitions_come_from_the_injected_definer_once(tmp_path, db):
+    asked = []
+
+    def define(concepts):
+        asked.append(list(concepts))
+        return {concept: f"a thing called {concept}" for concept in concepts}
+
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"concept": "husky"}\n{"concept": "latte", "definition": "coffee with milk"}\n{"concept": "pug"}\n')
+    assert taxonomy.import_predicted(db, path, subset="P-Hypo", define=define).inserted == 6
+    assert asked == [["husky", "pug"]]
+    text = db.execute("SELECT text FROM prompts WHERE item_key = 'pug' AND variant = 'with_definition'").fetchone()[0]
+    assert text == "An image of pug (a thing called pug)"
+    assert taxonomy.import_predicted(db, path, subset="P-Hypo", define=define).unchanged == 6
+    assert asked == [["husky", "pug"]]  # stored definitions are reused; the model is not asked again
+    sources = {json.loads(m)["definition_source"] for m, in db.execute("SELECT metadata FROM prompts")}
+    assert sources == {"llm", "file"}
+
+
+class _FakeOpenAI(BaseHTTPRequestHandler):
+    requests: list = []
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append((self.path, self.headers.get("Authorization"), body))
+        word = body["messages"][0]["content"].rsplit("Word: ", 1)[1].split("\n")[0]
+        answer = {
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": f"Definition: the {word} of the test"}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+        data = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_openai_definer_talks_to_an_openai_compatible_endpoint(tmp_path, db, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    _FakeOpenAI.requests = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeOpenAI)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        settings = Settings(judge_base_url=f"http://127.0.0.1:{server.server_port}/v1", judge_model="tiny-judge")
+        path = _predicted_csv(tmp_path, "husky,P-Hypo,,\n")
+        assert taxonomy.import_predicted(db, path, settings=settings).inserted == 2
+    finally:
+        server.shutdown()
+        server.server_close()
+    (route, _, body), = _FakeOpenAI.requests
+    assert route == "/v1/chat/completions" and body["model"] == "tiny-judge"
+    assert body["messages"] == [{"role": "user", "content": taxonomy.definition_prompt("husky")}]
+    row = next(db.query("SELECT * FROM prompts WHERE variant = 'with_definition'"))
+    assert row["text"] == "An image of husky (the husky of the test)"
+    assert json.loads(row["metadata"])["definition_source"] == "llm:tiny-judge"

@@ -1,0 +1,121 @@
+"""Plotly figures for the leaderboard: ratings with CI bars, win-fraction and battle-count heatmaps, a confusion
+matrix and the outcome distribution. Each function takes the same tables the rest of :mod:`ratings` returns and
+gives back a ``plotly.graph_objects.Figure``; none of them writes files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ratings.matrices import battle_count_matrix, win_fraction_matrix
+from ratings.votes import OUTCOMES, check_votes
+
+OUTCOME_LABELS = {"A": "first (A) wins", "B": "second (B) wins", "tie": "tie", "both_bad": "both bad"}
+
+
+def _model_order(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    order: list[str] = []
+    for table in tables.values():
+        if len(table):
+            ranked = table.sort_values("rating", ascending=False, na_position="last", kind="stable")
+            order += [m for m in ranked["model"] if m not in order]
+    return order
+
+
+def ratings_chart(tables: Mapping[str, pd.DataFrame], title: str | None = None) -> go.Figure:
+    """Ratings with 95% CI bars, one trace per table (e.g. ``{"human": t1, "judge": t2}``) side by side per model.
+
+    Each table is a :func:`ratings.fit_leaderboard` result; models follow the first table's order, best first.
+    Provisional ratings are drawn with open markers; models without a rating are left out of that trace.
+    """
+    figure = go.Figure()
+    order = _model_order(tables)
+    for label, table in tables.items():
+        missing = {"model", "rating", "ci_lower", "ci_upper"} - set(table.columns)
+        if missing:
+            raise ValueError(f"Table {label!r} lacks {', '.join(sorted(missing))}: pass fit_leaderboard() results.")
+        rated = table[table["rating"].notna()].set_index("model").reindex([m for m in order if m in set(table["model"])])
+        rated = rated[rated["rating"].notna()]
+        provisional = rated["provisional"].astype(bool) if "provisional" in rated else pd.Series(False, rated.index)
+        figure.add_trace(go.Scatter(
+            x=list(rated.index), y=rated["rating"], name=str(label), mode="markers",
+            marker={"size": 9, "symbol": ["circle-open" if p else "circle" for p in provisional]},
+            error_y={"type": "data", "symmetric": False, "array": rated["ci_upper"] - rated["rating"],
+                     "arrayminus": rated["rating"] - rated["ci_lower"]},
+            customdata=np.stack([rated["ci_lower"], rated["ci_upper"]], axis=-1) if len(rated) else None,
+            hovertemplate="%{x}<br>rating %{y:.0f}<br>95% CI %{customdata[0]:.0f} – %{customdata[1]:.0f}"
+                          f"<extra>{label}</extra>",
+            offsetgroup=str(label),
+        ))
+    figure.update_layout(
+        title=title or "Bradley–Terry Elo with 95% bootstrap CIs", scattermode="group", xaxis_title="Model",
+        yaxis_title="Rating", xaxis={"categoryorder": "array", "categoryarray": order}, legend_title_text="Voters",
+    )
+    return figure
+
+
+def _heatmap(frame: pd.DataFrame, title: str, text_format: str, **heatmap: object) -> go.Figure:
+    values = frame.to_numpy(dtype=float)
+    text = [["" if np.isnan(v) else format(v, text_format) for v in row] for row in values]
+    figure = go.Figure(go.Heatmap(
+        z=values, x=[str(c) for c in frame.columns], y=[str(i) for i in frame.index], text=text,
+        texttemplate="%{text}", hovertemplate="%{y} vs %{x}: %{z}<extra></extra>", **heatmap,
+    ))
+    figure.update_layout(title=title, xaxis={"side": "top"}, yaxis={"autorange": "reversed"})
+    return figure
+
+
+def win_fraction_heatmap(votes: pd.DataFrame, order: Sequence[str] | None = None) -> go.Figure:
+    """Heatmap of the share of votes the row model won against the column model (:func:`win_fraction_matrix`)."""
+    frame = win_fraction_matrix(votes, order)
+    figure = _heatmap(frame, "Fraction of votes the row model won against the column model", ".2f",
+                      colorscale="RdBu", zmin=0.0, zmax=1.0, zmid=0.5)
+    figure.update_layout(xaxis_title="Opponent", yaxis_title="Model")
+    return figure
+
+
+def battle_count_heatmap(votes: pd.DataFrame, order: Sequence[str] | None = None) -> go.Figure:
+    """Heatmap of the number of votes between each pair of models, in either position."""
+    frame = battle_count_matrix(votes, order)
+    figure = _heatmap(frame, "Votes per pair of models", ".0f", colorscale="Blues")
+    figure.update_layout(xaxis_title="Opponent", yaxis_title="Model")
+    return figure
+
+
+def confusion_heatmap(confusion: pd.DataFrame, title: str = "Human vs judge outcome (same battle)") -> go.Figure:
+    """Heatmap of a confusion matrix such as ``human_judge_agreement(votes)["confusion"]`` (rows vs columns)."""
+    figure = _heatmap(confusion.astype(float), title, ".0f", colorscale="Greens")
+    figure.update_layout(yaxis_title=confusion.index.name or "rows", xaxis_title=confusion.columns.name or "columns")
+    return figure
+
+
+def outcome_distribution(votes: pd.DataFrame, by: Sequence[str] = ("voter_kind", "subset")) -> go.Figure:
+    """Stacked bars of the outcome shares per group (by default per voter kind and subset), one trace per outcome."""
+    check_votes(votes)
+    by = list(by)
+    missing = [c for c in by if c not in votes.columns]
+    if missing:
+        raise ValueError(f"Cannot group by {', '.join(missing)}: the vote table has no such column; pass by=(...).")
+    keys = votes[by].astype(str).fillna("—") if by else pd.DataFrame(index=votes.index)
+    frame = keys.assign(outcome=votes["outcome"].to_numpy())
+    counts = frame.groupby([*by, "outcome"], sort=True).size().unstack("outcome", fill_value=0) if by else \
+        frame["outcome"].value_counts().to_frame().T
+    counts = counts.reindex(columns=list(OUTCOMES), fill_value=0)
+    shares = counts.div(counts.sum(axis=1).where(lambda s: s > 0), axis=0)
+    if by and len(by) > 1:
+        x = [[str(v[k]) for v in shares.index] for k in range(len(by))]
+    else:
+        x = [str(v) for v in shares.index]
+    figure = go.Figure()
+    for outcome in OUTCOMES:
+        figure.add_trace(go.Bar(x=x, y=shares[outcome].to_numpy(), name=OUTCOME_LABELS[outcome],
+                                customdata=counts[outcome].to_numpy(),
+                                hovertemplate="%{y:.1%} (%{customdata} votes)<extra>" + OUTCOME_LABELS[outcome]
+                                + "</extra>"))
+    figure.update_layout(barmode="stack", title="Outcomes per " + (" and ".join(by) if by else "vote table"),
+                         yaxis_title="Share of votes", yaxis_tickformat=".0%")
+    return figure

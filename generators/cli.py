@@ -25,8 +25,29 @@ def _names(text: str) -> list[str]:
     return [name.strip() for name in text.split(",") if name.strip()]
 
 
-def cmd_run(args) -> int:
+def process_state(device: str | None):
+    """accelerate's view of this process: (process index, process count, device).
+
+    Launched with ``accelerate launch --multi_gpu`` (or ``torchrun``), each process joins the process group: NCCL on
+    GPUs, gloo on a machine without CUDA (or with ``--device cpu``), which is how the CPU test runs two processes.
+    """
+    import os
+
+    import torch
     from accelerate import PartialState
+
+    cpu = device == "cpu" or (device is None and not torch.cuda.is_available())
+    state = PartialState(cpu=cpu)
+    launched = int(os.environ.get("WORLD_SIZE", "1"))
+    if launched > 1 and state.num_processes != launched:
+        raise RuntimeError(
+            f"{launched} processes were launched but accelerate sees {state.num_processes}; every process would make "
+            "every image. Launch with `accelerate launch --multi_gpu --num_processes N -m generators run ...`."
+        )
+    return state.process_index, state.num_processes, device or str(state.device)
+
+
+def cmd_run(args) -> int:
 
     from arena.media import MediaStore
     from arena.store import connect
@@ -34,11 +55,14 @@ def cmd_run(args) -> int:
     from generators.pipelines import make_generator
     from generators.registry import load_registry, select
     from generators.runner import run, suite_prompt_ids
+    from generators.tiny import ensure_tiny
 
     settings = _settings(args)
     specs = select(load_registry(args.models_file, extra=demo_models()), _names(args.models))
-    state = PartialState(cpu=args.device == "cpu")
-    device = args.device or str(state.device)
+    for spec in specs:  # before the process group exists: transformers saves weights on rank 0 only
+        if spec.tiny and not spec.weights:
+            ensure_tiny(settings.cache_dir, spec.tiny)
+    process_index, num_processes, device = process_state(args.device)
     db = connect(settings.db_path, synchronous=settings.sqlite_synchronous)
     try:
         prompt_ids = suite_prompt_ids(db, args.suite, args.subset, args.variant, args.limit)
@@ -47,12 +71,12 @@ def cmd_run(args) -> int:
             partial(make_generator, cache_dir=settings.cache_dir, device=device, dtype=args.dtype,
                     negative_prompt=args.negative_prompt),
             images_per_prompt=args.images_per_prompt, seed=settings.seed if args.seed is None else args.seed,
-            seed_policy=args.seed_policy, batch_size=args.batch_size, process_index=state.process_index,
-            num_processes=state.num_processes, progress=not args.quiet,
+            seed_policy=args.seed_policy, batch_size=args.batch_size, process_index=process_index,
+            num_processes=num_processes, progress=not args.quiet,
         )
     finally:
         db.close()
-    where = f"process {state.process_index + 1}/{state.num_processes}: " if state.num_processes > 1 else ""
+    where = f"process {process_index + 1}/{num_processes}: " if num_processes > 1 else ""
     print(f"{where}{report.made} images made, {report.existing} already there, "
           f"{report.owned} of {report.planned} planned items owned by this process ({device}).")
     return 0

@@ -70,7 +70,7 @@ def load_pipeline(spec: ModelSpec, *, cache_dir: str | Path | None = None, devic
             "Use a class name from diffusers (e.g. StableDiffusionXLPipeline) in the models file."
         )
     source = weights_source(spec, cache_dir)
-    kwargs: dict[str, Any] = {"torch_dtype": resolve_dtype(spec, device, dtype)}
+    kwargs: dict[str, Any] = {"dtype": resolve_dtype(spec, device, dtype)}
     if spec.variant and not spec.weights and not spec.tiny:  # local folders are usually saved without a variant
         kwargs["variant"] = spec.variant
     pipeline = pipeline_class.from_pretrained(source, **kwargs)

@@ -192,6 +192,27 @@ TINY_RECIPES: dict[str, TinyRecipe] = {
 }
 
 
+def _refuse_non_main_rank(target: Path) -> None:
+    """transformers writes weights only on rank 0 once torch.distributed is up, so other ranks cannot build."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized() and dist.get_rank() != 0:
+        raise RuntimeError(
+            f"{target} is missing and this is process {dist.get_rank()} of a process group, where transformers "
+            "saves no weights. Build it first with `python -m generators tiny` (the run command does this before "
+            "joining the group)."
+        )
+
+
+def _check_complete(folder: Path) -> None:
+    index = json.loads((folder / "model_index.json").read_text())
+    for component, value in index.items():
+        if component.startswith("_") or not isinstance(value, list) or value[0] is None:
+            continue
+        if not any((folder / component).glob("*")):
+            raise RuntimeError(f"saving the tiny pipeline left {folder / component} empty.")
+
+
 def tiny_path(cache_dir: str | Path, name: str) -> Path:
     return Path(cache_dir) / "tiny" / name
 
@@ -209,11 +230,13 @@ def ensure_tiny(cache_dir: str | Path, name: str, *, seed: int = 0, rebuild: boo
         shutil.rmtree(target)
     if (target / "model_index.json").exists():
         return target
+    _refuse_non_main_rank(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
     try:
         pipeline = TINY_RECIPES[name].build(seed)
         pipeline.save_pretrained(temporary, safe_serialization=True)
+        _check_complete(temporary)
         for folder in TINY_RECIPES[name].clip_tokenizer_folders:
             write_clip_vocab_files(temporary / folder)
         try:

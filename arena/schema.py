@@ -142,8 +142,63 @@ def _initial_schema(db: sqlite_utils.Database) -> None:
     )
 
 
+def _judges_schema(db: sqlite_utils.Database) -> None:
+    """Judge tables (:mod:`judges`): the request cache and the judgments.
+
+    - ``judge_requests``: one row per answered API request, keyed by the SHA-256 of (endpoint, model, prompt text,
+      image hashes, parameters), so a re-run never pays twice; token usage and estimated cost. Never a key.
+    - ``judgments``: one row per judged subject (a battle, an image and a description, ...), including failed ones
+      with the reason; ``verdict`` is the parsed result, ``raw`` the raw replies / verdicts (JSON).
+    """
+    db.execute(
+        """
+        CREATE TABLE judge_requests (
+            key TEXT PRIMARY KEY,                    -- SHA-256 of endpoint, model, prompt text, image hashes, parameters
+            endpoint TEXT NOT NULL,
+            model TEXT NOT NULL,
+            request TEXT NOT NULL,                   -- JSON: messages with images as SHA-256 (no image data)
+            reply TEXT NOT NULL DEFAULT '',          -- the assistant message
+            refusal TEXT NOT NULL DEFAULT '',
+            finish_reason TEXT NOT NULL DEFAULT '',
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            total_tokens INTEGER,
+            cost_usd REAL,                           -- estimated from the token counts and the judge prices
+            latency_s REAL,
+            attempts INTEGER NOT NULL DEFAULT 1,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE judgments (
+            id INTEGER PRIMARY KEY,
+            judge TEXT NOT NULL,                     -- judge name and model, e.g. gpt-judge:gpt-4o-mini
+            task TEXT NOT NULL,                      -- pairwise | commonsense_fit | semvar_score | saneval | ...
+            subject TEXT NOT NULL,                   -- what was judged; one judgment per judge, task and subject
+            status TEXT NOT NULL CHECK (status IN ('ok', 'inconsistent', 'failed')),
+            reason TEXT NOT NULL DEFAULT '',         -- why it failed (or was inconsistent)
+            verdict TEXT NOT NULL DEFAULT '{}',      -- JSON: the parsed result
+            raw TEXT NOT NULL DEFAULT '[]',          -- JSON: raw replies / verdicts
+            explanation TEXT NOT NULL DEFAULT '',
+            request_keys TEXT NOT NULL DEFAULT '[]', -- JSON: judge_requests keys
+            prompt_id INTEGER REFERENCES prompts(id),
+            image_id INTEGER REFERENCES images(id),
+            model_id INTEGER REFERENCES models(id),
+            battle_id TEXT REFERENCES battles(id),   -- the judge's own battle (pairwise)
+            source_battle_id TEXT REFERENCES battles(id),  -- the human battle it repeats, if any
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            UNIQUE (judge, task, subject)
+        )"""
+    )
+    db.execute("CREATE INDEX judgments_battle ON judgments (battle_id)")
+    db.execute("CREATE INDEX judgments_source_battle ON judgments (source_battle_id)")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
+    _judges_schema,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -54,6 +54,14 @@ class Settings:
     sqlite_synchronous: str = _setting("FULL", "ARENA_SQLITE_SYNCHRONOUS", "SQLite synchronous mode: FULL survives power loss, NORMAL survives a process crash.")
     judge_base_url: str = _setting("", "ARENA_JUDGE_BASE_URL", "OpenAI-compatible endpoint for judges; empty: api.openai.com.")
     judge_model: str = _setting("gpt-4o-mini", "ARENA_JUDGE_MODEL", "Model the GPT judge asks.")
+    judge_concurrency: int = _setting(8, "ARENA_JUDGE_CONCURRENCY", "Judge API requests in flight at once.")
+    judge_timeout_s: float = _setting(60.0, "ARENA_JUDGE_TIMEOUT_S", "Seconds before a judge API request times out (then it is retried).")
+    judge_max_retries: int = _setting(5, "ARENA_JUDGE_MAX_RETRIES", "Retries of a judge request after a 429, a 5xx, a timeout or a lost connection (exponential backoff with jitter).")
+    judge_retry_base_s: float = _setting(1.0, "ARENA_JUDGE_RETRY_BASE_S", "First backoff delay in seconds; it doubles with each retry (capped at 60 s).")
+    judge_image_detail: str = _setting("high", "ARENA_JUDGE_IMAGE_DETAIL", "Detail the judge sees images in: high (the published protocol), low or auto.")
+    judge_templates: str = _setting("", "ARENA_JUDGE_TEMPLATES", "TOML file replacing judge prompt templates (keys: pairwise, commonsense_fit, semvar, saneval_*); empty: the protocol texts.")
+    judge_price_input_per_mtok: float = _setting(0.15, "ARENA_JUDGE_PRICE_INPUT", "US dollars per million input tokens, for cost estimates (gpt-4o-mini's price).")
+    judge_price_output_per_mtok: float = _setting(0.60, "ARENA_JUDGE_PRICE_OUTPUT", "US dollars per million output tokens, for cost estimates (gpt-4o-mini's price).")
 
     def __post_init__(self):
         if not 0 < self.port < 65536:
@@ -65,6 +73,14 @@ class Settings:
         if self.bootstrap_rounds < 0:
             raise SettingsError("bootstrap_rounds must be 0 or more. Set ARENA_BOOTSTRAP_ROUNDS.")
         parse_accounts(self.annotators)
+        if self.judge_concurrency < 1:
+            raise SettingsError(f"judge_concurrency must be 1 or more, got {self.judge_concurrency}. Set ARENA_JUDGE_CONCURRENCY.")
+        if self.judge_timeout_s <= 0 or self.judge_max_retries < 0 or self.judge_retry_base_s < 0:
+            raise SettingsError("judge_timeout_s must be positive and judge_max_retries, judge_retry_base_s 0 or more. "
+                                "Set ARENA_JUDGE_TIMEOUT_S, ARENA_JUDGE_MAX_RETRIES, ARENA_JUDGE_RETRY_BASE_S.")
+        if self.judge_image_detail not in ("high", "low", "auto"):
+            raise SettingsError(f"judge_image_detail must be high, low or auto, got {self.judge_image_detail!r}. "
+                                "Set ARENA_JUDGE_IMAGE_DETAIL.")
 
     @property
     def quality_rules(self):

@@ -132,9 +132,9 @@ def add_commands(subparsers, settings_loader: Callable | None = None) -> None:
     listing.set_defaults(handler=cmd_list)
 
     show = commands.add_parser("show", help="print a suite's prompts")
-    show.add_argument("suite")
-    show.add_argument("--subset")
-    show.add_argument("--variant")
+    show.add_argument("suite", help="suite name, e.g. taxonomy (see suites list)")
+    show.add_argument("--subset", help="only this subset, e.g. Easy")
+    show.add_argument("--variant", help="only this variant, e.g. with_definition")
     show.add_argument("--limit", type=int, default=20, help="at most this many prompts (default 20; 0: all)")
     show.set_defaults(handler=cmd_show)
 
@@ -167,7 +167,7 @@ def add_commands(subparsers, settings_loader: Callable | None = None) -> None:
     importers = imports.add_subparsers(dest="importer", required=True, metavar="FORMAT")
     for name, (help_text, run) in IMPORTS.items():
         parser = importers.add_parser(name, help=help_text)
-        parser.add_argument("path", type=Path)
+        parser.add_argument("path", type=Path, help="the file to import")
         if name == "predicted":
             parser.add_argument("--subset", choices=taxonomy.PREDICTED_SUBSETS, help="subset of rows without one")
         if name == "semvarbench":

@@ -47,7 +47,7 @@ def win_fraction_matrix(votes: pd.DataFrame, order: Sequence[str] | None = None)
     """
     models, counts = vote_counts(votes)
     folded = pair_outcomes(counts)
-    battles = folded.sum(axis=2)
+    battles = folded[:, :, 0] + folded[:, :, 0].T + folded[:, :, 1] + folded[:, :, 2]
     with np.errstate(invalid="ignore", divide="ignore"):
         fraction = np.where(battles > 0, folded[:, :, 0] / battles, np.nan)
     frame = _frame(fraction, models)

@@ -32,12 +32,13 @@ def ratings_chart(tables: Mapping[str, pd.DataFrame], title: str | None = None) 
     Each table is a :func:`ratings.fit_leaderboard` result; models follow the first table's order, best first.
     Provisional ratings are drawn with open markers; models without a rating are left out of that trace.
     """
-    figure = go.Figure()
-    order = _model_order(tables)
     for label, table in tables.items():
         missing = {"model", "rating", "ci_lower", "ci_upper"} - set(table.columns)
         if missing:
             raise ValueError(f"Table {label!r} lacks {', '.join(sorted(missing))}: pass fit_leaderboard() results.")
+    figure = go.Figure()
+    order = _model_order(tables)
+    for label, table in tables.items():
         rated = table[table["rating"].notna()].set_index("model").reindex([m for m in order if m in set(table["model"])])
         rated = rated[rated["rating"].notna()]
         provisional = rated["provisional"].astype(bool) if "provisional" in rated else pd.Series(False, rated.index)

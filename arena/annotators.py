@@ -65,12 +65,15 @@ def sign_in(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bo
     if row is None:
         if not open_signup:
             raise SignInError(f"No annotator account named {name!r}. Ask the arena's admin for an account.")
+        token_hash = hash_token(token)
         with db.conn:
             db.execute(
                 "INSERT INTO annotators (name, token_hash, source) VALUES (?, ?, 'signup') ON CONFLICT (name) DO NOTHING",
-                [name, hash_token(token)],
+                [name, token_hash],
             )
         row = db.execute("SELECT id, token_hash FROM annotators WHERE name = ?", [name]).fetchone()
+        if row[1] == token_hash:  # ours, not a concurrent sign-up of the same name
+            return Annotator(id=row[0], name=name)
     if not token_matches(token, row[1]):
         raise SignInError(f"Wrong token for {name!r}. Try again, or pick another name if this one is not yours.")
     return Annotator(id=row[0], name=name)

@@ -34,6 +34,10 @@ MEDIA_TYPES = {"png": "image/png", "jpg": "image/jpeg", "webp": "image/webp"}
 def build_app(settings: Settings, store: Store | None = None) -> gr.Blocks:
     """The arena as a Gradio Blocks app over the database of ``settings`` (or ``store``)."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    # Gradio's queue recomputes a pandas summary of up to 10,000 past events after every event by default; under
+    # load that, not the arena, dominated the server's time. Summarise rarely and over few events.
+    os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
+    os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
     store = store or Store(settings.db_path, synchronous=settings.sqlite_synchronous)
     sync_accounts(store.db(), settings.annotator_accounts)
     ctx = AppContext(settings=settings, store=store, media=MediaStore(settings.media_dir))

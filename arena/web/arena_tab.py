@@ -127,8 +127,10 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
     signin_outputs = [signin_box, arena_box, suite_filter, *battle_outputs]
     gr.on([signin_button.click, token_box.submit], sign_in, signin_inputs, signin_outputs, api_name="sign_in",
           concurrency_limit=None)
+    # Votes and battles skip Gradio's queue: each is one short database transaction answered in the same HTTP
+    # request (POST /gradio_api/run/<api_name>), which under load costs a fraction of a queued event.
     gr.on([next_button.click, suite_filter.input], load_next, [state, suite_filter, show_expected], battle_outputs,
-          api_name="next_battle", concurrency_limit=None)
+          api_name="next_battle", queue=False)
     def vote_handler(outcome: str):
         def handler(session: sessions.ArenaSession | None, expected: bool, request: gr.Request) -> list:
             return cast_vote(outcome, session, expected, request)
@@ -138,6 +140,6 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
 
     for outcome, button in vote_buttons.items():
         button.click(vote_handler(outcome), [state, show_expected], battle_outputs,
-                     api_name=f"vote_{outcome.lower()}", concurrency_limit=None)
+                     api_name=f"vote_{outcome.lower()}", queue=False)
     show_expected.change(toggle_expected, [state, show_expected], prompt, api_visibility="private")
     return state

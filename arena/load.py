@@ -1,0 +1,293 @@
+"""``python -m arena.load``: a bounded load test of the arena through the page's own HTTP API.
+
+It starts the app (``python -m arena serve`` in a child process) on a fresh copy of the demo database, runs N
+simulated annotators concurrently on 127.0.0.1 — sign in, then repeat: wait a short random think time, vote, load
+the next battle and fetch its two images, exactly the requests the page makes — and prints latency percentiles
+(from sending a vote to the next battle being shown), votes per second, errors, and the count of votes in the
+database against the count the clients saw acknowledged. It stops by itself after ``--duration`` seconds or
+``--max-votes`` votes, and only ever talks to 127.0.0.1.
+
+The client speaks Gradio's queue protocol (``POST /gradio_api/queue/join``, then the ``/gradio_api/queue/data``
+event stream) with httpx on one asyncio loop, so one process can drive many annotators.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+import httpx
+import numpy as np
+
+OUTCOMES = ("A", "B", "tie", "both_bad")
+VOTE_ENDPOINTS = {"A": "vote_a", "B": "vote_b", "tie": "vote_tie", "both_bad": "vote_both_bad"}
+
+
+class LoadError(RuntimeError):
+    pass
+
+
+def require_loopback(url: str) -> None:
+    host = urlparse(url).hostname
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        raise LoadError(f"the load test only targets this machine (127.0.0.1), not {host!r}.")
+
+
+class GradioSession:
+    """One browser tab's worth of API calls (one Gradio session hash)."""
+
+    def __init__(self, client: httpx.AsyncClient, base: str, endpoints: dict[str, tuple[int, bool]]):
+        self.client, self.base, self.endpoints = client, base.rstrip("/") + "/", endpoints
+        self.session_hash = "".join(random.choices("abcdefghijklmnopqrstuvwxyz0123456789", k=12))
+
+    async def call(self, api_name: str, data: list) -> list:
+        """Run one event and return its outputs; raise LoadError with the server's message on failure.
+
+        Events wired with ``queue=False`` are one POST to ``/gradio_api/run/<api_name>``; queued events join the
+        queue and read their result from the session's event stream, as the page does.
+        """
+        fn_index, queued = self.endpoints[api_name]
+        body = {"data": data, "fn_index": fn_index, "session_hash": self.session_hash, "event_data": None,
+                "trigger_id": None}
+        if not queued:
+            response = await self.client.post(self.base + f"gradio_api/run/{api_name}", json=body)
+            if response.status_code != 200:
+                raise LoadError(f"{api_name}: {response.status_code} {response.text[:200]}")
+            return response.json()["data"]
+        join = await self.client.post(self.base + "gradio_api/queue/join", json=body)
+        if join.status_code != 200:
+            raise LoadError(f"{api_name}: queue/join answered {join.status_code}")
+        event_id = join.json()["event_id"]
+        async with self.client.stream(
+            "GET", self.base + "gradio_api/queue/data", params={"session_hash": self.session_hash}
+        ) as stream:
+            async for line in stream.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                message = json.loads(line[5:])
+                if message.get("event_id") not in (event_id, None):
+                    continue
+                if message["msg"] == "process_completed":
+                    output = message.get("output") or {}
+                    if not message.get("success", False):
+                        raise LoadError(f"{api_name}: {output.get('error') or 'failed'}")
+                    return output.get("data", [])
+                if message["msg"] in ("close_stream", "unexpected_error"):
+                    raise LoadError(f"{api_name}: stream closed ({message.get('message', '')})")
+        raise LoadError(f"{api_name}: stream ended without a result")
+
+    async def images(self, outputs: list) -> int:
+        """Fetch the battle images referenced in the outputs, as the page's <img> tags do; return their count."""
+        sources = [s.split('"')[0] for s in json.dumps(outputs).replace('\\"', '"').split('src="')[1:]]
+        for source in sources:
+            response = await self.client.get(self.base + source)
+            if response.status_code != 200:
+                raise LoadError(f"image {source}: {response.status_code}")
+        return len(sources)
+
+
+@dataclass
+class LoadReport:
+    annotators: int
+    seconds: float
+    latencies: list[float] = field(default_factory=list)
+    acknowledged: list[str] = field(default_factory=list)  # "annotator/n" labels of acknowledged votes
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def votes_per_second(self) -> float:
+        return len(self.latencies) / self.seconds if self.seconds else 0.0
+
+    def percentile(self, q: float) -> float:
+        return float(np.percentile(self.latencies, q) * 1000) if self.latencies else float("nan")
+
+    def summary(self) -> str:
+        return (
+            f"annotators {self.annotators}, {self.seconds:.1f} s: {len(self.latencies)} votes acknowledged, "
+            f"{self.votes_per_second:.1f} votes/s, latency vote→next battle shown p50 {self.percentile(50):.0f} ms, "
+            f"p95 {self.percentile(95):.0f} ms, p99 {self.percentile(99):.0f} ms, errors {len(self.errors)}"
+        )
+
+
+async def fetch_endpoints(client: httpx.AsyncClient, base: str) -> dict[str, tuple[int, bool]]:
+    """{api_name: (fn_index, queued)} from the page's config, as the page reads it."""
+    config = (await client.get(base.rstrip("/") + "/config")).json()
+    return {d["api_name"]: (d["id"], d.get("queue") is not False) for d in config["dependencies"] if d.get("api_name")}
+
+
+async def _sign_in(index: int, session: GradioSession, report: LoadReport) -> bool:
+    try:
+        await session.images(await session.call("sign_in", [f"load-{index:03d}", "load-token", None, "All suites", False]))
+        return True
+    except (LoadError, httpx.HTTPError) as error:
+        report.errors.append(f"annotator {index} sign-in: {error}")
+        return False
+
+
+async def _annotator(
+    index: int, session: GradioSession, report: LoadReport, deadline: float, budget: list[int],
+    think: tuple[float, float], rng: random.Random,
+) -> None:
+    while time.monotonic() < deadline and budget[0] > 0:
+        await asyncio.sleep(rng.uniform(*think))
+        if time.monotonic() >= deadline or budget[0] <= 0:
+            return
+        budget[0] -= 1
+        outcome = rng.choice(OUTCOMES)
+        started = time.monotonic()
+        try:
+            await session.call(VOTE_ENDPOINTS[outcome], [None, False])
+            report.acknowledged.append(f"load-{index:03d}")
+            await session.images(await session.call("next_battle", [None, "All suites", False]))
+        except (LoadError, httpx.HTTPError) as error:
+            report.errors.append(f"annotator {index}: {error}")
+            continue
+        report.latencies.append(time.monotonic() - started)
+
+
+async def run_load(
+    base: str, *, annotators: int = 64, duration: float = 30.0, max_votes: int = 100_000,
+    think: tuple[float, float] = (0.1, 0.5), seed: int = 0,
+) -> LoadReport:
+    """Drive ``annotators`` simulated annotators against the app at ``base`` until the time or vote budget ends."""
+    require_loopback(base)
+    limits = httpx.Limits(max_connections=4 * annotators + 8, max_keepalive_connections=4 * annotators + 8)
+    async with httpx.AsyncClient(timeout=httpx.Timeout(30.0), limits=limits) as client:
+        endpoints = await fetch_endpoints(client, base)
+        report = LoadReport(annotators=annotators, seconds=duration)
+        sessions = [GradioSession(client, base, endpoints) for _ in range(annotators)]
+        signed_in = await asyncio.gather(*(_sign_in(i, s, report) for i, s in enumerate(sessions)))  # not timed
+        budget = [max_votes]
+        started = time.monotonic()
+        deadline = started + duration
+        rngs = [random.Random(seed * 1000 + i) for i in range(annotators)]
+        await asyncio.gather(*(
+            _annotator(i, sessions[i], report, deadline, budget, think, rngs[i])
+            for i in range(annotators) if signed_in[i]
+        ))
+        report.seconds = time.monotonic() - started
+    return report
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(env: dict[str, str], port: int, log: Path, timeout: float = 120.0) -> subprocess.Popen:
+    """Start ``python -m arena serve`` on 127.0.0.1:``port`` and wait until it answers."""
+    env = {**os.environ, **env, "ARENA_HOST": "127.0.0.1", "ARENA_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
+    handle = open(log, "ab")
+    process = subprocess.Popen([sys.executable, "-m", "arena", "serve"], env=env, stdout=handle, stderr=handle,
+                               cwd=Path(__file__).resolve().parents[1], start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise LoadError(f"the server exited with {process.returncode}; see {log}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/config", timeout=2).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    stop_server(process)
+    raise LoadError(f"the server did not answer within {timeout:.0f} s; see {log}")
+
+
+def stop_server(process: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, sig)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def stored_votes(db_path: Path) -> dict[str, int]:
+    """{voter: votes} in the database (every vote, flagged or not)."""
+    with sqlite3.connect(db_path) as conn:
+        return dict(conn.execute("SELECT voter, COUNT(*) FROM votes GROUP BY voter").fetchall())
+
+
+def integrity(db_path: Path) -> str:
+    with sqlite3.connect(db_path) as conn:
+        return conn.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def demo_database(cache_dir: Path) -> Path:
+    """A folder holding a freshly built demo database and its media, built once and then copied."""
+    template = cache_dir / "load-demo"
+    if not (template / "arena.db").exists():
+        from arena.demo import build_demo
+        from arena.media import MediaStore
+        from arena.settings import load_settings
+        from arena.store import connect
+
+        shutil.rmtree(template, ignore_errors=True)
+        settings = load_settings().replace(db_path=template / "arena.db", media_dir=template / "media",
+                                           cache_dir=cache_dir)
+        db = connect(settings.db_path)
+        build_demo(db, MediaStore(settings.media_dir), settings)
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.close()
+    return template
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m arena.load", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--annotators", type=int, default=64)
+    parser.add_argument("--duration", type=float, default=30.0, help="seconds of load (default 30)")
+    parser.add_argument("--max-votes", type=int, default=20_000, help="stop after this many votes")
+    parser.add_argument("--think", type=float, nargs=2, default=(0.1, 0.5), metavar=("MIN", "MAX"),
+                        help="think time range in seconds (default 0.1 0.5)")
+    parser.add_argument("--synchronous", default="FULL", help="SQLite synchronous setting of the server")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--keep", action="store_true", help="keep the temporary database folder")
+    args = parser.parse_args(argv)
+    from arena.settings import load_settings
+
+    cache_dir = load_settings().cache_dir.resolve()
+    template = demo_database(cache_dir)
+    work = Path(tempfile.mkdtemp(prefix="arena-load-"))
+    shutil.copytree(template, work, dirs_exist_ok=True)
+    port = free_port()
+    env = {"ARENA_DB": str(work / "arena.db"), "ARENA_MEDIA_DIR": str(work / "media"), "ARENA_CACHE_DIR": str(cache_dir),
+           "ARENA_DEMO": "false", "ARENA_RATE_LIMIT_CLIENT": "0", "ARENA_RATE_LIMIT_ANNOTATOR": "0",
+           "ARENA_SQLITE_SYNCHRONOUS": args.synchronous, "ARENA_LEADERBOARD_REFRESH_S": "0"}
+    print(f"server: 127.0.0.1:{port}, database {work / 'arena.db'} (synchronous={args.synchronous})")
+    server = start_server(env, port, work / "server.log")
+    try:
+        report = asyncio.run(run_load(f"http://127.0.0.1:{port}/", annotators=args.annotators, duration=args.duration,
+                                      max_votes=args.max_votes, think=tuple(args.think), seed=args.seed))
+    finally:
+        stop_server(server)
+    stored = stored_votes(work / "arena.db")
+    acknowledged = {name: report.acknowledged.count(name) for name in set(report.acknowledged)}
+    print(report.summary())
+    print(f"votes acknowledged {len(report.acknowledged)}, stored {sum(stored.values())}, "
+          f"per annotator equal: {stored == acknowledged}, integrity_check: {integrity(work / 'arena.db')}")
+    for error in report.errors[:10]:
+        print("error:", error)
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0 if not report.errors and stored == acknowledged else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

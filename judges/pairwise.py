@@ -1,0 +1,260 @@
+"""T1 pairwise judge: a multimodal LLM votes on battles like an annotator does.
+
+Battles are either drawn like the arena draws them (:func:`plan_drawn`: the ``uniform`` strategy of
+:mod:`arena.battles` — a prompt, two distinct models, one image of each, random sides — within the selected
+suite / subset / variant / models, from a seeded generator) or copied from existing human battles
+(:func:`plan_human`, same prompt, same images, same sides), so judge and human votes can be compared per battle.
+
+Each battle is sent with the T1 prompt and the two images (data URLs, detail configurable). With the position-bias
+control (the default) it is asked in both orders: if the two verdicts agree once the second is swapped back, that is
+the vote; if not, the vote is a tie (Chatbot Arena's rule for its LLM judge) and the judgment is marked
+``inconsistent``, with both raw verdicts kept. ``single_order`` asks once, which is the published protocol exactly.
+
+A vote goes through :func:`arena.votes.record_vote` on a battle served to the judge (voter kind ``judge``, voter =
+the judge's name), in the same transaction as its judgment; a failed judgment (an API error after the last retry, a
+refusal, a reply without a verdict) is stored with its reason and casts no vote. Drawn battle *i* of a seed has the
+subject ``draw:<filters>:seed<seed>:<i>``, a copied one ``human:<battle id>``: a subject judged once is skipped by
+later runs, so re-running never casts a second vote.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+from dataclasses import dataclass
+from typing import Sequence
+
+import sqlite_utils
+
+from arena.battles import Pairing, serve_battle
+from arena.votes import record_vote
+from judges.client import Engine, Reply
+from judges.parsing import SWAPPED, VERDICT_OUTCOMES, parse_pairwise, read_reply
+from judges.prompts import Templates, pairwise_request
+from judges.request import ImageInput
+from judges.run import RunSummary, run_units
+from judges.selection import ImageRow, Selection, SelectionError, image_rows, model_ids, prompt_filter
+from judges.store import Judgment, judged_subjects, judgments, save_judgment
+
+TASK = "pairwise"
+SOURCES = ("draw", "human")
+DEFAULT_DRAWS = 100
+
+
+def judge_name(model: str, name: str = "gpt-judge", single_order: bool = False) -> str:
+    """The voter name of a judge: its name and model, e.g. ``gpt-judge:gpt-4o-mini``."""
+    return f"{name}{'-single-order' if single_order else ''}:{model}"
+
+
+@dataclass(frozen=True)
+class PlannedBattle:
+    subject: str
+    pairing: Pairing
+    prompt: str
+    left: ImageInput
+    right: ImageInput
+    source_battle_id: str | None = None
+
+
+# --- planning ---------------------------------------------------------------------------------------------------
+
+def _pool(rows: Sequence[ImageRow]) -> dict[int, dict[int, list[ImageRow]]]:
+    """{prompt_id: {model_id: [images by idx]}} for prompts with images from at least two models."""
+    pool: dict[int, dict[int, list[ImageRow]]] = {}
+    for row in rows:
+        pool.setdefault(row.prompt_id, {}).setdefault(row.model_id, []).append(row)
+    return {pid: models for pid, models in sorted(pool.items()) if len(models) >= 2}
+
+
+def plan_drawn(db: sqlite_utils.Database, media, selection: Selection, *, count: int, seed: int = 0,
+               max_tries_per_draw: int = 50) -> list[PlannedBattle]:
+    """``count`` battles drawn as :func:`arena.battles.draw_uniform` draws them, within ``selection``.
+
+    The i-th battle of a seed is the same whatever ``count`` is. A draw that repeats a pair of images already drawn
+    in this plan (in either order) is drawn again.
+    """
+    pool = _pool(image_rows(db, selection))
+    if not pool:
+        raise SelectionError(f"No prompt of {selection.describe()} has images from two models. Generate or import "
+                             "images, or widen the filters.")
+    rng = random.Random(seed)
+    prompt_ids = sorted(pool)
+    plans, seen = [], set()
+    scope = selection.scope()
+    for index in range(count):
+        for _ in range(max_tries_per_draw):
+            prompt_id = rng.choice(prompt_ids)
+            images_by_model = pool[prompt_id]
+            model_a, model_b = rng.sample(sorted(images_by_model), 2)
+            left, right = rng.choice(images_by_model[model_a]), rng.choice(images_by_model[model_b])
+            pair = (prompt_id, *sorted((left.image_id, right.image_id)))
+            if pair not in seen:
+                break
+        else:
+            break  # the pool is (nearly) exhausted: fewer battles than asked
+        seen.add(pair)
+        plans.append(PlannedBattle(
+            f"draw:{scope}:seed{seed}:{index}", Pairing(prompt_id, left.image_id, right.image_id), left.text,
+            left.input(media), right.input(media)))
+    return plans
+
+
+def plan_human(db: sqlite_utils.Database, media, selection: Selection,
+               include_excluded: bool = False) -> list[PlannedBattle]:
+    """The human battles with a vote (within ``selection``), oldest first, each as a battle for the judge."""
+    where, params = prompt_filter(selection)
+    ids = model_ids(db, selection.models)
+    models_clause = ""
+    if selection.models:
+        marks = ",".join("?" * len(ids))
+        models_clause = f"AND l.model_id IN ({marks}) AND r.model_id IN ({marks})"
+        params += [*ids.values(), *ids.values()]
+    rows = db.execute(
+        f"""
+        SELECT b.id, b.prompt_id, p.text, l.id, l.media_hash, l.media_ext, l.width, l.height,
+               r.id, r.media_hash, r.media_ext, r.width, r.height
+        FROM battles b JOIN votes v ON v.battle_id = b.id JOIN prompts p ON p.id = b.prompt_id
+        JOIN images l ON l.id = b.left_image_id JOIN images r ON r.id = b.right_image_id
+        WHERE b.served_to_kind = 'human' AND {where} {models_clause} {'' if include_excluded else 'AND v.excluded = 0'}
+        ORDER BY b.served_at, b.id
+        """,
+        params,
+    ).fetchall()
+    return [
+        PlannedBattle(f"human:{row[0]}", Pairing(row[1], row[3], row[8]), row[2],
+                      ImageInput.from_media(media, row[4], row[5], row[6], row[7]),
+                      ImageInput.from_media(media, row[9], row[10], row[11], row[12]), source_battle_id=row[0])
+        for row in rows
+    ]
+
+
+# --- deciding (pure) --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Answer:
+    label: str | None        # A / B / C / D as shown, or None when it failed
+    reason: str = ""
+    explanation: str = ""
+
+
+def read_answer(reply: Reply) -> Answer:
+    """The verdict of one reply, or why there is none (API error, refusal, no final verdict)."""
+    parsed = read_reply(reply, parse_pairwise)
+    if not parsed.ok:
+        return Answer(None, parsed.reason)
+    return Answer(parsed.value.label, explanation=parsed.value.explanation)
+
+
+@dataclass(frozen=True)
+class Decision:
+    status: str              # ok | inconsistent | failed
+    outcome: str | None      # A | B | tie | both_bad relative to the battle's sides, None when failed
+    reason: str
+    verdict: dict
+
+
+def decide(answers: Sequence[Answer]) -> Decision:
+    """The vote from one answer (single order) or two (the second asked with the images swapped)."""
+    labels = [a.label for a in answers]
+    orders = [{"shown": "AB" if i == 0 else "BA", "label": label,
+               "label_as_battle": (label if i == 0 else SWAPPED[label]) if label else None}
+              for i, label in enumerate(labels)]
+    verdict = {"orders": orders}
+    failures = [f"{'first' if i == 0 else 'swapped'} order: {a.reason}" for i, a in enumerate(answers) if a.label is None]
+    if failures:
+        return Decision("failed", None, "; ".join(failures), {**verdict, "outcome": None})
+    back = [o["label_as_battle"] for o in orders]
+    if len(back) == 1 or back[0] == back[1]:
+        outcome = VERDICT_OUTCOMES[back[0]]
+        return Decision("ok", outcome, "", {**verdict, "outcome": outcome, "consistent": True})
+    reason = f"the orders disagree: {back[0]} as shown, {back[1]} with the images swapped (back in battle order)"
+    return Decision("inconsistent", "tie", reason, {**verdict, "outcome": "tie", "consistent": False})
+
+
+def position_bias(verdicts: Sequence[dict]) -> dict:
+    """First-position win rates: ``before`` over every decisive answer as shown (each order counts), ``after`` over
+    the decisive final votes (A = the battle's left image)."""
+    shown = [o["label"] for v in verdicts for o in v.get("orders", []) if o.get("label") in ("A", "B")]
+    final = [v["outcome"] for v in verdicts if v.get("outcome") in ("A", "B")]
+    rate = lambda labels: (sum(label == "A" for label in labels) / len(labels)) if labels else None  # noqa: E731
+    return {"before": rate(shown), "before_n": len(shown), "after": rate(final), "after_n": len(final)}
+
+
+# --- running ----------------------------------------------------------------------------------------------------
+
+def _write(db: sqlite_utils.Database, plan: PlannedBattle, decision: Decision, *, judge: str, session_id: str,
+           replies: Sequence[Reply], answers: Sequence[Answer]) -> None:
+    explanation = "\n\n".join(f"[{o}] {a.explanation}" for o, a in zip(("AB", "BA"), answers) if a.explanation)
+    judgment = Judgment(
+        judge, TASK, plan.subject, decision.status, decision.reason, decision.verdict,
+        raw=[r.text for r in replies], explanation=explanation, request_keys=tuple(r.key for r in replies),
+        prompt_id=plan.pairing.prompt_id, source_battle_id=plan.source_battle_id,
+    )
+    with db.conn:
+        if decision.outcome is None:
+            save_judgment(db, judgment)
+            return
+        battle = serve_battle(db, random.Random(0), session_id=session_id, judge=judge, pairing=plan.pairing)
+        record_vote(db, battle.id, decision.outcome, session_id=session_id, rules=None)
+        save_judgment(db, Judgment(**{**judgment.__dict__, "battle_id": battle.id}))
+
+
+async def judge_battles(
+    db: sqlite_utils.Database, engine: Engine, plans: Sequence[PlannedBattle], *, judge: str,
+    templates: Templates = Templates(), single_order: bool = False, progress: bool = True,
+    handle_signals: bool = True,
+) -> RunSummary:
+    """Judge ``plans`` (skipping subjects already judged) and write votes and judgments; return the summary."""
+    done = judged_subjects(db, judge, TASK)
+    todo = [plan for plan in plans if plan.subject not in done]
+    summary = RunSummary(judge, TASK, skipped=len(plans) - len(todo))
+    session_id = f"judge-run:{uuid.uuid4().hex}"
+    detail = engine.config.image_detail
+
+    async def worker(plan: PlannedBattle) -> str:
+        requests = [pairwise_request(templates, plan.prompt, plan.left, plan.right, detail)]
+        if not single_order:
+            requests.append(pairwise_request(templates, plan.prompt, plan.right, plan.left, detail))
+        replies = await asyncio.gather(*(engine.ask(request) for request in requests))
+        for status in ("stopped", "dry_run"):
+            if any(reply.status == status for reply in replies):
+                return status
+        answers = [read_answer(reply) for reply in replies]
+        decision = decide(answers)
+        _write(db, plan, decision, judge=judge, session_id=session_id, replies=replies, answers=answers)
+        return decision.status
+
+    await run_units(engine, todo, worker, summary, progress=progress, handle_signals=handle_signals)
+    if not engine.dry_run:
+        verdicts = [row["verdict"] for row in judgments(db, judge, TASK) if row["status"] != "failed"]
+        bias = position_bias(verdicts)
+        summary.extra["position_bias"] = bias
+        if bias["before"] is not None:
+            summary.notes.append(
+                f"first-position win rate: {bias['before']:.3f} over {bias['before_n']} answers as shown (before), "
+                f"{bias['after']:.3f} over {bias['after_n']} final votes (after)" if bias["after"] is not None else
+                f"first-position win rate: {bias['before']:.3f} over {bias['before_n']} answers as shown (before)")
+        agreement = human_agreement(db, judge)
+        if agreement["n"]:
+            summary.extra["human_agreement"] = agreement
+            summary.notes.append(f"agreement with the human vote on the same battle: {agreement['agreement']:.3f} "
+                                 f"over {agreement['n']} battles")
+    if todo == [] and plans:
+        summary.notes.append("every planned battle is already judged: use another --seed (or a larger --limit) "
+                             "for new battles.")
+    return summary
+
+
+def human_agreement(db: sqlite_utils.Database, judge: str) -> dict:
+    """How often the judge's vote equals the human vote on the battle it copied (same sides, same images)."""
+    rows = db.execute(
+        """
+        SELECT jv.outcome, hv.outcome FROM judgments j
+        JOIN votes jv ON jv.battle_id = j.battle_id JOIN votes hv ON hv.battle_id = j.source_battle_id
+        WHERE j.judge = ? AND j.task = ? AND j.source_battle_id IS NOT NULL
+        """,
+        [judge, TASK],
+    ).fetchall()
+    agree = sum(a == b for a, b in rows)
+    return {"n": len(rows), "agreement": agree / len(rows) if rows else None}

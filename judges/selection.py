@@ -1,0 +1,96 @@
+"""Which prompts, models and images a judge run covers (suite / subset / variant / model filters)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import sqlite_utils
+
+from judges.request import ImageInput
+
+
+class SelectionError(ValueError):
+    """A filter matches nothing usable; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    suite: str | None = None
+    subset: str | None = None
+    variant: str | None = None
+    models: tuple[str, ...] = ()  # model names; empty: all models
+    limit: int | None = None
+
+    def describe(self) -> str:
+        parts = [f"{name} {value!r}" for name, value in (("suite", self.suite), ("subset", self.subset),
+                                                          ("variant", self.variant)) if value]
+        if self.models:
+            parts.append("models " + ", ".join(self.models))
+        return ", ".join(parts) or "all prompts"
+
+    def scope(self) -> str:
+        """A stable text naming the filters (part of the subject of drawn battles)."""
+        return "/".join([self.suite or "*", self.subset or "*", self.variant or "*", "+".join(sorted(self.models)) or "*"])
+
+
+@dataclass(frozen=True)
+class ImageRow:
+    image_id: int
+    prompt_id: int
+    model_id: int
+    model: str
+    idx: int
+    media_hash: str
+    media_ext: str
+    width: int
+    height: int
+    suite: str
+    subset: str
+    variant: str
+    item_key: str
+    role: str
+    text: str
+    metadata: dict
+
+    def input(self, media) -> ImageInput:
+        return ImageInput.from_media(media, self.media_hash, self.media_ext, self.width, self.height)
+
+
+def model_ids(db: sqlite_utils.Database, names: tuple[str, ...]) -> dict[str, int]:
+    """{name: id} of ``names`` (all models when empty); an unknown name raises with the known ones."""
+    known = dict(db.execute("SELECT name, id FROM models ORDER BY name").fetchall())
+    if not names:
+        return known
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise SelectionError(f"unknown model {', '.join(map(repr, unknown))}. Known models: {', '.join(known) or 'none'}.")
+    return {name: known[name] for name in names}
+
+
+def prompt_filter(selection: Selection, alias: str = "p") -> tuple[str, list]:
+    clauses, params = [], []
+    for column in ("suite", "subset", "variant"):
+        value = getattr(selection, column)
+        if value:
+            clauses.append(f"{alias}.{column} = ?")
+            params.append(value)
+    return (" AND ".join(clauses) or "1"), params
+
+
+def image_rows(db: sqlite_utils.Database, selection: Selection) -> list[ImageRow]:
+    """Images of the selected prompts and models, ordered by prompt, model and generation index."""
+    where, params = prompt_filter(selection)
+    ids = model_ids(db, selection.models)
+    model_clause = f"AND i.model_id IN ({','.join('?' * len(ids))})" if selection.models else ""
+    rows = db.execute(
+        f"""
+        SELECT i.id, i.prompt_id, i.model_id, m.name, i.idx, i.media_hash, i.media_ext, i.width, i.height,
+               p.suite, p.subset, p.variant, p.item_key, p.role, p.text, p.metadata
+        FROM images i JOIN prompts p ON p.id = i.prompt_id JOIN models m ON m.id = i.model_id
+        WHERE {where} {model_clause}
+        ORDER BY i.prompt_id, m.name, i.idx
+        """,
+        [*params, *(ids.values() if selection.models else [])],
+    ).fetchall()
+    return [ImageRow(*row[:15], json.loads(row[15])) for row in rows]

@@ -1,0 +1,117 @@
+"""Writing judge results: the ``judgments`` table and scores in the ``metrics`` table.
+
+A judgment is keyed by (judge, task, subject): re-running a judge overwrites its judgment of a subject rather than
+adding a second one. Metrics are keyed like the ``metrics_key`` index: (model, image or none, suite, subset, name,
+scorer); model-level metrics have ``image_id`` None.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import sqlite_utils
+
+STATUSES = ("ok", "inconsistent", "failed")
+
+
+@dataclass(frozen=True)
+class Judgment:
+    judge: str
+    task: str
+    subject: str
+    status: str  # ok | inconsistent | failed
+    reason: str = ""
+    verdict: Any = field(default_factory=dict)
+    raw: Any = field(default_factory=list)
+    explanation: str = ""
+    request_keys: tuple[str, ...] = ()
+    prompt_id: int | None = None
+    image_id: int | None = None
+    model_id: int | None = None
+    battle_id: str | None = None
+    source_battle_id: str | None = None
+
+    def __post_init__(self):
+        if self.status not in STATUSES:
+            raise ValueError(f"judgment status must be one of {', '.join(STATUSES)}, got {self.status!r}.")
+
+
+def save_judgment(db: sqlite_utils.Database, judgment: Judgment) -> None:
+    j = judgment
+    with db.conn:
+        db.execute(
+            """
+            INSERT INTO judgments (judge, task, subject, status, reason, verdict, raw, explanation, request_keys,
+                                   prompt_id, image_id, model_id, battle_id, source_battle_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (judge, task, subject) DO UPDATE SET
+                status = excluded.status, reason = excluded.reason, verdict = excluded.verdict, raw = excluded.raw,
+                explanation = excluded.explanation, request_keys = excluded.request_keys,
+                prompt_id = excluded.prompt_id, image_id = excluded.image_id, model_id = excluded.model_id,
+                battle_id = excluded.battle_id, source_battle_id = excluded.source_battle_id,
+                updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+            """,
+            [j.judge, j.task, j.subject, j.status, j.reason, json.dumps(j.verdict, ensure_ascii=False),
+             json.dumps(j.raw, ensure_ascii=False), j.explanation, json.dumps(list(j.request_keys)), j.prompt_id,
+             j.image_id, j.model_id, j.battle_id, j.source_battle_id],
+        )
+
+
+def judged_subjects(db: sqlite_utils.Database, judge: str, task: str,
+                    statuses: Iterable[str] = ("ok", "inconsistent")) -> set[str]:
+    """Subjects ``judge`` has a judgment of ``task`` for, with one of ``statuses``."""
+    statuses = list(statuses)
+    rows = db.execute(
+        f"SELECT subject FROM judgments WHERE judge = ? AND task = ? AND status IN ({','.join('?' * len(statuses))})",
+        [judge, task, *statuses],
+    )
+    return {row[0] for row in rows}
+
+
+def judgments(db: sqlite_utils.Database, judge: str | None = None, task: str | None = None) -> list[dict]:
+    """Judgment rows (JSON columns decoded), oldest first."""
+    where, params = [], []
+    for column, value in (("judge", judge), ("task", task)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    rows = list(db.query(f"SELECT * FROM judgments {'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY id",
+                         params))
+    for row in rows:
+        for column in ("verdict", "raw", "request_keys"):
+            row[column] = json.loads(row[column])
+    return rows
+
+
+def save_metric(
+    db: sqlite_utils.Database, *, model_id: int, name: str, value: float | None, scorer: str, suite: str,
+    subset: str = "", image_id: int | None = None, scorer_version: str = "", details: dict | None = None,
+) -> None:
+    """Insert or replace one score in ``metrics``."""
+    with db.conn:
+        db.execute(
+            """
+            INSERT INTO metrics (model_id, image_id, suite, subset, name, value, scorer, scorer_version, details)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (model_id, ifnull(image_id, 0), suite, subset, name, scorer) DO UPDATE SET
+                value = excluded.value, scorer_version = excluded.scorer_version, details = excluded.details,
+                created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+            """,
+            [model_id, image_id, suite, subset, name, value, scorer, scorer_version,
+             json.dumps(details or {}, ensure_ascii=False, sort_keys=True)],
+        )
+
+
+def metric_rows(db: sqlite_utils.Database, *, scorer: str, name: str, suite: str,
+                image_level: bool = True) -> list[dict]:
+    """Metrics of one scorer and name (image-level or model-level), details decoded."""
+    rows = list(db.query(
+        f"SELECT * FROM metrics WHERE scorer = ? AND name = ? AND suite = ? AND image_id IS "
+        f"{'NOT NULL' if image_level else 'NULL'} ORDER BY id",
+        [scorer, name, suite],
+    ))
+    for row in rows:
+        row["details"] = json.loads(row["details"])
+    return rows

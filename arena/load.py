@@ -18,6 +18,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -105,7 +106,8 @@ class LoadReport:
     annotators: int
     seconds: float
     latencies: list[float] = field(default_factory=list)
-    acknowledged: list[str] = field(default_factory=list)  # "annotator/n" labels of acknowledged votes
+    acknowledged: list[str] = field(default_factory=list)  # voter name of each acknowledged vote
+    vote_ids: list[int] = field(default_factory=list)  # the receipt number ("Vote #n recorded") of each
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -150,8 +152,12 @@ async def _annotator(
         outcome = rng.choice(OUTCOMES)
         started = time.monotonic()
         try:
-            await session.call(VOTE_ENDPOINTS[outcome], [None, False])
+            voted = await session.call(VOTE_ENDPOINTS[outcome], [None, False])
+            receipt = re.search(r"Vote #(\d+) recorded", json.dumps(voted))
+            if receipt is None:
+                raise LoadError("the vote's answer has no receipt")
             report.acknowledged.append(f"load-{index:03d}")
+            report.vote_ids.append(int(receipt.group(1)))
             await session.images(await session.call("next_battle", [None, "All suites", False]))
         except (LoadError, httpx.HTTPError) as error:
             report.errors.append(f"annotator {index}: {error}")

@@ -44,7 +44,7 @@ def prompt_markdown(battle: Battle, *, show_expected: bool = False) -> str:
 
 def reveal_markdown(receipt: VoteReceipt) -> str:
     return (
-        f"You voted **{OUTCOME_LABELS[receipt.outcome]}**. "
+        f"Vote #{receipt.vote_id} recorded: **{OUTCOME_LABELS[receipt.outcome]}**. "
         f"A was **{escape_markdown(receipt.model_a)}**, B was **{escape_markdown(receipt.model_b)}**. "
         "Press **Next battle** (or N) to continue."
     )

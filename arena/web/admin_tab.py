@@ -40,7 +40,7 @@ def build_admin_tab(ctx: AppContext) -> None:
     def check(given: str, is_unlocked: bool) -> bool:
         if is_unlocked:
             return True
-        if password and hmac.compare_digest(given.encode(), password.encode()):
+        if password and hmac.compare_digest(str(given or "").encode(), password.encode()):
             return True
         time.sleep(0.5)  # slow down guessing
         raise gr.Error("Wrong admin password." if password else "Set ARENA_ADMIN_PASSWORD to enable the admin tab.")
@@ -71,11 +71,16 @@ def build_admin_tab(ctx: AppContext) -> None:
         export_votes(ctx.store.db(), path, fmt)
         return str(path)
 
-    gr.on([unlock.click, password_box.submit], do_unlock, [password_box, unlocked],
+    def named(name: str, handler):
+        handler.__name__ = name
+        return handler
+
+    gr.on([unlock.click, password_box.submit], named("admin_unlock", do_unlock), [password_box, unlocked],
           [unlocked, lock_box, admin_box, stats, flagged, password_box], api_visibility="private")
     for exclude, button in ((False, include_button), (True, exclude_button)):
-        button.click(lambda given, ok, vote, exclude=exclude: do_review(exclude, given, ok, vote),
+        button.click(named(f"admin_review_{'exclude' if exclude else 'include'}",
+                           lambda given, ok, vote, exclude=exclude: do_review(exclude, given, ok, vote)),
                      [password_box, unlocked, vote_id], flagged, api_visibility="private")
     for fmt, button in export_buttons.items():
-        button.click(lambda given, ok, fmt=fmt: do_export(fmt, given, ok), [password_box, unlocked], export_file,
-                     api_visibility="private")
+        button.click(named(f"admin_export_{fmt}", lambda given, ok, fmt=fmt: do_export(fmt, given, ok)),
+                     [password_box, unlocked], export_file, api_visibility="private")

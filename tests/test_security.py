@@ -1,0 +1,96 @@
+"""Abuse of the vote handler, the importers and the admin API: refused cleanly, nothing partial written."""
+
+import json
+import random
+import string
+
+import httpx
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from arena.importer import ImageImportError, import_images
+from arena.media import MediaStore
+from arena.store import connect
+from arena.votes import VoteRejected, record_vote
+from conftest import build_small_arena
+from webapp import running_app
+
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@FAST
+@given(battle_id=st.one_of(st.text(max_size=40), st.none(), st.integers()), outcome=st.one_of(st.text(max_size=10), st.none()),
+       session=st.text(max_size=30))
+def test_vote_handler_never_crashes_or_writes_on_bad_input(tmp_path_factory, battle_id, outcome, session):
+    arena = _ARENA.get("x") or _ARENA.setdefault("x", build_small_arena(tmp_path_factory.mktemp("v")))
+    before = arena.db.execute("SELECT COUNT(*) FROM votes").fetchone()[0]
+    try:
+        record_vote(arena.db, battle_id, outcome, session_id=session)
+    except VoteRejected:
+        pass
+    else:  # only a battle of that session with a real outcome may be voted on; none was served to these ids
+        raise AssertionError("a vote was accepted for a battle nobody served")
+    assert arena.db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == before
+
+
+_ARENA: dict = {}
+
+ROW = st.fixed_dictionaries({}, optional={
+    "key": st.one_of(st.text(alphabet=string.ascii_letters + "/.<>\\ \n", max_size=8), st.integers()),
+    "text": st.one_of(st.text(max_size=20), st.none(), st.lists(st.integers(), max_size=2)),
+    "metadata": st.one_of(st.text(max_size=10), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2)),
+})
+
+
+@FAST
+@given(rows=st.lists(st.one_of(ROW, st.text(max_size=15)), max_size=5), keys=st.lists(st.text(
+    alphabet=string.ascii_letters + "_-", min_size=1, max_size=6), max_size=3))
+def test_importer_is_all_or_nothing_on_arbitrary_input(tmp_path_factory, rows, keys):
+    root = tmp_path_factory.mktemp("imp")
+    lines = [json.dumps(r) if isinstance(r, dict) else r for r in rows]
+    (root / "prompts.jsonl").write_text("\n".join(lines))
+    for key in keys:
+        (root / "imgs" / "model").mkdir(parents=True, exist_ok=True)
+        (root / "imgs" / "model" / f"{key}.png").write_bytes(b"\x89PNG not really")
+    db = connect(root / "a.db")
+    try:
+        import_images(db, MediaStore(root / "media"), root / "imgs", root / "prompts.jsonl")
+    except ImageImportError:
+        counts = [db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("prompts", "models", "images")]
+        assert counts == [0, 0, 0]
+    else:
+        raise AssertionError("fake PNG bytes were imported")
+    finally:
+        db.close()
+
+
+def test_admin_endpoints_refuse_calls_without_the_password(tmp_path):
+    import asyncio
+
+    from arena.load import GradioSession, LoadError
+
+    arena = build_small_arena(tmp_path, admin_password="correct horse")
+
+    async def attack(url, admin_ids):
+        outcomes = []
+        async with httpx.AsyncClient(timeout=20) as client:
+            for fn_index, inputs in admin_ids:
+                for password in ("", "wrong", None):
+                    session = GradioSession(client, url, {"admin": (fn_index, True)})
+                    try:
+                        outcomes.append(await session.call("admin", [password, None, 1][:inputs]))
+                    except LoadError as error:
+                        outcomes.append(str(error))
+        return outcomes
+
+    with running_app(arena.settings) as url:
+        config = httpx.get(url + "config").json()
+        admin_ids = [(d["id"], len(d["inputs"])) for d in config["dependencies"]
+                     if (d.get("api_name") or "").startswith("admin_")]
+        assert len(admin_ids) == 6  # unlock, include, exclude, three exports
+        outcomes = asyncio.run(attack(url, admin_ids))
+        exports = tmp_path / "cache" / "exports"
+        assert not exports.exists() or list(exports.iterdir()) == []
+        assert all(isinstance(o, str) for o in outcomes), outcomes  # every call failed...
+        assert all("Wrong admin password" in o for o in outcomes), outcomes  # ...because of the password
+        assert httpx.get(url + f"gradio_api/file={exports}/votes.csv").status_code in (403, 404)

@@ -191,6 +191,12 @@ class Engine:
             )
         return self._client
 
+    def expect(self, request: ChatRequest) -> None:
+        """Dry run: count a request a later step would send (its exact inputs are not known without answers)."""
+        if self.dry_run:
+            self.stats.planned += 1
+            self.stats.planned_cost_usd += estimate_cost(request, self.config.model, self.config.prices)
+
     def key(self, request: ChatRequest) -> str:
         return request.cache_key(self.config.endpoint, self.config.model)
 

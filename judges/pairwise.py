@@ -29,7 +29,7 @@ import sqlite_utils
 
 from arena.battles import Pairing, serve_battle
 from arena.votes import record_vote
-from judges.client import Engine, Reply
+from judges.client import Engine, EngineConfig, Reply
 from judges.parsing import SWAPPED, VERDICT_OUTCOMES, parse_pairwise, read_reply
 from judges.prompts import Templates, pairwise_request
 from judges.request import ImageInput
@@ -202,13 +202,14 @@ def _write(db: sqlite_utils.Database, plan: PlannedBattle, decision: Decision, *
 
 async def judge_battles(
     db: sqlite_utils.Database, engine: Engine, plans: Sequence[PlannedBattle], *, judge: str,
-    templates: Templates = Templates(), single_order: bool = False, progress: bool = True,
-    handle_signals: bool = True,
+    templates: Templates = Templates(), single_order: bool = False, limit: int | None = None,
+    progress: bool = True, handle_signals: bool = True,
 ) -> RunSummary:
-    """Judge ``plans`` (skipping subjects already judged) and write votes and judgments; return the summary."""
+    """Judge ``plans`` (skipping subjects already judged; at most ``limit``) and write votes and judgments."""
     done = judged_subjects(db, judge, TASK)
     todo = [plan for plan in plans if plan.subject not in done]
     summary = RunSummary(judge, TASK, skipped=len(plans) - len(todo))
+    todo = todo[:limit] if limit is not None else todo
     session_id = f"judge-run:{uuid.uuid4().hex}"
     detail = engine.config.image_detail
 
@@ -258,3 +259,34 @@ def human_agreement(db: sqlite_utils.Database, judge: str) -> dict:
     ).fetchall()
     agree = sum(a == b for a, b in rows)
     return {"n": len(rows), "agreement": agree / len(rows) if rows else None}
+
+
+async def run_pairwise(
+    db: sqlite_utils.Database, media, config: EngineConfig, selection: Selection = Selection(), *,
+    source: str = "draw", seed: int = 0, single_order: bool = False, name: str = "gpt-judge",
+    templates: Templates = Templates(), dry_run: bool = False, env=None, progress: bool = True,
+    handle_signals: bool = True,
+) -> RunSummary:
+    """Plan battles (``source`` draw: ``selection.limit`` draws of ``seed``, default 100; human: the human battles,
+    at most ``selection.limit`` not yet judged) and judge them."""
+    if source not in SOURCES:
+        raise ValueError(f"unknown battle source {source!r}; choose one of {', '.join(SOURCES)}.")
+    judge = judge_name(config.model, name, single_order)
+    if source == "draw":
+        count = selection.limit if selection.limit is not None else DEFAULT_DRAWS
+        plans, limit = plan_drawn(db, media, selection, count=count, seed=seed), None
+        if len(plans) < count:
+            note = f"only {len(plans)} distinct battles could be drawn of the {count} asked ({selection.describe()})."
+        else:
+            note = ""
+    else:
+        plans, limit, note = plan_human(db, media, selection), selection.limit, ""
+        if not plans:
+            raise SelectionError(f"No human battle with a vote in {selection.describe()}. Vote in the arena first, "
+                                 "or use --source draw.")
+    async with Engine(db, config, env=env, dry_run=dry_run) as engine:
+        summary = await judge_battles(db, engine, plans, judge=judge, templates=templates, single_order=single_order,
+                                      limit=limit, progress=progress, handle_signals=handle_signals)
+    if note:
+        summary.notes.append(note)
+    return summary

@@ -94,3 +94,24 @@ def image_rows(db: sqlite_utils.Database, selection: Selection) -> list[ImageRow
         [*params, *(ids.values() if selection.models else [])],
     ).fetchall()
     return [ImageRow(*row[:15], json.loads(row[15])) for row in rows]
+
+
+ItemKey = tuple[str, str, str, str]  # suite, subset, variant, item_key
+
+
+def items_by_model(rows: list[ImageRow], roles: tuple[str, ...]) -> dict[ItemKey, dict[int, dict[str, list[ImageRow]]]]:
+    """{item: {model_id: {role: [images by idx]}}} for the items and models that have an image for every role.
+
+    Items keep the order of their first prompt; images keep the order of their generation index.
+    """
+    items: dict[ItemKey, dict[int, dict[str, list[ImageRow]]]] = {}
+    for row in rows:
+        if row.role in roles:
+            key = (row.suite, row.subset, row.variant, row.item_key)
+            items.setdefault(key, {}).setdefault(row.model_id, {}).setdefault(row.role, []).append(row)
+    complete = {}
+    for key, models in items.items():
+        kept = {model_id: by_role for model_id, by_role in sorted(models.items()) if all(r in by_role for r in roles)}
+        if kept:
+            complete[key] = kept
+    return complete

@@ -1,0 +1,5 @@
+import sys
+
+from judges.cli import main
+
+sys.exit(main())

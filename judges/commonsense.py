@@ -1,0 +1,201 @@
+"""T2 Commonsense-T2I fit judge.
+
+For an item (prompts P1 and P2 of suite ``commonsense`` sharing an ``item_key``, roles ``p1``/``p2``, each with the
+expected ``description`` in its metadata) and a model with images I1 for P1 and I2 for P2 (generation k of P1 paired
+with generation k of P2), the judge answers fit(I, D) in {0, 1} for both images and both descriptions with the T2
+prompt. When it says an image fits both D1 and D2, one of the two is kept at random (a generator seeded by the run
+seed and the image id, so a re-run keeps the same choice). The pair scores 1 iff
+
+    fit(I1, D1) + fit(I2, D2) - fit(I1, D2) - fit(I2, D1) = 2,
+
+the item's score is the mean over its generations, and a model's accuracy the mean over items (overall and per
+category), stored as metrics in [0, 1] (the paper prints percentages). A pair with a failed fit (API error, refusal,
+neither 1 nor 0) gets no score; the failed fits are stored as judgments with the reason.
+
+Metrics (scorer = the judge name): per image ``commonsense_fit`` (the fit to its own description after the random
+pick; details hold both raw fits), per pair on the P1 image ``commonsense_pair_score``, per model
+``commonsense_accuracy`` with subset '' (all items) and subset = category.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+from dataclasses import dataclass
+from typing import Sequence
+
+import sqlite_utils
+
+from judges.client import Engine, EngineConfig
+from judges.parsing import parse_fit, read_reply
+from judges.prompts import Templates, fit_request
+from judges.run import RunSummary, run_units
+from judges.selection import ImageRow, Selection, SelectionError, image_rows, items_by_model
+from judges.store import Judgment, metric_rows, save_judgment, save_metric
+
+SUITE = "commonsense"
+ROLES = ("p1", "p2")
+TASK = "commonsense_fit"
+
+
+def resolve_fits(fit_own: int, fit_partner: int, rng: random.Random) -> tuple[int, int, bool]:
+    """(own, partner, picked at random): an image said to fit both descriptions keeps one of them at random."""
+    if fit_own == 1 and fit_partner == 1:
+        keep_own = rng.random() < 0.5
+        return (1, 0, True) if keep_own else (0, 1, True)
+    return fit_own, fit_partner, False
+
+
+def pair_score(fit_11: int, fit_22: int, fit_12: int, fit_21: int) -> int:
+    """1 iff fit(I1,D1) + fit(I2,D2) - fit(I1,D2) - fit(I2,D1) = 2, else 0."""
+    return int(fit_11 + fit_22 - fit_12 - fit_21 == 2)
+
+
+def image_rng(seed: int, image_id: int) -> random.Random:
+    return random.Random(f"commonsense:{seed}:{image_id}")
+
+
+def category_of(row: ImageRow) -> str:
+    return str(row.metadata.get("category") or row.subset or "")
+
+
+def template_version(templates: Templates) -> str:
+    return "t2:" + hashlib.sha256(templates.commonsense_fit.encode()).hexdigest()[:8]
+
+
+@dataclass(frozen=True)
+class Unit:
+    item: tuple
+    model_id: int
+    pairs: tuple[tuple[ImageRow, ImageRow], ...]  # (P1 image, P2 image) per generation
+    descriptions: tuple[str, str]
+
+
+def plan_units(db: sqlite_utils.Database, selection: Selection) -> tuple[list[Unit], list[str]]:
+    """The (item, model) units of ``selection`` (limit = items) and notes on items that cannot be scored."""
+    rows = image_rows(db, Selection(selection.suite or SUITE, selection.subset, selection.variant, selection.models))
+    items = items_by_model(rows, ROLES)
+    units, notes = [], []
+    for key in list(items)[: selection.limit]:
+        for model_id, by_role in items[key].items():
+            p1, p2 = by_role["p1"], by_role["p2"]
+            descriptions = (p1[0].metadata.get("description"), p2[0].metadata.get("description"))
+            if not all(descriptions):
+                notes.append(f"item {key[3]!r} has no expected description in its metadata; re-import it with "
+                             "python -m arena.suites (commonsense).")
+                break
+            units.append(Unit(key, model_id, tuple(zip(p1, p2)), descriptions))
+    return units, notes
+
+
+async def judge_commonsense(
+    db: sqlite_utils.Database, media, engine: Engine, units: Sequence[Unit], *, judge: str,
+    templates: Templates = Templates(), seed: int = 0, progress: bool = True, handle_signals: bool = True,
+) -> RunSummary:
+    """Ask every fit of ``units``, store judgments and scores, then the accuracies; return the summary."""
+    summary = RunSummary(judge, TASK)
+    detail = engine.config.image_detail
+    version = template_version(templates)
+
+    async def fit(image: ImageRow, description: str, which: str):
+        reply = await engine.ask(fit_request(templates, description, image.input(media), detail))
+        return image, which, description, reply
+
+    async def worker(unit: Unit) -> str:
+        calls = [fit(image, description, which)
+                 for first, second in unit.pairs for image in (first, second)
+                 for which, description in zip(("d1", "d2"), unit.descriptions)]
+        results = await asyncio.gather(*calls)
+        for status in ("stopped", "dry_run"):
+            if any(reply.status == status for *_, reply in results):
+                return status
+        fits: dict[tuple[int, str], int | None] = {}
+        with db.conn:
+            for image, which, description, reply in results:
+                parsed = read_reply(reply, parse_fit)
+                fits[(image.image_id, which)] = parsed.value
+                save_judgment(db, Judgment(
+                    judge, TASK, f"image:{image.image_id}:{which}", "ok" if parsed.ok else "failed", parsed.reason,
+                    {"fit": parsed.value, "description": description}, raw=[reply.text], request_keys=(reply.key,),
+                    prompt_id=image.prompt_id, image_id=image.image_id, model_id=image.model_id))
+            status = "ok"
+            for first, second in unit.pairs:
+                raw = {(i, w): fits[(img.image_id, w)] for i, img in ((1, first), (2, second)) for w in ("d1", "d2")}
+                if any(value is None for value in raw.values()):
+                    status = "failed"
+                    continue
+                resolved = {}
+                for i, image, own, partner in ((1, first, "d1", "d2"), (2, second, "d2", "d1")):
+                    f_own, f_partner, picked = resolve_fits(raw[(i, own)], raw[(i, partner)],
+                                                            image_rng(seed, image.image_id))
+                    resolved[i] = (f_own, f_partner)
+                    save_metric(db, model_id=image.model_id, image_id=image.image_id, suite=image.suite,
+                                subset=image.subset, name="commonsense_fit", value=f_own, scorer=judge,
+                                scorer_version=version,
+                                details={"fit_own": raw[(i, own)], "fit_partner": raw[(i, partner)],
+                                         "picked_at_random": picked, "fit_partner_after_pick": f_partner})
+                score = pair_score(resolved[1][0], resolved[2][0], resolved[1][1], resolved[2][1])
+                save_metric(db, model_id=first.model_id, image_id=first.image_id, suite=first.suite,
+                            subset=first.subset, name="commonsense_pair_score", value=score, scorer=judge,
+                            scorer_version=version,
+                            details={"item_key": first.item_key, "category": category_of(first),
+                                     "p2_image_id": second.image_id, "generation": first.idx,
+                                     "fit_11": resolved[1][0], "fit_12": resolved[1][1],
+                                     "fit_21": resolved[2][1], "fit_22": resolved[2][0]})
+        return status
+
+    await run_units(engine, units, worker, summary, progress=progress, handle_signals=handle_signals)
+    if not engine.dry_run:
+        rows = aggregate(db, judge, version)
+        summary.extra["accuracy"] = rows
+        summary.notes.extend(f"commonsense accuracy of {row['model']}: {row['value']:.3f} over {row['items']} items"
+                             for row in rows if row["subset"] == "")
+    return summary
+
+
+def accuracy(pair_scores: Sequence[dict]) -> tuple[float, int]:
+    """Mean over items of the mean pair score over the item's generations; and the number of items."""
+    by_item: dict[str, list[float]] = {}
+    for row in pair_scores:
+        by_item.setdefault(row["item"], []).append(row["value"])
+    means = [sum(values) / len(values) for values in by_item.values()]
+    return (sum(means) / len(means) if means else float("nan")), len(means)
+
+
+def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
+    """Write ``commonsense_accuracy`` per model (subset '') and per model and category from every stored pair score
+    of ``judge``; return the rows written."""
+    scores = metric_rows(db, scorer=judge, name="commonsense_pair_score", suite=SUITE)
+    names = dict(db.execute("SELECT id, name FROM models").fetchall())
+    groups: dict[tuple[int, str], list[dict]] = {}
+    for row in scores:
+        item = f"{row['subset']}/{row['details']['item_key']}"
+        entry = {"item": item, "value": row["value"]}
+        groups.setdefault((row["model_id"], ""), []).append(entry)
+        groups.setdefault((row["model_id"], row["details"].get("category") or row["subset"]), []).append(entry)
+    written = []
+    for (model_id, category), entries in sorted(groups.items()):
+        value, items = accuracy(entries)
+        save_metric(db, model_id=model_id, suite=SUITE, subset=category, name="commonsense_accuracy", value=value,
+                    scorer=judge, scorer_version=version,
+                    details={"items": items, "pairs": len(entries), "scale": "fraction (x100 for the paper's %)"})
+        written.append({"model": names[model_id], "subset": category, "value": value, "items": items})
+    return written
+
+
+async def run_commonsense(
+    db: sqlite_utils.Database, media, config: EngineConfig, selection: Selection = Selection(), *,
+    seed: int = 0, name: str = "gpt-judge", templates: Templates = Templates(), dry_run: bool = False, env=None,
+    progress: bool = True, handle_signals: bool = True,
+) -> RunSummary:
+    """Plan the (item, model) units of ``selection`` (limit = items) and judge them."""
+    units, notes = plan_units(db, selection)
+    if not units:
+        raise SelectionError(f"No {SUITE} item of {selection.describe()} has images for all of "
+                             f"{', '.join(ROLES)}. Import the suite and generate its images first.")
+    async with Engine(db, config, env=env, dry_run=dry_run) as engine:
+        summary = await judge_commonsense(db, media, engine, units, judge=f"{name}:{config.model}", templates=templates,
+                                   seed=seed, progress=progress, handle_signals=handle_signals)
+    summary.notes.extend(dict.fromkeys(notes))
+    return summary

@@ -1,0 +1,352 @@
+"""T4 SANEval scoring: the LLM and VLM steps around an open-vocabulary detector.
+
+Per image of a ``saneval`` prompt (:func:`judge_saneval`):
+
+1. The expected structure. Prompts built by the project's SANEval builder carry it in their metadata (``objects``
+   and ``attributes`` / ``relation`` / ``counts``, see ``arena/suites/saneval.py``), which is used as is. Otherwise
+   the LLM extracts the objects, then the category's part (object -> attribute, the spatial triplet, or object ->
+   count), each a JSON reply validated against a schema (:mod:`judges.parsing`).
+2. Synonym groups: the LLM expands each object into other names a detector could use (skipped with
+   ``synonyms=False`` or when the metadata has ``synonyms``).
+3. Detection through the detector interface (``detect(image, labels) -> [Detection(label, score, box)]``, e.g.
+   :class:`judges.metrics.detection.TransformersDetector`); detected labels map back to their synonym group.
+   Detections are stored as a judgment of the detector, so a re-run crops the same boxes and asks the same
+   (cached) questions.
+4. Binding categories: each expected object's best box is cropped and the VLM is asked the neutral question ("What
+   color is the object?"); the LLM rates the answer against the expected attribute from 0.0 to 1.0 (JSON).
+5. The rules of :mod:`judges.saneval_rules` give the image score and the feedback strings.
+
+Any failed step (API error, refusal, a reply that does not validate) makes the image's judgment ``failed`` with the
+reason, and it gets no score. Metrics (scorer = the judge name): per image ``saneval_score`` (subset = category,
+details: feedback, structure, per-object results), per model ``saneval_score`` per category and ``saneval_overall``
+(subset '', the unweighted mean of the categories present).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Protocol, Sequence
+
+import sqlite_utils
+from PIL import Image
+
+from judges.client import Engine, EngineConfig, Reply
+from judges.parsing import (AttributesReply, CountsReply, ObjectsReply, ParseError, RatingReply, SpatialReply,
+                            SynonymsReply, parse_json_reply, read_reply)
+from judges.prompts import (Templates, saneval_attributes_request, saneval_counts_request, saneval_objects_request,
+                            saneval_question_request, saneval_rating_request, saneval_spatial_request,
+                            saneval_synonyms_request)
+from judges.request import ImageInput
+from judges.run import RunSummary, run_units
+from judges.saneval_rules import (BINDING, FLAG_THRESHOLD, AttributeRating, Box, Expected, Scored, StructureError,
+                                  category_of, category_scores, check_expected, crop_box, expected_from_metadata,
+                                  group_detections, normalize, score_attributes, score_numeracy, score_spatial,
+                                  scored_objects, synonym_groups)
+from judges.selection import ImageRow, Selection, SelectionError, image_rows
+from judges.store import Judgment, judgments, metric_rows, save_judgment, save_metric
+
+SUITE = "saneval"
+TASK = "saneval"
+DETECTION_TASK = "saneval_detection"
+
+
+class DetectorLike(Protocol):
+    """What the scorer needs of a detector (:class:`judges.metrics.detection.Detector` fits)."""
+
+    name: str
+
+    def detect(self, image: Image.Image, labels: Sequence[str]) -> list[Any]: ...
+
+
+@dataclass(frozen=True)
+class SanevalOptions:
+    synonyms: bool = True
+    min_score: float = 0.0        # detections below this confidence are ignored (the detector has its own cut-off)
+    iou_threshold: float = 0.5    # boxes of one synonym group overlapping more than this count once
+    flag_threshold: float = FLAG_THRESHOLD
+
+
+def plan_units(db: sqlite_utils.Database, selection: Selection) -> list[ImageRow]:
+    """The images of the selected SANEval prompts (limit = prompts)."""
+    rows = image_rows(db, Selection(selection.suite or SUITE, selection.subset, selection.variant, selection.models))
+    prompts = list(dict.fromkeys(row.prompt_id for row in rows))[: selection.limit]
+    keep = set(prompts)
+    return [row for row in rows if row.prompt_id in keep]
+
+
+class _Halt(Exception):
+    """A reply came back ``stopped`` or ``dry_run``: the unit ends without writing."""
+
+    def __init__(self, status: str):
+        self.status = status
+
+
+class _StepFailed(Exception):
+    """A step failed; the message is the judgment's reason."""
+
+
+def _load_image(media, row: ImageRow) -> Image.Image:
+    with Image.open(media.path(row.media_hash, row.media_ext)) as image:
+        return image.convert("RGB")
+
+
+def _placeholder_crop() -> ImageInput:
+    return ImageInput("0" * 64, "image/png", 256, 256, data=b"")
+
+
+def _parse_answer(text: str) -> str:
+    answer = " ".join((text or "").split())
+    if not answer:
+        raise ParseError("the answer is empty")
+    return answer
+
+
+async def judge_saneval(
+    db: sqlite_utils.Database, media, engine: Engine, units: Sequence[ImageRow], *, judge: str,
+    detector: DetectorLike | None, templates: Templates = Templates(), options: SanevalOptions = SanevalOptions(),
+    progress: bool = True, handle_signals: bool = True,
+) -> RunSummary:
+    """Score every image of ``units``; store judgments, detections and scores, then the model scores."""
+    if detector is None and not engine.dry_run:
+        raise ValueError("SANEval scoring needs a detector: pass --detector (a transformers OWLv2 or Grounding DINO "
+                         "folder or hub id), e.g. --detector google/owlv2-base-patch16-ensemble.")
+    summary = RunSummary(judge, TASK)
+    detail = engine.config.image_detail
+    detector_lock = asyncio.Lock()
+    version = "t4:" + hashlib.sha256(json.dumps(templates.__dict__, sort_keys=True).encode()).hexdigest()[:8]
+
+    async def worker(row: ImageRow) -> str:
+        trace: list[tuple[str, Reply]] = []
+
+        async def ask(step: str, request, parser):
+            reply = await engine.ask(request)
+            trace.append((step, reply))
+            if reply.status in ("stopped", "dry_run"):
+                raise _Halt(reply.status)
+            parsed = read_reply(reply, parser)
+            if not parsed.ok:
+                raise _StepFailed(f"{step}: {parsed.reason}")
+            return parsed.value
+
+        def write_failure(reason: str) -> str:
+            save_judgment(db, Judgment(judge, TASK, f"image:{row.image_id}", "failed", reason, {},
+                                       raw=[{"step": s, "reply": r.text} for s, r in trace],
+                                       request_keys=tuple(r.key for _, r in trace), prompt_id=row.prompt_id,
+                                       image_id=row.image_id, model_id=row.model_id))
+            return "failed"
+
+        try:
+            category = category_of(row.metadata, row.subset)
+            expected = expected_from_metadata(row.metadata, category)
+            if expected is None:
+                expected = await _extract(ask, templates, row.text, category, engine)
+            objects = scored_objects(expected)
+            synonyms = row.metadata.get("synonyms") if isinstance(row.metadata.get("synonyms"), dict) else None
+            if synonyms is None and options.synonyms:
+                try:
+                    synonyms = (await ask("synonyms", saneval_synonyms_request(templates, objects),
+                                          lambda t: parse_json_reply(t, SynonymsReply))).synonyms
+                except _Halt as halt:
+                    if halt.status == "dry_run":
+                        _expect_followups(engine, templates, expected, detail)
+                    raise
+            groups = synonym_groups(objects, synonyms)
+            if engine.dry_run:
+                _expect_followups(engine, templates, expected, detail)
+                return "dry_run"
+            found = group_detections(await _detections(db, media, detector, detector_lock, row, groups), groups,
+                                     min_score=options.min_score, iou_threshold=options.iou_threshold)
+            if category in BINDING:
+                scored = await _score_binding(ask, templates, media, row, expected, found, detail,
+                                              options.flag_threshold)
+            elif category == "spatial":
+                scored = score_spatial(expected, found)
+            else:
+                scored = score_numeracy(expected, found)
+        except _Halt as halt:
+            return halt.status
+        except (_StepFailed, StructureError) as error:
+            with db.conn:
+                return write_failure(str(error))
+        verdict = {"score": scored.score, "category": category, "feedback": list(scored.feedback),
+                   "expected": expected.to_json(), "details": scored.details,
+                   "detected": {obj: [list(b.box) for b in boxes] for obj, boxes in found.items()}}
+        with db.conn:
+            save_judgment(db, Judgment(judge, TASK, f"image:{row.image_id}", "ok", "", verdict,
+                                       raw=[{"step": s, "reply": r.text} for s, r in trace],
+                                       explanation="; ".join(scored.feedback),
+                                       request_keys=tuple(r.key for _, r in trace), prompt_id=row.prompt_id,
+                                       image_id=row.image_id, model_id=row.model_id))
+            save_metric(db, model_id=row.model_id, image_id=row.image_id, suite=row.suite, subset=category,
+                        name="saneval_score", value=scored.score, scorer=judge, scorer_version=version,
+                        details={"feedback": list(scored.feedback), "structure": expected.source,
+                                 "detector": getattr(detector, "name", ""), **scored.details})
+        return "ok"
+
+    await run_units(engine, units, worker, summary, progress=progress, handle_signals=handle_signals)
+    if engine.dry_run:
+        summary.notes.append("SANEval dry run: attribute questions are counted for prompts whose structure is in the "
+                             "metadata, assuming each object is detected once; detection itself costs no API calls.")
+    else:
+        rows = aggregate(db, judge, version)
+        summary.extra["model_scores"] = rows
+        summary.notes.extend(
+            f"SANEval of {row['model']}: overall {row['overall']:.3f} ("
+            + ", ".join(f"{c} {row[c]:.3f}" for c in row if c not in ("model", "overall", "images")) + ")"
+            for row in rows)
+    return summary
+
+
+async def _extract(ask, templates: Templates, prompt: str, category: str, engine: Engine) -> Expected:
+    """The LLM steps: objects, then the category's structure."""
+    try:
+        objects = (await ask("objects", saneval_objects_request(templates, prompt),
+                             lambda t: parse_json_reply(t, ObjectsReply))).objects
+    except _Halt as halt:
+        if halt.status == "dry_run":  # count the category step too; the objects are not known
+            engine.expect(saneval_counts_request(templates, prompt, ["object"]))
+            engine.expect(saneval_synonyms_request(templates, ["object"]))
+        raise
+    objects = [normalize(o) for o in objects if normalize(o)]
+    if not objects:
+        raise _StepFailed("objects: the LLM found no object in the prompt")
+    if category in BINDING:
+        reply = await ask("attributes", saneval_attributes_request(templates, prompt, objects, category),
+                          lambda t: parse_json_reply(t, AttributesReply))
+        expected = Expected(category, tuple(objects), source="llm",
+                            attributes={normalize(k): normalize(v) for k, v in reply.attributes.items() if v})
+    elif category == "spatial":
+        reply = await ask("spatial", saneval_spatial_request(templates, prompt, objects),
+                          lambda t: parse_json_reply(t, SpatialReply))
+        if reply.relation is None:
+            raise _StepFailed("spatial: the LLM found no spatial relation in the prompt")
+        expected = Expected(category, tuple(objects), source="llm",
+                            relation=(normalize(reply.subject or ""), reply.relation, normalize(reply.object or "")))
+    else:
+        reply = await ask("counts", saneval_counts_request(templates, prompt, objects),
+                          lambda t: parse_json_reply(t, CountsReply))
+        expected = Expected(category, tuple(objects), source="llm",
+                            counts={normalize(k): v for k, v in reply.counts.items()})
+    try:
+        return check_expected(expected)
+    except StructureError as error:
+        raise _StepFailed(f"LLM structure: {error}") from None
+
+
+def _expect_followups(engine: Engine, templates: Templates, expected: Expected, detail: str) -> None:
+    if expected.category not in BINDING:
+        return
+    for obj, attribute in expected.attributes.items():
+        engine.expect(saneval_question_request(templates, expected.category, _placeholder_crop(), detail))
+        engine.expect(saneval_rating_request(templates, obj=obj, kind=expected.category,
+                                             question=templates.question(expected.category), answer=attribute,
+                                             expected=attribute))
+
+
+async def _detections(db, media, detector: DetectorLike, lock: asyncio.Lock, row: ImageRow,
+                      groups: dict[str, list[str]]) -> list[Box]:
+    """The detector's boxes for ``groups``' labels on the image (stored; a re-run reads them back)."""
+    labels = sorted({name for names in groups.values() for name in names})
+    name = getattr(detector, "name", type(detector).__name__)
+    owner = f"detector:{name}"
+    subject = f"image:{row.image_id}:labels:{hashlib.sha256(json.dumps(labels).encode()).hexdigest()[:16]}"
+    stored = db.execute("SELECT verdict FROM judgments WHERE judge = ? AND task = ? AND subject = ? AND status = 'ok'",
+                        [owner, DETECTION_TASK, subject]).fetchone()
+    if stored:
+        return [Box(label, score, tuple(box)) for label, score, box in json.loads(stored[0])["detections"]]
+    image = _load_image(media, row)
+    async with lock:  # one detection at a time, off the event loop
+        found = await asyncio.to_thread(detector.detect, image, labels)
+    boxes = [Box(str(d.label), float(d.score), tuple(float(v) for v in d.box)) for d in found]
+    save_judgment(db, Judgment(owner, DETECTION_TASK, subject, "ok", verdict={
+        "labels": labels, "detections": [[b.label, b.score, list(b.box)] for b in boxes]},
+        prompt_id=row.prompt_id, image_id=row.image_id, model_id=row.model_id))
+    return boxes
+
+
+async def _score_binding(ask, templates: Templates, media, row: ImageRow, expected: Expected,
+                         found: dict[str, list[Box]], detail: str, threshold: float) -> Scored:
+    kind = expected.category
+    question = templates.question(kind)
+    image = None
+    pending = []
+    for obj, attribute in expected.attributes.items():
+        boxes = found.get(obj) or []
+        if not boxes:
+            pending.append(None)
+            continue
+        image = image or _load_image(media, row)
+        crop = ImageInput.from_pil(image.crop(crop_box(boxes[0].box, image.width, image.height)))
+        pending.append(ask(f"question {obj}", saneval_question_request(templates, kind, crop, detail), _parse_answer))
+    answers = await asyncio.gather(*(p for p in pending if p is not None))
+    answer_of = iter(answers)
+    ratings_needed = []
+    for (obj, attribute), p in zip(expected.attributes.items(), pending):
+        if p is None:
+            ratings_needed.append((obj, attribute, None, None))
+            continue
+        answer = next(answer_of)
+        rating = ask(f"rating {obj}", saneval_rating_request(templates, obj=obj, kind=kind, question=question,
+                                                             answer=answer, expected=attribute),
+                     lambda t: parse_json_reply(t, RatingReply))
+        ratings_needed.append((obj, attribute, answer, rating))
+    rated = await asyncio.gather(*(r for *_, r in ratings_needed if r is not None))
+    rated_of = iter(rated)
+    ratings = []
+    for obj, attribute, answer, rating in ratings_needed:
+        if rating is None:
+            ratings.append(AttributeRating(obj, attribute, None))
+        else:
+            value = next(rated_of)
+            ratings.append(AttributeRating(obj, attribute, value.score, normalize(value.detected), answer))
+    return score_attributes(expected, ratings, threshold)
+
+
+def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
+    """Write ``saneval_score`` per model and category and ``saneval_overall`` per model from every stored image score
+    of ``judge``; return one row per model."""
+    names = dict(db.execute("SELECT id, name FROM models").fetchall())
+    by_model: dict[int, list[tuple[str, float]]] = {}
+    for row in metric_rows(db, scorer=judge, name="saneval_score", suite=SUITE):
+        by_model.setdefault(row["model_id"], []).append((row["subset"], row["value"]))
+    written = []
+    for model_id, scores in sorted(by_model.items()):
+        result = category_scores(scores)
+        counts = {c: sum(1 for cat, _ in scores if cat == c) for c in result if c != "overall"}
+        for category, value in result.items():
+            if category == "overall":
+                save_metric(db, model_id=model_id, suite=SUITE, name="saneval_overall", value=value, scorer=judge,
+                            scorer_version=version,
+                            details={"categories": sorted(counts), "images": len(scores),
+                                     "rule": "unweighted mean of the category scores present"})
+            else:
+                save_metric(db, model_id=model_id, suite=SUITE, subset=category, name="saneval_score", value=value,
+                            scorer=judge, scorer_version=version, details={"images": counts[category]})
+        written.append({"model": names[model_id], **result, "images": len(scores)})
+    return written
+
+
+def feedback(db: sqlite_utils.Database, judge: str) -> list[dict]:
+    """The feedback strings of every scored image of ``judge``."""
+    return [{"image_id": row["image_id"], "score": row["verdict"].get("score"), "feedback": row["verdict"].get("feedback")}
+            for row in judgments(db, judge, TASK) if row["status"] == "ok"]
+
+
+async def run_saneval(
+    db: sqlite_utils.Database, media, config: EngineConfig, selection: Selection = Selection(), *,
+    detector: DetectorLike | None, name: str = "gpt-judge", templates: Templates = Templates(),
+    options: SanevalOptions = SanevalOptions(), dry_run: bool = False, env=None, progress: bool = True,
+    handle_signals: bool = True,
+) -> RunSummary:
+    """Score the images of the selected SANEval prompts (limit = prompts)."""
+    units = plan_units(db, selection)
+    if not units:
+        raise SelectionError(f"No image of a {SUITE} prompt in {selection.describe()}. Build the suite "
+                             "(python -m arena.suites) and generate its images first.")
+    async with Engine(db, config, env=env, dry_run=dry_run) as engine:
+        return await judge_saneval(db, media, engine, units, judge=f"{name}:{config.model}", detector=detector,
+                                   templates=templates, options=options, progress=progress,
+                                   handle_signals=handle_signals)

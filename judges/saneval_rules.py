@@ -1,0 +1,287 @@
+"""T4 SANEval scoring rules and feedback strings (pure: no model, no API, no database).
+
+- The expected structure of a prompt (:class:`Expected`): its objects and, by category, the attribute of each object
+  (color, shape, texture binding), one spatial triplet (subject, relation, object) or the count of each object.
+- Detected labels map back to the synonym group of an expected object (:func:`group_detections`); within a group,
+  boxes overlapping another of the group by IoU > 0.5 count once.
+- Numeracy per object: 1.0 exact count, 0.5 present with a wrong count, 0.0 missing; the image score is the mean.
+- Attribute binding: each object-attribute pair scores the 0.0-1.0 rating of the VLM's answer on the object's crop,
+  0 when the object is missing; the image score is the mean; pairs below the flag threshold (0.5) are flagged.
+- Spatial: the centroids of the best-scoring box of subject and object (image y grows downwards): "left of" iff
+  x_subject < x_object, "right of" iff >, "above" iff y_subject < y_object, "below" iff >; 1 or 0; a missing
+  object scores 0.
+- A category's score is the mean over its images; overall is the unweighted mean of the categories' scores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+BINDING = ("color", "shape", "texture")
+CATEGORIES = (*BINDING, "spatial", "numeracy")
+RELATIONS = ("left of", "right of", "above", "below")
+FLAG_THRESHOLD = 0.5
+NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+                "sixteen seventeen eighteen nineteen twenty").split()
+IRREGULAR_PLURALS = {"person": "people", "man": "men", "woman": "women", "child": "children", "mouse": "mice",
+                     "goose": "geese", "foot": "feet", "tooth": "teeth", "sheep": "sheep", "fish": "fish",
+                     "deer": "deer", "knife": "knives", "leaf": "leaves", "wolf": "wolves", "shelf": "shelves"}
+
+
+class StructureError(ValueError):
+    """The expected structure of a prompt is unusable; the message says what is missing."""
+
+
+@dataclass(frozen=True)
+class Expected:
+    category: str
+    objects: tuple[str, ...]
+    attributes: Mapping[str, str] = field(default_factory=dict)  # binding: object -> attribute
+    relation: tuple[str, str, str] | None = None                 # spatial: (subject, relation, object)
+    counts: Mapping[str, int] = field(default_factory=dict)      # numeracy: object -> count
+    source: str = "metadata"                                      # metadata | llm
+
+    def to_json(self) -> dict:
+        return {"category": self.category, "objects": list(self.objects), "attributes": dict(self.attributes),
+                "relation": list(self.relation) if self.relation else None, "counts": dict(self.counts),
+                "source": self.source}
+
+
+def normalize(text: str) -> str:
+    return " ".join(str(text).lower().replace("_", " ").split())
+
+
+def category_of(metadata: Mapping[str, Any], subset: str = "") -> str:
+    category = normalize(metadata.get("category") or subset or "")
+    if category not in CATEGORIES:
+        raise StructureError(f"category {category!r} is not one of {', '.join(CATEGORIES)}. Import the prompt with "
+                             "python -m arena.suites (saneval) or give it a category.")
+    return category
+
+
+def expected_from_metadata(metadata: Mapping[str, Any], category: str) -> Expected | None:
+    """The structure written by the project's SANEval builder (``arena/suites/saneval.py``), or None if absent."""
+    objects = [normalize(o) for o in metadata.get("objects") or []]
+    if not objects:
+        return None
+    if category in BINDING:
+        attributes = metadata.get("attributes")
+        if not isinstance(attributes, Mapping) or not attributes:
+            return None
+        return check_expected(Expected(category, tuple(objects),
+                                       attributes={normalize(k): normalize(v) for k, v in attributes.items()}))
+    if category == "spatial":
+        relation = metadata.get("relation")
+        if not isinstance(relation, Mapping) or not relation.get("relation"):
+            return None
+        triplet = (normalize(relation.get("subject", "")), normalize(relation["relation"]),
+                   normalize(relation.get("object", "")))
+        return check_expected(Expected(category, tuple(objects), relation=triplet))
+    counts = metadata.get("counts")
+    if not isinstance(counts, Mapping) or not counts:
+        return None
+    return check_expected(Expected(category, tuple(objects), counts={normalize(k): int(v) for k, v in counts.items()}))
+
+
+def check_expected(expected: Expected) -> Expected:
+    """Raise :class:`StructureError` unless the structure names its objects consistently."""
+    objects = set(expected.objects)
+    if expected.category in BINDING:
+        if not expected.attributes:
+            raise StructureError(f"no object has a {expected.category}.")
+        stray = sorted(set(expected.attributes) - objects)
+        if stray:
+            raise StructureError(f"attributes name objects not in the list {sorted(objects)}: {stray}.")
+    elif expected.category == "spatial":
+        if expected.relation is None:
+            raise StructureError("no spatial relation.")
+        subject, relation, obj = expected.relation
+        if relation not in RELATIONS:
+            raise StructureError(f"relation {relation!r} is not one of {', '.join(RELATIONS)}.")
+        if subject not in objects or obj not in objects or subject == obj:
+            raise StructureError(f"the relation ({subject}, {relation}, {obj}) must join two listed objects "
+                                 f"{sorted(objects)}.")
+    elif expected.category == "numeracy":
+        if not expected.counts or any(n < 1 for n in expected.counts.values()):
+            raise StructureError(f"counts must give each object a number of 1 or more, got {dict(expected.counts)}.")
+        stray = sorted(set(expected.counts) - objects)
+        if stray:
+            raise StructureError(f"counts name objects not in the list {sorted(objects)}: {stray}.")
+    return expected
+
+
+def scored_objects(expected: Expected) -> tuple[str, ...]:
+    """The objects the category's score looks at (what the detector must find)."""
+    if expected.category in BINDING:
+        return tuple(o for o in expected.objects if o in expected.attributes)
+    if expected.category == "spatial":
+        return (expected.relation[0], expected.relation[2])
+    return tuple(o for o in expected.objects if o in expected.counts)
+
+
+def synonym_groups(objects: Iterable[str], synonyms: Mapping[str, Sequence[str]] | None = None) -> dict[str, list[str]]:
+    """{object: [object, synonyms...]} (normalized, deduplicated; a synonym claimed by an earlier object is dropped)."""
+    synonyms = {normalize(k): v for k, v in (synonyms or {}).items()}
+    groups, taken = {}, set()
+    for obj in objects:
+        names = []
+        for name in [obj, *synonyms.get(obj, [])]:
+            name = normalize(name)
+            if name and name not in taken:
+                names.append(name)
+                taken.add(name)
+        groups[obj] = names
+    return groups
+
+
+@dataclass(frozen=True)
+class Box:
+    label: str
+    score: float
+    box: tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels
+
+    @property
+    def centroid(self) -> tuple[float, float]:
+        x0, y0, x1, y1 = self.box
+        return ((x0 + x1) / 2, (y0 + y1) / 2)
+
+
+def iou(a: Sequence[float], b: Sequence[float]) -> float:
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def group_detections(detections: Iterable[Box], groups: Mapping[str, Sequence[str]], *, min_score: float = 0.0,
+                     iou_threshold: float = 0.5) -> dict[str, list[Box]]:
+    """{object: its boxes, best first}: labels mapped back to synonym groups, duplicates (IoU > threshold) merged."""
+    owner = {normalize(name): obj for obj, names in groups.items() for name in names}
+    grouped: dict[str, list[Box]] = {obj: [] for obj in groups}
+    for det in sorted(detections, key=lambda d: -d.score):
+        obj = owner.get(normalize(det.label))
+        if obj is None or det.score < min_score:
+            continue
+        if all(iou(det.box, kept.box) <= iou_threshold for kept in grouped[obj]):
+            grouped[obj].append(det)
+    return grouped
+
+
+def number_word(n: int) -> str:
+    return NUMBER_WORDS[n] if 0 <= n < len(NUMBER_WORDS) else str(n)
+
+
+def plural(noun: str, n: int = 2) -> str:
+    if n == 1:
+        return noun
+    *head, last = noun.split(" ")
+    if last in IRREGULAR_PLURALS:
+        last = IRREGULAR_PLURALS[last]
+    elif last.endswith(("s", "x", "z", "ch", "sh")):
+        last += "es"
+    elif last.endswith("y") and len(last) > 1 and last[-2] not in "aeiou":
+        last = last[:-1] + "ies"
+    else:
+        last += "s"
+    return " ".join([*head, last])
+
+
+@dataclass(frozen=True)
+class Scored:
+    score: float
+    feedback: tuple[str, ...]
+    details: dict
+
+
+def score_numeracy(expected: Expected, found: Mapping[str, Sequence[Box]]) -> Scored:
+    """1.0 per object with the exact count, 0.5 present with a wrong count, 0.0 missing; mean over objects."""
+    per_object, feedback = {}, []
+    for obj, want in expected.counts.items():
+        got = len(found.get(obj, []))
+        per_object[obj] = {"expected": want, "detected": got, "score": 1.0 if got == want else 0.5 if got else 0.0}
+        if got == 0:
+            feedback.append(f"Missing object: {obj}")
+        elif got > want:
+            feedback.append(f"{number_word(got - want)} extra {plural(obj, got - want)} detected")
+        elif got < want:
+            feedback.append(f"{number_word(want - got)} {plural(obj, want - got)} missing")
+    scores = [entry["score"] for entry in per_object.values()]
+    text = "; ".join(feedback)
+    return Scored(sum(scores) / len(scores), (text,) if text else (), {"objects": per_object})
+
+
+def actual_relation(subject: Box, obj: Box) -> str:
+    """The relation along the axis where the centroids differ most."""
+    (sx, sy), (ox, oy) = subject.centroid, obj.centroid
+    if abs(sx - ox) >= abs(sy - oy):
+        return "left of" if sx < ox else "right of"
+    return "above" if sy < oy else "below"
+
+
+def relation_holds(relation: str, subject: Box, obj: Box) -> bool:
+    (sx, sy), (ox, oy) = subject.centroid, obj.centroid
+    return {"left of": sx < ox, "right of": sx > ox, "above": sy < oy, "below": sy > oy}[relation]
+
+
+def score_spatial(expected: Expected, found: Mapping[str, Sequence[Box]]) -> Scored:
+    subject, relation, obj = expected.relation
+    missing = [name for name in (subject, obj) if not found.get(name)]
+    if missing:
+        return Scored(0.0, tuple(f"Missing object: {name}" for name in missing), {"missing": missing})
+    s, o = found[subject][0], found[obj][0]
+    holds = relation_holds(relation, s, o)
+    details = {"subject_centroid": s.centroid, "object_centroid": o.centroid, "detected": actual_relation(s, o)}
+    if holds:
+        return Scored(1.0, (), details)
+    return Scored(0.0, (f"Wrong spatial relation: expected {subject} {relation} {obj}, but detected "
+                        f"{subject} {actual_relation(s, o)} {obj}",), details)
+
+
+@dataclass(frozen=True)
+class AttributeRating:
+    obj: str
+    expected: str
+    score: float | None  # None: the object is missing
+    detected: str = ""
+    answer: str = ""
+
+
+def score_attributes(expected: Expected, ratings: Sequence[AttributeRating],
+                     threshold: float = FLAG_THRESHOLD) -> Scored:
+    """Mean over object-attribute pairs (missing = 0); pairs under ``threshold`` are flagged with feedback."""
+    feedback, per_pair, flagged = [], [], []
+    for r in ratings:
+        score = r.score if r.score is not None else 0.0
+        per_pair.append({"object": r.obj, "expected": r.expected, "score": score, "detected": r.detected,
+                         "answer": r.answer, "missing": r.score is None})
+        if r.score is None:
+            feedback.append(f"Missing object: {r.obj}")
+        elif score < threshold:
+            flagged.append(r.obj)
+            seen = r.detected or r.answer or "something else"
+            feedback.append(f"Poor attribute binding: expected {r.expected} {r.obj}, but detected {seen} {r.obj}")
+    scores = [pair["score"] for pair in per_pair]
+    return Scored(sum(scores) / len(scores) if scores else 0.0, tuple(feedback),
+                  {"pairs": per_pair, "flagged": flagged, "threshold": threshold})
+
+
+def category_scores(image_scores: Iterable[tuple[str, float]]) -> dict[str, float]:
+    """{category: mean image score} and ``overall`` = unweighted mean over the categories present."""
+    by_category: dict[str, list[float]] = {}
+    for category, score in image_scores:
+        by_category.setdefault(category, []).append(score)
+    result = {category: sum(v) / len(v) for category, v in by_category.items()}
+    if result:
+        result["overall"] = sum(result.values()) / len(result)
+    return result
+
+
+def crop_box(box: Sequence[float], width: int, height: int, margin: float = 0.05) -> tuple[int, int, int, int]:
+    """The box grown by ``margin`` of its size on each side, clipped to the image, in whole pixels (at least 1)."""
+    x0, y0, x1, y1 = box
+    dx, dy = (x1 - x0) * margin, (y1 - y0) * margin
+    left, top = max(0, int(x0 - dx)), max(0, int(y0 - dy))
+    right, bottom = min(width, int(round(x1 + dx))), min(height, int(round(y1 + dy)))
+    return left, top, max(right, left + 1), max(bottom, top + 1)

@@ -16,7 +16,7 @@ from arena.settings import Settings
 from arena.store import connect
 from arena.suites import taxonomy
 from arena.suites.cli import main
-from arena.suites.common import SuiteError
+from arena.suites.common import SuiteError, write_specs
 from arena.suites.wordnet import DEBIAN_WORDNET_DIR, WORDNET_DIR_ENV, LEXNAMES, load_wordnet, prepare_wordnet
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,8 +181,9 @@ def test_demo_specs_need_no_wordnet():
     assert specs[0].text.startswith("An image of red (") and specs[1].text == "An image of red"
     assert all(s.metadata["hypernyms"] and s.metadata["definition"] for s in specs)
     db = connect(":memory:")
-    assert taxonomy.write_specs(db, specs).inserted == len(specs)
-    assert taxonomy.write_specs(db, taxonomy.demo_specs()).unchanged == len(specs)
+    assert write_specs(db, specs).inserted == len(specs)
+    assert write_specs(db, taxonomy.demo_specs()).unchanged == len(specs)
+    assert [taxonomy.lemma_of(h) for h in specs[0].metadata["hypernyms"]] == ["chromatic color"]
 
 
 # --- CLI ------------------------------------------------------------------------------------------------------------

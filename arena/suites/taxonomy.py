@@ -182,7 +182,8 @@ def easy_concepts(wn, roots: Sequence[str] = EASY_ROOTS) -> list[Concept]:
     for root_id in roots:
         root = find_synset(wn, root_id, "Easy roots")
         for synset in [root, *sorted(children(root), key=lambda s: s.name())]:
-            seen.setdefault(synset.name(), concept_from_synset(synset, EASY))
+            if synset.name() not in seen:
+                seen[synset.name()] = concept_from_synset(synset, EASY)
     return list(seen.values())
 
 

@@ -45,8 +45,8 @@ def small_prompts() -> list[PromptSpec]:
 
 
 def make_image(model_index: int, prompt_index: int) -> Image.Image:
-    image = Image.new("RGB", (32, 32), (60 * model_index, 40 * prompt_index, 128))
-    ImageDraw.Draw(image).rectangle([model_index * 4, prompt_index * 4, 20, 20], fill=(255, 255, 255))
+    image = Image.new("RGB", (32, 32), (60 * model_index % 256, 40 * prompt_index % 256, 128))
+    ImageDraw.Draw(image).rectangle([model_index % 5 * 4, prompt_index % 5 * 4, 24, 24], fill=(255, 255, 255))
     return image
 
 

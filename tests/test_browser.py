@@ -69,3 +69,66 @@ def test_three_votes_in_a_real_browser(small_arena, browser):
     outcomes = [row[0] for row in small_arena.db.execute(
         "SELECT outcome FROM votes WHERE voter = 'browser-user' ORDER BY id")]
     assert outcomes == ["A", "B", "tie"]
+
+
+def test_prompt_html_is_shown_as_text_not_run(tmp_path, browser):
+    from arena.catalog import PromptSpec, add_image, add_prompts
+    from conftest import build_small_arena, make_image
+
+    arena = build_small_arena(tmp_path)
+    hostile = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> **not bold**'
+    prompt_id = add_prompts(arena.db, [PromptSpec("xss", "1", hostile)]).ids[0]
+    for m, model_id in enumerate(arena.model_ids.values()):
+        add_image(arena.db, prompt_id=prompt_id, model_id=model_id, stored=arena.media.put_image(make_image(m, 9)))
+    with running_app(arena.settings) as url:
+        page = browser.new_page()
+        page.goto(url)
+        page.fill("#signin-name textarea, #signin-name input", "xss-user")
+        page.fill("#signin-token input", "token-1")
+        page.click("#signin-button")
+        page.wait_for_selector("#image-a img", timeout=20000)
+        page.click("#suite-filter input")
+        page.get_by_role("option", name="xss").click()
+        page.wait_for_function("() => document.querySelector('#prompt').innerText.includes('window.__pwned')",
+                               timeout=20000)
+        page.wait_for_timeout(500)
+        assert page.evaluate("() => window.__pwned") is None
+        text = page.inner_text("#prompt")
+        assert "<script>" in text and "**not bold**" in text
+        assert page.locator("#prompt script, #prompt img").count() == 0
+
+
+def test_leaderboard_and_admin_tabs_in_the_browser(tmp_path, browser):
+    from arena import session as sessions
+    from conftest import build_small_arena
+
+    arena = build_small_arena(tmp_path, admin_password="letmein")
+    s = sessions.start(arena.db, "voter", "token-1", open_signup=True)
+    import random
+
+    for i in range(6):
+        s = sessions.vote(arena.db, sessions.next_battle(arena.db, random.Random(i), s), "A")
+    with running_app(arena.settings) as url:
+        page = browser.new_page()
+        page.goto(url)
+        page.get_by_role("tab", name="Leaderboard").click()
+        page.wait_for_function("() => document.querySelector('#lb-summary').innerText.includes('6 human votes')",
+                               timeout=30000)
+        table = page.inner_text("#lb-table")
+        assert all(name in table for name in arena.model_ids)
+        page.wait_for_selector("#lb-chart .plotly, #lb-chart .js-plotly-plot", timeout=20000)
+        page.get_by_role("tab", name="Admin").click()
+        page.fill("#admin-password input", "wrong")
+        page.click("#admin-unlock")
+        page.wait_for_selector("text=Wrong admin password", timeout=20000)
+        assert not page.is_visible("#annotator-stats")
+        page.fill("#admin-password input", "letmein")
+        page.click("#admin-unlock")
+        page.wait_for_selector("#annotator-stats", timeout=20000)
+        assert "voter" in page.inner_text("#annotator-stats")
+        with page.expect_download(timeout=20000) as download:
+            page.click("#export-csv")
+            page.wait_for_selector("#export-file a", timeout=20000)
+            page.click("#export-file a")
+        lines = open(download.value.path()).read().splitlines()
+        assert lines[0].startswith("vote_id,battle_id") and len(lines) == 7

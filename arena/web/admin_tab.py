@@ -76,7 +76,8 @@ def build_admin_tab(ctx: AppContext) -> None:
         return handler
 
     gr.on([unlock.click, password_box.submit], named("admin_unlock", do_unlock), [password_box, unlocked],
-          [unlocked, lock_box, admin_box, stats, flagged, password_box], api_visibility="private")
+          [unlocked, lock_box, admin_box, stats, flagged, password_box], api_visibility="private",
+          show_progress="hidden")
     for exclude, button in ((False, include_button), (True, exclude_button)):
         button.click(named(f"admin_review_{'exclude' if exclude else 'include'}",
                            lambda given, ok, vote, exclude=exclude: do_review(exclude, given, ok, vote)),

@@ -1,0 +1,107 @@
+"""The Commonsense-T2I CLIP evaluator (protocols.md, T2).
+
+An item has prompts P1, P2 (roles ``p1``, ``p2``, one ``item_key``) and expected descriptions D1, D2. With the CLIP
+evaluator an image fits exactly one description: fit(I, D1) = 1 and fit(I, D2) = 0 iff cos(I, D1) > cos(I, D2),
+and vice versa (a tie fits neither). The item scores 1 iff
+
+    fit(I1, D1) + fit(I2, D2) − fit(I1, D2) − fit(I2, D1) = 2,
+
+averaged over the generations (image index ``idx`` k of P1 pairs with index k of P2); accuracy = mean over items.
+
+Written: ``commonsense_clip_fit`` per image (1 if the image is closer to its own description than to the partner's;
+details hold both cosines) and ``commonsense_clip_accuracy`` per model (overall, subset '', and per category).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Sequence
+
+import sqlite_utils
+
+from arena.media import MediaStore
+from judges.metrics.clip_scores import ClipEncoder
+from judges.metrics.store import MetricRow, image_rows, write_metrics
+
+ROLES = ("p1", "p2")
+
+
+def fit(cos_own: float, cos_other: float) -> int:
+    """1 if the image is closer to this description than to the other, else 0 (ties fit neither)."""
+    return int(cos_own > cos_other)
+
+
+def item_score(cos_i1_d1: float, cos_i1_d2: float, cos_i2_d1: float, cos_i2_d2: float) -> int:
+    """1 iff fit(I1,D1) + fit(I2,D2) − fit(I1,D2) − fit(I2,D1) = 2 under the CLIP evaluator."""
+    total = (fit(cos_i1_d1, cos_i1_d2) + fit(cos_i2_d2, cos_i2_d1)
+             - fit(cos_i1_d2, cos_i1_d1) - fit(cos_i2_d1, cos_i2_d2))
+    return int(total == 2)
+
+
+@dataclass
+class CommonsenseReport:
+    images: int = 0
+    items: dict[str, int] | None = None  # per model: items with both prompts' images
+    incomplete: int = 0  # (model, item, idx) with only one of the two images
+    accuracy: dict[str, float] | None = None
+
+
+def score_commonsense(db: sqlite_utils.Database, media: MediaStore, encoder: ClipEncoder, *,
+                      suite: str = "commonsense", models: Sequence[str] | None = None) -> CommonsenseReport:
+    rows = image_rows(db, suite, models=models)
+    description = {}  # (item_key, role) -> its description text
+    for row in rows:
+        if row["role"] in ROLES and row["metadata"].get("description"):
+            description[(row["item_key"], row["role"])] = row["metadata"]["description"]
+    for row in rows:  # a partner description stored on the other prompt fills a gap
+        partner = ROLES[1 - ROLES.index(row["role"])] if row["role"] in ROLES else None
+        if partner and (row["item_key"], partner) not in description and row["metadata"].get("partner_description"):
+            description[(row["item_key"], partner)] = row["metadata"]["partner_description"]
+    usable = [r for r in rows if r["role"] in ROLES and all((r["item_key"], role) in description for role in ROLES)]
+    report = CommonsenseReport(images=len(usable))
+    if not usable:
+        return report
+    encoder.encode_texts(list(description.values()))
+    vectors = encoder.encode_stored(media, usable)
+    cosines = {}  # image id -> (cos with D1, cos with D2)
+    image_metrics = []
+    for row, vector in zip(usable, vectors):
+        d1, d2 = (description[(row["item_key"], role)] for role in ROLES)
+        c1, c2 = (encoder.encode_texts([d1, d2]) @ vector).tolist()
+        encoder.counts.text_lookups += 2
+        cosines[row["id"]] = (c1, c2)
+        own, other = (c1, c2) if row["role"] == "p1" else (c2, c1)
+        image_metrics.append(MetricRow(row["model_id"], "commonsense_clip_fit", fit(own, other), encoder.name,
+                                       image_id=row["id"], suite=suite, subset=row["subset"],
+                                       scorer_version=encoder.version, details={"cos_d1": c1, "cos_d2": c2}))
+    write_metrics(db, image_metrics)
+
+    pairs: dict[tuple[int, str, int], dict[str, dict]] = defaultdict(dict)
+    for row in usable:
+        pairs[(row["model_id"], row["item_key"], row["idx"])][row["role"]] = row
+    per_item: dict[tuple[int, str], list[int]] = defaultdict(list)
+    category: dict[str, str] = {}
+    for (model_id, item_key, _), roles in pairs.items():
+        if len(roles) < 2:
+            report.incomplete += 1
+            continue
+        (c11, c12), (c21, c22) = cosines[roles["p1"]["id"]], cosines[roles["p2"]["id"]]
+        per_item[(model_id, item_key)].append(item_score(c11, c12, c21, c22))
+        category[item_key] = roles["p1"]["metadata"].get("category") or roles["p1"]["subset"]
+    names = {row["model_id"]: row["model"] for row in usable}
+    by_model: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for (model_id, item_key), scores in per_item.items():
+        mean = sum(scores) / len(scores)
+        by_model[model_id][""].append(mean)
+        by_model[model_id][category[item_key]].append(mean)
+    model_metrics = []
+    for model_id, groups in by_model.items():
+        for subset, values in groups.items():
+            model_metrics.append(MetricRow(model_id, "commonsense_clip_accuracy", sum(values) / len(values),
+                                           encoder.name, suite=suite, subset=subset, scorer_version=encoder.version,
+                                           details={"items": len(values)}))
+    write_metrics(db, model_metrics)
+    report.items = {names[m]: len(g[""]) for m, g in by_model.items()}
+    report.accuracy = {names[m]: sum(g[""]) / len(g[""]) for m, g in by_model.items()}
+    return report

@@ -1,0 +1,89 @@
+"""Consistency over paraphrases (protocols.md, T5), from any stored per-image score.
+
+A group is one model's images of one item (``item_key``: the paraphrases of one object in the ``paraphrase``
+suite; in other suites the prompts sharing an item key, e.g. a taxonomy concept with and without its definition).
+With v_ij the score of image j of object i:
+
+    s_i = sample standard deviation of v_i·   (or its min, or its median: ``stat``)
+    S_a = mean s_i over abstract objects,  S_r = mean s_i over realistic objects,  S_final = S_r − S_a
+
+(lower |S_final| is better). Written per model (model level, subset ''): ``consistency_<stat>`` (mean s_i over all
+groups) and, when both categories are present, ``consistency_<stat>_S_a``, ``..._S_r``, ``..._S_final``. The scorer
+of those rows is ``<source scorer>/<source metric>``, so consistencies of different scores never overwrite each other.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Sequence
+
+import sqlite_utils
+
+from judges.metrics.store import MetricRow, image_metric_frame, write_metrics
+
+STATS = ("std", "min", "median")
+CATEGORIES = ("abstract", "realistic")
+
+
+def group_statistic(values: Sequence[float], stat: str) -> float | None:
+    """s_i of one group: sample std (None below 2 values), min or median."""
+    values = [v for v in values if v is not None and not math.isnan(v)]
+    if stat not in STATS:
+        raise ValueError(f"stat must be one of {', '.join(STATS)}, got {stat!r}.")
+    if not values or (stat == "std" and len(values) < 2):
+        return None
+    return {"std": statistics.stdev, "min": min, "median": statistics.median}[stat](values)
+
+
+def consistency_summary(frame, stat: str = "std"):
+    """Per model from a frame with columns model, item_key, category, value: groups, mean, S_a, S_r, S_final."""
+    import pandas as pd
+
+    rows = []
+    for model, model_frame in frame.groupby("model", sort=True):
+        per_group = []
+        for (item_key, category), group in model_frame.groupby(["item_key", "category"], dropna=False, sort=True):
+            s = group_statistic(group["value"].tolist(), stat)
+            if s is not None:
+                per_group.append((category, s))
+        mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
+        s_a = mean([s for c, s in per_group if c == "abstract"])
+        s_r = mean([s for c, s in per_group if c == "realistic"])
+        rows.append({"model": model, "groups": len(per_group), "mean": mean([s for _, s in per_group]),
+                     "S_a": s_a, "S_r": s_r, "S_final": s_r - s_a if s_a is not None and s_r is not None else None})
+    return pd.DataFrame(rows, columns=["model", "groups", "mean", "S_a", "S_r", "S_final"])
+
+
+def score_consistency(db: sqlite_utils.Database, suite: str, *, source: str = "clip_score", scorer: str | None = None,
+                      stats: Sequence[str] = STATS) -> dict:
+    """Compute and store the consistency metrics of ``suite`` from the per-image metric ``source``.
+
+    ``scorer`` picks the source rows' scorer (default: the one with most rows). Returns {stat: summary frame}.
+    """
+    frame = image_metric_frame(db, source, scorer=scorer, suite=suite).dropna(subset=["value"])
+    if frame.empty:
+        raise LookupError(f"no {source!r} scores for suite {suite!r}: compute them first "
+                          f"(python -m judges metrics --suite {suite} --metrics clip).")
+    if scorer is None:
+        scorer = frame["scorer"].value_counts().idxmax()
+        frame = frame[frame["scorer"] == scorer]
+    frame = frame.assign(category=frame["category"].fillna(frame["subset"]))
+    model_ids = {name: model_id for model_id, name in db.execute("SELECT id, name FROM models")}
+    written_scorer = f"{scorer}/{source}"
+    results, rows = {}, []
+    for stat in stats:
+        summary = consistency_summary(frame, stat)
+        results[stat] = summary
+        for record in summary.to_dict("records"):
+            values = {f"consistency_{stat}": record["mean"]}
+            if record["S_a"] is not None and record["S_r"] is not None:
+                values.update({f"consistency_{stat}_S_a": record["S_a"], f"consistency_{stat}_S_r": record["S_r"],
+                               f"consistency_{stat}_S_final": record["S_final"]})
+            for name, value in values.items():
+                if value is not None:
+                    rows.append(MetricRow(model_ids[record["model"]], name, value, written_scorer, suite=suite,
+                                          details={"source": source, "source_scorer": scorer,
+                                                   "groups": record["groups"]}))
+    write_metrics(db, rows)
+    return results

@@ -1,0 +1,175 @@
+"""FID against a reference image set and Inception Score, per model, with torchmetrics (protocols.md, T1).
+
+The reference set is another model's images for the same suite (the retrieval baseline, imported as a model named
+``retrieval`` by default) or a folder of images. Both metrics take their feature network as an argument:
+
+- the real one, :func:`inception_network`, is torchmetrics' InceptionV3 (torch-fidelity's FID port, an optional
+  extra: ``pip install torch-fidelity``) whose weights file (``pt_inception-2015-12-05-6726825d.pth``) can be given
+  as a local path for machines without network;
+- tests and the offline demo pass :func:`tiny_feature_network`, a small random conv net, and record it as the
+  scorer so its numbers never mix with real FIDs.
+
+Written (model level, subset ''): ``fid`` (lower is better; details: image counts and reference) and
+``inception_score`` (details: std over splits).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import sqlite_utils
+from PIL import Image
+
+from arena.media import MediaStore
+from judges.metrics.store import MetricRow, image_rows, open_image, write_metrics
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
+
+
+def inception_network(feature: str = "2048", weights_path: str | None = None):
+    """torchmetrics' InceptionV3 feature extractor: ``"2048"`` pool features for FID, ``"logits_unbiased"`` for IS."""
+    from torchmetrics.utilities.imports import _TORCH_FIDELITY_AVAILABLE
+
+    if not _TORCH_FIDELITY_AVAILABLE:
+        raise ModuleNotFoundError(
+            "the real Inception network needs torch-fidelity: pip install torch-fidelity (and, without network, "
+            "pass --inception-weights with a local pt_inception-2015-12-05-6726825d.pth)."
+        )
+    from torchmetrics.image.fid import NoTrainInceptionV3
+
+    if weights_path and not Path(weights_path).exists():
+        raise FileNotFoundError(f"Inception weights {weights_path} do not exist; fix --inception-weights.")
+    return NoTrainInceptionV3(name="inception-v3-compat", features_list=[feature],
+                              feature_extractor_weights_path=weights_path)
+
+
+def tiny_feature_network(num_outputs: int = 16, seed: int = 0, scale: float = 1.0):
+    """A small random net (8×8 pooling, one conv, a projection) taking uint8 (N, 3, H, W) images: FID features or IS logits in tests and the demo
+    (``scale`` sharpens the logits so a random net's class probabilities, hence its IS, vary between images)."""
+    import torch
+    from torch import nn
+
+    class TinyFeatures(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.AdaptiveAvgPool2d(8), nn.Conv2d(3, 8, 3, padding=1), nn.Tanh(), nn.Flatten(),
+                                      nn.Linear(8 * 8 * 8, num_outputs))
+            self.num_features = num_outputs
+
+        def forward(self, images):
+            return self.body(images.float() / 127.5 - 1.0) * scale
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return TinyFeatures().eval()
+
+
+def to_uint8_batch(images: Sequence[Image.Image], size: int):
+    """(N, 3, size, size) uint8 tensor from PIL images (bilinear resize)."""
+    import numpy as np
+    import torch
+
+    arrays = [np.asarray(image.convert("RGB").resize((size, size), Image.BILINEAR)) for image in images]
+    return torch.from_numpy(np.stack(arrays)).permute(0, 3, 1, 2).contiguous()
+
+
+@dataclass
+class FidIsReport:
+    fid: dict[str, float] = field(default_factory=dict)
+    inception_score: dict[str, float] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)  # model -> why
+
+
+def _batches(items: list, size: int) -> Iterable[list]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def reference_images(db: sqlite_utils.Database, media: MediaStore, suite: str, *, reference_model: str | None = None,
+                     reference_folder: str | Path | None = None, pooled: bool = False) -> list[Image.Image]:
+    """The reference set: a folder's images, ``reference_model``'s images of ``suite``, or (``pooled``) all
+    models' images of ``suite``."""
+    if reference_folder:
+        folder = Path(reference_folder)
+        files = sorted(p for p in folder.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES) if folder.is_dir() else []
+        if not files:
+            raise FileNotFoundError(f"{folder}: no reference images (.png, .jpg, .webp) found for FID.")
+        return [Image.open(p).convert("RGB") for p in files]
+    if pooled:
+        return [open_image(media, row) for row in image_rows(db, suite)]
+    rows = image_rows(db, suite, models=[reference_model]) if reference_model else []
+    return [open_image(media, row) for row in rows]
+
+
+def score_fid_is(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fid_network=None, is_network=None,
+                 scorer: str, scorer_version: str = "", reference_model: str | None = "retrieval",
+                 reference_folder: str | Path | None = None, pooled_reference: bool = False,
+                 models: Sequence[str] | None = None,
+                 image_size: int = 299, batch_size: int = 32, splits: int = 10) -> FidIsReport:
+    """FID of each model against the reference set (if ``fid_network``) and IS (if ``is_network``).
+
+    The reference model itself gets no FID. ``pooled_reference``: the reference is every model's images of the suite
+    (the offline demo's choice, having no retrieval images; such FIDs only compare models with each other).
+    """
+    import torch
+    from torchmetrics.image.fid import FrechetInceptionDistance
+    from torchmetrics.image.inception import InceptionScore
+
+    report = FidIsReport()
+    rows = image_rows(db, suite, models=models)
+    by_model: dict[str, list[dict]] = {}
+    for row in rows:
+        by_model.setdefault(row["model"], []).append(row)
+    fid = None
+    reference_label = (str(reference_folder) if reference_folder else
+                       f"all models' {suite} images" if pooled_reference else reference_model or "")
+    if fid_network is not None:
+        reference = reference_images(db, media, suite, reference_model=reference_model,
+                                     reference_folder=reference_folder, pooled=pooled_reference)
+        if len(reference) < 2:
+            report.skipped["*"] = (f"FID needs at least 2 reference images; {reference_label or 'no reference'} has "
+                                   f"{len(reference)} in suite {suite!r}. Import the retrieval images "
+                                   "(python -m arena import-images) or pass --fid-reference-folder.")
+        else:
+            fid = FrechetInceptionDistance(feature=fid_network, reset_real_features=False)
+            with torch.inference_mode():
+                for chunk in _batches(reference, batch_size):
+                    fid.update(to_uint8_batch(chunk, image_size), real=True)
+    metrics = []
+    for model, model_rows in sorted(by_model.items()):
+        if model == reference_model and not reference_folder:
+            continue
+        model_id = model_rows[0]["model_id"]
+        if len(model_rows) < 2:
+            report.skipped[model] = f"{len(model_rows)} image(s); FID and IS need at least 2"
+            continue
+        images = [open_image(media, row) for row in model_rows]
+        if fid is not None:
+            fid.reset()
+            with torch.inference_mode():
+                for chunk in _batches(images, batch_size):
+                    fid.update(to_uint8_batch(chunk, image_size), real=False)
+                value = float(fid.compute())
+            report.fid[model] = value
+            metrics.append(MetricRow(model_id, "fid", value, scorer, suite=suite, scorer_version=scorer_version,
+                                     details={"images": len(images), "reference": reference_label,
+                                              "reference_images": int(fid.real_features_num_samples)}))
+        if is_network is not None:
+            split_count = max(1, min(splits, len(images) // 2))
+            with warnings.catch_warnings():  # "saves all features" is the point; one split has no std
+                warnings.simplefilter("ignore", UserWarning)
+                score = InceptionScore(feature=is_network, splits=split_count)
+                with torch.inference_mode():
+                    for chunk in _batches(images, batch_size):
+                        score.update(to_uint8_batch(chunk, image_size))
+                    mean, std = (float(v) for v in score.compute())
+            std = None if split_count < 2 or math.isnan(std) else std
+            report.inception_score[model] = mean
+            metrics.append(MetricRow(model_id, "inception_score", mean, scorer, suite=suite,
+                                     scorer_version=scorer_version, details={"images": len(images), "std": std, "splits": split_count}))
+    write_metrics(db, metrics)
+    return report

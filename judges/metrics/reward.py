@@ -1,0 +1,129 @@
+"""Reward-model scores per image and Mann-Whitney U comparisons between models (protocols.md, T1).
+
+The taxonomy benchmark scores images with ImageReward. Its package (``image-reward`` 1.5 on PyPI) pins
+``timm==0.6.13`` while open_clip_torch 3.3 needs ``timm>=1.0.17``, and its BLIP code imports transformers 4
+internals removed in transformers 5, so it cannot share this project's pinned environment. It is an optional extra,
+installed in a separate virtualenv that holds only what this module needs::
+
+    python -m venv .venv-reward
+    .venv-reward/bin/pip install image-reward==1.5 "transformers<4.40" sqlite-utils pillow tqdm scipy pandas
+    .venv-reward/bin/python -m judges.metrics.cli --suite taxonomy --metrics reward \
+        --reward-checkpoint /weights/ImageReward.pt --reward-med-config /weights/med_config.json
+
+Everything here works with any object implementing :class:`RewardModel` (tests use a tiny stand-in; the offline
+demo uses :class:`ClipRewardStandIn`, recorded under its own scorer name). Scores are written as the image-level
+metric ``reward`` with the reward model as scorer.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Protocol, Sequence, runtime_checkable
+
+import sqlite_utils
+from PIL import Image
+
+from arena.media import MediaStore
+from judges.metrics.store import MetricRow, image_metric_frame, image_rows, open_image, scored_image_ids, write_metrics
+
+EXTRA_HELP = (
+    "ImageReward is not installed. It cannot share this environment (it pins timm==0.6.13 and needs transformers 4); "
+    "install it in a separate virtualenv as described in judges/metrics/reward.py, or use --reward-model clip."
+)
+
+
+@runtime_checkable
+class RewardModel(Protocol):
+    name: str  # stored as the metric's scorer
+    version: str
+
+    def score(self, prompt: str, images: Sequence[Image.Image]) -> list[float]: ...
+
+
+class ImageRewardModel:
+    """ImageReward (Xu et al., 2023) through its package: ``checkpoint`` a name such as ``ImageReward-v1.0`` (downloads)
+    or a local ``ImageReward.pt``; ``med_config`` the local ``med_config.json`` on machines without network."""
+
+    def __init__(self, checkpoint: str = "ImageReward-v1.0", *, med_config: str | None = None, device: str = "cpu",
+                 download_root: str | None = None):
+        try:
+            import ImageReward as reward_package
+        except ImportError:
+            raise ModuleNotFoundError(EXTRA_HELP) from None
+        self.model = reward_package.load(checkpoint, device=device, download_root=download_root, med_config=med_config)
+        self.name = "ImageReward-v1.0" if checkpoint == "ImageReward-v1.0" else f"ImageReward:{checkpoint.rsplit('/', 1)[-1]}"
+        self.version = f"image-reward {getattr(reward_package, '__version__', '1.5')}"
+
+    def score(self, prompt: str, images: Sequence[Image.Image]) -> list[float]:
+        import torch
+
+        with torch.inference_mode():
+            return [float(self.model.score(prompt, image)) for image in images]
+
+
+class ClipRewardStandIn:
+    """A stand-in reward: the cosine of image and prompt under a CLIP encoder (for the offline demo only)."""
+
+    def __init__(self, encoder):
+        self.encoder = encoder
+        self.name = f"stand-in:{encoder.name}"
+        self.version = encoder.version
+
+    def score(self, prompt: str, images: Sequence[Image.Image]) -> list[float]:
+        text = self.encoder.encode_texts([prompt])[0]
+        return (self.encoder.encode_images(list(images)) @ text).tolist()
+
+
+def score_rewards(db: sqlite_utils.Database, media: MediaStore, model: RewardModel, suite: str, *,
+                  models: Sequence[str] | None = None, skip_existing: bool = True, progress: bool = False) -> int:
+    """Write ``reward`` for the suite's images not yet scored by ``model``; one call per prompt; return the count."""
+    from tqdm.auto import tqdm
+
+    done = scored_image_ids(db, "reward", model.name) if skip_existing else set()
+    by_prompt: dict[str, list[dict]] = {}
+    for row in image_rows(db, suite, models=models):
+        if row["id"] not in done:
+            by_prompt.setdefault(row["text"], []).append(row)
+    written = 0
+    with tqdm(total=sum(map(len, by_prompt.values())), desc=f"reward {suite}", unit="img", disable=not progress) as bar:
+        for prompt, rows in by_prompt.items():
+            values = model.score(prompt, [open_image(media, row) for row in rows])
+            if len(values) != len(rows):
+                raise RuntimeError(f"reward model {model.name} returned {len(values)} scores for {len(rows)} images.")
+            written += write_metrics(db, [
+                MetricRow(row["model_id"], "reward", value, model.name, image_id=row["id"], suite=suite,
+                          subset=row["subset"], scorer_version=model.version)
+                for row, value in zip(rows, values)
+            ])
+            bar.update(len(rows))
+    return written
+
+
+def mann_whitney_table(scores: dict[str, Sequence[float]], alternative: str = "two-sided"):
+    """Pairwise two-sample Mann-Whitney U tests between models' score samples (scipy.stats.mannwhitneyu).
+
+    Rows: model_a, model_b, n_a, n_b, median_a, median_b, U (of model_a), p_value. A small p-value says the two
+    models' reward distributions differ; ``alternative="greater"`` tests whether model_a's rewards tend to be higher.
+    """
+    import numpy as np
+    import pandas as pd
+    from scipy.stats import mannwhitneyu
+
+    rows = []
+    for a, b in combinations(sorted(scores), 2):
+        x, y = np.asarray(scores[a], dtype=float), np.asarray(scores[b], dtype=float)
+        if len(x) == 0 or len(y) == 0:
+            continue
+        result = mannwhitneyu(x, y, alternative=alternative)
+        rows.append({"model_a": a, "model_b": b, "n_a": len(x), "n_b": len(y), "median_a": float(np.median(x)),
+                     "median_b": float(np.median(y)), "U": float(result.statistic), "p_value": float(result.pvalue)})
+    return pd.DataFrame(rows, columns=["model_a", "model_b", "n_a", "n_b", "median_a", "median_b", "U", "p_value"])
+
+
+def reward_comparisons(db: sqlite_utils.Database, *, scorer: str | None = None, suite: str | None = None,
+                       name: str = "reward", alternative: str = "two-sided"):
+    """:func:`mann_whitney_table` over the stored per-image ``name`` scores (one scorer: the most used if None)."""
+    frame = image_metric_frame(db, name, scorer=scorer, suite=suite).dropna(subset=["value"])
+    if scorer is None and not frame.empty:
+        frame = frame[frame["scorer"] == frame["scorer"].value_counts().idxmax()]
+    return mann_whitney_table({model: group["value"].tolist() for model, group in frame.groupby("model")}, alternative)

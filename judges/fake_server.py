@@ -46,6 +46,7 @@ class Received:
     digest: str
     at: float
     attempt: int  # how many times this exact body was received before (0: first time)
+    headers: dict = field(default_factory=dict, repr=False)
 
     @property
     def texts(self) -> list[str]:
@@ -111,7 +112,7 @@ def build_app(responder: Responder, log: list[Received], lock: threading.Lock, *
         with lock:
             attempt = counts.get(digest, 0)
             counts[digest] = attempt + 1
-            received = Received(body, digest, time.time(), attempt)
+            received = Received(body, digest, time.time(), attempt, dict(request.headers))
             log.append(received)
         reply = responder(received)
         delay = latency + reply.delay

@@ -100,7 +100,7 @@ def parse_pairwise(text: str) -> PairwiseVerdict:
 
 def parse_fit(text: str) -> int:
     """The 1 or 0 of a T2 fit reply ("Give me number 1 or 0 only")."""
-    found = set(re.findall(r"(?<![\d.])([01])(?![\d.])", text or ""))
+    found = set(re.findall(r"(?<![\d.])([01])(?!\d|\.\d)", text or ""))
     if len(found) != 1:
         what = "both 1 and 0" if len(found) == 2 else "no 1 or 0"
         raise ParseError(f"expected the number 1 or 0, found {what} in the reply {_excerpt(text or '')}")

@@ -1,15 +1,13 @@
 """Importing your own images: a folder laid out ``<model>/<prompt key>.<png|jpg|jpeg|webp>`` plus a prompts file.
 
-The prompts file is CSV (header row) or JSONL with at least ``key`` and ``text``; optional ``subset``, ``variant``,
-``role`` and ``metadata`` (a JSON object). Every file is checked before anything is written: a bad prompts row, an
+The prompts file is a prompt list as :mod:`arena.suites.generic` reads it: CSV (header row) or JSONL with at least
+``key`` and ``text``; optional ``suite``, ``subset``, ``variant``, ``role`` and ``metadata`` (a JSON object). Every file is checked before anything is written: a bad prompts row, an
 image whose key is not in the prompts file, an unknown file type or an unreadable image raises
 :class:`ImportError_` naming the file, and nothing is imported. Importing the same folder again changes nothing.
 """
 
 from __future__ import annotations
 
-import csv
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +15,8 @@ import sqlite_utils
 
 from arena.catalog import PromptSpec, add_image, add_model, add_prompts
 from arena.media import MediaError, MediaStore, inspect_image
+from arena.suites.common import SuiteError
+from arena.suites.generic import load_prompt_list
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 
@@ -34,47 +34,21 @@ class ImageImport:
 
 
 def read_prompts_file(path: Path, suite: str) -> dict[str, PromptSpec]:
-    """{key: PromptSpec} from a CSV or JSONL prompts file."""
+    """{key: PromptSpec} from a prompt list (the generic suite format: CSV or JSONL with key and text)."""
     if not path.exists():
         raise ImageImportError(f"{path}: prompts file not found. Pass --prompts with a CSV or JSONL file.")
-    if path.suffix.lower() == ".csv":
-        with open(path, newline="", encoding="utf-8") as handle:
-            rows = [(number + 2, row) for number, row in enumerate(csv.DictReader(handle))]
-    elif path.suffix.lower() in (".jsonl", ".json"):
-        rows = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ImageImportError(f"{path}:{number}: not valid JSON ({error.msg}). One JSON object per line.") from None
-            if not isinstance(row, dict):
-                raise ImageImportError(f"{path}:{number}: expected a JSON object with key and text.")
-            rows.append((number, row))
-    else:
-        raise ImageImportError(f"{path}: use a .csv or .jsonl prompts file.")
-    specs: dict[str, PromptSpec] = {}
-    for number, row in rows:
-        key, text = str(row.get("key") or "").strip(), str(row.get("text") or "").strip()
-        if not key or not text:
-            raise ImageImportError(f"{path}:{number}: each row needs a non-empty 'key' and 'text'.")
-        if key in specs:
-            raise ImageImportError(f"{path}:{number}: duplicate key {key!r}. Keys name image files, so each must be unique.")
-        metadata = row.get("metadata") or {}
-        if isinstance(metadata, str):
-            try:
-                metadata = json.loads(metadata)
-            except json.JSONDecodeError:
-                raise ImageImportError(f"{path}:{number}: metadata is not a JSON object.") from None
-        if not isinstance(metadata, dict):
-            raise ImageImportError(f"{path}:{number}: metadata must be a JSON object.")
-        specs[key] = PromptSpec(
-            suite=str(row.get("suite") or suite), item_key=key, text=text, subset=str(row.get("subset") or ""),
-            variant=str(row.get("variant") or ""), role=str(row.get("role") or ""), metadata=metadata,
-            source=f"{path}:{number}",
-        )
-    return specs
+    try:
+        specs = load_prompt_list(path, suite=suite)
+    except SuiteError as error:
+        raise ImageImportError(str(error)) from None
+    by_key: dict[str, PromptSpec] = {}
+    for spec in specs:
+        if spec.item_key in by_key:
+            raise ImageImportError(
+                f"{spec.source}: duplicate key {spec.item_key!r}. Keys name image files, so each must be unique."
+            )
+        by_key[spec.item_key] = spec
+    return by_key
 
 
 def import_images(

@@ -116,10 +116,10 @@ def _seeded(seed: int, build: Callable):
 def _tiny_vae(seed: int):
     from diffusers import AutoencoderKL
 
-    return _seeded(seed, lambda: AutoencoderKL(
-        block_out_channels=(32, 64), in_channels=3, out_channels=3, latent_channels=4, layers_per_block=1,
-        down_block_types=("DownEncoderBlock2D",) * 2, up_block_types=("UpDecoderBlock2D",) * 2,
-        norm_num_groups=32, sample_size=64,
+    return _seeded(seed, lambda: AutoencoderKL(  # three blocks: 4x downsampling, 64 px images ↔ 16 x 16 latents
+        block_out_channels=(16, 32, 32), in_channels=3, out_channels=3, latent_channels=4, layers_per_block=1,
+        down_block_types=("DownEncoderBlock2D",) * 3, up_block_types=("UpDecoderBlock2D",) * 3,
+        norm_num_groups=8, sample_size=64,
     ))
 
 
@@ -130,7 +130,7 @@ def build_tiny_sd(seed: int = 0):
 
     tokenizer = make_clip_tokenizer()
     unet = _seeded(seed, lambda: UNet2DConditionModel(
-        block_out_channels=(32, 64), layers_per_block=1, sample_size=32, in_channels=4, out_channels=4,
+        block_out_channels=(32, 64), layers_per_block=1, sample_size=16, in_channels=4, out_channels=4,
         down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"), up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
         cross_attention_dim=32, attention_head_dim=8, norm_num_groups=32,
     ))
@@ -155,7 +155,7 @@ def build_tiny_pixart_sigma(seed: int = 0):
 
     tokenizer = make_t5_tokenizer()
     transformer = _seeded(seed, lambda: PixArtTransformer2DModel(
-        sample_size=32, num_layers=2, patch_size=2, attention_head_dim=16, num_attention_heads=2, in_channels=4,
+        sample_size=16, num_layers=2, patch_size=2, attention_head_dim=16, num_attention_heads=2, in_channels=4,
         out_channels=8, cross_attention_dim=32, caption_channels=32, attention_bias=True,
         activation_fn="gelu-approximate", num_embeds_ada_norm=1000, norm_type="ada_norm_single",
         norm_elementwise_affine=False, norm_eps=1e-6,

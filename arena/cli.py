@@ -77,8 +77,14 @@ def cmd_leaderboard(args, settings) -> int:
 
 
 def cmd_settings(args, settings) -> int:
+    if args.markdown:
+        print("| Setting | Environment variable | Default | Meaning |\n|---|---|---|---|")
     for name, env, default, help_text in settings_table():
-        print(f"{name:24} {env:30} default {default!s:18} {help_text}")
+        if args.markdown:
+            shown = f"`{default}`" if str(default) != "" else "(empty)"
+            print(f"| `{name}` | `{env}` | {shown} | {help_text} |")
+        else:
+            print(f"{name:24} {env:30} default {default!s:18} {help_text}")
     return 0
 
 
@@ -116,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     board.set_defaults(handler=cmd_leaderboard)
 
     settings = commands.add_parser("settings", help="list every setting, its environment variable and default")
+    settings.add_argument("--markdown", action="store_true", help="as the README's Markdown table")
     settings.set_defaults(handler=cmd_settings)
 
     try:

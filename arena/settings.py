@@ -32,6 +32,7 @@ class Settings:
     db_path: Path = _setting(Path("data/arena.db"), "ARENA_DB", "SQLite database file (created, with the demo, on first start).")
     media_dir: Path = _setting(Path("data/media"), "ARENA_MEDIA_DIR", "Content-addressed image folder (files named by their SHA-256).")
     cache_dir: Path = _setting(Path(".cache"), "ARENA_CACHE_DIR", "Generated caches: tiny demo pipelines, WordNet index files.")
+    wordnet_dir: Path = _setting(Path("/usr/share/wordnet"), "ARENA_WORDNET_DIR", "WordNet 3.0 folder (Debian wordnet-base); without root, point it to any WordNet 3.0 'dict' copy.")
     host: str = _setting("127.0.0.1", "ARENA_HOST", "Address the web app listens on.")
     port: int = _setting(7860, "ARENA_PORT", "Port the web app listens on.")
     admin_password: str = _setting("", "ARENA_ADMIN_PASSWORD", "Password of the admin tab (environment only). Empty: the admin tab stays locked.", secret=True)
@@ -39,7 +40,7 @@ class Settings:
     demo: bool = _setting(True, "ARENA_DEMO", "Fill an empty database with the bundled demo (prompts, demo models, images).")
     bootstrap_rounds: int = _setting(1000, "ARENA_BOOTSTRAP_ROUNDS", "Bootstrap rounds for the leaderboard's 95% confidence intervals.")
     seed: int = _setting(0, "ARENA_SEED", "Seed of the leaderboard bootstrap.")
-    tie_policy: str = _setting("drop", "ARENA_TIE_POLICY", "How ties and both-bad enter the Bradley-Terry fit: drop | half (see ratings/).")
+    tie_policy: str = _setting("drop", "ARENA_TIE_POLICY", "How ties and both-bad enter the Bradley-Terry fit: drop (the taxonomy benchmark), half (Chatbot Arena) or half_ties_drop_both_bad.")
     min_votes: int = _setting(10, "ARENA_MIN_VOTES", "Models with fewer votes are marked provisional on the leaderboard.")
     leaderboard_refresh_s: float = _setting(60.0, "ARENA_LEADERBOARD_REFRESH_S", "Seconds between automatic leaderboard refreshes (0: only on demand).")
     sampling_strategy: str = _setting("uniform", "ARENA_SAMPLING", "How battles pick their two models: uniform (the published protocol).")
@@ -67,7 +68,9 @@ class Settings:
         if not 0 < self.port < 65536:
             raise SettingsError(f"port must be between 1 and 65535, got {self.port}. Set ARENA_PORT.")
         if self.tie_policy not in ("drop", "half", "half_ties_drop_both_bad"):
-            raise SettingsError(f"tie_policy must be drop or half, got {self.tie_policy!r}. Set ARENA_TIE_POLICY.")
+            raise SettingsError(
+                f"tie_policy must be drop, half or half_ties_drop_both_bad, got {self.tie_policy!r}. Set ARENA_TIE_POLICY."
+            )
         if self.sqlite_synchronous.upper() not in ("FULL", "NORMAL", "EXTRA"):
             raise SettingsError(f"sqlite_synchronous must be FULL, NORMAL or EXTRA, got {self.sqlite_synchronous!r}.")
         if self.bootstrap_rounds < 0:

@@ -12,7 +12,6 @@ folder with ``data.noun``, ``index.noun``, ... works), e.g. from the ``ARENA_WOR
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import threading
@@ -170,4 +169,4 @@ def load_wordnet(cache_dir: str | Path, source_dir: str | Path | None = None):
 
 def wordnet_dir_from(settings) -> Path:
     """The WordNet folder a :class:`~arena.settings.Settings` names (``wordnet_dir``), else Debian's."""
-    return Path(getattr(settings, "wordnet_dir", None) or os.environ.get(WORDNET_DIR_ENV) or DEBIAN_WORDNET_DIR)
+    return Path(settings.wordnet_dir)

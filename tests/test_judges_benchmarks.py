@@ -1,0 +1,252 @@
+"""T2 commonsense, T3 SemVarBench and T4 SANEval judges end to end against the local server; scores in metrics."""
+
+import asyncio
+import io
+import json
+import re
+
+import pytest
+from PIL import Image
+
+from arena.catalog import PromptSpec, add_image, add_model
+from judges.commonsense import image_rng, resolve_fits, run_commonsense
+from judges.fake_server import FakeServer, Scripted
+from judges.saneval import SanevalOptions, run_saneval
+from judges.selection import Selection
+from judges.semvar import run_semvar
+from judges.store import judgments
+from openai_stub import Book, FakeDetection, FakeDetector, add_item_images, colored, engine_config, pixels_key
+
+JUDGE = "gpt-judge:gpt-4o-mini"
+
+
+def metrics(db, name, image_level=False):
+    rows = db.execute(
+        f"SELECT m.name, x.subset, x.value, x.details FROM metrics x JOIN models m ON m.id = x.model_id "
+        f"WHERE x.name = ? AND x.scorer = ? AND x.image_id IS {'NOT NULL' if image_level else 'NULL'} "
+        f"ORDER BY m.name, x.subset", [name, JUDGE]).fetchall()
+    return {(model, subset): (value, json.loads(details)) for model, subset, value, details in rows}
+
+
+def images_by_hash(db):
+    return {h: (model, role, idx) for h, model, role, idx in db.execute(
+        "SELECT i.media_hash, m.name, p.role, i.idx FROM images i JOIN models m ON m.id = i.model_id "
+        "JOIN prompts p ON p.id = i.prompt_id")}
+
+
+# --- T2 ----------------------------------------------------------------------------------------------------------
+
+def test_commonsense_accuracy_per_model_and_category(small_arena):
+    db, media = small_arena.db, small_arena.media
+    alpha = small_arena.model_ids["alpha-model"]
+    p1, p2 = small_arena.prompt_ids[3], small_arena.prompt_ids[4]
+    for prompt_id, color in ((p1, (1, 2, 3)), (p2, (4, 5, 6))):  # a second generation of alpha, judged wrong
+        add_image(db, prompt_id=prompt_id, model_id=alpha, stored=media.put_image(colored(color)), idx=1)
+    owner = images_by_hash(db)
+
+    def fit(received):
+        model, role, idx = owner[received.image_hashes()[0]]
+        asks_d1 = '"The lightbulb is unlit"' in received.text
+        if model == "delta-model" and role == "p2":
+            return Scripted("It depends on the wattage.")
+        if model == "bravo-model" and role == "p1":
+            return Scripted("1")  # fits both descriptions: one is kept at random
+        right = (role == "p1") == asks_d1
+        if model == "charlie-model" or (model == "alpha-model" and idx == 1):
+            right = not right
+        return Scripted("1" if right else "0")
+
+    with FakeServer(fit) as server:
+        summary = asyncio.run(run_commonsense(db, media, engine_config(server), Selection(), env={}, progress=False,
+                                              handle_signals=False))
+        assert len(server.received) == 5 * 4  # 5 generation pairs x 2 images x 2 descriptions
+        for received in server.received:
+            assert received.text.startswith("Can you tell me if the image generally fits the descriptions \"The ")
+            assert len(received.image_urls) == 1 and received.image_details == ["high"]
+    assert (summary.done, summary.failed) == (3, 1)
+    accuracy = metrics(db, "commonsense_accuracy")
+    bravo_p1 = db.execute("SELECT id FROM images WHERE prompt_id = ? AND model_id = ?",
+                          [p1, small_arena.model_ids["bravo-model"]]).fetchone()[0]
+    bravo_keeps_d1 = resolve_fits(1, 1, image_rng(0, bravo_p1))[0]
+    assert accuracy[("alpha-model", "")][0] == 0.5  # generations 1 and 0 of the one item
+    assert accuracy[("charlie-model", "")][0] == 0.0
+    assert accuracy[("bravo-model", "")][0] == float(bravo_keeps_d1)
+    assert ("delta-model", "") not in accuracy
+    assert accuracy[("alpha-model", "Physical Laws")][0] == 0.5
+    assert accuracy[("alpha-model", "")][1]["items"] == 1
+    picked = [d for (model, _), (_, d) in metrics(db, "commonsense_fit", image_level=True).items()]
+    failed = [row for row in judgments(db, task="commonsense_fit") if row["status"] == "failed"]
+    assert len(failed) == 2 and all(r["reason"].startswith("unparseable reply: expected the number 1 or 0")
+                                    for r in failed)
+    assert picked  # per-image fits are stored too
+    assert any("commonsense accuracy of alpha-model: 0.500 over 1 items" in note for note in summary.notes)
+
+
+# --- T3 ----------------------------------------------------------------------------------------------------------
+
+EXAMPLES = {  # (S(Ta,Ia), S(Tpv,Ipv), S(Tpi,Ipi), S(Tpv,Ia), S(Ta,Ipv), S(Tpi,Ia), S(Ta,Ipi)) from protocols.md T3
+    "model-one": (0.98, 0.95, 0.98, 0.45, 0.55, 0.98, 0.95),
+    "model-two": (0.65, 0.45, 1.00, 0.35, 0.45, 0.30, 0.95),
+}
+CALL_ORDER = [("anchor", "anchor"), ("permutation", "permutation"), ("paraphrase", "paraphrase"),
+              ("permutation", "anchor"), ("anchor", "permutation"), ("paraphrase", "anchor"), ("anchor", "paraphrase")]
+TEXTS = {"anchor": "a dog chasing a cat", "permutation": "a cat chasing a dog", "paraphrase": "a cat chased by a dog"}
+
+
+def test_semvar_effect_reproduces_the_worked_examples(tmp_path):
+    from arena.media import MediaStore
+    from arena.store import connect
+
+    db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
+    specs = [PromptSpec("semvarbench", "item-1", TEXTS[role], role=role, metadata={"categories": ["Action"],
+                                                                                  "category": "Action"})
+             for role in TEXTS]
+    images = {(model, role): [colored((10 * m, 20 * r, 30))] for m, model in enumerate([*EXAMPLES, "model-three"])
+              for r, role in enumerate(TEXTS)}
+    add_item_images(db, media, specs, images)
+    owner = images_by_hash(db)
+
+    def score(received):
+        text_role = next(role for role, text in TEXTS.items() if received.text.endswith(f"[Prompt] {text}"))
+        model, image_role, _ = owner[received.image_hashes()[0]]
+        if model == "model-three":
+            return Scripted("Relevance: high. Object Accuracy: high.") if text_role == "paraphrase" else \
+                Scripted("Relevance (0-50 points): [[40]], Object Accuracy (0-50 points): [[40]]")
+        value = round(EXAMPLES[model][CALL_ORDER.index((text_role, image_role))] * 100)
+        return Scripted(f"Explanation. Relevance (0-50 points): [[{value // 2}]], "
+                        f"Object Accuracy (0-50 points): [[{value - value // 2}]]")
+
+    with FakeServer(score) as server:
+        summary = asyncio.run(run_semvar(db, media, engine_config(server), Selection(), env={}, progress=False,
+                                         handle_signals=False))
+        assert len(server.received) == 21
+        assert all(r.text.startswith("Does the generated image align with the given prompt?") for r in server.received)
+    assert (summary.done, summary.failed) == (2, 1)
+    kappa, gamma_w, gamma_wo, mean = (metrics(db, name) for name in
+                                      ("semvar_kappa", "semvar_gamma_w", "semvar_gamma_wo", "semvar_score"))
+    assert kappa[("model-one", "")][0] == pytest.approx(0.90)
+    assert (mean[("model-one", "")][0], gamma_w[("model-one", "")][0], gamma_wo[("model-one", "")][0]) == \
+        pytest.approx((0.97, 0.93, 0.03))
+    assert kappa[("model-two", "")][0] == pytest.approx(-0.70)
+    assert kappa[("model-two", "Action")][0] == pytest.approx(-0.70)
+    assert ("model-three", "") not in kappa
+    item = metrics(db, "semvar_kappa", image_level=True)[("model-one", "")][1]
+    assert item["scores"]["S(T_permutation,I_anchor)"] == pytest.approx(0.45)
+    failed = [r for r in judgments(db, task="semvar_score") if r["status"] == "failed"]
+    assert len(failed) == 2 and all("expected two ratings [[n]]" in r["reason"] for r in failed)  # T_pi twice
+    db.close()
+
+
+# --- T4 ----------------------------------------------------------------------------------------------------------
+
+COLORS = {(255, 0, 0): "red", (0, 0, 255): "blue", (0, 160, 0): "green"}
+
+
+def crop_color(received) -> str:
+    image = Image.open(io.BytesIO(received.images()[0])).convert("RGB")
+    return COLORS.get(image.getpixel((image.width // 2, image.height // 2)), "gray")
+
+
+def saneval_book() -> Book:
+    def synonyms(received):
+        objects = re.search(r"Objects: (.*)\n", received.text).group(1).split(", ")
+        return Scripted(json.dumps({"synonyms": {o: ["automobile"] if o == "car" else [] for o in objects}}))
+
+    def rating(received):
+        expected = re.search(r'The color expected by the prompt is "(.*?)"', received.text).group(1)
+        answer = re.search(r'It answered: "(.*?)"', received.text).group(1)
+        if expected == "purple":
+            return Scripted("The answer matches somewhat.")  # no JSON: a failed step
+        return Scripted(json.dumps({"score": 1.0 if expected in answer else 0.0, "detected": answer.split()[-1][:-1]}))
+
+    return (Book()
+            .add(r"^List the physical objects.*Prompt: Two cups", Scripted('{"objects": ["cup"]}'))
+            .add(r"^Give how many of each object.*Prompt: Two cups", Scripted('```json\n{"counts": {"cup": 2}}\n```'))
+            .add(r"other names an object detector", synonyms)
+            .add(r"vision model was shown a crop", rating)
+            .add(r"^What color is the object\?$", lambda r: Scripted(f"The object is {crop_color(r)}.")))
+
+
+def test_saneval_scores_feedback_and_model_scores(tmp_path):
+    from arena.catalog import add_prompts
+    from arena.media import MediaStore
+    from arena.store import connect
+
+    db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
+    specs = [
+        PromptSpec("saneval", "color-0", "A red apple and a blue car", subset="color", metadata={
+            "category": "color", "objects": ["apple", "car"], "attribute_kind": "color",
+            "attributes": {"apple": "red", "car": "blue"}}),
+        PromptSpec("saneval", "spatial-0", "A dog to the left of a chair", subset="spatial", metadata={
+            "category": "spatial", "objects": ["dog", "chair"],
+            "relation": {"subject": "dog", "relation": "left of", "object": "chair"}}),
+        PromptSpec("saneval", "numeracy-0", "Three apples", subset="numeracy", metadata={
+            "category": "numeracy", "objects": ["apple"], "counts": {"apple": 3}}),
+        PromptSpec("saneval", "list-1", "Two cups", subset="numeracy", metadata={"category": "numeracy"}),
+        PromptSpec("saneval", "color-1", "A purple hat", subset="color", metadata={
+            "category": "color", "objects": ["hat"], "attributes": {"hat": "purple"}}),
+    ]
+    prompt_ids = add_prompts(db, specs).ids
+    model = add_model(db, "alpha-model")
+    gray = (128, 128, 128)
+    pictures = [
+        colored(gray, 64, (4, 4, 20, 20), (255, 0, 0)),        # red apple ...
+        colored(gray, 64, (6, 30, 24, 50), (0, 0, 255)),       # dog left, chair right (drawn below)
+        colored(gray, 64, (1, 1, 3, 3), (0, 0, 255)),
+        colored(gray, 64, (2, 2, 5, 5), (0, 0, 255)),
+        colored(gray, 64, (20, 20, 40, 40), (255, 0, 255)),
+    ]
+    from PIL import ImageDraw
+    ImageDraw.Draw(pictures[0]).rectangle((40, 40, 60, 60), fill=(0, 160, 0))  # ... and a green car
+    table = {
+        pixels_key(pictures[0]): [FakeDetection("apple", 0.9, (4, 4, 20, 20)),
+                                  FakeDetection("automobile", 0.8, (40, 40, 60, 60))],
+        pixels_key(pictures[1]): [FakeDetection("dog", 0.9, (6, 30, 24, 50)), FakeDetection("chair", 0.7, (40, 20, 60, 60))],
+        pixels_key(pictures[2]): [FakeDetection("apple", 0.9, (0, 0, 10, 10)), FakeDetection("apple", 0.8, (30, 30, 40, 40))],
+        pixels_key(pictures[3]): [FakeDetection("cup", 0.9, (0, 0, 10, 10)), FakeDetection("cup", 0.6, (40, 40, 60, 60))],
+        pixels_key(pictures[4]): [FakeDetection("hat", 0.9, (20, 20, 40, 40))],
+    }
+    for prompt_id, picture in zip(prompt_ids, pictures):
+        add_image(db, prompt_id=prompt_id, model_id=model, stored=media.put_image(picture))
+    detector = FakeDetector(table)
+
+    def run():
+        return asyncio.run(run_saneval(db, media, engine_config(server), Selection(), detector=detector, env={},
+                                       progress=False, handle_signals=False))
+
+    with FakeServer(saneval_book()) as server:
+        summary = run()
+        sent = len(server.received)
+        again = run()
+        assert len(server.received) == sent  # all answers and detections come back from the database
+    assert (summary.done, summary.failed) == (4, 1)
+    assert again.requests_sent == 0 and len(detector.calls) == 5
+    assert any("automobile" in labels for labels in detector.calls)
+    per_image = {row["subject"]: row for row in judgments(db, task="saneval")}
+    by_text = {spec.text: per_image[f"image:{i + 1}"] for i, spec in enumerate(specs)}
+    color = by_text["A red apple and a blue car"]
+    assert color["verdict"]["score"] == 0.5
+    assert color["verdict"]["feedback"] == ["Poor attribute binding: expected blue car, but detected green car"]
+    assert by_text["A dog to the left of a chair"]["verdict"]["score"] == 1.0
+    assert by_text["Three apples"]["verdict"]["score"] == 0.5
+    assert by_text["Three apples"]["verdict"]["feedback"] == ["one apple missing"]
+    assert by_text["Two cups"]["verdict"]["score"] == 1.0
+    assert by_text["Two cups"]["verdict"]["expected"]["source"] == "llm"
+    hat = by_text["A purple hat"]
+    assert hat["status"] == "failed" and hat["reason"].startswith("rating hat: unparseable reply: expected a JSON object")
+    model_scores = metrics(db, "saneval_score")
+    assert model_scores[("alpha-model", "color")][0] == 0.5
+    assert model_scores[("alpha-model", "numeracy")][0] == 0.75
+    assert model_scores[("alpha-model", "spatial")][0] == 1.0
+    overall = metrics(db, "saneval_overall")[("alpha-model", "")]
+    assert overall[0] == pytest.approx((0.5 + 0.75 + 1.0) / 3)
+    assert overall[1]["categories"] == ["color", "numeracy", "spatial"]
+    db.close()
+
+
+def test_saneval_without_a_detector_says_what_to_pass(small_arena):
+    with pytest.raises(ValueError, match="SANEval scoring needs a detector: pass --detector"):
+        with FakeServer(lambda r: Scripted("")) as server:
+            asyncio.run(run_saneval(small_arena.db, small_arena.media, engine_config(server),
+                                    Selection(suite="commonsense"), detector=None, env={}, progress=False,
+                                    options=SanevalOptions(), handle_signals=False))

@@ -12,8 +12,9 @@ batch-size-dependent rounding on GPUs).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Iterator, Protocol, runtime_checkable
 
 from PIL import Image
 
@@ -59,7 +60,26 @@ def weights_source(spec: ModelSpec, cache_dir: str | Path | None) -> str:
     return spec.hub_id
 
 
-def load_pipeline(spec: ModelSpec, *, cache_dir: str | Path | None = None, device: str = "cpu", dtype: str | None = None):
+@contextmanager
+def loading_bars(show: bool) -> Iterator[None]:
+    """Hide diffusers' and transformers' loading/saving progress bars for the block unless ``show`` (the libraries
+    keep this switch globally; it is restored afterwards)."""
+    from diffusers.utils import logging as diffusers_logging
+    from transformers.utils import logging as transformers_logging
+
+    before = diffusers_logging.is_progress_bar_enabled(), transformers_logging.is_progress_bar_enabled()
+    if not show:
+        diffusers_logging.disable_progress_bar()
+        transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        for enabled, module in zip(before, (diffusers_logging, transformers_logging)):
+            module.enable_progress_bar() if enabled else module.disable_progress_bar()
+
+
+def load_pipeline(spec: ModelSpec, *, cache_dir: str | Path | None = None, device: str = "cpu", dtype: str | None = None,
+                  progress: bool = False):
     """``<spec.pipeline_class>.from_pretrained(...)`` on ``device``, with the spec's scheduler swapped in."""
     import diffusers
 
@@ -69,11 +89,11 @@ def load_pipeline(spec: ModelSpec, *, cache_dir: str | Path | None = None, devic
             f"model {spec.name}: diffusers {diffusers.__version__} has no pipeline class {spec.pipeline_class!r}. "
             "Use a class name from diffusers (e.g. StableDiffusionXLPipeline) in the models file."
         )
-    source = weights_source(spec, cache_dir)
     kwargs: dict[str, Any] = {"dtype": resolve_dtype(spec, device, dtype)}
     if spec.variant and not spec.weights and not spec.tiny:  # local folders are usually saved without a variant
         kwargs["variant"] = spec.variant
-    pipeline = pipeline_class.from_pretrained(source, **kwargs)
+    with loading_bars(progress):
+        pipeline = pipeline_class.from_pretrained(weights_source(spec, cache_dir), **kwargs)
     if spec.scheduler:
         scheduler_class = getattr(diffusers, spec.scheduler, None)
         if scheduler_class is None:
@@ -141,9 +161,9 @@ class ProceduralGenerator:
 
 
 def make_generator(spec: ModelSpec, *, cache_dir: str | Path | None = None, device: str = "cpu",
-                   dtype: str | None = None, negative_prompt: str = "") -> Generator:
+                   dtype: str | None = None, negative_prompt: str = "", progress: bool = False) -> Generator:
     """The generator for ``spec``: a procedural renderer, or its diffusers pipeline loaded on ``device``."""
     if spec.kind == "procedural":
         return ProceduralGenerator(spec)
-    pipeline = load_pipeline(spec, cache_dir=cache_dir, device=device, dtype=dtype)
+    pipeline = load_pipeline(spec, cache_dir=cache_dir, device=device, dtype=dtype, progress=progress)
     return DiffusersGenerator(spec, pipeline, device=device, negative_prompt=negative_prompt)

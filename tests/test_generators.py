@@ -81,6 +81,20 @@ def test_registry_has_both_benchmarks_models_with_recommended_settings():
         assert not spec.scheduler or hasattr(diffusers, spec.scheduler)
 
 
+def test_every_registry_pipeline_accepts_the_arguments_the_generator_passes():
+    import inspect
+
+    import diffusers
+
+    specs = [*builtin_models().values(), *(s for s in demo_models().values() if s.kind == "diffusers")]
+    for spec in specs:
+        accepted = set(inspect.signature(getattr(diffusers, spec.pipeline_class).__call__).parameters)
+        passed = {"prompt", "num_inference_steps", "generator", "height", "width", "output_type", *spec.call_kwargs}
+        passed |= {"guidance_scale"} if spec.guidance is not None else set()
+        passed |= {"negative_prompt"} if spec.negative_prompt else set()
+        assert passed <= accepted, (spec.name, passed - accepted)
+
+
 def test_models_file_overrides_weights_and_adds_models(tmp_path):
     path = tmp_path / "models.toml"
     path.write_text('[models.sdxl]\nweights = "/data/sdxl"\n\n[models.my-model]\npipeline_class = '

@@ -9,6 +9,7 @@ command shards its work across the launched processes (one per GPU)::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from functools import partial
 
@@ -53,12 +54,18 @@ def cmd_run(args) -> int:
     from arena.store import connect
     from generators.demo import demo_models
     from generators.pipelines import make_generator
-    from generators.registry import load_registry, select
+    from generators.registry import RegistryError, load_registry, select
     from generators.runner import run, suite_prompt_ids
     from generators.tiny import ensure_tiny
 
     settings = _settings(args)
-    specs = select(load_registry(args.models_file, extra=demo_models()), _names(args.models))
+    registry = load_registry(args.models_file, extra=demo_models())
+    for entry in args.weights or []:
+        name, sep, folder = entry.partition("=")
+        if not sep or name not in registry:
+            raise RegistryError(f"--weights {entry!r}: write NAME=FOLDER with a known model name (see `list`).")
+        registry[name] = dataclasses.replace(registry[name], weights=folder)
+    specs = select(registry, _names(args.models))
     for spec in specs:  # before the process group exists: transformers saves weights on rank 0 only
         if spec.tiny and not spec.weights:
             ensure_tiny(settings.cache_dir, spec.tiny)
@@ -124,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="derived: a hash of (seed, model, prompt, index); fixed: seed + index everywhere")
     run.add_argument("--limit", type=int, help="only the first N prompts (by id)")
     run.add_argument("--models-file", help="TOML/JSON file adding models or overriding fields (e.g. weights)")
+    run.add_argument("--weights", action="append", metavar="NAME=FOLDER",
+                     help="load NAME from a local weights folder (repeatable; overrides the models file)")
     run.add_argument("--device", help="torch device (default: the accelerate process's device; cpu without a GPU)")
     run.add_argument("--dtype", choices=["float32", "float16", "bfloat16"],
                      help="default: the registry's dtype on CUDA, float32 elsewhere")

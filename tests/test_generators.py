@@ -258,6 +258,12 @@ def test_cli_run_and_list(tmp_path, tiny_cache, capsys):
     assert "0 images made, 6 already there" in capsys.readouterr().out
     assert main([*common, "run", "--models", "nope", "--suite", "s"]) == 2
     assert "unknown model(s) nope" in capsys.readouterr().err
+    assert main([*common, "run", "--models", "sdxl", "--suite", "s", "--weights", f"sdxl={tmp_path}/none"]) == 2
+    assert "weights folder" in capsys.readouterr().err
+    weights = str(tiny_cache / "tiny" / "tiny-pixart-sigma")
+    assert main([*common, "run", "--models", "demo-tiny-dit", "--suite", "s", "--quiet", "--weights",
+                 f"demo-tiny-dit={weights}", "--images-per-prompt", "3"]) == 0
+    assert "3 images made" in capsys.readouterr().out
     assert main(["list"]) == 0
     assert "stabilityai/stable-diffusion-3-medium-diffusers" in capsys.readouterr().out
 

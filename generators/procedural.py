@@ -12,6 +12,8 @@ import hashlib
 import math
 import random
 import textwrap
+from types import MappingProxyType
+from typing import Mapping
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -120,7 +122,7 @@ class SketchRenderer:
         return [self.render(prompt, seed) for prompt, seed in zip(prompts, seeds, strict=True)]
 
 
-RENDERERS = {"palette": PaletteRenderer, "sketch": SketchRenderer}
+RENDERERS: Mapping[str, type] = MappingProxyType({"palette": PaletteRenderer, "sketch": SketchRenderer})
 
 
 def make_renderer(kind: str, name: str, size: int):

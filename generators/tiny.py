@@ -21,7 +21,8 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from types import MappingProxyType
+from typing import Callable, Mapping
 
 CLIP_MAX_LENGTH = 77
 
@@ -181,7 +182,7 @@ class TinyRecipe:
     clip_tokenizer_folders: tuple[str, ...] = ()  # where to add vocab.json + merges.txt next to tokenizer.json
 
 
-TINY_RECIPES: dict[str, TinyRecipe] = {
+TINY_RECIPES: Mapping[str, TinyRecipe] = MappingProxyType({
     recipe.name: recipe
     for recipe in (
         TinyRecipe("tiny-sd", "StableDiffusionPipeline", build_tiny_sd, 64,
@@ -189,7 +190,7 @@ TINY_RECIPES: dict[str, TinyRecipe] = {
         TinyRecipe("tiny-pixart-sigma", "PixArtSigmaPipeline", build_tiny_pixart_sigma, 64,
                    "PixArtTransformer2DModel + T5 encoder + AutoencoderKL (PixArt-Sigma layout)"),
     )
-}
+})
 
 
 def _refuse_non_main_rank(target: Path) -> None:

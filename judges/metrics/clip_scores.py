@@ -34,11 +34,13 @@ from judges.metrics.store import MetricRow, image_rows, open_image, scored_image
 
 TAXONOMY_METRICS = ("clip_lemma", "clip_hypernym", "clip_cohyponym", "clip_specificity")
 
-TINY_CLIP_CONFIG = {
-    "embed_dim": 32,
-    "vision_cfg": {"image_size": 32, "layers": 2, "width": 32, "head_width": 16, "patch_size": 8},
-    "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 2},
-}
+def tiny_clip_config() -> dict:
+    """A tiny open_clip ViT config with CLIP's real vocabulary (49,408 tokens, context 77)."""
+    return {
+        "embed_dim": 32,
+        "vision_cfg": {"image_size": 32, "layers": 2, "width": 32, "head_width": 16, "patch_size": 8},
+        "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 2},
+    }
 
 
 def lemma_text(synset_or_lemma: str) -> str:
@@ -164,9 +166,9 @@ def build_tiny_clip(folder: str | Path, seed: int = 0) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = open_clip.CLIP(**TINY_CLIP_CONFIG)
+        model = open_clip.CLIP(**tiny_clip_config())
     save_file({k: v.contiguous() for k, v in model.state_dict().items()}, folder / "open_clip_model.safetensors")
-    config = {"model_cfg": TINY_CLIP_CONFIG, "preprocess_cfg": {"mean": [0.48145466, 0.4578275, 0.40821073],
+    config = {"model_cfg": tiny_clip_config(), "preprocess_cfg": {"mean": [0.48145466, 0.4578275, 0.40821073],
                                                                 "std": [0.26862954, 0.26130258, 0.27577711]}}
     (folder / "open_clip_config.json").write_text(json.dumps(config, indent=1))
     return folder

@@ -10,16 +10,17 @@ suite as its reference (there are no retrieval images offline).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from types import MappingProxyType
+from typing import Mapping, Sequence
 
 import sqlite_utils
 
 from arena.media import MediaStore
 
-DEMO_SUITE_METRICS = {
+DEMO_SUITE_METRICS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "taxonomy": ("clip", "fid", "is", "reward", "consistency"),
     "commonsense": ("clip", "fid", "is", "reward"),  # p1/p2 are opposites, not paraphrases: no consistency
-}
+})
 
 
 def compute_demo_metrics(db: sqlite_utils.Database, media: MediaStore, *, cache_dir: str | Path,

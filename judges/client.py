@@ -32,6 +32,7 @@ from typing import Any, Mapping
 
 import openai
 import sqlite_utils
+from openai.types.chat import ChatCompletion
 
 from judges import cache
 from judges.pricing import Prices, estimate_cost
@@ -251,8 +252,12 @@ class Engine:
                 attempt += 1
                 started = time.monotonic()
                 try:
-                    completion = await self._get_client().chat.completions.create(
-                        model=self.config.model, messages=messages, **request.params()
+                    # The chat-completions endpoint through the client's documented generic ``post``: same auth,
+                    # errors and timeout as ``chat.completions.create``, without its per-request walk of the typed
+                    # parameters, which costs a few ms of CPU per request and bounded throughput at 32 in flight.
+                    completion = await self._get_client().post(
+                        "/chat/completions", cast_to=ChatCompletion,
+                        body={"model": self.config.model, "messages": messages, **request.params()},
                     )
                     break
                 except openai.OpenAIError as error:

@@ -159,15 +159,15 @@ class FitCells:
     count: np.ndarray
 
     def win_matrix(self, n_models: int, count: np.ndarray | None = None) -> np.ndarray:
-        """``W[..., a, b]``: (fractional) wins of a over b; ``count`` may be a batch of redrawn counts (B×K)."""
-        count = self.count if count is None else count
-        count = np.asarray(count, dtype=np.float64)
-        mapping = np.zeros((len(self.i), n_models * n_models))
-        cells = np.arange(len(self.i))
-        np.add.at(mapping, (cells, self.i * n_models + self.j), self.score)
-        np.add.at(mapping, (cells, self.j * n_models + self.i), 1.0 - self.score)
-        wins = count @ mapping
-        return wins.reshape(*count.shape[:-1], n_models, n_models)
+        """``W[a, b]``: (fractional) wins of a over b, from ``self.count`` or another count vector of the same cells.
+
+        For a batch of redrawn counts (B×K) see :func:`ratings.bradley_terry.batched_win_matrices`.
+        """
+        count = np.asarray(self.count if count is None else count, dtype=np.float64)
+        size = n_models * n_models
+        wins = np.bincount(self.i * n_models + self.j, count * self.score, minlength=size)
+        wins += np.bincount(self.j * n_models + self.i, count * (1.0 - self.score), minlength=size)
+        return wins.reshape(n_models, n_models)
 
 
 def fit_cells(counts: np.ndarray, tie_policy: str) -> FitCells:

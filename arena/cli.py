@@ -60,19 +60,22 @@ def cmd_export(args, settings) -> int:
 
 
 def cmd_leaderboard(args, settings) -> int:
-    from arena.leaderboard import LeaderboardOptions, compute_leaderboard, format_table
+    from arena.leaderboard import LeaderboardOptions, compute_leaderboard, format_table, summary_text
 
     db, _ = _open(settings)
     options = LeaderboardOptions(
-        suite=args.suite, subset=args.subset, variant=args.variant, rounds=args.rounds or settings.bootstrap_rounds,
-        seed=settings.seed, tie_policy=args.tie_policy or settings.tie_policy, min_votes=settings.min_votes,
+        suite=args.suite, subset=args.subset, variant=args.variant, category=args.category, voter=args.voter,
+        rounds=settings.bootstrap_rounds if args.rounds is None else args.rounds, seed=settings.seed,
+        tie_policy=args.tie_policy or settings.tie_policy, min_votes=settings.min_votes,
         include_excluded=args.include_excluded,
     )
     board = compute_leaderboard(db, options)
-    counts = board.votes["voter_kind"].value_counts()
-    print(f"{counts.get('human', 0)} human votes, {counts.get('judge', 0)} judge votes; "
-          f"tie policy {options.tie_policy}; {options.rounds} bootstrap rounds")
+    print(summary_text(board, options))
+    print()
     print(format_table(board.table))
+    print()
+    print("Rank correlation with the human ELO:")
+    print(board.correlations.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     return 0
 
 
@@ -115,7 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     board = commands.add_parser("leaderboard", help="print the leaderboard")
     board.add_argument("--suite")
     board.add_argument("--subset")
-    board.add_argument("--variant")
+    board.add_argument("--variant", help="with_definition or without_definition (taxonomy)")
+    board.add_argument("--category")
+    board.add_argument("--voter", help="one annotator's or judge's votes only")
     board.add_argument("--tie-policy", choices=["drop", "half", "half_ties_drop_both_bad"])
     board.add_argument("--rounds", type=int, help="bootstrap rounds (default: the setting)")
     board.add_argument("--include-excluded", action="store_true", help="count votes flagged as excluded")

@@ -45,9 +45,15 @@ def test_leaderboard_endpoint_returns_the_table(small_arena):
         for _ in range(3):
             client.predict(api_name="/vote_a")
             client.predict(api_name="/next_battle")
-        summary, table, _chart = client.predict("All", "All", "All", False, api_name="/leaderboard")
+        everything = client.predict("All", "All", "All", "All", "All", "drop", False, api_name="/leaderboard")
+        commonsense = client.predict("commonsense", "All", "All", "All", "All", "drop", False, api_name="/leaderboard")
+    summary, table = everything[:2]
     assert summary.startswith("3 human votes")
     assert sorted(row[0] for row in table["data"]) == sorted(MODELS)
+    stored = small_arena.db.execute(
+        "SELECT COUNT(*) FROM votes v JOIN battles b ON b.id = v.battle_id JOIN prompts p ON p.id = b.prompt_id "
+        "WHERE p.suite = 'commonsense'").fetchone()[0]
+    assert commonsense[0].startswith(f"{stored} human votes")
 
 
 def test_battle_images_are_served_only_through_the_battle_token(small_arena):

@@ -1,60 +1,96 @@
-"""The leaderboard tab: human and judge Bradley–Terry ELO with 95% CIs, filters, and the ratings chart."""
+"""The leaderboard tab: human and judge ELO with 95% CIs beside the metrics, slice filters, agreement and plots."""
 
 from __future__ import annotations
 
 import gradio as gr
+import pandas as pd
 
-from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+from arena.leaderboard import LeaderboardOptions, compute_leaderboard, summary_text
 from arena.web.context import AppContext
-from ratings.plots import ratings_chart
+from ratings import plots
 
 ALL = "All"
+FILTERS = {  # dropdown label: SQL expression over prompts p giving the choices
+    "Suite": "p.suite",
+    "Subset": "p.subset",
+    "Prompt variant": "p.variant",
+    "Category": "json_extract(p.metadata, '$.category')",
+}
 
 
-def _choices(ctx: AppContext, column: str) -> list[str]:
-    rows = ctx.store.db().execute(f"SELECT DISTINCT {column} FROM prompts WHERE {column} != '' ORDER BY 1")
-    return [ALL, *(row[0] for row in rows)]
+def _choices(ctx: AppContext, expression: str) -> list[str]:
+    rows = ctx.store.db().execute(
+        f"SELECT DISTINCT {expression} FROM prompts p WHERE {expression} IS NOT NULL AND {expression} != '' ORDER BY 1"
+    )
+    return [ALL, *(str(row[0]) for row in rows)]
+
+
+def _voters(ctx: AppContext) -> list[str]:
+    return [ALL, *(row[0] for row in ctx.store.db().execute("SELECT DISTINCT voter FROM votes ORDER BY 1"))]
 
 
 def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer | None) -> None:
     """Wire the leaderboard; it loads when its tab is opened (so no model name reaches an arena-only page)."""
     settings = ctx.settings
     with gr.Row():
-        suite = gr.Dropdown([ALL], value=ALL, label="Suite", elem_id="lb-suite")
-        subset = gr.Dropdown([ALL], value=ALL, label="Subset", elem_id="lb-subset")
-        variant = gr.Dropdown([ALL], value=ALL, label="Prompt variant", elem_id="lb-variant")
+        # Choices as of start-up, refreshed whenever the tab opens; API callers may name values added since.
+        dropdowns = [gr.Dropdown(_choices(ctx, expression), value=ALL, label=label, allow_custom_value=True,
+                                 elem_id=f"lb-{label.split()[-1].lower()}") for label, expression in FILTERS.items()]
+        voter = gr.Dropdown(_voters(ctx), value=ALL, label="Voter", elem_id="lb-voter", allow_custom_value=True)
+    with gr.Row():
+        tie_policy = gr.Dropdown(["drop", "half", "half_ties_drop_both_bad"], value=settings.tie_policy,
+                                 label="Ties and both-bad", elem_id="lb-tie-policy")
         include_excluded = gr.Checkbox(label="Include excluded votes", value=False, elem_id="lb-include-excluded")
         refresh = gr.Button("Refresh", elem_id="lb-refresh", scale=0)
     summary = gr.Markdown(elem_id="lb-summary")
     table = gr.DataFrame(elem_id="lb-table", interactive=False, wrap=True)
     chart = gr.Plot(elem_id="lb-chart")
+    gr.Markdown("### Agreement with the human ranking\nSpearman and Kendall rank correlation of the judge ELO and of "
+                "each automatic metric with the human ELO (metrics where lower is better are sign-flipped).")
+    correlations = gr.DataFrame(elem_id="lb-correlations", interactive=False)
+    with gr.Row():
+        confusion = gr.Plot(elem_id="lb-confusion")
+        outcomes = gr.Plot(elem_id="lb-outcomes")
+    gr.Markdown("### Position bias\nShare of first-position (A) wins, second-position wins, ties and both-bad per voter "
+                "kind and subset; the p-value tests first-position wins against 50% of decisive votes.")
+    bias = gr.DataFrame(elem_id="lb-bias", interactive=False)
+    with gr.Row():
+        wins = gr.Plot(elem_id="lb-wins")
+        counts = gr.Plot(elem_id="lb-counts")
 
-    def recompute(suite_value: str, subset_value: str, variant_value: str, with_excluded: bool = False):
+    def recompute(suite: str, subset: str, variant: str, category: str, who: str, policy: str, with_excluded: bool):
+        value = lambda v: None if v in (ALL, None, "") else v  # noqa: E731
         options = LeaderboardOptions(
-            suite=None if suite_value == ALL else suite_value,
-            subset=None if subset_value == ALL else subset_value,
-            variant=None if variant_value == ALL else variant_value,
-            rounds=settings.bootstrap_rounds, seed=settings.seed, tie_policy=settings.tie_policy,
+            suite=value(suite), subset=value(subset), variant=value(variant), category=value(category),
+            voter=value(who), rounds=settings.bootstrap_rounds, seed=settings.seed, tie_policy=policy or "drop",
             min_votes=settings.min_votes, include_excluded=bool(with_excluded),
         )
         board = compute_leaderboard(ctx.store.db(), options)
-        counts = board.votes["voter_kind"].value_counts()
-        text = (
-            f"{counts.get('human', 0)} human votes · {counts.get('judge', 0)} judge votes · "
-            f"Bradley–Terry ELO (400 per 10× odds, mean 1000), ties and both-bad: {settings.tie_policy}, "
-            f"95% CIs from {settings.bootstrap_rounds} bootstrap rounds (seed {settings.seed})."
+        voted = set(board.votes["model_a"]) | set(board.votes["model_b"])
+        order = [model for model in board.table["model"] if model in voted]
+        return (
+            summary_text(board, options),
+            board.table,
+            plots.ratings_chart(board.fits),
+            board.correlations.round(3),
+            plots.confusion_heatmap(board.agreement["confusion"]),
+            plots.outcome_distribution(board.votes),
+            board.position_bias.round(3) if isinstance(board.position_bias, pd.DataFrame) else board.position_bias,
+            plots.win_fraction_heatmap(board.votes, order=order),
+            plots.battle_count_heatmap(board.votes, order=order),
         )
-        return text, board.table, ratings_chart(board.fits)
 
     def refresh_filters():
-        return [gr.update(choices=_choices(ctx, column)) for column in ("suite", "subset", "variant")]
+        return [*(gr.update(choices=_choices(ctx, expression)) for expression in FILTERS.values()),
+                gr.update(choices=_voters(ctx))]
 
-    inputs, outputs = [suite, subset, variant, include_excluded], [summary, table, chart]
-    triggers = [refresh.click, suite.change, subset.change, variant.change, include_excluded.change]
+    inputs = [*dropdowns, voter, tie_policy, include_excluded]
+    outputs = [summary, table, chart, correlations, confusion, outcomes, bias, wins, counts]
+    triggers = [refresh.click, *(c.change for c in inputs)]
     if timer is not None:
         triggers.append(timer.tick)
     gr.on(triggers, recompute, inputs, outputs, api_name="leaderboard", concurrency_limit=1,
           concurrency_id="leaderboard", show_progress="minimal")
-    tab.select(refresh_filters, None, [suite, subset, variant], api_visibility="private").then(
+    tab.select(refresh_filters, None, [*dropdowns, voter], api_visibility="private").then(
         recompute, inputs, outputs, api_visibility="private", concurrency_limit=1, concurrency_id="leaderboard"
     )

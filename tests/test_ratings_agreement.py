@@ -179,3 +179,13 @@ def test_predicted_win_rate_matrix():
     table = ratings.fit_leaderboard(MATRIX_VOTES, rounds=0, tie_policy="half")
     from_table = ratings.predicted_win_rate_matrix(table)
     np.testing.assert_allclose(from_table.to_numpy() + from_table.to_numpy().T, 1.0)
+
+
+def test_agreement_and_bias_on_an_empty_vote_table():
+    empty = pd.DataFrame(columns=["model_a", "model_b", "outcome", "voter", "voter_kind", "subset", "pair_key"])
+    assert ratings.human_judge_agreement(empty)["n"] == 0
+    inter = ratings.inter_annotator_agreement(empty)
+    assert inter["n_items"] == inter["n_pairs"] == 0 and np.isnan(inter["fleiss_kappa"])
+    assert np.isnan(inter["rating_spearman"]) and inter["pairs"].empty
+    bias = ratings.position_bias(empty)
+    assert bias.empty and list(bias.columns)[:2] == ["voter_kind", "subset"]

@@ -28,10 +28,13 @@ def is_empty(db: sqlite_utils.Database) -> bool:
 def build_demo(db: sqlite_utils.Database, media: MediaStore, settings: Settings, *, progress: bool = False) -> dict:
     """Write the demo prompts and make the demo images that are missing (idempotent); return counts."""
     from generators.demo import generate_demo_images
+    from judges.metrics.demo import compute_demo_metrics
 
     prompts = add_prompts(db, demo_prompt_specs())
     made = generate_demo_images(db, media, prompts.ids, cache_dir=settings.cache_dir, seed=settings.seed,
                                 progress=progress)
+    if made:  # the metric columns of the leaderboard, from tiny stand-in scorers (labelled as such)
+        compute_demo_metrics(db, media, cache_dir=settings.cache_dir, progress=progress)
     return {"prompts": len(prompts.ids), "new_prompts": prompts.inserted, "new_images": made}
 
 

@@ -12,9 +12,10 @@ the item's score is the mean over its generations, and a model's accuracy the me
 category), stored as metrics in [0, 1] (the paper prints percentages). A pair with a failed fit (API error, refusal,
 neither 1 nor 0) gets no score; the failed fits are stored as judgments with the reason.
 
-Metrics (scorer = the judge name): per image ``commonsense_fit`` (the fit to its own description after the random
-pick; details hold both raw fits), per pair on the P1 image ``commonsense_pair_score``, per model
-``commonsense_accuracy`` with subset '' (all items) and subset = category.
+Results (scorer / judge = the judge name): per image the metric ``commonsense_fit`` (the fit to its own description
+after the random pick; details hold both raw fits); per generation pair a judgment of task ``commonsense_pair``
+(the score and the four fits); per model the metric ``commonsense_accuracy`` with subset '' (all items) and
+subset = category.
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ from judges.parsing import parse_fit, read_reply
 from judges.prompts import Templates, fit_request
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, items_by_model
-from judges.store import Judgment, metric_rows, save_judgment, save_metric
+from judges.store import Judgment, judgments, save_judgment, save_metric
 
 SUITE = "commonsense"
 ROLES = ("p1", "p2")
 TASK = "commonsense_fit"
+PAIR_TASK = "commonsense_pair"
 
 
 def resolve_fits(fit_own: int, fit_partner: int, rng: random.Random) -> tuple[int, int, bool]:
@@ -136,13 +138,12 @@ async def judge_commonsense(
                                 details={"fit_own": raw[(i, own)], "fit_partner": raw[(i, partner)],
                                          "picked_at_random": picked, "fit_partner_after_pick": f_partner})
                 score = pair_score(resolved[1][0], resolved[2][0], resolved[1][1], resolved[2][1])
-                save_metric(db, model_id=first.model_id, image_id=first.image_id, suite=first.suite,
-                            subset=first.subset, name="commonsense_pair_score", value=score, scorer=judge,
-                            scorer_version=version,
-                            details={"item_key": first.item_key, "category": category_of(first),
-                                     "p2_image_id": second.image_id, "generation": first.idx,
-                                     "fit_11": resolved[1][0], "fit_12": resolved[1][1],
-                                     "fit_21": resolved[2][1], "fit_22": resolved[2][0]})
+                save_judgment(db, Judgment(
+                    judge, PAIR_TASK, f"pair:{first.image_id}:{second.image_id}", "ok",
+                    verdict={"score": score, "item": f"{first.subset}/{first.item_key}", "category": category_of(first),
+                             "generation": first.idx, "fit_11": resolved[1][0], "fit_12": resolved[1][1],
+                             "fit_21": resolved[2][1], "fit_22": resolved[2][0]},
+                    prompt_id=first.prompt_id, image_id=first.image_id, model_id=first.model_id))
         return status
 
     await run_units(engine, units, worker, summary, progress=progress, handle_signals=handle_signals)
@@ -166,14 +167,12 @@ def accuracy(pair_scores: Sequence[dict]) -> tuple[float, int]:
 def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
     """Write ``commonsense_accuracy`` per model (subset '') and per model and category from every stored pair score
     of ``judge``; return the rows written."""
-    scores = metric_rows(db, scorer=judge, name="commonsense_pair_score", suite=SUITE)
     names = dict(db.execute("SELECT id, name FROM models").fetchall())
     groups: dict[tuple[int, str], list[dict]] = {}
-    for row in scores:
-        item = f"{row['subset']}/{row['details']['item_key']}"
-        entry = {"item": item, "value": row["value"]}
+    for row in judgments(db, judge, PAIR_TASK):
+        entry = {"item": row["verdict"]["item"], "value": row["verdict"]["score"]}
         groups.setdefault((row["model_id"], ""), []).append(entry)
-        groups.setdefault((row["model_id"], row["details"].get("category") or row["subset"]), []).append(entry)
+        groups.setdefault((row["model_id"], row["verdict"]["category"]), []).append(entry)
     written = []
     for (model_id, category), entries in sorted(groups.items()):
         value, items = accuracy(entries)
@@ -195,7 +194,8 @@ async def run_commonsense(
         raise SelectionError(f"No {SUITE} item of {selection.describe()} has images for all of "
                              f"{', '.join(ROLES)}. Import the suite and generate its images first.")
     async with Engine(db, config, env=env, dry_run=dry_run) as engine:
-        summary = await judge_commonsense(db, media, engine, units, judge=f"{name}:{config.model}", templates=templates,
-                                   seed=seed, progress=progress, handle_signals=handle_signals)
+        summary = await judge_commonsense(db, media, engine, units, judge=f"{name}:{config.model}",
+                                          templates=templates, seed=seed, progress=progress,
+                                          handle_signals=handle_signals)
     summary.notes.extend(dict.fromkeys(notes))
     return summary

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from starlette.requests import ClientDisconnect
 
 _DATA_URL = re.compile(r"^data:(image/(?:png|jpeg|webp));base64,([A-Za-z0-9+/=]+)$")
 
@@ -106,7 +107,10 @@ def build_app(responder: Responder, log: list[Received], lock: threading.Lock, *
     counts: dict[str, int] = {}
 
     async def chat(request: Request):
-        raw = await request.body()
+        try:
+            raw = await request.body()
+        except ClientDisconnect:  # the judge died while sending (the benchmark's SIGKILL)
+            return Response(status_code=499)
         body = json.loads(raw)
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         with lock:

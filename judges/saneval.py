@@ -17,9 +17,10 @@ Per image of a ``saneval`` prompt (:func:`judge_saneval`):
 5. The rules of :mod:`judges.saneval_rules` give the image score and the feedback strings.
 
 Any failed step (API error, refusal, a reply that does not validate) makes the image's judgment ``failed`` with the
-reason, and it gets no score. Metrics (scorer = the judge name): per image ``saneval_score`` (subset = category,
-details: feedback, structure, per-object results), per model ``saneval_score`` per category and ``saneval_overall``
-(subset '', the unweighted mean of the categories present).
+reason, and it gets no score. Metrics (scorer = the judge name): per image ``saneval_image_score`` (subset =
+category; details: feedback, structure, per-object results); per model ``saneval_<category>`` (``saneval_color``,
+``saneval_shape``, ``saneval_texture``, ``saneval_spatial``, ``saneval_numeracy``: the mean over its images) and
+``saneval_overall`` (the unweighted mean of the categories present), all with subset ''.
 """
 
 from __future__ import annotations
@@ -181,7 +182,7 @@ async def judge_saneval(
                                        request_keys=tuple(r.key for _, r in trace), prompt_id=row.prompt_id,
                                        image_id=row.image_id, model_id=row.model_id))
             save_metric(db, model_id=row.model_id, image_id=row.image_id, suite=row.suite, subset=category,
-                        name="saneval_score", value=scored.score, scorer=judge, scorer_version=version,
+                        name="saneval_image_score", value=scored.score, scorer=judge, scorer_version=version,
                         details={"feedback": list(scored.feedback), "structure": expected.source,
                                  "detector": getattr(detector, "name", ""), **scored.details})
         return "ok"
@@ -306,11 +307,11 @@ async def _score_binding(ask, templates: Templates, media, row: ImageRow, expect
 
 
 def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
-    """Write ``saneval_score`` per model and category and ``saneval_overall`` per model from every stored image score
-    of ``judge``; return one row per model."""
+    """Write ``saneval_<category>`` and ``saneval_overall`` per model from every stored image score of ``judge``;
+    return one row per model."""
     names = dict(db.execute("SELECT id, name FROM models").fetchall())
     by_model: dict[int, list[tuple[str, float]]] = {}
-    for row in metric_rows(db, scorer=judge, name="saneval_score", suite=SUITE):
+    for row in metric_rows(db, scorer=judge, name="saneval_image_score", suite=SUITE):
         by_model.setdefault(row["model_id"], []).append((row["subset"], row["value"]))
     written = []
     for model_id, scores in sorted(by_model.items()):
@@ -323,7 +324,7 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
                             details={"categories": sorted(counts), "images": len(scores),
                                      "rule": "unweighted mean of the category scores present"})
             else:
-                save_metric(db, model_id=model_id, suite=SUITE, subset=category, name="saneval_score", value=value,
+                save_metric(db, model_id=model_id, suite=SUITE, name=f"saneval_{category}", value=value,
                             scorer=judge, scorer_version=version, details={"images": counts[category]})
         written.append({"model": names[model_id], **result, "images": len(scores)})
     return written

@@ -14,9 +14,10 @@ S(T_a,I_a), S(T_pv,I_pv), S(T_pi,I_pi), S(T_pv,I_a), S(T_a,I_pv), S(T_pi,I_a), S
 and a model's score is the mean over items, overall and per category (``metadata["categories"]``). An item with a
 failed call gets no score; the failed calls are stored as judgments with the reason.
 
-Metrics (scorer = the judge name): per image ``semvar_alignment`` = S(T, I) of its own prompt; per item on the anchor
-image ``semvar_kappa`` (details: the seven scores, S̄, γ_w, γ_wo); per model ``semvar_score`` (S̄),
-``semvar_gamma_w``, ``semvar_gamma_wo`` and ``semvar_kappa``, subset '' and subset = category.
+Results (scorer / judge = the judge name): per call a judgment of task ``semvar_score``; per image the metric
+``semvar_alignment`` = S(T, I) of its own prompt; per item and model a judgment of task ``semvar_item`` (the seven
+scores, S̄, γ_w, γ_wo, κ); per model the metrics ``semvar_score`` (S̄), ``semvar_gamma_w``, ``semvar_gamma_wo``
+and ``semvar_kappa`` (SemVarEffect), subset '' and subset = category.
 """
 
 from __future__ import annotations
@@ -33,11 +34,12 @@ from judges.parsing import parse_semvar, read_reply
 from judges.prompts import Templates, semvar_request
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, items_by_model
-from judges.store import Judgment, metric_rows, save_judgment, save_metric
+from judges.store import Judgment, judgments, save_judgment, save_metric
 
 SUITE = "semvarbench"
 ROLES = ("anchor", "permutation", "paraphrase")
 TASK = "semvar_score"
+ITEM_TASK = "semvar_item"
 # The seven (text role, image role) calls, in the order of the protocol's worked examples.
 CALLS = (("anchor", "anchor"), ("permutation", "permutation"), ("paraphrase", "paraphrase"),
          ("permutation", "anchor"), ("anchor", "permutation"), ("paraphrase", "anchor"), ("anchor", "paraphrase"))
@@ -112,11 +114,11 @@ async def judge_semvar(
                 return "failed"
             result = item_scores(*scores)
             anchor = unit.images["anchor"]
-            save_metric(db, model_id=anchor.model_id, image_id=anchor.image_id, suite=anchor.suite,
-                        subset=anchor.subset, name="semvar_kappa", value=result["kappa"], scorer=judge,
-                        scorer_version=version,
-                        details={**result, "item_key": anchor.item_key, "categories": categories_of(anchor),
-                                 "scores": {f"S(T_{t},I_{i})": s for (t, i), s in zip(CALLS, scores)}})
+            save_judgment(db, Judgment(
+                judge, ITEM_TASK, f"item:{anchor.image_id}", "ok",
+                verdict={**result, "item_key": anchor.item_key, "categories": categories_of(anchor),
+                         "scores": {f"S(T_{t},I_{i})": s for (t, i), s in zip(CALLS, scores)}},
+                prompt_id=anchor.prompt_id, image_id=anchor.image_id, model_id=anchor.model_id))
         return "ok"
 
     await run_units(engine, units, worker, summary, progress=progress, handle_signals=handle_signals)
@@ -134,9 +136,9 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
     score of ``judge``; return the rows written."""
     names = dict(db.execute("SELECT id, name FROM models").fetchall())
     groups: dict[tuple[int, str], list[dict]] = {}
-    for row in metric_rows(db, scorer=judge, name="semvar_kappa", suite=SUITE):
-        for subset in ["", *row["details"].get("categories", [])]:
-            groups.setdefault((row["model_id"], subset), []).append(row["details"])
+    for row in judgments(db, judge, ITEM_TASK):
+        for subset in ["", *row["verdict"].get("categories", [])]:
+            groups.setdefault((row["model_id"], subset), []).append(row["verdict"])
     written = []
     for (model_id, subset), items in sorted(groups.items()):
         means = {key: sum(item[key] for item in items) / len(items) for key in MODEL_METRICS}
@@ -159,6 +161,6 @@ async def run_semvar(
                              f"{', '.join(ROLES)}. Import the suite and generate its images first.")
     async with Engine(db, config, env=env, dry_run=dry_run) as engine:
         summary = await judge_semvar(db, media, engine, units, judge=f"{name}:{config.model}", templates=templates,
-                                   progress=progress, handle_signals=handle_signals)
+                                     progress=progress, handle_signals=handle_signals)
     summary.notes.extend(dict.fromkeys(notes))
     return summary

@@ -74,11 +74,13 @@ def test_commonsense_accuracy_per_model_and_category(small_arena):
     assert ("delta-model", "") not in accuracy
     assert accuracy[("alpha-model", "Physical Laws")][0] == 0.5
     assert accuracy[("alpha-model", "")][1]["items"] == 1
-    picked = [d for (model, _), (_, d) in metrics(db, "commonsense_fit", image_level=True).items()]
+    pairs = judgments(db, task="commonsense_pair")
+    assert len(pairs) == 4 and {p["verdict"]["score"] for p in pairs} <= {0, 1}
     failed = [row for row in judgments(db, task="commonsense_fit") if row["status"] == "failed"]
     assert len(failed) == 2 and all(r["reason"].startswith("unparseable reply: expected the number 1 or 0")
                                     for r in failed)
-    assert picked  # per-image fits are stored too
+    fits = db.execute("SELECT COUNT(*) FROM metrics WHERE name = 'commonsense_fit' AND image_id IS NOT NULL")
+    assert fits.fetchone()[0] == 8  # both images of the 4 scored pairs
     assert any("commonsense accuracy of alpha-model: 0.500 over 1 items" in note for note in summary.notes)
 
 
@@ -130,8 +132,12 @@ def test_semvar_effect_reproduces_the_worked_examples(tmp_path):
     assert kappa[("model-two", "")][0] == pytest.approx(-0.70)
     assert kappa[("model-two", "Action")][0] == pytest.approx(-0.70)
     assert ("model-three", "") not in kappa
-    item = metrics(db, "semvar_kappa", image_level=True)[("model-one", "")][1]
-    assert item["scores"]["S(T_permutation,I_anchor)"] == pytest.approx(0.45)
+    items = {r["model_id"]: r["verdict"] for r in judgments(db, task="semvar_item")}
+    assert len(items) == 2
+    one = db.execute("SELECT id FROM models WHERE name = 'model-one'").fetchone()[0]
+    assert items[one]["scores"]["S(T_permutation,I_anchor)"] == pytest.approx(0.45)
+    assert set(metrics(db, "semvar_alignment", image_level=True)) == {("model-one", ""), ("model-two", ""),
+                                                                      ("model-three", "")}
     failed = [r for r in judgments(db, task="semvar_score") if r["status"] == "failed"]
     assert len(failed) == 2 and all("expected two ratings [[n]]" in r["reason"] for r in failed)  # T_pi twice
     db.close()
@@ -234,10 +240,10 @@ def test_saneval_scores_feedback_and_model_scores(tmp_path):
     assert by_text["Two cups"]["verdict"]["expected"]["source"] == "llm"
     hat = by_text["A purple hat"]
     assert hat["status"] == "failed" and hat["reason"].startswith("rating hat: unparseable reply: expected a JSON object")
-    model_scores = metrics(db, "saneval_score")
-    assert model_scores[("alpha-model", "color")][0] == 0.5
-    assert model_scores[("alpha-model", "numeracy")][0] == 0.75
-    assert model_scores[("alpha-model", "spatial")][0] == 1.0
+    assert metrics(db, "saneval_color")[("alpha-model", "")][0] == 0.5
+    assert metrics(db, "saneval_numeracy")[("alpha-model", "")][0] == 0.75
+    assert metrics(db, "saneval_spatial")[("alpha-model", "")][0] == 1.0
+    assert len(metrics(db, "saneval_image_score", image_level=True)) == 3  # keyed by (model, category)
     overall = metrics(db, "saneval_overall")[("alpha-model", "")]
     assert overall[0] == pytest.approx((0.5 + 0.75 + 1.0) / 3)
     assert overall[1]["categories"] == ["color", "numeracy", "spatial"]

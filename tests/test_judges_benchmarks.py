@@ -256,3 +256,21 @@ def test_saneval_without_a_detector_says_what_to_pass(small_arena):
             asyncio.run(run_saneval(small_arena.db, small_arena.media, engine_config(server),
                                     Selection(suite="commonsense"), detector=None, env={}, progress=False,
                                     options=SanevalOptions(), handle_signals=False))
+
+
+def test_judge_scores_show_on_the_leaderboard(small_arena):
+    from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+
+    owner = images_by_hash(small_arena.db)
+
+    def fit(received):  # every model right, except charlie which swaps the descriptions
+        model, role, _ = owner[received.image_hashes()[0]]
+        right = (role == "p1") == ('"The lightbulb is unlit"' in received.text)
+        return Scripted("1" if right != (model == "charlie-model") else "0")
+
+    with FakeServer(fit) as server:
+        asyncio.run(run_commonsense(small_arena.db, small_arena.media, engine_config(server), Selection(), env={},
+                                    progress=False, handle_signals=False))
+    table = compute_leaderboard(small_arena.db, LeaderboardOptions(rounds=10)).table.set_index("model")
+    assert table.loc["alpha-model", "commonsense_accuracy"] == 1.0
+    assert table.loc["charlie-model", "commonsense_accuracy"] == 0.0

@@ -64,6 +64,18 @@ def build_small_arena(root: Path, **settings_overrides) -> SmallArena:
 
 
 @pytest.fixture
+def db():
+    """A fresh in-memory arena database."""
+    database = connect(":memory:")
+    yield database
+    database.close()
+
+
+def prompt_count(db) -> int:
+    return db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0]
+
+
+@pytest.fixture
 def small_arena(tmp_path) -> SmallArena:
     arena = build_small_arena(tmp_path)
     yield arena

@@ -9,25 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from arena.store import connect
 from arena.suites import commonsense, generic, paraphrase, saneval, semvarbench
 from arena.suites.common import SuiteError, read_json_list, write_specs
-from conftest import SHARED
+from conftest import SHARED, prompt_count
 
 DATA = Path(__file__).parent / "data" / "suites"
 SEMVARBENCH = SHARED / "data" / "semvarbench" / "test_data.tsv"
 HOLLINGER = SHARED / "data" / "hollinger" / "abstract_vs_realistic.tsv"
 
 
-@pytest.fixture
-def db():
-    database = connect(":memory:")
-    yield database
-    database.close()
-
-
-def prompt_count(db) -> int:
-    return db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0]
 
 
 def rows_of(db, **where) -> list[dict]:

@@ -17,6 +17,7 @@ from arena.store import connect
 from arena.suites import taxonomy
 from arena.suites.cli import main
 from arena.suites.common import SuiteError, write_specs
+from conftest import prompt_count
 from arena.suites.wordnet import DEBIAN_WORDNET_DIR, WORDNET_DIR_ENV, LEXNAMES, load_wordnet, prepare_wordnet
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,15 +35,6 @@ def wn():
     return load_wordnet(CACHE_DIR, WORDNET_DIR)
 
 
-@pytest.fixture
-def db():
-    database = connect(":memory:")
-    yield database
-    database.close()
-
-
-def prompt_count(db) -> int:
-    return db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0]
 
 
 # --- WordNet set-up ----------------------------------------------------------------------------------------------

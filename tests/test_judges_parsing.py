@@ -291,3 +291,17 @@ def test_plural_and_crop_box():
         "suitcases", "boxes", "people", "teddy bears", "sheep", "cherries"]
     assert crop_box((10, 10, 20, 20), 32, 32) == (9, 9, 20, 20)
     assert crop_box((0, 0, 0.2, 0.2), 32, 32) == (0, 0, 1, 1)
+
+
+def test_every_prompt_of_the_saneval_builder_has_a_usable_structure():
+    from arena.suites.saneval import saneval_specs
+
+    from judges.saneval_rules import category_of, scored_objects
+
+    specs = saneval_specs(30, seed=1)
+    for spec in specs:
+        category = category_of(spec.metadata, spec.subset)
+        expected = expected_from_metadata(spec.metadata, category)
+        assert expected is not None, spec
+        assert all(obj.split(" ")[-1] in spec.text.lower() or obj in spec.text.lower()
+                   for obj in scored_objects(expected)), spec

@@ -50,7 +50,8 @@ def test_three_votes_in_a_real_browser(small_arena, browser):
         page.click("#signin-button")
         for step, how in enumerate(["click:#vote-a", "key:b", "click:#vote-tie"]):
             page.wait_for_selector("#image-a img", timeout=20000)
-            page.wait_for_function("() => !document.querySelector('#vote-a').disabled", timeout=20000)
+            page.wait_for_function("() => document.querySelector('#reveal .reveal') !== null && "
+                                   "document.querySelector('#reveal .voted') === null", timeout=20000)
             page.wait_for_timeout(300)  # let every response of this step arrive
             assert _names_in(page.content()) == [], f"model name in the page before vote {step + 1}"
             leaks = [(u, _names_in(b)) for u, b in bodies if _names_in(b)]
@@ -59,9 +60,12 @@ def test_three_votes_in_a_real_browser(small_arena, browser):
                 page.click(how[6:])
             else:
                 page.locator("body").press(how[4:])
-            page.wait_for_function("() => document.querySelector('#reveal').innerText.includes('A was')", timeout=20000)
+            page.wait_for_selector("#reveal .voted", timeout=20000)
             revealed = page.inner_text("#reveal")
             assert len(_names_in(revealed)) >= 1
+            page.locator("body").press("a")  # a second vote on the revealed battle is ignored
+            page.wait_for_timeout(300)
+            assert small_arena.db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == step + 1
             page.wait_for_timeout(300)  # the vote's own response (with the names) has fully arrived
             bodies.clear()
             page.click("#next-battle")

@@ -22,6 +22,8 @@ from arena.web.leaderboard_tab import build_leaderboard_tab
 CSS = """
 #prompt h3 { margin: 0.2em 0; }
 #reveal { min-height: 1.5em; }
+.gradio-container:has(#reveal .voted) :is(#vote-a, #vote-b, #vote-tie, #vote-both-bad) {
+    opacity: 0.45; pointer-events: none; }
 .battle-image { margin: 0; }
 .battle-image figcaption { font-weight: 600; margin-bottom: 0.3em; }
 .battle-image img { width: 100%; aspect-ratio: 1 / 1; object-fit: contain; image-rendering: pixelated;

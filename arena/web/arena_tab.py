@@ -9,7 +9,7 @@ from arena.annotators import SignInError
 from arena.battles import NoBattleAvailable, suites_with_battles
 from arena.votes import OUTCOME_LABELS, VoteRejected
 from arena.web.context import AppContext
-from arena.web.render import image_html, prompt_markdown, reveal_markdown, status_markdown
+from arena.web.render import image_html, prompt_markdown, reveal_html, status_markdown
 
 ALL_SUITES = "All suites"
 BUTTON_IDS = {"A": "vote-a", "B": "vote-b", "tie": "vote-tie", "both_bad": "vote-both-bad"}
@@ -25,6 +25,8 @@ document.addEventListener('keydown', (event) => {
                '1': 'vote-a', '2': 'vote-b', '3': 'vote-tie', '4': 'vote-both-bad'};
   const id = ids[event.key.toLowerCase()];
   const button = id && document.getElementById(id);
+  const voted = document.querySelector('#reveal .voted') !== null;
+  if (id && id.startsWith('vote-') && voted) return;
   if (button && !button.disabled && button.offsetParent !== null) { event.preventDefault(); button.click(); }
 });
 </script>
@@ -61,10 +63,13 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
                                    variant="primary" if outcome in ("A", "B") else "secondary")
                 for outcome in BUTTON_IDS
             }
-        reveal = gr.Markdown(elem_id="reveal")
-        next_button = gr.Button("Next battle (N)", elem_id="next-battle", interactive=False)
+        reveal = gr.HTML(elem_id="reveal")
+        next_button = gr.Button("Next battle (N) — skips a battle you have not voted on", elem_id="next-battle")
 
-    battle_outputs = [state, status, prompt, image_a, image_b, reveal, next_button, *vote_buttons.values()]
+    # Every battle event answers with plain values, never component updates: Gradio rebuilds a component for each
+    # update, which cost more than the whole vote under load. Whether the shown battle is voted on travels in the
+    # reveal's HTML (class "voted"); CSS greys the vote buttons then, and the server refuses a second vote anyway.
+    battle_outputs = [state, status, prompt, image_a, image_b, reveal]
 
     def show(session: sessions.ArenaSession, expected: bool, message: str = "") -> list:
         voted = session.receipt is not None
@@ -78,9 +83,7 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
             body,
             image_html(token, "a", labels[0]),
             image_html(token, "b", labels[1]),
-            reveal_markdown(session.receipt) if voted else "",
-            gr.update(interactive=voted or battle is None),
-            *[gr.update(interactive=battle is not None and not voted) for _ in vote_buttons],
+            reveal_html(session.receipt),
         ]
 
     def load_next(session: sessions.ArenaSession | None, suite: str, expected: bool) -> list:

@@ -42,11 +42,15 @@ def prompt_markdown(battle: Battle, *, show_expected: bool = False) -> str:
     return "\n".join(lines)
 
 
-def reveal_markdown(receipt: VoteReceipt) -> str:
+def reveal_html(receipt: VoteReceipt | None) -> str:
+    """After a vote: the receipt and both model names (class ``voted``); before: an empty panel."""
+    if receipt is None:
+        return '<div class="reveal"></div>'
+    name = lambda text: html.escape(str(text))  # noqa: E731
     return (
-        f"Vote #{receipt.vote_id} recorded: **{OUTCOME_LABELS[receipt.outcome]}**. "
-        f"A was **{escape_markdown(receipt.model_a)}**, B was **{escape_markdown(receipt.model_b)}**. "
-        "Press **Next battle** (or N) to continue."
+        f'<div class="reveal voted">Vote #{receipt.vote_id} recorded: <b>{OUTCOME_LABELS[receipt.outcome]}</b>. '
+        f"A was <b>{name(receipt.model_a)}</b>, B was <b>{name(receipt.model_b)}</b>. "
+        "Press <b>Next battle</b> (or N) to continue.</div>"
     )
 
 

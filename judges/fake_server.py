@@ -39,6 +39,7 @@ class Scripted:
     headers: dict = field(default_factory=dict)
     prompt_tokens: int = 100
     completion_tokens: int = 10
+    raw_body: dict | None = None  # sent as is instead of a chat completion (a broken server)
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,8 @@ def build_app(responder: Responder, log: list[Received], lock: threading.Lock, *
             return JSONResponse({"error": {"message": reply.content or f"scripted {reply.status}", "type": "scripted",
                                            "code": None, "param": None}}, status_code=reply.status,
                                 headers=reply.headers)
-        return JSONResponse(completion_json(body.get("model", ""), reply), headers=reply.headers)
+        content = reply.raw_body if reply.raw_body is not None else completion_json(body.get("model", ""), reply)
+        return JSONResponse(content, headers=reply.headers)
 
     app.post("/v1/chat/completions")(chat)
     app.post("/chat/completions")(chat)

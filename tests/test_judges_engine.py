@@ -92,6 +92,13 @@ def test_client_errors_are_not_retried(db):
     assert reply.reason.startswith("API error after 1 attempt: BadRequestError")
 
 
+def test_a_reply_that_is_not_a_chat_completion_is_an_error_and_not_cached(db):
+    with FakeServer(lambda r: Scripted(raw_body={"object": "list", "data": []})) as server:
+        (reply,), stats = ask(db, engine_config(server), request())
+    assert reply.status == "error" and reply.reason.startswith("the API's answer is not a chat completion")
+    assert db.execute("SELECT COUNT(*) FROM judge_requests").fetchone()[0] == 0
+
+
 def test_at_most_concurrency_requests_are_in_flight(db):
     with FakeServer(lambda r: Scripted("1"), latency=0.15) as server:
         requests = [request(f"question {i}") for i in range(9)]

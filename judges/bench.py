@@ -132,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--both-orders", action="store_true", help="ask both orders (2 requests per judgment)")
     parser.add_argument("--skip-kill", action="store_true", help="skip the interrupted-run part")
     args = parser.parse_args(argv)
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"machine: {os.cpu_count()} CPUs, load average {load} (the judge, the server and anything else share them)")
     server = Server(args.latency)
     try:
         with tempfile.TemporaryDirectory(prefix="judges-bench-") as tmp:

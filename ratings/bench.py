@@ -14,7 +14,8 @@ For each size it times, in one run on the same data:
   project's pins): fschat 0.2.36 ``compute_elo_mle_with_tie`` + ``get_bootstrap_result`` (the method the taxonomy
   benchmark's code uses), arena-rank ``BradleyTerry`` with ``ci_method="bootstrap"``, evalica ``bradley_terry`` +
   ``bootstrap``, and choix ``ilsr_pairwise``, ``opt_pairwise`` and ``ilsr_pairwise_dense``. How each is called
-  and timed is in :mod:`ratings.bench_peers`; slow peers run fewer rounds and are extrapolated, and the table says so.
+  and timed is in :mod:`ratings.bench_peers`; slow peers run fewer rounds and are extrapolated, and the table says so;
+  a peer whose fit and one round at this size would pass ``--timeout`` (judged from the previous size) is skipped.
 
 It prints per size each method's wall time, its ratio to ours, and the largest rating difference from our fit after
 aligning the anchor (both centred on mean 1000). All peers fit the same model with the same tie rule (``--tie-policy``,
@@ -216,9 +217,10 @@ def main(argv: list[str] | None = None) -> int:
             for peer in peers:
                 if peer in slow:
                     done_size, fit_s = slow[peer]
-                    if fit_s * size / done_size > args.timeout:
+                    if 2 * fit_s * size / done_size > args.timeout:  # a fit and one bootstrap round
                         print(format_row(peer, None, "—", "—", f"skipped: its {done_size:,}-vote fit took "
-                                         f"{fit_s:.1f} s, so this size would pass --timeout {args.timeout:.0f} s"))
+                                         f"{fit_s:.1f} s, so a fit and a round here would pass --timeout "
+                                         f"{args.timeout:.0f} s"))
                         continue
                 result = run_peer(python, data, peer, rounds=args.rounds, budget=args.budget,
                                   tie_policy=args.tie_policy, seed=args.seed, timeout=args.timeout)

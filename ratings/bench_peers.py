@@ -6,9 +6,9 @@ one JSON object on its last stdout line: the peer's ratings (fit on all votes) a
 
 Each peer gets the votes in its own documented input format (building that input is not timed), fits on all votes
 (timed; a fit under 30 s is run twice and the second run timed, so JIT compilation and caches are warm, as they
-are for our code), then runs its own bootstrap (timed): all ``rounds`` when the fit time says they take at most
-``budget`` seconds, otherwise ``r`` and ``r/4`` rounds with ``r`` = budget / fit time, and the time of all
-``rounds`` is extrapolated as start-up + per-round cost from those two runs (the output says so). choix has no bootstrap: its rounds resample the votes (or, for the dense
+are for our code), then runs its own bootstrap (timed): first one round as a probe, then all ``rounds`` when the probe says
+they take at most ``budget`` seconds, otherwise ``r`` = budget / probe rounds (at least 4), and the time of all
+``rounds`` is extrapolated as start-up + per-round cost from the 1-round and r-round runs (the output says so). choix has no bootstrap: its rounds resample the votes (or, for the dense
 variant, redraw the aggregated counts) around ``choix`` fits.
 
 Tie rules, as in :mod:`ratings.votes`: "drop" gives the peers only decisive votes; "half" gives them ties and
@@ -232,6 +232,7 @@ PEERS: dict[str, type[Peer]] = {
 
 
 def _time_bootstrap(peer: Peer, rounds: int, fit_s: float) -> float:
+    """Seconds of ``peer.bootstrap(rounds)``, less one fit when that call also refits on all votes."""
     started = time.perf_counter()
     peer.bootstrap(rounds)
     elapsed = time.perf_counter() - started
@@ -239,8 +240,9 @@ def _time_bootstrap(peer: Peer, rounds: int, fit_s: float) -> float:
 
 
 def run(peer: Peer, rounds: int, budget: float) -> dict:
-    """Fit, then bootstrap: all ``rounds`` if the warm fit time says they fit in ``budget`` seconds; otherwise r and
-    r/4 rounds, and the time of ``rounds`` is extrapolated as start-up + per-round cost from those two runs."""
+    """Fit, then bootstrap one round as a probe: all ``rounds`` if the probe says they take at most ``budget``
+    seconds; otherwise r = budget / probe rounds (at least 4), and the time of ``rounds`` is extrapolated as
+    start-up + per-round cost from the 1-round and r-round runs."""
     peer.prepare()
     started = time.perf_counter()
     ratings = peer.fit()
@@ -249,22 +251,21 @@ def run(peer: Peer, rounds: int, budget: float) -> dict:
         started = time.perf_counter()
         ratings = peer.fit()
         fit_s = time.perf_counter() - started
-    run_rounds = int(min(rounds, max(4, budget // max(fit_s, 1e-4))))
-    if run_rounds >= rounds:
-        boot_s = _time_bootstrap(peer, rounds, fit_s)
-        return {"label": peer.label, "version": metadata.version(peer.package), "fit_s": fit_s, "boot_s": boot_s,
-                "rounds_run": rounds, "rounds": rounds, "total_s": fit_s + boot_s, "ratings": ratings}
-    small = max(1, run_rounds // 4)
-    small_s = _time_bootstrap(peer, small, fit_s)
+    result = {"label": peer.label, "version": metadata.version(peer.package), "fit_s": fit_s, "rounds": rounds,
+              "ratings": ratings}
+    probe_s = _time_bootstrap(peer, 1, fit_s)
+    if rounds <= 1 or probe_s * rounds <= budget:
+        boot_s = probe_s if rounds <= 1 else _time_bootstrap(peer, rounds, fit_s)
+        return result | {"boot_s": boot_s, "rounds_run": rounds, "total_s": fit_s + boot_s}
+    run_rounds = int(min(rounds - 1, max(4, budget // max(probe_s, 1e-6))))
     boot_s = _time_bootstrap(peer, run_rounds, fit_s)
-    per_round = (boot_s - small_s) / (run_rounds - small)
+    per_round = (boot_s - probe_s) / (run_rounds - 1)
     if per_round <= 0:  # timing noise: fall back to scaling in proportion
         per_round, startup = boot_s / run_rounds, 0.0
     else:
         startup = max(boot_s - per_round * run_rounds, 0.0)
-    return {"label": peer.label, "version": metadata.version(peer.package), "fit_s": fit_s, "boot_s": boot_s,
-            "rounds_run": run_rounds, "rounds": rounds, "total_s": fit_s + startup + per_round * rounds,
-            "startup_s": startup, "per_round_s": per_round, "ratings": ratings}
+    return result | {"boot_s": boot_s, "rounds_run": run_rounds, "total_s": fit_s + startup + per_round * rounds,
+                     "startup_s": startup, "per_round_s": per_round}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
 import gradio as gr
-from fastapi import FastAPI, Response
-from fastapi.responses import FileResponse
+from fastapi import FastAPI
 
 from arena.annotators import sync_accounts
 from arena.battles import battle_image
@@ -62,29 +62,48 @@ def build_app(settings: Settings, store: Store | None = None) -> gr.Blocks:
     return blocks
 
 
-def create_server(settings: Settings) -> FastAPI:
-    """The whole web app: ``/battle-media/<token>/<a|b>`` for battle images, the Gradio page at ``/``.
+class BattleMedia:
+    """ASGI front door: ``GET .../battle-media/<token>/<a|b>`` answers a battle image, anything else goes to the app.
 
     Images are reachable only through a battle's unguessable media token, which only the session the battle was
-    served to receives; the media folder itself is never exposed, so no path can be traversed.
+    served to receives; the media folder itself is never exposed, so no path can be traversed. The images are
+    answered here, before Gradio's middleware stack (CORS, Brotli, ...), which cost more than the vote itself under
+    load; files are content-addressed and never change, so their bytes are cached.
     """
+
+    def __init__(self, app, store: Store, media: MediaStore, cache_size: int = 1024):
+        self.app, self.store, self.media = app, store, media
+        self.read = functools.lru_cache(maxsize=cache_size)(lambda path: path.read_bytes())
+
+    async def __call__(self, scope, receive, send):
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if "/battle-media/" not in path:
+            return await self.app(scope, receive, send)
+        token, _, side = path.rpartition("/battle-media/")[2].partition("/")
+        shown = battle_image(self.store.db(), token, side) if _TOKEN.match(token) else None
+        if shown is None or scope["method"] != "GET":
+            return await _answer(send, 404, b"Unknown image.", "text/plain")
+        body = self.read(self.media.path(shown.media_hash, shown.media_ext))
+        await _answer(send, 200, body, MEDIA_TYPES[shown.media_ext], cache="private, max-age=86400")
+
+
+async def _answer(send, status: int, body: bytes, media_type: str, cache: str = "no-store") -> None:
+    headers = [(b"content-type", media_type.encode()), (b"content-length", str(len(body)).encode()),
+               (b"cache-control", cache.encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def create_server(settings: Settings):
+    """The whole web app as an ASGI application: battle images (:class:`BattleMedia`) and the Gradio page."""
     store = Store(settings.db_path, synchronous=settings.sqlite_synchronous)
-    media = MediaStore(settings.media_dir)
-    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
-
-    @app.get("/battle-media/{token}/{side}")
-    def battle_media(token: str, side: str):
-        shown = battle_image(store.db(), token, side) if _TOKEN.match(token) else None
-        if shown is None:
-            return Response("Unknown image.", status_code=404, media_type="text/plain")
-        return FileResponse(media.path(shown.media_hash, shown.media_ext), media_type=MEDIA_TYPES[shown.media_ext],
-                            headers={"Cache-Control": "private, max-age=86400"})
-
     blocks = build_app(settings, store)
-    return gr.mount_gradio_app(
-        app, blocks, path="/", server_name=settings.host, server_port=settings.port, head=KEYBOARD_JS, css=CSS,
+    app = gr.mount_gradio_app(
+        FastAPI(openapi_url=None, docs_url=None, redoc_url=None), blocks, path="/", server_name=settings.host,
+        server_port=settings.port, head=KEYBOARD_JS, css=CSS,
         allowed_paths=[str(settings.cache_dir.resolve() / "exports")], footer_links=["api"],
     )
+    return BattleMedia(app, store, MediaStore(settings.media_dir))
 
 
 def serve(settings: Settings) -> None:

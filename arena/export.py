@@ -26,7 +26,7 @@ SELECT v.id AS vote_id, v.battle_id, v.created_at AS voted_at,
        b.prompt_id, b.left_image_id AS image_a_id, b.right_image_id AS image_b_id,
        b.prompt_id || ':' || min(b.left_image_id, b.right_image_id) || ':' || max(b.left_image_id, b.right_image_id)
            AS pair_key,
-       v.seconds_to_vote, b.strategy, v.excluded, v.excluded_reason
+       v.seconds_to_vote, b.strategy, v.excluded, v.excluded_reason, v.reviewed
 FROM votes v
 JOIN battles b ON b.id = v.battle_id
 JOIN prompts p ON p.id = b.prompt_id
@@ -37,7 +37,7 @@ JOIN images r ON r.id = b.right_image_id JOIN models mr ON mr.id = r.model_id
 COLUMNS = [
     "vote_id", "battle_id", "voted_at", "served_at", "voter", "voter_kind", "judge", "outcome", "model_a", "model_b",
     "winner", "suite", "subset", "variant", "item_key", "role", "prompt", "prompt_metadata", "category", "prompt_id",
-    "image_a_id", "image_b_id", "pair_key", "seconds_to_vote", "strategy", "excluded", "excluded_reason",
+    "image_a_id", "image_b_id", "pair_key", "seconds_to_vote", "strategy", "excluded", "excluded_reason", "reviewed",
 ]
 
 

@@ -208,7 +208,7 @@ async def _annotator(
         outcome = rng.choice(OUTCOMES)
         started = time.monotonic()
         try:
-            voted = await session.call(VOTE_ENDPOINTS[outcome], [None, False])
+            voted = await session.call(VOTE_ENDPOINTS[outcome], [None, "All suites", False])
             receipt = re.search(r"Vote #(\d+) recorded", json.dumps(voted))
             if receipt is None:
                 raise LoadError("the vote's answer has no receipt")

@@ -81,7 +81,7 @@ def flag_reasons(votes: Sequence[VoteFact], rules: QualityRules = QualityRules()
 def annotator_votes(db: sqlite_utils.Database, annotator_id: int) -> list[VoteFact]:
     rows = db.execute(
         """
-        SELECT v.id, b.served_at + ifnull(v.seconds_to_vote, 0), v.outcome,
+        SELECT v.id, v.voted_at, v.outcome,
                CASE v.outcome WHEN 'A' THEN ml.name WHEN 'B' THEN mr.name END
         FROM votes v JOIN battles b ON b.id = v.battle_id
         JOIN images l ON l.id = b.left_image_id JOIN models ml ON ml.id = l.model_id

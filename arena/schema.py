@@ -98,7 +98,7 @@ def _initial_schema(db: sqlite_utils.Database) -> None:
             session_id TEXT NOT NULL,
             media_token TEXT NOT NULL UNIQUE,        -- unguessable; the page loads the two images through it
             strategy TEXT NOT NULL DEFAULT 'uniform',
-            served_at REAL NOT NULL,                 -- unix time the battle was shown
+            served_at REAL NOT NULL,                 -- unix time the battle was drawn for its session
             CHECK (left_image_id != right_image_id)
         )"""
     )
@@ -112,7 +112,8 @@ def _initial_schema(db: sqlite_utils.Database) -> None:
             voter_kind TEXT NOT NULL CHECK (voter_kind IN ('human', 'judge')),
             annotator_id INTEGER REFERENCES annotators(id),
             outcome TEXT NOT NULL CHECK (outcome IN ('A', 'B', 'tie', 'both_bad')),
-            seconds_to_vote REAL,
+            seconds_to_vote REAL,                    -- from the battle being shown to the vote
+            voted_at REAL NOT NULL,                  -- unix time of the vote
             created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
             excluded INTEGER NOT NULL DEFAULT 0,
             excluded_reason TEXT NOT NULL DEFAULT '',

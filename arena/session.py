@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import random
 import secrets
+import time
 from dataclasses import dataclass, field, replace
 
 import sqlite_utils
 
 from arena.annotators import Annotator, sign_in
-from arena.battles import Battle, serve_battle
+from arena.battles import Battle, NoBattleAvailable, serve_battle
 from arena.quality import QualityRules
 from arena.votes import VoteReceipt, VoteRejected, record_vote
 
@@ -24,7 +25,10 @@ class ArenaSession:
     annotator: Annotator | None = None
     session_id: str = field(default_factory=lambda: secrets.token_urlsafe(18))
     battle: Battle | None = None
+    shown_at: float = 0.0  # when ``battle`` was put on screen: seconds_to_vote counts from here
     receipt: VoteReceipt | None = None  # the vote on ``battle``, once cast
+    upcoming: Battle | None = None  # drawn with the vote, shown by the next call of next_battle
+    upcoming_suite: str | None = None
     votes: int = 0
 
     @property
@@ -39,26 +43,52 @@ def start(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bool
     return ArenaSession(annotator=annotator, votes=count)
 
 
+def _serve(db, rng, session: ArenaSession, suite: str | None, strategy: str) -> Battle:
+    return serve_battle(db, rng, session_id=session.session_id, annotator_id=session.annotator.id,
+                        suite=suite or None, strategy=strategy)
+
+
 def next_battle(
     db: sqlite_utils.Database, rng: random.Random, session: ArenaSession, *, suite: str | None = None,
-    strategy: str = "uniform",
+    strategy: str = "uniform", now: float | None = None,
 ) -> ArenaSession:
+    """Show the next battle: the one drawn together with the last vote if it fits ``suite``, else a new one.
+
+    Leaving a battle without a vote skips it: it stays a served battle, never a vote.
+    """
     if not session.signed_in:
         raise VoteRejected("Sign in with your name and token first.")
-    battle = serve_battle(
-        db, rng, session_id=session.session_id, annotator_id=session.annotator.id, suite=suite or None,
-        strategy=strategy,
-    )
-    return replace(session, battle=battle, receipt=None)
+    battle = session.upcoming
+    if battle is None or session.upcoming_suite != (suite or None):
+        battle = _serve(db, rng, session, suite, strategy)
+    return replace(session, battle=battle, shown_at=time.time() if now is None else now, receipt=None,
+                   upcoming=None, upcoming_suite=None)
 
 
-def vote(db: sqlite_utils.Database, session: ArenaSession, outcome: str, *, rules=QualityRules()) -> ArenaSession:
-    """Record ``outcome`` on the session's current battle; the returned session holds the receipt (the reveal)."""
+def vote(
+    db: sqlite_utils.Database, session: ArenaSession, outcome: str, *, rules=QualityRules(),
+    rng: random.Random | None = None, suite: str | None = None, strategy: str = "uniform",
+) -> ArenaSession:
+    """Record ``outcome`` on the session's current battle; the returned session holds the receipt (the reveal).
+
+    With ``rng`` the next battle is drawn in the same transaction as the vote (one commit, one disk flush, where
+    two would be paid otherwise) and waits in ``upcoming`` until :func:`next_battle` shows it. If no battle is
+    left to draw, the vote still counts.
+    """
     if not session.signed_in:
         raise VoteRejected("Sign in with your name and token first.")
     if session.battle is None:
         raise VoteRejected("No battle to vote on: load a new battle first.")
     if session.receipt is not None:
         raise VoteRejected("This battle already has your vote. Load the next battle.")
-    receipt = record_vote(db, session.battle.id, outcome, session_id=session.session_id, rules=rules)
-    return replace(session, receipt=receipt, votes=session.votes + 1)
+    upcoming = None
+    with db.conn:
+        receipt = record_vote(db, session.battle.id, outcome, session_id=session.session_id,
+                              shown_at=session.shown_at or None, rules=rules)
+        if rng is not None:
+            try:
+                upcoming = _serve(db, rng, session, suite, strategy)
+            except NoBattleAvailable:
+                upcoming = None
+    return replace(session, receipt=receipt, votes=session.votes + 1, upcoming=upcoming,
+                   upcoming_suite=(suite or None) if upcoming else None)

@@ -37,12 +37,13 @@ class VoteReceipt:
 
 def record_vote(
     db: sqlite_utils.Database, battle_id: str, outcome: str, *, session_id: str, now: float | None = None,
-    rules: QualityRules | None = QualityRules(),
+    shown_at: float | None = None, rules: QualityRules | None = QualityRules(),
 ) -> VoteReceipt:
     """Store the vote on ``battle_id`` from ``session_id`` and reveal the two models.
 
     A human vote is checked against the quality ``rules`` (:mod:`arena.quality`) in the same transaction: a vote
     that breaks one is stored, flagged ``excluded`` with the reason. ``rules=None`` skips the check.
+    ``seconds_to_vote`` counts from ``shown_at`` (when the page showed the battle), else from when it was served.
     """
     if outcome not in OUTCOMES:
         raise VoteRejected(f"Unknown outcome {outcome!r}: vote with one of {', '.join(OUTCOMES)}.")
@@ -68,11 +69,11 @@ def record_vote(
         served_session, kind, annotator_id, judge, served_at, annotator_name, model_a, model_b, votes = row
         if votes:
             raise VoteRejected("This battle already has your vote. Load the next battle.")
-        seconds = max(0.0, now - served_at)
+        seconds = max(0.0, now - (served_at if shown_at is None else shown_at))
         cursor = db.execute(
-            "INSERT INTO votes (battle_id, voter, voter_kind, annotator_id, outcome, seconds_to_vote) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [battle_id, annotator_name if kind == "human" else judge, kind, annotator_id, outcome, seconds],
+            "INSERT INTO votes (battle_id, voter, voter_kind, annotator_id, outcome, seconds_to_vote, voted_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [battle_id, annotator_name if kind == "human" else judge, kind, annotator_id, outcome, seconds, now],
         )
         if kind == "human" and rules is not None:
             apply_rules(db, annotator_id, rules)

@@ -123,3 +123,38 @@ def test_configured_accounts_take_their_configured_token(small_arena):
     with pytest.raises(SignInError):
         sign_in(db, "carol", "tok-1", open_signup=False)
     assert sign_in(db, "carol", "tok-2", open_signup=False).name == "carol"
+
+
+def test_vote_draws_the_next_battle_in_the_same_transaction(small_arena):
+    import time
+
+    from arena import session as sessions
+
+    db = small_arena.db
+    battles = lambda: db.execute("SELECT COUNT(*) FROM battles").fetchone()[0]  # noqa: E731
+    s = sessions.start(db, "alice", "token-1", open_signup=True)
+    s = sessions.next_battle(db, random.Random(0), s)
+    s = sessions.vote(db, s, "A", rng=random.Random(1), rules=None)
+    assert s.upcoming is not None and battles() == 2
+    time.sleep(0.5)  # the annotator reads the reveal
+    shown = sessions.next_battle(db, random.Random(2), s)
+    assert shown.battle == s.upcoming and battles() == 2  # shown, not drawn again
+    voted = sessions.vote(db, shown, "B", rules=None)
+    seconds, served_at, voted_at = db.execute(
+        "SELECT v.seconds_to_vote, b.served_at, v.voted_at FROM votes v JOIN battles b ON b.id = v.battle_id "
+        "WHERE v.id = ?", [voted.receipt.vote_id]).fetchone()
+    assert seconds < 0.4 < voted_at - served_at  # time to vote counts from showing, not from drawing
+    # A different suite than the one the upcoming battle was drawn for: a fresh draw.
+    s = sessions.vote(db, sessions.next_battle(db, random.Random(3), voted), "tie", rng=random.Random(4), rules=None)
+    before = battles()
+    other = sessions.next_battle(db, random.Random(5), s, suite="commonsense")
+    assert battles() == before + 1 and other.battle.suite == "commonsense"
+
+
+def test_a_vote_counts_even_when_no_next_battle_can_be_drawn(small_arena):
+    from arena import session as sessions
+
+    db = small_arena.db
+    s = sessions.next_battle(db, random.Random(0), sessions.start(db, "bob", "token-1", open_signup=True))
+    s = sessions.vote(db, s, "A", rng=random.Random(1), suite="no-such-suite", rules=None)
+    assert s.upcoming is None and db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == 1

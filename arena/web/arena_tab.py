@@ -110,13 +110,15 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
         return [gr.update(visible=False), gr.update(visible=True), gr.update(choices=suites, value=ALL_SUITES),
                 *load_next(session, ALL_SUITES, expected)]
 
-    def cast_vote(outcome: str, session: sessions.ArenaSession | None, expected: bool, request: gr.Request) -> list:
+    def cast_vote(outcome: str, session: sessions.ArenaSession | None, suite: str, expected: bool,
+                  request: gr.Request) -> list:
         if session is None:
             raise gr.Error("Sign in with your name and token first.")
         try:
             ctx.annotator_limit.check(session.annotator.name)
             ctx.client_limit.check(request.client.host if request and request.client else "unknown")
-            session = sessions.vote(ctx.store.db(), session, outcome, rules=settings.quality_rules)
+            session = sessions.vote(ctx.store.db(), session, outcome, rules=settings.quality_rules, rng=ctx.rng,
+                                    suite=None if suite == ALL_SUITES else suite, strategy=settings.sampling_strategy)
         except VoteRejected as error:
             raise gr.Error(str(error))
         return show(session, expected)
@@ -135,14 +137,14 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
     gr.on([next_button.click, suite_filter.input], load_next, [state, suite_filter, show_expected], battle_outputs,
           api_name="next_battle", queue=False)
     def vote_handler(outcome: str):
-        def handler(session: sessions.ArenaSession | None, expected: bool, request: gr.Request) -> list:
-            return cast_vote(outcome, session, expected, request)
+        def handler(session: sessions.ArenaSession | None, suite: str, expected: bool, request: gr.Request) -> list:
+            return cast_vote(outcome, session, suite, expected, request)
 
         handler.__name__ = f"vote_{outcome.lower()}"
         return handler
 
     for outcome, button in vote_buttons.items():
-        button.click(vote_handler(outcome), [state, show_expected], battle_outputs,
+        button.click(vote_handler(outcome), [state, suite_filter, show_expected], battle_outputs,
                      api_name=f"vote_{outcome.lower()}", queue=False)
     show_expected.change(toggle_expected, [state, show_expected], prompt, api_visibility="private")
     return state

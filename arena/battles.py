@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import random
 import secrets
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -68,9 +69,33 @@ def eligible_prompts(db: sqlite_utils.Database, suite: str | None = None) -> lis
     return [row[0] for row in rows]
 
 
-def draw_uniform(db: sqlite_utils.Database, rng: random.Random, *, suite: str | None = None) -> Pairing:
+class PromptPool:
+    """:func:`eligible_prompts` per suite, computed again only when the images table has changed.
+
+    The query groups every image (13 ms at 40,000 images), and battles are drawn inside the vote's write
+    transaction; a server keeps one pool (thread-safe) and pays a cheap ``max(id), count(*)`` per draw instead.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._version: tuple | None = None
+        self._by_suite: dict[str | None, list[int]] = {}
+
+    def eligible(self, db: sqlite_utils.Database, suite: str | None = None) -> list[int]:
+        version = tuple(db.execute("SELECT max(id), count(*) FROM images").fetchone())
+        with self._lock:
+            if version != self._version:
+                self._version, self._by_suite = version, {}
+            if suite not in self._by_suite:
+                self._by_suite[suite] = eligible_prompts(db, suite)
+            return self._by_suite[suite]
+
+
+def draw_uniform(
+    db: sqlite_utils.Database, rng: random.Random, *, suite: str | None = None, pool: PromptPool | None = None
+) -> Pairing:
     """The published protocol: uniform prompt, two distinct uniform models, uniform image each, random sides."""
-    prompt_ids = eligible_prompts(db, suite)
+    prompt_ids = pool.eligible(db, suite) if pool is not None else eligible_prompts(db, suite)
     if not prompt_ids:
         scope = f"suite {suite!r}" if suite else "any suite"
         raise NoBattleAvailable(
@@ -97,6 +122,7 @@ def serve_battle(
     suite: str | None = None,
     strategy: str = "uniform",
     pairing: Pairing | None = None,
+    pool: PromptPool | None = None,
     now: float | None = None,
 ) -> Battle:
     """Draw a battle (or use ``pairing``), record it as served to an annotator or a judge, and return it."""
@@ -104,7 +130,7 @@ def serve_battle(
         raise ValueError("serve_battle needs exactly one of annotator_id (a person) or judge (a judge's name).")
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown sampling strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}.")
-    pairing = pairing or draw_uniform(db, rng, suite=suite)
+    pairing = pairing or draw_uniform(db, rng, suite=suite, pool=pool)
     battle_id, media_token = secrets.token_urlsafe(18), secrets.token_urlsafe(18)
     served_at = time.time() if now is None else now
     with db.conn:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 import sqlite_utils
 
 from arena.annotators import Annotator, sign_in
-from arena.battles import Battle, NoBattleAvailable, serve_battle
+from arena.battles import Battle, NoBattleAvailable, PromptPool, serve_battle
 from arena.quality import QualityRules
 from arena.votes import VoteReceipt, VoteRejected, record_vote
 
@@ -43,14 +43,14 @@ def start(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bool
     return ArenaSession(annotator=annotator, votes=count)
 
 
-def _serve(db, rng, session: ArenaSession, suite: str | None, strategy: str) -> Battle:
+def _serve(db, rng, session: ArenaSession, suite: str | None, strategy: str, pool: PromptPool | None) -> Battle:
     return serve_battle(db, rng, session_id=session.session_id, annotator_id=session.annotator.id,
-                        suite=suite or None, strategy=strategy)
+                        suite=suite or None, strategy=strategy, pool=pool)
 
 
 def next_battle(
     db: sqlite_utils.Database, rng: random.Random, session: ArenaSession, *, suite: str | None = None,
-    strategy: str = "uniform", now: float | None = None,
+    strategy: str = "uniform", pool: PromptPool | None = None, now: float | None = None,
 ) -> ArenaSession:
     """Show the next battle: the one drawn together with the last vote if it fits ``suite``, else a new one.
 
@@ -60,7 +60,7 @@ def next_battle(
         raise VoteRejected("Sign in with your name and token first.")
     battle = session.upcoming
     if battle is None or session.upcoming_suite != (suite or None):
-        battle = _serve(db, rng, session, suite, strategy)
+        battle = _serve(db, rng, session, suite, strategy, pool)
     return replace(session, battle=battle, shown_at=time.time() if now is None else now, receipt=None,
                    upcoming=None, upcoming_suite=None)
 
@@ -68,6 +68,7 @@ def next_battle(
 def vote(
     db: sqlite_utils.Database, session: ArenaSession, outcome: str, *, rules=QualityRules(),
     rng: random.Random | None = None, suite: str | None = None, strategy: str = "uniform",
+    pool: PromptPool | None = None,
 ) -> ArenaSession:
     """Record ``outcome`` on the session's current battle; the returned session holds the receipt (the reveal).
 
@@ -87,7 +88,7 @@ def vote(
                               shown_at=session.shown_at or None, rules=rules)
         if rng is not None:
             try:
-                upcoming = _serve(db, rng, session, suite, strategy)
+                upcoming = _serve(db, rng, session, suite, strategy, pool)
             except NoBattleAvailable:
                 upcoming = None
     return replace(session, receipt=receipt, votes=session.votes + 1, upcoming=upcoming,

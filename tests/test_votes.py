@@ -158,3 +158,17 @@ def test_a_vote_counts_even_when_no_next_battle_can_be_drawn(small_arena):
     s = sessions.next_battle(db, random.Random(0), sessions.start(db, "bob", "token-1", open_signup=True))
     s = sessions.vote(db, s, "A", rng=random.Random(1), suite="no-such-suite", rules=None)
     assert s.upcoming is None and db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == 1
+
+
+def test_prompt_pool_follows_new_images(small_arena):
+    from arena.battles import PromptPool
+    from arena.catalog import PromptSpec, add_image, add_prompts
+    from conftest import make_image
+
+    db, pool = small_arena.db, PromptPool()
+    assert pool.eligible(db, "taxonomy") == eligible_prompts(db, "taxonomy")
+    new = add_prompts(db, [PromptSpec("taxonomy", "cup.n.01", "An image of cup")]).ids[0]
+    assert new not in pool.eligible(db, "taxonomy")  # no images yet
+    for m, model_id in enumerate(list(small_arena.model_ids.values())[:2]):
+        add_image(db, prompt_id=new, model_id=model_id, stored=small_arena.media.put_image(make_image(m, 7)))
+    assert new in pool.eligible(db, "taxonomy") and pool.eligible(db, None) == eligible_prompts(db)

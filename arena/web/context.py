@@ -9,6 +9,7 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arena.battles import PromptPool
 from arena.media import MediaStore
 from arena.ratelimit import RateLimiter
 from arena.settings import Settings
@@ -21,6 +22,7 @@ class AppContext:
     store: Store
     media: MediaStore
     rng: random.Random = field(default_factory=random.SystemRandom)
+    pool: PromptPool = field(default_factory=PromptPool)
     annotator_limit: RateLimiter | None = None
     client_limit: RateLimiter | None = None
 

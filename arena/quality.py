@@ -41,8 +41,34 @@ class VoteFact:
     winner: str | None  # the model picked, for A/B votes
 
 
-def flag_reasons(votes: Sequence[VoteFact], rules: QualityRules = QualityRules()) -> dict[int, str]:
-    """{vote_id: reason} for the votes of one annotator (any order) that break a rule."""
+def bias_from_counts(total: int, sides: Counter, models: Counter, rules: QualityRules = QualityRules()) -> list[str]:
+    """The bias rule on vote counts: ``total`` votes, A/B counts in ``sides``, picks per model in ``models``."""
+    if total < rules.bias_min_votes:
+        return []
+    reasons = []
+    for label, counter in (("side", sides), ("model", models)):
+        top = [(value, count) for value, count in counter.items() if count > 0]
+        if top:
+            value, count = max(top, key=lambda item: (item[1], str(item[0])))
+            if count >= rules.bias_share * total:
+                reasons.append(f"at least {rules.bias_share:.0%} of this annotator's votes for {label} {value}")
+    return reasons
+
+
+def bias_reasons(votes: Sequence[VoteFact], rules: QualityRules = QualityRules()) -> list[str]:
+    """The bias rule over all of one annotator's votes: the reasons that apply to every one of them."""
+    return bias_from_counts(len(votes), Counter(v.outcome for v in votes if v.outcome in ("A", "B")),
+                            Counter(v.winner for v in votes if v.winner), rules)
+
+
+def flag_reasons(
+    votes: Sequence[VoteFact], rules: QualityRules = QualityRules(), bias: Sequence[str] | None = None
+) -> dict[int, str]:
+    """{vote_id: reason} for the votes of one annotator (any order) that break a rule.
+
+    ``bias`` gives the bias rule's reasons when ``votes`` is only a recent window of the annotator's votes;
+    by default they are computed from ``votes``.
+    """
     votes = sorted(votes, key=lambda v: (v.voted_at, v.vote_id))
     reasons: dict[int, list[str]] = {}
 
@@ -66,41 +92,71 @@ def flag_reasons(votes: Sequence[VoteFact], rules: QualityRules = QualityRules()
                     flag(vote, f"{rules.fast_streak}+ consecutive votes less than {rules.fast_seconds:g} s apart")
             run_start = index
 
-    if len(votes) >= rules.bias_min_votes:
-        sides = Counter(v.outcome for v in votes if v.outcome in ("A", "B"))
-        models = Counter(v.winner for v in votes if v.winner)
-        for label, counter in (("side", sides), ("model", models)):
-            if counter:
-                value, count = counter.most_common(1)[0]
-                if count >= rules.bias_share * len(votes):
-                    for vote in votes:
-                        flag(vote, f"{count / len(votes):.0%} of this annotator's votes for {label} {value}")
+    for reason in bias_reasons(votes, rules) if bias is None else bias:
+        for vote in votes:
+            flag(vote, reason)
     return {vote_id: "; ".join(parts) for vote_id, parts in reasons.items()}
 
 
-def annotator_votes(db: sqlite_utils.Database, annotator_id: int) -> list[VoteFact]:
-    rows = db.execute(
-        """
-        SELECT v.id, v.voted_at, v.outcome,
-               CASE v.outcome WHEN 'A' THEN ml.name WHEN 'B' THEN mr.name END
-        FROM votes v JOIN battles b ON b.id = v.battle_id
-        JOIN images l ON l.id = b.left_image_id JOIN models ml ON ml.id = l.model_id
-        JOIN images r ON r.id = b.right_image_id JOIN models mr ON mr.id = r.model_id
-        WHERE v.annotator_id = ?
-        """,
-        [annotator_id],
-    ).fetchall()
+_VOTE_FACTS = """
+    SELECT v.id, v.voted_at, v.outcome, CASE v.outcome WHEN 'A' THEN ml.name WHEN 'B' THEN mr.name END
+    FROM votes v JOIN battles b ON b.id = v.battle_id
+    JOIN images l ON l.id = b.left_image_id JOIN models ml ON ml.id = l.model_id
+    JOIN images r ON r.id = b.right_image_id JOIN models mr ON mr.id = r.model_id
+    WHERE v.annotator_id = ?
+"""
+
+
+def annotator_votes(db: sqlite_utils.Database, annotator_id: int, since: float | None = None) -> list[VoteFact]:
+    """An annotator's votes (those at ``since`` or later, if given)."""
+    if since is None:
+        rows = db.execute(_VOTE_FACTS, [annotator_id]).fetchall()
+    else:
+        rows = db.execute(_VOTE_FACTS + " AND v.voted_at >= ?", [annotator_id, since]).fetchall()
     return [VoteFact(*row) for row in rows]
 
 
-def apply_rules(db: sqlite_utils.Database, annotator_id: int, rules: QualityRules = QualityRules()) -> int:
-    """Bring the ``excluded`` flags of an annotator's unreviewed votes in line with the rules; return changes."""
-    reasons = flag_reasons(annotator_votes(db, annotator_id), rules)
-    changed = 0
+def _bias_before_and_after(db: sqlite_utils.Database, annotator_id: int, rules: QualityRules):
+    """The bias reasons without and with the annotator's newest vote, from aggregate counts (no per-vote rows)."""
+    facts = _VOTE_FACTS.replace("v.id, v.voted_at, v.outcome,", "v.outcome,").replace(" END", " END AS winner")
+    counts = db.execute(f"SELECT outcome, winner, COUNT(*) FROM ({facts}) GROUP BY outcome, winner",
+                        [annotator_id]).fetchall()
+    total, sides, models = 0, Counter(), Counter()
+    for outcome, winner, n in counts:
+        total += n
+        if outcome in ("A", "B"):
+            sides[outcome] += n
+        if winner:
+            models[winner] += n
+    after = bias_from_counts(total, sides, models, rules)
+    newest = db.execute(_VOTE_FACTS + " ORDER BY v.voted_at DESC, v.id DESC LIMIT 1", [annotator_id]).fetchone()
+    if newest is None:
+        return after, after
+    _, _, outcome, winner = newest
+    sides[outcome] -= outcome in ("A", "B")
+    models[winner] -= bool(winner)
+    return bias_from_counts(total - 1, sides, models, rules), after
+
+
+def apply_rules(
+    db: sqlite_utils.Database, annotator_id: int, rules: QualityRules = QualityRules(), *, full: bool = False
+) -> int:
+    """Bring the ``excluded`` flags of an annotator's unreviewed votes in line with the rules; return changes.
+
+    Called after each new vote. The rate and speed rules look back at most 3 hours, so unless the bias rule's
+    verdict changed with the newest vote (or ``full``), only the votes of the last 3 hours are re-examined (with 3
+    more hours of context): the cost stays flat however many votes the annotator has.
+    """
     with db.conn:
-        rows = db.execute(
-            "SELECT id, excluded, excluded_reason FROM votes WHERE annotator_id = ? AND reviewed = 0", [annotator_id]
-        ).fetchall()
+        before, after = _bias_before_and_after(db, annotator_id, rules)
+        newest = db.execute("SELECT max(voted_at) FROM votes WHERE annotator_id = ?", [annotator_id]).fetchone()[0]
+        window = None if full or before != after or newest is None else newest - 3 * 3600
+        context = None if window is None else window - 3 * 3600
+        reasons = flag_reasons(annotator_votes(db, annotator_id, since=context), rules, bias=after)
+        sql = "SELECT id, excluded, excluded_reason FROM votes WHERE annotator_id = ? AND reviewed = 0"
+        rows = db.execute(sql if window is None else sql + " AND voted_at >= ?",
+                          [annotator_id] if window is None else [annotator_id, window]).fetchall()
+        changed = 0
         for vote_id, excluded, reason in rows:
             wanted = (1, reasons[vote_id]) if vote_id in reasons else (0, "")
             if (excluded, reason) != wanted:

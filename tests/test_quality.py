@@ -89,3 +89,23 @@ def test_rate_limiter_refuses_with_the_wait_time():
     now[0] = 60.5
     limiter.check("alice")
     RateLimiter(0, "off").check("anyone")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_windowed_rules_after_each_vote_equal_a_full_recheck(small_arena, seed):
+    """apply_rules after each vote re-examines only recent votes; a full recheck at the end must change nothing."""
+    from arena.battles import serve_battle
+    from arena.votes import record_vote
+
+    db, rng = small_arena.db, random.Random(seed)
+    rules = QualityRules(max_per_hour=6, max_per_3_hours=12, fast_streak=4, fast_seconds=5, bias_min_votes=8)
+    annotator = sessions.start(db, f"a{seed}", "token-1", open_signup=True).annotator
+    now = 1_000_000.0
+    for i in range(120):
+        now += rng.choice([1.0, 2.0, 3.0, 60.0, 300.0, 900.0, 2000.0])
+        battle = serve_battle(db, rng, session_id="s", annotator_id=annotator.id, now=now)
+        outcome = "A" if (i // 20) % 2 == 0 else rng.choice(["A", "B", "tie", "both_bad"])
+        record_vote(db, battle.id, outcome, session_id="s", now=now, rules=rules)
+    flagged = db.execute("SELECT COUNT(*) FROM votes WHERE excluded = 1").fetchone()[0]
+    assert 0 < flagged < 120
+    assert apply_rules(db, annotator.id, rules, full=True) == 0

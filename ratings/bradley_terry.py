@@ -256,8 +256,10 @@ def fit_bradley_terry(
             "or check the votes for models that won or lost almost everything."
         )
     redrawn = bootstrap_counts(sub.count, rounds, rng)
-    boot_theta, boot_ok = newton_bt(batched_win_matrices(sub, m, redrawn), ridge=ridge, theta0=theta) if rounds and m \
-        else (np.zeros((rounds, m)), np.ones(rounds, dtype=bool))
+    if rounds and m:
+        boot_theta, boot_ok = newton_bt(batched_win_matrices(sub, m, redrawn), ridge=ridge, theta0=theta)
+    else:
+        boot_theta, boot_ok = np.zeros((rounds, m)), np.ones(rounds, dtype=bool)
     if not boot_ok.all():
         warnings.warn(
             f"{int((~boot_ok).sum())} of {rounds} bootstrap rounds have no finite MLE (a resample in which some "

@@ -139,4 +139,4 @@ def format_table(table: pd.DataFrame, max_rows: int | None = None) -> str:
             "" if pd.isna(v) else f"{v:.0f}{'*' if p else ''}" for v, p in zip(table[f"{kind} ELO"], provisional)
         ]
     text = shown.head(max_rows).to_string(index=False, na_rep="", float_format=lambda v: f"{v:.3g}")
-    return text + "\n* provisional: fewer votes than the minimum (ARENA_MIN_VOTES)"
+    return text + "\n* provisional: fewer of its votes entered the fit than ARENA_MIN_VOTES (ties do not under 'drop')"

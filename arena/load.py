@@ -313,6 +313,15 @@ def demo_database(cache_dir: Path) -> Path:
     return template
 
 
+def _run(coroutine):
+    """Run on uvloop (as the server does) when it is installed: the load generator shares the server's cores."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coroutine)
+    return uvloop.run(coroutine)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m arena.load", description=__doc__.split("\n\n")[0])
     parser.add_argument("--annotators", type=int, default=64)
@@ -337,8 +346,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"server: 127.0.0.1:{port}, database {work / 'arena.db'} (synchronous={args.synchronous})")
     server = start_server(env, port, work / "server.log")
     try:
-        report = asyncio.run(run_load(f"http://127.0.0.1:{port}/", annotators=args.annotators, duration=args.duration,
-                                      max_votes=args.max_votes, think=tuple(args.think), seed=args.seed))
+        report = _run(run_load(f"http://127.0.0.1:{port}/", annotators=args.annotators, duration=args.duration,
+                               max_votes=args.max_votes, think=tuple(args.think), seed=args.seed))
     finally:
         stop_server(server)
     stored = stored_votes(work / "arena.db")

@@ -101,7 +101,7 @@ def create_server(settings: Settings):
     app = gr.mount_gradio_app(
         FastAPI(openapi_url=None, docs_url=None, redoc_url=None), blocks, path="/", server_name=settings.host,
         server_port=settings.port, head=KEYBOARD_JS, css=CSS,
-        allowed_paths=[str(settings.cache_dir.resolve() / "exports")], footer_links=["api"],
+        allowed_paths=[str(settings.cache_dir.resolve() / "exports")], footer_links=["api"], run_history=False,
     )
     return BattleMedia(app, store, MediaStore(settings.media_dir))
 

@@ -1,6 +1,9 @@
-"""The arena tab: sign in, see a prompt and two anonymous images, vote, see the names, go on."""
+"""The arena tab: sign in, see a prompt and two anonymous images, vote, see the names, go on.
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: Gradio reads the handlers' type hints on every call, and string
+annotations would be evaluated anew each time.
+"""
+
 
 import gradio as gr
 

@@ -112,8 +112,8 @@ class SamplingParams:
 
     balance_cap: float = 4.0
     balance_power: float = 4.0
-    active_resolution: float = 10.0
-    active_sharpness: float = 1.5
+    active_resolution: float = 20.0
+    active_sharpness: float = 2.0
     active_floor: float = 0.15
     active_cap: float = 8.0
     ridge: float = 0.5

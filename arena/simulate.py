@@ -11,14 +11,18 @@ The truth (:data:`TRUE_ELO`) is the taxonomy benchmark's published human Elo wit
   π = 10^(R/400), ν = :data:`DAVIDSON_NU` (15% ties between equal models). Among decisive votes P(i beats j) is
   exactly Bradley–Terry, so the leaderboard's fit (ties and both-bad dropped, T1) is correctly specified.
 
-With these rates about 8% of votes are both bad and 12% ties (printed with the table). Prompts are not simulated:
-the simulated annotators answer from the models' ratings only, so the prompt choice cannot change the ratings here.
+With these rates about 7% of votes are both bad and 14% ties under uniform sampling (the table's last line gives
+the shares of the first strategy run). Prompts are not simulated: the simulated annotators answer from the models'
+ratings only, so the prompt choice cannot change the ratings here; the pair draws are the app's.
 
-Every repetition runs all strategies' draws through :func:`arena.sampling.pair_probabilities`, the function the app
-uses; the ``active`` state is refitted with :func:`arena.sampling.fit_state` (the app's refit) whenever the votes
-have grown by ``--refit-growth`` (5%) or ``--refit-every`` votes, whichever is more: a slower refresh than the app's,
-so the simulation if anything understates ``active``. The repetitions of one strategy run in lock-step as one batch
-of numpy arrays. At checkpoints (every ``--step`` votes or ``--growth`` of the votes so far, whichever is more) the
+Every strategy draws its pairs through :func:`arena.sampling.pair_probabilities`, the function the app uses; the
+``active`` state is refitted with :func:`arena.sampling.fit_state` (the app's refit) whenever the votes have grown
+by ``--refit-growth`` (2%) or ``--refit-every`` (50) votes, whichever is more. Between refits the pair
+state stays fixed, as in the app between refits; at 50 000 votes this refits every 1 000 votes, less often than the
+app does, so the simulation if anything understates ``active``. The vote counts that ``balanced`` and the
+exploration share of ``active`` follow are refreshed every ``--redraw-every`` (100) votes. The repetitions of one strategy run
+in lock-step as one batch of numpy arrays, and each strategy gets its own random stream
+(``numpy.random.default_rng([seed, index of the strategy])``), so adding a strategy changes no other row. At checkpoints (every ``--step`` votes or ``--growth`` of the votes so far, whichever is more) the
 leaderboard's point estimates are fitted (:func:`ratings.newton_bt`, ridge 1e-6, ties dropped) and the criteria
 checked:
 
@@ -172,6 +176,7 @@ def simulate_strategy(
     growth: float = 0.02,
     refit_every: int = 50,
     refit_growth: float = 0.02,
+    redraw_every: int = 100,
     bootstrap_rounds: int = 1000,
     coverage_at: int | None = 3370,
 ) -> StrategyResult:
@@ -201,13 +206,15 @@ def simulate_strategy(
             state = fit_state(_counts_from_pairs(outcomes, n), params=params,
                               theta0=None if state is None else state.theta)
             refitted_at = done
-        probs = pair_probabilities(strategy, available=available, pair_counts=pair_counts, state=state,
-                                   params=params)
-        probs = np.broadcast_to(probs, (repetitions, k))
-        drawn = rng.multinomial(point - done, probs / probs.sum(axis=1, keepdims=True))
-        outcomes += rng.multinomial(drawn, outcome_p)
-        pair_counts += drawn
-        done = int(point)
+        while done < point:  # the counts the draws depend on are refreshed every ``redraw_every`` votes
+            size = int(min(point - done, redraw_every))
+            probs = pair_probabilities(strategy, available=available, pair_counts=pair_counts, state=state,
+                                       params=params)
+            probs = np.broadcast_to(probs, (repetitions, k))
+            drawn = rng.multinomial(size, probs / probs.sum(axis=1, keepdims=True))
+            outcomes += rng.multinomial(drawn, outcome_p)
+            pair_counts += drawn
+            done += size
         theta, _ = newton_bt(_leaderboard_wins(outcomes, n), ridge=1e-6, theta0=theta, max_iter=100)
         spearman_ok[:, c] = spearman_rows(theta, truth) >= SPEARMAN_TARGET
         top_ok[:, c] = top_k_rows(theta, truth)
@@ -222,29 +229,47 @@ def simulate_strategy(
 
 
 def format_table(results: Sequence[StrategyResult], *, repetitions: int, max_votes: int, coverage_at: int | None) -> str:
-    """The benchmark table: votes until each criterion settles (mean, median, ratio of means to uniform), coverage."""
+    """The benchmark table: votes until each criterion settles (mean, median, both relative to ``uniform``, and the
+    repetitions that never settled), the coverage of the 95% intervals at the end (and at ``coverage_at``), the bias."""
     base = {r.strategy: r for r in results}.get("uniform")
-    header = (f"{'strategy':<9} | {'Spearman>=0.95: mean':>20} {'median':>7} {'vs unif':>7} {'unsettled':>9} | "
-              f"{'top-3: mean':>11} {'median':>7} {'vs unif':>7} {'unsettled':>9} | {'CI cover':>8} "
-              f"{'@' + str(coverage_at) if coverage_at else '':>8} | {'max|bias|':>9} | {'secs':>5}")
-    lines = [header, "-" * len(header)]
+
+    def block(votes, settled, reference):
+        mean, median = votes.mean(), np.median(votes)
+        if reference is None:
+            ratio = f"{'':>5} {'':>5}"
+        else:
+            ratio = f"{mean / reference.mean():5.2f} {median / np.median(reference):5.2f}"
+        return f"{mean:6.0f} {median:6.0f} {ratio} {(~settled).sum():5d}"
+
+    early = f"@{coverage_at}" if coverage_at else ""
+    lines = [
+        f"{'':9} | {'votes: Spearman >= 0.95':^31} | {'votes: true top 3 = top 3':^31} | "
+        f"{'95% CI coverage':^15} | {'max':>6}",
+        f"{'strategy':9} | {'mean':>6} {'median':>6} {'÷unif':>5} {'÷unif':>5} {'never':>5} | "
+        f"{'mean':>6} {'median':>6} {'÷unif':>5} {'÷unif':>5} {'never':>5} | {'end':>7} {early:>7} | {'|bias|':>6}",
+    ]
+    lines.insert(1, "-" * len(lines[1]))
+    lines.append("-" * len(lines[1]))
     for r in results:
-        def ratio(mine, theirs):
-            return f"{mine.mean() / theirs.mean():7.2f}" if base is not None else f"{'':7}"
-        early = f"{np.nanmean(r.coverage_early):8.1%}" if coverage_at else f"{'':8}"
+        measured = coverage_at and np.isfinite(r.coverage_early).any()
+        cover_early = f"{np.nanmean(r.coverage_early):7.1%}" if measured else f"{'':7}"
         lines.append(
-            f"{r.strategy:<9} | {r.spearman_votes.mean():20.0f} {np.median(r.spearman_votes):7.0f} "
-            f"{ratio(r.spearman_votes, base.spearman_votes) if base else '':>7} {(~r.spearman_settled).sum():9d} | "
-            f"{r.top_votes.mean():11.0f} {np.median(r.top_votes):7.0f} "
-            f"{ratio(r.top_votes, base.top_votes) if base else '':>7} {(~r.top_settled).sum():9d} | "
-            f"{r.coverage.mean():8.1%} {early} | {np.abs(r.bias).max():9.1f} | {r.seconds:5.0f}"
+            f"{r.strategy:9} | {block(r.spearman_votes, r.spearman_settled, None if base is None else base.spearman_votes)}"
+            f" | {block(r.top_votes, r.top_settled, None if base is None else base.top_votes)}"
+            f" | {r.coverage.mean():7.1%} {cover_early} | {np.abs(r.bias).max():6.1f}"
         )
     shares = results[0].outcome_shares if results else np.zeros(4)
-    lines.append(
-        f"{repetitions} repetitions per strategy, {max_votes} votes each; simulated outcomes: "
-        f"{shares[0] + shares[1]:.0%} decisive, {shares[2]:.0%} tie, {shares[3]:.0%} both bad. 'vs unif': mean votes "
-        "relative to uniform; 'unsettled': repetitions not settled by the last vote (counted at the maximum)."
-    )
+    lines += [
+        f"{repetitions} seeded repetitions per strategy, {max_votes} votes each. Votes: from when on the criterion holds "
+        "at every later checkpoint;",
+        "÷unif: mean, then median, relative to uniform; never: repetitions not settled by the last vote (counted "
+        "there).",
+        "Coverage: share of models whose true rating lies inside the leaderboard's 95% bootstrap interval, at the "
+        f"end{' and at ' + str(coverage_at) + ' votes' if coverage_at else ''}.",
+        "max |bias|: the largest |mean fitted − true rating| over the models at the end, in Elo points. Simulated "
+        f"votes ({results[0].strategy if results else ''}): {shares[0] + shares[1]:.0%} decisive, {shares[2]:.0%} tie, "
+        f"{shares[3]:.0%} both bad.",
+    ]
     return "\n".join(lines)
 
 
@@ -267,6 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--growth", type=float, default=0.02, help="checkpoint gap as a share of the votes so far")
     parser.add_argument("--refit-every", type=int, default=50, help="active: refit at least this many votes apart")
     parser.add_argument("--refit-growth", type=float, default=0.02, help="active: refit when votes grew by this share")
+    parser.add_argument("--redraw-every", type=int, default=100,
+                        help="recompute the pair probabilities from the counts every this many votes (default 100)")
     defaults = SamplingParams()
     parser.add_argument("--active-resolution", type=float, default=defaults.active_resolution,
                         help=f"active: resolution s in Elo points (default {defaults.active_resolution})")
@@ -311,6 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results.append(simulate_strategy(
             strategy, repetitions=args.repetitions, max_votes=args.max_votes, seed=rng, params=params,
             step=args.step, growth=args.growth, refit_every=args.refit_every, refit_growth=args.refit_growth,
+            redraw_every=args.redraw_every,
             bootstrap_rounds=args.bootstrap_rounds, coverage_at=coverage_at,
         ))
         print(f"{strategy}: done in {results[-1].seconds:.0f} s", file=sys.stderr, flush=True)

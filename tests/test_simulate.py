@@ -67,8 +67,9 @@ def test_main_prints_the_table(capsys):
                           "--coverage-at", "0", "--strategies", "uniform,active"])
     assert code == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0].startswith("strategy")
-    assert any(line.startswith("uniform") and "1.00" in line for line in out.splitlines())
+    lines = out.splitlines()
+    assert any(line.startswith("strategy") and "÷unif" in line for line in lines)
+    assert any(line.startswith("uniform") and "1.00  1.00" in line for line in lines)
     assert any(line.startswith("active") for line in out.splitlines())
 
 

@@ -31,10 +31,12 @@ Strategies (:data:`STRATEGIES`; the configured one is recorded on every battle, 
         - U_i = Σ_j P_ij, the *rank* uncertainty of model i (the expected number of models on the wrong side of it);
         - w_k = (P_k · (U_i + U_j))^α (α = ``active_sharpness``).
 
-        This is the issue's "exp(−|ΔR|/s)·(width_i + width_j)" with the gap scaled by the pair's own uncertainty and
-        the widths measured in ranks rather than Elo points: it favours uncertain pairs of models whose rank is
-        uncertain, i.e. dense groups of overlapping intervals. Pure uncertainty sampling with that literal formula
-        saved only about 15% (Spearman) and 7% (top 3) of the votes in the simulation; this one saves over 30%.
+        This is "exp(−|ΔR|/s)·(width_i + width_j)" with the gap scaled by the pair's own uncertainty and the widths
+        measured in ranks rather than Elo points: it favours uncertain pairs of models whose rank is uncertain, i.e.
+        dense groups of overlapping intervals, where the ranking errors are. In exploratory runs of the simulation
+        (100 repetitions) the literal exp(−|ΔR|/30)·(W_i + W_j) saved only about 15% (Spearman) and 7% (top 3) of
+        the votes, because it keeps spending on near-ties and starves the pairs that decide the order of a group;
+        ``python -m arena.simulate`` gives this formula's numbers.
         Finally P = (1 − ε)·bounded(w; 0, cap·u) + ε·B, with B the ``balanced`` probabilities: a share ε
         (``active_floor``) of exploration that goes to the pairs with the fewest votes, so every pair keeps getting
         votes and the pairs that the focused part starves are refilled first; no pair gets more than cap·u
@@ -57,13 +59,14 @@ Why the Bradley–Terry fit stays valid under the adaptive designs
     contrast to grow and the design to settle down (Chaudhuri & Mykland 1993, "Nonlinear experiments: optimal design
     and inference based on likelihood", JASA 88:538; Lai & Wei 1982, Ann. Statist. 10:154 for the stability
     condition): the ε floor gives every pair a growing share of votes, and the resolution s makes the weights
-    converge. In finite samples an adaptive design that votes less on pairs that *look* far apart leaves errors
-    that spread the ratings out less corrected than errors that bunch them (the bias of adaptively collected data;
-    Nie et al. 2018, "Why adaptively collected data have negative bias and how to correct for it", AISTATS), and the
-    leaderboard's bootstrap, which resamples votes as if independent, does not see that. So this is checked, not
-    assumed: ``python -m arena.simulate`` reports the coverage of the leaderboard's 95% bootstrap intervals at the
-    end and at the benchmark's 3,370 votes, and the largest mean error of a rating, per strategy. The balanced
-    floor is what keeps that bias small.
+    converge. In finite samples, though, a design that votes less on pairs that *look* far apart corrects errors
+    that spread the ratings out less than errors that bunch them together, so the ratings of the extreme models
+    are pushed outwards a little (the bias of adaptively collected data; Nie et al. 2018, "Why adaptively collected
+    data have negative bias and how to correct for it", AISTATS), and the leaderboard's bootstrap, which resamples
+    votes as if they were independent, does not see it. So this is checked, not assumed: ``python -m
+    arena.simulate`` reports per strategy the coverage of the leaderboard's 95% bootstrap intervals at the end and
+    at the benchmark's 3,370 votes, and the largest mean error of a rating. Sending the exploration share to the
+    least-voted pairs (rather than uniformly) and the resolution s both reduced that bias in the simulation.
 
 Replication
     With probability ``replication_share`` a draw re-serves an existing battle (same prompt, same left and right
@@ -515,6 +518,8 @@ class SamplingStats:
       is recorded; a thread that finds another one refitting does not wait and draws with the previous state.
     - Between refreshes, :meth:`note_served` counts the battles just drawn, so concurrent draws spread out.
     - Readers take ``tables`` and ``state`` as they are: both are immutable and replaced whole.
+    - The counts and the fit cover every suite (votes of ``voter_kind``, not excluded); a suite filter at draw time
+      only narrows the prompts, and with them the pairs that can be shown.
     """
 
     params: SamplingParams = field(default_factory=SamplingParams)
@@ -542,13 +547,14 @@ class SamplingStats:
         return self
 
     def refit_due(self) -> bool:
+        """Whether the Bradley–Terry state is missing, or ``refit_votes`` votes or ``refit_seconds`` behind."""
         tables, state = self.tables, self.state
         if tables is None:
             return False
         if state is None or len(state.ratings) != len(tables.model_ids):
             return True
-        new_votes = tables.votes - state.votes
-        return new_votes >= self.refit_votes or (new_votes > 0 and self.clock() - self.refitted_at >= self.refit_seconds)
+        changed = abs(tables.votes - state.votes)  # new votes (or votes excluded since)
+        return changed >= self.refit_votes or (changed > 0 and self.clock() - self.refitted_at >= self.refit_seconds)
 
     def maybe_refit(self, *, force: bool = False) -> bool:
         """Refit the Bradley–Terry state if due (or ``force``) and no other thread is at it; True if it refitted."""
@@ -562,7 +568,6 @@ class SamplingStats:
                 return False
             same_models = state is not None and len(state.theta) == len(tables.model_ids)
             fitted = fit_state(tables.counts, params=self.params, theta0=state.theta if same_models else None)
-            # state.votes counts the votes it was fitted on; pending note_served draws are not votes
             self.state, self.refitted_at = fitted, self.clock()
             return True
         finally:

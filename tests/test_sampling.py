@@ -137,7 +137,7 @@ def test_active_prefers_close_pairs_with_uncertain_ranks_and_keeps_the_floor():
     assert p.max() <= (1 - params.active_floor) * params.active_cap * u + params.active_floor * params.balance_cap * u
     # wider intervals spread the votes: everything looks uncertain, the draw is close to uniform
     vague = pair_probabilities("active", available=available, pair_counts=counts, state=_state(state.ratings, 500))
-    assert vague.max() / vague.min() < 2.0
+    assert vague.max() / vague.min() < 3.0
     # without a state yet, active is balanced
     assert pair_probabilities("active", available=available, pair_counts=counts).tolist() == pytest.approx(
         balanced_pair_probabilities(counts, available).tolist())

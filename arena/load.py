@@ -223,7 +223,7 @@ async def _annotator(
 
 async def run_load(
     base: str, *, annotators: int = 64, duration: float = 30.0, max_votes: int = 100_000,
-    think: tuple[float, float] = (0.1, 0.5), seed: int = 0,
+    think: tuple[float, float] = (0.2, 0.8), seed: int = 0,
 ) -> LoadReport:
     """Drive ``annotators`` simulated annotators against the app at ``base`` until the time or vote budget ends."""
     require_loopback(base)
@@ -327,8 +327,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--annotators", type=int, default=64)
     parser.add_argument("--duration", type=float, default=30.0, help="seconds of load (default 30)")
     parser.add_argument("--max-votes", type=int, default=20_000, help="stop after this many votes")
-    parser.add_argument("--think", type=float, nargs=2, default=(0.1, 0.5), metavar=("MIN", "MAX"),
-                        help="think time range in seconds (default 0.1 0.5)")
+    parser.add_argument("--think", type=float, nargs=2, default=(0.2, 0.8), metavar=("MIN", "MAX"),
+                        help="think time range in seconds (default 0.2 0.8)")
     parser.add_argument("--synchronous", default="FULL", help="SQLite synchronous setting of the server")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", action="store_true", help="keep the temporary database folder")

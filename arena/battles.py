@@ -20,9 +20,6 @@ from typing import Any
 
 import sqlite_utils
 
-STRATEGIES = ("uniform",)
-
-
 class NoBattleAvailable(LookupError):
     """No prompt has images from two models (within the filter); the message says what to add."""
 
@@ -128,8 +125,9 @@ def serve_battle(
     """Draw a battle (or use ``pairing``), record it as served to an annotator or a judge, and return it."""
     if (annotator_id is None) == (judge is None):
         raise ValueError("serve_battle needs exactly one of annotator_id (a person) or judge (a judge's name).")
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown sampling strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}.")
+    from arena.sampling import check_strategy  # sampling builds on this module
+
+    check_strategy(strategy)
     pairing = pairing or draw_uniform(db, rng, suite=suite, pool=pool)
     battle_id, media_token = secrets.token_urlsafe(18), secrets.token_urlsafe(18)
     served_at = time.time() if now is None else now

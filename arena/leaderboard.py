@@ -118,13 +118,14 @@ def _number(value, digits: int = 2) -> str:
 def summary_text(board: Leaderboard, options: LeaderboardOptions) -> str:
     """One paragraph: what was fitted, from which votes, drawn by which strategy, and how the voters agree."""
     counts = board.votes["voter_kind"].value_counts()
-    strategies = ", ".join(f"{name} ({n})" for name, n in sorted(board.strategies.items())) or "none yet"
+    strategies = ", ".join(f"{name} {n} ({n / max(1, len(board.votes)):.0%})"
+                           for name, n in sorted(board.strategies.items(), key=lambda item: -item[1])) or "none yet"
     agreement, inter = board.agreement, board.inter_annotator
     return (
         f"{counts.get('human', 0)} human votes · {counts.get('judge', 0)} judge votes"
         f"{' (excluded votes included)' if options.include_excluded else ''}. Bradley–Terry ELO (400 per 10× odds, "
         f"mean 1000), ties and both-bad: {options.tie_policy}, 95% CIs from {options.rounds} bootstrap rounds "
-        f"(seed {options.seed}). Battles drawn by: {strategies}. Human–judge agreement on {agreement['n']} shared "
+        f"(seed {options.seed}). Votes by sampling strategy: {strategies}. Human–judge agreement on {agreement['n']} shared "
         f"battles: {_number(agreement['agreement'])} (Cohen's κ {_number(agreement['kappa'])}). Inter-annotator: "
         f"{inter.get('n_items', 0)} battles seen by several annotators, agreement {_number(inter.get('agreement'))}."
     )

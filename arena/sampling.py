@@ -89,7 +89,7 @@ import pandas as pd
 import sqlite_utils
 from scipy.special import expit, ndtr
 
-from arena.battles import NoBattleAvailable, Pairing, draw_uniform
+from arena.battles import NoBattleAvailable, Pairing, PromptPool, draw_uniform
 from ratings.bradley_terry import elo_scale, newton_bt
 from ratings.votes import OUTCOMES, check_tie_policy, fit_cells
 
@@ -636,6 +636,7 @@ def draw_pairing(
     stats: SamplingStats | None = None,
     annotator_id: int | None = None,
     replication_share: float = 0.0,
+    pool: PromptPool | None = None,
 ) -> Pairing:
     """Draw the next battle's prompt and images under ``strategy`` (module docstring).
 
@@ -658,7 +659,7 @@ def draw_pairing(
         if replica is not None:
             return replica
     if strategy == "uniform":
-        return draw_uniform(db, rng, suite=suite)
+        return draw_uniform(db, rng, suite=suite, pool=pool)
     stats = (stats or SamplingStats()).refresh(db, fit=strategy == "active")
     tables = stats.tables
     n = len(tables.model_ids)

@@ -17,6 +17,7 @@ import sqlite_utils
 from arena.annotators import Annotator, sign_in
 from arena.battles import Battle, NoBattleAvailable, PromptPool, serve_battle
 from arena.quality import QualityRules
+from arena.sampling import SamplingStats, draw_pairing
 from arena.votes import VoteReceipt, VoteRejected, record_vote
 
 
@@ -43,14 +44,27 @@ def start(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bool
     return ArenaSession(annotator=annotator, votes=count)
 
 
-def _serve(db, rng, session: ArenaSession, suite: str | None, strategy: str, pool: PromptPool | None) -> Battle:
+@dataclass(frozen=True)
+class Sampler:
+    """How a server draws battles: the strategy, its shared statistics, the prompt pool, the replication share."""
+
+    strategy: str = "uniform"
+    stats: SamplingStats | None = None
+    pool: PromptPool | None = None
+    replication_share: float = 0.0
+
+
+def _serve(db, rng, session: ArenaSession, suite: str | None, sampler: Sampler) -> Battle:
+    pairing = draw_pairing(db, rng, sampler.strategy, suite=suite or None, stats=sampler.stats,
+                           annotator_id=session.annotator.id, replication_share=sampler.replication_share,
+                           pool=sampler.pool)
     return serve_battle(db, rng, session_id=session.session_id, annotator_id=session.annotator.id,
-                        suite=suite or None, strategy=strategy, pool=pool)
+                        strategy=sampler.strategy, pairing=pairing)
 
 
 def next_battle(
     db: sqlite_utils.Database, rng: random.Random, session: ArenaSession, *, suite: str | None = None,
-    strategy: str = "uniform", pool: PromptPool | None = None, now: float | None = None,
+    sampler: Sampler = Sampler(), now: float | None = None,
 ) -> ArenaSession:
     """Show the next battle: the one drawn together with the last vote if it fits ``suite``, else a new one.
 
@@ -60,15 +74,14 @@ def next_battle(
         raise VoteRejected("Sign in with your name and token first.")
     battle = session.upcoming
     if battle is None or session.upcoming_suite != (suite or None):
-        battle = _serve(db, rng, session, suite, strategy, pool)
+        battle = _serve(db, rng, session, suite, sampler)
     return replace(session, battle=battle, shown_at=time.time() if now is None else now, receipt=None,
                    upcoming=None, upcoming_suite=None)
 
 
 def vote(
     db: sqlite_utils.Database, session: ArenaSession, outcome: str, *, rules=QualityRules(),
-    rng: random.Random | None = None, suite: str | None = None, strategy: str = "uniform",
-    pool: PromptPool | None = None,
+    rng: random.Random | None = None, suite: str | None = None, sampler: Sampler = Sampler(),
 ) -> ArenaSession:
     """Record ``outcome`` on the session's current battle; the returned session holds the receipt (the reveal).
 
@@ -88,7 +101,7 @@ def vote(
                               shown_at=session.shown_at or None, rules=rules)
         if rng is not None:
             try:
-                upcoming = _serve(db, rng, session, suite, strategy, pool)
+                upcoming = _serve(db, rng, session, suite, sampler)
             except NoBattleAvailable:
                 upcoming = None
     return replace(session, receipt=receipt, votes=session.votes + 1, upcoming=upcoming,

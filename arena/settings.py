@@ -43,7 +43,8 @@ class Settings:
     tie_policy: str = _setting("drop", "ARENA_TIE_POLICY", "How ties and both-bad enter the Bradley-Terry fit: drop (the taxonomy benchmark), half (Chatbot Arena) or half_ties_drop_both_bad.")
     min_votes: int = _setting(10, "ARENA_MIN_VOTES", "Models with fewer votes are marked provisional on the leaderboard.")
     leaderboard_refresh_s: float = _setting(60.0, "ARENA_LEADERBOARD_REFRESH_S", "Seconds between automatic leaderboard refreshes (0: only on demand).")
-    sampling_strategy: str = _setting("uniform", "ARENA_SAMPLING", "How battles pick their two models: uniform (the published protocol).")
+    sampling_strategy: str = _setting("uniform", "ARENA_SAMPLING", "How battles pick their two models: uniform (the published protocol), balanced or active (see README).")
+    replication_share: float = _setting(0.0, "ARENA_REPLICATION_SHARE", "Share of battles re-shown to a second annotator (same prompt and images) to measure inter-annotator agreement.")
     quality_max_per_hour: int = _setting(30, "ARENA_QUALITY_MAX_PER_HOUR", "Votes beyond this many in an hour from one annotator are flagged excluded.")
     quality_max_per_3_hours: int = _setting(100, "ARENA_QUALITY_MAX_PER_3_HOURS", "Votes beyond this many in 3 hours from one annotator are flagged excluded.")
     quality_fast_streak: int = _setting(10, "ARENA_QUALITY_FAST_STREAK", "Runs of this many consecutive fast votes are flagged excluded.")
@@ -73,6 +74,12 @@ class Settings:
             )
         if self.sqlite_synchronous.upper() not in ("FULL", "NORMAL", "EXTRA"):
             raise SettingsError(f"sqlite_synchronous must be FULL, NORMAL or EXTRA, got {self.sqlite_synchronous!r}.")
+        if self.sampling_strategy not in ("uniform", "balanced", "active"):
+            raise SettingsError(
+                f"sampling_strategy must be uniform, balanced or active, got {self.sampling_strategy!r}. Set ARENA_SAMPLING."
+            )
+        if not 0.0 <= self.replication_share <= 1.0:
+            raise SettingsError(f"replication_share is a share between 0 and 1, got {self.replication_share}.")
         if self.bootstrap_rounds < 0:
             raise SettingsError("bootstrap_rounds must be 0 or more. Set ARENA_BOOTSTRAP_ROUNDS.")
         parse_accounts(self.annotators)

@@ -130,6 +130,7 @@ def test_leaderboard_and_admin_tabs_in_the_browser(tmp_path, browser):
         page.click("#admin-unlock")
         page.wait_for_selector("#annotator-stats", timeout=20000)
         assert "voter" in page.inner_text("#annotator-stats")
+        assert all(name in page.inner_text("#votes-per-model") for name in arena.model_ids)
         with page.expect_download(timeout=20000) as download:
             page.click("#export-csv")
             page.wait_for_selector("#export-file a", timeout=20000)

@@ -5,7 +5,7 @@ from collections import Counter
 import pytest
 
 from arena.annotators import SignInError, sign_in, sync_accounts
-from arena.battles import NoBattleAvailable, draw_uniform, eligible_prompts, serve_battle
+from arena.battles import NoBattleAvailable, PromptPool, draw_uniform, eligible_prompts, serve_battle
 from arena.store import connect
 from arena.votes import VoteRejected, record_vote
 
@@ -172,3 +172,20 @@ def test_prompt_pool_follows_new_images(small_arena):
     for m, model_id in enumerate(list(small_arena.model_ids.values())[:2]):
         add_image(db, prompt_id=new, model_id=model_id, stored=small_arena.media.put_image(make_image(m, 7)))
     assert new in pool.eligible(db, "taxonomy") and pool.eligible(db, None) == eligible_prompts(db)
+
+
+@pytest.mark.parametrize("strategy", ["balanced", "active"])
+def test_sessions_draw_with_the_configured_strategy_and_record_it(small_arena, strategy):
+    from arena import session as sessions
+    from arena.sampling import SamplingStats
+
+    db = small_arena.db
+    sampler = sessions.Sampler(strategy, SamplingStats(), PromptPool())
+    s = sessions.start(db, "carol", "token-1", open_signup=True)
+    for i in range(6):
+        s = sessions.next_battle(db, random.Random(i), s, sampler=sampler)
+        s = sessions.vote(db, s, "A", rng=random.Random(100 + i), sampler=sampler, rules=None)
+    assert {row[0] for row in db.execute("SELECT strategy FROM battles")} == {strategy}
+    with pytest.raises(ValueError, match="strategy"):
+        sessions.next_battle(db, random.Random(0), sessions.start(db, "carol", "token-1", open_signup=True),
+                             sampler=sessions.Sampler("cleverest"))

@@ -11,6 +11,7 @@ import pandas as pd
 
 from arena.export import EXPORT_FORMATS, annotator_stats, export_votes
 from arena.quality import flagged_votes, review_vote
+from arena.sampling import votes_per_model, votes_per_pair, votes_per_prompt
 from arena.web.context import AppContext
 
 
@@ -29,6 +30,15 @@ def build_admin_tab(ctx: AppContext) -> None:
         export_file = gr.File(label="Export", elem_id="export-file", interactive=False)
         gr.Markdown("### Annotators")
         stats = gr.DataFrame(elem_id="annotator-stats", interactive=False)
+        gr.Markdown(f"### Where the human votes went\nSampling strategy: **{ctx.settings.sampling_strategy}**. "
+                    "Fewest votes first, so gaps are visible.")
+        with gr.Tabs():
+            with gr.Tab("Per model"):
+                per_model = gr.DataFrame(elem_id="votes-per-model", interactive=False)
+            with gr.Tab("Per pair"):
+                per_pair = gr.DataFrame(elem_id="votes-per-pair", interactive=False)
+            with gr.Tab("Per prompt"):
+                per_prompt = gr.DataFrame(elem_id="votes-per-prompt", interactive=False)
         gr.Markdown("### Flagged votes\nExcluded by the quality rules (kept, never deleted) or reviewed by an admin. "
                     "An admin's decision is final.")
         flagged = gr.DataFrame(elem_id="flagged-votes", interactive=False)
@@ -52,7 +62,8 @@ def build_admin_tab(ctx: AppContext) -> None:
     def do_unlock(given: str, is_unlocked: bool):
         check(given, is_unlocked)
         db = ctx.store.db()
-        return True, gr.update(visible=False), gr.update(visible=True), annotator_stats(db), flagged_table(), ""
+        return (True, gr.update(visible=False), gr.update(visible=True), annotator_stats(db), flagged_table(),
+                votes_per_model(db), votes_per_pair(db), votes_per_prompt(db), "")
 
     def do_review(exclude: bool, given: str, is_unlocked: bool, vote: float | None):
         check(given, is_unlocked)
@@ -76,7 +87,8 @@ def build_admin_tab(ctx: AppContext) -> None:
         return handler
 
     gr.on([unlock.click, password_box.submit], named("admin_unlock", do_unlock), [password_box, unlocked],
-          [unlocked, lock_box, admin_box, stats, flagged, password_box], api_visibility="private",
+          [unlocked, lock_box, admin_box, stats, flagged, per_model, per_pair, per_prompt, password_box],
+          api_visibility="private",
           show_progress="hidden")
     for exclude, button in ((False, include_button), (True, exclude_button)):
         button.click(named(f"admin_review_{'exclude' if exclude else 'include'}",

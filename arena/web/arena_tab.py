@@ -95,7 +95,7 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
         try:
             session = sessions.next_battle(
                 ctx.store.db(), ctx.rng, session, suite=None if suite == ALL_SUITES else suite,
-                strategy=settings.sampling_strategy, pool=ctx.pool,
+                sampler=ctx.sampler,
             )
         except NoBattleAvailable as error:
             return show(sessions.ArenaSession(annotator=session.annotator, session_id=session.session_id,
@@ -121,8 +121,7 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
             ctx.annotator_limit.check(session.annotator.name)
             ctx.client_limit.check(request.client.host if request and request.client else "unknown")
             session = sessions.vote(ctx.store.db(), session, outcome, rules=settings.quality_rules, rng=ctx.rng,
-                                    suite=None if suite == ALL_SUITES else suite, strategy=settings.sampling_strategy,
-                                    pool=ctx.pool)
+                                    suite=None if suite == ALL_SUITES else suite, sampler=ctx.sampler)
         except VoteRejected as error:
             raise gr.Error(str(error))
         return show(session, expected)

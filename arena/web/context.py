@@ -12,6 +12,8 @@ from pathlib import Path
 from arena.battles import PromptPool
 from arena.media import MediaStore
 from arena.ratelimit import RateLimiter
+from arena.sampling import SamplingStats
+from arena.session import Sampler
 from arena.settings import Settings
 from arena.store import Store
 
@@ -23,8 +25,13 @@ class AppContext:
     media: MediaStore
     rng: random.Random = field(default_factory=random.SystemRandom)
     pool: PromptPool = field(default_factory=PromptPool)
+    stats: SamplingStats = field(default_factory=SamplingStats)
     annotator_limit: RateLimiter | None = None
     client_limit: RateLimiter | None = None
+
+    @property
+    def sampler(self) -> Sampler:
+        return Sampler(self.settings.sampling_strategy, self.stats, self.pool, self.settings.replication_share)
 
     def __post_init__(self):
         self.annotator_limit = RateLimiter(self.settings.rate_limit_annotator_per_minute, "per annotator")

@@ -17,14 +17,14 @@ ratings only, so the prompt choice cannot change the ratings here; the pair draw
 
 Every strategy draws its pairs through :func:`arena.sampling.pair_probabilities`, the function the app uses; the
 ``active`` state is refitted with :func:`arena.sampling.fit_state` (the app's refit) whenever the votes have grown
-by ``--refit-growth`` (2%) or ``--refit-every`` (50) votes, whichever is more. Between refits the pair
-state stays fixed, as in the app between refits; at 50 000 votes this refits every 1 000 votes, less often than the
-app does, so the simulation if anything understates ``active``. The vote counts that ``balanced`` and the
-exploration share of ``active`` follow are refreshed every ``--redraw-every`` (100) votes. The repetitions of one strategy run
-in lock-step as one batch of numpy arrays, and each strategy gets its own random stream
-(``numpy.random.default_rng([seed, index of the strategy])``), so adding a strategy changes no other row. At checkpoints (every ``--step`` votes or ``--growth`` of the votes so far, whichever is more) the
-leaderboard's point estimates are fitted (:func:`ratings.newton_bt`, ridge 1e-6, ties dropped) and the criteria
-checked:
+by ``--refit-growth`` (2%) or ``--refit-every`` (50) votes, whichever is more, and stays fixed in between, as in the
+app between refits; at 50 000 votes this refits every 1 000 votes, less often than the app does, so the simulation
+if anything understates ``active``. The vote counts that ``balanced`` and the exploration share of ``active`` follow
+are refreshed every ``--redraw-every`` (100) votes. The repetitions of one strategy run in lock-step as one batch of
+numpy arrays, and each strategy has its own random stream (``numpy.random.default_rng([seed, index of the
+strategy])``), so adding a strategy changes no other row. At checkpoints (every ``--step`` votes or ``--growth`` of
+the votes so far, whichever is more) the leaderboard's point estimates are fitted (:func:`ratings.newton_bt`, ridge
+1e-6, ties dropped) and the criteria checked:
 
 - *Spearman*: the votes from which Spearman's ρ between the fitted and the true ratings stays ≥ 0.95 at every later
   checkpoint up to ``--max-votes``;
@@ -202,7 +202,8 @@ def simulate_strategy(
     coverage_early = np.full(repetitions, np.nan)
     done = 0
     for c, point in enumerate(points):
-        if strategy == "active" and (state is None or done - refitted_at >= max(refit_every, refit_growth * refitted_at)):
+        refit_due = state is None or done - refitted_at >= max(refit_every, refit_growth * refitted_at)
+        if strategy == "active" and refit_due:
             state = fit_state(_counts_from_pairs(outcomes, n), params=params,
                               theta0=None if state is None else state.theta)
             refitted_at = done
@@ -228,7 +229,9 @@ def simulate_strategy(
                           coverage_early, fitted.mean(axis=0) - truth, shares, time.perf_counter() - started)
 
 
-def format_table(results: Sequence[StrategyResult], *, repetitions: int, max_votes: int, coverage_at: int | None) -> str:
+def format_table(
+    results: Sequence[StrategyResult], *, repetitions: int, max_votes: int, coverage_at: int | None
+) -> str:
     """The benchmark table: votes until each criterion settles (mean, median, both relative to ``uniform``, and the
     repetitions that never settled), the coverage of the 95% intervals at the end (and at ``coverage_at``), the bias."""
     base = {r.strategy: r for r in results}.get("uniform")
@@ -254,14 +257,14 @@ def format_table(results: Sequence[StrategyResult], *, repetitions: int, max_vot
         measured = coverage_at and np.isfinite(r.coverage_early).any()
         cover_early = f"{np.nanmean(r.coverage_early):7.1%}" if measured else f"{'':7}"
         lines.append(
-            f"{r.strategy:9} | {block(r.spearman_votes, r.spearman_settled, None if base is None else base.spearman_votes)}"
-            f" | {block(r.top_votes, r.top_settled, None if base is None else base.top_votes)}"
+            f"{r.strategy:9} | {block(r.spearman_votes, r.spearman_settled, base and base.spearman_votes)}"
+            f" | {block(r.top_votes, r.top_settled, base and base.top_votes)}"
             f" | {r.coverage.mean():7.1%} {cover_early} | {np.abs(r.bias).max():6.1f}"
         )
     shares = results[0].outcome_shares if results else np.zeros(4)
     lines += [
-        f"{repetitions} seeded repetitions per strategy, {max_votes} votes each. Votes: from when on the criterion holds "
-        "at every later checkpoint;",
+        f"{repetitions} seeded repetitions per strategy, {max_votes} votes each. Votes: from when on the criterion "
+        "holds at every later checkpoint;",
         "÷unif: mean, then median, relative to uniform; never: repetitions not settled by the last vote (counted "
         "there).",
         "Coverage: share of models whose true rating lies inside the leaderboard's 95% bootstrap interval, at the "
@@ -308,7 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--balance-power", type=float, default=defaults.balance_power,
                         help=f"balanced: power of the deficits (default {defaults.balance_power})")
     parser.add_argument("--balance-cap", type=float, default=defaults.balance_cap,
-                        help=f"balanced: a pair's share stays within 1/cap..cap times uniform (default {defaults.balance_cap})")
+                        help="balanced: a pair's share stays within 1/cap..cap times uniform "
+                             f"(default {defaults.balance_cap})")
     return parser
 
 
@@ -325,7 +329,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("--repetitions must be >= 1 and --max-votes at least --step.", file=sys.stderr)
         return 2
     try:
-        params = SamplingParams(balance_cap=args.balance_cap, balance_power=args.balance_power, active_resolution=args.active_resolution,
+        params = SamplingParams(balance_cap=args.balance_cap, balance_power=args.balance_power,
+                                active_resolution=args.active_resolution,
                                 active_sharpness=args.active_sharpness, active_floor=args.active_floor,
                                 active_cap=args.active_cap, ridge=args.ridge)
     except ValueError as error:

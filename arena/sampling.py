@@ -436,7 +436,7 @@ def pair_probabilities(
 class Replica(Pairing):
     """A :class:`~arena.battles.Pairing` that re-serves a battle with one human vote (for inter-annotator agreement).
 
-    Suggested ``battles.strategy`` value for it: :data:`REPLICATE`.
+    It is recorded under the configured strategy; the votes on it share the original's ``pair_key``.
     """
 
 

@@ -94,7 +94,6 @@ from ratings.bradley_terry import elo_scale, newton_bt
 from ratings.votes import OUTCOMES, check_tie_policy, fit_cells
 
 STRATEGIES: tuple[str, ...] = ("uniform", "balanced", "active")
-REPLICATE = "replicate"  # suggested battles.strategy value for a re-served battle (a Replica)
 ELO_PER_NAT = 400.0 / math.log(10.0)
 
 

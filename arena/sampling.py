@@ -848,7 +848,7 @@ def votes_by_strategy(votes: pd.DataFrame) -> pd.DataFrame:
 
 def strategy_note(votes: pd.DataFrame) -> str:
     """One line for the leaderboard: which strategies produced these votes, e.g.
-    "Votes by sampling strategy: active 812 (90%), replicate 90 (10%)."."""
+    "Votes by sampling strategy: active 812 (90%), uniform 90 (10%)."."""
     table = votes_by_strategy(votes)
     if table.empty:
         return "No votes yet."

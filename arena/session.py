@@ -96,6 +96,8 @@ def vote(
     if session.receipt is not None:
         raise VoteRejected("This battle already has your vote. Load the next battle.")
     upcoming = None
+    if rng is not None and sampler.stats is not None and sampler.strategy != "uniform":
+        sampler.stats.refresh(db, fit=sampler.strategy == "active")  # outside the write transaction
     with db.conn:
         receipt = record_vote(db, session.battle.id, outcome, session_id=session.session_id,
                               shown_at=session.shown_at or None, rules=rules)

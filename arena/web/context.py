@@ -12,7 +12,7 @@ from pathlib import Path
 from arena.battles import PromptPool
 from arena.media import MediaStore
 from arena.ratelimit import RateLimiter
-from arena.sampling import SamplingStats
+from arena.sampling import SamplingParams, SamplingStats
 from arena.session import Sampler
 from arena.settings import Settings
 from arena.store import Store
@@ -25,7 +25,7 @@ class AppContext:
     media: MediaStore
     rng: random.Random = field(default_factory=random.SystemRandom)
     pool: PromptPool = field(default_factory=PromptPool)
-    stats: SamplingStats = field(default_factory=SamplingStats)
+    stats: SamplingStats | None = None  # the sampler's counts and fit, shared by the server's threads
     annotator_limit: RateLimiter | None = None
     client_limit: RateLimiter | None = None
 
@@ -34,6 +34,7 @@ class AppContext:
         return Sampler(self.settings.sampling_strategy, self.stats, self.pool, self.settings.replication_share)
 
     def __post_init__(self):
+        self.stats = SamplingStats(SamplingParams(tie_policy=self.settings.tie_policy))
         self.annotator_limit = RateLimiter(self.settings.rate_limit_annotator_per_minute, "per annotator")
         self.client_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address")
 

@@ -13,7 +13,10 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: run test demo system-deps test-system-deps clean-demo
 
+# Debian/Ubuntu ship ensurepip, which venv needs, in a separate package (python3.11-venv for python3.11).
 $(PY):
+	@$(PYTHON) -c 'import ensurepip' 2>/dev/null || scripts/install-system-deps.sh \
+	  "$$($(PYTHON) -c 'import sys; print("python%d.%d-venv" % sys.version_info[:2])')"
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.requirements: requirements.txt | $(PY)

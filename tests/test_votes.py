@@ -189,3 +189,33 @@ def test_sessions_draw_with_the_configured_strategy_and_record_it(small_arena, s
     with pytest.raises(ValueError, match="strategy"):
         sessions.next_battle(db, random.Random(0), sessions.start(db, "carol", "token-1", open_signup=True),
                              sampler=sessions.Sampler("cleverest"))
+
+
+def test_the_active_sampler_refits_outside_the_votes_write_transaction(small_arena):
+    """The refit (a read and a Newton fit) must not hold SQLite's write lock: other annotators' votes wait on it."""
+    from arena import session as sessions
+    from arena.sampling import SamplingParams, SamplingStats, fit_state
+
+    db = small_arena.db
+    seen = []
+
+    class Watched(SamplingStats):
+        def refresh(self, db, *, force=False, fit=True):
+            seen.append((db.conn.in_transaction, fit))
+            return super().refresh(db, force=force, fit=fit)
+
+    stats = Watched(SamplingParams(tie_policy="half"), refresh_seconds=0.0, refit_votes=1)
+    sampler = sessions.Sampler("active", stats, PromptPool())
+    s = sessions.start(db, "dave", "token-1", open_signup=True)
+    s = sessions.next_battle(db, random.Random(0), s, sampler=sampler)
+    s = sessions.vote(db, s, "tie", rng=random.Random(1), sampler=sampler, rules=None)
+    # the first refresh of the vote ran before its transaction and read the vote-less table; the draw inside the
+    # transaction refreshed again (cheap: the counts only)
+    assert seen[1] == (False, True)
+    assert stats.state is not None and stats.params.tie_policy == "half"
+    s = sessions.next_battle(db, random.Random(2), s, sampler=sampler)
+    sessions.vote(db, s, "A", rng=random.Random(3), sampler=sampler, rules=None)
+    stats.refresh(db, force=True)
+    assert stats.tables.votes == stats.state.votes == 2
+    dropped = fit_state(stats.tables.counts, params=SamplingParams(tie_policy="drop"))
+    assert stats.state.fit_votes.sum() > dropped.fit_votes.sum()  # the tie entered the fit: the half policy

@@ -2,7 +2,9 @@
 
 :func:`votes_frame` is what the ratings and the admin export read; its columns follow the vote format of
 :mod:`ratings` (``model_a`` / ``model_b`` as displayed, ``outcome`` relative to them) plus everything an analyst
-needs to slice or audit a vote.
+needs to slice or audit a vote. It also slices, in SQL, by the :data:`SLICES` (suite, subset, prompt variant,
+category, voter kind, voter). A prompt is in a category when its metadata's ``category`` is that value or its
+``categories`` list holds it (a SemVarBench item may be in several); :func:`category_choices` lists them all.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ import pandas as pd
 import sqlite_utils
 
 EXPORT_FORMATS = ("csv", "jsonl", "parquet")
+SLICES = ("suite", "subset", "variant", "category", "voter_kind", "voter")
+_SLICE_COLUMNS = {"suite": "p.suite", "subset": "p.subset", "variant": "p.variant", "voter_kind": "v.voter_kind",
+                  "voter": "v.voter"}
 
 VOTES_SQL = """
 SELECT v.id AS vote_id, v.battle_id, v.created_at AS voted_at,
@@ -41,15 +46,63 @@ COLUMNS = [
 ]
 
 
-def votes_frame(db: sqlite_utils.Database, *, include_excluded: bool = True) -> pd.DataFrame:
-    """All votes as a DataFrame (columns ``COLUMNS``), oldest first."""
-    where = "" if include_excluded else "WHERE v.excluded = 0"
-    cursor = db.execute(f"{VOTES_SQL} {where} ORDER BY v.id")
+def _values(wanted: object) -> list:
+    return list(wanted) if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
+
+
+def slice_where(*, include_excluded: bool = True, **filters: object) -> tuple[str, list]:
+    """The SQL ``WHERE`` clause (over votes ``v`` and prompts ``p``) and parameters of a slice.
+
+    Each filter of :data:`SLICES` is one value or a list of accepted values; ``None`` means any. ``category`` keeps
+    a prompt whose metadata ``category`` is one of the values or whose ``categories`` list holds one.
+    """
+    unknown = sorted(set(filters) - set(SLICES))
+    if unknown:
+        raise ValueError(f"Cannot slice votes by {', '.join(unknown)}: use {', '.join(SLICES)}.")
+    clauses, params = [], []
+    for name, wanted in filters.items():
+        if wanted is None:
+            continue
+        values = _values(wanted)
+        marks = ", ".join("?" * len(values)) or "NULL"
+        if name == "category":
+            clauses.append(f"(json_extract(p.metadata, '$.category') IN ({marks}) OR EXISTS (SELECT 1 FROM "
+                           f"json_each(p.metadata, '$.categories') c WHERE c.type = 'text' AND c.value IN ({marks})))")
+            params.extend([*values, *values])
+        else:
+            clauses.append(f"{_SLICE_COLUMNS[name]} IN ({marks})")
+            params.extend(values)
+    if not include_excluded:
+        clauses.append("v.excluded = 0")
+    return (f"WHERE {' AND '.join(clauses)}" if clauses else ""), params
+
+
+def votes_frame(
+    db: sqlite_utils.Database, *, include_excluded: bool = True, suite: object = None, subset: object = None,
+    variant: object = None, category: object = None, voter_kind: object = None, voter: object = None,
+) -> pd.DataFrame:
+    """The votes of a slice (default: all) as a DataFrame (columns ``COLUMNS``), oldest first.
+
+    Filters as in :func:`slice_where`; excluded votes are kept unless ``include_excluded`` is false.
+    """
+    where, params = slice_where(include_excluded=include_excluded, suite=suite, subset=subset, variant=variant,
+                                category=category, voter_kind=voter_kind, voter=voter)
+    cursor = db.execute(f"{VOTES_SQL} {where} ORDER BY v.id", params)
     frame = pd.DataFrame(cursor.fetchall(), columns=[c[0] for c in cursor.description])
     if frame.empty:
         frame = pd.DataFrame(columns=COLUMNS)
     frame["excluded"] = frame["excluded"].astype(bool)
     return frame
+
+
+def category_choices(db: sqlite_utils.Database) -> list[str]:
+    """Every category of a prompt, sorted: metadata ``category`` values and the items of ``categories`` lists."""
+    rows = db.execute(
+        "SELECT json_extract(p.metadata, '$.category') AS name FROM prompts p "
+        "UNION SELECT c.value FROM prompts p, json_each(p.metadata, '$.categories') c WHERE c.type = 'text' "
+        "ORDER BY 1"
+    )
+    return [str(name) for name, in rows if name not in (None, "")]
 
 
 def export_votes(db: sqlite_utils.Database, path: str | Path, fmt: str | None = None) -> int:

@@ -210,6 +210,14 @@ def test_prompt_list_csv_and_jsonl(db):
         ("p.jsonl", '{"key": "k", "text": "A cat"}\n{"key": "j", "text": "A dog"\n', r"p.jsonl:2: not valid JSON"),
         ("p.jsonl", '["k", "A cat"]\n', r"p.jsonl:1: expected a JSON object, got list"),
         ("p.jsonl", '{"key": "k", "text": "A cat", "metadata": [1]}\n', r"p.jsonl:1: metadata must be a JSON object"),
+        # a JSON value that is not a string is refused, never turned into prompt text such as "[1, 2]"
+        ("p.jsonl", '{"key": "k", "text": "A cat"}\n{"key": "j", "text": [1, 2]}\n',
+         r"p.jsonl:2: 'text' must be a string, got list \[1, 2\]\. Write it as a JSON string \(in double quotes\)\."),
+        ("p.jsonl", '{"key": "k", "text": 3}\n', r"p.jsonl:1: 'text' must be a string, got int 3\."),
+        ("p.jsonl", '{"key": "k", "text": {"en": "A cat"}}\n', r"p.jsonl:1: 'text' must be a string, got dict"),
+        ("p.jsonl", '{"key": ["k"], "text": "A cat"}\n', r"p.jsonl:1: 'key' must be a string, got list"),
+        ("p.jsonl", '{"key": true, "text": "A cat"}\n', r"p.jsonl:1: 'key' must be a string, got bool true"),
+        ("p.jsonl", '{"key": "k", "text": "A cat", "variant": ["a"]}\n', r"p.jsonl:1: 'variant' must be a string"),
     ],
 )
 def test_bad_prompt_lists_name_file_and_line(tmp_path, db, name, text, message):
@@ -301,6 +309,10 @@ def test_saneval_external_list(db, tmp_path):
         saneval.load_saneval_list(bad)
     bad.write_text("text,category,object_count\nMany cats,numeracy,20\n")
     with pytest.raises(SuiteError, match=r"bad.csv:2: object_count '20' is not a whole number from 1 to 15\."):
+        saneval.load_saneval_list(bad)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": ["A", "red", "car"], "category": "color"}\n')
+    with pytest.raises(SuiteError, match=r"bad.jsonl:1: 'text' must be a string, got list \[\"A\", \"red\""):
         saneval.load_saneval_list(bad)
 
 

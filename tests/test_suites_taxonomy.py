@@ -5,9 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import threading
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -15,26 +13,34 @@ import pytest
 from arena.settings import Settings
 from arena.store import connect
 from arena.suites import taxonomy
+from arena.suites.common import SuiteError
+from conftest import prompt_count
 from arena.suites.cli import main
 from arena.suites.common import SuiteError, write_specs
 from conftest import prompt_count
 from arena.suites.wordnet import DEBIAN_WORDNET_DIR, WORDNET_DIR_ENV, LEXNAMES, load_wordnet, prepare_wordnet
+from judges.fake_server import FakeServer, Scripted
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE_DIR = Path(os.environ.get("ARENA_CACHE_DIR") or ROOT / ".cache")  # the project's cache, kept between runs
 WORDNET_DIR = Path(os.environ.get(WORDNET_DIR_ENV) or DEBIAN_WORDNET_DIR)
 
-needs_wordnet = pytest.mark.skipif(
-    not (WORDNET_DIR / "data.noun").is_file(),
-    reason=f"WordNet 3.0 not found in {WORDNET_DIR}: apt-get install wordnet-base, or set {WORDNET_DIR_ENV}",
-)
 
 
 @pytest.fixture(scope="session")
-def wn():
+def wordnet_installed():
+    """Fails (never skips) without WordNet: `make test` installs it, so a missing copy is a broken set-up."""
+    if not (WORDNET_DIR / "data.noun").is_file():
+        pytest.fail(f"WordNet 3.0 is missing from {WORDNET_DIR}: run `make test` (it installs it) or "
+                    f"`sudo apt-get install wordnet-base`, or set {WORDNET_DIR_ENV} to a WordNet 3.0 dict folder.")
+
+
+needs_wordnet = pytest.mark.usefixtures("wordnet_installed")
+
+
+@pytest.fixture(scope="session")
+def wn(wordnet_installed):
     return load_wordnet(CACHE_DIR, WORDNET_DIR)
-
-
 
 
 # --- WordNet set-up ----------------------------------------------------------------------------------------------
@@ -130,6 +136,19 @@ def test_random_split_default_counts_are_the_published_ones(wn, db):
 
 
 @needs_wordnet
+def test_a_database_holds_one_random_split(wn, db):
+    small = {"Hypernymy": 20, "Hyponymy": 10, "Synset-Mixing": 5}
+    taxonomy.build_random_split(db, wn, small, seed=1)
+    before = prompt_count(db)
+    _, again = taxonomy.build_random_split(db, wn, small, seed=1)  # the same split: nothing changes
+    assert prompt_count(db) == before and again.unchanged == before
+    with pytest.raises(SuiteError, match=r"already holds a random split with \d+ node.*another database \(ARENA_DB\)"):
+        taxonomy.build_random_split(db, wn, small, seed=2)
+    with pytest.raises(SuiteError, match="seed 1, Hypernymy 5"):
+        taxonomy.build_random_split(db, wn, {"Hypernymy": 5, "Hyponymy": 10, "Synset-Mixing": 5}, seed=1)
+    assert prompt_count(db) == before  # refused builds wrote nothing
+
+
 def test_random_split_refuses_more_nodes_than_wordnet_has(wn):
     with pytest.raises(SuiteError, match=r"Synset-Mixing: asked for 99999 nodes, WordNet has \d+\. Ask for fewer\."):
         taxonomy.random_split_concepts(wn, {"Synset-Mixing": 99999})
@@ -163,7 +182,10 @@ def test_demo_file_matches_wordnet(wn):
     for concept in bundled:
         synset = wn.synset(concept.synset)
         assert {p.name() for p in taxonomy.parents(synset)} & roots, concept.synset
-        assert set(concept.cohyponyms) <= set(taxonomy.cohyponyms(synset)) and 1 <= len(concept.cohyponyms) <= 5
+        assert list(concept.cohyponyms) == taxonomy.cohyponyms(synset) and concept.cohyponyms, concept.synset
+    by_id = {c.synset: c for c in bundled}  # all of N(v), as the protocol's cohyponym similarity needs
+    assert len(by_id["poodle.n.01"].cohyponyms) == len(wn.synset("dog.n.01").hyponyms()) - 1 > 5
+    assert {"pug.n.01", "corgi.n.01", "dalmatian.n.02"} <= set(by_id["poodle.n.01"].cohyponyms)
 
 
 def test_demo_specs_need_no_wordnet():
@@ -243,8 +265,6 @@ def test_predicted_without_definition_or_endpoint_says_what_to_set(tmp_path, db,
                                          "or add a definition column\\."):
         taxonomy.import_predicted(db, path, settings=Settings())
     assert prompt_count(db) == 0
-    with pytest.raises(SuiteError, match="set OPENAI_API_KEY or ARENA_JUDGE_BASE_URL, or add a definition column"):
-        taxonomy.openai_definer(Settings())
 
 
 def test_predicted_bad_rows_name_the_line(tmp_path, db):
@@ -280,46 +300,148 @@ def test_predicted_definitions_come_from_the_injected_definer_once(tmp_path, db)
     assert sources == {"llm", "file"}
 
 
-class _FakeOpenAI(BaseHTTPRequestHandler):
-    requests: list = []
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append((self.path, self.headers.get("Authorization"), body))
-        word = body["messages"][0]["content"].rsplit("Word: ", 1)[1].split("\n")[0]
-        answer = {
-            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": f"Definition: the {word} of the test"}}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }
-        data = json.dumps(answer).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+def _word(received) -> str:
+    """The concept a definition request asks about."""
+    return received.text.rsplit("Word: ", 1)[1].split("\n")[0]
 
 
-def test_openai_definer_talks_to_an_openai_compatible_endpoint(tmp_path, db, monkeypatch):
+def _judge_settings(server, **overrides) -> Settings:
+    return Settings(judge_base_url=server.base_url, judge_model="tiny-judge", judge_retry_base_s=0.01,
+                    judge_max_retries=2, judge_timeout_s=5.0, **overrides)
+
+
+@pytest.fixture
+def local_endpoint(monkeypatch):
+    """No API key and no proxy: requests go to the fake server on 127.0.0.1 only."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    _FakeOpenAI.requests = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeOpenAI)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        settings = Settings(judge_base_url=f"http://127.0.0.1:{server.server_port}/v1", judge_model="tiny-judge")
-        path = _predicted_csv(tmp_path, "husky,P-Hypo,,\n")
-        assert taxonomy.import_predicted(db, path, settings=settings).inserted == 2
-    finally:
-        server.shutdown()
-        server.server_close()
-    (route, _, body), = _FakeOpenAI.requests
-    assert route == "/v1/chat/completions" and body["model"] == "tiny-judge"
-    assert body["messages"] == [{"role": "user", "content": taxonomy.definition_prompt("husky")}]
-    row = next(db.query("SELECT * FROM prompts WHERE variant = 'with_definition'"))
-    assert row["text"] == "An image of husky (the husky of the test)"
-    assert json.loads(row["metadata"])["definition_source"] == "llm:tiny-judge"
+
+
+def test_definitions_come_through_the_judge_engine_and_are_cached(tmp_path, db, local_endpoint):
+    path = _predicted_csv(tmp_path, "husky,P-Hypo,,\nlatte,P-Hypo,coffee with milk,\npug,P-Hypo,,\n")
+    with FakeServer(lambda r: Scripted(f"Definition: the {_word(r)} of the test")) as server:
+        settings = _judge_settings(server)
+        assert taxonomy.import_predicted(db, path, settings=settings, progress=False).inserted == 6
+        first = server.snapshot()
+        assert sorted(_word(r) for r in first) == ["husky", "pug"]
+        for received in first:
+            assert received.body["model"] == "tiny-judge" and received.body["temperature"] == 0
+            assert received.body["max_tokens"] == taxonomy.DEFINITION_MAX_TOKENS
+            assert received.body["messages"] == [
+                {"role": "user", "content": [{"type": "text", "text": taxonomy.definition_prompt(_word(received))}]}]
+        rows = {(r["item_key"], r["variant"]): r for r in db.query("SELECT * FROM prompts")}
+        assert rows[("pug", "with_definition")]["text"] == "An image of pug (the pug of the test)"
+        assert rows[("pug", "without_definition")]["text"] == "An image of pug"
+        assert json.loads(rows[("husky", "with_definition")]["metadata"])["definition_source"] == "llm:tiny-judge"
+        assert json.loads(rows[("latte", "with_definition")]["metadata"])["definition_source"] == "file"
+        assert db.execute("SELECT COUNT(*) FROM judge_requests WHERE model = 'tiny-judge'").fetchone()[0] == 2
+        before = list(db.query("SELECT * FROM prompts ORDER BY id"))
+
+        assert taxonomy.import_predicted(db, path, settings=settings, progress=False).unchanged == 6
+        assert list(db.query("SELECT * FROM prompts ORDER BY id")) == before
+        assert len(server.snapshot()) == 2  # the stored definitions were reused: no new request
+
+        db.execute("DELETE FROM prompts")
+        db.conn.commit()
+        assert taxonomy.import_predicted(db, path, settings=settings, progress=False).inserted == 6
+        assert len(server.snapshot()) == 2  # the engine's cache answered: still no new request
+        assert [r["text"] for r in db.query("SELECT text FROM prompts ORDER BY id")] == [r["text"] for r in before]
+
+
+def test_a_failing_definition_endpoint_names_the_row_and_imports_nothing(tmp_path, db, local_endpoint, capsys):
+    path = _predicted_csv(tmp_path, "husky,P-Hypo,,\nlatte,P-Hypo,coffee with milk,\npug,P-Hypo,,\n")
+    broken = {"pug"}
+
+    def respond(received):
+        if _word(received) in broken:
+            return Scripted("the server is overloaded", status=500)
+        return Scripted(f"Definition: the {_word(received)} of the test")
+
+    with FakeServer(respond) as server:
+        settings = _judge_settings(server)
+        with pytest.raises(SuiteError) as caught:
+            taxonomy.import_predicted(db, path, settings=settings, progress=False)
+        message = str(caught.value)
+        assert message.startswith(f"{path}:4: the judge model wrote no definition for 'pug': API error after 3 "
+                                  "attempts: InternalServerError")
+        assert "the server is overloaded" in message
+        assert message.endswith("(1 of 2 definitions failed; nothing was imported). Check the judge endpoint "
+                                "(ARENA_JUDGE_BASE_URL, OPENAI_API_KEY, ARENA_JUDGE_MODEL) and run the import again: "
+                                "definitions already written are cached and not asked for again. "
+                                "Or add a definition column.")
+        assert prompt_count(db) == 0
+        assert sorted(_word(r) for r in server.snapshot()) == ["husky", "pug", "pug", "pug"]  # 2 retries of pug
+
+        capsys.readouterr()
+        code = main(["suites", "import", "predicted", str(path)],
+                    lambda: _judge_settings(server, db_path=tmp_path / "cli.db", demo=False))
+        assert code == 2 and capsys.readouterr().err.splitlines()[-1] == f"error: {message}"  # no traceback
+
+        broken.clear()  # the endpoint recovers: only the failed concept is asked again, husky's answer is cached
+        sent = len(server.snapshot())
+        assert taxonomy.import_predicted(db, path, settings=settings, progress=False).inserted == 6
+        assert [_word(r) for r in server.snapshot()[sent:]] == ["pug"]
+        assert db.execute("SELECT text FROM prompts WHERE item_key = 'pug' AND variant = 'with_definition'"
+                          ).fetchone()[0] == "An image of pug (the pug of the test)"
+
+
+def test_definer_without_an_endpoint_says_what_to_set(db):
+    from judges.client import EngineConfig
+
+    with pytest.raises(SuiteError, match="set OPENAI_API_KEY or ARENA_JUDGE_BASE_URL, or add a definition column"):
+        taxonomy.judge_definer(db, EngineConfig(), env={})
+
+
+# --- predicted concepts with a synset ---------------------------------------------------------------------------------
+
+
+def test_predicted_synsets_are_checked_and_get_wordnet_relations(tmp_path, db, wn):
+    path = tmp_path / "p.csv"
+    path.write_text("concept,subset,definition,synset\n"
+                    "cappuccino,P-Hyper,equal parts of espresso and steamed milk,cappuccino.n.01\n"
+                    "milk,P-Mix,a white drink,milk.n.01\n"
+                    "snow globe,P-Easy,a sphere with a scene inside,\n")
+    assert taxonomy.import_predicted(db, path, wn=wn).inserted == 6
+    meta = {r["item_key"]: json.loads(r["metadata"]) for r in db.query("SELECT * FROM prompts WHERE variant = ?",
+                                                                      ["with_definition"])}
+    assert set(meta) == {"cappuccino.n.01", "milk.n.01", "snow globe"}
+    cappuccino = meta["cappuccino.n.01"]
+    assert cappuccino["synset"] == "cappuccino.n.01" and cappuccino["hypernyms"] == ["coffee.n.01"]
+    assert cappuccino["cohyponyms"] == taxonomy.cohyponyms(wn.synset("cappuccino.n.01"))
+    assert "espresso.n.01" in cappuccino["cohyponyms"] and "cappuccino.n.01" not in cappuccino["cohyponyms"]
+    assert cappuccino["definition"] == "equal parts of espresso and steamed milk"  # the file's, not WordNet's
+    assert meta["milk.n.01"]["hypernyms"] == ["beverage.n.01", "dairy_product.n.01"]
+    assert meta["snow globe"]["synset"] == "" and meta["snow globe"]["hypernyms"] == []
+
+
+def test_an_unknown_predicted_synset_names_file_and_line(tmp_path, db, wn):
+    path = tmp_path / "p.csv"
+    path.write_text("concept,subset,definition,synset\n"
+                    "cappuccino,P-Hyper,coffee with foam,cappuccino.n.01\n"
+                    "cappucino,P-Hyper,coffee with foam,cappucino.n.01\n")
+    with pytest.raises(SuiteError, match=rf"{path}:3: unknown synset id 'cappucino.n.01'\. Use a WordNet 3\.0 noun id"):
+        taxonomy.import_predicted(db, path, wn=wn)
+    assert prompt_count(db) == 0
+
+
+def test_wordnet_is_loaded_only_for_rows_with_a_synset(tmp_path):
+    path = _predicted_csv(tmp_path, "espresso,P-Easy,strong black coffee,\n")
+    loads = []
+    taxonomy.load_predicted(path, wordnet=lambda: loads.append(1))
+    assert loads == []
+    path.write_text("concept,subset,definition,synset\nespresso,P-Easy,coffee,espresso.n.01\n")
+    with pytest.raises(SuiteError, match=rf"{path}:2: the synset column needs WordNet 3\.0: .*no WordNet"):
+        taxonomy.load_predicted(path, wordnet=lambda: load_wordnet(tmp_path / "cache", tmp_path))
+
+
+def test_predicted_json_values_must_be_strings(tmp_path, db):
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"concept": "husky", "subset": "P-Hypo", "definition": "a dog"}\n'
+                    '{"concept": "pug", "subset": "P-Hypo", "definition": ["a", "dog"]}\n')
+    with pytest.raises(SuiteError, match=rf"{path}:2: 'definition' must be a string, got list \[\"a\", \"dog\"\]\. "
+                                         "Write it as a JSON string"):
+        taxonomy.import_predicted(db, path)
+    path.write_text('{"concept": ["husky"], "subset": "P-Hypo", "definition": "a dog"}\n')
+    with pytest.raises(SuiteError, match=rf"{path}:1: 'concept' must be a string, got list"):
+        taxonomy.import_predicted(db, path)
+    assert prompt_count(db) == 0

@@ -41,7 +41,8 @@ def read_table(path: str | Path, required: Sequence[str], *, delimiter: str | No
     The format follows the suffix (``.jsonl``/``.ndjson``: one JSON object per line; ``.tsv``: tab-separated;
     otherwise comma-separated) unless ``delimiter`` is given. Raises :class:`SuiteError` for a missing file, a
     missing ``required`` column or field, a row with more or fewer fields than the header, or a line that is not a
-    JSON object. Values of ``required`` columns are stripped strings.
+    JSON object, or a required field that is not a string (a JSON number, list or object is refused rather than
+    turned into text). Values of ``required`` columns are stripped strings.
     """
     path = existing_file(path, "file")
     if path.suffix.lower() in (".jsonl", ".ndjson") and delimiter is None:
@@ -50,11 +51,28 @@ def read_table(path: str | Path, required: Sequence[str], *, delimiter: str | No
         rows = _read_delimited(path, delimiter or ("\t" if path.suffix.lower() == ".tsv" else ","), required)
     for line, row in rows:
         for name in required:
-            value = row.get(name)
-            if value is None or not str(value).strip():
+            value = text_field(row, name, f"{path}:{line}")
+            if not value:
                 raise SuiteError(f"{path}:{line}: empty or missing {name!r}. Every row needs {', '.join(required)}.")
-            row[name] = str(value).strip()
+            row[name] = value
     return rows
+
+
+def text_field(row: dict[str, Any], name: str, where: str) -> str:
+    """``row[name]`` stripped; '' when absent or null; :class:`SuiteError` naming ``where`` when not a string.
+
+    CSV fields are always strings; a JSONL value such as ``[1, 2]`` or ``3`` is refused, so it never becomes prompt
+    text by accident.
+    """
+    value = row.get(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise SuiteError(
+            f"{where}: {name!r} must be a string, got {type(value).__name__} {json.dumps(value)[:60]}. "
+            "Write it as a JSON string (in double quotes)."
+        )
+    return value.strip()
 
 
 def _read_delimited(path: Path, delimiter: str, required: Sequence[str]) -> list[Row]:

@@ -13,24 +13,34 @@ from pathlib import Path
 import sqlite_utils
 
 from arena.catalog import PromptImport, PromptSpec
-from arena.suites.common import Row, SuiteError, json_object, read_table, write_specs
+from arena.suites.common import Row, SuiteError, json_object, read_table, text_field, write_specs
 
 STANDARD_COLUMNS = ("suite", "key", "item_key", "text", "subset", "variant", "role", "metadata")
 
 
+def item_key_of(row: dict, where: str) -> str:
+    """The row's ``key`` (or ``item_key``): a string, or a whole JSON number such as 17; anything else is refused."""
+    for name in ("key", "item_key"):
+        value = row.get(name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        if text_field(row, name, where):
+            return text_field(row, name, where)
+    raise SuiteError(f"{where}: empty or missing 'key'. Give every row a key (or item_key) naming its item.")
+
+
 def spec_from_row(path: str | Path, line: int, row: dict, suite: str | None) -> PromptSpec:
+    """One prompt from a row whose ``text`` :func:`~arena.suites.common.read_table` already checked."""
     where = f"{path}:{line}"
-    key = next((str(row[name]).strip() for name in ("key", "item_key") if row.get(name) not in (None, "")), "")
-    if not key:
-        raise SuiteError(f"{where}: empty or missing 'key'. Give every row a key (or item_key) naming its item.")
-    row_suite = str(row.get("suite") or suite or "").strip()
+    key = item_key_of(row, where)
+    row_suite = text_field(row, "suite", where) or (suite or "").strip()
     if not row_suite:
         raise SuiteError(f"{where}: no suite. Add a suite column or pass --suite.")
     metadata = {k: v for k, v in row.items() if k not in STANDARD_COLUMNS and k and v not in (None, "")}
     metadata.update(json_object(row.get("metadata"), where))
     return PromptSpec(
-        row_suite, key, row["text"], subset=str(row.get("subset") or "").strip(),
-        variant=str(row.get("variant") or "").strip(), role=str(row.get("role") or "").strip(),
+        row_suite, key, row["text"], subset=text_field(row, "subset", where),
+        variant=text_field(row, "variant", where), role=text_field(row, "role", where),
         metadata=metadata, source=where,
     )
 

@@ -5,7 +5,8 @@ changes the meaning, and a paraphrase that keeps it. An item becomes three promp
 ``item_key`` = id, with roles ``anchor``, ``permutation`` and ``paraphrase`` (the scores S(T_a, I_pv) and so on pair
 a text of one role with the image of another). ``categories/<name>.tsv`` repeat rows of the test file, one file per
 category; an item may be in several, all kept in ``metadata["categories"]`` (sorted), and ``metadata["category"]``
-is set when there is exactly one.
+is set when there is exactly one. The vote table's category slice (:func:`arena.export.votes_frame`) reads both, so
+an item is found under each of its categories.
 """
 
 from __future__ import annotations

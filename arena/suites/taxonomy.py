@@ -15,22 +15,30 @@ Subsets:
   hypernym and hyponyms, e.g. working_dog.n.01 above husky.n.01), *Synset-Mixing* (two or more hypernyms, e.g.
   milk.n.01, a beverage.n.01 and a dairy_product.n.01). Default counts are the published 828 / 204 / 170.
 - **Predicted** (P-Easy, P-Hypo, P-Hyper, P-Mix): LLM-predicted concepts from a CSV; a missing definition is written
-  by the judge model with the protocol's definition prompt (:func:`definition_prompt`).
+  by the judge model with the protocol's definition prompt (:func:`definition_prompt`), sent through the judges'
+  engine (:mod:`judges.client`: cache, retries, concurrency). A concept whose row names a synset is checked against
+  WordNet and gets its hypernyms and cohyponyms from there.
+
+Every concept built from a synset (the demo's included) stores all of N(v), as the protocol's cohyponym similarity
+needs.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
 import os
 import random
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import sqlite_utils
 
 from arena.catalog import PromptImport, PromptSpec
-from arena.suites.common import SuiteError, existing_file, read_table, write_specs
+from arena.suites.common import SuiteError, existing_file, read_table, text_field, write_specs
 
 SUITE = "taxonomy"
 VARIANTS = ("with_definition", "without_definition")
@@ -58,11 +66,11 @@ DEMO_SYNSETS = (  # children of six Easy roots, things a tiny demo model can hin
     "coffee.n.01", "tea.n.01", "milk.n.01",
     "poodle.n.01", "pug.n.01", "corgi.n.01", "dalmatian.n.02",
 )
-DEMO_MAX_COHYPONYMS = 5
 
 # The protocol's definition prompt for predicted concepts: an instruction and one example.
 DEFINITION_INSTRUCTION = "Write a definition for the word/phrase in one sentence."
 DEFINITION_EXAMPLE = ("caddle", "act as a caddie and carry clubs for a player")
+DEFINITION_MAX_TOKENS = 100  # one sentence
 
 Define = Callable[[list[str]], dict[str, str]]
 
@@ -155,11 +163,12 @@ def find_synset(wn, synset_id: str, where: str):
         ) from None
 
 
-def concept_from_synset(synset, subset: str, *, max_cohyponyms: int | None = None) -> Concept:
+def concept_from_synset(synset, subset: str) -> Concept:
+    """A concept with WordNet's lemma and definition, A(v) and all of N(v)."""
     return Concept(
         lemma=synset.lemmas()[0].name().replace("_", " "), definition=synset.definition(), subset=subset,
         synset=synset.name(), hypernyms=tuple(sorted(p.name() for p in parents(synset))),
-        cohyponyms=tuple(cohyponyms(synset)[:max_cohyponyms]),
+        cohyponyms=tuple(cohyponyms(synset)),
     )
 
 
@@ -243,7 +252,23 @@ def build_easy(db: sqlite_utils.Database, wn, roots: Sequence[str] = EASY_ROOTS)
 def build_random_split(
     db: sqlite_utils.Database, wn, counts: Mapping[str, int] = RANDOM_SPLIT_COUNTS, *, seed: int = 0
 ) -> tuple[list[Concept], PromptImport]:
+    """Write a seeded random split. A database holds one split: a build may add nodes to the split it holds (the
+    same seed, as large or larger counts) but is refused when the split already there has nodes that this sample
+    lacks (another seed, smaller counts), since the two would mix in the same subsets; nothing is written then."""
     concepts = random_split_concepts(wn, counts, seed=seed)
+    keep = {(c.subset, c.item_key) for c in concepts}
+    marks = ", ".join("?" for _ in SPLIT_SUBSETS)
+    held = db.execute(f"SELECT DISTINCT subset, item_key FROM prompts WHERE suite = ? AND subset IN ({marks})",
+                      [SUITE, *SPLIT_SUBSETS]).fetchall()
+    foreign = [(subset, key) for subset, key in held if (subset, key) not in keep]
+    if foreign:
+        subset, key = foreign[0]
+        raise SuiteError(
+            f"the database already holds a random split with {len(foreign)} node(s) that this one (seed {seed}, "
+            f"{', '.join(f'{k} {v}' for k, v in counts.items())}) does not have, e.g. {subset} {key}; the two would "
+            "mix in the same subsets. Rebuild with the seed and counts used before, or build the new split into "
+            "another database (ARENA_DB)."
+        )
     return concepts, write_specs(db, specs_for(concepts))
 
 
@@ -252,8 +277,7 @@ def build_random_split(
 
 def demo_concepts_from_wordnet(wn) -> list[Concept]:
     """The demo concepts as WordNet has them (scripts/make_demo_taxonomy.py writes these to :data:`DEMO_FILE`)."""
-    return [concept_from_synset(find_synset(wn, synset_id, "DEMO_SYNSETS"), EASY, max_cohyponyms=DEMO_MAX_COHYPONYMS)
-            for synset_id in DEMO_SYNSETS]
+    return [concept_from_synset(find_synset(wn, synset_id, "DEMO_SYNSETS"), EASY) for synset_id in DEMO_SYNSETS]
 
 
 def demo_concepts(path: str | Path = DEMO_FILE) -> list[Concept]:
@@ -282,37 +306,117 @@ def parse_definition(answer: str) -> str:
     return line.strip('"').strip()
 
 
-def openai_definer(settings, *, client=None) -> Define:
-    """Definitions from the judge model (``settings.judge_model`` at ``settings.judge_base_url`` or OpenAI).
+class DefinitionError(SuiteError):
+    """The judge model wrote no definition for some concepts: ``failures`` maps each one to the reason."""
 
-    Raises :class:`SuiteError` if neither ``OPENAI_API_KEY`` nor ``ARENA_JUDGE_BASE_URL`` is set.
+    def __init__(self, failures: Mapping[str, str], asked: int):
+        self.failures, self.asked = dict(failures), asked
+        concept, reason = next(iter(self.failures.items()))
+        super().__init__(f"no definition for {concept!r}: {reason} ({len(self.failures)} of {asked} failed).")
+
+
+def definition_request(concept: str):
+    """The protocol's definition prompt as a :class:`judges.request.ChatRequest` (temperature 0, one sentence)."""
+    from judges.request import ChatRequest
+
+    return ChatRequest((definition_prompt(concept),), max_tokens=DEFINITION_MAX_TOKENS, temperature=0.0,
+                       expected_output_tokens=30)
+
+
+def judge_definer(
+    db: sqlite_utils.Database, config, *, env: Mapping[str, str] | None = None, progress: bool = True
+) -> Define:
+    """Definitions written by the judge model through the judges' engine (:class:`judges.client.Engine`).
+
+    ``config`` is a :class:`judges.client.EngineConfig` (``EngineConfig.from_settings(settings)``): endpoint, model,
+    concurrency, timeout and retries. Answers are stored in the database's request cache (``judge_requests``), so
+    a concept is never paid for twice, even when an import fails half-way. Raises :class:`SuiteError` at once if
+    neither ``OPENAI_API_KEY`` nor a base URL is set, and :class:`DefinitionError` (naming each concept and the
+    reason) when requests still fail after their retries, are refused or answer nothing.
     """
-    base_url = settings.judge_base_url or None
-    if client is None:
-        if not os.environ.get("OPENAI_API_KEY") and not base_url:
-            raise SuiteError(
-                "no endpoint to write definitions: set OPENAI_API_KEY or ARENA_JUDGE_BASE_URL, "
-                "or add a definition column."
-            )
-        import openai
+    from judges.client import JudgeConfigError, resolve_api_key
 
-        client = openai.OpenAI(base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY") or "unused")
+    env = os.environ if env is None else env
+    try:
+        resolve_api_key(env, config.base_url)
+    except JudgeConfigError:
+        raise SuiteError(
+            "no endpoint to write definitions: set OPENAI_API_KEY or ARENA_JUDGE_BASE_URL, or add a definition column."
+        ) from None
 
     def define(concepts: list[str]) -> dict[str, str]:
-        definitions = {}
-        for concept in concepts:
-            response = client.chat.completions.create(
-                model=settings.judge_model, temperature=0,
-                messages=[{"role": "user", "content": definition_prompt(concept)}],
-            )
-            definitions[concept] = parse_definition(response.choices[0].message.content)
-        return definitions
+        try:
+            return asyncio.run(_define_all(db, config, list(concepts), env=env, progress=progress))
+        except asyncio.CancelledError:  # a second Ctrl-C
+            raise SuiteError("definitions aborted; nothing was imported. Run the import again: the definitions "
+                             "already written are cached and not asked for again.") from None
 
     return define
 
 
+async def _define_all(db, config, concepts: list[str], *, env, progress: bool) -> dict[str, str]:
+    from judges.client import Engine
+    from judges.run import RunSummary, run_units
+
+    replies: dict[str, Any] = {}
+    summary = RunSummary(f"definitions:{config.model}", "definitions")
+    async with Engine(db, config, env=env) as engine:
+        async def worker(concept: str) -> str:
+            reply = replies[concept] = await engine.ask(definition_request(concept))
+            return "ok" if reply.ok else "stopped" if reply.status == "stopped" else "failed"
+
+        await run_units(engine, concepts, worker, summary, progress=progress)
+    if progress:
+        print(f"definitions by {config.model}: {summary.done} written, {summary.failed} failed; requests: "
+              f"{summary.requests_sent} sent, {summary.requests_cached} cached, {summary.retries} retries; "
+              f"cost ${summary.cost_usd:.4f}", file=sys.stderr)
+    definitions, failures = {}, {}
+    for concept in concepts:
+        reply = replies.get(concept)
+        definition = parse_definition(reply.text) if reply is not None and reply.ok else ""
+        if definition:
+            definitions[concept] = definition
+        elif reply is None or not reply.ok:
+            failures[concept] = reply.reason if reply is not None else "not asked (the run was stopped)"
+        else:
+            failures[concept] = f"the model refused ({reply.refusal})" if reply.refusal else "the answer was empty"
+    if failures:
+        raise DefinitionError(failures, len(concepts))
+    return definitions
+
+
 def can_define(settings) -> bool:
     return bool(os.environ.get("OPENAI_API_KEY") or settings.judge_base_url)
+
+
+def _predicted_concept(
+    path, line: int, row: dict, subset: str | None, wordnet: Callable[[], Any] | None
+) -> Concept:
+    """One row of a predicted-concepts file as a concept (definition possibly still empty)."""
+    where = f"{path}:{line}"
+    row_subset = text_field(row, "subset", where) or (subset or "").strip()
+    if row_subset not in PREDICTED_SUBSETS:
+        raise SuiteError(
+            f"{where}: subset {row_subset!r} is not one of {', '.join(PREDICTED_SUBSETS)}. "
+            "Fix the subset column, or pass the subset for the whole file."
+        )
+    lemma = row["concept"]
+    synset_id, key, definition = (text_field(row, name, where) for name in ("synset", "item_key", "definition"))
+    extra = {k: v for k, v in row.items()
+             if k and k not in ("concept", "subset", "synset", "item_key", "definition") and v not in (None, "")}
+    concept = Concept(lemma=lemma, definition=definition, subset=row_subset, key=key, extra=extra)
+    if synset_id:
+        if wordnet is None:
+            raise SuiteError(f"{where}: synset {synset_id!r} cannot be checked without WordNet. Pass a WordNet "
+                             "reader, or leave the synset column empty.")
+        try:
+            wn = wordnet()
+        except SuiteError as error:
+            raise SuiteError(f"{where}: the synset column needs WordNet 3.0: {error}") from None
+        synset = find_synset(wn, synset_id, where)
+        concept = replace(concept, synset=synset.name(), hypernyms=tuple(sorted(p.name() for p in parents(synset))),
+                          cohyponyms=tuple(cohyponyms(synset)))
+    return concept
 
 
 def load_predicted(
@@ -322,36 +426,31 @@ def load_predicted(
     define: Define | None = None,
     known: Mapping[tuple[str, str], tuple[str, str]] | None = None,
     model: str = "",
+    wordnet: Callable[[], Any] | None = None,
 ) -> list[PromptSpec]:
     """Prompts of predicted concepts from a CSV/TSV/JSONL file.
 
     Columns: ``concept`` (required), ``subset`` (P-Easy, P-Hypo, P-Hyper or P-Mix; or pass ``subset``),
     ``definition``, ``synset`` and ``item_key`` (default: the synset, else the concept) optional; other columns
-    are kept in metadata. A row without a definition takes it from ``known`` ({(subset, item_key): (definition,
-    definition_source)}, from an earlier import) or else from ``define``; with neither, :class:`SuiteError` names the
-    row. Metadata ``definition_source`` says ``file`` or ``llm:<model>``.
+    are kept in metadata. A ``synset`` must be a WordNet 3.0 id (``wordnet()`` returns the reader; it is called
+    only when a row names one); the concept then gets that synset's hypernyms A(v) and cohyponyms N(v). A row
+    without a definition takes it from ``known`` ({(subset, item_key): (definition, definition_source)}, from an
+    earlier import) or else from ``define``; with neither, or when ``define`` fails for it
+    (:class:`DefinitionError`), :class:`SuiteError` names the row. Metadata ``definition_source`` says ``file`` or
+    ``llm:<model>``.
     """
     rows = read_table(path, ["concept"])
     known = known or {}
+    if wordnet is not None:
+        wordnet = functools.cache(wordnet)  # loaded once, at the first row that names a synset
     concepts: list[tuple[int, Concept]] = []
     for line, row in rows:
-        row_subset = str(row.pop("subset", "") or subset or "").strip()
-        if row_subset not in PREDICTED_SUBSETS:
-            raise SuiteError(
-                f"{path}:{line}: subset {row_subset!r} is not one of {', '.join(PREDICTED_SUBSETS)}. "
-                "Fix the subset column, or pass the subset for the whole file."
-            )
-        lemma = row.pop("concept")
-        synset = str(row.pop("synset", "") or "").strip()
-        key = str(row.pop("item_key", "") or "").strip()
-        definition = str(row.pop("definition", "") or "").strip()
-        extra = {k: v for k, v in row.items() if k and v not in (None, "")}
-        concept = Concept(lemma=lemma, definition=definition, subset=row_subset, synset=synset, key=key, extra=extra)
-        if definition:
-            concept = replace(concept, extra={**extra, "definition_source": "file"})
-        elif (row_subset, concept.item_key) in known:
-            definition, source = known[(row_subset, concept.item_key)]
-            concept = replace(concept, definition=definition, extra={**extra, "definition_source": source})
+        concept = _predicted_concept(path, line, row, subset, wordnet)
+        if concept.definition:
+            concept = replace(concept, extra={**concept.extra, "definition_source": "file"})
+        elif (concept.subset, concept.item_key) in known:
+            definition, source = known[(concept.subset, concept.item_key)]
+            concept = replace(concept, definition=definition, extra={**concept.extra, "definition_source": source})
         concepts.append((line, concept))
     missing = [(line, concept) for line, concept in concepts if not concept.definition]
     if missing and define is None:
@@ -361,7 +460,7 @@ def load_predicted(
             "Set OPENAI_API_KEY or ARENA_JUDGE_BASE_URL so the judge model writes them, or add a definition column."
         )
     if missing:
-        written = define(sorted({concept.lemma for _, concept in missing}))
+        written = _written(path, missing, define)
         source = f"llm:{model}" if model else "llm"
         for index, (line, concept) in enumerate(concepts):
             if not concept.definition:
@@ -372,6 +471,21 @@ def load_predicted(
                 concepts[index] = (line, replace(concept, definition=definition,
                                                  extra={**concept.extra, "definition_source": source}))
     return [spec for line, concept in concepts for spec in concept_specs(concept, source=f"{path}:{line}")]
+
+
+def _written(path, missing: list[tuple[int, Concept]], define: Define) -> dict[str, str]:
+    """``define`` over the missing concepts' lemmas; a :class:`DefinitionError` becomes one naming the first row."""
+    lemmas = sorted({concept.lemma for _, concept in missing})
+    try:
+        return define(lemmas)
+    except DefinitionError as error:
+        line, lemma = next((line, c.lemma) for line, c in missing if c.lemma in error.failures)
+        raise SuiteError(
+            f"{path}:{line}: the judge model wrote no definition for {lemma!r}: {error.failures[lemma]} "
+            f"({len(error.failures)} of {error.asked} definitions failed; nothing was imported). Check the judge "
+            "endpoint (ARENA_JUDGE_BASE_URL, OPENAI_API_KEY, ARENA_JUDGE_MODEL) and run the import again: "
+            "definitions already written are cached and not asked for again. Or add a definition column."
+        ) from None
 
 
 def stored_definitions(db: sqlite_utils.Database) -> dict[tuple[str, str], tuple[str, str]]:
@@ -386,11 +500,26 @@ def stored_definitions(db: sqlite_utils.Database) -> dict[tuple[str, str], tuple
 
 
 def import_predicted(
-    db: sqlite_utils.Database, path: str | Path, *, settings=None, subset: str | None = None, define: Define | None = None
+    db: sqlite_utils.Database, path: str | Path, *, settings=None, subset: str | None = None,
+    define: Define | None = None, wn=None, progress: bool = True,
 ) -> PromptImport:
     """Import predicted concepts; definitions already stored are reused, so a re-import asks no model and changes
-    nothing. Without ``define``, the judge model of ``settings`` writes missing definitions if it is configured."""
+    nothing. Without ``define``, the judge model of ``settings`` writes missing definitions if it is configured
+    (:func:`judge_definer`, answers cached in ``db``). Synsets are checked against ``wn``, else the WordNet of
+    ``settings`` (loaded only when a row names a synset)."""
+    from arena.settings import Settings
+
+    wordnet_settings = settings if settings is not None else Settings()
     if define is None and settings is not None and can_define(settings):
-        define = openai_definer(settings)
+        from judges.client import EngineConfig
+
+        define = judge_definer(db, EngineConfig.from_settings(settings), progress=progress)
+
+    def wordnet():
+        from arena.suites.wordnet import load_wordnet, wordnet_dir_from
+
+        return wn if wn is not None else load_wordnet(wordnet_settings.cache_dir, wordnet_dir_from(wordnet_settings))
+
     model = settings.judge_model if settings is not None else ""
-    return write_specs(db, load_predicted(path, subset=subset, define=define, known=stored_definitions(db), model=model))
+    return write_specs(db, load_predicted(path, subset=subset, define=define, known=stored_definitions(db),
+                                          model=model, wordnet=wordnet))

@@ -5,24 +5,33 @@ from __future__ import annotations
 import gradio as gr
 import pandas as pd
 
+from arena.export import category_choices
 from arena.leaderboard import LeaderboardOptions, compute_leaderboard, summary_text
 from arena.web.context import AppContext
 from ratings import plots
 
 ALL = "All"
-FILTERS = {  # dropdown label: SQL expression over prompts p giving the choices
-    "Suite": "p.suite",
-    "Subset": "p.subset",
-    "Prompt variant": "p.variant",
-    "Category": "json_extract(p.metadata, '$.category')",
+
+
+def _column_values(column: str):
+    def values(db) -> list[str]:
+        rows = db.execute(
+            f"SELECT DISTINCT {column} FROM prompts WHERE {column} IS NOT NULL AND {column} != '' ORDER BY 1")
+        return [str(row[0]) for row in rows]
+
+    return values
+
+
+FILTERS = {  # dropdown label: function of the database giving the choices
+    "Suite": _column_values("suite"),
+    "Subset": _column_values("subset"),
+    "Prompt variant": _column_values("variant"),
+    "Category": category_choices,  # metadata category, and every entry of a categories list
 }
 
 
-def _choices(ctx: AppContext, expression: str) -> list[str]:
-    rows = ctx.store.db().execute(
-        f"SELECT DISTINCT {expression} FROM prompts p WHERE {expression} IS NOT NULL AND {expression} != '' ORDER BY 1"
-    )
-    return [ALL, *(str(row[0]) for row in rows)]
+def _choices(ctx: AppContext, values) -> list[str]:
+    return [ALL, *values(ctx.store.db())]
 
 
 def _voters(ctx: AppContext) -> list[str]:
@@ -34,8 +43,8 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer | None) 
     settings = ctx.settings
     with gr.Row():
         # Choices as of start-up, refreshed whenever the tab opens; API callers may name values added since.
-        dropdowns = [gr.Dropdown(_choices(ctx, expression), value=ALL, label=label, allow_custom_value=True,
-                                 elem_id=f"lb-{label.split()[-1].lower()}") for label, expression in FILTERS.items()]
+        dropdowns = [gr.Dropdown(_choices(ctx, values), value=ALL, label=label, allow_custom_value=True,
+                                 elem_id=f"lb-{label.split()[-1].lower()}") for label, values in FILTERS.items()]
         voter = gr.Dropdown(_voters(ctx), value=ALL, label="Voter", elem_id="lb-voter", allow_custom_value=True)
     with gr.Row():
         tie_policy = gr.Dropdown(["drop", "half", "half_ties_drop_both_bad"], value=settings.tie_policy,
@@ -81,7 +90,7 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer | None) 
         )
 
     def refresh_filters():
-        return [*(gr.update(choices=_choices(ctx, expression)) for expression in FILTERS.values()),
+        return [*(gr.update(choices=_choices(ctx, values)) for values in FILTERS.values()),
                 gr.update(choices=_voters(ctx))]
 
     inputs = [*dropdowns, voter, tie_policy, include_excluded]

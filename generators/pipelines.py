@@ -153,8 +153,9 @@ class ProceduralGenerator:
 
     def __init__(self, spec: ModelSpec):
         self.name = spec.name
-        self.renderer = make_renderer(spec.pipeline_class, spec.name, spec.resolution[0])
-        self.params = {"renderer": spec.pipeline_class, "width": spec.resolution[0], "height": spec.resolution[0]}
+        width, height = spec.resolution  # the registry's convention: (width, height)
+        self.renderer = make_renderer(spec.pipeline_class, spec.name, (width, height))
+        self.params = {"renderer": spec.pipeline_class, "width": width, "height": height}
 
     def generate(self, prompts: list[str], seeds: list[int]) -> list[Image.Image]:
         return self.renderer.generate(prompts, seeds)

@@ -34,35 +34,47 @@ def _font(size: int) -> ImageFont.ImageFont:
         return ImageFont.load_default()
 
 
+def _sides(size: int | tuple[int, int]) -> tuple[int, int]:
+    """(width, height) from one side or a (width, height) pair (the registry's resolution convention)."""
+    width, height = (size, size) if isinstance(size, int) else size
+    if width < 48 or height < 48:
+        raise ValueError(f"procedural renderers draw at least 48 x 48 pixels, got {width} x {height}; "
+                         "raise the model's resolution.")
+    return int(width), int(height)
+
+
 def _contrast(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
     return (0, 0, 0) if sum(rgb) > 380 else (255, 255, 255)
 
 
 class PaletteRenderer:
-    """Vertical colour fields, one per content word, with the prompt's words written over them."""
+    """Vertical colour fields, one per content word, with the prompt's words written over them.
 
-    def __init__(self, name: str = "demo-palette", size: int = 128):
+    ``size`` is one side (a square) or (width, height)."""
+
+    def __init__(self, name: str = "demo-palette", size: int | tuple[int, int] = 128):
         self.name = name
-        self.size = size
-        self.params = {"renderer": "palette", "width": size, "height": size}
+        self.width, self.height = _sides(size)
+        self.size = min(self.width, self.height)  # the scale of fonts and shapes
+        self.params = {"renderer": "palette", "width": self.width, "height": self.height}
 
     def render(self, prompt: str, seed: int) -> Image.Image:
         rng = random.Random(seed)
         words = _words(prompt)
         content = [w for w in words if len(w) > 3] or words
-        image = Image.new("RGB", (self.size, self.size))
+        image = Image.new("RGB", (self.width, self.height))
         draw = ImageDraw.Draw(image)
-        width = self.size / len(content)
+        width = self.width / len(content)
         for i, word in enumerate(content):
             r, g, b = _word_rgb(word)
             jitter = rng.randint(-25, 25)
             colour = tuple(max(0, min(255, c + jitter)) for c in (r, g, b))
-            draw.rectangle([round(i * width), 0, round((i + 1) * width), self.size], fill=colour)
+            draw.rectangle([round(i * width), 0, round((i + 1) * width), self.height], fill=colour)
         for _ in range(3):  # a few seed-dependent discs so images of one prompt differ by seed
-            x, y, radius = rng.randint(0, self.size), rng.randint(0, self.size), rng.randint(6, self.size // 5)
+            x, y, radius = rng.randint(0, self.width), rng.randint(0, self.height), rng.randint(6, self.size // 5)
             draw.ellipse([x - radius, y - radius, x + radius, y + radius], outline=_word_rgb(rng.choice(content)), width=3)
         font = _font(max(9, self.size // 10))
-        lines = textwrap.wrap(" ".join(words), width=max(8, self.size // 9))[:6]
+        lines = textwrap.wrap(" ".join(words), width=max(8, self.width // 9))[:6]
         y = self.size // 12
         for line in lines:
             fill = _contrast(_word_rgb(content[0]))
@@ -79,23 +91,24 @@ class SketchRenderer:
 
     SHAPES = ("ellipse", "rectangle", "triangle", "star")
 
-    def __init__(self, name: str = "demo-sketch", size: int = 128):
+    def __init__(self, name: str = "demo-sketch", size: int | tuple[int, int] = 128):
         self.name = name
-        self.size = size
-        self.params = {"renderer": "sketch", "width": size, "height": size}
+        self.width, self.height = _sides(size)
+        self.size = min(self.width, self.height)  # the scale of fonts and shapes
+        self.params = {"renderer": "sketch", "width": self.width, "height": self.height}
 
     def render(self, prompt: str, seed: int) -> Image.Image:
         rng = random.Random(seed)
         words = _words(prompt)
         content = [w for w in words if len(w) > 3 and w.lower() not in ("image", "with", "without", "from")] or words
-        image = Image.new("RGB", (self.size, self.size), (246, 241, 228))
+        image = Image.new("RGB", (self.width, self.height), (246, 241, 228))
         draw = ImageDraw.Draw(image)
         font = _font(max(9, self.size // 11))
         for word in content[:5]:
             digest = hashlib.sha256(word.lower().encode()).digest()
             shape = self.SHAPES[digest[3] % len(self.SHAPES)]
-            cx = 16 + (digest[4] + rng.randint(0, 30)) % (self.size - 32)
-            cy = 16 + (digest[5] + rng.randint(0, 30)) % (self.size - 40)
+            cx = 16 + (digest[4] + rng.randint(0, 30)) % (self.width - 32)
+            cy = 16 + (digest[5] + rng.randint(0, 30)) % (self.height - 40)
             r = 8 + digest[6] % (self.size // 6)
             ink = tuple(c // 2 for c in _word_rgb(word))
             box = [cx - r, cy - r, cx + r, cy + r]
@@ -113,9 +126,9 @@ class SketchRenderer:
                     points.append((cx + radius * math.sin(angle), cy - radius * math.cos(angle)))
                 draw.polygon(points, outline=ink, width=2)
             draw.text((cx - r, cy + r + 1), word[:12], fill=ink, font=font)
-        caption = textwrap.shorten(" ".join(words), width=max(10, self.size // 6), placeholder="…")
-        draw.rectangle([0, self.size - 14, self.size, self.size], fill=(40, 40, 40))
-        draw.text((3, self.size - 13), caption, fill=(255, 255, 255), font=_font(10))
+        caption = textwrap.shorten(" ".join(words), width=max(10, self.width // 6), placeholder="…")
+        draw.rectangle([0, self.height - 14, self.width, self.height], fill=(40, 40, 40))
+        draw.text((3, self.height - 13), caption, fill=(255, 255, 255), font=_font(10))
         return image
 
     def generate(self, prompts: list[str], seeds: list[int]) -> list[Image.Image]:
@@ -125,8 +138,9 @@ class SketchRenderer:
 RENDERERS: Mapping[str, type] = MappingProxyType({"palette": PaletteRenderer, "sketch": SketchRenderer})
 
 
-def make_renderer(kind: str, name: str, size: int):
-    """The procedural renderer ``kind`` (palette | sketch) under the model name ``name``."""
+def make_renderer(kind: str, name: str, size: int | tuple[int, int]):
+    """The procedural renderer ``kind`` (palette | sketch) under the model name ``name``; ``size`` is one side or
+    (width, height)."""
     if kind not in RENDERERS:
         raise ValueError(f"unknown procedural renderer {kind!r}; use one of {', '.join(RENDERERS)}.")
     return RENDERERS[kind](name=name, size=size)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from functools import partial
 
@@ -200,6 +201,22 @@ def test_procedural_renderers_are_deterministic_and_follow_the_prompt():
         assert a.tobytes() != b.tobytes() and a.tobytes() != c.tobytes()
 
 
+def test_non_square_specs_record_and_make_width_by_height(tiny_cache):
+    """The registry's resolution is (width, height): params and pixels follow it for both kinds of generator."""
+    for renderer in ("palette", "sketch"):
+        spec = ModelSpec(name=f"wide-{renderer}", pipeline_class=renderer, kind="procedural", resolution=(128, 64),
+                         guidance=None, dtype="float32", negative_prompt=False)
+        generator = make_generator(spec)
+        assert (generator.params["width"], generator.params["height"]) == (128, 64)
+        assert generator.generate(["a red fox"], [0])[0].size == (128, 64)
+    spec = dataclasses.replace(demo_models()["demo-tiny-unet"], resolution=(64, 32))
+    generator = make_generator(spec, cache_dir=tiny_cache)
+    assert (generator.params["width"], generator.params["height"]) == (64, 32)
+    assert generator.generate(["a cat"], [0])[0].size == (64, 32)
+    with pytest.raises(ValueError, match="at least 48 x 48"):
+        PaletteRenderer(size=(128, 40))
+
+
 def test_tiny_clip_tokenizer_matches_open_clip(tiny_cache):
     import open_clip
     from transformers import CLIPTokenizer
@@ -266,6 +283,24 @@ def test_cli_run_and_list(tmp_path, tiny_cache, capsys):
     assert "3 images made" in capsys.readouterr().out
     assert main(["list"]) == 0
     assert "stabilityai/stable-diffusion-3-medium-diffusers" in capsys.readouterr().out
+
+
+def test_cli_tiny_builds_a_pipeline_that_from_pretrained_loads(tmp_path, capsys):
+    from diffusers import DiffusionPipeline, StableDiffusionPipeline
+
+    from generators.cli import main
+
+    assert main(["--cache-dir", str(tmp_path), "tiny", "--names", "tiny-sd"]) == 0
+    folder = tmp_path / "tiny" / "tiny-sd"
+    assert f"tiny-sd: {folder}  (StableDiffusionPipeline" in capsys.readouterr().out
+    assert sorted(p.name for p in (tmp_path / "tiny").iterdir()) == ["tiny-sd"]  # only the one asked for, no leftovers
+    pipeline = DiffusionPipeline.from_pretrained(folder)
+    assert type(pipeline) is StableDiffusionPipeline and pipeline.tokenizer.model_max_length == 77
+    stamp = (folder / "model_index.json").stat().st_mtime_ns
+    assert main(["--cache-dir", str(tmp_path), "tiny", "--names", "tiny-sd"]) == 0  # present: not rebuilt
+    assert (folder / "model_index.json").stat().st_mtime_ns == stamp
+    assert main(["--cache-dir", str(tmp_path), "tiny", "--names", "tiny-nope"]) == 2
+    assert "no tiny recipe 'tiny-nope'" in capsys.readouterr().err
 
 
 def test_every_cli_command_has_help(capsys):

@@ -17,9 +17,9 @@ from judges.metrics.commonsense_clip import item_score, score_commonsense
 from judges.metrics.consistency import consistency_summary, group_statistic, score_consistency
 from judges.metrics.fid_is import score_fid_is, tiny_feature_network
 from judges.metrics.reward import (EXTRA_HELP, ImageRewardModel, RewardModel, mann_whitney_table, reward_comparisons,
-                                   score_rewards)
+                                   score_rewards, store_comparisons, stored_comparisons)
 from judges.metrics.store import MetricRow, image_rows, lower_is_better, model_metric_table, write_metrics
-from tests.conftest import make_image
+from conftest import make_image
 
 
 @pytest.fixture(scope="session")
@@ -215,15 +215,107 @@ def test_fid_without_reference_images_says_what_to_do(small_arena):
     assert "import-images" in report.skipped["*"] and report.fid == {}
 
 
-def test_real_inception_needs_the_extra_or_says_so():
-    from torchmetrics.utilities.imports import _TORCH_FIDELITY_AVAILABLE
+def test_real_inception_needs_the_extra_or_says_so(monkeypatch):
+    import torchmetrics.utilities.imports
 
     from judges.metrics.fid_is import inception_network
 
-    if _TORCH_FIDELITY_AVAILABLE:
-        pytest.skip("torch-fidelity installed")
+    monkeypatch.setattr(torchmetrics.utilities.imports, "_TORCH_FIDELITY_AVAILABLE", False)
     with pytest.raises(ModuleNotFoundError, match="pip install torch-fidelity"):
         inception_network()
+
+
+def test_missing_inception_weights_name_the_flags(tmp_path, monkeypatch):
+    pytest.importorskip("torch_fidelity")
+    from judges.metrics.fid_is import INCEPTION_WEIGHTS_FILE, cached_inception_weights, inception_network
+
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch-home"))  # an empty hub cache: nothing downloaded yet
+    assert cached_inception_weights() == tmp_path / "torch-home" / "hub" / "checkpoints" / INCEPTION_WEIGHTS_FILE
+    with pytest.raises(FileNotFoundError, match="fix --inception-weights"):
+        inception_network("2048", tmp_path / "nowhere.pth")
+    with pytest.raises(FileNotFoundError, match="pass --inception-weights .*or --inception-download"):
+        inception_network("2048")
+
+
+@pytest.fixture(scope="session")
+def random_inception_weights(tmp_path_factory):
+    """torch-fidelity's InceptionV3 with random weights saved as a weights file (about 100 MB; nothing downloaded)."""
+    pytest.importorskip("torch_fidelity")
+    import torch_fidelity.feature_extractor_inceptionv3 as inception
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(inception, "load_state_dict_from_url", lambda *args, **kwargs: {})
+        patch.setattr(inception.FeatureExtractorInceptionV3, "load_state_dict", lambda self, *args, **kwargs: None)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            network = inception.FeatureExtractorInceptionV3("inception-v3-compat", ["2048"])
+    path = tmp_path_factory.mktemp("inception") / "weights-inception-2015-12-05-6726825d.pth"
+    torch.save(network.state_dict(), path)
+    return path
+
+
+def test_real_inception_network_builds_from_a_local_weights_file(random_inception_weights, monkeypatch, tmp_path):
+    from torchmetrics.image.fid import NoTrainInceptionV3
+
+    from judges.metrics.fid_is import inception_network
+
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+    network = inception_network("2048", random_inception_weights)
+    assert isinstance(network, NoTrainInceptionV3) and not network.training
+    with torch.inference_mode():
+        features = network(torch.zeros((1, 3, 64, 64), dtype=torch.uint8))
+    assert features.shape == (1, 2048)
+
+
+class FakeTerminal:
+    """A stderr that claims to be a terminal, so tqdm draws its bars into it."""
+
+    def __init__(self):
+        import io
+
+        self.buffer = io.StringIO()
+
+    def isatty(self):
+        return True
+
+    def write(self, text):
+        return self.buffer.write(text)
+
+    def flush(self):
+        pass
+
+
+def test_progress_bars_are_off_when_asked_or_without_a_terminal(monkeypatch):
+    from judges.metrics.progress import progress_bar
+
+    with progress_bar(3, "x", progress=False) as bar:
+        assert bar.disable
+    monkeypatch.setattr("sys.stderr", __import__("io").StringIO())  # not a TTY: tqdm turns itself off
+    with progress_bar(3, "x", progress=True) as bar:
+        assert bar.disable
+    terminal = FakeTerminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with progress_bar(3, "x", progress=True) as bar:
+        assert not bar.disable
+
+
+def test_fid_is_commonsense_and_consistency_show_progress(small_arena, monkeypatch):
+    arena = small_arena
+    terminal = FakeTerminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    score_fid_is(arena.db, arena.media, "taxonomy", fid_network=tiny_feature_network(8),
+                 is_network=tiny_feature_network(5, scale=4.0), scorer="tiny", image_size=32, pooled_reference=True,
+                 reference_model=None, progress=True)
+    vectors = {(m, r): [1.0, 0.0] for m in arena.model_ids for r in ("p1", "p2")}
+    score_commonsense(arena.db, arena.media, FakeEncoder(vectors), progress=True)
+    write_metrics(arena.db, [MetricRow(row["model_id"], "clip_score", float(row["id"]), "c", image_id=row["id"],
+                                       suite="taxonomy") for row in image_rows(arena.db, "taxonomy")])
+    score_consistency(arena.db, "taxonomy", progress=True)
+    shown = terminal.buffer.getvalue()
+    # FID: 12 reference images + 12 model images; IS: 12 model images
+    assert "fid/is taxonomy: 100%" in shown and "36/36" in shown
+    assert "commonsense commonsense: 100%" in shown and "8/8" in shown
+    assert "consistency taxonomy: 100%" in shown and "12/12" in shown
 
 
 # --- reward -------------------------------------------------------------------------------------------------------
@@ -250,6 +342,21 @@ def test_score_rewards_once_per_prompt_and_compare(small_arena):
     assert score_rewards(arena.db, arena.media, model, "taxonomy") == 0  # already scored
     table = reward_comparisons(arena.db, suite="taxonomy")
     assert len(table) == 6 and table["p_value"].between(0, 1).all()
+
+
+def test_reward_comparisons_are_stored_and_read_back(small_arena):
+    arena = small_arena
+    score_rewards(arena.db, arena.media, TinyReward(), "taxonomy")
+    table = reward_comparisons(arena.db, scorer="tiny-reward", suite="taxonomy")
+    assert store_comparisons(arena.db, table, scorer="tiny-reward", suite="taxonomy", version="0") == 6
+    assert store_comparisons(arena.db, table, scorer="tiny-reward", suite="taxonomy") == 6  # rerun: replaced
+    stored = stored_comparisons(arena.db, suite="taxonomy")
+    assert len(stored) == 6 and set(stored["scorer"]) == {"tiny-reward"}
+    pd.testing.assert_frame_equal(stored.drop(columns="scorer"), table, check_dtype=False)
+    row = arena.db.execute("SELECT m.name, x.subset, x.value, x.details FROM metrics x JOIN models m ON "
+                           "m.id = x.model_id WHERE x.name = 'reward_mann_whitney_p' ORDER BY x.id LIMIT 1").fetchone()
+    assert row[:2] == ("alpha-model", "vs bravo-model") and json.loads(row[3])["model_b"] == "bravo-model"
+    assert "reward_mann_whitney_p" not in model_metric_table(arena.db).columns  # not a leaderboard column
 
 
 def test_mann_whitney_known_answer():
@@ -313,6 +420,30 @@ def test_score_consistency_writes_model_metrics(small_arena):
         score_consistency(arena.db, "taxonomy", source="nothing")
 
 
+def test_consistency_writes_no_null_rows_for_a_model_missing_a_category(small_arena):
+    """pandas turns a missing S_r into NaN (not None): such a model gets only its overall consistency rows."""
+    arena = small_arena
+    specs = [PromptSpec("paraphrase", str(i), f"object {i} variation {v}", subset=cat, role=str(v),
+                        metadata={"category": cat}) for i, cat in ((1, "abstract"), (2, "realistic")) for v in range(2)]
+    ids = add_prompts(arena.db, specs).ids
+    rows = []
+    for model, prompts in (("alpha-model", ids), ("bravo-model", ids[:2])):  # bravo: abstract only
+        for n, prompt_id in enumerate(prompts):
+            image_id = add_image(arena.db, prompt_id=prompt_id, model_id=arena.model_ids[model],
+                                 stored=arena.media.put_image(make_image(2, n)))
+            rows.append(MetricRow(arena.model_ids[model], "clip_score", [1.0, 2.0, 1.0, 4.0][n], "c",
+                                  image_id=image_id, suite="paraphrase"))
+    write_metrics(arena.db, rows)
+    score_consistency(arena.db, "paraphrase")
+    assert arena.db.execute("SELECT COUNT(*) FROM metrics WHERE value IS NULL").fetchone()[0] == 0
+    names = lambda model: {r[0] for r in arena.db.execute(  # noqa: E731
+        "SELECT x.name FROM metrics x JOIN models m ON m.id = x.model_id WHERE m.name = ? AND x.image_id IS NULL "
+        "AND x.name LIKE 'consistency_std%'", [model])}
+    assert names("bravo-model") == {"consistency_std"}
+    assert names("alpha-model") == {"consistency_std", "consistency_std_S_a", "consistency_std_S_r",
+                                    "consistency_std_S_final"}
+
+
 # --- detection ----------------------------------------------------------------------------------------------------
 
 
@@ -334,6 +465,40 @@ def test_tiny_owlv2_detector_round_trip(tmp_path):
     assert TransformersDetector(folder, threshold=1.01).detect(image, ["a dog"]) == []
 
 
+def test_owl_target_size_pads_only_for_owlv2():
+    from PIL import Image
+
+    from judges.metrics.detection import owl_target_size
+
+    wide, tall = Image.new("RGB", (80, 48)), Image.new("RGB", (30, 50))
+    assert owl_target_size("owlv2", wide) == (80, 80) and owl_target_size("owlv2", tall) == (50, 50)
+    assert owl_target_size("owlvit", wide) == (48, 80) and owl_target_size("owlvit", tall) == (50, 30)
+
+
+def test_tiny_owlvit_boxes_are_scaled_to_the_image_not_a_padded_square(tmp_path):
+    """OWL-ViT v1 resizes without padding: its normalised boxes scale by (width, height) of a non-square image."""
+    from PIL import Image
+    from transformers.image_transforms import center_to_corners_format
+
+    from judges.metrics.detection import TransformersDetector, build_tiny_owl
+
+    detector = TransformersDetector(build_tiny_owl(tmp_path / "owlvit", version="owlvit"), threshold=0.0)
+    assert detector.model_type == "owlvit"
+    image = Image.new("RGB", (80, 48), (30, 160, 30))
+    found = detector.detect(image, ["a green field"])
+    inputs = detector.processor(images=image, text=[["a green field"]], return_tensors="pt")
+    with torch.inference_mode():
+        outputs = detector.model(**inputs)
+    boxes = center_to_corners_format(outputs.pred_boxes[0]) * torch.tensor([80.0, 48.0, 80.0, 48.0])
+    boxes = torch.minimum(boxes.clamp(min=0), torch.tensor([80.0, 48.0, 80.0, 48.0]))
+    scores = torch.sigmoid(outputs.logits[0, :, 0])
+    expected = sorted(zip(scores.tolist(), boxes.tolist()), key=lambda pair: -pair[0])
+    assert len(found) == len(expected) == 16
+    for detection, (score, box) in zip(found, expected):
+        assert detection.score == pytest.approx(score, abs=1e-5)
+        assert detection.box == pytest.approx(tuple(box), abs=1e-3)
+
+
 # --- CLI and demo -------------------------------------------------------------------------------------------------
 
 
@@ -351,11 +516,53 @@ def test_metrics_cli_with_tiny_scorers(small_arena, capsys):
     assert "accuracy" in capsys.readouterr().out
     assert main([*common, "--suite", "taxonomy", "--metrics", "clip,bogus"]) == 2
     assert "unknown metric(s) bogus" in capsys.readouterr().err
+    stored = stored_comparisons(arena.db, suite="taxonomy")
+    assert len(stored) == 6 and set(stored["scorer"]) == {"stand-in:open_clip:open-clip-tiny"}
     table = model_metric_table(arena.db)
     for column in ("clip_score", "clip_lemma", "clip_hypernym", "clip_cohyponym", "clip_specificity", "fid",
                    "inception_score", "reward", "consistency_std", "commonsense_clip_accuracy"):
         assert column in table.columns, column
     assert table["clip_lemma"].notna().all()
+
+
+def test_metrics_cli_skips_metrics_whose_extras_or_weights_are_missing(small_arena, tiny_clip_dir, capsys,
+                                                                     monkeypatch, tmp_path):
+    """Real scorers: CLIP from a local folder runs; FID/IS without Inception weights and ImageReward (not installed
+    here) are skipped with one line each naming the fix; the run still succeeds."""
+    pytest.importorskip("torch_fidelity")
+    from judges.metrics.cli import EXIT_NOTHING_RAN, main
+
+    try:
+        import ImageReward  # noqa: F401
+        pytest.skip("ImageReward installed")
+    except ImportError:
+        pass
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch-home"))  # no cached Inception weights
+    arena = small_arena
+    common = ["--db", str(arena.settings.db_path), "--media-dir", str(arena.settings.media_dir), "--quiet",
+              "--suite", "taxonomy", "--clip-model", f"local-dir:{tiny_clip_dir}"]
+    assert main(common) == 0  # the default metrics: clip, fid, is, reward, consistency
+    captured = capsys.readouterr()
+    skipped = [line for line in captured.err.splitlines() if line.startswith("skipped ")]
+    assert [line.split(":")[0] for line in skipped] == ["skipped fid", "skipped is", "skipped reward"]
+    assert "--inception-weights" in skipped[0] and "--inception-download" in skipped[0]
+    assert "ImageReward is not installed" in skipped[2] and "--reward-model clip" in skipped[2]
+    assert "clip: {'images': 12" in captured.out and "consistency:" in captured.out
+    assert arena.db.execute("SELECT COUNT(*) FROM metrics WHERE name = 'fid'").fetchone()[0] == 0
+
+    assert main([*common, "--metrics", "clip,reward", "--strict"]) == EXIT_NOTHING_RAN  # strict: any skip fails
+    assert "skipped reward: ImageReward is not installed" in capsys.readouterr().err
+    assert main([*common, "--metrics", "reward,fid"]) == EXIT_NOTHING_RAN  # only missing ones asked for
+    err = capsys.readouterr().err
+    assert "none of the requested metrics (reward, fid) could run" in err and "skipped fid:" in err
+    assert main([*common, "--metrics", "reward", "--reward-model", "clip"]) == 0  # the stand-in needs only CLIP
+
+    import torchmetrics.utilities.imports
+
+    monkeypatch.setattr(torchmetrics.utilities.imports, "_TORCH_FIDELITY_AVAILABLE", False)
+    assert main([*common, "--metrics", "is,clip"]) == 0
+    assert "skipped is: the real Inception network needs torch-fidelity: pip install torch-fidelity" in \
+        capsys.readouterr().err
 
 
 def test_metrics_cli_help(capsys):

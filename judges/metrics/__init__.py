@@ -8,8 +8,10 @@ Modules (each imports its heavy dependencies only when used):
 - :mod:`.commonsense_clip`: the Commonsense-T2I CLIP evaluator (T2): ``commonsense_clip_fit`` per image and
   ``commonsense_clip_accuracy`` per model.
 - :mod:`.fid_is`: ``fid`` against a reference model's images and ``inception_score`` (torchmetrics).
-- :mod:`.reward`: ``reward`` per image (ImageReward, an optional extra) and Mann-Whitney U comparisons.
+- :mod:`.reward`: ``reward`` per image (ImageReward, an optional extra) and Mann-Whitney U comparisons, stored as
+  ``reward_mann_whitney_p`` rows (one per pair of models, subset ``vs <other model>``).
 - :mod:`.consistency`: spread of any per-image score within paraphrase groups (T5): ``consistency_*``.
 - :mod:`.detection`: an open-vocabulary detector interface for SANEval (T4).
-- :mod:`.cli`: ``python -m judges metrics``; :mod:`.demo`: the offline demo's metrics with tiny random scorers.
+- :mod:`.cli`: ``python -m judges metrics`` (a metric whose extra or weights are missing is skipped, the others run);
+  :mod:`.demo`: the offline demo's metrics with tiny random scorers; :mod:`.progress`: the progress bars.
 """

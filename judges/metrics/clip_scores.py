@@ -226,14 +226,14 @@ class ClipReport:
 def score_clip(db: sqlite_utils.Database, media: MediaStore, encoder: ClipEncoder, suite: str, *,
                models: Sequence[str] | None = None, skip_existing: bool = True, progress: bool = False) -> ClipReport:
     """Write ``clip_score`` for every image of ``suite`` and the taxonomy metrics where the prompt has a concept."""
-    from tqdm.auto import tqdm
+    from judges.metrics.progress import progress_bar
 
     rows = image_rows(db, suite, models=models)
     done = scored_image_ids(db, "clip_score", encoder.name) if skip_existing else set()
     todo = [row for row in rows if row["id"] not in done]
     report = ClipReport(images=len(todo), skipped=len(rows) - len(todo), counts=encoder.counts)
     encoder.encode_texts([t for row in todo for t in texts_for(row["text"], row["metadata"])])  # each once
-    with tqdm(total=len(todo), desc=f"clip {suite}", unit="img", disable=not progress) as bar:
+    with progress_bar(len(todo), f"clip {suite}", progress=progress) as bar:
         for start in range(0, len(todo), encoder.batch_size):
             chunk = todo[start : start + encoder.batch_size]
             vectors = encoder.encode_stored(media, chunk)

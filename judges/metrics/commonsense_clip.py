@@ -48,7 +48,13 @@ class CommonsenseReport:
 
 
 def score_commonsense(db: sqlite_utils.Database, media: MediaStore, encoder: ClipEncoder, *,
-                      suite: str = "commonsense", models: Sequence[str] | None = None) -> CommonsenseReport:
+                      suite: str = "commonsense", models: Sequence[str] | None = None,
+                      progress: bool = False) -> CommonsenseReport:
+    """Write ``commonsense_clip_fit`` for every p1/p2 image with both descriptions, and the accuracies per model."""
+    import torch
+
+    from judges.metrics.progress import progress_bar
+
     rows = image_rows(db, suite, models=models)
     description = {}  # (item_key, role) -> its description text
     for row in rows:
@@ -63,7 +69,13 @@ def score_commonsense(db: sqlite_utils.Database, media: MediaStore, encoder: Cli
     if not usable:
         return report
     encoder.encode_texts(list(description.values()))
-    vectors = encoder.encode_stored(media, usable)
+    step = getattr(encoder, "batch_size", 32)
+    parts = []
+    with progress_bar(len(usable), f"commonsense {suite}", progress=progress) as bar:
+        for start in range(0, len(usable), step):
+            parts.append(encoder.encode_stored(media, usable[start : start + step]))
+            bar.update(len(parts[-1]))
+    vectors = torch.cat(parts)
     cosines = {}  # image id -> (cos with D1, cos with D2)
     image_metrics = []
     for row, vector in zip(usable, vectors):

@@ -56,11 +56,16 @@ def consistency_summary(frame, stat: str = "std"):
 
 
 def score_consistency(db: sqlite_utils.Database, suite: str, *, source: str = "clip_score", scorer: str | None = None,
-                      stats: Sequence[str] = STATS) -> dict:
+                      stats: Sequence[str] = STATS, progress: bool = False) -> dict:
     """Compute and store the consistency metrics of ``suite`` from the per-image metric ``source``.
 
     ``scorer`` picks the source rows' scorer (default: the one with most rows). Returns {stat: summary frame}.
+    A model without groups of one category gets no S_a/S_r/S_final row (not a NULL one).
     """
+    import pandas as pd
+
+    from judges.metrics.progress import progress_bar
+
     frame = image_metric_frame(db, source, scorer=scorer, suite=suite).dropna(subset=["value"])
     if frame.empty:
         raise LookupError(f"no {source!r} scores for suite {suite!r}: compute them first "
@@ -72,18 +77,21 @@ def score_consistency(db: sqlite_utils.Database, suite: str, *, source: str = "c
     model_ids = {name: model_id for model_id, name in db.execute("SELECT id, name FROM models")}
     written_scorer = f"{scorer}/{source}"
     results, rows = {}, []
-    for stat in stats:
-        summary = consistency_summary(frame, stat)
-        results[stat] = summary
-        for record in summary.to_dict("records"):
-            values = {f"consistency_{stat}": record["mean"]}
-            if record["S_a"] is not None and record["S_r"] is not None:
-                values.update({f"consistency_{stat}_S_a": record["S_a"], f"consistency_{stat}_S_r": record["S_r"],
-                               f"consistency_{stat}_S_final": record["S_final"]})
-            for name, value in values.items():
-                if value is not None:
-                    rows.append(MetricRow(model_ids[record["model"]], name, value, written_scorer, suite=suite,
-                                          details={"source": source, "source_scorer": scorer,
-                                                   "groups": record["groups"]}))
+    with progress_bar(len(stats) * frame["model"].nunique(), f"consistency {suite}", unit="model",
+                      progress=progress) as bar:
+        for stat in stats:
+            summary = consistency_summary(frame, stat)
+            results[stat] = summary
+            for record in summary.to_dict("records"):  # pandas stores a missing S_a/S_r as NaN, not None
+                values = {f"consistency_{stat}": record["mean"]}
+                if pd.notna(record["S_a"]) and pd.notna(record["S_r"]):
+                    values.update({f"consistency_{stat}_S_a": record["S_a"], f"consistency_{stat}_S_r": record["S_r"],
+                                   f"consistency_{stat}_S_final": record["S_final"]})
+                for name, value in values.items():
+                    if pd.notna(value):
+                        rows.append(MetricRow(model_ids[record["model"]], name, value, written_scorer, suite=suite,
+                                              details={"source": source, "source_scorer": scorer,
+                                                       "groups": record["groups"]}))
+                bar.update(1)
     write_metrics(db, rows)
     return results

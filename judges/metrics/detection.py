@@ -2,9 +2,9 @@
 
 The SANEval scorer (judges side) needs only ``detect(image, labels) -> list[Detection]``: which of the label texts
 appear where, with a confidence. :class:`TransformersDetector` implements it with a transformers zero-shot detector
-(OWLv2, or Grounding DINO) loaded with ``from_pretrained`` from a local folder or a hub id, e.g.
+(OWLv2, OWL-ViT or Grounding DINO) loaded with ``from_pretrained`` from a local folder or a hub id, e.g.
 ``google/owlv2-base-patch16-ensemble`` or ``IDEA-Research/grounding-dino-tiny``. Tests use a tiny random OWLv2
-saved with ``save_pretrained`` (:func:`build_tiny_owlv2`), loaded back the same way.
+or OWL-ViT saved with ``save_pretrained`` (:func:`build_tiny_owl`), loaded back the same way.
 """
 
 from __future__ import annotations
@@ -26,6 +26,16 @@ class Detection:
     def centroid(self) -> tuple[float, float]:
         x0, y0, x1, y1 = self.box
         return ((x0 + x1) / 2, (y0 + y1) / 2)
+
+
+def owl_target_size(model_type: str, image: Image.Image) -> tuple[int, int]:
+    """The (height, width) OWL's normalised boxes are scaled to: OWLv2 pads the image to a square at the bottom
+    right before resizing, so its boxes are relative to that (side, side) square; OWL-ViT (v1) resizes without
+    padding, so its boxes are relative to the image itself."""
+    if model_type == "owlv2":
+        side = max(image.width, image.height)
+        return (side, side)
+    return (image.height, image.width)
 
 
 @runtime_checkable
@@ -75,10 +85,10 @@ class TransformersDetector:
                 outputs, inputs.input_ids, threshold=self.threshold, text_threshold=self.text_threshold,
                 target_sizes=target_sizes)[0]
             names = [self._match(label, labels) for label in result.get("text_labels") or result.get("labels")]
-        else:  # OWL pads the image to a square at the bottom right: boxes are relative to that square
-            side = max(image.width, image.height)
+        else:
             result = self.processor.post_process_grounded_object_detection(
-                outputs, threshold=self.threshold, target_sizes=[(side, side)], text_labels=[list(labels)])[0]
+                outputs, threshold=self.threshold, target_sizes=[owl_target_size(self.model_type, image)],
+                text_labels=[list(labels)])[0]
             names = result["text_labels"]
         detections = []
         for name, score, box in zip(names, result["scores"].tolist(), result["boxes"].tolist()):
@@ -100,19 +110,23 @@ class TransformersDetector:
         return ""
 
 
-def build_tiny_owlv2(folder: str | Path, seed: int = 0) -> Path:
-    """A tiny random OWLv2 (real CLIP tokenizer) saved with ``save_pretrained`` into ``folder``."""
+def build_tiny_owl(folder: str | Path, seed: int = 0, *, version: str = "owlv2") -> Path:
+    """A tiny random OWLv2 (``version="owlv2"``) or OWL-ViT (``"owlvit"``) with the real CLIP tokenizer, saved with
+    ``save_pretrained`` into ``folder``."""
     import torch
-    from transformers import Owlv2Config, Owlv2ForObjectDetection, Owlv2ImageProcessor, Owlv2Processor
+    import transformers
 
     from generators.tiny import make_clip_tokenizer
 
+    prefix = {"owlv2": "Owlv2", "owlvit": "OwlViT"}.get(version)
+    if prefix is None:
+        raise ValueError(f"version must be owlv2 or owlvit, got {version!r}.")
     folder = Path(folder)
     if (folder / "config.json").exists():
         return folder
     tokenizer = make_clip_tokenizer()
     tokenizer.model_max_length = 16
-    config = Owlv2Config(
+    config = getattr(transformers, f"{prefix}Config")(
         text_config={"vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2,
                      "num_attention_heads": 2, "max_position_embeddings": 16, "bos_token_id": tokenizer.bos_token_id,
                      "eos_token_id": tokenizer.eos_token_id, "pad_token_id": 0},
@@ -122,8 +136,14 @@ def build_tiny_owlv2(folder: str | Path, seed: int = 0) -> Path:
     )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = Owlv2ForObjectDetection(config)
-    processor = Owlv2Processor(image_processor=Owlv2ImageProcessor(size={"height": 32, "width": 32}), tokenizer=tokenizer)
+        model = getattr(transformers, f"{prefix}ForObjectDetection")(config)
+    image_processor = getattr(transformers, f"{prefix}ImageProcessor")(size={"height": 32, "width": 32})
+    processor = getattr(transformers, f"{prefix}Processor")(image_processor=image_processor, tokenizer=tokenizer)
     model.save_pretrained(folder)
     processor.save_pretrained(folder)
     return folder
+
+
+def build_tiny_owlv2(folder: str | Path, seed: int = 0) -> Path:
+    """A tiny random OWLv2 (:func:`build_tiny_owl`)."""
+    return build_tiny_owl(folder, seed, version="owlv2")

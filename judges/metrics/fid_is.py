@@ -4,8 +4,8 @@ The reference set is another model's images for the same suite (the retrieval ba
 ``retrieval`` by default) or a folder of images. Both metrics take their feature network as an argument:
 
 - the real one, :func:`inception_network`, is torchmetrics' InceptionV3 (torch-fidelity's FID port, an optional
-  extra: ``pip install torch-fidelity``) whose weights file (``pt_inception-2015-12-05-6726825d.pth``) can be given
-  as a local path for machines without network;
+  extra: ``pip install torch-fidelity``) whose weights file (``weights-inception-2015-12-05-6726825d.pth``) is a
+  local path (``--inception-weights``) or torch-fidelity's download, made only when asked (``--inception-download``);
 - tests and the offline demo pass :func:`tiny_feature_network`, a small random conv net, and record it as the
   scorer so its numbers never mix with real FIDs.
 
@@ -25,26 +25,59 @@ import sqlite_utils
 from PIL import Image
 
 from arena.media import MediaStore
+from judges.metrics.progress import progress_bar
 from judges.metrics.store import MetricRow, image_rows, open_image, write_metrics
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 
 
-def inception_network(feature: str = "2048", weights_path: str | None = None):
-    """torchmetrics' InceptionV3 feature extractor: ``"2048"`` pool features for FID, ``"logits_unbiased"`` for IS."""
+INCEPTION_WEIGHTS_FILE = "weights-inception-2015-12-05-6726825d.pth"
+INCEPTION_WEIGHTS_URL = ("https://github.com/toshas/torch-fidelity/releases/download/v0.2.0/"
+                         + INCEPTION_WEIGHTS_FILE)
+
+
+def cached_inception_weights() -> Path:
+    """Where torch-fidelity's own download puts the weights (torch hub's checkpoint folder, ``$TORCH_HOME``)."""
+    import torch
+
+    return Path(torch.hub.get_dir()) / "checkpoints" / INCEPTION_WEIGHTS_FILE
+
+
+def inception_network(feature: str = "2048", weights_path: str | Path | None = None, *, allow_download: bool = False):
+    """torchmetrics' InceptionV3 feature extractor: ``"2048"`` pool features for FID, ``"logits_unbiased"`` for IS.
+
+    The weights are ``weights_path`` (``--inception-weights``), else torch-fidelity's download in torch hub's cache
+    if present there. Nothing is downloaded unless ``allow_download`` (``--inception-download``): a missing file
+    raises FileNotFoundError naming the flags.
+    """
     from torchmetrics.utilities.imports import _TORCH_FIDELITY_AVAILABLE
 
     if not _TORCH_FIDELITY_AVAILABLE:
         raise ModuleNotFoundError(
-            "the real Inception network needs torch-fidelity: pip install torch-fidelity (and, without network, "
-            "pass --inception-weights with a local pt_inception-2015-12-05-6726825d.pth)."
+            "the real Inception network needs torch-fidelity: pip install torch-fidelity==0.4.0 (and, without "
+            f"network, pass --inception-weights with a local {INCEPTION_WEIGHTS_FILE})."
         )
     from torchmetrics.image.fid import NoTrainInceptionV3
 
-    if weights_path and not Path(weights_path).exists():
-        raise FileNotFoundError(f"Inception weights {weights_path} do not exist; fix --inception-weights.")
+    if weights_path:
+        if not Path(weights_path).is_file():
+            raise FileNotFoundError(
+                f"Inception weights {weights_path} do not exist; fix --inception-weights (torch-fidelity's "
+                f"{INCEPTION_WEIGHTS_FILE}, from {INCEPTION_WEIGHTS_URL})."
+            )
+        source: str | None = str(weights_path)
+    elif cached_inception_weights().is_file():
+        source = str(cached_inception_weights())
+    elif allow_download:
+        source = None  # torch-fidelity downloads into cached_inception_weights()
+    else:
+        raise FileNotFoundError(
+            f"the Inception weights are not on this machine ({cached_inception_weights()}): pass --inception-weights "
+            f"/path/to/{INCEPTION_WEIGHTS_FILE} (download it from {INCEPTION_WEIGHTS_URL}), or --inception-download "
+            "to let torch-fidelity fetch it."
+        )
     return NoTrainInceptionV3(name="inception-v3-compat", features_list=[feature],
-                              feature_extractor_weights_path=weights_path)
+                              feature_extractor_weights_path=source)
 
 
 def tiny_feature_network(num_outputs: int = 16, seed: int = 0, scale: float = 1.0):
@@ -108,8 +141,8 @@ def reference_images(db: sqlite_utils.Database, media: MediaStore, suite: str, *
 def score_fid_is(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fid_network=None, is_network=None,
                  scorer: str, scorer_version: str = "", reference_model: str | None = "retrieval",
                  reference_folder: str | Path | None = None, pooled_reference: bool = False,
-                 models: Sequence[str] | None = None,
-                 image_size: int = 299, batch_size: int = 32, splits: int = 10) -> FidIsReport:
+                 models: Sequence[str] | None = None, image_size: int = 299, batch_size: int = 32,
+                 splits: int = 10, progress: bool = False) -> FidIsReport:
     """FID of each model against the reference set (if ``fid_network``) and IS (if ``is_network``).
 
     The reference model itself gets no FID. ``pooled_reference``: the reference is every model's images of the suite
@@ -127,6 +160,7 @@ def score_fid_is(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fi
     fid = None
     reference_label = (str(reference_folder) if reference_folder else
                        f"all models' {suite} images" if pooled_reference else reference_model or "")
+    reference: list[Image.Image] = []
     if fid_network is not None:
         reference = reference_images(db, media, suite, reference_model=reference_model,
                                      reference_folder=reference_folder, pooled=pooled_reference)
@@ -134,42 +168,50 @@ def score_fid_is(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fi
             report.skipped["*"] = (f"FID needs at least 2 reference images; {reference_label or 'no reference'} has "
                                    f"{len(reference)} in suite {suite!r}. Import the retrieval images "
                                    "(python -m arena import-images) or pass --fid-reference-folder.")
-        else:
-            fid = FrechetInceptionDistance(feature=fid_network, reset_real_features=False)
-            with torch.inference_mode():
-                for chunk in _batches(reference, batch_size):
-                    fid.update(to_uint8_batch(chunk, image_size), real=True)
+            reference = []
+    scored = {model: model_rows for model, model_rows in sorted(by_model.items())
+              if not (model == reference_model and not reference_folder)}
+    networks = (fid_network is not None and bool(reference)) + (is_network is not None)
+    total = len(reference) + networks * sum(len(r) for r in scored.values() if len(r) >= 2)
     metrics = []
-    for model, model_rows in sorted(by_model.items()):
-        if model == reference_model and not reference_folder:
-            continue
-        model_id = model_rows[0]["model_id"]
-        if len(model_rows) < 2:
-            report.skipped[model] = f"{len(model_rows)} image(s); FID and IS need at least 2"
-            continue
-        images = [open_image(media, row) for row in model_rows]
-        if fid is not None:
-            fid.reset()
+    with progress_bar(total, f"fid/is {suite}", progress=progress) as bar:
+
+        def features(metric, images, **update) -> None:  # feed ``images`` through ``metric``'s network in batches
             with torch.inference_mode():
                 for chunk in _batches(images, batch_size):
-                    fid.update(to_uint8_batch(chunk, image_size), real=False)
-                value = float(fid.compute())
-            report.fid[model] = value
-            metrics.append(MetricRow(model_id, "fid", value, scorer, suite=suite, scorer_version=scorer_version,
-                                     details={"images": len(images), "reference": reference_label,
-                                              "reference_images": int(fid.real_features_num_samples)}))
-        if is_network is not None:
-            split_count = max(1, min(splits, len(images) // 2))
-            with warnings.catch_warnings():  # "saves all features" is the point; one split has no std
-                warnings.simplefilter("ignore", UserWarning)
-                score = InceptionScore(feature=is_network, splits=split_count)
+                    metric.update(to_uint8_batch(chunk, image_size), **update)
+                    bar.update(len(chunk))
+
+        if reference:
+            fid = FrechetInceptionDistance(feature=fid_network, reset_real_features=False)
+            features(fid, reference, real=True)
+        for model, model_rows in scored.items():
+            model_id = model_rows[0]["model_id"]
+            if len(model_rows) < 2:
+                report.skipped[model] = f"{len(model_rows)} image(s); FID and IS need at least 2"
+                continue
+            images = [open_image(media, row) for row in model_rows]
+            if fid is not None:
+                fid.reset()
+                features(fid, images, real=False)
                 with torch.inference_mode():
-                    for chunk in _batches(images, batch_size):
-                        score.update(to_uint8_batch(chunk, image_size))
-                    mean, std = (float(v) for v in score.compute())
-            std = None if split_count < 2 or math.isnan(std) else std
-            report.inception_score[model] = mean
-            metrics.append(MetricRow(model_id, "inception_score", mean, scorer, suite=suite,
-                                     scorer_version=scorer_version, details={"images": len(images), "std": std, "splits": split_count}))
+                    value = float(fid.compute())
+                report.fid[model] = value
+                metrics.append(MetricRow(model_id, "fid", value, scorer, suite=suite, scorer_version=scorer_version,
+                                         details={"images": len(images), "reference": reference_label,
+                                                  "reference_images": int(fid.real_features_num_samples)}))
+            if is_network is not None:
+                split_count = max(1, min(splits, len(images) // 2))
+                with warnings.catch_warnings():  # "saves all features" is the point; one split has no std
+                    warnings.simplefilter("ignore", UserWarning)
+                    score = InceptionScore(feature=is_network, splits=split_count)
+                    features(score, images)
+                    with torch.inference_mode():
+                        mean, std = (float(v) for v in score.compute())
+                std = None if split_count < 2 or math.isnan(std) else std
+                report.inception_score[model] = mean
+                metrics.append(MetricRow(model_id, "inception_score", mean, scorer, suite=suite,
+                                         scorer_version=scorer_version,
+                                         details={"images": len(images), "std": std, "splits": split_count}))
     write_metrics(db, metrics)
     return report

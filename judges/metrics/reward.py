@@ -13,6 +13,11 @@ installed in a separate virtualenv that holds only what this module needs::
 Everything here works with any object implementing :class:`RewardModel` (tests use a tiny stand-in; the offline
 demo uses :class:`ClipRewardStandIn`, recorded under its own scorer name). Scores are written as the image-level
 metric ``reward`` with the reward model as scorer.
+
+The Mann-Whitney comparisons are stored too (:func:`store_comparisons`): one model-level row per pair of models,
+on the first model of the pair (alphabetical), named ``reward_mann_whitney_p`` with the p-value as value, subset
+``vs <other model>`` (so the leaderboard's overall columns, subset '', never show it) and the test's numbers in
+details; :func:`stored_comparisons` reads them back as the printed table.
 """
 
 from __future__ import annotations
@@ -77,7 +82,7 @@ class ClipRewardStandIn:
 def score_rewards(db: sqlite_utils.Database, media: MediaStore, model: RewardModel, suite: str, *,
                   models: Sequence[str] | None = None, skip_existing: bool = True, progress: bool = False) -> int:
     """Write ``reward`` for the suite's images not yet scored by ``model``; one call per prompt; return the count."""
-    from tqdm.auto import tqdm
+    from judges.metrics.progress import progress_bar
 
     done = scored_image_ids(db, "reward", model.name) if skip_existing else set()
     by_prompt: dict[str, list[dict]] = {}
@@ -85,7 +90,7 @@ def score_rewards(db: sqlite_utils.Database, media: MediaStore, model: RewardMod
         if row["id"] not in done:
             by_prompt.setdefault(row["text"], []).append(row)
     written = 0
-    with tqdm(total=sum(map(len, by_prompt.values())), desc=f"reward {suite}", unit="img", disable=not progress) as bar:
+    with progress_bar(sum(map(len, by_prompt.values())), f"reward {suite}", progress=progress) as bar:
         for prompt, rows in by_prompt.items():
             values = model.score(prompt, [open_image(media, row) for row in rows])
             if len(values) != len(rows):
@@ -127,3 +132,45 @@ def reward_comparisons(db: sqlite_utils.Database, *, scorer: str | None = None, 
     if scorer is None and not frame.empty:
         frame = frame[frame["scorer"] == frame["scorer"].value_counts().idxmax()]
     return mann_whitney_table({model: group["value"].tolist() for model, group in frame.groupby("model")}, alternative)
+
+
+COMPARISON_METRIC = "reward_mann_whitney_p"
+COMPARISON_SUBSET = "vs "  # + the other model's name
+
+
+def store_comparisons(db: sqlite_utils.Database, table, *, scorer: str, suite: str = "", version: str = "",
+                      name: str = "reward", alternative: str = "two-sided") -> int:
+    """Write a :func:`mann_whitney_table` as ``reward_mann_whitney_p`` rows (module docstring); return the count."""
+    model_ids = {model: model_id for model_id, model in db.execute("SELECT id, name FROM models")}
+    rows = [
+        MetricRow(model_ids[record["model_a"]], COMPARISON_METRIC, record["p_value"], scorer, suite=suite,
+                  subset=COMPARISON_SUBSET + record["model_b"], scorer_version=version,
+                  details={"model_b": record["model_b"], "n_a": int(record["n_a"]), "n_b": int(record["n_b"]),
+                           "median_a": record["median_a"], "median_b": record["median_b"], "U": record["U"],
+                           "alternative": alternative, "source": name})
+        for record in table.to_dict("records")
+    ]
+    return write_metrics(db, rows)
+
+
+def stored_comparisons(db: sqlite_utils.Database, *, suite: str = "", scorer: str | None = None):
+    """The stored comparisons of ``suite`` (one ``scorer``, or all) as a :func:`mann_whitney_table` frame, with a
+    ``scorer`` column."""
+    import json
+
+    import pandas as pd
+
+    sql = ("SELECT m.name, x.value, x.scorer, x.details FROM metrics x JOIN models m ON m.id = x.model_id "
+           "WHERE x.name = ? AND x.suite = ? AND x.image_id IS NULL")
+    args = [COMPARISON_METRIC, suite]
+    if scorer is not None:
+        sql += " AND x.scorer = ?"
+        args.append(scorer)
+    records = []
+    for model_a, p_value, row_scorer, details in db.execute(sql, args).fetchall():
+        d = json.loads(details)
+        records.append({"model_a": model_a, "model_b": d["model_b"], "n_a": d["n_a"], "n_b": d["n_b"],
+                        "median_a": d["median_a"], "median_b": d["median_b"], "U": d["U"], "p_value": p_value,
+                        "scorer": row_scorer})
+    columns = ["model_a", "model_b", "n_a", "n_b", "median_a", "median_b", "U", "p_value", "scorer"]
+    return pd.DataFrame(records, columns=columns).sort_values(["scorer", "model_a", "model_b"], ignore_index=True)

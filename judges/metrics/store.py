@@ -118,7 +118,8 @@ def model_metric_table(db: sqlite_utils.Database, suite: str | None = None):
     """Rows: every model (column ``model``); columns: metric names; values: model-level metrics as stored and the
     model mean of image-level metrics.
 
-    Model-level metrics are taken from their overall row (subset ''). A name computed by several scorers (a real
+    Model-level metrics are taken from their overall row (subset ''); rows with a subset (per-category
+    accuracies, the ``reward_mann_whitney_p`` comparisons under ``vs <model>``) are not columns. A name computed by several scorers (a real
     CLIP and a tiny stand-in, say) gets one column per scorer, ``name [scorer]``; a model-level name present in
     several suites gets ``name (suite)`` unless ``suite`` selects one. ``table.attrs["lower_is_better"]`` lists the
     columns where smaller is better (FID, consistency spreads), for rank correlations against ELO.

@@ -60,12 +60,13 @@ def cmd_export(args, settings) -> int:
 
 
 def cmd_leaderboard(args, settings) -> int:
-    from arena.leaderboard import LeaderboardOptions, compute_leaderboard, format_table, summary_text
+    from arena.leaderboard import (LeaderboardOptions, agreement_text, compute_leaderboard, format_table,
+                                   summary_text)
 
     db, _ = _open(settings)
     options = LeaderboardOptions(
         suite=args.suite, subset=args.subset, variant=args.variant, category=args.category, voter=args.voter,
-        rounds=settings.bootstrap_rounds if args.rounds is None else args.rounds, seed=settings.seed,
+        judge=args.judge, rounds=settings.bootstrap_rounds if args.rounds is None else args.rounds, seed=settings.seed,
         tie_policy=args.tie_policy or settings.tie_policy, min_votes=settings.min_votes,
         include_excluded=args.include_excluded,
     )
@@ -76,6 +77,8 @@ def cmd_leaderboard(args, settings) -> int:
     print()
     print("Rank correlation with the human ELO:")
     print(board.correlations.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print()
+    print(agreement_text(board))
     return 0
 
 
@@ -97,31 +100,35 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="start the web app (builds the demo into an empty database)")
-    serve.add_argument("--host")
-    serve.add_argument("--port", type=int)
+    serve.add_argument("--host", help="address to listen on (default: the host setting)")
+    serve.add_argument("--port", type=int, help="port to listen on (default: the port setting)")
     serve.set_defaults(handler=cmd_serve)
 
     demo = commands.add_parser("demo", help="write the bundled demo prompts and images into the database")
     demo.set_defaults(handler=cmd_demo)
 
     images = commands.add_parser("import-images", help="import a folder <model>/<prompt key>.<png|jpg|webp>")
-    images.add_argument("folder")
+    images.add_argument("folder", help="folder with one subfolder of images per model")
     images.add_argument("--prompts", required=True, help="CSV or JSONL with key, text (+ subset, variant, role, metadata)")
     images.add_argument("--suite", default="imported", help="suite of the prompts (default: imported)")
     images.set_defaults(handler=cmd_import_images)
 
     export = commands.add_parser("export", help="export the votes table (CSV, JSONL or Parquet)")
     export.add_argument("path", help="output file; the suffix picks the format")
-    export.add_argument("--format", choices=["csv", "jsonl", "parquet"])
+    export.add_argument("--format", choices=["csv", "jsonl", "parquet"],
+                        help="output format (default: from the suffix)")
     export.set_defaults(handler=cmd_export)
 
     board = commands.add_parser("leaderboard", help="print the leaderboard")
-    board.add_argument("--suite")
-    board.add_argument("--subset")
+    board.add_argument("--suite", help="only votes on prompts of this suite, e.g. taxonomy")
+    board.add_argument("--subset", help="only votes on prompts of this subset, e.g. Easy")
     board.add_argument("--variant", help="with_definition or without_definition (taxonomy)")
-    board.add_argument("--category")
+    board.add_argument("--category", help="only votes on prompts of this category (metadata category)")
     board.add_argument("--voter", help="one annotator's or judge's votes only")
-    board.add_argument("--tie-policy", choices=["drop", "half", "half_ties_drop_both_bad"])
+    board.add_argument("--judge", help="the judge voter of the judge column, e.g. gpt-judge:gpt-4o-mini "
+                                       "(default: the judge with the most votes)")
+    board.add_argument("--tie-policy", choices=["drop", "half", "half_ties_drop_both_bad"],
+                       help="ties and both-bad in the fit (default: the tie_policy setting)")
     board.add_argument("--rounds", type=int, help="bootstrap rounds (default: the setting)")
     board.add_argument("--include-excluded", action="store_true", help="count votes flagged as excluded")
     board.set_defaults(handler=cmd_leaderboard)

@@ -6,6 +6,15 @@ commonsense accuracy, SemVarEffect, SANEval, ...). Every model in the database g
 no votes or scores yet. Beside the table: rank correlations of the judge and of each metric with the human ELO,
 human–judge agreement on shared battles, position bias, inter-annotator agreement and the strategies that drew the
 battles.
+
+The judge column is one judge voter (a ``voter`` name such as ``gpt-judge:gpt-4o-mini``), never several pooled:
+``LeaderboardOptions.judge``, by default the judge voter with the most votes in the slice (ties: the first name).
+Its votes give the judge ELO, the judge's rank correlation and the human–judge agreement; the summary names it.
+
+Agreement statistics (formulas in :mod:`ratings.agreement`): human–judge raw agreement p_o and Cohen's κ on
+every (human vote, judge vote) pair of the same battle; inter-annotator mean pairwise agreement P̄ and Fleiss' κ
+over battles seen by at least two annotators, Cohen's κ per pair of annotators, and the mean Spearman ρ between
+the ratings fitted on each annotator's own votes.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ class LeaderboardOptions:
     variant: str | None = None
     category: str | None = None
     voter: str | None = None
+    judge: str | None = None  # the judge voter of the judge column; None: the judge voter with the most votes
     rounds: int = 1000
     seed: int = 0
     tie_policy: str = "drop"
@@ -45,6 +55,9 @@ class Leaderboard:
     inter_annotator: dict  # ratings.inter_annotator_agreement
     position_bias: pd.DataFrame  # ratings.position_bias per voter kind and subset
     strategies: dict[str, int] = field(default_factory=dict)  # votes per sampling strategy
+    judge: str | None = None  # the judge voter of the judge column (None: no judge vote in the slice)
+    judge_chosen: bool = False  # True: named by LeaderboardOptions.judge; False: the judge with the most votes
+    judges: dict[str, int] = field(default_factory=dict)  # votes per judge voter in the slice, most first
 
 
 def _format_ci(row: pd.Series) -> str:
@@ -80,17 +93,39 @@ def _correlations(table: pd.DataFrame, metric_columns: list[str], lower_is_bette
     return pd.DataFrame(rows, columns=["against human ELO", "spearman", "spearman_p", "kendall", "kendall_p", "n"])
 
 
+def judge_vote_counts(votes: pd.DataFrame) -> dict[str, int]:
+    """Votes per judge voter, most first (ties by name)."""
+    counts = votes.loc[votes["voter_kind"] == "judge", "voter"].astype(str).value_counts()
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def pick_judge(db: sqlite_utils.Database, votes: pd.DataFrame, judge: str | None) -> str | None:
+    """``judge`` if it is a judge voter of the database, else the judge voter with the most of ``votes``."""
+    if judge is None:
+        return next(iter(judge_vote_counts(votes)), None)
+    known = [row[0] for row in db.execute(
+        "SELECT voter FROM votes WHERE voter_kind = 'judge' GROUP BY voter ORDER BY COUNT(*) DESC, voter")]
+    if judge not in known:
+        raise LookupError(f"No judge votes from {judge!r}. Judges with votes: {', '.join(known) or 'none'}; pass one "
+                          "of them (--judge), or run python -m judges pairwise first.")
+    return judge
+
+
 def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions = LeaderboardOptions()) -> Leaderboard:
-    votes = votes_frame(db, include_excluded=options.include_excluded)
+    # the slice is taken in SQL: a category matches an item's own category or any of its categories (SemVarBench)
     filters = {key: getattr(options, key) for key in ("suite", "subset", "variant", "category", "voter")
                if getattr(options, key)}
-    votes = ratings.slice_votes(votes, include_excluded=options.include_excluded, **filters)
+    votes = votes_frame(db, include_excluded=options.include_excluded, **filters)
+    judge = pick_judge(db, votes, options.judge)
+    kinds = votes["voter_kind"]
+    one_judge = (kinds == "judge") & (votes["voter"].astype(str) == judge)
+    by_kind = {"human": votes[kinds == "human"], "judge": votes[one_judge]}
     fits = {
         kind: ratings.fit_leaderboard(
-            votes[votes["voter_kind"] == kind], tie_policy=options.tie_policy, rounds=options.rounds,
-            seed=options.seed, min_votes=options.min_votes,
+            part, tie_policy=options.tie_policy, rounds=options.rounds, seed=options.seed,
+            min_votes=options.min_votes,
         )
-        for kind in ("human", "judge")
+        for kind, part in by_kind.items()
     }
     models = [row[0] for row in db.execute("SELECT name FROM models ORDER BY name")]
     table = _rating_columns(models, fits)
@@ -104,10 +139,13 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
         fits=fits,
         votes=votes,
         correlations=_correlations(table, metric_columns, list(metrics.attrs.get("lower_is_better", []))),
-        agreement=ratings.human_judge_agreement(votes),
+        agreement=ratings.human_judge_agreement(votes[(kinds == "human") | one_judge]),
         inter_annotator=ratings.inter_annotator_agreement(votes),
         position_bias=ratings.position_bias(votes, by=("voter_kind", "subset")),
         strategies=votes["strategy"].value_counts().to_dict() if len(votes) else {},
+        judge=judge,
+        judge_chosen=options.judge is not None,
+        judges=judge_vote_counts(votes),
     )
 
 
@@ -115,20 +153,71 @@ def _number(value, digits: int = 2) -> str:
     return "n/a" if value is None or (isinstance(value, float) and np.isnan(value)) else f"{value:.{digits}f}"
 
 
+def judge_text(board: Leaderboard) -> str:
+    """Which judge voter the judge column shows, and why."""
+    if board.judge is None:
+        return "Judge column: no judge votes yet"
+    votes = board.judges.get(board.judge, 0)
+    why = "chosen" if board.judge_chosen else "the judge with the most votes"
+    others = ", ".join(f"{name} ({n})" for name, n in board.judges.items() if name != board.judge)
+    return f"Judge column: {board.judge} ({votes} votes, {why})" + (f"; other judges: {others}" if others else "")
+
+
+def inter_annotator_text(inter: dict) -> str:
+    """P̄, Fleiss' κ, the annotators' rating Spearman and the number of battles they share, in one sentence."""
+    return (
+        f"Inter-annotator: {inter.get('n_items', 0)} battles seen by several annotators ({inter.get('n_pairs', 0)} "
+        f"pairs of votes), mean pairwise agreement {_number(inter.get('agreement'))}, Fleiss' κ "
+        f"{_number(inter.get('fleiss_kappa'))}, Spearman ρ between the annotators' own ratings "
+        f"{_number(inter.get('rating_spearman'))}."
+    )
+
+
 def summary_text(board: Leaderboard, options: LeaderboardOptions) -> str:
     """One paragraph: what was fitted, from which votes, drawn by which strategy, and how the voters agree."""
     counts = board.votes["voter_kind"].value_counts()
     strategies = ", ".join(f"{name} {n} ({n / max(1, len(board.votes)):.0%})"
                            for name, n in sorted(board.strategies.items(), key=lambda item: -item[1])) or "none yet"
-    agreement, inter = board.agreement, board.inter_annotator
+    agreement = board.agreement
     return (
         f"{counts.get('human', 0)} human votes · {counts.get('judge', 0)} judge votes"
-        f"{' (excluded votes included)' if options.include_excluded else ''}. Bradley–Terry ELO (400 per 10× odds, "
-        f"mean 1000), ties and both-bad: {options.tie_policy}, 95% CIs from {options.rounds} bootstrap rounds "
-        f"(seed {options.seed}). Votes by sampling strategy: {strategies}. Human–judge agreement on {agreement['n']} shared "
-        f"battles: {_number(agreement['agreement'])} (Cohen's κ {_number(agreement['kappa'])}). Inter-annotator: "
-        f"{inter.get('n_items', 0)} battles seen by several annotators, agreement {_number(inter.get('agreement'))}."
+        f"{' (excluded votes included)' if options.include_excluded else ''}. {judge_text(board)}. Bradley–Terry "
+        f"ELO (400 per 10× odds, mean 1000), ties and both-bad: {options.tie_policy}, 95% CIs from {options.rounds} "
+        f"bootstrap rounds (seed {options.seed}). Votes by sampling strategy: {strategies}. Human–judge agreement "
+        f"({board.judge or 'no judge'}) on {agreement['n']} pairs of votes on shared battles: "
+        f"{_number(agreement['agreement'])} (Cohen's κ {_number(agreement['kappa'])}). "
+        f"{inter_annotator_text(board.inter_annotator)}"
     )
+
+
+def _frame_text(frame: pd.DataFrame, empty: str, **kwargs) -> str:
+    if frame is None or len(frame) == 0:
+        return f"  ({empty})"
+    text = frame.to_string(float_format=lambda v: f"{v:.3f}", na_rep="n/a", **kwargs)
+    return "\n".join("  " + line for line in text.splitlines())
+
+
+def agreement_text(board: Leaderboard) -> str:
+    """The agreement panel as text (for the CLI): position bias per voter kind and subset, the human–judge
+    confusion matrix with raw agreement and Cohen's κ, and inter-annotator agreement with Cohen's κ per pair."""
+    agreement, inter = board.agreement, board.inter_annotator
+    confusion = agreement["confusion"].copy()
+    confusion.index = [f"human {o}" for o in confusion.index]
+    confusion.columns = [f"judge {o}" for o in confusion.columns]
+    return "\n".join([
+        "Position bias (share of votes; first_win_rate = A / (A + B); p: binomial test against 0.5):",
+        _frame_text(board.position_bias, "no votes", index=False),
+        "",
+        f"Human–judge agreement ({board.judge or 'no judge'}), outcomes oriented to the first model by name, on "
+        f"{agreement['n']} pairs of votes on shared battles: raw agreement {_number(agreement['agreement'])}, "
+        f"Cohen's κ {_number(agreement['kappa'])}",
+        _frame_text(confusion, "no battle voted on by a human and the judge") if agreement["n"] else
+        "  (no battle voted on by a human and the judge)",
+        "",
+        inter_annotator_text(inter),
+        "Cohen's κ per pair of annotators:",
+        _frame_text(inter.get("pairs"), "no battle seen by two annotators", index=False),
+    ])
 
 
 def format_table(table: pd.DataFrame, max_rows: int | None = None) -> str:

@@ -9,8 +9,11 @@ reply) and a throwaway arena database (``--prompts`` prompts x ``--models`` mode
 2. The same judgments again under another judge name: every request should be answered by the cache.
 3. ``python -m judges pairwise`` in a subprocess on a fresh database, interrupted (SIGINT, as Ctrl-C) once the server
    has received half of the requests, then started again with the same command: how many requests the server
-   received twice (expected 0). The same with SIGKILL (a crash: requests in flight when the process died are lost
-   with it and sent again, at most ``--concurrency``).
+   received twice. This SIGINT line carries the target "repeated requests after kill and restart: expected 0"
+   (Ctrl-C lets the requests in flight finish and stores their answers). The same with SIGKILL (a crash): the
+   requests in flight when the process died (received by the server, answer not stored: counted from the cache
+   table after the kill) are lost with it and sent again, so that line expects at most that many repeats (itself at
+   most ``--concurrency``).
 """
 
 from __future__ import annotations
@@ -111,6 +114,9 @@ def interrupted_run(folder: Path, server: Server, args, sig: int) -> dict:
     first.send_signal(sig)
     first.communicate(timeout=120)
     at_stop = server.stats()["requests"]
+    db = connect(db_path)
+    stored = db.execute("SELECT COUNT(*) FROM judge_requests").fetchone()[0]  # answers kept by the stopped run
+    db.close()
     second = subprocess.run(command, env=env, cwd=folder, capture_output=True, text=True, timeout=600)
     if second.returncode != 0:
         raise RuntimeError(f"the restarted judge run failed: {second.stderr[-2000:]}")
@@ -118,8 +124,22 @@ def interrupted_run(folder: Path, server: Server, args, sig: int) -> dict:
     db = connect(db_path)
     votes = db.execute("SELECT COUNT(*) FROM votes").fetchone()[0]
     db.close()
-    return {"before_stop": at_stop, "total": stats["requests"], "repeated": stats["repeated"], "votes": votes,
-            "exit_code": first.returncode}
+    return {"before_stop": at_stop, "stored": stored, "in_flight": max(at_stop - stored, 0), "total": stats["requests"],
+            "repeated": stats["repeated"], "votes": votes, "exit_code": first.returncode}
+
+
+def interrupted_line(name: str, result: dict, concurrency: int) -> str:
+    """One line per interrupted run, with its target: 0 repeats after SIGINT; after SIGKILL at most the requests
+    that were in flight when the process died."""
+    head = (f"{name} at {result['before_stop']} requests ({result['stored']} answers stored, {result['in_flight']} "
+            f"in flight), then the same command again: {result['repeated']} requests received twice, "
+            f"{result['total']} in all, {result['votes']} votes")
+    if name.startswith("SIGINT"):
+        verdict = "met" if result["repeated"] == 0 else "NOT met"
+        return f"{head}; target: repeated requests after kill and restart: expected 0 ({verdict})"
+    verdict = "as expected" if result["repeated"] <= result["in_flight"] else "MORE than expected"
+    return (f"{head}; a crash loses its requests in flight, so expected at most {result['in_flight']} repeats "
+            f"(the in-flight count; --concurrency {concurrency}) ({verdict})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,9 +178,7 @@ def main(argv: list[str] | None = None) -> int:
                 for name, sig in (("SIGINT (Ctrl-C)", signal.SIGINT), ("SIGKILL (crash)", signal.SIGKILL)):
                     (tmp / name[:6]).mkdir()
                     result = interrupted_run(tmp / name[:6], server, args, sig)
-                    print(f"{name} at {result['before_stop']} requests, then the same command again: "
-                          f"{result['repeated']} requests received twice, {result['total']} in all, "
-                          f"{result['votes']} votes")
+                    print(interrupted_line(name, result, args.concurrency), flush=True)
     finally:
         server.close()
     return 0

@@ -6,8 +6,9 @@ Every judge asks its questions through :meth:`Engine.ask`, which
    parameters) was answered before, and shares one request between identical questions asked at the same time;
 2. otherwise waits for one of ``concurrency`` slots and sends it to ``/chat/completions`` with the ``openai``
    client (``AsyncOpenAI``, any OpenAI-compatible ``base_url``; its own retries off), retrying 429s, 408/409s, 5xx,
-   timeouts and lost connections up to ``max_retries`` times with exponential backoff and jitter (``retry_base_s``
-   x 2^n, capped, times a random factor in [0.5, 1); a longer ``Retry-After`` is honoured up to the cap);
+   timeouts and lost connections up to ``max_retries`` times with exponential backoff and jitter
+   (:func:`retry_delay`: before retry n = 1, 2, ... wait min(``retry_max_s``, ``retry_base_s`` · 2^(n−1)) · u with
+   u uniform in [0.5, 1) from the engine's ``rng``; a longer ``Retry-After`` is honoured up to ``retry_max_s``);
 3. stores the answer with its token usage and estimated cost in the same step it returns it, so an answer is never
    paid for twice, even after a crash.
 
@@ -28,7 +29,7 @@ import os
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Awaitable, Callable, Mapping
 
 import openai
 import sqlite_utils
@@ -133,6 +134,17 @@ def _retry_after(error: Exception) -> float | None:
         return None
 
 
+def retry_delay(attempt: int, base_s: float, max_s: float, rng: random.Random,
+                retry_after: float | None = None) -> float:
+    """Seconds to wait before retry ``attempt`` (1: the first retry):
+    min(max_s, base_s · 2^(attempt−1)) · u with u = 0.5 + 0.5 · rng.random() in [0.5, 1), or ``retry_after`` (the
+    server's Retry-After) when that is longer, never more than ``max_s``."""
+    delay = min(max_s, base_s * 2 ** (attempt - 1)) * (0.5 + 0.5 * rng.random())
+    if retry_after is not None:
+        delay = min(max_s, max(delay, retry_after))
+    return delay
+
+
 def _retryable(error: Exception) -> bool:
     if isinstance(error, openai.APIConnectionError):  # includes APITimeoutError
         return True
@@ -141,11 +153,16 @@ def _retryable(error: Exception) -> bool:
 
 
 class Engine:
-    """Sends :class:`ChatRequest` values; one per judge run (use ``async with``)."""
+    """Sends :class:`ChatRequest` values; one per judge run (use ``async with``).
+
+    ``rng`` draws the backoff jitter; ``wait(seconds)`` waits before a retry and returns True when the run was
+    stopped meanwhile (default: sleep until the delay passes or :meth:`stop` is called). Tests pass both.
+    """
 
     def __init__(
         self, db: sqlite_utils.Database, config: EngineConfig, *, env: Mapping[str, str] | None = None,
         rng: random.Random | None = None, dry_run: bool = False, client: Any = None,
+        wait: Callable[[float], Awaitable[bool]] | None = None,
     ):
         self.db = db
         self.config = config
@@ -159,6 +176,7 @@ class Engine:
         self._inflight: dict[str, asyncio.Future] = {}
         self._planned: set[str] = set()
         self._stop = asyncio.Event()
+        self._wait = wait or self._wait_or_stop
         if not dry_run and client is None:
             self._secret = resolve_api_key(self._env, config.base_url)  # fail before any work, with the fix
 
@@ -180,6 +198,14 @@ class Engine:
     def stop(self) -> None:
         """Send nothing new; requests in flight finish and are stored."""
         self._stop.set()
+
+    async def _wait_or_stop(self, seconds: float) -> bool:
+        """Sleep ``seconds``; True (at once) if the run is stopped meanwhile."""
+        try:
+            await asyncio.wait_for(self._stop.wait(), timeout=seconds)
+        except asyncio.TimeoutError:
+            return False
+        return True
 
     def redact(self, text: str) -> str:
         return text.replace(self._secret, "***") if self._secret and len(self._secret) > 3 else text
@@ -268,16 +294,11 @@ class Engine:
                         tries = f"after {attempt} attempt{'s' if attempt > 1 else ''}"
                         log.warning("judge request %s failed %s: %s", key[:12], tries, reason)
                         return Reply("error", key, reason=f"API error {tries}: {reason}", attempts=attempt)
-                    delay = min(self.config.retry_max_s, self.config.retry_base_s * 2 ** (attempt - 1))
-                    delay *= 0.5 + 0.5 * self._rng.random()
-                    retry_after = _retry_after(error)
-                    if retry_after is not None:
-                        delay = min(self.config.retry_max_s, max(delay, retry_after))
+                    delay = retry_delay(attempt, self.config.retry_base_s, self.config.retry_max_s, self._rng,
+                                        _retry_after(error))
                     self.stats.retries += 1
                     log.info("judge request %s: %s; retry %d in %.2fs", key[:12], reason, attempt, delay)
-                    try:
-                        await asyncio.wait_for(self._stop.wait(), timeout=delay)
-                    except asyncio.TimeoutError:
+                    if not await self._wait(delay):
                         continue
                     self.stats.stopped += 1
                     return Reply("stopped", key, reason=f"run stopped while waiting to retry ({reason})")

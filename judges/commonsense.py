@@ -1,10 +1,11 @@
 """T2 Commonsense-T2I fit judge.
 
 For an item (prompts P1 and P2 of suite ``commonsense`` sharing an ``item_key``, roles ``p1``/``p2``, each with the
-expected ``description`` in its metadata) and a model with images I1 for P1 and I2 for P2 (generation k of P1 paired
-with generation k of P2), the judge answers fit(I, D) in {0, 1} for both images and both descriptions with the T2
-prompt. When it says an image fits both D1 and D2, one of the two is kept at random (a generator seeded by the run
-seed and the image id, so a re-run keeps the same choice). The pair scores 1 iff
+expected ``description`` in its metadata) and a model with images I1 for P1 and I2 for P2 (the image of generation
+index k of P1 paired with the image of the same index k of P2; a generation that one of the two prompts lacks is
+skipped and counted in the run's notes), the judge answers fit(I, D) in {0, 1} for both images and both
+descriptions with the T2 prompt. When it says an image fits both D1 and D2, one of the two is kept at random (a
+generator seeded by the run seed and the image id, so a re-run keeps the same choice). The pair scores 1 iff
 
     fit(I1, D1) + fit(I2, D2) - fit(I1, D2) - fit(I2, D1) = 2,
 
@@ -14,8 +15,9 @@ neither 1 nor 0) gets no score; the failed fits are stored as judgments with the
 
 Results (scorer / judge = the judge name): per image the metric ``commonsense_fit`` (the fit to its own description
 after the random pick; details hold both raw fits); per generation pair a judgment of task ``commonsense_pair``
-(the score and the four fits); per model the metric ``commonsense_accuracy`` with subset '' (all items) and
-subset = category.
+(the score, the four fits and the template version); per model the metric ``commonsense_accuracy`` with subset ''
+(all items) and subset = category, from the pair scores of the current template version only (pairs judged with
+another fit template under the same judge name are left out, and accuracies only they gave are deleted).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from judges.parsing import parse_fit, read_reply
 from judges.prompts import Templates, fit_request
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, items_by_model
-from judges.store import Judgment, judgments, save_judgment, save_metric
+from judges.store import Judgment, delete_other_versions, judgments, save_judgment, save_metric, split_by_version
 
 SUITE = "commonsense"
 ROLES = ("p1", "p2")
@@ -66,11 +68,14 @@ def template_version(templates: Templates) -> str:
     return "t2:" + hashlib.sha256(templates.commonsense_fit.encode()).hexdigest()[:8]
 
 
+GenerationPair = tuple[ImageRow, ImageRow]  # (P1 image, P2 image) of one generation index
+
+
 @dataclass(frozen=True)
 class Unit:
     item: tuple
     model_id: int
-    pairs: tuple[tuple[ImageRow, ImageRow], ...]  # (P1 image, P2 image) per generation
+    pairs: tuple[GenerationPair, ...]  # (P1 image, P2 image) per generation index present for both
     descriptions: tuple[str, str]
 
 
@@ -87,8 +92,26 @@ def plan_units(db: sqlite_utils.Database, selection: Selection) -> tuple[list[Un
                 notes.append(f"item {key[3]!r} has no expected description in its metadata; re-import it with "
                              "python -m arena.suites (commonsense).")
                 break
-            units.append(Unit(key, model_id, tuple(zip(p1, p2)), descriptions))
+            pairs, unmatched = pair_generations(p1, p2)
+            if unmatched:
+                notes.append(f"item {key[3]!r}, model {p1[0].model}: generation(s) {', '.join(unmatched)} skipped "
+                             "(an image for only one of P1 and P2); generate the missing image to score them.")
+            if pairs:
+                units.append(Unit(key, model_id, pairs, descriptions))
     return units, notes
+
+
+def pair_generations(p1: Sequence[ImageRow], p2: Sequence[ImageRow]) -> tuple[tuple[GenerationPair, ...], list[str]]:
+    """(P1 image, P2 image) pairs with the same generation index, in index order; and the unmatched generations
+    ("3 (P1 only)", ...). With several images of one prompt at one index the first is used."""
+    first: dict[int, ImageRow] = {}
+    second: dict[int, ImageRow] = {}
+    for rows, by_idx in ((p1, first), (p2, second)):
+        for row in rows:
+            by_idx.setdefault(row.idx, row)
+    pairs = tuple((first[idx], second[idx]) for idx in sorted(first.keys() & second.keys()))
+    unmatched = [f"{idx} ({'P1' if idx in first else 'P2'} only)" for idx in sorted(first.keys() ^ second.keys())]
+    return pairs, unmatched
 
 
 async def judge_commonsense(
@@ -142,7 +165,7 @@ async def judge_commonsense(
                     judge, PAIR_TASK, f"pair:{first.image_id}:{second.image_id}", "ok",
                     verdict={"score": score, "item": f"{first.subset}/{first.item_key}", "category": category_of(first),
                              "generation": first.idx, "fit_11": resolved[1][0], "fit_12": resolved[1][1],
-                             "fit_21": resolved[2][1], "fit_22": resolved[2][0]},
+                             "fit_21": resolved[2][1], "fit_22": resolved[2][0], "template_version": version},
                     prompt_id=first.prompt_id, image_id=first.image_id, model_id=first.model_id))
         return status
 
@@ -152,7 +175,14 @@ async def judge_commonsense(
         summary.extra["accuracy"] = rows
         summary.notes.extend(f"commonsense accuracy of {row['model']}: {row['value']:.3f} over {row['items']} items"
                              for row in rows if row["subset"] == "")
+        summary.notes.extend(other_versions_notes(rows, "pair scores"))
     return summary
+
+
+def other_versions_notes(rows: list[dict], what: str) -> list[str]:
+    left_out = max((row["other_versions"] for row in rows), default=0)
+    return [f"{left_out} {what} of this judge name from another template version were left out of the model "
+            "scores; judge them again with this template to count them."] if left_out else []
 
 
 def accuracy(pair_scores: Sequence[dict]) -> tuple[float, int]:
@@ -165,11 +195,17 @@ def accuracy(pair_scores: Sequence[dict]) -> tuple[float, int]:
 
 
 def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
-    """Write ``commonsense_accuracy`` per model (subset '') and per model and category from every stored pair score
-    of ``judge``; return the rows written."""
+    """Write ``commonsense_accuracy`` per model (subset '') and per model and category from the stored pair scores
+    of ``judge`` judged with template ``version`` ('' : every version); return the rows written (with
+    ``other_versions``, the pair scores of other versions left out). Accuracies of ``judge`` written under
+    another version are deleted."""
     names = dict(db.execute("SELECT id, name FROM models").fetchall())
     groups: dict[tuple[int, str], list[dict]] = {}
-    for row in judgments(db, judge, PAIR_TASK):
+    rows, other_versions = split_by_version(judgments(db, judge, PAIR_TASK), version,
+                                            lambda row: row["verdict"].get("template_version"))
+    if version:
+        delete_other_versions(db, scorer=judge, suite=SUITE, names=["commonsense_accuracy"], version=version)
+    for row in rows:
         entry = {"item": row["verdict"]["item"], "value": row["verdict"]["score"]}
         groups.setdefault((row["model_id"], ""), []).append(entry)
         groups.setdefault((row["model_id"], row["verdict"]["category"]), []).append(entry)
@@ -179,7 +215,8 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
         save_metric(db, model_id=model_id, suite=SUITE, subset=category, name="commonsense_accuracy", value=value,
                     scorer=judge, scorer_version=version,
                     details={"items": items, "pairs": len(entries), "scale": "fraction (x100 for the paper's %)"})
-        written.append({"model": names[model_id], "subset": category, "value": value, "items": items})
+        written.append({"model": names[model_id], "subset": category, "value": value, "items": items,
+                        "other_versions": other_versions})
     return written
 
 

@@ -145,13 +145,14 @@ def parse_semvar(text: str) -> SemVarScore:
 
 
 def parse_json_object(text: str) -> dict:
-    """The first JSON object in a reply (code fences and text around it are ignored)."""
+    """The first JSON object in a reply (code fences and text around it are ignored). A candidate the decoder
+    cannot read (malformed, nested too deeply, an integer of more than 4300 digits) is skipped like any non-JSON."""
     text = text or ""
     start = text.find("{")
     while start != -1:
         try:
             value, _ = json.JSONDecoder().raw_decode(text, start)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # JSONDecodeError is a ValueError, as is the int-digits limit
             start = text.find("{", start + 1)
             continue
         if isinstance(value, dict):

@@ -20,7 +20,9 @@ Any failed step (API error, refusal, a reply that does not validate) makes the i
 reason, and it gets no score. Metrics (scorer = the judge name): per image ``saneval_image_score`` (subset =
 category; details: feedback, structure, per-object results); per model ``saneval_<category>`` (``saneval_color``,
 ``saneval_shape``, ``saneval_texture``, ``saneval_spatial``, ``saneval_numeracy``: the mean over its images) and
-``saneval_overall`` (the unweighted mean of the categories present), all with subset ''.
+``saneval_overall`` (the unweighted mean of the categories present), all with subset '', from the image scores of
+the current template version only (``scorer_version``: images scored with other templates under the same judge
+name are left out, and model scores only they gave are deleted).
 """
 
 from __future__ import annotations
@@ -42,12 +44,13 @@ from judges.prompts import (Templates, saneval_attributes_request, saneval_count
                             saneval_synonyms_request)
 from judges.request import ImageInput
 from judges.run import RunSummary, run_units
-from judges.saneval_rules import (BINDING, FLAG_THRESHOLD, AttributeRating, Box, Expected, Scored, StructureError,
-                                  category_of, category_scores, check_expected, crop_box, expected_from_metadata,
-                                  group_detections, normalize, score_attributes, score_numeracy, score_spatial,
+from judges.saneval_rules import (BINDING, CATEGORIES, FLAG_THRESHOLD, AttributeRating, Box, Expected, Scored,
+                                  StructureError, category_of, category_scores, check_expected, crop_box,
+                                  expected_from_metadata, group_detections, normalize, score_attributes, score_numeracy, score_spatial,
                                   scored_objects, synonym_groups)
 from judges.selection import ImageRow, Selection, SelectionError, image_rows
-from judges.store import Judgment, judgments, metric_rows, save_judgment, save_metric
+from judges.store import (Judgment, delete_other_versions, judgments, metric_rows, save_judgment, save_metric,
+                          split_by_version)
 
 SUITE = "saneval"
 TASK = "saneval"
@@ -196,8 +199,12 @@ async def judge_saneval(
         summary.extra["model_scores"] = rows
         summary.notes.extend(
             f"SANEval of {row['model']}: overall {row['overall']:.3f} ("
-            + ", ".join(f"{c} {row[c]:.3f}" for c in row if c not in ("model", "overall", "images")) + ")"
-            for row in rows)
+            + ", ".join(f"{c} {row[c]:.3f}" for c in row if c not in ("model", "overall", "images", "other_versions"))
+            + ")" for row in rows)
+        left_out = max((row["other_versions"] for row in rows), default=0)
+        if left_out:
+            summary.notes.append(f"{left_out} image scores of this judge name from another template version were left "
+                                 "out of the model scores; score them again with these templates to count them.")
     return summary
 
 
@@ -307,11 +314,17 @@ async def _score_binding(ask, templates: Templates, media, row: ImageRow, expect
 
 
 def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
-    """Write ``saneval_<category>`` and ``saneval_overall`` per model from every stored image score of ``judge``;
-    return one row per model."""
+    """Write ``saneval_<category>`` and ``saneval_overall`` per model from the stored image scores of ``judge``
+    scored with templates ``version`` ('': every version); return one row per model (with ``other_versions``, the
+    image scores of other versions left out). Model scores of ``judge`` written under another version are deleted."""
     names = dict(db.execute("SELECT id, name FROM models").fetchall())
     by_model: dict[int, list[tuple[str, float]]] = {}
-    for row in metric_rows(db, scorer=judge, name="saneval_image_score", suite=SUITE):
+    rows, other_versions = split_by_version(metric_rows(db, scorer=judge, name="saneval_image_score", suite=SUITE),
+                                            version, lambda row: row["scorer_version"])
+    if version:
+        delete_other_versions(db, scorer=judge, suite=SUITE, version=version,
+                              names=["saneval_overall", *(f"saneval_{c}" for c in CATEGORIES)])
+    for row in rows:
         by_model.setdefault(row["model_id"], []).append((row["subset"], row["value"]))
     written = []
     for model_id, scores in sorted(by_model.items()):
@@ -326,7 +339,7 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
             else:
                 save_metric(db, model_id=model_id, suite=SUITE, name=f"saneval_{category}", value=value,
                             scorer=judge, scorer_version=version, details={"images": counts[category]})
-        written.append({"model": names[model_id], **result, "images": len(scores)})
+        written.append({"model": names[model_id], **result, "images": len(scores), "other_versions": other_versions})
     return written
 
 

@@ -16,8 +16,10 @@ failed call gets no score; the failed calls are stored as judgments with the rea
 
 Results (scorer / judge = the judge name): per call a judgment of task ``semvar_score``; per image the metric
 ``semvar_alignment`` = S(T, I) of its own prompt; per item and model a judgment of task ``semvar_item`` (the seven
-scores, S̄, γ_w, γ_wo, κ); per model the metrics ``semvar_score`` (S̄), ``semvar_gamma_w``, ``semvar_gamma_wo``
-and ``semvar_kappa`` (SemVarEffect), subset '' and subset = category.
+scores, S̄, γ_w, γ_wo, κ and the template version); per model the metrics ``semvar_score`` (S̄),
+``semvar_gamma_w``, ``semvar_gamma_wo`` and ``semvar_kappa`` (SemVarEffect), subset '' and subset = category, from
+the item scores of the current template version only (items judged with another template under the same judge name
+are left out, and model scores only they gave are deleted).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from judges.parsing import parse_semvar, read_reply
 from judges.prompts import Templates, semvar_request
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, items_by_model
-from judges.store import Judgment, judgments, save_judgment, save_metric
+from judges.store import Judgment, delete_other_versions, judgments, save_judgment, save_metric, split_by_version
 
 SUITE = "semvarbench"
 ROLES = ("anchor", "permutation", "paraphrase")
@@ -117,7 +119,8 @@ async def judge_semvar(
             save_judgment(db, Judgment(
                 judge, ITEM_TASK, f"item:{anchor.image_id}", "ok",
                 verdict={**result, "item_key": anchor.item_key, "categories": categories_of(anchor),
-                         "scores": {f"S(T_{t},I_{i})": s for (t, i), s in zip(CALLS, scores)}},
+                         "scores": {f"S(T_{t},I_{i})": s for (t, i), s in zip(CALLS, scores)},
+                         "template_version": version},
                 prompt_id=anchor.prompt_id, image_id=anchor.image_id, model_id=anchor.model_id))
         return "ok"
 
@@ -128,15 +131,25 @@ async def judge_semvar(
         summary.notes.extend(
             f"SemVarEffect κ of {row['model']}: {row['kappa']:.3f} (S̄ {row['mean']:.3f}, γ_w {row['gamma_w']:.3f}, "
             f"γ_wo {row['gamma_wo']:.3f}) over {row['items']} items" for row in rows if row["subset"] == "")
+        left_out = max((row["other_versions"] for row in rows), default=0)
+        if left_out:
+            summary.notes.append(f"{left_out} item scores of this judge name from another template version were left "
+                                 "out of the model scores; judge them again with this template to count them.")
     return summary
 
 
 def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
-    """Write the model-level SemVarBench metrics (means over items, overall and per category) of every stored item
-    score of ``judge``; return the rows written."""
+    """Write the model-level SemVarBench metrics (means over items, overall and per category) of the stored item
+    scores of ``judge`` judged with template ``version`` ('': every version); return the rows written (with
+    ``other_versions``, the item scores of other versions left out). Model scores of ``judge`` written under another
+    version are deleted."""
     names = dict(db.execute("SELECT id, name FROM models").fetchall())
     groups: dict[tuple[int, str], list[dict]] = {}
-    for row in judgments(db, judge, ITEM_TASK):
+    rows, other_versions = split_by_version(judgments(db, judge, ITEM_TASK), version,
+                                            lambda row: row["verdict"].get("template_version"))
+    if version:
+        delete_other_versions(db, scorer=judge, suite=SUITE, names=MODEL_METRICS.values(), version=version)
+    for row in rows:
         for subset in ["", *row["verdict"].get("categories", [])]:
             groups.setdefault((row["model_id"], subset), []).append(row["verdict"])
     written = []
@@ -145,7 +158,8 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
         for key, name in MODEL_METRICS.items():
             save_metric(db, model_id=model_id, suite=SUITE, subset=subset, name=name, value=means[key],
                         scorer=judge, scorer_version=version, details={"items": len(items)})
-        written.append({"model": names[model_id], "subset": subset, "items": len(items), **means})
+        written.append({"model": names[model_id], "subset": subset, "items": len(items), **means,
+                        "other_versions": other_versions})
     return written
 
 

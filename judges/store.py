@@ -115,3 +115,24 @@ def metric_rows(db: sqlite_utils.Database, *, scorer: str, name: str, suite: str
     for row in rows:
         row["details"] = json.loads(row["details"])
     return rows
+
+
+def delete_other_versions(db: sqlite_utils.Database, *, scorer: str, suite: str, names: Iterable[str],
+                          version: str) -> int:
+    """Delete the model-level metrics ``names`` of ``scorer`` in ``suite`` written under another scorer version
+    (a model or subset that only the older template scored); return how many were deleted."""
+    names = list(names)
+    with db.conn:
+        cursor = db.execute(
+            f"DELETE FROM metrics WHERE scorer = ? AND suite = ? AND image_id IS NULL AND scorer_version != ? "
+            f"AND name IN ({','.join('?' * len(names))})", [scorer, suite, version, *names])
+    return cursor.rowcount
+
+
+def split_by_version(rows: list[dict], version: str, get) -> tuple[list[dict], int]:
+    """(rows whose version ``get(row)`` is ``version``, how many others); every row when ``version`` is ''."""
+    if not version:
+        return rows, 0
+    kept = [row for row in rows if get(row) == version]
+    return kept, len(rows) - len(kept)
+

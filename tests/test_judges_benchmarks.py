@@ -5,6 +5,7 @@ import io
 import json
 import re
 
+import pandas as pd
 import pytest
 from PIL import Image
 
@@ -140,7 +141,20 @@ def test_semvar_effect_reproduces_the_worked_examples(tmp_path):
                                                                       ("model-three", "")}
     failed = [r for r in judgments(db, task="semvar_score") if r["status"] == "failed"]
     assert len(failed) == 2 and all("expected two ratings [[n]]" in r["reason"] for r in failed)  # T_pi twice
+    table = leaderboard_table(db)
+    assert table.loc["model-one", "semvar_kappa"] == pytest.approx(0.90)
+    assert table.loc["model-two", "semvar_kappa"] == pytest.approx(-0.70)
+    assert table.loc["model-one", "semvar_score"] == pytest.approx(0.97)
+    assert table.loc["model-two", "semvar_gamma_wo"] == pytest.approx(1.00)
+    assert pd.isna(table.loc["model-three", "semvar_kappa"])  # no item score: a blank, not a zero
+    assert table.loc["model-three", "semvar_alignment"] == pytest.approx(0.80)  # the mean of its own-prompt scores
     db.close()
+
+
+def leaderboard_table(db):
+    from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+
+    return compute_leaderboard(db, LeaderboardOptions(rounds=10)).table.set_index("model")
 
 
 # --- T4 ----------------------------------------------------------------------------------------------------------
@@ -247,6 +261,10 @@ def test_saneval_scores_feedback_and_model_scores(tmp_path):
     overall = metrics(db, "saneval_overall")[("alpha-model", "")]
     assert overall[0] == pytest.approx((0.5 + 0.75 + 1.0) / 3)
     assert overall[1]["categories"] == ["color", "numeracy", "spatial"]
+    board = leaderboard_table(db).loc["alpha-model"]
+    assert (board["saneval_color"], board["saneval_numeracy"], board["saneval_spatial"]) == (0.5, 0.75, 1.0)
+    assert board["saneval_overall"] == pytest.approx((0.5 + 0.75 + 1.0) / 3)
+    assert "saneval_shape" not in board.index  # no shape prompt was scored
     db.close()
 
 
@@ -274,3 +292,167 @@ def test_judge_scores_show_on_the_leaderboard(small_arena):
     table = compute_leaderboard(small_arena.db, LeaderboardOptions(rounds=10)).table.set_index("model")
     assert table.loc["alpha-model", "commonsense_accuracy"] == 1.0
     assert table.loc["charlie-model", "commonsense_accuracy"] == 0.0
+
+
+# --- T2: generations paired by index, template versions ----------------------------------------------------------
+
+RANKING_NAMES = ("alpha-model", "bravo-model", "charlie-model", "delta-model")
+
+
+def _commonsense_fit(owner, wrong=()):
+    """A fit judge right about every image except those (model, role, idx) in ``wrong``."""
+    def fit(received):
+        model, role, idx = owner[received.image_hashes()[0]]
+        right = (role == "p1") == ('"The lightbulb is unlit"' in received.text)
+        return Scripted("1" if right != ((model, role, idx) in wrong) else "0")
+    return fit
+
+
+def test_commonsense_pairs_generations_by_index_and_skips_unmatched_ones(small_arena):
+    db, media = small_arena.db, small_arena.media
+    alpha, bravo = small_arena.model_ids["alpha-model"], small_arena.model_ids["bravo-model"]
+    p1, p2 = small_arena.prompt_ids[3], small_arena.prompt_ids[4]
+    # alpha: P1 has generations 0 and 1, P2 only 1 (its generation 0 is missing); bravo: an extra P2 generation 2
+    db.execute("DELETE FROM images WHERE prompt_id = ? AND model_id = ? AND idx = 0", [p2, alpha])
+    for prompt_id, model_id, idx, color in ((p1, alpha, 1, (1, 2, 3)), (p2, alpha, 1, (4, 5, 6)),
+                                            (p2, bravo, 2, (7, 8, 9))):
+        add_image(db, prompt_id=prompt_id, model_id=model_id, stored=media.put_image(colored(color)), idx=idx)
+    db.conn.commit()
+    owner = images_by_hash(db)
+    # alpha's P1 generation 0 is judged wrong: paired by list position it would meet P2 generation 1 and score 0
+    with FakeServer(_commonsense_fit(owner, wrong={("alpha-model", "p1", 0)})) as server:
+        summary = asyncio.run(run_commonsense(db, media, engine_config(server), Selection(), env={}, progress=False,
+                                              handle_signals=False))
+        asked = {owner[r.image_hashes()[0]] for r in server.received}
+    assert len(server.received) == 4 * 4  # one matched pair per model, 2 images x 2 descriptions
+    assert ("alpha-model", "p1", 0) not in asked and ("bravo-model", "p2", 2) not in asked
+    pairs = {row["model_id"]: row for row in judgments(db, task="commonsense_pair")}
+    assert pairs[alpha]["verdict"]["generation"] == 1 and pairs[alpha]["verdict"]["score"] == 1
+    paired = [db.execute("SELECT media_hash FROM images WHERE id = ?", [int(i)]).fetchone()[0]
+              for i in pairs[alpha]["subject"].split(":")[1:]]  # subject pair:<P1 image id>:<P2 image id>
+    assert [owner[h] for h in paired] == [("alpha-model", "p1", 1), ("alpha-model", "p2", 1)]
+    assert metrics(db, "commonsense_accuracy")[("alpha-model", "")][0] == 1.0
+    assert "item '0', model alpha-model: generation(s) 0 (P1 only) skipped (an image for only one of P1 and P2); " \
+           "generate the missing image to score them." in summary.notes
+    assert any(note.startswith("item '0', model bravo-model: generation(s) 2 (P2 only) skipped")
+               for note in summary.notes)
+
+
+def test_commonsense_accuracy_counts_only_the_current_template_version(small_arena):
+    from judges.prompts import COMMONSENSE_FIT, Templates
+
+    db, media = small_arena.db, small_arena.media
+    owner = images_by_hash(db)
+    reworded = Templates(commonsense_fit="Reworded. " + COMMONSENSE_FIT)
+
+    def run(server, templates, **selection):
+        return asyncio.run(run_commonsense(db, media, engine_config(server), Selection(**selection), env={},
+                                           templates=templates, progress=False, handle_signals=False))
+
+    with FakeServer(_commonsense_fit(owner)) as server:
+        run(server, Templates())  # every model right under the default template
+    assert {m: v for (m, s), (v, _) in metrics(db, "commonsense_accuracy").items() if s == ""} == \
+        {m: 1.0 for m in RANKING_NAMES}
+    wrong = {(m, role, 0) for m in ("alpha-model",) for role in ("p1", "p2")}
+    with FakeServer(_commonsense_fit(owner, wrong=wrong)) as server:
+        summary = run(server, reworded, models=("alpha-model",))
+    accuracy = metrics(db, "commonsense_accuracy")
+    assert accuracy[("alpha-model", "")][0] == 0.0  # not averaged with its default-template score
+    assert accuracy[("alpha-model", "")][1]["pairs"] == 1
+    # the other models were only judged with the old template: their accuracies from it are gone
+    assert set(accuracy) == {("alpha-model", ""), ("alpha-model", "Physical Laws")}
+    assert "3 pair scores of this judge name from another template version were left out of the model scores; " \
+           "judge them again with this template to count them." in summary.notes
+    versions = {row["verdict"]["template_version"] for row in judgments(db, task="commonsense_pair")}
+    assert len(versions) == 2 and all(v.startswith("t2:") for v in versions)
+
+
+# --- T3: template versions, leaderboard ---------------------------------------------------------------------------
+
+def test_semvar_model_scores_count_only_the_current_template_version(tmp_path):
+    from arena.media import MediaStore
+    from arena.store import connect
+    from judges.prompts import SEMVAR, Templates
+
+    db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
+    specs = [PromptSpec("semvarbench", f"item-{k}", f"{TEXTS[role]} {k}", role=role) for k in (1, 2)
+             for role in TEXTS]
+    for k in (1, 2):
+        add_item_images(db, media, [s for s in specs if s.item_key == f"item-{k}"],
+                        {("model-one", role): [colored((k * 50, r * 60, 9))] for r, role in enumerate(TEXTS)})
+
+    def reply(value):
+        return lambda received: Scripted(f"Relevance (0-50 points): [[{value}]], Object Accuracy (0-50 points): [[0]]")
+
+    def run(server, templates, first_item_only=False):
+        selection = Selection(limit=1) if first_item_only else Selection()
+        return asyncio.run(run_semvar(db, media, engine_config(server), selection, env={}, templates=templates,
+                                      progress=False, handle_signals=False))
+
+    with FakeServer(reply(40)) as server:
+        run(server, Templates())  # both items: S = 0.4 everywhere
+    assert metrics(db, "semvar_score")[("model-one", "")][0] == pytest.approx(0.4)
+    with FakeServer(reply(10)) as server:
+        summary = run(server, Templates(semvar="Reworded. " + SEMVAR), first_item_only=True)
+    score = metrics(db, "semvar_score")[("model-one", "")]
+    assert score[0] == pytest.approx(0.1) and score[1]["items"] == 1  # not (0.1 + 0.4) / 2
+    assert any(note.startswith("1 item scores of this judge name from another template version were left out")
+               for note in summary.notes)
+    db.close()
+
+
+# --- T4: LLM extraction for binding and spatial prompts ----------------------------------------------------------
+
+def test_saneval_llm_extracts_attributes_and_spatial_relations(tmp_path):
+    from arena.catalog import add_prompts
+    from arena.media import MediaStore
+    from arena.store import connect
+
+    db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
+    specs = [PromptSpec("saneval", "c", "A red apple and a blue car", subset="color", metadata={"category": "color"}),
+             PromptSpec("saneval", "s", "A dog to the left of a chair", subset="spatial",
+                        metadata={"category": "spatial"}),
+             PromptSpec("saneval", "n", "A quiet dog and a chair", subset="spatial", metadata={"category": "spatial"})]
+    model = add_model(db, "alpha-model")
+    gray = (128, 128, 128)
+    color = colored(gray, 64, (4, 4, 20, 20), (255, 0, 0))
+    from PIL import ImageDraw
+    ImageDraw.Draw(color).rectangle((40, 40, 60, 60), fill=(0, 0, 255))
+    spatial = colored(gray, 64, (40, 30, 60, 50), (0, 160, 0))  # the dog is on the right: the relation fails
+    quiet = colored(gray, 64, (1, 1, 9, 9), (0, 0, 255))
+    for prompt_id, picture in zip(add_prompts(db, specs).ids, (color, spatial, quiet)):
+        add_image(db, prompt_id=prompt_id, model_id=model, stored=media.put_image(picture))
+    detector = FakeDetector({
+        pixels_key(color): [FakeDetection("apple", 0.9, (4, 4, 20, 20)),
+                            FakeDetection("automobile", 0.8, (40, 40, 60, 60))],
+        pixels_key(spatial): [FakeDetection("dog", 0.9, (40, 30, 60, 50)),
+                              FakeDetection("chair", 0.8, (2, 20, 20, 60))],
+    })
+    book = (saneval_book()
+            .add(r"^List the physical objects.*Prompt: A red apple", Scripted('{"objects": ["apple", "Car"]}'))
+            .add(r"^For each object of this text-to-image prompt, give the color.*Objects: apple, car.*Prompt: A red",
+                 Scripted('Sure: {"attributes": {"apple": "Red", "car": "blue"}}'))
+            .add(r"^List the physical objects.*Prompt: A (dog|quiet)", Scripted('{"objects": ["dog", "chair"]}'))
+            .add(r"^Give the spatial relation.*Objects: dog, chair.*Prompt: A dog to the left",
+                 Scripted('{"subject": "dog", "relation": "left of", "object": "chair"}'))
+            .add(r"^Give the spatial relation.*Prompt: A quiet dog", Scripted('{"relation": null}')))
+    with FakeServer(book) as server:
+        summary = asyncio.run(run_saneval(db, media, engine_config(server), Selection(), detector=detector, env={},
+                                          progress=False, handle_signals=False))
+    rows = {row["subject"]: row for row in judgments(db, task="saneval")}
+    assert (summary.done, summary.failed) == (2, 1), [row["reason"] for row in rows.values()]
+    binding, relation, none = (rows[f"image:{i}"] for i in (1, 2, 3))
+    assert binding["verdict"]["expected"] == {"category": "color", "objects": ["apple", "car"],
+                                              "attributes": {"apple": "red", "car": "blue"}, "relation": None,
+                                              "counts": {}, "source": "llm"}
+    assert binding["verdict"]["score"] == 1.0 and binding["verdict"]["feedback"] == []
+    assert [step["step"] for step in binding["raw"]][:2] == ["objects", "attributes"]
+    assert relation["verdict"]["expected"]["relation"] == ["dog", "left of", "chair"]
+    assert relation["verdict"]["expected"]["source"] == "llm"
+    assert relation["verdict"]["score"] == 0.0
+    assert relation["verdict"]["feedback"] == ["Wrong spatial relation: expected dog left of chair, but detected dog "
+                                               "right of chair"]
+    assert none["status"] == "failed" and none["reason"] == "spatial: the LLM found no spatial relation in the prompt"
+    assert metrics(db, "saneval_color")[("alpha-model", "")][0] == 1.0
+    assert metrics(db, "saneval_spatial")[("alpha-model", "")][0] == 0.0
+    db.close()

@@ -165,3 +165,69 @@ def test_dry_run_counts_uncached_requests_and_their_cost(db):
     assert [r.status for r in replies] == ["ok", "dry_run", "dry_run", "dry_run"]
     assert (stats.planned, stats.cached) == (2, 1)
     assert stats.planned_cost_usd > 0
+
+
+def test_retry_delay_doubles_up_to_the_cap_with_jitter_and_honours_a_longer_retry_after():
+    import random
+
+    from judges.client import retry_delay
+
+    class Fixed(random.Random):
+        def __init__(self, u):
+            super().__init__(0)
+            self.u = u
+
+        def random(self):
+            return self.u
+
+    assert [retry_delay(n, 1.0, 5.0, Fixed(0.0)) for n in (1, 2, 3, 4, 5)] == [0.5, 1.0, 2.0, 2.5, 2.5]
+    assert [retry_delay(n, 1.0, 5.0, Fixed(0.999)) for n in (1, 2, 3)] == pytest.approx([0.9995, 1.999, 3.998])
+    assert retry_delay(1, 1.0, 5.0, Fixed(0.0), retry_after=3.0) == 3.0  # longer than the backoff: honoured
+    assert retry_delay(3, 1.0, 5.0, Fixed(0.0), retry_after=0.5) == 2.0  # shorter: the backoff wins
+    assert retry_delay(1, 1.0, 5.0, Fixed(0.0), retry_after=60.0) == 5.0  # never past the cap
+
+
+def test_the_engine_waits_the_backoff_between_retries(db):
+    import random
+
+    waits = []
+
+    async def wait(seconds):  # injected: record the delay instead of sleeping
+        waits.append(seconds)
+        return False
+
+    def respond(received):
+        return Scripted(status=503) if received.attempt < 5 else Scripted("1")
+
+    with FakeServer(respond) as server:
+        config = engine_config(server, retry_base_s=1.0, retry_max_s=5.0, max_retries=5)
+
+        async def go():
+            async with Engine(db, config, env={}, rng=random.Random(7), wait=wait) as engine:
+                return await engine.ask(request())
+
+        started = time.monotonic()
+        reply = asyncio.run(go())
+        assert time.monotonic() - started < 5  # 1 + 2 + 4 + 5 + 5 s of backoff were not slept
+    assert (reply.status, reply.attempts) == ("ok", 6)
+    jitter = random.Random(7)
+    expected = [min(5.0, 2 ** k) * (0.5 + 0.5 * jitter.random()) for k in range(5)]
+    assert waits == pytest.approx(expected)
+    factors = [w / min(5.0, 2 ** k) for k, w in enumerate(waits)]
+    assert all(0.5 <= f < 1.0 for f in factors) and len(set(factors)) == 5  # jittered, never the same factor
+    assert waits[0] < waits[1] < waits[2]  # exponential growth (1, 2, 4 nominal) beats the jitter here
+
+
+def test_stop_during_a_backoff_wait_answers_stopped(db):
+    async def wait(seconds):
+        return True  # the run was stopped while waiting
+
+    with FakeServer(lambda r: Scripted(status=503)) as server:
+        async def go():
+            async with Engine(db, engine_config(server), env={}, wait=wait) as engine:
+                return await engine.ask(request()), engine.stats
+
+        reply, stats = asyncio.run(go())
+        assert len(server.received) == 1
+    assert reply.status == "stopped" and reply.reason.startswith("run stopped while waiting to retry")
+    assert stats.stopped == 1

@@ -72,3 +72,11 @@ def test_outcome_distribution_stacks_one_bar_trace_per_outcome():
     assert list(single.data[0].x) == ["human", "judge"]
     with pytest.raises(ValueError, match="no such column"):
         plots.outcome_distribution(VOTES, by=("category",))
+
+
+def test_outcome_distribution_puts_votes_without_a_group_value_under_a_dash():
+    votes = VOTES.assign(category=["animals", None, np.nan, "animals", None, "food", "food", np.nan, "animals", None])
+    figure = plots.outcome_distribution(votes, by=("category",))
+    assert list(figure.data[0].x) == ["animals", "food", "—"]  # not "None" and "nan" as two groups
+    counts = np.array([trace.customdata for trace in figure.data], dtype=int)
+    assert counts.sum(axis=0).tolist() == [3, 2, 5]

@@ -183,3 +183,13 @@ def test_the_leaderboard_lists_every_category():
     assert "height" in leaderboard_tab.FILTERS["Category"](db)
     assert leaderboard_tab.FILTERS["Prompt variant"](db) == []
     assert leaderboard_tab.FILTERS["Suite"](db) == ["semvarbench"]
+
+
+def test_the_leaderboard_slices_a_category_like_the_vote_table(sliced):
+    from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+
+    db, labels = sliced
+    board = compute_leaderboard(db, LeaderboardOptions(category="height", rounds=10))
+    assert {labels[v] for v in board.votes["vote_id"]} == {"v7", "v8"}  # the item in color and height
+    board = compute_leaderboard(db, LeaderboardOptions(category="color", rounds=10, voter="alice"))
+    assert {labels[v] for v in board.votes["vote_id"]} == {"v6"}

@@ -1,0 +1,119 @@
+"""The leaderboard object and its summary: one judge voter in the judge column, the agreement statistics."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from arena.annotators import sign_in
+from arena.battles import Pairing, serve_battle
+from arena.leaderboard import LeaderboardOptions, agreement_text, compute_leaderboard, summary_text
+from arena.votes import record_vote
+
+RANKING = ["alpha-model", "bravo-model", "charlie-model", "delta-model"]  # best first
+JUDGE = "gpt-judge:gpt-4o-mini"
+SINGLE = "gpt-judge-single-order:gpt-4o-mini"
+# (prompt, better, worse) battles on which bob votes for the worse image; alice on which she does.
+BOB_WRONG = {(0, "alpha-model", "bravo-model"), (1, "charlie-model", "delta-model"), (2, "alpha-model", "delta-model")}
+ALICE_WRONG = {(1, "alpha-model", "bravo-model")}
+
+
+def _image(db, prompt_id: int, model: str) -> int:
+    return db.execute("SELECT i.id FROM images i JOIN models m ON m.id = i.model_id WHERE i.prompt_id = ? AND "
+                      "m.name = ? ORDER BY i.idx", [prompt_id, model]).fetchone()[0]
+
+
+def _vote(db, pairing: Pairing, outcome: str, *, annotator=None, judge=None) -> None:
+    session = f"s-{annotator.id if annotator else judge}"
+    battle = serve_battle(db, random.Random(0), session_id=session, annotator_id=annotator.id if annotator else None,
+                          judge=judge, pairing=pairing)
+    record_vote(db, battle.id, outcome, session_id=session, rules=None)
+
+
+def add_votes(arena) -> list[tuple[int, str, str]]:
+    """18 taxonomy battles (3 prompts x 6 pairs, the better model on the left every other time) voted on by two
+    annotators, by JUDGE (by the ranking) and the first 6 by SINGLE (always [[A]]); returns the battles."""
+    db = arena.db
+    alice = sign_in(db, "alice", "alice-token", open_signup=True)
+    bob = sign_in(db, "bob", "bob-token-1", open_signup=True)
+    battles = []
+    for p, (better, worse) in itertools.product(range(3), itertools.combinations(RANKING, 2)):
+        prompt_id = arena.prompt_ids[p]
+        left, right = (better, worse) if len(battles) % 2 == 0 else (worse, better)
+        pairing = Pairing(prompt_id, _image(db, prompt_id, left), _image(db, prompt_id, right))
+        right_side = "A" if left == better else "B"
+        wrong_side = "B" if right_side == "A" else "A"
+        _vote(db, pairing, wrong_side if (p, better, worse) in ALICE_WRONG else right_side, annotator=alice)
+        _vote(db, pairing, wrong_side if (p, better, worse) in BOB_WRONG else right_side, annotator=bob)
+        _vote(db, pairing, right_side, judge=JUDGE)
+        if len(battles) < 6:
+            _vote(db, pairing, "A", judge=SINGLE)
+        battles.append((p, better, worse))
+    return battles
+
+
+OPTIONS = LeaderboardOptions(rounds=10, min_votes=1)
+
+
+def test_the_judge_column_is_the_judge_with_the_most_votes_and_the_summary_says_so(small_arena):
+    add_votes(small_arena)
+    board = compute_leaderboard(small_arena.db, OPTIONS)
+    assert board.judge == JUDGE and not board.judge_chosen
+    assert board.judges == {JUDGE: 18, SINGLE: 6}
+    assert board.fits["judge"]["votes"].sum() == 2 * 18  # each vote counts for both its models; none of SINGLE's
+    assert list(board.fits["judge"].sort_values("rating", ascending=False)["model"]) == RANKING
+    # 18 battles x 2 human votes x 1 judge vote; alice disagrees once, bob three times
+    assert board.agreement["n"] == 36
+    assert board.agreement["agreement"] == pytest.approx(32 / 36)
+    summary = summary_text(board, OPTIONS)
+    assert (f"Judge column: {JUDGE} (18 votes, the judge with the most votes); "
+            f"other judges: {SINGLE} (6)") in summary
+    assert f"Human–judge agreement ({JUDGE}) on 36 pairs of votes on shared battles: 0.89" in summary
+
+
+def test_another_judge_can_be_named_and_only_its_votes_count(small_arena):
+    add_votes(small_arena)
+    options = LeaderboardOptions(rounds=10, min_votes=1, judge=SINGLE)
+    board = compute_leaderboard(small_arena.db, options)
+    assert board.judge == SINGLE and board.judge_chosen
+    assert board.fits["judge"]["votes"].sum() == 2 * 6
+    assert board.agreement["n"] == 12  # 6 battles x 2 human votes
+    # SINGLE always says A; on its 6 battles the better model was on the left 3 times
+    assert board.agreement["confusion"].to_numpy().sum() == 12
+    assert board.agreement["agreement"] == pytest.approx(
+        (3 * 2 - 1) / 12)  # right where the better was on the left, except bob's upset of alpha by bravo
+    assert f"Judge column: {SINGLE} (6 votes, chosen); other judges: {JUDGE} (18)" in summary_text(board, options)
+    with pytest.raises(LookupError, match=f"No judge votes from 'gpt-judge:nope'. Judges with votes: {JUDGE}, "
+                                          f"{SINGLE}; pass one of them"):
+        compute_leaderboard(small_arena.db, LeaderboardOptions(rounds=10, judge="gpt-judge:nope"))
+
+
+def test_inter_annotator_fleiss_kappa_pairs_and_rating_spearman_reach_the_summary(small_arena):
+    add_votes(small_arena)
+    board = compute_leaderboard(small_arena.db, OPTIONS)
+    inter = board.inter_annotator
+    assert (inter["n_items"], inter["n_pairs"]) == (18, 18)
+    assert inter["agreement"] == pytest.approx(14 / 18)  # alice and bob differ on 4 battles
+    pairs = inter["pairs"]
+    assert list(pairs[["voter_1", "voter_2", "n"]].itertuples(index=False, name=None)) == [("alice", "bob", 18)]
+    # Oriented to the first model by name (here also the better one): alice A 17 / B 1, bob A 15 / B 3, never both B,
+    # so p_o = 14/18, p_e = (17·15 + 1·3)/18² and κ = (p_o − p_e)/(1 − p_e) = −1/11.
+    assert pairs["kappa"].iloc[0] == pytest.approx(-1 / 11)
+    summary = summary_text(board, OPTIONS)
+    assert (f"Inter-annotator: 18 battles seen by several annotators (18 pairs of votes), mean pairwise agreement "
+            f"0.78, Fleiss' κ {inter['fleiss_kappa']:.2f}, Spearman ρ between the annotators' own ratings "
+            f"{inter['rating_spearman']:.2f}.") in summary
+    panel = agreement_text(board)
+    assert ("Cohen's κ per pair of annotators:\n  voter_1 voter_2  n  agreement  kappa\n"
+            "    alice     bob 18      0.778 -0.091") in panel
+
+
+def test_a_database_without_votes_gives_an_empty_panel(small_arena):
+    board = compute_leaderboard(small_arena.db, OPTIONS)
+    assert board.judge is None and board.judges == {}
+    assert "Judge column: no judge votes yet" in summary_text(board, OPTIONS)
+    panel = agreement_text(board)
+    assert "(no battle voted on by a human and the judge)" in panel
+    assert "(no battle seen by two annotators)" in panel

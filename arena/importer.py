@@ -1,9 +1,13 @@
 """Importing your own images: a folder laid out ``<model>/<prompt key>.<png|jpg|jpeg|webp>`` plus a prompts file.
 
 The prompts file is a prompt list as :mod:`arena.suites.generic` reads it: CSV (header row) or JSONL with at least
-``key`` and ``text``; optional ``suite``, ``subset``, ``variant``, ``role`` and ``metadata`` (a JSON object). Every file is checked before anything is written: a bad prompts row, an
-image whose key is not in the prompts file, an unknown file type or an unreadable image raises
-:class:`ImportError_` naming the file, and nothing is imported. Importing the same folder again changes nothing.
+``key`` and ``text``; optional ``suite``, ``subset``, ``variant``, ``role`` and ``metadata`` (a JSON object).
+
+Every file is checked before anything is written: a bad prompts row, an image whose key is not in the prompts file,
+two images of one model for one key (``cat.png`` and ``cat.jpg``), an unknown file type or an unreadable image
+raises :class:`ImageImportError` naming the file(s), and nothing is imported: no row and no media file. Images are
+stored without their metadata (PNG text chunks, EXIF, XMP, ...: see :func:`arena.media.clean_image`), which often
+names the model. Importing the same folder again changes nothing.
 """
 
 from __future__ import annotations
@@ -13,8 +17,8 @@ from pathlib import Path
 
 import sqlite_utils
 
-from arena.catalog import PromptSpec, add_image, add_model, add_prompts
-from arena.media import MediaError, MediaStore, inspect_image
+from arena.catalog import CatalogError, PromptSpec, add_image, add_model, add_prompts
+from arena.media import MediaError, MediaStore, clean_image
 from arena.suites.common import SuiteError
 from arena.suites.generic import load_prompt_list
 
@@ -54,11 +58,16 @@ def read_prompts_file(path: Path, suite: str) -> dict[str, PromptSpec]:
 def import_images(
     db: sqlite_utils.Database, media: MediaStore, folder: str | Path, prompts_file: str | Path, *, suite: str = "imported"
 ) -> ImageImport:
+    """Import ``<folder>/<model>/<prompt key>.<ext>`` with the prompts of ``prompts_file``; all or nothing.
+
+    Everything is read, checked and stripped of metadata first; the rows and the media files are written last, in
+    one transaction (a media file of a transaction that then fails is unreferenced, content-addressed and harmless).
+    """
     folder, prompts_file = Path(folder), Path(prompts_file)
     specs = read_prompts_file(prompts_file, suite)
     if not folder.is_dir():
         raise ImageImportError(f"{folder}: not a folder. Lay images out as <folder>/<model>/<prompt key>.png.")
-    planned: list[tuple[str, str, bytes, Path]] = []
+    planned: dict[tuple[str, str], tuple[bytes, Path]] = {}
     for model_dir in sorted(p for p in folder.iterdir() if not p.name.startswith(".")):
         if not model_dir.is_dir():
             raise ImageImportError(f"{model_dir}: expected only model folders in {folder} (<model>/<prompt key>.png).")
@@ -67,21 +76,28 @@ def import_images(
                 raise ImageImportError(f"{file}: not an image file name; use .png, .jpg, .jpeg or .webp.")
             if file.stem not in specs:
                 raise ImageImportError(f"{file}: no prompt with key {file.stem!r} in {prompts_file}. Add it there.")
-            data = file.read_bytes()
+            slot = (model_dir.name.strip(), file.stem)
+            if slot in planned:
+                raise ImageImportError(
+                    f"{planned[slot][1]} and {file}: two images of model {slot[0]!r} for prompt key {slot[1]!r}. "
+                    "Keep one of them (one image per model and prompt)."
+                )
             try:
-                inspect_image(data, str(file))
+                data = clean_image(file.read_bytes(), str(file))[0]  # validated and stripped; written below
             except MediaError as error:
                 raise ImageImportError(str(error)) from None
-            planned.append((model_dir.name, file.stem, data, file))
+            planned[slot] = (data, file)
     if not planned:
         raise ImageImportError(f"{folder}: no images found. Lay them out as <model>/<prompt key>.png.")
-    stored = [(model, key, media.put(data, str(file)), file) for model, key, data, file in planned]
     before = db.execute("SELECT COUNT(*) FROM images").fetchone()[0]
-    with db.conn:
-        ids = dict(zip(specs, add_prompts(db, specs.values()).ids))
-        model_ids = {name: add_model(db, name, source="imported") for name in sorted({m for m, *_ in stored})}
-        for model, key, image, file in stored:
-            add_image(db, prompt_id=ids[key], model_id=model_ids[model], stored=image,
-                      params={"imported_from": file.name})
+    try:
+        with db.conn:  # rows first: a refused prompt (CatalogError) leaves no media file behind
+            ids = dict(zip(specs, add_prompts(db, specs.values()).ids))
+            model_ids = {name: add_model(db, name, source="imported") for name in sorted({m for m, _ in planned})}
+            for (model, key), (data, file) in planned.items():
+                add_image(db, prompt_id=ids[key], model_id=model_ids[model], stored=media.put(data, str(file)),
+                          params={"imported_from": file.name})
+    except CatalogError as error:
+        raise ImageImportError(str(error)) from None
     after = db.execute("SELECT COUNT(*) FROM images").fetchone()[0]
-    return ImageImport(models=len(model_ids), prompts=len(specs), images=len(stored), new_images=after - before)
+    return ImageImport(models=len(model_ids), prompts=len(specs), images=len(planned), new_images=after - before)

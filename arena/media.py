@@ -3,6 +3,9 @@
 An image file is stored once under its SHA-256: ``<media_dir>/<h[:2]>/<h>.<ext>``. The name says nothing about the
 model that made it, so a file name or URL can reach the browser without revealing the model. Files are written to a
 temporary name, flushed to disk and renamed, so a crash never leaves a half-written image under a real name.
+
+Nor do the bytes name the model: every image is stored without its metadata (:func:`clean_image`), since PNG text
+chunks, EXIF, XMP and C2PA manifests often record the generator (Automatic1111's ``parameters``, ``Software``).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from PIL import Image, UnidentifiedImageError
+from PIL import Image, ImageOps, JpegImagePlugin, UnidentifiedImageError
 
 EXTENSIONS = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp"}
 _HASH = re.compile(r"^[0-9a-f]{64}$")
@@ -47,6 +50,91 @@ def inspect_image(data: bytes, source: str = "image") -> tuple[str, int, int]:
     return EXTENSIONS[kind], width, height
 
 
+# What an image may carry besides its pixels and colour space; anything else (text, EXIF, XMP, C2PA, private
+# chunks, bytes after the end of the image) is metadata and is stripped.
+_PNG_KEEP = {b"IHDR", b"PLTE", b"IDAT", b"IEND", b"tRNS", b"cHRM", b"gAMA", b"iCCP", b"sBIT", b"sRGB", b"cICP",
+             b"pHYs", b"bKGD"}
+_WEBP_KEEP = {b"VP8 ", b"VP8L", b"VP8X", b"ALPH", b"ICCP"}
+_JPEG_KEEP = {("APP0", b"JFIF\0"), ("APP14", b"Adobe"), ("APP2", b"ICC_PROFILE\0")}
+_ORIENTATION = 0x0112
+
+
+def _png_has_metadata(data: bytes) -> bool:
+    pos = 8
+    while pos + 8 <= len(data):
+        length, kind = int.from_bytes(data[pos:pos + 4], "big"), data[pos + 4:pos + 8]
+        if kind not in _PNG_KEEP:
+            return True
+        pos += 12 + length
+        if kind == b"IEND":
+            return pos < len(data)
+    return True
+
+
+def _webp_has_metadata(data: bytes) -> bool:
+    pos, end = 12, 8 + int.from_bytes(data[4:8], "little")
+    while pos + 8 <= min(end, len(data)):
+        kind, length = data[pos:pos + 4], int.from_bytes(data[pos + 4:pos + 8], "little")
+        if kind not in _WEBP_KEEP:
+            return True
+        pos += 8 + length + (length & 1)
+    return end < len(data)
+
+
+def _jpeg_has_metadata(data: bytes, image: Image.Image) -> bool:
+    kept = lambda marker, payload: any(marker == m and payload.startswith(p) for m, p in _JPEG_KEEP)  # noqa: E731
+    return (not all(kept(marker, payload) for marker, payload in getattr(image, "applist", []))
+            or not data.rstrip(b"\0").endswith(b"\xff\xd9"))
+
+
+def has_metadata(data: bytes, image: Image.Image) -> bool:
+    """Whether the encoded ``data`` (opened as ``image``) carries anything but pixels and a colour profile."""
+    if image.format == "PNG":
+        return _png_has_metadata(data)
+    if image.format == "WEBP":
+        return _webp_has_metadata(data)
+    return _jpeg_has_metadata(data, image)
+
+
+def clean_image(data: bytes, source: str = "image") -> tuple[bytes, str, int, int]:
+    """Encoded image bytes without metadata, with their (extension, width, height); raise MediaError naming ``source``.
+
+    An image without metadata is returned byte for byte. Otherwise Pillow writes it again, keeping the pixels, the
+    transparency and the ICC colour profile and nothing else: PNG and WebP losslessly (a lossy WebP becomes a
+    lossless one with the same pixels; a PNG with 16 bits per colour channel is read, and so kept, at 8 bits), and
+    JPEG re-encoded with the original's quantisation tables and chroma subsampling (no well-kept Python library
+    removes JPEG segments without re-encoding; with the same tables the change is one rounding step). An EXIF
+    orientation is applied to the pixels first, so the image still shows upright. Animated images are refused.
+    """
+    ext, width, height = inspect_image(data, source)
+    with Image.open(io.BytesIO(data)) as image:
+        if getattr(image, "n_frames", 1) > 1:
+            raise MediaError(f"{source}: animated images are not supported. Export a single frame as PNG.")
+        image.load()
+        if not has_metadata(data, image):
+            return data, ext, width, height
+        upright = ImageOps.exif_transpose(image) if image.getexif().get(_ORIENTATION, 1) != 1 else image.copy()
+        # Pillow's writers take some metadata (a JPEG comment, ...) from ``info``: keep only the transparency.
+        upright.info = {key: image.info[key] for key in ("transparency",) if key in image.info}
+        options: dict = {"icc_profile": image.info.get("icc_profile") or None}
+        if image.format == "WEBP":
+            options.update(lossless=True, exact=True, icc_profile=options["icc_profile"] or "")
+        elif image.format == "JPEG":
+            sampling = JpegImagePlugin.get_sampling(image)
+            options.update(qtables=image.quantization, progressive=bool(image.info.get("progressive")),
+                           **({"subsampling": sampling} if sampling != -1 else {}))
+        if options["icc_profile"] is None:
+            del options["icc_profile"]
+        buffer = io.BytesIO()
+        upright.save(buffer, format=image.format, **options)
+    cleaned = buffer.getvalue()
+    ext, width, height = inspect_image(cleaned, source)
+    with Image.open(io.BytesIO(cleaned)) as image:
+        if has_metadata(cleaned, image):  # cannot happen with Pillow's writers; never store a leaking file
+            raise MediaError(f"{source}: its metadata could not be removed. Re-export it as a plain PNG.")
+    return cleaned, ext, width, height
+
+
 def encode_png(image: Image.Image) -> bytes:
     buffer = io.BytesIO()
     image.save(buffer, format="PNG", optimize=False)
@@ -63,8 +151,8 @@ class MediaStore:
         return self.root / media_hash[:2] / f"{media_hash}.{media_ext}"
 
     def put(self, data: bytes, source: str = "image") -> StoredImage:
-        """Store encoded image bytes (idempotent) and return where they are."""
-        ext, width, height = inspect_image(data, source)
+        """Store encoded image bytes without their metadata (:func:`clean_image`; idempotent), return where they are."""
+        data, ext, width, height = clean_image(data, source)
         media_hash = hashlib.sha256(data).hexdigest()
         target = self.path(media_hash, ext)
         if not target.exists():

@@ -1,7 +1,8 @@
 """A real browser (Debian chromium driven by playwright) votes on three battles.
 
-Checks that no model name reaches the page or any network response before each vote, that names appear after it,
-that a keyboard shortcut votes, and that the votes land in the database.
+Checks that no model name reaches the page or any network response before each vote (a response whose body cannot
+be read fails the test, unless it is one that has no body), that both names appear after it, that a keyboard
+shortcut votes, and that the votes land in the database.
 """
 
 import shutil
@@ -32,17 +33,55 @@ def _names_in(text: str) -> list[str]:
     return [name for name in MODELS if name in text]
 
 
+# Chromium keeps no copy of a streamed body (Gradio's queue answers arrive as a text/event-stream read by fetch), so
+# the page keeps one: every event stream it opens is also read into window.__streams.
+STREAM_COPY = """
+window.__streams = [];
+const pageFetch = window.fetch;
+window.fetch = async (...args) => {
+  const response = await pageFetch(...args);
+  if ((response.headers.get('content-type') || '').includes('text/event-stream')) {
+    const copy = {url: response.url, text: ''};
+    window.__streams.push(copy);
+    const reader = response.clone().body.getReader();
+    const decoder = new TextDecoder();
+    (async () => { for (;;) { const {done, value} = await reader.read(); if (done) break;
+                               copy.text += decoder.decode(value, {stream: true}); } })();
+  }
+  return response;
+};
+"""
+
+
+def _is_event_stream(response) -> bool:
+    return "text/event-stream" in (response.headers.get("content-type") or "")
+
+
+def _has_no_body(response) -> bool:
+    """Responses that carry no body by definition: redirects, 204 No Content, 304 Not Modified, answers to HEAD."""
+    return 300 <= response.status < 400 or response.status == 204 or response.request.method == "HEAD"
+
+
 def test_three_votes_in_a_real_browser(small_arena, browser):
     bodies: list[tuple[str, str]] = []
+    unreadable: list[tuple[str, int, str]] = []
+
+    streams: list[str] = []
 
     def keep(response):
+        if _has_no_body(response):
+            return
+        if _is_event_stream(response):  # read by the page's copy (STREAM_COPY), checked below
+            streams.append(response.url)
+            return
         try:
             bodies.append((response.url, response.body().decode("utf-8", "replace")))
-        except Exception:  # bodies of redirects and aborted requests are not readable
-            bodies.append((response.url, ""))
+        except Exception as error:  # a body we cannot check could hold a name: that fails the test
+            unreadable.append((response.url, response.status, str(error).splitlines()[0]))
 
     with running_app(small_arena.settings) as url:
         page = browser.new_page()
+        page.add_init_script(STREAM_COPY)
         page.on("response", keep)
         page.goto(url)
         page.fill("#signin-name textarea, #signin-name input", "browser-user")
@@ -56,18 +95,32 @@ def test_three_votes_in_a_real_browser(small_arena, browser):
             assert _names_in(page.content()) == [], f"model name in the page before vote {step + 1}"
             leaks = [(u, _names_in(b)) for u, b in bodies if _names_in(b)]
             assert leaks == [], f"model name in a response before vote {step + 1}: {leaks}"
+            assert unreadable == [], f"responses whose body could not be checked before vote {step + 1}: {unreadable}"
+            copies = page.evaluate("() => window.__streams.map(s => [s.url, s.text])")
+            assert sorted(set(streams)) == sorted({u for u, _ in copies})  # every event stream was copied
+            if step == 0:  # the sign-in's answer (the first battle) came through a stream: the copy holds it
+                assert any("battle-media/" in text for _, text in copies), copies
+            stream_leaks = [(u, _names_in(text)) for u, text in copies if _names_in(text)]
+            assert stream_leaks == [], f"model name in an event stream before vote {step + 1}: {stream_leaks}"
             if how.startswith("click:"):
                 page.click(how[6:])
             else:
                 page.locator("body").press(how[4:])
             page.wait_for_selector("#reveal .voted", timeout=20000)
             revealed = page.inner_text("#reveal")
-            assert len(_names_in(revealed)) >= 1
+            shown = small_arena.db.execute(
+                "SELECT ml.name, mr.name FROM votes v JOIN battles b ON b.id = v.battle_id "
+                "JOIN images l ON l.id = b.left_image_id JOIN models ml ON ml.id = l.model_id "
+                "JOIN images r ON r.id = b.right_image_id JOIN models mr ON mr.id = r.model_id "
+                "ORDER BY v.id DESC LIMIT 1").fetchone()
+            assert f"A was {shown[0]}, B was {shown[1]}" in revealed, revealed  # both names, each on its side
+            assert sorted(_names_in(revealed)) == sorted(shown)
             page.locator("body").press("a")  # a second vote on the revealed battle is ignored
             page.wait_for_timeout(300)
             assert small_arena.db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == step + 1
             page.wait_for_timeout(300)  # the vote's own response (with the names) has fully arrived
             bodies.clear()
+            page.evaluate("() => window.__streams.forEach(s => { s.text = ''; })")
             page.click("#next-battle")
             page.wait_for_function("() => document.querySelector('#reveal').innerText.trim() === ''", timeout=20000)
     outcomes = [row[0] for row in small_arena.db.execute(

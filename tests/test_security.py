@@ -89,8 +89,55 @@ def test_admin_endpoints_refuse_calls_without_the_password(tmp_path):
                      if (d.get("api_name") or "").startswith("admin_")]
         assert len(admin_ids) == 6  # unlock, include, exclude, three exports
         outcomes = asyncio.run(attack(url, admin_ids))
-        exports = tmp_path / "cache" / "exports"
-        assert not exports.exists() or list(exports.iterdir()) == []
         assert all(isinstance(o, str) for o in outcomes), outcomes  # every call failed...
         assert all("Wrong admin password" in o for o in outcomes), outcomes  # ...because of the password
-        assert httpx.get(url + f"gradio_api/file={exports}/votes.csv").status_code in (403, 404)
+
+
+def test_an_admin_export_cannot_be_fetched_without_the_password(tmp_path, monkeypatch):
+    """The export file itself, and the folder exports used to go to, are not served; only the admin gets the copy."""
+    import re
+    import time
+
+    from arena import session as sessions
+    from arena.web import admin_tab
+    from webapp import call_event
+
+    arena = build_small_arena(tmp_path, admin_password="correct horse")
+    s = sessions.start(arena.db, "voter", "token-1", open_signup=True)
+    for i in range(3):
+        s = sessions.vote(arena.db, sessions.next_battle(arena.db, random.Random(i), s), "A")
+    written = []
+    monkeypatch.setattr(admin_tab, "private_export_path",
+                        lambda fmt, make=admin_tab.private_export_path: written.append(make(fmt)) or written[-1])
+    with running_app(arena.settings) as url:
+        (answer,) = call_event(url, "admin_export_csv", ["correct horse", False])
+        (export,) = written
+        assert export.is_file() and export.read_text().count("\n") == 4  # a real export: header and 3 votes
+        assert oct(export.parent.stat().st_mode & 0o777) == "0o700"
+        old_style = tmp_path / "cache" / "exports" / export.name
+        made_up = export.parent / f"votes-{time.strftime('%Y%m%d')}-000000.csv"
+        for path in (export, made_up, old_style, export.parent):
+            response = httpx.get(url + f"gradio_api/file={path}")
+            assert response.status_code in (403, 404), (path, response.status_code)
+            assert b"vote_id" not in response.content
+        # The admin's own download: Gradio's copy, under a secret-seeded hash of the content.
+        assert answer["path"] != str(export) and re.search(r"/[0-9a-f]{64}/votes-", answer["path"])
+        assert httpx.get(answer["url"]).text == export.read_text()
+
+
+def test_the_load_check_compares_receipt_ids_with_the_stored_votes():
+    from arena.load import LoadReport, check_receipts
+
+    report = LoadReport(annotators=2, seconds=1.0, acknowledged=["a", "b", "a"], vote_ids=[1, 2, 3])
+    assert check_receipts(report, {1: "a", 2: "b", 3: "a"}) == []
+    lost = check_receipts(report, {1: "a", 3: "a"})
+    assert lost == ["1 acknowledged votes are not in the database: #2"]
+    assert check_receipts(report, {1: "a", 2: "a", 3: "a"}) == [
+        "1 votes are stored under another voter than the receipt's: #2 b vs a"]
+    extra = {1: "a", 2: "b", 3: "a", 4: "b"}
+    assert check_receipts(report, extra) == [
+        "1 stored votes were never acknowledged, but only 0 vote requests failed: #4"]
+    report.unanswered_votes = 1  # the client lost the answer to one vote: the server may have stored it
+    assert check_receipts(report, extra) == []
+    twice = LoadReport(annotators=1, seconds=1.0, acknowledged=["a", "a"], vote_ids=[1, 1])
+    assert check_receipts(twice, {1: "a"}) == ["receipt #1 was acknowledged twice (a, a)"]

@@ -56,6 +56,22 @@ def test_leaderboard_endpoint_returns_the_table(small_arena):
     assert commonsense[0].startswith(f"{stored} human votes")
 
 
+def test_the_leaderboard_endpoint_takes_a_judge_and_shows_the_annotator_pairs(small_arena):
+    from test_leaderboard import JUDGE, SINGLE, add_votes
+
+    add_votes(small_arena)  # two annotators and two judges on the same battles
+    with running_app(small_arena.settings) as url:
+        client = Client(url, verbose=False)
+        default = client.predict("All", "All", "All", "All", "All", "drop", False, api_name="/leaderboard")
+        chosen = client.predict("All", "All", "All", "All", "All", "drop", False, SINGLE, api_name="/leaderboard")
+        with pytest.raises(Exception, match="No judge votes from 'nobody'"):
+            client.predict("All", "All", "All", "All", "All", "drop", False, "nobody", api_name="/leaderboard")
+    assert f"Judge column: {JUDGE} (18 votes, the judge with the most votes)" in default[0]
+    assert f"Judge column: {SINGLE} (6 votes, chosen)" in chosen[0]
+    pairs = chosen[-1]
+    assert len(pairs["data"]) == 1 and {"alice", "bob"} <= set(map(str, pairs["data"][0]))
+
+
 def test_battle_images_are_served_only_through_the_battle_token(small_arena):
     import re
 
@@ -79,3 +95,159 @@ def test_battle_images_are_served_only_through_the_battle_token(small_arena):
             response = httpx.get(url + bad)
             assert response.status_code in (403, 404), bad
             assert b"SQLite" not in response.content
+
+
+# --- battle images: what a media token does and does not open ------------------------------------------------------
+
+
+def _two_battles_with_different_images(arena):
+    """Two battles served to one session, on different prompts (so no image is shared between them)."""
+    import random
+
+    from arena.battles import Pairing, serve_battle
+
+    images = {(p, m): i for i, p, m in arena.db.execute("SELECT id, prompt_id, model_id FROM images")}
+    (m1, m2) = list(arena.model_ids.values())[:2]
+    p1, p2 = arena.prompt_ids[0], arena.prompt_ids[2]
+    session = "session-for-media-tests"
+    x = serve_battle(arena.db, random.Random(0), session_id=session, annotator_id=None, judge="media-test",
+                     pairing=Pairing(p1, images[p1, m1], images[p1, m2]))
+    y = serve_battle(arena.db, random.Random(1), session_id=session, annotator_id=None, judge="media-test",
+                     pairing=Pairing(p2, images[p2, m2], images[p2, m1]))
+    return x, y
+
+
+def _raw_get(url: str, path: str) -> tuple[int, bytes]:
+    import http.client
+    from urllib.parse import urlparse
+
+    address = urlparse(url)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=20)
+    try:
+        connection.request("GET", "/" + path)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def test_a_media_token_serves_its_own_battle_images_only(small_arena):
+    import httpx
+
+    from arena.votes import record_vote
+
+    x, y = _two_battles_with_different_images(small_arena)
+    file = lambda shown: small_arena.media.path(shown.media_hash, shown.media_ext).read_bytes()  # noqa: E731
+    assert len({file(x.left), file(x.right), file(y.left), file(y.right)}) == 4
+    with running_app(small_arena.settings) as url:
+        get = lambda path: httpx.get(url + path)  # noqa: E731
+        assert get(f"battle-media/{x.media_token}/a").content == file(x.left)
+        assert get(f"battle-media/{x.media_token}/b").content == file(x.right)
+        assert get(f"battle-media/{y.media_token}/a").content == file(y.left)
+        # The battle id (the vote's secret) is not a media token, and a token opens no other path.
+        refused = [f"battle-media/{x.id}/a", f"battle-media/{x.media_token}/c", f"battle-media/{x.media_token}/",
+                   f"battle-media/{x.media_token}/a/../../{y.media_token}/a", f"battle-media/{x.media_token[:-1]}/a",
+                   f"battle-media/{x.media_token}%2F..%2F{y.media_token}/a", f"battle-media/{x.left.media_hash}/a",
+                   f"battle-media/..%2F..%2Fmedia%2F{x.left.media_hash[:2]}%2F{x.left.media_hash}.png/a"]
+        for path in refused:
+            status, body = _raw_get(url, path)  # sent as written: no client-side removal of "..", no decoding
+            assert status == 404, path
+            assert body not in (file(x.left), file(x.right), file(y.left), file(y.right)), path
+        assert httpx.post(url + f"battle-media/{x.media_token}/a").status_code == 404
+        # A token does not expire with the vote: the page keeps showing the two images, now captioned.
+        record_vote(small_arena.db, x.id, "A", session_id="session-for-media-tests")
+        assert get(f"battle-media/{x.media_token}/a").content == file(x.left)
+
+
+def test_a_missing_media_file_is_a_404_with_a_log_line(small_arena, caplog):
+    import logging
+
+    import httpx
+
+    x, _ = _two_battles_with_different_images(small_arena)
+    small_arena.media.path(x.left.media_hash, x.left.media_ext).unlink()
+    with caplog.at_level(logging.ERROR, logger="arena.web.app"), running_app(small_arena.settings) as url:
+        missing = httpx.get(url + f"battle-media/{x.media_token}/a")
+        present = httpx.get(url + f"battle-media/{x.media_token}/b")
+    assert missing.status_code == 404 and missing.text == "Image file missing on the server."
+    assert present.status_code == 200
+    logged = [r.getMessage() for r in caplog.records if r.name == "arena.web.app"]
+    assert len(logged) == 1 and x.left.media_hash in logged[0] and "Restore the media folder" in logged[0]
+
+
+def test_the_image_cache_is_bounded_by_bytes_and_drops_the_least_recently_used(tmp_path):
+    from arena.web.app import MEDIA_CACHE_BYTES, ByteCache
+
+    assert MEDIA_CACHE_BYTES == 64 * 1024 * 1024
+    files = {}
+    for name, size in (("a", 40), ("b", 40), ("c", 30), ("huge", 101)):
+        files[name] = tmp_path / name
+        files[name].write_bytes(name[0].encode() * size)
+    cache = ByteCache(max_bytes=100)
+    assert cache.read(files["a"]) == b"a" * 40 and cache.read(files["b"]) == b"b" * 40
+    files["a"].write_bytes(b"changed")  # served from memory from now on (files are content-addressed)
+    assert cache.read(files["a"]) == b"a" * 40  # a is now the most recently used
+    cache.read(files["c"])  # 110 bytes > 100: b, the least recently used, goes
+    assert cache.size == 70 and len(cache) == 2
+    files["b"].write_bytes(b"re-read")
+    assert cache.read(files["b"]) == b"re-read"  # b was dropped, so it is read again (and c goes)
+    assert cache.read(files["huge"]) == b"h" * 101 and cache.size <= 100  # larger than the budget: never kept
+    files["huge"].unlink()
+    with pytest.raises(FileNotFoundError):
+        cache.read(files["huge"])
+
+
+# --- rate limit and admin review through the running app -------------------------------------------------------------
+
+
+def test_the_annotator_rate_limit_refuses_the_third_vote_and_writes_nothing(tmp_path):
+    from conftest import build_small_arena
+
+    arena = build_small_arena(tmp_path, rate_limit_annotator_per_minute=2, rate_limit_client_per_minute=0)
+    with running_app(arena.settings) as url:
+        client = Client(url, verbose=False)
+        client.predict("fast-voter", "token-1", api_name="/sign_in")
+        for _ in range(2):
+            client.predict(api_name="/vote_a")
+            client.predict(api_name="/next_battle")
+        count = lambda table: arena.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]  # noqa: E731
+        before = count("votes"), count("battles")
+        with pytest.raises(Exception, match=r"Slow down: at most 2 votes per minute per annotator\. "
+                                            r"Look at the images a little longer and vote again in \d+ s\."):
+            client.predict(api_name="/vote_b")
+        assert (count("votes"), count("battles")) == before == (2, 3)  # no vote, and no next battle drawn
+        other = Client(url, verbose=False)  # the limit is per annotator, not for everyone
+        other.predict("calm-voter", "token-2", api_name="/sign_in")
+        other.predict(api_name="/vote_tie")
+    rows = arena.db.execute("SELECT voter, outcome FROM votes ORDER BY id").fetchall()
+    assert rows == [("fast-voter", "A"), ("fast-voter", "A"), ("calm-voter", "tie")]
+    arena.db.close()
+
+
+def test_an_admin_excludes_and_includes_a_vote_through_the_admin_tab(tmp_path):
+    import random
+
+    from arena import session as sessions
+    from arena.load import LoadError
+    from conftest import build_small_arena
+    from webapp import call_event
+
+    arena = build_small_arena(tmp_path, admin_password="letmein")
+    s = sessions.start(arena.db, "voter", "token-1", open_signup=True)
+    s = sessions.vote(arena.db, sessions.next_battle(arena.db, random.Random(0), s), "A")
+    vote_id = s.receipt.vote_id
+    state = lambda: arena.db.execute(  # noqa: E731
+        "SELECT excluded, reviewed, excluded_reason FROM votes WHERE id = ?", [vote_id]).fetchone()
+    assert state()[:2] == (0, 0)
+    with running_app(arena.settings) as url:
+        (table,) = call_event(url, "admin_review_exclude", ["letmein", False, vote_id])
+        assert state() == (1, 1, "excluded by an admin")
+        assert table["data"][0][:3] == [vote_id, "voter", "A"]
+        (table,) = call_event(url, "admin_review_include", ["letmein", False, vote_id])
+        assert state() == (0, 1, "included by an admin")
+        with pytest.raises(LoadError, match="Wrong admin password"):
+            call_event(url, "admin_review_exclude", ["wrong", False, vote_id])
+        with pytest.raises(LoadError, match="No vote with id 999"):
+            call_event(url, "admin_review_exclude", ["letmein", False, 999])
+    assert state() == (0, 1, "included by an admin")
+    arena.db.close()

@@ -35,3 +35,28 @@ def running_app(settings):
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def call_event(url: str, api_name: str, inputs: list) -> list:
+    """Run one event of the page (also a private one, such as the admin tab's) as the page does; return its outputs.
+
+    Raises :class:`arena.load.LoadError` with the server's message when the event fails.
+    """
+    import asyncio
+
+    import httpx
+
+    from arena.load import GradioSession
+
+    async def call():
+        async with httpx.AsyncClient(timeout=30) as client:
+            config = (await client.get(url + "config")).json()
+            endpoints = {d["api_name"]: (d["id"], d.get("queue") is not False)
+                         for d in config["dependencies"] if d.get("api_name")}
+            session = GradioSession(client, url, endpoints)
+            try:
+                return await session.call(api_name, inputs)
+            finally:
+                await session.http.close()
+
+    return asyncio.run(call())

@@ -1,9 +1,18 @@
-"""The admin tab: behind the admin password, vote exports and annotator statistics."""
+"""The admin tab: behind the admin password, vote exports and annotator statistics.
+
+An export is written into a fresh private temporary folder (mode 0700, outside every folder Gradio serves) and
+handed to Gradio, which copies it into its own cache under a secret-seeded hash of the content: only the admin
+session that asked for it receives that address. The private folder is removed a minute later.
+"""
 
 from __future__ import annotations
 
 import hmac
+import shutil
+import tempfile
+import threading
 import time
+from pathlib import Path
 
 import gradio as gr
 
@@ -13,6 +22,21 @@ from arena.export import EXPORT_FORMATS, annotator_stats, export_votes
 from arena.quality import flagged_votes, review_vote
 from arena.sampling import votes_per_model, votes_per_pair, votes_per_prompt
 from arena.web.context import AppContext
+
+
+EXPORT_FOLDER_KEEP_S = 60.0  # Gradio copies the file into its cache as soon as the handler returns
+
+
+def private_export_path(fmt: str) -> Path:
+    """Where the next export goes: a new private temporary folder (never one Gradio serves) and a dated name."""
+    folder = Path(tempfile.mkdtemp(prefix="arena-export-"))
+    return folder / f"votes-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"
+
+
+def _remove_later(folder: Path, delay_s: float = EXPORT_FOLDER_KEEP_S) -> None:
+    timer = threading.Timer(delay_s, shutil.rmtree, [folder], {"ignore_errors": True})
+    timer.daemon = True
+    timer.start()
 
 
 def build_admin_tab(ctx: AppContext) -> None:
@@ -77,9 +101,11 @@ def build_admin_tab(ctx: AppContext) -> None:
 
     def do_export(fmt: str, given: str, is_unlocked: bool):
         check(given, is_unlocked)
-        ctx.export_dir.mkdir(parents=True, exist_ok=True)
-        path = ctx.export_dir / f"votes-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"
-        export_votes(ctx.store.db(), path, fmt)
+        path = private_export_path(fmt)
+        try:
+            export_votes(ctx.store.db(), path, fmt)
+        finally:
+            _remove_later(path.parent)
         return str(path)
 
     def named(name: str, handler):

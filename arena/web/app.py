@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import functools
+import logging
 import os
 import re
+import threading
+from collections import OrderedDict
+from pathlib import Path
 
 import gradio as gr
 from fastapi import FastAPI
@@ -31,6 +34,9 @@ CSS = """
 """
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 MEDIA_TYPES = {"png": "image/png", "jpg": "image/jpeg", "webp": "image/webp"}
+MEDIA_CACHE_BYTES = 64 * 1024 * 1024  # battle image bytes kept in memory per server process
+GRADIO_CACHE_CLEANUP = (600, 3600)  # every 10 minutes, delete Gradio cache files older than an hour
+log = logging.getLogger(__name__)
 
 
 def build_app(settings: Settings, store: Store | None = None) -> gr.Blocks:
@@ -43,7 +49,9 @@ def build_app(settings: Settings, store: Store | None = None) -> gr.Blocks:
     store = store or Store(settings.db_path, synchronous=settings.sqlite_synchronous)
     sync_accounts(store.db(), settings.annotator_accounts)
     ctx = AppContext(settings=settings, store=store, media=MediaStore(settings.media_dir))
-    with gr.Blocks(title="T2I Arena", analytics_enabled=False) as blocks:
+    # Files Gradio hands out (an admin's vote export) live in its cache under unguessable names; drop them after an
+    # hour (and all of them at a restart), so an export's address does not open it for ever.
+    with gr.Blocks(title="T2I Arena", analytics_enabled=False, delete_cache=GRADIO_CACHE_CLEANUP) as blocks:
         gr.Markdown("# Text-to-image arena\nWhich image shows the prompt better? Model names appear after your vote.")
         # The periodic refresh runs only while the leaderboard tab is open.
         timer = gr.Timer(settings.leaderboard_refresh_s, active=False) if settings.leaderboard_refresh_s > 0 else None
@@ -62,18 +70,54 @@ def build_app(settings: Settings, store: Store | None = None) -> gr.Blocks:
     return blocks
 
 
+class ByteCache:
+    """A thread-safe least-recently-used cache of file contents, bounded by their total size in bytes.
+
+    A file larger than the whole budget is read but never kept. Files are content-addressed and never change, so a
+    cached copy is never stale.
+    """
+
+    def __init__(self, max_bytes: int = MEDIA_CACHE_BYTES):
+        self.max_bytes, self.size = max_bytes, 0
+        self._items: OrderedDict[Path, bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def read(self, path: Path) -> bytes:
+        """The bytes of ``path``, from memory when they are there; raises OSError when the file cannot be read."""
+        with self._lock:
+            body = self._items.get(path)
+            if body is not None:
+                self._items.move_to_end(path)
+                return body
+        body = path.read_bytes()
+        if len(body) <= self.max_bytes:
+            with self._lock:
+                if path not in self._items:
+                    self._items[path] = body
+                    self.size += len(body)
+                while self.size > self.max_bytes:
+                    _, dropped = self._items.popitem(last=False)
+                    self.size -= len(dropped)
+        return body
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 class BattleMedia:
     """ASGI front door: ``GET .../battle-media/<token>/<a|b>`` answers a battle image, anything else goes to the app.
 
     Images are reachable only through a battle's unguessable media token, which only the session the battle was
-    served to receives; the media folder itself is never exposed, so no path can be traversed. The images are
-    answered here, before Gradio's middleware stack (CORS, Brotli, ...), which cost more than the vote itself under
-    load; files are content-addressed and never change, so their bytes are cached.
+    served to receives; a token answers that battle's two images and nothing else, and does not expire (the page
+    keeps showing the images after the vote). The media folder itself is never exposed, so no path can be
+    traversed. The images are answered here, before Gradio's middleware stack (CORS, Brotli, ...), which cost more
+    than the vote itself under load; files are content-addressed and never change, so their bytes are cached
+    (:class:`ByteCache`, at most ``cache_bytes`` in all).
     """
 
-    def __init__(self, app, store: Store, media: MediaStore, cache_size: int = 1024):
+    def __init__(self, app, store: Store, media: MediaStore, cache_bytes: int = MEDIA_CACHE_BYTES):
         self.app, self.store, self.media = app, store, media
-        self.read = functools.lru_cache(maxsize=cache_size)(lambda path: path.read_bytes())
+        self.cache = ByteCache(cache_bytes)
 
     async def __call__(self, scope, receive, send):
         path = scope.get("path", "") if scope["type"] == "http" else ""
@@ -83,7 +127,13 @@ class BattleMedia:
         shown = battle_image(self.store.db(), token, side) if _TOKEN.match(token) else None
         if shown is None or scope["method"] != "GET":
             return await _answer(send, 404, b"Unknown image.", "text/plain")
-        body = self.read(self.media.path(shown.media_hash, shown.media_ext))
+        file = self.media.path(shown.media_hash, shown.media_ext)
+        try:
+            body = self.cache.read(file)
+        except OSError as error:
+            log.error("battle image %s (image id %s) is missing from the media folder: %s. Restore the media folder "
+                      "or re-import the image.", file, shown.image_id, error)
+            return await _answer(send, 404, b"Image file missing on the server.", "text/plain")
         await _answer(send, 200, body, MEDIA_TYPES[shown.media_ext], cache="private, max-age=86400")
 
 
@@ -100,9 +150,8 @@ def create_server(settings: Settings):
     blocks = build_app(settings, store)
     app = gr.mount_gradio_app(
         FastAPI(openapi_url=None, docs_url=None, redoc_url=None), blocks, path="/", server_name=settings.host,
-        server_port=settings.port, head=KEYBOARD_JS, css=CSS,
-        allowed_paths=[str(settings.cache_dir.resolve() / "exports")], footer_links=["api"], run_history=False,
-    )
+        server_port=settings.port, head=KEYBOARD_JS, css=CSS, footer_links=["api"], run_history=False,
+    )  # no allowed_paths: Gradio would serve those folders to anyone (admin exports go through a private folder)
     return BattleMedia(app, store, MediaStore(settings.media_dir))
 
 

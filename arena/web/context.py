@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from arena.battles import PromptPool
 from arena.media import MediaStore
@@ -37,7 +36,3 @@ class AppContext:
         self.stats = SamplingStats(SamplingParams(tie_policy=self.settings.tie_policy))
         self.annotator_limit = RateLimiter(self.settings.rate_limit_annotator_per_minute, "per annotator")
         self.client_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address")
-
-    @property
-    def export_dir(self) -> Path:
-        return self.settings.cache_dir.resolve() / "exports"

@@ -38,6 +38,15 @@ def _voters(ctx: AppContext) -> list[str]:
     return [ALL, *(row[0] for row in ctx.store.db().execute("SELECT DISTINCT voter FROM votes ORDER BY 1"))]
 
 
+MOST_VOTES = "The one with the most votes"
+
+
+def _judges(ctx: AppContext) -> list[str]:
+    rows = ctx.store.db().execute(
+        "SELECT voter FROM votes WHERE voter_kind = 'judge' GROUP BY voter ORDER BY COUNT(*) DESC, voter")
+    return [MOST_VOTES, *(row[0] for row in rows)]
+
+
 def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer | None) -> None:
     """Wire the leaderboard; it loads when its tab is opened (so no model name reaches an arena-only page)."""
     settings = ctx.settings
@@ -46,6 +55,8 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer | None) 
         dropdowns = [gr.Dropdown(_choices(ctx, values), value=ALL, label=label, allow_custom_value=True,
                                  elem_id=f"lb-{label.split()[-1].lower()}") for label, values in FILTERS.items()]
         voter = gr.Dropdown(_voters(ctx), value=ALL, label="Voter", elem_id="lb-voter", allow_custom_value=True)
+        judge = gr.Dropdown(_judges(ctx), value=MOST_VOTES, label="Judge column", elem_id="lb-judge",
+                            allow_custom_value=True)
     with gr.Row():
         tie_policy = gr.Dropdown(["drop", "half", "half_ties_drop_both_bad"], value=settings.tie_policy,
                                  label="Ties and both-bad", elem_id="lb-tie-policy")
@@ -63,18 +74,26 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer | None) 
     gr.Markdown("### Position bias\nShare of first-position (A) wins, second-position wins, ties and both-bad per voter "
                 "kind and subset; the p-value tests first-position wins against 50% of decisive votes.")
     bias = gr.DataFrame(elem_id="lb-bias", interactive=False)
+    gr.Markdown("### Inter-annotator agreement\nCohen's κ and raw agreement for each pair of annotators on the battles "
+                "both voted on (replicated battles); the summary above gives Fleiss' κ over all of them.")
+    annotator_pairs = gr.DataFrame(elem_id="lb-annotator-pairs", interactive=False)
     with gr.Row():
         wins = gr.Plot(elem_id="lb-wins")
         counts = gr.Plot(elem_id="lb-counts")
 
-    def recompute(suite: str, subset: str, variant: str, category: str, who: str, policy: str, with_excluded: bool):
-        value = lambda v: None if v in (ALL, None, "") else v  # noqa: E731
+    def recompute(suite: str, subset: str, variant: str, category: str, who: str, policy: str, with_excluded: bool,
+                  judge_voter: str = MOST_VOTES):
+        value = lambda v: None if v in (ALL, MOST_VOTES, None, "") else v  # noqa: E731
         options = LeaderboardOptions(
             suite=value(suite), subset=value(subset), variant=value(variant), category=value(category),
-            voter=value(who), rounds=settings.bootstrap_rounds, seed=settings.seed, tie_policy=policy or "drop",
-            min_votes=settings.min_votes, include_excluded=bool(with_excluded),
+            voter=value(who), judge=value(judge_voter), rounds=settings.bootstrap_rounds, seed=settings.seed,
+            tie_policy=policy or "drop", min_votes=settings.min_votes, include_excluded=bool(with_excluded),
         )
-        board = compute_leaderboard(ctx.store.db(), options)
+        try:
+            board = compute_leaderboard(ctx.store.db(), options)
+        except LookupError as error:  # a judge name without votes: the message lists those with votes
+            raise gr.Error(str(error))
+        pairs = board.inter_annotator.get("pairs")
         voted = set(board.votes["model_a"]) | set(board.votes["model_b"])
         order = [model for model in board.table["model"] if model in voted]
         return (
@@ -87,19 +106,21 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer | None) 
             board.position_bias.round(3) if isinstance(board.position_bias, pd.DataFrame) else board.position_bias,
             plots.win_fraction_heatmap(board.votes, order=order),
             plots.battle_count_heatmap(board.votes, order=order),
+            pairs.round(3) if isinstance(pairs, pd.DataFrame) else pd.DataFrame(),
         )
 
     def refresh_filters():
         return [*(gr.update(choices=_choices(ctx, values)) for values in FILTERS.values()),
-                gr.update(choices=_voters(ctx))]
+                gr.update(choices=_voters(ctx)), gr.update(choices=_judges(ctx))]
 
-    inputs = [*dropdowns, voter, tie_policy, include_excluded]
-    outputs = [summary, table, chart, correlations, confusion, outcomes, bias, wins, counts]
+    # the judge comes last, so API callers that pass the first seven inputs keep working
+    inputs = [*dropdowns, voter, tie_policy, include_excluded, judge]
+    outputs = [summary, table, chart, correlations, confusion, outcomes, bias, wins, counts, annotator_pairs]
     triggers = [refresh.click, *(c.change for c in inputs)]
     if timer is not None:
         triggers.append(timer.tick)
     gr.on(triggers, recompute, inputs, outputs, api_name="leaderboard", concurrency_limit=1,
           concurrency_id="leaderboard", show_progress="minimal")
-    tab.select(refresh_filters, None, [*dropdowns, voter], api_visibility="private").then(
+    tab.select(refresh_filters, None, [*dropdowns, voter, judge], api_visibility="private").then(
         recompute, inputs, outputs, api_visibility="private", concurrency_limit=1, concurrency_id="leaderboard"
     )

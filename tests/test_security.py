@@ -1,5 +1,6 @@
 """Abuse of the vote handler, the importers and the admin API: refused cleanly, nothing partial written."""
 
+import io
 import json
 import random
 import string
@@ -12,7 +13,7 @@ from arena.importer import ImageImportError, import_images
 from arena.media import MediaStore
 from arena.store import connect
 from arena.votes import VoteRejected, record_vote
-from conftest import build_small_arena
+from conftest import build_small_arena, make_image
 from webapp import running_app
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -42,24 +43,48 @@ ROW = st.fixed_dictionaries({}, optional={
 })
 
 
+def _png(seed: int) -> bytes:
+    buffer = io.BytesIO()
+    make_image(seed % 7, seed).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+KEY = st.text(alphabet=string.ascii_letters + "_-", min_size=1, max_size=6)
+
+
 @FAST
-@given(rows=st.lists(st.one_of(ROW, st.text(max_size=15)), max_size=5), keys=st.lists(st.text(
-    alphabet=string.ascii_letters + "_-", min_size=1, max_size=6), max_size=3))
-def test_importer_is_all_or_nothing_on_arbitrary_input(tmp_path_factory, rows, keys):
+@given(images=st.lists(st.tuples(KEY, st.booleans()), max_size=3), data=st.data())
+def test_importer_is_all_or_nothing_on_arbitrary_input(tmp_path_factory, images, data):
+    """Arbitrary prompt rows (some matching the image keys, some not) and real or fake images: the import either
+    writes every image with its prompt and media file, or raises ImageImportError having written nothing at all."""
     root = tmp_path_factory.mktemp("imp")
-    lines = [json.dumps(r) if isinstance(r, dict) else r for r in rows]
-    (root / "prompts.jsonl").write_text("\n".join(lines))
-    for key in keys:
-        (root / "imgs" / "model").mkdir(parents=True, exist_ok=True)
-        (root / "imgs" / "model" / f"{key}.png").write_bytes(b"\x89PNG not really")
+    written = dict(images)  # {key: real}; a key listed twice is one file, the last write
+    keys = sorted(written)
+    texts = data.draw(st.lists(st.text(min_size=1, max_size=20), min_size=len(keys), max_size=len(keys)))
+    rows = [{"key": key, "text": text} for key, text in zip(keys, texts)]  # a valid row per image key
+    rows = data.draw(st.permutations(rows[data.draw(st.integers(0, 1)):]), label="rows")  # maybe one key missing
+    if data.draw(st.booleans(), label="add junk"):
+        rows += data.draw(st.lists(st.one_of(ROW, st.text(max_size=15)), min_size=1, max_size=2), label="junk rows")
+    (root / "prompts.jsonl").write_text("\n".join(json.dumps(r) if isinstance(r, dict) else r for r in rows))
+    (root / "imgs" / "model").mkdir(parents=True)
+    for n, (key, real) in enumerate(images):
+        (root / "imgs" / "model" / f"{key}.png").write_bytes(_png(n) if real else b"\x89PNG not really")
     db = connect(root / "a.db")
+    media = root / "media"
     try:
-        import_images(db, MediaStore(root / "media"), root / "imgs", root / "prompts.jsonl")
+        result = import_images(db, MediaStore(media), root / "imgs", root / "prompts.jsonl")
     except ImageImportError:
         counts = [db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("prompts", "models", "images")]
         assert counts == [0, 0, 0]
+        assert not media.exists() or not any(p.is_file() for p in media.rglob("*"))
     else:
-        raise AssertionError("fake PNG bytes were imported")
+        files = set(written)
+        assert all(written.values())  # a fake image is never imported
+        assert result.images == len(files) == db.execute("SELECT COUNT(*) FROM images").fetchone()[0]
+        stored = db.execute("SELECT p.item_key, i.media_hash, i.media_ext FROM images i "
+                            "JOIN prompts p ON p.id = i.prompt_id").fetchall()
+        assert {key for key, _, _ in stored} == files  # each image under the prompt of its file's key
+        assert all(MediaStore(media).path(h, ext).is_file() for _, h, ext in stored)
     finally:
         db.close()
 

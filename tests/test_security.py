@@ -133,7 +133,8 @@ def test_an_admin_export_cannot_be_fetched_without_the_password(tmp_path, monkey
         s = sessions.vote(arena.db, sessions.next_battle(arena.db, random.Random(i), s), "A")
     written = []
     monkeypatch.setattr(admin_tab, "private_export_path",
-                        lambda fmt, make=admin_tab.private_export_path: written.append(make(fmt)) or written[-1])
+                        lambda fmt, root, make=admin_tab.private_export_path: written.append(make(fmt, root))
+                        or written[-1])
     with running_app(arena.settings) as url:
         (answer,) = call_event(url, "admin_export_csv", ["correct horse", False])
         (export,) = written
@@ -148,6 +149,7 @@ def test_an_admin_export_cannot_be_fetched_without_the_password(tmp_path, monkey
         # The admin's own download: Gradio's copy, under a secret-seeded hash of the content.
         assert answer["path"] != str(export) and re.search(r"/[0-9a-f]{64}/votes-", answer["path"])
         assert httpx.get(answer["url"]).text == export.read_text()
+    assert export.parent.parent.name.startswith("arena-exports-")  # the app's folder, removed when it exits
 
 
 def test_the_load_check_compares_receipt_ids_with_the_stored_votes():

@@ -27,9 +27,13 @@ from arena.web.context import AppContext
 EXPORT_FOLDER_KEEP_S = 60.0  # Gradio copies the file into its cache as soon as the handler returns
 
 
-def private_export_path(fmt: str) -> Path:
-    """Where the next export goes: a new private temporary folder (never one Gradio serves) and a dated name."""
-    folder = Path(tempfile.mkdtemp(prefix="arena-export-"))
+def private_export_path(fmt: str, root: str | Path | None = None) -> Path:
+    """Where the next export goes: a new private temporary folder (never one Gradio serves) and a dated name.
+
+    ``root`` is the app's own exports folder (a :class:`tempfile.TemporaryDirectory`, removed with everything left
+    in it when the server exits), so an export of a server stopped within the minute does not stay behind.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="arena-export-", dir=root))
     return folder / f"votes-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"
 
 
@@ -42,6 +46,7 @@ def _remove_later(folder: Path, delay_s: float = EXPORT_FOLDER_KEEP_S) -> None:
 def build_admin_tab(ctx: AppContext) -> None:
     password = ctx.settings.admin_password
     unlocked = gr.State(False)
+    exports = tempfile.TemporaryDirectory(prefix="arena-exports-")  # lives as long as the app (held by do_export)
     with gr.Column(visible=True) as lock_box:
         if not password:
             gr.Markdown("The admin tab is locked: set the ARENA_ADMIN_PASSWORD environment variable and restart.")
@@ -101,7 +106,7 @@ def build_admin_tab(ctx: AppContext) -> None:
 
     def do_export(fmt: str, given: str, is_unlocked: bool):
         check(given, is_unlocked)
-        path = private_export_path(fmt)
+        path = private_export_path(fmt, exports.name)
         try:
             export_votes(ctx.store.db(), path, fmt)
         finally:

@@ -80,7 +80,7 @@ def test_three_votes_in_a_real_browser(small_arena, browser):
             unreadable.append((response.url, response.status, str(error).splitlines()[0]))
 
     with running_app(small_arena.settings) as url:
-        page = browser.new_page()
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.add_init_script(STREAM_COPY)
         page.on("response", keep)
         page.goto(url)
@@ -92,6 +92,8 @@ def test_three_votes_in_a_real_browser(small_arena, browser):
             page.wait_for_function("() => document.querySelector('#reveal .reveal') !== null && "
                                    "document.querySelector('#reveal .voted') === null", timeout=20000)
             page.wait_for_timeout(300)  # let every response of this step arrive
+            buttons = page.locator("#vote-both-bad").bounding_box()
+            assert buttons["y"] + buttons["height"] <= 800, "the vote buttons are below the fold: scroll needed"
             assert _names_in(page.content()) == [], f"model name in the page before vote {step + 1}"
             leaks = [(u, _names_in(b)) for u, b in bodies if _names_in(b)]
             assert leaks == [], f"model name in a response before vote {step + 1}: {leaks}"

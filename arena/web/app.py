@@ -29,8 +29,9 @@ CSS = """
     opacity: 0.45; pointer-events: none; }
 .battle-image { margin: 0; }
 .battle-image figcaption { font-weight: 600; margin-bottom: 0.3em; }
-.battle-image img { width: 100%; aspect-ratio: 1 / 1; object-fit: contain; image-rendering: pixelated;
-                    border: 1px solid var(--border-color-primary); border-radius: 6px; }
+/* the window's height less the header, prompt and buttons (about 500 px), so the vote buttons stay in view */
+.battle-image img { width: 100%; aspect-ratio: 1 / 1; max-height: max(260px, calc(100vh - 500px)); object-fit: contain;
+                    image-rendering: pixelated; border: 1px solid var(--border-color-primary); border-radius: 6px; }
 """
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 MEDIA_TYPES = {"png": "image/png", "jpg": "image/jpeg", "webp": "image/webp"}

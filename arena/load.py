@@ -253,6 +253,15 @@ async def run_load(
     return report
 
 
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds the process ``pid`` has used so far (Linux ``/proc``; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime: fields 14 and 15
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -379,13 +388,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"server: 127.0.0.1:{port}, database {work / 'arena.db'} (synchronous={args.synchronous})")
     server = start_server(env, port, work / "server.log")
     try:
+        cpu_before = process_cpu_seconds(server.pid)
         report = _run(run_load(f"http://127.0.0.1:{port}/", annotators=args.annotators, duration=args.duration,
                                max_votes=args.max_votes, think=tuple(args.think), seed=args.seed))
+        cpu_after = process_cpu_seconds(server.pid)
     finally:
         stop_server(server)
     stored = stored_votes(work / "arena.db")
     problems = check_receipts(report, stored)
     print(report.summary())
+    if cpu_before is not None and cpu_after is not None and report.latencies:
+        # steadier than the latencies on a shared machine: compare code changes with this figure
+        used = cpu_after - cpu_before
+        print(f"server CPU {1000 * used / len(report.latencies):.2f} ms per vote (vote, next battle, two images; "
+              f"{100 * used / report.seconds:.0f}% of one core)")
     print(f"votes acknowledged {len(report.acknowledged)}, stored {len(stored)}, "
           f"receipts match the database: {not problems}, integrity_check: {integrity(work / 'arena.db')}")
     for problem in problems:

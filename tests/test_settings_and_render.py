@@ -58,3 +58,38 @@ def test_expected_outcome_only_when_asked():
                     ShownImage(2, "1" * 64, "png"), 0.0, "tok")
     assert "unlit" not in prompt_markdown(battle)
     assert "unlit" in prompt_markdown(battle, show_expected=True)
+
+
+def test_the_matplotlib_switch_is_skipped_only_without_matplotlib(monkeypatch):
+    import contextlib
+    import importlib.util
+
+    import gradio as gr
+
+    from arena.web.app import skip_matplotlib_backend_switch
+
+    class Switch:  # stands for Gradio's own context manager
+        pass
+
+    monkeypatch.setattr(gr.utils, "MatplotlibBackendMananger", Switch)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "matplotlib" else None)
+    assert skip_matplotlib_backend_switch() is False and gr.utils.MatplotlibBackendMananger is Switch
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    assert skip_matplotlib_backend_switch() is True
+    with gr.utils.MatplotlibBackendMananger():  # what Gradio does around every event
+        pass
+    assert gr.utils.MatplotlibBackendMananger is contextlib.nullcontext
+
+
+def test_the_load_harness_reads_a_process_cpu_time():
+    import os
+    import time
+
+    from arena.load import process_cpu_seconds
+
+    before = process_cpu_seconds(os.getpid())
+    end = time.process_time() + 0.05
+    while time.process_time() < end:
+        pass
+    assert before is not None and process_cpu_seconds(os.getpid()) >= before + 0.03
+    assert process_cpu_seconds(2**22 + 12345) is None  # no such process

@@ -145,8 +145,26 @@ async def _answer(send, status: int, body: bytes, media_type: str, cache: str = 
     await send({"type": "http.response.body", "body": body})
 
 
+def skip_matplotlib_backend_switch() -> bool:
+    """Make Gradio's per-event matplotlib backend switch a no-op where matplotlib is not installed; True if it did.
+
+    Gradio 6 wraps every event in ``gradio.utils.MatplotlibBackendMananger``, which tries ``import matplotlib`` on
+    entering and on leaving. This project draws with plotly and installs no matplotlib, and a failed import is not
+    cached, so each try searches ``sys.path`` again: about 4% of the server's CPU under the load test. Without
+    matplotlib there is no backend to switch, so a null context does the same.
+    """
+    import contextlib
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is not None or not hasattr(gr.utils, "MatplotlibBackendMananger"):
+        return False
+    gr.utils.MatplotlibBackendMananger = contextlib.nullcontext
+    return True
+
+
 def create_server(settings: Settings):
     """The whole web app as an ASGI application: battle images (:class:`BattleMedia`) and the Gradio page."""
+    skip_matplotlib_backend_switch()
     store = Store(settings.db_path, synchronous=settings.sqlite_synchronous)
     blocks = build_app(settings, store)
     app = gr.mount_gradio_app(

@@ -60,10 +60,15 @@ class Leaderboard:
     judges: dict[str, int] = field(default_factory=dict)  # votes per judge voter in the slice, most first
 
 
-def _format_ci(row: pd.Series) -> str:
-    if pd.isna(row["rating"]):
+def format_ci(row: pd.Series) -> str:
+    """"+up / -down" in whole Elo points around the rating; the bounds "lo – hi" when the percentile interval does not
+    contain the rating (it can miss it, e.g. with a handful of votes), never "+-0"."""
+    if pd.isna(row["rating"]) or pd.isna(row["ci_lower"]) or pd.isna(row["ci_upper"]):
         return ""
-    return f"+{row['ci_upper'] - row['rating']:.0f} / -{row['rating'] - row['ci_lower']:.0f}"
+    up, down = round(row["ci_upper"] - row["rating"]), round(row["rating"] - row["ci_lower"])
+    if up < 0 or down < 0:
+        return f"{row['ci_lower']:.0f} – {row['ci_upper']:.0f}"
+    return f"+{up} / -{down}"
 
 
 def _rating_columns(models: list[str], fits: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -73,7 +78,7 @@ def _rating_columns(models: list[str], fits: dict[str, pd.DataFrame]) -> pd.Data
         part = fit.set_index("model")
         table[f"{label} rank"] = table["model"].map(part["rank"])
         table[f"{label} ELO"] = table["model"].map(part["rating"]).round(0)
-        table[f"{label} 95% CI"] = table["model"].map(part.apply(_format_ci, axis=1) if len(part) else {}).fillna("")
+        table[f"{label} 95% CI"] = table["model"].map(part.apply(format_ci, axis=1) if len(part) else {}).fillna("")
         table[f"{label} votes"] = table["model"].map(part["votes"]).fillna(0).astype(int)
         table[f"{label} both-bad rate"] = table["model"].map(part["both_bad_rate"]).round(3)
         table[f"{label} provisional"] = table["model"].map(part["provisional"]).fillna(True).astype(bool)

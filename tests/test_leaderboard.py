@@ -117,3 +117,17 @@ def test_a_database_without_votes_gives_an_empty_panel(small_arena):
     panel = agreement_text(board)
     assert "(no battle voted on by a human and the judge)" in panel
     assert "(no battle seen by two annotators)" in panel
+
+
+@pytest.mark.parametrize("rating, lower, upper, shown", [
+    (1000.0, 980.4, 1030.6, "+31 / -20"),
+    (2044.2, 2044.0, 2043.9, "+0 / -0"),  # a degenerate interval a rounding error below the rating
+    (1000.0, 1005.0, 1030.0, "1005 – 1030"),  # a percentile interval that misses the rating
+    (float("nan"), 990.0, 1010.0, ""),
+])
+def test_confidence_intervals_are_shown_without_doubled_signs(rating, lower, upper, shown):
+    import pandas as pd
+
+    from arena.leaderboard import format_ci
+
+    assert format_ci(pd.Series({"rating": rating, "ci_lower": lower, "ci_upper": upper})) == shown

@@ -46,7 +46,14 @@ def _remove_later(folder: Path, delay_s: float = EXPORT_FOLDER_KEEP_S) -> None:
 def build_admin_tab(ctx: AppContext) -> None:
     password = ctx.settings.admin_password
     unlocked = gr.State(False)
-    exports = tempfile.TemporaryDirectory(prefix="arena-exports-")  # lives as long as the app (held by do_export)
+    exports: list[tempfile.TemporaryDirectory] = []  # made at the first export, lives as long as the app
+    exports_lock = threading.Lock()
+
+    def exports_folder() -> str:
+        with exports_lock:
+            if not exports:
+                exports.append(tempfile.TemporaryDirectory(prefix="arena-exports-"))
+            return exports[0].name
     with gr.Column(visible=True) as lock_box:
         if not password:
             gr.Markdown("The admin tab is locked: set the ARENA_ADMIN_PASSWORD environment variable and restart.")
@@ -106,7 +113,7 @@ def build_admin_tab(ctx: AppContext) -> None:
 
     def do_export(fmt: str, given: str, is_unlocked: bool):
         check(given, is_unlocked)
-        path = private_export_path(fmt, exports.name)
+        path = private_export_path(fmt, exports_folder())
         try:
             export_votes(ctx.store.db(), path, fmt)
         finally:

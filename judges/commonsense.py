@@ -35,7 +35,8 @@ from judges.parsing import parse_fit, read_reply
 from judges.prompts import Templates, fit_request
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, items_by_model
-from judges.store import Judgment, delete_other_versions, judgments, save_judgment, save_metric, split_by_version
+from judges.store import (Judgment, delete_other_versions, judgments, other_versions_notes, save_judgment, save_metric,
+                          split_by_version)
 
 SUITE = "commonsense"
 ROLES = ("p1", "p2")
@@ -177,12 +178,6 @@ async def judge_commonsense(
                              for row in rows if row["subset"] == "")
         summary.notes.extend(other_versions_notes(rows, "pair scores"))
     return summary
-
-
-def other_versions_notes(rows: list[dict], what: str) -> list[str]:
-    left_out = max((row["other_versions"] for row in rows), default=0)
-    return [f"{left_out} {what} of this judge name from another template version were left out of the model "
-            "scores; judge them again with this template to count them."] if left_out else []
 
 
 def accuracy(pair_scores: Sequence[dict]) -> tuple[float, int]:

@@ -46,11 +46,11 @@ from judges.request import ImageInput
 from judges.run import RunSummary, run_units
 from judges.saneval_rules import (BINDING, CATEGORIES, FLAG_THRESHOLD, AttributeRating, Box, Expected, Scored,
                                   StructureError, category_of, category_scores, check_expected, crop_box,
-                                  expected_from_metadata, group_detections, normalize, score_attributes, score_numeracy, score_spatial,
-                                  scored_objects, synonym_groups)
+                                  expected_from_metadata, group_detections, normalize, score_attributes, score_numeracy,
+                                  score_spatial, scored_objects, synonym_groups)
 from judges.selection import ImageRow, Selection, SelectionError, image_rows
-from judges.store import (Judgment, delete_other_versions, judgments, metric_rows, save_judgment, save_metric,
-                          split_by_version)
+from judges.store import (Judgment, delete_other_versions, judgments, metric_rows, other_versions_notes, save_judgment,
+                          save_metric, split_by_version)
 
 SUITE = "saneval"
 TASK = "saneval"
@@ -201,10 +201,7 @@ async def judge_saneval(
             f"SANEval of {row['model']}: overall {row['overall']:.3f} ("
             + ", ".join(f"{c} {row[c]:.3f}" for c in row if c not in ("model", "overall", "images", "other_versions"))
             + ")" for row in rows)
-        left_out = max((row["other_versions"] for row in rows), default=0)
-        if left_out:
-            summary.notes.append(f"{left_out} image scores of this judge name from another template version were left "
-                                 "out of the model scores; score them again with these templates to count them.")
+        summary.notes.extend(other_versions_notes(rows, "image scores", "score them again with these templates"))
     return summary
 
 

@@ -36,7 +36,8 @@ from judges.parsing import parse_semvar, read_reply
 from judges.prompts import Templates, semvar_request
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, items_by_model
-from judges.store import Judgment, delete_other_versions, judgments, save_judgment, save_metric, split_by_version
+from judges.store import (Judgment, delete_other_versions, judgments, other_versions_notes, save_judgment, save_metric,
+                          split_by_version)
 
 SUITE = "semvarbench"
 ROLES = ("anchor", "permutation", "paraphrase")
@@ -131,10 +132,7 @@ async def judge_semvar(
         summary.notes.extend(
             f"SemVarEffect κ of {row['model']}: {row['kappa']:.3f} (S̄ {row['mean']:.3f}, γ_w {row['gamma_w']:.3f}, "
             f"γ_wo {row['gamma_wo']:.3f}) over {row['items']} items" for row in rows if row["subset"] == "")
-        left_out = max((row["other_versions"] for row in rows), default=0)
-        if left_out:
-            summary.notes.append(f"{left_out} item scores of this judge name from another template version were left "
-                                 "out of the model scores; judge them again with this template to count them.")
+        summary.notes.extend(other_versions_notes(rows, "item scores"))
     return summary
 
 

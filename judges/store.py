@@ -117,6 +117,14 @@ def metric_rows(db: sqlite_utils.Database, *, scorer: str, name: str, suite: str
     return rows
 
 
+def other_versions_notes(rows: list[dict], what: str, redo: str = "judge them again with this template") -> list[str]:
+    """The run note for the scores of other template versions that :func:`split_by_version` left out (each row of an
+    aggregate carries the same ``other_versions`` count); empty when there were none."""
+    left_out = max((row["other_versions"] for row in rows), default=0)
+    return [f"{left_out} {what} of this judge name from another template version were left out of the model "
+            f"scores; {redo} to count them."] if left_out else []
+
+
 def delete_other_versions(db: sqlite_utils.Database, *, scorer: str, suite: str, names: Iterable[str],
                           version: str) -> int:
     """Delete the model-level metrics ``names`` of ``scorer`` in ``suite`` written under another scorer version

@@ -104,12 +104,17 @@ def judge_vote_counts(votes: pd.DataFrame) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
+def judge_voters(db: sqlite_utils.Database) -> list[str]:
+    """Every judge voter of the database, most votes first (ties by name)."""
+    return [row[0] for row in db.execute(
+        "SELECT voter FROM votes WHERE voter_kind = 'judge' GROUP BY voter ORDER BY COUNT(*) DESC, voter")]
+
+
 def pick_judge(db: sqlite_utils.Database, votes: pd.DataFrame, judge: str | None) -> str | None:
     """``judge`` if it is a judge voter of the database, else the judge voter with the most of ``votes``."""
     if judge is None:
         return next(iter(judge_vote_counts(votes)), None)
-    known = [row[0] for row in db.execute(
-        "SELECT voter FROM votes WHERE voter_kind = 'judge' GROUP BY voter ORDER BY COUNT(*) DESC, voter")]
+    known = judge_voters(db)
     if judge not in known:
         raise LookupError(f"No judge votes from {judge!r}. Judges with votes: {', '.join(known) or 'none'}; pass one "
                           "of them (--judge), or run python -m judges pairwise first.")

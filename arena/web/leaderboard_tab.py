@@ -6,7 +6,7 @@ import gradio as gr
 import pandas as pd
 
 from arena.export import category_choices
-from arena.leaderboard import LeaderboardOptions, compute_leaderboard, summary_text
+from arena.leaderboard import LeaderboardOptions, compute_leaderboard, judge_voters, summary_text
 from arena.web.context import AppContext
 from ratings import plots
 
@@ -42,9 +42,7 @@ MOST_VOTES = "The one with the most votes"
 
 
 def _judges(ctx: AppContext) -> list[str]:
-    rows = ctx.store.db().execute(
-        "SELECT voter FROM votes WHERE voter_kind = 'judge' GROUP BY voter ORDER BY COUNT(*) DESC, voter")
-    return [MOST_VOTES, *(row[0] for row in rows)]
+    return [MOST_VOTES, *judge_voters(ctx.store.db())]
 
 
 def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer | None) -> None:

@@ -221,8 +221,7 @@ def agreement_text(board: Leaderboard) -> str:
         f"Human–judge agreement ({board.judge or 'no judge'}), outcomes oriented to the first model by name, on "
         f"{agreement['n']} pairs of votes on shared battles: raw agreement {_number(agreement['agreement'])}, "
         f"Cohen's κ {_number(agreement['kappa'])}",
-        _frame_text(confusion, "no battle voted on by a human and the judge") if agreement["n"] else
-        "  (no battle voted on by a human and the judge)",
+        _frame_text(confusion if agreement["n"] else None, "no battle voted on by a human and the judge"),
         "",
         inter_annotator_text(inter),
         "Cohen's κ per pair of annotators:",

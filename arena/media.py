@@ -110,9 +110,9 @@ def clean_image(data: bytes, source: str = "image") -> tuple[bytes, str, int, in
     with Image.open(io.BytesIO(data)) as image:
         if getattr(image, "n_frames", 1) > 1:
             raise MediaError(f"{source}: animated images are not supported. Export a single frame as PNG.")
-        image.load()
-        if not has_metadata(data, image):
+        if not has_metadata(data, image):  # the headers tell; inspect_image has already decoded the pixels once
             return data, ext, width, height
+        image.load()
         upright = ImageOps.exif_transpose(image) if image.getexif().get(_ORIENTATION, 1) != 1 else image.copy()
         # Pillow's writers take some metadata (a JPEG comment, ...) from ``info``: keep only the transparency.
         upright.info = {key: image.info[key] for key in ("transparency",) if key in image.info}

@@ -24,8 +24,8 @@ def item_key_of(row: dict, where: str) -> str:
         value = row.get(name)
         if isinstance(value, int) and not isinstance(value, bool):
             return str(value)
-        if text_field(row, name, where):
-            return text_field(row, name, where)
+        if text := text_field(row, name, where):
+            return text
     raise SuiteError(f"{where}: empty or missing 'key'. Give every row a key (or item_key) naming its item.")
 
 

@@ -67,22 +67,38 @@ def eligible_prompts(db: sqlite_utils.Database, suite: str | None = None) -> lis
 
 
 class PromptPool:
-    """:func:`eligible_prompts` per suite, computed again only when the images table has changed.
+    """:func:`eligible_prompts` per suite and :func:`suites_with_battles`, computed again only when the images
+    table has changed.
 
     The query groups every image (13 ms at 40,000 images), and battles are drawn inside the vote's write
     transaction; a server keeps one pool (thread-safe) and pays a cheap ``max(id), count(*)`` per draw instead.
+    Only suites that have battles are kept, so a client naming made-up suites can neither grow the pool nor make it
+    run the grouping query.
     """
 
     def __init__(self):
         self._lock = threading.Lock()
         self._version: tuple | None = None
+        self._suites: list[str] = []
         self._by_suite: dict[str | None, list[int]] = {}
 
-    def eligible(self, db: sqlite_utils.Database, suite: str | None = None) -> list[int]:
+    def _refresh(self, db: sqlite_utils.Database) -> None:
+        """Forget everything if the images changed (call with the lock held)."""
         version = tuple(db.execute("SELECT max(id), count(*) FROM images").fetchone())
+        if version != self._version:
+            self._version, self._by_suite, self._suites = version, {}, suites_with_battles(db)
+
+    def suites(self, db: sqlite_utils.Database) -> list[str]:
+        """The suites that have at least one battle to show, as :func:`suites_with_battles`."""
         with self._lock:
-            if version != self._version:
-                self._version, self._by_suite = version, {}
+            self._refresh(db)
+            return list(self._suites)
+
+    def eligible(self, db: sqlite_utils.Database, suite: str | None = None) -> list[int]:
+        with self._lock:
+            self._refresh(db)
+            if suite is not None and suite not in self._suites:
+                return []
             if suite not in self._by_suite:
                 self._by_suite[suite] = eligible_prompts(db, suite)
             return self._by_suite[suite]

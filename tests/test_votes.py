@@ -219,3 +219,13 @@ def test_the_active_sampler_refits_outside_the_votes_write_transaction(small_are
     assert stats.tables.votes == stats.state.votes == 2
     dropped = fit_state(stats.tables.counts, params=SamplingParams(tie_policy="drop"))
     assert stats.state.fit_votes.sum() > dropped.fit_votes.sum()  # the tie entered the fit: the half policy
+
+
+def test_prompt_pool_keeps_only_suites_with_battles(small_arena):
+    from arena.battles import PromptPool, suites_with_battles
+
+    db, pool = small_arena.db, PromptPool()
+    assert pool.suites(db) == suites_with_battles(db) and "taxonomy" in pool.suites(db)
+    for made_up in ("no-such-suite", "x" * 10_000, "taxonomy "):
+        assert pool.eligible(db, made_up) == []
+    assert set(pool._by_suite) <= {None, *suites_with_battles(db)}  # made-up names are not kept

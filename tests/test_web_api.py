@@ -251,3 +251,43 @@ def test_an_admin_excludes_and_includes_a_vote_through_the_admin_tab(tmp_path):
             call_event(url, "admin_review_exclude", ["letmein", False, 999])
     assert state() == (0, 1, "included by an admin")
     arena.db.close()
+
+
+def test_the_vote_and_battle_routes_check_their_raw_inputs(small_arena):
+    """The battle events skip Gradio's input processing (it cost more than the vote under load), so the handlers
+    check the raw suite and checkbox values themselves: a suite that is not in the menu is refused and writes
+    nothing; the checkbox counts as ticked only when it is ``true``."""
+    import asyncio
+
+    import httpx
+
+    from arena.load import GradioSession, LoadError, fetch_endpoints
+
+    bad_suites = ["no-such-suite", "taxonomy ", "x" * 5000, 7, ["taxonomy"], {"suite": "taxonomy"}, True]
+
+    async def drive(url):
+        async with httpx.AsyncClient(timeout=30) as client:
+            session = GradioSession(client, url, await fetch_endpoints(client, url))
+            try:
+                await session.call("sign_in", ["raw-user", "token-1", None, "All suites", False])
+                answers = []
+                for suite in bad_suites:
+                    for api_name in ("vote_a", "next_battle"):
+                        with pytest.raises(LoadError, match="Unknown suite .*pick one from the Suite menu"):
+                            await session.call(api_name, [None, suite, False])
+                for expected in ("yes", 1, None, {"a": 1}):
+                    answers.append(await session.call("next_battle", [None, "taxonomy", expected]))
+                voted = await session.call("vote_b", [None, "commonsense", "true"])
+                return answers, voted
+            finally:
+                await session.http.close()
+
+    with running_app(small_arena.settings) as url:
+        answers, voted = asyncio.run(drive(url))
+    assert all("Suite:** WordNet taxonomy" in answer[2] for answer in answers)
+    assert not any("Expected" in answer[2] for answer in answers)  # only a real ``true`` ticks the box
+    assert "Vote #1 recorded" in json.dumps(voted)
+    rows = small_arena.db.execute("SELECT voter, outcome FROM votes").fetchall()
+    assert rows == [("raw-user", "B")]  # the refused votes wrote nothing
+    # sign-in, four battles loaded and the one drawn with the vote: the refused calls served none
+    assert small_arena.db.execute("SELECT COUNT(*) FROM battles").fetchone()[0] == 6

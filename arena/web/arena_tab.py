@@ -9,7 +9,7 @@ import gradio as gr
 
 from arena import session as sessions
 from arena.annotators import SignInError
-from arena.battles import NoBattleAvailable, suites_with_battles
+from arena.battles import NoBattleAvailable
 from arena.votes import OUTCOME_LABELS, VoteRejected
 from arena.web.context import AppContext
 from arena.web.render import image_html, prompt_markdown, reveal_html, status_markdown
@@ -75,6 +75,7 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
     battle_outputs = [state, status, prompt, image_a, image_b, reveal]
 
     def show(session: sessions.ArenaSession, expected: bool, message: str = "") -> list:
+        expected = expected is True  # the raw checkbox value (see chosen_suite)
         voted = session.receipt is not None
         battle = session.battle
         body = prompt_markdown(battle, show_expected=expected) if battle else message or "No battle available."
@@ -89,14 +90,21 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
             reveal_html(session.receipt),
         ]
 
+    def chosen_suite(suite) -> str | None:
+        """The suite filter's value as the sessions take it (None: all suites), refused unless it is one of the
+        menu's choices. The battle events skip Gradio's preprocessing, which would otherwise check this."""
+        if suite is None or suite == ALL_SUITES:
+            return None
+        if not isinstance(suite, str) or suite not in ctx.pool.suites(ctx.store.db()):
+            raise gr.Error(f"Unknown suite {str(suite)[:60]!r}: pick one from the Suite menu.")
+        return suite
+
     def load_next(session: sessions.ArenaSession | None, suite: str, expected: bool) -> list:
         if session is None:
             raise gr.Error("Sign in with your name and token first.")
+        suite = chosen_suite(suite)
         try:
-            session = sessions.next_battle(
-                ctx.store.db(), ctx.rng, session, suite=None if suite == ALL_SUITES else suite,
-                sampler=ctx.sampler,
-            )
+            session = sessions.next_battle(ctx.store.db(), ctx.rng, session, suite=suite, sampler=ctx.sampler)
         except NoBattleAvailable as error:
             return show(sessions.ArenaSession(annotator=session.annotator, session_id=session.session_id,
                                               votes=session.votes), expected, str(error))
@@ -109,7 +117,7 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
             session = sessions.start(ctx.store.db(), name, token, open_signup=open_signup)
         except SignInError as error:
             raise gr.Error(str(error))
-        suites = [ALL_SUITES, *suites_with_battles(ctx.store.db())]
+        suites = [ALL_SUITES, *ctx.pool.suites(ctx.store.db())]
         return [gr.update(visible=False), gr.update(visible=True), gr.update(choices=suites, value=ALL_SUITES),
                 *load_next(session, ALL_SUITES, expected)]
 
@@ -117,11 +125,12 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
                   request: gr.Request) -> list:
         if session is None:
             raise gr.Error("Sign in with your name and token first.")
+        suite = chosen_suite(suite)
         try:
             ctx.annotator_limit.check(session.annotator.name)
             ctx.client_limit.check(request.client.host if request and request.client else "unknown")
             session = sessions.vote(ctx.store.db(), session, outcome, rules=settings.quality_rules, rng=ctx.rng,
-                                    suite=None if suite == ALL_SUITES else suite, sampler=ctx.sampler)
+                                    suite=suite, sampler=ctx.sampler)
         except VoteRejected as error:
             raise gr.Error(str(error))
         return show(session, expected)
@@ -136,9 +145,13 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
     gr.on([signin_button.click, token_box.submit], sign_in, signin_inputs, signin_outputs, api_name="sign_in",
           concurrency_limit=None)
     # Votes and battles skip Gradio's queue: each is one short database transaction answered in the same HTTP
-    # request (POST /gradio_api/run/<api_name>), which under load costs a fraction of a queued event.
+    # request (POST /gradio_api/run/<api_name>), which under load costs a fraction of a queued event. They also skip
+    # Gradio's per-component pre- and postprocessing: Gradio runs each of those in a worker thread (two inputs, five
+    # outputs: seven thread hops per event besides the handler's own), which under load cost more than the handler;
+    # these components need none (the handlers check the raw inputs and return finished strings).
+    fast = dict(queue=False, preprocess=False, postprocess=False)
     gr.on([next_button.click, suite_filter.input], load_next, [state, suite_filter, show_expected], battle_outputs,
-          api_name="next_battle", queue=False)
+          api_name="next_battle", **fast)
     def vote_handler(outcome: str):
         def handler(session: sessions.ArenaSession | None, suite: str, expected: bool, request: gr.Request) -> list:
             return cast_vote(outcome, session, suite, expected, request)
@@ -148,6 +161,6 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
 
     for outcome, button in vote_buttons.items():
         button.click(vote_handler(outcome), [state, suite_filter, show_expected], battle_outputs,
-                     api_name=f"vote_{outcome.lower()}", queue=False)
+                     api_name=f"vote_{outcome.lower()}", **fast)
     show_expected.change(toggle_expected, [state, show_expected], prompt, api_visibility="private")
     return state

@@ -6,7 +6,8 @@ import random
 import string
 
 import httpx
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from arena.importer import ImageImportError, import_images
@@ -168,3 +169,68 @@ def test_the_load_check_compares_receipt_ids_with_the_stored_votes():
     assert check_receipts(report, extra) == []
     twice = LoadReport(annotators=1, seconds=1.0, acknowledged=["a", "a"], vote_ids=[1, 1])
     assert check_receipts(twice, {1: "a"}) == ["receipt #1 was acknowledged twice (a, a)"]
+
+
+JSON_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=5,
+)
+SUITE_VALUE = st.one_of(st.sampled_from(["All suites", "taxonomy", "commonsense"]), JSON_VALUE)
+REFUSALS = ("Unknown suite", "already has your vote", "No battle")
+
+
+@pytest.fixture(scope="module")
+def web_arena(tmp_path_factory):
+    arena = build_small_arena(tmp_path_factory.mktemp("web"), rate_limit_client_per_minute=0,
+                              rate_limit_annotator_per_minute=0)
+    with running_app(arena.settings) as url:
+        yield arena, url
+
+
+@FAST
+@given(state=JSON_VALUE, load=st.tuples(SUITE_VALUE, JSON_VALUE), vote=st.tuples(
+    st.sampled_from(["vote_a", "vote_b", "vote_tie", "vote_both_bad"]), SUITE_VALUE, JSON_VALUE))
+def test_the_web_vote_handler_takes_arbitrary_input_without_crashing_or_partial_writes(web_arena, state, load, vote):
+    """Arbitrary JSON in every input of the page's battle and vote events, sent as the page sends them (these
+    events skip Gradio's input checks): each call is answered or refused with a message, the browser cannot put
+    anything into the server-held session, and a vote is written whole or not at all."""
+    import asyncio
+
+    from arena.load import GradioSession, LoadError, fetch_endpoints
+
+    arena, url = web_arena
+    before = arena.db.execute("SELECT COUNT(*) FROM votes").fetchone()[0]
+
+    async def drive() -> tuple[list, list]:
+        answered, refused = [], []
+        async with httpx.AsyncClient(timeout=30) as client:
+            session = GradioSession(client, url, await fetch_endpoints(client, url))
+            try:
+                await session.call("sign_in", [f"prop-{session.session_hash}", "token-1", None, "All suites", False])
+                for api_name, inputs in (("next_battle", [state, *load]), (vote[0], [state, *vote[1:]])):
+                    try:
+                        answered.append((api_name, await session.call(api_name, inputs)))
+                    except LoadError as error:
+                        refused.append(str(error))
+            finally:
+                await session.http.close()
+        return answered, refused
+
+    answered, refused = asyncio.run(drive())
+    for api_name, _ in answered:
+        event(f"{api_name} answered")
+    for message in refused:
+        event("refused: " + next((reason for reason in REFUSALS if reason in message), "other"))
+    assert all(any(reason in message for reason in REFUSALS) for message in refused), refused
+    votes = [outputs for api_name, outputs in answered if api_name.startswith("vote")]
+    assert all(len(outputs) == 6 for _, outputs in answered)
+    assert all("recorded" in outputs[5] for outputs in votes)
+    rows = arena.db.execute(
+        "SELECT v.outcome, b.id IS NOT NULL FROM votes v LEFT JOIN battles b ON b.id = v.battle_id "
+        "WHERE v.id > ? ORDER BY v.id", [before]).fetchall()
+    assert len(rows) == len(votes)  # one row per acknowledged vote, none for a refused one
+    assert all(has_battle for _, has_battle in rows)
+    if votes:
+        expected_outcome = {"vote_a": "A", "vote_b": "B", "vote_tie": "tie", "vote_both_bad": "both_bad"}[vote[0]]
+        assert rows[0][0] == expected_outcome

@@ -27,7 +27,7 @@ SELECT v.id AS vote_id, v.battle_id, v.created_at AS voted_at,
        ml.name AS model_a, mr.name AS model_b,
        CASE v.outcome WHEN 'A' THEN ml.name WHEN 'B' THEN mr.name ELSE v.outcome END AS winner,
        p.suite, p.subset, p.variant, p.item_key, p.role, p.text AS prompt, p.metadata AS prompt_metadata,
-       json_extract(p.metadata, '$.category') AS category,
+       json_extract(p.metadata, '$.category') AS category, json_extract(p.metadata, '$.categories') AS categories,
        b.prompt_id, b.left_image_id AS image_a_id, b.right_image_id AS image_b_id,
        b.prompt_id || ':' || min(b.left_image_id, b.right_image_id) || ':' || max(b.left_image_id, b.right_image_id)
            AS pair_key,
@@ -41,7 +41,8 @@ JOIN images r ON r.id = b.right_image_id JOIN models mr ON mr.id = r.model_id
 
 COLUMNS = [
     "vote_id", "battle_id", "voted_at", "served_at", "voter", "voter_kind", "judge", "outcome", "model_a", "model_b",
-    "winner", "suite", "subset", "variant", "item_key", "role", "prompt", "prompt_metadata", "category", "prompt_id",
+    "winner", "suite", "subset", "variant", "item_key", "role", "prompt", "prompt_metadata", "category", "categories",
+    "prompt_id",
     "image_a_id", "image_b_id", "pair_key", "seconds_to_vote", "strategy", "excluded", "excluded_reason", "reviewed",
 ]
 

@@ -67,7 +67,7 @@ def import_images(
     specs = read_prompts_file(prompts_file, suite)
     if not folder.is_dir():
         raise ImageImportError(f"{folder}: not a folder. Lay images out as <folder>/<model>/<prompt key>.png.")
-    planned: dict[tuple[str, str], tuple[bytes, Path]] = {}
+    planned: dict[tuple[str, str], tuple[tuple[bytes, str, int, int], Path]] = {}
     for model_dir in sorted(p for p in folder.iterdir() if not p.name.startswith(".")):
         if not model_dir.is_dir():
             raise ImageImportError(f"{model_dir}: expected only model folders in {folder} (<model>/<prompt key>.png).")
@@ -83,10 +83,10 @@ def import_images(
                     "Keep one of them (one image per model and prompt)."
                 )
             try:
-                data = clean_image(file.read_bytes(), str(file))[0]  # validated and stripped; written below
+                cleaned = clean_image(file.read_bytes(), str(file))  # validated and stripped; written below
             except MediaError as error:
                 raise ImageImportError(str(error)) from None
-            planned[slot] = (data, file)
+            planned[slot] = (cleaned, file)
     if not planned:
         raise ImageImportError(f"{folder}: no images found. Lay them out as <model>/<prompt key>.png.")
     before = db.execute("SELECT COUNT(*) FROM images").fetchone()[0]
@@ -94,8 +94,8 @@ def import_images(
         with db.conn:  # rows first: a refused prompt (CatalogError) leaves no media file behind
             ids = dict(zip(specs, add_prompts(db, specs.values()).ids))
             model_ids = {name: add_model(db, name, source="imported") for name in sorted({m for m, _ in planned})}
-            for (model, key), (data, file) in planned.items():
-                add_image(db, prompt_id=ids[key], model_id=model_ids[model], stored=media.put(data, str(file)),
+            for (model, key), (cleaned, file) in planned.items():
+                add_image(db, prompt_id=ids[key], model_id=model_ids[model], stored=media.put_cleaned(cleaned),
                           params={"imported_from": file.name})
     except CatalogError as error:
         raise ImageImportError(str(error)) from None

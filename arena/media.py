@@ -152,7 +152,11 @@ class MediaStore:
 
     def put(self, data: bytes, source: str = "image") -> StoredImage:
         """Store encoded image bytes without their metadata (:func:`clean_image`; idempotent), return where they are."""
-        data, ext, width, height = clean_image(data, source)
+        return self.put_cleaned(clean_image(data, source))
+
+    def put_cleaned(self, cleaned: tuple[bytes, str, int, int]) -> StoredImage:
+        """Store what :func:`clean_image` returned (bytes, extension, width, height) without cleaning it again."""
+        data, ext, width, height = cleaned
         media_hash = hashlib.sha256(data).hexdigest()
         target = self.path(media_hash, ext)
         if not target.exists():

@@ -24,6 +24,7 @@ Tie policies (how "tie" and "both_bad" enter the Bradley–Terry fit)
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -210,6 +211,23 @@ def _as_list(value: object) -> list:
     return list(value)
 
 
+def _category_list(value: object) -> list:
+    """A ``categories`` cell as a list: a list or array as it is, JSON list text parsed, anything else none."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return []
+    return list(value) if isinstance(value, (list, tuple, np.ndarray)) else []
+
+
+def _in_categories(votes: pd.DataFrame, wanted: set) -> np.ndarray:
+    """Rows whose ``category`` is wanted or whose ``categories`` list (an item in several) holds a wanted one."""
+    single = votes["category"].isin(wanted).to_numpy() if "category" in votes.columns else np.zeros(len(votes), bool)
+    listed = np.fromiter((not wanted.isdisjoint(_category_list(v)) for v in votes["categories"]), bool, len(votes))
+    return single | listed
+
+
 def slice_votes(
     votes: pd.DataFrame,
     *,
@@ -223,8 +241,10 @@ def slice_votes(
 ) -> pd.DataFrame:
     """The votes that match every given filter (each a single value or a list of accepted values; None = any).
 
-    Votes whose ``excluded`` column is true are left out unless ``include_excluded``; a table without that column
-    has nothing excluded. Filtering on a column the table lacks raises a ValueError, since the filter cannot apply.
+    ``category`` also matches a vote whose ``categories`` column (a list, or JSON list text, as
+    :mod:`arena.export` writes it) holds one of the values: an item may be in several categories. Votes whose
+    ``excluded`` column is true are left out unless ``include_excluded``; a table without that column has nothing
+    excluded. Filtering on a column the table lacks raises a ValueError, since the filter cannot apply.
     """
     check_votes(votes)
     filters = {"suite": suite, "subset": subset, "variant": variant, "category": category,
@@ -232,6 +252,9 @@ def slice_votes(
     mask = np.ones(len(votes), dtype=bool)
     for column, wanted in filters.items():
         if wanted is None:
+            continue
+        if column == "category" and "categories" in votes.columns:
+            mask &= _in_categories(votes, set(_as_list(wanted)))
             continue
         if column not in votes.columns:
             raise ValueError(

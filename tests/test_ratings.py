@@ -353,3 +353,17 @@ def test_disconnected_warning_does_not_fire_on_connected_data():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ratings.fit_leaderboard(synthetic_votes(500, seed=12), rounds=20)
+
+
+def test_slice_votes_finds_an_item_under_each_of_its_categories():
+    votes = pd.DataFrame({
+        "model_a": ["x"] * 4, "model_b": ["y"] * 4, "outcome": ["A"] * 4,
+        "category": ["color", None, None, "Physical Laws"],
+        "categories": ['["color"]', '["color", "height"]', ["height", "count"], None],
+    })
+    assert list(ratings.slice_votes(votes, category="color").index) == [0, 1]
+    assert list(ratings.slice_votes(votes, category="height").index) == [1, 2]
+    assert list(ratings.slice_votes(votes, category=["count", "Physical Laws"]).index) == [2, 3]
+    assert ratings.slice_votes(votes, category="Easy").empty
+    only_lists = votes.drop(columns="category")  # a table with the list alone still slices
+    assert list(ratings.slice_votes(only_lists, category="height").index) == [1, 2]

@@ -11,6 +11,8 @@ import random
 
 import pytest
 
+import ratings
+
 from arena.battles import Pairing, serve_battle
 from arena.catalog import PromptSpec, add_image, add_model, add_prompts
 from arena.export import SLICES, category_choices, slice_where, votes_frame
@@ -127,6 +129,10 @@ def test_each_slice_keeps_exactly_its_votes(sliced, filters, expected):
     frame = votes_frame(db, **filters)
     assert {labels[vote_id] for vote_id in frame["vote_id"]} == expected
     assert list(frame["vote_id"]) == sorted(frame["vote_id"])  # oldest first
+    # the pure slicer of the ratings package, on the exported table, keeps the same votes
+    pure = ratings.slice_votes(votes_frame(db), include_excluded=filters.get("include_excluded", True),
+                               **{k: v for k, v in filters.items() if k != "include_excluded"})
+    assert {labels[vote_id] for vote_id in pure["vote_id"]} == expected
 
 
 def test_sliced_rows_carry_their_prompt_and_voter(sliced):

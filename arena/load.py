@@ -1,11 +1,11 @@
 """``python -m arena.load``: a bounded load test of the arena through the page's own HTTP API.
 
 It starts the app (``python -m arena serve`` in a child process) on a fresh copy of the demo database, runs N
-simulated annotators concurrently on 127.0.0.1 — sign in, then repeat: wait a short random think time, vote, load
-the next battle and fetch its two images, exactly the requests the page makes — and prints latency percentiles
-(from sending a vote to the next battle being shown), votes per second, errors, and the votes in the database
-checked against the receipts the clients saw (:func:`check_receipts`). It stops by itself after ``--duration`` seconds or
-``--max-votes`` votes, and only ever talks to 127.0.0.1.
+simulated annotators concurrently on 127.0.0.1 — sign in, then repeat: wait a short random think time, vote (the
+answer carries the next battle) and fetch the next battle's two images, exactly the requests the page makes — and
+prints latency percentiles (from sending a vote to the next battle's images being loaded), votes per second, errors,
+and the votes in the database checked against the receipts the clients saw (:func:`check_receipts`). It stops by
+itself after ``--duration`` seconds or ``--max-votes`` votes, and only ever talks to 127.0.0.1.
 
 The client speaks Gradio's queue protocol (``POST /gradio_api/queue/join``, then the ``/gradio_api/queue/data``
 event stream) with httpx on one asyncio loop, so one process can drive many annotators.
@@ -113,14 +113,15 @@ class GradioSession:
     async def call(self, api_name: str, data: list) -> list:
         """Run one event and return its outputs; raise LoadError with the server's message on failure.
 
-        Events wired with ``queue=False`` are one POST to ``/gradio_api/run/<api_name>``; queued events join the
-        queue and read their result from the session's event stream, as the page does.
+        Events wired with ``queue=False`` are one POST to ``/gradio_api/run/predict`` naming the event by its
+        ``fn_index``; queued events join the queue and read their result from the session's event stream, as the
+        page does.
         """
         fn_index, queued = self.endpoints[api_name]
         body = {"data": data, "fn_index": fn_index, "session_hash": self.session_hash, "event_data": None,
                 "trigger_id": None}
         if not queued:
-            status, answer = await self.http.request("POST", f"{self.path}gradio_api/run/{api_name}",
+            status, answer = await self.http.request("POST", f"{self.path}gradio_api/run/predict",
                                                      json.dumps(body).encode())
             if status != 200:
                 raise LoadError(f"{api_name}: {status} {answer[:200].decode('utf-8', 'replace')}")
@@ -188,19 +189,34 @@ async def fetch_endpoints(client: httpx.AsyncClient, base: str) -> dict[str, tup
     return {d["api_name"]: (d["id"], d.get("queue") is not False) for d in config["dependencies"] if d.get("api_name")}
 
 
-async def _sign_in(index: int, session: GradioSession, report: LoadReport) -> bool:
+_MEDIA_TOKEN = re.compile(r"battle-media/([A-Za-z0-9_-]+)/a")
+
+
+def shown_token(outputs) -> str:
+    """The media token of the battle whose images ``outputs`` show (the page sends it back with the vote)."""
+    found = _MEDIA_TOKEN.search(json.dumps(outputs))
+    if found is None:
+        raise LoadError("the answer shows no battle")
+    return found.group(1)
+
+
+async def _sign_in(index: int, session: GradioSession, report: LoadReport) -> str | None:
+    """Sign in and load the first battle's images; return its media token (None if that failed)."""
     try:
-        await session.images(await session.call("sign_in", [f"load-{index:03d}", "load-token", None, "All suites", False]))
-        return True
+        shown = await session.call("sign_in", [f"load-{index:03d}", "load-token", None, "All suites", False])
+        await session.images(shown)
+        return shown_token(shown)
     except (LoadError, httpx.HTTPError) as error:
         report.errors.append(f"annotator {index} sign-in: {error}")
-        return False
+        return None
 
 
 async def _annotator(
-    index: int, session: GradioSession, report: LoadReport, deadline: float, budget: list[int],
+    index: int, session: GradioSession, on_screen: str, report: LoadReport, deadline: float, budget: list[int],
     think: tuple[float, float], rng: random.Random,
 ) -> None:
+    """Vote until the time or the vote budget is spent. Each vote's answer carries the next battle (the page shows
+    it on Next battle, in the browser), so a vote is one request, then the next battle's two images."""
     while time.monotonic() < deadline and budget[0] > 0:
         await asyncio.sleep(rng.uniform(*think))
         if time.monotonic() >= deadline or budget[0] <= 0:
@@ -209,7 +225,7 @@ async def _annotator(
         outcome = rng.choice(OUTCOMES)
         started = time.monotonic()
         try:
-            voted = await session.call(VOTE_ENDPOINTS[outcome], [None, "All suites", False])
+            voted = await session.call(VOTE_ENDPOINTS[outcome], [None, "All suites", False, on_screen])
         except (LoadError, httpx.HTTPError, OSError) as error:
             report.errors.append(f"annotator {index} vote: {error}")
             report.unanswered_votes += 1
@@ -220,7 +236,9 @@ async def _annotator(
                 raise LoadError("the vote's answer has no receipt")
             report.acknowledged.append(f"load-{index:03d}")
             report.vote_ids.append(int(receipt.group(1)))
-            await session.images(await session.call("next_battle", [None, "All suites", False]))
+            following = voted[-1]  # the next battle, as the page keeps it until Next battle
+            on_screen = shown_token(following)
+            await session.images(following)
         except (LoadError, httpx.HTTPError, OSError) as error:
             report.errors.append(f"annotator {index}: {error}")
             continue
@@ -238,14 +256,14 @@ async def run_load(
         endpoints = await fetch_endpoints(client, base)
         report = LoadReport(annotators=annotators, seconds=duration)
         sessions = [GradioSession(client, base, endpoints) for _ in range(annotators)]
-        signed_in = await asyncio.gather(*(_sign_in(i, s, report) for i, s in enumerate(sessions)))  # not timed
+        first = await asyncio.gather(*(_sign_in(i, s, report) for i, s in enumerate(sessions)))  # not timed
         budget = [max_votes]
         started = time.monotonic()
         deadline = started + duration
         rngs = [random.Random(seed * 1000 + i) for i in range(annotators)]
         await asyncio.gather(*(
-            _annotator(i, sessions[i], report, deadline, budget, think, rngs[i])
-            for i in range(annotators) if signed_in[i]
+            _annotator(i, sessions[i], first[i], report, deadline, budget, think, rngs[i])
+            for i in range(annotators) if first[i] is not None
         ))
         report.seconds = time.monotonic() - started
         for session in sessions:
@@ -400,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     if cpu_before is not None and cpu_after is not None and report.latencies:
         # steadier than the latencies on a shared machine: compare code changes with this figure
         used = cpu_after - cpu_before
-        print(f"server CPU {1000 * used / len(report.latencies):.2f} ms per vote (vote, next battle, two images; "
+        print(f"server CPU {1000 * used / len(report.latencies):.2f} ms per vote (the vote and two images; "
               f"{100 * used / report.seconds:.0f}% of one core)")
     print(f"votes acknowledged {len(report.acknowledged)}, stored {len(stored)}, "
           f"receipts match the database: {not problems}, integrity_check: {integrity(work / 'arena.db')}")

@@ -30,6 +30,7 @@ class ArenaSession:
     receipt: VoteReceipt | None = None  # the vote on ``battle``, once cast
     upcoming: Battle | None = None  # drawn with the vote, shown by the next call of next_battle
     upcoming_suite: str | None = None
+    revealed: Battle | None = None  # the battle voted on before ``battle``: the page may still show it, named
     votes: int = 0
 
     @property
@@ -76,31 +77,46 @@ def next_battle(
     if battle is None or session.upcoming_suite != (suite or None):
         battle = _serve(db, rng, session, suite, sampler)
     return replace(session, battle=battle, shown_at=time.time() if now is None else now, receipt=None,
-                   upcoming=None, upcoming_suite=None)
+                   upcoming=None, upcoming_suite=None,
+                   revealed=session.battle if session.receipt is not None else None)
 
 
 def vote(
     db: sqlite_utils.Database, session: ArenaSession, outcome: str, *, rules=QualityRules(),
     rng: random.Random | None = None, suite: str | None = None, sampler: Sampler = Sampler(),
+    on_screen: str | None = None, seconds_on_screen: float | None = None, now: float | None = None,
 ) -> ArenaSession:
     """Record ``outcome`` on the session's current battle; the returned session holds the receipt (the reveal).
 
     With ``rng`` the next battle is drawn in the same transaction as the vote (one commit, one disk flush, where
     two would be paid otherwise) and waits in ``upcoming`` until :func:`next_battle` shows it. If no battle is
     left to draw, the vote still counts.
+
+    ``on_screen``, the media token of the battle the voter sees, must be the current battle's (the page sends it,
+    so a vote cannot land on a battle drawn but not yet shown). ``seconds_on_screen``, how long the page has shown
+    it, makes ``seconds_to_vote`` count from then when the page showed the battle later than the server handed it
+    out; it can only shorten the time the server measured.
     """
     if not session.signed_in:
         raise VoteRejected("Sign in with your name and token first.")
     if session.battle is None:
         raise VoteRejected("No battle to vote on: load a new battle first.")
+    if on_screen is not None and on_screen != session.battle.media_token:
+        if session.revealed is not None and on_screen == session.revealed.media_token:
+            raise VoteRejected("This battle already has your vote. Press Next battle.")
+        raise VoteRejected("This battle is no longer on your screen. Load the next battle and vote on it.")
     if session.receipt is not None:
         raise VoteRejected("This battle already has your vote. Load the next battle.")
+    now = time.time() if now is None else now
+    shown_at = session.shown_at or None
+    if shown_at is not None and seconds_on_screen is not None and 0 <= seconds_on_screen < float("inf"):
+        shown_at = max(shown_at, now - seconds_on_screen)
     upcoming = None
     if rng is not None and sampler.stats is not None and sampler.strategy != "uniform":
         sampler.stats.refresh(db, fit=sampler.strategy == "active")  # outside the write transaction
     with db.conn:
-        receipt = record_vote(db, session.battle.id, outcome, session_id=session.session_id,
-                              shown_at=session.shown_at or None, rules=rules)
+        receipt = record_vote(db, session.battle.id, outcome, session_id=session.session_id, now=now,
+                              shown_at=shown_at, rules=rules)
         if rng is not None:
             try:
                 upcoming = _serve(db, rng, session, suite, sampler)

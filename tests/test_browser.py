@@ -5,6 +5,7 @@ be read fails the test, unless it is one that has no body), that both names appe
 shortcut votes, and that the votes land in the database.
 """
 
+import json
 import shutil
 
 import pytest
@@ -79,10 +80,13 @@ def test_three_votes_in_a_real_browser(small_arena, browser):
         except Exception as error:  # a body we cannot check could hold a name: that fails the test
             unreadable.append((response.url, response.status, str(error).splitlines()[0]))
 
+    requests: list[tuple[str, str | None]] = []  # (url, body) of every request the page sends
+
     with running_app(small_arena.settings) as url:
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.add_init_script(STREAM_COPY)
         page.on("response", keep)
+        page.on("request", lambda request: requests.append((request.url, request.post_data)))
         page.goto(url)
         page.fill("#signin-name textarea, #signin-name input", "browser-user")
         page.fill("#signin-token input", "token-1")
@@ -104,6 +108,9 @@ def test_three_votes_in_a_real_browser(small_arena, browser):
                 assert any("battle-media/" in text for _, text in copies), copies
             stream_leaks = [(u, _names_in(text)) for u, text in copies if _names_in(text)]
             assert stream_leaks == [], f"model name in an event stream before vote {step + 1}: {stream_leaks}"
+            assert page.is_visible("#skip-battle") and not page.is_visible("#next-battle")
+            on_screen = page.get_attribute("#image-a img", "src").split("/")[-2]
+            requests.clear()
             if how.startswith("click:"):
                 page.click(how[6:])
             else:
@@ -117,17 +124,28 @@ def test_three_votes_in_a_real_browser(small_arena, browser):
                 "ORDER BY v.id DESC LIMIT 1").fetchone()
             assert f"A was {shown[0]}, B was {shown[1]}" in revealed, revealed  # both names, each on its side
             assert sorted(_names_in(revealed)) == sorted(shown)
+            sent = [json.loads(body)["data"] for u, body in requests if "/gradio_api/run/" in u]
+            assert len(sent) == 1 and sent[0][3].split("@")[0] == on_screen  # one request, naming the battle on screen
+            if step > 0:  # shown by Next battle in the browser: the page says for how long
+                assert 0 <= float(sent[0][3].split("@")[1]) < 60, sent
+            assert page.is_visible("#next-battle") and not page.is_visible("#skip-battle")
             page.locator("body").press("a")  # a second vote on the revealed battle is ignored
             page.wait_for_timeout(300)
             assert small_arena.db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == step + 1
             page.wait_for_timeout(300)  # the vote's own response (with the names) has fully arrived
             bodies.clear()
             page.evaluate("() => window.__streams.forEach(s => { s.text = ''; })")
+            requests.clear()
             page.click("#next-battle")
             page.wait_for_function("() => document.querySelector('#reveal').innerText.trim() === ''", timeout=20000)
-    outcomes = [row[0] for row in small_arena.db.execute(
-        "SELECT outcome FROM votes WHERE voter = 'browser-user' ORDER BY id")]
-    assert outcomes == ["A", "B", "tie"]
+            page.wait_for_selector("#image-a img", timeout=20000)
+            assert page.get_attribute("#image-a img", "src").split("/")[-2] != on_screen  # the next battle
+            page.wait_for_timeout(200)
+            assert [u for u, _ in requests if "gradio_api" in u] == []  # it came with the vote: no request
+    rows = small_arena.db.execute(
+        "SELECT outcome, seconds_to_vote FROM votes WHERE voter = 'browser-user' ORDER BY id").fetchall()
+    assert [outcome for outcome, _ in rows] == ["A", "B", "tie"]
+    assert all(0 <= seconds < 60 for _, seconds in rows)
 
 
 def test_prompt_html_is_shown_as_text_not_run(tmp_path, browser):

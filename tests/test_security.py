@@ -3,6 +3,7 @@
 import io
 import json
 import random
+import re
 import string
 
 import httpx
@@ -177,7 +178,7 @@ JSON_VALUE = st.recursive(
     max_leaves=5,
 )
 SUITE_VALUE = st.one_of(st.sampled_from(["All suites", "taxonomy", "commonsense"]), JSON_VALUE)
-REFUSALS = ("Unknown suite", "already has your vote", "No battle")
+REFUSALS = ("Unknown suite", "already has your vote", "No battle", "no longer on your screen")
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +191,9 @@ def web_arena(tmp_path_factory):
 
 @FAST
 @given(state=JSON_VALUE, load=st.tuples(SUITE_VALUE, JSON_VALUE), vote=st.tuples(
-    st.sampled_from(["vote_a", "vote_b", "vote_tie", "vote_both_bad"]), SUITE_VALUE, JSON_VALUE))
+    st.sampled_from(["vote_a", "vote_b", "vote_tie", "vote_both_bad"]), SUITE_VALUE, JSON_VALUE,
+    st.one_of(JSON_VALUE, st.just("on-screen"), st.sampled_from(["@", "@-1", "@nan", "@1e400", "@0.5"]).map(
+        lambda suffix: "on-screen" + suffix))))
 def test_the_web_vote_handler_takes_arbitrary_input_without_crashing_or_partial_writes(web_arena, state, load, vote):
     """Arbitrary JSON in every input of the page's battle and vote events, sent as the page sends them (these
     events skip Gradio's input checks): each call is answered or refused with a message, the browser cannot put
@@ -204,15 +207,27 @@ def test_the_web_vote_handler_takes_arbitrary_input_without_crashing_or_partial_
 
     async def drive() -> tuple[list, list]:
         answered, refused = [], []
+
+        async def call(api_name, inputs):
+            try:
+                outputs = await session.call(api_name, inputs)
+            except LoadError as error:
+                refused.append(str(error))
+                return None
+            answered.append((api_name, outputs))
+            return outputs
+
         async with httpx.AsyncClient(timeout=30) as client:
             session = GradioSession(client, url, await fetch_endpoints(client, url))
             try:
-                await session.call("sign_in", [f"prop-{session.session_hash}", "token-1", None, "All suites", False])
-                for api_name, inputs in (("next_battle", [state, *load]), (vote[0], [state, *vote[1:]])):
-                    try:
-                        answered.append((api_name, await session.call(api_name, inputs)))
-                    except LoadError as error:
-                        refused.append(str(error))
+                shown = await session.call("sign_in", [f"prop-{session.session_hash}", "token-1", None, "All suites",
+                                                       False])
+                shown = await call("next_battle", [state, *load]) or shown
+                api_name, suite, expected, screen = vote
+                if isinstance(screen, str) and screen.startswith("on-screen"):  # the token the page shows
+                    token = re.search(r"battle-media/([A-Za-z0-9_-]+)/a", json.dumps(shown)).group(1)
+                    screen = screen.replace("on-screen", token)
+                await call(api_name, [state, suite, expected, screen])
             finally:
                 await session.http.close()
         return answered, refused
@@ -224,13 +239,13 @@ def test_the_web_vote_handler_takes_arbitrary_input_without_crashing_or_partial_
         event("refused: " + next((reason for reason in REFUSALS if reason in message), "other"))
     assert all(any(reason in message for reason in REFUSALS) for message in refused), refused
     votes = [outputs for api_name, outputs in answered if api_name.startswith("vote")]
-    assert all(len(outputs) == 6 for _, outputs in answered)
-    assert all("recorded" in outputs[5] for outputs in votes)
+    assert all(len(outputs) == (6 if api_name.startswith("vote") else 8) for api_name, outputs in answered)
+    assert all("recorded" in outputs[4] for outputs in votes)
     rows = arena.db.execute(
-        "SELECT v.outcome, b.id IS NOT NULL FROM votes v LEFT JOIN battles b ON b.id = v.battle_id "
+        "SELECT v.outcome, b.id IS NOT NULL, v.seconds_to_vote FROM votes v LEFT JOIN battles b ON b.id = v.battle_id "
         "WHERE v.id > ? ORDER BY v.id", [before]).fetchall()
     assert len(rows) == len(votes)  # one row per acknowledged vote, none for a refused one
-    assert all(has_battle for _, has_battle in rows)
+    assert all(has_battle and 0 <= seconds < 3600 for _, has_battle, seconds in rows)
     if votes:
         expected_outcome = {"vote_a": "A", "vote_b": "B", "vote_tie": "tie", "vote_both_bad": "both_bad"}[vote[0]]
         assert rows[0][0] == expected_outcome

@@ -151,6 +151,40 @@ def test_vote_draws_the_next_battle_in_the_same_transaction(small_arena):
     assert battles() == before + 1 and other.battle.suite == "commonsense"
 
 
+def test_a_vote_lands_only_on_the_battle_on_screen(small_arena):
+    """The page names the battle it shows; once the vote has handed out the next battle, the voted one (still on
+    screen with its names) and any other token are refused and write nothing."""
+    from arena import session as sessions
+
+    db = small_arena.db
+    votes = lambda: db.execute("SELECT COUNT(*) FROM votes").fetchone()[0]  # noqa: E731
+    first = sessions.next_battle(db, random.Random(0), sessions.start(db, "dora", "token-1", open_signup=True))
+    with pytest.raises(VoteRejected, match="no longer on your screen"):
+        sessions.vote(db, first, "A", on_screen="some-other-battle", rules=None)
+    voted = sessions.vote(db, first, "A", rng=random.Random(1), on_screen=first.battle.media_token, rules=None)
+    handed_out = sessions.next_battle(db, random.Random(2), voted)  # sent with the vote's answer
+    assert handed_out.revealed == first.battle and handed_out.battle == voted.upcoming
+    with pytest.raises(VoteRejected, match="already has your vote. Press Next battle"):
+        sessions.vote(db, handed_out, "B", on_screen=first.battle.media_token, rules=None)
+    assert votes() == 1
+    sessions.vote(db, handed_out, "B", on_screen=handed_out.battle.media_token, rules=None)
+    assert votes() == 2
+
+
+@pytest.mark.parametrize("seconds_on_screen, expected", [
+    (None, 10.0), (3.0, 3.0), (0.0, 0.0), (30.0, 10.0), (-1.0, 10.0), (float("inf"), 10.0), (float("nan"), 10.0),
+])
+def test_seconds_to_vote_counts_from_when_the_page_showed_the_battle(small_arena, seconds_on_screen, expected):
+    """The page may show a battle later than the server handed it out (Next battle, in the browser): its own count
+    can shorten the server's, never lengthen it, and nonsense is ignored."""
+    from arena import session as sessions
+
+    db = small_arena.db
+    s = sessions.next_battle(db, random.Random(0), sessions.start(db, "erin", "token-1", open_signup=True), now=100.0)
+    voted = sessions.vote(db, s, "tie", seconds_on_screen=seconds_on_screen, now=110.0, rules=None)
+    assert voted.receipt.seconds_to_vote == pytest.approx(expected)
+
+
 def test_a_vote_counts_even_when_no_next_battle_can_be_drawn(small_arena):
     from arena import session as sessions
 

@@ -14,20 +14,37 @@ def _contains_model_name(value) -> bool:
     return any(name in text for name in MODELS)
 
 
+def _token(outputs) -> str:
+    """The media token of the (first) battle whose images the outputs show."""
+    import re
+
+    return re.search(r"battle-media/([A-Za-z0-9_-]+)/a", json.dumps(outputs)).group(1)
+
+
 def test_sign_in_vote_reveal_and_next_through_the_api(small_arena):
     with running_app(small_arena.settings) as url:
         client = Client(url, verbose=False)
         shown = client.predict("api-user", "token-1", api_name="/sign_in")
         assert not _contains_model_name(shown)
-        voted = client.predict(api_name="/vote_a")
-        assert _contains_model_name(voted)  # names revealed after the vote
-        with pytest.raises(Exception, match="already has your vote"):
-            client.predict(api_name="/vote_b")
-        nxt = client.predict(api_name="/next_battle")
-        assert not _contains_model_name(nxt)
-        client.predict(api_name="/vote_both_bad")
+        first = _token(shown)
+        voted = client.predict("All suites", False, first, api_name="/vote_a")
+        status, image_a, image_b, reveal, following = voted
+        assert _contains_model_name([image_a, image_b, reveal])  # names revealed after the vote, on its images
+        assert first in image_a and "Vote #1 recorded" in reveal
+        assert not _contains_model_name(following)  # the next battle comes along, anonymous
+        assert following["token"] != first and f"battle-media/{following['token']}/a" in reveal  # preloaded
+        with pytest.raises(Exception, match="already has your vote"):  # the voted battle, still on screen
+            client.predict("All suites", False, first, api_name="/vote_b")
+        with pytest.raises(Exception, match="no longer on your screen"):  # a battle this page never showed
+            client.predict("All suites", False, "not-a-token-on-this-page", api_name="/vote_b")
+        client.predict("All suites", False, following["token"], api_name="/vote_tie")  # after Next battle
+        skipped = client.predict(api_name="/next_battle")  # skip the battle that came with that vote
+        assert not _contains_model_name(skipped)
+        client.predict(api_name="/vote_both_bad")  # without a token: the session's current battle
     rows = small_arena.db.execute("SELECT voter, outcome FROM votes ORDER BY id").fetchall()
-    assert rows == [("api-user", "A"), ("api-user", "both_bad")]
+    assert rows == [("api-user", "A"), ("api-user", "tie"), ("api-user", "both_bad")]
+    battles = small_arena.db.execute("SELECT COUNT(*) FROM battles").fetchone()[0]
+    assert battles == 5  # sign-in, two drawn with votes, one skip, one drawn with the last vote
 
 
 def test_votes_need_a_signed_in_session(small_arena):
@@ -44,7 +61,6 @@ def test_leaderboard_endpoint_returns_the_table(small_arena):
         client.predict("lb-user", "token-1", api_name="/sign_in")
         for _ in range(3):
             client.predict(api_name="/vote_a")
-            client.predict(api_name="/next_battle")
         everything = client.predict("All", "All", "All", "All", "All", "drop", False, api_name="/leaderboard")
         commonsense = client.predict("commonsense", "All", "All", "All", "All", "drop", False, api_name="/leaderboard")
     summary, table = everything[:2]
@@ -208,8 +224,7 @@ def test_the_annotator_rate_limit_refuses_the_third_vote_and_writes_nothing(tmp_
         client = Client(url, verbose=False)
         client.predict("fast-voter", "token-1", api_name="/sign_in")
         for _ in range(2):
-            client.predict(api_name="/vote_a")
-            client.predict(api_name="/next_battle")
+            client.predict(api_name="/vote_a")  # each vote brings the next battle along: no request for it
         count = lambda table: arena.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]  # noqa: E731
         before = count("votes"), count("battles")
         with pytest.raises(Exception, match=r"Slow down: at most 2 votes per minute per annotator\. "
@@ -272,12 +287,12 @@ def test_the_vote_and_battle_routes_check_their_raw_inputs(small_arena):
                 await session.call("sign_in", ["raw-user", "token-1", None, "All suites", False])
                 answers = []
                 for suite in bad_suites:
-                    for api_name in ("vote_a", "next_battle"):
+                    for api_name, inputs in (("vote_a", [None, suite, False, ""]), ("next_battle", [None, suite, False])):
                         with pytest.raises(LoadError, match="Unknown suite .*pick one from the Suite menu"):
-                            await session.call(api_name, [None, suite, False])
+                            await session.call(api_name, inputs)
                 for expected in ("yes", 1, None, {"a": 1}):
                     answers.append(await session.call("next_battle", [None, "taxonomy", expected]))
-                voted = await session.call("vote_b", [None, "commonsense", "true"])
+                voted = await session.call("vote_b", [None, "commonsense", "true", None])
                 return answers, voted
             finally:
                 await session.http.close()

@@ -27,6 +27,8 @@ CSS = """
 #reveal { min-height: 1.5em; }
 .gradio-container:has(#reveal .voted) :is(#vote-a, #vote-b, #vote-tie, #vote-both-bad) {
     opacity: 0.45; pointer-events: none; }
+.gradio-container:has(#reveal .voted) #skip-battle, .gradio-container:not(:has(#reveal .voted)) #next-battle {
+    display: none; }
 .battle-image { margin: 0; }
 .battle-image figcaption { font-weight: 600; margin-bottom: 0.3em; }
 /* the window's height less the header, prompt and buttons (about 500 px), so the vote buttons stay in view */

@@ -42,15 +42,22 @@ def prompt_markdown(battle: Battle, *, show_expected: bool = False) -> str:
     return "\n".join(lines)
 
 
-def reveal_html(receipt: VoteReceipt | None) -> str:
-    """After a vote: the receipt and both model names (class ``voted``); before: an empty panel."""
+def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None) -> str:
+    """After a vote: the receipt and both model names (class ``voted``); before: an empty panel.
+
+    ``preload_token``, the next battle's media token, adds its two images hidden, so the browser fetches them while
+    the voter reads the names and Next battle shows them at once.
+    """
     if receipt is None:
         return '<div class="reveal"></div>'
     name = lambda text: html.escape(str(text))  # noqa: E731
+    preload = "".join(
+        f'<img src="battle-media/{html.escape(preload_token)}/{side}" alt="" hidden>' for side in "ab"
+    ) if preload_token else ""
     return (
         f'<div class="reveal voted">Vote #{receipt.vote_id} recorded: <b>{OUTCOME_LABELS[receipt.outcome]}</b>. '
         f"A was <b>{name(receipt.model_a)}</b>, B was <b>{name(receipt.model_b)}</b>. "
-        "Press <b>Next battle</b> (or N) to continue.</div>"
+        f"Press <b>Next battle</b> (or N) to continue.{preload}</div>"
     )
 
 

@@ -210,3 +210,64 @@ def test_leaderboard_and_admin_tabs_in_the_browser(tmp_path, browser):
             page.click("#export-file a")
         lines = open(download.value.path()).read().splitlines()
         assert lines[0].startswith("vote_id,battle_id") and len(lines) == 7
+
+
+def test_the_expected_outcome_follows_the_battle_on_screen(tmp_path, browser):
+    """The checkbox re-renders the prompt of the battle on screen: the voted one while its names show, then the one
+    Next battle swaps in (which came with the vote, in both renderings)."""
+    from arena.catalog import PromptSpec, add_image, add_prompts
+    from conftest import build_small_arena, make_image
+
+    arena = build_small_arena(tmp_path)
+    extra = [PromptSpec("commonsense", str(i), f"A kettle number {i}", subset="Physical Laws", role="p1",
+                        metadata={"description": f"Kettle {i} is boiling"}) for i in range(1, 7)]
+    for p, prompt_id in enumerate(add_prompts(arena.db, extra).ids):
+        for m, model_id in enumerate(arena.model_ids.values()):
+            add_image(arena.db, prompt_id=prompt_id, model_id=model_id, stored=arena.media.put_image(make_image(m, p)))
+    newest_prompt = lambda: arena.db.execute(  # noqa: E731
+        "SELECT p.text FROM battles b JOIN prompts p ON p.id = b.prompt_id ORDER BY b.served_at DESC LIMIT 1"
+    ).fetchone()[0]
+    has_expected = "() => document.querySelector('#prompt').innerText.includes('Expected outcome')"
+    with running_app(arena.settings) as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.goto(url)
+        page.fill("#signin-name textarea, #signin-name input", "expected-user")
+        page.fill("#signin-token input", "token-1")
+        page.click("#signin-button")
+        page.wait_for_selector("#image-a img", timeout=20000)
+        first = page.get_attribute("#image-a img", "src")
+        battles = lambda: arena.db.execute("SELECT COUNT(*) FROM battles").fetchone()[0]  # noqa: E731
+        before = battles()
+        page.click("#suite-filter input")
+        page.get_by_role("option", name="commonsense").click()
+        page.wait_for_function(f"() => document.querySelector('#image-a img').getAttribute('src') !== '{first}'",
+                               timeout=20000)  # the suite's first battle is on screen
+        page.wait_for_timeout(300)
+        assert battles() == before + 1  # one pick, one battle (two would leave the session on the other one)
+        prompt = lambda: page.inner_text("#prompt")  # noqa: E731
+        assert "Physical Laws" in prompt()
+        page.click("#show-expected input")
+        page.wait_for_function(has_expected, timeout=20000)
+        for _ in range(10):  # vote until the battle that comes with the vote has another prompt
+            voted_text, voted_token = prompt(), page.get_attribute("#image-a img", "src").split("/")[-2]
+            page.click("#vote-a")
+            page.wait_for_selector("#reveal .voted", timeout=20000)
+            following = newest_prompt()
+            if following not in voted_text:
+                break
+            page.click("#next-battle")
+            page.wait_for_function("() => document.querySelector('#reveal').innerText.trim() === ''", timeout=20000)
+        assert following not in voted_text
+        page.click("#show-expected input")  # off, while the voted battle is on screen with its names
+        page.wait_for_function(f"() => !({has_expected})()", timeout=20000)
+        assert voted_text.startswith(prompt().strip())  # the voted battle's prompt, without the expected outcome
+        page.click("#show-expected input")  # on again
+        page.wait_for_function(has_expected, timeout=20000)
+        assert prompt() == voted_text
+        page.click("#next-battle")
+        page.wait_for_function("() => document.querySelector('#reveal').innerText.trim() === ''", timeout=20000)
+        assert page.get_attribute("#image-a img", "src").split("/")[-2] != voted_token
+        assert following in prompt() and "Expected outcome" in prompt()  # swapped in, with the expected outcome
+        page.click("#show-expected input")
+        page.wait_for_function(f"() => !({has_expected})()", timeout=20000)
+        assert following in prompt()

@@ -207,7 +207,9 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
     # input and output besides the handler's own), which under load cost more than the handler; these components
     # need none (the handlers check the raw inputs and return finished values).
     fast = dict(queue=False, preprocess=False, postprocess=False)
-    gr.on([skip_button.click, suite_filter.input], load_next, [state, suite_filter, show_expected], battle_outputs,
+    # The suite menu's select event, not input: input fires twice for one pick (on the pick and on blur), and two
+    # concurrent loads of one session leave it on one battle and the page on the other.
+    gr.on([skip_button.click, suite_filter.select], load_next, [state, suite_filter, show_expected], battle_outputs,
           api_name="next_battle", **fast)
     next_button.click(None, [upcoming, show_expected], [prompt, image_a, image_b, reveal, on_screen, upcoming],
                       js=NEXT_JS)

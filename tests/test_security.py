@@ -122,7 +122,6 @@ def test_admin_endpoints_refuse_calls_without_the_password(tmp_path):
 
 def test_an_admin_export_cannot_be_fetched_without_the_password(tmp_path, monkeypatch):
     """The export file itself, and the folder exports used to go to, are not served; only the admin gets the copy."""
-    import re
     import time
 
     from arena import session as sessions
@@ -200,7 +199,8 @@ def test_the_web_vote_handler_takes_arbitrary_input_without_crashing_or_partial_
     anything into the server-held session, and a vote is written whole or not at all."""
     import asyncio
 
-    from arena.load import GradioSession, LoadError, fetch_endpoints
+    from arena.load import LoadError, shown_token
+    from webapp import page_session
 
     arena, url = web_arena
     before = arena.db.execute("SELECT COUNT(*) FROM votes").fetchone()[0]
@@ -217,19 +217,14 @@ def test_the_web_vote_handler_takes_arbitrary_input_without_crashing_or_partial_
             answered.append((api_name, outputs))
             return outputs
 
-        async with httpx.AsyncClient(timeout=30) as client:
-            session = GradioSession(client, url, await fetch_endpoints(client, url))
-            try:
-                shown = await session.call("sign_in", [f"prop-{session.session_hash}", "token-1", None, "All suites",
-                                                       False])
-                shown = await call("next_battle", [state, *load]) or shown
-                api_name, suite, expected, screen = vote
-                if isinstance(screen, str) and screen.startswith("on-screen"):  # the token the page shows
-                    token = re.search(r"battle-media/([A-Za-z0-9_-]+)/a", json.dumps(shown)).group(1)
-                    screen = screen.replace("on-screen", token)
-                await call(api_name, [state, suite, expected, screen])
-            finally:
-                await session.http.close()
+        async with page_session(url) as session:
+            shown = await session.call("sign_in", [f"prop-{session.session_hash}", "token-1", None, "All suites",
+                                                   False])
+            shown = await call("next_battle", [state, *load]) or shown
+            api_name, suite, expected, screen = vote
+            if isinstance(screen, str) and screen.startswith("on-screen"):  # the token the page shows
+                screen = screen.replace("on-screen", shown_token(shown))
+            await call(api_name, [state, suite, expected, screen])
         return answered, refused
 
     answered, refused = asyncio.run(drive())

@@ -5,6 +5,7 @@ import json
 import pytest
 from gradio_client import Client
 
+from arena.load import shown_token
 from conftest import MODELS
 from webapp import running_app
 
@@ -14,19 +15,12 @@ def _contains_model_name(value) -> bool:
     return any(name in text for name in MODELS)
 
 
-def _token(outputs) -> str:
-    """The media token of the (first) battle whose images the outputs show."""
-    import re
-
-    return re.search(r"battle-media/([A-Za-z0-9_-]+)/a", json.dumps(outputs)).group(1)
-
-
 def test_sign_in_vote_reveal_and_next_through_the_api(small_arena):
     with running_app(small_arena.settings) as url:
         client = Client(url, verbose=False)
         shown = client.predict("api-user", "token-1", api_name="/sign_in")
         assert not _contains_model_name(shown)
-        first = _token(shown)
+        first = shown_token(shown)
         voted = client.predict("All suites", False, first, api_name="/vote_a")
         status, image_a, image_b, reveal, following = voted
         assert _contains_model_name([image_a, image_b, reveal])  # names revealed after the vote, on its images
@@ -274,28 +268,23 @@ def test_the_vote_and_battle_routes_check_their_raw_inputs(small_arena):
     nothing; the checkbox counts as ticked only when it is ``true``."""
     import asyncio
 
-    import httpx
-
-    from arena.load import GradioSession, LoadError, fetch_endpoints
+    from arena.load import LoadError
+    from webapp import page_session
 
     bad_suites = ["no-such-suite", "taxonomy ", "x" * 5000, 7, ["taxonomy"], {"suite": "taxonomy"}, True]
 
     async def drive(url):
-        async with httpx.AsyncClient(timeout=30) as client:
-            session = GradioSession(client, url, await fetch_endpoints(client, url))
-            try:
-                await session.call("sign_in", ["raw-user", "token-1", None, "All suites", False])
-                answers = []
-                for suite in bad_suites:
-                    for api_name, inputs in (("vote_a", [None, suite, False, ""]), ("next_battle", [None, suite, False])):
-                        with pytest.raises(LoadError, match="Unknown suite .*pick one from the Suite menu"):
-                            await session.call(api_name, inputs)
-                for expected in ("yes", 1, None, {"a": 1}):
-                    answers.append(await session.call("next_battle", [None, "taxonomy", expected]))
-                voted = await session.call("vote_b", [None, "commonsense", "true", None])
-                return answers, voted
-            finally:
-                await session.http.close()
+        async with page_session(url) as session:
+            await session.call("sign_in", ["raw-user", "token-1", None, "All suites", False])
+            answers = []
+            for suite in bad_suites:
+                for api_name, inputs in (("vote_a", [None, suite, False, ""]), ("next_battle", [None, suite, False])):
+                    with pytest.raises(LoadError, match="Unknown suite .*pick one from the Suite menu"):
+                        await session.call(api_name, inputs)
+            for expected in ("yes", 1, None, {"a": 1}):
+                answers.append(await session.call("next_battle", [None, "taxonomy", expected]))
+            voted = await session.call("vote_b", [None, "commonsense", "true", None])
+            return answers, voted
 
     with running_app(small_arena.settings) as url:
         answers, voted = asyncio.run(drive(url))

@@ -37,6 +37,21 @@ def running_app(settings):
         thread.join(timeout=10)
 
 
+@contextlib.asynccontextmanager
+async def page_session(url: str):
+    """One browser tab's API session (:class:`arena.load.GradioSession`) on the app at ``url``, closed afterwards."""
+    import httpx
+
+    from arena.load import GradioSession, fetch_endpoints
+
+    async with httpx.AsyncClient(timeout=30) as client:
+        session = GradioSession(client, url, await fetch_endpoints(client, url))
+        try:
+            yield session
+        finally:
+            await session.http.close()
+
+
 def call_event(url: str, api_name: str, inputs: list) -> list:
     """Run one event of the page (also a private one, such as the admin tab's) as the page does; return its outputs.
 
@@ -44,19 +59,8 @@ def call_event(url: str, api_name: str, inputs: list) -> list:
     """
     import asyncio
 
-    import httpx
-
-    from arena.load import GradioSession
-
     async def call():
-        async with httpx.AsyncClient(timeout=30) as client:
-            config = (await client.get(url + "config")).json()
-            endpoints = {d["api_name"]: (d["id"], d.get("queue") is not False)
-                         for d in config["dependencies"] if d.get("api_name")}
-            session = GradioSession(client, url, endpoints)
-            try:
-                return await session.call(api_name, inputs)
-            finally:
-                await session.http.close()
+        async with page_session(url) as session:
+            return await session.call(api_name, inputs)
 
     return asyncio.run(call())

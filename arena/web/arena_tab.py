@@ -202,7 +202,7 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
     gr.on([signin_button.click, token_box.submit], sign_in, signin_inputs, signin_outputs, api_name="sign_in",
           concurrency_limit=None)
     # Votes and battles skip Gradio's queue: each is one short database transaction answered in the same HTTP
-    # request (POST /gradio_api/run/<api_name>), which under load costs a fraction of a queued event. They also skip
+    # request (POST /gradio_api/run/predict), which under load costs a fraction of a queued event. They also skip
     # Gradio's per-component pre- and postprocessing: Gradio runs each of those in a worker thread (a thread hop per
     # input and output besides the handler's own), which under load cost more than the handler; these components
     # need none (the handlers check the raw inputs and return finished values).

@@ -52,7 +52,7 @@ def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None) -
         return '<div class="reveal"></div>'
     name = lambda text: html.escape(str(text))  # noqa: E731
     preload = "".join(
-        f'<img src="battle-media/{html.escape(preload_token)}/{side}" alt="" hidden>' for side in "ab"
+        f'<img src="{image_url(preload_token, side)}" alt="" hidden>' for side in "ab"
     ) if preload_token else ""
     return (
         f'<div class="reveal voted">Vote #{receipt.vote_id} recorded: <b>{OUTCOME_LABELS[receipt.outcome]}</b>. '
@@ -65,11 +65,16 @@ def status_markdown(name: str, votes: int) -> str:
     return f"Signed in as **{escape_markdown(name)}** · {votes} vote{'s' if votes != 1 else ''} so far"
 
 
+def image_url(media_token: str, side: str) -> str:
+    """Where the page loads a battle image (relative, so it works under a root path), HTML-escaped."""
+    return f"battle-media/{html.escape(media_token)}/{side}"
+
+
 def image_html(media_token: str | None, side: str, caption: str) -> str:
     """One battle image, loaded through the battle's unguessable media token (relative URL, works under a root path)."""
     if media_token is None:
         return f'<figure class="battle-image"><figcaption>{html.escape(caption)}</figcaption></figure>'
-    src = f"battle-media/{html.escape(media_token)}/{side}"
+    src = image_url(media_token, side)
     return (
         f'<figure class="battle-image"><figcaption>{html.escape(caption)}</figcaption>'
         f'<img src="{src}" alt="Image {side.upper()}"></figure>'

@@ -13,8 +13,12 @@ Its votes give the judge ELO, the judge's rank correlation and the human–judge
 
 Agreement statistics (formulas in :mod:`ratings.agreement`): human–judge raw agreement p_o and Cohen's κ on
 every (human vote, judge vote) pair of the same battle; inter-annotator mean pairwise agreement P̄ and Fleiss' κ
-over battles seen by at least two annotators, Cohen's κ per pair of annotators, and the mean Spearman ρ between
-the ratings fitted on each annotator's own votes.
+over battles seen by at least two annotators, Cohen's κ per pair of annotators who share at least
+``pair_min_shared`` battles (the ``max_pairs`` sharing the most), and the mean Spearman ρ between each annotator's
+own ratings and those fitted on everyone else's votes.
+
+Everything is computed from the slice's votes as integer arrays (:mod:`arena.vote_arrays`), with work and memory
+linear in the votes: a million votes take a few seconds and a few hundred MB, whatever the number of annotators.
 """
 
 from __future__ import annotations
@@ -26,8 +30,11 @@ import pandas as pd
 import sqlite_utils
 
 import ratings
-from arena.export import votes_frame
+from arena.vote_arrays import VoteArrays, read_vote_arrays
 from judges.metrics.store import model_metric_table
+from ratings.agreement import agreement_summary, consensus_spearman, inter_annotator_from_codes, paired_confusion
+from ratings.bias import position_bias_from_counts
+from ratings.votes import OUTCOMES
 
 
 @dataclass(frozen=True)
@@ -43,13 +50,18 @@ class LeaderboardOptions:
     tie_policy: str = "drop"
     min_votes: int = 10
     include_excluded: bool = False
+    pair_min_shared: int = 5  # Cohen's κ per pair of annotators who share at least this many battles
+    max_pairs: int = 50  # ... and only for the pairs sharing the most
 
 
 @dataclass(frozen=True)
 class Leaderboard:
     table: pd.DataFrame  # one row per model: human and judge columns side by side, then metric columns
     fits: dict[str, pd.DataFrame]  # {"human": ..., "judge": ...} as returned by ratings.fit_leaderboard
-    votes: pd.DataFrame  # the sliced vote table the fits used
+    models: tuple[str, ...]  # every model with a vote in the slice, by name: the axes of ``counts``
+    counts: np.ndarray  # counts[i, j, outcome] of every vote in the slice, human and judge (ratings.votes)
+    outcomes: pd.DataFrame  # votes per voter kind, subset and outcome (ratings.bias.outcome_counts)
+    votes: dict[str, int]  # votes in the slice per voter kind
     correlations: pd.DataFrame  # rank correlation with the human ELO: the judge ELO and every metric
     agreement: dict  # ratings.human_judge_agreement on battles both voted on
     inter_annotator: dict  # ratings.inter_annotator_agreement
@@ -98,22 +110,23 @@ def _correlations(table: pd.DataFrame, metric_columns: list[str], lower_is_bette
     return pd.DataFrame(rows, columns=["against human ELO", "spearman", "spearman_p", "kendall", "kendall_p", "n"])
 
 
-def judge_vote_counts(votes: pd.DataFrame) -> dict[str, int]:
-    """Votes per judge voter, most first (ties by name)."""
-    counts = votes.loc[votes["voter_kind"] == "judge", "voter"].astype(str).value_counts()
-    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
-
-
 def judge_voters(db: sqlite_utils.Database) -> list[str]:
     """Every judge voter of the database, most votes first (ties by name)."""
     return [row[0] for row in db.execute(
         "SELECT voter FROM votes WHERE voter_kind = 'judge' GROUP BY voter ORDER BY COUNT(*) DESC, voter")]
 
 
-def pick_judge(db: sqlite_utils.Database, votes: pd.DataFrame, judge: str | None) -> str | None:
-    """``judge`` if it is a judge voter of the database, else the judge voter with the most of ``votes``."""
+def judge_vote_counts(arrays: VoteArrays) -> dict[str, int]:
+    """Votes per judge voter of the slice, most first (ties by name)."""
+    counts = np.bincount(-1 - arrays.voter[~arrays.human], minlength=len(arrays.judges))
+    return dict(sorted(((name, int(n)) for name, n in zip(arrays.judges, counts) if n),
+                       key=lambda item: (-item[1], item[0])))
+
+
+def pick_judge(db: sqlite_utils.Database, arrays: VoteArrays, judge: str | None) -> str | None:
+    """``judge`` if it is a judge voter of the database, else the judge voter with the most votes of the slice."""
     if judge is None:
-        return next(iter(judge_vote_counts(votes)), None)
+        return next(iter(judge_vote_counts(arrays)), None)
     known = judge_voters(db)
     if judge not in known:
         raise LookupError(f"No judge votes from {judge!r}. Judges with votes: {', '.join(known) or 'none'}; pass one "
@@ -121,21 +134,44 @@ def pick_judge(db: sqlite_utils.Database, votes: pd.DataFrame, judge: str | None
     return judge
 
 
+def _outcome_counts(arrays: VoteArrays) -> pd.DataFrame:
+    """Votes per (voter kind, subset) and outcome, groups sorted, empty groups left out."""
+    kinds = ("human", "judge")
+    group = (~arrays.human).astype(np.int64) * len(arrays.subsets) + arrays.subset
+    flat = np.bincount(group * len(OUTCOMES) + arrays.outcome, minlength=len(kinds) * len(arrays.subsets) * 4)
+    counts = flat.reshape(-1, len(OUTCOMES))
+    rows = [(kinds[g // len(arrays.subsets)], arrays.subsets[g % len(arrays.subsets)], *map(int, counts[g]))
+            for g in np.flatnonzero(counts.sum(axis=1))]
+    return pd.DataFrame(rows, columns=["voter_kind", "subset", *OUTCOMES])
+
+
+def _inter_annotator(db: sqlite_utils.Database, human: VoteArrays, options: LeaderboardOptions) -> dict:
+    names = np.array([""] * (int(human.voter.max()) + 1 if len(human) else 0), dtype=object)
+    for annotator_id, name in db.execute("SELECT id, name FROM annotators"):
+        if annotator_id < len(names):
+            names[annotator_id] = name
+    items, _ = pd.factorize(human.battle_keys())
+    inter = inter_annotator_from_codes(items, human.voter, human.oriented_outcomes(), names,
+                                       min_shared=options.pair_min_shared, max_pairs=options.max_pairs)
+    consensus = consensus_spearman(human.voter, human.model_a, human.model_b, human.outcome, human.n_models)
+    return {**inter, "consensus_spearman": consensus["consensus_spearman"],
+            "consensus_annotators": consensus["n_annotators"]}
+
+
 def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions = LeaderboardOptions()) -> Leaderboard:
     # the slice is taken in SQL: a category matches an item's own category or any of its categories (SemVarBench)
-    filters = {key: getattr(options, key) for key in ("suite", "subset", "variant", "category", "voter")
-               if getattr(options, key)}
-    votes = votes_frame(db, include_excluded=options.include_excluded, **filters)
-    judge = pick_judge(db, votes, options.judge)
-    kinds = votes["voter_kind"]
-    one_judge = (kinds == "judge") & (votes["voter"].astype(str) == judge)
-    by_kind = {"human": votes[kinds == "human"], "judge": votes[one_judge]}
+    arrays = read_vote_arrays(db, **{key: getattr(options, key) for key in
+                                     ("suite", "subset", "variant", "category", "voter")})
+    if not options.include_excluded:
+        arrays = arrays.take(~arrays.excluded)
+    judge = pick_judge(db, arrays, options.judge)
+    human, judged = arrays.take(arrays.human), arrays.take(arrays.judge(judge))
     fits = {
-        kind: ratings.fit_leaderboard(
-            part, tie_policy=options.tie_policy, rounds=options.rounds, seed=options.seed,
-            min_votes=options.min_votes,
+        kind: ratings.leaderboard_from_counts(
+            list(part.models), part.counts(), tie_policy=options.tie_policy, rounds=options.rounds,
+            seed=options.seed, min_votes=options.min_votes,
         )
-        for kind, part in by_kind.items()
+        for kind, part in (("human", human), ("judge", judged))
     }
     models = [row[0] for row in db.execute("SELECT name FROM models ORDER BY name")]
     table = _rating_columns(models, fits)
@@ -144,18 +180,27 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
     table = table.merge(metrics, on="model", how="left")
     table = table.sort_values(["Human ELO", "Judge ELO", "model"], ascending=[False, False, True], na_position="last")
     table = table.reset_index(drop=True)
+    counts = arrays.counts()
+    seen = (counts.sum(axis=(1, 2)) + counts.sum(axis=(0, 2))) > 0
+    outcomes = _outcome_counts(arrays)
+    strategies = np.bincount(arrays.strategy, minlength=len(arrays.strategies))
     return Leaderboard(
         table=table,
         fits=fits,
-        votes=votes,
+        models=tuple(m for m, keep in zip(arrays.models, seen) if keep),
+        counts=counts[np.ix_(seen, seen)],
+        outcomes=outcomes,
+        votes={"human": len(human), "judge": int((~arrays.human).sum())},
         correlations=_correlations(table, metric_columns, list(metrics.attrs.get("lower_is_better", []))),
-        agreement=ratings.human_judge_agreement(votes[(kinds == "human") | one_judge]),
-        inter_annotator=ratings.inter_annotator_agreement(votes),
-        position_bias=ratings.position_bias(votes, by=("voter_kind", "subset")),
-        strategies=votes["strategy"].value_counts().to_dict() if len(votes) else {},
+        agreement=agreement_summary(paired_confusion(human.battle_keys(), human.oriented_outcomes(),
+                                                     judged.battle_keys(), judged.oriented_outcomes())),
+        inter_annotator=_inter_annotator(db, human, options),
+        position_bias=position_bias_from_counts(outcomes),
+        strategies=dict(sorted(((name, int(n)) for name, n in zip(arrays.strategies, strategies) if n),
+                               key=lambda item: -item[1])),
         judge=judge,
         judge_chosen=options.judge is not None,
-        judges=judge_vote_counts(votes),
+        judges=judge_vote_counts(arrays),
     )
 
 
@@ -178,15 +223,15 @@ def inter_annotator_text(inter: dict) -> str:
     return (
         f"Inter-annotator: {inter.get('n_items', 0)} battles seen by several annotators ({inter.get('n_pairs', 0)} "
         f"pairs of votes), mean pairwise agreement {_number(inter.get('agreement'))}, Fleiss' κ "
-        f"{_number(inter.get('fleiss_kappa'))}, Spearman ρ between the annotators' own ratings "
-        f"{_number(inter.get('rating_spearman'))}."
+        f"{_number(inter.get('fleiss_kappa'))}, Spearman ρ between an annotator's own ratings and everyone else's "
+        f"{_number(inter.get('consensus_spearman'))} (mean over {inter.get('consensus_annotators', 0)} annotators)."
     )
 
 
 def summary_text(board: Leaderboard, options: LeaderboardOptions) -> str:
     """One paragraph: what was fitted, from which votes, drawn by which strategy, and how the voters agree."""
-    counts = board.votes["voter_kind"].value_counts()
-    strategies = ", ".join(f"{name} {n} ({n / max(1, len(board.votes)):.0%})"
+    counts, total = board.votes, sum(board.votes.values())
+    strategies = ", ".join(f"{name} {n} ({n / max(1, total):.0%})"
                            for name, n in sorted(board.strategies.items(), key=lambda item: -item[1])) or "none yet"
     agreement = board.agreement
     return (
@@ -224,8 +269,9 @@ def agreement_text(board: Leaderboard) -> str:
         _frame_text(confusion if agreement["n"] else None, "no battle voted on by a human and the judge"),
         "",
         inter_annotator_text(inter),
-        "Cohen's κ per pair of annotators:",
-        _frame_text(inter.get("pairs"), "no battle seen by two annotators", index=False),
+        "Cohen's κ per pair of annotators who share the most battles:",
+        _frame_text(inter.get("pairs"), "no pair of annotators shares enough battles" if inter.get("n_items")
+                    else "no battle seen by two annotators", index=False),
     ])
 
 

@@ -32,13 +32,14 @@ from ratings.agreement import (
 from ratings.bias import position_bias
 from ratings.bradley_terry import BTFit, ConvergenceError, fit_bradley_terry, newton_bt, rank_by_ci
 from ratings.elo import online_elo
-from ratings.leaderboard import LEADERBOARD_COLUMNS, fit_leaderboard
+from ratings.leaderboard import LEADERBOARD_COLUMNS, fit_leaderboard, leaderboard_from_counts
 from ratings.matrices import battle_count_matrix, predicted_win_rate_matrix, win_fraction_matrix
 from ratings.votes import OUTCOMES, TIE_POLICIES, count_tensor, encode_votes, slice_votes, vote_counts
 
 __all__ = [
     "BTFit", "ConvergenceError", "LEADERBOARD_COLUMNS", "OUTCOMES", "TIE_POLICIES",
     "battle_count_matrix", "cohen_kappa", "count_tensor", "encode_votes", "fit_bradley_terry", "fit_leaderboard",
+    "leaderboard_from_counts",
     "fleiss_kappa", "human_judge_agreement", "inter_annotator_agreement", "newton_bt", "online_elo",
     "oriented_outcomes", "position_bias", "predicted_win_rate_matrix", "rank_by_ci", "rank_correlation",
     "slice_votes", "vote_counts", "win_fraction_matrix",

@@ -17,16 +17,16 @@ Formulas
 
 from __future__ import annotations
 
-import itertools
 import warnings
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
+import scipy.sparse
 import scipy.stats
 
-from ratings.bradley_terry import fit_bradley_terry
-from ratings.votes import OUTCOMES, check_votes, count_tensor, encode_votes
+from ratings.bradley_terry import newton_bt
+from ratings.votes import OUTCOMES, check_votes, encode_votes
 
 _SWAP = np.array([1, 0, 2, 3])
 
@@ -89,6 +89,28 @@ def _keyed(votes: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def agreement_summary(confusion: np.ndarray) -> dict:
+    """``{"confusion", "agreement", "kappa", "n"}`` of a 4×4 human × judge confusion matrix (OUTCOMES order)."""
+    confusion = np.asarray(confusion, dtype=np.int64)
+    frame = pd.DataFrame(confusion, index=pd.Index(OUTCOMES, name="human"), columns=pd.Index(OUTCOMES, name="judge"))
+    n = int(confusion.sum())
+    agreement = float(np.trace(confusion) / n) if n else float("nan")
+    return {"confusion": frame, "agreement": agreement, "kappa": cohen_kappa(confusion), "n": n}
+
+
+def paired_confusion(keys_1: np.ndarray, outcomes_1: np.ndarray, keys_2: np.ndarray,
+                     outcomes_2: np.ndarray) -> np.ndarray:
+    """C[o₁, o₂] = Σ_key n₁(key, o₁) · n₂(key, o₂): every vote of side 1 paired with every vote of side 2 on the same
+    key (outcome codes already oriented). Linear in the votes: per-key outcome counts, then one 4×K by K×4 product,
+    never the list of pairs."""
+    codes, _ = pd.factorize(np.concatenate([np.asarray(keys_1), np.asarray(keys_2)]))
+    n_keys, n_1 = int(codes.max()) + 1 if len(codes) else 0, len(keys_1)
+    size = n_keys * len(OUTCOMES)
+    side_1 = np.bincount(codes[:n_1] * len(OUTCOMES) + np.asarray(outcomes_1, dtype=np.int64), minlength=size)
+    side_2 = np.bincount(codes[n_1:] * len(OUTCOMES) + np.asarray(outcomes_2, dtype=np.int64), minlength=size)
+    return side_1.reshape(n_keys, len(OUTCOMES)).T @ side_2.reshape(n_keys, len(OUTCOMES))
+
+
 def human_judge_agreement(votes: pd.DataFrame) -> dict:
     """Agreement of human and judge votes on the same battles (same ``pair_key``).
 
@@ -100,13 +122,9 @@ def human_judge_agreement(votes: pd.DataFrame) -> dict:
     _need(votes, ("pair_key", "voter_kind"), "human_judge_agreement")
     keyed = _keyed(votes)
     kind = votes["voter_kind"].to_numpy()
-    matched = keyed[kind == "human"].merge(keyed[kind == "judge"], on="pair_key", suffixes=("_human", "_judge"))
-    confusion = np.zeros((len(OUTCOMES), len(OUTCOMES)), dtype=np.int64)
-    np.add.at(confusion, (matched["outcome_human"].to_numpy(int), matched["outcome_judge"].to_numpy(int)), 1)
-    frame = pd.DataFrame(confusion, index=pd.Index(OUTCOMES, name="human"), columns=pd.Index(OUTCOMES, name="judge"))
-    n = int(confusion.sum())
-    agreement = float(np.trace(confusion) / n) if n else float("nan")
-    return {"confusion": frame, "agreement": agreement, "kappa": cohen_kappa(confusion), "n": n}
+    human, judge = keyed[kind == "human"], keyed[kind == "judge"]
+    return agreement_summary(paired_confusion(human["pair_key"].to_numpy(), human["outcome"].to_numpy(int),
+                                              judge["pair_key"].to_numpy(), judge["outcome"].to_numpy(int)))
 
 
 def fleiss_kappa(item_counts: np.ndarray) -> tuple[float, float]:
@@ -124,7 +142,143 @@ def fleiss_kappa(item_counts: np.ndarray) -> tuple[float, float]:
     return p_bar, float(kappa)
 
 
-def inter_annotator_agreement(votes: pd.DataFrame, *, voter_kind: str | None = "human") -> dict:
+PAIR_COLUMNS = ["voter_1", "voter_2", "n", "agreement", "kappa"]
+
+
+def _last_vote_per_voter(items: np.ndarray, voters: np.ndarray) -> np.ndarray:
+    """Row indices keeping, for each (item, voter), the last row (rows are in vote order)."""
+    key = items.astype(np.int64) * (int(voters.max()) + 1 if len(voters) else 1) + voters
+    _, first_from_end = np.unique(key[::-1], return_index=True)
+    return np.sort(len(key) - 1 - first_from_end)
+
+
+def _shared_pairs(incidence: scipy.sparse.csc_matrix, min_shared: int, max_pairs: int | None, block: int = 1024):
+    """(voter a, voter b, shared items) of the voter pairs sharing at least ``min_shared`` items, most shared first,
+    at most ``max_pairs`` of them: BᵀB computed ``block`` voters at a time, keeping only the best pairs so far."""
+    per_voter = np.asarray(incidence.sum(axis=0)).ravel()
+    kept = np.flatnonzero(per_voter >= min_shared)  # a voter with fewer items shares fewer with anyone
+    incidence = incidence[:, kept]
+    transposed = incidence.T.tocsr()
+    a = b = n = np.zeros(0, dtype=np.int64)
+    for start in range(0, len(kept), block):
+        product = (transposed @ incidence[:, start:start + block]).tocoo()
+        row, col, shared = product.row, product.col + start, product.data.astype(np.int64)
+        floor = n[-1] if max_pairs is not None and len(n) == max_pairs else min_shared
+        keep = (row < col) & (shared >= floor)
+        a, b, n = np.concatenate([a, row[keep]]), np.concatenate([b, col[keep]]), np.concatenate([n, shared[keep]])
+        rank = np.lexsort((b, a, -n))[:max_pairs]
+        a, b, n = a[rank], b[rank], n[rank]
+    return kept[a], kept[b], n
+
+
+def inter_annotator_from_codes(
+    items: np.ndarray, voters: np.ndarray, outcomes: np.ndarray, voter_names, *, min_shared: int = 1,
+    max_pairs: int | None = None,
+) -> dict:
+    """The inter-annotator statistics from integer codes, one row per vote in vote order: ``items`` (the battle, as
+    its pair key's code), ``voters`` (codes into ``voter_names``) and oriented ``outcomes`` (module docstring).
+
+    Linear in the votes: an annotator who voted twice on a battle counts with the last vote; Fleiss' κ and P̄ come
+    from per-battle outcome counts, ``n_pairs`` (pairs of annotators' votes on the same battle) is Σ k(k−1)/2 over
+    battles with k annotators, never listed. The ``pairs`` table (Cohen's κ per pair of annotators) keeps the pairs
+    that share at least ``min_shared`` battles, at most ``max_pairs`` of them (those sharing the most), found exactly
+    from the battle × annotator incidence matrix B: shared battles = BᵀB, a block of annotators at a time, so the
+    memory is bounded by the block however many pairs share a battle.
+    """
+    items, voters, outcomes = (np.asarray(a, dtype=np.int64) for a in (items, voters, outcomes))
+    if len(items):
+        keep = _last_vote_per_voter(items, voters)
+        items, voters, outcomes = items[keep], voters[keep], outcomes[keep]
+    n_items = int(items.max()) + 1 if len(items) else 0
+    per_item = np.bincount(items * len(OUTCOMES) + outcomes, minlength=n_items * len(OUTCOMES))
+    per_item = per_item.reshape(n_items, len(OUTCOMES))
+    raters = per_item.sum(axis=1)
+    shared = per_item[raters >= 2]
+    agreement, kappa = fleiss_kappa(shared)
+    multi = raters[items] >= 2
+    rows = []
+    if multi.any():
+        n_voters = int(voters.max()) + 1
+        incidence = scipy.sparse.csc_matrix((np.ones(int(multi.sum())), (items[multi], voters[multi])),
+                                            shape=(n_items, n_voters))
+        coded = scipy.sparse.csc_matrix((outcomes[multi] + 1, (items[multi], voters[multi])), shape=(n_items, n_voters))
+        for a, b, n in zip(*_shared_pairs(incidence, min_shared, max_pairs)):
+            column_a, column_b = coded[:, [a]].tocoo(), coded[:, [b]].tocoo()
+            _, at_a, at_b = np.intersect1d(column_a.row, column_b.row, assume_unique=True, return_indices=True)
+            confusion = np.zeros((len(OUTCOMES), len(OUTCOMES)))
+            np.add.at(confusion, (column_a.data[at_a] - 1, column_b.data[at_b] - 1), 1)
+            first, second = sorted((str(voter_names[a]), str(voter_names[b])))
+            if (first, second) != (str(voter_names[a]), str(voter_names[b])):
+                confusion = confusion.T
+            rows.append({"voter_1": first, "voter_2": second, "n": int(n),
+                         "agreement": float(np.trace(confusion) / n), "kappa": cohen_kappa(confusion)})
+    pairs = pd.DataFrame(rows, columns=PAIR_COLUMNS)
+    if len(pairs):
+        pairs = pairs.sort_values(["n", "voter_1", "voter_2"], ascending=[False, True, True]).reset_index(drop=True)
+    return {
+        "n_items": int(len(shared)),
+        "n_pairs": int((raters * (raters - 1) // 2).sum()),
+        "agreement": agreement,
+        "fleiss_kappa": kappa,
+        "pairs": pairs,
+    }
+
+
+def consensus_spearman(voters: np.ndarray, model_a: np.ndarray, model_b: np.ndarray, outcomes: np.ndarray,
+                       n_models: int, *, min_models: int = 3, chunk: int = 2048) -> dict:
+    """Each annotator's ranking against the leave-one-out consensus: ``{"consensus_spearman", "n_annotators"}``.
+
+    For annotator a: the Bradley–Terry ratings fitted on a's own decisive votes (ties and both-bad dropped) and
+    those fitted on every other annotator's decisive votes (W − W_a, W the win matrix of all of them), then
+    Spearman's ρ between the two over the models a rated (at least ``min_models``; ρ is the Pearson correlation of
+    the average ranks). Reported: the mean ρ over annotators, and how many qualified. Linear in the votes and the
+    annotators: one batched Newton fit per ``chunk`` annotators (:func:`ratings.bradley_terry.newton_bt`, ridge 10⁻⁶
+    as the leaderboard's fit), where the mean pairwise ρ between annotators it replaces needed a fit and a
+    correlation per pair of annotators (125,000 pairs for 500 annotators). Codes: ``voters`` any integers,
+    ``model_a``/``model_b`` indices < ``n_models``, ``outcomes`` indices into OUTCOMES.
+    """
+    voters, model_a, model_b, outcomes = (np.asarray(x, dtype=np.int64) for x in (voters, model_a, model_b, outcomes))
+    decisive = outcomes < 2
+    winner = np.where(outcomes == 0, model_a, model_b)[decisive]
+    loser = np.where(outcomes == 0, model_b, model_a)[decisive]
+    codes, _ = pd.factorize(voters[decisive])
+    cells = n_models * n_models
+    total = np.bincount(winner * n_models + loser, minlength=cells).reshape(n_models, n_models).astype(np.float64)
+    consensus_start, _ = newton_bt(total, ridge=1e-6, max_iter=50)
+    values = []
+    for first in range(0, int(codes.max()) + 1 if len(codes) else 0, chunk):
+        here = (codes >= first) & (codes < first + chunk)
+        size = min(chunk, int(codes.max()) + 1 - first)
+        own = np.bincount((codes[here] - first) * cells + winner[here] * n_models + loser[here],
+                          minlength=size * cells).reshape(size, n_models, n_models).astype(np.float64)
+        rated = (own + own.transpose(0, 2, 1)).sum(axis=2) > 0
+        qualified = rated.sum(axis=1) >= min_models
+        own, rated = own[qualified], rated[qualified]
+        if not len(own):
+            continue
+        # ranks settle long before θ converges for a sparse annotator whose MLE is infinite: 20 steps suffice
+        own_theta, _ = newton_bt(own, ridge=1e-6, max_iter=20)
+        rest_theta, _ = newton_bt(total[None] - own, ridge=1e-6, theta0=consensus_start, max_iter=20)
+        values.append(_masked_spearman(own_theta, rest_theta, rated))
+    rho = np.concatenate(values) if values else np.zeros(0)
+    rho = rho[np.isfinite(rho)]
+    return {"consensus_spearman": float(rho.mean()) if len(rho) else float("nan"), "n_annotators": int(len(rho))}
+
+
+def _masked_spearman(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Spearman's ρ of each row of x and y over the entries where ``mask`` holds (average ranks for ties); NaN for
+    a row where either side is constant."""
+    rank_x = scipy.stats.rankdata(np.where(mask, x, np.nan), axis=1, nan_policy="omit")
+    rank_y = scipy.stats.rankdata(np.where(mask, y, np.nan), axis=1, nan_policy="omit")
+    count = mask.sum(axis=1)
+    centred_x = np.where(mask, rank_x - np.nansum(rank_x, axis=1, keepdims=True) / count[:, None], 0.0)
+    centred_y = np.where(mask, rank_y - np.nansum(rank_y, axis=1, keepdims=True) / count[:, None], 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (centred_x * centred_y).sum(axis=1) / np.sqrt((centred_x**2).sum(axis=1) * (centred_y**2).sum(axis=1))
+
+
+def inter_annotator_agreement(votes: pd.DataFrame, *, voter_kind: str | None = "human", min_shared: int = 1,
+                              max_pairs: int | None = None) -> dict:
     """Agreement between annotators on battles (``pair_key``) that several of them voted on.
 
     Only votes of ``voter_kind`` are used when the table has that column (None: every voter); an annotator who
@@ -132,53 +286,21 @@ def inter_annotator_agreement(votes: pd.DataFrame, *, voter_kind: str | None = "
 
     - ``n_items``: battles with at least two annotators; ``n_pairs``: pairs of annotators' votes on them;
     - ``agreement``: mean pairwise agreement P̄ and ``fleiss_kappa`` (module docstring);
-    - ``pairs``: DataFrame ``voter_1, voter_2, n, agreement, kappa`` (Cohen's κ) per pair of annotators;
-    - ``rating_spearman``: mean Spearman ρ, over pairs of annotators, between the Bradley–Terry ratings fitted on
-      each annotator's own votes (ties dropped, no bootstrap), for pairs sharing at least 3 rated models
-      (the taxonomy benchmark reports this as inter-annotator Spearman); NaN if no pair qualifies.
+    - ``pairs``: DataFrame ``voter_1, voter_2, n, agreement, kappa`` (Cohen's κ) per pair of annotators sharing at
+      least ``min_shared`` battles, the ``max_pairs`` sharing the most (None: all), most shared first;
+    - ``consensus_spearman``, ``consensus_annotators``: the mean Spearman ρ between each annotator's own
+      Bradley–Terry ranking and the one fitted on everyone else's votes, and how many annotators rated enough
+      models for it (:func:`consensus_spearman`); NaN and 0 when none did.
     """
     _need(votes, ("pair_key", "voter"), "inter_annotator_agreement")
     if voter_kind is not None and "voter_kind" in votes.columns:
         votes = votes[votes["voter_kind"] == voter_kind]
     keyed = _keyed(votes)
-    keyed["voter"] = votes["voter"].to_numpy()
-    keyed = keyed.drop_duplicates(["pair_key", "voter"], keep="last")
-    item, _ = pd.factorize(keyed["pair_key"])
-    per_item = np.zeros((item.max() + 1 if len(item) else 0, len(OUTCOMES)), dtype=np.int64)
-    np.add.at(per_item, (item, keyed["outcome"].to_numpy(int)), 1)
-    shared = per_item[per_item.sum(axis=1) >= 2]
-    agreement, kappa = fleiss_kappa(shared)
-    pairs = keyed.merge(keyed, on="pair_key", suffixes=("_1", "_2"))
-    pairs = pairs[pairs["voter_1"].astype(str) < pairs["voter_2"].astype(str)]
-    rows = []
-    for (v1, v2), group in pairs.groupby(["voter_1", "voter_2"], sort=True):
-        confusion = np.zeros((len(OUTCOMES), len(OUTCOMES)))
-        np.add.at(confusion, (group["outcome_1"].to_numpy(int), group["outcome_2"].to_numpy(int)), 1)
-        rows.append({"voter_1": v1, "voter_2": v2, "n": len(group),
-                     "agreement": float(np.trace(confusion) / len(group)), "kappa": cohen_kappa(confusion)})
-    pair_table = pd.DataFrame(rows, columns=["voter_1", "voter_2", "n", "agreement", "kappa"])
-    return {
-        "n_items": int(len(shared)),
-        "n_pairs": int(len(pairs)),
-        "agreement": agreement,
-        "fleiss_kappa": kappa,
-        "pairs": pair_table,
-        "rating_spearman": _rating_spearman(votes),
-    }
-
-
-def _rating_spearman(votes: pd.DataFrame) -> float:
-    ratings = {}
-    for voter, own in votes.groupby("voter", sort=True):
-        encoded = encode_votes(own)
-        counts = count_tensor(encoded.model_a, encoded.model_b, encoded.outcome, encoded.n_models)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # one annotator's graph may be split; each part is still ranked inside
-            fit = fit_bradley_terry(counts, models=list(encoded.models), tie_policy="drop", rounds=0)
-        ratings[voter] = {m: r for m, r in zip(encoded.models, fit.ratings) if r == r}
-    values = []
-    for v1, v2 in itertools.combinations(sorted(ratings, key=str), 2):
-        result = rank_correlation(ratings[v1], ratings[v2])
-        if result["n"] >= 3 and result["spearman"] == result["spearman"]:
-            values.append(result["spearman"])
-    return float(np.mean(values)) if values else float("nan")
+    items, _ = pd.factorize(keyed["pair_key"])
+    voters, voter_names = pd.factorize(votes["voter"].astype(str))
+    result = inter_annotator_from_codes(items, voters, keyed["outcome"].to_numpy(int), list(voter_names),
+                                        min_shared=min_shared, max_pairs=max_pairs)
+    encoded = encode_votes(votes)
+    consensus = consensus_spearman(voters, encoded.model_a, encoded.model_b, encoded.outcome, encoded.n_models)
+    return {**result, "consensus_spearman": consensus["consensus_spearman"],
+            "consensus_annotators": consensus["n_annotators"]}

@@ -27,6 +27,11 @@ def position_bias(votes: pd.DataFrame, by: Sequence[str] | str = ("voter_kind", 
     ``by`` names the grouping columns (e.g. ``("voter_kind", "subset")``; ``()`` for all votes together). Missing
     values in a grouping column form their own group.
     """
+    return position_bias_from_counts(outcome_counts(votes, by))
+
+
+def outcome_counts(votes: pd.DataFrame, by: Sequence[str] | str = ("voter_kind", "subset")) -> pd.DataFrame:
+    """Votes per group and outcome: the ``by`` columns, then one count column per outcome in OUTCOMES order."""
     check_votes(votes)
     by = [by] if isinstance(by, str) else list(by)
     missing = [c for c in by if c not in votes.columns]
@@ -40,10 +45,18 @@ def position_bias(votes: pd.DataFrame, by: Sequence[str] | str = ("voter_kind", 
     frame = pd.DataFrame({c: votes[c].to_numpy() for c in by}, index=votes.index)
     for outcome in OUTCOMES:
         frame[outcome] = (votes["outcome"] == outcome).to_numpy(dtype=np.int64)
-    grouped = frame.groupby(by, dropna=False, sort=True)[list(OUTCOMES)].sum() if by else \
-        frame[list(OUTCOMES)].sum().to_frame().T
+    if not by:
+        return frame[list(OUTCOMES)].sum().to_frame().T
+    return frame.groupby(by, dropna=False, sort=True)[list(OUTCOMES)].sum().reset_index()
+
+
+def position_bias_from_counts(counts: pd.DataFrame) -> pd.DataFrame:
+    """:func:`position_bias` of grouped outcome counts: a table with one row per group, its grouping columns and
+    one count column per outcome (as :func:`outcome_counts` returns); the groups keep their order."""
+    by = [c for c in counts.columns if c not in OUTCOMES]
+    grouped = counts[list(OUTCOMES)].astype(np.int64)
     total = grouped.sum(axis=1)
-    table = pd.DataFrame(index=grouped.index)
+    table = counts[by].copy()
     table["votes"] = total.astype(np.int64)
     table["first_wins"] = grouped["A"] / total
     table["second_wins"] = grouped["B"] / total
@@ -55,4 +68,4 @@ def position_bias(votes: pd.DataFrame, by: Sequence[str] | str = ("voter_kind", 
         scipy.stats.binomtest(int(a), int(d), 0.5).pvalue if d > 0 else np.nan
         for a, d in zip(grouped["A"], decisive)
     ]
-    return table.reset_index(drop=not by)[[*by, *POSITION_BIAS_COLUMNS]]
+    return table.reset_index(drop=True)[[*by, *POSITION_BIAS_COLUMNS]]

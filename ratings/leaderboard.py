@@ -68,8 +68,33 @@ def fit_leaderboard(
     if len(votes) == 0:
         return empty_leaderboard()
     encoded = encode_votes(votes)
-    models = list(encoded.models)
     counts = count_tensor(encoded.model_a, encoded.model_b, encoded.outcome, encoded.n_models)
+    return leaderboard_from_counts(list(encoded.models), counts, tie_policy=tie_policy, rounds=rounds, seed=seed,
+                                   scale=scale, base=base, anchor=anchor, ridge=ridge, min_votes=min_votes)
+
+
+def leaderboard_from_counts(
+    models: list[str],
+    counts: np.ndarray,
+    *,
+    tie_policy: str = "drop",
+    rounds: int = 1000,
+    seed: int | np.random.Generator = 0,
+    scale: float = 400.0,
+    base: float = 1000.0,
+    anchor: tuple[str, float] | None = None,
+    ridge: float = 1e-6,
+    min_votes: int = 10,
+) -> pd.DataFrame:
+    """:func:`fit_leaderboard` of a count tensor ``counts[i, j, o]`` over ``models`` (:mod:`ratings.votes`): the same
+    table as for the votes it counts. Models without any vote in ``counts`` get no row, as in a vote table."""
+    check_tie_policy(tie_policy)
+    counts = np.asarray(counts)
+    seen = (counts.sum(axis=(1, 2)) + counts.sum(axis=(0, 2))) > 0
+    if not seen.any():
+        return empty_leaderboard()
+    models = [str(m) for m, keep in zip(models, seen) if keep]
+    counts = counts[np.ix_(seen, seen)]
     anchor_index = None
     if anchor is not None:
         name, value = anchor

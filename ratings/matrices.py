@@ -35,8 +35,13 @@ def _order(frame: pd.DataFrame, order: Sequence[str] | None) -> pd.DataFrame:
 
 def battle_count_matrix(votes: pd.DataFrame, order: Sequence[str] | None = None) -> pd.DataFrame:
     """C[r, c]: votes between r and c in either position, whatever the outcome (models sorted by name by default)."""
-    models, counts = vote_counts(votes)
-    per_pair = counts.sum(axis=2)
+    return battle_counts_from_tensor(*vote_counts(votes), order)
+
+
+def battle_counts_from_tensor(models: Sequence[str], counts: np.ndarray,
+                              order: Sequence[str] | None = None) -> pd.DataFrame:
+    """:func:`battle_count_matrix` of a count tensor (:mod:`ratings.votes`) over ``models``."""
+    per_pair = np.asarray(counts).sum(axis=2)
     return _order(_frame(per_pair + per_pair.T, models), order)
 
 
@@ -45,8 +50,13 @@ def win_fraction_matrix(votes: pd.DataFrame, order: Sequence[str] | None = None)
 
     Without ``order`` the models are sorted by their mean win fraction, best first.
     """
-    models, counts = vote_counts(votes)
-    folded = pair_outcomes(counts)
+    return win_fractions_from_tensor(*vote_counts(votes), order)
+
+
+def win_fractions_from_tensor(models: Sequence[str], counts: np.ndarray,
+                              order: Sequence[str] | None = None) -> pd.DataFrame:
+    """:func:`win_fraction_matrix` of a count tensor (:mod:`ratings.votes`) over ``models``."""
+    folded = pair_outcomes(np.asarray(counts))
     battles = folded[:, :, 0] + folded[:, :, 0].T + folded[:, :, 1] + folded[:, :, 2]
     with np.errstate(invalid="ignore", divide="ignore"):
         fraction = np.where(battles > 0, folded[:, :, 0] / battles, np.nan)

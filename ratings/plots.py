@@ -12,7 +12,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ratings.matrices import battle_count_matrix, win_fraction_matrix
-from ratings.votes import OUTCOMES, check_votes
+from ratings.bias import outcome_counts
+from ratings.votes import OUTCOMES
 
 OUTCOME_LABELS = {"A": "first (A) wins", "B": "second (B) wins", "tie": "tie", "both_bad": "both bad"}
 
@@ -71,8 +72,9 @@ def _heatmap(frame: pd.DataFrame, title: str, text_format: str, **heatmap: objec
 
 
 def win_fraction_heatmap(votes: pd.DataFrame, order: Sequence[str] | None = None) -> go.Figure:
-    """Heatmap of the share of votes the row model won against the column model (:func:`win_fraction_matrix`)."""
-    frame = win_fraction_matrix(votes, order)
+    """Heatmap of the share of votes the row model won against the column model: of a vote table
+    (:func:`win_fraction_matrix`), or of such a matrix already computed (a square frame, model × opponent)."""
+    frame = votes if _is_matrix(votes) else win_fraction_matrix(votes, order)
     figure = _heatmap(frame, "Fraction of votes the row model won against the column model", ".2f",
                       colorscale="RdBu", zmin=0.0, zmax=1.0, zmid=0.5)
     figure.update_layout(xaxis_title="Opponent", yaxis_title="Model")
@@ -80,11 +82,17 @@ def win_fraction_heatmap(votes: pd.DataFrame, order: Sequence[str] | None = None
 
 
 def battle_count_heatmap(votes: pd.DataFrame, order: Sequence[str] | None = None) -> go.Figure:
-    """Heatmap of the number of votes between each pair of models, in either position."""
-    frame = battle_count_matrix(votes, order)
+    """Heatmap of the number of votes between each pair of models, in either position: of a vote table, or of the
+    matrix already computed (:func:`battle_count_matrix`)."""
+    frame = votes if _is_matrix(votes) else battle_count_matrix(votes, order)
     figure = _heatmap(frame, "Votes per pair of models", ".0f", colorscale="Blues")
     figure.update_layout(xaxis_title="Opponent", yaxis_title="Model")
     return figure
+
+
+def _is_matrix(frame: pd.DataFrame) -> bool:
+    """Whether ``frame`` is a model × opponent matrix (:mod:`ratings.matrices`) rather than a vote table."""
+    return frame.index.name == "model" and frame.columns.name == "opponent"
 
 
 def confusion_heatmap(confusion: pd.DataFrame, title: str = "Human vs judge outcome (same battle)") -> go.Figure:
@@ -95,22 +103,17 @@ def confusion_heatmap(confusion: pd.DataFrame, title: str = "Human vs judge outc
 
 
 def outcome_distribution(votes: pd.DataFrame, by: Sequence[str] = ("voter_kind", "subset")) -> go.Figure:
-    """Stacked bars of the outcome shares per group (by default per voter kind and subset), one trace per outcome."""
-    check_votes(votes)
-    by = list(by)
-    missing = [c for c in by if c not in votes.columns]
-    if missing:
-        raise ValueError(f"Cannot group by {', '.join(missing)}: the vote table has no such column; pass by=(...).")
-    keys = votes[by].astype(str).fillna("—") if by else pd.DataFrame(index=votes.index)
-    frame = keys.assign(outcome=votes["outcome"].to_numpy())
-    counts = frame.groupby([*by, "outcome"], sort=True).size().unstack("outcome", fill_value=0) if by else \
-        frame["outcome"].value_counts().to_frame().T
-    counts = counts.reindex(columns=list(OUTCOMES), fill_value=0)
+    """Stacked bars of the outcome shares per group (by default per voter kind and subset), one trace per outcome:
+    of a vote table, or of its counts per group already computed (:func:`ratings.bias.outcome_counts`)."""
+    counts = votes if set(OUTCOMES) <= set(votes.columns) else outcome_counts(votes, by)
+    by = [c for c in counts.columns if c not in OUTCOMES]
+    keys = counts[by].astype(str).fillna("—") if by else None
+    counts = counts[list(OUTCOMES)]
     shares = counts.div(counts.sum(axis=1).where(lambda s: s > 0), axis=0)
     if by and len(by) > 1:
-        x = [[str(v[k]) for v in shares.index] for k in range(len(by))]
+        x = [keys[column].tolist() for column in by]
     else:
-        x = [str(v) for v in shares.index]
+        x = keys[by[0]].tolist() if by else [str(v) for v in shares.index]
     figure = go.Figure()
     for outcome in OUTCOMES:
         figure.add_trace(go.Bar(x=x, y=shares[outcome].to_numpy(), name=OUTCOME_LABELS[outcome],

@@ -90,7 +90,7 @@ def test_another_judge_can_be_named_and_only_its_votes_count(small_arena):
         compute_leaderboard(small_arena.db, LeaderboardOptions(rounds=10, judge="gpt-judge:nope"))
 
 
-def test_inter_annotator_fleiss_kappa_pairs_and_rating_spearman_reach_the_summary(small_arena):
+def test_inter_annotator_fleiss_kappa_pairs_and_consensus_spearman_reach_the_summary(small_arena):
     add_votes(small_arena)
     board = compute_leaderboard(small_arena.db, OPTIONS)
     inter = board.inter_annotator
@@ -103,10 +103,10 @@ def test_inter_annotator_fleiss_kappa_pairs_and_rating_spearman_reach_the_summar
     assert pairs["kappa"].iloc[0] == pytest.approx(-1 / 11)
     summary = summary_text(board, OPTIONS)
     assert (f"Inter-annotator: 18 battles seen by several annotators (18 pairs of votes), mean pairwise agreement "
-            f"0.78, Fleiss' κ {inter['fleiss_kappa']:.2f}, Spearman ρ between the annotators' own ratings "
-            f"{inter['rating_spearman']:.2f}.") in summary
+            f"0.78, Fleiss' κ {inter['fleiss_kappa']:.2f}, Spearman ρ between an annotator's own ratings and "
+            f"everyone else's {inter['consensus_spearman']:.2f} (mean over 2 annotators).") in summary
     panel = agreement_text(board)
-    assert ("Cohen's κ per pair of annotators:\n  voter_1 voter_2  n  agreement  kappa\n"
+    assert ("Cohen's κ per pair of annotators who share the most battles:\n  voter_1 voter_2  n  agreement  kappa\n"
             "    alice     bob 18      0.778 -0.091") in panel
 
 

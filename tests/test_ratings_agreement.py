@@ -120,14 +120,15 @@ def test_inter_annotator_agreement_by_hand():
     assert with_judge["n_pairs"] == 4 + 3
 
 
-def test_inter_annotator_rating_spearman_of_consistent_annotators_is_one():
+def test_inter_annotator_consensus_spearman_of_consistent_annotators_is_one():
     rows = []
     for voter in ("h1", "h2"):
         for winner, loser, times in (("a", "b", 3), ("b", "a", 1), ("b", "c", 3), ("c", "b", 1), ("a", "c", 4),
                                      ("c", "a", 1), ("c", "d", 2), ("d", "c", 1), ("b", "d", 2), ("d", "a", 1)):
             rows += [(f"{winner}{loser}{k}", voter, "human", winner, loser, "A") for k in range(times)]
     votes = frame(rows, ("pair_key", "voter", "voter_kind", "model_a", "model_b", "outcome"))
-    assert ratings.inter_annotator_agreement(votes)["rating_spearman"] == pytest.approx(1.0)
+    result = ratings.inter_annotator_agreement(votes)
+    assert result["consensus_spearman"] == pytest.approx(1.0) and result["consensus_annotators"] == 2
 
 
 # --- position bias -------------------------------------------------------------------------------------------------
@@ -186,6 +187,6 @@ def test_agreement_and_bias_on_an_empty_vote_table():
     assert ratings.human_judge_agreement(empty)["n"] == 0
     inter = ratings.inter_annotator_agreement(empty)
     assert inter["n_items"] == inter["n_pairs"] == 0 and np.isnan(inter["fleiss_kappa"])
-    assert np.isnan(inter["rating_spearman"]) and inter["pairs"].empty
+    assert np.isnan(inter["consensus_spearman"]) and inter["consensus_annotators"] == 0 and inter["pairs"].empty
     bias = ratings.position_bias(empty)
     assert bias.empty and list(bias.columns)[:2] == ["voter_kind", "subset"]

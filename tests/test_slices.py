@@ -195,7 +195,10 @@ def test_the_leaderboard_slices_a_category_like_the_vote_table(sliced):
     from arena.leaderboard import LeaderboardOptions, compute_leaderboard
 
     db, labels = sliced
-    board = compute_leaderboard(db, LeaderboardOptions(category="height", rounds=10))
-    assert {labels[v] for v in board.votes["vote_id"]} == {"v7", "v8"}  # the item in color and height
-    board = compute_leaderboard(db, LeaderboardOptions(category="color", rounds=10, voter="alice"))
-    assert {labels[v] for v in board.votes["vote_id"]} == {"v6"}
+    for options, expected in ((LeaderboardOptions(category="height", rounds=10), {"v7", "v8"}),
+                              (LeaderboardOptions(category="color", rounds=10, voter="alice"), {"v6"})):
+        board = compute_leaderboard(db, options)
+        shown = votes_frame(db)[lambda frame: frame["vote_id"].map(labels).isin(expected)]
+        assert board.counts.sum() == len(expected)  # the item in color and height; alice's vote in color
+        assert board.votes == shown["voter_kind"].value_counts().reindex(["human", "judge"], fill_value=0).to_dict()
+        assert set(board.models) == set(shown["model_a"]) | set(shown["model_b"])

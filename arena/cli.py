@@ -60,25 +60,22 @@ def cmd_export(args, settings) -> int:
 
 
 def cmd_leaderboard(args, settings) -> int:
-    from arena.leaderboard import (LeaderboardOptions, agreement_text, compute_leaderboard, format_table,
-                                   summary_text)
+    from arena.snapshots import compute_snapshot, data_version, options_key, stored_snapshot
 
     db, _ = _open(settings)
-    options = LeaderboardOptions(
+    options = settings.leaderboard_options(
         suite=args.suite, subset=args.subset, variant=args.variant, category=args.category, voter=args.voter,
-        judge=args.judge, rounds=settings.bootstrap_rounds if args.rounds is None else args.rounds, seed=settings.seed,
-        tie_policy=args.tie_policy or settings.tie_policy, min_votes=settings.min_votes,
-        include_excluded=args.include_excluded,
+        judge=args.judge, rounds=args.rounds, tie_policy=args.tie_policy, include_excluded=args.include_excluded,
     )
-    board = compute_leaderboard(db, options)
-    print(summary_text(board, options))
-    print()
-    print(format_table(board.table))
-    print()
-    print("Rank correlation with the human ELO:")
-    print(board.correlations.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    print()
-    print(agreement_text(board))
+    snapshot = None if args.fresh else stored_snapshot(db, options_key(options))
+    if snapshot is None:
+        snapshot = compute_snapshot(db, options, settings.leaderboard_views)
+        print(f"(computed now in {snapshot.seconds:.1f} s)")
+    else:
+        changed = snapshot.data_version != data_version(db)
+        print(f"(snapshot computed {snapshot.age():.0f} s ago in {snapshot.seconds:.1f} s"
+              + ("; the data changed since: pass --fresh to recompute)" if changed else "; nothing changed since)"))
+    print(snapshot.view["text"])
     return 0
 
 
@@ -131,6 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="ties and both-bad in the fit (default: the tie_policy setting)")
     board.add_argument("--rounds", type=int, help="bootstrap rounds (default: the setting)")
     board.add_argument("--include-excluded", action="store_true", help="count votes flagged as excluded")
+    board.add_argument("--fresh", action="store_true",
+                       help="compute it now rather than print the latest snapshot (the server's, or an earlier run's)")
     board.set_defaults(handler=cmd_leaderboard)
 
     settings = commands.add_parser("settings", help="list every setting, its environment variable and default")

@@ -285,3 +285,10 @@ def format_table(table: pd.DataFrame, max_rows: int | None = None) -> str:
         ]
     text = shown.head(max_rows).to_string(index=False, na_rep="", float_format=lambda v: f"{v:.3g}")
     return text + "\n* provisional: fewer of its votes entered the fit than ARENA_MIN_VOTES (ties do not under 'drop')"
+
+
+def leaderboard_text(board: Leaderboard, options: LeaderboardOptions) -> str:
+    """The whole leaderboard as text (the command line): summary, table, rank correlations, agreement panel."""
+    correlations = board.correlations.to_string(index=False, float_format=lambda v: f"{v:.3f}")
+    return "\n\n".join([summary_text(board, options), format_table(board.table),
+                        f"Rank correlation with the human ELO:\n{correlations}", agreement_text(board)])

@@ -42,7 +42,10 @@ class Settings:
     seed: int = _setting(0, "ARENA_SEED", "Seed of the leaderboard bootstrap.")
     tie_policy: str = _setting("drop", "ARENA_TIE_POLICY", "How ties and both-bad enter the Bradley-Terry fit: drop (the taxonomy benchmark), half (Chatbot Arena) or half_ties_drop_both_bad.")
     min_votes: int = _setting(10, "ARENA_MIN_VOTES", "Models with fewer votes are marked provisional on the leaderboard.")
-    leaderboard_refresh_s: float = _setting(60.0, "ARENA_LEADERBOARD_REFRESH_S", "Seconds between automatic leaderboard refreshes (0: only on demand).")
+    leaderboard_refresh_s: float = _setting(30.0, "ARENA_LEADERBOARD_REFRESH_S", "A leaderboard is recomputed in the background, off the vote path, when the data changed and its snapshot is at least this many seconds old (0: as soon as it changed); viewers see the latest snapshot at once.")
+    leaderboard_views: int = _setting(32, "ARENA_LEADERBOARD_VIEWS", "Sets of leaderboard filters whose snapshots are kept (the least recently viewed go first); also the most computations that may wait.")
+    agreement_min_shared: int = _setting(5, "ARENA_AGREEMENT_MIN_SHARED", "Cohen's kappa is listed for pairs of annotators who share at least this many battles.")
+    agreement_max_pairs: int = _setting(50, "ARENA_AGREEMENT_MAX_PAIRS", "At most this many pairs of annotators are listed, those sharing the most battles.")
     sampling_strategy: str = _setting("uniform", "ARENA_SAMPLING", "How battles pick their two models: uniform (the published protocol), balanced or active (see README).")
     replication_share: float = _setting(0.0, "ARENA_REPLICATION_SHARE", "Share of battles re-shown to a second annotator (same prompt and images) to measure inter-annotator agreement.")
     quality_max_per_hour: int = _setting(30, "ARENA_QUALITY_MAX_PER_HOUR", "Votes beyond this many in an hour from one annotator are flagged excluded.")
@@ -82,6 +85,12 @@ class Settings:
             raise SettingsError(f"replication_share is a share between 0 and 1, got {self.replication_share}.")
         if self.bootstrap_rounds < 0:
             raise SettingsError("bootstrap_rounds must be 0 or more. Set ARENA_BOOTSTRAP_ROUNDS.")
+        if self.leaderboard_refresh_s < 0 or self.leaderboard_views < 1:
+            raise SettingsError("leaderboard_refresh_s must be 0 or more and leaderboard_views 1 or more. Set "
+                                "ARENA_LEADERBOARD_REFRESH_S and ARENA_LEADERBOARD_VIEWS.")
+        if self.agreement_min_shared < 1 or self.agreement_max_pairs < 1:
+            raise SettingsError("agreement_min_shared and agreement_max_pairs must be 1 or more. Set "
+                                "ARENA_AGREEMENT_MIN_SHARED and ARENA_AGREEMENT_MAX_PAIRS.")
         parse_accounts(self.annotators)
         if self.judge_concurrency < 1:
             raise SettingsError(f"judge_concurrency must be 1 or more, got {self.judge_concurrency}. Set ARENA_JUDGE_CONCURRENCY.")
@@ -105,6 +114,15 @@ class Settings:
     @property
     def annotator_accounts(self) -> dict[str, str]:
         return parse_accounts(self.annotators)
+
+    def leaderboard_options(self, **filters) -> "LeaderboardOptions":
+        """Leaderboard options with the fit and agreement settings; ``filters`` set the slice, judge, tie policy."""
+        from arena.leaderboard import LeaderboardOptions
+
+        defaults = dict(rounds=self.bootstrap_rounds, seed=self.seed, tie_policy=self.tie_policy,
+                        min_votes=self.min_votes, pair_min_shared=self.agreement_min_shared,
+                        max_pairs=self.agreement_max_pairs)
+        return LeaderboardOptions(**{**defaults, **{k: v for k, v in filters.items() if v is not None}})
 
     def replace(self, **changes) -> "Settings":
         return dataclasses.replace(self, **changes)

@@ -230,8 +230,8 @@ def consensus_spearman(voters: np.ndarray, model_a: np.ndarray, model_b: np.ndar
 
     For annotator a: the Bradley–Terry ratings fitted on a's own decisive votes (ties and both-bad dropped) and
     those fitted on every other annotator's decisive votes (W − W_a, W the win matrix of all of them), then
-    Spearman's ρ between the two over the models a rated (at least ``min_models``; ρ is the Pearson correlation of
-    the average ranks). Reported: the mean ρ over annotators, and how many qualified. Linear in the votes and the
+    Spearman's ρ between the two over the models that both a and the others rated (at least ``min_models``; ρ is the
+    Pearson correlation of the average ranks). Reported: the mean ρ over annotators, and how many qualified. Linear in the votes and the
     annotators: one batched Newton fit per ``chunk`` annotators (:func:`ratings.bradley_terry.newton_bt`, ridge 10⁻⁶
     as the leaderboard's fit), where the mean pairwise ρ between annotators it replaces needed a fit and a
     correlation per pair of annotators (125,000 pairs for 500 annotators). Codes: ``voters`` any integers,
@@ -251,14 +251,16 @@ def consensus_spearman(voters: np.ndarray, model_a: np.ndarray, model_b: np.ndar
         size = min(chunk, int(codes.max()) + 1 - first)
         own = np.bincount((codes[here] - first) * cells + winner[here] * n_models + loser[here],
                           minlength=size * cells).reshape(size, n_models, n_models).astype(np.float64)
-        rated = (own + own.transpose(0, 2, 1)).sum(axis=2) > 0
+        rest = total[None] - own
+        # the models both a and the others rated: only there do both rankings say something
+        rated = ((own + own.transpose(0, 2, 1)).sum(axis=2) > 0) & ((rest + rest.transpose(0, 2, 1)).sum(axis=2) > 0)
         qualified = rated.sum(axis=1) >= min_models
-        own, rated = own[qualified], rated[qualified]
+        own, rest, rated = own[qualified], rest[qualified], rated[qualified]
         if not len(own):
             continue
         # ranks settle long before θ converges for a sparse annotator whose MLE is infinite: 20 steps suffice
         own_theta, _ = newton_bt(own, ridge=1e-6, max_iter=20)
-        rest_theta, _ = newton_bt(total[None] - own, ridge=1e-6, theta0=consensus_start, max_iter=20)
+        rest_theta, _ = newton_bt(rest, ridge=1e-6, theta0=consensus_start, max_iter=20)
         values.append(_masked_spearman(own_theta, rest_theta, rated))
     rho = np.concatenate(values) if values else np.zeros(0)
     rho = rho[np.isfinite(rho)]

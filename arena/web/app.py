@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -20,7 +21,7 @@ from arena.store import Store
 from arena.web.admin_tab import build_admin_tab
 from arena.web.arena_tab import KEYBOARD_JS, build_arena_tab
 from arena.web.context import AppContext
-from arena.web.leaderboard_tab import build_leaderboard_tab
+from arena.web.leaderboard_tab import LEADERBOARD_POLL_S, build_leaderboard_tab
 
 CSS = """
 #prompt h3 { margin: 0.2em 0; }
@@ -42,22 +43,27 @@ GRADIO_CACHE_CLEANUP = (600, 3600)  # every 10 minutes, delete Gradio cache file
 log = logging.getLogger(__name__)
 
 
-def build_app(settings: Settings, store: Store | None = None) -> gr.Blocks:
-    """The arena as a Gradio Blocks app over the database of ``settings`` (or ``store``)."""
+def make_context(settings: Settings, store: Store | None = None) -> AppContext:
+    """What the app's handlers share, over the database of ``settings`` (or ``store``); accounts synced."""
+    store = store or Store(settings.db_path, synchronous=settings.sqlite_synchronous)
+    sync_accounts(store.db(), settings.annotator_accounts)
+    return AppContext(settings=settings, store=store, media=MediaStore(settings.media_dir))
+
+
+def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | None = None) -> gr.Blocks:
+    """The arena as a Gradio Blocks app over ``ctx`` (default: :func:`make_context` of ``settings`` and ``store``)."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     # Gradio's queue recomputes a pandas summary of up to 10,000 past events after every event by default; under
     # load that, not the arena, dominated the server's time. Summarise rarely and over few events.
     os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
     os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
-    store = store or Store(settings.db_path, synchronous=settings.sqlite_synchronous)
-    sync_accounts(store.db(), settings.annotator_accounts)
-    ctx = AppContext(settings=settings, store=store, media=MediaStore(settings.media_dir))
+    ctx = ctx or make_context(settings, store)
     # Files Gradio hands out (an admin's vote export) live in its cache under unguessable names; drop them after an
     # hour (and all of them at a restart), so an export's address does not open it for ever.
     with gr.Blocks(title="T2I Arena", analytics_enabled=False, delete_cache=GRADIO_CACHE_CLEANUP) as blocks:
         gr.Markdown("# Text-to-image arena\nWhich image shows the prompt better? Model names appear after your vote.")
-        # The periodic refresh runs only while the leaderboard tab is open.
-        timer = gr.Timer(settings.leaderboard_refresh_s, active=False) if settings.leaderboard_refresh_s > 0 else None
+        # While the leaderboard tab is open it asks for the latest snapshot every few seconds (one small query).
+        timer = gr.Timer(LEADERBOARD_POLL_S, active=False)
         with gr.Tabs():
             with gr.Tab("Arena", id="arena") as arena_tab:
                 build_arena_tab(ctx)
@@ -65,10 +71,9 @@ def build_app(settings: Settings, store: Store | None = None) -> gr.Blocks:
                 build_leaderboard_tab(ctx, leaderboard_tab, timer)
             with gr.Tab("Admin", id="admin") as admin_tab:
                 build_admin_tab(ctx)
-        if timer is not None:
-            leaderboard_tab.select(lambda: gr.Timer(active=True), None, timer, api_visibility="private")
-            for other in (arena_tab, admin_tab):
-                other.select(lambda: gr.Timer(active=False), None, timer, api_visibility="private")
+        leaderboard_tab.select(lambda: gr.Timer(active=True), None, timer, api_visibility="private")
+        for other in (arena_tab, admin_tab):
+            other.select(lambda: gr.Timer(active=False), None, timer, api_visibility="private")
     blocks.queue(default_concurrency_limit=8)
     return blocks
 
@@ -167,13 +172,21 @@ def skip_matplotlib_backend_switch() -> bool:
 def create_server(settings: Settings):
     """The whole web app as an ASGI application: battle images (:class:`BattleMedia`) and the Gradio page."""
     skip_matplotlib_backend_switch()
-    store = Store(settings.db_path, synchronous=settings.sqlite_synchronous)
-    blocks = build_app(settings, store)
+    ctx = make_context(settings)
+    ctx.snapshots.warm_up()  # the leaderboard worker starts beside the server, not at the first viewer
+    blocks = build_app(settings, ctx=ctx)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app):
+        yield
+        ctx.close()
+
     app = gr.mount_gradio_app(
-        FastAPI(openapi_url=None, docs_url=None, redoc_url=None), blocks, path="/", server_name=settings.host,
-        server_port=settings.port, head=KEYBOARD_JS, css=CSS, footer_links=["api"], run_history=False,
+        FastAPI(openapi_url=None, docs_url=None, redoc_url=None, lifespan=lifespan), blocks, path="/",
+        server_name=settings.host, server_port=settings.port, head=KEYBOARD_JS, css=CSS, footer_links=["api"],
+        run_history=False,
     )  # no allowed_paths: Gradio would serve those folders to anyone (admin exports go through a private folder)
-    return BattleMedia(app, store, MediaStore(settings.media_dir))
+    return BattleMedia(app, ctx.store, ctx.media)
 
 
 def serve(settings: Settings) -> None:

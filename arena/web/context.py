@@ -1,6 +1,7 @@
-"""What every tab's handlers share: the settings, the database, the media folder and a random source.
+"""What every tab's handlers share: the settings, the database, the media folder, a random source, the sampler's
+statistics, the rate limiters and the leaderboard snapshots.
 
-Built once by :func:`arena.web.app.build_app` and captured by the handlers; no module-level state.
+Built once per app by :func:`arena.web.app.make_context` and captured by the handlers; no module-level state.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from arena.ratelimit import RateLimiter
 from arena.sampling import SamplingParams, SamplingStats
 from arena.session import Sampler
 from arena.settings import Settings
+from arena.snapshots import SnapshotService
 from arena.store import Store
 
 
@@ -27,6 +29,7 @@ class AppContext:
     stats: SamplingStats | None = None  # the sampler's counts and fit, shared by the server's threads
     annotator_limit: RateLimiter | None = None
     client_limit: RateLimiter | None = None
+    snapshots: SnapshotService | None = None  # leaderboards, computed in a worker process
 
     @property
     def sampler(self) -> Sampler:
@@ -36,3 +39,10 @@ class AppContext:
         self.stats = SamplingStats(SamplingParams(tie_policy=self.settings.tie_policy))
         self.annotator_limit = RateLimiter(self.settings.rate_limit_annotator_per_minute, "per annotator")
         self.client_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address")
+        self.snapshots = SnapshotService(self.store.path, refresh_s=self.settings.leaderboard_refresh_s,
+                                         keep=self.settings.leaderboard_views,
+                                         synchronous=self.settings.sqlite_synchronous)
+
+    def close(self) -> None:
+        """Stop what the app started besides its threads: the leaderboard worker process."""
+        self.snapshots.close()

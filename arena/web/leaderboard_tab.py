@@ -1,16 +1,31 @@
-"""The leaderboard tab: human and judge ELO with 95% CIs beside the metrics, slice filters, agreement and plots."""
+"""The leaderboard tab: human and judge ELO with 95% CIs beside the metrics, slice filters, agreement and plots.
+
+Everything shown comes from the latest snapshot for the chosen filters (:mod:`arena.snapshots`), computed in a worker
+process: a viewer, the tab's timer and the ``/leaderboard`` API get it at once, with its age, and never compute it
+in the process that answers votes. Filter values are checked against the menus first, so no request can start a
+computation for made-up filters.
+"""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import gradio as gr
-import pandas as pd
+from gradio.components.plot import PlotData
 
 from arena.export import category_choices
-from arena.leaderboard import LeaderboardOptions, compute_leaderboard, judge_voters, summary_text
+from arena.leaderboard import judge_voters
+from arena.leaderboard_view import json_frame
+from arena.snapshots import Snapshot
 from arena.web.context import AppContext
-from ratings import plots
 
 ALL = "All"
+MOST_VOTES = "The one with the most votes"
+TIE_POLICIES = ["drop", "half", "half_ties_drop_both_bad"]
+LEADERBOARD_POLL_S = 5.0  # the open tab asks for the latest snapshot this often
+FIRST_VIEW_WAIT_S = 20.0  # a viewer of filters never computed before waits at most this long for the first snapshot
+CHOICES_MAX_AGE_S = 10.0  # the menus' choices are read again at most this often
 
 
 def _column_values(column: str):
@@ -22,42 +37,67 @@ def _column_values(column: str):
     return values
 
 
+def voter_names(db) -> list[str]:
+    """Every annotator and judge voter: the Voter menu."""
+    return [name for name, in db.execute(
+        "SELECT name FROM annotators UNION SELECT DISTINCT voter FROM votes WHERE voter_kind = 'judge' ORDER BY 1")]
+
+
 FILTERS = {  # dropdown label: function of the database giving the choices
     "Suite": _column_values("suite"),
     "Subset": _column_values("subset"),
     "Prompt variant": _column_values("variant"),
     "Category": category_choices,  # metadata category, and every entry of a categories list
 }
+MENUS = {**FILTERS, "Voter": voter_names, "Judge column": judge_voters}
 
 
-def _choices(ctx: AppContext, values) -> list[str]:
-    return [ALL, *values(ctx.store.db())]
+class MenuChoices:
+    """The menus' choices, read again at most every ``max_age_s`` seconds (thread-safe)."""
+
+    def __init__(self, ctx: AppContext, max_age_s: float = CHOICES_MAX_AGE_S):
+        self.ctx, self.max_age_s = ctx, max_age_s
+        self._lock = threading.Lock()
+        self._choices: dict[str, list[str]] = {}
+        self._read_at = -float("inf")
+
+    def __call__(self) -> dict[str, list[str]]:
+        with self._lock:
+            if time.monotonic() - self._read_at >= self.max_age_s:
+                db = self.ctx.store.db()
+                self._choices = {label: values(db) for label, values in MENUS.items()}
+                self._read_at = time.monotonic()
+            return self._choices
 
 
-def _voters(ctx: AppContext) -> list[str]:
-    return [ALL, *(row[0] for row in ctx.store.db().execute("SELECT DISTINCT voter FROM votes ORDER BY 1"))]
+def age_text(snapshot: Snapshot, status: str) -> str:
+    """When the shown leaderboard was computed, and whether a newer one is on its way."""
+    age = snapshot.age()
+    when = "just now" if age < 1 else f"{age:.0f} s ago" if age < 120 else f"{age / 60:.0f} min ago"
+    text = f"*Updated {when} (computed in {snapshot.seconds:.1f} s)"
+    if status == "updating":
+        text += "; newer votes are being counted and will show here by themselves"
+    elif status:
+        text += f"; the last update failed ({status})"
+    return text + ".*\n\n"
 
 
-MOST_VOTES = "The one with the most votes"
-
-
-def _judges(ctx: AppContext) -> list[str]:
-    return [MOST_VOTES, *judge_voters(ctx.store.db())]
-
-
-def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer | None) -> None:
+def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer) -> None:
     """Wire the leaderboard; it loads when its tab is opened (so no model name reaches an arena-only page)."""
     settings = ctx.settings
+    menus = MenuChoices(ctx)
+    first = menus()
     with gr.Row():
-        # Choices as of start-up, refreshed whenever the tab opens; API callers may name values added since.
-        dropdowns = [gr.Dropdown(_choices(ctx, values), value=ALL, label=label, allow_custom_value=True,
-                                 elem_id=f"lb-{label.split()[-1].lower()}") for label, values in FILTERS.items()]
-        voter = gr.Dropdown(_voters(ctx), value=ALL, label="Voter", elem_id="lb-voter", allow_custom_value=True)
-        judge = gr.Dropdown(_judges(ctx), value=MOST_VOTES, label="Judge column", elem_id="lb-judge",
+        # Choices as of start-up, refreshed whenever the tab opens.
+        dropdowns = [gr.Dropdown([ALL, *first[label]], value=ALL, label=label, allow_custom_value=True,
+                                 elem_id=f"lb-{label.split()[-1].lower()}") for label in FILTERS]
+        voter = gr.Dropdown([ALL, *first["Voter"]], value=ALL, label="Voter", elem_id="lb-voter",
                             allow_custom_value=True)
+        judge = gr.Dropdown([MOST_VOTES, *first["Judge column"]], value=MOST_VOTES, label="Judge column",
+                            elem_id="lb-judge", allow_custom_value=True)
     with gr.Row():
-        tie_policy = gr.Dropdown(["drop", "half", "half_ties_drop_both_bad"], value=settings.tie_policy,
-                                 label="Ties and both-bad", elem_id="lb-tie-policy")
+        tie_policy = gr.Dropdown(TIE_POLICIES, value=settings.tie_policy, label="Ties and both-bad",
+                                 elem_id="lb-tie-policy")
         include_excluded = gr.Checkbox(label="Include excluded votes", value=False, elem_id="lb-include-excluded")
         refresh = gr.Button("Refresh", elem_id="lb-refresh", scale=0)
     summary = gr.Markdown(elem_id="lb-summary")
@@ -72,53 +112,64 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer | None) 
     gr.Markdown("### Position bias\nShare of first-position (A) wins, second-position wins, ties and both-bad per voter "
                 "kind and subset; the p-value tests first-position wins against 50% of decisive votes.")
     bias = gr.DataFrame(elem_id="lb-bias", interactive=False)
-    gr.Markdown("### Inter-annotator agreement\nCohen's κ and raw agreement for each pair of annotators on the battles "
-                "both voted on (replicated battles); the summary above gives Fleiss' κ over all of them.")
+    gr.Markdown(f"### Inter-annotator agreement\nCohen's κ and raw agreement for the pairs of annotators who share the "
+                f"most battles (at least {settings.agreement_min_shared}; replicated battles); the summary above gives "
+                "Fleiss' κ over all of them.")
     annotator_pairs = gr.DataFrame(elem_id="lb-annotator-pairs", interactive=False)
     with gr.Row():
         wins = gr.Plot(elem_id="lb-wins")
         counts = gr.Plot(elem_id="lb-counts")
 
-    def recompute(suite: str, subset: str, variant: str, category: str, who: str, policy: str, with_excluded: bool,
-                  judge_voter: str = MOST_VOTES):
-        value = lambda v: None if v in (ALL, MOST_VOTES, None, "") else v  # noqa: E731
-        options = LeaderboardOptions(
-            suite=value(suite), subset=value(subset), variant=value(variant), category=value(category),
-            voter=value(who), judge=value(judge_voter), rounds=settings.bootstrap_rounds, seed=settings.seed,
-            tie_policy=policy or "drop", min_votes=settings.min_votes, include_excluded=bool(with_excluded),
-        )
-        try:
-            board = compute_leaderboard(ctx.store.db(), options)
-        except LookupError as error:  # a judge name without votes: the message lists those with votes
-            raise gr.Error(str(error))
-        pairs = board.inter_annotator.get("pairs")
-        voted = set(board.votes["model_a"]) | set(board.votes["model_b"])
-        order = [model for model in board.table["model"] if model in voted]
-        return (
-            summary_text(board, options),
-            board.table,
-            plots.ratings_chart(board.fits),
-            board.correlations.round(3),
-            plots.confusion_heatmap(board.agreement["confusion"]),
-            plots.outcome_distribution(board.votes),
-            board.position_bias.round(3) if isinstance(board.position_bias, pd.DataFrame) else board.position_bias,
-            plots.win_fraction_heatmap(board.votes, order=order),
-            plots.battle_count_heatmap(board.votes, order=order),
-            pairs.round(3) if isinstance(pairs, pd.DataFrame) else pd.DataFrame(),
-        )
+    def options_of(suite, subset, variant, category, who, policy, with_excluded, judge_voter):
+        """The leaderboard options of the menus' values; a value not in its menu is refused (nothing computed)."""
+        choices = menus()
+        chosen = {}
+        for label, value in zip(MENUS, (suite, subset, variant, category, who, judge_voter)):
+            if value in (None, "", ALL, MOST_VOTES):
+                continue
+            if value not in choices[label]:
+                if label == "Judge column":
+                    raise gr.Error(f"No judge votes from {str(value)[:80]!r}. Judges with votes: "
+                                   f"{', '.join(choices[label]) or 'none'}; pass one of them.")
+                raise gr.Error(f"Unknown {label.lower()} {str(value)[:80]!r}: pick one from the {label} menu.")
+            chosen[label] = value
+        if policy not in (None, "", *TIE_POLICIES):
+            raise gr.Error(f"Unknown tie policy {str(policy)[:40]!r}: pick one of {', '.join(TIE_POLICIES)}.")
+        return settings.leaderboard_options(
+            suite=chosen.get("Suite"), subset=chosen.get("Subset"), variant=chosen.get("Prompt variant"),
+            category=chosen.get("Category"), voter=chosen.get("Voter"), judge=chosen.get("Judge column"),
+            tie_policy=policy or None, include_excluded=with_excluded is True)
+
+    def show(suite: str, subset: str, variant: str, category: str, who: str, policy: str, with_excluded: bool,
+             judge_voter: str = MOST_VOTES, refresh: bool = False):
+        options = options_of(suite, subset, variant, category, who, policy, with_excluded, judge_voter)
+        snapshot, status = ctx.snapshots.view(ctx.store.db(), options, refresh=refresh, wait_s=FIRST_VIEW_WAIT_S)
+        if snapshot is None:
+            why = f"It could not be computed: {status}." if status not in ("", "updating") else \
+                "It is being computed and shows here by itself in a few seconds."
+            return [f"*No leaderboard for these filters yet. {why}*", *[None] * 9]
+        view, tables, figures = snapshot.view, snapshot.view["tables"], snapshot.view["figures"]
+        plot = lambda name: PlotData(type="plotly", plot=figures[name])  # noqa: E731
+        return [
+            age_text(snapshot, status) + view["summary"],
+            json_frame(tables["table"]), plot("chart"), json_frame(tables["correlations"]), plot("confusion"),
+            plot("outcomes"), json_frame(tables["bias"]), plot("wins"), plot("counts"), json_frame(tables["pairs"]),
+        ]
+
+    def show_fresh(*values):
+        return show(*values, refresh=True)
 
     def refresh_filters():
-        return [*(gr.update(choices=_choices(ctx, values)) for values in FILTERS.values()),
-                gr.update(choices=_voters(ctx)), gr.update(choices=_judges(ctx))]
+        choices = menus()
+        return [*(gr.update(choices=[ALL, *choices[label]]) for label in FILTERS),
+                gr.update(choices=[ALL, *choices["Voter"]]), gr.update(choices=[MOST_VOTES, *choices["Judge column"]])]
 
     # the judge comes last, so API callers that pass the first seven inputs keep working
     inputs = [*dropdowns, voter, tie_policy, include_excluded, judge]
     outputs = [summary, table, chart, correlations, confusion, outcomes, bias, wins, counts, annotator_pairs]
-    triggers = [refresh.click, *(c.change for c in inputs)]
-    if timer is not None:
-        triggers.append(timer.tick)
-    gr.on(triggers, recompute, inputs, outputs, api_name="leaderboard", concurrency_limit=1,
-          concurrency_id="leaderboard", show_progress="minimal")
+    # Each call reads a snapshot (a small query) and sends it: no queue, one HTTP request.
+    gr.on([*(c.change for c in inputs), timer.tick], show, inputs, outputs, api_name="leaderboard", queue=False,
+          show_progress="minimal")
+    refresh.click(show_fresh, inputs, outputs, api_name="leaderboard_refresh", queue=False, show_progress="minimal")
     tab.select(refresh_filters, None, [*dropdowns, voter, judge], api_visibility="private").then(
-        recompute, inputs, outputs, api_visibility="private", concurrency_limit=1, concurrency_id="leaderboard"
-    )
+        show, inputs, outputs, api_visibility="private", queue=False)

@@ -1,0 +1,58 @@
+"""What a viewer sees of a leaderboard, as plain JSON: its summary, tables, figures and text.
+
+A leaderboard is computed once per set of filters and shown many times (:mod:`arena.snapshots`), so everything a
+viewer gets is made here, once: tables as ``{"columns", "data"}`` (NaN as null), Plotly figures as their JSON (what
+Gradio's Plot component sends to the page; serialising a figure costs more than sending it), and the command line's
+text. The web tab only turns the tables back into DataFrames.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from arena.leaderboard import Leaderboard, LeaderboardOptions, leaderboard_text, summary_text
+
+TABLES = ("table", "correlations", "bias", "pairs")
+FIGURES = ("chart", "confusion", "outcomes", "wins", "counts")
+
+
+def frame_json(frame: pd.DataFrame | None) -> dict:
+    """``{"columns": [...], "data": [[...], ...]}`` of a DataFrame, missing values as null."""
+    if frame is None:
+        return {"columns": [], "data": []}
+    return json.loads(frame.to_json(orient="split", index=False, double_precision=15))
+
+
+def json_frame(value: dict) -> pd.DataFrame:
+    """The DataFrame of :func:`frame_json`'s output."""
+    return pd.DataFrame(value["data"], columns=value["columns"])
+
+
+def render_view(board: Leaderboard, options: LeaderboardOptions) -> dict:
+    """The leaderboard as every viewer sees it: ``summary`` (Markdown), ``tables``, ``figures`` and ``text``."""
+    from ratings import plots
+    from ratings.matrices import battle_counts_from_tensor, win_fractions_from_tensor
+
+    order = [model for model in board.table["model"] if model in board.models]
+    pairs = board.inter_annotator.get("pairs")
+    tables = {
+        "table": board.table,
+        "correlations": board.correlations.round(3),
+        "bias": board.position_bias.round(3),
+        "pairs": pairs.round(3) if isinstance(pairs, pd.DataFrame) else None,
+    }
+    figures = {
+        "chart": plots.ratings_chart(board.fits),
+        "confusion": plots.confusion_heatmap(board.agreement["confusion"]),
+        "outcomes": plots.outcome_distribution(board.outcomes),
+        "wins": plots.win_fraction_heatmap(win_fractions_from_tensor(board.models, board.counts, order)),
+        "counts": plots.battle_count_heatmap(battle_counts_from_tensor(board.models, board.counts, order)),
+    }
+    return {
+        "summary": summary_text(board, options),
+        "tables": {name: frame_json(frame) for name, frame in tables.items()},
+        "figures": {name: figure.to_json() for name, figure in figures.items()},
+        "text": leaderboard_text(board, options),
+    }

@@ -1,0 +1,141 @@
+"""Leaderboards from snapshots: computed in a worker process, served at once, recomputed when the data changed."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import random
+import threading
+import time
+
+import pytest
+
+from arena import session as sessions
+from arena.cli import main
+from arena.leaderboard import LeaderboardOptions
+from arena.snapshots import SnapshotService, data_version, options_key, stored_snapshot
+
+OPTIONS = LeaderboardOptions(rounds=20, min_votes=1)
+
+
+def vote(arena, times: int, name: str = "snap-voter") -> None:
+    session = sessions.start(arena.db, name, "token-1", open_signup=True)
+    for i in range(times):
+        session = sessions.vote(arena.db, sessions.next_battle(arena.db, random.Random(i), session), "A", rules=None)
+
+
+def human_votes(snapshot) -> int:
+    return int(snapshot.view["summary"].split(" human votes")[0])
+
+
+@pytest.fixture
+def service(small_arena):
+    service = SnapshotService(small_arena.settings.db_path, refresh_s=0.0, keep=3)
+    yield service
+    service.close()
+
+
+def wait_for(condition, timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+def test_the_first_viewer_waits_then_every_viewer_gets_the_snapshot_at_once(small_arena, service):
+    vote(small_arena, 3)
+    snapshot, status = service.view(small_arena.db, OPTIONS, wait_s=60)
+    assert snapshot is not None and status == "" and human_votes(snapshot) == 3
+    assert snapshot.data_version == data_version(small_arena.db)
+    started = time.perf_counter()
+    again, status = service.view(small_arena.db, OPTIONS, wait_s=60)
+    assert again is snapshot and status == "" and time.perf_counter() - started < 0.05
+    # stored in the database, where the command line and a restarted server find it
+    assert stored_snapshot(small_arena.db, options_key(OPTIONS)).view == snapshot.view
+
+
+def test_new_votes_give_the_old_snapshot_at_once_and_a_new_one_in_the_background(small_arena, service):
+    vote(small_arena, 2)
+    first, _ = service.view(small_arena.db, OPTIONS, wait_s=60)
+    vote(small_arena, 3, name="second-voter")
+    assert data_version(small_arena.db) != first.data_version
+    shown, status = service.view(small_arena.db, OPTIONS, wait_s=60)
+    assert shown is first and status == "updating"  # never waits when it has something to show
+    newer = wait_for(lambda: (s := service.view(small_arena.db, OPTIONS)[0]) is not first and s)
+    assert human_votes(newer) == 5
+
+
+def test_a_snapshot_younger_than_refresh_s_is_recomputed_only_on_request(small_arena):
+    service = SnapshotService(small_arena.settings.db_path, refresh_s=3600.0, keep=3)
+    try:
+        first, _ = service.view(small_arena.db, OPTIONS, wait_s=60)
+        vote(small_arena, 1)
+        assert service.view(small_arena.db, OPTIONS) == (first, "")
+        assert service.view(small_arena.db, OPTIONS, refresh=True)[1] == "updating"
+        newer = wait_for(lambda: (s := service.view(small_arena.db, OPTIONS)[0]) is not first and s)
+        assert human_votes(newer) == 1
+    finally:
+        service.close()
+
+
+def test_one_computation_per_set_of_filters_and_a_bounded_number_waiting(small_arena, service, monkeypatch):
+    submitted = []
+    release = threading.Event()
+    original = concurrent.futures.ProcessPoolExecutor.submit
+
+    def submit(pool, function, *args):
+        submitted.append(args[2] if len(args) > 2 else None)
+        if function.__name__ != "_compute_in_worker":
+            return original(pool, function, *args)
+        future = concurrent.futures.Future()  # held until released: the computations stay pending
+        threading.Thread(target=lambda: (release.wait(30), future.set_exception(RuntimeError("held")))).start()
+        return future
+
+    monkeypatch.setattr(concurrent.futures.ProcessPoolExecutor, "submit", submit)
+    viewers = [threading.Thread(target=service.view, args=(small_arena.db, OPTIONS)) for _ in range(8)]
+    for viewer in viewers:
+        viewer.start()
+    for viewer in viewers:
+        viewer.join()
+    assert submitted == [OPTIONS]  # eight viewers of one set of filters, one computation
+    for suite in ("taxonomy", "commonsense", "nope"):  # keep=3: the fourth set of filters is not started
+        service.view(small_arena.db, LeaderboardOptions(rounds=20, suite=suite))
+    assert len(submitted) == 3
+    assert service.view(small_arena.db, LeaderboardOptions(rounds=20, suite="nope")) == (None, "")
+    release.set()
+    wait_for(lambda: "held" in service.view(small_arena.db, OPTIONS)[1])  # the failure is reported, not retried
+    assert len(submitted) == 3
+
+
+def test_the_command_line_prints_the_latest_snapshot_and_recomputes_on_request(small_arena, monkeypatch, capsys):
+    settings = small_arena.settings
+    for name, value in (("ARENA_DB", settings.db_path), ("ARENA_MEDIA_DIR", settings.media_dir),
+                        ("ARENA_DEMO", "false"), ("ARENA_BOOTSTRAP_ROUNDS", "20")):
+        monkeypatch.setenv(name, str(value))
+    vote(small_arena, 2)
+    assert main(["leaderboard"]) == 0
+    assert "(computed now in" in capsys.readouterr().out
+    assert main(["leaderboard"]) == 0
+    assert "nothing changed since)\n2 human votes" in capsys.readouterr().out
+    vote(small_arena, 1, name="late-voter")
+    assert main(["leaderboard"]) == 0
+    out = capsys.readouterr().out
+    assert "the data changed since: pass --fresh to recompute)\n2 human votes" in out
+    assert main(["leaderboard", "--fresh"]) == 0
+    assert "3 human votes" in capsys.readouterr().out
+
+
+def test_every_change_the_leaderboard_shows_moves_the_data_version(small_arena):
+    from arena.catalog import add_model
+
+    db = small_arena.db
+    before = data_version(db)
+    vote(small_arena, 1)
+    after_vote = data_version(db)
+    db.execute("UPDATE votes SET excluded = 1")  # an admin's or the quality rules' exclusion
+    after_exclusion = data_version(db)
+    add_model(db, "late-model")
+    after_model = data_version(db)
+    assert len({before, after_vote, after_exclusion, after_model}) == 4

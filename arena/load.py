@@ -286,12 +286,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(env: dict[str, str], port: int, log: Path, timeout: float = 120.0) -> subprocess.Popen:
-    """Start ``python -m arena serve`` on 127.0.0.1:``port`` and wait until it answers."""
+def start_server(env: dict[str, str], port: int, log: Path, timeout: float = 120.0,
+                 root: Path | None = None) -> subprocess.Popen:
+    """Start ``python -m arena serve`` on 127.0.0.1:``port`` and wait until it answers.
+
+    ``root`` is the checkout whose code runs (default: this one), so another version can be measured the same way.
+    """
     env = {**os.environ, **env, "ARENA_HOST": "127.0.0.1", "ARENA_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
     handle = open(log, "ab")
     process = subprocess.Popen([sys.executable, "-m", "arena", "serve"], env=env, stdout=handle, stderr=handle,
-                               cwd=Path(__file__).resolve().parents[1], start_new_session=True)
+                               cwd=root or Path(__file__).resolve().parents[1], start_new_session=True)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -12,9 +12,9 @@ once, with its age; the computing happens elsewhere:
   ``refresh_s`` old (or the viewer asks to refresh), the :class:`SnapshotService` hands the filters to one worker
   process (``concurrent.futures.ProcessPoolExecutor``, spawned, at a lower CPU priority than the server): at most one
   computation per set of filters at a time, at most ``keep`` waiting, so no request can start unbounded work.
-- The worker stores each snapshot in the ``leaderboard_snapshots`` table (the ``keep`` most recent sets of filters)
-  and hands it back; the server keeps the ``keep`` most recently viewed in memory. The command line reads the same
-  table, so it prints what the server shows without computing anything.
+- The worker hands each snapshot back; the server keeps the ``keep`` most recently viewed in memory and stores them
+  in the ``leaderboard_snapshots`` table (the ``keep`` most recently computed). The command line reads that table,
+  so it prints what the server shows without computing anything.
 - A viewer with no snapshot at all may wait for the first one (``wait_s``); one with a snapshot never waits.
 """
 
@@ -26,6 +26,7 @@ import json
 import logging
 import multiprocessing
 import os
+import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -36,7 +37,7 @@ import sqlite_utils
 
 from arena.leaderboard import LeaderboardOptions, compute_leaderboard
 from arena.leaderboard_view import render_view
-from arena.store import connect
+from arena.store import Store, connect
 
 log = logging.getLogger(__name__)
 WORKER_NICENESS = 10  # the worker yields the CPU to the server, which answers votes
@@ -87,13 +88,14 @@ def stored_snapshot(db: sqlite_utils.Database, key: str) -> Snapshot | None:
     return Snapshot(key, json.loads(view), tuple(json.loads(version)), computed_at, seconds)
 
 
-def compute_snapshot(db: sqlite_utils.Database, options: LeaderboardOptions, keep: int) -> Snapshot:
-    """Compute the leaderboard of ``options``, store it as a snapshot and return it."""
+def compute_snapshot(db: sqlite_utils.Database, options: LeaderboardOptions, keep: int | None = None) -> Snapshot:
+    """Compute the leaderboard of ``options`` as a snapshot; store it too unless ``keep`` is None."""
     version = data_version(db)  # read before the votes: a vote arriving meanwhile makes the snapshot stale, not wrong
     started, computed_at = time.perf_counter(), time.time()
     view = render_view(compute_leaderboard(db, options), options)
     snapshot = Snapshot(options_key(options), view, version, computed_at, time.perf_counter() - started)
-    store_snapshot(db, snapshot, keep)
+    if keep is not None:
+        store_snapshot(db, snapshot, keep)
     return snapshot
 
 
@@ -104,10 +106,12 @@ def _start_worker() -> None:
         pass
 
 
-def _compute_in_worker(db_path: str, synchronous: str, options: LeaderboardOptions, keep: int) -> Snapshot:
-    db = connect(db_path, synchronous=synchronous, migrate_schema=False)
+def _compute_in_worker(db_path: str, options: LeaderboardOptions) -> Snapshot:
+    """The worker's job: compute, and leave the storing to the server, whose writers queue on one lock (a write
+    from this process would make a vote wait in SQLite's busy handler, which sleeps up to 100 ms per try)."""
+    db = connect(db_path, migrate_schema=False)
     try:
-        return compute_snapshot(db, options, keep)
+        return compute_snapshot(db, options)
     finally:
         db.close()
 
@@ -115,9 +119,8 @@ def _compute_in_worker(db_path: str, synchronous: str, options: LeaderboardOptio
 class SnapshotService:
     """The server's leaderboard snapshots (module docstring); thread-safe, one per app."""
 
-    def __init__(self, db_path: str | Path, *, refresh_s: float = 30.0, keep: int = 32, synchronous: str = "FULL"):
-        self.db_path, self.synchronous = str(db_path), synchronous
-        self.refresh_s, self.keep = refresh_s, keep
+    def __init__(self, store: Store, *, refresh_s: float = 30.0, keep: int = 32):
+        self.store, self.refresh_s, self.keep = store, refresh_s, keep
         self._lock = threading.Lock()
         self._memory: OrderedDict[str, Snapshot] = OrderedDict()
         self._pending: dict[str, concurrent.futures.Future] = {}
@@ -159,10 +162,10 @@ class SnapshotService:
             if len(self._pending) >= self.keep:
                 return None
             try:
-                future = self._pool().submit(_compute_in_worker, self.db_path, self.synchronous, options, self.keep)
+                future = self._pool().submit(_compute_in_worker, str(self.store.path), options)
             except concurrent.futures.BrokenExecutor:  # the worker died (e.g. killed for memory): start a new one
                 self._executor = None
-                future = self._pool().submit(_compute_in_worker, self.db_path, self.synchronous, options, self.keep)
+                future = self._pool().submit(_compute_in_worker, str(self.store.path), options)
             self._pending[key] = future
         future.add_done_callback(lambda done: self._finished(key, version, done))
         return future
@@ -180,7 +183,12 @@ class SnapshotService:
             return
         with self._lock:
             self._failed.pop(key, None)
-        self._remember(future.result())
+        snapshot = future.result()
+        self._remember(snapshot)
+        try:
+            store_snapshot(self.store.db(), snapshot, self.keep)
+        except sqlite3.Error as error:  # shown from memory all the same; only other processes miss it
+            log.error("the leaderboard snapshot for %s could not be stored: %s", key, error)
 
     def view(self, db: sqlite_utils.Database, options: LeaderboardOptions, *, refresh: bool = False,
              wait_s: float = 0.0) -> tuple[Snapshot | None, str]:

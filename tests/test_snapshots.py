@@ -13,6 +13,7 @@ from arena import session as sessions
 from arena.cli import main
 from arena.leaderboard import LeaderboardOptions
 from arena.snapshots import SnapshotService, data_version, options_key, stored_snapshot
+from arena.store import Store
 
 OPTIONS = LeaderboardOptions(rounds=20, min_votes=1)
 
@@ -29,7 +30,7 @@ def human_votes(snapshot) -> int:
 
 @pytest.fixture
 def service(small_arena):
-    service = SnapshotService(small_arena.settings.db_path, refresh_s=0.0, keep=3)
+    service = SnapshotService(Store(small_arena.settings.db_path), refresh_s=0.0, keep=3)
     yield service
     service.close()
 
@@ -53,7 +54,8 @@ def test_the_first_viewer_waits_then_every_viewer_gets_the_snapshot_at_once(smal
     again, status = service.view(small_arena.db, OPTIONS, wait_s=60)
     assert again is snapshot and status == "" and time.perf_counter() - started < 0.05
     # stored in the database, where the command line and a restarted server find it
-    assert stored_snapshot(small_arena.db, options_key(OPTIONS)).view == snapshot.view
+    stored = wait_for(lambda: stored_snapshot(small_arena.db, options_key(OPTIONS)))
+    assert stored.view == snapshot.view
 
 
 def test_new_votes_give_the_old_snapshot_at_once_and_a_new_one_in_the_background(small_arena, service):
@@ -68,7 +70,7 @@ def test_new_votes_give_the_old_snapshot_at_once_and_a_new_one_in_the_background
 
 
 def test_a_snapshot_younger_than_refresh_s_is_recomputed_only_on_request(small_arena):
-    service = SnapshotService(small_arena.settings.db_path, refresh_s=3600.0, keep=3)
+    service = SnapshotService(Store(small_arena.settings.db_path), refresh_s=3600.0, keep=3)
     try:
         first, _ = service.view(small_arena.db, OPTIONS, wait_s=60)
         vote(small_arena, 1)
@@ -86,7 +88,7 @@ def test_one_computation_per_set_of_filters_and_a_bounded_number_waiting(small_a
     original = concurrent.futures.ProcessPoolExecutor.submit
 
     def submit(pool, function, *args):
-        submitted.append(args[2] if len(args) > 2 else None)
+        submitted.append(args[1] if len(args) > 1 else None)
         if function.__name__ != "_compute_in_worker":
             return original(pool, function, *args)
         future = concurrent.futures.Future()  # held until released: the computations stay pending

@@ -39,9 +39,8 @@ class AppContext:
         self.stats = SamplingStats(SamplingParams(tie_policy=self.settings.tie_policy))
         self.annotator_limit = RateLimiter(self.settings.rate_limit_annotator_per_minute, "per annotator")
         self.client_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address")
-        self.snapshots = SnapshotService(self.store.path, refresh_s=self.settings.leaderboard_refresh_s,
-                                         keep=self.settings.leaderboard_views,
-                                         synchronous=self.settings.sqlite_synchronous)
+        self.snapshots = SnapshotService(self.store, refresh_s=self.settings.leaderboard_refresh_s,
+                                         keep=self.settings.leaderboard_views)
 
     def close(self) -> None:
         """Stop what the app started besides its threads: the leaderboard worker process."""

@@ -141,11 +141,21 @@ def _bias_before_and_after(db: sqlite_utils.Database, annotator_id: int, rules: 
 def apply_rules(
     db: sqlite_utils.Database, annotator_id: int, rules: QualityRules = QualityRules(), *, full: bool = False
 ) -> int:
-    """Bring the ``excluded`` flags of an annotator's unreviewed votes in line with the rules; return changes.
+    """Bring the ``excluded`` flags of an annotator's unreviewed votes in line with the rules; return changes
+    (:func:`update_flags`, counted)."""
+    return len(update_flags(db, annotator_id, rules, full=full))
 
-    Called after each new vote. The rate and speed rules look back at most 3 hours, so unless the bias rule's
-    verdict changed with the newest vote (or ``full``), only the votes of the last 3 hours are re-examined (with 3
-    more hours of context): the cost stays flat however many votes the annotator has.
+
+def update_flags(
+    db: sqlite_utils.Database, annotator_id: int, rules: QualityRules = QualityRules(), *, full: bool = False
+) -> dict[int, tuple[int, int]]:
+    """Bring the ``excluded`` flags of an annotator's unreviewed votes in line with the rules; return
+    {vote id: (excluded before, excluded after)} of the votes it changed (their flag, or only their reason).
+
+    Called after each new vote (:func:`arena.votes.record_vote`, which hands the flipped flags on to the sampler's
+    counts). The rate and speed rules look back at most 3 hours, so unless the bias rule's verdict changed with the
+    newest vote (or ``full``), only the votes of the last 3 hours are re-examined (with 3 more hours of context): the
+    cost stays flat however many votes the annotator has.
     """
     with db.conn:
         before, after = _bias_before_and_after(db, annotator_id, rules)
@@ -156,17 +166,20 @@ def apply_rules(
         sql = "SELECT id, excluded, excluded_reason FROM votes WHERE annotator_id = ? AND reviewed = 0"
         rows = db.execute(sql if window is None else sql + " AND voted_at >= ?",
                           [annotator_id] if window is None else [annotator_id, window]).fetchall()
-        changed = 0
+        changed: dict[int, tuple[int, int]] = {}
         for vote_id, excluded, reason in rows:
             wanted = (1, reasons[vote_id]) if vote_id in reasons else (0, "")
             if (excluded, reason) != wanted:
                 db.execute("UPDATE votes SET excluded = ?, excluded_reason = ? WHERE id = ?", [*wanted, vote_id])
-                changed += 1
+                changed[vote_id] = (excluded, wanted[0])
     return changed
 
 
 def review_vote(db: sqlite_utils.Database, vote_id: int, *, exclude: bool, note: str = "") -> None:
-    """An admin's final word on one vote: exclude it (with ``note``) or include it despite the rules."""
+    """An admin's final word on one vote: exclude it (with ``note``) or include it despite the rules.
+
+    A server's sampler counts only non-excluded votes: the admin tab has it read them again afterwards
+    (:meth:`arena.sampling.SamplingStats.reload`)."""
     with db.conn:
         cursor = db.execute(
             "UPDATE votes SET excluded = ?, reviewed = 1, excluded_reason = ? WHERE id = ?",

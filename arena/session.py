@@ -17,7 +17,7 @@ import sqlite_utils
 from arena.annotators import Annotator, sign_in
 from arena.battles import Battle, NoBattleAvailable, PromptPool, serve_battle
 from arena.quality import QualityRules
-from arena.sampling import SamplingStats, draw_pairing
+from arena.sampling import SamplingStats, UniformDraw, draw_pairing
 from arena.votes import VoteReceipt, VoteRejected, record_vote
 
 
@@ -47,7 +47,10 @@ def start(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bool
 
 @dataclass(frozen=True)
 class Sampler:
-    """How a server draws battles: the strategy, its shared statistics, the prompt pool, the replication share."""
+    """How a server draws battles: the strategy, its shared statistics, the prompt pool, the replication share.
+
+    ``stats`` (:class:`arena.sampling.SamplingStats`) is shared by the server's threads; :func:`vote` tells it about
+    every vote it records."""
 
     strategy: str = "uniform"
     stats: SamplingStats | None = None
@@ -59,8 +62,9 @@ def _serve(db, rng, session: ArenaSession, suite: str | None, sampler: Sampler) 
     pairing = draw_pairing(db, rng, sampler.strategy, suite=suite or None, stats=sampler.stats,
                            annotator_id=session.annotator.id, replication_share=sampler.replication_share,
                            pool=sampler.pool)
+    strategy = "uniform" if isinstance(pairing, UniformDraw) else sampler.strategy  # the one that really drew it
     return serve_battle(db, rng, session_id=session.session_id, annotator_id=session.annotator.id,
-                        strategy=sampler.strategy, pairing=pairing)
+                        strategy=strategy, pairing=pairing)
 
 
 def next_battle(
@@ -90,7 +94,8 @@ def vote(
 
     With ``rng`` the next battle is drawn in the same transaction as the vote (one commit, one disk flush, where
     two would be paid otherwise) and waits in ``upcoming`` until :func:`next_battle` shows it. If no battle is
-    left to draw, the vote still counts.
+    left to draw, the vote still counts. That draw still sees the voted battle as in flight, not yet as a vote; after
+    the commit the sampler's counts take the vote (and any flags the quality rules flipped with it).
 
     ``on_screen``, the media token of the battle the voter sees, must be the current battle's (the page sends it,
     so a vote cannot land on a battle drawn but not yet shown). ``seconds_on_screen``, how long the page has shown
@@ -122,5 +127,7 @@ def vote(
                 upcoming = _serve(db, rng, session, suite, sampler)
             except NoBattleAvailable:
                 upcoming = None
+    if sampler.stats is not None:  # committed: count it (and the flags the rules flipped with it)
+        sampler.stats.note_vote(db, receipt)
     return replace(session, receipt=receipt, votes=session.votes + 1, upcoming=upcoming,
                    upcoming_suite=(suite or None) if upcoming else None)

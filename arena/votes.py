@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from arena.quality import QualityRules, apply_rules
+from arena.quality import QualityRules, update_flags
 from arena.schema import OUTCOMES
 
 OUTCOME_LABELS = {"A": "A is better", "B": "B is better", "tie": "Tie", "both_bad": "Both are bad"}
@@ -33,6 +33,8 @@ class VoteReceipt:
     model_a: str  # shown on the left
     model_b: str  # shown on the right
     seconds_to_vote: float
+    flag_changes: tuple[tuple[int, int], ...] = ()  # (vote id, excluded now) of the votes whose flag the rules flipped
+    data_version: int | None = None  # the ``votes`` counter of ``data_versions`` when the vote's transaction ended
 
 
 def record_vote(
@@ -42,7 +44,10 @@ def record_vote(
     """Store the vote on ``battle_id`` from ``session_id`` and reveal the two models.
 
     A human vote is checked against the quality ``rules`` (:mod:`arena.quality`) in the same transaction: a vote
-    that breaks one is stored, flagged ``excluded`` with the reason. ``rules=None`` skips the check.
+    that breaks one is stored, flagged ``excluded`` with the reason. ``rules=None`` skips the check. The receipt
+    lists the votes (this one included) whose ``excluded`` flag the rules flipped and the ``votes`` data version
+    after the transaction, which is what a server's sampler needs to keep its counts exact
+    (:meth:`arena.sampling.SamplingStats.note_vote`).
     ``seconds_to_vote`` counts from ``shown_at`` (when the page showed the battle), else from when it was served.
     """
     if outcome not in OUTCOMES:
@@ -79,6 +84,8 @@ def record_vote(
             [battle_id, annotator_name if kind == "human" else judge, kind, annotator_id, outcome, seconds, now,
              battle_id],
         )
-        if kind == "human" and rules is not None:
-            apply_rules(db, annotator_id, rules)
-    return VoteReceipt(cursor.lastrowid, battle_id, outcome, model_a, model_b, seconds)
+        changes = update_flags(db, annotator_id, rules) if kind == "human" and rules is not None else {}
+        version = db.execute("SELECT version FROM data_versions WHERE name = 'votes'").fetchone()[0]
+    flips = tuple((vote_id, now_excluded) for vote_id, (was, now_excluded) in sorted(changes.items())
+                  if was != now_excluded)
+    return VoteReceipt(cursor.lastrowid, battle_id, outcome, model_a, model_b, seconds, flips, version)

@@ -66,7 +66,7 @@ def test_leaderboard_prints_the_table_and_the_agreement_panel(arena_env, capsys)
         "shared battles: raw agreement 0.89, Cohen's κ",
         "Inter-annotator: 18 battles seen by several annotators (18 pairs of votes), mean pairwise agreement 0.78, "
         "Fleiss' κ",
-        "Cohen's κ per pair of annotators:",
+        "Cohen's κ per pair of annotators who share the most battles:",
     ]
     positions, start = [], 0
     for section in sections:  # each in this order, after the one before

@@ -212,9 +212,12 @@ def _annotator(db, name):
     return sign_in(db, name, f"token-{name}", open_signup=True).id
 
 
-def _cast(db, pairing, annotator_id, outcome="A", session="s"):
+def _cast(db, pairing, annotator_id, outcome="A", session="s", stats=None):
+    """Serve ``pairing`` and vote on it; with ``stats``, count the vote there as arena.session.vote does."""
     battle = serve_battle(db, random.Random(0), session_id=session, annotator_id=annotator_id, pairing=pairing)
-    record_vote(db, battle.id, outcome, session_id=session, rules=None)
+    receipt = record_vote(db, battle.id, outcome, session_id=session, rules=None)
+    if stats is not None:
+        stats.note_vote(db, receipt)
     return battle
 
 
@@ -281,9 +284,10 @@ def test_balanced_evens_out_pairs_and_prompts_per_pair(small_arena):
     db = small_arena.db
     alice = _annotator(db, "alice")
     rng = random.Random(4)
-    stats = SamplingStats(refresh_seconds=0.0)
+    stats = SamplingStats()
     for _ in range(120):
-        _cast(db, draw_pairing(db, rng, "balanced", suite="taxonomy", stats=stats), alice)
+        _cast(db, draw_pairing(db, rng, "balanced", suite="taxonomy", stats=stats), alice, stats=stats)
+    assert stats.tables.votes == 120 and stats.in_flight == 0  # each vote counted, its battle no longer in flight
     table = sampling.votes_per_pair(db, suite="taxonomy")
     assert len(table) == 6 and table["votes"].sum() == 120
     assert table["votes"].max() - table["votes"].min() <= 2  # uniform would spread about ±9 here
@@ -304,7 +308,7 @@ def test_balanced_moves_votes_to_a_starved_pair(small_arena):
     for _ in range(30):
         _cast(db, flooded, alice)
     rng = random.Random(9)
-    stats = SamplingStats(refresh_seconds=1e9)  # counts read once, then only the draws are noted
+    stats = SamplingStats()  # counts read once, then only the draws are noted (in flight)
     pairs = Counter(frozenset(_models_of(db, draw_pairing(db, rng, "balanced", stats=stats))) for _ in range(120))
     share = pairs[frozenset((ids["alpha-model"], ids["bravo-model"]))] / 120
     assert share < 0.08  # uniform would give it 1/6; balanced keeps it near its floor, 1/6 / 4, until the rest catch up
@@ -343,25 +347,28 @@ def test_replication_share_is_about_right(small_arena):
     assert 0.22 < replicas / 400 < 0.38
 
 
-def test_stats_refresh_and_refit_schedule(small_arena):
+def test_stats_count_noted_votes_and_refit_on_schedule(small_arena):
     db = small_arena.db
     alice = _annotator(db, "alice")
     now = [0.0]
-    stats = SamplingStats(refresh_seconds=5.0, refit_votes=10, refit_seconds=60.0, clock=lambda: now[0])
+    stats = SamplingStats(refit_votes=10, refit_seconds=60.0, clock=lambda: now[0])
     stats.refresh(db)
     assert stats.tables.votes == 0 and stats.state is not None and stats.state.votes == 0
     first_state = stats.state
     rng = random.Random(0)
     for _ in range(4):
-        _cast(db, draw_uniform(db, rng), alice)
+        _cast(db, draw_uniform(db, rng), alice, stats=stats)
     stats.refresh(db)
-    assert stats.tables.votes == 0  # not stale yet: the counts are not re-read
+    assert stats.tables.votes == 4 and stats.state is first_state  # counted at once, but 4 < 10 changes: no refit
+    _cast(db, draw_uniform(db, rng), alice)  # recorded past the stats (another process): not counted...
     now[0] = 6.0
     stats.refresh(db)
-    assert stats.tables.votes == 4 and stats.state is first_state  # re-read, but 4 < 10 new votes: no refit
+    assert stats.tables.votes == 4  # ...and no re-read on the way
     now[0] = 70.0
     stats.refresh(db)
     assert stats.state is not first_state and stats.state.votes == 4  # a minute passed with new votes
+    stats.refresh(db, force=True)
+    assert stats.tables.votes == 5  # a full read counts it
     # a thread that finds a refit running does not wait
     stats._refit_lock.acquire()
     try:
@@ -371,15 +378,15 @@ def test_stats_refresh_and_refit_schedule(small_arena):
     assert stats.maybe_refit(force=True) is True
 
 
-def test_note_served_spreads_draws_between_refreshes(small_arena):
+def test_battles_in_flight_spread_draws_without_votes(small_arena):
     db = small_arena.db
     distinct = []
     for seed in range(20):
-        stats = SamplingStats(refresh_seconds=1e9)
+        stats = SamplingStats()
         rng = random.Random(seed)
         draws = [draw_pairing(db, rng, "balanced", suite="taxonomy", stats=stats) for _ in range(6)]
         distinct.append(len({frozenset(_models_of(db, p)) for p in draws}))
-        assert stats.tables.pair_counts.sum() == 6 and stats.tables.votes == 0
+        assert stats.in_flight == 6 and stats.tables.votes == 0
     assert np.mean(distinct) >= 5.0  # six draws without votes in between; six uniform draws cover 4.0 pairs on average
 
 

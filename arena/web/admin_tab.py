@@ -109,6 +109,8 @@ def build_admin_tab(ctx: AppContext) -> None:
             review_vote(ctx.store.db(), int(vote), exclude=exclude)
         except LookupError as error:
             raise gr.Error(str(error))
+        if ctx.stats is not None:  # the sampler counts non-excluded votes: it reads them again, in the background
+            ctx.stats.reload(ctx.store.db())
         return flagged_table()
 
     def do_export(fmt: str, given: str, is_unlocked: bool):

@@ -41,6 +41,8 @@ class AppContext:
         self.client_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address")
         self.snapshots = SnapshotService(self.store, refresh_s=self.settings.leaderboard_refresh_s,
                                          keep=self.settings.leaderboard_views)
+        if self.settings.sampling_strategy != "uniform" or self.settings.replication_share > 0:
+            self.stats.start(self.store.db())  # the one full read of the vote counts, on a background thread
 
     def close(self) -> None:
         """Stop what the app started besides its threads: the leaderboard worker process."""

@@ -202,10 +202,10 @@ def _study_scale(db: sqlite_utils.Database) -> None:
     """What the leaderboard reads at a million votes without a join per vote, and how it knows what changed.
 
     - ``votes`` also records what its battle showed: ``prompt_id``, ``left_image_id``/``right_image_id``,
-      ``left_model_id``/``right_model_id`` and the ``strategy`` that drew it, copied from the battle when the vote is
-      recorded (battles never change once served). The leaderboard, the sampler and the exports aggregate the votes
-      table alone: following each vote's text battle id into ``battles`` cost 3 s per million votes, the rest of the
-      leaderboard 0.5 s. Older rows are filled here.
+      ``left_model_id``/``right_model_id``, the ``strategy`` that drew it and when it was ``served_at``, copied from
+      the battle when the vote is recorded (battles never change once served). The leaderboard, the sampler and the
+      exports read the votes table alone: following each vote's text battle id into ``battles`` cost 3 s per million
+      votes, the rest of the leaderboard 0.5 s. Older rows are filled here.
     - ``data_versions``: one counter per kind of data, raised by triggers on every insert, update and delete
       (``votes``; ``metrics``; ``catalog`` for models, prompts and images). A leaderboard snapshot records the
       counters it was computed at; equal counters mean nothing it shows has changed.
@@ -214,12 +214,13 @@ def _study_scale(db: sqlite_utils.Database) -> None:
     """
     for column in ("prompt_id INTEGER REFERENCES prompts(id)", "left_image_id INTEGER REFERENCES images(id)",
                    "right_image_id INTEGER REFERENCES images(id)", "left_model_id INTEGER REFERENCES models(id)",
-                   "right_model_id INTEGER REFERENCES models(id)", "strategy TEXT"):
+                   "right_model_id INTEGER REFERENCES models(id)", "strategy TEXT", "served_at REAL"):
         db.execute(f"ALTER TABLE votes ADD COLUMN {column}")
     db.execute(
         """
         UPDATE votes SET prompt_id = b.prompt_id, left_image_id = b.left_image_id, right_image_id = b.right_image_id,
-               left_model_id = l.model_id, right_model_id = r.model_id, strategy = b.strategy
+               left_model_id = l.model_id, right_model_id = r.model_id, strategy = b.strategy,
+               served_at = b.served_at
         FROM battles b JOIN images l ON l.id = b.left_image_id JOIN images r ON r.id = b.right_image_id
         WHERE b.id = votes.battle_id"""
     )

@@ -77,9 +77,9 @@ def record_vote(
         seconds = max(0.0, now - (served_at if shown_at is None else shown_at))
         cursor = db.execute(
             "INSERT INTO votes (battle_id, voter, voter_kind, annotator_id, outcome, seconds_to_vote, voted_at, "
-            "prompt_id, left_image_id, right_image_id, left_model_id, right_model_id, strategy) "
+            "prompt_id, left_image_id, right_image_id, left_model_id, right_model_id, strategy, served_at) "
             "SELECT ?, ?, ?, ?, ?, ?, ?, b.prompt_id, b.left_image_id, b.right_image_id, l.model_id, r.model_id, "
-            "b.strategy FROM battles b JOIN images l ON l.id = b.left_image_id "
+            "b.strategy, b.served_at FROM battles b JOIN images l ON l.id = b.left_image_id "
             "JOIN images r ON r.id = b.right_image_id WHERE b.id = ?",
             [battle_id, annotator_name if kind == "human" else judge, kind, annotator_id, outcome, seconds, now,
              battle_id],

@@ -208,8 +208,10 @@ def test_leaderboard_and_admin_tabs_in_the_browser(tmp_path, browser):
             page.click("#export-csv")
             page.wait_for_selector("#export-file a", timeout=20000)
             page.click("#export-file a")
-        lines = open(download.value.path()).read().splitlines()
-        assert lines[0].startswith("vote_id,battle_id") and len(lines) == 7
+        import csv
+
+        rows = list(csv.reader(open(download.value.path(), newline="")))
+        assert rows[0][:2] == ["vote_id", "battle_id"] and len(rows) == 7
 
 
 def test_the_expected_outcome_follows_the_battle_on_screen(tmp_path, browser):

@@ -34,6 +34,7 @@ COMMONSENSE_CATEGORIES = ("Physical Laws", "Human Practices", "Biological Laws",
 SEMVAR_CATEGORIES = ("color", "counting", "spatial", "action", "comparison", "direction")
 IMAGES_PER_MODEL = 8  # distinct media files per model; image rows share them (the bytes do not matter here)
 DAYS = 90  # the votes are spread over this many days before the build
+FIXTURE_VERSION = 2  # raise it when the schema or what is built changes: cached databases are then built again
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,8 @@ class ScaleSpec:
     seed: int = 0
 
     def key(self) -> str:
-        """A short name for this spec (the cache folder of :func:`cached_scale_database`)."""
-        text = json.dumps(asdict(self), sort_keys=True)
+        """A short name for this spec and the schema (the cache folder of :func:`cached_scale_database`)."""
+        text = json.dumps({**asdict(self), "fixture": FIXTURE_VERSION}, sort_keys=True)
         return f"v{self.votes}-m{self.models}-" + hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
@@ -251,12 +252,13 @@ def build_scale_database(spec: ScaleSpec, db_path: str | Path, media_dir: str | 
                        v + 1 if human else None, OUTCOMES[outcome[k]], seconds_list[k], at,
                        time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at * 1000) % 1000:03d}Z",
                        int(excluded[k]), "more than 30 votes in an hour" if excluded[k] else "",
-                       p + 1, image_id(p, a), image_id(p, b), a + 1, b + 1, "uniform")
+                       p + 1, image_id(p, a), image_id(p, b), a + 1, b + 1, "uniform", served_list[k])
 
         conn.executemany(
             "INSERT INTO votes (id, battle_id, voter, voter_kind, annotator_id, outcome, seconds_to_vote, voted_at, "
             "created_at, excluded, excluded_reason, prompt_id, left_image_id, right_image_id, left_model_id, "
-            "right_model_id, strategy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", vote_rows())
+            "right_model_id, strategy, served_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            vote_rows())
         progress(f"scale fixture: {total} votes written ({int(kind.sum())} by judges, {n_replica} on replicated "
                  f"battles, {int(excluded.sum())} excluded)")
 

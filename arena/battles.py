@@ -67,11 +67,11 @@ def eligible_prompts(db: sqlite_utils.Database, suite: str | None = None) -> lis
 
 
 class PromptPool:
-    """:func:`eligible_prompts` per suite and :func:`suites_with_battles`, computed again only when the images
-    table has changed.
+    """:func:`eligible_prompts` per suite and :func:`suites_with_battles`, computed again only when the catalog
+    (models, prompts, images) has changed.
 
-    The query groups every image (13 ms at 40,000 images), and battles are drawn inside the vote's write
-    transaction; a server keeps one pool (thread-safe) and pays a cheap ``max(id), count(*)`` per draw instead.
+    The query groups every image (13 ms at 40,000 images); a server keeps one pool (thread-safe) and reads the
+    catalog's change counter (``data_versions``, one row) per draw instead.
     Only suites that have battles are kept, so a client naming made-up suites can neither grow the pool nor make it
     run the grouping query.
     """
@@ -84,7 +84,7 @@ class PromptPool:
 
     def _refresh(self, db: sqlite_utils.Database) -> None:
         """Forget everything if the images changed (call with the lock held)."""
-        version = tuple(db.execute("SELECT max(id), count(*) FROM images").fetchone())
+        version = db.execute("SELECT version FROM data_versions WHERE name = 'catalog'").fetchone()
         if version != self._version:
             self._version, self._by_suite, self._suites = version, {}, suites_with_battles(db)
 

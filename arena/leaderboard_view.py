@@ -1,9 +1,10 @@
 """What a viewer sees of a leaderboard, as plain JSON: its summary, tables, figures and text.
 
 A leaderboard is computed once per set of filters and shown many times (:mod:`arena.snapshots`), so everything a
-viewer gets is made here, once: tables as ``{"columns", "data"}`` (NaN as null), Plotly figures as their JSON (what
-Gradio's Plot component sends to the page; serialising a figure costs more than sending it), and the command line's
-text. The web tab only turns the tables back into DataFrames.
+viewer gets is made here, once, in the form Gradio's components send to the page: tables as ``{"headers", "data"}``
+(NaN as null) and Plotly figures as their JSON (serialising a figure costs more than sending it), and the command
+line's
+text. The web tab sends them as they are.
 """
 
 from __future__ import annotations
@@ -19,15 +20,17 @@ FIGURES = ("chart", "confusion", "outcomes", "wins", "counts")
 
 
 def frame_json(frame: pd.DataFrame | None) -> dict:
-    """``{"columns": [...], "data": [[...], ...]}`` of a DataFrame, missing values as null."""
+    """``{"headers": [...], "data": [[...], ...], "metadata": None}`` of a DataFrame, missing values as null: what
+    Gradio's Dataframe component sends to the page, so the tab can send it as it is."""
     if frame is None:
-        return {"columns": [], "data": []}
-    return json.loads(frame.to_json(orient="split", index=False, double_precision=15))
+        return {"headers": [], "data": [], "metadata": None}
+    split = json.loads(frame.to_json(orient="split", index=False, double_precision=15))
+    return {"headers": [str(c) for c in split["columns"]], "data": split["data"], "metadata": None}
 
 
 def json_frame(value: dict) -> pd.DataFrame:
     """The DataFrame of :func:`frame_json`'s output."""
-    return pd.DataFrame(value["data"], columns=value["columns"])
+    return pd.DataFrame(value["data"], columns=value["headers"])
 
 
 def render_view(board: Leaderboard, options: LeaderboardOptions) -> dict:

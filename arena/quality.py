@@ -62,14 +62,17 @@ def bias_reasons(votes: Sequence[VoteFact], rules: QualityRules = QualityRules()
 
 
 def flag_reasons(
-    votes: Sequence[VoteFact], rules: QualityRules = QualityRules(), bias: Sequence[str] | None = None
+    votes: Sequence[VoteFact], rules: QualityRules = QualityRules(), bias: Sequence[str] | None = None, *,
+    last: int | None = None,
 ) -> dict[int, str]:
     """{vote_id: reason} for the votes of one annotator (any order) that break a rule.
 
     ``bias`` gives the bias rule's reasons when ``votes`` is only a recent window of the annotator's votes;
-    by default they are computed from ``votes``.
+    by default they are computed from ``votes``. ``last``: the reasons of the ``last`` newest votes only (the others
+    are the context that the rate and speed rules look back at).
     """
     votes = sorted(votes, key=lambda v: (v.voted_at, v.vote_id))
+    first = 0 if last is None else max(0, len(votes) - last)
     reasons: dict[int, list[str]] = {}
 
     def flag(vote: VoteFact, reason: str) -> None:
@@ -78,7 +81,8 @@ def flag_reasons(
             reasons[vote.vote_id].append(reason)
 
     times = [v.voted_at for v in votes]
-    for index, vote in enumerate(votes):
+    for index in range(first, len(votes)):
+        vote = votes[index]
         if index + 1 - bisect_left(times, vote.voted_at - 3600, 0, index + 1) > rules.max_per_hour:
             flag(vote, f"more than {rules.max_per_hour} votes in an hour")
         if index + 1 - bisect_left(times, vote.voted_at - 3 * 3600, 0, index + 1) > rules.max_per_3_hours:
@@ -88,21 +92,20 @@ def flag_reasons(
     for index in range(1, len(votes) + 1):
         if index == len(votes) or votes[index].voted_at - votes[index - 1].voted_at >= rules.fast_seconds:
             if index - run_start >= rules.fast_streak:
-                for vote in votes[run_start:index]:
+                for vote in votes[max(run_start, first):index]:
                     flag(vote, f"{rules.fast_streak}+ consecutive votes less than {rules.fast_seconds:g} s apart")
             run_start = index
 
     for reason in bias_reasons(votes, rules) if bias is None else bias:
-        for vote in votes:
+        for vote in votes[first:]:
             flag(vote, reason)
     return {vote_id: "; ".join(parts) for vote_id, parts in reasons.items()}
 
 
+# What each vote showed is on the vote itself (arena.schema._study_scale): no join through its battle and images.
 _VOTE_FACTS = """
     SELECT v.id, v.voted_at, v.outcome, CASE v.outcome WHEN 'A' THEN ml.name WHEN 'B' THEN mr.name END
-    FROM votes v JOIN battles b ON b.id = v.battle_id
-    JOIN images l ON l.id = b.left_image_id JOIN models ml ON ml.id = l.model_id
-    JOIN images r ON r.id = b.right_image_id JOIN models mr ON mr.id = r.model_id
+    FROM votes v JOIN models ml ON ml.id = v.left_model_id JOIN models mr ON mr.id = v.right_model_id
     WHERE v.annotator_id = ?
 """
 
@@ -153,19 +156,35 @@ def update_flags(
     {vote id: (excluded before, excluded after)} of the votes it changed (their flag, or only their reason).
 
     Called after each new vote (:func:`arena.votes.record_vote`, which hands the flipped flags on to the sampler's
-    counts). The rate and speed rules look back at most 3 hours, so unless the bias rule's verdict changed with the
-    newest vote (or ``full``), only the votes of the last 3 hours are re-examined (with 3 more hours of context): the
-    cost stays flat however many votes the annotator has.
+    counts). A new vote that is the annotator's latest in time changes at most the flags of the ``fast_streak``
+    newest votes: a vote's rate flags depend only on the votes before it, and a speed run it completes flags its
+    members, of which those further back already belonged to a run as long as the streak. So unless the bias rule's
+    verdict changed with the newest vote (or ``full``), only those are re-examined, with 3 hours of context before
+    them; a vote recorded out of time order re-examines the last 3 hours (with 3 more of context). The cost stays
+    flat however many votes the annotator has.
     """
     with db.conn:
         before, after = _bias_before_and_after(db, annotator_id, rules)
         newest = db.execute("SELECT max(voted_at) FROM votes WHERE annotator_id = ?", [annotator_id]).fetchone()[0]
+        latest = db.execute("SELECT voted_at FROM votes WHERE annotator_id = ? ORDER BY id DESC LIMIT 1",
+                            [annotator_id]).fetchone()
+        recent = None  # the newest votes whose flags may change
+        if not full and before == after and latest is not None and latest[0] == newest:
+            recent = db.execute("SELECT id, voted_at FROM votes WHERE annotator_id = ? ORDER BY voted_at DESC, id "
+                                "DESC LIMIT ?", [annotator_id, rules.fast_streak]).fetchall()
         window = None if full or before != after or newest is None else newest - 3 * 3600
+        if recent:
+            window = min(at for _, at in recent)
         context = None if window is None else window - 3 * 3600
-        reasons = flag_reasons(annotator_votes(db, annotator_id, since=context), rules, bias=after)
+        reasons = flag_reasons(annotator_votes(db, annotator_id, since=context), rules, bias=after,
+                               last=len(recent) if recent else None)
         sql = "SELECT id, excluded, excluded_reason FROM votes WHERE annotator_id = ? AND reviewed = 0"
-        rows = db.execute(sql if window is None else sql + " AND voted_at >= ?",
-                          [annotator_id] if window is None else [annotator_id, window]).fetchall()
+        if recent:
+            ids = [vote_id for vote_id, _ in recent]
+            rows = db.execute(f"{sql} AND id IN ({', '.join('?' * len(ids))})", [annotator_id, *ids]).fetchall()
+        else:
+            rows = db.execute(sql if window is None else sql + " AND voted_at >= ?",
+                              [annotator_id] if window is None else [annotator_id, window]).fetchall()
         changed: dict[int, tuple[int, int]] = {}
         for vote_id, excluded, reason in rows:
             wanted = (1, reasons[vote_id]) if vote_id in reasons else (0, "")

@@ -88,6 +88,7 @@ Counts at scale (:class:`SamplingStats`)
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import random
@@ -164,9 +165,24 @@ def check_strategy(strategy: str) -> str:
 # Pure math over count tables
 
 
+@functools.lru_cache(maxsize=64)
 def pair_index(n_models: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(I, J)``: the K = n(n−1)/2 unordered pairs (I[k] < J[k]) in ``numpy.triu_indices(n, 1)`` order."""
-    return np.triu_indices(n_models, k=1)
+    """``(I, J)``: the K = n(n−1)/2 unordered pairs (I[k] < J[k]) in ``numpy.triu_indices(n, 1)`` order (read-only
+    arrays, made once per n: every draw asks for them)."""
+    i, j = np.triu_indices(n_models, k=1)
+    i.flags.writeable = j.flags.writeable = False
+    return i, j
+
+
+@functools.lru_cache(maxsize=64)
+def _incidence(n_models: int) -> np.ndarray:
+    """The K × n matrix with a 1 where pair k holds model m (read-only, made once per n)."""
+    i, j = pair_index(n_models)
+    incidence = np.zeros((len(i), n_models))
+    incidence[np.arange(len(i)), i] = 1.0
+    incidence[np.arange(len(i)), j] = 1.0
+    incidence.flags.writeable = False
+    return incidence
 
 
 def n_models_of(n_pairs: int) -> int:
@@ -187,18 +203,15 @@ def pair_votes(counts: np.ndarray) -> np.ndarray:
 
 def model_votes(pair_counts: np.ndarray, n_models: int) -> np.ndarray:
     """Votes per model (…, n) from votes per pair (…, K): a vote counts for both of its models."""
-    i, j = pair_index(n_models)
-    incidence = np.zeros((len(i), n_models))
-    incidence[np.arange(len(i)), i] = 1.0
-    incidence[np.arange(len(i)), j] = 1.0
-    return np.asarray(pair_counts, dtype=np.float64) @ incidence
+    return np.asarray(pair_counts, dtype=np.float64) @ _incidence(n_models)
 
 
 def bounded_shares(weights: np.ndarray, available: np.ndarray, low, high) -> np.ndarray:
     """Probabilities p_k = clip(λ·w_k, low, high) over the available pairs (0 elsewhere), with λ such that Σ p = 1.
 
     The capped-simplex ("water-filling") normalisation: shares keep the order of the weights and stay within
-    [low, high]. Σ_k clip(λ w_k, low, high) grows with λ, so λ is found by bisection on log λ (100 halvings);
+    [low, high]. Σ_k clip(λ w_k, low, high) grows with λ, so λ is found by bisection on log λ (at most 100
+    halvings, fewer once the bracket is two adjacent floats);
     ``low``/``high`` are numbers or arrays broadcasting against the leading axes (one bound per row, shape (…, 1)).
     Needs low·A ≤ 1 ≤ high·A for the A available pairs of a row. Zero (and NaN) weights count as 10⁻¹² of the
     largest, so they get ``low`` unless the cap leaves mass over, which then goes to them evenly. A row whose weights
@@ -235,8 +248,17 @@ def bounded_shares(weights: np.ndarray, available: np.ndarray, low, high) -> np.
     def clipped(log_scale):
         return np.where(available, np.clip(np.exp(np.minimum(log_scale + log_w, 700.0)), low, high), 0.0)
 
+    if len(shape) == 1 and has_weight.all():  # one row (a server's draw): the exact level, no bisection
+        on = np.flatnonzero(available)
+        level = water_level(weights[on], float(low[0]), float(high[0]))
+        shares = np.zeros(shape)
+        shares[on] = np.clip(level * weights[on], low[0], high[0])
+        return shares / shares.sum()
+
     for _ in range(100):
         mid = 0.5 * (log_lo + log_hi)
+        if np.all((mid == log_lo) | (mid == log_hi)):  # adjacent floats: λ is as exact as a float can be
+            break
         over = clipped(mid).sum(axis=-1, keepdims=True) > 1.0
         log_hi = np.where(over, mid, log_hi)
         log_lo = np.where(over, log_lo, mid)
@@ -244,6 +266,28 @@ def bounded_shares(weights: np.ndarray, available: np.ndarray, low, high) -> np.
     sums = shares.sum(axis=-1, keepdims=True)
     shares = shares / np.where(sums > 0, sums, 1.0)
     return np.where(has_weight, shares, uniform)
+
+
+def water_level(weights: np.ndarray, low: float, high: float) -> float:
+    """The λ of :func:`bounded_shares` for one row of positive ``weights``, exactly: f(λ) = Σ clip(λ·w_k, low, high)
+    is nondecreasing and linear between the breakpoints low/w_k and high/w_k, so f is evaluated at every breakpoint
+    (one (2K × K) array), the segment where it reaches 1 is found, and there f(λ) = n_low·low + n_high·high +
+    λ·Σ_free w_k is solved for λ. A server's draw makes one row at a time; the bisection is for batches.
+    """
+    breaks = np.concatenate([low / weights, high / weights]) if np.isfinite(high) else low / weights
+    breaks = np.unique(breaks[np.isfinite(breaks)])
+    totals = np.clip(breaks[:, None] * weights, low, high).sum(axis=1)
+    k = int(np.searchsorted(totals, 1.0))
+    if k < len(breaks) and totals[k] == 1.0:
+        return float(breaks[k])
+    below = breaks[k - 1] if k > 0 else 0.0
+    above = breaks[k] if k < len(breaks) else (below + 1.0) * 2.0
+    middle = weights * 0.5 * (below + above)  # which entries are free (neither at low nor at high) in the segment
+    free = (middle > low) & (middle < high)
+    at_low, at_high = np.count_nonzero(middle <= low), np.count_nonzero(middle >= high)
+    fixed = low * at_low + (high * at_high if at_high else 0.0)
+    slope = float(weights[free].sum())
+    return float(below) if slope == 0.0 else float((1.0 - fixed) / slope)
 
 
 def uniform_pair_probabilities(available: np.ndarray) -> np.ndarray:

@@ -40,7 +40,7 @@ from arena.leaderboard_view import render_view
 from arena.store import Store, connect
 
 log = logging.getLogger(__name__)
-WORKER_NICENESS = 10  # the worker yields the CPU to the server, which answers votes
+WORKER_NICENESS = 19  # the worker yields the CPU to the server, which answers votes
 MAX_WAITING = 4  # viewers that may wait for a first snapshot at once (each holds a server thread meanwhile)
 
 

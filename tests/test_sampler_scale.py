@@ -10,6 +10,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from arena import sampling
 from arena import session as sessions
@@ -286,3 +288,21 @@ def test_a_draw_reads_no_votes(many_votes, tmp_path):
         assert "SCAN votes" not in plan and "SCAN v" not in plan and "SCAN battles" not in plan, (statement, plan)
     assert len(reads) <= 10 * 8  # a handful of key lookups per draw and vote
     db.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(0, 1e6, allow_nan=False), min_size=1, max_size=60), st.data())
+def test_the_exact_water_level_of_one_row_matches_the_bisection_of_a_batch(weights, data):
+    """A server's draw (one row) takes the exact level; the simulation's batches bisect: the same shares."""
+    from arena.sampling import bounded_shares
+
+    weights = np.array(weights)
+    available = np.array(data.draw(st.lists(st.booleans(), min_size=len(weights), max_size=len(weights))))
+    assume(available.any())
+    share = 1.0 / available.sum()
+    cap = data.draw(st.sampled_from([1.0, 1.5, 4.0, 8.0, np.inf]))
+    low = data.draw(st.sampled_from([0.0, share / (cap if np.isfinite(cap) else 4.0)]))
+    one = bounded_shares(weights, available, low, cap * share)
+    batched = bounded_shares(weights[None, :], available[None, :], low, cap * share)[0]
+    np.testing.assert_allclose(one, batched, atol=1e-12)
+    assert one.sum() == pytest.approx(1.0) and (one[~available] == 0).all()

@@ -9,10 +9,10 @@ prints each figure with its target:
   view: seconds and the peak memory of the process, each in a fresh process;
 - the app's start-up time on that database (until it answers), and how long a viewer waits for a view already
   computed (the ``/leaderboard`` API, median and worst of 20 calls);
-- for each sampling strategy: vote latency p50/p95 and votes per second with ``--annotators`` simulated annotators
-  (:mod:`arena.load`), while ``--viewers`` clients each refresh a leaderboard with other filters in a loop (one call,
-  then ``--viewer-pause`` seconds), the server recomputing every snapshot as soon as votes changed it
-  (``ARENA_LEADERBOARD_REFRESH_S=0``, the worst case);
+- for each sampling strategy, on a fresh copy of the database: vote latency p50/p95 and votes per second with
+  ``--annotators`` simulated annotators (:mod:`arena.load`), while ``--viewers`` clients each refresh a leaderboard
+  with other filters in a loop (one call, then ``--viewer-pause`` seconds), the server recomputing every snapshot as
+  soon as votes changed it (``ARENA_LEADERBOARD_REFRESH_S=0``, the worst case);
 - the export of every vote in each format: seconds and peak memory, each in a fresh process.
 
 Everything runs on 127.0.0.1 and stops by itself; the exit status is 0 only when every target is met. Sizes and
@@ -158,10 +158,16 @@ async def _load_with_viewers(base: str, args) -> tuple:
     return report, latencies, errors
 
 
-def serving_figures(args, work: Path, env: dict[str, str], root: Path) -> list[Figure]:
+def serving_figures(args, folder: Path, work: Path, env: dict[str, str], root: Path) -> list[Figure]:
+    """Start-up, a viewer's wait and the load per strategy, each strategy on a fresh copy of the database (so the
+    simulated annotators start without the votes of the run before)."""
     figures = []
     for k, strategy in enumerate(args.strategies):
-        server, port, ready = start({**env, "ARENA_SAMPLING": strategy}, work, root)
+        here = work / strategy
+        here.mkdir()
+        shutil.copy2(folder / "arena.db", here / "arena.db")
+        server, port, ready = start({**env, "ARENA_SAMPLING": strategy, "ARENA_DB": str(here / "arena.db")}, here,
+                                    root)
         base = f"http://127.0.0.1:{port}/"
         try:
             if k == 0:
@@ -169,11 +175,12 @@ def serving_figures(args, work: Path, env: dict[str, str], root: Path) -> list[F
                 waits = _run(_viewer_wait(base))
                 figures += [Figure("a viewer's wait for a computed view, median of 20", 1000 * statistics.median(
                     waits), "ms", 200.0), Figure("  ... and the slowest of them", 1000 * max(waits), "ms")]
-            before = stored_votes(work / "arena.db")
+            before = stored_votes(here / "arena.db")
             report, viewer_latencies, viewer_errors = _run(_load_with_viewers(base, args))
         finally:
             stop_server(server)
-        stored = {i: v for i, v in stored_votes(work / "arena.db").items() if i not in before}
+        stored = {i: v for i, v in stored_votes(here / "arena.db").items() if i not in before}
+        shutil.rmtree(here, ignore_errors=True)
         problems = check_receipts(report, stored)
         label = f"{strategy}, {args.annotators} annotators, {args.viewers} leaderboard clients"
         figures += [
@@ -261,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{spec.prompts:,} prompts ({folder}); working copy in {work}")
         figures: list[Figure] = []
         parts = (("leaderboard", lambda: leaderboard_figures(env)),
-                 ("serving", lambda: serving_figures(args, work, env, Path(args.root))),
+                 ("serving", lambda: serving_figures(args, folder, work, env, Path(args.root))),
                  ("export", lambda: export_figures(env, work)),
                  ("sampler", lambda: sampler_figures(work / "arena.db")))
         for name, run in parts:

@@ -172,7 +172,9 @@ def skip_matplotlib_backend_switch() -> bool:
 def create_server(settings: Settings):
     """The whole web app as an ASGI application: battle images (:class:`BattleMedia`) and the Gradio page."""
     skip_matplotlib_backend_switch()
-    ctx = make_context(settings)
+    store = Store(settings.db_path, synchronous=settings.sqlite_synchronous)
+    store.checkpoint_in_background()
+    ctx = make_context(settings, store)
     ctx.snapshots.warm_up()  # the leaderboard worker starts beside the server, not at the first viewer
     blocks = build_app(settings, ctx=ctx)
 

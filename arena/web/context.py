@@ -45,5 +45,6 @@ class AppContext:
             self.stats.start(self.store.db())  # the one full read of the vote counts, on a background thread
 
     def close(self) -> None:
-        """Stop what the app started besides its threads: the leaderboard worker process."""
+        """Stop what the app started besides its request threads: the leaderboard worker process, the checkpoints."""
         self.snapshots.close()
+        self.store.close()

@@ -12,11 +12,9 @@ import threading
 import time
 
 import gradio as gr
-from gradio.components.plot import PlotData
 
 from arena.export import category_choices
 from arena.leaderboard import judge_voters
-from arena.leaderboard_view import json_frame
 from arena.snapshots import Snapshot
 from arena.web.context import AppContext
 
@@ -147,13 +145,15 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer) -> None
         if snapshot is None:
             why = f"It could not be computed: {status}." if status not in ("", "updating") else \
                 "It is being computed and shows here by itself in a few seconds."
-            return [f"*No leaderboard for these filters yet. {why}*", *[None] * 9]
+            empty = {"headers": [], "data": [], "metadata": None}
+            return [f"*No leaderboard for these filters yet. {why}*", empty, None, empty, None, None, empty, None,
+                    None, empty]
         view, tables, figures = snapshot.view, snapshot.view["tables"], snapshot.view["figures"]
-        plot = lambda name: PlotData(type="plotly", plot=figures[name])  # noqa: E731
+        plot = lambda name: {"type": "plotly", "plot": figures[name]}  # noqa: E731  (Gradio's PlotData)
         return [
             age_text(snapshot, status) + view["summary"],
-            json_frame(tables["table"]), plot("chart"), json_frame(tables["correlations"]), plot("confusion"),
-            plot("outcomes"), json_frame(tables["bias"]), plot("wins"), plot("counts"), json_frame(tables["pairs"]),
+            tables["table"], plot("chart"), tables["correlations"], plot("confusion"),
+            plot("outcomes"), tables["bias"], plot("wins"), plot("counts"), tables["pairs"],
         ]
 
     def show_fresh(*values):
@@ -167,9 +167,10 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer) -> None
     # the judge comes last, so API callers that pass the first seven inputs keep working
     inputs = [*dropdowns, voter, tie_policy, include_excluded, judge]
     outputs = [summary, table, chart, correlations, confusion, outcomes, bias, wins, counts, annotator_pairs]
-    # Each call reads a snapshot (a small query) and sends it: no queue, one HTTP request.
-    gr.on([*(c.change for c in inputs), timer.tick], show, inputs, outputs, api_name="leaderboard", queue=False,
-          show_progress="minimal")
-    refresh.click(show_fresh, inputs, outputs, api_name="leaderboard_refresh", queue=False, show_progress="minimal")
+    # Each call reads a snapshot (a small query) and sends it as the worker rendered it, already in the form the
+    # components send to the page: no queue (one HTTP request) and no per-component postprocessing.
+    fast = dict(queue=False, postprocess=False, show_progress="minimal")
+    gr.on([*(c.change for c in inputs), timer.tick], show, inputs, outputs, api_name="leaderboard", **fast)
+    refresh.click(show_fresh, inputs, outputs, api_name="leaderboard_refresh", **fast)
     tab.select(refresh_filters, None, [*dropdowns, voter, judge], api_visibility="private").then(
-        show, inputs, outputs, api_visibility="private", queue=False)
+        show, inputs, outputs, api_visibility="private", **fast)

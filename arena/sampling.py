@@ -274,7 +274,8 @@ def water_level(weights: np.ndarray, low: float, high: float) -> float:
     (one (2K × K) array), the segment where it reaches 1 is found, and there f(λ) = n_low·low + n_high·high +
     λ·Σ_free w_k is solved for λ. A server's draw makes one row at a time; the bisection is for batches.
     """
-    breaks = np.concatenate([low / weights, high / weights]) if np.isfinite(high) else low / weights
+    with np.errstate(over="ignore", divide="ignore"):  # a tiny weight's breakpoints beyond any float: never reached
+        breaks = np.concatenate([low / weights, high / weights]) if np.isfinite(high) else low / weights
     breaks = np.unique(breaks[np.isfinite(breaks)])
     totals = np.clip(breaks[:, None] * weights, low, high).sum(axis=1)
     k = int(np.searchsorted(totals, 1.0))

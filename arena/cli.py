@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from arena.settings import SettingsError, load_settings, settings_table
+from datamodel.settings import SettingsError, load_settings, settings_table
 
 
 def _open(settings):
-    from arena.media import MediaStore
-    from arena.store import connect
+    from datamodel.media import MediaStore
+    from datamodel.connection import connect
 
     return connect(settings.db_path, synchronous=settings.sqlite_synchronous), MediaStore(settings.media_dir)
 
@@ -51,7 +51,7 @@ def cmd_import_images(args, settings) -> int:
 
 
 def cmd_export(args, settings) -> int:
-    from arena.export import export_votes
+    from datamodel.vote_table import export_votes
 
     db, _ = _open(settings)
     rows = export_votes(db, args.path, args.format)
@@ -60,10 +60,12 @@ def cmd_export(args, settings) -> int:
 
 
 def cmd_leaderboard(args, settings) -> int:
-    from arena.snapshots import compute_snapshot, data_version, options_key, stored_snapshot
+    from arena.leaderboard import leaderboard_options
+    from arena.leaderboard_service import compute_snapshot, data_version, options_key, stored_snapshot
 
     db, _ = _open(settings)
-    options = settings.leaderboard_options(
+    options = leaderboard_options(
+        settings,
         suite=args.suite, subset=args.subset, variant=args.variant, category=args.category, voter=args.voter,
         judge=args.judge, rounds=args.rounds, tie_policy=args.tie_policy, include_excluded=args.include_excluded,
     )
@@ -137,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     settings.set_defaults(handler=cmd_settings)
 
     try:
-        from arena.suites.cli import add_commands
+        from suites.commands import add_commands
     except ImportError:
         pass
     else:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from arena.catalog import add_prompts
-from arena.media import MediaStore
-from arena.settings import Settings
+from datamodel.catalog import add_prompts
+from datamodel.media import MediaStore
+from datamodel.settings import Settings
 
 # The metric rows every demo model gets per demo suite (one per metric kind the demo computes, see
 # judges.metrics.demo.DEMO_SUITE_METRICS); a missing one means the metric step did not finish.
@@ -23,8 +23,8 @@ DEMO_METRIC_NAMES = {
 
 
 def demo_prompt_specs() -> list:
-    from arena.suites.commonsense import sample_specs
-    from arena.suites.taxonomy import demo_specs
+    from suites.commonsense import sample_specs
+    from suites.taxonomy import demo_specs
 
     return [*demo_specs(), *sample_specs()]
 

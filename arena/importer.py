@@ -1,12 +1,12 @@
 """Importing your own images: a folder laid out ``<model>/<prompt key>.<png|jpg|jpeg|webp>`` plus a prompts file.
 
-The prompts file is a prompt list as :mod:`arena.suites.generic` reads it: CSV (header row) or JSONL with at least
+The prompts file is a prompt list as :mod:`suites.generic` reads it: CSV (header row) or JSONL with at least
 ``key`` and ``text``; optional ``suite``, ``subset``, ``variant``, ``role`` and ``metadata`` (a JSON object).
 
 Every file is checked before anything is written: a bad prompts row, an image whose key is not in the prompts file,
 two images of one model for one key (``cat.png`` and ``cat.jpg``), an unknown file type or an unreadable image
 raises :class:`ImageImportError` naming the file(s), and nothing is imported: no row and no media file. Images are
-stored without their metadata (PNG text chunks, EXIF, XMP, ...: see :func:`arena.media.clean_image`), which often
+stored without their metadata (PNG text chunks, EXIF, XMP, ...: see :func:`datamodel.media.clean_image`), which often
 names the model. Importing the same folder again changes nothing.
 """
 
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import sqlite_utils
 
-from arena.catalog import CatalogError, PromptSpec, add_image, add_model, add_prompts
-from arena.media import MediaError, MediaStore, clean_image
-from arena.suites.common import SuiteError
-from arena.suites.generic import load_prompt_list
+from datamodel.catalog import CatalogError, PromptSpec, add_image, add_model, add_prompts
+from datamodel.media import MediaError, MediaStore, clean_image
+from suites.common import SuiteError
+from suites.generic import load_prompt_list
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 

@@ -17,7 +17,7 @@ over battles seen by at least two annotators, Cohen's κ per pair of annotators 
 ``pair_min_shared`` battles (the ``max_pairs`` sharing the most), and the mean Spearman ρ between each annotator's
 own ratings and those fitted on everyone else's votes.
 
-Everything is computed from the slice's votes as integer arrays (:mod:`arena.vote_arrays`), with work and memory
+Everything is computed from the slice's votes as integer arrays (:mod:`datamodel.vote_arrays`), with work and memory
 linear in the votes: a million votes take a few seconds and a few hundred MB, whatever the number of annotators.
 """
 
@@ -30,11 +30,13 @@ import pandas as pd
 import sqlite_utils
 
 import ratings
-from arena.vote_arrays import VoteArrays, read_vote_arrays
-from judges.metrics.store import model_metric_table
+from datamodel.settings import Settings
+from datamodel.vote_arrays import VoteArrays, read_vote_arrays
+from datamodel.metrics import model_metric_table
 from ratings.agreement import agreement_summary, consensus_spearman, inter_annotator_from_codes, paired_confusion
 from ratings.bias import position_bias_from_counts
 from ratings.votes import OUTCOMES
+from sampling.strategies import STRATEGIES
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,15 @@ class LeaderboardOptions:
     include_excluded: bool = False
     pair_min_shared: int = 5  # Cohen's κ per pair of annotators who share at least this many battles
     max_pairs: int = 50  # ... and only for the pairs sharing the most
+
+
+def leaderboard_options(settings: Settings, **filters) -> LeaderboardOptions:
+    """Leaderboard options with the fit and agreement settings; ``filters`` (None: the setting) set the slice, the
+    judge, the tie policy and the bootstrap rounds."""
+    defaults = dict(rounds=settings.bootstrap_rounds, seed=settings.seed, tie_policy=settings.tie_policy,
+                    min_votes=settings.min_votes, pair_min_shared=settings.agreement_min_shared,
+                    max_pairs=settings.agreement_max_pairs)
+    return LeaderboardOptions(**{**defaults, **{k: v for k, v in filters.items() if v is not None}})
 
 
 @dataclass(frozen=True)
@@ -160,8 +171,8 @@ def _inter_annotator(db: sqlite_utils.Database, human: VoteArrays, options: Lead
 
 def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions = LeaderboardOptions()) -> Leaderboard:
     # the slice is taken in SQL: a category matches an item's own category or any of its categories (SemVarBench)
-    arrays = read_vote_arrays(db, **{key: getattr(options, key) for key in
-                                     ("suite", "subset", "variant", "category", "voter")})
+    arrays = read_vote_arrays(db, STRATEGIES, **{key: getattr(options, key) for key in
+                                                 ("suite", "subset", "variant", "category", "voter")})
     if not options.include_excluded:
         arrays = arrays.take(~arrays.excluded)
     judge = pick_judge(db, arrays, options.judge)

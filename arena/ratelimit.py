@@ -9,7 +9,7 @@ import threading
 import time
 from collections import deque
 
-from arena.votes import VoteRejected
+from datamodel.votes import VoteRejected
 
 
 class RateLimited(VoteRejected):

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field, replace
 
 import sqlite_utils
 
-from arena.annotators import Annotator, sign_in
-from arena.battles import Battle, NoBattleAvailable, Pairing, PromptPool, serve_battle
-from arena.quality import QualityRules
-from arena.sampling import SamplingStats, UniformDraw, draw_pairing
-from arena.votes import VoteReceipt, VoteRejected, record_vote
+from datamodel.annotators import Annotator, sign_in
+from datamodel.battles import Battle, Pairing
+from sampling.draws import NoBattleAvailable, PromptPool, serve_battle
+from datamodel.quality import QualityRules
+from sampling.sampler import SamplingStats, UniformDraw, draw_pairing
+from datamodel.votes import VoteReceipt, VoteRejected, record_vote
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def start(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bool
 class Sampler:
     """How a server draws battles: the strategy, its shared statistics, the prompt pool, the replication share.
 
-    ``stats`` (:class:`arena.sampling.SamplingStats`) is shared by the server's threads; :func:`vote` tells it about
+    ``stats`` (:class:`sampling.sampler.SamplingStats`) is shared by the server's threads; :func:`vote` tells it about
     every vote it records."""
 
     strategy: str = "uniform"

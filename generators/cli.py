@@ -13,7 +13,7 @@ import dataclasses
 import sys
 from functools import partial
 
-from arena.settings import SettingsError, load_settings
+from datamodel.settings import SettingsError, load_settings
 
 
 def _settings(args):
@@ -50,8 +50,8 @@ def process_state(device: str | None):
 
 def cmd_run(args) -> int:
 
-    from arena.media import MediaStore
-    from arena.store import connect
+    from datamodel.media import MediaStore
+    from datamodel.connection import connect
     from generators.demo import demo_models
     from generators.pipelines import make_generator
     from generators.registry import RegistryError, load_registry, select

@@ -18,7 +18,7 @@ from typing import Iterable
 
 import sqlite_utils
 
-from arena.media import MediaStore
+from datamodel.media import MediaStore
 from generators.pipelines import make_generator
 from generators.registry import ModelSpec
 from generators.runner import run

@@ -20,8 +20,8 @@ from typing import Callable, Iterable, Sequence
 import sqlite_utils
 from tqdm.auto import tqdm
 
-from arena.catalog import add_image, add_model
-from arena.media import MediaStore
+from datamodel.catalog import add_image, add_model
+from datamodel.media import MediaStore
 from generators.pipelines import Generator
 from generators.registry import ModelSpec
 

@@ -16,7 +16,7 @@ import argparse
 import asyncio
 import sys
 
-from arena.settings import SettingsError, load_settings
+from datamodel.settings import SettingsError, load_settings
 
 DESCRIPTIONS = {
     "pairwise": "Vote on battles like an annotator (protocols.md T1), asking in both orders unless --single-order.",
@@ -79,8 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run(args) -> int:
-    from arena.media import MediaStore
-    from arena.store import connect
+    from datamodel.media import MediaStore
+    from datamodel.connection import connect
     from judges.client import EngineConfig
     from judges.prompts import load_templates
     from judges.selection import Selection

@@ -2,7 +2,7 @@
 
 Every judge asks its questions through :meth:`Engine.ask`, which
 
-1. answers from the cache (:mod:`judges.cache`) when the same request (endpoint, model, prompt text, image hashes,
+1. answers from the cache (:mod:`datamodel.judge_requests`) when the same request (endpoint, model, prompt text, image hashes,
    parameters) was answered before, and shares one request between identical questions asked at the same time;
 2. otherwise waits for one of ``concurrency`` slots and sends it to ``/chat/completions`` with the ``openai``
    client (``AsyncOpenAI``, any OpenAI-compatible ``base_url``; its own retries off), retrying 429s, 408/409s, 5xx,
@@ -35,7 +35,7 @@ import openai
 import sqlite_utils
 import httpx2
 
-from judges import cache
+from datamodel import judge_requests as cache
 from judges.pricing import Prices, estimate_cost
 from judges.request import ChatRequest, normalize_endpoint
 
@@ -68,7 +68,7 @@ class EngineConfig:
 
     @classmethod
     def from_settings(cls, settings, **overrides) -> "EngineConfig":
-        """The engine configuration of :class:`arena.settings.Settings`; ``None`` overrides are ignored."""
+        """The engine configuration of :class:`datamodel.settings.Settings`; ``None`` overrides are ignored."""
         values = dict(
             base_url=settings.judge_base_url, model=settings.judge_model, concurrency=settings.judge_concurrency,
             timeout_s=settings.judge_timeout_s, max_retries=settings.judge_max_retries,
@@ -281,7 +281,7 @@ class Engine:
                     # The chat-completions endpoint through the client's documented generic ``post``: the same
                     # auth, errors, status checks and timeout as ``chat.completions.create``, without its walk of
                     # the typed parameters and of the typed reply, which cost a few ms of CPU per request and
-                    # bounded throughput at 32 requests in flight (see python -m judges.bench).
+                    # bounded throughput at 32 requests in flight (see python -m tools.judges_bench).
                     response = await self._get_client().post(
                         "/chat/completions", cast_to=httpx2.Response,
                         body={"model": self.config.model, "messages": messages, **request.params()},

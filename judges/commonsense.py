@@ -35,7 +35,7 @@ from judges.parsing import parse_fit, read_reply
 from judges.prompts import Templates, fit_request
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, items_by_model
-from judges.store import (Judgment, delete_other_versions, judgments, other_versions_notes, save_judgment, save_metric,
+from datamodel.judgments import (Judgment, delete_other_versions, judgments, other_versions_notes, save_judgment, save_metric,
                           split_by_version)
 
 SUITE = "commonsense"
@@ -91,7 +91,7 @@ def plan_units(db: sqlite_utils.Database, selection: Selection) -> tuple[list[Un
             descriptions = (p1[0].metadata.get("description"), p2[0].metadata.get("description"))
             if not all(descriptions):
                 notes.append(f"item {key[3]!r} has no expected description in its metadata; re-import it with "
-                             "python -m arena.suites (commonsense).")
+                             "python -m suites (commonsense).")
                 break
             pairs, unmatched = pair_generations(p1, p2)
             if unmatched:

@@ -1,7 +1,7 @@
 """T1 pairwise judge: a multimodal LLM votes on battles like an annotator does.
 
 Battles are either drawn like the arena draws them (:func:`plan_drawn`: the ``uniform`` strategy of
-:mod:`arena.battles` — a prompt, two distinct models, one image of each, random sides — within the selected
+:mod:`datamodel.battles` — a prompt, two distinct models, one image of each, random sides — within the selected
 suite / subset / variant / models, from a seeded generator) or copied from existing human battles
 (:func:`plan_human`, same prompt, same images, same sides), so judge and human votes can be compared per battle.
 
@@ -10,7 +10,7 @@ control (the default) it is asked in both orders: if the two verdicts agree once
 the vote; if not, the vote is a tie (Chatbot Arena's rule for its LLM judge) and the judgment is marked
 ``inconsistent``, with both raw verdicts kept. ``single_order`` asks once, which is the published protocol exactly.
 
-A vote goes through :func:`arena.votes.record_vote` on a battle served to the judge (voter kind ``judge``, voter =
+A vote goes through :func:`datamodel.votes.record_vote` on a battle served to the judge (voter kind ``judge``, voter =
 the judge's name), in the same transaction as its judgment; a failed judgment (an API error after the last retry, a
 refusal, a reply without a verdict) is stored with its reason and casts no vote. Drawn battle *i* of a seed has the
 subject ``draw:<filters>:seed<seed>:<i>``, a copied one ``human:<battle id>``: a subject judged once is skipped by
@@ -27,15 +27,17 @@ from typing import Sequence
 
 import sqlite_utils
 
-from arena.battles import Pairing, serve_battle
-from arena.votes import record_vote
+from datamodel.battles import Pairing
+
+from sampling.draws import serve_battle
+from datamodel.votes import record_vote
 from judges.client import Engine, EngineConfig, Reply
 from judges.parsing import SWAPPED, VERDICT_OUTCOMES, parse_pairwise, read_reply
 from judges.prompts import Templates, pairwise_request
 from judges.request import ImageInput
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, model_ids, prompt_filter
-from judges.store import Judgment, judged_subjects, judgments, save_judgment
+from datamodel.judgments import Judgment, judged_subjects, judgments, save_judgment
 
 TASK = "pairwise"
 SOURCES = ("draw", "human")
@@ -69,7 +71,7 @@ def _pool(rows: Sequence[ImageRow]) -> dict[int, dict[int, list[ImageRow]]]:
 
 def plan_drawn(db: sqlite_utils.Database, media, selection: Selection, *, count: int, seed: int = 0,
                max_tries_per_draw: int = 50) -> list[PlannedBattle]:
-    """``count`` battles drawn as :func:`arena.battles.draw_uniform` draws them, within ``selection``.
+    """``count`` battles drawn as :func:`datamodel.battles.draw_uniform` draws them, within ``selection``.
 
     The i-th battle of a seed is the same whatever ``count`` is. A draw that repeats a pair of images already drawn
     in this plan (in either order) is drawn again.

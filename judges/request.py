@@ -38,7 +38,7 @@ class ImageInput:
 
     @classmethod
     def from_media(cls, media, media_hash: str, media_ext: str, width: int, height: int) -> "ImageInput":
-        """An image of the media folder (``media`` is an :class:`arena.media.MediaStore`)."""
+        """An image of the media folder (``media`` is an :class:`datamodel.media.MediaStore`)."""
         return cls(media_hash, MIME[media_ext], width, height, path=media.path(media_hash, media_ext))
 
     @classmethod

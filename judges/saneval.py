@@ -3,7 +3,7 @@
 Per image of a ``saneval`` prompt (:func:`judge_saneval`):
 
 1. The expected structure. Prompts built by the project's SANEval builder carry it in their metadata (``objects``
-   and ``attributes`` / ``relation`` / ``counts``, see ``arena/suites/saneval.py``), which is used as is. Otherwise
+   and ``attributes`` / ``relation`` / ``counts``, see ``suites/saneval.py``), which is used as is. Otherwise
    the LLM extracts the objects, then the category's part (object -> attribute, the spatial triplet, or object ->
    count), each a JSON reply validated against a schema (:mod:`judges.parsing`).
 2. Synonym groups: the LLM expands each object into other names a detector could use (skipped with
@@ -49,7 +49,7 @@ from judges.saneval_rules import (BINDING, CATEGORIES, FLAG_THRESHOLD, Attribute
                                   expected_from_metadata, group_detections, normalize, score_attributes, score_numeracy,
                                   score_spatial, scored_objects, synonym_groups)
 from judges.selection import ImageRow, Selection, SelectionError, image_rows
-from judges.store import (Judgment, delete_other_versions, judgments, metric_rows, other_versions_notes, save_judgment,
+from datamodel.judgments import (Judgment, delete_other_versions, judgments, metric_rows, other_versions_notes, save_judgment,
                           save_metric, split_by_version)
 
 SUITE = "saneval"
@@ -356,7 +356,7 @@ async def run_saneval(
     units = plan_units(db, selection)
     if not units:
         raise SelectionError(f"No image of a {SUITE} prompt in {selection.describe()}. Build the suite "
-                             "(python -m arena.suites) and generate its images first.")
+                             "(python -m suites) and generate its images first.")
     async with Engine(db, config, env=env, dry_run=dry_run) as engine:
         return await judge_saneval(db, media, engine, units, judge=f"{name}:{config.model}", detector=detector,
                                    templates=templates, options=options, progress=progress,

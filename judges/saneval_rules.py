@@ -56,12 +56,12 @@ def category_of(metadata: Mapping[str, Any], subset: str = "") -> str:
     category = normalize(metadata.get("category") or subset or "")
     if category not in CATEGORIES:
         raise StructureError(f"category {category!r} is not one of {', '.join(CATEGORIES)}. Import the prompt with "
-                             "python -m arena.suites (saneval) or give it a category.")
+                             "python -m suites (saneval) or give it a category.")
     return category
 
 
 def expected_from_metadata(metadata: Mapping[str, Any], category: str) -> Expected | None:
-    """The structure written by the project's SANEval builder (``arena/suites/saneval.py``), or None if absent."""
+    """The structure written by the project's SANEval builder (``suites/saneval.py``), or None if absent."""
     objects = [normalize(o) for o in metadata.get("objects") or []]
     if not objects:
         return None

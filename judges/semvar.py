@@ -36,7 +36,7 @@ from judges.parsing import parse_semvar, read_reply
 from judges.prompts import Templates, semvar_request
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, items_by_model
-from judges.store import (Judgment, delete_other_versions, judgments, other_versions_notes, save_judgment, save_metric,
+from datamodel.judgments import (Judgment, delete_other_versions, judgments, other_versions_notes, save_judgment, save_metric,
                           split_by_version)
 
 SUITE = "semvarbench"

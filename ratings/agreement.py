@@ -79,7 +79,7 @@ def _need(votes: pd.DataFrame, columns: tuple[str, ...], what: str) -> None:
         raise ValueError(
             f"{what} needs the column(s) {', '.join(missing)} in the vote table (pair_key: the same prompt and the "
             "same two images in either order; voter_kind: 'human' or 'judge'). Add them, e.g. from "
-            "arena.export.votes_frame."
+            "datamodel.vote_table.votes_frame."
         )
 
 

@@ -242,7 +242,7 @@ def slice_votes(
     """The votes that match every given filter (each a single value or a list of accepted values; None = any).
 
     ``category`` also matches a vote whose ``categories`` column (a list, or JSON list text, as
-    :mod:`arena.export` writes it) holds one of the values: an item may be in several categories. Votes whose
+    :mod:`datamodel.vote_table` writes it) holds one of the values: an item may be in several categories. Votes whose
     ``excluded`` column is true are left out unless ``include_excluded``; a table without that column has nothing
     excluded. Filtering on a column the table lacks raises a ValueError, since the filter cannot apply.
     """

@@ -1,8 +1,8 @@
-"""Write arena/suites/data/demo_taxonomy.json, the demo's WordNet concepts, from WordNet.
+"""Write suites/data/demo_taxonomy.json, the demo's WordNet concepts, from WordNet.
 
     .venv/bin/python scripts/make_demo_taxonomy.py [--cache-dir .cache] [--wordnet-dir /usr/share/wordnet]
 
-The concepts are ``arena.suites.taxonomy.DEMO_SYNSETS``; tests check the file still matches WordNet.
+The concepts are ``suites.taxonomy.DEMO_SYNSETS``; tests check the file still matches WordNet.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena.settings import load_settings  # noqa: E402
-from arena.suites.taxonomy import DEMO_FILE, demo_concepts_from_wordnet  # noqa: E402
-from arena.suites.wordnet import load_wordnet, wordnet_dir_from  # noqa: E402
+from datamodel.settings import load_settings  # noqa: E402
+from suites.taxonomy import DEMO_FILE, demo_concepts_from_wordnet  # noqa: E402
+from suites.wordnet import load_wordnet, wordnet_dir_from  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,10 +11,10 @@ from PIL import Image, ImageDraw
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-from arena.catalog import PromptSpec, add_image, add_model, add_prompts  # noqa: E402
-from arena.media import MediaStore  # noqa: E402
-from arena.settings import Settings  # noqa: E402
-from arena.store import connect  # noqa: E402
+from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts  # noqa: E402
+from datamodel.media import MediaStore  # noqa: E402
+from datamodel.settings import Settings  # noqa: E402
+from datamodel.connection import connect  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 MODELS = ("alpha-model", "bravo-model", "charlie-model", "delta-model")

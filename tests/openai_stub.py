@@ -1,6 +1,6 @@
 """Helpers for the judge tests: scripted responders for the fake OpenAI server, small suites, a fake detector.
 
-The server itself is :class:`judges.fake_server.FakeServer` (FastAPI + uvicorn on 127.0.0.1 in a thread); it
+The server itself is :class:`tools.fake_openai.FakeServer` (FastAPI + uvicorn on 127.0.0.1 in a thread); it
 records every request it receives, so tests check what the judge really sent.
 """
 
@@ -13,9 +13,9 @@ from typing import Callable
 
 from PIL import Image, ImageDraw
 
-from arena.catalog import PromptSpec, add_image, add_model, add_prompts
+from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from judges.client import EngineConfig
-from judges.fake_server import Received, Scripted
+from tools.fake_openai import Received, Scripted
 
 FAST = dict(retry_base_s=0.01, retry_max_s=0.05, timeout_s=5.0)
 

@@ -149,7 +149,7 @@ def test_three_votes_in_a_real_browser(small_arena, browser):
 
 
 def test_prompt_html_is_shown_as_text_not_run(tmp_path, browser):
-    from arena.catalog import PromptSpec, add_image, add_prompts
+    from datamodel.catalog import PromptSpec, add_image, add_prompts
     from conftest import build_small_arena, make_image
 
     arena = build_small_arena(tmp_path)
@@ -217,7 +217,7 @@ def test_leaderboard_and_admin_tabs_in_the_browser(tmp_path, browser):
 def test_the_expected_outcome_follows_the_battle_on_screen(tmp_path, browser):
     """The checkbox re-renders the prompt of the battle on screen: the voted one while its names show, then the one
     Next battle swaps in (which came with the vote, in both renderings)."""
-    from arena.catalog import PromptSpec, add_image, add_prompts
+    from datamodel.catalog import PromptSpec, add_image, add_prompts
     from conftest import build_small_arena, make_image
 
     arena = build_small_arena(tmp_path)

@@ -4,7 +4,7 @@ import asyncio
 import signal
 import sqlite3
 
-from arena.load import free_port, integrity, run_load, start_server, stop_server
+from tools.load import free_port, integrity, run_load, start_server, stop_server
 from conftest import build_small_arena
 
 

@@ -1,4 +1,4 @@
-"""The streamed vote export (:func:`arena.export.export_votes`) holds exactly the vote table (:func:`votes_frame`),
+"""The streamed vote export (:func:`datamodel.vote_table.export_votes`) holds exactly the vote table (:func:`votes_frame`),
 value for value, in every format and whatever the chunk size, including text a writer must quote or escape."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from arena.export import COLUMNS, EXPORT_FORMATS, EXPORT_SCHEMA, export_votes, votes_frame
-from arena.store import connect
+from datamodel.vote_table import COLUMNS, EXPORT_FORMATS, EXPORT_SCHEMA, export_votes, votes_frame
+from datamodel.connection import connect
 from tools.scale_fixture import ScaleSpec, build_scale_database
 
 ODD_TEXT = 'Ein Käse, "猫" und ein Brötchen\nzweite Zeile — ça va\r'

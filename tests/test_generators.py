@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from arena.catalog import PromptSpec, add_prompts
-from arena.media import MediaStore
-from arena.store import connect
+from datamodel.catalog import PromptSpec, add_prompts
+from datamodel.media import MediaStore
+from datamodel.connection import connect
 from generators.demo import DEMO_MODELS, demo_models, generate_demo_images
 from generators.pipelines import Generator, make_generator
 from generators.procedural import PaletteRenderer, SketchRenderer

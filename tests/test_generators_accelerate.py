@@ -13,9 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arena.catalog import PromptSpec, add_prompts
-from arena.media import MediaStore
-from arena.store import connect
+from datamodel.catalog import PromptSpec, add_prompts
+from datamodel.media import MediaStore
+from datamodel.connection import connect
 from generators.demo import demo_models
 from generators.pipelines import make_generator
 from generators.runner import run

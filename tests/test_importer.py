@@ -2,10 +2,10 @@ import json
 
 import pytest
 
-from arena.export import export_votes, votes_frame
+from datamodel.vote_table import export_votes, votes_frame
 from arena.importer import ImageImportError, import_images
-from arena.media import MediaStore
-from arena.store import connect
+from datamodel.media import MediaStore
+from datamodel.connection import connect
 from conftest import make_image
 
 
@@ -159,7 +159,7 @@ def test_two_images_of_one_model_for_one_key_are_refused_naming_both(tmp_path):
 
 @pytest.mark.parametrize("break_it", ["unreadable last image", "prompt text changed"])
 def test_a_refused_import_writes_no_media_file(tmp_path, break_it):
-    from arena.catalog import PromptSpec, add_prompts
+    from datamodel.catalog import PromptSpec, add_prompts
 
     db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
     folder, prompts = _layout(tmp_path, [{"key": "cat", "text": "A cat"}, {"key": "dog", "text": "A dog"}],
@@ -182,9 +182,9 @@ def test_a_refused_import_writes_no_media_file(tmp_path, break_it):
 
 
 def test_an_interrupted_demo_is_finished_on_the_next_start_without_duplicates(tmp_path):
-    from arena.catalog import PromptSpec, add_prompts
+    from datamodel.catalog import PromptSpec, add_prompts
     from arena.demo import demo_incomplete, demo_prompt_specs, ensure_demo, missing_demo_metrics
-    from arena.settings import Settings
+    from datamodel.settings import Settings
     from generators.demo import DEMO_MODELS
 
     settings = Settings(db_path=tmp_path / "a.db", media_dir=tmp_path / "media", cache_dir=tmp_path / "cache",

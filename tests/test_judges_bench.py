@@ -1,10 +1,10 @@
-"""``python -m judges.bench`` on a tiny configuration: every line it prints, and which line carries which target."""
+"""``python -m tools.judges_bench`` on a tiny configuration: every line it prints, and which line carries which target."""
 
 from __future__ import annotations
 
 import re
 
-from judges import bench
+from tools import judges_bench as bench
 
 
 def test_interrupted_lines_carry_their_targets():

@@ -9,13 +9,13 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from arena.catalog import PromptSpec, add_image, add_model
+from datamodel.catalog import PromptSpec, add_image, add_model
 from judges.commonsense import image_rng, resolve_fits, run_commonsense
-from judges.fake_server import FakeServer, Scripted
+from tools.fake_openai import FakeServer, Scripted
 from judges.saneval import SanevalOptions, run_saneval
 from judges.selection import Selection
 from judges.semvar import run_semvar
-from judges.store import judgments
+from datamodel.judgments import judgments
 from openai_stub import Book, FakeDetection, FakeDetector, add_item_images, colored, engine_config, pixels_key
 
 JUDGE = "gpt-judge:gpt-4o-mini"
@@ -97,8 +97,8 @@ TEXTS = {"anchor": "a dog chasing a cat", "permutation": "a cat chasing a dog", 
 
 
 def test_semvar_effect_reproduces_the_worked_examples(tmp_path):
-    from arena.media import MediaStore
-    from arena.store import connect
+    from datamodel.media import MediaStore
+    from datamodel.connection import connect
 
     db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
     specs = [PromptSpec("semvarbench", "item-1", TEXTS[role], role=role, metadata={"categories": ["Action"],
@@ -188,9 +188,9 @@ def saneval_book() -> Book:
 
 
 def test_saneval_scores_feedback_and_model_scores(tmp_path):
-    from arena.catalog import add_prompts
-    from arena.media import MediaStore
-    from arena.store import connect
+    from datamodel.catalog import add_prompts
+    from datamodel.media import MediaStore
+    from datamodel.connection import connect
 
     db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
     specs = [
@@ -370,8 +370,8 @@ def test_commonsense_accuracy_counts_only_the_current_template_version(small_are
 # --- T3: template versions, leaderboard ---------------------------------------------------------------------------
 
 def test_semvar_model_scores_count_only_the_current_template_version(tmp_path):
-    from arena.media import MediaStore
-    from arena.store import connect
+    from datamodel.media import MediaStore
+    from datamodel.connection import connect
     from judges.prompts import SEMVAR, Templates
 
     db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
@@ -404,9 +404,9 @@ def test_semvar_model_scores_count_only_the_current_template_version(tmp_path):
 # --- T4: LLM extraction for binding and spatial prompts ----------------------------------------------------------
 
 def test_saneval_llm_extracts_attributes_and_spatial_relations(tmp_path):
-    from arena.catalog import add_prompts
-    from arena.media import MediaStore
-    from arena.store import connect
+    from datamodel.catalog import add_prompts
+    from datamodel.media import MediaStore
+    from datamodel.connection import connect
 
     db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
     specs = [PromptSpec("saneval", "c", "A red apple and a blue car", subset="color", metadata={"category": "color"}),

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.export import votes_frame
+from datamodel.vote_table import votes_frame
 from judges.cli import DESCRIPTIONS, main
-from judges.fake_server import FakeServer, Scripted
+from tools.fake_openai import FakeServer, Scripted
 from openai_stub import first_position_judge
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,7 +108,7 @@ def test_ctrl_c_stores_what_is_in_flight_and_the_same_command_resumes_without_re
         digests = [r.digest for r in server.received]
     assert len(digests) == len(set(digests)) == 12
     assert "not finished (stopped)" in out
-    from arena.store import connect
+    from datamodel.connection import connect
     db = connect(arena_env.settings.db_path)
     assert len(votes_frame(db)) == 12
     db.close()

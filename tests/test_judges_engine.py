@@ -7,10 +7,10 @@ import time
 import pytest
 from PIL import Image
 
-from arena.store import connect
-from judges import cache
+from datamodel.connection import connect
+from datamodel import judge_requests as cache
 from judges.client import Engine, EngineConfig, JudgeConfigError
-from judges.fake_server import FakeServer, Scripted
+from tools.fake_openai import FakeServer, Scripted
 from judges.request import ChatRequest, ImageInput
 from openai_stub import engine_config
 

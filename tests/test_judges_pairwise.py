@@ -8,16 +8,16 @@ import random
 import pytest
 from PIL import Image
 
-from arena.annotators import sign_in
-from arena.battles import serve_battle
-from arena.export import votes_frame
+from datamodel.annotators import sign_in
+from sampling.draws import serve_battle
+from datamodel.vote_table import votes_frame
 from arena.leaderboard import LeaderboardOptions, compute_leaderboard
-from arena.votes import record_vote
+from datamodel.votes import record_vote
 from judges.client import Engine
-from judges.fake_server import FakeServer, Scripted
+from tools.fake_openai import FakeServer, Scripted
 from judges.pairwise import judge_battles, plan_drawn, run_pairwise
 from judges.selection import Selection, SelectionError
-from judges.store import judgments
+from datamodel.judgments import judgments
 from openai_stub import engine_config, first_position_judge, hash_models, preference_judge
 
 RANKING = {"alpha-model": 0, "bravo-model": 1, "charlie-model": 2, "delta-model": 3}
@@ -130,7 +130,7 @@ def test_a_rerun_skips_judged_battles_and_another_judge_name_is_answered_from_th
 
 
 def test_drawn_battles_follow_the_arena_draw_and_are_stable_prefixes(small_arena):
-    from arena.battles import draw_uniform
+    from sampling.draws import draw_uniform
 
     plans = plan_drawn(small_arena.db, small_arena.media, Selection(), count=5, seed=3)
     rng = random.Random(3)

@@ -294,7 +294,7 @@ def test_plural_and_crop_box():
 
 
 def test_every_prompt_of_the_saneval_builder_has_a_usable_structure():
-    from arena.suites.saneval import saneval_specs
+    from suites.saneval import saneval_specs
 
     from judges.saneval_rules import category_of, scored_objects
 

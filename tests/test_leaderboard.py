@@ -7,10 +7,11 @@ import random
 
 import pytest
 
-from arena.annotators import sign_in
-from arena.battles import Pairing, serve_battle
+from datamodel.annotators import sign_in
+from datamodel.battles import Pairing
+from sampling.draws import serve_battle
 from arena.leaderboard import LeaderboardOptions, agreement_text, compute_leaderboard, summary_text
-from arena.votes import record_vote
+from datamodel.votes import record_vote
 
 RANKING = ["alpha-model", "bravo-model", "charlie-model", "delta-model"]  # best first
 JUDGE = "gpt-judge:gpt-4o-mini"

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ratings
-from arena.export import votes_frame
+from datamodel.vote_table import votes_frame
 from arena.leaderboard import LeaderboardOptions, compute_leaderboard
-from arena.store import connect
-from arena.vote_arrays import read_vote_arrays
+from datamodel.connection import connect
+from datamodel.vote_arrays import read_vote_arrays
 from ratings.agreement import _shared_pairs, paired_confusion
 from tools.scale_fixture import ScaleSpec, build_scale_database
 

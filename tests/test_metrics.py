@@ -11,14 +11,14 @@ import pandas as pd
 import pytest
 import torch
 
-from arena.catalog import PromptSpec, add_image, add_model, add_prompts
+from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from judges.metrics.clip_scores import build_tiny_clip, lemma_text, load_clip, score_clip
 from judges.metrics.commonsense_clip import item_score, score_commonsense
 from judges.metrics.consistency import consistency_summary, group_statistic, score_consistency
 from judges.metrics.fid_is import score_fid_is, tiny_feature_network
 from judges.metrics.reward import (EXTRA_HELP, ImageRewardModel, RewardModel, mann_whitney_table, reward_comparisons,
                                    score_rewards, store_comparisons, stored_comparisons)
-from judges.metrics.store import MetricRow, image_rows, lower_is_better, model_metric_table, write_metrics
+from datamodel.metrics import MetricRow, image_rows, lower_is_better, model_metric_table, write_metrics
 from conftest import make_image
 
 

@@ -9,11 +9,12 @@ from itertools import combinations
 import pytest
 from scipy.stats import spearmanr
 
-from arena.annotators import sign_in
-from arena.battles import Pairing, serve_battle
+from datamodel.annotators import sign_in
+from datamodel.battles import Pairing
+from sampling.draws import serve_battle
 from arena.leaderboard import LeaderboardOptions, compute_leaderboard
-from arena.votes import record_vote
-from judges.metrics.store import MetricRow, image_rows, write_metrics
+from datamodel.votes import record_vote
+from datamodel.metrics import MetricRow, image_rows, write_metrics
 
 HUMAN_ORDER = ("alpha-model", "bravo-model", "charlie-model", "delta-model")  # best first
 CLIP = {"alpha-model": 0.40, "bravo-model": 0.30, "charlie-model": 0.10, "delta-model": 0.20}  # one swap at the bottom

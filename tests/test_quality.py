@@ -3,7 +3,7 @@ import random
 import pytest
 
 from arena import session as sessions
-from arena.quality import QualityRules, VoteFact, apply_rules, flag_reasons, flagged_votes, review_vote
+from datamodel.quality import QualityRules, VoteFact, apply_rules, flag_reasons, flagged_votes, review_vote
 from arena.ratelimit import RateLimited, RateLimiter
 
 
@@ -68,7 +68,7 @@ def test_flags_are_stored_kept_and_reversible_by_an_admin(small_arena):
 
 
 def test_excluded_votes_leave_the_vote_table_only_when_asked(small_arena):
-    from arena.export import votes_frame
+    from datamodel.vote_table import votes_frame
 
     db = small_arena.db
     rules = QualityRules(fast_streak=2, fast_seconds=60)
@@ -95,9 +95,9 @@ def test_rate_limiter_refuses_with_the_wait_time():
 def test_windowed_rules_after_each_vote_equal_a_full_recheck(small_arena, seed, shuffled):
     """apply_rules after each vote re-examines only the newest votes (the last 3 hours when a vote arrives out of
     time order); after every vote the flags must be those of all the annotator's votes checked from scratch."""
-    from arena.battles import serve_battle
-    from arena.quality import annotator_votes
-    from arena.votes import record_vote
+    from sampling.draws import serve_battle
+    from datamodel.quality import annotator_votes
+    from datamodel.votes import record_vote
 
     db, rng = small_arena.db, random.Random(seed)
     rules = QualityRules(max_per_hour=6, max_per_3_hours=12, fast_streak=4, fast_seconds=5, bias_min_votes=8)

@@ -1,11 +1,11 @@
-"""The benchmark command's own pieces (the timed comparison itself runs only as ``python -m ratings.bench``)."""
+"""The benchmark command's own pieces (the timed comparison itself runs only as ``python -m tools.ratings_bench``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ratings import bench
+from tools import ratings_bench as bench
 
 
 def test_synthetic_votes_follow_the_documented_design():

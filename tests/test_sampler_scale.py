@@ -13,14 +13,15 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from arena import sampling
+from sampling import sampler as sampling
 from arena import session as sessions
-from arena.annotators import sign_in
-from arena.battles import Pairing, PromptPool, serve_battle
-from arena.quality import QualityRules, review_vote
-from arena.sampling import BattleCounts, Replica, SamplingStats, UniformDraw, draw_pairing, draw_replica
-from arena.store import Store
-from arena.votes import record_vote
+from datamodel.annotators import sign_in
+from datamodel.battles import Pairing
+from sampling.draws import PromptPool, serve_battle
+from datamodel.quality import QualityRules, review_vote
+from sampling.sampler import BattleCounts, Replica, SamplingStats, UniformDraw, draw_pairing, draw_replica
+from datamodel.connection import Store
+from datamodel.votes import record_vote
 from tools.scale_fixture import ScaleSpec, build_scale_database
 
 
@@ -165,7 +166,7 @@ def test_draws_wait_for_the_first_read_then_draw_uniformly_and_say_so(small_aren
 
 
 def test_a_catalog_change_is_read_again_in_the_background(small_arena):
-    from arena.catalog import add_image, add_model
+    from datamodel.catalog import add_image, add_model
     from conftest import make_image
 
     db = small_arena.db
@@ -262,7 +263,7 @@ def test_a_draw_reads_no_votes(many_votes, tmp_path):
     none scans the votes or battles."""
     import shutil
 
-    from arena.store import connect
+    from datamodel.connection import connect
 
     path = tmp_path / "arena.db"
     shutil.copy(many_votes, path)
@@ -294,7 +295,7 @@ def test_a_draw_reads_no_votes(many_votes, tmp_path):
 @given(st.lists(st.floats(0, 1e6, allow_nan=False), min_size=1, max_size=60), st.data())
 def test_the_exact_water_level_of_one_row_matches_the_bisection_of_a_batch(weights, data):
     """A server's draw (one row) takes the exact level; the simulation's batches bisect: the same shares."""
-    from arena.sampling import bounded_shares
+    from sampling.strategies import bounded_shares
 
     weights = np.array(weights)
     available = np.array(data.draw(st.lists(st.booleans(), min_size=len(weights), max_size=len(weights))))
@@ -306,3 +307,16 @@ def test_the_exact_water_level_of_one_row_matches_the_bisection_of_a_batch(weigh
     batched = bounded_shares(weights[None, :], available[None, :], low, cap * share)[0]
     np.testing.assert_allclose(one, batched, atol=1e-12)
     assert one.sum() == pytest.approx(1.0) and (one[~available] == 0).all()
+
+
+@pytest.mark.parametrize("weights", [[5e-324], [5e-324, 1e-320, 0.0], [1e-300, 1e6, 0.0]])
+def test_subnormal_and_tiny_weights_give_finite_shares_in_one_row_and_in_a_batch(weights):
+    """Hypothesis found a single weight of 5e-324 gave NaN shares in the one-row (exact level) path: λ = 1/w overflowed."""
+    from sampling.strategies import bounded_shares
+
+    weights = np.array(weights)
+    available = np.ones(len(weights), dtype=bool)
+    one = bounded_shares(weights, available, 0.0, 1.0)
+    batched = bounded_shares(weights[None, :], available[None, :], 0.0, 1.0)[0]
+    assert np.isfinite(one).all() and one.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(one, batched, atol=1e-12)

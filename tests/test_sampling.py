@@ -11,24 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ratings
-from arena import sampling
-from arena.annotators import sign_in
-from arena.battles import NoBattleAvailable, Pairing, draw_uniform, serve_battle
-from arena.export import votes_frame
-from arena.sampling import (
-    FitState,
-    Replica,
-    SamplingParams,
-    SamplingStats,
-    balanced_pair_probabilities,
-    bounded_shares,
-    draw_pairing,
-    fit_state,
-    pair_index,
-    pair_probabilities,
-    prompt_probabilities,
-)
-from arena.votes import record_vote
+import sampling
+from datamodel.annotators import sign_in
+from datamodel.battles import Pairing
+from sampling.draws import NoBattleAvailable, draw_uniform, serve_battle
+from datamodel.vote_table import votes_frame
+from sampling.strategies import (FitState, SamplingParams, balanced_pair_probabilities, bounded_shares, fit_state,
+                                 pair_index, pair_probabilities, prompt_probabilities)
+from sampling.sampler import Replica, SamplingStats, draw_pairing
+from datamodel.votes import record_vote
 
 # ---------------------------------------------------------------------------------------------------------------
 # Pure functions

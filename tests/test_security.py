@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from arena.importer import ImageImportError, import_images
-from arena.media import MediaStore
-from arena.store import connect
-from arena.votes import VoteRejected, record_vote
+from datamodel.media import MediaStore
+from datamodel.connection import connect
+from datamodel.votes import VoteRejected, record_vote
 from conftest import build_small_arena, make_image
 from webapp import running_app
 
@@ -94,7 +94,7 @@ def test_importer_is_all_or_nothing_on_arbitrary_input(tmp_path_factory, images,
 def test_admin_endpoints_refuse_calls_without_the_password(tmp_path):
     import asyncio
 
-    from arena.load import GradioSession, LoadError
+    from tools.load import GradioSession, LoadError
 
     arena = build_small_arena(tmp_path, admin_password="correct horse")
 
@@ -154,7 +154,7 @@ def test_an_admin_export_cannot_be_fetched_without_the_password(tmp_path, monkey
 
 
 def test_the_load_check_compares_receipt_ids_with_the_stored_votes():
-    from arena.load import LoadReport, check_receipts
+    from tools.load import LoadReport, check_receipts
 
     report = LoadReport(annotators=2, seconds=1.0, acknowledged=["a", "b", "a"], vote_ids=[1, 2, 3])
     assert check_receipts(report, {1: "a", 2: "b", 3: "a"}) == []
@@ -199,7 +199,7 @@ def test_the_web_vote_handler_takes_arbitrary_input_without_crashing_or_partial_
     anything into the server-held session, and a vote is written whole or not at all."""
     import asyncio
 
-    from arena.load import LoadError, shown_token
+    from tools.load import LoadError, shown_token
     from webapp import page_session
 
     arena, url = web_arena

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.battles import Battle, ShownImage
-from arena.settings import Settings, SettingsError, load_settings, settings_table
+from datamodel.battles import Battle, ShownImage
+from datamodel.settings import Settings, SettingsError, load_settings, settings_table
 from arena.web.render import escape_markdown, prompt_markdown
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -85,7 +85,7 @@ def test_the_load_harness_reads_a_process_cpu_time():
     import os
     import time
 
-    from arena.load import process_cpu_seconds
+    from tools.load import process_cpu_seconds
 
     before = process_cpu_seconds(os.getpid())
     end = time.process_time() + 0.05

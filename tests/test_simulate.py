@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from arena import sampling, simulate
+import sampling
+from tools import simulate
 
 
 def test_truth_is_the_published_table_centred():

@@ -1,4 +1,4 @@
-"""Slicing the vote table (arena.export): suite, subset, prompt variant, category, voter kind, voter, exclusion.
+"""Slicing the vote table (datamodel.vote_table): suite, subset, prompt variant, category, voter kind, voter, exclusion.
 
 A small database holds one vote per row of :data:`VOTES`; each slice must keep exactly the votes listed for it. The
 category slice is also checked on the real SemVarBench files, where an item may be in several categories.
@@ -13,13 +13,15 @@ import pytest
 
 import ratings
 
-from arena.battles import Pairing, serve_battle
-from arena.catalog import PromptSpec, add_image, add_model, add_prompts
-from arena.export import SLICES, category_choices, slice_where, votes_frame
-from arena.media import StoredImage
-from arena.store import connect
-from arena.suites import semvarbench
-from arena.votes import record_vote
+from datamodel.battles import Pairing
+
+from sampling.draws import serve_battle
+from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
+from datamodel.vote_table import SLICES, category_choices, slice_where, votes_frame
+from datamodel.media import StoredImage
+from datamodel.connection import connect
+from suites import semvarbench
+from datamodel.votes import record_vote
 from conftest import SHARED
 
 SEMVARBENCH = SHARED / "data" / "semvarbench" / "test_data.tsv"

@@ -12,8 +12,8 @@ import pytest
 from arena import session as sessions
 from arena.cli import main
 from arena.leaderboard import LeaderboardOptions
-from arena.snapshots import SnapshotService, data_version, options_key, stored_snapshot
-from arena.store import Store
+from arena.leaderboard_service import SnapshotService, data_version, options_key, stored_snapshot
+from datamodel.connection import Store
 
 OPTIONS = LeaderboardOptions(rounds=20, min_votes=1)
 
@@ -130,7 +130,7 @@ def test_the_command_line_prints_the_latest_snapshot_and_recomputes_on_request(s
 
 
 def test_every_change_the_leaderboard_shows_moves_the_data_version(small_arena):
-    from arena.catalog import add_model
+    from datamodel.catalog import add_model
 
     db = small_arena.db
     before = data_version(db)

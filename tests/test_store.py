@@ -2,10 +2,10 @@ import sqlite3
 
 import pytest
 
-from arena.catalog import CatalogError, PromptSpec, add_image, add_model, add_prompts
-from arena.media import MediaError, MediaStore
-from arena.schema import SCHEMA_VERSION, migrate, schema_version
-from arena.store import Store, connect
+from datamodel.catalog import CatalogError, PromptSpec, add_image, add_model, add_prompts
+from datamodel.media import MediaError, MediaStore
+from datamodel.schema import SCHEMA_VERSION, migrate, schema_version
+from datamodel.connection import Store, connect
 from conftest import make_image
 
 

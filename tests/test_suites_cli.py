@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.settings import Settings
-from arena.suites.cli import add_commands, main
+from datamodel.settings import Settings
+from suites.commands import add_commands, main
 from conftest import SHARED
 
 DATA = Path(__file__).parent / "data" / "suites"
@@ -56,7 +56,7 @@ def test_imports_print_counts_per_suite_and_subset(run):
     assert "paraphrase   abstract           -                         200        0       0" in out
     code, out, _ = run("import", "semvarbench", SHARED / "data" / "semvarbench" / "test_data.tsv")
     assert code == 0 and "semvarbench  -                  -                        2052" in out
-    code, out, _ = run("import", "commonsense", Path("arena/suites/data/commonsense_sample.json").resolve())
+    code, out, _ = run("import", "commonsense", Path("suites/data/commonsense_sample.json").resolve())
     assert code == 0 and "commonsense  Physical Laws      -                          12" in out
     assert "paraphrase" not in out  # only the imported suite's rows
     code, out, _ = run("import", "predicted", DATA / "predicted.csv")

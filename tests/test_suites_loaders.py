@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.suites import commonsense, generic, paraphrase, saneval, semvarbench
-from arena.suites.common import SuiteError, read_json_list, write_specs
+from suites import commonsense, generic, paraphrase, saneval, semvarbench
+from suites.common import SuiteError, read_json_list, write_specs
 from conftest import SHARED, prompt_count
 
 DATA = Path(__file__).parent / "data" / "suites"

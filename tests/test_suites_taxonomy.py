@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from arena.settings import Settings
-from arena.store import connect
-from arena.suites import taxonomy
-from arena.suites.common import SuiteError
+from datamodel.settings import Settings
+from datamodel.connection import connect
+from suites import taxonomy
+from suites.common import SuiteError
 from conftest import prompt_count
-from arena.suites.cli import main
-from arena.suites.common import SuiteError, write_specs
+from suites.commands import main
+from suites.common import SuiteError, write_specs
 from conftest import prompt_count
-from arena.suites.wordnet import DEBIAN_WORDNET_DIR, WORDNET_DIR_ENV, LEXNAMES, load_wordnet, prepare_wordnet
-from judges.fake_server import FakeServer, Scripted
+from suites.wordnet import DEBIAN_WORDNET_DIR, WORDNET_DIR_ENV, LEXNAMES, load_wordnet, prepare_wordnet
+from tools.fake_openai import FakeServer, Scripted
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE_DIR = Path(os.environ.get("ARENA_CACHE_DIR") or ROOT / ".cache")  # the project's cache, kept between runs

@@ -4,10 +4,10 @@ from collections import Counter
 
 import pytest
 
-from arena.annotators import SignInError, sign_in, sync_accounts
-from arena.battles import NoBattleAvailable, PromptPool, draw_uniform, eligible_prompts, serve_battle
-from arena.store import connect
-from arena.votes import VoteRejected, record_vote
+from datamodel.annotators import SignInError, sign_in, sync_accounts
+from sampling.draws import NoBattleAvailable, PromptPool, draw_uniform, eligible_prompts, serve_battle
+from datamodel.connection import connect
+from datamodel.votes import VoteRejected, record_vote
 
 
 def _serve(arena, rng=None, session="s1", name="alice"):
@@ -195,8 +195,8 @@ def test_a_vote_counts_even_when_no_next_battle_can_be_drawn(small_arena):
 
 
 def test_prompt_pool_follows_new_images(small_arena):
-    from arena.battles import PromptPool
-    from arena.catalog import PromptSpec, add_image, add_prompts
+    from sampling.draws import PromptPool
+    from datamodel.catalog import PromptSpec, add_image, add_prompts
     from conftest import make_image
 
     db, pool = small_arena.db, PromptPool()
@@ -211,7 +211,7 @@ def test_prompt_pool_follows_new_images(small_arena):
 @pytest.mark.parametrize("strategy", ["balanced", "active"])
 def test_sessions_draw_with_the_configured_strategy_and_record_it(small_arena, strategy):
     from arena import session as sessions
-    from arena.sampling import SamplingStats
+    from sampling.sampler import SamplingStats
 
     db = small_arena.db
     sampler = sessions.Sampler(strategy, SamplingStats(), PromptPool())
@@ -228,7 +228,8 @@ def test_sessions_draw_with_the_configured_strategy_and_record_it(small_arena, s
 def test_the_active_sampler_refits_outside_the_votes_write_transaction(small_arena):
     """The refit (a read and a Newton fit) must not hold SQLite's write lock: other annotators' votes wait on it."""
     from arena import session as sessions
-    from arena.sampling import SamplingParams, SamplingStats, fit_state
+    from sampling.strategies import SamplingParams, fit_state
+    from sampling.sampler import SamplingStats
 
     db = small_arena.db
     seen = []
@@ -256,7 +257,7 @@ def test_the_active_sampler_refits_outside_the_votes_write_transaction(small_are
 
 
 def test_prompt_pool_keeps_only_suites_with_battles(small_arena):
-    from arena.battles import PromptPool, suites_with_battles
+    from sampling.draws import PromptPool, suites_with_battles
 
     db, pool = small_arena.db, PromptPool()
     assert pool.suites(db) == suites_with_battles(db) and "taxonomy" in pool.suites(db)

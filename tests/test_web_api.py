@@ -5,7 +5,7 @@ import json
 import pytest
 from gradio_client import Client
 
-from arena.load import shown_token
+from tools.load import shown_token
 from conftest import MODELS
 from webapp import running_app
 
@@ -115,7 +115,9 @@ def _two_battles_with_different_images(arena):
     """Two battles served to one session, on different prompts (so no image is shared between them)."""
     import random
 
-    from arena.battles import Pairing, serve_battle
+    from datamodel.battles import Pairing
+
+    from sampling.draws import serve_battle
 
     images = {(p, m): i for i, p, m in arena.db.execute("SELECT id, prompt_id, model_id FROM images")}
     (m1, m2) = list(arena.model_ids.values())[:2]
@@ -145,7 +147,7 @@ def _raw_get(url: str, path: str) -> tuple[int, bytes]:
 def test_a_media_token_serves_its_own_battle_images_only(small_arena):
     import httpx
 
-    from arena.votes import record_vote
+    from datamodel.votes import record_vote
 
     x, y = _two_battles_with_different_images(small_arena)
     file = lambda shown: small_arena.media.path(shown.media_hash, shown.media_ext).read_bytes()  # noqa: E731
@@ -238,7 +240,7 @@ def test_an_admin_excludes_and_includes_a_vote_through_the_admin_tab(tmp_path):
     import random
 
     from arena import session as sessions
-    from arena.load import LoadError
+    from tools.load import LoadError
     from conftest import build_small_arena
     from webapp import call_event
 
@@ -269,7 +271,7 @@ def test_the_vote_and_battle_routes_check_their_raw_inputs(small_arena):
     nothing; the checkbox counts as ticked only when it is ``true``."""
     import asyncio
 
-    from arena.load import LoadError
+    from tools.load import LoadError
     from webapp import page_session
 
     bad_suites = ["no-such-suite", "taxonomy ", "x" * 5000, 7, ["taxonomy"], {"suite": "taxonomy"}, True]

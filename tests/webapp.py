@@ -39,10 +39,10 @@ def running_app(settings):
 
 @contextlib.asynccontextmanager
 async def page_session(url: str):
-    """One browser tab's API session (:class:`arena.load.GradioSession`) on the app at ``url``, closed afterwards."""
+    """One browser tab's API session (:class:`tools.load.GradioSession`) on the app at ``url``, closed afterwards."""
     import httpx
 
-    from arena.load import GradioSession, fetch_endpoints
+    from tools.load import GradioSession, fetch_endpoints
 
     async with httpx.AsyncClient(timeout=30) as client:
         session = GradioSession(client, url, await fetch_endpoints(client, url))
@@ -55,7 +55,7 @@ async def page_session(url: str):
 def call_event(url: str, api_name: str, inputs: list) -> list:
     """Run one event of the page (also a private one, such as the admin tab's) as the page does; return its outputs.
 
-    Raises :class:`arena.load.LoadError` with the server's message when the event fails.
+    Raises :class:`tools.load.LoadError` with the server's message when the event fails.
     """
     import asyncio
 

@@ -3,10 +3,10 @@
 For each database (12 models with 1,000 and 1,000,000 votes, 30 models with 1,000,000; built once by
 :func:`tools.scale_fixture.cached_scale_database` under ``.cache/scale``) and each strategy, :func:`measure_draws`
 copies the database into a temporary folder (votes are written), times the start-up full read of a
-:class:`arena.sampling.SamplingStats`, then makes ``draws`` draws through it as the server does
-(:func:`arena.sampling.draw_pairing` with the warm stats and a :class:`arena.battles.PromptPool`), each followed by a
-vote on the battle drawn (:func:`arena.votes.record_vote` with the default quality rules, then
-:meth:`~arena.sampling.SamplingStats.note_vote`, as :func:`arena.session.vote` does), so the counts change between
+:class:`sampling.sampler.SamplingStats`, then makes ``draws`` draws through it as the server does
+(:func:`sampling.sampler.draw_pairing` with the warm stats and a :class:`datamodel.battles.PromptPool`), each followed by a
+vote on the battle drawn (:func:`datamodel.votes.record_vote` with the default quality rules, then
+:meth:`~sampling.sampler.SamplingStats.note_vote`, as :func:`arena.session.vote` does), so the counts change between
 draws and the incremental path is exercised. A last line per database times replica draws
 (``replication_share=1``: every draw re-serves a battle with one vote). Timings are wall-clock on a shared machine:
 repeat them.
@@ -27,10 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from arena.battles import PromptPool, serve_battle
-from arena.sampling import STRATEGIES, SamplingParams, SamplingStats, draw_pairing
-from arena.store import connect
-from arena.votes import record_vote
+from sampling.draws import PromptPool, serve_battle
+from sampling.strategies import STRATEGIES, SamplingParams
+from sampling.sampler import SamplingStats, draw_pairing
+from datamodel.connection import connect
+from datamodel.votes import record_vote
 from tools.scale_fixture import ScaleSpec, cached_scale_database
 
 SPECS = (ScaleSpec(votes=1_000, models=12), ScaleSpec(votes=1_000_000, models=12),

@@ -10,7 +10,7 @@ prints each figure with its target:
 - the app's start-up time on that database (until it answers), and how long a viewer waits for a view already
   computed (the ``/leaderboard`` API, median and worst of 20 calls);
 - for each sampling strategy, on a fresh copy of the database: vote latency p50/p95 and votes per second with
-  ``--annotators`` simulated annotators (:mod:`arena.load`), while ``--viewers`` clients each refresh a leaderboard
+  ``--annotators`` simulated annotators (:mod:`tools.load`), while ``--viewers`` clients each refresh a leaderboard
   with other filters in a loop (one call, then ``--viewer-pause`` seconds), the server recomputing every snapshot as
   soon as votes changed it (``ARENA_LEADERBOARD_REFRESH_S=0``, the worst case);
 - the export of every vote in each format: seconds and peak memory, each in a fresh process.
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import httpx
 
-from arena.load import (GradioSession, LoadError, _run, check_receipts, fetch_endpoints, free_port, run_load,
+from tools.load import (GradioSession, LoadError, _run, check_receipts, fetch_endpoints, free_port, run_load,
                         start_server, stop_server, stored_votes)
 from tools.scale_fixture import ScaleSpec, cached_scale_database
 
@@ -93,10 +93,11 @@ def leaderboard_figures(env: dict[str, str]) -> list[Figure]:
     for label, filters, target in (("default filters", {}, True), ("suite taxonomy, subset Easy",
                                                                     {"suite": "taxonomy", "subset": "Easy"}, False)):
         result, peak = measure(
-            "from arena.settings import load_settings\nfrom arena.snapshots import compute_snapshot\n"
-            "from arena.store import connect\nimport time\nsettings = load_settings()\n"
+            "from datamodel.settings import load_settings\nfrom arena.leaderboard import leaderboard_options\n"
+            "from arena.leaderboard_service import compute_snapshot\n"
+            "from datamodel.connection import connect\nimport time\nsettings = load_settings()\n"
             "db = connect(settings.db_path, migrate_schema=False)\nstarted = time.perf_counter()\n"
-            f"compute_snapshot(db, settings.leaderboard_options(**{filters!r}), settings.leaderboard_views)\n"
+            f"compute_snapshot(db, leaderboard_options(settings, **{filters!r}), settings.leaderboard_views)\n"
             "result = {'seconds': time.perf_counter() - started}", env)
         figures += [Figure(f"leaderboard snapshot, every panel, {label}", result["seconds"], "s",
                            5.0 if target else None),
@@ -204,8 +205,8 @@ def export_figures(env: dict[str, str], work: Path) -> list[Figure]:
     for fmt in FORMATS:
         target = work / f"votes.{fmt}"
         result, peak = measure(
-            "from arena.settings import load_settings\nfrom arena.export import export_votes\n"
-            "from arena.store import connect\nimport time\nsettings = load_settings()\n"
+            "from datamodel.settings import load_settings\nfrom datamodel.vote_table import export_votes\n"
+            "from datamodel.connection import connect\nimport time\nsettings = load_settings()\n"
             "db = connect(settings.db_path, migrate_schema=False)\nstarted = time.perf_counter()\n"
             f"rows = export_votes(db, {str(target)!r}, {fmt!r})\n"
             "result = {'seconds': time.perf_counter() - started, 'rows': rows}", env)

@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from arena.media import MediaStore
-from arena.schema import OUTCOMES
-from arena.store import connect
+from datamodel.media import MediaStore
+from datamodel.schema import OUTCOMES
+from datamodel.connection import connect
 
 TAXONOMY_SUBSETS = ("Easy", "Hypernymy", "Hyponymy", "Synset-Mixing")
 VARIANTS = ("with_definition", "without_definition")

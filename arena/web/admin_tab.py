@@ -18,9 +18,9 @@ import gradio as gr
 
 import pandas as pd
 
-from arena.export import EXPORT_FORMATS, annotator_stats, export_votes
-from arena.quality import flagged_votes, review_vote
-from arena.sampling import votes_per_model, votes_per_pair, votes_per_prompt
+from datamodel.vote_table import EXPORT_FORMATS, annotator_stats, export_votes
+from datamodel.quality import flagged_votes, review_vote
+from sampling.coverage import votes_per_model, votes_per_pair, votes_per_prompt
 from arena.web.context import AppContext
 
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import gradio as gr
 from fastapi import FastAPI
 
-from arena.annotators import sync_accounts
-from arena.battles import battle_image
-from arena.media import MediaStore
-from arena.settings import Settings
-from arena.store import Store
+from datamodel.annotators import sync_accounts
+from datamodel.battles import battle_image
+from datamodel.media import MediaStore
+from datamodel.settings import Settings
+from datamodel.connection import Store
 from arena.web.admin_tab import build_admin_tab
 from arena.web.arena_tab import KEYBOARD_JS, build_arena_tab
 from arena.web.context import AppContext

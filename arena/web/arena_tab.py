@@ -14,9 +14,9 @@ annotations would be evaluated anew each time.
 import gradio as gr
 
 from arena import session as sessions
-from arena.annotators import SignInError
-from arena.battles import NoBattleAvailable
-from arena.votes import OUTCOME_LABELS, VoteRejected
+from datamodel.annotators import SignInError
+from sampling.draws import NoBattleAvailable
+from datamodel.votes import OUTCOME_LABELS, VoteRejected
 from arena.web.context import AppContext
 from arena.web.render import image_html, prompt_markdown, reveal_html, status_markdown
 

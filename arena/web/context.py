@@ -9,14 +9,15 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from arena.battles import PromptPool
-from arena.media import MediaStore
+from sampling.draws import PromptPool
+from datamodel.media import MediaStore
 from arena.ratelimit import RateLimiter
-from arena.sampling import SamplingParams, SamplingStats
+from sampling.strategies import SamplingParams
+from sampling.sampler import SamplingStats
 from arena.session import Sampler
-from arena.settings import Settings
-from arena.snapshots import SnapshotService
-from arena.store import Store
+from datamodel.settings import Settings
+from arena.leaderboard_service import SnapshotService
+from datamodel.connection import Store
 
 
 @dataclass

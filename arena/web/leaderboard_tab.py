@@ -1,6 +1,6 @@
 """The leaderboard tab: human and judge ELO with 95% CIs beside the metrics, slice filters, agreement and plots.
 
-Everything shown comes from the latest snapshot for the chosen filters (:mod:`arena.snapshots`), computed in a worker
+Everything shown comes from the latest snapshot for the chosen filters (:mod:`arena.leaderboard_service`), computed in a worker
 process: a viewer, the tab's timer and the ``/leaderboard`` API get it at once, with its age, and never compute it
 in the process that answers votes. Filter values are checked against the menus first, so no request can start a
 computation for made-up filters.
@@ -13,9 +13,9 @@ import time
 
 import gradio as gr
 
-from arena.export import category_choices
-from arena.leaderboard import judge_voters
-from arena.snapshots import Snapshot
+from datamodel.vote_table import category_choices
+from arena.leaderboard import judge_voters, leaderboard_options
+from arena.leaderboard_service import Snapshot
 from arena.web.context import AppContext
 
 ALL = "All"
@@ -133,7 +133,8 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer) -> None
             chosen[label] = value
         if policy not in (None, "", *TIE_POLICIES):
             raise gr.Error(f"Unknown tie policy {str(policy)[:40]!r}: pick one of {', '.join(TIE_POLICIES)}.")
-        return settings.leaderboard_options(
+        return leaderboard_options(
+            settings,
             suite=chosen.get("Suite"), subset=chosen.get("Subset"), variant=chosen.get("Prompt variant"),
             category=chosen.get("Category"), voter=chosen.get("Voter"), judge=chosen.get("Judge column"),
             tie_policy=policy or None, include_excluded=with_excluded is True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import html
 import re
 
-from arena.battles import Battle
-from arena.votes import OUTCOME_LABELS, VoteReceipt
+from datamodel.battles import Battle
+from datamodel.votes import OUTCOME_LABELS, VoteReceipt
 
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
 

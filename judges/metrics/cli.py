@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 
 import sqlite_utils
 
-from arena.media import MediaStore
+from datamodel.media import MediaStore
 from judges.metrics.clip_scores import EncoderCounts
 
 METRICS = ("clip", "commonsense", "fid", "is", "reward", "consistency")
@@ -230,8 +230,8 @@ def _print_summary(summary: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from arena.settings import SettingsError, load_settings
-    from arena.store import connect
+    from datamodel.settings import SettingsError, load_settings
+    from datamodel.connection import connect
 
     args = build_parser().parse_args(argv)
     metrics = list(dict.fromkeys(m.strip() for m in args.metrics.split(",") if m.strip()))

@@ -29,8 +29,8 @@ from typing import Callable, Sequence
 import sqlite_utils
 from PIL import Image
 
-from arena.media import MediaStore
-from judges.metrics.store import MetricRow, image_rows, open_image, scored_image_ids, write_metrics
+from datamodel.media import MediaStore
+from datamodel.metrics import MetricRow, image_rows, open_image, scored_image_ids, write_metrics
 
 TAXONOMY_METRICS = ("clip_lemma", "clip_hypernym", "clip_cohyponym", "clip_specificity")
 

@@ -20,9 +20,9 @@ from typing import Sequence
 
 import sqlite_utils
 
-from arena.media import MediaStore
+from datamodel.media import MediaStore
 from judges.metrics.clip_scores import ClipEncoder
-from judges.metrics.store import MetricRow, image_rows, write_metrics
+from datamodel.metrics import MetricRow, image_rows, write_metrics
 
 ROLES = ("p1", "p2")
 

@@ -20,7 +20,7 @@ from typing import Sequence
 
 import sqlite_utils
 
-from judges.metrics.store import MetricRow, image_metric_frame, write_metrics
+from datamodel.metrics import MetricRow, image_metric_frame, write_metrics
 
 STATS = ("std", "min", "median")
 CATEGORIES = ("abstract", "realistic")

@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 
 import sqlite_utils
 
-from arena.media import MediaStore
+from datamodel.media import MediaStore
 
 DEMO_SUITE_METRICS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "taxonomy": ("clip", "fid", "is", "reward", "consistency"),

@@ -24,9 +24,9 @@ from typing import Iterable, Sequence
 import sqlite_utils
 from PIL import Image
 
-from arena.media import MediaStore
+from datamodel.media import MediaStore
 from judges.metrics.progress import progress_bar
-from judges.metrics.store import MetricRow, image_rows, open_image, write_metrics
+from datamodel.metrics import MetricRow, image_rows, open_image, write_metrics
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 

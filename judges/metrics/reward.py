@@ -28,8 +28,8 @@ from typing import Protocol, Sequence, runtime_checkable
 import sqlite_utils
 from PIL import Image
 
-from arena.media import MediaStore
-from judges.metrics.store import MetricRow, image_metric_frame, image_rows, open_image, scored_image_ids, write_metrics
+from datamodel.media import MediaStore
+from datamodel.metrics import MetricRow, image_metric_frame, image_rows, open_image, scored_image_ids, write_metrics
 
 EXTRA_HELP = (
     "ImageReward is not installed. It cannot share this environment (it pins timm==0.6.13 and needs transformers 4); "

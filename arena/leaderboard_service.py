@@ -1,0 +1,192 @@
+"""Leaderboards served from snapshots, computed in a worker process off the vote path.
+
+A leaderboard of a million votes takes seconds of CPU to compute (:func:`arena.leaderboard.compute_leaderboard`).
+Computed in the process that serves votes, on each viewer's timer tick, it stalled every vote behind it. Here a
+viewer (the web tab, its timer, its API, the command line) always gets the latest *snapshot* for its filters at
+once, with its age; the computing happens elsewhere:
+
+- A snapshot is the leaderboard as shown (:func:`arena.leaderboard_view.render_view`) with the ``data_versions``
+  counters it was computed at (:mod:`datamodel.schema`: triggers raise them on every change to the votes, metrics and
+  catalog). Equal counters mean nothing shown has changed.
+- When a viewer asks for filters whose snapshot is missing, or whose data changed and which is at least
+  ``refresh_s`` old (or the viewer asks to refresh), the :class:`SnapshotService` hands the filters to one worker
+  process (``concurrent.futures.ProcessPoolExecutor``, spawned, at a lower CPU priority than the server): at most one
+  computation per set of filters at a time, at most ``keep`` waiting, so no request can start unbounded work.
+- The worker hands each snapshot back; the server keeps the ``keep`` most recently viewed in memory and stores them
+  in the ``leaderboard_snapshots`` table (the ``keep`` most recently computed). The command line reads that table,
+  so it prints what the server shows without computing anything.
+- A viewer with no snapshot at all may wait for the first one (``wait_s``); one with a snapshot never waits.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import json
+import logging
+import multiprocessing
+import os
+import sqlite3
+import threading
+import time
+from collections import OrderedDict
+
+import sqlite_utils
+
+from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+from arena.leaderboard_view import render_view
+from datamodel.connection import Store, connect
+from datamodel.snapshots import Snapshot, data_version, store_snapshot, stored_snapshot
+
+log = logging.getLogger(__name__)
+WORKER_NICENESS = 19  # the worker yields the CPU to the server, which answers votes
+MAX_WAITING = 4  # viewers that may wait for a first snapshot at once (each holds a server thread meanwhile)
+
+
+def options_key(options: LeaderboardOptions) -> str:
+    """The set of filters (and fit settings) a snapshot is for, as canonical JSON."""
+    return json.dumps(dataclasses.asdict(options), sort_keys=True)
+
+
+def compute_snapshot(db: sqlite_utils.Database, options: LeaderboardOptions, keep: int | None = None) -> Snapshot:
+    """Compute the leaderboard of ``options`` as a snapshot; store it too unless ``keep`` is None."""
+    version = data_version(db)  # read before the votes: a vote arriving meanwhile makes the snapshot stale, not wrong
+    started, computed_at = time.perf_counter(), time.time()
+    view = render_view(compute_leaderboard(db, options), options)
+    snapshot = Snapshot(options_key(options), view, version, computed_at, time.perf_counter() - started)
+    if keep is not None:
+        store_snapshot(db, snapshot, keep)
+    return snapshot
+
+
+def _start_worker() -> None:
+    try:
+        os.nice(WORKER_NICENESS)
+    except OSError:  # not allowed here: run at the same priority
+        pass
+
+
+def _compute_in_worker(db_path: str, options: LeaderboardOptions) -> Snapshot:
+    """The worker's job: compute, and leave the storing to the server, whose writers queue on one lock (a write
+    from this process would make a vote wait in SQLite's busy handler, which sleeps up to 100 ms per try)."""
+    db = connect(db_path, migrate_schema=False)
+    try:
+        return compute_snapshot(db, options)
+    finally:
+        db.close()
+
+
+class SnapshotService:
+    """The server's leaderboard snapshots (module docstring); thread-safe, one per app."""
+
+    def __init__(self, store: Store, *, refresh_s: float = 30.0, keep: int = 32):
+        self.store, self.refresh_s, self.keep = store, refresh_s, keep
+        self._lock = threading.Lock()
+        self._memory: OrderedDict[str, Snapshot] = OrderedDict()
+        self._pending: dict[str, concurrent.futures.Future] = {}
+        self._failed: dict[str, tuple[tuple, str]] = {}  # data version and why a computation failed
+        self._executor: concurrent.futures.ProcessPoolExecutor | None = None
+        self._waiting = threading.BoundedSemaphore(MAX_WAITING)
+
+    def _pool(self) -> concurrent.futures.ProcessPoolExecutor:
+        if self._executor is None:
+            self._executor = concurrent.futures.ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker)
+        return self._executor
+
+    def _remember(self, snapshot: Snapshot) -> None:
+        with self._lock:
+            self._memory[snapshot.key] = snapshot
+            self._memory.move_to_end(snapshot.key)
+            while len(self._memory) > self.keep:
+                self._memory.popitem(last=False)
+
+    def latest(self, db: sqlite_utils.Database, key: str) -> Snapshot | None:
+        """The newest snapshot of ``key``: from memory, else from the database (computed earlier, or elsewhere)."""
+        with self._lock:
+            snapshot = self._memory.get(key)
+            if snapshot is not None:
+                self._memory.move_to_end(key)
+                return snapshot
+        snapshot = stored_snapshot(db, key)
+        if snapshot is not None:
+            self._remember(snapshot)
+        return snapshot
+
+    def _schedule(self, key: str, options: LeaderboardOptions, version: tuple) -> concurrent.futures.Future | None:
+        """The computation of ``key``, started unless one is under way; None when ``keep`` are already waiting."""
+        with self._lock:
+            future = self._pending.get(key)
+            if future is not None:
+                return future
+            if len(self._pending) >= self.keep:
+                return None
+            try:
+                future = self._pool().submit(_compute_in_worker, str(self.store.path), options)
+            except concurrent.futures.BrokenExecutor:  # the worker died (e.g. killed for memory): start a new one
+                self._executor = None
+                future = self._pool().submit(_compute_in_worker, str(self.store.path), options)
+            self._pending[key] = future
+        future.add_done_callback(lambda done: self._finished(key, version, done))
+        return future
+
+    def _finished(self, key: str, version: tuple, future: concurrent.futures.Future) -> None:
+        with self._lock:
+            self._pending.pop(key, None)
+        if future.cancelled():
+            return
+        error = future.exception()
+        if error is not None:
+            log.error("the leaderboard for %s could not be computed: %s", key, error)
+            with self._lock:
+                self._failed[key] = (version, f"{type(error).__name__}: {error}")
+            return
+        with self._lock:
+            self._failed.pop(key, None)
+        snapshot = future.result()
+        self._remember(snapshot)
+        try:
+            store_snapshot(self.store.db(), snapshot, self.keep)
+        except sqlite3.Error as error:  # shown from memory all the same; only other processes miss it
+            log.error("the leaderboard snapshot for %s could not be stored: %s", key, error)
+
+    def view(self, db: sqlite_utils.Database, options: LeaderboardOptions, *, refresh: bool = False,
+             wait_s: float = 0.0) -> tuple[Snapshot | None, str]:
+        """The latest snapshot for ``options`` (None if there is none yet) and what is happening to it: "" (fresh),
+        "updating" (a newer one is being computed) or why the last computation failed.
+
+        A computation starts when there is no snapshot, or when the data changed since it and it is at least
+        ``refresh_s`` old (``refresh``: whatever its age); after a failure, only once the data changed again or on
+        ``refresh``. Only a viewer without any snapshot waits, at most ``wait_s`` seconds and ``MAX_WAITING``
+        viewers at once, for the first one.
+        """
+        key = options_key(options)
+        snapshot, version = self.latest(db, key), data_version(db)
+        with self._lock:
+            failed = self._failed.get(key)
+        due = snapshot is None or (snapshot.data_version != version
+                                   and (refresh or snapshot.age() >= self.refresh_s))
+        if due and (refresh or failed is None or failed[0] != version):
+            future = self._schedule(key, options, version)
+        else:
+            with self._lock:
+                future = self._pending.get(key)
+        if future is not None and snapshot is None and wait_s > 0 and self._waiting.acquire(blocking=False):
+            try:
+                concurrent.futures.wait([future], timeout=wait_s)
+            finally:
+                self._waiting.release()
+            snapshot = self.latest(db, key)
+        with self._lock:
+            failed = self._failed.get(key)
+            running = key in self._pending
+        return snapshot, "updating" if running else (failed[1] if failed else "")
+
+    def warm_up(self) -> None:
+        """Start the worker process now (it imports the numeric libraries once), so the first view is quick."""
+        self._pool().submit(os.getpid)
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None

@@ -1,0 +1,103 @@
+"""Battles: a prompt and two images from two different models, shown left (A) and right (B).
+
+How they are drawn is :mod:`sampling`'s business; this module records them and reads them back. A battle row records to whom it was served (an annotator or a judge), in which session, when and by which strategy.
+Its id is an unguessable token: the vote handler checks it against the session (see :mod:`datamodel.votes`).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import sqlite_utils
+
+@dataclass(frozen=True)
+class ShownImage:
+    image_id: int
+    media_hash: str
+    media_ext: str
+
+
+@dataclass(frozen=True)
+class Battle:
+    id: str
+    prompt_id: int
+    suite: str
+    subset: str
+    variant: str
+    text: str
+    metadata: dict[str, Any]
+    left: ShownImage
+    right: ShownImage
+    served_at: float
+    media_token: str  # the images are served at /battle-media/<media_token>/a and /b
+
+
+@dataclass(frozen=True)
+class Pairing:
+    prompt_id: int
+    left_image_id: int
+    right_image_id: int
+
+
+def record_battle(
+    db: sqlite_utils.Database,
+    pairing: Pairing,
+    *,
+    session_id: str,
+    annotator_id: int | None = None,
+    judge: str | None = None,
+    strategy: str = "uniform",
+    now: float | None = None,
+) -> Battle:
+    """Record ``pairing`` as a battle served to an annotator or a judge, drawn by ``strategy``; return it.
+
+    (:func:`sampling.draws.serve_battle` draws one and records it.)"""
+    if (annotator_id is None) == (judge is None):
+        raise ValueError("serve_battle needs exactly one of annotator_id (a person) or judge (a judge's name).")
+    battle_id, media_token = secrets.token_urlsafe(18), secrets.token_urlsafe(18)
+    served_at = time.time() if now is None else now
+    with db.conn:
+        db.execute(
+            "INSERT INTO battles (id, prompt_id, left_image_id, right_image_id, served_to_kind, annotator_id, judge, "
+            "session_id, media_token, strategy, served_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [battle_id, pairing.prompt_id, pairing.left_image_id, pairing.right_image_id,
+             "judge" if judge else "human", annotator_id, judge, session_id, media_token, strategy, served_at],
+        )
+    return load_battle(db, battle_id)
+
+
+def load_battle(db: sqlite_utils.Database, battle_id: str) -> Battle:
+    row = db.execute(
+        """
+        SELECT b.id, b.prompt_id, p.suite, p.subset, p.variant, p.text, p.metadata, b.served_at,
+               l.id, l.media_hash, l.media_ext, r.id, r.media_hash, r.media_ext, b.media_token
+        FROM battles b JOIN prompts p ON p.id = b.prompt_id
+        JOIN images l ON l.id = b.left_image_id JOIN images r ON r.id = b.right_image_id
+        WHERE b.id = ?
+        """,
+        [battle_id],
+    ).fetchone()
+    if row is None:
+        raise LookupError(f"no battle {battle_id!r}")
+    return Battle(
+        id=row[0], prompt_id=row[1], suite=row[2], subset=row[3], variant=row[4], text=row[5],
+        metadata=json.loads(row[6]), served_at=row[7],
+        left=ShownImage(row[8], row[9], row[10]), right=ShownImage(row[11], row[12], row[13]), media_token=row[14],
+    )
+
+
+def battle_image(db: sqlite_utils.Database, media_token: str, side: str) -> ShownImage | None:
+    """The image shown on ``side`` ("a" or "b") of the battle with ``media_token``, or None."""
+    column = {"a": "left_image_id", "b": "right_image_id"}.get(side)
+    if column is None:
+        return None
+    row = db.execute(
+        f"SELECT i.id, i.media_hash, i.media_ext FROM battles b JOIN images i ON i.id = b.{column} "
+        "WHERE b.media_token = ?",
+        [media_token],
+    ).fetchone()
+    return ShownImage(*row) if row else None

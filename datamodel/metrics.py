@@ -1,0 +1,168 @@
+"""Reading images for scoring and writing metric rows; the model × metric table for the leaderboard.
+
+A metric row is identified by (model, image or none, suite, subset, name, scorer) (the ``metrics_key`` unique index):
+writing the same key again replaces the value, so every scorer can be rerun safely. ``scorer`` names the model that
+scored (e.g. ``open_clip:ViT-B-32:openai``), ``scorer_version`` the library version and weights, so rows made with
+tiny random stand-ins never mix with real ones.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+import sqlite_utils
+from PIL import Image
+
+from datamodel.media import MediaStore
+
+def lower_is_better(name: str) -> bool:
+    """Whether a smaller value of metric ``name`` is better: FID and the standard deviations over paraphrases
+    (``consistency_std*``; for the signed ``..._S_final`` a smaller absolute value is better, so it is not listed)."""
+    base = name.split(" ")[0]
+    return base == "fid" or (base.startswith("consistency_std") and not base.endswith("S_final"))
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    model_id: int
+    name: str
+    value: float | None
+    scorer: str
+    image_id: int | None = None  # None: a model-level metric
+    suite: str = ""
+    subset: str = ""
+    scorer_version: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def write_metrics(db: sqlite_utils.Database, rows: Iterable[MetricRow]) -> int:
+    """Insert or replace metric rows in one transaction; return how many were written."""
+    count = 0
+    with db.conn:
+        for row in rows:
+            value = None if row.value is None else float(row.value)
+            db.execute(
+                "INSERT INTO metrics (model_id, image_id, suite, subset, name, value, scorer, scorer_version, details) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (model_id, ifnull(image_id, 0), suite, subset, name, scorer) DO UPDATE SET "
+                "value = excluded.value, scorer_version = excluded.scorer_version, details = excluded.details, "
+                "created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+                [row.model_id, row.image_id, row.suite, row.subset, row.name, value, row.scorer, row.scorer_version,
+                 json.dumps(row.details, sort_keys=True)],
+            )
+            count += 1
+    return count
+
+
+def image_rows(db: sqlite_utils.Database, suite: str, *, subset: str | None = None, variant: str | None = None,
+               models: Sequence[str] | None = None) -> list[dict]:
+    """Images of a suite with their prompt and model: id, model_id, model, prompt_id, idx, text, item_key, role,
+    subset, variant, metadata (parsed), media_hash, media_ext; ordered by image id."""
+    sql = (
+        "SELECT i.id, i.model_id, m.name AS model, i.prompt_id, i.idx, i.media_hash, i.media_ext, p.text, p.suite, "
+        "p.item_key, p.role, p.subset, p.variant, p.metadata FROM images i JOIN prompts p ON p.id = i.prompt_id "
+        "JOIN models m ON m.id = i.model_id WHERE p.suite = ?"
+    )
+    args: list[Any] = [suite]
+    for column, value in (("p.subset", subset), ("p.variant", variant)):
+        if value is not None:
+            sql += f" AND {column} = ?"
+            args.append(value)
+    if models:
+        sql += f" AND m.name IN ({','.join('?' * len(models))})"
+        args += list(models)
+    rows = list(db.query(sql + " ORDER BY i.id", args))
+    for row in rows:
+        row["metadata"] = json.loads(row["metadata"] or "{}")
+    return rows
+
+
+def open_image(media: MediaStore, row: dict) -> Image.Image:
+    """The RGB image of an ``image_rows`` row."""
+    with Image.open(media.path(row["media_hash"], row["media_ext"])) as image:
+        return image.convert("RGB")
+
+
+def scored_image_ids(db: sqlite_utils.Database, name: str, scorer: str) -> set[int]:
+    """Images that already have metric ``name`` from ``scorer``."""
+    rows = db.execute("SELECT image_id FROM metrics WHERE name = ? AND scorer = ? AND image_id IS NOT NULL", [name, scorer])
+    return {row[0] for row in rows}
+
+
+def image_metric_frame(db: sqlite_utils.Database, name: str, *, scorer: str | None = None, suite: str | None = None):
+    """One row per scored image: image_id, model, prompt_id, idx, suite, subset, variant, item_key, role, category,
+    scorer, value (pandas DataFrame)."""
+    import pandas as pd
+
+    sql = (
+        "SELECT x.image_id, m.name AS model, i.prompt_id, i.idx, p.suite, p.subset, p.variant, p.item_key, p.role, "
+        "json_extract(p.metadata, '$.category') AS category, x.scorer, x.value FROM metrics x "
+        "JOIN images i ON i.id = x.image_id JOIN prompts p ON p.id = i.prompt_id JOIN models m ON m.id = x.model_id "
+        "WHERE x.name = ?"
+    )
+    args: list[Any] = [name]
+    if scorer is not None:
+        sql += " AND x.scorer = ?"
+        args.append(scorer)
+    if suite is not None:
+        sql += " AND p.suite = ?"
+        args.append(suite)
+    columns = ["image_id", "model", "prompt_id", "idx", "suite", "subset", "variant", "item_key", "role", "category",
+               "scorer", "value"]
+    return pd.DataFrame(db.execute(sql + " ORDER BY x.image_id", args).fetchall(), columns=columns)
+
+
+def model_metric_table(db: sqlite_utils.Database, suite: str | None = None):
+    """Rows: every model (column ``model``); columns: metric names; values: model-level metrics as stored and the
+    model mean of image-level metrics.
+
+    Model-level metrics are taken from their overall row (subset ''); rows with a subset (per-category
+    accuracies, the ``reward_mann_whitney_p`` comparisons under ``vs <model>``) are not columns. A name computed by several scorers (a real
+    CLIP and a tiny stand-in, say) gets one column per scorer, ``name [scorer]``; a model-level name present in
+    several suites gets ``name (suite)`` unless ``suite`` selects one. ``table.attrs["lower_is_better"]`` lists the
+    columns where smaller is better (FID, consistency spreads), for rank correlations against ELO.
+    """
+    import pandas as pd
+
+    models = [row[0] for row in db.execute("SELECT name FROM models ORDER BY name")]
+    where, args = "", []
+    if suite is not None:
+        where, args = " AND x.suite = ?", [suite]
+    image_level = pd.DataFrame(
+        db.execute(
+            "SELECT m.name, x.name, x.scorer, '' AS suite, AVG(x.value) FROM metrics x JOIN models m ON m.id = x.model_id "
+            f"WHERE x.image_id IS NOT NULL{where} GROUP BY m.name, x.name, x.scorer", args
+        ).fetchall(),
+        columns=["model", "metric", "scorer", "suite", "value"],
+    )
+    model_level = pd.DataFrame(
+        db.execute(
+            "SELECT m.name, x.name, x.scorer, x.suite, x.value FROM metrics x JOIN models m ON m.id = x.model_id "
+            f"WHERE x.image_id IS NULL AND x.subset = ''{where}", args
+        ).fetchall(),
+        columns=["model", "metric", "scorer", "suite", "value"],
+    )
+    long = pd.concat([image_level, model_level], ignore_index=True)
+    table = pd.DataFrame({"model": models})
+    if long.empty:
+        table.attrs["lower_is_better"] = []
+        return table
+    scorers = long.groupby("metric")["scorer"].nunique()
+    suites = long.groupby("metric")["suite"].nunique()
+
+    def label(row) -> str:
+        text = row["metric"]
+        if suites[row["metric"]] > 1 and row["suite"]:
+            text += f" ({row['suite']})"
+        if scorers[row["metric"]] > 1:
+            text += f" [{row['scorer']}]"
+        return text
+
+    long["column"] = long.apply(label, axis=1)
+    wide = long.pivot_table(index="model", columns="column", values="value", aggfunc="mean")
+    columns = sorted(wide.columns)
+    table = table.join(wide[columns], on="model")
+    table.attrs["lower_is_better"] = [c for c in columns if lower_is_better(c)]
+    return table

@@ -1,0 +1,221 @@
+"""Quality controls on human votes: flag, never delete.
+
+Rules (thresholds in :class:`QualityRules`, defaults from public arena practice):
+
+- **rate**: a vote that is the 31st or later within one hour, or the 101st or later within three hours, of the same
+  annotator;
+- **speed**: runs of at least 10 consecutive votes, each less than 5 s after the one before;
+- **bias**: an annotator with at least 20 votes of which at least 80% pick the same screen side (A or B) or the same
+  model: all their votes.
+
+Flagged votes get ``excluded = 1`` and the reason; ratings leave them out by default. An admin's decision on a vote
+(``reviewed = 1``) is final: the rules never change that vote's flag again. :func:`apply_rules` runs in the same
+transaction as each human vote.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import Counter
+from dataclasses import dataclass
+from typing import Sequence
+
+import sqlite_utils
+
+
+@dataclass(frozen=True)
+class QualityRules:
+    max_per_hour: int = 30
+    max_per_3_hours: int = 100
+    fast_streak: int = 10
+    fast_seconds: float = 5.0
+    bias_share: float = 0.8
+    bias_min_votes: int = 20
+
+
+@dataclass(frozen=True)
+class VoteFact:
+    vote_id: int
+    voted_at: float  # unix seconds
+    outcome: str  # A | B | tie | both_bad
+    winner: str | None  # the model picked, for A/B votes
+
+
+def bias_from_counts(total: int, sides: Counter, models: Counter, rules: QualityRules = QualityRules()) -> list[str]:
+    """The bias rule on vote counts: ``total`` votes, A/B counts in ``sides``, picks per model in ``models``."""
+    if total < rules.bias_min_votes:
+        return []
+    reasons = []
+    for label, counter in (("side", sides), ("model", models)):
+        top = [(value, count) for value, count in counter.items() if count > 0]
+        if top:
+            value, count = max(top, key=lambda item: (item[1], str(item[0])))
+            if count >= rules.bias_share * total:
+                reasons.append(f"at least {rules.bias_share:.0%} of this annotator's votes for {label} {value}")
+    return reasons
+
+
+def bias_reasons(votes: Sequence[VoteFact], rules: QualityRules = QualityRules()) -> list[str]:
+    """The bias rule over all of one annotator's votes: the reasons that apply to every one of them."""
+    return bias_from_counts(len(votes), Counter(v.outcome for v in votes if v.outcome in ("A", "B")),
+                            Counter(v.winner for v in votes if v.winner), rules)
+
+
+def flag_reasons(
+    votes: Sequence[VoteFact], rules: QualityRules = QualityRules(), bias: Sequence[str] | None = None, *,
+    last: int | None = None,
+) -> dict[int, str]:
+    """{vote_id: reason} for the votes of one annotator (any order) that break a rule.
+
+    ``bias`` gives the bias rule's reasons when ``votes`` is only a recent window of the annotator's votes;
+    by default they are computed from ``votes``. ``last``: the reasons of the ``last`` newest votes only (the others
+    are the context that the rate and speed rules look back at).
+    """
+    votes = sorted(votes, key=lambda v: (v.voted_at, v.vote_id))
+    first = 0 if last is None else max(0, len(votes) - last)
+    reasons: dict[int, list[str]] = {}
+
+    def flag(vote: VoteFact, reason: str) -> None:
+        reasons.setdefault(vote.vote_id, [])
+        if reason not in reasons[vote.vote_id]:
+            reasons[vote.vote_id].append(reason)
+
+    times = [v.voted_at for v in votes]
+    for index in range(first, len(votes)):
+        vote = votes[index]
+        if index + 1 - bisect_left(times, vote.voted_at - 3600, 0, index + 1) > rules.max_per_hour:
+            flag(vote, f"more than {rules.max_per_hour} votes in an hour")
+        if index + 1 - bisect_left(times, vote.voted_at - 3 * 3600, 0, index + 1) > rules.max_per_3_hours:
+            flag(vote, f"more than {rules.max_per_3_hours} votes in 3 hours")
+
+    run_start = 0
+    for index in range(1, len(votes) + 1):
+        if index == len(votes) or votes[index].voted_at - votes[index - 1].voted_at >= rules.fast_seconds:
+            if index - run_start >= rules.fast_streak:
+                for vote in votes[max(run_start, first):index]:
+                    flag(vote, f"{rules.fast_streak}+ consecutive votes less than {rules.fast_seconds:g} s apart")
+            run_start = index
+
+    for reason in bias_reasons(votes, rules) if bias is None else bias:
+        for vote in votes[first:]:
+            flag(vote, reason)
+    return {vote_id: "; ".join(parts) for vote_id, parts in reasons.items()}
+
+
+# What each vote showed is on the vote itself (datamodel.schema._study_scale): no join through its battle and images.
+_VOTE_FACTS = """
+    SELECT v.id, v.voted_at, v.outcome, CASE v.outcome WHEN 'A' THEN ml.name WHEN 'B' THEN mr.name END
+    FROM votes v JOIN models ml ON ml.id = v.left_model_id JOIN models mr ON mr.id = v.right_model_id
+    WHERE v.annotator_id = ?
+"""
+
+
+def annotator_votes(db: sqlite_utils.Database, annotator_id: int, since: float | None = None) -> list[VoteFact]:
+    """An annotator's votes (those at ``since`` or later, if given)."""
+    if since is None:
+        rows = db.execute(_VOTE_FACTS, [annotator_id]).fetchall()
+    else:
+        rows = db.execute(_VOTE_FACTS + " AND v.voted_at >= ?", [annotator_id, since]).fetchall()
+    return [VoteFact(*row) for row in rows]
+
+
+def _bias_before_and_after(db: sqlite_utils.Database, annotator_id: int, rules: QualityRules):
+    """The bias reasons without and with the annotator's newest vote, from aggregate counts (no per-vote rows)."""
+    facts = _VOTE_FACTS.replace("v.id, v.voted_at, v.outcome,", "v.outcome,").replace(" END", " END AS winner")
+    counts = db.execute(f"SELECT outcome, winner, COUNT(*) FROM ({facts}) GROUP BY outcome, winner",
+                        [annotator_id]).fetchall()
+    total, sides, models = 0, Counter(), Counter()
+    for outcome, winner, n in counts:
+        total += n
+        if outcome in ("A", "B"):
+            sides[outcome] += n
+        if winner:
+            models[winner] += n
+    after = bias_from_counts(total, sides, models, rules)
+    newest = db.execute(_VOTE_FACTS + " ORDER BY v.voted_at DESC, v.id DESC LIMIT 1", [annotator_id]).fetchone()
+    if newest is None:
+        return after, after
+    _, _, outcome, winner = newest
+    sides[outcome] -= outcome in ("A", "B")
+    models[winner] -= bool(winner)
+    return bias_from_counts(total - 1, sides, models, rules), after
+
+
+def apply_rules(
+    db: sqlite_utils.Database, annotator_id: int, rules: QualityRules = QualityRules(), *, full: bool = False
+) -> int:
+    """Bring the ``excluded`` flags of an annotator's unreviewed votes in line with the rules; return changes
+    (:func:`update_flags`, counted)."""
+    return len(update_flags(db, annotator_id, rules, full=full))
+
+
+def update_flags(
+    db: sqlite_utils.Database, annotator_id: int, rules: QualityRules = QualityRules(), *, full: bool = False
+) -> dict[int, tuple[int, int]]:
+    """Bring the ``excluded`` flags of an annotator's unreviewed votes in line with the rules; return
+    {vote id: (excluded before, excluded after)} of the votes it changed (their flag, or only their reason).
+
+    Called after each new vote (:func:`datamodel.votes.record_vote`, which hands the flipped flags on to the sampler's
+    counts). A new vote that is the annotator's latest in time changes at most the flags of the ``fast_streak``
+    newest votes: a vote's rate flags depend only on the votes before it, and a speed run it completes flags its
+    members, of which those further back already belonged to a run as long as the streak. So unless the bias rule's
+    verdict changed with the newest vote (or ``full``), only those are re-examined, with 3 hours of context before
+    them; a vote recorded out of time order re-examines the last 3 hours (with 3 more of context). The cost stays
+    flat however many votes the annotator has.
+    """
+    with db.conn:
+        before, after = _bias_before_and_after(db, annotator_id, rules)
+        newest = db.execute("SELECT max(voted_at) FROM votes WHERE annotator_id = ?", [annotator_id]).fetchone()[0]
+        latest = db.execute("SELECT voted_at FROM votes WHERE annotator_id = ? ORDER BY id DESC LIMIT 1",
+                            [annotator_id]).fetchone()
+        recent = None  # the newest votes whose flags may change
+        if not full and before == after and latest is not None and latest[0] == newest:
+            recent = db.execute("SELECT id, voted_at FROM votes WHERE annotator_id = ? ORDER BY voted_at DESC, id "
+                                "DESC LIMIT ?", [annotator_id, rules.fast_streak]).fetchall()
+        window = None if full or before != after or newest is None else newest - 3 * 3600
+        if recent:
+            window = min(at for _, at in recent)
+        context = None if window is None else window - 3 * 3600
+        reasons = flag_reasons(annotator_votes(db, annotator_id, since=context), rules, bias=after,
+                               last=len(recent) if recent else None)
+        sql = "SELECT id, excluded, excluded_reason FROM votes WHERE annotator_id = ? AND reviewed = 0"
+        if recent:
+            ids = [vote_id for vote_id, _ in recent]
+            rows = db.execute(f"{sql} AND id IN ({', '.join('?' * len(ids))})", [annotator_id, *ids]).fetchall()
+        else:
+            rows = db.execute(sql if window is None else sql + " AND voted_at >= ?",
+                              [annotator_id] if window is None else [annotator_id, window]).fetchall()
+        changed: dict[int, tuple[int, int]] = {}
+        for vote_id, excluded, reason in rows:
+            wanted = (1, reasons[vote_id]) if vote_id in reasons else (0, "")
+            if (excluded, reason) != wanted:
+                db.execute("UPDATE votes SET excluded = ?, excluded_reason = ? WHERE id = ?", [*wanted, vote_id])
+                changed[vote_id] = (excluded, wanted[0])
+    return changed
+
+
+def review_vote(db: sqlite_utils.Database, vote_id: int, *, exclude: bool, note: str = "") -> None:
+    """An admin's final word on one vote: exclude it (with ``note``) or include it despite the rules.
+
+    A server's sampler counts only non-excluded votes: the admin tab has it read them again afterwards
+    (:meth:`sampling.sampler.SamplingStats.reload`)."""
+    with db.conn:
+        cursor = db.execute(
+            "UPDATE votes SET excluded = ?, reviewed = 1, excluded_reason = ? WHERE id = ?",
+            [int(exclude), (note or "excluded by an admin") if exclude else (note or "included by an admin"), vote_id],
+        )
+        if cursor.rowcount == 0:
+            raise LookupError(f"No vote with id {vote_id}. Copy the id from the flagged votes table.")
+
+
+def flagged_votes(db: sqlite_utils.Database, limit: int = 500) -> list[dict]:
+    """Votes the rules flagged or an admin reviewed, newest first."""
+    return list(
+        db.query(
+            """
+            SELECT v.id AS vote_id, v.voter, v.outcome, v.created_at, v.excluded, v.reviewed, v.excluded_reason AS reason
+            FROM votes v WHERE v.excluded = 1 OR v.reviewed = 1 ORDER BY v.id DESC LIMIT ?
+            """,
+            [limit],
+        )
+    )

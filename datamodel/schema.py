@@ -1,0 +1,275 @@
+"""The arena database schema and its migrations.
+
+Migrations are plain functions taking a :class:`sqlite_utils.Database`, applied in order, each in one transaction;
+``PRAGMA user_version`` holds how many have run. To change the schema, append a function to ``MIGRATIONS``; never
+edit one that has shipped.
+
+Tables (names meant to be read in any SQLite browser):
+
+- ``models``: the text-to-image systems being compared.
+- ``prompts``: one row per prompt text: ``suite`` (taxonomy, commonsense, ...), ``subset`` (Easy, Hypernymy, ...),
+  ``variant`` (with_definition / without_definition, or ''), ``item_key`` (synset id, pair id, ...), ``role``
+  (p1 / p2, anchor / permutation / paraphrase, ...: prompts of one item share ``item_key`` and differ by role),
+  ``text`` and ``metadata`` (JSON: definition, hypernyms, cohyponyms, expected description, category, ...).
+- ``images``: a model's image for a prompt, stored in the media folder under its SHA-256 (``media_hash``).
+- ``annotators``: people who vote; tokens are stored hashed.
+- ``battles``: a prompt and two images shown left (A) and right (B), to whom, in which session, when.
+- ``votes``: at most one per battle; outcome relative to the displayed positions; ``excluded`` keeps flagged
+  votes out of ratings without deleting them.
+- ``metrics``: automatic scores per image or per model.
+- ``data_versions`` and ``leaderboard_snapshots``: change counters and computed leaderboards (:func:`_study_scale`).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import sqlite_utils
+
+OUTCOMES = ("A", "B", "tie", "both_bad")
+VOTER_KINDS = ("human", "judge")
+
+
+def _initial_schema(db: sqlite_utils.Database) -> None:
+    db.execute(
+        """
+        CREATE TABLE models (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            source TEXT NOT NULL DEFAULT 'imported',  -- demo | diffusers | imported
+            description TEXT NOT NULL DEFAULT '',
+            config TEXT NOT NULL DEFAULT '{}',        -- JSON: pipeline class, weights, defaults
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE prompts (
+            id INTEGER PRIMARY KEY,
+            suite TEXT NOT NULL,
+            subset TEXT NOT NULL DEFAULT '',
+            variant TEXT NOT NULL DEFAULT '',
+            item_key TEXT NOT NULL,
+            role TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            UNIQUE (suite, subset, item_key, variant, role)
+        )"""
+    )
+    db.execute("CREATE INDEX prompts_suite ON prompts (suite, subset, variant)")
+    db.execute(
+        """
+        CREATE TABLE images (
+            id INTEGER PRIMARY KEY,
+            prompt_id INTEGER NOT NULL REFERENCES prompts(id),
+            model_id INTEGER NOT NULL REFERENCES models(id),
+            idx INTEGER NOT NULL DEFAULT 0,          -- generation index for several images per prompt
+            seed INTEGER,
+            media_hash TEXT NOT NULL,                -- SHA-256 of the file in the media folder
+            media_ext TEXT NOT NULL,                 -- png | jpg | webp
+            width INTEGER NOT NULL,
+            height INTEGER NOT NULL,
+            params TEXT NOT NULL DEFAULT '{}',       -- JSON: generation parameters or import source
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            UNIQUE (prompt_id, model_id, idx)
+        )"""
+    )
+    db.execute("CREATE INDEX images_model ON images (model_id)")
+    db.execute(
+        """
+        CREATE TABLE annotators (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            token_hash TEXT NOT NULL,                -- scrypt hash, never the token itself
+            source TEXT NOT NULL DEFAULT 'signup',   -- config | signup
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE battles (
+            id TEXT PRIMARY KEY,                     -- unguessable token
+            prompt_id INTEGER NOT NULL REFERENCES prompts(id),
+            left_image_id INTEGER NOT NULL REFERENCES images(id),   -- shown as A
+            right_image_id INTEGER NOT NULL REFERENCES images(id),  -- shown as B
+            served_to_kind TEXT NOT NULL CHECK (served_to_kind IN ('human', 'judge')),
+            annotator_id INTEGER REFERENCES annotators(id),
+            judge TEXT,
+            session_id TEXT NOT NULL,
+            media_token TEXT NOT NULL UNIQUE,        -- unguessable; the page loads the two images through it
+            strategy TEXT NOT NULL DEFAULT 'uniform',
+            served_at REAL NOT NULL,                 -- unix time the battle was drawn for its session
+            CHECK (left_image_id != right_image_id)
+        )"""
+    )
+    db.execute("CREATE INDEX battles_prompt ON battles (prompt_id)")
+    db.execute(
+        """
+        CREATE TABLE votes (
+            id INTEGER PRIMARY KEY,
+            battle_id TEXT NOT NULL UNIQUE REFERENCES battles(id),
+            voter TEXT NOT NULL,                     -- annotator name or judge name
+            voter_kind TEXT NOT NULL CHECK (voter_kind IN ('human', 'judge')),
+            annotator_id INTEGER REFERENCES annotators(id),
+            outcome TEXT NOT NULL CHECK (outcome IN ('A', 'B', 'tie', 'both_bad')),
+            seconds_to_vote REAL,                    -- from the battle being shown to the vote
+            voted_at REAL NOT NULL,                  -- unix time of the vote
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            excluded INTEGER NOT NULL DEFAULT 0,
+            excluded_reason TEXT NOT NULL DEFAULT '',
+            reviewed INTEGER NOT NULL DEFAULT 0      -- 1: an admin decided; the quality rules leave it alone
+        )"""
+    )
+    db.execute("CREATE INDEX votes_voter ON votes (voter_kind, voter)")
+    db.execute("CREATE INDEX votes_annotator ON votes (annotator_id)")
+    db.execute(
+        """
+        CREATE TABLE metrics (
+            id INTEGER PRIMARY KEY,
+            model_id INTEGER NOT NULL REFERENCES models(id),
+            image_id INTEGER REFERENCES images(id),  -- NULL for a model-level metric
+            suite TEXT NOT NULL DEFAULT '',
+            subset TEXT NOT NULL DEFAULT '',
+            name TEXT NOT NULL,
+            value REAL,
+            scorer TEXT NOT NULL,
+            scorer_version TEXT NOT NULL DEFAULT '',
+            details TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        )"""
+    )
+    db.execute(
+        "CREATE UNIQUE INDEX metrics_key ON metrics (model_id, ifnull(image_id, 0), suite, subset, name, scorer)"
+    )
+
+
+def _judges_schema(db: sqlite_utils.Database) -> None:
+    """Judge tables (:mod:`judges`): the request cache and the judgments.
+
+    - ``judge_requests``: one row per answered API request, keyed by the SHA-256 of (endpoint, model, prompt text,
+      image hashes, parameters), so a re-run never pays twice; token usage and estimated cost. Never a key.
+    - ``judgments``: one row per judged subject (a battle, an image and a description, ...), including failed ones
+      with the reason; ``verdict`` is the parsed result, ``raw`` the raw replies / verdicts (JSON).
+    """
+    db.execute(
+        """
+        CREATE TABLE judge_requests (
+            key TEXT PRIMARY KEY,                    -- SHA-256 of endpoint, model, prompt text, image hashes, parameters
+            endpoint TEXT NOT NULL,
+            model TEXT NOT NULL,
+            request TEXT NOT NULL,                   -- JSON: messages with images as SHA-256 (no image data)
+            reply TEXT NOT NULL DEFAULT '',          -- the assistant message
+            refusal TEXT NOT NULL DEFAULT '',
+            finish_reason TEXT NOT NULL DEFAULT '',
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            total_tokens INTEGER,
+            cost_usd REAL,                           -- estimated from the token counts and the judge prices
+            latency_s REAL,
+            attempts INTEGER NOT NULL DEFAULT 1,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE judgments (
+            id INTEGER PRIMARY KEY,
+            judge TEXT NOT NULL,                     -- judge name and model, e.g. gpt-judge:gpt-4o-mini
+            task TEXT NOT NULL,                      -- pairwise | commonsense_fit | semvar_score | saneval | ...
+            subject TEXT NOT NULL,                   -- what was judged; one judgment per judge, task and subject
+            status TEXT NOT NULL CHECK (status IN ('ok', 'inconsistent', 'failed')),
+            reason TEXT NOT NULL DEFAULT '',         -- why it failed (or was inconsistent)
+            verdict TEXT NOT NULL DEFAULT '{}',      -- JSON: the parsed result
+            raw TEXT NOT NULL DEFAULT '[]',          -- JSON: raw replies / verdicts
+            explanation TEXT NOT NULL DEFAULT '',
+            request_keys TEXT NOT NULL DEFAULT '[]', -- JSON: judge_requests keys
+            prompt_id INTEGER REFERENCES prompts(id),
+            image_id INTEGER REFERENCES images(id),
+            model_id INTEGER REFERENCES models(id),
+            battle_id TEXT REFERENCES battles(id),   -- the judge's own battle (pairwise)
+            source_battle_id TEXT REFERENCES battles(id),  -- the human battle it repeats, if any
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            UNIQUE (judge, task, subject)
+        )"""
+    )
+    db.execute("CREATE INDEX judgments_battle ON judgments (battle_id)")
+    db.execute("CREATE INDEX judgments_source_battle ON judgments (source_battle_id)")
+
+
+def _study_scale(db: sqlite_utils.Database) -> None:
+    """What the leaderboard reads at a million votes without a join per vote, and how it knows what changed.
+
+    - ``votes`` also records what its battle showed: ``prompt_id``, ``left_image_id``/``right_image_id``,
+      ``left_model_id``/``right_model_id``, the ``strategy`` that drew it and when it was ``served_at``, copied from
+      the battle when the vote is recorded (battles never change once served). The leaderboard, the sampler and the
+      exports read the votes table alone: following each vote's text battle id into ``battles`` cost 3 s per million
+      votes, the rest of the leaderboard 0.5 s. Older rows are filled here.
+    - ``data_versions``: one counter per kind of data, raised by triggers on every insert, update and delete
+      (``votes``; ``metrics``; ``catalog`` for models, prompts and images). A leaderboard snapshot records the
+      counters it was computed at; equal counters mean nothing it shows has changed.
+    - ``leaderboard_snapshots``: the latest computed leaderboard per set of filters, as JSON, so every viewer (the web
+      tab, its API, the command line) gets one at once (:mod:`arena.leaderboard_service`).
+    """
+    for column in ("prompt_id INTEGER REFERENCES prompts(id)", "left_image_id INTEGER REFERENCES images(id)",
+                   "right_image_id INTEGER REFERENCES images(id)", "left_model_id INTEGER REFERENCES models(id)",
+                   "right_model_id INTEGER REFERENCES models(id)", "strategy TEXT", "served_at REAL"):
+        db.execute(f"ALTER TABLE votes ADD COLUMN {column}")
+    db.execute(
+        """
+        UPDATE votes SET prompt_id = b.prompt_id, left_image_id = b.left_image_id, right_image_id = b.right_image_id,
+               left_model_id = l.model_id, right_model_id = r.model_id, strategy = b.strategy,
+               served_at = b.served_at
+        FROM battles b JOIN images l ON l.id = b.left_image_id JOIN images r ON r.id = b.right_image_id
+        WHERE b.id = votes.battle_id"""
+    )
+    db.execute("CREATE TABLE data_versions (name TEXT PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0)")
+    db.execute("INSERT INTO data_versions (name) VALUES ('votes'), ('metrics'), ('catalog')")
+    for table, counter in (("votes", "votes"), ("metrics", "metrics"), ("models", "catalog"), ("prompts", "catalog"),
+                           ("images", "catalog")):
+        for event in ("INSERT", "UPDATE", "DELETE"):
+            db.execute(
+                f"CREATE TRIGGER {table}_{event.lower()}_version AFTER {event} ON {table} "
+                f"BEGIN UPDATE data_versions SET version = version + 1 WHERE name = '{counter}'; END"
+            )
+    db.execute(
+        """
+        CREATE TABLE leaderboard_snapshots (
+            filters TEXT PRIMARY KEY,                -- JSON: the leaderboard options
+            data_version TEXT NOT NULL,              -- JSON: data_versions when it was computed
+            computed_at REAL NOT NULL,               -- unix time
+            seconds REAL NOT NULL,                   -- how long it took
+            view TEXT NOT NULL                       -- JSON: tables, figures and text as shown
+        )"""
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
+    _initial_schema,
+    _judges_schema,
+    _study_scale,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def schema_version(db: sqlite_utils.Database) -> int:
+    return db.execute("PRAGMA user_version").fetchone()[0]
+
+
+def migrate(db: sqlite_utils.Database) -> int:
+    """Apply the migrations the database lacks, each in its own transaction; return the new version."""
+    version = schema_version(db)
+    if version > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"{db.conn} has schema version {version}, newer than this code's {SCHEMA_VERSION}. "
+            "Upgrade the arena package or open a copy of the database."
+        )
+    for number in range(version, SCHEMA_VERSION):
+        with db.conn:
+            if schema_version(db) > number:  # another process migrated meanwhile
+                continue
+            MIGRATIONS[number](db)
+            db.execute(f"PRAGMA user_version = {number + 1}")
+    return schema_version(db)

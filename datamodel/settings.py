@@ -1,0 +1,183 @@
+"""All configuration in one place.
+
+Each setting is a field of :class:`Settings` with its default, an environment variable and a help text (the table
+``settings_table()`` prints, and the README documents). Values are read, in increasing priority, from the defaults,
+an optional TOML file (``ARENA_CONFIG``, or ``arena.toml`` in the working directory) and the environment.
+Secrets (the admin password, the OpenAI key) are read from the environment only, never from a file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+CONFIG_ENV = "ARENA_CONFIG"
+DEFAULT_CONFIG_FILE = "arena.toml"
+
+
+class SettingsError(ValueError):
+    """A setting has a value the app cannot use; the message names the setting and the fix."""
+
+
+def _setting(default: Any, env: str, help: str, *, secret: bool = False):
+    return field(default=default, metadata={"env": env, "help": help, "secret": secret})
+
+
+@dataclass(frozen=True)
+class Settings:
+    db_path: Path = _setting(Path("data/arena.db"), "ARENA_DB", "SQLite database file (created, with the demo, on first start).")
+    media_dir: Path = _setting(Path("data/media"), "ARENA_MEDIA_DIR", "Content-addressed image folder (files named by their SHA-256).")
+    cache_dir: Path = _setting(Path(".cache"), "ARENA_CACHE_DIR", "Generated caches: tiny demo pipelines, WordNet index files.")
+    wordnet_dir: Path = _setting(Path("/usr/share/wordnet"), "ARENA_WORDNET_DIR", "WordNet 3.0 folder (Debian wordnet-base); without root, point it to any WordNet 3.0 'dict' copy.")
+    host: str = _setting("127.0.0.1", "ARENA_HOST", "Address the web app listens on.")
+    port: int = _setting(7860, "ARENA_PORT", "Port the web app listens on.")
+    admin_password: str = _setting("", "ARENA_ADMIN_PASSWORD", "Password of the admin tab (environment only). Empty: the admin tab stays locked.", secret=True)
+    annotators: str = _setting("", "ARENA_ANNOTATORS", "Annotator accounts as 'name:token,name:token'. Empty: anyone signs up with a name and a token of their choice.")
+    demo: bool = _setting(True, "ARENA_DEMO", "Fill an empty database with the bundled demo (prompts, demo models, images).")
+    bootstrap_rounds: int = _setting(1000, "ARENA_BOOTSTRAP_ROUNDS", "Bootstrap rounds for the leaderboard's 95% confidence intervals.")
+    seed: int = _setting(0, "ARENA_SEED", "Seed of the leaderboard bootstrap.")
+    tie_policy: str = _setting("drop", "ARENA_TIE_POLICY", "How ties and both-bad enter the Bradley-Terry fit: drop (the taxonomy benchmark), half (Chatbot Arena) or half_ties_drop_both_bad.")
+    min_votes: int = _setting(10, "ARENA_MIN_VOTES", "Models with fewer votes are marked provisional on the leaderboard.")
+    leaderboard_refresh_s: float = _setting(30.0, "ARENA_LEADERBOARD_REFRESH_S", "A leaderboard is recomputed in the background, off the vote path, when the data changed and its snapshot is at least this many seconds old (0: as soon as it changed); viewers see the latest snapshot at once.")
+    leaderboard_views: int = _setting(32, "ARENA_LEADERBOARD_VIEWS", "Sets of leaderboard filters whose snapshots are kept (the least recently viewed go first); also the most computations that may wait.")
+    agreement_min_shared: int = _setting(5, "ARENA_AGREEMENT_MIN_SHARED", "Cohen's kappa is listed for pairs of annotators who share at least this many battles.")
+    agreement_max_pairs: int = _setting(50, "ARENA_AGREEMENT_MAX_PAIRS", "At most this many pairs of annotators are listed, those sharing the most battles.")
+    sampling_strategy: str = _setting("uniform", "ARENA_SAMPLING", "How battles pick their two models: uniform (the published protocol), balanced or active (see README).")
+    replication_share: float = _setting(0.0, "ARENA_REPLICATION_SHARE", "Share of battles re-shown to a second annotator (same prompt and images) to measure inter-annotator agreement.")
+    quality_max_per_hour: int = _setting(30, "ARENA_QUALITY_MAX_PER_HOUR", "Votes beyond this many in an hour from one annotator are flagged excluded.")
+    quality_max_per_3_hours: int = _setting(100, "ARENA_QUALITY_MAX_PER_3_HOURS", "Votes beyond this many in 3 hours from one annotator are flagged excluded.")
+    quality_fast_streak: int = _setting(10, "ARENA_QUALITY_FAST_STREAK", "Runs of this many consecutive fast votes are flagged excluded.")
+    quality_fast_seconds: float = _setting(5.0, "ARENA_QUALITY_FAST_SECONDS", "A vote less than this many seconds after the previous one counts as fast.")
+    quality_bias_share: float = _setting(0.8, "ARENA_QUALITY_BIAS_SHARE", "An annotator whose votes pick one side or one model at least this often is flagged.")
+    quality_bias_min_votes: int = _setting(20, "ARENA_QUALITY_BIAS_MIN_VOTES", "The side/model bias rule applies from this many votes on.")
+    rate_limit_annotator_per_minute: int = _setting(30, "ARENA_RATE_LIMIT_ANNOTATOR", "Votes one annotator may cast per minute (0: no limit); more are refused with a message.")
+    rate_limit_client_per_minute: int = _setting(120, "ARENA_RATE_LIMIT_CLIENT", "Votes one client address may cast per minute (0: no limit).")
+    sqlite_synchronous: str = _setting("FULL", "ARENA_SQLITE_SYNCHRONOUS", "SQLite synchronous mode: FULL survives power loss, NORMAL survives a process crash.")
+    judge_base_url: str = _setting("", "ARENA_JUDGE_BASE_URL", "OpenAI-compatible endpoint for judges; empty: api.openai.com.")
+    judge_model: str = _setting("gpt-4o-mini", "ARENA_JUDGE_MODEL", "Model the GPT judge asks.")
+    judge_concurrency: int = _setting(8, "ARENA_JUDGE_CONCURRENCY", "Judge API requests in flight at once.")
+    judge_timeout_s: float = _setting(60.0, "ARENA_JUDGE_TIMEOUT_S", "Seconds before a judge API request times out (then it is retried).")
+    judge_max_retries: int = _setting(5, "ARENA_JUDGE_MAX_RETRIES", "Retries of a judge request after a 429, a 5xx, a timeout or a lost connection (exponential backoff with jitter).")
+    judge_retry_base_s: float = _setting(1.0, "ARENA_JUDGE_RETRY_BASE_S", "First backoff delay in seconds; it doubles with each retry (capped at 60 s).")
+    judge_image_detail: str = _setting("high", "ARENA_JUDGE_IMAGE_DETAIL", "Detail the judge sees images in: high (the published protocol), low or auto.")
+    judge_templates: str = _setting("", "ARENA_JUDGE_TEMPLATES", "TOML file replacing judge prompt templates (keys: pairwise, commonsense_fit, semvar, saneval_*); empty: the protocol texts.")
+    judge_price_input_per_mtok: float = _setting(0.15, "ARENA_JUDGE_PRICE_INPUT", "US dollars per million input tokens, for cost estimates (gpt-4o-mini's price).")
+    judge_price_output_per_mtok: float = _setting(0.60, "ARENA_JUDGE_PRICE_OUTPUT", "US dollars per million output tokens, for cost estimates (gpt-4o-mini's price).")
+
+    def __post_init__(self):
+        if not 0 < self.port < 65536:
+            raise SettingsError(f"port must be between 1 and 65535, got {self.port}. Set ARENA_PORT.")
+        if self.tie_policy not in ("drop", "half", "half_ties_drop_both_bad"):
+            raise SettingsError(
+                f"tie_policy must be drop, half or half_ties_drop_both_bad, got {self.tie_policy!r}. Set ARENA_TIE_POLICY."
+            )
+        if self.sqlite_synchronous.upper() not in ("FULL", "NORMAL", "EXTRA"):
+            raise SettingsError(f"sqlite_synchronous must be FULL, NORMAL or EXTRA, got {self.sqlite_synchronous!r}.")
+        if self.sampling_strategy not in ("uniform", "balanced", "active"):
+            raise SettingsError(
+                f"sampling_strategy must be uniform, balanced or active, got {self.sampling_strategy!r}. Set ARENA_SAMPLING."
+            )
+        if not 0.0 <= self.replication_share <= 1.0:
+            raise SettingsError(f"replication_share is a share between 0 and 1, got {self.replication_share}.")
+        if self.bootstrap_rounds < 0:
+            raise SettingsError("bootstrap_rounds must be 0 or more. Set ARENA_BOOTSTRAP_ROUNDS.")
+        if self.leaderboard_refresh_s < 0 or self.leaderboard_views < 1:
+            raise SettingsError("leaderboard_refresh_s must be 0 or more and leaderboard_views 1 or more. Set "
+                                "ARENA_LEADERBOARD_REFRESH_S and ARENA_LEADERBOARD_VIEWS.")
+        if self.agreement_min_shared < 1 or self.agreement_max_pairs < 1:
+            raise SettingsError("agreement_min_shared and agreement_max_pairs must be 1 or more. Set "
+                                "ARENA_AGREEMENT_MIN_SHARED and ARENA_AGREEMENT_MAX_PAIRS.")
+        parse_accounts(self.annotators)
+        if self.judge_concurrency < 1:
+            raise SettingsError(f"judge_concurrency must be 1 or more, got {self.judge_concurrency}. Set ARENA_JUDGE_CONCURRENCY.")
+        if self.judge_timeout_s <= 0 or self.judge_max_retries < 0 or self.judge_retry_base_s < 0:
+            raise SettingsError("judge_timeout_s must be positive and judge_max_retries, judge_retry_base_s 0 or more. "
+                                "Set ARENA_JUDGE_TIMEOUT_S, ARENA_JUDGE_MAX_RETRIES, ARENA_JUDGE_RETRY_BASE_S.")
+        if self.judge_image_detail not in ("high", "low", "auto"):
+            raise SettingsError(f"judge_image_detail must be high, low or auto, got {self.judge_image_detail!r}. "
+                                "Set ARENA_JUDGE_IMAGE_DETAIL.")
+
+    @property
+    def quality_rules(self):
+        from datamodel.quality import QualityRules
+
+        return QualityRules(
+            max_per_hour=self.quality_max_per_hour, max_per_3_hours=self.quality_max_per_3_hours,
+            fast_streak=self.quality_fast_streak, fast_seconds=self.quality_fast_seconds,
+            bias_share=self.quality_bias_share, bias_min_votes=self.quality_bias_min_votes,
+        )
+
+    @property
+    def annotator_accounts(self) -> dict[str, str]:
+        return parse_accounts(self.annotators)
+
+    def replace(self, **changes) -> "Settings":
+        return dataclasses.replace(self, **changes)
+
+
+def parse_accounts(text: str) -> dict[str, str]:
+    """Parse 'name:token,name:token' into {name: token}."""
+    accounts: dict[str, str] = {}
+    for entry in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, token = entry.partition(":")
+        if not sep or not name.strip() or not token.strip():
+            raise SettingsError(
+                f"annotator account {entry!r} is not 'name:token'. Write ARENA_ANNOTATORS as 'alice:secret1,bob:secret2'."
+            )
+        accounts[name.strip()] = token.strip()
+    return accounts
+
+
+def settings_table() -> list[tuple[str, str, Any, str]]:
+    """(name, environment variable, default, help) for every setting."""
+    return [(f.name, f.metadata["env"], f.default, f.metadata["help"]) for f in dataclasses.fields(Settings)]
+
+
+def _convert(name: str, kind: Any, value: Any) -> Any:
+    kind = {"Path": Path, "str": str, "int": int, "float": float, "bool": bool}.get(kind, kind)
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off", ""):
+            return False
+        raise SettingsError(f"setting {name} must be true or false, got {value!r}.")
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise SettingsError(f"setting {name} must be a {kind.__name__}, got {value!r}.") from None
+
+
+def load_settings(env: Mapping[str, str] | None = None, config_file: str | Path | None = None, **overrides) -> Settings:
+    """Defaults, then the TOML file, then environment variables, then ``overrides``."""
+    env = os.environ if env is None else env
+    path = Path(config_file or env.get(CONFIG_ENV) or DEFAULT_CONFIG_FILE)
+    from_file: dict[str, Any] = {}
+    if path.exists():
+        try:
+            from_file = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as error:
+            raise SettingsError(f"{path}: not valid TOML ({error}). Fix the file or unset {CONFIG_ENV}.") from None
+    elif config_file or env.get(CONFIG_ENV):
+        raise SettingsError(f"config file {path} does not exist. Create it or unset {CONFIG_ENV}.")
+    fields = {f.name: f for f in dataclasses.fields(Settings)}
+    values: dict[str, Any] = {}
+    for key, value in from_file.items():
+        if key == "annotators" and isinstance(value, dict):
+            value = ",".join(f"{name}:{token}" for name, token in value.items())
+        if key not in fields:
+            raise SettingsError(f"{path}: unknown setting {key!r}. Known settings: {', '.join(fields)}.")
+        if fields[key].metadata["secret"]:
+            raise SettingsError(f"{path}: {key} is a secret; set it in the environment as {fields[key].metadata['env']}.")
+        values[key] = value
+    for name, f in fields.items():
+        if f.metadata["env"] in env:
+            values[name] = env[f.metadata["env"]]
+    values.update(overrides)
+    return Settings(**{name: _convert(name, fields[name].type, value) for name, value in values.items()})

@@ -1,0 +1,52 @@
+"""Leaderboard snapshots as stored: the ``leaderboard_snapshots`` table and the ``data_versions`` counters.
+
+A snapshot is a leaderboard as every viewer sees it (JSON), with the change counters it was computed at
+(:func:`datamodel.schema._study_scale`); :mod:`arena.leaderboard_service` computes them and serves them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+import sqlite_utils
+
+
+def data_version(db: sqlite_utils.Database) -> tuple[int, ...]:
+    """The ``data_versions`` counters (catalog, metrics, votes): they change whenever anything shown may have."""
+    return tuple(version for _, version in db.execute("SELECT name, version FROM data_versions ORDER BY name"))
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    key: str
+    view: dict  # arena.leaderboard_view.render_view
+    data_version: tuple[int, ...]
+    computed_at: float  # unix time
+    seconds: float  # how long the computation took
+
+    def age(self, now: float | None = None) -> float:
+        return max(0.0, (time.time() if now is None else now) - self.computed_at)
+
+
+def store_snapshot(db: sqlite_utils.Database, snapshot: Snapshot, keep: int) -> None:
+    """Write ``snapshot`` and drop all but the ``keep`` most recently computed."""
+    with db.conn:
+        db.execute(
+            "INSERT OR REPLACE INTO leaderboard_snapshots (filters, data_version, computed_at, seconds, view) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [snapshot.key, json.dumps(snapshot.data_version), snapshot.computed_at, snapshot.seconds,
+             json.dumps(snapshot.view)],
+        )
+        db.execute("DELETE FROM leaderboard_snapshots WHERE filters NOT IN (SELECT filters FROM leaderboard_snapshots "
+                   "ORDER BY computed_at DESC LIMIT ?)", [keep])
+
+
+def stored_snapshot(db: sqlite_utils.Database, key: str) -> Snapshot | None:
+    row = db.execute("SELECT data_version, computed_at, seconds, view FROM leaderboard_snapshots WHERE filters = ?",
+                     [key]).fetchone()
+    if row is None:
+        return None
+    version, computed_at, seconds, view = row
+    return Snapshot(key, json.loads(view), tuple(json.loads(version)), computed_at, seconds)

@@ -1,0 +1,165 @@
+"""The votes of a slice as integer arrays: what the leaderboard computes on, read in one pass over the votes table.
+
+A million votes as a pandas vote table (:func:`datamodel.vote_table.votes_frame`, 29 columns, joined through battles,
+prompts, images and models) took 3.7 GB and most of a minute to read. The statistics need far less per vote: who
+voted (an annotator id, or a judge), the two models as displayed, the outcome, the two images (which name the
+battle whatever the sides), the strategy that drew it and whether it is excluded. The votes table holds all of it
+(:func:`datamodel.schema._study_scale`), so :func:`read_vote_arrays` scans it alone, packs each vote into three
+integers in SQL and decodes them with numpy: about 1 s and 60 MB per million votes.
+
+Codes
+    ``model_a``/``model_b`` index :attr:`VoteArrays.models`, sorted by name (as :func:`ratings.votes.encode_votes`
+    numbers them, so orientation "by name" is ``model_a > model_b``); ``outcome`` indexes OUTCOMES; ``voter`` is the
+    annotator id for a human vote and −1−k for judge k of :attr:`VoteArrays.judges`; ``subset`` and ``strategy``
+    index :attr:`VoteArrays.subsets` and :attr:`VoteArrays.strategies` (the strategies asked for, then "other").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+import sqlite_utils
+
+from datamodel.schema import OUTCOMES
+from ratings.votes import count_tensor
+
+SLICE_FILTERS = ("suite", "subset", "variant", "category", "voter")
+_PROMPT_COLUMNS = {"suite": "suite", "subset": "subset", "variant": "variant"}
+_CHUNK = 65_536
+
+
+@dataclass(frozen=True)
+class VoteArrays:
+    """One entry per vote, in vote order (see the module docstring for the codes)."""
+
+    models: tuple[str, ...]
+    judges: tuple[str, ...]
+    subsets: tuple[str, ...]
+    strategies: tuple[str, ...]
+    image_bound: int  # every image id is below it
+    voter: np.ndarray
+    model_a: np.ndarray
+    model_b: np.ndarray
+    outcome: np.ndarray
+    image_a: np.ndarray
+    image_b: np.ndarray
+    subset: np.ndarray
+    strategy: np.ndarray
+    excluded: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.outcome)
+
+    @property
+    def n_models(self) -> int:
+        return len(self.models)
+
+    @property
+    def human(self) -> np.ndarray:
+        return self.voter >= 0
+
+    def judge(self, name: str | None) -> np.ndarray:
+        """The votes of judge voter ``name`` (none for None or a judge without votes here)."""
+        if name not in self.judges:
+            return np.zeros(len(self), dtype=bool)
+        return self.voter == -1 - self.judges.index(name)
+
+    def take(self, mask: np.ndarray) -> "VoteArrays":
+        """The votes where ``mask`` holds, in the same order."""
+        per_vote = {f.name: getattr(self, f.name)[mask] for f in fields(self)
+                    if isinstance(getattr(self, f.name), np.ndarray)}
+        return replace(self, **per_vote)
+
+    def counts(self) -> np.ndarray:
+        """The count tensor ``counts[i, j, o]`` of these votes (:mod:`ratings.votes`)."""
+        return count_tensor(self.model_a, self.model_b, self.outcome, self.n_models)
+
+    def battle_keys(self) -> np.ndarray:
+        """One integer per vote naming its battle whatever the sides: the two image ids, smaller first (the
+        images name the prompt too, so this is the ``pair_key`` of :func:`datamodel.vote_table.votes_frame`)."""
+        low, high = np.minimum(self.image_a, self.image_b), np.maximum(self.image_a, self.image_b)
+        return low * self.image_bound + high
+
+    def oriented_outcomes(self) -> np.ndarray:
+        """Outcome codes with A meaning the model whose name sorts first won (:mod:`ratings.agreement`)."""
+        swap = self.model_a > self.model_b
+        return np.where(swap, np.array([1, 0, 2, 3])[self.outcome], self.outcome)
+
+
+def _slice_sql(filters: dict) -> tuple[str, list]:
+    """The WHERE clause over votes ``v`` for the filters: prompt filters become a set of prompt ids (the prompts
+    table is small), a voter filter uses the voter index; the votes table is scanned in id order otherwise."""
+    clauses, params = [], []
+    prompt_clauses, prompt_params = [], []
+    for name, value in filters.items():
+        if value is None:
+            continue
+        if name in _PROMPT_COLUMNS:
+            prompt_clauses.append(f"{_PROMPT_COLUMNS[name]} = ?")
+            prompt_params.append(value)
+        elif name == "category":
+            prompt_clauses.append("(json_extract(metadata, '$.category') = ? OR EXISTS (SELECT 1 FROM "
+                                  "json_each(metadata, '$.categories') c WHERE c.type = 'text' AND c.value = ?))")
+            prompt_params += [value, value]
+        elif name == "voter":
+            clauses.append("v.voter = ?")
+            params.append(value)
+        else:
+            raise ValueError(f"Cannot slice votes by {name}: use {', '.join(SLICE_FILTERS)}.")
+    if prompt_clauses:
+        clauses.append(f"v.prompt_id IN (SELECT id FROM prompts WHERE {' AND '.join(prompt_clauses)})")
+        params += prompt_params
+    return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = (), **filters) -> VoteArrays:
+    """The votes matching ``filters`` (suite, subset, variant, category, voter: one value each, None for any),
+    excluded ones included (the ``excluded`` array marks them). A category matches a prompt's ``category`` or any
+    entry of its ``categories`` list. ``strategies`` names the sampling strategies to tell apart; any other is
+    "other"."""
+    models = tuple(name for name, in db.execute("SELECT name FROM models ORDER BY name"))
+    index_of = dict(db.execute("SELECT id, name FROM models").fetchall())
+    by_name = {name: i for i, name in enumerate(models)}
+    model_index = np.zeros(max(index_of, default=0) + 1, dtype=np.int64)
+    for model_id, name in index_of.items():
+        model_index[model_id] = by_name[name]
+    judges = tuple(name for name, in db.execute(
+        "SELECT DISTINCT voter FROM votes WHERE voter_kind = 'judge' ORDER BY voter"))
+    strategies = (*strategies, "other")
+    subset_rows = db.execute("SELECT id, subset FROM prompts").fetchall()
+    subsets = tuple(sorted({subset for _, subset in subset_rows}))
+    prompt_subset = np.zeros(max((p for p, _ in subset_rows), default=0) + 1, dtype=np.int64)
+    for prompt_id, subset in subset_rows:
+        prompt_subset[prompt_id] = subsets.index(subset)
+    image_prompt = np.zeros(int(db.execute("SELECT coalesce(max(id), 0) FROM images").fetchone()[0]) + 1, np.int64)
+    for image_id, prompt_id in db.execute("SELECT id, prompt_id FROM images"):
+        image_prompt[image_id] = prompt_id
+
+    width = int(model_index.size)  # model ids are < width
+    judge_case = " ".join(f"WHEN ? THEN {-1 - k}" for k in range(len(judges)))
+    strategy_case = " ".join(f"WHEN ? THEN {k}" for k in range(len(strategies)))
+    outcome_case = " ".join(f"WHEN '{o}' THEN {k}" for k, o in enumerate(OUTCOMES))
+    where, params = _slice_sql(filters)
+    sql = (
+        f"SELECT coalesce(v.annotator_id, CASE v.voter {judge_case or 'WHEN NULL THEN 0'} END), "
+        f"((CASE v.strategy {strategy_case} ELSE {len(strategies) - 1} END * {width} + v.left_model_id) * {width} "
+        f"+ v.right_model_id) * 8 + (CASE v.outcome {outcome_case} END) * 2 + v.excluded, "
+        f"v.left_image_id * {image_prompt.size} + v.right_image_id "
+        f"FROM votes v{where} ORDER BY v.id"
+    )
+    cursor = db.execute(sql, [*judges, *strategies, *params])
+    chunks = []
+    while rows := cursor.fetchmany(_CHUNK):
+        chunks.append(np.array(rows, dtype=np.int64).reshape(-1, 3))
+    packed = np.concatenate(chunks) if chunks else np.zeros((0, 3), dtype=np.int64)
+    voter, code, images = packed[:, 0], packed[:, 1], packed[:, 2]
+    image_a, image_b = images // image_prompt.size, images % image_prompt.size
+    excluded, outcome = (code & 1).astype(bool), (code >> 1) & 3
+    pair, strategy = code >> 3, (code >> 3) // (width * width)
+    return VoteArrays(
+        models=models, judges=judges, subsets=subsets, strategies=strategies, image_bound=image_prompt.size, voter=voter,
+        model_a=model_index[(pair // width) % width], model_b=model_index[pair % width], outcome=outcome,
+        image_a=image_a, image_b=image_b, subset=prompt_subset[image_prompt[image_a]], strategy=strategy,
+        excluded=excluded,
+    )

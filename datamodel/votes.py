@@ -1,0 +1,91 @@
+"""The vote rules, enforced on the server.
+
+A battle takes exactly one vote, only from the session it was served to, and only one of the four outcomes
+(``A``, ``B``, ``tie``, ``both_bad``, relative to the displayed positions). Anything else is refused with a
+:class:`VoteRejected` whose message tells the voter what to do, and writes nothing. The check and the insert run in
+one ``BEGIN IMMEDIATE`` transaction, so two concurrent votes on one battle cannot both pass; once
+:func:`record_vote` returns, the vote is committed (durable as the database's ``synchronous`` setting allows).
+"""
+
+from __future__ import annotations
+
+import hmac
+import time
+from dataclasses import dataclass
+
+import sqlite_utils
+
+from datamodel.quality import QualityRules, update_flags
+from datamodel.schema import OUTCOMES
+
+OUTCOME_LABELS = {"A": "A is better", "B": "B is better", "tie": "Tie", "both_bad": "Both are bad"}
+
+
+class VoteRejected(ValueError):
+    """The vote was refused and nothing was written."""
+
+
+@dataclass(frozen=True)
+class VoteReceipt:
+    vote_id: int
+    battle_id: str
+    outcome: str
+    model_a: str  # shown on the left
+    model_b: str  # shown on the right
+    seconds_to_vote: float
+    flag_changes: tuple[tuple[int, int], ...] = ()  # (vote id, excluded now) of the votes whose flag the rules flipped
+    data_version: int | None = None  # the ``votes`` counter of ``data_versions`` when the vote's transaction ended
+
+
+def record_vote(
+    db: sqlite_utils.Database, battle_id: str, outcome: str, *, session_id: str, now: float | None = None,
+    shown_at: float | None = None, rules: QualityRules | None = QualityRules(),
+) -> VoteReceipt:
+    """Store the vote on ``battle_id`` from ``session_id`` and reveal the two models.
+
+    A human vote is checked against the quality ``rules`` (:mod:`datamodel.quality`) in the same transaction: a vote
+    that breaks one is stored, flagged ``excluded`` with the reason. ``rules=None`` skips the check. The receipt
+    lists the votes (this one included) whose ``excluded`` flag the rules flipped and the ``votes`` data version
+    after the transaction, which is what a server's sampler needs to keep its counts exact
+    (:meth:`sampling.sampler.SamplingStats.note_vote`).
+    ``seconds_to_vote`` counts from ``shown_at`` (when the page showed the battle), else from when it was served.
+    """
+    if outcome not in OUTCOMES:
+        raise VoteRejected(f"Unknown outcome {outcome!r}: vote with one of {', '.join(OUTCOMES)}.")
+    if not isinstance(battle_id, str) or not battle_id:
+        raise VoteRejected("No battle to vote on: load a new battle first.")
+    now = time.time() if now is None else now
+    with db.conn:
+        row = db.execute(
+            """
+            SELECT b.session_id, b.served_to_kind, b.annotator_id, b.judge, b.served_at, a.name,
+                   ml.name, mr.name, (SELECT COUNT(*) FROM votes v WHERE v.battle_id = b.id)
+            FROM battles b
+            JOIN images l ON l.id = b.left_image_id JOIN models ml ON ml.id = l.model_id
+            JOIN images r ON r.id = b.right_image_id JOIN models mr ON mr.id = r.model_id
+            LEFT JOIN annotators a ON a.id = b.annotator_id
+            WHERE b.id = ?
+            """,
+            [battle_id],
+        ).fetchone()
+        # An unknown id and someone else's battle get the same answer, so ids cannot be probed.
+        if row is None or not hmac.compare_digest(row[0], session_id or ""):
+            raise VoteRejected("This battle was not shown to you. Load a new battle and vote on it.")
+        served_session, kind, annotator_id, judge, served_at, annotator_name, model_a, model_b, votes = row
+        if votes:
+            raise VoteRejected("This battle already has your vote. Load the next battle.")
+        seconds = max(0.0, now - (served_at if shown_at is None else shown_at))
+        cursor = db.execute(
+            "INSERT INTO votes (battle_id, voter, voter_kind, annotator_id, outcome, seconds_to_vote, voted_at, "
+            "prompt_id, left_image_id, right_image_id, left_model_id, right_model_id, strategy, served_at) "
+            "SELECT ?, ?, ?, ?, ?, ?, ?, b.prompt_id, b.left_image_id, b.right_image_id, l.model_id, r.model_id, "
+            "b.strategy, b.served_at FROM battles b JOIN images l ON l.id = b.left_image_id "
+            "JOIN images r ON r.id = b.right_image_id WHERE b.id = ?",
+            [battle_id, annotator_name if kind == "human" else judge, kind, annotator_id, outcome, seconds, now,
+             battle_id],
+        )
+        changes = update_flags(db, annotator_id, rules) if kind == "human" and rules is not None else {}
+        version = db.execute("SELECT version FROM data_versions WHERE name = 'votes'").fetchone()[0]
+    flips = tuple((vote_id, now_excluded) for vote_id, (was, now_excluded) in sorted(changes.items())
+                  if was != now_excluded)
+    return VoteReceipt(cursor.lastrowid, battle_id, outcome, model_a, model_b, seconds, flips, version)

@@ -1,0 +1,201 @@
+"""T4: SANEval-style compositional prompts: attribute binding, spatial relations, numeracy (protocols.md, T4).
+
+:func:`saneval_specs` scripts prompts from word lists with a seed, like the published benchmark: color, shape and
+texture binding ("a red apple, a blue car and a green chair"), spatial ("a dog to the left of a chair") and numeracy
+("three apples and two dogs"). Each prompt is tagged with its category (``subset`` and ``metadata["category"]``) and
+its object-count stratum (``metadata["stratum"]``: ``1``, ``2``, ``3-5``, ``6-10`` or ``11-15``; the number of
+objects in the picture), and its metadata holds the expected structure, so scoring never parses our own prompts:
+
+- ``objects``: object names (singular), in prompt order; ``object_count``: how many objects the image should show;
+- binding: ``attribute_kind`` (color, shape, texture) and ``attributes`` {object: attribute};
+- spatial: ``relation`` {"subject", "relation" (left of, right of, above, below), "object"};
+- numeracy: ``counts`` {object: count}.
+
+Strata take turns. A stratum that runs out of new prompts (numeracy with one object has one prompt per object) drops
+out and the others fill in. Prompts come one at a time from one generator per category, so the first n prompts are
+the same whatever the total; item keys are ``<category>-s<seed>-<index>``.
+
+:func:`load_saneval_list` imports an external prompt list (CSV or JSONL with ``text`` and ``category``).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import sqlite_utils
+
+from datamodel.catalog import PromptImport, PromptSpec
+from suites.common import SuiteError, read_table, write_specs
+from suites.generic import spec_from_row
+
+SUITE = "saneval"
+BINDING_CATEGORIES = ("color", "shape", "texture")
+CATEGORIES = (*BINDING_CATEGORIES, "spatial", "numeracy")
+STRATA = {"1": (1, 1), "2": (2, 2), "3-5": (3, 5), "6-10": (6, 10), "11-15": (11, 15)}
+CATEGORY_STRATA = {"spatial": ("2",)}  # two objects and a relation; the other categories use every stratum
+PUBLISHED_PER_CATEGORY = 1000
+NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen").split()
+_MAX_TRIES = 200  # draws that may repeat earlier prompts before a stratum counts as exhausted
+
+
+@dataclass(frozen=True)
+class WordLists:
+    objects: tuple[tuple[str, str], ...]  # (singular, plural)
+    color: tuple[str, ...]
+    shape: tuple[str, ...]
+    texture: tuple[str, ...]
+    relations: tuple[tuple[str, str], ...]  # (relation name, phrase in the prompt)
+
+
+WORDS = WordLists(
+    objects=tuple(
+        (word, plural or word + "s")
+        for word, plural in (
+            ("apple", ""), ("backpack", ""), ("ball", ""), ("banana", ""), ("bench", "benches"), ("bicycle", ""),
+            ("bird", ""), ("book", ""), ("bottle", ""), ("bowl", ""), ("box", "boxes"), ("cake", ""), ("candle", ""),
+            ("car", ""), ("cat", ""), ("chair", ""), ("clock", ""), ("cup", ""), ("dog", ""), ("donut", ""),
+            ("elephant", ""), ("flower", ""), ("fork", ""), ("giraffe", ""), ("guitar", ""), ("hat", ""),
+            ("horse", ""), ("kite", ""), ("lamp", ""), ("laptop", ""), ("pillow", ""), ("plate", ""),
+            ("sheep", "sheep"), ("shoe", ""), ("spoon", ""), ("suitcase", ""), ("table", ""),
+            ("teddy bear", ""), ("umbrella", ""), ("vase", ""),
+        )
+    ),
+    color=("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "black", "white", "gray", "beige"),
+    shape=("round", "square", "triangular", "rectangular", "oval", "hexagonal", "star-shaped", "heart-shaped",
+           "diamond-shaped", "cylindrical"),
+    texture=("wooden", "metallic", "glass", "plastic", "furry", "leather", "knitted", "fluffy", "rubber", "marble"),
+    relations=(("left of", "to the left of"), ("right of", "to the right of"), ("above", "above"), ("below", "below")),
+)
+
+
+def stratum_of(object_count: int) -> str:
+    """The stratum ('1', '2', '3-5', '6-10', '11-15') of an object count."""
+    for name, (low, high) in STRATA.items():
+        if low <= object_count <= high:
+            return name
+    raise SuiteError(f"object count {object_count} is outside the strata 1 to 15.")
+
+
+def _a(word: str) -> str:
+    return f"{'an' if word[0] in 'aeiou' else 'a'} {word}"
+
+
+def _join(parts: Sequence[str]) -> str:
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+
+
+def binding_prompt(rng: random.Random, kind: str, count: int, words: WordLists = WORDS) -> tuple[str, dict]:
+    """``count`` distinct objects, each with an attribute of ``kind`` (distinct while the list allows)."""
+    attributes_list = getattr(words, kind)
+    objects = rng.sample([singular for singular, _ in words.objects], count)
+    attributes = (rng.sample(attributes_list, count) if count <= len(attributes_list)
+                  else [rng.choice(attributes_list) for _ in range(count)])
+    text = _join([_a(f"{attribute} {name}") for attribute, name in zip(attributes, objects)])
+    return text, {"objects": objects, "attribute_kind": kind, "attributes": dict(zip(objects, attributes))}
+
+
+def spatial_prompt(rng: random.Random, words: WordLists = WORDS) -> tuple[str, dict]:
+    subject, obj = rng.sample([singular for singular, _ in words.objects], 2)
+    relation, phrase = rng.choice(words.relations)
+    return f"{_a(subject)} {phrase} {_a(obj)}", {
+        "objects": [subject, obj], "relation": {"subject": subject, "relation": relation, "object": obj}
+    }
+
+
+def numeracy_prompt(rng: random.Random, total: int, words: WordLists = WORDS) -> tuple[str, dict]:
+    """Up to three kinds of objects whose counts add up to ``total``."""
+    kinds = rng.randint(1, min(3, total))
+    cuts = sorted(rng.sample(range(1, total), kinds - 1))
+    counts = [high - low for low, high in zip([0, *cuts], [*cuts, total])]
+    chosen = rng.sample(list(words.objects), kinds)
+    text = _join([f"{NUMBER_WORDS[n]} {plural if n > 1 else singular}" for n, (singular, plural) in zip(counts, chosen)])
+    return text, {"objects": [singular for singular, _ in chosen],
+                  "counts": {singular: n for n, (singular, _) in zip(counts, chosen)}}
+
+
+def _draw(rng: random.Random, category: str, stratum: str, words: WordLists) -> tuple[str, dict]:
+    low, high = STRATA[stratum]
+    count = rng.randint(low, high)
+    if category in BINDING_CATEGORIES:
+        text, structure = binding_prompt(rng, category, count, words)
+    elif category == "spatial":
+        text, structure = spatial_prompt(rng, words)
+    else:
+        text, structure = numeracy_prompt(rng, count, words)
+    return text, {"category": category, "stratum": stratum, "object_count": count, **structure}
+
+
+def category_specs(category: str, count: int, *, seed: int = 0, words: WordLists = WORDS) -> list[PromptSpec]:
+    if category not in CATEGORIES:
+        raise SuiteError(f"unknown SANEval category {category!r}. Use {', '.join(CATEGORIES)}.")
+    rng = random.Random(f"{seed}:{category}")
+    strata = list(CATEGORY_STRATA.get(category, STRATA))
+    seen: set[str] = set()
+    specs = []
+    while len(specs) < count:
+        if not strata:
+            raise SuiteError(f"{category}: the word lists give only {len(specs)} distinct prompts, not {count}. "
+                             "Ask for fewer or add words.")
+        stratum = strata[len(specs) % len(strata)]
+        for _ in range(_MAX_TRIES):
+            text, metadata = _draw(rng, category, stratum, words)
+            if text not in seen:
+                break
+        else:
+            strata.remove(stratum)
+            continue
+        seen.add(text)
+        text = text[0].upper() + text[1:]
+        specs.append(PromptSpec(SUITE, f"{category}-s{seed}-{len(specs):04d}", text, subset=category,
+                                metadata=metadata, source=f"saneval seed {seed} {category} #{len(specs)}"))
+    return specs
+
+
+def saneval_specs(
+    per_category: int = PUBLISHED_PER_CATEGORY, *, seed: int = 0, categories: Sequence[str] = CATEGORIES,
+    words: WordLists = WORDS,
+) -> list[PromptSpec]:
+    """``per_category`` scripted prompts of each category (the published benchmark has 1,000 of each)."""
+    return [spec for category in categories for spec in category_specs(category, per_category, seed=seed, words=words)]
+
+
+def build_saneval(
+    db: sqlite_utils.Database, per_category: int = PUBLISHED_PER_CATEGORY, *, seed: int = 0,
+    categories: Sequence[str] = CATEGORIES,
+) -> tuple[list[PromptSpec], PromptImport]:
+    specs = saneval_specs(per_category, seed=seed, categories=categories)
+    return specs, write_specs(db, specs)
+
+
+def load_saneval_list(path: str | Path) -> list[PromptSpec]:
+    """An external prompt list (CSV or JSONL): ``text`` and ``category`` required; ``key`` (default
+    ``<file stem>-<line>``), ``stratum`` or ``object_count``, ``metadata`` (JSON, e.g. the expected structure) and
+    other columns optional."""
+    specs = []
+    for line, row in read_table(path, ["text", "category"]):
+        where = f"{path}:{line}"
+        category = row["category"]
+        if category not in CATEGORIES:
+            raise SuiteError(f"{where}: category {category!r} is not one of {', '.join(CATEGORIES)}. Fix the row.")
+        if row.get("object_count") not in (None, ""):
+            count = str(row["object_count"]).strip()
+            if not count.isdigit() or not 1 <= int(count) <= 15:
+                raise SuiteError(f"{where}: object_count {row['object_count']!r} is not a whole number from 1 to 15.")
+            row["object_count"], stratum = int(count), stratum_of(int(count))
+            if row.get("stratum") not in (None, "", stratum):
+                raise SuiteError(f"{where}: stratum {row['stratum']!r} does not hold {count} objects; "
+                                 f"it is {stratum!r}. Fix one of the two.")
+            row["stratum"] = stratum
+        elif row.get("stratum") not in (None, "") and str(row["stratum"]) not in STRATA:
+            raise SuiteError(f"{where}: stratum {row['stratum']!r} is not one of {', '.join(STRATA)}. Fix the row.")
+        if row.get("key") in (None, "") and row.get("item_key") in (None, ""):
+            row["key"] = f"{Path(path).stem}-{line}"
+        specs.append(spec_from_row(path, line, {**row, "subset": category, "suite": SUITE}, SUITE))
+    return specs
+
+
+def import_saneval_list(db: sqlite_utils.Database, path: str | Path) -> PromptImport:
+    return write_specs(db, load_saneval_list(path))

@@ -1,0 +1,525 @@
+"""T1: taxonomy image generation over WordNet concepts (protocols.md, T1).
+
+Each concept v becomes two prompts of suite ``taxonomy`` with ``item_key`` = its synset id (``coin.n.01``):
+variant ``with_definition`` (``An image of <CONCEPT> (<DEFINITION>)``) and ``without_definition``
+(``An image of <CONCEPT>``). Both carry the same metadata: ``synset``, ``lemma`` (underscores as spaces),
+``definition``, ``hypernyms`` A(v) and ``cohyponyms`` N(v) (the other hyponyms of v's hypernyms) as synset ids
+(:func:`lemma_of` turns one into its text), and ``subset``. Instance links count as hypernym/hyponym links.
+
+Subsets:
+
+- **Easy**: common-sense root synsets plus their direct hyponyms (:data:`EASY_ROOTS`, 22 roots; the protocol names
+  coin.n.01, chromatic_color.n.01, makeup.n.01 and furniture.n.01, the other 18 are this project's choice).
+- **Random split** of noun synsets that are not instances, sampled with a seed: *Hypernymy* (a specific word with
+  one hypernym and no hyponyms, e.g. cappuccino.n.01 under coffee.n.01), *Hyponymy* (a broader word with one
+  hypernym and hyponyms, e.g. working_dog.n.01 above husky.n.01), *Synset-Mixing* (two or more hypernyms, e.g.
+  milk.n.01, a beverage.n.01 and a dairy_product.n.01). Default counts are the published 828 / 204 / 170.
+- **Predicted** (P-Easy, P-Hypo, P-Hyper, P-Mix): LLM-predicted concepts from a CSV; a missing definition is written
+  by the judge model with the protocol's definition prompt (:func:`definition_prompt`), sent through the judges'
+  engine (:mod:`judges.client`: cache, retries, concurrency). A concept whose row names a synset is checked against
+  WordNet and gets its hypernyms and cohyponyms from there.
+
+Every concept built from a synset (the demo's included) stores all of N(v), as the protocol's cohyponym similarity
+needs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+import random
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import sqlite_utils
+
+from datamodel.catalog import PromptImport, PromptSpec
+from suites.common import SuiteError, existing_file, read_table, text_field, write_specs
+
+SUITE = "taxonomy"
+VARIANTS = ("with_definition", "without_definition")
+EASY = "Easy"
+SPLIT_SUBSETS = ("Hypernymy", "Hyponymy", "Synset-Mixing")
+PREDICTED_SUBSETS = ("P-Easy", "P-Hypo", "P-Hyper", "P-Mix")
+SUBSETS = (EASY, *SPLIT_SUBSETS, *PREDICTED_SUBSETS)
+PUBLISHED_EASY_ENTITIES = 483
+RANDOM_SPLIT_COUNTS: Mapping[str, int] = {"Hypernymy": 828, "Hyponymy": 204, "Synset-Mixing": 170}
+EASY_ROOTS = (
+    # named by the protocol
+    "coin.n.01", "chromatic_color.n.01", "makeup.n.01", "furniture.n.01",
+    # this project's choice: everyday things one can photograph, with a few dozen children at most
+    "dog.n.01", "hat.n.01", "shoe.n.01", "beverage.n.01", "lamp.n.01", "boat.n.01", "bread.n.01", "box.n.01",
+    "chair.n.01", "bottle.n.01", "cheese.n.01", "flag.n.01", "window.n.01", "knife.n.01", "rug.n.01",
+    "coat.n.01", "kitchen_utensil.n.01", "horse.n.01",
+)
+DEMO_FILE = Path(__file__).parent / "data" / "demo_taxonomy.json"
+DEMO_SYNSETS = (  # children of six Easy roots, things a tiny demo model can hint at
+    "red.n.01", "blue.n.01", "green.n.01", "yellow.n.01",
+    "penny.n.02", "dime.n.01", "nickel.n.02",
+    "lipstick.n.01", "mascara.n.01", "eyeshadow.n.01",
+    "bookcase.n.01", "wardrobe.n.01", "chest_of_drawers.n.01", "table.n.02",
+    "cowboy_hat.n.01", "fedora.n.01", "sombrero.n.02",
+    "coffee.n.01", "tea.n.01", "milk.n.01",
+    "poodle.n.01", "pug.n.01", "corgi.n.01", "dalmatian.n.02",
+)
+
+# The protocol's definition prompt for predicted concepts: an instruction and one example.
+DEFINITION_INSTRUCTION = "Write a definition for the word/phrase in one sentence."
+DEFINITION_EXAMPLE = ("caddle", "act as a caddie and carry clubs for a player")
+DEFINITION_MAX_TOKENS = 100  # one sentence
+
+Define = Callable[[list[str]], dict[str, str]]
+
+
+@dataclass(frozen=True)
+class Concept:
+    """One taxonomy concept. ``synset`` is empty for a predicted concept not tied to a synset."""
+
+    lemma: str
+    definition: str
+    subset: str
+    synset: str = ""
+    hypernyms: tuple[str, ...] = ()
+    cohyponyms: tuple[str, ...] = ()
+    extra: Mapping[str, object] = field(default_factory=dict)  # more metadata, e.g. predicted-file columns
+    key: str = ""  # item key when neither the synset nor the lemma should be
+
+    @property
+    def item_key(self) -> str:
+        return self.key or self.synset or self.lemma
+
+    def record(self) -> dict:
+        """The concept as stored in prompt metadata and in ``demo_taxonomy.json``."""
+        return {
+            **self.extra,
+            "synset": self.synset, "lemma": self.lemma, "definition": self.definition,
+            "hypernyms": list(self.hypernyms), "cohyponyms": list(self.cohyponyms), "subset": self.subset,
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping) -> "Concept":
+        known = {"synset", "lemma", "definition", "hypernyms", "cohyponyms", "subset"}
+        return cls(
+            lemma=record["lemma"], definition=record["definition"], subset=record["subset"],
+            synset=record.get("synset", ""), hypernyms=tuple(record.get("hypernyms", ())),
+            cohyponyms=tuple(record.get("cohyponyms", ())), extra={k: v for k, v in record.items() if k not in known},
+        )
+
+
+def prompt_text(lemma: str, definition: str | None = None) -> str:
+    """``An image of <CONCEPT> (<DEFINITION>)``, or ``An image of <CONCEPT>`` without a definition."""
+    return f"An image of {lemma} ({definition})" if definition else f"An image of {lemma}"
+
+
+def concept_specs(concept: Concept, source: str = "") -> list[PromptSpec]:
+    """The two prompts of a concept: with and without its definition."""
+    metadata = concept.record()
+    return [
+        PromptSpec(SUITE, concept.item_key, prompt_text(concept.lemma, definition), subset=concept.subset,
+                   variant=variant, metadata=metadata, source=source or f"{concept.subset} {concept.item_key}")
+        for variant, definition in zip(VARIANTS, (concept.definition, None))
+    ]
+
+
+def specs_for(concepts: Iterable[Concept]) -> list[PromptSpec]:
+    return [spec for concept in concepts for spec in concept_specs(concept)]
+
+
+def lemma_of(synset_id: str) -> str:
+    """'cigar_lighter.n.01' -> 'cigar lighter': the text of a synset id's lemma."""
+    return synset_id.rsplit(".", 2)[0].replace("_", " ")
+
+
+# --- from WordNet -------------------------------------------------------------------------------------------------
+
+
+def parents(synset) -> list:
+    return synset.hypernyms() + synset.instance_hypernyms()
+
+
+def children(synset) -> list:
+    return synset.hyponyms() + synset.instance_hyponyms()
+
+
+def cohyponyms(synset) -> list[str]:
+    """N(v): the other hyponyms of v's hypernyms, as sorted synset ids."""
+    return sorted({c.name() for p in parents(synset) for c in children(p)} - {synset.name()})
+
+
+def find_synset(wn, synset_id: str, where: str):
+    """The synset named ``synset_id``; :class:`SuiteError` naming ``where`` if WordNet has none."""
+    from nltk.corpus.reader.wordnet import WordNetError
+
+    try:
+        return wn.synset(synset_id.strip())
+    except (WordNetError, ValueError, KeyError):
+        raise SuiteError(
+            f"{where}: unknown synset id {synset_id!r}. Use a WordNet 3.0 noun id such as coin.n.01 "
+            "(lemma.pos.sense number)."
+        ) from None
+
+
+def concept_from_synset(synset, subset: str) -> Concept:
+    """A concept with WordNet's lemma and definition, A(v) and all of N(v)."""
+    return Concept(
+        lemma=synset.lemmas()[0].name().replace("_", " "), definition=synset.definition(), subset=subset,
+        synset=synset.name(), hypernyms=tuple(sorted(p.name() for p in parents(synset))),
+        cohyponyms=tuple(cohyponyms(synset)),
+    )
+
+
+def read_roots(wn, path: str | Path) -> list[str]:
+    """Root synset ids from a file, one per line (``#`` starts a comment); unknown ids name their line."""
+    path = existing_file(path, "roots file")
+    roots = []
+    for line, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        text = text.split("#", 1)[0].strip()
+        if text:
+            roots.append(find_synset(wn, text, f"{path}:{line}").name())
+    if not roots:
+        raise SuiteError(f"{path}: no root synset ids. Write one id per line, e.g. coin.n.01.")
+    return roots
+
+
+def easy_concepts(wn, roots: Sequence[str] = EASY_ROOTS) -> list[Concept]:
+    """The Easy subset: each root, then its direct hyponyms (sorted), each synset once."""
+    seen: dict[str, Concept] = {}
+    for root_id in roots:
+        root = find_synset(wn, root_id, "Easy roots")
+        for synset in [root, *sorted(children(root), key=lambda s: s.name())]:
+            if synset.name() not in seen:
+                seen[synset.name()] = concept_from_synset(synset, EASY)
+    return list(seen.values())
+
+
+_pools: dict[int, tuple[object, dict[str, list[int]]]] = {}  # id(reader) -> (reader, pools)
+
+
+def split_pools(wn) -> dict[str, list[int]]:
+    """Offsets (ascending) of every noun synset of each random-split type (see the module docstring).
+
+    Read from ``data.noun``'s pointer symbols (``@`` hypernym, ``@i`` instance hypernym, ``~``/``~i`` hyponyms)
+    rather than through nltk's synsets: one pass in about a second instead of eight. Cached per reader.
+    """
+    if id(wn) not in _pools:
+        pools: dict[str, list[int]] = {name: [] for name in SPLIT_SUBSETS}
+        with wn.open("data.noun") as lines:
+            for line in lines:
+                if line.startswith(" "):  # the licence at the top
+                    continue
+                fields = line.split("|", 1)[0].split()
+                at = 4 + 2 * int(fields[3], 16)  # after the words: the pointer count, then 4 fields a pointer
+                pointers = [fields[at + 1 + 4 * k] for k in range(int(fields[at])) if fields[at + 4 + 4 * k] == "0000"]
+                hypernyms = pointers.count("@")
+                if "@i" in pointers or not hypernyms:
+                    continue
+                if hypernyms >= 2:
+                    pools["Synset-Mixing"].append(int(fields[0]))
+                elif "~" in pointers or "~i" in pointers:
+                    pools["Hyponymy"].append(int(fields[0]))
+                else:
+                    pools["Hypernymy"].append(int(fields[0]))
+        _pools[id(wn)] = (wn, pools)
+    return _pools[id(wn)][1]
+
+
+def random_split_concepts(wn, counts: Mapping[str, int] = RANDOM_SPLIT_COUNTS, *, seed: int = 0) -> list[Concept]:
+    """A seeded sample of ``counts[type]`` nodes of each type, drawn from the types' synsets in offset order;
+    each type has its own generator, so changing one count leaves the other samples as they were."""
+    unknown = set(counts) - set(SPLIT_SUBSETS)
+    if unknown:
+        raise SuiteError(f"unknown random-split type {', '.join(sorted(unknown))}. Use {', '.join(SPLIT_SUBSETS)}.")
+    pools = split_pools(wn)
+    concepts = []
+    for subset in SPLIT_SUBSETS:
+        count = counts.get(subset, 0)
+        if not 0 <= count <= len(pools[subset]):
+            raise SuiteError(f"{subset}: asked for {count} nodes, WordNet has {len(pools[subset])}. Ask for fewer.")
+        for offset in random.Random(f"{seed}:{subset}").sample(pools[subset], count):
+            concepts.append(concept_from_synset(wn.synset_from_pos_and_offset("n", offset), subset))
+    return concepts
+
+
+def build_easy(db: sqlite_utils.Database, wn, roots: Sequence[str] = EASY_ROOTS) -> tuple[list[Concept], PromptImport]:
+    concepts = easy_concepts(wn, roots)
+    return concepts, write_specs(db, specs_for(concepts))
+
+
+def build_random_split(
+    db: sqlite_utils.Database, wn, counts: Mapping[str, int] = RANDOM_SPLIT_COUNTS, *, seed: int = 0
+) -> tuple[list[Concept], PromptImport]:
+    """Write a seeded random split. A database holds one split: a build may add nodes to the split it holds (the
+    same seed, as large or larger counts) but is refused when the split already there has nodes that this sample
+    lacks (another seed, smaller counts), since the two would mix in the same subsets; nothing is written then."""
+    concepts = random_split_concepts(wn, counts, seed=seed)
+    keep = {(c.subset, c.item_key) for c in concepts}
+    marks = ", ".join("?" for _ in SPLIT_SUBSETS)
+    held = db.execute(f"SELECT DISTINCT subset, item_key FROM prompts WHERE suite = ? AND subset IN ({marks})",
+                      [SUITE, *SPLIT_SUBSETS]).fetchall()
+    foreign = [(subset, key) for subset, key in held if (subset, key) not in keep]
+    if foreign:
+        subset, key = foreign[0]
+        raise SuiteError(
+            f"the database already holds a random split with {len(foreign)} node(s) that this one (seed {seed}, "
+            f"{', '.join(f'{k} {v}' for k, v in counts.items())}) does not have, e.g. {subset} {key}; the two would "
+            "mix in the same subsets. Rebuild with the seed and counts used before, or build the new split into "
+            "another database (ARENA_DB)."
+        )
+    return concepts, write_specs(db, specs_for(concepts))
+
+
+# --- the demo concepts (no WordNet needed) ------------------------------------------------------------------------
+
+
+def demo_concepts_from_wordnet(wn) -> list[Concept]:
+    """The demo concepts as WordNet has them (scripts/make_demo_taxonomy.py writes these to :data:`DEMO_FILE`)."""
+    return [concept_from_synset(find_synset(wn, synset_id, "DEMO_SYNSETS"), EASY) for synset_id in DEMO_SYNSETS]
+
+
+def demo_concepts(path: str | Path = DEMO_FILE) -> list[Concept]:
+    return [Concept.from_record(record) for record in json.loads(Path(path).read_text(encoding="utf-8"))]
+
+
+def demo_specs() -> list[PromptSpec]:
+    """Both variants of each bundled demo concept (generated from WordNet by scripts/make_demo_taxonomy.py)."""
+    return specs_for(demo_concepts())
+
+
+# --- predicted concepts -------------------------------------------------------------------------------------------
+
+
+def definition_prompt(concept: str) -> str:
+    """The protocol's definition prompt for one concept (one user message)."""
+    word, definition = DEFINITION_EXAMPLE
+    return f"{DEFINITION_INSTRUCTION}\nWord: {word}\nDefinition: {definition}\nWord: {concept}\nDefinition:"
+
+
+def parse_definition(answer: str) -> str:
+    """The definition in a model's answer: its first non-empty line, without a 'Definition:' label or quotes."""
+    line = next((line.strip() for line in (answer or "").splitlines() if line.strip()), "")
+    if line.lower().startswith("definition:"):
+        line = line[len("definition:"):].strip()
+    return line.strip('"').strip()
+
+
+class DefinitionError(SuiteError):
+    """The judge model wrote no definition for some concepts: ``failures`` maps each one to the reason."""
+
+    def __init__(self, failures: Mapping[str, str], asked: int):
+        self.failures, self.asked = dict(failures), asked
+        concept, reason = next(iter(self.failures.items()))
+        super().__init__(f"no definition for {concept!r}: {reason} ({len(self.failures)} of {asked} failed).")
+
+
+def definition_request(concept: str):
+    """The protocol's definition prompt as a :class:`judges.request.ChatRequest` (temperature 0, one sentence)."""
+    from judges.request import ChatRequest
+
+    return ChatRequest((definition_prompt(concept),), max_tokens=DEFINITION_MAX_TOKENS, temperature=0.0,
+                       expected_output_tokens=30)
+
+
+def judge_definer(
+    db: sqlite_utils.Database, config, *, env: Mapping[str, str] | None = None, progress: bool = True
+) -> Define:
+    """Definitions written by the judge model through the judges' engine (:class:`judges.client.Engine`).
+
+    ``config`` is a :class:`judges.client.EngineConfig` (``EngineConfig.from_settings(settings)``): endpoint, model,
+    concurrency, timeout and retries. Answers are stored in the database's request cache (``judge_requests``), so
+    a concept is never paid for twice, even when an import fails half-way. Raises :class:`SuiteError` at once if
+    neither ``OPENAI_API_KEY`` nor a base URL is set, and :class:`DefinitionError` (naming each concept and the
+    reason) when requests still fail after their retries, are refused or answer nothing.
+    """
+    from judges.client import JudgeConfigError, resolve_api_key
+
+    env = os.environ if env is None else env
+    try:
+        resolve_api_key(env, config.base_url)
+    except JudgeConfigError:
+        raise SuiteError(
+            "no endpoint to write definitions: set OPENAI_API_KEY or ARENA_JUDGE_BASE_URL, or add a definition column."
+        ) from None
+
+    def define(concepts: list[str]) -> dict[str, str]:
+        try:
+            return asyncio.run(_define_all(db, config, list(concepts), env=env, progress=progress))
+        except asyncio.CancelledError:  # a second Ctrl-C
+            raise SuiteError("definitions aborted; nothing was imported. Run the import again: the definitions "
+                             "already written are cached and not asked for again.") from None
+
+    return define
+
+
+async def _define_all(db, config, concepts: list[str], *, env, progress: bool) -> dict[str, str]:
+    from judges.client import Engine
+    from judges.run import RunSummary, run_units
+
+    replies: dict[str, Any] = {}
+    summary = RunSummary(f"definitions:{config.model}", "definitions")
+    async with Engine(db, config, env=env) as engine:
+        async def worker(concept: str) -> str:
+            reply = replies[concept] = await engine.ask(definition_request(concept))
+            return "ok" if reply.ok else "stopped" if reply.status == "stopped" else "failed"
+
+        await run_units(engine, concepts, worker, summary, progress=progress)
+    if progress:
+        print(f"definitions by {config.model}: {summary.done} written, {summary.failed} failed; requests: "
+              f"{summary.requests_sent} sent, {summary.requests_cached} cached, {summary.retries} retries; "
+              f"cost ${summary.cost_usd:.4f}", file=sys.stderr)
+    definitions, failures = {}, {}
+    for concept in concepts:
+        reply = replies.get(concept)
+        definition = parse_definition(reply.text) if reply is not None and reply.ok else ""
+        if definition:
+            definitions[concept] = definition
+        elif reply is None or not reply.ok:
+            failures[concept] = reply.reason if reply is not None else "not asked (the run was stopped)"
+        else:
+            failures[concept] = f"the model refused ({reply.refusal})" if reply.refusal else "the answer was empty"
+    if failures:
+        raise DefinitionError(failures, len(concepts))
+    return definitions
+
+
+def can_define(settings) -> bool:
+    return bool(os.environ.get("OPENAI_API_KEY") or settings.judge_base_url)
+
+
+def _predicted_concept(
+    path, line: int, row: dict, subset: str | None, wordnet: Callable[[], Any] | None
+) -> Concept:
+    """One row of a predicted-concepts file as a concept (definition possibly still empty)."""
+    where = f"{path}:{line}"
+    row_subset = text_field(row, "subset", where) or (subset or "").strip()
+    if row_subset not in PREDICTED_SUBSETS:
+        raise SuiteError(
+            f"{where}: subset {row_subset!r} is not one of {', '.join(PREDICTED_SUBSETS)}. "
+            "Fix the subset column, or pass the subset for the whole file."
+        )
+    lemma = row["concept"]
+    synset_id, key, definition = (text_field(row, name, where) for name in ("synset", "item_key", "definition"))
+    extra = {k: v for k, v in row.items()
+             if k and k not in ("concept", "subset", "synset", "item_key", "definition") and v not in (None, "")}
+    concept = Concept(lemma=lemma, definition=definition, subset=row_subset, key=key, extra=extra)
+    if synset_id:
+        if wordnet is None:
+            raise SuiteError(f"{where}: synset {synset_id!r} cannot be checked without WordNet. Pass a WordNet "
+                             "reader, or leave the synset column empty.")
+        try:
+            wn = wordnet()
+        except SuiteError as error:
+            raise SuiteError(f"{where}: the synset column needs WordNet 3.0: {error}") from None
+        synset = find_synset(wn, synset_id, where)
+        concept = replace(concept, synset=synset.name(), hypernyms=tuple(sorted(p.name() for p in parents(synset))),
+                          cohyponyms=tuple(cohyponyms(synset)))
+    return concept
+
+
+def load_predicted(
+    path: str | Path,
+    *,
+    subset: str | None = None,
+    define: Define | None = None,
+    known: Mapping[tuple[str, str], tuple[str, str]] | None = None,
+    model: str = "",
+    wordnet: Callable[[], Any] | None = None,
+) -> list[PromptSpec]:
+    """Prompts of predicted concepts from a CSV/TSV/JSONL file.
+
+    Columns: ``concept`` (required), ``subset`` (P-Easy, P-Hypo, P-Hyper or P-Mix; or pass ``subset``),
+    ``definition``, ``synset`` and ``item_key`` (default: the synset, else the concept) optional; other columns
+    are kept in metadata. A ``synset`` must be a WordNet 3.0 id (``wordnet()`` returns the reader; it is called
+    only when a row names one); the concept then gets that synset's hypernyms A(v) and cohyponyms N(v). A row
+    without a definition takes it from ``known`` ({(subset, item_key): (definition, definition_source)}, from an
+    earlier import) or else from ``define``; with neither, or when ``define`` fails for it
+    (:class:`DefinitionError`), :class:`SuiteError` names the row. Metadata ``definition_source`` says ``file`` or
+    ``llm:<model>``.
+    """
+    rows = read_table(path, ["concept"])
+    known = known or {}
+    if wordnet is not None:
+        wordnet = functools.cache(wordnet)  # loaded once, at the first row that names a synset
+    concepts: list[tuple[int, Concept]] = []
+    for line, row in rows:
+        concept = _predicted_concept(path, line, row, subset, wordnet)
+        if concept.definition:
+            concept = replace(concept, extra={**concept.extra, "definition_source": "file"})
+        elif (concept.subset, concept.item_key) in known:
+            definition, source = known[(concept.subset, concept.item_key)]
+            concept = replace(concept, definition=definition, extra={**concept.extra, "definition_source": source})
+        concepts.append((line, concept))
+    missing = [(line, concept) for line, concept in concepts if not concept.definition]
+    if missing and define is None:
+        line, concept = missing[0]
+        raise SuiteError(
+            f"{path}:{line}: no definition for {concept.lemma!r} ({len(missing)} concepts lack one). "
+            "Set OPENAI_API_KEY or ARENA_JUDGE_BASE_URL so the judge model writes them, or add a definition column."
+        )
+    if missing:
+        written = _written(path, missing, define)
+        source = f"llm:{model}" if model else "llm"
+        for index, (line, concept) in enumerate(concepts):
+            if not concept.definition:
+                definition = (written.get(concept.lemma) or "").strip()
+                if not definition:
+                    raise SuiteError(f"{path}:{line}: the model gave no definition for {concept.lemma!r}. "
+                                     "Add one in a definition column.")
+                concepts[index] = (line, replace(concept, definition=definition,
+                                                 extra={**concept.extra, "definition_source": source}))
+    return [spec for line, concept in concepts for spec in concept_specs(concept, source=f"{path}:{line}")]
+
+
+def _written(path, missing: list[tuple[int, Concept]], define: Define) -> dict[str, str]:
+    """``define`` over the missing concepts' lemmas; a :class:`DefinitionError` becomes one naming the first row."""
+    lemmas = sorted({concept.lemma for _, concept in missing})
+    try:
+        return define(lemmas)
+    except DefinitionError as error:
+        line, lemma = next((line, c.lemma) for line, c in missing if c.lemma in error.failures)
+        raise SuiteError(
+            f"{path}:{line}: the judge model wrote no definition for {lemma!r}: {error.failures[lemma]} "
+            f"({len(error.failures)} of {error.asked} definitions failed; nothing was imported). Check the judge "
+            "endpoint (ARENA_JUDGE_BASE_URL, OPENAI_API_KEY, ARENA_JUDGE_MODEL) and run the import again: "
+            "definitions already written are cached and not asked for again. Or add a definition column."
+        ) from None
+
+
+def stored_definitions(db: sqlite_utils.Database) -> dict[tuple[str, str], tuple[str, str]]:
+    """{(subset, item_key): (definition, definition_source)} of the predicted concepts already in the database."""
+    rows = db.execute(
+        f"SELECT subset, item_key, metadata FROM prompts WHERE suite = ? AND variant = ? "
+        f"AND subset IN ({', '.join('?' * len(PREDICTED_SUBSETS))})",
+        [SUITE, VARIANTS[0], *PREDICTED_SUBSETS],
+    ).fetchall()
+    stored = {(subset, key): json.loads(metadata) for subset, key, metadata in rows}
+    return {key: (m["definition"], m.get("definition_source", "")) for key, m in stored.items() if m.get("definition")}
+
+
+def import_predicted(
+    db: sqlite_utils.Database, path: str | Path, *, settings=None, subset: str | None = None,
+    define: Define | None = None, wn=None, progress: bool = True,
+) -> PromptImport:
+    """Import predicted concepts; definitions already stored are reused, so a re-import asks no model and changes
+    nothing. Without ``define``, the judge model of ``settings`` writes missing definitions if it is configured
+    (:func:`judge_definer`, answers cached in ``db``). Synsets are checked against ``wn``, else the WordNet of
+    ``settings`` (loaded only when a row names a synset)."""
+    from datamodel.settings import Settings
+
+    wordnet_settings = settings if settings is not None else Settings()
+    if define is None and settings is not None and can_define(settings):
+        from judges.client import EngineConfig
+
+        define = judge_definer(db, EngineConfig.from_settings(settings), progress=progress)
+
+    def wordnet():
+        from suites.wordnet import load_wordnet, wordnet_dir_from
+
+        return wn if wn is not None else load_wordnet(wordnet_settings.cache_dir, wordnet_dir_from(wordnet_settings))
+
+    model = settings.judge_model if settings is not None else ""
+    return write_specs(db, load_predicted(path, subset=subset, define=define, known=stored_definitions(db),
+                                          model=model, wordnet=wordnet))

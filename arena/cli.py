@@ -139,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     settings.set_defaults(handler=cmd_settings)
 
     try:
-        from suites.commands import add_commands
+        from arena.suite_commands import add_commands
     except ImportError:
         pass
     else:

@@ -15,8 +15,8 @@ Subsets:
   hypernym and hyponyms, e.g. working_dog.n.01 above husky.n.01), *Synset-Mixing* (two or more hypernyms, e.g.
   milk.n.01, a beverage.n.01 and a dairy_product.n.01). Default counts are the published 828 / 204 / 170.
 - **Predicted** (P-Easy, P-Hypo, P-Hyper, P-Mix): LLM-predicted concepts from a CSV; a missing definition is written
-  by the judge model with the protocol's definition prompt (:func:`definition_prompt`), sent through the judges'
-  engine (:mod:`judges.client`: cache, retries, concurrency). A concept whose row names a synset is checked against
+  by the judge model with the protocol's definition prompt (:mod:`judges.definitions`, sent through the judges'
+  engine: cache, retries, concurrency). A concept whose row names a synset is checked against
   WordNet and gets its hypernyms and cohyponyms from there.
 
 Every concept built from a synset (the demo's included) stores all of N(v), as the protocol's cohyponym similarity
@@ -25,12 +25,9 @@ needs.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
-import os
 import random
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -66,11 +63,6 @@ DEMO_SYNSETS = (  # children of six Easy roots, things a tiny demo model can hin
     "coffee.n.01", "tea.n.01", "milk.n.01",
     "poodle.n.01", "pug.n.01", "corgi.n.01", "dalmatian.n.02",
 )
-
-# The protocol's definition prompt for predicted concepts: an instruction and one example.
-DEFINITION_INSTRUCTION = "Write a definition for the word/phrase in one sentence."
-DEFINITION_EXAMPLE = ("caddle", "act as a caddie and carry clubs for a player")
-DEFINITION_MAX_TOKENS = 100  # one sentence
 
 Define = Callable[[list[str]], dict[str, str]]
 
@@ -292,20 +284,6 @@ def demo_specs() -> list[PromptSpec]:
 # --- predicted concepts -------------------------------------------------------------------------------------------
 
 
-def definition_prompt(concept: str) -> str:
-    """The protocol's definition prompt for one concept (one user message)."""
-    word, definition = DEFINITION_EXAMPLE
-    return f"{DEFINITION_INSTRUCTION}\nWord: {word}\nDefinition: {definition}\nWord: {concept}\nDefinition:"
-
-
-def parse_definition(answer: str) -> str:
-    """The definition in a model's answer: its first non-empty line, without a 'Definition:' label or quotes."""
-    line = next((line.strip() for line in (answer or "").splitlines() if line.strip()), "")
-    if line.lower().startswith("definition:"):
-        line = line[len("definition:"):].strip()
-    return line.strip('"').strip()
-
-
 class DefinitionError(SuiteError):
     """The judge model wrote no definition for some concepts: ``failures`` maps each one to the reason."""
 
@@ -313,80 +291,6 @@ class DefinitionError(SuiteError):
         self.failures, self.asked = dict(failures), asked
         concept, reason = next(iter(self.failures.items()))
         super().__init__(f"no definition for {concept!r}: {reason} ({len(self.failures)} of {asked} failed).")
-
-
-def definition_request(concept: str):
-    """The protocol's definition prompt as a :class:`judges.request.ChatRequest` (temperature 0, one sentence)."""
-    from judges.request import ChatRequest
-
-    return ChatRequest((definition_prompt(concept),), max_tokens=DEFINITION_MAX_TOKENS, temperature=0.0,
-                       expected_output_tokens=30)
-
-
-def judge_definer(
-    db: sqlite_utils.Database, config, *, env: Mapping[str, str] | None = None, progress: bool = True
-) -> Define:
-    """Definitions written by the judge model through the judges' engine (:class:`judges.client.Engine`).
-
-    ``config`` is a :class:`judges.client.EngineConfig` (``EngineConfig.from_settings(settings)``): endpoint, model,
-    concurrency, timeout and retries. Answers are stored in the database's request cache (``judge_requests``), so
-    a concept is never paid for twice, even when an import fails half-way. Raises :class:`SuiteError` at once if
-    neither ``OPENAI_API_KEY`` nor a base URL is set, and :class:`DefinitionError` (naming each concept and the
-    reason) when requests still fail after their retries, are refused or answer nothing.
-    """
-    from judges.client import JudgeConfigError, resolve_api_key
-
-    env = os.environ if env is None else env
-    try:
-        resolve_api_key(env, config.base_url)
-    except JudgeConfigError:
-        raise SuiteError(
-            "no endpoint to write definitions: set OPENAI_API_KEY or ARENA_JUDGE_BASE_URL, or add a definition column."
-        ) from None
-
-    def define(concepts: list[str]) -> dict[str, str]:
-        try:
-            return asyncio.run(_define_all(db, config, list(concepts), env=env, progress=progress))
-        except asyncio.CancelledError:  # a second Ctrl-C
-            raise SuiteError("definitions aborted; nothing was imported. Run the import again: the definitions "
-                             "already written are cached and not asked for again.") from None
-
-    return define
-
-
-async def _define_all(db, config, concepts: list[str], *, env, progress: bool) -> dict[str, str]:
-    from judges.client import Engine
-    from judges.run import RunSummary, run_units
-
-    replies: dict[str, Any] = {}
-    summary = RunSummary(f"definitions:{config.model}", "definitions")
-    async with Engine(db, config, env=env) as engine:
-        async def worker(concept: str) -> str:
-            reply = replies[concept] = await engine.ask(definition_request(concept))
-            return "ok" if reply.ok else "stopped" if reply.status == "stopped" else "failed"
-
-        await run_units(engine, concepts, worker, summary, progress=progress)
-    if progress:
-        print(f"definitions by {config.model}: {summary.done} written, {summary.failed} failed; requests: "
-              f"{summary.requests_sent} sent, {summary.requests_cached} cached, {summary.retries} retries; "
-              f"cost ${summary.cost_usd:.4f}", file=sys.stderr)
-    definitions, failures = {}, {}
-    for concept in concepts:
-        reply = replies.get(concept)
-        definition = parse_definition(reply.text) if reply is not None and reply.ok else ""
-        if definition:
-            definitions[concept] = definition
-        elif reply is None or not reply.ok:
-            failures[concept] = reply.reason if reply is not None else "not asked (the run was stopped)"
-        else:
-            failures[concept] = f"the model refused ({reply.refusal})" if reply.refusal else "the answer was empty"
-    if failures:
-        raise DefinitionError(failures, len(concepts))
-    return definitions
-
-
-def can_define(settings) -> bool:
-    return bool(os.environ.get("OPENAI_API_KEY") or settings.judge_base_url)
 
 
 def _predicted_concept(
@@ -501,19 +405,15 @@ def stored_definitions(db: sqlite_utils.Database) -> dict[tuple[str, str], tuple
 
 def import_predicted(
     db: sqlite_utils.Database, path: str | Path, *, settings=None, subset: str | None = None,
-    define: Define | None = None, wn=None, progress: bool = True,
+    define: Define | None = None, wn=None,
 ) -> PromptImport:
     """Import predicted concepts; definitions already stored are reused, so a re-import asks no model and changes
-    nothing. Without ``define``, the judge model of ``settings`` writes missing definitions if it is configured
-    (:func:`judge_definer`, answers cached in ``db``). Synsets are checked against ``wn``, else the WordNet of
+    nothing; missing ones come from ``define`` (:func:`judges.definitions.import_predicted` passes the judge model's
+    definer, answers cached in ``db``). Synsets are checked against ``wn``, else the WordNet of
     ``settings`` (loaded only when a row names a synset)."""
     from datamodel.settings import Settings
 
     wordnet_settings = settings if settings is not None else Settings()
-    if define is None and settings is not None and can_define(settings):
-        from judges.client import EngineConfig
-
-        define = judge_definer(db, EngineConfig.from_settings(settings), progress=progress)
 
     def wordnet():
         from suites.wordnet import load_wordnet, wordnet_dir_from

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from datamodel.settings import Settings
-from suites.commands import add_commands, main
+from arena.suite_commands import add_commands, main
 from conftest import SHARED
 
 DATA = Path(__file__).parent / "data" / "suites"

@@ -12,10 +12,11 @@ import pytest
 
 from datamodel.settings import Settings
 from datamodel.connection import connect
+from judges import definitions
 from suites import taxonomy
 from suites.common import SuiteError
 from conftest import prompt_count
-from suites.commands import main
+from arena.suite_commands import main
 from suites.common import SuiteError, write_specs
 from conftest import prompt_count
 from suites.wordnet import DEBIAN_WORDNET_DIR, WORDNET_DIR_ENV, LEXNAMES, load_wordnet, prepare_wordnet
@@ -230,13 +231,13 @@ def test_cli_build_easy_and_random_print_counts(tmp_path, capsys, wn):
 
 
 def test_definition_prompt_is_the_protocols():
-    assert taxonomy.definition_prompt("cigar lighter") == (
+    assert definitions.definition_prompt("cigar lighter") == (
         "Write a definition for the word/phrase in one sentence.\n"
         "Word: caddle\nDefinition: act as a caddie and carry clubs for a player\n"
         "Word: cigar lighter\nDefinition:"
     )
-    assert taxonomy.parse_definition("Definition: a lighter for cigars or cigarettes\n") == "a lighter for cigars or cigarettes"
-    assert taxonomy.parse_definition('\n"a small dog"\nWord: x') == "a small dog"
+    assert definitions.parse_definition("Definition: a lighter for cigars or cigarettes\n") == "a lighter for cigars or cigarettes"
+    assert definitions.parse_definition('\n"a small dog"\nWord: x') == "a small dog"
 
 
 def _predicted_csv(tmp_path, rows: str) -> Path:
@@ -248,13 +249,13 @@ def _predicted_csv(tmp_path, rows: str) -> Path:
 def test_predicted_import_with_definitions_and_idempotent_reimport(tmp_path, db):
     path = _predicted_csv(tmp_path, "cigar lighter,P-Hyper,a lighter for cigars or cigarettes,cigar_cutter.n.01\n"
                                     "espresso,P-Easy,strong black coffee,\n")
-    result = taxonomy.import_predicted(db, path)
+    result = definitions.import_predicted(db, path)
     assert result.inserted == 4
     row = next(db.query("SELECT * FROM prompts WHERE item_key = 'cigar lighter' AND variant = 'with_definition'"))
     assert row["text"] == "An image of cigar lighter (a lighter for cigars or cigarettes)" and row["subset"] == "P-Hyper"
     assert json.loads(row["metadata"])["source_node"] == "cigar_cutter.n.01"
     assert json.loads(row["metadata"])["definition_source"] == "file"
-    assert taxonomy.import_predicted(db, path).unchanged == 4 and prompt_count(db) == 4
+    assert definitions.import_predicted(db, path).unchanged == 4 and prompt_count(db) == 4
 
 
 def test_predicted_without_definition_or_endpoint_says_what_to_set(tmp_path, db, monkeypatch):
@@ -263,21 +264,21 @@ def test_predicted_without_definition_or_endpoint_says_what_to_set(tmp_path, db,
     with pytest.raises(SuiteError, match=rf"{path}:3: no definition for 'husky' \(2 concepts lack one\)\. "
                                          "Set OPENAI_API_KEY or ARENA_JUDGE_BASE_URL so the judge model writes them, "
                                          "or add a definition column\\."):
-        taxonomy.import_predicted(db, path, settings=Settings())
+        definitions.import_predicted(db, path, settings=Settings())
     assert prompt_count(db) == 0
 
 
 def test_predicted_bad_rows_name_the_line(tmp_path, db):
     path = _predicted_csv(tmp_path, "espresso,P-Easy,strong black coffee,\nhusky,P-Hypos,a dog,\n")
     with pytest.raises(SuiteError, match=rf"{path}:3: subset 'P-Hypos' is not one of P-Easy, P-Hypo, P-Hyper, P-Mix"):
-        taxonomy.import_predicted(db, path)
+        definitions.import_predicted(db, path)
     path = _predicted_csv(tmp_path, "espresso,P-Easy,strong black coffee,\nespresso,P-Easy,coffee,\n")
     with pytest.raises(SuiteError, match=rf"{path}:3: duplicate key 'espresso' \(subset 'P-Easy', variant "
                                          rf"'with_definition'\) in suite 'taxonomy', first at {path}:2"):
-        taxonomy.import_predicted(db, path)
+        definitions.import_predicted(db, path)
     (tmp_path / "nocolumn.csv").write_text("word,subset\nespresso,P-Easy\n")
     with pytest.raises(SuiteError, match=r"nocolumn.csv:1: missing column 'concept' \(the header has word, subset\)"):
-        taxonomy.import_predicted(db, tmp_path / "nocolumn.csv")
+        definitions.import_predicted(db, tmp_path / "nocolumn.csv")
     assert prompt_count(db) == 0
 
 
@@ -290,11 +291,11 @@ def test_predicted_definitions_come_from_the_injected_definer_once(tmp_path, db)
 
     path = tmp_path / "p.jsonl"
     path.write_text('{"concept": "husky"}\n{"concept": "latte", "definition": "coffee with milk"}\n{"concept": "pug"}\n')
-    assert taxonomy.import_predicted(db, path, subset="P-Hypo", define=define).inserted == 6
+    assert definitions.import_predicted(db, path, subset="P-Hypo", define=define).inserted == 6
     assert asked == [["husky", "pug"]]
     text = db.execute("SELECT text FROM prompts WHERE item_key = 'pug' AND variant = 'with_definition'").fetchone()[0]
     assert text == "An image of pug (a thing called pug)"
-    assert taxonomy.import_predicted(db, path, subset="P-Hypo", define=define).unchanged == 6
+    assert definitions.import_predicted(db, path, subset="P-Hypo", define=define).unchanged == 6
     assert asked == [["husky", "pug"]]  # stored definitions are reused; the model is not asked again
     sources = {json.loads(m)["definition_source"] for m, in db.execute("SELECT metadata FROM prompts")}
     assert sources == {"llm", "file"}
@@ -321,14 +322,14 @@ def test_definitions_come_through_the_judge_engine_and_are_cached(tmp_path, db, 
     path = _predicted_csv(tmp_path, "husky,P-Hypo,,\nlatte,P-Hypo,coffee with milk,\npug,P-Hypo,,\n")
     with FakeServer(lambda r: Scripted(f"Definition: the {_word(r)} of the test")) as server:
         settings = _judge_settings(server)
-        assert taxonomy.import_predicted(db, path, settings=settings, progress=False).inserted == 6
+        assert definitions.import_predicted(db, path, settings=settings, progress=False).inserted == 6
         first = server.snapshot()
         assert sorted(_word(r) for r in first) == ["husky", "pug"]
         for received in first:
             assert received.body["model"] == "tiny-judge" and received.body["temperature"] == 0
-            assert received.body["max_tokens"] == taxonomy.DEFINITION_MAX_TOKENS
+            assert received.body["max_tokens"] == definitions.DEFINITION_MAX_TOKENS
             assert received.body["messages"] == [
-                {"role": "user", "content": [{"type": "text", "text": taxonomy.definition_prompt(_word(received))}]}]
+                {"role": "user", "content": [{"type": "text", "text": definitions.definition_prompt(_word(received))}]}]
         rows = {(r["item_key"], r["variant"]): r for r in db.query("SELECT * FROM prompts")}
         assert rows[("pug", "with_definition")]["text"] == "An image of pug (the pug of the test)"
         assert rows[("pug", "without_definition")]["text"] == "An image of pug"
@@ -337,13 +338,13 @@ def test_definitions_come_through_the_judge_engine_and_are_cached(tmp_path, db, 
         assert db.execute("SELECT COUNT(*) FROM judge_requests WHERE model = 'tiny-judge'").fetchone()[0] == 2
         before = list(db.query("SELECT * FROM prompts ORDER BY id"))
 
-        assert taxonomy.import_predicted(db, path, settings=settings, progress=False).unchanged == 6
+        assert definitions.import_predicted(db, path, settings=settings, progress=False).unchanged == 6
         assert list(db.query("SELECT * FROM prompts ORDER BY id")) == before
         assert len(server.snapshot()) == 2  # the stored definitions were reused: no new request
 
         db.execute("DELETE FROM prompts")
         db.conn.commit()
-        assert taxonomy.import_predicted(db, path, settings=settings, progress=False).inserted == 6
+        assert definitions.import_predicted(db, path, settings=settings, progress=False).inserted == 6
         assert len(server.snapshot()) == 2  # the engine's cache answered: still no new request
         assert [r["text"] for r in db.query("SELECT text FROM prompts ORDER BY id")] == [r["text"] for r in before]
 
@@ -360,7 +361,7 @@ def test_a_failing_definition_endpoint_names_the_row_and_imports_nothing(tmp_pat
     with FakeServer(respond) as server:
         settings = _judge_settings(server)
         with pytest.raises(SuiteError) as caught:
-            taxonomy.import_predicted(db, path, settings=settings, progress=False)
+            definitions.import_predicted(db, path, settings=settings, progress=False)
         message = str(caught.value)
         assert message.startswith(f"{path}:4: the judge model wrote no definition for 'pug': API error after 3 "
                                   "attempts: InternalServerError")
@@ -379,7 +380,7 @@ def test_a_failing_definition_endpoint_names_the_row_and_imports_nothing(tmp_pat
 
         broken.clear()  # the endpoint recovers: only the failed concept is asked again, husky's answer is cached
         sent = len(server.snapshot())
-        assert taxonomy.import_predicted(db, path, settings=settings, progress=False).inserted == 6
+        assert definitions.import_predicted(db, path, settings=settings, progress=False).inserted == 6
         assert [_word(r) for r in server.snapshot()[sent:]] == ["pug"]
         assert db.execute("SELECT text FROM prompts WHERE item_key = 'pug' AND variant = 'with_definition'"
                           ).fetchone()[0] == "An image of pug (the pug of the test)"
@@ -389,7 +390,7 @@ def test_definer_without_an_endpoint_says_what_to_set(db):
     from judges.client import EngineConfig
 
     with pytest.raises(SuiteError, match="set OPENAI_API_KEY or ARENA_JUDGE_BASE_URL, or add a definition column"):
-        taxonomy.judge_definer(db, EngineConfig(), env={})
+        definitions.judge_definer(db, EngineConfig(), env={})
 
 
 # --- predicted concepts with a synset ---------------------------------------------------------------------------------
@@ -401,7 +402,7 @@ def test_predicted_synsets_are_checked_and_get_wordnet_relations(tmp_path, db, w
                     "cappuccino,P-Hyper,equal parts of espresso and steamed milk,cappuccino.n.01\n"
                     "milk,P-Mix,a white drink,milk.n.01\n"
                     "snow globe,P-Easy,a sphere with a scene inside,\n")
-    assert taxonomy.import_predicted(db, path, wn=wn).inserted == 6
+    assert definitions.import_predicted(db, path, wn=wn).inserted == 6
     meta = {r["item_key"]: json.loads(r["metadata"]) for r in db.query("SELECT * FROM prompts WHERE variant = ?",
                                                                       ["with_definition"])}
     assert set(meta) == {"cappuccino.n.01", "milk.n.01", "snow globe"}
@@ -420,7 +421,7 @@ def test_an_unknown_predicted_synset_names_file_and_line(tmp_path, db, wn):
                     "cappuccino,P-Hyper,coffee with foam,cappuccino.n.01\n"
                     "cappucino,P-Hyper,coffee with foam,cappucino.n.01\n")
     with pytest.raises(SuiteError, match=rf"{path}:3: unknown synset id 'cappucino.n.01'\. Use a WordNet 3\.0 noun id"):
-        taxonomy.import_predicted(db, path, wn=wn)
+        definitions.import_predicted(db, path, wn=wn)
     assert prompt_count(db) == 0
 
 
@@ -440,8 +441,8 @@ def test_predicted_json_values_must_be_strings(tmp_path, db):
                     '{"concept": "pug", "subset": "P-Hypo", "definition": ["a", "dog"]}\n')
     with pytest.raises(SuiteError, match=rf"{path}:2: 'definition' must be a string, got list \[\"a\", \"dog\"\]\. "
                                          "Write it as a JSON string"):
-        taxonomy.import_predicted(db, path)
+        definitions.import_predicted(db, path)
     path.write_text('{"concept": ["husky"], "subset": "P-Hypo", "definition": "a dog"}\n')
     with pytest.raises(SuiteError, match=rf"{path}:1: 'concept' must be a string, got list"):
-        taxonomy.import_predicted(db, path)
+        definitions.import_predicted(db, path)
     assert prompt_count(db) == 0

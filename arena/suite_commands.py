@@ -2,7 +2,7 @@
 
 :func:`add_commands` adds the ``suites`` command to the arena's parser; each leaf sets ``handler(args, settings)``,
 which parses nothing more, calls one library function and prints counts per suite and subset. :func:`main` runs the
-same commands on their own (``python -m suites.commands ...``).
+same commands on their own (``python -m arena.suite_commands ...``).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from datamodel.catalog import CatalogError, suites_summary
+from judges import definitions
 from suites import commonsense, generic, paraphrase, saneval, semvarbench, taxonomy
 from suites.common import SuiteError, prompts_of, suites_of
 
@@ -107,7 +108,7 @@ def _importer(run: Callable) -> Callable:
 
 IMPORTS = {  # format: (help, run(db, args, settings) -> PromptImport)
     "predicted": ("LLM-predicted taxonomy concepts (CSV/JSONL: concept, subset[, definition])",
-                  lambda db, a, s: taxonomy.import_predicted(db, a.path, settings=s, subset=a.subset)),
+                  lambda db, a, s: definitions.import_predicted(db, a.path, settings=s, subset=a.subset)),
     "commonsense": ("Commonsense-T2I data.json (prompt1, prompt2, description1, ...)",
                     lambda db, a, s: commonsense.import_commonsense(db, a.path)),
     "semvarbench": ("SemVarBench test_data.tsv (id, T_a, T_pv, T_pi; categories/ beside it)",
@@ -181,7 +182,7 @@ def main(argv: list[str] | None = None, settings_loader: Callable | None = None)
     """Run ``suites ...`` without the rest of the arena CLI: ``main(["suites", "list"])``."""
     from datamodel.settings import SettingsError, load_settings
 
-    parser = argparse.ArgumentParser(prog="python -m suites.commands")
+    parser = argparse.ArgumentParser(prog="python -m arena.suite_commands")
     add_commands(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     args = parser.parse_args(argv)
     try:

@@ -2,7 +2,7 @@
 
 import sys
 
-from arena.cli import main
+from arena.commands import main
 
 if __name__ == "__main__":
     sys.exit(main(["serve", *sys.argv[1:]]))

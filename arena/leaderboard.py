@@ -30,6 +30,7 @@ import pandas as pd
 import sqlite_utils
 
 import ratings
+from datamodel.models import sorted_model_names
 from datamodel.settings import Settings
 from datamodel.vote_arrays import VoteArrays, read_vote_arrays
 from datamodel.metrics import model_metric_table
@@ -184,7 +185,7 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
         )
         for kind, part in (("human", human), ("judge", judged))
     }
-    models = [row[0] for row in db.execute("SELECT name FROM models ORDER BY name")]
+    models = sorted_model_names(db)
     table = _rating_columns(models, fits)
     metrics = model_metric_table(db, suite=options.suite)
     metric_columns = [c for c in metrics.columns if c != "model"]

@@ -19,6 +19,7 @@ from datamodel.battles import Battle, Pairing
 from sampling.draws import NoBattleAvailable, PromptPool, serve_battle
 from datamodel.quality import QualityRules
 from sampling.sampler import SamplingStats, UniformDraw, draw_pairing
+from sampling.strategies import UNIFORM, Strategy, get_strategy
 from datamodel.votes import VoteReceipt, VoteRejected, record_vote
 
 
@@ -50,13 +51,28 @@ def start(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bool
 class Sampler:
     """How a server draws battles: the strategy, its shared statistics, the prompt pool, the replication share.
 
-    ``stats`` (:class:`sampling.sampler.SamplingStats`) is shared by the server's threads; :func:`vote` tells it about
-    every vote it records."""
+    ``strategy`` names a registered :class:`sampling.strategies.Strategy` (checked here: an unknown name is a
+    ValueError listing the known ones, so a server with a wrong ``ARENA_SAMPLING`` stops at start-up). ``stats``
+    (:class:`sampling.sampler.SamplingStats`) is shared by the server's threads; :func:`vote` tells it about every
+    vote it records."""
 
-    strategy: str = "uniform"
+    strategy: str = UNIFORM.name
     stats: SamplingStats | None = None
     pool: PromptPool | None = None
     replication_share: float = 0.0
+
+    def __post_init__(self):
+        get_strategy(self.strategy)
+
+    @property
+    def declaration(self) -> Strategy:
+        """The registered declaration of :attr:`strategy` (what it needs: counts, a fit, the prompt-first draw)."""
+        return get_strategy(self.strategy)
+
+    @property
+    def reads_stats(self) -> bool:
+        """Whether the draws read ``stats`` (a pair-first strategy, or replication), so the server keeps them."""
+        return self.declaration.reads_stats or self.replication_share > 0
 
 
 def _draw(db, rng, session: ArenaSession, suite: str | None, sampler: Sampler) -> Pairing:
@@ -68,7 +84,7 @@ def _draw(db, rng, session: ArenaSession, suite: str | None, sampler: Sampler) -
 
 def _record(db, rng, session: ArenaSession, sampler: Sampler, pairing: Pairing) -> Battle:
     """Record ``pairing`` as the session's battle, under the strategy that really drew it."""
-    strategy = "uniform" if isinstance(pairing, UniformDraw) else sampler.strategy
+    strategy = pairing.strategy if isinstance(pairing, UniformDraw) else sampler.strategy
     return serve_battle(db, rng, session_id=session.session_id, annotator_id=session.annotator.id,
                         strategy=strategy, pairing=pairing)
 
@@ -130,8 +146,9 @@ def vote(
     if shown_at is not None and seconds_on_screen is not None and 0 <= seconds_on_screen < float("inf"):
         shown_at = max(shown_at, now - seconds_on_screen)
     pairing = None
-    if rng is not None and sampler.stats is not None and sampler.strategy != "uniform":
-        sampler.stats.refresh(db, fit=sampler.strategy == "active")  # outside the write transaction
+    spec = sampler.declaration
+    if rng is not None and sampler.stats is not None and spec.reads_stats:
+        sampler.stats.refresh(db, fit=spec.needs_fit)  # outside the write transaction
     with db.conn:
         receipt = record_vote(db, session.battle.id, outcome, session_id=session.session_id, now=now,
                               shown_at=shown_at, rules=rules)

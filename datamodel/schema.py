@@ -26,7 +26,7 @@ from typing import Callable
 
 import sqlite_utils
 
-OUTCOMES = ("A", "B", "tie", "both_bad")
+from ratings.votes import OUTCOMES  # noqa: F401  (the votes table's CHECK constraint lists them)
 VOTER_KINDS = ("human", "judge")
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from ratings.votes import TIE_POLICIES
+
 CONFIG_ENV = "ARENA_CONFIG"
 DEFAULT_CONFIG_FILE = "arena.toml"
 
@@ -71,16 +73,14 @@ class Settings:
     def __post_init__(self):
         if not 0 < self.port < 65536:
             raise SettingsError(f"port must be between 1 and 65535, got {self.port}. Set ARENA_PORT.")
-        if self.tie_policy not in ("drop", "half", "half_ties_drop_both_bad"):
+        if self.tie_policy not in TIE_POLICIES:
             raise SettingsError(
                 f"tie_policy must be drop, half or half_ties_drop_both_bad, got {self.tie_policy!r}. Set ARENA_TIE_POLICY."
             )
         if self.sqlite_synchronous.upper() not in ("FULL", "NORMAL", "EXTRA"):
             raise SettingsError(f"sqlite_synchronous must be FULL, NORMAL or EXTRA, got {self.sqlite_synchronous!r}.")
-        if self.sampling_strategy not in ("uniform", "balanced", "active"):
-            raise SettingsError(
-                f"sampling_strategy must be uniform, balanced or active, got {self.sampling_strategy!r}. Set ARENA_SAMPLING."
-            )
+        # sampling_strategy is checked against the registered strategies where the sampler is built
+        # (arena.session.Sampler; the data model does not import sampling)
         if not 0.0 <= self.replication_share <= 1.0:
             raise SettingsError(f"replication_share is a share between 0 and 1, got {self.replication_share}.")
         if self.bootstrap_rounds < 0:

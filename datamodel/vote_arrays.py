@@ -21,6 +21,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 import sqlite_utils
 
+from datamodel.models import model_names, sorted_model_names
 from datamodel.schema import OUTCOMES
 from ratings.votes import count_tensor
 
@@ -118,8 +119,8 @@ def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = ()
     excluded ones included (the ``excluded`` array marks them). A category matches a prompt's ``category`` or any
     entry of its ``categories`` list. ``strategies`` names the sampling strategies to tell apart; any other is
     "other"."""
-    models = tuple(name for name, in db.execute("SELECT name FROM models ORDER BY name"))
-    index_of = dict(db.execute("SELECT id, name FROM models").fetchall())
+    models = tuple(sorted_model_names(db))
+    index_of = model_names(db)
     by_name = {name: i for i, name in enumerate(models)}
     model_index = np.zeros(max(index_of, default=0) + 1, dtype=np.int64)
     for model_id, name in index_of.items():

@@ -24,6 +24,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import sqlite_utils
 
+from datamodel.models import model_names as models_by_id
+
 EXPORT_FORMATS = ("csv", "jsonl", "parquet")
 EXPORT_CHUNK_ROWS = 50_000  # votes read and written at a time
 SLICES = ("suite", "subset", "variant", "category", "voter_kind", "voter")
@@ -97,7 +99,7 @@ def vote_chunks(
     prompts = pd.DataFrame(db.execute(PROMPTS_SQL).fetchall(), dtype=object, columns=[  # None stays None until a
         "prompt_id", "suite", "subset", "variant", "item_key", "role", "prompt", "prompt_metadata", "category",
         "categories"]).set_index("prompt_id")  # chunk's column is built, as when read with its votes
-    model_rows = db.execute("SELECT id, name FROM models").fetchall()
+    model_rows = list(models_by_id(db).items())
     model_names = np.full(max((i for i, _ in model_rows), default=0) + 1, None, dtype=object)
     for model_id, name in model_rows:
         model_names[model_id] = name
@@ -185,7 +187,7 @@ def vote_batches(db: sqlite_utils.Database, chunk_rows: int = EXPORT_CHUNK_ROWS)
     prompt_columns = dict(zip(["suite", "subset", "variant", "item_key", "role", "prompt", "prompt_metadata",
                                "category", "categories"], (pa.array(values, pa.string())
                                                           for values in zip(*prompt_rows or [(None,) * 9]))))
-    model_position, model_rows = _lookup(db.execute("SELECT id, name FROM models").fetchall())
+    model_position, model_rows = _lookup(list(models_by_id(db).items()))
     model_names = pa.array([name for name, in model_rows] or [None], pa.string())
     while rows := cursor.fetchmany(chunk_rows):
         own = {name: pa.array(values, _OWN_TYPES[name]) for name, values in zip(names, zip(*rows))}

@@ -1,5 +1,5 @@
 import sys
 
-from generators.cli import main
+from generators.commands import main
 
 sys.exit(main())

@@ -1,5 +1,5 @@
 import sys
 
-from judges.cli import main
+from judges.commands import main
 
 sys.exit(main())

@@ -22,6 +22,7 @@ another fit template under the same judge name are left out, and accuracies only
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import hashlib
 import random
@@ -32,9 +33,10 @@ import sqlite_utils
 
 from judges.client import Engine, EngineConfig
 from judges.parsing import parse_fit, read_reply
-from judges.prompts import Templates, fit_request
+from judges.prompts import COMMONSENSE_FIT_TEMPLATE, Templates, fit_request
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, items_by_model
+from judges.tasks import JudgeJob, JudgeTask, register
 from datamodel.judgments import (Judgment, delete_other_versions, judgments, other_versions_notes, save_judgment, save_metric,
                           split_by_version)
 
@@ -231,3 +233,18 @@ async def run_commonsense(
                                           handle_signals=handle_signals)
     summary.notes.extend(dict.fromkeys(notes))
     return summary
+
+
+def _add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seed", type=int, default=0, help="seed of the 'fits both: pick one' draws (default 0)")
+
+
+async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
+    return await run_commonsense(job.db, job.media, job.config, job.selection, seed=args.seed, **job.common())
+
+
+register(JudgeTask(
+    name="commonsense", run=_run, add_arguments=_add_arguments, default_suite=SUITE,
+    templates=(COMMONSENSE_FIT_TEMPLATE,),
+    description="Commonsense-T2I fit judge (T2): fit(I, D) for both images and descriptions of each item.",
+))

@@ -17,6 +17,8 @@ from typing import Any, Mapping
 import sqlite_utils
 
 from datamodel.catalog import PromptImport
+from judges.prompts import JudgeTemplate, fill
+from judges.request import ChatRequest
 from suites import taxonomy
 from suites.common import SuiteError
 from suites.taxonomy import Define, DefinitionError
@@ -24,13 +26,18 @@ from suites.taxonomy import Define, DefinitionError
 # The protocol's definition prompt for predicted concepts: an instruction and one example.
 DEFINITION_INSTRUCTION = "Write a definition for the word/phrase in one sentence."
 DEFINITION_EXAMPLE = ("caddle", "act as a caddie and carry clubs for a player")
-DEFINITION_MAX_TOKENS = 100  # one sentence
+# Declared like the judge templates (text, placeholder and token budget together), but not registered: definitions
+# are written during a suite import, which does not read the judge template file, so the protocol text is fixed.
+DEFINITION_TEMPLATE = JudgeTemplate(
+    "definition", f"{DEFINITION_INSTRUCTION}\nWord: {DEFINITION_EXAMPLE[0]}\nDefinition: {DEFINITION_EXAMPLE[1]}\n"
+                  "Word: {concept}\nDefinition:",
+    placeholders=("{concept}",), max_tokens=100, expected_tokens=30)  # one sentence
+DEFINITION_MAX_TOKENS = DEFINITION_TEMPLATE.max_tokens
 
 
 def definition_prompt(concept: str) -> str:
     """The protocol's definition prompt for one concept (one user message)."""
-    word, definition = DEFINITION_EXAMPLE
-    return f"{DEFINITION_INSTRUCTION}\nWord: {word}\nDefinition: {definition}\nWord: {concept}\nDefinition:"
+    return fill(DEFINITION_TEMPLATE.text, concept=concept)
 
 
 def parse_definition(answer: str) -> str:
@@ -41,12 +48,9 @@ def parse_definition(answer: str) -> str:
     return line.strip('"').strip()
 
 
-def definition_request(concept: str):
+def definition_request(concept: str) -> ChatRequest:
     """The protocol's definition prompt as a :class:`judges.request.ChatRequest` (temperature 0, one sentence)."""
-    from judges.request import ChatRequest
-
-    return ChatRequest((definition_prompt(concept),), max_tokens=DEFINITION_MAX_TOKENS, temperature=0.0,
-                       expected_output_tokens=30)
+    return DEFINITION_TEMPLATE.request((definition_prompt(concept),))
 
 
 def judge_definer(

@@ -19,6 +19,7 @@ later runs, so re-running never casts a second vote.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import random
 import uuid
@@ -33,10 +34,11 @@ from sampling.draws import serve_battle
 from datamodel.votes import record_vote
 from judges.client import Engine, EngineConfig, Reply
 from judges.parsing import SWAPPED, VERDICT_OUTCOMES, parse_pairwise, read_reply
-from judges.prompts import Templates, pairwise_request
+from judges.prompts import PAIRWISE_TEMPLATE, Templates, pairwise_request
 from judges.request import ImageInput
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, model_ids, prompt_filter
+from judges.tasks import JudgeJob, JudgeTask, register
 from datamodel.judgments import Judgment, judged_subjects, judgments, save_judgment
 
 TASK = "pairwise"
@@ -292,3 +294,24 @@ async def run_pairwise(
     if note:
         summary.notes.append(note)
     return summary
+
+
+def _add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--source", choices=SOURCES, default="draw",
+                        help="draw new battles like the arena (default) or copy the human battles with a vote")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the drawn battles (default 0)")
+    parser.add_argument("--single-order", action="store_true",
+                        help="ask once, in the displayed order (the published protocol exactly)")
+
+
+async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
+    return await run_pairwise(job.db, job.media, job.config, job.selection, source=args.source, seed=args.seed,
+                              single_order=args.single_order, **job.common())
+
+
+register(JudgeTask(
+    name=TASK, run=_run, add_arguments=_add_arguments, templates=(PAIRWISE_TEMPLATE,),
+    description="Vote on battles like an annotator (protocols.md T1), asking in both orders unless --single-order.",
+    limit_help="--source draw: how many battles to draw with the seed (default 100); --source human: at most this "
+               "many human battles not yet judged (default all)",
+))

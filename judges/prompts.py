@@ -1,10 +1,18 @@
-"""Judge prompt templates and the message builders (pure: text in, :class:`ChatRequest` out).
+"""Judge prompt templates: one :class:`JudgeTemplate` declaration each, and the message builders (pure: text in,
+:class:`ChatRequest` out).
+
+A declaration holds everything about one template: its key, its default text, the placeholders a replacement must
+keep, and its token budget (``max_tokens`` of the request, and the completion tokens the dry run expects). The
+registry of declarations (:func:`register_template`) is what :class:`Templates`, :func:`check_templates`,
+:func:`load_templates` and the views :data:`DEFAULT_TEMPLATES`, :data:`PLACEHOLDERS`, :data:`MAX_TOKENS` and
+:data:`EXPECTED_TOKENS` read. The built-in templates are declared below; a judge task declared elsewhere lists its
+own in its :class:`judges.tasks.JudgeTask`, which registers them.
 
 The defaults are the protocol texts of ``protocols.md`` (T1 pairwise, T2 fit, T3 SemVarBench), word for word. The
 SANEval LLM/VLM steps (T4) are not quoted by the protocol; their wording here is the project's, and the attribute
-questions are the protocol's neutral questions. Any template can be replaced by a TOML file (setting
-``judge_templates`` / ``ARENA_JUDGE_TEMPLATES``) with one string per key of :data:`DEFAULT_TEMPLATES`; a
-replacement must keep the template's placeholders (:data:`PLACEHOLDERS`).
+questions are the protocol's neutral questions. Any registered template can be replaced by a TOML file (setting
+``judge_templates`` / ``ARENA_JUDGE_TEMPLATES``) with one string per template key; a replacement must keep the
+template's placeholders.
 
 Placeholders are ``{name}`` (filled by plain replacement, so JSON braces in a template need no escaping). Images
 go where ``<image A>`` / ``<image B>`` stand in the pairwise template and where ``<image>`` stands in the others
@@ -13,12 +21,235 @@ go where ``<image A>`` / ``<image B>`` stand in the pairwise template and where 
 
 from __future__ import annotations
 
-import dataclasses
+import threading
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Iterable, Iterator
 
 from judges.request import ChatRequest, ImageInput
+
+
+class TemplateError(ValueError):
+    """A template file cannot be used, or two declarations clash; the message names the key and the fix."""
+
+
+@dataclass(frozen=True)
+class JudgeTemplate:
+    """One judge prompt template, declared once.
+
+    - ``key``: its name in :class:`Templates` (``templates.<key>``) and in a template file.
+    - ``text``: the default text, with ``{name}`` placeholders and the image markers.
+    - ``placeholders``: what a replacement text must keep; those in ``once`` must appear exactly once.
+    - ``max_tokens``: the completion limit of its requests; ``expected_tokens``: the completion tokens the dry run
+      counts per request.
+    """
+
+    key: str
+    text: str
+    placeholders: tuple[str, ...] = ()
+    max_tokens: int = 1024
+    expected_tokens: int = 200
+    once: tuple[str, ...] = ()
+
+    def fill(self, templates: "Templates", **values: Any) -> str:
+        """This template's text in ``templates`` (the default or its replacement) with ``values`` filled in."""
+        return fill(templates.text(self.key), **values)
+
+    def request(self, parts: Iterable, detail: str = "high") -> ChatRequest:
+        """A request of ``parts`` (text and images, in order) with this template's token budget."""
+        return ChatRequest(tuple(parts), detail=detail, max_tokens=self.max_tokens,
+                           expected_output_tokens=self.expected_tokens)
+
+    def build(self, templates: "Templates", image: ImageInput | None = None, detail: str = "high",
+              **values: Any) -> ChatRequest:
+        """The filled text as a request, with ``image`` where ``<image>`` stands (after the text if it does not)."""
+        text = self.fill(templates, **values)
+        return self.request((text,) if image is None else _with_image(text, image), detail)
+
+    def problems(self, text: Any) -> str | None:
+        """Why ``text`` cannot replace this template (None when it can)."""
+        if not isinstance(text, str) or not text.strip():
+            return f"template {self.key!r} must be a non-empty string."
+        missing = [p for p in self.placeholders if p not in text]
+        if missing:
+            return (f"template {self.key!r} lacks {', '.join(missing)}. Put them where the values go (see "
+                    f"judges/prompts.py or the module declaring {self.key!r} for the default text).")
+        if any(text.count(p) != 1 for p in self.once):
+            return f"template {self.key!r} must hold {' and '.join(self.once)} once each."
+        return None
+
+
+_TEMPLATES: dict[str, JudgeTemplate] = {}
+_LOCK = threading.Lock()
+
+
+def register_template(template: JudgeTemplate) -> JudgeTemplate:
+    """Add ``template`` to the registry (declaring the same template again is a no-op); another declaration under
+    a key already taken raises :class:`TemplateError`."""
+    if not template.key.isidentifier() or hasattr(Templates, template.key):
+        raise TemplateError(f"template key {template.key!r} cannot be read as templates.{template.key}. Choose a "
+                            "Python name that is not a method of Templates (text, question, replace, texts, ...).")
+    with _LOCK:
+        known = _TEMPLATES.get(template.key)
+        if known is not None and known != template:
+            raise TemplateError(f"template {template.key!r} is declared twice. Give the new template another key.")
+        _TEMPLATES[template.key] = template
+    return template
+
+
+def unregister_template(key: str) -> None:
+    """Remove a template (tests and plug-ins that clean up); unknown keys are ignored."""
+    with _LOCK:
+        _TEMPLATES.pop(key, None)
+
+
+def registered_templates() -> dict[str, JudgeTemplate]:
+    """Every registered template by key: the built-in ones first, then those of the judge tasks (all discovered)."""
+    from judges.tasks import discover
+
+    discover()
+    with _LOCK:
+        return dict(_TEMPLATES)
+
+
+def template_named(key: str) -> JudgeTemplate:
+    """The declaration of template ``key``; an unknown key raises :class:`TemplateError` listing the known ones."""
+    template = _TEMPLATES.get(key)
+    if template is None:
+        templates = registered_templates()
+        template = templates.get(key)
+        if template is None:
+            raise TemplateError(f"unknown template {key!r}. Known templates: {', '.join(templates)}.")
+    return template
+
+
+class _Column(Mapping):
+    """A read-only, live view {key: one field of the declaration} of the registered templates."""
+
+    def __init__(self, field: str):
+        self._field = field
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(_TEMPLATES[key], self._field)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(_TEMPLATES))
+
+    def __len__(self) -> int:
+        return len(_TEMPLATES)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+DEFAULT_TEMPLATES: Mapping[str, str] = _Column("text")
+PLACEHOLDERS: Mapping[str, tuple[str, ...]] = _Column("placeholders")
+# max_tokens of each template's requests, and the completion tokens the dry run expects
+MAX_TOKENS: Mapping[str, int] = _Column("max_tokens")
+EXPECTED_TOKENS: Mapping[str, int] = _Column("expected_tokens")
+
+
+class Templates:
+    """The text of every registered template: its declared default, or the replacement given for its key.
+
+    Read a text as an attribute (``templates.pairwise``) or with :meth:`text`; ``Templates(semvar="...")`` and
+    :meth:`replace` give replacements (unchecked: :func:`check_templates` checks them). Immutable and compared by
+    texts; a template registered after the object was made is seen with its default text.
+    """
+
+    __slots__ = ("_overrides",)
+
+    def __init__(self, **overrides: str):
+        for key in overrides:
+            template_named(key)  # raises for an unknown key, naming the known ones
+        object.__setattr__(self, "_overrides", dict(overrides))
+
+    def text(self, key: str) -> str:
+        """The text of template ``key``: its replacement, or the declared default."""
+        if key in self._overrides:
+            return self._overrides[key]
+        return template_named(key).text
+
+    def __getattr__(self, key: str) -> str:
+        if key.startswith("_"):
+            raise AttributeError(key)
+        try:
+            return self.text(key)
+        except TemplateError as error:
+            raise AttributeError(str(error)) from None
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError(f"Templates are immutable: use templates.replace({key}=...) for another text.")
+
+    def question(self, kind: str) -> str:
+        """The neutral SANEval question about one attribute ``kind`` (color, shape, texture)."""
+        return self.text(f"saneval_question_{kind}")
+
+    def replace(self, **overrides: str) -> "Templates":
+        """A copy with ``overrides`` ({key: text}) replacing these texts."""
+        return Templates(**{**self._overrides, **overrides})
+
+    def texts(self, keys: Iterable[str] | None = None) -> dict[str, str]:
+        """{key: text} of ``keys`` (default: every registered template)."""
+        return {key: self.text(key) for key in (registered_templates() if keys is None else keys)}
+
+    @property
+    def overridden(self) -> tuple[str, ...]:
+        """The keys whose text was replaced."""
+        return tuple(self._overrides)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Templates) and self.texts() == other.texts()
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self.texts().items())))
+
+    def __repr__(self) -> str:
+        return f"Templates({', '.join(f'{key}=...' for key in self._overrides)})"
+
+
+def check_templates(overrides: dict, source: str = "templates") -> Templates:
+    """Templates with ``overrides`` ({key: text}) applied, each checked for its placeholders."""
+    for key, text in overrides.items():
+        try:
+            template = template_named(key)
+        except TemplateError as error:
+            raise TemplateError(f"{source}: {error}") from None
+        problem = template.problems(text)
+        if problem:
+            raise TemplateError(f"{source}: {problem}")
+    return Templates(**overrides)
+
+
+def load_templates(path: str | Path | None) -> Templates:
+    """The default templates, with the replacements of the TOML file at ``path`` (none: the defaults)."""
+    if not path:
+        return Templates()
+    path = Path(path)
+    if not path.is_file():
+        raise TemplateError(f"template file {path} does not exist. Create it or unset ARENA_JUDGE_TEMPLATES.")
+    try:
+        overrides = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise TemplateError(f"{path}: not valid TOML ({error}). Fix the file or unset ARENA_JUDGE_TEMPLATES.") from None
+    return check_templates(overrides, str(path))
+
+
+def fill(template: str, **values: Any) -> str:
+    for name, value in values.items():
+        template = template.replace("{" + name + "}", str(value))
+    return template
+
+
+def _with_image(text: str, image: ImageInput) -> tuple:
+    if "<image>" in text:
+        before, after = text.split("<image>", 1)
+        return tuple(p for p in (before, image, after) if p != "")
+    return (text, image)
+
+# --- the built-in templates: text, placeholders and token budget of each, declared together ----------------------
 
 PAIRWISE = """Please act as an impartial judge and evaluate the quality of the images provided by two AI image assistants to the user prompt displayed below.
 You should choose the assistant that provides an image that follows the user's instructions better and reflects the user's prompt main concept better.
@@ -38,11 +269,16 @@ After providing your explanation, output your final verdict by strictly followin
 [Start of the second image]
 <image B>
 [End of the second image]"""
+PAIRWISE_TEMPLATE = register_template(JudgeTemplate(
+    "pairwise", PAIRWISE, ("{prompt}", "<image A>", "<image B>"), max_tokens=1024, expected_tokens=250,
+    once=("<image A>", "<image B>")))
 
 COMMONSENSE_FIT = (
     'Can you tell me if the image generally fits the descriptions "{description}"? If it generally fits the '
     "descriptions, then return 1, otherwise, return 0. Give me number 1 or 0 only."
 )
+COMMONSENSE_FIT_TEMPLATE = register_template(JudgeTemplate(
+    "commonsense_fit", COMMONSENSE_FIT, ("{description}",), max_tokens=20, expected_tokens=2))
 
 SEMVAR = """Does the generated image align with the given prompt?
 
@@ -51,166 +287,85 @@ SEMVAR = """Does the generated image align with the given prompt?
 Use the following criteria to guide your evaluation: with Relevance (0-50 points), Object Accuracy (0-50 points). After providing your explanation, you must rate the generated image by strictly following this format: "[[rating]]", for example: "Relevance (0-50 points): [[35]], Object Accuracy (0-50 points): [[30]]".
 
 [Prompt] {prompt}"""
+SEMVAR_TEMPLATE = register_template(JudgeTemplate("semvar", SEMVAR, ("{prompt}",), max_tokens=512,
+                                                   expected_tokens=150))
+
+# SANEval: the LLM's JSON steps share one budget, the VLM's short answers another.
+SANEVAL_JSON_TOKENS = dict(max_tokens=512, expected_tokens=80)
+SANEVAL_ANSWER_TOKENS = dict(max_tokens=100, expected_tokens=20)
 
 SANEVAL_OBJECTS = """List the physical objects that this text-to-image prompt asks for, as singular nouns in the order they appear (count each kind once).
 Reply with JSON only, in the form {"objects": ["object", ...]}.
 Prompt: {prompt}"""
+SANEVAL_OBJECTS_TEMPLATE = register_template(JudgeTemplate(
+    "saneval_objects", SANEVAL_OBJECTS, ("{prompt}",), **SANEVAL_JSON_TOKENS))
 
 SANEVAL_ATTRIBUTES = """For each object of this text-to-image prompt, give the {kind} the prompt assigns to it.
 Objects: {objects}
 Reply with JSON only, in the form {"attributes": {"object": "{kind}", ...}}; leave out objects the prompt gives no {kind}.
 Prompt: {prompt}"""
+SANEVAL_ATTRIBUTES_TEMPLATE = register_template(JudgeTemplate(
+    "saneval_attributes", SANEVAL_ATTRIBUTES, ("{prompt}", "{objects}", "{kind}"), **SANEVAL_JSON_TOKENS))
 
 SANEVAL_SPATIAL = """Give the spatial relation this text-to-image prompt asks for between two of its objects.
 Objects: {objects}
 Reply with JSON only, in the form {"subject": "object", "relation": "left of" | "right of" | "above" | "below", "object": "object"}, or {"relation": null} if the prompt states none.
 Prompt: {prompt}"""
+SANEVAL_SPATIAL_TEMPLATE = register_template(JudgeTemplate(
+    "saneval_spatial", SANEVAL_SPATIAL, ("{prompt}", "{objects}"), **SANEVAL_JSON_TOKENS))
 
 SANEVAL_COUNTS = """Give how many of each object this text-to-image prompt asks for.
 Objects: {objects}
 Reply with JSON only, in the form {"counts": {"object": number, ...}}.
 Prompt: {prompt}"""
+SANEVAL_COUNTS_TEMPLATE = register_template(JudgeTemplate(
+    "saneval_counts", SANEVAL_COUNTS, ("{prompt}", "{objects}"), **SANEVAL_JSON_TOKENS))
 
 SANEVAL_SYNONYMS = """For each object below, give up to five other names an object detector could use for it (synonyms, common names, closely related words), singular.
 Objects: {objects}
 Reply with JSON only, in the form {"synonyms": {"object": ["name", ...], ...}}."""
+SANEVAL_SYNONYMS_TEMPLATE = register_template(JudgeTemplate(
+    "saneval_synonyms", SANEVAL_SYNONYMS, ("{objects}",), **SANEVAL_JSON_TOKENS))
 
 SANEVAL_QUESTION_COLOR = "What color is the object?"
 SANEVAL_QUESTION_SHAPE = "What shape is the object?"
 SANEVAL_QUESTION_TEXTURE = "What texture does the object have?"
+SANEVAL_QUESTION_TEMPLATES = {
+    kind: register_template(JudgeTemplate(f"saneval_question_{kind}", text, **SANEVAL_ANSWER_TOKENS))
+    for kind, text in (("color", SANEVAL_QUESTION_COLOR), ("shape", SANEVAL_QUESTION_SHAPE),
+                       ("texture", SANEVAL_QUESTION_TEXTURE))}
 
 SANEVAL_RATING = """A vision model was shown a crop of a {object} from a generated image and asked: "{question}"
 It answered: "{answer}"
 The {kind} expected by the prompt is "{expected}".
 Rate how well the answer matches the expected {kind}, from 0.0 (not at all) to 1.0 (exactly).
 Reply with JSON only, in the form {"score": number, "detected": "the {kind} the answer names, in one or two words"}."""
+SANEVAL_RATING_TEMPLATE = register_template(JudgeTemplate(
+    "saneval_rating", SANEVAL_RATING, ("{answer}", "{expected}"), **SANEVAL_JSON_TOKENS))
 
-DEFAULT_TEMPLATES = {
-    "pairwise": PAIRWISE,
-    "commonsense_fit": COMMONSENSE_FIT,
-    "semvar": SEMVAR,
-    "saneval_objects": SANEVAL_OBJECTS,
-    "saneval_attributes": SANEVAL_ATTRIBUTES,
-    "saneval_spatial": SANEVAL_SPATIAL,
-    "saneval_counts": SANEVAL_COUNTS,
-    "saneval_synonyms": SANEVAL_SYNONYMS,
-    "saneval_question_color": SANEVAL_QUESTION_COLOR,
-    "saneval_question_shape": SANEVAL_QUESTION_SHAPE,
-    "saneval_question_texture": SANEVAL_QUESTION_TEXTURE,
-    "saneval_rating": SANEVAL_RATING,
-}
-
-PLACEHOLDERS = {
-    "pairwise": ("{prompt}", "<image A>", "<image B>"),
-    "commonsense_fit": ("{description}",),
-    "semvar": ("{prompt}",),
-    "saneval_objects": ("{prompt}",),
-    "saneval_attributes": ("{prompt}", "{objects}", "{kind}"),
-    "saneval_spatial": ("{prompt}", "{objects}"),
-    "saneval_counts": ("{prompt}", "{objects}"),
-    "saneval_synonyms": ("{objects}",),
-    "saneval_question_color": (),
-    "saneval_question_shape": (),
-    "saneval_question_texture": (),
-    "saneval_rating": ("{answer}", "{expected}"),
-}
-
-# max_tokens of each request, and the completion tokens the dry run expects
-MAX_TOKENS = {"pairwise": 1024, "commonsense_fit": 20, "semvar": 512, "saneval_json": 512, "saneval_answer": 100}
-EXPECTED_TOKENS = {"pairwise": 250, "commonsense_fit": 2, "semvar": 150, "saneval_json": 80, "saneval_answer": 20}
+# The templates the project ships with, in their order (SANEval's template version hashes all of them).
+BUILT_IN_TEMPLATES = tuple(_TEMPLATES.values())
 
 
-class TemplateError(ValueError):
-    """A template file cannot be used; the message names the key and the fix."""
-
-
-@dataclass(frozen=True)
-class Templates:
-    pairwise: str = PAIRWISE
-    commonsense_fit: str = COMMONSENSE_FIT
-    semvar: str = SEMVAR
-    saneval_objects: str = SANEVAL_OBJECTS
-    saneval_attributes: str = SANEVAL_ATTRIBUTES
-    saneval_spatial: str = SANEVAL_SPATIAL
-    saneval_counts: str = SANEVAL_COUNTS
-    saneval_synonyms: str = SANEVAL_SYNONYMS
-    saneval_question_color: str = SANEVAL_QUESTION_COLOR
-    saneval_question_shape: str = SANEVAL_QUESTION_SHAPE
-    saneval_question_texture: str = SANEVAL_QUESTION_TEXTURE
-    saneval_rating: str = SANEVAL_RATING
-
-    def question(self, kind: str) -> str:
-        return getattr(self, f"saneval_question_{kind}")
-
-
-def check_templates(overrides: dict, source: str = "templates") -> Templates:
-    """Templates with ``overrides`` ({key: text}) applied, each checked for its placeholders."""
-    for key, text in overrides.items():
-        if key not in DEFAULT_TEMPLATES:
-            raise TemplateError(f"{source}: unknown template {key!r}. Known templates: {', '.join(DEFAULT_TEMPLATES)}.")
-        if not isinstance(text, str) or not text.strip():
-            raise TemplateError(f"{source}: template {key!r} must be a non-empty string.")
-        missing = [p for p in PLACEHOLDERS[key] if p not in text]
-        if missing:
-            raise TemplateError(f"{source}: template {key!r} lacks {', '.join(missing)}. Put them where the "
-                                "values go (see judges/prompts.py for the default text).")
-        if key == "pairwise" and (text.count("<image A>") != 1 or text.count("<image B>") != 1):
-            raise TemplateError(f"{source}: template 'pairwise' must hold <image A> and <image B> once each.")
-    return dataclasses.replace(Templates(), **overrides)
-
-
-def load_templates(path: str | Path | None) -> Templates:
-    """The default templates, with the replacements of the TOML file at ``path`` (none: the defaults)."""
-    if not path:
-        return Templates()
-    path = Path(path)
-    if not path.is_file():
-        raise TemplateError(f"template file {path} does not exist. Create it or unset ARENA_JUDGE_TEMPLATES.")
-    try:
-        overrides = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
-        raise TemplateError(f"{path}: not valid TOML ({error}). Fix the file or unset ARENA_JUDGE_TEMPLATES.") from None
-    return check_templates(overrides, str(path))
-
-
-def fill(template: str, **values: str) -> str:
-    for name, value in values.items():
-        template = template.replace("{" + name + "}", str(value))
-    return template
-
-
-def _with_image(text: str, image: ImageInput) -> tuple:
-    if "<image>" in text:
-        before, after = text.split("<image>", 1)
-        return tuple(p for p in (before, image, after) if p != "")
-    return (text, image)
-
+# --- the message builders -----------------------------------------------------------------------------------------
 
 def pairwise_request(templates: Templates, prompt: str, first: ImageInput, second: ImageInput,
                      detail: str = "high") -> ChatRequest:
     """T1: the judge prompt with ``first`` shown as assistant A and ``second`` as assistant B."""
-    text = fill(templates.pairwise, prompt=prompt)
+    text = PAIRWISE_TEMPLATE.fill(templates, prompt=prompt)
     head, rest = text.split("<image A>", 1)
     middle, tail = rest.split("<image B>", 1)
-    parts = tuple(p for p in (head, first, middle, second, tail) if p != "")
-    return ChatRequest(parts, detail=detail, max_tokens=MAX_TOKENS["pairwise"],
-                       expected_output_tokens=EXPECTED_TOKENS["pairwise"])
+    return PAIRWISE_TEMPLATE.request((p for p in (head, first, middle, second, tail) if p != ""), detail)
 
 
 def fit_request(templates: Templates, description: str, image: ImageInput, detail: str = "high") -> ChatRequest:
     """T2: does ``image`` generally fit ``description`` (1 or 0)."""
-    return ChatRequest(_with_image(fill(templates.commonsense_fit, description=description), image), detail=detail,
-                       max_tokens=MAX_TOKENS["commonsense_fit"], expected_output_tokens=EXPECTED_TOKENS["commonsense_fit"])
+    return COMMONSENSE_FIT_TEMPLATE.build(templates, image, detail, description=description)
 
 
 def semvar_request(templates: Templates, prompt: str, image: ImageInput, detail: str = "high") -> ChatRequest:
     """T3: S(T, I) for the text ``prompt`` and ``image``."""
-    return ChatRequest(_with_image(fill(templates.semvar, prompt=prompt), image), detail=detail,
-                       max_tokens=MAX_TOKENS["semvar"], expected_output_tokens=EXPECTED_TOKENS["semvar"])
-
-
-def _text_request(text: str) -> ChatRequest:
-    return ChatRequest((text,), max_tokens=MAX_TOKENS["saneval_json"], expected_output_tokens=EXPECTED_TOKENS["saneval_json"])
+    return SEMVAR_TEMPLATE.build(templates, image, detail, prompt=prompt)
 
 
 def _objects_text(objects) -> str:
@@ -218,35 +373,34 @@ def _objects_text(objects) -> str:
 
 
 def saneval_objects_request(templates: Templates, prompt: str) -> ChatRequest:
-    return _text_request(fill(templates.saneval_objects, prompt=prompt))
+    return SANEVAL_OBJECTS_TEMPLATE.build(templates, prompt=prompt)
 
 
 def saneval_attributes_request(templates: Templates, prompt: str, objects, kind: str) -> ChatRequest:
-    return _text_request(fill(templates.saneval_attributes, prompt=prompt, objects=_objects_text(objects), kind=kind))
+    return SANEVAL_ATTRIBUTES_TEMPLATE.build(templates, prompt=prompt, objects=_objects_text(objects), kind=kind)
 
 
 def saneval_spatial_request(templates: Templates, prompt: str, objects) -> ChatRequest:
-    return _text_request(fill(templates.saneval_spatial, prompt=prompt, objects=_objects_text(objects)))
+    return SANEVAL_SPATIAL_TEMPLATE.build(templates, prompt=prompt, objects=_objects_text(objects))
 
 
 def saneval_counts_request(templates: Templates, prompt: str, objects) -> ChatRequest:
-    return _text_request(fill(templates.saneval_counts, prompt=prompt, objects=_objects_text(objects)))
+    return SANEVAL_COUNTS_TEMPLATE.build(templates, prompt=prompt, objects=_objects_text(objects))
 
 
 def saneval_synonyms_request(templates: Templates, objects) -> ChatRequest:
-    return _text_request(fill(templates.saneval_synonyms, objects=_objects_text(objects)))
+    return SANEVAL_SYNONYMS_TEMPLATE.build(templates, objects=_objects_text(objects))
 
 
 def saneval_question_request(templates: Templates, kind: str, crop: ImageInput, detail: str = "high") -> ChatRequest:
     """The VLM's neutral attribute question about one detected object's crop (the crop first, then the question)."""
-    question = templates.question(kind)
-    parts = _with_image(question, crop) if "<image>" in question else (crop, question)
-    return ChatRequest(parts, detail=detail, max_tokens=MAX_TOKENS["saneval_answer"],
-                       expected_output_tokens=EXPECTED_TOKENS["saneval_answer"])
+    template = SANEVAL_QUESTION_TEMPLATES[kind]
+    question = templates.text(template.key)
+    return template.request(_with_image(question, crop) if "<image>" in question else (crop, question), detail)
 
 
 def saneval_rating_request(templates: Templates, *, obj: str, kind: str, question: str, answer: str,
                            expected: str) -> ChatRequest:
     """The LLM's 0.0-1.0 rating of the VLM's answer against the expected attribute."""
-    return _text_request(fill(templates.saneval_rating, object=obj, kind=kind, question=question,
-                              answer=" ".join(answer.split()), expected=expected))
+    return SANEVAL_RATING_TEMPLATE.build(templates, object=obj, kind=kind, question=question,
+                                         answer=" ".join(answer.split()), expected=expected)

@@ -27,6 +27,7 @@ name are left out, and model scores only they gave are deleted).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import hashlib
 import json
@@ -36,10 +37,14 @@ from typing import Any, Protocol, Sequence
 import sqlite_utils
 from PIL import Image
 
+from datamodel.settings import SettingsError
 from judges.client import Engine, EngineConfig, Reply
 from judges.parsing import (AttributesReply, CountsReply, ObjectsReply, ParseError, RatingReply, SpatialReply,
                             SynonymsReply, parse_json_reply, read_reply)
-from judges.prompts import (Templates, saneval_attributes_request, saneval_counts_request, saneval_objects_request,
+from judges.prompts import (BUILT_IN_TEMPLATES, SANEVAL_ATTRIBUTES_TEMPLATE, SANEVAL_COUNTS_TEMPLATE,
+                            SANEVAL_OBJECTS_TEMPLATE, SANEVAL_QUESTION_TEMPLATES, SANEVAL_RATING_TEMPLATE,
+                            SANEVAL_SPATIAL_TEMPLATE, SANEVAL_SYNONYMS_TEMPLATE, Templates,
+                            saneval_attributes_request, saneval_counts_request, saneval_objects_request,
                             saneval_question_request, saneval_rating_request, saneval_spatial_request,
                             saneval_synonyms_request)
 from judges.request import ImageInput
@@ -49,6 +54,7 @@ from judges.saneval_rules import (BINDING, CATEGORIES, FLAG_THRESHOLD, Attribute
                                   expected_from_metadata, group_detections, normalize, score_attributes, score_numeracy,
                                   score_spatial, scored_objects, synonym_groups)
 from judges.selection import ImageRow, Selection, SelectionError, image_rows
+from judges.tasks import JudgeJob, JudgeTask, register
 from datamodel.judgments import (Judgment, delete_other_versions, judgments, metric_rows, other_versions_notes, save_judgment,
                           save_metric, split_by_version)
 
@@ -71,6 +77,13 @@ class SanevalOptions:
     min_score: float = 0.0        # detections below this confidence are ignored (the detector has its own cut-off)
     iou_threshold: float = 0.5    # boxes of one synonym group overlapping more than this count once
     flag_threshold: float = FLAG_THRESHOLD
+
+
+def template_version(templates: Templates) -> str:
+    """The version of the scores: a hash of every built-in template's text, as it has always been (stored scores keep
+    their version; a template of another task does not change it)."""
+    texts = templates.texts(t.key for t in BUILT_IN_TEMPLATES)
+    return "t4:" + hashlib.sha256(json.dumps(texts, sort_keys=True).encode()).hexdigest()[:8]
 
 
 def plan_units(db: sqlite_utils.Database, selection: Selection) -> list[ImageRow]:
@@ -120,7 +133,7 @@ async def judge_saneval(
     summary = RunSummary(judge, TASK)
     detail = engine.config.image_detail
     detector_lock = asyncio.Lock()
-    version = "t4:" + hashlib.sha256(json.dumps(templates.__dict__, sort_keys=True).encode()).hexdigest()[:8]
+    version = template_version(templates)
 
     async def worker(row: ImageRow) -> str:
         trace: list[tuple[str, Reply]] = []
@@ -361,3 +374,36 @@ async def run_saneval(
         return await judge_saneval(db, media, engine, units, judge=f"{name}:{config.model}", detector=detector,
                                    templates=templates, options=options, progress=progress,
                                    handle_signals=handle_signals)
+
+
+def _add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--detector", help="transformers OWLv2 / Grounding DINO folder or hub id "
+                                           "(e.g. google/owlv2-base-patch16-ensemble)")
+    parser.add_argument("--device", default="cpu", help="device of the detector (default cpu)")
+    parser.add_argument("--detector-threshold", type=float, default=0.3, help="box confidence cut-off (default 0.3)")
+    parser.add_argument("--no-synonyms", action="store_true", help="do not ask the LLM for synonyms")
+    parser.add_argument("--flag-threshold", type=float, default=0.5,
+                        help="flag attribute ratings below this (default 0.5)")
+
+
+async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
+    detector = None
+    if not job.dry_run:
+        if not args.detector:
+            raise SettingsError("saneval needs --detector: a transformers OWLv2 or Grounding DINO folder or hub id, "
+                                "e.g. --detector google/owlv2-base-patch16-ensemble.")
+        from judges.metrics.detection import TransformersDetector  # torch and transformers: only when scoring
+
+        detector = TransformersDetector(args.detector, device=args.device, threshold=args.detector_threshold)
+    options = SanevalOptions(synonyms=not args.no_synonyms, flag_threshold=args.flag_threshold)
+    return await run_saneval(job.db, job.media, job.config, job.selection, detector=detector, options=options,
+                             **job.common())
+
+
+register(JudgeTask(
+    name=TASK, run=_run, add_arguments=_add_arguments, default_suite=SUITE,
+    templates=(SANEVAL_OBJECTS_TEMPLATE, SANEVAL_ATTRIBUTES_TEMPLATE, SANEVAL_SPATIAL_TEMPLATE, SANEVAL_COUNTS_TEMPLATE,
+               SANEVAL_SYNONYMS_TEMPLATE, *SANEVAL_QUESTION_TEMPLATES.values(), SANEVAL_RATING_TEMPLATE),
+    limit_help="score the images of the first LIMIT prompts (default all)",
+    description="SANEval scoring (T4): LLM structure and synonyms, a detector, VLM attribute questions.",
+))

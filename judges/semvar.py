@@ -24,6 +24,7 @@ are left out, and model scores only they gave are deleted).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import hashlib
 from dataclasses import dataclass
@@ -33,9 +34,10 @@ import sqlite_utils
 
 from judges.client import Engine, EngineConfig
 from judges.parsing import parse_semvar, read_reply
-from judges.prompts import Templates, semvar_request
+from judges.prompts import SEMVAR_TEMPLATE, Templates, semvar_request
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, items_by_model
+from judges.tasks import JudgeJob, JudgeTask, register
 from datamodel.judgments import (Judgment, delete_other_versions, judgments, other_versions_notes, save_judgment, save_metric,
                           split_by_version)
 
@@ -176,3 +178,13 @@ async def run_semvar(
                                      progress=progress, handle_signals=handle_signals)
     summary.notes.extend(dict.fromkeys(notes))
     return summary
+
+
+async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
+    return await run_semvar(job.db, job.media, job.config, job.selection, **job.common())
+
+
+register(JudgeTask(
+    name="semvar", run=_run, default_suite=SUITE, templates=(SEMVAR_TEMPLATE,),
+    description="SemVarBench alignment judge (T3): seven S(T, I) per item and model, SemVarEffect per model.",
+))

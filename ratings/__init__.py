@@ -21,26 +21,29 @@ bootstrap), :mod:`~ratings.leaderboard` (the table), :mod:`~ratings.elo` (online
 :mod:`~tools.ratings_bench` (speed and agreement against peer libraries).
 """
 
-from ratings.agreement import (
-    cohen_kappa,
-    fleiss_kappa,
-    human_judge_agreement,
-    inter_annotator_agreement,
-    oriented_outcomes,
-    rank_correlation,
-)
-from ratings.bias import position_bias
-from ratings.bradley_terry import BTFit, ConvergenceError, fit_bradley_terry, newton_bt, rank_by_ci
-from ratings.elo import online_elo
-from ratings.leaderboard import LEADERBOARD_COLUMNS, fit_leaderboard, leaderboard_from_counts
-from ratings.matrices import battle_count_matrix, predicted_win_rate_matrix, win_fraction_matrix
-from ratings.votes import OUTCOMES, TIE_POLICIES, count_tensor, encode_votes, slice_votes, vote_counts
+import importlib
 
-__all__ = [
-    "BTFit", "ConvergenceError", "LEADERBOARD_COLUMNS", "OUTCOMES", "TIE_POLICIES",
-    "battle_count_matrix", "cohen_kappa", "count_tensor", "encode_votes", "fit_bradley_terry", "fit_leaderboard",
-    "leaderboard_from_counts",
-    "fleiss_kappa", "human_judge_agreement", "inter_annotator_agreement", "newton_bt", "online_elo",
-    "oriented_outcomes", "position_bias", "predicted_win_rate_matrix", "rank_by_ci", "rank_correlation",
-    "slice_votes", "vote_counts", "win_fraction_matrix",
-]
+# name -> the module that defines it; imported on first use (PEP 562), so ``from ratings.votes import OUTCOMES`` in the
+# data model does not pull in scipy
+_EXPORTS = {
+    "ratings.agreement": ("cohen_kappa", "fleiss_kappa", "human_judge_agreement", "inter_annotator_agreement",
+                          "oriented_outcomes", "rank_correlation"),
+    "ratings.bias": ("position_bias",),
+    "ratings.bradley_terry": ("BTFit", "ConvergenceError", "fit_bradley_terry", "newton_bt", "rank_by_ci"),
+    "ratings.elo": ("online_elo",),
+    "ratings.leaderboard": ("LEADERBOARD_COLUMNS", "fit_leaderboard", "leaderboard_from_counts"),
+    "ratings.matrices": ("battle_count_matrix", "predicted_win_rate_matrix", "win_fraction_matrix"),
+    "ratings.votes": ("OUTCOMES", "TIE_POLICIES", "count_tensor", "encode_votes", "slice_votes", "vote_counts"),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str):
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module 'ratings' has no attribute {name!r}")
+    return getattr(importlib.import_module(_MODULE_OF[name]), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

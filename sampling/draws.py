@@ -14,7 +14,7 @@ import threading
 import sqlite_utils
 
 from datamodel.battles import Battle, Pairing, record_battle
-from sampling.strategies import check_strategy
+from sampling.strategies import UNIFORM, check_strategy
 
 
 class NoBattleAvailable(LookupError):
@@ -117,7 +117,7 @@ def serve_battle(
     annotator_id: int | None = None,
     judge: str | None = None,
     suite: str | None = None,
-    strategy: str = "uniform",
+    strategy: str = UNIFORM.name,
     pairing: Pairing | None = None,
     pool: PromptPool | None = None,
     now: float | None = None,

@@ -1,4 +1,5 @@
-"""The server's sampler: vote counts kept vote by vote, the active strategy's fit, and the draws.
+"""The server's sampler: vote counts kept vote by vote, the Bradley–Terry fit (for strategies that ``needs_fit``,
+such as ``active``), and the draws.
 
 What a strategy draws is pure maths over count tables (:mod:`sampling.strategies`, whose docstring explains the
 strategies, why the fit stays valid, replication and how the counts are kept at scale); this module holds those
@@ -17,7 +18,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import astuple, dataclass, field
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 import sqlite_utils
@@ -25,8 +26,8 @@ import sqlite_utils
 from datamodel.battles import Pairing
 from ratings.votes import OUTCOMES
 from sampling.draws import NoBattleAvailable, PromptPool, draw_uniform
-from sampling.strategies import (SamplingParams, FitState, check_strategy, fit_state, pair_index, pair_probabilities,
-                                 pair_votes, prompt_probabilities)
+from sampling.strategies import (UNIFORM, SamplingParams, FitState, fit_state, get_strategy, pair_index,
+                                 pair_probabilities, pair_votes, prompt_probabilities)
 
 log = logging.getLogger(__name__)
 
@@ -40,9 +41,12 @@ class Replica(Pairing):
 
 @dataclass(frozen=True)
 class UniformDraw(Pairing):
-    """A :class:`~datamodel.battles.Pairing` drawn by ``uniform`` where ``balanced`` or ``active`` was asked for, because
-    the sampler's counts were not read yet (start-up, :meth:`SamplingStats.refresh`). Record its battle under
-    ``uniform``, the strategy that really drew it (:func:`arena.session.vote` does)."""
+    """A :class:`~datamodel.battles.Pairing` drawn by ``uniform`` where a pair-first strategy (``balanced``,
+    ``active``, …) was asked for, because the sampler's counts were not read yet (start-up,
+    :meth:`SamplingStats.refresh`). Record its battle under :attr:`strategy`, the one that really drew it
+    (:func:`arena.session.vote` does)."""
+
+    strategy: ClassVar[str] = UNIFORM.name
 
 
 class VoteFacts(NamedTuple):
@@ -798,31 +802,31 @@ def draw_pairing(
 
     - With probability ``replication_share`` (one ``rng.random()`` draw, made only when it is > 0) a
       :class:`Replica` of a battle with one human vote from someone other than ``annotator_id``, if there is one.
-    - ``"uniform"``: exactly :func:`datamodel.battles.draw_uniform` (the same random draws).
-    - ``"balanced"`` / ``"active"``: a model pair from :func:`pair_probabilities` over the pairs that share an
-      eligible prompt (of ``suite``, if given), then the least-shown prompt for that pair, an image of each, sides by
-      a coin. ``stats`` is the server's :class:`SamplingStats` (kept up to date vote by vote; a draw reads no votes);
-      without one, a fresh one is read and fitted for this draw. Before the server's first full read is done, a
-      :class:`UniformDraw`.
+    - A ``prompt_first`` strategy (:class:`sampling.strategies.Strategy`; ``uniform``): exactly
+      :func:`sampling.draws.draw_uniform` (the same random draws).
+    - Any other (``balanced``, ``active``, a registered one): a model pair from :func:`pair_probabilities` over the
+      pairs that share an eligible prompt (of ``suite``, if given), then the least-shown prompt for that pair, an
+      image of each, sides by a coin. ``stats`` is the server's :class:`SamplingStats` (kept up to date vote by vote;
+      a draw reads no votes; refitted first when the strategy ``needs_fit``); without one, a fresh one is read (and
+      fitted) for this draw. Before the server's first full read is done, a :class:`UniformDraw`.
 
     Deterministic for a seeded ``rng`` and the same database. Raises :class:`datamodel.battles.NoBattleAvailable` when
     no prompt has images of two models.
     """
-    check_strategy(strategy)
+    spec = get_strategy(strategy)
     if not 0.0 <= replication_share <= 1.0:
         raise ValueError(f"replication_share is a share between 0 and 1, got {replication_share}.")
-    active = strategy == "active"
     if replication_share > 0 and rng.random() < replication_share:
         stats = stats or SamplingStats().refresh(db, force=True, fit=False)
         replica = draw_replica(db, rng, suite=suite, annotator_id=annotator_id, stats=stats)
         if replica is not None:
             return replica
-    if strategy == "uniform":
+    if spec.prompt_first:
         return draw_uniform(db, rng, suite=suite, pool=pool)
     if stats is None:
-        stats = SamplingStats().refresh(db, force=True, fit=active)
+        stats = SamplingStats().refresh(db, force=True, fit=spec.needs_fit)
     else:
-        stats.refresh(db, fit=active)
+        stats.refresh(db, fit=spec.needs_fit)
     tables = stats.tables
     if tables is None:
         return UniformDraw(*astuple(draw_uniform(db, rng, suite=suite, pool=pool)))
@@ -830,11 +834,12 @@ def draw_pairing(
     eligible, available = tables.scope(suite)
     if not eligible.any():
         return draw_uniform(db, rng, suite=suite)  # raises NoBattleAvailable with the usual message
-    state = stats.state
+    state = stats.state if spec.needs_fit else None
     if state is not None and np.shape(state.ratings)[-1] != n:
-        state = None  # the models changed and the refit has not run yet: balanced meanwhile
-    probabilities = pair_probabilities(strategy, available=available, pair_counts=stats.pair_counts(tables),
-                                       state=state, params=stats.params)
+        state = None  # the models changed and the refit has not run yet: as before the first fit meanwhile
+    counts = stats.pair_counts(tables) if spec.needs_counts else None
+    probabilities = pair_probabilities(spec.name, available=available, pair_counts=counts, state=state,
+                                       params=stats.params)
     k = _choose(rng, probabilities)
     i, j = pair_index(n)
     a, b = int(i[k]), int(j[k])

@@ -13,6 +13,11 @@ Pairs
     the A available pairs.
 
 Strategies (:data:`STRATEGIES`; the configured one is recorded on every battle, ``battles.strategy``)
+    Each strategy is one :class:`Strategy` declaration put in the registry by :func:`register_strategy` (the three
+    below at the end of this module): its name, a description, what its pair probabilities need (the vote counts,
+    the sampler's fit) and the function that computes them. The server, the simulation and the settings ask the
+    declaration (:func:`get_strategy`) and never compare names.
+
     ``uniform``
         The published protocol (T1): a uniform prompt, then two distinct models uniformly among those with an image
         for it, unchanged (:func:`datamodel.battles.draw_uniform`).
@@ -90,6 +95,8 @@ from __future__ import annotations
 
 import functools
 import math
+import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -99,7 +106,6 @@ from ratings.bradley_terry import elo_scale, newton_bt
 from ratings.votes import OUTCOMES, check_tie_policy, fit_cells
 
 
-STRATEGIES: tuple[str, ...] = ("uniform", "balanced", "active")
 ELO_PER_NAT = 400.0 / math.log(10.0)
 
 
@@ -142,12 +148,127 @@ class SamplingParams:
         check_tie_policy(self.tie_policy)
 
 
-def check_strategy(strategy: str) -> str:
-    """Return ``strategy`` if it is one of :data:`STRATEGIES`, else raise a ValueError naming them."""
-    if strategy not in STRATEGIES:
-        raise ValueError(f"Unknown sampling strategy {strategy!r}: choose one of {', '.join(STRATEGIES)} "
-                         "(setting ARENA_SAMPLING).")
+# ---------------------------------------------------------------------------------------------------------------
+# The strategies' declarations and their registry
+
+PairProbabilities = Callable[..., np.ndarray]
+"""``probabilities(*, available, pair_counts, state, params) -> (…, K)``, called with keywords (accept ``**_`` for
+what you do not use): ``available`` (…, K) booleans; ``pair_counts`` (…, K) votes per pair, or None unless the
+strategy ``needs_counts``; ``state`` the sampler's :class:`FitState`, or None unless it ``needs_fit`` (and still None
+before the first fit); ``params`` the :class:`SamplingParams`. Leading batch axes must broadcast through (the
+simulation passes (repetitions, K) counts with a (K,) ``available``). The result is P(k) ≥ 0 with Σ_k P(k) = 1 over
+the available pairs of each row and 0 on the others (all zeros for a row with no available pair)."""
+
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
+_RESERVED = frozenset({"other"})  # the leaderboard's bucket for votes of strategies it does not know
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One sampling strategy, declared once; :func:`register_strategy` makes it usable everywhere by its ``name``.
+
+    - ``name``: what ``ARENA_SAMPLING`` and ``--strategies`` say and what every battle records (lowercase letters,
+      digits, ``-`` and ``_``).
+    - ``description``: one line for people (the admin tab, error messages).
+    - ``probabilities``: P(k) over the K model pairs (:data:`PairProbabilities`); :func:`pair_probabilities` calls
+      it and checks the result.
+    - ``needs_counts``: the probabilities read the votes per pair (the server passes its counts plus the battles in
+      flight; the simulation its counts). False: they get ``pair_counts=None``.
+    - ``needs_fit``: the probabilities read the sampler's Bradley–Terry state (the server refits before a draw when
+      due, :meth:`sampling.sampler.SamplingStats.maybe_refit`; the simulation on its refit schedule). False: they get
+      ``state=None``.
+    - ``prompt_first``: the server draws by the published protocol instead of a pair from ``probabilities``: a prompt
+      uniformly, then two of its models uniformly (:func:`sampling.draws.draw_uniform`), reading no vote counts at
+      all (the server then keeps no :class:`~sampling.sampler.SamplingStats` unless replication asks for them).
+      ``probabilities`` are then the pair shares of that draw when every model has an image for every prompt, which
+      is what the simulation uses. Only ``uniform`` needs it; it cannot be combined with counts or a fit.
+    """
+
+    name: str
+    description: str
+    probabilities: PairProbabilities
+    needs_counts: bool = True
+    needs_fit: bool = False
+    prompt_first: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name) or self.name in _RESERVED:
+            raise ValueError(f"A sampling strategy's name is lowercase letters, digits, '-' and '_' (not "
+                             f"{', '.join(sorted(_RESERVED))}), got {self.name!r}: rename it.")
+        if not callable(self.probabilities):
+            raise ValueError(f"Strategy {self.name!r}: probabilities must be a function of (available, pair_counts, "
+                             f"state, params), got {self.probabilities!r}.")
+        if self.prompt_first and (self.needs_counts or self.needs_fit):
+            raise ValueError(f"Strategy {self.name!r}: a prompt_first strategy draws without the vote counts; "
+                             "declare needs_counts=False and needs_fit=False, or drop prompt_first.")
+
+    @property
+    def reads_stats(self) -> bool:
+        """Whether the server's draws read its :class:`~sampling.sampler.SamplingStats` (every pair-first draw
+        does: the catalog of which models have which prompts, and the prompt counts, live there)."""
+        return not self.prompt_first
+
+
+_REGISTRY: dict[str, Strategy] = {}
+
+
+def register_strategy(strategy: Strategy, *, replace: bool = False) -> Strategy:
+    """Add ``strategy`` to the registry (after the ones already there) and return it; ``replace`` swaps out one of
+    the same name in place."""
+    if not isinstance(strategy, Strategy):
+        raise TypeError(f"register_strategy takes a sampling.strategies.Strategy, got {type(strategy).__name__}.")
+    if strategy.name in _REGISTRY and not replace:
+        raise ValueError(f"A sampling strategy named {strategy.name!r} is already registered: pick another name, "
+                         "or pass replace=True.")
+    _REGISTRY[strategy.name] = strategy
     return strategy
+
+
+def unregister_strategy(name: str) -> Strategy:
+    """Take the strategy ``name`` out of the registry (tests, plugins being unloaded) and return its declaration."""
+    return _REGISTRY.pop(get_strategy(name).name)
+
+
+def get_strategy(name: str) -> Strategy:
+    """The declaration registered as ``name``, else a ValueError naming the known strategies."""
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"Unknown sampling strategy {name!r}: choose one of {', '.join(_REGISTRY)} "
+                         "(setting ARENA_SAMPLING).") from None
+
+
+def check_strategy(strategy: str) -> str:
+    """Return ``strategy`` if it is registered (:func:`get_strategy`), else raise a ValueError naming the known ones."""
+    return get_strategy(strategy).name
+
+
+class _StrategyNames(Sequence[str]):
+    """The names of the registered strategies, in registration order, read from the registry at each use (so a
+    strategy registered after ``from sampling.strategies import STRATEGIES`` is still in it)."""
+
+    def __getitem__(self, index):
+        return tuple(_REGISTRY)[index]
+
+    def __len__(self) -> int:
+        return len(_REGISTRY)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(tuple(_REGISTRY))
+
+    def __contains__(self, name) -> bool:
+        return name in _REGISTRY
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(tuple(_REGISTRY))
+
+
+STRATEGIES: Sequence[str] = _StrategyNames()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -467,15 +588,66 @@ def pair_probabilities(
 ) -> np.ndarray:
     """The probability of each model pair (…, K) under ``strategy``; the app and the simulation both call this.
 
-    ``balanced`` needs ``pair_counts``; ``active`` needs ``pair_counts`` and the sampler's ``state``
-    (:func:`fit_state`; without one it is ``balanced``, as at the very first vote).
+    Asks the declaration (:func:`get_strategy`): a strategy that ``needs_counts`` must be given ``pair_counts`` and
+    gets them (others get None); one that ``needs_fit`` gets ``state`` (:func:`fit_state`; None before the first
+    fit), others None. The result is checked against :data:`PairProbabilities`' contract, so that a strategy's
+    mistake is reported here, not as a strange draw.
     """
-    check_strategy(strategy)
+    spec = get_strategy(strategy)
     available = np.asarray(available, dtype=bool)
-    if strategy == "uniform":
-        return uniform_pair_probabilities(available)
-    if pair_counts is None:
-        raise ValueError(f"The {strategy} strategy needs the vote counts per pair (pair_counts).")
-    if strategy == "balanced" or state is None:
-        return balanced_pair_probabilities(pair_counts, available, cap=params.balance_cap, power=params.balance_power)
+    if spec.needs_counts and pair_counts is None:
+        raise ValueError(f"The {spec.name} strategy needs the vote counts per pair (pair_counts).")
+    p = spec.probabilities(available=available, pair_counts=pair_counts if spec.needs_counts else None,
+                           state=state if spec.needs_fit else None, params=params)
+    return _checked(spec, np.asarray(p, dtype=np.float64), available)
+
+
+def _checked(spec: Strategy, p: np.ndarray, available: np.ndarray) -> np.ndarray:
+    """``p`` if it is a probability over the available pairs of each row (:data:`PairProbabilities`), else a
+    ValueError saying what is wrong."""
+    if p.shape[-1:] != available.shape[-1:]:
+        raise ValueError(f"Strategy {spec.name!r} returned shape {p.shape} for {available.shape[-1]} model pairs: "
+                         "return one probability per pair (the last axis).")
+    if not np.all(p >= 0):  # NaN fails too
+        raise ValueError(f"Strategy {spec.name!r} returned negative or NaN probabilities: return P(k) >= 0.")
+    if np.any(np.where(available, 0.0, p) > 0):
+        raise ValueError(f"Strategy {spec.name!r} gave probability to pairs that cannot be shown: set P(k) = 0 "
+                         "where available[k] is False.")
+    totals = p.sum(axis=-1)
+    expected = np.broadcast_to(available, np.broadcast_shapes(p.shape, available.shape)).any(axis=-1)
+    if not np.allclose(totals, np.where(expected, 1.0, 0.0), atol=1e-6):
+        raise ValueError(f"Strategy {spec.name!r} returned probabilities that do not sum to 1 over the available "
+                         "pairs: divide them by their sum.")
+    return p
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The built-in strategies, one declaration each (module docstring)
+
+
+def _uniform(*, available, **_):
+    """P(k) = 1/A over the A available pairs."""
+    return uniform_pair_probabilities(available)
+
+
+def _balanced(*, available, pair_counts, params, **_):
+    """P(k) ∝ (d_k·√(e_i e_j))^γ within [u/cap, cap·u] (:func:`balanced_pair_probabilities`)."""
+    return balanced_pair_probabilities(pair_counts, available, cap=params.balance_cap, power=params.balance_power)
+
+
+def _active(*, available, pair_counts, state, params):
+    """P = (1 − ε)·bounded(w; 0, cap·u) + ε·B (:func:`active_pair_probabilities`); ``balanced`` before the first
+    fit."""
+    if state is None:
+        return _balanced(available=available, pair_counts=pair_counts, params=params)
     return active_pair_probabilities(state.ratings, state.cov, pair_counts, available, params)
+
+
+UNIFORM = register_strategy(Strategy(
+    "uniform", "The published protocol: a prompt, then two of its models, uniformly.", _uniform,
+    needs_counts=False, prompt_first=True))
+BALANCED = register_strategy(Strategy(
+    "balanced", "Pairs and models with fewer votes first, within a cap of the uniform share.", _balanced))
+ACTIVE = register_strategy(Strategy(
+    "active", "Pairs whose order the sampler's fit is least sure of, plus balanced exploration.", _active,
+    needs_fit=True))

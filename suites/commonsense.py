@@ -24,6 +24,7 @@ import sqlite_utils
 
 from datamodel.catalog import PromptImport, PromptSpec
 from suites.common import SuiteError, content_key, read_json_list, write_specs
+from suites.registry import ImportFormat, Suite, register
 
 SUITE = "commonsense"
 CATEGORIES = ("Physical Laws", "Human Practices", "Biological Laws", "Daily Items", "Animal Behaviors")
@@ -70,3 +71,13 @@ def import_commonsense(db: sqlite_utils.Database, path: str | Path) -> PromptImp
 def sample_specs() -> list[PromptSpec]:
     """The bundled sample's prompts (no network, no WordNet)."""
     return load_commonsense(SAMPLE_FILE)
+
+
+register(Suite(
+    name=SUITE,
+    title="Commonsense-T2I",
+    criteria="Pick the image that shows what commonsense makes of the prompt: the expected outcome, not the "
+             "literal words (a lightbulb without electricity is dark). Then image quality.",
+    imports=(ImportFormat("commonsense", "Commonsense-T2I data.json (prompt1, prompt2, description1, ...)",
+                          run=lambda db, args, context: import_commonsense(db, args.path)),),
+))

@@ -13,6 +13,7 @@ import sqlite_utils
 
 from datamodel.catalog import PromptImport, PromptSpec
 from suites.common import SuiteError, read_table, write_specs
+from suites.registry import ImportFormat, Suite, register
 
 SUITE = "paraphrase"
 CATEGORIES = ("abstract", "realistic")
@@ -36,3 +37,12 @@ def load_paraphrases(path: str | Path) -> list[PromptSpec]:
 
 def import_paraphrases(db: sqlite_utils.Database, path: str | Path) -> PromptImport:
     return write_specs(db, load_paraphrases(path))
+
+
+register(Suite(
+    name=SUITE,
+    title="Paraphrase consistency",
+    criteria="Pick the image that shows what the prompt describes, however it is worded; then image quality.",
+    imports=(ImportFormat("paraphrase", "paraphrase TSV (prompt_id, variation, prompt, category)",
+                          run=lambda db, args, context: import_paraphrases(db, args.path)),),
+))

@@ -30,6 +30,7 @@ import sqlite_utils
 from datamodel.catalog import PromptImport, PromptSpec
 from suites.common import SuiteError, read_table, write_specs
 from suites.generic import spec_from_row
+from suites.registry import Builder, ImportFormat, Suite, register
 
 SUITE = "saneval"
 BINDING_CATEGORIES = ("color", "shape", "texture")
@@ -199,3 +200,28 @@ def load_saneval_list(path: str | Path) -> list[PromptSpec]:
 
 def import_saneval_list(db: sqlite_utils.Database, path: str | Path) -> PromptImport:
     return write_specs(db, load_saneval_list(path))
+
+
+def _add_build_arguments(parser) -> None:
+    parser.add_argument("--per-category", type=int, default=PUBLISHED_PER_CATEGORY,
+                        help=f"prompts per category (default {PUBLISHED_PER_CATEGORY}, as published)")
+    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    parser.add_argument("--categories", help=f"comma-separated subset of {','.join(CATEGORIES)}")
+
+
+def _build(db: sqlite_utils.Database, args, settings) -> tuple[PromptImport, str]:
+    categories = [c.strip() for c in args.categories.split(",")] if args.categories else CATEGORIES
+    specs, result = build_saneval(db, args.per_category, seed=args.seed, categories=categories)
+    return result, f"SANEval (seed {args.seed}): {len(specs)} prompts in {len(categories)} categories"
+
+
+register(Suite(
+    name=SUITE,
+    title="SANEval",
+    criteria="Pick the image with every object the prompt asks for, in the right number, with the right colour, "
+             "shape or texture, and in the right place relative to the others.",
+    imports=(ImportFormat("saneval", "an external SANEval prompt list (CSV/JSONL: text, category[, key, stratum])",
+                          run=lambda db, args, context: import_saneval_list(db, args.path)),),
+    builders=(Builder("saneval", "scripted SANEval binding, spatial and numeracy prompts",
+                      add_arguments=_add_build_arguments, run=_build),),
+))

@@ -5,8 +5,8 @@ changes the meaning, and a paraphrase that keeps it. An item becomes three promp
 ``item_key`` = id, with roles ``anchor``, ``permutation`` and ``paraphrase`` (the scores S(T_a, I_pv) and so on pair
 a text of one role with the image of another). ``categories/<name>.tsv`` repeat rows of the test file, one file per
 category; an item may be in several, all kept in ``metadata["categories"]`` (sorted), and ``metadata["category"]``
-is set when there is exactly one. The vote table's category slice (:func:`datamodel.vote_table.votes_frame`) reads both, so
-an item is found under each of its categories.
+is set when there is exactly one. The vote table's category slice (:func:`datamodel.vote_table.votes_frame`) reads
+both, so an item is found under each of its categories.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import sqlite_utils
 
 from datamodel.catalog import PromptImport, PromptSpec
 from suites.common import SuiteError, existing_file, write_specs
+from suites.registry import ImportFormat, Suite, register
 
 SUITE = "semvarbench"
 ROLES = ("anchor", "permutation", "paraphrase")
@@ -81,3 +82,18 @@ def import_semvarbench(
     db: sqlite_utils.Database, path: str | Path, categories_dir: str | Path | None = None
 ) -> PromptImport:
     return write_specs(db, load_semvarbench(path, categories_dir))
+
+
+def _add_import_arguments(parser) -> None:
+    parser.add_argument("--categories", type=Path, help="folder of <category>.tsv (default: beside the file)")
+
+
+register(Suite(
+    name=SUITE,
+    title="SemVarBench",
+    criteria="Pick the image whose objects, attributes and relations follow the prompt's exact wording: a change "
+             "of word order changes the meaning (a dog chasing a cat is not a cat chasing a dog).",
+    imports=(ImportFormat("semvarbench", "SemVarBench test_data.tsv (id, T_a, T_pv, T_pi; categories/ beside it)",
+                          run=lambda db, args, context: import_semvarbench(db, args.path, args.categories),
+                          add_arguments=_add_import_arguments),),
+))

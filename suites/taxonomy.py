@@ -36,6 +36,7 @@ import sqlite_utils
 
 from datamodel.catalog import PromptImport, PromptSpec
 from suites.common import SuiteError, existing_file, read_table, text_field, write_specs
+from suites.registry import Builder, ImportContext, ImportFormat, Suite, register
 
 SUITE = "taxonomy"
 VARIANTS = ("with_definition", "without_definition")
@@ -423,3 +424,77 @@ def import_predicted(
     model = settings.judge_model if settings is not None else ""
     return write_specs(db, load_predicted(path, subset=subset, define=define, known=stored_definitions(db),
                                           model=model, wordnet=wordnet))
+
+
+# --- the suite's declaration ---------------------------------------------------------------------------------------
+
+WORDNET_HELP = "WordNet 3.0 folder (default: the wordnet_dir setting / ARENA_WORDNET_DIR, else /usr/share/wordnet)"
+
+
+def _wordnet(args, settings):
+    from suites.wordnet import load_wordnet, wordnet_dir_from
+
+    return load_wordnet(settings.cache_dir, args.wordnet_dir or wordnet_dir_from(settings))
+
+
+def _easy_arguments(parser) -> None:
+    parser.add_argument("--roots", help="comma-separated root synset ids (default: the 22 built-in roots)")
+    parser.add_argument("--roots-file", type=Path, help="file with one root synset id per line")
+    parser.add_argument("--wordnet-dir", type=Path, help=WORDNET_HELP)
+
+
+def _build_easy(db: sqlite_utils.Database, args, settings) -> tuple[PromptImport, str]:
+    wn = _wordnet(args, settings)
+    roots = read_roots(wn, args.roots_file) if args.roots_file else (
+        [root.strip() for root in args.roots.split(",") if root.strip()] if args.roots else EASY_ROOTS)
+    concepts, result = build_easy(db, wn, roots)
+    return result, (f"Easy: {len(roots)} root synsets, {len(concepts)} entities "
+                    f"(the paper had {PUBLISHED_EASY_ENTITIES}), 2 prompts each")
+
+
+def _random_arguments(parser) -> None:
+    for flag, subset in (("--hypernymy", "Hypernymy"), ("--hyponymy", "Hyponymy"), ("--mixing", "Synset-Mixing")):
+        default = RANDOM_SPLIT_COUNTS[subset]
+        parser.add_argument(flag, type=int, default=default, help=f"{subset} nodes (default {default}, as published)")
+    parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    parser.add_argument("--wordnet-dir", type=Path, help=WORDNET_HELP)
+
+
+def _build_random(db: sqlite_utils.Database, args, settings) -> tuple[PromptImport, str]:
+    wn = _wordnet(args, settings)
+    counts = {"Hypernymy": args.hypernymy, "Hyponymy": args.hyponymy, "Synset-Mixing": args.mixing}
+    concepts, result = build_random_split(db, wn, counts, seed=args.seed)
+    made = {subset: sum(c.subset == subset for c in concepts) for subset in SPLIT_SUBSETS}
+    published = " / ".join(str(n) for n in RANDOM_SPLIT_COUNTS.values())
+    return result, (f"Random split (seed {args.seed}): " + ", ".join(f"{k} {v}" for k, v in made.items())
+                    + f"; {len(concepts)} nodes (published {published})")
+
+
+def _predicted_arguments(parser) -> None:
+    parser.add_argument("--subset", choices=PREDICTED_SUBSETS, help="subset of rows without one")
+
+
+def _import_predicted(db: sqlite_utils.Database, args, context: ImportContext) -> PromptImport:
+    return import_predicted(db, args.path, settings=context.settings, subset=args.subset, define=context.define(db))
+
+
+def _caption(metadata: Mapping[str, Any]) -> tuple[str, str] | None:
+    if not metadata.get("lemma"):
+        return None
+    definition = metadata.get("definition")
+    return "Concept", f"{metadata['lemma']} — {definition}" if definition else str(metadata["lemma"])
+
+
+register(Suite(
+    name=SUITE,
+    title="WordNet taxonomy",
+    criteria="Pick the image that shows the named concept, as its definition describes it, rather than a broader, "
+             "narrower or neighbouring one; then image quality.",
+    imports=(ImportFormat("predicted", "LLM-predicted taxonomy concepts (CSV/JSONL: concept, subset[, definition])",
+                          run=_import_predicted, add_arguments=_predicted_arguments),),
+    builders=(Builder("easy", "taxonomy Easy subset: root synsets and their direct hyponyms",
+                      add_arguments=_easy_arguments, run=_build_easy),
+              Builder("random", "taxonomy random split: Hypernymy, Hyponymy, Synset-Mixing nodes",
+                      add_arguments=_random_arguments, run=_build_random)),
+    caption=_caption,
+))

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from arena.cli import build_parser, main
+from arena.commands import build_parser, main
 from test_leaderboard import JUDGE, SINGLE, add_votes
 
 

@@ -262,7 +262,7 @@ def test_demo_makes_one_image_per_model_and_prompt_once(arena, tiny_cache):
 
 
 def test_cli_run_and_list(tmp_path, tiny_cache, capsys):
-    from generators.cli import main
+    from generators.commands import main
 
     db = connect(tmp_path / "a.db")
     add_prompts(db, [PromptSpec("s", f"k{i}", f"thing {i}") for i in range(3)])
@@ -288,7 +288,7 @@ def test_cli_run_and_list(tmp_path, tiny_cache, capsys):
 def test_cli_tiny_builds_a_pipeline_that_from_pretrained_loads(tmp_path, capsys):
     from diffusers import DiffusionPipeline, StableDiffusionPipeline
 
-    from generators.cli import main
+    from generators.commands import main
 
     assert main(["--cache-dir", str(tmp_path), "tiny", "--names", "tiny-sd"]) == 0
     folder = tmp_path / "tiny" / "tiny-sd"
@@ -304,7 +304,7 @@ def test_cli_tiny_builds_a_pipeline_that_from_pretrained_loads(tmp_path, capsys)
 
 
 def test_every_cli_command_has_help(capsys):
-    from generators.cli import build_parser
+    from generators.commands import build_parser
 
     parser = build_parser()
     for command in ("run", "tiny", "list"):

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from arena import session as sessions
-from arena.cli import main
+from arena.commands import main
 from arena.leaderboard import LeaderboardOptions
 from arena.leaderboard_service import SnapshotService, data_version, options_key, stored_snapshot
 from datamodel.connection import Store

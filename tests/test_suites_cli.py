@@ -103,7 +103,7 @@ def test_errors_exit_2_with_the_file_and_line(run, tmp_path, monkeypatch):
 
 
 def test_the_arena_cli_runs_the_suites_commands(tmp_path, monkeypatch, capsys):
-    from arena.cli import main as arena_main
+    from arena.commands import main as arena_main
 
     monkeypatch.setenv("ARENA_DB", str(tmp_path / "arena.db"))
     monkeypatch.chdir(tmp_path)

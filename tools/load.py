@@ -34,7 +34,8 @@ from urllib.parse import urlparse
 import httpx
 import numpy as np
 
-OUTCOMES = ("A", "B", "tie", "both_bad")
+from ratings.votes import OUTCOMES
+
 VOTE_ENDPOINTS = {"A": "vote_a", "B": "vote_b", "tie": "vote_tie", "both_bad": "vote_both_bad"}
 
 

@@ -274,6 +274,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--peer", required=True, choices=sorted(PEERS))
     parser.add_argument("--rounds", type=int, default=1000)
     parser.add_argument("--budget", type=float, default=30.0, help="seconds of bootstrap before scaling up")
+    # ratings.votes.TIE_POLICIES, written out: this script runs beside the peer libraries and imports nothing of ours
     parser.add_argument("--tie-policy", default="half", choices=["drop", "half", "half_ties_drop_both_bad"])
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

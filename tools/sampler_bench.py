@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from sampling.draws import PromptPool, serve_battle
-from sampling.strategies import STRATEGIES, SamplingParams
+from sampling.strategies import STRATEGIES, UNIFORM, SamplingParams, get_strategy
 from sampling.sampler import SamplingStats, draw_pairing
 from datamodel.connection import connect
 from datamodel.votes import record_vote
@@ -86,7 +86,7 @@ def measure_draws(db_path: str | Path, strategy: str, draws: int = 2_000, *, rep
             annotators = db.execute("SELECT max(id) FROM annotators").fetchone()[0]
             stats = SamplingStats(SamplingParams())
             started = time.perf_counter()
-            stats.refresh(db, force=True, fit=strategy == "active")
+            stats.refresh(db, force=True, fit=get_strategy(strategy).needs_fit)
             startup = time.perf_counter() - started
             votes, models = stats.tables.votes, len(stats.tables.model_ids)
             rng, pool = random.Random(seed), PromptPool()
@@ -129,7 +129,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     for spec in SPECS[:1] if args.small else SPECS:
         folder = cached_scale_database(spec, args.cache)
-        cases = [(strategy, 0.0) for strategy in STRATEGIES] + [("uniform", 1.0)]
+        cases = [(strategy, 0.0) for strategy in STRATEGIES] + [(UNIFORM.name, 1.0)]
         for strategy, share in cases:
             result = measure_draws(folder / "arena.db", strategy, args.draws, replication_share=share)
             name = "replica" if share else strategy

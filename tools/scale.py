@@ -38,10 +38,10 @@ import httpx
 
 from tools.load import (GradioSession, LoadError, _run, check_receipts, fetch_endpoints, free_port, run_load,
                         start_server, stop_server, stored_votes)
+from sampling.strategies import STRATEGIES, get_strategy
 from tools.scale_fixture import ScaleSpec, cached_scale_database
 
 ROOT = Path(__file__).resolve().parents[1]
-STRATEGIES = ("uniform", "balanced", "active")
 FORMATS = ("csv", "jsonl", "parquet")
 VIEWER_FILTERS = tuple([*filters, "The one with the most votes"] for filters in (  # the leaderboard API's inputs:
     ["All", "All", "All", "All", "All", "drop", False],  # suite, subset, variant, category, voter, tie policy,
@@ -222,7 +222,7 @@ def sampler_figures(db_path: Path) -> list[Figure]:
     except ImportError:
         return []
     figures = []
-    for strategy in ("balanced", "active"):
+    for strategy in [name for name in STRATEGIES if get_strategy(name).reads_stats]:
         result = measure_draws(db_path, strategy, 500)
         figures.append(Figure(f"one {strategy} draw, mean over 500 (p95 {result['p95_ms']:.2f} ms)",
                               result["mean_ms"], "ms"))

@@ -15,12 +15,13 @@ With these rates about 7% of votes are both bad and 14% ties under uniform sampl
 the shares of the first strategy run). Prompts are not simulated: the simulated annotators answer from the models'
 ratings only, so the prompt choice cannot change the ratings here; the pair draws are the app's.
 
-Every strategy draws its pairs through :func:`sampling.sampler.pair_probabilities`, the function the app uses; the
-``active`` state is refitted with :func:`sampling.sampler.fit_state` (the app's refit) whenever the votes have grown
-by ``--refit-growth`` (2%) or ``--refit-every`` (50) votes, whichever is more, and stays fixed in between, as in the
-app between refits; at 50 000 votes this refits every 1 000 votes, less often than the app does, so the simulation
-if anything understates ``active``. The vote counts that ``balanced`` and the exploration share of ``active`` follow
-are refreshed every ``--redraw-every`` (100) votes. The repetitions of one strategy run in lock-step as one batch of
+Every strategy (any registered :class:`sampling.strategies.Strategy`) draws its pairs through
+:func:`sampling.strategies.pair_probabilities`, the function the app uses; for a strategy that ``needs_fit``
+(``active``) the state is refitted with :func:`sampling.strategies.fit_state` (the app's refit) whenever the votes have
+grown by ``--refit-growth`` (2%) or ``--refit-every`` (50) votes, whichever is more, and stays fixed in between, as in
+the app between refits; at 50 000 votes this refits every 1 000 votes, less often than the app does, so the
+simulation if anything understates ``active``. The vote counts that ``balanced`` and the exploration share of
+``active`` follow are refreshed every ``--redraw-every`` (100) votes. The repetitions of one strategy run in lock-step as one batch of
 numpy arrays, and each strategy has its own random stream (``numpy.random.default_rng([seed, index of the
 strategy])``), so adding a strategy changes no other row. At checkpoints (every ``--step`` votes or ``--growth`` of
 the votes so far, whichever is more) the leaderboard's point estimates are fitted (:func:`ratings.newton_bt`, ridge
@@ -48,7 +49,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sampling.strategies import STRATEGIES, SamplingParams, check_strategy, fit_state, pair_index, pair_probabilities
+from sampling.strategies import (STRATEGIES, UNIFORM, SamplingParams, fit_state, get_strategy, pair_index,
+                                 pair_probabilities)
 from ratings.bradley_terry import fit_bradley_terry, newton_bt
 
 TRUE_ELO: dict[str, float] = {
@@ -162,6 +164,7 @@ class StrategyResult:
     bias: np.ndarray
     outcome_shares: np.ndarray
     seconds: float
+    pair_counts: np.ndarray  # (repetitions, K) votes each pair got (pair order of sampling.strategies.pair_index)
 
 
 def simulate_strategy(
@@ -181,7 +184,7 @@ def simulate_strategy(
     coverage_at: int | None = 3370,
 ) -> StrategyResult:
     """Run ``repetitions`` seeded arenas of ``max_votes`` votes under ``strategy`` (module docstring)."""
-    check_strategy(strategy)
+    spec = get_strategy(strategy)
     started = time.perf_counter()
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     truth = centred_truth(true_elo)
@@ -203,7 +206,7 @@ def simulate_strategy(
     done = 0
     for c, point in enumerate(points):
         refit_due = state is None or done - refitted_at >= max(refit_every, refit_growth * refitted_at)
-        if strategy == "active" and refit_due:
+        if spec.needs_fit and refit_due:
             state = fit_state(_counts_from_pairs(outcomes, n), params=params,
                               theta0=None if state is None else state.theta)
             refitted_at = done
@@ -226,7 +229,8 @@ def simulate_strategy(
     coverage, fitted = _coverage(outcomes, truth, bootstrap_rounds, rng)
     shares = outcomes.sum(axis=(0, 1)) / max(outcomes.sum(), 1)
     return StrategyResult(strategy, spearman_votes, spearman_settled, top_votes, top_settled, coverage,
-                          coverage_early, fitted.mean(axis=0) - truth, shares, time.perf_counter() - started)
+                          coverage_early, fitted.mean(axis=0) - truth, shares, time.perf_counter() - started,
+                          pair_counts)
 
 
 def format_table(
@@ -234,7 +238,8 @@ def format_table(
 ) -> str:
     """The benchmark table: votes until each criterion settles (mean, median, both relative to ``uniform``, and the
     repetitions that never settled), the coverage of the 95% intervals at the end (and at ``coverage_at``), the bias."""
-    base = {r.strategy: r for r in results}.get("uniform")
+    base = {r.strategy: r for r in results}.get(UNIFORM.name)
+    width = max([9, *(len(r.strategy) for r in results)])
 
     def block(votes, settled, reference):
         mean, median = votes.mean(), np.median(votes)
@@ -246,9 +251,9 @@ def format_table(
 
     early = f"@{coverage_at}" if coverage_at else ""
     lines = [
-        f"{'':9} | {'votes: Spearman >= 0.95':^31} | {'votes: true top 3 = top 3':^31} | "
+        f"{'':{width}} | {'votes: Spearman >= 0.95':^31} | {'votes: true top 3 = top 3':^31} | "
         f"{'95% CI coverage':^15} | {'max':>6}",
-        f"{'strategy':9} | {'mean':>6} {'median':>6} {'÷unif':>5} {'÷unif':>5} {'never':>5} | "
+        f"{'strategy':{width}} | {'mean':>6} {'median':>6} {'÷unif':>5} {'÷unif':>5} {'never':>5} | "
         f"{'mean':>6} {'median':>6} {'÷unif':>5} {'÷unif':>5} {'never':>5} | {'end':>7} {early:>7} | {'|bias|':>6}",
     ]
     lines.insert(1, "-" * len(lines[1]))
@@ -257,7 +262,7 @@ def format_table(
         measured = coverage_at and np.isfinite(r.coverage_early).any()
         cover_early = f"{np.nanmean(r.coverage_early):7.1%}" if measured else f"{'':7}"
         lines.append(
-            f"{r.strategy:9} | {block(r.spearman_votes, r.spearman_settled, base and base.spearman_votes)}"
+            f"{r.strategy:{width}} | {block(r.spearman_votes, r.spearman_settled, base and base.spearman_votes)}"
             f" | {block(r.top_votes, r.top_settled, base and base.top_votes)}"
             f" | {r.coverage.mean():7.1%} {cover_early} | {np.abs(r.bias).max():6.1f}"
         )
@@ -321,7 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     for strategy in strategies:
         try:
-            check_strategy(strategy)
+            get_strategy(strategy)
         except ValueError as error:
             print(error, file=sys.stderr)
             return 2

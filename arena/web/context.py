@@ -42,7 +42,7 @@ class AppContext:
         self.client_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address")
         self.snapshots = SnapshotService(self.store, refresh_s=self.settings.leaderboard_refresh_s,
                                          keep=self.settings.leaderboard_views)
-        if self.settings.sampling_strategy != "uniform" or self.settings.replication_share > 0:
+        if self.sampler.reads_stats:  # also checks ARENA_SAMPLING against the registered strategies
             self.stats.start(self.store.db())  # the one full read of the vote counts, on a background thread
 
     def close(self) -> None:

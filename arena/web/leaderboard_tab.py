@@ -17,10 +17,10 @@ from datamodel.vote_table import category_choices
 from arena.leaderboard import judge_voters, leaderboard_options
 from arena.leaderboard_service import Snapshot
 from arena.web.context import AppContext
+from ratings.votes import TIE_POLICIES
 
 ALL = "All"
 MOST_VOTES = "The one with the most votes"
-TIE_POLICIES = ["drop", "half", "half_ties_drop_both_bad"]
 LEADERBOARD_POLL_S = 5.0  # the open tab asks for the latest snapshot this often
 FIRST_VIEW_WAIT_S = 20.0  # a viewer of filters never computed before waits at most this long for the first snapshot
 CHOICES_MAX_AGE_S = 10.0  # the menus' choices are read again at most this often
@@ -94,7 +94,7 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer) -> None
         judge = gr.Dropdown([MOST_VOTES, *first["Judge column"]], value=MOST_VOTES, label="Judge column",
                             elem_id="lb-judge", allow_custom_value=True)
     with gr.Row():
-        tie_policy = gr.Dropdown(TIE_POLICIES, value=settings.tie_policy, label="Ties and both-bad",
+        tie_policy = gr.Dropdown(list(TIE_POLICIES), value=settings.tie_policy, label="Ties and both-bad",
                                  elem_id="lb-tie-policy")
         include_excluded = gr.Checkbox(label="Include excluded votes", value=False, elem_id="lb-include-excluded")
         refresh = gr.Button("Refresh", elem_id="lb-refresh", scale=0)

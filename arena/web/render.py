@@ -7,6 +7,7 @@ import re
 
 from datamodel.battles import Battle
 from datamodel.votes import OUTCOME_LABELS, VoteReceipt
+from suites.registry import suite_named
 
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
 
@@ -16,26 +17,17 @@ def escape_markdown(text: str) -> str:
     return _MARKDOWN_SPECIALS.sub(r"\\\1", html.escape(str(text), quote=True))
 
 
-SUITE_TITLES = {
-    "taxonomy": "WordNet taxonomy",
-    "commonsense": "Commonsense-T2I",
-    "semvarbench": "SemVarBench",
-    "saneval": "SANEval",
-    "paraphrase": "Paraphrase consistency",
-}
-
-
 def prompt_markdown(battle: Battle, *, show_expected: bool = False) -> str:
     """The prompt panel: suite, prompt text and, per suite, the concept and its definition or the expected outcome."""
-    suite = SUITE_TITLES.get(battle.suite, battle.suite)
+    declared = suite_named(battle.suite)
+    suite = declared.title if declared is not None else battle.suite
     subset = f" · {escape_markdown(battle.subset)}" if battle.subset else ""
     lines = [f"**Suite:** {escape_markdown(suite)}{subset}", "", f"### {escape_markdown(battle.text)}"]
     meta = battle.metadata
-    if battle.suite == "taxonomy" and meta.get("lemma"):
-        concept = f"**Concept:** {escape_markdown(meta['lemma'])}"
-        if meta.get("definition"):
-            concept += f" — {escape_markdown(meta['definition'])}"
-        lines += ["", concept]
+    caption = declared.caption(meta) if declared is not None and declared.caption is not None else None
+    if caption:
+        label, text = caption
+        lines += ["", f"**{escape_markdown(label)}:** {escape_markdown(text)}"]
     expected = meta.get("description") or meta.get("expected")
     if show_expected and expected:
         lines += ["", f"**Expected outcome:** {escape_markdown(expected)}"]

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from datamodel.settings import SettingsError, load_settings, settings_table
+from ratings.votes import TIE_POLICIES
 
 
 def _open(settings):
@@ -126,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     board.add_argument("--voter", help="one annotator's or judge's votes only")
     board.add_argument("--judge", help="the judge voter of the judge column, e.g. gpt-judge:gpt-4o-mini "
                                        "(default: the judge with the most votes)")
-    board.add_argument("--tie-policy", choices=["drop", "half", "half_ties_drop_both_bad"],
+    board.add_argument("--tie-policy", choices=list(TIE_POLICIES),
                        help="ties and both-bad in the fit (default: the tie_policy setting)")
     board.add_argument("--rounds", type=int, help="bootstrap rounds (default: the setting)")
     board.add_argument("--include-excluded", action="store_true", help="count votes flagged as excluded")

@@ -1,0 +1,125 @@
+"""``python -m judges``: run the LLM/VLM judges. Each command parses, calls one library function and prints.
+
+    python -m judges commonsense  T2 Commonsense-T2I fit judge -> commonsense_accuracy
+    python -m judges pairwise     T1 pairwise votes (drawn battles or copies of human battles)
+    python -m judges saneval      T4 SANEval LLM/VLM scoring around a detector -> saneval_overall, ...
+    python -m judges semvar       T3 SemVarBench alignment judge -> semvar_kappa (SemVarEffect), ...
+    python -m judges metrics ...  the model-based metrics (judges.metrics.commands)
+
+The judge sub-commands are the tasks of the registry (:mod:`judges.tasks`): each gets the common options below plus
+its own, and its ``run`` is called with the open database, the engine configuration, the templates and the
+selection. The endpoint, model, concurrency, timeout, retries, image detail, template file and prices come from the
+settings (``ARENA_JUDGE_*``, see ``python -m arena settings``); the API key only from ``OPENAI_API_KEY``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import sys
+
+from datamodel.settings import SettingsError, load_settings
+from judges import tasks
+from judges.tasks import JudgeTask
+
+
+def __getattr__(name: str):
+    if name == "DESCRIPTIONS":  # {task name: description}, read from the registry when asked for
+        return {task.name: task.description for task in tasks.all_tasks().values()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _common(parser: argparse.ArgumentParser, task: JudgeTask) -> None:
+    suite = task.default_suite
+    parser.add_argument("--suite", default=suite, help=f"prompt suite (default: {suite or 'all suites'})")
+    parser.add_argument("--subset", help="only this subset (e.g. Easy, a category)")
+    parser.add_argument("--variant", help="only this variant (e.g. with_definition)")
+    parser.add_argument("--model", action="append", default=[], metavar="NAME",
+                        help="only these text-to-image models (repeat the option for several)")
+    parser.add_argument("--limit", type=int, help=task.limit_help)
+    parser.add_argument("--concurrency", type=int, help="API requests in flight (default: ARENA_JUDGE_CONCURRENCY)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="send nothing: print how many requests would be sent and their estimated cost")
+    parser.add_argument("--judge-model", help="model the judge asks (default: ARENA_JUDGE_MODEL)")
+    parser.add_argument("--base-url", help="OpenAI-compatible endpoint (default: ARENA_JUDGE_BASE_URL)")
+    parser.add_argument("--judge-name", default="gpt-judge",
+                        help="judge name; votes and scores are recorded as NAME:MODEL (default gpt-judge)")
+    parser.add_argument("--detail", choices=("high", "low", "auto"),
+                        help="image detail (default: ARENA_JUDGE_IMAGE_DETAIL)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--config", help="settings TOML file (default: ARENA_CONFIG or ./arena.toml)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser: one sub-command per registered judge task, and ``metrics``."""
+    parser = argparse.ArgumentParser(prog="python -m judges", description="Run the LLM/VLM judges of the arena.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for task in tasks.all_tasks().values():
+        sub = commands.add_parser(task.name, help=task.description, description=task.description)
+        _common(sub, task)
+        if task.add_arguments is not None:
+            task.add_arguments(sub)
+    commands.add_parser("metrics", add_help=False,
+                        help="model-based metrics (CLIP, FID/IS, reward, ...): python -m judges metrics --help")
+    return parser
+
+
+def _run(args) -> int:
+    from datamodel.media import MediaStore
+    from datamodel.connection import connect
+    from judges.client import EngineConfig
+    from judges.prompts import load_templates
+    from judges.selection import Selection
+
+    task = tasks.task_named(args.command)
+    settings = load_settings(config_file=args.config)
+    config = EngineConfig.from_settings(settings, base_url=args.base_url, model=args.judge_model,
+                                        concurrency=args.concurrency, image_detail=args.detail)
+    if config.concurrency < 1:
+        raise SettingsError(f"--concurrency must be 1 or more, got {config.concurrency}.")
+    templates = load_templates(settings.judge_templates)
+    selection = Selection(args.suite, args.subset, args.variant, tuple(args.model), args.limit)
+    db = connect(settings.db_path, synchronous=settings.sqlite_synchronous)
+    job = tasks.JudgeJob(db, MediaStore(settings.media_dir), config, selection, templates, name=args.judge_name,
+                         dry_run=args.dry_run, progress=not args.no_progress)
+    try:
+        summary = asyncio.run(task.run(job, args))
+    finally:
+        db.close()
+    print("\n".join(summary.lines()))
+    return 130 if summary.stopped else 0
+
+
+def _metrics_main():
+    """``main`` of the metrics command line (``judges.metrics.commands``; ``judges.metrics.cli`` before the rename)."""
+    for name in ("judges.metrics.commands", "judges.metrics.cli"):
+        try:
+            return importlib.import_module(name).main
+        except ModuleNotFoundError as error:
+            if error.name != name:
+                raise
+    raise ModuleNotFoundError("judges.metrics.commands is missing: reinstall the project.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "metrics":
+        return _metrics_main()(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    from judges.client import JudgeConfigError
+    from judges.prompts import TemplateError
+    from judges.selection import SelectionError
+
+    try:
+        return _run(args)
+    except (SettingsError, JudgeConfigError, TemplateError, SelectionError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("aborted: answers received so far are stored; run the same command again to resume.", file=sys.stderr)
+        return 130

@@ -1,0 +1,165 @@
+"""The prompt suites the arena knows: one :class:`Suite` declaration each, registered with :func:`register`.
+
+A suite module (``suites/<name>.py``) reads or builds its prompts and ends with one declaration::
+
+    register(Suite(
+        name="commonsense", title="Commonsense-T2I",
+        criteria="Does the image show what commonsense implies (a lightbulb without electricity is dark)?",
+        imports=(ImportFormat("commonsense", "Commonsense-T2I data.json", run=...),),
+    ))
+
+Everything that lists suites asks this registry: the ``suites import`` / ``suites build`` sub-commands, the titles and
+captions the arena shows above a battle, and the criteria of the annotators' and judges' guidelines. The built-in
+suites are the modules of this package, imported once on the first lookup (:func:`all_suites`); a suite defined
+elsewhere (a plug-in, a test) calls :func:`register` in its own module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import sqlite_utils
+
+from datamodel.catalog import PromptImport
+
+Define = Callable[[list[str]], dict[str, str]]
+
+
+@dataclass(frozen=True)
+class ImportContext:
+    """What an import may need besides its file: the settings, and who writes missing definitions.
+
+    ``definer(db)`` returns a function that writes definitions for a list of concepts (the judge model's, built by
+    the command line from the judges' engine), or None when no judge endpoint is configured.
+    """
+
+    settings: Any = None
+    definer: Callable[[sqlite_utils.Database], Define | None] | None = None
+
+    def define(self, db: sqlite_utils.Database) -> Define | None:
+        return self.definer(db) if self.definer is not None else None
+
+
+@dataclass(frozen=True)
+class ImportFormat:
+    """``python -m arena suites import <name> PATH``: a file format the suite reads.
+
+    ``run(db, args, context)`` imports ``args.path`` (plus the flags ``add_arguments`` adds) and returns what it
+    wrote; nothing is written when a row is bad.
+    """
+
+    name: str
+    help: str
+    run: Callable[[sqlite_utils.Database, argparse.Namespace, ImportContext], PromptImport]
+    add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
+
+
+@dataclass(frozen=True)
+class Builder:
+    """``python -m arena suites build <name>``: prompts made by the project (from WordNet, from word lists).
+
+    ``run(db, args, settings)`` writes the prompts and returns what it wrote and one line saying what was built.
+    """
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[sqlite_utils.Database, argparse.Namespace, Any], tuple[PromptImport, str]]
+
+
+@dataclass(frozen=True)
+class Suite:
+    """One prompt suite: the ``suite`` value of its prompts and everything the arena shows or runs for it.
+
+    - ``title``: the name annotators and leaderboard viewers read.
+    - ``criteria``: what a better image does for this suite's prompts, for the annotators' and judges' guidelines.
+    - ``imports`` / ``builders``: how its prompts get into the database.
+    - ``caption(metadata)``: an optional (label, text) shown under the prompt (the taxonomy's concept and its
+      definition), or None.
+    """
+
+    name: str
+    title: str
+    criteria: str
+    imports: tuple[ImportFormat, ...] = ()
+    builders: tuple[Builder, ...] = ()
+    caption: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None
+
+
+class SuiteRegistryError(ValueError):
+    """A suite declaration clashes with another one; the message names both."""
+
+
+_SUITES: dict[str, Suite] = {}
+_LOCK = threading.Lock()
+_DISCOVERED = threading.Event()
+
+
+def register(suite: Suite) -> Suite:
+    """Add ``suite``; a second declaration of the same name, or of an import or build command another suite already
+    declares, raises :class:`SuiteRegistryError`."""
+    with _LOCK:
+        if suite.name in _SUITES and _SUITES[suite.name] != suite:
+            raise SuiteRegistryError(f"suite {suite.name!r} is declared twice. Give the new suite another name.")
+        for kind, names in (("import", _commands(lambda s: s.imports)), ("build", _commands(lambda s: s.builders))):
+            mine = suite.imports if kind == "import" else suite.builders
+            for command in mine:
+                owner = names.get(command.name)
+                if owner is not None and owner != suite.name:
+                    raise SuiteRegistryError(f"suite {suite.name!r} declares `suites {kind} {command.name}`, which "
+                                             f"suite {owner!r} already has. Rename one of them.")
+        _SUITES[suite.name] = suite
+    return suite
+
+
+def unregister(name: str) -> None:
+    """Remove a suite (tests and plug-ins that clean up); unknown names are ignored."""
+    with _LOCK:
+        _SUITES.pop(name, None)
+
+
+def _commands(field: Callable[[Suite], tuple]) -> dict[str, str]:
+    return {command.name: suite.name for suite in _SUITES.values() for command in field(suite)}
+
+
+def _discover() -> None:
+    """Import every module of the ``suites`` package once, so the built-in suites' declarations run."""
+    if _DISCOVERED.is_set():
+        return
+    package = importlib.import_module("suites")
+    for module in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"suites.{module.name}")
+    _DISCOVERED.set()
+
+
+def all_suites() -> dict[str, Suite]:
+    """Every registered suite by name, the built-in ones first (in the order their modules sort)."""
+    _discover()
+    with _LOCK:
+        return dict(_SUITES)
+
+
+def suite_named(name: str) -> Suite | None:
+    """The declaration of suite ``name``, or None for a suite that only exists as imported prompts."""
+    return all_suites().get(name)
+
+
+def suite_title(name: str) -> str:
+    """The title to show for suite ``name`` (the name itself for an undeclared suite)."""
+    suite = suite_named(name)
+    return suite.title if suite is not None else name
+
+
+def import_formats() -> dict[str, ImportFormat]:
+    """Every ``suites import`` format by name."""
+    return {command.name: command for suite in all_suites().values() for command in suite.imports}
+
+
+def builders() -> dict[str, Builder]:
+    """Every ``suites build`` builder by name."""
+    return {command.name: command for suite in all_suites().values() for command in suite.builders}

@@ -1,0 +1,114 @@
+"""The README's recipe "How to add a suite", followed once: a toy suite added by one declaration in this file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from arena.suite_commands import main
+from arena.web.render import prompt_markdown
+from datamodel.battles import Battle
+from datamodel.catalog import PromptSpec
+from datamodel.settings import Settings
+from suites import registry
+from suites.common import read_table, write_specs
+from suites.registry import Builder, ImportFormat, Suite, SuiteRegistryError, register
+
+TOY = "toy-colours"
+
+
+def _load(path) -> list[PromptSpec]:
+    return [PromptSpec(TOY, f"colour-{line}", f"A {row['colour']} square", subset="shapes",
+                       metadata={"colour": row["colour"]}, source=f"{path}:{line}")
+            for line, row in read_table(path, ["colour"])]
+
+
+def _add_build_arguments(parser) -> None:
+    parser.add_argument("--count", type=int, default=3, help="how many squares")
+
+
+def _build(db, args, settings):
+    specs = [PromptSpec(TOY, f"grey-{n}", f"A square in grey number {n}", subset="generated",
+                        metadata={"colour": "grey"}) for n in range(args.count)]
+    return write_specs(db, specs), f"toy: {len(specs)} grey squares"
+
+
+# the one declaration the recipe asks for
+TOY_SUITE = Suite(
+    name=TOY,
+    title="Toy colours",
+    criteria="Pick the square of the named colour.",
+    imports=(ImportFormat("toy-colours", "a CSV with a colour column",
+                          run=lambda db, args, context: write_specs(db, _load(args.path))),),
+    builders=(Builder("toy-squares", "grey squares", add_arguments=_add_build_arguments, run=_build),),
+    caption=lambda metadata: ("Colour", metadata["colour"]) if metadata.get("colour") else None,
+)
+
+
+@pytest.fixture
+def toy_suite():
+    register(TOY_SUITE)
+    yield TOY_SUITE
+    registry.unregister(TOY)
+
+
+def _battle(subset: str) -> Battle:
+    return Battle(id="b1", prompt_id=1, suite=TOY, subset=subset, variant="", text="A red square",
+                  metadata={"colour": "red"}, left=None, right=None, served_at=0.0, media_token="t")
+
+
+@pytest.fixture
+def run(tmp_path, capsys):
+    settings = Settings(db_path=tmp_path / "arena.db", cache_dir=tmp_path / "cache", demo=False)
+
+    def run_(*argv: str) -> tuple[int, str, str]:
+        code = main(["suites", *map(str, argv)], lambda: settings)
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run_
+
+
+def test_a_suite_declared_once_gets_its_import_and_build_commands_title_and_caption(toy_suite, run, tmp_path):
+    path = tmp_path / "colours.csv"
+    path.write_text("colour\nred\nblue\n")
+    code, out, err = run("import", "toy-colours", path)
+    assert code == 0, err
+    assert "2 prompts written (2 new, 0 updated, 0 unchanged)" in out
+    assert "toy-colours  shapes" in out
+    code, out, err = run("build", "toy-squares", "--count", "4")
+    assert code == 0, err
+    assert "toy: 4 grey squares" in out and "4 prompts written (4 new" in out
+    code, out, _ = run("show", TOY, "--subset", "shapes")
+    assert "A red square" in out and "A blue square" in out
+
+    battle = _battle(subset="shapes")
+    panel = prompt_markdown(battle)
+    assert "**Suite:** Toy colours" in panel and "**Colour:** red" in panel
+
+
+def test_an_unregistered_suite_has_no_commands_and_shows_its_bare_name(run, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        run("import", "toy-colours", tmp_path / "x.csv")
+    assert exit_.value.code == 2 and "invalid choice: 'toy-colours'" in capsys.readouterr().err
+    battle = _battle(subset="")
+    assert "**Suite:** toy\\-colours" in prompt_markdown(battle) and "Colour" not in prompt_markdown(battle)
+
+
+def test_a_clashing_declaration_is_refused_with_what_to_rename(toy_suite):
+    with pytest.raises(SuiteRegistryError, match="suite 'toy-colours' is declared twice"):
+        register(Suite(name=TOY, title="Other", criteria="x"))
+    with pytest.raises(SuiteRegistryError, match=r"declares `suites import commonsense`, which suite 'commonsense'"):
+        register(Suite(name="another", title="Another", criteria="x",
+                       imports=(ImportFormat("commonsense", "clash", run=lambda db, args, context: None),)))
+    assert registry.suite_named("another") is None
+
+
+def test_every_built_in_suite_declares_a_title_and_criteria():
+    suites = registry.all_suites()
+    assert {"taxonomy", "commonsense", "semvarbench", "saneval", "paraphrase"} <= set(suites)
+    for suite in suites.values():
+        assert suite.title and suite.criteria.endswith("."), suite.name
+    assert json.dumps(sorted(registry.import_formats())) == json.dumps(
+        sorted(["commonsense", "paraphrase", "predicted", "saneval", "semvarbench"]))

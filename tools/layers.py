@@ -1,0 +1,149 @@
+"""``python -m tools.layers``: the project's import graph, checked against its floors.
+
+Every ``import`` and ``from ... import`` of the project's own modules is read from the source (with :mod:`ast`,
+so imports inside functions count too) and checked two ways:
+
+- **no cycles**: between files (Tarjan's strongly connected components over the module graph) and between packages;
+- **nothing imports upward**: a package imports only the packages :data:`ALLOWED` lists for it. The floors follow
+  the data flow (suites → images → battles → votes → ratings → leaderboard): the data model and the pure ratings on
+  the ground, the producers (suites, generators, sampling, judges and their metrics) above, the arena's web app,
+  command line and demo on top, the tooling (benchmarks, load test, simulation, fake server) beside everything,
+  imported by nothing but tests.
+
+Prints the package graph and every violation; exits 1 when there is one.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# each package and the packages it may import (its own floor and the floors below)
+ALLOWED: dict[str, set[str]] = {
+    "ratings": set(),
+    "datamodel": {"ratings"},
+    "suites": {"datamodel", "ratings"},
+    "generators": {"datamodel", "ratings", "suites"},
+    "sampling": {"datamodel", "ratings"},
+    "judges": {"datamodel", "ratings", "suites", "generators", "sampling"},
+    "arena": {"datamodel", "ratings", "suites", "generators", "sampling", "judges"},
+    "app": {"arena"},
+    "tools": {"datamodel", "ratings", "suites", "generators", "sampling", "judges", "arena"},
+}
+
+
+@dataclass
+class ImportGraph:
+    modules: dict[str, Path]
+    edges: dict[str, set[str]]  # module -> the project modules it imports
+
+    def package_edges(self) -> dict[str, set[str]]:
+        packages: dict[str, set[str]] = defaultdict(set)
+        for source, targets in self.edges.items():
+            for target in targets:
+                if package_of(source) != package_of(target):
+                    packages[package_of(source)].add(package_of(target))
+        return packages
+
+
+def package_of(module: str) -> str:
+    return module.split(".")[0]
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def read_graph(root: Path = ROOT) -> ImportGraph:
+    """The import graph of the packages in :data:`ALLOWED` under ``root``."""
+    files = [root / "app.py"] + [p for package in ALLOWED if (root / package).is_dir()
+                                 for p in sorted((root / package).rglob("*.py"))]
+    modules = {_module_name(path, root): path for path in files if path.exists()}
+    edges: dict[str, set[str]] = defaultdict(set)
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            else:
+                continue
+            for target in targets:
+                while target and target not in modules:  # ``import a.b.c`` imports a.b.c's nearest module
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    edges[name].add(target)
+    return ImportGraph(modules, dict(edges))
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one node (Tarjan 1972), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    nodes = set(edges) | {t for targets in edges.values() for t in targets}
+
+    def visit(node: str) -> None:  # recursion depth is bounded by the longest import chain (tens)
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in edges.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(nodes):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def upward_imports(graph: ImportGraph) -> list[tuple[str, str]]:
+    """(module, imported module) pairs where a package imports one :data:`ALLOWED` does not list for it."""
+    return sorted((source, target) for source, targets in graph.edges.items() for target in targets
+                  if package_of(source) != package_of(target)
+                  and package_of(target) not in ALLOWED.get(package_of(source), set()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    graph = read_graph()
+    print(f"{len(graph.modules)} modules, {sum(map(len, graph.edges.values()))} imports between them")
+    for package, targets in sorted(graph.package_edges().items()):
+        print(f"  {package:10} -> {', '.join(sorted(targets))}")
+    file_cycles = cycles(graph.edges)
+    package_cycles = cycles(graph.package_edges())
+    upward = upward_imports(graph)
+    print(f"import cycles between files: {len(file_cycles)}")
+    for component in file_cycles:
+        print("  " + " <-> ".join(component))
+    print(f"import cycles between packages: {len(package_cycles)}")
+    for component in package_cycles:
+        print("  " + " <-> ".join(component))
+    print(f"upward imports: {len(upward)}")
+    for source, target in upward:
+        print(f"  {source} -> {target}")
+    return 1 if file_cycles or package_cycles or upward else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

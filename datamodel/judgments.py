@@ -1,8 +1,9 @@
-"""Writing judge results: the ``judgments`` table and scores in the ``metrics`` table.
+"""Writing judge results: the ``judgments`` table, and reading and pruning the judges' scores in ``metrics``.
 
 A judgment is keyed by (judge, task, subject): re-running a judge overwrites its judgment of a subject rather than
-adding a second one. Metrics are keyed like the ``metrics_key`` index: (model, image or none, suite, subset, name,
-scorer); model-level metrics have ``image_id`` None.
+adding a second one. The judges write their scores with :func:`datamodel.metrics.write_metrics` (keyed like the
+``metrics_key`` index: model, image or none, suite, subset, name, scorer; model-level metrics have ``image_id``
+None).
 """
 
 from __future__ import annotations
@@ -83,25 +84,6 @@ def judgments(db: sqlite_utils.Database, judge: str | None = None, task: str | N
         for column in ("verdict", "raw", "request_keys"):
             row[column] = json.loads(row[column])
     return rows
-
-
-def save_metric(
-    db: sqlite_utils.Database, *, model_id: int, name: str, value: float | None, scorer: str, suite: str,
-    subset: str = "", image_id: int | None = None, scorer_version: str = "", details: dict | None = None,
-) -> None:
-    """Insert or replace one score in ``metrics``."""
-    with db.conn:
-        db.execute(
-            """
-            INSERT INTO metrics (model_id, image_id, suite, subset, name, value, scorer, scorer_version, details)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (model_id, ifnull(image_id, 0), suite, subset, name, scorer) DO UPDATE SET
-                value = excluded.value, scorer_version = excluded.scorer_version, details = excluded.details,
-                created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-            """,
-            [model_id, image_id, suite, subset, name, value, scorer, scorer_version,
-             json.dumps(details or {}, ensure_ascii=False, sort_keys=True)],
-        )
 
 
 def metric_rows(db: sqlite_utils.Database, *, scorer: str, name: str, suite: str,

@@ -1,27 +1,25 @@
-"""Reading images for scoring and writing metric rows; the model × metric table for the leaderboard.
+"""The ``metrics`` table: its one writer, readers, the directions of stored metrics, and the model × metric table.
 
 A metric row is identified by (model, image or none, suite, subset, name, scorer) (the ``metrics_key`` unique index):
 writing the same key again replaces the value, so every scorer can be rerun safely. ``scorer`` names the model that
 scored (e.g. ``open_clip:ViT-B-32:openai``), ``scorer_version`` the library version and weights, so rows made with
-tiny random stand-ins never mix with real ones.
+tiny random stand-ins never mix with real ones. Every writer (the automatic metrics, the judges) goes through
+:func:`write_metrics`.
+
+``metric_directions`` records, per stored metric name, whether a ``higher`` or ``lower`` value is better (or
+``none``); whoever computes a metric records it (:func:`record_directions`), and the model × metric table reads it
+to list its lower-is-better columns.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping
 
 import sqlite_utils
-from PIL import Image
 
-from datamodel.media import MediaStore
-
-def lower_is_better(name: str) -> bool:
-    """Whether a smaller value of metric ``name`` is better: FID and the standard deviations over paraphrases
-    (``consistency_std*``; for the signed ``..._S_final`` a smaller absolute value is better, so it is not listed)."""
-    base = name.split(" ")[0]
-    return base == "fid" or (base.startswith("consistency_std") and not base.endswith("S_final"))
+DIRECTIONS = ("higher", "lower", "none")  # the metric_directions CHECK constraint lists the same
 
 
 @dataclass(frozen=True)
@@ -38,7 +36,8 @@ class MetricRow:
 
 
 def write_metrics(db: sqlite_utils.Database, rows: Iterable[MetricRow]) -> int:
-    """Insert or replace metric rows in one transaction; return how many were written."""
+    """Insert or replace metric rows in one transaction; return how many were written. The one writer of the
+    ``metrics`` table."""
     count = 0
     with db.conn:
         for row in rows:
@@ -50,44 +49,33 @@ def write_metrics(db: sqlite_utils.Database, rows: Iterable[MetricRow]) -> int:
                 "value = excluded.value, scorer_version = excluded.scorer_version, details = excluded.details, "
                 "created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
                 [row.model_id, row.image_id, row.suite, row.subset, row.name, value, row.scorer, row.scorer_version,
-                 json.dumps(row.details, sort_keys=True)],
+                 json.dumps(row.details, ensure_ascii=False, sort_keys=True)],
             )
             count += 1
     return count
 
 
-def image_rows(db: sqlite_utils.Database, suite: str, *, subset: str | None = None, variant: str | None = None,
-               models: Sequence[str] | None = None) -> list[dict]:
-    """Images of a suite with their prompt and model: id, model_id, model, prompt_id, idx, text, item_key, role,
-    subset, variant, metadata (parsed), media_hash, media_ext; ordered by image id."""
-    sql = (
-        "SELECT i.id, i.model_id, m.name AS model, i.prompt_id, i.idx, i.media_hash, i.media_ext, p.text, p.suite, "
-        "p.item_key, p.role, p.subset, p.variant, p.metadata FROM images i JOIN prompts p ON p.id = i.prompt_id "
-        "JOIN models m ON m.id = i.model_id WHERE p.suite = ?"
-    )
-    args: list[Any] = [suite]
-    for column, value in (("p.subset", subset), ("p.variant", variant)):
-        if value is not None:
-            sql += f" AND {column} = ?"
-            args.append(value)
-    if models:
-        sql += f" AND m.name IN ({','.join('?' * len(models))})"
-        args += list(models)
-    rows = list(db.query(sql + " ORDER BY i.id", args))
-    for row in rows:
-        row["metadata"] = json.loads(row["metadata"] or "{}")
-    return rows
+def record_directions(db: sqlite_utils.Database, directions: Mapping[str, str]) -> None:
+    """Record which direction is better ({stored metric name: ``higher`` | ``lower`` | ``none``}), as the metric
+    computing those names declares it; a name recorded before takes the new direction."""
+    wrong = {name: d for name, d in directions.items() if d not in DIRECTIONS}
+    if wrong:
+        raise ValueError(f"metric directions {wrong}: use one of {', '.join(DIRECTIONS)}.")
+    with db.conn:
+        db.conn.executemany(
+            "INSERT INTO metric_directions (name, direction) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET "
+            "direction = excluded.direction WHERE direction != excluded.direction", list(directions.items()))
 
 
-def open_image(media: MediaStore, row: dict) -> Image.Image:
-    """The RGB image of an ``image_rows`` row."""
-    with Image.open(media.path(row["media_hash"], row["media_ext"])) as image:
-        return image.convert("RGB")
+def metric_directions(db: sqlite_utils.Database) -> dict[str, str]:
+    """{stored metric name: direction} as recorded; a name not recorded counts as higher-is-better."""
+    return dict(db.execute("SELECT name, direction FROM metric_directions ORDER BY name").fetchall())
 
 
 def scored_image_ids(db: sqlite_utils.Database, name: str, scorer: str) -> set[int]:
     """Images that already have metric ``name`` from ``scorer``."""
-    rows = db.execute("SELECT image_id FROM metrics WHERE name = ? AND scorer = ? AND image_id IS NOT NULL", [name, scorer])
+    rows = db.execute("SELECT image_id FROM metrics WHERE name = ? AND scorer = ? AND image_id IS NOT NULL",
+                      [name, scorer])
     return {row[0] for row in rows}
 
 
@@ -119,10 +107,11 @@ def model_metric_table(db: sqlite_utils.Database, suite: str | None = None):
     model mean of image-level metrics.
 
     Model-level metrics are taken from their overall row (subset ''); rows with a subset (per-category
-    accuracies, the ``reward_mann_whitney_p`` comparisons under ``vs <model>``) are not columns. A name computed by several scorers (a real
-    CLIP and a tiny stand-in, say) gets one column per scorer, ``name [scorer]``; a model-level name present in
-    several suites gets ``name (suite)`` unless ``suite`` selects one. ``table.attrs["lower_is_better"]`` lists the
-    columns where smaller is better (FID, consistency spreads), for rank correlations against ELO.
+    accuracies, the ``reward_mann_whitney_p`` comparisons under ``vs <model>``) are not columns. A name computed by
+    several scorers (a real CLIP and a tiny stand-in, say) gets one column per scorer, ``name [scorer]``; a
+    model-level name present in several suites gets ``name (suite)`` unless ``suite`` selects one.
+    ``table.attrs["lower_is_better"]`` lists the columns where smaller is better by ``metric_directions`` (FID,
+    consistency spreads, ...), for rank correlations against ELO.
     """
     import pandas as pd
 
@@ -132,7 +121,8 @@ def model_metric_table(db: sqlite_utils.Database, suite: str | None = None):
         where, args = " AND x.suite = ?", [suite]
     image_level = pd.DataFrame(
         db.execute(
-            "SELECT m.name, x.name, x.scorer, '' AS suite, AVG(x.value) FROM metrics x JOIN models m ON m.id = x.model_id "
+            "SELECT m.name, x.name, x.scorer, '' AS suite, AVG(x.value) FROM metrics x "
+            "JOIN models m ON m.id = x.model_id "
             f"WHERE x.image_id IS NOT NULL{where} GROUP BY m.name, x.name, x.scorer", args
         ).fetchall(),
         columns=["model", "metric", "scorer", "suite", "value"],
@@ -164,5 +154,7 @@ def model_metric_table(db: sqlite_utils.Database, suite: str | None = None):
     wide = long.pivot_table(index="model", columns="column", values="value", aggfunc="mean")
     columns = sorted(wide.columns)
     table = table.join(wide[columns], on="model")
-    table.attrs["lower_is_better"] = [c for c in columns if lower_is_better(c)]
+    lower = {name for name, direction in metric_directions(db).items() if direction == "lower"}
+    lower_columns = set(long.loc[long["metric"].isin(lower), "column"])
+    table.attrs["lower_is_better"] = [c for c in columns if c in lower_columns]
     return table

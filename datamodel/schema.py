@@ -16,7 +16,8 @@ Tables (names meant to be read in any SQLite browser):
 - ``battles``: a prompt and two images shown left (A) and right (B), to whom, in which session, when.
 - ``votes``: at most one per battle; outcome relative to the displayed positions; ``excluded`` keeps flagged
   votes out of ratings without deleting them.
-- ``metrics``: automatic scores per image or per model.
+- ``metrics``: automatic scores per image or per model; ``metric_directions``: which values of each are better
+  (:func:`_metric_directions`).
 - ``data_versions`` and ``leaderboard_snapshots``: change counters and computed leaderboards (:func:`_study_scale`).
 """
 
@@ -245,10 +246,33 @@ def _study_scale(db: sqlite_utils.Database) -> None:
     )
 
 
+def _metric_directions(db: sqlite_utils.Database) -> None:
+    """``metric_directions``: per stored metric name, whether a ``higher`` or ``lower`` value is better (or ``none``),
+    recorded by whoever computes the metric from its declaration (:mod:`judges.metrics.registry`); the leaderboard
+    flips the sign of lower-is-better columns in its correlations with the ELO. Changes count as ``metrics`` changes
+    (``data_versions``). Filled here with the names the code knew as lower-is-better before directions were
+    recorded, for the rows already stored: ``fid`` and the consistency spreads."""
+    db.execute(
+        """
+        CREATE TABLE metric_directions (
+            name TEXT PRIMARY KEY,                   -- a stored metric name (metrics.name)
+            direction TEXT NOT NULL CHECK (direction IN ('higher', 'lower', 'none'))
+        )"""
+    )
+    db.execute("INSERT INTO metric_directions (name, direction) VALUES ('fid', 'lower'), ('consistency_std', 'lower'), "
+               "('consistency_std_S_a', 'lower'), ('consistency_std_S_r', 'lower')")
+    for event in ("INSERT", "UPDATE", "DELETE"):
+        db.execute(
+            f"CREATE TRIGGER metric_directions_{event.lower()}_version AFTER {event} ON metric_directions "
+            "BEGIN UPDATE data_versions SET version = version + 1 WHERE name = 'metrics'; END"
+        )
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
     _judges_schema,
     _study_scale,
+    _metric_directions,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import sys
 
 from datamodel.settings import SettingsError, load_settings
@@ -91,21 +90,12 @@ def _run(args) -> int:
     return 130 if summary.stopped else 0
 
 
-def _metrics_main():
-    """``main`` of the metrics command line (``judges.metrics.commands``; ``judges.metrics.cli`` before the rename)."""
-    for name in ("judges.metrics.commands", "judges.metrics.cli"):
-        try:
-            return importlib.import_module(name).main
-        except ModuleNotFoundError as error:
-            if error.name != name:
-                raise
-    raise ModuleNotFoundError("judges.metrics.commands is missing: reinstall the project.")
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "metrics":
-        return _metrics_main()(argv[1:])
+        from judges.metrics.commands import main as metrics_main  # torch and friends: only for this command
+
+        return metrics_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

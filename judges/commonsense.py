@@ -37,8 +37,9 @@ from judges.prompts import COMMONSENSE_FIT_TEMPLATE, Templates, fit_request
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, items_by_model
 from judges.tasks import JudgeJob, JudgeTask, register
-from datamodel.judgments import (Judgment, delete_other_versions, judgments, other_versions_notes, save_judgment, save_metric,
-                          split_by_version)
+from datamodel.judgments import (Judgment, delete_other_versions, judgments, other_versions_notes, save_judgment,
+                                 split_by_version)
+from datamodel.metrics import MetricRow, write_metrics
 
 SUITE = "commonsense"
 ROLES = ("p1", "p2")
@@ -158,11 +159,11 @@ async def judge_commonsense(
                     f_own, f_partner, picked = resolve_fits(raw[(i, own)], raw[(i, partner)],
                                                             image_rng(seed, image.image_id))
                     resolved[i] = (f_own, f_partner)
-                    save_metric(db, model_id=image.model_id, image_id=image.image_id, suite=image.suite,
-                                subset=image.subset, name="commonsense_fit", value=f_own, scorer=judge,
-                                scorer_version=version,
-                                details={"fit_own": raw[(i, own)], "fit_partner": raw[(i, partner)],
-                                         "picked_at_random": picked, "fit_partner_after_pick": f_partner})
+                    write_metrics(db, [MetricRow(
+                        model_id=image.model_id, image_id=image.image_id, suite=image.suite, subset=image.subset,
+                        name="commonsense_fit", value=f_own, scorer=judge, scorer_version=version,
+                        details={"fit_own": raw[(i, own)], "fit_partner": raw[(i, partner)],
+                                 "picked_at_random": picked, "fit_partner_after_pick": f_partner})])
                 score = pair_score(resolved[1][0], resolved[2][0], resolved[1][1], resolved[2][1])
                 save_judgment(db, Judgment(
                     judge, PAIR_TASK, f"pair:{first.image_id}:{second.image_id}", "ok",
@@ -209,9 +210,10 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
     written = []
     for (model_id, category), entries in sorted(groups.items()):
         value, items = accuracy(entries)
-        save_metric(db, model_id=model_id, suite=SUITE, subset=category, name="commonsense_accuracy", value=value,
-                    scorer=judge, scorer_version=version,
-                    details={"items": items, "pairs": len(entries), "scale": "fraction (x100 for the paper's %)"})
+        write_metrics(db, [MetricRow(
+            model_id=model_id, suite=SUITE, subset=category, name="commonsense_accuracy", value=value, scorer=judge,
+            scorer_version=version,
+            details={"items": items, "pairs": len(entries), "scale": "fraction (x100 for the paper's %)"})])
         written.append({"model": names[model_id], "subset": category, "value": value, "items": items,
                         "other_versions": other_versions})
     return written

@@ -165,7 +165,8 @@ def decide(answers: Sequence[Answer]) -> Decision:
                "label_as_battle": (label if i == 0 else SWAPPED[label]) if label else None}
               for i, label in enumerate(labels)]
     verdict = {"orders": orders}
-    failures = [f"{'first' if i == 0 else 'swapped'} order: {a.reason}" for i, a in enumerate(answers) if a.label is None]
+    failures = [f"{'first' if i == 0 else 'swapped'} order: {a.reason}"
+                for i, a in enumerate(answers) if a.label is None]
     if failures:
         return Decision("failed", None, "; ".join(failures), {**verdict, "outcome": None})
     back = [o["label_as_battle"] for o in orders]

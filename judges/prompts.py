@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from judges.discovery import discover
 from judges.request import ChatRequest, ImageInput
 
 
@@ -107,8 +108,6 @@ def unregister_template(key: str) -> None:
 
 def registered_templates() -> dict[str, JudgeTemplate]:
     """Every registered template by key: the built-in ones first, then those of the judge tasks (all discovered)."""
-    from judges.tasks import discover
-
     discover()
     with _LOCK:
         return dict(_TEMPLATES)
@@ -208,6 +207,13 @@ class Templates:
 
     def __repr__(self) -> str:
         return f"Templates({', '.join(f'{key}=...' for key in self._overrides)})"
+
+    def __reduce__(self):  # copy and pickle: rebuilt from the replacements
+        return (_templates_with, (dict(self._overrides),))
+
+
+def _templates_with(overrides: dict[str, str]) -> Templates:
+    return Templates(**overrides)
 
 
 def check_templates(overrides: dict, source: str = "templates") -> Templates:

@@ -55,8 +55,9 @@ from judges.saneval_rules import (BINDING, CATEGORIES, FLAG_THRESHOLD, Attribute
                                   score_spatial, scored_objects, synonym_groups)
 from judges.selection import ImageRow, Selection, SelectionError, image_rows
 from judges.tasks import JudgeJob, JudgeTask, register
-from datamodel.judgments import (Judgment, delete_other_versions, judgments, metric_rows, other_versions_notes, save_judgment,
-                          save_metric, split_by_version)
+from datamodel.judgments import (Judgment, delete_other_versions, judgments, metric_rows, other_versions_notes,
+                                 save_judgment, split_by_version)
+from datamodel.metrics import MetricRow, write_metrics
 
 SUITE = "saneval"
 TASK = "saneval"
@@ -197,10 +198,11 @@ async def judge_saneval(
                                        explanation="; ".join(scored.feedback),
                                        request_keys=tuple(r.key for _, r in trace), prompt_id=row.prompt_id,
                                        image_id=row.image_id, model_id=row.model_id))
-            save_metric(db, model_id=row.model_id, image_id=row.image_id, suite=row.suite, subset=category,
-                        name="saneval_image_score", value=scored.score, scorer=judge, scorer_version=version,
-                        details={"feedback": list(scored.feedback), "structure": expected.source,
-                                 "detector": getattr(detector, "name", ""), **scored.details})
+            write_metrics(db, [MetricRow(
+                model_id=row.model_id, image_id=row.image_id, suite=row.suite, subset=category,
+                name="saneval_image_score", value=scored.score, scorer=judge, scorer_version=version,
+                details={"feedback": list(scored.feedback), "structure": expected.source,
+                         "detector": getattr(detector, "name", ""), **scored.details})])
         return "ok"
 
     await run_units(engine, units, worker, summary, progress=progress, handle_signals=handle_signals)
@@ -342,21 +344,21 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
         counts = {c: sum(1 for cat, _ in scores if cat == c) for c in result if c != "overall"}
         for category, value in result.items():
             if category == "overall":
-                save_metric(db, model_id=model_id, suite=SUITE, name="saneval_overall", value=value, scorer=judge,
-                            scorer_version=version,
-                            details={"categories": sorted(counts), "images": len(scores),
-                                     "rule": "unweighted mean of the category scores present"})
+                write_metrics(db, [MetricRow(
+                    model_id=model_id, suite=SUITE, name="saneval_overall", value=value, scorer=judge,
+                    scorer_version=version, details={"categories": sorted(counts), "images": len(scores),
+                                                     "rule": "unweighted mean of the category scores present"})])
             else:
-                save_metric(db, model_id=model_id, suite=SUITE, name=f"saneval_{category}", value=value,
-                            scorer=judge, scorer_version=version, details={"images": counts[category]})
+                write_metrics(db, [MetricRow(model_id=model_id, suite=SUITE, name=f"saneval_{category}", value=value,
+                                         scorer=judge, scorer_version=version, details={"images": counts[category]})])
         written.append({"model": names[model_id], **result, "images": len(scores), "other_versions": other_versions})
     return written
 
 
 def feedback(db: sqlite_utils.Database, judge: str) -> list[dict]:
     """The feedback strings of every scored image of ``judge``."""
-    return [{"image_id": row["image_id"], "score": row["verdict"].get("score"), "feedback": row["verdict"].get("feedback")}
-            for row in judgments(db, judge, TASK) if row["status"] == "ok"]
+    return [{"image_id": row["image_id"], "score": row["verdict"].get("score"),
+             "feedback": row["verdict"].get("feedback")} for row in judgments(db, judge, TASK) if row["status"] == "ok"]
 
 
 async def run_saneval(

@@ -1,9 +1,13 @@
-"""Which prompts, models and images a judge run covers (suite / subset / variant / model filters)."""
+"""Which prompts, models and images a judge or metric run covers (suite / subset / variant / model filters).
+
+:func:`image_rows` is the one query of images with their prompt and model, for the judges and the automatic metrics.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Sequence
 
 import sqlite_utils
 
@@ -31,7 +35,8 @@ class Selection:
 
     def scope(self) -> str:
         """A stable text naming the filters (part of the subject of drawn battles)."""
-        return "/".join([self.suite or "*", self.subset or "*", self.variant or "*", "+".join(sorted(self.models)) or "*"])
+        return "/".join([self.suite or "*", self.subset or "*", self.variant or "*",
+                         "+".join(sorted(self.models)) or "*"])
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,24 @@ class ImageRow:
     def input(self, media) -> ImageInput:
         return ImageInput.from_media(media, self.media_hash, self.media_ext, self.width, self.height)
 
+    def load(self, media):
+        """The RGB image (a PIL image) from the media folder."""
+        from PIL import Image
+
+        with Image.open(media.path(self.media_hash, self.media_ext)) as image:
+            return image.convert("RGB")
+
+    def __getitem__(self, column: str):
+        """A field by name, ``row["id"]`` being the image id: rows also read like the query's mapping rows."""
+        if column == "id":
+            return self.image_id
+        if column not in _IMAGE_ROW_FIELDS:
+            raise KeyError(f"{column!r}: an image row has id, {', '.join(sorted(_IMAGE_ROW_FIELDS))}.")
+        return getattr(self, column)
+
+
+_IMAGE_ROW_FIELDS = frozenset(f.name for f in fields(ImageRow))
+
 
 def model_ids(db: sqlite_utils.Database, names: tuple[str, ...]) -> dict[str, int]:
     """{name: id} of ``names`` (all models when empty); an unknown name raises with the known ones."""
@@ -64,7 +87,8 @@ def model_ids(db: sqlite_utils.Database, names: tuple[str, ...]) -> dict[str, in
         return known
     unknown = [name for name in names if name not in known]
     if unknown:
-        raise SelectionError(f"unknown model {', '.join(map(repr, unknown))}. Known models: {', '.join(known) or 'none'}.")
+        raise SelectionError(f"unknown model {', '.join(map(repr, unknown))}. "
+                             f"Known models: {', '.join(known) or 'none'}.")
     return {name: known[name] for name in names}
 
 
@@ -78,8 +102,17 @@ def prompt_filter(selection: Selection, alias: str = "p") -> tuple[str, list]:
     return (" AND ".join(clauses) or "1"), params
 
 
-def image_rows(db: sqlite_utils.Database, selection: Selection) -> list[ImageRow]:
-    """Images of the selected prompts and models, ordered by prompt, model and generation index."""
+def image_rows(db: sqlite_utils.Database, selection: Selection | str | None = None, *,
+               models: Sequence[str] | None = None) -> list[ImageRow]:
+    """Images of the selected prompts and models, ordered by prompt, model name and generation index.
+
+    ``selection`` is a :class:`Selection`, or a suite name with ``models`` (model names; None: all models), or None
+    for every image. An unknown model name raises :class:`SelectionError` naming the known ones.
+    """
+    if not isinstance(selection, Selection):
+        selection = Selection(selection, models=tuple(models or ()))
+    elif models is not None:
+        raise TypeError("image_rows: give the models in the Selection, not as models=.")
     where, params = prompt_filter(selection)
     ids = model_ids(db, selection.models)
     model_clause = f"AND i.model_id IN ({','.join('?' * len(ids))})" if selection.models else ""
@@ -93,7 +126,7 @@ def image_rows(db: sqlite_utils.Database, selection: Selection) -> list[ImageRow
         """,
         [*params, *(ids.values() if selection.models else [])],
     ).fetchall()
-    return [ImageRow(*row[:15], json.loads(row[15])) for row in rows]
+    return [ImageRow(*row[:15], json.loads(row[15] or "{}")) for row in rows]
 
 
 ItemKey = tuple[str, str, str, str]  # suite, subset, variant, item_key

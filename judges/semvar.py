@@ -38,8 +38,9 @@ from judges.prompts import SEMVAR_TEMPLATE, Templates, semvar_request
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, items_by_model
 from judges.tasks import JudgeJob, JudgeTask, register
-from datamodel.judgments import (Judgment, delete_other_versions, judgments, other_versions_notes, save_judgment, save_metric,
-                          split_by_version)
+from datamodel.judgments import (Judgment, delete_other_versions, judgments, other_versions_notes, save_judgment,
+                                 split_by_version)
+from datamodel.metrics import MetricRow, write_metrics
 
 SUITE = "semvarbench"
 ROLES = ("anchor", "permutation", "paraphrase")
@@ -112,9 +113,9 @@ async def judge_semvar(
                     parsed.reason, verdict, raw=[reply.text], request_keys=(reply.key,), prompt_id=text.prompt_id,
                     image_id=image.image_id, model_id=image.model_id))
                 if parsed.ok and text is image:
-                    save_metric(db, model_id=image.model_id, image_id=image.image_id, suite=image.suite,
-                                subset=image.subset, name="semvar_alignment", value=parsed.value.score, scorer=judge,
-                                scorer_version=version)
+                    write_metrics(db, [MetricRow(
+                        model_id=image.model_id, image_id=image.image_id, suite=image.suite, subset=image.subset,
+                        name="semvar_alignment", value=parsed.value.score, scorer=judge, scorer_version=version)])
             if any(score is None for score in scores):
                 return "failed"
             result = item_scores(*scores)
@@ -156,8 +157,8 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
     for (model_id, subset), items in sorted(groups.items()):
         means = {key: sum(item[key] for item in items) / len(items) for key in MODEL_METRICS}
         for key, name in MODEL_METRICS.items():
-            save_metric(db, model_id=model_id, suite=SUITE, subset=subset, name=name, value=means[key],
-                        scorer=judge, scorer_version=version, details={"items": len(items)})
+            write_metrics(db, [MetricRow(model_id=model_id, suite=SUITE, subset=subset, name=name, value=means[key],
+                                     scorer=judge, scorer_version=version, details={"items": len(items)})])
         written.append({"model": names[model_id], "subset": subset, "items": len(items), **means,
                         "other_versions": other_versions})
     return written

@@ -11,23 +11,24 @@ declaration::
 Everything that lists judge tasks asks this registry: the sub-commands of ``python -m judges`` (with their help,
 default suite, ``--limit`` help and extra options), the template file check (:func:`judges.prompts.check_templates`
 knows the templates of every registered task) and the token budgets (each :class:`judges.prompts.JudgeTemplate`
-carries its own). The built-in tasks are the modules of the ``judges`` package, imported once on the first lookup
-(:func:`all_tasks`); sub-packages such as ``judges.metrics`` are not imported, and a task module imports its heavy
-optional dependencies (a detector, torch) inside its ``run``.
+carries its own). The built-in tasks are declared in the modules of the ``judges`` package, imported once on the
+first lookup (:func:`all_tasks`, :func:`judges.discovery.discover`); sub-packages such as ``judges.metrics`` are not
+imported, and a task module imports its heavy optional dependencies (a detector, torch) inside its ``run``.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import pkgutil
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
+from judges.discovery import discover
+from judges.prompts import (BUILT_IN_TEMPLATES, DEFAULT_TEMPLATES, JudgeTemplate, TemplateError, Templates,
+                            register_template, unregister_template)
+
 if TYPE_CHECKING:
     from judges.client import EngineConfig
-    from judges.prompts import JudgeTemplate, Templates
     from judges.run import RunSummary
     from judges.selection import Selection
 
@@ -45,7 +46,7 @@ class JudgeJob:
     media: Any
     config: "EngineConfig"
     selection: "Selection"
-    templates: "Templates"
+    templates: Templates
     name: str = "gpt-judge"
     dry_run: bool = False
     progress: bool = True
@@ -76,7 +77,7 @@ class JudgeTask:
     default_suite: str | None = None
     limit_help: str = "judge the first LIMIT items (default all)"
     add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
-    templates: tuple["JudgeTemplate", ...] = ()
+    templates: tuple[JudgeTemplate, ...] = ()
 
 
 class TaskRegistryError(ValueError):
@@ -85,15 +86,11 @@ class TaskRegistryError(ValueError):
 
 _TASKS: dict[str, JudgeTask] = {}
 _LOCK = threading.Lock()
-_DISCOVERED = threading.Event()
-_DISCOVERING = threading.RLock()
 
 
 def register(task: JudgeTask) -> JudgeTask:
     """Add ``task`` and its templates; a second declaration of the same name raises :class:`TaskRegistryError`,
     a template key another declaration already has :class:`judges.prompts.TemplateError`."""
-    from judges.prompts import register_template
-
     if not task.name or task.name.startswith("-") or task.name in RESERVED:
         raise TaskRegistryError(f"{task.name!r} cannot name a judge task (reserved: {', '.join(RESERVED)}). "
                                 "Choose another name.")
@@ -101,8 +98,16 @@ def register(task: JudgeTask) -> JudgeTask:
         if task.name in _TASKS and _TASKS[task.name] != task:
             raise TaskRegistryError(f"judge task {task.name!r} is declared twice. Give the new task another name, "
                                     "or unregister the old one first.")
-    for template in task.templates:
-        register_template(template)
+    added = []
+    try:
+        for template in task.templates:
+            if template.key not in DEFAULT_TEMPLATES:
+                added.append(template.key)
+            register_template(template)
+    except TemplateError:
+        for key in added:  # nothing of a refused declaration stays
+            unregister_template(key)
+        raise
     with _LOCK:
         _TASKS[task.name] = task
     return task
@@ -111,8 +116,6 @@ def register(task: JudgeTask) -> JudgeTask:
 def unregister(name: str) -> None:
     """Remove a task and the templates only it declared (tests and plug-ins that clean up); unknown names are
     ignored."""
-    from judges.prompts import BUILT_IN_TEMPLATES, unregister_template
-
     with _LOCK:
         task = _TASKS.pop(name, None)
         still_used = {t.key for other in _TASKS.values() for t in other.templates}
@@ -123,26 +126,11 @@ def unregister(name: str) -> None:
                 unregister_template(template.key)
 
 
-def discover() -> None:
-    """Import every module of the ``judges`` package once (not its sub-packages), so the built-in tasks'
-    declarations run."""
-    if _DISCOVERED.is_set():
-        return
-    with _DISCOVERING:  # a module being imported may look tasks up itself: the same thread goes on
-        if _DISCOVERED.is_set():
-            return
-        package = importlib.import_module("judges")
-        for module in pkgutil.iter_modules(package.__path__):
-            if not module.ispkg and not module.name.startswith("_") and module.name not in ("commands", "tasks"):
-                importlib.import_module(f"judges.{module.name}")
-        _DISCOVERED.set()
-
-
 def all_tasks() -> dict[str, JudgeTask]:
-    """Every registered judge task by name, the built-in ones first (in the order their modules sort)."""
+    """Every registered judge task by name, sorted by name (whatever order their modules were imported in)."""
     discover()
     with _LOCK:
-        return dict(_TASKS)
+        return dict(sorted(_TASKS.items()))
 
 
 def task_named(name: str) -> JudgeTask:

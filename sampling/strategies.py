@@ -169,7 +169,7 @@ class Strategy:
 
     - ``name``: what ``ARENA_SAMPLING`` and ``--strategies`` say and what every battle records (lowercase letters,
       digits, ``-`` and ``_``).
-    - ``description``: one line for people (the admin tab, error messages).
+    - ``description``: one line for people: what the strategy favours.
     - ``probabilities``: P(k) over the K model pairs (:data:`PairProbabilities`); :func:`pair_probabilities` calls
       it and checks the result.
     - ``needs_counts``: the probabilities read the votes per pair (the server passes its counts plus the battles in
@@ -257,7 +257,7 @@ class _StrategyNames(Sequence[str]):
         return iter(tuple(_REGISTRY))
 
     def __contains__(self, name) -> bool:
-        return name in _REGISTRY
+        return isinstance(name, str) and name in _REGISTRY
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Sequence) and tuple(self) == tuple(other)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from datamodel.vote_table import votes_frame
-from judges.cli import DESCRIPTIONS, main
+from judges.commands import DESCRIPTIONS, main
 from tools.fake_openai import FakeServer, Scripted
 from openai_stub import first_position_judge
 
@@ -31,7 +31,7 @@ def test_every_command_has_help_with_the_common_options(command, capsys):
 
 def test_metrics_is_routed_to_the_metrics_cli(monkeypatch):
     calls = []
-    monkeypatch.setitem(sys.modules, "judges.metrics.cli",
+    monkeypatch.setitem(sys.modules, "judges.metrics.commands",
                         types.SimpleNamespace(main=lambda argv: calls.append(argv) or 7))
     assert main(["metrics", "--suite", "taxonomy", "--tiny"]) == 7
     assert calls == [["--suite", "taxonomy", "--tiny"]]

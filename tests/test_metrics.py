@@ -18,7 +18,9 @@ from judges.metrics.consistency import consistency_summary, group_statistic, sco
 from judges.metrics.fid_is import score_fid_is, tiny_feature_network
 from judges.metrics.reward import (EXTRA_HELP, ImageRewardModel, RewardModel, mann_whitney_table, reward_comparisons,
                                    score_rewards, store_comparisons, stored_comparisons)
-from datamodel.metrics import MetricRow, image_rows, lower_is_better, model_metric_table, write_metrics
+from datamodel.metrics import MetricRow, model_metric_table, write_metrics
+from judges.metrics.registry import lower_is_better
+from judges.selection import image_rows
 from conftest import make_image
 
 
@@ -503,7 +505,7 @@ def test_tiny_owlvit_boxes_are_scaled_to_the_image_not_a_padded_square(tmp_path)
 
 
 def test_metrics_cli_with_tiny_scorers(small_arena, capsys):
-    from judges.metrics.cli import main
+    from judges.metrics.commands import main
 
     arena = small_arena
     add_taxonomy_concepts(arena)
@@ -530,7 +532,7 @@ def test_metrics_cli_skips_metrics_whose_extras_or_weights_are_missing(small_are
     """Real scorers: CLIP from a local folder runs; FID/IS without Inception weights and ImageReward (not installed
     here) are skipped with one line each naming the fix; the run still succeeds."""
     pytest.importorskip("torch_fidelity")
-    from judges.metrics.cli import EXIT_NOTHING_RAN, main
+    from judges.metrics.commands import EXIT_NOTHING_RAN, main
 
     try:
         import ImageReward  # noqa: F401
@@ -566,7 +568,7 @@ def test_metrics_cli_skips_metrics_whose_extras_or_weights_are_missing(small_are
 
 
 def test_metrics_cli_help(capsys):
-    from judges.metrics.cli import main
+    from judges.metrics.commands import main
 
     with pytest.raises(SystemExit):
         main(["--help"])

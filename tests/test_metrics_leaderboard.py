@@ -14,7 +14,8 @@ from datamodel.battles import Pairing
 from sampling.draws import serve_battle
 from arena.leaderboard import LeaderboardOptions, compute_leaderboard
 from datamodel.votes import record_vote
-from datamodel.metrics import MetricRow, image_rows, write_metrics
+from datamodel.metrics import MetricRow, write_metrics
+from judges.selection import image_rows
 
 HUMAN_ORDER = ("alpha-model", "bravo-model", "charlie-model", "delta-model")  # best first
 CLIP = {"alpha-model": 0.40, "bravo-model": 0.30, "charlie-model": 0.10, "delta-model": 0.20}  # one swap at the bottom

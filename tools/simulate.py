@@ -21,11 +21,11 @@ Every strategy (any registered :class:`sampling.strategies.Strategy`) draws its 
 grown by ``--refit-growth`` (2%) or ``--refit-every`` (50) votes, whichever is more, and stays fixed in between, as in
 the app between refits; at 50 000 votes this refits every 1 000 votes, less often than the app does, so the
 simulation if anything understates ``active``. The vote counts that ``balanced`` and the exploration share of
-``active`` follow are refreshed every ``--redraw-every`` (100) votes. The repetitions of one strategy run in lock-step as one batch of
-numpy arrays, and each strategy has its own random stream (``numpy.random.default_rng([seed, index of the
-strategy])``), so adding a strategy changes no other row. At checkpoints (every ``--step`` votes or ``--growth`` of
-the votes so far, whichever is more) the leaderboard's point estimates are fitted (:func:`ratings.newton_bt`, ridge
-1e-6, ties dropped) and the criteria checked:
+``active`` follow are refreshed every ``--redraw-every`` (100) votes. The repetitions of one strategy run in
+lock-step as one batch of numpy arrays, and each strategy has its own random stream (``numpy.random.default_rng([seed,
+index of the strategy in the registry])``), so adding a strategy changes no other row. At checkpoints (every
+``--step`` votes or ``--growth`` of the votes so far, whichever is more) the leaderboard's point estimates are fitted
+(:func:`ratings.newton_bt`, ridge 1e-6, ties dropped) and the criteria checked:
 
 - *Spearman*: the votes from which Spearman's ρ between the fitted and the true ratings stays ≥ 0.95 at every later
   checkpoint up to ``--max-votes``;

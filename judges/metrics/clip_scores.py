@@ -22,7 +22,8 @@ network) or a local checkpoint file; ``model="local-dir:/folder"`` loads an open
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+import argparse
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -30,9 +31,12 @@ import sqlite_utils
 from PIL import Image
 
 from datamodel.media import MediaStore
-from datamodel.metrics import MetricRow, image_rows, open_image, scored_image_ids, write_metrics
+from datamodel.metrics import MetricRow, scored_image_ids, write_metrics
+from judges.metrics.registry import Metric, MetricRun, ScorerContext, register
+from judges.selection import ImageRow, image_rows
 
 TAXONOMY_METRICS = ("clip_lemma", "clip_hypernym", "clip_cohyponym", "clip_specificity")
+
 
 def tiny_clip_config() -> dict:
     """A tiny open_clip ViT config with CLIP's real vocabulary (49,408 tokens, context 77)."""
@@ -114,18 +118,18 @@ class ClipEncoder:
             self.counts.image_batches += 1
         return torch.cat(parts) if parts else torch.zeros((0, 0))
 
-    def encode_stored(self, media: MediaStore, rows: Sequence[dict]):
+    def encode_stored(self, media: MediaStore, rows: Sequence[ImageRow]):
         """Embeddings of stored images (``image_rows`` rows), each file encoded once per encoder (cached by hash)."""
         import torch
 
-        new = list({row["media_hash"]: row for row in rows if row["media_hash"] not in self._images}.values())
+        new = list({row.media_hash: row for row in rows if row.media_hash not in self._images}.values())
         for start in range(0, len(new), self.batch_size):
             chunk = new[start : start + self.batch_size]
-            vectors = self.encode_images([open_image(media, row) for row in chunk])
-            self._images.update(zip((row["media_hash"] for row in chunk), vectors))
+            vectors = self.encode_images([row.load(media) for row in chunk])
+            self._images.update(zip((row.media_hash for row in chunk), vectors))
         if not rows:
             return torch.zeros((0, 0))
-        return torch.stack([self._images[row["media_hash"]] for row in rows])
+        return torch.stack([self._images[row.media_hash] for row in rows])
 
 
 def load_clip(model: str = "ViT-B-32", pretrained: str | None = "openai", *, device: str = "cpu",
@@ -136,18 +140,20 @@ def load_clip(model: str = "ViT-B-32", pretrained: str | None = "openai", *, dev
 
     if model.startswith("local-dir:") and not Path(model.removeprefix("local-dir:")).is_dir():
         raise FileNotFoundError(f"{model}: no such open_clip folder (open_clip_config.json + weights).")
-    if pretrained and not model.startswith(("local-dir:", "hf-hub:")) and Path(pretrained).suffix and not Path(pretrained).exists():
+    local = model.startswith(("local-dir:", "hf-hub:"))
+    if pretrained and not local and Path(pretrained).suffix and not Path(pretrained).exists():
         raise FileNotFoundError(f"CLIP weights file {pretrained} does not exist. Set --clip-pretrained to a local "
                                 "checkpoint or to an open_clip tag such as 'openai' on a machine with network.")
     try:
         clip, _, preprocess = open_clip.create_model_and_transforms(
-            model, pretrained=None if model.startswith(("local-dir:", "hf-hub:")) else pretrained, device=device)
+            model, pretrained=None if local else pretrained, device=device)
     except RuntimeError as error:
         raise RuntimeError(f"{error}. Without network, point --clip-pretrained at a local {model} checkpoint "
                            "(e.g. open_clip_pytorch_model.bin) or use --clip-model local-dir:/folder.") from None
-    source = pretrained if pretrained and not model.startswith(("local-dir:", "hf-hub:")) else ""
+    source = pretrained if pretrained and not local else ""
     label = Path(source).name if source and Path(source).suffix else source
-    name = f"open_clip:{model.removeprefix('local-dir:').rstrip('/').rsplit('/', 1)[-1] if model.startswith('local-dir:') else model}"
+    folder = model.removeprefix("local-dir:").rstrip("/").rsplit("/", 1)[-1]
+    name = f"open_clip:{folder if model.startswith('local-dir:') else model}"
     name += f":{label}" if label else ""
     version = f"open_clip {open_clip.__version__}; {model}" + (f"; {source}" if source else "")
     return ClipEncoder(clip, preprocess, open_clip.get_tokenizer(model), name=name, version=version, device=device,
@@ -230,18 +236,71 @@ def score_clip(db: sqlite_utils.Database, media: MediaStore, encoder: ClipEncode
 
     rows = image_rows(db, suite, models=models)
     done = scored_image_ids(db, "clip_score", encoder.name) if skip_existing else set()
-    todo = [row for row in rows if row["id"] not in done]
+    todo = [row for row in rows if row.image_id not in done]
     report = ClipReport(images=len(todo), skipped=len(rows) - len(todo), counts=encoder.counts)
-    encoder.encode_texts([t for row in todo for t in texts_for(row["text"], row["metadata"])])  # each once
+    encoder.encode_texts([t for row in todo for t in texts_for(row.text, row.metadata)])  # each once
     with progress_bar(len(todo), f"clip {suite}", progress=progress) as bar:
         for start in range(0, len(todo), encoder.batch_size):
             chunk = todo[start : start + encoder.batch_size]
             vectors = encoder.encode_stored(media, chunk)
             metrics = []
             for row, vector in zip(chunk, vectors):
-                for name, value in similarity_metrics(vector, encoder, row["text"], row["metadata"]).items():
-                    metrics.append(MetricRow(row["model_id"], name, value, encoder.name, image_id=row["id"],
-                                             suite=suite, subset=row["subset"], scorer_version=encoder.version))
+                for name, value in similarity_metrics(vector, encoder, row.text, row.metadata).items():
+                    metrics.append(MetricRow(row.model_id, name, value, encoder.name, image_id=row.image_id,
+                                             suite=suite, subset=row.subset, scorer_version=encoder.version))
             report.rows += write_metrics(db, metrics)
             bar.update(len(chunk))
     return report
+
+
+# --- the declaration ------------------------------------------------------------------------------------------------
+
+
+def clip_options(parser: argparse.ArgumentParser) -> None:
+    """The CLIP model's options (clip, commonsense and the reward stand-in share them)."""
+    parser.add_argument("--clip-model", default="ViT-B-32", help="open_clip architecture or local-dir:/folder")
+    parser.add_argument("--clip-pretrained", default="openai", help="open_clip tag or a local checkpoint file")
+
+
+def clip_encoder(context: ScorerContext) -> ClipEncoder:
+    """The run's one CLIP encoder, shared by every metric that asks for it: ``--clip-model`` / ``--clip-pretrained``,
+    or with ``context.tiny`` a tiny random open_clip model built in the cache (scorer ``open_clip:open-clip-tiny``)."""
+    options = context.options
+
+    def make() -> ClipEncoder:
+        if context.tiny:
+            folder = build_tiny_clip(context.tiny_dir("open-clip-tiny"))
+            return load_clip(f"local-dir:{folder}", None, device=options.device, batch_size=options.batch_size)
+        return load_clip(options.clip_model, options.clip_pretrained, device=options.device,
+                         batch_size=options.batch_size)
+
+    return context.shared("clip", make)
+
+
+def encoder_calls(run: MetricRun, encoder, *, start: bool = False) -> dict:
+    """The ``clip_encoder_calls`` summary: what ``encoder`` encoded since the first CLIP metric of ``run`` started
+    (call with ``start=True`` before scoring); empty when it scored no (image, text) pair."""
+    key = ("clip_encoder_counts", id(encoder))
+    if start:
+        run.state.setdefault(key, replace(encoder.counts))
+        return {}
+    before, now = run.state[key], encoder.counts
+    if now.text_lookups <= before.text_lookups:
+        return {}
+    return {"clip_encoder_calls": EncoderCounts(**{
+        name: getattr(now, name) - getattr(before, name) for name in vars(now)}).summary()}
+
+
+def _score(run: MetricRun, encoder: ClipEncoder) -> dict:
+    encoder_calls(run, encoder, start=True)
+    report = score_clip(run.db, run.media, encoder, run.suite, models=run.models, progress=run.progress)
+    return {"clip": {"images": report.images, "skipped": report.skipped, "rows": report.rows},
+            **encoder_calls(run, encoder)}
+
+
+register(Metric(
+    name="clip", title="CLIP similarities (T1): clip_score for every image; clip_lemma, clip_hypernym, "
+    "clip_cohyponym, clip_specificity for taxonomy concepts; on the commonsense suite also the commonsense metric",
+    stored=("clip_score", *TAXONOMY_METRICS), directions={"clip_cohyponym": "none"}, make_scorer=clip_encoder,
+    options=(clip_options,), score=_score, companions={"commonsense": ("commonsense",)},
+))

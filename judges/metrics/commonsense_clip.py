@@ -21,8 +21,10 @@ from typing import Sequence
 import sqlite_utils
 
 from datamodel.media import MediaStore
-from judges.metrics.clip_scores import ClipEncoder
-from datamodel.metrics import MetricRow, image_rows, write_metrics
+from datamodel.metrics import MetricRow, write_metrics
+from judges.metrics.clip_scores import ClipEncoder, clip_encoder, clip_options, encoder_calls
+from judges.metrics.registry import Metric, MetricRun, register
+from judges.selection import ImageRow, image_rows
 
 ROLES = ("p1", "p2")
 
@@ -58,13 +60,13 @@ def score_commonsense(db: sqlite_utils.Database, media: MediaStore, encoder: Cli
     rows = image_rows(db, suite, models=models)
     description = {}  # (item_key, role) -> its description text
     for row in rows:
-        if row["role"] in ROLES and row["metadata"].get("description"):
-            description[(row["item_key"], row["role"])] = row["metadata"]["description"]
+        if row.role in ROLES and row.metadata.get("description"):
+            description[(row.item_key, row.role)] = row.metadata["description"]
     for row in rows:  # a partner description stored on the other prompt fills a gap
-        partner = ROLES[1 - ROLES.index(row["role"])] if row["role"] in ROLES else None
-        if partner and (row["item_key"], partner) not in description and row["metadata"].get("partner_description"):
-            description[(row["item_key"], partner)] = row["metadata"]["partner_description"]
-    usable = [r for r in rows if r["role"] in ROLES and all((r["item_key"], role) in description for role in ROLES)]
+        partner = ROLES[1 - ROLES.index(row.role)] if row.role in ROLES else None
+        if partner and (row.item_key, partner) not in description and row.metadata.get("partner_description"):
+            description[(row.item_key, partner)] = row.metadata["partner_description"]
+    usable = [r for r in rows if r.role in ROLES and all((r.item_key, role) in description for role in ROLES)]
     report = CommonsenseReport(images=len(usable))
     if not usable:
         return report
@@ -79,29 +81,29 @@ def score_commonsense(db: sqlite_utils.Database, media: MediaStore, encoder: Cli
     cosines = {}  # image id -> (cos with D1, cos with D2)
     image_metrics = []
     for row, vector in zip(usable, vectors):
-        d1, d2 = (description[(row["item_key"], role)] for role in ROLES)
+        d1, d2 = (description[(row.item_key, role)] for role in ROLES)
         c1, c2 = (encoder.encode_texts([d1, d2]) @ vector).tolist()
         encoder.counts.text_lookups += 2
-        cosines[row["id"]] = (c1, c2)
-        own, other = (c1, c2) if row["role"] == "p1" else (c2, c1)
-        image_metrics.append(MetricRow(row["model_id"], "commonsense_clip_fit", fit(own, other), encoder.name,
-                                       image_id=row["id"], suite=suite, subset=row["subset"],
+        cosines[row.image_id] = (c1, c2)
+        own, other = (c1, c2) if row.role == "p1" else (c2, c1)
+        image_metrics.append(MetricRow(row.model_id, "commonsense_clip_fit", fit(own, other), encoder.name,
+                                       image_id=row.image_id, suite=suite, subset=row.subset,
                                        scorer_version=encoder.version, details={"cos_d1": c1, "cos_d2": c2}))
     write_metrics(db, image_metrics)
 
-    pairs: dict[tuple[int, str, int], dict[str, dict]] = defaultdict(dict)
+    pairs: dict[tuple[int, str, int], dict[str, ImageRow]] = defaultdict(dict)
     for row in usable:
-        pairs[(row["model_id"], row["item_key"], row["idx"])][row["role"]] = row
+        pairs[(row.model_id, row.item_key, row.idx)][row.role] = row
     per_item: dict[tuple[int, str], list[int]] = defaultdict(list)
     category: dict[str, str] = {}
     for (model_id, item_key, _), roles in pairs.items():
         if len(roles) < 2:
             report.incomplete += 1
             continue
-        (c11, c12), (c21, c22) = cosines[roles["p1"]["id"]], cosines[roles["p2"]["id"]]
+        (c11, c12), (c21, c22) = cosines[roles["p1"].image_id], cosines[roles["p2"].image_id]
         per_item[(model_id, item_key)].append(item_score(c11, c12, c21, c22))
-        category[item_key] = roles["p1"]["metadata"].get("category") or roles["p1"]["subset"]
-    names = {row["model_id"]: row["model"] for row in usable}
+        category[item_key] = roles["p1"].metadata.get("category") or roles["p1"].subset
+    names = {row.model_id: row.model for row in usable}
     by_model: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for (model_id, item_key), scores in per_item.items():
         mean = sum(scores) / len(scores)
@@ -117,3 +119,18 @@ def score_commonsense(db: sqlite_utils.Database, media: MediaStore, encoder: Cli
     report.items = {names[m]: len(g[""]) for m, g in by_model.items()}
     report.accuracy = {names[m]: sum(g[""]) / len(g[""]) for m, g in by_model.items()}
     return report
+
+
+def _score(run: MetricRun, encoder: ClipEncoder) -> dict:
+    encoder_calls(run, encoder, start=True)
+    report = score_commonsense(run.db, run.media, encoder, suite=run.suite, models=run.models, progress=run.progress)
+    return {"commonsense": {"images": report.images, "items": report.items, "accuracy": report.accuracy,
+                            "incomplete_pairs": report.incomplete}, **encoder_calls(run, encoder)}
+
+
+register(Metric(
+    name="commonsense", title="the Commonsense-T2I CLIP evaluator (T2): commonsense_clip_fit per image and "
+    "commonsense_clip_accuracy per model (run by clip on the commonsense suite)",
+    stored=("commonsense_clip_fit", "commonsense_clip_accuracy"), make_scorer=clip_encoder, options=(clip_options,),
+    score=_score, default=False,
+))

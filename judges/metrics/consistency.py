@@ -14,6 +14,7 @@ of those rows is ``<source scorer>/<source metric>``, so consistencies of differ
 
 from __future__ import annotations
 
+import argparse
 import math
 import statistics
 from typing import Sequence
@@ -21,6 +22,7 @@ from typing import Sequence
 import sqlite_utils
 
 from datamodel.metrics import MetricRow, image_metric_frame, write_metrics
+from judges.metrics.registry import Metric, MetricRun, Skip, register
 
 STATS = ("std", "min", "median")
 CATEGORIES = ("abstract", "realistic")
@@ -95,3 +97,34 @@ def score_consistency(db: sqlite_utils.Database, suite: str, *, source: str = "c
                 bar.update(1)
     write_metrics(db, rows)
     return results
+
+
+# --- the declaration ------------------------------------------------------------------------------------------------
+
+
+def consistency_options(parser: argparse.ArgumentParser) -> None:
+    """Which stored per-image score the spreads are taken of."""
+    parser.add_argument("--consistency-source", default="clip_score", help="per-image metric to take spreads of")
+    parser.add_argument("--consistency-scorer", help="scorer of the source metric (default: the most used)")
+
+
+def _score(run: MetricRun, scorer: None) -> dict:
+    try:
+        results = score_consistency(run.db, run.suite, source=run.options.consistency_source,
+                                    scorer=run.options.consistency_scorer, progress=run.progress)
+    except LookupError as error:  # nothing stored to take spreads of: the message says how to make it
+        raise Skip(str(error)) from None
+    return {"consistency": results["std"]}
+
+
+PARTS = ("", "_S_a", "_S_r", "_S_final")  # consistency_<stat><part>: over all groups, abstract, realistic, S_r - S_a
+
+# The spreads (std) are better small; S_final is signed (a small |S_final| is better) and min and median follow the
+# source score: neither.
+register(Metric(
+    name="consistency", title="spread of a stored per-image score (--consistency-source) within paraphrase groups "
+    "(T5): consistency_<std|min|median>[_S_a|_S_r|_S_final]",
+    direction="none", stored=tuple(f"consistency_{stat}{part}" for stat in STATS for part in PARTS),
+    directions={f"consistency_std{part}": "lower" for part in PARTS if part != "_S_final"},
+    options=(consistency_options,), score=_score, derived=True,
+))

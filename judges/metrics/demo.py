@@ -26,12 +26,14 @@ DEMO_SUITE_METRICS: Mapping[str, tuple[str, ...]] = MappingProxyType({
 def compute_demo_metrics(db: sqlite_utils.Database, media: MediaStore, *, cache_dir: str | Path,
                          suites: Sequence[str] = tuple(DEMO_SUITE_METRICS), progress: bool = False) -> dict:
     """Compute the demo suites' metrics with tiny stand-ins (idempotent: rows are replaced); return summaries."""
-    from judges.metrics.cli import compute_metrics, tiny_scorers
+    from judges.metrics.commands import compute_metrics
+    from judges.metrics.registry import Scorers, metric_options
 
-    scorers = tiny_scorers(cache_dir)
-    present = {row[0] for row in db.execute("SELECT DISTINCT p.suite FROM images i JOIN prompts p ON p.id = i.prompt_id")}
+    scorers = Scorers(metric_options(fid_reference="*"), tiny=True, cache_dir=cache_dir)
+    present = {row[0] for row in db.execute(
+        "SELECT DISTINCT p.suite FROM images i JOIN prompts p ON p.id = i.prompt_id")}
     return {
         suite: compute_metrics(db, media, suite, DEMO_SUITE_METRICS.get(suite, ("clip", "fid", "is", "reward")),
-                               scorers, fid_reference="*", progress=progress)
+                               scorers, progress=progress)
         for suite in suites if suite in present
     }

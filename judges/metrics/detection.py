@@ -59,7 +59,8 @@ class TransformersDetector:
         self.model = AutoModelForZeroShotObjectDetection.from_pretrained(source).eval().to(device)
         self.model_type = self.model.config.model_type
         if self.model_type not in ("owlv2", "owlvit", "grounding-dino"):
-            raise ValueError(f"{source} is a {self.model_type} model; use an OWLv2, OWL-ViT or Grounding DINO detector.")
+            raise ValueError(f"{source} is a {self.model_type} model; use an OWLv2, OWL-ViT or Grounding DINO "
+                             "detector.")
         self.name = f"{self.model_type}:{Path(str(source)).name}"
         self.device = device
         self.threshold = threshold

@@ -15,21 +15,23 @@ Written (model level, subset ''): ``fid`` (lower is better; details: image count
 
 from __future__ import annotations
 
+import argparse
 import math
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import sqlite_utils
 from PIL import Image
 
 from datamodel.media import MediaStore
+from datamodel.metrics import MetricRow, write_metrics
 from judges.metrics.progress import progress_bar
-from datamodel.metrics import MetricRow, image_rows, open_image, write_metrics
+from judges.metrics.registry import Metric, MetricRun, ScorerContext, register
+from judges.selection import ImageRow, SelectionError, image_rows
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
-
 
 INCEPTION_WEIGHTS_FILE = "weights-inception-2015-12-05-6726825d.pth"
 INCEPTION_WEIGHTS_URL = ("https://github.com/toshas/torch-fidelity/releases/download/v0.2.0/"
@@ -81,7 +83,8 @@ def inception_network(feature: str = "2048", weights_path: str | Path | None = N
 
 
 def tiny_feature_network(num_outputs: int = 16, seed: int = 0, scale: float = 1.0):
-    """A small random net (8×8 pooling, one conv, a projection) taking uint8 (N, 3, H, W) images: FID features or IS logits in tests and the demo
+    """A small random net (8×8 pooling, one conv, a projection) taking uint8 (N, 3, H, W) images: FID features or
+    IS logits in tests and the demo
     (``scale`` sharpens the logits so a random net's class probabilities, hence its IS, vary between images)."""
     import torch
     from torch import nn
@@ -133,9 +136,12 @@ def reference_images(db: sqlite_utils.Database, media: MediaStore, suite: str, *
             raise FileNotFoundError(f"{folder}: no reference images (.png, .jpg, .webp) found for FID.")
         return [Image.open(p).convert("RGB") for p in files]
     if pooled:
-        return [open_image(media, row) for row in image_rows(db, suite)]
-    rows = image_rows(db, suite, models=[reference_model]) if reference_model else []
-    return [open_image(media, row) for row in rows]
+        return [row.load(media) for row in image_rows(db, suite)]
+    try:
+        rows = image_rows(db, suite, models=[reference_model]) if reference_model else []
+    except SelectionError:  # no such model: no reference images (the caller says how to add them)
+        rows = []
+    return [row.load(media) for row in rows]
 
 
 def score_fid_is(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fid_network=None, is_network=None,
@@ -154,9 +160,9 @@ def score_fid_is(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fi
 
     report = FidIsReport()
     rows = image_rows(db, suite, models=models)
-    by_model: dict[str, list[dict]] = {}
+    by_model: dict[str, list[ImageRow]] = {}
     for row in rows:
-        by_model.setdefault(row["model"], []).append(row)
+        by_model.setdefault(row.model, []).append(row)
     fid = None
     reference_label = (str(reference_folder) if reference_folder else
                        f"all models' {suite} images" if pooled_reference else reference_model or "")
@@ -186,11 +192,11 @@ def score_fid_is(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fi
             fid = FrechetInceptionDistance(feature=fid_network, reset_real_features=False)
             features(fid, reference, real=True)
         for model, model_rows in scored.items():
-            model_id = model_rows[0]["model_id"]
+            model_id = model_rows[0].model_id
             if len(model_rows) < 2:
                 report.skipped[model] = f"{len(model_rows)} image(s); FID and IS need at least 2"
                 continue
-            images = [open_image(media, row) for row in model_rows]
+            images = [row.load(media) for row in model_rows]
             if fid is not None:
                 fid.reset()
                 features(fid, images, real=False)
@@ -215,3 +221,86 @@ def score_fid_is(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fi
                                          details={"images": len(images), "std": std, "splits": split_count}))
     write_metrics(db, metrics)
     return report
+
+
+# --- the declarations -----------------------------------------------------------------------------------------------
+
+EXTRA = f"torch-fidelity==0.4.0 and its Inception weights ({INCEPTION_WEIGHTS_FILE}, --inception-weights)"
+
+
+@dataclass(frozen=True)
+class FeatureScorer:
+    """A feature network with the scorer name and version its rows record and the side images are resized to."""
+
+    network: Any
+    name: str
+    version: str
+    image_size: int
+
+
+def inception_options(parser: argparse.ArgumentParser) -> None:
+    """The feature network's options (fid and is share them)."""
+    parser.add_argument("--inception-weights",
+                        help=f"local {INCEPTION_WEIGHTS_FILE} for FID/IS (needs torch-fidelity)")
+    parser.add_argument("--inception-download", action="store_true",
+                        help="let torch-fidelity download the Inception weights when no local file is found")
+    parser.add_argument("--image-size", type=int, default=299, help="side images are resized to for FID/IS")
+
+
+def reference_options(parser: argparse.ArgumentParser) -> None:
+    """The FID reference set's options."""
+    parser.add_argument("--fid-reference", default="retrieval",
+                        help="model whose images are the FID reference (default retrieval; * pools all models)")
+    parser.add_argument("--fid-reference-folder", help="folder of reference images instead of a model")
+
+
+def _feature_scorer(feature: str, tiny: dict) -> Any:
+    """make_scorer of a metric on ``feature`` of the real InceptionV3, or with ``context.tiny`` a tiny random conv
+    net (``tiny``: its :func:`tiny_feature_network` arguments), recorded as ``tiny-random-features``."""
+
+    def make(context: ScorerContext) -> FeatureScorer:
+        if context.tiny:
+            return FeatureScorer(tiny_feature_network(**tiny), "tiny-random-features", "random conv net, seeds 1 and 2",
+                                 64)
+        import torchmetrics
+
+        options = context.options
+        network = inception_network(feature, options.inception_weights, allow_download=options.inception_download)
+        return FeatureScorer(network, "inception-v3", f"torchmetrics {torchmetrics.__version__}; "
+                             f"{options.inception_weights or 'torch-fidelity weights'}", options.image_size)
+
+    return make
+
+
+def _run_fid_is(run: MetricRun, scorer: FeatureScorer, network: str) -> FidIsReport:
+    """:func:`score_fid_is` with one network (``fid_network`` or ``is_network``) and the run's reference options."""
+    pooled = run.options.fid_reference == "*"
+    return score_fid_is(
+        run.db, run.media, run.suite, **{network: scorer.network}, scorer=scorer.name,
+        scorer_version=scorer.version, reference_model=None if pooled else run.options.fid_reference,
+        reference_folder=run.options.fid_reference_folder, pooled_reference=pooled, models=run.models,
+        image_size=scorer.image_size, progress=run.progress,
+    )
+
+
+def _score_fid(run: MetricRun, scorer: FeatureScorer) -> dict:
+    report = _run_fid_is(run, scorer, "fid_network")
+    return {"fid": report.fid, "fid_is_skipped": {**run.summary.get("fid_is_skipped", {}), **report.skipped}}
+
+
+def _score_is(run: MetricRun, scorer: FeatureScorer) -> dict:
+    report = _run_fid_is(run, scorer, "is_network")
+    return {"is": report.inception_score,
+            "fid_is_skipped": {**run.summary.get("fid_is_skipped", {}), **report.skipped}}
+
+
+register(Metric(
+    name="fid", title="FID of each model against the reference images (--fid-reference)", direction="lower",
+    make_scorer=_feature_scorer("2048", dict(num_outputs=16, seed=1)), extra=EXTRA,
+    options=(inception_options, reference_options), score=_score_fid,
+))
+register(Metric(
+    name="is", title="Inception Score of each model (stored as inception_score)", stored=("inception_score",),
+    make_scorer=_feature_scorer("logits_unbiased", dict(num_outputs=10, seed=2, scale=4.0)), extra=EXTRA,
+    options=(inception_options, reference_options), score=_score_is,
+))

@@ -7,7 +7,7 @@ installed in a separate virtualenv that holds only what this module needs::
 
     python -m venv .venv-reward
     .venv-reward/bin/pip install image-reward==1.5 "transformers<4.40" sqlite-utils pillow tqdm scipy pandas
-    .venv-reward/bin/python -m judges.metrics.cli --suite taxonomy --metrics reward \
+    .venv-reward/bin/python -m judges.metrics.commands --suite taxonomy --metrics reward \
         --reward-checkpoint /weights/ImageReward.pt --reward-med-config /weights/med_config.json
 
 Everything here works with any object implementing :class:`RewardModel` (tests use a tiny stand-in; the offline
@@ -22,6 +22,7 @@ details; :func:`stored_comparisons` reads them back as the printed table.
 
 from __future__ import annotations
 
+import argparse
 from itertools import combinations
 from typing import Protocol, Sequence, runtime_checkable
 
@@ -29,7 +30,10 @@ import sqlite_utils
 from PIL import Image
 
 from datamodel.media import MediaStore
-from datamodel.metrics import MetricRow, image_metric_frame, image_rows, open_image, scored_image_ids, write_metrics
+from datamodel.metrics import MetricRow, image_metric_frame, scored_image_ids, write_metrics
+from judges.metrics.clip_scores import clip_encoder, clip_options
+from judges.metrics.registry import Metric, MetricRun, ScorerContext, register
+from judges.selection import ImageRow, image_rows
 
 EXTRA_HELP = (
     "ImageReward is not installed. It cannot share this environment (it pins timm==0.6.13 and needs transformers 4); "
@@ -56,7 +60,8 @@ class ImageRewardModel:
         except ImportError:
             raise ModuleNotFoundError(EXTRA_HELP) from None
         self.model = reward_package.load(checkpoint, device=device, download_root=download_root, med_config=med_config)
-        self.name = "ImageReward-v1.0" if checkpoint == "ImageReward-v1.0" else f"ImageReward:{checkpoint.rsplit('/', 1)[-1]}"
+        self.name = ("ImageReward-v1.0" if checkpoint == "ImageReward-v1.0"
+                     else f"ImageReward:{checkpoint.rsplit('/', 1)[-1]}")
         self.version = f"image-reward {getattr(reward_package, '__version__', '1.5')}"
 
     def score(self, prompt: str, images: Sequence[Image.Image]) -> list[float]:
@@ -85,19 +90,19 @@ def score_rewards(db: sqlite_utils.Database, media: MediaStore, model: RewardMod
     from judges.metrics.progress import progress_bar
 
     done = scored_image_ids(db, "reward", model.name) if skip_existing else set()
-    by_prompt: dict[str, list[dict]] = {}
+    by_prompt: dict[str, list[ImageRow]] = {}
     for row in image_rows(db, suite, models=models):
-        if row["id"] not in done:
-            by_prompt.setdefault(row["text"], []).append(row)
+        if row.image_id not in done:
+            by_prompt.setdefault(row.text, []).append(row)
     written = 0
     with progress_bar(sum(map(len, by_prompt.values())), f"reward {suite}", progress=progress) as bar:
         for prompt, rows in by_prompt.items():
-            values = model.score(prompt, [open_image(media, row) for row in rows])
+            values = model.score(prompt, [row.load(media) for row in rows])
             if len(values) != len(rows):
                 raise RuntimeError(f"reward model {model.name} returned {len(values)} scores for {len(rows)} images.")
             written += write_metrics(db, [
-                MetricRow(row["model_id"], "reward", value, model.name, image_id=row["id"], suite=suite,
-                          subset=row["subset"], scorer_version=model.version)
+                MetricRow(row.model_id, "reward", value, model.name, image_id=row.image_id, suite=suite,
+                          subset=row.subset, scorer_version=model.version)
                 for row, value in zip(rows, values)
             ])
             bar.update(len(rows))
@@ -174,3 +179,37 @@ def stored_comparisons(db: sqlite_utils.Database, *, suite: str = "", scorer: st
                         "scorer": row_scorer})
     columns = ["model_a", "model_b", "n_a", "n_b", "median_a", "median_b", "U", "p_value", "scorer"]
     return pd.DataFrame(records, columns=columns).sort_values(["scorer", "model_a", "model_b"], ignore_index=True)
+
+
+# --- the declaration ------------------------------------------------------------------------------------------------
+
+
+def reward_options(parser: argparse.ArgumentParser) -> None:
+    """The reward model's options."""
+    parser.add_argument("--reward-model", choices=["imagereward", "clip"], default="imagereward",
+                        help="imagereward (optional extra, see judges/metrics/reward.py) or clip (a stand-in)")
+    parser.add_argument("--reward-checkpoint", default="ImageReward-v1.0", help="ImageReward name or local .pt file")
+    parser.add_argument("--reward-med-config", help="ImageReward med_config.json (local, for offline machines)")
+
+
+def reward_model(context: ScorerContext) -> RewardModel:
+    """ImageReward, or the CLIP stand-in (``--reward-model clip``, and always with ``context.tiny``)."""
+    options = context.options
+    if context.tiny or options.reward_model == "clip":
+        return ClipRewardStandIn(clip_encoder(context))
+    return ImageRewardModel(options.reward_checkpoint, med_config=options.reward_med_config, device=options.device)
+
+
+def _score(run: MetricRun, model: RewardModel) -> dict:
+    images = score_rewards(run.db, run.media, model, run.suite, models=run.models, progress=run.progress)
+    table = reward_comparisons(run.db, scorer=model.name, suite=run.suite)
+    store_comparisons(run.db, table, scorer=model.name, suite=run.suite, version=model.version)
+    return {"reward": {"images": images}, "reward_mann_whitney": table}
+
+
+register(Metric(
+    name="reward", title="reward-model score per image (ImageReward) and Mann-Whitney U comparisons between models",
+    stored=("reward", COMPARISON_METRIC), directions={COMPARISON_METRIC: "none"}, make_scorer=reward_model,
+    extra="ImageReward in a separate virtualenv (see judges/metrics/reward.py), or --reward-model clip",
+    options=(reward_options, clip_options), score=_score,
+))

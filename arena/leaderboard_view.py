@@ -1,6 +1,7 @@
 """What a viewer sees of a leaderboard, as plain JSON: its summary, tables, figures and text.
 
-A leaderboard is computed once per set of filters and shown many times (:mod:`arena.leaderboard_service`), so everything a
+A leaderboard is computed once per set of filters and shown many times (:mod:`arena.leaderboard_service`), so
+everything a
 viewer gets is made here, once, in the form Gradio's components send to the page: tables as ``{"headers", "data"}``
 (NaN as null) and Plotly figures as their JSON (serialising a figure costs more than sending it), and the command
 line's

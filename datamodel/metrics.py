@@ -19,6 +19,8 @@ from typing import Any, Iterable, Mapping
 
 import sqlite_utils
 
+from datamodel.models import sorted_model_names
+
 DIRECTIONS = ("higher", "lower", "none")  # the metric_directions CHECK constraint lists the same
 
 
@@ -115,7 +117,7 @@ def model_metric_table(db: sqlite_utils.Database, suite: str | None = None):
     """
     import pandas as pd
 
-    models = [row[0] for row in db.execute("SELECT name FROM models ORDER BY name")]
+    models = sorted_model_names(db)
     where, args = "", []
     if suite is not None:
         where, args = " AND x.suite = ?", [suite]

@@ -2,7 +2,8 @@
 
 Every judge asks its questions through :meth:`Engine.ask`, which
 
-1. answers from the cache (:mod:`datamodel.judge_requests`) when the same request (endpoint, model, prompt text, image hashes,
+1. answers from the cache (:mod:`datamodel.judge_requests`) when the same request (endpoint, model, prompt text,
+image hashes,
    parameters) was answered before, and shares one request between identical questions asked at the same time;
 2. otherwise waits for one of ``concurrency`` slots and sends it to ``/chat/completions`` with the ``openai``
    client (``AsyncOpenAI``, any OpenAI-compatible ``base_url``; its own retries off), retrying 429s, 408/409s, 5xx,

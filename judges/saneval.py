@@ -37,27 +37,74 @@ from typing import Any, Protocol, Sequence
 import sqlite_utils
 from PIL import Image
 
+from datamodel.judgments import (
+    Judgment,
+    delete_other_versions,
+    judgments,
+    metric_rows,
+    other_versions_notes,
+    save_judgment,
+    split_by_version,
+)
+from datamodel.metrics import MetricRow, write_metrics
+from datamodel.models import model_names
 from datamodel.settings import SettingsError
 from judges.client import Engine, EngineConfig, Reply
-from judges.parsing import (AttributesReply, CountsReply, ObjectsReply, ParseError, RatingReply, SpatialReply,
-                            SynonymsReply, parse_json_reply, read_reply)
-from judges.prompts import (BUILT_IN_TEMPLATES, SANEVAL_ATTRIBUTES_TEMPLATE, SANEVAL_COUNTS_TEMPLATE,
-                            SANEVAL_OBJECTS_TEMPLATE, SANEVAL_QUESTION_TEMPLATES, SANEVAL_RATING_TEMPLATE,
-                            SANEVAL_SPATIAL_TEMPLATE, SANEVAL_SYNONYMS_TEMPLATE, Templates,
-                            saneval_attributes_request, saneval_counts_request, saneval_objects_request,
-                            saneval_question_request, saneval_rating_request, saneval_spatial_request,
-                            saneval_synonyms_request)
+from judges.parsing import (
+    AttributesReply,
+    CountsReply,
+    ObjectsReply,
+    ParseError,
+    RatingReply,
+    SpatialReply,
+    SynonymsReply,
+    parse_json_reply,
+    read_reply,
+)
+from judges.prompts import (
+    BUILT_IN_TEMPLATES,
+    SANEVAL_ATTRIBUTES_TEMPLATE,
+    SANEVAL_COUNTS_TEMPLATE,
+    SANEVAL_OBJECTS_TEMPLATE,
+    SANEVAL_QUESTION_TEMPLATES,
+    SANEVAL_RATING_TEMPLATE,
+    SANEVAL_SPATIAL_TEMPLATE,
+    SANEVAL_SYNONYMS_TEMPLATE,
+    Templates,
+    saneval_attributes_request,
+    saneval_counts_request,
+    saneval_objects_request,
+    saneval_question_request,
+    saneval_rating_request,
+    saneval_spatial_request,
+    saneval_synonyms_request,
+)
 from judges.request import ImageInput
 from judges.run import RunSummary, run_units
-from judges.saneval_rules import (BINDING, CATEGORIES, FLAG_THRESHOLD, AttributeRating, Box, Expected, Scored,
-                                  StructureError, category_of, category_scores, check_expected, crop_box,
-                                  expected_from_metadata, group_detections, normalize, score_attributes, score_numeracy,
-                                  score_spatial, scored_objects, synonym_groups)
+from judges.saneval_rules import (
+    BINDING,
+    CATEGORIES,
+    FLAG_THRESHOLD,
+    AttributeRating,
+    Box,
+    Expected,
+    Scored,
+    StructureError,
+    category_of,
+    category_scores,
+    check_expected,
+    crop_box,
+    expected_from_metadata,
+    group_detections,
+    normalize,
+    score_attributes,
+    score_numeracy,
+    score_spatial,
+    scored_objects,
+    synonym_groups,
+)
 from judges.selection import ImageRow, Selection, SelectionError, image_rows
 from judges.tasks import JudgeJob, JudgeTask, register
-from datamodel.judgments import (Judgment, delete_other_versions, judgments, metric_rows, other_versions_notes,
-                                 save_judgment, split_by_version)
-from datamodel.metrics import MetricRow, write_metrics
 
 SUITE = "saneval"
 TASK = "saneval"
@@ -329,7 +376,7 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
     """Write ``saneval_<category>`` and ``saneval_overall`` per model from the stored image scores of ``judge``
     scored with templates ``version`` ('': every version); return one row per model (with ``other_versions``, the
     image scores of other versions left out). Model scores of ``judge`` written under another version are deleted."""
-    names = dict(db.execute("SELECT id, name FROM models").fetchall())
+    names = model_names(db)
     by_model: dict[int, list[tuple[str, float]]] = {}
     rows, other_versions = split_by_version(metric_rows(db, scorer=judge, name="saneval_image_score", suite=SUITE),
                                             version, lambda row: row["scorer_version"])

@@ -11,6 +11,7 @@ from typing import Sequence
 
 import sqlite_utils
 
+from datamodel.models import model_ids as all_model_ids
 from judges.request import ImageInput
 
 
@@ -82,7 +83,7 @@ _IMAGE_ROW_FIELDS = frozenset(f.name for f in fields(ImageRow))
 
 def model_ids(db: sqlite_utils.Database, names: tuple[str, ...]) -> dict[str, int]:
     """{name: id} of ``names`` (all models when empty); an unknown name raises with the known ones."""
-    known = dict(db.execute("SELECT name, id FROM models ORDER BY name").fetchall())
+    known = all_model_ids(db)
     if not names:
         return known
     unknown = [name for name in names if name not in known]

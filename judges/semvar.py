@@ -32,15 +32,22 @@ from typing import Sequence
 
 import sqlite_utils
 
+from datamodel.judgments import (
+    Judgment,
+    delete_other_versions,
+    judgments,
+    other_versions_notes,
+    save_judgment,
+    split_by_version,
+)
+from datamodel.metrics import MetricRow, write_metrics
+from datamodel.models import model_names
 from judges.client import Engine, EngineConfig
 from judges.parsing import parse_semvar, read_reply
 from judges.prompts import SEMVAR_TEMPLATE, Templates, semvar_request
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, items_by_model
 from judges.tasks import JudgeJob, JudgeTask, register
-from datamodel.judgments import (Judgment, delete_other_versions, judgments, other_versions_notes, save_judgment,
-                                 split_by_version)
-from datamodel.metrics import MetricRow, write_metrics
 
 SUITE = "semvarbench"
 ROLES = ("anchor", "permutation", "paraphrase")
@@ -144,7 +151,7 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
     scores of ``judge`` judged with template ``version`` ('': every version); return the rows written (with
     ``other_versions``, the item scores of other versions left out). Model scores of ``judge`` written under another
     version are deleted."""
-    names = dict(db.execute("SELECT id, name FROM models").fetchall())
+    names = model_names(db)
     groups: dict[tuple[int, str], list[dict]] = {}
     rows, other_versions = split_by_version(judgments(db, judge, ITEM_TASK), version,
                                             lambda row: row["verdict"].get("template_version"))

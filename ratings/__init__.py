@@ -1,5 +1,6 @@
 """Pure rating math over vote tables: Bradley–Terry Elo with bootstrap CIs, online Elo, matrices, agreement and
-bias statistics, and the leaderboard's plots. No database, no UI, no file I/O (except ``python -m tools.ratings_bench``).
+bias statistics, and the leaderboard's plots. No database, no UI, no file I/O (except ``python -m
+tools.ratings_bench``).
 
 The vote format (every function here takes it; other modules rely on it)
     A ``pandas.DataFrame`` with one row per vote and the columns

@@ -17,3 +17,16 @@ __all__ = [
     "pair_votes", "read_count_tables", "register_strategy", "serve_battle", "strategy_note", "unregister_strategy",
     "vote_facts", "votes_by_strategy", "votes_per_model", "votes_per_pair", "votes_per_prompt",
 ]
+
+
+def _discover_strategies() -> None:
+    """Import this package's other modules once, so a strategy declared in ``sampling/<name>.py`` registers itself
+    whoever imports :mod:`sampling` first (the server, the simulation, the leaderboard worker)."""
+    import importlib
+    import pkgutil
+
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+
+
+_discover_strategies()

@@ -6,6 +6,9 @@ import numpy as np
 import pandas as pd
 import sqlite_utils
 
+from datamodel.models import sorted_model_names
+
+
 def _vote_rows(db: sqlite_utils.Database, voter_kind: str | None, include_excluded: bool, suite: str | None):
     clauses, params = [], []
     if voter_kind:
@@ -42,7 +45,7 @@ def votes_per_model(
     both_bad``. ``share`` is the model's share of appearances (each vote shows two models; uniform: 2/n per model
     when every model has every prompt); ``vs_mean`` = votes / mean votes per model."""
     votes = _votes_table(db, voter_kind, include_excluded, suite)
-    models = [row[0] for row in db.execute("SELECT name FROM models ORDER BY name")]
+    models = sorted_model_names(db)
     table = pd.DataFrame({"model": models})
     stats = {}
     for name in models:
@@ -144,8 +147,8 @@ def votes_per_prompt(
 
 
 def votes_by_strategy(votes: pd.DataFrame) -> pd.DataFrame:
-    """Votes per sampling strategy of a vote table with a ``strategy`` column (:func:`datamodel.vote_table.votes_frame`):
-    ``strategy, votes, share``, most votes first."""
+    """Votes per sampling strategy of a vote table with a ``strategy`` column
+    (:func:`datamodel.vote_table.votes_frame`): ``strategy, votes, share``, most votes first."""
     if "strategy" not in votes.columns:
         raise ValueError("The vote table has no 'strategy' column; read it with datamodel.vote_table.votes_frame.")
     counts = votes["strategy"].value_counts()

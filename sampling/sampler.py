@@ -33,7 +33,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Replica(Pairing):
-    """A :class:`~datamodel.battles.Pairing` that re-serves a battle with one human vote (for inter-annotator agreement).
+    """A :class:`~datamodel.battles.Pairing` that re-serves a battle with one human vote (for inter-annotator
+    agreement).
 
     It is recorded under the configured strategy; the votes on it share the original's ``pair_key``.
     """

@@ -1,4 +1,5 @@
-"""The streamed vote export (:func:`datamodel.vote_table.export_votes`) holds exactly the vote table (:func:`votes_frame`),
+"""The streamed vote export (:func:`datamodel.vote_table.export_votes`) holds exactly the vote table
+(:func:`votes_frame`),
 value for value, in every format and whatever the chunk size, including text a writer must quote or escape."""
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """A judge task added by one declaration: a toy task (template, parser, run) registered here, run through the public
 command line against the fake OpenAI server, its template replaced by a TOML file with the placeholder check."""
 
-import os
 import re
 
 import pytest
@@ -15,6 +14,7 @@ from judges.prompts import DEFAULT_TEMPLATES, JudgeTemplate, TemplateError, Temp
 from judges.run import RunSummary, run_units
 from judges.selection import image_rows
 from judges.tasks import JudgeJob, JudgeTask, TaskRegistryError, all_tasks, register, task_named, unregister
+from test_judges_cli import arena_env  # noqa: F401,F811  (the fixture: the small arena, ARENA_* pointing at it)
 from tools.fake_openai import FakeServer, Scripted
 
 # --- the toy task: everything it needs, declared once -------------------------------------------------------------
@@ -71,19 +71,6 @@ def toy_task():
     register(TOY)
     yield TOY
     unregister(TOY.name)
-
-
-@pytest.fixture
-def arena_env(small_arena, monkeypatch, tmp_path):
-    small_arena.db.close()
-    monkeypatch.chdir(tmp_path)
-    for name in list(os.environ):
-        if name.startswith("ARENA_") or name == "OPENAI_API_KEY":
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("ARENA_DB", str(small_arena.settings.db_path))
-    monkeypatch.setenv("ARENA_MEDIA_DIR", str(small_arena.settings.media_dir))
-    monkeypatch.setenv("ARENA_JUDGE_RETRY_BASE_S", "0.01")
-    return small_arena
 
 
 def brightness_judge(received) -> Scripted:

@@ -6,14 +6,13 @@ import json
 
 import pytest
 
-from arena.suite_commands import main
 from arena.web.render import prompt_markdown
 from datamodel.battles import Battle
 from datamodel.catalog import PromptSpec
-from datamodel.settings import Settings
 from suites import registry
 from suites.common import read_table, write_specs
 from suites.registry import Builder, ImportFormat, Suite, SuiteRegistryError, register
+from test_suites_cli import run  # noqa: F401,F811  (the fixture: run `suites ...` on a fresh database)
 
 TOY = "toy-colours"
 
@@ -56,18 +55,6 @@ def toy_suite():
 def _battle(subset: str) -> Battle:
     return Battle(id="b1", prompt_id=1, suite=TOY, subset=subset, variant="", text="A red square",
                   metadata={"colour": "red"}, left=None, right=None, served_at=0.0, media_token="t")
-
-
-@pytest.fixture
-def run(tmp_path, capsys):
-    settings = Settings(db_path=tmp_path / "arena.db", cache_dir=tmp_path / "cache", demo=False)
-
-    def run_(*argv: str) -> tuple[int, str, str]:
-        code = main(["suites", *map(str, argv)], lambda: settings)
-        captured = capsys.readouterr()
-        return code, captured.out, captured.err
-
-    return run_
 
 
 def test_a_suite_declared_once_gets_its_import_and_build_commands_title_and_caption(toy_suite, run, tmp_path):

@@ -1,4 +1,5 @@
-"""``python -m tools.judges_bench`` on a tiny configuration: every line it prints, and which line carries which target."""
+"""``python -m tools.judges_bench`` on a tiny configuration: every line it prints, and which line carries which
+target."""
 
 from __future__ import annotations
 

@@ -14,7 +14,8 @@ For each size it times, in one run on the same data:
   project's pins): fschat 0.2.36 ``compute_elo_mle_with_tie`` + ``get_bootstrap_result`` (the method the taxonomy
   benchmark's code uses), arena-rank ``BradleyTerry`` with ``ci_method="bootstrap"``, evalica ``bradley_terry`` +
   ``bootstrap``, and choix ``ilsr_pairwise``, ``opt_pairwise`` and ``ilsr_pairwise_dense``. How each is called
-  and timed is in :mod:`tools.ratings_bench_peers`; slow peers run fewer rounds and are extrapolated, and the table says so;
+  and timed is in :mod:`tools.ratings_bench_peers`; slow peers run fewer rounds and are extrapolated, and the table
+  says so;
   a peer whose fit and one round at this size would pass ``--timeout`` (judged from the previous size) is skipped.
 
 It prints per size each method's wall time, its ratio to ours, and the largest rating difference from our fit after

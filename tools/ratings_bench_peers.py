@@ -1,4 +1,5 @@
-"""Worker of ``python -m tools.ratings_bench``: times one peer library on one synthetic vote set, in the peers' virtualenv.
+"""Worker of ``python -m tools.ratings_bench``: times one peer library on one synthetic vote set, in the peers'
+virtualenv.
 
 Run as a script by the interpreter of ``.venv-bench-peers`` (never imported by :mod:`ratings`, whose pins the peers
 clash with): ``python ratings/bench_peers.py --data votes.npz --peer fschat --rounds 1000 --budget 30``. It prints

@@ -4,8 +4,8 @@ For each database (12 models with 1,000 and 1,000,000 votes, 30 models with 1,00
 :func:`tools.scale_fixture.cached_scale_database` under ``.cache/scale``) and each strategy, :func:`measure_draws`
 copies the database into a temporary folder (votes are written), times the start-up full read of a
 :class:`sampling.sampler.SamplingStats`, then makes ``draws`` draws through it as the server does
-(:func:`sampling.sampler.draw_pairing` with the warm stats and a :class:`datamodel.battles.PromptPool`), each followed by a
-vote on the battle drawn (:func:`datamodel.votes.record_vote` with the default quality rules, then
+(:func:`sampling.sampler.draw_pairing` with the warm stats and a :class:`datamodel.battles.PromptPool`), each
+followed by a vote on the battle drawn (:func:`datamodel.votes.record_vote` with the default quality rules, then
 :meth:`~sampling.sampler.SamplingStats.note_vote`, as :func:`arena.session.vote` does), so the counts change between
 draws and the incremental path is exercised. A last line per database times replica draws
 (``replication_share=1``: every draw re-serves a battle with one vote). Timings are wall-clock on a shared machine:

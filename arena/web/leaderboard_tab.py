@@ -1,6 +1,7 @@
 """The leaderboard tab: human and judge ELO with 95% CIs beside the metrics, slice filters, agreement and plots.
 
-Everything shown comes from the latest snapshot for the chosen filters (:mod:`arena.leaderboard_service`), computed in a worker
+Everything shown comes from the latest snapshot for the chosen filters (:mod:`arena.leaderboard_service`), computed
+in a worker
 process: a viewer, the tab's timer and the ``/leaderboard`` API get it at once, with its age, and never compute it
 in the process that answers votes. Filter values are checked against the menus first, so no request can start a
 computation for made-up filters.

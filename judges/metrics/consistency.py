@@ -22,6 +22,7 @@ from typing import Sequence
 import sqlite_utils
 
 from datamodel.metrics import MetricRow, image_metric_frame, write_metrics
+from datamodel.models import model_ids as models_by_name
 from judges.metrics.registry import Metric, MetricRun, Skip, register
 
 STATS = ("std", "min", "median")
@@ -76,7 +77,7 @@ def score_consistency(db: sqlite_utils.Database, suite: str, *, source: str = "c
         scorer = frame["scorer"].value_counts().idxmax()
         frame = frame[frame["scorer"] == scorer]
     frame = frame.assign(category=frame["category"].fillna(frame["subset"]))
-    model_ids = {name: model_id for model_id, name in db.execute("SELECT id, name FROM models")}
+    model_ids = models_by_name(db)
     written_scorer = f"{scorer}/{source}"
     results, rows = {}, []
     with progress_bar(len(stats) * frame["model"].nunique(), f"consistency {suite}", unit="model",

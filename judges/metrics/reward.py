@@ -31,6 +31,7 @@ from PIL import Image
 
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, image_metric_frame, scored_image_ids, write_metrics
+from datamodel.models import model_ids as models_by_name
 from judges.metrics.clip_scores import clip_encoder, clip_options
 from judges.metrics.registry import Metric, MetricRun, ScorerContext, register
 from judges.selection import ImageRow, image_rows
@@ -146,7 +147,7 @@ COMPARISON_SUBSET = "vs "  # + the other model's name
 def store_comparisons(db: sqlite_utils.Database, table, *, scorer: str, suite: str = "", version: str = "",
                       name: str = "reward", alternative: str = "two-sided") -> int:
     """Write a :func:`mann_whitney_table` as ``reward_mann_whitney_p`` rows (module docstring); return the count."""
-    model_ids = {model: model_id for model_id, model in db.execute("SELECT id, name FROM models")}
+    model_ids = models_by_name(db)
     rows = [
         MetricRow(model_ids[record["model_a"]], COMPARISON_METRIC, record["p_value"], scorer, suite=suite,
                   subset=COMPARISON_SUBSET + record["model_b"], scorer_version=version,

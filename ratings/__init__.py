@@ -1,6 +1,6 @@
 """Pure rating math over vote tables: Bradley–Terry Elo with bootstrap CIs, online Elo, matrices, agreement and
-bias statistics, and the leaderboard's plots. No database, no UI, no file I/O (except ``python -m
-tools.ratings_bench``).
+bias statistics, and the leaderboard's plots. No database, no UI, no file I/O: the benchmark against peer libraries
+is ``python -m tools.ratings_bench``, outside this package.
 
 The vote format (every function here takes it; other modules rely on it)
     A ``pandas.DataFrame`` with one row per vote and the columns
@@ -18,8 +18,7 @@ The vote format (every function here takes it; other modules rely on it)
 
 Modules: :mod:`~ratings.votes` (format, aggregation, tie policies, slicing), :mod:`~ratings.bradley_terry` (fit and
 bootstrap), :mod:`~ratings.leaderboard` (the table), :mod:`~ratings.elo` (online Elo), :mod:`~ratings.matrices`,
-:mod:`~ratings.agreement`, :mod:`~ratings.bias`, :mod:`~ratings.plots` (imported on demand, needs plotly) and
-:mod:`~tools.ratings_bench` (speed and agreement against peer libraries).
+:mod:`~ratings.agreement`, :mod:`~ratings.bias` and :mod:`~ratings.plots` (imported on demand, needs plotly).
 """
 
 import importlib

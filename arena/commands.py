@@ -13,7 +13,7 @@ def _open(settings):
     from datamodel.media import MediaStore
     from datamodel.connection import connect
 
-    return connect(settings.db_path, synchronous=settings.sqlite_synchronous), MediaStore(settings.media_dir)
+    return connect(settings.db_path, synchronous=settings.sqlite_synchronous), MediaStore.from_settings(settings)
 
 
 def cmd_serve(args, settings) -> int:
@@ -43,9 +43,11 @@ def cmd_demo(args, settings) -> int:
 
 def cmd_import_images(args, settings) -> int:
     from arena.importer import import_images
+    from datamodel.renditions import Renditions
 
     db, media = _open(settings)
-    result = import_images(db, media, args.folder, args.prompts, suite=args.suite)
+    result = import_images(db, media, args.folder, args.prompts, suite=args.suite,
+                           renditions=Renditions.from_settings(media, settings))
     print(f"Imported {result.images} images ({result.new_images} new) of {result.models} models "
           f"for {result.prompts} prompts into suite {args.suite!r}.")
     return 0

@@ -4,10 +4,11 @@ The prompts file is a prompt list as :mod:`suites.generic` reads it: CSV (header
 ``key`` and ``text``; optional ``suite``, ``subset``, ``variant``, ``role`` and ``metadata`` (a JSON object).
 
 Every file is checked before anything is written: a bad prompts row, an image whose key is not in the prompts file,
-two images of one model for one key (``cat.png`` and ``cat.jpg``), an unknown file type or an unreadable image
-raises :class:`ImageImportError` naming the file(s), and nothing is imported: no row and no media file. Images are
-stored without their metadata (PNG text chunks, EXIF, XMP, ...: see :func:`datamodel.media.clean_image`), which often
-names the model. Importing the same folder again changes nothing.
+two images of one model for one key (``cat.png`` and ``cat.jpg``), an unknown file type, an unreadable or animated
+image, or one of more pixels than the ``max_image_pixels`` setting allows (read from its header: a decompression
+bomb is never decoded) raises :class:`ImageImportError` naming the file(s), and nothing is imported: no row and no
+media file. Images are stored without their metadata (PNG text chunks, EXIF, XMP, ...: see
+:func:`datamodel.media.clean_image`), which often names the model. Importing the same folder again changes nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import sqlite_utils
 
 from datamodel.catalog import CatalogError, PromptSpec, add_image, add_model, add_prompts
 from datamodel.media import MediaError, MediaStore, clean_image
+from datamodel.renditions import Renditions
 from suites.common import SuiteError
 from suites.generic import load_prompt_list
 
@@ -56,12 +58,15 @@ def read_prompts_file(path: Path, suite: str) -> dict[str, PromptSpec]:
 
 
 def import_images(
-    db: sqlite_utils.Database, media: MediaStore, folder: str | Path, prompts_file: str | Path, *, suite: str = "imported"
+    db: sqlite_utils.Database, media: MediaStore, folder: str | Path, prompts_file: str | Path, *,
+    suite: str = "imported", renditions: Renditions | None = None,
 ) -> ImageImport:
     """Import ``<folder>/<model>/<prompt key>.<ext>`` with the prompts of ``prompts_file``; all or nothing.
 
     Everything is read, checked and stripped of metadata first; the rows and the media files are written last, in
     one transaction (a media file of a transaction that then fails is unreferenced, content-addressed and harmless).
+    With ``renditions``, each image's display rendition is made after the import, so no voter's first request waits
+    for it (a large original takes longer to render than a small one: a timing a voter could notice).
     """
     folder, prompts_file = Path(folder), Path(prompts_file)
     specs = read_prompts_file(prompts_file, suite)
@@ -83,7 +88,8 @@ def import_images(
                     "Keep one of them (one image per model and prompt)."
                 )
             try:
-                cleaned = clean_image(file.read_bytes(), str(file))  # validated and stripped; written below
+                # validated (at most media.max_pixels, from the header) and stripped; written below
+                cleaned = clean_image(file.read_bytes(), str(file), max_pixels=media.max_pixels)
             except MediaError as error:
                 raise ImageImportError(str(error)) from None
             planned[slot] = (cleaned, file)
@@ -94,10 +100,14 @@ def import_images(
         with db.conn:  # rows first: a refused prompt (CatalogError) leaves no media file behind
             ids = dict(zip(specs, add_prompts(db, specs.values()).ids))
             model_ids = {name: add_model(db, name, source="imported") for name in sorted({m for m, _ in planned})}
+            stored = {}
             for (model, key), (cleaned, file) in planned.items():
-                add_image(db, prompt_id=ids[key], model_id=model_ids[model], stored=media.put_cleaned(cleaned),
+                stored[model, key] = media.put_cleaned(cleaned)
+                add_image(db, prompt_id=ids[key], model_id=model_ids[model], stored=stored[model, key],
                           params={"imported_from": file.name})
     except CatalogError as error:
         raise ImageImportError(str(error)) from None
+    for image in stored.values() if renditions is not None else ():
+        renditions.warm(image.media_hash, image.media_ext)
     after = db.execute("SELECT COUNT(*) FROM images").fetchone()[0]
     return ImageImport(models=len(model_ids), prompts=len(specs), images=len(planned), new_images=after - before)

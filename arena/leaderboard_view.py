@@ -29,6 +29,25 @@ def frame_json(frame: pd.DataFrame | None) -> dict:
     return {"headers": [str(c) for c in split["columns"]], "data": split["data"], "metadata": None}
 
 
+PAIR_VOTERS = ("voter_1", "voter_2")  # the inter-annotator table's columns that name annotators
+
+
+def hide_annotators(table: dict, keep: str | None = None) -> dict:
+    """The inter-annotator table (:func:`frame_json` form) with each annotator but ``keep`` shown as ``Annotator #1``,
+    ``Annotator #2``, ... in order of first appearance: what a viewer other than the admin sees, since annotators'
+    names are private. No annotator is named so (a name cannot hold ``#``); the figures are unchanged."""
+    columns = {index for index, name in enumerate(table["headers"]) if name in PAIR_VOTERS}
+    labels: dict[str, str] = {}
+
+    def label(name):
+        if name is None or name == keep:
+            return name
+        return labels.setdefault(name, f"Annotator #{len(labels) + 1}")
+
+    data = [[label(value) if index in columns else value for index, value in enumerate(row)] for row in table["data"]]
+    return {**table, "data": data}
+
+
 def json_frame(value: dict) -> pd.DataFrame:
     """The DataFrame of :func:`frame_json`'s output."""
     return pd.DataFrame(value["data"], columns=value["headers"])

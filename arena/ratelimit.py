@@ -1,26 +1,50 @@
-"""Per-key sliding-window rate limits for the vote endpoint (per annotator, per client address).
+"""Rate limits and sign-in throttles of the web app, in memory, per server process.
 
-In memory, per server process; an instance lives in the app's context, never in a module global.
+:class:`RateLimiter` is a sliding window of requests per key (votes or battle loads per annotator, per client
+address); :class:`LoginThrottle` counts failed sign-ins or admin unlocks per client address and for all addresses
+together, and makes an address (or everyone) wait, twice as long after each further failure. Instances live in the
+app's context, never in a module global. The address of a request is :func:`client_address`: the connecting peer,
+or the client named by a trusted proxy (``trusted_proxies``; uvicorn rewrites it before the app sees the request).
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import deque
+from dataclasses import dataclass, field
 
 from datamodel.votes import VoteRejected
 
+SWEEP_KEYS = 4096  # a limiter forgets idle keys once it holds this many (then twice as many as it keeps)
+
 
 class RateLimited(VoteRejected):
-    """Too many votes too fast; the message says when to try again. Nothing was written."""
+    """Too many requests too fast; the message says when to try again. Nothing was written."""
+
+
+def client_address(request) -> str:
+    """The client address of a request (a ``gr.Request`` or a Starlette request) as the limits count it.
+
+    The server rewrites the connecting address from ``X-Forwarded-For`` only for the proxies named in
+    ``trusted_proxies`` (:func:`arena.web.app.server_config`), so a client cannot choose the address counted.
+    """
+    client = getattr(request, "client", None)
+    return getattr(client, "host", None) or "unknown"
 
 
 class RateLimiter:
-    def __init__(self, per_minute: int, what: str, clock=time.monotonic):
+    """At most ``per_minute`` requests per key in any 60 seconds (0: no limit); the refusal names ``noun``, ``what``
+    (e.g. "per annotator") and the wait, after ``advice``."""
+
+    def __init__(self, per_minute: int, what: str, clock=time.monotonic, *, noun: str = "votes",
+                 advice: str = "Look at the images a little longer and vote again"):
         self.per_minute, self.what, self.clock = per_minute, what, clock
+        self.noun, self.advice = noun, advice
         self._hits: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
+        self._sweep_at = SWEEP_KEYS
 
     def check(self, key: str) -> None:
         """Count one request for ``key``, or raise :class:`RateLimited` if it would exceed the limit."""
@@ -28,13 +52,135 @@ class RateLimiter:
             return
         now = self.clock()
         with self._lock:
+            if len(self._hits) >= self._sweep_at:
+                self._hits = {k: hits for k, hits in self._hits.items() if hits and hits[-1] > now - 60.0}
+                self._sweep_at = max(SWEEP_KEYS, 2 * len(self._hits))
             hits = self._hits.setdefault(key, deque())
             while hits and hits[0] <= now - 60.0:
                 hits.popleft()
             if len(hits) >= self.per_minute:
                 wait = max(1, int(hits[0] + 60.0 - now + 0.999))
-                raise RateLimited(
-                    f"Slow down: at most {self.per_minute} votes per minute {self.what}. "
-                    f"Look at the images a little longer and vote again in {wait} s."
-                )
+                raise RateLimited(f"Slow down: at most {self.per_minute} {self.noun} per minute {self.what}. "
+                                  f"{self.advice} in {wait} s.")
             hits.append(now)
+
+
+OVERALL = "*"  # the throttle's key for all addresses together (no client address is written like this)
+
+
+@dataclass
+class _Failures:
+    times: deque[float] = field(default_factory=deque)  # failures within the window, oldest first
+    pending: int = 0  # attempts begun and not ended
+
+
+class LoginThrottle:
+    """Failed attempts at a secret (an annotator's token, the admin password) per client address and overall, with
+    exponential back-off.
+
+    Each client address, and all of them together, remember their failures of the last ``window_s`` seconds. Once
+    there are ``max_failures`` of them from one address (``max_failures_overall`` from all), the next attempt from
+    that address (from any) is refused, unchecked and uncounted, until ``lockout_s · 2^(n − max)`` seconds after the
+    latest failure, for ``n`` failures in the window: the wait doubles with each further failure. With the defaults
+    (5 failures, 30 s, 15 minutes) an address gets about ten guesses a quarter of an hour. A limit of 0 is no limit.
+
+    An attempt in flight counts as a failure until it ends once its address has failed before, so a burst of
+    concurrent guesses cannot slip past the limit; an address without failures (many people behind one router)
+    may sign in many at once. A success counts nothing and forgives nothing: failures only age out of the window.
+
+    Usage: ``attempt = throttle.attempt(address)`` (raises :class:`RateLimited` while the address must wait), then
+    ``attempt.succeeded()`` or ``attempt.failed()``; as a context manager, leaving without ``succeeded()`` (an
+    exception included) is a failure.
+    """
+
+    def __init__(self, what: str, *, max_failures: int, max_failures_overall: int, window_s: float, lockout_s: float,
+                 clock=time.monotonic):
+        self.what, self.clock = what, clock
+        self.limits = {"client": max_failures, OVERALL: max_failures_overall}
+        self.window_s, self.lockout_s = window_s, lockout_s
+        self._records: dict[str, _Failures] = {}
+        self._lock = threading.Lock()
+        self._sweep_at = SWEEP_KEYS
+
+    @classmethod
+    def from_settings(cls, what: str, settings) -> "LoginThrottle":
+        """The throttle the ``login_*`` settings describe, for attempts named ``what`` ("sign-ins")."""
+        return cls(what, max_failures=settings.login_max_failures,
+                   max_failures_overall=settings.login_max_failures_overall, window_s=settings.login_window_s,
+                   lockout_s=settings.login_lockout_s)
+
+    def attempt(self, client: str) -> "LoginAttempt":
+        """Begin an attempt from ``client``, or raise :class:`RateLimited` saying how long to wait."""
+        now = self.clock()
+        keys = [key for key, limit in ((client, self.limits["client"]), (OVERALL, self.limits[OVERALL])) if limit > 0]
+        with self._lock:
+            if len(self._records) >= self._sweep_at:
+                self._sweep(now)
+            for key in keys:
+                wait = self._wait(key, now)
+                if wait > 0:
+                    where = "on this server just now" if key == OVERALL else "from your address"
+                    raise RateLimited(f"Too many failed {self.what} {where}. Wait {math.ceil(wait)} s and try "
+                                      "again.")
+            for key in keys:
+                self._records.setdefault(key, _Failures()).pending += 1
+        return LoginAttempt(self, keys)
+
+    def _wait(self, key: str, now: float) -> float:
+        """Seconds ``key`` must wait before its next attempt is checked (0: none)."""
+        record = self._records.get(key)
+        if record is None:
+            return 0.0
+        times = record.times
+        while times and times[0] <= now - self.window_s:
+            times.popleft()
+        failures = len(times)
+        limit = self.limits["client" if key != OVERALL else OVERALL]
+        if failures == 0 or failures + record.pending < limit:
+            return 0.0
+        if failures < limit:  # at the limit only with the attempts in flight: wait until they end
+            return 1.0
+        remaining = times[-1] + self.lockout_s * 2.0 ** (failures - limit) - now
+        return max(remaining, 1.0) if record.pending else max(remaining, 0.0)
+
+    def _end(self, keys: list[str], failed: bool) -> None:
+        now = self.clock()
+        with self._lock:
+            for key in keys:
+                record = self._records.setdefault(key, _Failures())
+                record.pending = max(0, record.pending - 1)
+                if failed:
+                    record.times.append(now)
+                elif not record.pending and not record.times:
+                    del self._records[key]
+
+    def _sweep(self, now: float) -> None:
+        for key, record in list(self._records.items()):
+            if not record.pending and (not record.times or record.times[-1] <= now - self.window_s):
+                del self._records[key]
+        self._sweep_at = max(SWEEP_KEYS, 2 * len(self._records))
+
+
+class LoginAttempt:
+    """One attempt begun with :meth:`LoginThrottle.attempt`; it ends once, as a success or a failure."""
+
+    def __init__(self, throttle: LoginThrottle, keys: list[str]):
+        self._throttle, self._keys, self._ended = throttle, keys, False
+
+    def succeeded(self) -> None:
+        self._end(failed=False)
+
+    def failed(self) -> None:
+        self._end(failed=True)
+
+    def _end(self, failed: bool) -> None:
+        if not self._ended:
+            self._ended = True
+            self._throttle._end(self._keys, failed)
+
+    def __enter__(self) -> "LoginAttempt":
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self._end(failed=True)  # no-op after succeeded()
+        return False

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import sqlite_utils
 
-from datamodel.annotators import Annotator, sign_in
+from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator, sign_in
 from datamodel.battles import Battle, Pairing
 from sampling.draws import NoBattleAvailable, PromptPool, serve_battle
 from datamodel.quality import QualityRules
@@ -34,15 +34,20 @@ class ArenaSession:
     upcoming_suite: str | None = None
     revealed: Battle | None = None  # the battle voted on before ``battle``: the page may still show it, named
     votes: int = 0
+    voted_at: float | None = None  # when the last vote of this session was cast
+    # The votes in a row, the last one included, each less than the speed rule's seconds after the one before (1: the
+    # last vote was not fast; 0: no vote yet): the page warns from 2 on, before the rule sets votes aside.
+    fast_run: int = 0
 
     @property
     def signed_in(self) -> bool:
         return self.annotator is not None
 
 
-def start(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bool) -> ArenaSession:
+def start(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bool,
+          min_token_length: int = MIN_TOKEN_LENGTH) -> ArenaSession:
     """Sign in and open a new session (a fresh session id: battles of older sessions cannot be voted on)."""
-    annotator = sign_in(db, name, token, open_signup=open_signup)
+    annotator = sign_in(db, name, token, open_signup=open_signup, min_token_length=min_token_length)
     count = db.execute("SELECT COUNT(*) FROM votes WHERE annotator_id = ?", [annotator.id]).fetchone()[0]
     return ArenaSession(annotator=annotator, votes=count)
 
@@ -99,7 +104,9 @@ def next_battle(
 ) -> ArenaSession:
     """Show the next battle: the one drawn together with the last vote if it fits ``suite``, else a new one.
 
-    Leaving a battle without a vote skips it: it stays a served battle, never a vote.
+    Leaving a battle without a vote skips it: it stays a served battle, never a vote. A battle drawn for the session
+    is never of a prompt its annotator has voted on (in any session) while ``suite`` has one they have not; then of
+    the least seen (:mod:`sampling.draws`; the server's ``sampler.pool`` keeps what each annotator saw).
     """
     if not session.signed_in:
         raise VoteRejected("Sign in with your name and token first.")
@@ -124,7 +131,8 @@ def vote(
     before it, in parallel, they held up the vote in the transaction more (Python's global lock) than they took
     (p95 174 against 83 ms with the active strategy at a million votes). That draw still sees the voted battle as in
     flight, not yet as a vote; after the commit the sampler's counts take the vote (and any flags the quality rules
-    flipped with it).
+    flipped with it). It does see the vote's prompt as seen by the annotator (read in the same transaction), so the
+    next battle is not of the prompt just revealed.
 
     ``on_screen``, the media token of the battle the voter sees, must be the current battle's (the page sends it,
     so a vote cannot land on a battle drawn but not yet shown). ``seconds_on_screen``, how long the page has shown
@@ -160,5 +168,7 @@ def vote(
         upcoming = _record(db, rng, session, sampler, pairing) if pairing is not None else None
     if sampler.stats is not None:  # committed: count it (and the flags the rules flipped with it)
         sampler.stats.note_vote(db, receipt)
+    fast = rules is not None and session.voted_at is not None and 0 <= now - session.voted_at < rules.fast_seconds
     return replace(session, receipt=receipt, votes=session.votes + 1, upcoming=upcoming,
-                   upcoming_suite=(suite or None) if upcoming else None)
+                   upcoming_suite=(suite or None) if upcoming else None, voted_at=now,
+                   fast_run=max(session.fast_run, 1) + 1 if fast else 1)

@@ -6,19 +6,30 @@ temporary name, flushed to disk and renamed, so a crash never leaves a half-writ
 
 Nor do the bytes name the model: every image is stored without its metadata (:func:`clean_image`), since PNG text
 chunks, EXIF, XMP and C2PA manifests often record the generator (Automatic1111's ``parameters``, ``Software``).
+The browser never sees these originals either: it is served display renditions (:mod:`datamodel.renditions`), one
+size and format for every model; originals are kept as they are for metrics, exports and judges.
+
+An image's size is read from its header before anything is decoded, and images of more than the ``max_image_pixels``
+setting are refused (a PNG of a few kilobytes may declare 30000×30000 pixels and decode to gigabytes).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
-from PIL import Image, ImageOps, JpegImagePlugin, UnidentifiedImageError
+from PIL import Image, ImageOps, JpegImagePlugin, PngImagePlugin, UnidentifiedImageError, WebPImagePlugin
 
+from datamodel.settings import Settings
+
+DEFAULT_MAX_PIXELS: int = Settings.max_image_pixels  # the setting's default
 EXTENSIONS = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp"}
 _HASH = re.compile(r"^[0-9a-f]{64}$")
 
@@ -35,15 +46,51 @@ class StoredImage:
     height: int
 
 
-def inspect_image(data: bytes, source: str = "image") -> tuple[str, int, int]:
-    """Return (extension, width, height) of encoded image bytes, or raise MediaError naming ``source``."""
+def _too_large(source: str, size: tuple[int, int] | None, max_pixels: int) -> MediaError:
+    declared = f"{size[0]}×{size[1]} pixels ({size[0] * size[1]:,})" if size else "more pixels than Pillow accepts"
+    return MediaError(f"{source}: {declared}, more than max_image_pixels ({max_pixels:,}) allows. Resize the image, "
+                      "or raise ARENA_MAX_IMAGE_PIXELS if images this large are expected.")
+
+
+def _declared_size(data: bytes) -> tuple[int, int] | None:
+    """The width and height a PNG, JPEG or WebP header declares (read without Pillow's bomb check), or None."""
+    for plugin in (PngImagePlugin.PngImageFile, JpegImagePlugin.JpegImageFile, WebPImagePlugin.WebPImageFile):
+        try:
+            with plugin(io.BytesIO(data)) as image:
+                return image.size
+        except (SyntaxError, OSError, ValueError, EOFError):
+            continue
+    return None
+
+
+@contextlib.contextmanager
+def open_image(data: bytes, source: str = "image", max_pixels: int = DEFAULT_MAX_PIXELS) -> Iterator[Image.Image]:
+    """``Image.open`` of encoded bytes, refused with a MediaError naming ``source`` when the header declares more than
+    ``max_pixels`` pixels; nothing is decoded before that check (Pillow reads only the header when it opens)."""
     try:
-        with Image.open(io.BytesIO(data)) as image:
+        image = Image.open(io.BytesIO(data))
+    except Image.DecompressionBombError:
+        raise _too_large(source, _declared_size(data), max_pixels) from None
+    with image:
+        if image.width * image.height > max_pixels:
+            raise _too_large(source, image.size, max_pixels)
+        yield image
+
+
+def inspect_image(data: bytes, source: str = "image", *, max_pixels: int = DEFAULT_MAX_PIXELS) -> tuple[str, int, int]:
+    """Return (extension, width, height) of encoded image bytes, or raise MediaError naming ``source``.
+
+    An image of more than ``max_pixels`` pixels is refused from its header, before it is decoded.
+    """
+    try:
+        with open_image(data, source, max_pixels) as image:
             image.verify()
-        with Image.open(io.BytesIO(data)) as image:
+        with open_image(data, source, max_pixels) as image:
             image.load()
             kind, (width, height) = image.format, image.size
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
+        if isinstance(error, MediaError):
+            raise
         raise MediaError(f"{source}: not a readable image ({error}). Re-export it as PNG, JPEG or WebP.") from None
     if kind not in EXTENSIONS:
         raise MediaError(f"{source}: {kind} images are not supported. Convert it to PNG, JPEG or WebP.")
@@ -96,7 +143,8 @@ def has_metadata(data: bytes, image: Image.Image) -> bool:
     return _jpeg_has_metadata(data, image)
 
 
-def clean_image(data: bytes, source: str = "image") -> tuple[bytes, str, int, int]:
+def clean_image(data: bytes, source: str = "image", *, max_pixels: int = DEFAULT_MAX_PIXELS
+                ) -> tuple[bytes, str, int, int]:
     """Encoded image bytes without metadata, with their (extension, width, height); raise MediaError naming ``source``.
 
     An image without metadata is returned byte for byte. Otherwise Pillow writes it again, keeping the pixels, the
@@ -104,9 +152,10 @@ def clean_image(data: bytes, source: str = "image") -> tuple[bytes, str, int, in
     lossless one with the same pixels; a PNG with 16 bits per colour channel is read, and so kept, at 8 bits), and
     JPEG re-encoded with the original's quantisation tables and chroma subsampling (no well-kept Python library
     removes JPEG segments without re-encoding; with the same tables the change is one rounding step). An EXIF
-    orientation is applied to the pixels first, so the image still shows upright. Animated images are refused.
+    orientation is applied to the pixels first, so the image still shows upright. Animated images are refused, and
+    so are images of more than ``max_pixels`` pixels (from the header, before decoding).
     """
-    ext, width, height = inspect_image(data, source)
+    ext, width, height = inspect_image(data, source, max_pixels=max_pixels)
     with Image.open(io.BytesIO(data)) as image:
         if getattr(image, "n_frames", 1) > 1:
             raise MediaError(f"{source}: animated images are not supported. Export a single frame as PNG.")
@@ -128,11 +177,28 @@ def clean_image(data: bytes, source: str = "image") -> tuple[bytes, str, int, in
         buffer = io.BytesIO()
         upright.save(buffer, format=image.format, **options)
     cleaned = buffer.getvalue()
-    ext, width, height = inspect_image(cleaned, source)
+    ext, width, height = inspect_image(cleaned, source, max_pixels=max_pixels)
     with Image.open(io.BytesIO(cleaned)) as image:
         if has_metadata(cleaned, image):  # cannot happen with Pillow's writers; never store a leaking file
             raise MediaError(f"{source}: its metadata could not be removed. Re-export it as a plain PNG.")
     return cleaned, ext, width, height
+
+
+def write_atomically(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` through a temporary file in the same folder, flushed to disk and renamed, so a
+    crash never leaves a half-written file under the real name (one temporary name per writer: threads may race)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with open(temporary, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def encode_png(image: Image.Image) -> bytes:
@@ -142,8 +208,14 @@ def encode_png(image: Image.Image) -> bytes:
 
 
 class MediaStore:
-    def __init__(self, root: str | Path):
-        self.root = Path(root)
+    """The media folder at ``root``; images put into it may have at most ``max_pixels`` pixels."""
+
+    def __init__(self, root: str | Path, *, max_pixels: int = DEFAULT_MAX_PIXELS):
+        self.root, self.max_pixels = Path(root), max_pixels
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "MediaStore":
+        return cls(settings.media_dir, max_pixels=settings.max_image_pixels)
 
     def path(self, media_hash: str, media_ext: str) -> Path:
         if not _HASH.match(media_hash) or media_ext not in EXTENSIONS.values():
@@ -152,7 +224,7 @@ class MediaStore:
 
     def put(self, data: bytes, source: str = "image") -> StoredImage:
         """Store encoded image bytes without their metadata (:func:`clean_image`; idempotent), return where they are."""
-        return self.put_cleaned(clean_image(data, source))
+        return self.put_cleaned(clean_image(data, source, max_pixels=self.max_pixels))
 
     def put_cleaned(self, cleaned: tuple[bytes, str, int, int]) -> StoredImage:
         """Store what :func:`clean_image` returned (bytes, extension, width, height) without cleaning it again."""
@@ -160,13 +232,7 @@ class MediaStore:
         media_hash = hashlib.sha256(data).hexdigest()
         target = self.path(media_hash, ext)
         if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-            with open(temporary, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, target)
+            write_atomically(target, data)
         return StoredImage(media_hash, ext, width, height)
 
     def put_image(self, image: Image.Image) -> StoredImage:

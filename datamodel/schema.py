@@ -12,7 +12,8 @@ Tables (names meant to be read in any SQLite browser):
   (p1 / p2, anchor / permutation / paraphrase, ...: prompts of one item share ``item_key`` and differ by role),
   ``text`` and ``metadata`` (JSON: definition, hypernyms, cohyponyms, expected description, category, ...).
 - ``images``: a model's image for a prompt, stored in the media folder under its SHA-256 (``media_hash``).
-- ``annotators``: people who vote; tokens are stored hashed.
+- ``annotators``: people who vote; tokens are stored hashed; names are looked up normalised and look-alikes are
+  refused (:func:`_annotator_identity`).
 - ``battles``: a prompt and two images shown left (A) and right (B), to whom, in which session, when.
 - ``votes``: at most one per battle; outcome relative to the displayed positions; ``excluded`` keeps flagged
   votes out of ratings without deleting them.
@@ -268,11 +269,40 @@ def _metric_directions(db: sqlite_utils.Database) -> None:
         )
 
 
+def _annotator_identity(db: sqlite_utils.Database) -> None:
+    """One person, one name (:mod:`datamodel.annotators`): ``annotators`` gains ``name_key``, the name normalised
+    (NFKC, case-folded, spaces collapsed; unique) that sign-in looks names up by, and ``name_skeleton`` /
+    ``key_skeleton``, the Unicode TR39 confusable skeletons of the name and of its key, which a new name must not share
+    with an existing one. ``source`` gains a third value, ``retired``: a configured account the configuration no
+    longer lists. Filled here for the accounts already stored, oldest first; where two normalise to one key (say
+    "alice" and "Alice") the older keeps it and the younger keeps ``name_key`` empty, signing in under its exact
+    name only, with its votes."""
+    from datamodel.annotators import fill_name_keys
+
+    for column in ("name_key TEXT", "name_skeleton TEXT", "key_skeleton TEXT"):
+        db.execute(f"ALTER TABLE annotators ADD COLUMN {column}")
+    db.execute("CREATE UNIQUE INDEX annotators_name_key ON annotators (name_key)")
+    db.execute("CREATE INDEX annotators_name_skeleton ON annotators (name_skeleton)")
+    db.execute("CREATE INDEX annotators_key_skeleton ON annotators (key_skeleton)")
+    fill_name_keys(db)
+
+
+def _votes_by_annotator_prompt(db: sqlite_utils.Database) -> None:
+    """``votes_annotator_prompt``: each annotator's votes by prompt, with their ids (a covering index), so a server
+    reads which prompts an annotator has already seen revealed at their first draw (:class:`sampling.draws.SeenPrompts`)
+    from the index alone: 0.2 ms for 300 votes and 2 ms for 3,000 at a million votes, where the ``votes_annotator``
+    index needs a row lookup per vote (2 ms and 10 to 50 ms). That older index stays: its rowid order is what finds an
+    annotator's newest votes at each later draw in one seek."""
+    db.execute("CREATE INDEX votes_annotator_prompt ON votes (annotator_id, prompt_id)")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
     _judges_schema,
     _study_scale,
     _metric_directions,
+    _annotator_identity,
+    _votes_by_annotator_prompt,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -33,12 +33,21 @@ def _setting(default: Any, env: str, help: str, *, secret: bool = False):
 class Settings:
     db_path: Path = _setting(Path("data/arena.db"), "ARENA_DB", "SQLite database file (created, with the demo, on first start).")
     media_dir: Path = _setting(Path("data/media"), "ARENA_MEDIA_DIR", "Content-addressed image folder (files named by their SHA-256).")
+    max_image_pixels: int = _setting(64_000_000, "ARENA_MAX_IMAGE_PIXELS", "Largest image accepted, in pixels (width × height), read from the file's header before decoding; larger ones are refused at import. At most 178956970 (Pillow's own decompression-bomb limit).")
+    display_size: int = _setting(768, "ARENA_DISPLAY_SIZE", "Battle images are served as display renditions this many pixels on the long side, whatever the model's native size, so size does not tell the models apart (originals stay for metrics, exports and judges).")
+    display_fit: str = _setting("letterbox", "ARENA_DISPLAY_FIT", "How an image meets the display aspect: letterbox (whole image, neutral grey bars) or crop (centre crop).")
+    display_aspect: str = _setting("1:1", "ARENA_DISPLAY_ASPECT", "Aspect ratio (width:height) of every display rendition.")
+    display_format: str = _setting("jpeg", "ARENA_DISPLAY_FORMAT", "Format of the display renditions: jpeg or webp (one quality, sRGB, no metadata).")
+    display_quality: int = _setting(85, "ARENA_DISPLAY_QUALITY", "Encoder quality of the display renditions, 1-95.")
+    display_pad_bytes: int = _setting(262144, "ARENA_DISPLAY_PAD_BYTES", "Display renditions are padded with zero bytes to a multiple of this size, so the response length does not tell the models apart (0: no padding).")
     cache_dir: Path = _setting(Path(".cache"), "ARENA_CACHE_DIR", "Generated caches: tiny demo pipelines, WordNet index files.")
     wordnet_dir: Path = _setting(Path("/usr/share/wordnet"), "ARENA_WORDNET_DIR", "WordNet 3.0 folder (Debian wordnet-base); without root, point it to any WordNet 3.0 'dict' copy.")
     host: str = _setting("127.0.0.1", "ARENA_HOST", "Address the web app listens on.")
     port: int = _setting(7860, "ARENA_PORT", "Port the web app listens on.")
+    trusted_proxies: str = _setting("", "ARENA_TRUSTED_PROXIES", "Comma-separated addresses or networks (CIDR) of the reverse proxies in front of the app, whose X-Forwarded-For and X-Forwarded-Proto headers are believed (e.g. 127.0.0.1 behind a local nginx). Empty: no forwarded header is believed, and the per-address limits count the connecting address.")
     admin_password: str = _setting("", "ARENA_ADMIN_PASSWORD", "Password of the admin tab (environment only). Empty: the admin tab stays locked.", secret=True)
     annotators: str = _setting("", "ARENA_ANNOTATORS", "Annotator accounts as 'name:token,name:token'. Empty: anyone signs up with a name and a token of their choice.")
+    min_token_length: int = _setting(8, "ARENA_MIN_TOKEN_LENGTH", "Fewest characters of a token chosen at sign-up or set in ARENA_ANNOTATORS (8 or more; configured tokens are checked at start).")
     demo: bool = _setting(True, "ARENA_DEMO", "Fill an empty database with the bundled demo (prompts, demo models, images).")
     bootstrap_rounds: int = _setting(1000, "ARENA_BOOTSTRAP_ROUNDS", "Bootstrap rounds for the leaderboard's 95% confidence intervals.")
     seed: int = _setting(0, "ARENA_SEED", "Seed of the leaderboard bootstrap.")
@@ -56,8 +65,14 @@ class Settings:
     quality_fast_seconds: float = _setting(5.0, "ARENA_QUALITY_FAST_SECONDS", "A vote less than this many seconds after the previous one counts as fast.")
     quality_bias_share: float = _setting(0.8, "ARENA_QUALITY_BIAS_SHARE", "An annotator whose votes pick one side or one model at least this often is flagged.")
     quality_bias_min_votes: int = _setting(20, "ARENA_QUALITY_BIAS_MIN_VOTES", "The side/model bias rule applies from this many votes on.")
+    quality_trust_configured: bool = _setting(True, "ARENA_QUALITY_TRUST_CONFIGURED", "Accounts from ARENA_ANNOTATORS are trusted: the rate and speed rules report their votes (noted for the admin) instead of excluding them. Accounts made by open sign-up keep the public-arena rules.")
     rate_limit_annotator_per_minute: int = _setting(30, "ARENA_RATE_LIMIT_ANNOTATOR", "Votes one annotator may cast per minute (0: no limit); more are refused with a message.")
-    rate_limit_client_per_minute: int = _setting(120, "ARENA_RATE_LIMIT_CLIENT", "Votes one client address may cast per minute (0: no limit).")
+    rate_limit_client_per_minute: int = _setting(120, "ARENA_RATE_LIMIT_CLIENT", "Votes one client address may cast per minute, and, counted apart, battles it may load without voting (0: no limit).")
+    rate_limit_skips_per_minute: int = _setting(20, "ARENA_RATE_LIMIT_SKIPS", "Battles one annotator may load without voting per minute: sign-in, Skip, a suite change (0: no limit); each writes a battle row.")
+    login_max_failures: int = _setting(5, "ARENA_LOGIN_MAX_FAILURES", "Failed sign-ins one client address may make within ARENA_LOGIN_WINDOW_S (failed admin unlocks are counted apart) before it must wait ARENA_LOGIN_LOCKOUT_S, doubled at each further failure (0: no limit).")
+    login_max_failures_overall: int = _setting(100, "ARENA_LOGIN_MAX_FAILURES_OVERALL", "Failed sign-ins from all addresses together within ARENA_LOGIN_WINDOW_S (admin unlocks apart) before every address must wait the same way (0: no limit).")
+    login_window_s: float = _setting(900.0, "ARENA_LOGIN_WINDOW_S", "Seconds a failed sign-in or admin unlock is remembered by the throttle.")
+    login_lockout_s: float = _setting(30.0, "ARENA_LOGIN_LOCKOUT_S", "First wait in seconds after too many failed sign-ins or unlocks; it doubles with each further failure in the window.")
     sqlite_synchronous: str = _setting("FULL", "ARENA_SQLITE_SYNCHRONOUS", "SQLite synchronous mode: FULL survives power loss, NORMAL survives a process crash.")
     judge_base_url: str = _setting("", "ARENA_JUDGE_BASE_URL", "OpenAI-compatible endpoint for judges; empty: api.openai.com.")
     judge_model: str = _setting("gpt-4o-mini", "ARENA_JUDGE_MODEL", "Model the GPT judge asks.")
@@ -77,6 +92,7 @@ class Settings:
             raise SettingsError(
                 f"tie_policy must be drop, half or half_ties_drop_both_bad, got {self.tie_policy!r}. Set ARENA_TIE_POLICY."
             )
+        _check_media(self)
         if self.sqlite_synchronous.upper() not in ("FULL", "NORMAL", "EXTRA"):
             raise SettingsError(f"sqlite_synchronous must be FULL, NORMAL or EXTRA, got {self.sqlite_synchronous!r}.")
         # sampling_strategy is checked against the registered strategies where the sampler is built
@@ -91,7 +107,15 @@ class Settings:
         if self.agreement_min_shared < 1 or self.agreement_max_pairs < 1:
             raise SettingsError("agreement_min_shared and agreement_max_pairs must be 1 or more. Set "
                                 "ARENA_AGREEMENT_MIN_SHARED and ARENA_AGREEMENT_MAX_PAIRS.")
-        parse_accounts(self.annotators)
+        if self.min_token_length < 8:
+            raise SettingsError(f"min_token_length must be 8 or more, got {self.min_token_length}. "
+                                "Set ARENA_MIN_TOKEN_LENGTH.")
+        for name, token in parse_accounts(self.annotators).items():
+            if len(token) < self.min_token_length:
+                raise SettingsError(f"ARENA_ANNOTATORS: the token of {name!r} has {len(token)} characters; tokens "
+                                    f"need at least {self.min_token_length} (ARENA_MIN_TOKEN_LENGTH). Give {name!r} "
+                                    "a longer token.")
+        _check_limits(self)
         if self.judge_concurrency < 1:
             raise SettingsError(f"judge_concurrency must be 1 or more, got {self.judge_concurrency}. Set ARENA_JUDGE_CONCURRENCY.")
         if self.judge_timeout_s <= 0 or self.judge_max_retries < 0 or self.judge_retry_base_s < 0:
@@ -109,7 +133,13 @@ class Settings:
             max_per_hour=self.quality_max_per_hour, max_per_3_hours=self.quality_max_per_3_hours,
             fast_streak=self.quality_fast_streak, fast_seconds=self.quality_fast_seconds,
             bias_share=self.quality_bias_share, bias_min_votes=self.quality_bias_min_votes,
+            trusted_sources=("config",) if self.quality_trust_configured else (),
         )
+
+    @property
+    def trusted_proxy_hosts(self) -> list[str]:
+        """The addresses and networks of ``trusted_proxies``, as uvicorn's ``forwarded_allow_ips`` takes them."""
+        return [entry.strip() for entry in self.trusted_proxies.split(",") if entry.strip()]
 
     @property
     def annotator_accounts(self) -> dict[str, str]:
@@ -117,6 +147,53 @@ class Settings:
 
     def replace(self, **changes) -> "Settings":
         return dataclasses.replace(self, **changes)
+
+
+def _check_limits(settings: Settings) -> None:
+    """Refuse trusted proxies that are not addresses and throttle settings the app cannot use."""
+    import ipaddress
+
+    for entry in settings.trusted_proxy_hosts:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise SettingsError(f"trusted_proxies: {entry!r} is not an IP address or network. List the addresses of "
+                                "your reverse proxies, e.g. ARENA_TRUSTED_PROXIES=127.0.0.1,10.0.0.0/8 (no host "
+                                "names, no '*': trusting every client would let anyone pick their address).") from None
+    if min(settings.rate_limit_skips_per_minute, settings.login_max_failures, settings.login_max_failures_overall) < 0:
+        raise SettingsError("rate_limit_skips_per_minute, login_max_failures and login_max_failures_overall must be "
+                            "0 (no limit) or more. Set ARENA_RATE_LIMIT_SKIPS, ARENA_LOGIN_MAX_FAILURES and "
+                            "ARENA_LOGIN_MAX_FAILURES_OVERALL.")
+    if settings.login_window_s <= 0 or settings.login_lockout_s <= 0:
+        raise SettingsError("login_window_s and login_lockout_s must be positive. Set ARENA_LOGIN_WINDOW_S and "
+                            "ARENA_LOGIN_LOCKOUT_S.")
+
+
+def _check_media(settings: Settings) -> None:
+    """Refuse image limits and display rendition settings the app cannot use, naming the variable to set."""
+    if not 0 < settings.max_image_pixels <= 178_956_970:
+        raise SettingsError(f"max_image_pixels must be between 1 and 178956970 (Pillow's own limit), got "
+                            f"{settings.max_image_pixels}. Set ARENA_MAX_IMAGE_PIXELS.")
+    if not 16 <= settings.display_size <= 4096:
+        raise SettingsError(f"display_size must be between 16 and 4096 pixels, got {settings.display_size}. "
+                            "Set ARENA_DISPLAY_SIZE.")
+    if settings.display_fit not in ("letterbox", "crop"):
+        raise SettingsError(f"display_fit must be letterbox or crop, got {settings.display_fit!r}. "
+                            "Set ARENA_DISPLAY_FIT.")
+    width, colon, height = settings.display_aspect.partition(":")
+    if not (colon and width.strip().isdigit() and height.strip().isdigit() and int(width) > 0 and int(height) > 0
+            and max(int(width), int(height)) <= 64 * min(int(width), int(height))):
+        raise SettingsError(f"display_aspect must be width:height such as 1:1 or 4:3, got "
+                            f"{settings.display_aspect!r}. Set ARENA_DISPLAY_ASPECT.")
+    if settings.display_format not in ("jpeg", "webp"):
+        raise SettingsError(f"display_format must be jpeg or webp, got {settings.display_format!r}. "
+                            "Set ARENA_DISPLAY_FORMAT.")
+    if not 1 <= settings.display_quality <= 95:
+        raise SettingsError(f"display_quality must be between 1 and 95, got {settings.display_quality}. "
+                            "Set ARENA_DISPLAY_QUALITY.")
+    if settings.display_pad_bytes < 0:
+        raise SettingsError(f"display_pad_bytes must be 0 (no padding) or more, got {settings.display_pad_bytes}. "
+                            "Set ARENA_DISPLAY_PAD_BYTES.")
 
 
 def parse_accounts(text: str) -> dict[str, str]:

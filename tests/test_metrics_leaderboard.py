@@ -25,7 +25,7 @@ REWARD = {"alpha-model": 0.1, "bravo-model": 0.2, "charlie-model": 0.3}  # rever
 
 def vote_human_order(arena) -> None:
     """For every pair of models, four human votes on one taxonomy prompt: the better model wins three."""
-    annotator = sign_in(arena.db, "alice", "token-1", open_signup=True)
+    annotator = sign_in(arena.db, "alice", "token-001", open_signup=True)
     prompt_id = image_rows(arena.db, "taxonomy")[0]["prompt_id"]
     by_model = {row["model"]: row["id"] for row in image_rows(arena.db, "taxonomy") if row["prompt_id"] == prompt_id}
     rng = random.Random(0)

@@ -53,7 +53,7 @@ def test_side_or_model_bias_flags_all_votes_from_twenty_on(outcome, winner, reas
 def test_flags_are_stored_kept_and_reversible_by_an_admin(small_arena):
     db = small_arena.db
     rules = QualityRules(fast_streak=3, fast_seconds=60)
-    s = sessions.start(db, "speedy", "token-1", open_signup=True)
+    s = sessions.start(db, "speedy", "token-001", open_signup=True)
     for i in range(4):
         s = sessions.vote(db, sessions.next_battle(db, random.Random(i), s), "tie", rules=rules)
     rows = db.execute("SELECT id, excluded, excluded_reason FROM votes ORDER BY id").fetchall()
@@ -72,7 +72,7 @@ def test_excluded_votes_leave_the_vote_table_only_when_asked(small_arena):
 
     db = small_arena.db
     rules = QualityRules(fast_streak=2, fast_seconds=60)
-    s = sessions.start(db, "fast", "token-1", open_signup=True)
+    s = sessions.start(db, "fast", "token-001", open_signup=True)
     for i in range(2):
         s = sessions.vote(db, sessions.next_battle(db, random.Random(i), s), "A", rules=rules)
     assert len(votes_frame(db)) == 2 and len(votes_frame(db, include_excluded=False)) == 0
@@ -101,7 +101,7 @@ def test_windowed_rules_after_each_vote_equal_a_full_recheck(small_arena, seed, 
 
     db, rng = small_arena.db, random.Random(seed)
     rules = QualityRules(max_per_hour=6, max_per_3_hours=12, fast_streak=4, fast_seconds=5, bias_min_votes=8)
-    annotator = sessions.start(db, f"a{seed}", "token-1", open_signup=True).annotator
+    annotator = sessions.start(db, f"a{seed}", "token-001", open_signup=True).annotator
     now = 1_000_000.0
     for i in range(120):
         now += rng.choice([1.0, 2.0, 3.0, 60.0, 300.0, 900.0, 2000.0])

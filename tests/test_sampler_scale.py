@@ -39,7 +39,7 @@ def assert_same_counts(stats: SamplingStats, db) -> None:
 
 
 def _annotator(db, name):
-    return sign_in(db, name, f"token-{name}", open_signup=True).id
+    return sign_in(db, name, f"token-for-{name}", open_signup=True).id
 
 
 @pytest.mark.parametrize("strategy", ["balanced", "active"])
@@ -70,7 +70,7 @@ def test_counts_kept_vote_by_vote_equal_a_full_read(small_arena, monkeypatch, st
     def voter(index: int) -> None:
         try:
             db, rng = store.db(), random.Random(index)
-            session = sessions.start(db, f"voter-{index}", "token-1", open_signup=True)
+            session = sessions.start(db, f"voter-{index}", "token-001", open_signup=True)
             now = 1_000_000.0 + 10_000 * index
             for _ in range(per_voter):
                 now += rng.choice([1.0, 2.0, 30.0, 300.0, 900.0, 3000.0])
@@ -152,7 +152,7 @@ def test_draws_wait_for_the_first_read_then_draw_uniformly_and_say_so(small_aren
     db = small_arena.db
     stats = SamplingStats(startup_wait_seconds=0.05)
     sampler = sessions.Sampler("balanced", stats, PromptPool(), replication_share=0.5)
-    session = sessions.start(db, "early", "token-1", open_signup=True)
+    session = sessions.start(db, "early", "token-001", open_signup=True)
     started = time.perf_counter()
     session = sessions.next_battle(db, random.Random(0), session, sampler=sampler)
     assert time.perf_counter() - started < 2.0 and not stats.ready
@@ -188,8 +188,11 @@ def _models(db, pairing):
 
 
 def _candidates(db, annotator_id, suite=None):
-    """The battles a replica draw may return, by the definition (one SQL scan, as the sampler once did)."""
+    """The battles a replica draw may return, by the definition (one SQL scan, as the sampler once did): one
+    non-excluded human vote, not by ``annotator_id``, and of a prompt ``annotator_id`` never voted on."""
     where, params = ("AND p.suite = ?", [suite]) if suite else ("", [])
+    where += " AND v.prompt_id NOT IN (SELECT prompt_id FROM votes WHERE annotator_id = ?)"
+    params.append(annotator_id)
     rows = db.execute(
         f"""
         SELECT v.prompt_id, v.left_image_id, v.right_image_id, v.annotator_id FROM votes v
@@ -224,14 +227,17 @@ def test_replicas_are_valid_and_uniform_over_the_candidates(small_arena, monkeyp
     review_vote(db, receipts[1].vote_id, exclude=True)  # an excluded single vote: no longer a candidate
     stats.reload(db)
     assert stats.wait(10)
-    bob = people[1]
+    bob, dave = people[1], _annotator(db, "dave")  # dave has no votes: every candidate is his to see
     for suite in (None, "taxonomy"):
-        expected = _candidates(db, bob, suite)
+        expected = _candidates(db, dave, suite)
         assert len(expected) >= 3
-        drawn = Counter(draw_replica(db, rng, suite=suite, annotator_id=bob, stats=stats)
+        drawn = Counter(draw_replica(db, rng, suite=suite, annotator_id=dave, stats=stats)
                         for _ in range(300 * len(expected)))
         assert set(drawn) == expected
         assert min(drawn.values()) > 0.75 * 300 and max(drawn.values()) < 1.25 * 300  # about 300 each (sd 17)
+        # bob voted on (nearly) every prompt: only the candidates of the prompts he did not see, or none
+        drawn = {draw_replica(db, rng, suite=suite, annotator_id=bob, stats=stats) for _ in range(200)}
+        assert drawn == (_candidates(db, bob, suite) or {None})
     assert draw_replica(db, rng, suite="no-such-suite", annotator_id=bob, stats=stats) is None
 
 

@@ -200,7 +200,7 @@ def test_params_are_checked_with_the_fix_in_the_message():
 
 
 def _annotator(db, name):
-    return sign_in(db, name, f"token-{name}", open_signup=True).id
+    return sign_in(db, name, f"token-for-{name}", open_signup=True).id
 
 
 def _cast(db, pairing, annotator_id, outcome="A", session="s", stats=None):

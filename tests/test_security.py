@@ -3,7 +3,6 @@
 import io
 import json
 import random
-import re
 import string
 
 import httpx
@@ -101,56 +100,79 @@ def test_admin_endpoints_refuse_calls_without_the_password(tmp_path):
     async def attack(url, admin_ids):
         outcomes = []
         async with httpx.AsyncClient(timeout=20) as client:
-            for fn_index, inputs in admin_ids:
+            for fn_index, inputs, name in admin_ids:
                 for password in ("", "wrong", None):
                     session = GradioSession(client, url, {"admin": (fn_index, True)})
                     try:
-                        outcomes.append(await session.call("admin", [password, None, 1][:inputs]))
+                        outcomes.append((name, await session.call("admin", [password, None, 1][:inputs])))
                     except LoadError as error:
-                        outcomes.append(str(error))
+                        outcomes.append((name, str(error)))
         return outcomes
 
     with running_app(arena.settings) as url:
         config = httpx.get(url + "config").json()
-        admin_ids = [(d["id"], len(d["inputs"])) for d in config["dependencies"]
+        admin_ids = [(d["id"], len(d["inputs"]), d["api_name"]) for d in config["dependencies"]
                      if (d.get("api_name") or "").startswith("admin_")]
         assert len(admin_ids) == 6  # unlock, include, exclude, three exports
         outcomes = asyncio.run(attack(url, admin_ids))
-        assert all(isinstance(o, str) for o in outcomes), outcomes  # every call failed...
-        assert all("Wrong admin password" in o for o in outcomes), outcomes  # ...because of the password
+        assert all(isinstance(o, str) for _, o in outcomes), outcomes  # every call failed...
+        # ...because of the password (unlock), or because the page holds no admin session (every other function:
+        # only unlock takes the password, tests/test_security_review.py)
+        assert all(("Wrong admin password" if name == "admin_unlock" else "Unlock the admin tab first") in o
+                   for name, o in outcomes), outcomes
 
 
 def test_an_admin_export_cannot_be_fetched_without_the_password(tmp_path, monkeypatch):
-    """The export file itself, and the folder exports used to go to, are not served; only the admin gets the copy."""
+    """The export file, its folders and made-up names beside it are not served, even while the file exists; the
+    admin's page gets a one-time link, which serves the file once (tests/test_security_review.py)."""
+    import asyncio
+    import re
     import time
 
     from arena import session as sessions
     from arena.web import admin_tab
-    from webapp import call_event
+    from webapp import page_session
 
     arena = build_small_arena(tmp_path, admin_password="correct horse")
-    s = sessions.start(arena.db, "voter", "token-1", open_signup=True)
+    s = sessions.start(arena.db, "voter", "token-001", open_signup=True)
     for i in range(3):
         s = sessions.vote(arena.db, sessions.next_battle(arena.db, random.Random(i), s), "A")
-    written = []
-    monkeypatch.setattr(admin_tab, "private_export_path",
-                        lambda fmt, root, make=admin_tab.private_export_path: written.append(make(fmt, root))
-                        or written[-1])
+    probes, paths = [], []
+
+    def probe(path):
+        made_up = path.parent / f"votes-{time.strftime('%Y%m%d')}-000000.csv"
+        for guess in (f"gradio_api/file={path}", f"gradio_api/file={path.parent}", f"gradio_api/file={made_up}",
+                      f"gradio_api/file={tmp_path / 'cache' / 'exports' / path.name}",
+                      f"gradio_api/file={path.parent.parent}", f"admin-export/{path.stem}",
+                      f"admin-export/{path.name}", "admin-export/" + "A" * 43):
+            response = httpx.get(url + guess)
+            probes.append((guess, response.status_code, b"vote_id" in response.content))
+
+    def export_and_probe(db, path, fmt, **kwargs):
+        rows = export_votes(db, path, fmt, **kwargs)
+        assert path.read_text().count("\n") == 4  # a real export: header and 3 votes
+        paths.append(path)
+        probe(path)
+        return rows
+
+    export_votes = admin_tab.export_votes
+    monkeypatch.setattr(admin_tab, "export_votes", export_and_probe)
+
+    async def export():
+        async with page_session(url) as session:
+            await session.call("admin_unlock", ["correct horse", None])
+            return await session.call("admin_export_csv", [None])
+
     with running_app(arena.settings) as url:
-        (answer,) = call_event(url, "admin_export_csv", ["correct horse", False])
-        (export,) = written
-        assert export.is_file() and export.read_text().count("\n") == 4  # a real export: header and 3 votes
-        assert oct(export.parent.stat().st_mode & 0o777) == "0o700"
-        old_style = tmp_path / "cache" / "exports" / export.name
-        made_up = export.parent / f"votes-{time.strftime('%Y%m%d')}-000000.csv"
-        for path in (export, made_up, old_style, export.parent):
-            response = httpx.get(url + f"gradio_api/file={path}")
-            assert response.status_code in (403, 404), (path, response.status_code)
-            assert b"vote_id" not in response.content
-        # The admin's own download: Gradio's copy, under a secret-seeded hash of the content.
-        assert answer["path"] != str(export) and re.search(r"/[0-9a-f]{64}/votes-", answer["path"])
-        assert httpx.get(answer["url"]).text == export.read_text()
-    assert export.parent.parent.name.startswith("arena-exports-")  # the app's folder, removed when it exits
+        (answer,) = asyncio.run(export())
+        probe(paths[0])  # after the answer, while the file waits for its download
+        (link,) = re.findall(r'href="(admin-export/[A-Za-z0-9_-]{43})"', str(answer))
+        downloaded = httpx.get(url + link)
+        after = httpx.get(url + link)
+    assert len(probes) == 16 and all(status in (403, 404) and not leaked for _, status, leaked in probes), probes
+    assert downloaded.status_code == 200 and downloaded.text.count("\n") == 4
+    assert after.status_code == 404 and not paths[0].exists()
+    assert "3 votes" in str(answer) and "vote_id" not in str(answer)  # a link, not the votes
 
 
 def test_the_load_check_compares_receipt_ids_with_the_stored_votes():
@@ -183,7 +205,7 @@ REFUSALS = ("Unknown suite", "already has your vote", "No battle", "no longer on
 @pytest.fixture(scope="module")
 def web_arena(tmp_path_factory):
     arena = build_small_arena(tmp_path_factory.mktemp("web"), rate_limit_client_per_minute=0,
-                              rate_limit_annotator_per_minute=0)
+                              rate_limit_annotator_per_minute=0, rate_limit_skips_per_minute=0)
     with running_app(arena.settings) as url:
         yield arena, url
 
@@ -218,7 +240,7 @@ def test_the_web_vote_handler_takes_arbitrary_input_without_crashing_or_partial_
             return outputs
 
         async with page_session(url) as session:
-            shown = await session.call("sign_in", [f"prop-{session.session_hash}", "token-1", None, "All suites",
+            shown = await session.call("sign_in", [f"prop-{session.session_hash}", "token-001", None, "All suites",
                                                    False])
             shown = await call("next_battle", [state, *load]) or shown
             api_name, suite, expected, screen = vote

@@ -12,10 +12,10 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 def test_environment_overrides_file_overrides_defaults(tmp_path):
     config = tmp_path / "arena.toml"
-    config.write_text('port = 8000\nhost = "0.0.0.0"\n[annotators]\nalice = "tok-a"\n')
+    config.write_text('port = 8000\nhost = "0.0.0.0"\n[annotators]\nalice = "token-alice"\n')
     settings = load_settings(env={"ARENA_PORT": "9000"}, config_file=config)
     assert (settings.port, settings.host) == (9000, "0.0.0.0")
-    assert settings.annotator_accounts == {"alice": "tok-a"}
+    assert settings.annotator_accounts == {"alice": "token-alice"}
     assert load_settings(env={}).port == Settings().port
 
 
@@ -93,3 +93,42 @@ def test_the_load_harness_reads_a_process_cpu_time():
         pass
     assert before is not None and process_cpu_seconds(os.getpid()) >= before + 0.03
     assert process_cpu_seconds(2**22 + 12345) is None  # no such process
+
+
+def _displayed_heading(markdown: str) -> str:
+    """The text a reader sees in the prompt panel's heading: the Markdown rendered as CommonMark (raw HTML allowed,
+    so an unescaped tag would show up as a tag), tags dropped and entities decoded, as a browser shows it."""
+    from html.parser import HTMLParser
+
+    from markdown_it import MarkdownIt
+
+    class Heading(HTMLParser):
+        def __init__(self):
+            super().__init__(convert_charrefs=True)
+            self.inside, self.text, self.tags = False, "", []
+
+        def handle_starttag(self, tag, attrs):
+            self.inside = self.inside or tag == "h3"
+            if self.inside and tag != "h3":
+                self.tags.append(tag)
+
+        def handle_endtag(self, tag):
+            self.inside = self.inside and tag != "h3"
+
+        def handle_data(self, data):
+            self.text += data if self.inside else ""
+
+    parser = Heading()
+    parser.feed(MarkdownIt("commonmark").render(markdown))
+    assert not parser.tags, f"the prompt became markup: {parser.tags}"
+    return parser.text
+
+
+@pytest.mark.parametrize("text", [
+    "a dog's toy", 'the "quoted" word', "salt & pepper", "AT&T's <b>bold</b> #1 * [x](y) `code` &amp; &#x27;",
+    '<img src=x onerror="alert(1)"> **bold** [link](http://x)',
+])
+def test_the_prompt_panel_shows_the_prompt_text_exactly(text):
+    battle = Battle("b", 1, "commonsense", "", "", text, {}, ShownImage(1, "0" * 64, "png"),
+                    ShownImage(2, "1" * 64, "png"), 0.0, "tok")
+    assert _displayed_heading(prompt_markdown(battle)) == text

@@ -19,7 +19,7 @@ OPTIONS = LeaderboardOptions(rounds=20, min_votes=1)
 
 
 def vote(arena, times: int, name: str = "snap-voter") -> None:
-    session = sessions.start(arena.db, name, "token-1", open_signup=True)
+    session = sessions.start(arena.db, name, "token-001", open_signup=True)
     for i in range(times):
         session = sessions.vote(arena.db, sessions.next_battle(arena.db, random.Random(i), session), "A", rules=None)
 

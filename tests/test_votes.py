@@ -11,7 +11,7 @@ from datamodel.votes import VoteRejected, record_vote
 
 
 def _serve(arena, rng=None, session="s1", name="alice"):
-    annotator = sign_in(arena.db, name, "token-1", open_signup=True)
+    annotator = sign_in(arena.db, name, "token-001", open_signup=True)
     return serve_battle(arena.db, rng or random.Random(0), session_id=session, annotator_id=annotator.id)
 
 
@@ -104,25 +104,25 @@ def test_concurrent_votes_on_one_battle_store_exactly_one(small_arena):
 
 def test_sign_in_rules(small_arena):
     db = small_arena.db
-    alice = sign_in(db, "alice", "secret", open_signup=True)
-    assert sign_in(db, "alice", "secret", open_signup=True) == alice
+    alice = sign_in(db, "alice", "secret-token", open_signup=True)
+    assert sign_in(db, "alice", "secret-token", open_signup=True) == alice
     with pytest.raises(SignInError, match="Wrong token for 'alice'"):
         sign_in(db, "alice", "guess", open_signup=True)
-    with pytest.raises(SignInError, match="No annotator account named 'bob'"):
-        sign_in(db, "bob", "secret", open_signup=False)
+    with pytest.raises(SignInError, match="Unknown name or wrong token"):  # the same words as a wrong token
+        sign_in(db, "bob", "secret-token", open_signup=False)
     with pytest.raises(SignInError, match="Enter a name"):
-        sign_in(db, "<script>", "secret", open_signup=True)
-    assert "secret" not in str(db.execute("SELECT token_hash FROM annotators").fetchall())
+        sign_in(db, "<script>", "secret-token", open_signup=True)
+    assert "secret-token" not in str(db.execute("SELECT token_hash FROM annotators").fetchall())
 
 
 def test_configured_accounts_take_their_configured_token(small_arena):
     db = small_arena.db
-    sync_accounts(db, {"carol": "tok-1"})
-    assert sign_in(db, "carol", "tok-1", open_signup=False).name == "carol"
-    sync_accounts(db, {"carol": "tok-2"})
+    sync_accounts(db, {"carol": "carol-token-1"})
+    assert sign_in(db, "carol", "carol-token-1", open_signup=False).name == "carol"
+    sync_accounts(db, {"carol": "carol-token-2"})
     with pytest.raises(SignInError):
-        sign_in(db, "carol", "tok-1", open_signup=False)
-    assert sign_in(db, "carol", "tok-2", open_signup=False).name == "carol"
+        sign_in(db, "carol", "carol-token-1", open_signup=False)
+    assert sign_in(db, "carol", "carol-token-2", open_signup=False).name == "carol"
 
 
 def test_vote_draws_the_next_battle_in_the_same_transaction(small_arena):
@@ -132,7 +132,7 @@ def test_vote_draws_the_next_battle_in_the_same_transaction(small_arena):
 
     db = small_arena.db
     battles = lambda: db.execute("SELECT COUNT(*) FROM battles").fetchone()[0]  # noqa: E731
-    s = sessions.start(db, "alice", "token-1", open_signup=True)
+    s = sessions.start(db, "alice", "token-001", open_signup=True)
     s = sessions.next_battle(db, random.Random(0), s)
     s = sessions.vote(db, s, "A", rng=random.Random(1), rules=None)
     assert s.upcoming is not None and battles() == 2
@@ -158,7 +158,7 @@ def test_a_vote_lands_only_on_the_battle_on_screen(small_arena):
 
     db = small_arena.db
     votes = lambda: db.execute("SELECT COUNT(*) FROM votes").fetchone()[0]  # noqa: E731
-    first = sessions.next_battle(db, random.Random(0), sessions.start(db, "dora", "token-1", open_signup=True))
+    first = sessions.next_battle(db, random.Random(0), sessions.start(db, "dora", "token-001", open_signup=True))
     with pytest.raises(VoteRejected, match="no longer on your screen"):
         sessions.vote(db, first, "A", on_screen="some-other-battle", rules=None)
     voted = sessions.vote(db, first, "A", rng=random.Random(1), on_screen=first.battle.media_token, rules=None)
@@ -180,7 +180,7 @@ def test_seconds_to_vote_counts_from_when_the_page_showed_the_battle(small_arena
     from arena import session as sessions
 
     db = small_arena.db
-    s = sessions.next_battle(db, random.Random(0), sessions.start(db, "erin", "token-1", open_signup=True), now=100.0)
+    s = sessions.next_battle(db, random.Random(0), sessions.start(db, "erin", "token-001", open_signup=True), now=100.0)
     voted = sessions.vote(db, s, "tie", seconds_on_screen=seconds_on_screen, now=110.0, rules=None)
     assert voted.receipt.seconds_to_vote == pytest.approx(expected)
 
@@ -189,7 +189,7 @@ def test_a_vote_counts_even_when_no_next_battle_can_be_drawn(small_arena):
     from arena import session as sessions
 
     db = small_arena.db
-    s = sessions.next_battle(db, random.Random(0), sessions.start(db, "bob", "token-1", open_signup=True))
+    s = sessions.next_battle(db, random.Random(0), sessions.start(db, "bob", "token-001", open_signup=True))
     s = sessions.vote(db, s, "A", rng=random.Random(1), suite="no-such-suite", rules=None)
     assert s.upcoming is None and db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == 1
 
@@ -215,13 +215,13 @@ def test_sessions_draw_with_the_configured_strategy_and_record_it(small_arena, s
 
     db = small_arena.db
     sampler = sessions.Sampler(strategy, SamplingStats(), PromptPool())
-    s = sessions.start(db, "carol", "token-1", open_signup=True)
+    s = sessions.start(db, "carol", "token-001", open_signup=True)
     for i in range(6):
         s = sessions.next_battle(db, random.Random(i), s, sampler=sampler)
         s = sessions.vote(db, s, "A", rng=random.Random(100 + i), sampler=sampler, rules=None)
     assert {row[0] for row in db.execute("SELECT strategy FROM battles")} == {strategy}
     with pytest.raises(ValueError, match="strategy"):
-        sessions.next_battle(db, random.Random(0), sessions.start(db, "carol", "token-1", open_signup=True),
+        sessions.next_battle(db, random.Random(0), sessions.start(db, "carol", "token-001", open_signup=True),
                              sampler=sessions.Sampler("cleverest"))
 
 
@@ -241,7 +241,7 @@ def test_the_active_sampler_refits_outside_the_votes_write_transaction(small_are
 
     stats = Watched(SamplingParams(tie_policy="half"), refresh_seconds=0.0, refit_votes=1)
     sampler = sessions.Sampler("active", stats, PromptPool())
-    s = sessions.start(db, "dave", "token-1", open_signup=True)
+    s = sessions.start(db, "dave", "token-001", open_signup=True)
     s = sessions.next_battle(db, random.Random(0), s, sampler=sampler)
     s = sessions.vote(db, s, "tie", rng=random.Random(1), sampler=sampler, rules=None)
     # the first refresh of the vote ran before its transaction and read the vote-less table; the draw inside the

@@ -18,7 +18,7 @@ def _contains_model_name(value) -> bool:
 def test_sign_in_vote_reveal_and_next_through_the_api(small_arena):
     with running_app(small_arena.settings) as url:
         client = Client(url, verbose=False)
-        shown = client.predict("api-user", "token-1", api_name="/sign_in")
+        shown = client.predict("api-user", "token-001", api_name="/sign_in")
         assert not _contains_model_name(shown)
         first = shown_token(shown)
         voted = client.predict("All suites", False, first, api_name="/vote_a")
@@ -52,7 +52,7 @@ def test_votes_need_a_signed_in_session(small_arena):
 def test_leaderboard_endpoint_returns_the_table(small_arena):
     with running_app(small_arena.settings) as url:
         client = Client(url, verbose=False)
-        client.predict("lb-user", "token-1", api_name="/sign_in")
+        client.predict("lb-user", "token-001", api_name="/sign_in")
         for _ in range(3):
             client.predict(api_name="/vote_a")
         everything = client.predict("All", "All", "All", "All", "All", "drop", False, api_name="/leaderboard")
@@ -79,8 +79,9 @@ def test_the_leaderboard_endpoint_takes_a_judge_and_shows_the_annotator_pairs(sm
             client.predict("All", "All", "All", "All", "All", "drop", False, "nobody", api_name="/leaderboard")
     assert f"Judge column: {JUDGE} (18 votes, the judge with the most votes)" in default[0]
     assert f"Judge column: {SINGLE} (6 votes, chosen)" in chosen[0]
-    pairs = chosen[-1]
-    assert len(pairs["data"]) == 1 and {"alice", "bob"} <= set(map(str, pairs["data"][0]))
+    pairs = chosen[-1]  # annotators' names are private: the public table numbers them (tests/test_annotator_privacy)
+    assert len(pairs["data"]) == 1 and {"Annotator #1", "Annotator #2"} <= set(map(str, pairs["data"][0]))
+    assert not {"alice", "bob"} & set(map(str, pairs["data"][0]))
 
 
 def test_battle_images_are_served_only_through_the_battle_token(small_arena):
@@ -90,15 +91,15 @@ def test_battle_images_are_served_only_through_the_battle_token(small_arena):
 
     with running_app(small_arena.settings) as url:
         client = Client(url, verbose=False)
-        shown = client.predict("img-user", "token-1", api_name="/sign_in")
+        shown = client.predict("img-user", "token-001", api_name="/sign_in")
         sources = re.findall(r'src="(battle-media/[^"]+)"', json.dumps(shown).replace('\\"', '"'))
         assert [s[-2:] for s in sources] == ["/a", "/b"]
         token = sources[0].split("/")[1]
         hashes = dict(small_arena.db.execute("SELECT media_token, media_hash FROM battles b JOIN images i "
                                              "ON i.id = b.left_image_id").fetchall())
-        left = httpx.get(url + sources[0])
-        assert left.status_code == 200 and left.headers["content-type"] == "image/png"
-        assert left.content == small_arena.media.path(hashes[token], "png").read_bytes()
+        left = httpx.get(url + sources[0])  # the display rendition, never the stored original
+        assert left.status_code == 200 and left.headers["content-type"] == "image/jpeg"
+        assert left.content == _rendition(small_arena, hashes[token], "png")
         for bad in [f"battle-media/{token}/c", "battle-media/not-a-real-token-123456/a",
                     "battle-media/..%2F..%2F..%2Fetc%2Fpasswd/a", f"battle-media/{token}/..%2F..%2Farena.db",
                     "gradio_api/file=" + str(small_arena.settings.media_dir.resolve() / "x.png"),
@@ -130,6 +131,13 @@ def _two_battles_with_different_images(arena):
     return x, y
 
 
+def _rendition(arena, media_hash: str, media_ext: str) -> bytes:
+    """What the battle-media route answers for a stored image: its display rendition under the arena's settings."""
+    from datamodel.renditions import RenditionSpec, render
+
+    return render(arena.media.path(media_hash, media_ext).read_bytes(), RenditionSpec.from_settings(arena.settings))
+
+
 def _raw_get(url: str, path: str) -> tuple[int, bytes]:
     import http.client
     from urllib.parse import urlparse
@@ -150,7 +158,7 @@ def test_a_media_token_serves_its_own_battle_images_only(small_arena):
     from datamodel.votes import record_vote
 
     x, y = _two_battles_with_different_images(small_arena)
-    file = lambda shown: small_arena.media.path(shown.media_hash, shown.media_ext).read_bytes()  # noqa: E731
+    file = lambda shown: _rendition(small_arena, shown.media_hash, shown.media_ext)  # noqa: E731
     assert len({file(x.left), file(x.right), file(y.left), file(y.right)}) == 4
     with running_app(small_arena.settings) as url:
         get = lambda path: httpx.get(url + path)  # noqa: E731
@@ -219,7 +227,7 @@ def test_the_annotator_rate_limit_refuses_the_third_vote_and_writes_nothing(tmp_
     arena = build_small_arena(tmp_path, rate_limit_annotator_per_minute=2, rate_limit_client_per_minute=0)
     with running_app(arena.settings) as url:
         client = Client(url, verbose=False)
-        client.predict("fast-voter", "token-1", api_name="/sign_in")
+        client.predict("fast-voter", "token-001", api_name="/sign_in")
         for _ in range(2):
             client.predict(api_name="/vote_a")  # each vote brings the next battle along: no request for it
         count = lambda table: arena.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]  # noqa: E731
@@ -229,7 +237,7 @@ def test_the_annotator_rate_limit_refuses_the_third_vote_and_writes_nothing(tmp_
             client.predict(api_name="/vote_b")
         assert (count("votes"), count("battles")) == before == (2, 3)  # no vote, and no next battle drawn
         other = Client(url, verbose=False)  # the limit is per annotator, not for everyone
-        other.predict("calm-voter", "token-2", api_name="/sign_in")
+        other.predict("calm-voter", "token-002", api_name="/sign_in")
         other.predict(api_name="/vote_tie")
     rows = arena.db.execute("SELECT voter, outcome FROM votes ORDER BY id").fetchall()
     assert rows == [("fast-voter", "A"), ("fast-voter", "A"), ("calm-voter", "tie")]
@@ -237,30 +245,40 @@ def test_the_annotator_rate_limit_refuses_the_third_vote_and_writes_nothing(tmp_
 
 
 def test_an_admin_excludes_and_includes_a_vote_through_the_admin_tab(tmp_path):
+    import asyncio
     import random
 
     from arena import session as sessions
     from tools.load import LoadError
     from conftest import build_small_arena
-    from webapp import call_event
+    from webapp import call_event, page_session
 
     arena = build_small_arena(tmp_path, admin_password="letmein")
-    s = sessions.start(arena.db, "voter", "token-1", open_signup=True)
+    s = sessions.start(arena.db, "voter", "token-001", open_signup=True)
     s = sessions.vote(arena.db, sessions.next_battle(arena.db, random.Random(0), s), "A")
     vote_id = s.receipt.vote_id
     state = lambda: arena.db.execute(  # noqa: E731
         "SELECT excluded, reviewed, excluded_reason FROM votes WHERE id = ?", [vote_id]).fetchone()
     assert state()[:2] == (0, 0)
+    async def review(url):
+        """Unlock, then review, on one page: only unlock takes the password (tests/test_security_review.py)."""
+        async with page_session(url) as session:
+            await session.call("admin_unlock", ["letmein", None])
+            (excluded,) = await session.call("admin_review_exclude", [None, vote_id])
+            after_exclude = state()
+            (included,) = await session.call("admin_review_include", [None, vote_id])
+            with pytest.raises(LoadError, match="No vote with id 999"):
+                await session.call("admin_review_exclude", [None, 999])
+            return excluded, after_exclude, included
+
     with running_app(arena.settings) as url:
-        (table,) = call_event(url, "admin_review_exclude", ["letmein", False, vote_id])
-        assert state() == (1, 1, "excluded by an admin")
-        assert table["data"][0][:3] == [vote_id, "voter", "A"]
-        (table,) = call_event(url, "admin_review_include", ["letmein", False, vote_id])
-        assert state() == (0, 1, "included by an admin")
+        excluded, after_exclude, included = asyncio.run(review(url))
+        assert after_exclude == (1, 1, "excluded by an admin")
+        assert excluded["data"][0][:3] == [vote_id, "voter", "A"]
         with pytest.raises(LoadError, match="Wrong admin password"):
-            call_event(url, "admin_review_exclude", ["wrong", False, vote_id])
-        with pytest.raises(LoadError, match="No vote with id 999"):
-            call_event(url, "admin_review_exclude", ["letmein", False, 999])
+            call_event(url, "admin_unlock", ["wrong", None])
+        with pytest.raises(LoadError, match="Unlock the admin tab first"):  # another page: no admin session
+            call_event(url, "admin_review_exclude", ["letmein", vote_id])
     assert state() == (0, 1, "included by an admin")
     arena.db.close()
 
@@ -278,7 +296,7 @@ def test_the_vote_and_battle_routes_check_their_raw_inputs(small_arena):
 
     async def drive(url):
         async with page_session(url) as session:
-            await session.call("sign_in", ["raw-user", "token-1", None, "All suites", False])
+            await session.call("sign_in", ["raw-user", "token-001", None, "All suites", False])
             answers = []
             for suite in bad_suites:
                 for api_name, inputs in (("vote_a", [None, suite, False, ""]), ("next_battle", [None, suite, False])):

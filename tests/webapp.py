@@ -9,7 +9,7 @@ import time
 
 import uvicorn
 
-from arena.web.app import create_server
+from arena.web.app import server_config
 
 
 def free_port() -> int:
@@ -21,8 +21,7 @@ def free_port() -> int:
 @contextlib.contextmanager
 def running_app(settings):
     settings = settings.replace(host="127.0.0.1", port=free_port(), leaderboard_refresh_s=0)
-    server = uvicorn.Server(uvicorn.Config(create_server(settings), host=settings.host, port=settings.port,
-                                           log_level="warning"))
+    server = uvicorn.Server(server_config(settings))  # as arena.web.app.serve runs it (forwarded headers and all)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

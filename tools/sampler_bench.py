@@ -8,8 +8,11 @@ copies the database into a temporary folder (votes are written), times the start
 followed by a vote on the battle drawn (:func:`datamodel.votes.record_vote` with the default quality rules, then
 :meth:`~sampling.sampler.SamplingStats.note_vote`, as :func:`arena.session.vote` does), so the counts change between
 draws and the incremental path is exercised. A last line per database times replica draws
-(``replication_share=1``: every draw re-serves a battle with one vote). Timings are wall-clock on a shared machine:
-repeat them.
+(``replication_share=1``: every draw re-serves a battle with one vote). Each draw is by a random annotator (most of
+them drawing for the first time, so the figure includes reading which prompts they saw); ``--seen N`` adds a line per
+strategy where every draw is by one annotator who has already voted on about ``N`` prompts (and keeps voting), the
+steady state of a returning annotator whose draws leave out the prompts they saw. Timings are wall-clock on a shared
+machine: repeat them.
 
 Before this sampler (commit 705d5f3 re-read every count, joining the votes to battles and images, at most every 2 s
 on the request path, and a read took longer than 2 s at a million votes, so every draw re-read) the figures were
@@ -70,10 +73,25 @@ def _table_megabytes(stats: SamplingStats) -> float:
     return (sum(a.nbytes for a in arrays) + tables.battles.nbytes) / 2**20
 
 
+def annotator_with_seen(db_path: str | Path, seen: int) -> tuple[int, int]:
+    """(annotator id, prompts they voted on) of the annotator whose number of distinct prompts voted on is closest to
+    ``seen`` (ties: the lowest id)."""
+    db = connect(db_path)
+    try:
+        row = db.execute(
+            "SELECT annotator_id, COUNT(DISTINCT prompt_id) AS n FROM votes WHERE annotator_id IS NOT NULL "
+            "GROUP BY annotator_id ORDER BY abs(n - ?), annotator_id LIMIT 1", [seen]).fetchone()
+    finally:
+        db.close()
+    if row is None:
+        raise LookupError(f"{db_path} has no annotator votes: build it with tools.scale_fixture.")
+    return int(row[0]), int(row[1])
+
+
 def measure_draws(db_path: str | Path, strategy: str, draws: int = 2_000, *, replication_share: float = 0.0,
-                  seed: int = 0) -> dict:
+                  seed: int = 0, annotator: int | None = None) -> dict:
     """Time ``draws`` draws of ``strategy`` through a warm :class:`SamplingStats` on a copy of ``db_path``, each
-    followed by a recorded vote (module docstring).
+    followed by a recorded vote (module docstring). Each draw is by a random annotator, or by ``annotator`` if given.
 
     Returns ``strategy, replication_share, votes`` (non-excluded human votes at start), ``models, draws,
     startup_s`` (the full read), ``mean_ms, p50_ms, p95_ms, max_ms`` (per draw), ``note_ms`` (counting each vote),
@@ -92,14 +110,14 @@ def measure_draws(db_path: str | Path, strategy: str, draws: int = 2_000, *, rep
             rng, pool = random.Random(seed), PromptPool()
             draw_s, note_s, vote_s, replicas = [], [], [], 0
             for _ in range(draws):
-                annotator = rng.randint(1, annotators)
+                voter = annotator if annotator is not None else rng.randint(1, annotators)
                 started = time.perf_counter()
-                pairing = draw_pairing(db, rng, strategy, stats=stats, annotator_id=annotator,
+                pairing = draw_pairing(db, rng, strategy, stats=stats, annotator_id=voter,
                                        replication_share=replication_share, pool=pool)
                 draw_s.append(time.perf_counter() - started)
                 replicas += type(pairing).__name__ == "Replica"
                 started = time.perf_counter()
-                battle = serve_battle(db, rng, session_id="bench", annotator_id=annotator, pairing=pairing,
+                battle = serve_battle(db, rng, session_id="bench", annotator_id=voter, pairing=pairing,
                                       strategy=strategy)
                 receipt = record_vote(db, battle.id, rng.choice(["A", "B", "tie"]), session_id="bench")
                 vote_s.append(time.perf_counter() - started)
@@ -126,13 +144,22 @@ def main(argv=None) -> None:
     parser.add_argument("--draws", type=int, default=2_000, help="draws per case (default 2000)")
     parser.add_argument("--cache", default=".cache", help="where the scale databases are kept (default .cache)")
     parser.add_argument("--small", action="store_true", help="only the 1,000-vote database (quick)")
+    parser.add_argument("--large", action="store_true", help="only the 1,000,000-vote database with 12 models")
+    parser.add_argument("--seen", type=int, default=300,
+                        help="also time draws by one annotator who voted on about this many prompts (default 300; "
+                             "0: skip)")
     args = parser.parse_args(argv)
-    for spec in SPECS[:1] if args.small else SPECS:
+    for spec in SPECS[:1] if args.small else SPECS[1:2] if args.large else SPECS:
         folder = cached_scale_database(spec, args.cache)
-        cases = [(strategy, 0.0) for strategy in STRATEGIES] + [(UNIFORM.name, 1.0)]
-        for strategy, share in cases:
-            result = measure_draws(folder / "arena.db", strategy, args.draws, replication_share=share)
+        cases = [(strategy, 0.0, None) for strategy in STRATEGIES] + [(UNIFORM.name, 1.0, None)]
+        if args.seen > 0:
+            annotator, seen = annotator_with_seen(folder / "arena.db", args.seen)
+            cases += [(strategy, share, annotator) for strategy, share, _ in cases]
+        for strategy, share, voter in cases:
+            result = measure_draws(folder / "arena.db", strategy, args.draws, replication_share=share,
+                                   annotator=voter)
             name = "replica" if share else strategy
+            name += "" if voter is None else f" (one annotator, {seen} seen at start)"
             before = BEFORE.get((spec.votes, spec.models, name), {})
             print(f"{spec.votes:>9,} votes {spec.models:>2} models {name:<8}: start-up read "
                   f"{result['startup_s']:5.2f} s ({result['stats_mb']:.0f} MB), draw mean "

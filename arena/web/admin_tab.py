@@ -1,18 +1,24 @@
-"""The admin tab: behind the admin password, vote exports and annotator statistics.
+"""The admin tab: behind the admin password, vote exports, annotator statistics and the review of flagged votes.
 
-An export is written into a fresh private temporary folder (mode 0700, outside every folder Gradio serves) and
-handed to Gradio, which copies it into its own cache under a secret-seeded hash of the content: only the admin
-session that asked for it receives that address. The private folder is removed a minute later.
+Only Unlock takes the password, throttled per client address and overall (:class:`arena.ratelimit.LoginThrottle`:
+after a few failures an address waits, twice as long after each further one). A right password opens an admin
+session (:class:`arena.web.admin_session.AdminSessions`) whose id the page keeps in its server-held state; every
+other admin function checks that session on every call, so calling one by its ``fn_index`` from a page that has not
+unlocked gets nothing. Refusals are one line in the server log (:func:`arena.web.context.refusal`).
+
+An export is written into the admin session's private folder (file mode 0600) and offered for download under a
+random token (:meth:`arena.web.admin_session.AdminSessions.offer`); the export event answers that page's session
+only, with a link to ``admin-export/<token>``, which the front door (:class:`arena.web.app.AdminExports`) streams
+once, while the admin session lives, within 10 minutes, to the address that asked, and then deletes. The file never
+passes through the server's memory or Gradio's event answer, so a study-sized export (hundreds of MB) costs the
+server no more than a small one; Gradio's file cache never holds one.
 """
 
 from __future__ import annotations
 
 import hmac
-import shutil
-import tempfile
-import threading
+import html
 import time
-from pathlib import Path
 
 import gradio as gr
 
@@ -21,39 +27,38 @@ import pandas as pd
 from datamodel.vote_table import EXPORT_FORMATS, annotator_stats, export_votes
 from datamodel.quality import flagged_votes, review_vote
 from sampling.coverage import votes_per_model, votes_per_pair, votes_per_prompt
-from arena.web.context import AppContext
+from arena.ratelimit import RateLimited, client_address
+from arena.web.admin_session import SessionEnded
+from arena.web.context import AppContext, refusal
+
+EXPORT_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
+LOCKED = ("Unlock the admin tab first: enter the admin password. (An admin session ends after 30 minutes without "
+          "use or when the server restarts; then reload the page.)")
 
 
-EXPORT_FOLDER_KEEP_S = 60.0  # Gradio copies the file into its cache as soon as the handler returns
+def export_link(ctx: AppContext, admin_id: str, fmt: str, client: str) -> str:
+    """The vote export in ``fmt``, offered to ``client`` for one download, as the export event answers it: an HTML
+    link (relative to the page) with the file's name, votes and size.
 
-
-def private_export_path(fmt: str, root: str | Path | None = None) -> Path:
-    """Where the next export goes: a new private temporary folder (never one Gradio serves) and a dated name.
-
-    ``root`` is the app's own exports folder (a :class:`tempfile.TemporaryDirectory`, removed with everything left
-    in it when the server exits), so an export of a server stopped within the minute does not stay behind.
+    Written into the admin session's private folder as a file of mode 0600 (deleted if the export fails).
     """
-    folder = Path(tempfile.mkdtemp(prefix="arena-export-", dir=root))
-    return folder / f"votes-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"
+    name = f"votes-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"
+    with ctx.admins.offer(admin_id, f".{fmt}", name=name, media_type=EXPORT_TYPES[fmt], client=client) as offer:
+        rows = export_votes(ctx.store.db(), offer.path, fmt)
+        size = offer.path.stat().st_size
+    size_text = f"{size / 1e6:,.1f} MB" if size >= 100_000 else f"{size / 1e3:,.1f} kB"
+    minutes = round(ctx.admins.offer_s / 60)
+    return (f'<a class="export-link" href="admin-export/{html.escape(offer.token)}" download="{html.escape(name)}">'
+            f"Download {html.escape(name)}</a> ({rows:,} votes, {size_text}). "
+            f"<span class=\"export-note\">The link works once, within {minutes} minutes; export again for another "
+            "copy.</span>")
 
 
-def _remove_later(folder: Path, delay_s: float = EXPORT_FOLDER_KEEP_S) -> None:
-    timer = threading.Timer(delay_s, shutil.rmtree, [folder], {"ignore_errors": True})
-    timer.daemon = True
-    timer.start()
-
-
-def build_admin_tab(ctx: AppContext) -> None:
+def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
+    """Wire the admin tab; ``admin`` (default: its own) is the page's state that holds its admin session id once
+    unlocked (the leaderboard tab reads it too: an annotator's results are shown to the admin)."""
     password = ctx.settings.admin_password
-    unlocked = gr.State(False)
-    exports: list[tempfile.TemporaryDirectory] = []  # made at the first export, lives as long as the app
-    exports_lock = threading.Lock()
-
-    def exports_folder() -> str:
-        with exports_lock:
-            if not exports:
-                exports.append(tempfile.TemporaryDirectory(prefix="arena-exports-"))
-            return exports[0].name
+    admin = gr.State(None) if admin is None else admin  # this page's admin session id once unlocked (AdminSessions)
     with gr.Column(visible=True) as lock_box:
         if not password:
             gr.Markdown("The admin tab is locked: set the ARENA_ADMIN_PASSWORD environment variable and restart.")
@@ -62,8 +67,9 @@ def build_admin_tab(ctx: AppContext) -> None:
     with gr.Column(visible=False) as admin_box:
         gr.Markdown("### Export votes\nOne row per vote, joined with battle, prompt and models (as displayed).")
         with gr.Row():
-            export_buttons = {fmt: gr.Button(f"Export {fmt.upper()}", elem_id=f"export-{fmt}") for fmt in EXPORT_FORMATS}
-        export_file = gr.File(label="Export", elem_id="export-file", interactive=False)
+            export_buttons = {fmt: gr.Button(f"Export {fmt.upper()}", elem_id=f"export-{fmt}")
+                              for fmt in EXPORT_FORMATS}
+        export_file = gr.HTML("", elem_id="export-file")  # the one-time download link of the latest export
         gr.Markdown("### Annotators")
         stats = gr.DataFrame(elem_id="annotator-stats", interactive=False)
         gr.Markdown(f"### Where the human votes went\nSampling strategy: **{ctx.settings.sampling_strategy}**. "
@@ -83,57 +89,75 @@ def build_admin_tab(ctx: AppContext) -> None:
             include_button = gr.Button("Include in ratings", elem_id="review-include")
             exclude_button = gr.Button("Exclude from ratings", elem_id="review-exclude")
 
-    def check(given: str, is_unlocked: bool) -> bool:
-        if is_unlocked:
-            return True
-        if password and hmac.compare_digest(str(given or "").encode(), password.encode()):
-            return True
-        time.sleep(0.5)  # slow down guessing
-        raise gr.Error("Wrong admin password." if password else "Set ARENA_ADMIN_PASSWORD to enable the admin tab.")
+    def require(admin_id, event: str, request: gr.Request | None) -> None:
+        """Refuse the call unless this page holds a live admin session."""
+        if not ctx.admins.live(admin_id):
+            raise refusal(LOCKED, event, request)
 
     def flagged_table() -> pd.DataFrame:
         rows = flagged_votes(ctx.store.db())
-        return pd.DataFrame(rows, columns=["vote_id", "voter", "outcome", "created_at", "excluded", "reviewed", "reason"])
+        return pd.DataFrame(rows, columns=["vote_id", "voter", "outcome", "created_at", "excluded", "reviewed",
+                                           "reason"])
 
-    def do_unlock(given: str, is_unlocked: bool):
-        check(given, is_unlocked)
+    def do_unlock(given: str, admin_id, request: gr.Request = None):
+        if not ctx.admins.live(admin_id):
+            if not password:
+                raise refusal("Set ARENA_ADMIN_PASSWORD to enable the admin tab.", "admin_unlock", request)
+            client = client_address(request)
+            try:
+                attempt = ctx.admin_throttle.attempt(client)
+            except RateLimited as error:
+                raise refusal(error, "admin_unlock", request)
+            with attempt:  # leaving without succeeded() counts a failure
+                if not hmac.compare_digest(str(given or "").encode(), password.encode()):
+                    raise refusal("Wrong admin password.", "admin_unlock", request, warn=True)
+                attempt.succeeded()
+            admin_id = ctx.admins.open(client)
         db = ctx.store.db()
-        return (True, gr.update(visible=False), gr.update(visible=True), annotator_stats(db), flagged_table(),
-                votes_per_model(db), votes_per_pair(db), votes_per_prompt(db), "")
+        return (admin_id, gr.update(visible=False), gr.update(visible=True), annotator_stats(db),
+                flagged_table(), votes_per_model(db), votes_per_pair(db), votes_per_prompt(db), "")
 
-    def do_review(exclude: bool, given: str, is_unlocked: bool, vote: float | None):
-        check(given, is_unlocked)
+    def do_review(exclude: bool, admin_id, vote: float | None, request: gr.Request | None):
+        event = f"admin_review_{'exclude' if exclude else 'include'}"
+        require(admin_id, event, request)
         if vote is None:
-            raise gr.Error("Enter the id of a vote from the table.")
+            raise refusal("Enter the id of a vote from the table.", event, request)
         try:
             review_vote(ctx.store.db(), int(vote), exclude=exclude)
         except LookupError as error:
-            raise gr.Error(str(error))
+            raise refusal(error, event, request)
         if ctx.stats is not None:  # the sampler counts non-excluded votes: it reads them again, in the background
             ctx.stats.reload(ctx.store.db())
         return flagged_table()
 
-    def do_export(fmt: str, given: str, is_unlocked: bool):
-        check(given, is_unlocked)
-        path = private_export_path(fmt, exports_folder())
+    def do_export(fmt: str, admin_id, request: gr.Request | None) -> str:
+        event = f"admin_export_{fmt}"
+        require(admin_id, event, request)
         try:
-            export_votes(ctx.store.db(), path, fmt)
-        finally:
-            _remove_later(path.parent)
-        return str(path)
+            return export_link(ctx, admin_id, fmt, client_address(request))
+        except SessionEnded:  # the session ended (or the server began to stop) while the file was written
+            raise refusal(LOCKED, event, request)
 
-    def named(name: str, handler):
-        handler.__name__ = name
+    def review_handler(exclude: bool):
+        def handler(admin_id, vote: float | None, request: gr.Request = None):
+            return do_review(exclude, admin_id, vote, request)
+
+        handler.__name__ = f"admin_review_{'exclude' if exclude else 'include'}"
         return handler
 
-    gr.on([unlock.click, password_box.submit], named("admin_unlock", do_unlock), [password_box, unlocked],
-          [unlocked, lock_box, admin_box, stats, flagged, per_model, per_pair, per_prompt, password_box],
-          api_visibility="private",
-          show_progress="hidden")
+    def export_handler(fmt: str):
+        def handler(admin_id, request: gr.Request = None) -> str:
+            return do_export(fmt, admin_id, request)
+
+        handler.__name__ = f"admin_export_{fmt}"
+        return handler
+
+    do_unlock.__name__ = "admin_unlock"
+    # One unlock at a time on the server: guesses cannot run in parallel (the throttle counts them anyway).
+    gr.on([unlock.click, password_box.submit], do_unlock, [password_box, admin],
+          [admin, lock_box, admin_box, stats, flagged, per_model, per_pair, per_prompt, password_box],
+          api_visibility="private", show_progress="hidden", concurrency_limit=1, concurrency_id="admin_unlock")
     for exclude, button in ((False, include_button), (True, exclude_button)):
-        button.click(named(f"admin_review_{'exclude' if exclude else 'include'}",
-                           lambda given, ok, vote, exclude=exclude: do_review(exclude, given, ok, vote)),
-                     [password_box, unlocked, vote_id], flagged, api_visibility="private")
+        button.click(review_handler(exclude), [admin, vote_id], flagged, api_visibility="private")
     for fmt, button in export_buttons.items():
-        button.click(named(f"admin_export_{fmt}", lambda given, ok, fmt=fmt: do_export(fmt, given, ok)),
-                     [password_box, unlocked], export_file, api_visibility="private")
+        button.click(export_handler(fmt), [admin], export_file, api_visibility="private")

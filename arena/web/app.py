@@ -1,7 +1,9 @@
-"""Build and serve the web app: the Gradio page mounted on a FastAPI app that also serves battle images."""
+"""Build and serve the web app: the Gradio page mounted on a FastAPI app, behind front doors that serve battle
+images and admins' exports."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -15,9 +17,11 @@ from fastapi import FastAPI
 
 from datamodel.annotators import sync_accounts
 from datamodel.battles import battle_image
-from datamodel.media import MediaStore
+from datamodel.media import MediaError, MediaStore
+from datamodel.renditions import Renditions
 from datamodel.settings import Settings
 from datamodel.connection import Store
+from arena.web.admin_session import AdminSessions
 from arena.web.admin_tab import build_admin_tab
 from arena.web.arena_tab import KEYBOARD_JS, build_arena_tab
 from arena.web.context import AppContext
@@ -32,13 +36,14 @@ CSS = """
     display: none; }
 .battle-image { margin: 0; }
 .battle-image figcaption { font-weight: 600; margin-bottom: 0.3em; }
-/* the window's height less the header, prompt and buttons (about 500 px), so the vote buttons stay in view */
+/* the window's height less the header, prompt and buttons (about 500 px), so the vote buttons stay in view; images
+   arrive as display renditions (already resampled to one size), so the browser scales them smoothly */
 .battle-image img { width: 100%; aspect-ratio: 1 / 1; max-height: max(260px, calc(100vh - 500px)); object-fit: contain;
-                    image-rendering: pixelated; border: 1px solid var(--border-color-primary); border-radius: 6px; }
+                    border: 1px solid var(--border-color-primary); border-radius: 6px; }
 """
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
-MEDIA_TYPES = {"png": "image/png", "jpg": "image/jpeg", "webp": "image/webp"}
 MEDIA_CACHE_BYTES = 64 * 1024 * 1024  # battle image bytes kept in memory per server process
+EXPORT_CHUNK_BYTES = 1024 * 1024  # an admin's export is streamed this many bytes at a time
 GRADIO_CACHE_CLEANUP = (600, 3600)  # every 10 minutes, delete Gradio cache files older than an hour
 log = logging.getLogger(__name__)
 
@@ -47,7 +52,7 @@ def make_context(settings: Settings, store: Store | None = None) -> AppContext:
     """What the app's handlers share, over the database of ``settings`` (or ``store``); accounts synced."""
     store = store or Store(settings.db_path, synchronous=settings.sqlite_synchronous)
     sync_accounts(store.db(), settings.annotator_accounts)
-    return AppContext(settings=settings, store=store, media=MediaStore(settings.media_dir))
+    return AppContext(settings=settings, store=store, media=MediaStore.from_settings(settings))
 
 
 def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | None = None) -> gr.Blocks:
@@ -58,31 +63,36 @@ def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | 
     os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
     os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
     ctx = ctx or make_context(settings, store)
-    # Files Gradio hands out (an admin's vote export) live in its cache under unguessable names; drop them after an
-    # hour (and all of them at a restart), so an export's address does not open it for ever.
+    # Files Gradio hands out live in its cache, open to any client with the address; drop them after an hour (and
+    # all of them at a restart). No vote export goes there: exports have their own one-time route (AdminExports).
     with gr.Blocks(title="T2I Arena", analytics_enabled=False, delete_cache=GRADIO_CACHE_CLEANUP) as blocks:
         gr.Markdown("# Text-to-image arena\nWhich image shows the prompt better? Model names appear after your vote.")
         # While the leaderboard tab is open it asks for the latest snapshot every few seconds (one small query).
         timer = gr.Timer(LEADERBOARD_POLL_S, active=False)
+        # This page's admin session id once its Admin tab is unlocked; the leaderboard reads it too (an annotator's
+        # results are the admin's to see), as it reads who signed in on the Arena tab.
+        admin = gr.State(None)
         with gr.Tabs():
             with gr.Tab("Arena", id="arena") as arena_tab:
-                build_arena_tab(ctx)
+                signed_in = build_arena_tab(ctx)
             with gr.Tab("Leaderboard", id="leaderboard") as leaderboard_tab:
-                build_leaderboard_tab(ctx, leaderboard_tab, timer)
+                build_leaderboard_tab(ctx, leaderboard_tab, timer, signed_in, admin)
             with gr.Tab("Admin", id="admin") as admin_tab:
-                build_admin_tab(ctx)
+                build_admin_tab(ctx, admin)
         leaderboard_tab.select(lambda: gr.Timer(active=True), None, timer, api_visibility="private")
         for other in (arena_tab, admin_tab):
             other.select(lambda: gr.Timer(active=False), None, timer, api_visibility="private")
-    blocks.queue(default_concurrency_limit=8)
+    # api_open=False: an event that goes through the queue cannot be posted straight to /gradio_api/run/predict by
+    # its fn_index, which would skip the queue's concurrency limits (the votes and battles, queue=False, still can).
+    blocks.queue(default_concurrency_limit=8, api_open=False)
     return blocks
 
 
 class ByteCache:
     """A thread-safe least-recently-used cache of file contents, bounded by their total size in bytes.
 
-    A file larger than the whole budget is read but never kept. Files are content-addressed and never change, so a
-    cached copy is never stale.
+    A file larger than the whole budget is read but never kept. Files are content-addressed (renditions by the
+    original's hash and their settings) and never change, so a cached copy is never stale.
     """
 
     def __init__(self, max_bytes: int = MEDIA_CACHE_BYTES):
@@ -90,22 +100,32 @@ class ByteCache:
         self._items: OrderedDict[Path, bytes] = OrderedDict()
         self._lock = threading.Lock()
 
+    def get(self, key: Path) -> bytes | None:
+        """The bytes kept for ``key`` (now the most recently used), or None."""
+        with self._lock:
+            body = self._items.get(key)
+            if body is not None:
+                self._items.move_to_end(key)
+            return body
+
+    def put(self, key: Path, body: bytes) -> None:
+        """Keep ``body`` for ``key`` unless it is larger than the whole budget; drop the least recently used."""
+        if len(body) > self.max_bytes:
+            return
+        with self._lock:
+            if key not in self._items:
+                self._items[key] = body
+                self.size += len(body)
+            while self.size > self.max_bytes:
+                _, dropped = self._items.popitem(last=False)
+                self.size -= len(dropped)
+
     def read(self, path: Path) -> bytes:
         """The bytes of ``path``, from memory when they are there; raises OSError when the file cannot be read."""
-        with self._lock:
-            body = self._items.get(path)
-            if body is not None:
-                self._items.move_to_end(path)
-                return body
-        body = path.read_bytes()
-        if len(body) <= self.max_bytes:
-            with self._lock:
-                if path not in self._items:
-                    self._items[path] = body
-                    self.size += len(body)
-                while self.size > self.max_bytes:
-                    _, dropped = self._items.popitem(last=False)
-                    self.size -= len(dropped)
+        body = self.get(path)
+        if body is None:
+            body = path.read_bytes()
+            self.put(path, body)
         return body
 
     def __len__(self) -> int:
@@ -118,14 +138,18 @@ class BattleMedia:
     Images are reachable only through a battle's unguessable media token, which only the session the battle was
     served to receives; a token answers that battle's two images and nothing else, and does not expire (the page
     keeps showing the images after the vote). The media folder itself is never exposed, so no path can be
-    traversed. The images are answered here, before Gradio's middleware stack (CORS, Brotli, ...), which cost more
-    than the vote itself under load; files are content-addressed and never change, so their bytes are cached
-    (:class:`ByteCache`, at most ``cache_bytes`` in all).
+    traversed. What is answered is the image's display rendition (:mod:`datamodel.renditions`): one size, format and
+    padded length for every model, no metadata, so nothing but the pixels tells the two sides apart; the original
+    never reaches the browser. The images are answered here, before Gradio's middleware stack (CORS, Brotli, ...),
+    which cost more than the vote itself under load; renditions never change, so their bytes are cached
+    (:class:`ByteCache`, at most ``cache_bytes`` in all). A rendition not yet in the media folder is made on its first
+    request, off the event loop, once however many requests ask for it at the same time.
     """
 
-    def __init__(self, app, store: Store, media: MediaStore, cache_bytes: int = MEDIA_CACHE_BYTES):
-        self.app, self.store, self.media = app, store, media
+    def __init__(self, app, store: Store, renditions: Renditions, cache_bytes: int = MEDIA_CACHE_BYTES):
+        self.app, self.store, self.renditions = app, store, renditions
         self.cache = ByteCache(cache_bytes)
+        self._making: dict[Path, asyncio.Future] = {}  # renditions being read or made, by their path
 
     async def __call__(self, scope, receive, send):
         path = scope.get("path", "") if scope["type"] == "http" else ""
@@ -135,14 +159,91 @@ class BattleMedia:
         shown = battle_image(self.store.db(), token, side) if _TOKEN.match(token) else None
         if shown is None or scope["method"] != "GET":
             return await _answer(send, 404, b"Unknown image.", "text/plain")
-        file = self.media.path(shown.media_hash, shown.media_ext)
         try:
-            body = self.cache.read(file)
+            body = await self._rendition(shown.media_hash, shown.media_ext)
         except OSError as error:
             log.error("battle image %s (image id %s) is missing from the media folder: %s. Restore the media folder "
-                      "or re-import the image.", file, shown.image_id, error)
+                      "or re-import the image.", self.renditions.media.path(shown.media_hash, shown.media_ext),
+                      shown.image_id, error)
             return await _answer(send, 404, b"Image file missing on the server.", "text/plain")
-        await _answer(send, 200, body, MEDIA_TYPES[shown.media_ext], cache="private, max-age=86400")
+        except MediaError as error:
+            log.error("battle image (image id %s) cannot be shown: %s. Re-import the image.", shown.image_id, error)
+            return await _answer(send, 404, b"Image cannot be shown.", "text/plain")
+        await _answer(send, 200, body, self.renditions.spec.media_type, cache="private, max-age=86400")
+
+    async def _rendition(self, media_hash: str, media_ext: str) -> bytes:
+        key = self.renditions.path(media_hash)
+        body = self.cache.get(key)
+        if body is not None:
+            return body
+        making = self._making.get(key)
+        if making is None:
+            making = asyncio.ensure_future(asyncio.to_thread(self.renditions.get, media_hash, media_ext))
+            self._making[key] = making
+
+            def done(future: asyncio.Future) -> None:
+                del self._making[key]
+                if not future.cancelled() and future.exception() is None:
+                    self.cache.put(key, future.result())
+
+            making.add_done_callback(done)
+        return await asyncio.shield(making)  # a request that goes away does not cancel the others' rendition
+
+
+class AdminExports:
+    """ASGI front door: ``GET .../admin-export/<token>`` streams an admin's vote export once, anything else goes on.
+
+    The export event (:mod:`arena.web.admin_tab`) writes the file into the admin session's private folder and offers
+    it under a random token (:meth:`arena.web.admin_session.AdminSessions.offer`) that only its answer to that page
+    carries. The token is claimed before the first byte is sent, so it works once, however many requests race for
+    it; it works only while the admin session lives, within its time, and from the address that asked for the export.
+    Any other request here (an unknown, used or expired token, another method) is a 404 that says nothing more. The
+    file is sent ``chunk_bytes`` at a time, read off the event loop (the server's memory does not grow with the
+    export), as an attachment that no cache keeps. The file leaves the folder as soon as it is opened, before the
+    first byte is sent, and its space is freed when the response ends, finished or not.
+    """
+
+    def __init__(self, app, admins: AdminSessions, chunk_bytes: int = EXPORT_CHUNK_BYTES):
+        self.app, self.admins, self.chunk_bytes = app, admins, chunk_bytes
+
+    async def __call__(self, scope, receive, send):
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if "/admin-export/" not in path:
+            return await self.app(scope, receive, send)
+        token = path.rpartition("/admin-export/")[2]
+        client = (scope.get("client") or ("unknown",))[0]
+        offer = self.admins.claim(token, client) if scope["method"] == "GET" and _TOKEN.match(token) else None
+        if offer is None:
+            return await _answer(send, 404, b"Not found.", "text/plain")
+        try:
+            handle = open(offer.path, "rb")
+        except OSError:
+            return await _answer(send, 404, b"Not found.", "text/plain")
+        finally:
+            offer.path.unlink(missing_ok=True)  # gone from the folder now; the open handle still reads it
+        gone = asyncio.Event()
+
+        async def watch() -> None:  # the client going away ends the download
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            gone.set()
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            headers = [(b"content-type", offer.media_type.encode()),
+                       (b"content-length", str(os.fstat(handle.fileno()).st_size).encode()),
+                       (b"content-disposition", f'attachment; filename="{offer.name}"'.encode()),
+                       (b"cache-control", b"no-store"), (b"x-content-type-options", b"nosniff")]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            while not gone.is_set():
+                chunk = await asyncio.to_thread(handle.read, self.chunk_bytes)
+                if not chunk:
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                    break
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        finally:
+            watcher.cancel()
+            handle.close()  # the last reference: the file's space is freed
 
 
 async def _answer(send, status: int, body: bytes, media_type: str, cache: str = "no-store") -> None:
@@ -170,7 +271,8 @@ def skip_matplotlib_backend_switch() -> bool:
 
 
 def create_server(settings: Settings):
-    """The whole web app as an ASGI application: battle images (:class:`BattleMedia`) and the Gradio page."""
+    """The whole web app as an ASGI application: battle images (:class:`BattleMedia`), admin exports
+    (:class:`AdminExports`) and the Gradio page."""
     skip_matplotlib_backend_switch()
     store = Store(settings.db_path, synchronous=settings.sqlite_synchronous)
     store.checkpoint_in_background()
@@ -187,11 +289,28 @@ def create_server(settings: Settings):
         FastAPI(openapi_url=None, docs_url=None, redoc_url=None, lifespan=lifespan), blocks, path="/",
         server_name=settings.host, server_port=settings.port, head=KEYBOARD_JS, css=CSS, footer_links=["api"],
         run_history=False,
-    )  # no allowed_paths: Gradio would serve those folders to anyone (admin exports go through a private folder)
-    return BattleMedia(app, ctx.store, ctx.media)
+    )  # no allowed_paths: Gradio would serve those folders to anyone (admin exports have their own route)
+    return BattleMedia(AdminExports(app, ctx.admins), ctx.store, Renditions.from_settings(ctx.media, settings))
+
+
+def server_config(settings: Settings, app=None):
+    """uvicorn's configuration for ``app`` (default: :func:`create_server` of ``settings``).
+
+    Forwarded headers (``X-Forwarded-For``, ``X-Forwarded-Proto``) are believed only from the proxies named in
+    ``trusted_proxies``; with none named they are ignored. uvicorn's own default believes them from any loopback
+    client, so a client on this machine (or a proxy that passes the header through) could pick the address that the
+    per-address limits count.
+    """
+    import uvicorn
+
+    trusted = settings.trusted_proxy_hosts
+    return uvicorn.Config(app if app is not None else create_server(settings), host=settings.host,
+                          port=settings.port, log_level="warning", proxy_headers=bool(trusted),
+                          forwarded_allow_ips=trusted)
 
 
 def serve(settings: Settings) -> None:
+    """Run the app until SIGINT or SIGTERM; its shutdown ends the admin sessions and deletes their exports."""
     import uvicorn
 
-    uvicorn.run(create_server(settings), host=settings.host, port=settings.port, log_level="warning")
+    uvicorn.Server(server_config(settings)).run()

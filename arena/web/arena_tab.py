@@ -17,8 +17,9 @@ from arena import session as sessions
 from datamodel.annotators import SignInError
 from sampling.draws import NoBattleAvailable
 from datamodel.votes import OUTCOME_LABELS, VoteRejected
-from arena.web.context import AppContext
-from arena.web.render import image_html, prompt_markdown, reveal_html, status_markdown
+from arena.ratelimit import RateLimited, client_address
+from arena.web.context import AppContext, refusal
+from arena.web.render import image_html, prompt_markdown, reveal_html, speed_notice, status_markdown
 
 ALL_SUITES = "All suites"
 BUTTON_IDS = {"A": "vote-a", "B": "vote-b", "tie": "vote-tie", "both_bad": "vote-both-bad"}
@@ -133,54 +134,67 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
         return [session, status_markdown(session.annotator.name, session.votes), body, image_html(token, "a", "A"),
                 image_html(token, "b", "B"), reveal_html(None), token or "", None]
 
-    def chosen_suite(suite) -> str | None:
+    def chosen_suite(suite, request: gr.Request | None = None) -> str | None:
         """The suite filter's value as the sessions take it (None: all suites), refused unless it is one of the
         menu's choices. The battle events skip Gradio's preprocessing, which would otherwise check this."""
         if suite is None or suite == ALL_SUITES:
             return None
         if not isinstance(suite, str) or suite not in ctx.pool.suites(ctx.store.db()):
-            raise gr.Error(f"Unknown suite {str(suite)[:60]!r}: pick one from the Suite menu.")
+            raise refusal(f"Unknown suite {str(suite)[:60]!r}: pick one from the Suite menu.", "suite", request)
         return suite
 
-    def load_next(session: sessions.ArenaSession | None, suite: str, expected: bool) -> list:
+    def load_next(session: sessions.ArenaSession | None, suite: str, expected: bool,
+                  request: gr.Request = None) -> list:
         if session is None:
-            raise gr.Error("Sign in with your name and token first.")
-        suite = chosen_suite(suite)
+            raise refusal("Sign in with your name and token first.", "next_battle", request)
+        suite = chosen_suite(suite, request)
+        try:  # each battle loaded without a vote writes a battle row: limited per annotator and per address
+            ctx.skip_limit.check(session.annotator.name)
+            ctx.client_skip_limit.check(client_address(request))
+        except RateLimited as error:
+            raise refusal(error, "next_battle", request)
         try:
             session = sessions.next_battle(ctx.store.db(), ctx.rng, session, suite=suite, sampler=ctx.sampler)
         except NoBattleAvailable as error:
             return show(sessions.ArenaSession(annotator=session.annotator, session_id=session.session_id,
                                               votes=session.votes), expected, str(error))
         except VoteRejected as error:
-            raise gr.Error(str(error))
+            raise refusal(error, "next_battle", request)
         return show(session, expected)
 
-    def sign_in(name: str, token: str, session: sessions.ArenaSession | None, suite: str, expected: bool) -> list:
-        try:
-            session = sessions.start(ctx.store.db(), name, token, open_signup=open_signup)
+    def sign_in(name: str, token: str, session: sessions.ArenaSession | None, suite: str, expected: bool,
+                request: gr.Request = None) -> list:
+        try:  # failures are throttled per address and overall (arena.ratelimit.LoginThrottle)
+            with ctx.sign_in_throttle.attempt(client_address(request)) as attempt:
+                session = sessions.start(ctx.store.db(), name, token, open_signup=open_signup,
+                                         min_token_length=settings.min_token_length)
+                attempt.succeeded()
+        except RateLimited as error:
+            raise refusal(error, "sign_in", request)
         except SignInError as error:
-            raise gr.Error(str(error))
+            raise refusal(error, "sign_in", request, warn=True)
         suites = [ALL_SUITES, *ctx.pool.suites(ctx.store.db())]
         return [gr.update(visible=False), gr.update(visible=True), gr.update(choices=suites, value=ALL_SUITES),
-                *load_next(session, ALL_SUITES, expected)]
+                *load_next(session, ALL_SUITES, expected, request)]
 
     def cast_vote(outcome: str, session: sessions.ArenaSession | None, suite: str, expected: bool, shown: str,
                   request: gr.Request) -> list:
         """Record the vote, reveal the names on the voted images, send the next battle along, and make it the
         session's current battle (the page shows it when the voter presses Next battle)."""
         if session is None:
-            raise gr.Error("Sign in with your name and token first.")
-        suite = chosen_suite(suite)
+            raise refusal("Sign in with your name and token first.", "vote", request)
+        suite = chosen_suite(suite, request)
         token, seconds = read_on_screen(shown)
         try:
             ctx.annotator_limit.check(session.annotator.name)
-            ctx.client_limit.check(request.client.host if request and request.client else "unknown")
+            ctx.client_limit.check(client_address(request))
             voted = sessions.vote(ctx.store.db(), session, outcome, rules=settings.quality_rules, rng=ctx.rng,
                                   suite=suite, sampler=ctx.sampler, on_screen=token, seconds_on_screen=seconds)
         except VoteRejected as error:
-            raise gr.Error(str(error))
+            raise refusal(error, "vote", request)
         receipt, battle, following = voted.receipt, voted.battle, voted.upcoming
-        view = [status_markdown(voted.annotator.name, voted.votes),
+        notice = speed_notice(voted.fast_run, settings.quality_rules, voted.annotator.source)
+        view = [status_markdown(voted.annotator.name, voted.votes, notice),
                 image_html(battle.media_token, "a", f"A: {receipt.model_a}"),
                 image_html(battle.media_token, "b", f"B: {receipt.model_b}"),
                 reveal_html(receipt, following.media_token if following else None), upcoming_view(following)]

@@ -1,17 +1,22 @@
 """What every tab's handlers share: the settings, the database, the media folder, a random source, the sampler's
-statistics, the rate limiters and the leaderboard snapshots.
+statistics, the rate limiters and sign-in throttles, the admin sessions and the leaderboard snapshots; and
+:func:`refusal`, how a handler refuses a request.
 
 Built once per app by :func:`arena.web.app.make_context` and captured by the handlers; no module-level state.
 """
 
 from __future__ import annotations
 
+import logging
 import random
 from dataclasses import dataclass, field
 
+import gradio as gr
+
 from sampling.draws import PromptPool
 from datamodel.media import MediaStore
-from arena.ratelimit import RateLimiter
+from arena.ratelimit import LoginThrottle, RateLimited, RateLimiter, client_address
+from arena.web.admin_session import AdminSessions
 from sampling.strategies import SamplingParams
 from sampling.sampler import SamplingStats
 from arena.session import Sampler
@@ -30,6 +35,11 @@ class AppContext:
     stats: SamplingStats | None = None  # the sampler's counts and fit, shared by the server's threads
     annotator_limit: RateLimiter | None = None
     client_limit: RateLimiter | None = None
+    skip_limit: RateLimiter | None = None  # battles loaded without a vote, per annotator
+    client_skip_limit: RateLimiter | None = None  # the same, per client address
+    sign_in_throttle: LoginThrottle | None = None
+    admin_throttle: LoginThrottle | None = None
+    admins: AdminSessions = field(default_factory=AdminSessions)
     snapshots: SnapshotService | None = None  # leaderboards, computed in a worker process
 
     @property
@@ -40,12 +50,32 @@ class AppContext:
         self.stats = SamplingStats(SamplingParams(tie_policy=self.settings.tie_policy))
         self.annotator_limit = RateLimiter(self.settings.rate_limit_annotator_per_minute, "per annotator")
         self.client_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address")
+        skips = dict(noun="new battles", advice="Vote on the battle on screen, or load another")
+        self.skip_limit = RateLimiter(self.settings.rate_limit_skips_per_minute, "per annotator", **skips)
+        self.client_skip_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address", **skips)
+        self.sign_in_throttle = LoginThrottle.from_settings("sign-ins", self.settings)
+        self.admin_throttle = LoginThrottle.from_settings("admin sign-ins", self.settings)
         self.snapshots = SnapshotService(self.store, refresh_s=self.settings.leaderboard_refresh_s,
                                          keep=self.settings.leaderboard_views)
         if self.sampler.reads_stats:  # also checks ARENA_SAMPLING against the registered strategies
             self.stats.start(self.store.db())  # the one full read of the vote counts, on a background thread
 
     def close(self) -> None:
-        """Stop what the app started besides its request threads: the leaderboard worker process, the checkpoints."""
+        """Stop what the app started besides its request threads: the leaderboard worker process, the checkpoints;
+        end the admin sessions and delete their export folder."""
+        self.admins.close()
         self.snapshots.close()
         self.store.close()
+
+
+log = logging.getLogger("arena.web")
+
+
+def refusal(error: Exception | str, event: str, request=None, *, warn: bool = False) -> gr.Error:
+    """The error a handler raises to refuse a request: the page shows the message; the server log gets one line
+    (event, client address, message), never a traceback. The line is a warning for a rate limit and where ``warn``
+    says so (a wrong token or password), otherwise information."""
+    message = str(error)
+    level = logging.WARNING if warn or isinstance(error, RateLimited) else logging.INFO
+    log.log(level, "refused %s from %s: %s", event, client_address(request), " ".join(message.split())[:300])
+    return gr.Error(message, print_exception=False)

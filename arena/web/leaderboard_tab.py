@@ -5,18 +5,27 @@ in a worker
 process: a viewer, the tab's timer and the ``/leaderboard`` API get it at once, with its age, and never compute it
 in the process that answers votes. Filter values are checked against the menus first, so no request can start a
 computation for made-up filters.
+
+Annotators' names and results are private. The Voter menu lists the judges (their leaderboards are public) and,
+per page, the annotator signed in on its Arena tab, or every annotator once its Admin tab is unlocked: the page's
+own server-side state (:class:`Viewer`), which a client cannot set. The menu sent with the page (Gradio's
+``/config``) holds only the judges, a voter filter for any other name is refused alike whether or not the name
+exists, and the inter-annotator table names no annotator but the viewer (:func:`arena.leaderboard_view.hide_annotators`)
+unless the viewer is the admin.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 
 import gradio as gr
 
 from datamodel.vote_table import category_choices
 from arena.leaderboard import judge_voters, leaderboard_options
 from arena.leaderboard_service import Snapshot
+from arena.leaderboard_view import hide_annotators
 from arena.web.context import AppContext
 from ratings.votes import TIE_POLICIES
 
@@ -36,10 +45,14 @@ def _column_values(column: str):
     return values
 
 
-def voter_names(db) -> list[str]:
-    """Every annotator and judge voter: the Voter menu."""
-    return [name for name, in db.execute(
-        "SELECT name FROM annotators UNION SELECT DISTINCT voter FROM votes WHERE voter_kind = 'judge' ORDER BY 1")]
+def judge_names(db) -> list[str]:
+    """Every judge voter, by name: the Voter menu everyone sees (a judge's leaderboard is public)."""
+    return sorted(judge_voters(db))
+
+
+def annotator_names(db) -> list[str]:
+    """Every annotator, by name: the admin's Voter menu, sent to no one else."""
+    return [name for name, in db.execute("SELECT name FROM annotators ORDER BY name")]
 
 
 FILTERS = {  # dropdown label: function of the database giving the choices
@@ -48,7 +61,8 @@ FILTERS = {  # dropdown label: function of the database giving the choices
     "Prompt variant": _column_values("variant"),
     "Category": category_choices,  # metadata category, and every entry of a categories list
 }
-MENUS = {**FILTERS, "Voter": voter_names, "Judge column": judge_voters}
+MENUS = {**FILTERS, "Voter": judge_names, "Judge column": judge_voters}  # the menus as everyone sees them
+ANNOTATORS = "Annotators"  # the cached choices' key of every annotator's name (the admin's Voter menu)
 
 
 class MenuChoices:
@@ -64,9 +78,37 @@ class MenuChoices:
         with self._lock:
             if time.monotonic() - self._read_at >= self.max_age_s:
                 db = self.ctx.store.db()
-                self._choices = {label: values(db) for label, values in MENUS.items()}
+                self._choices = {**{label: values(db) for label, values in MENUS.items()},
+                                 ANNOTATORS: annotator_names(db)}
                 self._read_at = time.monotonic()
             return self._choices
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who looks at the tab, from its page's server-side state: the annotator signed in on the Arena tab (None:
+    nobody) and whether the page holds a live admin session (its Admin tab unlocked, not yet expired)."""
+
+    annotator: str | None = None
+    admin: bool = False
+
+    @classmethod
+    def of(cls, session, admin: bool) -> "Viewer":
+        """The viewer of a page whose Arena tab holds ``session`` (an ArenaSession or None); ``admin``: whether the
+        page holds a live admin session."""
+        annotator = getattr(getattr(session, "annotator", None), "name", None)
+        return cls(annotator if isinstance(annotator, str) else None, admin is True)
+
+    def voters(self, choices: dict[str, list[str]]) -> list[str]:
+        """The Voter menu this viewer gets: their own name or, for the admin, every annotator's, then the judges."""
+        own = choices[ANNOTATORS] if self.admin else [self.annotator] if self.annotator else []
+        return [*own, *(name for name in choices["Voter"] if name not in own)]
+
+
+def voter_refused(value: object) -> str:
+    """Why a voter filter is refused: the same words for an annotator's name and a made-up one."""
+    return (f"Unknown voter {str(value)[:80]!r}: pick one from the Voter menu. An annotator's own results are shown "
+            "only to that annotator, signed in on the Arena tab of this page, and to the admin.")
 
 
 def age_text(snapshot: Snapshot, status: str) -> str:
@@ -81,8 +123,14 @@ def age_text(snapshot: Snapshot, status: str) -> str:
     return text + ".*\n\n"
 
 
-def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer) -> None:
-    """Wire the leaderboard; it loads when its tab is opened (so no model name reaches an arena-only page)."""
+def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_in: gr.State | None = None,
+                          admin: gr.State | None = None) -> None:
+    """Wire the leaderboard; it loads when its tab is opened (so no model name reaches an arena-only page).
+
+    ``signed_in`` is the Arena tab's session state and ``admin`` the Admin tab's admin session id
+    (:class:`arena.web.admin_session.AdminSessions`), which together make the :class:`Viewer`; without them every
+    viewer is anonymous.
+    """
     settings = ctx.settings
     menus = MenuChoices(ctx)
     first = menus()
@@ -90,7 +138,8 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer) -> None
         # Choices as of start-up, refreshed whenever the tab opens.
         dropdowns = [gr.Dropdown([ALL, *first[label]], value=ALL, label=label, allow_custom_value=True,
                                  elem_id=f"lb-{label.split()[-1].lower()}") for label in FILTERS]
-        voter = gr.Dropdown([ALL, *first["Voter"]], value=ALL, label="Voter", elem_id="lb-voter",
+        # Only the judges here: these choices are part of the page's configuration, which anyone can read.
+        voter = gr.Dropdown([ALL, *Viewer().voters(first)], value=ALL, label="Voter", elem_id="lb-voter",
                             allow_custom_value=True)
         judge = gr.Dropdown([MOST_VOTES, *first["Judge column"]], value=MOST_VOTES, label="Judge column",
                             elem_id="lb-judge", allow_custom_value=True)
@@ -119,14 +168,18 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer) -> None
         wins = gr.Plot(elem_id="lb-wins")
         counts = gr.Plot(elem_id="lb-counts")
 
-    def options_of(suite, subset, variant, category, who, policy, with_excluded, judge_voter):
-        """The leaderboard options of the menus' values; a value not in its menu is refused (nothing computed)."""
+    def options_of(suite, subset, variant, category, who, policy, with_excluded, judge_voter, viewer: Viewer):
+        """The leaderboard options of the menus' values; a value not in ``viewer``'s menu is refused (nothing
+        computed)."""
         choices = menus()
+        choices = {**choices, "Voter": viewer.voters(choices)}
         chosen = {}
         for label, value in zip(MENUS, (suite, subset, variant, category, who, judge_voter)):
             if value in (None, "", ALL, MOST_VOTES):
                 continue
             if value not in choices[label]:
+                if label == "Voter":
+                    raise gr.Error(voter_refused(value))
                 if label == "Judge column":
                     raise gr.Error(f"No judge votes from {str(value)[:80]!r}. Judges with votes: "
                                    f"{', '.join(choices[label]) or 'none'}; pass one of them.")
@@ -141,8 +194,9 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer) -> None
             tie_policy=policy or None, include_excluded=with_excluded is True)
 
     def show(suite: str, subset: str, variant: str, category: str, who: str, policy: str, with_excluded: bool,
-             judge_voter: str = MOST_VOTES, refresh: bool = False):
-        options = options_of(suite, subset, variant, category, who, policy, with_excluded, judge_voter)
+             judge_voter: str = MOST_VOTES, session=None, admin_id=None, refresh: bool = False):
+        viewer = Viewer.of(session, ctx.admins.live(admin_id, touch=False))
+        options = options_of(suite, subset, variant, category, who, policy, with_excluded, judge_voter, viewer)
         snapshot, status = ctx.snapshots.view(ctx.store.db(), options, refresh=refresh, wait_s=FIRST_VIEW_WAIT_S)
         if snapshot is None:
             why = f"It could not be computed: {status}." if status not in ("", "updating") else \
@@ -155,24 +209,30 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer) -> None
         return [
             age_text(snapshot, status) + view["summary"],
             tables["table"], plot("chart"), tables["correlations"], plot("confusion"),
-            plot("outcomes"), tables["bias"], plot("wins"), plot("counts"), tables["pairs"],
+            plot("outcomes"), tables["bias"], plot("wins"), plot("counts"),
+            tables["pairs"] if viewer.admin else hide_annotators(tables["pairs"], keep=viewer.annotator),
         ]
 
     def show_fresh(*values):
         return show(*values, refresh=True)
 
-    def refresh_filters():
-        choices = menus()
+    def leaderboard_menus(session=None, admin_id=None):
+        """The menus' choices as of now, the Voter menu for this page's viewer."""
+        choices, viewer = menus(), Viewer.of(session, ctx.admins.live(admin_id, touch=False))
         return [*(gr.update(choices=[ALL, *choices[label]]) for label in FILTERS),
-                gr.update(choices=[ALL, *choices["Voter"]]), gr.update(choices=[MOST_VOTES, *choices["Judge column"]])]
+                gr.update(choices=[ALL, *viewer.voters(choices)]),
+                gr.update(choices=[MOST_VOTES, *choices["Judge column"]])]
 
-    # the judge comes last, so API callers that pass the first seven inputs keep working
-    inputs = [*dropdowns, voter, tie_policy, include_excluded, judge]
+    # the judge comes last, so API callers that pass the first seven inputs keep working; then who is viewing (the
+    # page's server-side state: an API client neither sends nor sees it)
+    viewer_states = [gr.State(None) if signed_in is None else signed_in, gr.State(None) if admin is None else admin]
+    menus_in = [*dropdowns, voter, tie_policy, include_excluded, judge]
+    inputs = [*menus_in, *viewer_states]  # no change event of the states: a vote changes the session
     outputs = [summary, table, chart, correlations, confusion, outcomes, bias, wins, counts, annotator_pairs]
     # Each call reads a snapshot (a small query) and sends it as the worker rendered it, already in the form the
     # components send to the page: no queue (one HTTP request) and no per-component postprocessing.
     fast = dict(queue=False, postprocess=False, show_progress="minimal")
-    gr.on([*(c.change for c in inputs), timer.tick], show, inputs, outputs, api_name="leaderboard", **fast)
+    gr.on([*(c.change for c in menus_in), timer.tick], show, inputs, outputs, api_name="leaderboard", **fast)
     refresh.click(show_fresh, inputs, outputs, api_name="leaderboard_refresh", **fast)
-    tab.select(refresh_filters, None, [*dropdowns, voter, judge], api_visibility="private").then(
+    tab.select(leaderboard_menus, viewer_states, [*dropdowns, voter, judge], api_visibility="private").then(
         show, inputs, outputs, api_visibility="private", **fast)

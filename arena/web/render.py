@@ -6,6 +6,7 @@ import html
 import re
 
 from datamodel.battles import Battle
+from datamodel.quality import QualityRules
 from datamodel.votes import OUTCOME_LABELS, VoteReceipt
 from suites.registry import suite_named
 
@@ -13,8 +14,12 @@ _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
 
 
 def escape_markdown(text: str) -> str:
-    """Show ``text`` literally: HTML is escaped to entities and Markdown syntax is backslash-escaped."""
-    return _MARKDOWN_SPECIALS.sub(r"\\\1", html.escape(str(text), quote=True))
+    """Show ``text`` literally: ``&``, ``<`` and ``>`` become entities and Markdown syntax is backslash-escaped.
+
+    Quotes stay as they are (Markdown text is no attribute): an entity such as ``&#x27;`` would have its ``#``
+    escaped too and show as those six characters instead of an apostrophe.
+    """
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", html.escape(str(text), quote=False))
 
 
 def prompt_markdown(battle: Battle, *, show_expected: bool = False) -> str:
@@ -53,8 +58,27 @@ def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None) -
     )
 
 
-def status_markdown(name: str, votes: int) -> str:
-    return f"Signed in as **{escape_markdown(name)}** · {votes} vote{'s' if votes != 1 else ''} so far"
+def status_markdown(name: str, votes: int, notice: str = "") -> str:
+    """The status line: who is signed in, their votes, and a warning (:func:`speed_notice`) on a line of its own."""
+    status = f"Signed in as **{escape_markdown(name)}** · {votes} vote{'s' if votes != 1 else ''} so far"
+    return f"{status}\n\n**⚠ {notice}**" if notice else status  # the app's own words
+
+
+def speed_notice(fast_run: int, rules: QualityRules, source: str) -> str:
+    """The warning after a fast vote (``fast_run``: :attr:`arena.session.ArenaSession.fast_run`), given before the
+    speed rule sets votes aside; "" when the last vote was not fast. An account of a trusted ``source`` is told that
+    its fast votes are noted, since the rule reports them instead of excluding them (:mod:`datamodel.quality`)."""
+    if fast_run < 2:
+        return ""
+    seconds, streak = f"{rules.fast_seconds:g}", rules.fast_streak
+    if source in rules.trusted_sources:
+        return (f"You are voting very fast: votes less than {seconds} s apart still count, and from {streak} in a row "
+                "they are noted for the admin. Take the time to look at both images.")
+    if fast_run >= streak:
+        return (f"You are voting very fast: your last {fast_run} votes came less than {seconds} s apart, so they are "
+                "set aside and do not count. Take the time to look at both images.")
+    return (f"You are voting very fast: votes less than {seconds} s apart may not count (from {streak} in a row they "
+            f"are set aside). {fast_run} in a row so far: take the time to look at both images.")
 
 
 def image_url(media_token: str, side: str) -> str:

@@ -1,0 +1,178 @@
+"""The admin's sessions: opened by the admin password, checked on every admin call, each with a private folder.
+
+An admin session is a random id that the page keeps in its server-held state (``gr.State``: never sent to the
+browser) and that is registered here; every admin function but unlock asks :meth:`AdminSessions.live` first, so a
+hidden admin function called by its ``fn_index`` from any other page gets nothing. A session ends after
+``idle_s`` seconds without an admin call, and all of them when the server stops.
+
+Vote exports are written into the session's own folder (mode 0700, inside the app's folder, mode 0700; Gradio never
+serves either) as files of mode 0600, then offered for download (:meth:`AdminSessions.offer`) under a random token
+that only the export event's answer to that page's session carries. :meth:`AdminSessions.claim` hands a file out
+once: while its session lives, for ``offer_s`` seconds, to the client address that asked for the export; the
+front door (:class:`arena.web.app.AdminExports`) streams it and deletes it. An offer not claimed in time is deleted
+(a timer sweeps it); what a session's folder holds goes when the session ends, and everything when the server stops
+(:meth:`AdminSessions.close`, from the app's shutdown).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterator
+
+ADMIN_IDLE_S = 1800.0  # an admin session ends after 30 minutes without an admin call
+EXPORT_OFFER_S = 600.0  # an export's download link works for 10 minutes (and once)
+
+
+class SessionEnded(PermissionError):
+    """The admin session is not (or no longer) live: unlock again."""
+
+
+@dataclass
+class _Session:
+    client: str
+    seen: float
+    folder: Path | None = None
+
+
+@dataclass(frozen=True)
+class Offer:
+    """An export file waiting for its one download: ``token`` names it in the link; ``name`` and ``media_type``
+    are what the download is called and declared as; only ``client`` may claim it, before ``expires``."""
+
+    token: str
+    path: Path
+    session_id: str
+    client: str
+    name: str
+    media_type: str
+    expires: float
+
+
+class AdminSessions:
+    """The live admin sessions of one server, and their private export folders."""
+
+    def __init__(self, idle_s: float = ADMIN_IDLE_S, clock=time.monotonic, offer_s: float = EXPORT_OFFER_S):
+        self.idle_s, self.clock, self.offer_s = idle_s, clock, offer_s
+        self._sessions: dict[str, _Session] = {}
+        self._offers: dict[str, Offer] = {}  # exports waiting for their download, by token
+        self._timers: dict[str, threading.Timer] = {}  # each offer's sweep once it has expired, by token
+        self._root: Path | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def open(self, client: str) -> str:
+        """A new admin session for a page at ``client`` (after the right password); returns its id."""
+        session_id = secrets.token_urlsafe(32)
+        with self._lock:
+            self._expire(self.clock())
+            self._sessions[session_id] = _Session(client, self.clock())
+        return session_id
+
+    def live(self, session_id, *, touch: bool = True) -> bool:
+        """Whether ``session_id`` (a page's state: anything) is a live admin session; a live one is kept alive unless
+        ``touch`` is false (the leaderboard's checks, which its timer repeats while the tab is open)."""
+        if not isinstance(session_id, str):
+            return False
+        now = self.clock()
+        with self._lock:
+            self._expire(now)
+            session = self._sessions.get(session_id)
+            if session is None:
+                return False
+            if touch:
+                session.seen = now
+            return True
+
+    @contextlib.contextmanager
+    def offer(self, session_id: str, suffix: str, *, name: str, media_type: str, client: str) -> Iterator[Offer]:
+        """A new empty file of mode 0600 in the session's folder (``offer.path``), for the block to write; when the
+        block ends without an error the file is offered for download under ``offer.token`` (:meth:`claim`), otherwise
+        it is deleted.
+
+        Raises :class:`SessionEnded` unless ``session_id`` is live (check with :meth:`live` first for a message), and
+        when the session ends (or the server stops) while the block runs.
+        """
+        with self._lock:
+            session = self._sessions.get(session_id) if isinstance(session_id, str) else None
+            if session is None or self._closed:
+                raise SessionEnded("no live admin session")
+            if self._root is None:
+                self._root = Path(tempfile.mkdtemp(prefix="arena-exports-"))  # mode 0700
+            if session.folder is None:
+                session.folder = Path(tempfile.mkdtemp(prefix="admin-", dir=self._root))
+            handle, file_name = tempfile.mkstemp(prefix="votes-", suffix=suffix, dir=session.folder)  # mode 0600
+        os.close(handle)
+        offer = Offer(secrets.token_urlsafe(32), Path(file_name), session_id, client, name, media_type, 0.0)
+        try:
+            yield offer
+        except BaseException:
+            offer.path.unlink(missing_ok=True)
+            raise
+        with self._lock:
+            if self._closed or session_id not in self._sessions:  # the server stopped or the session ended meanwhile
+                offer.path.unlink(missing_ok=True)
+                raise SessionEnded("no live admin session")
+            self._offers[offer.token] = replace(offer, expires=self.clock() + self.offer_s)
+            timer = self._timers[offer.token] = threading.Timer(self.offer_s + 1.0, self.sweep)
+            timer.daemon = True
+            timer.start()
+
+    def claim(self, token: str, client: str) -> Offer | None:
+        """The export offered under ``token``, taken out of the offers (a link works once), provided it has not
+        expired, its session is still live (not kept alive by this) and ``client`` is the address it was offered to;
+        otherwise None, and the file of a token that was offered is deleted. The caller deletes the file of the offer
+        it gets once it has sent it."""
+        with self._lock:
+            self._expire(self.clock())
+            offer = self._offers.pop(token, None) if isinstance(token, str) else None
+            if offer is None:
+                return None
+            self._cancel_timer(token)
+        if offer.client != client:
+            offer.path.unlink(missing_ok=True)
+            return None
+        return offer
+
+    def sweep(self) -> None:
+        """Delete the exports whose link expired and end the sessions idle for too long."""
+        with self._lock:
+            self._expire(self.clock())
+
+    def close(self) -> None:
+        """End every session, withdraw every offer and delete the app's export folder with all it holds."""
+        with self._lock:
+            self._closed = True
+            self._sessions.clear()
+            self._offers.clear()
+            for token in list(self._timers):
+                self._cancel_timer(token)
+            root, self._root = self._root, None
+        if root is not None:
+            shutil.rmtree(root, ignore_errors=True)
+
+    def _expire(self, now: float) -> None:
+        """End the sessions idle for too long (their folders go) and withdraw the offers that expired or whose
+        session ended (their files go). Holds the lock."""
+        for session_id, session in list(self._sessions.items()):
+            if now - session.seen > self.idle_s:
+                del self._sessions[session_id]
+                if session.folder is not None:
+                    shutil.rmtree(session.folder, ignore_errors=True)
+        for token, offer in list(self._offers.items()):
+            if offer.expires <= now or offer.session_id not in self._sessions:
+                del self._offers[token]
+                self._cancel_timer(token)
+                offer.path.unlink(missing_ok=True)
+
+    def _cancel_timer(self, token: str) -> None:
+        timer = self._timers.pop(token, None)
+        if timer is not None:
+            timer.cancel()

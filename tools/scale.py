@@ -43,7 +43,9 @@ from tools.scale_fixture import ScaleSpec, cached_scale_database
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMATS = ("csv", "jsonl", "parquet")
-VIEWER_FILTERS = tuple([*filters, "The one with the most votes"] for filters in (  # the leaderboard API's inputs:
+# the leaderboard API's inputs; the last two are the page's server-side states (the signed-in annotator, the admin
+# session), which Gradio fills from the session whatever is sent, so a raw call sends placeholders
+VIEWER_FILTERS = tuple([*filters, "The one with the most votes", None, None] for filters in (  # inputs:
     ["All", "All", "All", "All", "All", "drop", False],  # suite, subset, variant, category, voter, tie policy,
     ["taxonomy", "All", "All", "All", "All", "drop", False],  # include excluded, judge column
     ["All", "Easy", "All", "All", "All", "drop", False],

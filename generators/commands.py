@@ -1,4 +1,5 @@
-"""``python -m generators``: run models on a suite's prompts, build the tiny offline pipelines, list the registry.
+"""``python -m generators``: run models on a suite's prompts, smoke-test every model on tiny stand-ins, build the tiny
+offline pipelines, list the registry.
 
 Each command parses its arguments, calls one library function and prints. Under ``accelerate launch`` the ``run``
 command shards its work across the launched processes (one per GPU)::
@@ -48,13 +49,20 @@ def process_state(device: str | None):
     return state.process_index, state.num_processes, device or str(state.device)
 
 
+def _memory_options(args) -> dict:
+    """The GPU memory flags given on the command line, as ModelSpec fields (flags not given change nothing)."""
+    options = {"offload": args.offload, "vae_tiling": args.vae_tiling or None, "vae_slicing": args.vae_slicing or None,
+               "compile": args.compile or None}
+    return {name: value for name, value in options.items() if value is not None}
+
+
 def cmd_run(args) -> int:
 
     from datamodel.media import MediaStore
     from datamodel.connection import connect
     from generators.demo import demo_models
-    from generators.pipelines import make_generator
-    from generators.registry import RegistryError, load_registry, select
+    from generators.pipelines import check_weights, make_generator
+    from generators.registry import RegistryError, cascade, load_registry, select
     from generators.runner import run, suite_prompt_ids
     from generators.tiny import ensure_tiny
 
@@ -65,18 +73,23 @@ def cmd_run(args) -> int:
         if not sep or name not in registry:
             raise RegistryError(f"--weights {entry!r}: write NAME=FOLDER with a known model name (see `list`).")
         registry[name] = dataclasses.replace(registry[name], weights=folder)
+    if options := _memory_options(args):
+        registry = {name: dataclasses.replace(spec, **options) if spec.kind == "diffusers" else spec
+                    for name, spec in registry.items()}
     specs = select(registry, _names(args.models))
+    check_weights(specs, registry)  # with HF_HUB_OFFLINE set: every missing model named before anything runs
     for spec in specs:  # before the process group exists: transformers saves weights on rank 0 only
-        if spec.tiny and not spec.weights:
-            ensure_tiny(settings.cache_dir, spec.tiny)
+        for stage in cascade(registry, spec) if spec.kind == "diffusers" else []:
+            if stage.tiny and not stage.weights:
+                ensure_tiny(settings.cache_dir, stage.tiny)
     process_index, num_processes, device = process_state(args.device)
     db = connect(settings.db_path, synchronous=settings.sqlite_synchronous)
     try:
         prompt_ids = suite_prompt_ids(db, args.suite, args.subset, args.variant, args.limit)
         report = run(
             db, MediaStore(settings.media_dir), specs, prompt_ids,
-            partial(make_generator, cache_dir=settings.cache_dir, device=device, dtype=args.dtype,
-                    negative_prompt=args.negative_prompt),
+            partial(make_generator, registry=registry, cache_dir=settings.cache_dir, device=device,
+                    dtype=args.dtype, negative_prompt=args.negative_prompt),
             images_per_prompt=args.images_per_prompt, seed=settings.seed if args.seed is None else args.seed,
             seed_policy=args.seed_policy, batch_size=args.batch_size, process_index=process_index,
             num_processes=num_processes, progress=not args.quiet,
@@ -99,15 +112,45 @@ def cmd_tiny(args) -> int:
     return 0
 
 
+def cmd_smoke(args) -> int:
+    import time
+
+    from generators.demo import demo_models
+    from generators.registry import load_registry, select
+    from generators.smoke import smoke
+
+    settings = _settings(args)
+    registry = load_registry(args.models_file, extra=demo_models())
+    names = [spec.name for spec in select(registry, _names(args.models))] if args.models else None
+    started, failed, count = time.perf_counter(), [], 0
+    for result in smoke(registry, names, cache_dir=settings.cache_dir, device=args.device):
+        print(result.line(), flush=True)
+        count += 1
+        failed += [] if result.ok else [result.name]
+    stages = sorted(name for name, spec in registry.items() if spec.takes_image)
+    print(f"{count - len(failed)} of {count} models made their image in {time.perf_counter() - started:.1f} s "
+          f"(tiny stand-ins in {settings.cache_dir}/tiny" + (f"; stages run inside their cascades: "
+                                                               f"{', '.join(stages)}" if stages else "") + ").")
+    if failed:
+        print(f"error: smoke failed for {', '.join(failed)}; the FAIL lines above say where.", file=sys.stderr)
+    return 1 if failed else 0
+
+
 def cmd_list(args) -> int:
     from generators.demo import demo_models
-    from generators.registry import load_registry
+    from generators.registry import load_registry, output_resolution
 
-    for spec in load_registry(args.models_file, extra=demo_models()).values():
+    registry = load_registry(args.models_file, extra=demo_models())
+    for spec in registry.values():
         width, height = spec.resolution
         where = spec.weights or (f"tiny:{spec.tiny}" if spec.tiny else spec.hub_id) or "-"
-        print(f"{spec.name:24} {spec.pipeline_class:28} {spec.steps:>3} steps  guidance {spec.guidance!s:5} "
-              f"{width}x{height} {spec.dtype:8} {where}")
+        size = f"{width}x{height}"
+        if spec.stages:
+            size += "->" + "x".join(map(str, output_resolution(registry, spec)))
+        role = (f"  stages: {', '.join(spec.stages)}" if spec.stages
+                else "  (a cascade stage)" if spec.takes_image else "")
+        print(f"{spec.name:24} {spec.pipeline_class:30} {spec.steps:>3} steps  guidance {spec.guidance!s:5} "
+              f"{size:9} {spec.dtype:8} {where}{role}")
     return 0
 
 
@@ -137,8 +180,22 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dtype", choices=["float32", "float16", "bfloat16"],
                      help="default: the registry's dtype on CUDA, float32 elsewhere")
     run.add_argument("--negative-prompt", default="", help="negative prompt for models that accept one")
+    run.add_argument("--offload", choices=["model", "sequential"],
+                     help="fit big models on one GPU: model = diffusers' model CPU offload (whole components move "
+                     "to the GPU when used), sequential = layer by layer (least memory, slowest)")
+    run.add_argument("--vae-tiling", action="store_true", help="decode latents in tiles (large images, less memory)")
+    run.add_argument("--vae-slicing", action="store_true", help="decode a batch one image at a time")
+    run.add_argument("--compile", action="store_true",
+                     help="torch.compile the UNet/transformer (slow first batch, faster later ones)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=cmd_run)
+
+    about = "run every registry model end to end on a tiny random-weight stand-in (no real weights)"
+    smoke = commands.add_parser("smoke", help=about, description=about)
+    smoke.add_argument("--models", help="comma-separated registry names (default: all but cascade stages)")
+    smoke.add_argument("--models-file", help="TOML/JSON file adding models or overriding fields")
+    smoke.add_argument("--device", default="cpu", help="torch device (default cpu)")
+    smoke.set_defaults(handler=cmd_smoke)
 
     tiny = commands.add_parser("tiny", help="build the tiny offline pipelines into <cache_dir>/tiny")
     tiny.add_argument("--names", help="comma-separated recipes (default: all)")
@@ -153,9 +210,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from generators.pipelines import OutOfMemory
+
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except (SettingsError, ValueError, LookupError, FileNotFoundError) as error:
+    except (SettingsError, ValueError, LookupError, FileNotFoundError, OutOfMemory) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -8,18 +8,41 @@ Device and precision are the caller's choice; the defaults are safe (CPU, float3
 recommended dtype is used unless the caller names one. Randomness comes only from one ``torch.Generator`` per image,
 seeded with that image's seed, so an image does not depend on which batch it was made in (up to the kernels'
 batch-size-dependent rounding on GPUs).
+
+A cascade (a spec with ``stages``, DeepFloyd IF) is one generator over several pipelines: each batch runs through
+stage I, then each super-resolution stage on the previous stage's images, with the same per-image torch generators,
+so the runner stores only finished images and resumes a killed run at the first batch without rows.
+
+Fitting a model on one GPU: a spec's ``offload``, ``vae_tiling``, ``vae_slicing`` and ``compile`` fields (flags of
+``python -m generators run``) are passed to diffusers' ``enable_model_cpu_offload`` /
+``enable_sequential_cpu_offload``, ``vae.enable_tiling`` / ``vae.enable_slicing`` and ``torch.compile``; running out
+of GPU memory raises :class:`OutOfMemory`, whose message names those flags.
 """
 
 from __future__ import annotations
 
+import inspect
+import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Protocol, runtime_checkable
+from typing import Any, Iterator, Mapping, Protocol, runtime_checkable
 
 from PIL import Image
 
 from generators.procedural import make_renderer
-from generators.registry import ModelSpec, RegistryError
+from generators.registry import ModelSpec, RegistryError, builtin_models, cascade
+
+MEMORY_FLAGS = (
+    "--batch-size 1, --offload model (or --offload sequential: slowest, least memory), --vae-tiling, --vae-slicing"
+)
+
+
+class MissingWeights(RegistryError):
+    """A model's weights are neither in a local folder nor loadable from the hub; the message says how to get them."""
+
+
+class OutOfMemory(RuntimeError):
+    """The device ran out of memory; the message names the flags that make a model fit."""
 
 
 @runtime_checkable
@@ -40,13 +63,18 @@ def resolve_dtype(spec: ModelSpec, device: str, dtype: str | None = None):
     return getattr(torch, name)
 
 
+def hub_offline() -> bool:
+    """Whether ``HF_HUB_OFFLINE`` forbids downloads (read now, not when huggingface_hub was imported)."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+
+
 def weights_source(spec: ModelSpec, cache_dir: str | Path | None) -> str:
     """What ``from_pretrained`` opens: the local weights folder, the tiny build in the cache, or the hub id."""
     if spec.weights:
         if not Path(spec.weights).exists():
-            raise RegistryError(
+            raise MissingWeights(
                 f"model {spec.name}: weights folder {spec.weights} does not exist. Fix 'weights' in the models file "
-                "or download the weights there (huggingface-cli download <hub id> --local-dir <folder>)."
+                f"or download the weights there (hf download {spec.hub_id or '<hub id>'} --local-dir {spec.weights})."
             )
         return spec.weights
     if spec.tiny:
@@ -58,6 +86,60 @@ def weights_source(spec: ModelSpec, cache_dir: str | Path | None) -> str:
     if not spec.hub_id:
         raise RegistryError(f"model {spec.name} has neither weights nor hub_id. Set one of them in the models file.")
     return spec.hub_id
+
+
+def missing_weights_message(spec: ModelSpec, reason: object = "") -> str:
+    """What to do when ``spec``'s weights cannot be loaded: the model, the hub id, and the ``weights`` override."""
+    said = " ".join(str(reason).split())
+    said = f" (diffusers: {said[:300]}{'...' if len(said) > 300 else ''})" if said else ""
+    if spec.weights or spec.tiny:
+        folder = spec.weights or f"the tiny build of {spec.tiny}"
+        fix = (f"rebuild it with `python -m generators tiny --names {spec.tiny} --rebuild`" if spec.tiny and
+               not spec.weights else f"fix 'weights' under [models.{spec.name}] in the models file")
+        return (f"model {spec.name}: {folder} could not be loaded as a {spec.pipeline_class}{said}. It needs the "
+                f"save_pretrained layout (model_index.json and a folder per component); {fix}.")
+    if hub_offline():
+        why = ("HF_HUB_OFFLINE is set, so nothing is downloaded: unset it to download them into the Hugging Face "
+               "cache, or")
+    else:
+        why = ("They could not be downloaded (no connection to huggingface.co, or a gated model whose license is "
+               "not accepted on its page: accept it and run `hf auth login`). Otherwise")
+    return (
+        f"model {spec.name}: the weights of {spec.hub_id} are not on this machine{said}. {why} download them "
+        f"(hf download {spec.hub_id} --local-dir FOLDER) and set weights = \"FOLDER\" under [models.{spec.name}] in "
+        f"a models file (--models-file), or pass --weights {spec.name}=FOLDER."
+    )
+
+
+def check_weights(specs: list[ModelSpec], registry: Mapping[str, ModelSpec] | None = None) -> None:
+    """With ``HF_HUB_OFFLINE`` set, fail before the run if a hub model (or a cascade's stage) is not in the cache.
+
+    Without it nothing is checked here: ``from_pretrained`` downloads what is missing.
+    """
+    if not hub_offline():
+        return
+    from huggingface_hub import try_to_load_from_cache
+
+    registry = registry if registry is not None else builtin_models()
+    problems = []
+    for spec in specs:
+        for stage in cascade(registry, spec) if spec.kind == "diffusers" else []:
+            if stage.weights or stage.tiny or not stage.hub_id:
+                continue
+            if not isinstance(try_to_load_from_cache(stage.hub_id, "model_index.json"), str):
+                problems.append(missing_weights_message(stage))
+    if problems:
+        raise MissingWeights("\n".join(problems))
+
+
+def _variant(spec: ModelSpec, source: str) -> str | None:
+    """The weights variant to ask for: the spec's for the hub; for a local folder only if its files have it."""
+    if not spec.variant:
+        return None
+    folder = Path(source)
+    if not folder.is_dir():
+        return spec.variant
+    return spec.variant if any(folder.glob(f"*/*.{spec.variant}.safetensors")) else None
 
 
 @contextmanager
@@ -78,9 +160,47 @@ def loading_bars(show: bool) -> Iterator[None]:
             module.enable_progress_bar() if enabled else module.disable_progress_bar()
 
 
+@contextmanager
+def memory_errors(spec: ModelSpec, device: str, doing: str) -> Iterator[None]:
+    """Turn running out of device memory into :class:`OutOfMemory` with the flags that help."""
+    import torch
+
+    try:
+        yield
+    except torch.OutOfMemoryError as error:
+        first = str(error).splitlines()[0] if str(error) else "out of memory"
+        raise OutOfMemory(
+            f"model {spec.name} ran out of memory on {device} {doing} ({first}). Make it fit with {MEMORY_FLAGS}, "
+            f"or the same as fields under [models.{spec.name}] in a models file (offload = \"model\", "
+            "vae_tiling = true, ...)."
+        ) from None
+
+
+def place(pipeline, spec: ModelSpec, device: str):
+    """Put ``pipeline`` on ``device`` the spec's way: CPU offload or ``.to``, VAE tiling/slicing, torch.compile."""
+    if spec.offload:
+        if not str(device).startswith("cuda"):
+            raise RegistryError(f"model {spec.name}: offload = {spec.offload!r} moves weights between the CPU and a "
+                                f"GPU, but the device is {device}. Drop --offload, or run on a GPU (--device cuda).")
+        method = {"model": "enable_model_cpu_offload", "sequential": "enable_sequential_cpu_offload"}[spec.offload]
+        getattr(pipeline, method)(device=device)
+    else:
+        pipeline = pipeline.to(device)
+    vae = getattr(pipeline, "vae", None)
+    for wanted, method in ((spec.vae_tiling, "enable_tiling"), (spec.vae_slicing, "enable_slicing")):
+        if wanted and hasattr(vae, method):  # a pixel-space pipeline (DeepFloyd IF stages I and II) has no VAE
+            getattr(vae, method)()
+    if spec.compile:
+        for name in ("unet", "transformer"):
+            denoiser = getattr(pipeline, name, None)
+            if denoiser is not None:
+                denoiser.compile()  # torch.nn.Module.compile: in place, so offload hooks and saving still work
+    return pipeline
+
+
 def load_pipeline(spec: ModelSpec, *, cache_dir: str | Path | None = None, device: str = "cpu", dtype: str | None = None,
                   progress: bool = False):
-    """``<spec.pipeline_class>.from_pretrained(...)`` on ``device``, with the spec's scheduler swapped in."""
+    """``<spec.pipeline_class>.from_pretrained(...)`` placed on ``device``, with the spec's scheduler swapped in."""
     import diffusers
 
     pipeline_class = getattr(diffusers, spec.pipeline_class, None)
@@ -89,39 +209,126 @@ def load_pipeline(spec: ModelSpec, *, cache_dir: str | Path | None = None, devic
             f"model {spec.name}: diffusers {diffusers.__version__} has no pipeline class {spec.pipeline_class!r}. "
             "Use a class name from diffusers (e.g. StableDiffusionXLPipeline) in the models file."
         )
+    source = weights_source(spec, cache_dir)
     kwargs: dict[str, Any] = {"dtype": resolve_dtype(spec, device, dtype)}
-    if spec.variant and not spec.weights and not spec.tiny:  # local folders are usually saved without a variant
-        kwargs["variant"] = spec.variant
-    with loading_bars(progress):
-        pipeline = pipeline_class.from_pretrained(weights_source(spec, cache_dir), **kwargs)
+    if variant := _variant(spec, source):
+        kwargs["variant"] = variant
+    if spec.reuse_prompt_embeds:
+        kwargs["text_encoder"] = None  # the cascade passes the first stage's prompt embeddings
+    if source == spec.hub_id and hub_offline():
+        kwargs["local_files_only"] = True
+    try:
+        with loading_bars(progress):
+            pipeline = pipeline_class.from_pretrained(source, **kwargs)
+    except OSError as error:  # diffusers' EnvironmentError and every huggingface_hub download error
+        raise MissingWeights(missing_weights_message(spec, error)) from None
     if spec.scheduler:
         scheduler_class = getattr(diffusers, spec.scheduler, None)
         if scheduler_class is None:
             raise RegistryError(f"model {spec.name}: diffusers has no scheduler {spec.scheduler!r}.")
         pipeline.scheduler = scheduler_class.from_config(pipeline.scheduler.config)
     pipeline.set_progress_bar_config(disable=True)
-    return pipeline.to(device)
+    with memory_errors(spec, device, "while loading"):
+        return place(pipeline, spec, device)
+
+
+def call_arguments(spec: ModelSpec, pipeline_class: type, prompts: list[str], generators: list, *,
+                   negative_prompt: str = "", image=None, output_type: str = "pil") -> dict[str, Any]:
+    """The keyword arguments a pipeline of ``spec`` is called with (the registry's settings plus the batch).
+
+    A super-resolution stage gets the previous stage's ``image``; one whose pipeline takes no size (the x4 upscaler:
+    four times its input) gets no height and width.
+    """
+    width, height = spec.resolution
+    kwargs: dict[str, Any] = {
+        "prompt": [spec.prompt_template.format(prompt=p) for p in prompts], "num_inference_steps": spec.steps,
+        "generator": generators, "output_type": output_type,
+    }
+    if not spec.takes_image or "height" in inspect.signature(pipeline_class.__call__).parameters:
+        kwargs.update(width=width, height=height)
+    if image is not None:
+        kwargs["image"] = image
+    if spec.guidance is not None:
+        kwargs["guidance_scale"] = spec.guidance
+    if negative_prompt and spec.negative_prompt:
+        kwargs["negative_prompt"] = [negative_prompt] * len(prompts)
+    kwargs.update(spec.call_kwargs)
+    return kwargs
+
+
+def check_call_kwargs(spec: ModelSpec, pipeline_class: type) -> None:
+    """Refuse ``call_kwargs`` that the pipeline's ``__call__`` does not name: most pipelines take ``**kwargs`` and
+    would silently ignore a misspelt one."""
+    parameters = inspect.signature(pipeline_class.__call__).parameters
+    named = [name for name, p in parameters.items()
+             if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and name != "self"]
+    unknown = sorted(set(spec.call_kwargs) - set(named))
+    if unknown:
+        raise RegistryError(
+            f"model {spec.name}: call_kwargs {', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not "
+            f"argument(s) of {pipeline_class.__name__} (it would ignore them). Fix call_kwargs in the models file; "
+            f"its arguments are {', '.join(named)}."
+        )
+
+
+def _stage_params(spec: ModelSpec, pipeline, negative_prompt: str) -> dict[str, Any]:
+    width, height = spec.resolution
+    return {
+        "pipeline_class": spec.pipeline_class, "weights": spec.weights or spec.tiny or spec.hub_id,
+        "steps": spec.steps, "guidance": spec.guidance, "width": width, "height": height,
+        "dtype": str(pipeline.dtype).removeprefix("torch."), "scheduler": type(pipeline.scheduler).__name__,
+        "negative_prompt": negative_prompt if spec.negative_prompt else "", "prompt_template": spec.prompt_template,
+        "call_kwargs": dict(spec.call_kwargs), "offload": spec.offload, "vae_tiling": spec.vae_tiling,
+        "vae_slicing": spec.vae_slicing, "compile": spec.compile,
+    }
+
+
+def _handover(images, pipeline):
+    """A stage's ``pt`` output ([-1, 1], as DeepFloyd IF's stages pass it on) in the range the next stage expects:
+    pipelines with a ``VaeImageProcessor`` (the x4 upscaler) take [0, 1]."""
+    if images is None:
+        return None
+    from diffusers.image_processor import VaeImageProcessor
+
+    if isinstance(getattr(pipeline, "image_processor", None), VaeImageProcessor):
+        return (images / 2 + 0.5).clamp(0, 1)
+    return images
 
 
 class DiffusersGenerator:
-    """A loaded diffusers pipeline called with the registry's settings."""
+    """A loaded diffusers pipeline called with the registry's settings; with ``stages``, a cascade.
 
-    def __init__(self, spec: ModelSpec, pipeline, *, device: str = "cpu", negative_prompt: str = ""):
+    ``stages``: (spec, pipeline) of each super-resolution stage after ``pipeline``, in order.
+    """
+
+    def __init__(self, spec: ModelSpec, pipeline, *, device: str = "cpu", negative_prompt: str = "",
+                 stages: list[tuple[ModelSpec, Any]] | tuple = ()):
         import diffusers
 
         self.spec = spec
         self.name = spec.name
         self.pipeline = pipeline
+        self.stages = [(spec, pipeline), *stages]
         self.device = str(device)
-        self.negative_prompt = negative_prompt if spec.negative_prompt else ""
-        width, height = spec.resolution
-        self.params = {
-            "pipeline_class": spec.pipeline_class, "weights": spec.weights or spec.tiny or spec.hub_id,
-            "steps": spec.steps, "guidance": spec.guidance, "width": width, "height": height,
-            "dtype": str(pipeline.dtype).removeprefix("torch."), "scheduler": type(pipeline.scheduler).__name__,
-            "negative_prompt": self.negative_prompt, "prompt_template": spec.prompt_template,
-            "call_kwargs": dict(spec.call_kwargs), "device": self.device, "diffusers": diffusers.__version__,
-        }
+        self.negative_prompt = negative_prompt
+        self.params = {**_stage_params(spec, pipeline, negative_prompt), "device": self.device,
+                       "diffusers": diffusers.__version__}
+        if stages:
+            width, height = stages[-1][0].resolution
+            self.params.update(width=width, height=height,
+                               stages=[_stage_params(s, p, negative_prompt) for s, p in self.stages])
+
+    def _shared_embeddings(self, prompts: list[str]) -> dict[str, Any]:
+        """The first stage's prompt embeddings, when a later stage has no text encoder of its own (DeepFloyd IF)."""
+        if not any(spec.reuse_prompt_embeds for spec, _ in self.stages[1:]):
+            return {}
+        spec = self.spec
+        negative = self.negative_prompt if spec.negative_prompt else None
+        embeds, negative_embeds = self.pipeline.encode_prompt(
+            [spec.prompt_template.format(prompt=p) for p in prompts], do_classifier_free_guidance=True,
+            negative_prompt=[negative] * len(prompts) if negative else None,
+        )
+        return {"prompt_embeds": embeds, "negative_prompt_embeds": negative_embeds}
 
     def generate(self, prompts: list[str], seeds: list[int]) -> list[Image.Image]:
         import torch
@@ -129,20 +336,19 @@ class DiffusersGenerator:
         if len(prompts) != len(seeds):
             raise ValueError(f"generate needs one seed per prompt, got {len(prompts)} prompts and {len(seeds)} seeds.")
         generator_device = "cpu" if self.device.startswith("mps") else self.device
-        width, height = self.spec.resolution
-        kwargs: dict[str, Any] = {
-            "prompt": [self.spec.prompt_template.format(prompt=p) for p in prompts],
-            "num_inference_steps": self.spec.steps, "width": width, "height": height,
-            "generator": [torch.Generator(device=generator_device).manual_seed(int(s)) for s in seeds],
-            "output_type": "pil",
-        }
-        if self.spec.guidance is not None:
-            kwargs["guidance_scale"] = self.spec.guidance
-        if self.negative_prompt:
-            kwargs["negative_prompt"] = [self.negative_prompt] * len(prompts)
-        kwargs.update(self.spec.call_kwargs)
-        with torch.inference_mode():
-            images = self.pipeline(**kwargs).images
+        generators = [torch.Generator(device=generator_device).manual_seed(int(s)) for s in seeds]
+        with memory_errors(self.spec, self.device, f"making {len(prompts)} images in one call"), torch.inference_mode():
+            embeddings = self._shared_embeddings(prompts)
+            images = None
+            for index, (spec, pipeline) in enumerate(self.stages):
+                last = index == len(self.stages) - 1
+                kwargs = call_arguments(spec, type(pipeline), prompts, generators, negative_prompt=self.negative_prompt,
+                                        image=_handover(images, pipeline), output_type="pil" if last else "pt")
+                if embeddings and (index == 0 or spec.reuse_prompt_embeds):
+                    kwargs.pop("prompt")
+                    kwargs.pop("negative_prompt", None)
+                    kwargs.update(embeddings)
+                images = pipeline(**kwargs).images
         if len(images) != len(prompts):
             raise RuntimeError(f"{self.name} returned {len(images)} images for {len(prompts)} prompts.")
         return images
@@ -161,10 +367,28 @@ class ProceduralGenerator:
         return self.renderer.generate(prompts, seeds)
 
 
-def make_generator(spec: ModelSpec, *, cache_dir: str | Path | None = None, device: str = "cpu",
-                   dtype: str | None = None, negative_prompt: str = "", progress: bool = False) -> Generator:
-    """The generator for ``spec``: a procedural renderer, or its diffusers pipeline loaded on ``device``."""
+def make_generator(spec: ModelSpec, *, registry: Mapping[str, ModelSpec] | None = None,
+                   cache_dir: str | Path | None = None, device: str = "cpu", dtype: str | None = None,
+                   negative_prompt: str = "", progress: bool = False) -> Generator:
+    """The generator for ``spec``: a procedural renderer, or its diffusers pipeline(s) loaded on ``device``.
+
+    ``registry`` (default: the built-ins) supplies a cascade's stages by name.
+    """
     if spec.kind == "procedural":
         return ProceduralGenerator(spec)
-    pipeline = load_pipeline(spec, cache_dir=cache_dir, device=device, dtype=dtype, progress=progress)
-    return DiffusersGenerator(spec, pipeline, device=device, negative_prompt=negative_prompt)
+    registry = registry if registry is not None else builtin_models()
+    if spec.takes_image:
+        users = sorted(name for name, other in registry.items() if spec.name in other.stages)
+        raise RegistryError(f"model {spec.name} is a super-resolution stage and needs another model's images; run "
+                            f"a cascade that lists it in stages ({', '.join(users) or 'none in the registry'}).")
+    first, *later = cascade(registry, spec)
+    import diffusers
+
+    for stage in (first, *later):  # before loading gigabytes
+        if hasattr(diffusers, stage.pipeline_class):
+            check_call_kwargs(stage, getattr(diffusers, stage.pipeline_class))
+    load = dict(cache_dir=cache_dir, device=device, dtype=dtype, progress=progress)
+    pipeline = load_pipeline(first, **load)
+    stages = [(stage, load_pipeline(stage, **load)) for stage in later]
+    return DiffusersGenerator(spec, pipeline, device=device, negative_prompt=negative_prompt, stages=stages)
+

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
@@ -128,12 +129,37 @@ def existing_keys(db: sqlite_utils.Database, model_ids: dict[str, int]) -> set[t
 
 
 def register_models(db: sqlite_utils.Database, specs: Sequence[ModelSpec], source: str | None = None) -> dict[str, int]:
-    """Add the models (if new) with their spec as ``models.config``; return {name: id}."""
-    return {
-        spec.name: add_model(db, spec.name, source=source or ("demo" if spec.kind == "procedural" else "diffusers"),
-                             description=spec.description, config=spec.config())
-        for spec in specs
-    }
+    """Add the models (if new) with their spec as ``models.config``; return {name: id}.
+
+    A model whose stored images were made at another resolution or with other cascade stages (DeepFloyd IF was
+    stage I alone, 64 px, before it became the three-stage cascade) is refused: resuming would mix two systems.
+    """
+    ids = {}
+    for spec in specs:
+        ids[spec.name] = add_model(db, spec.name, description=spec.description, config=spec.config(),
+                                   source=source or ("demo" if spec.kind == "procedural" else "diffusers"))
+        _refuse_changed_output(db, spec, ids[spec.name])
+    return ids
+
+
+def _refuse_changed_output(db: sqlite_utils.Database, spec: ModelSpec, model_id: int) -> None:
+    row = db.execute("SELECT config, (SELECT COUNT(*) FROM images WHERE model_id = ?) FROM models WHERE id = ?",
+                     [model_id, model_id]).fetchone()
+    stored = json.loads(row[0] or "{}")
+    if not row[1] or not stored:
+        return
+    before = (list(stored.get("resolution") or spec.resolution), list(stored.get("stages") or []))
+    now = (list(spec.resolution), list(spec.stages))
+    if before != now:
+        def describe(state):
+            return f"{state[0][0]}x{state[0][1]}" + (f" with stages {', '.join(state[1])}" if state[1] else "")
+
+        raise RunError(
+            f"the database has {row[1]} images of {spec.name} made at {describe(before)}; the registry now makes it "
+            f"at {describe(now)}. Resuming would mix the two under one name: give the new one another name in a "
+            f"models file (a [models.NEW-NAME] table with pipeline_class and the other fields of {spec.name}), or "
+            "delete the old images first."
+        )
 
 
 def _batches(items: list[WorkItem], size: int) -> Iterable[list[WorkItem]]:

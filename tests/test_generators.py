@@ -87,12 +87,14 @@ def test_every_registry_pipeline_accepts_the_arguments_the_generator_passes():
 
     import diffusers
 
+    from generators.pipelines import call_arguments
+
     specs = [*builtin_models().values(), *(s for s in demo_models().values() if s.kind == "diffusers")]
     for spec in specs:
-        accepted = set(inspect.signature(getattr(diffusers, spec.pipeline_class).__call__).parameters)
-        passed = {"prompt", "num_inference_steps", "generator", "height", "width", "output_type", *spec.call_kwargs}
-        passed |= {"guidance_scale"} if spec.guidance is not None else set()
-        passed |= {"negative_prompt"} if spec.negative_prompt else set()
+        pipeline_class = getattr(diffusers, spec.pipeline_class)
+        accepted = set(inspect.signature(pipeline_class.__call__).parameters)
+        passed = set(call_arguments(spec, pipeline_class, ["a cat"], [None], negative_prompt="blurry",
+                                    image=object() if spec.takes_image else None))
         assert passed <= accepted, (spec.name, passed - accepted)
 
 

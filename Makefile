@@ -6,7 +6,7 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 PY := $(VENV)/bin/python
-SYSTEM_PACKAGES := wordnet-base
+SYSTEM_PACKAGES := $(shell cat packages.txt)
 TEST_SYSTEM_PACKAGES := $(SYSTEM_PACKAGES) chromium
 export GRADIO_ANALYTICS_ENABLED := False
 export PIP_DISABLE_PIP_VERSION_CHECK := 1

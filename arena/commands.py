@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from datamodel.settings import SettingsError, load_settings, settings_table
+from datamodel.vote_table import EXPORTERS
 from ratings.votes import TIE_POLICIES
 
 
@@ -56,9 +57,24 @@ def cmd_import_images(args, settings) -> int:
 def cmd_export(args, settings) -> int:
     from datamodel.vote_table import export_votes
 
-    db, _ = _open(settings)
-    rows = export_votes(db, args.path, args.format)
+    db, media = _open(settings)
+    rows = export_votes(db, args.path, args.format, media=media)
     print(f"Wrote {rows} votes to {args.path}")
+    if args.push_to:
+        if args.format != "hf":
+            raise ValueError("--push-to uploads a Hugging Face dataset: add --format hf.")
+        from datamodel.hf_export import push_to_hub
+
+        print(f"Pushed to {push_to_hub(args.path, args.push_to)}")
+    return 0
+
+
+def cmd_backup(args, settings) -> int:
+    from datamodel.backup import backup_database
+
+    copied = backup_database(settings.db_path, args.dest, overwrite=args.overwrite)
+    print(f"Backed up {settings.db_path} to {args.dest}: {copied.votes} votes, integrity {copied.integrity}, "
+          f"{copied.seconds:.1f} s")
     return 0
 
 
@@ -115,11 +131,19 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--suite", default="imported", help="suite of the prompts (default: imported)")
     images.set_defaults(handler=cmd_import_images)
 
-    export = commands.add_parser("export", help="export the votes table (CSV, JSONL or Parquet)")
-    export.add_argument("path", help="output file; the suffix picks the format")
-    export.add_argument("--format", choices=["csv", "jsonl", "parquet"],
-                        help="output format (default: from the suffix)")
+    export = commands.add_parser("export", help="export the votes (CSV, JSONL, Parquet, FastChat, Hugging Face)")
+    export.add_argument("path", help="output file (a folder for --format hf); the suffix picks csv, jsonl or parquet")
+    export.add_argument("--format", choices=list(EXPORTERS),
+                        help="output format (default: from the suffix); fastchat: FastChat's battle JSON; "
+                             "hf: a Hugging Face dataset folder with the images")
+    export.add_argument("--push-to", metavar="REPO_ID",
+                        help="with --format hf: upload the folder to this Hugging Face dataset (token: HF_TOKEN)")
     export.set_defaults(handler=cmd_export)
+
+    backup = commands.add_parser("backup", help="copy the database consistently while the app serves")
+    backup.add_argument("dest", help="the copy's file path (must not exist unless --overwrite)")
+    backup.add_argument("--overwrite", action="store_true", help="replace an existing file at DEST")
+    backup.set_defaults(handler=cmd_backup)
 
     board = commands.add_parser("leaderboard", help="print the leaderboard")
     board.add_argument("--suite", help="only votes on prompts of this suite, e.g. taxonomy")

@@ -2,8 +2,9 @@
 
 Filled into an empty database on first start (setting ``demo``), and finished on a later start if that first one
 was interrupted (:func:`demo_incomplete`). The images are made offline by the project's own generators
-(:mod:`generators.demo`: two tiny random-weight diffusers pipelines and two procedural renderers), and the models
-are named ``demo-*`` so nobody mistakes them for real systems. No votes are made up.
+(:mod:`generators.demo`: three procedural painters of known strength, which draw the concept's emoji, often a near
+miss, or random shapes, and one tiny random-weight diffusers pipeline), and the models are named ``demo-*`` so
+nobody mistakes them for real systems. No votes are made up.
 """
 
 from __future__ import annotations

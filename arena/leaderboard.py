@@ -36,6 +36,7 @@ from datamodel.vote_arrays import VoteArrays, read_vote_arrays
 from datamodel.metrics import model_metric_table
 from ratings.agreement import agreement_summary, consensus_spearman, inter_annotator_from_codes, paired_confusion
 from ratings.bias import position_bias_from_counts
+from ratings.leaderboard import prior_ridge
 from ratings.votes import OUTCOMES
 from sampling.strategies import STRATEGIES
 
@@ -52,6 +53,7 @@ class LeaderboardOptions:
     seed: int = 0
     tie_policy: str = "drop"
     min_votes: int = 10
+    prior_sd: float = 0.0  # Elo spread of the weak normal prior on each rating (ratings.leaderboard.prior_ridge)
     include_excluded: bool = False
     pair_min_shared: int = 5  # Cohen's κ per pair of annotators who share at least this many battles
     max_pairs: int = 50  # ... and only for the pairs sharing the most
@@ -61,8 +63,8 @@ def leaderboard_options(settings: Settings, **filters) -> LeaderboardOptions:
     """Leaderboard options with the fit and agreement settings; ``filters`` (None: the setting) set the slice, the
     judge, the tie policy and the bootstrap rounds."""
     defaults = dict(rounds=settings.bootstrap_rounds, seed=settings.seed, tie_policy=settings.tie_policy,
-                    min_votes=settings.min_votes, pair_min_shared=settings.agreement_min_shared,
-                    max_pairs=settings.agreement_max_pairs)
+                    min_votes=settings.min_votes, prior_sd=settings.rating_prior_sd,
+                    pair_min_shared=settings.agreement_min_shared, max_pairs=settings.agreement_max_pairs)
     return LeaderboardOptions(**{**defaults, **{k: v for k, v in filters.items() if v is not None}})
 
 
@@ -181,7 +183,7 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
     fits = {
         kind: ratings.leaderboard_from_counts(
             list(part.models), part.counts(), tie_policy=options.tie_policy, rounds=options.rounds,
-            seed=options.seed, min_votes=options.min_votes,
+            seed=options.seed, min_votes=options.min_votes, ridge=prior_ridge(options.prior_sd),
         )
         for kind, part in (("human", human), ("judge", judged))
     }
@@ -240,6 +242,11 @@ def inter_annotator_text(inter: dict) -> str:
     )
 
 
+def prior_text(prior_sd: float) -> str:
+    """The weak prior as the summary names it ("" without one)."""
+    return f"; weak normal prior, spread {prior_sd:.0f} points, on each rating" if prior_sd > 0 else ""
+
+
 def summary_text(board: Leaderboard, options: LeaderboardOptions) -> str:
     """One paragraph: what was fitted, from which votes, drawn by which strategy, and how the voters agree."""
     counts, total = board.votes, sum(board.votes.values())
@@ -249,8 +256,9 @@ def summary_text(board: Leaderboard, options: LeaderboardOptions) -> str:
     return (
         f"{counts.get('human', 0)} human votes · {counts.get('judge', 0)} judge votes"
         f"{' (excluded votes included)' if options.include_excluded else ''}. {judge_text(board)}. Bradley–Terry "
-        f"ELO (400 per 10× odds, mean 1000), ties and both-bad: {options.tie_policy}, 95% CIs from {options.rounds} "
-        f"bootstrap rounds (seed {options.seed}). Votes by sampling strategy: {strategies}. Human–judge agreement "
+        f"ELO (400 per 10× odds, mean 1000{prior_text(options.prior_sd)}), ties and both-bad: {options.tie_policy}, "
+        f"95% CIs from {options.rounds} bootstrap rounds (seed {options.seed}). Votes by sampling strategy: "
+        f"{strategies}. Human–judge agreement "
         f"({board.judge or 'no judge'}) on {agreement['n']} pairs of votes on shared battles: "
         f"{_number(agreement['agreement'])} (Cohen's κ {_number(agreement['kappa'])}). "
         f"{inter_annotator_text(board.inter_annotator)}"

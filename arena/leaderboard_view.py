@@ -15,8 +15,20 @@ import json
 import pandas as pd
 
 from arena.leaderboard import Leaderboard, LeaderboardOptions, leaderboard_text, summary_text
+from ratings.leaderboard import RANK_RULE, interval_text, public_ranks, round_rating
 
-TABLES = ("table", "correlations", "bias", "pairs")
+# The main table's columns, and what each means (shown under the table: Gradio's table has no header tooltips).
+MAIN_COLUMNS = {
+    "Rank": RANK_RULE,
+    "Model": "the model's name",
+    "Rating": "Bradley–Terry Elo (400 points per 10× odds, mean 1000 over the rated models), rounded to what its "
+              "interval supports",
+    "95% interval": "the 2.5% and 97.5% bootstrap percentiles of the rating",
+    "Votes": "every vote the model took part in",
+    "Both bad": "share of its votes where both images were judged bad",
+}
+
+TABLES = ("table", "metrics", "correlations", "bias", "pairs")
 FIGURES = ("chart", "confusion", "outcomes", "wins", "counts")
 
 
@@ -53,6 +65,84 @@ def json_frame(value: dict) -> pd.DataFrame:
     return pd.DataFrame(value["data"], columns=value["headers"])
 
 
+def _rated_columns(fit: pd.DataFrame, models: list[str], prefix: str = "") -> pd.DataFrame:
+    """Rank, rating, interval and votes of ``models`` from one :func:`ratings.fit_leaderboard` table, rounded to what
+    the votes support; a provisional model gets no rank or rating and says how many votes it has."""
+    part = fit.assign(shown_rank=public_ranks(fit)).set_index("model").reindex(models)
+    provisional = part["provisional"].fillna(True).astype(bool).to_numpy()
+    votes = part["votes"].fillna(0).astype(int).to_numpy()
+    rating, interval = [], []
+    for (_, row), weak, n in zip(part.iterrows(), provisional, votes):
+        if weak or pd.isna(row["rating"]):
+            rating.append(None)
+            interval.append(f"provisional ({n} vote{'s' if n != 1 else ''})" if n else "no votes")
+        else:
+            rating.append(round_rating(row["rating"], row["ci_lower"], row["ci_upper"]))
+            interval.append(interval_text(row["ci_lower"], row["ci_upper"]))
+    return pd.DataFrame({
+        f"{prefix}Rank": part["shown_rank"].astype("Int64").to_numpy(),
+        f"{prefix}Rating": pd.array(rating, dtype="Float64").round(0).astype("Int64"),
+        f"{prefix}95% interval": interval,
+        f"{prefix}Votes": votes,
+    })
+
+
+def main_table(board: Leaderboard) -> pd.DataFrame:
+    """The compact leaderboard: rank, model, rating, 95% interval as [low, high], votes and both-bad rate of the
+    human votes, then the judge's rank, rating, interval and votes only when the view has judge votes. Every model
+    in the database has a row: rated ones best first, then provisional ones by votes, then those without votes."""
+    human = board.fits["human"]
+    models = list(board.table["model"])
+    rated = human[human["rating"].notna() & ~human["provisional"].astype(bool)]
+    order = {model: i for i, model in enumerate(rated.sort_values("rating", ascending=False, kind="stable")["model"])}
+    votes = dict(zip(human["model"], human["votes"]))
+    models.sort(key=lambda m: (m not in order, order.get(m, 0), -int(votes.get(m, 0)), m))
+    shown = _rated_columns(human, models)
+    part = human.set_index("model").reindex(models)
+    table = pd.DataFrame({"Rank": shown["Rank"], "Model": models, "Rating": shown["Rating"],
+                          "95% interval": shown["95% interval"], "Votes": shown["Votes"],
+                          "Both bad": [f"{v:.0%}" if pd.notna(v) else "" for v in part["both_bad_rate"]]})
+    if board.votes.get("judge", 0):
+        table = pd.concat([table, _rated_columns(board.fits["judge"], models, prefix="Judge ")], axis=1)
+    return table
+
+
+def metrics_table(board: Leaderboard) -> tuple[pd.DataFrame | None, str]:
+    """The automatic metrics per model with short headers, three significant digits, and their legend (Markdown);
+    None and a sentence saying why when no metric was computed."""
+    columns = [c for c in board.table.columns if c == "model" or not (
+        c.startswith("Human ") or c.startswith("Judge "))]
+    metrics = board.table[columns]
+    names = [c for c in columns if c != "model"]
+    if not names or metrics[names].isna().all().all():
+        return None, ("*No automatic metric has been computed for these models yet: run `python -m metrics` (see "
+                      "the README) and they show here.*")
+    short = {name: name.replace("_", " ") for name in names}
+    shown = metrics.rename(columns={"model": "Model", **short})
+    for name in short.values():
+        shown[name] = [None if pd.isna(v) else float(f"{v:.3g}") for v in shown[name]]
+    legend = "; ".join(f"**{short[n]}**: `{n}`" for n in names if short[n] != n)
+    legend = f" Full names: {legend}." if legend else ""
+    return shown, f"*Model means of each metric, to three significant digits.{legend}*"
+
+
+def table_note(board: Leaderboard, options: LeaderboardOptions) -> str:
+    """The lines under the main table: how ranks are assigned, what each column means, and why the table is empty."""
+    lines = []
+    if not sum(board.votes.values()):
+        chosen = " + ".join(f"{label} {value}" for label, value in (
+            ("Suite", options.suite), ("Subset", options.subset), ("Variant", options.variant),
+            ("Category", options.category), ("Voter", options.voter)) if value)
+        lines.append(f"**No votes match these filters{f' ({chosen})' if chosen else ''}**: every model is listed "
+                     "without a rating. Pick other filters (the menus offer only values of the chosen suite).")
+    lines.append(f"Models with fewer than {options.min_votes} votes in the fit are listed as provisional, without a "
+                 "rank or rating and left off the chart. " + RANK_RULE)
+    lines = [line if line.startswith("**No") else f"*{line}*" for line in lines]
+    lines.append("Columns: " + " · ".join(f"**{name}** {text}" for name, text in MAIN_COLUMNS.items()
+                                          if name != "Rank") + ".")
+    return "\n\n".join(lines)
+
+
 def render_view(board: Leaderboard, options: LeaderboardOptions) -> dict:
     """The leaderboard as every viewer sees it: ``summary`` (Markdown), ``tables``, ``figures`` and ``text``."""
     from ratings import plots
@@ -60,21 +150,32 @@ def render_view(board: Leaderboard, options: LeaderboardOptions) -> dict:
 
     order = [model for model in board.table["model"] if model in board.models]
     pairs = board.inter_annotator.get("pairs")
+    metrics, metrics_note = metrics_table(board)
     tables = {
-        "table": board.table,
+        "table": main_table(board),
+        "metrics": metrics,
         "correlations": board.correlations.round(3),
         "bias": board.position_bias.round(3),
         "pairs": pairs.round(3) if isinstance(pairs, pd.DataFrame) else None,
     }
+    no_votes = "No votes match these filters"
+    fits = board.fits if board.votes.get("judge", 0) else {"human": board.fits["human"]}
     figures = {
-        "chart": plots.ratings_chart(board.fits),
-        "confusion": plots.confusion_heatmap(board.agreement["confusion"]),
-        "outcomes": plots.outcome_distribution(board.outcomes),
-        "wins": plots.win_fraction_heatmap(win_fractions_from_tensor(board.models, board.counts, order)),
-        "counts": plots.battle_count_heatmap(battle_counts_from_tensor(board.models, board.counts, order)),
+        "chart": plots.ratings_chart(fits, "Ratings of the rated models, 95% intervals", provisional="hide"),
+        "confusion": plots.confusion_heatmap(board.agreement["confusion"]) if board.agreement["n"] else
+        plots.empty_figure("No battle has both a human and a judge vote in this view" if board.votes.get("judge")
+                           else "No judge votes in this view: run python -m judges pairwise",
+                           "Human vs judge outcome (same battle)"),
+        "outcomes": plots.outcome_distribution(board.outcomes) if len(board.outcomes) else
+        plots.empty_figure(no_votes, "Outcomes"),
+        "wins": plots.win_fraction_heatmap(win_fractions_from_tensor(board.models, board.counts, order))
+        if len(board.models) else plots.empty_figure(no_votes, "Wins"),
+        "counts": plots.battle_count_heatmap(battle_counts_from_tensor(board.models, board.counts, order))
+        if len(board.models) else plots.empty_figure(no_votes, "Votes per pair"),
     }
     return {
         "summary": summary_text(board, options),
+        "notes": {"table": table_note(board, options), "metrics": metrics_note},
         "tables": {name: frame_json(frame) for name, frame in tables.items()},
         "figures": {name: figure.to_json() for name, figure in figures.items()},
         "text": leaderboard_text(board, options),

@@ -7,6 +7,7 @@ anything that could identify the models, is not sent to the browser before the v
 
 from __future__ import annotations
 
+import hashlib
 import random
 import secrets
 import time
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field, replace
 import sqlite_utils
 
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator, sign_in
-from datamodel.battles import Battle, Pairing
+from datamodel.battles import Battle, Pairing, load_battle
 from sampling.draws import NoBattleAvailable, PromptPool, serve_battle
 from datamodel.quality import QualityRules
 from sampling.sampler import SamplingStats, UniformDraw, draw_pairing
@@ -38,6 +39,7 @@ class ArenaSession:
     # The votes in a row, the last one included, each less than the speed rule's seconds after the one before (1: the
     # last vote was not fast; 0: no vote yet): the page warns from 2 on, before the rule sets votes aside.
     fast_run: int = 0
+    resume_token: str | None = None  # kept in the browser to stay signed in across reloads (:func:`issue_resume`)
 
     @property
     def signed_in(self) -> bool:
@@ -122,6 +124,7 @@ def vote(
     db: sqlite_utils.Database, session: ArenaSession, outcome: str, *, rules=QualityRules(),
     rng: random.Random | None = None, suite: str | None = None, sampler: Sampler = Sampler(),
     on_screen: str | None = None, seconds_on_screen: float | None = None, now: float | None = None,
+    expected_shown: bool | None = None,
 ) -> ArenaSession:
     """Record ``outcome`` on the session's current battle; the returned session holds the receipt (the reveal).
 
@@ -137,7 +140,8 @@ def vote(
     ``on_screen``, the media token of the battle the voter sees, must be the current battle's (the page sends it,
     so a vote cannot land on a battle drawn but not yet shown). ``seconds_on_screen``, how long the page has shown
     it, makes ``seconds_to_vote`` count from then when the page showed the battle later than the server handed it
-    out; it can only shorten the time the server measured.
+    out; it can only shorten the time the server measured. ``expected_shown``, whether the page showed the expected
+    outcome, is stored with the vote.
     """
     if not session.signed_in:
         raise VoteRejected("Sign in with your name and token first.")
@@ -159,7 +163,7 @@ def vote(
         sampler.stats.refresh(db, fit=spec.needs_fit)  # outside the write transaction
     with db.conn:
         receipt = record_vote(db, session.battle.id, outcome, session_id=session.session_id, now=now,
-                              shown_at=shown_at, rules=rules)
+                              shown_at=shown_at, rules=rules, expected_shown=expected_shown)
         if rng is not None:
             try:
                 pairing = _draw(db, rng, session, suite, sampler)
@@ -172,3 +176,62 @@ def vote(
     return replace(session, receipt=receipt, votes=session.votes + 1, upcoming=upcoming,
                    upcoming_suite=(suite or None) if upcoming else None, voted_at=now,
                    fast_run=max(session.fast_run, 1) + 1 if fast else 1)
+
+
+def progress(db: sqlite_utils.Database, annotator_id: int, suite: str) -> tuple[int, int]:
+    """(prompts of ``suite`` the annotator has voted on, prompts in ``suite``): "12 of 76 prompts in this suite"."""
+    seen = db.execute("SELECT COUNT(DISTINCT v.prompt_id) FROM votes v JOIN prompts p ON p.id = v.prompt_id "
+                      "WHERE v.annotator_id = ? AND p.suite = ?", [annotator_id, suite]).fetchone()[0]
+    total = db.execute("SELECT COUNT(*) FROM prompts WHERE suite = ?", [suite]).fetchone()[0]
+    return seen, total
+
+
+def _resume_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def issue_resume(db: sqlite_utils.Database, session: ArenaSession, *, days: float,
+                 now: float | None = None) -> ArenaSession:
+    """Give ``session`` a token that signs its annotator in again after a reload (the page keeps it in the
+    browser's local storage) for ``days``; the database keeps only its hash. ``days`` 0: none is given."""
+    if days <= 0 or not session.signed_in:
+        return session
+    token, now = secrets.token_urlsafe(32), time.time() if now is None else now
+    with db.conn:
+        db.execute("INSERT INTO annotator_sessions (token_hash, annotator_id, session_id, created_at, expires_at) "
+                   "VALUES (?, ?, ?, ?, ?)", [_resume_hash(token), session.annotator.id, session.session_id, now,
+                                             now + days * 86400])
+    return replace(session, resume_token=token)
+
+
+def resume(db: sqlite_utils.Database, token: str, *, open_signup: bool,
+           now: float | None = None) -> ArenaSession | None:
+    """The session a reloaded page gets back from its ``token`` (:func:`issue_resume`), on the battle it showed
+    (its session's newest battle, unless voted on); None when the token is unknown, expired or revoked, or its
+    account may no longer sign in (an arena that now admits only configured accounts)."""
+    if not isinstance(token, str) or not 20 <= len(token) <= 100:
+        return None
+    now = time.time() if now is None else now
+    row = db.execute(
+        "SELECT s.annotator_id, s.session_id, a.name, a.source FROM annotator_sessions s "
+        "JOIN annotators a ON a.id = s.annotator_id WHERE s.token_hash = ? AND s.revoked_at IS NULL "
+        "AND s.expires_at > ?", [_resume_hash(token), now]).fetchone()
+    if row is None or (not open_signup and row[3] != "config"):
+        return None
+    annotator_id, session_id, name, source = row
+    votes = db.execute("SELECT COUNT(*) FROM votes WHERE annotator_id = ?", [annotator_id]).fetchone()[0]
+    newest = db.execute("SELECT b.id FROM battles b WHERE b.session_id = ? AND NOT EXISTS (SELECT 1 FROM votes v "
+                        "WHERE v.battle_id = b.id) AND b.served_at >= (SELECT COALESCE(MAX(b2.served_at), 0) FROM "
+                        "battles b2 WHERE b2.session_id = ?) ORDER BY b.rowid DESC LIMIT 1",
+                        [session_id, session_id]).fetchone()
+    battle = load_battle(db, newest[0]) if newest else None
+    return ArenaSession(annotator=Annotator(id=annotator_id, name=name, source=source), session_id=session_id,
+                        battle=battle, shown_at=now, votes=votes, resume_token=token)
+
+
+def revoke_resume(db: sqlite_utils.Database, token: str | None, *, now: float | None = None) -> None:
+    """Sign out: the token no longer signs anyone in."""
+    if token:
+        with db.conn:
+            db.execute("UPDATE annotator_sessions SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL",
+                       [time.time() if now is None else now, _resume_hash(token)])

@@ -296,6 +296,81 @@ def _votes_by_annotator_prompt(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX votes_annotator_prompt ON votes (annotator_id, prompt_id)")
 
 
+def _expected_shown(db: sqlite_utils.Database) -> None:
+    """``votes.expected_shown``: whether the page showed the prompt's expected outcome when the vote was cast (1 or
+    0; NULL for judges' votes and for votes cast before this column)."""
+    db.execute("ALTER TABLE votes ADD COLUMN expected_shown INTEGER")
+
+
+def _datasette_views(db: sqlite_utils.Database) -> None:
+    """Views and full-text search for Datasette and other SQL readers (README, "Browsing with Datasette").
+
+    - ``vote_details``: one row per vote with who won and lost by name (NULL for a tie or both-bad), the prompt and
+      its suite fields, the voter and voter kind, and the times (ISO 8601 UTC).
+    - ``model_summary``: per model, the counted votes (excluded ones left out), wins, losses, ties, both-bad and the
+      win rate (ties count half), split by human and judge votes.
+    - ``prompts_fts``: an FTS5 index of ``prompts.text`` (external content, kept up to date by the triggers
+      ``prompts_ai``/``prompts_ad``/``prompts_au``: the layout of sqlite-utils' ``enable_fts(create_triggers=True)``,
+      which its ``search()`` and Datasette's ``?_search=`` recognise). Written as plain statements because
+      ``enable_fts`` runs an ``executescript``, whose implicit COMMIT would split this migration's transaction.
+    """
+    db.execute("""
+        CREATE VIEW vote_details AS
+        SELECT v.id AS vote_id, v.created_at AS voted_at, strftime('%Y-%m-%dT%H:%M:%fZ', v.served_at, 'unixepoch')
+                   AS served_at, v.seconds_to_vote, v.voter, v.voter_kind, v.outcome,
+               CASE v.outcome WHEN 'A' THEN ml.name WHEN 'B' THEN mr.name END AS winner,
+               CASE v.outcome WHEN 'A' THEN mr.name WHEN 'B' THEN ml.name END AS loser,
+               ml.name AS model_a, mr.name AS model_b, p.suite, p.subset, p.variant, p.item_key, p.text AS prompt,
+               v.prompt_id, v.left_image_id AS image_a_id, v.right_image_id AS image_b_id, v.strategy,
+               v.excluded, v.excluded_reason
+        FROM votes v JOIN prompts p ON p.id = v.prompt_id
+        JOIN models ml ON ml.id = v.left_model_id JOIN models mr ON mr.id = v.right_model_id""")
+    db.execute("""
+        CREATE VIEW model_summary AS
+        WITH sides AS (
+            SELECT left_model_id AS model_id, voter_kind, CASE outcome WHEN 'A' THEN 'win' WHEN 'B' THEN 'loss'
+                   ELSE outcome END AS result FROM votes WHERE NOT excluded
+            UNION ALL
+            SELECT right_model_id, voter_kind, CASE outcome WHEN 'B' THEN 'win' WHEN 'A' THEN 'loss'
+                   ELSE outcome END FROM votes WHERE NOT excluded)
+        SELECT m.name AS model, count(s.result) AS votes, count(s.result = 'win' OR NULL) AS wins,
+               count(s.result = 'loss' OR NULL) AS losses, count(s.result = 'tie' OR NULL) AS ties,
+               count(s.result = 'both_bad' OR NULL) AS both_bad,
+               round((count(s.result = 'win' OR NULL) + 0.5 * count(s.result IN ('tie', 'both_bad') OR NULL))
+                     / nullif(count(s.result), 0), 4) AS win_rate,
+               count(s.voter_kind = 'human' OR NULL) AS human_votes, count(s.voter_kind = 'judge' OR NULL) AS judge_votes
+        FROM models m LEFT JOIN sides s ON s.model_id = m.id
+        GROUP BY m.id ORDER BY win_rate DESC, m.name""")
+    db.execute("CREATE VIRTUAL TABLE [prompts_fts] USING FTS5 ([text], content=[prompts], content_rowid=[id])")
+    db.execute("INSERT INTO [prompts_fts] (rowid, [text]) SELECT [id], [text] FROM [prompts]")
+    db.execute("CREATE TRIGGER [prompts_ai] AFTER INSERT ON [prompts] BEGIN "
+               "INSERT INTO [prompts_fts] (rowid, [text]) VALUES (new.[id], new.[text]); END")
+    db.execute("CREATE TRIGGER [prompts_ad] AFTER DELETE ON [prompts] BEGIN "
+               "INSERT INTO [prompts_fts] ([prompts_fts], rowid, [text]) VALUES ('delete', old.[id], old.[text]); END")
+    db.execute("CREATE TRIGGER [prompts_au] AFTER UPDATE ON [prompts] BEGIN "
+               "INSERT INTO [prompts_fts] ([prompts_fts], rowid, [text]) VALUES ('delete', old.[id], old.[text]); "
+               "INSERT INTO [prompts_fts] (rowid, [text]) VALUES (new.[id], new.[text]); END")
+
+
+
+def _annotator_sessions(db: sqlite_utils.Database) -> None:
+    """``annotator_sessions``: the arena page's staying signed in across reloads. The page keeps a random token in
+    the browser's local storage; the server stores only its SHA-256 (``token_hash``), the annotator, the page's
+    session id (so a reload finds the battle on screen), when it expires and when it was revoked (signing out)."""
+    db.execute(
+        """
+        CREATE TABLE annotator_sessions (
+            token_hash TEXT PRIMARY KEY,
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            session_id TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            revoked_at REAL
+        )"""
+    )
+    db.execute("CREATE INDEX annotator_sessions_annotator ON annotator_sessions (annotator_id)")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -303,6 +378,9 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _metric_directions,
     _annotator_identity,
     _votes_by_annotator_prompt,
+    _expected_shown,
+    _datasette_views,
+    _annotator_sessions,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -25,14 +25,16 @@ class SettingsError(ValueError):
     """A setting has a value the app cannot use; the message names the setting and the fix."""
 
 
-def _setting(default: Any, env: str, help: str, *, secret: bool = False):
-    return field(default=default, metadata={"env": env, "help": help, "secret": secret})
+def _setting(default: Any, env: str, help: str, *, secret: bool = False, fallback_env: str | None = None):
+    """A field with its environment variable; ``fallback_env`` is read when ``env`` is unset (e.g. Gradio's own)."""
+    return field(default=default, metadata={"env": env, "help": help, "secret": secret, "fallback_env": fallback_env})
 
 
 @dataclass(frozen=True)
 class Settings:
     db_path: Path = _setting(Path("data/arena.db"), "ARENA_DB", "SQLite database file (created, with the demo, on first start).")
     media_dir: Path = _setting(Path("data/media"), "ARENA_MEDIA_DIR", "Content-addressed image folder (files named by their SHA-256).")
+    persistent_dir: Path = _setting(Path("/data"), "ARENA_PERSISTENT_DIR", "Persistent storage (Hugging Face Spaces mount it at /data): when this folder exists, db_path and media_dir default to arena.db and media/ inside it. A db_path or media_dir set in the file or the environment wins.")
     max_image_pixels: int = _setting(64_000_000, "ARENA_MAX_IMAGE_PIXELS", "Largest image accepted, in pixels (width × height), read from the file's header before decoding; larger ones are refused at import. At most 178956970 (Pillow's own decompression-bomb limit).")
     display_size: int = _setting(768, "ARENA_DISPLAY_SIZE", "Battle images are served as display renditions this many pixels on the long side, whatever the model's native size, so size does not tell the models apart (originals stay for metrics, exports and judges).")
     display_fit: str = _setting("letterbox", "ARENA_DISPLAY_FIT", "How an image meets the display aspect: letterbox (whole image, neutral grey bars) or crop (centre crop).")
@@ -42,17 +44,20 @@ class Settings:
     display_pad_bytes: int = _setting(262144, "ARENA_DISPLAY_PAD_BYTES", "Display renditions are padded with zero bytes to a multiple of this size, so the response length does not tell the models apart (0: no padding).")
     cache_dir: Path = _setting(Path(".cache"), "ARENA_CACHE_DIR", "Generated caches: tiny demo pipelines, WordNet index files.")
     wordnet_dir: Path = _setting(Path("/usr/share/wordnet"), "ARENA_WORDNET_DIR", "WordNet 3.0 folder (Debian wordnet-base); without root, point it to any WordNet 3.0 'dict' copy.")
-    host: str = _setting("127.0.0.1", "ARENA_HOST", "Address the web app listens on.")
-    port: int = _setting(7860, "ARENA_PORT", "Port the web app listens on.")
+    host: str = _setting("127.0.0.1", "ARENA_HOST", "Address the web app listens on. Unset: GRADIO_SERVER_NAME if set (Hugging Face Spaces set it to 0.0.0.0).", fallback_env="GRADIO_SERVER_NAME")
+    port: int = _setting(7860, "ARENA_PORT", "Port the web app listens on. Unset: GRADIO_SERVER_PORT if set.", fallback_env="GRADIO_SERVER_PORT")
     trusted_proxies: str = _setting("", "ARENA_TRUSTED_PROXIES", "Comma-separated addresses or networks (CIDR) of the reverse proxies in front of the app, whose X-Forwarded-For and X-Forwarded-Proto headers are believed (e.g. 127.0.0.1 behind a local nginx). Empty: no forwarded header is believed, and the per-address limits count the connecting address.")
     admin_password: str = _setting("", "ARENA_ADMIN_PASSWORD", "Password of the admin tab (environment only). Empty: the admin tab stays locked.", secret=True)
     annotators: str = _setting("", "ARENA_ANNOTATORS", "Annotator accounts as 'name:token,name:token'. Empty: anyone signs up with a name and a token of their choice.")
     min_token_length: int = _setting(8, "ARENA_MIN_TOKEN_LENGTH", "Fewest characters of a token chosen at sign-up or set in ARENA_ANNOTATORS (8 or more; configured tokens are checked at start).")
+    guidelines_file: str = _setting("", "ARENA_GUIDELINES_FILE", "TOML file of the annotators' guidelines: general = \"how to vote, Tie against Both bad\" and a [criteria] table of suite = \"what a better image does\", replacing the suites' declared criteria (empty: the declared ones).")
+    session_days: float = _setting(30.0, "ARENA_SESSION_DAYS", "Days an annotator stays signed in on a browser across reloads (a token in the browser's local storage, stored hashed, revoked by Sign out); 0: sign in on every visit.")
     demo: bool = _setting(True, "ARENA_DEMO", "Fill an empty database with the bundled demo (prompts, demo models, images).")
     bootstrap_rounds: int = _setting(1000, "ARENA_BOOTSTRAP_ROUNDS", "Bootstrap rounds for the leaderboard's 95% confidence intervals.")
     seed: int = _setting(0, "ARENA_SEED", "Seed of the leaderboard bootstrap.")
     tie_policy: str = _setting("drop", "ARENA_TIE_POLICY", "How ties and both-bad enter the Bradley-Terry fit: drop (the taxonomy benchmark), half (Chatbot Arena) or half_ties_drop_both_bad.")
     min_votes: int = _setting(10, "ARENA_MIN_VOTES", "Models with fewer votes are marked provisional on the leaderboard.")
+    rating_prior_sd: float = _setting(400.0, "ARENA_RATING_PRIOR_SD", "Spread (Elo points) of the leaderboard's weak normal prior on each rating around the mean 1000: it keeps a model that won or lost a handful of votes, and its bootstrap interval, within a few spreads of the mean instead of thousands of points away; 0: no prior (the pure Bradley-Terry fit).")
     leaderboard_refresh_s: float = _setting(30.0, "ARENA_LEADERBOARD_REFRESH_S", "A leaderboard is recomputed in the background, off the vote path, when the data changed and its snapshot is at least this many seconds old (0: as soon as it changed); viewers see the latest snapshot at once.")
     leaderboard_views: int = _setting(32, "ARENA_LEADERBOARD_VIEWS", "Sets of leaderboard filters whose snapshots are kept (the least recently viewed go first); also the most computations that may wait.")
     agreement_min_shared: int = _setting(5, "ARENA_AGREEMENT_MIN_SHARED", "Cohen's kappa is listed for pairs of annotators who share at least this many battles.")
@@ -99,6 +104,8 @@ class Settings:
         # (arena.session.Sampler; the data model does not import sampling)
         if not 0.0 <= self.replication_share <= 1.0:
             raise SettingsError(f"replication_share is a share between 0 and 1, got {self.replication_share}.")
+        if self.rating_prior_sd < 0:
+            raise SettingsError("rating_prior_sd must be 0 (no prior) or more Elo points. Set ARENA_RATING_PRIOR_SD.")
         if self.bootstrap_rounds < 0:
             raise SettingsError("bootstrap_rounds must be 0 or more. Set ARENA_BOOTSTRAP_ROUNDS.")
         if self.leaderboard_refresh_s < 0 or self.leaderboard_views < 1:
@@ -232,7 +239,9 @@ def _convert(name: str, kind: Any, value: Any) -> Any:
 
 
 def load_settings(env: Mapping[str, str] | None = None, config_file: str | Path | None = None, **overrides) -> Settings:
-    """Defaults, then the TOML file, then environment variables, then ``overrides``."""
+    """Defaults, then the TOML file, then a fallback variable (``GRADIO_SERVER_NAME``/``_PORT``), then the setting's
+    own ``ARENA_*`` variable, then ``overrides`` (command-line flags); each later one wins. When ``persistent_dir``
+    exists, the database and media default into it unless set by any of these."""
     env = os.environ if env is None else env
     path = Path(config_file or env.get(CONFIG_ENV) or DEFAULT_CONFIG_FILE)
     from_file: dict[str, Any] = {}
@@ -256,5 +265,11 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | Path 
     for name, f in fields.items():
         if f.metadata["env"] in env:
             values[name] = env[f.metadata["env"]]
+        elif f.metadata["fallback_env"] and f.metadata["fallback_env"] in env:
+            values[name] = env[f.metadata["fallback_env"]]  # e.g. GRADIO_SERVER_NAME: over the file, under ARENA_*
     values.update(overrides)
+    persistent = Path(values.get("persistent_dir", fields["persistent_dir"].default))
+    if persistent.is_dir():
+        values.setdefault("db_path", persistent / "arena.db")
+        values.setdefault("media_dir", persistent / "media")
     return Settings(**{name: _convert(name, fields[name].type, value) for name, value in values.items()})

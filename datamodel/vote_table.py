@@ -26,7 +26,6 @@ import sqlite_utils
 
 from datamodel.models import model_names as models_by_id
 
-EXPORT_FORMATS = ("csv", "jsonl", "parquet")
 EXPORT_CHUNK_ROWS = 50_000  # votes read and written at a time
 SLICES = ("suite", "subset", "variant", "category", "voter_kind", "voter")
 _SLICE_COLUMNS = {"suite": "p.suite", "subset": "p.subset", "variant": "p.variant", "voter_kind": "v.voter_kind",
@@ -38,7 +37,7 @@ SELECT v.id AS vote_id, v.battle_id, v.created_at AS voted_at,
        strftime('%Y-%m-%dT%H:%M:%fZ', v.served_at, 'unixepoch') AS served_at,
        v.voter, v.voter_kind, CASE v.voter_kind WHEN 'judge' THEN v.voter END AS judge, v.outcome,
        v.left_model_id, v.right_model_id, v.prompt_id, v.left_image_id AS image_a_id, v.right_image_id AS image_b_id,
-       v.seconds_to_vote, v.strategy, v.excluded, v.excluded_reason, v.reviewed
+       v.seconds_to_vote, v.strategy, v.excluded, v.excluded_reason, v.reviewed, v.expected_shown
 FROM votes v JOIN prompts p ON p.id = v.prompt_id
 """
 PROMPTS_SQL = """
@@ -53,6 +52,7 @@ COLUMNS = [
     "winner", "suite", "subset", "variant", "item_key", "role", "prompt", "prompt_metadata", "category", "categories",
     "prompt_id",
     "image_a_id", "image_b_id", "pair_key", "seconds_to_vote", "strategy", "excluded", "excluded_reason", "reviewed",
+    "expected_shown",  # whether the page showed the expected outcome (empty: not recorded, or a judge)
 ]
 
 
@@ -162,7 +162,8 @@ _OWN_TYPES = {"vote_id": pa.int64(), "battle_id": pa.string(), "voted_at": pa.st
               "voter": pa.string(), "voter_kind": pa.string(), "judge": pa.string(), "outcome": pa.string(),
               "left_model_id": pa.int64(), "right_model_id": pa.int64(), "prompt_id": pa.int64(),
               "image_a_id": pa.int64(), "image_b_id": pa.int64(), "seconds_to_vote": pa.float64(),
-              "strategy": pa.string(), "excluded": pa.int64(), "excluded_reason": pa.string(), "reviewed": pa.int64()}
+              "strategy": pa.string(), "excluded": pa.int64(), "excluded_reason": pa.string(), "reviewed": pa.int64(),
+              "expected_shown": pa.int64()}
 EXPORT_SCHEMA = pa.schema([(name, pa.bool_() if name == "excluded" else _OWN_TYPES.get(name, pa.string()))
                            for name in COLUMNS])  # the prompt and model columns are text
 
@@ -247,15 +248,89 @@ SELECT json_object({", ".join(f"'{name}', {value}" for name, value in {
     "pair_key": "v.prompt_id || ':' || min(v.image_a_id, v.image_b_id) || ':' || max(v.image_a_id, v.image_b_id)",
     "seconds_to_vote": "v.seconds_to_vote", "strategy": "v.strategy",
     "excluded": "json(CASE WHEN v.excluded THEN 'true' ELSE 'false' END)", "excluded_reason": "v.excluded_reason",
-    "reviewed": "v.reviewed"}.items())})
+    "reviewed": "v.reviewed", "expected_shown": "v.expected_shown"}.items())})
 FROM ({VOTES_SQL}) v JOIN ({PROMPTS_SQL}) p ON p.prompt_id = v.prompt_id
 JOIN models ml ON ml.id = v.left_model_id JOIN models mr ON mr.id = v.right_model_id
 ORDER BY v.vote_id
 """
 
 
+# FastChat: the battle records of FastChat's ``clean_battle_data.py`` (its ``elo_analysis.py`` reads them): a JSON
+# array of objects with FastChat's fields and meanings. ``winner`` is model_a | model_b | tie | tie (bothbad),
+# ``judge`` the voter, ``tstamp`` the vote's unix time in seconds, ``turn`` 1 (one prompt), ``anony`` true (the
+# arena hides the names until the vote); our own fields follow FastChat's. Excluded votes are left out, as the
+# leaderboard leaves them out.
+FASTCHAT_WINNER = {"A": "model_a", "B": "model_b", "tie": "tie", "both_bad": "tie (bothbad)"}
+_FASTCHAT_SQL = f"""
+SELECT json_object(
+    'question_id', v.battle_id, 'model_a', ml.name, 'model_b', mr.name,
+    'winner', CASE v.outcome {" ".join(f"WHEN '{ours}' THEN '{theirs}'" for ours, theirs in FASTCHAT_WINNER.items())} END,
+    'judge', v.voter, 'turn', 1, 'anony', json('true'),
+    'language', coalesce(json_extract(p.metadata, '$.language'), 'unknown'),
+    'tstamp', v.voted_at,
+    'voter_kind', v.voter_kind, 'vote_id', v.id, 'prompt', p.text, 'suite', p.suite, 'subset', p.subset,
+    'variant', p.variant, 'item_key', p.item_key, 'image_a_id', v.left_image_id, 'image_b_id', v.right_image_id)
+FROM votes v JOIN prompts p ON p.id = v.prompt_id
+JOIN models ml ON ml.id = v.left_model_id JOIN models mr ON mr.id = v.right_model_id
+WHERE NOT v.excluded ORDER BY v.id
+"""
+
+
+def _write_fastchat(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None) -> int:
+    """FastChat's battle records (see :data:`_FASTCHAT_SQL`) as one JSON array, written a chunk at a time."""
+    cursor = db.execute(_FASTCHAT_SQL)
+    rows = 0
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("[")
+        while lines := cursor.fetchmany(chunk_rows):
+            handle.write(("," if rows else "") + ",".join("\n" + line for line, in lines))
+            rows += len(lines)
+        handle.write("\n]\n")
+    return rows
+
+
+def _write_jsonl(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None) -> int:
+    cursor = db.execute(_JSON_SQL)
+    rows = 0
+    with open(path, "w", encoding="utf-8") as handle:
+        while lines := cursor.fetchmany(chunk_rows):
+            handle.write("".join(line + "\n" for line, in lines))
+            rows += len(lines)
+    return rows
+
+
+def _write_arrow(fmt: str):
+    def write(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None) -> int:
+        import pyarrow.csv
+
+        rows = 0
+        with (pq.ParquetWriter(path, EXPORT_SCHEMA) if fmt == "parquet" else
+              pyarrow.csv.CSVWriter(path, EXPORT_SCHEMA)) as writer:
+            for batch in vote_batches(db, chunk_rows):
+                writer.write_batch(batch if fmt == "parquet" else escape_formulas(batch))
+                rows += batch.num_rows
+        return rows
+    return write
+
+
+def _write_hf(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None) -> int:
+    from datamodel.hf_export import write_hf_dataset
+
+    if media is None:
+        raise ValueError("The hf format holds the images: pass the media store (python -m arena export does).")
+    return write_hf_dataset(db, media, path)
+
+
+# Each format: one declaration (name: writer(db, path, chunk_rows, media) -> rows). The file suffix picks one of the
+# first three; fastchat (a .json file) and hf (a folder) are asked for by name.
+EXPORTERS = {"csv": _write_arrow("csv"), "jsonl": _write_jsonl, "parquet": _write_arrow("parquet"),
+             "fastchat": _write_fastchat, "hf": _write_hf}
+EXPORT_FORMATS = ("csv", "jsonl", "parquet")  # the vote table itself, column for column (the admin tab offers these)
+PEER_FORMATS = ("fastchat", "hf")  # what peers read: FastChat's battles, a Hugging Face dataset
+
+
 def export_votes(db: sqlite_utils.Database, path: str | Path, fmt: str | None = None, *,
-                 chunk_rows: int = EXPORT_CHUNK_ROWS) -> int:
+                 chunk_rows: int = EXPORT_CHUNK_ROWS, media: object = None) -> int:
     """Write the vote table to ``path`` as CSV, JSONL or Parquet (from ``fmt`` or the file suffix); return the rows.
 
     The votes stream ``chunk_rows`` at a time, each chunk written before the next is read, so memory does not grow
@@ -264,31 +339,19 @@ def export_votes(db: sqlite_utils.Database, path: str | Path, fmt: str | None = 
     value is empty, and a text that a spreadsheet would run as a formula starts with a single quote:
     :func:`escape_formulas`, undone by :func:`csv_cell_text`; Parquet holds every value exactly). JSONL has one JSON
     object per vote, written by SQLite's ``json_object``, with ``prompt_metadata`` as an object and missing values as
-    ``null``: every value exactly.
+    ``null``: every value exactly. ``fastchat`` writes FastChat's battle records (:data:`FASTCHAT_WINNER`), ``hf`` a
+    Hugging Face dataset folder with the images from ``media`` (:mod:`datamodel.hf_export`); both leave out excluded
+    votes. The formats are the declarations of :data:`EXPORTERS`.
     """
     path = Path(path)
     fmt = (fmt or path.suffix.lstrip(".")).lower()
-    if fmt not in EXPORT_FORMATS:
-        raise ValueError(f"Cannot export to {path.name!r}: choose a .csv, .jsonl or .parquet file (or --format).")
+    if fmt not in EXPORTERS:
+        raise ValueError(f"Cannot export to {path.name!r}: choose a .csv, .jsonl or .parquet file, or --format "
+                         f"{' | '.join(EXPORTERS)}.")
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, not {chunk_rows}.")
     path.parent.mkdir(parents=True, exist_ok=True)
-    rows = 0
-    if fmt == "jsonl":
-        cursor = db.execute(_JSON_SQL)
-        with open(path, "w", encoding="utf-8") as handle:
-            while lines := cursor.fetchmany(chunk_rows):
-                handle.write("".join(line + "\n" for line, in lines))
-                rows += len(lines)
-        return rows
-    import pyarrow.csv
-
-    with (pq.ParquetWriter(path, EXPORT_SCHEMA) if fmt == "parquet" else
-          pyarrow.csv.CSVWriter(path, EXPORT_SCHEMA)) as writer:
-        for batch in vote_batches(db, chunk_rows):
-            writer.write_batch(batch if fmt == "parquet" else escape_formulas(batch))
-            rows += batch.num_rows
-    return rows
+    return EXPORTERS[fmt](db, path, chunk_rows, media)
 
 
 def annotator_stats(db: sqlite_utils.Database) -> pd.DataFrame:

@@ -39,7 +39,7 @@ class VoteReceipt:
 
 def record_vote(
     db: sqlite_utils.Database, battle_id: str, outcome: str, *, session_id: str, now: float | None = None,
-    shown_at: float | None = None, rules: QualityRules | None = QualityRules(),
+    shown_at: float | None = None, rules: QualityRules | None = QualityRules(), expected_shown: bool | None = None,
 ) -> VoteReceipt:
     """Store the vote on ``battle_id`` from ``session_id`` and reveal the two models.
 
@@ -49,6 +49,7 @@ def record_vote(
     after the transaction, which is what a server's sampler needs to keep its counts exact
     (:meth:`sampling.sampler.SamplingStats.note_vote`).
     ``seconds_to_vote`` counts from ``shown_at`` (when the page showed the battle), else from when it was served.
+    ``expected_shown`` (whether the page showed the prompt's expected outcome; None: unknown, a judge) is stored.
     """
     if outcome not in OUTCOMES:
         raise VoteRejected(f"Unknown outcome {outcome!r}: vote with one of {', '.join(OUTCOMES)}.")
@@ -77,12 +78,13 @@ def record_vote(
         seconds = max(0.0, now - (served_at if shown_at is None else shown_at))
         cursor = db.execute(
             "INSERT INTO votes (battle_id, voter, voter_kind, annotator_id, outcome, seconds_to_vote, voted_at, "
-            "prompt_id, left_image_id, right_image_id, left_model_id, right_model_id, strategy, served_at) "
-            "SELECT ?, ?, ?, ?, ?, ?, ?, b.prompt_id, b.left_image_id, b.right_image_id, l.model_id, r.model_id, "
-            "b.strategy, b.served_at FROM battles b JOIN images l ON l.id = b.left_image_id "
+            "prompt_id, left_image_id, right_image_id, left_model_id, right_model_id, strategy, served_at, "
+            "expected_shown) SELECT ?, ?, ?, ?, ?, ?, ?, b.prompt_id, b.left_image_id, b.right_image_id, l.model_id, "
+            "r.model_id, "
+            "b.strategy, b.served_at, ? FROM battles b JOIN images l ON l.id = b.left_image_id "
             "JOIN images r ON r.id = b.right_image_id WHERE b.id = ?",
             [battle_id, annotator_name if kind == "human" else judge, kind, annotator_id, outcome, seconds, now,
-             battle_id],
+             None if expected_shown is None else int(bool(expected_shown)), battle_id],
         )
         changes = update_flags(db, annotator_id, rules) if kind == "human" and rules is not None else {}
         version = db.execute("SELECT version FROM data_versions WHERE name = 'votes'").fetchone()[0]

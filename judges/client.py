@@ -9,7 +9,8 @@ image hashes,
    client (``AsyncOpenAI``, any OpenAI-compatible ``base_url``; its own retries off), retrying 429s, 408/409s, 5xx,
    timeouts and lost connections up to ``max_retries`` times with exponential backoff and jitter
    (:func:`retry_delay`: before retry n = 1, 2, ... wait min(``retry_max_s``, ``retry_base_s`` · 2^(n−1)) · u with
-   u uniform in [0.5, 1) from the engine's ``rng``; a longer ``Retry-After`` is honoured up to ``retry_max_s``);
+   u uniform in [0.5, 1) from the engine's ``rng``; a longer wait asked by the server (``retry-after-ms``, or
+   ``retry-after`` in seconds or as an HTTP date) is honoured up to ``retry_max_s``);
 3. stores the answer with its token usage and estimated cost in the same step it returns it, so an answer is never
    paid for twice, even after a crash.
 
@@ -25,7 +26,10 @@ blanked out of every error message.
 from __future__ import annotations
 
 import asyncio
+import datetime
+import email.utils
 import logging
+import math
 import os
 import random
 import time
@@ -126,13 +130,36 @@ class EngineStats:
     planned_cost_usd: float = 0.0
 
 
-def _retry_after(error: Exception) -> float | None:
-    response = getattr(error, "response", None)
+def _seconds(value: str | None, scale: float = 1.0) -> float | None:
     try:
-        value = response.headers.get("retry-after") if response is not None else None
-        return float(value) if value is not None else None
-    except (TypeError, ValueError):
+        seconds = float(value) * scale if value is not None else None
+    except ValueError:
         return None
+    return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _retry_after(error: Exception, *, now: float | None = None) -> float | None:
+    """The wait in seconds the server asked for in the error's response, or None: ``retry-after-ms`` (milliseconds,
+    sent by the OpenAI API), else ``retry-after`` as seconds or as an HTTP date (RFC 9110 §10.2.3; a date already
+    past asks for 0). Unreadable, negative or non-finite values are ignored; :func:`retry_delay` caps the wait."""
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    from_ms = _seconds(headers.get("retry-after-ms"), 0.001)
+    if from_ms is not None:
+        return from_ms
+    value = headers.get("retry-after")
+    seconds = _seconds(value)
+    if seconds is not None or value is None:
+        return seconds
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # RFC 9110 dates are GMT
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def retry_delay(attempt: int, base_s: float, max_s: float, rng: random.Random,

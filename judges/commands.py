@@ -5,6 +5,7 @@
     python -m judges saneval      T4 SANEval LLM/VLM scoring around a detector -> saneval_overall, ...
     python -m judges semvar       T3 SemVarBench alignment judge -> semvar_kappa (SemVarEffect), ...
     python -m judges metrics ...  the model-based metrics (judges.metrics.commands)
+    python -m judges compare      which judge to trust: every judge voter against the humans (judges.compare)
 
 The judge sub-commands are the tasks of the registry (:mod:`judges.tasks`): each gets the common options below plus
 its own, and its ``run`` is called with the open database, the engine configuration, the templates and the
@@ -61,7 +62,51 @@ def build_parser() -> argparse.ArgumentParser:
             task.add_arguments(sub)
     commands.add_parser("metrics", add_help=False,
                         help="model-based metrics (CLIP, FID/IS, reward, ...): python -m judges metrics --help")
+    _compare_arguments(commands.add_parser("compare", help=COMPARE_HELP, description=COMPARE_HELP))
     return parser
+
+
+COMPARE_HELP = ("Which judge to trust: every judge voter's agreement with the human votes on the same battles, per "
+                "suite and subset, with the human-vs-human ceiling and judge ensembles.")
+
+
+def _compare_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--suite", help="only this suite (default: every suite, and all of them together)")
+    parser.add_argument("--min-shared", type=int, default=30,
+                        help="fewer battles shared with the humans show 'insufficient' (default 30)")
+    parser.add_argument("--rounds", type=int, default=200, help="bootstrap redraws for the interval of rho (200)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    parser.add_argument("--no-subsets", action="store_true", help="no row per subset")
+    parser.add_argument("--no-ensembles", action="store_true", help="no majority / agreement-weighted ensembles")
+    parser.add_argument("--confusion", action="store_true", help="print each row's confusion matrix too")
+    parser.add_argument("--csv", metavar="FILE", help="also write the table (without confusion matrices) to FILE")
+    parser.add_argument("--config", help="settings TOML file (default: ARENA_CONFIG or ./arena.toml)")
+
+
+def _compare(args) -> int:
+    from datamodel.connection import connect
+    from judges.compare import CompareOptions, compare_judges, format_table
+
+    settings = load_settings(config_file=args.config)
+    if args.min_shared < 1 or args.rounds < 0:
+        raise SettingsError("--min-shared must be 1 or more and --rounds 0 or more.")
+    options = CompareOptions(min_shared=args.min_shared, rounds=args.rounds, seed=args.seed,
+                             subsets=not args.no_subsets, ensembles=not args.no_ensembles, suite=args.suite)
+    db = connect(settings.db_path, synchronous=settings.sqlite_synchronous)
+    try:
+        try:
+            table = compare_judges(db, options)
+        except ValueError as error:
+            raise SettingsError(str(error)) from None
+    finally:
+        db.close()
+    if table.empty or not (table["judge"] != "human ceiling").any():
+        print("No judge votes yet: run a judge on the human battles first, e.g. "
+              "python -m judges pairwise --source human --judge-model MODEL")
+    print(format_table(table, confusion=args.confusion))
+    if args.csv:
+        table.drop(columns=["confusion"]).to_csv(args.csv, index=False)
+    return 0
 
 
 def _run(args) -> int:
@@ -106,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     from judges.selection import SelectionError
 
     try:
-        return _run(args)
+        return _compare(args) if args.command == "compare" else _run(args)
     except (SettingsError, JudgeConfigError, TemplateError, SelectionError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -303,9 +303,16 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the drawn battles (default 0)")
     parser.add_argument("--single-order", action="store_true",
                         help="ask once, in the displayed order (the published protocol exactly)")
+    parser.add_argument("--retry-failed", action="store_true",
+                        help="ask again the battles whose judgment failed (a reply without a verdict, a refusal): "
+                             "their cached replies are dropped first")
 
 
 async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
+    if args.retry_failed and not job.dry_run:
+        from judges.compare import forget_failed
+
+        forget_failed(job.db, TASK, judge_name(job.config.model, job.name, args.single_order))
     return await run_pairwise(job.db, job.media, job.config, job.selection, source=args.source, seed=args.seed,
                               single_order=args.single_order, **job.common())
 

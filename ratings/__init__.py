@@ -18,7 +18,8 @@ The vote format (every function here takes it; other modules rely on it)
 
 Modules: :mod:`~ratings.votes` (format, aggregation, tie policies, slicing), :mod:`~ratings.bradley_terry` (fit and
 bootstrap), :mod:`~ratings.leaderboard` (the table), :mod:`~ratings.elo` (online Elo), :mod:`~ratings.matrices`,
-:mod:`~ratings.agreement`, :mod:`~ratings.bias` and :mod:`~ratings.plots` (imported on demand, needs plotly).
+:mod:`~ratings.agreement`, :mod:`~ratings.bias`, :mod:`~ratings.judge_agreement` (which judge to trust: a judge
+voter against the humans, from integer codes) and :mod:`~ratings.plots` (imported on demand, needs plotly).
 """
 
 import importlib

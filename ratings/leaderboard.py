@@ -120,3 +120,57 @@ def leaderboard_from_counts(
     table["provisional"] = fit.fit_votes < min_votes
     table = table.sort_values(["rating", "model"], ascending=[False, True], na_position="last", kind="stable")
     return table.reset_index(drop=True)[list(LEADERBOARD_COLUMNS)]
+
+
+RANK_RULE = ("Rank = 1 + the number of rated models whose whole 95% interval lies above this model's, so models "
+             "whose intervals overlap can share a rank. Provisional models (too few votes) get no rank.")
+
+
+def prior_ridge(prior_sd: float, scale: float = 400.0) -> float:
+    """The ``ridge`` of :func:`fit_leaderboard` (precision of the normal prior on the natural-log strengths) for a
+    prior spread of ``prior_sd`` Elo points: (scale / ln 10 / prior_sd)². A spread of 400 points keeps a model that
+    swept a handful of votes within a few hundred points of the mean (the pure fit puts it thousands away) and moves
+    a rating backed by hundreds of votes by a few points; ``prior_sd`` 0 gives the default 1e-6 (no prior to speak
+    of)."""
+    if prior_sd < 0:
+        raise ValueError(f"prior_sd={prior_sd}: pass 0 (no prior) or a spread in Elo points.")
+    return 1e-6 if prior_sd == 0 else float((scale / np.log(10) / prior_sd) ** 2)
+
+
+def rating_step(lower: float, upper: float) -> int:
+    """The step a rating can be rounded to given its 95% interval ``[lower, upper]``: a power of ten no larger than a
+    tenth of the interval's width (1 for intervals narrower than 20 points, 10 up to 200, 100 beyond), so the shown
+    digits are the ones the votes support. NaN bounds give 1."""
+    width = float(upper) - float(lower)
+    if not np.isfinite(width) or width < 20:
+        return 1
+    return int(10 ** min(2, int(np.floor(np.log10(width / 10)))))
+
+
+def round_rating(value: float, lower: float, upper: float) -> float:
+    """``value`` rounded to :func:`rating_step` of its interval (NaN stays NaN)."""
+    if value is None or not np.isfinite(value):
+        return float("nan")
+    step = rating_step(lower, upper)
+    return float(round(float(value) / step) * step)
+
+
+def interval_text(lower: float, upper: float) -> str:
+    """A 95% interval as ``[low, high]``, each bound rounded to the interval's :func:`rating_step`; "" without one."""
+    if lower is None or upper is None or not (np.isfinite(lower) and np.isfinite(upper)):
+        return ""
+    step = rating_step(lower, upper)
+    return f"[{round(lower / step) * step:.0f}, {round(upper / step) * step:.0f}]"
+
+
+def public_ranks(table: pd.DataFrame) -> pd.Series:
+    """The rank shown for each row of a :func:`fit_leaderboard` table (:data:`RANK_RULE`): 1 + the number of rated,
+    non-provisional models whose ``ci_lower`` is above this model's ``ci_upper``; missing (NA) for provisional and
+    unrated models, so a model with a handful of votes neither takes nor pushes anyone from a rank."""
+    if len(table) == 0:
+        return pd.Series([], dtype="Int64")
+    rated = table["rating"].notna().to_numpy() & ~table["provisional"].astype(bool).to_numpy()
+    lower = table["ci_lower"].to_numpy(dtype=float)
+    upper = table["ci_upper"].to_numpy(dtype=float)
+    above = (lower[None, rated] > upper[:, None]).sum(axis=1) + 1
+    return pd.Series(np.where(rated, above, 0), index=table.index, dtype="Int64").where(rated)

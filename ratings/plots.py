@@ -27,25 +27,34 @@ def _model_order(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     return order
 
 
-def ratings_chart(tables: Mapping[str, pd.DataFrame], title: str | None = None) -> go.Figure:
+def ratings_chart(tables: Mapping[str, pd.DataFrame], title: str | None = None,
+                  provisional: str = "open") -> go.Figure:
     """Ratings with 95% CI bars, one trace per table (e.g. ``{"human": t1, "judge": t2}``) side by side per model.
 
     Each table is a :func:`ratings.fit_leaderboard` result; models follow the first table's order, best first.
-    Provisional ratings are drawn with open markers; models without a rating are left out of that trace.
+    Models without a rating are left out of that trace. ``provisional="open"`` draws provisional ratings with open
+    markers; ``"hide"`` leaves them out of the chart and bounds the rating axis to the intervals of the rated models
+    (so a model with a handful of votes cannot stretch it to thousands of points); with no rated model the figure
+    says so.
     """
+    if provisional not in ("open", "hide"):
+        raise ValueError(f"provisional={provisional!r}: pass 'open' or 'hide'.")
     for label, table in tables.items():
         missing = {"model", "rating", "ci_lower", "ci_upper"} - set(table.columns)
         if missing:
             raise ValueError(f"Table {label!r} lacks {', '.join(sorted(missing))}: pass fit_leaderboard() results.")
+    if provisional == "hide":
+        tables = {label: table[~table["provisional"].astype(bool)] if "provisional" in table else table
+                  for label, table in tables.items()}
     figure = go.Figure()
     order = _model_order(tables)
     for label, table in tables.items():
         rated = table[table["rating"].notna()].set_index("model").reindex([m for m in order if m in set(table["model"])])
         rated = rated[rated["rating"].notna()]
-        provisional = rated["provisional"].astype(bool) if "provisional" in rated else pd.Series(False, rated.index)
+        marked = rated["provisional"].astype(bool) if "provisional" in rated else pd.Series(False, rated.index)
         figure.add_trace(go.Scatter(
             x=list(rated.index), y=rated["rating"], name=str(label), mode="markers",
-            marker={"size": 9, "symbol": ["circle-open" if p else "circle" for p in provisional]},
+            marker={"size": 9, "symbol": ["circle-open" if p else "circle" for p in marked]},
             error_y={"type": "data", "symmetric": False, "array": rated["ci_upper"] - rated["rating"],
                      "arrayminus": rated["rating"] - rated["ci_lower"]},
             customdata=np.stack([rated["ci_lower"], rated["ci_upper"]], axis=-1) if len(rated) else None,
@@ -57,6 +66,26 @@ def ratings_chart(tables: Mapping[str, pd.DataFrame], title: str | None = None) 
         title=title or "Bradley–Terry Elo with 95% bootstrap CIs", scattermode="group", xaxis_title="Model",
         yaxis_title="Rating", xaxis={"categoryorder": "array", "categoryarray": order}, legend_title_text="Voters",
     )
+    if provisional == "hide":
+        bounds = [value for table in tables.values() for column in ("ci_lower", "ci_upper", "rating")
+                  for value in table[column].dropna()]
+        if bounds:
+            low, high = min(bounds), max(bounds)
+            pad = max(10.0, 0.05 * (high - low))
+            figure.update_yaxes(range=[low - pad, high + pad])
+        else:
+            figure.add_annotation(text="No model has enough votes for a rating yet", showarrow=False,
+                                  xref="paper", yref="paper", x=0.5, y=0.5)
+            figure.update_layout(xaxis={"visible": False}, yaxis={"visible": False}, height=260)
+    return figure
+
+
+def empty_figure(message: str, title: str = "") -> go.Figure:
+    """A figure with no data that says why (an empty panel explains itself rather than showing a grid of zeros)."""
+    figure = go.Figure()
+    figure.add_annotation(text=message, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5,
+                          font={"size": 14})
+    figure.update_layout(title=title, xaxis={"visible": False}, yaxis={"visible": False}, height=260)
     return figure
 
 

@@ -248,7 +248,7 @@ def test_the_expected_outcome_follows_the_battle_on_screen(tmp_path, browser):
         battles = lambda: arena.db.execute("SELECT COUNT(*) FROM battles").fetchone()[0]  # noqa: E731
         before = battles()
         page.click("#suite-filter input")
-        page.get_by_role("option", name="commonsense").click()
+        page.get_by_role("option", name="Commonsense-T2I").click()  # the menu names suites by their titles
         page.wait_for_function(f"() => document.querySelector('#image-a img').getAttribute('src') !== '{first}'",
                                timeout=20000)  # the suite's first battle is on screen
         page.wait_for_timeout(300)

@@ -207,7 +207,7 @@ def test_an_interrupted_demo_is_finished_on_the_next_start_without_duplicates(tm
     assert ensure_demo(db, media, settings, progress=False)["new_images"] == 0
     assert counts() == complete
 
-    lost = db.execute("SELECT i.id FROM images i JOIN models m ON m.id = i.model_id WHERE m.name = 'demo-sketch' "
+    lost = db.execute("SELECT i.id FROM images i JOIN models m ON m.id = i.model_id WHERE m.name = 'demo-painter' "
                       "ORDER BY i.id LIMIT 1").fetchone()[0]  # stopped while making the images
     db.execute("DELETE FROM metrics WHERE image_id = ?", [lost])
     db.execute("DELETE FROM images WHERE id = ?", [lost])

@@ -17,8 +17,7 @@ from suites import taxonomy
 from suites.common import SuiteError
 from conftest import prompt_count
 from arena.suite_commands import main
-from suites.common import SuiteError, write_specs
-from conftest import prompt_count
+from suites.common import write_specs
 from suites.wordnet import DEBIAN_WORDNET_DIR, WORDNET_DIR_ENV, LEXNAMES, load_wordnet, prepare_wordnet
 from tools.fake_openai import FakeServer, Scripted
 

@@ -165,7 +165,7 @@ class LoadReport:
     seconds: float
     latencies: list[float] = field(default_factory=list)
     acknowledged: list[str] = field(default_factory=list)  # voter name of each acknowledged vote
-    vote_ids: list[int] = field(default_factory=list)  # the receipt number ("Vote #n recorded") of each
+    vote_ids: list[int] = field(default_factory=list)  # the receipt number (the reveal's data-vote-id) of each
     errors: list[str] = field(default_factory=list)
     unanswered_votes: int = 0  # vote requests that failed: the server may or may not have stored them
 
@@ -232,7 +232,7 @@ async def _annotator(
             report.unanswered_votes += 1
             continue
         try:
-            receipt = re.search(r"Vote #(\d+) recorded", json.dumps(voted))
+            receipt = re.search(r'data-vote-id=\\"(\d+)\\"', json.dumps(voted))  # the reveal's vote id
             if receipt is None:
                 raise LoadError("the vote's answer has no receipt")
             report.acknowledged.append(f"load-{index:03d}")

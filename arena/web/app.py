@@ -34,11 +34,32 @@ CSS = """
     opacity: 0.45; pointer-events: none; }
 .gradio-container:has(#reveal .voted) #skip-battle, .gradio-container:not(:has(#reveal .voted)) #next-battle {
     display: none; }
+/* until both images of the battle on screen have loaded (KEYBOARD_JS), no vote: the keys check the same */
+.images-pending :is(#vote-a, #vote-b, #vote-tie, #vote-both-bad) { opacity: 0.45; pointer-events: none; }
+#vote-bar { gap: 8px; flex-wrap: nowrap; }
+#vote-bar > button { flex: 1 1 0; }
+#signin-message p { color: var(--error-text-color, #b91c1c); }
+/* on a phone the vote bar stays at the bottom of the screen (fixed: Gradio's containers clip sticky ones): two
+   rows of two, then Next or Skip */
+@media (max-width: 640px) {
+    #vote-bar { position: fixed; left: 0; right: 0; bottom: 0; z-index: 20; display: grid !important;
+                grid-template-columns: 1fr 1fr; gap: 6px; padding: 6px 8px; background: var(--background-fill-primary);
+                box-shadow: 0 -3px 6px rgba(0, 0, 0, 0.15); }
+    .gradio-container:has(#vote-bar) { padding-bottom: 150px !important; }  /* room to scroll past the bar */
+    #vote-bar > button { min-width: 0 !important; }
+    #next-battle, #skip-battle { grid-column: span 2; }
+}
 .battle-image { margin: 0; }
+.battle-image img { cursor: zoom-in; }
+/* a clicked image fills the window; another click or Escape puts it back */
+.battle-image.enlarged { position: fixed; inset: 0; z-index: 1000; margin: 0; padding: 1em; cursor: zoom-out;
+                         background: rgba(0, 0, 0, 0.88); color: #fff; display: flex; flex-direction: column;
+                         align-items: center; justify-content: center; }
+.battle-image.enlarged img { width: auto; max-width: 96vw; max-height: 90vh; cursor: zoom-out; }
 .battle-image figcaption { font-weight: 600; margin-bottom: 0.3em; }
 /* the window's height less the header, prompt and buttons (about 500 px), so the vote buttons stay in view; images
    arrive as display renditions (already resampled to one size), so the browser scales them smoothly */
-.battle-image img { width: 100%; aspect-ratio: 1 / 1; max-height: max(260px, calc(100vh - 500px)); object-fit: contain;
+.battle-image img { width: 100%; aspect-ratio: 1 / 1; max-height: max(240px, calc(100vh - 540px)); object-fit: contain;
                     border: 1px solid var(--border-color-primary); border-radius: 6px; }
 """
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")

@@ -11,6 +11,8 @@ annotations would be evaluated anew each time.
 """
 
 
+from pathlib import Path
+
 import gradio as gr
 
 from arena import session as sessions
@@ -19,7 +21,9 @@ from sampling.draws import NoBattleAvailable
 from datamodel.votes import OUTCOME_LABELS, VoteRejected
 from arena.ratelimit import RateLimited, client_address
 from arena.web.context import AppContext, refusal
-from arena.web.render import image_html, prompt_markdown, reveal_html, speed_notice, status_markdown
+from arena.web.render import (escape_markdown, guidelines_markdown, image_html, load_guidelines, prompt_markdown,
+                              reveal_html, speed_notice, status_markdown)
+from suites.registry import suite_title
 
 ALL_SUITES = "All suites"
 BUTTON_IDS = {"A": "vote-a", "B": "vote-b", "tie": "vote-tie", "both_bad": "vote-both-bad"}
@@ -30,15 +34,41 @@ KEYBOARD_JS = """
 document.addEventListener('keydown', (event) => {
   const target = event.target;
   if (event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;  // a held key votes once
-  if (target && (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA' || target.isContentEditable)) return;
+  // typing in a text field is not a shortcut; a checkbox, a button or a link keeps no key (focus never traps them)
+  const typing = target && ((target.tagName === 'INPUT' && !['checkbox', 'radio', 'button', 'submit'].includes(
+    target.type)) || target.tagName === 'TEXTAREA' || target.tagName === 'SELECT' || target.isContentEditable);
+  if (typing) return;
+  if (event.key === 'Escape') { document.querySelectorAll('.battle-image.enlarged').forEach(
+    (figure) => figure.classList.remove('enlarged')); return; }
   const ids = {a: ['vote-a'], b: ['vote-b'], t: ['vote-tie'], x: ['vote-both-bad'], n: ['next-battle', 'skip-battle'],
                '1': ['vote-a'], '2': ['vote-b'], '3': ['vote-tie'], '4': ['vote-both-bad']};
   const voted = document.querySelector('#reveal .voted') !== null;
   for (const id of ids[event.key.toLowerCase()] || []) {
     const button = document.getElementById(id);
-    if (id.startsWith('vote-') && voted) return;
+    if (id.startsWith('vote-') && (voted || !window.arenaImagesShown())) return;
     if (button && !button.disabled && button.offsetParent !== null) { event.preventDefault(); button.click(); return; }
   }
+});
+// Votes wait until both images of the battle on screen have loaded: until then the page carries the class
+// "images-pending" (CSS greys the vote buttons and lets no click through; the keys above check the same).
+window.arenaImagesShown = () => {
+  const images = [...document.querySelectorAll('#image-a img, #image-b img')];
+  return images.length === 2 && images.every((img) => img.complete && img.naturalWidth > 0);
+};
+const arenaMarkImages = () => document.documentElement.classList.toggle('images-pending', !window.arenaImagesShown());
+document.addEventListener('load', arenaMarkImages, true);  // image loads do not bubble: listen while capturing
+document.addEventListener('error', arenaMarkImages, true);
+const arenaWatchImages = () => {
+  new MutationObserver(arenaMarkImages).observe(document.body, {childList: true, subtree: true});
+  arenaMarkImages();
+};
+// the page may add this script after the document has loaded
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', arenaWatchImages);
+else arenaWatchImages();
+// A click on a battle image enlarges it over the page; another click (or Escape) puts it back.
+document.addEventListener('click', (event) => {
+  const figure = event.target.closest && event.target.closest('.battle-image');
+  if (figure && figure.querySelector('img')) figure.classList.toggle('enlarged');
 });
 </script>
 """
@@ -57,6 +87,12 @@ NEXT_JS = """
   expected && next.prompt_expected ? next.prompt_expected : next.prompt, next.image_a, next.image_b,
   '<div class="reveal"></div>', next.token ? `${next.token}@${Date.now()}` : '', null] : current
 """
+
+# Staying signed in: the token the sign-in answered is kept in the browser's local storage; a reload sends it back.
+RESUME_KEY = "arena-session"
+KEEP_RESUME_JS = f"(token) => {{ if (token) localStorage.setItem('{RESUME_KEY}', token); }}"
+READ_RESUME_JS = f"() => [localStorage.getItem('{RESUME_KEY}') || '']"
+FORGET_RESUME_JS = f"(...inputs) => {{ localStorage.removeItem('{RESUME_KEY}'); return inputs; }}"
 
 NO_BATTLE_LEFT = "No battle left to show here. Pick another suite, or come back when there are new images."
 
@@ -97,28 +133,36 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
             name_box = gr.Textbox(label="Name", elem_id="signin-name", max_lines=1)
             token_box = gr.Textbox(label="Token", type="password", elem_id="signin-token", max_lines=1)
         signin_button = gr.Button("Sign in", variant="primary", elem_id="signin-button")
+        signin_message = gr.Markdown(elem_id="signin-message")  # what went wrong; the form stays as typed
     with gr.Column(visible=False) as arena_box:
         with gr.Row():
             status = gr.Markdown(elem_id="status")
             suite_filter = gr.Dropdown([ALL_SUITES], value=ALL_SUITES, label="Suite", elem_id="suite-filter", scale=0,
                                        min_width=220)
             show_expected = gr.Checkbox(label="Show expected outcome", value=False, elem_id="show-expected", scale=0)
+            sign_out_button = gr.Button("Sign out", size="sm", elem_id="sign-out", scale=0, min_width=90)
         prompt = gr.Markdown(elem_id="prompt")
-        with gr.Row(equal_height=True):
+        with gr.Row(equal_height=True, elem_id="battle-images"):
             image_a = gr.HTML(elem_id="image-a")
             image_b = gr.HTML(elem_id="image-b")
-        with gr.Row():
+        reveal = gr.HTML(elem_id="reveal")  # the names, in place under the images
+        # The vote bar (sticky at the bottom of a phone's screen, two rows of two). CSS shows one of the last two:
+        # Next battle after a vote (in the browser), Skip before it (from the server).
+        with gr.Row(elem_id="vote-bar"):
             vote_buttons = {
                 outcome: gr.Button(f"{OUTCOME_LABELS[outcome]} ({BUTTON_KEYS[outcome]})", elem_id=BUTTON_IDS[outcome],
-                                   variant="primary" if outcome in ("A", "B") else "secondary")
+                                   variant="primary" if outcome in ("A", "B") else "secondary", min_width=80)
                 for outcome in BUTTON_IDS
             }
-        reveal = gr.HTML(elem_id="reveal")
-        # CSS shows one of the two: Next battle after a vote (in the browser), Skip before it (from the server).
-        next_button = gr.Button("Next battle (N)", variant="primary", elem_id="next-battle")
-        skip_button = gr.Button("Skip this battle (N): load another without voting", elem_id="skip-battle")
+            next_button = gr.Button("Next battle (N)", variant="primary", elem_id="next-battle", min_width=80)
+            skip_button = gr.Button("Skip (N)", elem_id="skip-battle", min_width=80)
+        # What "better" means, per suite; open until the annotator's first vote, then folded away.
+        with gr.Accordion("Guidelines", open=True, elem_id="guidelines") as guidelines_box:
+            guidelines = gr.Markdown(elem_id="guidelines-text")
         on_screen = gr.Textbox(visible=False, elem_id="on-screen")  # the media token of the battle on screen
         upcoming = gr.JSON(visible=False, elem_id="upcoming")  # the next battle, sent with the vote (upcoming_view)
+    issued = gr.Textbox(visible=False)  # the token that keeps this browser signed in (sessions.issue_resume)
+    stored = gr.Textbox(visible=False)  # never changes: the input of the page-load event, read from local storage
 
     # Every battle event answers with plain values, never component updates: Gradio rebuilds a component for each
     # update, which cost more than the whole vote under load. Whether the shown battle is voted on travels in the
@@ -126,12 +170,28 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
     battle_outputs = [state, status, prompt, image_a, image_b, reveal, on_screen, upcoming]
     vote_outputs = [state, status, image_a, image_b, reveal, upcoming]
 
+    guide = load_guidelines(Path(settings.guidelines_file) if settings.guidelines_file else None)  # read at start
+
+    def status(session: sessions.ArenaSession, suite: str | None, notice: str = "", error: str = "") -> str:
+        """The status line for ``session``: its annotator's votes and progress in ``suite`` (the battle's)."""
+        progress = None
+        if suite is not None:
+            progress = (*sessions.progress(ctx.store.db(), session.annotator.id, suite), suite_title(suite))
+        return status_markdown(session.annotator.name, session.votes, notice, progress=progress, error=error)
+
+    def refused(session: sessions.ArenaSession, error: Exception, event: str, request, outputs: int) -> list:
+        """A refused vote or battle, told in words on the status line; everything else stays as it is."""
+        refusal(error, event, request)  # the log line
+        battle = session.battle or session.revealed
+        line = status(session, battle.suite if battle else None, error=str(error))
+        return [session, line, *[gr.skip()] * (outputs - 2)]
+
     def show(session: sessions.ArenaSession, expected: bool, message: str = "") -> list:
         """A battle loaded from the server (sign-in, skip, suite), unvoted; nothing waits behind it."""
         battle = session.battle
         body = prompt_markdown(battle, show_expected=expected is True) if battle else message or "No battle available."
         token = battle.media_token if battle else None
-        return [session, status_markdown(session.annotator.name, session.votes), body, image_html(token, "a", "A"),
+        return [session, status(session, battle.suite if battle else None), body, image_html(token, "a", "A"),
                 image_html(token, "b", "B"), reveal_html(None), token or "", None]
 
     def chosen_suite(suite, request: gr.Request | None = None) -> str | None:
@@ -152,14 +212,14 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
             ctx.skip_limit.check(session.annotator.name)
             ctx.client_skip_limit.check(client_address(request))
         except RateLimited as error:
-            raise refusal(error, "next_battle", request)
+            return refused(session, error, "next_battle", request, len(battle_outputs))
         try:
             session = sessions.next_battle(ctx.store.db(), ctx.rng, session, suite=suite, sampler=ctx.sampler)
         except NoBattleAvailable as error:
             return show(sessions.ArenaSession(annotator=session.annotator, session_id=session.session_id,
                                               votes=session.votes), expected, str(error))
         except VoteRejected as error:
-            raise refusal(error, "next_battle", request)
+            return refused(session, error, "next_battle", request, len(battle_outputs))
         return show(session, expected)
 
     def sign_in(name: str, token: str, session: sessions.ArenaSession | None, suite: str, expected: bool,
@@ -169,13 +229,34 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
                 session = sessions.start(ctx.store.db(), name, token, open_signup=open_signup,
                                          min_token_length=settings.min_token_length)
                 attempt.succeeded()
-        except RateLimited as error:
-            raise refusal(error, "sign_in", request)
-        except SignInError as error:
-            raise refusal(error, "sign_in", request, warn=True)
-        suites = [ALL_SUITES, *ctx.pool.suites(ctx.store.db())]
-        return [gr.update(visible=False), gr.update(visible=True), gr.update(choices=suites, value=ALL_SUITES),
-                *load_next(session, ALL_SUITES, expected, request)]
+        except (RateLimited, SignInError) as error:  # said under the form, which keeps what was typed
+            refusal(error, "sign_in", request, warn=isinstance(error, SignInError))
+            return [f"**⚠ {escape_markdown(error)}**", *[gr.skip()] * (len(signin_outputs) - 1)]
+        session = sessions.issue_resume(ctx.store.db(), session, days=settings.session_days)
+        return [*opened(session), *load_next(session, ALL_SUITES, expected, request), session.resume_token or ""]
+
+    def opened(session: sessions.ArenaSession) -> list:
+        """The page once signed in: the form hidden, the arena shown, the suites named by their titles (as the
+        prompt panel names them), the guidelines open until the annotator's first vote."""
+        names = ctx.pool.suites(ctx.store.db())
+        suites = [ALL_SUITES, *((suite_title(name), name) for name in names)]
+        return ["", gr.update(visible=False), gr.update(visible=True), gr.update(choices=suites, value=ALL_SUITES),
+                gr.update(open=session.votes == 0), guidelines_markdown(names, guide)]
+
+    def resume(token: str, request: gr.Request = None) -> list:
+        """A page (re)loaded with a stored token: signed in again, on the battle it showed (or a new one)."""
+        session = sessions.resume(ctx.store.db(), token, open_signup=open_signup) if token else None
+        if session is None:
+            return [gr.skip()] * len(signin_outputs)
+        if session.battle is None:
+            return [*opened(session), *load_next(session, ALL_SUITES, False, request), gr.skip()]
+        return [*opened(session), *show(session, False), gr.skip()]
+
+    def sign_out(session: sessions.ArenaSession | None) -> list:
+        """Sign out: the stored token is revoked (the page forgets it too) and the form comes back."""
+        if session is not None:
+            sessions.revoke_resume(ctx.store.db(), session.resume_token)
+        return [gr.update(visible=True), gr.update(visible=False), None]
 
     def cast_vote(outcome: str, session: sessions.ArenaSession | None, suite: str, expected: bool, shown: str,
                   request: gr.Request) -> list:
@@ -189,12 +270,13 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
             ctx.annotator_limit.check(session.annotator.name)
             ctx.client_limit.check(client_address(request))
             voted = sessions.vote(ctx.store.db(), session, outcome, rules=settings.quality_rules, rng=ctx.rng,
-                                  suite=suite, sampler=ctx.sampler, on_screen=token, seconds_on_screen=seconds)
-        except VoteRejected as error:
-            raise refusal(error, "vote", request)
+                                  suite=suite, sampler=ctx.sampler, on_screen=token, seconds_on_screen=seconds,
+                                  expected_shown=expected is True)
+        except VoteRejected as error:  # told on the status line; the battle stays on screen
+            return refused(session, error, "vote", request, len(vote_outputs))
         receipt, battle, following = voted.receipt, voted.battle, voted.upcoming
         notice = speed_notice(voted.fast_run, settings.quality_rules, voted.annotator.source)
-        view = [status_markdown(voted.annotator.name, voted.votes, notice),
+        view = [status(voted, battle.suite, notice),
                 image_html(battle.media_token, "a", f"A: {receipt.model_a}"),
                 image_html(battle.media_token, "b", f"B: {receipt.model_b}"),
                 reveal_html(receipt, following.media_token if following else None), upcoming_view(following)]
@@ -212,9 +294,13 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
         return gr.skip()
 
     signin_inputs = [name_box, token_box, state, suite_filter, show_expected]
-    signin_outputs = [signin_box, arena_box, suite_filter, *battle_outputs]
+    signin_outputs = [signin_message, signin_box, arena_box, suite_filter, guidelines_box, guidelines, *battle_outputs,
+                      issued]
     gr.on([signin_button.click, token_box.submit], sign_in, signin_inputs, signin_outputs, api_name="sign_in",
-          concurrency_limit=None)
+          concurrency_limit=None).then(None, issued, None, js=KEEP_RESUME_JS)
+    gr.on(None, resume, stored, signin_outputs, js=READ_RESUME_JS, api_visibility="private", concurrency_limit=None)
+    sign_out_button.click(sign_out, state, [signin_box, arena_box, state], js=FORGET_RESUME_JS,
+                          api_visibility="private")
     # Votes and battles skip Gradio's queue: each is one short database transaction answered in the same HTTP
     # request (POST /gradio_api/run/predict), which under load costs a fraction of a queued event. They also skip
     # Gradio's per-component pre- and postprocessing: Gradio runs each of those in a worker thread (a thread hop per

@@ -27,6 +27,7 @@ from arena.leaderboard import judge_voters, leaderboard_options
 from arena.leaderboard_service import Snapshot
 from arena.leaderboard_view import hide_annotators
 from arena.web.context import AppContext
+from arena.web.judges_tab import build_judges_panel
 from ratings.votes import TIE_POLICIES
 
 ALL = "All"
@@ -63,6 +64,23 @@ FILTERS = {  # dropdown label: function of the database giving the choices
 }
 MENUS = {**FILTERS, "Voter": judge_names, "Judge column": judge_voters}  # the menus as everyone sees them
 ANNOTATORS = "Annotators"  # the cached choices' key of every annotator's name (the admin's Voter menu)
+FOLLOW_SUITE = ("Subset", "Prompt variant", "Category")  # the menus whose choices follow the chosen suite
+
+
+def suite_choices(db) -> dict[str, dict[str, list[str]]]:
+    """Per suite, the Subset, Prompt variant and Category choices of its prompts: a menu offers only values of the
+    chosen suite, so filters cannot combine into a view no prompt is in (e.g. Suite commonsense + Subset Easy)."""
+    by_suite: dict[str, dict[str, set[str]]] = {}
+    rows = db.execute(
+        "SELECT suite, subset, variant, json_extract(metadata, '$.category') FROM prompts WHERE suite IS NOT NULL "
+        "UNION SELECT p.suite, NULL, NULL, c.value FROM prompts p, json_each(p.metadata, '$.categories') c "
+        "WHERE c.type = 'text' AND p.suite IS NOT NULL")
+    for suite, *values in rows:
+        menus = by_suite.setdefault(str(suite), {label: set() for label in FOLLOW_SUITE})
+        for label, value in zip(FOLLOW_SUITE, values):
+            if value not in (None, ""):
+                menus[label].add(str(value))
+    return {suite: {label: sorted(values) for label, values in menus.items()} for suite, menus in by_suite.items()}
 
 
 class MenuChoices:
@@ -73,6 +91,15 @@ class MenuChoices:
         self._lock = threading.Lock()
         self._choices: dict[str, list[str]] = {}
         self._read_at = -float("inf")
+        self._by_suite: dict[str, dict[str, list[str]]] = {}
+
+    def following(self, suite: str | None) -> dict[str, list[str]]:
+        """The Subset, Prompt variant and Category choices of ``suite`` (every value when no suite is chosen)."""
+        choices = self()
+        with self._lock:
+            if suite in (None, "", ALL):
+                return {label: choices[label] for label in FOLLOW_SUITE}
+            return self._by_suite.get(suite, {label: [] for label in FOLLOW_SUITE})
 
     def __call__(self) -> dict[str, list[str]]:
         with self._lock:
@@ -80,6 +107,7 @@ class MenuChoices:
                 db = self.ctx.store.db()
                 self._choices = {**{label: values(db) for label, values in MENUS.items()},
                                  ANNOTATORS: annotator_names(db)}
+                self._by_suite = suite_choices(db)
                 self._read_at = time.monotonic()
             return self._choices
 
@@ -149,24 +177,40 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
         include_excluded = gr.Checkbox(label="Include excluded votes", value=False, elem_id="lb-include-excluded")
         refresh = gr.Button("Refresh", elem_id="lb-refresh", scale=0)
     summary = gr.Markdown(elem_id="lb-summary")
-    table = gr.DataFrame(elem_id="lb-table", interactive=False, wrap=True)
-    chart = gr.Plot(elem_id="lb-chart")
-    gr.Markdown("### Agreement with the human ranking\nSpearman and Kendall rank correlation of the judge ELO and of "
-                "each automatic metric with the human ELO (metrics where lower is better are sign-flipped).")
-    correlations = gr.DataFrame(elem_id="lb-correlations", interactive=False)
-    with gr.Row():
-        confusion = gr.Plot(elem_id="lb-confusion")
-        outcomes = gr.Plot(elem_id="lb-outcomes")
-    gr.Markdown("### Position bias\nShare of first-position (A) wins, second-position wins, ties and both-bad per voter "
-                "kind and subset; the p-value tests first-position wins against 50% of decisive votes.")
-    bias = gr.DataFrame(elem_id="lb-bias", interactive=False)
-    gr.Markdown(f"### Inter-annotator agreement\nCohen's κ and raw agreement for the pairs of annotators who share the "
-                f"most battles (at least {settings.agreement_min_shared}; replicated battles); the summary above gives "
-                "Fleiss' κ over all of them.")
-    annotator_pairs = gr.DataFrame(elem_id="lb-annotator-pairs", interactive=False)
-    with gr.Row():
-        wins = gr.Plot(elem_id="lb-wins")
-        counts = gr.Plot(elem_id="lb-counts")
+    with gr.Tabs(elem_id="lb-tabs"):
+        with gr.Tab("Ratings", id="lb-ratings-tab"):
+            # every row shown (no scrolling inside the table): a leaderboard has one row per model
+            # rank and model stay in view while a narrow screen scrolls the other columns sideways
+            table = gr.DataFrame(elem_id="lb-table", interactive=False, wrap=False, max_height=10000,
+                                 pinned_columns=2)
+            table_note = gr.Markdown(elem_id="lb-table-note")
+            chart = gr.Plot(elem_id="lb-chart")
+        with gr.Tab("Metrics", id="lb-metrics-tab"):
+            metrics = gr.DataFrame(elem_id="lb-metrics", interactive=False, wrap=False, max_height=10000)
+            metrics_note = gr.Markdown(elem_id="lb-metrics-note")
+            gr.Markdown("### Agreement with the human ranking\nSpearman and Kendall rank correlation of the judge ELO "
+                        "and of each automatic metric with the human ELO (metrics where lower is better are "
+                        "sign-flipped).")
+            correlations = gr.DataFrame(elem_id="lb-correlations", interactive=False, max_height=10000)
+        with gr.Tab("Agreement", id="lb-agreement-tab"):
+            with gr.Row():
+                confusion = gr.Plot(elem_id="lb-confusion")
+                outcomes = gr.Plot(elem_id="lb-outcomes")
+            gr.Markdown("### Position bias\nShare of first-position (A) wins, second-position wins, ties and both-bad "
+                        "per voter kind and subset; the p-value tests first-position wins against 50% of decisive "
+                        "votes.")
+            bias = gr.DataFrame(elem_id="lb-bias", interactive=False, max_height=10000)
+            gr.Markdown(f"### Inter-annotator agreement\nCohen's κ and raw agreement for the pairs of annotators who "
+                        f"share the most battles (at least {settings.agreement_min_shared}; replicated battles); the "
+                        "summary above gives Fleiss' κ over all of them.")
+            annotator_pairs = gr.DataFrame(elem_id="lb-annotator-pairs", interactive=False, max_height=10000)
+        with gr.Tab("Battles", id="lb-battles-tab"):
+            with gr.Row():
+                wins = gr.Plot(elem_id="lb-wins")
+                counts = gr.Plot(elem_id="lb-counts")
+        # Further sub-tabs go here, each as its own `with gr.Tab(...)` block.
+        with gr.Tab("Judges", id="lb-judges-tab") as judges_tab:
+            build_judges_panel(ctx, judges_tab)
 
     def options_of(suite, subset, variant, category, who, policy, with_excluded, judge_voter, viewer: Viewer):
         """The leaderboard options of the menus' values; a value not in ``viewer``'s menu is refused (nothing
@@ -202,14 +246,16 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
             why = f"It could not be computed: {status}." if status not in ("", "updating") else \
                 "It is being computed and shows here by itself in a few seconds."
             empty = {"headers": [], "data": [], "metadata": None}
-            return [f"*No leaderboard for these filters yet. {why}*", empty, None, empty, None, None, empty, None,
-                    None, empty]
+            return [f"*No leaderboard for these filters yet. {why}*", empty, "", None, empty, "", empty, None, None,
+                    empty, None, None, empty]
         view, tables, figures = snapshot.view, snapshot.view["tables"], snapshot.view["figures"]
         plot = lambda name: {"type": "plotly", "plot": figures[name]}  # noqa: E731  (Gradio's PlotData)
+        notes = view.get("notes", {})
         return [
             age_text(snapshot, status) + view["summary"],
-            tables["table"], plot("chart"), tables["correlations"], plot("confusion"),
-            plot("outcomes"), tables["bias"], plot("wins"), plot("counts"),
+            tables["table"], notes.get("table", ""), plot("chart"),
+            tables.get("metrics", {"headers": [], "data": [], "metadata": None}), notes.get("metrics", ""),
+            tables["correlations"], plot("confusion"), plot("outcomes"), tables["bias"], plot("wins"), plot("counts"),
             tables["pairs"] if viewer.admin else hide_annotators(tables["pairs"], keep=viewer.annotator),
         ]
 
@@ -228,11 +274,25 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
     viewer_states = [gr.State(None) if signed_in is None else signed_in, gr.State(None) if admin is None else admin]
     menus_in = [*dropdowns, voter, tie_policy, include_excluded, judge]
     inputs = [*menus_in, *viewer_states]  # no change event of the states: a vote changes the session
-    outputs = [summary, table, chart, correlations, confusion, outcomes, bias, wins, counts, annotator_pairs]
+    outputs = [summary, table, table_note, chart, metrics, metrics_note, correlations, confusion, outcomes, bias, wins,
+               counts, annotator_pairs]
     # Each call reads a snapshot (a small query) and sends it as the worker rendered it, already in the form the
     # components send to the page: no queue (one HTTP request) and no per-component postprocessing.
     fast = dict(queue=False, postprocess=False, show_progress="minimal")
-    gr.on([*(c.change for c in menus_in), timer.tick], show, inputs, outputs, api_name="leaderboard", **fast)
+    following = [dropdown for label, dropdown in zip(FILTERS, dropdowns) if label in FOLLOW_SUITE]
+
+    def follow_suite(suite, *values):
+        """The Subset, Prompt variant and Category menus offer only the chosen suite's values; a value the suite
+        lacks goes back to All (the change of those menus then shows the leaderboard)."""
+        choices = menus.following(suite)
+        return [gr.update(choices=[ALL, *choices[label]], value=value if value in choices[label] else ALL)
+                for label, value in zip(FOLLOW_SUITE, values)]
+
+    # the suite's change first updates the menus that follow it, then shows: never a view of a stale combination
+    dropdowns[0].change(follow_suite, [dropdowns[0], *following], following, queue=False,
+                        api_visibility="private").then(show, inputs, outputs, api_visibility="private", **fast)
+    gr.on([*(c.change for c in menus_in[1:]), timer.tick], show, inputs, outputs, api_name="leaderboard", **fast)
     refresh.click(show_fresh, inputs, outputs, api_name="leaderboard_refresh", **fast)
     tab.select(leaderboard_menus, viewer_states, [*dropdowns, voter, judge], api_visibility="private").then(
+        follow_suite, [dropdowns[0], *following], following, queue=False, api_visibility="private").then(
         show, inputs, outputs, api_visibility="private", **fast)

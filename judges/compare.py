@@ -1,0 +1,200 @@
+"""``python -m judges compare``: which judge to trust, every judge voter against the humans, per suite and subset.
+
+One row per judge voter (its name carries the judge name, ``-single-order`` when asked once, and the model; see
+:func:`judges.pairwise.judge_name`), per scope (``all``, each suite, each suite's subsets), computed on the battles
+humans voted on (excluded votes left out) with :func:`ratings.judge_agreement.judge_vs_humans`; the formulas are
+in that module's docstring. Beside them:
+
+- ``human ceiling``: pairs of different annotators on replicated battles
+  (:func:`ratings.judge_agreement.human_ceiling`), the agreement a judge voting like another human would reach;
+- ``ensemble:majority`` and ``ensemble:weighted``: virtual judges voting on each battle the outcome most of the
+  judges chose, plainly or weighted by each judge's κ with the humans in that scope (floored at 0; the weights see
+  the same human votes they are scored on, so the weighted ensemble is slightly optimistic);
+- per judge voter, from its judgments and the request cache: the failed-parse rate (judgments that cast no vote
+  over all of them), the share of both-order disagreements (judgments asked in both orders whose verdicts differed),
+  the cost in USD and the request latency in seconds per 1,000 judgments.
+
+Rows are sorted by κ (best first) with the ceiling on top; a row below ``min_shared`` shared battles says
+``insufficient`` and shows no figure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import sqlite_utils
+
+from datamodel.vote_arrays import VoteArrays, read_vote_arrays
+from ratings.judge_agreement import FIGURES, HumanBattles, VoteCodes, ensemble_votes, human_ceiling, judge_vs_humans
+
+TASK = "pairwise"
+CEILING = "human ceiling"
+ENSEMBLES = ("ensemble:majority", "ensemble:weighted")
+COLUMNS = ("scope", "judge", *FIGURES, "failed_parse_rate", "cost_per_1000", "latency_s_per_1000", "judgments")
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """``min_shared``: fewer shared battles give "insufficient"; ``rounds``: bootstrap redraws of ρ; ``subsets``:
+    a row per suite subset too; ``ensembles``: add the virtual judges; ``suite``: only this suite."""
+
+    min_shared: int = 30
+    rounds: int = 200
+    seed: int = 0
+    subsets: bool = True
+    ensembles: bool = True
+    suite: str | None = None
+
+
+def _codes(arrays: VoteArrays, mask: np.ndarray, keys: np.ndarray) -> VoteCodes:
+    return VoteCodes(keys[mask], arrays.model_a[mask], arrays.model_b[mask], arrays.outcome[mask])
+
+
+def judgment_figures(db: sqlite_utils.Database) -> pd.DataFrame:
+    """Per judge voter: judgments, failed-parse rate, both-order disagreement share, cost and latency per 1,000
+    judgments (cost NaN when no request had a price)."""
+    rows = db.execute(
+        """
+        SELECT j.judge, COUNT(*),
+               SUM(j.status = 'failed'),
+               SUM(j.status = 'inconsistent'),
+               SUM(j.status != 'failed' AND json_array_length(j.request_keys) >= 2),
+               (SELECT SUM(r.cost_usd) FROM judgments k, json_each(k.request_keys) e
+                JOIN judge_requests r ON r.key = e.value WHERE k.judge = j.judge AND k.task = j.task),
+               (SELECT SUM(r.latency_s) FROM judgments k, json_each(k.request_keys) e
+                JOIN judge_requests r ON r.key = e.value WHERE k.judge = j.judge AND k.task = j.task)
+        FROM judgments j WHERE j.task = ? GROUP BY j.judge ORDER BY j.judge
+        """, [TASK]).fetchall()
+    table = pd.DataFrame(rows, columns=["judge", "judgments", "failed", "inconsistent", "both_orders", "cost",
+                                        "latency"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        n = table["judgments"].astype(float)
+        table["failed_parse_rate"] = table["failed"] / n
+        both = table["both_orders"].astype(float)
+        table["both_order_disagreement"] = (table["inconsistent"] / both.where(both > 0)).astype(float)
+        table["cost_per_1000"] = table["cost"].astype(float) / n * 1000
+        table["latency_s_per_1000"] = table["latency"].astype(float) / n * 1000
+    return table.set_index("judge")[["judgments", "failed_parse_rate", "both_order_disagreement", "cost_per_1000",
+                                     "latency_s_per_1000"]]
+
+
+def _scope_rows(scope: str, arrays: VoteArrays, extra: pd.DataFrame, options: CompareOptions) -> list[dict]:
+    human_mask, keys = arrays.human, arrays.battle_keys()
+    human = _codes(arrays, human_mask, keys)
+    rows = [{"scope": scope, "judge": CEILING,
+             **human_ceiling(human, arrays.voter[human_mask], min_shared=options.min_shared)}]
+    human = HumanBattles.of(human, arrays.n_models)
+    per_judge = {}
+    for name in arrays.judges:
+        codes = _codes(arrays, arrays.judge(name), keys)
+        if not len(codes):
+            continue
+        per_judge[name] = codes
+        disagreement = extra["both_order_disagreement"].get(name, np.nan) if len(extra) else np.nan
+        figures = judge_vs_humans(human, codes, arrays.n_models, min_shared=options.min_shared,
+                                  rounds=options.rounds, seed=options.seed, both_order_disagreement=disagreement)
+        rows.append({"scope": scope, "judge": name, **figures})
+    if options.ensembles and len(per_judge) >= 2:
+        kappas = np.array([max(r["kappa"], 0.0) if r["kappa"] == r["kappa"] else 0.0 for r in rows[1:]])
+        weights = kappas if kappas.sum() > 0 else None
+        for name, w in zip(ENSEMBLES, (None, weights)):
+            votes = ensemble_votes(list(per_judge.values()), w)
+            rows.append({"scope": scope, "judge": name,
+                         **judge_vs_humans(human, votes, arrays.n_models, min_shared=options.min_shared,
+                                           rounds=options.rounds, seed=options.seed, positions=False)})
+    return rows
+
+
+def _image_suites(db: sqlite_utils.Database, suites: list[str], bound: int) -> np.ndarray:
+    """The code in ``suites`` of each image id's suite (−1 for an image of another suite)."""
+    codes = np.full(bound, -1, dtype=np.int64)
+    index = {suite: k for k, suite in enumerate(suites)}
+    for image_id, suite in db.execute("SELECT i.id, p.suite FROM images i JOIN prompts p ON p.id = i.prompt_id"):
+        if image_id < bound:
+            codes[image_id] = index.get(suite, -1)
+    return codes
+
+
+def compare_judges(db: sqlite_utils.Database, options: CompareOptions = CompareOptions()) -> pd.DataFrame:
+    """The comparison table (module docstring): one row per scope and judge voter, ceiling first, then by κ."""
+    extra = judgment_figures(db)
+    suites = [s for s, in db.execute("SELECT DISTINCT suite FROM prompts ORDER BY suite")]
+    if options.suite is not None:
+        if options.suite not in suites:
+            raise ValueError(f"No suite {options.suite!r} in this arena (it has {', '.join(suites) or 'none'}); "
+                             "pick one of those with --suite or leave the option out.")
+        suites = [options.suite]
+    arrays = read_vote_arrays(db)  # once: each suite and subset is a mask of it
+    arrays = arrays.take(~arrays.excluded)
+    suite_of_vote = _image_suites(db, suites, arrays.image_bound)[arrays.image_a]
+    rows = []
+    if options.suite is None:
+        rows += _scope_rows("all", arrays, extra, options)
+    for code, suite in enumerate(suites):
+        here = arrays.take(suite_of_vote == code)
+        rows += _scope_rows(suite, here, extra, options)
+        subsets = sorted(set(here.subset.tolist()))
+        if options.subsets and len(subsets) > 1:
+            for subset in subsets:
+                rows += _scope_rows(f"{suite}/{here.subsets[subset]}", here.take(here.subset == subset), extra,
+                                    options)
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return pd.DataFrame(columns=list(COLUMNS))
+    for column in ("judgments", "failed_parse_rate", "cost_per_1000", "latency_s_per_1000"):
+        table[column] = table["judge"].map(extra[column]) if len(extra) else np.nan
+    order = table["judge"].ne(CEILING).astype(int)
+    table = table.assign(_scope=pd.Categorical(table["scope"], list(dict.fromkeys(table["scope"]))), _order=order,
+                         _kappa=table["kappa"].fillna(-np.inf))
+    table = table.sort_values(["_scope", "_order", "_kappa", "judge"], ascending=[True, True, False, True])
+    return table.drop(columns=["_scope", "_order", "_kappa"]).reset_index(drop=True)[
+        [*COLUMNS, "confusion"]]
+
+
+def _number(value, digits: int = 3) -> str:
+    return "" if value is None or value != value else f"{value:.{digits}f}"
+
+
+def format_table(table: pd.DataFrame, *, confusion: bool = False) -> str:
+    """The comparison as text: one line per row, "insufficient" where a row has too few shared battles."""
+    shown = [("judge", 34), ("shared", 7), ("acc", 6), ("acc_tie", 7), ("kappa", 6), ("rho", 6), ("rho 95% CI", 14),
+             ("tau", 6), ("first", 6), ("p", 7), ("2-order", 7), ("tie j/h", 11), ("bad j/h", 11), ("failed", 6),
+             ("$/1k", 7), ("s/1k", 7)]
+    lines = []
+    for scope, rows in table.groupby("scope", sort=False):
+        lines.append(f"== {scope}")
+        lines.append(" ".join(name.ljust(width) for name, width in shown))
+        for row in rows.itertuples():
+            head = [row.judge[:34].ljust(34), str(row.shared_battles).ljust(7)]
+            if row.insufficient:
+                lines.append(" ".join(head) + " insufficient (fewer shared battles than --min-shared)")
+                continue
+            values = [_number(row.accuracy), _number(row.accuracy_ties), _number(row.kappa), _number(row.spearman, 2),
+                      f"[{_number(row.spearman_low, 2)}, {_number(row.spearman_high, 2)}]"
+                      if row.spearman_low == row.spearman_low else "",
+                      _number(row.kendall, 2), _number(row.first_win_rate), _number(row.first_win_p, 4),
+                      _number(row.both_order_disagreement),
+                      f"{_number(row.tie_rate, 2)}/{_number(row.human_tie_rate, 2)}",
+                      f"{_number(row.both_bad_rate, 2)}/{_number(row.human_both_bad_rate, 2)}",
+                      _number(row.failed_parse_rate), _number(row.cost_per_1000, 2), _number(row.latency_s_per_1000, 1)]
+            lines.append(" ".join(head + [v.ljust(w) for v, (_, w) in zip(values, shown[2:])]).rstrip())
+            if confusion:
+                lines.append("   confusion (rows human, columns judge; oriented):")
+                lines.extend("   " + line for line in row.confusion.to_string().splitlines())
+    return "\n".join(lines)
+
+
+def forget_failed(db: sqlite_utils.Database, task: str, judge: str) -> tuple[int, int]:
+    """Make the failed judgments of ``task`` by judge voter ``judge`` be asked again: their cached replies (which
+    did not parse, or were refusals) leave the request cache, so the next run sends the requests again instead of
+    reading the same reply back (a failed judgment casts no vote and is not skipped by the next run). Returns
+    (failed judgments, cached replies deleted)."""
+    where = "task = ? AND status = 'failed' AND judge = ?"
+    failed = db.execute(f"SELECT COUNT(*) FROM judgments WHERE {where}", [task, judge]).fetchone()[0]
+    with db.conn:
+        cursor = db.execute(
+            f"DELETE FROM judge_requests WHERE key IN (SELECT e.value FROM judgments, json_each(request_keys) e "
+            f"WHERE {where})", [task, judge])
+    return int(failed), int(cursor.rowcount)

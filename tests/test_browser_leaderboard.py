@@ -1,0 +1,146 @@
+"""The leaderboard in a real browser (Debian chromium via playwright), at a desktop and a phone size (issue 17, items
+7 and 8): a compact table that shows every row without scrolling inside it, short numbers, no judge columns without
+judge votes, provisional models without a rating, a chart bounded to the rated models, ranks explained, panels that
+say why they are empty and filter menus that follow the chosen suite. Every state is photographed into
+``ARENA_LEADERBOARD_SCREENSHOTS`` (default ``.cache/screenshots-leaderboard``, git ignored), one folder per size.
+"""
+
+import os
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import build_small_arena
+from test_browser import browser  # noqa: F401  (the fixture)
+from test_browser_annotator import SIZES
+from test_leaderboard import add_votes
+from webapp import running_app
+
+SCREENSHOTS = Path(os.environ.get("ARENA_LEADERBOARD_SCREENSHOTS", ".cache/screenshots-leaderboard"))
+MAIN = ["Rank", "Model", "Rating", "95% interval", "Votes", "Both bad"]
+HEADERS = "() => [...document.querySelectorAll('#lb-table thead th')].map(th => th.innerText.trim()).filter(t => t)"
+# every element of the table that scrolls vertically (a hidden last row): none may
+INNER_SCROLL = ("() => [...document.querySelectorAll('#lb-table *')].filter(e => e.scrollHeight > e.clientHeight + 2"
+                " && ['auto', 'scroll'].includes(getComputedStyle(e).overflowY)).length")
+TALL_HEADERS = ("() => [...document.querySelectorAll('#lb-table thead th')].filter(th => th.innerText.trim())"
+                ".filter(th => th.getBoundingClientRect().height > 60).map(th => th.innerText)")
+Y_RANGE = "() => document.querySelector('#lb-chart .js-plotly-plot')._fullLayout.yaxis.range"
+
+
+def shoot(page, size: str, name: str) -> None:
+    """A screenshot of the whole page as it is now, kept for a person to look at."""
+    folder = SCREENSHOTS / size
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+
+
+def _summary(page, text: str) -> None:
+    page.wait_for_function(f"() => document.querySelector('#lb-summary').innerText.includes({text!r})", timeout=30000)
+    page.wait_for_timeout(300)
+
+
+def _pick(page, menu: str, value: str) -> None:
+    """Choose ``value`` in the Gradio dropdown ``#lb-<menu>``."""
+    page.click("#lb-summary")
+    page.click(f"#lb-{menu} input")
+    page.locator(f"ul[role=listbox] li[role=option][aria-label={value!r}]").first.click()
+    page.wait_for_timeout(300)
+
+
+def _subtab(page, name: str) -> None:
+    """Open the leaderboard's sub-tab ``name``: from the tab bar, or from its "More tabs" menu on a narrow screen."""
+    tab = page.locator("#lb-tabs [role=tablist] button[role=tab]", has_text=name)
+    if tab.count() and tab.first.is_visible():
+        tab.first.click()
+    else:
+        page.click("#lb-tabs button[aria-label='More tabs']")
+        page.locator("#lb-tabs .overflow-dropdown button", has_text=name).first.click()
+    page.wait_for_timeout(500)
+
+
+def _options(page, menu: str) -> list[str]:
+    page.click("#lb-summary")  # away from any open menu, then open this one
+    page.wait_for_timeout(200)
+    page.click(f"#lb-{menu} input")
+    page.wait_for_selector("ul[role=listbox] li[role=option]", timeout=5000)
+    options = page.evaluate("() => [...document.querySelectorAll('ul[role=listbox] li[role=option]')]"
+                            ".map(li => li.getAttribute('aria-label'))")
+    page.click("#lb-summary")
+    page.wait_for_timeout(200)
+    return options
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_leaderboard_reads_well_with_few_votes_and_with_many(tmp_path, browser, size):  # noqa: F811
+    from arena import session as sessions
+
+    arena = build_small_arena(tmp_path)
+    s = sessions.start(arena.db, "voter", "token-001", open_signup=True)
+    for i in range(6):  # a handful of human votes and no judge votes (the issue's 5-vote view)
+        s = sessions.vote(arena.db, sessions.next_battle(arena.db, random.Random(i), s), "A")
+    with running_app(arena.settings) as url:
+        page = browser.new_page(viewport=SIZES[size])
+        page.goto(url)
+        page.get_by_role("tab", name="Leaderboard").click()
+        _summary(page, "6 human votes")
+        page.wait_for_selector("#lb-chart .js-plotly-plot", timeout=20000)
+        shoot(page, size, "lb-01-few-votes")
+        # item 7: a compact table, no judge columns without judge votes, headers on one line, every row shown
+        assert page.evaluate(HEADERS) == MAIN
+        assert page.evaluate(TALL_HEADERS) == []
+        table = page.inner_text("#lb-table")
+        assert all(name in table for name in arena.model_ids)
+        assert page.evaluate(INNER_SCROLL) == 0
+        assert not re.search(r"\d{6,}|\d\.\d{4,}", table), table
+        # item 8: nobody has enough votes: provisional, no rating on the chart, ranks explained
+        assert "provisional" in table
+        assert "No model has enough votes" in page.inner_text("#lb-chart")
+        assert "Rank = 1 + the number of rated models" in page.inner_text("#lb-table-note")
+        page.locator("#lb-table-note").scroll_into_view_if_needed()
+        shoot(page, size, "lb-02-few-votes-note-and-chart")
+        # item 7: the human-vs-judge matrix says why it is empty rather than showing a grid of zeros
+        _subtab(page, "Agreement")
+        page.wait_for_selector("#lb-confusion .js-plotly-plot", timeout=20000)
+        assert "No judge votes" in page.inner_text("#lb-confusion")
+        shoot(page, size, "lb-03-agreement-empty")
+        _subtab(page, "Metrics")
+        page.wait_for_timeout(300)
+        assert "No automatic metric" in page.inner_text("#lb-metrics-note")
+        shoot(page, size, "lb-04-metrics-empty")
+        _subtab(page, "Ratings")
+
+        # item 7: the menus follow the suite; a subset the suite lacks goes back to All
+        _pick(page, "subset", "Easy")
+        _pick(page, "suite", "commonsense")
+        page.wait_for_function("() => document.querySelector('#lb-subset input').value === 'All'", timeout=20000)
+        assert "Easy" not in _options(page, "subset") and "Physical Laws" in _options(page, "subset")
+        page.wait_for_timeout(1000)
+        shoot(page, size, "lb-05-suite-commonsense")
+        _pick(page, "suite", "All")
+        page.wait_for_function("() => document.querySelector('#lb-suite input').value === 'All'", timeout=20000)
+
+        # many votes, judges too: judge columns, rated models, an axis bounded to them
+        add_votes(arena)
+        page.click("#lb-refresh")
+        _summary(page, "42 human votes")
+        page.wait_for_function("() => document.querySelectorAll('#lb-table thead th').length > 6", timeout=20000)
+        assert page.evaluate(HEADERS) == [*MAIN, "Judge Rank", "Judge Rating", "Judge 95% interval", "Judge Votes"]
+        assert page.evaluate(INNER_SCROLL) == 0
+        table = page.inner_text("#lb-table")
+        assert not re.search(r"\d{6,}|\d\.\d{4,}", table), table
+        assert re.search(r"\[\d+, \d+\]", table)
+        page.wait_for_function("() => document.querySelector('#lb-chart .js-plotly-plot')?.data?.[0]?.x?.length > 0",
+                               timeout=20000)
+        low, high = page.evaluate(Y_RANGE)
+        assert -200 < low and high < 2200, (low, high)
+        shoot(page, size, "lb-06-many-votes")
+        page.locator("#lb-chart").scroll_into_view_if_needed()
+        shoot(page, size, "lb-07-many-votes-chart")
+        _subtab(page, "Agreement")
+        page.wait_for_timeout(1000)
+        shoot(page, size, "lb-08-agreement")
+        _subtab(page, "Battles")
+        page.wait_for_timeout(1000)
+        shoot(page, size, "lb-09-battles")

@@ -1,0 +1,296 @@
+"""``python -m judges compare``: scripted judges of known behaviour, served by the local OpenAI-compatible server
+under different model names, against human votes that follow a hidden ground truth; the comparison must rank them
+in their known order and recover their figures.
+
+The arena: four models of hidden rank, two suites (taxonomy with two subsets, commonsense), three images per model
+and prompt; 160 human battles drawn uniformly, each won by the better-ranked model, 40 of them shown again to a
+second annotator (who agrees). The judges (``--source human``, every human battle copied):
+
+- ``always-a``: ``[[A]]`` whatever it sees: accuracy ≈ 0.5, κ ≈ 0, first-position win rate 1;
+- ``oracle-80``: the better image with probability 0.8, else the worse (a hash of the request decides): accuracy
+  ≈ 0.8, κ ≈ 0.6 (p_o = 0.8, p_e = 0.5);
+- ``coin``: A or B at random (a hash of the request): accuracy ≈ 0.5, κ ≈ 0;
+- ``swapper``: always the worse image: accuracy 0, κ ≈ −1, ρ = −1.
+
+Tolerances: with n ≈ 200 judge-human pairs the standard error of an accuracy near 0.8 is ≈ 0.03; the tests allow
+± 0.12 (4 standard errors) on accuracies and ± 0.15 on κ.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from datamodel.annotators import sign_in
+from datamodel.battles import Pairing
+from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
+from datamodel.connection import connect
+from datamodel.judgments import judgments
+from datamodel.media import MediaStore
+from datamodel.votes import record_vote
+from judges import commands
+from judges.compare import CEILING, CompareOptions, compare_judges, forget_failed, format_table
+from judges.pairwise import run_pairwise
+from judges.selection import Selection
+from openai_stub import engine_config, hash_models
+from ratings.judge_agreement import VoteCodes, confusion_figures, ensemble_votes, human_ceiling, judge_vs_humans
+from sampling.draws import serve_battle
+from tools.fake_openai import FakeServer, Scripted
+
+# the hidden truth (lower is better), not in name order: oriented by name, the humans' outcomes are A and B alike
+RANK = {"alpha-model": 2, "bravo-model": 0, "charlie-model": 3, "delta-model": 1}
+JUDGES = ("always-a", "oracle-80", "coin", "swapper")
+
+
+def _image(m: int, p: int, k: int) -> Image.Image:
+    image = Image.new("RGB", (16, 16), (50 * m + 10, 17 * p % 256, 40 * k + 5))
+    ImageDraw.Draw(image).point((m, p % 16), fill=(255, 255, 255))
+    return image
+
+
+def _unit(*parts) -> float:
+    """A uniform number in [0, 1) from a hash of ``parts``: the scripted judges' seeded randomness."""
+    return int.from_bytes(hashlib.sha256(repr(parts).encode()).digest()[:8], "big") / 2**64
+
+
+def scripted_judges(db):
+    """One responder for the four judges, told apart by the model name of the request."""
+    models = hash_models(db)
+
+    def respond(received) -> Scripted:
+        first, second = (RANK[models[h]] for h in received.image_hashes())
+        better = "A" if first < second else "B"
+        worse = "B" if better == "A" else "A"
+        name, key = received.body["model"], tuple(received.image_hashes())
+        label = {"always-a": "A", "swapper": worse,
+                 "oracle-80": better if _unit("oracle", key) < 0.8 else worse,
+                 "coin": "A" if _unit("coin", key) < 0.5 else "B"}[name]
+        return Scripted(f"Looking at both images.\n\n[[{label}]]")
+
+    return respond
+
+
+def build_arena(root, battles: int = 160, replicated: int = 40, seed: int = 7):
+    db = connect(root / "arena.db")
+    media = MediaStore(root / "media")
+    specs = [PromptSpec("taxonomy", f"t{p}.n.01", f"An image of thing {p}", subset=("Easy", "Hypernymy")[p % 2],
+                        variant="without_definition") for p in range(8)]
+    specs += [PromptSpec("commonsense", str(p), f"A scene number {p}", subset="Physical Laws", role=f"p{p}")
+              for p in range(4)]
+    prompt_ids = add_prompts(db, specs).ids
+    for m, name in enumerate(sorted(RANK)):
+        model_id = add_model(db, name)
+        for p, prompt_id in enumerate(prompt_ids):
+            for k in range(3):
+                add_image(db, prompt_id=prompt_id, model_id=model_id, stored=media.put_image(_image(m, p, k)), idx=k)
+    model_of = dict(db.execute("SELECT i.id, m.name FROM images i JOIN models m ON m.id = i.model_id").fetchall())
+    rng = random.Random(seed)
+    first = sign_in(db, "alice", "a-long-token", open_signup=True)
+    second = sign_in(db, "bob", "b-long-token", open_signup=True)
+    shown = []
+    for _ in range(battles):
+        battle = serve_battle(db, rng, session_id="s1", annotator_id=first.id)
+        left, right = model_of[battle.left.image_id], model_of[battle.right.image_id]
+        outcome = "A" if RANK[left] < RANK[right] else "B"
+        record_vote(db, battle.id, outcome, session_id="s1", rules=None)
+        shown.append((Pairing(battle.prompt_id, battle.left.image_id, battle.right.image_id), outcome))
+    for pairing, outcome in shown[:replicated]:
+        battle = serve_battle(db, rng, session_id="s2", annotator_id=second.id, pairing=pairing)
+        record_vote(db, battle.id, outcome, session_id="s2", rules=None)
+    return db, media
+
+
+def run_judge(db, media, server, model, single_order=True, **config):
+    config = engine_config(server, model=model, **config)
+    return asyncio.run(run_pairwise(db, media, config, Selection(), source="human", single_order=single_order,
+                                    name="judge", env={}, progress=False, handle_signals=False))
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory):
+    root = tmp_path_factory.mktemp("compare")
+    db, media = build_arena(root)
+    with FakeServer(scripted_judges(db)) as server:
+        for model in JUDGES:
+            run_judge(db, media, server, model)
+        run_judge(db, media, server, "always-a", single_order=False)
+    yield db, root
+    db.close()
+
+
+def _row(table, judge, scope="all"):
+    rows = table[(table["scope"] == scope) & (table["judge"] == judge)]
+    assert len(rows) == 1, f"no single row for {judge} in {scope}"
+    return rows.iloc[0]
+
+
+def test_the_scripted_judges_come_out_in_their_known_order_with_their_figures(judged):
+    db, _ = judged
+    table = compare_judges(db, CompareOptions(min_shared=20, rounds=100))
+    overall = table[table["scope"] == "all"]
+    names = {f"judge-single-order:{m}": m for m in JUDGES}
+    ranked = [names.get(j, j) for j in overall["judge"]]
+    assert ranked[0] == CEILING
+    singles = [j for j in ranked if j in JUDGES]
+    assert singles[0] == "oracle-80" and singles[-1] == "swapper"
+
+    oracle, always, coin, swapper = (_row(table, f"judge-single-order:{m}") for m in
+                                     ("oracle-80", "always-a", "coin", "swapper"))
+    assert oracle.shared_battles > 100 and not oracle.insufficient
+    assert oracle.accuracy == pytest.approx(0.8, abs=0.12)
+    assert oracle.kappa == pytest.approx(0.6, abs=0.15)
+    assert oracle.spearman == pytest.approx(1.0) and oracle.spearman_low <= 1.0
+    assert always.accuracy == pytest.approx(0.5, abs=0.12) and abs(always.kappa) < 0.15
+    assert always.first_win_rate == 1.0 and always.first_win_p < 1e-6
+    assert coin.accuracy == pytest.approx(0.5, abs=0.12) and abs(coin.kappa) < 0.15
+    assert coin.first_win_p > 0.001
+    assert swapper.accuracy == 0.0 and swapper.kappa < -0.85
+    assert swapper.spearman == pytest.approx(-1.0) and swapper.kendall == pytest.approx(-1.0)
+    assert swapper.spearman_high < 0
+    # humans never tie here: the judges' tie rates and the humans' are 0, and accuracy with ties equals accuracy
+    assert oracle.human_tie_rate == 0.0 and oracle.accuracy_ties == pytest.approx(oracle.accuracy)
+    assert oracle.failed_parse_rate == 0.0 and oracle.judgments == 200
+    assert np.isnan(oracle.both_order_disagreement)
+
+
+def test_both_orders_a_first_position_judge_always_disagrees_with_itself_and_only_ties(judged):
+    db, _ = judged
+    row = _row(compare_judges(db, CompareOptions(min_shared=20, rounds=0)), "judge:always-a")
+    assert row.both_order_disagreement == 1.0
+    assert row.tie_rate == 1.0 and row.accuracy == 0.0 and np.isnan(row.first_win_rate)
+    assert row.accuracy_ties == 0.0  # humans never tie: a tie matches nothing
+
+
+def test_the_human_ceiling_row_comes_from_the_replicated_battles(judged):
+    db, _ = judged
+    ceiling = _row(compare_judges(db, CompareOptions(min_shared=20, rounds=0)), CEILING)
+    replicated = db.execute("SELECT COUNT(DISTINCT min(left_image_id, right_image_id) || '-' || "
+                            "max(left_image_id, right_image_id)) FROM votes v "
+                            "JOIN annotators a ON a.id = v.annotator_id WHERE a.name = 'bob'").fetchone()[0]
+    assert 30 < replicated <= 40  # 40 battles shown again; a pair of images drawn twice counts once
+    assert ceiling.shared_battles == replicated and ceiling.accuracy == 1.0 and ceiling.kappa == pytest.approx(1.0)
+
+
+def test_rows_per_suite_and_subset_and_insufficient_below_the_minimum(judged):
+    db, _ = judged
+    table = compare_judges(db, CompareOptions(min_shared=20, rounds=0))
+    assert {"all", "taxonomy", "taxonomy/Easy", "taxonomy/Hypernymy", "commonsense"} <= set(table["scope"])
+    tax, com = (_row(table, "judge-single-order:oracle-80", s) for s in ("taxonomy", "commonsense"))
+    assert tax.shared_battles + com.shared_battles == _row(table, "judge-single-order:oracle-80").shared_battles
+    strict = compare_judges(db, CompareOptions(min_shared=10_000, rounds=0, subsets=False))
+    assert strict["insufficient"].all() and strict["accuracy"].isna().all() and strict["kappa"].isna().all()
+    assert "insufficient" in format_table(strict)
+
+
+def test_ensembles_are_rated_like_judges(judged):
+    db, _ = judged
+    table = compare_judges(db, CompareOptions(min_shared=20, rounds=0))
+    majority, weighted = _row(table, "ensemble:majority"), _row(table, "ensemble:weighted")
+    assert not majority.insufficient and np.isnan(majority.first_win_rate)
+    # weighted by κ (floored at 0) the oracle dominates: the weighted ensemble votes like it (one vote per battle,
+    # where the oracle has one per human battle, hence not exactly its κ), the plain majority of the four is worse
+    oracle = _row(table, "judge-single-order:oracle-80")
+    assert weighted.kappa == pytest.approx(oracle.kappa, abs=0.05) and majority.kappa < weighted.kappa - 0.3
+
+
+def test_the_command_prints_one_row_per_judge_configuration(judged, tmp_path, capsys, monkeypatch):
+    db, root = judged
+    monkeypatch.setenv("ARENA_DB", str(root / "arena.db"))
+    monkeypatch.setenv("ARENA_MEDIA_DIR", str(root / "media"))
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "compare.csv"
+    assert commands.main(["compare", "--min-shared", "20", "--rounds", "20", "--no-subsets",
+                          "--csv", str(out)]) == 0
+    printed = capsys.readouterr().out
+    lines = [line for line in printed.splitlines() if line.startswith("judge-single-order:")]
+    assert lines[0].startswith("judge-single-order:oracle-80") and lines[-1].startswith("judge-single-order:swapper")
+    assert "== taxonomy" in printed and "human ceiling" in printed
+    assert out.read_text().splitlines()[0].startswith("scope,judge,shared_battles")
+    assert commands.main(["compare", "--suite", "nope"]) == 2
+    assert "No suite 'nope'" in capsys.readouterr().err
+
+
+def test_retry_failed_asks_the_failed_judgments_again(tmp_path, monkeypatch):
+    db, media = build_arena(tmp_path, battles=12, replicated=0)
+    monkeypatch.setenv("ARENA_DB", str(tmp_path / "arena.db"))
+    monkeypatch.setenv("ARENA_MEDIA_DIR", str(tmp_path / "media"))
+    monkeypatch.chdir(tmp_path)
+    answer = {"now": lambda received: Scripted("I cannot tell.")}  # no verdict: the judgment fails
+    statuses = lambda: {row["status"] for row in judgments(db, task="pairwise")}  # noqa: E731
+    with FakeServer(lambda received: answer["now"](received)) as server:
+        run_judge(db, media, server, "always-a")
+        assert statuses() == {"failed"}
+        sent = len(server.snapshot())
+        answer["now"] = scripted_judges(db)
+        run_judge(db, media, server, "always-a")  # without --retry-failed the cached non-answers come back
+        assert len(server.snapshot()) == sent and statuses() == {"failed"}
+        keys = {key for row in judgments(db, task="pairwise") for key in row["request_keys"]}
+        assert forget_failed(db, "pairwise", "judge-single-order:always-b") == (0, 0)  # another judge's: kept
+        # the command line: --retry-failed drops this judge's cached non-answers, then asks them again
+        assert commands.main(["pairwise", "--source", "human", "--single-order", "--judge-name", "judge",
+                              "--judge-model", "always-a", "--base-url", server.base_url, "--retry-failed",
+                              "--no-progress"]) == 0
+        assert len(server.snapshot()) == sent + len(keys)
+    assert statuses() == {"ok"}
+    assert forget_failed(db, "pairwise", "judge-single-order:always-a") == (0, 0)
+
+
+def test_pure_figures_on_known_counts():
+    # confusion rows human, columns judge: 6 agreements of 8 decisive pairs, 1 tie-tie, 1 both_bad-tie
+    confusion = np.zeros((4, 4))
+    confusion[0, 0], confusion[1, 1], confusion[0, 1], confusion[1, 2] = 3, 3, 1, 1
+    confusion[2, 2], confusion[3, 2] = 1, 1
+    figures = confusion_figures(confusion)
+    assert figures["accuracy"] == pytest.approx(6 / 8)
+    assert figures["accuracy_ties"] == pytest.approx((6 + 2) / 10)
+    # one human vote per battle, the judge right on each: κ = 1; majority of 3 judges (2 right, 1 wrong) is right
+    keys = np.arange(40)
+    model_a, model_b = keys % 2, 1 - keys % 2
+    truth = (keys // 2) % 2  # oriented by name: A and B alike
+    human = VoteCodes(keys, model_a, model_b, truth)
+    wrong = VoteCodes(keys, model_a, model_b, 1 - truth)
+    assert judge_vs_humans(human, human, 2, min_shared=10, rounds=0)["kappa"] == pytest.approx(1.0)
+    majority = ensemble_votes([human, human, wrong])
+    assert judge_vs_humans(human, majority, 2, min_shared=10, rounds=0, positions=False)["accuracy"] == 1.0
+    split = ensemble_votes([human, wrong])
+    assert set(split.outcome.tolist()) == {2}  # an even split is a tie
+    assert human_ceiling(human, np.zeros(40), min_shared=1)["shared_battles"] == 0
+
+
+def test_the_judges_sub_tab_shows_the_same_table_in_the_browser(tmp_path):
+    import shutil
+
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    from datamodel.settings import Settings
+    from judges.compare import CompareOptions as Options
+    from webapp import running_app
+
+    db, media = build_arena(tmp_path, battles=80, replicated=0)
+    with FakeServer(scripted_judges(db)) as server:
+        for model in ("oracle-80", "swapper"):
+            run_judge(db, media, server, model)
+    expected = compare_judges(db, Options(min_shared=30, rounds=100, subsets=False))
+    oracle = _row(expected, "judge-single-order:oracle-80")
+    db.close()
+    settings = Settings(db_path=tmp_path / "arena.db", media_dir=tmp_path / "media", cache_dir=tmp_path / "cache",
+                        demo=False)
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--no-first-run", "--disable-sync"]
+    with playwright_api.sync_playwright() as p, running_app(settings) as url:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium", args=flags)
+        page = browser.new_page()
+        page.goto(url)
+        page.get_by_role("tab", name="Leaderboard").click()
+        page.get_by_role("tab", name="Judges").click()
+        page.wait_for_function("() => document.querySelector('#lb-judges').innerText.includes('oracle-80')",
+                               timeout=30000)
+        text = page.inner_text("#lb-judges")
+        browser.close()
+    assert text.index("judge-single-order:oracle-80") < text.index("judge-single-order:swapper")
+    assert f"{oracle.kappa:.3f}" in text and f"{oracle.accuracy:.3f}" in text
+    assert "human ceiling" in text and "insufficient" in text  # no replicated battle here: no ceiling figure

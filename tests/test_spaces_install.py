@@ -1,0 +1,146 @@
+"""Packaging and Hugging Face Spaces: settings from Spaces' environment, /data as persistent storage, the app started
+the way Spaces start it (``python app.py``, environment only), a web-only start that never imports torch, and the
+package metadata that requirements.txt is generated from."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import httpx
+import pytest
+
+from conftest import build_small_arena
+from datamodel.settings import load_settings
+
+ROOT = Path(__file__).resolve().parents[1]
+# Importing any of these pulls the 6 GB stack a web-only install leaves out.
+HEAVY = ("torch", "torchvision", "diffusers", "transformers", "open_clip", "torchmetrics", "torch_fidelity",
+         "accelerate")
+BLOCKER = f"""
+import importlib.abc, runpy, sys
+class Blocker(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in {HEAVY!r}:
+            raise ImportError(f"web-only start imported {{name}}")
+sys.meta_path.insert(0, Blocker())
+sys.argv = ["app.py"]
+runpy.run_path("app.py", run_name="__main__")
+"""
+
+
+def test_spaces_server_variables_are_read_below_the_arena_ones(tmp_path):
+    spaces = {"GRADIO_SERVER_NAME": "0.0.0.0", "GRADIO_SERVER_PORT": "7999"}
+    config = tmp_path / "arena.toml"
+    config.write_text('host = "10.1.1.1"\nport = 7001\n')
+    settings = load_settings(env=spaces, config_file=config)
+    assert (settings.host, settings.port) == ("0.0.0.0", 7999)  # Spaces' variables over the file
+    settings = load_settings(env={**spaces, "ARENA_HOST": "127.0.0.2", "ARENA_PORT": "7002"}, config_file=config)
+    assert (settings.host, settings.port) == ("127.0.0.2", 7002)  # the arena's own variables over Spaces'
+    assert load_settings(env={**spaces, "ARENA_PORT": "7002"}, config_file=config, port=7003).port == 7003  # flags
+    assert (load_settings(env={}, config_file=config).host, load_settings(env={}).host) == ("10.1.1.1", "127.0.0.1")
+
+
+def test_persistent_storage_folder_holds_the_database_and_media_when_it_exists(tmp_path):
+    persistent = tmp_path / "data"
+    env = {"ARENA_PERSISTENT_DIR": str(persistent)}
+    absent = load_settings(env=env)
+    assert (absent.db_path, absent.media_dir) == (Path("data/arena.db"), Path("data/media"))
+    persistent.mkdir()
+    present = load_settings(env=env)
+    assert (present.db_path, present.media_dir) == (persistent / "arena.db", persistent / "media")
+    chosen = load_settings(env={**env, "ARENA_DB": str(tmp_path / "mine.db")})
+    assert (chosen.db_path, chosen.media_dir) == (tmp_path / "mine.db", persistent / "media")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _start_like_spaces(tmp_path, command: list[str]) -> tuple[subprocess.Popen, str]:
+    """Start the app as a Space does: in the repository, environment only; /data is ``tmp_path`` here."""
+    arena = build_small_arena(tmp_path)  # tmp_path/arena.db and tmp_path/media: what persistent storage holds
+    arena.db.close()
+    port = _free_port()
+    env = {key: value for key, value in os.environ.items() if not key.startswith("ARENA_")}
+    env.update(GRADIO_SERVER_NAME="127.0.0.1", GRADIO_SERVER_PORT=str(port), ARENA_PERSISTENT_DIR=str(tmp_path),
+               ARENA_CACHE_DIR=str(tmp_path / "cache"), GRADIO_ANALYTICS_ENABLED="False")
+    log = open(tmp_path / "app.log", "w")  # a file, not a pipe: the server's children inherit it
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    log.close()
+    process.log = tmp_path / "app.log"
+    return process, f"http://127.0.0.1:{port}"
+
+
+def _wait_for(process: subprocess.Popen, url: str, timeout: float = 120) -> httpx.Response:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"the app exited with {process.returncode}:\n{process.log.read_text()}")
+        try:
+            return httpx.get(url, timeout=5)
+        except httpx.TransportError:
+            time.sleep(0.5)
+    pytest.fail(f"the app did not answer on {url} within {timeout} s:\n{_stop(process)}")
+
+
+def _stop(process: subprocess.Popen) -> str:
+    """Stop the app and its process group (the server's children); return what it printed."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    return process.log.read_text()
+
+
+def test_app_starts_the_way_spaces_start_it(tmp_path):
+    process, url = _start_like_spaces(tmp_path, [sys.executable, "app.py"])
+    try:
+        page = _wait_for(process, url + "/")
+        assert page.status_code == 200 and "gradio" in page.text.lower()
+    finally:
+        output = _stop(process)
+    assert f"database {tmp_path / 'arena.db'}" in output, output  # persistent storage, not ./data
+
+
+def test_web_only_start_serves_and_votes_without_the_torch_stack(tmp_path):
+    from gradio_client import Client
+
+    from tools.load import shown_token
+
+    process, url = _start_like_spaces(tmp_path, [sys.executable, "-c", BLOCKER])
+    try:
+        _wait_for(process, url + "/")
+        client = Client(url, verbose=False)
+        shown = client.predict("web-only", "token-0001", api_name="/sign_in")
+        voted = client.predict("All suites", False, shown_token(shown), api_name="/vote_a")
+        assert "Your vote: <b>" in voted[3] and "Vote #" not in voted[3]
+    finally:
+        output = _stop(process)
+    assert "web-only start imported" not in output, output
+
+
+def test_requirements_files_are_generated_from_pyproject():
+    from tools.requirements import render
+
+    for name, text in render().items():
+        assert (ROOT / name).read_text() == text, f"{name} is stale: run python -m tools.requirements"
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    runtime = (ROOT / "requirements.txt").read_text().splitlines()
+    assert "torch==2.14.1" in runtime and "torchvision==0.29.1" in runtime  # the pins the machines hold
+    web_only = {pin.split("==")[0].lower() for pin in [*project["dependencies"],
+                                                          *project["optional-dependencies"]["web"]]}
+    assert not web_only & {"torch", "torchvision", "diffusers", "transformers", "open_clip_torch", "torchmetrics",
+                           "accelerate", "torch-fidelity"}

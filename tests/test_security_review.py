@@ -93,6 +93,15 @@ def _with_votes(tmp_path, votes: int = 3, **overrides):
 # --- finding 1: forwarded headers -------------------------------------------------------------------------------------
 
 
+
+def _refusal(answer) -> str:
+    """The refusal an HTTP answer carries: an error status, or (the page shows refusals inline) a limit's message
+    among the outputs; "" for an answer that went through (a fast-voting warning is not a refusal)."""
+    if answer.status_code != 200:
+        return answer.text
+    text = str(answer.json())
+    return text if any(phrase in text for phrase in ("Slow down", "Too many failed", "at most")) else ""
+
 def test_a_forwarded_header_from_an_untrusted_client_does_not_escape_the_per_address_vote_limit(tmp_path):
     """The reviewer's figure: 9 of 9 votes passed a limit of 4 a minute by changing X-Forwarded-For on each."""
     arena = build_small_arena(tmp_path, rate_limit_client_per_minute=4, rate_limit_annotator_per_minute=0)
@@ -102,9 +111,9 @@ def test_a_forwarded_header_from_an_untrusted_client_does_not_escape_the_per_add
         answers = [page.direct("vote_a", [None, "All suites", False, None],
                                headers={"X-Forwarded-For": f"203.0.113.{i}"}) for i in range(9)]
         page.close()
-    accepted = [a for a in answers if a.status_code == 200]
+    accepted = [a for a in answers if not _refusal(a)]
     assert len(accepted) == 4, [a.status_code for a in answers]
-    assert all("at most 4 votes per minute from one address" in a.text for a in answers if a.status_code != 200)
+    assert all("at most 4 votes per minute from one address" in _refusal(a) for a in answers if _refusal(a))
     assert _count(arena, "votes") == 4
 
 
@@ -114,8 +123,8 @@ def test_a_trusted_proxy_names_the_client_and_only_a_trusted_proxy_does(tmp_path
     with running_app(arena.settings) as url:
         page = Page(url)
         _sign_in(page, "behind-a-proxy")
-        vote = lambda client: page.direct("vote_a", [None, "All suites", False, None],  # noqa: E731
-                                          headers={"X-Forwarded-For": client}).status_code
+        vote = lambda client: 500 if _refusal(page.direct(  # noqa: E731
+            "vote_a", [None, "All suites", False, None], headers={"X-Forwarded-For": client})) else 200
         first = [vote("198.51.100.1") for _ in range(3)]
         second = [vote("198.51.100.2") for _ in range(3)]
         # A client cannot add its own address in front: the proxy appends the real one, which is the one counted.
@@ -265,10 +274,10 @@ def test_sign_in_guessing_is_throttled(tmp_path):
         right = page.queued("sign_in", ["alice", TOKEN, None, "All suites", False])
         page.close()
     limit = arena.settings.login_max_failures
-    assert not any(ok for ok, _ in guesses)
-    assert ["Too many failed sign-ins from your address" in str(m) for _, m in guesses] == \
+    assert all(not ok or "⚠" in str(message) for ok, message in guesses)  # refused (inline on the page)
+    assert ["Too many failed sign" in str(m) for _, m in guesses] == \
         [False] * limit + [True] * (8 - limit)
-    assert right[0] is False and "Too many failed sign-ins" in str(right[1])
+    assert "Too many failed sign" in str(right[1])  # the inline message is Markdown-escaped (sign\\-ins)
 
 
 # --- finding 7: skips -------------------------------------------------------------------------------------------------
@@ -288,9 +297,9 @@ def test_skips_are_rate_limited_and_each_refusal_is_one_log_line(tmp_path, caplo
         page.close()
     written = _count(arena, "battles") - before
     print(f"60 skips in {seconds:.2f} s wrote {written} battles")
-    refused = [a for a in answers if a.status_code != 200]
+    refused = [a for a in answers if _refusal(a)]
     assert written == limit - 1 == len(answers) - len(refused)
-    assert all(f"at most {limit} new battles per minute per annotator" in a.text for a in refused)
+    assert all(f"at most {limit} new battles per minute per annotator" in _refusal(a) for a in refused)
     assert other.status_code != 200 and "Unknown suite" in other.text
     lines = [r for r in caplog.records if r.name.startswith("arena") and r.getMessage().startswith("refused")]
     assert len(lines) == len(refused) + 1, [r.getMessage() for r in lines]

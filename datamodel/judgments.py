@@ -33,6 +33,7 @@ class Judgment:
     model_id: int | None = None
     battle_id: str | None = None
     source_battle_id: str | None = None
+    template_version: str = ""  # the prompt template's version ('' when the task keeps none)
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -45,18 +46,18 @@ def save_judgment(db: sqlite_utils.Database, judgment: Judgment) -> None:
         db.execute(
             """
             INSERT INTO judgments (judge, task, subject, status, reason, verdict, raw, explanation, request_keys,
-                                   prompt_id, image_id, model_id, battle_id, source_battle_id)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                   prompt_id, image_id, model_id, battle_id, source_battle_id, template_version)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (judge, task, subject) DO UPDATE SET
                 status = excluded.status, reason = excluded.reason, verdict = excluded.verdict, raw = excluded.raw,
                 explanation = excluded.explanation, request_keys = excluded.request_keys,
                 prompt_id = excluded.prompt_id, image_id = excluded.image_id, model_id = excluded.model_id,
                 battle_id = excluded.battle_id, source_battle_id = excluded.source_battle_id,
-                updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+                template_version = excluded.template_version, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
             """,
             [j.judge, j.task, j.subject, j.status, j.reason, json.dumps(j.verdict, ensure_ascii=False),
              json.dumps(j.raw, ensure_ascii=False), j.explanation, json.dumps(list(j.request_keys)), j.prompt_id,
-             j.image_id, j.model_id, j.battle_id, j.source_battle_id],
+             j.image_id, j.model_id, j.battle_id, j.source_battle_id, j.template_version],
         )
 
 

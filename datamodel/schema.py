@@ -371,6 +371,22 @@ def _annotator_sessions(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX annotator_sessions_annotator ON annotator_sessions (annotator_id)")
 
 
+def _judgment_template_version(db: sqlite_utils.Database) -> None:
+    """``judgments.template_version``: the version of the prompt template a judgment was asked with
+    (:meth:`judges.prompts.JudgeTemplate.version`, a short hash of its text; the pairwise judge's voter name carries
+    it too). Empty for judgments made before this column, and for tasks that keep their version elsewhere."""
+    db.execute("ALTER TABLE judgments ADD COLUMN template_version TEXT NOT NULL DEFAULT ''")
+
+
+def _guidelines_seen(db: sqlite_utils.Database) -> None:
+    """``annotators.guidelines_seen_at``: when the arena page first showed the annotator its guidelines (open, on the
+    first visit; folded on every later one: :func:`datamodel.annotators.first_guidelines_visit`). Annotators who
+    voted before this column have seen them already."""
+    db.execute("ALTER TABLE annotators ADD COLUMN guidelines_seen_at REAL")
+    db.execute("UPDATE annotators SET guidelines_seen_at = CAST(strftime('%s', 'now') AS REAL) "
+               "WHERE id IN (SELECT annotator_id FROM votes WHERE annotator_id IS NOT NULL)")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -381,6 +397,8 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _expected_shown,
     _datasette_views,
     _annotator_sessions,
+    _judgment_template_version,
+    _guidelines_seen,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

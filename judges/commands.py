@@ -44,7 +44,8 @@ def _common(parser: argparse.ArgumentParser, task: JudgeTask) -> None:
     parser.add_argument("--judge-model", help="model the judge asks (default: ARENA_JUDGE_MODEL)")
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint (default: ARENA_JUDGE_BASE_URL)")
     parser.add_argument("--judge-name", default="gpt-judge",
-                        help="judge name; votes and scores are recorded as NAME:MODEL (default gpt-judge)")
+                        help="judge name; votes and scores are recorded as NAME:MODEL, pairwise votes as "
+                             "NAME:MODEL@TEMPLATE-VERSION (default gpt-judge)")
     parser.add_argument("--detail", choices=("high", "low", "auto"),
                         help="image detail (default: ARENA_JUDGE_IMAGE_DETAIL)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -1,15 +1,20 @@
 """``python -m judges compare``: which judge to trust, every judge voter against the humans, per suite and subset.
 
-One row per judge voter (its name carries the judge name, ``-single-order`` when asked once, and the model; see
-:func:`judges.pairwise.judge_name`), per scope (``all``, each suite, each suite's subsets), computed on the battles
+One row per judge voter, that is per judge configuration (its name carries the judge name, ``-single-order`` when
+asked once, the model and the template version, ``@`` and 8 hex digits; see :func:`judges.pairwise.judge_name`;
+judges run before template versions keep their ``NAME:MODEL`` name, and the ``template_version`` column says
+``unversioned``), per scope (``all``, each suite, each suite's subsets), computed on the battles
 humans voted on (excluded votes left out) with :func:`ratings.judge_agreement.judge_vs_humans`; the formulas are
 in that module's docstring. Beside them:
 
 - ``human ceiling``: pairs of different annotators on replicated battles
   (:func:`ratings.judge_agreement.human_ceiling`), the agreement a judge voting like another human would reach;
 - ``ensemble:majority`` and ``ensemble:weighted``: virtual judges voting on each battle the outcome most of the
-  judges chose, plainly or weighted by each judge's κ with the humans in that scope (floored at 0; the weights see
-  the same human votes they are scored on, so the weighted ensemble is slightly optimistic);
+  judges chose, plainly or weighted by each judge's κ with the humans in that scope, floored at 0 and cross-fitted
+  (:func:`ratings.judge_agreement.cross_fitted_ensemble`): the scope's human battles are dealt into ``folds``
+  seeded folds, and on a battle of fold f judge i weighs ``max(κ_i^(−f), 0)``, its κ on the other folds' battles
+  only, so no human vote the ensemble is scored on has shaped its weights (weights fitted on the scored votes rate
+  even an ensemble of coin flips above chance);
 - per judge voter, from its judgments and the request cache: the failed-parse rate (judgments that cast no vote
   over all of them), the share of both-order disagreements (judgments asked in both orders whose verdicts differed),
   the cost in USD and the request latency in seconds per 1,000 judgments.
@@ -27,22 +32,28 @@ import pandas as pd
 import sqlite_utils
 
 from datamodel.vote_arrays import VoteArrays, read_vote_arrays
-from ratings.judge_agreement import FIGURES, HumanBattles, VoteCodes, ensemble_votes, human_ceiling, judge_vs_humans
+from ratings.judge_agreement import (FIGURES, HumanBattles, VoteCodes, cross_fitted_ensemble, ensemble_votes,
+                                     human_ceiling, judge_vs_humans)
 
 TASK = "pairwise"
 CEILING = "human ceiling"
 ENSEMBLES = ("ensemble:majority", "ensemble:weighted")
-COLUMNS = ("scope", "judge", *FIGURES, "failed_parse_rate", "cost_per_1000", "latency_s_per_1000", "judgments")
+COLUMNS = ("scope", "judge", *FIGURES, "failed_parse_rate", "cost_per_1000", "latency_s_per_1000", "judgments",
+           "template_version")
+JUDGE_WIDTH = 44  # gpt-judge-single-order:gpt-4o-mini@1a2b3c4d is 43 characters
+UNVERSIONED = "unversioned"  # the template version shown for judgments made before versions were recorded
 
 
 @dataclass(frozen=True)
 class CompareOptions:
     """``min_shared``: fewer shared battles give "insufficient"; ``rounds``: bootstrap redraws of ρ; ``subsets``:
-    a row per suite subset too; ``ensembles``: add the virtual judges; ``suite``: only this suite."""
+    a row per suite subset too; ``ensembles``: add the virtual judges; ``suite``: only this suite; ``folds``: the
+    cross-fitting folds of the weighted ensemble's weights; ``seed``: of the bootstrap and of the folds."""
 
     min_shared: int = 30
     rounds: int = 200
     seed: int = 0
+    folds: int = 5
     subsets: bool = True
     ensembles: bool = True
     suite: str | None = None
@@ -54,10 +65,13 @@ def _codes(arrays: VoteArrays, mask: np.ndarray, keys: np.ndarray) -> VoteCodes:
 
 def judgment_figures(db: sqlite_utils.Database) -> pd.DataFrame:
     """Per judge voter: judgments, failed-parse rate, both-order disagreement share, cost and latency per 1,000
-    judgments (cost NaN when no request had a price)."""
+    judgments (cost NaN when no request had a price), and the template version of its judgments (``unversioned``
+    for judgments made before versions were recorded; several, comma-separated, if one name has several)."""
     rows = db.execute(
         """
         SELECT j.judge, COUNT(*),
+               (SELECT group_concat(v, ',') FROM (SELECT DISTINCT iif(k.template_version = '', ?, k.template_version)
+                AS v FROM judgments k WHERE k.judge = j.judge AND k.task = j.task ORDER BY v)),
                SUM(j.status = 'failed'),
                SUM(j.status = 'inconsistent'),
                SUM(j.status != 'failed' AND json_array_length(j.request_keys) >= 2),
@@ -66,9 +80,9 @@ def judgment_figures(db: sqlite_utils.Database) -> pd.DataFrame:
                (SELECT SUM(r.latency_s) FROM judgments k, json_each(k.request_keys) e
                 JOIN judge_requests r ON r.key = e.value WHERE k.judge = j.judge AND k.task = j.task)
         FROM judgments j WHERE j.task = ? GROUP BY j.judge ORDER BY j.judge
-        """, [TASK]).fetchall()
-    table = pd.DataFrame(rows, columns=["judge", "judgments", "failed", "inconsistent", "both_orders", "cost",
-                                        "latency"])
+        """, [UNVERSIONED, TASK]).fetchall()
+    table = pd.DataFrame(rows, columns=["judge", "judgments", "template_version", "failed", "inconsistent",
+                                        "both_orders", "cost", "latency"])
     with np.errstate(invalid="ignore", divide="ignore"):
         n = table["judgments"].astype(float)
         table["failed_parse_rate"] = table["failed"] / n
@@ -77,7 +91,7 @@ def judgment_figures(db: sqlite_utils.Database) -> pd.DataFrame:
         table["cost_per_1000"] = table["cost"].astype(float) / n * 1000
         table["latency_s_per_1000"] = table["latency"].astype(float) / n * 1000
     return table.set_index("judge")[["judgments", "failed_parse_rate", "both_order_disagreement", "cost_per_1000",
-                                     "latency_s_per_1000"]]
+                                     "latency_s_per_1000", "template_version"]]
 
 
 def _scope_rows(scope: str, arrays: VoteArrays, extra: pd.DataFrame, options: CompareOptions) -> list[dict]:
@@ -97,10 +111,10 @@ def _scope_rows(scope: str, arrays: VoteArrays, extra: pd.DataFrame, options: Co
                                   rounds=options.rounds, seed=options.seed, both_order_disagreement=disagreement)
         rows.append({"scope": scope, "judge": name, **figures})
     if options.ensembles and len(per_judge) >= 2:
-        kappas = np.array([max(r["kappa"], 0.0) if r["kappa"] == r["kappa"] else 0.0 for r in rows[1:]])
-        weights = kappas if kappas.sum() > 0 else None
-        for name, w in zip(ENSEMBLES, (None, weights)):
-            votes = ensemble_votes(list(per_judge.values()), w)
+        judges = list(per_judge.values())
+        weighted = cross_fitted_ensemble(human, judges, arrays.n_models, folds=options.folds, seed=options.seed,
+                                         min_shared=options.min_shared)
+        for name, votes in zip(ENSEMBLES, (ensemble_votes(judges), weighted)):
             rows.append({"scope": scope, "judge": name,
                          **judge_vs_humans(human, votes, arrays.n_models, min_shared=options.min_shared,
                                            rounds=options.rounds, seed=options.seed, positions=False)})
@@ -145,6 +159,9 @@ def compare_judges(db: sqlite_utils.Database, options: CompareOptions = CompareO
         return pd.DataFrame(columns=list(COLUMNS))
     for column in ("judgments", "failed_parse_rate", "cost_per_1000", "latency_s_per_1000"):
         table[column] = table["judge"].map(extra[column]) if len(extra) else np.nan
+    # a voter with no judgment (the ceiling, an ensemble, votes imported without judgments) shows no version
+    versions = extra["template_version"] if len(extra) else pd.Series(dtype=object)
+    table["template_version"] = table["judge"].map(versions).fillna("")
     order = table["judge"].ne(CEILING).astype(int)
     table = table.assign(_scope=pd.Categorical(table["scope"], list(dict.fromkeys(table["scope"]))), _order=order,
                          _kappa=table["kappa"].fillna(-np.inf))
@@ -159,15 +176,15 @@ def _number(value, digits: int = 3) -> str:
 
 def format_table(table: pd.DataFrame, *, confusion: bool = False) -> str:
     """The comparison as text: one line per row, "insufficient" where a row has too few shared battles."""
-    shown = [("judge", 34), ("shared", 7), ("acc", 6), ("acc_tie", 7), ("kappa", 6), ("rho", 6), ("rho 95% CI", 14),
-             ("tau", 6), ("first", 6), ("p", 7), ("2-order", 7), ("tie j/h", 11), ("bad j/h", 11), ("failed", 6),
-             ("$/1k", 7), ("s/1k", 7)]
+    shown = [("judge", JUDGE_WIDTH), ("shared", 7), ("acc", 6), ("acc_tie", 7), ("kappa", 6), ("rho", 6),
+             ("rho 95% CI", 14), ("tau", 6), ("first", 6), ("p", 7), ("2-order", 7), ("tie j/h", 11), ("bad j/h", 11),
+             ("failed", 6), ("$/1k", 7), ("s/1k", 7)]
     lines = []
     for scope, rows in table.groupby("scope", sort=False):
         lines.append(f"== {scope}")
         lines.append(" ".join(name.ljust(width) for name, width in shown))
         for row in rows.itertuples():
-            head = [row.judge[:34].ljust(34), str(row.shared_battles).ljust(7)]
+            head = [row.judge[:JUDGE_WIDTH].ljust(JUDGE_WIDTH), str(row.shared_battles).ljust(7)]
             if row.insufficient:
                 lines.append(" ".join(head) + " insufficient (fewer shared battles than --min-shared)")
                 continue

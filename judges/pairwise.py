@@ -11,7 +11,8 @@ the vote; if not, the vote is a tie (Chatbot Arena's rule for its LLM judge) and
 ``inconsistent``, with both raw verdicts kept. ``single_order`` asks once, which is the published protocol exactly.
 
 A vote goes through :func:`datamodel.votes.record_vote` on a battle served to the judge (voter kind ``judge``, voter =
-the judge's name), in the same transaction as its judgment; a failed judgment (an API error after the last retry, a
+the judge configuration's name: name, model and template version, :func:`judge_name`), in the same transaction as its
+judgment, which records the template version too; a failed judgment (an API error after the last retry, a
 refusal, a reply without a verdict) is stored with its reason and casts no vote. Drawn battle *i* of a seed has the
 subject ``draw:<filters>:seed<seed>:<i>``, a copied one ``human:<battle id>``: a subject judged once is skipped by
 later runs, so re-running never casts a second vote.
@@ -46,9 +47,16 @@ SOURCES = ("draw", "human")
 DEFAULT_DRAWS = 100
 
 
-def judge_name(model: str, name: str = "gpt-judge", single_order: bool = False) -> str:
-    """The voter name of a judge: its name and model, e.g. ``gpt-judge:gpt-4o-mini``."""
-    return f"{name}{'-single-order' if single_order else ''}:{model}"
+def judge_name(model: str, name: str = "gpt-judge", single_order: bool = False, version: str = "") -> str:
+    """The voter name of a judge configuration: its name (``-single-order`` when asked once), model and template
+    version (:meth:`judges.prompts.JudgeTemplate.version`), e.g. ``gpt-judge:gpt-4o-mini@1a2b3c4d``. Judges run
+    before template versions voted as ``NAME:MODEL``, and keep that name."""
+    return f"{name}{'-single-order' if single_order else ''}:{model}{f'@{version}' if version else ''}"
+
+
+def pairwise_judge_name(model: str, name: str, single_order: bool, templates: Templates) -> str:
+    """The voter name of the pairwise judge ``name`` asking ``model`` with the pairwise template of ``templates``."""
+    return judge_name(model, name, single_order, PAIRWISE_TEMPLATE.version(templates))
 
 
 @dataclass(frozen=True)
@@ -189,12 +197,12 @@ def position_bias(verdicts: Sequence[dict]) -> dict:
 # --- running ----------------------------------------------------------------------------------------------------
 
 def _write(db: sqlite_utils.Database, plan: PlannedBattle, decision: Decision, *, judge: str, session_id: str,
-           replies: Sequence[Reply], answers: Sequence[Answer]) -> None:
+           replies: Sequence[Reply], answers: Sequence[Answer], version: str) -> None:
     explanation = "\n\n".join(f"[{o}] {a.explanation}" for o, a in zip(("AB", "BA"), answers) if a.explanation)
     judgment = Judgment(
         judge, TASK, plan.subject, decision.status, decision.reason, decision.verdict,
         raw=[r.text for r in replies], explanation=explanation, request_keys=tuple(r.key for r in replies),
-        prompt_id=plan.pairing.prompt_id, source_battle_id=plan.source_battle_id,
+        prompt_id=plan.pairing.prompt_id, source_battle_id=plan.source_battle_id, template_version=version,
     )
     with db.conn:
         if decision.outcome is None:
@@ -217,6 +225,7 @@ async def judge_battles(
     todo = todo[:limit] if limit is not None else todo
     session_id = f"judge-run:{uuid.uuid4().hex}"
     detail = engine.config.image_detail
+    version = PAIRWISE_TEMPLATE.version(templates)
 
     async def worker(plan: PlannedBattle) -> str:
         requests = [pairwise_request(templates, plan.prompt, plan.left, plan.right, detail)]
@@ -228,7 +237,8 @@ async def judge_battles(
                 return status
         answers = [read_answer(reply) for reply in replies]
         decision = decide(answers)
-        _write(db, plan, decision, judge=judge, session_id=session_id, replies=replies, answers=answers)
+        _write(db, plan, decision, judge=judge, session_id=session_id, replies=replies, answers=answers,
+               version=version)
         return decision.status
 
     await run_units(engine, todo, worker, summary, progress=progress, handle_signals=handle_signals)
@@ -276,7 +286,7 @@ async def run_pairwise(
     at most ``selection.limit`` not yet judged) and judge them."""
     if source not in SOURCES:
         raise ValueError(f"unknown battle source {source!r}; choose one of {', '.join(SOURCES)}.")
-    judge = judge_name(config.model, name, single_order)
+    judge = pairwise_judge_name(config.model, name, single_order, templates)
     if source == "draw":
         count = selection.limit if selection.limit is not None else DEFAULT_DRAWS
         plans, limit = plan_drawn(db, media, selection, count=count, seed=seed), None
@@ -312,7 +322,7 @@ async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
     if args.retry_failed and not job.dry_run:
         from judges.compare import forget_failed
 
-        forget_failed(job.db, TASK, judge_name(job.config.model, job.name, args.single_order))
+        forget_failed(job.db, TASK, pairwise_judge_name(job.config.model, job.name, args.single_order, job.templates))
     return await run_pairwise(job.db, job.media, job.config, job.selection, source=args.source, seed=args.seed,
                               single_order=args.single_order, **job.common())
 

@@ -21,6 +21,7 @@ go where ``<image A>`` / ``<image B>`` stand in the pairwise template and where 
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import tomllib
 from collections.abc import Mapping
@@ -45,6 +46,8 @@ class JudgeTemplate:
     - ``placeholders``: what a replacement text must keep; those in ``once`` must appear exactly once.
     - ``max_tokens``: the completion limit of its requests; ``expected_tokens``: the completion tokens the dry run
       counts per request.
+
+    :meth:`version` names the text a judge asked with (the pairwise judge's voter name carries it).
     """
 
     key: str
@@ -57,6 +60,12 @@ class JudgeTemplate:
     def fill(self, templates: "Templates", **values: Any) -> str:
         """This template's text in ``templates`` (the default or its replacement) with ``values`` filled in."""
         return fill(templates.text(self.key), **values)
+
+    def version(self, templates: "Templates") -> str:
+        """The version of this template's text in ``templates`` (the default or its replacement): the first 8 hex
+        digits of the SHA-256 of the text, so any change of wording is another version, and the same text always
+        the same one."""
+        return hashlib.sha256(templates.text(self.key).encode("utf-8")).hexdigest()[:8]
 
     def request(self, parts: Iterable, detail: str = "high") -> ChatRequest:
         """A request of ``parts`` (text and images, in order) with this template's token budget."""

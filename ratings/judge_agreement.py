@@ -223,17 +223,19 @@ def human_ceiling(human: VoteCodes, voters: np.ndarray, *, min_shared: int = 30)
     return result
 
 
-def ensemble_votes(judges: list[VoteCodes], weights: np.ndarray | None = None) -> VoteCodes:
+def ensemble_votes(judges: list[VoteCodes], weights=None) -> VoteCodes:
     """A virtual judge: on every battle that the judges voted on, the outcome with the largest (weighted) sum of
-    their votes (oriented; a judge's several votes on a battle each count); equal sums give a tie. ``weights`` None
-    is the plain majority. The votes come oriented (model_a the smaller index), so they carry no display order."""
-    weights = np.ones(len(judges)) if weights is None else np.asarray(weights, float)
+    their votes (oriented; a judge's several votes on a battle each count); equal sums give a tie. ``weights``: one
+    per judge, or per judge an array with one weight per vote; None is the plain majority. The votes come oriented
+    (model_a the smaller index), so they carry no display order."""
+    weights = [1.0] * len(judges) if weights is None else weights
     keys = np.concatenate([j.keys for j in judges]) if judges else np.zeros(0, np.int64)
     items, uniques = pd.factorize(keys)
     low = np.concatenate([np.minimum(j.model_a, j.model_b) for j in judges]) if judges else keys
     high = np.concatenate([np.maximum(j.model_a, j.model_b) for j in judges]) if judges else keys
     outcome = np.concatenate([j.oriented() for j in judges]) if judges else keys
-    weight = np.concatenate([np.full(len(j), w) for j, w in zip(judges, weights)]) if judges else keys.astype(float)
+    weight = (np.concatenate([np.broadcast_to(np.asarray(w, float), len(j)) for j, w in zip(judges, weights)])
+              if judges else keys.astype(float))
     n = len(uniques)
     score = np.bincount(items * 4 + outcome, weights=weight, minlength=n * 4).reshape(n, 4)
     best = score.argmax(axis=1)
@@ -243,3 +245,58 @@ def ensemble_votes(judges: list[VoteCodes], weights: np.ndarray | None = None) -
     first = np.zeros(n, dtype=np.int64)
     first[items[::-1]] = np.arange(len(items))[::-1]
     return VoteCodes(np.asarray(uniques), low[first], high[first], best)
+
+
+def _fold_confusions(humans: HumanBattles, judge: VoteCodes, rows: np.ndarray, fold_of: np.ndarray, folds: int):
+    """(C, shared): C[f] the human × judge confusion matrix of ``judge``'s votes on the human battles of fold f,
+    ``shared[f]`` how many of fold f's battles it voted on (``rows``: each vote's battle in ``humans``, or −1)."""
+    on_shared = rows >= 0
+    rows, oriented = rows[on_shared], judge.oriented()[on_shared]
+    fold = fold_of[rows]
+    confusion = np.stack([np.bincount(fold * 4 + oriented, weights=humans.counts[rows, h], minlength=folds * 4)
+                          .reshape(folds, 4) for h in range(4)], axis=1)
+    shared = np.bincount(fold_of[np.unique(rows)], minlength=folds)
+    return confusion, shared
+
+
+def _kappa_weights(confusions: np.ndarray, shared: np.ndarray, min_shared: int) -> np.ndarray | None:
+    """max(κ, 0) per judge (0 below ``min_shared`` shared battles or where κ is undefined); None when every weight
+    is 0 (the plain majority then)."""
+    kappas = np.array([cohen_kappa(c) if n >= min_shared else np.nan for c, n in zip(confusions, shared)])
+    weights = np.where(np.isfinite(kappas), np.maximum(kappas, 0.0), 0.0)
+    return weights if weights.sum() > 0 else None
+
+
+def cross_fitted_ensemble(human: VoteCodes | HumanBattles, judges: list[VoteCodes], n_models: int, *,
+                          folds: int = 5, seed: int = 0, min_shared: int = 30) -> VoteCodes:
+    """The agreement-weighted virtual judge, its weights estimated out of sample (cross-fitting).
+
+    The battles humans voted on are dealt into ``folds`` folds at random (a permutation seeded by ``seed``, battle
+    k in fold ``perm[k] mod folds``). On a battle of fold f the ensemble votes :func:`ensemble_votes` with judge i
+    weighted by ``w_i^(−f) = max(κ_i^(−f), 0)``: Cohen's κ of judge i with the humans on the battles of the *other*
+    folds only (0 where judge i shares fewer than ``min_shared`` of them with the humans or κ is undefined; all 0:
+    the plain majority). So no human vote the ensemble is scored against has shaped its weights; weights fitted on
+    the same votes would favour the judges that happen to agree with those very votes, and rate even an ensemble of
+    coin flips above chance. A battle no human voted on (never scored) gets the weights from every fold.
+    """
+    humans = human if isinstance(human, HumanBattles) else HumanBattles.of(human, n_models)
+    if not len(humans.keys):
+        return ensemble_votes(judges)  # nothing to weigh by, and nothing it could be scored on
+    folds = max(folds, 1)
+    fold_of = np.random.default_rng(seed).permutation(len(humans.keys)) % folds
+    located = [humans.locate(judge.keys) for judge in judges]
+    per_judge = [_fold_confusions(humans, judge, rows, fold_of, folds) for judge, rows in zip(judges, located)]
+    confusion = np.stack([c for c, _ in per_judge]) if judges else np.zeros((0, folds, 4, 4))  # judge, fold, h, j
+    shared = np.stack([n for _, n in per_judge]) if judges else np.zeros((0, folds), np.int64)
+    vote_folds = [np.where(rows >= 0, fold_of[np.maximum(rows, 0)], -1) for rows in located]
+    # weights[f + 1, i]: judge i's weight on the battles of fold f (row 0: battles no human voted on)
+    weights = np.ones((folds + 1, len(judges)))
+    for fold in range(-1, folds):
+        if fold < 0:
+            fitted = _kappa_weights(confusion.sum(axis=1), shared.sum(axis=1), min_shared)
+        else:
+            fitted = _kappa_weights(confusion.sum(axis=1) - confusion[:, fold],
+                                    shared.sum(axis=1) - shared[:, fold], min_shared)
+        if fitted is not None:
+            weights[fold + 1] = fitted
+    return ensemble_votes(judges, [weights[f + 1, i] for i, f in enumerate(vote_folds)])

@@ -36,15 +36,23 @@ from datamodel.votes import record_vote
 from judges import commands
 from judges.compare import CEILING, CompareOptions, compare_judges, forget_failed, format_table
 from judges.pairwise import run_pairwise
+from judges.prompts import PAIRWISE, PAIRWISE_TEMPLATE, Templates
 from judges.selection import Selection
 from openai_stub import engine_config, hash_models
-from ratings.judge_agreement import VoteCodes, confusion_figures, ensemble_votes, human_ceiling, judge_vs_humans
+from ratings.judge_agreement import (VoteCodes, confusion_figures, cross_fitted_ensemble, ensemble_votes,
+                                     human_ceiling, judge_vs_humans)
 from sampling.draws import serve_battle
 from tools.fake_openai import FakeServer, Scripted
 
 # the hidden truth (lower is better), not in name order: oriented by name, the humans' outcomes are A and B alike
 RANK = {"alpha-model": 2, "bravo-model": 0, "charlie-model": 3, "delta-model": 1}
 JUDGES = ("always-a", "oracle-80", "coin", "swapper")
+VERSION = PAIRWISE_TEMPLATE.version(Templates())  # of the default template: every voter name below ends with it
+
+
+def voter(model: str, single_order: bool = True) -> str:
+    """The voter name of scripted judge ``model`` run by :func:`run_judge` with the default template."""
+    return f"judge{'-single-order' if single_order else ''}:{model}@{VERSION}"
 
 
 def _image(m: int, p: int, k: int) -> Image.Image:
@@ -105,10 +113,10 @@ def build_arena(root, battles: int = 160, replicated: int = 40, seed: int = 7):
     return db, media
 
 
-def run_judge(db, media, server, model, single_order=True, **config):
+def run_judge(db, media, server, model, single_order=True, templates=Templates(), **config):
     config = engine_config(server, model=model, **config)
     return asyncio.run(run_pairwise(db, media, config, Selection(), source="human", single_order=single_order,
-                                    name="judge", env={}, progress=False, handle_signals=False))
+                                    name="judge", templates=templates, env={}, progress=False, handle_signals=False))
 
 
 @pytest.fixture(scope="module")
@@ -133,13 +141,13 @@ def test_the_scripted_judges_come_out_in_their_known_order_with_their_figures(ju
     db, _ = judged
     table = compare_judges(db, CompareOptions(min_shared=20, rounds=100))
     overall = table[table["scope"] == "all"]
-    names = {f"judge-single-order:{m}": m for m in JUDGES}
+    names = {voter(m): m for m in JUDGES}
     ranked = [names.get(j, j) for j in overall["judge"]]
     assert ranked[0] == CEILING
     singles = [j for j in ranked if j in JUDGES]
     assert singles[0] == "oracle-80" and singles[-1] == "swapper"
 
-    oracle, always, coin, swapper = (_row(table, f"judge-single-order:{m}") for m in
+    oracle, always, coin, swapper = (_row(table, voter(m)) for m in
                                      ("oracle-80", "always-a", "coin", "swapper"))
     assert oracle.shared_battles > 100 and not oracle.insufficient
     assert oracle.accuracy == pytest.approx(0.8, abs=0.12)
@@ -160,7 +168,7 @@ def test_the_scripted_judges_come_out_in_their_known_order_with_their_figures(ju
 
 def test_both_orders_a_first_position_judge_always_disagrees_with_itself_and_only_ties(judged):
     db, _ = judged
-    row = _row(compare_judges(db, CompareOptions(min_shared=20, rounds=0)), "judge:always-a")
+    row = _row(compare_judges(db, CompareOptions(min_shared=20, rounds=0)), voter("always-a", single_order=False))
     assert row.both_order_disagreement == 1.0
     assert row.tie_rate == 1.0 and row.accuracy == 0.0 and np.isnan(row.first_win_rate)
     assert row.accuracy_ties == 0.0  # humans never tie: a tie matches nothing
@@ -180,8 +188,8 @@ def test_rows_per_suite_and_subset_and_insufficient_below_the_minimum(judged):
     db, _ = judged
     table = compare_judges(db, CompareOptions(min_shared=20, rounds=0))
     assert {"all", "taxonomy", "taxonomy/Easy", "taxonomy/Hypernymy", "commonsense"} <= set(table["scope"])
-    tax, com = (_row(table, "judge-single-order:oracle-80", s) for s in ("taxonomy", "commonsense"))
-    assert tax.shared_battles + com.shared_battles == _row(table, "judge-single-order:oracle-80").shared_battles
+    tax, com = (_row(table, voter("oracle-80"), s) for s in ("taxonomy", "commonsense"))
+    assert tax.shared_battles + com.shared_battles == _row(table, voter("oracle-80")).shared_battles
     strict = compare_judges(db, CompareOptions(min_shared=10_000, rounds=0, subsets=False))
     assert strict["insufficient"].all() and strict["accuracy"].isna().all() and strict["kappa"].isna().all()
     assert "insufficient" in format_table(strict)
@@ -194,7 +202,7 @@ def test_ensembles_are_rated_like_judges(judged):
     assert not majority.insufficient and np.isnan(majority.first_win_rate)
     # weighted by κ (floored at 0) the oracle dominates: the weighted ensemble votes like it (one vote per battle,
     # where the oracle has one per human battle, hence not exactly its κ), the plain majority of the four is worse
-    oracle = _row(table, "judge-single-order:oracle-80")
+    oracle = _row(table, voter("oracle-80"))
     assert weighted.kappa == pytest.approx(oracle.kappa, abs=0.05) and majority.kappa < weighted.kappa - 0.3
 
 
@@ -208,7 +216,7 @@ def test_the_command_prints_one_row_per_judge_configuration(judged, tmp_path, ca
                           "--csv", str(out)]) == 0
     printed = capsys.readouterr().out
     lines = [line for line in printed.splitlines() if line.startswith("judge-single-order:")]
-    assert lines[0].startswith("judge-single-order:oracle-80") and lines[-1].startswith("judge-single-order:swapper")
+    assert lines[0].startswith(voter("oracle-80")) and lines[-1].startswith(voter("swapper"))
     assert "== taxonomy" in printed and "human ceiling" in printed
     assert out.read_text().splitlines()[0].startswith("scope,judge,shared_battles")
     assert commands.main(["compare", "--suite", "nope"]) == 2
@@ -230,14 +238,14 @@ def test_retry_failed_asks_the_failed_judgments_again(tmp_path, monkeypatch):
         run_judge(db, media, server, "always-a")  # without --retry-failed the cached non-answers come back
         assert len(server.snapshot()) == sent and statuses() == {"failed"}
         keys = {key for row in judgments(db, task="pairwise") for key in row["request_keys"]}
-        assert forget_failed(db, "pairwise", "judge-single-order:always-b") == (0, 0)  # another judge's: kept
+        assert forget_failed(db, "pairwise", voter("always-b")) == (0, 0)  # another judge's: kept
         # the command line: --retry-failed drops this judge's cached non-answers, then asks them again
         assert commands.main(["pairwise", "--source", "human", "--single-order", "--judge-name", "judge",
                               "--judge-model", "always-a", "--base-url", server.base_url, "--retry-failed",
                               "--no-progress"]) == 0
         assert len(server.snapshot()) == sent + len(keys)
     assert statuses() == {"ok"}
-    assert forget_failed(db, "pairwise", "judge-single-order:always-a") == (0, 0)
+    assert forget_failed(db, "pairwise", voter("always-a")) == (0, 0)
 
 
 def test_pure_figures_on_known_counts():
@@ -275,7 +283,7 @@ def test_the_judges_sub_tab_shows_the_same_table_in_the_browser(tmp_path):
         for model in ("oracle-80", "swapper"):
             run_judge(db, media, server, model)
     expected = compare_judges(db, Options(min_shared=30, rounds=100, subsets=False))
-    oracle = _row(expected, "judge-single-order:oracle-80")
+    oracle = _row(expected, voter("oracle-80"))
     db.close()
     settings = Settings(db_path=tmp_path / "arena.db", media_dir=tmp_path / "media", cache_dir=tmp_path / "cache",
                         demo=False)
@@ -291,6 +299,106 @@ def test_the_judges_sub_tab_shows_the_same_table_in_the_browser(tmp_path):
                                timeout=30000)
         text = page.inner_text("#lb-judges")
         browser.close()
-    assert text.index("judge-single-order:oracle-80") < text.index("judge-single-order:swapper")
+    assert text.index(voter("oracle-80")) < text.index(voter("swapper"))
     assert f"{oracle.kappa:.3f}" in text and f"{oracle.accuracy:.3f}" in text
     assert "human ceiling" in text and "insufficient" in text  # no replicated battle here: no ceiling figure
+
+
+def noise_arena(root, *, suites: int = 20, battles: int = 48, judges: int = 11, seed: int = 3):
+    """``suites`` suites of ``battles`` battles each (two models, distinct images, random sides), one human vote per
+    battle and one vote of each of ``judges`` noise judges, all A or B at random: no judge carries any signal, so an
+    honest ensemble of them has κ ≈ 0 with the humans (its standard error ≈ 1/√battles per suite)."""
+    db = connect(root / "arena.db")
+    db.execute("PRAGMA synchronous = OFF")  # a test database: ten thousand votes in seconds
+    media = MediaStore(root / "media")
+    rng = np.random.default_rng(seed)
+    prompt_ids = add_prompts(db, [PromptSpec(f"s{s}", "k", f"noise prompt {s}") for s in range(suites)]).ids
+    models = [add_model(db, name) for name in ("left-model", "right-model")]
+    annotator = sign_in(db, "alice", "a-long-token", open_signup=True)
+    draw = random.Random(seed)
+    for s, prompt_id in enumerate(prompt_ids):
+        for k in range(battles):
+            images = [add_image(db, prompt_id=prompt_id, model_id=model, idx=k,
+                                stored=media.put_image(Image.new("RGB", (4, 4), (s, k, m))))
+                      for m, model in enumerate(models)]
+            pairing = Pairing(prompt_id, *(images if rng.random() < 0.5 else images[::-1]))
+            battle = serve_battle(db, draw, session_id="h", annotator_id=annotator.id, pairing=pairing)
+            record_vote(db, battle.id, "AB"[rng.integers(2)], session_id="h", rules=None)
+            for j in range(judges):
+                battle = serve_battle(db, draw, session_id="j", judge=f"noise-{j:02d}", pairing=pairing)
+                record_vote(db, battle.id, "AB"[rng.integers(2)], session_id="j", rules=None)
+    return db
+
+
+def test_the_weighted_ensemble_is_not_fitted_to_the_votes_it_is_scored_on(tmp_path):
+    # Weights estimated on the very human votes the ensemble is then scored on pick the noise judges that happen to
+    # agree with them there: in-sample, the weighted ensemble of pure noise reaches κ ≈ 0.26 per suite (mean of 20
+    # suites of 48 battles, standard deviation 0.024 over seeds). Weights fitted on other battles (cross-fitting)
+    # know nothing of the scored votes: κ ≈ 0 (standard deviation of the mean 0.04, so ± 0.12 is 3 of them).
+    db = noise_arena(tmp_path)
+    table = compare_judges(db, CompareOptions(min_shared=20, rounds=0, subsets=False))
+    suites = table[table["scope"] != "all"]
+    judges = suites[suites["judge"].str.startswith("noise-")]
+    assert len(judges) == 20 * 11 and abs(judges["kappa"].mean()) < 0.03  # no signal in any judge
+    weighted = suites[suites["judge"] == "ensemble:weighted"]["kappa"]
+    majority = suites[suites["judge"] == "ensemble:majority"]["kappa"]
+    assert len(weighted) == 20 and abs(majority.mean()) < 0.12
+    assert abs(weighted.mean()) < 0.12, f"weights fitted to the scored votes: κ {weighted.round(3).tolist()}"
+    db.close()
+
+
+def test_each_template_version_is_a_judge_configuration_of_its_own(tmp_path):
+    db, media = build_arena(tmp_path, battles=40, replicated=0)
+    reworded = Templates(pairwise=PAIRWISE.replace("Be as objective as possible.", "Be as objective as you can."))
+    with FakeServer(scripted_judges(db)) as server:
+        run_judge(db, media, server, "oracle-80")
+        run_judge(db, media, server, "oracle-80", templates=reworded)  # same model, another template
+    table = compare_judges(db, CompareOptions(min_shared=10, rounds=0, subsets=False))
+    overall = table[(table["scope"] == "all") & table["judge"].str.contains("oracle-80")]
+    assert len(overall) == 2, f"one row for two templates: {overall['judge'].tolist()}"
+    versions = [PAIRWISE_TEMPLATE.version(t) for t in (Templates(), reworded)]
+    assert versions[0] != versions[1] and all(len(v) == 8 for v in versions)  # a short hash of the text
+    assert PAIRWISE_TEMPLATE.version(Templates(pairwise=PAIRWISE)) == versions[0]  # the text, not the object
+    assert sorted(overall["judge"]) == sorted(f"judge-single-order:oracle-80@{v}" for v in versions)
+    assert dict(zip(overall["judge"], overall["template_version"])) == {
+        f"judge-single-order:oracle-80@{v}": v for v in versions}
+    rows = judgments(db, task="pairwise")
+    assert {(row["judge"], row["template_version"]) for row in rows} == {
+        (f"judge-single-order:oracle-80@{v}", v) for v in versions}
+    # a database from before template versions: its votes and judgments keep their voter name and still show
+    old = f"judge-single-order:oracle-80@{versions[1]}"
+    with db.conn:
+        db.execute("UPDATE votes SET voter = 'judge-single-order:oracle-80' WHERE voter = ?", [old])
+        db.execute("UPDATE judgments SET judge = 'judge-single-order:oracle-80', template_version = '' "
+                   "WHERE judge = ?", [old])
+    table = compare_judges(db, CompareOptions(min_shared=10, rounds=0, subsets=False))
+    row = _row(table, "judge-single-order:oracle-80")
+    assert row.template_version == "unversioned" and not row.insufficient and row.judgments == 40
+    assert _row(table, "ensemble:weighted").template_version == ""
+    db.close()
+
+
+def test_a_battle_s_human_vote_never_shapes_the_weights_the_ensemble_votes_with_on_it():
+    # cross-fitting, exactly: flip the human vote on any one battle and the weighted ensemble's vote on that battle
+    # stays what it was (only the other folds' weights may move); judges of mixed quality so the weights matter
+    rng = np.random.default_rng(5)
+    n = 60
+    keys, model_a = np.arange(n), rng.integers(0, 2, n)
+    model_b, truth = 1 - model_a, rng.integers(0, 2, n)
+    judges = [VoteCodes(keys, model_a, model_b, np.where(rng.random(n) < p, truth, 1 - truth))
+              for p in (0.9, 0.7, 0.55, 0.5, 0.3)]
+
+    def vote(human: VoteCodes) -> dict:
+        votes = cross_fitted_ensemble(human, judges, 2, folds=5, seed=1, min_shared=5)
+        return dict(zip(votes.keys.tolist(), votes.outcome.tolist()))
+
+    base = vote(VoteCodes(keys, model_a, model_b, truth))
+    assert sorted(base) == keys.tolist()
+    changed = 0
+    for battle in range(n):
+        flipped = truth.copy()
+        flipped[battle] = 1 - flipped[battle]
+        other = vote(VoteCodes(keys, model_a, model_b, flipped))
+        assert other[battle] == base[battle], f"battle {battle}: its own human vote moved the ensemble's vote"
+        changed += sum(other[k] != base[k] for k in range(n))
+    assert changed > 0  # the flipped vote does move weights, of the other folds

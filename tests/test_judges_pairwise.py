@@ -16,12 +16,14 @@ from datamodel.votes import record_vote
 from judges.client import Engine
 from tools.fake_openai import FakeServer, Scripted
 from judges.pairwise import judge_battles, plan_drawn, run_pairwise
+from judges.prompts import PAIRWISE_TEMPLATE, Templates
 from judges.selection import Selection, SelectionError
 from datamodel.judgments import judgments
 from openai_stub import engine_config, first_position_judge, hash_models, preference_judge
 
 RANKING = {"alpha-model": 0, "bravo-model": 1, "charlie-model": 2, "delta-model": 3}
 TAXONOMY = Selection(suite="taxonomy")
+VERSION = PAIRWISE_TEMPLATE.version(Templates())  # the default template's: every voter name ends with @VERSION
 
 
 def run(arena, server, selection=TAXONOMY, **kwargs):
@@ -60,8 +62,9 @@ def test_a_consistent_judge_votes_like_an_annotator_and_shows_on_the_leaderboard
     assert (summary.done, summary.inconsistent) == (12, 0)
     votes = votes_frame(small_arena.db)
     assert len(votes) == 12
-    assert set(votes["voter_kind"]) == {"judge"} and set(votes["voter"]) == {"gpt-judge:gpt-4o-mini"}
-    assert set(votes["judge"]) == {"gpt-judge:gpt-4o-mini"}
+    assert set(votes["voter_kind"]) == {"judge"} and set(votes["voter"]) == {f"gpt-judge:gpt-4o-mini@{VERSION}"}
+    assert set(votes["judge"]) == {f"gpt-judge:gpt-4o-mini@{VERSION}"}
+    assert {row["template_version"] for row in judgments(small_arena.db, task="pairwise")} == {VERSION}
     for vote in votes.itertuples():
         assert vote.winner == min((vote.model_a, vote.model_b), key=RANKING.get)
     board = compute_leaderboard(small_arena.db, LeaderboardOptions(rounds=20, min_votes=1)).table
@@ -89,7 +92,7 @@ def test_single_order_is_the_published_protocol(small_arena):
         summary = run(small_arena, server, Selection(suite="taxonomy", limit=5), single_order=True)
         assert len(server.received) == 5
     votes = votes_frame(small_arena.db)
-    assert set(votes["outcome"]) == {"A"} and set(votes["voter"]) == {"gpt-judge-single-order:gpt-4o-mini"}
+    assert set(votes["outcome"]) == {"A"} and set(votes["voter"]) == {f"gpt-judge-single-order:gpt-4o-mini@{VERSION}"}
     assert summary.extra["position_bias"] == {"before": 1.0, "before_n": 5, "after": 1.0, "after_n": 5}
 
 

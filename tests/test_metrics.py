@@ -576,10 +576,11 @@ def test_metrics_cli_help(capsys):
 
 
 def test_demo_metrics_fill_every_column(small_arena):
+    from datamodel.settings import load_settings
     from judges.metrics.demo import compute_demo_metrics
 
-    arena = small_arena
-    summary = compute_demo_metrics(arena.db, arena.media, cache_dir=arena.settings.cache_dir)
+    arena = small_arena  # the project's cache folder: the demo CLIP is trained there once, not per test
+    summary = compute_demo_metrics(arena.db, arena.media, cache_dir=load_settings().cache_dir)
     assert set(summary) == {"taxonomy", "commonsense"}
     table = model_metric_table(arena.db)
     assert table.set_index("model").notna().all().all(), table

@@ -264,11 +264,12 @@ def clip_options(parser: argparse.ArgumentParser) -> None:
 
 def clip_encoder(context: ScorerContext) -> ClipEncoder:
     """The run's one CLIP encoder, shared by every metric that asks for it: ``--clip-model`` / ``--clip-pretrained``,
-    or with ``context.tiny`` a tiny random open_clip model built in the cache (scorer ``open_clip:open-clip-tiny``)."""
+    or with ``context.tiny`` a tiny random open_clip model built in the cache (scorer ``open_clip:open-clip-tiny``)
+    unless ``--clip-model`` names a ``local-dir:`` folder (the offline demo's trained model, :mod:`.demo_clip`)."""
     options = context.options
 
     def make() -> ClipEncoder:
-        if context.tiny:
+        if context.tiny and not options.clip_model.startswith("local-dir:"):
             folder = build_tiny_clip(context.tiny_dir("open-clip-tiny"))
             return load_clip(f"local-dir:{folder}", None, device=options.device, batch_size=options.batch_size)
         return load_clip(options.clip_model, options.clip_pretrained, device=options.device,

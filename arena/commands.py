@@ -34,10 +34,13 @@ def cmd_serve(args, settings) -> int:
 
 
 def cmd_demo(args, settings) -> int:
-    from arena.demo import build_demo
+    from arena.demo import build_demo, load_demo_bundle
 
     db, media = _open(settings)
-    built = build_demo(db, media, settings, progress=True)
+    if args.regenerate:  # the generators and metric scorers (torch): what python -m tools.demo_bundle ships
+        built = build_demo(db, media, settings, progress=True)
+    else:
+        built = load_demo_bundle(db, media)
     print(f"Demo: {built['prompts']} prompts ({built['new_prompts']} new), {built['new_images']} new images.")
     return 0
 
@@ -117,12 +120,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", help="TOML settings file (default: $ARENA_CONFIG or ./arena.toml)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="start the web app (builds the demo into an empty database)")
+    serve = commands.add_parser("serve", help="start the web app (loads the shipped demo into an empty database)")
     serve.add_argument("--host", help="address to listen on (default: the host setting)")
     serve.add_argument("--port", type=int, help="port to listen on (default: the port setting)")
     serve.set_defaults(handler=cmd_serve)
 
     demo = commands.add_parser("demo", help="write the bundled demo prompts and images into the database")
+    demo.add_argument("--regenerate", action="store_true",
+                      help="make the images and metrics with the generators and scorers (needs the gen and metrics "
+                           "extras) instead of loading the shipped bundle")
     demo.set_defaults(handler=cmd_demo)
 
     images = commands.add_parser("import-images", help="import a folder <model>/<prompt key>.<png|jpg|webp>")

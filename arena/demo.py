@@ -5,15 +5,36 @@ was interrupted (:func:`demo_incomplete`). The images are made offline by the pr
 (:mod:`generators.demo`: three procedural painters of known strength, which draw the concept's emoji, often a near
 miss, or random shapes, and one tiny random-weight diffusers pipeline), and the models are named ``demo-*`` so
 nobody mistakes them for real systems. No votes are made up.
+
+The arena does not make them at start: the first start loads the demo as data (:func:`load_demo_bundle`), from
+:data:`DEMO_BUNDLE` (``arena/demo_bundle/``: ``manifest.json`` with the models, the images' files and parameters
+and the metric rows, and the images, losslessly compressed), so a web-only install (no torch) serves the demo.
+``python -m tools.demo_bundle`` makes that bundle with the generators and the metric scorers
+(:func:`build_demo`, seeded: the same code gives the same bundle); ``python -m arena demo --regenerate`` makes the
+demo with them in place of loading it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+from pathlib import Path
+
 import sqlite_utils
 
-from datamodel.catalog import add_prompts
+from datamodel.catalog import add_image, add_model, add_prompts
 from datamodel.media import MediaStore
+from datamodel.metrics import MetricRow, record_directions, write_metrics
 from datamodel.settings import Settings
+
+# The demo as data, made by ``python -m tools.demo_bundle`` and shipped in the package (pyproject's package-data).
+DEMO_BUNDLE = Path(__file__).resolve().parent / "demo_bundle"
+BUNDLE_FORMAT = 1
+BUNDLE_COMMAND = "python -m tools.demo_bundle"
+
+
+class DemoBundleError(RuntimeError):
+    """The shipped demo bundle is missing, damaged or out of step with the code; the message says how to remake it."""
 
 # The metric rows every demo model gets per demo suite (one per metric kind the demo computes, see
 # judges.metrics.demo.DEMO_SUITE_METRICS); a missing one means the metric step did not finish.
@@ -88,12 +109,81 @@ def build_demo(db: sqlite_utils.Database, media: MediaStore, settings: Settings,
     return {"prompts": len(prompts.ids), "new_prompts": prompts.inserted, "new_images": made}
 
 
-def ensure_demo(db: sqlite_utils.Database, media: MediaStore, settings: Settings, *, progress: bool = True) -> dict | None:
-    """Build the demo if the setting asks for it and the database is empty, or finish an interrupted one.
+def read_demo_bundle(bundle: str | Path = DEMO_BUNDLE) -> dict:
+    """The bundle's manifest, checked against the code: its prompts must be :func:`demo_prompt_specs` (keys and
+    texts, in order), else :class:`DemoBundleError` says to remake it."""
+    path = Path(bundle) / "manifest.json"
+    remake = f"Remake it with `{BUNDLE_COMMAND}` (or build the demo with `python -m arena demo --regenerate`)."
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DemoBundleError(f"the demo bundle {path} is missing. {remake}") from None
+    except (OSError, ValueError) as error:
+        raise DemoBundleError(f"the demo bundle {path} cannot be read ({error}). {remake}") from None
+    if manifest.get("format") != BUNDLE_FORMAT:
+        raise DemoBundleError(f"{path} has format {manifest.get('format')!r}; this code reads {BUNDLE_FORMAT}. "
+                              f"{remake}")
+    wanted = [[*spec.key, spec.text] for spec in demo_prompt_specs()]
+    if manifest["prompts"] != wanted:
+        raise DemoBundleError(f"the demo bundle {path} was made for other demo prompts than the code's. {remake}")
+    return manifest
 
-    A database holding other prompts and no demo prompts is left alone. Building is idempotent, so finishing
-    writes only what is missing.
+
+def _bundle_image_bytes(bundle: Path, name: str) -> bytes:
+    try:
+        data = (bundle / "images" / name).read_bytes()
+    except OSError as error:
+        raise DemoBundleError(f"demo bundle image {name} cannot be read ({error}). Remake the bundle with "
+                              f"`{BUNDLE_COMMAND}`.") from None
+    if hashlib.sha256(data).hexdigest() != name.partition(".")[0]:
+        raise DemoBundleError(f"demo bundle image {name} is damaged (its SHA-256 differs from its name). Remake the "
+                              f"bundle with `{BUNDLE_COMMAND}`.")
+    return data
+
+
+def load_demo_bundle(db: sqlite_utils.Database, media: MediaStore, bundle: str | Path = DEMO_BUNDLE) -> dict:
+    """Write the demo from the shipped bundle: prompts, models, the missing images (files into the media store
+    first, then their rows) and, when an image was added or a demo metric is missing, the metric rows (replaced).
+
+    Idempotent, and in the order :func:`demo_incomplete` checks, so a load that stopped half way is finished by the
+    next one. Imports no generator and no metric scorer (no torch). Returns the counts :func:`build_demo` returns.
+    """
+    bundle = Path(bundle)
+    manifest = read_demo_bundle(bundle)
+    prompts = add_prompts(db, demo_prompt_specs())
+    model_ids = {model["name"]: add_model(db, model["name"], source=model["source"],
+                                          description=model["description"], config=model["config"])
+                 for model in manifest["models"]}
+    keys = [(prompts.ids[image["prompt"]], model_ids[image["model"]], image["idx"]) for image in manifest["images"]]
+    done = set(db.execute("SELECT prompt_id, model_id, idx FROM images").fetchall())
+    made = 0
+    for image, (prompt_id, model_id, idx) in zip(manifest["images"], keys, strict=True):
+        if (prompt_id, model_id, idx) not in done:
+            stored = media.put(_bundle_image_bytes(bundle, image["file"]), source=f"demo bundle {image['file']}")
+            add_image(db, prompt_id=prompt_id, model_id=model_id, stored=stored, idx=idx, seed=image["seed"],
+                      params=image["params"])
+            made += 1
+    if made or missing_demo_metrics(db):
+        ids = {tuple(row[:3]): row[3] for row in db.execute("SELECT prompt_id, model_id, idx, id FROM images")}
+        image_ids = [ids[key] for key in keys]
+        columns = manifest["metric_columns"]
+        rows = [dict(zip(columns, values, strict=True)) for values in manifest["metrics"]]
+        write_metrics(db, [
+            MetricRow(model_id=model_ids[row["model"]], name=row["name"], value=row["value"], scorer=row["scorer"],
+                      image_id=None if row["image"] is None else image_ids[row["image"]], suite=row["suite"],
+                      subset=row["subset"], scorer_version=row["scorer_version"], details=row["details"])
+            for row in rows])
+        record_directions(db, manifest["directions"])
+    return {"prompts": len(prompts.ids), "new_prompts": prompts.inserted, "new_images": made}
+
+
+def ensure_demo(db: sqlite_utils.Database, media: MediaStore, settings: Settings, *, progress: bool = True) -> dict | None:
+    """Load the shipped demo (:func:`load_demo_bundle`) if the setting asks for it and the database is empty, or
+    finish an interrupted load.
+
+    A database holding other prompts and no demo prompts is left alone. Loading is idempotent, so finishing
+    writes only what is missing. Nothing is generated: ``progress`` is kept for callers and unused.
     """
     if settings.demo and (is_empty(db) or demo_incomplete(db)):
-        return build_demo(db, media, settings, progress=progress)
+        return load_demo_bundle(db, media)
     return None

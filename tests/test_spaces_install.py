@@ -144,3 +144,25 @@ def test_requirements_files_are_generated_from_pyproject():
                                                           *project["optional-dependencies"]["web"]]}
     assert not web_only & {"torch", "torchvision", "diffusers", "transformers", "open_clip_torch", "torchmetrics",
                            "accelerate", "torch-fidelity"}
+
+
+@pytest.mark.parametrize("lock", ["requirements-web.lock", "requirements-all.lock"])
+def test_each_hashed_lock_pins_what_pyproject_pins(lock):
+    from tools.requirements import LOCKS, lock_mismatches, lock_pins
+
+    text = (ROOT / lock).read_text()
+    lines = text.splitlines()
+    assert lock in "\n".join(lines[:6])  # the command that made it, with its output file, is in its first lines
+    assert lock_mismatches(lock) == [], f"{lock} is stale: rerun the command in its first lines"
+    pins = lock_pins(text)
+    for number, line in enumerate(lines):  # every package with its hash
+        if line.split("==")[0] in pins:
+            assert lines[number + 1].strip().startswith("--hash=sha256:"), line
+    heavy = {"torch", "torchvision", "diffusers", "transformers", "open-clip-torch"}
+    if LOCKS[lock] == ("web",):
+        assert not heavy & set(pins), heavy & set(pins)  # the web install holds no torch stack
+    else:
+        assert heavy <= set(pins), heavy - set(pins)
+    stale = lock_mismatches(lock, pyproject_text=(ROOT / "pyproject.toml").read_text().replace(
+        '"gradio==6.31.0"', '"gradio==6.30.0"'))
+    assert stale == [f"{lock} pins gradio 6.31.0, pyproject.toml 6.30.0"]

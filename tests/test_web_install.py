@@ -1,0 +1,171 @@
+"""A web-only install in a fresh virtualenv serves the demo and takes a vote in a real browser.
+
+The virtualenv gets the hashed web lock (``requirements-web.lock``) and then the project itself, built from a clean
+copy of the working tree (so the wheel's package data, the demo bundle included, is what ships). It holds no torch,
+diffusers or transformers; the app is started from it on a fresh data folder, outside the repository, loads the
+demo bundle at first start and serves it; Chromium signs in and votes; the vote is in the database.
+
+The locked dependencies are installed once into ``.cache/venv-web/<hash of pyproject.toml and the lock>`` (git-ignored)
+and reused; the project is reinstalled on every run. Figures (install time and size, first start) are printed (run
+with ``-s`` to see them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LOCK = ROOT / "requirements-web.lock"
+VENVS = ROOT / ".cache" / "venv-web"  # .cache/ is git-ignored
+HEAVY = ("torch", "torchvision", "diffusers", "transformers", "open_clip", "torchmetrics", "torch_fidelity",
+         "accelerate")
+NO_INDEX = ("Could not find a version", "No matching distribution", "NewConnectionError", "Network is unreachable",
+            "Temporary failure in name resolution")
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--no-first-run", "--disable-sync"]
+
+pytestmark = pytest.mark.timeout(1200)
+
+
+def _pip(python: Path, *args: str, timeout: float = 900) -> None:
+    done = subprocess.run([str(python), "-m", "pip", "install", "--quiet", *args], capture_output=True, text=True,
+                          timeout=timeout)
+    if done.returncode != 0:
+        if any(text in done.stderr for text in NO_INDEX):
+            pytest.skip(f"pip cannot reach the packages (no network or index?): {done.stderr[-300:]}")
+        pytest.fail(f"pip install {' '.join(args)} failed:\n{done.stderr[-2000:]}")
+
+
+def _du(path: Path) -> int:
+    return sum(file.stat().st_size for file in path.rglob("*") if file.is_file() and not file.is_symlink())
+
+
+def web_venv() -> tuple[Path, dict]:
+    """The virtualenv with the web lock installed (made once per pyproject.toml and lock), and its figures."""
+    key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + LOCK.read_bytes()).hexdigest()[:16]
+    venv = VENVS / key
+    done = venv / ".installed.json"
+    if not done.exists():
+        shutil.rmtree(VENVS, ignore_errors=True)  # venvs of older locks
+        started = time.monotonic()
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+        _pip(venv / "bin" / "python", "--require-hashes", "--no-deps", "-r", str(LOCK))
+        done.write_text(json.dumps({"install_s": round(time.monotonic() - started, 1)}))
+    return venv, json.loads(done.read_text())
+
+
+def _source_copy(target: Path) -> Path:
+    """The working tree's files (tracked and untracked, not ignored) copied to ``target``: no stale build/ folder."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, timeout=60)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout: the working tree's files cannot be listed")
+    for name in filter(None, listed.stdout.decode().split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _stop(process: subprocess.Popen, log: Path) -> str:
+    """Stop the app and its process group; return what it printed."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    return log.read_text()
+
+
+def test_a_web_only_virtualenv_serves_the_demo_and_takes_a_browser_vote(tmp_path):
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    if not shutil.which("chromium"):
+        pytest.fail("Debian chromium is missing: run `make test` (it installs it) or `apt-get install chromium`.")
+    venv, figures = web_venv()
+    python = venv / "bin" / "python"
+    started = time.monotonic()
+    _pip(python, "--no-deps", "--force-reinstall", str(_source_copy(tmp_path / "src")), timeout=600)
+    figures["project_install_s"] = round(time.monotonic() - started, 1)
+    figures["venv_mb"] = round(_du(venv) / 1e6)
+    found = subprocess.run([str(python), "-c", "import importlib.util, json; "
+                            f"print(json.dumps([m for m in {HEAVY!r} if importlib.util.find_spec(m)]))"],
+                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert found.returncode == 0 and json.loads(found.stdout) == [], found.stdout + found.stderr
+
+    data, port = tmp_path / "data", _free_port()
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("ARENA_", "GRADIO_", "PYTHON"))}
+    env.update(ARENA_DB=str(data / "arena.db"), ARENA_MEDIA_DIR=str(data / "media"),
+               ARENA_CACHE_DIR=str(tmp_path / "cache"), ARENA_PERSISTENT_DIR=str(tmp_path / "no-persistent-storage"),
+               GRADIO_ANALYTICS_ENABLED="False")
+    log = tmp_path / "app.log"
+    with open(log, "w") as out:  # a file, not a pipe: the server's children inherit it
+        process = subprocess.Popen([str(venv / "bin" / "arena"), "serve", "--host", "127.0.0.1", "--port", str(port)],
+                                   cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}/"
+    started = time.monotonic()
+    try:
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"the app exited with {process.returncode}:\n{log.read_text()}")
+            if time.monotonic() - started > 180:
+                pytest.fail(f"the app did not answer on {url} within 180 s:\n{log.read_text()}")
+            try:
+                if httpx.get(url, timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.25)
+        figures["first_start_s"] = round(time.monotonic() - started, 1)
+        with playwright_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+            try:
+                page = browser.new_page(viewport={"width": 1280, "height": 800})
+                page.goto(url)
+                page.fill("#signin-name textarea, #signin-name input", "web-only-voter")
+                page.fill("#signin-token input", "token-0001")
+                page.click("#signin-button")
+                page.wait_for_selector("#image-a img", timeout=30000)
+                page.wait_for_function("() => document.querySelector('#reveal .reveal') !== null", timeout=30000)
+                page.click("#vote-a")
+                page.wait_for_selector("#reveal .voted", timeout=30000)
+                revealed = page.inner_text("#reveal")
+            finally:
+                browser.close()
+    finally:
+        output = _stop(process, log)
+    print(f"\nweb-only install: {figures}")
+    assert "Demo ready: 76 prompts, 304 images" in output, output
+    with sqlite3.connect(data / "arena.db") as db:
+        votes = db.execute(
+            "SELECT v.voter, ma.name, mb.name, v.outcome FROM votes v JOIN battles b ON b.id = v.battle_id "
+            "JOIN images ia ON ia.id = b.left_image_id JOIN models ma ON ma.id = ia.model_id "
+            "JOIN images ib ON ib.id = b.right_image_id JOIN models mb ON mb.id = ib.model_id").fetchall()
+        images = db.execute("SELECT COUNT(*) FROM images").fetchone()[0]
+    assert len(votes) == 1, votes
+    voter, model_a, model_b, outcome = votes[0]
+    assert voter == "web-only-voter" and model_a.startswith("demo-") and model_b.startswith("demo-")
+    assert outcome == "A", outcome
+    assert model_a in revealed and model_b in revealed
+    assert images == 304

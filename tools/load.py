@@ -360,10 +360,11 @@ def integrity(db_path: Path) -> str:
 
 
 def demo_database(cache_dir: Path) -> Path:
-    """A folder holding a freshly built demo database and its media, built once and then copied."""
+    """A folder holding a fresh demo database and its media (the shipped bundle, loaded once; no torch), then
+    copied."""
     template = cache_dir / "load-demo"
     if not (template / "arena.db").exists():
-        from arena.demo import build_demo
+        from arena.demo import load_demo_bundle
         from datamodel.media import MediaStore
         from datamodel.settings import load_settings
         from datamodel.connection import connect
@@ -372,7 +373,7 @@ def demo_database(cache_dir: Path) -> Path:
         settings = load_settings().replace(db_path=template / "arena.db", media_dir=template / "media",
                                            cache_dir=cache_dir)
         db = connect(settings.db_path)
-        build_demo(db, MediaStore(settings.media_dir), settings)
+        load_demo_bundle(db, MediaStore(settings.media_dir))
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         db.close()
     return template

@@ -17,7 +17,7 @@ import pandas as pd
 from arena.leaderboard import Leaderboard, LeaderboardOptions, leaderboard_text, summary_text
 from ratings.leaderboard import RANK_RULE, interval_text, public_ranks, round_rating
 
-# The main table's columns, and what each means (shown under the table: Gradio's table has no header tooltips).
+# The main table's columns, and what each means (each header's tooltip, and the line under the table).
 MAIN_COLUMNS = {
     "Rank": RANK_RULE,
     "Model": "the model's name",
@@ -27,6 +27,56 @@ MAIN_COLUMNS = {
     "Votes": "every vote the model took part in",
     "Both bad": "share of its votes where both images were judged bad",
 }
+
+# What the other tables' short headers mean: each header's tooltip on the page (arena.web.leaderboard_tab).
+CORRELATION_COLUMNS = {
+    "against human ELO": "the ranking compared with the human ranking: the judge's ELO or an automatic metric "
+                         "(sign-flipped where lower is better)",
+    "spearman": "Spearman's rank correlation with the human ELO (−1 to 1; higher: the same order as people's)",
+    "spearman_p": "p-value of the Spearman correlation (lower: less likely to be chance)",
+    "kendall": "Kendall's τ rank correlation with the human ELO (−1 to 1; higher: the same order as people's)",
+    "kendall_p": "p-value of Kendall's τ (lower: less likely to be chance)",
+    "n": "models rated both by people and by this ranking",
+}
+BIAS_COLUMNS = {
+    "voter_kind": "who voted: human annotators or an automatic judge",
+    "subset": "the prompts' subset",
+    "votes": "votes in this group",
+    "first_wins": "share of votes won by the image in first position (A)",
+    "second_wins": "share of votes won by the image in second position (B)",
+    "ties": "share of votes that were ties",
+    "both_bad": "share of votes where both images were judged bad",
+    "first_win_rate": "share of the decisive votes (A or B) won by the image in first position; 0.5: no position bias",
+    "p_value": "p-value of a two-sided binomial test of first-position wins against 50% of decisive votes (lower: "
+               "stronger evidence of a position bias)",
+}
+PAIR_COLUMNS = {
+    "voter_1": "the first annotator of the pair (numbered: annotators' names are private)",
+    "voter_2": "the second annotator of the pair",
+    "n": "battles both annotators voted on",
+    "agreement": "share of those battles where both gave the same outcome (higher: more agreement)",
+    "kappa": "Cohen's κ: agreement corrected for chance (1: always agree; 0: as by chance; higher is better)",
+}
+# Full names of the stored metrics (the table shows them with spaces for underscores); a metric not named here is
+# described by its registered title (judges.metrics.registry).
+METRIC_NAMES = {
+    "clip_score": "CLIP score: similarity of the image and its prompt in CLIP's embedding space",
+    "clip_lemma": "CLIP similarity of the image and the concept's name (taxonomy)",
+    "clip_hypernym": "CLIP similarity of the image and the concept's hypernyms (its broader classes)",
+    "clip_cohyponym": "CLIP similarity of the image and the concept's cohyponyms (its sibling concepts)",
+    "clip_specificity": "CLIP specificity: similarity to the concept's name over similarity to its cohyponyms",
+    "commonsense_clip_fit": "Commonsense-T2I CLIP fit: 1 when the image is closer to its own expected description "
+                            "than to its partner's",
+    "commonsense_clip_accuracy": "Commonsense-T2I accuracy: share of image pairs that fit their expected outcomes",
+    "fid": "Fréchet Inception Distance of the model's images to the reference images",
+    "inception_score": "Inception Score of the model's images",
+    "reward": "reward-model score of the image for its prompt (ImageReward)",
+}
+CONSISTENCY_STATS = {"std": "standard deviation", "min": "minimum", "median": "median"}
+CONSISTENCY_PARTS = {"": "over all paraphrase groups", "_S_a": "over abstract objects (S_a)",
+                     "_S_r": "over realistic objects (S_r)", "_S_final": "S_r − S_a (smaller in size is better)"}
+DIRECTION_WORDS = {"higher": "higher is better", "lower": "lower is better",
+                   "none": "neither direction is better in itself"}
 
 TABLES = ("table", "metrics", "correlations", "bias", "pairs")
 FIGURES = ("chart", "confusion", "outcomes", "wins", "counts")
@@ -126,6 +176,33 @@ def metrics_table(board: Leaderboard) -> tuple[pd.DataFrame | None, str]:
     return shown, f"*Model means of each metric, to three significant digits.{legend}*"
 
 
+def metric_tip(name: str, direction: str | None = None, title: str | None = None) -> str:
+    """The tooltip of stored metric ``name``'s column: its full name, the stored name, and which way is better
+    (``direction``: higher, lower or none; unsaid when unknown). ``title``: a description for a name
+    :data:`METRIC_NAMES` lacks (the registered metric's title)."""
+    full = METRIC_NAMES.get(name)
+    if full is None and name.startswith("consistency_"):
+        for stat, stat_words in CONSISTENCY_STATS.items():
+            for part, part_words in CONSISTENCY_PARTS.items():
+                if name == f"consistency_{stat}{part}":
+                    full = f"consistency: {stat_words} of a per-image score within paraphrase groups, {part_words}"
+    full = full or title or name.replace("_", " ")
+    direction_words = DIRECTION_WORDS.get(direction or "")
+    return f"{full} ({name}{'; ' + direction_words if direction_words else ''})"
+
+
+def header_tips(metrics: dict[str, tuple[str, str]]) -> dict[str, dict[str, str]]:
+    """{table element id: {short header: its tooltip}} of every leaderboard table; ``metrics``: {stored metric name:
+    (direction, title)} of the metrics the tooltips can name (a column ``name [scorer]`` or ``name (suite)`` takes
+    the tooltip of ``name``)."""
+    main = {**MAIN_COLUMNS, **{f"Judge {name}": f"the judge's {name.lower()}: {text}"
+                               for name, text in MAIN_COLUMNS.items() if name not in ("Model", "Both bad")}}
+    shown = {"Model": MAIN_COLUMNS["Model"], **{name.replace("_", " "): metric_tip(name, direction, title)
+                                                for name, (direction, title) in metrics.items()}}
+    return {"lb-table": main, "lb-metrics": shown, "lb-correlations": CORRELATION_COLUMNS, "lb-bias": BIAS_COLUMNS,
+            "lb-annotator-pairs": PAIR_COLUMNS}
+
+
 def table_note(board: Leaderboard, options: LeaderboardOptions) -> str:
     """The lines under the main table: how ranks are assigned, what each column means, and why the table is empty."""
     lines = []
@@ -177,6 +254,6 @@ def render_view(board: Leaderboard, options: LeaderboardOptions) -> dict:
         "summary": summary_text(board, options),
         "notes": {"table": table_note(board, options), "metrics": metrics_note},
         "tables": {name: frame_json(frame) for name, frame in tables.items()},
-        "figures": {name: figure.to_json() for name, figure in figures.items()},
+        "figures": {name: plots.fit_narrow(figure).to_json() for name, figure in figures.items()},
         "text": leaderboard_text(board, options),
     }

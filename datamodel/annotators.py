@@ -27,6 +27,7 @@ import hashlib
 import hmac
 import re
 import secrets
+import time
 import unicodedata
 from dataclasses import dataclass
 from typing import Mapping
@@ -222,3 +223,13 @@ def _sign_up(db: sqlite_utils.Database, raw: str, name: str, token: str, min_tok
         db.execute("INSERT INTO annotators (name, name_key, name_skeleton, key_skeleton, token_hash, source) "
                    "VALUES (?, ?, ?, ?, ?, 'signup')", [name, name_key(name), *skeletons(name), token_hash])
         return True, _find(db, name)
+
+
+def first_guidelines_visit(db: sqlite_utils.Database, annotator_id: int, now: float | None = None) -> bool:
+    """Whether this is the first time the arena page shows ``annotator_id`` its guidelines: True once per annotator
+    (and records when, ``annotators.guidelines_seen_at``), False on every later call, however many votes they have.
+    The page opens the guidelines on the first visit and folds them afterwards."""
+    with db.conn:
+        changed = db.execute("UPDATE annotators SET guidelines_seen_at = ? WHERE id = ? AND guidelines_seen_at IS NULL",
+                             [time.time() if now is None else now, annotator_id]).rowcount
+    return changed == 1

@@ -5,6 +5,7 @@ gives back a ``plotly.graph_objects.Figure``; none of them writes files.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -16,6 +17,35 @@ from ratings.bias import outcome_counts
 from ratings.votes import OUTCOMES
 
 OUTCOME_LABELS = {"A": "first (A) wins", "B": "second (B) wins", "tie": "tie", "both_bad": "both bad"}
+LINE_CHARS = 30  # a title or message is wrapped at this many characters: Plotly never wraps, and a phone's chart
+# (about 320 px wide) shows about 32 characters of a title
+
+
+def wrap(text: str | None, width: int = LINE_CHARS) -> str | None:
+    """``text`` broken into lines of at most ``width`` characters with Plotly's ``<br>`` (unchanged if it has some)."""
+    if not text or "<br>" in text:
+        return text
+    return "<br>".join(textwrap.wrap(text, width)) or text
+
+
+def fit_narrow(figure: go.Figure) -> go.Figure:
+    """``figure`` made to fit a narrow screen as well as a wide one: its title and messages wrapped (:func:`wrap`),
+    small margins that grow only as far as its tick labels, axis titles, colour bar and title need, and the legend
+    as a row above the plot rather than a column beside it. Returns the same figure."""
+    layout = figure.layout
+    # the title just above the plot (the margin grows to hold it), the legend's row(s) at the bottom of the figure,
+    # under the axis labels
+    figure.update_layout(margin={"l": 8, "r": 8, "t": 16, "b": 8, "autoexpand": True},
+                         legend={"orientation": "h", "x": 0, "xanchor": "left", "yref": "container", "y": 0,
+                                 "yanchor": "bottom"})
+    if layout.title.text:
+        figure.update_layout(title={"text": wrap(layout.title.text), "automargin": True, "yref": "paper", "y": 1,
+                                    "yanchor": "bottom", "pad": {"b": 12}})
+    figure.update_xaxes(automargin=True)
+    figure.update_yaxes(automargin=True)
+    for annotation in layout.annotations:
+        annotation.text = wrap(annotation.text, 36)
+    return figure
 
 
 def _model_order(tables: Mapping[str, pd.DataFrame]) -> list[str]:
@@ -96,7 +126,8 @@ def _heatmap(frame: pd.DataFrame, title: str, text_format: str, **heatmap: objec
         z=values, x=[str(c) for c in frame.columns], y=[str(i) for i in frame.index], text=text,
         texttemplate="%{text}", hovertemplate="%{y} vs %{x}: %{z}<extra></extra>", **heatmap,
     ))
-    figure.update_layout(title=title, xaxis={"side": "top"}, yaxis={"autorange": "reversed"})
+    # the columns named under the matrix: above it, they would share the top margin with the title
+    figure.update_layout(title=title, xaxis={"side": "bottom"}, yaxis={"autorange": "reversed"})
     return figure
 
 

@@ -245,3 +245,61 @@ def test_a_reload_keeps_the_annotator_and_the_battle(tmp_path, browser, size):  
         shoot(page, size, "10-signed-out")
         assert not page.is_visible("#image-a img")  # signed out: the token no longer signs in
         assert arena.db.execute("SELECT COUNT(*) FROM annotator_sessions WHERE revoked_at IS NOT NULL").fetchone()[0]
+
+
+GUIDE_OPEN = "() => { const t = document.querySelector('#guidelines-text'); return !!t && t.offsetParent !== null; }"
+
+
+def _guide_open(page) -> bool:
+    page.wait_for_timeout(300)
+    return page.evaluate(GUIDE_OPEN)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_reveal_is_never_under_the_vote_bar(tmp_path, browser, size):  # noqa: F811
+    """On a phone the vote bar is fixed at the bottom of the screen: scrolled to the end of the page, the reveal's
+    last line must sit above the bar, not behind it (the guidelines folded, as on every visit after the first)."""
+    arena = build_small_arena(tmp_path)
+    with running_app(arena.settings) as url:
+        page = open_page(browser, url, size)
+        sign_in(page)
+        if _guide_open(page):
+            page.click("#guidelines > button, #guidelines .label-wrap")
+            page.wait_for_function(f"() => !({GUIDE_OPEN})()", timeout=5000)
+        page.click("#vote-a")
+        page.wait_for_selector("#reveal .voted", timeout=20000)
+        page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
+        page.wait_for_timeout(300)
+        shoot(page, size, "11-revealed-scrolled-to-the-end")
+        reveal, bar = page.locator("#reveal").bounding_box(), page.locator("#vote-bar").bounding_box()
+        assert reveal["y"] + reveal["height"] <= bar["y"] + 1, (reveal, bar)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_guidelines_are_open_on_the_first_visit_only(tmp_path, browser, size):  # noqa: F811
+    """The guidelines panel is shown open the first time an annotator signs in, folded on every later visit (a
+    reload, a new sign-in), whether or not they have voted; its header still opens it."""
+    arena = build_small_arena(tmp_path)
+    with running_app(arena.settings) as url:
+        page = open_page(browser, url, size)
+        sign_in(page, "newcomer")
+        assert _guide_open(page), "the guidelines are folded on the first visit"
+        page.evaluate("() => document.querySelector('#guidelines').scrollIntoView({block: 'start'})")
+        shoot(page, size, "12-guidelines-first-visit")
+        page.reload()  # no vote yet: still a later visit
+        page.wait_for_function(BATTLE_SHOWN, timeout=20000)
+        wait_images(page)
+        assert not _guide_open(page), "the guidelines are open again after a reload"
+        page.click("#sign-out")
+        page.wait_for_selector("#signin-button", timeout=20000)
+        sign_in(page, "newcomer")
+        assert not _guide_open(page), "the guidelines are open again at the next sign-in"
+        shoot(page, size, "13-guidelines-later-visit")
+        page.click("#guidelines > button, #guidelines .label-wrap")
+        page.wait_for_function(GUIDE_OPEN, timeout=5000)
+        assert "Both are bad" in page.inner_text("#guidelines")
+        page.evaluate("() => document.querySelector('#guidelines').scrollIntoView({block: 'start'})")
+        shoot(page, size, "14-guidelines-opened-again")
+        other = open_page(browser, url, size)  # another annotator's first visit is theirs
+        sign_in(other, "second-person")
+        assert _guide_open(other)

@@ -144,3 +144,88 @@ def test_the_leaderboard_reads_well_with_few_votes_and_with_many(tmp_path, brows
         _subtab(page, "Battles")
         page.wait_for_timeout(1000)
         shoot(page, size, "lb-09-battles")
+
+
+# every header cell of a table with text, as (text, title); gradio sets a cell's title to its own text by default
+HEADER_TITLES = ("(id) => [...document.querySelectorAll(`#${id} thead th`)].map(th => [(th.querySelector("
+                 "'.header-content') || th).innerText.trim(), th.getAttribute('title') || ''])"
+                 ".filter(([text]) => text)")
+# every chart on screen: its id, the right edge of its box and the rightmost edge of anything drawn in it (titles and
+# labels included: Plotly does not wrap a long title, it runs past the chart and is cut)
+CHART_RIGHTS = ("() => [...document.querySelectorAll('.js-plotly-plot')]"
+                ".filter(p => p.getBoundingClientRect().width > 0).map(p => [p.closest('[id]').id, "
+                "Math.round(p.getBoundingClientRect().right), Math.round(Math.max("
+                "...[...p.querySelectorAll('.main-svg, text')].map(e => e.getBoundingClientRect())"
+                ".filter(r => r.width > 0).map(r => r.right)))])")
+
+
+def _fit(page, width: int) -> None:
+    """Every chart on screen within the screen's width, and nothing in it drawn past its right edge."""
+    charts = page.evaluate(CHART_RIGHTS)
+    assert charts, "no chart on screen"
+    for chart, right, drawn in charts:
+        assert right <= width and drawn <= right + 1, f"{chart} is cut: box to {right}, drawn to {drawn} of {width}"
+
+
+def _titles(page, table: str) -> dict[str, str]:
+    """{header text: its tooltip} of the table ``#<table>``, once its headers are drawn; each header hovered."""
+    page.wait_for_function(f"() => document.querySelectorAll('#{table} thead th').length > 1", timeout=20000)
+    page.wait_for_timeout(300)
+    for cell in page.locator(f"#{table} thead th").all():
+        if cell.is_visible() and cell.inner_text().strip():
+            cell.scroll_into_view_if_needed()
+            cell.hover()
+    return dict(page.evaluate(HEADER_TITLES, table))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_short_headers_have_tooltips_and_charts_fit_the_screen(tmp_path, browser, size):  # noqa: F811
+    """Issue 17: the Metrics and Agreement tables' short headers each explain themselves on hover (the full name
+    and, for a metric, which way is better), and no chart is cut at the right edge of a phone's screen."""
+    from test_metrics_leaderboard import store_metrics
+
+    arena = build_small_arena(tmp_path)
+    width = SIZES[size]["width"]
+    with running_app(arena.settings) as url:
+        page = browser.new_page(viewport=SIZES[size])
+        page.goto(url)
+        page.get_by_role("tab", name="Leaderboard").click()
+        _summary(page, "Updated")
+        for tab in ("Agreement", "Battles", "Ratings"):  # every chart drawn once while empty, then hidden
+            _subtab(page, tab)
+        add_votes(arena)
+        store_metrics(arena)
+        page.click("#lb-refresh")  # the new charts reach the hidden sub-tabs too
+        _summary(page, "36 human votes")
+        page.wait_for_function("() => document.querySelector('#lb-chart .js-plotly-plot')?.data?.[0]?.x?.length > 0",
+                               timeout=20000)
+        page.wait_for_timeout(500)
+        _fit(page, width)
+        main = _titles(page, "lb-table")
+        assert "Bradley–Terry" in main["Rating"] and "bootstrap" in main["95% interval"], main
+        _subtab(page, "Metrics")
+        metrics = _titles(page, "lb-metrics")
+        shoot(page, size, "lb-10-metrics-tooltips")
+        assert {"clip score", "fid", "reward"} <= set(metrics), list(metrics)
+        for header, title in metrics.items():
+            assert title and title != header, f"header {header!r} has no tooltip of its own"
+        assert "CLIP" in metrics["clip score"] and "higher is better" in metrics["clip score"]
+        assert "Fréchet Inception Distance" in metrics["fid"] and "lower is better" in metrics["fid"]
+        correlations = _titles(page, "lb-correlations")
+        assert "Spearman" in correlations["spearman"] and "p-value" in correlations["spearman_p"], correlations
+        assert all(title and title != header for header, title in correlations.items()), correlations
+        _subtab(page, "Agreement")
+        page.wait_for_timeout(800)
+        _fit(page, width)
+        bias = _titles(page, "lb-bias")
+        assert "first position" in bias["first_wins"] and "p-value" in bias["p_value"], bias
+        pairs = _titles(page, "lb-annotator-pairs")
+        assert "Cohen" in pairs["kappa"], pairs
+        for table in (bias, pairs):
+            assert all(title and title != header for header, title in table.items()), table
+        page.locator("#lb-bias").scroll_into_view_if_needed()
+        shoot(page, size, "lb-11-agreement-tooltips")
+        _subtab(page, "Battles")
+        page.wait_for_timeout(800)
+        _fit(page, width)
+        shoot(page, size, "lb-12-battles-fit")

@@ -133,3 +133,32 @@ def test_the_web_leaderboard_uses_the_configured_prior_and_names_it(small_arena)
     chart = json.loads(view["figures"]["chart"])
     low, high = chart["layout"]["yaxis"]["range"]
     assert 300 < low and high < 1700, (low, high)
+
+
+def test_every_short_header_has_a_tooltip_and_every_chart_title_fits_a_phone(small_arena):
+    """Issue 17: the Metrics and Agreement tables' short headers each have a tooltip with the full meaning (a metric's
+    also says which way is better), and no chart title or message is a line too long for a phone's chart."""
+    from arena.leaderboard_view import header_tips
+    from judges.metrics.registry import all_metrics
+    from test_metrics_leaderboard import store_metrics
+
+    add_votes(small_arena)
+    store_metrics(small_arena)
+    view = _view(small_arena, min_votes=1)
+    tips = header_tips({name: (direction, metric.title) for metric in all_metrics().values()
+                        for name, direction in metric.outputs().items()})
+    for name, element in (("table", "lb-table"), ("metrics", "lb-metrics"), ("correlations", "lb-correlations"),
+                          ("bias", "lb-bias"), ("pairs", "lb-annotator-pairs")):
+        headers = view["tables"][name]["headers"]
+        assert headers, name
+        for header in headers:
+            tip = tips[element].get(header) or tips[element].get(header.split(" [")[0].split(" (")[0])
+            assert tip and tip != header, (name, header)
+    assert "Fréchet Inception Distance" in tips["lb-metrics"]["fid"] and "lower is better" in tips["lb-metrics"]["fid"]
+    assert "higher is better" in tips["lb-metrics"]["clip score"]
+    assert "consistency_std_S_a; lower is better" in tips["lb-metrics"]["consistency std S a"]
+    for name, figure in view["figures"].items():
+        layout = json.loads(figure)["layout"]
+        texts = [layout.get("title", {}).get("text") or "", *(a["text"] for a in layout.get("annotations", []))]
+        lines = [line for text in texts for line in text.split("<br>")]
+        assert all(len(line) <= 36 for line in lines), (name, lines)

@@ -25,7 +25,7 @@ from arena.web.admin_session import AdminSessions
 from arena.web.admin_tab import build_admin_tab
 from arena.web.arena_tab import KEYBOARD_JS, build_arena_tab
 from arena.web.context import AppContext
-from arena.web.leaderboard_tab import LEADERBOARD_POLL_S, build_leaderboard_tab
+from arena.web.leaderboard_tab import LEADERBOARD_POLL_S, build_leaderboard_tab, leaderboard_script
 
 CSS = """
 #prompt h3 { margin: 0.2em 0; }
@@ -45,7 +45,9 @@ CSS = """
     #vote-bar { position: fixed; left: 0; right: 0; bottom: 0; z-index: 20; display: grid !important;
                 grid-template-columns: 1fr 1fr; gap: 6px; padding: 6px 8px; background: var(--background-fill-primary);
                 box-shadow: 0 -3px 6px rgba(0, 0, 0, 0.15); }
-    .gradio-container:has(#vote-bar) { padding-bottom: 150px !important; }  /* room to scroll past the bar */
+    /* room to scroll the reveal's last line above the bar: its height, measured by KEYBOARD_JS (a rule in @media
+       applies only inside Gradio's .contain, so the room is the arena column's padding) */
+    #arena-box { padding-bottom: calc(var(--vote-bar-height, 150px) + 8px) !important; }
     #vote-bar > button { min-width: 0 !important; }
     #next-battle, #skip-battle { grid-column: span 2; }
 }
@@ -308,8 +310,8 @@ def create_server(settings: Settings):
 
     app = gr.mount_gradio_app(
         FastAPI(openapi_url=None, docs_url=None, redoc_url=None, lifespan=lifespan), blocks, path="/",
-        server_name=settings.host, server_port=settings.port, head=KEYBOARD_JS, css=CSS, footer_links=["api"],
-        run_history=False,
+        server_name=settings.host, server_port=settings.port, head=KEYBOARD_JS + leaderboard_script(ctx.store.db()),
+        css=CSS, footer_links=["api"], run_history=False,
     )  # no allowed_paths: Gradio would serve those folders to anyone (admin exports have their own route)
     return BattleMedia(AdminExports(app, ctx.admins), ctx.store, Renditions.from_settings(ctx.media, settings))
 

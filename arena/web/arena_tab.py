@@ -16,7 +16,7 @@ from pathlib import Path
 import gradio as gr
 
 from arena import session as sessions
-from datamodel.annotators import SignInError
+from datamodel.annotators import SignInError, first_guidelines_visit
 from sampling.draws import NoBattleAvailable
 from datamodel.votes import OUTCOME_LABELS, VoteRejected
 from arena.ratelimit import RateLimited, client_address
@@ -58,9 +58,23 @@ window.arenaImagesShown = () => {
 const arenaMarkImages = () => document.documentElement.classList.toggle('images-pending', !window.arenaImagesShown());
 document.addEventListener('load', arenaMarkImages, true);  // image loads do not bubble: listen while capturing
 document.addEventListener('error', arenaMarkImages, true);
+// On a phone the vote bar is fixed over the bottom of the screen: the page keeps room under the arena as tall as the
+// bar (CSS reads --vote-bar-height), so the reveal's last line scrolls above it whatever the bar's rows take.
+const arenaBarSize = new ResizeObserver((entries) => entries.forEach((entry) => document.documentElement.style
+  .setProperty('--vote-bar-height', `${Math.ceil(entry.target.getBoundingClientRect().height)}px`)));
+let arenaBar = null;
+const arenaWatchBar = () => {
+  const bar = document.getElementById('vote-bar');
+  if (!bar || bar === arenaBar) return;
+  if (arenaBar) arenaBarSize.unobserve(arenaBar);
+  arenaBar = bar;
+  arenaBarSize.observe(bar);
+};
 const arenaWatchImages = () => {
-  new MutationObserver(arenaMarkImages).observe(document.body, {childList: true, subtree: true});
+  new MutationObserver(() => { arenaMarkImages(); arenaWatchBar(); }).observe(
+    document.body, {childList: true, subtree: true});
   arenaMarkImages();
+  arenaWatchBar();
 };
 // the page may add this script after the document has loaded
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', arenaWatchImages);
@@ -134,7 +148,7 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
             token_box = gr.Textbox(label="Token", type="password", elem_id="signin-token", max_lines=1)
         signin_button = gr.Button("Sign in", variant="primary", elem_id="signin-button")
         signin_message = gr.Markdown(elem_id="signin-message")  # what went wrong; the form stays as typed
-    with gr.Column(visible=False) as arena_box:
+    with gr.Column(visible=False, elem_id="arena-box") as arena_box:
         with gr.Row():
             status = gr.Markdown(elem_id="status")
             suite_filter = gr.Dropdown([ALL_SUITES], value=ALL_SUITES, label="Suite", elem_id="suite-filter", scale=0,
@@ -156,7 +170,7 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
             }
             next_button = gr.Button("Next battle (N)", variant="primary", elem_id="next-battle", min_width=80)
             skip_button = gr.Button("Skip (N)", elem_id="skip-battle", min_width=80)
-        # What "better" means, per suite; open until the annotator's first vote, then folded away.
+        # What "better" means, per suite; open on the annotator's first visit, folded on every later one.
         with gr.Accordion("Guidelines", open=True, elem_id="guidelines") as guidelines_box:
             guidelines = gr.Markdown(elem_id="guidelines-text")
         on_screen = gr.Textbox(visible=False, elem_id="on-screen")  # the media token of the battle on screen
@@ -237,11 +251,13 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
 
     def opened(session: sessions.ArenaSession) -> list:
         """The page once signed in: the form hidden, the arena shown, the suites named by their titles (as the
-        prompt panel names them), the guidelines open until the annotator's first vote."""
+        prompt panel names them), the guidelines open on the annotator's first visit only (a reload or a new sign-in
+        finds them folded, a click on their header opens them)."""
         names = ctx.pool.suites(ctx.store.db())
         suites = [ALL_SUITES, *((suite_title(name), name) for name in names)]
         return ["", gr.update(visible=False), gr.update(visible=True), gr.update(choices=suites, value=ALL_SUITES),
-                gr.update(open=session.votes == 0), guidelines_markdown(names, guide)]
+                gr.update(open=first_guidelines_visit(ctx.store.db(), session.annotator.id)),
+                guidelines_markdown(names, guide)]
 
     def resume(token: str, request: gr.Request = None) -> list:
         """A page (re)loaded with a stored token: signed in again, on the battle it showed (or a new one)."""

@@ -16,6 +16,7 @@ unless the viewer is the admin.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import dataclass
@@ -25,7 +26,9 @@ import gradio as gr
 from datamodel.vote_table import category_choices
 from arena.leaderboard import judge_voters, leaderboard_options
 from arena.leaderboard_service import Snapshot
-from arena.leaderboard_view import hide_annotators
+from arena.leaderboard_view import header_tips, hide_annotators
+from datamodel.metrics import metric_directions
+from judges.metrics.registry import all_metrics
 from arena.web.context import AppContext
 from arena.web.judges_tab import build_judges_panel
 from ratings.votes import TIE_POLICIES
@@ -35,6 +38,55 @@ MOST_VOTES = "The one with the most votes"
 LEADERBOARD_POLL_S = 5.0  # the open tab asks for the latest snapshot this often
 FIRST_VIEW_WAIT_S = 20.0  # a viewer of filters never computed before waits at most this long for the first snapshot
 CHOICES_MAX_AGE_S = 10.0  # the menus' choices are read again at most this often
+
+
+# Each short header of the leaderboard's tables explains itself on hover. Gradio's table sets a header's tooltip (its
+# title attribute) to the header's own text and takes no other; this script, in the page's head, sets it to the
+# header's full meaning (arena.leaderboard_view.header_tips) whenever the tables are drawn again. It also fits each
+# chart to its panel when the panel is shown: a chart drawn while its sub-tab was hidden takes Plotly's default
+# width (700 px), which a phone cut at the right edge.
+LEADERBOARD_JS = """
+<script>
+(() => {
+  const fit = new ResizeObserver((entries) => entries.forEach(({target}) => {
+    const width = target.clientWidth, layout = target._fullLayout;
+    if (width > 0 && layout && window.Plotly && Math.abs(layout.width - width) > 1) window.Plotly.Plots.resize(target);
+  }));
+  const charts = new WeakSet();
+  const tips = __TIPS__;
+  const base = (text) => text.replace(/ [[(].*$/, '');  // "clip score [scorer]", "fid (suite)": the metric's tooltip
+  let queued = false;
+  const apply = () => {
+    queued = false;
+    for (const [id, table] of Object.entries(tips)) {
+      for (const th of document.querySelectorAll(`#${id} th`)) {
+        const text = (th.querySelector('.header-content') || th).textContent.trim();
+        const tip = table[text] || table[base(text)];
+        if (tip && th.title !== tip) th.title = tip;
+      }
+    }
+    for (const chart of document.querySelectorAll('#lb-tabs .js-plotly-plot')) {
+      if (!charts.has(chart)) { charts.add(chart); fit.observe(chart); }
+    }
+  };
+  const watch = () => new MutationObserver(() => { if (!queued) { queued = true; requestAnimationFrame(apply); } })
+    .observe(document.body, {childList: true, subtree: true, characterData: true, attributeFilter: ['title']});
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', watch);
+  else watch();
+})();
+</script>
+"""
+
+
+def leaderboard_script(db) -> str:
+    """The leaderboard's page-head script (LEADERBOARD_JS): charts fitted to their panels, and every table header's
+    tooltip: the fixed columns' meanings and each metric's full name and direction (the registered metrics', and any
+    other the database records)."""
+    metrics = {name: (direction, "") for name, direction in metric_directions(db).items()}
+    metrics.update({name: (direction, metric.title) for metric in all_metrics().values()
+                    for name, direction in metric.outputs().items()})
+    tips = json.dumps(header_tips(metrics), ensure_ascii=True).replace("</", "<\\/")
+    return LEADERBOARD_JS.replace("__TIPS__", tips)
 
 
 def _column_values(column: str):
@@ -184,7 +236,8 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
             table = gr.DataFrame(elem_id="lb-table", interactive=False, wrap=False, max_height=10000,
                                  pinned_columns=2)
             table_note = gr.Markdown(elem_id="lb-table-note")
-            chart = gr.Plot(elem_id="lb-chart")
+            # no "Plot" label over the charts: it covered their titles (each figure has its own)
+            chart = gr.Plot(elem_id="lb-chart", show_label=False)
         with gr.Tab("Metrics", id="lb-metrics-tab"):
             metrics = gr.DataFrame(elem_id="lb-metrics", interactive=False, wrap=False, max_height=10000)
             metrics_note = gr.Markdown(elem_id="lb-metrics-note")
@@ -194,8 +247,8 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
             correlations = gr.DataFrame(elem_id="lb-correlations", interactive=False, max_height=10000)
         with gr.Tab("Agreement", id="lb-agreement-tab"):
             with gr.Row():
-                confusion = gr.Plot(elem_id="lb-confusion")
-                outcomes = gr.Plot(elem_id="lb-outcomes")
+                confusion = gr.Plot(elem_id="lb-confusion", show_label=False)
+                outcomes = gr.Plot(elem_id="lb-outcomes", show_label=False)
             gr.Markdown("### Position bias\nShare of first-position (A) wins, second-position wins, ties and both-bad "
                         "per voter kind and subset; the p-value tests first-position wins against 50% of decisive "
                         "votes.")
@@ -206,8 +259,8 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
             annotator_pairs = gr.DataFrame(elem_id="lb-annotator-pairs", interactive=False, max_height=10000)
         with gr.Tab("Battles", id="lb-battles-tab"):
             with gr.Row():
-                wins = gr.Plot(elem_id="lb-wins")
-                counts = gr.Plot(elem_id="lb-counts")
+                wins = gr.Plot(elem_id="lb-wins", show_label=False)
+                counts = gr.Plot(elem_id="lb-counts", show_label=False)
         # Further sub-tabs go here, each as its own `with gr.Tab(...)` block.
         with gr.Tab("Judges", id="lb-judges-tab") as judges_tab:
             build_judges_panel(ctx, judges_tab)

@@ -1,0 +1,149 @@
+"""How fast the voting page answers a person, measured in a real browser: ``python -m tools.page_timing``.
+
+Starts the app (uvicorn on 127.0.0.1, a free port) on a throwaway arena of its own (``--prompts`` prompts, four
+models, 256 px images), opens Debian chromium through playwright at 1280×800 and 390×844, signs in, and for
+``--votes`` battles times, inside the page (``performance.now()``):
+
+- **vote → names**: from the click on "A is better" until the reveal shows the two model names;
+- **Next → images**: from the click on "Next battle" until both new images have loaded and the vote is open again.
+
+Prints the median, the 90th percentile and the largest of each, per size. Rate limits and the fast-vote rule are
+lifted for the run (a person votes slower). The fixture uses only the data model's functions, so the same command
+times an older checkout too: ``python -c "import runpy, sys; sys.path.insert(0, '.');
+runpy.run_path('PATH/tools/page_timing.py', run_name='__main__')"`` from that checkout's root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--no-first-run", "--disable-sync"]
+SIZES = {"1280x800": {"width": 1280, "height": 800}, "390x844": {"width": 390, "height": 844}}
+MODEL_NAMES = ("model-red", "model-green", "model-blue", "model-grey")
+
+# Clicks a button and waits (polling every millisecond) until a condition holds; returns the milliseconds taken.
+CLICK_UNTIL = """async ([selector, condition]) => {
+  const holds = new Function('return (' + condition + ')();');
+  const start = performance.now();
+  document.querySelector(selector).click();
+  while (!holds()) await new Promise(resolve => setTimeout(resolve, 1));
+  return performance.now() - start;
+}"""
+NAMES_SHOWN = "() => document.querySelector('#reveal .voted') !== null"
+IMAGES = "[...document.querySelectorAll('#image-a img, #image-b img')]"
+NEW_BATTLE_READY = ("() => document.querySelector('#reveal .voted') === null && " + IMAGES + ".length === 2 && "
+                    + IMAGES + ".every(img => img.complete && img.naturalWidth > 0) && "
+                    "!document.querySelector('#vote-a').disabled && "
+                    + IMAGES + ".map(img => img.src).join() !== window.__previous")
+
+
+def build_arena(root: Path, prompts: int):
+    """A fresh arena under ``root``: ``prompts`` taxonomy prompts, each drawn by the four models (256 px)."""
+    from PIL import Image, ImageDraw
+
+    from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
+    from datamodel.connection import connect
+    from datamodel.media import MediaStore
+    from datamodel.settings import Settings
+
+    lifted = {"rate_limit_annotator_per_minute": 0, "rate_limit_client_per_minute": 0,
+              "rate_limit_skips_per_minute": 0, "quality_fast_seconds": 0.0}  # those this checkout has
+    settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache", demo=False,
+                        **{name: value for name, value in lifted.items() if name in Settings.__dataclass_fields__})
+    db = connect(settings.db_path)
+    media = MediaStore(settings.media_dir)
+    specs = [PromptSpec("taxonomy", f"concept{p}.n.01", f"An image of concept {p}", subset="Easy",
+                        variant="without_definition", metadata={"lemma": f"concept {p}"}) for p in range(prompts)]
+    prompt_ids = add_prompts(db, specs).ids
+    for m, name in enumerate(MODEL_NAMES):
+        model_id = add_model(db, name)
+        for p, prompt_id in enumerate(prompt_ids):
+            image = Image.new("RGB", (256, 256), (60 * m % 256, 7 * p % 256, 128))
+            ImageDraw.Draw(image).ellipse([20 + m * 10, 20 + p % 50, 200, 220], fill=(250, 240, 230))
+            add_image(db, prompt_id=prompt_id, model_id=model_id, stored=media.put_image(image))
+    db.close()
+    return settings
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(settings):
+    """Start the app as ``arena serve`` runs it, in a thread; return (url, server)."""
+    import uvicorn
+
+    from arena.web.app import server_config
+
+    settings = settings.replace(host="127.0.0.1", port=free_port())
+    server = uvicorn.Server(server_config(settings))
+    threading.Thread(target=server.run, daemon=True).start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise SystemExit("The app did not start within 60 s.")
+        time.sleep(0.05)
+    return f"http://127.0.0.1:{settings.port}/", server
+
+
+def time_page(browser, url: str, viewport: dict, name: str, votes: int) -> tuple[list[float], list[float]]:
+    """Sign in as ``name`` and time ``votes`` battles; return (vote → names, Next → images) in milliseconds."""
+    page = browser.new_page(viewport=viewport)
+    page.goto(url)
+    page.fill("#signin-name textarea, #signin-name input", name)
+    page.fill("#signin-token input", "timing-token-1")
+    page.click("#signin-button")
+    page.wait_for_function("() => " + IMAGES + ".length === 2 && " + IMAGES
+                           + ".every(img => img.complete && img.naturalWidth > 0)", timeout=30000)
+    page.wait_for_function("() => !document.querySelector('#vote-a').disabled", timeout=30000)
+    to_names, to_images = [], []
+    for _ in range(votes):
+        to_names.append(page.evaluate(CLICK_UNTIL, ["#vote-a", NAMES_SHOWN]))
+        page.evaluate("() => { window.__previous = " + IMAGES + ".map(img => img.src).join(); }")
+        to_images.append(page.evaluate(CLICK_UNTIL, ["#next-battle", NEW_BATTLE_READY]))
+        page.wait_for_timeout(50)
+    page.close()
+    return to_names, to_images
+
+
+def summary(values: list[float]) -> str:
+    ordered = sorted(values)
+    p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+    return f"median {statistics.median(ordered):6.1f} ms · p90 {p90:6.1f} ms · max {ordered[-1]:6.1f} ms"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tools.page_timing", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--votes", type=int, default=20, help="battles timed per screen size (default 20)")
+    parser.add_argument("--prompts", type=int, default=60, help="prompts in the throwaway arena (default 60)")
+    args = parser.parse_args(argv)
+    if args.prompts < args.votes + 2:
+        parser.error("--prompts must exceed --votes: an annotator never sees a prompt twice")
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix="page-timing-") as root:
+        url, server = serve(build_arena(Path(root), args.prompts))
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+                for index, (size, viewport) in enumerate(SIZES.items()):
+                    to_names, to_images = time_page(browser, url, viewport, f"timing-{index}", args.votes)
+                    print(f"{size}  vote → names:  {summary(to_names)}")
+                    print(f"{size}  Next → images: {summary(to_images)}")
+                browser.close()
+        finally:
+            server.should_exit = True
+
+
+if __name__ == "__main__":
+    main()

@@ -16,8 +16,6 @@ import hashlib
 import json
 import os
 import shutil
-import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -26,6 +24,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from test_spaces_install import _free_port, _stop
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements-web.lock"
@@ -82,24 +82,6 @@ def _source_copy(target: Path) -> Path:
     return target
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _stop(process: subprocess.Popen, log: Path) -> str:
-    """Stop the app and its process group; return what it printed."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    return log.read_text()
-
-
 def test_a_web_only_virtualenv_serves_the_demo_and_takes_a_browser_vote(tmp_path):
     playwright_api = pytest.importorskip("playwright.sync_api")
     if not shutil.which("chromium"):
@@ -124,6 +106,7 @@ def test_a_web_only_virtualenv_serves_the_demo_and_takes_a_browser_vote(tmp_path
     with open(log, "w") as out:  # a file, not a pipe: the server's children inherit it
         process = subprocess.Popen([str(venv / "bin" / "arena"), "serve", "--host", "127.0.0.1", "--port", str(port)],
                                    cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    process.log = log
     url = f"http://127.0.0.1:{port}/"
     started = time.monotonic()
     try:
@@ -154,7 +137,7 @@ def test_a_web_only_virtualenv_serves_the_demo_and_takes_a_browser_vote(tmp_path
             finally:
                 browser.close()
     finally:
-        output = _stop(process, log)
+        output = _stop(process)
     print(f"\nweb-only install: {figures}")
     assert "Demo ready: 76 prompts, 304 images" in output, output
     with sqlite3.connect(data / "arena.db") as db:

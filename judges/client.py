@@ -36,9 +36,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Mapping
 
-import openai
 import sqlite_utils
-import httpx2
 
 from datamodel import judge_requests as cache
 from judges.pricing import Prices, estimate_cost
@@ -174,6 +172,8 @@ def retry_delay(attempt: int, base_s: float, max_s: float, rng: random.Random,
 
 
 def _retryable(error: Exception) -> bool:
+    import openai
+
     if isinstance(error, openai.APIConnectionError):  # includes APITimeoutError
         return True
     status = getattr(error, "status_code", None)
@@ -240,6 +240,8 @@ class Engine:
 
     def _get_client(self):
         if self._client is None:
+            import openai  # on first use: the library takes about 0.4 s to import, and most commands never call it
+
             self._client = openai.AsyncOpenAI(
                 api_key=self._secret, base_url=self.config.base_url or None, max_retries=0,
                 timeout=self.config.timeout_s,
@@ -289,6 +291,9 @@ class Engine:
         return reply
 
     async def _send(self, key: str, request: ChatRequest) -> Reply:
+        import httpx2  # here, not at the top: importing openai takes about 0.4 s that commands without requests skip
+        import openai
+
         if self.stopping:
             self.stats.stopped += 1
             return Reply("stopped", key, reason="run stopped before this request was sent")

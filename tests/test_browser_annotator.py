@@ -303,3 +303,33 @@ def test_the_guidelines_are_open_on_the_first_visit_only(tmp_path, browser, size
         other = open_page(browser, url, size)  # another annotator's first visit is theirs
         sign_in(other, "second-person")
         assert _guide_open(other)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_vote_bar_and_reveal_stay_in_view_through_every_prompt_with_the_page_s_messages(tmp_path, browser,
+                                                                                             size):  # noqa: F811
+    """Every prompt of the small arena, voted fast: the status line grows (the fast-vote warning, the end-of-suite
+    message) and taxonomy prompts take three lines, yet the vote buttons, the reveal and Next stay in view."""
+    arena = build_small_arena(tmp_path)
+    height = SIZES[size]["height"]
+    with running_app(arena.settings) as url:
+        page = open_page(browser, url, size)
+        sign_in(page)
+        seen = []
+        for step in range(len(arena.prompt_ids) + 1):
+            page.wait_for_function(BATTLE_SHOWN, timeout=20000)
+            wait_images(page)
+            status = page.inner_text("#status")
+            seen.append(("thank you" in status, "voting very fast" in status))
+            for button in ("#vote-a", "#vote-both-bad", "#skip-battle"):
+                assert _bottom(page, button) <= height, f"battle {step + 1}: {button} is below the fold ({status!r})"
+            page.click("#vote-a")
+            page.wait_for_selector("#reveal .voted", timeout=20000)
+            page.wait_for_timeout(100)
+            status = page.inner_text("#status")
+            for part in ("#reveal", "#next-battle") if size == "desktop" else ("#next-battle",):  # phone: scrolls
+                assert _bottom(page, part) <= height, f"vote {step + 1}: {part} is below the fold ({status!r})"
+            if step == len(arena.prompt_ids) - 1:
+                shoot(page, size, "15-revealed-with-messages")
+            page.click("#next-battle")
+        assert any(end and fast for end, fast in seen), seen  # the tallest status line was met

@@ -59,9 +59,11 @@ CSS = """
                          align-items: center; justify-content: center; }
 .battle-image.enlarged img { width: auto; max-width: 96vw; max-height: 90vh; cursor: zoom-out; }
 .battle-image figcaption { font-weight: 600; margin-bottom: 0.3em; }
-/* the window's height less the header, prompt and buttons (about 500 px), so the vote buttons stay in view; images
-   arrive as display renditions (already resampled to one size), so the browser scales them smoothly */
-.battle-image img { width: 100%; aspect-ratio: 1 / 1; max-height: max(240px, calc(100vh - 540px)); object-fit: contain;
+/* the window's height less the header, prompt and buttons (about 500 px), so the vote buttons stay in view, and
+   less again when the status line or the prompt is taller (--image-fit, set by KEYBOARD_JS); images arrive as display
+   renditions (already resampled to one size), so the browser scales them smoothly */
+.battle-image img { width: 100%; aspect-ratio: 1 / 1; object-fit: contain;
+                    max-height: min(var(--image-fit, 100vh), max(240px, calc(100vh - 540px)));
                     border: 1px solid var(--border-color-primary); border-radius: 6px; }
 """
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")

@@ -56,8 +56,9 @@ window.arenaImagesShown = () => {
   return images.length === 2 && images.every((img) => img.complete && img.naturalWidth > 0);
 };
 const arenaMarkImages = () => document.documentElement.classList.toggle('images-pending', !window.arenaImagesShown());
-document.addEventListener('load', arenaMarkImages, true);  // image loads do not bubble: listen while capturing
-document.addEventListener('error', arenaMarkImages, true);
+const arenaImageEvent = () => { arenaMarkImages(); arenaFitImages(); };
+document.addEventListener('load', arenaImageEvent, true);  // image loads do not bubble: listen while capturing
+document.addEventListener('error', arenaImageEvent, true);
 // On a phone the vote bar is fixed over the bottom of the screen: the page keeps room under the arena as tall as the
 // bar (CSS reads --vote-bar-height), so the reveal's last line scrolls above it whatever the bar's rows take.
 const arenaBarSize = new ResizeObserver((entries) => entries.forEach((entry) => document.documentElement.style
@@ -70,11 +71,28 @@ const arenaWatchBar = () => {
   arenaBar = bar;
   arenaBarSize.observe(bar);
 };
+// On a wider screen the vote bar follows the images: when the status line (a warning, the end of a suite) and the
+// prompt take more room than usual, the images shrink (to 160 px at least) so the buttons, the reveal and Next stay
+// in the window; CSS reads --image-fit. A phone's bar is fixed to the screen instead.
+const arenaFitImages = () => {
+  const root = document.documentElement;
+  const bar = document.getElementById('vote-bar');
+  const image = document.querySelector('#image-a img');
+  if (!bar || !image || window.innerWidth <= 640 || bar.offsetParent === null) {
+    root.style.removeProperty('--image-fit');
+    return;
+  }
+  const spare = window.innerHeight - 8 - (bar.getBoundingClientRect().bottom + window.scrollY);
+  const fit = `${Math.max(160, Math.floor(image.getBoundingClientRect().height + spare))}px`;
+  if (root.style.getPropertyValue('--image-fit') !== fit) root.style.setProperty('--image-fit', fit);
+};
+window.addEventListener('resize', arenaFitImages);
 const arenaWatchImages = () => {
-  new MutationObserver(() => { arenaMarkImages(); arenaWatchBar(); }).observe(
+  new MutationObserver(() => { arenaMarkImages(); arenaWatchBar(); arenaFitImages(); }).observe(
     document.body, {childList: true, subtree: true});
   arenaMarkImages();
   arenaWatchBar();
+  arenaFitImages();
 };
 // the page may add this script after the document has loaded
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', arenaWatchImages);

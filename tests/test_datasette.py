@@ -4,7 +4,6 @@ secret tables (annotators' token hashes, battles' media tokens, judge requests),
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ import pytest
 
 from datamodel.connection import connect
 from datamodel.vote_table import votes_frame
+from tools.load import free_port
 from tools.scale_fixture import ScaleSpec, build_scale_database
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,16 +83,10 @@ def test_prompt_search_follows_inserts_updates_and_deletes(tmp_path):
     assert db.execute("INSERT INTO prompts_fts(prompts_fts) VALUES ('integrity-check')") is not None
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_datasette_serves_the_views_and_search_and_hides_the_secret_tables(arena_db):
     pytest.importorskip("datasette")
     db, path = arena_db
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "datasette", "serve", str(path), "--metadata", str(METADATA),
                                "--host", "127.0.0.1", "--port", str(port), "--setting", "allow_download", "off"],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

@@ -5,8 +5,6 @@ package metadata that requirements.txt is generated from."""
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +16,7 @@ import pytest
 
 from conftest import build_small_arena
 from datamodel.settings import load_settings
+from tools.load import free_port, stop_server
 
 ROOT = Path(__file__).resolve().parents[1]
 # Importing any of these pulls the 6 GB stack a web-only install leaves out.
@@ -59,17 +58,11 @@ def test_persistent_storage_folder_holds_the_database_and_media_when_it_exists(t
     assert (chosen.db_path, chosen.media_dir) == (tmp_path / "mine.db", persistent / "media")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _start_like_spaces(tmp_path, command: list[str]) -> tuple[subprocess.Popen, str]:
     """Start the app as a Space does: in the repository, environment only; /data is ``tmp_path`` here."""
     arena = build_small_arena(tmp_path)  # tmp_path/arena.db and tmp_path/media: what persistent storage holds
     arena.db.close()
-    port = _free_port()
+    port = free_port()
     env = {key: value for key, value in os.environ.items() if not key.startswith("ARENA_")}
     env.update(GRADIO_SERVER_NAME="127.0.0.1", GRADIO_SERVER_PORT=str(port), ARENA_PERSISTENT_DIR=str(tmp_path),
                ARENA_CACHE_DIR=str(tmp_path / "cache"), GRADIO_ANALYTICS_ENABLED="False")
@@ -95,13 +88,7 @@ def _wait_for(process: subprocess.Popen, url: str, timeout: float = 120) -> http
 
 def _stop(process: subprocess.Popen) -> str:
     """Stop the app and its process group (the server's children); return what it printed."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    stop_server(process)
     return process.log.read_text()
 
 

@@ -25,7 +25,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from test_spaces_install import _free_port, _stop
+from test_spaces_install import _stop
+from tools.load import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements-web.lock"
@@ -97,7 +98,7 @@ def test_a_web_only_virtualenv_serves_the_demo_and_takes_a_browser_vote(tmp_path
                            capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert found.returncode == 0 and json.loads(found.stdout) == [], found.stdout + found.stderr
 
-    data, port = tmp_path / "data", _free_port()
+    data, port = tmp_path / "data", free_port()
     env = {key: value for key, value in os.environ.items() if not key.startswith(("ARENA_", "GRADIO_", "PYTHON"))}
     env.update(ARENA_DB=str(data / "arena.db"), ARENA_MEDIA_DIR=str(data / "media"),
                ARENA_CACHE_DIR=str(tmp_path / "cache"), ARENA_PERSISTENT_DIR=str(tmp_path / "no-persistent-storage"),

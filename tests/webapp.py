@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import socket
 import threading
 import time
 
 import uvicorn
 
 from arena.web.app import server_config
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tools.load import free_port
 
 
 @contextlib.contextmanager

@@ -16,7 +16,6 @@ runpy.run_path('PATH/tools/page_timing.py', run_name='__main__')"`` from that ch
 from __future__ import annotations
 
 import argparse
-import socket
 import statistics
 import tempfile
 import threading
@@ -73,17 +72,12 @@ def build_arena(root: Path, prompts: int):
     return settings
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def serve(settings):
     """Start the app as ``arena serve`` runs it, in a thread; return (url, server)."""
     import uvicorn
 
     from arena.web.app import server_config
+    from tools.load import free_port
 
     settings = settings.replace(host="127.0.0.1", port=free_port())
     server = uvicorn.Server(server_config(settings))

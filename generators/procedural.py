@@ -211,6 +211,14 @@ def glyph_image(glyph: str, tint: str = "") -> Image.Image:
     return canvas
 
 
+def paste_glyph(image: Image.Image, glyph: Image.Image, side: int, centre: tuple[int, int]) -> None:
+    """Paste ``glyph`` (RGBA) onto ``image`` scaled so its longer side is ``side`` pixels, centred on ``centre``."""
+    scale = side / max(glyph.size)
+    glyph = glyph.resize((max(1, round(glyph.width * scale)), max(1, round(glyph.height * scale))),
+                         Image.Resampling.LANCZOS)
+    image.alpha_composite(glyph, (centre[0] - glyph.width // 2, centre[1] - glyph.height // 2))
+
+
 @lru_cache(maxsize=1)
 def demo_glyphs() -> dict:
     """The demo's emoji table (suites/data/demo_glyphs.json) joined with the demo taxonomy's hypernyms and cohyponyms.
@@ -303,12 +311,6 @@ class GlyphPainter:
             y = self.height // 7 + rng.randint(-6, 6)
             draw.ellipse([x - r, y - r, x + r, y + r], fill=sun)
 
-    def _paste(self, image: Image.Image, glyph: Image.Image, side: int, centre: tuple[int, int]) -> None:
-        scale = side / max(glyph.size)
-        glyph = glyph.resize((max(1, round(glyph.width * scale)), max(1, round(glyph.height * scale))),
-                             Image.Resampling.LANCZOS)
-        image.alpha_composite(glyph, (centre[0] - glyph.width // 2, centre[1] - glyph.height // 2))
-
     def placement(self, prompt: str, seed: int) -> tuple[str, dict | None, int, tuple[int, int]]:
         """(what, entry) of :meth:`choice`, the side of the main emoji's square and its centre."""
         what, entry = self.choice(prompt, seed)
@@ -353,11 +355,11 @@ class GlyphPainter:
             glow = Image.new("RGBA", image.size, (0, 0, 0, 0))
             ImageDraw.Draw(glow).ellipse([cx - r, cy - r, cx + r, cy + r], fill=(255, 240, 160, 150))
             image.alpha_composite(glow)
-        self._paste(image, glyph, side, (cx, cy))
+        paste_glyph(image, glyph, side, (cx, cy))
         if entry.get("accent"):
             accent = glyph_image(entry["accent"])
             ax = cx + side // 2 if cx < self.width // 2 else cx - side // 2
-            self._paste(image, accent, side // 2, (max(side // 4, min(self.width - side // 4, ax)), cy - side // 3))
+            paste_glyph(image, accent, side // 2, (max(side // 4, min(self.width - side // 4, ax)), cy - side // 3))
         return image.convert("RGB")
 
     def _scribble(self, draw: ImageDraw.ImageDraw, rng: random.Random) -> None:

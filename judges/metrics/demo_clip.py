@@ -143,16 +143,9 @@ def _background(side: int, rng: random.Random) -> Image.Image:
     return image
 
 
-def _paste(image: Image.Image, glyph: Image.Image, side: int, centre: tuple[int, int]) -> None:
-    scale = side / max(glyph.size)
-    glyph = glyph.resize((max(1, round(glyph.width * scale)), max(1, round(glyph.height * scale))),
-                         Image.Resampling.LANCZOS)
-    image.alpha_composite(glyph, (centre[0] - glyph.width // 2, centre[1] - glyph.height // 2))
-
-
 def render_look(look: Look, rng: random.Random, side: int) -> Image.Image:
     """One augmented training image of ``look``: its emoji at a random size, place, angle and brightness."""
-    from generators.procedural import glyph_image
+    from generators.procedural import glyph_image, paste_glyph
 
     image = _background(side, rng)
     glyph = glyph_image(look.glyph, look.tint)
@@ -162,10 +155,10 @@ def render_look(look: Look, rng: random.Random, side: int) -> Image.Image:
     size = round(side * rng.uniform(0.3, 0.65))
     half = size // 2
     centre = (rng.randint(half, side - half), rng.randint(half, side - half))
-    _paste(image, glyph, size, centre)
+    paste_glyph(image, glyph, size, centre)
     if look.accent:
         ax = centre[0] + (half if rng.random() < 0.5 else -half)
-        _paste(image, glyph_image(look.accent), max(4, size // 2),
+        paste_glyph(image, glyph_image(look.accent), max(4, size // 2),
                (max(size // 4, min(side - size // 4, ax)), max(size // 4, centre[1] - size // 3)))
     return image.convert("RGB")
 

@@ -115,3 +115,92 @@ def test_the_worked_examples_cover_every_box_of_figs_19_to_27():
     full = [e for e in WORKED["examples"] if len(e["scores"]) == 7]
     assert len(WORKED["examples"]) == 37 and len(full) == 33
     assert {e["figure"] for e in WORKED["examples"]} == {f"Fig. {n}" for n in range(19, 28)}
+
+
+# --- statistics from the data alone: Table 7, Appendix C.3, Table 14 -------------------------------------------------
+
+def published(table: str) -> dict[tuple[str, str], str]:
+    """{(row, column): printed value} of one table of arena/reports/published/semvarbench.csv (the paper's numbers)."""
+    import csv
+
+    path = Path(__file__).parents[1] / "arena" / "reports" / "published" / "semvarbench.csv"
+    with path.open(newline="") as handle:
+        return {(r["row"], r["column"]): r["value"] for r in csv.DictReader(handle) if r["table"] == table}
+
+
+@pytest.fixture(scope="module")
+def shared_items():
+    from suites.semvarbench_stats import items_from_prompts
+
+    if not (SHARED_DATA / "test_data.tsv").is_file():
+        pytest.skip(MISSING)
+    return items_from_prompts(semvarbench.load_semvarbench(SHARED_DATA / "test_data.tsv"))
+
+
+TABLE7_ROWS = sorted(row for row, column in published("7") if column == "Test" and not row.startswith("Total")
+                     and row != "size (Attribute Value)")
+
+
+@pytest.mark.parametrize("category", TABLE7_ROWS)
+def test_table_7_test_column_line_by_line(shared_items, category):
+    from suites.semvarbench_stats import category_counts
+
+    assert category_counts(shared_items)[category] == int(published("7")[(category, "Test")])
+
+
+def test_table_7_totals_and_the_twice_printed_size_row(shared_items):
+    """Table 7, lines "Total" (819 category rows) and "Total(deduplication)" (684 items). The paper prints a second
+    Size line under Attribute Value (516 / 50 / 566); the data has one size file and the printed total 819 counts it
+    once, so that line is a duplicate, not a category."""
+    from suites.semvarbench_stats import category_counts
+
+    counts = category_counts(shared_items)
+    assert sum(counts.values()) == int(published("7")[("Total", "Test")]) == 819
+    assert len(shared_items) == int(published("7")[("Total(deduplication)", "Test")]) == 684
+    assert len(counts) == 20 and sum(int(published("7")[(row, "Test")]) for row in TABLE7_ROWS) == 819
+
+
+def test_appendix_c3_share_of_test_items_by_number_of_categories(shared_items):
+    """Appendix C.3, "Distribution": 82.75 % of the test permutations in one category, 14.77 % in two, 2.49 % in
+    three."""
+    from suites.semvarbench_stats import category_distribution
+
+    shares = {count: f"{100 * share:.2f}%" for count, share in category_distribution(shared_items).items()}
+    printed = published("C.3")
+    assert shares == {1: printed[("test set", "1 category")], 2: printed[("test set", "2 categories")],
+                      3: printed[("test set", "3 categories")]}
+
+
+# Table 14's (T_a, T_pi) lines that the released data does not reproduce: {row: value the data gives}. The paper's
+# T_pi sentences of these categories were edited after the table was made (every T_pv value, from the same items,
+# is reproduced exactly).
+TABLE14_T_PI_DIFFERS = {"height": "23.34", "relative_location": "28.86", "sentiment": "33.62",
+                        "vague_amount": "37.20", "Average": "31.72"}
+
+
+@pytest.fixture(scope="module")
+def table14(shared_items):
+    from suites.semvarbench_stats import edit_distance_table
+
+    return edit_distance_table(shared_items)
+
+
+@pytest.mark.parametrize("row", sorted({row for row, _ in published("14")}))
+def test_table_14_line_by_line(table14, row):
+    """Table 14, one line: the mean character edit distance of (T_a, T_pv) exactly as printed on every line, and of
+    (T_a, T_pi) as printed except on the lines of TABLE14_T_PI_DIFFERS."""
+    pv, pi, _ = table14[row]
+    printed = published("14")
+    assert f"{pv:.2f}" == printed[(row, "T_pv")]
+    if row in TABLE14_T_PI_DIFFERS:
+        assert f"{pi:.2f}" == TABLE14_T_PI_DIFFERS[row] != printed[(row, "T_pi")]
+    else:
+        assert f"{pi:.2f}" == printed[(row, "T_pi")]
+
+
+def test_table_14_random_partner_is_another_item_and_seeded(shared_items):
+    from suites.semvarbench_stats import random_partners
+
+    first, again = random_partners(shared_items, seed=0), random_partners(shared_items, seed=0)
+    assert first == again and first != random_partners(shared_items, seed=1)
+    assert all(partner != item.anchor for partner, item in zip(first, shared_items))

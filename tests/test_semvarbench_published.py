@@ -204,3 +204,21 @@ def test_table_14_random_partner_is_another_item_and_seeded(shared_items):
     first, again = random_partners(shared_items, seed=0), random_partners(shared_items, seed=0)
     assert first == again and first != random_partners(shared_items, seed=1)
     assert all(partner != item.anchor for partner, item in zip(first, shared_items))
+
+
+def test_aspect_scores_count_an_item_once_per_aspect(db):
+    from datamodel.catalog import add_model
+    from datamodel.judgments import Judgment, save_judgment
+    from judges.semvar import ITEM_TASK, aspect_scores
+
+    model = add_model(db, "model-one")
+    for key, categories, kappa in (("a", ["color", "size"], 0.5), ("b", ["action"], -0.1),
+                                   ("c", ["color", "material"], 0.3)):
+        save_judgment(db, Judgment("judge", ITEM_TASK, f"item:{key}", "ok", model_id=model, verdict={
+            "mean": 0.8, "gamma_w": kappa + 0.2, "gamma_wo": 0.2, "kappa": kappa, "categories": categories,
+            "template_version": "t3:x"}))
+    rows = {row["aspect"]: row for row in aspect_scores(db, "judge", "t3:x")}
+    assert list(rows) == ["Relation", "Attribute Comparison", "Attribute Value"]
+    assert rows["Attribute Value"]["kappa"] == pytest.approx(0.4) and rows["Attribute Value"]["items"] == 2
+    assert (rows["Attribute Comparison"]["kappa"], rows["Relation"]["kappa"]) == pytest.approx((0.5, -0.1))
+    assert aspect_scores(db, "judge", "t3:other") == []

@@ -1,0 +1,214 @@
+"""SANEval exactly as published: Appendix C's prompts verbatim, the published scoring rules on the paper's scored
+examples (Fig. 3, Table 5), the averages of Tables 1 and 4, and the eight spatial relations' geometric rules."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from conftest import SHARED
+from judges.saneval_rules import (
+    PUBLISHED_RELATIONS,
+    RELATIONS,
+    Box,
+    Expected,
+    capitalized,
+    published_position,
+    relation_holds,
+    score_binding_published,
+    score_numeracy,
+    score_spatial_published,
+)
+
+PUBLISHED_CSV = Path(__file__).parents[1] / "arena" / "reports" / "published" / "saneval.csv"
+PAPER = SHARED / "reference" / "papers" / "saneval.txt"
+
+
+def published(table: str) -> dict[tuple[str, str], str]:
+    with PUBLISHED_CSV.open(newline="") as handle:
+        return {(r["row"], r["column"]): r["value"] for r in csv.DictReader(handle) if r["table"] == table}
+
+
+MODELS = ["Imagen 3.0", "Imagen 4.0", "Imagen 4.0 Ultra", "Nano Banana", "Seedream 3.0", "GPT Image 1"]
+CATEGORIES = ["spatial", "numeracy", "color", "shape", "texture"]
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_table_1_averaged_column_is_the_mean_of_the_five_benchmarks(model):
+    """Table 1, the model's line: "Averaged" = (spatial + numeracy + color + shape + texture) / 5 to four decimals
+    (the overall score :func:`judges.saneval_rules.category_scores` computes)."""
+    from judges.saneval_rules import category_scores
+
+    table = published("1")
+    overall = category_scores((c, float(table[(model, c)])) for c in CATEGORIES)["overall"]
+    assert f"{overall:.4f}" == table[(model, "Averaged")]
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_table_4_total_column_is_the_mean_of_the_five_human_scores(model):
+    """Table 4 (human evaluation), the model's line: "Total" = the mean of the five categories, to four decimals."""
+    from judges.saneval_rules import category_scores
+
+    table = published("4")
+    overall = category_scores((c, float(table[(model, c)])) for c in CATEGORIES)["overall"]
+    assert f"{overall:.4f}" == table[(model, "Total")]
+
+
+@pytest.mark.parametrize("attribute", ["color", "shape", "texture"])
+def test_table_2_averaged_column_repeats_table_1(attribute):
+    """Table 2's "Averaged" column is Table 1's attribute column (all 18 lines); it is not the 275/275/275/125/50
+    weighted mean of its own strata columns (higher by 0.0003 to 0.016 on every line), so the printed strata were
+    not scored on the published stratum sizes, and the project's per-cardinality table averages the images it has."""
+    t1, t2 = published("1"), published("2")
+    for model in MODELS:
+        assert t2[(f"{attribute}|{model}", "Averaged")] == t1[(model, attribute)]
+        strata = [float(t2[(f"{attribute}|{model}", s)]) for s in ("1", "2", "3-5", "6-10", "11-15")]
+        weighted = sum(w * v for w, v in zip((275, 275, 275, 125, 50), strata)) / 1000
+        assert 0.0002 < float(t1[(model, attribute)]) - weighted < 0.017
+
+
+# --- the scored examples: Fig. 3 and Table 5 -------------------------------------------------------------------------
+
+def box(label, score=0.9, xyxy=(10, 10, 90, 90)):
+    return Box(label, score, xyxy)
+
+
+def test_fig_3_upper_example_pink_stop_sign_and_orange_bird_scores_1():
+    """Fig. 3, upper row: both objects detected, the VLM answers "Pink" and "Orange", each rated 1.0: score
+    avg(1.0, 1.0) = 1.0 and no feedback."""
+    scored = score_binding_published({"stop sign": ["pink"], "bird": ["orange"]},
+                                     {"stop sign": [1.0], "bird": [1.0]})
+    assert scored.score == 1.0 and scored.feedback == ()
+
+
+def test_fig_3_lower_example_yellow_peach_and_missing_lime_ceiling_scores_half():
+    """Fig. 3, lower row: the ceiling is not detected (0.0), the peach's "Yellow" rates 1.0: (1.0 + 0.0) / 2 = 0.5,
+    feedback "Missing object: ceiling"."""
+    scored = score_binding_published({"peach": ["yellow"], "ceiling": ["lime"]}, {"peach": [1.0]})
+    assert scored.score == 0.5
+    assert scored.feedback == ("Missing object: ceiling [lime]",)
+
+
+def test_table_5_spatial_mouse_on_the_bottom_of_a_missing_painting_scores_0():
+    """Table 5, line "Spatial": "a mouse on the bottom of a painting", 0.0, "Missing object: painting"."""
+    scored = score_spatial_published(("mouse", "on the bottom of", "painting"), {"mouse": [box("mouse", 0.95)]})
+    assert scored.score == 0.0 and scored.feedback == ("Missing object: painting",)
+
+
+def test_table_5_numeracy_four_trucks_two_detected_scores_half():
+    """Table 5, line "Numeracy": "four trucks", two detected: 0.5, "Two trucks missing"."""
+    expected = Expected("numeracy", ("truck",), counts={"truck": 4})
+    trucks = [box("truck", xyxy=(0, 0, 40, 40)), box("truck", xyxy=(50, 50, 90, 90))]
+    scored = capitalized(score_numeracy(expected, {"truck": trucks}))
+    assert scored.score == 0.5 and scored.feedback == ("Two trucks missing",)
+
+
+def test_table_5_shape_pentagonal_spoon_rated_0_scores_0():
+    """Table 5, line "Shape Binding": "a pentagonal spoon", 0.0, "Poor attribute binding for spoon: expected
+    [pentagonal], score = 0.00 < 0.75"."""
+    scored = score_binding_published({"spoon": ["pentagonal"]}, {"spoon": [0.0]})
+    assert scored.score == 0.0
+    assert scored.feedback == ("Poor attribute binding for spoon: expected [pentagonal], score = 0.00 < 0.75",)
+
+
+def test_table_5_color_brown_shirt_and_pink_apple_feedback_and_its_unreproducible_score():
+    """Table 5, line "Color Binding": "a brown shirt and a pink apple", shirt missing, apple rated 0.20. The
+    feedback is reproduced word for word; the printed score 0.2 is not: Fig. 3's rule (a missing object counts
+    0.0 in the mean, as the authors' code does too) gives (0.0 + 0.2) / 2 = 0.1. 0.2 is the mean over the detected
+    object alone, which contradicts Fig. 3's lower example (0.5, not 1.0), so the published protocol keeps Fig. 3's
+    rule and this line stays a known difference."""
+    scored = score_binding_published({"shirt": ["brown"], "apple": ["pink"]}, {"apple": [0.2]})
+    assert scored.feedback == ("Missing object: shirt [brown]; Poor attribute binding for apple: expected [pink], "
+                               "score = 0.20 < 0.75",)
+    assert scored.score == pytest.approx(0.1) and scored.score != pytest.approx(0.2)
+
+
+# --- the spatial relations -------------------------------------------------------------------------------------------
+
+LEFT, RIGHT = (0, 40, 30, 70), (60, 40, 90, 70)
+TOP, BOTTOM = (40, 0, 70, 30), (40, 60, 70, 90)
+
+
+@pytest.mark.parametrize("relation, first, second, credit", [
+    ("on the left of", LEFT, RIGHT, 1.0), ("on the left of", RIGHT, LEFT, 0.0),
+    ("on the right of", RIGHT, LEFT, 1.0), ("on the right of", LEFT, RIGHT, 0.0),
+    ("on the top of", TOP, BOTTOM, 1.0), ("on the top of", BOTTOM, TOP, 0.0),
+    ("on the bottom of", BOTTOM, TOP, 1.0), ("on the bottom of", TOP, BOTTOM, 0.0),
+    ("on the left of", TOP, BOTTOM, 0.0),  # mostly vertical: no left/right credit
+    ("next to", LEFT, RIGHT, 1.0), ("near", (0, 0, 10, 10), (300, 300, 310, 310), 0.5),
+    ("on side of", (0, 0, 10, 10), (600, 0, 610, 10), 1.0),  # |d_y| < 150 px
+    ("on top of", TOP, BOTTOM, 0.0),  # no rule in the authors' code
+])
+def test_published_position_credit_of_each_of_the_eight_relations(relation, first, second, credit):
+    assert relation in PUBLISHED_RELATIONS
+    assert published_position(relation, first, second) == pytest.approx(credit)
+
+
+def test_published_position_halves_credit_for_heavily_overlapping_boxes():
+    a, b = (0, 0, 100, 100), (10, 0, 110, 100)  # IoU 90/110: threshold 0.5 / IoU
+    assert published_position("on the left of", a, b) == pytest.approx(0.5 / (9000 / 11000))
+
+
+def test_published_spatial_score_weights_confidences_and_position():
+    found = {"dog": [box("dog", 0.8, LEFT)], "cat": [box("cat", 0.6, RIGHT)]}
+    right = score_spatial_published(("dog", "on the left of", "cat"), found)
+    assert right.score == pytest.approx(0.25 * 0.8 + 0.25 * 0.6 + 0.5) and right.feedback == ()
+    wrong = score_spatial_published(("dog", "on the right of", "cat"), found)
+    assert wrong.score == 0.0 and wrong.details["raw_score"] == pytest.approx(0.35)
+    assert wrong.feedback == ("Wrong spatial relation: expected dog on the right of cat",)
+
+
+@pytest.mark.parametrize("relation, subject, obj, holds", [
+    ("left of", LEFT, RIGHT, True), ("right of", LEFT, RIGHT, False), ("above", TOP, BOTTOM, True),
+    ("below", TOP, BOTTOM, False),
+    ("next to", LEFT, RIGHT, True), ("next to", (0, 40, 10, 50), (80, 40, 90, 50), False),  # gap 70 > width 10
+    ("on top of", (40, 10, 60, 42), (30, 40, 70, 90), True), ("on top of", TOP, BOTTOM, False),  # no contact
+    ("in front of", (20, 30, 80, 95), (30, 10, 70, 60), True),  # overlapping, bottom edge lower: nearer
+    ("behind", (30, 10, 70, 60), (20, 30, 80, 95), True),
+    ("in front of", LEFT, RIGHT, False),  # no overlap: no depth order
+    ("in front of", (0, 10, 80, 90), (20, 30, 60, 88), True),  # bottoms within 5 %: the larger box is nearer
+])
+def test_project_rules_of_the_eight_relations(relation, subject, obj, holds):
+    assert relation in RELATIONS and len(RELATIONS) == 8
+    assert relation_holds(relation, Box("s", 1.0, subject), Box("o", 1.0, obj), image_height=100) is holds
+
+
+# --- Appendix C's prompts, verbatim ------------------------------------------------------------------------------------
+
+def _normalized(text: str) -> str:
+    import re
+
+    text = re.sub(r"(?m)^\s*\d{3}\s*$", "", text)  # the PDF's margin line numbers
+    text = text.replace("\\rightarrow", "→").replace("\\to", "→").replace("```", "")
+    text = re.sub(r"(?m)^\s*[•·\-]\s+", " ", text)  # bullets, at any depth
+    return " ".join(text.split())
+
+
+# Lines the text extraction cut short, completed from their own pattern (judges/saneval_paper_prompts.py says so).
+COMPLETED = {'"a red car on the left of a blue bike" → {"obj1": "car", "relationship": "on the left of", "obj2": '
+             '"bike"}', '"a single dog and five cats" → {"objects": {"dog": 1, "cat": 5}, "numbers_found": ["a", '
+             '"five"]}'}
+
+
+def test_every_line_of_the_published_prompts_is_in_appendix_c():
+    from judges.saneval_paper_prompts import PAPER_TEMPLATES
+
+    if not PAPER.is_file():
+        pytest.skip(f"{PAPER} (the SANEval paper of ../shared) is missing")
+    text = PAPER.read_text(encoding="utf-8")
+    appendix = _normalized(text[text.index("C PROMPTS"):text.index("D HUMAN EVALUATION")])
+    assert len(PAPER_TEMPLATES) == 7  # prompts 1-6 and 8; prompt 7 is the three saneval_question_* templates
+    for template in PAPER_TEMPLATES:
+        for line in template.text.splitlines():
+            line = _normalized(line)
+            if line and line not in COMPLETED:
+                assert line in appendix, f"{template.key}: {line!r} is not in Appendix C"
+
+
+def test_prompt_7_questions_are_the_papers():
+    from judges.prompts import Templates
+
+    assert [Templates().question(kind) for kind in ("color", "shape", "texture")] == [
+        "What color is the object?", "What shape is the object?", "What texture does the object have?"]

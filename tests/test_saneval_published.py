@@ -212,3 +212,99 @@ def test_prompt_7_questions_are_the_papers():
 
     assert [Templates().question(kind) for kind in ("color", "shape", "texture")] == [
         "What color is the object?", "What shape is the object?", "What texture does the object have?"]
+
+
+# --- the published pipeline end to end against the local server ------------------------------------------------------
+
+def paper_book():
+    """Replies to Appendix C's prompts for three prompts: a colour binding, a spatial and a numeracy one."""
+    import json
+    import re
+
+    from openai_stub import Book
+    from tools.fake_openai import Scripted
+
+    def rating(received):
+        expected = re.search(r'Expected attribute: "(.*?)"', received.text).group(1)
+        answer = re.search(r'Description: "(.*?)"', received.text).group(1).lower()
+        return Scripted("1.0" if expected in answer else "0.1")
+
+    def crop_answer(received):
+        import io
+
+        from PIL import Image
+
+        image = Image.open(io.BytesIO(received.images()[0])).convert("RGB")
+        pixel = image.getpixel((image.width // 2, image.height // 2))
+        return Scripted({(255, 0, 0): "Red.", (0, 0, 255): "Blue."}.get(pixel, "Gray."))
+
+    return (Book()
+            .add(r'^Extract all significant objects.*Text Prompt: "A red apple and a blue car\n',
+                 Scripted('["apple", "car"]'))
+            .add(r'^Extract objects and their attributes.*Text Prompt: "A red apple and a blue car\n',
+                 Scripted('```json\n{"apple": ["red"], "car": ["blue"]}\n```'))
+            .add(r'^Extract all significant objects.*Text Prompt: "A dog on the left of a chair\n',
+                 Scripted('["dog", "chair"]'))
+            .add(r'^Extract the spatial relationship.*Available spatial relationships: on side of, next to, near, '
+                 r'on the left of, on the right of, on the bottom of, on the top of, on top of\n',
+                 Scripted(json.dumps({"obj1": "dog", "relationship": "on the left of", "obj2": "chair"})))
+            .add(r'^Extract all significant objects.*Text Prompt: "Three puppies\n', Scripted('["puppy", "dog"]'))
+            .add(r'^Extract all objects and their exact quantities.*Available number words: a, an, one, two, three, '
+                 r'four, five, six, seven, eight\n', Scripted('{"objects": {"puppy": 3}, "numbers_found": ["three"]}'))
+            .add(r"^Analyze the following list of objects.*Objects: \['dog', 'puppy'\]",
+                 Scripted('{"puppy": ["puppy", "dog"]}'))
+            .add(r"^What color is the object\?$", crop_answer)
+            .add(r"^You are evaluating whether a description matches", rating))
+
+
+def test_the_published_protocol_scores_with_appendix_c_prompts(tmp_path):
+    import asyncio
+
+    from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
+    from datamodel.connection import connect
+    from datamodel.judgments import judgments
+    from datamodel.media import MediaStore
+    from judges.saneval import SanevalOptions, run_saneval
+    from judges.selection import Selection
+    from openai_stub import FakeDetection, FakeDetector, colored, engine_config, pixels_key
+    from tools.fake_openai import FakeServer
+
+    db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
+    specs = [PromptSpec("saneval", "c", "A red apple and a blue car", subset="color", metadata={"category": "color"}),
+             PromptSpec("saneval", "s", "A dog on the left of a chair", subset="spatial",
+                        metadata={"category": "spatial"}),
+             PromptSpec("saneval", "n", "Three puppies", subset="numeracy", metadata={"category": "numeracy"})]
+    ids = add_prompts(db, specs).ids
+    model = add_model(db, "alpha-model")
+    gray = (128, 128, 128)
+    color = colored(gray, 128, (0, 0, 50, 50), (255, 0, 0))  # a red apple; the car (blue) is painted red: wrong
+    from PIL import ImageDraw
+    ImageDraw.Draw(color).rectangle((60, 60, 120, 120), fill=(255, 0, 0))
+    spatial, numeracy = colored(gray, 128, (1, 1, 2, 2), (0, 0, 0)), colored(gray, 128, (3, 3, 4, 4), (0, 0, 0))
+    table = {pixels_key(color): [FakeDetection("apple", 0.9, (0, 0, 50, 50)), FakeDetection("car", 0.8,
+                                                                                           (60, 60, 120, 120))],
+             pixels_key(spatial): [FakeDetection("dog", 0.8, (0, 40, 30, 70)), FakeDetection("chair", 0.6,
+                                                                                           (60, 40, 90, 70))],
+             pixels_key(numeracy): [FakeDetection("dog", 0.9, (0, 0, 30, 30)), FakeDetection("puppy", 0.9,
+                                                                                             (60, 60, 90, 90))]}
+    for prompt_id, picture in zip(ids, (color, spatial, numeracy)):
+        add_image(db, prompt_id=prompt_id, model_id=model, stored=media.put_image(picture))
+    detector = FakeDetector(table)
+    with FakeServer(paper_book()) as server:
+        summary = asyncio.run(run_saneval(db, media, engine_config(server), Selection(), detector=detector, env={},
+                                          options=SanevalOptions(protocol="published"), progress=False,
+                                          handle_signals=False))
+        texts = [r.text for r in server.received]
+    assert (summary.done, summary.failed) == (3, 0), [j["reason"] for j in judgments(db, task="saneval")]
+    verdicts = {row["prompt_id"]: row["verdict"] for row in judgments(db, task="saneval")}
+    color_v, spatial_v, numeracy_v = (verdicts[i] for i in ids)
+    assert color_v["score"] == pytest.approx((1.0 + 0.1) / 2)
+    assert color_v["feedback"] == ["Poor attribute binding for car: expected [blue], score = 0.10 < 0.75"]
+    assert spatial_v["score"] == pytest.approx(0.25 * 0.8 + 0.25 * 0.6 + 0.5) and spatial_v["feedback"] == []
+    assert numeracy_v["expected"]["mapping"] == {"puppy": "puppy", "dog": "puppy"}  # prompt 6 maps the dog
+    assert numeracy_v["score"] == 0.5 and numeracy_v["feedback"] == ["One puppy missing"]
+    assert sum(t.startswith("Analyze the following list of objects") for t in texts) == 1  # 5 and 6: one call
+    assert all(v["protocol"] == "published" for v in verdicts.values())
+    versions = {r[0] for r in db.execute("SELECT scorer_version FROM metrics WHERE name = 'saneval_image_score'")}
+    assert len(versions) == 1 and next(iter(versions)).startswith("t4p:")
+    db.close()

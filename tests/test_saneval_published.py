@@ -308,3 +308,27 @@ def test_the_published_protocol_scores_with_appendix_c_prompts(tmp_path):
     versions = {r[0] for r in db.execute("SELECT scorer_version FROM metrics WHERE name = 'saneval_image_score'")}
     assert len(versions) == 1 and next(iter(versions)).startswith("t4p:")
     db.close()
+
+
+# --- the published prompt strata (§3.1) ------------------------------------------------------------------------------
+
+def test_published_strata_are_275_275_275_125_50_per_category():
+    """§3.1, "Prompt Cardinality Breakdown": per category 275 prompts with 1 object, 275 with 2, 275 with 3-5, 125
+    with 6-10 and 50 with 11-15 (the spatial 1-object share is built with 2 objects)."""
+    from collections import Counter
+
+    from judges.saneval_rules import category_of, expected_from_metadata
+    from suites import saneval
+
+    printed = {column: int(value) for (row, column), value in published("3.1").items()}
+    assert saneval.published_strata(1000) == printed == {"1": 275, "2": 275, "3-5": 275, "6-10": 125, "11-15": 50}
+    specs = saneval.saneval_specs(strata="published", seed=3)
+    assert len(specs) == 5000 and len({s.item_key for s in specs}) == 5000
+    for category in saneval.CATEGORIES:
+        strata = Counter(s.metadata["stratum"] for s in specs if s.subset == category)
+        spatial = {"2": 550, "3-5": 275, "6-10": 125, "11-15": 50}
+        assert strata == (spatial if category == "spatial" else printed)
+    for spec in specs:  # every prompt names as many objects as its stratum says, and scores from its metadata
+        assert saneval.stratum_of(len(spec.metadata["objects"])) == spec.metadata["stratum"]
+        expected_from_metadata(spec.metadata, category_of(spec.metadata))
+    assert saneval.published_strata(100) == {"1": 28, "2": 28, "3-5": 27, "6-10": 12, "11-15": 5}  # ties: first

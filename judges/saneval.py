@@ -569,6 +569,42 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
     return written
 
 
+STRATUM_ORDER = ("1", "2", "3-5", "6-10", "11-15")
+
+
+def cardinality_scores(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
+    """The per-cardinality table (the paper's Table 2): for each model and binding category, ``averaged`` (the mean
+    over its scored images, Table 1's value) and the mean per object-count stratum (``1``, ``2``, ``3-5``, ``6-10``,
+    ``11-15``; a prompt's ``metadata["stratum"]``, else the stratum of its number of objects; images of prompts
+    with neither count in ``averaged`` only), with the image counts, from the image scores of ``judge`` with
+    templates ``version`` ('': every version)."""
+    from suites.saneval import stratum_of
+
+    strata = {}
+    for row in image_rows(db, Selection(SUITE)):
+        stratum = row.metadata.get("stratum")
+        if stratum is None and row.metadata.get("object_count"):
+            stratum = stratum_of(int(row.metadata["object_count"]))
+        strata[row.image_id] = stratum
+    rows, _ = split_by_version(metric_rows(db, scorer=judge, name="saneval_image_score", suite=SUITE), version,
+                               lambda row: row["scorer_version"])
+    names = model_names(db)
+    groups: dict[tuple[int, str], list[tuple[str | None, float]]] = {}
+    for row in rows:
+        if row["subset"] in BINDING:
+            groups.setdefault((row["model_id"], row["subset"]), []).append((strata.get(row["image_id"]), row["value"]))
+    table = []
+    for (model_id, category), scores in sorted(groups.items(), key=lambda kv: (BINDING.index(kv[0][1]), kv[0][0])):
+        entry = {"model": names[model_id], "category": category, "images": len(scores),
+                 "averaged": sum(v for _, v in scores) / len(scores)}
+        for stratum in STRATUM_ORDER:
+            values = [v for s, v in scores if s == stratum]
+            entry[stratum] = sum(values) / len(values) if values else None
+            entry[f"images {stratum}"] = len(values)
+        table.append(entry)
+    return table
+
+
 def feedback(db: sqlite_utils.Database, judge: str) -> list[dict]:
     """The feedback strings of every scored image of ``judge``."""
     return [{"image_id": row["image_id"], "score": row["verdict"].get("score"),

@@ -332,3 +332,27 @@ def test_published_strata_are_275_275_275_125_50_per_category():
         assert saneval.stratum_of(len(spec.metadata["objects"])) == spec.metadata["stratum"]
         expected_from_metadata(spec.metadata, category_of(spec.metadata))
     assert saneval.published_strata(100) == {"1": 28, "2": 28, "3-5": 27, "6-10": 12, "11-15": 5}  # ties: first
+
+
+def test_the_per_cardinality_table_averages_each_stratum(tmp_path):
+    from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
+    from datamodel.connection import connect
+    from datamodel.media import MediaStore
+    from datamodel.metrics import MetricRow, write_metrics
+    from judges.saneval import cardinality_scores
+    from openai_stub import colored
+
+    db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
+    specs = [PromptSpec("saneval", f"k{n}", f"prompt {n}", subset="color",
+                        metadata={"category": "color", **meta}) for n, meta in
+             enumerate([{"stratum": "1"}, {"stratum": "1"}, {"object_count": 12}, {}])]
+    ids = add_prompts(db, specs).ids
+    model = add_model(db, "m")
+    for n, (prompt_id, value) in enumerate(zip(ids, (1.0, 0.5, 0.2, 0.9))):
+        image = add_image(db, prompt_id=prompt_id, model_id=model, stored=media.put_image(colored((n, 0, 0))))
+        write_metrics(db, [MetricRow(model_id=model, image_id=image, suite="saneval", subset="color",
+                                     name="saneval_image_score", value=value, scorer="j", scorer_version="v")])
+    (row,) = cardinality_scores(db, "j", "v")
+    assert (row["averaged"], row["1"], row["11-15"], row["2"]) == pytest.approx((2.6 / 4, 0.75, 0.2, None),
+                                                                              nan_ok=True)
+    assert row["images"] == 4 and row["images 1"] == 2 and cardinality_scores(db, "j", "other") == []

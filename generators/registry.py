@@ -304,6 +304,25 @@ def load_registry(models_file: str | Path | None = None, extra: Mapping[str, Mod
     return registry
 
 
+def apply_preset(registry: Mapping[str, ModelSpec], preset) -> dict[str, ModelSpec]:
+    """The registry with a preset's generation settings (a :class:`datamodel.presets.Preset`): each model named by
+    a ``generation.model.NAME`` entry gets that entry's fields (an empty entry keeps the registry's settings); every
+    other text-to-image model (diffusers, not a cascade stage) gets ``generation.all_models``. A field or model the
+    registry does not know raises :class:`RegistryError` naming the preset."""
+    own = preset.section("generation.model.")
+    unknown = sorted(set(own) - set(registry))
+    if unknown:
+        raise RegistryError(f"preset {preset.name}: generation.model.{unknown[0]} names no model of the registry. "
+                            "Add it in a models file (--models-file) or fix the preset.")
+    everyone = preset.get("generation.all_models", {})
+    result = dict(registry)
+    for name, spec in registry.items():
+        fields = own.get(name, None if spec.kind != "diffusers" or spec.takes_image else everyone)
+        if fields:
+            result[name] = spec_from_mapping(name, fields, spec, source=f"preset {preset.name}")
+    return result
+
+
 def select(registry: Mapping[str, ModelSpec], names: list[str]) -> list[ModelSpec]:
     """The specs of ``names`` in order; an unknown name raises an error that lists the known ones."""
     missing = [name for name in names if name not in registry]

@@ -192,6 +192,17 @@ def builtin_models() -> dict[str, ModelSpec]:
               description=f"PixArt-Sigma XL 512: the PixArt images the taxonomy paper's released scripts scored "
               f"(fid_is.py, reward.py read PixArt-Sigma-XL-2-512-MS). {card}PixArt-alpha/PixArt-Sigma-XL-2-512-MS "
               f"(pipe(prompt), {defaults}: 20 steps, guidance 4.5, 300 T5 tokens)."),
+        _spec("pixart-alpha", "PixArtAlphaPipeline", "PixArt-alpha/PixArt-XL-2-1024-MS", benchmarks=("semvarbench",),
+              steps=20, guidance=4.5, resolution=(1024, 1024), call_kwargs={"max_sequence_length": 120},
+              description=f"PixArt-alpha XL 1024 (SemVarBench's 'PixArt'). {card}PixArt-alpha/PixArt-XL-2-1024-MS "
+              f"(pipe(prompt), {defaults}: 20 steps, guidance 4.5, 120 T5 tokens)."),
+        _spec("stable-cascade", "StableCascadeCombinedPipeline", "stabilityai/stable-cascade",
+              benchmarks=("semvarbench",), steps=10, guidance=None, resolution=(1024, 1024), dtype="bfloat16",
+              variant="bf16", call_kwargs={"prior_num_inference_steps": 20, "prior_guidance_scale": 4.0,
+                                           "decoder_guidance_scale": 0.0},
+              description=f"Stable Cascade (SemVarBench's 'SD CA'): prior stabilityai/stable-cascade-prior and "
+              f"decoder stabilityai/stable-cascade as one combined pipeline. {card}stabilityai/stable-cascade (bf16; "
+              "prior 20 steps at guidance 4.0, decoder 10 steps at guidance 0.0, 1024 px)."),
         _spec("hunyuan-dit", "HunyuanDiTPipeline", "Tencent-Hunyuan/HunyuanDiT-v1.2-Diffusers", steps=50,
               guidance=5.0, resolution=(1024, 1024),
               description=f"Hunyuan-DiT v1.2. {card}Tencent-Hunyuan/HunyuanDiT-v1.2-Diffusers (pipe(prompt), "

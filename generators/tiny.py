@@ -11,7 +11,7 @@ spelled the WordPiece way the ``BertTokenizer`` of Hunyuan-DiT's BERT.
 
 There is a recipe for every pipeline layout of the registry (:data:`TINY_RECIPES`): SD 1.x and 2.x, SDXL (also
 with SDXL Turbo's and Playground v2.5's schedulers), Kandinsky 3, the three DeepFloyd IF stages, SD3, Hunyuan-DiT,
-PixArt-Sigma and FLUX dev and schnell. Their sizes follow the dummy components of diffusers' own pipeline tests: a few
+PixArt-Sigma and -alpha, Stable Cascade and FLUX dev and schnell. Their sizes follow the dummy components of diffusers' own pipeline tests: a few
 channels, one or two layers, 64 px images; what the real repositories are loaded with (a weights variant, scheduler
 class and configuration, VAE scaling and shift) is copied, so the loader and the pipelines' code paths are the real
 ones. :mod:`generators.smoke` runs every registry model on the recipe that mirrors it.
@@ -459,6 +459,64 @@ def build_tiny_pixart_sigma(seed: int = 0):
                                vae=_tiny_vae(seed + 2), transformer=transformer, scheduler=scheduler)
 
 
+def build_tiny_pixart_alpha(seed: int = 0):
+    """A PixArt-alpha-style pipeline (the PixArt-Sigma transformer layout, T5 encoder, DPM-Solver): PixArt-alpha
+    XL 1024 differs from Sigma in its pipeline class (120 T5 tokens, its own resolution bins) and VAE."""
+    from diffusers import DPMSolverMultistepScheduler, PixArtAlphaPipeline, PixArtTransformer2DModel
+
+    tokenizer = make_t5_tokenizer()
+    transformer = _seeded(seed, lambda: PixArtTransformer2DModel(
+        sample_size=16, num_layers=2, patch_size=2, attention_head_dim=16, num_attention_heads=2, in_channels=4,
+        out_channels=8, cross_attention_dim=32, caption_channels=32, attention_bias=True,
+        activation_fn="gelu-approximate", num_embeds_ada_norm=1000, norm_type="ada_norm_single",
+        norm_elementwise_affine=False, norm_eps=1e-6,
+    ))
+    return PixArtAlphaPipeline(tokenizer=tokenizer, text_encoder=_t5_encoder(tokenizer, seed + 1),
+                               vae=_tiny_vae(seed + 2), transformer=transformer,
+                               scheduler=DPMSolverMultistepScheduler())
+
+
+def _cascade_unet(seed: int, **config):
+    from diffusers import StableCascadeUNet
+
+    return _seeded(seed, lambda: StableCascadeUNet(
+        conditioning_dim=32, block_out_channels=(32, 32), down_num_layers_per_block=(1, 1),
+        up_num_layers_per_block=(1, 1), down_blocks_repeat_mappers=(1, 1), up_blocks_repeat_mappers=(1, 1),
+        clip_text_pooled_in_channels=32, clip_seq=4, self_attn=True, timestep_ratio_embedding_dim=64,
+        kernel_size=3, dropout=(0.0, 0.0), **config))
+
+
+def build_tiny_stable_cascade(seed: int = 0):
+    """Stable Cascade (Würstchen v3) as one combined pipeline: a prior StableCascadeUNet (text -> 16-channel image
+    embeddings), a decoder StableCascadeUNet (-> 4-channel latents) and a Paella VQ-GAN, each with a CLIP text
+    encoder with projection. Its latents follow the real ratios (the decoder's are 10.67 times the prior's, the
+    VQ-GAN upsamples 4 times), so 128 px is the smallest even size."""
+    from diffusers import DDPMWuerstchenScheduler, StableCascadeCombinedPipeline
+    from diffusers.pipelines.deprecated.wuerstchen.modeling_paella_vq_model import PaellaVQModel
+
+    tokenizer = make_clip_tokenizer()
+    prior = _cascade_unet(seed, in_channels=16, out_channels=16, num_attention_heads=(2, 2),
+                          block_types_per_layer=(("SDCascadeResBlock", "SDCascadeTimestepBlock",
+                                                  "SDCascadeAttnBlock"),) * 2,
+                          clip_text_in_channels=32, clip_image_in_channels=32, patch_size=1,
+                          timestep_conditioning_type=("sca", "crp"), switch_level=(False,))
+    decoder = _cascade_unet(seed + 1, in_channels=4, out_channels=4, num_attention_heads=(0, 2),
+                            block_types_per_layer=(("SDCascadeResBlock", "SDCascadeTimestepBlock"),
+                                                   ("SDCascadeResBlock", "SDCascadeTimestepBlock",
+                                                    "SDCascadeAttnBlock")),
+                            patch_size=1, effnet_in_channels=16, pixel_mapper_in_channels=3,
+                            timestep_conditioning_type=("sca",), switch_level=None)
+    vqgan = _seeded(seed + 2, lambda: PaellaVQModel(
+        in_channels=3, out_channels=3, up_down_scale_factor=2, levels=2, bottleneck_blocks=1, embed_dim=16,
+        latent_channels=4, num_vq_embeddings=8, scale_factor=0.3764))
+    scheduler = DDPMWuerstchenScheduler()
+    return StableCascadeCombinedPipeline(
+        tokenizer=tokenizer, text_encoder=_clip_text_encoder(tokenizer, seed + 3, projection=True, hidden_act="gelu"),
+        decoder=decoder, scheduler=scheduler, vqgan=vqgan, prior_prior=prior,
+        prior_text_encoder=_clip_text_encoder(tokenizer, seed + 4, projection=True, hidden_act="gelu"),
+        prior_tokenizer=tokenizer, prior_scheduler=scheduler, prior_feature_extractor=None, prior_image_encoder=None)
+
+
 @dataclass(frozen=True)
 class TinyRecipe:
     """A tiny random-weight pipeline, built once into the cache.
@@ -526,6 +584,13 @@ TINY_RECIPES: Mapping[str, TinyRecipe] = MappingProxyType({
         TinyRecipe("tiny-flux-dev", "FluxPipeline", build_tiny_flux_dev, 64,
                    "FluxTransformer2DModel with guidance embedding + CLIP + T5 (FLUX.1 dev)",
                    mirrors=("black-forest-labs/FLUX.1-dev",)),
+        TinyRecipe("tiny-pixart-alpha", "PixArtAlphaPipeline", build_tiny_pixart_alpha, 64,
+                   "PixArtTransformer2DModel + T5 encoder + AutoencoderKL (PixArt-alpha layout)",
+                   mirrors=("PixArt-alpha/PixArt-XL-2-1024-MS",),
+                   smoke_call_kwargs=MappingProxyType({**_NO_BINS, **_NO_CAPTION_CLEANING})),
+        TinyRecipe("tiny-stable-cascade", "StableCascadeCombinedPipeline", build_tiny_stable_cascade, 128,
+                   "Stable Cascade: prior and decoder StableCascadeUNet + CLIP encoders + Paella VQ-GAN",
+                   mirrors=("stabilityai/stable-cascade",)),
         TinyRecipe("tiny-flux-schnell", "FluxPipeline", build_tiny_flux_schnell, 64,
                    "FluxTransformer2DModel without guidance embedding + CLIP + T5 (FLUX.1 schnell)",
                    mirrors=("black-forest-labs/FLUX.1-schnell",)),

@@ -239,7 +239,8 @@ def test_settings_follow_the_model_cards_and_the_pipeline_defaults_they_rely_on(
     assert {name for name, spec in registry.items() if not spec.negative_prompt} == {
         "sdxl-turbo", "flux-dev", "flux-schnell"}
     assert {name: spec.dtype for name, spec in registry.items() if spec.dtype != "float16"} == {
-        "flux-dev": "bfloat16", "flux-schnell": "bfloat16"}
+        "flux-dev": "bfloat16", "flux-schnell": "bfloat16", "stable-cascade": "bfloat16"}
+    assert registry["stable-cascade"].guidance is None  # prior and decoder guidance are their own arguments
     assert registry["flux-dev"].call_kwargs == {"max_sequence_length": 512}
     assert registry["deepfloyd-if-iii"].call_kwargs == {"noise_level": 100}
     assert [s.name for s in cascade(registry, registry["deepfloyd-if"])] == [

@@ -203,6 +203,10 @@ def builtin_models() -> dict[str, ModelSpec]:
               description=f"Stable Cascade (SemVarBench's 'SD CA'): prior stabilityai/stable-cascade-prior and "
               f"decoder stabilityai/stable-cascade as one combined pipeline. {card}stabilityai/stable-cascade (bf16; "
               "prior 20 steps at guidance 4.0, decoder 10 steps at guidance 0.0, 1024 px)."),
+        _spec("kolors", "KolorsPipeline", "Kwai-Kolors/Kolors-diffusers", benchmarks=("semvarbench",), steps=50,
+              guidance=5.0, resolution=(1024, 1024), variant="fp16",
+              description=f"Kolors (ChatGLM3 text encoder). {card}Kwai-Kolors/Kolors-diffusers (variant fp16, "
+              "guidance_scale=5.0, num_inference_steps=50, 1024 px)."),
         _spec("hunyuan-dit", "HunyuanDiTPipeline", "Tencent-Hunyuan/HunyuanDiT-v1.2-Diffusers", steps=50,
               guidance=5.0, resolution=(1024, 1024),
               description=f"Hunyuan-DiT v1.2. {card}Tencent-Hunyuan/HunyuanDiT-v1.2-Diffusers (pipe(prompt), "

@@ -11,7 +11,7 @@ spelled the WordPiece way the ``BertTokenizer`` of Hunyuan-DiT's BERT.
 
 There is a recipe for every pipeline layout of the registry (:data:`TINY_RECIPES`): SD 1.x and 2.x, SDXL (also
 with SDXL Turbo's and Playground v2.5's schedulers), Kandinsky 3, the three DeepFloyd IF stages, SD3, Hunyuan-DiT,
-PixArt-Sigma and -alpha, Stable Cascade and FLUX dev and schnell. Their sizes follow the dummy components of diffusers' own pipeline tests: a few
+PixArt-Sigma and -alpha, Stable Cascade, Kolors and FLUX dev and schnell. Their sizes follow the dummy components of diffusers' own pipeline tests: a few
 channels, one or two layers, 64 px images; what the real repositories are loaded with (a weights variant, scheduler
 class and configuration, VAE scaling and shift) is copied, so the loader and the pipelines' code paths are the real
 ones. :mod:`generators.smoke` runs every registry model on the recipe that mirrors it.
@@ -517,6 +517,52 @@ def build_tiny_stable_cascade(seed: int = 0):
         prior_tokenizer=tokenizer, prior_scheduler=scheduler, prior_feature_extractor=None, prior_image_encoder=None)
 
 
+def make_chatglm_tokenizer(folder: Path):
+    """Kolors' ``ChatGLMTokenizer`` on a SentencePiece BPE model trained here, single-threaded (so rebuilds are
+    identical), on the CLIP vocabulary's whole words; the model file is written into ``folder``."""
+    import io
+
+    import sentencepiece
+    from diffusers.pipelines.kolors import ChatGLMTokenizer
+
+    vocab, _ = clip_vocabulary()
+    words = [token[:-4] for token in vocab if token.endswith("</w>") and token[:-4].isalpha()]
+    sentences = [" ".join(words[i:i + 12]) for i in range(0, len(words), 12)]
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(sentence_iterator=iter(sentences), model_writer=model, vocab_size=2000,
+                                             model_type="bpe", character_coverage=1.0, num_threads=1, minloglevel=2)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tokenizer.model").write_bytes(model.getvalue())
+    return ChatGLMTokenizer(vocab_file=str(folder / "tokenizer.model"))
+
+
+def build_tiny_kolors(seed: int = 0):
+    """Kolors: the SDXL UNet layout (text-time conditions) conditioned on a two-layer ChatGLM encoder (multi-query
+    attention, rotary positions) with its SentencePiece tokenizer; SDXL's Euler scheduler with Kolors' beta_end."""
+    import tempfile
+
+    from diffusers import EulerDiscreteScheduler, KolorsPipeline
+    from diffusers.pipelines.kolors import ChatGLMModel
+    from diffusers.pipelines.kolors.text_encoder import ChatGLMConfig
+
+    # save_pretrained copies the tokenizer's model file from where it was read, after this function returns: a
+    # folder that outlives the build (the same bytes every time, so builds may share it)
+    folder = Path(tempfile.gettempdir()) / f"t2i-arena-chatglm-{os.getuid()}"
+    tokenizer = make_chatglm_tokenizer(folder)
+    config = ChatGLMConfig(num_layers=2, padded_vocab_size=len(tokenizer) + 16, hidden_size=32,
+                           ffn_hidden_size=37, kv_channels=8, num_attention_heads=4, seq_length=256,
+                           multi_query_attention=True, multi_query_group_num=2, add_qkv_bias=True,
+                           original_rope=True, torch_dtype="float32")
+    text_encoder = _seeded(seed + 1, lambda: ChatGLMModel(config))
+    unet = _sd_unet(seed, linear_projection=True, cross_attention_dim=32, addition_embed_type="text_time",
+                    addition_time_embed_dim=8, projection_class_embeddings_input_dim=6 * 8 + 32,
+                    transformer_layers_per_block=(1, 2))
+    scheduler = EulerDiscreteScheduler(beta_start=0.00085, beta_end=0.014, beta_schedule="scaled_linear",
+                                       steps_offset=1, timestep_spacing="leading")
+    return KolorsPipeline(vae=_tiny_vae(seed + 2), text_encoder=text_encoder, tokenizer=tokenizer, unet=unet,
+                          scheduler=scheduler, image_encoder=None, feature_extractor=None)
+
+
 @dataclass(frozen=True)
 class TinyRecipe:
     """A tiny random-weight pipeline, built once into the cache.
@@ -591,6 +637,9 @@ TINY_RECIPES: Mapping[str, TinyRecipe] = MappingProxyType({
         TinyRecipe("tiny-stable-cascade", "StableCascadeCombinedPipeline", build_tiny_stable_cascade, 128,
                    "Stable Cascade: prior and decoder StableCascadeUNet + CLIP encoders + Paella VQ-GAN",
                    mirrors=("stabilityai/stable-cascade",)),
+        TinyRecipe("tiny-kolors", "KolorsPipeline", build_tiny_kolors, 64,
+                   "SDXL-layout UNet + ChatGLM text encoder (SentencePiece tokenizer) + AutoencoderKL (Kolors)",
+                   variant="fp16", mirrors=("Kwai-Kolors/Kolors-diffusers",)),
         TinyRecipe("tiny-flux-schnell", "FluxPipeline", build_tiny_flux_schnell, 64,
                    "FluxTransformer2DModel without guidance embedding + CLIP + T5 (FLUX.1 schnell)",
                    mirrors=("black-forest-labs/FLUX.1-schnell",)),

@@ -63,8 +63,8 @@ def test_table_2_averaged_column_repeats_table_1(attribute):
     not scored on the published stratum sizes, and the project's per-cardinality table averages the images it has."""
     t1, t2 = published("1"), published("2")
     for model in MODELS:
-        assert t2[(f"{attribute}|{model}", "Averaged")] == t1[(model, attribute)]
-        strata = [float(t2[(f"{attribute}|{model}", s)]) for s in ("1", "2", "3-5", "6-10", "11-15")]
+        assert t2[(f"{attribute.capitalize()}: {model}", "Averaged")] == t1[(model, attribute)]
+        strata = [float(t2[(f"{attribute.capitalize()}: {model}", s)]) for s in ("1", "2", "3-5", "6-10", "11-15")]
         weighted = sum(w * v for w, v in zip((275, 275, 275, 125, 50), strata)) / 1000
         assert 0.0002 < float(t1[(model, attribute)]) - weighted < 0.017
 

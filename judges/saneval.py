@@ -630,7 +630,10 @@ async def run_saneval(
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--detector", help="transformers OWLv2 / Grounding DINO folder or hub id "
-                                           "(e.g. google/owlv2-base-patch16-ensemble)")
+                                           "(e.g. google/owlv2-base-patch16-ensemble), or a YOLO-E weights file "
+                                           "(.pt, the paper's detector)")
+    parser.add_argument("--yoloe-text-encoder", help="YOLO-E only: a transformers CLIP text model folder for the "
+                                                     "label embeddings (default: ultralytics' MobileCLIP)")
     parser.add_argument("--device", default="cpu", help="device of the detector (default cpu)")
     parser.add_argument("--detector-threshold", type=float, default=0.3, help="box confidence cut-off (default 0.3)")
     parser.add_argument("--no-synonyms", action="store_true", help="do not ask the LLM for synonyms")
@@ -648,9 +651,13 @@ async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
         if not args.detector:
             raise SettingsError("saneval needs --detector: a transformers OWLv2 or Grounding DINO folder or hub id, "
                                 "e.g. --detector google/owlv2-base-patch16-ensemble.")
-        from judges.metrics.detection import TransformersDetector  # torch and transformers: only when scoring
+        from judges.metrics.detection import TransformersDetector, YoloeDetector  # torch: only when scoring
 
-        detector = TransformersDetector(args.detector, device=args.device, threshold=args.detector_threshold)
+        if str(args.detector).endswith(".pt"):
+            detector = YoloeDetector(args.detector, device=args.device, threshold=args.detector_threshold,
+                                     text_encoder=args.yoloe_text_encoder)
+        else:
+            detector = TransformersDetector(args.detector, device=args.device, threshold=args.detector_threshold)
     options = SanevalOptions(synonyms=not args.no_synonyms, flag_threshold=args.flag_threshold,
                              protocol=args.protocol)
     return await run_saneval(job.db, job.media, job.config, job.selection, detector=detector, options=options,

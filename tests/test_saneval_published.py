@@ -356,3 +356,56 @@ def test_the_per_cardinality_table_averages_each_stratum(tmp_path):
     assert (row["averaged"], row["1"], row["11-15"], row["2"]) == pytest.approx((2.6 / 4, 0.75, 0.2, None),
                                                                               nan_ok=True)
     assert row["images"] == 4 and row["images 1"] == 2 and cardinality_scores(db, "j", "other") == []
+
+
+# --- YOLO-E, the paper's detector ---------------------------------------------------------------------------------------
+
+def test_yoloe_stand_in_detects_asked_labels_and_scores_through_the_published_pipeline(tmp_path):
+    """A tiny random YOLO-E from ultralytics' own yoloe-11n.yaml, saved and loaded back from its .pt file, with a tiny
+    CLIP text model embedding the labels (MobileCLIP cannot run offline: see judges.metrics.detection)."""
+    import asyncio
+
+    from PIL import Image
+
+    from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
+    from datamodel.connection import connect
+    from datamodel.judgments import judgments
+    from datamodel.media import MediaStore
+    from judges.metrics.detection import YoloeDetector, build_tiny_yoloe
+    from judges.saneval import SanevalOptions, run_saneval
+    from judges.selection import Selection
+    from openai_stub import engine_config
+    from tools.fake_openai import FakeServer
+
+    weights = build_tiny_yoloe(tmp_path / "yoloe.pt", text_encoder=tmp_path / "text")
+    detector = YoloeDetector(weights, threshold=0.0, text_encoder=tmp_path / "text", image_size=128)
+    found = detector.detect(Image.new("RGB", (128, 96), (200, 30, 30)), ["dog", "chair"])
+    assert found and {d.label for d in found} <= {"dog", "chair"}
+    assert all(0 <= d.box[0] <= d.box[2] <= 128 and 0 <= d.box[1] <= d.box[3] <= 96 for d in found)
+    assert detector.name == "yoloe:yoloe.pt+text"
+
+    db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
+    (prompt_id,) = add_prompts(db, [PromptSpec("saneval", "s", "A dog on the left of a chair", subset="spatial",
+                                               metadata={"category": "spatial"})]).ids
+    add_image(db, prompt_id=prompt_id, model_id=add_model(db, "m"),
+              stored=media.put_image(Image.new("RGB", (128, 128), (90, 90, 90))))
+    with FakeServer(paper_book()) as server:
+        summary = asyncio.run(run_saneval(db, media, engine_config(server), Selection(), detector=detector, env={},
+                                          options=SanevalOptions(protocol="published"), progress=False,
+                                          handle_signals=False))
+    assert (summary.done, summary.failed) == (1, 0)
+    (row,) = judgments(db, task="saneval")
+    assert row["verdict"]["protocol"] == "published" and 0.0 <= row["verdict"]["score"] <= 1.0
+    db.close()
+
+
+def test_yoloe_without_its_text_encoder_says_what_is_missing(tmp_path):
+    from PIL import Image
+
+    from judges.metrics.detection import YoloeDetector, build_tiny_yoloe
+
+    detector = YoloeDetector(build_tiny_yoloe(tmp_path / "yoloe.pt"), image_size=64)
+    with pytest.raises(RuntimeError, match=r"YOLO-E's own text encoder \(MobileCLIP\) cannot run here .*clip module"):
+        detector.detect(Image.new("RGB", (64, 64)), ["dog"])
+    with pytest.raises(FileNotFoundError, match="YOLO-E weights .*missing.pt not found"):
+        YoloeDetector(tmp_path / "missing.pt")

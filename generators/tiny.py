@@ -11,7 +11,8 @@ spelled the WordPiece way the ``BertTokenizer`` of Hunyuan-DiT's BERT.
 
 There is a recipe for every pipeline layout of the registry (:data:`TINY_RECIPES`): SD 1.x and 2.x, SDXL (also
 with SDXL Turbo's and Playground v2.5's schedulers), Kandinsky 3, the three DeepFloyd IF stages, SD3, Hunyuan-DiT,
-PixArt-Sigma and -alpha, Stable Cascade, Kolors and FLUX dev and schnell. Their sizes follow the dummy components of diffusers' own pipeline tests: a few
+PixArt-Sigma and -alpha, Stable Cascade, Kolors and FLUX dev and schnell. Their sizes follow the dummy components
+of diffusers' own pipeline tests: a few
 channels, one or two layers, 64 px images; what the real repositories are loaded with (a weights variant, scheduler
 class and configuration, VAE scaling and shift) is copied, so the loader and the pipelines' code paths are the real
 ones. :mod:`generators.smoke` runs every registry model on the recipe that mirrors it.
@@ -443,36 +444,36 @@ def build_tiny_flux_schnell(seed: int = 0):
     return _build_tiny_flux(seed, False, FlowMatchEulerDiscreteScheduler(shift=1.0, use_dynamic_shifting=False))
 
 
-def build_tiny_pixart_sigma(seed: int = 0):
-    """A PixArt-Sigma-style pipeline (diffusion transformer + T5 encoder + VAE), about 2 M parameters."""
-    from diffusers import DPMSolverMultistepScheduler, PixArtSigmaPipeline, PixArtTransformer2DModel
+def _pixart_transformer(seed: int):
+    """PixArt's diffusion transformer (adaLN-single, T5 captions) at toy size: the layout of Sigma and alpha."""
+    from diffusers import PixArtTransformer2DModel
 
-    tokenizer = make_t5_tokenizer()
-    transformer = _seeded(seed, lambda: PixArtTransformer2DModel(
+    return _seeded(seed, lambda: PixArtTransformer2DModel(
         sample_size=16, num_layers=2, patch_size=2, attention_head_dim=16, num_attention_heads=2, in_channels=4,
         out_channels=8, cross_attention_dim=32, caption_channels=32, attention_bias=True,
         activation_fn="gelu-approximate", num_embeds_ada_norm=1000, norm_type="ada_norm_single",
         norm_elementwise_affine=False, norm_eps=1e-6,
     ))
-    scheduler = DPMSolverMultistepScheduler()
+
+
+def build_tiny_pixart_sigma(seed: int = 0):
+    """A PixArt-Sigma-style pipeline (diffusion transformer + T5 encoder + VAE), about 2 M parameters."""
+    from diffusers import DPMSolverMultistepScheduler, PixArtSigmaPipeline
+
+    tokenizer = make_t5_tokenizer()
     return PixArtSigmaPipeline(tokenizer=tokenizer, text_encoder=_t5_encoder(tokenizer, seed + 1),
-                               vae=_tiny_vae(seed + 2), transformer=transformer, scheduler=scheduler)
+                               vae=_tiny_vae(seed + 2), transformer=_pixart_transformer(seed),
+                               scheduler=DPMSolverMultistepScheduler())
 
 
 def build_tiny_pixart_alpha(seed: int = 0):
     """A PixArt-alpha-style pipeline (the PixArt-Sigma transformer layout, T5 encoder, DPM-Solver): PixArt-alpha
     XL 1024 differs from Sigma in its pipeline class (120 T5 tokens, its own resolution bins) and VAE."""
-    from diffusers import DPMSolverMultistepScheduler, PixArtAlphaPipeline, PixArtTransformer2DModel
+    from diffusers import DPMSolverMultistepScheduler, PixArtAlphaPipeline
 
     tokenizer = make_t5_tokenizer()
-    transformer = _seeded(seed, lambda: PixArtTransformer2DModel(
-        sample_size=16, num_layers=2, patch_size=2, attention_head_dim=16, num_attention_heads=2, in_channels=4,
-        out_channels=8, cross_attention_dim=32, caption_channels=32, attention_bias=True,
-        activation_fn="gelu-approximate", num_embeds_ada_norm=1000, norm_type="ada_norm_single",
-        norm_elementwise_affine=False, norm_eps=1e-6,
-    ))
     return PixArtAlphaPipeline(tokenizer=tokenizer, text_encoder=_t5_encoder(tokenizer, seed + 1),
-                               vae=_tiny_vae(seed + 2), transformer=transformer,
+                               vae=_tiny_vae(seed + 2), transformer=_pixart_transformer(seed),
                                scheduler=DPMSolverMultistepScheduler())
 
 

@@ -147,21 +147,28 @@ def parse_semvar(text: str) -> SemVarScore:
     return SemVarScore(*values)
 
 
-def parse_json_object(text: str) -> dict:
-    """The first JSON object in a reply (code fences and text around it are ignored). A candidate the decoder
-    cannot read (malformed, nested too deeply, an integer of more than 4300 digits) is skipped like any non-JSON."""
-    text = text or ""
-    start = text.find("{")
+def _first_json(text: str, opener: str, kind: type) -> Any:
+    """The first JSON value of ``kind`` starting at an ``opener`` character in ``text``, or None. A candidate the
+    decoder cannot read (malformed, nested too deeply, an integer of more than 4300 digits) is skipped."""
+    start = text.find(opener)
     while start != -1:
         try:
             value, _ = json.JSONDecoder().raw_decode(text, start)
         except (ValueError, RecursionError):  # JSONDecodeError is a ValueError, as is the int-digits limit
-            start = text.find("{", start + 1)
-            continue
-        if isinstance(value, dict):
+            value = None
+        if isinstance(value, kind):
             return value
-        start = text.find("{", start + 1)
-    raise ParseError(f"expected a JSON object in the reply {_excerpt(text)}")
+        start = text.find(opener, start + 1)
+    return None
+
+
+def parse_json_object(text: str) -> dict:
+    """The first JSON object in a reply (code fences and text around it are ignored); unreadable candidates are
+    skipped like any non-JSON."""
+    value = _first_json(text or "", "{", dict)
+    if value is None:
+        raise ParseError(f"expected a JSON object in the reply {_excerpt(text or '')}")
+    return value
 
 
 # --- T4 SANEval JSON replies -------------------------------------------------------------------------------------
@@ -220,18 +227,10 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 def parse_json_array(text: str) -> list:
     """The first JSON array in a reply (text and code fences around it are ignored)."""
-    text = text or ""
-    start = text.find("[")
-    while start != -1:
-        try:
-            value, _ = json.JSONDecoder().raw_decode(text, start)
-        except (ValueError, RecursionError):
-            start = text.find("[", start + 1)
-            continue
-        if isinstance(value, list):
-            return value
-        start = text.find("[", start + 1)
-    raise ParseError(f"expected a JSON array in the reply {_excerpt(text)}")
+    value = _first_json(text or "", "[", list)
+    if value is None:
+        raise ParseError(f"expected a JSON array in the reply {_excerpt(text or '')}")
+    return value
 
 
 def _name(value: Any, what: str, text: str) -> str:

@@ -300,8 +300,8 @@ def _build(db: sqlite_utils.Database, args, settings) -> tuple[PromptImport, str
     specs, result = build_saneval(db, args.per_category, seed=args.seed, categories=categories, strata=args.strata)
     note = ("; spatial's 1-object share is built as 2-object prompts (a relation needs two)"
             if args.strata == "published" and "spatial" in categories else "")
-    return result, (f"SANEval (seed {args.seed}, {args.strata} strata): {len(specs)} prompts in {len(categories)} "
-                    f"categories{note}")
+    strata = ", published strata" if args.strata == "published" else ""
+    return result, f"SANEval (seed {args.seed}{strata}): {len(specs)} prompts in {len(categories)} categories{note}"
 
 
 register(Suite(

@@ -175,7 +175,7 @@ def test_project_rules_of_the_eight_relations(relation, subject, obj, holds):
     assert relation_holds(relation, Box("s", 1.0, subject), Box("o", 1.0, obj), image_height=100) is holds
 
 
-# --- Appendix C's prompts, verbatim ------------------------------------------------------------------------------------
+# --- Appendix C's prompts, verbatim ----------------------------------------------------------------------------
 
 def _normalized(text: str) -> str:
     import re
@@ -358,7 +358,7 @@ def test_the_per_cardinality_table_averages_each_stratum(tmp_path):
     assert row["images"] == 4 and row["images 1"] == 2 and cardinality_scores(db, "j", "other") == []
 
 
-# --- YOLO-E, the paper's detector ---------------------------------------------------------------------------------------
+# --- YOLO-E, the paper's detector --------------------------------------------------------------------------------
 
 def test_yoloe_stand_in_detects_asked_labels_and_scores_through_the_published_pipeline(tmp_path):
     """A tiny random YOLO-E from ultralytics' own yoloe-11n.yaml, saved and loaded back from its .pt file, with a tiny

@@ -12,10 +12,9 @@ spelled the WordPiece way the ``BertTokenizer`` of Hunyuan-DiT's BERT.
 There is a recipe for every pipeline layout of the registry (:data:`TINY_RECIPES`): SD 1.x and 2.x, SDXL (also
 with SDXL Turbo's and Playground v2.5's schedulers), Kandinsky 3, the three DeepFloyd IF stages, SD3, Hunyuan-DiT,
 PixArt-Sigma and -alpha, Stable Cascade, Kolors and FLUX dev and schnell. Their sizes follow the dummy components
-of diffusers' own pipeline tests: a few
-channels, one or two layers, 64 px images; what the real repositories are loaded with (a weights variant, scheduler
-class and configuration, VAE scaling and shift) is copied, so the loader and the pipelines' code paths are the real
-ones. :mod:`generators.smoke` runs every registry model on the recipe that mirrors it.
+of diffusers' own pipeline tests: a few channels, one or two layers, 64 px images; what the real repositories are
+loaded with (a weights variant, scheduler class and configuration, VAE scaling and shift) is copied, so the loader and
+the pipelines' code paths are the real ones. :mod:`generators.smoke` runs every registry model on the recipe that mirrors it.
 
 Each component is created under its own fixed seed inside ``torch.random.fork_rng`` so the global random state is
 left alone and a rebuild gives bit-identical weights.

@@ -14,7 +14,8 @@ with SDXL Turbo's and Playground v2.5's schedulers), Kandinsky 3, the three Deep
 PixArt-Sigma and -alpha, Stable Cascade, Kolors and FLUX dev and schnell. Their sizes follow the dummy components
 of diffusers' own pipeline tests: a few channels, one or two layers, 64 px images; what the real repositories are
 loaded with (a weights variant, scheduler class and configuration, VAE scaling and shift) is copied, so the loader and
-the pipelines' code paths are the real ones. :mod:`generators.smoke` runs every registry model on the recipe that mirrors it.
+the pipelines' code paths are the real ones. :mod:`generators.smoke` runs every registry model on the recipe that
+mirrors it.
 
 Each component is created under its own fixed seed inside ``torch.random.fork_rng`` so the global random state is
 left alone and a rebuild gives bit-identical weights.

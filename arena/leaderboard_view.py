@@ -11,6 +11,7 @@ text. The web tab sends them as they are.
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 
@@ -220,6 +221,36 @@ def table_note(board: Leaderboard, options: LeaderboardOptions) -> str:
     return "\n\n".join(lines)
 
 
+JSON_COLUMNS = {"model": "model", "rating": "rating", "ci_lower": "lower", "ci_upper": "upper", "rank": "rank",
+                "votes": "votes", "wins": "wins", "losses": "losses", "ties": "ties", "both_bad": "both_bad",
+                "provisional": "provisional", "printed": "printed"}
+
+
+def fit_records(fit: pd.DataFrame) -> list[dict]:
+    """A fit's rows as JSON objects (:data:`JSON_COLUMNS`; NaN as null), best first."""
+    part = fit[[c for c in JSON_COLUMNS if c in fit.columns]].rename(columns=JSON_COLUMNS)
+    return json.loads(part.to_json(orient="records", double_precision=15))
+
+
+def leaderboard_json(board: Leaderboard, options: LeaderboardOptions) -> dict:
+    """``python -m arena leaderboard --json``: ``{"protocol", "models": [...], ...}`` with the human votes' table in
+    ``models`` and the judge's in ``judge_models``, the filters and the vote counts, for scripts and for comparing
+    with a published board."""
+    from arena.leaderboard import rating_protocol
+
+    protocol = rating_protocol(options)
+    filters = {key: getattr(options, key) for key in ("suite", "subset", "variant", "category", "voter", "source")
+               if getattr(options, key) is not None}
+    return {
+        "protocol": board.protocol, "choices": protocol.choices(),
+        "protocol_settings": {k: ("inf" if isinstance(v, float) and math.isinf(v) else v)
+                              for k, v in protocol.settings().items()},
+        "filters": {**filters, "anonymous_only": options.anonymous_only, "include_excluded": options.include_excluded},
+        "votes": board.votes, "sources": board.sources, "judge": board.judge,
+        "models": fit_records(board.fits["human"]), "judge_models": fit_records(board.fits["judge"]),
+    }
+
+
 def render_view(board: Leaderboard, options: LeaderboardOptions) -> dict:
     """The leaderboard as every viewer sees it: ``summary`` (Markdown), ``tables``, ``figures`` and ``text``."""
     from ratings import plots
@@ -256,4 +287,5 @@ def render_view(board: Leaderboard, options: LeaderboardOptions) -> dict:
         "tables": {name: frame_json(frame) for name, frame in tables.items()},
         "figures": {name: plots.fit_narrow(figure).to_json() for name, figure in figures.items()},
         "text": leaderboard_text(board, options),
+        "json": leaderboard_json(board, options),
     }

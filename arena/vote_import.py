@@ -7,7 +7,9 @@ Three formats, one declaration each in :data:`VOTE_FORMATS` (a reader yielding o
     ``export --format fastchat``) or as JSON Lines: ``model_a``, ``model_b``, ``winner`` (``model_a`` | ``model_b`` |
     ``tie`` | ``tie (bothbad)``), ``tstamp`` (unix seconds), optional ``judge`` (the voter), ``anony`` (whether the
     names were hidden), ``question_id`` (the battle's id), ``voter_kind`` (``human`` | ``judge``, as this arena
-    exports; default human) and ``suite`` / ``subset`` / ``variant`` / ``item_key`` / ``prompt``; every other field
+    exports; default human) and ``suite`` / ``subset`` / ``variant`` / ``item_key`` / ``prompt``. Votes of one battle
+    share ``question_id``, or, in this arena's export, the two image ids (a judge's vote on a human's battle); every
+    other field
     (``language``, ``turn``, ``category``, ...) is kept in the vote's ``record``.
 ``taxonomy``
     The taxonomy paper's labelled battles (CSV): ``id, subset, wordnet_id, core_synset, model_a, model_b,
@@ -191,6 +193,8 @@ def iter_json_records(path: Path, progress: Callable[[int], None] | None = None)
             if array:
                 if char == ",":
                     pos += 1
+                elif char == "":
+                    raise _fail(path, where(number), "the JSON array is not closed: the file is cut short")
                 elif char != "]":
                     raise _fail(path, where(number), "expected , or ] after the record")
         if progress is not None:
@@ -269,8 +273,11 @@ def read_fastchat(path: Path, progress: Callable[[int], None] | None = None) -> 
             raise _fail(path, where, "field 'tstamp' is missing: every FastChat battle has its unix time")
         question = _text(path, number, record, "question_id", required=False)
         rest = {key: value for key, value in record.items() if key not in FASTCHAT_OWN}
+        images = [record.get("image_a_id"), record.get("image_b_id")]
+        shown = all(isinstance(i, int) and not isinstance(i, bool) for i in images)  # this arena's export names the
+        battle_key = f"images {min(images)} {max(images)}" if shown else question or f"record {number}"  # images
         yield _checked(path, where, VoteRecord(
-            record_no=number, record_id=question, battle_key=question or f"record {number}",
+            record_no=number, record_id=question, battle_key=battle_key,
             model_a=_text(path, number, record, "model_a"), model_b=_text(path, number, record, "model_b"),
             outcome=FASTCHAT_WINNERS[winner], voter=_text(path, number, record, "judge", required=False),
             voter_kind=_kind(path, where, record.get("voter_kind")),

@@ -99,10 +99,10 @@ SELECT ?, ?, CASE WHEN s.occurrence > 1 THEN s.record_id || '#' || s.occurrence 
     CASE WHEN s.item_key != '' THEN (SELECT min(p.id) FROM prompts p WHERE p.suite = s.suite AND p.subset = s.subset
                                      AND p.item_key = s.item_key AND p.variant = s.variant) END,
     s.suite, s.subset, s.variant, s.prompt, s.record
-FROM (SELECT *, row_number() OVER (PARTITION BY record_id ORDER BY record_no) AS occurrence
+FROM (SELECT rowid AS seq, *, row_number() OVER (PARTITION BY record_id ORDER BY rowid) AS occurrence
       FROM {STAGING_TABLE}) s
 JOIN models ma ON ma.name = s.model_a JOIN models mb ON mb.name = s.model_b
-ORDER BY s.record_no
+ORDER BY s.seq
 """
 
 

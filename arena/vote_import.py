@@ -10,7 +10,7 @@ Three formats, one declaration each in :data:`VOTE_FORMATS` (a reader yielding o
     exports; default human) and ``suite`` / ``subset`` / ``variant`` / ``item_key`` / ``prompt``. Votes of one battle
     share ``question_id``, or, in this arena's export, the two image ids (a judge's vote on a human's battle); every
     other field
-    (``language``, ``turn``, ``category``, ...) is kept in the vote's ``record``.
+    (``language``, ``turn``, ``category``, ...) is kept: the vote's ``record`` is the record's JSON as in the file.
 ``taxonomy``
     The taxonomy paper's labelled battles (CSV): ``id, subset, wordnet_id, core_synset, model_a, model_b,
     result_human_def, result_human_nodef, result_gpt_def, result_gpt_nodef``. Each labelled result column is one
@@ -37,13 +37,16 @@ from __future__ import annotations
 
 import csv
 import hashlib
+from array import array
 import json
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 import sqlite_utils
 
 from datamodel.imported_votes import ImportRecord, Staging, earlier_import, finish_import
@@ -72,8 +75,7 @@ class VoteImportError(ValueError):
     """The import was refused and nothing was written; the message names the file, the record and the fix."""
 
 
-@dataclass(frozen=True)
-class VoteRecord:
+class VoteRecord(NamedTuple):
     """One vote as a format reads it (models by their name in the file, before aliases)."""
 
     record_no: int  # 1-based record (or data row) number in the file
@@ -91,7 +93,7 @@ class VoteRecord:
     variant: str = ""
     item_key: str = ""
     prompt: str = ""
-    record: str = "{}"  # JSON of the record's other fields
+    record: str = "{}"  # JSON: the record as in its file (FastChat), or its other columns (CSV)
 
 
 @dataclass(frozen=True)
@@ -128,8 +130,8 @@ def _fail(path: Path, where: str, problem: str) -> VoteImportError:
 
 # --- reading: JSON arrays or lines, one record at a time ---------------------------------------------------------
 
-def iter_json_records(path: Path, progress: Callable[[int], None] | None = None) -> Iterator[tuple[int, dict]]:
-    """(record number, object) for each object of a JSON array file or a JSON Lines file, decoded a piece at a time
+def iter_json_records(path: Path, progress: Callable[[int], None] | None = None) -> Iterator[tuple[int, dict, str]]:
+    """(record number, object, its JSON text) for each object of a JSON array file or a JSON Lines file, decoded a piece at a time
     with the standard library's C decoder (``raw_decode``), so memory stays at one piece whatever the file's size.
     ``progress`` is told the characters consumed."""
     decoder = json.JSONDecoder()
@@ -187,8 +189,8 @@ def iter_json_records(path: Path, progress: Callable[[int], None] | None = None)
                         raise _fail(path, where(number), f"not valid JSON ({error.msg})") from None
             if not isinstance(value, dict):
                 raise _fail(path, where(number), f"a record must be a JSON object, not {type(value).__name__}")
-            pos = end
-            yield number, value
+            text, pos = buffer[pos:end], end
+            yield number, value, text
             char = skip_space()
             if array:
                 if char == ",":
@@ -203,13 +205,17 @@ def iter_json_records(path: Path, progress: Callable[[int], None] | None = None)
 
 def _text(path: Path, number: int, record: dict, field: str, *, required: bool = True) -> str:
     value = record.get(field)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        if required:
-            raise _fail(path, f"record {number}", f"field {field!r} is missing or empty; every vote needs it")
+    if type(value) is str:  # the usual case, checked first
+        value = value.strip()
+        if value or not required:
+            return value
+    elif value is None and not required:
         return ""
-    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+    if value is None or value == "":
+        raise _fail(path, f"record {number}", f"field {field!r} is missing or empty; every vote needs it")
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise _fail(path, f"record {number}", f"field {field!r} must be text, not {json.dumps(value)[:60]}")
-    return str(value).strip()
+    return str(value)
 
 
 def _time(path: Path, where: str, field: str, value: object) -> float:
@@ -258,35 +264,38 @@ def _checked(path: Path, where: str, vote: VoteRecord) -> VoteRecord:
     return vote
 
 
-FASTCHAT_OWN = {"model_a", "model_b", "winner", "judge", "tstamp", "anony", "question_id", "voter_kind", "suite",
-                "subset", "variant", "item_key", "prompt"}
-
-
 def read_fastchat(path: Path, progress: Callable[[int], None] | None = None) -> Iterator[VoteRecord]:
-    for number, record in iter_json_records(path, progress):
-        where = f"record {number}"
+    for number, record, text in iter_json_records(path, progress):
         winner = record.get("winner")
         if winner not in FASTCHAT_WINNERS:
-            raise _fail(path, where, f"field 'winner' is {json.dumps(winner)[:60]}: FastChat's winner is one of "
-                                     f"{', '.join(FASTCHAT_WINNERS)}")
-        if "tstamp" not in record:
-            raise _fail(path, where, "field 'tstamp' is missing: every FastChat battle has its unix time")
+            raise _fail(path, f"record {number}", f"field 'winner' is {json.dumps(winner)[:60]}: FastChat's winner "
+                                                  f"is one of {', '.join(FASTCHAT_WINNERS)}")
+        tstamp = record.get("tstamp")
+        if tstamp is None:
+            raise _fail(path, f"record {number}", "field 'tstamp' is missing: every FastChat battle has its unix time")
+        if type(tstamp) is not float or tstamp != tstamp:
+            tstamp = _time(path, f"record {number}", "tstamp", tstamp)
+        anony = record.get("anony")
+        if anony is not None and type(anony) is not bool:
+            anony = _flag(path, f"record {number}", "anony", anony)
+        kind = record.get("voter_kind")
+        if kind is not None and kind not in VOTER_KINDS:
+            kind = _kind(path, f"record {number}", kind)
         question = _text(path, number, record, "question_id", required=False)
-        rest = {key: value for key, value in record.items() if key not in FASTCHAT_OWN}
-        images = [record.get("image_a_id"), record.get("image_b_id")]
-        shown = all(isinstance(i, int) and not isinstance(i, bool) for i in images)  # this arena's export names the
-        battle_key = f"images {min(images)} {max(images)}" if shown else question or f"record {number}"  # images
-        yield _checked(path, where, VoteRecord(
-            record_no=number, record_id=question, battle_key=battle_key,
-            model_a=_text(path, number, record, "model_a"), model_b=_text(path, number, record, "model_b"),
-            outcome=FASTCHAT_WINNERS[winner], voter=_text(path, number, record, "judge", required=False),
-            voter_kind=_kind(path, where, record.get("voter_kind")),
-            voted_at=_time(path, where, "tstamp", record["tstamp"]),
-            anonymous=_flag(path, where, "anony", record.get("anony")),
-            **{field: _text(path, number, record, field, required=False)
-               for field in ("suite", "subset", "variant", "item_key", "prompt")},
-            record=json.dumps(rest, ensure_ascii=False, sort_keys=True),
-        ))
+        image_a, image_b = record.get("image_a_id"), record.get("image_b_id")
+        if type(image_a) is int and type(image_b) is int:  # this arena's export names the battle by its images
+            battle_key = f"images {min(image_a, image_b)} {max(image_a, image_b)}"
+        else:
+            battle_key = question
+        model_a, model_b = _text(path, number, record, "model_a"), _text(path, number, record, "model_b")
+        if model_a == model_b:
+            raise _fail(path, f"record {number}", f"model_a and model_b are both {model_a!r}: a model cannot battle "
+                                                  "itself; drop the record")
+        optional = [_text(path, number, record, field, required=False) if field in record else ""
+                    for field in ("suite", "subset", "variant", "item_key", "prompt")]
+        yield VoteRecord(number, question, battle_key, model_a, model_b, FASTCHAT_WINNERS[winner],
+                         _text(path, number, record, "judge", required=False), kind or "human", tstamp, anony,
+                         *optional, text)
 
 
 def _csv_rows(path: Path, required: tuple[str, ...], what: str,
@@ -453,23 +462,31 @@ def import_votes(db: sqlite_utils.Database, path: str | Path, fmt: str, *, sourc
         bar.update(max(0, min(characters, bar.total - bar.n)))
 
     records = votes = 0
+    id_hashes = array("q")  # 8 bytes per vote: whether any id repeats, without holding the ids
     try:
         with Staging(db) as staging:
             chunk: list[tuple] = []
+            index = staging.model_index
             for vote in VOTE_FORMATS[fmt](path, advance if progress else None):
                 records = vote.record_no
                 votes += 1
-                chunk.append((vote.record_no, vote.record_id or f"record {vote.record_no}", vote.battle_key,
-                              mapping.get(vote.model_a, vote.model_a), mapping.get(vote.model_b, vote.model_b),
-                              vote.outcome, vote.voter, vote.voter_kind, vote.voted_at,
-                              None if vote.anonymous is None else int(vote.anonymous), vote.suite, vote.subset,
-                              vote.variant, vote.item_key, vote.prompt, vote.record))
+                record_id = vote.record_id or f"record {vote.record_no}"
+                id_hashes.append(hash(record_id))
+                chunk.append((record_id, vote.battle_key or record_id,
+                              index(mapping.get(vote.model_a, vote.model_a)),
+                              index(mapping.get(vote.model_b, vote.model_b)), vote.outcome, vote.voter,
+                              vote.voter_kind, vote.voted_at, None if vote.anonymous is None else int(vote.anonymous),
+                              vote.suite, vote.subset, vote.variant, vote.item_key, vote.prompt, vote.record))
                 if len(chunk) >= CHUNK_VOTES:
                     staging.add(chunk)
                     chunk = []
             staging.add(chunk)
             if votes == 0:
                 raise VoteImportError(f"{path}: no votes in the file (format {fmt}). Nothing was imported.")
+            hashes = np.sort(np.frombuffer(id_hashes, dtype=np.int64))
+            del id_hashes
+            if (hashes[1:] == hashes[:-1]).any():
+                staging.number_repeats()
             earlier = earlier_import(db, source, sha256)
             stored, created = finish_import(db, staging, source=source, fmt=fmt, file=path.name, sha256=sha256,
                                             records=records, aliases=mapping)

@@ -10,7 +10,8 @@ or nothing), and raises the ``votes`` data version once. Tables: :func:`datamode
 
 A record's original id is the id its file gives it (FastChat's ``question_id``, the taxonomy file's ``id`` and the
 labelled column, a CSV ``id``), else its record number; a second record with the same id in one file gets ``#2``,
-``#3``, ... in file order. So importing the same file again, or a later log that extends it, adds only new votes.
+``#3``, ... in file order (:meth:`Staging.number_repeats`, run only when the importer's 64-bit hashes of the ids
+repeat: numbering every id in SQL took 14 s of a million-vote import). So importing the same file again, or a later log that extends it, adds only new votes.
 """
 
 from __future__ import annotations
@@ -23,27 +24,38 @@ import sqlite_utils
 
 from datamodel.catalog import add_model
 
-# one staged vote: (record_no, record_id, battle_key, model_a, model_b, outcome, voter, voter_kind, voted_at,
-# anonymous, suite, subset, variant, item_key, prompt, record JSON)
-STAGED_COLUMNS = ("record_no", "record_id", "battle_key", "model_a", "model_b", "outcome", "voter", "voter_kind",
-                  "voted_at", "anonymous", "suite", "subset", "variant", "item_key", "prompt", "record")
+# one staged vote: (record_id, battle_key, model_a, model_b, outcome, voter, voter_kind, voted_at, anonymous, suite,
+# subset, variant, item_key, prompt, record JSON); model_a / model_b index Staging.model_names, in file order
+STAGED_COLUMNS = ("record_id", "battle_key", "model_a", "model_b", "outcome", "voter", "voter_kind", "voted_at",
+                  "anonymous", "suite", "subset", "variant", "item_key", "prompt", "record")
 STAGING_TABLE = "temp.vote_import_staging"
+STAGED_MODELS = "temp.vote_import_models"
 
 
 class Staging:
-    """A TEMP table of the votes read so far (module docstring); use as a context manager, which drops it."""
+    """A TEMP table of the votes read so far (module docstring); use as a context manager, which drops it.
+
+    Votes are staged in file order (their rowid); model names as small integers (:meth:`model_index`), so each row
+    stays short."""
 
     def __init__(self, db: sqlite_utils.Database):
         if getattr(db.conn, "transaction_depth", 0):
             raise RuntimeError("Stage an import outside any open transaction.")
         self.db = db
-        db.execute(f"DROP TABLE IF EXISTS {STAGING_TABLE}")
-        db.execute(f"CREATE TABLE {STAGING_TABLE} (record_no INTEGER NOT NULL, record_id TEXT NOT NULL, "
-                   "battle_key TEXT NOT NULL, model_a TEXT NOT NULL, model_b TEXT NOT NULL, outcome TEXT NOT NULL, "
-                   "voter TEXT NOT NULL, voter_kind TEXT NOT NULL, voted_at REAL, anonymous INTEGER, suite TEXT NOT NULL, "
-                   "subset TEXT NOT NULL, variant TEXT NOT NULL, item_key TEXT NOT NULL, prompt TEXT NOT NULL, "
-                   "record TEXT NOT NULL)")
+        self.names: dict[str, int] = {}
+        for table in (STAGING_TABLE, STAGED_MODELS):
+            db.execute(f"DROP TABLE IF EXISTS {table}")
+        db.execute(f"CREATE TABLE {STAGING_TABLE} (record_id TEXT NOT NULL, battle_key TEXT NOT NULL, "
+                   "model_a INTEGER NOT NULL, model_b INTEGER NOT NULL, outcome TEXT NOT NULL, voter TEXT NOT NULL, "
+                   "voter_kind TEXT NOT NULL, voted_at REAL, anonymous INTEGER, suite TEXT NOT NULL, subset TEXT NOT "
+                   "NULL, variant TEXT NOT NULL, item_key TEXT NOT NULL, prompt TEXT NOT NULL, record TEXT NOT NULL)")
         self.rows = 0
+
+    def model_index(self, name: str) -> int:
+        index = self.names.get(name)
+        if index is None:
+            index = self.names[name] = len(self.names)
+        return index
 
     def add(self, rows: list[tuple]) -> None:
         """Stage a chunk of votes (tuples of :data:`STAGED_COLUMNS`), in one deferred transaction on the TEMP file."""
@@ -59,15 +71,27 @@ class Staging:
         self.db.conn.execute("COMMIT")
         self.rows += len(rows)
 
+    def number_repeats(self) -> int:
+        """Give the 2nd, 3rd, ... record with one id ``#2``, ``#3``, ... (file order); return how many changed. Call
+        it only when ids may repeat (a sort of every staged id otherwise)."""
+        self.db.conn.execute("BEGIN")
+        cursor = self.db.conn.execute(
+            f"UPDATE {STAGING_TABLE} SET record_id = record_id || '#' || d.occurrence FROM (SELECT rowid AS r, "
+            f"row_number() OVER (PARTITION BY record_id ORDER BY rowid) AS occurrence FROM {STAGING_TABLE} WHERE "
+            f"record_id IN (SELECT record_id FROM {STAGING_TABLE} GROUP BY record_id HAVING count(*) > 1)) d "
+            f"WHERE {STAGING_TABLE.split('.')[1]}.rowid = d.r AND d.occurrence > 1")
+        self.db.conn.execute("COMMIT")
+        return cursor.rowcount
+
     def model_names(self) -> list[str]:
-        return [name for name, in self.db.execute(
-            f"SELECT model_a FROM {STAGING_TABLE} UNION SELECT model_b FROM {STAGING_TABLE} ORDER BY 1")]
+        return sorted(self.names)
 
     def __enter__(self) -> "Staging":
         return self
 
     def __exit__(self, *exc) -> None:
-        self.db.execute(f"DROP TABLE IF EXISTS {STAGING_TABLE}")
+        for table in (STAGING_TABLE, STAGED_MODELS):
+            self.db.execute(f"DROP TABLE IF EXISTS {table}")
 
 
 @dataclass(frozen=True)
@@ -94,15 +118,12 @@ def earlier_import(db: sqlite_utils.Database, source: str, sha256: str) -> Impor
 _INSERT = f"""
 INSERT OR IGNORE INTO imported_votes (import_id, source, original_id, battle_key, left_model_id, right_model_id,
     outcome, voter, voter_kind, voted_at, anonymous, prompt_id, suite, subset, variant, prompt, record)
-SELECT ?, ?, CASE WHEN s.occurrence > 1 THEN s.record_id || '#' || s.occurrence ELSE s.record_id END, s.battle_key,
-    ma.id, mb.id, s.outcome, s.voter, s.voter_kind, s.voted_at, s.anonymous,
+SELECT ?, ?, s.record_id, s.battle_key, ma.id, mb.id, s.outcome, s.voter, s.voter_kind, s.voted_at, s.anonymous,
     CASE WHEN s.item_key != '' THEN (SELECT min(p.id) FROM prompts p WHERE p.suite = s.suite AND p.subset = s.subset
                                      AND p.item_key = s.item_key AND p.variant = s.variant) END,
     s.suite, s.subset, s.variant, s.prompt, s.record
-FROM (SELECT rowid AS seq, *, row_number() OVER (PARTITION BY record_id ORDER BY rowid) AS occurrence
-      FROM {STAGING_TABLE}) s
-JOIN models ma ON ma.name = s.model_a JOIN models mb ON mb.name = s.model_b
-ORDER BY s.seq
+FROM {STAGING_TABLE} s JOIN {STAGED_MODELS} ma ON ma.idx = s.model_a JOIN {STAGED_MODELS} mb ON mb.idx = s.model_b
+ORDER BY s.rowid
 """
 
 
@@ -115,6 +136,9 @@ def finish_import(db: sqlite_utils.Database, staging: Staging, *, source: str, f
         created = [name for name in staging.model_names() if name not in known]
         for name in created:
             add_model(db, name, source="imported", description=f"from imported votes ({source})")
+        db.execute(f"CREATE TABLE {STAGED_MODELS} (idx INTEGER PRIMARY KEY, id INTEGER NOT NULL)")
+        db.conn.executemany(f"INSERT INTO {STAGED_MODELS} (idx, id) SELECT ?, id FROM models WHERE name = ?",
+                            [(index, name) for name, index in staging.names.items()])
         now = time.time()
         import_id = db.execute(
             "INSERT INTO vote_imports (source, format, file, sha256, records, added, aliases, imported_at) "

@@ -110,15 +110,20 @@ class VoteArrays:
         return np.where(swap, np.array([1, 0, 2, 3])[self.outcome], self.outcome)
 
 
-def _slice_sql(filters: dict) -> tuple[str, list]:
-    """The WHERE clause over votes ``v`` for the filters: prompt filters become a set of prompt ids (the prompts
-    table is small), a voter filter uses the voter index; the votes table is scanned in id order otherwise."""
+def _slice_sql(filters: dict, table: str = "v", own_prompt_columns: bool = False) -> tuple[str, list]:
+    """The WHERE clause over the votes ``table`` for the filters: a voter filter uses the voter index; prompt filters
+    become a set of prompt ids (the prompts table is small), except that with ``own_prompt_columns`` (imported
+    votes, which carry suite, subset and variant themselves) suite, subset and variant are the votes' own columns.
+    The votes table is scanned in id order otherwise."""
     clauses, params = [], []
     prompt_clauses, prompt_params = [], []
     for name, value in filters.items():
         if value is None:
             continue
-        if name in _PROMPT_COLUMNS:
+        if name in _PROMPT_COLUMNS and own_prompt_columns:
+            clauses.append(f"{table}.{name} = ?")
+            params.append(value)
+        elif name in _PROMPT_COLUMNS:
             prompt_clauses.append(f"{_PROMPT_COLUMNS[name]} = ?")
             prompt_params.append(value)
         elif name == "category":
@@ -126,12 +131,12 @@ def _slice_sql(filters: dict) -> tuple[str, list]:
                                   "json_each(metadata, '$.categories') c WHERE c.type = 'text' AND c.value = ?))")
             prompt_params += [value, value]
         elif name == "voter":
-            clauses.append("v.voter = ?")
+            clauses.append(f"{table}.voter = ?")
             params.append(value)
         else:
             raise ValueError(f"Cannot slice votes by {name}: use {', '.join(SLICE_FILTERS)}.")
     if prompt_clauses:
-        clauses.append(f"v.prompt_id IN (SELECT id FROM prompts WHERE {' AND '.join(prompt_clauses)})")
+        clauses.append(f"{table}.prompt_id IN (SELECT id FROM prompts WHERE {' AND '.join(prompt_clauses)})")
         params += prompt_params
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
@@ -208,23 +213,8 @@ def _fetch(db: sqlite_utils.Database, sql: str, params: list, columns: int) -> n
 
 
 def _imported_sql(filters: dict, source: str | None, anonymous_only: bool) -> tuple[str, list]:
-    clauses, params = [], []
-    for name, value in filters.items():
-        if value is None:
-            continue
-        if name in _PROMPT_COLUMNS:
-            clauses.append(f"iv.{name} = ?")
-            params.append(value)
-        elif name == "category":
-            clauses.append("iv.prompt_id IN (SELECT id FROM prompts WHERE json_extract(metadata, '$.category') = ? "
-                           "OR EXISTS (SELECT 1 FROM json_each(metadata, '$.categories') c WHERE c.type = 'text' "
-                           "AND c.value = ?))")
-            params += [value, value]
-        elif name == "voter":
-            clauses.append("iv.voter = ?")
-            params.append(value)
-        else:
-            raise ValueError(f"Cannot slice votes by {name}: use {', '.join(SLICE_FILTERS)}.")
+    where, params = _slice_sql(filters, "iv", own_prompt_columns=True)
+    clauses = [where.removeprefix(" WHERE ")] if where else []
     if source is not None:
         clauses.append("iv.source = ?")
         params.append(source)

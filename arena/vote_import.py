@@ -49,7 +49,7 @@ from pathlib import Path
 import numpy as np
 import sqlite_utils
 
-from datamodel.imported_votes import ImportRecord, Staging, earlier_import, finish_import
+from datamodel.imported_votes import ImportRecord, Staging, battle_hash, earlier_import, finish_import
 
 CHUNK_VOTES = 20_000  # votes staged at a time
 READ_CHARS = 1 << 20  # characters of a JSON file decoded at a time
@@ -472,7 +472,8 @@ def import_votes(db: sqlite_utils.Database, path: str | Path, fmt: str, *, sourc
                 votes += 1
                 record_id = vote.record_id or f"record {vote.record_no}"
                 id_hashes.append(hash(record_id))
-                chunk.append((record_id, vote.battle_key or record_id,
+                battle = vote.battle_key or record_id
+                chunk.append((record_id, battle, battle_hash(source, battle),
                               index(mapping.get(vote.model_a, vote.model_a)),
                               index(mapping.get(vote.model_b, vote.model_b)), vote.outcome, vote.voter,
                               vote.voter_kind, vote.voted_at, None if vote.anonymous is None else int(vote.anonymous),

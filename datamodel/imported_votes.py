@@ -16,6 +16,7 @@ repeat: numbering every id in SQL took 14 s of a million-vote import). So import
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from dataclasses import dataclass
@@ -24,9 +25,9 @@ import sqlite_utils
 
 from datamodel.catalog import add_model
 
-# one staged vote: (record_id, battle_key, model_a, model_b, outcome, voter, voter_kind, voted_at, anonymous, suite,
+# one staged vote: (record_id, battle_key, battle_hash, model_a, model_b, outcome, voter, voter_kind, voted_at, anonymous, suite,
 # subset, variant, item_key, prompt, record JSON); model_a / model_b index Staging.model_names, in file order
-STAGED_COLUMNS = ("record_id", "battle_key", "model_a", "model_b", "outcome", "voter", "voter_kind", "voted_at",
+STAGED_COLUMNS = ("record_id", "battle_key", "battle_hash", "model_a", "model_b", "outcome", "voter", "voter_kind", "voted_at",
                   "anonymous", "suite", "subset", "variant", "item_key", "prompt", "record")
 STAGING_TABLE = "temp.vote_import_staging"
 STAGED_MODELS = "temp.vote_import_models"
@@ -46,7 +47,7 @@ class Staging:
         for table in (STAGING_TABLE, STAGED_MODELS):
             db.execute(f"DROP TABLE IF EXISTS {table}")
         db.execute(f"CREATE TABLE {STAGING_TABLE} (record_id TEXT NOT NULL, battle_key TEXT NOT NULL, "
-                   "model_a INTEGER NOT NULL, model_b INTEGER NOT NULL, outcome TEXT NOT NULL, voter TEXT NOT NULL, "
+                   "battle_hash INTEGER NOT NULL, model_a INTEGER NOT NULL, model_b INTEGER NOT NULL, outcome TEXT NOT NULL, voter TEXT NOT NULL, "
                    "voter_kind TEXT NOT NULL, voted_at REAL, anonymous INTEGER, suite TEXT NOT NULL, subset TEXT NOT "
                    "NULL, variant TEXT NOT NULL, item_key TEXT NOT NULL, prompt TEXT NOT NULL, record TEXT NOT NULL)")
         self.rows = 0
@@ -108,6 +109,13 @@ class ImportRecord:
     imported_at: float
 
 
+def battle_hash(source: str, battle_key: str) -> int:
+    """The ``battle_hash`` of a battle key: the first 8 bytes of BLAKE2b of source and key, as a signed integer (two
+    battles of a million-vote log share one with a chance of about 3e-8)."""
+    digest = hashlib.blake2b(f"{source}\0{battle_key}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)
+
+
 def earlier_import(db: sqlite_utils.Database, source: str, sha256: str) -> ImportRecord | None:
     """The first import of the file with this content into ``source``, if any."""
     row = db.execute("SELECT id, source, format, file, sha256, records, added, imported_at FROM vote_imports "
@@ -116,9 +124,9 @@ def earlier_import(db: sqlite_utils.Database, source: str, sha256: str) -> Impor
 
 
 _INSERT = f"""
-INSERT OR IGNORE INTO imported_votes (import_id, source, original_id, battle_key, left_model_id, right_model_id,
-    outcome, voter, voter_kind, voted_at, anonymous, prompt_id, suite, subset, variant, prompt, record)
-SELECT ?, ?, s.record_id, s.battle_key, ma.id, mb.id, s.outcome, s.voter, s.voter_kind, s.voted_at, s.anonymous,
+INSERT OR IGNORE INTO imported_votes (import_id, source, original_id, battle_key, battle_hash, left_model_id,
+    right_model_id, outcome, voter, voter_kind, voted_at, anonymous, prompt_id, suite, subset, variant, prompt, record)
+SELECT ?, ?, s.record_id, s.battle_key, s.battle_hash, ma.id, mb.id, s.outcome, s.voter, s.voter_kind, s.voted_at, s.anonymous,
     CASE WHEN s.item_key != '' THEN (SELECT min(p.id) FROM prompts p WHERE p.suite = s.suite AND p.subset = s.subset
                                      AND p.item_key = s.item_key AND p.variant = s.variant) END,
     s.suite, s.subset, s.variant, s.prompt, s.record

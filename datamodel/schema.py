@@ -397,7 +397,8 @@ def _imported_votes(db: sqlite_utils.Database) -> None:
       ``added`` (the others were there already), the alias mapping used (JSON) and when.
     - ``imported_votes``: one row per vote: its import, ``source`` and ``original_id`` (the record's own id in its
       file, unique per source: a second import of the file adds nothing), ``battle_key`` (votes on one battle share
-      it, e.g. a human and a judge label of one taxonomy battle), the two models as displayed and the ``outcome``
+      it, e.g. a human and a judge label of one taxonomy battle; ``battle_hash``, a 64-bit BLAKE2b of the source and
+      the battle key, is what the leaderboard reads), the two models as displayed and the ``outcome``
       relative to them, ``voter`` / ``voter_kind``, ``voted_at`` (unix time; NULL when the file has none),
       ``anonymous`` (1 when the voter did not see the model names, FastChat's ``anony``; NULL unknown), the suite
       prompt it is joined to if any (``prompt_id``) and the ``suite`` / ``subset`` / ``variant`` / ``prompt`` text the
@@ -427,6 +428,7 @@ def _imported_votes(db: sqlite_utils.Database) -> None:
             source TEXT NOT NULL,
             original_id TEXT NOT NULL,               -- the record's id in its file
             battle_key TEXT NOT NULL,                -- votes on one battle share it
+            battle_hash INTEGER NOT NULL,            -- 64-bit BLAKE2b of source and battle key (read fast)
             left_model_id INTEGER NOT NULL REFERENCES models(id),   -- shown as A
             right_model_id INTEGER NOT NULL REFERENCES models(id),  -- shown as B
             outcome TEXT NOT NULL CHECK (outcome IN ('A', 'B', 'tie', 'both_bad')),

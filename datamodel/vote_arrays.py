@@ -232,32 +232,40 @@ def _with_imported(db: sqlite_utils.Database, arrays: VoteArrays, model_index: n
     if not sources:
         return arrays
     where, params = _imported_sql(filters, source, anonymous_only)
-    judge_case = " ".join(f"WHEN ? THEN {-1 - k}" for k in range(len(arrays.judges)))
-    source_case = " ".join(f"WHEN ? THEN {1 + k}" for k in range(len(sources)))
+    judge_case = " ".join(f"WHEN ? THEN {1 + k}" for k in range(len(arrays.judges)))
+    source_case = " ".join(f"WHEN ? THEN {k}" for k in range(len(sources)))
     subset_case = " ".join(f"WHEN ? THEN {k}" for k in range(len(arrays.subsets)))
     outcome_case = " ".join(f"WHEN '{o}' THEN {k}" for k, o in enumerate(OUTCOMES))
-    cursor = db.execute(
-        f"SELECT CASE iv.voter_kind WHEN 'judge' THEN CASE iv.voter {judge_case or 'WHEN NULL THEN 0'} END ELSE 0 END, "
-        f"iv.left_model_id, iv.right_model_id, CASE iv.outcome {outcome_case} END, "
-        f"CASE iv.subset {subset_case or 'WHEN NULL THEN 0'} END, CASE iv.source {source_case} END, "
-        f"coalesce(iv.anonymous, 0), iv.voted_at, iv.battle_key FROM imported_votes iv{where} ORDER BY iv.id",
-        [*arrays.judges, *arrays.subsets, *sources, *params])
-    numbers, keys = [], []
+    width, n_subsets, n_sources = int(model_index.size), max(1, len(arrays.subsets)), len(sources)
+    # one integer per vote: judge (0: a human), models, outcome, subset, source, anonymous
+    code = (f"(((((CASE iv.voter_kind WHEN 'judge' THEN CASE iv.voter {judge_case or 'WHEN NULL THEN 0'} END "
+            f"ELSE 0 END * {width} + iv.left_model_id) * {width} + iv.right_model_id) * 4 "
+            f"+ CASE iv.outcome {outcome_case} END) * {n_subsets} + CASE iv.subset {subset_case or 'WHEN NULL THEN 0'} "
+            f"END) * {n_sources} + CASE iv.source {source_case} END) * 2 + coalesce(iv.anonymous, 0)")
+    cursor = db.execute(f"SELECT {code}, coalesce(iv.voted_at, -1e308), iv.battle_hash FROM imported_votes iv{where} "
+                        "ORDER BY iv.id", [*arrays.judges, *arrays.subsets, *sources, *params])
+    layout = np.dtype([("code", np.int64), ("time", np.float64), ("battle", np.int64)])
+    parts = []
     while rows := cursor.fetchmany(_CHUNK):
-        numbers.append(np.array([row[:8] for row in rows], dtype=np.float64).reshape(-1, 8))
-        keys.extend(f"{row[5]}:{row[8]}" for row in rows)
-    if not numbers:
+        parts.append(np.array(rows, dtype=layout))
+    if not parts:
         return replace(arrays, sources=sources)
-    got = np.concatenate(numbers)
-    battle, _ = pd.factorize(np.array(keys, dtype=object))
+    got = np.concatenate(parts)
+    code, time = got["code"], np.where(got["time"] < -1e307, np.nan, got["time"])
+    anonymous, code = (code & 1).astype(bool), code >> 1
+    source_index, code = code % n_sources, code // n_sources
+    subset, code = code % n_subsets, code // n_subsets
+    outcome, code = code % 4, code // 4
+    right, code = code % width, code // width
+    left, judge = code % width, code // width
+    battle, _ = pd.factorize(got["battle"])
     first_image = arrays.image_bound
-    ints = got[:, :7].astype(np.int64)
     imported = VoteArrays(
         models=arrays.models, judges=arrays.judges, subsets=arrays.subsets, strategies=arrays.strategies,
-        image_bound=first_image + 2 * (int(battle.max()) + 1), voter=ints[:, 0], model_a=model_index[ints[:, 1]],
-        model_b=model_index[ints[:, 2]], outcome=ints[:, 3], image_a=first_image + 2 * battle,
-        image_b=first_image + 2 * battle + 1, subset=ints[:, 4], strategy=np.full(len(got), len(arrays.strategies) - 1),
-        excluded=np.zeros(len(got), dtype=bool), time=got[:, 7], anonymous=ints[:, 6].astype(bool), source=ints[:, 5],
+        image_bound=first_image + 2 * (int(battle.max()) + 1), voter=np.where(judge > 0, -judge, 0),
+        model_a=model_index[left], model_b=model_index[right], outcome=outcome, image_a=first_image + 2 * battle,
+        image_b=first_image + 2 * battle + 1, subset=subset, strategy=np.full(len(got), len(arrays.strategies) - 1),
+        excluded=np.zeros(len(got), dtype=bool), time=time, anonymous=anonymous, source=source_index + 1,
         sources=sources,
     )
     every = {f.name: np.concatenate([getattr(arrays, f.name), getattr(imported, f.name)]) for f in fields(VoteArrays)

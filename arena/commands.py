@@ -201,7 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
     board.add_argument("--include-excluded", action="store_true", help="count votes flagged as excluded")
     board.add_argument("--protocol", choices=list(PROTOCOLS),
                        help="rating protocol (default: arena, this arena's fit); fastchat-2023, fastchat-2024, "
-                            "taxonomy-paper and online-elo reproduce published boards (docs/methods/rating-protocols.md)")
+                            "taxonomy-paper and online-elo reproduce published boards "
+                            "(docs/methods/rating-protocols.md)")
     board.add_argument("--anchor", help="MODEL=RATING pins a model (protocols with an anchor); none: no anchor "
                                         "(default: the protocol's own)")
     board.add_argument("--source", help="only these votes: arena (this arena's own) or an import source "

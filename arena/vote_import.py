@@ -131,8 +131,9 @@ def _fail(path: Path, where: str, problem: str) -> VoteImportError:
 # --- reading: JSON arrays or lines, one record at a time ---------------------------------------------------------
 
 def iter_json_records(path: Path, progress: Callable[[int], None] | None = None) -> Iterator[tuple[int, dict, str]]:
-    """(record number, object, its JSON text) for each object of a JSON array file or a JSON Lines file, decoded a piece at a time
-    with the standard library's C decoder (``raw_decode``), so memory stays at one piece whatever the file's size.
+    """(record number, object, its JSON text) for each object of a JSON array file or a JSON Lines file, decoded a
+    piece at a time with the standard library's C decoder (``raw_decode``), so memory stays at one piece whatever the
+    file's size.
     ``progress`` is told the characters consumed."""
     decoder = json.JSONDecoder()
     with open(path, encoding="utf-8") as handle:

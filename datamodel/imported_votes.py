@@ -11,7 +11,8 @@ or nothing), and raises the ``votes`` data version once. Tables: :func:`datamode
 A record's original id is the id its file gives it (FastChat's ``question_id``, the taxonomy file's ``id`` and the
 labelled column, a CSV ``id``), else its record number; a second record with the same id in one file gets ``#2``,
 ``#3``, ... in file order (:meth:`Staging.number_repeats`, run only when the importer's 64-bit hashes of the ids
-repeat: numbering every id in SQL took 14 s of a million-vote import). So importing the same file again, or a later log that extends it, adds only new votes.
+repeat: numbering every id in SQL took 14 s of a million-vote import). So importing the same file again, or a later
+log that extends it, adds only new votes.
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ import sqlite_utils
 
 from datamodel.catalog import add_model
 
-# one staged vote: (record_id, battle_key, battle_hash, model_a, model_b, outcome, voter, voter_kind, voted_at, anonymous, suite,
-# subset, variant, item_key, prompt, record JSON); model_a / model_b index Staging.model_names, in file order
-STAGED_COLUMNS = ("record_id", "battle_key", "battle_hash", "model_a", "model_b", "outcome", "voter", "voter_kind", "voted_at",
-                  "anonymous", "suite", "subset", "variant", "item_key", "prompt", "record")
+# one staged vote: (record_id, battle_key, battle_hash, model_a, model_b, outcome, voter, voter_kind, voted_at,
+# anonymous, suite, subset, variant, item_key, prompt, record JSON); model_a / model_b index Staging.names
+STAGED_COLUMNS = ("record_id", "battle_key", "battle_hash", "model_a", "model_b", "outcome", "voter", "voter_kind",
+                  "voted_at", "anonymous", "suite", "subset", "variant", "item_key", "prompt", "record")
 STAGING_TABLE = "temp.vote_import_staging"
 STAGED_MODELS = "temp.vote_import_models"
 
@@ -47,9 +48,10 @@ class Staging:
         for table in (STAGING_TABLE, STAGED_MODELS):
             db.execute(f"DROP TABLE IF EXISTS {table}")
         db.execute(f"CREATE TABLE {STAGING_TABLE} (record_id TEXT NOT NULL, battle_key TEXT NOT NULL, "
-                   "battle_hash INTEGER NOT NULL, model_a INTEGER NOT NULL, model_b INTEGER NOT NULL, outcome TEXT NOT NULL, voter TEXT NOT NULL, "
-                   "voter_kind TEXT NOT NULL, voted_at REAL, anonymous INTEGER, suite TEXT NOT NULL, subset TEXT NOT "
-                   "NULL, variant TEXT NOT NULL, item_key TEXT NOT NULL, prompt TEXT NOT NULL, record TEXT NOT NULL)")
+                   "battle_hash INTEGER NOT NULL, model_a INTEGER NOT NULL, model_b INTEGER NOT NULL, "
+                   "outcome TEXT NOT NULL, voter TEXT NOT NULL, voter_kind TEXT NOT NULL, voted_at REAL, "
+                   "anonymous INTEGER, suite TEXT NOT NULL, subset TEXT NOT NULL, variant TEXT NOT NULL, "
+                   "item_key TEXT NOT NULL, prompt TEXT NOT NULL, record TEXT NOT NULL)")
         self.rows = 0
 
     def model_index(self, name: str) -> int:
@@ -126,7 +128,8 @@ def earlier_import(db: sqlite_utils.Database, source: str, sha256: str) -> Impor
 _INSERT = f"""
 INSERT OR IGNORE INTO imported_votes (import_id, source, original_id, battle_key, battle_hash, left_model_id,
     right_model_id, outcome, voter, voter_kind, voted_at, anonymous, prompt_id, suite, subset, variant, prompt, record)
-SELECT ?, ?, s.record_id, s.battle_key, s.battle_hash, ma.id, mb.id, s.outcome, s.voter, s.voter_kind, s.voted_at, s.anonymous,
+SELECT ?, ?, s.record_id, s.battle_key, s.battle_hash, ma.id, mb.id, s.outcome, s.voter, s.voter_kind, s.voted_at,
+    s.anonymous,
     CASE WHEN s.item_key != '' THEN (SELECT min(p.id) FROM prompts p WHERE p.suite = s.suite AND p.subset = s.subset
                                      AND p.item_key = s.item_key AND p.variant = s.variant) END,
     s.suite, s.subset, s.variant, s.prompt, s.record

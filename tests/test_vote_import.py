@@ -155,7 +155,7 @@ def test_aliases_map_names_onto_the_arenas_models(tmp_path):
                      ("two", "sdxl", "flux")]
 
 
-# --- the taxonomy paper's labelled battles ------------------------------------------------------------------------------
+# --- the taxonomy paper's labelled battles --------------------------------------------------------------------------
 
 TAXONOMY_HEADER = ["id", "subset", "wordnet_id", "core_synset", "model_a", "model_b", "result_human_def",
                    "result_human_nodef", "result_gpt_def", "result_gpt_nodef"]

@@ -297,7 +297,8 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
         if policy not in (None, "", *TIE_POLICIES):
             raise gr.Error(f"Unknown tie policy {str(policy)[:40]!r}: pick one of {', '.join(TIE_POLICIES)}.")
         if chosen_protocol not in (None, "", *PROTOCOLS):
-            raise gr.Error(f"Unknown rating protocol {str(chosen_protocol)[:40]!r}: pick one of {', '.join(PROTOCOLS)}.")
+            raise gr.Error(f"Unknown rating protocol {str(chosen_protocol)[:40]!r}: pick one of "
+                           f"{', '.join(PROTOCOLS)}.")
         if chosen_source not in (None, "", ALL, *choices[SOURCES]):
             raise gr.Error(f"Unknown source {str(chosen_source)[:80]!r}: pick one from the {SOURCES} menu.")
         return leaderboard_options(

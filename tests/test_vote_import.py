@@ -261,3 +261,18 @@ def test_csv_refusals(tmp_path):
     with pytest.raises(VoteImportError, match="'arena' is this arena's own votes"):
         import_votes(db, tmp_path / "bad.csv", "csv", source="arena")
     assert counts(db) == (0, 0, 0)
+
+
+def test_leaderboard_anchor_option_reaches_the_protocol_and_bad_ones_say_the_form():
+    from arena.leaderboard import rating_protocol
+
+    pinned = rating_protocol(LeaderboardOptions(protocol="fastchat-2024", anchor="sd3=1200"))
+    assert (pinned.anchor, pinned.anchor_required) == (("sd3", 1200.0), True)
+    assert rating_protocol(LeaderboardOptions(protocol="fastchat-2024", anchor="none")).anchor is None
+    assert rating_protocol(LeaderboardOptions(protocol="fastchat-2024")).anchor == ("mixtral-8x7b-instruct-v0.1", 1114)
+    assert rating_protocol(LeaderboardOptions(anchor="m=900", rounds=7)).settings() == {
+        "tie_policy": "drop", "rounds": 7, "seed": 0, "ridge": 1e-6, "anchor": ("m", 900.0)}
+    with pytest.raises(ValueError, match="write MODEL=RATING"):
+        rating_protocol(LeaderboardOptions(protocol="fastchat-2024", anchor="sd3"))
+    with pytest.raises(ValueError, match="The online-elo protocol has no anchor"):
+        rating_protocol(LeaderboardOptions(protocol="online-elo", anchor="sd3=1000"))

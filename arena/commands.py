@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from datamodel.settings import SettingsError, load_settings, settings_table
 from datamodel.vote_table import EXPORTERS
+from ratings.protocols import PROTOCOLS
 from ratings.votes import TIE_POLICIES
 
 
@@ -57,6 +59,16 @@ def cmd_import_images(args, settings) -> int:
     return 0
 
 
+def cmd_import_votes(args, settings) -> int:
+    from arena.vote_import import import_votes
+
+    db, _ = _open(settings)
+    result = import_votes(db, args.file, args.format, source=args.source, aliases=args.aliases,
+                          progress=not args.quiet)
+    print(result.summary())
+    return 0
+
+
 def cmd_export(args, settings) -> int:
     from datamodel.vote_table import export_votes
 
@@ -90,16 +102,24 @@ def cmd_leaderboard(args, settings) -> int:
         settings,
         suite=args.suite, subset=args.subset, variant=args.variant, category=args.category, voter=args.voter,
         judge=args.judge, rounds=args.rounds, tie_policy=args.tie_policy, include_excluded=args.include_excluded,
+        protocol=args.protocol, anchor=args.anchor, source=args.source, anonymous_only=args.anonymous_only or None,
     )
     snapshot = None if args.fresh else stored_snapshot(db, options_key(options))
+    if snapshot is not None and args.json and "json" not in snapshot.view:  # stored before the JSON was kept
+        snapshot = None
     if snapshot is None:
         snapshot = compute_snapshot(db, options, settings.leaderboard_views)
-        print(f"(computed now in {snapshot.seconds:.1f} s)")
+        note = f"(computed now in {snapshot.seconds:.1f} s)"
     else:
         changed = snapshot.data_version != data_version(db)
-        print(f"(snapshot computed {snapshot.age():.0f} s ago in {snapshot.seconds:.1f} s"
-              + ("; the data changed since: pass --fresh to recompute)" if changed else "; nothing changed since)"))
-    print(snapshot.view["text"])
+        note = (f"(snapshot computed {snapshot.age():.0f} s ago in {snapshot.seconds:.1f} s"
+                + ("; the data changed since: pass --fresh to recompute)" if changed else "; nothing changed since)"))
+    if args.json:
+        print(json.dumps(snapshot.view["json"], indent=1, ensure_ascii=False))
+        print(note, file=sys.stderr)
+    else:
+        print(note)
+        print(snapshot.view["text"])
     return 0
 
 
@@ -167,6 +187,22 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--suite", default="imported", help="suite of the prompts (default: imported)")
     images.set_defaults(handler=cmd_import_images)
 
+    votes = commands.add_parser("import-votes", help="import another arena's votes (FastChat log, taxonomy "
+                                                     "labels, CSV); see docs/importing-votes.md")
+    votes.add_argument("file", help="the vote log: a FastChat clean_battle JSON (array or lines), the taxonomy "
+                                    "paper's labelled battles (CSV) or a CSV of votes")
+    votes.add_argument("--format", required=True, choices=["fastchat", "taxonomy", "csv"],
+                       help="fastchat: model_a, model_b, winner, judge, anony, tstamp records; taxonomy: id, subset, "
+                            "wordnet_id, core_synset, model_a, model_b, result_{human,gpt}_{def,nodef} (codes 0-3); "
+                            "csv: model_a, model_b, outcome, voter, time (+ id, voter_kind, anonymous, prompt, suite, "
+                            "subset, variant, item_key)")
+    votes.add_argument("--source", help="the name the votes are filed under, which the leaderboard's --source "
+                                        "picks (default: the format's name)")
+    votes.add_argument("--aliases", help="CSV (columns alias,model) or JSON object mapping the file's model names "
+                                         "onto the arena's models")
+    votes.add_argument("--quiet", action="store_true", help="no progress bar")
+    votes.set_defaults(handler=cmd_import_votes)
+
     export = commands.add_parser("export", help="export the votes (CSV, JSONL, Parquet, FastChat, Hugging Face)")
     export.add_argument("path", help="output file (a folder for --format hf); the suffix picks csv, jsonl or parquet")
     export.add_argument("--format", choices=list(EXPORTERS),
@@ -193,6 +229,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="ties and both-bad in the fit (default: the tie_policy setting)")
     board.add_argument("--rounds", type=int, help="bootstrap rounds (default: the setting)")
     board.add_argument("--include-excluded", action="store_true", help="count votes flagged as excluded")
+    board.add_argument("--protocol", choices=list(PROTOCOLS),
+                       help="rating protocol (default: arena, this arena's fit); fastchat-2023, fastchat-2024, "
+                            "taxonomy-paper and online-elo reproduce published boards "
+                            "(docs/methods/rating-protocols.md)")
+    board.add_argument("--anchor", help="MODEL=RATING pins a model (protocols with an anchor); none: no anchor "
+                                        "(default: the protocol's own)")
+    board.add_argument("--source", help="only these votes: arena (this arena's own) or an import source "
+                                        "(default: all)")
+    board.add_argument("--anonymous-only", action="store_true",
+                       help="only votes cast without the model names shown (FastChat's published boards)")
+    board.add_argument("--json", action="store_true",
+                       help='print the table as JSON: {"protocol": ..., "models": [{"model", "rating", "lower", '
+                            '"upper", "votes", ...}]}')
     board.add_argument("--fresh", action="store_true",
                        help="compute it now rather than print the latest snapshot (the server's, or an earlier run's)")
     board.set_defaults(handler=cmd_leaderboard)

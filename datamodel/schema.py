@@ -387,6 +387,73 @@ def _guidelines_seen(db: sqlite_utils.Database) -> None:
                "WHERE id IN (SELECT annotator_id FROM votes WHERE annotator_id IS NOT NULL)")
 
 
+def _imported_votes(db: sqlite_utils.Database) -> None:
+    """Votes brought from elsewhere (``python -m arena import-votes``: a FastChat-style battle log, the taxonomy
+    paper's labelled battles, a generic CSV), kept apart from the arena's own ``votes``: they have no battle, often
+    no prompt and never images, so no page that shows images can reach them; the leaderboard reads both.
+
+    - ``vote_imports``: one row per imported file: the ``source`` its votes are filed under (what the leaderboard's
+      source filter names), the ``format``, the ``file`` as given, its ``sha256``, the records read, the votes
+      ``added`` (the others were there already), the alias mapping used (JSON) and when.
+    - ``imported_votes``: one row per vote: its import, ``source`` and ``original_id`` (the record's own id in its
+      file, unique per source: a second import of the file adds nothing), ``battle_key`` (votes on one battle share
+      it, e.g. a human and a judge label of one taxonomy battle; ``battle_hash``, a 64-bit BLAKE2b of the source and
+      the battle key, is what the leaderboard reads), the two models as displayed and the ``outcome``
+      relative to them, ``voter`` / ``voter_kind``, ``voted_at`` (unix time; NULL when the file has none),
+      ``anonymous`` (1 when the voter did not see the model names, FastChat's ``anony``; NULL unknown), the suite
+      prompt it is joined to if any (``prompt_id``) and the ``suite`` / ``subset`` / ``variant`` / ``prompt`` text the
+      record gave, and ``record``: the record's other fields as JSON.
+    - A change to ``imported_votes`` raises the ``votes`` data version (the import raises it once per file; updates
+      and deletes by triggers), so leaderboard snapshots know.
+    """
+    db.execute(
+        """
+        CREATE TABLE vote_imports (
+            id INTEGER PRIMARY KEY,
+            source TEXT NOT NULL,
+            format TEXT NOT NULL,                    -- fastchat | taxonomy | csv
+            file TEXT NOT NULL,                      -- the file name as given
+            sha256 TEXT NOT NULL,                    -- of the file's bytes
+            records INTEGER NOT NULL,                -- records read
+            added INTEGER NOT NULL,                  -- votes added (the others were imported before)
+            aliases TEXT NOT NULL DEFAULT '{}',      -- JSON: {name in the file: arena model}
+            imported_at REAL NOT NULL                -- unix time
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE imported_votes (
+            id INTEGER PRIMARY KEY,
+            import_id INTEGER NOT NULL REFERENCES vote_imports(id),
+            source TEXT NOT NULL,
+            original_id TEXT NOT NULL,               -- the record's id in its file
+            battle_key TEXT NOT NULL,                -- votes on one battle share it
+            battle_hash INTEGER NOT NULL,            -- 64-bit BLAKE2b of source and battle key (read fast)
+            left_model_id INTEGER NOT NULL REFERENCES models(id),   -- shown as A
+            right_model_id INTEGER NOT NULL REFERENCES models(id),  -- shown as B
+            outcome TEXT NOT NULL CHECK (outcome IN ('A', 'B', 'tie', 'both_bad')),
+            voter TEXT NOT NULL DEFAULT '',
+            voter_kind TEXT NOT NULL CHECK (voter_kind IN ('human', 'judge')),
+            voted_at REAL,                           -- unix time; NULL: the file has none
+            anonymous INTEGER,                       -- 1: model names hidden until the vote; NULL: unknown
+            prompt_id INTEGER REFERENCES prompts(id),
+            suite TEXT NOT NULL DEFAULT '',
+            subset TEXT NOT NULL DEFAULT '',
+            variant TEXT NOT NULL DEFAULT '',
+            prompt TEXT NOT NULL DEFAULT '',
+            record TEXT NOT NULL DEFAULT '{}',       -- JSON: the record's other fields
+            CHECK (left_model_id != right_model_id),
+            UNIQUE (source, original_id)
+        )"""
+    )
+    db.execute("CREATE INDEX imported_votes_import ON imported_votes (import_id)")
+    for event in ("UPDATE", "DELETE"):
+        db.execute(
+            f"CREATE TRIGGER imported_votes_{event.lower()}_version AFTER {event} ON imported_votes "
+            "BEGIN UPDATE data_versions SET version = version + 1 WHERE name = 'votes'; END"
+        )
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -399,6 +466,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _annotator_sessions,
     _judgment_template_version,
     _guidelines_seen,
+    _imported_votes,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -158,3 +158,23 @@ def suites_summary(db: sqlite_utils.Database) -> list[dict]:
             """
         )
     )
+
+
+def partner_texts(db: sqlite_utils.Database, prompt_ids: Iterable[int]) -> dict[int, str | None]:
+    """{prompt id: its partner prompt's text, or None}: the partner is the prompt of the same suite, subset, item
+    and variant whose role is the prompt's ``metadata["partner_role"]`` (Commonsense-T2I's P1 for P2 and P2 for P1)."""
+    ids = sorted({int(i) for i in prompt_ids})
+    found: dict[int, str | None] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        rows = db.execute(
+            f"""
+            SELECT p.id, partner.text FROM prompts p
+            LEFT JOIN prompts partner
+              ON partner.suite = p.suite AND partner.subset = p.subset AND partner.item_key = p.item_key
+             AND partner.variant = p.variant AND partner.role = json_extract(p.metadata, '$.partner_role')
+             AND partner.id != p.id
+            WHERE p.id IN ({','.join('?' * len(chunk))})
+            """, chunk).fetchall()
+        found.update({prompt_id: text for prompt_id, text in rows})
+    return found

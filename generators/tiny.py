@@ -508,7 +508,7 @@ TINY_RECIPES: Mapping[str, TinyRecipe] = MappingProxyType({
                             "prompthero/openjourney-v4")),
         TinyRecipe("tiny-pixart-sigma", "PixArtSigmaPipeline", build_tiny_pixart_sigma, 64,
                    "PixArtTransformer2DModel + T5 encoder + AutoencoderKL (PixArt-Sigma layout)",
-                   mirrors=("PixArt-alpha/PixArt-Sigma-XL-2-1024-MS",),
+                   mirrors=("PixArt-alpha/PixArt-Sigma-XL-2-1024-MS", "PixArt-alpha/PixArt-Sigma-XL-2-512-MS"),
                    smoke_call_kwargs=MappingProxyType({**_NO_BINS, **_NO_CAPTION_CLEANING})),
         TinyRecipe("tiny-sd2", "StableDiffusionPipeline", build_tiny_sd2, 64,
                    "SD 2.x layout: linear attention projections, GELU CLIP encoder, v-prediction DDIM",

@@ -176,6 +176,25 @@ def _refuse_other_preset(db: sqlite_utils.Database, spec: ModelSpec, model_id: i
             )
 
 
+def _refuse_other_scheduler(db: sqlite_utils.Database, spec: ModelSpec, model_id: int, scheduler: str | None) -> None:
+    """Refuse to add images made with ``scheduler`` (the loaded pipeline's class) to a model whose stored images were
+    made with another one: steps and guidance may agree while the sampler differs (a model card's scheduler swap
+    against the repository's own, as SD 2.1 under the arena and consistency-paper presets)."""
+    if not scheduler:
+        return
+    made = db.execute(
+        "SELECT json_extract(params, '$.scheduler'), COUNT(*) FROM images WHERE model_id = ? "
+        "AND json_extract(params, '$.scheduler') IS NOT NULL AND json_extract(params, '$.scheduler') != ? "
+        "GROUP BY 1", [model_id, scheduler]).fetchall()
+    for other, count in made:
+        raise RunError(
+            f"the database has {count} images of {spec.name} made with {other}; this run makes them with "
+            f"{scheduler}. Resuming would mix the two under one name: run into another database (ARENA_DB / --db), "
+            f"or give the model another name in a models file ([models.{spec.name}-{scheduler.lower()}] with "
+            f"pipeline_class and the other fields of {spec.name})."
+        )
+
+
 def _refuse_changed_output(db: sqlite_utils.Database, spec: ModelSpec, model_id: int) -> None:
     row = db.execute("SELECT config, (SELECT COUNT(*) FROM images WHERE model_id = ?) FROM models WHERE id = ?",
                      [model_id, model_id]).fetchone()
@@ -262,6 +281,7 @@ def run(
             if not work:
                 continue
             generator = make_generator(spec)
+            _refuse_other_scheduler(db, spec, model_ids[spec.name], generator.params.get("scheduler"))
             bar.set_postfix_str(spec.name)
             partner = spec.negative_prompt_from == "partner"
             for batch in _batches(work, getattr(generator, "batch_size", None) or batch_size):

@@ -178,3 +178,16 @@ def partner_texts(db: sqlite_utils.Database, prompt_ids: Iterable[int]) -> dict[
             """, chunk).fetchall()
         found.update({prompt_id: text for prompt_id, text in rows})
     return found
+
+
+def items_per_subset(db: sqlite_utils.Database, suite: str) -> dict[str, int]:
+    """{subset: number of distinct items} of ``suite`` (Commonsense-T2I: items per category)."""
+    return dict(db.execute("SELECT subset, COUNT(DISTINCT item_key) FROM prompts WHERE suite = ? GROUP BY subset "
+                           "ORDER BY subset", [suite]).fetchall())
+
+
+def models_with_images(db: sqlite_utils.Database, suite: str) -> list[str]:
+    """Names of the models with images of ``suite``'s prompts, in the order they were added."""
+    return [name for name, in db.execute(
+        "SELECT m.name FROM models m WHERE EXISTS (SELECT 1 FROM images i JOIN prompts p ON p.id = i.prompt_id "
+        "WHERE i.model_id = m.id AND p.suite = ?) ORDER BY m.id", [suite])]

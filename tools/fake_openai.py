@@ -184,33 +184,31 @@ def build_app(responder: Responder, log: list[Received], lock: threading.Lock, *
         return JSONResponse({"error": {"message": message or f"scripted {status}", "type": "scripted", "code": None,
                                        "param": None}}, status_code=status, headers=headers)
 
-    async def chat(request: Request):
-        received = await receive(request, "chat")
+    async def answer(request: Request, endpoint: str, respond: Callable, message: Callable, success: Callable):
+        """Record the request, let ``respond`` script the reply, wait its delay, then send the scripted error
+        (``message(reply)`` its text) or ``success(body, reply)``."""
+        received = await receive(request, endpoint)
         if isinstance(received, Response):
             return received
-        body = received.body
-        reply = responder(received)
+        reply = respond(received)
         delay = latency + reply.delay
         if delay:
             await asyncio.sleep(delay)
         if reply.status != 200:
-            return error(reply.status, reply.content, reply.headers)
-        content = reply.raw_body if reply.raw_body is not None else completion_json(body.get("model", ""), reply)
-        return JSONResponse(content, headers=reply.headers)
-
-    async def images(request: Request):
-        received = await receive(request, "images")
-        if isinstance(received, Response):
-            return received
-        body = received.body
-        reply = image_responder(received)
-        delay = latency + reply.delay
-        if delay:
-            await asyncio.sleep(delay)
-        if reply.status != 200:
-            return error(reply.status, reply.error, reply.headers)
+            return error(reply.status, message(reply), reply.headers)
         if reply.raw_body is not None:
             return JSONResponse(reply.raw_body, headers=reply.headers)
+        return success(received.body, reply)
+
+    async def chat(request: Request):
+        return await answer(request, "chat", responder, lambda reply: reply.content,
+                            lambda body, reply: JSONResponse(completion_json(body.get("model", ""), reply),
+                                                             headers=reply.headers))
+
+    async def images(request: Request):
+        return await answer(request, "images", image_responder, lambda reply: reply.error, drawn)
+
+    def drawn(body: dict, reply: ScriptedImage) -> Response:
         prompt, model = str(body.get("prompt", "")), str(body.get("model", ""))
         with lock:  # each request for the same prompt is another generation: another shade
             shade = sum(1 for r in log if r.endpoint == "images" and r.body.get("prompt") == prompt) - 1
@@ -229,11 +227,11 @@ def build_app(responder: Responder, log: list[Received], lock: threading.Lock, *
             item["b64_json"] = base64.b64encode(png).decode("ascii")
         if model.startswith("dall-e-3"):
             item["revised_prompt"] = reply.revised_prompt if reply.revised_prompt is not None else revise(prompt)
-        answer: dict = {"created": int(time.time()), "data": [item]}
+        generated: dict = {"created": int(time.time()), "data": [item]}
         if model.startswith("gpt-image"):
-            answer["usage"] = {"input_tokens": len(prompt.split()), "output_tokens": 272, "total_tokens":
-                               len(prompt.split()) + 272}
-        return JSONResponse(answer, headers=reply.headers)
+            generated["usage"] = {"input_tokens": len(prompt.split()), "output_tokens": 272, "total_tokens":
+                                  len(prompt.split()) + 272}
+        return JSONResponse(generated, headers=reply.headers)
 
     async def file(name: str):
         with lock:

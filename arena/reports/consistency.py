@@ -67,7 +67,7 @@ def _table(db, options: ReportOptions, number: str, title: str, metrics: list[tu
         for scorer, suffix in [(wanted, "")] + [(other, f" {other}") for other in scorers]:
             for key, name, _ in metrics:
                 row = values.get((model, name, scorer))
-                cells[key + suffix] = (Cell.number(row["value"], "{:.2f}") if row else
+                cells[key + suffix] = (Cell.number(round(row["value"], 2) + 0.0, "{:.2f}") if row else  # no "-0.00"
                                        Cell.absent(fix if scorer == wanted else "not computed with this score"))
         table.add_row(PAPER_ROWS.get(model, model), cells)
     table.notes.append(f"Score: {wanted} (the paper: ALIGN logits_per_image, kakaobrain/align-base).")

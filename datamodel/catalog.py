@@ -166,3 +166,36 @@ def suites_summary(db: sqlite_utils.Database) -> list[dict]:
             """
         )
     )
+
+
+def partner_texts(db: sqlite_utils.Database, prompt_ids: Iterable[int]) -> dict[int, str | None]:
+    """{prompt id: its partner prompt's text, or None}: the partner is the prompt of the same suite, subset, item
+    and variant whose role is the prompt's ``metadata["partner_role"]`` (Commonsense-T2I's P1 for P2 and P2 for P1)."""
+    ids = sorted({int(i) for i in prompt_ids})
+    found: dict[int, str | None] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        rows = db.execute(
+            f"""
+            SELECT p.id, partner.text FROM prompts p
+            LEFT JOIN prompts partner
+              ON partner.suite = p.suite AND partner.subset = p.subset AND partner.item_key = p.item_key
+             AND partner.variant = p.variant AND partner.role = json_extract(p.metadata, '$.partner_role')
+             AND partner.id != p.id
+            WHERE p.id IN ({','.join('?' * len(chunk))})
+            """, chunk).fetchall()
+        found.update({prompt_id: text for prompt_id, text in rows})
+    return found
+
+
+def items_per_subset(db: sqlite_utils.Database, suite: str) -> dict[str, int]:
+    """{subset: number of distinct items} of ``suite`` (Commonsense-T2I: items per category)."""
+    return dict(db.execute("SELECT subset, COUNT(DISTINCT item_key) FROM prompts WHERE suite = ? GROUP BY subset "
+                           "ORDER BY subset", [suite]).fetchall())
+
+
+def models_with_images(db: sqlite_utils.Database, suite: str) -> list[str]:
+    """Names of the models with images of ``suite``'s prompts, in the order they were added."""
+    return [name for name, in db.execute(
+        "SELECT m.name FROM models m WHERE EXISTS (SELECT 1 FROM images i JOIN prompts p ON p.id = i.prompt_id "
+        "WHERE i.model_id = m.id AND p.suite = ?) ORDER BY m.id", [suite])]

@@ -175,3 +175,19 @@ def model_metric_table(db: sqlite_utils.Database, suite: str | None = None):
     lower_columns = set(long.loc[long["metric"].isin(lower), "column"])
     table.attrs["lower_is_better"] = [c for c in columns if c in lower_columns]
     return table
+
+
+def model_level_rows(db: sqlite_utils.Database, names: Iterable[str], *, suite: str | None = None) -> list[dict]:
+    """The model-level rows (no image) of the metrics ``names``: model, name, scorer, suite, subset, value and
+    details (decoded), ordered by model, name, scorer and subset. What the benchmark reports read."""
+    names = list(names)
+    sql = (f"SELECT m.name AS model, x.name, x.scorer, x.suite, x.subset, x.value, x.details FROM metrics x "
+           f"JOIN models m ON m.id = x.model_id WHERE x.image_id IS NULL AND x.name IN ({','.join('?' * len(names))})")
+    args: list[Any] = list(names)
+    if suite is not None:
+        sql += " AND x.suite = ?"
+        args.append(suite)
+    rows = []
+    for row in db.query(sql + " ORDER BY m.name, x.name, x.scorer, x.subset", args):
+        rows.append({**row, "details": json.loads(row["details"] or "{}")})
+    return rows

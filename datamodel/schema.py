@@ -20,6 +20,7 @@ Tables (names meant to be read in any SQLite browser):
 - ``metrics``: automatic scores per image or per model; ``metric_directions``: which values of each are better
   (:func:`_metric_directions`).
 - ``data_versions`` and ``leaderboard_snapshots``: change counters and computed leaderboards (:func:`_study_scale`).
+- ``image_requests``: the images an image API answered, so a resumed run never pays twice (:func:`_image_requests`).
 """
 
 from __future__ import annotations
@@ -452,6 +453,31 @@ def _imported_votes(db: sqlite_utils.Database) -> None:
             f"CREATE TRIGGER imported_votes_{event.lower()}_version AFTER {event} ON imported_votes "
             "BEGIN UPDATE data_versions SET version = version + 1 WHERE name = 'votes'; END"
         )
+def _image_requests(db: sqlite_utils.Database) -> None:
+    """``image_requests``: one row per image an image API (an OpenAI-compatible ``/images/generations``, DALL-E 3)
+    answered, keyed by the SHA-256 of (endpoint, request body, generation seed), written as soon as the image is in
+    the media folder, so a run restarted after a crash or an interruption never pays for an image twice
+    (:mod:`datamodel.image_requests`). The prompt the API actually drew (DALL-E 3 rewrites prompts) is kept in
+    ``revised_prompt``. Never an API key."""
+    db.execute(
+        """
+        CREATE TABLE image_requests (
+            key TEXT PRIMARY KEY,                    -- SHA-256 of endpoint, request body, generation seed
+            endpoint TEXT NOT NULL,
+            model TEXT NOT NULL,                     -- the API's model id, e.g. dall-e-3
+            request TEXT NOT NULL,                   -- JSON: the request body
+            media_hash TEXT NOT NULL,                -- the image in the media folder
+            media_ext TEXT NOT NULL,
+            width INTEGER NOT NULL,
+            height INTEGER NOT NULL,
+            revised_prompt TEXT NOT NULL DEFAULT '', -- the prompt the API drew, when it says
+            usage TEXT NOT NULL DEFAULT '{}',        -- JSON: the token usage, when the API reports it
+            cost_usd REAL,                           -- the model's price per image (or from its token usage)
+            latency_s REAL,
+            attempts INTEGER NOT NULL DEFAULT 1,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        )"""
+    )
 
 
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
@@ -467,6 +493,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _judgment_template_version,
     _guidelines_seen,
     _imported_votes,
+    _image_requests,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -89,6 +89,11 @@ class Settings:
     judge_templates: str = _setting("", "ARENA_JUDGE_TEMPLATES", "TOML file replacing judge prompt templates (keys: pairwise, commonsense_fit, semvar, saneval_*); empty: the protocol texts.")
     judge_price_input_per_mtok: float = _setting(0.15, "ARENA_JUDGE_PRICE_INPUT", "US dollars per million input tokens, for cost estimates (gpt-4o-mini's price).")
     judge_price_output_per_mtok: float = _setting(0.60, "ARENA_JUDGE_PRICE_OUTPUT", "US dollars per million output tokens, for cost estimates (gpt-4o-mini's price).")
+    image_api_base_url: str = _setting("", "ARENA_IMAGE_API_BASE_URL", "OpenAI-compatible endpoint of the API image models (DALL-E 3, gpt-image-1: registry models of kind api); empty: api.openai.com. The key is OPENAI_API_KEY.")
+    image_api_concurrency: int = _setting(4, "ARENA_IMAGE_API_CONCURRENCY", "Image API requests in flight at once.")
+    image_api_timeout_s: float = _setting(180.0, "ARENA_IMAGE_API_TIMEOUT_S", "Seconds before an image API request times out (then it is retried).")
+    image_api_max_retries: int = _setting(5, "ARENA_IMAGE_API_MAX_RETRIES", "Retries of an image request after a 429, a 5xx, a timeout or a lost connection (exponential backoff with jitter, as the judges).")
+    image_api_retry_base_s: float = _setting(2.0, "ARENA_IMAGE_API_RETRY_BASE_S", "First backoff delay in seconds of an image request; it doubles with each retry (capped at 60 s).")
 
     def __post_init__(self):
         if not 0 < self.port < 65536:
@@ -131,6 +136,11 @@ class Settings:
         if self.judge_image_detail not in ("high", "low", "auto"):
             raise SettingsError(f"judge_image_detail must be high, low or auto, got {self.judge_image_detail!r}. "
                                 "Set ARENA_JUDGE_IMAGE_DETAIL.")
+        if self.image_api_concurrency < 1 or self.image_api_timeout_s <= 0 or self.image_api_max_retries < 0 \
+                or self.image_api_retry_base_s < 0:
+            raise SettingsError("image_api_concurrency must be 1 or more, image_api_timeout_s positive and "
+                                "image_api_max_retries, image_api_retry_base_s 0 or more. Set ARENA_IMAGE_API_CONCURRENCY, "
+                                "ARENA_IMAGE_API_TIMEOUT_S, ARENA_IMAGE_API_MAX_RETRIES, ARENA_IMAGE_API_RETRY_BASE_S.")
 
     @property
     def quality_rules(self):

@@ -61,6 +61,7 @@ def cmd_run(args) -> int:
 
     from datamodel.media import MediaStore
     from datamodel.connection import connect
+    from generators.api_images import ImageAPIConfig, check_keys
     from generators.demo import demo_models
     from generators.pipelines import check_weights, make_generator
     from generators.registry import RegistryError, apply_preset, cascade, load_registry, select
@@ -80,18 +81,22 @@ def cmd_run(args) -> int:
                     for name, spec in registry.items()}
     specs = select(registry, _names(args.models))
     check_weights(specs, registry)  # with HF_HUB_OFFLINE set: every missing model named before anything runs
+    api_config = ImageAPIConfig.from_settings(settings)
+    check_keys(specs, api_config)  # an API model without OPENAI_API_KEY: said before anything is written
     for spec in specs:  # before the process group exists: transformers saves weights on rank 0 only
         for stage in cascade(registry, spec) if spec.kind == "diffusers" else []:
             if stage.tiny and not stage.weights:
                 ensure_tiny(settings.cache_dir, stage.tiny)
     process_index, num_processes, device = process_state(args.device)
     db = connect(settings.db_path, synchronous=settings.sqlite_synchronous)
+    media = MediaStore.from_settings(settings)
     try:
         prompt_ids = suite_prompt_ids(db, args.suite, args.subset, args.variant, args.limit)
         report = run(
-            db, MediaStore(settings.media_dir), specs, prompt_ids,
+            db, media, specs, prompt_ids,
             partial(make_generator, registry=registry, cache_dir=settings.cache_dir, device=device,
-                    dtype=args.dtype, negative_prompt=args.negative_prompt),
+                    dtype=args.dtype, negative_prompt=args.negative_prompt, db=db, media=media,
+                    api_config=api_config),
             images_per_prompt=args.images_per_prompt, seed=settings.seed if args.seed is None else args.seed,
             seed_policy=args.seed_policy, batch_size=args.batch_size, process_index=process_index,
             num_processes=num_processes, progress=not args.quiet, preset=preset.name,
@@ -99,9 +104,16 @@ def cmd_run(args) -> int:
     finally:
         db.close()
     where = f"process {process_index + 1}/{num_processes}: " if num_processes > 1 else ""
+    for note in report.notes:
+        print(f"{where}{note}")
     print(f"{where}{report.made} images made, {report.existing} already there, "
           f"{report.owned} of {report.planned} planned items owned by this process ({device}); "
           f"preset {preset.label()}.")
+    if report.failed:
+        print(f"error: {len(report.failed)} image(s) could not be made ({'; '.join(report.failed[:5])}"
+              f"{'; ...' if len(report.failed) > 5 else ''}); the lines above say why. Run the same command again "
+              "to retry them.", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -128,6 +140,8 @@ def cmd_smoke(args) -> int:
     started, failed, count = time.perf_counter(), [], 0
     for result in smoke(registry, names, cache_dir=settings.cache_dir, device=args.device):
         print(result.line(), flush=True)
+        if result.skipped:
+            continue
         count += 1
         failed += [] if result.ok else [result.name]
     stages = sorted(name for name, spec in registry.items() if spec.takes_image)
@@ -146,7 +160,8 @@ def cmd_list(args) -> int:
     registry = load_registry(args.models_file, extra=demo_models())
     for spec in registry.values():
         width, height = spec.resolution
-        where = spec.weights or (f"tiny:{spec.tiny}" if spec.tiny else spec.hub_id) or "-"
+        where = (spec.weights or (f"tiny:{spec.tiny}" if spec.tiny else spec.hub_id)
+                 or (f"api:{spec.api_model}" if spec.api_model else "-"))
         size = f"{width}x{height}"
         if spec.stages:
             size += "->" + "x".join(map(str, output_resolution(registry, spec)))

@@ -9,7 +9,7 @@ Tokenization is real: the CLIP byte-pair vocabulary shipped in the open_clip_tor
 the same word pieces, spelled the SentencePiece way, form the ``T5Tokenizer`` (Unigram) of the T5-based recipes, and
 spelled the WordPiece way the ``BertTokenizer`` of Hunyuan-DiT's BERT.
 
-There is a recipe for every pipeline layout of the registry (:data:`TINY_RECIPES`): SD 1.x and 2.x, SDXL (also
+There is a recipe for every pipeline layout of the registry (:data:`TINY_RECIPES`): SD 1.x and 2.x, LCM, SDXL (also
 with SDXL Turbo's and Playground v2.5's schedulers), Kandinsky 3, the three DeepFloyd IF stages, SD3, Hunyuan-DiT,
 PixArt-Sigma and -alpha, Stable Cascade, Kolors and FLUX dev and schnell. Their sizes follow the dummy components
 of diffusers' own pipeline tests: a few channels, one or two layers, 64 px images; what the real repositories are
@@ -227,6 +227,22 @@ def build_tiny_sd2(seed: int = 0):
     return StableDiffusionPipeline(
         vae=_tiny_vae(seed + 2), text_encoder=_clip_text_encoder(tokenizer, seed + 1, hidden_act="gelu"),
         tokenizer=tokenizer, unet=_sd_unet(seed, linear_projection=True, cross_attention_dim=32), scheduler=scheduler,
+        safety_checker=None, feature_extractor=None, requires_safety_checker=False,
+    )
+
+
+def build_tiny_lcm(seed: int = 0):
+    """A Latent Consistency Model (LCM Dreamshaper v7 layout): the SD 1.x components with a UNet that takes the
+    guidance scale as an embedding (``time_cond_proj_dim``) and the LCM scheduler of the real repository."""
+    from diffusers import LatentConsistencyModelPipeline, LCMScheduler
+
+    tokenizer = make_clip_tokenizer()
+    scheduler = LCMScheduler(beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", clip_sample=False,
+                             set_alpha_to_one=True, steps_offset=1, original_inference_steps=50,
+                             timestep_spacing="leading", timestep_scaling=10.0)
+    return LatentConsistencyModelPipeline(
+        vae=_tiny_vae(seed + 2), text_encoder=_clip_text_encoder(tokenizer, seed + 1), tokenizer=tokenizer,
+        unet=_sd_unet(seed, cross_attention_dim=32, time_cond_proj_dim=32), scheduler=scheduler,
         safety_checker=None, feature_extractor=None, requires_safety_checker=False,
     )
 
@@ -593,14 +609,18 @@ TINY_RECIPES: Mapping[str, TinyRecipe] = MappingProxyType({
     for recipe in (
         TinyRecipe("tiny-sd", "StableDiffusionPipeline", build_tiny_sd, 64,
                    "UNet2DConditionModel + CLIP text encoder + AutoencoderKL (SD 1.x layout)",
-                   mirrors=("stable-diffusion-v1-5/stable-diffusion-v1-5", "prompthero/openjourney")),
+                   mirrors=("stable-diffusion-v1-5/stable-diffusion-v1-5", "prompthero/openjourney",
+                            "prompthero/openjourney-v4")),
         TinyRecipe("tiny-pixart-sigma", "PixArtSigmaPipeline", build_tiny_pixart_sigma, 64,
                    "PixArtTransformer2DModel + T5 encoder + AutoencoderKL (PixArt-Sigma layout)",
                    mirrors=("PixArt-alpha/PixArt-Sigma-XL-2-1024-MS", "PixArt-alpha/PixArt-Sigma-XL-2-512-MS"),
                    smoke_call_kwargs=MappingProxyType({**_NO_BINS, **_NO_CAPTION_CLEANING})),
         TinyRecipe("tiny-sd2", "StableDiffusionPipeline", build_tiny_sd2, 64,
                    "SD 2.x layout: linear attention projections, GELU CLIP encoder, v-prediction DDIM",
-                   mirrors=("stabilityai/stable-diffusion-2-1",)),
+                   mirrors=("stabilityai/stable-diffusion-2-1", "stabilityai/stable-diffusion-2")),
+        TinyRecipe("tiny-lcm", "LatentConsistencyModelPipeline", build_tiny_lcm, 64,
+                   "SD 1.x layout with a guidance-embedding UNet and the LCM scheduler (LCM Dreamshaper v7)",
+                   mirrors=("SimianLuo/LCM_Dreamshaper_v7",)),
         TinyRecipe("tiny-sdxl", "StableDiffusionXLPipeline", build_tiny_sdxl, 64,
                    "SDXL layout: two CLIP encoders, text-time conditions, Euler", variant="fp16",
                    mirrors=("stabilityai/stable-diffusion-xl-base-1.0", "playgroundai/playground-v2-1024px-aesthetic")),

@@ -235,3 +235,8 @@ def suites_of(db: sqlite_utils.Database, prompt_ids: Sequence[int]) -> list[str]
         suites.update(row[0] for row in db.execute(
             f"SELECT DISTINCT suite FROM prompts WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
     return sorted(suites)
+
+
+def read_json_lines(path: str | Path) -> list[Row]:
+    """The objects of a JSON Lines file (one object per line; blank lines skipped), each with its line number."""
+    return _read_jsonl(existing_file(path, "JSON Lines file"))

@@ -1,6 +1,7 @@
 """The ``metrics`` table: its one writer, readers, the directions of stored metrics, and the model × metric table.
 
-A metric row is identified by (model, image or none, suite, subset, name, scorer) (the ``metrics_key`` unique index):
+A metric row is identified by (model, image or none, suite, subset, variant, name, scorer) (the ``metrics_key`` unique
+index; ``variant`` is empty for a row over every variant):
 writing the same key again replaces the value, so every scorer can be rerun safely. ``scorer`` names the model that
 scored (e.g. ``open_clip:ViT-B-32:openai``), ``scorer_version`` the library version and weights, so rows made with
 tiny random stand-ins never mix with real ones. Every writer (the automatic metrics, the judges) goes through
@@ -35,6 +36,7 @@ class MetricRow:
     subset: str = ""
     scorer_version: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    variant: str = ""  # the prompt variant the row covers ('' : every variant, or not a variant-level row)
 
 
 def write_metrics(db: sqlite_utils.Database, rows: Iterable[MetricRow]) -> int:
@@ -45,12 +47,13 @@ def write_metrics(db: sqlite_utils.Database, rows: Iterable[MetricRow]) -> int:
         for row in rows:
             value = None if row.value is None else float(row.value)
             db.execute(
-                "INSERT INTO metrics (model_id, image_id, suite, subset, name, value, scorer, scorer_version, details) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (model_id, ifnull(image_id, 0), suite, subset, name, scorer) DO UPDATE SET "
+                "INSERT INTO metrics (model_id, image_id, suite, subset, variant, name, value, scorer, scorer_version, "
+                "details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (model_id, ifnull(image_id, 0), suite, subset, variant, name, scorer) DO UPDATE SET "
                 "value = excluded.value, scorer_version = excluded.scorer_version, details = excluded.details, "
                 "created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
-                [row.model_id, row.image_id, row.suite, row.subset, row.name, value, row.scorer, row.scorer_version,
+                [row.model_id, row.image_id, row.suite, row.subset, row.variant, row.name, value, row.scorer,
+                 row.scorer_version,
                  json.dumps(row.details, ensure_ascii=False, sort_keys=True)],
             )
             count += 1

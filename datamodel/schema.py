@@ -387,6 +387,17 @@ def _guidelines_seen(db: sqlite_utils.Database) -> None:
                "WHERE id IN (SELECT annotator_id FROM votes WHERE annotator_id IS NOT NULL)")
 
 
+def _metric_variant(db: sqlite_utils.Database) -> None:
+    """``metrics.variant``: the prompt variant a metric row covers (``with_definition`` / ``without_definition`` for
+    the taxonomy suite; empty for rows over every variant, as all rows before this column are), part of the
+    ``metrics_key`` unique index, so a model-level FID of one subset and variant is its own row beside the pooled
+    one. Existing rows keep their values and keys."""
+    db.execute("ALTER TABLE metrics ADD COLUMN variant TEXT NOT NULL DEFAULT ''")
+    db.execute("DROP INDEX metrics_key")
+    db.execute("CREATE UNIQUE INDEX metrics_key ON metrics "
+               "(model_id, ifnull(image_id, 0), suite, subset, variant, name, scorer)")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -399,6 +410,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _annotator_sessions,
     _judgment_template_version,
     _guidelines_seen,
+    _metric_variant,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

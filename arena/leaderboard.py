@@ -84,6 +84,7 @@ class Leaderboard:
     judge: str | None = None  # the judge voter of the judge column (None: no judge vote in the slice)
     judge_chosen: bool = False  # True: named by LeaderboardOptions.judge; False: the judge with the most votes
     judges: dict[str, int] = field(default_factory=dict)  # votes per judge voter in the slice, most first
+    metric_slice: str = "every prompt"  # which prompts the metric columns cover (they follow suite, subset, variant)
 
 
 def format_ci(row: pd.Series) -> str:
@@ -189,7 +190,7 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
     }
     models = sorted_model_names(db)
     table = _rating_columns(models, fits)
-    metrics = model_metric_table(db, suite=options.suite)
+    metrics = model_metric_table(db, suite=options.suite, subset=options.subset, variant=options.variant)
     metric_columns = [c for c in metrics.columns if c != "model"]
     table = table.merge(metrics, on="model", how="left")
     table = table.sort_values(["Human ELO", "Judge ELO", "model"], ascending=[False, False, True], na_position="last")
@@ -215,6 +216,9 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
         judge=judge,
         judge_chosen=options.judge is not None,
         judges=judge_vote_counts(arrays),
+        metric_slice=", ".join(part for part in (f"suite {options.suite}" if options.suite else "",
+                                                 metrics.attrs.get("slice", "")) if part and part != "every prompt")
+        or "every prompt",
     )
 
 
@@ -258,7 +262,8 @@ def summary_text(board: Leaderboard, options: LeaderboardOptions) -> str:
         f"{' (excluded votes included)' if options.include_excluded else ''}. {judge_text(board)}. Bradley–Terry "
         f"ELO (400 per 10× odds, mean 1000{prior_text(options.prior_sd)}), ties and both-bad: {options.tie_policy}, "
         f"95% CIs from {options.rounds} bootstrap rounds (seed {options.seed}). Votes by sampling strategy: "
-        f"{strategies}. Human–judge agreement "
+        f"{strategies}. Metric columns and their correlations: {board.metric_slice} (image metrics averaged over "
+        f"those prompts' images; model-level metrics from their row for that slice). Human–judge agreement "
         f"({board.judge or 'no judge'}) on {agreement['n']} pairs of votes on shared battles: "
         f"{_number(agreement['agreement'])} (Cohen's κ {_number(agreement['kappa'])}). "
         f"{inter_annotator_text(board.inter_annotator)}"

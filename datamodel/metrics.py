@@ -107,12 +107,17 @@ def image_metric_frame(db: sqlite_utils.Database, name: str, *, scorer: str | No
     return pd.DataFrame(db.execute(sql + " ORDER BY x.image_id", args).fetchall(), columns=columns)
 
 
-def model_metric_table(db: sqlite_utils.Database, suite: str | None = None):
+def model_metric_table(db: sqlite_utils.Database, suite: str | None = None, subset: str | None = None,
+                       variant: str | None = None):
     """Rows: every model (column ``model``); columns: metric names; values: model-level metrics as stored and the
-    model mean of image-level metrics.
+    model mean of image-level metrics, over the slice the leaderboard shows.
 
-    Model-level metrics are taken from their overall row (subset ''); rows with a subset (per-category
-    accuracies, the ``reward_mann_whitney_p`` comparisons under ``vs <model>``) are not columns. A name computed by
+    Image-level metrics are averaged over the images of the prompts of ``suite``, ``subset`` and ``variant`` (None:
+    any). Model-level metrics are taken from the row of that slice: subset ``subset or ''`` and variant ``variant or
+    ''`` (the pooled row when there is no filter, e.g. a FID per subset and variant when both are given); rows of
+    other subsets (per-category accuracies, the ``reward_mann_whitney_p`` comparisons under ``vs <model>``) or
+    variants are not columns. ``table.attrs["slice"]`` says which slice it is ("every prompt" without filters). A
+    name computed by
     several scorers (a real CLIP and a tiny stand-in, say) gets one column per scorer, ``name [scorer]``; a
     model-level name present in several suites gets ``name (suite)`` unless ``suite`` selects one.
     ``table.attrs["lower_is_better"]`` lists the columns where smaller is better by ``metric_directions`` (FID,
@@ -124,23 +129,32 @@ def model_metric_table(db: sqlite_utils.Database, suite: str | None = None):
     where, args = "", []
     if suite is not None:
         where, args = " AND x.suite = ?", [suite]
+    prompt_where, prompt_args = "", []
+    for column, value in (("subset", subset), ("variant", variant)):
+        if value is not None:
+            prompt_where += f" AND p.{column} = ?"
+            prompt_args.append(value)
     image_level = pd.DataFrame(
         db.execute(
             "SELECT m.name, x.name, x.scorer, '' AS suite, AVG(x.value) FROM metrics x "
             "JOIN models m ON m.id = x.model_id "
-            f"WHERE x.image_id IS NOT NULL{where} GROUP BY m.name, x.name, x.scorer", args
+            + ("JOIN images i ON i.id = x.image_id JOIN prompts p ON p.id = i.prompt_id " if prompt_where else "")
+            + f"WHERE x.image_id IS NOT NULL{where}{prompt_where} GROUP BY m.name, x.name, x.scorer",
+            args + prompt_args,
         ).fetchall(),
         columns=["model", "metric", "scorer", "suite", "value"],
     )
     model_level = pd.DataFrame(
         db.execute(
             "SELECT m.name, x.name, x.scorer, x.suite, x.value FROM metrics x JOIN models m ON m.id = x.model_id "
-            f"WHERE x.image_id IS NULL AND x.subset = ''{where}", args
+            f"WHERE x.image_id IS NULL AND x.subset = ? AND x.variant = ?{where}", [subset or "", variant or ""] + args
         ).fetchall(),
         columns=["model", "metric", "scorer", "suite", "value"],
     )
     long = pd.concat([image_level, model_level], ignore_index=True)
     table = pd.DataFrame({"model": models})
+    shown = ", ".join(f"{name} {value}" for name, value in (("subset", subset), ("variant", variant)) if value)
+    table.attrs["slice"] = shown or "every prompt"
     if long.empty:
         table.attrs["lower_is_better"] = []
         return table
@@ -162,4 +176,5 @@ def model_metric_table(db: sqlite_utils.Database, suite: str | None = None):
     lower = {name for name, direction in metric_directions(db).items() if direction == "lower"}
     lower_columns = set(long.loc[long["metric"].isin(lower), "column"])
     table.attrs["lower_is_better"] = [c for c in columns if c in lower_columns]
+    table.attrs["slice"] = shown or "every prompt"
     return table

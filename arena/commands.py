@@ -50,7 +50,7 @@ def cmd_import_images(args, settings) -> int:
     from datamodel.renditions import Renditions
 
     db, media = _open(settings)
-    result = import_images(db, media, args.folder, args.prompts, suite=args.suite,
+    result = import_images(db, media, args.folder, args.prompts, suite=args.suite, variant=args.variant,
                            renditions=Renditions.from_settings(media, settings))
     print(f"Imported {result.images} images ({result.new_images} new) of {result.models} models "
           f"for {result.prompts} prompts into suite {args.suite!r}.")
@@ -100,6 +100,13 @@ def cmd_leaderboard(args, settings) -> int:
         print(f"(snapshot computed {snapshot.age():.0f} s ago in {snapshot.seconds:.1f} s"
               + ("; the data changed since: pass --fresh to recompute)" if changed else "; nothing changed since)"))
     print(snapshot.view["text"])
+    if args.preset:
+        from arena.leaderboard import preset_ratings_text
+        from datamodel.presets import check_suite, get_preset
+
+        preset = get_preset(args.preset)
+        check_suite(preset, args.suite)
+        print("\n" + preset_ratings_text(db, options, preset))
     return 0
 
 
@@ -163,8 +170,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     images = commands.add_parser("import-images", help="import a folder <model>/<prompt key>.<png|jpg|webp>")
     images.add_argument("folder", help="folder with one subfolder of images per model")
-    images.add_argument("--prompts", required=True, help="CSV or JSONL with key, text (+ subset, variant, role, metadata)")
+    images.add_argument("--prompts", help="CSV or JSONL with key, text (+ subset, variant, role, metadata); without "
+                        "it, files are named after the item keys of --suite's prompts already in the database")
     images.add_argument("--suite", default="imported", help="suite of the prompts (default: imported)")
+    images.add_argument("--variant", help="without --prompts: only this variant's prompts (default: every variant of "
+                        "each item)")
     images.set_defaults(handler=cmd_import_images)
 
     export = commands.add_parser("export", help="export the votes (CSV, JSONL, Parquet, FastChat, Hugging Face)")
@@ -193,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="ties and both-bad in the fit (default: the tie_policy setting)")
     board.add_argument("--rounds", type=int, help="bootstrap rounds (default: the setting)")
     board.add_argument("--include-excluded", action="store_true", help="count votes flagged as excluded")
+    board.add_argument("--preset", metavar="NAME",
+                       help="also print the slice's ratings under this preset's rating protocol (e.g. taxonomy-paper: "
+                            "the paper's ELO, truncated, 'score (+up/-down)')")
     board.add_argument("--fresh", action="store_true",
                        help="compute it now rather than print the latest snapshot (the server's, or an earlier run's)")
     board.set_defaults(handler=cmd_leaderboard)

@@ -317,3 +317,32 @@ def leaderboard_text(board: Leaderboard, options: LeaderboardOptions) -> str:
     correlations = board.correlations.to_string(index=False, float_format=lambda v: f"{v:.3f}")
     return "\n\n".join([summary_text(board, options), format_table(board.table),
                         f"Rank correlation with the human ELO:\n{correlations}", agreement_text(board)])
+
+
+def preset_ratings_text(db: sqlite_utils.Database, options: LeaderboardOptions, preset) -> str:
+    """The slice's ratings under a preset's rating protocol (``rating.protocol``, :mod:`ratings.protocols`), human
+    and judge votes apart, as that protocol prints them; one line when the preset's protocol is the arena's own."""
+    from datamodel.vote_table import votes_frame
+    from ratings.protocols import get_protocol
+
+    name = preset.get("rating.protocol", "arena")
+    head = f"Preset {preset.label()}: rating protocol {name}"
+    if name == "arena":
+        return head + " (the table above)."
+    protocol = get_protocol(name)
+    filters = {key: getattr(options, key) for key in ("suite", "subset", "variant", "category")}
+    parts = [head + f" ({protocol.choices()['ties']}; {protocol.choices()['rounding']}):"]
+    for kind in ("human", "judge"):
+        votes = votes_frame(db, include_excluded=options.include_excluded, voter_kind=kind,
+                            voter=options.judge if kind == "judge" else options.voter, **filters)
+        if kind == "judge" and options.judge is None and len(votes):
+            top = votes["voter"].value_counts()
+            votes = votes[votes["voter"] == sorted(top.index, key=lambda v: (-top[v], v))[0]]
+        if votes.empty:
+            parts.append(f"  {kind}: no votes in this slice")
+            continue
+        table = protocol.rate_frame(votes)
+        who = f"{kind} ({votes['voter'].iloc[0]})" if kind == "judge" else kind
+        parts.append(f"  {who}, {len(votes)} votes: " + ", ".join(
+            f"{model} {printed or 'not rated'}" for model, printed in zip(table["model"], table["printed"])))
+    return "\n".join(parts)

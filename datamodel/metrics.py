@@ -178,3 +178,44 @@ def model_metric_table(db: sqlite_utils.Database, suite: str | None = None, subs
     table.attrs["lower_is_better"] = [c for c in columns if c in lower_columns]
     table.attrs["slice"] = shown or "every prompt"
     return table
+
+
+def image_metric_means(db: sqlite_utils.Database, suite: str, names: Iterable[str]):
+    """Per-image metrics ``names`` of ``suite`` averaged per model, scorer, prompt subset and prompt variant, with
+    the count of images: columns model, name, scorer, subset, variant, value, n (a report's per-subset cells)."""
+    import pandas as pd
+
+    names = list(names)
+    marks = ",".join("?" * len(names))
+    rows = db.execute(
+        "SELECT m.name, x.name, x.scorer, p.subset, p.variant, AVG(x.value), COUNT(x.value) FROM metrics x "
+        "JOIN models m ON m.id = x.model_id JOIN images i ON i.id = x.image_id JOIN prompts p ON p.id = i.prompt_id "
+        f"WHERE p.suite = ? AND x.name IN ({marks}) GROUP BY m.name, x.name, x.scorer, p.subset, p.variant",
+        [suite, *names]).fetchall()
+    return pd.DataFrame(rows, columns=["model", "name", "scorer", "subset", "variant", "value", "n"])
+
+
+def model_level_rows(db: sqlite_utils.Database, suite: str, names: Iterable[str]):
+    """Model-level metric rows ``names`` of ``suite``: columns model, name, scorer, scorer_version, subset, variant,
+    value, details (a dict)."""
+    import pandas as pd
+
+    names = list(names)
+    marks = ",".join("?" * len(names))
+    rows = db.execute(
+        "SELECT m.name, x.name, x.scorer, x.scorer_version, x.subset, x.variant, x.value, x.details FROM metrics x "
+        f"JOIN models m ON m.id = x.model_id WHERE x.suite = ? AND x.image_id IS NULL AND x.name IN ({marks})",
+        [suite, *names]).fetchall()
+    frame = pd.DataFrame(rows, columns=["model", "name", "scorer", "scorer_version", "subset", "variant", "value",
+                                        "details"])
+    frame["details"] = [json.loads(text or "{}") for text in frame["details"]]
+    return frame
+
+
+def scorer_versions(db: sqlite_utils.Database, suite: str, names: Iterable[str]) -> dict[tuple[str, str], str]:
+    """{(metric name, scorer): scorer version} of ``suite``'s rows (the latest version where a scorer has several)."""
+    names = list(names)
+    marks = ",".join("?" * len(names))
+    return {(name, scorer): version for name, scorer, version in db.execute(
+        f"SELECT name, scorer, scorer_version FROM metrics WHERE suite = ? AND name IN ({marks}) ORDER BY created_at",
+        [suite, *names]).fetchall()}

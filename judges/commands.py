@@ -77,6 +77,8 @@ def apply_judge_preset(args: argparse.Namespace, given: set[str], templates: Tem
     strict = args.preset is not None
     args.preset = get_preset(args.preset)
     check_suite(args.preset, args.suite)
+    if args.suite is None and args.preset.suite:  # a benchmark's preset judges that benchmark's prompts
+        args.suite = args.preset.suite
     values, replacements = preset_judge(args.preset, args.command, strict)
     if not strict or not args.preset.get("judge.task"):  # options of another task's judge are not this one's
         values = {dest: value for dest, value in values.items() if hasattr(args, dest)}

@@ -185,7 +185,9 @@ def test_paper_slices_give_each_variant_its_full_set_and_subsets_and_leave_poole
 
 
 def test_float01_input_is_torchmetrics_normalize_true_on_totensor_images(small_arena):
-    """The full-set FID of one model, recomputed the way fid_is.py computes it: ToTensor images, normalize=True."""
+    """The full-set FID of one model, recomputed the way fid_is.py computes it: ToTensor images, normalize=True,
+    i.e. (x * 255).byte() before torchmetrics' own Inception network (torchmetrics skips that step for a network
+    given as a module, so the reference applies it as its built-in path does)."""
     from torchmetrics.image.fid import FrechetInceptionDistance
     from torchvision.transforms import ToTensor
 
@@ -194,14 +196,14 @@ def test_float01_input_is_torchmetrics_normalize_true_on_totensor_images(small_a
     report = score_fid_is_slices(small_arena.db, small_arena.media, "taxonomy", fid_network=network, scorer="tiny",
                                  input_mode="float01", dedup_seed=None)
     rows = [r for r in image_rows(small_arena.db, "taxonomy") if r.variant == "with_definition"]
-    fid = FrechetInceptionDistance(feature=network, normalize=True)
+    fid = FrechetInceptionDistance(feature=network)
     for row in rows:
         tensor = ToTensor()(row.load(small_arena.media)).unsqueeze(0)
         assert torch.equal(tensor[0], to_float01(row.load(small_arena.media)))
         if row.model == "retrieval":
-            fid.update(tensor, real=True)
+            fid.update((tensor * 255).byte(), real=True)
         elif row.model == "charlie-model":
-            fid.update(tensor, real=False)
+            fid.update((tensor * 255).byte(), real=False)
     assert report.fid[("charlie-model", "", "with_definition")] == pytest.approx(float(fid.compute()), rel=1e-5)
 
 
@@ -237,3 +239,19 @@ def test_the_reward_reads_the_core_lemma_and_is_stored_under_its_own_scorer(smal
     assert score_rewards(small_arena.db, small_arena.media, model, "taxonomy") == 52  # the prompts: new rows
     with pytest.raises(ValueError, match="unknown reward prompt 'concept'"):
         score_rewards(small_arena.db, small_arena.media, model, "taxonomy", prompt="concept")
+
+
+def test_the_papers_fid_and_is_run_through_the_real_inception_network(small_arena, random_inception_weights,
+                                                                     monkeypatch, tmp_path):
+    """float01 images of their own sizes go through torchmetrics' InceptionV3 (random weights: the shapes and the
+    path, not the values), which resizes them itself."""
+    from judges.metrics.fid_is import inception_network
+
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+    taxonomy_arena(small_arena)
+    report = score_fid_is_slices(small_arena.db, small_arena.media, "taxonomy",
+                                 fid_network=inception_network("2048", random_inception_weights),
+                                 is_network=inception_network("logits_unbiased", random_inception_weights),
+                                 scorer="inception-v3", input_mode="float01", dedup_seed=42, is_seed=42)
+    assert report.fid and report.inception_score and not report.skipped
+    assert all(np.isfinite(v) for v in [*report.fid.values(), *report.inception_score.values()])

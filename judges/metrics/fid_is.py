@@ -21,8 +21,9 @@ The taxonomy paper's settings (its released ``fid_is.py``; the taxonomy-paper pr
   were imported, one of its concepts drawn with Python's ``random.Random(seed)`` (``random.shuffle`` of the lemma's
   concepts, the first kept), as the script does over ``main_bench.csv``; a subset is deduplicated on its own.
 - ``--fid-is-input float01``: each image at its own size as a float tensor in [0, 1] (torchvision's ``ToTensor``)
-  given to torchmetrics with ``normalize=True``, in batches of 3 (the reference images one at a time), so the
-  network resizes them; ``resized`` (default) resizes them to ``--image-size`` first, as uint8.
+  turned into uint8 as torchmetrics' ``normalize=True`` does (:func:`normalized_uint8`), in batches of 3 (the
+  reference images one at a time), so the network resizes them; ``resized`` (default) resizes them to
+  ``--image-size`` first, as uint8.
 - ``--is-seed 42``: ``torch.manual_seed(seed)`` before each Inception Score (it permutes the images before its 10
   splits). The script seeds once and scores the models in its own order, so its k-th model's split depends on
   the models before it; seeding before each model keeps a model's score independent of the others in the run.
@@ -138,6 +139,13 @@ def to_float01(image: Image.Image):
     return torch.from_numpy(np.asarray(image.convert("RGB"), dtype=np.float32) / 255.0).permute(2, 0, 1).contiguous()
 
 
+def normalized_uint8(images):
+    """What torchmetrics' ``normalize=True`` feeds its built-in Inception network: ``(imgs * 255).byte()`` of float
+    images in [0, 1] (a float just below an integer truncates down). torchmetrics skips that step for a network
+    passed in as a module, as the project's are, so it is done here."""
+    return (images * 255).byte()
+
+
 def to_uint8_batch(images: Sequence[Image.Image], size: int):
     """(N, 3, size, size) uint8 tensor from PIL images (bilinear resize)."""
     import numpy as np
@@ -226,7 +234,7 @@ def score_fid_is(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fi
             _feed(metric, images, input_mode=input_mode, image_size=image_size, batch_size=size, bar=bar, **update)
 
         if reference:
-            fid = FrechetInceptionDistance(feature=fid_network, reset_real_features=False, normalize=normalize)
+            fid = FrechetInceptionDistance(feature=fid_network, reset_real_features=False)
             features(fid, reference, size=1 if normalize else batch_size, real=True)
         for model, model_rows in scored.items():
             model_id = model_rows[0].model_id
@@ -247,7 +255,7 @@ def score_fid_is(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fi
                 split_count = max(1, min(splits, len(images) // 2))
                 with warnings.catch_warnings():  # "saves all features" is the point; one split has no std
                     warnings.simplefilter("ignore", UserWarning)
-                    score = InceptionScore(feature=is_network, splits=split_count, normalize=normalize)
+                    score = InceptionScore(feature=is_network, splits=split_count)
                     features(score, images)
                     with _seeded(is_seed), torch.inference_mode():
                         mean, std = (float(v) for v in score.compute())
@@ -297,7 +305,7 @@ def _feed(metric, images: list[Image.Image], *, input_mode: str, image_size: int
             end = start + 1
             while end < len(images) and end - start < batch_size and images[end].size == size:
                 end += 1
-            metric.update(torch.stack([to_float01(image) for image in images[start:end]]), **update)
+            metric.update(normalized_uint8(torch.stack([to_float01(image) for image in images[start:end]])), **update)
             bar.update(end - start)
             start = end
 
@@ -367,7 +375,7 @@ def score_fid_is_slices(db: sqlite_utils.Database, media: MediaStore, suite: str
             if fid_network is not None:
                 reference = _slice_reference(rows, reference_model, kept, variant)
                 if len(reference) >= 2:
-                    fid = FrechetInceptionDistance(feature=fid_network, reset_real_features=False, normalize=normalize)
+                    fid = FrechetInceptionDistance(feature=fid_network, reset_real_features=False)
                     _feed(fid, [row.load(media) for row in reference], input_mode=input_mode, image_size=image_size,
                           batch_size=1 if normalize else batch, bar=bar, real=True)
                 else:
@@ -395,7 +403,7 @@ def score_fid_is_slices(db: sqlite_utils.Database, media: MediaStore, suite: str
                 if is_network is not None:
                     with warnings.catch_warnings():  # "saves all features" is the point; one split has no std
                         warnings.simplefilter("ignore", UserWarning)
-                        score = InceptionScore(feature=is_network, splits=splits, normalize=normalize)
+                        score = InceptionScore(feature=is_network, splits=splits)
                         _feed(score, images, input_mode=input_mode, image_size=image_size, batch_size=batch, bar=bar)
                         with _seeded(is_seed), torch.inference_mode():
                             mean, std = (float(v) for v in score.compute())

@@ -134,7 +134,7 @@ def fastchat_online_elo(battles: pd.DataFrame, k=4, scale=400, base=10, init=100
     return dict(rating)
 
 
-# --- each protocol against its reference, to 0.01 Elo, intervals included ------------------------------------------
+# --- each protocol against its reference, to 0.01 Elo, intervals included -------------------------------------------
 
 def test_legacy_bootstrap_rows_are_pandas_sample_after_np_random_seed():
     frame = pd.DataFrame({"row": np.arange(997)})
@@ -243,7 +243,7 @@ def test_arena_protocol_gives_the_leaderboards_numbers_unchanged(tie_policy):
     assert before["provisional"].tolist() == after["provisional"].tolist()
 
 
-# --- known answers ----------------------------------------------------------------------------------------------------
+# --- known answers --------------------------------------------------------------------------------------------------
 
 CONVERGED = {  # the protocols whose fit is the Bradley–Terry MLE with ties as half a win, to within 0.01 Elo
     "arena": dict(tie_policy="half", ridge=0.0, rounds=0),
@@ -298,7 +298,7 @@ def test_worked_example_strengths(protocol, settings):
     assert [round(strengths[m], 3) for m in "ABCD"] == [0.640, 1.043, 0.660, 2.270]
 
 
-# --- the registry -------------------------------------------------------------------------------------------------------
+# --- the registry ---------------------------------------------------------------------------------------------------
 
 def test_registry_lists_the_five_protocols_each_stating_its_choices():
     assert list(PROTOCOLS) == ["arena", "fastchat-2023", "fastchat-2024", "taxonomy-paper", "online-elo"]

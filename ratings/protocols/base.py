@@ -173,10 +173,10 @@ class RatingProtocol:
 
 
 def empty_result() -> pd.DataFrame:
-    """The result table of no votes: no rows, the usual columns."""
-    return pd.DataFrame({column: pd.Series([], dtype=object if column in ("model", "printed", "protocol") else
-                                           bool if column == "provisional" else float)
-                         for column in RESULT_COLUMNS})
+    """The result table of no votes: no rows, the usual columns and dtypes."""
+    dtypes = {"model": object, "rank": "Int64", "provisional": bool, "printed": object, "protocol": object,
+              **{column: np.int64 for column in ("votes", "wins", "losses", "ties", "both_bad", "fit_votes")}}
+    return pd.DataFrame({column: pd.Series([], dtype=dtypes.get(column, float)) for column in RESULT_COLUMNS})
 
 
 def fit_votes_of(votes: EncodedVotes, kept: np.ndarray | None = None) -> np.ndarray:

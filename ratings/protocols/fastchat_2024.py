@@ -23,7 +23,7 @@ from typing import ClassVar
 import numpy as np
 
 from ratings.protocols.base import ProtocolFit, RatingProtocol, apply_anchor, first_appearance, fit_votes_of
-from ratings.protocols.logistic import scipy_bt
+from ratings.protocols.logistic import one_blas_thread, scipy_bt
 from ratings.votes import EncodedVotes
 
 SCALE, INIT_RATING = 400.0, 1000.0
@@ -65,11 +65,12 @@ class FastChat2024(RatingProtocol):
         pair, outcome_id = unique // 3, unique % 3
         row_a, row_b, outcome = pair // m, pair % m, outcome_id / 2.0
         weights = counts.astype(np.float64)
-        w = scipy_bt(row_a, row_b, outcome, weights, m, tol=self.tol, max_iter=self.max_iter)
         total = len(votes)
         redrawn = np.random.default_rng(seed=self.seed).multinomial(total, weights / weights.sum(), size=self.rounds)
-        boot = np.array([scipy_bt(row_a, row_b, outcome, drawn / total, m, tol=self.tol, max_iter=self.max_iter)
-                         for drawn in redrawn.astype(np.float64)]).reshape(self.rounds, m)
+        with one_blas_thread():
+            w = scipy_bt(row_a, row_b, outcome, weights, m, tol=self.tol, max_iter=self.max_iter)
+            boot = np.array([scipy_bt(row_a, row_b, outcome, drawn / total, m, tol=self.tol, max_iter=self.max_iter)
+                             for drawn in redrawn.astype(np.float64)]).reshape(self.rounds, m)
         rating = np.full(votes.n_models, np.nan)
         samples = np.full((self.rounds, votes.n_models), np.nan)
         rating[order] = SCALE * w + INIT_RATING

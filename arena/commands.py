@@ -52,7 +52,7 @@ def cmd_import_images(args, settings) -> int:
     from datamodel.renditions import Renditions
 
     db, media = _open(settings)
-    result = import_images(db, media, args.folder, args.prompts, suite=args.suite,
+    result = import_images(db, media, args.folder, args.prompts, suite=args.suite, variant=args.variant,
                            renditions=Renditions.from_settings(media, settings))
     print(f"Imported {result.images} images ({result.new_images} new) of {result.models} models "
           f"for {result.prompts} prompts into suite {args.suite!r}.")
@@ -98,11 +98,18 @@ def cmd_leaderboard(args, settings) -> int:
     from arena.leaderboard_service import compute_snapshot, data_version, options_key, stored_snapshot
 
     db, _ = _open(settings)
+    protocol = args.protocol
+    if args.preset:  # a published preset names its rating protocol; --protocol still wins
+        from datamodel.presets import check_suite, get_preset
+
+        preset = get_preset(args.preset)
+        check_suite(preset, args.suite)
+        protocol = protocol or preset.get("rating.protocol", "arena")
     options = leaderboard_options(
         settings,
         suite=args.suite, subset=args.subset, variant=args.variant, category=args.category, voter=args.voter,
         judge=args.judge, rounds=args.rounds, tie_policy=args.tie_policy, include_excluded=args.include_excluded,
-        protocol=args.protocol, anchor=args.anchor, source=args.source, anonymous_only=args.anonymous_only or None,
+        protocol=protocol, anchor=args.anchor, source=args.source, anonymous_only=args.anonymous_only or None,
     )
     snapshot = None if args.fresh else stored_snapshot(db, options_key(options))
     if snapshot is not None and args.json and "json" not in snapshot.view:  # stored before the JSON was kept
@@ -183,8 +190,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     images = commands.add_parser("import-images", help="import a folder <model>/<prompt key>.<png|jpg|webp>")
     images.add_argument("folder", help="folder with one subfolder of images per model")
-    images.add_argument("--prompts", required=True, help="CSV or JSONL with key, text (+ subset, variant, role, metadata)")
+    images.add_argument("--prompts", help="CSV or JSONL with key, text (+ subset, variant, role, metadata); without "
+                        "it, files are named after the item keys of --suite's prompts already in the database")
     images.add_argument("--suite", default="imported", help="suite of the prompts (default: imported)")
+    images.add_argument("--variant", help="without --prompts: only this variant's prompts (default: every variant of "
+                        "each item)")
     images.set_defaults(handler=cmd_import_images)
 
     votes = commands.add_parser("import-votes", help="import another arena's votes (FastChat log, taxonomy "
@@ -242,6 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
     board.add_argument("--json", action="store_true",
                        help='print the table as JSON: {"protocol": ..., "models": [{"model", "rating", "lower", '
                             '"upper", "votes", ...}]}')
+    board.add_argument("--preset", metavar="NAME",
+                       help="rate with this published preset's rating protocol (e.g. taxonomy-paper: the "
+                            "paper's ELO, truncated, 'score (+up/-down)'); --protocol, if given, wins")
     board.add_argument("--fresh", action="store_true",
                        help="compute it now rather than print the latest snapshot (the server's, or an earlier run's)")
     board.set_defaults(handler=cmd_leaderboard)

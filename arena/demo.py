@@ -171,7 +171,8 @@ def load_demo_bundle(db: sqlite_utils.Database, media: MediaStore, bundle: str |
         write_metrics(db, [
             MetricRow(model_id=model_ids[row["model"]], name=row["name"], value=row["value"], scorer=row["scorer"],
                       image_id=None if row["image"] is None else image_ids[row["image"]], suite=row["suite"],
-                      subset=row["subset"], scorer_version=row["scorer_version"], details=row["details"])
+                      subset=row["subset"], variant=row.get("variant", ""), scorer_version=row["scorer_version"],
+                      details=row["details"])
             for row in rows])
         record_directions(db, manifest["directions"])
     return {"prompts": len(prompts.ids), "new_prompts": prompts.inserted, "new_images": made}

@@ -57,19 +57,55 @@ def read_prompts_file(path: Path, suite: str) -> dict[str, PromptSpec]:
     return by_key
 
 
+def existing_prompts(db: sqlite_utils.Database, suite: str, variant: str | None = None) -> dict[str, list[int]]:
+    """{item key: prompt ids} of the prompts of ``suite`` already in the database (of ``variant``, or every variant).
+    An item key that names prompts of two subsets is refused: a file name could not say which one it is."""
+    sql, args = "SELECT item_key, subset, id FROM prompts WHERE suite = ?", [suite]
+    if variant is not None:
+        sql += " AND variant = ?"
+        args.append(variant)
+    keys: dict[str, list[int]] = {}
+    subsets: dict[str, set[str]] = {}
+    for key, subset, prompt_id in db.execute(sql + " ORDER BY id", args):
+        keys.setdefault(key, []).append(prompt_id)
+        subsets.setdefault(key, set()).add(subset)
+    clash = sorted(key for key, found in subsets.items() if len(found) > 1)
+    if clash:
+        raise ImageImportError(f"item key {clash[0]!r} of suite {suite!r} is in subsets {', '.join(sorted(subsets[clash[0]]))}: "
+                               "a file name cannot say which. Import with a prompts file (--prompts) instead.")
+    if not keys:
+        raise ImageImportError(f"suite {suite!r} has no prompts{f' of variant {variant!r}' if variant else ''} in the "
+                               "database: build or import the suite first, or pass --prompts.")
+    return keys
+
+
 def import_images(
-    db: sqlite_utils.Database, media: MediaStore, folder: str | Path, prompts_file: str | Path, *,
-    suite: str = "imported", renditions: Renditions | None = None,
+    db: sqlite_utils.Database, media: MediaStore, folder: str | Path, prompts_file: str | Path | None, *,
+    suite: str = "imported", renditions: Renditions | None = None, variant: str | None = None,
 ) -> ImageImport:
     """Import ``<folder>/<model>/<prompt key>.<ext>`` with the prompts of ``prompts_file``; all or nothing.
+
+    Without a prompts file the images are for ``suite``'s prompts already in the database, a file's name being a
+    prompt's item key (the taxonomy paper's retrieval images, ``<wordnet_id>.png``, for its imported benchmark): each
+    image goes to every variant of its item (or to ``variant`` only), and no prompt is written or changed.
 
     Everything is read, checked and stripped of metadata first; the rows and the media files are written last, in
     one transaction (a media file of a transaction that then fails is unreferenced, content-addressed and harmless).
     With ``renditions``, each image's display rendition is made after the import, so no voter's first request waits
     for it (a large original takes longer to render than a small one: a timing a voter could notice).
     """
-    folder, prompts_file = Path(folder), Path(prompts_file)
-    specs = read_prompts_file(prompts_file, suite)
+    folder = Path(folder)
+    if prompts_file is not None and variant is not None:
+        raise ImageImportError("--variant picks among the prompts already in the database: drop --prompts, or give "
+                               "the variant in the prompts file's variant column.")
+    if prompts_file is None:
+        targets = existing_prompts(db, suite, variant)
+        specs = dict.fromkeys(targets)
+        prompts_file = Path(f"the {suite} prompts in the database")
+    else:
+        prompts_file = Path(prompts_file)
+        specs = read_prompts_file(prompts_file, suite)
+        targets = None
     if not folder.is_dir():
         raise ImageImportError(f"{folder}: not a folder. Lay images out as <folder>/<model>/<prompt key>.png.")
     planned: dict[tuple[str, str], tuple[tuple[bytes, str, int, int], Path]] = {}
@@ -80,7 +116,10 @@ def import_images(
             if file.suffix.lower() not in IMAGE_SUFFIXES:
                 raise ImageImportError(f"{file}: not an image file name; use .png, .jpg, .jpeg or .webp.")
             if file.stem not in specs:
-                raise ImageImportError(f"{file}: no prompt with key {file.stem!r} in {prompts_file}. Add it there.")
+                raise ImageImportError(f"{file}: no prompt with key {file.stem!r} in {prompts_file}. Add it there."
+                                       if targets is None else
+                                       f"{file}: no prompt of suite {suite!r} has the item key {file.stem!r}. Name the "
+                                       "file after one (its item key: the wordnet_id of an imported benchmark).")
             slot = (model_dir.name.strip(), file.stem)
             if slot in planned:
                 raise ImageImportError(
@@ -98,13 +137,15 @@ def import_images(
     before = db.execute("SELECT COUNT(*) FROM images").fetchone()[0]
     try:
         with db.conn:  # rows first: a refused prompt (CatalogError) leaves no media file behind
-            ids = dict(zip(specs, add_prompts(db, specs.values()).ids))
+            ids = ({key: targets[key] for key in specs} if targets is not None else
+                   {key: [prompt_id] for key, prompt_id in zip(specs, add_prompts(db, specs.values()).ids)})
             model_ids = {name: add_model(db, name, source="imported") for name in sorted({m for m, _ in planned})}
             stored = {}
             for (model, key), (cleaned, file) in planned.items():
                 stored[model, key] = media.put_cleaned(cleaned)
-                add_image(db, prompt_id=ids[key], model_id=model_ids[model], stored=stored[model, key],
-                          params={"imported_from": file.name})
+                for prompt_id in ids[key]:
+                    add_image(db, prompt_id=prompt_id, model_id=model_ids[model], stored=stored[model, key],
+                              params={"imported_from": file.name})
     except CatalogError as error:
         raise ImageImportError(str(error)) from None
     for image in stored.values() if renditions is not None else ():

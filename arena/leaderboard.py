@@ -129,6 +129,7 @@ class Leaderboard:
     judges: dict[str, int] = field(default_factory=dict)  # votes per judge voter in the slice, most first
     protocol: str = DEFAULT_PROTOCOL  # the rating protocol of the fits
     sources: dict[str, int] = field(default_factory=dict)  # votes per source (arena, then each import source)
+    metric_slice: str = "every prompt"  # which prompts the metric columns cover (they follow suite, subset, variant)
 
 
 def format_ci(row: pd.Series) -> str:
@@ -236,7 +237,7 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
             for kind, part in (("human", human), ("judge", judged))}
     models = sorted_model_names(db)
     table = _rating_columns(models, fits)
-    metrics = model_metric_table(db, suite=options.suite)
+    metrics = model_metric_table(db, suite=options.suite, subset=options.subset, variant=options.variant)
     metric_columns = [c for c in metrics.columns if c != "model"]
     table = table.merge(metrics, on="model", how="left")
     table = table.sort_values(["Human ELO", "Judge ELO", "model"], ascending=[False, False, True], na_position="last")
@@ -264,6 +265,9 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
         judges=judge_vote_counts(arrays),
         protocol=protocol.name,
         sources=source_counts(arrays),
+        metric_slice=", ".join(part for part in (f"suite {options.suite}" if options.suite else "",
+                                                 metrics.attrs.get("slice", "")) if part and part != "every prompt")
+        or "every prompt",
     )
 
 
@@ -344,7 +348,8 @@ def summary_text(board: Leaderboard, options: LeaderboardOptions) -> str:
         f"{counts.get('human', 0)} human votes · {counts.get('judge', 0)} judge votes"
         f"{' (excluded votes included)' if options.include_excluded else ''}{sources_text(board, options)}. "
         f"{judge_text(board)}. {protocol_text(board, options)} Votes by sampling strategy: "
-        f"{strategies}. Human–judge agreement "
+        f"{strategies}. Metric columns and their correlations: {board.metric_slice} (image metrics averaged over "
+        f"those prompts' images; model-level metrics from their row for that slice). Human–judge agreement "
         f"({board.judge or 'no judge'}) on {agreement['n']} pairs of votes on shared battles: "
         f"{_number(agreement['agreement'])} (Cohen's κ {_number(agreement['kappa'])}). "
         f"{inter_annotator_text(board.inter_annotator)}"

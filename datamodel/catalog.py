@@ -199,3 +199,14 @@ def models_with_images(db: sqlite_utils.Database, suite: str) -> list[str]:
     return [name for name, in db.execute(
         "SELECT m.name FROM models m WHERE EXISTS (SELECT 1 FROM images i JOIN prompts p ON p.id = i.prompt_id "
         "WHERE i.model_id = m.id AND p.suite = ?) ORDER BY m.id", [suite])]
+def image_provenance(db: sqlite_utils.Database, suite: str) -> list[dict]:
+    """Per model of ``suite``'s images: its source (diffusers, demo, imported), how many images, and the presets
+    recorded in their generation parameters (an imported image records none)."""
+    return list(db.query(
+        """
+        SELECT m.name AS model, m.source, COUNT(i.id) AS images,
+               group_concat(DISTINCT ifnull(json_extract(i.params, '$.preset'),
+                                            CASE m.source WHEN 'imported' THEN '' ELSE 'arena' END)) AS presets
+        FROM images i JOIN prompts p ON p.id = i.prompt_id JOIN models m ON m.id = i.model_id
+        WHERE p.suite = ? GROUP BY m.name, m.source ORDER BY m.name
+        """, [suite]))

@@ -478,6 +478,15 @@ def _image_requests(db: sqlite_utils.Database) -> None:
             created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
         )"""
     )
+def _metric_variant(db: sqlite_utils.Database) -> None:
+    """``metrics.variant``: the prompt variant a metric row covers (``with_definition`` / ``without_definition`` for
+    the taxonomy suite; empty for rows over every variant, as all rows before this column are), part of the
+    ``metrics_key`` unique index, so a model-level FID of one subset and variant is its own row beside the pooled
+    one. Existing rows keep their values and keys."""
+    db.execute("ALTER TABLE metrics ADD COLUMN variant TEXT NOT NULL DEFAULT ''")
+    db.execute("DROP INDEX metrics_key")
+    db.execute("CREATE UNIQUE INDEX metrics_key ON metrics "
+               "(model_id, ifnull(image_id, 0), suite, subset, variant, name, scorer)")
 
 
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
@@ -494,6 +503,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _guidelines_seen,
     _imported_votes,
     _image_requests,
+    _metric_variant,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

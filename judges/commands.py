@@ -74,12 +74,12 @@ def preset_judge(preset: Preset, task: str, strict: bool) -> tuple[dict, dict]:
 def apply_judge_preset(args: argparse.Namespace, given: set[str], templates: Templates) -> Templates:
     """Resolve ``args.preset``, give the options the user did not type the preset's values, and return the templates
     with the preset's replacements (a template file replacing the same template is refused: say which one wins)."""
-    strict = args.preset is not None
     args.preset = get_preset(args.preset)
+    strict = args.preset.published  # a published protocol's judge is for its task; the project's defaults are not
     check_suite(args.preset, args.suite)
+    if args.suite is None and args.preset.suite:  # a benchmark's preset judges that benchmark's prompts
+        args.suite = args.preset.suite
     values, replacements = preset_judge(args.preset, args.command, strict)
-    if not strict or not args.preset.get("judge.task"):  # options of another task's judge are not this one's
-        values = {dest: value for dest, value in values.items() if hasattr(args, dest)}
     apply_defaults(args, values, given)
     clash = sorted(set(replacements) & set(templates.overridden))
     if clash:

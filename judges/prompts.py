@@ -8,7 +8,9 @@ registry of declarations (:func:`register_template`) is what :class:`Templates`,
 :data:`EXPECTED_TOKENS` read. The built-in templates are declared below; a judge task declared elsewhere lists its
 own in its :class:`judges.tasks.JudgeTask`, which registers them.
 
-The defaults are the protocol texts of ``protocols.md`` (T1 pairwise, T2 fit, T3 SemVarBench), word for word. The
+The defaults are the protocol texts of ``protocols.md`` (T1 pairwise, T2 fit, T3 SemVarBench), word for word, the
+T1 pairwise one with "second image" where the taxonomy paper's Figure 7 says "first" twice; the figure as printed is
+``pairwise_taxonomy_paper``, which the taxonomy-paper preset sends in its place. The
 SANEval LLM/VLM steps (T4) are not quoted by the protocol; their wording here is the project's, and the attribute
 questions are the protocol's neutral questions. Any registered template can be replaced by a TOML file (setting
 ``judge_templates`` / ``ARENA_JUDGE_TEMPLATES``) with one string per template key; a replacement must keep the

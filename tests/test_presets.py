@@ -208,6 +208,7 @@ def test_the_judge_preset_sets_model_detail_template_and_task_options_unless_typ
     templates = apply_judge_preset(args, given_options(parser, argv), Templates())
     assert (args.judge_model, args.detail, args.single_order, args.source) == ("toy-judge-model", "auto", True,
                                                                               "items")
+    assert args.suite == "taxonomy"  # the preset's suite when none is given
     assert templates.pairwise == Templates().pairwise_taxonomy_paper
     assert "[Start of the first image]\n<image B>\n[End of the first image]" in templates.pairwise
     assert PAIRWISE_TEMPLATE.version(templates) != PAIRWISE_TEMPLATE.version(Templates())  # another voter name

@@ -16,6 +16,9 @@ register(Preset(
         "generation.seed_policy": Choice(
             "derived", "project default: a stable hash of (seed, model, prompt, index), so adding a model or a "
             "prompt changes no other image"),
+        "judge.task": Choice(
+            "pairwise", "project default: the options below are the pairwise judge's; every other judge task keeps "
+            "its own defaults"),
         "judge.templates": Choice(
             {}, "project default: each task's own template (the pairwise one says 'second image' where the taxonomy "
             "paper's Figure 7 says 'first' twice)"),

@@ -12,6 +12,8 @@ annotators on the same battles.
 
 from __future__ import annotations
 
+import json
+
 import csv
 import io
 import os
@@ -211,16 +213,21 @@ def test_the_fake_run_output_for_the_closing_note(fake_run, capsys):
     assert text.startswith("# Taxonomy image generation benchmark (Tables 2-16)")
 
 
-def test_the_leaderboard_prints_the_presets_ratings_as_table_3_does(fake_run, capsys):
-    """One subset in the demo, so the leaderboard's fit of the with-definition judge votes is Table 3's Easy column."""
+def test_the_leaderboard_rates_with_the_presets_protocol_as_table_3_does(fake_run, capsys):
+    """One subset in the demo, so the leaderboard's fit of the with-definition judge votes under the preset's rating
+    protocol (--preset taxonomy-paper: the protocol taxonomy-paper, its 100 rounds) is Table 3's Easy column."""
     from arena.commands import main as arena
 
     root, _, report, _ = fake_run
     assert arena(["leaderboard", "--suite", "taxonomy", "--variant", "with_definition", "--preset", "taxonomy-paper",
-                  "--fresh", "--rounds", "10"]) == 0
-    out = capsys.readouterr().out
-    line = next(line for line in out.splitlines() if line.startswith("  judge (gpt-judge-single-order"))
+                  "--fresh", "--json"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    assert board["protocol"] == "taxonomy-paper"
+    assert board["judge"].startswith("gpt-judge-single-order")
+    printed = {row["model"]: row["printed"] for row in board["judge_models"]}
     table = {t.number: t for t in report.tables}["3"]
-    painter = table.cell("demo-painter", "Easy").text
-    assert f"demo-painter {painter}" in line
-    assert "Preset taxonomy-paper (published protocol): rating protocol taxonomy-paper" in out
+    assert printed["demo-painter"] == table.cell("demo-painter", "Easy").text
+    # --protocol, when given, wins over the preset's
+    assert arena(["leaderboard", "--suite", "taxonomy", "--preset", "taxonomy-paper", "--protocol", "arena",
+                  "--fresh", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["protocol"] == "arena"

@@ -35,7 +35,7 @@ from arena import session as battle_sessions
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator
 from datamodel.human_ratings import (RatingReceipt, Serving, annotator_questions, annotator_rating_count,
                                      answered_units, assignments, load_serving, record_rating, record_serving,
-                                     skip_serving, unit_raters)
+                                     skip_serving, task_totals, unit_raters)
 from datamodel.quality import QualityRules
 from datamodel.rating_scales import RatingRejected
 from judges.rating_tasks import RatingTask, RatingUnit, rating_tasks
@@ -309,3 +309,29 @@ def progress(db: sqlite_utils.Database, session: RatingSession, task: str, pool:
         return answered_units(db, session.annotator.id, task), 0
     declaration, models, _ = opened
     return answered_units(db, session.annotator.id, task), len(pool.units(db, declaration, models))
+
+
+STATUS_COLUMNS = ["task", "title", "open", "raters_per_item", "paper_raters", "models", "items", "items_begun",
+                  "items_complete", "ratings", "excluded", "raters"]
+
+
+def study_status(db: sqlite_utils.Database, pool: RatingPool | None = None) -> list[dict]:
+    """Per declared task: its assignment (open, raters per item, models; the paper's raters when none is stored),
+    its items (units) over those models, how many have a counted rating and how many have all their raters, and
+    the ratings, excluded ratings and raters so far (:data:`STATUS_COLUMNS`)."""
+    pool = pool or RatingPool()
+    stored = assignments(db)
+    rows = []
+    for name, task in rating_tasks().items():
+        assignment = stored.get(name)
+        models = assignment.models if assignment else ()
+        target = assignment.raters_per_item if assignment else task.raters
+        units = pool.units(db, task, models)
+        counts = unit_raters(db, name)
+        rows.append({"task": name, "title": task.title, "open": bool(assignment and assignment.active),
+                     "raters_per_item": target, "paper_raters": task.raters,
+                     "models": ", ".join(models) or "all", "items": len(units),
+                     "items_begun": sum(1 for key in units if counts.get(key, 0) > 0),
+                     "items_complete": sum(1 for key in units if counts.get(key, 0) >= target),
+                     **task_totals(db, name)})
+    return rows

@@ -242,6 +242,14 @@ def unit_raters(db: sqlite_utils.Database, task: str) -> dict[str, int]:
                            "GROUP BY unit", [task]).fetchall())
 
 
+def task_totals(db: sqlite_utils.Database, task: str) -> dict[str, int]:
+    """``{"ratings", "excluded", "raters"}`` of ``task``: every rating, the excluded ones, the distinct raters."""
+    ratings, excluded, raters = db.execute(
+        "SELECT COUNT(*), COALESCE(SUM(excluded), 0), COUNT(DISTINCT annotator_id) FROM ratings WHERE task = ?",
+        [task]).fetchone()
+    return {"ratings": ratings, "excluded": excluded, "raters": raters}
+
+
 def annotator_rating_count(db: sqlite_utils.Database, annotator_id: int) -> int:
     return db.execute("SELECT COUNT(*) FROM ratings WHERE annotator_id = ?", [annotator_id]).fetchone()[0]
 

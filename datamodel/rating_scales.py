@@ -54,7 +54,8 @@ class ChoiceScale:
         given = _mapping(answer, (self.name,))
         value = given[self.name]
         if not _whole(value) or int(value) not in self.values:
-            allowed = ", ".join(f"{p.value} ({p.label})" for p in self.points)
+            allowed = ", ".join(p.label if p.label.startswith(str(p.value)) else f"{p.label} ({p.value})"
+                                for p in self.points)
             raise RatingRejected(f"{_shown(value)} is not on this question's scale: answer one of {allowed}.")
         return {self.name: int(value)}
 

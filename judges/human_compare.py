@@ -32,10 +32,12 @@ COLUMNS = ("task", "judge", "compared", "items", "pairs", "accuracy", "kappa", "
 
 @dataclass(frozen=True)
 class HumanCompareOptions:
-    """``min_shared``: fewer shared items give "insufficient"; ``task``: only this rating task."""
+    """``min_shared``: fewer shared items give "insufficient"; ``task``: only this rating task; ``suite``: only the
+    tasks of this suite."""
 
     min_shared: int = 30
     task: str | None = None
+    suite: str | None = None
 
 
 def _row(task: str, judge: str, what: str, figures: dict, min_shared: int) -> dict:
@@ -53,7 +55,8 @@ def compare_with_humans(db: sqlite_utils.Database, options: HumanCompareOptions 
         raise ValueError(f"No rating task {options.task!r}: use one of {', '.join(tasks)}.")
     rows = []
     for name, task in tasks.items():
-        if task.compare is None or (options.task is not None and name != options.task):
+        if task.compare is None or (options.task is not None and name != options.task) or (
+                options.suite is not None and task.suite != options.suite):
             continue
         frame = ratings_frame(db, task=name)
         if frame.empty:

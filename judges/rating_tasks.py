@@ -33,7 +33,8 @@ import sqlite_utils
 
 from datamodel.rating_scales import ChoiceScale, Point, Scale, Score, ScoresScale
 from judges import commonsense, saneval, semvar
-from judges.human_stats import COMMONSENSE_COMPARISON, SANEVAL_COMPARISON, SEMVAR_COMPARISON, Comparison
+from judges.human_stats import (COMMONSENSE_COMPARISON, SANEVAL_COMPARISON, SEMVAR_COMPARISON, Comparison,
+                                commonsense_human_accuracy, saneval_human_scores, semvar_human_scores)
 from judges.saneval_rules import StructureError, category_of
 from judges.selection import Selection
 
@@ -76,6 +77,8 @@ class RatingTask:
     - ``plan(db, selection)``: the task's units over the images of ``selection``.
     - ``compare``: how its judges are held against its raters (:class:`judges.human_stats.Comparison`; None: no
       judge to compare).
+    - ``tables``: {title: function of the task's ratings frame giving a DataFrame}: the paper's human tables
+      (:mod:`judges.human_stats`).
     """
 
     name: str
@@ -91,6 +94,7 @@ class RatingTask:
     show_prompt: bool = True
     criteria: Mapping[str, str] = field(default_factory=dict)
     compare: Comparison | None = None
+    tables: Mapping[str, Callable] = field(default_factory=dict)
 
     def units(self, db: sqlite_utils.Database, models: tuple[str, ...] = ()) -> list[RatingUnit]:
         """The units over the images of ``models`` (all models when empty)."""
@@ -162,6 +166,7 @@ COMMONSENSE = register(RatingTask(
     name="commonsense_fit", suite=commonsense.SUITE, title="Commonsense-T2I: does the image fit the description?",
     question="Does the content in the image fit the description?",
     text_label="Description", scale=FIT, raters=2, plan=_commonsense_units, compare=COMMONSENSE_COMPARISON,
+    tables={"Table 2, Human column: accuracy per model (and category)": commonsense_human_accuracy},
     source="Commonsense-T2I §2.3 (fit and the pair score), §3.1 (two experts per item, four generations)",
     guidelines=(
         "Look at the image and decide whether what it shows fits the **description** under it: **Fits** (1) or "
@@ -228,6 +233,7 @@ SEMVAR = register(RatingTask(
     name="semvar_alignment", suite=semvar.SUITE, title="SemVarBench: does the image align with the text?",
     question="Does the generated image align with the given text?", text_label="Text", show_prompt=False,
     scale=SEMVAR_SCORES, raters=3, plan=_semvar_units, compare=SEMVAR_COMPARISON,
+    tables={"Table 11: human evaluation, S̄, γ_w, γ_wo and κ per model (and category)": semvar_human_scores},
     source="SemVarBench Appendix E.2 (three raters, the automatic protocol's scores), Figure 13, Table 13",
     guidelines=(
         "Score how well the image aligns with the **text** above it, with the two scores of the automatic "
@@ -260,6 +266,7 @@ SANEVAL = register(RatingTask(
     name="saneval_adherence", suite=saneval.SUITE, title="SANEval: are the prompt's conditions satisfied?",
     question="Are the specified conditions satisfied in the image?", scale=LIKERT, raters=1,
     plan=_saneval_units, compare=SANEVAL_COMPARISON,
+    tables={"Table 4: human evaluation per model and category, Total": saneval_human_scores},
     source="SANEval Appendix D (an image and its prompt, a Likert scale from poor to perfect alignment), "
            "Figures 5-9, Table 4",
     criteria={"spatial": "Condition: the objects stand in the spatial relation the prompt names.",

@@ -30,6 +30,7 @@ from sampling.coverage import votes_per_model, votes_per_pair, votes_per_prompt
 from arena.ratelimit import RateLimited, client_address
 from arena.web.admin_session import SessionEnded
 from arena.web.context import AppContext, refusal
+from arena.web.rating_admin import build_rating_admin
 
 EXPORT_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
 LOCKED = ("Unlock the admin tab first: enter the admin password. (An admin session ends after 30 minutes without "
@@ -88,6 +89,7 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
             vote_id = gr.Number(label="Vote id", precision=0, elem_id="review-vote-id")
             include_button = gr.Button("Include in ratings", elem_id="review-include")
             exclude_button = gr.Button("Exclude from ratings", elem_id="review-exclude")
+        build_rating_admin(ctx, admin, LOCKED)  # the Human ratings section
 
     def require(admin_id, event: str, request: gr.Request | None) -> None:
         """Refuse the call unless this page holds a live admin session."""

@@ -123,22 +123,27 @@ CALL_INDEX = {call: k for k, call in enumerate(CALLS)}
 
 def semvar_item_effects(frame: pd.DataFrame) -> pd.DataFrame:
     """Per item and model with all seven questions answered, from the raters' mean S per question: unit, model,
-    categories, raters, S̄ (``mean``), γ_w, γ_wo, κ."""
+    categories, raters, S̄ (``mean``), γ_w, γ_wo, κ (:func:`judges.semvar.item_scores`, on every item at once)."""
     columns = ["unit", "model", "categories", "raters", "mean", "gamma_w", "gamma_wo", "kappa"]
-    rows = []
-    for unit, group in frame.groupby("unit", sort=True):
-        scores = [None] * len(CALLS)
-        for (text_role, image_role), part in group.groupby(["text_role", "role"]):
-            index = CALL_INDEX.get((text_role, image_role))
-            if index is not None:
-                scores[index] = float(part["value"].mean())
-        if any(score is None for score in scores):
-            continue
-        head = group.loc[group["role"] == "anchor"].iloc[0] if (group["role"] == "anchor").any() else group.iloc[0]
-        categories = tuple(head["metadata"].get("categories") or
-                           ([head["metadata"]["category"]] if head["metadata"].get("category") else []))
-        rows.append([unit, head["model"], categories, int(group["rater"].nunique()), *item_scores(*scores).values()])
-    return pd.DataFrame(rows, columns=columns)
+    calls = pd.Series([CALL_INDEX.get(pair, -1) for pair in zip(frame["text_role"], frame["role"])], index=frame.index,
+                      dtype="int64") if len(frame) else pd.Series(dtype="int64")
+    known = frame.assign(call=calls)[calls >= 0]
+    if known.empty:
+        return pd.DataFrame(columns=columns)
+    scores = known.pivot_table(index="unit", columns="call", values="value", aggfunc="mean")
+    scores = scores.reindex(columns=range(len(CALLS))).dropna()
+    if scores.empty:
+        return pd.DataFrame(columns=columns)
+    effects = pd.DataFrame(item_scores(*(scores[k].to_numpy() for k in range(len(CALLS)))), index=scores.index)
+    heads = (known.assign(_anchor=known["role"] != "anchor").sort_values("_anchor", kind="stable")
+             .drop_duplicates("unit").set_index("unit"))  # the anchor image's row of each unit where there is one
+    raters = known.groupby("unit")["rater"].nunique()
+    categories = [tuple(m.get("categories") or ([m["category"]] if m.get("category") else []))
+                  for m in heads.loc[effects.index, "metadata"]]
+    return pd.DataFrame({"unit": effects.index, "model": heads.loc[effects.index, "model"].to_numpy(),
+                         "categories": categories, "raters": raters.loc[effects.index].to_numpy(),
+                         **{k: effects[k].to_numpy() for k in ("mean", "gamma_w", "gamma_wo", "kappa")}},
+                        columns=columns).reset_index(drop=True)
 
 
 def semvar_rater_effects(frame: pd.DataFrame) -> dict[str, dict[str, float]]:

@@ -1,9 +1,8 @@
 """A small arena for the human rating tasks: the conftest's small arena plus SemVarBench and SANEval prompts, every
-prompt drawn by the four models, and scripted raters and judges of known accuracy (seeded)."""
+prompt drawn by the four models."""
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 from conftest import MODELS, SmallArena, build_small_arena, make_image
@@ -36,25 +35,45 @@ def rating_prompts() -> list[PromptSpec]:
     return specs
 
 
-def build_rating_arena(root: Path, *, generations: int = 1, **settings) -> SmallArena:
+ANIMALS = ("dog", "cat", "horse", "bird", "mouse", "goat", "sheep", "fox", "owl", "bear")
+
+
+def more_prompts(items: int) -> list[PromptSpec]:
+    """``items`` more Commonsense-T2I items, SemVarBench items and SANEval prompts, made up for scale."""
+    specs = []
+    for k in range(items):
+        a, b = ANIMALS[k % len(ANIMALS)], ANIMALS[(k + 1 + k // len(ANIMALS)) % len(ANIMALS)]
+        specs += [PromptSpec("commonsense", f"x{k}", f"A {a} in the rain, {k}", subset="Daily Items", role="p1",
+                             metadata={"description": f"The {a} is wet", "category": "Daily Items"}),
+                  PromptSpec("commonsense", f"x{k}", f"A {a} under a roof, {k}", subset="Daily Items", role="p2",
+                             metadata={"description": f"The {a} is dry", "category": "Daily Items"})]
+        for role, text in (("anchor", f"A {a} chasing a {b}, {k}"), ("permutation", f"A {b} chasing a {a}, {k}"),
+                           ("paraphrase", f"A {b} being chased by a {a}, {k}")):
+            specs.append(PromptSpec("semvarbench", f"sx{k}", text, role=role,
+                                    metadata={"categories": ["Action"], "category": "Action"}))
+        specs.append(PromptSpec("saneval", f"numeracy-x{k}", f"{k % 5 + 2} {a}s", subset="numeracy",
+                                metadata={"category": "numeracy", "objects": [a], "counts": {a: k % 5 + 2}}))
+    return specs
+
+
+def build_rating_arena(root: Path, *, generations: int = 1, items: int = 0, **settings) -> SmallArena:
     """The small arena (taxonomy and one Commonsense-T2I item) with one more Commonsense-T2I item, two SemVarBench
-    items and three SANEval prompts, each drawn ``generations`` times by every model."""
+    items and three SANEval prompts, and ``items`` more of each (:func:`more_prompts`), each drawn ``generations``
+    times by every model."""
     arena = build_small_arena(root, **settings)
-    ids = add_prompts(arena.db, rating_prompts()).ids
+    ids = add_prompts(arena.db, rating_prompts() + more_prompts(items)).ids
     arena.prompt_ids.extend(ids)
+    with arena.db.conn:  # one transaction
+        _draw_all(arena, generations)
+    return arena
+
+
+def _draw_all(arena: SmallArena, generations: int) -> None:
     for m, model_id in enumerate(arena.model_ids.values()):
         for p, prompt_id in enumerate(arena.prompt_ids):
             for idx in range(generations):  # the small arena's own images (idx 0) are kept as they are
                 add_image(arena.db, prompt_id=prompt_id, model_id=model_id, idx=idx,
                           stored=arena.media.put_image(make_image(m + 7 * idx, p)))
-    return arena
 
 
-def scripted_value(truth: float, accuracy: float, rng: random.Random, values: tuple[int, ...]) -> int:
-    """``truth`` with probability ``accuracy``, else another of ``values`` at random."""
-    if rng.random() < accuracy:
-        return int(truth)
-    return rng.choice([v for v in values if v != truth])
-
-
-__all__ = ["MODELS", "build_rating_arena", "scripted_value"]
+__all__ = ["MODELS", "build_rating_arena", "more_prompts"]

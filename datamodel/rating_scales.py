@@ -95,7 +95,7 @@ class ScoresScale:
         return tuple(score.name for score in self.scores)
 
     def parse(self, answer: Any) -> dict[str, int]:
-        given = _mapping(answer, self.names)
+        given = _mapping(answer, self.names, {score.name: score.label for score in self.scores})
         parsed = {}
         for score in self.scores:
             value = given[score.name]
@@ -129,8 +129,10 @@ def _shown(value: Any) -> str:
     return repr(value)[:40]
 
 
-def _mapping(answer: Any, names: tuple[str, ...]) -> dict[str, Any]:
-    """``answer`` (a mapping or its JSON text) with exactly ``names``; a bare value answers a one-name scale."""
+def _mapping(answer: Any, names: tuple[str, ...], labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``answer`` (a mapping or its JSON text) with exactly ``names`` (shown as ``labels`` in messages); a bare value
+    answers a one-name scale."""
+    labels = labels or {}
     if isinstance(answer, str):
         try:
             answer = json.loads(answer)
@@ -141,11 +143,12 @@ def _mapping(answer: Any, names: tuple[str, ...]) -> dict[str, Any]:
         if len(names) == 1:
             answer = {names[0]: answer}
         else:
-            raise RatingRejected(f"Answer every score: {', '.join(names)}.")
+            raise RatingRejected(f"Answer every score: {', '.join(labels.get(n, n) for n in names)}.")
     missing = [name for name in names if answer.get(name) in (None, "")]
     extra = sorted(str(name) for name in answer if name not in names)
     if missing:
-        raise RatingRejected(f"Give {' and '.join(missing)} before sending the answer.")
+        raise RatingRejected(f"Give {' and '.join(labels.get(n, n) for n in missing)} before sending the answer.")
     if extra:
-        raise RatingRejected(f"This question has no {', '.join(extra)}: answer {', '.join(names)} only.")
+        raise RatingRejected(f"This question has no {', '.join(extra)}: answer "
+                             f"{', '.join(labels.get(n, n) for n in names)} only.")
     return dict(answer)

@@ -80,7 +80,7 @@ def test_units_are_the_judges_own(arena):
     ("saneval_adherence", {"likert": 0}, "is not on this question's scale"),
     ("semvar_alignment", {"object_accuracy": 51, "relevance": 30}, "Object Accuracy 51 is off the scale"),
     ("semvar_alignment", {"object_accuracy": -1, "relevance": 30}, "off the scale"),
-    ("semvar_alignment", {"object_accuracy": 40}, "Give relevance"),
+    ("semvar_alignment", {"object_accuracy": 40}, "Give Relevance"),
     ("semvar_alignment", {"object_accuracy": 40, "relevance": 30, "beauty": 5}, "has no beauty"),
     ("semvar_alignment", {"object_accuracy": 40.5, "relevance": 30}, "whole number from 0 to 50"),
 ])

@@ -4,7 +4,7 @@ The human counterpart of the judges' rating tasks (:mod:`judges.rating_tasks`): 
 description or text asked about, the question as the paper words it and the answer controls of its scale, one row
 per declared task (only the question's row shows: CSS reads the task from the question panel). Everything around
 it is the battle page's (:mod:`arena.web.arena_tab`): the same sign-in and stay-signed-in token, the rate limits and
-quality rules (:mod:`datamodel.human_ratings`), images only through an unguessable media token as display
+quality rules (:mod:`datamodel.human_ratings`; the limits' settings are the votes', their counts apart), images only through an unguessable media token as display
 renditions (``rating-media/<token>``), the model told only after the answer, keyboard shortcuts and a fixed answer
 bar on a phone, guidelines from the papers' instructions (open until the first answer), progress per task.
 
@@ -21,7 +21,7 @@ import json
 import gradio as gr
 
 from arena import rating_session as raters
-from arena.ratelimit import RateLimited, client_address
+from arena.ratelimit import RateLimited, RateLimiter, client_address
 from arena.web.arena_tab import FORGET_RESUME_JS, KEEP_RESUME_JS, READ_RESUME_JS
 from arena.web.context import AppContext, refusal
 from arena.web.render import escape_markdown
@@ -114,6 +114,7 @@ RATING_CSS = """
 .rating-figure img { display: block; width: auto; height: auto; max-width: 100%; aspect-ratio: 1 / 1;
     max-height: max(260px, calc(100vh - 290px)); object-fit: contain; border: 1px solid var(--border-color-primary);
     border-radius: 6px; cursor: zoom-in; }
+.rating-figure.enlarged img { max-height: 90vh !important; max-width: 96vw; cursor: zoom-out; }
 .rating-controls { display: none !important; gap: 8px; flex-wrap: wrap !important; }
 .rating-controls > button { flex: 1 1 0; }
 .rating-score { flex: 1 1 100% !important; padding: 4px 8px !important; }
@@ -229,6 +230,14 @@ def build_ratings_tab(ctx: AppContext) -> gr.State:
     pool = raters.RatingPool()
     declared = rating_tasks()
     state = gr.State(None)  # a RatingSession once signed in; held on the server
+    # The battle page's limits and settings, counted apart and worded for answers: per annotator and per address a
+    # minute, and questions loaded without an answer (sign-in, Skip, a task change: each writes a serving row).
+    answers = dict(noun="answers", advice="Look at the image a little longer and answer again")
+    loads = dict(noun="new questions", advice="Answer the question on screen, or load another")
+    annotator_limit = RateLimiter(settings.rate_limit_annotator_per_minute, "per annotator", **answers)
+    client_limit = RateLimiter(settings.rate_limit_client_per_minute, "from one address", **answers)
+    skip_limit = RateLimiter(settings.rate_limit_skips_per_minute, "per annotator", **loads)
+    client_skip_limit = RateLimiter(settings.rate_limit_client_per_minute, "from one address", **loads)
 
     with gr.Column(visible=True) as signin_box:
         gr.Markdown("Sign in to rate images (the same account as on the Arena tab). "
@@ -259,8 +268,10 @@ def build_ratings_tab(ctx: AppContext) -> gr.State:
                         with gr.Row(elem_id=_control_id(name, "row"), elem_classes=["rating-controls"]):
                             if isinstance(task.scale, ChoiceScale):
                                 for point in task.scale.points:
+                                    shown = point.label if point.label.startswith(point.key) else (
+                                        f"{point.label} ({point.key})")
                                     choice_buttons[(name, point.value)] = gr.Button(
-                                        f"{point.label} ({point.key})", elem_id=_control_id(name, str(point.value)),
+                                        shown, elem_id=_control_id(name, str(point.value)),
                                         variant="primary" if point.value == max(task.scale.values) else "secondary",
                                         min_width=60)
                             else:
@@ -326,8 +337,8 @@ def build_ratings_tab(ctx: AppContext) -> gr.State:
 
     def load(session: raters.RatingSession, task: str | None, request, *, skipping: bool = False) -> list:
         try:
-            ctx.skip_limit.check(session.annotator.name)
-            ctx.client_skip_limit.check(client_address(request))
+            skip_limit.check(session.annotator.name)
+            client_skip_limit.check(client_address(request))
         except RateLimited as error:
             return refused(session, error, "rating_next", request)
         try:
@@ -381,12 +392,12 @@ def build_ratings_tab(ctx: AppContext) -> gr.State:
         session = require(session, "rating_answer", request)
         task = chosen_task(task, request)
         try:
-            ctx.annotator_limit.check(session.annotator.name)
-            ctx.client_limit.check(client_address(request))
+            annotator_limit.check(session.annotator.name)
+            client_limit.check(client_address(request))
             session = raters.answer(ctx.store.db(), session, given, pool=pool, rng=ctx.rng,
                                     rules=settings.quality_rules, task_filter=task,
                                     on_screen=shown if isinstance(shown, str) and shown else None)
-        except RatingRejected as error:
+        except (RatingRejected, RateLimited) as error:
             return refused(session, error, "rating_answer", request)
         notice = fast_notice(session.fast_run, settings.quality_rules, session.annotator.source)
         message = "" if session.current is not None else (

@@ -16,20 +16,17 @@ Ratings stream ``chunk_rows`` at a time, so memory does not grow with them.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import sqlite_utils
 
-from datamodel.hf_export import DEFAULT_LICENSE, IMAGE, _image
+from datamodel.hf_export import DEFAULT_LICENSE, IMAGE, _image, arrow_schema, dataset_card, write_folder
 from datamodel.media import MediaStore
-from datamodel.vote_table import escape_formulas
+from datamodel.vote_table import arrow_writer, jsonl_writer
 
 EXPORT_CHUNK_ROWS = 50_000
 HF_CHUNK_ROWS = 256
-DATA_FILE = "data/train-00000-of-00001.parquet"
 
 # name: (SQL expression over ratings r, prompts p (the image's), prompts t (asked about), images i, models m; type)
 _FIELDS = {
@@ -83,33 +80,9 @@ def rating_batches(db: sqlite_utils.Database, chunk_rows: int = EXPORT_CHUNK_ROW
         yield pa.RecordBatch.from_arrays(arrays, schema=EXPORT_SCHEMA)
 
 
-def _write_arrow(fmt: str):
-    def write(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None) -> int:
-        import pyarrow.csv
-
-        rows = 0
-        with (pq.ParquetWriter(path, EXPORT_SCHEMA) if fmt == "parquet" else
-              pyarrow.csv.CSVWriter(path, EXPORT_SCHEMA)) as writer:
-            for batch in rating_batches(db, chunk_rows):
-                writer.write_batch(batch if fmt == "parquet" else escape_formulas(batch))
-                rows += batch.num_rows
-        return rows
-    return write
-
-
-def _write_jsonl(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None) -> int:
-    cursor = db.execute(_JSON_SQL)
-    rows = 0
-    with open(path, "w", encoding="utf-8") as handle:
-        while lines := cursor.fetchmany(chunk_rows):
-            handle.write("".join(line + "\n" for line, in lines))
-            rows += len(lines)
-    return rows
-
-
 # --- Hugging Face dataset ---------------------------------------------------------------------------------------
 
-HF_FIELDS = {
+HF_FIELDS = {name: (arrow, {"dtype": dtype}, meaning) for name, (arrow, dtype, meaning) in {
     "rating_id": (pa.int64(), "int64", "the rating's id in the arena database"),
     "task": (pa.string(), "string", "the rating task (commonsense_fit, semvar_alignment, saneval_adherence, ...)"),
     "image": (IMAGE, "image", "the rated image (original bytes)"),
@@ -126,80 +99,34 @@ HF_FIELDS = {
     "item_key": (pa.string(), "string", "the prompt's key within its suite"),
     "seconds_to_answer": (pa.float64(), "float64", "seconds from the question being shown to the answer"),
     "tstamp": (pa.float64(), "float64", "when the answer was given, unix seconds"),
-}
-HF_SCHEMA = pa.schema([(name, arrow) for name, (arrow, _, _) in HF_FIELDS.items()]).with_metadata(
-    {"huggingface": json.dumps({"info": {"features": {
-        name: {"dtype": dtype, "_type": "Image" if dtype == "image" else "Value"}
-        for name, (_, dtype, _) in HF_FIELDS.items()}}})})
+}.items()}
+HF_SCHEMA = arrow_schema(HF_FIELDS)
+HF_SUMMARY = ("Human ratings of single images against one question each (`python -m arena ratings export DIR "
+              "--format hf`):\n{rows} ratings, one row per rating, oldest first. Ratings an administrator or the "
+              "quality rules\nexcluded are left out.")
 _HF_SQL = (f"SELECT r.id, r.task, i.media_hash, i.media_ext, m.name, p.text, r.shown_text, r.subject, r.unit, "
            f"r.rater, r.answer, r.value, p.suite, p.subset, p.item_key, r.seconds_to_answer, r.answered_at {_FROM} "
            "WHERE NOT r.excluded ORDER BY r.id")
 
 
-def hf_card(rows: int, license_id: str = DEFAULT_LICENSE) -> str:
-    """The dataset card (README.md): YAML front matter and the columns."""
-    features = "\n".join(f"  - name: {name}\n    dtype: {dtype}" for name, (_, dtype, _) in HF_FIELDS.items())
-    table = "\n".join(f"| `{name}` | {dtype} | {meaning} |" for name, (_, dtype, meaning) in HF_FIELDS.items())
-    return f"""---
-license: {license_id}
-pretty_name: Text-to-image arena human ratings
-task_categories:
-- text-to-image
-tags:
-- human-evaluation
-- rating
-configs:
-- config_name: default
-  data_files:
-  - split: train
-    path: {DATA_FILE}
-dataset_info:
-  features:
-{features}
-  splits:
-  - name: train
-    num_examples: {rows}
----
-
-# Text-to-image arena human ratings
-
-Human ratings of single images against one question each (`python -m arena ratings export DIR --format hf`): {rows}
-ratings, one row per rating, oldest first. Ratings an administrator or the quality rules excluded are left out.
-
-| Column | Type | Meaning |
-|---|---|---|
-{table}
-
-Load it with `datasets.load_dataset("path/to/this/folder")`.
-
-## Licence
-
-{license_id}: set the licence of your images and ratings before publishing (`license:` above).
-"""
+def _hf_batch(chunk: list[tuple], media: MediaStore) -> pa.RecordBatch:
+    columns = list(zip(*chunk))
+    values = {"rating_id": columns[0], "task": columns[1],
+              "image": [_image(media, h, e) for h, e in zip(columns[2], columns[3])]}
+    for name, column in zip(list(HF_FIELDS)[3:], columns[4:]):
+        values[name] = column
+    return pa.RecordBatch.from_arrays([pa.array(values[name], HF_FIELDS[name][0]) for name in HF_FIELDS],
+                                      schema=HF_SCHEMA)
 
 
 def write_hf_ratings(db: sqlite_utils.Database, media: MediaStore, folder: str | Path, *,
                      chunk_rows: int = HF_CHUNK_ROWS, license_id: str = DEFAULT_LICENSE) -> int:
     """Write the counted ratings with their images as a Hugging Face dataset folder; return the rows."""
-    folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"{folder} is a file: the hf format writes a folder; give a folder path.")
-    target = folder / DATA_FILE
-    target.parent.mkdir(parents=True, exist_ok=True)
     cursor = db.execute(_HF_SQL)
-    rows = 0
-    with pq.ParquetWriter(target, HF_SCHEMA) as writer:
-        while chunk := cursor.fetchmany(chunk_rows):
-            columns = list(zip(*chunk))
-            values = {"rating_id": columns[0], "task": columns[1],
-                      "image": [_image(media, h, e) for h, e in zip(columns[2], columns[3])]}
-            for name, column in zip(list(HF_FIELDS)[3:], columns[4:]):
-                values[name] = column
-            writer.write_batch(pa.RecordBatch.from_arrays([pa.array(values[name], HF_FIELDS[name][0])
-                                                           for name in HF_FIELDS], schema=HF_SCHEMA))
-            rows += len(chunk)
-    (folder / "README.md").write_text(hf_card(rows, license_id), encoding="utf-8")
-    return rows
+    batches = (_hf_batch(chunk, media) for chunk in iter(lambda: cursor.fetchmany(chunk_rows), []))
+    return write_folder(folder, HF_SCHEMA, batches, lambda rows: dataset_card(
+        rows, license_id=license_id, pretty_name="Text-to-image arena human ratings", fields=HF_FIELDS,
+        summary=HF_SUMMARY, tags=("human-evaluation", "rating"), what="ratings"))
 
 
 def _write_hf(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None) -> int:
@@ -211,7 +138,8 @@ def _write_hf(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: obj
 
 # Each format one declaration: name: writer(db, path, chunk_rows, media) -> rows. The suffix picks one of the first
 # three; hf (a folder) is asked for by name.
-EXPORTERS = {"csv": _write_arrow("csv"), "jsonl": _write_jsonl, "parquet": _write_arrow("parquet"), "hf": _write_hf}
+EXPORTERS = {"csv": arrow_writer("csv", EXPORT_SCHEMA, rating_batches), "jsonl": jsonl_writer(_JSON_SQL),
+             "parquet": arrow_writer("parquet", EXPORT_SCHEMA, rating_batches), "hf": _write_hf}
 EXPORT_FORMATS = ("csv", "jsonl", "parquet")  # the rating table itself, column for column (the admin tab offers these)
 
 

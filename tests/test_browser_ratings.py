@@ -7,7 +7,6 @@ out, and the admin's assignment and export. Every state is photographed into ``A
 """
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -16,18 +15,11 @@ from datamodel.human_ratings import set_assignment
 from judges.rating_tasks import COMMONSENSE, SANEVAL, SEMVAR
 from rating_arena import MODELS, build_rating_arena
 from test_browser import browser  # noqa: F401  (the fixture)
+from test_browser_annotator import SIZES, shoot
 from webapp import running_app
 
-SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
-SCREENSHOTS = Path(os.environ.get("ARENA_SCREENSHOTS", ".cache/screenshots"))
 SHOWN = ("() => { const img = document.querySelector('#rating-image img.rating-shown'); "
          "return !!img && img.complete && img.naturalWidth > 0 && !!document.querySelector('#rating-item [data-task]'); }")
-
-
-def shoot(page, size: str, name: str) -> None:
-    folder = SCREENSHOTS / size
-    folder.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(folder / f"ratings-{name}.png"))
 
 
 def open_ratings(browser, url: str, size: str, name: str = "rater", token: str = "token-0001"):  # noqa: F811
@@ -79,7 +71,7 @@ def test_rate_through_each_task_type_with_keys_and_clicks(tmp_path, browser, siz
     height = SIZES[size]["height"]
     with running_app(arena.settings) as url:
         page = open_ratings(browser, url, size)
-        shoot(page, size, "01-signed-in")
+        shoot(page, size, "ratings-01-signed-in")
         assert "Guidelines" in page.inner_text("#rating-guidelines")
         guide = page.inner_text("#rating-guidelines-text")
         assert "Perfectly Accurate (All objects exist" in guide  # SemVarBench Table 13's criteria
@@ -88,7 +80,7 @@ def test_rate_through_each_task_type_with_keys_and_clicks(tmp_path, browser, siz
         assert not any(name in page.content() for name in MODELS)  # no model on the page before the answer
         text = page.inner_text("#rating-item")
         assert COMMONSENSE.question in text and "Description:" in text and "Prompt:" in text
-        shoot(page, size, "02-commonsense")
+        shoot(page, size, "ratings-02-commonsense")
         if size == "desktop":  # on a phone the answer bar is fixed to the bottom of the screen
             assert page.locator("#rate-commonsense-fit-0").bounding_box()["y"] + 40 <= height
         for how in ("y", "n", "click"):
@@ -102,7 +94,7 @@ def test_rate_through_each_task_type_with_keys_and_clicks(tmp_path, browser, siz
         status = page.inner_text("#rating-status")
         assert "Saved: Does not fit" in status and any(name in status for name in MODELS)  # told after the answer
         assert "3 answers so far" in status and "items of Commonsense-T2I" in status
-        shoot(page, size, "03-commonsense-answered")
+        shoot(page, size, "ratings-03-commonsense-answered")
         # SemVarBench: digits pick the scores in tens, Enter sends; then clicks on the radios and Send
         pick_task(page, SEMVAR.title)
         text = page.inner_text("#rating-item")
@@ -110,7 +102,7 @@ def test_rate_through_each_task_type_with_keys_and_clicks(tmp_path, browser, siz
         before = shown_src(page)
         page.locator("body").press("3")
         page.locator("body").press("4")
-        shoot(page, size, "04-semvar-scored")
+        shoot(page, size, "ratings-04-semvar-scored")
         page.locator("body").press("Enter")
         wait_question(page, before)
         before = shown_src(page)
@@ -125,13 +117,13 @@ def test_rate_through_each_task_type_with_keys_and_clicks(tmp_path, browser, siz
         page.click("#rate-semvar-alignment-submit")
         page.wait_for_function("() => document.querySelector('#rating-status').innerText.includes('Give Relevance')",
                                timeout=20000)
-        shoot(page, size, "05-semvar-refused")
+        shoot(page, size, "ratings-05-semvar-refused")
         assert len(ratings(arena, "semvar_alignment")) == 2 and page.locator(".error:visible").count() == 0
         # SANEval: the Likert keys and a click
         pick_task(page, SANEVAL.title)
         text = page.inner_text("#rating-item")
         assert SANEVAL.question in text and "Condition:" in text
-        shoot(page, size, "06-saneval")
+        shoot(page, size, "ratings-06-saneval")
         before = shown_src(page)
         page.locator("body").press("5")
         wait_question(page, before)
@@ -141,7 +133,7 @@ def test_rate_through_each_task_type_with_keys_and_clicks(tmp_path, browser, siz
         assert ratings(arena, "saneval_adherence") == [{"likert": 5}, {"likert": 2}]
         page.click("#rating-image img.rating-shown")  # a click enlarges the image
         page.wait_for_selector(".rating-figure.enlarged", timeout=5000)
-        shoot(page, size, "07-enlarged")
+        shoot(page, size, "ratings-07-enlarged")
         page.keyboard.press("Escape")
         page.wait_for_selector(".rating-figure.enlarged", state="detached", timeout=5000)
         # the image came as a display rendition through the question's media token
@@ -167,7 +159,7 @@ def test_a_refused_answer_says_why_and_keeps_the_question(tmp_path, browser, siz
         page.locator("body").press("4")  # the second answer in a minute: refused in words
         page.wait_for_function("() => document.querySelector('#rating-status').innerText.includes('again in')",
                                timeout=20000)
-        shoot(page, size, "08-refused")
+        shoot(page, size, "ratings-08-refused")
         assert page.locator(".error:visible").count() == 0
         assert shown_src(page) == shown  # the question stays on screen
         assert ratings(arena) == [{"likert": 3}]
@@ -198,7 +190,7 @@ def test_answers_wait_for_the_image(tmp_path, browser, size):  # noqa: F811
         box = page.locator("#rate-saneval-adherence-4").bounding_box()
         page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         page.wait_for_timeout(600)
-        shoot(page, size, "09-image-loading")
+        shoot(page, size, "ratings-09-image-loading")
         assert ratings(arena) == []  # neither the key nor the click counted while the image was loading
         hold["on"] = False
         for r in held:
@@ -222,7 +214,7 @@ def test_a_reload_keeps_the_rater_and_signing_out_ends_it(tmp_path, browser, siz
         page.reload()
         page.get_by_role("tab", name="Ratings").click()
         wait_question(page)
-        shoot(page, size, "10-after-reload")
+        shoot(page, size, "ratings-10-after-reload")
         assert "stayer" in page.inner_text("#rating-status") and "1 answer so far" in page.inner_text("#rating-status")
         before = shown_src(page)
         page.locator("body").press("n")
@@ -234,7 +226,7 @@ def test_a_reload_keeps_the_rater_and_signing_out_ends_it(tmp_path, browser, siz
         page.get_by_role("tab", name="Ratings").click()
         page.wait_for_selector("#rating-signin-button", timeout=20000)
         page.wait_for_timeout(1500)
-        shoot(page, size, "11-signed-out")
+        shoot(page, size, "ratings-11-signed-out")
         assert not page.is_visible("#rating-image img")
 
 
@@ -255,7 +247,7 @@ def test_the_admin_opens_a_task_and_exports_the_ratings(tmp_path, browser):  # n
         admin.wait_for_function("() => document.querySelector('#rating-admin-message').innerText.includes('open')",
                                 timeout=20000)
         admin.locator("#rating-study").scroll_into_view_if_needed()
-        shoot(admin, "desktop", "12-admin-assigned")
+        shoot(admin, "desktop", "ratings-12-admin-assigned")
         assert "2 raters per item" in admin.inner_text("#rating-admin-message")
         page = open_ratings(browser, url, "desktop", "first")
         before = shown_src(page)
@@ -269,4 +261,4 @@ def test_the_admin_opens_a_task_and_exports_the_ratings(tmp_path, browser):  # n
         assert text.splitlines()[0].startswith('"rating_id","serving_id"') and len(text.splitlines()) == 2
         admin.click("#rating-admin-refresh")
         admin.wait_for_function("() => document.querySelector('#rating-study').innerText.includes('first') || true")
-        shoot(admin, "desktop", "13-admin-exported")
+        shoot(admin, "desktop", "ratings-13-admin-exported")

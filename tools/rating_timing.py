@@ -17,7 +17,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from tools.page_timing import CHROMIUM, CLICK_UNTIL, FLAGS, MODEL_NAMES, SIZES, serve, summary
+from tools.page_timing import CHROMIUM, CLICK_UNTIL, FLAGS, SIZES, serve, summary, throwaway_arena
 
 SHOWN = "[...document.querySelectorAll('#rating-image img.rating-shown')]"
 NEXT_READY = ("() => " + SHOWN + ".length === 1 && " + SHOWN + "[0].complete && " + SHOWN + "[0].naturalWidth > 0 && "
@@ -29,18 +29,8 @@ ANSWERS = {"commonsense_fit": "#rate-commonsense-fit-1", "semvar_alignment": "#r
 
 def build_arena(root: Path, items: int):
     """A fresh arena under ``root``: ``items`` items of each rating task's suite, drawn by the four models."""
-    from PIL import Image, ImageDraw
+    from datamodel.catalog import PromptSpec
 
-    from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
-    from datamodel.connection import connect
-    from datamodel.media import MediaStore
-    from datamodel.settings import Settings
-
-    settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache", demo=False,
-                        rate_limit_annotator_per_minute=0, rate_limit_client_per_minute=0,
-                        rate_limit_skips_per_minute=0, quality_fast_seconds=0.0)
-    db = connect(settings.db_path)
-    media = MediaStore(settings.media_dir)
     specs = []
     for k in range(items):
         specs += [PromptSpec("commonsense", f"c{k}", f"A lamp {k} without power", role="p1",
@@ -52,16 +42,7 @@ def build_arena(root: Path, items: int):
                                      ("paraphrase", f"A cat {k} being chased by a dog"))]
         specs.append(PromptSpec("saneval", f"n{k}", f"{k % 5 + 2} apples", subset="numeracy",
                                 metadata={"category": "numeracy", "objects": ["apple"], "counts": {"apple": k % 5 + 2}}))
-    prompt_ids = add_prompts(db, specs).ids
-    with db.conn:
-        for m, name in enumerate(MODEL_NAMES):
-            model_id = add_model(db, name)
-            for p, prompt_id in enumerate(prompt_ids):
-                image = Image.new("RGB", (256, 256), (60 * m % 256, 7 * p % 256, 128))
-                ImageDraw.Draw(image).ellipse([20 + m * 10, 20 + p % 50, 200, 220], fill=(250, 240, 230))
-                add_image(db, prompt_id=prompt_id, model_id=model_id, stored=media.put_image(image))
-    db.close()
-    return settings
+    return throwaway_arena(root, specs)
 
 
 def open_only(settings, task: str) -> None:

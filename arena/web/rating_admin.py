@@ -10,7 +10,6 @@ one-time download link as the vote exports (:func:`arena.web.admin_tab.export_li
 from __future__ import annotations
 
 import html
-import time
 
 import gradio as gr
 import pandas as pd
@@ -24,7 +23,6 @@ from arena.web.admin_session import SessionEnded
 from arena.ratelimit import client_address
 from judges.rating_tasks import rating_tasks
 
-EXPORT_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
 STATUS_HEADERS = ["task", "open", "raters per item", "paper's raters", "models", "items", "begun", "complete",
                   "ratings", "excluded", "raters"]
 
@@ -41,9 +39,10 @@ def flagged_frame(ctx: AppContext) -> pd.DataFrame:
                                                                   "created_at", "excluded", "reviewed", "reason"])
 
 
-def build_rating_admin(ctx: AppContext, admin: gr.State, locked: str) -> None:
+def build_rating_admin(ctx: AppContext, admin: gr.State, locked: str, export_link) -> None:
     """The section's components and events, inside the admin tab's unlocked column; filled when ``admin`` (the
-    page's admin session id) is set, and on Refresh. ``locked``: the admin tab's refusal for a locked page."""
+    page's admin session id) is set, and on Refresh. ``locked``: the admin tab's refusal for a locked page;
+    ``export_link``: its one-time download link (:func:`arena.web.admin_tab.export_link`)."""
     pool = raters.RatingPool()
     tasks = rating_tasks()
     gr.Markdown("### Human ratings\nRating tasks beside the battles (one image, one question: the Ratings tab). "
@@ -100,18 +99,10 @@ def build_rating_admin(ctx: AppContext, admin: gr.State, locked: str) -> None:
     def do_export(fmt: str, admin_id, request: gr.Request = None) -> str:
         event = f"rating_export_{fmt}"
         require(admin_id, event, request)
-        name = f"ratings-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"
         try:
-            with ctx.admins.offer(admin_id, f".{fmt}", name=name, media_type=EXPORT_TYPES[fmt],
-                                  client=client_address(request)) as offer:
-                rows = export_ratings(ctx.store.db(), offer.path, fmt)
-                size = offer.path.stat().st_size
+            return export_link(ctx, admin_id, fmt, client_address(request), export=export_ratings, what="ratings")
         except SessionEnded:
             raise refusal(locked, event, request)
-        minutes = round(ctx.admins.offer_s / 60)
-        return (f'<a class="export-link" href="admin-export/{html.escape(offer.token)}" download="{html.escape(name)}">'
-                f"Download {html.escape(name)}</a> ({rows:,} ratings, {size / 1e3:,.1f} kB). <span class=\"export-note\">"
-                f"The link works once, within {minutes} minutes; export again for another copy.</span>")
 
     def do_review(exclude_it: bool, admin_id, rating, request: gr.Request = None):
         event = f"rating_review_{'exclude' if exclude_it else 'include'}"

@@ -24,7 +24,7 @@ from arena import rating_session as raters
 from arena.ratelimit import RateLimited, RateLimiter, client_address
 from arena.web.arena_tab import FORGET_RESUME_JS, KEEP_RESUME_JS, READ_RESUME_JS
 from arena.web.context import AppContext, refusal
-from arena.web.render import escape_markdown
+from arena.web.render import escape_markdown, speed_notice
 from datamodel.annotators import SignInError
 from datamodel.human_ratings import Serving
 from datamodel.rating_scales import ChoiceScale, RatingRejected, ScoresScale
@@ -399,7 +399,8 @@ def build_ratings_tab(ctx: AppContext) -> gr.State:
                                     on_screen=shown if isinstance(shown, str) and shown else None)
         except (RatingRejected, RateLimited) as error:
             return refused(session, error, "rating_answer", request)
-        notice = fast_notice(session.fast_run, settings.quality_rules, session.annotator.source)
+        notice = speed_notice(session.fast_run, settings.quality_rules, session.annotator.source, doing="answering",
+                              noun="answers", look="the image")
         message = "" if session.current is not None else (
             "Nothing left to rate here: thank you! Pick another task, or come back when the admin opens more.")
         return view(session, message, notice)
@@ -442,17 +443,3 @@ def build_ratings_tab(ctx: AppContext) -> gr.State:
                      item_outputs, api_name=f"rate_{name}", **fast)
     return state
 
-
-def fast_notice(fast_run: int, rules, source: str) -> str:
-    """The warning after a fast answer, before the speed rule sets answers aside ("" when the last was not fast)."""
-    if fast_run < 2:
-        return ""
-    seconds, streak = f"{rules.fast_seconds:g}", rules.fast_streak
-    if source in rules.trusted_sources:
-        return (f"You are answering very fast: answers less than {seconds} s apart still count, and from {streak} in a "
-                "row they are noted for the admin. Take the time to look at the image.")
-    if fast_run >= streak:
-        return (f"You are answering very fast: your last {fast_run} answers came less than {seconds} s apart, so they "
-                "are set aside and do not count. Take the time to look at the image.")
-    return (f"You are answering very fast: answers less than {seconds} s apart may not count (from {streak} in a row "
-            f"they are set aside). {fast_run} in a row so far: take the time to look at the image.")

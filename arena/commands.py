@@ -103,6 +103,36 @@ def cmd_leaderboard(args, settings) -> int:
     return 0
 
 
+def cmd_presets(args, settings) -> int:
+    from datamodel.presets import all_presets, get_preset, preset_markdown
+
+    if args.name is None:
+        for preset in all_presets().values():
+            where = f"suite {preset.suite}" if preset.suite else "any suite"
+            print(f"{preset.name:20} {where:18} {preset.title}")
+        return 0
+    print(preset_markdown(get_preset(args.name)))
+    return 0
+
+
+def cmd_report(args, settings) -> int:
+    from pathlib import Path
+
+    from arena.reports import make_report, render
+    from datamodel.presets import get_preset
+
+    db, _ = _open(settings)
+    report = make_report(db, args.benchmark, preset=get_preset(args.preset) if args.preset else None,
+                         settings=settings, compare_published=args.compare_published)
+    text = render(report, args.format)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"Wrote {report.title} ({len(report.tables)} tables, {args.format}) to {args.output}")
+    else:
+        print(text, end="")
+    return 0
+
+
 def cmd_settings(args, settings) -> int:
     if args.markdown:
         print("| Setting | Environment variable | Default | Meaning |\n|---|---|---|---|")
@@ -167,6 +197,21 @@ def build_parser() -> argparse.ArgumentParser:
                        help="compute it now rather than print the latest snapshot (the server's, or an earlier run's)")
     board.set_defaults(handler=cmd_leaderboard)
 
+    presets = commands.add_parser("presets", help="list the published-protocol presets, or print one's choices")
+    presets.add_argument("name", nargs="?", help="a preset to print with every choice and its source")
+    presets.set_defaults(handler=cmd_presets)
+
+    report = commands.add_parser("report", help="a benchmark paper's tables filled from the database")
+    report.add_argument("benchmark", help="the report, e.g. taxonomy")
+    report.add_argument("--preset", metavar="NAME",
+                        help="the protocol the tables follow (default: the report's published preset)")
+    report.add_argument("--format", choices=["markdown", "csv", "latex"], default="markdown",
+                        help="output format (default markdown)")
+    report.add_argument("--compare-published", action="store_true",
+                        help="print the paper's own value beside each cell")
+    report.add_argument("--output", "-o", help="write to this file instead of printing")
+    report.set_defaults(handler=cmd_report)
+
     settings = commands.add_parser("settings", help="list every setting, its environment variable and default")
     settings.add_argument("--markdown", action="store_true", help="as the README's Markdown table")
     settings.set_defaults(handler=cmd_settings)
@@ -189,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings(config_file=args.config)
         return args.handler(args, settings)
-    except (SettingsError, ValueError, LookupError) as error:
+    except (SettingsError, ValueError, LookupError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 

@@ -146,6 +146,14 @@ def prompt_row(db: sqlite_utils.Database, prompt_id: int) -> dict:
     return row
 
 
+def suite_prompts(db: sqlite_utils.Database, suite: str) -> list[dict]:
+    """Every prompt of ``suite`` (its columns, ``metadata`` decoded), in id order."""
+    rows = list(db.query("SELECT * FROM prompts WHERE suite = ? ORDER BY id", [suite]))
+    for row in rows:
+        row["metadata"] = json.loads(row["metadata"])
+    return rows
+
+
 def suites_summary(db: sqlite_utils.Database) -> list[dict]:
     """Prompt and image counts per (suite, subset, variant)."""
     return list(

@@ -81,6 +81,21 @@ def scored_image_ids(db: sqlite_utils.Database, name: str, scorer: str) -> set[i
     return {row[0] for row in rows}
 
 
+def metric_scorers(db: sqlite_utils.Database, name: str, suite: str) -> list[str]:
+    """The scorers (judge names) that wrote model-level metric ``name`` for ``suite``, in the order they first did."""
+    return [row[0] for row in db.execute(
+        "SELECT scorer FROM metrics WHERE name = ? AND suite = ? AND image_id IS NULL GROUP BY scorer ORDER BY MIN(id)",
+        [name, suite]).fetchall()]
+
+
+def model_metric_values(db: sqlite_utils.Database, name: str, *, scorer: str, suite: str) -> dict[tuple[str, str],
+                                                                                                  float]:
+    """{(model name, subset): value} of model-level metric ``name`` written by ``scorer`` for ``suite``."""
+    return {(model, subset): value for model, subset, value in db.execute(
+        "SELECT m.name, x.subset, x.value FROM metrics x JOIN models m ON m.id = x.model_id "
+        "WHERE x.name = ? AND x.scorer = ? AND x.suite = ? AND x.image_id IS NULL", [name, scorer, suite])}
+
+
 def image_metric_frame(db: sqlite_utils.Database, name: str, *, scorer: str | None = None, suite: str | None = None):
     """One row per scored image: image_id, model, prompt_id, idx, suite, subset, variant, item_key, role, category,
     scorer, value (pandas DataFrame)."""

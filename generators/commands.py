@@ -14,6 +14,7 @@ import dataclasses
 import sys
 from functools import partial
 
+from datamodel.presets import Preset, add_preset_argument, apply_defaults, check_suite, get_preset, given_options
 from datamodel.settings import SettingsError, load_settings
 
 
@@ -62,12 +63,13 @@ def cmd_run(args) -> int:
     from datamodel.connection import connect
     from generators.demo import demo_models
     from generators.pipelines import check_weights, make_generator
-    from generators.registry import RegistryError, cascade, load_registry, select
+    from generators.registry import RegistryError, apply_preset, cascade, load_registry, select
     from generators.runner import run, suite_prompt_ids
     from generators.tiny import ensure_tiny
 
     settings = _settings(args)
-    registry = load_registry(args.models_file, extra=demo_models())
+    preset = args.preset
+    registry = apply_preset(load_registry(args.models_file, extra=demo_models()), preset)
     for entry in args.weights or []:
         name, sep, folder = entry.partition("=")
         if not sep or name not in registry:
@@ -92,13 +94,14 @@ def cmd_run(args) -> int:
                     dtype=args.dtype, negative_prompt=args.negative_prompt),
             images_per_prompt=args.images_per_prompt, seed=settings.seed if args.seed is None else args.seed,
             seed_policy=args.seed_policy, batch_size=args.batch_size, process_index=process_index,
-            num_processes=num_processes, progress=not args.quiet,
+            num_processes=num_processes, progress=not args.quiet, preset=preset.name,
         )
     finally:
         db.close()
     where = f"process {process_index + 1}/{num_processes}: " if num_processes > 1 else ""
     print(f"{where}{report.made} images made, {report.existing} already there, "
-          f"{report.owned} of {report.planned} planned items owned by this process ({device}).")
+          f"{report.owned} of {report.planned} planned items owned by this process ({device}); "
+          f"preset {preset.label()}.")
     return 0
 
 
@@ -163,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = commands.add_parser("run", help="generate the missing images of models for a suite's prompts")
-    run.add_argument("--models", required=True, help="comma-separated registry names (see `list`)")
+    run.add_argument("--models", help="comma-separated registry names (see `list`; default: the preset's models)")
     run.add_argument("--suite", required=True, help="suite whose prompts to generate for")
     run.add_argument("--subset", help="only this subset")
     run.add_argument("--variant", help="only this variant (e.g. with_definition)")
@@ -188,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--compile", action="store_true",
                      help="torch.compile the UNet/transformer (slow first batch, faster later ones)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_preset_argument(run, what="(its models, their settings, seeds and batch size)")
     run.set_defaults(handler=cmd_run)
 
     about = "run every registry model end to end on a tiny random-weight stand-in (no real weights)"
@@ -209,11 +213,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def preset_values(preset: Preset) -> dict:
+    """The ``run`` options a preset sets (its models, seed, seed policy, batch size and images per prompt)."""
+    values = {"models": ",".join(preset.get("generation.models", ())) or None, "seed": preset.get("generation.seed"),
+              "seed_policy": preset.get("generation.seed_policy"), "batch_size": preset.get("generation.batch_size"),
+              "images_per_prompt": preset.get("generation.images_per_prompt")}
+    return {dest: value for dest, value in values.items() if value is not None}
+
+
+def apply_run_preset(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]) -> None:
+    """Resolve ``args.preset`` to its declaration, check it fits the suite, and give every ``run`` option the user
+    did not type the preset's value."""
+    args.preset = get_preset(args.preset)
+    check_suite(args.preset, args.suite)
+    apply_defaults(args, preset_values(args.preset), given_options(parser, argv))
+    if not args.models:
+        raise ValueError(f"--models is required: preset {args.preset.name} names no models. Pass "
+                         "--models a,b (see `list`), or a preset with models (python -m arena presets).")
+
+
 def main(argv: list[str] | None = None) -> int:
     from generators.pipelines import OutOfMemory
 
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
+        if args.command == "run":
+            apply_run_preset(parser, args, argv)
         return args.handler(args)
     except (SettingsError, ValueError, LookupError, FileNotFoundError, OutOfMemory) as error:
         print(f"error: {error}", file=sys.stderr)

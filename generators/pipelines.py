@@ -198,6 +198,27 @@ def place(pipeline, spec: ModelSpec, device: str):
     return pipeline
 
 
+# Classes that released model_index.json files name as top-level diffusers classes but diffusers 0.42 only keeps in
+# a deprecated module (Stable Cascade's "vqgan": ["diffusers", "PaellaVQModel"]): from_pretrained looks them up with
+# getattr(diffusers, name) and fails, for the real repository as for its tiny stand-in, even when the component is
+# passed. {pipeline class: [(module, class)]}; :func:`expose_relocated_classes` makes the name resolve.
+RELOCATED_CLASSES = {
+    name: [("diffusers.pipelines.deprecated.wuerstchen.modeling_paella_vq_model", "PaellaVQModel")]
+    for name in ("StableCascadeCombinedPipeline", "StableCascadeDecoderPipeline")
+}
+
+
+def expose_relocated_classes(pipeline_class: str) -> None:
+    """Make ``diffusers.<name>`` resolve for the relocated classes ``pipeline_class``'s repositories name."""
+    import importlib
+
+    import diffusers
+
+    for module, name in RELOCATED_CLASSES.get(pipeline_class, []):
+        if getattr(diffusers, name, None) is None:
+            setattr(diffusers, name, getattr(importlib.import_module(module), name))
+
+
 def load_pipeline(spec: ModelSpec, *, cache_dir: str | Path | None = None, device: str = "cpu", dtype: str | None = None,
                   progress: bool = False):
     """``<spec.pipeline_class>.from_pretrained(...)`` placed on ``device``, with the spec's scheduler swapped in."""
@@ -219,6 +240,7 @@ def load_pipeline(spec: ModelSpec, *, cache_dir: str | Path | None = None, devic
         kwargs["local_files_only"] = True
     try:
         with loading_bars(progress):
+            expose_relocated_classes(spec.pipeline_class)
             pipeline = pipeline_class.from_pretrained(source, **kwargs)
     except OSError as error:  # diffusers' EnvironmentError and every huggingface_hub download error
         raise MissingWeights(missing_weights_message(spec, error)) from None

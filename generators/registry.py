@@ -187,6 +187,26 @@ def builtin_models() -> dict[str, ModelSpec]:
               guidance=4.5, resolution=(1024, 1024), call_kwargs={"max_sequence_length": 300},
               description=f"PixArt-Sigma XL 1024. {card}PixArt-alpha/PixArt-Sigma-XL-2-1024-MS (pipe(prompt), "
               f"{defaults}: 20 steps, guidance 4.5, 300 T5 tokens)."),
+        _spec("pixart-sigma-512", "PixArtSigmaPipeline", "PixArt-alpha/PixArt-Sigma-XL-2-512-MS", steps=20,
+              guidance=4.5, resolution=(512, 512), call_kwargs={"max_sequence_length": 300},
+              description=f"PixArt-Sigma XL 512: the PixArt images the taxonomy paper's released scripts scored "
+              f"(fid_is.py, reward.py read PixArt-Sigma-XL-2-512-MS). {card}PixArt-alpha/PixArt-Sigma-XL-2-512-MS "
+              f"(pipe(prompt), {defaults}: 20 steps, guidance 4.5, 300 T5 tokens)."),
+        _spec("pixart-alpha", "PixArtAlphaPipeline", "PixArt-alpha/PixArt-XL-2-1024-MS", benchmarks=("semvarbench",),
+              steps=20, guidance=4.5, resolution=(1024, 1024), call_kwargs={"max_sequence_length": 120},
+              description=f"PixArt-alpha XL 1024 (SemVarBench's 'PixArt'). {card}PixArt-alpha/PixArt-XL-2-1024-MS "
+              f"(pipe(prompt), {defaults}: 20 steps, guidance 4.5, 120 T5 tokens)."),
+        _spec("stable-cascade", "StableCascadeCombinedPipeline", "stabilityai/stable-cascade",
+              benchmarks=("semvarbench",), steps=10, guidance=None, resolution=(1024, 1024), dtype="bfloat16",
+              variant="bf16", call_kwargs={"prior_num_inference_steps": 20, "prior_guidance_scale": 4.0,
+                                           "decoder_guidance_scale": 0.0},
+              description=f"Stable Cascade (SemVarBench's 'SD CA'): prior stabilityai/stable-cascade-prior and "
+              f"decoder stabilityai/stable-cascade as one combined pipeline. {card}stabilityai/stable-cascade (bf16; "
+              "prior 20 steps at guidance 4.0, decoder 10 steps at guidance 0.0, 1024 px)."),
+        _spec("kolors", "KolorsPipeline", "Kwai-Kolors/Kolors-diffusers", benchmarks=("semvarbench",), steps=50,
+              guidance=5.0, resolution=(1024, 1024), variant="fp16",
+              description=f"Kolors (ChatGLM3 text encoder). {card}Kwai-Kolors/Kolors-diffusers (variant fp16, "
+              "guidance_scale=5.0, num_inference_steps=50, 1024 px)."),
         _spec("hunyuan-dit", "HunyuanDiTPipeline", "Tencent-Hunyuan/HunyuanDiT-v1.2-Diffusers", steps=50,
               guidance=5.0, resolution=(1024, 1024),
               description=f"Hunyuan-DiT v1.2. {card}Tencent-Hunyuan/HunyuanDiT-v1.2-Diffusers (pipe(prompt), "
@@ -203,7 +223,7 @@ def builtin_models() -> dict[str, ModelSpec]:
               description=f"FLUX.1 [schnell]. {card}black-forest-labs/FLUX.1-schnell (bfloat16, guidance_scale=0.0, "
               "num_inference_steps=4, max_sequence_length=256)."),
         _spec("playground-v2.5", "StableDiffusionXLPipeline", "playgroundai/playground-v2.5-1024px-aesthetic",
-              benchmarks=("commonsense",), steps=50, guidance=3.0, resolution=(1024, 1024), variant="fp16",
+              benchmarks=("commonsense", "taxonomy"), steps=50, guidance=3.0, resolution=(1024, 1024), variant="fp16",
               description=f"Playground v2.5 1024px aesthetic. {card}playgroundai/playground-v2.5-1024px-aesthetic "
               "(variant fp16, num_inference_steps=50, guidance_scale=3; the repository's EDM DPM-Solver scheduler)."),
         _spec("sd-2-1", "StableDiffusionPipeline", "stabilityai/stable-diffusion-2-1", benchmarks=("commonsense",),
@@ -297,6 +317,25 @@ def load_registry(models_file: str | Path | None = None, extra: Mapping[str, Mod
     for spec in registry.values():
         cascade(registry, spec)  # every stage named exists and is a stage
     return registry
+
+
+def apply_preset(registry: Mapping[str, ModelSpec], preset) -> dict[str, ModelSpec]:
+    """The registry with a preset's generation settings (a :class:`datamodel.presets.Preset`): each model named by
+    a ``generation.model.NAME`` entry gets that entry's fields (an empty entry keeps the registry's settings); every
+    other text-to-image model (diffusers, not a cascade stage) gets ``generation.all_models``. A field or model the
+    registry does not know raises :class:`RegistryError` naming the preset."""
+    own = preset.section("generation.model.")
+    unknown = sorted(set(own) - set(registry))
+    if unknown:
+        raise RegistryError(f"preset {preset.name}: generation.model.{unknown[0]} names no model of the registry. "
+                            "Add it in a models file (--models-file) or fix the preset.")
+    everyone = preset.get("generation.all_models", {})
+    result = dict(registry)
+    for name, spec in registry.items():
+        fields = own.get(name, None if spec.kind != "diffusers" or spec.takes_image else everyone)
+        if fields:
+            result[name] = spec_from_mapping(name, fields, spec, source=f"preset {preset.name}")
+    return result
 
 
 def select(registry: Mapping[str, ModelSpec], names: list[str]) -> list[ModelSpec]:

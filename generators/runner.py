@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 
 from datamodel.catalog import add_image, add_model
 from datamodel.media import MediaStore
+from datamodel.presets import DEFAULT_PRESET
 from generators.pipelines import Generator
 from generators.registry import ModelSpec
 
@@ -128,18 +129,40 @@ def existing_keys(db: sqlite_utils.Database, model_ids: dict[str, int]) -> set[t
     return {(names[model_id], prompt_id, idx) for model_id, prompt_id, idx in rows}
 
 
-def register_models(db: sqlite_utils.Database, specs: Sequence[ModelSpec], source: str | None = None) -> dict[str, int]:
+def register_models(db: sqlite_utils.Database, specs: Sequence[ModelSpec], source: str | None = None,
+                    preset: str = DEFAULT_PRESET) -> dict[str, int]:
     """Add the models (if new) with their spec as ``models.config``; return {name: id}.
 
     A model whose stored images were made at another resolution or with other cascade stages (DeepFloyd IF was
-    stage I alone, 64 px, before it became the three-stage cascade) is refused: resuming would mix two systems.
+    stage I alone, 64 px, before it became the three-stage cascade) is refused: resuming would mix two systems. So
+    is a diffusers model whose images were made under another preset with other steps or guidance (its model card's
+    50 steps under ``arena``, the taxonomy paper's 28 under ``taxonomy-paper``).
     """
     ids = {}
     for spec in specs:
         ids[spec.name] = add_model(db, spec.name, description=spec.description, config=spec.config(),
                                    source=source or ("demo" if spec.kind == "procedural" else "diffusers"))
         _refuse_changed_output(db, spec, ids[spec.name])
+        _refuse_other_preset(db, spec, ids[spec.name], preset)
     return ids
+
+
+def _refuse_other_preset(db: sqlite_utils.Database, spec: ModelSpec, model_id: int, preset: str) -> None:
+    if spec.kind != "diffusers":
+        return
+    made = db.execute(
+        "SELECT ifnull(json_extract(params, '$.preset'), ?), json_extract(params, '$.steps'), "
+        "json_extract(params, '$.guidance'), COUNT(*) FROM images WHERE model_id = ? GROUP BY 1, 2, 3",
+        [DEFAULT_PRESET, model_id]).fetchall()
+    for other, steps, guidance, count in made:
+        if other != preset and (steps, guidance) != (spec.steps, spec.guidance):
+            raise RunError(
+                f"the database has {count} images of {spec.name} made under preset {other} ({steps} steps, guidance "
+                f"{guidance}); preset {preset} makes it with {spec.steps} steps, guidance {spec.guidance}. Resuming "
+                "would mix the two under one name: run the preset into another database (ARENA_DB / --db), or give "
+                f"the model another name in a models file ([models.{spec.name}-{preset}] with pipeline_class and the "
+                f"other fields of {spec.name})."
+            )
 
 
 def _refuse_changed_output(db: sqlite_utils.Database, spec: ModelSpec, model_id: int) -> None:
@@ -182,18 +205,20 @@ def run(
     num_processes: int = 1,
     source: str | None = None,
     progress: bool = False,
+    preset: str = DEFAULT_PRESET,
 ) -> RunReport:
     """Make this process's missing images of ``specs`` × ``prompt_ids`` × ``images_per_prompt``.
 
     ``make_generator(spec)`` is called only for a model that has missing images, once, and the generator is dropped
     before the next model is loaded. Returns counts; calling it again with the same arguments makes nothing.
+    Each image's ``params`` record the ``preset`` (protocol) the run followed.
     """
     if batch_size < 1:
         raise RunError(f"batch size must be at least 1, got {batch_size}.")
     names = [spec.name for spec in specs]
     if len(set(names)) != len(names):
         raise RunError(f"model names repeat in {names}; give each model once.")
-    model_ids = register_models(db, specs, source)
+    model_ids = register_models(db, specs, source, preset)
     items = plan(db, names, prompt_ids, images_per_prompt=images_per_prompt, seed=seed, seed_policy=seed_policy)
     mine = shard(items, process_index, num_processes)
     done = existing_keys(db, model_ids)
@@ -213,7 +238,7 @@ def run(
                 with db.conn:
                     for item, image in zip(batch, stored, strict=True):
                         params = {**generator.params, "model": spec.name, "seed": item.seed, "idx": item.idx,
-                                  "seed_policy": seed_policy, "base_seed": seed}
+                                  "seed_policy": seed_policy, "base_seed": seed, "preset": preset}
                         add_image(db, prompt_id=item.prompt_id, model_id=model_ids[spec.name], stored=image,
                                   idx=item.idx, seed=item.seed, params=params)
                 report.made += len(batch)

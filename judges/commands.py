@@ -19,8 +19,11 @@ import argparse
 import asyncio
 import sys
 
+from datamodel.presets import (Preset, PresetError, add_preset_argument, apply_defaults, check_suite, get_preset,
+                               given_options)
 from datamodel.settings import SettingsError, load_settings
 from judges import tasks
+from judges.prompts import Templates
 from judges.tasks import JudgeTask
 
 
@@ -50,6 +53,39 @@ def _common(parser: argparse.ArgumentParser, task: JudgeTask) -> None:
                         help="image detail (default: ARENA_JUDGE_IMAGE_DETAIL)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--config", help="settings TOML file (default: ARENA_CONFIG or ./arena.toml)")
+    add_preset_argument(parser, what="(its judge model, template, image detail and the task's options)")
+
+
+def preset_judge(preset: Preset, task: str, strict: bool) -> tuple[dict, dict]:
+    """(option values, template replacements {task template key: registered template key}) of ``preset``'s judge for
+    ``task``. A preset whose judge is for another task refuses it when chosen on purpose (``strict``) and gives
+    nothing otherwise."""
+    wanted = preset.get("judge.task")
+    if wanted and wanted != task:
+        if strict:
+            raise SettingsError(f"preset {preset.name}'s judge is the {wanted} task, not {task}: run python -m judges "
+                                f"{wanted} --preset {preset.name}, or drop --preset.")
+        return {}, {}
+    values = {dest: preset.get(key) for dest, key in (("judge_model", "judge.model"), ("detail", "judge.image_detail"),
+                                                       ("judge_name", "judge.name")) if preset.get(key) is not None}
+    return {**values, **preset.get("judge.options", {})}, dict(preset.get("judge.templates", {}))
+
+
+def apply_judge_preset(args: argparse.Namespace, given: set[str], templates: Templates) -> Templates:
+    """Resolve ``args.preset``, give the options the user did not type the preset's values, and return the templates
+    with the preset's replacements (a template file replacing the same template is refused: say which one wins)."""
+    strict = args.preset is not None
+    args.preset = get_preset(args.preset)
+    check_suite(args.preset, args.suite)
+    values, replacements = preset_judge(args.preset, args.command, strict)
+    if not strict or not args.preset.get("judge.task"):  # options of another task's judge are not this one's
+        values = {dest: value for dest, value in values.items() if hasattr(args, dest)}
+    apply_defaults(args, values, given)
+    clash = sorted(set(replacements) & set(templates.overridden))
+    if clash:
+        raise SettingsError(f"the judge template file replaces {clash[0]!r}, which preset {args.preset.name} also "
+                            "replaces; unset ARENA_JUDGE_TEMPLATES (judge_templates) or drop --preset.")
+    return templates.replace(**{key: templates.text(source) for key, source in replacements.items()})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -130,11 +166,11 @@ def _run(args) -> int:
 
     task = tasks.task_named(args.command)
     settings = load_settings(config_file=args.config)
+    templates = apply_judge_preset(args, args.given, load_templates(settings.judge_templates))
     config = EngineConfig.from_settings(settings, base_url=args.base_url, model=args.judge_model,
                                         concurrency=args.concurrency, image_detail=args.detail)
     if config.concurrency < 1:
         raise SettingsError(f"--concurrency must be 1 or more, got {config.concurrency}.")
-    templates = load_templates(settings.judge_templates)
     selection = Selection(args.suite, args.subset, args.variant, tuple(args.model), args.limit)
     db = connect(settings.db_path, synchronous=settings.sqlite_synchronous)
     job = tasks.JudgeJob(db, MediaStore(settings.media_dir), config, selection, templates, name=args.judge_name,
@@ -144,6 +180,7 @@ def _run(args) -> int:
     finally:
         db.close()
     print("\n".join(summary.lines()))
+    print(f"preset: {args.preset.label()}")
     return 130 if summary.stopped else 0
 
 
@@ -158,13 +195,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    args.given = given_options(parser, argv)
     from judges.client import JudgeConfigError
     from judges.prompts import TemplateError
     from judges.selection import SelectionError
 
     try:
         return _compare(args) if args.command == "compare" else _run(args)
-    except (SettingsError, JudgeConfigError, TemplateError, SelectionError, FileNotFoundError) as error:
+    except (SettingsError, JudgeConfigError, TemplateError, SelectionError, FileNotFoundError, PresetError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except (KeyboardInterrupt, asyncio.CancelledError):

@@ -215,7 +215,7 @@ def test_running_out_of_gpu_memory_names_the_flags(suite_db, fake_sdxl, capsys):
 # the settings each model card leaves to the pipeline (it calls pipe(prompt) without them)
 CARD_LEAVES_TO_PIPELINE = {
     "sd-v1-5": ("steps", "guidance"), "openjourney": ("steps", "guidance"), "sdxl": ("steps", "guidance"),
-    "pixart-sigma": ("steps", "guidance"), "hunyuan-dit": ("steps", "guidance"), "sd-2-1": ("steps", "guidance"),
+    "pixart-sigma": ("steps", "guidance"), "pixart-sigma-512": ("steps", "guidance"), "hunyuan-dit": ("steps", "guidance"), "sd-2-1": ("steps", "guidance"),
     "deepfloyd-if": ("steps", "guidance"), "deepfloyd-if-i": ("steps", "guidance"),
     "deepfloyd-if-ii": ("steps", "guidance"), "deepfloyd-if-iii": ("steps", "guidance"),
     "kandinsky-3": ("guidance",), "playground-v2-aesthetic": ("steps",),
@@ -234,11 +234,13 @@ def test_settings_follow_the_model_cards_and_the_pipeline_defaults_they_rely_on(
             assert getattr(spec, setting) == parameters[argument].default, (name, setting)
     assert {name: spec.resolution for name, spec in registry.items() if spec.resolution != (1024, 1024)} == {
         "sd-v1-5": (512, 512), "sdxl-turbo": (512, 512), "openjourney": (512, 512), "deepfloyd-if": (64, 64),
-        "deepfloyd-if-i": (64, 64), "deepfloyd-if-ii": (256, 256), "sd-2-1": (768, 768)}
+        "deepfloyd-if-i": (64, 64), "deepfloyd-if-ii": (256, 256), "sd-2-1": (768, 768),
+        "pixart-sigma-512": (512, 512)}
     assert {name for name, spec in registry.items() if not spec.negative_prompt} == {
         "sdxl-turbo", "flux-dev", "flux-schnell"}
     assert {name: spec.dtype for name, spec in registry.items() if spec.dtype != "float16"} == {
-        "flux-dev": "bfloat16", "flux-schnell": "bfloat16"}
+        "flux-dev": "bfloat16", "flux-schnell": "bfloat16", "stable-cascade": "bfloat16"}
+    assert registry["stable-cascade"].guidance is None  # prior and decoder guidance are their own arguments
     assert registry["flux-dev"].call_kwargs == {"max_sequence_length": 512}
     assert registry["deepfloyd-if-iii"].call_kwargs == {"noise_level": 100}
     assert [s.name for s in cascade(registry, registry["deepfloyd-if"])] == [

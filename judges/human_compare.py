@@ -33,11 +33,12 @@ COLUMNS = ("task", "judge", "compared", "items", "pairs", "accuracy", "kappa", "
 @dataclass(frozen=True)
 class HumanCompareOptions:
     """``min_shared``: fewer shared items give "insufficient"; ``task``: only this rating task; ``suite``: only the
-    tasks of this suite."""
+    tasks of this suite; ``model``: only the items of this model's images (SemVarBench's Table 12 is CogView3-Plus's)."""
 
     min_shared: int = 30
     task: str | None = None
     suite: str | None = None
+    model: str | None = None
 
 
 def _row(task: str, judge: str, what: str, figures: dict, min_shared: int) -> dict:
@@ -59,6 +60,8 @@ def compare_with_humans(db: sqlite_utils.Database, options: HumanCompareOptions 
                 options.suite is not None and task.suite != options.suite):
             continue
         frame = ratings_frame(db, task=name)
+        if options.model is not None:
+            frame = frame[frame["model"] == options.model]
         if frame.empty:
             continue
         compare = task.compare

@@ -302,3 +302,28 @@ def test_the_serving_knows_what_it_shows(arena):
     texts = {row[0] for row in db.execute("SELECT text FROM prompts WHERE suite = 'semvarbench'")}
     assert serving.shown_text in texts and serving.suite == "semvarbench"
     assert serving.subject.startswith(f"text:{serving.text_prompt_id}:image:{serving.image_id}")
+
+
+def test_the_commonsense_task_runs_on_the_shipped_demo(tmp_path):
+    from arena.demo import load_demo_bundle
+    from datamodel.connection import connect
+    from datamodel.media import MediaStore
+    from judges import human_stats
+
+    db = connect(tmp_path / "arena.db")
+    load_demo_bundle(db, MediaStore(tmp_path / "media"))
+    set_assignment(db, "commonsense_fit", raters_per_item=2)
+    pool = raters.RatingPool()
+    units = COMMONSENSE.units(db)
+    assert len(units) == 14 * 4  # the demo's 14 Commonsense-T2I items, four models, one generation each
+    for name in ("ann", "ben"):
+        session = raters.next_question(db, random.Random(name), raters.start(db, name, "token-0001",
+                                                                              open_signup=True), pool=pool)
+        for k in range(8):  # two whole units each
+            session = raters.answer(db, session, {"fit": int(session.current.subject.endswith(":d1") ^
+                                                            (k % 3 == 0))}, pool=pool, rng=random.Random(k),
+                                    rules=None)
+    table = human_stats.commonsense_human(db)
+    assert not table.empty and set(table["category"]) >= {""}
+    assert (table["raters"] >= 1).all() and table["accuracy"].between(0, 1).all()
+    db.close()

@@ -284,6 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_commands(commands, load_settings)
+    from arena.rating_commands import add_commands as add_rating_commands
+
+    add_rating_commands(commands)
     return parser
 
 

@@ -21,6 +21,8 @@ Tables (names meant to be read in any SQLite browser):
   (:func:`_metric_directions`).
 - ``data_versions`` and ``leaderboard_snapshots``: change counters and computed leaderboards (:func:`_study_scale`).
 - ``image_requests``: the images an image API answered, so a resumed run never pays twice (:func:`_image_requests`).
+- ``rating_assignments``, ``rating_servings`` and ``ratings``: human rating tasks beside the battles (one image, one
+  question, an answer on the task's scale), opened by an admin (:func:`_human_ratings`).
 """
 
 from __future__ import annotations
@@ -489,6 +491,90 @@ def _metric_variant(db: sqlite_utils.Database) -> None:
                "(model_id, ifnull(image_id, 0), suite, subset, variant, name, scorer)")
 
 
+def _human_ratings(db: sqlite_utils.Database) -> None:
+    """Human rating tasks beside the battles (:mod:`datamodel.human_ratings`; tasks declared in
+    :mod:`judges.rating_tasks`): one image, one question, one answer on the task's scale.
+
+    - ``rating_assignments``: what an admin opened for rating: per task, how many raters each item gets
+      (``raters_per_item``: the papers use two experts or three raters), which models' images (``models``, JSON list
+      of names; empty: all) and whether it is open (``active``).
+    - ``rating_servings``: a question served to an annotator's session, like a battle: an unguessable ``id``, the
+      ``task``, the ``unit`` (the questions one rater answers together: a Commonsense-T2I generation pair, a
+      SemVarBench item of one model, a SANEval image), the ``subject`` (the question, named as the judges name theirs
+      in ``judgments.subject``), the image, the prompt whose text or description is asked about
+      (``text_prompt_id``) and the words shown (``shown_text``), the ``media_token`` the page loads the image by, when
+      it was served and when it was skipped.
+    - ``ratings``: at most one per serving and one per (task, subject, annotator): the rater, the ``answer`` (JSON on
+      the task's scale) and its ``value`` on [0, 1], what was shown (copied from the serving, with the image's prompt
+      and model), the seconds taken and when; ``excluded`` / ``excluded_reason`` / ``reviewed`` as for votes.
+    - ``rating_details``: a view with one row per rating, names instead of ids, for Datasette and SQL readers.
+    """
+    db.execute(
+        """
+        CREATE TABLE rating_assignments (
+            task TEXT PRIMARY KEY,
+            raters_per_item INTEGER NOT NULL DEFAULT 1 CHECK (raters_per_item BETWEEN 1 AND 10),
+            models TEXT NOT NULL DEFAULT '[]',       -- JSON: model names whose images are rated; []: all
+            active INTEGER NOT NULL DEFAULT 1,
+            updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE rating_servings (
+            id TEXT PRIMARY KEY,                     -- unguessable token
+            task TEXT NOT NULL,
+            unit TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            image_id INTEGER NOT NULL REFERENCES images(id),
+            text_prompt_id INTEGER NOT NULL REFERENCES prompts(id),
+            shown_text TEXT NOT NULL DEFAULT '',
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            session_id TEXT NOT NULL,
+            media_token TEXT NOT NULL UNIQUE,        -- unguessable; the page loads the image through it
+            served_at REAL NOT NULL,
+            skipped_at REAL
+        )"""
+    )
+    db.execute("CREATE INDEX rating_servings_annotator ON rating_servings (annotator_id, task, unit)")
+    db.execute(
+        """
+        CREATE TABLE ratings (
+            id INTEGER PRIMARY KEY,
+            serving_id TEXT NOT NULL UNIQUE REFERENCES rating_servings(id),
+            task TEXT NOT NULL,
+            unit TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            rater TEXT NOT NULL,                     -- the annotator's name
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            answer TEXT NOT NULL,                    -- JSON on the task's scale
+            value REAL NOT NULL,                     -- the answer on [0, 1]
+            image_id INTEGER NOT NULL REFERENCES images(id),
+            prompt_id INTEGER NOT NULL REFERENCES prompts(id),       -- the image's prompt
+            text_prompt_id INTEGER NOT NULL REFERENCES prompts(id),  -- the prompt asked about
+            model_id INTEGER NOT NULL REFERENCES models(id),
+            shown_text TEXT NOT NULL DEFAULT '',
+            seconds_to_answer REAL,
+            served_at REAL NOT NULL,
+            answered_at REAL NOT NULL,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            excluded INTEGER NOT NULL DEFAULT 0,
+            excluded_reason TEXT NOT NULL DEFAULT '',
+            reviewed INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (task, subject, annotator_id)
+        )"""
+    )
+    db.execute("CREATE INDEX ratings_unit ON ratings (task, unit)")
+    db.execute("CREATE INDEX ratings_annotator ON ratings (annotator_id, answered_at)")
+    db.execute("""
+        CREATE VIEW rating_details AS
+        SELECT r.id AS rating_id, r.created_at AS answered_at,
+               strftime('%Y-%m-%dT%H:%M:%fZ', r.served_at, 'unixepoch') AS served_at, r.seconds_to_answer, r.rater,
+               r.task, p.suite, p.subset, p.item_key, r.unit, r.subject, m.name AS model, r.image_id,
+               p.text AS prompt, r.shown_text, r.answer, r.value, r.excluded, r.excluded_reason
+        FROM ratings r JOIN prompts p ON p.id = r.prompt_id JOIN models m ON m.id = r.model_id""")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -504,6 +590,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _imported_votes,
     _image_requests,
     _metric_variant,
+    _human_ratings,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

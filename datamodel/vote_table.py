@@ -289,28 +289,35 @@ def _write_fastchat(db: sqlite_utils.Database, path: Path, chunk_rows: int, medi
     return rows
 
 
-def _write_jsonl(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None) -> int:
-    cursor = db.execute(_JSON_SQL)
-    rows = 0
-    with open(path, "w", encoding="utf-8") as handle:
-        while lines := cursor.fetchmany(chunk_rows):
-            handle.write("".join(line + "\n" for line, in lines))
-            rows += len(lines)
-    return rows
+def jsonl_writer(sql: str):
+    """An exporter writing one line per row of ``sql`` (whose one column is each row's JSON text)."""
+    def write(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None) -> int:
+        cursor = db.execute(sql)
+        rows = 0
+        with open(path, "w", encoding="utf-8") as handle:
+            while lines := cursor.fetchmany(chunk_rows):
+                handle.write("".join(line + "\n" for line, in lines))
+                rows += len(lines)
+        return rows
+    return write
 
 
-def _write_arrow(fmt: str):
+def arrow_writer(fmt: str, schema: pa.Schema, batches):
+    """An exporter writing the record batches ``batches(db, chunk_rows)`` of ``schema`` as Parquet or CSV (text
+    cells a spreadsheet would run as a formula escaped: :func:`escape_formulas`)."""
     def write(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None) -> int:
         import pyarrow.csv
 
         rows = 0
-        with (pq.ParquetWriter(path, EXPORT_SCHEMA) if fmt == "parquet" else
-              pyarrow.csv.CSVWriter(path, EXPORT_SCHEMA)) as writer:
-            for batch in vote_batches(db, chunk_rows):
+        with (pq.ParquetWriter(path, schema) if fmt == "parquet" else pyarrow.csv.CSVWriter(path, schema)) as writer:
+            for batch in batches(db, chunk_rows):
                 writer.write_batch(batch if fmt == "parquet" else escape_formulas(batch))
                 rows += batch.num_rows
         return rows
     return write
+
+
+_write_jsonl = jsonl_writer(_JSON_SQL)
 
 
 def _write_hf(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None) -> int:
@@ -323,8 +330,9 @@ def _write_hf(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: obj
 
 # Each format: one declaration (name: writer(db, path, chunk_rows, media) -> rows). The file suffix picks one of the
 # first three; fastchat (a .json file) and hf (a folder) are asked for by name.
-EXPORTERS = {"csv": _write_arrow("csv"), "jsonl": _write_jsonl, "parquet": _write_arrow("parquet"),
-             "fastchat": _write_fastchat, "hf": _write_hf}
+EXPORTERS = {"csv": arrow_writer("csv", EXPORT_SCHEMA, vote_batches), "jsonl": _write_jsonl,
+             "parquet": arrow_writer("parquet", EXPORT_SCHEMA, vote_batches), "fastchat": _write_fastchat,
+             "hf": _write_hf}
 EXPORT_FORMATS = ("csv", "jsonl", "parquet")  # the vote table itself, column for column (the admin tab offers these)
 PEER_FORMATS = ("fastchat", "hf")  # what peers read: FastChat's battles, a Hugging Face dataset
 

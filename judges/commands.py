@@ -104,25 +104,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COMPARE_HELP = ("Which judge to trust: every judge voter's agreement with the human votes on the same battles, per "
-                "suite and subset, with the human-vs-human ceiling and judge ensembles.")
+                "suite and subset, with the human-vs-human ceiling and judge ensembles; then every judge of a "
+                "rating task against the human ratings on the same items (fit: accuracy and kappa; SemVarBench: "
+                "Pearson, Spearman, kappa; SANEval: Spearman), with the rater-vs-rater ceiling.")
 
 
 def _compare_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--suite", help="only this suite (default: every suite, and all of them together)")
     parser.add_argument("--min-shared", type=int, default=30,
-                        help="fewer battles shared with the humans show 'insufficient' (default 30)")
+                        help="fewer battles (or rated items) shared with the humans show 'insufficient' (default 30)")
     parser.add_argument("--rounds", type=int, default=200, help="bootstrap redraws for the interval of rho (200)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     parser.add_argument("--no-subsets", action="store_true", help="no row per subset")
     parser.add_argument("--no-ensembles", action="store_true", help="no majority / agreement-weighted ensembles")
     parser.add_argument("--confusion", action="store_true", help="print each row's confusion matrix too")
     parser.add_argument("--csv", metavar="FILE", help="also write the table (without confusion matrices) to FILE")
+    parser.add_argument("--ratings-csv", metavar="FILE",
+                        help="also write the judges-against-ratings table to FILE")
     parser.add_argument("--config", help="settings TOML file (default: ARENA_CONFIG or ./arena.toml)")
 
 
 def _compare(args) -> int:
     from datamodel.connection import connect
     from judges.compare import CompareOptions, compare_judges, format_table
+    from judges.human_compare import HumanCompareOptions, compare_with_humans, format_human_table
 
     settings = load_settings(config_file=args.config)
     if args.min_shared < 1 or args.rounds < 0:
@@ -133,6 +138,7 @@ def _compare(args) -> int:
     try:
         try:
             table = compare_judges(db, options)
+            human = compare_with_humans(db, HumanCompareOptions(min_shared=args.min_shared, suite=args.suite))
         except ValueError as error:
             raise SettingsError(str(error)) from None
     finally:
@@ -143,6 +149,11 @@ def _compare(args) -> int:
     print(format_table(table, confusion=args.confusion))
     if args.csv:
         table.drop(columns=["confusion"]).to_csv(args.csv, index=False)
+    if not human.empty:
+        print()
+        print(format_human_table(human))
+    if args.ratings_csv:
+        human.to_csv(args.ratings_csv, index=False)
     return 0
 
 

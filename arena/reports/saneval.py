@@ -3,8 +3,9 @@
 - Table 1: spatial, numeracy, color, shape and texture per model and their average (the unweighted mean of the five);
 - Table 2: attribute binding per object-count stratum (1, 2, 3-5, 6-10, >10 objects) and averaged
   (:func:`judges.saneval.cardinality_scores`);
-- Table 3: Spearman p-values against CompBench++, and Table 4: human adherence ratings: the project computes neither
-  ("—" with the reason; ``--compare-published`` still shows the paper's values);
+- Table 3: Spearman p-values against CompBench++: the project does not compute it ("—" with the reason;
+  ``--compare-published`` still shows the paper's values);
+- Table 4: the human adherence ratings of the Ratings tab (:mod:`judges.human_stats`), per model and category;
 - Table 5: one scored example per category, with its score and conformity feedback.
 
 The scores are one judge's (``saneval_*`` metrics): the preset's judge model when it scored the suite, else the first
@@ -75,14 +76,28 @@ def table_3(models: list[str]) -> Table:
     return table
 
 
-def table_4(models: list[str]) -> Table:
+def table_4(db, models: list[str]) -> Table:
+    """The human adherence ratings of the Ratings tab (task ``saneval_adherence``:
+    :func:`judges.human_stats.saneval_human`): per model the raters' mean Likert answer on [0, 1] per category, and
+    Total the unweighted mean of the categories present, as the paper's Total."""
+    from judges.human_stats import saneval_human
+
     columns = [Column("spatial", "Spatial"), Column("numeracy", "Numeracy"),
                *(Column(c, c.capitalize(), "Attribute Binding") for c in BINDING), Column("Total")]
     table = Table("4", "Human evaluation results", columns)
-    reason = ("the arena collects pairwise preference votes, not the paper's per-image adherence ratings "
-              "(Likert scales, Figs. 5-9)")
-    for model in models:
-        table.add_row(model, {column.key: Cell.absent(reason) for column in columns})
+    human = {row["model"]: row for row in saneval_human(db).to_dict("records")}
+    none = ("no human ratings yet: open the task (python -m arena ratings assign saneval_adherence) and rate on the "
+            "Ratings tab")
+    for model in [*human, *(m for m in models if m not in human)]:
+        row = human.get(model)
+        cells = {c: Cell.number(row[c] if row else None, "{:.4f}", none if row is None else
+                                f"no {c} image of this model rated") for c in CATEGORIES}
+        cells["Total"] = Cell.number(row["total"] if row else None, "{:.4f}", none)
+        table.add_row(model, cells)
+    table.notes.append("Per image the raters' mean Likert answer, (L − 1) / 4 on the five points 1 · Poor … "
+                       "5 · Perfect (the paper's interface, Figs. 5-9, is not in its text: the points between its two "
+                       "ends are the project's); per category the mean over the rated images; Total the unweighted "
+                       "mean of the categories rated (the paper's Total is that mean).")
     return table
 
 
@@ -115,7 +130,7 @@ def build(db, options: ReportOptions) -> Report:
               model_metric_values(db, "saneval_overall", scorer=judge_name, suite=SUITE)}
     models = [model for model in sorted_model_names(db) if model in scored]
     return Report("saneval", "SANEval: open-vocabulary compositional benchmarks",
-                  [table_1(db, judge, models), table_2(db, judge), table_3(models), table_4(models),
+                  [table_1(db, judge, models), table_2(db, judge), table_3(models), table_4(db, models),
                    table_5(db, judge)],
                   provenance=["Judges: " + (", ".join(judges) or "none yet")
                               + (f"; the tables use {judge}." if judge else ".")])

@@ -6,7 +6,9 @@
   release does not divide: "—"), with Appendix C.3's share of items by number of categories;
 - Tables 9 and 10: κ per category, and the aspects of §4.3 (Relation, Attribute Comparison, Attribute Value), for
   one evaluator: the preset's judge model when it scored the suite (the paper's GPT-4 Turbo), else the first judge;
-- Table 14: the edit distances between an item's sentences (:mod:`suites.semvarbench_stats`).
+- Table 14: the edit distances between an item's sentences (:mod:`suites.semvarbench_stats`);
+- Tables 11 and 12 (Appendix E.2): the human evaluation from the Ratings tab's scores (:mod:`judges.human_stats`), and
+  each judge's SemVarEffect against the humans' (:func:`judges.human_compare.compare_with_humans`).
 
 Models are printed under the paper's names where the registry model is the paper's (``sd-v1-5`` as "SD 1.5");
 imported API models under their own names, or the paper's when named so (``DALL-E 3``).
@@ -147,6 +149,62 @@ def table_14(items) -> Table:
     return table
 
 
+# Table 12's rows: the paper's evaluator labels as Table 12 prints them
+TABLE_12_NAMES = {"GPT-4o": "GPT-4o", "GPT-4 Turbo": "GPT-4v", "Claude 3.5 Sonnet": "Claude-3.5-Sonnet",
+                  "Gemini 1.5 Pro": "Gemini-Pro-1.5"}
+TABLE_12_MODEL = "CogView3-Plus"  # the model whose items Table 12 correlates
+RATE_HINT = "open the task (python -m arena ratings assign semvar_alignment) and rate on the Ratings tab"
+
+
+def table_11(db) -> Table:
+    """Appendix E.2, Table 11: S̄, γ_w, γ_wo and κ per model from the human scores of the Ratings tab (task
+    ``semvar_alignment``: :func:`judges.human_stats.semvar_human`, SemVarEffect from the raters' mean scores)."""
+    from judges.human_stats import semvar_human
+
+    table = Table("11", "Human evaluation results of different T2I models in understanding semantic variations",
+                  [Column(key, label) for key, label, _ in METRICS])
+    rows = [row for row in semvar_human(db).to_dict("records") if row["subset"] == ""]
+    for row in rows:
+        table.add_row(paper_name(row["model"]), {key: Cell.number(row["mean" if key == "S" else key], "{:.2f}")
+                                                 for key, _, _ in METRICS})
+    if not rows:
+        table.add_row("(no model)", {key: Cell.absent(f"no item with all seven questions rated: {RATE_HINT}")
+                                     for key, _, _ in METRICS})
+    table.notes.append("Per question S(T, I) = (Relevance + Object Accuracy) / 100, the mean over its raters; per item "
+                       "with all seven (text, image) pairs rated, S̄, γ_w, γ_wo and κ = γ_w − γ_wo; per model the "
+                       "means over its rated items.")
+    return table
+
+
+def table_12(db) -> Table:
+    """Appendix E.2, Table 12: each judge's SemVarEffect per item against the humans' (from their mean scores):
+    Pearson's ρ, Spearman's φ and Cohen's κ (of the sign of SemVarEffect), on CogView3-Plus's items where it was
+    rated, else on every rated item (:func:`judges.human_compare.compare_with_humans`)."""
+    from datamodel.human_ratings import ratings_frame
+    from judges.human_compare import CEILING, HumanCompareOptions, compare_with_humans
+
+    rated = set(ratings_frame(db, task="semvar_alignment")["model"])
+    model = next((m for m in rated if paper_name(m) == TABLE_12_MODEL), None)
+    rows = compare_with_humans(db, HumanCompareOptions(task="semvar_alignment", model=model, min_shared=3))
+    table = Table("12", f"Correlation coefficients between the judges and human evaluations of the SemVarEffect "
+                        f"({'for ' + TABLE_12_MODEL if model else 'over every rated item'})",
+                  [Column("pearson", "ρ (↑)"), Column("spearman", "φ (↑)"), Column("kappa", "κ_cohen (↑)")],
+                  row_header="Judge")
+    for row in rows.to_dict("records"):
+        label = row["judge"] if row["judge"] == CEILING else TABLE_12_NAMES.get(evaluator_of(row["judge"]),
+                                                                                 row["judge"])
+        reason = (f"fewer than 3 items shared ({row['items']})" if row["insufficient"] else "a side is constant")
+        table.add_row(label, {key: Cell.number(row[key], "{:.2f}", reason) for key in ("pearson", "spearman",
+                                                                                        "kappa")})
+    if rows.empty:
+        table.add_row("(no judge)", {key: Cell.absent(f"no human scores yet: {RATE_HINT}; and {JUDGE_HINT}")
+                                     for key in ("pearson", "spearman", "kappa")})
+    table.notes.append("Cohen's κ of the sign of SemVarEffect (negative, zero, positive): the paper does not say how it "
+                       "made the continuous SemVarEffect categorical. The human ceiling is rater against rater, each "
+                       "rater's SemVarEffect from their own seven scores.")
+    return table
+
+
 def build(db, options: ReportOptions) -> Report:
     from suites.semvarbench_stats import items_from_prompts
 
@@ -159,11 +217,12 @@ def build(db, options: ReportOptions) -> Report:
     nine, ten, aspects = category_tables(db, judge, models)
     seven, distribution = table_7(items)
     return Report("semvarbench", "SemVarBench (Zhu et al., ICLR 2025)",
-                  [table_2(db, judges, models), seven, distribution, nine, ten, aspects, table_14(items)],
+                  [table_2(db, judges, models), seven, distribution, nine, ten, aspects, table_14(items),
+                   table_11(db), table_12(db)],
                   provenance=[f"Data: {len(items)} SemVarBench items in the database.",
                               "Judges: " + (", ".join(f"{j} ({evaluator_of(j)})" for j in judges) or "none yet")
                               + (f"; Tables 9, 10 and the aspects use {judge}." if judge else ".")])
 
 
-register(ReportSpec("semvarbench", "SemVarBench Tables 2, 7, 9, 10, 14, Appendix C.3 and the aspects of §4.3", build,
-                    preset="semvarbench-paper"))
+register(ReportSpec("semvarbench", "SemVarBench Tables 2, 7, 9, 10, 11, 12, 14, Appendix C.3 and the aspects of "
+                    "§4.3", build, preset="semvarbench-paper"))

@@ -30,26 +30,28 @@ from sampling.coverage import votes_per_model, votes_per_pair, votes_per_prompt
 from arena.ratelimit import RateLimited, client_address
 from arena.web.admin_session import SessionEnded
 from arena.web.context import AppContext, refusal
+from arena.web.rating_admin import build_rating_admin
 
 EXPORT_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
 LOCKED = ("Unlock the admin tab first: enter the admin password. (An admin session ends after 30 minutes without "
           "use or when the server restarts; then reload the page.)")
 
 
-def export_link(ctx: AppContext, admin_id: str, fmt: str, client: str) -> str:
-    """The vote export in ``fmt``, offered to ``client`` for one download, as the export event answers it: an HTML
-    link (relative to the page) with the file's name, votes and size.
+def export_link(ctx: AppContext, admin_id: str, fmt: str, client: str, *, export=None, what: str = "votes") -> str:
+    """The vote export in ``fmt`` (or ``export(db, path, fmt)``'s, which writes ``what``: ratings), offered to
+    ``client`` for one download, as the export event answers it: an HTML link (relative to the page) with the file's
+    name, rows and size.
 
     Written into the admin session's private folder as a file of mode 0600 (deleted if the export fails).
     """
-    name = f"votes-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"
+    name = f"{what}-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"
     with ctx.admins.offer(admin_id, f".{fmt}", name=name, media_type=EXPORT_TYPES[fmt], client=client) as offer:
-        rows = export_votes(ctx.store.db(), offer.path, fmt)
+        rows = (export or export_votes)(ctx.store.db(), offer.path, fmt)
         size = offer.path.stat().st_size
     size_text = f"{size / 1e6:,.1f} MB" if size >= 100_000 else f"{size / 1e3:,.1f} kB"
     minutes = round(ctx.admins.offer_s / 60)
     return (f'<a class="export-link" href="admin-export/{html.escape(offer.token)}" download="{html.escape(name)}">'
-            f"Download {html.escape(name)}</a> ({rows:,} votes, {size_text}). "
+            f"Download {html.escape(name)}</a> ({rows:,} {what}, {size_text}). "
             f"<span class=\"export-note\">The link works once, within {minutes} minutes; export again for another "
             "copy.</span>")
 
@@ -88,6 +90,7 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
             vote_id = gr.Number(label="Vote id", precision=0, elem_id="review-vote-id")
             include_button = gr.Button("Include in ratings", elem_id="review-include")
             exclude_button = gr.Button("Exclude from ratings", elem_id="review-exclude")
+        build_rating_admin(ctx, admin, LOCKED, export_link)  # the Human ratings section
 
     def require(admin_id, event: str, request: gr.Request | None) -> None:
         """Refuse the call unless this page holds a live admin session."""

@@ -17,6 +17,7 @@ from fastapi import FastAPI
 
 from datamodel.annotators import sync_accounts
 from datamodel.battles import battle_image
+from datamodel.human_ratings import rating_image
 from datamodel.media import MediaError, MediaStore
 from datamodel.renditions import Renditions
 from datamodel.settings import Settings
@@ -26,6 +27,7 @@ from arena.web.admin_tab import build_admin_tab
 from arena.web.arena_tab import KEYBOARD_JS, build_arena_tab
 from arena.web.context import AppContext
 from arena.web.leaderboard_tab import LEADERBOARD_POLL_S, build_leaderboard_tab, leaderboard_script
+from arena.web.ratings_tab import build_ratings_tab, rating_css, rating_script
 
 CSS = """
 #prompt h3 { margin: 0.2em 0; }
@@ -100,12 +102,14 @@ def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | 
         with gr.Tabs():
             with gr.Tab("Arena", id="arena") as arena_tab:
                 signed_in = build_arena_tab(ctx)
+            with gr.Tab("Ratings", id="ratings") as ratings_tab:
+                build_ratings_tab(ctx)
             with gr.Tab("Leaderboard", id="leaderboard") as leaderboard_tab:
                 build_leaderboard_tab(ctx, leaderboard_tab, timer, signed_in, admin)
             with gr.Tab("Admin", id="admin") as admin_tab:
                 build_admin_tab(ctx, admin)
         leaderboard_tab.select(lambda: gr.Timer(active=True), None, timer, api_visibility="private")
-        for other in (arena_tab, admin_tab):
+        for other in (arena_tab, ratings_tab, admin_tab):
             other.select(lambda: gr.Timer(active=False), None, timer, api_visibility="private")
     # api_open=False: an event that goes through the queue cannot be posted straight to /gradio_api/run/predict by
     # its fn_index, which would skip the queue's concurrency limits (the votes and battles, queue=False, still can).
@@ -158,7 +162,8 @@ class ByteCache:
 
 
 class BattleMedia:
-    """ASGI front door: ``GET .../battle-media/<token>/<a|b>`` answers a battle image, anything else goes to the app.
+    """ASGI front door: ``GET .../battle-media/<token>/<a|b>`` answers a battle image (and ``.../rating-media/<token>``
+    a rating question's image, :mod:`arena.web.ratings_tab`), anything else goes to the app.
 
     Images are reachable only through a battle's unguessable media token, which only the session the battle was
     served to receives; a token answers that battle's two images and nothing else, and does not expire (the page
@@ -178,10 +183,14 @@ class BattleMedia:
 
     async def __call__(self, scope, receive, send):
         path = scope.get("path", "") if scope["type"] == "http" else ""
-        if "/battle-media/" not in path:
+        if "/battle-media/" in path:
+            token, _, side = path.rpartition("/battle-media/")[2].partition("/")
+            shown = battle_image(self.store.db(), token, side) if _TOKEN.match(token) else None
+        elif "/rating-media/" in path:  # a rating question's image (arena.web.ratings_tab), the same way
+            token = path.rpartition("/rating-media/")[2]
+            shown = rating_image(self.store.db(), token) if _TOKEN.match(token) else None
+        else:
             return await self.app(scope, receive, send)
-        token, _, side = path.rpartition("/battle-media/")[2].partition("/")
-        shown = battle_image(self.store.db(), token, side) if _TOKEN.match(token) else None
         if shown is None or scope["method"] != "GET":
             return await _answer(send, 404, b"Unknown image.", "text/plain")
         try:
@@ -312,8 +321,9 @@ def create_server(settings: Settings):
 
     app = gr.mount_gradio_app(
         FastAPI(openapi_url=None, docs_url=None, redoc_url=None, lifespan=lifespan), blocks, path="/",
-        server_name=settings.host, server_port=settings.port, head=KEYBOARD_JS + leaderboard_script(ctx.store.db()),
-        css=CSS, footer_links=["api"], run_history=False,
+        server_name=settings.host, server_port=settings.port,
+        head=KEYBOARD_JS + rating_script() + leaderboard_script(ctx.store.db()), css=CSS + rating_css(),
+        footer_links=["api"], run_history=False,
     )  # no allowed_paths: Gradio would serve those folders to anyone (admin exports have their own route)
     return BattleMedia(AdminExports(app, ctx.admins), ctx.store, Renditions.from_settings(ctx.media, settings))
 

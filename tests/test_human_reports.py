@@ -1,4 +1,5 @@
-"""The reports' Human columns from the Ratings tab (issue 27): SemVarBench Tables 11 and 12 and SANEval Table 4 hold
+"""The reports' Human columns from the Ratings tab (issue 27): Commonsense-T2I Table 2, SemVarBench Tables 11 and 12
+and SANEval Table 4 hold
 what :mod:`judges.human_stats` computes from the stored ratings; their published values are the paper's."""
 
 import random
@@ -13,7 +14,7 @@ from datamodel.human_ratings import ratings_frame, record_rating, record_serving
 from datamodel.judgments import Judgment, save_judgment
 from judges import human_stats
 from judges.human_compare import CEILING, HumanCompareOptions, compare_with_humans
-from judges.rating_tasks import SANEVAL, SEMVAR
+from judges.rating_tasks import COMMONSENSE, SANEVAL, SEMVAR
 from rating_arena import build_rating_arena
 
 
@@ -36,6 +37,7 @@ def rated(tmp_path_factory):
     for rater in ("ann", "ben"):
         store(db, rater, SEMVAR, lambda q: {"object_accuracy": rng.randrange(51), "relevance": rng.randrange(51)})
         store(db, rater, SANEVAL, lambda q: {"likert": rng.randint(1, 5)})
+        store(db, rater, COMMONSENSE, lambda q: {"fit": rng.randint(0, 1)})
     humans = human_stats.semvar_item_effects(ratings_frame(db, task="semvar_alignment"))
     noise = np.random.default_rng(1)
     with db.conn:
@@ -99,3 +101,14 @@ def test_the_published_tables_11_and_12_are_the_papers():
                            ("Gemini-Pro-1.5", "Gemini-Pro-1.5")):
         values = [published.table("12")[(label, key)] for key in ("pearson", "spearman", "kappa")]
         assert f"{printed}\t" + "\t".join(values) in text
+
+
+def test_commonsense_table_2_human_column_is_the_raters_accuracy(rated):
+    table = make_report(rated.db, "commonsense").table("2")
+    human = human_stats.commonsense_human(rated.db)
+    overall = human[human["category"] == ""]
+    assert len(overall) == 4  # every model of the small arena was rated
+    for row in overall.to_dict("records"):
+        cell = table.cell(row["model"], "human")
+        assert cell.value == pytest.approx(100 * row["accuracy"]) and cell.text == f"{100 * row['accuracy']:.2f}"
+    assert any(note.startswith("Human: the Ratings tab's fit judgments, 2 rater(s)") for note in table.notes)

@@ -136,7 +136,8 @@ def test_commonsense_paper_preset_fake_run_fills_its_report(demo, tmp_path, caps
         assert cells[labels.index("Human") - 1].startswith("—["), (row, cells)
     assert re.search(r"\[\d\] no commonsense_clip_accuracy from open_clip:ViT-L-14:openai: python -m judges metrics "
                      r"--suite commonsense --preset commonsense-paper", text)
-    assert "the arena records pairwise votes, not the two experts' fit(I, D) judgments" in text
+    assert "no human fit judgments of this model yet: open the task (python -m arena ratings assign commonsense_fit)" \
+        in text
     percents = [float(row_cells(text, "1", c)[1].split()[0]) for c in
                 ("Physical Laws", "Human Practices", "Biological Laws", "Daily Items", "Animal Behaviors")]
     assert sum(percents) == pytest.approx(100, abs=0.3) and "14 items in the database (the paper: 150)." in text

@@ -31,7 +31,7 @@ def test_table_2_takes_the_papers_judges_and_clip_and_keeps_the_others_apart(sma
     assert cell("SD-XL", "clip") == "26.00 (paper 26.00)"
     assert cell("SD-XL", "judge gpt-judge:gpt-4o-mini") == "50.00" and cell("SD-XL", "judge my-judge:gpt-4o") == "90.00"
     assert cell("SD-XL", "CLIP open_clip:ViT-B-32:openai") == "31.00"
-    assert table.cell("SD-XL", "human").missing.startswith("the arena records pairwise votes")
+    assert table.cell("SD-XL", "human").missing.startswith("no human fit judgments of this model yet")
     assert cell("alpha-model", "gpt4o") == "50.00"
     assert table.row_labels()[:1] == ["SD-XL"] and "DALL-E 3" in table.row_labels()  # the paper's rows listed too
     assert ("2", "SD-XL", "gemini_pro", "no accuracy from judge gpt-judge:gemini-1.0-pro-vision: python -m judges "

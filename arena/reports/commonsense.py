@@ -9,7 +9,9 @@
   the evaluators it used: CLIP ViT-L/14, Gemini 1.0 Pro Vision, gpt-4-vision-preview, gpt-4-turbo, gpt-4o and the
   two experts. The evaluators the preset names fill them (its judge name, its CLIP model); every other judge model or
   CLIP scorer in the database gets a column of its own under "Other evaluators", so nothing is shown under a
-  column it does not belong to. The Human column stays "—": the arena records pairwise votes, not fit judgments.
+  column it does not belong to. The Human column is the raters' accuracy from the Ratings tab's fit task
+  (``commonsense_fit``: :func:`judges.human_stats.commonsense_human`, the pair rule on their fit(I, D) answers
+  averaged over generations, as §3.1's two experts), "—" for a model nobody has rated.
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ JUDGE_COLUMNS = {"gemini-1.0-pro-vision": "gemini_pro", "gemini-pro-vision": "ge
 PAPER_COLUMNS = [Column("clip", "CLIP", "Evaluator"), Column("gemini_pro", "Gemini Pro", "Evaluator"),
                  Column("gpt4_preview", "GPT-4 preview", "Evaluator"), Column("gpt4_turbo", "GPT-4 Turbo", "Evaluator"),
                  Column("gpt4o", "GPT-4o", "Evaluator"), Column("human", "Human", "Evaluator")]
-HUMAN = ("the arena records pairwise votes, not the two experts' fit(I, D) judgments of §3.1, so there is no human "
-         "accuracy")
+HUMAN = ("no human fit judgments of this model yet: open the task (python -m arena ratings assign commonsense_fit) "
+         "and rate on the Ratings tab (docs/human-ratings.md)")
 JUDGE_METRIC, CLIP_METRIC = "commonsense_accuracy", "commonsense_clip_accuracy"
 
 
@@ -85,10 +87,12 @@ def results_table(db, options: ReportOptions) -> Table:
     for row in overall:
         values[(row["model"], column_of[(row["name"], row["scorer"])])] = row
     table = Table("2", "Main results on the Commonsense-T2I challenge set (accuracy, %)", columns)
-    models = list(dict.fromkeys([*models_with_images(db, SUITE), *(row["model"] for row in overall)]))
+    human = human_accuracy(db)
+    models = list(dict.fromkeys([*models_with_images(db, SUITE), *(row["model"] for row in overall), *human]))
     ordered = [m for m in PAPER_ROWS if m in models] + [m for m in models if m not in PAPER_ROWS]
     for model in ordered:
-        cells = {"human": Cell.absent(HUMAN)}
+        cells = {"human": Cell.number(100 * human[model]["accuracy"], "{:.2f}") if model in human
+                 else Cell.absent(HUMAN)}
         for column in columns:
             if column.key == "human":
                 continue
@@ -102,7 +106,20 @@ def results_table(db, options: ReportOptions) -> Table:
                            + " items per cell here (the paper: 150 items, 4 generations each).")
     table.notes.append(f"Judge columns: judge name {judge_wanted!r} with the paper's judge models; CLIP column: "
                        f"{clip_wanted}.")
+    if human:
+        raters = sorted({row["raters"] for row in human.values()})
+        table.notes.append(f"Human: the Ratings tab's fit judgments, {raters[0]}"
+                           + (f" to {raters[-1]}" if raters[-1] != raters[0] else "")
+                           + " rater(s) per model (the paper: two experts).")
     return table
+
+
+def human_accuracy(db) -> dict[str, dict]:
+    """{model: its overall row of :func:`judges.human_stats.commonsense_human`} (models somebody has rated)."""
+    from judges.human_stats import commonsense_human
+
+    frame = commonsense_human(db)
+    return {row["model"]: row for row in frame[frame["category"] == ""].to_dict("records")}
 
 
 def missing_reason(column: str, model: str, clip_wanted: str, judge_wanted: str, options: ReportOptions) -> str:

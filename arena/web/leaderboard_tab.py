@@ -208,7 +208,7 @@ def age_text(snapshot: Snapshot, status: str) -> str:
 
 
 def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_in: gr.State | None = None,
-                          admin: gr.State | None = None) -> None:
+                          admin: gr.State | None = None) -> gr.Dropdown:
     """Wire the leaderboard; it loads when its tab is opened (so no model name reaches an arena-only page).
 
     ``signed_in`` is the Arena tab's session state and ``admin`` the Admin tab's admin session id
@@ -372,3 +372,4 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
     tab.select(leaderboard_menus, viewer_states, [*dropdowns, voter, judge, source], api_visibility="private").then(
         follow_suite, [dropdowns[0], *following], following, queue=False, api_visibility="private").then(
         show, inputs, outputs, api_visibility="private", **fast)
+    return voter

@@ -52,8 +52,10 @@ ARENA_CSS = """
 #status p { margin: 0.15em 0; }
 #prompt h3 { margin: 0.1em 0; }
 #prompt p { margin: 0.1em 0; }
-#reveal { min-height: 1.5em; }
-#reveal .reveal { line-height: 1.4; }
+#reveal .reveal { line-height: 1.4; min-height: 1.4em; }
+#battle-images .html-container, #reveal .html-container { padding-top: 0 !important; padding-bottom: 0 !important; }
+/* the names and the vote on one line (each name is also over its image, whole in its tooltip) */
+#reveal .reveal-line { display: block; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .arena-warning { display: inline-block; padding: 1px 8px; border-left: 3px solid #d97706; border-radius: 3px;
                  background: #fff7ed; color: #7c2d12; font-weight: 600; }
 .arena-note { color: var(--body-text-color-subdued); }
@@ -143,6 +145,7 @@ ARENA_CSS = """
                           margin: 0; padding: 6px 10px; max-height: 45vh; overflow-y: auto; font-size: 0.92em;
                           background: var(--background-fill-primary); border-top: 1px solid var(--border-color-primary);
                           box-shadow: 0 -3px 6px rgba(0, 0, 0, 0.08); }
+    #reveal .reveal-line { white-space: normal; }
 }
 """
 
@@ -363,9 +366,9 @@ def build_arena_tab(ctx: AppContext) -> ArenaTab:
             sign_out_button = gr.Button("Sign out", size="sm", elem_id="sign-out", scale=0, min_width=80)
         prompt = gr.Markdown(elem_id="prompt")
         with gr.Row(equal_height=True, elem_id="battle-images"):
-            image_a = gr.HTML(elem_id="image-a")
-            image_b = gr.HTML(elem_id="image-b")
-        reveal = gr.HTML(elem_id="reveal")  # the names, in place under the images
+            image_a = gr.HTML(elem_id="image-a", container=False)
+            image_b = gr.HTML(elem_id="image-b", container=False)
+        reveal = gr.HTML(elem_id="reveal", container=False)  # the names, in place under the images
         # The vote bar (fixed at the bottom of a phone's screen). CSS shows one of the last two: Next battle after a
         # vote (in the browser), Skip before it (from the server). The keys show on the buttons only where there is
         # a keyboard (CSS).

@@ -71,9 +71,9 @@ def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None, *
     preload = "".join(
         f'<img src="{image_url(preload_token, side)}" alt="" hidden>' for side in "ab"
     ) if preload_token else ""
-    lines = [f'Your vote: <b>{OUTCOME_LABELS[receipt.outcome]}</b>. A was <b>{name(receipt.model_a)}</b>, B was '
-             f'<b>{name(receipt.model_b)}</b>. Press <b>Next battle</b><span class="key-hint"> (or N)</span> to '
-             'continue.']
+    lines = [f'<span class="reveal-line">Your vote: <b>{OUTCOME_LABELS[receipt.outcome]}</b>. A was '
+             f'<b>{name(receipt.model_a)}</b>, B was <b>{name(receipt.model_b)}</b>. Press <b>Next battle</b>'
+             '<span class="key-hint"> (or N)</span> to continue.</span>']
     if receipt.excluded:
         lines.append(f'<span class="arena-warning">⚠ This vote does not count: {name(receipt.reason)}.</span>')
     elif receipt.reason:
@@ -82,7 +82,7 @@ def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None, *
     if offer_board:
         lines.append(f'You have cast {offer_board} votes: <button class="your-board" type="button">See your own '
                      'leaderboard</button>')
-    body = "<br>".join(lines)
+    body = "".join(f"<div>{line}</div>" for line in lines)
     return (f'<div class="reveal voted" data-vote-id="{receipt.vote_id}">'  # for API clients (tools.load), not shown
             f"{body}{preload}</div>")
 

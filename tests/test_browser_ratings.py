@@ -238,7 +238,7 @@ def test_the_admin_opens_a_task_and_exports_the_ratings(tmp_path, browser):  # n
         admin.get_by_role("tab", name="Admin").click()
         admin.fill("#admin-password input", "admin-password-1")
         admin.click("#admin-unlock")
-        admin.wait_for_function("() => document.querySelector('#rating-study').innerText.includes('saneval_adherence')",
+        admin.wait_for_function("() => document.querySelector('#rating-study')?.innerText.includes('saneval_adherence')",
                                 timeout=20000)
         admin.click("#rating-admin-task input")
         admin.get_by_role("option", name=SANEVAL.title).click()

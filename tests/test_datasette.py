@@ -19,7 +19,7 @@ from tools.scale_fixture import ScaleSpec, build_scale_database
 
 ROOT = Path(__file__).resolve().parents[1]
 METADATA = ROOT / "datasette-metadata.json"
-SECRET = ("annotators", "battles", "judge_requests")
+SECRET = ("annotators", "battles", "judge_requests", "admin_actions", "leaderboard_history")
 
 
 @pytest.fixture(scope="module")

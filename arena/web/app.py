@@ -23,7 +23,7 @@ from datamodel.renditions import Renditions
 from datamodel.settings import Settings
 from datamodel.connection import Store
 from arena.web.admin_session import AdminSessions
-from arena.web.admin_tab import build_admin_tab
+from arena.web.admin_tab import ADMIN_CSS, build_admin_tab
 from arena.web.arena_tab import ARENA_CSS, KEYBOARD_JS, build_arena_tab
 from arena.web.context import AppContext
 from arena.web.leaderboard_tab import LEADERBOARD_POLL_S, build_leaderboard_tab, leaderboard_script
@@ -315,7 +315,7 @@ def create_server(settings: Settings):
     app = gr.mount_gradio_app(
         FastAPI(openapi_url=None, docs_url=None, redoc_url=None, lifespan=lifespan), blocks, path="/",
         server_name=settings.host, server_port=settings.port,
-        head=KEYBOARD_JS + rating_script() + leaderboard_script(ctx.store.db()), css=CSS + ARENA_CSS + rating_css(),
+        head=KEYBOARD_JS + rating_script() + leaderboard_script(ctx.store.db()), css=CSS + ARENA_CSS + ADMIN_CSS + rating_css(),
         theme=page_theme(),
         footer_links=["api"], run_history=False,
     )  # no allowed_paths: Gradio would serve those folders to anyone (admin exports have their own route)

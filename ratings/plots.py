@@ -204,10 +204,11 @@ def rating_history_chart(points: pd.DataFrame, title: str = "Ratings over time, 
             hovertemplate="%{x}<br>rating %{y:.0f}<extra>" + str(model) + "</extra>"))
     figure.update_layout(title=title, xaxis_title="Day (UTC)", yaxis_title="Rating", legend_title_text="Model",
                          xaxis={"type": "category", "categoryorder": "array", "categoryarray": days})
-    if len(days) < 2:
+    if len(days) < 2:  # said over the plot's top when there is a first day to show, in its middle otherwise
         figure.add_annotation(text="The history starts with the first day kept: come back tomorrow, or rebuild past "
                                    "days from the votes (python -m arena leaderboard --rebuild-history DAYS)",
-                              showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
+                              showarrow=False, xref="paper", yref="paper", x=0.5, y=0.98 if days else 0.5,
+                              yanchor="top" if days else "middle", bgcolor="rgba(255, 255, 255, 0.85)")
         if not days:
             figure.update_layout(xaxis={"visible": False}, yaxis={"visible": False}, height=260)
     return figure

@@ -29,16 +29,30 @@ def _cast(db, name: str, votes: int, *, rules: QualityRules, start: float, every
         s = sessions.vote(db, sessions.next_battle(db, random.Random(i), s, now=at - 1), outcome, rules=rules, now=at)
 
 
+ROW = "#annotator-stats [role=row]:has([role=gridcell])"  # Gradio draws a table's rows as [role=row] of gridcells
+
+
 def _row(page, name: str) -> dict:
     """The annotators table's row of ``name`` as {header: cell}."""
     return page.evaluate(f"""() => {{
-      const heads = [...document.querySelectorAll('#annotator-stats thead th')].map(th => th.innerText.trim());
-      for (const tr of document.querySelectorAll('#annotator-stats tbody tr')) {{
-        const cells = [...tr.children].map(td => td.innerText.trim());
+      const heads = [...document.querySelectorAll('#annotator-stats thead th')].map(th => (th.querySelector('.header-content') || th).innerText.trim());
+      for (const row of document.querySelectorAll({ROW!r})) {{
+        const cells = [...row.querySelectorAll('[role=gridcell]')].map(cell => cell.innerText.trim());
         if (cells[heads.indexOf('Annotator')] === {name!r}) return Object.fromEntries(heads.map((h, i) => [h, cells[i]]));
       }}
       return null;
     }}""")
+
+
+def _wait_row(page, name: str, header: str, value: str) -> dict:
+    """Wait until the annotators table (read again after an action) shows ``value`` under ``header`` for ``name``."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        row = _row(page, name)
+        if row and row.get(header) == value:
+            return row
+        page.wait_for_timeout(200)
+    raise AssertionError(f"{name}'s {header} is not {value}: {_row(page, name)}")
 
 
 def _message(page, selector: str, text: str) -> str:
@@ -74,7 +88,7 @@ def test_the_admin_reviews_all_of_an_annotator_s_votes_or_a_rule_s_in_one_action
         assert _row(page, "spammer")["Counted"] == "24"
         shoot(page, size, "admin-01-annotators", full_page=True)
         # a click on a row chooses the annotator; one action excludes every vote, with a reason
-        page.locator("#annotator-stats tbody tr", has_text="spammer").first.locator("td").nth(1).click()
+        page.locator(ROW, has_text="spammer").first.locator("[role=gridcell]").nth(1).click()
         page.wait_for_function("() => document.querySelector('#review-annotator input').value === 'spammer'",
                                timeout=10000)
         press(page, size, "#review-exclude-all")  # no reason yet: refused, nothing changes
@@ -84,13 +98,13 @@ def test_the_admin_reviews_all_of_an_annotator_s_votes_or_a_rule_s_in_one_action
         press(page, size, "#review-exclude-all")
         confirmed = _message(page, "#review-message", "Excluded 24 votes")
         assert "every vote of spammer" in confirmed and "one side every time" in confirmed, confirmed
-        page.wait_for_function("() => [...document.querySelectorAll('#admin-actions tbody tr')].length >= 1",
+        page.wait_for_function("() => document.querySelectorAll('#admin-actions [role=gridcell]').length >= 8",
                                timeout=20000)
-        spammer = _row(page, "spammer")
-        assert spammer["Counted"] == "0" and spammer["Excluded by admin"] == "24", spammer  # the tables refreshed
+        spammer = _wait_row(page, "spammer", "Counted", "0")  # the tables refreshed
+        assert spammer["Excluded by admin"] == "24", spammer
         shoot(page, size, "admin-02-spammer-excluded", full_page=True)
         # a rule's votes of one annotator back in, in one action
-        page.locator("#annotator-stats tbody tr", has_text="careful").first.locator("td").nth(1).click()
+        page.locator(ROW, has_text="careful").first.locator("[role=gridcell]").nth(1).click()
         page.wait_for_function("() => document.querySelector('#review-annotator input').value === 'careful'",
                                timeout=10000)
         page.click("#review-rule input")
@@ -99,9 +113,9 @@ def test_the_admin_reviews_all_of_an_annotator_s_votes_or_a_rule_s_in_one_action
         press(page, size, "#review-include-all")
         confirmed = _message(page, "#review-message", "Included 3 votes")
         assert "careful" in confirmed and "rate rule" in confirmed, confirmed
-        page.wait_for_function("() => [...document.querySelectorAll('#admin-actions tbody tr')].length >= 2",
-                               timeout=20000)
-        assert _row(page, "careful")["Counted"] == "8"
+        page.wait_for_function("() => document.querySelectorAll('#admin-actions [role=row]:has([role=gridcell])')"
+                               ".length >= 2", timeout=20000)
+        _wait_row(page, "careful", "Counted", "8")
         assert arena.db.execute("SELECT COUNT(*) FROM votes WHERE voter = 'careful' AND excluded = 1"
                                 ).fetchone()[0] == 0
         # a wrong vote id is told in words; the flagged votes stay a table
@@ -109,7 +123,7 @@ def test_the_admin_reviews_all_of_an_annotator_s_votes_or_a_rule_s_in_one_action
         press(page, size, "#review-exclude")
         _message(page, "#vote-review-message", "No vote with id 999999")
         page.wait_for_timeout(300)
-        assert page.locator("#flagged-votes tbody tr").count() >= 1, "the flagged votes table is gone"
+        assert page.locator("#flagged-votes [role=gridcell]").count() >= 1, "the flagged votes table is gone"
         assert "Error" not in page.inner_text("#flagged-votes")
         shoot(page, size, "admin-03-wrong-vote-id", full_page=True)
         # the coverage table shows its votes first

@@ -37,15 +37,17 @@ def _subtab(page, name: str) -> None:
 
 def _headers(page, table: str) -> list[str]:
     page.wait_for_function(f"() => document.querySelectorAll('#{table} thead th').length > 1", timeout=20000)
-    return page.evaluate(f"() => [...document.querySelectorAll('#{table} thead th')].map(th => th.innerText.trim())"
+    return page.evaluate(f"() => [...document.querySelectorAll('#{table} thead th')].map(th => (th.querySelector('.header-content') || th).innerText.trim())"
                          ".filter(t => t)")
 
 
 def _column(page, table: str, header: str) -> list[str]:
+    """The cells of column ``header`` of the table ``#<table>`` (Gradio draws its rows as [role=row] of gridcells)."""
     return page.evaluate(f"""() => {{
-      const heads = [...document.querySelectorAll('#{table} thead th')].map(th => th.innerText.trim());
+      const heads = [...document.querySelectorAll('#{table} thead th')].map(th => (th.querySelector('.header-content') || th).innerText.trim());
       const at = heads.indexOf({header!r});
-      return [...document.querySelectorAll('#{table} tbody tr')].map(tr => (tr.children[at] || {{}}).innerText);
+      return [...document.querySelectorAll('#{table} [role=row]')].map(row => [...row.querySelectorAll(
+        '[role=gridcell]')]).filter(cells => cells.length).map(cells => (cells[at] || {{}}).innerText);
     }}""")
 
 

@@ -80,6 +80,22 @@ def refused_text(text: str) -> str:
     return f'<span class="admin-refused">⚠ {html.escape(text)}</span>'
 
 
+def model_table(db) -> pd.DataFrame:
+    """Votes per model with plain headers, the share as a percentage."""
+    table = votes_per_model(db)
+    table["share"] = [f"{share:.0%}" for share in table["share"]]
+    return table.rename(columns={"model": "Model", "votes": "Votes", "share": "Share", "vs_mean": "× mean",
+                                 "wins": "Wins", "losses": "Losses", "ties": "Ties", "both_bad": "Both bad"})
+
+
+def pair_table(db) -> pd.DataFrame:
+    """Votes per pair of models with plain headers, the share as a percentage."""
+    table = votes_per_pair(db)
+    table["share"] = [f"{share:.0%}" for share in table["share"]]
+    return table.rename(columns={"model_1": "Model", "model_2": "Other model", "prompts": "Prompts", "votes": "Votes",
+                                 "decisive": "Decisive", "share": "Share", "vs_mean": "× mean"})
+
+
 def prompt_table(db) -> pd.DataFrame:
     """Votes per prompt with the counts first and the prompt's text cut to 80 characters (the whole text hid the
     votes column), plain headers."""
@@ -154,8 +170,13 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
 
     def flagged_table() -> pd.DataFrame:
         rows = flagged_votes(ctx.store.db())
-        return pd.DataFrame(rows, columns=["vote_id", "voter", "outcome", "created_at", "excluded", "reviewed",
-                                           "reason"])
+        table = pd.DataFrame(rows, columns=["vote_id", "voter", "outcome", "created_at", "excluded", "reviewed",
+                                            "reason"])
+        for column in ("excluded", "reviewed"):
+            table[column] = ["yes" if value else "no" for value in table[column]]
+        return table.rename(columns={"vote_id": "Vote", "voter": "Voter", "outcome": "Outcome",
+                                     "created_at": "When (UTC)", "excluded": "Excluded", "reviewed": "By an admin",
+                                     "reason": "Reason"})
 
     def tables() -> list:
         """Every table the admin's actions change, read again: annotators, flagged votes, coverage, the log; and
@@ -163,7 +184,7 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
         db = ctx.store.db()
         flags = annotator_flags(db)
         names = [EVERY_ANNOTATOR, *((name, name) for name in flags["Annotator"])]
-        return [flags, flagged_table(), votes_per_model(db), votes_per_pair(db), prompt_table(db), admin_actions(db),
+        return [flags, flagged_table(), model_table(db), pair_table(db), prompt_table(db), admin_actions(db),
                 gr.update(choices=names)]
 
     def do_unlock(given: str, admin_id, request: gr.Request = None):
@@ -225,7 +246,7 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
         """A click on a row of the flagged votes chooses that vote."""
         row = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
         try:
-            return int(table.iloc[int(row)]["vote_id"])
+            return int(table.iloc[int(row)]["Vote"])
         except (IndexError, KeyError, ValueError, TypeError):
             return gr.skip()
 

@@ -387,6 +387,26 @@ def _guidelines_seen(db: sqlite_utils.Database) -> None:
                "WHERE id IN (SELECT annotator_id FROM votes WHERE annotator_id IS NOT NULL)")
 
 
+def _vote_details_without_names(db: sqlite_utils.Database) -> None:
+    """``vote_details`` numbers annotators instead of naming them: ``voter`` is a judge's name, or ``annotator <id>``
+    for a person (the view is public in Datasette; annotators' names are theirs and the admin's). Otherwise as
+    :func:`_datasette_views` made it."""
+    db.execute("DROP VIEW vote_details")
+    db.execute("""
+        CREATE VIEW vote_details AS
+        SELECT v.id AS vote_id, v.created_at AS voted_at, strftime('%Y-%m-%dT%H:%M:%fZ', v.served_at, 'unixepoch')
+                   AS served_at, v.seconds_to_vote,
+               CASE v.voter_kind WHEN 'judge' THEN v.voter ELSE 'annotator ' || v.annotator_id END AS voter,
+               v.voter_kind, v.outcome,
+               CASE v.outcome WHEN 'A' THEN ml.name WHEN 'B' THEN mr.name END AS winner,
+               CASE v.outcome WHEN 'A' THEN mr.name WHEN 'B' THEN ml.name END AS loser,
+               ml.name AS model_a, mr.name AS model_b, p.suite, p.subset, p.variant, p.item_key, p.text AS prompt,
+               v.prompt_id, v.left_image_id AS image_a_id, v.right_image_id AS image_b_id, v.strategy,
+               v.excluded, v.excluded_reason
+        FROM votes v JOIN prompts p ON p.id = v.prompt_id
+        JOIN models ml ON ml.id = v.left_model_id JOIN models mr ON mr.id = v.right_model_id""")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -399,6 +419,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _annotator_sessions,
     _judgment_template_version,
     _guidelines_seen,
+    _vote_details_without_names,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

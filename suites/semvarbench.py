@@ -16,7 +16,7 @@ from pathlib import Path
 import sqlite_utils
 
 from datamodel.catalog import PromptImport, PromptSpec
-from suites.common import SuiteError, existing_file, write_specs
+from suites.common import SuiteError, existing_file, read_text, write_specs
 from suites.registry import ImportFormat, Suite, register
 
 SUITE = "semvarbench"
@@ -27,7 +27,7 @@ def read_rows(path: str | Path) -> list[tuple[int, list[str]]]:
     """(line, [id, T_a, T_pv, T_pi]) for each non-empty line of a headerless SemVarBench TSV file."""
     path = existing_file(path, "SemVarBench TSV file")
     rows, seen = [], {}
-    for line, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for line, text in enumerate(read_text(path).splitlines(), start=1):
         if not text.strip():
             continue
         fields = [field.strip() for field in text.split("\t")]

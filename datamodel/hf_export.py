@@ -7,7 +7,8 @@ matter declares the licence, the ``default`` config and the features, so ``datas
 are left out, as by the leaderboard), oldest first, in the Pick-a-Pic style: the prompt, the two images as shown
 (the original bytes from the media store, never re-encoded), the models, ``winner`` with FastChat's meanings
 (``model_a | model_b | tie | tie (bothbad)``), the voter kind and the suite fields. Rows are written a chunk at a
-time, so memory holds one chunk's images.
+time, so memory holds one chunk's images, into a temporary file renamed into place at the end: an export that fails
+(a full disk, a missing image) leaves no truncated Parquet file, and an earlier export in the folder stays whole.
 
 :func:`push_to_hub` uploads such a folder with ``huggingface_hub`` (its own token discovery: ``HF_TOKEN`` or a
 cached login) when a token and the network exist.
@@ -16,6 +17,7 @@ cached login) when a token and the network exist.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -134,12 +136,17 @@ def write_hf_dataset(db: sqlite_utils.Database, media: MediaStore, folder: str |
         raise ValueError(f"{folder} is a file: the hf format writes a folder; give a folder path.")
     target = folder / DATA_FILE
     target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.partial-{os.getpid()}")  # renamed into place once whole
     cursor = db.execute(_ROWS_SQL)
     rows = 0
-    with pq.ParquetWriter(target, SCHEMA) as writer:
-        while chunk := cursor.fetchmany(chunk_rows):
-            writer.write_batch(_batch(chunk, media))
-            rows += len(chunk)
+    try:
+        with pq.ParquetWriter(partial, SCHEMA) as writer:
+            while chunk := cursor.fetchmany(chunk_rows):
+                writer.write_batch(_batch(chunk, media))
+                rows += len(chunk)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
     (folder / "README.md").write_text(dataset_card(rows, license_id=license_id), encoding="utf-8")
     return rows
 

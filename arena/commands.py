@@ -35,12 +35,13 @@ def cmd_serve(args, settings) -> int:
 
 def cmd_demo(args, settings) -> int:
     from arena.demo import build_demo, load_demo_bundle
+    from datamodel.renditions import Renditions
 
     db, media = _open(settings)
     if args.regenerate:  # the generators and metric scorers (torch): what python -m tools.demo_bundle ships
         built = build_demo(db, media, settings, progress=True)
     else:
-        built = load_demo_bundle(db, media)
+        built = load_demo_bundle(db, media, renditions=Renditions.from_settings(media, settings))
     print(f"Demo: {built['prompts']} prompts ({built['new_prompts']} new), {built['new_images']} new images.")
     return 0
 
@@ -54,6 +55,18 @@ def cmd_import_images(args, settings) -> int:
                            renditions=Renditions.from_settings(media, settings))
     print(f"Imported {result.images} images ({result.new_images} new) of {result.models} models "
           f"for {result.prompts} prompts into suite {args.suite!r}.")
+    return 0
+
+
+def cmd_renditions(args, settings) -> int:
+    from datamodel.renditions import Renditions
+
+    db, media = _open(settings)
+    renditions = Renditions.from_settings(media, settings)
+    report = renditions.render_missing(db, retry_unshowable=True, verify=True, progress=lambda done, total: print(
+        f"\r{done} of {total} images", end="", file=sys.stderr))
+    print(f"{report.rendered} images recorded as rendered for {renditions.spec.key} ({report.made} renditions made "
+          f"now, the others were there); {report.unshowable} cannot be shown (their originals cannot be read).")
     return 0
 
 
@@ -136,6 +149,11 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--prompts", required=True, help="CSV or JSONL with key, text (+ subset, variant, role, metadata)")
     images.add_argument("--suite", default="imported", help="suite of the prompts (default: imported)")
     images.set_defaults(handler=cmd_import_images)
+
+    renditions = commands.add_parser(
+        "renditions", help="make the display renditions the settings ask for (after changing ARENA_DISPLAY_*, before "
+                           "restarting the server: it renders what is missing before it serves)")
+    renditions.set_defaults(handler=cmd_renditions)
 
     export = commands.add_parser("export", help="export the votes (CSV, JSONL, Parquet, FastChat, Hugging Face)")
     export.add_argument("path", help="output file (a folder for --format hf); the suffix picks csv, jsonl or parquet")

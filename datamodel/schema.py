@@ -20,6 +20,8 @@ Tables (names meant to be read in any SQLite browser):
 - ``metrics``: automatic scores per image or per model; ``metric_directions``: which values of each are better
   (:func:`_metric_directions`).
 - ``data_versions`` and ``leaderboard_snapshots``: change counters and computed leaderboards (:func:`_study_scale`).
+- ``display`` and the view ``battle_images``: the images battles may draw, rendered and not withheld
+  (:func:`_shown_images`).
 """
 
 from __future__ import annotations
@@ -407,6 +409,35 @@ def _vote_details_without_names(db: sqlite_utils.Database) -> None:
         JOIN models ml ON ml.id = v.left_model_id JOIN models mr ON mr.id = v.right_model_id""")
 
 
+def _shown_images(db: sqlite_utils.Database) -> None:
+    """Which images battles may draw (:mod:`datamodel.renditions`): only those rendered for the display settings the
+    arena serves, not withheld by the admin's policy.
+
+    - ``images.rendition``: the key of the display rendition made of the image (its settings: size, fit, format,
+      quality, padding, version); NULL until one is made. ``images.unshowable``: why none could be made (an original
+      that cannot be read), NULL otherwise.
+    - ``images.published_at``: when the image was exported with its model's name (the Hugging Face export); anyone
+      holding that export can render it as the arena does and name it in a battle. ``images.withheld``: why battles
+      leave the image out (``published``), NULL while it may be drawn.
+    - ``display``: one row, the rendition key battles are drawn for: written by the server at start (its settings)
+      and by the first process that renders images into an arena without one. A change counts as a ``catalog``
+      change (``data_versions``).
+    - ``battle_images``: the images a battle may show (rendered for ``display``, not withheld); every draw reads it.
+      Images stored before this migration have no rendition recorded: the server's start records or makes them.
+    """
+    for column in ("rendition TEXT", "unshowable TEXT", "published_at REAL", "withheld TEXT"):
+        db.execute(f"ALTER TABLE images ADD COLUMN {column}")
+    db.execute("CREATE TABLE display (id INTEGER PRIMARY KEY CHECK (id = 1), rendition TEXT NOT NULL, "
+               "set_at REAL NOT NULL)")
+    for event in ("INSERT", "UPDATE", "DELETE"):
+        db.execute(f"CREATE TRIGGER display_{event.lower()}_version AFTER {event} ON display "
+                   "BEGIN UPDATE data_versions SET version = version + 1 WHERE name = 'catalog'; END")
+    db.execute("""
+        CREATE VIEW battle_images AS
+        SELECT id, prompt_id, model_id, idx FROM images
+        WHERE withheld IS NULL AND rendition = (SELECT rendition FROM display WHERE id = 1)""")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -420,6 +451,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _judgment_template_version,
     _guidelines_seen,
     _vote_details_without_names,
+    _shown_images,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -36,6 +36,7 @@ class Settings:
     media_dir: Path = _setting(Path("data/media"), "ARENA_MEDIA_DIR", "Content-addressed image folder (files named by their SHA-256).")
     persistent_dir: Path = _setting(Path("/data"), "ARENA_PERSISTENT_DIR", "Persistent storage (Hugging Face Spaces mount it at /data): when this folder exists, db_path and media_dir default to arena.db and media/ inside it. A db_path or media_dir set in the file or the environment wins.")
     max_image_pixels: int = _setting(64_000_000, "ARENA_MAX_IMAGE_PIXELS", "Largest image accepted, in pixels (width × height), read from the file's header before decoding; larger ones are refused at import. At most 178956970 (Pillow's own decompression-bomb limit).")
+    max_image_bytes: int = _setting(100_000_000, "ARENA_MAX_IMAGE_BYTES", "Largest image file accepted, in bytes; a larger file is refused at import from its size, before it is read.")
     display_size: int = _setting(768, "ARENA_DISPLAY_SIZE", "Battle images are served as display renditions this many pixels on the long side, whatever the model's native size, so size does not tell the models apart (originals stay for metrics, exports and judges).")
     display_fit: str = _setting("letterbox", "ARENA_DISPLAY_FIT", "How an image meets the display aspect: letterbox (whole image, neutral grey bars) or crop (centre crop).")
     display_aspect: str = _setting("1:1", "ARENA_DISPLAY_ASPECT", "Aspect ratio (width:height) of every display rendition.")
@@ -181,6 +182,9 @@ def _check_media(settings: Settings) -> None:
     if not 0 < settings.max_image_pixels <= 178_956_970:
         raise SettingsError(f"max_image_pixels must be between 1 and 178956970 (Pillow's own limit), got "
                             f"{settings.max_image_pixels}. Set ARENA_MAX_IMAGE_PIXELS.")
+    if settings.max_image_bytes < 1:
+        raise SettingsError(f"max_image_bytes must be 1 or more, got {settings.max_image_bytes}. "
+                            "Set ARENA_MAX_IMAGE_BYTES.")
     if not 16 <= settings.display_size <= 4096:
         raise SettingsError(f"display_size must be between 16 and 4096 pixels, got {settings.display_size}. "
                             "Set ARENA_DISPLAY_SIZE.")

@@ -60,6 +60,7 @@ def cmd_run(args) -> int:
 
     from datamodel.media import MediaStore
     from datamodel.connection import connect
+    from datamodel.renditions import Renditions
     from generators.demo import demo_models
     from generators.pipelines import check_weights, make_generator
     from generators.registry import RegistryError, cascade, load_registry, select
@@ -86,13 +87,15 @@ def cmd_run(args) -> int:
     db = connect(settings.db_path, synchronous=settings.sqlite_synchronous)
     try:
         prompt_ids = suite_prompt_ids(db, args.suite, args.subset, args.variant, args.limit)
+        media = MediaStore.from_settings(settings)
         report = run(
-            db, MediaStore(settings.media_dir), specs, prompt_ids,
+            db, media, specs, prompt_ids,
             partial(make_generator, registry=registry, cache_dir=settings.cache_dir, device=device,
                     dtype=args.dtype, negative_prompt=args.negative_prompt),
             images_per_prompt=args.images_per_prompt, seed=settings.seed if args.seed is None else args.seed,
             seed_policy=args.seed_policy, batch_size=args.batch_size, process_index=process_index,
             num_processes=num_processes, progress=not args.quiet,
+            renditions=Renditions.from_settings(media, settings),
         )
     finally:
         db.close()

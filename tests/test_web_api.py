@@ -188,15 +188,20 @@ def test_a_missing_media_file_is_a_404_with_a_log_line(small_arena, caplog):
 
     import httpx
 
+    from datamodel.renditions import Renditions
+
     x, _ = _two_battles_with_different_images(small_arena)
-    small_arena.media.path(x.left.media_hash, x.left.media_ext).unlink()
+    renditions = Renditions.from_settings(small_arena.media, small_arena.settings)
+    small_arena.media.path(x.left.media_hash, x.left.media_ext).unlink()  # the original and its rendition
+    renditions.path(x.left.media_hash).unlink()
+    small_arena.media.path(x.right.media_hash, x.right.media_ext).unlink()  # the original only: shown all the same
     with caplog.at_level(logging.ERROR, logger="arena.web.app"), running_app(small_arena.settings) as url:
         missing = httpx.get(url + f"battle-media/{x.media_token}/a")
         present = httpx.get(url + f"battle-media/{x.media_token}/b")
-    assert missing.status_code == 404 and missing.text == "Image file missing on the server."
+    assert missing.status_code == 404 and missing.text == "Image not available."
     assert present.status_code == 200
     logged = [r.getMessage() for r in caplog.records if r.name == "arena.web.app"]
-    assert len(logged) == 1 and x.left.media_hash in logged[0] and "Restore the media folder" in logged[0]
+    assert len(logged) == 1 and x.left.media_hash in logged[0] and "rendered again" in logged[0]
 
 
 def test_the_image_cache_is_bounded_by_bytes_and_drops_the_least_recently_used(tmp_path):

@@ -17,10 +17,11 @@ from fastapi import FastAPI
 
 from datamodel.annotators import sync_accounts
 from datamodel.battles import battle_image
-from datamodel.media import MediaError, MediaStore
-from datamodel.renditions import Renditions
+from datamodel.media import MediaStore
+from datamodel.renditions import Renditions, withdraw
 from datamodel.settings import Settings
 from datamodel.connection import Store
+from arena.rendition_keeper import RenditionKeeper
 from arena.web.admin_session import AdminSessions
 from arena.web.admin_tab import build_admin_tab
 from arena.web.arena_tab import KEYBOARD_JS, build_arena_tab
@@ -167,14 +168,14 @@ class BattleMedia:
     padded length for every model, no metadata, so nothing but the pixels tells the two sides apart; the original
     never reaches the browser. The images are answered here, before Gradio's middleware stack (CORS, Brotli, ...),
     which cost more than the vote itself under load; renditions never change, so their bytes are cached
-    (:class:`ByteCache`, at most ``cache_bytes`` in all). A rendition not yet in the media folder is made on its first
-    request, off the event loop, once however many requests ask for it at the same time.
+    (:class:`ByteCache`, at most ``cache_bytes`` in all). A rendition is never made here: battles draw only rendered
+    images (:mod:`datamodel.renditions`), since one made while the voter waits would name the model by its timing. A
+    rendition file gone missing answers 404 and its image is withdrawn from battles until rendered again.
     """
 
     def __init__(self, app, store: Store, renditions: Renditions, cache_bytes: int = MEDIA_CACHE_BYTES):
         self.app, self.store, self.renditions = app, store, renditions
         self.cache = ByteCache(cache_bytes)
-        self._making: dict[Path, asyncio.Future] = {}  # renditions being read or made, by their path
 
     async def __call__(self, scope, receive, send):
         path = scope.get("path", "") if scope["type"] == "http" else ""
@@ -185,34 +186,20 @@ class BattleMedia:
         if shown is None or scope["method"] != "GET":
             return await _answer(send, 404, b"Unknown image.", "text/plain")
         try:
-            body = await self._rendition(shown.media_hash, shown.media_ext)
+            body = await self._rendition(shown.media_hash)
         except OSError as error:
-            log.error("battle image %s (image id %s) is missing from the media folder: %s. Restore the media folder "
-                      "or re-import the image.", self.renditions.media.path(shown.media_hash, shown.media_ext),
-                      shown.image_id, error)
-            return await _answer(send, 404, b"Image file missing on the server.", "text/plain")
-        except MediaError as error:
-            log.error("battle image (image id %s) cannot be shown: %s. Re-import the image.", shown.image_id, error)
-            return await _answer(send, 404, b"Image cannot be shown.", "text/plain")
+            withdrawn = await asyncio.to_thread(withdraw, self.store.db(), shown.media_hash)
+            log.error("the display rendition of battle image %s (image id %s) is missing: %s. %d image(s) of that file "
+                      "are left out of battles until it is rendered again (at the server's next start, or by python "
+                      "-m arena renditions).", shown.media_hash, shown.image_id, error, withdrawn)
+            return await _answer(send, 404, b"Image not available.", "text/plain")
         await _answer(send, 200, body, self.renditions.spec.media_type, cache="private, max-age=86400")
 
-    async def _rendition(self, media_hash: str, media_ext: str) -> bytes:
+    async def _rendition(self, media_hash: str) -> bytes:
+        """The rendition's bytes, from memory or read from its file off the event loop; never made here."""
         key = self.renditions.path(media_hash)
         body = self.cache.get(key)
-        if body is not None:
-            return body
-        making = self._making.get(key)
-        if making is None:
-            making = asyncio.ensure_future(asyncio.to_thread(self.renditions.get, media_hash, media_ext))
-            self._making[key] = making
-
-            def done(future: asyncio.Future) -> None:
-                del self._making[key]
-                if not future.cancelled() and future.exception() is None:
-                    self.cache.put(key, future.result())
-
-            making.add_done_callback(done)
-        return await asyncio.shield(making)  # a request that goes away does not cancel the others' rendition
+        return body if body is not None else await asyncio.to_thread(self.cache.read, key)
 
 
 class AdminExports:
@@ -302,6 +289,9 @@ def create_server(settings: Settings):
     store = Store(settings.db_path, synchronous=settings.sqlite_synchronous)
     store.checkpoint_in_background()
     ctx = make_context(settings, store)
+    renditions = Renditions.from_settings(ctx.media, settings)
+    ctx.renditions = RenditionKeeper(store, renditions)
+    ctx.renditions.start()  # every image rendered for these settings before the first request
     ctx.snapshots.warm_up()  # the leaderboard worker starts beside the server, not at the first viewer
     blocks = build_app(settings, ctx=ctx)
 
@@ -315,7 +305,7 @@ def create_server(settings: Settings):
         server_name=settings.host, server_port=settings.port, head=KEYBOARD_JS + leaderboard_script(ctx.store.db()),
         css=CSS, footer_links=["api"], run_history=False,
     )  # no allowed_paths: Gradio would serve those folders to anyone (admin exports have their own route)
-    return BattleMedia(AdminExports(app, ctx.admins), ctx.store, Renditions.from_settings(ctx.media, settings))
+    return BattleMedia(AdminExports(app, ctx.admins), ctx.store, renditions)
 
 
 def server_config(settings: Settings, app=None):

@@ -22,6 +22,7 @@ from sampling.sampler import SamplingStats
 from arena.session import Sampler
 from datamodel.settings import Settings
 from arena.leaderboard_service import SnapshotService
+from arena.rendition_keeper import RenditionKeeper
 from datamodel.connection import Store
 
 
@@ -41,6 +42,7 @@ class AppContext:
     admin_throttle: LoginThrottle | None = None
     admins: AdminSessions = field(default_factory=AdminSessions)
     snapshots: SnapshotService | None = None  # leaderboards, computed in a worker process
+    renditions: RenditionKeeper | None = None  # the server's display renditions (create_server starts it)
 
     @property
     def sampler(self) -> Sampler:
@@ -61,10 +63,13 @@ class AppContext:
             self.stats.start(self.store.db())  # the one full read of the vote counts, on a background thread
 
     def close(self) -> None:
-        """Stop what the app started besides its request threads: the leaderboard worker process, the checkpoints;
+        """Stop what the app started besides its request threads: the leaderboard worker process, the checkpoints,
+        the rendition keeper;
         end the admin sessions and delete their export folder."""
         self.admins.close()
         self.snapshots.close()
+        if self.renditions is not None:
+            self.renditions.close()
         self.store.close()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from datamodel.catalog import release_withheld, withheld_images
 from datamodel.settings import SettingsError, load_settings, settings_table
 from datamodel.vote_table import EXPORTERS
 from ratings.votes import TIE_POLICIES
@@ -70,12 +71,29 @@ def cmd_renditions(args, settings) -> int:
     return 0
 
 
+def cmd_withheld(args, settings) -> int:
+    db, _ = _open(settings)
+    if args.release:
+        print(f"{release_withheld(db, 'published')} published images released: battles draw them again.")
+        return 0
+    withheld = withheld_images(db)
+    for reason, count in sorted(withheld.items()):
+        print(f"{count} images withheld from battles: {reason}")
+    if not withheld:
+        print("No image is withheld from battles.")
+    return 0
+
+
 def cmd_export(args, settings) -> int:
     from datamodel.vote_table import export_votes
 
     db, media = _open(settings)
-    rows = export_votes(db, args.path, args.format, media=media)
+    before = withheld_images(db).get("published", 0)
+    rows = export_votes(db, args.path, args.format, media=media, keep_in_battles=args.keep_in_battles)
     print(f"Wrote {rows} votes to {args.path}")
+    if withheld := withheld_images(db).get("published", 0) - before:
+        print(f"{withheld} images are now published with their model names and withheld from battles (anyone with "
+              "the export could name them before the vote); `python -m arena withheld --release` draws them again.")
     if args.push_to:
         if args.format != "hf":
             raise ValueError("--push-to uploads a Hugging Face dataset: add --format hf.")
@@ -160,9 +178,17 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=list(EXPORTERS),
                         help="output format (default: from the suffix); fastchat: FastChat's battle JSON; "
                              "hf: a Hugging Face dataset folder with the images")
+    export.add_argument("--keep-in-battles", action="store_true",
+                        help="with --format hf: keep drawing the exported images into battles (by default images "
+                             "published with their model names are withheld: anyone with the export could name them)")
     export.add_argument("--push-to", metavar="REPO_ID",
                         help="with --format hf: upload the folder to this Hugging Face dataset (token: HF_TOKEN)")
     export.set_defaults(handler=cmd_export)
+
+    withheld = commands.add_parser("withheld", help="count the images withheld from battles (published with their "
+                                                    "model names by an hf export)")
+    withheld.add_argument("--release", action="store_true", help="draw the published images into battles again")
+    withheld.set_defaults(handler=cmd_withheld)
 
     backup = commands.add_parser("backup", help="copy the database consistently while the app serves")
     backup.add_argument("dest", help="the copy's file path (must not exist unless --overwrite)")

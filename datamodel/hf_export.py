@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import sqlite_utils
 
+from datamodel.catalog import publish_images
 from datamodel.media import MediaStore
 
 HF_CHUNK_ROWS = 256  # votes (two images each) held at a time
@@ -129,8 +130,13 @@ Load it with `datasets.load_dataset("path/to/this/folder")`.
 
 
 def write_hf_dataset(db: sqlite_utils.Database, media: MediaStore, folder: str | Path, *,
-                     chunk_rows: int = HF_CHUNK_ROWS, license_id: str = DEFAULT_LICENSE) -> int:
-    """Write the counted votes with their images as a Hugging Face dataset folder (module docstring); the rows."""
+                     chunk_rows: int = HF_CHUNK_ROWS, license_id: str = DEFAULT_LICENSE,
+                     keep_in_battles: bool = False) -> int:
+    """Write the counted votes with their images as a Hugging Face dataset folder (module docstring); the rows.
+
+    The images written are recorded as published (:func:`datamodel.catalog.publish_images`) and, unless
+    ``keep_in_battles``, withheld from battles from now on: anyone holding the dataset could render them as the arena
+    does and name them in a battle before the vote."""
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"{folder} is a file: the hf format writes a folder; give a folder path.")
@@ -138,13 +144,14 @@ def write_hf_dataset(db: sqlite_utils.Database, media: MediaStore, folder: str |
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.partial-{os.getpid()}")  # renamed into place once whole
     cursor = db.execute(_ROWS_SQL)
-    rows = 0
+    rows, last_vote = 0, 0
     try:
         with pq.ParquetWriter(partial, SCHEMA) as writer:
             while chunk := cursor.fetchmany(chunk_rows):
                 writer.write_batch(_batch(chunk, media))
-                rows += len(chunk)
+                rows, last_vote = rows + len(chunk), chunk[-1][0]
         os.replace(partial, target)
+        publish_images(db, last_vote, withhold=not keep_in_battles)
     finally:
         partial.unlink(missing_ok=True)
     (folder / "README.md").write_text(dataset_card(rows, license_id=license_id), encoding="utf-8")

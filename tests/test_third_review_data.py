@@ -293,3 +293,114 @@ def test_an_import_holds_one_image_at_a_time(tmp_path):
     grew = int(done.stdout.rpartition("grew MB")[2])
     print(f"import of {total} MB of images: peak grew {grew} MB")
     assert "images 36" in done.stdout and grew < total / 3, done.stdout
+
+
+# --- finding 3: published images ----------------------------------------------------------------------------------------
+
+
+def _voted_arena(tmp_path, votes: int = 6):
+    import random
+
+    from arena import session as sessions
+
+    arena = build_small_arena(tmp_path)
+    s = sessions.start(arena.db, "publisher", "token-for-publisher", open_signup=True)
+    started = time.time() - 3600
+    for i in range(votes):  # a vote a minute, sides mixed: none set aside by the quality rules
+        s = sessions.next_battle(arena.db, random.Random(i), s, now=started + 60 * i)
+        s = sessions.vote(arena.db, s, "AB"[i % 2], now=started + 60 * i + 20)
+    assert arena.db.execute("SELECT COUNT(*) FROM votes WHERE NOT excluded").fetchone()[0] == votes
+    return arena
+
+
+def _named_from_the_export(arena, folder: Path, battles: int = 40) -> tuple[int, int]:
+    """The attack: render every image of the published export as the arena does and hash it, then draw fresh battles
+    for a new voter and look up the served images' hashes. (images named, images looked at)."""
+    import hashlib
+    import random
+
+    import httpx
+    import pyarrow.parquet as pq
+
+    from arena import session as sessions
+    from datamodel.renditions import RenditionSpec, render
+    from webapp import running_app
+
+    table = pq.read_table(folder / "data" / "train-00000-of-00001.parquet").to_pylist()
+    spec = RenditionSpec.from_settings(arena.settings)
+    known = {}
+    for row in table:
+        for side in ("a", "b"):
+            known[hashlib.sha256(render(row[f"image_{side}"]["bytes"], spec)).hexdigest()] = row[f"model_{side}"]
+    print(f"export: {len(table)} rows, {len(known)} distinct renditions")
+    s = sessions.start(arena.db, "attacker", "token-for-attacker", open_signup=True)
+    named = seen = 0
+    with running_app(arena.settings) as url, httpx.Client(timeout=30) as http:
+        for i in range(battles):
+            try:
+                s = sessions.next_battle(arena.db, random.Random(1000 + i), s)
+            except LookupError:
+                break
+            for side in "ab":
+                answer = http.get(f"{url}battle-media/{s.battle.media_token}/{side}")
+                assert answer.status_code == 200, answer.text
+                body = answer.content
+                seen += 1
+                named += hashlib.sha256(body).hexdigest() in known
+    return named, seen
+
+
+def test_images_published_with_their_model_names_are_withheld_from_battles(tmp_path):
+    """Before: after a Hugging Face export of 19 votes, hashing the renditions of its images named 10 of 40 images in
+    fresh battles before the vote (all correctly); here, after 6 published votes, 43 of 80."""
+    from arena.commands import main
+
+    arena = _voted_arena(tmp_path)
+    env = {"ARENA_DB": str(arena.settings.db_path), "ARENA_MEDIA_DIR": str(arena.settings.media_dir),
+           "ARENA_DEMO": "false", "ARENA_CONFIG": str(tmp_path / "none.toml")}
+    (tmp_path / "none.toml").write_text("")
+    old = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    try:
+        assert main(["export", str(tmp_path / "hf"), "--format", "hf"]) == 0
+    finally:
+        for name, value in old.items():
+            os.environ.pop(name) if value is None else os.environ.__setitem__(name, value)
+    named, seen = _named_from_the_export(arena, tmp_path / "hf")
+    published = arena.db.execute("SELECT COUNT(*) FROM images WHERE published_at IS NOT NULL").fetchone()[0]
+    print(f"named {named} of {seen} images from the export; {published} images published")
+    assert published > 0 and seen > 0 and named == 0
+
+
+def test_the_admin_may_keep_published_images_in_battles(tmp_path):
+    from datamodel.hf_export import write_hf_dataset
+    from datamodel.media import MediaStore
+
+    arena = _voted_arena(tmp_path)
+    write_hf_dataset(arena.db, MediaStore(arena.settings.media_dir), tmp_path / "hf", keep_in_battles=True)
+    withheld = arena.db.execute("SELECT COUNT(*) FROM images WHERE withheld IS NOT NULL").fetchone()[0]
+    published = arena.db.execute("SELECT COUNT(*) FROM images WHERE published_at IS NOT NULL").fetchone()[0]
+    assert withheld == 0 and published > 0
+    named, seen = _named_from_the_export(arena, tmp_path / "hf", battles=10)
+    assert named > 0  # the admin's choice: the attack works again, as the docs say
+
+
+def test_withheld_images_are_released_by_the_admin(tmp_path, capsys):
+    from arena.commands import main
+    from datamodel.hf_export import write_hf_dataset
+    from datamodel.media import MediaStore
+    from sampling.draws import eligible_prompts
+
+    arena = _voted_arena(tmp_path)
+    before = eligible_prompts(arena.db)
+    write_hf_dataset(arena.db, MediaStore(arena.settings.media_dir), tmp_path / "hf")
+    assert eligible_prompts(arena.db) != before
+    os.environ["ARENA_DB"] = str(arena.settings.db_path)
+    try:
+        assert main(["withheld"]) == 0
+        assert "published" in capsys.readouterr().out
+        assert main(["withheld", "--release"]) == 0
+    finally:
+        del os.environ["ARENA_DB"]
+    assert "released" in capsys.readouterr().out
+    assert eligible_prompts(arena.db) == before

@@ -23,54 +23,10 @@ import pytest
 
 from arena import session as sessions
 from conftest import build_small_arena
-from webapp import running_app
+from webapp import Page, running_app
 
 PASSWORD = "correct horse"
 TOKEN = "token-for-the-tests-1"
-
-
-class Page:
-    """One browser tab's session on the app at ``url``, speaking Gradio's protocol over httpx with ``headers``.
-
-    ``direct`` posts an event to ``/gradio_api/run/predict`` by its ``fn_index`` (as the page does for events that
-    skip the queue, and as an attacker may do for any event); ``queued`` joins the queue and reads the session's
-    event stream. Both name the event by its ``api_name`` in the page's config, hidden ones included.
-    """
-
-    def __init__(self, url: str, headers: dict | None = None):
-        self.http = httpx.Client(base_url=url, headers=headers or {}, timeout=30)
-        self.session_hash = secrets.token_hex(6)
-        config = self.http.get("config").json()
-        self.events = {d["api_name"]: d for d in config["dependencies"] if d.get("api_name")}
-
-    def body(self, api_name: str, data: list) -> dict:
-        return {"data": data, "fn_index": self.events[api_name]["id"], "session_hash": self.session_hash,
-                "event_data": None, "trigger_id": None}
-
-    def direct(self, api_name: str, data: list, headers: dict | None = None) -> httpx.Response:
-        return self.http.post("gradio_api/run/predict", json=self.body(api_name, data), headers=headers)
-
-    def queued(self, api_name: str, data: list) -> tuple[bool, object]:
-        """(True, outputs) or (False, the error message) of one queued event."""
-        join = self.http.post("gradio_api/queue/join", json=self.body(api_name, data))
-        if join.status_code != 200:
-            return False, f"queue/join answered {join.status_code}: {join.text[:200]}"
-        event_id = join.json()["event_id"]
-        with self.http.stream("GET", "gradio_api/queue/data", params={"session_hash": self.session_hash}) as stream:
-            for line in stream.iter_lines():
-                if not line.startswith("data:"):
-                    continue
-                message = json.loads(line[5:])
-                if message.get("event_id") == event_id and message["msg"] == "process_completed":
-                    output = message.get("output") or {}
-                    return (True, output.get("data")) if message.get("success") else (False, output.get("error"))
-        return False, "the event stream ended without a result"
-
-    def inputs(self, api_name: str) -> int:
-        return len(self.events[api_name]["inputs"])
-
-    def close(self) -> None:
-        self.http.close()
 
 
 def _sign_in(page: Page, name: str) -> None:
@@ -235,9 +191,10 @@ def test_the_login_throttle_backs_off_exponentially_per_client_and_overall():
     with pytest.raises(RateLimited, match="Wait 60 s"):
         throttle.attempt("a")
     now[0] = 92.0
-    throttle.attempt("a").failed()  # a fifth failure on the server: every address waits
-    with pytest.raises(RateLimited, match=r"Too many failed sign-ins on this server just now\. Wait 30 s"):
-        throttle.attempt("c")
+    throttle.attempt("b").failed()  # a fifth failure on the server: every address that has failed waits from one
+    with pytest.raises(RateLimited, match=r"Too many failed sign-ins from your address\. Wait 30 s"):
+        throttle.attempt("b")
+    throttle.attempt("c").succeeded()  # an address that has not failed may still try (issue 23, finding 6)
     now[0] = 92.0 + 901.0  # the window has passed: everything is forgotten
     throttle.attempt("a").succeeded()
     with throttle.attempt("c"):  # as a context: an exception inside is a failure, a success must say so
@@ -247,9 +204,9 @@ def test_the_login_throttle_backs_off_exponentially_per_client_and_overall():
         off.attempt("a").failed()
 
 
-def test_attempts_in_flight_count_once_an_address_has_failed():
-    """A burst of guesses in flight from an address that has already failed counts as failures until they end, so
-    it cannot slip past the limit before they are recorded; an address without failures signs in many at once."""
+def test_attempts_in_flight_count_as_failures_until_they_end():
+    """A burst of guesses in flight counts as failures until they end, so it cannot slip past the limit before they
+    are recorded, whether or not the address has failed before (issue 23, finding 5)."""
     from arena.ratelimit import LoginThrottle, RateLimited
 
     throttle = LoginThrottle("sign-ins", max_failures=3, max_failures_overall=100, window_s=900, lockout_s=30)
@@ -260,8 +217,11 @@ def test_attempts_in_flight_count_once_an_address_has_failed():
     for attempt in pending:
         attempt.succeeded()
     throttle.attempt("a").succeeded()  # one failure on record: below the limit again
-    fresh = [throttle.attempt("busy") for _ in range(10)]
-    assert len(fresh) == 10
+    fresh = [throttle.attempt("busy") for _ in range(3)]
+    with pytest.raises(RateLimited, match="Wait 1 s"):  # three in flight from a clean address: the fourth waits
+        throttle.attempt("busy")
+    for attempt in fresh:
+        attempt.succeeded()
 
 
 def test_sign_in_guessing_is_throttled(tmp_path):

@@ -258,8 +258,13 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
                 request: gr.Request = None) -> list:
         try:  # failures are throttled per address and overall (arena.ratelimit.LoginThrottle)
             with ctx.sign_in_throttle.attempt(client_address(request)) as attempt:
-                session = sessions.start(ctx.store.db(), name, token, open_signup=open_signup,
-                                         min_token_length=settings.min_token_length)
+                try:
+                    session = sessions.start(ctx.store.db(), name, token, open_signup=open_signup,
+                                             min_token_length=settings.min_token_length)
+                except SignInError as error:
+                    if not error.guess:  # refused before any token was checked: not a guess
+                        attempt.not_a_guess()
+                    raise
                 attempt.succeeded()
         except (RateLimited, SignInError) as error:  # said under the form, which keeps what was typed
             refusal(error, "sign_in", request, warn=isinstance(error, SignInError))

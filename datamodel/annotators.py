@@ -147,8 +147,9 @@ def sync_accounts(db: sqlite_utils.Database, accounts: Mapping[str, str], *,
     """Bring the accounts in line with the configuration ``accounts`` ({name: token}); run at every start.
 
     Each configured name gets an account with its configured token (an existing account of that name, or of its key,
-    becomes the configured one, keeping its votes); a configured account no longer listed becomes ``retired``, which
-    cannot sign in while accounts are configured. Raises ValueError, naming the account (never the token), when a
+    becomes the configured one, keeping its votes); an account whose token changes is signed out everywhere (its
+    stay-signed-in tokens revoked, its open sessions ended: :func:`arena.session.check_signed_in`); a configured
+    account no longer listed becomes ``retired``, which cannot sign in while accounts are configured. Raises ValueError, naming the account (never the token), when a
     token is shorter than ``min_token_length`` or two names have one key."""
     keys: dict[str, str] = {}
     for name, token in accounts.items():
@@ -173,8 +174,12 @@ def sync_accounts(db: sqlite_utils.Database, accounts: Mapping[str, str], *,
                 configured.append(cursor.lastrowid)
                 continue
             account, _, token_hash, source = row
-            if not token_matches(token, token_hash):
-                db.execute("UPDATE annotators SET token_hash = ? WHERE id = ?", [hash_token(token), account])
+            if not token_matches(token, token_hash):  # a new token: every sign-in made with the old one ends
+                now = time.time()
+                db.execute("UPDATE annotators SET token_hash = ?, signed_out_at = ? WHERE id = ?",
+                           [hash_token(token), now, account])
+                db.execute("UPDATE annotator_sessions SET revoked_at = ? WHERE annotator_id = ? AND revoked_at IS NULL",
+                           [now, account])
             if source != "config":
                 db.execute("UPDATE annotators SET source = 'config' WHERE id = ?", [account])
             configured.append(account)

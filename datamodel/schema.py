@@ -438,6 +438,13 @@ def _shown_images(db: sqlite_utils.Database) -> None:
         WHERE withheld IS NULL AND rendition = (SELECT rendition FROM display WHERE id = 1)""")
 
 
+def _signing_out(db: sqlite_utils.Database) -> None:
+    """``annotators.signed_out_at``: when the annotator last signed out, or had their token changed by the
+    configuration. A session that began before it ends at its next request, and a stay-signed-in token issued before
+    it no longer signs anyone in (:func:`arena.session.check_signed_in`)."""
+    db.execute("ALTER TABLE annotators ADD COLUMN signed_out_at REAL")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -452,6 +459,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _guidelines_seen,
     _vote_details_without_names,
     _shown_images,
+    _signing_out,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

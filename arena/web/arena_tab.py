@@ -292,9 +292,10 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
         return [*opened(session), *show(session, False), gr.skip()]
 
     def sign_out(session: sessions.ArenaSession | None) -> list:
-        """Sign out: the stored token is revoked (the page forgets it too) and the form comes back."""
+        """Sign out everywhere: every stored token of the annotator is revoked (this page forgets its own), every
+        other tab of theirs stops at its next request, and the form comes back."""
         if session is not None:
-            sessions.revoke_resume(ctx.store.db(), session.resume_token)
+            sessions.sign_out(ctx.store.db(), session)
         return [gr.update(visible=True), gr.update(visible=False), None]
 
     def cast_vote(outcome: str, session: sessions.ArenaSession | None, suite: str, expected: bool, shown: str,

@@ -21,10 +21,12 @@ def _open(settings):
 def cmd_serve(args, settings) -> int:
     from arena.demo import ensure_demo
     from arena.web.app import serve
+    from datamodel.connection import check_writable
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     settings = settings.replace(**overrides)
     db, media = _open(settings)
+    check_writable(db, settings.db_path)  # votes are written there: say so now, not at the first vote
     built = ensure_demo(db, media, settings)
     if built:
         print(f"Demo ready: {built['prompts']} prompts, {built['new_images']} images in {settings.db_path}")

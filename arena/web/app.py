@@ -22,10 +22,12 @@ from datamodel.renditions import Renditions, withdraw
 from datamodel.settings import Settings
 from datamodel.connection import Store
 from arena.rendition_keeper import RenditionKeeper
-from arena.web.admin_session import AdminSessions
+from arena.web.admin_session import AdminSessions, Holder
 from arena.web.admin_tab import build_admin_tab
 from arena.web.arena_tab import KEYBOARD_JS, build_arena_tab
 from arena.web.context import AppContext
+from arena.web.forwarding import TrustedForwarding
+from arena.web.front_door import FrontDoor, request_cookie
 from arena.web.leaderboard_tab import LEADERBOARD_POLL_S, build_leaderboard_tab, leaderboard_script
 
 CSS = """
@@ -208,8 +210,9 @@ class AdminExports:
     The export event (:mod:`arena.web.admin_tab`) writes the file into the admin session's private folder and offers
     it under a random token (:meth:`arena.web.admin_session.AdminSessions.offer`) that only its answer to that page
     carries. The token is claimed before the first byte is sent, so it works once, however many requests race for
-    it; it works only while the admin session lives, within its time, and from the address that asked for the export.
-    Any other request here (an unknown, used or expired token, another method) is a 404 that says nothing more. The
+    it; it works only while the admin session lives, within its time, and for the address and browser that asked for
+    the export. Any other request here (an unknown, used or expired token, another method, another holder: the link
+    stays usable for its admin) is a 404 that says nothing more. The
     file is sent ``chunk_bytes`` at a time, read off the event loop (the server's memory does not grow with the
     export), as an attachment that no cache keeps. The file leaves the folder as soon as it is opened, before the
     first byte is sent, and its space is freed when the response ends, finished or not.
@@ -223,8 +226,8 @@ class AdminExports:
         if "/admin-export/" not in path:
             return await self.app(scope, receive, send)
         token = path.rpartition("/admin-export/")[2]
-        client = (scope.get("client") or ("unknown",))[0]
-        offer = self.admins.claim(token, client) if scope["method"] == "GET" and _TOKEN.match(token) else None
+        holder = Holder((scope.get("client") or ("unknown",))[0], request_cookie(scope["headers"]))
+        offer = self.admins.claim(token, holder) if scope["method"] == "GET" and _TOKEN.match(token) else None
         if offer is None:
             return await _answer(send, 404, b"Not found.", "text/plain")
         try:
@@ -283,7 +286,9 @@ def skip_matplotlib_backend_switch() -> bool:
 
 
 def create_server(settings: Settings):
-    """The whole web app as an ASGI application: battle images (:class:`BattleMedia`), admin exports
+    """The whole web app as an ASGI application: forwarded headers believed only from trusted proxies
+    (:class:`arena.web.forwarding.TrustedForwarding`), the front door (:class:`arena.web.front_door.FrontDoor`:
+    request bodies, events, the browser cookie), battle images (:class:`BattleMedia`), admin exports
     (:class:`AdminExports`) and the Gradio page."""
     skip_matplotlib_backend_switch()
     store = Store(settings.db_path, synchronous=settings.sqlite_synchronous)
@@ -305,23 +310,24 @@ def create_server(settings: Settings):
         server_name=settings.host, server_port=settings.port, head=KEYBOARD_JS + leaderboard_script(ctx.store.db()),
         css=CSS, footer_links=["api"], run_history=False,
     )  # no allowed_paths: Gradio would serve those folders to anyone (admin exports have their own route)
-    return BattleMedia(AdminExports(app, ctx.admins), ctx.store, renditions)
+    served = BattleMedia(AdminExports(app, ctx.admins), ctx.store, renditions)
+    door = FrontDoor(served, blocks, session_events=ctx.session_events, pages=ctx.page_limit,
+                     max_body=settings.max_request_bytes)
+    return TrustedForwarding(door, settings.trusted_proxy_hosts)
 
 
 def server_config(settings: Settings, app=None):
     """uvicorn's configuration for ``app`` (default: :func:`create_server` of ``settings``).
 
-    Forwarded headers (``X-Forwarded-For``, ``X-Forwarded-Proto``) are believed only from the proxies named in
-    ``trusted_proxies``; with none named they are ignored. uvicorn's own default believes them from any loopback
-    client, so a client on this machine (or a proxy that passes the header through) could pick the address that the
-    per-address limits count.
+    uvicorn's own forwarded-header handling is off: the app believes forwarded headers only from the proxies named in
+    ``trusted_proxies`` and removes them from every other request (:class:`arena.web.forwarding.TrustedForwarding`).
+    uvicorn's default believes them from any loopback client, so a client on this machine (or a proxy that passes
+    the header through) could pick the address that the per-address limits count, and the host the page talks to.
     """
     import uvicorn
 
-    trusted = settings.trusted_proxy_hosts
     return uvicorn.Config(app if app is not None else create_server(settings), host=settings.host,
-                          port=settings.port, log_level="warning", proxy_headers=bool(trusted),
-                          forwarded_allow_ips=trusted)
+                          port=settings.port, log_level="warning", proxy_headers=False)
 
 
 def serve(settings: Settings) -> None:

@@ -1,0 +1,47 @@
+"""Forwarded headers, believed only from the reverse proxies named in ``trusted_proxies``.
+
+A proxy tells the app who the client is (``X-Forwarded-For``), which scheme and host the client used
+(``X-Forwarded-Proto``, ``X-Forwarded-Host``, ``Forwarded``), and Gradio's own proxy names the public address
+(``X-Gradio-Server``). The app counts per-address limits by the client address, and Gradio builds the page's root
+URL, where the page sends the sign-in name, token and stored resume token, from the host headers. So a client must
+not be able to set any of them: :class:`TrustedForwarding` removes them from every request that does not come
+straight from a trusted proxy, then uvicorn's ``ProxyHeadersMiddleware`` takes the client address and scheme from a
+trusted proxy's headers (its rightmost untrusted ``X-Forwarded-For`` entry, so a client cannot put an address of
+its choice in front).
+
+Behind a proxy (Hugging Face Spaces included) every client reaches the app from the proxy's address: without
+``ARENA_TRUSTED_PROXIES`` all of them share one address for the limits, and one address's failed sign-ins throttle
+everyone's.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+FORWARDED_HEADERS = frozenset({b"x-forwarded-for", b"x-forwarded-proto", b"x-forwarded-host", b"x-forwarded-port",
+                               b"x-forwarded-prefix", b"x-forwarded-server", b"x-real-ip", b"forwarded",
+                               b"x-gradio-server"})
+
+
+class TrustedForwarding:
+    """ASGI: forwarded headers reach ``app`` only on connections from ``trusted`` (addresses or networks); uvicorn's
+    proxy middleware then reads the client address and scheme from them."""
+
+    def __init__(self, app, trusted: list[str]):
+        from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+        self.networks = [ipaddress.ip_network(entry, strict=False) for entry in trusted]
+        self.app = ProxyHeadersMiddleware(app, trusted_hosts=trusted) if trusted else app
+
+    def trusts(self, host: str | None) -> bool:
+        try:
+            address = ipaddress.ip_address(host or "")
+        except ValueError:
+            return False
+        return any(address in network for network in self.networks)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] in ("http", "websocket") and not self.trusts((scope.get("client") or (None,))[0]):
+            scope = dict(scope, headers=[(name, value) for name, value in scope["headers"]
+                                         if name not in FORWARDED_HEADERS])
+        return await self.app(scope, receive, send)

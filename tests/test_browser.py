@@ -175,6 +175,32 @@ def test_prompt_html_is_shown_as_text_not_run(tmp_path, browser):
         assert page.locator("#prompt script, #prompt img").count() == 0
 
 
+def test_urls_in_a_prompt_are_shown_as_written_and_not_linked(tmp_path, browser):
+    """Before: a URL in a prompt became a link, and its escaped dots reached the address (``127%5C.0``)."""
+    from datamodel.catalog import PromptSpec, add_image, add_prompts
+    from conftest import build_small_arena, make_image, render_all
+
+    arena = build_small_arena(tmp_path)
+    text = "A poster reading http://127.0.0.1:8080/a_b.png, www.example.com and mail@example.org"
+    prompt_id = add_prompts(arena.db, [PromptSpec("urls", "1", text)]).ids[0]
+    for m, model_id in enumerate(arena.model_ids.values()):
+        add_image(arena.db, prompt_id=prompt_id, model_id=model_id, stored=arena.media.put_image(make_image(m, 9)))
+    render_all(arena.db, arena.media)
+    with running_app(arena.settings) as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.goto(url)
+        page.fill("#signin-name textarea, #signin-name input", "url-user")
+        page.fill("#signin-token input", "token-001")
+        page.click("#signin-button")
+        page.wait_for_selector("#image-a img", timeout=20000)
+        page.click("#suite-filter input")
+        page.get_by_role("option", name="urls").click()
+        page.wait_for_function("() => document.querySelector('#prompt').innerText.includes('poster')", timeout=20000)
+        shown = page.inner_text("#prompt h3")
+        links = page.locator("#prompt a").count()
+    assert shown == text and links == 0, (shown, links)
+
+
 def test_leaderboard_and_admin_tabs_in_the_browser(tmp_path, browser):
     from arena import session as sessions
     from conftest import build_small_arena

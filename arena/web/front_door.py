@@ -172,7 +172,9 @@ def _replay(body: bytes, receive):
 
 
 async def _refuse(send, status: int, message: str) -> None:
-    body = json.dumps({"error": message}).encode()
+    """Answer ``status`` with ``message`` in the shapes the page shows: Gradio's error of an event (``error``,
+    ``visible``) and of a refused queue join (``detail``)."""
+    body = json.dumps({"error": message, "visible": True, "title": "Refused", "detail": message}).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                             (b"cache-control", b"no-store")]})

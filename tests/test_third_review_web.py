@@ -226,6 +226,16 @@ def test_a_forged_forwarded_host_does_not_reach_the_page_and_the_page_is_not_cac
     assert answers["config"].headers.get("cache-control") == "no-store"
 
 
+def test_a_space_without_trusted_proxies_is_warned_about(caplog):
+    from arena.web.forwarding import warn_untrusted_proxy
+
+    with caplog.at_level(logging.WARNING):
+        assert warn_untrusted_proxy([], {"SPACE_ID": "someone/arena"})
+        assert not warn_untrusted_proxy(["10.0.0.0/8"], {"SPACE_ID": "someone/arena"})
+        assert not warn_untrusted_proxy([], {})
+    assert len(caplog.records) == 1 and "ARENA_TRUSTED_PROXIES" in caplog.records[0].getMessage()
+
+
 def test_a_trusted_proxy_may_name_the_host(tmp_path):
     arena = build_small_arena(tmp_path, trusted_proxies="127.0.0.1")
     with running_app(arena.settings) as url, httpx.Client(timeout=30) as http:

@@ -26,7 +26,7 @@ from arena.web.admin_session import AdminSessions, Holder
 from arena.web.admin_tab import build_admin_tab
 from arena.web.arena_tab import KEYBOARD_JS, build_arena_tab
 from arena.web.context import AppContext
-from arena.web.forwarding import TrustedForwarding
+from arena.web.forwarding import TrustedForwarding, warn_untrusted_proxy
 from arena.web.front_door import FrontDoor, request_cookie
 from arena.web.leaderboard_tab import LEADERBOARD_POLL_S, build_leaderboard_tab, leaderboard_script
 
@@ -313,6 +313,7 @@ def create_server(settings: Settings):
     served = BattleMedia(AdminExports(app, ctx.admins), ctx.store, renditions)
     door = FrontDoor(served, blocks, session_events=ctx.session_events, pages=ctx.page_limit,
                      max_body=settings.max_request_bytes)
+    warn_untrusted_proxy(settings.trusted_proxy_hosts)
     return TrustedForwarding(door, settings.trusted_proxy_hosts)
 
 

@@ -74,6 +74,18 @@ def test_the_login_throttle_lets_no_burst_past_its_limit():
     assert len(began) == 5
 
 
+def test_a_concurrent_burst_of_skips_passes_no_more_than_the_limit(tmp_path):
+    """The per-minute limits count under one lock: 40 battle loads at once from one tab write at most the limit."""
+    arena = build_small_arena(tmp_path, rate_limit_skips_per_minute=10)
+    with running_app(arena.settings) as url:
+        page = Page(url)
+        _sign_in(page, "skipper")  # its first battle counts
+        before = arena.db.execute("SELECT COUNT(*) FROM battles").fetchone()[0]
+        _concurrently([lambda: page.direct("next_battle", [None, "All suites", False])] * 40)
+        written = arena.db.execute("SELECT COUNT(*) FROM battles").fetchone()[0] - before
+    assert written == 9, written
+
+
 # --- finding 6: a cheap global lock-out --------------------------------------------------------------------------------
 
 

@@ -192,8 +192,8 @@ class BattleMedia:
         except OSError as error:
             withdrawn = await asyncio.to_thread(withdraw, self.store.db(), shown.media_hash)
             log.error("the display rendition of battle image %s (image id %s) is missing: %s. %d image(s) of that file "
-                      "are left out of battles until it is rendered again (at the server's next start, or by python "
-                      "-m arena renditions).", shown.media_hash, shown.image_id, error, withdrawn)
+                      "are left out of battles until it is rendered again (the server renders it again from its "
+                      "original within seconds if that can be read; else re-import it).", shown.media_hash, shown.image_id, error, withdrawn)
             return await _answer(send, 404, b"Image not available.", "text/plain")
         await _answer(send, 200, body, self.renditions.spec.media_type, cache="private, max-age=86400")
 

@@ -31,6 +31,7 @@ from tqdm.auto import tqdm
 from datamodel.catalog import add_image, add_model, partner_texts
 from datamodel.media import MediaStore
 from datamodel.presets import DEFAULT_PRESET
+from datamodel.renditions import Renditions
 from generators.api_images import GeneratedImage
 from generators.pipelines import Generator
 from generators.registry import ModelSpec
@@ -255,12 +256,15 @@ def run(
     source: str | None = None,
     progress: bool = False,
     preset: str = DEFAULT_PRESET,
+    renditions: Renditions | None = None,
 ) -> RunReport:
     """Make this process's missing images of ``specs`` × ``prompt_ids`` × ``images_per_prompt``.
 
     ``make_generator(spec)`` is called only for a model that has missing images, once, and the generator is dropped
-    before the next model is loaded. Returns counts; calling it again with the same arguments makes nothing.
-    Each image's ``params`` record the ``preset`` (protocol) the run followed.
+    before the next model is loaded. With ``renditions`` (the arena's display settings), the display renditions of
+    the images are made at the end, so battles may show them (:mod:`datamodel.renditions`). Returns counts; calling
+    it again with the same arguments makes nothing. Each image's ``params`` record the ``preset`` (protocol) the run
+    followed.
     """
     if batch_size < 1:
         raise RunError(f"batch size must be at least 1, got {batch_size}.")
@@ -314,6 +318,8 @@ def run(
             del generator
             gc.collect()
             _empty_device_cache()
+    if renditions is not None:
+        renditions.render_missing(db)
     return report
 
 

@@ -83,6 +83,18 @@ def prompt_count(db) -> int:
     return db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0]
 
 
+def command_line_env(arena: SmallArena, monkeypatch, workdir: Path) -> SmallArena:
+    """Point the command line at ``arena``: run from ``workdir`` with ARENA_DB and ARENA_MEDIA_DIR set to it and no
+    other ARENA_* variable."""
+    monkeypatch.chdir(workdir)
+    for name in list(os.environ):
+        if name.startswith("ARENA_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("ARENA_DB", str(arena.settings.db_path))
+    monkeypatch.setenv("ARENA_MEDIA_DIR", str(arena.settings.media_dir))
+    return arena
+
+
 @pytest.fixture
 def small_arena(tmp_path) -> SmallArena:
     arena = build_small_arena(tmp_path)

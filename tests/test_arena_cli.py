@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 import pytest
 
 from arena.commands import build_parser, main
+from conftest import command_line_env
 from test_leaderboard import JUDGE, SINGLE, add_votes
 
 
@@ -44,13 +44,7 @@ def test_every_command_has_help(path, help_text, capsys):
 def arena_env(small_arena, monkeypatch, tmp_path):
     add_votes(small_arena)
     small_arena.db.close()
-    monkeypatch.chdir(tmp_path)
-    for name in list(os.environ):
-        if name.startswith("ARENA_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("ARENA_DB", str(small_arena.settings.db_path))
-    monkeypatch.setenv("ARENA_MEDIA_DIR", str(small_arena.settings.media_dir))
-    return small_arena
+    return command_line_env(small_arena, monkeypatch, tmp_path)
 
 
 def test_leaderboard_prints_the_table_and_the_agreement_panel(arena_env, capsys):

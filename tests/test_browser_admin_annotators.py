@@ -76,7 +76,8 @@ def test_the_admin_reviews_all_of_an_annotator_s_votes_or_a_rule_s_in_one_action
         page.get_by_role("tab", name="Admin").click()
         page.fill("#admin-password input", "wrong-password")
         press(page, size, "#admin-unlock")
-        _message(page, "#admin-password-message", "Wrong admin password")
+        page.wait_for_function("() => [...document.querySelectorAll('.toast-body')].some(t => "
+                               "t.innerText.includes('Wrong admin password'))", timeout=20000)
         page.fill("#admin-password input", PASSWORD)
         press(page, size, "#admin-unlock")
         page.wait_for_selector("#annotator-stats", timeout=20000)

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import build_small_arena
 from test_browser import browser  # noqa: F401  (the fixture)
+from support.touch import sign_in
 from webapp import running_app
 
 SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
@@ -32,14 +33,6 @@ def open_page(browser, url: str, size: str):  # noqa: F811
     page = browser.new_page(viewport=SIZES[size])
     page.goto(url)
     return page
-
-
-def sign_in(page, name: str = "annotator", token: str = "token-001") -> None:
-    page.fill("#signin-name textarea, #signin-name input", name)
-    page.fill("#signin-token input", token)
-    page.click("#signin-button")
-    page.wait_for_function(BATTLE_SHOWN, timeout=20000)
-    wait_images(page)
 
 
 def wait_images(page) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from arena import session as sessions
 from arena.commands import main
+from conftest import command_line_env
 from arena.leaderboard import leaderboard_options
 from arena.leaderboard_service import compute_snapshot, options_key, rebuild_history
 from datamodel.quality import QualityRules
@@ -75,15 +76,7 @@ def test_a_computed_leaderboard_becomes_today_s_board_and_past_days_come_from_th
 def cli_arena(small_arena, monkeypatch, tmp_path):
     """The small arena with ARENA_DB / ARENA_MEDIA_DIR pointing at it and no other ARENA_* variable, for the
     command line."""
-    import os
-
-    monkeypatch.chdir(tmp_path)
-    for name in list(os.environ):
-        if name.startswith("ARENA_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("ARENA_DB", str(small_arena.settings.db_path))
-    monkeypatch.setenv("ARENA_MEDIA_DIR", str(small_arena.settings.media_dir))
-    return small_arena
+    return command_line_env(small_arena, monkeypatch, tmp_path)
 
 
 def test_the_command_line_prints_the_history_and_the_board_as_of_a_day(cli_arena, capsys):

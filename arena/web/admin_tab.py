@@ -72,6 +72,13 @@ ADMIN_CSS = """
 """
 
 
+# The reason of a one-vote review unless the admin gives another (API callers that send only the vote id get it too).
+ONE_VOTE_REASON = "reviewed by an admin"
+
+# Closes the page's messages (Gradio's toasts): a refused unlock's "Wrong admin password" is gone once unlocked.
+CLOSE_TOASTS_JS = "() => document.querySelectorAll('.toast-close').forEach(button => button.click())"
+
+
 def done(text: str) -> str:
     """An action's confirmation, as the page shows it (a green line)."""
     return f'<span class="admin-done">✓ {html.escape(text)}</span>'
@@ -121,8 +128,6 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
             gr.Markdown("The admin tab is locked: set the ARENA_ADMIN_PASSWORD environment variable and restart.")
         password_box = gr.Textbox(label="Admin password", type="password", elem_id="admin-password")
         unlock = gr.Button("Unlock", elem_id="admin-unlock")
-        # why an unlock failed, under the field (a toast outlived the unlock that followed)
-        password_message = gr.Markdown(elem_id="admin-password-message")
     with gr.Column(visible=False) as admin_box:
         gr.Markdown("### Export votes\nOne row per vote, joined with battle, prompt and models (as displayed).")
         with gr.Row():
@@ -135,7 +140,10 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
         with gr.Row(elem_id="review-annotator-row"):
             review_annotator = gr.Dropdown([EVERY_ANNOTATOR], value="", label="Annotator",
                                            elem_id="review-annotator", allow_custom_value=True)
-            review_rule = gr.Dropdown(RULE_CHOICES, value="", label="Votes", elem_id="review-rule")
+            # any value reaches the handler, which refuses a page without an admin session first, then an unknown
+            # rule in words (datamodel.reviews.review_votes)
+            review_rule = gr.Dropdown(RULE_CHOICES, value="", label="Votes", elem_id="review-rule",
+                                      allow_custom_value=True)
             review_reason = gr.Textbox(label="Reason (kept with the votes and in the log)", elem_id="review-reason",
                                        max_lines=1)
         with gr.Row():
@@ -157,7 +165,7 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
         with gr.Row():
             vote_id = gr.Number(label="Vote id", precision=0, elem_id="review-vote-id")
             vote_reason = gr.Textbox(label="Reason", elem_id="review-vote-reason", max_lines=1,
-                                     value="reviewed by an admin")
+                                     value=ONE_VOTE_REASON)
             include_button = gr.Button("Include in ratings", elem_id="review-include")
             exclude_button = gr.Button("Exclude from ratings", elem_id="review-exclude")
         vote_message = gr.HTML(elem_id="vote-review-message")
@@ -198,15 +206,13 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
             try:
                 attempt = ctx.admin_throttle.attempt(client)
             except RateLimited as error:
-                refusal(error, "admin_unlock", request)
-                return [gr.skip()] * 3 + [refused_text(str(error))] + [gr.skip()] * 8
+                raise refusal(error, "admin_unlock", request)
             with attempt:  # leaving without succeeded() counts a failure
                 if not hmac.compare_digest(str(given or "").encode(), password.encode()):
-                    refusal("Wrong admin password.", "admin_unlock", request, warn=True)
-                    return [gr.skip()] * 3 + [refused_text("Wrong admin password.")] + [gr.skip()] * 8
+                    raise refusal("Wrong admin password.", "admin_unlock", request, warn=True)
                 attempt.succeeded()
             admin_id = ctx.admins.open(holder)
-        return [admin_id, gr.update(visible=False), gr.update(visible=True), "", "", *tables()]
+        return [admin_id, gr.update(visible=False), gr.update(visible=True), "", *tables()]
 
     def do_bulk(exclude: bool, admin_id, annotator, rule, reason, request: gr.Request | None):
         """One action on all of an annotator's votes, or all of a rule's (of every annotator, or of one)."""
@@ -273,7 +279,7 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
         return handler
 
     def review_handler(exclude: bool):
-        def handler(admin_id, vote: float | None, reason: str = "", request: gr.Request = None):
+        def handler(admin_id, vote: float | None, reason: str = ONE_VOTE_REASON, request: gr.Request = None):
             return do_review(exclude, admin_id, vote, reason, request)
 
         handler.__name__ = f"admin_review_{'exclude' if exclude else 'include'}"
@@ -290,8 +296,9 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
     refreshed = [stats, flagged, per_model, per_pair, per_prompt, actions, review_annotator]
     # One unlock at a time on the server: guesses cannot run in parallel (the throttle counts them anyway).
     gr.on([unlock.click, password_box.submit], do_unlock, [password_box, admin],
-          [admin, lock_box, admin_box, password_message, password_box, *refreshed],
-          api_visibility="private", show_progress="hidden", concurrency_limit=1, concurrency_id="admin_unlock")
+          [admin, lock_box, admin_box, password_box, *refreshed],
+          api_visibility="private", show_progress="hidden", concurrency_limit=1, concurrency_id="admin_unlock"
+          ).success(None, js=CLOSE_TOASTS_JS)  # a refused unlock's message (a toast) does not outlive the unlock
     for exclude, button in ((True, exclude_all), (False, include_all)):
         button.click(bulk_handler(exclude), [admin, review_annotator, review_rule, review_reason],
                      [review_message, *refreshed], api_visibility="private")

@@ -235,9 +235,16 @@ const arenaLayout = () => {
   if (root.style.getPropertyValue('--image-size') !== size) root.style.setProperty('--image-size', size);
 };
 window.addEventListener('resize', arenaLayout);
+// Changes of the page are looked at once per frame: measuring the layout at every change Gradio makes while it draws
+// an answer would make the browser lay the page out again each time.
+let arenaFrameAsked = false;
+const arenaOnChange = () => {
+  if (arenaFrameAsked) return;
+  arenaFrameAsked = true;
+  requestAnimationFrame(() => { arenaFrameAsked = false; arenaMarkImages(); arenaWatchBar(); arenaLayout(); });
+};
 const arenaWatchImages = () => {
-  new MutationObserver(() => { arenaMarkImages(); arenaWatchBar(); arenaLayout(); }).observe(
-    document.body, {childList: true, subtree: true});
+  new MutationObserver(arenaOnChange).observe(document.body, {childList: true, subtree: true});
   arenaMarkImages();
   arenaWatchBar();
   arenaLayout();

@@ -212,8 +212,11 @@ def header_tips(metrics: dict[str, tuple[str, str]]) -> dict[str, dict[str, str]
     the tooltip of its label)."""
     main = {**MAIN_COLUMNS, **{f"Judge {name}": f"the judge's {name.lower()}: {text}"
                                for name, text in MAIN_COLUMNS.items() if name not in ("Model", "Both bad")}}
-    shown = {"Model": MAIN_COLUMNS["Model"], **{metric_label(name, direction): metric_tip(name, direction, title)
-                                                for name, (direction, title) in metrics.items()}}
+    shown = {"Model": MAIN_COLUMNS["Model"]}
+    for name, (direction, title) in metrics.items():  # the header without its arrow too (a direction not stored)
+        tip = metric_tip(name, direction, title)
+        shown.setdefault(metric_label(name), tip)
+        shown[metric_label(name, direction)] = tip
     return {"lb-table": main, "lb-metrics": shown, "lb-correlations": CORRELATION_COLUMNS, "lb-bias": BIAS_COLUMNS,
             "lb-annotator-pairs": PAIR_COLUMNS}
 

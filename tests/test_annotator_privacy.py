@@ -10,9 +10,9 @@ import httpx
 import pytest
 from gradio_client import Client
 
-from conftest import build_small_arena
-from test_leaderboard import JUDGE, add_votes
-from webapp import page_session, running_app
+from support.arena import build_small_arena
+from support.votes import JUDGE, add_votes
+from support.webapp import page_session, running_app
 
 ADMIN_PASSWORD = "correct horse"
 CONFIGURED = "yusuf-configured-3"  # an account of ARENA_ANNOTATORS (besides the signed-up ones, which then stay)

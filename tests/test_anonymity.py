@@ -27,7 +27,7 @@ from arena.importer import ImageImportError, import_images
 from datamodel.connection import connect
 from datamodel.media import MediaStore
 from datamodel.settings import Settings
-from webapp import running_app
+from support.webapp import running_app
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPTS = ("cat", "harbour", "clock", "forest")

@@ -12,7 +12,7 @@ import pytest
 from arena.commands import main
 from datamodel.backup import BackupError, backup_database
 from tools.load import free_port, integrity, run_load, start_server, stop_server
-from conftest import build_small_arena
+from support.arena import build_small_arena
 
 
 def _server_env(arena):

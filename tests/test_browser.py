@@ -6,28 +6,10 @@ shortcut votes, and that the votes land in the database.
 """
 
 import json
-import shutil
 
-import pytest
-
-from conftest import MODELS
-from webapp import running_app
-
-playwright_api = pytest.importorskip("playwright.sync_api")
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run", "--disable-sync"]
-
-
-@pytest.fixture
-def browser():
-    if not shutil.which("chromium"):
-        pytest.fail("Debian chromium is missing: run `make test` (it installs it) or `apt-get install chromium`.")
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        yield browser
-        browser.close()
+from conftest import browser  # noqa: F401  (kept importable from here for older tests; the fixture is conftest's)
+from support.arena import MODELS
+from support.webapp import running_app
 
 
 def _names_in(text: str) -> list[str]:
@@ -150,7 +132,7 @@ def test_three_votes_in_a_real_browser(small_arena, browser):
 
 def test_prompt_html_is_shown_as_text_not_run(tmp_path, browser):
     from datamodel.catalog import PromptSpec, add_image, add_prompts
-    from conftest import build_small_arena, make_image
+    from support.arena import build_small_arena, make_image
 
     arena = build_small_arena(tmp_path)
     hostile = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> **not bold**'
@@ -177,7 +159,7 @@ def test_prompt_html_is_shown_as_text_not_run(tmp_path, browser):
 
 def test_leaderboard_and_admin_tabs_in_the_browser(tmp_path, browser):
     from arena import session as sessions
-    from conftest import build_small_arena
+    from support.arena import build_small_arena
 
     arena = build_small_arena(tmp_path, admin_password="letmein")
     s = sessions.start(arena.db, "voter", "token-001", open_signup=True)
@@ -225,7 +207,7 @@ def test_the_expected_outcome_follows_the_battle_on_screen(tmp_path, browser):
     """The checkbox re-renders the prompt of the battle on screen: the voted one while its names show, then the one
     Next battle swaps in (which came with the vote, in both renderings)."""
     from datamodel.catalog import PromptSpec, add_image, add_prompts
-    from conftest import build_small_arena, make_image
+    from support.arena import build_small_arena, make_image
 
     arena = build_small_arena(tmp_path)
     extra = [PromptSpec("commonsense", str(i), f"A kettle number {i}", subset="Physical Laws", role="p1",

@@ -5,20 +5,18 @@ say why they are empty and filter menus that follow the chosen suite. Every stat
 ``ARENA_LEADERBOARD_SCREENSHOTS`` (default ``.cache/screenshots-leaderboard``, git ignored), one folder per size.
 """
 
-import os
 import random
 import re
-from pathlib import Path
 
 import pytest
 
-from conftest import build_small_arena
-from test_browser import browser  # noqa: F401  (the fixture)
-from test_browser_annotator import SIZES
-from test_leaderboard import add_votes
-from webapp import running_app
+from support import browser as browsers
+from support.arena import build_small_arena
+from support.browser import SIZES
+from support.votes import add_votes
+from support.webapp import running_app
 
-SCREENSHOTS = Path(os.environ.get("ARENA_LEADERBOARD_SCREENSHOTS", ".cache/screenshots-leaderboard"))
+SCREENSHOTS = browsers.screenshot_folder("ARENA_LEADERBOARD_SCREENSHOTS", ".cache/screenshots-leaderboard")
 MAIN = ["Rank", "Model", "Rating", "95% interval", "Votes", "Both bad"]
 HEADERS = "() => [...document.querySelectorAll('#lb-table thead th')].map(th => th.innerText.trim()).filter(t => t)"
 # every element of the table that scrolls vertically (a hidden last row): none may
@@ -31,9 +29,7 @@ Y_RANGE = "() => document.querySelector('#lb-chart .js-plotly-plot')._fullLayout
 
 def shoot(page, size: str, name: str) -> None:
     """A screenshot of the whole page as it is now, kept for a person to look at."""
-    folder = SCREENSHOTS / size
-    folder.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+    browsers.shoot(page, SCREENSHOTS, size, name, full_page=True)
 
 
 def _summary(page, text: str) -> None:
@@ -73,7 +69,7 @@ def _options(page, menu: str) -> list[str]:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_the_leaderboard_reads_well_with_few_votes_and_with_many(tmp_path, browser, size):  # noqa: F811
+def test_the_leaderboard_reads_well_with_few_votes_and_with_many(tmp_path, browser, size):
     from arena import session as sessions
 
     arena = build_small_arena(tmp_path)
@@ -179,10 +175,10 @@ def _titles(page, table: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_short_headers_have_tooltips_and_charts_fit_the_screen(tmp_path, browser, size):  # noqa: F811
+def test_short_headers_have_tooltips_and_charts_fit_the_screen(tmp_path, browser, size):
     """Issue 17: the Metrics and Agreement tables' short headers each explain themselves on hover (the full name
     and, for a metric, which way is better), and no chart is cut at the right edge of a phone's screen."""
-    from test_metrics_leaderboard import store_metrics
+    from support.votes import store_metrics
 
     arena = build_small_arena(tmp_path)
     width = SIZES[size]["width"]

@@ -5,7 +5,7 @@ import signal
 import sqlite3
 
 from tools.load import free_port, integrity, run_load, start_server, stop_server
-from conftest import build_small_arena
+from support.arena import build_small_arena
 
 
 def _server_env(arena):

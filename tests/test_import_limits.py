@@ -16,7 +16,7 @@ from datamodel.connection import connect
 from datamodel.media import MediaError, MediaStore, clean_image, inspect_image
 from datamodel.settings import Settings
 from suites.common import SuiteError, read_table
-from conftest import make_image
+from support.arena import make_image
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -38,7 +38,7 @@ from judges.compare import CEILING, CompareOptions, compare_judges, forget_faile
 from judges.pairwise import run_pairwise
 from judges.prompts import PAIRWISE, PAIRWISE_TEMPLATE, Templates
 from judges.selection import Selection
-from openai_stub import engine_config, hash_models
+from support.openai_stub import engine_config, hash_models
 from ratings.judge_agreement import (VoteCodes, confusion_figures, cross_fitted_ensemble, ensemble_votes,
                                      human_ceiling, judge_vs_humans)
 from sampling.draws import serve_battle
@@ -276,7 +276,7 @@ def test_the_judges_sub_tab_shows_the_same_table_in_the_browser(tmp_path):
     playwright_api = pytest.importorskip("playwright.sync_api")
     from datamodel.settings import Settings
     from judges.compare import CompareOptions as Options
-    from webapp import running_app
+    from support.webapp import running_app
 
     db, media = build_arena(tmp_path, battles=80, replicated=0)
     with FakeServer(scripted_judges(db)) as server:

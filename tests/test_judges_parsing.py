@@ -2,7 +2,6 @@
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -19,8 +18,8 @@ from judges.request import ChatRequest, ImageInput
 from judges.saneval_rules import (AttributeRating, Box, Expected, StructureError, category_scores, check_expected,
                                   crop_box, expected_from_metadata, group_detections, plural, score_attributes,
                                   score_numeracy, score_spatial, synonym_groups)
+from support.shared import PROTOCOLS, shared_file
 
-PROTOCOLS = Path("/work/shared/reference/protocols.md")
 IMAGE_A = ImageInput("a" * 64, "image/png", 512, 512, data=b"A")
 IMAGE_B = ImageInput("b" * 64, "image/png", 512, 512, data=b"B")
 
@@ -91,7 +90,7 @@ def test_position_bias_before_and_after():
 # --- templates and requests --------------------------------------------------------------------------------------
 
 def test_default_templates_are_the_protocol_texts():
-    text = PROTOCOLS.read_text()
+    text = shared_file(PROTOCOLS).read_text()
     flat = " ".join(text.split())
     templates = Templates()
     assert templates.pairwise in text

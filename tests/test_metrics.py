@@ -21,7 +21,7 @@ from judges.metrics.reward import (EXTRA_HELP, ImageRewardModel, RewardModel, ma
 from datamodel.metrics import MetricRow, model_metric_table, write_metrics
 from judges.metrics.registry import lower_is_better
 from judges.selection import image_rows
-from conftest import make_image
+from support.arena import make_image
 
 
 @pytest.fixture(scope="session")

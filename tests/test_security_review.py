@@ -22,8 +22,8 @@ import httpx
 import pytest
 
 from arena import session as sessions
-from conftest import build_small_arena
-from webapp import running_app
+from support.arena import build_small_arena
+from support.webapp import running_app
 
 PASSWORD = "correct horse"
 TOKEN = "token-for-the-tests-1"

@@ -15,7 +15,7 @@ from datamodel.connection import connect
 from judges import definitions
 from suites import taxonomy
 from suites.common import SuiteError
-from conftest import prompt_count
+from support.arena import prompt_count
 from arena.suite_commands import main
 from suites.common import write_specs
 from suites.wordnet import DEBIAN_WORDNET_DIR, WORDNET_DIR_ENV, LEXNAMES, load_wordnet, prepare_wordnet

@@ -25,7 +25,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from test_spaces_install import _stop
+from support.processes import stop_logged
 from tools.load import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,11 +35,7 @@ HEAVY = ("torch", "torchvision", "diffusers", "transformers", "open_clip", "torc
          "accelerate")
 NO_INDEX = ("Could not find a version", "No matching distribution", "NewConnectionError", "Network is unreachable",
             "Temporary failure in name resolution")
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run", "--disable-sync"]
-
-pytestmark = pytest.mark.timeout(1200)
+pytestmark = [pytest.mark.install, pytest.mark.timeout(1200)]
 
 
 def _pip(python: Path, *args: str, timeout: float = 900) -> None:
@@ -83,10 +79,7 @@ def _source_copy(target: Path) -> Path:
     return target
 
 
-def test_a_web_only_virtualenv_serves_the_demo_and_takes_a_browser_vote(tmp_path):
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    if not shutil.which("chromium"):
-        pytest.fail("Debian chromium is missing: run `make test` (it installs it) or `apt-get install chromium`.")
+def test_a_web_only_virtualenv_serves_the_demo_and_takes_a_browser_vote(tmp_path, browser):
     venv, figures = web_venv()
     python = venv / "bin" / "python"
     started = time.monotonic()
@@ -122,23 +115,18 @@ def test_a_web_only_virtualenv_serves_the_demo_and_takes_a_browser_vote(tmp_path
             except httpx.TransportError:
                 time.sleep(0.25)
         figures["first_start_s"] = round(time.monotonic() - started, 1)
-        with playwright_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-            try:
-                page = browser.new_page(viewport={"width": 1280, "height": 800})
-                page.goto(url)
-                page.fill("#signin-name textarea, #signin-name input", "web-only-voter")
-                page.fill("#signin-token input", "token-0001")
-                page.click("#signin-button")
-                page.wait_for_selector("#image-a img", timeout=30000)
-                page.wait_for_function("() => document.querySelector('#reveal .reveal') !== null", timeout=30000)
-                page.click("#vote-a")
-                page.wait_for_selector("#reveal .voted", timeout=30000)
-                revealed = page.inner_text("#reveal")
-            finally:
-                browser.close()
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.goto(url)
+        page.fill("#signin-name textarea, #signin-name input", "web-only-voter")
+        page.fill("#signin-token input", "token-0001")
+        page.click("#signin-button")
+        page.wait_for_selector("#image-a img", timeout=30000)
+        page.wait_for_function("() => document.querySelector('#reveal .reveal') !== null", timeout=30000)
+        page.click("#vote-a")
+        page.wait_for_selector("#reveal .voted", timeout=30000)
+        revealed = page.inner_text("#reveal")
     finally:
-        output = _stop(process)
+        output = stop_logged(process)
     print(f"\nweb-only install: {figures}")
     assert "Demo ready: 76 prompts, 304 images" in output, output
     with sqlite3.connect(data / "arena.db") as db:

@@ -1,0 +1,101 @@
+"""Debian chromium driven by playwright: one browser for the whole test session, a fresh context for each test.
+
+Launching chromium costs one to two seconds on the shared test machine, so the session launches it once (at the first
+test that asks for the ``browser`` fixture) and every test opens its pages in contexts of its own, which the fixture
+closes after the test: cookies, local storage and routes never leak from one test to the next.
+
+playwright's synchronous API runs an asyncio loop on the main thread and leaves it marked as running, which makes
+``asyncio.run`` fail ("cannot be called from a running event loop") in any later test. :class:`BrowserSession`
+therefore marks its loop as running only while a test holds the browser (:meth:`BrowserSession.lend`), exactly as
+when each test started its own playwright: inside a browser test ``asyncio.run`` still fails, outside it works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--no-first-run", "--disable-sync"]
+SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+MISSING = "Debian chromium is missing: run `make test` (it installs it) or `apt-get install chromium`."
+
+
+def require_chromium() -> None:
+    """Fail (not skip: a browser test that does not run must not pass unseen) when chromium is not installed."""
+    if not shutil.which("chromium"):
+        pytest.fail(MISSING)
+
+
+class BrowserSession:
+    """One playwright driver and one chromium, started at the first :meth:`lend` and kept until :meth:`close`."""
+
+    def __init__(self):
+        self._playwright = None
+        self._browser = None
+        self._loop = None
+
+    def _start(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        if self._playwright is None:
+            self._playwright = sync_playwright().start()
+            self._loop = asyncio.events._get_running_loop()
+        if self._browser is None or not self._browser.is_connected():  # the first test, or chromium crashed
+            self._browser = self._playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+
+    @contextlib.contextmanager
+    def lend(self):
+        """The browser, for one test: its loop marked running meanwhile; every context the test opened is closed
+        afterwards."""
+        require_chromium()
+        pytest.importorskip("playwright.sync_api")
+        if self._loop is not None:
+            asyncio.events._set_running_loop(self._loop)
+        try:
+            self._start()
+            yield self._browser
+        finally:
+            try:
+                if self._browser is not None and self._browser.is_connected():
+                    for context in list(self._browser.contexts):
+                        context.close()
+            finally:
+                asyncio.events._set_running_loop(None)  # other tests may use asyncio.run
+
+    def close(self) -> None:
+        if self._playwright is None:
+            return
+        asyncio.events._set_running_loop(self._loop)
+        try:
+            if self._browser is not None and self._browser.is_connected():
+                self._browser.close()
+            self._playwright.stop()
+        finally:
+            asyncio.events._set_running_loop(None)
+            self._playwright = self._browser = self._loop = None
+
+
+def open_page(browser, url: str, size: str):
+    """A new page (in a fresh context) at one of :data:`SIZES`, opened at ``url``."""
+    page = browser.new_page(viewport=SIZES[size])
+    page.goto(url)
+    return page
+
+
+def screenshot_folder(variable: str, default: str) -> Path:
+    """Where a test module keeps its screenshots for a person to look at: ``$variable``, else ``default`` (under
+    .cache/, git-ignored)."""
+    return Path(os.environ.get(variable, default))
+
+
+def shoot(page, folder: Path, size: str, name: str, *, full_page: bool = False) -> None:
+    """A screenshot of the page as it is now, as ``<folder>/<size>/<name>.png``."""
+    (folder / size).mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / size / f"{name}.png"), full_page=full_page)

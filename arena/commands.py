@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from datamodel.settings import SettingsError, load_settings, settings_table
+from datamodel.extras import missing_extra, require
+from datamodel.settings import SettingsError, load_settings, settings_markdown, settings_table
 from datamodel.vote_table import EXPORTERS
 from ratings.votes import TIE_POLICIES
 
@@ -36,6 +37,8 @@ def cmd_serve(args, settings) -> int:
 def cmd_demo(args, settings) -> int:
     from arena.demo import build_demo, load_demo_bundle
 
+    if args.regenerate:  # nothing is written unless the whole stack is there
+        require("torch", "diffusers", "transformers", "open_clip", command="python -m arena demo --regenerate")
     db, media = _open(settings)
     if args.regenerate:  # the generators and metric scorers (torch): what python -m tools.demo_bundle ships
         built = build_demo(db, media, settings, progress=True)
@@ -105,13 +108,10 @@ def cmd_leaderboard(args, settings) -> int:
 
 def cmd_settings(args, settings) -> int:
     if args.markdown:
-        print("| Setting | Environment variable | Default | Meaning |\n|---|---|---|---|")
+        print(settings_markdown(), end="")
+        return 0
     for name, env, default, help_text in settings_table():
-        if args.markdown:
-            shown = f"`{default}`" if str(default) != "" else "(empty)"
-            print(f"| `{name}` | `{env}` | {shown} | {help_text} |")
-        else:
-            print(f"{name:24} {env:30} default {default!s:18} {help_text}")
+        print(f"{name:24} {env:30} default {default!s:18} {help_text}")
     return 0
 
 
@@ -168,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     board.set_defaults(handler=cmd_leaderboard)
 
     settings = commands.add_parser("settings", help="list every setting, its environment variable and default")
-    settings.add_argument("--markdown", action="store_true", help="as the README's Markdown table")
+    settings.add_argument("--markdown", action="store_true", help="as a Markdown table (docs/reference/settings.md)")
     settings.set_defaults(handler=cmd_settings)
 
     try:
@@ -188,6 +188,12 @@ def main(argv: list[str] | None = None) -> int:
         return args.handler(args, settings)
     except (SettingsError, ValueError, LookupError) as error:
         print(f"error: {error}", file=sys.stderr)
+        return 2
+    except ImportError as error:  # a command of the full install run in the web install: say how to add it
+        message = missing_extra(error, f"python -m arena {args.command}")
+        if message is None:
+            raise
+        print(f"error: {message}", file=sys.stderr)
         return 2
 
 

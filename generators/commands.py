@@ -210,11 +210,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from generators.pipelines import OutOfMemory
+    from datamodel.extras import missing_extra, require
 
     args = build_parser().parse_args(argv)
     try:
-        return args.handler(args)
-    except (SettingsError, ValueError, LookupError, FileNotFoundError, OutOfMemory) as error:
-        print(f"error: {error}", file=sys.stderr)
+        if args.command in ("run", "smoke", "tiny"):  # the torch stack (smoke would fail model by model without it)
+            require("torch", "diffusers", "transformers", command=f"python -m generators {args.command}")
+        from generators.pipelines import OutOfMemory
+
+        try:
+            return args.handler(args)
+        except (SettingsError, ValueError, LookupError, FileNotFoundError, OutOfMemory) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+    except ImportError as error:
+        message = missing_extra(error, f"python -m generators {args.command}")
+        if message is None:
+            raise
+        print(f"error: {message}", file=sys.stderr)
         return 2

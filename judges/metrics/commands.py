@@ -100,6 +100,7 @@ def _print_summary(summary: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from datamodel.connection import connect
+    from datamodel.extras import missing_extra
     from datamodel.settings import SettingsError, load_settings
 
     args = build_parser().parse_args(argv)
@@ -125,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 db.close()
     except (SettingsError, ValueError, LookupError, OSError, ModuleNotFoundError, RuntimeError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {missing_extra(error, 'python -m judges metrics') or error}", file=sys.stderr)
         return 2
     _print_summary(summary)
     skipped = summary.get("skipped", {})

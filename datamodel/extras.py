@@ -1,0 +1,47 @@
+"""The optional installs (the extras of pyproject.toml) and what a command says when one it needs is missing.
+
+``make run`` and Hugging Face Spaces install the web extra only (requirements.txt): serving, voting, the leaderboard,
+exports and imports. Generating images, computing metrics and running judges need the torch stack and the judges'
+client, which ``pip install '.[all]'`` adds. A command that meets one of their packages missing stops with
+:func:`missing_extra`'s message instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+INSTALL_ALL = "pip install '.[all]'"
+# Top-level module → the extra of pyproject.toml that installs it.
+EXTRA_OF = {
+    "torch": "gen", "torchvision": "gen", "diffusers": "gen", "transformers": "gen", "accelerate": "gen",
+    "safetensors": "gen", "open_clip": "gen", "torchmetrics": "metrics", "torch_fidelity": "metrics",
+    "openai": "judges", "httpx2": "judges",
+}
+
+
+class MissingExtra(ModuleNotFoundError):
+    """A package of an extra is not installed; the message names the command, the package and the install line."""
+
+
+def missing_extra(error: BaseException, command: str = "this command") -> str | None:
+    """The message for ``error`` when it is an import of a package of an extra, else None."""
+    if isinstance(error, MissingExtra):
+        return str(error)
+    name = (getattr(error, "name", None) or "").split(".")[0]
+    if not isinstance(error, ImportError) or name not in EXTRA_OF:
+        return None
+    return (f"{command} needs the {EXTRA_OF[name]} extra (no module named {name!r}), which the web install "
+            f"(make run, requirements.txt) leaves out. Add it: .venv/bin/{INSTALL_ALL} (the torch stack, about "
+            "6 GB), or pip install -r requirements-dev.txt.")
+
+
+def require(*modules: str, command: str = "this command") -> None:
+    """Raise :class:`MissingExtra` (with :func:`missing_extra`'s message) unless every module can be imported."""
+    for module in modules:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ImportError:  # a finder that refuses the name outright
+            found = False
+        if not found:
+            error = ModuleNotFoundError(f"No module named {module!r}", name=module)
+            raise MissingExtra(missing_extra(error, command))

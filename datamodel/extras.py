@@ -23,16 +23,22 @@ class MissingExtra(ModuleNotFoundError):
     """A package of an extra is not installed; the message names the command, the package and the install line."""
 
 
+def _message(name: str, command: str) -> str:
+    extra = f"the {EXTRA_OF[name]} extra" if name in EXTRA_OF else "the full install"
+    return (f"{command} needs {extra} (no module named {name!r}), which the web "
+            f"install (make run, requirements.txt) leaves out. Add it: .venv/bin/{INSTALL_ALL} (the torch stack, "
+            "about 6 GB), or pip install -r requirements-dev.txt.")
+
+
 def missing_extra(error: BaseException, command: str = "this command") -> str | None:
-    """The message for ``error`` when it is an import of a package of an extra, else None."""
+    """The message for ``error`` when it is an import of a package of an extra, else None (a missing package of
+    the web install is a broken install, not a missing extra: the caller re-raises)."""
     if isinstance(error, MissingExtra):
         return str(error)
     name = (getattr(error, "name", None) or "").split(".")[0]
     if not isinstance(error, ImportError) or name not in EXTRA_OF:
         return None
-    return (f"{command} needs the {EXTRA_OF[name]} extra (no module named {name!r}), which the web install "
-            f"(make run, requirements.txt) leaves out. Add it: .venv/bin/{INSTALL_ALL} (the torch stack, about "
-            "6 GB), or pip install -r requirements-dev.txt.")
+    return _message(name, command)
 
 
 def require(*modules: str, command: str = "this command") -> None:
@@ -43,5 +49,4 @@ def require(*modules: str, command: str = "this command") -> None:
         except ImportError:  # a finder that refuses the name outright
             found = False
         if not found:
-            error = ModuleNotFoundError(f"No module named {module!r}", name=module)
-            raise MissingExtra(missing_extra(error, command))
+            raise MissingExtra(_message(module, command), name=module)

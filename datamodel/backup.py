@@ -8,7 +8,7 @@ newer pages meanwhile). The copy is written to a temporary file beside ``dest``,
 integrity_check``, switched to a rollback journal (one self-contained file) and then renamed into place, so
 ``dest`` is either absent or a whole, checked copy.
 
-For continuous replication to object storage use Litestream (README, "Backups"); this command is the plain
+For continuous replication to object storage use Litestream (docs/deploying.md, "Backups"); this command is the plain
 point-in-time copy for a cron job or before an upgrade.
 """
 

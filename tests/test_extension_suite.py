@@ -1,4 +1,5 @@
-"""The README's recipe "How to add a suite", followed once: a toy suite added by one declaration in this file."""
+"""The recipe "How to add a suite" (docs/extending.md), followed once: a toy suite added by one declaration in this
+file."""
 
 from __future__ import annotations
 

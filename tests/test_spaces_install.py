@@ -7,11 +7,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import tomllib
 from pathlib import Path
 
-import httpx
 import pytest
 
 from datamodel.settings import load_settings
@@ -78,6 +76,7 @@ def _start_like_spaces(tmp_path, command: list[str]) -> tuple[subprocess.Popen, 
 _stop = stop_logged  # the older name, kept importable from here
 
 
+@pytest.mark.slow
 def test_app_starts_the_way_spaces_start_it(tmp_path):
     process, url = _start_like_spaces(tmp_path, [sys.executable, "app.py"])
     try:
@@ -88,6 +87,7 @@ def test_app_starts_the_way_spaces_start_it(tmp_path):
     assert f"database {tmp_path / 'arena.db'}" in output, output  # persistent storage, not ./data
 
 
+@pytest.mark.slow
 def test_web_only_start_serves_and_votes_without_the_torch_stack(tmp_path):
     from gradio_client import Client
 

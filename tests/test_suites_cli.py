@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from datamodel.settings import Settings
-from arena.suite_commands import add_commands, main
+from arena.suite_commands import add_commands
 from support.shared import HOLLINGER, SEMVARBENCH, shared_file
 
 DATA = Path(__file__).parent / "data" / "suites"

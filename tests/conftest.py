@@ -12,8 +12,9 @@ Fixtures:
   directory in ``tmp_path``, for the command-line entry points.
 - ``browser``: the session's one chromium (playwright), lent to the test; each ``browser.new_page(...)`` opens a fresh
   context, closed after the test. A test that asks for it is marked ``browser``.
-- ``project_cache``: the checkout's ``.cache/`` (the ``cache_dir`` setting), where the expensive artefacts are built
-  once per recipe hash and reused: the tiny pipelines (``generators.tiny.ensure_tiny``), the demo CLIP.
+- ``artefact_cache``: a ``cache_dir`` for the tiny pipelines (``generators.tiny.ensure_tiny``) and the demo CLIP,
+  built there once per hash of the code that builds them and reused by every later run, in any clone
+  (``support/cache.py``).
 - ``suites_cli``: runs ``python -m arena suites ...`` in-process on a fresh database; returns (code, out, err).
 
 Tiers (markers registered in pytest.ini): ``browser`` (drives chromium), ``install`` (builds a virtualenv or pip
@@ -31,12 +32,12 @@ import pytest
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 from datamodel.connection import connect  # noqa: E402
-from datamodel.settings import Settings, load_settings  # noqa: E402
-from support.arena import MODELS, SmallArena, build_small_arena, make_image, prompt_count, small_prompts  # noqa: E402,F401
+from datamodel.settings import Settings  # noqa: E402
+from support.arena import (MODELS, SmallArena, build_small_arena, make_image, prompt_count,  # noqa: E402,F401
+                           small_prompts)
 from support.browser import BrowserSession  # noqa: E402
+from support.cache import MODEL_SOURCES, build_once, forget_cut_short_training  # noqa: E402
 from support.shared import SHARED  # noqa: E402,F401  (older tests import these names from conftest)
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def pytest_collection_modifyitems(items):
@@ -106,7 +107,8 @@ def browser(browser_session):
 
 
 @pytest.fixture(scope="session")
-def project_cache() -> Path:
-    """The checkout's cache folder (``cache_dir``, ``.cache/`` by default): artefacts built once per recipe hash."""
-    cache = load_settings().cache_dir
-    return cache if cache.is_absolute() else ROOT / cache
+def artefact_cache() -> Path:
+    """A cache folder for the tiny pipelines and the demo CLIP, keyed by a hash of the code that builds them."""
+    folder = build_once("models", MODEL_SOURCES, lambda folder: None)  # filled as the code under test asks
+    forget_cut_short_training(folder)
+    return folder

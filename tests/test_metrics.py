@@ -256,6 +256,7 @@ def random_inception_weights(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_real_inception_network_builds_from_a_local_weights_file(random_inception_weights, monkeypatch, tmp_path):
     from torchmetrics.image.fid import NoTrainInceptionV3
 
@@ -449,6 +450,7 @@ def test_consistency_writes_no_null_rows_for_a_model_missing_a_category(small_ar
 # --- detection ----------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_tiny_owlv2_detector_round_trip(tmp_path):
     from PIL import Image
 
@@ -575,12 +577,12 @@ def test_metrics_cli_help(capsys):
     assert "--metrics" in capsys.readouterr().out
 
 
-def test_demo_metrics_fill_every_column(small_arena):
-    from datamodel.settings import load_settings
+@pytest.mark.slow
+def test_demo_metrics_fill_every_column(small_arena, artefact_cache):
     from judges.metrics.demo import compute_demo_metrics
 
-    arena = small_arena  # the project's cache folder: the demo CLIP is trained there once, not per test
-    summary = compute_demo_metrics(arena.db, arena.media, cache_dir=load_settings().cache_dir)
+    arena = small_arena  # the artefact cache: the demo CLIP is trained there once, not per test
+    summary = compute_demo_metrics(arena.db, arena.media, cache_dir=artefact_cache)
     assert set(summary) == {"taxonomy", "commonsense"}
     table = model_metric_table(arena.db)
     assert table.set_index("model").notna().all().all(), table

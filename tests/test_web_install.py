@@ -5,14 +5,14 @@ copy of the working tree (so the wheel's package data, the demo bundle included,
 diffusers or transformers; the app is started from it on a fresh data folder, outside the repository, loads the
 demo bundle at first start and serves it; Chromium signs in and votes; the vote is in the database.
 
-The locked dependencies are installed once into ``.cache/venv-web/<hash of pyproject.toml and the lock>`` (git-ignored)
-and reused; the project is reinstalled on every run. Figures (install time and size, first start) are printed (run
+The locked dependencies are installed once into the test artefact cache (``support/cache.py``: a folder named by a hash
+of pyproject.toml and the lock) and reused by every later run, in any clone; the project is reinstalled on every
+run. Figures (install time and size, first start) are printed (run
 with ``-s`` to see them).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -25,12 +25,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from support.cache import build_once
 from support.processes import stop_logged
 from tools.load import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements-web.lock"
-VENVS = ROOT / ".cache" / "venv-web"  # .cache/ is git-ignored
 HEAVY = ("torch", "torchvision", "diffusers", "transformers", "open_clip", "torchmetrics", "torch_fidelity",
          "accelerate")
 NO_INDEX = ("Could not find a version", "No matching distribution", "NewConnectionError", "Network is unreachable",
@@ -53,16 +53,15 @@ def _du(path: Path) -> int:
 
 def web_venv() -> tuple[Path, dict]:
     """The virtualenv with the web lock installed (made once per pyproject.toml and lock), and its figures."""
-    key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + LOCK.read_bytes()).hexdigest()[:16]
-    venv = VENVS / key
-    done = venv / ".installed.json"
-    if not done.exists():
-        shutil.rmtree(VENVS, ignore_errors=True)  # venvs of older locks
+
+    def install(venv: Path) -> None:
         started = time.monotonic()
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
         _pip(venv / "bin" / "python", "--require-hashes", "--no-deps", "-r", str(LOCK))
-        done.write_text(json.dumps({"install_s": round(time.monotonic() - started, 1)}))
-    return venv, json.loads(done.read_text())
+        (venv / "install.json").write_text(json.dumps({"install_s": round(time.monotonic() - started, 1)}))
+
+    venv = build_once("venv-web", ("pyproject.toml", LOCK.name), install, extra=str(sys.version_info[:2]))
+    return venv, json.loads((venv / "install.json").read_text())
 
 
 def _source_copy(target: Path) -> Path:

@@ -32,9 +32,10 @@ def sign_in(page, name: str = "annotator", token: str = "token-001") -> None:
 
 
 def wait_images(page) -> None:
+    """Both images loaded, and the page has seen it (it drops the class that holds the votes back)."""
     page.wait_for_function("() => [...document.querySelectorAll('#image-a img, #image-b img')]"
-                           ".every(img => img.complete && img.naturalWidth > 0)", timeout=20000)
-    page.wait_for_timeout(100)
+                           ".every(img => img.complete && img.naturalWidth > 0) && "
+                           "!document.documentElement.classList.contains('images-pending')", timeout=20000)
 
 
 def votes(arena) -> int:

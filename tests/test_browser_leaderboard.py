@@ -135,10 +135,10 @@ def test_the_leaderboard_reads_well_with_few_votes_and_with_many(tmp_path, brows
         page.locator("#lb-chart").scroll_into_view_if_needed()
         shoot(page, size, "lb-07-many-votes-chart")
         _subtab(page, "Agreement")
-        page.wait_for_timeout(1000)
+        page.wait_for_selector("#lb-confusion .js-plotly-plot", state="visible", timeout=20000)
         shoot(page, size, "lb-08-agreement")
         _subtab(page, "Battles")
-        page.wait_for_timeout(1000)
+        page.wait_for_selector("#lb-wins .js-plotly-plot", state="visible", timeout=20000)
         shoot(page, size, "lb-09-battles")
 
 

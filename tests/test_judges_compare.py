@@ -137,6 +137,7 @@ def _row(table, judge, scope="all"):
     return rows.iloc[0]
 
 
+@pytest.mark.slow
 def test_the_scripted_judges_come_out_in_their_known_order_with_their_figures(judged):
     db, _ = judged
     table = compare_judges(db, CompareOptions(min_shared=20, rounds=100))
@@ -270,10 +271,7 @@ def test_pure_figures_on_known_counts():
     assert human_ceiling(human, np.zeros(40), min_shared=1)["shared_battles"] == 0
 
 
-def test_the_judges_sub_tab_shows_the_same_table_in_the_browser(tmp_path):
-    import shutil
-
-    playwright_api = pytest.importorskip("playwright.sync_api")
+def test_the_judges_sub_tab_shows_the_same_table_in_the_browser(tmp_path, browser):
     from datamodel.settings import Settings
     from judges.compare import CompareOptions as Options
     from support.webapp import running_app
@@ -287,10 +285,7 @@ def test_the_judges_sub_tab_shows_the_same_table_in_the_browser(tmp_path):
     db.close()
     settings = Settings(db_path=tmp_path / "arena.db", media_dir=tmp_path / "media", cache_dir=tmp_path / "cache",
                         demo=False)
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--no-first-run", "--disable-sync"]
-    with playwright_api.sync_playwright() as p, running_app(settings) as url:
-        browser = p.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium", args=flags)
+    with running_app(settings) as url:
         page = browser.new_page()
         page.goto(url)
         page.get_by_role("tab", name="Leaderboard").click()
@@ -298,7 +293,6 @@ def test_the_judges_sub_tab_shows_the_same_table_in_the_browser(tmp_path):
         page.wait_for_function("() => document.querySelector('#lb-judges').innerText.includes('oracle-80')",
                                timeout=30000)
         text = page.inner_text("#lb-judges")
-        browser.close()
     assert text.index(voter("oracle-80")) < text.index(voter("swapper"))
     assert f"{oracle.kappa:.3f}" in text and f"{oracle.accuracy:.3f}" in text
     assert "human ceiling" in text and "insufficient" in text  # no replicated battle here: no ceiling figure
@@ -330,6 +324,7 @@ def noise_arena(root, *, suites: int = 20, battles: int = 48, judges: int = 11, 
     return db
 
 
+@pytest.mark.slow
 def test_the_weighted_ensemble_is_not_fitted_to_the_votes_it_is_scored_on(tmp_path):
     # Weights estimated on the very human votes the ensemble is then scored on pick the noise judges that happen to
     # agree with them there: in-sample, the weighted ensemble of pure noise reaches κ ≈ 0.26 per suite (mean of 20

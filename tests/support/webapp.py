@@ -1,33 +1,73 @@
-"""Start the real web app (uvicorn, 127.0.0.1, a free port) in a thread for API and browser tests."""
+"""Start the real web app (uvicorn, 127.0.0.1, a free port) in a thread for API and browser tests.
+
+An app computes its leaderboards in a spawned worker process (:class:`arena.leaderboard_service.SnapshotService`),
+which imports the numeric libraries anew: two to three seconds of CPU per app on the test machine. The worker takes a
+database path with each job and keeps nothing between jobs, so the apps a test session starts share one worker
+(:func:`shared_leaderboard_worker`); tests/test_snapshots.py still exercises a service's own worker.
+"""
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
+import functools
 import threading
 import time
+from unittest import mock
 
 import uvicorn
 
+from arena.leaderboard_service import SnapshotService
 from arena.web.app import server_config
 from tools.load import free_port
+
+_WORKER: dict[str, concurrent.futures.ProcessPoolExecutor] = {}  # the session's one leaderboard worker
+_OWN_POOL = SnapshotService._pool
+
+
+def _shared_pool(service: SnapshotService) -> concurrent.futures.ProcessPoolExecutor:
+    if service._executor is None:
+        worker = _WORKER.get("pool")
+        if worker is None or getattr(worker, "_broken", False) or getattr(worker, "_shutdown_thread", False):
+            service._executor = None  # first use, or the worker died or was shut down: a new one
+            _WORKER["pool"] = worker = _OWN_POOL(service)  # spawned as the app spawns its own
+        service._executor = worker
+        # this service's close (whenever its server thread gets to it) leaves the shared worker running
+        service.close = functools.partial(_leave_shared_pool, service)
+    return service._executor
+
+
+def _leave_shared_pool(service: SnapshotService) -> None:
+    """What the app's close does to its worker, minus the shutdown: its waiting computations are cancelled."""
+    for future in list(service._pending.values()):
+        future.cancel()
+    service._executor = None
+
+
+@contextlib.contextmanager
+def shared_leaderboard_worker():
+    """Apps made meanwhile share the session's leaderboard worker."""
+    with mock.patch.object(SnapshotService, "_pool", _shared_pool):
+        yield
 
 
 @contextlib.contextmanager
 def running_app(settings):
     settings = settings.replace(host="127.0.0.1", port=free_port(), leaderboard_refresh_s=0)
-    server = uvicorn.Server(server_config(settings))  # as arena.web.app.serve runs it (forwarded headers and all)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the test server did not start")
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{settings.port}/"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with shared_leaderboard_worker():
+        server = uvicorn.Server(server_config(settings))  # as arena.web.app.serve runs it (forwarded headers and all)
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not server.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                raise RuntimeError("the test server did not start")
+            time.sleep(0.05)
+        try:
+            yield f"http://127.0.0.1:{settings.port}/"
+        finally:
+            server.should_exit = True
+            thread.join(timeout=10)
 
 
 @contextlib.asynccontextmanager

@@ -44,6 +44,7 @@ def _receipts(task) -> list[int]:
     return report.vote_ids if report is not None else []
 
 
+@pytest.mark.slow
 def test_a_backup_under_load_is_consistent_and_holds_every_acknowledged_vote(tmp_path, monkeypatch, capsys):
     arena = build_small_arena(tmp_path)
     arena.db.close()

@@ -74,6 +74,7 @@ def test_errors_say_what_to_do(arena_env, capsys, monkeypatch, argv, env, messag
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_ctrl_c_stores_what_is_in_flight_and_the_same_command_resumes_without_repeats(arena_env):
     env = {**os.environ, "ARENA_JUDGE_CONCURRENCY": "2", "PYTHONPATH": str(ROOT)}
     with FakeServer(first_position_judge, latency=0.3) as server:

@@ -210,6 +210,7 @@ def web_arena(tmp_path_factory):
         yield arena, url
 
 
+@pytest.mark.slow  # sixty examples, each several HTTP calls to the app
 @FAST
 @given(state=JSON_VALUE, load=st.tuples(SUITE_VALUE, JSON_VALUE), vote=st.tuples(
     st.sampled_from(["vote_a", "vote_b", "vote_tie", "vote_both_bad"]), SUITE_VALUE, JSON_VALUE,

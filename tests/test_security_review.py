@@ -371,6 +371,7 @@ def test_an_export_is_served_once_to_its_admin_session_and_leaves_no_file(tmp_pa
     assert not path.parent.parent.exists()  # the app's exports folder went with the server
 
 
+@pytest.mark.slow
 def test_sigterm_leaves_no_export_behind(tmp_path):
     """The server as it runs in production (``python -m arena serve``), its temporary folder under ``tmp_path``:
     an export made and not downloaded is gone after SIGTERM, with the exports folder."""

@@ -9,6 +9,7 @@ import json
 
 from conftest import browser  # noqa: F401  (kept importable from here for older tests; the fixture is conftest's)
 from support.arena import MODELS
+from support.browser import sign_in, submit_sign_in
 from support.webapp import running_app
 
 
@@ -70,9 +71,7 @@ def test_three_votes_in_a_real_browser(small_arena, browser):
         page.on("response", keep)
         page.on("request", lambda request: requests.append((request.url, request.post_data)))
         page.goto(url)
-        page.fill("#signin-name textarea, #signin-name input", "browser-user")
-        page.fill("#signin-token input", "token-001")
-        page.click("#signin-button")
+        submit_sign_in(page, "browser-user", "token-001")
         for step, how in enumerate(["click:#vote-a", "key:b", "click:#vote-tie"]):
             page.wait_for_selector("#image-a img", timeout=20000)
             page.wait_for_function("() => document.querySelector('#reveal .reveal') !== null && "
@@ -142,10 +141,7 @@ def test_prompt_html_is_shown_as_text_not_run(tmp_path, browser):
     with running_app(arena.settings) as url:
         page = browser.new_page()
         page.goto(url)
-        page.fill("#signin-name textarea, #signin-name input", "xss-user")
-        page.fill("#signin-token input", "token-001")
-        page.click("#signin-button")
-        page.wait_for_selector("#image-a img", timeout=20000)
+        sign_in(page, "xss-user", "token-001")
         page.click("#suite-filter input")
         page.get_by_role("option", name="xss").click()
         page.wait_for_function("() => document.querySelector('#prompt').innerText.includes('window.__pwned')",
@@ -222,10 +218,7 @@ def test_the_expected_outcome_follows_the_battle_on_screen(tmp_path, browser):
     with running_app(arena.settings) as url:
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.goto(url)
-        page.fill("#signin-name textarea, #signin-name input", "expected-user")
-        page.fill("#signin-token input", "token-001")
-        page.click("#signin-button")
-        page.wait_for_selector("#image-a img", timeout=20000)
+        sign_in(page, "expected-user", "token-001")
         first = page.get_attribute("#image-a img", "src")
         battles = lambda: arena.db.execute("SELECT COUNT(*) FROM battles").fetchone()[0]  # noqa: E731
         before = battles()

@@ -24,9 +24,7 @@ def shoot(page, size: str, name: str) -> None:
 
 
 def sign_in(page, name: str = "annotator", token: str = "token-001") -> None:
-    page.fill("#signin-name textarea, #signin-name input", name)
-    page.fill("#signin-token input", token)
-    page.click("#signin-button")
+    browsers.submit_sign_in(page, name, token)
     page.wait_for_function(BATTLE_SHOWN, timeout=20000)
     wait_images(page)
 
@@ -48,9 +46,7 @@ def test_a_sign_in_mistake_leaves_the_form_usable(tmp_path, browser, size):
     with running_app(arena.settings) as url:
         page = open_page(browser, url, size)
         shoot(page, size, "01-sign-in")
-        page.fill("#signin-name textarea, #signin-name input", "mistaken")
-        page.fill("#signin-token input", "short")
-        page.click("#signin-button")
+        browsers.submit_sign_in(page, "mistaken", "short")
         page.wait_for_function("() => (document.querySelector('#signin-message') || {}).innerText"
                                "?.toLowerCase().includes('token')", timeout=20000)
         shoot(page, size, "02-sign-in-mistake")

@@ -25,6 +25,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from support.browser import sign_in
 from support.cache import build_once
 from support.processes import stop_logged
 from tools.load import free_port
@@ -116,10 +117,7 @@ def test_a_web_only_virtualenv_serves_the_demo_and_takes_a_browser_vote(tmp_path
         figures["first_start_s"] = round(time.monotonic() - started, 1)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.goto(url)
-        page.fill("#signin-name textarea, #signin-name input", "web-only-voter")
-        page.fill("#signin-token input", "token-0001")
-        page.click("#signin-button")
-        page.wait_for_selector("#image-a img", timeout=30000)
+        sign_in(page, "web-only-voter", "token-0001", timeout=30000)
         page.wait_for_function("() => document.querySelector('#reveal .reveal') !== null", timeout=30000)
         page.click("#vote-a")
         page.wait_for_selector("#reveal .voted", timeout=30000)

@@ -89,6 +89,19 @@ def open_page(browser, url: str, size: str):
     return page
 
 
+def submit_sign_in(page, name: str, token: str) -> None:
+    """Fill the sign-in form and press Sign in (the answer is the test's to wait for)."""
+    page.fill("#signin-name textarea, #signin-name input", name)
+    page.fill("#signin-token input", token)
+    page.click("#signin-button")
+
+
+def sign_in(page, name: str, token: str, *, timeout: float = 20000) -> None:
+    """Sign in and wait for the first battle's image A."""
+    submit_sign_in(page, name, token)
+    page.wait_for_selector("#image-a img", timeout=timeout)
+
+
 def screenshot_folder(variable: str, default: str) -> Path:
     """Where a test module keeps its screenshots for a person to look at: ``$variable``, else ``default`` (under
     .cache/, git-ignored)."""

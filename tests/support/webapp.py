@@ -55,7 +55,12 @@ def shared_leaderboard_worker():
 def running_app(settings):
     settings = settings.replace(host="127.0.0.1", port=free_port(), leaderboard_refresh_s=0)
     with shared_leaderboard_worker():
-        server = uvicorn.Server(server_config(settings))  # as arena.web.app.serve runs it (forwarded headers and all)
+        config = server_config(settings)  # as arena.web.app.serve runs it (forwarded headers and all)
+        # A client the test leaves open (gradio_client keeps its streams) would hold the server's shutdown until the
+        # join below gave up, 10 s later, with the app not yet closed: give open connections one second, then the
+        # app's own shutdown runs as usual.
+        config.timeout_graceful_shutdown = 1
+        server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()
         deadline = time.monotonic() + 30

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from datamodel.extras import missing_extra, require
+from datamodel.extras import exit_status, require
 from datamodel.settings import SettingsError, load_settings, settings_markdown, settings_table
 from datamodel.vote_table import EXPORTERS
 from ratings.votes import TIE_POLICIES
@@ -190,11 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except ImportError as error:  # a command of the full install run in the web install: say how to add it
-        message = missing_extra(error, f"python -m arena {args.command}")
-        if message is None:
-            raise
-        print(f"error: {message}", file=sys.stderr)
-        return 2
+        return exit_status(error, f"python -m arena {args.command}")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ client, which ``pip install '.[all]'`` adds. A command that meets one of their p
 from __future__ import annotations
 
 import importlib.util
+import sys
 
 INSTALL_ALL = "pip install '.[all]'"
 # Top-level module → the extra of pyproject.toml that installs it.
@@ -39,6 +40,16 @@ def missing_extra(error: BaseException, command: str = "this command") -> str | 
     if not isinstance(error, ImportError) or name not in EXTRA_OF:
         return None
     return _message(name, command)
+
+
+def exit_status(error: ImportError, command: str) -> int:
+    """For a command line's ``except ImportError``: print the missing extra's message and return the exit status 2;
+    re-raise ``error`` when it is not a package of an extra (a broken install, to be seen whole)."""
+    message = missing_extra(error, command)
+    if message is None:
+        raise error
+    print(f"error: {message}", file=sys.stderr)
+    return 2
 
 
 def require(*modules: str, command: str = "this command") -> None:

@@ -210,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from datamodel.extras import missing_extra, require
+    from datamodel.extras import exit_status, require
 
     args = build_parser().parse_args(argv)
     try:
@@ -224,8 +224,4 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {error}", file=sys.stderr)
             return 2
     except ImportError as error:
-        message = missing_extra(error, f"python -m generators {args.command}")
-        if message is None:
-            raise
-        print(f"error: {message}", file=sys.stderr)
-        return 2
+        return exit_status(error, f"python -m generators {args.command}")

@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    from datamodel.extras import missing_extra
+    from datamodel.extras import exit_status
     from judges.client import JudgeConfigError
     from judges.prompts import TemplateError
     from judges.selection import SelectionError
@@ -158,11 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except ImportError as error:
-        message = missing_extra(error, f"python -m judges {args.command}")
-        if message is None:
-            raise
-        print(f"error: {message}", file=sys.stderr)
-        return 2
+        return exit_status(error, f"python -m judges {args.command}")
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("aborted: answers received so far are stored; run the same command again to resume.", file=sys.stderr)
         return 130

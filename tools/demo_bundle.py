@@ -32,7 +32,7 @@ from PIL import Image
 
 from arena.demo import BUNDLE_COMMAND, BUNDLE_FORMAT, DEMO_BUNDLE, build_demo, demo_prompt_specs
 from datamodel.connection import connect
-from datamodel.extras import MissingExtra, require
+from datamodel.extras import MissingExtra, exit_status, require
 from datamodel.media import MediaStore
 from datamodel.settings import Settings
 
@@ -167,8 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         require("torch", "diffusers", "transformers", "open_clip", command="python -m tools.demo_bundle")
     except MissingExtra as missing:
-        print(f"error: {missing}", file=sys.stderr)
-        return 2
+        return exit_status(missing, "python -m tools.demo_bundle")
     figures = make_bundle(args.out, seed=args.seed, progress=True)
     print(f"Wrote {args.out}: {figures['images']} images, {figures['metrics']} metric rows, "
           f"{figures['bytes'] / 1e6:.2f} MB in {figures['seconds']:.0f} s.")

@@ -56,9 +56,9 @@ def running_app(settings):
     settings = settings.replace(host="127.0.0.1", port=free_port(), leaderboard_refresh_s=0)
     with shared_leaderboard_worker():
         config = server_config(settings)  # as arena.web.app.serve runs it (forwarded headers and all)
-        # A client the test leaves open (gradio_client keeps its streams) would hold the server's shutdown until the
-        # join below gave up, 10 s later, with the app not yet closed: give open connections one second, then the
-        # app's own shutdown runs as usual.
+        # A client the test leaves open (gradio_client keeps its streams; a browser page is closed after the test)
+        # holds the server's shutdown for SHUTDOWN_GRACE_S (3 s; before it existed, until the join below gave up
+        # after 10 s, with the app not yet closed): one second is plenty here, then the app's shutdown runs.
         config.timeout_graceful_shutdown = 1
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, daemon=True)

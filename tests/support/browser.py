@@ -1,13 +1,14 @@
 """Debian chromium driven by playwright: one browser for the whole test session, a fresh context for each test.
 
 Launching chromium costs one to two seconds on the shared test machine, so the session launches it once (at the first
-test that asks for the ``browser`` fixture) and every test opens its pages in contexts of its own, which the fixture
-closes after the test: cookies, local storage and routes never leak from one test to the next.
+use of the ``browser`` fixture) and every test opens its pages in contexts of its own, which the fixture closes after
+the test: cookies, local storage and routes never leak from one test to the next.
 
-playwright's synchronous API runs an asyncio loop on the main thread and leaves it marked as running, which makes
-``asyncio.run`` fail ("cannot be called from a running event loop") in any later test. :class:`BrowserSession`
-therefore marks its loop as running only while a test holds the browser (:meth:`BrowserSession.lend`), exactly as
-when each test started its own playwright: inside a browser test ``asyncio.run`` still fails, outside it works.
+playwright's synchronous API runs an asyncio loop on the main thread and leaves it marked as running after every call,
+which makes ``asyncio.run`` fail ("cannot be called from a running event loop") in any later test.
+:class:`BrowserSession` therefore unmarks it after each test (:meth:`BrowserSession.lend`): a test may call
+``asyncio.run`` until it first uses the browser (as when a test started its own playwright after its other work),
+not after; the other tests are not affected.
 """
 
 from __future__ import annotations
@@ -34,36 +35,40 @@ def require_chromium() -> None:
 
 
 class BrowserSession:
-    """One playwright driver and one chromium, started at the first :meth:`lend` and kept until :meth:`close`."""
+    """One playwright driver and one chromium, started when a test first uses the browser it was lent, and kept
+    until :meth:`close`."""
 
     def __init__(self):
         self._playwright = None
         self._browser = None
         self._loop = None
 
-    def _start(self) -> None:
+    def _attach(self):
+        """The browser, started if need be, with playwright's loop marked running (as playwright leaves it)."""
         from playwright.sync_api import sync_playwright
 
         if self._playwright is None:
             self._playwright = sync_playwright().start()
             self._loop = asyncio.events._get_running_loop()
+        asyncio.events._set_running_loop(self._loop)
         if self._browser is None or not self._browser.is_connected():  # the first test, or chromium crashed
             self._browser = self._playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        return self._browser
 
     @contextlib.contextmanager
     def lend(self):
-        """The browser, for one test: its loop marked running meanwhile; every context the test opened is closed
-        afterwards."""
+        """A stand-in for the browser for one test: the browser starts, and playwright's loop is marked running, at
+        the test's first use of it (so the test may call ``asyncio.run`` before); every context the test opened is
+        closed afterwards and the loop unmarked."""
         require_chromium()
         pytest.importorskip("playwright.sync_api")
-        if self._loop is not None:
-            asyncio.events._set_running_loop(self._loop)
+        lent = LentBrowser(self)
         try:
-            self._start()
-            yield self._browser
+            yield lent
         finally:
             try:
-                if self._browser is not None and self._browser.is_connected():
+                if lent.used and self._browser is not None and self._browser.is_connected():
+                    asyncio.events._set_running_loop(self._loop)
                     for context in list(self._browser.contexts):
                         context.close()
             finally:
@@ -80,6 +85,19 @@ class BrowserSession:
         finally:
             asyncio.events._set_running_loop(None)
             self._playwright = self._browser = self._loop = None
+
+
+class LentBrowser:
+    """What the ``browser`` fixture gives: playwright's ``Browser`` (``new_page``, ``new_context``, ...), reached
+    through the session so that it starts at the first use."""
+
+    def __init__(self, session: BrowserSession):
+        self._session = session
+        self.used = False
+
+    def __getattr__(self, name: str):
+        self.used = True
+        return getattr(self._session._attach(), name)
 
 
 def open_page(browser, url: str, size: str):

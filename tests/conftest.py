@@ -10,8 +10,9 @@ Fixtures:
 - ``small_arena``: :func:`support.arena.build_small_arena` in the test's ``tmp_path`` (prompts of two suites, four
   models, an image of each for each prompt); ``arena_env``: the same, with ``ARENA_*`` pointing at it and the working
   directory in ``tmp_path``, for the command-line entry points.
-- ``browser``: the session's one chromium (playwright), lent to the test; each ``browser.new_page(...)`` opens a fresh
-  context, closed after the test. A test that asks for it is marked ``browser``.
+- ``browser``: the session's one chromium (playwright), lent to the test and started at its first use; each
+  ``browser.new_page(...)`` opens a fresh context, closed after the test. Once the test has used it, ``asyncio.run``
+  cannot be called in that test (playwright's loop runs). A test that asks for it is marked ``browser``.
 - ``artefact_cache``: a ``cache_dir`` for the tiny pipelines (``generators.tiny.ensure_tiny``) and the demo CLIP,
   built there once per hash of the code that builds them and reused by every later run, in any clone
   (``support/cache.py``).

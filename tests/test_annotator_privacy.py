@@ -88,6 +88,7 @@ def test_the_voter_menu_lists_the_judges_and_only_the_viewers_own_name(private_a
     assert set(voter_choices(admin)) == {"All", *judges, *annotator_names(private_arena)}
 
 
+@pytest.mark.slow
 def test_an_annotators_leaderboard_is_only_for_that_annotator_and_the_admin(private_arena):
     refused = "Unknown voter 'bob': pick one from the Voter menu"
     with running_app(private_arena.settings) as url:

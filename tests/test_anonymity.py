@@ -169,6 +169,7 @@ def best_rule_accuracy(features: list, labels: list, split: float = 0.5) -> tupl
     return accuracy, chance
 
 
+@pytest.mark.slow
 def test_both_sides_of_every_battle_are_served_alike_and_the_model_cannot_be_told(imported):
     settings, _ = imported
     drawn = _battles(settings, BATTLES)
@@ -197,6 +198,7 @@ def test_both_sides_of_every_battle_are_served_alike_and_the_model_cannot_be_tol
     assert accuracy <= chance
 
 
+@pytest.mark.slow
 def test_the_stored_originals_would_name_the_model(imported):
     """The same rule on what the originals would have shown (their length, dimensions and format) names the model
     almost every time: the served renditions above are what stops it. The originals themselves stay untouched for
@@ -223,6 +225,7 @@ def test_the_stored_originals_would_name_the_model(imported):
             ImageCms.ImageCmsProfile(io.BytesIO(image.info["icc_profile"])))
 
 
+@pytest.mark.slow
 def test_the_page_and_the_reveal_preload_load_renditions(imported):
     """Through the page's own API: the battle's two images and the next battle's preloaded ones (in the reveal) all
     load through the battle-media route, as renditions."""
@@ -245,6 +248,7 @@ def test_the_page_and_the_reveal_preload_load_renditions(imported):
     assert {_look(a.content)["size"] for a in answers} == {(768, 768)}
 
 
+@pytest.mark.slow
 def test_renditions_are_made_at_import_and_cached_in_the_media_folder(imported):
     from datamodel.renditions import RenditionSpec
 

@@ -250,6 +250,7 @@ def test_tiny_diffusers_generator_is_seeded(tiny_cache):
 # --- demo and CLI -----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_demo_makes_one_image_per_model_and_prompt_once(arena, tiny_cache):
     db, media, ids = arena
     assert len(DEMO_MODELS) == 4 and all(name.startswith("demo-") for name in DEMO_MODELS)

@@ -167,6 +167,7 @@ def test_the_scripted_judges_come_out_in_their_known_order_with_their_figures(ju
     assert np.isnan(oracle.both_order_disagreement)
 
 
+@pytest.mark.slow
 def test_both_orders_a_first_position_judge_always_disagrees_with_itself_and_only_ties(judged):
     db, _ = judged
     row = _row(compare_judges(db, CompareOptions(min_shared=20, rounds=0)), voter("always-a", single_order=False))

@@ -157,6 +157,7 @@ def test_the_server_trusts_forwarded_headers_only_from_the_trusted_proxies(tmp_p
 # --- finding 3: admin password guessing -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_admin_password_guessing_over_http_is_throttled(tmp_path):
     """Guesses by fn_index straight to /gradio_api/run/predict, then through the queue: at most the allowed number
     of failures is even checked, and after them the right password from the same address is refused too."""

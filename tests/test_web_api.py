@@ -70,6 +70,7 @@ def test_leaderboard_endpoint_returns_the_table(small_arena):
     assert commonsense[0].split("\n\n", 1)[1].startswith(f"{stored} human votes")
 
 
+@pytest.mark.slow
 def test_the_leaderboard_endpoint_takes_a_judge_and_shows_the_annotator_pairs(small_arena):
     from support.votes import JUDGE, SINGLE, add_votes
 

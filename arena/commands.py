@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
+from datamodel.catalog import release_withheld, withheld_images
 from datamodel.extras import exit_status, require
 from datamodel.settings import SettingsError, load_settings, settings_markdown, settings_table
 from datamodel.vote_table import EXPORTERS
+from ratings.protocols import PROTOCOLS
 from ratings.votes import TIE_POLICIES
 
 
@@ -21,10 +24,12 @@ def _open(settings):
 def cmd_serve(args, settings) -> int:
     from arena.demo import ensure_demo
     from arena.web.app import serve
+    from datamodel.connection import check_writable
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     settings = settings.replace(**overrides)
     db, media = _open(settings)
+    check_writable(db, settings.db_path)  # votes are written there: say so now, not at the first vote
     built = ensure_demo(db, media, settings)
     if built:
         print(f"Demo ready: {built['prompts']} prompts, {built['new_images']} images in {settings.db_path}")
@@ -36,6 +41,7 @@ def cmd_serve(args, settings) -> int:
 
 def cmd_demo(args, settings) -> int:
     from arena.demo import build_demo, load_demo_bundle
+    from datamodel.renditions import Renditions
 
     if args.regenerate:  # nothing is written unless the whole stack is there
         require("torch", "diffusers", "transformers", "open_clip", command="python -m arena demo --regenerate")
@@ -43,7 +49,7 @@ def cmd_demo(args, settings) -> int:
     if args.regenerate:  # the generators and metric scorers (torch): what python -m tools.demo_bundle ships
         built = build_demo(db, media, settings, progress=True)
     else:
-        built = load_demo_bundle(db, media)
+        built = load_demo_bundle(db, media, renditions=Renditions.from_settings(media, settings))
     print(f"Demo: {built['prompts']} prompts ({built['new_prompts']} new), {built['new_images']} new images.")
     return 0
 
@@ -53,10 +59,42 @@ def cmd_import_images(args, settings) -> int:
     from datamodel.renditions import Renditions
 
     db, media = _open(settings)
-    result = import_images(db, media, args.folder, args.prompts, suite=args.suite,
+    result = import_images(db, media, args.folder, args.prompts, suite=args.suite, variant=args.variant,
                            renditions=Renditions.from_settings(media, settings))
     print(f"Imported {result.images} images ({result.new_images} new) of {result.models} models "
           f"for {result.prompts} prompts into suite {args.suite!r}.")
+    return 0
+
+
+def cmd_import_votes(args, settings) -> int:
+    from arena.vote_import import import_votes
+
+    db, _ = _open(settings)
+    result = import_votes(db, args.file, args.format, source=args.source, aliases=args.aliases,
+                          progress=not args.quiet)
+    print(result.summary())
+def cmd_renditions(args, settings) -> int:
+    from datamodel.renditions import Renditions
+
+    db, media = _open(settings)
+    renditions = Renditions.from_settings(media, settings)
+    report = renditions.render_missing(db, retry_unshowable=True, verify=True, progress=lambda done, total: print(
+        f"\r{done} of {total} images", end="", file=sys.stderr))
+    print(f"{report.rendered} images recorded as rendered for {renditions.spec.key} ({report.made} renditions made "
+          f"now, the others were there); {report.unshowable} cannot be shown (their originals cannot be read).")
+    return 0
+
+
+def cmd_withheld(args, settings) -> int:
+    db, _ = _open(settings)
+    if args.release:
+        print(f"{release_withheld(db, 'published')} published images released: battles draw them again.")
+        return 0
+    withheld = withheld_images(db)
+    for reason, count in sorted(withheld.items()):
+        print(f"{count} images withheld from battles: {reason}")
+    if not withheld:
+        print("No image is withheld from battles.")
     return 0
 
 
@@ -64,8 +102,12 @@ def cmd_export(args, settings) -> int:
     from datamodel.vote_table import export_votes
 
     db, media = _open(settings)
-    rows = export_votes(db, args.path, args.format, media=media)
+    before = withheld_images(db).get("published", 0)
+    rows = export_votes(db, args.path, args.format, media=media, keep_in_battles=args.keep_in_battles)
     print(f"Wrote {rows} votes to {args.path}")
+    if withheld := withheld_images(db).get("published", 0) - before:
+        print(f"{withheld} images are now published with their model names and withheld from battles (anyone with "
+              "the export could name them before the vote); `python -m arena withheld --release` draws them again.")
     if args.push_to:
         if args.format != "hf":
             raise ValueError("--push-to uploads a Hugging Face dataset: add --format hf.")
@@ -89,20 +131,65 @@ def cmd_leaderboard(args, settings) -> int:
     from arena.leaderboard_service import compute_snapshot, data_version, options_key, stored_snapshot
 
     db, _ = _open(settings)
+    protocol = args.protocol
+    if args.preset:  # a published preset names its rating protocol; --protocol still wins
+        from datamodel.presets import check_suite, get_preset
+
+        preset = get_preset(args.preset)
+        check_suite(preset, args.suite)
+        protocol = protocol or preset.get("rating.protocol", "arena")
     options = leaderboard_options(
         settings,
         suite=args.suite, subset=args.subset, variant=args.variant, category=args.category, voter=args.voter,
         judge=args.judge, rounds=args.rounds, tie_policy=args.tie_policy, include_excluded=args.include_excluded,
+        protocol=protocol, anchor=args.anchor, source=args.source, anonymous_only=args.anonymous_only or None,
     )
     snapshot = None if args.fresh else stored_snapshot(db, options_key(options))
+    if snapshot is not None and args.json and "json" not in snapshot.view:  # stored before the JSON was kept
+        snapshot = None
     if snapshot is None:
         snapshot = compute_snapshot(db, options, settings.leaderboard_views)
-        print(f"(computed now in {snapshot.seconds:.1f} s)")
+        note = f"(computed now in {snapshot.seconds:.1f} s)"
     else:
         changed = snapshot.data_version != data_version(db)
-        print(f"(snapshot computed {snapshot.age():.0f} s ago in {snapshot.seconds:.1f} s"
-              + ("; the data changed since: pass --fresh to recompute)" if changed else "; nothing changed since)"))
-    print(snapshot.view["text"])
+        note = (f"(snapshot computed {snapshot.age():.0f} s ago in {snapshot.seconds:.1f} s"
+                + ("; the data changed since: pass --fresh to recompute)" if changed else "; nothing changed since)"))
+    if args.json:
+        print(json.dumps(snapshot.view["json"], indent=1, ensure_ascii=False))
+        print(note, file=sys.stderr)
+    else:
+        print(note)
+        print(snapshot.view["text"])
+    return 0
+
+
+def cmd_presets(args, settings) -> int:
+    from datamodel.presets import all_presets, get_preset, preset_markdown
+
+    if args.name is None:
+        for preset in all_presets().values():
+            where = f"suite {preset.suite}" if preset.suite else "any suite"
+            print(f"{preset.name:20} {where:18} {preset.title}")
+        return 0
+    print(preset_markdown(get_preset(args.name)))
+    return 0
+
+
+def cmd_report(args, settings) -> int:
+    from pathlib import Path
+
+    from arena.reports import make_report, render
+    from datamodel.presets import get_preset
+
+    db, _ = _open(settings)
+    report = make_report(db, args.benchmark, preset=get_preset(args.preset) if args.preset else None,
+                         settings=settings, compare_published=args.compare_published)
+    text = render(report, args.format)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"Wrote {report.title} ({len(report.tables)} tables, {args.format}) to {args.output}")
+    else:
+        print(text, end="")
     return 0
 
 
@@ -133,18 +220,49 @@ def build_parser() -> argparse.ArgumentParser:
 
     images = commands.add_parser("import-images", help="import a folder <model>/<prompt key>.<png|jpg|webp>")
     images.add_argument("folder", help="folder with one subfolder of images per model")
-    images.add_argument("--prompts", required=True, help="CSV or JSONL with key, text (+ subset, variant, role, metadata)")
+    images.add_argument("--prompts", help="CSV or JSONL with key, text (+ subset, variant, role, metadata); without "
+                        "it, files are named after the item keys of --suite's prompts already in the database")
     images.add_argument("--suite", default="imported", help="suite of the prompts (default: imported)")
+    images.add_argument("--variant", help="without --prompts: only this variant's prompts (default: every variant of "
+                        "each item)")
     images.set_defaults(handler=cmd_import_images)
+
+    votes = commands.add_parser("import-votes", help="import another arena's votes (FastChat log, taxonomy "
+                                                     "labels, CSV); see docs/importing-votes.md")
+    votes.add_argument("file", help="the vote log: a FastChat clean_battle JSON (array or lines), the taxonomy "
+                                    "paper's labelled battles (CSV) or a CSV of votes")
+    votes.add_argument("--format", required=True, choices=["fastchat", "taxonomy", "csv"],
+                       help="fastchat: model_a, model_b, winner, judge, anony, tstamp records; taxonomy: id, subset, "
+                            "wordnet_id, core_synset, model_a, model_b, result_{human,gpt}_{def,nodef} (codes 0-3); "
+                            "csv: model_a, model_b, outcome, voter, time (+ id, voter_kind, anonymous, prompt, suite, "
+                            "subset, variant, item_key)")
+    votes.add_argument("--source", help="the name the votes are filed under, which the leaderboard's --source "
+                                        "picks (default: the format's name)")
+    votes.add_argument("--aliases", help="CSV (columns alias,model) or JSON object mapping the file's model names "
+                                         "onto the arena's models")
+    votes.add_argument("--quiet", action="store_true", help="no progress bar")
+    votes.set_defaults(handler=cmd_import_votes)
+    renditions = commands.add_parser(
+        "renditions", help="make the display renditions the settings ask for (after changing ARENA_DISPLAY_*, before "
+                           "restarting the server: it renders what is missing before it serves)")
+    renditions.set_defaults(handler=cmd_renditions)
 
     export = commands.add_parser("export", help="export the votes (CSV, JSONL, Parquet, FastChat, Hugging Face)")
     export.add_argument("path", help="output file (a folder for --format hf); the suffix picks csv, jsonl or parquet")
     export.add_argument("--format", choices=list(EXPORTERS),
                         help="output format (default: from the suffix); fastchat: FastChat's battle JSON; "
                              "hf: a Hugging Face dataset folder with the images")
+    export.add_argument("--keep-in-battles", action="store_true",
+                        help="with --format hf: keep drawing the exported images into battles (by default images "
+                             "published with their model names are withheld: anyone with the export could name them)")
     export.add_argument("--push-to", metavar="REPO_ID",
                         help="with --format hf: upload the folder to this Hugging Face dataset (token: HF_TOKEN)")
     export.set_defaults(handler=cmd_export)
+
+    withheld = commands.add_parser("withheld", help="count the images withheld from battles (published with their "
+                                                    "model names by an hf export)")
+    withheld.add_argument("--release", action="store_true", help="draw the published images into battles again")
+    withheld.set_defaults(handler=cmd_withheld)
 
     backup = commands.add_parser("backup", help="copy the database consistently while the app serves")
     backup.add_argument("dest", help="the copy's file path (must not exist unless --overwrite)")
@@ -163,9 +281,40 @@ def build_parser() -> argparse.ArgumentParser:
                        help="ties and both-bad in the fit (default: the tie_policy setting)")
     board.add_argument("--rounds", type=int, help="bootstrap rounds (default: the setting)")
     board.add_argument("--include-excluded", action="store_true", help="count votes flagged as excluded")
+    board.add_argument("--protocol", choices=list(PROTOCOLS),
+                       help="rating protocol (default: arena, this arena's fit); fastchat-2023, fastchat-2024, "
+                            "taxonomy-paper and online-elo reproduce published boards "
+                            "(docs/methods/rating-protocols.md)")
+    board.add_argument("--anchor", help="MODEL=RATING pins a model (protocols with an anchor); none: no anchor "
+                                        "(default: the protocol's own)")
+    board.add_argument("--source", help="only these votes: arena (this arena's own) or an import source "
+                                        "(default: all)")
+    board.add_argument("--anonymous-only", action="store_true",
+                       help="only votes cast without the model names shown (FastChat's published boards)")
+    board.add_argument("--json", action="store_true",
+                       help='print the table as JSON: {"protocol": ..., "models": [{"model", "rating", "lower", '
+                            '"upper", "votes", ...}]}')
+    board.add_argument("--preset", metavar="NAME",
+                       help="rate with this published preset's rating protocol (e.g. taxonomy-paper: the "
+                            "paper's ELO, truncated, 'score (+up/-down)'); --protocol, if given, wins")
     board.add_argument("--fresh", action="store_true",
                        help="compute it now rather than print the latest snapshot (the server's, or an earlier run's)")
     board.set_defaults(handler=cmd_leaderboard)
+
+    presets = commands.add_parser("presets", help="list the published-protocol presets, or print one's choices")
+    presets.add_argument("name", nargs="?", help="a preset to print with every choice and its source")
+    presets.set_defaults(handler=cmd_presets)
+
+    report = commands.add_parser("report", help="a benchmark paper's tables filled from the database")
+    report.add_argument("benchmark", help="the report, e.g. taxonomy")
+    report.add_argument("--preset", metavar="NAME",
+                        help="the protocol the tables follow (default: the report's published preset)")
+    report.add_argument("--format", choices=["markdown", "csv", "latex"], default="markdown",
+                        help="output format (default markdown)")
+    report.add_argument("--compare-published", action="store_true",
+                        help="print the paper's own value beside each cell")
+    report.add_argument("--output", "-o", help="write to this file instead of printing")
+    report.set_defaults(handler=cmd_report)
 
     settings = commands.add_parser("settings", help="list every setting, its environment variable and default")
     settings.add_argument("--markdown", action="store_true", help="as a Markdown table (docs/reference/settings.md)")
@@ -177,6 +326,9 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_commands(commands, load_settings)
+    from arena.rating_commands import add_commands as add_rating_commands
+
+    add_rating_commands(commands)
     return parser
 
 
@@ -186,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings(config_file=args.config)
         return args.handler(args, settings)
-    except (SettingsError, ValueError, LookupError) as error:
+    except (SettingsError, ValueError, LookupError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except ImportError as error:  # a command of the full install run in the web install: say how to add it

@@ -17,6 +17,13 @@ over battles seen by at least two annotators, Cohen's κ per pair of annotators 
 ``pair_min_shared`` battles (the ``max_pairs`` sharing the most), and the mean Spearman ρ between each annotator's
 own ratings and those fitted on everyone else's votes.
 
+The ratings come from a rating protocol (:mod:`ratings.protocols`; ``LeaderboardOptions.protocol``, default
+``arena``, this arena's own fit; the published ones reproduce FastChat's and the taxonomy paper's boards). The votes
+are the arena's own and the imported ones (:mod:`datamodel.imported_votes`), or one source's
+(``LeaderboardOptions.source``: ``arena`` or an import source), optionally only those cast without the model names
+shown (``anonymous_only``, as FastChat's published boards). Inter-annotator agreement counts the arena's own
+annotators only (an imported human vote has no annotator).
+
 Everything is computed from the slice's votes as integer arrays (:mod:`datamodel.vote_arrays`), with work and memory
 linear in the votes: a million votes take a few seconds and a few hundred MB, whatever the number of annotators.
 """
@@ -32,11 +39,13 @@ import sqlite_utils
 import ratings
 from datamodel.models import sorted_model_names
 from datamodel.settings import Settings
-from datamodel.vote_arrays import VoteArrays, read_vote_arrays
+from datamodel.vote_arrays import ARENA_SOURCE, VoteArrays, read_vote_arrays
+from datamodel.imported_votes import import_sources
 from datamodel.metrics import model_metric_table
 from ratings.agreement import agreement_summary, consensus_spearman, inter_annotator_from_codes, paired_confusion
 from ratings.bias import position_bias_from_counts
 from ratings.leaderboard import prior_ridge
+from ratings.protocols import DEFAULT_PROTOCOL, RatingProtocol, get_protocol
 from ratings.votes import OUTCOMES
 from sampling.strategies import STRATEGIES
 
@@ -57,6 +66,40 @@ class LeaderboardOptions:
     include_excluded: bool = False
     pair_min_shared: int = 5  # Cohen's κ per pair of annotators who share at least this many battles
     max_pairs: int = 50  # ... and only for the pairs sharing the most
+    protocol: str = DEFAULT_PROTOCOL  # the rating protocol (ratings.protocols)
+    anchor: str = ""  # "": the protocol's own anchor; "none": no anchor; "MODEL=RATING": pin MODEL at RATING
+    source: str | None = None  # None: every vote; "arena": the arena's own; else one import source
+    anonymous_only: bool = False  # only votes cast without the model names shown
+
+
+def parse_anchor(text: str) -> tuple[str, float] | None:
+    """``MODEL=RATING`` as (model, rating); "none" as None (the error says the form)."""
+    if text.strip().lower() == "none":
+        return None
+    model, sep, value = text.rpartition("=")
+    try:
+        rating = float(value)
+    except ValueError:
+        rating = float("nan")
+    if not sep or not model.strip() or rating != rating:
+        raise ValueError(f"Anchor {text!r}: write MODEL=RATING (e.g. mixtral-8x7b-instruct-v0.1=1114) or none.")
+    return model.strip(), rating
+
+
+def rating_protocol(options: LeaderboardOptions) -> RatingProtocol:
+    """The protocol of ``options``: ``arena`` with the options' tie policy, rounds, seed and prior; a published one
+    with its source's settings (and the options' anchor, if one is given)."""
+    settings: dict = {}
+    if options.protocol == DEFAULT_PROTOCOL:
+        settings = dict(tie_policy=options.tie_policy, rounds=options.rounds, seed=options.seed,
+                        ridge=prior_ridge(options.prior_sd))
+    if options.anchor:
+        if "anchor" not in {f for f in get_protocol(options.protocol).settings()}:
+            raise ValueError(f"The {options.protocol} protocol has no anchor: leave out --anchor.")
+        settings["anchor"] = parse_anchor(options.anchor)
+        if "anchor_required" in get_protocol(options.protocol).settings():
+            settings["anchor_required"] = settings["anchor"] is not None
+    return get_protocol(options.protocol, **settings)
 
 
 def leaderboard_options(settings: Settings, **filters) -> LeaderboardOptions:
@@ -84,6 +127,9 @@ class Leaderboard:
     judge: str | None = None  # the judge voter of the judge column (None: no judge vote in the slice)
     judge_chosen: bool = False  # True: named by LeaderboardOptions.judge; False: the judge with the most votes
     judges: dict[str, int] = field(default_factory=dict)  # votes per judge voter in the slice, most first
+    protocol: str = DEFAULT_PROTOCOL  # the rating protocol of the fits
+    sources: dict[str, int] = field(default_factory=dict)  # votes per source (arena, then each import source)
+    metric_slice: str = "every prompt"  # which prompts the metric columns cover (they follow suite, subset, variant)
 
 
 def format_ci(row: pd.Series) -> str:
@@ -174,22 +220,24 @@ def _inter_annotator(db: sqlite_utils.Database, human: VoteArrays, options: Lead
 
 def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions = LeaderboardOptions()) -> Leaderboard:
     # the slice is taken in SQL: a category matches an item's own category or any of its categories (SemVarBench)
-    arrays = read_vote_arrays(db, STRATEGIES, **{key: getattr(options, key) for key in
-                                                 ("suite", "subset", "variant", "category", "voter")})
+    protocol = rating_protocol(options)
+    if options.source not in (None, ARENA_SOURCE):
+        known = import_sources(db)
+        if options.source not in known:
+            raise LookupError(f"No votes from source {options.source!r}. Sources: {', '.join([ARENA_SOURCE, *known])}; "
+                              "import a log with python -m arena import-votes --source NAME.")
+    arrays = read_vote_arrays(db, STRATEGIES, source=options.source, anonymous_only=options.anonymous_only,
+                              **{key: getattr(options, key) for key in ("suite", "subset", "variant", "category",
+                                                                        "voter")})
     if not options.include_excluded:
         arrays = arrays.take(~arrays.excluded)
     judge = pick_judge(db, arrays, options.judge)
     human, judged = arrays.take(arrays.human), arrays.take(arrays.judge(judge))
-    fits = {
-        kind: ratings.leaderboard_from_counts(
-            list(part.models), part.counts(), tie_policy=options.tie_policy, rounds=options.rounds,
-            seed=options.seed, min_votes=options.min_votes, ridge=prior_ridge(options.prior_sd),
-        )
-        for kind, part in (("human", human), ("judge", judged))
-    }
+    fits = {kind: fit_table(protocol.rate(part.encoded(), min_votes=options.min_votes))
+            for kind, part in (("human", human), ("judge", judged))}
     models = sorted_model_names(db)
     table = _rating_columns(models, fits)
-    metrics = model_metric_table(db, suite=options.suite)
+    metrics = model_metric_table(db, suite=options.suite, subset=options.subset, variant=options.variant)
     metric_columns = [c for c in metrics.columns if c != "model"]
     table = table.merge(metrics, on="model", how="left")
     table = table.sort_values(["Human ELO", "Judge ELO", "model"], ascending=[False, False, True], na_position="last")
@@ -208,14 +256,32 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
         correlations=_correlations(table, metric_columns, list(metrics.attrs.get("lower_is_better", []))),
         agreement=agreement_summary(paired_confusion(human.battle_keys(), human.oriented_outcomes(),
                                                      judged.battle_keys(), judged.oriented_outcomes())),
-        inter_annotator=_inter_annotator(db, human, options),
+        inter_annotator=_inter_annotator(db, human.take(human.own), options),
         position_bias=position_bias_from_counts(outcomes),
         strategies=dict(sorted(((name, int(n)) for name, n in zip(arrays.strategies, strategies) if n),
                                key=lambda item: -item[1])),
         judge=judge,
         judge_chosen=options.judge is not None,
         judges=judge_vote_counts(arrays),
+        protocol=protocol.name,
+        sources=source_counts(arrays),
+        metric_slice=", ".join(part for part in (f"suite {options.suite}" if options.suite else "",
+                                                 metrics.attrs.get("slice", "")) if part and part != "every prompt")
+        or "every prompt",
     )
+
+
+def fit_table(result: pd.DataFrame) -> pd.DataFrame:
+    """A protocol's result table (:data:`ratings.protocols.RESULT_COLUMNS`) with the leaderboard's column names
+    (:data:`ratings.leaderboard.LEADERBOARD_COLUMNS`: ``ci_lower`` / ``ci_upper``), its ``printed`` text kept."""
+    table = result.rename(columns={"lower": "ci_lower", "upper": "ci_upper"})
+    return table[[*ratings.LEADERBOARD_COLUMNS, "printed"]]
+
+
+def source_counts(arrays: VoteArrays) -> dict[str, int]:
+    """Votes per source of the slice: the arena's own first, then each import source (only those with votes)."""
+    counts = np.bincount(arrays.source, minlength=len(arrays.sources) + 1)
+    return {name: int(n) for name, n in zip((ARENA_SOURCE, *arrays.sources), counts) if n}
 
 
 def _number(value, digits: int = 2) -> str:
@@ -247,6 +313,31 @@ def prior_text(prior_sd: float) -> str:
     return f"; weak normal prior, spread {prior_sd:.0f} points, on each rating" if prior_sd > 0 else ""
 
 
+def sources_text(board: Leaderboard, options: LeaderboardOptions) -> str:
+    """Where the votes come from, when any is imported or a filter is set ("" for the arena's own votes alone)."""
+    parts = []
+    if set(board.sources) - {ARENA_SOURCE}:
+        parts.append("by source: " + ", ".join(f"{name} {n}" for name, n in board.sources.items()))
+    if options.source:
+        parts.append(f"source {options.source} only")
+    if options.anonymous_only:
+        parts.append("anonymous votes only")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def protocol_text(board: Leaderboard, options: LeaderboardOptions) -> str:
+    """What fitted the ratings: today's sentence for the arena protocol, the protocol's choices for another."""
+    if board.protocol == DEFAULT_PROTOCOL:
+        return (f"Bradley–Terry ELO (400 per 10× odds, mean 1000{prior_text(options.prior_sd)}), ties and both-bad: "
+                f"{options.tie_policy}, 95% CIs from {options.rounds} bootstrap rounds (seed {options.seed}).")
+    protocol = rating_protocol(options)
+    choices = protocol.choices()
+    anchor = choices["anchor"] if not options.anchor else f"{options.anchor} (asked for)"
+    return (f"Rating protocol {protocol.name} ({protocol.title}): ties: {choices['ties']}; penalty: "
+            f"{choices['penalty']}; scale: {choices['scale']}; anchor: {anchor}; 95% intervals: "
+            f"{choices['bootstrap']}; rounding: {choices['rounding']}.")
+
+
 def summary_text(board: Leaderboard, options: LeaderboardOptions) -> str:
     """One paragraph: what was fitted, from which votes, drawn by which strategy, and how the voters agree."""
     counts, total = board.votes, sum(board.votes.values())
@@ -255,10 +346,10 @@ def summary_text(board: Leaderboard, options: LeaderboardOptions) -> str:
     agreement = board.agreement
     return (
         f"{counts.get('human', 0)} human votes · {counts.get('judge', 0)} judge votes"
-        f"{' (excluded votes included)' if options.include_excluded else ''}. {judge_text(board)}. Bradley–Terry "
-        f"ELO (400 per 10× odds, mean 1000{prior_text(options.prior_sd)}), ties and both-bad: {options.tie_policy}, "
-        f"95% CIs from {options.rounds} bootstrap rounds (seed {options.seed}). Votes by sampling strategy: "
-        f"{strategies}. Human–judge agreement "
+        f"{' (excluded votes included)' if options.include_excluded else ''}{sources_text(board, options)}. "
+        f"{judge_text(board)}. {protocol_text(board, options)} Votes by sampling strategy: "
+        f"{strategies}. Metric columns and their correlations: {board.metric_slice} (image metrics averaged over "
+        f"those prompts' images; model-level metrics from their row for that slice). Human–judge agreement "
         f"({board.judge or 'no judge'}) on {agreement['n']} pairs of votes on shared battles: "
         f"{_number(agreement['agreement'])} (Cohen's κ {_number(agreement['kappa'])}). "
         f"{inter_annotator_text(board.inter_annotator)}"

@@ -11,10 +11,13 @@ text. The web tab sends them as they are.
 from __future__ import annotations
 
 import json
+import math
 
+import numpy as np
 import pandas as pd
 
 from arena.leaderboard import Leaderboard, LeaderboardOptions, leaderboard_text, summary_text
+from ratings.protocols import DEFAULT_PROTOCOL
 from ratings.leaderboard import RANK_RULE, interval_text, public_ranks, round_rating
 
 # The main table's columns, and what each means (each header's tooltip, and the line under the table).
@@ -115,9 +118,10 @@ def json_frame(value: dict) -> pd.DataFrame:
     return pd.DataFrame(value["data"], columns=value["headers"])
 
 
-def _rated_columns(fit: pd.DataFrame, models: list[str], prefix: str = "") -> pd.DataFrame:
+def _rated_columns(fit: pd.DataFrame, models: list[str], prefix: str = "", published: bool = False) -> pd.DataFrame:
     """Rank, rating, interval and votes of ``models`` from one :func:`ratings.fit_leaderboard` table, rounded to what
-    the votes support; a provisional model gets no rank or rating and says how many votes it has."""
+    the votes support (``published``: in whole points, as a published protocol prints them, e.g. the taxonomy
+    paper's truncated scores); a provisional model gets no rank or rating and says how many votes it has."""
     part = fit.assign(shown_rank=public_ranks(fit)).set_index("model").reindex(models)
     provisional = part["provisional"].fillna(True).astype(bool).to_numpy()
     votes = part["votes"].fillna(0).astype(int).to_numpy()
@@ -126,6 +130,9 @@ def _rated_columns(fit: pd.DataFrame, models: list[str], prefix: str = "") -> pd
         if weak or pd.isna(row["rating"]):
             rating.append(None)
             interval.append(f"provisional ({n} vote{'s' if n != 1 else ''})" if n else "no votes")
+        elif published:
+            rating.append(float(np.round(row["rating"])))
+            interval.append(f"[{row['ci_lower']:.0f}, {row['ci_upper']:.0f}]" if pd.notna(row["ci_lower"]) else "")
         else:
             rating.append(round_rating(row["rating"], row["ci_lower"], row["ci_upper"]))
             interval.append(interval_text(row["ci_lower"], row["ci_upper"]))
@@ -147,13 +154,15 @@ def main_table(board: Leaderboard) -> pd.DataFrame:
     order = {model: i for i, model in enumerate(rated.sort_values("rating", ascending=False, kind="stable")["model"])}
     votes = dict(zip(human["model"], human["votes"]))
     models.sort(key=lambda m: (m not in order, order.get(m, 0), -int(votes.get(m, 0)), m))
-    shown = _rated_columns(human, models)
+    published = board.protocol != DEFAULT_PROTOCOL
+    shown = _rated_columns(human, models, published=published)
     part = human.set_index("model").reindex(models)
     table = pd.DataFrame({"Rank": shown["Rank"], "Model": models, "Rating": shown["Rating"],
                           "95% interval": shown["95% interval"], "Votes": shown["Votes"],
                           "Both bad": [f"{v:.0%}" if pd.notna(v) else "" for v in part["both_bad_rate"]]})
     if board.votes.get("judge", 0):
-        table = pd.concat([table, _rated_columns(board.fits["judge"], models, prefix="Judge ")], axis=1)
+        table = pd.concat([table, _rated_columns(board.fits["judge"], models, prefix="Judge ", published=published)],
+                          axis=1)
     return table
 
 
@@ -212,12 +221,48 @@ def table_note(board: Leaderboard, options: LeaderboardOptions) -> str:
             ("Category", options.category), ("Voter", options.voter)) if value)
         lines.append(f"**No votes match these filters{f' ({chosen})' if chosen else ''}**: every model is listed "
                      "without a rating. Pick other filters (the menus offer only values of the chosen suite).")
+    columns = dict(MAIN_COLUMNS)
+    if board.protocol != DEFAULT_PROTOCOL:
+        lines.append(f"Ratings by the {board.protocol} protocol, in whole points as it prints them; its ties, "
+                     "penalty, scale, anchor, bootstrap and rounding are in the summary above.")
+        columns["Rating"] = f"the {board.protocol} protocol's rating, in whole points"
+        columns["95% interval"] = f"the {board.protocol} protocol's 95% bootstrap interval"
     lines.append(f"Models with fewer than {options.min_votes} votes in the fit are listed as provisional, without a "
                  "rank or rating and left off the chart. " + RANK_RULE)
     lines = [line if line.startswith("**No") else f"*{line}*" for line in lines]
-    lines.append("Columns: " + " · ".join(f"**{name}** {text}" for name, text in MAIN_COLUMNS.items()
+    lines.append("Columns: " + " · ".join(f"**{name}** {text}" for name, text in columns.items()
                                           if name != "Rank") + ".")
     return "\n\n".join(lines)
+
+
+JSON_COLUMNS = {"model": "model", "rating": "rating", "ci_lower": "lower", "ci_upper": "upper", "rank": "rank",
+                "votes": "votes", "wins": "wins", "losses": "losses", "ties": "ties", "both_bad": "both_bad",
+                "provisional": "provisional", "printed": "printed"}
+
+
+def fit_records(fit: pd.DataFrame) -> list[dict]:
+    """A fit's rows as JSON objects (:data:`JSON_COLUMNS`; NaN as null), best first."""
+    part = fit[[c for c in JSON_COLUMNS if c in fit.columns]].rename(columns=JSON_COLUMNS)
+    return json.loads(part.to_json(orient="records", double_precision=15))
+
+
+def leaderboard_json(board: Leaderboard, options: LeaderboardOptions) -> dict:
+    """``python -m arena leaderboard --json``: ``{"protocol", "models": [...], ...}`` with the human votes' table in
+    ``models`` and the judge's in ``judge_models``, the filters and the vote counts, for scripts and for comparing
+    with a published board."""
+    from arena.leaderboard import rating_protocol
+
+    protocol = rating_protocol(options)
+    filters = {key: getattr(options, key) for key in ("suite", "subset", "variant", "category", "voter", "source")
+               if getattr(options, key) is not None}
+    return {
+        "protocol": board.protocol, "choices": protocol.choices(),
+        "protocol_settings": {k: ("inf" if isinstance(v, float) and math.isinf(v) else v)
+                              for k, v in protocol.settings().items()},
+        "filters": {**filters, "anonymous_only": options.anonymous_only, "include_excluded": options.include_excluded},
+        "votes": board.votes, "sources": board.sources, "judge": board.judge,
+        "models": fit_records(board.fits["human"]), "judge_models": fit_records(board.fits["judge"]),
+    }
 
 
 def render_view(board: Leaderboard, options: LeaderboardOptions) -> dict:
@@ -256,4 +301,5 @@ def render_view(board: Leaderboard, options: LeaderboardOptions) -> dict:
         "tables": {name: frame_json(frame) for name, frame in tables.items()},
         "figures": {name: plots.fit_narrow(figure).to_json() for name, figure in figures.items()},
         "text": leaderboard_text(board, options),
+        "json": leaderboard_json(board, options),
     }

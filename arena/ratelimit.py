@@ -2,7 +2,8 @@
 
 :class:`RateLimiter` is a sliding window of requests per key (votes or battle loads per annotator, per client
 address); :class:`LoginThrottle` counts failed sign-ins or admin unlocks per client address and for all addresses
-together, and makes an address (or everyone) wait, twice as long after each further failure. Instances live in the
+together, and makes an address wait, twice as long after each further failure (guessing from many addresses at once
+leaves each of them one guess). Instances live in the
 app's context, never in a module global. The address of a request is :func:`client_address`: the connecting peer,
 or the client named by a trusted proxy (``trusted_proxies``; uvicorn rewrites it before the app sees the request).
 """
@@ -78,25 +79,32 @@ class LoginThrottle:
     """Failed attempts at a secret (an annotator's token, the admin password) per client address and overall, with
     exponential back-off.
 
-    Each client address, and all of them together, remember their failures of the last ``window_s`` seconds. Once
-    there are ``max_failures`` of them from one address (``max_failures_overall`` from all), the next attempt from
-    that address (from any) is refused, unchecked and uncounted, until ``lockout_s · 2^(n − max)`` seconds after the
-    latest failure, for ``n`` failures in the window: the wait doubles with each further failure. With the defaults
-    (5 failures, 30 s, 15 minutes) an address gets about ten guesses a quarter of an hour. A limit of 0 is no limit.
+    Each client address remembers its failures of the last ``window_s`` seconds. Once there are ``max_failures`` of
+    them, the next attempt from that address is refused, unchecked and uncounted, until ``lockout_s · 2^(n − max)``
+    seconds after the latest failure, for ``n`` failures in the window: the wait doubles with each further failure.
+    With the defaults (5 failures, 30 s, 15 minutes) an address gets about ten guesses a quarter of an hour.
 
-    An attempt in flight counts as a failure until it ends once its address has failed before, so a burst of
-    concurrent guesses cannot slip past the limit; an address without failures (many people behind one router)
-    may sign in many at once. A success counts nothing and forgives nothing: failures only age out of the window.
+    Attempts in flight count as failures until they end, so a burst of concurrent guesses cannot slip past the limit:
+    at most ``max_failures`` attempts from one address are checked at once (the others are told to wait a second).
+
+    All addresses together remember their failures too. Past ``max_failures_overall`` in the window (someone guessing
+    from many addresses), the limit of every address drops to one failure: an address that has failed waits, one that
+    has not may still try, one attempt at a time. So many addresses cannot lock everyone out (the right secret from a
+    fresh address still opens), while each of them gets a single guess per back-off. A limit of 0 is no limit.
+
+    A success counts nothing and forgives nothing: failures only age out of the window. Input that is refused before
+    any secret is checked (a name that is not allowed, a token too short to sign up with) is not a guess either
+    (:meth:`LoginAttempt.not_a_guess`).
 
     Usage: ``attempt = throttle.attempt(address)`` (raises :class:`RateLimited` while the address must wait), then
-    ``attempt.succeeded()`` or ``attempt.failed()``; as a context manager, leaving without ``succeeded()`` (an
-    exception included) is a failure.
+    ``attempt.succeeded()``, ``attempt.failed()`` or ``attempt.not_a_guess()``; as a context manager, leaving
+    without one of them (an exception included) is a failure.
     """
 
     def __init__(self, what: str, *, max_failures: int, max_failures_overall: int, window_s: float, lockout_s: float,
                  clock=time.monotonic):
         self.what, self.clock = what, clock
-        self.limits = {"client": max_failures, OVERALL: max_failures_overall}
+        self.max_failures, self.max_failures_overall = max_failures, max_failures_overall
         self.window_s, self.lockout_s = window_s, lockout_s
         self._records: dict[str, _Failures] = {}
         self._lock = threading.Lock()
@@ -112,36 +120,43 @@ class LoginThrottle:
     def attempt(self, client: str) -> "LoginAttempt":
         """Begin an attempt from ``client``, or raise :class:`RateLimited` saying how long to wait."""
         now = self.clock()
-        keys = [key for key, limit in ((client, self.limits["client"]), (OVERALL, self.limits[OVERALL])) if limit > 0]
         with self._lock:
             if len(self._records) >= self._sweep_at:
                 self._sweep(now)
-            for key in keys:
-                wait = self._wait(key, now)
+            keys = [OVERALL] if self.max_failures_overall > 0 else []
+            if self.max_failures > 0:
+                limit = self.max_failures
+                if self.max_failures_overall > 0 and self._failures(OVERALL, now) >= self.max_failures_overall:
+                    limit = 1  # guessing from many addresses: one failure each
+                wait = self._wait(client, limit, now)
                 if wait > 0:
-                    where = "on this server just now" if key == OVERALL else "from your address"
-                    raise RateLimited(f"Too many failed {self.what} {where}. Wait {math.ceil(wait)} s and try "
-                                      "again.")
+                    raise RateLimited(f"Too many failed {self.what} from your address. Wait {math.ceil(wait)} s and "
+                                      "try again.")
+                keys.append(client)
             for key in keys:
                 self._records.setdefault(key, _Failures()).pending += 1
         return LoginAttempt(self, keys)
 
-    def _wait(self, key: str, now: float) -> float:
-        """Seconds ``key`` must wait before its next attempt is checked (0: none)."""
+    def _failures(self, key: str, now: float) -> int:
+        """The failures of ``key`` within the window (older ones are forgotten)."""
         record = self._records.get(key)
         if record is None:
-            return 0.0
-        times = record.times
-        while times and times[0] <= now - self.window_s:
-            times.popleft()
-        failures = len(times)
-        limit = self.limits["client" if key != OVERALL else OVERALL]
-        if failures == 0 or failures + record.pending < limit:
+            return 0
+        while record.times and record.times[0] <= now - self.window_s:
+            record.times.popleft()
+        return len(record.times)
+
+    def _wait(self, key: str, limit: int, now: float) -> float:
+        """Seconds ``key`` must wait before its next attempt is checked, under a limit of ``limit`` failures."""
+        failures = self._failures(key, now)
+        record = self._records.get(key)
+        pending = record.pending if record is not None else 0
+        if failures + pending < limit:
             return 0.0
         if failures < limit:  # at the limit only with the attempts in flight: wait until they end
             return 1.0
-        remaining = times[-1] + self.lockout_s * 2.0 ** (failures - limit) - now
-        return max(remaining, 1.0) if record.pending else max(remaining, 0.0)
+        remaining = record.times[-1] + self.lockout_s * 2.0 ** (failures - limit) - now
+        return max(remaining, 1.0) if pending else max(remaining, 0.0)
 
     def _end(self, keys: list[str], failed: bool) -> None:
         now = self.clock()
@@ -168,6 +183,10 @@ class LoginAttempt:
         self._throttle, self._keys, self._ended = throttle, keys, False
 
     def succeeded(self) -> None:
+        self._end(failed=False)
+
+    def not_a_guess(self) -> None:
+        """The input was refused before any secret was checked: nothing is counted."""
         self._end(failed=False)
 
     def failed(self) -> None:

@@ -40,6 +40,7 @@ class ArenaSession:
     # last vote was not fast; 0: no vote yet): the page warns from 2 on, before the rule sets votes aside.
     fast_run: int = 0
     resume_token: str | None = None  # kept in the browser to stay signed in across reloads (:func:`issue_resume`)
+    signed_in_at: float = field(default_factory=time.time)  # a sign-out or token change after this ends the session
 
     @property
     def signed_in(self) -> bool:
@@ -112,6 +113,7 @@ def next_battle(
     """
     if not session.signed_in:
         raise VoteRejected("Sign in with your name and token first.")
+    check_signed_in(db, session)
     battle = session.upcoming
     if battle is None or session.upcoming_suite != (suite or None):
         battle = _serve(db, rng, session, suite, sampler)
@@ -145,6 +147,7 @@ def vote(
     """
     if not session.signed_in:
         raise VoteRejected("Sign in with your name and token first.")
+    check_signed_in(db, session)
     if session.battle is None:
         raise VoteRejected("No battle to vote on: load a new battle first.")
     if on_screen is not None and on_screen != session.battle.media_token:
@@ -178,6 +181,29 @@ def vote(
                    fast_run=max(session.fast_run, 1) + 1 if fast else 1)
 
 
+SIGNED_OUT = ("You were signed out (here or in another tab or browser, or your token was changed). Sign in again "
+              "to go on.")
+
+
+def check_signed_in(db: sqlite_utils.Database, session: ArenaSession) -> None:
+    """Refuse a session that began before its annotator signed out anywhere (:func:`sign_out`) or had their token
+    changed (:func:`datamodel.annotators.sync_accounts`): a tab left open, or opened with a stolen resume token, stops
+    with the sign-out."""
+    row = db.execute("SELECT signed_out_at FROM annotators WHERE id = ?", [session.annotator.id]).fetchone()
+    if row is None or (row[0] is not None and row[0] >= session.signed_in_at):
+        raise VoteRejected(SIGNED_OUT)
+
+
+def sign_out(db: sqlite_utils.Database, session: ArenaSession, *, now: float | None = None) -> None:
+    """Sign the annotator of ``session`` out everywhere: every resume token of theirs is revoked and every session
+    of theirs that began before now ends at its next request (:func:`check_signed_in`)."""
+    now = time.time() if now is None else now
+    with db.conn:
+        db.execute("UPDATE annotators SET signed_out_at = ? WHERE id = ?", [now, session.annotator.id])
+        db.execute("UPDATE annotator_sessions SET revoked_at = ? WHERE annotator_id = ? AND revoked_at IS NULL",
+                   [now, session.annotator.id])
+
+
 def progress(db: sqlite_utils.Database, annotator_id: int, suite: str) -> tuple[int, int]:
     """(prompts of ``suite`` the annotator has voted on, prompts in ``suite``): "12 of 76 prompts in this suite"."""
     seen = db.execute("SELECT COUNT(DISTINCT v.prompt_id) FROM votes v JOIN prompts p ON p.id = v.prompt_id "
@@ -207,15 +233,17 @@ def issue_resume(db: sqlite_utils.Database, session: ArenaSession, *, days: floa
 def resume(db: sqlite_utils.Database, token: str, *, open_signup: bool,
            now: float | None = None) -> ArenaSession | None:
     """The session a reloaded page gets back from its ``token`` (:func:`issue_resume`), on the battle it showed
-    (its session's newest battle, unless voted on); None when the token is unknown, expired or revoked, or its
-    account may no longer sign in (an arena that now admits only configured accounts)."""
+    (its session's newest battle, unless voted on); None when the token is unknown, expired or revoked, was issued
+    before its annotator signed out or had their token changed, or its account may no longer sign in (an arena that
+    now admits only configured accounts)."""
     if not isinstance(token, str) or not 20 <= len(token) <= 100:
         return None
     now = time.time() if now is None else now
     row = db.execute(
         "SELECT s.annotator_id, s.session_id, a.name, a.source FROM annotator_sessions s "
         "JOIN annotators a ON a.id = s.annotator_id WHERE s.token_hash = ? AND s.revoked_at IS NULL "
-        "AND s.expires_at > ?", [_resume_hash(token), now]).fetchone()
+        "AND s.expires_at > ? AND (a.signed_out_at IS NULL OR s.created_at > a.signed_out_at)",
+        [_resume_hash(token), now]).fetchone()
     if row is None or (not open_signup and row[3] != "config"):
         return None
     annotator_id, session_id, name, source = row
@@ -227,11 +255,3 @@ def resume(db: sqlite_utils.Database, token: str, *, open_signup: bool,
     battle = load_battle(db, newest[0]) if newest else None
     return ArenaSession(annotator=Annotator(id=annotator_id, name=name, source=source), session_id=session_id,
                         battle=battle, shown_at=now, votes=votes, resume_token=token)
-
-
-def revoke_resume(db: sqlite_utils.Database, token: str | None, *, now: float | None = None) -> None:
-    """Sign out: the token no longer signs anyone in."""
-    if token:
-        with db.conn:
-            db.execute("UPDATE annotator_sessions SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL",
-                       [time.time() if now is None else now, _resume_hash(token)])

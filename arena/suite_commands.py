@@ -46,7 +46,14 @@ def _print_summary(rows: list[dict]) -> None:
 
 
 def cmd_list(args, settings) -> int:
-    _print_summary(suites_summary(_open(settings)))
+    db = _open(settings)
+    rows = suites_summary(db)
+    _print_summary(rows)
+    present = {row["suite"] for row in rows}
+    for name, suite in registry.all_suites().items():
+        if suite.notes is not None and name in present:
+            for line in suite.notes(db):
+                print(f"note: {line}")
     return 0
 
 

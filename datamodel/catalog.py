@@ -8,6 +8,7 @@ database first; every write that belongs together runs in one transaction.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -146,6 +147,14 @@ def prompt_row(db: sqlite_utils.Database, prompt_id: int) -> dict:
     return row
 
 
+def suite_prompts(db: sqlite_utils.Database, suite: str) -> list[dict]:
+    """Every prompt of ``suite`` (its columns, ``metadata`` decoded), in id order."""
+    rows = list(db.query("SELECT * FROM prompts WHERE suite = ? ORDER BY id", [suite]))
+    for row in rows:
+        row["metadata"] = json.loads(row["metadata"])
+    return rows
+
+
 def suites_summary(db: sqlite_utils.Database) -> list[dict]:
     """Prompt and image counts per (suite, subset, variant)."""
     return list(
@@ -158,3 +167,78 @@ def suites_summary(db: sqlite_utils.Database) -> list[dict]:
             """
         )
     )
+
+
+def partner_texts(db: sqlite_utils.Database, prompt_ids: Iterable[int]) -> dict[int, str | None]:
+    """{prompt id: its partner prompt's text, or None}: the partner is the prompt of the same suite, subset, item
+    and variant whose role is the prompt's ``metadata["partner_role"]`` (Commonsense-T2I's P1 for P2 and P2 for P1)."""
+    ids = sorted({int(i) for i in prompt_ids})
+    found: dict[int, str | None] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        rows = db.execute(
+            f"""
+            SELECT p.id, partner.text FROM prompts p
+            LEFT JOIN prompts partner
+              ON partner.suite = p.suite AND partner.subset = p.subset AND partner.item_key = p.item_key
+             AND partner.variant = p.variant AND partner.role = json_extract(p.metadata, '$.partner_role')
+             AND partner.id != p.id
+            WHERE p.id IN ({','.join('?' * len(chunk))})
+            """, chunk).fetchall()
+        found.update({prompt_id: text for prompt_id, text in rows})
+    return found
+
+
+def items_per_subset(db: sqlite_utils.Database, suite: str) -> dict[str, int]:
+    """{subset: number of distinct items} of ``suite`` (Commonsense-T2I: items per category)."""
+    return dict(db.execute("SELECT subset, COUNT(DISTINCT item_key) FROM prompts WHERE suite = ? GROUP BY subset "
+                           "ORDER BY subset", [suite]).fetchall())
+
+
+def models_with_images(db: sqlite_utils.Database, suite: str) -> list[str]:
+    """Names of the models with images of ``suite``'s prompts, in the order they were added."""
+    return [name for name, in db.execute(
+        "SELECT m.name FROM models m WHERE EXISTS (SELECT 1 FROM images i JOIN prompts p ON p.id = i.prompt_id "
+        "WHERE i.model_id = m.id AND p.suite = ?) ORDER BY m.id", [suite])]
+
+
+def image_provenance(db: sqlite_utils.Database, suite: str) -> list[dict]:
+    """Per model of ``suite``'s images: its source (diffusers, demo, imported), how many images, and the presets
+    recorded in their generation parameters (an imported image records none)."""
+    return list(db.query(
+        """
+        SELECT m.name AS model, m.source, COUNT(i.id) AS images,
+               group_concat(DISTINCT ifnull(json_extract(i.params, '$.preset'),
+                                            CASE m.source WHEN 'imported' THEN '' ELSE 'arena' END)) AS presets
+        FROM images i JOIN prompts p ON p.id = i.prompt_id JOIN models m ON m.id = i.model_id
+        WHERE p.suite = ? GROUP BY m.name, m.source ORDER BY m.name
+        """, [suite]))
+
+
+def publish_images(db: sqlite_utils.Database, through_vote: int, *, withhold: bool = True,
+                   now: float | None = None) -> int:
+    """Record that the images of the counted votes up to ``through_vote`` were published with their models' names
+    (``images.published_at``; a Hugging Face export) and, unless ``withhold`` is false, leave them out of battles
+    (``images.withheld = 'published'``): anyone holding the export can render them as the arena does and name them in a
+    battle before the vote. Returns the images newly withheld."""
+    now = time.time() if now is None else now
+    shown = ("id IN (SELECT left_image_id FROM votes WHERE NOT excluded AND id <= :vote UNION "
+             "SELECT right_image_id FROM votes WHERE NOT excluded AND id <= :vote)")
+    with db.conn:
+        db.execute(f"UPDATE images SET published_at = :now WHERE published_at IS NULL AND {shown}",
+                   {"now": now, "vote": through_vote})
+        if not withhold:
+            return 0
+        return db.execute(f"UPDATE images SET withheld = 'published' WHERE withheld IS NULL AND {shown}",
+                          {"vote": through_vote}).rowcount
+
+
+def withheld_images(db: sqlite_utils.Database) -> dict[str, int]:
+    """{reason: images} of the images left out of battles (``images.withheld``)."""
+    return dict(db.execute("SELECT withheld, COUNT(*) FROM images WHERE withheld IS NOT NULL GROUP BY withheld"))
+
+
+def release_withheld(db: sqlite_utils.Database, reason: str = "published") -> int:
+    """Let battles draw the images withheld for ``reason`` again (the admin's decision); returns how many."""
+    with db.conn:
+        return db.execute("UPDATE images SET withheld = NULL WHERE withheld = ?", [reason]).rowcount

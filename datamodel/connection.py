@@ -77,6 +77,18 @@ def connect(path: str | Path, *, synchronous: str = "FULL", migrate_schema: bool
     return db
 
 
+def check_writable(db: sqlite_utils.Database, path: str | Path) -> None:
+    """Raise ValueError naming ``path`` and the fix unless the database can be written (a read-only file or folder, a
+    full disk): the server finds out at start, not at the first vote."""
+    try:
+        with db.conn:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            db.execute(f"PRAGMA user_version = {int(version)}")  # a write of the header page: same value
+    except sqlite3.Error as error:
+        raise ValueError(f"The database {path} cannot be written ({error}). Check the permissions of the file and of "
+                         "its folder and the free disk space, or point ARENA_DB at a writable file.") from None
+
+
 BACKGROUND_CHECKPOINT_PAGES = 20_000  # with background checkpoints, a commit checkpoints only past this WAL size
 
 

@@ -7,7 +7,8 @@ matter declares the licence, the ``default`` config and the features, so ``datas
 are left out, as by the leaderboard), oldest first, in the Pick-a-Pic style: the prompt, the two images as shown
 (the original bytes from the media store, never re-encoded), the models, ``winner`` with FastChat's meanings
 (``model_a | model_b | tie | tie (bothbad)``), the voter kind and the suite fields. Rows are written a chunk at a
-time, so memory holds one chunk's images.
+time, so memory holds one chunk's images, into a temporary file renamed into place at the end: an export that fails
+(a full disk, a missing image) leaves no truncated Parquet file, and an earlier export in the folder stays whole.
 
 :func:`push_to_hub` uploads such a folder with ``huggingface_hub`` (its own token discovery: ``HF_TOKEN`` or a
 cached login) when a token and the network exist.
@@ -16,12 +17,14 @@ cached login) when a token and the network exist.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import sqlite_utils
 
+from datamodel.catalog import publish_images
 from datamodel.media import MediaStore
 
 HF_CHUNK_ROWS = 256  # votes (two images each) held at a time
@@ -47,10 +50,21 @@ FIELDS = {
     "category": (pa.string(), {"dtype": "string"}, "the prompt's category (metadata), if any"),
     "tstamp": (pa.float64(), {"dtype": "float64"}, "when the vote was cast, unix seconds"),
 }
-SCHEMA = pa.schema([(name, arrow) for name, (arrow, _, _) in FIELDS.items()]).with_metadata(
-    {"huggingface": json.dumps({"info": {"features": {
-        name: {**feature, "_type": "Image"} if feature["dtype"] == "image" else {**feature, "_type": "Value"}
-        for name, (_, feature, _) in FIELDS.items()}}})})
+
+
+def arrow_schema(fields: dict) -> pa.Schema:
+    """The Parquet schema of ``fields`` (name: (Arrow type, datasets feature, meaning)), with the ``huggingface``
+    metadata that gives ``datasets`` the features."""
+    return pa.schema([(name, arrow) for name, (arrow, _, _) in fields.items()]).with_metadata(
+        {"huggingface": json.dumps({"info": {"features": {
+            name: {**feature, "_type": "Image"} if feature["dtype"] == "image" else {**feature, "_type": "Value"}
+            for name, (_, feature, _) in fields.items()}}})})
+
+
+SCHEMA = arrow_schema(FIELDS)
+VOTES_SUMMARY = ("Pairwise human and judge preferences between text-to-image models, exported from a text-to-image "
+                 "arena\n(`python -m arena export DIR --format hf`): {rows} votes, one row per vote, oldest first. "
+                 "Votes an administrator\nexcluded are left out. `winner` follows FastChat's battle format.")
 
 _ROWS_SQL = """
 SELECT v.id, v.battle_id, p.text, ia.media_hash, ia.media_ext, ib.media_hash, ib.media_ext, ml.name, mr.name,
@@ -83,18 +97,21 @@ def _batch(rows: list[tuple], media: MediaStore) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays([pa.array(values[name], FIELDS[name][0]) for name in FIELDS], schema=SCHEMA)
 
 
-def dataset_card(rows: int, *, license_id: str = DEFAULT_LICENSE, pretty_name: str = "Text-to-image arena votes") -> str:
-    """The dataset card (README.md): YAML front matter (licence, config, features) and the schema as a table."""
-    features = "\n".join(f"  - name: {name}\n    dtype: {feature['dtype']}" for name, (_, feature, _) in FIELDS.items())
-    table = "\n".join(f"| `{name}` | {feature['dtype']} | {meaning} |" for name, (_, feature, meaning) in FIELDS.items())
+def dataset_card(rows: int, *, license_id: str = DEFAULT_LICENSE, pretty_name: str = "Text-to-image arena votes",
+                 fields: dict = FIELDS, summary: str = VOTES_SUMMARY, tags: tuple[str, ...] = ("preference", "arena"),
+                 what: str = "votes") -> str:
+    """The dataset card (README.md): YAML front matter (licence, config, features) and the schema as a table;
+    ``summary`` (with ``{rows}``) opens the text, ``what`` names the rows in the licence note."""
+    features = "\n".join(f"  - name: {name}\n    dtype: {feature['dtype']}" for name, (_, feature, _) in fields.items())
+    table = "\n".join(f"| `{name}` | {feature['dtype']} | {meaning} |" for name, (_, feature, meaning) in fields.items())
+    tag_lines = "\n".join(f"- {tag}" for tag in tags)
     return f"""---
 license: {license_id}
 pretty_name: {pretty_name}
 task_categories:
 - text-to-image
 tags:
-- preference
-- arena
+{tag_lines}
 configs:
 - config_name: default
   data_files:
@@ -110,9 +127,7 @@ dataset_info:
 
 # {pretty_name}
 
-Pairwise human and judge preferences between text-to-image models, exported from a text-to-image arena
-(`python -m arena export DIR --format hf`): {rows} votes, one row per vote, oldest first. Votes an administrator
-excluded are left out. `winner` follows FastChat's battle format.
+{summary.format(rows=rows)}
 
 | Column | Type | Meaning |
 |---|---|---|
@@ -122,25 +137,53 @@ Load it with `datasets.load_dataset("path/to/this/folder")`.
 
 ## Licence
 
-{license_id}: set the licence of your images and votes before publishing (`license:` above).
+{license_id}: set the licence of your images and {what} before publishing (`license:` above).
 """
 
 
-def write_hf_dataset(db: sqlite_utils.Database, media: MediaStore, folder: str | Path, *,
-                     chunk_rows: int = HF_CHUNK_ROWS, license_id: str = DEFAULT_LICENSE) -> int:
-    """Write the counted votes with their images as a Hugging Face dataset folder (module docstring); the rows."""
+def write_folder(folder: str | Path, schema: pa.Schema, batches, card) -> int:
+    """Write ``batches`` (Arrow record batches of ``schema``) as a dataset folder's one Parquet file and the card
+    ``card(rows)`` as its README.md; return the rows. The folder is made; a file in its place is a ValueError. The
+    Parquet file is written under a temporary name and renamed into place once whole, so a failed export leaves no
+    truncated file."""
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"{folder} is a file: the hf format writes a folder; give a folder path.")
     target = folder / DATA_FILE
     target.parent.mkdir(parents=True, exist_ok=True)
-    cursor = db.execute(_ROWS_SQL)
+    partial = target.with_name(f".{target.name}.partial-{os.getpid()}")  # renamed into place once whole
     rows = 0
-    with pq.ParquetWriter(target, SCHEMA) as writer:
+    try:
+        with pq.ParquetWriter(partial, schema) as writer:
+            for batch in batches:
+                writer.write_batch(batch)
+                rows += batch.num_rows
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    (folder / "README.md").write_text(card(rows), encoding="utf-8")
+    return rows
+
+
+def write_hf_dataset(db: sqlite_utils.Database, media: MediaStore, folder: str | Path, *,
+                     chunk_rows: int = HF_CHUNK_ROWS, license_id: str = DEFAULT_LICENSE,
+                     keep_in_battles: bool = False) -> int:
+    """Write the counted votes with their images as a Hugging Face dataset folder (module docstring); the rows.
+
+    The images written are recorded as published (:func:`datamodel.catalog.publish_images`) and, unless
+    ``keep_in_battles``, withheld from battles from now on: anyone holding the dataset could render them as the arena
+    does and name them in a battle before the vote."""
+    cursor = db.execute(_ROWS_SQL)
+    last_vote = 0
+
+    def batches():
+        nonlocal last_vote
         while chunk := cursor.fetchmany(chunk_rows):
-            writer.write_batch(_batch(chunk, media))
-            rows += len(chunk)
-    (folder / "README.md").write_text(dataset_card(rows, license_id=license_id), encoding="utf-8")
+            yield _batch(chunk, media)
+            last_vote = chunk[-1][0]
+
+    rows = write_folder(folder, SCHEMA, batches(), lambda rows: dataset_card(rows, license_id=license_id))
+    publish_images(db, last_vote, withhold=not keep_in_battles)
     return rows
 
 

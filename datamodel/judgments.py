@@ -87,13 +87,13 @@ def judgments(db: sqlite_utils.Database, judge: str | None = None, task: str | N
     return rows
 
 
-def metric_rows(db: sqlite_utils.Database, *, scorer: str, name: str, suite: str,
+def metric_rows(db: sqlite_utils.Database, *, scorer: str | None, name: str, suite: str,
                 image_level: bool = True) -> list[dict]:
-    """Metrics of one scorer and name (image-level or model-level), details decoded."""
+    """Metrics of one scorer (None: every scorer) and name (image-level or model-level), details decoded."""
     rows = list(db.query(
-        f"SELECT * FROM metrics WHERE scorer = ? AND name = ? AND suite = ? AND image_id IS "
-        f"{'NOT NULL' if image_level else 'NULL'} ORDER BY id",
-        [scorer, name, suite],
+        f"SELECT * FROM metrics WHERE {'scorer = ? AND ' if scorer is not None else ''}name = ? AND suite = ? AND "
+        f"image_id IS {'NOT NULL' if image_level else 'NULL'} ORDER BY id",
+        [*([scorer] if scorer is not None else []), name, suite],
     ))
     for row in rows:
         row["details"] = json.loads(row["details"])

@@ -1,6 +1,7 @@
 """The ``metrics`` table: its one writer, readers, the directions of stored metrics, and the model × metric table.
 
-A metric row is identified by (model, image or none, suite, subset, name, scorer) (the ``metrics_key`` unique index):
+A metric row is identified by (model, image or none, suite, subset, variant, name, scorer) (the ``metrics_key`` unique
+index; ``variant`` is empty for a row over every variant):
 writing the same key again replaces the value, so every scorer can be rerun safely. ``scorer`` names the model that
 scored (e.g. ``open_clip:ViT-B-32:openai``), ``scorer_version`` the library version and weights, so rows made with
 tiny random stand-ins never mix with real ones. Every writer (the automatic metrics, the judges) goes through
@@ -35,6 +36,7 @@ class MetricRow:
     subset: str = ""
     scorer_version: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    variant: str = ""  # the prompt variant the row covers ('' : every variant, or not a variant-level row)
 
 
 def write_metrics(db: sqlite_utils.Database, rows: Iterable[MetricRow]) -> int:
@@ -45,12 +47,13 @@ def write_metrics(db: sqlite_utils.Database, rows: Iterable[MetricRow]) -> int:
         for row in rows:
             value = None if row.value is None else float(row.value)
             db.execute(
-                "INSERT INTO metrics (model_id, image_id, suite, subset, name, value, scorer, scorer_version, details) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (model_id, ifnull(image_id, 0), suite, subset, name, scorer) DO UPDATE SET "
+                "INSERT INTO metrics (model_id, image_id, suite, subset, variant, name, value, scorer, scorer_version, "
+                "details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (model_id, ifnull(image_id, 0), suite, subset, variant, name, scorer) DO UPDATE SET "
                 "value = excluded.value, scorer_version = excluded.scorer_version, details = excluded.details, "
                 "created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
-                [row.model_id, row.image_id, row.suite, row.subset, row.name, value, row.scorer, row.scorer_version,
+                [row.model_id, row.image_id, row.suite, row.subset, row.variant, row.name, value, row.scorer,
+                 row.scorer_version,
                  json.dumps(row.details, ensure_ascii=False, sort_keys=True)],
             )
             count += 1
@@ -81,6 +84,21 @@ def scored_image_ids(db: sqlite_utils.Database, name: str, scorer: str) -> set[i
     return {row[0] for row in rows}
 
 
+def metric_scorers(db: sqlite_utils.Database, name: str, suite: str) -> list[str]:
+    """The scorers (judge names) that wrote model-level metric ``name`` for ``suite``, in the order they first did."""
+    return [row[0] for row in db.execute(
+        "SELECT scorer FROM metrics WHERE name = ? AND suite = ? AND image_id IS NULL GROUP BY scorer ORDER BY MIN(id)",
+        [name, suite]).fetchall()]
+
+
+def model_metric_values(db: sqlite_utils.Database, name: str, *, scorer: str, suite: str) -> dict[tuple[str, str],
+                                                                                                  float]:
+    """{(model name, subset): value} of model-level metric ``name`` written by ``scorer`` for ``suite``."""
+    return {(model, subset): value for model, subset, value in db.execute(
+        "SELECT m.name, x.subset, x.value FROM metrics x JOIN models m ON m.id = x.model_id "
+        "WHERE x.name = ? AND x.scorer = ? AND x.suite = ? AND x.image_id IS NULL", [name, scorer, suite])}
+
+
 def image_metric_frame(db: sqlite_utils.Database, name: str, *, scorer: str | None = None, suite: str | None = None):
     """One row per scored image: image_id, model, prompt_id, idx, suite, subset, variant, item_key, role, category,
     scorer, value (pandas DataFrame)."""
@@ -104,12 +122,17 @@ def image_metric_frame(db: sqlite_utils.Database, name: str, *, scorer: str | No
     return pd.DataFrame(db.execute(sql + " ORDER BY x.image_id", args).fetchall(), columns=columns)
 
 
-def model_metric_table(db: sqlite_utils.Database, suite: str | None = None):
+def model_metric_table(db: sqlite_utils.Database, suite: str | None = None, subset: str | None = None,
+                       variant: str | None = None):
     """Rows: every model (column ``model``); columns: metric names; values: model-level metrics as stored and the
-    model mean of image-level metrics.
+    model mean of image-level metrics, over the slice the leaderboard shows.
 
-    Model-level metrics are taken from their overall row (subset ''); rows with a subset (per-category
-    accuracies, the ``reward_mann_whitney_p`` comparisons under ``vs <model>``) are not columns. A name computed by
+    Image-level metrics are averaged over the images of the prompts of ``suite``, ``subset`` and ``variant`` (None:
+    any). Model-level metrics are taken from the row of that slice: subset ``subset or ''`` and variant ``variant or
+    ''`` (the pooled row when there is no filter, e.g. a FID per subset and variant when both are given); rows of
+    other subsets (per-category accuracies, the ``reward_mann_whitney_p`` comparisons under ``vs <model>``) or
+    variants are not columns. ``table.attrs["slice"]`` says which slice it is ("every prompt" without filters). A
+    name computed by
     several scorers (a real CLIP and a tiny stand-in, say) gets one column per scorer, ``name [scorer]``; a
     model-level name present in several suites gets ``name (suite)`` unless ``suite`` selects one.
     ``table.attrs["lower_is_better"]`` lists the columns where smaller is better by ``metric_directions`` (FID,
@@ -121,23 +144,32 @@ def model_metric_table(db: sqlite_utils.Database, suite: str | None = None):
     where, args = "", []
     if suite is not None:
         where, args = " AND x.suite = ?", [suite]
+    prompt_where, prompt_args = "", []
+    for column, value in (("subset", subset), ("variant", variant)):
+        if value is not None:
+            prompt_where += f" AND p.{column} = ?"
+            prompt_args.append(value)
     image_level = pd.DataFrame(
         db.execute(
             "SELECT m.name, x.name, x.scorer, '' AS suite, AVG(x.value) FROM metrics x "
             "JOIN models m ON m.id = x.model_id "
-            f"WHERE x.image_id IS NOT NULL{where} GROUP BY m.name, x.name, x.scorer", args
+            + ("JOIN images i ON i.id = x.image_id JOIN prompts p ON p.id = i.prompt_id " if prompt_where else "")
+            + f"WHERE x.image_id IS NOT NULL{where}{prompt_where} GROUP BY m.name, x.name, x.scorer",
+            args + prompt_args,
         ).fetchall(),
         columns=["model", "metric", "scorer", "suite", "value"],
     )
     model_level = pd.DataFrame(
         db.execute(
             "SELECT m.name, x.name, x.scorer, x.suite, x.value FROM metrics x JOIN models m ON m.id = x.model_id "
-            f"WHERE x.image_id IS NULL AND x.subset = ''{where}", args
+            f"WHERE x.image_id IS NULL AND x.subset = ? AND x.variant = ?{where}", [subset or "", variant or ""] + args
         ).fetchall(),
         columns=["model", "metric", "scorer", "suite", "value"],
     )
     long = pd.concat([image_level, model_level], ignore_index=True)
     table = pd.DataFrame({"model": models})
+    shown = ", ".join(f"{name} {value}" for name, value in (("subset", subset), ("variant", variant)) if value)
+    table.attrs["slice"] = shown or "every prompt"
     if long.empty:
         table.attrs["lower_is_better"] = []
         return table
@@ -159,4 +191,48 @@ def model_metric_table(db: sqlite_utils.Database, suite: str | None = None):
     lower = {name for name, direction in metric_directions(db).items() if direction == "lower"}
     lower_columns = set(long.loc[long["metric"].isin(lower), "column"])
     table.attrs["lower_is_better"] = [c for c in columns if c in lower_columns]
+    table.attrs["slice"] = shown or "every prompt"
     return table
+
+
+def model_level_rows(db: sqlite_utils.Database, names: Iterable[str], *, suite: str | None = None) -> list[dict]:
+    """The model-level rows (no image) of the metrics ``names``: model, name, scorer, scorer_version, suite, subset,
+    variant, value and details (decoded), ordered by model, name, scorer, subset and variant. What the benchmark
+    reports read."""
+    names = list(names)
+    sql = (f"SELECT m.name AS model, x.name, x.scorer, x.scorer_version, x.suite, x.subset, x.variant, x.value, "
+           f"x.details FROM metrics x JOIN models m ON m.id = x.model_id "
+           f"WHERE x.image_id IS NULL AND x.name IN ({','.join('?' * len(names))})")
+    args: list[Any] = list(names)
+    if suite is not None:
+        sql += " AND x.suite = ?"
+        args.append(suite)
+    rows = []
+    for row in db.query(sql + " ORDER BY m.name, x.name, x.scorer, x.subset, x.variant", args):
+        rows.append({**row, "details": json.loads(row["details"] or "{}")})
+    return rows
+
+
+def image_metric_means(db: sqlite_utils.Database, suite: str, names: Iterable[str]):
+    """Per-image metrics ``names`` of ``suite`` averaged per model, scorer, prompt subset and prompt variant, with
+    the count of images: columns model, name, scorer, subset, variant, value, n (a report's per-subset cells)."""
+    import pandas as pd
+
+    names = list(names)
+    marks = ",".join("?" * len(names))
+    rows = db.execute(
+        "SELECT m.name, x.name, x.scorer, p.subset, p.variant, AVG(x.value), COUNT(x.value) FROM metrics x "
+        "JOIN models m ON m.id = x.model_id JOIN images i ON i.id = x.image_id JOIN prompts p ON p.id = i.prompt_id "
+        f"WHERE p.suite = ? AND x.name IN ({marks}) GROUP BY m.name, x.name, x.scorer, p.subset, p.variant",
+        [suite, *names]).fetchall()
+    return pd.DataFrame(rows, columns=["model", "name", "scorer", "subset", "variant", "value", "n"])
+
+
+
+def scorer_versions(db: sqlite_utils.Database, suite: str, names: Iterable[str]) -> dict[tuple[str, str], str]:
+    """{(metric name, scorer): scorer version} of ``suite``'s rows (the latest version where a scorer has several)."""
+    names = list(names)
+    marks = ",".join("?" * len(names))
+    return {(name, scorer): version for name, scorer, version in db.execute(
+        f"SELECT name, scorer, scorer_version FROM metrics WHERE suite = ? AND name IN ({marks}) ORDER BY created_at",
+        [suite, *names]).fetchall()}

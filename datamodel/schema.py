@@ -20,6 +20,11 @@ Tables (names meant to be read in any SQLite browser):
 - ``metrics``: automatic scores per image or per model; ``metric_directions``: which values of each are better
   (:func:`_metric_directions`).
 - ``data_versions`` and ``leaderboard_snapshots``: change counters and computed leaderboards (:func:`_study_scale`).
+- ``image_requests``: the images an image API answered, so a resumed run never pays twice (:func:`_image_requests`).
+- ``rating_assignments``, ``rating_servings`` and ``ratings``: human rating tasks beside the battles (one image, one
+  question, an answer on the task's scale), opened by an admin (:func:`_human_ratings`).
+- ``display`` and the view ``battle_images``: the images battles may draw, rendered and not withheld
+  (:func:`_shown_images`).
 """
 
 from __future__ import annotations
@@ -387,6 +392,247 @@ def _guidelines_seen(db: sqlite_utils.Database) -> None:
                "WHERE id IN (SELECT annotator_id FROM votes WHERE annotator_id IS NOT NULL)")
 
 
+def _imported_votes(db: sqlite_utils.Database) -> None:
+    """Votes brought from elsewhere (``python -m arena import-votes``: a FastChat-style battle log, the taxonomy
+    paper's labelled battles, a generic CSV), kept apart from the arena's own ``votes``: they have no battle, often
+    no prompt and never images, so no page that shows images can reach them; the leaderboard reads both.
+
+    - ``vote_imports``: one row per imported file: the ``source`` its votes are filed under (what the leaderboard's
+      source filter names), the ``format``, the ``file`` as given, its ``sha256``, the records read, the votes
+      ``added`` (the others were there already), the alias mapping used (JSON) and when.
+    - ``imported_votes``: one row per vote: its import, ``source`` and ``original_id`` (the record's own id in its
+      file, unique per source: a second import of the file adds nothing), ``battle_key`` (votes on one battle share
+      it, e.g. a human and a judge label of one taxonomy battle; ``battle_hash``, a 64-bit BLAKE2b of the source and
+      the battle key, is what the leaderboard reads), the two models as displayed and the ``outcome``
+      relative to them, ``voter`` / ``voter_kind``, ``voted_at`` (unix time; NULL when the file has none),
+      ``anonymous`` (1 when the voter did not see the model names, FastChat's ``anony``; NULL unknown), the suite
+      prompt it is joined to if any (``prompt_id``) and the ``suite`` / ``subset`` / ``variant`` / ``prompt`` text the
+      record gave, and ``record``: the record's other fields as JSON.
+    - A change to ``imported_votes`` raises the ``votes`` data version (the import raises it once per file; updates
+      and deletes by triggers), so leaderboard snapshots know.
+    """
+    db.execute(
+        """
+        CREATE TABLE vote_imports (
+            id INTEGER PRIMARY KEY,
+            source TEXT NOT NULL,
+            format TEXT NOT NULL,                    -- fastchat | taxonomy | csv
+            file TEXT NOT NULL,                      -- the file name as given
+            sha256 TEXT NOT NULL,                    -- of the file's bytes
+            records INTEGER NOT NULL,                -- records read
+            added INTEGER NOT NULL,                  -- votes added (the others were imported before)
+            aliases TEXT NOT NULL DEFAULT '{}',      -- JSON: {name in the file: arena model}
+            imported_at REAL NOT NULL                -- unix time
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE imported_votes (
+            id INTEGER PRIMARY KEY,
+            import_id INTEGER NOT NULL REFERENCES vote_imports(id),
+            source TEXT NOT NULL,
+            original_id TEXT NOT NULL,               -- the record's id in its file
+            battle_key TEXT NOT NULL,                -- votes on one battle share it
+            battle_hash INTEGER NOT NULL,            -- 64-bit BLAKE2b of source and battle key (read fast)
+            left_model_id INTEGER NOT NULL REFERENCES models(id),   -- shown as A
+            right_model_id INTEGER NOT NULL REFERENCES models(id),  -- shown as B
+            outcome TEXT NOT NULL CHECK (outcome IN ('A', 'B', 'tie', 'both_bad')),
+            voter TEXT NOT NULL DEFAULT '',
+            voter_kind TEXT NOT NULL CHECK (voter_kind IN ('human', 'judge')),
+            voted_at REAL,                           -- unix time; NULL: the file has none
+            anonymous INTEGER,                       -- 1: model names hidden until the vote; NULL: unknown
+            prompt_id INTEGER REFERENCES prompts(id),
+            suite TEXT NOT NULL DEFAULT '',
+            subset TEXT NOT NULL DEFAULT '',
+            variant TEXT NOT NULL DEFAULT '',
+            prompt TEXT NOT NULL DEFAULT '',
+            record TEXT NOT NULL DEFAULT '{}',       -- JSON: the record's other fields
+            CHECK (left_model_id != right_model_id),
+            UNIQUE (source, original_id)
+        )"""
+    )
+    db.execute("CREATE INDEX imported_votes_import ON imported_votes (import_id)")
+    for event in ("UPDATE", "DELETE"):
+        db.execute(
+            f"CREATE TRIGGER imported_votes_{event.lower()}_version AFTER {event} ON imported_votes "
+            "BEGIN UPDATE data_versions SET version = version + 1 WHERE name = 'votes'; END"
+        )
+def _image_requests(db: sqlite_utils.Database) -> None:
+    """``image_requests``: one row per image an image API (an OpenAI-compatible ``/images/generations``, DALL-E 3)
+    answered, keyed by the SHA-256 of (endpoint, request body, generation seed), written as soon as the image is in
+    the media folder, so a run restarted after a crash or an interruption never pays for an image twice
+    (:mod:`datamodel.image_requests`). The prompt the API actually drew (DALL-E 3 rewrites prompts) is kept in
+    ``revised_prompt``. Never an API key."""
+    db.execute(
+        """
+        CREATE TABLE image_requests (
+            key TEXT PRIMARY KEY,                    -- SHA-256 of endpoint, request body, generation seed
+            endpoint TEXT NOT NULL,
+            model TEXT NOT NULL,                     -- the API's model id, e.g. dall-e-3
+            request TEXT NOT NULL,                   -- JSON: the request body
+            media_hash TEXT NOT NULL,                -- the image in the media folder
+            media_ext TEXT NOT NULL,
+            width INTEGER NOT NULL,
+            height INTEGER NOT NULL,
+            revised_prompt TEXT NOT NULL DEFAULT '', -- the prompt the API drew, when it says
+            usage TEXT NOT NULL DEFAULT '{}',        -- JSON: the token usage, when the API reports it
+            cost_usd REAL,                           -- the model's price per image (or from its token usage)
+            latency_s REAL,
+            attempts INTEGER NOT NULL DEFAULT 1,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        )"""
+    )
+def _metric_variant(db: sqlite_utils.Database) -> None:
+    """``metrics.variant``: the prompt variant a metric row covers (``with_definition`` / ``without_definition`` for
+    the taxonomy suite; empty for rows over every variant, as all rows before this column are), part of the
+    ``metrics_key`` unique index, so a model-level FID of one subset and variant is its own row beside the pooled
+    one. Existing rows keep their values and keys."""
+    db.execute("ALTER TABLE metrics ADD COLUMN variant TEXT NOT NULL DEFAULT ''")
+    db.execute("DROP INDEX metrics_key")
+    db.execute("CREATE UNIQUE INDEX metrics_key ON metrics "
+               "(model_id, ifnull(image_id, 0), suite, subset, variant, name, scorer)")
+
+
+def _human_ratings(db: sqlite_utils.Database) -> None:
+    """Human rating tasks beside the battles (:mod:`datamodel.human_ratings`; tasks declared in
+    :mod:`judges.rating_tasks`): one image, one question, one answer on the task's scale.
+
+    - ``rating_assignments``: what an admin opened for rating: per task, how many raters each item gets
+      (``raters_per_item``: the papers use two experts or three raters), which models' images (``models``, JSON list
+      of names; empty: all) and whether it is open (``active``).
+    - ``rating_servings``: a question served to an annotator's session, like a battle: an unguessable ``id``, the
+      ``task``, the ``unit`` (the questions one rater answers together: a Commonsense-T2I generation pair, a
+      SemVarBench item of one model, a SANEval image), the ``subject`` (the question, named as the judges name theirs
+      in ``judgments.subject``), the image, the prompt whose text or description is asked about
+      (``text_prompt_id``) and the words shown (``shown_text``), the ``media_token`` the page loads the image by, when
+      it was served and when it was skipped.
+    - ``ratings``: at most one per serving and one per (task, subject, annotator): the rater, the ``answer`` (JSON on
+      the task's scale) and its ``value`` on [0, 1], what was shown (copied from the serving, with the image's prompt
+      and model), the seconds taken and when; ``excluded`` / ``excluded_reason`` / ``reviewed`` as for votes.
+    - ``rating_details``: a view with one row per rating, names instead of ids, for Datasette and SQL readers.
+    """
+    db.execute(
+        """
+        CREATE TABLE rating_assignments (
+            task TEXT PRIMARY KEY,
+            raters_per_item INTEGER NOT NULL DEFAULT 1 CHECK (raters_per_item BETWEEN 1 AND 10),
+            models TEXT NOT NULL DEFAULT '[]',       -- JSON: model names whose images are rated; []: all
+            active INTEGER NOT NULL DEFAULT 1,
+            updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE rating_servings (
+            id TEXT PRIMARY KEY,                     -- unguessable token
+            task TEXT NOT NULL,
+            unit TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            image_id INTEGER NOT NULL REFERENCES images(id),
+            text_prompt_id INTEGER NOT NULL REFERENCES prompts(id),
+            shown_text TEXT NOT NULL DEFAULT '',
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            session_id TEXT NOT NULL,
+            media_token TEXT NOT NULL UNIQUE,        -- unguessable; the page loads the image through it
+            served_at REAL NOT NULL,
+            skipped_at REAL
+        )"""
+    )
+    db.execute("CREATE INDEX rating_servings_annotator ON rating_servings (annotator_id, task, unit)")
+    db.execute(
+        """
+        CREATE TABLE ratings (
+            id INTEGER PRIMARY KEY,
+            serving_id TEXT NOT NULL UNIQUE REFERENCES rating_servings(id),
+            task TEXT NOT NULL,
+            unit TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            rater TEXT NOT NULL,                     -- the annotator's name
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            answer TEXT NOT NULL,                    -- JSON on the task's scale
+            value REAL NOT NULL,                     -- the answer on [0, 1]
+            image_id INTEGER NOT NULL REFERENCES images(id),
+            prompt_id INTEGER NOT NULL REFERENCES prompts(id),       -- the image's prompt
+            text_prompt_id INTEGER NOT NULL REFERENCES prompts(id),  -- the prompt asked about
+            model_id INTEGER NOT NULL REFERENCES models(id),
+            shown_text TEXT NOT NULL DEFAULT '',
+            seconds_to_answer REAL,
+            served_at REAL NOT NULL,
+            answered_at REAL NOT NULL,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            excluded INTEGER NOT NULL DEFAULT 0,
+            excluded_reason TEXT NOT NULL DEFAULT '',
+            reviewed INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (task, subject, annotator_id)
+        )"""
+    )
+    db.execute("CREATE INDEX ratings_unit ON ratings (task, unit)")
+    db.execute("CREATE INDEX ratings_annotator ON ratings (annotator_id, answered_at)")
+    db.execute("""
+        CREATE VIEW rating_details AS
+        SELECT r.id AS rating_id, r.created_at AS answered_at,
+               strftime('%Y-%m-%dT%H:%M:%fZ', r.served_at, 'unixepoch') AS served_at, r.seconds_to_answer, r.rater,
+               r.task, p.suite, p.subset, p.item_key, r.unit, r.subject, m.name AS model, r.image_id,
+               p.text AS prompt, r.shown_text, r.answer, r.value, r.excluded, r.excluded_reason
+        FROM ratings r JOIN prompts p ON p.id = r.prompt_id JOIN models m ON m.id = r.model_id""")
+
+
+def _vote_details_without_names(db: sqlite_utils.Database) -> None:
+    """``vote_details`` numbers annotators instead of naming them: ``voter`` is a judge's name, or ``annotator <id>``
+    for a person (the view is public in Datasette; annotators' names are theirs and the admin's). Otherwise as
+    :func:`_datasette_views` made it."""
+    db.execute("DROP VIEW vote_details")
+    db.execute("""
+        CREATE VIEW vote_details AS
+        SELECT v.id AS vote_id, v.created_at AS voted_at, strftime('%Y-%m-%dT%H:%M:%fZ', v.served_at, 'unixepoch')
+                   AS served_at, v.seconds_to_vote,
+               CASE v.voter_kind WHEN 'judge' THEN v.voter ELSE 'annotator ' || v.annotator_id END AS voter,
+               v.voter_kind, v.outcome,
+               CASE v.outcome WHEN 'A' THEN ml.name WHEN 'B' THEN mr.name END AS winner,
+               CASE v.outcome WHEN 'A' THEN mr.name WHEN 'B' THEN ml.name END AS loser,
+               ml.name AS model_a, mr.name AS model_b, p.suite, p.subset, p.variant, p.item_key, p.text AS prompt,
+               v.prompt_id, v.left_image_id AS image_a_id, v.right_image_id AS image_b_id, v.strategy,
+               v.excluded, v.excluded_reason
+        FROM votes v JOIN prompts p ON p.id = v.prompt_id
+        JOIN models ml ON ml.id = v.left_model_id JOIN models mr ON mr.id = v.right_model_id""")
+
+
+def _shown_images(db: sqlite_utils.Database) -> None:
+    """Which images battles may draw (:mod:`datamodel.renditions`): only those rendered for the display settings the
+    arena serves, not withheld by the admin's policy.
+
+    - ``images.rendition``: the key of the display rendition made of the image (its settings: size, fit, format,
+      quality, padding, version); NULL until one is made. ``images.unshowable``: why none could be made (an original
+      that cannot be read), NULL otherwise.
+    - ``images.published_at``: when the image was exported with its model's name (the Hugging Face export); anyone
+      holding that export can render it as the arena does and name it in a battle. ``images.withheld``: why battles
+      leave the image out (``published``), NULL while it may be drawn.
+    - ``display``: one row, the rendition key battles are drawn for: written by the server at start (its settings)
+      and by the first process that renders images into an arena without one. A change counts as a ``catalog``
+      change (``data_versions``).
+    - ``battle_images``: the images a battle may show (rendered for ``display``, not withheld); every draw reads it.
+      Images stored before this migration have no rendition recorded: the server's start records or makes them.
+    """
+    for column in ("rendition TEXT", "unshowable TEXT", "published_at REAL", "withheld TEXT"):
+        db.execute(f"ALTER TABLE images ADD COLUMN {column}")
+    db.execute("CREATE TABLE display (id INTEGER PRIMARY KEY CHECK (id = 1), rendition TEXT NOT NULL, "
+               "set_at REAL NOT NULL)")
+    for event in ("INSERT", "UPDATE", "DELETE"):
+        db.execute(f"CREATE TRIGGER display_{event.lower()}_version AFTER {event} ON display "
+                   "BEGIN UPDATE data_versions SET version = version + 1 WHERE name = 'catalog'; END")
+    db.execute("""
+        CREATE VIEW battle_images AS
+        SELECT id, prompt_id, model_id, idx FROM images
+        WHERE withheld IS NULL AND rendition = (SELECT rendition FROM display WHERE id = 1)""")
+
+
+def _signing_out(db: sqlite_utils.Database) -> None:
+    """``annotators.signed_out_at``: when the annotator last signed out, or had their token changed by the
+    configuration. A session that began before it ends at its next request, and a stay-signed-in token issued before
+    it no longer signs anyone in (:func:`arena.session.check_signed_in`)."""
+    db.execute("ALTER TABLE annotators ADD COLUMN signed_out_at REAL")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -399,6 +645,13 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _annotator_sessions,
     _judgment_template_version,
     _guidelines_seen,
+    _imported_votes,
+    _image_requests,
+    _metric_variant,
+    _human_ratings,
+    _vote_details_without_names,
+    _shown_images,
+    _signing_out,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

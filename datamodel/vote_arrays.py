@@ -11,7 +11,16 @@ Codes
     ``model_a``/``model_b`` index :attr:`VoteArrays.models`, sorted by name (as :func:`ratings.votes.encode_votes`
     numbers them, so orientation "by name" is ``model_a > model_b``); ``outcome`` indexes OUTCOMES; ``voter`` is the
     annotator id for a human vote and −1−k for judge k of :attr:`VoteArrays.judges`; ``subset`` and ``strategy``
-    index :attr:`VoteArrays.subsets` and :attr:`VoteArrays.strategies` (the strategies asked for, then "other").
+    index :attr:`VoteArrays.subsets` and :attr:`VoteArrays.strategies` (the strategies asked for, then "other", then
+    "imported"); ``source`` is 0 for the arena's own votes and 1 + k for imported source k of
+    :attr:`VoteArrays.sources`; ``time`` is the vote's unix time (NaN: unknown); ``anonymous`` whether the voter did
+    not see the model names (the arena's own votes always; an imported vote when its file says so).
+
+Imported votes (:mod:`datamodel.imported_votes`) join the arrays when ``source`` asks for them: an imported human
+vote has voter code 0 (no annotator has that id), an imported judge vote its judge's code, and each imported battle
+two image ids of its own above every real one (so two votes on one imported battle share a battle key and no
+imported vote shares one with the arena's). With imported votes the arrays are in time order (stable: votes without
+a time first, in the order they were imported); the arena's own votes alone stay in vote order.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ import sqlite_utils
 
 from datamodel.models import model_names, sorted_model_names
 from datamodel.schema import OUTCOMES
-from ratings.votes import count_tensor
+from ratings.votes import EncodedVotes, count_tensor
 
 SLICE_FILTERS = ("suite", "subset", "variant", "category", "voter")
 _PROMPT_COLUMNS = {"suite": "suite", "subset": "subset", "variant": "variant"}
@@ -48,6 +57,10 @@ class VoteArrays:
     subset: np.ndarray
     strategy: np.ndarray
     excluded: np.ndarray
+    time: np.ndarray
+    anonymous: np.ndarray
+    source: np.ndarray
+    sources: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.outcome)
@@ -59,6 +72,15 @@ class VoteArrays:
     @property
     def human(self) -> np.ndarray:
         return self.voter >= 0
+
+    @property
+    def own(self) -> np.ndarray:
+        """The arena's own votes (not imported)."""
+        return self.source == 0
+
+    def encoded(self) -> EncodedVotes:
+        """The votes in the vote format of :mod:`ratings` (for :mod:`ratings.protocols`), in this order."""
+        return EncodedVotes(self.models, self.model_a, self.model_b, self.outcome)
 
     def judge(self, name: str | None) -> np.ndarray:
         """The votes of judge voter ``name`` (none for None or a judge without votes here)."""
@@ -88,15 +110,20 @@ class VoteArrays:
         return np.where(swap, np.array([1, 0, 2, 3])[self.outcome], self.outcome)
 
 
-def _slice_sql(filters: dict) -> tuple[str, list]:
-    """The WHERE clause over votes ``v`` for the filters: prompt filters become a set of prompt ids (the prompts
-    table is small), a voter filter uses the voter index; the votes table is scanned in id order otherwise."""
+def _slice_sql(filters: dict, table: str = "v", own_prompt_columns: bool = False) -> tuple[str, list]:
+    """The WHERE clause over the votes ``table`` for the filters: a voter filter uses the voter index; prompt filters
+    become a set of prompt ids (the prompts table is small), except that with ``own_prompt_columns`` (imported
+    votes, which carry suite, subset and variant themselves) suite, subset and variant are the votes' own columns.
+    The votes table is scanned in id order otherwise."""
     clauses, params = [], []
     prompt_clauses, prompt_params = [], []
     for name, value in filters.items():
         if value is None:
             continue
-        if name in _PROMPT_COLUMNS:
+        if name in _PROMPT_COLUMNS and own_prompt_columns:
+            clauses.append(f"{table}.{name} = ?")
+            params.append(value)
+        elif name in _PROMPT_COLUMNS:
             prompt_clauses.append(f"{_PROMPT_COLUMNS[name]} = ?")
             prompt_params.append(value)
         elif name == "category":
@@ -104,32 +131,42 @@ def _slice_sql(filters: dict) -> tuple[str, list]:
                                   "json_each(metadata, '$.categories') c WHERE c.type = 'text' AND c.value = ?))")
             prompt_params += [value, value]
         elif name == "voter":
-            clauses.append("v.voter = ?")
+            clauses.append(f"{table}.voter = ?")
             params.append(value)
         else:
             raise ValueError(f"Cannot slice votes by {name}: use {', '.join(SLICE_FILTERS)}.")
     if prompt_clauses:
-        clauses.append(f"v.prompt_id IN (SELECT id FROM prompts WHERE {' AND '.join(prompt_clauses)})")
+        clauses.append(f"{table}.prompt_id IN (SELECT id FROM prompts WHERE {' AND '.join(prompt_clauses)})")
         params += prompt_params
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
-def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = (), **filters) -> VoteArrays:
+ARENA_SOURCE = "arena"  # the source name of the arena's own votes
+
+
+def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = (), *, source: str | None = ARENA_SOURCE,
+                     anonymous_only: bool = False, **filters) -> VoteArrays:
     """The votes matching ``filters`` (suite, subset, variant, category, voter: one value each, None for any),
     excluded ones included (the ``excluded`` array marks them). A category matches a prompt's ``category`` or any
     entry of its ``categories`` list. ``strategies`` names the sampling strategies to tell apart; any other is
-    "other"."""
+    "other". ``source``: ``"arena"`` (the default) the arena's own votes, None every vote with the imported ones, any
+    other name one import source's votes. ``anonymous_only`` keeps the votes cast without the model names shown."""
     models = tuple(sorted_model_names(db))
     index_of = model_names(db)
     by_name = {name: i for i, name in enumerate(models)}
     model_index = np.zeros(max(index_of, default=0) + 1, dtype=np.int64)
     for model_id, name in index_of.items():
         model_index[model_id] = by_name[name]
+    own = source in (None, ARENA_SOURCE)
+    imported = source != ARENA_SOURCE
     judges = tuple(name for name, in db.execute(
-        "SELECT DISTINCT voter FROM votes WHERE voter_kind = 'judge' ORDER BY voter"))
-    strategies = (*strategies, "other")
+        "SELECT DISTINCT voter FROM votes WHERE voter_kind = 'judge' "
+        + ("UNION SELECT DISTINCT voter FROM imported_votes WHERE voter_kind = 'judge' " if imported else "")
+        + "ORDER BY voter"))
+    strategies = (*strategies, "other", "imported")
     subset_rows = db.execute("SELECT id, subset FROM prompts").fetchall()
-    subsets = tuple(sorted({subset for _, subset in subset_rows}))
+    imported_subsets = [s for s, in db.execute("SELECT DISTINCT subset FROM imported_votes")] if imported else []
+    subsets = tuple(sorted({subset for _, subset in subset_rows} | set(imported_subsets)))
     prompt_subset = np.zeros(max((p for p, _ in subset_rows), default=0) + 1, dtype=np.int64)
     for prompt_id, subset in subset_rows:
         prompt_subset[prompt_id] = subsets.index(subset)
@@ -144,23 +181,95 @@ def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = ()
     where, params = _slice_sql(filters)
     sql = (
         f"SELECT coalesce(v.annotator_id, CASE v.voter {judge_case or 'WHEN NULL THEN 0'} END), "
-        f"((CASE v.strategy {strategy_case} ELSE {len(strategies) - 1} END * {width} + v.left_model_id) * {width} "
+        f"((CASE v.strategy {strategy_case} ELSE {len(strategies) - 2} END * {width} + v.left_model_id) * {width} "
         f"+ v.right_model_id) * 8 + (CASE v.outcome {outcome_case} END) * 2 + v.excluded, "
-        f"v.left_image_id * {image_prompt.size} + v.right_image_id "
+        f"v.left_image_id * {image_prompt.size} + v.right_image_id, v.voted_at "
         f"FROM votes v{where} ORDER BY v.id"
     )
-    cursor = db.execute(sql, [*judges, *strategies, *params])
-    chunks = []
-    while rows := cursor.fetchmany(_CHUNK):
-        chunks.append(np.array(rows, dtype=np.int64).reshape(-1, 3))
-    packed = np.concatenate(chunks) if chunks else np.zeros((0, 3), dtype=np.int64)
-    voter, code, images = packed[:, 0], packed[:, 1], packed[:, 2]
+    packed = _fetch(db, sql, [*judges, *strategies, *params], 4) if own else np.zeros((0, 4))
+    voter, code = packed[:, 0].astype(np.int64), packed[:, 1].astype(np.int64)
+    images = packed[:, 2].astype(np.int64)
     image_a, image_b = images // image_prompt.size, images % image_prompt.size
     excluded, outcome = (code & 1).astype(bool), (code >> 1) & 3
     pair, strategy = code >> 3, (code >> 3) // (width * width)
-    return VoteArrays(
+    arrays = VoteArrays(
         models=models, judges=judges, subsets=subsets, strategies=strategies, image_bound=image_prompt.size, voter=voter,
         model_a=model_index[(pair // width) % width], model_b=model_index[pair % width], outcome=outcome,
         image_a=image_a, image_b=image_b, subset=prompt_subset[image_prompt[image_a]], strategy=strategy,
-        excluded=excluded,
+        excluded=excluded, time=packed[:, 3].astype(np.float64), anonymous=np.ones(len(packed), dtype=bool),
+        source=np.zeros(len(packed), dtype=np.int64),
     )
+    if not imported:
+        return arrays
+    return _with_imported(db, arrays, model_index, source, anonymous_only, filters)
+
+
+def _fetch(db: sqlite_utils.Database, sql: str, params: list, columns: int) -> np.ndarray:
+    cursor = db.execute(sql, params)
+    chunks = []
+    while rows := cursor.fetchmany(_CHUNK):
+        chunks.append(np.array(rows, dtype=np.float64).reshape(-1, columns))  # every integer here is below 2**53
+    return np.concatenate(chunks) if chunks else np.zeros((0, columns))
+
+
+def _imported_sql(filters: dict, source: str | None, anonymous_only: bool) -> tuple[str, list]:
+    where, params = _slice_sql(filters, "iv", own_prompt_columns=True)
+    clauses = [where.removeprefix(" WHERE ")] if where else []
+    if source is not None:
+        clauses.append("iv.source = ?")
+        params.append(source)
+    if anonymous_only:
+        clauses.append("iv.anonymous = 1")
+    return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+def _with_imported(db: sqlite_utils.Database, arrays: VoteArrays, model_index: np.ndarray, source: str | None,
+                   anonymous_only: bool, filters: dict) -> VoteArrays:
+    """``arrays`` (the arena's own votes) with the imported votes of the slice added, all in time order."""
+    import pandas as pd
+
+    sources = tuple(name for name, in db.execute("SELECT DISTINCT source FROM imported_votes ORDER BY source"))
+    if not sources:
+        return arrays
+    where, params = _imported_sql(filters, source, anonymous_only)
+    judge_case = " ".join(f"WHEN ? THEN {1 + k}" for k in range(len(arrays.judges)))
+    source_case = " ".join(f"WHEN ? THEN {k}" for k in range(len(sources)))
+    subset_case = " ".join(f"WHEN ? THEN {k}" for k in range(len(arrays.subsets)))
+    outcome_case = " ".join(f"WHEN '{o}' THEN {k}" for k, o in enumerate(OUTCOMES))
+    width, n_subsets, n_sources = int(model_index.size), max(1, len(arrays.subsets)), len(sources)
+    # one integer per vote: judge (0: a human), models, outcome, subset, source, anonymous
+    code = (f"(((((CASE iv.voter_kind WHEN 'judge' THEN CASE iv.voter {judge_case or 'WHEN NULL THEN 0'} END "
+            f"ELSE 0 END * {width} + iv.left_model_id) * {width} + iv.right_model_id) * 4 "
+            f"+ CASE iv.outcome {outcome_case} END) * {n_subsets} + CASE iv.subset {subset_case or 'WHEN NULL THEN 0'} "
+            f"END) * {n_sources} + CASE iv.source {source_case} END) * 2 + coalesce(iv.anonymous, 0)")
+    cursor = db.execute(f"SELECT {code}, coalesce(iv.voted_at, -1e308), iv.battle_hash FROM imported_votes iv{where} "
+                        "ORDER BY iv.id", [*arrays.judges, *arrays.subsets, *sources, *params])
+    layout = np.dtype([("code", np.int64), ("time", np.float64), ("battle", np.int64)])
+    parts = []
+    while rows := cursor.fetchmany(_CHUNK):
+        parts.append(np.array(rows, dtype=layout))
+    if not parts:
+        return replace(arrays, sources=sources)
+    got = np.concatenate(parts)
+    code, time = got["code"], np.where(got["time"] < -1e307, np.nan, got["time"])
+    anonymous, code = (code & 1).astype(bool), code >> 1
+    source_index, code = code % n_sources, code // n_sources
+    subset, code = code % n_subsets, code // n_subsets
+    outcome, code = code % 4, code // 4
+    right, code = code % width, code // width
+    left, judge = code % width, code // width
+    battle, _ = pd.factorize(got["battle"])
+    first_image = arrays.image_bound
+    imported = VoteArrays(
+        models=arrays.models, judges=arrays.judges, subsets=arrays.subsets, strategies=arrays.strategies,
+        image_bound=first_image + 2 * (int(battle.max()) + 1), voter=np.where(judge > 0, -judge, 0),
+        model_a=model_index[left], model_b=model_index[right], outcome=outcome, image_a=first_image + 2 * battle,
+        image_b=first_image + 2 * battle + 1, subset=subset, strategy=np.full(len(got), len(arrays.strategies) - 1),
+        excluded=np.zeros(len(got), dtype=bool), time=time, anonymous=anonymous, source=source_index + 1,
+        sources=sources,
+    )
+    every = {f.name: np.concatenate([getattr(arrays, f.name), getattr(imported, f.name)]) for f in fields(VoteArrays)
+             if isinstance(getattr(arrays, f.name), np.ndarray)}
+    order = np.argsort(np.where(np.isnan(every["time"]), -np.inf, every["time"]), kind="stable")
+    every = {name: values[order] for name, values in every.items()}
+    return replace(imported, **every)

@@ -14,6 +14,7 @@ import dataclasses
 import sys
 from functools import partial
 
+from datamodel.presets import Preset, add_preset_argument, apply_defaults, check_suite, get_preset, given_options
 from datamodel.settings import SettingsError, load_settings
 
 
@@ -60,14 +61,17 @@ def cmd_run(args) -> int:
 
     from datamodel.media import MediaStore
     from datamodel.connection import connect
+    from datamodel.renditions import Renditions
+    from generators.api_images import ImageAPIConfig, check_keys
     from generators.demo import demo_models
     from generators.pipelines import check_weights, make_generator
-    from generators.registry import RegistryError, cascade, load_registry, select
+    from generators.registry import RegistryError, apply_preset, cascade, load_registry, select
     from generators.runner import run, suite_prompt_ids
     from generators.tiny import ensure_tiny
 
     settings = _settings(args)
-    registry = load_registry(args.models_file, extra=demo_models())
+    preset = args.preset
+    registry = apply_preset(load_registry(args.models_file, extra=demo_models()), preset)
     for entry in args.weights or []:
         name, sep, folder = entry.partition("=")
         if not sep or name not in registry:
@@ -78,27 +82,40 @@ def cmd_run(args) -> int:
                     for name, spec in registry.items()}
     specs = select(registry, _names(args.models))
     check_weights(specs, registry)  # with HF_HUB_OFFLINE set: every missing model named before anything runs
+    api_config = ImageAPIConfig.from_settings(settings)
+    check_keys(specs, api_config)  # an API model without OPENAI_API_KEY: said before anything is written
     for spec in specs:  # before the process group exists: transformers saves weights on rank 0 only
         for stage in cascade(registry, spec) if spec.kind == "diffusers" else []:
             if stage.tiny and not stage.weights:
                 ensure_tiny(settings.cache_dir, stage.tiny)
     process_index, num_processes, device = process_state(args.device)
     db = connect(settings.db_path, synchronous=settings.sqlite_synchronous)
+    media = MediaStore.from_settings(settings)
     try:
         prompt_ids = suite_prompt_ids(db, args.suite, args.subset, args.variant, args.limit)
         report = run(
-            db, MediaStore(settings.media_dir), specs, prompt_ids,
+            db, media, specs, prompt_ids,
             partial(make_generator, registry=registry, cache_dir=settings.cache_dir, device=device,
-                    dtype=args.dtype, negative_prompt=args.negative_prompt),
+                    dtype=args.dtype, negative_prompt=args.negative_prompt, db=db, media=media,
+                    api_config=api_config),
             images_per_prompt=args.images_per_prompt, seed=settings.seed if args.seed is None else args.seed,
             seed_policy=args.seed_policy, batch_size=args.batch_size, process_index=process_index,
-            num_processes=num_processes, progress=not args.quiet,
+            num_processes=num_processes, progress=not args.quiet, preset=preset.name,
+            renditions=Renditions.from_settings(media, settings),
         )
     finally:
         db.close()
     where = f"process {process_index + 1}/{num_processes}: " if num_processes > 1 else ""
+    for note in report.notes:
+        print(f"{where}{note}")
     print(f"{where}{report.made} images made, {report.existing} already there, "
-          f"{report.owned} of {report.planned} planned items owned by this process ({device}).")
+          f"{report.owned} of {report.planned} planned items owned by this process ({device}); "
+          f"preset {preset.label()}.")
+    if report.failed:
+        print(f"error: {len(report.failed)} image(s) could not be made ({'; '.join(report.failed[:5])}"
+              f"{'; ...' if len(report.failed) > 5 else ''}); the lines above say why. Run the same command again "
+              "to retry them.", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -125,6 +142,8 @@ def cmd_smoke(args) -> int:
     started, failed, count = time.perf_counter(), [], 0
     for result in smoke(registry, names, cache_dir=settings.cache_dir, device=args.device):
         print(result.line(), flush=True)
+        if result.skipped:
+            continue
         count += 1
         failed += [] if result.ok else [result.name]
     stages = sorted(name for name, spec in registry.items() if spec.takes_image)
@@ -143,7 +162,8 @@ def cmd_list(args) -> int:
     registry = load_registry(args.models_file, extra=demo_models())
     for spec in registry.values():
         width, height = spec.resolution
-        where = spec.weights or (f"tiny:{spec.tiny}" if spec.tiny else spec.hub_id) or "-"
+        where = (spec.weights or (f"tiny:{spec.tiny}" if spec.tiny else spec.hub_id)
+                 or (f"api:{spec.api_model}" if spec.api_model else "-"))
         size = f"{width}x{height}"
         if spec.stages:
             size += "->" + "x".join(map(str, output_resolution(registry, spec)))
@@ -163,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = commands.add_parser("run", help="generate the missing images of models for a suite's prompts")
-    run.add_argument("--models", required=True, help="comma-separated registry names (see `list`)")
+    run.add_argument("--models", help="comma-separated registry names (see `list`; default: the preset's models)")
     run.add_argument("--suite", required=True, help="suite whose prompts to generate for")
     run.add_argument("--subset", help="only this subset")
     run.add_argument("--variant", help="only this variant (e.g. with_definition)")
@@ -188,6 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--compile", action="store_true",
                      help="torch.compile the UNet/transformer (slow first batch, faster later ones)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_preset_argument(run, what="(its models, their settings, seeds and batch size)")
     run.set_defaults(handler=cmd_run)
 
     about = "run every registry model end to end on a tiny random-weight stand-in (no real weights)"
@@ -209,16 +230,39 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def preset_values(preset: Preset) -> dict:
+    """The ``run`` options a preset sets (its models, seed, seed policy, batch size and images per prompt)."""
+    values = {"models": ",".join(preset.get("generation.models", ())) or None, "seed": preset.get("generation.seed"),
+              "seed_policy": preset.get("generation.seed_policy"), "batch_size": preset.get("generation.batch_size"),
+              "images_per_prompt": preset.get("generation.images_per_prompt")}
+    return {dest: value for dest, value in values.items() if value is not None}
+
+
+def apply_run_preset(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]) -> None:
+    """Resolve ``args.preset`` to its declaration, check it fits the suite, and give every ``run`` option the user
+    did not type the preset's value."""
+    args.preset = get_preset(args.preset)
+    check_suite(args.preset, args.suite)
+    apply_defaults(args, preset_values(args.preset), given_options(parser, argv))
+    if not args.models:
+        raise ValueError(f"--models is required: preset {args.preset.name} names no models. Pass "
+                         "--models a,b (see `list`), or a preset with models (python -m arena presets).")
+
+
 def main(argv: list[str] | None = None) -> int:
     from datamodel.extras import exit_status, require
 
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
         if args.command in ("run", "smoke", "tiny"):  # the torch stack (smoke would fail model by model without it)
             require("torch", "diffusers", "transformers", command=f"python -m generators {args.command}")
         from generators.pipelines import OutOfMemory
 
         try:
+            if args.command == "run":
+                apply_run_preset(parser, args, argv)
             return args.handler(args)
         except (SettingsError, ValueError, LookupError, FileNotFoundError, OutOfMemory) as error:
             print(f"error: {error}", file=sys.stderr)

@@ -47,10 +47,15 @@ class OutOfMemory(RuntimeError):
 
 @runtime_checkable
 class Generator(Protocol):
+    """Makes one image per (prompt, seed): a PIL image, or (API models) a
+    :class:`generators.api_images.GeneratedImage` already in the media folder, or None when that image failed
+    (the generator says why). ``negative_prompts`` (one per prompt) replaces the run's negative prompt where given."""
+
     name: str
     params: dict[str, Any]  # recorded in images.params with each image (plus seed and index)
 
-    def generate(self, prompts: list[str], seeds: list[int]) -> list[Image.Image]: ...
+    def generate(self, prompts: list[str], seeds: list[int],
+                 negative_prompts: list[str] | None = None) -> list: ...
 
 
 def resolve_dtype(spec: ModelSpec, device: str, dtype: str | None = None):
@@ -198,6 +203,27 @@ def place(pipeline, spec: ModelSpec, device: str):
     return pipeline
 
 
+# Classes that released model_index.json files name as top-level diffusers classes but diffusers 0.42 only keeps in
+# a deprecated module (Stable Cascade's "vqgan": ["diffusers", "PaellaVQModel"]): from_pretrained looks them up with
+# getattr(diffusers, name) and fails, for the real repository as for its tiny stand-in, even when the component is
+# passed. {pipeline class: [(module, class)]}; :func:`expose_relocated_classes` makes the name resolve.
+RELOCATED_CLASSES = {
+    name: [("diffusers.pipelines.deprecated.wuerstchen.modeling_paella_vq_model", "PaellaVQModel")]
+    for name in ("StableCascadeCombinedPipeline", "StableCascadeDecoderPipeline")
+}
+
+
+def expose_relocated_classes(pipeline_class: str) -> None:
+    """Make ``diffusers.<name>`` resolve for the relocated classes ``pipeline_class``'s repositories name."""
+    import importlib
+
+    import diffusers
+
+    for module, name in RELOCATED_CLASSES.get(pipeline_class, []):
+        if getattr(diffusers, name, None) is None:
+            setattr(diffusers, name, getattr(importlib.import_module(module), name))
+
+
 def load_pipeline(spec: ModelSpec, *, cache_dir: str | Path | None = None, device: str = "cpu", dtype: str | None = None,
                   progress: bool = False):
     """``<spec.pipeline_class>.from_pretrained(...)`` placed on ``device``, with the spec's scheduler swapped in."""
@@ -219,6 +245,7 @@ def load_pipeline(spec: ModelSpec, *, cache_dir: str | Path | None = None, devic
         kwargs["local_files_only"] = True
     try:
         with loading_bars(progress):
+            expose_relocated_classes(spec.pipeline_class)
             pipeline = pipeline_class.from_pretrained(source, **kwargs)
     except OSError as error:  # diffusers' EnvironmentError and every huggingface_hub download error
         raise MissingWeights(missing_weights_message(spec, error)) from None
@@ -233,9 +260,10 @@ def load_pipeline(spec: ModelSpec, *, cache_dir: str | Path | None = None, devic
 
 
 def call_arguments(spec: ModelSpec, pipeline_class: type, prompts: list[str], generators: list, *,
-                   negative_prompt: str = "", image=None, output_type: str = "pil") -> dict[str, Any]:
+                   negative_prompt: str | list[str] = "", image=None, output_type: str = "pil") -> dict[str, Any]:
     """The keyword arguments a pipeline of ``spec`` is called with (the registry's settings plus the batch).
 
+    ``negative_prompt`` is one text for the whole batch or one per prompt (the partner prompts of Commonsense-T2I).
     A super-resolution stage gets the previous stage's ``image``; one whose pipeline takes no size (the x4 upscaler:
     four times its input) gets no height and width.
     """
@@ -250,10 +278,20 @@ def call_arguments(spec: ModelSpec, pipeline_class: type, prompts: list[str], ge
         kwargs["image"] = image
     if spec.guidance is not None:
         kwargs["guidance_scale"] = spec.guidance
-    if negative_prompt and spec.negative_prompt:
-        kwargs["negative_prompt"] = [negative_prompt] * len(prompts)
+    negatives = per_prompt(negative_prompt, len(prompts))
+    if any(negatives) and spec.negative_prompt:
+        kwargs["negative_prompt"] = negatives
     kwargs.update(spec.call_kwargs)
     return kwargs
+
+
+def per_prompt(negative_prompt: str | list[str] | None, count: int) -> list[str]:
+    """One negative prompt per prompt: a single text repeated, or the list as given (checked for its length)."""
+    if isinstance(negative_prompt, list):
+        if len(negative_prompt) != count:
+            raise ValueError(f"{len(negative_prompt)} negative prompts for {count} prompts; give one per prompt.")
+        return [text or "" for text in negative_prompt]
+    return [negative_prompt or ""] * count
 
 
 def check_call_kwargs(spec: ModelSpec, pipeline_class: type) -> None:
@@ -318,31 +356,33 @@ class DiffusersGenerator:
             self.params.update(width=width, height=height,
                                stages=[_stage_params(s, p, negative_prompt) for s, p in self.stages])
 
-    def _shared_embeddings(self, prompts: list[str]) -> dict[str, Any]:
+    def _shared_embeddings(self, prompts: list[str], negatives: list[str]) -> dict[str, Any]:
         """The first stage's prompt embeddings, when a later stage has no text encoder of its own (DeepFloyd IF)."""
         if not any(spec.reuse_prompt_embeds for spec, _ in self.stages[1:]):
             return {}
         spec = self.spec
-        negative = self.negative_prompt if spec.negative_prompt else None
         embeds, negative_embeds = self.pipeline.encode_prompt(
             [spec.prompt_template.format(prompt=p) for p in prompts], do_classifier_free_guidance=True,
-            negative_prompt=[negative] * len(prompts) if negative else None,
+            negative_prompt=negatives if spec.negative_prompt and any(negatives) else None,
         )
         return {"prompt_embeds": embeds, "negative_prompt_embeds": negative_embeds}
 
-    def generate(self, prompts: list[str], seeds: list[int]) -> list[Image.Image]:
+    def generate(self, prompts: list[str], seeds: list[int],
+                 negative_prompts: list[str] | None = None) -> list[Image.Image]:
         import torch
 
         if len(prompts) != len(seeds):
             raise ValueError(f"generate needs one seed per prompt, got {len(prompts)} prompts and {len(seeds)} seeds.")
+        negatives = per_prompt(negative_prompts if negative_prompts is not None else self.negative_prompt,
+                               len(prompts))
         generator_device = "cpu" if self.device.startswith("mps") else self.device
         generators = [torch.Generator(device=generator_device).manual_seed(int(s)) for s in seeds]
         with memory_errors(self.spec, self.device, f"making {len(prompts)} images in one call"), torch.inference_mode():
-            embeddings = self._shared_embeddings(prompts)
+            embeddings = self._shared_embeddings(prompts, negatives)
             images = None
             for index, (spec, pipeline) in enumerate(self.stages):
                 last = index == len(self.stages) - 1
-                kwargs = call_arguments(spec, type(pipeline), prompts, generators, negative_prompt=self.negative_prompt,
+                kwargs = call_arguments(spec, type(pipeline), prompts, generators, negative_prompt=negatives,
                                         image=_handover(images, pipeline), output_type="pil" if last else "pt")
                 if embeddings and (index == 0 or spec.reuse_prompt_embeds):
                     kwargs.pop("prompt")
@@ -363,19 +403,30 @@ class ProceduralGenerator:
         self.renderer = make_renderer(spec.pipeline_class, spec.name, (width, height))
         self.params = {"renderer": spec.pipeline_class, "width": width, "height": height}
 
-    def generate(self, prompts: list[str], seeds: list[int]) -> list[Image.Image]:
-        return self.renderer.generate(prompts, seeds)
+    def generate(self, prompts: list[str], seeds: list[int],
+                 negative_prompts: list[str] | None = None) -> list[Image.Image]:
+        return self.renderer.generate(prompts, seeds)  # the painters take no negative prompt
 
 
 def make_generator(spec: ModelSpec, *, registry: Mapping[str, ModelSpec] | None = None,
                    cache_dir: str | Path | None = None, device: str = "cpu", dtype: str | None = None,
-                   negative_prompt: str = "", progress: bool = False) -> Generator:
-    """The generator for ``spec``: a procedural renderer, or its diffusers pipeline(s) loaded on ``device``.
+                   negative_prompt: str = "", progress: bool = False, db=None, media=None, api_config=None,
+                   env: Mapping[str, str] | None = None) -> Generator:
+    """The generator for ``spec``: a procedural renderer, an image API (kind ``api``: it stores its images in
+    ``media`` and records them in ``db`` as they arrive, asking the endpoint of ``api_config``, an
+    :class:`generators.api_images.ImageAPIConfig`), or its diffusers pipeline(s) loaded on ``device``.
 
     ``registry`` (default: the built-ins) supplies a cascade's stages by name.
     """
     if spec.kind == "procedural":
         return ProceduralGenerator(spec)
+    if spec.kind == "api":
+        from generators.api_images import ImageAPIConfig, ImageAPIGenerator
+
+        if db is None or media is None:
+            raise RegistryError(f"model {spec.name} is an API model: it needs the database and the media folder to "
+                                "record each image as it arrives (make_generator(..., db=db, media=media)).")
+        return ImageAPIGenerator(spec, api_config or ImageAPIConfig(), db=db, media=media, env=env)
     registry = registry if registry is not None else builtin_models()
     if spec.takes_image:
         users = sorted(name for name, other in registry.items() if spec.name in other.stages)

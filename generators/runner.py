@@ -8,6 +8,13 @@ have an ``images`` row, so a run that crashed resumes where it stopped.
 
 Each batch's images are written to the media store first (files are content addressed and renamed into place), then
 their rows are committed in one transaction: a crash leaves at most unreferenced files, never a row without a file.
+An API model (:mod:`generators.api_images`) stores each image itself as it arrives and records the request, so a
+crash loses no paid image either; an image it could not get is counted in the report's ``failed`` with the reason,
+and the next run asks again.
+
+A model with ``negative_prompt_from = "partner"`` gets each prompt's partner prompt (:func:`datamodel.catalog.
+partner_texts`) as its negative prompt, recorded in the image's parameters; a prompt without a partner stops the run
+before anything is made.
 """
 
 from __future__ import annotations
@@ -21,8 +28,11 @@ from typing import Callable, Iterable, Sequence
 import sqlite_utils
 from tqdm.auto import tqdm
 
-from datamodel.catalog import add_image, add_model
+from datamodel.catalog import add_image, add_model, partner_texts
 from datamodel.media import MediaStore
+from datamodel.presets import DEFAULT_PRESET
+from datamodel.renditions import Renditions
+from generators.api_images import GeneratedImage
 from generators.pipelines import Generator
 from generators.registry import ModelSpec
 
@@ -49,6 +59,8 @@ class RunReport:
     existing: int = 0  # of those, already in the database
     made: int = 0  # images generated now
     per_model: dict[str, int] = field(default_factory=dict)
+    failed: list[str] = field(default_factory=list)  # images not made (an API refusal, ...): model, prompt, index
+    notes: list[str] = field(default_factory=list)  # what the generators report (an API's cost, cache use, errors)
 
 
 def item_seed(base_seed: int, model: str, prompt_key: Sequence[str], idx: int, policy: str = "derived") -> int:
@@ -128,18 +140,60 @@ def existing_keys(db: sqlite_utils.Database, model_ids: dict[str, int]) -> set[t
     return {(names[model_id], prompt_id, idx) for model_id, prompt_id, idx in rows}
 
 
-def register_models(db: sqlite_utils.Database, specs: Sequence[ModelSpec], source: str | None = None) -> dict[str, int]:
+def register_models(db: sqlite_utils.Database, specs: Sequence[ModelSpec], source: str | None = None,
+                    preset: str = DEFAULT_PRESET) -> dict[str, int]:
     """Add the models (if new) with their spec as ``models.config``; return {name: id}.
 
     A model whose stored images were made at another resolution or with other cascade stages (DeepFloyd IF was
-    stage I alone, 64 px, before it became the three-stage cascade) is refused: resuming would mix two systems.
+    stage I alone, 64 px, before it became the three-stage cascade) is refused: resuming would mix two systems. So
+    is a diffusers model whose images were made under another preset with other steps or guidance (its model card's
+    50 steps under ``arena``, the taxonomy paper's 28 under ``taxonomy-paper``).
     """
     ids = {}
     for spec in specs:
+        default_source = {"procedural": "demo", "api": "api"}.get(spec.kind, "diffusers")
         ids[spec.name] = add_model(db, spec.name, description=spec.description, config=spec.config(),
-                                   source=source or ("demo" if spec.kind == "procedural" else "diffusers"))
+                                   source=source or default_source)
         _refuse_changed_output(db, spec, ids[spec.name])
+        _refuse_other_preset(db, spec, ids[spec.name], preset)
     return ids
+
+
+def _refuse_other_preset(db: sqlite_utils.Database, spec: ModelSpec, model_id: int, preset: str) -> None:
+    if spec.kind != "diffusers":
+        return
+    made = db.execute(
+        "SELECT ifnull(json_extract(params, '$.preset'), ?), json_extract(params, '$.steps'), "
+        "json_extract(params, '$.guidance'), COUNT(*) FROM images WHERE model_id = ? GROUP BY 1, 2, 3",
+        [DEFAULT_PRESET, model_id]).fetchall()
+    for other, steps, guidance, count in made:
+        if other != preset and (steps, guidance) != (spec.steps, spec.guidance):
+            raise RunError(
+                f"the database has {count} images of {spec.name} made under preset {other} ({steps} steps, guidance "
+                f"{guidance}); preset {preset} makes it with {spec.steps} steps, guidance {spec.guidance}. Resuming "
+                "would mix the two under one name: run the preset into another database (ARENA_DB / --db), or give "
+                f"the model another name in a models file ([models.{spec.name}-{preset}] with pipeline_class and the "
+                f"other fields of {spec.name})."
+            )
+
+
+def _refuse_other_scheduler(db: sqlite_utils.Database, spec: ModelSpec, model_id: int, scheduler: str | None) -> None:
+    """Refuse to add images made with ``scheduler`` (the loaded pipeline's class) to a model whose stored images were
+    made with another one: steps and guidance may agree while the sampler differs (a model card's scheduler swap
+    against the repository's own, as SD 2.1 under the arena and consistency-paper presets)."""
+    if not scheduler:
+        return
+    made = db.execute(
+        "SELECT json_extract(params, '$.scheduler'), COUNT(*) FROM images WHERE model_id = ? "
+        "AND json_extract(params, '$.scheduler') IS NOT NULL AND json_extract(params, '$.scheduler') != ? "
+        "GROUP BY 1", [model_id, scheduler]).fetchall()
+    for other, count in made:
+        raise RunError(
+            f"the database has {count} images of {spec.name} made with {other}; this run makes them with "
+            f"{scheduler}. Resuming would mix the two under one name: run into another database (ARENA_DB / --db), "
+            f"or give the model another name in a models file ([models.{spec.name}-{scheduler.lower()}] with "
+            f"pipeline_class and the other fields of {spec.name})."
+        )
 
 
 def _refuse_changed_output(db: sqlite_utils.Database, spec: ModelSpec, model_id: int) -> None:
@@ -162,6 +216,25 @@ def _refuse_changed_output(db: sqlite_utils.Database, spec: ModelSpec, model_id:
         )
 
 
+def partner_negatives(db: sqlite_utils.Database, specs: Sequence[ModelSpec], items: Sequence[WorkItem]
+                      ) -> dict[int, str]:
+    """{prompt id: partner text} for the items of models whose negative prompt is the partner prompt; a prompt
+    without a partner raises :class:`RunError` naming it."""
+    wanted = {spec.name for spec in specs if spec.negative_prompt_from == "partner"}
+    prompt_ids = {item.prompt_id for item in items if item.model in wanted}
+    if not prompt_ids:
+        return {}
+    partners = partner_texts(db, prompt_ids)
+    lonely = sorted(prompt_id for prompt_id, text in partners.items() if not text)
+    if lonely:
+        raise RunError(
+            f"{', '.join(sorted(wanted))} take each prompt's partner prompt as negative prompt, but prompt(s) "
+            f"{', '.join(map(str, lonely[:10]))} have no partner (the other prompt of a Commonsense-T2I item, named "
+            "by metadata partner_role). Run these models on the commonsense suite only."
+        )
+    return {prompt_id: str(text) for prompt_id, text in partners.items()}
+
+
 def _batches(items: list[WorkItem], size: int) -> Iterable[list[WorkItem]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -182,22 +255,28 @@ def run(
     num_processes: int = 1,
     source: str | None = None,
     progress: bool = False,
+    preset: str = DEFAULT_PRESET,
+    renditions: Renditions | None = None,
 ) -> RunReport:
     """Make this process's missing images of ``specs`` × ``prompt_ids`` × ``images_per_prompt``.
 
     ``make_generator(spec)`` is called only for a model that has missing images, once, and the generator is dropped
-    before the next model is loaded. Returns counts; calling it again with the same arguments makes nothing.
+    before the next model is loaded. With ``renditions`` (the arena's display settings), the display renditions of
+    the images are made at the end, so battles may show them (:mod:`datamodel.renditions`). Returns counts; calling
+    it again with the same arguments makes nothing. Each image's ``params`` record the ``preset`` (protocol) the run
+    followed.
     """
     if batch_size < 1:
         raise RunError(f"batch size must be at least 1, got {batch_size}.")
     names = [spec.name for spec in specs]
     if len(set(names)) != len(names):
         raise RunError(f"model names repeat in {names}; give each model once.")
-    model_ids = register_models(db, specs, source)
+    model_ids = register_models(db, specs, source, preset)
     items = plan(db, names, prompt_ids, images_per_prompt=images_per_prompt, seed=seed, seed_policy=seed_policy)
     mine = shard(items, process_index, num_processes)
     done = existing_keys(db, model_ids)
     todo = [item for item in mine if (item.model, item.prompt_id, item.idx) not in done]
+    negatives = partner_negatives(db, specs, todo)  # before anything is made
     report = RunReport(planned=len(items), owned=len(mine), existing=len(mine) - len(todo))
     label = "generating" + (f" [process {process_index + 1}/{num_processes}]" if num_processes > 1 else "")
     with tqdm(total=len(todo), desc=label, unit="img", disable=not progress, position=process_index) as bar:
@@ -206,23 +285,51 @@ def run(
             if not work:
                 continue
             generator = make_generator(spec)
+            _refuse_other_scheduler(db, spec, model_ids[spec.name], generator.params.get("scheduler"))
             bar.set_postfix_str(spec.name)
-            for batch in _batches(work, batch_size):
-                images = generator.generate([item.text for item in batch], [item.seed for item in batch])
-                stored = [media.put_image(image) for image in images]  # files first, rows after
+            partner = spec.negative_prompt_from == "partner"
+            for batch in _batches(work, getattr(generator, "batch_size", None) or batch_size):
+                texts, seeds = [item.text for item in batch], [item.seed for item in batch]
+                if partner:
+                    images = generator.generate(texts, seeds, [negatives[item.prompt_id] for item in batch])
+                else:
+                    images = generator.generate(texts, seeds)
+                if len(images) != len(batch):
+                    raise RuntimeError(f"{spec.name} returned {len(images)} images for {len(batch)} prompts.")
+                stored = [_store(media, image) for image in images]  # files first, rows after
                 with db.conn:
-                    for item, image in zip(batch, stored, strict=True):
-                        params = {**generator.params, "model": spec.name, "seed": item.seed, "idx": item.idx,
-                                  "seed_policy": seed_policy, "base_seed": seed}
+                    for item, (image, extra) in zip(batch, stored, strict=True):
+                        if image is None:
+                            report.failed.append(f"{spec.name}, prompt {item.prompt_id}, image {item.idx}")
+                            continue
+                        params = {**generator.params, **extra, "model": spec.name, "seed": item.seed,
+                                  "idx": item.idx, "seed_policy": seed_policy, "base_seed": seed, "preset": preset}
+                        if partner:
+                            params["negative_prompt"] = negatives[item.prompt_id]
                         add_image(db, prompt_id=item.prompt_id, model_id=model_ids[spec.name], stored=image,
                                   idx=item.idx, seed=item.seed, params=params)
-                report.made += len(batch)
-                report.per_model[spec.name] = report.per_model.get(spec.name, 0) + len(batch)
+                        report.made += 1
+                        report.per_model[spec.name] = report.per_model.get(spec.name, 0) + 1
                 bar.update(len(batch))
+            stats = getattr(generator, "stats", None)
+            if stats is not None:
+                report.notes.append(f"{spec.name}: {stats.summary()}")
+                report.notes.extend(stats.errors)
             del generator
             gc.collect()
             _empty_device_cache()
+    if renditions is not None:
+        renditions.render_missing(db)
     return report
+
+
+def _store(media: MediaStore, image) -> tuple:
+    """(stored image or None, parameters to record with it) of one generated image."""
+    if image is None:
+        return None, {}
+    if isinstance(image, GeneratedImage):  # already in the media folder (an API model)
+        return image.stored, image.params
+    return media.put_image(image), {}
 
 
 def _empty_device_cache() -> None:

@@ -10,7 +10,11 @@ Only what the toy size forces changes (:func:`stand_in`): the weights (and their
 :data:`SMOKE_STEPS` steps, the resolution scaled so stage I of a model is the recipe's size (the stages of a cascade
 keep their ratios, so DeepFloyd IF still ends at its registry resolution), the recipe's ``smoke_call_kwargs``, and on
 the CPU no offload or compile.
-A negative prompt is passed to every model that accepts one, so that path runs too.
+A negative prompt is passed to every model that accepts one, so that path runs too (one per prompt, the way the
+partner prompts of Commonsense-T2I are passed, for a model whose ``negative_prompt_from`` is ``partner``).
+
+API models (kind ``api``: DALL-E 3, gpt-image-1) have no stand-in here: a smoke run sends no paid request. They are
+listed as skipped; the tests run them against the project's fake OpenAI server (``tools.fake_openai``).
 """
 
 from __future__ import annotations
@@ -39,12 +43,15 @@ class SmokeResult:
     seconds: float  # loading and generating, without building the stand-in
     size: tuple[int, int] | None  # (width, height) of the stored image
     error: str = ""
+    skipped: str = ""  # why it was not run (an API model)
 
     @property
     def ok(self) -> bool:
         return not self.error
 
     def line(self) -> str:
+        if self.skipped:
+            return f"skip {self.name:24} {self.pipeline_class}: {self.skipped}"
         if not self.ok:
             return f"FAIL {self.name:24} {self.pipeline_class}: {self.error}"
         width, height = self.size or (0, 0)
@@ -108,6 +115,9 @@ def smoke_model(registry: Mapping[str, ModelSpec], name: str, *, cache_dir: str 
 
     spec = registry[name]
     classes = spec.pipeline_class
+    if spec.kind == "api":
+        return SmokeResult(name, f"images API ({spec.api_model})", "", 0.0, None,
+                           skipped="an API model: smoke sends no paid request (the tests use tools.fake_openai)")
     try:
         tiny = stand_ins(registry, spec, device)
         classes = " > ".join(s.pipeline_class for s in tiny.values())
@@ -118,7 +128,12 @@ def smoke_model(registry: Mapping[str, ModelSpec], name: str, *, cache_dir: str 
                     ensure_tiny(cache_dir, stage.tiny)
         db = connect(Path(workdir) / "smoke.db")
         try:
-            prompt_ids = add_prompts(db, [PromptSpec("smoke", "coin.n.01", SMOKE_PROMPT)]).ids
+            if spec.negative_prompt_from == "partner":  # the partner (not generated) is the negative prompt
+                pair = [PromptSpec("smoke", "coin.n.01", text, role=role, metadata={"partner_role": other})
+                        for text, role, other in ((SMOKE_PROMPT, "p1", "p2"), (SMOKE_NEGATIVE_PROMPT, "p2", "p1"))]
+                prompt_ids = add_prompts(db, pair).ids[:1]
+            else:
+                prompt_ids = add_prompts(db, [PromptSpec("smoke", "coin.n.01", SMOKE_PROMPT)]).ids
             started = time.perf_counter()
             run(db, MediaStore(Path(workdir) / "media"), [tiny[name]], prompt_ids,
                 partial(make_generator, registry=tiny, cache_dir=cache_dir, device=device,

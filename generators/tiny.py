@@ -9,12 +9,13 @@ Tokenization is real: the CLIP byte-pair vocabulary shipped in the open_clip_tor
 the same word pieces, spelled the SentencePiece way, form the ``T5Tokenizer`` (Unigram) of the T5-based recipes, and
 spelled the WordPiece way the ``BertTokenizer`` of Hunyuan-DiT's BERT.
 
-There is a recipe for every pipeline layout of the registry (:data:`TINY_RECIPES`): SD 1.x and 2.x, SDXL (also
+There is a recipe for every pipeline layout of the registry (:data:`TINY_RECIPES`): SD 1.x and 2.x, LCM, SDXL (also
 with SDXL Turbo's and Playground v2.5's schedulers), Kandinsky 3, the three DeepFloyd IF stages, SD3, Hunyuan-DiT,
-PixArt-Sigma and FLUX dev and schnell. Their sizes follow the dummy components of diffusers' own pipeline tests: a few
-channels, one or two layers, 64 px images; what the real repositories are loaded with (a weights variant, scheduler
-class and configuration, VAE scaling and shift) is copied, so the loader and the pipelines' code paths are the real
-ones. :mod:`generators.smoke` runs every registry model on the recipe that mirrors it.
+PixArt-Sigma and -alpha, Stable Cascade, Kolors and FLUX dev and schnell. Their sizes follow the dummy components
+of diffusers' own pipeline tests: a few channels, one or two layers, 64 px images; what the real repositories are
+loaded with (a weights variant, scheduler class and configuration, VAE scaling and shift) is copied, so the loader and
+the pipelines' code paths are the real ones. :mod:`generators.smoke` runs every registry model on the recipe that
+mirrors it.
 
 Each component is created under its own fixed seed inside ``torch.random.fork_rng`` so the global random state is
 left alone and a rebuild gives bit-identical weights.
@@ -226,6 +227,22 @@ def build_tiny_sd2(seed: int = 0):
     return StableDiffusionPipeline(
         vae=_tiny_vae(seed + 2), text_encoder=_clip_text_encoder(tokenizer, seed + 1, hidden_act="gelu"),
         tokenizer=tokenizer, unet=_sd_unet(seed, linear_projection=True, cross_attention_dim=32), scheduler=scheduler,
+        safety_checker=None, feature_extractor=None, requires_safety_checker=False,
+    )
+
+
+def build_tiny_lcm(seed: int = 0):
+    """A Latent Consistency Model (LCM Dreamshaper v7 layout): the SD 1.x components with a UNet that takes the
+    guidance scale as an embedding (``time_cond_proj_dim``) and the LCM scheduler of the real repository."""
+    from diffusers import LatentConsistencyModelPipeline, LCMScheduler
+
+    tokenizer = make_clip_tokenizer()
+    scheduler = LCMScheduler(beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", clip_sample=False,
+                             set_alpha_to_one=True, steps_offset=1, original_inference_steps=50,
+                             timestep_spacing="leading", timestep_scaling=10.0)
+    return LatentConsistencyModelPipeline(
+        vae=_tiny_vae(seed + 2), text_encoder=_clip_text_encoder(tokenizer, seed + 1), tokenizer=tokenizer,
+        unet=_sd_unet(seed, cross_attention_dim=32, time_cond_proj_dim=32), scheduler=scheduler,
         safety_checker=None, feature_extractor=None, requires_safety_checker=False,
     )
 
@@ -443,20 +460,124 @@ def build_tiny_flux_schnell(seed: int = 0):
     return _build_tiny_flux(seed, False, FlowMatchEulerDiscreteScheduler(shift=1.0, use_dynamic_shifting=False))
 
 
-def build_tiny_pixart_sigma(seed: int = 0):
-    """A PixArt-Sigma-style pipeline (diffusion transformer + T5 encoder + VAE), about 2 M parameters."""
-    from diffusers import DPMSolverMultistepScheduler, PixArtSigmaPipeline, PixArtTransformer2DModel
+def _pixart_transformer(seed: int):
+    """PixArt's diffusion transformer (adaLN-single, T5 captions) at toy size: the layout of Sigma and alpha."""
+    from diffusers import PixArtTransformer2DModel
 
-    tokenizer = make_t5_tokenizer()
-    transformer = _seeded(seed, lambda: PixArtTransformer2DModel(
+    return _seeded(seed, lambda: PixArtTransformer2DModel(
         sample_size=16, num_layers=2, patch_size=2, attention_head_dim=16, num_attention_heads=2, in_channels=4,
         out_channels=8, cross_attention_dim=32, caption_channels=32, attention_bias=True,
         activation_fn="gelu-approximate", num_embeds_ada_norm=1000, norm_type="ada_norm_single",
         norm_elementwise_affine=False, norm_eps=1e-6,
     ))
-    scheduler = DPMSolverMultistepScheduler()
+
+
+def build_tiny_pixart_sigma(seed: int = 0):
+    """A PixArt-Sigma-style pipeline (diffusion transformer + T5 encoder + VAE), about 2 M parameters."""
+    from diffusers import DPMSolverMultistepScheduler, PixArtSigmaPipeline
+
+    tokenizer = make_t5_tokenizer()
     return PixArtSigmaPipeline(tokenizer=tokenizer, text_encoder=_t5_encoder(tokenizer, seed + 1),
-                               vae=_tiny_vae(seed + 2), transformer=transformer, scheduler=scheduler)
+                               vae=_tiny_vae(seed + 2), transformer=_pixart_transformer(seed),
+                               scheduler=DPMSolverMultistepScheduler())
+
+
+def build_tiny_pixart_alpha(seed: int = 0):
+    """A PixArt-alpha-style pipeline (the PixArt-Sigma transformer layout, T5 encoder, DPM-Solver): PixArt-alpha
+    XL 1024 differs from Sigma in its pipeline class (120 T5 tokens, its own resolution bins) and VAE."""
+    from diffusers import DPMSolverMultistepScheduler, PixArtAlphaPipeline
+
+    tokenizer = make_t5_tokenizer()
+    return PixArtAlphaPipeline(tokenizer=tokenizer, text_encoder=_t5_encoder(tokenizer, seed + 1),
+                               vae=_tiny_vae(seed + 2), transformer=_pixart_transformer(seed),
+                               scheduler=DPMSolverMultistepScheduler())
+
+
+def _cascade_unet(seed: int, **config):
+    from diffusers import StableCascadeUNet
+
+    return _seeded(seed, lambda: StableCascadeUNet(
+        conditioning_dim=32, block_out_channels=(32, 32), down_num_layers_per_block=(1, 1),
+        up_num_layers_per_block=(1, 1), down_blocks_repeat_mappers=(1, 1), up_blocks_repeat_mappers=(1, 1),
+        clip_text_pooled_in_channels=32, clip_seq=4, self_attn=True, timestep_ratio_embedding_dim=64,
+        kernel_size=3, dropout=(0.0, 0.0), **config))
+
+
+def build_tiny_stable_cascade(seed: int = 0):
+    """Stable Cascade (Würstchen v3) as one combined pipeline: a prior StableCascadeUNet (text -> 16-channel image
+    embeddings), a decoder StableCascadeUNet (-> 4-channel latents) and a Paella VQ-GAN, each with a CLIP text
+    encoder with projection. Its latents follow the real ratios (the decoder's are 10.67 times the prior's, the
+    VQ-GAN upsamples 4 times), so 128 px is the smallest even size."""
+    from diffusers import DDPMWuerstchenScheduler, StableCascadeCombinedPipeline
+    from diffusers.pipelines.deprecated.wuerstchen.modeling_paella_vq_model import PaellaVQModel
+
+    tokenizer = make_clip_tokenizer()
+    prior = _cascade_unet(seed, in_channels=16, out_channels=16, num_attention_heads=(2, 2),
+                          block_types_per_layer=(("SDCascadeResBlock", "SDCascadeTimestepBlock",
+                                                  "SDCascadeAttnBlock"),) * 2,
+                          clip_text_in_channels=32, clip_image_in_channels=32, patch_size=1,
+                          timestep_conditioning_type=("sca", "crp"), switch_level=(False,))
+    decoder = _cascade_unet(seed + 1, in_channels=4, out_channels=4, num_attention_heads=(0, 2),
+                            block_types_per_layer=(("SDCascadeResBlock", "SDCascadeTimestepBlock"),
+                                                   ("SDCascadeResBlock", "SDCascadeTimestepBlock",
+                                                    "SDCascadeAttnBlock")),
+                            patch_size=1, effnet_in_channels=16, pixel_mapper_in_channels=3,
+                            timestep_conditioning_type=("sca",), switch_level=None)
+    vqgan = _seeded(seed + 2, lambda: PaellaVQModel(
+        in_channels=3, out_channels=3, up_down_scale_factor=2, levels=2, bottleneck_blocks=1, embed_dim=16,
+        latent_channels=4, num_vq_embeddings=8, scale_factor=0.3764))
+    scheduler = DDPMWuerstchenScheduler()
+    return StableCascadeCombinedPipeline(
+        tokenizer=tokenizer, text_encoder=_clip_text_encoder(tokenizer, seed + 3, projection=True, hidden_act="gelu"),
+        decoder=decoder, scheduler=scheduler, vqgan=vqgan, prior_prior=prior,
+        prior_text_encoder=_clip_text_encoder(tokenizer, seed + 4, projection=True, hidden_act="gelu"),
+        prior_tokenizer=tokenizer, prior_scheduler=scheduler, prior_feature_extractor=None, prior_image_encoder=None)
+
+
+def make_chatglm_tokenizer(folder: Path):
+    """Kolors' ``ChatGLMTokenizer`` on a SentencePiece BPE model trained here, single-threaded (so rebuilds are
+    identical), on the CLIP vocabulary's whole words; the model file is written into ``folder``."""
+    import io
+
+    import sentencepiece
+    from diffusers.pipelines.kolors import ChatGLMTokenizer
+
+    vocab, _ = clip_vocabulary()
+    words = [token[:-4] for token in vocab if token.endswith("</w>") and token[:-4].isalpha()]
+    sentences = [" ".join(words[i:i + 12]) for i in range(0, len(words), 12)]
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(sentence_iterator=iter(sentences), model_writer=model, vocab_size=2000,
+                                             model_type="bpe", character_coverage=1.0, num_threads=1, minloglevel=2)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tokenizer.model").write_bytes(model.getvalue())
+    return ChatGLMTokenizer(vocab_file=str(folder / "tokenizer.model"))
+
+
+def build_tiny_kolors(seed: int = 0):
+    """Kolors: the SDXL UNet layout (text-time conditions) conditioned on a two-layer ChatGLM encoder (multi-query
+    attention, rotary positions) with its SentencePiece tokenizer; SDXL's Euler scheduler with Kolors' beta_end."""
+    import tempfile
+
+    from diffusers import EulerDiscreteScheduler, KolorsPipeline
+    from diffusers.pipelines.kolors import ChatGLMModel
+    from diffusers.pipelines.kolors.text_encoder import ChatGLMConfig
+
+    # save_pretrained copies the tokenizer's model file from where it was read, after this function returns: a
+    # folder that outlives the build (the same bytes every time, so builds may share it)
+    folder = Path(tempfile.gettempdir()) / f"t2i-arena-chatglm-{os.getuid()}"
+    tokenizer = make_chatglm_tokenizer(folder)
+    config = ChatGLMConfig(num_layers=2, padded_vocab_size=len(tokenizer) + 16, hidden_size=32,
+                           ffn_hidden_size=37, kv_channels=8, num_attention_heads=4, seq_length=256,
+                           multi_query_attention=True, multi_query_group_num=2, add_qkv_bias=True,
+                           original_rope=True, torch_dtype="float32")
+    text_encoder = _seeded(seed + 1, lambda: ChatGLMModel(config))
+    unet = _sd_unet(seed, linear_projection=True, cross_attention_dim=32, addition_embed_type="text_time",
+                    addition_time_embed_dim=8, projection_class_embeddings_input_dim=6 * 8 + 32,
+                    transformer_layers_per_block=(1, 2))
+    scheduler = EulerDiscreteScheduler(beta_start=0.00085, beta_end=0.014, beta_schedule="scaled_linear",
+                                       steps_offset=1, timestep_spacing="leading")
+    return KolorsPipeline(vae=_tiny_vae(seed + 2), text_encoder=text_encoder, tokenizer=tokenizer, unet=unet,
+                          scheduler=scheduler, image_encoder=None, feature_extractor=None)
 
 
 @dataclass(frozen=True)
@@ -488,14 +609,18 @@ TINY_RECIPES: Mapping[str, TinyRecipe] = MappingProxyType({
     for recipe in (
         TinyRecipe("tiny-sd", "StableDiffusionPipeline", build_tiny_sd, 64,
                    "UNet2DConditionModel + CLIP text encoder + AutoencoderKL (SD 1.x layout)",
-                   mirrors=("stable-diffusion-v1-5/stable-diffusion-v1-5", "prompthero/openjourney")),
+                   mirrors=("stable-diffusion-v1-5/stable-diffusion-v1-5", "prompthero/openjourney",
+                            "prompthero/openjourney-v4")),
         TinyRecipe("tiny-pixart-sigma", "PixArtSigmaPipeline", build_tiny_pixart_sigma, 64,
                    "PixArtTransformer2DModel + T5 encoder + AutoencoderKL (PixArt-Sigma layout)",
-                   mirrors=("PixArt-alpha/PixArt-Sigma-XL-2-1024-MS",),
+                   mirrors=("PixArt-alpha/PixArt-Sigma-XL-2-1024-MS", "PixArt-alpha/PixArt-Sigma-XL-2-512-MS"),
                    smoke_call_kwargs=MappingProxyType({**_NO_BINS, **_NO_CAPTION_CLEANING})),
         TinyRecipe("tiny-sd2", "StableDiffusionPipeline", build_tiny_sd2, 64,
                    "SD 2.x layout: linear attention projections, GELU CLIP encoder, v-prediction DDIM",
-                   mirrors=("stabilityai/stable-diffusion-2-1",)),
+                   mirrors=("stabilityai/stable-diffusion-2-1", "stabilityai/stable-diffusion-2")),
+        TinyRecipe("tiny-lcm", "LatentConsistencyModelPipeline", build_tiny_lcm, 64,
+                   "SD 1.x layout with a guidance-embedding UNet and the LCM scheduler (LCM Dreamshaper v7)",
+                   mirrors=("SimianLuo/LCM_Dreamshaper_v7",)),
         TinyRecipe("tiny-sdxl", "StableDiffusionXLPipeline", build_tiny_sdxl, 64,
                    "SDXL layout: two CLIP encoders, text-time conditions, Euler", variant="fp16",
                    mirrors=("stabilityai/stable-diffusion-xl-base-1.0", "playgroundai/playground-v2-1024px-aesthetic")),
@@ -526,6 +651,16 @@ TINY_RECIPES: Mapping[str, TinyRecipe] = MappingProxyType({
         TinyRecipe("tiny-flux-dev", "FluxPipeline", build_tiny_flux_dev, 64,
                    "FluxTransformer2DModel with guidance embedding + CLIP + T5 (FLUX.1 dev)",
                    mirrors=("black-forest-labs/FLUX.1-dev",)),
+        TinyRecipe("tiny-pixart-alpha", "PixArtAlphaPipeline", build_tiny_pixart_alpha, 64,
+                   "PixArtTransformer2DModel + T5 encoder + AutoencoderKL (PixArt-alpha layout)",
+                   mirrors=("PixArt-alpha/PixArt-XL-2-1024-MS",),
+                   smoke_call_kwargs=MappingProxyType({**_NO_BINS, **_NO_CAPTION_CLEANING})),
+        TinyRecipe("tiny-stable-cascade", "StableCascadeCombinedPipeline", build_tiny_stable_cascade, 128,
+                   "Stable Cascade: prior and decoder StableCascadeUNet + CLIP encoders + Paella VQ-GAN",
+                   mirrors=("stabilityai/stable-cascade",)),
+        TinyRecipe("tiny-kolors", "KolorsPipeline", build_tiny_kolors, 64,
+                   "SDXL-layout UNet + ChatGLM text encoder (SentencePiece tokenizer) + AutoencoderKL (Kolors)",
+                   variant="fp16", mirrors=("Kwai-Kolors/Kolors-diffusers",)),
         TinyRecipe("tiny-flux-schnell", "FluxPipeline", build_tiny_flux_schnell, 64,
                    "FluxTransformer2DModel without guidance embedding + CLIP + T5 (FLUX.1 schnell)",
                    mirrors=("black-forest-labs/FLUX.1-schnell",)),

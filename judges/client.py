@@ -10,7 +10,8 @@ image hashes,
    timeouts and lost connections up to ``max_retries`` times with exponential backoff and jitter
    (:func:`retry_delay`: before retry n = 1, 2, ... wait min(``retry_max_s``, ``retry_base_s`` · 2^(n−1)) · u with
    u uniform in [0.5, 1) from the engine's ``rng``; a longer wait asked by the server (``retry-after-ms``, or
-   ``retry-after`` in seconds or as an HTTP date) is honoured up to ``retry_max_s``);
+   ``retry-after`` in seconds or as an HTTP date) is honoured up to ``retry_max_s``; this policy and the key lookup
+   are :mod:`generators.openai_http`, shared with the image API generator);
 3. stores the answer with its token usage and estimated cost in the same step it returns it, so an answer is never
    paid for twice, even after a crash.
 
@@ -26,10 +27,7 @@ blanked out of every error message.
 from __future__ import annotations
 
 import asyncio
-import datetime
-import email.utils
 import logging
-import math
 import os
 import random
 import time
@@ -39,14 +37,23 @@ from typing import Any, Awaitable, Callable, Mapping
 import sqlite_utils
 
 from datamodel import judge_requests as cache
+from generators.openai_http import (
+    LOCAL_KEY_PLACEHOLDER,
+    RETRY_MAX_S,
+    RETRY_STATUS,
+    MissingAPIKey,
+    api_key,
+    retry_after,
+    retry_delay,
+    retryable,
+)
 from judges.pricing import Prices, estimate_cost
 from judges.request import ChatRequest, normalize_endpoint
 
 log = logging.getLogger(__name__)
 
-RETRY_STATUS = (408, 409, 429)
-RETRY_MAX_S = 60.0
-LOCAL_KEY_PLACEHOLDER = "not-needed"  # OpenAI-compatible local servers accept any key
+__all__ = ["Engine", "EngineConfig", "JudgeConfigError", "Reply", "resolve_api_key", "retry_delay",
+           "LOCAL_KEY_PLACEHOLDER", "RETRY_MAX_S", "RETRY_STATUS"]
 
 
 class JudgeConfigError(ValueError):
@@ -84,15 +91,10 @@ class EngineConfig:
 
 def resolve_api_key(env: Mapping[str, str], base_url: str) -> str:
     """``OPENAI_API_KEY``; a placeholder for a local endpoint that needs none; an error for api.openai.com."""
-    key = env.get("OPENAI_API_KEY", "").strip()
-    if key:
-        return key
-    if base_url:
-        return LOCAL_KEY_PLACEHOLDER
-    raise JudgeConfigError(
-        "OPENAI_API_KEY is not set. Export it (export OPENAI_API_KEY=...) to use api.openai.com, "
-        "or set ARENA_JUDGE_BASE_URL to an OpenAI-compatible server (e.g. a local vLLM)."
-    )
+    try:
+        return api_key(env, base_url, base_url_variable="ARENA_JUDGE_BASE_URL", what="the judges")
+    except MissingAPIKey as error:
+        raise JudgeConfigError(str(error)) from None
 
 
 @dataclass(frozen=True)
@@ -126,58 +128,6 @@ class EngineStats:
     cost_usd: float = 0.0
     planned: int = 0        # dry run: requests that would be sent
     planned_cost_usd: float = 0.0
-
-
-def _seconds(value: str | None, scale: float = 1.0) -> float | None:
-    try:
-        seconds = float(value) * scale if value is not None else None
-    except ValueError:
-        return None
-    return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
-
-
-def _retry_after(error: Exception, *, now: float | None = None) -> float | None:
-    """The wait in seconds the server asked for in the error's response, or None: ``retry-after-ms`` (milliseconds,
-    sent by the OpenAI API), else ``retry-after`` as seconds or as an HTTP date (RFC 9110 §10.2.3; a date already
-    past asks for 0). Unreadable, negative or non-finite values are ignored; :func:`retry_delay` caps the wait."""
-    response = getattr(error, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    from_ms = _seconds(headers.get("retry-after-ms"), 0.001)
-    if from_ms is not None:
-        return from_ms
-    value = headers.get("retry-after")
-    seconds = _seconds(value)
-    if seconds is not None or value is None:
-        return seconds
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:  # RFC 9110 dates are GMT
-        when = when.replace(tzinfo=datetime.timezone.utc)
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-def retry_delay(attempt: int, base_s: float, max_s: float, rng: random.Random,
-                retry_after: float | None = None) -> float:
-    """Seconds to wait before retry ``attempt`` (1: the first retry):
-    min(max_s, base_s · 2^(attempt−1)) · u with u = 0.5 + 0.5 · rng.random() in [0.5, 1), or ``retry_after`` (the
-    server's Retry-After) when that is longer, never more than ``max_s``."""
-    delay = min(max_s, base_s * 2 ** (attempt - 1)) * (0.5 + 0.5 * rng.random())
-    if retry_after is not None:
-        delay = min(max_s, max(delay, retry_after))
-    return delay
-
-
-def _retryable(error: Exception) -> bool:
-    import openai
-
-    if isinstance(error, openai.APIConnectionError):  # includes APITimeoutError
-        return True
-    status = getattr(error, "status_code", None)
-    return isinstance(error, openai.APIStatusError) and (status in RETRY_STATUS or (status or 0) >= 500)
 
 
 class Engine:
@@ -322,13 +272,13 @@ class Engine:
                     break
                 except openai.OpenAIError as error:
                     reason = self.redact(f"{type(error).__name__}: {error}")
-                    if not _retryable(error) or attempt > self.config.max_retries:
+                    if not retryable(error) or attempt > self.config.max_retries:
                         self.stats.failed += 1
                         tries = f"after {attempt} attempt{'s' if attempt > 1 else ''}"
                         log.warning("judge request %s failed %s: %s", key[:12], tries, reason)
                         return Reply("error", key, reason=f"API error {tries}: {reason}", attempts=attempt)
                     delay = retry_delay(attempt, self.config.retry_base_s, self.config.retry_max_s, self._rng,
-                                        _retry_after(error))
+                                        retry_after(error))
                     self.stats.retries += 1
                     log.info("judge request %s: %s; retry %d in %.2fs", key[:12], reason, attempt, delay)
                     if not await self._wait(delay):

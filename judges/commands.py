@@ -19,8 +19,11 @@ import argparse
 import asyncio
 import sys
 
+from datamodel.presets import (Preset, PresetError, add_preset_argument, apply_defaults, check_suite, get_preset,
+                               given_options)
 from datamodel.settings import SettingsError, load_settings
 from judges import tasks
+from judges.prompts import Templates
 from judges.tasks import JudgeTask
 
 
@@ -50,6 +53,39 @@ def _common(parser: argparse.ArgumentParser, task: JudgeTask) -> None:
                         help="image detail (default: ARENA_JUDGE_IMAGE_DETAIL)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--config", help="settings TOML file (default: ARENA_CONFIG or ./arena.toml)")
+    add_preset_argument(parser, what="(its judge model, template, image detail and the task's options)")
+
+
+def preset_judge(preset: Preset, task: str, strict: bool) -> tuple[dict, dict]:
+    """(option values, template replacements {task template key: registered template key}) of ``preset``'s judge for
+    ``task``. A preset whose judge is for another task refuses it when chosen on purpose (``strict``) and gives
+    nothing otherwise."""
+    wanted = preset.get("judge.task")
+    if wanted and wanted != task:
+        if strict:
+            raise SettingsError(f"preset {preset.name}'s judge is the {wanted} task, not {task}: run python -m judges "
+                                f"{wanted} --preset {preset.name}, or drop --preset.")
+        return {}, {}
+    values = {dest: preset.get(key) for dest, key in (("judge_model", "judge.model"), ("detail", "judge.image_detail"),
+                                                       ("judge_name", "judge.name")) if preset.get(key) is not None}
+    return {**values, **preset.get("judge.options", {})}, dict(preset.get("judge.templates", {}))
+
+
+def apply_judge_preset(args: argparse.Namespace, given: set[str], templates: Templates) -> Templates:
+    """Resolve ``args.preset``, give the options the user did not type the preset's values, and return the templates
+    with the preset's replacements (a template file replacing the same template is refused: say which one wins)."""
+    args.preset = get_preset(args.preset)
+    strict = args.preset.published  # a published protocol's judge is for its task; the project's defaults are not
+    check_suite(args.preset, args.suite)
+    if args.suite is None and args.preset.suite:  # a benchmark's preset judges that benchmark's prompts
+        args.suite = args.preset.suite
+    values, replacements = preset_judge(args.preset, args.command, strict)
+    apply_defaults(args, values, given)
+    clash = sorted(set(replacements) & set(templates.overridden))
+    if clash:
+        raise SettingsError(f"the judge template file replaces {clash[0]!r}, which preset {args.preset.name} also "
+                            "replaces; unset ARENA_JUDGE_TEMPLATES (judge_templates) or drop --preset.")
+    return templates.replace(**{key: templates.text(source) for key, source in replacements.items()})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,25 +104,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COMPARE_HELP = ("Which judge to trust: every judge voter's agreement with the human votes on the same battles, per "
-                "suite and subset, with the human-vs-human ceiling and judge ensembles.")
+                "suite and subset, with the human-vs-human ceiling and judge ensembles; then every judge of a "
+                "rating task against the human ratings on the same items (fit: accuracy and kappa; SemVarBench: "
+                "Pearson, Spearman, kappa; SANEval: Spearman), with the rater-vs-rater ceiling.")
 
 
 def _compare_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--suite", help="only this suite (default: every suite, and all of them together)")
     parser.add_argument("--min-shared", type=int, default=30,
-                        help="fewer battles shared with the humans show 'insufficient' (default 30)")
+                        help="fewer battles (or rated items) shared with the humans show 'insufficient' (default 30)")
     parser.add_argument("--rounds", type=int, default=200, help="bootstrap redraws for the interval of rho (200)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     parser.add_argument("--no-subsets", action="store_true", help="no row per subset")
     parser.add_argument("--no-ensembles", action="store_true", help="no majority / agreement-weighted ensembles")
     parser.add_argument("--confusion", action="store_true", help="print each row's confusion matrix too")
     parser.add_argument("--csv", metavar="FILE", help="also write the table (without confusion matrices) to FILE")
+    parser.add_argument("--ratings-csv", metavar="FILE",
+                        help="also write the judges-against-ratings table to FILE")
     parser.add_argument("--config", help="settings TOML file (default: ARENA_CONFIG or ./arena.toml)")
 
 
 def _compare(args) -> int:
     from datamodel.connection import connect
     from judges.compare import CompareOptions, compare_judges, format_table
+    from judges.human_compare import HumanCompareOptions, compare_with_humans, format_human_table
 
     settings = load_settings(config_file=args.config)
     if args.min_shared < 1 or args.rounds < 0:
@@ -97,6 +138,7 @@ def _compare(args) -> int:
     try:
         try:
             table = compare_judges(db, options)
+            human = compare_with_humans(db, HumanCompareOptions(min_shared=args.min_shared, suite=args.suite))
         except ValueError as error:
             raise SettingsError(str(error)) from None
     finally:
@@ -107,6 +149,11 @@ def _compare(args) -> int:
     print(format_table(table, confusion=args.confusion))
     if args.csv:
         table.drop(columns=["confusion"]).to_csv(args.csv, index=False)
+    if not human.empty:
+        print()
+        print(format_human_table(human))
+    if args.ratings_csv:
+        human.to_csv(args.ratings_csv, index=False)
     return 0
 
 
@@ -119,11 +166,11 @@ def _run(args) -> int:
 
     task = tasks.task_named(args.command)
     settings = load_settings(config_file=args.config)
+    templates = apply_judge_preset(args, args.given, load_templates(settings.judge_templates))
     config = EngineConfig.from_settings(settings, base_url=args.base_url, model=args.judge_model,
                                         concurrency=args.concurrency, image_detail=args.detail)
     if config.concurrency < 1:
         raise SettingsError(f"--concurrency must be 1 or more, got {config.concurrency}.")
-    templates = load_templates(settings.judge_templates)
     selection = Selection(args.suite, args.subset, args.variant, tuple(args.model), args.limit)
     db = connect(settings.db_path, synchronous=settings.sqlite_synchronous)
     job = tasks.JudgeJob(db, MediaStore(settings.media_dir), config, selection, templates, name=args.judge_name,
@@ -133,6 +180,7 @@ def _run(args) -> int:
     finally:
         db.close()
     print("\n".join(summary.lines()))
+    print(f"preset: {args.preset.label()}")
     return 130 if summary.stopped else 0
 
 
@@ -147,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    args.given = given_options(parser, argv)
     from datamodel.extras import exit_status
     from judges.client import JudgeConfigError
     from judges.prompts import TemplateError
@@ -154,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return _compare(args) if args.command == "compare" else _run(args)
-    except (SettingsError, JudgeConfigError, TemplateError, SelectionError, FileNotFoundError) as error:
+    except (SettingsError, JudgeConfigError, TemplateError, SelectionError, FileNotFoundError, PresetError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except ImportError as error:

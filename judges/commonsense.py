@@ -11,7 +11,9 @@ generator seeded by the run seed and the image id, so a re-run keeps the same ch
 
 the item's score is the mean over its generations, and a model's accuracy the mean over items (overall and per
 category), stored as metrics in [0, 1] (the paper prints percentages). A pair with a failed fit (API error, refusal,
-neither 1 nor 0) gets no score; the failed fits are stored as judgments with the reason.
+neither 1 nor 0) gets no score (``failed_fit="skip"``, the default), or, as the authors' ``evaluate.py`` counts it
+(an answer that is not a number becomes -1, which supports no description), a score with that fit taken as 0
+(``failed_fit="unfit"``, the published protocol); either way the failed fits are stored as judgments with the reason.
 
 Results (scorer / judge = the judge name): per image the metric ``commonsense_fit`` (the fit to its own description
 after the random pick; details hold both raw fits); per generation pair a judgment of task ``commonsense_pair``
@@ -50,6 +52,7 @@ from judges.tasks import JudgeJob, JudgeTask, register
 
 SUITE = "commonsense"
 ROLES = ("p1", "p2")
+FAILED_FIT = ("skip", "unfit")  # a pair with a failed fit: no score; or the fit counts as 0 (evaluate.py)
 TASK = "commonsense_fit"
 PAIR_TASK = "commonsense_pair"
 
@@ -127,9 +130,12 @@ def pair_generations(p1: Sequence[ImageRow], p2: Sequence[ImageRow]) -> tuple[tu
 
 async def judge_commonsense(
     db: sqlite_utils.Database, media, engine: Engine, units: Sequence[Unit], *, judge: str,
-    templates: Templates = Templates(), seed: int = 0, progress: bool = True, handle_signals: bool = True,
+    templates: Templates = Templates(), seed: int = 0, failed_fit: str = "skip", progress: bool = True,
+    handle_signals: bool = True,
 ) -> RunSummary:
     """Ask every fit of ``units``, store judgments and scores, then the accuracies; return the summary."""
+    if failed_fit not in FAILED_FIT:
+        raise ValueError(f"failed_fit must be one of {', '.join(FAILED_FIT)}, got {failed_fit!r}.")
     summary = RunSummary(judge, TASK)
     detail = engine.config.image_detail
     version = template_version(templates)
@@ -158,9 +164,12 @@ async def judge_commonsense(
             status = "ok"
             for first, second in unit.pairs:
                 raw = {(i, w): fits[(img.image_id, w)] for i, img in ((1, first), (2, second)) for w in ("d1", "d2")}
-                if any(value is None for value in raw.values()):
+                failed = sum(value is None for value in raw.values())
+                if failed:
                     status = "failed"
-                    continue
+                    if failed_fit == "skip":
+                        continue
+                    raw = {key: 0 if value is None else value for key, value in raw.items()}
                 resolved = {}
                 for i, image, own, partner in ((1, first, "d1", "d2"), (2, second, "d2", "d1")):
                     f_own, f_partner, picked = resolve_fits(raw[(i, own)], raw[(i, partner)],
@@ -176,7 +185,8 @@ async def judge_commonsense(
                     judge, PAIR_TASK, f"pair:{first.image_id}:{second.image_id}", "ok",
                     verdict={"score": score, "item": f"{first.subset}/{first.item_key}", "category": category_of(first),
                              "generation": first.idx, "fit_11": resolved[1][0], "fit_12": resolved[1][1],
-                             "fit_21": resolved[2][1], "fit_22": resolved[2][0], "template_version": version},
+                             "fit_21": resolved[2][1], "fit_22": resolved[2][0], "template_version": version,
+                             "failed_fits": failed, "failed_fit": failed_fit},
                     prompt_id=first.prompt_id, image_id=first.image_id, model_id=first.model_id))
         return status
 
@@ -229,7 +239,7 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
 async def run_commonsense(
     db: sqlite_utils.Database, media, config: EngineConfig, selection: Selection = Selection(), *,
     seed: int = 0, name: str = "gpt-judge", templates: Templates = Templates(), dry_run: bool = False, env=None,
-    progress: bool = True, handle_signals: bool = True,
+    progress: bool = True, handle_signals: bool = True, failed_fit: str = "skip",
 ) -> RunSummary:
     """Plan the (item, model) units of ``selection`` (limit = items) and judge them."""
     units, notes = plan_units(db, selection)
@@ -238,7 +248,7 @@ async def run_commonsense(
                              f"{', '.join(ROLES)}. Import the suite and generate its images first.")
     async with Engine(db, config, env=env, dry_run=dry_run) as engine:
         summary = await judge_commonsense(db, media, engine, units, judge=f"{name}:{config.model}",
-                                          templates=templates, seed=seed, progress=progress,
+                                          templates=templates, seed=seed, failed_fit=failed_fit, progress=progress,
                                           handle_signals=handle_signals)
     summary.notes.extend(dict.fromkeys(notes))
     return summary
@@ -246,10 +256,14 @@ async def run_commonsense(
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the 'fits both: pick one' draws (default 0)")
+    parser.add_argument("--failed-fit", choices=FAILED_FIT, default="skip",
+                        help="a fit the judge could not give (an API error, an answer neither 1 nor 0): skip its pair "
+                             "(default), or count it as 0, not fitting, as the authors' evaluate.py does (unfit)")
 
 
 async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
-    return await run_commonsense(job.db, job.media, job.config, job.selection, seed=args.seed, **job.common())
+    return await run_commonsense(job.db, job.media, job.config, job.selection, seed=args.seed,
+                                 failed_fit=args.failed_fit, **job.common())
 
 
 register(JudgeTask(

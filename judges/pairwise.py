@@ -2,8 +2,11 @@
 
 Battles are either drawn like the arena draws them (:func:`plan_drawn`: the ``uniform`` strategy of
 :mod:`datamodel.battles` — a prompt, two distinct models, one image of each, random sides — within the selected
-suite / subset / variant / models, from a seeded generator) or copied from existing human battles
-(:func:`plan_human`, same prompt, same images, same sides), so judge and human votes can be compared per battle.
+suite / subset / variant / models, from a seeded generator), copied from existing human battles
+(:func:`plan_human`, same prompt, same images, same sides), so judge and human votes can be compared per battle, or
+planned one per item as the taxonomy paper did (:func:`plan_items`: two uniformly drawn models per concept, the same
+battle in every variant). The judge reads the generation prompt, or (``user_prompt="concept"``, the paper's Figure
+7) the concept and its definition.
 
 Each battle is sent with the T1 prompt and the two images (data URLs, detail configurable). With the position-bias
 control (the default) it is asked in both orders: if the two verdicts agree once the second is swapped back, that is
@@ -14,7 +17,8 @@ A vote goes through :func:`datamodel.votes.record_vote` on a battle served to th
 the judge configuration's name: name, model and template version, :func:`judge_name`), in the same transaction as its
 judgment, which records the template version too; a failed judgment (an API error after the last retry, a
 refusal, a reply without a verdict) is stored with its reason and casts no vote. Drawn battle *i* of a seed has the
-subject ``draw:<filters>:seed<seed>:<i>``, a copied one ``human:<battle id>``: a subject judged once is skipped by
+subject ``draw:<filters>:seed<seed>:<i>``, a copied one ``human:<battle id>``, an item's
+``item:<filters>:seed<seed>:<suite>/<subset>/<item key>/<variant>``: a subject judged once is skipped by
 later runs, so re-running never casts a second vote.
 """
 
@@ -22,9 +26,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import sqlite_utils
@@ -43,7 +48,8 @@ from judges.tasks import JudgeJob, JudgeTask, register
 from datamodel.judgments import Judgment, judged_subjects, judgments, save_judgment
 
 TASK = "pairwise"
-SOURCES = ("draw", "human")
+SOURCES = ("draw", "human", "items")
+USER_PROMPTS = ("generation", "concept")
 DEFAULT_DRAWS = 100
 
 
@@ -67,6 +73,8 @@ class PlannedBattle:
     left: ImageInput
     right: ImageInput
     source_battle_id: str | None = None
+    metadata: dict = field(default_factory=dict)  # the prompt's metadata (the concept, for user_prompt="concept")
+    variant: str = ""
 
 
 # --- planning ---------------------------------------------------------------------------------------------------
@@ -108,8 +116,52 @@ def plan_drawn(db: sqlite_utils.Database, media, selection: Selection, *, count:
         seen.add(pair)
         plans.append(PlannedBattle(
             f"draw:{scope}:seed{seed}:{index}", Pairing(prompt_id, left.image_id, right.image_id), left.text,
-            left.input(media), right.input(media)))
+            left.input(media), right.input(media), metadata=left.metadata, variant=left.variant))
     return plans
+
+
+def plan_items(db: sqlite_utils.Database, media, selection: Selection, *, seed: int = 0) -> list[PlannedBattle]:
+    """One battle per item, as the taxonomy paper planned its battles (§4.1): for each item of the selection (its
+    ``suite, subset, item_key``, in that order), two distinct models drawn uniformly from those with an image of
+    every selected variant of the item, their sides random, and that same battle (first image of each) judged in
+    every variant, so a concept's battle with and without its definition compares the same two models. At most
+    ``selection.limit`` items; an item with fewer than two such models has no battle. Seeded: item *i*'s draw
+    depends only on the seed and the items before it."""
+    rows = image_rows(db, selection)
+    variants: dict[tuple[str, str, str], dict[str, dict[str, ImageRow]]] = {}
+    for row in rows:  # {item: {variant: {model: its first image}}}
+        variants.setdefault((row.suite, row.subset, row.item_key), {}).setdefault(row.variant, {}).setdefault(
+            row.model, row)
+    rng = random.Random(seed)
+    plans = []
+    scope = selection.scope()
+    for item in sorted(variants)[: selection.limit]:
+        by_variant = variants[item]
+        models = sorted(set.intersection(*(set(images) for images in by_variant.values())))
+        if len(models) < 2:
+            continue
+        model_a, model_b = rng.sample(models, 2)
+        for variant in sorted(by_variant):
+            left, right = by_variant[variant][model_a], by_variant[variant][model_b]
+            plans.append(PlannedBattle(
+                f"item:{scope}:seed{seed}:{'/'.join(item)}/{variant}", Pairing(left.prompt_id, left.image_id,
+                                                                            right.image_id),
+                left.text, left.input(media), right.input(media), metadata=left.metadata, variant=variant))
+    if not plans:
+        raise SelectionError(f"No item of {selection.describe()} has images from two models in every variant. "
+                             "Generate or import images, or widen the filters.")
+    return plans
+
+
+def concept_prompt(plan: "PlannedBattle") -> str:
+    """The user prompt of the taxonomy paper's Figure 7: the concept, with its definition in parentheses in the
+    with-definition variant ("inherited disorder (a genetic condition ...)"), without the generation prompt's "An
+    image of"; a prompt without a concept in its metadata keeps its text."""
+    lemma = str(plan.metadata.get("lemma") or "").strip()
+    if not lemma:
+        return plan.prompt
+    definition = str(plan.metadata.get("definition") or "").strip()
+    return f"{lemma} ({definition})" if definition and plan.variant == "with_definition" else lemma
 
 
 def plan_human(db: sqlite_utils.Database, media, selection: Selection,
@@ -125,7 +177,7 @@ def plan_human(db: sqlite_utils.Database, media, selection: Selection,
     rows = db.execute(
         f"""
         SELECT b.id, b.prompt_id, p.text, l.id, l.media_hash, l.media_ext, l.width, l.height,
-               r.id, r.media_hash, r.media_ext, r.width, r.height
+               r.id, r.media_hash, r.media_ext, r.width, r.height, p.metadata, p.variant
         FROM battles b JOIN votes v ON v.battle_id = b.id JOIN prompts p ON p.id = b.prompt_id
         JOIN images l ON l.id = b.left_image_id JOIN images r ON r.id = b.right_image_id
         WHERE b.served_to_kind = 'human' AND {where} {models_clause} {'' if include_excluded else 'AND v.excluded = 0'}
@@ -136,7 +188,8 @@ def plan_human(db: sqlite_utils.Database, media, selection: Selection,
     return [
         PlannedBattle(f"human:{row[0]}", Pairing(row[1], row[3], row[8]), row[2],
                       ImageInput.from_media(media, row[4], row[5], row[6], row[7]),
-                      ImageInput.from_media(media, row[9], row[10], row[11], row[12]), source_battle_id=row[0])
+                      ImageInput.from_media(media, row[9], row[10], row[11], row[12]), source_battle_id=row[0],
+                      metadata=json.loads(row[13] or "{}"), variant=row[14])
         for row in rows
     ]
 
@@ -216,9 +269,12 @@ def _write(db: sqlite_utils.Database, plan: PlannedBattle, decision: Decision, *
 async def judge_battles(
     db: sqlite_utils.Database, engine: Engine, plans: Sequence[PlannedBattle], *, judge: str,
     templates: Templates = Templates(), single_order: bool = False, limit: int | None = None,
-    progress: bool = True, handle_signals: bool = True,
+    progress: bool = True, handle_signals: bool = True, user_prompt: str = "generation",
 ) -> RunSummary:
-    """Judge ``plans`` (skipping subjects already judged; at most ``limit``) and write votes and judgments."""
+    """Judge ``plans`` (skipping subjects already judged; at most ``limit``) and write votes and judgments. The
+    judge reads the battle's generation prompt, or with ``user_prompt="concept"`` the concept (:func:`concept_prompt`)."""
+    if user_prompt not in USER_PROMPTS:
+        raise ValueError(f"unknown user prompt {user_prompt!r}; choose one of {', '.join(USER_PROMPTS)}.")
     done = judged_subjects(db, judge, TASK)
     todo = [plan for plan in plans if plan.subject not in done]
     summary = RunSummary(judge, TASK, skipped=len(plans) - len(todo))
@@ -228,9 +284,10 @@ async def judge_battles(
     version = PAIRWISE_TEMPLATE.version(templates)
 
     async def worker(plan: PlannedBattle) -> str:
-        requests = [pairwise_request(templates, plan.prompt, plan.left, plan.right, detail)]
+        text = concept_prompt(plan) if user_prompt == "concept" else plan.prompt
+        requests = [pairwise_request(templates, text, plan.left, plan.right, detail)]
         if not single_order:
-            requests.append(pairwise_request(templates, plan.prompt, plan.right, plan.left, detail))
+            requests.append(pairwise_request(templates, text, plan.right, plan.left, detail))
         replies = await asyncio.gather(*(engine.ask(request) for request in requests))
         for status in ("stopped", "dry_run"):
             if any(reply.status == status for reply in replies):
@@ -280,10 +337,10 @@ async def run_pairwise(
     db: sqlite_utils.Database, media, config: EngineConfig, selection: Selection = Selection(), *,
     source: str = "draw", seed: int = 0, single_order: bool = False, name: str = "gpt-judge",
     templates: Templates = Templates(), dry_run: bool = False, env=None, progress: bool = True,
-    handle_signals: bool = True,
+    handle_signals: bool = True, user_prompt: str = "generation",
 ) -> RunSummary:
     """Plan battles (``source`` draw: ``selection.limit`` draws of ``seed``, default 100; human: the human battles,
-    at most ``selection.limit`` not yet judged) and judge them."""
+    at most ``selection.limit`` not yet judged; items: one battle per item, :func:`plan_items`) and judge them."""
     if source not in SOURCES:
         raise ValueError(f"unknown battle source {source!r}; choose one of {', '.join(SOURCES)}.")
     judge = pairwise_judge_name(config.model, name, single_order, templates)
@@ -294,6 +351,8 @@ async def run_pairwise(
             note = f"only {len(plans)} distinct battles could be drawn of the {count} asked ({selection.describe()})."
         else:
             note = ""
+    elif source == "items":
+        plans, limit, note = plan_items(db, media, selection, seed=seed), None, ""
     else:
         plans, limit, note = plan_human(db, media, selection), selection.limit, ""
         if not plans:
@@ -301,7 +360,8 @@ async def run_pairwise(
                                  "or use --source draw.")
     async with Engine(db, config, env=env, dry_run=dry_run) as engine:
         summary = await judge_battles(db, engine, plans, judge=judge, templates=templates, single_order=single_order,
-                                      limit=limit, progress=progress, handle_signals=handle_signals)
+                                      limit=limit, progress=progress, handle_signals=handle_signals,
+                                      user_prompt=user_prompt)
     if note:
         summary.notes.append(note)
     return summary
@@ -309,7 +369,12 @@ async def run_pairwise(
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", choices=SOURCES, default="draw",
-                        help="draw new battles like the arena (default) or copy the human battles with a vote")
+                        help="draw new battles like the arena (default), copy the human battles with a vote, or "
+                             "one battle per item with the same two models in every variant (items: the taxonomy "
+                             "paper's design)")
+    parser.add_argument("--user-prompt", choices=USER_PROMPTS, default="generation",
+                        help="what the judge reads as the user prompt: the generation prompt (default) or the "
+                             "concept with its definition (the taxonomy paper's Figure 7)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the drawn battles (default 0)")
     parser.add_argument("--single-order", action="store_true",
                         help="ask once, in the displayed order (the published protocol exactly)")
@@ -324,12 +389,13 @@ async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
 
         forget_failed(job.db, TASK, pairwise_judge_name(job.config.model, job.name, args.single_order, job.templates))
     return await run_pairwise(job.db, job.media, job.config, job.selection, source=args.source, seed=args.seed,
-                              single_order=args.single_order, **job.common())
+                              single_order=args.single_order, user_prompt=args.user_prompt, **job.common())
 
 
 register(JudgeTask(
     name=TASK, run=_run, add_arguments=_add_arguments, templates=(PAIRWISE_TEMPLATE,),
     description="Vote on battles like an annotator (protocols.md T1), asking in both orders unless --single-order.",
     limit_help="--source draw: how many battles to draw with the seed (default 100); --source human: at most this "
-               "many human battles not yet judged (default all)",
+               "many human battles not yet judged (default all); --source items: the first this many items "
+               "(default all)",
 ))

@@ -8,7 +8,10 @@ that merely does not parse.
   explanation.
 - T2 fit: the number 1 or 0.
 - T3 SemVarBench: two ``[[n]]`` scores 0-50 (Relevance, Object Accuracy); S(T, I) = (relevance + accuracy) / 100.
-- T4 SANEval: JSON objects, validated against the pydantic models below.
+- T4 SANEval: JSON objects, validated against the pydantic models below; the published protocol's Appendix C
+  replies (a JSON array of objects, ``{obj1, relationship, obj2}`` or ``{}``, ``{object: [attributes]}``,
+  ``{"objects": {...}, "numbers_found": [...]}``, synonym groups, and a bare number for the rating) by the
+  ``parse_paper_*`` functions.
 """
 
 from __future__ import annotations
@@ -144,21 +147,28 @@ def parse_semvar(text: str) -> SemVarScore:
     return SemVarScore(*values)
 
 
-def parse_json_object(text: str) -> dict:
-    """The first JSON object in a reply (code fences and text around it are ignored). A candidate the decoder
-    cannot read (malformed, nested too deeply, an integer of more than 4300 digits) is skipped like any non-JSON."""
-    text = text or ""
-    start = text.find("{")
+def _first_json(text: str, opener: str, kind: type) -> Any:
+    """The first JSON value of ``kind`` starting at an ``opener`` character in ``text``, or None. A candidate the
+    decoder cannot read (malformed, nested too deeply, an integer of more than 4300 digits) is skipped."""
+    start = text.find(opener)
     while start != -1:
         try:
             value, _ = json.JSONDecoder().raw_decode(text, start)
         except (ValueError, RecursionError):  # JSONDecodeError is a ValueError, as is the int-digits limit
-            start = text.find("{", start + 1)
-            continue
-        if isinstance(value, dict):
+            value = None
+        if isinstance(value, kind):
             return value
-        start = text.find("{", start + 1)
-    raise ParseError(f"expected a JSON object in the reply {_excerpt(text)}")
+        start = text.find(opener, start + 1)
+    return None
+
+
+def parse_json_object(text: str) -> dict:
+    """The first JSON object in a reply (code fences and text around it are ignored); unreadable candidates are
+    skipped like any non-JSON."""
+    value = _first_json(text or "", "{", dict)
+    if value is None:
+        raise ParseError(f"expected a JSON object in the reply {_excerpt(text or '')}")
+    return value
 
 
 # --- T4 SANEval JSON replies -------------------------------------------------------------------------------------
@@ -175,7 +185,7 @@ class AttributesReply(_Reply):
     attributes: dict[str, str]
 
 
-Relation = Literal["left of", "right of", "above", "below"]
+Relation = Literal["left of", "right of", "above", "below", "next to", "on top of", "in front of", "behind"]
 
 
 class SpatialReply(_Reply):
@@ -208,3 +218,87 @@ def parse_json_reply(text: str, schema: type[ReplyModel]) -> ReplyModel:
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['msg']}" for e in error.errors())
         raise ParseError(f"the JSON reply does not match {schema.__name__} ({problems}): {_excerpt(text)}") from None
+
+
+# --- T4 SANEval, published protocol: the replies Appendix C's prompts ask for -------------------------------------
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def parse_json_array(text: str) -> list:
+    """The first JSON array in a reply (text and code fences around it are ignored)."""
+    value = _first_json(text or "", "[", list)
+    if value is None:
+        raise ParseError(f"expected a JSON array in the reply {_excerpt(text or '')}")
+    return value
+
+
+def _name(value: Any, what: str, text: str) -> str:
+    if not isinstance(value, str):
+        raise ParseError(f"{what} must be a string, got {json.dumps(value)[:40]} in the reply {_excerpt(text)}")
+    return " ".join(value.lower().split())
+
+
+def parse_paper_objects(text: str) -> list[str]:
+    """Prompt 1: a JSON array of object names (lowercase, singular), duplicates dropped in order."""
+    return list(dict.fromkeys(name for name in (_name(v, "an object", text) for v in parse_json_array(text)) if name))
+
+
+def parse_paper_spatial(text: str) -> tuple[str, str, str] | None:
+    """Prompt 2: (obj1, relationship, obj2), or None for the empty object ``{}`` (no relation found)."""
+    value = parse_json_object(text)
+    if not value:
+        return None
+    missing = [key for key in ("obj1", "relationship", "obj2") if not value.get(key)]
+    if missing:
+        raise ParseError(f"the JSON reply lacks {', '.join(missing)}: {_excerpt(text)}")
+    return (_name(value["obj1"], "obj1", text), _name(value["relationship"], "relationship", text),
+            _name(value["obj2"], "obj2", text))
+
+
+def parse_paper_attributes(text: str) -> dict[str, list[str]]:
+    """Prompt 3: {object: [attributes]} (a single string counts as a one-item list; objects without any are left
+    out, as the prompt says)."""
+    result = {}
+    for obj, attributes in parse_json_object(text).items():
+        values = [attributes] if isinstance(attributes, str) else attributes
+        if not isinstance(values, list):
+            raise ParseError(f"the attributes of {obj!r} must be a list of strings: {_excerpt(text)}")
+        names = [name for name in (_name(v, f"an attribute of {obj!r}", text) for v in values) if name]
+        if names and _name(obj, "an object", text):
+            result[_name(obj, "an object", text)] = names
+    return result
+
+
+def parse_paper_counts(text: str) -> dict[str, int]:
+    """Prompt 4: the ``objects`` mapping {object: count} (positive whole numbers); ``numbers_found`` is not used."""
+    value = parse_json_object(text)
+    objects = value.get("objects", {})
+    if not isinstance(objects, dict):
+        raise ParseError(f"'objects' must be a JSON object of counts: {_excerpt(text)}")
+    counts = {}
+    for obj, count in objects.items():
+        if isinstance(count, bool) or not isinstance(count, (int, float)) or count != int(count) or count < 1:
+            raise ParseError(f"the count of {obj!r} must be a whole number of 1 or more, got {count!r}: "
+                             f"{_excerpt(text)}")
+        counts[_name(obj, "an object", text)] = int(count)
+    return counts
+
+
+def parse_paper_groups(text: str) -> dict[str, list[str]]:
+    """Prompts 5 and 6: {standard term: [synonymous terms]}."""
+    groups = {}
+    for key, names in parse_json_object(text).items():
+        if not isinstance(names, list):
+            raise ParseError(f"the group {key!r} must be a list of names: {_excerpt(text)}")
+        groups[_name(key, "a group name", text)] = [_name(n, f"a name in {key!r}", text) for n in names]
+    return groups
+
+
+def parse_paper_rating(text: str) -> float:
+    """Prompt 8: "only a number between 0.0 and 1.0": the first number of the reply, clamped to [0, 1] as the
+    authors' code does."""
+    match = _NUMBER.search(text or "")
+    if match is None:
+        raise ParseError(f"expected a number between 0.0 and 1.0 in the reply {_excerpt(text)}")
+    return min(1.0, max(0.0, float(match.group())))

@@ -8,7 +8,9 @@ registry of declarations (:func:`register_template`) is what :class:`Templates`,
 :data:`EXPECTED_TOKENS` read. The built-in templates are declared below; a judge task declared elsewhere lists its
 own in its :class:`judges.tasks.JudgeTask`, which registers them.
 
-The defaults are the protocol texts of ``protocols.md`` (T1 pairwise, T2 fit, T3 SemVarBench), word for word. The
+The defaults are the protocol texts of ``protocols.md`` (T1 pairwise, T2 fit, T3 SemVarBench), word for word, the
+T1 pairwise one with "second image" where the taxonomy paper's Figure 7 says "first" twice; the figure as printed is
+``pairwise_taxonomy_paper``, which the taxonomy-paper preset sends in its place. The
 SANEval LLM/VLM steps (T4) are not quoted by the protocol; their wording here is the project's, and the attribute
 questions are the protocol's neutral questions. Any registered template can be replaced by a TOML file (setting
 ``judge_templates`` / ``ARENA_JUDGE_TEMPLATES``) with one string per template key; a replacement must keep the
@@ -360,6 +362,33 @@ SANEVAL_RATING_TEMPLATE = register_template(JudgeTemplate(
 
 # The templates the project ships with, in their order (SANEval's template version hashes all of them).
 BUILT_IN_TEMPLATES = tuple(_TEMPLATES.values())
+
+# Declared after BUILT_IN_TEMPLATES, so SANEval's template version (a hash of the built-in texts) is unchanged.
+# The taxonomy paper's Figure 7 (Appendix E) word for word, its slips kept: both images are framed as "the first
+# image", and a stray quotation mark ends the line before "[[D]]" (the figure breaks the line there). ``pairwise``
+# above is the project's corrected wording; the taxonomy-paper preset sends this one in its place.
+PAIRWISE_TAXONOMY_PAPER = """Please act as an impartial judge and evaluate the quality of the images provided by two AI image assistants to the user prompt displayed below.
+You should choose the assistant that provides an image that follows the user's instructions better and reflects the user's prompt main concept better.
+Your evaluation should consider factors such as image-text alignment, relevance, accuracy, depth, and fidelity (overall image quality).
+Begin your evaluation by comparing the two images and provide a short explanation.
+Avoid any position biases and ensure that the order in which the responses were presented do not influence your decision.
+Do not allow the size of the images to influence your evaluation.
+Do not favor certain names of the assistants.
+Be as objective as possible.
+After providing your explanation, output your final verdict by strictly following this format:
+"[[A]]" if assistant A is better, "[[B]]" if assistant B is better, "[[C]]" for a tie and "
+"[[D]]" if both images are bad.
+[User Prompt]
+{prompt}
+[Start of the first image]
+<image A>
+[End of the first image]
+[Start of the first image]
+<image B>
+[End of the first image]"""
+PAIRWISE_TAXONOMY_PAPER_TEMPLATE = register_template(JudgeTemplate(
+    "pairwise_taxonomy_paper", PAIRWISE_TAXONOMY_PAPER, ("{prompt}", "<image A>", "<image B>"), max_tokens=1024,
+    expected_tokens=250, once=("<image A>", "<image B>")))
 
 
 # --- the message builders -----------------------------------------------------------------------------------------

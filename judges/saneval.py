@@ -16,6 +16,19 @@ Per image of a ``saneval`` prompt (:func:`judge_saneval`):
    color is the object?"); the LLM rates the answer against the expected attribute from 0.0 to 1.0 (JSON).
 5. The rules of :mod:`judges.saneval_rules` give the image score and the feedback strings.
 
+The published protocol (``SanevalOptions(protocol="published")``, ``--protocol published``; the SANEval paper
+with the authors' code where its text is silent, protocols.md T4) runs Appendix C's prompts instead
+(:mod:`judges.saneval_paper_prompts`): prompt 1 for the objects and, by category, prompt 2 (the spatial triplet,
+one of the eight :data:`judges.saneval_rules.PUBLISHED_RELATIONS`), 3 (object -> attributes) or 4 (object ->
+count), whatever the prompt's metadata says; the detector is asked for the scored objects and prompt 1's objects;
+detected labels that are not scored objects are grouped with them by prompt 5 and mapped by prompt 6 (the same
+text; the engine's cache answers the second); binding asks prompt 7's neutral question about every detected box
+of at least 32 px a side and prompt 8 rates the answer against each expected attribute; the scores and feedback
+are :func:`~judges.saneval_rules.score_spatial_published`, :func:`~judges.saneval_rules.score_binding_published`
+(flag under 0.75) and the numeracy rule, and an empty extraction (no relation, no attribute, no count) scores 0
+as in the authors' code. Its scores carry the version ``t4p:<hash of those templates>``, so the two protocols'
+scores never mix.
+
 Any failed step (API error, refusal, a reply that does not validate) makes the image's judgment ``failed`` with the
 reason, and it gets no score. Metrics (scorer = the judge name): per image ``saneval_image_score`` (subset =
 category; details: feedback, structure, per-object results); per model ``saneval_<category>`` (``saneval_color``,
@@ -79,12 +92,35 @@ from judges.prompts import (
     saneval_spatial_request,
     saneval_synonyms_request,
 )
+from judges.parsing import (
+    parse_paper_attributes,
+    parse_paper_counts,
+    parse_paper_groups,
+    parse_paper_objects,
+    parse_paper_rating,
+    parse_paper_spatial,
+)
 from judges.request import ImageInput
+from judges.saneval_paper_prompts import (
+    AVAILABLE_NUMBERS,
+    PAPER_ATTRIBUTES_TEMPLATE,
+    PAPER_COUNTS_TEMPLATE,
+    PAPER_MAPPING_TEMPLATE,
+    PAPER_OBJECTS_TEMPLATE,
+    PAPER_RATING_TEMPLATE,
+    PAPER_SPATIAL_TEMPLATE,
+    PAPER_SYNONYMS_TEMPLATE,
+    PAPER_TEMPLATES,
+    object_names_text,
+)
 from judges.run import RunSummary, run_units
 from judges.saneval_rules import (
     BINDING,
     CATEGORIES,
     FLAG_THRESHOLD,
+    PUBLISHED_FLAG_THRESHOLD,
+    PUBLISHED_MIN_CROP_PX,
+    PUBLISHED_RELATIONS,
     AttributeRating,
     Box,
     Expected,
@@ -97,9 +133,12 @@ from judges.saneval_rules import (
     expected_from_metadata,
     group_detections,
     normalize,
+    capitalized,
     score_attributes,
+    score_binding_published,
     score_numeracy,
     score_spatial,
+    score_spatial_published,
     scored_objects,
     synonym_groups,
 )
@@ -109,6 +148,7 @@ from judges.tasks import JudgeJob, JudgeTask, register
 SUITE = "saneval"
 TASK = "saneval"
 DETECTION_TASK = "saneval_detection"
+PROTOCOLS = ("project", "published")
 
 
 class DetectorLike(Protocol):
@@ -125,11 +165,21 @@ class SanevalOptions:
     min_score: float = 0.0        # detections below this confidence are ignored (the detector has its own cut-off)
     iou_threshold: float = 0.5    # boxes of one synonym group overlapping more than this count once
     flag_threshold: float = FLAG_THRESHOLD
+    protocol: str = "project"     # project | published (Appendix C's prompts and the published rules)
+
+    def __post_init__(self):
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"SANEval protocol must be one of {', '.join(PROTOCOLS)}, got {self.protocol!r}.")
 
 
-def template_version(templates: Templates) -> str:
+def template_version(templates: Templates, protocol: str = "project") -> str:
     """The version of the scores: a hash of every built-in template's text, as it has always been (stored scores keep
-    their version; a template of another task does not change it)."""
+    their version; a template of another task does not change it); for the published protocol ``t4p:`` and a hash of
+    Appendix C's templates and the three questions."""
+    if protocol == "published":
+        keys = [t.key for t in PAPER_TEMPLATES] + [f"saneval_question_{kind}" for kind in BINDING]
+        texts = templates.texts(keys)
+        return "t4p:" + hashlib.sha256(json.dumps(texts, sort_keys=True).encode()).hexdigest()[:8]
     texts = templates.texts(t.key for t in BUILT_IN_TEMPLATES)
     return "t4:" + hashlib.sha256(json.dumps(texts, sort_keys=True).encode()).hexdigest()[:8]
 
@@ -181,7 +231,7 @@ async def judge_saneval(
     summary = RunSummary(judge, TASK)
     detail = engine.config.image_detail
     detector_lock = asyncio.Lock()
-    version = template_version(templates)
+    version = template_version(templates, options.protocol)
 
     async def worker(row: ImageRow) -> str:
         trace: list[tuple[str, Reply]] = []
@@ -203,6 +253,38 @@ async def judge_saneval(
                                        image_id=row.image_id, model_id=row.model_id))
             return "failed"
 
+        def write_scored(category: str, expected, scored: Scored, found: dict) -> str:
+            verdict = {"score": scored.score, "category": category, "feedback": list(scored.feedback),
+                       "expected": expected if isinstance(expected, dict) else expected.to_json(),
+                       "details": scored.details, "protocol": options.protocol,
+                       "detected": {obj: [list(b.box) for b in boxes] for obj, boxes in found.items()}}
+            with db.conn:
+                save_judgment(db, Judgment(judge, TASK, f"image:{row.image_id}", "ok", "", verdict,
+                                           raw=[{"step": s, "reply": r.text} for s, r in trace],
+                                           explanation="; ".join(scored.feedback),
+                                           request_keys=tuple(r.key for _, r in trace), prompt_id=row.prompt_id,
+                                           image_id=row.image_id, model_id=row.model_id))
+                write_metrics(db, [MetricRow(
+                    model_id=row.model_id, image_id=row.image_id, suite=row.suite, subset=category,
+                    name="saneval_image_score", value=scored.score, scorer=judge, scorer_version=version,
+                    details={"feedback": list(scored.feedback), "protocol": options.protocol,
+                             "structure": expected["source"] if isinstance(expected, dict) else expected.source,
+                             "detector": getattr(detector, "name", ""), **scored.details})])
+            return "ok"
+
+        if options.protocol == "published":
+            try:
+                category = category_of(row.metadata, row.subset)
+                if engine.dry_run:
+                    _expect_published(engine, templates, row.text, category)
+                expected, scored, found = await _published(ask, db, media, detector, detector_lock, templates, row,
+                                                           category, detail, options)
+            except _Halt as halt:
+                return halt.status
+            except (_StepFailed, StructureError) as error:
+                with db.conn:
+                    return write_failure(str(error))
+            return write_scored(category, expected, scored, found)
         try:
             category = category_of(row.metadata, row.subset)
             expected = expected_from_metadata(row.metadata, category)
@@ -236,21 +318,7 @@ async def judge_saneval(
         except (_StepFailed, StructureError) as error:
             with db.conn:
                 return write_failure(str(error))
-        verdict = {"score": scored.score, "category": category, "feedback": list(scored.feedback),
-                   "expected": expected.to_json(), "details": scored.details,
-                   "detected": {obj: [list(b.box) for b in boxes] for obj, boxes in found.items()}}
-        with db.conn:
-            save_judgment(db, Judgment(judge, TASK, f"image:{row.image_id}", "ok", "", verdict,
-                                       raw=[{"step": s, "reply": r.text} for s, r in trace],
-                                       explanation="; ".join(scored.feedback),
-                                       request_keys=tuple(r.key for _, r in trace), prompt_id=row.prompt_id,
-                                       image_id=row.image_id, model_id=row.model_id))
-            write_metrics(db, [MetricRow(
-                model_id=row.model_id, image_id=row.image_id, suite=row.suite, subset=category,
-                name="saneval_image_score", value=scored.score, scorer=judge, scorer_version=version,
-                details={"feedback": list(scored.feedback), "structure": expected.source,
-                         "detector": getattr(detector, "name", ""), **scored.details})])
-        return "ok"
+        return write_scored(category, expected, scored, found)
 
     await run_units(engine, units, worker, summary, progress=progress, handle_signals=handle_signals)
     if engine.dry_run:
@@ -265,6 +333,105 @@ async def judge_saneval(
             + ")" for row in rows)
         summary.notes.extend(other_versions_notes(rows, "image scores", "score them again with these templates"))
     return summary
+
+
+def _expect_published(engine: Engine, templates: Templates, prompt: str, category: str) -> None:
+    """Dry run of the published protocol: prompt 1 and the category's prompt are counted (the rest depends on
+    their replies and the detections)."""
+    template = {"spatial": PAPER_SPATIAL_TEMPLATE, "numeracy": PAPER_COUNTS_TEMPLATE}.get(category,
+                                                                                         PAPER_ATTRIBUTES_TEMPLATE)
+    engine.expect(template.build(templates, prompt=prompt, available_relationships=", ".join(PUBLISHED_RELATIONS),
+                                 available_numbers=", ".join(AVAILABLE_NUMBERS)))
+
+
+def published_mapping(groups: dict[str, list[str]], scored: Sequence[str]) -> dict[str, str]:
+    """{name: scored object} from prompt 6's groups, as the authors' code maps detections: a group whose key is a
+    scored object maps its members to it; otherwise the first scored object among its members takes them."""
+    mapping = {}
+    for key, names in groups.items():
+        target = key if key in scored else next((name for name in names if name in scored), None)
+        if target is not None:
+            mapping.update({name: target for name in [key, *names]})
+    return mapping
+
+
+async def _published(ask, db, media, detector, lock: asyncio.Lock, templates: Templates, row: ImageRow,
+                     category: str, detail: str, options: SanevalOptions):
+    """One image under the published protocol: (expected structure, :class:`Scored`, boxes per scored object)."""
+    objects = await ask("prompt 1 objects", PAPER_OBJECTS_TEMPLATE.build(templates, prompt=row.text),
+                        parse_paper_objects)
+    structure: dict = {"category": category, "objects": objects, "source": "llm"}
+    if category == "spatial":
+        triplet = await ask("prompt 2 spatial", PAPER_SPATIAL_TEMPLATE.build(
+            templates, prompt=row.text, available_relationships=", ".join(PUBLISHED_RELATIONS)), parse_paper_spatial)
+        structure["relation"] = list(triplet) if triplet else None
+        scored_names = [triplet[0], triplet[2]] if triplet else []
+    elif category in BINDING:
+        attributes = await ask("prompt 3 attributes", PAPER_ATTRIBUTES_TEMPLATE.build(templates, prompt=row.text),
+                               parse_paper_attributes)
+        structure["attributes"] = attributes
+        scored_names = list(attributes)
+    else:
+        counts = await ask("prompt 4 counts", PAPER_COUNTS_TEMPLATE.build(
+            templates, prompt=row.text, available_numbers=", ".join(AVAILABLE_NUMBERS)), parse_paper_counts)
+        structure["counts"] = counts
+        scored_names = list(counts)
+    if not scored_names:  # the authors' code scores an empty extraction 0
+        what = {"spatial": "spatial relationship", "numeracy": "counted object"}.get(category, "object attribute")
+        return structure, Scored(0.0, (f"No {what} found in the prompt",), {"empty": True}), {}
+    labels = list(dict.fromkeys([*scored_names, *objects]))
+    boxes = await _detections(db, media, detector, lock, row, {name: [name] for name in labels})
+    names = sorted({box.label for box in boxes} | set(scored_names))
+    mapping = {}
+    if any(box.label not in scored_names for box in boxes) and len(names) > 1:
+        await ask("prompt 5 synonyms", PAPER_SYNONYMS_TEMPLATE.build(templates, object_names=object_names_text(names)),
+                  parse_paper_groups)
+        groups = await ask("prompt 6 mapping", PAPER_MAPPING_TEMPLATE.build(
+            templates, object_names=object_names_text(names)), parse_paper_groups)
+        mapping = published_mapping(groups, scored_names)
+    relabelled = [Box(mapping.get(box.label, box.label), box.score, box.box) for box in boxes]
+    found = group_detections(relabelled, {name: [name] for name in scored_names}, min_score=options.min_score,
+                             iou_threshold=options.iou_threshold)
+    structure["mapping"] = mapping
+    if category == "spatial":
+        scored = score_spatial_published(tuple(structure["relation"]), found)
+    elif category in BINDING:
+        scored = await _binding_published(ask, templates, media, row, category, structure["attributes"], found,
+                                          detail)
+    else:
+        scored = capitalized(score_numeracy(Expected(category, tuple(scored_names), counts=structure["counts"],
+                                                     source="llm"), found))
+    return structure, scored, found
+
+
+async def _binding_published(ask, templates: Templates, media, row: ImageRow, kind: str,
+                             attributes: dict[str, list[str]], found: dict[str, list[Box]], detail: str) -> Scored:
+    """Prompt 7's question about every box of at least 32 px a side, prompt 8's rating of the answer against each
+    expected attribute; :func:`score_binding_published` averages them."""
+    image = None
+    jobs = []
+    for obj, wanted in attributes.items():
+        for index, found_box in enumerate(found.get(obj) or []):
+            x0, y0, x1, y1 = (int(v) for v in found_box.box)
+            if x1 - x0 < PUBLISHED_MIN_CROP_PX or y1 - y0 < PUBLISHED_MIN_CROP_PX:
+                continue
+            image = image or _load_image(media, row)
+            crop = ImageInput.from_pil(image.crop((max(0, x0), max(0, y0), min(image.width, x1),
+                                                   min(image.height, y1))))
+            jobs.append((obj, wanted, ask(f"prompt 7 {obj} #{index}",
+                                          saneval_question_request(templates, kind, crop, detail), _parse_answer)))
+    answers = await asyncio.gather(*(job for *_, job in jobs))
+    ratings = await asyncio.gather(*(
+        ask(f"prompt 8 {obj} {attribute}", PAPER_RATING_TEMPLATE.build(templates, expected_attribute=attribute,
+                                                                      response=answer), parse_paper_rating)
+        for (obj, wanted, _), answer in zip(jobs, answers) for attribute in wanted))
+    crop_scores: dict[str, list[float]] = {}
+    position = 0
+    for obj, wanted, _ in jobs:
+        values = ratings[position:position + len(wanted)]
+        position += len(wanted)
+        crop_scores.setdefault(obj, []).append(sum(values) / len(values))
+    return score_binding_published(attributes, crop_scores, PUBLISHED_FLAG_THRESHOLD)
 
 
 async def _extract(ask, templates: Templates, prompt: str, category: str, engine: Engine) -> Expected:
@@ -402,6 +569,42 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
     return written
 
 
+STRATUM_ORDER = ("1", "2", "3-5", "6-10", "11-15")
+
+
+def cardinality_scores(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
+    """The per-cardinality table (the paper's Table 2): for each model and binding category, ``averaged`` (the mean
+    over its scored images, Table 1's value) and the mean per object-count stratum (``1``, ``2``, ``3-5``, ``6-10``,
+    ``11-15``; a prompt's ``metadata["stratum"]``, else the stratum of its number of objects; images of prompts
+    with neither count in ``averaged`` only), with the image counts, from the image scores of ``judge`` with
+    templates ``version`` ('': every version)."""
+    from suites.saneval import stratum_of
+
+    strata = {}
+    for row in image_rows(db, Selection(SUITE)):
+        stratum = row.metadata.get("stratum")
+        if stratum is None and row.metadata.get("object_count"):
+            stratum = stratum_of(int(row.metadata["object_count"]))
+        strata[row.image_id] = stratum
+    rows, _ = split_by_version(metric_rows(db, scorer=judge, name="saneval_image_score", suite=SUITE), version,
+                               lambda row: row["scorer_version"])
+    names = model_names(db)
+    groups: dict[tuple[int, str], list[tuple[str | None, float]]] = {}
+    for row in rows:
+        if row["subset"] in BINDING:
+            groups.setdefault((row["model_id"], row["subset"]), []).append((strata.get(row["image_id"]), row["value"]))
+    table = []
+    for (model_id, category), scores in sorted(groups.items(), key=lambda kv: (BINDING.index(kv[0][1]), kv[0][0])):
+        entry = {"model": names[model_id], "category": category, "images": len(scores),
+                 "averaged": sum(v for _, v in scores) / len(scores)}
+        for stratum in STRATUM_ORDER:
+            values = [v for s, v in scores if s == stratum]
+            entry[stratum] = sum(values) / len(values) if values else None
+            entry[f"images {stratum}"] = len(values)
+        table.append(entry)
+    return table
+
+
 def feedback(db: sqlite_utils.Database, judge: str) -> list[dict]:
     """The feedback strings of every scored image of ``judge``."""
     return [{"image_id": row["image_id"], "score": row["verdict"].get("score"),
@@ -427,12 +630,19 @@ async def run_saneval(
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--detector", help="transformers OWLv2 / Grounding DINO folder or hub id "
-                                           "(e.g. google/owlv2-base-patch16-ensemble)")
+                                           "(e.g. google/owlv2-base-patch16-ensemble), or a YOLO-E weights file "
+                                           "(.pt, the paper's detector)")
+    parser.add_argument("--yoloe-text-encoder", help="YOLO-E only: a transformers CLIP text model folder for the "
+                                                     "label embeddings (default: ultralytics' MobileCLIP)")
     parser.add_argument("--device", default="cpu", help="device of the detector (default cpu)")
     parser.add_argument("--detector-threshold", type=float, default=0.3, help="box confidence cut-off (default 0.3)")
     parser.add_argument("--no-synonyms", action="store_true", help="do not ask the LLM for synonyms")
     parser.add_argument("--flag-threshold", type=float, default=0.5,
-                        help="flag attribute ratings below this (default 0.5)")
+                        help="flag attribute ratings below this (default 0.5; the published protocol flags under "
+                             "0.75)")
+    parser.add_argument("--protocol", choices=PROTOCOLS, default="project",
+                        help="project: the project's prompts and rules (default); published: the SANEval paper's "
+                             "Appendix C prompts and scoring")
 
 
 async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
@@ -441,10 +651,15 @@ async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
         if not args.detector:
             raise SettingsError("saneval needs --detector: a transformers OWLv2 or Grounding DINO folder or hub id, "
                                 "e.g. --detector google/owlv2-base-patch16-ensemble.")
-        from judges.metrics.detection import TransformersDetector  # torch and transformers: only when scoring
+        from judges.metrics.detection import TransformersDetector, YoloeDetector  # torch: only when scoring
 
-        detector = TransformersDetector(args.detector, device=args.device, threshold=args.detector_threshold)
-    options = SanevalOptions(synonyms=not args.no_synonyms, flag_threshold=args.flag_threshold)
+        if str(args.detector).endswith(".pt"):
+            detector = YoloeDetector(args.detector, device=args.device, threshold=args.detector_threshold,
+                                     text_encoder=args.yoloe_text_encoder)
+        else:
+            detector = TransformersDetector(args.detector, device=args.device, threshold=args.detector_threshold)
+    options = SanevalOptions(synonyms=not args.no_synonyms, flag_threshold=args.flag_threshold,
+                             protocol=args.protocol)
     return await run_saneval(job.db, job.media, job.config, job.selection, detector=detector, options=options,
                              **job.common())
 
@@ -452,7 +667,8 @@ async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
 register(JudgeTask(
     name=TASK, run=_run, add_arguments=_add_arguments, default_suite=SUITE,
     templates=(SANEVAL_OBJECTS_TEMPLATE, SANEVAL_ATTRIBUTES_TEMPLATE, SANEVAL_SPATIAL_TEMPLATE, SANEVAL_COUNTS_TEMPLATE,
-               SANEVAL_SYNONYMS_TEMPLATE, *SANEVAL_QUESTION_TEMPLATES.values(), SANEVAL_RATING_TEMPLATE),
+               SANEVAL_SYNONYMS_TEMPLATE, *SANEVAL_QUESTION_TEMPLATES.values(), SANEVAL_RATING_TEMPLATE,
+               *PAPER_TEMPLATES),
     limit_help="score the images of the first LIMIT prompts (default all)",
     description="SANEval scoring (T4): LLM structure and synonyms, a detector, VLM attribute questions.",
 ))

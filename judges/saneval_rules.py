@@ -7,10 +7,19 @@
 - Numeracy per object: 1.0 exact count, 0.5 present with a wrong count, 0.0 missing; the image score is the mean.
 - Attribute binding: each object-attribute pair scores the 0.0-1.0 rating of the VLM's answer on the object's crop,
   0 when the object is missing; the image score is the mean; pairs below the flag threshold (0.5) are flagged.
-- Spatial: the centroids of the best-scoring box of subject and object (image y grows downwards): "left of" iff
-  x_subject < x_object, "right of" iff >, "above" iff y_subject < y_object, "below" iff >; 1 or 0; a missing
-  object scores 0.
+- Spatial (the project's rules, :data:`RELATIONS`): the best-scoring box of subject and object (image y grows
+  downwards), 1 or 0, a missing object 0. By centroids: "left of" iff x_subject < x_object, "right of" iff >, "above"
+  iff y_subject < y_object, "below" iff >. "next to": the boxes' gap is at most the smaller box's width or height
+  (whichever axis separates them) and the centroids differ more along x than along y. "on top of": the subject's
+  centroid is higher and its box overlaps the object's horizontally, its bottom edge within the object's upper half.
+  "in front of" / "behind" (depth from box size and overlap, there being no depth map): the boxes must overlap; the
+  subject is in front when its bottom edge is lower in the image (nearer the camera on the ground plane), or, with
+  bottom edges within 5 % of the image height of each other, when its box is the larger; "behind" is the converse.
 - A category's score is the mean over its images; overall is the unweighted mean of the categories' scores.
+
+The published protocol's rules (the SANEval paper, §3.4-3.6 and Appendix C, with the authors' released code where
+the text is silent; protocols.md T4) are :func:`score_spatial_published` (its eight relations
+:data:`PUBLISHED_RELATIONS`), :func:`score_binding_published` and the same numeracy rule; see their docstrings.
 """
 
 from __future__ import annotations
@@ -20,8 +29,16 @@ from typing import Any, Iterable, Mapping, Sequence
 
 BINDING = ("color", "shape", "texture")
 CATEGORIES = (*BINDING, "spatial", "numeracy")
-RELATIONS = ("left of", "right of", "above", "below")
+RELATIONS = ("left of", "right of", "above", "below", "next to", "on top of", "in front of", "behind")
+# The eight relations of the published protocol: the list the authors' code offers the LLM (prompt 2's
+# {available_relationships}); the paper promises the list in its appendix but does not print it.
+PUBLISHED_RELATIONS = ("on side of", "next to", "near", "on the left of", "on the right of", "on the bottom of",
+                       "on the top of", "on top of")
 FLAG_THRESHOLD = 0.5
+PUBLISHED_FLAG_THRESHOLD = 0.75  # Table 5's feedback: "score = 0.20 < 0.75" (the authors' code: score_threshold)
+PUBLISHED_IOU_THRESHOLD = 0.5  # the authors' spatial scorer: overlapping boxes lose position credit above this IoU
+PUBLISHED_DISTANCE_PX = 150.0  # the authors' spatial scorer: "next to" / "near" / "on side of" centroid distance
+PUBLISHED_MIN_CROP_PX = 32  # the authors' attribute scorer skips crops narrower or lower than this
 NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
                 "sixteen seventeen eighteen nineteen twenty").split()
 IRREGULAR_PLURALS = {"person": "people", "man": "men", "woman": "women", "child": "children", "mouse": "mice",
@@ -220,9 +237,46 @@ def actual_relation(subject: Box, obj: Box) -> str:
     return "above" if sy < oy else "below"
 
 
-def relation_holds(relation: str, subject: Box, obj: Box) -> bool:
+def _area(box: Sequence[float]) -> float:
+    return max(0.0, box[2] - box[0]) * max(0.0, box[3] - box[1])
+
+
+def _overlap(a: Sequence[float], b: Sequence[float]) -> float:
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+
+def _in_front(subject: Box, obj: Box, image_height: float) -> bool:
+    """The project's depth rule: overlapping boxes; the lower bottom edge is nearer, or, bottoms within 5 % of the
+    image height, the larger box."""
+    a, b = subject.box, obj.box
+    if _overlap(a, b) <= 0:
+        return False
+    if abs(a[3] - b[3]) > 0.05 * image_height:
+        return a[3] > b[3]
+    return _area(a) > _area(b)
+
+
+def relation_holds(relation: str, subject: Box, obj: Box, image_height: float | None = None) -> bool:
+    """Whether the project's rule for ``relation`` holds (module docstring); ``image_height`` defaults to the lowest
+    box edge (it scales the depth rule's tolerance)."""
     (sx, sy), (ox, oy) = subject.centroid, obj.centroid
-    return {"left of": sx < ox, "right of": sx > ox, "above": sy < oy, "below": sy > oy}[relation]
+    a, b = subject.box, obj.box
+    height = image_height or max(a[3], b[3])
+    if relation in ("left of", "right of", "above", "below"):
+        return {"left of": sx < ox, "right of": sx > ox, "above": sy < oy, "below": sy > oy}[relation]
+    if relation == "next to":
+        gap_x = max(b[0] - a[2], a[0] - b[2], 0.0)
+        gap_y = max(b[1] - a[3], a[1] - b[3], 0.0)
+        side = min(a[2] - a[0], b[2] - b[0]) if abs(sx - ox) >= abs(sy - oy) else min(a[3] - a[1], b[3] - b[1])
+        return abs(sx - ox) > abs(sy - oy) and max(gap_x, gap_y) <= side
+    if relation == "on top of":
+        horizontal = min(a[2], b[2]) - max(a[0], b[0]) > 0
+        return sy < oy and horizontal and b[1] - 1e-9 <= a[3] <= (b[1] + b[3]) / 2
+    if relation == "in front of":
+        return _in_front(subject, obj, height)
+    if relation == "behind":
+        return _in_front(obj, subject, height)
+    raise StructureError(f"relation {relation!r} is not one of {', '.join(RELATIONS)}.")
 
 
 def score_spatial(expected: Expected, found: Mapping[str, Sequence[Box]]) -> Scored:
@@ -285,3 +339,91 @@ def crop_box(box: Sequence[float], width: int, height: int, margin: float = 0.05
     left, top = max(0, int(x0 - dx)), max(0, int(y0 - dy))
     right, bottom = min(width, int(round(x1 + dx))), min(height, int(round(y1 + dy)))
     return left, top, max(right, left + 1), max(bottom, top + 1)
+
+
+# --- the published protocol's rules -------------------------------------------------------------------------------
+
+def published_position(relation: str, first: Sequence[float], second: Sequence[float], *,
+                       iou_threshold: float = PUBLISHED_IOU_THRESHOLD,
+                       distance: float = PUBLISHED_DISTANCE_PX) -> float:
+    """The position credit in [0, 1] of "``first`` <relation> ``second``" (obj1 and obj2 of prompt 2) in the authors'
+    spatial scorer. With d = centroid(second) - centroid(first) (pixels, y downwards) and their IoU:
+
+    - "next to", "near", "on side of": 1 when |d_x| or |d_y| is under ``distance`` (150 px), else
+      distance / max(|d_x|, |d_y|);
+    - "on the left of" (d_x > 0), "on the right of" (d_x < 0), "on the top of" (d_y > 0), "on the bottom of"
+      (d_y < 0): when the sign holds and the offset is mostly along that axis (|d_x| > |d_y| for left and right,
+      |d_y| > |d_x| for top and bottom), 1 if IoU < ``iou_threshold`` (0.5), else iou_threshold / IoU; otherwise 0;
+    - "on top of", the eighth relation of the list the LLM chooses from, has no rule in that code and gets 0
+      (kept, as the published protocol; the project's own rules handle it, :func:`relation_holds`).
+    """
+    (x1, y1), (x2, y2) = ((first[0] + first[2]) / 2, (first[1] + first[3]) / 2), \
+        ((second[0] + second[2]) / 2, (second[1] + second[3]) / 2)
+    dx, dy = x2 - x1, y2 - y1
+    overlap = iou(first, second)
+    if relation in ("next to", "on side of", "near"):
+        if abs(dx) < distance or abs(dy) < distance:
+            return 1.0
+        return distance / max(abs(dx), abs(dy))
+    sign_and_axis = {"on the left of": dx > 0 and abs(dx) > abs(dy), "on the right of": dx < 0 and abs(dx) > abs(dy),
+                     "on the top of": dy > 0 and abs(dy) > abs(dx), "on the bottom of": dy < 0 and abs(dy) > abs(dx)}
+    if not sign_and_axis.get(relation, False):
+        return 0.0
+    return 1.0 if overlap < iou_threshold else iou_threshold / overlap
+
+
+def score_spatial_published(relation: tuple[str, str, str], found: Mapping[str, Sequence[Box]], **position) -> Scored:
+    """The published spatial score of one image (the authors' code; the paper's §3.5 names the centroid test):
+    with c_1, c_2 the detector confidences of the best boxes of obj1 and obj2,
+
+        score = 0.25 c_1 + 0.25 c_2 + position / 2    (both detected; :func:`published_position`)
+        score = 0.25 c                                 (one detected)
+        score = 0                                      (none), and any score under 0.5 counts as 0.
+
+    Feedback names each missing object ("Missing object: painting", Table 5), or the relation that failed."""
+    first, name, second = relation
+    missing = [obj for obj in (first, second) if not found.get(obj)]
+    boxes = {obj: found[obj][0] for obj in (first, second) if found.get(obj)}
+    if not missing:
+        credit = published_position(name, boxes[first].box, boxes[second].box, **position)
+        score = 0.25 * boxes[first].score + 0.25 * boxes[second].score + credit / 2
+    else:
+        credit = None
+        score = sum(0.25 * box.score for box in boxes.values())
+    raw = score
+    score = 0.0 if score < 0.5 else score
+    feedback = [f"Missing object: {obj}" for obj in missing]
+    if not missing and score == 0.0:
+        feedback.append(f"Wrong spatial relation: expected {first} {name} {second}")
+    return Scored(score, ("; ".join(feedback),) if feedback else (),
+                  {"position": credit, "raw_score": raw, "missing": missing,
+                   "confidences": {obj: box.score for obj, box in boxes.items()}})
+
+
+def score_binding_published(attributes: Mapping[str, Sequence[str]], crop_scores: Mapping[str, Sequence[float]],
+                            threshold: float = PUBLISHED_FLAG_THRESHOLD) -> Scored:
+    """The published attribute-binding score of one image (§3.4, Fig. 3; the authors' code for the averaging):
+    each detected box of an object is rated on all of the object's expected attributes (prompt 8's 0.0-1.0 for
+    each, their mean); an object scores the mean over its boxes, a missing one 0; the image scores the mean over the
+    objects of prompt 3. Feedback, as Table 5 prints it: "Missing object: shirt [brown]" and "Poor attribute
+    binding for apple: expected [pink], score = 0.20 < 0.75" for an object under ``threshold``."""
+    feedback, per_object = [], {}
+    for obj, wanted in attributes.items():
+        listed = ", ".join(wanted)
+        scores = list(crop_scores.get(obj) or ())
+        if not scores:
+            per_object[obj] = None
+            feedback.append(f"Missing object: {obj} [{listed}]")
+            continue
+        per_object[obj] = sum(scores) / len(scores)
+        if per_object[obj] < threshold:
+            feedback.append(f"Poor attribute binding for {obj}: expected [{listed}], score = {per_object[obj]:.2f} "
+                            f"< {threshold:g}")
+    total = sum(value or 0.0 for value in per_object.values()) / len(attributes) if attributes else 0.0
+    return Scored(total, ("; ".join(feedback),) if feedback else (),
+                  {"objects": per_object, "threshold": threshold})
+
+
+def capitalized(scored: Scored) -> Scored:
+    """The published feedback starts with a capital ("Two trucks missing", Table 5)."""
+    return Scored(scored.score, tuple(text[:1].upper() + text[1:] for text in scored.feedback), scored.details)

@@ -147,11 +147,12 @@ def seen_prompts(db: sqlite_utils.Database, annotator_id: int, pool: "PromptPool
 
 
 def eligible_prompts(db: sqlite_utils.Database, suite: str | None = None) -> list[int]:
-    """Ids of prompts (of ``suite``, if given) with images from at least two models."""
+    """Ids of prompts (of ``suite``, if given) with images from at least two models that battles may show (the view
+    ``battle_images``: rendered for the arena's display settings, not withheld; :mod:`datamodel.renditions`)."""
     where, params = ("WHERE p.suite = ?", [suite]) if suite else ("", [])
     rows = db.execute(
         f"""
-        SELECT i.prompt_id FROM images i JOIN prompts p ON p.id = i.prompt_id {where}
+        SELECT i.prompt_id FROM battle_images i JOIN prompts p ON p.id = i.prompt_id {where}
         GROUP BY i.prompt_id HAVING COUNT(DISTINCT i.model_id) >= 2 ORDER BY i.prompt_id
         """,
         params,
@@ -227,7 +228,7 @@ def draw_uniform(
         scope = f"suite {suite!r}" if suite else "any suite"
         raise NoBattleAvailable(
             f"No prompt of {scope} has images from two models yet. Generate or import images "
-            "(python -m generators run, python -m arena import-images)."
+            f"(python -m generators run, python -m arena import-images).{not_shown(db)}"
         )
     if annotator_id is not None:
         seen = seen_prompts(db, annotator_id, pool)
@@ -239,7 +240,7 @@ def draw_uniform(
     prompt_id = int(rng.choice(prompt_ids))
     images_by_model: dict[int, list[int]] = {}
     for image_id, model_id in db.execute(
-        "SELECT id, model_id FROM images WHERE prompt_id = ? ORDER BY model_id, idx", [prompt_id]
+        "SELECT id, model_id FROM battle_images WHERE prompt_id = ? ORDER BY model_id, idx", [prompt_id]
     ):
         images_by_model.setdefault(model_id, []).append(image_id)
     model_a, model_b = rng.sample(sorted(images_by_model), 2)  # random order = random sides
@@ -248,12 +249,27 @@ def draw_uniform(
 
 
 
+def not_shown(db: sqlite_utils.Database) -> str:
+    """Why images of the catalog are not in ``battle_images``, as a sentence to add to a refusal ("" if all are)."""
+    waiting, unshowable, withheld = db.execute(
+        "SELECT COUNT(*) FILTER (WHERE unshowable IS NULL AND withheld IS NULL AND (rendition IS NULL OR rendition "
+        "IS NOT (SELECT rendition FROM display WHERE id = 1))), COUNT(*) FILTER (WHERE unshowable IS NOT NULL), "
+        "COUNT(*) FILTER (WHERE withheld IS NOT NULL) FROM images").fetchone()
+    parts = [f"{waiting} wait for their display rendition (the server makes them at start; or run "
+             "python -m arena renditions)" if waiting else "",
+             f"{unshowable} cannot be read (re-import them)" if unshowable else "",
+             f"{withheld} were published with their model names and are withheld from battles (python -m arena "
+             "withheld --release to draw them again)" if withheld else ""]
+    parts = [part for part in parts if part]
+    return f" Of the images stored, {'; '.join(parts)}." if parts else ""
+
+
 def suites_with_battles(db: sqlite_utils.Database) -> list[str]:
     """Suites that have at least one prompt with images from two models (the arena's suite filter)."""
     rows = db.execute(
         """
         SELECT DISTINCT p.suite FROM prompts p WHERE p.id IN (
-            SELECT prompt_id FROM images GROUP BY prompt_id HAVING COUNT(DISTINCT model_id) >= 2)
+            SELECT prompt_id FROM battle_images GROUP BY prompt_id HAVING COUNT(DISTINCT model_id) >= 2)
         ORDER BY p.suite
         """
     ).fetchall()

@@ -372,9 +372,9 @@ def read_count_tables(db: sqlite_utils.Database, *, voter_kind: str = "human") -
         versions = dict(conn.execute("SELECT name, version FROM data_versions").fetchall())
         model_ids = tuple(row[0] for row in conn.execute("SELECT id FROM models ORDER BY id"))
         prompts = conn.execute(
-            "SELECT p.id, p.suite FROM prompts p WHERE p.id IN (SELECT prompt_id FROM images) ORDER BY p.id"
+            "SELECT p.id, p.suite FROM prompts p WHERE p.id IN (SELECT prompt_id FROM battle_images) ORDER BY p.id"
         ).fetchall()
-        images = conn.execute("SELECT DISTINCT prompt_id, model_id FROM images").fetchall()
+        images = conn.execute("SELECT DISTINCT prompt_id, model_id FROM battle_images").fetchall()
         cursor = conn.execute(_BATTLE_COUNTS.format(by_outcome=_BY_OUTCOME), [voter_kind])
         chunks = []  # converted a slice at a time: a server's other threads get the interpreter in between
         while rows := cursor.fetchmany(50_000):
@@ -826,8 +826,9 @@ def draw_replica(
     vote_id = stats.pick_single_vote(rng, suite, annotator_id, seen)
     if vote_id is None:
         return None
-    row = db.execute("SELECT prompt_id, left_image_id, right_image_id FROM votes WHERE id = ?", [vote_id]).fetchone()
-    return Replica(*row) if row is not None else None
+    row = db.execute("SELECT prompt_id, left_image_id, right_image_id FROM votes WHERE id = ? AND (SELECT COUNT(*) "
+                     "FROM battle_images WHERE id IN (left_image_id, right_image_id)) = 2", [vote_id]).fetchone()
+    return Replica(*row) if row is not None else None  # None too when an image may no longer be shown
 
 
 def draw_pairing(
@@ -915,7 +916,7 @@ def draw_pairing(
     model_a, model_b = tables.model_ids[a], tables.model_ids[b]
     images: dict[int, list[int]] = {model_a: [], model_b: []}
     for image_id, model_id in db.execute(
-        "SELECT id, model_id FROM images WHERE prompt_id = ? AND model_id IN (?, ?) ORDER BY model_id, idx",
+        "SELECT id, model_id FROM battle_images WHERE prompt_id = ? AND model_id IN (?, ?) ORDER BY model_id, idx",
         [prompt_id, model_a, model_b],
     ):
         images[model_id].append(image_id)

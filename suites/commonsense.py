@@ -10,6 +10,10 @@ needs nothing but the two rows of the item.
 The item key is the item's ``id`` field if it has one, else a slug of prompt1 with a short hash of both prompts, so
 it does not depend on the item's position in the file.
 
+The file is one JSON list of items, or JSON Lines (one item per line, as a dataset hub may export it). A description
+written on several lines is kept as one line with its lines joined by ", ", as the authors' ``evaluate.py`` joins
+them before asking the judge (and before CLIP encodes them), so both evaluators read the published text.
+
 ``data/commonsense_sample.json`` is a sample of 14 items in the published format, written by this project from the
 examples quoted in the protocol (the partner prompts and the likelihoods other than the birthday cake's 9 are ours);
 the demo and the tests use it.
@@ -23,7 +27,7 @@ from pathlib import Path
 import sqlite_utils
 
 from datamodel.catalog import PromptImport, PromptSpec
-from suites.common import SuiteError, content_key, read_json_list, write_specs
+from suites.common import SuiteError, content_key, existing_file, read_json_list, read_json_lines, write_specs
 from suites.registry import ImportFormat, Suite, register
 
 SUITE = "commonsense"
@@ -46,7 +50,7 @@ def item_specs(item: dict, source: str) -> list[PromptSpec]:
     if isinstance(likelihood, bool) or not isinstance(likelihood, Real) or not 1 <= likelihood <= 10:
         raise SuiteError(f"{source}: likelihood must be a number from 1 to 10, got {likelihood!r}.")
     prompts = [texts["prompt1"].strip(), texts["prompt2"].strip()]
-    descriptions = [texts["description1"].strip(), texts["description2"].strip()]
+    descriptions = [published_description(texts["description1"]), published_description(texts["description2"])]
     category = texts["category"].strip()
     item_key = str(item.get("id") or "").strip() or content_key(*prompts)
     return [
@@ -59,9 +63,29 @@ def item_specs(item: dict, source: str) -> list[PromptSpec]:
     ]
 
 
+def published_description(text: str) -> str:
+    """An expected description as the published evaluation reads it: its lines joined by ", " (``evaluate.py``:
+    ``description.replace("\n", ", ")``), surrounding spaces removed."""
+    return text.strip().replace("\n", ", ")
+
+
 def load_commonsense(path: str | Path) -> list[PromptSpec]:
-    """Both prompts of every item of a ``data.json``-format file."""
-    return [spec for line, item in read_json_list(path) for spec in item_specs(item, f"{path}:{line}")]
+    """Both prompts of every item of a ``data.json``-format file (a JSON list, or JSON Lines)."""
+    return [spec for line, item in read_json_records(path) for spec in item_specs(item, f"{path}:{line}")]
+
+
+def read_json_records(path: str | Path):
+    """(line, item) of a JSON list file, or of a JSON Lines file (its first line an item: an object with a field
+    of :data:`FIELDS`)."""
+    import json
+
+    text = existing_file(path, "JSON file").read_text(encoding="utf-8")
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        lines = isinstance(item := json.loads(first), dict) and any(name in item for name in FIELDS)
+    except json.JSONDecodeError:
+        lines = False
+    return read_json_lines(path) if lines else read_json_list(path)
 
 
 def import_commonsense(db: sqlite_utils.Database, path: str | Path) -> PromptImport:

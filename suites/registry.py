@@ -81,6 +81,8 @@ class Suite:
     - ``imports`` / ``builders``: how its prompts get into the database.
     - ``caption(metadata)``: an optional (label, text) shown under the prompt (the taxonomy's concept and its
       definition), or None.
+    - ``notes(db)``: optional lines ``python -m arena suites list`` prints under the counts (e.g. that the taxonomy
+      subsets built from WordNet are a reconstruction of the published ones).
     """
 
     name: str
@@ -89,6 +91,7 @@ class Suite:
     imports: tuple[ImportFormat, ...] = ()
     builders: tuple[Builder, ...] = ()
     caption: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None
+    notes: Callable[[sqlite_utils.Database], list[str]] | None = None
 
 
 class SuiteRegistryError(ValueError):

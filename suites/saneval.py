@@ -15,6 +15,17 @@ Strata take turns. A stratum that runs out of new prompts (numeracy with one obj
 out and the others fill in. Prompts come one at a time from one generator per category, so the first n prompts are
 the same whatever the total; item keys are ``<category>-s<seed>-<index>``.
 
+Published strata (``strata="published"``, ``--strata published``; the paper's §3.1: "275 prompts with 1 object, 275
+with 2 objects, 275 with 3-5 objects, 125 with 6-10 objects, and 50 with 11-15 objects" in each category) fix the
+number of prompts per stratum instead of letting strata take turns: :func:`published_strata` scales 275/275/275/125/50
+to ``per_category`` (largest remainders). What "objects" counts is not said for every category; here it is the
+objects named in the prompt: the object-attribute pairs (binding), the kinds of objects counted (numeracy: "three
+apples and two dogs" names 2, each with 1 to 9 instances), and for spatial the related pair plus listed extra
+objects ("a dog on the left of a chair, a cup and a lamp": 4). A spatial relation needs two objects, so the 1-object
+spatial stratum is built as 2-object prompts (stratum "2" holds both shares). Spatial prompts of the published
+strata use the published relations' words (``on the left of``, ``next to``, ...; their project rule is kept in the
+metadata). Item keys are ``<category>-p<seed>-<index>``.
+
 :func:`load_saneval_list` imports an external prompt list (CSV or JSONL with ``text`` and ``category``).
 """
 
@@ -38,6 +49,12 @@ CATEGORIES = (*BINDING_CATEGORIES, "spatial", "numeracy")
 STRATA = {"1": (1, 1), "2": (2, 2), "3-5": (3, 5), "6-10": (6, 10), "11-15": (11, 15)}
 CATEGORY_STRATA = {"spatial": ("2",)}  # two objects and a relation; the other categories use every stratum
 PUBLISHED_PER_CATEGORY = 1000
+PUBLISHED_STRATA = {"1": 275, "2": 275, "3-5": 275, "6-10": 125, "11-15": 50}  # §3.1, per 1,000 prompts
+STRATA_MODES = ("even", "published")
+# The published relations' words (judges.saneval_rules.PUBLISHED_RELATIONS) and the project rule each is kept under.
+PUBLISHED_RELATION_RULES = {"on side of": "next to", "next to": "next to", "near": "next to",
+                            "on the left of": "left of", "on the right of": "right of", "on the bottom of": "below",
+                            "on the top of": "above", "on top of": "on top of"}
 NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen").split()
 _MAX_TRIES = 200  # draws that may repeat earlier prompts before a stratum counts as exhausted
 
@@ -129,6 +146,68 @@ def _draw(rng: random.Random, category: str, stratum: str, words: WordLists) -> 
     return text, {"category": category, "stratum": stratum, "object_count": count, **structure}
 
 
+def published_strata(count: int) -> dict[str, int]:
+    """{stratum: prompts} of ``count`` prompts in the published proportions 275/275/275/125/50 (largest remainders;
+    exactly those numbers for 1,000)."""
+    shares = {name: count * n / PUBLISHED_PER_CATEGORY for name, n in PUBLISHED_STRATA.items()}
+    result = {name: int(share) for name, share in shares.items()}
+    for name in sorted(shares, key=lambda k: -(shares[k] - result[k]))[: count - sum(result.values())]:
+        result[name] += 1
+    return result
+
+
+def _published_draw(rng: random.Random, category: str, count: int, words: WordLists) -> tuple[str, dict]:
+    """A published-strata prompt naming ``count`` objects (module docstring)."""
+    if category in BINDING_CATEGORIES:
+        return binding_prompt(rng, category, count, words)
+    names = rng.sample(list(words.objects), max(count, 2))
+    if category == "spatial":
+        (subject, _), (obj, _), *extra = names
+        phrase = rng.choice(list(PUBLISHED_RELATION_RULES))
+        text = f"{_a(subject)} {phrase} {_a(obj)}" + (f", {_join([_a(s) for s, _ in extra])}" if extra else "")
+        return text, {"objects": [subject, obj, *(s for s, _ in extra)], "published_relation": phrase,
+                      "relation": {"subject": subject, "relation": PUBLISHED_RELATION_RULES[phrase], "object": obj}}
+    counts = [rng.randint(1, 9) for _ in range(count)]
+    text = _join([f"{NUMBER_WORDS[n]} {plural if n > 1 else singular}" for n, (singular, plural) in
+                  zip(counts, names[:count])])
+    return text, {"objects": [singular for singular, _ in names[:count]],
+                  "counts": {singular: n for n, (singular, _) in zip(counts, names[:count])}}
+
+
+def published_category_specs(category: str, count: int, *, seed: int = 0,
+                             words: WordLists = WORDS) -> list[PromptSpec]:
+    """``count`` prompts of ``category`` in the published strata (:func:`published_strata`), stratum by stratum."""
+    if category not in CATEGORIES:
+        raise SuiteError(f"unknown SANEval category {category!r}. Use {', '.join(CATEGORIES)}.")
+    rng = random.Random(f"{seed}:{category}:published")
+    wanted = published_strata(count)
+    if category == "spatial":
+        wanted = {**wanted, "2": wanted["1"] + wanted["2"], "1": 0}
+    seen: set[str] = set()
+    specs = []
+    for stratum, n in wanted.items():
+        low, high = STRATA[stratum]
+        made = 0
+        while made < n:
+            for _ in range(_MAX_TRIES):
+                objects = rng.randint(low, high)
+                text, structure = _published_draw(rng, category, objects, words)
+                if text not in seen:
+                    break
+            else:
+                raise SuiteError(f"{category}, stratum {stratum}: the word lists give only {made} distinct prompts, "
+                                 f"not {n}. Ask for fewer (--per-category) or add words.")
+            seen.add(text)
+            made += 1
+            index = len(specs)
+            specs.append(PromptSpec(
+                SUITE, f"{category}-p{seed}-{index:04d}", text[0].upper() + text[1:], subset=category,
+                metadata={"category": category, "stratum": stratum, "object_count": objects, "strata": "published",
+                          **structure},
+                source=f"saneval published strata, seed {seed} {category} #{index}"))
+    return specs
+
+
 def category_specs(category: str, count: int, *, seed: int = 0, words: WordLists = WORDS) -> list[PromptSpec]:
     if category not in CATEGORIES:
         raise SuiteError(f"unknown SANEval category {category!r}. Use {', '.join(CATEGORIES)}.")
@@ -157,17 +236,21 @@ def category_specs(category: str, count: int, *, seed: int = 0, words: WordLists
 
 def saneval_specs(
     per_category: int = PUBLISHED_PER_CATEGORY, *, seed: int = 0, categories: Sequence[str] = CATEGORIES,
-    words: WordLists = WORDS,
+    words: WordLists = WORDS, strata: str = "even",
 ) -> list[PromptSpec]:
-    """``per_category`` scripted prompts of each category (the published benchmark has 1,000 of each)."""
-    return [spec for category in categories for spec in category_specs(category, per_category, seed=seed, words=words)]
+    """``per_category`` scripted prompts of each category (the published benchmark has 1,000 of each); ``strata``:
+    ``even`` (strata take turns) or ``published`` (275/275/275/125/50 per 1,000)."""
+    if strata not in STRATA_MODES:
+        raise SuiteError(f"strata must be one of {', '.join(STRATA_MODES)}, got {strata!r}.")
+    build = published_category_specs if strata == "published" else category_specs
+    return [spec for category in categories for spec in build(category, per_category, seed=seed, words=words)]
 
 
 def build_saneval(
     db: sqlite_utils.Database, per_category: int = PUBLISHED_PER_CATEGORY, *, seed: int = 0,
-    categories: Sequence[str] = CATEGORIES,
+    categories: Sequence[str] = CATEGORIES, strata: str = "even",
 ) -> tuple[list[PromptSpec], PromptImport]:
-    specs = saneval_specs(per_category, seed=seed, categories=categories)
+    specs = saneval_specs(per_category, seed=seed, categories=categories, strata=strata)
     return specs, write_specs(db, specs)
 
 
@@ -207,12 +290,18 @@ def _add_build_arguments(parser) -> None:
                         help=f"prompts per category (default {PUBLISHED_PER_CATEGORY}, as published)")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     parser.add_argument("--categories", help=f"comma-separated subset of {','.join(CATEGORIES)}")
+    parser.add_argument("--strata", choices=STRATA_MODES, default="even",
+                        help="even: strata take turns (default); published: 275/275/275/125/50 prompts with 1, 2, "
+                             "3-5, 6-10, 11-15 objects per 1,000 (the paper's section 3.1)")
 
 
 def _build(db: sqlite_utils.Database, args, settings) -> tuple[PromptImport, str]:
     categories = [c.strip() for c in args.categories.split(",")] if args.categories else CATEGORIES
-    specs, result = build_saneval(db, args.per_category, seed=args.seed, categories=categories)
-    return result, f"SANEval (seed {args.seed}): {len(specs)} prompts in {len(categories)} categories"
+    specs, result = build_saneval(db, args.per_category, seed=args.seed, categories=categories, strata=args.strata)
+    note = ("; spatial's 1-object share is built as 2-object prompts (a relation needs two)"
+            if args.strata == "published" and "spatial" in categories else "")
+    strata = ", published strata" if args.strata == "published" else ""
+    return result, f"SANEval (seed {args.seed}{strata}): {len(specs)} prompts in {len(categories)} categories{note}"
 
 
 register(Suite(

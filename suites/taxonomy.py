@@ -14,6 +14,9 @@ Subsets:
   one hypernym and no hyponyms, e.g. cappuccino.n.01 under coffee.n.01), *Hyponymy* (a broader word with one
   hypernym and hyponyms, e.g. working_dog.n.01 above husky.n.01), *Synset-Mixing* (two or more hypernyms, e.g.
   milk.n.01, a beverage.n.01 and a dairy_product.n.01). Default counts are the published 828 / 204 / 170.
+- **The published benchmark**: the authors' ``main_bench.csv`` (:func:`load_benchmark`), every subset with the
+  concepts the paper used. The Easy and random-split builders below are a reconstruction (the paper names 4 of the
+  22 Easy roots and samples its split with its own code); ``python -m arena suites list`` says so.
 - **Predicted** (P-Easy, P-Hypo, P-Hyper, P-Mix): LLM-predicted concepts from a CSV; a missing definition is written
   by the judge model with the protocol's definition prompt (:mod:`judges.definitions`, sent through the judges'
   engine: cache, retries, concurrency). A concept whose row names a synset is checked against
@@ -35,7 +38,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import sqlite_utils
 
 from datamodel.catalog import PromptImport, PromptSpec
-from suites.common import SuiteError, existing_file, read_table, text_field, write_specs
+from suites.common import SuiteError, existing_file, read_table, read_text, text_field, write_specs
 from suites.registry import Builder, ImportContext, ImportFormat, Suite, register
 
 SUITE = "taxonomy"
@@ -169,7 +172,7 @@ def read_roots(wn, path: str | Path) -> list[str]:
     """Root synset ids from a file, one per line (``#`` starts a comment); unknown ids name their line."""
     path = existing_file(path, "roots file")
     roots = []
-    for line, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for line, text in enumerate(read_text(path).splitlines(), start=1):
         text = text.split("#", 1)[0].strip()
         if text:
             roots.append(find_synset(wn, text, f"{path}:{line}").name())
@@ -426,6 +429,97 @@ def import_predicted(
                                           model=model, wordnet=wordnet))
 
 
+# --- the published benchmark file ----------------------------------------------------------------------------------
+
+# the subset column of the authors' files (main_bench.csv, main_reproducing.csv) -> this suite's subsets
+PUBLISHED_SUBSETS: Mapping[str, str] = {
+    "appendix": EASY, "leafs_and_no_leafs": "Hyponymy", "predict_hypernym": "Hypernymy",
+    "simple_triplet_2parent": "Synset-Mixing",
+    "appendix_llama": "P-Easy", "leafs_and_no_leafs_llama": "P-Hypo", "predict_hypernym_llama": "P-Hyper",
+    "simple_triplet_2parent_llama": "P-Mix",
+}
+BENCH_COLUMNS = ("wordnet_id", "core_lemma", "definition", "hypernym_synsets", "cohyponym_synsets", "subset")
+PUBLISHED_FILE = "main_bench.csv"
+
+
+def published_subset(value: str, where: str) -> str:
+    """This suite's subset for a published file's subset value (or one of this suite's own subset names)."""
+    if value in PUBLISHED_SUBSETS:
+        return PUBLISHED_SUBSETS[value]
+    if value in SUBSETS:
+        return value
+    raise SuiteError(f"{where}: subset {value!r} is not one of the benchmark's: "
+                     f"{', '.join(PUBLISHED_SUBSETS)} (or {', '.join(SUBSETS)}). Fix the subset column.")
+
+
+def synset_list(text: str, where: str, column: str) -> tuple[str, ...]:
+    """A Python-literal list of synset names (``['coffee.n.01']``) as the authors' files write it."""
+    import ast
+
+    try:
+        value = ast.literal_eval(text) if text.strip() else []
+    except (ValueError, SyntaxError):
+        value = None
+    if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
+        raise SuiteError(f"{where}: {column} must be a Python list of synset names such as ['coffee.n.01'], got "
+                         f"{text[:60]!r}.")
+    return tuple(item.strip() for item in value if item.strip())
+
+
+def load_benchmark(path: str | Path) -> list[PromptSpec]:
+    """The prompts of the authors' benchmark file (``main_bench.csv``: wordnet_id, core_lemma, definition,
+    hypernym_synsets, cohyponym_synsets, subset; other columns, e.g. ``core_synset``, kept in the metadata).
+
+    Each row is one concept, its item key the row's ``wordnet_id``, its subset mapped by :data:`PUBLISHED_SUBSETS`;
+    the prompts are ``An image of <core_lemma, underscores as spaces> (<definition>)`` and the same without the
+    parenthesis (BIGT dataset_sampler.py). The metadata keep ``core_lemma`` as written (the CLIP metrics read it so),
+    ``wordnet_id`` and ``published`` (the file's name), which mark the concepts as the published ones. A bad row
+    stops the import with its line; nothing is written.
+    """
+    rows = read_table(path, list(BENCH_COLUMNS[:3]) + ["subset"])
+    concepts = []
+    for line, row in rows:
+        where = f"{path}:{line}"
+        lemma = row["core_lemma"]
+        synset = text_field(row, "core_synset", where) or text_field(row, "synset", where)
+        extra = {key: value for key, value in row.items()
+                 if key and key not in BENCH_COLUMNS and key not in ("core_synset", "synset") and value not in (None, "")}
+        concepts.append((line, Concept(
+            lemma=lemma.replace("_", " "), definition=row["definition"], subset=published_subset(row["subset"], where),
+            synset=synset, key=row["wordnet_id"],
+            hypernyms=synset_list(text_field(row, "hypernym_synsets", where), where, "hypernym_synsets"),
+            cohyponyms=synset_list(text_field(row, "cohyponym_synsets", where), where, "cohyponym_synsets"),
+            extra={**extra, "core_lemma": lemma, "wordnet_id": row["wordnet_id"], "published": Path(path).name,
+                   "published_subset": row["subset"]})))
+    return [spec for line, concept in concepts for spec in concept_specs(concept, source=f"{path}:{line}")]
+
+
+def import_benchmark(db: sqlite_utils.Database, path: str | Path) -> PromptImport:
+    return write_specs(db, load_benchmark(path))
+
+
+def reconstructed_subsets(db: sqlite_utils.Database) -> list[str]:
+    """The subsets of the database whose concepts were built by this project (from WordNet or the demo), not
+    imported from the published file: a reconstruction of the paper's subsets, which the listings say."""
+    rows = db.execute(
+        "SELECT DISTINCT subset FROM prompts WHERE suite = ? AND json_extract(metadata, '$.published') IS NULL "
+        "AND json_extract(metadata, '$.synset') != ''", [SUITE]).fetchall()
+    return sorted((subset for (subset,) in rows), key=lambda s: SUBSETS.index(s) if s in SUBSETS else len(SUBSETS))
+
+
+def _notes(db: sqlite_utils.Database) -> list[str]:
+    rebuilt = [subset for subset in reconstructed_subsets(db) if subset in (EASY, *SPLIT_SUBSETS)]
+    if not rebuilt:
+        return []
+    return [f"taxonomy {', '.join(rebuilt)}: built from WordNet by this project, a reconstruction (the paper names 4 "
+            "of its 22 Easy roots and samples its own split), not the published concepts. For those, import the "
+            "authors' main_bench.csv: python -m arena suites import taxonomy-bench FILE"]
+
+
+def _import_benchmark(db: sqlite_utils.Database, args, context: ImportContext) -> PromptImport:
+    return import_benchmark(db, args.path)
+
+
 # --- the suite's declaration ---------------------------------------------------------------------------------------
 
 WORDNET_HELP = "WordNet 3.0 folder (default: the wordnet_dir setting / ARENA_WORDNET_DIR, else /usr/share/wordnet)"
@@ -491,10 +585,14 @@ register(Suite(
     criteria="Pick the image that shows the named concept, as its definition describes it, rather than a broader, "
              "narrower or neighbouring one; then image quality.",
     imports=(ImportFormat("predicted", "LLM-predicted taxonomy concepts (CSV/JSONL: concept, subset[, definition])",
-                          run=_import_predicted, add_arguments=_predicted_arguments),),
+                          run=_import_predicted, add_arguments=_predicted_arguments),
+             ImportFormat("taxonomy-bench", "the taxonomy paper's published benchmark, main_bench.csv (wordnet_id, "
+                          "core_lemma, definition, hypernym_synsets, cohyponym_synsets, subset)",
+                          run=_import_benchmark)),
     builders=(Builder("easy", "taxonomy Easy subset: root synsets and their direct hyponyms",
                       add_arguments=_easy_arguments, run=_build_easy),
               Builder("random", "taxonomy random split: Hypernymy, Hyponymy, Synset-Mixing nodes",
                       add_arguments=_random_arguments, run=_build_random)),
     caption=_caption,
+    notes=_notes,
 ))

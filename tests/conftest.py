@@ -35,7 +35,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 from datamodel.connection import connect  # noqa: E402
 from datamodel.settings import Settings  # noqa: E402
 from support.arena import (MODELS, SmallArena, build_small_arena, make_image, prompt_count,  # noqa: E402,F401
-                           small_prompts)
+                           render_all, small_prompts)
 from support.browser import BrowserSession  # noqa: E402
 from support.cache import MODEL_SOURCES, build_once, forget_cut_short_training  # noqa: E402
 from support.shared import SHARED  # noqa: E402,F401  (older tests import these names from conftest)
@@ -46,6 +46,12 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if "browser" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.browser)
+
+
+def render_all(db, media: MediaStore, settings: Settings | None = None) -> None:
+    """Make the display renditions of every image (as ``settings`` say; default: the defaults), as the paths that
+    add images do: battles draw only rendered images (datamodel.renditions)."""
+    Renditions.from_settings(media, settings or Settings()).render_missing(db)
 
 
 @pytest.fixture
@@ -113,3 +119,21 @@ def artefact_cache() -> Path:
     folder = build_once("models", MODEL_SOURCES, lambda folder: None)  # filled as the code under test asks
     forget_cut_short_training(folder)
     return folder
+
+
+@pytest.fixture(scope="session")
+def random_inception_weights(tmp_path_factory):
+    """torch-fidelity's InceptionV3 with random weights saved as a weights file (about 100 MB; nothing downloaded)."""
+    pytest.importorskip("torch_fidelity")
+    import torch
+    import torch_fidelity.feature_extractor_inceptionv3 as inception
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(inception, "load_state_dict_from_url", lambda *args, **kwargs: {})
+        patch.setattr(inception.FeatureExtractorInceptionV3, "load_state_dict", lambda self, *args, **kwargs: None)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            network = inception.FeatureExtractorInceptionV3("inception-v3-compat", ["2048"])
+    path = tmp_path_factory.mktemp("inception") / "weights-inception-2015-12-05-6726825d.pth"
+    torch.save(network.state_dict(), path)
+    return path

@@ -104,7 +104,7 @@ def test_an_annotators_leaderboard_is_only_for_that_annotator_and_the_admin(priv
         own = alice.predict(*FILTERS, "alice", "drop", False, api_name="/leaderboard")
         with pytest.raises(Exception, match=refused):
             alice.predict(*FILTERS, "bob", "drop", False, api_name="/leaderboard")
-        inputs = [*FILTERS, "bob", "drop", False, "The one with the most votes", None, None]
+        inputs = [*FILTERS, "bob", "drop", False, "The one with the most votes", "arena", "All", False, None, None]
         forged = [*inputs[:-2], {"annotator": {"name": "bob"}}, True]  # the page's state is the server's, not sent
         with pytest.raises(Exception, match=refused):
             call(url, [("leaderboard", forged)])
@@ -115,7 +115,7 @@ def test_an_annotators_leaderboard_is_only_for_that_annotator_and_the_admin(priv
 
 
 def test_the_inter_annotator_table_names_annotators_only_for_the_admin(private_arena):
-    everything = [*FILTERS, "All", "drop", False, "The one with the most votes", None, None]
+    everything = [*FILTERS, "All", "drop", False, "The one with the most votes", "arena", "All", False, None, None]
     with running_app(private_arena.settings) as url:
         public = call(url, [("leaderboard", everything)])[-1]
         alice = call(url, [("sign_in", ["alice", "alice-token", None, "All suites", False]),
@@ -131,13 +131,14 @@ def test_the_inter_annotator_table_names_annotators_only_for_the_admin(private_a
 
 def test_the_leaderboards_admin_check_does_not_keep_an_admin_session_alive():
     """The leaderboard asks whether its page is the admin's at every timer tick: that must not count as admin use."""
-    from arena.web.admin_session import AdminSessions
+    from arena.web.admin_session import AdminSessions, Holder
 
     now = [0.0]
     admins = AdminSessions(idle_s=10, clock=lambda: now[0])
-    session_id = admins.open("127.0.0.1")
+    holder = Holder("127.0.0.1", "browser-1")
+    session_id = admins.open(holder)
     for now[0] in (4.0, 8.0):
-        assert admins.live(session_id, touch=False)
+        assert admins.live(session_id, holder, touch=False)
     now[0] = 10.5
-    assert not admins.live(session_id, touch=False) and not admins.live(session_id)
+    assert not admins.live(session_id, holder, touch=False) and not admins.live(session_id, holder)
     admins.close()

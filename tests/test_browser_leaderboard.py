@@ -12,7 +12,7 @@ import pytest
 
 from support import browser as browsers
 from support.arena import build_small_arena
-from support.browser import SIZES
+from support.browser import SIZES, leaderboard_summary
 from support.votes import add_votes
 from support.webapp import running_app
 
@@ -30,11 +30,6 @@ Y_RANGE = "() => document.querySelector('#lb-chart .js-plotly-plot')._fullLayout
 def shoot(page, size: str, name: str) -> None:
     """A screenshot of the whole page as it is now, kept for a person to look at."""
     browsers.shoot(page, SCREENSHOTS, size, name, full_page=True)
-
-
-def _summary(page, text: str) -> None:
-    page.wait_for_function(f"() => document.querySelector('#lb-summary').innerText.includes({text!r})", timeout=30000)
-    page.wait_for_timeout(300)
 
 
 def _pick(page, menu: str, value: str) -> None:
@@ -80,7 +75,7 @@ def test_the_leaderboard_reads_well_with_few_votes_and_with_many(tmp_path, brows
         page = browser.new_page(viewport=SIZES[size])
         page.goto(url)
         page.get_by_role("tab", name="Leaderboard").click()
-        _summary(page, "6 human votes")
+        leaderboard_summary(page, "6 human votes")
         page.wait_for_selector("#lb-chart .js-plotly-plot", timeout=20000)
         shoot(page, size, "lb-01-few-votes")
         # item 7: a compact table, no judge columns without judge votes, headers on one line, every row shown
@@ -120,7 +115,7 @@ def test_the_leaderboard_reads_well_with_few_votes_and_with_many(tmp_path, brows
         # many votes, judges too: judge columns, rated models, an axis bounded to them
         add_votes(arena)
         page.click("#lb-refresh")
-        _summary(page, "42 human votes")
+        leaderboard_summary(page, "42 human votes")
         page.wait_for_function("() => document.querySelectorAll('#lb-table thead th').length > 6", timeout=20000)
         assert page.evaluate(HEADERS) == [*MAIN, "Judge Rank", "Judge Rating", "Judge 95% interval", "Judge Votes"]
         assert page.evaluate(INNER_SCROLL) == 0
@@ -186,13 +181,13 @@ def test_short_headers_have_tooltips_and_charts_fit_the_screen(tmp_path, browser
         page = browser.new_page(viewport=SIZES[size])
         page.goto(url)
         page.get_by_role("tab", name="Leaderboard").click()
-        _summary(page, "Updated")
+        leaderboard_summary(page, "Updated")
         for tab in ("Agreement", "Battles", "Ratings"):  # every chart drawn once while empty, then hidden
             _subtab(page, tab)
         add_votes(arena)
         store_metrics(arena)
         page.click("#lb-refresh")  # the new charts reach the hidden sub-tabs too
-        _summary(page, "36 human votes")
+        leaderboard_summary(page, "36 human votes")
         page.wait_for_function("() => document.querySelector('#lb-chart .js-plotly-plot')?.data?.[0]?.x?.length > 0",
                                timeout=20000)
         page.wait_for_timeout(500)

@@ -81,7 +81,7 @@ def test_the_registry_lists_it_only_while_registered(small_arena, registered, ca
     unregister(BRIGHTNESS.name)
     assert "brightness" not in all_metrics() and not lower_is_better("brightness")
     assert main(command(small_arena, "--metrics", "brightness")) == 2
-    assert "unknown metric(s) brightness; choose from clip, commonsense" in capsys.readouterr().err
+    assert "unknown metric(s) brightness; choose from align, clip, clipscore, commonsense" in capsys.readouterr().err
 
 
 def test_a_declaration_is_checked():

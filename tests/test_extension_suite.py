@@ -98,4 +98,4 @@ def test_every_built_in_suite_declares_a_title_and_criteria():
     for suite in suites.values():
         assert suite.title and suite.criteria.endswith("."), suite.name
     assert json.dumps(sorted(registry.import_formats())) == json.dumps(
-        sorted(["commonsense", "paraphrase", "predicted", "saneval", "semvarbench"]))
+        sorted(["commonsense", "paraphrase", "predicted", "saneval", "semvarbench", "taxonomy-bench"]))

@@ -85,6 +85,30 @@ def test_commonsense_accuracy_per_model_and_category(small_arena):
     assert any("commonsense accuracy of alpha-model: 0.500 over 1 items" in note for note in summary.notes)
 
 
+def test_commonsense_failed_fits_count_as_not_fitting_under_the_published_rule(small_arena):
+    """evaluate.py turns an answer that is not a number into -1, which supports no description: the pair is wrong
+    (score 0) instead of left out. delta's P2 image gets a hedge; its P1 image fits D1."""
+    db, media = small_arena.db, small_arena.media
+    owner = images_by_hash(db)
+
+    def fit(received):
+        model, role, _ = owner[received.image_hashes()[0]]
+        if model == "delta-model" and role == "p2":
+            return Scripted("It depends on the wattage.")
+        return Scripted("1" if (role == "p1") == ('"The lightbulb is unlit"' in received.text) else "0")
+
+    for rule, expected in (("skip", None), ("unfit", 0.0)):
+        with FakeServer(fit) as server:
+            asyncio.run(run_commonsense(db, media, engine_config(server), Selection(models=("delta-model",)), env={},
+                                        progress=False, handle_signals=False, failed_fit=rule, name=f"judge-{rule}"))
+        rows = db.execute("SELECT x.value FROM metrics x JOIN models m ON m.id = x.model_id WHERE m.name = "
+                          "'delta-model' AND x.name = 'commonsense_accuracy' AND x.subset = '' AND x.scorer = ?",
+                          [f"judge-{rule}:gpt-4o-mini"]).fetchall()
+        assert [row[0] for row in rows] == ([] if expected is None else [expected]), rule
+    pair = judgments(db, "judge-unfit:gpt-4o-mini", "commonsense_pair")[0]["verdict"]
+    assert (pair["score"], pair["fit_11"], pair["fit_22"], pair["failed_fits"]) == (0, 1, 0, 2)
+
+
 # --- T3 ----------------------------------------------------------------------------------------------------------
 
 EXAMPLES = {  # (S(Ta,Ia), S(Tpv,Ipv), S(Tpi,Ipi), S(Tpv,Ia), S(Ta,Ipv), S(Tpi,Ia), S(Ta,Ipi)) from protocols.md T3

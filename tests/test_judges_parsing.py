@@ -18,7 +18,7 @@ from judges.request import ChatRequest, ImageInput
 from judges.saneval_rules import (AttributeRating, Box, Expected, StructureError, category_scores, check_expected,
                                   crop_box, expected_from_metadata, group_detections, plural, score_attributes,
                                   score_numeracy, score_spatial, synonym_groups)
-from support.shared import PROTOCOLS, shared_file
+from support.shared import shared_file
 
 IMAGE_A = ImageInput("a" * 64, "image/png", 512, 512, data=b"A")
 IMAGE_B = ImageInput("b" * 64, "image/png", 512, 512, data=b"B")
@@ -89,13 +89,30 @@ def test_position_bias_before_and_after():
 
 # --- templates and requests --------------------------------------------------------------------------------------
 
-def test_default_templates_are_the_protocol_texts():
-    text = shared_file(PROTOCOLS).read_text()
-    flat = " ".join(text.split())
+def _paper_words(name: str) -> str:
+    """The paper's text as one line of words, without the four-digit line numbers of its margins."""
+    path = shared_file(f"reference/papers/{name}")
+    return " ".join(word for word in path.read_text(encoding="utf-8").split() if not (word.isdigit() and len(word) == 4))
+
+
+def test_default_templates_are_the_papers_texts():
+    """SemVarBench's judge prompt (Appendix, Fig. "prompt for the evaluation") and Commonsense-T2I's fit prompt (§2.3)
+    word for word; the project's pairwise template is the taxonomy paper's Figure 7 with the second image's labels
+    corrected ("second" where the figure says "first" twice), line for line."""
     templates = Templates()
-    assert templates.pairwise in text
-    assert templates.semvar in text
-    assert " ".join(templates.commonsense_fit.split()) in flat
+    semvar = _paper_words("semvarbench.txt")
+    for line in templates.semvar.split("\n"):
+        words = " ".join(line.replace("{prompt}", "").split())
+        assert words in semvar, words
+    assert " ".join(templates.commonsense_fit.split()) in _paper_words("commonsense-t2i.txt")
+    figure = _paper_words("taxonomy-image-generation.txt")
+    figure = figure[figure.index("Please act as an impartial judge"):figure.index("Figure 7:")]
+    assert templates.pairwise.count("second image") == 2
+    for line in templates.pairwise.replace("second image", "first image").split("\n"):
+        words = " ".join(line.replace("{prompt}", "").replace("<image A>", "").replace("<image B>", "").split())
+        if words.startswith('"[[A]]"'):  # Figure 7 prints a stray quote before "[[D]]" on its next line
+            words = words.replace(' and "[[D]]"', ' and " "[[D]]"')
+        assert words in figure, words
 
 
 def test_pairwise_request_puts_the_images_where_the_protocol_says():

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 import httpx
 import pytest
 
-from judges.client import _retry_after, retry_delay
+from generators.openai_http import retry_after, retry_delay
 
 NOW = datetime(2026, 11, 24, 2, 0, 0, tzinfo=timezone.utc)
 
@@ -42,15 +42,15 @@ class Fixed(random.Random):
     ({}, None),
 ])
 def test_the_servers_wait_is_read_from_every_header_form(headers, seconds):
-    assert _retry_after(Failed(headers), now=NOW.timestamp()) == (None if seconds is None else pytest.approx(seconds))
+    assert retry_after(Failed(headers), now=NOW.timestamp()) == (None if seconds is None else pytest.approx(seconds))
 
 
 def test_an_error_without_a_response_asks_no_wait():
-    assert _retry_after(ValueError("connection reset")) is None
+    assert retry_after(ValueError("connection reset")) is None
 
 
 def test_the_wait_is_capped_at_retry_max_s():
-    huge = _retry_after(Failed({"retry-after": "Fri, 01 Jan 2100 00:00:00 GMT"}), now=NOW.timestamp())
+    huge = retry_after(Failed({"retry-after": "Fri, 01 Jan 2100 00:00:00 GMT"}), now=NOW.timestamp())
     assert huge > 1e9
     assert retry_delay(1, 1.0, 30.0, Fixed(0), huge) == 30.0
-    assert retry_delay(1, 1.0, 30.0, Fixed(0), _retry_after(Failed({"retry-after-ms": "2500"}))) == 2.5
+    assert retry_delay(1, 1.0, 30.0, Fixed(0), retry_after(Failed({"retry-after-ms": "2500"}))) == 2.5

@@ -239,23 +239,6 @@ def test_missing_inception_weights_name_the_flags(tmp_path, monkeypatch):
         inception_network("2048")
 
 
-@pytest.fixture(scope="session")
-def random_inception_weights(tmp_path_factory):
-    """torch-fidelity's InceptionV3 with random weights saved as a weights file (about 100 MB; nothing downloaded)."""
-    pytest.importorskip("torch_fidelity")
-    import torch_fidelity.feature_extractor_inceptionv3 as inception
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(inception, "load_state_dict_from_url", lambda *args, **kwargs: {})
-        patch.setattr(inception.FeatureExtractorInceptionV3, "load_state_dict", lambda self, *args, **kwargs: None)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(0)
-            network = inception.FeatureExtractorInceptionV3("inception-v3-compat", ["2048"])
-    path = tmp_path_factory.mktemp("inception") / "weights-inception-2015-12-05-6726825d.pth"
-    torch.save(network.state_dict(), path)
-    return path
-
-
 @pytest.mark.slow
 def test_real_inception_network_builds_from_a_local_weights_file(random_inception_weights, monkeypatch, tmp_path):
     from torchmetrics.image.fid import NoTrainInceptionV3

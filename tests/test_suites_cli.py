@@ -34,8 +34,8 @@ def test_every_suites_command_has_help():
     leaves = dict(_leaf_parsers(parser))
     assert {" ".join(path) for path in leaves} == {
         "suites list", "suites show", "suites build easy", "suites build random", "suites build saneval",
-        *(f"suites import {name}" for name in ("predicted", "commonsense", "semvarbench", "saneval", "paraphrase",
-                                               "prompts")),
+        *(f"suites import {name}" for name in ("predicted", "taxonomy-bench", "commonsense", "semvarbench", "saneval",
+                                               "paraphrase", "prompts")),
     }
     for path, leaf in leaves.items():
         assert leaf.get_default("handler"), path

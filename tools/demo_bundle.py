@@ -98,15 +98,15 @@ def bundle_manifest(db, media: MediaStore, images_dir: Path, *, seed: int, cache
         position[image_id] = len(images)
         images.append({"prompt": index[tuple(key)], "model": model, "idx": idx, "seed": image_seed, "file": name,
                        "params": _unplaced(json.loads(params), cache_dir)})
-    columns = ["model", "image", "suite", "subset", "name", "value", "scorer", "scorer_version", "details"]
+    columns = ["model", "image", "suite", "subset", "variant", "name", "value", "scorer", "scorer_version", "details"]
     metrics = [
-        [model, None if image_id is None else position[image_id], suite, subset, name, value, scorer,
+        [model, None if image_id is None else position[image_id], suite, subset, variant, name, value, scorer,
          _unplaced(version, cache_dir), _unplaced(json.loads(details), cache_dir)]
-        for model, image_id, suite, subset, name, value, scorer, version, details in db.execute(
-            "SELECT m.name, mt.image_id, mt.suite, mt.subset, mt.name, mt.value, mt.scorer, mt.scorer_version, "
-            "mt.details FROM metrics mt JOIN models m ON m.id = mt.model_id WHERE m.source = 'demo' "
-            "ORDER BY m.id, ifnull(mt.image_id, 0), mt.suite, mt.subset, mt.name, mt.scorer")]
-    names = {row[4] for row in metrics}
+        for model, image_id, suite, subset, variant, name, value, scorer, version, details in db.execute(
+            "SELECT m.name, mt.image_id, mt.suite, mt.subset, mt.variant, mt.name, mt.value, mt.scorer, "
+            "mt.scorer_version, mt.details FROM metrics mt JOIN models m ON m.id = mt.model_id WHERE m.source = 'demo' "
+            "ORDER BY m.id, ifnull(mt.image_id, 0), mt.suite, mt.subset, mt.variant, mt.name, mt.scorer")]
+    names = {row[columns.index("name")] for row in metrics}
     directions = dict(db.execute("SELECT name, direction FROM metric_directions ORDER BY name").fetchall())
     return {
         "format": BUNDLE_FORMAT,

@@ -1,10 +1,17 @@
-"""A local OpenAI-compatible chat-completions server that answers from a script (tests and the benchmark).
+"""A local OpenAI-compatible server that answers from a script (tests and the benchmark): chat completions (the
+judges) and image generations (the API image models).
 
 :class:`FakeServer` runs FastAPI + uvicorn on 127.0.0.1 in a thread and records every request it receives
-(:class:`Received`: the JSON body, a digest of it, when). A *responder* decides each answer from the body and how
-often the same body was received before: :class:`Scripted` gives the text, an HTTP status (429, 500, ...), a delay
-(slow replies), a refusal or a finish reason. ``python -m tools.fake_openai`` serves the benchmark's responder in a
-process of its own and prints its base URL; ``GET /stats`` counts requests and repeats, ``POST /reset`` forgets them.
+(:class:`Received`: the JSON body, a digest of it, when, and which endpoint). A *responder* decides each chat answer
+from the body and how often the same body was received before: :class:`Scripted` gives the text, an HTTP status
+(429, 500, ...), a delay (slow replies), a refusal or a finish reason. An *image responder* does the same for
+``POST /images/generations`` (:class:`ScriptedImage`); by default every request gets a PNG of the requested size
+drawn from the prompt (:func:`drawn_image`: the same prompt, the same picture; another generation of it, another
+shade), as ``b64_json``, or as a ``url`` served by the server itself (``GET /files/<name>.png``) when the body asks
+for ``response_format: url``, with a ``revised_prompt`` as DALL-E 3 sends one (the prompt with a sentence of detail
+added, or the prompt as given behind the no-revision prefix). ``python -m tools.fake_openai`` serves the benchmark's
+responders in a process of its own and prints its base URL; ``GET /stats`` counts requests and repeats,
+``POST /reset`` forgets them.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import argparse
 import asyncio
 import base64
 import hashlib
+import io
 import json
 import re
 import socket
@@ -43,12 +51,26 @@ class Scripted:
 
 
 @dataclass(frozen=True)
+class ScriptedImage:
+    """The answer to one image request: a drawn PNG (status 200), or an error status with its message."""
+
+    status: int = 200
+    delay: float = 0.0
+    error: str = ""
+    headers: dict = field(default_factory=dict)
+    revised_prompt: str | None = None  # None: the fake's own revision (:func:`revise`)
+    as_url: bool | None = None  # None: as the body's response_format asks (b64_json unless "url")
+    raw_body: dict | None = None  # sent as is instead of an images response (a broken server)
+
+
+@dataclass(frozen=True)
 class Received:
     body: dict
     digest: str
     at: float
     attempt: int  # how many times this exact body was received before (0: first time)
     headers: dict = field(default_factory=dict, repr=False)
+    endpoint: str = "chat"  # chat | images
 
     @property
     def texts(self) -> list[str]:
@@ -90,6 +112,41 @@ def decode_data_url(url: str) -> bytes:
 
 
 Responder = Callable[[Received], Scripted]
+ImageResponder = Callable[[Received], ScriptedImage]
+
+NO_REVISION_PREFIX = "I NEED to test how the tool works with extremely simple prompts. DO NOT add any detail, just use it AS-IS:"
+
+
+def revise(prompt: str) -> str:
+    """The fake's DALL-E 3 revision: the prompt behind the no-revision prefix as given, any other with a sentence of
+    detail added (the real API rewrites it at length)."""
+    if prompt.startswith(NO_REVISION_PREFIX):
+        return prompt[len(NO_REVISION_PREFIX):].strip()
+    return f"{prompt.rstrip('.')}. A detailed, photorealistic picture."
+
+
+def fake_png(prompt: str, size: str, shade: int = 0) -> bytes:
+    """A PNG of ``size`` ("WxH") drawn from the prompt: a background colour and a square from its hash, lighter for
+    each further ``shade`` (another generation of the same prompt)."""
+    from PIL import Image, ImageDraw
+
+    try:
+        width, height = (int(side) for side in size.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"size {size!r} is not WIDTHxHEIGHT") from None
+    digest = hashlib.sha256(prompt.encode()).digest()
+    background = tuple(min(255, value + 24 * shade) for value in digest[:3])
+    image = Image.new("RGB", (width, height), background)
+    box = [width // 4, height // 4, 3 * width // 4, 3 * height // 4]
+    ImageDraw.Draw(image).rectangle(box, fill=tuple(digest[3:6]))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def drawn_image(received: Received) -> ScriptedImage:
+    """The default image responder: every request gets its picture."""
+    return ScriptedImage()
 
 
 def completion_json(model: str, reply: Scripted) -> dict:
@@ -103,35 +160,89 @@ def completion_json(model: str, reply: Scripted) -> dict:
     }
 
 
-def build_app(responder: Responder, log: list[Received], lock: threading.Lock, *, latency: float = 0.0):
+def build_app(responder: Responder, log: list[Received], lock: threading.Lock, *, latency: float = 0.0,
+              image_responder: ImageResponder = drawn_image, base_url: Callable[[], str] = lambda: ""):
     app = FastAPI()
     counts: dict[str, int] = {}
+    files: dict[str, bytes] = {}
 
-    async def chat(request: Request):
+    async def receive(request: Request, endpoint: str) -> Received | Response:
         try:
             raw = await request.body()
-        except ClientDisconnect:  # the judge died while sending (the benchmark's SIGKILL)
+        except ClientDisconnect:  # the client died while sending (the benchmark's SIGKILL)
             return Response(status_code=499)
         body = json.loads(raw)
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         with lock:
             attempt = counts.get(digest, 0)
             counts[digest] = attempt + 1
-            received = Received(body, digest, time.time(), attempt, dict(request.headers))
+            received = Received(body, digest, time.time(), attempt, dict(request.headers), endpoint)
             log.append(received)
-        reply = responder(received)
+        return received
+
+    def error(status: int, message: str, headers: dict) -> JSONResponse:
+        return JSONResponse({"error": {"message": message or f"scripted {status}", "type": "scripted", "code": None,
+                                       "param": None}}, status_code=status, headers=headers)
+
+    async def answer(request: Request, endpoint: str, respond: Callable, message: Callable, success: Callable):
+        """Record the request, let ``respond`` script the reply, wait its delay, then send the scripted error
+        (``message(reply)`` its text) or ``success(body, reply)``."""
+        received = await receive(request, endpoint)
+        if isinstance(received, Response):
+            return received
+        reply = respond(received)
         delay = latency + reply.delay
         if delay:
             await asyncio.sleep(delay)
         if reply.status != 200:
-            return JSONResponse({"error": {"message": reply.content or f"scripted {reply.status}", "type": "scripted",
-                                           "code": None, "param": None}}, status_code=reply.status,
-                                headers=reply.headers)
-        content = reply.raw_body if reply.raw_body is not None else completion_json(body.get("model", ""), reply)
-        return JSONResponse(content, headers=reply.headers)
+            return error(reply.status, message(reply), reply.headers)
+        if reply.raw_body is not None:
+            return JSONResponse(reply.raw_body, headers=reply.headers)
+        return success(received.body, reply)
+
+    async def chat(request: Request):
+        return await answer(request, "chat", responder, lambda reply: reply.content,
+                            lambda body, reply: JSONResponse(completion_json(body.get("model", ""), reply),
+                                                             headers=reply.headers))
+
+    async def images(request: Request):
+        return await answer(request, "images", image_responder, lambda reply: reply.error, drawn)
+
+    def drawn(body: dict, reply: ScriptedImage) -> Response:
+        prompt, model = str(body.get("prompt", "")), str(body.get("model", ""))
+        with lock:  # each request for the same prompt is another generation: another shade
+            shade = sum(1 for r in log if r.endpoint == "images" and r.body.get("prompt") == prompt) - 1
+        try:
+            png = fake_png(prompt, str(body.get("size", "1024x1024")), shade)
+        except ValueError as problem:
+            return error(400, f"Invalid size: {problem}", {})
+        as_url = reply.as_url if reply.as_url is not None else body.get("response_format") == "url"
+        item: dict = {}
+        if as_url:
+            name = f"{hashlib.sha256(png).hexdigest()}.png"
+            with lock:
+                files[name] = png
+            item["url"] = f"{base_url()}/files/{name}"
+        else:
+            item["b64_json"] = base64.b64encode(png).decode("ascii")
+        if model.startswith("dall-e-3"):
+            item["revised_prompt"] = reply.revised_prompt if reply.revised_prompt is not None else revise(prompt)
+        generated: dict = {"created": int(time.time()), "data": [item]}
+        if model.startswith("gpt-image"):
+            generated["usage"] = {"input_tokens": len(prompt.split()), "output_tokens": 272, "total_tokens":
+                                  len(prompt.split()) + 272}
+        return JSONResponse(generated, headers=reply.headers)
+
+    async def file(name: str):
+        with lock:
+            data = files.get(name)
+        return Response(data, media_type="image/png") if data is not None else Response(status_code=404)
 
     app.post("/v1/chat/completions")(chat)
     app.post("/chat/completions")(chat)
+    app.post("/v1/images/generations")(images)
+    app.post("/images/generations")(images)
+    app.get("/v1/files/{name}")(file)
 
     @app.get("/stats")
     async def stats():
@@ -143,15 +254,18 @@ def build_app(responder: Responder, log: list[Received], lock: threading.Lock, *
         with lock:
             log.clear()
             counts.clear()
+            files.clear()
         return {}
 
     return app
 
 
 class FakeServer:
-    """``with FakeServer(responder) as server:`` ... ``server.base_url`` ... ``server.received``."""
+    """``with FakeServer(responder) as server:`` ... ``server.base_url`` ... ``server.received``
+    (``server.images()``: the image requests only)."""
 
-    def __init__(self, responder: Responder, *, latency: float = 0.0, host: str = "127.0.0.1", port: int = 0):
+    def __init__(self, responder: Responder = lambda received: Scripted("1"), *, latency: float = 0.0,
+                 host: str = "127.0.0.1", port: int = 0, image_responder: ImageResponder = drawn_image):
         import uvicorn
 
         self.received: list[Received] = []
@@ -161,7 +275,8 @@ class FakeServer:
         self._socket.bind((host, port))
         self.port = self._socket.getsockname()[1]
         self.base_url = f"http://{host}:{self.port}/v1"
-        app = build_app(responder, self.received, self._lock, latency=latency)
+        app = build_app(responder, self.received, self._lock, latency=latency, image_responder=image_responder,
+                        base_url=lambda: self.base_url)
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_keep_alive=30)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)
@@ -189,6 +304,10 @@ class FakeServer:
     def snapshot(self) -> list[Received]:
         with self._lock:
             return list(self.received)
+
+    def images(self) -> list[Received]:
+        """The image generation requests received so far."""
+        return [received for received in self.snapshot() if received.endpoint == "images"]
 
 
 # --- responders ---------------------------------------------------------------------------------------------------

@@ -46,21 +46,30 @@ NEW_BATTLE_READY = ("() => document.querySelector('#reveal .voted') === null && 
 
 def build_arena(root: Path, prompts: int):
     """A fresh arena under ``root``: ``prompts`` taxonomy prompts, each drawn by the four models (256 px)."""
+    from datamodel.catalog import PromptSpec
+
+    specs = [PromptSpec("taxonomy", f"concept{p}.n.01", f"An image of concept {p}", subset="Easy",
+                        variant="without_definition", metadata={"lemma": f"concept {p}"}) for p in range(prompts)]
+    return throwaway_arena(root, specs)
+
+
+def throwaway_arena(root: Path, specs: list):
+    """A fresh arena under ``root`` with the prompts ``specs``, each drawn by the four models (256 px), its rate
+    limits and fast-vote rule lifted; its settings."""
     from PIL import Image, ImageDraw
 
-    from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
+    from datamodel.catalog import add_image, add_model, add_prompts
     from datamodel.connection import connect
     from datamodel.media import MediaStore
     from datamodel.settings import Settings
 
     lifted = {"rate_limit_annotator_per_minute": 0, "rate_limit_client_per_minute": 0,
-              "rate_limit_skips_per_minute": 0, "quality_fast_seconds": 0.0}  # those this checkout has
+              "rate_limit_skips_per_minute": 0, "rate_limit_pages_per_minute": 0,
+              "quality_fast_seconds": 0.0}  # those this checkout has
     settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache", demo=False,
                         **{name: value for name, value in lifted.items() if name in Settings.__dataclass_fields__})
     db = connect(settings.db_path)
     media = MediaStore(settings.media_dir)
-    specs = [PromptSpec("taxonomy", f"concept{p}.n.01", f"An image of concept {p}", subset="Easy",
-                        variant="without_definition", metadata={"lemma": f"concept {p}"}) for p in range(prompts)]
     prompt_ids = add_prompts(db, specs).ids
     for m, name in enumerate(MODEL_NAMES):
         model_id = add_model(db, name)

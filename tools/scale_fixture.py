@@ -25,6 +25,7 @@ import numpy as np
 from PIL import Image
 
 from datamodel.media import MediaStore
+from datamodel.renditions import RenditionSpec, Renditions
 from datamodel.schema import OUTCOMES
 from datamodel.connection import connect
 
@@ -90,7 +91,8 @@ def _outcomes(rng, rating_a, rating_b, spec: ScaleSpec, first_bias: float = 0.0)
 
 
 def _media(media: MediaStore, n_models: int) -> list[list[tuple[str, int]]]:
-    """``IMAGES_PER_MODEL`` small PNGs per model in the media folder: [(hash, size)] per model."""
+    """``IMAGES_PER_MODEL`` small PNGs per model in the media folder, with their display renditions (default
+    settings; battles draw only rendered images): [hash] per model."""
     rng = np.random.default_rng(1234)
     files = []
     for m in range(n_models):
@@ -101,6 +103,7 @@ def _media(media: MediaStore, n_models: int) -> list[list[tuple[str, int]]]:
             buffer = io.BytesIO()
             Image.fromarray(pixels).save(buffer, format="PNG")
             stored = media.put(buffer.getvalue(), f"scale image {m}/{k}")
+            Renditions(media, RenditionSpec()).warm(stored.media_hash, stored.media_ext)
             own.append(stored.media_hash)
         files.append(own)
     return files
@@ -202,10 +205,12 @@ def build_scale_database(spec: ScaleSpec, db_path: str | Path, media_dir: str | 
         conn.executemany(
             "INSERT INTO prompts (id, suite, subset, variant, item_key, role, text, metadata) VALUES (?,?,?,?,?,?,?,?)",
             [(p + 1, *row[:6], json.dumps(row[6])) for p, row in enumerate(_prompts(spec, rng))])
+        rendition = RenditionSpec().key
+        conn.execute("INSERT OR IGNORE INTO display (id, rendition, set_at) VALUES (1, ?, 0)", [rendition])
         conn.executemany(
-            "INSERT INTO images (id, prompt_id, model_id, idx, seed, media_hash, media_ext, width, height) "
-            "VALUES (?, ?, ?, 0, ?, ?, 'png', 64, 64)",
-            ((p * n_models + m + 1, p + 1, m + 1, p, files[m][p % IMAGES_PER_MODEL])
+            "INSERT INTO images (id, prompt_id, model_id, idx, seed, media_hash, media_ext, width, height, rendition) "
+            "VALUES (?, ?, ?, 0, ?, ?, 'png', 64, 64, ?)",
+            ((p * n_models + m + 1, p + 1, m + 1, p, files[m][p % IMAGES_PER_MODEL], rendition)
              for p in range(n_prompts) for m in range(n_models)))
         token_hash = "scrypt$" + "00" * 16 + "$" + "00" * 64  # no token matches it: these accounts cannot sign in
         conn.executemany("INSERT INTO annotators (id, name, token_hash, source) VALUES (?, ?, ?, 'signup')",

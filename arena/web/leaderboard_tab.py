@@ -27,8 +27,12 @@ from datamodel.vote_table import category_choices
 from arena.leaderboard import judge_voters, leaderboard_options
 from arena.leaderboard_service import Snapshot
 from arena.leaderboard_view import header_tips, hide_annotators
+from datamodel.imported_votes import import_sources
 from datamodel.metrics import metric_directions
+from datamodel.vote_arrays import ARENA_SOURCE
+from ratings.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from judges.metrics.registry import all_metrics
+from arena.web.admin_session import Holder
 from arena.web.context import AppContext
 from arena.web.judges_tab import build_judges_panel
 from ratings.votes import TIE_POLICIES
@@ -116,6 +120,7 @@ FILTERS = {  # dropdown label: function of the database giving the choices
 }
 MENUS = {**FILTERS, "Voter": judge_names, "Judge column": judge_voters}  # the menus as everyone sees them
 ANNOTATORS = "Annotators"  # the cached choices' key of every annotator's name (the admin's Voter menu)
+SOURCES = "Votes from"  # the cached choices' key of the vote sources: the arena's own and each import source
 FOLLOW_SUITE = ("Subset", "Prompt variant", "Category")  # the menus whose choices follow the chosen suite
 
 
@@ -158,7 +163,7 @@ class MenuChoices:
             if time.monotonic() - self._read_at >= self.max_age_s:
                 db = self.ctx.store.db()
                 self._choices = {**{label: values(db) for label, values in MENUS.items()},
-                                 ANNOTATORS: annotator_names(db)}
+                                 ANNOTATORS: annotator_names(db), SOURCES: [ARENA_SOURCE, *import_sources(db)]}
                 self._by_suite = suite_choices(db)
                 self._read_at = time.monotonic()
             return self._choices
@@ -224,6 +229,13 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
         judge = gr.Dropdown([MOST_VOTES, *first["Judge column"]], value=MOST_VOTES, label="Judge column",
                             elem_id="lb-judge", allow_custom_value=True)
     with gr.Row():
+        # the rating protocols (ratings.protocols): the arena's own fit, or a published board's, stated in the summary
+        protocol = gr.Dropdown([(f"{name}: {p.title}", name) for name, p in PROTOCOLS.items()], value=DEFAULT_PROTOCOL,
+                               label="Rating protocol", elem_id="lb-protocol")
+        source = gr.Dropdown([ALL, *first[SOURCES]], value=ALL, label=SOURCES, elem_id="lb-source",
+                             allow_custom_value=True)
+        anonymous = gr.Checkbox(label="Anonymous votes only", value=False, elem_id="lb-anonymous")
+    with gr.Row():
         tie_policy = gr.Dropdown(list(TIE_POLICIES), value=settings.tie_policy, label="Ties and both-bad",
                                  elem_id="lb-tie-policy")
         include_excluded = gr.Checkbox(label="Include excluded votes", value=False, elem_id="lb-include-excluded")
@@ -265,7 +277,8 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
         with gr.Tab("Judges", id="lb-judges-tab") as judges_tab:
             build_judges_panel(ctx, judges_tab)
 
-    def options_of(suite, subset, variant, category, who, policy, with_excluded, judge_voter, viewer: Viewer):
+    def options_of(suite, subset, variant, category, who, policy, with_excluded, judge_voter, viewer: Viewer,
+                   chosen_protocol=DEFAULT_PROTOCOL, chosen_source=ALL, anonymous_only=False):
         """The leaderboard options of the menus' values; a value not in ``viewer``'s menu is refused (nothing
         computed)."""
         choices = menus()
@@ -284,16 +297,26 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
             chosen[label] = value
         if policy not in (None, "", *TIE_POLICIES):
             raise gr.Error(f"Unknown tie policy {str(policy)[:40]!r}: pick one of {', '.join(TIE_POLICIES)}.")
+        if chosen_protocol not in (None, "", *PROTOCOLS):
+            raise gr.Error(f"Unknown rating protocol {str(chosen_protocol)[:40]!r}: pick one of "
+                           f"{', '.join(PROTOCOLS)}.")
+        if chosen_source not in (None, "", ALL, *choices[SOURCES]):
+            raise gr.Error(f"Unknown source {str(chosen_source)[:80]!r}: pick one from the {SOURCES} menu.")
         return leaderboard_options(
             settings,
             suite=chosen.get("Suite"), subset=chosen.get("Subset"), variant=chosen.get("Prompt variant"),
             category=chosen.get("Category"), voter=chosen.get("Voter"), judge=chosen.get("Judge column"),
-            tie_policy=policy or None, include_excluded=with_excluded is True)
+            tie_policy=policy or None, include_excluded=with_excluded is True,
+            protocol=chosen_protocol or None, source=None if chosen_source in (None, "", ALL) else chosen_source,
+            anonymous_only=anonymous_only is True)
 
     def show(suite: str, subset: str, variant: str, category: str, who: str, policy: str, with_excluded: bool,
-             judge_voter: str = MOST_VOTES, session=None, admin_id=None, refresh: bool = False):
-        viewer = Viewer.of(session, ctx.admins.live(admin_id, touch=False))
-        options = options_of(suite, subset, variant, category, who, policy, with_excluded, judge_voter, viewer)
+             judge_voter: str = MOST_VOTES, chosen_protocol: str = DEFAULT_PROTOCOL, chosen_source: str = ALL,
+             anonymous_only: bool = False, session=None, admin_id=None, request: gr.Request = None,
+             refresh: bool = False):
+        viewer = Viewer.of(session, ctx.admins.live(admin_id, Holder.of(request), touch=False))
+        options = options_of(suite, subset, variant, category, who, policy, with_excluded, judge_voter, viewer,
+                             chosen_protocol, chosen_source, anonymous_only)
         snapshot, status = ctx.snapshots.view(ctx.store.db(), options, refresh=refresh, wait_s=FIRST_VIEW_WAIT_S)
         if snapshot is None:
             why = f"It could not be computed: {status}." if status not in ("", "updating") else \
@@ -312,20 +335,25 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
             tables["pairs"] if viewer.admin else hide_annotators(tables["pairs"], keep=viewer.annotator),
         ]
 
-    def show_fresh(*values):
-        return show(*values, refresh=True)
+    def show_fresh(suite: str, subset: str, variant: str, category: str, who: str, policy: str, with_excluded: bool,
+                   judge_voter: str = MOST_VOTES, chosen_protocol: str = DEFAULT_PROTOCOL, chosen_source: str = ALL,
+                   anonymous_only: bool = False, session=None, admin_id=None, request: gr.Request = None):
+        return show(suite, subset, variant, category, who, policy, with_excluded, judge_voter, chosen_protocol,
+                    chosen_source, anonymous_only, session, admin_id, request, refresh=True)
 
-    def leaderboard_menus(session=None, admin_id=None):
+    def leaderboard_menus(session=None, admin_id=None, request: gr.Request = None):
         """The menus' choices as of now, the Voter menu for this page's viewer."""
-        choices, viewer = menus(), Viewer.of(session, ctx.admins.live(admin_id, touch=False))
+        choices, viewer = menus(), Viewer.of(session, ctx.admins.live(admin_id, Holder.of(request), touch=False))
         return [*(gr.update(choices=[ALL, *choices[label]]) for label in FILTERS),
                 gr.update(choices=[ALL, *viewer.voters(choices)]),
-                gr.update(choices=[MOST_VOTES, *choices["Judge column"]])]
+                gr.update(choices=[MOST_VOTES, *choices["Judge column"]]),
+                gr.update(choices=[ALL, *choices[SOURCES]])]
 
-    # the judge comes last, so API callers that pass the first seven inputs keep working; then who is viewing (the
-    # page's server-side state: an API client neither sends nor sees it)
+    # the judge, then the protocol, source and anonymous-only come last, so API callers that pass the first seven (or
+    # eight) inputs keep working; then who is viewing (the page's server-side state: an API client neither sends
+    # nor sees it)
     viewer_states = [gr.State(None) if signed_in is None else signed_in, gr.State(None) if admin is None else admin]
-    menus_in = [*dropdowns, voter, tie_policy, include_excluded, judge]
+    menus_in = [*dropdowns, voter, tie_policy, include_excluded, judge, protocol, source, anonymous]
     inputs = [*menus_in, *viewer_states]  # no change event of the states: a vote changes the session
     outputs = [summary, table, table_note, chart, metrics, metrics_note, correlations, confusion, outcomes, bias, wins,
                counts, annotator_pairs]
@@ -346,6 +374,6 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
                         api_visibility="private").then(show, inputs, outputs, api_visibility="private", **fast)
     gr.on([*(c.change for c in menus_in[1:]), timer.tick], show, inputs, outputs, api_name="leaderboard", **fast)
     refresh.click(show_fresh, inputs, outputs, api_name="leaderboard_refresh", **fast)
-    tab.select(leaderboard_menus, viewer_states, [*dropdowns, voter, judge], api_visibility="private").then(
+    tab.select(leaderboard_menus, viewer_states, [*dropdowns, voter, judge, source], api_visibility="private").then(
         follow_suite, [dropdowns[0], *following], following, queue=False, api_visibility="private").then(
         show, inputs, outputs, api_visibility="private", **fast)

@@ -21,11 +21,13 @@ GENERAL_GUIDELINES = (
     "X (both bad), N (next or skip). Click an image to enlarge it."
 )
 
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>:])")
 
 
 def escape_markdown(text: str) -> str:
-    """Show ``text`` literally: ``&``, ``<`` and ``>`` become entities and Markdown syntax is backslash-escaped.
+    """Show ``text`` literally: ``&``, ``<`` and ``>`` become entities and Markdown syntax is backslash-escaped,
+    ``:`` and ``.`` included, so that a URL, a ``www.`` address or an e-mail address is not turned into a link (the
+    renderer's autolinks match before escapes are undone, and kept the backslashes in the address).
 
     Quotes stay as they are (Markdown text is no attribute): an entity such as ``&#x27;`` would have its ``#``
     escaped too and show as those six characters instead of an apostrophe.
@@ -124,21 +126,23 @@ def guidelines_markdown(suites: Iterable[str], configured: Mapping | None = None
     return "\n".join(lines)
 
 
-def speed_notice(fast_run: int, rules: QualityRules, source: str) -> str:
+def speed_notice(fast_run: int, rules: QualityRules, source: str, *, doing: str = "voting", noun: str = "votes",
+                 look: str = "both images") -> str:
     """The warning after a fast vote (``fast_run``: :attr:`arena.session.ArenaSession.fast_run`), given before the
     speed rule sets votes aside; "" when the last vote was not fast. An account of a trusted ``source`` is told that
-    its fast votes are noted, since the rule reports them instead of excluding them (:mod:`datamodel.quality`)."""
+    its fast votes are noted, since the rule reports them instead of excluding them (:mod:`datamodel.quality`).
+    ``doing``, ``noun`` and ``look`` word it for another page (the rating page's answers, the image)."""
     if fast_run < 2:
         return ""
     seconds, streak = f"{rules.fast_seconds:g}", rules.fast_streak
     if source in rules.trusted_sources:
-        return (f"You are voting very fast: votes less than {seconds} s apart still count, and from {streak} in a row "
-                "they are noted for the admin. Take the time to look at both images.")
+        return (f"You are {doing} very fast: {noun} less than {seconds} s apart still count, and from {streak} in a "
+                f"row they are noted for the admin. Take the time to look at {look}.")
     if fast_run >= streak:
-        return (f"You are voting very fast: your last {fast_run} votes came less than {seconds} s apart, so they are "
-                "set aside and do not count. Take the time to look at both images.")
-    return (f"You are voting very fast: votes less than {seconds} s apart may not count (from {streak} in a row they "
-            f"are set aside). {fast_run} in a row so far: take the time to look at both images.")
+        return (f"You are {doing} very fast: your last {fast_run} {noun} came less than {seconds} s apart, so they "
+                f"are set aside and do not count. Take the time to look at {look}.")
+    return (f"You are {doing} very fast: {noun} less than {seconds} s apart may not count (from {streak} in a row "
+            f"they are set aside). {fast_run} in a row so far: take the time to look at {look}.")
 
 
 def image_url(media_token: str, side: str) -> str:

@@ -24,6 +24,7 @@ import sqlite_utils
 
 from datamodel.media import MediaStore
 from datamodel.metrics import record_directions
+from datamodel.presets import Preset, add_preset_argument, apply_defaults, check_suite, get_preset, given_options
 from judges.metrics.registry import (MetricRun, Scorers, Skip, add_metric_options, all_metrics, check_names,
                                      default_names, get_metric, run_order)
 
@@ -82,7 +83,25 @@ def build_parser() -> argparse.ArgumentParser:
                         help="no progress bars (they are also off when stderr is not a terminal)")
     parser.add_argument("--strict", action="store_true",
                         help=f"exit with status {EXIT_NOTHING_RAN} when any requested metric is skipped")
+    add_preset_argument(parser, what="(its metrics and their scorers' settings)")
     return parser
+
+
+def preset_values(preset: Preset) -> dict:
+    """The options a preset sets: ``--metrics`` from ``metrics.names``, each ``metrics.option.DEST``."""
+    values = dict(preset.section("metrics.option."))
+    if preset.get("metrics.names"):
+        values["metrics"] = ",".join(preset.get("metrics.names"))
+    return values
+
+
+def apply_metrics_preset(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str]) -> Preset:
+    """Resolve ``args.preset``, check it fits the suite, give the options the user did not type its values."""
+    preset = get_preset(args.preset)
+    check_suite(preset, args.suite)
+    apply_defaults(args, preset_values(preset), given_options(parser, argv))
+    args.preset = preset
+    return preset
 
 
 def _print_summary(summary: dict) -> None:
@@ -103,9 +122,12 @@ def main(argv: list[str] | None = None) -> int:
     from datamodel.extras import missing_extra
     from datamodel.settings import SettingsError, load_settings
 
-    args = build_parser().parse_args(argv)
-    metrics = list(dict.fromkeys(m.strip() for m in args.metrics.split(",") if m.strip()))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
+        preset = apply_metrics_preset(parser, args, argv)
+        metrics = list(dict.fromkeys(m.strip() for m in args.metrics.split(",") if m.strip()))
         settings = load_settings(config_file=args.config)
         overrides = {k: getattr(args, k) for k in ("db_path", "media_dir", "cache_dir") if getattr(args, k)}
         settings = settings.replace(**overrides) if overrides else settings
@@ -129,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {missing_extra(error, 'python -m judges metrics') or error}", file=sys.stderr)
         return 2
     _print_summary(summary)
+    print(f"preset: {preset.label()}")
     skipped = summary.get("skipped", {})
     for metric, why in skipped.items():
         print(f"skipped {metric}: {' '.join(why.split())}", file=sys.stderr)  # one line each

@@ -4,8 +4,14 @@ A group is one model's images of one item (``item_key``: the paraphrases of one 
 suite; in other suites the prompts sharing an item key, e.g. a taxonomy concept with and without its definition).
 With v_ij the score of image j of object i:
 
-    s_i = sample standard deviation of v_i·   (or its min, or its median: ``stat``)
+    s_i = sqrt( Σ_j (v_ij − mean_j v_ij)² / (m − 1) )   (pandas ``std``, ddof 1; or the min, or the median: ``stat``)
     S_a = mean s_i over abstract objects,  S_r = mean s_i over realistic objects,  S_final = S_r − S_a
+
+(Hollinger, "Comparing Text-to-Image Consistency between Abstract and Realistic Objects", §2, eqs. 2–5; eq. 2 as
+printed lacks the square, under which every s_i would be 0: the authors' ``run_benchmark.py`` takes pandas' sample
+standard deviation, as here. Table 1 also uses the min and the median as s_i.) The paper's v_ij is the ALIGN score
+of image j of object i with its own prompt wording (``--consistency-source align_score``, the metric ``align``);
+the default source, ``clip_score``, is the project's CLIP variant.
 
 (lower |S_final| is better). Written per model (model level, subset ''): ``consistency_<stat>`` (mean s_i over all
 groups) and, when both categories are present, ``consistency_<stat>_S_a``, ``..._S_r``, ``..._S_final``. The scorer
@@ -15,8 +21,6 @@ of those rows is ``<source scorer>/<source metric>``, so consistencies of differ
 from __future__ import annotations
 
 import argparse
-import math
-import statistics
 from typing import Sequence
 
 import sqlite_utils
@@ -30,17 +34,22 @@ CATEGORIES = ("abstract", "realistic")
 
 
 def group_statistic(values: Sequence[float], stat: str) -> float | None:
-    """s_i of one group: sample std (None below 2 values), min or median."""
-    values = [v for v in values if v is not None and not math.isnan(v)]
+    """s_i of one group (pandas, as the authors' ``run_benchmark.py`` aggregates it): the sample standard deviation
+    ``Series.std()`` (ddof 1, so None below 2 values), ``min`` or ``median``; missing values are left out."""
+    import pandas as pd
+
     if stat not in STATS:
         raise ValueError(f"stat must be one of {', '.join(STATS)}, got {stat!r}.")
-    if not values or (stat == "std" and len(values) < 2):
-        return None
-    return {"std": statistics.stdev, "min": min, "median": statistics.median}[stat](values)
+    series = pd.Series(values, dtype="float64").dropna()
+    value = getattr(series, stat)() if stat != "std" else series.std(ddof=1)
+    return None if pd.isna(value) else float(value)
 
 
 def consistency_summary(frame, stat: str = "std"):
-    """Per model from a frame with columns model, item_key, category, value: groups, mean, S_a, S_r, S_final."""
+    """Per model from a frame with columns model, item_key, category, value: groups, mean, S_a, S_r, S_final.
+
+    s_i is the pandas aggregate of each (model, item_key, category) group's values (:func:`group_statistic`); a
+    group without an s_i (one value, for ``std``) is left out of the means."""
     import pandas as pd
 
     rows = []

@@ -1,10 +1,20 @@
-"""An open-vocabulary object detector for SANEval scoring (protocols.md, T4).
+"""Open-vocabulary object detectors for SANEval scoring (protocols.md, T4).
 
 The SANEval scorer (judges side) needs only ``detect(image, labels) -> list[Detection]``: which of the label texts
 appear where, with a confidence. :class:`TransformersDetector` implements it with a transformers zero-shot detector
 (OWLv2, OWL-ViT or Grounding DINO) loaded with ``from_pretrained`` from a local folder or a hub id, e.g.
 ``google/owlv2-base-patch16-ensemble`` or ``IDEA-Research/grounding-dino-tiny``. Tests use a tiny random OWLv2
 or OWL-ViT saved with ``save_pretrained`` (:func:`build_tiny_owl`), loaded back the same way.
+
+:class:`YoloeDetector` is the paper's detector (§3.3): ultralytics' YOLO-E, loaded from its weights file
+(``yoloe-11l-seg.pt`` and the like, where they are present) and prompted with the labels' text embeddings. Those
+come from ultralytics' own text encoder (MobileCLIP) by default, which needs two things no package registry has:
+the ``clip`` module ultralytics installs from git+https://github.com/ultralytics/CLIP.git, and the
+``mobileclip_blt.ts`` weights it downloads from its GitHub releases (so it fails offline, and ultralytics is never
+let to download here: ``YOLO_OFFLINE`` is set). A transformers CLIP text model folder (``text_encoder``) whose
+projection has the head's width (512) can embed the labels instead; the tests do so with a tiny random one, on a
+tiny random YOLO-E built from ultralytics' own model configuration (:func:`build_tiny_yoloe`): the detection path is
+ultralytics' real one, only the text encoder is a stand-in.
 """
 
 from __future__ import annotations
@@ -109,6 +119,107 @@ class TransformersDetector:
             if text and (text in label.lower() or label.lower() in text):
                 return label
         return ""
+
+
+def _ultralytics():
+    """ultralytics' YOLOE class, never allowed to download or update anything."""
+    import os
+
+    os.environ.setdefault("YOLO_OFFLINE", "true")
+    os.environ.setdefault("YOLO_VERBOSE", "false")
+    try:
+        from ultralytics import YOLOE
+    except ImportError as error:
+        raise ImportError("YOLO-E needs ultralytics: pip install 'ultralytics==8.4.190' (the metrics extra).") \
+            from error
+    return YOLOE
+
+
+class ClipTextEmbedder:
+    """Label embeddings from a transformers CLIP text model with projection (a folder), L2-normalised, shaped
+    (1, labels, width) as YOLO-E's ``set_classes`` takes them."""
+
+    def __init__(self, source: str | Path, device: str = "cpu"):
+        from transformers import AutoTokenizer, CLIPTextModelWithProjection
+
+        self.tokenizer = AutoTokenizer.from_pretrained(source)
+        self.model = CLIPTextModelWithProjection.from_pretrained(source).eval().to(device)
+        self.device = device
+
+    def __call__(self, labels: Sequence[str]):
+        import torch
+
+        inputs = self.tokenizer(list(labels), padding=True, truncation=True, return_tensors="pt").to(self.device)
+        with torch.inference_mode():
+            embeds = self.model(**inputs).text_embeds
+        return torch.nn.functional.normalize(embeds, dim=-1)[None]
+
+
+class YoloeDetector:
+    """YOLO-E (ultralytics) from a weights file; ``threshold`` is the box confidence cut-off; ``text_encoder`` a CLIP
+    text model folder for the label embeddings (None: ultralytics' MobileCLIP, see the module docstring)."""
+
+    def __init__(self, weights: str | Path, *, device: str = "cpu", threshold: float = 0.3,
+                 text_encoder: str | Path | None = None, image_size: int = 640):
+        path = Path(weights)
+        if not path.is_file():
+            raise FileNotFoundError(f"YOLO-E weights {path} not found; put the .pt file there (e.g. yoloe-11l-seg.pt "
+                                    "from ultralytics' releases) or give a transformers detector folder instead.")
+        self.model = _ultralytics()(str(path))
+        self.embed = ClipTextEmbedder(text_encoder, device) if text_encoder else self._mobileclip
+        self.name = f"yoloe:{path.name}" + (f"+{Path(str(text_encoder)).name}" if text_encoder else "")
+        self.device, self.threshold, self.image_size = device, threshold, image_size
+
+    def _mobileclip(self, labels: Sequence[str]):
+        try:
+            return self.model.get_text_pe(list(labels))
+        except (ImportError, OSError, FileNotFoundError) as error:
+            raise RuntimeError(
+                f"YOLO-E's own text encoder (MobileCLIP) cannot run here ({type(error).__name__}: {error}): it needs "
+                "the clip module (pip install git+https://github.com/ultralytics/CLIP.git) and mobileclip_blt.ts "
+                "beside the weights. Install both, or pass --yoloe-text-encoder FOLDER (a transformers CLIP text "
+                "model with a 512-wide projection).") from None
+
+    def detect(self, image: Image.Image, labels: Sequence[str]) -> list[Detection]:
+        labels = list(dict.fromkeys(label.strip() for label in labels if label.strip()))
+        if not labels:
+            return []
+        self.model.set_classes(labels, self.embed(labels))
+        result = self.model.predict(image.convert("RGB"), conf=self.threshold, device=self.device,
+                                    imgsz=self.image_size, verbose=False)[0]
+        detections = []
+        for cls, conf, box in zip(result.boxes.cls.tolist(), result.boxes.conf.tolist(), result.boxes.xyxy.tolist()):
+            detections.append(Detection(result.names[int(cls)], float(conf), tuple(float(v) for v in box)))
+        return sorted(detections, key=lambda d: -d.score)
+
+
+def build_tiny_yoloe(path: str | Path, seed: int = 0, *, text_encoder: str | Path | None = None) -> Path:
+    """A tiny random YOLO-E (ultralytics' ``yoloe-11n.yaml``, about 5 M parameters) saved to ``path`` (.pt), and, if
+    ``text_encoder`` is given, a tiny random CLIP text model with a 512-wide projection saved there."""
+    import torch
+
+    path = Path(path)
+    if not path.exists():
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            model = _ultralytics()("yoloe-11n.yaml")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        model.save(str(path))
+    if text_encoder is not None and not (Path(text_encoder) / "config.json").exists():
+        from transformers import CLIPTextConfig, CLIPTextModelWithProjection
+
+        from generators.tiny import make_clip_tokenizer
+
+        tokenizer = make_clip_tokenizer()
+        config = CLIPTextConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=37, num_hidden_layers=2,
+                                num_attention_heads=4, max_position_embeddings=77, projection_dim=512,
+                                bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                                pad_token_id=tokenizer.pad_token_id)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed + 1)
+            CLIPTextModelWithProjection(config).save_pretrained(text_encoder)
+        tokenizer.save_pretrained(text_encoder)
+    return path
 
 
 def build_tiny_owl(folder: str | Path, seed: int = 0, *, version: str = "owlv2") -> Path:

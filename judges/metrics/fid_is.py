@@ -11,11 +11,33 @@ The reference set is another model's images for the same suite (the retrieval ba
 
 Written (model level, subset ''): ``fid`` (lower is better; details: image counts and reference) and
 ``inception_score`` (details: std over splits).
+
+The taxonomy paper's settings (its released ``fid_is.py``; the taxonomy-paper preset sets them):
+
+- ``--fid-is-slices paper``: instead of one pooled value per model, one per model on the full set of each prompt
+  variant (subset '', variant ``with_definition`` / ``without_definition``: Tables 7 and 8) and on every subset of
+  each variant (Tables 9 and 10); the reference model gets an Inception Score too (the tables list Retrieval), no FID.
+- ``--fid-is-dedup-seed 42``: concepts deduplicated by lemma first: for each core lemma, in the order the prompts
+  were imported, one of its concepts drawn with Python's ``random.Random(seed)`` (``random.shuffle`` of the lemma's
+  concepts, the first kept), as the script does over ``main_bench.csv``; a subset is deduplicated on its own.
+- ``--fid-is-input float01``: each image at its own size as a float tensor in [0, 1] (torchvision's ``ToTensor``)
+  turned into uint8 as torchmetrics' ``normalize=True`` does (:func:`normalized_uint8`), in batches of 3 (the
+  reference images one at a time), so the network resizes them; ``resized`` (default) resizes them to
+  ``--image-size`` first, as uint8.
+- ``--is-seed 42``: ``torch.manual_seed(seed)`` before each Inception Score (it permutes the images before its 10
+  splits). The script seeds once and scores the models in its own order, so its k-th model's split depends on
+  the models before it; seeding before each model keeps a model's score independent of the others in the run.
+- The FID reference set of a slice is the reference model's images of the slice's (deduplicated) concepts, in the
+  same variant when it has one there, else in the other (retrieved images do not depend on the variant).
+
+The script also leaves out the last ``n mod 3`` images of each model (its loop runs ``n // 3`` batches of 3), in
+an order it does not fix (``os.listdir``); every image is scored here.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -28,7 +50,7 @@ from PIL import Image
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, write_metrics
 from judges.metrics.progress import progress_bar
-from judges.metrics.registry import Metric, MetricRun, ScorerContext, register
+from judges.metrics.registry import Metric, MetricRun, ScorerContext, Skip, register
 from judges.selection import ImageRow, SelectionError, image_rows
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
@@ -104,6 +126,26 @@ def tiny_feature_network(num_outputs: int = 16, seed: int = 0, scale: float = 1.
         return TinyFeatures().eval()
 
 
+INPUTS = ("resized", "float01")
+SLICES = ("pooled", "paper")
+PAPER_BATCH = 3  # BIGT fid_is.py: gen_image_paths[i*3:i*3+3]
+
+
+def to_float01(image: Image.Image):
+    """(3, H, W) float tensor in [0, 1] at the image's own size: torchvision's ``ToTensor`` of an RGB image."""
+    import numpy as np
+    import torch
+
+    return torch.from_numpy(np.asarray(image.convert("RGB"), dtype=np.float32) / 255.0).permute(2, 0, 1).contiguous()
+
+
+def normalized_uint8(images):
+    """What torchmetrics' ``normalize=True`` feeds its built-in Inception network: ``(imgs * 255).byte()`` of float
+    images in [0, 1] (a float just below an integer truncates down). torchmetrics skips that step for a network
+    passed in as a module, as the project's are, so it is done here."""
+    return (images * 255).byte()
+
+
 def to_uint8_batch(images: Sequence[Image.Image], size: int):
     """(N, 3, size, size) uint8 tensor from PIL images (bilinear resize)."""
     import numpy as np
@@ -148,12 +190,18 @@ def score_fid_is(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fi
                  scorer: str, scorer_version: str = "", reference_model: str | None = "retrieval",
                  reference_folder: str | Path | None = None, pooled_reference: bool = False,
                  models: Sequence[str] | None = None, image_size: int = 299, batch_size: int = 32,
-                 splits: int = 10, progress: bool = False) -> FidIsReport:
+                 splits: int = 10, progress: bool = False, input_mode: str = "resized",
+                 is_seed: int | None = None) -> FidIsReport:
     """FID of each model against the reference set (if ``fid_network``) and IS (if ``is_network``).
 
     The reference model itself gets no FID. ``pooled_reference``: the reference is every model's images of the suite
     (the offline demo's choice, having no retrieval images; such FIDs only compare models with each other).
+    ``input_mode`` and ``is_seed``: see the module docstring.
     """
+    if input_mode not in INPUTS:
+        raise ValueError(f"unknown FID/IS input {input_mode!r}; choose one of {', '.join(INPUTS)}.")
+    normalize = input_mode == "float01"
+    batch_size = PAPER_BATCH if normalize else batch_size
     import torch
     from torchmetrics.image.fid import FrechetInceptionDistance
     from torchmetrics.image.inception import InceptionScore
@@ -182,15 +230,12 @@ def score_fid_is(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fi
     metrics = []
     with progress_bar(total, f"fid/is {suite}", progress=progress) as bar:
 
-        def features(metric, images, **update) -> None:  # feed ``images`` through ``metric``'s network in batches
-            with torch.inference_mode():
-                for chunk in _batches(images, batch_size):
-                    metric.update(to_uint8_batch(chunk, image_size), **update)
-                    bar.update(len(chunk))
+        def features(metric, images, size=batch_size, **update) -> None:  # ``images`` through the network
+            _feed(metric, images, input_mode=input_mode, image_size=image_size, batch_size=size, bar=bar, **update)
 
         if reference:
             fid = FrechetInceptionDistance(feature=fid_network, reset_real_features=False)
-            features(fid, reference, real=True)
+            features(fid, reference, size=1 if normalize else batch_size, real=True)
         for model, model_rows in scored.items():
             model_id = model_rows[0].model_id
             if len(model_rows) < 2:
@@ -212,7 +257,7 @@ def score_fid_is(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fi
                     warnings.simplefilter("ignore", UserWarning)
                     score = InceptionScore(feature=is_network, splits=split_count)
                     features(score, images)
-                    with torch.inference_mode():
+                    with _seeded(is_seed), torch.inference_mode():
                         mean, std = (float(v) for v in score.compute())
                 std = None if split_count < 2 or math.isnan(std) else std
                 report.inception_score[model] = mean
@@ -221,6 +266,171 @@ def score_fid_is(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fi
                                          details={"images": len(images), "std": std, "splits": split_count}))
     write_metrics(db, metrics)
     return report
+
+
+def dedup_by_lemma(items: Sequence[tuple[tuple[str, str], str]], seed: int) -> set[tuple[str, str]]:
+    """The items kept when ``items`` ((item, core lemma) in import order) are deduplicated by lemma as the taxonomy
+    paper's ``fid_is.py`` does: lemmas in order of first appearance, each lemma's items shuffled with one
+    ``random.Random(seed)`` and the first kept."""
+    import random
+
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for item, lemma in items:
+        members = groups.setdefault(lemma, [])
+        if item not in members:
+            members.append(item)
+    rng = random.Random(seed)
+    kept = set()
+    for members in groups.values():
+        rng.shuffle(members)
+        kept.add(members[0])
+    return kept
+
+
+def _feed(metric, images: list[Image.Image], *, input_mode: str, image_size: int, batch_size: int, bar,
+          **update) -> None:
+    """Feed ``images`` through ``metric``'s network: resized uint8 batches, or float [0, 1] images at their own size
+    in batches of consecutive images of one size (``normalize=True`` metrics)."""
+    import torch
+
+    with torch.inference_mode():
+        if input_mode == "resized":
+            for chunk in _batches(images, batch_size):
+                metric.update(to_uint8_batch(chunk, image_size), **update)
+                bar.update(len(chunk))
+            return
+        start = 0
+        while start < len(images):
+            size = images[start].size
+            end = start + 1
+            while end < len(images) and end - start < batch_size and images[end].size == size:
+                end += 1
+            metric.update(normalized_uint8(torch.stack([to_float01(image) for image in images[start:end]])), **update)
+            bar.update(end - start)
+            start = end
+
+
+@contextlib.contextmanager
+def _seeded(seed: int | None):
+    """``torch.manual_seed(seed)`` for the block, the global random state restored after it; nothing when None."""
+    if seed is None:
+        yield
+        return
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        yield
+
+
+def paper_slices(rows: Sequence[ImageRow]) -> list[tuple[str, str]]:
+    """(subset, variant) of every slice the paper's tables give: each variant's full set (subset ''), then each of
+    its subsets."""
+    slices = []
+    for variant in sorted({row.variant for row in rows}):
+        slices.append(("", variant))
+        slices += [(subset, variant) for subset in sorted({r.subset for r in rows if r.variant == variant})]
+    return slices
+
+
+@dataclass
+class SliceReport:
+    fid: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (model, subset, variant) -> value
+    inception_score: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+def score_fid_is_slices(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fid_network=None,
+                        is_network=None, scorer: str, scorer_version: str = "", reference_model: str = "retrieval",
+                        models: Sequence[str] | None = None, input_mode: str = "float01", image_size: int = 299,
+                        dedup_seed: int | None = 42, is_seed: int | None = 42, splits: int = 10,
+                        progress: bool = False) -> SliceReport:
+    """FID and IS per model on every slice of :func:`paper_slices` (see the module docstring), written with the
+    slice's ``subset`` and ``variant``; the pooled rows (subset and variant '') are left alone."""
+    import torch
+    from torchmetrics.image.fid import FrechetInceptionDistance
+    from torchmetrics.image.inception import InceptionScore
+
+    if input_mode not in INPUTS:
+        raise ValueError(f"unknown FID/IS input {input_mode!r}; choose one of {', '.join(INPUTS)}.")
+    normalize = input_mode == "float01"
+    batch = PAPER_BATCH if normalize else 32
+    everything = image_rows(db, suite)
+    wanted = set(models) | {reference_model} if models else None
+    rows = [row for row in everything if wanted is None or row.model in wanted]
+    report = SliceReport()
+    metrics: list[MetricRow] = []
+    with progress_bar(len(rows) * 3, f"fid/is slices {suite}", progress=progress) as bar:
+        for subset, variant in paper_slices(rows):
+            in_slice = [row for row in rows if row.variant == variant and (not subset or row.subset == subset)]
+            order = [((row.subset, row.item_key), core_lemma_of(row.metadata)) for row in
+                     sorted(in_slice, key=lambda row: row.prompt_id)]
+            kept = dedup_by_lemma(order, dedup_seed) if dedup_seed is not None else {item for item, _ in order}
+            by_model: dict[str, list[ImageRow]] = {}
+            for row in sorted(in_slice, key=lambda row: (row.prompt_id, row.idx)):
+                if (row.subset, row.item_key) in kept:
+                    by_model.setdefault(row.model, []).append(row)
+            label = f"{subset or 'full set'} / {variant or 'no variant'}"
+            fid = None
+            if fid_network is not None:
+                reference = _slice_reference(rows, reference_model, kept, variant)
+                if len(reference) >= 2:
+                    fid = FrechetInceptionDistance(feature=fid_network, reset_real_features=False)
+                    _feed(fid, [row.load(media) for row in reference], input_mode=input_mode, image_size=image_size,
+                          batch_size=1 if normalize else batch, bar=bar, real=True)
+                else:
+                    report.skipped[f"* {label}"] = (
+                        f"FID needs at least 2 reference images; {reference_model} has {len(reference)} of the "
+                        f"{len(kept)} concepts of {label}. Import the retrieval images (python -m arena import-images).")
+            for model, model_rows in sorted(by_model.items()):
+                if len(model_rows) < 2:
+                    report.skipped[f"{model} {label}"] = f"{len(model_rows)} image(s); FID and IS need at least 2"
+                    continue
+                images = [row.load(media) for row in model_rows]
+                details = {"images": len(images), "concepts": len(kept), "dedup_seed": dedup_seed,
+                           "input": input_mode}
+                key = (model, subset, variant)
+                common = dict(suite=suite, subset=subset, variant=variant, scorer_version=scorer_version)
+                if fid is not None and model != reference_model:
+                    fid.reset()
+                    _feed(fid, images, input_mode=input_mode, image_size=image_size, batch_size=batch, bar=bar,
+                          real=False)
+                    with torch.inference_mode():
+                        report.fid[key] = float(fid.compute())
+                    metrics.append(MetricRow(model_rows[0].model_id, "fid", report.fid[key], scorer, **common,
+                                             details={**details, "reference": reference_model,
+                                                      "reference_images": int(fid.real_features_num_samples)}))
+                if is_network is not None:
+                    with warnings.catch_warnings():  # "saves all features" is the point; one split has no std
+                        warnings.simplefilter("ignore", UserWarning)
+                        score = InceptionScore(feature=is_network, splits=splits)
+                        _feed(score, images, input_mode=input_mode, image_size=image_size, batch_size=batch, bar=bar)
+                        with _seeded(is_seed), torch.inference_mode():
+                            mean, std = (float(v) for v in score.compute())
+                    report.inception_score[key] = mean
+                    metrics.append(MetricRow(model_rows[0].model_id, "inception_score", mean, scorer, **common,
+                                             details={**details, "std": None if math.isnan(std) else std,
+                                                      "splits": splits, "is_seed": is_seed}))
+    write_metrics(db, metrics)
+    return report
+
+
+def core_lemma_of(metadata: dict) -> str:
+    """The concept's lemma as the benchmark file writes it (:func:`judges.metrics.clipscore.core_lemma`)."""
+    from judges.metrics.clipscore import core_lemma
+
+    return core_lemma(metadata)
+
+
+def _slice_reference(rows: Sequence[ImageRow], reference_model: str, kept: set, variant: str) -> list[ImageRow]:
+    """One reference image per kept concept: in ``variant`` when the reference model has one there, else its first
+    image of the concept in another variant."""
+    best: dict[tuple[str, str], ImageRow] = {}
+    for row in sorted(rows, key=lambda row: (row.variant != variant, row.prompt_id, row.idx)):
+        item = (row.subset, row.item_key)
+        if row.model == reference_model and item in kept and item not in best:
+            best[item] = row
+    return sorted(best.values(), key=lambda row: row.prompt_id)
 
 
 # --- the declarations -----------------------------------------------------------------------------------------------
@@ -248,10 +458,20 @@ def inception_options(parser: argparse.ArgumentParser) -> None:
 
 
 def reference_options(parser: argparse.ArgumentParser) -> None:
-    """The FID reference set's options."""
+    """The FID reference set's options, and how FID/IS slice and feed the images (the taxonomy paper's settings)."""
     parser.add_argument("--fid-reference", default="retrieval",
                         help="model whose images are the FID reference (default retrieval; * pools all models)")
     parser.add_argument("--fid-reference-folder", help="folder of reference images instead of a model")
+    parser.add_argument("--fid-is-slices", choices=SLICES, default="pooled",
+                        help="pooled: one FID/IS per model over the suite (default); paper: per variant on the full "
+                             "set and on every subset (the taxonomy paper's Tables 7-10)")
+    parser.add_argument("--fid-is-input", choices=INPUTS, default="resized",
+                        help="resized: images resized to --image-size as uint8 (default); float01: float images in "
+                             "[0, 1] at their own size, torchmetrics normalize=True, batches of 3 (the paper's code)")
+    parser.add_argument("--fid-is-dedup-seed", type=int,
+                        help="with --fid-is-slices paper: one concept per lemma, drawn with this seed (the paper: 42)")
+    parser.add_argument("--is-seed", type=int,
+                        help="torch seed before each Inception Score's random split (the paper: 42; default unseeded)")
 
 
 def _feature_scorer(feature: str, tiny: dict) -> Any:
@@ -272,25 +492,45 @@ def _feature_scorer(feature: str, tiny: dict) -> Any:
     return make
 
 
-def _run_fid_is(run: MetricRun, scorer: FeatureScorer, network: str) -> FidIsReport:
-    """:func:`score_fid_is` with one network (``fid_network`` or ``is_network``) and the run's reference options."""
+def _run_fid_is(run: MetricRun, scorer: FeatureScorer, network: str) -> FidIsReport | SliceReport:
+    """:func:`score_fid_is` (or with ``--fid-is-slices paper`` :func:`score_fid_is_slices`) with one network
+    (``fid_network`` or ``is_network``) and the run's reference options."""
+    options = run.options
+    if options.fid_is_slices == "paper":
+        if options.fid_reference == "*" or options.fid_reference_folder:
+            raise Skip("--fid-is-slices paper takes its reference from a model's images of the same concepts: "
+                       "pass --fid-reference MODEL (the paper: retrieval), not * or a folder.")
+        version = (f"{scorer.version}; input {options.fid_is_input}; dedup seed {options.fid_is_dedup_seed}; "
+                   f"IS seed {options.is_seed}")
+        return score_fid_is_slices(
+            run.db, run.media, run.suite, **{network: scorer.network}, scorer=scorer.name, scorer_version=version,
+            reference_model=options.fid_reference, models=run.models, input_mode=options.fid_is_input,
+            image_size=scorer.image_size, dedup_seed=options.fid_is_dedup_seed, is_seed=options.is_seed,
+            progress=run.progress)
     pooled = run.options.fid_reference == "*"
     return score_fid_is(
         run.db, run.media, run.suite, **{network: scorer.network}, scorer=scorer.name,
         scorer_version=scorer.version, reference_model=None if pooled else run.options.fid_reference,
         reference_folder=run.options.fid_reference_folder, pooled_reference=pooled, models=run.models,
-        image_size=scorer.image_size, progress=run.progress,
+        image_size=scorer.image_size, progress=run.progress, input_mode=run.options.fid_is_input,
+        is_seed=run.options.is_seed,
     )
+
+
+def _shown(values: dict) -> dict:
+    """Slice keys (model, subset, variant) as one text each, for the printed summary."""
+    return {(" / ".join(part or "full set" for part in key) if isinstance(key, tuple) else key): value
+            for key, value in values.items()}
 
 
 def _score_fid(run: MetricRun, scorer: FeatureScorer) -> dict:
     report = _run_fid_is(run, scorer, "fid_network")
-    return {"fid": report.fid, "fid_is_skipped": {**run.summary.get("fid_is_skipped", {}), **report.skipped}}
+    return {"fid": _shown(report.fid), "fid_is_skipped": {**run.summary.get("fid_is_skipped", {}), **report.skipped}}
 
 
 def _score_is(run: MetricRun, scorer: FeatureScorer) -> dict:
     report = _run_fid_is(run, scorer, "is_network")
-    return {"is": report.inception_score,
+    return {"is": _shown(report.inception_score),
             "fid_is_skipped": {**run.summary.get("fid_is_skipped", {}), **report.skipped}}
 
 

@@ -85,16 +85,41 @@ class ClipRewardStandIn:
         return (self.encoder.encode_images(list(images)) @ text).tolist()
 
 
+PROMPTS = ("text", "lemma")
+
+
+def reward_scorer(model: RewardModel, prompt: str = "text") -> str:
+    """The scorer name of rows scored against ``prompt``: the model's, plus ``:lemma-prompt`` when the text is the
+    concept's lemma (the taxonomy paper's reward.py), so the two never mix."""
+    return model.name if prompt == "text" else f"{model.name}:lemma-prompt"
+
+
+def reward_text(row: ImageRow, prompt: str = "text") -> str:
+    """What the reward model reads for an image: its prompt, or (``lemma``) the concept's lemma as the benchmark file
+    writes it (BIGT reward.py: ``model.score(item['core_lemma'], image)``; prompts without a concept keep their
+    text)."""
+    if prompt == "lemma":
+        from judges.metrics.clipscore import core_lemma
+
+        return core_lemma(row.metadata) or row.text
+    return row.text
+
+
 def score_rewards(db: sqlite_utils.Database, media: MediaStore, model: RewardModel, suite: str, *,
-                  models: Sequence[str] | None = None, skip_existing: bool = True, progress: bool = False) -> int:
-    """Write ``reward`` for the suite's images not yet scored by ``model``; one call per prompt; return the count."""
+                  models: Sequence[str] | None = None, skip_existing: bool = True, progress: bool = False,
+                  prompt: str = "text") -> int:
+    """Write ``reward`` for the suite's images not yet scored by ``model``; one call per text (the prompt, or with
+    ``prompt="lemma"`` the concept's lemma: :func:`reward_text`); return the count."""
     from judges.metrics.progress import progress_bar
 
-    done = scored_image_ids(db, "reward", model.name) if skip_existing else set()
+    if prompt not in PROMPTS:
+        raise ValueError(f"unknown reward prompt {prompt!r}; choose one of {', '.join(PROMPTS)}.")
+    scorer = reward_scorer(model, prompt)
+    done = scored_image_ids(db, "reward", scorer) if skip_existing else set()
     by_prompt: dict[str, list[ImageRow]] = {}
     for row in image_rows(db, suite, models=models):
         if row.image_id not in done:
-            by_prompt.setdefault(row.text, []).append(row)
+            by_prompt.setdefault(reward_text(row, prompt), []).append(row)
     written = 0
     with progress_bar(sum(map(len, by_prompt.values())), f"reward {suite}", progress=progress) as bar:
         for prompt, rows in by_prompt.items():
@@ -102,7 +127,7 @@ def score_rewards(db: sqlite_utils.Database, media: MediaStore, model: RewardMod
             if len(values) != len(rows):
                 raise RuntimeError(f"reward model {model.name} returned {len(values)} scores for {len(rows)} images.")
             written += write_metrics(db, [
-                MetricRow(row.model_id, "reward", value, model.name, image_id=row.image_id, suite=suite,
+                MetricRow(row.model_id, "reward", value, scorer, image_id=row.image_id, suite=suite,
                           subset=row.subset, scorer_version=model.version)
                 for row, value in zip(rows, values)
             ])
@@ -191,6 +216,9 @@ def reward_options(parser: argparse.ArgumentParser) -> None:
                         help="imagereward (optional extra, see judges/metrics/reward.py) or clip (a stand-in)")
     parser.add_argument("--reward-checkpoint", default="ImageReward-v1.0", help="ImageReward name or local .pt file")
     parser.add_argument("--reward-med-config", help="ImageReward med_config.json (local, for offline machines)")
+    parser.add_argument("--reward-prompt", choices=PROMPTS, default="text",
+                        help="what the reward model reads: the image's prompt (default) or the concept's lemma (the "
+                             "taxonomy paper's reward.py; scorer NAME:lemma-prompt)")
 
 
 def reward_model(context: ScorerContext) -> RewardModel:
@@ -202,9 +230,12 @@ def reward_model(context: ScorerContext) -> RewardModel:
 
 
 def _score(run: MetricRun, model: RewardModel) -> dict:
-    images = score_rewards(run.db, run.media, model, run.suite, models=run.models, progress=run.progress)
-    table = reward_comparisons(run.db, scorer=model.name, suite=run.suite)
-    store_comparisons(run.db, table, scorer=model.name, suite=run.suite, version=model.version)
+    prompt = run.options.reward_prompt
+    images = score_rewards(run.db, run.media, model, run.suite, models=run.models, progress=run.progress,
+                           prompt=prompt)
+    scorer = reward_scorer(model, prompt)
+    table = reward_comparisons(run.db, scorer=scorer, suite=run.suite)
+    store_comparisons(run.db, table, scorer=scorer, suite=run.suite, version=model.version)
     return {"reward": {"images": images}, "reward_mann_whitney": table}
 
 

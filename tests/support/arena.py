@@ -12,6 +12,7 @@ from PIL import Image, ImageDraw
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.media import MediaStore
+from datamodel.renditions import Renditions
 from datamodel.settings import Settings
 
 MODELS = ("alpha-model", "bravo-model", "charlie-model", "delta-model")
@@ -57,7 +58,14 @@ def build_small_arena(root: Path, **settings_overrides) -> SmallArena:
     for m, model_id in enumerate(model_ids.values()):
         for p, prompt_id in enumerate(prompt_ids):
             add_image(db, prompt_id=prompt_id, model_id=model_id, stored=media.put_image(make_image(m, p)))
+    render_all(db, media, settings)
     return SmallArena(settings, db, media, prompt_ids, model_ids)
+
+
+def render_all(db, media: MediaStore, settings: Settings | None = None) -> None:
+    """Make the display renditions of every image (as ``settings`` say; default: the defaults), as the paths that
+    add images do: battles draw only rendered images (datamodel.renditions)."""
+    Renditions.from_settings(media, settings or Settings()).render_missing(db)
 
 
 def prompt_count(db) -> int:

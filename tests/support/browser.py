@@ -120,6 +120,12 @@ def sign_in(page, name: str, token: str, *, timeout: float = 20000) -> None:
     page.wait_for_selector("#image-a img", timeout=timeout)
 
 
+def leaderboard_summary(page, text: str) -> None:
+    """Wait until the leaderboard's summary line says ``text``."""
+    page.wait_for_function(f"() => document.querySelector('#lb-summary').innerText.includes({text!r})", timeout=30000)
+    page.wait_for_timeout(300)
+
+
 def screenshot_folder(variable: str, default: str) -> Path:
     """Where a test module keeps its screenshots for a person to look at: ``$variable``, else ``default`` (under
     .cache/, git-ignored)."""

@@ -25,7 +25,10 @@ DESCRIPTIONS = {
     SEMVARBENCH: "SemVarBench's test set (test_data.tsv, 684 anchor / permutation / paraphrase rows)",
     SEMVARBENCH_CATEGORIES: "SemVarBench's category files (one TSV of item ids per category)",
     HOLLINGER: "the paraphrase benchmark's abstract_vs_realistic.tsv (80 objects, 5 paraphrases each)",
-    PROTOCOLS: "protocols.md, what the authors' code did where the papers are silent (the judge prompt texts)",
+    PROTOCOLS: "protocols.md, what the authors' code did where the papers are silent",
+    "reference/papers/semvarbench.txt": "the SemVarBench paper's text (its judge prompt, Appendix)",
+    "reference/papers/commonsense-t2i.txt": "the Commonsense-T2I paper's text (its fit prompt, section 2.3)",
+    "reference/papers/taxonomy-image-generation.txt": "the taxonomy paper's text (its judge prompt, Figure 7)",
 }
 
 

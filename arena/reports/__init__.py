@@ -1,0 +1,413 @@
+"""``python -m arena report <benchmark>``: a paper's tables filled from the database, in the paper's layout.
+
+A report is a list of :class:`Table` s. Each table has the paper's number and title, its row header, its columns
+(:class:`Column`, with the paper's column groups such as "Ground Truth" / "Predicted") and its rows of
+:class:`Cell` s. A cell holds the printed text of a value, or is missing: it then prints "—" with a footnote
+giving the reason ("no human votes on P-Mix with the definition", ...), numbered per table. The report's header
+says which preset (protocol) made it and from which data (:attr:`Report.provenance`).
+
+Output: Markdown (default), CSV or LaTeX (:func:`render`). With ``--compare-published`` each cell also prints the
+paper's own value for the same table, row and column, read from the paper's published numbers, kept as data in
+``arena/reports/published/<report>.csv`` (columns ``table, row, column, value``: one printed number per line, as
+the paper prints it, with the table it comes from). Rows the paper has and the database lacks are then listed too,
+their cells "—", so the paper's whole table is visible.
+
+Declaring a report (one module of this package per benchmark; modules here are imported on the first lookup)::
+
+    # arena/reports/semvarbench.py
+    from arena.reports import Cell, Column, Report, ReportSpec, Table, register
+
+    def build(db, options) -> Report:
+        table = Table("2", "SemVarEffect per model", columns=[Column("kappa", "κ")], row_header="Model")
+        for model, kappa in read_kappas(db):                      # a datamodel/judges query
+            table.add_row(model, kappa=Cell.number(kappa, "{:.3f}") if kappa is not None
+                          else Cell.missing("no judgments of this model yet: run python -m judges semvar"))
+        return Report("semvarbench", "SemVarBench (Zhu et al.)", tables=[table],
+                      provenance=[f"judge votes: ..."])
+
+    register(ReportSpec("semvarbench", "SemVarBench tables 2, 7, 9, 10, 14", build, preset="semvarbench-paper"))
+
+and put the paper's numbers in ``arena/reports/published/semvarbench.csv``. The row and column keys of a table are
+the ones its cells use (the column ``key``; the row label), so compare mode finds the paper's value by them.
+:class:`ReportOptions` carries the preset (``options.preset``, a :class:`datamodel.presets.Preset`) the user chose
+(default: the report's own published preset) and the settings.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import io
+import pkgutil
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from datamodel.presets import Preset
+
+PUBLISHED_DIR = Path(__file__).parent / "published"
+MISSING = "—"
+FORMATS = ("markdown", "csv", "latex")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A table cell: ``text`` as printed (empty for a missing value), ``value`` the number behind it (for ranking
+    and tests), ``missing`` the reason there is no value (printed as a footnote)."""
+
+    text: str = ""
+    value: Any = None
+    missing: str = ""
+
+    @classmethod
+    def number(cls, value: float | None, template: str = "{:.2f}", reason: str = "no data") -> "Cell":
+        """``value`` printed with ``template`` (``"{:.2f}"``, ``"{:d}"``), or a missing cell with ``reason``."""
+        if value is None or value != value:  # None or NaN
+            return cls.absent(reason)
+        return cls(template.format(value), value)
+
+    @classmethod
+    def absent(cls, reason: str) -> "Cell":
+        """A missing value and why ("no judge votes yet: run python -m judges pairwise --preset ...")."""
+        return cls("", None, reason)
+
+    @property
+    def is_missing(self) -> bool:
+        return bool(self.missing) or not self.text
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column: ``key`` (what cells and the published data file call it), ``label`` as printed, ``group`` the
+    heading spanning several columns ("Ground Truth")."""
+
+    key: str
+    label: str = ""
+    group: str = ""
+
+    @property
+    def heading(self) -> str:
+        return self.label or self.key
+
+
+@dataclass
+class Table:
+    """One of the paper's tables: ``number`` ("3"), ``title`` (its caption), ``columns``, and rows of cells."""
+
+    number: str
+    title: str
+    columns: list[Column]
+    row_header: str = "Model"
+    rows: list[tuple[str, dict[str, Cell]]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # lines printed under the table (what the cells mean)
+
+    def add_row(self, label: str, cells: Mapping[str, Cell] | None = None, **by_key: Cell) -> None:
+        """A row ``label`` with ``cells`` {column key: cell}; columns without a cell print "—" ("no data")."""
+        self.rows.append((label, {**(cells or {}), **by_key}))
+
+    def cell(self, row: str, column: str) -> Cell:
+        """The cell of ``row`` and ``column`` (a missing "no data" cell when there is none)."""
+        for label, cells in self.rows:
+            if label == row:
+                return cells.get(column, Cell.absent("no data"))
+        raise KeyError(f"table {self.number} has no row {row!r}")
+
+    def row_labels(self) -> list[str]:
+        return [label for label, _ in self.rows]
+
+
+@dataclass
+class Report:
+    """A benchmark's report: its tables and the lines saying which protocol and which data made it."""
+
+    name: str
+    title: str
+    tables: list[Table]
+    provenance: list[str] = field(default_factory=list)
+
+    def table(self, number: str) -> Table:
+        for table in self.tables:
+            if table.number == number:
+                return table
+        raise KeyError(f"report {self.name} has no table {number}")
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What a report's ``build`` gets besides the database: the preset (protocol) chosen, and the settings."""
+
+    preset: Preset
+    settings: Any = None
+
+
+@dataclass(frozen=True)
+class ReportSpec:
+    """One report: ``name`` (``python -m arena report NAME``), a one-line ``title``, ``build(db, options)`` returning
+    a :class:`Report`, its default ``preset`` (the paper's), and the published numbers' file name in
+    :data:`PUBLISHED_DIR` (default ``<name>.csv``)."""
+
+    name: str
+    title: str
+    build: Callable[[Any, ReportOptions], Report]
+    preset: str
+    published: str = ""
+
+    @property
+    def published_path(self) -> Path:
+        return PUBLISHED_DIR / (self.published or f"{self.name}.csv")
+
+
+_REPORTS: dict[str, ReportSpec] = {}
+_LOCK = threading.Lock()
+_loaded: list[str] = []
+
+
+def register(spec: ReportSpec) -> ReportSpec:
+    with _LOCK:
+        known = _REPORTS.get(spec.name)
+        if known is not None and known != spec:
+            raise ValueError(f"report {spec.name!r} is declared twice; give the new one another name.")
+        _REPORTS[spec.name] = spec
+    return spec
+
+
+def all_reports() -> dict[str, ReportSpec]:
+    """Every report by name (the modules of this package are imported on the first call)."""
+    if not _loaded:
+        names = [f"{__name__}.{module.name}" for module in pkgutil.iter_modules(__path__)]
+        for name in names:
+            importlib.import_module(name)
+        _loaded[:] = names
+    with _LOCK:
+        return dict(sorted(_REPORTS.items()))
+
+
+def get_report(name: str) -> ReportSpec:
+    reports = all_reports()
+    if name not in reports:
+        raise LookupError(f"no report {name!r}. Reports: {', '.join(reports) or 'none'}.")
+    return reports[name]
+
+
+# --- published numbers -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Published:
+    """A paper's printed numbers: {(table, row, column): printed text}, in the file's order."""
+
+    path: Path
+    values: Mapping[tuple[str, str, str], str]
+
+    def get(self, table: str, row: str, column: str) -> str | None:
+        return self.values.get((table, row, column))
+
+    def rows(self, table: str) -> list[str]:
+        """The row labels the paper prints in ``table``, in its order."""
+        return list(dict.fromkeys(r for t, r, _ in self.values if t == table))
+
+    def table(self, table: str) -> dict[tuple[str, str], str]:
+        """{(row, column): printed text} of one table."""
+        return {(r, c): v for (t, r, c), v in self.values.items() if t == table}
+
+
+def read_published(path: str | Path) -> Published:
+    """The published numbers file (``table, row, column, value``); a malformed line names the file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no published numbers for this report (a CSV with columns table, row, "
+                                "column, value).")
+    values: dict[tuple[str, str, str], str] = {}
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        if reader.fieldnames != ["table", "row", "column", "value"]:
+            raise ValueError(f"{path}:1: the header must be table,row,column,value, not {reader.fieldnames}.")
+        for line, record in enumerate(reader, start=2):
+            key = (record["table"], record["row"], record["column"])
+            if not all(key) or record["value"] in (None, ""):
+                raise ValueError(f"{path}:{line}: every line needs a table, row, column and value.")
+            if key in values:
+                raise ValueError(f"{path}:{line}: table {key[0]} row {key[1]!r} column {key[2]!r} is given twice.")
+            values[key] = record["value"]
+    return Published(path, values)
+
+
+def with_published(report: Report, published: Published) -> Report:
+    """The report with each cell's text followed by the paper's value, and the paper's rows the report lacks."""
+    tables = []
+    for table in report.tables:
+        paper = published.table(table.number)
+        rows = []
+        labels = table.row_labels() + [r for r in published.rows(table.number) if r not in table.row_labels()]
+        for label in labels:
+            known = label in table.row_labels()
+            ours = dict(next((cells for row, cells in table.rows if row == label), {}))
+            cells = {}
+            for column in table.columns:
+                cell = ours.get(column.key) or Cell.absent("no data" if known else "not in this database")
+                value = paper.get((label, column.key))
+                if value is not None:
+                    mine = MISSING if cell.is_missing else cell.text
+                    cell = Cell(f"{mine} (paper {value})", cell.value, cell.missing)
+                cells[column.key] = cell
+            rows.append((label, cells))
+        compared = ["Each cell: this database's value, then the paper's (paper ...)."] if paper else []
+        tables.append(Table(table.number, table.title, table.columns, table.row_header, rows, table.notes + compared))
+    return Report(report.name, report.title, tables,
+                  report.provenance + [f"Published values from {published.path.name}."])
+
+
+# --- rendering ---------------------------------------------------------------------------------------------------
+
+
+def _footnoted(table: Table) -> tuple[list[list[str]], list[str]]:
+    """The table's body as text (missing cells as "—[n]"), and the footnotes, identical reasons sharing a number."""
+    reasons: dict[str, int] = {}
+    body = []
+    for label, cells in table.rows:
+        line = [label]
+        for column in table.columns:
+            cell = cells.get(column.key, Cell.absent("no data"))
+            if cell.missing:
+                number = reasons.setdefault(cell.missing, len(reasons) + 1)
+                marker = f"{MISSING}[{number}]"
+                line.append(f"{cell.text.replace(MISSING, marker, 1)}" if cell.text.startswith(MISSING) else
+                            (f"{cell.text} [{number}]" if cell.text else marker))
+            else:
+                line.append(cell.text)
+        body.append(line)
+    notes = [f"[{number}] {reason}" for reason, number in reasons.items()]
+    return body, notes
+
+
+def _groups(table: Table) -> list[tuple[str, int]]:
+    """(group heading, span) over the columns, for a two-line header."""
+    spans: list[tuple[str, int]] = []
+    for column in table.columns:
+        if spans and spans[-1][0] == column.group:
+            spans[-1] = (column.group, spans[-1][1] + 1)
+        else:
+            spans.append((column.group, 1))
+    return spans
+
+
+def _markdown_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_markdown(report: Report) -> str:
+    lines = [f"# {report.title}", ""] + [f"- {line}" for line in report.provenance] + [""]
+    for table in report.tables:
+        body, notes = _footnoted(table)
+        lines += [f"## Table {table.number}: {table.title}", ""]
+        grouped = any(column.group for column in table.columns)
+        if grouped:  # the paper's group headings as a first header line, the column labels as the second
+            top = [""] + [group for group, span in _groups(table) for group in [group] + [""] * (span - 1)]
+            lines.append("| " + " | ".join(map(_markdown_escape, top)) + " |")
+            lines.append("|" + "---|" * (len(table.columns) + 1))
+            lines.append("| " + " | ".join(f"**{_markdown_escape(t)}**" for t in
+                                          [table.row_header] + [c.heading for c in table.columns]) + " |")
+        else:
+            lines.append("| " + " | ".join(map(_markdown_escape, [table.row_header] + [c.heading for c in table.columns]))
+                         + " |")
+            lines.append("|" + "---|" * (len(table.columns) + 1))
+        lines += ["| " + " | ".join(map(_markdown_escape, row)) + " |" for row in body]
+        if not body:
+            lines.append("| (no rows) |" + " |" * len(table.columns))
+        lines.append("")
+        lines += [f"{note}  " for note in table.notes + notes]
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_csv(report: Report) -> str:
+    """Each table as a block: its title line, the header line(s), the rows, the footnotes, a blank line."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([report.title])
+    for line in report.provenance:
+        writer.writerow([line])
+    writer.writerow([])
+    for table in report.tables:
+        body, notes = _footnoted(table)
+        writer.writerow([f"Table {table.number}: {table.title}"])
+        if any(column.group for column in table.columns):
+            writer.writerow([""] + [column.group for column in table.columns])
+        writer.writerow([table.row_header] + [column.heading for column in table.columns])
+        writer.writerows(body)
+        for note in table.notes + notes:
+            writer.writerow([note])
+        writer.writerow([])
+    return out.getvalue()
+
+
+_LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+                  "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}", MISSING: "---"}
+
+
+def _latex(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(char, char) for char in text)
+
+
+def render_latex(report: Report) -> str:
+    """One ``table`` environment per table (booktabs rules; group headings with \\multicolumn and \\cmidrule)."""
+    lines = [f"% {report.title}"] + [f"% {_latex(line)}" for line in report.provenance] + [""]
+    for table in report.tables:
+        body, notes = _footnoted(table)
+        lines += [r"\begin{table}[ht]", r"\centering", r"\begin{tabular}{l" + "c" * len(table.columns) + "}",
+                  r"\toprule"]
+        if any(column.group for column in table.columns):
+            spans, rules, start = [""], [], 2
+            for group, span in _groups(table):
+                spans.append(rf"\multicolumn{{{span}}}{{c}}{{{_latex(group)}}}" if group else "")
+                if group:
+                    rules.append(rf"\cmidrule(lr){{{start}-{start + span - 1}}}")
+                spans += [] if group else [""] * (span - 1)
+                start += span
+            lines.append(" & ".join(spans) + r" \\")
+            lines.append(" ".join(rules))
+        lines.append(" & ".join(_latex(t) for t in [table.row_header] + [c.heading for c in table.columns]) + r" \\")
+        lines.append(r"\midrule")
+        lines += [" & ".join(_latex(cell) for cell in row) + r" \\" for row in body]
+        lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_latex(table.title)}}}",
+                  rf"\label{{tab:{report.name}-{table.number}}}"]
+        if table.notes or notes:
+            lines += [r"\par\footnotesize"] + [_latex(note) + r"\\" for note in table.notes + notes]
+        lines += [r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+RENDERERS: dict[str, Callable[[Report], str]] = {"markdown": render_markdown, "csv": render_csv,
+                                                 "latex": render_latex}
+
+
+def render(report: Report, form: str = "markdown") -> str:
+    if form not in RENDERERS:
+        raise ValueError(f"unknown report format {form!r}; choose one of {', '.join(RENDERERS)}.")
+    return RENDERERS[form](report)
+
+
+def make_report(db, name: str, *, preset: Preset | None = None, settings: Any = None,
+                compare_published: bool = False) -> Report:
+    """Build report ``name`` (with ``preset``, default the report's own) and, if asked, set the paper's values
+    beside ours."""
+    from datamodel.presets import get_preset
+
+    spec = get_report(name)
+    chosen = preset or get_preset(spec.preset)
+    report = spec.build(db, ReportOptions(chosen, settings))
+    report.provenance.insert(0, f"Protocol: preset {chosen.label()}" + (f", {chosen.title}" if chosen.title else ""))
+    if compare_published:
+        report = with_published(report, read_published(spec.published_path))
+    return report
+
+
+def missing_cells(report: Report) -> Iterable[tuple[str, str, str, str]]:
+    """(table, row, column, reason) of every missing cell: what a run still lacks."""
+    for table in report.tables:
+        for label, cells in table.rows:
+            for column in table.columns:
+                cell = cells.get(column.key, Cell.absent("no data"))
+                if cell.is_missing:
+                    yield table.number, label, column.key, cell.missing or "no data"

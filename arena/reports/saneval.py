@@ -1,0 +1,139 @@
+"""``python -m arena report saneval``: the SANEval paper's tables from the database.
+
+- Table 1: spatial, numeracy, color, shape and texture per model and their average (the unweighted mean of the five);
+- Table 2: attribute binding per object-count stratum (1, 2, 3-5, 6-10, >10 objects) and averaged
+  (:func:`judges.saneval.cardinality_scores`);
+- Table 3: Spearman p-values against CompBench++: the project does not compute it ("—" with the reason;
+  ``--compare-published`` still shows the paper's values);
+- Table 4: the human adherence ratings of the Ratings tab (:mod:`judges.human_stats`), per model and category;
+- Table 5: one scored example per category, with its score and conformity feedback.
+
+The scores are one judge's (``saneval_*`` metrics): the preset's judge model when it scored the suite, else the first
+judge that did; with the published preset, the published protocol's scores (version ``t4p:``) are preferred.
+"""
+
+from __future__ import annotations
+
+from arena.reports import Cell, Column, Report, ReportOptions, ReportSpec, Table, register
+from datamodel.judgments import judgments
+from datamodel.metrics import metric_scorers, model_metric_values
+from datamodel.models import model_names, sorted_model_names
+
+SUITE = "saneval"
+CATEGORIES = ("spatial", "numeracy", "color", "shape", "texture")
+BINDING = ("color", "shape", "texture")
+STRATA = (("1", "1 Obj"), ("2", "2 Obj"), ("3-5", "3–5 Obj"), ("6-10", "6–10 Obj"), ("11-15", ">10 Obj"))
+JUDGE_HINT = "run python -m judges saneval --preset saneval-paper --detector <folder>"
+EXAMPLE_ROWS = (("spatial", "Spatial"), ("numeracy", "Numeracy"), ("color", "Color Binding"),
+                ("shape", "Shape Binding"), ("texture", "Texture Binding"))
+
+
+def chosen_judge(judges: list[str], options: ReportOptions) -> str | None:
+    wanted = str(options.preset.get("judge.model") or "")
+    return next((judge for judge in judges if wanted and judge.endswith(":" + wanted)), judges[0] if judges else None)
+
+
+def table_1(db, judge: str | None, models: list[str]) -> Table:
+    columns = [Column("spatial", "Spatial"), Column("numeracy", "Numeracy"),
+               *(Column(c, c.capitalize(), "Attribute Binding") for c in BINDING), Column("Averaged")]
+    table = Table("1", "Combined results for SANEval benchmarks", columns)
+    values = {c: model_metric_values(db, f"saneval_{c}", scorer=judge, suite=SUITE) if judge else {}
+              for c in CATEGORIES}
+    reason = f"no scores: {JUDGE_HINT}" if judge else f"no judge has scored the suite: {JUDGE_HINT}"
+    for model in models:
+        row = {c: Cell.number(values[c].get((model, "")), "{:.4f}",
+                              reason if not values[c] else f"no {c} prompt scored for this model") for c in CATEGORIES}
+        known = [values[c].get((model, "")) for c in CATEGORIES]
+        average = sum(known) / 5 if all(v is not None for v in known) else None
+        row["Averaged"] = Cell.number(average, "{:.4f}", "the average needs all five benchmarks")
+        table.add_row(model, row)
+    table.notes.append("Averaged: the unweighted mean of the five benchmarks (as Table 1 prints it).")
+    return table
+
+
+def table_2(db, judge: str | None) -> Table:
+    from judges.saneval import cardinality_scores
+
+    table = Table("2", "Results for SANEval Attribute Binding across Color, Shape, and Texture",
+                  [Column("Averaged"), *(Column(key, label) for key, label in STRATA)], row_header="Attribute: Model")
+    reason = f"no binding scores: {JUDGE_HINT}"
+    for row in cardinality_scores(db, judge) if judge else []:
+        cells = {"Averaged": Cell.number(row["averaged"], "{:.4f}", reason)}
+        cells.update({key: Cell.number(row[key], "{:.4f}", f"no prompt with {label.lower()} scored")
+                      for key, label in STRATA})
+        table.add_row(f"{row['category'].capitalize()}: {row['model']}", cells)
+    table.notes.append("Strata: the prompt's metadata (the published strata builder sets it), else its object "
+                       "count; Averaged: the mean over all its scored images (Table 1's value).")
+    return table
+
+
+def table_3(models: list[str]) -> Table:
+    table = Table("3", "Spearman correlation p-values comparing SANEval and CompBench++ methods",
+                  [Column(c, c.capitalize(), "Attribute-Binding" if c in BINDING else "") for c in CATEGORIES])
+    reason = "CompBench++ scores are not computed by the project, so there is no rank correlation to test"
+    for model in [*models, "Averaged"]:
+        table.add_row(model, {c: Cell.absent(reason) for c in CATEGORIES})
+    return table
+
+
+def table_4(db, models: list[str]) -> Table:
+    """The human adherence ratings of the Ratings tab (task ``saneval_adherence``:
+    :func:`judges.human_stats.saneval_human`): per model the raters' mean Likert answer on [0, 1] per category, and
+    Total the unweighted mean of the categories present, as the paper's Total."""
+    from judges.human_stats import saneval_human
+
+    columns = [Column("spatial", "Spatial"), Column("numeracy", "Numeracy"),
+               *(Column(c, c.capitalize(), "Attribute Binding") for c in BINDING), Column("Total")]
+    table = Table("4", "Human evaluation results", columns)
+    human = {row["model"]: row for row in saneval_human(db).to_dict("records")}
+    none = ("no human ratings yet: open the task (python -m arena ratings assign saneval_adherence) and rate on the "
+            "Ratings tab")
+    for model in [*human, *(m for m in models if m not in human)]:
+        row = human.get(model)
+        cells = {c: Cell.number(row[c] if row else None, "{:.4f}", none if row is None else
+                                f"no {c} image of this model rated") for c in CATEGORIES}
+        cells["Total"] = Cell.number(row["total"] if row else None, "{:.4f}", none)
+        table.add_row(model, cells)
+    table.notes.append("Per image the raters' mean Likert answer, (L − 1) / 4 on the five points 1 · Poor … "
+                       "5 · Perfect (the paper's interface, Figs. 5-9, is not in its text: the points between its two "
+                       "ends are the project's); per category the mean over the rated images; Total the unweighted "
+                       "mean of the categories rated (the paper's Total is that mean).")
+    return table
+
+
+def table_5(db, judge: str | None) -> Table:
+    table = Table("5", "Sample prompts, scores, and diagnostic feedback",
+                  [Column("Prompt"), Column("Model"), Column("Score"), Column("Feedback", "Conformity Feedback")],
+                  row_header="Evaluation")
+    rows = [row for row in judgments(db, judge, "saneval") if row["status"] == "ok"] if judge else []
+    from datamodel.catalog import prompt_row
+
+    names = model_names(db)
+    for category, label in EXAMPLE_ROWS:
+        example = next((row for row in rows if row["verdict"].get("category") == category), None)
+        if example is None:
+            reason = f"no scored {category} image: {JUDGE_HINT}"
+            table.add_row(label, {key: Cell.absent(reason) for key in ("Prompt", "Model", "Score", "Feedback")})
+            continue
+        verdict = example["verdict"]
+        table.add_row(label, Prompt=Cell(f'"{prompt_row(db, example["prompt_id"])["text"]}"'),
+                      Model=Cell(names.get(example["model_id"], "")),
+                      Score=Cell.number(verdict["score"], "{:.1f}"),
+                      Feedback=Cell("; ".join(verdict.get("feedback") or []) or "None"))
+    return table
+
+
+def build(db, options: ReportOptions) -> Report:
+    judges = metric_scorers(db, "saneval_overall", SUITE)
+    judge = chosen_judge(judges, options)
+    scored = {model for judge_name in judges for model, _ in
+              model_metric_values(db, "saneval_overall", scorer=judge_name, suite=SUITE)}
+    models = [model for model in sorted_model_names(db) if model in scored]
+    return Report("saneval", "SANEval: open-vocabulary compositional benchmarks",
+                  [table_1(db, judge, models), table_2(db, judge), table_3(models), table_4(db, models),
+                   table_5(db, judge)],
+                  provenance=["Judges: " + (", ".join(judges) or "none yet")
+                              + (f"; the tables use {judge}." if judge else ".")])
+
+
+register(ReportSpec("saneval", "SANEval Tables 1-5", build, preset="saneval-paper"))

@@ -1,0 +1,573 @@
+"""``python -m arena report taxonomy``: the taxonomy paper's Tables 2-16 from the database, in the paper's layout.
+
+The paper is ../shared/reference/papers/taxonomy-image-generation.txt; its printed numbers are in
+``published/taxonomy.csv`` (``--compare-published``). Which data each table reads, under the chosen preset:
+
+- Tables 3-6, ELO of the GPT judge (3, 4) and of the humans (5, 6) with (3, 5) and without (4, 6) the definition, one
+  fit per subset with the preset's rating protocol (``taxonomy-paper``: the released ``arena_elo.py``, printed
+  ``score (+up/-down)``). Human votes: every human vote not excluded; judge votes: the preset's judge voter (its
+  model, template version and single order), else the judge voter with the most votes, named in the header.
+- Table 7, FID and IS on the deduplicated full set with the definition (Table 7's numbers are Table 8's "def"
+  columns); Table 8, the full set with and without; Tables 9 and 10, per subset with the definition (their columns
+  in the paper's order: Hypo, Hyper, Mix, Easy). Rows written by ``--fid-is-slices paper``.
+- Tables 11, 12, 15 and 14: the means of the per-image hypernym, lemma and cohyponym CLIPScores and of the
+  specificity per model and subset; Table 13 the same over every subset. The paper does not say which variant's
+  images its CLIP tables score; the released generation code adds the definition to every prompt, so these tables
+  read the images made with the definition.
+- Table 16: Mann-Whitney U p-values between the models' per-image rewards (images made with the definition, as the
+  released ``reward.py`` scored them), printed to 3 decimals (below 0.0005: 0, as the paper prints it).
+- Table 2: the top model of each metric and subset, from the cells of the tables above (its Reward rows from the
+  mean reward per subset and variant, which the paper prints no table of): ties at the printed precision list two
+  models with a slash, more than two read "Draw", and ``*`` marks an ELO top whose runner-up lies inside its 95%
+  interval (the paper does not say how it chose its stars).
+
+Under another preset (``--preset arena``) the same tables read that preset's metrics: the raw cosines of
+``clip_lemma`` and the others instead of CLIPScore, the pooled FID/IS, the arena's rating fit; each cell a run does
+not have is "—" with the reason and the command that makes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from arena.reports import Cell, Column, Report, ReportOptions, ReportSpec, Table, register
+from datamodel.catalog import image_provenance, suites_summary
+from datamodel.metrics import image_metric_frame, image_metric_means, model_level_rows, scorer_versions
+from datamodel.presets import Preset
+from datamodel.vote_table import votes_frame
+
+SUITE = "taxonomy"
+WITH, WITHOUT = "with_definition", "without_definition"
+# (column key as in the published file, the suite's subset, the group heading)
+SUBSETS = (("Easy", "Easy", "Ground Truth"), ("Hypo", "Hyponymy", "Ground Truth"), ("Hyper", "Hypernymy", "Ground Truth"),
+           ("Mix", "Synset-Mixing", "Ground Truth"), ("P-Easy", "P-Easy", "Predicted"), ("P-Hypo", "P-Hypo", "Predicted"),
+           ("P-Hyper", "P-Hyper", "Predicted"), ("P-Mix", "P-Mix", "Predicted"))
+SUBSET_OF = {key: subset for key, subset, _ in SUBSETS}
+# the paper's name of each system (paper Table 1; the registry entries its taxonomy-paper preset runs)
+PAPER_LABELS = {
+    "sd-v1-5": "SD1.5", "sdxl": "SDXL", "sdxl-turbo": "SDXL-turbo", "kandinsky-3": "Kandinsky3",
+    "playground-v2.5": "Playground", "openjourney": "Openjourney", "deepfloyd-if": "DeepFloyd", "sd3": "SD3",
+    "pixart-sigma-512": "PixArt", "hunyuan-dit": "HDiT", "flux-dev": "FLUX", "retrieval": "Retrieval",
+}
+PUBLISH_HINT = "python -m judges metrics --suite taxonomy --preset {preset}"
+
+
+def subset_columns(order: Iterable[str] | None = None, predicted_prefix: bool = True) -> list[Column]:
+    """The eight subset columns (Ground Truth, then Predicted), in ``order`` of keys, labelled as the paper prints
+    them (``P-Easy`` or, with ``predicted_prefix`` False, ``Easy`` under Predicted)."""
+    groups = {key: group for key, _, group in SUBSETS}
+    keys = list(order or (key for key, _, _ in SUBSETS))
+    return [Column(key, key if predicted_prefix else key.removeprefix("P-"), groups[key]) for key in keys]
+
+
+def label_of(model: str) -> str:
+    return PAPER_LABELS.get(model, model)
+
+
+def strip_zeros(text: str) -> str:
+    """'0.950' -> '0.95', '0.000' -> '0' (how Table 16 prints its p-values)."""
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+# --- the data a report reads ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Sources:
+    """What the tables read under one preset: metric names and scorers, the rating protocol, the judge voter, and
+    the provenance lines saying so."""
+
+    preset: Preset
+    clip: dict[str, str]  # role (lemma, hypernym, cohyponym, specificity) -> stored metric name
+    protocol: Any  # ratings.protocols.RatingProtocol, or None when the build has none of that name
+    protocol_problem: str = ""
+    judge: str | None = None
+    judge_note: str = ""
+    lines: list[str] = field(default_factory=list)
+    chosen: dict[str, str] = field(default_factory=dict)  # metric name -> scorer read
+    present: set[tuple[str, str]] = field(default_factory=set)  # (subset, variant) with prompts in the database
+
+    def hint(self) -> str:
+        return PUBLISH_HINT.format(preset=self.preset.name)
+
+    def absent_subset(self, subset: str | None, variant: str) -> str:
+        """Why a cell of ``subset`` (None: any) and ``variant`` is empty when the database has no such prompts, or ''."""
+        if subset is None:
+            if any(v == variant for _, v in self.present):
+                return ""
+            return f"no prompts {variant.replace('_', ' ')} in the database"
+        if (subset, variant) in self.present:
+            return ""
+        return (f"the database has no {subset} concepts (the published ones: python -m arena suites import "
+                "taxonomy-bench main_bench.csv)")
+
+
+def _clip_names(preset: Preset) -> dict[str, str]:
+    if "clipscore" in (preset.get("metrics.names") or ()):
+        return {role: f"clipscore_{role}" for role in ("lemma", "hypernym", "cohyponym", "specificity")}
+    return {role: f"clip_{role}" for role in ("lemma", "hypernym", "cohyponym", "specificity")}
+
+
+def _protocol(preset: Preset, settings):
+    """The preset's rating protocol; the arena's own with the settings' tie policy, prior and bootstrap."""
+    name = preset.get("rating.protocol", "arena")
+    try:
+        from ratings.protocols import get_protocol
+    except ImportError:  # a build without the rating-protocol registry
+        return None, f"this build has no rating protocol registry, so no {name} fit"
+    try:
+        if name == "arena" and settings is not None:
+            from ratings.leaderboard import prior_ridge
+
+            return get_protocol(name, tie_policy=settings.tie_policy, rounds=settings.bootstrap_rounds,
+                                seed=settings.seed, ridge=prior_ridge(settings.rating_prior_sd)), ""
+        return get_protocol(name), ""
+    except ValueError as error:
+        return None, str(error)
+
+
+def _preset_judge(preset: Preset, settings) -> str | None:
+    """The voter name the preset's pairwise judge votes under (None when the preset has no pairwise judge)."""
+    if preset.get("judge.task") not in (None, "pairwise"):
+        return None
+    from judges.pairwise import pairwise_judge_name
+    from judges.prompts import Templates
+
+    templates = Templates()
+    for key, source in (preset.get("judge.templates") or {}).items():
+        templates = templates.replace(**{key: templates.text(source)})
+    model = preset.get("judge.model") or (settings.judge_model if settings is not None else "gpt-4o-mini")
+    options = preset.get("judge.options") or {}
+    return pairwise_judge_name(model, preset.get("judge.name") or "gpt-judge", bool(options.get("single_order")),
+                               templates)
+
+
+def _judge_voter(db, preset: Preset, settings) -> tuple[str | None, str]:
+    judges = votes_frame(db, include_excluded=False, suite=SUITE, voter_kind="judge")
+    counts = judges["voter"].value_counts() if len(judges) else pd.Series(dtype=int)
+    wanted = _preset_judge(preset, settings)
+    if wanted and wanted in counts.index:
+        return wanted, f"judge votes: {int(counts[wanted])} from {wanted}, the preset's judge"
+    if len(counts):
+        chosen = sorted(counts.index, key=lambda name: (-counts[name], name))[0]
+        why = f"the preset's judge {wanted} has none" if wanted else "the preset names no judge"
+        return chosen, f"judge votes: {int(counts[chosen])} from {chosen}, the judge with the most votes ({why})"
+    return None, "judge votes: none yet" + (f" (the preset's judge is {wanted})" if wanted else "")
+
+
+def sources(db, options: ReportOptions) -> Sources:
+    preset = options.preset
+    protocol, problem = _protocol(preset, options.settings)
+    judge, judge_note = _judge_voter(db, preset, options.settings)
+    found = Sources(preset, _clip_names(preset), protocol, problem, judge, judge_note)
+    summary = [row for row in suites_summary(db) if row["suite"] == SUITE]
+    found.present = {(row["subset"], row["variant"]) for row in summary}
+    concepts = sum(row["prompts"] for row in summary if row["variant"] == WITH)
+    published = db.execute("SELECT COUNT(*) FROM prompts WHERE suite = ? AND json_extract(metadata, '$.published') "
+                           "IS NOT NULL", [SUITE]).fetchone()[0]
+    from suites.taxonomy import reconstructed_subsets
+
+    rebuilt = reconstructed_subsets(db)
+    data = f"Data: suite taxonomy, {concepts} concepts with the definition"
+    data += f" ({published} prompts imported from main_bench.csv)" if published else ""
+    if rebuilt:
+        data += (f"; subsets {', '.join(rebuilt)} built from WordNet by this project: a reconstruction, not the "
+                 "published concepts")
+    found.lines.append(data + ".")
+    images = image_provenance(db, SUITE)
+    if images:
+        found.lines.append("Images: " + "; ".join(
+            f"{row['model']} {row['images']} ({row['source']}" + (f", preset {row['presets']}" if row['presets'] else
+                                                                  ", imported") + ")" for row in images) + ".")
+    humans = votes_frame(db, include_excluded=False, suite=SUITE, voter_kind="human")
+    found.lines.append(f"Votes: {len(humans)} human votes; {judge_note}.")
+    if protocol is not None:
+        choices = protocol.choices()
+        found.lines.append(f"Ratings: protocol {protocol.name} ({choices['ties']}; {choices['bootstrap']}; "
+                           f"{choices['rounding']}).")
+    else:
+        found.lines.append(f"Ratings: none ({problem}).")
+    return found
+
+
+def _pick_scorer(frame: pd.DataFrame, name: str, sources: Sources, wanted: Callable[[str], bool] = lambda s: True):
+    """The rows of metric ``name`` from one scorer: those ``wanted`` accepts (the preset's), the one with most rows."""
+    rows = frame[(frame["name"] == name) & frame["scorer"].map(wanted)]
+    if rows.empty:
+        return rows
+    counts = rows.groupby("scorer")["n"].sum() if "n" in rows.columns else rows["scorer"].value_counts()
+    scorer = sorted(counts.index, key=lambda s: (-counts[s], s))[0]
+    sources.chosen[name] = scorer
+    return rows[rows["scorer"] == scorer]
+
+
+# --- building the tables ------------------------------------------------------------------------------------------
+
+
+def _models(db) -> list[str]:
+    """Every model with an image or a vote in the suite."""
+    names = {row["model"] for row in image_provenance(db, SUITE)}
+    votes = votes_frame(db, include_excluded=False, suite=SUITE)
+    names |= set(votes["model_a"]) | set(votes["model_b"]) if len(votes) else set()
+    return sorted(names)
+
+
+def _table(number: str, title: str, columns: list[Column], models: list[str],
+           cells: Callable[[str], dict[str, Cell]]) -> Table:
+    table = Table(number, title, columns)
+    for model in models:
+        table.add_row(label_of(model), cells(model))
+    return table
+
+
+def elo_tables(db, models: list[str], found: Sources) -> tuple[list[Table], dict]:
+    """Tables 3-6, and the fits behind them for Table 2: {(kind, variant, column key or 'Mean'): result table}."""
+    fits: dict[tuple[str, str, str], pd.DataFrame] = {}
+    specs = (("3", "judge", WITH, "ELO score for GPT Preferences for subsets with definition in input"),
+             ("4", "judge", WITHOUT, "ELO score for GPT Preferences for subsets with no definition in input"),
+             ("5", "human", WITH, "ELO score for Human Preferences for subsets with definition in input"),
+             ("6", "human", WITHOUT, "ELO score for Human Preferences for subsets with no definition in input"))
+    tables = []
+    for number, kind, variant, title in specs:
+        who = "GPT" if kind == "judge" else "human"
+        reasons: dict[str, str] = {}
+        everything = votes_frame(db, include_excluded=False, suite=SUITE, variant=variant, voter_kind=kind,
+                                 voter=found.judge if kind == "judge" else None)
+        for key, subset in [(key, subset) for key, subset, _ in SUBSETS] + [("Mean", None)]:
+            if found.protocol is None:
+                reasons[key] = f"no ratings: {found.protocol_problem}"
+            elif kind == "judge" and found.judge is None:
+                reasons[key] = ("no judge votes yet: python -m judges pairwise --suite taxonomy --preset "
+                                f"{found.preset.name}")
+            elif found.absent_subset(subset, variant):
+                reasons[key] = found.absent_subset(subset, variant)
+            elif everything.empty:
+                reasons[key] = (f"no human votes {variant.replace('_', ' ')} yet (vote in the arena, or import the "
+                                "paper's labels: python -m arena import-votes FILE --format taxonomy)"
+                                if kind == "human" else f"no votes of {found.judge} {variant.replace('_', ' ')}")
+            else:
+                frame = votes_frame(db, include_excluded=False, suite=SUITE, subset=subset, variant=variant,
+                                    voter_kind=kind, voter=found.judge if kind == "judge" else None)
+                if frame.empty:
+                    reasons[key] = f"no {who} votes on {subset or 'any subset'} {variant.replace('_', ' ')}"
+                else:
+                    fits[(kind, variant, key)] = found.protocol.rate_frame(frame).set_index("model")
+            if key in reasons:
+                fits[("reason", kind, variant, key)] = reasons[key]
+        table = Table(number, title, subset_columns())
+
+        def cell(model: str, key: str) -> Cell:
+            if key in reasons:
+                return Cell.absent(reasons[key])
+            fit = fits[(kind, variant, key)]
+            if model not in fit.index or not fit.loc[model, "printed"]:
+                return Cell.absent(f"{label_of(model)} has no {who} votes on {SUBSET_OF[key]} {variant.replace('_', ' ')}"
+                                   if model not in fit.index else f"{label_of(model)}: not rated")
+            row = fit.loc[model]
+            return Cell(row["printed"], float(row["rating"]))
+
+        for model in models:
+            table.add_row(label_of(model), {key: cell(model, key) for key, _, _ in SUBSETS})
+        if any(not c.is_missing and "(" not in c.text for _, cells in table.rows for c in cells.values()):
+            table.notes.append("A rating without an interval: the model is missing from some bootstrap rounds (the "
+                               "released arena_elo.py would stop there).")
+        tables.append(table)
+    return tables, fits
+
+
+def _weighted(part: pd.DataFrame) -> dict[str, float]:
+    """{model: mean over images} from per-slice means and counts."""
+    out = {}
+    for model, rows in part.groupby("model"):
+        if rows["n"].sum():
+            out[model] = float((rows["value"] * rows["n"]).sum() / rows["n"].sum())
+    return out
+
+
+def clip_tables(db, models: list[str], found: Sources) -> list[Table]:
+    """Tables 11-15 (the images made with the definition)."""
+    names = found.clip
+    frame = image_metric_means(db, SUITE, names.values())
+    frame = frame[frame["variant"] == WITH]
+    prefix_ok = (lambda scorer: "[prefix" not in scorer) if names["lemma"].startswith("clipscore") else (lambda s: True)
+    picked = {role: _pick_scorer(frame, name, found, prefix_ok) for role, name in names.items()}
+    scale = "CLIPScore" if names["lemma"].startswith("clipscore") else "raw cosine (the arena preset's clip metrics)"
+    def missing(role: str, subset: str | None) -> str:
+        return found.absent_subset(subset, WITH) or (
+            f"no {names[role]} rows yet: {found.hint()}" if picked[role].empty else
+            f"no {names[role]} of this model on {subset or 'any subset'} images made with the definition")
+    tables = []
+    for number, role, title in (("11", "hypernym", "Hypernym CLIPScore Across Different Subsets"),
+                                ("12", "lemma", "Lemma CLIPScore Across Different Subsets"),
+                                ("14", "specificity", "Specificity Scores Across Different Models and Subsets"),
+                                ("15", "cohyponym", "Cohyponym CLIPScore Across Different Subsets")):
+        rows = picked[role]
+        values = {(r.model, r.subset): r.value for r in rows.itertuples()}
+
+        def cells(model: str, role=role, values=values) -> dict[str, Cell]:
+            return {key: Cell.number(values.get((model, subset)), reason=missing(role, subset))
+                    for key, subset, _ in SUBSETS}
+
+        table = _table(number, title, subset_columns(predicted_prefix=number != "12"), models, cells)
+        table.notes.append(f"{names[role]} ({scale}), mean per model and subset.")
+        tables.append(table)
+    summary = Table("13", "Summary of CLIPscore Metrics Across Models",
+                    [Column("lemma", "CLIP-Score"), Column("hypernym", "Hypernym CLIP-Score"),
+                     Column("cohyponym", "Cohyponym CLIP-Score"), Column("specificity", "Specificity")])
+    overall = {role: _weighted(picked[role]) for role in names}
+    for model in models:
+        summary.add_row(label_of(model), {role: Cell.number(overall[role].get(model), reason=missing(role, None))
+                                          for role in names})
+    summary.notes.append(f"Means over every subset's images made with the definition ({scale}).")
+    return sorted(tables + [summary], key=lambda t: int(t.number))
+
+
+def fid_is_tables(db, models: list[str], found: Sources) -> list[Table]:
+    """Tables 7-10 from the model-level rows of ``--fid-is-slices paper``."""
+    rows = pd.DataFrame(model_level_rows(db, ("fid", "inception_score"), suite=SUITE),
+                        columns=["model", "name", "scorer", "scorer_version", "suite", "subset", "variant", "value",
+                                 "details"])
+    sliced = rows[rows["variant"] != ""]
+    value: dict[tuple[str, str, str, str], float] = {}
+    for name in ("fid", "inception_score"):
+        part = sliced[sliced["name"] == name]
+        if part.empty:
+            continue
+        counts = part["scorer"].value_counts()
+        scorer = sorted(counts.index, key=lambda s: (-counts[s], s))[0]
+        found.chosen[name] = scorer
+        for r in part[part["scorer"] == scorer].itertuples():
+            value[(name, r.model, r.subset, r.variant)] = r.value
+    reference = found.preset.get("metrics.option.fid_reference", "retrieval")
+    has = {name: any(key[0] == name for key in value) for name in ("fid", "inception_score")}
+    has_reference = any(row["model"] == reference for row in image_provenance(db, SUITE))
+
+    def reason(name: str, subset: str, variant: str) -> str:
+        label = "FID" if name == "fid" else "IS"
+        if found.absent_subset(subset or None, variant):
+            return found.absent_subset(subset or None, variant)
+        if name == "fid" and not has_reference:
+            return (f"no {reference} images, FID's reference set: import them (python -m arena import-images "
+                    f"FOLDER --suite taxonomy), then {found.hint()}")
+        if not has[name]:
+            return f"no {label} per subset and variant yet: {found.hint()} (--fid-is-slices paper)"
+        return f"no {label} of this model on {subset or 'the full set'} {variant.replace('_', ' ')} (too few images?)"
+
+    def cell(name: str, model: str, subset: str, variant: str, template: str) -> Cell:
+        if name == "fid" and model == reference:
+            return Cell.absent(f"{label_of(model)} is FID's reference set (the paper prints -)")
+        return Cell.number(value.get((name, model, subset, variant)), template, reason=reason(name, subset, variant))
+
+    seven = Table("7", "FID and IS metrics for different models on the full dataset without repetitions",
+                  [Column("IS", "Inception Score"), Column("FID", "FID")])
+    eight = Table("8", "Comparing FID and IS for datasets with and without definition",
+                  [Column("IS def", "def", "IS"), Column("IS no_def", "no_def", "IS"),
+                   Column("FID def", "def", "FID"), Column("FID no_def", "no_def", "FID")])
+    nine = Table("9", "Inception Score per subsets with definitions",
+                 subset_columns(("Hypo", "Hyper", "Mix", "Easy", "P-Hypo", "P-Hyper", "P-Mix", "P-Easy"), False))
+    ten = Table("10", "Fréchet Inception Distance Score per subsets with definitions",
+                subset_columns(("Hypo", "Hyper", "Mix", "Easy", "P-Hypo", "P-Hyper", "P-Mix", "P-Easy"), False))
+    for model in models:
+        label = label_of(model)
+        seven.add_row(label, IS=cell("inception_score", model, "", WITH, "{:.1f}"),
+                      FID=cell("fid", model, "", WITH, "{:.0f}"))
+        eight.add_row(label, {"IS def": cell("inception_score", model, "", WITH, "{:.1f}"),
+                              "IS no_def": cell("inception_score", model, "", WITHOUT, "{:.1f}"),
+                              "FID def": cell("fid", model, "", WITH, "{:.0f}"),
+                              "FID no_def": cell("fid", model, "", WITHOUT, "{:.0f}")})
+        nine.add_row(label, {key: cell("inception_score", model, SUBSET_OF[key], WITH, "{:.1f}")
+                             for key, _, _ in SUBSETS})
+        if model != reference:
+            ten.add_row(label, {key: cell("fid", model, SUBSET_OF[key], WITH, "{:.0f}") for key, _, _ in SUBSETS})
+    seven.notes.append("The deduplicated full set with the definition (Table 7's numbers are Table 8's def columns).")
+    pooled = rows[(rows["variant"] == "") & (rows["subset"] == "")]
+    if not pooled.empty and sliced.empty:
+        seven.notes.append("Only pooled FID/IS rows (over both variants) are in the database; they are not these "
+                           "tables' slices.")
+    return [seven, eight, nine, ten]
+
+
+def reward_values(db, found: Sources) -> pd.DataFrame:
+    """Per-image rewards of the preset's reward scorer: image_id, model, subset, variant, value."""
+    lemma = found.preset.get("metrics.option.reward_prompt", "text") == "lemma"
+    frame = image_metric_frame(db, "reward", suite=SUITE).dropna(subset=["value"])
+    frame = frame[frame["scorer"].str.endswith(":lemma-prompt") == lemma]
+    if frame.empty:
+        return frame
+    counts = frame["scorer"].value_counts()
+    scorer = sorted(counts.index, key=lambda s: (-counts[s], s))[0]
+    found.chosen["reward"] = scorer
+    return frame[frame["scorer"] == scorer]
+
+
+def mann_whitney_table(models: list[str], rewards: pd.DataFrame, found: Sources) -> Table:
+    """Table 16 from the rewards of the images made with the definition."""
+    from scipy.stats import mannwhitneyu
+
+    order = ["SDXL-turbo", "Retrieval", "SD1.5", "HDiT", "Playground", "Openjourney", "Kandinsky3", "SDXL", "PixArt",
+             "DeepFloyd", "SD3", "FLUX"]
+    ranked = sorted(models, key=lambda m: (order.index(label_of(m)) if label_of(m) in order else len(order), m))
+    table = Table("16", "P-value of Mann-Whitney mean differences test in rewards for models. Values below 0.000 are "
+                  "marked as 0", [Column(label_of(m)) for m in ranked])
+    samples = {model: group["value"].to_numpy(dtype=float)
+               for model, group in rewards[rewards["variant"] == WITH].groupby("model")}
+    for a in ranked:
+        cells = {}
+        for b in ranked:
+            if a == b:
+                cells[label_of(b)] = Cell.absent("a model is not compared with itself (the paper prints 0)")
+            elif not samples:
+                cells[label_of(b)] = Cell.absent(f"no rewards of the preset's reward scorer yet: {found.hint()}")
+            elif a not in samples or b not in samples:
+                cells[label_of(b)] = Cell.absent(f"no rewards of {label_of(a if a not in samples else b)} on images made "
+                                                 "with the definition")
+            else:
+                p = float(mannwhitneyu(samples[a], samples[b], alternative="two-sided").pvalue)
+                cells[label_of(b)] = Cell(strip_zeros(f"{p:.3f}"), p)
+        table.add_row(label_of(a), cells)
+    table.row_header = ""
+    return table
+
+
+# --- Table 2 ------------------------------------------------------------------------------------------------------
+
+
+def top_models(values: dict[str, float], *, higher: bool = True) -> list[str]:
+    """The best-valued models (ties kept): ``values`` as printed, so ties are at the printed precision."""
+    if not values:
+        return []
+    best = max(values.values()) if higher else min(values.values())
+    return sorted(model for model, value in values.items() if value == best)
+
+
+def top_text(winners: list[str]) -> str:
+    """Table 2's wording: one model, two with a slash, "Draw" for more than two."""
+    return "Draw" if len(winners) > 2 else " / ".join(winners)
+
+
+def _printed_values(table: Table, column: str, parse: Callable[[str], float]) -> dict[str, float]:
+    return {label: parse(cells[column].text) for label, cells in table.rows
+            if column in cells and not cells[column].is_missing}
+
+
+def summary_table(tables: dict[str, Table], fits: dict, rewards: pd.DataFrame, found: Sources) -> Table:
+    columns = [Column("Mean", "Mean")] + subset_columns()
+    table = Table("2", "Summary of the Top-1 model for each metric and subset", columns, row_header="Metric")
+    score = lambda text: float(text.split()[0])  # noqa: E731  "1125 (+61/-59)" -> 1125
+
+    def elo_row(kind: str, variant: str) -> dict[str, Cell]:
+        cells = {}
+        for key in ["Mean"] + [k for k, _, _ in SUBSETS]:
+            fit = fits.get((kind, variant, key))
+            if fit is None or fit["rating"].isna().all():
+                cells[key] = Cell.absent(fits.get(("reason", kind, variant, key), "no model rated (see Tables 3-6)"))
+                continue
+            rated = fit.dropna(subset=["rating"])
+            printed = {label_of(m): float(r) for m, r in rated["rating"].items()}
+            winners = top_models(printed)
+            text = top_text(winners)
+            ordered = rated.sort_values("rating", ascending=False)
+            if len(winners) == 1 and len(ordered) > 1 and ordered["rating"].iloc[1] >= ordered["lower"].iloc[0]:
+                text += "*"  # the runner-up lies inside the top model's interval
+            cells[key] = Cell(text, winners)
+        return cells
+
+    def reward_row(variant: str) -> dict[str, Cell]:
+        part = rewards[rewards["variant"] == variant] if len(rewards) else rewards
+        cells = {}
+        for key, subset in [("Mean", None)] + [(k, s) for k, s, _ in SUBSETS]:
+            rows = part if subset is None or part.empty else part[part["subset"] == subset]
+            if rows.empty:
+                cells[key] = Cell.absent(found.absent_subset(subset, variant) or (
+                    f"no rewards of the preset's reward scorer yet: {found.hint()}" if rewards.empty else
+                    f"no rewards on {subset or 'any subset'} {variant.replace('_', ' ')}"))
+                continue
+            means = {label_of(m): round(float(v), 2) for m, v in rows.groupby("model")["value"].mean().items()}
+            winners = top_models(means)
+            cells[key] = Cell(top_text(winners), winners)
+        return cells
+
+    def from_table(number: str, mean: tuple[str, str] | None, higher: bool = True) -> dict[str, Cell]:
+        source = tables[number]
+        cells = {}
+        for key in ["Mean"] + [k for k, _, _ in SUBSETS]:
+            if key == "Mean":
+                if mean is None:
+                    continue
+                values = _printed_values(tables[mean[0]], mean[1], float)
+            else:
+                values = _printed_values(source, key, float)
+            winners = top_models(values, higher=higher)
+            if winners:
+                cells[key] = Cell(top_text(winners), winners)
+                continue
+            origin, column = (tables[mean[0]], mean[1]) if key == "Mean" else (source, key)
+            why = next((cells_[column].missing for _, cells_ in origin.rows if column in cells_
+                        and cells_[column].missing), f"Table {origin.number} has no value in this column")
+            cells[key] = Cell.absent(why)
+        return cells
+
+    table.add_row("ELO GPT (w/ def)", elo_row("judge", WITH))
+    table.add_row("ELO GPT (w/o def)", elo_row("judge", WITHOUT))
+    table.add_row("ELO Human (w/ def)", elo_row("human", WITH))
+    table.add_row("ELO Human (w/o def)", elo_row("human", WITHOUT))
+    table.add_row("Reward Model (w/ def)", reward_row(WITH))
+    table.add_row("Reward Model (w/o def)", reward_row(WITHOUT))
+    table.add_row("Lemma Similarity", from_table("12", ("13", "lemma")))
+    table.add_row("Hypemym Similarity", from_table("11", ("13", "hypernym")))
+    table.add_row("Cohyposyms Similarity", from_table("15", ("13", "cohyponym")))
+    table.add_row("Specificity", from_table("14", ("13", "specificity")))
+    table.add_row("FID", from_table("10", ("7", "FID"), higher=False))
+    table.add_row("IS", from_table("9", ("7", "IS")))
+    table.notes.append("Ties at the printed precision: two models with a slash, more than two 'Draw'; * marks an ELO "
+                       "top whose runner-up lies inside its 95% interval. The ELO Mean is one fit over every subset "
+                       "of the variant; Reward rows rank the mean reward (two decimals). Row names as the paper "
+                       "prints them.")
+    return table
+
+
+def build(db, options: ReportOptions) -> Report:
+    found = sources(db, options)
+    models = _models(db)
+    elo, fits = elo_tables(db, models, found)
+    rewards = reward_values(db, found)
+    tables = {table.number: table for table in [*elo, *fid_is_tables(db, models, found),
+                                               *clip_tables(db, models, found)]}
+    tables["16"] = mann_whitney_table(models, rewards, found)
+    tables["2"] = summary_table(tables, fits, rewards, found)
+    if found.chosen:
+        versions = scorer_versions(db, SUITE, found.chosen)
+        found.lines.append("Metrics: " + "; ".join(
+            f"{name} by {scorer}" + (f" ({versions[(name, scorer)]})" if versions.get((name, scorer)) else "")
+            for name, scorer in sorted(found.chosen.items())) + ".")
+    else:
+        found.lines.append(f"Metrics: none yet ({found.hint()}).")
+    for number, kind in (("5", "human"), ("6", "human")):
+        gpt = "3" if number == "5" else "4"
+        rhos = spearman_by_subset(tables[gpt], tables[number])
+        if rhos:
+            tables[number].notes.append("Spearman ρ of the human and GPT ratings per subset (Figure 4's comparison, "
+                                        "per subset): " + ", ".join(f"{k} {v:.2f}" for k, v in rhos.items()) + ".")
+    ordered = [tables[n] for n in sorted(tables, key=int)]
+    return Report("taxonomy", "Taxonomy image generation benchmark (Tables 2-16)", ordered, provenance=found.lines)
+
+
+def spearman_by_subset(first: Table, second: Table) -> dict[str, float]:
+    """Spearman's ρ between two ELO tables' printed scores, per column with at least three models in both."""
+    from scipy.stats import spearmanr
+
+    out = {}
+    for column in first.columns:
+        a = _printed_values(first, column.key, lambda text: float(text.split()[0]))
+        b = _printed_values(second, column.key, lambda text: float(text.split()[0]))
+        shared = sorted(set(a) & set(b))
+        if len(shared) >= 3:
+            out[column.key] = float(spearmanr([a[m] for m in shared], [b[m] for m in shared])[0])
+    return out
+
+
+register(ReportSpec("taxonomy", "the taxonomy image generation paper's Tables 2-16", build, preset="taxonomy-paper"))

@@ -1,0 +1,497 @@
+"""Importing another arena's votes: ``python -m arena import-votes FILE --format fastchat|taxonomy|csv``.
+
+Three formats, one declaration each in :data:`VOTE_FORMATS` (a reader yielding one :class:`VoteRecord` per vote):
+
+``fastchat``
+    FastChat's ``clean_battle`` records, as a JSON array (FastChat, GenAI-Arena, WildVision, and this arena's own
+    ``export --format fastchat``) or as JSON Lines: ``model_a``, ``model_b``, ``winner`` (``model_a`` | ``model_b`` |
+    ``tie`` | ``tie (bothbad)``), ``tstamp`` (unix seconds), optional ``judge`` (the voter), ``anony`` (whether the
+    names were hidden), ``question_id`` (the battle's id), ``voter_kind`` (``human`` | ``judge``, as this arena
+    exports; default human) and ``suite`` / ``subset`` / ``variant`` / ``item_key`` / ``prompt``. Votes of one battle
+    share ``question_id``, or, in this arena's export, the two image ids (a judge's vote on a human's battle); every
+    other field
+    (``language``, ``turn``, ``category``, ...) is kept: the vote's ``record`` is the record's JSON as in the file.
+``taxonomy``
+    The taxonomy paper's labelled battles (CSV): ``id, subset, wordnet_id, core_synset, model_a, model_b,
+    result_human_def, result_human_nodef, result_gpt_def, result_gpt_nodef``. Each labelled result column is one
+    vote, codes 0 = A better, 1 = B better, 2 = tie, 3 = both bad (empty: not labelled): ``human`` columns by the
+    voter ``taxonomy-paper:human`` (human), ``gpt`` columns by ``taxonomy-paper:gpt-4`` (judge); ``_def`` is the
+    prompt variant ``with_definition``, ``_nodef`` ``without_definition``. Subsets ``appendix`` = Easy,
+    ``leafs_and_no_leafs`` = Hyponymy, ``predict_hypernym`` = Hypernymy, ``simple_triplet_2parent`` = Synset-Mixing;
+    a ``_llama`` suffix gives the predicted P-Easy, P-Hypo, P-Hyper, P-Mix. A vote is joined to the taxonomy suite's
+    prompt (suite ``taxonomy``, that subset and variant, ``item_key`` = ``wordnet_id``) when the arena has it.
+``csv``
+    A generic CSV with a header: ``model_a``, ``model_b``, ``outcome`` (``A`` | ``B`` | ``tie`` | ``both_bad``,
+    relative to the two as shown), ``voter``, ``time`` (ISO 8601, or unix seconds); optional ``id``, ``voter_kind``
+    (``human`` | ``judge``), ``anonymous`` (true / false), ``prompt``, ``suite``, ``subset``, ``variant``,
+    ``item_key``. Other columns are kept in the vote's ``record``.
+
+Model names go through the optional alias file (``--aliases``: a CSV with columns ``alias,model`` or a JSON object
+``{"alias": "model"}``) onto the arena's models; a name still unknown becomes a new model (source ``imported``) and
+the summary lists it. Every record is checked; the first bad one stops the import with the file, the record number
+and the field, and nothing is written (:mod:`datamodel.imported_votes` stages the votes first). The file streams: a
+JSON array is decoded one record at a time, so memory does not grow with the log; a progress bar follows the bytes.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+from array import array
+import json
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import NamedTuple
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import sqlite_utils
+
+from datamodel.imported_votes import ImportRecord, Staging, battle_hash, earlier_import, finish_import
+
+CHUNK_VOTES = 20_000  # votes staged at a time
+READ_CHARS = 1 << 20  # characters of a JSON file decoded at a time
+FASTCHAT_WINNERS = {"model_a": "A", "model_b": "B", "tie": "tie", "tie (bothbad)": "both_bad"}
+OUTCOME_CODES = {0: "A", 1: "B", 2: "tie", 3: "both_bad"}
+TAXONOMY_SUBSETS = {"appendix": "Easy", "leafs_and_no_leafs": "Hyponymy", "predict_hypernym": "Hypernymy",
+                    "simple_triplet_2parent": "Synset-Mixing", "appendix_llama": "P-Easy",
+                    "leafs_and_no_leafs_llama": "P-Hypo", "predict_hypernym_llama": "P-Hyper",
+                    "simple_triplet_2parent_llama": "P-Mix"}
+TAXONOMY_COLUMNS = ("id", "subset", "wordnet_id", "core_synset", "model_a", "model_b")
+TAXONOMY_LABELS = {  # result column -> (voter, voter kind, prompt variant)
+    "result_human_def": ("taxonomy-paper:human", "human", "with_definition"),
+    "result_human_nodef": ("taxonomy-paper:human", "human", "without_definition"),
+    "result_gpt_def": ("taxonomy-paper:gpt-4", "judge", "with_definition"),
+    "result_gpt_nodef": ("taxonomy-paper:gpt-4", "judge", "without_definition"),
+}
+CSV_REQUIRED = ("model_a", "model_b", "outcome", "voter", "time")
+CSV_OPTIONAL = ("id", "voter_kind", "anonymous", "prompt", "suite", "subset", "variant", "item_key")
+VOTER_KINDS = ("human", "judge")
+
+
+class VoteImportError(ValueError):
+    """The import was refused and nothing was written; the message names the file, the record and the fix."""
+
+
+class VoteRecord(NamedTuple):
+    """One vote as a format reads it (models by their name in the file, before aliases)."""
+
+    record_no: int  # 1-based record (or data row) number in the file
+    record_id: str  # the file's own id for it, or "" (the record number is used)
+    battle_key: str  # votes on one battle share it
+    model_a: str
+    model_b: str
+    outcome: str  # A | B | tie | both_bad
+    voter: str = ""
+    voter_kind: str = "human"
+    voted_at: float | None = None
+    anonymous: bool | None = None
+    suite: str = ""
+    subset: str = ""
+    variant: str = ""
+    item_key: str = ""
+    prompt: str = ""
+    record: str = "{}"  # JSON: the record as in its file (FastChat), or its other columns (CSV)
+
+
+@dataclass(frozen=True)
+class VoteImport:
+    """What an import did."""
+
+    file: str
+    source: str
+    records: int  # records (rows) read
+    votes: int  # votes they hold
+    added: int  # votes added; the others were imported before
+    new_models: tuple[str, ...]
+    earlier: ImportRecord | None  # an earlier import of the same file into the source, if any
+
+    def summary(self) -> str:
+        text = (f"Imported {self.added} of {self.votes} votes ({self.records} records) from {self.file} into source "
+                f"{self.source!r}.")
+        if self.added < self.votes:
+            text += f" {self.votes - self.added} were already imported"
+            if self.earlier is not None:
+                text += (f" (this file was imported before, as import #{self.earlier.id} on "
+                         f"{datetime.fromtimestamp(self.earlier.imported_at).strftime('%Y-%m-%d %H:%M')})")
+            text += ": nothing was added twice."
+        if self.new_models:
+            shown = ", ".join(self.new_models[:20]) + (", ..." if len(self.new_models) > 20 else "")
+            text += (f" {len(self.new_models)} model names were new to the arena and were added: {shown} "
+                     "(map names onto the arena's models with --aliases).")
+        return text
+
+
+def _fail(path: Path, where: str, problem: str) -> VoteImportError:
+    return VoteImportError(f"{path}: {where}: {problem}. Nothing was imported.")
+
+
+# --- reading: JSON arrays or lines, one record at a time ---------------------------------------------------------
+
+def iter_json_records(path: Path, progress: Callable[[int], None] | None = None) -> Iterator[tuple[int, dict, str]]:
+    """(record number, object, its JSON text) for each object of a JSON array file or a JSON Lines file, decoded a
+    piece at a time with the standard library's C decoder (``raw_decode``), so memory stays at one piece whatever the
+    file's size.
+    ``progress`` is told the characters consumed."""
+    decoder = json.JSONDecoder()
+    with open(path, encoding="utf-8") as handle:
+        buffer, pos, eof, lines_before = "", 0, False, 0
+
+        def refill() -> bool:
+            nonlocal buffer, pos, eof, lines_before
+            if eof:
+                return False
+            piece = handle.read(READ_CHARS)
+            lines_before += buffer.count("\n", 0, pos)
+            if progress is not None:
+                progress(pos)
+            buffer, pos = buffer[pos:] + piece, 0
+            eof = not piece
+            return bool(piece)
+
+        def skip_space() -> str:
+            nonlocal pos
+            while True:
+                while pos < len(buffer) and buffer[pos] in " \t\r\n":
+                    pos += 1
+                if pos < len(buffer) or not refill():
+                    return buffer[pos] if pos < len(buffer) else ""
+
+        def where(number: int) -> str:
+            return f"record {number} (line {lines_before + buffer.count(chr(10), 0, pos) + 1})"
+
+        first = skip_space()
+        if first == "":
+            return
+        array = first == "["
+        if array:
+            pos += 1
+        number = 0
+        while True:
+            char = skip_space()
+            if array and char == "]":
+                pos += 1
+                if skip_space() != "":
+                    raise _fail(path, where(number), "text after the closing ] of the JSON array")
+                break
+            if char == "":
+                if array:
+                    raise _fail(path, where(number + 1), "the JSON array is not closed: the file is cut short")
+                break
+            number += 1
+            while True:
+                try:
+                    value, end = decoder.raw_decode(buffer, pos)
+                    break
+                except json.JSONDecodeError as error:
+                    if not refill():
+                        raise _fail(path, where(number), f"not valid JSON ({error.msg})") from None
+            if not isinstance(value, dict):
+                raise _fail(path, where(number), f"a record must be a JSON object, not {type(value).__name__}")
+            text, pos = buffer[pos:end], end
+            yield number, value, text
+            char = skip_space()
+            if array:
+                if char == ",":
+                    pos += 1
+                elif char == "":
+                    raise _fail(path, where(number), "the JSON array is not closed: the file is cut short")
+                elif char != "]":
+                    raise _fail(path, where(number), "expected , or ] after the record")
+        if progress is not None:
+            progress(pos)
+
+
+def _text(path: Path, number: int, record: dict, field: str, *, required: bool = True) -> str:
+    value = record.get(field)
+    if type(value) is str:  # the usual case, checked first
+        value = value.strip()
+        if value or not required:
+            return value
+    elif value is None and not required:
+        return ""
+    if value is None or value == "":
+        raise _fail(path, f"record {number}", f"field {field!r} is missing or empty; every vote needs it")
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise _fail(path, f"record {number}", f"field {field!r} must be text, not {json.dumps(value)[:60]}")
+    return str(value)
+
+
+def _time(path: Path, where: str, field: str, value: object) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    if isinstance(value, str) and value.strip():
+        text = value.strip()
+        try:
+            return float(text)
+        except ValueError:
+            pass
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            pass
+        else:
+            return moment.timestamp()
+    raise _fail(path, where, f"field {field!r} is {str(value)[:40]!r}: give unix seconds (e.g. 1718000000.5) or an "
+                             "ISO 8601 time (e.g. 2024-06-10T08:00:00Z)")
+
+
+def _flag(path: Path, where: str, field: str, value: object) -> bool | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    raise _fail(path, where, f"field {field!r} is {str(value)[:40]!r}: use true or false")
+
+
+def _kind(path: Path, where: str, value: object) -> str:
+    kind = str(value or "human").strip()
+    if kind not in VOTER_KINDS:
+        raise _fail(path, where, f"field 'voter_kind' is {kind[:40]!r}: use human or judge")
+    return kind
+
+
+def _checked(path: Path, where: str, vote: VoteRecord) -> VoteRecord:
+    if vote.model_a == vote.model_b:
+        raise _fail(path, where, f"model_a and model_b are both {vote.model_a!r}: a model cannot battle itself; "
+                                 "drop the record")
+    return vote
+
+
+def read_fastchat(path: Path, progress: Callable[[int], None] | None = None) -> Iterator[VoteRecord]:
+    for number, record, text in iter_json_records(path, progress):
+        winner = record.get("winner")
+        if winner not in FASTCHAT_WINNERS:
+            raise _fail(path, f"record {number}", f"field 'winner' is {json.dumps(winner)[:60]}: FastChat's winner "
+                                                  f"is one of {', '.join(FASTCHAT_WINNERS)}")
+        tstamp = record.get("tstamp")
+        if tstamp is None:
+            raise _fail(path, f"record {number}", "field 'tstamp' is missing: every FastChat battle has its unix time")
+        if type(tstamp) is not float or tstamp != tstamp:
+            tstamp = _time(path, f"record {number}", "tstamp", tstamp)
+        anony = record.get("anony")
+        if anony is not None and type(anony) is not bool:
+            anony = _flag(path, f"record {number}", "anony", anony)
+        kind = record.get("voter_kind")
+        if kind is not None and kind not in VOTER_KINDS:
+            kind = _kind(path, f"record {number}", kind)
+        question = _text(path, number, record, "question_id", required=False)
+        image_a, image_b = record.get("image_a_id"), record.get("image_b_id")
+        if type(image_a) is int and type(image_b) is int:  # this arena's export names the battle by its images
+            battle_key = f"images {min(image_a, image_b)} {max(image_a, image_b)}"
+        else:
+            battle_key = question
+        model_a, model_b = _text(path, number, record, "model_a"), _text(path, number, record, "model_b")
+        if model_a == model_b:
+            raise _fail(path, f"record {number}", f"model_a and model_b are both {model_a!r}: a model cannot battle "
+                                                  "itself; drop the record")
+        optional = [_text(path, number, record, field, required=False) if field in record else ""
+                    for field in ("suite", "subset", "variant", "item_key", "prompt")]
+        yield VoteRecord(number, question, battle_key, model_a, model_b, FASTCHAT_WINNERS[winner],
+                         _text(path, number, record, "judge", required=False), kind or "human", tstamp, anony,
+                         *optional, text)
+
+
+def _csv_rows(path: Path, required: tuple[str, ...], what: str,
+              progress: Callable[[int], None] | None) -> Iterator[tuple[int, dict]]:
+    consumed = 0
+
+    def counted(lines):
+        nonlocal consumed
+        for line in lines:
+            consumed += len(line)
+            yield line
+
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(counted(handle))
+        header = reader.fieldnames or []
+        missing = [column for column in required if column not in header]
+        if missing:
+            raise _fail(path, "header", f"column(s) {', '.join(missing)} missing; the {what} layout needs "
+                                        f"{', '.join(required)}")
+        for number, row in enumerate(reader, start=1):
+            if None in row:
+                raise _fail(path, f"row {number} (line {reader.line_num})", "more cells than header columns")
+            if progress is not None and consumed >= 1 << 20:
+                progress(consumed)
+                consumed = 0
+            yield number, row
+        if progress is not None:
+            progress(consumed)
+
+
+def _code(path: Path, where: str, column: str, value: str) -> str | None:
+    text = (value or "").strip()
+    if text == "":
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        number = math.nan
+    if number in OUTCOME_CODES:  # pandas writes 1.0 for 1 in a column with empty cells
+        return OUTCOME_CODES[int(number)]
+    raise _fail(path, where, f"column {column!r} is {text[:40]!r}: use 0 (A better), 1 (B better), 2 (tie), "
+                             "3 (both bad) or leave it empty (not labelled)")
+
+
+def read_taxonomy(path: Path, progress: Callable[[int], None] | None = None) -> Iterator[VoteRecord]:
+    for number, row in _csv_rows(path, (*TAXONOMY_COLUMNS, *TAXONOMY_LABELS), "taxonomy", progress):
+        where = f"row {number}"
+        subset_name = (row["subset"] or "").strip()
+        if subset_name not in TAXONOMY_SUBSETS:
+            raise _fail(path, where, f"column 'subset' is {subset_name[:40]!r}: use one of "
+                                     f"{', '.join(TAXONOMY_SUBSETS)}")
+        battle = (row["id"] or "").strip() or f"row {number}"
+        model_a, model_b = (row[c].strip() for c in ("model_a", "model_b"))
+        for column in ("model_a", "model_b", "wordnet_id"):
+            if not (row[column] or "").strip():
+                raise _fail(path, where, f"column {column!r} is empty; every battle needs it")
+        rest = {key: value for key, value in row.items() if key not in (*TAXONOMY_COLUMNS, *TAXONOMY_LABELS)}
+        rest["core_synset"] = row["core_synset"]
+        rest["taxonomy_subset"] = subset_name
+        for column, (voter, kind, variant) in TAXONOMY_LABELS.items():
+            outcome = _code(path, where, column, row[column])
+            if outcome is None:
+                continue
+            yield _checked(path, where, VoteRecord(
+                record_no=number, record_id=f"{battle}:{column}", battle_key=f"{battle}:{variant}",
+                model_a=model_a, model_b=model_b, outcome=outcome, voter=voter, voter_kind=kind,
+                suite="taxonomy", subset=TAXONOMY_SUBSETS[subset_name], variant=variant,
+                item_key=row["wordnet_id"].strip(), record=json.dumps(rest, ensure_ascii=False, sort_keys=True),
+            ))
+
+
+CSV_OUTCOMES = ("A", "B", "tie", "both_bad")
+
+
+def read_csv(path: Path, progress: Callable[[int], None] | None = None) -> Iterator[VoteRecord]:
+    for number, row in _csv_rows(path, CSV_REQUIRED, "csv", progress):
+        where = f"row {number}"
+        outcome = (row["outcome"] or "").strip()
+        if outcome not in CSV_OUTCOMES:
+            raise _fail(path, where, f"column 'outcome' is {outcome[:40]!r}: use A, B, tie or both_bad (relative to "
+                                     "model_a and model_b as shown)")
+        for column in ("model_a", "model_b", "voter"):
+            if not (row[column] or "").strip():
+                raise _fail(path, where, f"column {column!r} is empty; every vote needs it")
+        record_id = (row.get("id") or "").strip()
+        rest = {key: value for key, value in row.items() if key not in (*CSV_REQUIRED, *CSV_OPTIONAL)}
+        yield _checked(path, where, VoteRecord(
+            record_no=number, record_id=record_id, battle_key=record_id or f"row {number}",
+            model_a=row["model_a"].strip(), model_b=row["model_b"].strip(), outcome=outcome,
+            voter=row["voter"].strip(), voter_kind=_kind(path, where, row.get("voter_kind")),
+            voted_at=_time(path, where, "time", row["time"]),
+            anonymous=_flag(path, where, "anonymous", row.get("anonymous")),
+            **{field: (row.get(field) or "").strip() for field in ("suite", "subset", "variant", "item_key", "prompt")},
+            record=json.dumps(rest, ensure_ascii=False, sort_keys=True),
+        ))
+
+
+# Each format: one declaration (name: reader(path, progress) -> VoteRecords in file order).
+VOTE_FORMATS: dict[str, Callable[..., Iterator[VoteRecord]]] = {
+    "fastchat": read_fastchat, "taxonomy": read_taxonomy, "csv": read_csv,
+}
+
+
+# --- aliases and the import ------------------------------------------------------------------------------------
+
+def read_aliases(path: str | Path | None) -> dict[str, str]:
+    """{name in the imported file: arena model name} from a JSON object or a CSV with columns alias, model."""
+    if path is None:
+        return {}
+    path = Path(path)
+    if not path.is_file():
+        raise VoteImportError(f"{path}: alias file not found. Pass a CSV (columns alias,model) or a JSON object.")
+    if path.suffix.lower() == ".json":
+        try:
+            mapping = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as error:
+            raise VoteImportError(f"{path}: not valid JSON ({error}). Write one object, {{\"alias\": \"model\"}}.")
+        if not isinstance(mapping, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip()
+                                                    for k, v in mapping.items()):
+            raise VoteImportError(f"{path}: the alias file must be one JSON object of names, {{\"alias\": \"model\"}}.")
+        return {k.strip(): v.strip() for k, v in mapping.items()}
+    aliases: dict[str, str] = {}
+    for number, row in _csv_rows(path, ("alias", "model"), "alias", None):
+        alias, model = (row["alias"] or "").strip(), (row["model"] or "").strip()
+        if not alias or not model:
+            raise VoteImportError(f"{path}: row {number}: alias and model must both be given.")
+        if aliases.get(alias, model) != model:
+            raise VoteImportError(f"{path}: row {number}: alias {alias!r} is mapped twice ({aliases[alias]!r} and "
+                                  f"{model!r}); keep one.")
+        aliases[alias] = model
+    return aliases
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def import_votes(db: sqlite_utils.Database, path: str | Path, fmt: str, *, source: str | None = None,
+                 aliases: str | Path | dict[str, str] | None = None, progress: bool = False) -> VoteImport:
+    """Import the votes of ``path`` in format ``fmt`` (module docstring) under ``source`` (default: the format's
+    name); all or nothing, and idempotent: votes whose (source, original id) are stored already are not added again.
+    ``progress`` shows a progress bar (tqdm, on standard error)."""
+    path = Path(path)
+    if fmt not in VOTE_FORMATS:
+        raise VoteImportError(f"Unknown vote format {fmt!r}: use --format {' | '.join(VOTE_FORMATS)}.")
+    if not path.is_file():
+        raise VoteImportError(f"{path}: file not found. Pass the vote log to import.")
+    source = (source or fmt).strip()
+    if not source or source == "arena":
+        raise VoteImportError("--source must name the imported votes, and 'arena' is this arena's own votes: pick "
+                              "another name (e.g. genai-arena).")
+    mapping = aliases if isinstance(aliases, dict) else read_aliases(aliases)
+    sha256 = file_sha256(path)
+    from tqdm import tqdm
+
+    bar = tqdm(total=path.stat().st_size, unit="B", unit_scale=True, desc=f"import {path.name}",
+               disable=not progress, leave=False)
+
+    def advance(characters: int) -> None:  # characters read since the last call (bytes, for an ASCII log)
+        bar.update(max(0, min(characters, bar.total - bar.n)))
+
+    records = votes = 0
+    id_hashes = array("q")  # 8 bytes per vote: whether any id repeats, without holding the ids
+    try:
+        with Staging(db) as staging:
+            chunk: list[tuple] = []
+            index = staging.model_index
+            for vote in VOTE_FORMATS[fmt](path, advance if progress else None):
+                records = vote.record_no
+                votes += 1
+                record_id = vote.record_id or f"record {vote.record_no}"
+                id_hashes.append(hash(record_id))
+                battle = vote.battle_key or record_id
+                chunk.append((record_id, battle, battle_hash(source, battle),
+                              index(mapping.get(vote.model_a, vote.model_a)),
+                              index(mapping.get(vote.model_b, vote.model_b)), vote.outcome, vote.voter,
+                              vote.voter_kind, vote.voted_at, None if vote.anonymous is None else int(vote.anonymous),
+                              vote.suite, vote.subset, vote.variant, vote.item_key, vote.prompt, vote.record))
+                if len(chunk) >= CHUNK_VOTES:
+                    staging.add(chunk)
+                    chunk = []
+            staging.add(chunk)
+            if votes == 0:
+                raise VoteImportError(f"{path}: no votes in the file (format {fmt}). Nothing was imported.")
+            hashes = np.sort(np.frombuffer(id_hashes, dtype=np.int64))
+            del id_hashes
+            if (hashes[1:] == hashes[:-1]).any():
+                staging.number_repeats()
+            earlier = earlier_import(db, source, sha256)
+            stored, created = finish_import(db, staging, source=source, fmt=fmt, file=path.name, sha256=sha256,
+                                            records=records, aliases=mapping)
+    finally:
+        bar.close()
+    return VoteImport(path.name, source, records, votes, stored.added, tuple(created), earlier)

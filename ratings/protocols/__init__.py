@@ -1,0 +1,53 @@
+"""Rating protocols as declarations: one file per protocol over the project's one vote format, one registry.
+
+A rating protocol turns a battle log (:class:`ratings.votes.EncodedVotes`, in the order the votes were cast) into a
+result table (:data:`ratings.protocols.base.RESULT_COLUMNS`: model, rating, lower, upper, rank, votes, ..., printed,
+protocol). Each one's docstring and class attributes state how it treats ties, its penalty, scale, anchor, bootstrap
+and rounding; the leaderboard (``--protocol``), its page and the docs list them from here.
+
+======================  ==============================================================================================
+``arena``               this arena's own fit, the default (:mod:`ratings.protocols.arena`)
+``fastchat-2023``       FastChat / GenAI-Arena / WildVision 2023: scikit-learn's default logistic regression
+``fastchat-2024``       FastChat since September 2024: unique rows, SciPy Bradley–Terry, multinomial bootstrap
+``taxonomy-paper``      the taxonomy paper's Tables 3–6: no penalty, ties and both-bad one win each way, truncated
+``online-elo``          online Elo, K = 4, in time order
+======================  ==============================================================================================
+
+Adding one: a file here with a frozen dataclass subclass of :class:`RatingProtocol` (its settings as fields, its six
+choices as class attributes, its math in ``fit``) and one line in :data:`PROTOCOLS`.
+
+    >>> from ratings.protocols import get_protocol
+    >>> table = get_protocol("taxonomy-paper").rate_frame(votes)   # votes: model_a, model_b, outcome, in order
+"""
+
+from __future__ import annotations
+
+from ratings.protocols.arena import Arena
+from ratings.protocols.base import CHOICES, RESULT_COLUMNS, ProtocolFit, RatingProtocol, empty_result
+from ratings.protocols.fastchat_2023 import FastChat2023
+from ratings.protocols.fastchat_2024 import FastChat2024
+from ratings.protocols.online_elo import OnlineElo
+from ratings.protocols.taxonomy_paper import TaxonomyPaper
+
+DEFAULT_PROTOCOL = "arena"
+PROTOCOLS: dict[str, RatingProtocol] = {
+    protocol.name: protocol for protocol in (Arena(), FastChat2023(), FastChat2024(), TaxonomyPaper(), OnlineElo())
+}
+
+
+def protocol_names() -> tuple[str, ...]:
+    return tuple(PROTOCOLS)
+
+
+def get_protocol(name: str, **settings) -> RatingProtocol:
+    """The protocol called ``name`` with its source's settings, or with ``settings`` changed (e.g. ``rounds=10``)."""
+    if name not in PROTOCOLS:
+        raise ValueError(f"Unknown rating protocol {name!r}: choose one of {', '.join(PROTOCOLS)} "
+                         "(docs/methods/rating-protocols.md says what each does).")
+    protocol = PROTOCOLS[name]
+    return protocol.with_settings(**settings) if settings else protocol
+
+
+__all__ = ["CHOICES", "DEFAULT_PROTOCOL", "PROTOCOLS", "RESULT_COLUMNS", "Arena", "FastChat2023", "FastChat2024",
+           "OnlineElo", "ProtocolFit", "RatingProtocol", "TaxonomyPaper", "empty_result", "get_protocol",
+           "protocol_names"]

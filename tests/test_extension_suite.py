@@ -99,3 +99,18 @@ def test_every_built_in_suite_declares_a_title_and_criteria():
         assert suite.title and suite.criteria.endswith("."), suite.name
     assert json.dumps(sorted(registry.import_formats())) == json.dumps(
         sorted(["commonsense", "paraphrase", "predicted", "saneval", "semvarbench", "taxonomy-bench"]))
+
+
+def test_the_built_in_suites_come_in_the_order_their_modules_sort_whatever_was_imported_first():
+    """`suites list`, `suites import --help` and the command reference (docs/reference/commands.md) list the suites in
+    this order; it was the order the suite modules happened to be imported in (a test module importing
+    suites.semvarbench first put its import format first in the generated reference)."""
+    import subprocess
+    import sys
+
+    script = ("import suites.semvarbench, suites.saneval; from suites import registry; "
+              "print(' '.join(registry.all_suites()))")
+    first = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    plain = subprocess.run([sys.executable, "-c", "from suites import registry; print(' '.join(registry.all_suites()))"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert first == plain == ["commonsense", "paraphrase", "saneval", "semvarbench", "taxonomy"]

@@ -23,6 +23,9 @@ from generators.registry import builtin_models
 from generators.smoke import stand_in
 from tools.fake_openai import FakeServer, Scripted
 
+# a fake end-to-end run of a whole published preset on the demo (tiny models, fake OpenAI server): minutes
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 PARAPHRASES = SHARED / "data" / "hollinger" / "abstract_vs_realistic.tsv"
 

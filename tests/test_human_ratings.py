@@ -304,6 +304,7 @@ def test_the_serving_knows_what_it_shows(arena):
     assert serving.subject.startswith(f"text:{serving.text_prompt_id}:image:{serving.image_id}")
 
 
+@pytest.mark.slow
 def test_the_commonsense_task_runs_on_the_shipped_demo(tmp_path):
     from arena.demo import load_demo_bundle
     from datamodel.connection import connect

@@ -241,6 +241,7 @@ def test_the_reward_reads_the_core_lemma_and_is_stored_under_its_own_scorer(smal
         score_rewards(small_arena.db, small_arena.media, model, "taxonomy", prompt="concept")
 
 
+@pytest.mark.slow
 def test_the_papers_fid_and_is_run_through_the_real_inception_network(small_arena, random_inception_weights,
                                                                      monkeypatch, tmp_path):
     """float01 images of their own sizes go through torchmetrics' InceptionV3 (random weights: the shapes and the

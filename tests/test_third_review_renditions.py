@@ -46,6 +46,7 @@ def _env(monkeypatch, settings: Settings, tmp_path) -> None:
         monkeypatch.setenv(name, str(value))
 
 
+@pytest.mark.slow
 def test_loading_the_demo_renders_every_image(tmp_path, monkeypatch):
     from arena.commands import main
 
@@ -82,6 +83,7 @@ def test_import_images_renders_every_image(tmp_path, monkeypatch):
     assert unrendered(settings) == []
 
 
+@pytest.mark.slow
 def test_regenerating_the_demo_renders_every_image(tmp_path, monkeypatch):
     """The images are made as `demo --regenerate` makes them; the metrics (tests/test_demo_metrics.py) are left out."""
     from arena.commands import main

@@ -221,16 +221,28 @@ def publish_images(db: sqlite_utils.Database, through_vote: int, *, withhold: bo
     (``images.published_at``; a Hugging Face export) and, unless ``withhold`` is false, leave them out of battles
     (``images.withheld = 'published'``): anyone holding the export can render them as the arena does and name them in a
     battle before the vote. Returns the images newly withheld."""
+    shown = ("SELECT left_image_id FROM votes WHERE NOT excluded AND id <= :through UNION "
+             "SELECT right_image_id FROM votes WHERE NOT excluded AND id <= :through")
+    return _publish(db, shown, through_vote, withhold, now)
+
+
+def publish_rated_images(db: sqlite_utils.Database, through_rating: int, *, withhold: bool = True,
+                         now: float | None = None) -> int:
+    """:func:`publish_images` for the images of the counted human ratings up to ``through_rating`` (the ratings'
+    Hugging Face export holds each rated image with its model's name, as the votes' does)."""
+    return _publish(db, "SELECT image_id FROM ratings WHERE NOT excluded AND id <= :through", through_rating,
+                    withhold, now)
+
+
+def _publish(db: sqlite_utils.Database, image_ids_sql: str, through: int, withhold: bool, now: float | None) -> int:
     now = time.time() if now is None else now
-    shown = ("id IN (SELECT left_image_id FROM votes WHERE NOT excluded AND id <= :vote UNION "
-             "SELECT right_image_id FROM votes WHERE NOT excluded AND id <= :vote)")
     with db.conn:
-        db.execute(f"UPDATE images SET published_at = :now WHERE published_at IS NULL AND {shown}",
-                   {"now": now, "vote": through_vote})
+        db.execute(f"UPDATE images SET published_at = :now WHERE published_at IS NULL AND id IN ({image_ids_sql})",
+                   {"now": now, "through": through})
         if not withhold:
             return 0
-        return db.execute(f"UPDATE images SET withheld = 'published' WHERE withheld IS NULL AND {shown}",
-                          {"vote": through_vote}).rowcount
+        return db.execute(f"UPDATE images SET withheld = 'published' WHERE withheld IS NULL AND id IN ({image_ids_sql})",
+                          {"through": through}).rowcount
 
 
 def withheld_images(db: sqlite_utils.Database) -> dict[str, int]:

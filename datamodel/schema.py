@@ -633,6 +633,21 @@ def _signing_out(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE annotators ADD COLUMN signed_out_at REAL")
 
 
+
+def _rating_details_without_names(db: sqlite_utils.Database) -> None:
+    """``rating_details`` numbers raters instead of naming them (``rater``: ``annotator <id>``), as ``vote_details``
+    does (:func:`_vote_details_without_names`): the view is public in Datasette. Otherwise as :func:`_human_ratings`
+    made it."""
+    db.execute("DROP VIEW rating_details")
+    db.execute("""
+        CREATE VIEW rating_details AS
+        SELECT r.id AS rating_id, r.created_at AS answered_at,
+               strftime('%Y-%m-%dT%H:%M:%fZ', r.served_at, 'unixepoch') AS served_at, r.seconds_to_answer,
+               'annotator ' || r.annotator_id AS rater, r.task, p.suite, p.subset, p.item_key, r.unit, r.subject,
+               m.name AS model, r.image_id, p.text AS prompt, r.shown_text, r.answer, r.value, r.excluded,
+               r.excluded_reason
+        FROM ratings r JOIN prompts p ON p.id = r.prompt_id JOIN models m ON m.id = r.model_id""")
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -652,6 +667,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _vote_details_without_names,
     _shown_images,
     _signing_out,
+    _rating_details_without_names,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

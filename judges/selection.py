@@ -26,6 +26,9 @@ class Selection:
     variant: str | None = None
     models: tuple[str, ...] = ()  # model names; empty: all models
     limit: int | None = None
+    # only images a battle may show (the view ``battle_images``: rendered for the display, not withheld): what a
+    # page puts before people (the rating questions); judges and metrics read every image
+    shown_only: bool = False
 
     def describe(self) -> str:
         parts = [f"{name} {value!r}" for name, value in (("suite", self.suite), ("subset", self.subset),
@@ -117,6 +120,8 @@ def image_rows(db: sqlite_utils.Database, selection: Selection | str | None = No
     where, params = prompt_filter(selection)
     ids = model_ids(db, selection.models)
     model_clause = f"AND i.model_id IN ({','.join('?' * len(ids))})" if selection.models else ""
+    if selection.shown_only:
+        model_clause += " AND i.id IN (SELECT id FROM battle_images)"
     rows = db.execute(
         f"""
         SELECT i.id, i.prompt_id, i.model_id, m.name, i.idx, i.media_hash, i.media_ext, i.width, i.height,

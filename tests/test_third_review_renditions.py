@@ -23,7 +23,7 @@ from datamodel.connection import connect
 from datamodel.media import MediaStore
 from datamodel.renditions import RenditionSpec
 from datamodel.settings import Settings
-from webapp import running_app
+from support.webapp import running_app
 
 
 def unrendered(settings: Settings) -> list[str]:

@@ -14,7 +14,7 @@ import pytest
 
 from arena import session as sessions
 from support.arena import build_small_arena
-from webapp import Page, gradio_app, running_app
+from support.webapp import Page, gradio_app, running_app
 
 TOKEN = "token-for-the-tests-1"
 PASSWORD = "correct horse"

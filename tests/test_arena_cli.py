@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 import pytest
 
 from arena.commands import build_parser, main
-from conftest import command_line_env
-from test_leaderboard import JUDGE, SINGLE, add_votes
+from support.votes import JUDGE, SINGLE, add_votes
 
 
 def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
@@ -44,7 +44,13 @@ def test_every_command_has_help(path, help_text, capsys):
 def arena_env(small_arena, monkeypatch, tmp_path):
     add_votes(small_arena)
     small_arena.db.close()
-    return command_line_env(small_arena, monkeypatch, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for name in list(os.environ):
+        if name.startswith("ARENA_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("ARENA_DB", str(small_arena.settings.db_path))
+    monkeypatch.setenv("ARENA_MEDIA_DIR", str(small_arena.settings.media_dir))
+    return small_arena
 
 
 def test_leaderboard_prints_the_table_and_the_agreement_panel(arena_env, capsys):

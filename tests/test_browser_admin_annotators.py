@@ -13,11 +13,10 @@ import time
 import pytest
 
 from arena import session as sessions
-from conftest import build_small_arena
+from support.arena import build_small_arena
 from datamodel.quality import QualityRules
 from support.touch import SIZES, open_page, press, shoot
-from test_browser import browser  # noqa: F401  (the fixture)
-from webapp import running_app
+from support.webapp import running_app
 
 PASSWORD = "letmein-admin"
 

@@ -14,12 +14,11 @@ import pytest
 from arena import session as sessions
 from arena.leaderboard import leaderboard_options
 from arena.leaderboard_service import rebuild_history
-from conftest import build_small_arena
+from support.arena import build_small_arena
 from datamodel.quality import QualityRules
 from datamodel.rating_history import day_of, end_of_day
 from support.touch import SIZES, TOUCH, next_battle, open_page, press, shoot, sign_in, vote
-from test_browser import browser  # noqa: F401  (the fixture)
-from webapp import running_app
+from support.webapp import running_app
 
 EVERY = 3  # the page offers the voter's own leaderboard every this many votes
 

@@ -11,11 +11,10 @@ font file is a stub); an enlarged image had no close button or hint, and pressin
 
 import pytest
 
-from conftest import build_small_arena
+from support.arena import build_small_arena
 from support.touch import (BATTLE_SHOWN, SIZES, TOUCH, box, next_battle, open_page, press, shoot, sign_in,
                            vote, wait_images)
-from test_browser import browser  # noqa: F401  (the fixture)
-from webapp import running_app
+from support.webapp import running_app
 
 LONG_NAMES = {"alpha-model": "alpha-model-trained-on-an-uncommonly-long-list-of-datasets-v2-final",
               "bravo-model": "bravo-model-with-a-name-long-enough-to-wrap-twice-on-a-phone-screen-xl",

@@ -13,12 +13,11 @@ import re
 
 import pytest
 
-from conftest import build_small_arena
+from support.arena import build_small_arena
 from support.touch import SIZES, open_page, shoot
-from test_browser import browser  # noqa: F401  (the fixture)
 from test_leaderboard import JUDGE, add_votes
 from test_metrics_leaderboard import store_metrics
-from webapp import running_app
+from support.webapp import running_app
 
 SNAKE = re.compile(r"\b[a-z]+_[a-z_]+\b")
 ONE_PLURAL = re.compile(r"(?<![\d,.])1 (battles|pairs|votes|models|annotators)\b")

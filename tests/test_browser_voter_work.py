@@ -7,10 +7,9 @@ before the cap, says on the reveal why the vote past it does not count, and keep
 
 import pytest
 
-from conftest import build_small_arena
+from support.arena import build_small_arena
 from support.touch import SIZES, box, next_battle, open_page, shoot, sign_in, vote
-from test_browser import browser  # noqa: F401  (the fixture)
-from webapp import running_app
+from support.webapp import running_app
 
 CAP = 5
 

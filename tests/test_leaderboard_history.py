@@ -9,7 +9,7 @@ import pytest
 
 from arena import session as sessions
 from arena.commands import main
-from conftest import command_line_env
+from support.arena import command_line_env
 from arena.leaderboard import leaderboard_options
 from arena.leaderboard_service import compute_snapshot, options_key, rebuild_history
 from datamodel.quality import QualityRules

@@ -15,6 +15,7 @@ Prints the package graph and every violation; exits 1 when there is one.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import sys
 from collections import defaultdict
@@ -126,6 +127,9 @@ def upward_imports(graph: ImportGraph) -> list[tuple[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(prog="python -m tools.layers", description=(
+        "The import graph of the project's own modules, checked against its floors: no cycles between files or "
+        "packages, no import up a floor (exit 1 if there is one).")).parse_args(argv)
     graph = read_graph()
     print(f"{len(graph.modules)} modules, {sum(map(len, graph.edges.values()))} imports between them")
     for package, targets in sorted(graph.package_edges().items()):

@@ -60,7 +60,7 @@ def _message(page, selector: str, text: str) -> str:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_the_admin_reviews_all_of_an_annotator_s_votes_or_a_rule_s_in_one_action(tmp_path, browser, size):  # noqa: F811
+def test_the_admin_reviews_all_of_an_annotator_s_votes_or_a_rule_s_in_one_action(tmp_path, browser, size):
     arena = build_small_arena(tmp_path, admin_password=PASSWORD, quality_max_per_hour=5,
                               quality_max_per_3_hours=100)
     rules = arena.settings.quality_rules

@@ -31,7 +31,7 @@ def _describe(arena) -> None:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_the_reveal_describes_the_models_and_offers_the_voter_s_own_leaderboard(tmp_path, browser, size):  # noqa: F811
+def test_the_reveal_describes_the_models_and_offers_the_voter_s_own_leaderboard(tmp_path, browser, size):
     arena = build_small_arena(tmp_path, personal_board_votes=EVERY)
     _describe(arena)
     with running_app(arena.settings) as url:
@@ -67,7 +67,7 @@ DAY = 86400.0
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_the_leaderboard_over_time_in_the_page(tmp_path, browser, size):  # noqa: F811
+def test_the_leaderboard_over_time_in_the_page(tmp_path, browser, size):
     # the server's filters and fit settings are the kept boards' key: the same rounds here and there; 4 votes make a
     # model rated, so each day from the first has rated models
     arena = build_small_arena(tmp_path, bootstrap_rounds=50, min_votes=4)

@@ -36,7 +36,7 @@ def _after(page, selector: str) -> str:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_the_battle_uses_the_screen(tmp_path, browser, size):  # noqa: F811
+def test_the_battle_uses_the_screen(tmp_path, browser, size):
     arena = build_small_arena(tmp_path)
     _long_names(arena)
     height = SIZES[size]["height"]
@@ -99,7 +99,7 @@ def test_the_battle_uses_the_screen(tmp_path, browser, size):  # noqa: F811
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_an_enlarged_image_says_how_to_close_it_and_takes_no_vote(tmp_path, browser, size):  # noqa: F811
+def test_an_enlarged_image_says_how_to_close_it_and_takes_no_vote(tmp_path, browser, size):
     arena = build_small_arena(tmp_path)
     with running_app(arena.settings) as url:
         page = open_page(browser, url, size)
@@ -123,7 +123,7 @@ def test_an_enlarged_image_says_how_to_close_it_and_takes_no_vote(tmp_path, brow
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_before_sign_in_the_page_says_what_the_task_and_a_token_are(tmp_path, browser, size):  # noqa: F811
+def test_before_sign_in_the_page_says_what_the_task_and_a_token_are(tmp_path, browser, size):
     arena = build_small_arena(tmp_path)
     with running_app(arena.settings) as url:
         page = open_page(browser, url, size)
@@ -172,7 +172,7 @@ def _fonts_of_text(page) -> dict[str, list]:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_every_font_weight_the_page_uses_renders_from_one_whole_font(tmp_path, browser, size):  # noqa: F811
+def test_every_font_weight_the_page_uses_renders_from_one_whole_font(tmp_path, browser, size):
     """Each element's plain text is drawn by the fonts the page loaded, whatever its weight: no glyph falls back to a
     system font (Chromium's own account of the fonts it drew with, CSS.getPlatformFontsForNode). Before, weight 600
     drew a few glyphs from Gradio's stub SemiBold file and the rest from DejaVu Sans."""

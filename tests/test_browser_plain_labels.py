@@ -15,8 +15,8 @@ import pytest
 
 from support.arena import build_small_arena
 from support.touch import SIZES, open_page, shoot
-from test_leaderboard import JUDGE, add_votes
-from test_metrics_leaderboard import store_metrics
+from support.votes import JUDGE, add_votes
+from support.votes import store_metrics
 from support.webapp import running_app
 
 SNAKE = re.compile(r"\b[a-z]+_[a-z_]+\b")
@@ -69,7 +69,7 @@ def _pick(page, menu: str, label: str) -> None:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_the_leaderboard_speaks_plainly(tmp_path, browser, size):  # noqa: F811
+def test_the_leaderboard_speaks_plainly(tmp_path, browser, size):
     from datamodel.metrics import record_directions
 
     arena = build_small_arena(tmp_path)
@@ -138,7 +138,7 @@ def test_the_leaderboard_speaks_plainly(tmp_path, browser, size):  # noqa: F811
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_an_empty_leaderboard_says_the_true_reason(tmp_path, browser, size):  # noqa: F811
+def test_an_empty_leaderboard_says_the_true_reason(tmp_path, browser, size):
     arena = build_small_arena(tmp_path)
     with running_app(arena.settings) as url:
         page = open_page(browser, url, size)

@@ -24,7 +24,7 @@ def reveal(page) -> str:
 
 @pytest.mark.parametrize("size", SIZES)
 def test_the_page_counts_cast_and_counted_votes_warns_before_the_cap_and_says_why_a_vote_does_not_count(
-        tmp_path, browser, size):  # noqa: F811
+        tmp_path, browser, size):
     arena = build_small_arena(tmp_path, quality_max_per_hour=CAP, quality_max_per_3_hours=100)
     with running_app(arena.settings) as url:
         page = open_page(browser, url, size)

@@ -204,8 +204,13 @@ def sign_out(db: sqlite_utils.Database, session: ArenaSession, *, now: float | N
                    [now, session.annotator.id])
 
 
-def progress(db: sqlite_utils.Database, annotator_id: int, suite: str) -> tuple[int, int]:
-    """(prompts of ``suite`` the annotator has voted on, prompts in ``suite``): "12 of 76 prompts in this suite"."""
+def progress(db: sqlite_utils.Database, annotator_id: int, suite: str | None) -> tuple[int, int]:
+    """(prompts of ``suite`` the annotator has voted on, prompts in ``suite``): "12 of 76 prompts in this suite";
+    ``suite`` None: over every suite ("All suites" on the page, which then no longer jumps from suite to suite)."""
+    if suite is None:
+        seen = db.execute("SELECT COUNT(DISTINCT prompt_id) FROM votes WHERE annotator_id = ?",
+                          [annotator_id]).fetchone()[0]
+        return seen, db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0]
     seen = db.execute("SELECT COUNT(DISTINCT v.prompt_id) FROM votes v JOIN prompts p ON p.id = v.prompt_id "
                       "WHERE v.annotator_id = ? AND p.suite = ?", [annotator_id, suite]).fetchone()[0]
     total = db.execute("SELECT COUNT(*) FROM prompts WHERE suite = ?", [suite]).fetchone()[0]

@@ -633,7 +633,6 @@ def _signing_out(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE annotators ADD COLUMN signed_out_at REAL")
 
 
-
 def _rating_details_without_names(db: sqlite_utils.Database) -> None:
     """``rating_details`` numbers raters instead of naming them (``rater``: ``annotator <id>``), as ``vote_details``
     does (:func:`_vote_details_without_names`): the view is public in Datasette. Otherwise as :func:`_human_ratings`
@@ -647,6 +646,43 @@ def _rating_details_without_names(db: sqlite_utils.Database) -> None:
                m.name AS model, r.image_id, p.text AS prompt, r.shown_text, r.answer, r.value, r.excluded,
                r.excluded_reason
         FROM ratings r JOIN prompts p ON p.id = r.prompt_id JOIN models m ON m.id = r.model_id""")
+
+
+def _admin_actions(db: sqlite_utils.Database) -> None:
+    """``admin_actions``: the log of an admin's reviews of human votes (:mod:`datamodel.reviews`), one row per action:
+    when, exclude or include, whose votes (an annotator's name, or ''), which quality rule's (or ''), or which one vote,
+    the admin's reason, and how many votes it covered and changed. The votes themselves keep the reason too."""
+    db.execute(
+        """
+        CREATE TABLE admin_actions (
+            id INTEGER PRIMARY KEY,
+            acted_at REAL NOT NULL,                  -- unix time
+            action TEXT NOT NULL CHECK (action IN ('exclude', 'include')),
+            annotator TEXT NOT NULL DEFAULT '',
+            rule TEXT NOT NULL DEFAULT '',
+            vote_id INTEGER,
+            reason TEXT NOT NULL,
+            votes INTEGER NOT NULL,                  -- votes the action covered
+            changed INTEGER NOT NULL                 -- of which the flag changed
+        )"""
+    )
+
+
+def _leaderboard_history(db: sqlite_utils.Database) -> None:
+    """``leaderboard_history``: the leaderboard by date, one row per set of filters and day (the last one computed
+    that day, :mod:`datamodel.rating_history`): the ratings, intervals and votes of every model as JSON. Kept for
+    ``leaderboard_history_days`` days; the board as of a date and the rating-history chart read it."""
+    db.execute(
+        """
+        CREATE TABLE leaderboard_history (
+            filters TEXT NOT NULL,                   -- JSON: the leaderboard options (as leaderboard_snapshots)
+            day TEXT NOT NULL,                       -- YYYY-MM-DD (UTC)
+            computed_at REAL NOT NULL,               -- unix time of the board kept for that day
+            board TEXT NOT NULL,                     -- JSON: arena.leaderboard_view.leaderboard_json
+            PRIMARY KEY (filters, day)
+        )"""
+    )
+
 
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
@@ -668,6 +704,8 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _shown_images,
     _signing_out,
     _rating_details_without_names,
+    _admin_actions,
+    _leaderboard_history,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

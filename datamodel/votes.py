@@ -35,6 +35,8 @@ class VoteReceipt:
     seconds_to_vote: float
     flag_changes: tuple[tuple[int, int], ...] = ()  # (vote id, excluded now) of the votes whose flag the rules flipped
     data_version: int | None = None  # the ``votes`` counter of ``data_versions`` when the vote's transaction ended
+    excluded: bool = False  # the quality rules set this vote aside (it does not count)
+    reason: str = ""  # why it is excluded, or noted for the admin (a trusted account's vote that still counts)
 
 
 def record_vote(
@@ -44,7 +46,8 @@ def record_vote(
     """Store the vote on ``battle_id`` from ``session_id`` and reveal the two models.
 
     A human vote is checked against the quality ``rules`` (:mod:`datamodel.quality`) in the same transaction: a vote
-    that breaks one is stored, flagged ``excluded`` with the reason. ``rules=None`` skips the check. The receipt
+    that breaks one is stored, flagged ``excluded`` with the reason, which the receipt carries (the page says why the
+    vote does not count). ``rules=None`` skips the check. The receipt
     lists the votes (this one included) whose ``excluded`` flag the rules flipped and the ``votes`` data version
     after the transaction, which is what a server's sampler needs to keep its counts exact
     (:meth:`sampling.sampler.SamplingStats.note_vote`).
@@ -88,6 +91,9 @@ def record_vote(
         )
         changes = update_flags(db, annotator_id, rules) if kind == "human" and rules is not None else {}
         version = db.execute("SELECT version FROM data_versions WHERE name = 'votes'").fetchone()[0]
+        excluded, reason = db.execute("SELECT excluded, excluded_reason FROM votes WHERE id = ?",
+                                      [cursor.lastrowid]).fetchone()
     flips = tuple((vote_id, now_excluded) for vote_id, (was, now_excluded) in sorted(changes.items())
                   if was != now_excluded)
-    return VoteReceipt(cursor.lastrowid, battle_id, outcome, model_a, model_b, seconds, flips, version)
+    return VoteReceipt(cursor.lastrowid, battle_id, outcome, model_a, model_b, seconds, flips, version,
+                       bool(excluded), reason)

@@ -268,7 +268,8 @@ def table_note(board: Leaderboard, options: LeaderboardOptions) -> str:
 
 def headline(board: Leaderboard, options: LeaderboardOptions) -> str:
     """The one plain line over the leaderboard: the votes, how many models are rated, and anything that makes the
-    view unusual (another protocol, excluded votes counted); the statistics are folded below it."""
+    view unusual (another protocol, one vote source, anonymous votes only, excluded votes counted); the statistics are
+    folded below it."""
     human, judge = board.votes.get("human", 0), board.votes.get("judge", 0)
     fit = board.fits["human"]
     rated = int((fit["rating"].notna() & ~fit["provisional"].astype(bool)).sum()) if len(fit) else 0
@@ -279,6 +280,10 @@ def headline(board: Leaderboard, options: LeaderboardOptions) -> str:
         parts.append(f"no model has {options.min_votes} votes yet, so none is rated")
     if board.protocol != DEFAULT_PROTOCOL:
         parts.append(f"the {board.protocol} protocol")
+    if options.source:
+        parts.append(f"source {options.source} only")
+    if options.anonymous_only:
+        parts.append("anonymous votes only")
     if options.include_excluded:
         parts.append("excluded votes included")
     return " · ".join(parts) + "."

@@ -9,7 +9,7 @@ import pytest
 from arena.vote_import import import_votes
 from support import browser as browsers
 from support.arena import build_small_arena
-from support.browser import SIZES, leaderboard_summary
+from support.browser import SIZES, leaderboard_details, leaderboard_summary
 from support.votes import add_votes
 from support.webapp import running_app
 
@@ -43,11 +43,13 @@ def test_protocol_source_and_anonymous_choices(tmp_path, browser, size):
         page = browser.new_page(viewport=SIZES[size])
         page.goto(url)
         page.get_by_role("tab", name="Leaderboard").click()
-        leaderboard_summary(page, "by source: arena 60, peer-arena 60")
+        leaderboard_summary(page, "96 human votes")
+        leaderboard_details(page, "by source: arena 60, peer-arena 60")
         shoot(page, size, "lb-20-protocols-default")
         _choose(page, "protocol", "taxonomy-paper")
-        leaderboard_summary(page, "Rating protocol taxonomy-paper")
-        assert "truncated to integers" in page.inner_text("#lb-summary")
+        leaderboard_summary(page, "the taxonomy-paper protocol")
+        leaderboard_details(page, "Rating protocol taxonomy-paper")
+        assert "truncated to integers" in page.text_content("#lb-details-text")
         shoot(page, size, "lb-21-protocol-taxonomy-paper")
         _choose(page, "source", "peer-arena")
         leaderboard_summary(page, "source peer-arena only")

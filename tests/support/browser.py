@@ -126,6 +126,15 @@ def leaderboard_summary(page, text: str) -> None:
     page.wait_for_timeout(300)
 
 
+def leaderboard_details(page, text: str) -> None:
+    """Open the leaderboard's folded statistics (how the ratings were made, the vote sources) if they are closed, and
+    wait until they say ``text``."""
+    if not page.locator("#lb-details-text").is_visible():
+        page.click("#lb-details button.label-wrap")
+    page.wait_for_function(
+        f"() => document.querySelector('#lb-details-text')?.innerText.includes({text!r})", timeout=30000)
+
+
 def screenshot_folder(variable: str, default: str) -> Path:
     """Where a test module keeps its screenshots for a person to look at: ``$variable``, else ``default`` (under
     .cache/, git-ignored)."""

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from datamodel.connection import describe, is_postgres_url
 from datamodel.settings import SettingsError, load_settings, settings_table
 from datamodel.vote_table import EXPORTERS
 from ratings.protocols import PROTOCOLS
@@ -16,7 +17,7 @@ def _open(settings):
     from datamodel.media import MediaStore
     from datamodel.connection import connect
 
-    return connect(settings.db_path, synchronous=settings.sqlite_synchronous), MediaStore.from_settings(settings)
+    return connect(settings.database, synchronous=settings.sqlite_synchronous), MediaStore.from_settings(settings)
 
 
 def cmd_serve(args, settings) -> int:
@@ -28,9 +29,10 @@ def cmd_serve(args, settings) -> int:
     db, media = _open(settings)
     built = ensure_demo(db, media, settings)
     if built:
-        print(f"Demo ready: {built['prompts']} prompts, {built['new_images']} images in {settings.db_path}")
+        print(f"Demo ready: {built['prompts']} prompts, {built['new_images']} images in {describe(settings.database)}")
     db.close()
-    print(f"Arena on http://{settings.host}:{settings.port}  (database {settings.db_path}, media {settings.media_dir})")
+    print(f"Arena on http://{settings.host}:{settings.port}  (database {describe(settings.database)}, media "
+          f"{settings.media_dir})")
     serve(settings)
     return 0
 
@@ -85,10 +87,13 @@ def cmd_export(args, settings) -> int:
 
 
 def cmd_backup(args, settings) -> int:
-    from datamodel.backup import backup_database
+    from datamodel.backup import BackupError, backup_database
 
-    copied = backup_database(settings.db_path, args.dest, overwrite=args.overwrite)
-    print(f"Backed up {settings.db_path} to {args.dest}: {copied.votes} votes, integrity {copied.integrity}, "
+    if is_postgres_url(settings.database):
+        raise BackupError(f"The database is PostgreSQL ({describe(settings.database)}): back it up with pg_dump "
+                          "(docs/deploying-postgresql.md, Backups); python -m arena backup copies a SQLite file.")
+    copied = backup_database(settings.database, args.dest, overwrite=args.overwrite)
+    print(f"Backed up {settings.database} to {args.dest}: {copied.votes} votes, integrity {copied.integrity}, "
           f"{copied.seconds:.1f} s")
     return 0
 

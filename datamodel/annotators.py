@@ -35,6 +35,8 @@ from typing import Mapping
 import sqlite_utils
 from disarm import skeleton_key
 
+from datamodel.dialect import pick
+
 NAME_PATTERN = re.compile(r"^[\w .@-]{1,64}$")
 MIN_TOKEN_LENGTH = 8  # the default of ARENA_MIN_TOKEN_LENGTH, and the least it may be
 # An unknown name is checked against this (salt and digest zero: it matches no token), so it costs what a known one
@@ -94,8 +96,8 @@ def _lookalike(db: sqlite_utils.Database, name: str) -> str | None:
     """The name of an account that ``name`` looks like (a skeleton in common), if any."""
     both = list(skeletons(name))
     for column in ("name_skeleton", "key_skeleton"):  # by index, whatever the statistics (stale after a fill) say
-        row = db.execute(f"SELECT name FROM annotators INDEXED BY annotators_{column} WHERE {column} IN (?, ?) "
-                         "LIMIT 1", both).fetchone()
+        hint = pick(db, sqlite=f" INDEXED BY annotators_{column}", postgresql="")
+        row = db.execute(f"SELECT name FROM annotators{hint} WHERE {column} IN (?, ?) LIMIT 1", both).fetchone()
         if row:
             return row[0]
     return None
@@ -160,10 +162,10 @@ def sync_accounts(db: sqlite_utils.Database, accounts: Mapping[str, str], *,
             row = _find(db, name)
             if row is None:
                 name = display_name(name)
-                cursor = db.execute(
+                configured.append(db.execute(
                     "INSERT INTO annotators (name, name_key, name_skeleton, key_skeleton, token_hash, source) "
-                    "VALUES (?, ?, ?, ?, ?, 'config')", [name, name_key(name), *skeletons(name), hash_token(token)])
-                configured.append(cursor.lastrowid)
+                    "VALUES (?, ?, ?, ?, ?, 'config') RETURNING id",
+                    [name, name_key(name), *skeletons(name), hash_token(token)]).fetchone()[0])
                 continue
             account, _, token_hash, source = row
             if not token_matches(token, token_hash):

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 import sqlite_utils
 
+from datamodel.dialect import pick
 from datamodel.media import StoredImage
 
 
@@ -93,12 +94,12 @@ def add_prompts(db: sqlite_utils.Database, specs: Iterable[PromptSpec]) -> Promp
             ).fetchone()
             metadata = _dumps(spec.metadata)
             if row is None:
-                cursor = db.execute(
-                    "INSERT INTO prompts (suite, subset, variant, item_key, role, text, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [spec.suite, spec.subset, spec.variant, spec.item_key, spec.role, spec.text, metadata],
-                )
+                prompt_id = db.execute(
+                    "INSERT INTO prompts (suite, subset, variant, item_key, role, text, metadata) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                    "RETURNING id", [spec.suite, spec.subset, spec.variant, spec.item_key, spec.role, spec.text, metadata],
+                ).fetchone()[0]
                 result.inserted += 1
-                result.ids.append(cursor.lastrowid)
+                result.ids.append(prompt_id)
                 continue
             prompt_id, text, old_metadata = row
             if text != spec.text:
@@ -202,11 +203,11 @@ def models_with_images(db: sqlite_utils.Database, suite: str) -> list[str]:
 def image_provenance(db: sqlite_utils.Database, suite: str) -> list[dict]:
     """Per model of ``suite``'s images: its source (diffusers, demo, imported), how many images, and the presets
     recorded in their generation parameters (an imported image records none)."""
+    preset = "coalesce(json_extract(i.params, '$.preset'), CASE m.source WHEN 'imported' THEN '' ELSE 'arena' END)"
+    presets = pick(db, sqlite=f"group_concat(DISTINCT {preset})", postgresql=f"string_agg(DISTINCT {preset}, ',')")
     return list(db.query(
-        """
-        SELECT m.name AS model, m.source, COUNT(i.id) AS images,
-               group_concat(DISTINCT ifnull(json_extract(i.params, '$.preset'),
-                                            CASE m.source WHEN 'imported' THEN '' ELSE 'arena' END)) AS presets
+        f"""
+        SELECT m.name AS model, m.source, COUNT(i.id) AS images, {presets} AS presets
         FROM images i JOIN prompts p ON p.id = i.prompt_id JOIN models m ON m.id = i.model_id
         WHERE p.suite = ? GROUP BY m.name, m.source ORDER BY m.name
         """, [suite]))

@@ -14,6 +14,8 @@ from typing import Any, Iterable
 
 import sqlite_utils
 
+from datamodel.dialect import now_text
+
 STATUSES = ("ok", "inconsistent", "failed")
 
 
@@ -44,7 +46,7 @@ def save_judgment(db: sqlite_utils.Database, judgment: Judgment) -> None:
     j = judgment
     with db.conn:
         db.execute(
-            """
+            f"""
             INSERT INTO judgments (judge, task, subject, status, reason, verdict, raw, explanation, request_keys,
                                    prompt_id, image_id, model_id, battle_id, source_battle_id, template_version)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -53,7 +55,7 @@ def save_judgment(db: sqlite_utils.Database, judgment: Judgment) -> None:
                 explanation = excluded.explanation, request_keys = excluded.request_keys,
                 prompt_id = excluded.prompt_id, image_id = excluded.image_id, model_id = excluded.model_id,
                 battle_id = excluded.battle_id, source_battle_id = excluded.source_battle_id,
-                template_version = excluded.template_version, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+                template_version = excluded.template_version, updated_at = {now_text(db)}
             """,
             [j.judge, j.task, j.subject, j.status, j.reason, json.dumps(j.verdict, ensure_ascii=False),
              json.dumps(j.raw, ensure_ascii=False), j.explanation, json.dumps(list(j.request_keys)), j.prompt_id,

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping
 
 import sqlite_utils
 
+from datamodel.dialect import now_text, pick
 from datamodel.models import sorted_model_names
 
 DIRECTIONS = ("higher", "lower", "none")  # the metric_directions CHECK constraint lists the same
@@ -43,15 +44,17 @@ def write_metrics(db: sqlite_utils.Database, rows: Iterable[MetricRow]) -> int:
     """Insert or replace metric rows in one transaction; return how many were written. The one writer of the
     ``metrics`` table."""
     count = 0
+    # the conflict target is the metrics_key index's expression, as each engine's schema writes it
+    key_image = pick(db, sqlite="ifnull(image_id, 0)", postgresql="coalesce(image_id, 0)")
     with db.conn:
         for row in rows:
             value = None if row.value is None else float(row.value)
             db.execute(
                 "INSERT INTO metrics (model_id, image_id, suite, subset, variant, name, value, scorer, scorer_version, "
                 "details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (model_id, ifnull(image_id, 0), suite, subset, variant, name, scorer) DO UPDATE SET "
+                f"ON CONFLICT (model_id, {key_image}, suite, subset, variant, name, scorer) DO UPDATE SET "
                 "value = excluded.value, scorer_version = excluded.scorer_version, details = excluded.details, "
-                "created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+                f"created_at = {now_text(db)}",
                 [row.model_id, row.image_id, row.suite, row.subset, row.variant, row.name, value, row.scorer,
                  row.scorer_version,
                  json.dumps(row.details, ensure_ascii=False, sort_keys=True)],

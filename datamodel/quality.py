@@ -158,7 +158,7 @@ def annotator_votes(db: sqlite_utils.Database, annotator_id: int, since: float |
 def _bias_before_and_after(db: sqlite_utils.Database, annotator_id: int, rules: QualityRules):
     """The bias reasons without and with the annotator's newest vote, from aggregate counts (no per-vote rows)."""
     facts = _VOTE_FACTS.replace("v.id, v.voted_at, v.outcome,", "v.outcome,").replace(" END", " END AS winner")
-    counts = db.execute(f"SELECT outcome, winner, COUNT(*) FROM ({facts}) GROUP BY outcome, winner",
+    counts = db.execute(f"SELECT outcome, winner, COUNT(*) FROM ({facts}) facts GROUP BY outcome, winner",
                         [annotator_id]).fetchall()
     total, sides, models = 0, Counter(), Counter()
     for outcome, winner, n in counts:

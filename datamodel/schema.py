@@ -1,8 +1,10 @@
 """The arena database schema and its migrations.
 
-Migrations are plain functions taking a :class:`sqlite_utils.Database`, applied in order, each in one transaction;
-``PRAGMA user_version`` holds how many have run. To change the schema, append a function to ``MIGRATIONS``; never
-edit one that has shipped.
+Migrations are plain functions taking a database, applied in order, each in one transaction; ``PRAGMA
+user_version`` holds how many have run. To change the schema, append a function to ``MIGRATIONS``; never edit one
+that has shipped. A PostgreSQL database (:mod:`datamodel.schema_postgresql`) starts from a baseline equal to the
+first fifteen and runs every later one too, so a migration appended now works on both engines: where their SQL
+differs it picks its text with :func:`datamodel.dialect.pick` (tests/test_engines.py compares the two schemas).
 
 Tables (names meant to be read in any SQLite browser):
 
@@ -31,6 +33,7 @@ from typing import Callable
 
 import sqlite_utils
 
+from datamodel.dialect import is_postgres
 from ratings.votes import OUTCOMES  # noqa: F401  (the votes table's CHECK constraint lists them)
 VOTER_KINDS = ("human", "judge")
 
@@ -575,6 +578,54 @@ def _human_ratings(db: sqlite_utils.Database) -> None:
         FROM ratings r JOIN prompts p ON p.id = r.prompt_id JOIN models m ON m.id = r.model_id""")
 
 
+_VOTE_FACT_COLUMNS = ("voter_kind", "annotator_id", "prompt_id", "left_image_id", "right_image_id", "left_model_id",
+                      "right_model_id", "outcome")
+
+
+def _vote_changes(db: sqlite_utils.Database) -> None:
+    """``vote_changes``: every change to which votes count, in commit order, so that each app process keeps its
+    sampler's counts exact with the votes of the others (:meth:`sampling.sampler.SamplingStats.catch_up`, reading
+    :func:`datamodel.sampling_reads.vote_changes_since`).
+
+    One row (``seq``, ascending) per vote that starts counting (+1: inserted not excluded, or included again) or stops
+    (−1: excluded, or deleted), with the vote's id and the facts a count needs (voter kind, annotator, prompt, the two
+    images and models as displayed, outcome), written by triggers on ``votes``. Writers are serialised on both engines
+    (SQLite's write lock; the advisory lock of :mod:`datamodel.postgres`), so ``seq`` follows the commits: a reader that
+    has every row up to ``seq`` has every change committed before it. Votes already stored count from the next full
+    read of the counts."""
+    facts = ", ".join(_VOTE_FACT_COLUMNS)
+    # (event, when, row, sign): a vote inserted counted, its excluded flag flipped, a counted vote deleted
+    changes = (("INSERT", "NEW.excluded = 0", "NEW", "1"),
+               ("UPDATE", "(OLD.excluded = 0) != (NEW.excluded = 0)", "NEW",
+                "CASE WHEN NEW.excluded = 0 THEN 1 ELSE -1 END"),
+               ("DELETE", "OLD.excluded = 0", "OLD", "-1"))
+
+    def insert(which: str, sign: str) -> str:
+        values = ", ".join(f"{which}.{column}" for column in _VOTE_FACT_COLUMNS)
+        return f"INSERT INTO vote_changes (vote_id, sign, {facts}) VALUES ({which}.id, {sign}, {values});"
+
+    if is_postgres(db):
+        db.execute("CREATE TABLE vote_changes (seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+                   "vote_id bigint NOT NULL, sign integer NOT NULL, voter_kind text NOT NULL, annotator_id bigint, "
+                   "prompt_id bigint, left_image_id bigint, right_image_id bigint, left_model_id bigint, "
+                   "right_model_id bigint, outcome text NOT NULL)")
+        branches = " ELSIF ".join(f"TG_OP = '{event}' AND {when} THEN {insert(which, sign)}"
+                                  for event, when, which, sign in changes)
+        db.execute("CREATE FUNCTION arena_log_vote_change() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                   f"BEGIN IF {branches} END IF; RETURN NULL; END $$")
+        for event, *_ in changes:
+            db.execute(f"CREATE TRIGGER votes_{event.lower()}_change AFTER {event} ON votes FOR EACH ROW "
+                       "EXECUTE FUNCTION arena_log_vote_change()")
+        return
+    db.execute("CREATE TABLE vote_changes (seq INTEGER PRIMARY KEY, vote_id INTEGER NOT NULL, sign INTEGER NOT NULL, "
+               "voter_kind TEXT NOT NULL, annotator_id INTEGER, prompt_id INTEGER, left_image_id INTEGER, "
+               "right_image_id INTEGER, left_model_id INTEGER, right_model_id INTEGER, outcome TEXT NOT NULL)")
+    for event, when, which, sign in changes:
+        on = "UPDATE OF excluded" if event == "UPDATE" else event
+        db.execute(f"CREATE TRIGGER votes_{event.lower()}_change AFTER {on} ON votes WHEN {when} "
+                   f"BEGIN {insert(which, sign)} END")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -591,17 +642,27 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _image_requests,
     _metric_variant,
     _human_ratings,
+    _vote_changes,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def schema_version(db: sqlite_utils.Database) -> int:
+    if is_postgres(db):
+        from datamodel import schema_postgresql
+
+        return schema_postgresql.schema_version(db)
     return db.execute("PRAGMA user_version").fetchone()[0]
 
 
 def migrate(db: sqlite_utils.Database) -> int:
-    """Apply the migrations the database lacks, each in its own transaction; return the new version."""
+    """Apply the migrations the database lacks, each in its own transaction; return the new version. A PostgreSQL
+    database starts from its baseline (:mod:`datamodel.schema_postgresql`), then runs the same later migrations."""
+    if is_postgres(db):
+        from datamodel import schema_postgresql
+
+        return schema_postgresql.migrate(db, MIGRATIONS, SCHEMA_VERSION)
     version = schema_version(db)
     if version > SCHEMA_VERSION:
         raise RuntimeError(

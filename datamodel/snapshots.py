@@ -34,8 +34,9 @@ def store_snapshot(db: sqlite_utils.Database, snapshot: Snapshot, keep: int) -> 
     """Write ``snapshot`` and drop all but the ``keep`` most recently computed."""
     with db.conn:
         db.execute(
-            "INSERT OR REPLACE INTO leaderboard_snapshots (filters, data_version, computed_at, seconds, view) "
-            "VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO leaderboard_snapshots (filters, data_version, computed_at, seconds, view) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (filters) DO UPDATE SET data_version = excluded.data_version, "
+            "computed_at = excluded.computed_at, seconds = excluded.seconds, view = excluded.view",
             [snapshot.key, json.dumps(snapshot.data_version), snapshot.computed_at, snapshot.seconds,
              json.dumps(snapshot.view)],
         )

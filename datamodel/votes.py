@@ -76,18 +76,18 @@ def record_vote(
         if votes:
             raise VoteRejected("This battle already has your vote. Load the next battle.")
         seconds = max(0.0, now - (served_at if shown_at is None else shown_at))
-        cursor = db.execute(
+        vote_id = db.execute(
             "INSERT INTO votes (battle_id, voter, voter_kind, annotator_id, outcome, seconds_to_vote, voted_at, "
             "prompt_id, left_image_id, right_image_id, left_model_id, right_model_id, strategy, served_at, "
             "expected_shown) SELECT ?, ?, ?, ?, ?, ?, ?, b.prompt_id, b.left_image_id, b.right_image_id, l.model_id, "
             "r.model_id, "
             "b.strategy, b.served_at, ? FROM battles b JOIN images l ON l.id = b.left_image_id "
-            "JOIN images r ON r.id = b.right_image_id WHERE b.id = ?",
+            "JOIN images r ON r.id = b.right_image_id WHERE b.id = ? RETURNING id",
             [battle_id, annotator_name if kind == "human" else judge, kind, annotator_id, outcome, seconds, now,
              None if expected_shown is None else int(bool(expected_shown)), battle_id],
-        )
+        ).fetchone()[0]
         changes = update_flags(db, annotator_id, rules) if kind == "human" and rules is not None else {}
         version = db.execute("SELECT version FROM data_versions WHERE name = 'votes'").fetchone()[0]
     flips = tuple((vote_id, now_excluded) for vote_id, (was, now_excluded) in sorted(changes.items())
                   if was != now_excluded)
-    return VoteReceipt(cursor.lastrowid, battle_id, outcome, model_a, model_b, seconds, flips, version)
+    return VoteReceipt(vote_id, battle_id, outcome, model_a, model_b, seconds, flips, version)

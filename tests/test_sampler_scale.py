@@ -10,6 +10,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
+
+pytestmark = pytest.mark.both_engines
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -60,7 +62,7 @@ def test_counts_kept_vote_by_vote_equal_a_full_read(small_arena, monkeypatch, st
 
     monkeypatch.setattr(sampling, "read_count_tables", slow_read)
     monkeypatch.setattr(sampling, "vote_facts", slow_facts)
-    store = Store(small_arena.settings.db_path)
+    store = Store(small_arena.settings.database)
     stats = SamplingStats(refit_votes=5)
     sampler = sessions.Sampler(strategy, stats, PromptPool(), replication_share=0.3)
     rules = QualityRules(max_per_hour=8, max_per_3_hours=16, fast_streak=3, fast_seconds=5.0, bias_min_votes=10)
@@ -195,9 +197,10 @@ def _candidates(db, annotator_id, suite=None):
     params.append(annotator_id)
     rows = db.execute(
         f"""
-        SELECT v.prompt_id, v.left_image_id, v.right_image_id, v.annotator_id FROM votes v
+        SELECT v.prompt_id, min(v.left_image_id), min(v.right_image_id), min(v.annotator_id) FROM votes v
         JOIN prompts p ON p.id = v.prompt_id WHERE v.voter_kind = 'human' AND v.excluded = 0 {where}
-        GROUP BY v.prompt_id, min(v.left_image_id, v.right_image_id), max(v.left_image_id, v.right_image_id)
+        GROUP BY v.prompt_id, CASE WHEN v.left_image_id < v.right_image_id THEN v.left_image_id ELSE v.right_image_id END,
+                 CASE WHEN v.left_image_id < v.right_image_id THEN v.right_image_id ELSE v.left_image_id END
         HAVING COUNT(*) = 1
         """, params).fetchall()
     return {Replica(*row[:3]) for row in rows if row[3] != annotator_id}

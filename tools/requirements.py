@@ -2,7 +2,7 @@
 exit 1, naming the file, when one differs from what pyproject.toml gives).
 
 requirements.txt is what ``make run`` and Hugging Face Spaces install: the base dependencies and the web, gen,
-metrics and judges extras (everything the app and the CLI can do). requirements-dev.txt adds the dev extra's own pins.
+metrics, judges and postgresql extras (everything the app and the CLI can do). requirements-dev.txt adds the dev extra's own pins.
 The hashed locks come from a resolver (the command is in each one's first lines): requirements-web.lock, the web
 install, from pip-tools' pip-compile; requirements-all.lock, the ``all`` extra with the torch stack, from uv's
 ``uv pip compile`` (pip-compile took longer than 500 s on it, uv a few seconds). They are not written here, but
@@ -18,7 +18,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNTIME_EXTRAS = ("web", "gen", "metrics", "judges")
+RUNTIME_EXTRAS = ("web", "gen", "metrics", "judges", "postgresql")
 HEADER = "# Generated from pyproject.toml by `python -m tools.requirements`; edit pyproject.toml, not this file.\n"
 LOCKS = {"requirements-web.lock": ("web",), "requirements-all.lock": ("all",)}  # lock file → the extras it installs
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^]]*\])?==([^\s;\\]+)")

@@ -211,3 +211,57 @@ def image_provenance(db: sqlite_utils.Database, suite: str) -> list[dict]:
         FROM images i JOIN prompts p ON p.id = i.prompt_id JOIN models m ON m.id = i.model_id
         WHERE p.suite = ? GROUP BY m.name, m.source ORDER BY m.name
         """, [suite]))
+
+
+def prompts_of(db: sqlite_utils.Database, suite: str, *, subset: str | None = None, variant: str | None = None,
+               limit: int | None = None) -> list[dict]:
+    """A suite's prompt rows (metadata decoded), in item order; ``limit`` 0 or None means all."""
+    where, params = ["suite = ?"], [suite]
+    for column, value in (("subset", subset), ("variant", variant)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    sql = f"SELECT * FROM prompts WHERE {' AND '.join(where)} ORDER BY subset, item_key, variant, role, id"
+    if limit:
+        sql += f" LIMIT {int(limit)}"
+    return [{**row, "metadata": json.loads(row["metadata"])} for row in db.query(sql, params)]
+
+
+def suites_of(db: sqlite_utils.Database, prompt_ids) -> list[str]:
+    """The suites the given prompts belong to, sorted."""
+    prompt_ids = list(prompt_ids)
+    suites: set[str] = set()
+    for start in range(0, len(prompt_ids), 500):
+        chunk = prompt_ids[start:start + 500]
+        suites.update(row[0] for row in db.execute(
+            f"SELECT DISTINCT suite FROM prompts WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
+    return sorted(suites)
+
+
+def item_keys(db: sqlite_utils.Database, suite: str, subsets) -> list[tuple[str, str]]:
+    """The distinct (subset, item key) of ``suite``'s prompts in ``subsets``."""
+    subsets = list(subsets)
+    return db.execute(f"SELECT DISTINCT subset, item_key FROM prompts WHERE suite = ? AND subset IN "
+                      f"({', '.join('?' * len(subsets)) or 'NULL'})", [suite, *subsets]).fetchall()
+
+
+def item_metadata(db: sqlite_utils.Database, suite: str, variant: str, subsets) -> list[tuple[str, str, dict]]:
+    """(subset, item key, metadata decoded) of ``suite``'s prompts of ``variant`` in ``subsets``."""
+    subsets = list(subsets)
+    rows = db.execute(f"SELECT subset, item_key, metadata FROM prompts WHERE suite = ? AND variant = ? AND subset IN "
+                      f"({', '.join('?' * len(subsets)) or 'NULL'})", [suite, variant, *subsets]).fetchall()
+    return [(subset, key, json.loads(metadata)) for subset, key, metadata in rows]
+
+
+def subsets_with_metadata(db: sqlite_utils.Database, suite: str, *, present: str, absent: str) -> list[str]:
+    """The subsets of ``suite`` with a prompt whose metadata has a non-empty ``present`` key and no ``absent`` key
+    (the taxonomy suite's concepts built from WordNet, not imported: ``present="synset", absent="published"``)."""
+    return [subset for subset, in db.execute(
+        f"SELECT DISTINCT subset FROM prompts WHERE suite = ? AND json_extract(metadata, '$.{absent}') IS NULL "
+        f"AND json_extract(metadata, '$.{present}') != ''", [suite])]
+
+
+def published_prompt_count(db: sqlite_utils.Database, suite: str) -> int:
+    """How many of ``suite``'s prompts come from a published file (metadata ``published`` set)."""
+    return db.execute("SELECT COUNT(*) FROM prompts WHERE suite = ? AND json_extract(metadata, '$.published') "
+                      "IS NOT NULL", [suite]).fetchone()[0]

@@ -265,3 +265,68 @@ def published_prompt_count(db: sqlite_utils.Database, suite: str) -> int:
     """How many of ``suite``'s prompts come from a published file (metadata ``published`` set)."""
     return db.execute("SELECT COUNT(*) FROM prompts WHERE suite = ? AND json_extract(metadata, '$.published') "
                       "IS NOT NULL", [suite]).fetchone()[0]
+
+
+def prompts_by_id(db: sqlite_utils.Database, prompt_ids) -> list[dict]:
+    """The rows (id, suite, subset, item_key, variant, role, text) of the given prompts that exist, by id."""
+    ids = sorted({int(i) for i in prompt_ids})
+    rows: list[dict] = []
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        rows += list(db.query("SELECT id, suite, subset, item_key, variant, role, text FROM prompts WHERE id IN "
+                              f"({','.join('?' * len(chunk))})", chunk))
+    return sorted(rows, key=lambda row: row["id"])
+
+
+def suite_prompt_ids(db: sqlite_utils.Database, suite: str, subset: str | None = None, variant: str | None = None,
+                     limit: int | None = None) -> list[int]:
+    """Ids of a suite's prompts (optionally one subset / variant), in id order; ``limit`` 0 or None means all."""
+    sql, args = "SELECT id FROM prompts WHERE suite = ?", [suite]
+    for column, value in (("subset", subset), ("variant", variant)):
+        if value is not None:
+            sql += f" AND {column} = ?"
+            args.append(value)
+    sql += " ORDER BY id" + (f" LIMIT {int(limit)}" if limit else "")
+    return [row[0] for row in db.execute(sql, args)]
+
+
+def suite_names(db: sqlite_utils.Database) -> list[str]:
+    """Every suite with prompts, sorted."""
+    return [row[0] for row in db.execute("SELECT DISTINCT suite FROM prompts ORDER BY suite")]
+
+
+def image_keys(db: sqlite_utils.Database, model_ids) -> list[tuple[int, int, int]]:
+    """(model id, prompt id, index) of every image of the given models."""
+    model_ids = list(model_ids)
+    return db.execute(f"SELECT model_id, prompt_id, idx FROM images WHERE model_id IN "
+                      f"({','.join('?' * len(model_ids)) or 'NULL'})", model_ids).fetchall()
+
+
+def image_id_keys(db: sqlite_utils.Database) -> dict[tuple[int, int, int], int]:
+    """{(prompt id, model id, index): image id} of every image."""
+    return {(prompt, model, idx): image for prompt, model, idx, image in
+            db.execute("SELECT prompt_id, model_id, idx, id FROM images")}
+
+
+def image_count(db: sqlite_utils.Database) -> int:
+    return db.execute("SELECT COUNT(*) FROM images").fetchone()[0]
+
+
+def generation_params(db: sqlite_utils.Database, model_id: int) -> list[dict]:
+    """The generation parameters (``images.params``, decoded) of every image of a model."""
+    return [json.loads(params or "{}") for params, in
+            db.execute("SELECT params FROM images WHERE model_id = ?", [model_id])]
+
+
+def model_config(db: sqlite_utils.Database, model_id: int) -> tuple[dict, int]:
+    """(the model's stored config, decoded; how many images it has)."""
+    row = db.execute("SELECT config, (SELECT COUNT(*) FROM images WHERE model_id = ?) FROM models WHERE id = ?",
+                     [model_id, model_id]).fetchone()
+    return json.loads(row[0] or "{}"), row[1]
+
+
+def image_size(db: sqlite_utils.Database, model: str) -> tuple[int, int] | None:
+    """(width, height) of a stored image of the model named ``model``, or None."""
+    row = db.execute("SELECT i.width, i.height FROM images i JOIN models m ON m.id = i.model_id WHERE m.name = ?",
+                     [model]).fetchone()
+    return tuple(row) if row is not None else None

@@ -330,3 +330,45 @@ def image_size(db: sqlite_utils.Database, model: str) -> tuple[int, int] | None:
     row = db.execute("SELECT i.width, i.height FROM images i JOIN models m ON m.id = i.model_id WHERE m.name = ?",
                      [model]).fetchone()
     return tuple(row) if row is not None else None
+
+
+def prompt_clause(suite: str | None = None, subset: str | None = None, variant: str | None = None,
+                  alias: str = "p") -> tuple[str, list]:
+    """A SQL condition on prompts ``alias`` (suite, subset, variant: each a value or None for any) and its
+    parameters; ``1 = 1`` for no filter."""
+    clauses, params = [], []
+    for column, value in (("suite", suite), ("subset", subset), ("variant", variant)):
+        if value:
+            clauses.append(f"{alias}.{column} = ?")
+            params.append(value)
+    return (" AND ".join(clauses) or "1 = 1"), params
+
+
+def selected_images(db: sqlite_utils.Database, *, suite: str | None = None, subset: str | None = None,
+                    variant: str | None = None, model_ids=None) -> list[tuple]:
+    """(image id, prompt id, model id, model name, index, media hash, media ext, width, height, suite, subset,
+    variant, item key, role, text, metadata text) of the images of the selected prompts and models (None: every
+    model), by prompt, model name and index."""
+    where, params = prompt_clause(suite, subset, variant)
+    model_ids = None if model_ids is None else list(model_ids)
+    model_clause = f"AND i.model_id IN ({','.join('?' * len(model_ids)) or 'NULL'})" if model_ids is not None else ""
+    return db.execute(
+        f"""
+        SELECT i.id, i.prompt_id, i.model_id, m.name, i.idx, i.media_hash, i.media_ext, i.width, i.height,
+               p.suite, p.subset, p.variant, p.item_key, p.role, p.text, p.metadata
+        FROM images i JOIN prompts p ON p.id = i.prompt_id JOIN models m ON m.id = i.model_id
+        WHERE {where} {model_clause}
+        ORDER BY i.prompt_id, m.name, i.idx
+        """,
+        [*params, *(model_ids or [])],
+    ).fetchall()
+
+
+def image_suites(db: sqlite_utils.Database) -> list[tuple[int, str]]:
+    """(image id, its prompt's suite) of every image."""
+    return db.execute("SELECT i.id, p.suite FROM images i JOIN prompts p ON p.id = i.prompt_id").fetchall()
+
+
+def suites_with_images(db: sqlite_utils.Database) -> set[str]:
+    """The suites with at least one image."""
+    return {row[0] for row in db.execute("SELECT DISTINCT p.suite FROM images i JOIN prompts p ON p.id = i.prompt_id")}

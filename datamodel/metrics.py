@@ -239,3 +239,16 @@ def scorer_versions(db: sqlite_utils.Database, suite: str, names: Iterable[str])
     return {(name, scorer): version for name, scorer, version in db.execute(
         f"SELECT name, scorer, scorer_version FROM metrics WHERE suite = ? AND name IN ({marks}) ORDER BY created_at",
         [suite, *names]).fetchall()}
+
+
+def model_level_values(db: sqlite_utils.Database, name: str, suite: str, scorer: str | None = None) -> list[tuple]:
+    """(model name, value, scorer, details decoded) of the model-level rows of metric ``name`` in ``suite`` (of one
+    ``scorer``, or all)."""
+    sql = ("SELECT m.name, x.value, x.scorer, x.details FROM metrics x JOIN models m ON m.id = x.model_id "
+           "WHERE x.name = ? AND x.suite = ? AND x.image_id IS NULL")
+    args = [name, suite]
+    if scorer is not None:
+        sql += " AND x.scorer = ?"
+        args.append(scorer)
+    return [(model, value, row_scorer, json.loads(details)) for model, value, row_scorer, details in
+            db.execute(sql, args).fetchall()]

@@ -7,7 +7,6 @@ anything that could identify the models, is not sent to the browser before the v
 
 from __future__ import annotations
 
-import hashlib
 import random
 import secrets
 import time
@@ -15,6 +14,8 @@ from dataclasses import dataclass, field, replace
 
 import sqlite_utils
 
+from datamodel.annotator_sessions import (live_session, open_battle, revoke_session, store_session, suite_progress,
+                                         vote_count)
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator, sign_in
 from datamodel.battles import Battle, Pairing, load_battle
 from sampling.draws import NoBattleAvailable, PromptPool, serve_battle
@@ -50,8 +51,7 @@ def start(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bool
           min_token_length: int = MIN_TOKEN_LENGTH) -> ArenaSession:
     """Sign in and open a new session (a fresh session id: battles of older sessions cannot be voted on)."""
     annotator = sign_in(db, name, token, open_signup=open_signup, min_token_length=min_token_length)
-    count = db.execute("SELECT COUNT(*) FROM votes WHERE annotator_id = ?", [annotator.id]).fetchone()[0]
-    return ArenaSession(annotator=annotator, votes=count)
+    return ArenaSession(annotator=annotator, votes=vote_count(db, annotator.id))
 
 
 @dataclass(frozen=True)
@@ -180,14 +180,7 @@ def vote(
 
 def progress(db: sqlite_utils.Database, annotator_id: int, suite: str) -> tuple[int, int]:
     """(prompts of ``suite`` the annotator has voted on, prompts in ``suite``): "12 of 76 prompts in this suite"."""
-    seen = db.execute("SELECT COUNT(DISTINCT v.prompt_id) FROM votes v JOIN prompts p ON p.id = v.prompt_id "
-                      "WHERE v.annotator_id = ? AND p.suite = ?", [annotator_id, suite]).fetchone()[0]
-    total = db.execute("SELECT COUNT(*) FROM prompts WHERE suite = ?", [suite]).fetchone()[0]
-    return seen, total
-
-
-def _resume_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
+    return suite_progress(db, annotator_id, suite)
 
 
 def issue_resume(db: sqlite_utils.Database, session: ArenaSession, *, days: float,
@@ -197,10 +190,8 @@ def issue_resume(db: sqlite_utils.Database, session: ArenaSession, *, days: floa
     if days <= 0 or not session.signed_in:
         return session
     token, now = secrets.token_urlsafe(32), time.time() if now is None else now
-    with db.conn:
-        db.execute("INSERT INTO annotator_sessions (token_hash, annotator_id, session_id, created_at, expires_at) "
-                   "VALUES (?, ?, ?, ?, ?)", [_resume_hash(token), session.annotator.id, session.session_id, now,
-                                             now + days * 86400])
+    store_session(db, token, annotator_id=session.annotator.id, session_id=session.session_id, created_at=now,
+                  expires_at=now + days * 86400)
     return replace(session, resume_token=token)
 
 
@@ -212,19 +203,13 @@ def resume(db: sqlite_utils.Database, token: str, *, open_signup: bool,
     if not isinstance(token, str) or not 20 <= len(token) <= 100:
         return None
     now = time.time() if now is None else now
-    row = db.execute(
-        "SELECT s.annotator_id, s.session_id, a.name, a.source FROM annotator_sessions s "
-        "JOIN annotators a ON a.id = s.annotator_id WHERE s.token_hash = ? AND s.revoked_at IS NULL "
-        "AND s.expires_at > ?", [_resume_hash(token), now]).fetchone()
+    row = live_session(db, token, now)
     if row is None or (not open_signup and row[3] != "config"):
         return None
     annotator_id, session_id, name, source = row
-    votes = db.execute("SELECT COUNT(*) FROM votes WHERE annotator_id = ?", [annotator_id]).fetchone()[0]
-    newest = db.execute("SELECT b.id FROM battles b WHERE b.session_id = ? AND NOT EXISTS (SELECT 1 FROM votes v "
-                        "WHERE v.battle_id = b.id) AND b.served_at >= (SELECT COALESCE(MAX(b2.served_at), 0) FROM "
-                        "battles b2 WHERE b2.session_id = ?) ORDER BY b.rowid DESC LIMIT 1",
-                        [session_id, session_id]).fetchone()
-    battle = load_battle(db, newest[0]) if newest else None
+    votes = vote_count(db, annotator_id)
+    newest = open_battle(db, session_id)
+    battle = load_battle(db, newest) if newest else None
     return ArenaSession(annotator=Annotator(id=annotator_id, name=name, source=source), session_id=session_id,
                         battle=battle, shown_at=now, votes=votes, resume_token=token)
 
@@ -232,6 +217,4 @@ def resume(db: sqlite_utils.Database, token: str, *, open_signup: bool,
 def revoke_resume(db: sqlite_utils.Database, token: str | None, *, now: float | None = None) -> None:
     """Sign out: the token no longer signs anyone in."""
     if token:
-        with db.conn:
-            db.execute("UPDATE annotator_sessions SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL",
-                       [time.time() if now is None else now, _resume_hash(token)])
+        revoke_session(db, token, time.time() if now is None else now)

@@ -235,3 +235,13 @@ def first_guidelines_visit(db: sqlite_utils.Database, annotator_id: int, now: fl
         changed = db.execute("UPDATE annotators SET guidelines_seen_at = ? WHERE id = ? AND guidelines_seen_at IS NULL",
                              [time.time() if now is None else now, annotator_id]).rowcount
     return changed == 1
+
+
+def annotator_names(db: sqlite_utils.Database) -> dict[int, str]:
+    """{id: name} of every annotator."""
+    return dict(db.execute("SELECT id, name FROM annotators ORDER BY id").fetchall())
+
+
+def annotator_name_list(db: sqlite_utils.Database) -> list[str]:
+    """Every annotator's name, sorted."""
+    return [name for name, in db.execute("SELECT name FROM annotators ORDER BY name")]

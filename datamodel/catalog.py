@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 import sqlite_utils
 
-from datamodel.dialect import pick
+from datamodel.dialect import json_text_items, pick
 from datamodel.media import StoredImage
 
 
@@ -372,3 +372,64 @@ def image_suites(db: sqlite_utils.Database) -> list[tuple[int, str]]:
 def suites_with_images(db: sqlite_utils.Database) -> set[str]:
     """The suites with at least one image."""
     return {row[0] for row in db.execute("SELECT DISTINCT p.suite FROM images i JOIN prompts p ON p.id = i.prompt_id")}
+
+
+def has_prompts(db: sqlite_utils.Database) -> bool:
+    return db.execute("SELECT 1 FROM prompts LIMIT 1").fetchone() is not None
+
+
+def prompt_keys(db: sqlite_utils.Database, suites) -> list[tuple[int, tuple[str, str, str, str, str]]]:
+    """(id, (suite, subset, item key, variant, role)) of the prompts of ``suites``."""
+    suites = list(suites)
+    rows = db.execute(f"SELECT id, suite, subset, item_key, variant, role FROM prompts WHERE suite IN "
+                      f"({','.join('?' * len(suites)) or 'NULL'})", suites).fetchall()
+    return [(row[0], tuple(row[1:])) for row in rows]
+
+
+def model_suites(db: sqlite_utils.Database, source: str) -> list[tuple[str, str]]:
+    """Distinct (model name, suite) of the images of the models of ``source`` (demo, diffusers, ...)."""
+    return db.execute("SELECT DISTINCT m.name, p.suite FROM images i JOIN models m ON m.id = i.model_id "
+                      "JOIN prompts p ON p.id = i.prompt_id WHERE m.source = ?", [source]).fetchall()
+
+
+def all_image_keys(db: sqlite_utils.Database) -> set[tuple[int, int, int]]:
+    """(prompt id, model id, index) of every image."""
+    return set(db.execute("SELECT prompt_id, model_id, idx FROM images").fetchall())
+
+
+def prompts_with_images_of(db: sqlite_utils.Database, model_names, prompt_ids) -> int:
+    """How many (prompt, model) of ``prompt_ids`` × ``model_names`` have at least one image."""
+    model_names, prompt_ids = list(model_names), list(prompt_ids)
+    return db.execute(
+        "SELECT COUNT(*) FROM (SELECT DISTINCT i.prompt_id, i.model_id FROM images i JOIN models m ON m.id = "
+        f"i.model_id WHERE m.name IN ({','.join('?' * len(model_names)) or 'NULL'}) AND i.prompt_id IN "
+        f"({','.join('?' * len(prompt_ids)) or 'NULL'})) made", [*model_names, *prompt_ids]).fetchone()[0]
+
+
+def prompt_items(db: sqlite_utils.Database, suite: str, variant: str | None = None) -> list[tuple[str, str, int]]:
+    """(item key, subset, prompt id) of the prompts of ``suite`` (of ``variant``, or every variant), by id."""
+    sql, args = "SELECT item_key, subset, id FROM prompts WHERE suite = ?", [suite]
+    if variant is not None:
+        sql += " AND variant = ?"
+        args.append(variant)
+    return db.execute(sql + " ORDER BY id", args).fetchall()
+
+
+PROMPT_COLUMNS = ("suite", "subset", "variant")
+
+
+def prompt_column_values(db: sqlite_utils.Database, column: str) -> list[str]:
+    """The distinct non-empty values of the prompts' ``column`` (one of :data:`PROMPT_COLUMNS`), sorted."""
+    if column not in PROMPT_COLUMNS:
+        raise ValueError(f"prompt_column_values reads {', '.join(PROMPT_COLUMNS)}, not {column!r}.")
+    rows = db.execute(f"SELECT DISTINCT {column} FROM prompts WHERE {column} IS NOT NULL AND {column} != '' ORDER BY 1")
+    return [str(row[0]) for row in rows]
+
+
+def suite_slices(db: sqlite_utils.Database) -> list[tuple]:
+    """(suite, subset, variant, category) of every prompt, and (suite, None, None, category) for each entry of a
+    prompt's ``categories`` list: what the leaderboard's menus offer per suite."""
+    items, item = json_text_items(db, "p.metadata", "categories", "c")
+    return db.execute(
+        "SELECT suite, subset, variant, json_extract(metadata, '$.category') FROM prompts WHERE suite IS NOT NULL "
+        f"UNION SELECT p.suite, NULL, NULL, {item} FROM prompts p, {items} WHERE p.suite IS NOT NULL").fetchall()

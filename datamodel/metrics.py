@@ -252,3 +252,9 @@ def model_level_values(db: sqlite_utils.Database, name: str, suite: str, scorer:
         args.append(scorer)
     return [(model, value, row_scorer, json.loads(details)) for model, value, row_scorer, details in
             db.execute(sql, args).fetchall()]
+
+
+def metric_names_of_source(db: sqlite_utils.Database, source: str) -> set[tuple[str, str, str]]:
+    """Distinct (model name, suite, metric name) of the metrics of the models of ``source``."""
+    return set(db.execute("SELECT DISTINCT m.name, mt.suite, mt.name FROM metrics mt JOIN models m ON m.id = "
+                          "mt.model_id WHERE m.source = ?", [source]).fetchall())

@@ -51,3 +51,12 @@ def stored_snapshot(db: sqlite_utils.Database, key: str) -> Snapshot | None:
         return None
     version, computed_at, seconds, view = row
     return Snapshot(key, json.loads(view), tuple(json.loads(version)), computed_at, seconds)
+
+
+def change_marks(db: sqlite_utils.Database) -> tuple:
+    """Counts and newest ids (or times) of the votes, judgments, ratings (and excluded ratings) and metrics: they
+    move whenever the judges' tables could change."""
+    return (*db.execute("SELECT COUNT(*), coalesce(max(id), 0) FROM votes").fetchone(),
+            *db.execute("SELECT COUNT(*), coalesce(max(updated_at), '') FROM judgments").fetchone(),
+            *db.execute("SELECT COUNT(*), coalesce(max(id), 0), coalesce(SUM(excluded), 0) FROM ratings").fetchone(),
+            *db.execute("SELECT COUNT(*), coalesce(max(id), 0) FROM metrics").fetchone())

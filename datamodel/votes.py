@@ -91,3 +91,9 @@ def record_vote(
     flips = tuple((vote_id, now_excluded) for vote_id, (was, now_excluded) in sorted(changes.items())
                   if was != now_excluded)
     return VoteReceipt(vote_id, battle_id, outcome, model_a, model_b, seconds, flips, version)
+
+
+def judge_voter_names(db: sqlite_utils.Database) -> list[str]:
+    """Every judge voter of the arena's votes, most votes first (ties by name)."""
+    return [row[0] for row in db.execute(
+        "SELECT voter FROM votes WHERE voter_kind = 'judge' GROUP BY voter ORDER BY COUNT(*) DESC, voter")]

@@ -19,6 +19,7 @@ import gradio as gr
 import pandas as pd
 
 from arena.web.context import AppContext
+from datamodel.snapshots import change_marks
 from judges.compare import CompareOptions, compare_judges
 from judges.human_compare import HumanCompareOptions, compare_with_humans
 
@@ -87,10 +88,7 @@ class JudgesView:
         self.at = 0.0
 
     def _state(self, db) -> tuple:
-        return (*db.execute("SELECT COUNT(*), coalesce(max(id), 0) FROM votes").fetchone(),
-                *db.execute("SELECT COUNT(*), coalesce(max(updated_at), '') FROM judgments").fetchone(),
-                *db.execute("SELECT COUNT(*), coalesce(max(id), 0), coalesce(SUM(excluded), 0) FROM ratings")
-                .fetchone(), *db.execute("SELECT COUNT(*), coalesce(max(id), 0) FROM metrics").fetchone())
+        return change_marks(db)
 
     def __call__(self) -> tuple[list[list], str]:
         """The kept table, computed again first when a vote or judgment was added since and the table is at least

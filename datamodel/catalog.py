@@ -433,3 +433,20 @@ def suite_slices(db: sqlite_utils.Database) -> list[tuple]:
     return db.execute(
         "SELECT suite, subset, variant, json_extract(metadata, '$.category') FROM prompts WHERE suite IS NOT NULL "
         f"UNION SELECT p.suite, NULL, NULL, {item} FROM prompts p, {items} WHERE p.suite IS NOT NULL").fetchall()
+
+
+def models_of_source(db: sqlite_utils.Database, source: str) -> list[dict]:
+    """The models of ``source`` (demo, diffusers, imported, ...), by id: name, source, description, config
+    (decoded)."""
+    return [{"name": name, "source": model_source, "description": description, "config": json.loads(config)}
+            for name, model_source, description, config in db.execute(
+                "SELECT name, source, description, config FROM models WHERE source = ? ORDER BY id", [source])]
+
+
+def images_of_source(db: sqlite_utils.Database, source: str) -> list[tuple]:
+    """(image id, suite, subset, item key, variant, role, model name, index, seed, media hash, media ext, params
+    text) of every image of the models of ``source``, by model id, prompt id and index."""
+    return db.execute(
+        "SELECT i.id, p.suite, p.subset, p.item_key, p.variant, p.role, m.name, i.idx, i.seed, i.media_hash, "
+        "i.media_ext, i.params FROM images i JOIN prompts p ON p.id = i.prompt_id JOIN models m ON m.id = i.model_id "
+        "WHERE m.source = ? ORDER BY m.id, i.prompt_id, i.idx", [source]).fetchall()

@@ -150,6 +150,29 @@ def open_reader(target: str) -> sqlite_utils.Database:
     return sqlite_utils.Database(conn)
 
 
+def integrity_check(db) -> str:
+    """SQLite's ``PRAGMA integrity_check`` ("ok" when the file is sound). On PostgreSQL, whose pages carry their own
+    checks, "ok" when every index of the votes and battles is consistent with its table (``amcheck``'s
+    ``bt_index_check``, where the extension can be created), else "not checked"."""
+    if not is_postgres(db):
+        return db.execute("PRAGMA integrity_check").fetchone()[0]
+    try:
+        with db.conn:
+            db.execute("CREATE EXTENSION IF NOT EXISTS amcheck")
+    except database_errors():
+        return "not checked (the amcheck extension is not available to this user)"
+    for name, in db.execute("SELECT indexrelid::regclass::text FROM pg_index WHERE indrelid IN "
+                            "('votes'::regclass, 'battles'::regclass)").fetchall():
+        db.execute("SELECT bt_index_check(?::regclass)", [name])
+    return "ok"
+
+
+def checkpoint(db) -> None:
+    """Move SQLite's write-ahead log into the database file and empty it (nothing on PostgreSQL)."""
+    if not is_postgres(db):
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
 def open_database(settings, *, migrate_schema: bool = True) -> sqlite_utils.Database:
     """The database ``settings`` name (:attr:`datamodel.settings.Settings.database`), opened as :func:`connect`
     opens it."""

@@ -258,3 +258,13 @@ def metric_names_of_source(db: sqlite_utils.Database, source: str) -> set[tuple[
     """Distinct (model name, suite, metric name) of the metrics of the models of ``source``."""
     return set(db.execute("SELECT DISTINCT m.name, mt.suite, mt.name FROM metrics mt JOIN models m ON m.id = "
                           "mt.model_id WHERE m.source = ?", [source]).fetchall())
+
+
+def metric_rows_of_source(db: sqlite_utils.Database, source: str) -> list[tuple]:
+    """(model name, image id or None, suite, subset, variant, name, value, scorer, scorer version, details text) of
+    every metric of the models of ``source``, in the order of the ``metrics_key`` index under each model."""
+    return db.execute(
+        "SELECT m.name, mt.image_id, mt.suite, mt.subset, mt.variant, mt.name, mt.value, mt.scorer, "
+        "mt.scorer_version, mt.details FROM metrics mt JOIN models m ON m.id = mt.model_id WHERE m.source = ? "
+        "ORDER BY m.id, coalesce(mt.image_id, 0), mt.suite, mt.subset, mt.variant, mt.name, mt.scorer",
+        [source]).fetchall()

@@ -193,3 +193,25 @@ class PgDatabase:
 
     def __repr__(self) -> str:
         return f"<PgDatabase {redacted(self.url)}>"
+
+
+def create_database(server_url: str, name: str, *, template: str | None = None) -> None:
+    """Create database ``name`` on the server of ``server_url`` (a copy of ``template``, if given)."""
+    _admin(server_url, f"CREATE DATABASE {_identifier(name)}" + (f" TEMPLATE {_identifier(template)}" if template else ""))
+
+
+def drop_database(server_url: str, name: str) -> None:
+    """Drop database ``name`` (if it exists), ending its connections."""
+    _admin(server_url, f"DROP DATABASE IF EXISTS {_identifier(name)} WITH (FORCE)")
+
+
+def _identifier(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_]{1,63}", name or ""):
+        raise ValueError(f"{name!r} is not a database name: use letters, digits and _ (at most 63).")
+    return f'"{name}"'
+
+
+def _admin(server_url: str, sql: str) -> None:
+    """Run ``sql`` outside any transaction (CREATE and DROP DATABASE)."""
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(sql)

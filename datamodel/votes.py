@@ -97,3 +97,22 @@ def judge_voter_names(db: sqlite_utils.Database) -> list[str]:
     """Every judge voter of the arena's votes, most votes first (ties by name)."""
     return [row[0] for row in db.execute(
         "SELECT voter FROM votes WHERE voter_kind = 'judge' GROUP BY voter ORDER BY COUNT(*) DESC, voter")]
+
+
+def vote_count(db: sqlite_utils.Database) -> int:
+    """Every vote stored (excluded ones included)."""
+    return db.execute("SELECT COUNT(*) FROM votes").fetchone()[0]
+
+
+def annotator_nearest(db: sqlite_utils.Database, prompts: int) -> tuple[int, int] | None:
+    """(annotator id, prompts they voted on) of the annotator whose number of distinct prompts voted on is closest to
+    ``prompts`` (ties: the lowest id), or None without annotator votes."""
+    row = db.execute(
+        "SELECT annotator_id, COUNT(DISTINCT prompt_id) FROM votes WHERE annotator_id IS NOT NULL "
+        "GROUP BY annotator_id ORDER BY abs(COUNT(DISTINCT prompt_id) - ?), annotator_id LIMIT 1", [prompts]).fetchone()
+    return (int(row[0]), int(row[1])) if row else None
+
+
+def voters_by_vote(db: sqlite_utils.Database) -> dict[int, str]:
+    """{vote id: voter} of every vote stored (excluded ones included)."""
+    return dict(db.execute("SELECT id, voter FROM votes").fetchall())

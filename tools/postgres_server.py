@@ -122,20 +122,17 @@ class TemporaryPostgres:
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
 
-    def admin(self, sql: str) -> None:
-        """Run ``sql`` (no transaction: CREATE DATABASE and the like) as the superuser on the ``postgres`` database."""
-        import psycopg
-
-        with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(sql)
-
     def create_database(self, name: str, *, template: str | None = None) -> str:
         """Create database ``name`` (a copy of ``template``, if given); return its URL."""
-        self.admin(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+        from datamodel.postgres import create_database
+
+        create_database(self.url(), name, template=template)
         return self.url(name)
 
     def drop_database(self, name: str) -> None:
-        self.admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        from datamodel.postgres import drop_database
+
+        drop_database(self.url(), name)
 
     def stop(self) -> None:
         if self.root is None:

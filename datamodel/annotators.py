@@ -173,8 +173,8 @@ def sync_accounts(db: sqlite_utils.Database, accounts: Mapping[str, str], *,
             if source != "config":
                 db.execute("UPDATE annotators SET source = 'config' WHERE id = ?", [account])
             configured.append(account)
-        db.execute(f"UPDATE annotators SET source = 'retired' WHERE source = 'config' AND id NOT IN "
-                   f"({', '.join('?' * len(configured))})", configured)
+        kept = f" AND id NOT IN ({', '.join('?' * len(configured))})" if configured else ""
+        db.execute(f"UPDATE annotators SET source = 'retired' WHERE source = 'config'{kept}", configured)
 
 
 def sign_in(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bool,

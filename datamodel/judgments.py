@@ -68,7 +68,7 @@ def judged_subjects(db: sqlite_utils.Database, judge: str, task: str,
     """Subjects ``judge`` has a judgment of ``task`` for, with one of ``statuses``."""
     statuses = list(statuses)
     rows = db.execute(
-        f"SELECT subject FROM judgments WHERE judge = ? AND task = ? AND status IN ({','.join('?' * len(statuses))})",
+        f"SELECT subject FROM judgments WHERE judge = ? AND task = ? AND status IN ({','.join('?' * len(statuses)) or 'NULL'})",
         [judge, task, *statuses],
     )
     return {row[0] for row in rows}
@@ -118,7 +118,7 @@ def delete_other_versions(db: sqlite_utils.Database, *, scorer: str, suite: str,
     with db.conn:
         cursor = db.execute(
             f"DELETE FROM metrics WHERE scorer = ? AND suite = ? AND image_id IS NULL AND scorer_version != ? "
-            f"AND name IN ({','.join('?' * len(names))})", [scorer, suite, version, *names])
+            f"AND name IN ({','.join('?' * len(names)) or 'NULL'})", [scorer, suite, version, *names])
     return cursor.rowcount
 
 

@@ -205,7 +205,7 @@ def model_level_rows(db: sqlite_utils.Database, names: Iterable[str], *, suite: 
     names = list(names)
     sql = (f"SELECT m.name AS model, x.name, x.scorer, x.scorer_version, x.suite, x.subset, x.variant, x.value, "
            f"x.details FROM metrics x JOIN models m ON m.id = x.model_id "
-           f"WHERE x.image_id IS NULL AND x.name IN ({','.join('?' * len(names))})")
+           f"WHERE x.image_id IS NULL AND x.name IN ({','.join('?' * len(names)) or 'NULL'})")
     args: list[Any] = list(names)
     if suite is not None:
         sql += " AND x.suite = ?"
@@ -222,7 +222,7 @@ def image_metric_means(db: sqlite_utils.Database, suite: str, names: Iterable[st
     import pandas as pd
 
     names = list(names)
-    marks = ",".join("?" * len(names))
+    marks = ",".join("?" * len(names)) or "NULL"
     rows = db.execute(
         "SELECT m.name, x.name, x.scorer, p.subset, p.variant, AVG(x.value), COUNT(x.value) FROM metrics x "
         "JOIN models m ON m.id = x.model_id JOIN images i ON i.id = x.image_id JOIN prompts p ON p.id = i.prompt_id "
@@ -235,7 +235,7 @@ def image_metric_means(db: sqlite_utils.Database, suite: str, names: Iterable[st
 def scorer_versions(db: sqlite_utils.Database, suite: str, names: Iterable[str]) -> dict[tuple[str, str], str]:
     """{(metric name, scorer): scorer version} of ``suite``'s rows (the latest version where a scorer has several)."""
     names = list(names)
-    marks = ",".join("?" * len(names))
+    marks = ",".join("?" * len(names)) or "NULL"
     return {(name, scorer): version for name, scorer, version in db.execute(
         f"SELECT name, scorer, scorer_version FROM metrics WHERE suite = ? AND name IN ({marks}) ORDER BY created_at",
         [suite, *names]).fetchall()}

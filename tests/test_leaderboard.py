@@ -7,6 +7,8 @@ import random
 
 import pytest
 
+pytestmark = pytest.mark.both_engines
+
 from datamodel.annotators import sign_in
 from datamodel.battles import Pairing
 from sampling.draws import serve_battle

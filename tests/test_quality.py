@@ -2,6 +2,8 @@ import random
 
 import pytest
 
+pytestmark = pytest.mark.both_engines
+
 from arena import session as sessions
 from datamodel.quality import QualityRules, VoteFact, apply_rules, flag_reasons, flagged_votes, review_vote
 from arena.ratelimit import RateLimited, RateLimiter

@@ -9,6 +9,8 @@ import time
 
 import pytest
 
+pytestmark = pytest.mark.both_engines
+
 from arena import session as sessions
 from arena.commands import main
 from arena.leaderboard import LeaderboardOptions
@@ -30,7 +32,7 @@ def human_votes(snapshot) -> int:
 
 @pytest.fixture
 def service(small_arena):
-    service = SnapshotService(Store(small_arena.settings.db_path), refresh_s=0.0, keep=3)
+    service = SnapshotService(Store(small_arena.settings.database), refresh_s=0.0, keep=3)
     yield service
     service.close()
 
@@ -70,7 +72,7 @@ def test_new_votes_give_the_old_snapshot_at_once_and_a_new_one_in_the_background
 
 
 def test_a_snapshot_younger_than_refresh_s_is_recomputed_only_on_request(small_arena):
-    service = SnapshotService(Store(small_arena.settings.db_path), refresh_s=3600.0, keep=3)
+    service = SnapshotService(Store(small_arena.settings.database), refresh_s=3600.0, keep=3)
     try:
         first, _ = service.view(small_arena.db, OPTIONS, wait_s=60)
         vote(small_arena, 1)
@@ -113,8 +115,9 @@ def test_one_computation_per_set_of_filters_and_a_bounded_number_waiting(small_a
 
 def test_the_command_line_prints_the_latest_snapshot_and_recomputes_on_request(small_arena, monkeypatch, capsys):
     settings = small_arena.settings
-    for name, value in (("ARENA_DB", settings.db_path), ("ARENA_MEDIA_DIR", settings.media_dir),
-                        ("ARENA_DEMO", "false"), ("ARENA_BOOTSTRAP_ROUNDS", "20")):
+    for name, value in (("ARENA_DB", settings.db_path), ("ARENA_DATABASE_URL", settings.database_url),
+                        ("ARENA_MEDIA_DIR", settings.media_dir), ("ARENA_DEMO", "false"),
+                        ("ARENA_BOOTSTRAP_ROUNDS", "20")):
         monkeypatch.setenv(name, str(value))
     vote(small_arena, 2)
     assert main(["leaderboard"]) == 0

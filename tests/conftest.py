@@ -127,10 +127,15 @@ def prompt_count(db) -> int:
     return db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0]
 
 
+def engine_settings(engine: str, request) -> dict:
+    """The settings that put a test's arena on its engine: none for SQLite (``db_path``), a fresh PostgreSQL
+    database's URL (``database_url``) otherwise."""
+    return {} if engine == "sqlite" else {"database_url": request.getfixturevalue("database_url")}
+
+
 @pytest.fixture
 def small_arena(tmp_path, engine, request) -> SmallArena:
-    overrides = {} if engine == "sqlite" else {"database_url": request.getfixturevalue("database_url")}
-    arena = build_small_arena(tmp_path, **overrides)
+    arena = build_small_arena(tmp_path, **engine_settings(engine, request))
     yield arena
     arena.db.close()
 

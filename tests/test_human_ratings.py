@@ -8,20 +8,23 @@ import random
 
 import pytest
 
+pytestmark = pytest.mark.both_engines
+
 from arena import rating_session as raters
 from datamodel.human_ratings import (assignments, flagged_ratings, load_serving, record_rating, record_serving,
                                      review_rating, set_assignment)
 from datamodel.quality import QualityRules
 from datamodel.rating_scales import RatingRejected
 from judges.rating_tasks import COMMONSENSE, SANEVAL, SEMVAR, rating_task, rating_tasks
+from conftest import engine_settings
 from rating_arena import build_rating_arena
 
 FIT, SCORES, LIKERT = COMMONSENSE.scale, SEMVAR.scale, SANEVAL.scale
 
 
 @pytest.fixture
-def arena(tmp_path):
-    built = build_rating_arena(tmp_path, generations=2)
+def arena(tmp_path, engine, request):
+    built = build_rating_arena(tmp_path, generations=2, **engine_settings(engine, request))
     yield built
     built.db.close()
 

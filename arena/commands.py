@@ -98,6 +98,21 @@ def cmd_backup(args, settings) -> int:
     return 0
 
 
+def cmd_migrate_db(args, settings) -> int:
+    from datamodel.migrate_db import migrate_database
+
+    source = args.source or (settings.db_path if is_postgres_url(settings.database) else settings.database)
+    done = migrate_database(source, args.to, replace=args.replace, progress=lambda line: print("  copied " + line))
+    rows = sum(done.tables.values())
+    print(f"Copied {source} to {done.target}: {len(done.tables)} tables, {rows} rows, in {done.seconds:.1f} s"
+          + (" (what the target held was replaced)" if done.replaced else ""))
+    print("Verified: every table's row count equals the source's; "
+          + "; ".join(f"{table} SHA-256 {digest[:16]}… on both sides" for table, digest in done.checksums.items()))
+    print(f"Serve it with ARENA_DATABASE_URL={done.target} and every replica's ARENA_MEDIA_DIR on the same folder "
+          f"as now ({settings.media_dir}).")
+    return 0
+
+
 def cmd_leaderboard(args, settings) -> int:
     from arena.leaderboard import leaderboard_options
     from arena.leaderboard_service import compute_snapshot, data_version, options_key, stored_snapshot
@@ -232,6 +247,16 @@ def build_parser() -> argparse.ArgumentParser:
     backup.add_argument("--overwrite", action="store_true", help="replace an existing file at DEST")
     backup.set_defaults(handler=cmd_backup)
 
+    migrate = commands.add_parser("migrate-db", help="copy this SQLite arena into a PostgreSQL database, verified "
+                                  "(row counts, vote checksums)")
+    migrate.add_argument("--to", required=True, metavar="URL",
+                         help="the PostgreSQL database, postgresql://user@host:port/database (created or migrated)")
+    migrate.add_argument("--from", dest="source", metavar="FILE",
+                         help="the SQLite arena to copy (default: the db_path setting, ARENA_DB)")
+    migrate.add_argument("--replace", action="store_true",
+                         help="delete what the target already holds first (refused otherwise)")
+    migrate.set_defaults(handler=cmd_migrate_db)
+
     board = commands.add_parser("leaderboard", help="print the leaderboard")
     board.add_argument("--suite", help="only votes on prompts of this suite, e.g. taxonomy")
     board.add_argument("--subset", help="only votes on prompts of this subset, e.g. Easy")
@@ -301,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings(config_file=args.config)
         return args.handler(args, settings)
-    except (SettingsError, ValueError, LookupError, FileNotFoundError) as error:
+    except (SettingsError, ValueError, LookupError, FileNotFoundError, ConnectionError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 

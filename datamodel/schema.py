@@ -33,7 +33,7 @@ from typing import Callable
 
 import sqlite_utils
 
-from datamodel.dialect import is_postgres
+from datamodel.dialect import is_postgres, pick
 from ratings.votes import OUTCOMES  # noqa: F401  (the votes table's CHECK constraint lists them)
 VOTER_KINDS = ("human", "judge")
 
@@ -626,6 +626,15 @@ def _vote_changes(db: sqlite_utils.Database) -> None:
                    f"BEGIN {insert(which, sign)} END")
 
 
+def _snapshot_claims(db: sqlite_utils.Database) -> None:
+    """``snapshot_claims``: which app process computes the leaderboard of a set of filters now, so that several
+    replicas on one database compute each snapshot once, not once each (:class:`arena.leaderboard_service.
+    SnapshotService`): the ``filters`` (as ``leaderboard_snapshots`` keys them), the claiming process (``holder``) and
+    when its claim lapses (``expires_at``, unix time), after which another may take it (the holder died)."""
+    db.execute("CREATE TABLE snapshot_claims (filters TEXT PRIMARY KEY, holder TEXT NOT NULL, "
+               f"expires_at {pick(db, sqlite='REAL', postgresql='double precision')} NOT NULL)")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -643,6 +652,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _metric_variant,
     _human_ratings,
     _vote_changes,
+    _snapshot_claims,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -60,3 +60,27 @@ def change_marks(db: sqlite_utils.Database) -> tuple:
             *db.execute("SELECT COUNT(*), coalesce(max(updated_at), '') FROM judgments").fetchone(),
             *db.execute("SELECT COUNT(*), coalesce(max(id), 0), coalesce(SUM(excluded), 0) FROM ratings").fetchone(),
             *db.execute("SELECT COUNT(*), coalesce(max(id), 0) FROM metrics").fetchone())
+
+
+def snapshot_computed_at(db: sqlite_utils.Database, key: str) -> float | None:
+    """When the stored snapshot of ``key`` was computed (unix time), or None: one primary-key read, without the
+    view."""
+    row = db.execute("SELECT computed_at FROM leaderboard_snapshots WHERE filters = ?", [key]).fetchone()
+    return None if row is None else row[0]
+
+
+def claim_computation(db: sqlite_utils.Database, key: str, holder: str, *, now: float, hold_s: float) -> bool:
+    """Claim the computation of ``key``'s snapshot for ``holder`` until ``now + hold_s``: True when no one else
+    holds an unexpired claim (``snapshot_claims``; one write transaction, so two processes never both get it)."""
+    with db.conn:
+        row = db.execute(
+            "INSERT INTO snapshot_claims (filters, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (filters) DO UPDATE "
+            "SET holder = excluded.holder, expires_at = excluded.expires_at WHERE snapshot_claims.expires_at <= ? "
+            "OR snapshot_claims.holder = excluded.holder RETURNING holder", [key, holder, now + hold_s, now]).fetchone()
+    return row is not None
+
+
+def release_computation(db: sqlite_utils.Database, key: str, holder: str) -> None:
+    """``holder`` is done with ``key`` (its snapshot stored, or failed): another may claim it at once."""
+    with db.conn:
+        db.execute("DELETE FROM snapshot_claims WHERE filters = ? AND holder = ?", [key, holder])

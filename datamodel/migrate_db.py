@@ -133,10 +133,10 @@ def migrate_database(source_path: str | Path, target_url: str, *, replace: bool 
                                      "Open it once with this version (any python -m arena command) and copy again.")
             plan.append((table, columns))
         with read_snapshot(source), target.conn:
+            for table in tables:  # first: a deleted row would leave the deferred triggers pending
+                target.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
             for table in reversed(tables):
                 target.execute(f"DELETE FROM {table}")  # the seeded rows too: they come from the source
-            for table, _ in plan:
-                target.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
             for table, columns in plan:
                 cursor = source.execute(f"SELECT {', '.join(columns)} FROM {table}")
                 try:
@@ -146,7 +146,7 @@ def migrate_database(source_path: str | Path, target_url: str, *, replace: bool 
                                          f"fix that row in the source (sqlite3 {source_path}) and copy again.") from None
                 result.tables[table] = copied
                 progress(f"{table}: {copied} rows")
-            for table, _ in plan:
+            for table in tables:
                 target.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
             _move_sequences(target, [table for table, _ in plan])
             _verify(source, target, plan, result)

@@ -13,10 +13,17 @@ would rewrite every query and add its compile step to the vote path. What this l
   translation is cached per statement. psycopg prepares a statement on the server after its fifth use.
 - **Write transactions are serialised**, as SQLite's ``BEGIN IMMEDIATE`` serialises them: ``with db.conn:`` is
   ``BEGIN`` and a transaction-level advisory lock (:data:`WRITE_LOCK`), released at ``COMMIT`` or ``ROLLBACK``, by
-  every process on the database. The rules that read before they write (one vote per battle, the quality flags
-  of an annotator's recent votes, the ``data_versions`` counters that order votes) therefore hold across app
-  replicas as they hold between one server's threads; reads never wait (MVCC). A replica killed in a transaction
-  loses its connection, and PostgreSQL rolls the transaction back and frees the lock.
+  every process on the database. The rules that read before they write (one account per name, raters per item,
+  the prompts of a suite) therefore hold across app replicas as they hold between one server's threads; reads
+  never wait (MVCC). A replica killed in a transaction loses its connection, and PostgreSQL rolls the transaction
+  back and frees the lock.
+- **One annotator's vote** (:func:`datamodel.connection.transaction` with a scope: the vote, its quality flags, the
+  next battle drawn) holds that annotator's lock only (:data:`SCOPED_LOCK` and the scope's hash), so different
+  annotators' votes proceed side by side: what a vote reads before it writes is that annotator's own (their
+  battle, their recent votes, the prompts they saw), and the battle's unique vote is a constraint. What orders
+  votes globally is taken at commit: the ``data_versions`` and ``vote_changes`` triggers are deferred to the commit
+  (:mod:`datamodel.schema_postgresql`), where they lock the counters' row until the commit ends, so ``vote_changes``
+  follows the commits and the locked stretch is the commit alone.
 - **Types**: numpy integers and booleans are sent as integers; ``numeric`` results (PostgreSQL's ``SUM`` of
   ``bigint``, ``AVG`` of integers) come back as ``int`` when whole and ``float`` otherwise, as SQLite's do.
 - **Errors** are psycopg's (:data:`psycopg.Error`); :func:`datamodel.connection.database_errors` lists both engines'.
@@ -24,8 +31,10 @@ would rewrite every query and add its compile step to the vote path. What this l
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
+import zlib
 from typing import Any, Iterator
 from urllib.parse import urlsplit, urlunsplit
 
@@ -37,6 +46,7 @@ from psycopg.types.numeric import Int8Dumper
 
 ENGINE = "postgresql"
 WRITE_LOCK = 7_303_030  # the advisory lock key every write transaction of the arena holds (pg_locks shows it)
+SCOPED_LOCK = 7_303_031  # with a scope's hash: the two-key advisory locks of scoped transactions (one annotator's)
 SCHEMES = ("postgresql://", "postgres://")
 
 
@@ -131,6 +141,21 @@ class PgConnection:
             self.raw.execute(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})")
         self.transaction_depth += 1
         return self
+
+    @contextlib.contextmanager
+    def scoped(self, scope: str):
+        """A write transaction holding ``scope``'s lock instead of :data:`WRITE_LOCK` (module docstring); nested in
+        another transaction, it joins it."""
+        if self.transaction_depth == 0:
+            key = zlib.crc32(scope.encode()) - 2**31  # an int4
+            self.raw.execute(f"BEGIN; SELECT pg_advisory_xact_lock({SCOPED_LOCK}, {key})")
+        self.transaction_depth += 1
+        try:
+            yield self
+        except BaseException:
+            self.__exit__(True, None, None)
+            raise
+        self.__exit__(None, None, None)
 
     def __exit__(self, exc_type, exc, tb):
         self.transaction_depth -= 1

@@ -228,7 +228,8 @@ def update_flags(
         for vote_id, excluded, reason in rows:
             wanted = verdict(reasons.get(vote_id, ()), trusted)
             if (excluded, reason) != wanted:
-                db.execute("UPDATE votes SET excluded = ?, excluded_reason = ? WHERE id = ?", [*wanted, vote_id])
+                db.execute("UPDATE votes SET excluded = ?, excluded_reason = ? WHERE id = ? AND reviewed = 0",
+                           [*wanted, vote_id])
                 changed[vote_id] = (excluded, wanted[0])
     return changed
 

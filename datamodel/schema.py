@@ -589,10 +589,10 @@ def _vote_changes(db: sqlite_utils.Database) -> None:
 
     One row (``seq``, ascending) per vote that starts counting (+1: inserted not excluded, or included again) or stops
     (−1: excluded, or deleted), with the vote's id and the facts a count needs (voter kind, annotator, prompt, the two
-    images and models as displayed, outcome), written by triggers on ``votes``. Writers are serialised on both engines
-    (SQLite's write lock; the advisory lock of :mod:`datamodel.postgres`), so ``seq`` follows the commits: a reader that
-    has every row up to ``seq`` has every change committed before it. Votes already stored count from the next full
-    read of the counts."""
+    images and models as displayed, outcome), written by triggers on ``votes``. ``seq`` follows the commits, so a
+    reader that has every row up to ``seq`` has every change committed before it: SQLite has one writer at a time;
+    PostgreSQL's triggers run at the commit, after locking the ``votes`` row of ``data_versions``, which the commit
+    releases. Votes already stored count from the next full read of the counts."""
     facts = ", ".join(_VOTE_FACT_COLUMNS)
     # (event, when, row, sign): a vote inserted counted, its excluded flag flipped, a counted vote deleted
     changes = (("INSERT", "NEW.excluded = 0", "NEW", "1"),
@@ -611,11 +611,13 @@ def _vote_changes(db: sqlite_utils.Database) -> None:
                    "right_model_id bigint, outcome text NOT NULL)")
         branches = " ELSIF ".join(f"TG_OP = '{event}' AND {when} THEN {insert(which, sign)}"
                                   for event, when, which, sign in changes)
+        # at the commit (deferred), after locking the votes counter's row: seq follows the commits
         db.execute("CREATE FUNCTION arena_log_vote_change() RETURNS trigger LANGUAGE plpgsql AS $$ "
-                   f"BEGIN IF {branches} END IF; RETURN NULL; END $$")
+                   "BEGIN PERFORM 1 FROM data_versions WHERE name = 'votes' FOR UPDATE; "
+                   f"IF {branches} END IF; RETURN NULL; END $$")
         for event, *_ in changes:
-            db.execute(f"CREATE TRIGGER votes_{event.lower()}_change AFTER {event} ON votes FOR EACH ROW "
-                       "EXECUTE FUNCTION arena_log_vote_change()")
+            db.execute(f"CREATE CONSTRAINT TRIGGER votes_{event.lower()}_change AFTER {event} ON votes "
+                       "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION arena_log_vote_change()")
         return
     db.execute("CREATE TABLE vote_changes (seq INTEGER PRIMARY KEY, vote_id INTEGER NOT NULL, sign INTEGER NOT NULL, "
                "voter_kind TEXT NOT NULL, annotator_id INTEGER, prompt_id INTEGER, left_image_id INTEGER, "

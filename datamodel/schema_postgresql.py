@@ -14,7 +14,8 @@ The differences, each for a reason:
 - ``battles`` and ``rating_servings`` (text primary keys) get a ``rowid`` identity column: SQLite's implicit rowid,
   which their readers order by (a session's newest battle, an annotator's questions in the order served).
 - ``created_at`` defaults write the same ISO 8601 text as SQLite's ``strftime``.
-- ``data_versions`` is raised by one trigger function, ``arena_bump_version``, per row as in SQLite.
+- ``data_versions`` is raised by one trigger function, ``arena_bump_version``, per row as in SQLite, at the commit
+  (deferred constraint triggers): a transaction reads the counters as they were before it.
 - ``json_extract(text, '$.key')`` is defined, so the SQL that reads a prompt's metadata is one text for both.
 - The full-text index ``prompts_fts`` is SQLite's (for Datasette), not built here.
 """
@@ -382,8 +383,10 @@ VERSION_TRIGGERS = (("votes", "votes", ("INSERT", "UPDATE", "DELETE")),
 
 
 def version_trigger_sql(table: str, counter: str, event: str) -> str:
-    return (f"CREATE TRIGGER {table}_{event.lower()}_version AFTER {event} ON {table} FOR EACH ROW "
-            f"EXECUTE FUNCTION arena_bump_version('{counter}')")
+    """A ``data_versions`` trigger, deferred to the commit: the counter's row is locked only from there to the end of
+    the commit, so concurrent writers (different annotators' votes) wait for each other that long only."""
+    return (f"CREATE CONSTRAINT TRIGGER {table}_{event.lower()}_version AFTER {event} ON {table} "
+            f"DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION arena_bump_version('{counter}')")
 
 
 def create_baseline(db) -> None:

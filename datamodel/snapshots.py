@@ -84,3 +84,8 @@ def release_computation(db: sqlite_utils.Database, key: str, holder: str) -> Non
     """``holder`` is done with ``key`` (its snapshot stored, or failed): another may claim it at once."""
     with db.conn:
         db.execute("DELETE FROM snapshot_claims WHERE filters = ? AND holder = ?", [key, holder])
+
+
+def snapshot_times(db: sqlite_utils.Database) -> dict[str, float]:
+    """{filters: when its stored snapshot was computed} of every stored snapshot."""
+    return dict(db.execute("SELECT filters, computed_at FROM leaderboard_snapshots").fetchall())

@@ -1,4 +1,6 @@
-"""Rate limits and sign-in throttles of the web app, in memory, per server process.
+"""Rate limits and sign-in throttles of the web app: in memory, per server process, or, for a :class:`RateLimiter`
+given the app's store (several replicas on one PostgreSQL database), in the database, shared by all of them
+(:mod:`datamodel.limits`).
 
 :class:`RateLimiter` is a sliding window of requests per key (votes or battle loads per annotator, per client
 address); :class:`LoginThrottle` counts failed sign-ins or admin unlocks per client address and for all addresses
@@ -36,20 +38,44 @@ def client_address(request) -> str:
 
 class RateLimiter:
     """At most ``per_minute`` requests per key in any 60 seconds (0: no limit); the refusal names ``noun``, ``what``
-    (e.g. "per annotator") and the wait, after ``advice``."""
+    (e.g. "per annotator") and the wait, after ``advice``. With a ``store`` the requests are counted in its database
+    (:func:`datamodel.limits.rate_hit`, wall-clock time), so every app process on that database shares the limit;
+    without one, in this process's memory."""
+
+    SHARED_SWEEP_S = 60.0  # how often a shared limiter deletes the counts older than its window
 
     def __init__(self, per_minute: int, what: str, clock=time.monotonic, *, noun: str = "votes",
-                 advice: str = "Look at the images a little longer and vote again"):
+                 advice: str = "Look at the images a little longer and vote again", store=None):
         self.per_minute, self.what, self.clock = per_minute, what, clock
         self.noun, self.advice = noun, advice
+        self.store = store
         self._hits: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
         self._sweep_at = SWEEP_KEYS
+        self._swept = time.time()
+
+    def _refuse(self, wait: float) -> RateLimited:
+        wait = max(1, int(wait + 0.999))
+        return RateLimited(f"Slow down: at most {self.per_minute} {self.noun} per minute {self.what}. "
+                           f"{self.advice} in {wait} s.")
+
+    def _check_shared(self, key: str) -> None:
+        from datamodel.limits import rate_hit, sweep_rate_events
+
+        db, now = self.store.db(), time.time()
+        wait = rate_hit(db, f"{self.noun} {self.what}", key, now=now, window=60.0, limit=self.per_minute)
+        if now - self._swept >= self.SHARED_SWEEP_S:
+            self._swept = now
+            sweep_rate_events(db, before=now - 60.0)
+        if wait > 0:
+            raise self._refuse(wait)
 
     def check(self, key: str) -> None:
         """Count one request for ``key``, or raise :class:`RateLimited` if it would exceed the limit."""
         if self.per_minute <= 0:
             return
+        if self.store is not None:
+            return self._check_shared(key)
         now = self.clock()
         with self._lock:
             if len(self._hits) >= self._sweep_at:
@@ -59,9 +85,7 @@ class RateLimiter:
             while hits and hits[0] <= now - 60.0:
                 hits.popleft()
             if len(hits) >= self.per_minute:
-                wait = max(1, int(hits[0] + 60.0 - now + 0.999))
-                raise RateLimited(f"Slow down: at most {self.per_minute} {self.noun} per minute {self.what}. "
-                                  f"{self.advice} in {wait} s.")
+                raise self._refuse(hits[0] + 60.0 - now)
             hits.append(now)
 
 

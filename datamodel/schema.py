@@ -637,6 +637,33 @@ def _snapshot_claims(db: sqlite_utils.Database) -> None:
                f"expires_at {pick(db, sqlite='REAL', postgresql='double precision')} NOT NULL)")
 
 
+def _rate_events(db: sqlite_utils.Database) -> None:
+    """``rate_events``: the requests the web app's rate limits count, when several app replicas share the database
+    (:class:`arena.ratelimit.RateLimiter` over :func:`datamodel.limits.rate_hit`): one row per request counted, by
+    limit (``scope``: votes per annotator, per address, battle loads ...) and ``key`` (the annotator, the address),
+    at ``at`` (unix time); rows older than the limit's window are deleted as the key is counted again (and by a
+    sweep). On PostgreSQL ``arena_rate_hit`` counts and records one request in one call."""
+    real = pick(db, sqlite="REAL", postgresql="double precision")
+    db.execute(f"CREATE TABLE rate_events (scope TEXT NOT NULL, key TEXT NOT NULL, at {real} NOT NULL)")
+    db.execute("CREATE INDEX rate_events_key ON rate_events (scope, key, at)")
+    if is_postgres(db):
+        db.execute("""
+            CREATE FUNCTION arena_rate_hit(p_scope text, p_key text, p_now double precision, p_window double precision,
+                                           p_limit integer) RETURNS double precision LANGUAGE plpgsql AS $$
+            DECLARE found integer; first double precision;
+            BEGIN
+                SET LOCAL synchronous_commit TO OFF;  -- a count lost in a crash costs nothing
+                PERFORM pg_advisory_xact_lock(7303032, hashtext(p_scope || chr(31) || p_key));
+                DELETE FROM rate_events WHERE scope = p_scope AND key = p_key AND at <= p_now - p_window;
+                SELECT count(*), min(at) INTO found, first FROM rate_events WHERE scope = p_scope AND key = p_key;
+                IF found >= p_limit THEN
+                    RETURN first + p_window - p_now;
+                END IF;
+                INSERT INTO rate_events (scope, key, at) VALUES (p_scope, p_key, p_now);
+                RETURN 0;
+            END $$""")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -655,6 +682,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _human_ratings,
     _vote_changes,
     _snapshot_claims,
+    _rate_events,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

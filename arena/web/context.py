@@ -48,9 +48,10 @@ class AppContext:
 
     def __post_init__(self):
         self.stats = SamplingStats(SamplingParams(tie_policy=self.settings.tie_policy))
-        self.annotator_limit = RateLimiter(self.settings.rate_limit_annotator_per_minute, "per annotator")
-        self.client_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address")
-        skips = dict(noun="new battles", advice="Vote on the battle on screen, or load another")
+        shared = self.store if self.store.postgres else None  # replicas on one database count together
+        self.annotator_limit = RateLimiter(self.settings.rate_limit_annotator_per_minute, "per annotator", store=shared)
+        self.client_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address", store=shared)
+        skips = dict(noun="new battles", advice="Vote on the battle on screen, or load another", store=shared)
         self.skip_limit = RateLimiter(self.settings.rate_limit_skips_per_minute, "per annotator", **skips)
         self.client_skip_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address", **skips)
         self.sign_in_throttle = LoginThrottle.from_settings("sign-ins", self.settings)

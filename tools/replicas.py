@@ -335,6 +335,82 @@ def run_figures(run: Run, problems: list[str], args) -> list[Figure]:
     return figures
 
 
+async def _limit_checks(replicas: list[Replica], per_minute: int) -> dict:
+    """One annotator voting as fast as it can through two replicas at once (two tabs, one on each); another signing
+    in on one replica, then the other, three votes each time (module docstring)."""
+    async with httpx.AsyncClient(timeout=httpx.Timeout(30.0)) as client:
+        endpoints = await fetch_endpoints(client, replicas[0].base)
+        tabs = [await _sign_in(client, replica, endpoints, 900) for replica in replicas]
+        accepted, refused, other = 0, 0, []
+        for attempt in range(3 * per_minute):  # far more than the limit, within a few seconds
+            session, on_screen = tabs[attempt % 2]
+            try:
+                voted = await session.call("vote_a", [None, "All suites", False, on_screen])
+            except LoadError as error:
+                other.append(str(error))
+                continue
+            answer = json.dumps(voted)
+            if _RECEIPT.search(answer) is None:  # refused: told on the status line, the battle stays on screen
+                if "Slow down" in answer:
+                    refused += 1
+                else:
+                    other.append(answer[:200])
+                continue
+            accepted += 1
+            tabs[attempt % 2] = (session, shown_token(voted[-1]))
+        for session, _ in tabs:
+            await session.http.close()
+        rounds = 0
+        for rounds in range(8):  # the no-repeat rule: sign in on one replica, then the other
+            session, on_screen = await _sign_in(client, replicas[rounds % 2], endpoints, 901)
+            for _ in range(3):
+                voted = await session.call("vote_b", [None, "All suites", False, on_screen])
+                on_screen = shown_token(voted[-1])
+            await session.http.close()
+    return {"accepted": accepted, "refused": refused, "errors": other, "rounds": rounds + 1}
+
+
+def limit_figures(server: TemporaryPostgres, template: str, media: Path, cache_dir: Path, work: Path
+                  ) -> list[Figure]:
+    """The rate limit and the no-repeat rule across two replicas (module docstring)."""
+    from datamodel.annotators import annotator_names
+    from datamodel.connection import connect
+    from datamodel.sampling_reads import annotator_prompts, eligible_prompts
+
+    per_minute = 30
+    url = server.create_database("limits", template=template)
+    env = {"ARENA_DATABASE_URL": url, "ARENA_MEDIA_DIR": str(media), "ARENA_CACHE_DIR": str(cache_dir),
+           "ARENA_DEMO": "false", "ARENA_RATE_LIMIT_ANNOTATOR": str(per_minute), "ARENA_RATE_LIMIT_CLIENT": "0",
+           "ARENA_RATE_LIMIT_SKIPS": "0"}
+    replicas = start_replicas(2, env, work)
+    try:
+        started = time.monotonic()
+        found = _run(_limit_checks(replicas, per_minute))
+        seconds = time.monotonic() - started
+    finally:
+        for replica in replicas:
+            stop_server(replica.process)
+    db = connect(url, migrate_schema=False)
+    try:
+        names = {name: number for number, name in annotator_names(db).items()}
+        seen = annotator_prompts(db, names["load-901"])
+        scope = len(eligible_prompts(db))
+    finally:
+        db.close()
+    server.drop_database("limits")
+    votes = sum(count for _, count, _ in seen)
+    repeated = sum(count - 1 for _, count, _ in seen) if votes <= scope else None
+    tries = found["accepted"] + found["refused"]
+    figures = [Figure(f"votes accepted from one annotator voting through 2 replicas at once ({tries} tries in "
+                      f"{seconds:.0f} s; limit {per_minute} a minute)", found["accepted"], "", float(per_minute)),
+               Figure("  ... and refused with the limit's message", found["refused"], "")]
+    if repeated is not None:
+        figures.append(Figure(f"prompts shown twice to one annotator signing in on replica 1, then 2, then 1 ... "
+                              f"({votes} votes, {scope} prompts in scope)", repeated, "", 0.0))
+    figures.append(Figure("other errors of these checks", len(found["errors"]), "", 0.0))
+    return figures
+
+
 def snapshot_figures(votes: int, cache_dir: Path, server: TemporaryPostgres) -> list[Figure]:
     """The leaderboard snapshot (default filters, every panel) of ``votes`` votes on SQLite and on PostgreSQL, each
     computed in a fresh process (the scale fixture, copied by migrate-db)."""
@@ -410,8 +486,6 @@ def main(argv: list[str] | None = None) -> int:
                 for problem in [*problems, *run.report.errors[:5], *run.viewer_errors[:3]]:
                     print(f"    {problem}")
             if args.limits:
-                from tools.replica_limits import limit_figures
-
                 print("limits across 2 replicas:", flush=True)
                 for figure in limit_figures(server, "demo", media, cache_dir, work):
                     print(figure.line(), flush=True)

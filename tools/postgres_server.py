@@ -95,7 +95,10 @@ class TemporaryPostgres:
                               timeout=timeout, cwd=self.root, env={**os.environ, "LC_ALL": "C.UTF-8"}, **kwargs)
 
     def start(self) -> "TemporaryPostgres":
-        self.root = Path(tempfile.mkdtemp(prefix="arena-postgres-", dir=self.parent))
+        parent = self.parent
+        if parent is None and self.user is not None and Path("/tmp").is_dir():
+            parent = "/tmp"  # a folder the server's user can reach whatever TMPDIR says (root's may be private)
+        self.root = Path(tempfile.mkdtemp(prefix="arena-postgres-", dir=parent))
         if self.user is not None:
             os.chown(self.root, self.user.pw_uid, self.user.pw_gid)
         init = self._run("initdb", "-D", str(self.data), "-U", SUPERUSER, "-A", "trust", "-E", "UTF8",

@@ -1,0 +1,96 @@
+"""What app replicas share through the database (datamodel.limits, datamodel.admin_state), on both engines, with two
+connections standing for two replicas."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from datamodel import admin_state
+from datamodel.connection import connect
+from datamodel.limits import (attempt_state, begin_attempts, end_attempts, rate_hit, sweep_attempts,
+                              sweep_rate_events, throttle_transaction)
+
+pytestmark = pytest.mark.both_engines
+
+
+@pytest.fixture
+def replicas(database_url):
+    connections = [connect(database_url) for _ in range(2)]
+    yield connections
+    for db in connections:
+        db.close()
+
+
+def test_a_rate_limit_counts_every_replicas_requests_in_its_window(replicas):
+    first, second = replicas
+    assert [rate_hit(replicas[k % 2], "votes per annotator", "ann", now=100.0 + k, window=60.0, limit=3)
+            for k in range(4)] == [0.0, 0.0, 0.0, 57.0]  # the fourth in a minute waits until the first leaves
+    assert rate_hit(second, "votes per annotator", "ben", now=104.0, window=60.0, limit=3) == 0.0  # its own count
+    assert rate_hit(first, "votes from one address", "ann", now=104.0, window=60.0, limit=3) == 0.0  # another limit
+    assert rate_hit(second, "votes per annotator", "ann", now=160.5, window=60.0, limit=3) == 0.0  # 100 has left
+    assert sweep_rate_events(first, before=1000.0) == 5
+
+
+def test_concurrent_requests_of_one_key_on_two_replicas_pass_the_limit_exactly(database_url):
+    connect(database_url).close()  # the schema, before the replicas
+    passed = []
+
+    def client(k: int) -> None:
+        db = connect(database_url, migrate_schema=False)
+        try:
+            for step in range(10):
+                if rate_hit(db, "votes per annotator", "ann", now=1000.0 + step / 100, window=60.0, limit=12) == 0:
+                    passed.append(k)
+        finally:
+            db.close()
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(passed) == 12
+
+
+def test_sign_in_attempts_are_counted_across_replicas(replicas):
+    first, second = replicas
+    with throttle_transaction(first, "sign-ins"):
+        assert attempt_state(first, "sign-ins", ["1.2.3.4", "*"], now=10.0, window=900.0) == {
+            "1.2.3.4": (0, None, 0), "*": (0, None, 0)}
+        ids = begin_attempts(first, "sign-ins", ["1.2.3.4", "*"], now=10.0)
+    with throttle_transaction(second, "sign-ins"):  # another replica sees the attempt in flight
+        assert attempt_state(second, "sign-ins", ["1.2.3.4"], now=11.0, window=900.0) == {"1.2.3.4": (0, None, 1)}
+        late = begin_attempts(second, "sign-ins", ["1.2.3.4"], now=11.0)
+    end_attempts(first, ids, failed=True, now=12.0)
+    end_attempts(second, late, failed=False, now=13.0)  # a success counts nothing
+    assert attempt_state(second, "sign-ins", ["1.2.3.4", "*"], now=14.0, window=900.0) == {
+        "1.2.3.4": (1, 12.0, 0), "*": (1, 12.0, 0)}
+    assert attempt_state(first, "admin sign-ins", ["1.2.3.4"], now=14.0, window=900.0) == {"1.2.3.4": (0, None, 0)}
+    assert attempt_state(first, "sign-ins", ["1.2.3.4"], now=913.0, window=900.0) == {"1.2.3.4": (0, None, 0)}
+    stale = begin_attempts(first, "sign-ins", ["5.6.7.8"], now=20.0)  # its replica dies: it stops counting later
+    assert attempt_state(second, "sign-ins", ["5.6.7.8"], now=81.0, window=900.0) == {"5.6.7.8": (0, None, 0)}
+    assert stale and sweep_attempts(first, before=1000.0) == 3
+
+
+def test_admin_sessions_and_export_links_hold_across_replicas(replicas):
+    first, second = replicas
+    admin_state.open_session(first, "session-1", client="10.0.0.1", browser="cookie", now=0.0)
+    assert admin_state.session_live(second, "session-1", client="10.0.0.1", browser="cookie", now=5.0, idle_s=60.0)
+    assert not admin_state.session_live(second, "session-1", client="10.0.0.1", browser="other", now=5.0, idle_s=60.0)
+    assert not admin_state.session_live(second, "session-2", client="10.0.0.1", browser="cookie", now=5.0, idle_s=60.0)
+    assert admin_state.put_offer(first, "link-1", session_id="session-1", client="10.0.0.1", browser="cookie",
+                                 path="/tmp/votes.csv", name="votes.csv", media_type="text/csv", expires_at=600.0)
+    assert admin_state.claim_offer(second, "link-1", client="10.0.0.9", browser=None, now=10.0) is None  # not theirs
+    assert admin_state.claim_offer(second, "link-1", client="10.0.0.1", browser="cookie", now=10.0) == (
+        "/tmp/votes.csv", "votes.csv", "text/csv")
+    assert admin_state.claim_offer(first, "link-1", client="10.0.0.1", browser="cookie", now=11.0) is None  # once
+    admin_state.put_offer(first, "link-2", session_id="session-1", client="10.0.0.1", browser="cookie",
+                          path="/tmp/votes.parquet", name="votes.parquet", media_type="application/octet-stream",
+                          expires_at=600.0)
+    # idle beyond the limit (the last use was at 5 s): the session ends on every replica, its offer is withdrawn
+    assert admin_state.end_idle_sessions(second, now=70.0, idle_s=60.0) == ["/tmp/votes.parquet"]
+    assert not admin_state.session_live(first, "session-1", client="10.0.0.1", browser="cookie", now=70.0, idle_s=60.0)
+    assert not admin_state.put_offer(first, "link-3", session_id="session-1", client="10.0.0.1", browser="cookie",
+                                     path="/tmp/x", name="x", media_type="text/csv", expires_at=600.0)

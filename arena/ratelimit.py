@@ -46,13 +46,14 @@ class RateLimiter:
 
     def __init__(self, per_minute: int, what: str, clock=time.monotonic, *, noun: str = "votes",
                  advice: str = "Look at the images a little longer and vote again", store=None):
-        self.per_minute, self.what, self.clock = per_minute, what, clock
+        self.per_minute, self.what = per_minute, what
+        self.clock = time.time if store is not None and clock is time.monotonic else clock  # replicas: wall time
         self.noun, self.advice = noun, advice
         self.store = store
         self._hits: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
         self._sweep_at = SWEEP_KEYS
-        self._swept = time.time()
+        self._swept = self.clock()
 
     def _refuse(self, wait: float) -> RateLimited:
         wait = max(1, int(wait + 0.999))
@@ -62,7 +63,7 @@ class RateLimiter:
     def _check_shared(self, key: str) -> None:
         from datamodel.limits import rate_hit, sweep_rate_events
 
-        db, now = self.store.db(), time.time()
+        db, now = self.store.db(), self.clock()
         wait = rate_hit(db, f"{self.noun} {self.what}", key, now=now, window=60.0, limit=self.per_minute)
         if now - self._swept >= self.SHARED_SWEEP_S:
             self._swept = now
@@ -118,34 +119,63 @@ class LoginThrottle:
     """
 
     def __init__(self, what: str, *, max_failures: int, max_failures_overall: int, window_s: float, lockout_s: float,
-                 clock=time.monotonic):
-        self.what, self.clock = what, clock
+                 clock=time.monotonic, store=None):
+        self.what = what
+        self.clock = time.time if store is not None and clock is time.monotonic else clock  # replicas: wall time
         self.limits = {"client": max_failures, OVERALL: max_failures_overall}
         self.window_s, self.lockout_s = window_s, lockout_s
+        self.store = store  # several replicas on one database: the attempts are counted there
         self._records: dict[str, _Failures] = {}
         self._lock = threading.Lock()
         self._sweep_at = SWEEP_KEYS
+        self._swept = self.clock()
 
     @classmethod
-    def from_settings(cls, what: str, settings) -> "LoginThrottle":
-        """The throttle the ``login_*`` settings describe, for attempts named ``what`` ("sign-ins")."""
+    def from_settings(cls, what: str, settings, store=None) -> "LoginThrottle":
+        """The throttle the ``login_*`` settings describe, for attempts named ``what`` ("sign-ins"); counted in
+        ``store``'s database when given (replicas)."""
         return cls(what, max_failures=settings.login_max_failures,
                    max_failures_overall=settings.login_max_failures_overall, window_s=settings.login_window_s,
-                   lockout_s=settings.login_lockout_s)
+                   lockout_s=settings.login_lockout_s, store=store)
+
+    def _refuse(self, key: str, wait: float) -> RateLimited:
+        where = "on this server just now" if key == OVERALL else "from your address"
+        return RateLimited(f"Too many failed {self.what} {where}. Wait {math.ceil(wait)} s and try again.")
+
+    def _attempt_shared(self, keys: list[str]) -> "LoginAttempt":
+        """:meth:`attempt` with the records in the database (:mod:`datamodel.limits`), decided in one transaction
+        that the throttle's attempts take in turn on every replica."""
+        from datamodel.limits import attempt_state, begin_attempts, sweep_attempts, throttle_transaction
+
+        db, now = self.store.db(), self.clock()
+        if now - self._swept >= self.window_s:
+            self._swept = now
+            sweep_attempts(db, before=now - self.window_s)
+        with throttle_transaction(db, self.what):
+            state = attempt_state(db, self.what, keys, now=now, window=self.window_s)
+            for key in keys:
+                failures, latest, pending = state[key]
+                wait = self._wait_for(failures, latest, pending, self._limit(key), now)
+                if wait > 0:
+                    raise self._refuse(key, wait)
+            return LoginAttempt(self, begin_attempts(db, self.what, keys, now=now))
+
+    def _limit(self, key: str) -> int:
+        return self.limits["client" if key != OVERALL else OVERALL]
 
     def attempt(self, client: str) -> "LoginAttempt":
         """Begin an attempt from ``client``, or raise :class:`RateLimited` saying how long to wait."""
-        now = self.clock()
         keys = [key for key, limit in ((client, self.limits["client"]), (OVERALL, self.limits[OVERALL])) if limit > 0]
+        if self.store is not None:
+            return self._attempt_shared(keys)
+        now = self.clock()
         with self._lock:
             if len(self._records) >= self._sweep_at:
                 self._sweep(now)
             for key in keys:
                 wait = self._wait(key, now)
                 if wait > 0:
-                    where = "on this server just now" if key == OVERALL else "from your address"
-                    raise RateLimited(f"Too many failed {self.what} {where}. Wait {math.ceil(wait)} s and try "
-                                      "again.")
+                    raise self._refuse(key, wait)
             for key in keys:
                 self._records.setdefault(key, _Failures()).pending += 1
         return LoginAttempt(self, keys)
@@ -158,16 +188,24 @@ class LoginThrottle:
         times = record.times
         while times and times[0] <= now - self.window_s:
             times.popleft()
-        failures = len(times)
-        limit = self.limits["client" if key != OVERALL else OVERALL]
-        if failures == 0 or failures + record.pending < limit:
+        return self._wait_for(len(times), times[-1] if times else None, record.pending, self._limit(key), now)
+
+    def _wait_for(self, failures: int, latest: float | None, pending: int, limit: int, now: float) -> float:
+        """Seconds to wait with ``failures`` in the window, the latest at ``latest``, ``pending`` attempts in flight
+        (0: none)."""
+        if failures == 0 or failures + pending < limit:
             return 0.0
         if failures < limit:  # at the limit only with the attempts in flight: wait until they end
             return 1.0
-        remaining = times[-1] + self.lockout_s * 2.0 ** (failures - limit) - now
-        return max(remaining, 1.0) if record.pending else max(remaining, 0.0)
+        remaining = latest + self.lockout_s * 2.0 ** (failures - limit) - now
+        return max(remaining, 1.0) if pending else max(remaining, 0.0)
 
-    def _end(self, keys: list[str], failed: bool) -> None:
+    def _end(self, keys: list, failed: bool) -> None:
+        if self.store is not None:  # keys: the attempts' ids in the database
+            from datamodel.limits import end_attempts
+
+            end_attempts(self.store.db(), keys, failed=failed, now=self.clock())
+            return
         now = self.clock()
         with self._lock:
             for key in keys:

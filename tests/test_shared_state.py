@@ -94,3 +94,39 @@ def test_admin_sessions_and_export_links_hold_across_replicas(replicas):
     assert not admin_state.session_live(first, "session-1", client="10.0.0.1", browser="cookie", now=70.0, idle_s=60.0)
     assert not admin_state.put_offer(first, "link-3", session_id="session-1", client="10.0.0.1", browser="cookie",
                                      path="/tmp/x", name="x", media_type="text/csv", expires_at=600.0)
+
+
+def test_the_login_throttle_holds_across_replicas(database_url):
+    """The throttle's rules (back-off per address and overall, attempts in flight) with each attempt on the other of
+    two replicas: as on one server."""
+    from arena.ratelimit import LoginThrottle, RateLimited
+    from datamodel.connection import Store
+
+    connect(database_url).close()
+    now = [0.0]
+    replicas = [LoginThrottle("sign-ins", max_failures=3, max_failures_overall=5, window_s=900, lockout_s=30,
+                              clock=lambda: now[0], store=Store(database_url)) for _ in range(2)]
+    for k in range(3):
+        replicas[k % 2].attempt("a").failed()
+    for replica in replicas:
+        with pytest.raises(RateLimited, match=r"Too many failed sign-ins from your address\. Wait 30 s"):
+            replica.attempt("a")
+    replicas[1].attempt("b").succeeded()  # another address may go on, and a success is not a failure
+    now[0] = 31.0
+    replicas[0].attempt("a").failed()  # a fourth failure: the wait doubles, on the other replica too
+    with pytest.raises(RateLimited, match="Wait 60 s"):
+        replicas[1].attempt("a")
+    now[0] = 92.0
+    replicas[1].attempt("a").failed()  # a fifth failure on the servers: every address waits
+    with pytest.raises(RateLimited, match=r"Too many failed sign-ins on this server just now\. Wait 30 s"):
+        replicas[0].attempt("c")
+    now[0] = 92.0 + 901.0  # the window has passed: everything is forgotten
+    replicas[0].attempt("a").succeeded()
+    # attempts in flight on one replica count on the other once the address has failed
+    replicas[1].attempt("d").failed()
+    pending = [replicas[0].attempt("d"), replicas[1].attempt("d")]
+    with pytest.raises(RateLimited):
+        replicas[0].attempt("d")
+    for attempt in pending:
+        attempt.succeeded()
+    replicas[1].attempt("d").succeeded()

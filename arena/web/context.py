@@ -54,8 +54,8 @@ class AppContext:
         skips = dict(noun="new battles", advice="Vote on the battle on screen, or load another", store=shared)
         self.skip_limit = RateLimiter(self.settings.rate_limit_skips_per_minute, "per annotator", **skips)
         self.client_skip_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address", **skips)
-        self.sign_in_throttle = LoginThrottle.from_settings("sign-ins", self.settings)
-        self.admin_throttle = LoginThrottle.from_settings("admin sign-ins", self.settings)
+        self.sign_in_throttle = LoginThrottle.from_settings("sign-ins", self.settings, store=shared)
+        self.admin_throttle = LoginThrottle.from_settings("admin sign-ins", self.settings, store=shared)
         self.snapshots = SnapshotService(self.store, refresh_s=self.settings.leaderboard_refresh_s,
                                          keep=self.settings.leaderboard_views)
         if self.sampler.reads_stats:  # also checks ARENA_SAMPLING against the registered strategies

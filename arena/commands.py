@@ -7,6 +7,7 @@ import json
 import sys
 
 from datamodel.connection import describe, is_postgres_url
+from datamodel.catalog import release_withheld, withheld_images
 from datamodel.settings import SettingsError, load_settings, settings_table
 from datamodel.vote_table import EXPORTERS
 from ratings.protocols import PROTOCOLS
@@ -23,10 +24,12 @@ def _open(settings):
 def cmd_serve(args, settings) -> int:
     from arena.demo import ensure_demo
     from arena.web.app import serve
+    from datamodel.connection import check_writable
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     settings = settings.replace(**overrides)
     db, media = _open(settings)
+    check_writable(db, settings.database)  # votes are written there: say so now, not at the first vote
     built = ensure_demo(db, media, settings)
     if built:
         print(f"Demo ready: {built['prompts']} prompts, {built['new_images']} images in {describe(settings.database)}")
@@ -39,12 +42,13 @@ def cmd_serve(args, settings) -> int:
 
 def cmd_demo(args, settings) -> int:
     from arena.demo import build_demo, load_demo_bundle
+    from datamodel.renditions import Renditions
 
     db, media = _open(settings)
     if args.regenerate:  # the generators and metric scorers (torch): what python -m tools.demo_bundle ships
         built = build_demo(db, media, settings, progress=True)
     else:
-        built = load_demo_bundle(db, media)
+        built = load_demo_bundle(db, media, renditions=Renditions.from_settings(media, settings))
     print(f"Demo: {built['prompts']} prompts ({built['new_prompts']} new), {built['new_images']} new images.")
     return 0
 
@@ -68,6 +72,28 @@ def cmd_import_votes(args, settings) -> int:
     result = import_votes(db, args.file, args.format, source=args.source, aliases=args.aliases,
                           progress=not args.quiet)
     print(result.summary())
+def cmd_renditions(args, settings) -> int:
+    from datamodel.renditions import Renditions
+
+    db, media = _open(settings)
+    renditions = Renditions.from_settings(media, settings)
+    report = renditions.render_missing(db, retry_unshowable=True, verify=True, progress=lambda done, total: print(
+        f"\r{done} of {total} images", end="", file=sys.stderr))
+    print(f"{report.rendered} images recorded as rendered for {renditions.spec.key} ({report.made} renditions made "
+          f"now, the others were there); {report.unshowable} cannot be shown (their originals cannot be read).")
+    return 0
+
+
+def cmd_withheld(args, settings) -> int:
+    db, _ = _open(settings)
+    if args.release:
+        print(f"{release_withheld(db, 'published')} published images released: battles draw them again.")
+        return 0
+    withheld = withheld_images(db)
+    for reason, count in sorted(withheld.items()):
+        print(f"{count} images withheld from battles: {reason}")
+    if not withheld:
+        print("No image is withheld from battles.")
     return 0
 
 
@@ -75,8 +101,12 @@ def cmd_export(args, settings) -> int:
     from datamodel.vote_table import export_votes
 
     db, media = _open(settings)
-    rows = export_votes(db, args.path, args.format, media=media)
+    before = withheld_images(db).get("published", 0)
+    rows = export_votes(db, args.path, args.format, media=media, keep_in_battles=args.keep_in_battles)
     print(f"Wrote {rows} votes to {args.path}")
+    if withheld := withheld_images(db).get("published", 0) - before:
+        print(f"{withheld} images are now published with their model names and withheld from battles (anyone with "
+              "the export could name them before the vote); `python -m arena withheld --release` draws them again.")
     if args.push_to:
         if args.format != "hf":
             raise ValueError("--push-to uploads a Hugging Face dataset: add --format hf.")
@@ -232,15 +262,27 @@ def build_parser() -> argparse.ArgumentParser:
                                          "onto the arena's models")
     votes.add_argument("--quiet", action="store_true", help="no progress bar")
     votes.set_defaults(handler=cmd_import_votes)
+    renditions = commands.add_parser(
+        "renditions", help="make the display renditions the settings ask for (after changing ARENA_DISPLAY_*, before "
+                           "restarting the server: it renders what is missing before it serves)")
+    renditions.set_defaults(handler=cmd_renditions)
 
     export = commands.add_parser("export", help="export the votes (CSV, JSONL, Parquet, FastChat, Hugging Face)")
     export.add_argument("path", help="output file (a folder for --format hf); the suffix picks csv, jsonl or parquet")
     export.add_argument("--format", choices=list(EXPORTERS),
                         help="output format (default: from the suffix); fastchat: FastChat's battle JSON; "
                              "hf: a Hugging Face dataset folder with the images")
+    export.add_argument("--keep-in-battles", action="store_true",
+                        help="with --format hf: keep drawing the exported images into battles (by default images "
+                             "published with their model names are withheld: anyone with the export could name them)")
     export.add_argument("--push-to", metavar="REPO_ID",
                         help="with --format hf: upload the folder to this Hugging Face dataset (token: HF_TOKEN)")
     export.set_defaults(handler=cmd_export)
+
+    withheld = commands.add_parser("withheld", help="count the images withheld from battles (published with their "
+                                                    "model names by an hf export)")
+    withheld.add_argument("--release", action="store_true", help="draw the published images into battles again")
+    withheld.set_defaults(handler=cmd_withheld)
 
     backup = commands.add_parser("backup", help="copy the database consistently while the app serves")
     backup.add_argument("dest", help="the copy's file path (must not exist unless --overwrite)")

@@ -26,6 +26,7 @@ from datamodel.catalog import (add_image, add_model, add_prompts, all_image_keys
                                prompt_keys, prompts_with_images_of)
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, metric_names_of_source, record_directions, write_metrics
+from datamodel.renditions import Renditions
 from datamodel.settings import Settings
 
 # The demo as data, made by ``python -m tools.demo_bundle`` and shipped in the package (pyproject's package-data).
@@ -84,13 +85,15 @@ def demo_incomplete(db: sqlite_utils.Database) -> bool:
 
 
 def build_demo(db: sqlite_utils.Database, media: MediaStore, settings: Settings, *, progress: bool = False) -> dict:
-    """Write the demo prompts and make the demo images and metrics that are missing (idempotent); return counts."""
+    """Write the demo prompts and make the demo images, their display renditions and the metrics that are missing
+    (idempotent); return counts."""
     from generators.demo import generate_demo_images
     from judges.metrics.demo import compute_demo_metrics
 
     prompts = add_prompts(db, demo_prompt_specs())
     made = generate_demo_images(db, media, prompts.ids, cache_dir=settings.cache_dir, seed=settings.seed,
                                 progress=progress)
+    Renditions.from_settings(media, settings).render_missing(db)  # before any battle may show them
     if made or missing_demo_metrics(db):  # the leaderboard's metric columns, from tiny stand-in scorers (labelled)
         compute_demo_metrics(db, media, cache_dir=settings.cache_dir, progress=progress)
     return {"prompts": len(prompts.ids), "new_prompts": prompts.inserted, "new_images": made}
@@ -128,9 +131,11 @@ def _bundle_image_bytes(bundle: Path, name: str) -> bytes:
     return data
 
 
-def load_demo_bundle(db: sqlite_utils.Database, media: MediaStore, bundle: str | Path = DEMO_BUNDLE) -> dict:
+def load_demo_bundle(db: sqlite_utils.Database, media: MediaStore, bundle: str | Path = DEMO_BUNDLE, *,
+                     renditions: Renditions | None = None) -> dict:
     """Write the demo from the shipped bundle: prompts, models, the missing images (files into the media store
-    first, then their rows) and, when an image was added or a demo metric is missing, the metric rows (replaced).
+    first, then their rows), their display renditions (``renditions``: the arena's settings; default: the default
+    settings) and, when an image was added or a demo metric is missing, the metric rows (replaced).
 
     Idempotent, and in the order :func:`demo_incomplete` checks, so a load that stopped half way is finished by the
     next one. Imports no generator and no metric scorer (no torch). Returns the counts :func:`build_demo` returns.
@@ -150,6 +155,7 @@ def load_demo_bundle(db: sqlite_utils.Database, media: MediaStore, bundle: str |
             add_image(db, prompt_id=prompt_id, model_id=model_id, stored=stored, idx=idx, seed=image["seed"],
                       params=image["params"])
             made += 1
+    (renditions or Renditions.from_settings(media, Settings())).render_missing(db)  # before a battle may show them
     if made or missing_demo_metrics(db):
         ids = image_id_keys(db)
         image_ids = [ids[key] for key in keys]
@@ -173,5 +179,5 @@ def ensure_demo(db: sqlite_utils.Database, media: MediaStore, settings: Settings
     writes only what is missing. Nothing is generated: ``progress`` is kept for callers and unused.
     """
     if settings.demo and (is_empty(db) or demo_incomplete(db)):
-        return load_demo_bundle(db, media)
+        return load_demo_bundle(db, media, renditions=Renditions.from_settings(media, settings))
     return None

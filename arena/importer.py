@@ -3,11 +3,13 @@
 The prompts file is a prompt list as :mod:`suites.generic` reads it: CSV (header row) or JSONL with at least
 ``key`` and ``text``; optional ``suite``, ``subset``, ``variant``, ``role`` and ``metadata`` (a JSON object).
 
-Every file is checked before anything is written: a bad prompts row, an image whose key is not in the prompts file,
-two images of one model for one key (``cat.png`` and ``cat.jpg``), an unknown file type, an unreadable or animated
-image, or one of more pixels than the ``max_image_pixels`` setting allows (read from its header: a decompression
-bomb is never decoded) raises :class:`ImageImportError` naming the file(s), and nothing is imported: no row and no
-media file. Images are stored without their metadata (PNG text chunks, EXIF, XMP, ...: see
+Every file is checked before anything is stored: a bad prompts row, an image whose key is not in the prompts file,
+two images of one model for one key (``cat.png`` and ``cat.jpg``), an unknown file type, a file larger than the
+``max_image_bytes`` setting (told from its size, before it is read), an unreadable or animated image, or one of more
+pixels than the ``max_image_pixels`` setting allows (read from its header: a decompression bomb is never decoded)
+raises :class:`ImageImportError` naming the file(s), and nothing is imported: no row and no media file. Files are
+checked one at a time and staged on disk (:meth:`datamodel.media.MediaStore.staging`), so the import holds one image
+in memory whatever the folder's size. Images are stored without their metadata (PNG text chunks, EXIF, XMP, ...: see
 :func:`datamodel.media.clean_image`), which often names the model. Importing the same folder again changes nothing.
 """
 
@@ -19,7 +21,7 @@ from pathlib import Path
 import sqlite_utils
 
 from datamodel.catalog import CatalogError, PromptSpec, add_image, add_model, add_prompts, image_count, prompt_items
-from datamodel.media import MediaError, MediaStore, clean_image
+from datamodel.media import MediaError, MediaStore, Staging, StoredImage, clean_image
 from datamodel.renditions import Renditions
 from suites.common import SuiteError
 from suites.generic import load_prompt_list
@@ -85,10 +87,10 @@ def import_images(
     prompt's item key (the taxonomy paper's retrieval images, ``<wordnet_id>.png``, for its imported benchmark): each
     image goes to every variant of its item (or to ``variant`` only), and no prompt is written or changed.
 
-    Everything is read, checked and stripped of metadata first; the rows and the media files are written last, in
-    one transaction (a media file of a transaction that then fails is unreferenced, content-addressed and harmless).
-    With ``renditions``, each image's display rendition is made after the import, so no voter's first request waits
-    for it (a large original takes longer to render than a small one: a timing a voter could notice).
+    Everything is read, checked, stripped of metadata and staged first; the rows and the media files are stored last,
+    in one transaction (a media file of a transaction that then fails is unreferenced, content-addressed and
+    harmless). With ``renditions``, every image lacking its display rendition is rendered after the import
+    (:meth:`datamodel.renditions.Renditions.render_missing`); battles draw only rendered images.
     """
     folder = Path(folder)
     if prompts_file is not None and variant is not None:
@@ -104,7 +106,37 @@ def import_images(
         targets = None
     if not folder.is_dir():
         raise ImageImportError(f"{folder}: not a folder. Lay images out as <folder>/<model>/<prompt key>.png.")
-    planned: dict[tuple[str, str], tuple[tuple[bytes, str, int, int], Path]] = {}
+    before = image_count(db)
+    with media.staging() as staging:  # deleted at the end, with any file not stored
+        planned = _check_and_stage(folder, prompts_file, specs, media, staging, suite=suite,
+                                   in_database=targets is not None)
+        try:
+            with db.conn:  # rows first: a refused prompt (CatalogError) leaves no media file behind
+                ids = ({key: targets[key] for key in specs} if targets is not None else
+                       {key: [prompt_id] for key, prompt_id in zip(specs, add_prompts(db, specs.values()).ids)})
+                model_ids = {name: add_model(db, name, source="imported")
+                             for name in sorted({m for m, _ in planned})}
+                for (model, key), (stored, file) in planned.items():
+                    staging.store(stored)
+                    for prompt_id in ids[key]:
+                        add_image(db, prompt_id=prompt_id, model_id=model_ids[model], stored=stored,
+                                  params={"imported_from": file.name})
+        except CatalogError as error:
+            raise ImageImportError(str(error)) from None
+    if renditions is not None:
+        renditions.render_missing(db)
+    after = image_count(db)
+    return ImageImport(models=len(model_ids), prompts=len(specs), images=len(planned), new_images=after - before)
+
+
+def _check_and_stage(folder: Path, prompts_file: Path, specs: dict[str, PromptSpec | None], media: MediaStore,
+                     staging: Staging, *, suite: str, in_database: bool,
+                     ) -> dict[tuple[str, str], tuple[StoredImage, Path]]:
+    """{(model, prompt key): (the image as it will be stored, its file)} of every image in ``folder``, each checked,
+    stripped of its metadata and staged one at a time (at most ``media.max_bytes`` read at once); raises
+    ImageImportError naming the first file refused. ``in_database``: the keys are item keys of ``suite``'s prompts
+    already in the database (no prompts file)."""
+    planned: dict[tuple[str, str], tuple[StoredImage, Path]] = {}
     for model_dir in sorted(p for p in folder.iterdir() if not p.name.startswith(".")):
         if not model_dir.is_dir():
             raise ImageImportError(f"{model_dir}: expected only model folders in {folder} (<model>/<prompt key>.png).")
@@ -113,7 +145,7 @@ def import_images(
                 raise ImageImportError(f"{file}: not an image file name; use .png, .jpg, .jpeg or .webp.")
             if file.stem not in specs:
                 raise ImageImportError(f"{file}: no prompt with key {file.stem!r} in {prompts_file}. Add it there."
-                                       if targets is None else
+                                       if not in_database else
                                        f"{file}: no prompt of suite {suite!r} has the item key {file.stem!r}. Name the "
                                        "file after one (its item key: the wordnet_id of an imported benchmark).")
             slot = (model_dir.name.strip(), file.stem)
@@ -122,29 +154,11 @@ def import_images(
                     f"{planned[slot][1]} and {file}: two images of model {slot[0]!r} for prompt key {slot[1]!r}. "
                     "Keep one of them (one image per model and prompt)."
                 )
-            try:
-                # validated (at most media.max_pixels, from the header) and stripped; written below
-                cleaned = clean_image(file.read_bytes(), str(file), max_pixels=media.max_pixels)
+            try:  # validated (at most media.max_pixels, from the header) and stripped, then staged
+                planned[slot] = (staging.put(clean_image(media.read_file(file), str(file),
+                                                         max_pixels=media.max_pixels)), file)
             except MediaError as error:
                 raise ImageImportError(str(error)) from None
-            planned[slot] = (cleaned, file)
     if not planned:
         raise ImageImportError(f"{folder}: no images found. Lay them out as <model>/<prompt key>.png.")
-    before = image_count(db)
-    try:
-        with db.conn:  # rows first: a refused prompt (CatalogError) leaves no media file behind
-            ids = ({key: targets[key] for key in specs} if targets is not None else
-                   {key: [prompt_id] for key, prompt_id in zip(specs, add_prompts(db, specs.values()).ids)})
-            model_ids = {name: add_model(db, name, source="imported") for name in sorted({m for m, _ in planned})}
-            stored = {}
-            for (model, key), (cleaned, file) in planned.items():
-                stored[model, key] = media.put_cleaned(cleaned)
-                for prompt_id in ids[key]:
-                    add_image(db, prompt_id=prompt_id, model_id=model_ids[model], stored=stored[model, key],
-                              params={"imported_from": file.name})
-    except CatalogError as error:
-        raise ImageImportError(str(error)) from None
-    for image in stored.values() if renditions is not None else ():
-        renditions.warm(image.media_hash, image.media_ext)
-    after = image_count(db)
-    return ImageImport(models=len(model_ids), prompts=len(specs), images=len(planned), new_images=after - before)
+    return planned

@@ -22,6 +22,8 @@ once, with its age; the computing happens elsewhere:
   before serving a snapshot from memory it checks (one primary-key read) whether another replica stored a newer one,
   so every replica shows the newest computed anywhere. A viewer whose filters another replica is computing sees
   "updating"; one without any snapshot waits for it in the table.
+- The worker dies with the server, however the server ends (SIGTERM, kill -9, the OOM killer): a thread in the worker
+  watches its parent process and ends the worker within ``PARENT_CHECK_S`` once the parent is gone.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from datamodel.snapshots import (Snapshot, claim_computation, data_version, rele
 
 log = logging.getLogger(__name__)
 WORKER_NICENESS = 19  # the worker yields the CPU to the server, which answers votes
+PARENT_CHECK_S = 0.5  # how often the worker checks that the server that started it still runs
 MAX_WAITING = 4  # viewers that may wait for a first snapshot at once (each holds a server thread meanwhile)
 CLAIM_S = 300.0  # a replica's claim on computing a snapshot lapses after this long (its holder died)
 
@@ -68,11 +71,21 @@ def compute_snapshot(db: sqlite_utils.Database, options: LeaderboardOptions, kee
     return snapshot
 
 
-def _start_worker() -> None:
+def _start_worker(parent: int) -> None:
+    """The worker's start: a lower CPU priority, and a watch on ``parent`` (the server's process id)."""
     try:
         os.nice(WORKER_NICENESS)
     except OSError:  # not allowed here: run at the same priority
         pass
+    threading.Thread(target=_exit_with_parent, args=(parent,), name="exit-with-server", daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this process as soon as ``parent`` is no longer its parent (it died: the orphan was adopted by init or a
+    subreaper), even in the middle of a computation; there is no one left to hand a snapshot to."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_S)
+    os._exit(0)
 
 
 def _compute_in_worker(db_path: str, options: LeaderboardOptions) -> Snapshot:
@@ -105,7 +118,8 @@ class SnapshotService:
     def _pool(self) -> concurrent.futures.ProcessPoolExecutor:
         if self._executor is None:
             self._executor = concurrent.futures.ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker)
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker,
+                initargs=(os.getpid(),))
         return self._executor
 
     def _remember(self, snapshot: Snapshot) -> None:

@@ -4,7 +4,8 @@ given the app's store (several replicas on one PostgreSQL database), in the data
 
 :class:`RateLimiter` is a sliding window of requests per key (votes or battle loads per annotator, per client
 address); :class:`LoginThrottle` counts failed sign-ins or admin unlocks per client address and for all addresses
-together, and makes an address (or everyone) wait, twice as long after each further failure. Instances live in the
+together, and makes an address wait, twice as long after each further failure (guessing from many addresses at once
+leaves each of them one guess). Instances live in the
 app's context, never in a module global. The address of a request is :func:`client_address`: the connecting peer,
 or the client named by a trusted proxy (``trusted_proxies``; uvicorn rewrites it before the app sees the request).
 """
@@ -103,26 +104,33 @@ class LoginThrottle:
     """Failed attempts at a secret (an annotator's token, the admin password) per client address and overall, with
     exponential back-off.
 
-    Each client address, and all of them together, remember their failures of the last ``window_s`` seconds. Once
-    there are ``max_failures`` of them from one address (``max_failures_overall`` from all), the next attempt from
-    that address (from any) is refused, unchecked and uncounted, until ``lockout_s · 2^(n − max)`` seconds after the
-    latest failure, for ``n`` failures in the window: the wait doubles with each further failure. With the defaults
-    (5 failures, 30 s, 15 minutes) an address gets about ten guesses a quarter of an hour. A limit of 0 is no limit.
+    Each client address remembers its failures of the last ``window_s`` seconds. Once there are ``max_failures`` of
+    them, the next attempt from that address is refused, unchecked and uncounted, until ``lockout_s · 2^(n − max)``
+    seconds after the latest failure, for ``n`` failures in the window: the wait doubles with each further failure.
+    With the defaults (5 failures, 30 s, 15 minutes) an address gets about ten guesses a quarter of an hour.
 
-    An attempt in flight counts as a failure until it ends once its address has failed before, so a burst of
-    concurrent guesses cannot slip past the limit; an address without failures (many people behind one router)
-    may sign in many at once. A success counts nothing and forgives nothing: failures only age out of the window.
+    Attempts in flight count as failures until they end, so a burst of concurrent guesses cannot slip past the limit:
+    at most ``max_failures`` attempts from one address are checked at once (the others are told to wait a second).
+
+    All addresses together remember their failures too. Past ``max_failures_overall`` in the window (someone guessing
+    from many addresses), the limit of every address drops to one failure: an address that has failed waits, one that
+    has not may still try, one attempt at a time. So many addresses cannot lock everyone out (the right secret from a
+    fresh address still opens), while each of them gets a single guess per back-off. A limit of 0 is no limit.
+
+    A success counts nothing and forgives nothing: failures only age out of the window. Input that is refused before
+    any secret is checked (a name that is not allowed, a token too short to sign up with) is not a guess either
+    (:meth:`LoginAttempt.not_a_guess`).
 
     Usage: ``attempt = throttle.attempt(address)`` (raises :class:`RateLimited` while the address must wait), then
-    ``attempt.succeeded()`` or ``attempt.failed()``; as a context manager, leaving without ``succeeded()`` (an
-    exception included) is a failure.
+    ``attempt.succeeded()``, ``attempt.failed()`` or ``attempt.not_a_guess()``; as a context manager, leaving
+    without one of them (an exception included) is a failure.
     """
 
     def __init__(self, what: str, *, max_failures: int, max_failures_overall: int, window_s: float, lockout_s: float,
                  clock=time.monotonic, store=None):
         self.what = what
         self.clock = time.time if store is not None and clock is time.monotonic else clock  # replicas: wall time
-        self.limits = {"client": max_failures, OVERALL: max_failures_overall}
+        self.max_failures, self.max_failures_overall = max_failures, max_failures_overall
         self.window_s, self.lockout_s = window_s, lockout_s
         self.store = store  # several replicas on one database: the attempts are counted there
         self._records: dict[str, _Failures] = {}
@@ -138,11 +146,21 @@ class LoginThrottle:
                    max_failures_overall=settings.login_max_failures_overall, window_s=settings.login_window_s,
                    lockout_s=settings.login_lockout_s, store=store)
 
-    def _refuse(self, key: str, wait: float) -> RateLimited:
-        where = "on this server just now" if key == OVERALL else "from your address"
-        return RateLimited(f"Too many failed {self.what} {where}. Wait {math.ceil(wait)} s and try again.")
+    def attempt(self, client: str) -> "LoginAttempt":
+        """Begin an attempt from ``client``, or raise :class:`RateLimited` saying how long to wait."""
+        keys = ([OVERALL] if self.max_failures_overall > 0 else []) + ([client] if self.max_failures > 0 else [])
+        if self.store is not None:
+            return self._attempt_shared(client, keys)
+        now = self.clock()
+        with self._lock:
+            if len(self._records) >= self._sweep_at:
+                self._sweep(now)
+            self._check(client, {key: self._state(key, now) for key in keys}, now)
+            for key in keys:
+                self._records.setdefault(key, _Failures()).pending += 1
+        return LoginAttempt(self, keys)
 
-    def _attempt_shared(self, keys: list[str]) -> "LoginAttempt":
+    def _attempt_shared(self, client: str, keys: list[str]) -> "LoginAttempt":
         """:meth:`attempt` with the records in the database (:mod:`datamodel.limits`), decided in one transaction
         that the throttle's attempts take in turn on every replica."""
         from datamodel.limits import attempt_state, begin_attempts, sweep_attempts, throttle_transaction
@@ -152,48 +170,35 @@ class LoginThrottle:
             self._swept = now
             sweep_attempts(db, before=now - self.window_s)
         with throttle_transaction(db, self.what):
-            state = attempt_state(db, self.what, keys, now=now, window=self.window_s)
-            for key in keys:
-                failures, latest, pending = state[key]
-                wait = self._wait_for(failures, latest, pending, self._limit(key), now)
-                if wait > 0:
-                    raise self._refuse(key, wait)
+            self._check(client, attempt_state(db, self.what, keys, now=now, window=self.window_s), now)
             return LoginAttempt(self, begin_attempts(db, self.what, keys, now=now))
 
-    def _limit(self, key: str) -> int:
-        return self.limits["client" if key != OVERALL else OVERALL]
-
-    def attempt(self, client: str) -> "LoginAttempt":
-        """Begin an attempt from ``client``, or raise :class:`RateLimited` saying how long to wait."""
-        keys = [key for key, limit in ((client, self.limits["client"]), (OVERALL, self.limits[OVERALL])) if limit > 0]
-        if self.store is not None:
-            return self._attempt_shared(keys)
-        now = self.clock()
-        with self._lock:
-            if len(self._records) >= self._sweep_at:
-                self._sweep(now)
-            for key in keys:
-                wait = self._wait(key, now)
-                if wait > 0:
-                    raise self._refuse(key, wait)
-            for key in keys:
-                self._records.setdefault(key, _Failures()).pending += 1
-        return LoginAttempt(self, keys)
-
-    def _wait(self, key: str, now: float) -> float:
-        """Seconds ``key`` must wait before its next attempt is checked (0: none)."""
+    def _state(self, key: str, now: float) -> tuple[int, float | None, int]:
+        """(failures of ``key`` within the window, the latest one's time or None, its attempts in flight); older
+        failures are forgotten."""
         record = self._records.get(key)
         if record is None:
-            return 0.0
-        times = record.times
-        while times and times[0] <= now - self.window_s:
-            times.popleft()
-        return self._wait_for(len(times), times[-1] if times else None, record.pending, self._limit(key), now)
+            return 0, None, 0
+        while record.times and record.times[0] <= now - self.window_s:
+            record.times.popleft()
+        return len(record.times), (record.times[-1] if record.times else None), record.pending
 
-    def _wait_for(self, failures: int, latest: float | None, pending: int, limit: int, now: float) -> float:
-        """Seconds to wait with ``failures`` in the window, the latest at ``latest``, ``pending`` attempts in flight
-        (0: none)."""
-        if failures == 0 or failures + pending < limit:
+    def _check(self, client: str, state: dict[str, tuple[int, float | None, int]], now: float) -> None:
+        """Raise :class:`RateLimited` if ``client`` must wait, given each key's :meth:`_state`."""
+        if self.max_failures <= 0:
+            return
+        limit = self.max_failures
+        if self.max_failures_overall > 0 and state[OVERALL][0] >= self.max_failures_overall:
+            limit = 1  # guessing from many addresses: one failure each
+        wait = self._wait(*state[client], limit, now)
+        if wait > 0:
+            raise RateLimited(f"Too many failed {self.what} from your address. Wait {math.ceil(wait)} s and try "
+                              "again.")
+
+    def _wait(self, failures: int, latest: float | None, pending: int, limit: int, now: float) -> float:
+        """Seconds to wait before the next attempt is checked, with ``failures`` in the window (the latest at
+        ``latest``) and ``pending`` attempts in flight, under a limit of ``limit`` failures."""
+        if failures + pending < limit:
             return 0.0
         if failures < limit:  # at the limit only with the attempts in flight: wait until they end
             return 1.0
@@ -230,6 +235,10 @@ class LoginAttempt:
         self._throttle, self._keys, self._ended = throttle, keys, False
 
     def succeeded(self) -> None:
+        self._end(failed=False)
+
+    def not_a_guess(self) -> None:
+        """The input was refused before any secret was checked: nothing is counted."""
         self._end(failed=False)
 
     def failed(self) -> None:

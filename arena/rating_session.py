@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 import sqlite_utils
 
 from arena import session as battle_sessions
-from datamodel.annotator_sessions import open_question, session_ended
+from datamodel.annotator_sessions import open_question
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator
 from datamodel.human_ratings import (RatingReceipt, Serving, annotator_questions, annotator_rating_count,
                                      answered_units, assignments, load_serving, record_rating, record_serving,
@@ -88,6 +88,7 @@ class RatingSession:
     answered_at: float | None = None
     fast_run: int = 0  # answers in a row less than the speed rule's seconds apart (as ArenaSession.fast_run)
     resume_token: str | None = None
+    signed_in_at: float = field(default_factory=time.time)  # a sign-out or token change after this ends the session
 
     @property
     def signed_in(self) -> bool:
@@ -99,7 +100,7 @@ def start(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bool
     """Sign in (as on the battle page) and open a rating session."""
     signed = battle_sessions.start(db, name, token, open_signup=open_signup, min_token_length=min_token_length)
     return RatingSession(annotator=signed.annotator, session_id=signed.session_id,
-                         ratings=annotator_rating_count(db, signed.annotator.id))
+                         ratings=annotator_rating_count(db, signed.annotator.id), signed_in_at=signed.signed_in_at)
 
 
 def issue_resume(db: sqlite_utils.Database, session: RatingSession, *, days: float) -> RatingSession:
@@ -120,22 +121,29 @@ def resume(db: sqlite_utils.Database, token: str, *, open_signup: bool,
     current = load_serving(db, question) if question else None
     return RatingSession(annotator=signed.annotator, session_id=signed.session_id, current=current,
                          shown_at=time.time() if now is None else now,
-                         ratings=annotator_rating_count(db, signed.annotator.id), resume_token=token)
+                         ratings=annotator_rating_count(db, signed.annotator.id), resume_token=token,
+                         signed_in_at=signed.signed_in_at)
 
 
 def sign_out(db: sqlite_utils.Database, session: RatingSession | None) -> RatingSession:
-    """Sign out: the stay-signed-in token is revoked (on both pages); the returned session is signed out."""
-    if session is not None:
-        battle_sessions.revoke_resume(db, session.resume_token)
+    """Sign out everywhere, as the battle page does (:func:`arena.session.sign_out`): every stay-signed-in token of
+    the annotator is revoked and every session of theirs, on either page, ends at its next request; the returned
+    session is signed out."""
+    if session is not None and session.signed_in:
+        battle_sessions.sign_out(db, session)
     return RatingSession()
 
 
 def _check_live(db: sqlite_utils.Database, session: RatingSession | None) -> None:
+    """Refuse a session that is not signed in, or began before its annotator signed out anywhere or had their token
+    changed (:func:`arena.session.check_signed_in`)."""
     if session is None or not session.signed_in:
         raise RatingRejected("Sign in with your name and token first.")
-    if session.resume_token:
-        if session_ended(db, session.resume_token, time.time()):
-            raise RatingRejected("You have signed out (or your sign-in expired): sign in again to go on rating.")
+    try:
+        battle_sessions.check_signed_in(db, session)
+    except battle_sessions.VoteRejected:
+        raise RatingRejected("You have signed out (here or in another tab or browser, or your token was changed): "
+                             "sign in again to go on rating.") from None
 
 
 def open_tasks(db: sqlite_utils.Database) -> dict[str, tuple[RatingTask, tuple[str, ...], int]]:

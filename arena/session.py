@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 
 import sqlite_utils
 
-from datamodel.annotator_sessions import (live_session, open_battle, revoke_session, store_session, suite_progress,
-                                         vote_count)
+from datamodel.annotator_sessions import (live_session, open_battle, sign_out_everywhere, signed_out_at, store_session,
+                                         suite_progress, vote_count)
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator, sign_in
 from datamodel.battles import Battle, Pairing, load_battle
 from datamodel.connection import transaction
@@ -42,6 +42,7 @@ class ArenaSession:
     # last vote was not fast; 0: no vote yet): the page warns from 2 on, before the rule sets votes aside.
     fast_run: int = 0
     resume_token: str | None = None  # kept in the browser to stay signed in across reloads (:func:`issue_resume`)
+    signed_in_at: float = field(default_factory=time.time)  # a sign-out or token change after this ends the session
 
     @property
     def signed_in(self) -> bool:
@@ -113,6 +114,7 @@ def next_battle(
     """
     if not session.signed_in:
         raise VoteRejected("Sign in with your name and token first.")
+    check_signed_in(db, session)
     battle = session.upcoming
     if battle is None or session.upcoming_suite != (suite or None):
         battle = _serve(db, rng, session, suite, sampler)
@@ -146,6 +148,7 @@ def vote(
     """
     if not session.signed_in:
         raise VoteRejected("Sign in with your name and token first.")
+    check_signed_in(db, session)
     if session.battle is None:
         raise VoteRejected("No battle to vote on: load a new battle first.")
     if on_screen is not None and on_screen != session.battle.media_token:
@@ -179,6 +182,26 @@ def vote(
                    fast_run=max(session.fast_run, 1) + 1 if fast else 1)
 
 
+SIGNED_OUT = ("You were signed out (here or in another tab or browser, or your token was changed). Sign in again "
+              "to go on.")
+
+
+def check_signed_in(db: sqlite_utils.Database, session: ArenaSession) -> None:
+    """Refuse a session that began before its annotator signed out anywhere (:func:`sign_out`) or had their token
+    changed (:func:`datamodel.annotators.sync_accounts`): a tab left open, or opened with a stolen resume token, stops
+    with the sign-out."""
+    known, signed_out = signed_out_at(db, session.annotator.id)
+    if not known or (signed_out is not None and signed_out >= session.signed_in_at):
+        raise VoteRejected(SIGNED_OUT)
+
+
+def sign_out(db: sqlite_utils.Database, session: ArenaSession, *, now: float | None = None) -> None:
+    """Sign the annotator of ``session`` out everywhere: every resume token of theirs is revoked and every session
+    of theirs that began before now ends at its next request (:func:`check_signed_in`)."""
+    now = time.time() if now is None else now
+    sign_out_everywhere(db, session.annotator.id, now)
+
+
 def progress(db: sqlite_utils.Database, annotator_id: int, suite: str) -> tuple[int, int]:
     """(prompts of ``suite`` the annotator has voted on, prompts in ``suite``): "12 of 76 prompts in this suite"."""
     return suite_progress(db, annotator_id, suite)
@@ -199,8 +222,9 @@ def issue_resume(db: sqlite_utils.Database, session: ArenaSession, *, days: floa
 def resume(db: sqlite_utils.Database, token: str, *, open_signup: bool,
            now: float | None = None) -> ArenaSession | None:
     """The session a reloaded page gets back from its ``token`` (:func:`issue_resume`), on the battle it showed
-    (its session's newest battle, unless voted on); None when the token is unknown, expired or revoked, or its
-    account may no longer sign in (an arena that now admits only configured accounts)."""
+    (its session's newest battle, unless voted on); None when the token is unknown, expired or revoked, was issued
+    before its annotator signed out or had their token changed, or its account may no longer sign in (an arena that
+    now admits only configured accounts)."""
     if not isinstance(token, str) or not 20 <= len(token) <= 100:
         return None
     now = time.time() if now is None else now
@@ -213,9 +237,3 @@ def resume(db: sqlite_utils.Database, token: str, *, open_signup: bool,
     battle = load_battle(db, newest) if newest else None
     return ArenaSession(annotator=Annotator(id=annotator_id, name=name, source=source), session_id=session_id,
                         battle=battle, shown_at=now, votes=votes, resume_token=token)
-
-
-def revoke_resume(db: sqlite_utils.Database, token: str | None, *, now: float | None = None) -> None:
-    """Sign out: the token no longer signs anyone in."""
-    if token:
-        revoke_session(db, token, time.time() if now is None else now)

@@ -26,26 +26,27 @@ def store_session(db: sqlite_utils.Database, token: str, *, annotator_id: int, s
 
 def live_session(db: sqlite_utils.Database, token: str, now: float) -> tuple[int, str, str, str] | None:
     """(annotator id, session id, annotator name, account source) of ``token``'s session if it is neither revoked
-    nor expired at ``now``; else None."""
+    nor expired at ``now``, and was issued after its annotator last signed out; else None."""
     row = db.execute(
         "SELECT s.annotator_id, s.session_id, a.name, a.source FROM annotator_sessions s "
         "JOIN annotators a ON a.id = s.annotator_id WHERE s.token_hash = ? AND s.revoked_at IS NULL "
-        "AND s.expires_at > ?", [token_hash(token), now]).fetchone()
+        "AND s.expires_at > ? AND (a.signed_out_at IS NULL OR s.created_at > a.signed_out_at)",
+        [token_hash(token), now]).fetchone()
     return tuple(row) if row is not None else None
 
 
-def session_ended(db: sqlite_utils.Database, token: str, now: float) -> bool:
-    """Whether ``token``'s session was revoked, has expired by ``now``, or never existed."""
-    row = db.execute("SELECT revoked_at IS NOT NULL OR expires_at <= ? FROM annotator_sessions WHERE token_hash = ?",
-                     [now, token_hash(token)]).fetchone()
-    return row is None or bool(row[0])
+def signed_out_at(db: sqlite_utils.Database, annotator_id: int) -> tuple[bool, float | None]:
+    """(whether the annotator exists, when they last signed out or had their token changed, or None)."""
+    row = db.execute("SELECT signed_out_at FROM annotators WHERE id = ?", [annotator_id]).fetchone()
+    return (False, None) if row is None else (True, row[0])
 
 
-def revoke_session(db: sqlite_utils.Database, token: str, now: float) -> None:
-    """``token`` signs no one in from now on."""
+def sign_out_everywhere(db: sqlite_utils.Database, annotator_id: int, now: float) -> None:
+    """Record that the annotator signed out at ``now`` and revoke every stay-signed-in token of theirs."""
     with db.conn:
-        db.execute("UPDATE annotator_sessions SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL",
-                   [now, token_hash(token)])
+        db.execute("UPDATE annotators SET signed_out_at = ? WHERE id = ?", [now, annotator_id])
+        db.execute("UPDATE annotator_sessions SET revoked_at = ? WHERE annotator_id = ? AND revoked_at IS NULL",
+                   [now, annotator_id])
 
 
 def vote_count(db: sqlite_utils.Database, annotator_id: int) -> int:

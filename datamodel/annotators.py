@@ -46,7 +46,13 @@ CLOSED_REFUSAL = "Unknown name or wrong token. Check both, or ask the arena's ad
 
 
 class SignInError(ValueError):
-    """Sign-in refused; the message says why and what to do."""
+    """Sign-in refused; the message says why and what to do. ``guess`` is false when the input was refused before any
+    token was checked (a name that is not allowed, no token, a token too short to sign up with): not a guess at a
+    secret, so a throttle need not count it."""
+
+    def __init__(self, message: str, *, guess: bool = True):
+        super().__init__(message)
+        self.guess = guess
 
 
 @dataclass(frozen=True)
@@ -133,7 +139,8 @@ def fill_name_keys(db: sqlite_utils.Database) -> int:
 def _check_name(name: str, where: str = "") -> str:
     name = display_name(name)
     if not NAME_PATTERN.match(name):
-        raise SignInError(f"{where}Enter a name of 1 to 64 letters, digits, spaces or . @ - _ characters.")
+        raise SignInError(f"{where}Enter a name of 1 to 64 letters, digits, spaces or . @ - _ characters.",
+                          guess=False)
     return name
 
 
@@ -142,8 +149,9 @@ def sync_accounts(db: sqlite_utils.Database, accounts: Mapping[str, str], *,
     """Bring the accounts in line with the configuration ``accounts`` ({name: token}); run at every start.
 
     Each configured name gets an account with its configured token (an existing account of that name, or of its key,
-    becomes the configured one, keeping its votes); a configured account no longer listed becomes ``retired``, which
-    cannot sign in while accounts are configured. Raises ValueError, naming the account (never the token), when a
+    becomes the configured one, keeping its votes); an account whose token changes is signed out everywhere (its
+    stay-signed-in tokens revoked, its open sessions ended: :func:`arena.session.check_signed_in`); a configured
+    account no longer listed becomes ``retired``, which cannot sign in while accounts are configured. Raises ValueError, naming the account (never the token), when a
     token is shorter than ``min_token_length`` or two names have one key."""
     keys: dict[str, str] = {}
     for name, token in accounts.items():
@@ -168,8 +176,12 @@ def sync_accounts(db: sqlite_utils.Database, accounts: Mapping[str, str], *,
                     [name, name_key(name), *skeletons(name), hash_token(token)]).fetchone()[0])
                 continue
             account, _, token_hash, source = row
-            if not token_matches(token, token_hash):
-                db.execute("UPDATE annotators SET token_hash = ? WHERE id = ?", [hash_token(token), account])
+            if not token_matches(token, token_hash):  # a new token: every sign-in made with the old one ends
+                now = time.time()
+                db.execute("UPDATE annotators SET token_hash = ?, signed_out_at = ? WHERE id = ?",
+                           [hash_token(token), now, account])
+                db.execute("UPDATE annotator_sessions SET revoked_at = ? WHERE annotator_id = ? AND revoked_at IS NULL",
+                           [now, account])
             if source != "config":
                 db.execute("UPDATE annotators SET source = 'config' WHERE id = ?", [account])
             configured.append(account)
@@ -187,7 +199,7 @@ def sign_in(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bo
     raw, token = (name or "").strip(), (token or "").strip()
     name = _check_name(raw)
     if not token:
-        raise SignInError("Enter your token (your password for this arena).")
+        raise SignInError("Enter your token (your password for this arena).", guess=False)
     row = _find(db, raw)
     if row is None and not open_signup:
         token_matches(token, _DUMMY_HASH)  # the same work as a known name
@@ -212,7 +224,7 @@ def _sign_up(db: sqlite_utils.Database, raw: str, name: str, token: str, min_tok
     """(True, the new account's row), or (False, the row of an account of that name signed up meanwhile)."""
     if len(token) < min_token_length:
         raise SignInError(f"Choose a token of at least {min_token_length} characters: it is your password for this "
-                          "arena, and you will need it again to sign in.")
+                          "arena, and you will need it again to sign in.", guess=False)
     token_hash = hash_token(token)  # before the write transaction: it takes tens of milliseconds
     with db.conn:
         row = _find(db, raw)
@@ -221,7 +233,7 @@ def _sign_up(db: sqlite_utils.Database, raw: str, name: str, token: str, min_tok
         similar = _lookalike(db, name)
         if similar is not None:
             raise SignInError(f"The name {name!r} looks like the existing name {similar!r}. Pick another name (or, "
-                              f"if {similar!r} is yours, sign in with exactly that name).")
+                              f"if {similar!r} is yours, sign in with exactly that name).", guess=False)
         db.execute("INSERT INTO annotators (name, name_key, name_skeleton, key_skeleton, token_hash, source) "
                    "VALUES (?, ?, ?, ?, ?, 'signup')", [name, name_key(name), *skeletons(name), token_hash])
         return True, _find(db, name)

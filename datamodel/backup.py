@@ -8,6 +8,11 @@ newer pages meanwhile). The copy is written to a temporary file beside ``dest``,
 integrity_check``, switched to a rollback journal (one self-contained file) and then renamed into place, so
 ``dest`` is either absent or a whole, checked copy.
 
+The copy holds what the database holds (token hashes included), so the temporary file and the copy are readable by
+their owner only (mode 0600), and a temporary file that a killed backup left beside ``dest`` is deleted by the next
+backup. The source is opened read-only by a URI whose path is percent-encoded, so a ``#``, ``?`` or ``%`` in a file
+name is part of the name (unencoded, ``#`` would end the path and ``%41`` name another file).
+
 For continuous replication to object storage use Litestream (README, "Backups"); this command is the plain
 point-in-time copy for a cron job or before an upgrade.
 """
@@ -17,6 +22,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,11 +50,13 @@ def backup_database(source: str | Path, dest: str | Path, *, overwrite: bool = F
     if dest.resolve() == source.resolve():
         raise BackupError(f"{dest} is the database itself: choose another path for the copy.")
     dest.parent.mkdir(parents=True, exist_ok=True)
+    _remove_abandoned(dest)
     partial = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
     started = time.perf_counter()
-    reader = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=30.0)
+    reader = sqlite3.connect(read_only_uri(source), uri=True, timeout=30.0)
     try:
         partial.unlink(missing_ok=True)
+        os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # private before a byte is copied
         writer = sqlite3.connect(partial)
         try:
             reader.backup(writer, pages=-1)
@@ -71,3 +79,27 @@ def backup_database(source: str | Path, dest: str | Path, *, overwrite: bool = F
         reader.close()
         partial.unlink(missing_ok=True)
     return Backup(dest, votes, integrity, time.perf_counter() - started)
+
+
+def read_only_uri(path: str | Path) -> str:
+    """An SQLite URI opening the file ``path`` read-only, its path percent-encoded (``#``, ``?`` and ``%`` included)."""
+    return f"file:{urllib.parse.quote(str(Path(path).resolve()), safe='/')}?mode=ro"
+
+
+def _remove_abandoned(dest: Path) -> None:
+    """Delete the temporary copies that backups to ``dest`` killed before their rename left behind (their process is
+    gone)."""
+    for leftover in dest.parent.glob(f".{dest.name}.partial-*"):
+        pid = leftover.name.rpartition("-")[2]
+        if pid.isdigit() and not _running(int(pid)):
+            leftover.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True

@@ -8,6 +8,7 @@ database first; every write that belongs together runs in one transaction.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -200,6 +201,8 @@ def models_with_images(db: sqlite_utils.Database, suite: str) -> list[str]:
     return [name for name, in db.execute(
         "SELECT m.name FROM models m WHERE EXISTS (SELECT 1 FROM images i JOIN prompts p ON p.id = i.prompt_id "
         "WHERE i.model_id = m.id AND p.suite = ?) ORDER BY m.id", [suite])]
+
+
 def image_provenance(db: sqlite_utils.Database, suite: str) -> list[dict]:
     """Per model of ``suite``'s images: its source (diffusers, demo, imported), how many images, and the presets
     recorded in their generation parameters (an imported image records none)."""
@@ -450,3 +453,32 @@ def images_of_source(db: sqlite_utils.Database, source: str) -> list[tuple]:
         "SELECT i.id, p.suite, p.subset, p.item_key, p.variant, p.role, m.name, i.idx, i.seed, i.media_hash, "
         "i.media_ext, i.params FROM images i JOIN prompts p ON p.id = i.prompt_id JOIN models m ON m.id = i.model_id "
         "WHERE m.source = ? ORDER BY m.id, i.prompt_id, i.idx", [source]).fetchall()
+
+
+def publish_images(db: sqlite_utils.Database, through_vote: int, *, withhold: bool = True,
+                   now: float | None = None) -> int:
+    """Record that the images of the counted votes up to ``through_vote`` were published with their models' names
+    (``images.published_at``; a Hugging Face export) and, unless ``withhold`` is false, leave them out of battles
+    (``images.withheld = 'published'``): anyone holding the export can render them as the arena does and name them in a
+    battle before the vote. Returns the images newly withheld."""
+    now = time.time() if now is None else now
+    shown = ("id IN (SELECT left_image_id FROM votes WHERE excluded = 0 AND id <= :vote UNION "
+             "SELECT right_image_id FROM votes WHERE excluded = 0 AND id <= :vote)")
+    with db.conn:
+        db.execute(f"UPDATE images SET published_at = :now WHERE published_at IS NULL AND {shown}",
+                   {"now": now, "vote": through_vote})
+        if not withhold:
+            return 0
+        return db.execute(f"UPDATE images SET withheld = 'published' WHERE withheld IS NULL AND {shown}",
+                          {"vote": through_vote}).rowcount
+
+
+def withheld_images(db: sqlite_utils.Database) -> dict[str, int]:
+    """{reason: images} of the images left out of battles (``images.withheld``)."""
+    return dict(db.execute("SELECT withheld, COUNT(*) FROM images WHERE withheld IS NOT NULL GROUP BY withheld"))
+
+
+def release_withheld(db: sqlite_utils.Database, reason: str = "published") -> int:
+    """Let battles draw the images withheld for ``reason`` again (the admin's decision); returns how many."""
+    with db.conn:
+        return db.execute("UPDATE images SET withheld = NULL WHERE withheld = ?", [reason]).rowcount

@@ -197,6 +197,26 @@ def open_database(settings, *, migrate_schema: bool = True) -> sqlite_utils.Data
     return connect(settings.database, synchronous=settings.sqlite_synchronous, migrate_schema=migrate_schema)
 
 
+def check_writable(db: sqlite_utils.Database, path: str | Path) -> None:
+    """Raise ValueError naming ``path`` and the fix unless the database can be written (a read-only file or folder, a
+    full disk; on PostgreSQL a standby server or a user who may not add votes): the server finds out at start, not at
+    the first vote."""
+    if is_postgres(db):
+        writable = db.execute("SELECT NOT pg_is_in_recovery() AND has_table_privilege('votes', 'INSERT')").fetchone()[0]
+        if not writable:
+            raise ValueError(f"The database {describe(path)} cannot be written (a standby server, or a user without "
+                             "INSERT on votes). Point ARENA_DATABASE_URL at the primary server, or grant the user "
+                             "the arena's tables.")
+        return
+    try:
+        with db.conn:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            db.execute(f"PRAGMA user_version = {int(version)}")  # a write of the header page: same value
+    except sqlite3.Error as error:
+        raise ValueError(f"The database {path} cannot be written ({error}). Check the permissions of the file and of "
+                         "its folder and the free disk space, or point ARENA_DB at a writable file.") from None
+
+
 BACKGROUND_CHECKPOINT_PAGES = 20_000  # with background checkpoints, a commit checkpoints only past this WAL size
 
 

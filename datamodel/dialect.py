@@ -31,6 +31,12 @@ def pick(db, **texts: str) -> str:
     return texts[engine(db)]
 
 
+def is_not(db) -> str:
+    """The comparison true when two values differ, NULL counting as a value: SQLite's ``IS NOT``, PostgreSQL's ``IS
+    DISTINCT FROM``."""
+    return pick(db, sqlite="IS NOT", postgresql="IS DISTINCT FROM")
+
+
 def now_text(db) -> str:
     """SQL for the current time as the ``created_at`` columns hold it."""
     return NOW_TEXT[engine(db)]

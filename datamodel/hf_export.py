@@ -7,7 +7,8 @@ matter declares the licence, the ``default`` config and the features, so ``datas
 are left out, as by the leaderboard), oldest first, in the Pick-a-Pic style: the prompt, the two images as shown
 (the original bytes from the media store, never re-encoded), the models, ``winner`` with FastChat's meanings
 (``model_a | model_b | tie | tie (bothbad)``), the voter kind and the suite fields. Rows are written a chunk at a
-time, so memory holds one chunk's images.
+time, so memory holds one chunk's images, into a temporary file renamed into place at the end: an export that fails
+(a full disk, a missing image) leaves no truncated Parquet file, and an earlier export in the folder stays whole.
 
 :func:`push_to_hub` uploads such a folder with ``huggingface_hub`` (its own token discovery: ``HF_TOKEN`` or a
 cached login) when a token and the network exist.
@@ -16,12 +17,14 @@ cached login) when a token and the network exist.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import sqlite_utils
 
+from datamodel.catalog import publish_images
 from datamodel.media import MediaStore
 
 HF_CHUNK_ROWS = 256  # votes (two images each) held at a time
@@ -140,27 +143,48 @@ Load it with `datasets.load_dataset("path/to/this/folder")`.
 
 def write_folder(folder: str | Path, schema: pa.Schema, batches, card) -> int:
     """Write ``batches`` (Arrow record batches of ``schema``) as a dataset folder's one Parquet file and the card
-    ``card(rows)`` as its README.md; return the rows. The folder is made; a file in its place is a ValueError."""
+    ``card(rows)`` as its README.md; return the rows. The folder is made; a file in its place is a ValueError. The
+    Parquet file is written under a temporary name and renamed into place once whole, so a failed export leaves no
+    truncated file."""
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"{folder} is a file: the hf format writes a folder; give a folder path.")
     target = folder / DATA_FILE
     target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.partial-{os.getpid()}")  # renamed into place once whole
     rows = 0
-    with pq.ParquetWriter(target, schema) as writer:
-        for batch in batches:
-            writer.write_batch(batch)
-            rows += batch.num_rows
+    try:
+        with pq.ParquetWriter(partial, schema) as writer:
+            for batch in batches:
+                writer.write_batch(batch)
+                rows += batch.num_rows
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
     (folder / "README.md").write_text(card(rows), encoding="utf-8")
     return rows
 
 
 def write_hf_dataset(db: sqlite_utils.Database, media: MediaStore, folder: str | Path, *,
-                     chunk_rows: int = HF_CHUNK_ROWS, license_id: str = DEFAULT_LICENSE) -> int:
-    """Write the counted votes with their images as a Hugging Face dataset folder (module docstring); the rows."""
+                     chunk_rows: int = HF_CHUNK_ROWS, license_id: str = DEFAULT_LICENSE,
+                     keep_in_battles: bool = False) -> int:
+    """Write the counted votes with their images as a Hugging Face dataset folder (module docstring); the rows.
+
+    The images written are recorded as published (:func:`datamodel.catalog.publish_images`) and, unless
+    ``keep_in_battles``, withheld from battles from now on: anyone holding the dataset could render them as the arena
+    does and name them in a battle before the vote."""
     cursor = db.execute(_ROWS_SQL)
-    batches = (_batch(chunk, media) for chunk in iter(lambda: cursor.fetchmany(chunk_rows), []))
-    return write_folder(folder, SCHEMA, batches, lambda rows: dataset_card(rows, license_id=license_id))
+    last_vote = 0
+
+    def batches():
+        nonlocal last_vote
+        while chunk := cursor.fetchmany(chunk_rows):
+            yield _batch(chunk, media)
+            last_vote = chunk[-1][0]
+
+    rows = write_folder(folder, SCHEMA, batches(), lambda rows: dataset_card(rows, license_id=license_id))
+    publish_images(db, last_vote, withhold=not keep_in_battles)
+    return rows
 
 
 def push_to_hub(folder: str | Path, repo_id: str, *, token: str | None = None, private: bool = True) -> str:

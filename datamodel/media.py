@@ -20,6 +20,8 @@ import hashlib
 import io
 import os
 import re
+import shutil
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +32,7 @@ from PIL import Image, ImageOps, JpegImagePlugin, PngImagePlugin, UnidentifiedIm
 from datamodel.settings import Settings
 
 DEFAULT_MAX_PIXELS: int = Settings.max_image_pixels  # the setting's default
+DEFAULT_MAX_BYTES: int = Settings.max_image_bytes
 EXTENSIONS = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp"}
 _HASH = re.compile(r"^[0-9a-f]{64}$")
 
@@ -208,14 +211,39 @@ def encode_png(image: Image.Image) -> bytes:
 
 
 class MediaStore:
-    """The media folder at ``root``; images put into it may have at most ``max_pixels`` pixels."""
+    """The media folder at ``root``; images put into it may have at most ``max_pixels`` pixels, and files read into it
+    at most ``max_bytes`` bytes (:meth:`read_file`)."""
 
-    def __init__(self, root: str | Path, *, max_pixels: int = DEFAULT_MAX_PIXELS):
-        self.root, self.max_pixels = Path(root), max_pixels
+    def __init__(self, root: str | Path, *, max_pixels: int = DEFAULT_MAX_PIXELS, max_bytes: int = DEFAULT_MAX_BYTES):
+        self.root, self.max_pixels, self.max_bytes = Path(root), max_pixels, max_bytes
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "MediaStore":
-        return cls(settings.media_dir, max_pixels=settings.max_image_pixels)
+        return cls(settings.media_dir, max_pixels=settings.max_image_pixels, max_bytes=settings.max_image_bytes)
+
+    def read_file(self, path: Path) -> bytes:
+        """The bytes of the image file ``path``; MediaError naming it when it is larger than ``max_bytes`` (told from
+        its size, before anything is read)."""
+        size = path.stat().st_size
+        if size > self.max_bytes:
+            raise MediaError(f"{path}: {size:,} bytes, more than max_image_bytes ({self.max_bytes:,}) allows. Check "
+                             "that it is an image, or raise ARENA_MAX_IMAGE_BYTES if images this large are expected.")
+        return path.read_bytes()
+
+    @contextlib.contextmanager
+    def staging(self) -> Iterator["Staging"]:
+        """A private folder inside the media folder for files that are not stored yet (:class:`Staging`); it is
+        deleted with whatever it still holds when the block ends, an error included."""
+        created = not self.root.exists()
+        self.root.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.root))
+        try:
+            yield Staging(self, folder)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+            if created:
+                with contextlib.suppress(OSError):  # a media folder made for nothing goes too
+                    self.root.rmdir()
 
     def path(self, media_hash: str, media_ext: str) -> Path:
         if not _HASH.match(media_hash) or media_ext not in EXTENSIONS.values():
@@ -237,3 +265,31 @@ class MediaStore:
 
     def put_image(self, image: Image.Image) -> StoredImage:
         return self.put(encode_png(image))
+
+
+class Staging:
+    """Files checked and written to disk one at a time (:meth:`MediaStore.staging`), stored only when :meth:`store`
+    says so: an import holds one image in memory, and stores nothing if any of its files is refused."""
+
+    def __init__(self, media: MediaStore, folder: Path):
+        self.media, self.folder = media, folder
+
+    def put(self, cleaned: tuple[bytes, str, int, int]) -> StoredImage:
+        """Write what :func:`clean_image` returned into the staging folder; where it will be stored."""
+        data, ext, width, height = cleaned
+        media_hash = hashlib.sha256(data).hexdigest()
+        staged = self.folder / f"{media_hash}.{ext}"
+        if not staged.exists():
+            staged.write_bytes(data)
+        return StoredImage(media_hash, ext, width, height)
+
+    def store(self, stored: StoredImage) -> None:
+        """Move a staged file to its place in the media folder (unless that file is there already)."""
+        target = self.media.path(stored.media_hash, stored.media_ext)
+        staged = self.folder / target.name
+        if target.exists():
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(staged, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(staged, target)

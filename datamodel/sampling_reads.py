@@ -35,8 +35,9 @@ def votes_by_id(db: sqlite_utils.Database, vote_ids) -> list[tuple]:
 
 
 def vote_pairing(db: sqlite_utils.Database, vote_id: int) -> tuple[int, int, int] | None:
-    """(prompt id, left image id, right image id) of a vote, or None."""
-    row = db.execute("SELECT prompt_id, left_image_id, right_image_id FROM votes WHERE id = ?", [vote_id]).fetchone()
+    """(prompt id, left image id, right image id) of a vote whose two images battles may still show, or None."""
+    row = db.execute("SELECT prompt_id, left_image_id, right_image_id FROM votes WHERE id = ? AND (SELECT COUNT(*) "
+                     "FROM battle_images WHERE id IN (left_image_id, right_image_id)) = 2", [vote_id]).fetchone()
     return tuple(row) if row is not None else None
 
 
@@ -98,9 +99,9 @@ def read_count_rows(db: sqlite_utils.Database, voter_kind: str = "human") -> Cou
         change_seq = db.execute("SELECT coalesce(max(seq), 0) FROM vote_changes").fetchone()[0]
         model_ids = tuple(row[0] for row in db.execute("SELECT id FROM models ORDER BY id"))
         prompts = db.execute(
-            "SELECT p.id, p.suite FROM prompts p WHERE p.id IN (SELECT prompt_id FROM images) ORDER BY p.id"
+            "SELECT p.id, p.suite FROM prompts p WHERE p.id IN (SELECT prompt_id FROM battle_images) ORDER BY p.id"
         ).fetchall()
-        images = db.execute("SELECT DISTINCT prompt_id, model_id FROM images").fetchall()
+        images = db.execute("SELECT DISTINCT prompt_id, model_id FROM battle_images").fetchall()
         cursor = db.execute(_battle_counts_sql(db), [voter_kind])
         chunks = []
         while rows := cursor.fetchmany(_CHUNK):
@@ -112,13 +113,14 @@ def read_count_rows(db: sqlite_utils.Database, voter_kind: str = "human") -> Cou
 
 def pair_images(db: sqlite_utils.Database, prompt_id: int, model_a: int, model_b: int) -> list[tuple[int, int]]:
     """(image id, model id) of the two models' images of a prompt, by model and index."""
-    return db.execute("SELECT id, model_id FROM images WHERE prompt_id = ? AND model_id IN (?, ?) "
+    return db.execute("SELECT id, model_id FROM battle_images WHERE prompt_id = ? AND model_id IN (?, ?) "
                       "ORDER BY model_id, idx", [prompt_id, model_a, model_b]).fetchall()
 
 
 def prompt_images(db: sqlite_utils.Database, prompt_id: int) -> list[tuple[int, int]]:
-    """(image id, model id) of every image of a prompt, by model and index."""
-    return db.execute("SELECT id, model_id FROM images WHERE prompt_id = ? ORDER BY model_id, idx",
+    """(image id, model id) of every image of a prompt that battles may show (``battle_images``), by model and
+    index."""
+    return db.execute("SELECT id, model_id FROM battle_images WHERE prompt_id = ? ORDER BY model_id, idx",
                       [prompt_id]).fetchall()
 
 
@@ -138,11 +140,12 @@ def annotator_prompts(db: sqlite_utils.Database, annotator_id: int,
 
 
 def eligible_prompts(db: sqlite_utils.Database, suite: str | None = None) -> list[int]:
-    """Ids of prompts (of ``suite``, if given) with images from at least two models."""
+    """Ids of prompts (of ``suite``, if given) with images from at least two models that battles may show (the view
+    ``battle_images``: rendered for the arena's display settings, not withheld; :mod:`datamodel.renditions`)."""
     where, params = ("WHERE p.suite = ?", [suite]) if suite else ("", [])
     rows = db.execute(
         f"""
-        SELECT i.prompt_id FROM images i JOIN prompts p ON p.id = i.prompt_id {where}
+        SELECT i.prompt_id FROM battle_images i JOIN prompts p ON p.id = i.prompt_id {where}
         GROUP BY i.prompt_id HAVING COUNT(DISTINCT i.model_id) >= 2 ORDER BY i.prompt_id
         """,
         params,
@@ -150,12 +153,28 @@ def eligible_prompts(db: sqlite_utils.Database, suite: str | None = None) -> lis
     return [row[0] for row in rows]
 
 
+def not_shown(db: sqlite_utils.Database) -> str:
+    """Why images of the catalog are not in ``battle_images``, as a sentence to add to a refusal ("" if all are)."""
+    differs = pick(db, sqlite="IS NOT", postgresql="IS DISTINCT FROM")
+    waiting, unshowable, withheld = db.execute(
+        "SELECT COUNT(*) FILTER (WHERE unshowable IS NULL AND withheld IS NULL AND (rendition IS NULL OR rendition "
+        f"{differs} (SELECT rendition FROM display WHERE id = 1))), COUNT(*) FILTER (WHERE unshowable IS NOT NULL), "
+        "COUNT(*) FILTER (WHERE withheld IS NOT NULL) FROM images").fetchone()
+    parts = [f"{waiting} wait for their display rendition (the server makes them at start; or run "
+             "python -m arena renditions)" if waiting else "",
+             f"{unshowable} cannot be read (re-import them)" if unshowable else "",
+             f"{withheld} were published with their model names and are withheld from battles (python -m arena "
+             "withheld --release to draw them again)" if withheld else ""]
+    parts = [part for part in parts if part]
+    return f" Of the images stored, {'; '.join(parts)}." if parts else ""
+
+
 def suites_with_battles(db: sqlite_utils.Database) -> list[str]:
     """Suites that have at least one prompt with images from two models (the arena's suite filter)."""
     rows = db.execute(
         """
         SELECT DISTINCT p.suite FROM prompts p WHERE p.id IN (
-            SELECT prompt_id FROM images GROUP BY prompt_id HAVING COUNT(DISTINCT model_id) >= 2)
+            SELECT prompt_id FROM battle_images GROUP BY prompt_id HAVING COUNT(DISTINCT model_id) >= 2)
         ORDER BY p.suite
         """
     ).fetchall()

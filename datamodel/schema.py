@@ -25,6 +25,8 @@ Tables (names meant to be read in any SQLite browser):
 - ``image_requests``: the images an image API answered, so a resumed run never pays twice (:func:`_image_requests`).
 - ``rating_assignments``, ``rating_servings`` and ``ratings``: human rating tasks beside the battles (one image, one
   question, an answer on the task's scale), opened by an admin (:func:`_human_ratings`).
+- ``display`` and the view ``battle_images``: the images battles may draw, rendered and not withheld
+  (:func:`_shown_images`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from typing import Callable
 
 import sqlite_utils
 
-from datamodel.dialect import is_postgres, pick
+from datamodel.dialect import is_postgres, pick, unixepoch_text
 from ratings.votes import OUTCOMES  # noqa: F401  (the votes table's CHECK constraint lists them)
 VOTER_KINDS = ("human", "judge")
 
@@ -578,6 +580,69 @@ def _human_ratings(db: sqlite_utils.Database) -> None:
         FROM ratings r JOIN prompts p ON p.id = r.prompt_id JOIN models m ON m.id = r.model_id""")
 
 
+def _vote_details_without_names(db: sqlite_utils.Database) -> None:
+    """``vote_details`` numbers annotators instead of naming them: ``voter`` is a judge's name, or ``annotator <id>``
+    for a person (the view is public in Datasette; annotators' names are theirs and the admin's). Otherwise as
+    :func:`_datasette_views` made it."""
+    served_at = unixepoch_text(db, "v.served_at")
+    db.execute("DROP VIEW vote_details")
+    db.execute(f"""
+        CREATE VIEW vote_details AS
+        SELECT v.id AS vote_id, v.created_at AS voted_at, {served_at}
+                   AS served_at, v.seconds_to_vote,
+               CASE v.voter_kind WHEN 'judge' THEN v.voter ELSE 'annotator ' || v.annotator_id END AS voter,
+               v.voter_kind, v.outcome,
+               CASE v.outcome WHEN 'A' THEN ml.name WHEN 'B' THEN mr.name END AS winner,
+               CASE v.outcome WHEN 'A' THEN mr.name WHEN 'B' THEN ml.name END AS loser,
+               ml.name AS model_a, mr.name AS model_b, p.suite, p.subset, p.variant, p.item_key, p.text AS prompt,
+               v.prompt_id, v.left_image_id AS image_a_id, v.right_image_id AS image_b_id, v.strategy,
+               v.excluded, v.excluded_reason
+        FROM votes v JOIN prompts p ON p.id = v.prompt_id
+        JOIN models ml ON ml.id = v.left_model_id JOIN models mr ON mr.id = v.right_model_id""")
+
+
+def _shown_images(db: sqlite_utils.Database) -> None:
+    """Which images battles may draw (:mod:`datamodel.renditions`): only those rendered for the display settings the
+    arena serves, not withheld by the admin's policy.
+
+    - ``images.rendition``: the key of the display rendition made of the image (its settings: size, fit, format,
+      quality, padding, version); NULL until one is made. ``images.unshowable``: why none could be made (an original
+      that cannot be read), NULL otherwise.
+    - ``images.published_at``: when the image was exported with its model's name (the Hugging Face export); anyone
+      holding that export can render it as the arena does and name it in a battle. ``images.withheld``: why battles
+      leave the image out (``published``), NULL while it may be drawn.
+    - ``display``: one row, the rendition key battles are drawn for: written by the server at start (its settings)
+      and by the first process that renders images into an arena without one. A change counts as a ``catalog``
+      change (``data_versions``).
+    - ``battle_images``: the images a battle may show (rendered for ``display``, not withheld); every draw reads it.
+      Images stored before this migration have no rendition recorded: the server's start records or makes them.
+    """
+    real = pick(db, sqlite="REAL", postgresql="double precision")
+    for column in ("rendition TEXT", "unshowable TEXT", f"published_at {real}", "withheld TEXT"):
+        db.execute(f"ALTER TABLE images ADD COLUMN {column}")
+    db.execute("CREATE TABLE display (id INTEGER PRIMARY KEY CHECK (id = 1), rendition TEXT NOT NULL, "
+               f"set_at {real} NOT NULL)")
+    for event in ("INSERT", "UPDATE", "DELETE"):
+        if is_postgres(db):
+            from datamodel.schema_postgresql import version_trigger_sql
+
+            db.execute(version_trigger_sql("display", "catalog", event))
+        else:
+            db.execute(f"CREATE TRIGGER display_{event.lower()}_version AFTER {event} ON display "
+                       "BEGIN UPDATE data_versions SET version = version + 1 WHERE name = 'catalog'; END")
+    db.execute("""
+        CREATE VIEW battle_images AS
+        SELECT id, prompt_id, model_id, idx FROM images
+        WHERE withheld IS NULL AND rendition = (SELECT rendition FROM display WHERE id = 1)""")
+
+
+def _signing_out(db: sqlite_utils.Database) -> None:
+    """``annotators.signed_out_at``: when the annotator last signed out, or had their token changed by the
+    configuration. A session that began before it ends at its next request, and a stay-signed-in token issued before
+    it no longer signs anyone in (:func:`arena.session.check_signed_in`)."""
+    db.execute(f"ALTER TABLE annotators ADD COLUMN signed_out_at {pick(db, sqlite='REAL', postgresql='double precision')}")
+
+
 _VOTE_FACT_COLUMNS = ("voter_kind", "annotator_id", "prompt_id", "left_image_id", "right_image_id", "left_model_id",
                       "right_model_id", "outcome")
 
@@ -704,6 +769,11 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _image_requests,
     _metric_variant,
     _human_ratings,
+    _vote_details_without_names,
+    _shown_images,
+    _signing_out,
+
+
     _vote_changes,
     _snapshot_claims,
     _rate_events,

@@ -37,6 +37,7 @@ class Settings:
     media_dir: Path = _setting(Path("data/media"), "ARENA_MEDIA_DIR", "Content-addressed image folder (files named by their SHA-256).")
     persistent_dir: Path = _setting(Path("/data"), "ARENA_PERSISTENT_DIR", "Persistent storage (Hugging Face Spaces mount it at /data): when this folder exists, db_path and media_dir default to arena.db and media/ inside it. A db_path or media_dir set in the file or the environment wins.")
     max_image_pixels: int = _setting(64_000_000, "ARENA_MAX_IMAGE_PIXELS", "Largest image accepted, in pixels (width × height), read from the file's header before decoding; larger ones are refused at import. At most 178956970 (Pillow's own decompression-bomb limit).")
+    max_image_bytes: int = _setting(100_000_000, "ARENA_MAX_IMAGE_BYTES", "Largest image file accepted, in bytes; a larger file is refused at import from its size, before it is read.")
     display_size: int = _setting(768, "ARENA_DISPLAY_SIZE", "Battle images are served as display renditions this many pixels on the long side, whatever the model's native size, so size does not tell the models apart (originals stay for metrics, exports and judges).")
     display_fit: str = _setting("letterbox", "ARENA_DISPLAY_FIT", "How an image meets the display aspect: letterbox (whole image, neutral grey bars) or crop (centre crop).")
     display_aspect: str = _setting("1:1", "ARENA_DISPLAY_ASPECT", "Aspect ratio (width:height) of every display rendition.")
@@ -75,6 +76,8 @@ class Settings:
     rate_limit_annotator_per_minute: int = _setting(30, "ARENA_RATE_LIMIT_ANNOTATOR", "Votes one annotator may cast per minute (0: no limit); more are refused with a message.")
     rate_limit_client_per_minute: int = _setting(120, "ARENA_RATE_LIMIT_CLIENT", "Votes one client address may cast per minute, and, counted apart, battles it may load without voting (0: no limit).")
     rate_limit_skips_per_minute: int = _setting(20, "ARENA_RATE_LIMIT_SKIPS", "Battles one annotator may load without voting per minute: sign-in, Skip, a suite change (0: no limit); each writes a battle row.")
+    rate_limit_pages_per_minute: int = _setting(30, "ARENA_RATE_LIMIT_PAGES", "New pages (browser tabs or API sessions) one client address may open per minute, counted at the front door before any work (0: no limit); each holds server memory until it goes idle.")
+    max_request_bytes: int = _setting(1_048_576, "ARENA_MAX_REQUEST_BYTES", "Largest request body the server reads, in bytes; a larger one is refused (413) before it is read. The page's own requests are a few kilobytes.")
     login_max_failures: int = _setting(5, "ARENA_LOGIN_MAX_FAILURES", "Failed sign-ins one client address may make within ARENA_LOGIN_WINDOW_S (failed admin unlocks are counted apart) before it must wait ARENA_LOGIN_LOCKOUT_S, doubled at each further failure (0: no limit).")
     login_max_failures_overall: int = _setting(100, "ARENA_LOGIN_MAX_FAILURES_OVERALL", "Failed sign-ins from all addresses together within ARENA_LOGIN_WINDOW_S (admin unlocks apart) before every address must wait the same way (0: no limit).")
     login_window_s: float = _setting(900.0, "ARENA_LOGIN_WINDOW_S", "Seconds a failed sign-in or admin unlock is remembered by the throttle.")
@@ -189,10 +192,14 @@ def _check_limits(settings: Settings) -> None:
             raise SettingsError(f"trusted_proxies: {entry!r} is not an IP address or network. List the addresses of "
                                 "your reverse proxies, e.g. ARENA_TRUSTED_PROXIES=127.0.0.1,10.0.0.0/8 (no host "
                                 "names, no '*': trusting every client would let anyone pick their address).") from None
-    if min(settings.rate_limit_skips_per_minute, settings.login_max_failures, settings.login_max_failures_overall) < 0:
-        raise SettingsError("rate_limit_skips_per_minute, login_max_failures and login_max_failures_overall must be "
-                            "0 (no limit) or more. Set ARENA_RATE_LIMIT_SKIPS, ARENA_LOGIN_MAX_FAILURES and "
-                            "ARENA_LOGIN_MAX_FAILURES_OVERALL.")
+    if min(settings.rate_limit_skips_per_minute, settings.rate_limit_pages_per_minute, settings.login_max_failures,
+           settings.login_max_failures_overall) < 0:
+        raise SettingsError("rate_limit_skips_per_minute, rate_limit_pages_per_minute, login_max_failures and "
+                            "login_max_failures_overall must be 0 (no limit) or more. Set ARENA_RATE_LIMIT_SKIPS, "
+                            "ARENA_RATE_LIMIT_PAGES, ARENA_LOGIN_MAX_FAILURES and ARENA_LOGIN_MAX_FAILURES_OVERALL.")
+    if settings.max_request_bytes < 65_536:
+        raise SettingsError(f"max_request_bytes must be 65536 or more (the page's own requests need that room), got "
+                            f"{settings.max_request_bytes}. Set ARENA_MAX_REQUEST_BYTES.")
     if settings.login_window_s <= 0 or settings.login_lockout_s <= 0:
         raise SettingsError("login_window_s and login_lockout_s must be positive. Set ARENA_LOGIN_WINDOW_S and "
                             "ARENA_LOGIN_LOCKOUT_S.")
@@ -203,6 +210,9 @@ def _check_media(settings: Settings) -> None:
     if not 0 < settings.max_image_pixels <= 178_956_970:
         raise SettingsError(f"max_image_pixels must be between 1 and 178956970 (Pillow's own limit), got "
                             f"{settings.max_image_pixels}. Set ARENA_MAX_IMAGE_PIXELS.")
+    if settings.max_image_bytes < 1:
+        raise SettingsError(f"max_image_bytes must be 1 or more, got {settings.max_image_bytes}. "
+                            "Set ARENA_MAX_IMAGE_BYTES.")
     if not 16 <= settings.display_size <= 4096:
         raise SettingsError(f"display_size must be between 16 and 4096 pixels, got {settings.display_size}. "
                             "Set ARENA_DISPLAY_SIZE.")

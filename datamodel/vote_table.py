@@ -342,12 +342,13 @@ def arrow_writer(fmt: str, schema: pa.Schema, batches):
 _write_jsonl = jsonl_writer(_json_sql)
 
 
-def _write_hf(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None) -> int:
+def _write_hf(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None, *,
+              keep_in_battles: bool = False) -> int:
     from datamodel.hf_export import write_hf_dataset
 
     if media is None:
         raise ValueError("The hf format holds the images: pass the media store (python -m arena export does).")
-    return write_hf_dataset(db, media, path)
+    return write_hf_dataset(db, media, path, keep_in_battles=keep_in_battles)
 
 
 # Each format: one declaration (name: writer(db, path, chunk_rows, media) -> rows). The file suffix picks one of the
@@ -357,10 +358,11 @@ EXPORTERS = {"csv": arrow_writer("csv", EXPORT_SCHEMA, vote_batches), "jsonl": _
              "hf": _write_hf}
 EXPORT_FORMATS = ("csv", "jsonl", "parquet")  # the vote table itself, column for column (the admin tab offers these)
 PEER_FORMATS = ("fastchat", "hf")  # what peers read: FastChat's battles, a Hugging Face dataset
+PUBLISHING_FORMATS = ("hf",)  # the formats that hold the images with their models' names
 
 
 def export_votes(db: sqlite_utils.Database, path: str | Path, fmt: str | None = None, *,
-                 chunk_rows: int = EXPORT_CHUNK_ROWS, media: object = None) -> int:
+                 chunk_rows: int = EXPORT_CHUNK_ROWS, media: object = None, keep_in_battles: bool = False) -> int:
     """Write the vote table to ``path`` as CSV, JSONL or Parquet (from ``fmt`` or the file suffix); return the rows.
 
     The votes stream ``chunk_rows`` at a time, each chunk written before the next is read, so memory does not grow
@@ -370,8 +372,9 @@ def export_votes(db: sqlite_utils.Database, path: str | Path, fmt: str | None = 
     :func:`escape_formulas`, undone by :func:`csv_cell_text`; Parquet holds every value exactly). JSONL has one JSON
     object per vote, written by SQLite's ``json_object``, with ``prompt_metadata`` as an object and missing values as
     ``null``: every value exactly. ``fastchat`` writes FastChat's battle records (:data:`FASTCHAT_WINNER`), ``hf`` a
-    Hugging Face dataset folder with the images from ``media`` (:mod:`datamodel.hf_export`); both leave out excluded
-    votes. The formats are the declarations of :data:`EXPORTERS`.
+    Hugging Face dataset folder with the images from ``media`` (:mod:`datamodel.hf_export`: its images are withheld
+    from battles from then on unless ``keep_in_battles``); both leave out excluded votes. The formats are the
+    declarations of :data:`EXPORTERS`.
     """
     path = Path(path)
     fmt = (fmt or path.suffix.lstrip(".")).lower()
@@ -381,7 +384,10 @@ def export_votes(db: sqlite_utils.Database, path: str | Path, fmt: str | None = 
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, not {chunk_rows}.")
     path.parent.mkdir(parents=True, exist_ok=True)
-    return EXPORTERS[fmt](db, path, chunk_rows, media)
+    if keep_in_battles and fmt not in PUBLISHING_FORMATS:
+        raise ValueError(f"--keep-in-battles is for the formats that publish images ({', '.join(PUBLISHING_FORMATS)}).")
+    options = {"keep_in_battles": keep_in_battles} if fmt in PUBLISHING_FORMATS else {}
+    return EXPORTERS[fmt](db, path, chunk_rows, media, **options)
 
 
 def annotator_stats(db: sqlite_utils.Database) -> pd.DataFrame:

@@ -61,6 +61,7 @@ def cmd_run(args) -> int:
 
     from datamodel.media import MediaStore
     from datamodel.connection import connect
+    from datamodel.renditions import Renditions
     from generators.api_images import ImageAPIConfig, check_keys
     from generators.demo import demo_models
     from generators.pipelines import check_weights, make_generator
@@ -100,6 +101,7 @@ def cmd_run(args) -> int:
             images_per_prompt=args.images_per_prompt, seed=settings.seed if args.seed is None else args.seed,
             seed_policy=args.seed_policy, batch_size=args.batch_size, process_index=process_index,
             num_processes=num_processes, progress=not args.quiet, preset=preset.name,
+            renditions=Renditions.from_settings(media, settings),
         )
     finally:
         db.close()

@@ -33,6 +33,7 @@ from datamodel.catalog import (add_image, add_model, generation_params, image_ke
 from datamodel.catalog import suite_prompt_ids as prompt_ids_of_suite
 from datamodel.media import MediaStore
 from datamodel.presets import DEFAULT_PRESET
+from datamodel.renditions import Renditions
 from generators.api_images import GeneratedImage
 from generators.pipelines import Generator
 from generators.registry import ModelSpec
@@ -240,12 +241,15 @@ def run(
     source: str | None = None,
     progress: bool = False,
     preset: str = DEFAULT_PRESET,
+    renditions: Renditions | None = None,
 ) -> RunReport:
     """Make this process's missing images of ``specs`` × ``prompt_ids`` × ``images_per_prompt``.
 
     ``make_generator(spec)`` is called only for a model that has missing images, once, and the generator is dropped
-    before the next model is loaded. Returns counts; calling it again with the same arguments makes nothing.
-    Each image's ``params`` record the ``preset`` (protocol) the run followed.
+    before the next model is loaded. With ``renditions`` (the arena's display settings), the display renditions of
+    the images are made at the end, so battles may show them (:mod:`datamodel.renditions`). Returns counts; calling
+    it again with the same arguments makes nothing. Each image's ``params`` record the ``preset`` (protocol) the run
+    followed.
     """
     if batch_size < 1:
         raise RunError(f"batch size must be at least 1, got {batch_size}.")
@@ -299,6 +303,8 @@ def run(
             del generator
             gc.collect()
             _empty_device_cache()
+    if renditions is not None:
+        renditions.render_missing(db)
     return report
 
 

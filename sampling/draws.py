@@ -23,8 +23,8 @@ import numpy as np
 import sqlite_utils
 
 from datamodel.battles import Battle, Pairing, record_battle
-from datamodel.sampling_reads import (annotator_prompts, catalog_version, eligible_prompts, prompt_images,
-                                     suites_with_battles)
+from datamodel.sampling_reads import (annotator_prompts, catalog_version, eligible_prompts, not_shown,  # noqa: F401
+                                     prompt_images, suites_with_battles)
 from sampling.strategies import UNIFORM, check_strategy
 
 
@@ -211,7 +211,7 @@ def draw_uniform(
         scope = f"suite {suite!r}" if suite else "any suite"
         raise NoBattleAvailable(
             f"No prompt of {scope} has images from two models yet. Generate or import images "
-            "(python -m generators run, python -m arena import-images)."
+            f"(python -m generators run, python -m arena import-images).{not_shown(db)}"
         )
     if annotator_id is not None:
         seen = seen_prompts(db, annotator_id, pool)

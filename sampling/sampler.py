@@ -787,7 +787,7 @@ def draw_replica(
     if vote_id is None:
         return None
     row = vote_pairing(db, vote_id)
-    return Replica(*row) if row is not None else None
+    return Replica(*row) if row is not None else None  # None too when an image may no longer be shown
 
 
 def draw_pairing(

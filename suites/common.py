@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import re
 from pathlib import Path
@@ -26,6 +27,29 @@ class SuiteError(ValueError):
 
 Row = tuple[int, dict[str, Any]]  # (line number, the row's fields)
 _WHITESPACE = re.compile(r"\s*")
+MAX_FIELD_CHARS = 16 * 1024 * 1024  # a CSV field may be this long (Python's csv module stops at 131,072 by default)
+
+
+def read_text(path: Path) -> str:
+    """The text of a UTF-8 file (a byte-order mark, as spreadsheet programs write, is dropped); a file that is not
+    UTF-8 is a :class:`SuiteError` naming the line of the first bad byte."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise SuiteError(f"{path}:{line}: not UTF-8 text (byte {data[error.start]:#04x}). Save the file as UTF-8 "
+                         "(in a spreadsheet: CSV UTF-8).") from None
+
+
+def load_json(text: str, where: str):
+    """``json.loads`` of ``text``; a value nested too deeply for the parser is a :class:`SuiteError` naming ``where``
+    (JSONDecodeError is left to the caller, which words it for its format)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise SuiteError(f"{where}: nested too deeply (lists or objects inside each other thousands of levels deep). "
+                         "Write plain values.") from None
 
 
 def existing_file(path: str | Path, what: str) -> Path:
@@ -78,8 +102,9 @@ def text_field(row: dict[str, Any], name: str, where: str) -> str:
 
 def _read_delimited(path: Path, delimiter: str, required: Sequence[str]) -> list[Row]:
     start = 1  # the first line of the record being read
-    with open(path, newline="", encoding="utf-8") as handle:
+    with io.StringIO(read_text(path), newline="") as handle:
         reader = csv.reader(handle, delimiter=delimiter, strict=True)
+        limit = csv.field_size_limit(MAX_FIELD_CHARS)
         try:
             header = next(reader, None)
             if header is None:
@@ -110,16 +135,18 @@ def _read_delimited(path: Path, delimiter: str, required: Sequence[str]) -> list
                 f"{path}:{start}: malformed quoting ({error}). Close every quoted field with a quote, write a quote "
                 'inside a quoted field as two (""), and put nothing but the delimiter after a closing quote.'
             ) from None
+        finally:
+            csv.field_size_limit(limit)
     return rows
 
 
 def _read_jsonl(path: Path) -> list[Row]:
     rows: list[Row] = []
-    for line, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for line, text in enumerate(read_text(path).splitlines(), start=1):
         if not text.strip():
             continue
         try:
-            row = json.loads(text)
+            row = load_json(text, f"{path}:{line}")
         except json.JSONDecodeError as error:
             raise SuiteError(f"{path}:{line}: not valid JSON ({error.msg}). Write one JSON object per line.") from None
         if not isinstance(row, dict):
@@ -131,7 +158,7 @@ def _read_jsonl(path: Path) -> list[Row]:
 def read_json_list(path: str | Path) -> list[Row]:
     """The objects of a file holding one JSON list of objects, each with the line it starts on."""
     path = existing_file(path, "JSON file")
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     decoder = json.JSONDecoder()
 
     def fail(position: int, problem: str):
@@ -151,6 +178,8 @@ def read_json_list(path: str | Path) -> list[Row]:
             item, end = decoder.raw_decode(text, position)
         except json.JSONDecodeError as error:
             fail(error.pos, f"not valid JSON ({error.msg})")
+        except RecursionError:
+            fail(position, "nested too deeply")
         if not isinstance(item, dict):
             fail(position, f"expected an object, got {type(item).__name__}")
         rows.append((text.count("\n", 0, position) + 1, item))
@@ -171,7 +200,7 @@ def json_object(value: Any, where: str, name: str = "metadata") -> dict:
         return {}
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = load_json(value, where)
         except json.JSONDecodeError as error:
             raise SuiteError(f"{where}: {name} is not valid JSON ({error.msg}). Write it as a JSON object.") from None
     if not isinstance(value, dict):

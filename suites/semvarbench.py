@@ -27,7 +27,7 @@ from pathlib import Path
 import sqlite_utils
 
 from datamodel.catalog import PromptImport, PromptSpec
-from suites.common import SuiteError, existing_file, write_specs
+from suites.common import SuiteError, existing_file, read_text, write_specs
 from suites.registry import ImportFormat, Suite, register
 
 SUITE = "semvarbench"
@@ -60,10 +60,9 @@ def read_rows(path: str | Path) -> list[tuple[int, list[str]]]:
     """(line, [id, T_a, T_pv, T_pi]) for each non-empty line of a headerless, tab-separated SemVarBench file."""
     path = existing_file(path, "SemVarBench file")
     try:
-        content = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise SuiteError(f"{path}: cannot be read as UTF-8 text ({error}). Replace it with the released file.") \
-            from None
+        content = read_text(path)  # a byte-order mark dropped; not UTF-8: a SuiteError naming the line
+    except OSError as error:
+        raise SuiteError(f"{path}: cannot be read ({error}). Replace it with the released file.") from None
     rows, seen = [], {}
     for line, text in enumerate(content.splitlines(), start=1):
         if not text.strip():

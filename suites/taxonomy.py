@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import sqlite_utils
 
 from datamodel.catalog import PromptImport, PromptSpec, item_keys, item_metadata, subsets_with_metadata
-from suites.common import SuiteError, existing_file, read_table, text_field, write_specs
+from suites.common import SuiteError, existing_file, read_table, read_text, text_field, write_specs
 from suites.registry import Builder, ImportContext, ImportFormat, Suite, register
 
 SUITE = "taxonomy"
@@ -172,7 +172,7 @@ def read_roots(wn, path: str | Path) -> list[str]:
     """Root synset ids from a file, one per line (``#`` starts a comment); unknown ids name their line."""
     path = existing_file(path, "roots file")
     roots = []
-    for line, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for line, text in enumerate(read_text(path).splitlines(), start=1):
         text = text.split("#", 1)[0].strip()
         if text:
             roots.append(find_synset(wn, text, f"{path}:{line}").name())

@@ -14,6 +14,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts  # noqa: E402
 from datamodel.media import MediaStore  # noqa: E402
+from datamodel.renditions import Renditions  # noqa: E402
 from datamodel.settings import Settings  # noqa: E402
 from datamodel.connection import connect  # noqa: E402
 
@@ -61,7 +62,14 @@ def build_small_arena(root: Path, **settings_overrides) -> SmallArena:
     for m, model_id in enumerate(model_ids.values()):
         for p, prompt_id in enumerate(prompt_ids):
             add_image(db, prompt_id=prompt_id, model_id=model_id, stored=media.put_image(make_image(m, p)))
+    render_all(db, media, settings)
     return SmallArena(settings, db, media, prompt_ids, model_ids)
+
+
+def render_all(db, media: MediaStore, settings: Settings | None = None) -> None:
+    """Make the display renditions of every image (as ``settings`` say; default: the defaults), as the paths that
+    add images do: battles draw only rendered images (datamodel.renditions)."""
+    Renditions.from_settings(media, settings or Settings()).render_missing(db)
 
 
 # --- both engines -----------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import Callable
 
 from PIL import Image, ImageDraw
 
+from conftest import render_all
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from judges.client import EngineConfig
 from tools.fake_openai import Received, Scripted
@@ -80,6 +81,7 @@ def add_item_images(db, media, specs: list[PromptSpec], images: dict[tuple[str, 
         model_id = add_model(db, model)
         out[(model, role)] = [add_image(db, prompt_id=ids[role], model_id=model_id, stored=media.put_image(p), idx=k)
                               for k, p in enumerate(pictures)]
+    render_all(db, media)  # battles draw only rendered images
     return out
 
 

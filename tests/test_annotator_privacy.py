@@ -130,13 +130,14 @@ def test_the_inter_annotator_table_names_annotators_only_for_the_admin(private_a
 
 def test_the_leaderboards_admin_check_does_not_keep_an_admin_session_alive():
     """The leaderboard asks whether its page is the admin's at every timer tick: that must not count as admin use."""
-    from arena.web.admin_session import AdminSessions
+    from arena.web.admin_session import AdminSessions, Holder
 
     now = [0.0]
     admins = AdminSessions(idle_s=10, clock=lambda: now[0])
-    session_id = admins.open("127.0.0.1")
+    holder = Holder("127.0.0.1", "browser-1")
+    session_id = admins.open(holder)
     for now[0] in (4.0, 8.0):
-        assert admins.live(session_id, touch=False)
+        assert admins.live(session_id, holder, touch=False)
     now[0] = 10.5
-    assert not admins.live(session_id, touch=False) and not admins.live(session_id)
+    assert not admins.live(session_id, holder, touch=False) and not admins.live(session_id, holder)
     admins.close()

@@ -5,6 +5,7 @@ be read fails the test, unless it is one that has no body), that both names appe
 shortcut votes, and that the votes land in the database.
 """
 
+import contextlib
 import json
 import shutil
 
@@ -148,31 +149,49 @@ def test_three_votes_in_a_real_browser(small_arena, browser):
     assert all(0 <= seconds < 60 for _, seconds in rows)
 
 
-def test_prompt_html_is_shown_as_text_not_run(tmp_path, browser):
+@contextlib.contextmanager
+def prompt_on_screen(tmp_path, browser, suite: str, text: str, shows: str):
+    """A signed-in page of a small arena showing the one prompt of ``suite``, ``text`` (waits until the prompt panel
+    shows ``shows``); yields the page while the app runs."""
     from datamodel.catalog import PromptSpec, add_image, add_prompts
-    from conftest import build_small_arena, make_image
+    from conftest import build_small_arena, make_image, render_all
 
     arena = build_small_arena(tmp_path)
-    hostile = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> **not bold**'
-    prompt_id = add_prompts(arena.db, [PromptSpec("xss", "1", hostile)]).ids[0]
+    prompt_id = add_prompts(arena.db, [PromptSpec(suite, "1", text)]).ids[0]
     for m, model_id in enumerate(arena.model_ids.values()):
         add_image(arena.db, prompt_id=prompt_id, model_id=model_id, stored=arena.media.put_image(make_image(m, 9)))
+    render_all(arena.db, arena.media)
     with running_app(arena.settings) as url:
-        page = browser.new_page()
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.goto(url)
-        page.fill("#signin-name textarea, #signin-name input", "xss-user")
+        page.fill("#signin-name textarea, #signin-name input", f"{suite}-user")
         page.fill("#signin-token input", "token-001")
         page.click("#signin-button")
         page.wait_for_selector("#image-a img", timeout=20000)
         page.click("#suite-filter input")
-        page.get_by_role("option", name="xss").click()
-        page.wait_for_function("() => document.querySelector('#prompt').innerText.includes('window.__pwned')",
+        page.get_by_role("option", name=suite).click()
+        page.wait_for_function(f"() => document.querySelector('#prompt').innerText.includes({json.dumps(shows)})",
                                timeout=20000)
+        yield page
+
+
+def test_prompt_html_is_shown_as_text_not_run(tmp_path, browser):
+    hostile = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> **not bold**'
+    with prompt_on_screen(tmp_path, browser, "xss", hostile, "window.__pwned") as page:
         page.wait_for_timeout(500)
         assert page.evaluate("() => window.__pwned") is None
         text = page.inner_text("#prompt")
         assert "<script>" in text and "**not bold**" in text
         assert page.locator("#prompt script, #prompt img").count() == 0
+
+
+def test_urls_in_a_prompt_are_shown_as_written_and_not_linked(tmp_path, browser):
+    """Before: a URL in a prompt became a link, and its escaped dots reached the address (``127%5C.0``)."""
+    text = "A poster reading http://127.0.0.1:8080/a_b.png, www.example.com and mail@example.org"
+    with prompt_on_screen(tmp_path, browser, "urls", text, "poster") as page:
+        shown = page.inner_text("#prompt h3")
+        links = page.locator("#prompt a").count()
+    assert shown == text and links == 0, (shown, links)
 
 
 def test_leaderboard_and_admin_tabs_in_the_browser(tmp_path, browser):

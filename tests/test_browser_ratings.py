@@ -238,13 +238,13 @@ def test_the_admin_opens_a_task_and_exports_the_ratings(tmp_path, browser):  # n
         admin.get_by_role("tab", name="Admin").click()
         admin.fill("#admin-password input", "admin-password-1")
         admin.click("#admin-unlock")
-        admin.wait_for_function("() => document.querySelector('#rating-study').innerText.includes('saneval_adherence')",
+        admin.wait_for_function("() => document.querySelector('#rating-study')?.innerText.includes('saneval_adherence')",
                                 timeout=20000)
         admin.click("#rating-admin-task input")
         admin.get_by_role("option", name=SANEVAL.title).click()
         admin.fill("#rating-admin-raters input", "2")
         admin.click("#rating-admin-save")
-        admin.wait_for_function("() => document.querySelector('#rating-admin-message').innerText.includes('open')",
+        admin.wait_for_function("() => document.querySelector('#rating-admin-message')?.innerText.includes('open')",
                                 timeout=20000)
         admin.locator("#rating-study").scroll_into_view_if_needed()
         shoot(admin, "desktop", "ratings-12-admin-assigned")
@@ -260,5 +260,5 @@ def test_the_admin_opens_a_task_and_exports_the_ratings(tmp_path, browser):  # n
         text = Path(download.value.path()).read_text()
         assert text.splitlines()[0].startswith('"rating_id","serving_id"') and len(text.splitlines()) == 2
         admin.click("#rating-admin-refresh")
-        admin.wait_for_function("() => document.querySelector('#rating-study').innerText.includes('first') || true")
+        admin.wait_for_function("() => document.querySelector('#rating-study')?.innerText.includes('first') || true")
         shoot(admin, "desktop", "ratings-13-admin-exported")

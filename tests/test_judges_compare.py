@@ -28,6 +28,7 @@ from PIL import Image, ImageDraw
 
 from datamodel.annotators import sign_in
 from datamodel.battles import Pairing
+from conftest import render_all
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.judgments import judgments
@@ -96,6 +97,7 @@ def build_arena(root, battles: int = 160, replicated: int = 40, seed: int = 7):
         for p, prompt_id in enumerate(prompt_ids):
             for k in range(3):
                 add_image(db, prompt_id=prompt_id, model_id=model_id, stored=media.put_image(_image(m, p, k)), idx=k)
+    render_all(db, media)
     model_of = dict(db.execute("SELECT i.id, m.name FROM images i JOIN models m ON m.id = i.model_id").fetchall())
     rng = random.Random(seed)
     first = sign_in(db, "alice", "a-long-token", open_signup=True)

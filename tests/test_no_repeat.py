@@ -17,7 +17,7 @@ import pytest
 pytestmark = pytest.mark.both_engines
 
 from arena import session as sessions
-from conftest import MODELS, make_image
+from conftest import MODELS, make_image, render_all
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.media import MediaStore
@@ -40,6 +40,7 @@ def wide_arena(tmp_path):
         model_id = add_model(db, name)
         for p, prompt_id in enumerate(prompt_ids):
             add_image(db, prompt_id=prompt_id, model_id=model_id, stored=media.put_image(make_image(m, p)))
+    render_all(db, media)
     yield db
     db.close()
 
@@ -120,6 +121,7 @@ def test_a_pair_whose_prompts_were_all_seen_is_not_drawn(tmp_path, strategy):
     for m, model_id in enumerate(models):
         for p, prompt_id in enumerate(prompts if m < 2 else prompts[:2]):  # the third model: two prompts only
             add_image(db, prompt_id=prompt_id, model_id=model_id, stored=media.put_image(make_image(m, p)))
+    render_all(db, media)
     s = sessions.start(db, "seer", "token-for-tests", open_signup=True)
     rng = random.Random(1)
     for prompt_id in prompts[:2]:

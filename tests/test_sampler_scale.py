@@ -169,13 +169,14 @@ def test_draws_wait_for_the_first_read_then_draw_uniformly_and_say_so(small_aren
 
 def test_a_catalog_change_is_read_again_in_the_background(small_arena):
     from datamodel.catalog import add_image, add_model
-    from conftest import make_image
+    from conftest import make_image, render_all
 
     db = small_arena.db
     stats = SamplingStats(refresh_seconds=0.0).refresh(db)
     new = add_model(db, "echo-model")
     for p, prompt_id in enumerate(small_arena.prompt_ids):
         add_image(db, prompt_id=prompt_id, model_id=new, stored=small_arena.media.put_image(make_image(7, p)))
+    render_all(db, small_arena.media)
     stats.refresh(db)
     assert stats.wait(10) and new in stats.tables.model_ids
     seen = Counter(frozenset(_models(db, draw_pairing(db, random.Random(s), "balanced", stats=stats)))

@@ -23,54 +23,11 @@ import pytest
 
 from arena import session as sessions
 from conftest import build_small_arena
-from webapp import running_app
+from arena.web.admin_session import Holder
+from webapp import Page, running_app
 
 PASSWORD = "correct horse"
 TOKEN = "token-for-the-tests-1"
-
-
-class Page:
-    """One browser tab's session on the app at ``url``, speaking Gradio's protocol over httpx with ``headers``.
-
-    ``direct`` posts an event to ``/gradio_api/run/predict`` by its ``fn_index`` (as the page does for events that
-    skip the queue, and as an attacker may do for any event); ``queued`` joins the queue and reads the session's
-    event stream. Both name the event by its ``api_name`` in the page's config, hidden ones included.
-    """
-
-    def __init__(self, url: str, headers: dict | None = None):
-        self.http = httpx.Client(base_url=url, headers=headers or {}, timeout=30)
-        self.session_hash = secrets.token_hex(6)
-        config = self.http.get("config").json()
-        self.events = {d["api_name"]: d for d in config["dependencies"] if d.get("api_name")}
-
-    def body(self, api_name: str, data: list) -> dict:
-        return {"data": data, "fn_index": self.events[api_name]["id"], "session_hash": self.session_hash,
-                "event_data": None, "trigger_id": None}
-
-    def direct(self, api_name: str, data: list, headers: dict | None = None) -> httpx.Response:
-        return self.http.post("gradio_api/run/predict", json=self.body(api_name, data), headers=headers)
-
-    def queued(self, api_name: str, data: list) -> tuple[bool, object]:
-        """(True, outputs) or (False, the error message) of one queued event."""
-        join = self.http.post("gradio_api/queue/join", json=self.body(api_name, data))
-        if join.status_code != 200:
-            return False, f"queue/join answered {join.status_code}: {join.text[:200]}"
-        event_id = join.json()["event_id"]
-        with self.http.stream("GET", "gradio_api/queue/data", params={"session_hash": self.session_hash}) as stream:
-            for line in stream.iter_lines():
-                if not line.startswith("data:"):
-                    continue
-                message = json.loads(line[5:])
-                if message.get("event_id") == event_id and message["msg"] == "process_completed":
-                    output = message.get("output") or {}
-                    return (True, output.get("data")) if message.get("success") else (False, output.get("error"))
-        return False, "the event stream ended without a result"
-
-    def inputs(self, api_name: str) -> int:
-        return len(self.events[api_name]["inputs"])
-
-    def close(self) -> None:
-        self.http.close()
 
 
 def _sign_in(page: Page, name: str) -> None:
@@ -145,13 +102,18 @@ def test_trusted_proxies_must_be_addresses_or_networks():
 
 
 def test_the_server_trusts_forwarded_headers_only_from_the_trusted_proxies(tmp_path):
+    """uvicorn's own handling is off (it believes any loopback client); the app's own believes only the proxies named
+    (arena.web.forwarding, issue 23 finding 4)."""
     from arena.web.app import server_config
+    from arena.web.forwarding import TrustedForwarding
     from datamodel.settings import Settings
 
     app = object()
     assert server_config(Settings(), app).proxy_headers is False
-    trusting = server_config(Settings(trusted_proxies="10.0.0.1"), app)
-    assert trusting.proxy_headers is True and trusting.forwarded_allow_ips == ["10.0.0.1"]
+    assert server_config(Settings(trusted_proxies="10.0.0.1"), app).proxy_headers is False
+    door = TrustedForwarding(app, Settings(trusted_proxies="10.0.0.1, 192.168.0.0/16").trusted_proxy_hosts)
+    assert [door.trusts(host) for host in ("10.0.0.1", "192.168.3.4", "127.0.0.1", "10.0.0.2", None, "x")] == [
+        True, True, False, False, False, False]
 
 
 # --- finding 3: admin password guessing -------------------------------------------------------------------------------
@@ -197,6 +159,7 @@ def test_admin_functions_answer_only_an_unlocked_admin_session(tmp_path):
     vote_id = arena.db.execute("SELECT MIN(id) FROM votes").fetchone()[0]
     with running_app(arena.settings) as url:
         page = Page(url)
+        assert page.queued("resume", [""])[0]  # the page's load event: the server holds its session from now on
         others = sorted(name for name in page.events if name.startswith("admin_") and name != "admin_unlock")
         assert others == ["admin_export_csv", "admin_export_jsonl", "admin_export_parquet", "admin_review_exclude",
                           "admin_review_include"]
@@ -235,9 +198,10 @@ def test_the_login_throttle_backs_off_exponentially_per_client_and_overall():
     with pytest.raises(RateLimited, match="Wait 60 s"):
         throttle.attempt("a")
     now[0] = 92.0
-    throttle.attempt("a").failed()  # a fifth failure on the server: every address waits
-    with pytest.raises(RateLimited, match=r"Too many failed sign-ins on this server just now\. Wait 30 s"):
-        throttle.attempt("c")
+    throttle.attempt("b").failed()  # a fifth failure on the server: every address that has failed waits from one
+    with pytest.raises(RateLimited, match=r"Too many failed sign-ins from your address\. Wait 30 s"):
+        throttle.attempt("b")
+    throttle.attempt("c").succeeded()  # an address that has not failed may still try (issue 23, finding 6)
     now[0] = 92.0 + 901.0  # the window has passed: everything is forgotten
     throttle.attempt("a").succeeded()
     with throttle.attempt("c"):  # as a context: an exception inside is a failure, a success must say so
@@ -247,9 +211,9 @@ def test_the_login_throttle_backs_off_exponentially_per_client_and_overall():
         off.attempt("a").failed()
 
 
-def test_attempts_in_flight_count_once_an_address_has_failed():
-    """A burst of guesses in flight from an address that has already failed counts as failures until they end, so
-    it cannot slip past the limit before they are recorded; an address without failures signs in many at once."""
+def test_attempts_in_flight_count_as_failures_until_they_end():
+    """A burst of guesses in flight counts as failures until they end, so it cannot slip past the limit before they
+    are recorded, whether or not the address has failed before (issue 23, finding 5)."""
     from arena.ratelimit import LoginThrottle, RateLimited
 
     throttle = LoginThrottle("sign-ins", max_failures=3, max_failures_overall=100, window_s=900, lockout_s=30)
@@ -260,8 +224,11 @@ def test_attempts_in_flight_count_once_an_address_has_failed():
     for attempt in pending:
         attempt.succeeded()
     throttle.attempt("a").succeeded()  # one failure on record: below the limit again
-    fresh = [throttle.attempt("busy") for _ in range(10)]
-    assert len(fresh) == 10
+    fresh = [throttle.attempt("busy") for _ in range(3)]
+    with pytest.raises(RateLimited, match="Wait 1 s"):  # three in flight from a clean address: the fourth waits
+        throttle.attempt("busy")
+    for attempt in fresh:
+        attempt.succeeded()
 
 
 def test_sign_in_guessing_is_throttled(tmp_path):
@@ -337,6 +304,7 @@ def test_an_export_is_served_once_to_its_admin_session_and_leaves_no_file(tmp_pa
     monkeypatch.setattr(admin_tab, "export_votes", spy)
     with running_app(arena.settings) as url:
         admin, other = Page(url), Page(url)
+        assert other.queued("resume", [""])[0]  # a page loaded in another browser: it has a session, not unlocked
         n = admin.inputs("admin_export_csv")
         assert admin.queued("admin_unlock", [PASSWORD, None][:admin.inputs("admin_unlock")])[0]
         ok, answer = admin.queued("admin_export_csv", [PASSWORD, None][:n])
@@ -358,7 +326,7 @@ def test_an_export_is_served_once_to_its_admin_session_and_leaves_no_file(tmp_pa
                 assert response.status_code == 404 and len(response.content) < 40, guess  # no detail
         assert httpx.post(url + link, timeout=10).status_code == 404  # GET only
         assert path.exists()  # none of that used the link up
-        response = httpx.get(url + link, timeout=10)
+        response = admin.http.get(link)  # the admin's browser (its cookie: arena.web.front_door)
         assert response.status_code == 200, response.text[:200]
         assert response.text.count("\n") == 4 and response.text.startswith('"vote_id"')  # header and 3 votes
         assert response.headers["content-type"].startswith("text/csv")
@@ -442,7 +410,7 @@ async def _asgi_get(app, path: str, *, client: str = "10.0.0.1", method: str = "
 
 
 def _offer(admins, session_id: str, text: str, client: str = "10.0.0.1"):
-    with admins.offer(session_id, ".csv", name="votes-x.csv", media_type="text/csv", client=client) as offer:
+    with admins.offer(session_id, ".csv", name="votes-x.csv", media_type="text/csv", holder=Holder(client)) as offer:
         offer.path.write_text(text)
     return offer
 
@@ -454,7 +422,7 @@ def test_the_export_route_streams_a_file_once_in_chunks_and_then_deletes_it(tmp_
     admins = AdminSessions()
     inner = _Inner()
     app = AdminExports(inner, admins, chunk_bytes=1000)
-    session_id = admins.open("10.0.0.1")
+    session_id = admins.open(Holder("10.0.0.1"))
     text = "vote_id\n" + "x" * 2492
     offer = _offer(admins, session_id, text)
     assert oct(stat.S_IMODE(offer.path.stat().st_mode)) == "0o600"
@@ -479,7 +447,7 @@ def test_a_token_is_claimed_once_even_by_simultaneous_requests(tmp_path):
 
     admins = AdminSessions()
     app = AdminExports(_Inner(), admins, chunk_bytes=10)
-    offer = _offer(admins, admins.open("10.0.0.1"), "vote_id\n" * 50)
+    offer = _offer(admins, admins.open(Holder("10.0.0.1")), "vote_id\n" * 50)
 
     async def both():
         return await asyncio.gather(*[_asgi_get(app, f"/admin-export/{offer.token}") for _ in range(4)])
@@ -489,8 +457,9 @@ def test_a_token_is_claimed_once_even_by_simultaneous_requests(tmp_path):
 
 
 def test_the_export_route_refuses_other_methods_addresses_ended_sessions_and_expired_links(tmp_path):
-    """POST does not use a link up; a GET from another address does (the file is deleted: the admin exports
-    again); a link dies with its admin session, after its time, and at shutdown; expired files are swept."""
+    """POST does not use a link up, nor does a GET from another address (issue 23: it destroyed the link, so anyone
+    holding it could spoil the admin's download); a link dies with its admin session, after its time, and at
+    shutdown; expired files are swept."""
     from arena.web.admin_session import AdminSessions
     from arena.web.app import AdminExports
 
@@ -498,19 +467,19 @@ def test_the_export_route_refuses_other_methods_addresses_ended_sessions_and_exp
     admins = AdminSessions(idle_s=100, clock=lambda: now[0], offer_s=60)
     app = AdminExports(_Inner(), admins)
     get = lambda offer, **kw: asyncio.run(_asgi_get(app, f"/admin-export/{offer.token}", **kw))  # noqa: E731
-    session_id = admins.open("10.0.0.1")
+    session_id = admins.open(Holder("10.0.0.1"))
 
     posted = _offer(admins, session_id, "vote_id\n")
     assert get(posted, method="POST")[0] == 404 and get(posted, method="HEAD")[0] == 404
     assert get(posted)[0] == 200
 
     foreign = _offer(admins, session_id, "vote_id\n")
-    assert get(foreign, client="10.0.0.2")[0] == 404 and not foreign.path.exists()
-    assert get(foreign)[0] == 404
+    assert get(foreign, client="10.0.0.2")[0] == 404 and foreign.path.exists()
+    assert get(foreign)[0] == 200
 
     expired = _offer(admins, session_id, "vote_id\n")
     now[0] += 61
-    assert admins.live(session_id)  # the session is still live, the link is not
+    assert admins.live(session_id, Holder("10.0.0.1"))  # the session is still live, the link is not
     assert not expired.path.exists() and get(expired)[0] == 404  # swept by the session check
 
     swept = _offer(admins, session_id, "vote_id\n")
@@ -520,12 +489,12 @@ def test_the_export_route_refuses_other_methods_addresses_ended_sessions_and_exp
 
     admins = AdminSessions(idle_s=100, clock=lambda: now[0], offer_s=1000)
     app = AdminExports(_Inner(), admins)
-    session_id = admins.open("10.0.0.1")
+    session_id = admins.open(Holder("10.0.0.1"))
     ended = _offer(admins, session_id, "vote_id\n")
     now[0] += 101  # the admin session ends (30 minutes without an admin call in the app), its link with it
     assert get(ended)[0] == 404 and not ended.path.exists()
 
-    session_id = admins.open("10.0.0.1")
+    session_id = admins.open(Holder("10.0.0.1"))
     closed = _offer(admins, session_id, "vote_id\n")
     admins.close()  # the server stops
     assert not closed.path.exists() and get(closed)[0] == 404
@@ -537,7 +506,7 @@ def test_an_expired_export_is_deleted_without_any_request(tmp_path):
     from arena.web.admin_session import AdminSessions
 
     admins = AdminSessions(offer_s=0.2)
-    offer = _offer(admins, admins.open("10.0.0.1"), "vote_id\n")
+    offer = _offer(admins, admins.open(Holder("10.0.0.1")), "vote_id\n")
     deadline = time.monotonic() + 10
     while offer.path.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -551,7 +520,7 @@ def test_a_failed_or_abandoned_download_deletes_the_file(tmp_path):
 
     admins = AdminSessions()
     app = AdminExports(_Inner(), admins, chunk_bytes=100)
-    session_id = admins.open("10.0.0.1")
+    session_id = admins.open(Holder("10.0.0.1"))
     failing = _offer(admins, session_id, "vote_id\n" * 1000)
     with pytest.raises(OSError):
         asyncio.run(_asgi_get(app, f"/admin-export/{failing.token}", fail_after=2))
@@ -561,14 +530,14 @@ def test_a_failed_or_abandoned_download_deletes_the_file(tmp_path):
     assert status == 200 and len(chunks) < 10 and not abandoned.path.exists()  # stopped reading when it went away
     written = []
     with pytest.raises(RuntimeError):
-        with admins.offer(session_id, ".csv", name="v.csv", media_type="text/csv", client="10.0.0.1") as offer:
+        with admins.offer(session_id, ".csv", name="v.csv", media_type="text/csv", holder=Holder("10.0.0.1")) as offer:
             written.append(offer.path)
             raise RuntimeError("the export failed")
     assert not written[0].exists()  # an export that failed is never offered
     from arena.web.admin_session import SessionEnded
 
     with pytest.raises(SessionEnded):  # the server stops while the export is written: not offered either
-        with admins.offer(session_id, ".csv", name="v.csv", media_type="text/csv", client="10.0.0.1") as offer:
+        with admins.offer(session_id, ".csv", name="v.csv", media_type="text/csv", holder=Holder("10.0.0.1")) as offer:
             offer.path.write_text("vote_id\n")
             admins.close()
     assert not offer.path.exists()

@@ -64,7 +64,7 @@ def test_the_release_folder_itself_can_be_passed(tmp_path, db):
     (lambda folder: (folder / "extra").mkdir(),
      r"extra: not a SemVarBench category file"),
     (lambda folder: (folder / "color.txt").write_bytes(b"\xff\xfe not utf-8"),
-     r"color.txt: cannot be read as UTF-8 text .*Replace it with the released file\."),
+     r"color.txt:1: not UTF-8 text \(byte 0xff\)\. Save the file as UTF-8"),
 ])
 def test_an_unknown_or_unreadable_category_file_stops_the_import_with_its_name(tmp_path, db, make, message):
     benchmark = published_layout(tmp_path)

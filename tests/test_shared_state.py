@@ -97,8 +97,8 @@ def test_admin_sessions_and_export_links_hold_across_replicas(replicas):
 
 
 def test_the_login_throttle_holds_across_replicas(database_url):
-    """The throttle's rules (back-off per address and overall, attempts in flight) with each attempt on the other of
-    two replicas: as on one server."""
+    """The throttle's rules (back-off per address, one guess each past the overall limit, attempts in flight) with
+    each attempt on the other of two replicas: as on one server."""
     from arena.ratelimit import LoginThrottle, RateLimited
     from datamodel.connection import Store
 
@@ -117,15 +117,16 @@ def test_the_login_throttle_holds_across_replicas(database_url):
     with pytest.raises(RateLimited, match="Wait 60 s"):
         replicas[1].attempt("a")
     now[0] = 92.0
-    replicas[1].attempt("a").failed()  # a fifth failure on the servers: every address waits
-    with pytest.raises(RateLimited, match=r"Too many failed sign-ins on this server just now\. Wait 30 s"):
-        replicas[0].attempt("c")
+    replicas[1].attempt("a").failed()  # the fifth failure on the servers: from now on one guess per address
+    replicas[0].attempt("c").failed()  # a fresh address still has its one guess ...
+    with pytest.raises(RateLimited, match=r"from your address\. Wait 30 s"):
+        replicas[1].attempt("c")  # ... and then waits, on the other replica too
     now[0] = 92.0 + 901.0  # the window has passed: everything is forgotten
     replicas[0].attempt("a").succeeded()
-    # attempts in flight on one replica count on the other once the address has failed
+    # attempts in flight on one replica count on the other
     replicas[1].attempt("d").failed()
     pending = [replicas[0].attempt("d"), replicas[1].attempt("d")]
-    with pytest.raises(RateLimited):
+    with pytest.raises(RateLimited, match="Wait 1 s"):
         replicas[0].attempt("d")
     for attempt in pending:
         attempt.succeeded()

@@ -199,7 +199,7 @@ def test_a_vote_counts_even_when_no_next_battle_can_be_drawn(small_arena):
 def test_prompt_pool_follows_new_images(small_arena):
     from sampling.draws import PromptPool
     from datamodel.catalog import PromptSpec, add_image, add_prompts
-    from conftest import make_image
+    from conftest import make_image, render_all
 
     db, pool = small_arena.db, PromptPool()
     assert pool.eligible(db, "taxonomy") == eligible_prompts(db, "taxonomy")
@@ -207,6 +207,8 @@ def test_prompt_pool_follows_new_images(small_arena):
     assert new not in pool.eligible(db, "taxonomy")  # no images yet
     for m, model_id in enumerate(list(small_arena.model_ids.values())[:2]):
         add_image(db, prompt_id=new, model_id=model_id, stored=small_arena.media.put_image(make_image(m, 7)))
+    assert new not in pool.eligible(db, "taxonomy")  # not rendered yet: battles may not show it
+    render_all(db, small_arena.media)
     assert new in pool.eligible(db, "taxonomy") and pool.eligible(db, None) == eligible_prompts(db)
 
 

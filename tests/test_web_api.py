@@ -46,7 +46,7 @@ def test_sign_in_vote_reveal_and_next_through_the_api(small_arena):
 def test_votes_need_a_signed_in_session(small_arena):
     with running_app(small_arena.settings) as url:
         client = Client(url, verbose=False)
-        with pytest.raises(Exception, match="Sign in"):
+        with pytest.raises(Exception, match="409"):  # a page without a session: refused at the front door
             client.predict(api_name="/vote_a")
     assert small_arena.db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == 0
 
@@ -188,15 +188,20 @@ def test_a_missing_media_file_is_a_404_with_a_log_line(small_arena, caplog):
 
     import httpx
 
+    from datamodel.renditions import Renditions
+
     x, _ = _two_battles_with_different_images(small_arena)
-    small_arena.media.path(x.left.media_hash, x.left.media_ext).unlink()
+    renditions = Renditions.from_settings(small_arena.media, small_arena.settings)
+    small_arena.media.path(x.left.media_hash, x.left.media_ext).unlink()  # the original and its rendition
+    renditions.path(x.left.media_hash).unlink()
+    small_arena.media.path(x.right.media_hash, x.right.media_ext).unlink()  # the original only: shown all the same
     with caplog.at_level(logging.ERROR, logger="arena.web.app"), running_app(small_arena.settings) as url:
         missing = httpx.get(url + f"battle-media/{x.media_token}/a")
         present = httpx.get(url + f"battle-media/{x.media_token}/b")
-    assert missing.status_code == 404 and missing.text == "Image file missing on the server."
+    assert missing.status_code == 404 and missing.text == "Image not available."
     assert present.status_code == 200
     logged = [r.getMessage() for r in caplog.records if r.name == "arena.web.app"]
-    assert len(logged) == 1 and x.left.media_hash in logged[0] and "Restore the media folder" in logged[0]
+    assert len(logged) == 1 and x.left.media_hash in logged[0] and "rendered again" in logged[0]
 
 
 def test_the_image_cache_is_bounded_by_bytes_and_drops_the_least_recently_used(tmp_path):
@@ -280,7 +285,7 @@ def test_an_admin_excludes_and_includes_a_vote_through_the_admin_tab(tmp_path):
         assert excluded["data"][0][:3] == [vote_id, "voter", "A"]
         with pytest.raises(LoadError, match="Wrong admin password"):
             call_event(url, "admin_unlock", ["wrong", None])
-        with pytest.raises(LoadError, match="Unlock the admin tab first"):  # another page: no admin session
+        with pytest.raises(LoadError, match="409"):  # another page, without a session: refused at the front door
             call_event(url, "admin_review_exclude", ["letmein", vote_id])
     assert state() == (0, 1, "included by an admin")
     arena.db.close()

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import secrets
 import threading
 import time
+
+import httpx
 
 import uvicorn
 
@@ -13,9 +17,11 @@ from tools.load import free_port
 
 
 @contextlib.contextmanager
-def running_app(settings):
+def running_app(settings, app=None):
+    """The app of ``settings`` (or the ASGI ``app`` made by :func:`arena.web.app.create_server` from them) served on a
+    free port of 127.0.0.1 in a thread; yields its URL."""
     settings = settings.replace(host="127.0.0.1", port=free_port(), leaderboard_refresh_s=0)
-    server = uvicorn.Server(server_config(settings))  # as arena.web.app.serve runs it (forwarded headers and all)
+    server = uvicorn.Server(server_config(settings, app))  # as arena.web.app.serve runs it (forwarded headers and all)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -28,6 +34,21 @@ def running_app(settings):
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def gradio_app(app):
+    """The Gradio app inside the ASGI ``app`` of :func:`arena.web.app.create_server` (its front doors wrap it)."""
+    seen = set()
+    while not hasattr(app, "state_holder"):
+        if id(app) in seen or not hasattr(app, "app"):
+            for route in getattr(app, "routes", []):
+                inner = getattr(route, "app", None)
+                if hasattr(inner, "state_holder"):
+                    return inner
+            raise LookupError("no Gradio app inside")
+        seen.add(id(app))
+        app = app.app
+    return app
 
 
 @contextlib.asynccontextmanager
@@ -57,3 +78,47 @@ def call_event(url: str, api_name: str, inputs: list) -> list:
             return await session.call(api_name, inputs)
 
     return asyncio.run(call())
+
+
+class Page:
+    """One browser tab's session on the app at ``url``, speaking Gradio's protocol over httpx with ``headers``.
+
+    ``direct`` posts an event to ``/gradio_api/run/predict`` by its ``fn_index`` (as the page does for events that
+    skip the queue, and as an attacker may do for any event); ``queued`` joins the queue and reads the session's
+    event stream. Both name the event by its ``api_name`` in the page's config, hidden ones included.
+    """
+
+    def __init__(self, url: str, headers: dict | None = None):
+        self.http = httpx.Client(base_url=url, headers=headers or {}, timeout=30)
+        self.session_hash = secrets.token_hex(6)
+        config = self.http.get("config").json()
+        self.events = {d["api_name"]: d for d in config["dependencies"] if d.get("api_name")}
+
+    def body(self, api_name: str, data: list) -> dict:
+        return {"data": data, "fn_index": self.events[api_name]["id"], "session_hash": self.session_hash,
+                "event_data": None, "trigger_id": None}
+
+    def direct(self, api_name: str, data: list, headers: dict | None = None) -> httpx.Response:
+        return self.http.post("gradio_api/run/predict", json=self.body(api_name, data), headers=headers)
+
+    def queued(self, api_name: str, data: list) -> tuple[bool, object]:
+        """(True, outputs) or (False, the error message) of one queued event."""
+        join = self.http.post("gradio_api/queue/join", json=self.body(api_name, data))
+        if join.status_code != 200:
+            return False, f"queue/join answered {join.status_code}: {join.text[:200]}"
+        event_id = join.json()["event_id"]
+        with self.http.stream("GET", "gradio_api/queue/data", params={"session_hash": self.session_hash}) as stream:
+            for line in stream.iter_lines():
+                if not line.startswith("data:"):
+                    continue
+                message = json.loads(line[5:])
+                if message.get("event_id") == event_id and message["msg"] == "process_completed":
+                    output = message.get("output") or {}
+                    return (True, output.get("data")) if message.get("success") else (False, output.get("error"))
+        return False, "the event stream ended without a result"
+
+    def inputs(self, api_name: str) -> int:
+        return len(self.events[api_name]["inputs"])
+
+    def close(self) -> None:
+        self.http.close()

@@ -34,6 +34,7 @@ from PIL import Image
 
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.media import MediaStore
+from datamodel.renditions import RenditionSpec, Renditions
 from datamodel.connection import connect
 from datamodel.judge_requests import usage as cache_usage
 from datamodel.votes import vote_count
@@ -57,6 +58,7 @@ def build_arena(folder: Path, prompts: int, models: int) -> tuple[Path, Path]:
             for p, prompt_id in enumerate(ids):
                 image = Image.new("RGB", (16, 16), (m * 40 % 256, p % 256, p // 256 * 30 % 256))
                 add_image(db, prompt_id=prompt_id, model_id=model_id, stored=media.put_image(image))
+    Renditions(media, RenditionSpec()).render_missing(db)  # battles draw only rendered images
     db.close()
     return db_path, media_dir
 

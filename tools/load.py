@@ -62,14 +62,16 @@ class KeepAliveHTTP:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
-    async def request(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
+    async def request(self, method: str, path: str, body: bytes = b"", cookie: str = "") -> tuple[int, bytes]:
+        """(status, body) of one request; ``cookie`` is sent as the Cookie header, as a browser sends its cookies."""
+        cookie_line = f"Cookie: {cookie}\r\n" if cookie else ""
         for attempt in (1, 2):  # the server may have closed an idle connection: reconnect once
             try:
                 if self.writer is None:
                     self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
                 self.writer.write(
                     f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nContent-Type: application/json\r\n"
-                    f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+                    f"{cookie_line}Content-Length: {len(body)}\r\n\r\n".encode() + body
                 )
                 await self.writer.drain()
                 status = int((await self.reader.readline()).split()[1])
@@ -122,7 +124,7 @@ class GradioSession:
                 "trigger_id": None}
         if not queued:
             status, answer = await self.http.request("POST", f"{self.path}gradio_api/run/predict",
-                                                     json.dumps(body).encode())
+                                                     json.dumps(body).encode(), cookie=self.cookie)
             if status != 200:
                 raise LoadError(f"{api_name}: {status} {answer[:200].decode('utf-8', 'replace')}")
             return json.loads(answer)["data"]
@@ -147,6 +149,11 @@ class GradioSession:
                 if message["msg"] in ("close_stream", "unexpected_error"):
                     raise LoadError(f"{api_name}: stream closed ({message.get('message', '')})")
         raise LoadError(f"{api_name}: stream ended without a result")
+
+    @property
+    def cookie(self) -> str:
+        """The cookies the page's client holds (the browser cookie of arena.web.front_door), as a Cookie header."""
+        return "; ".join(f"{name}={value}" for name, value in self.client.cookies.items())
 
     async def images(self, outputs: list) -> int:
         """Fetch the battle images referenced in the outputs, as the page's <img> tags do; return their count."""
@@ -418,6 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     port = free_port()
     env = {"ARENA_DB": str(work / "arena.db"), "ARENA_MEDIA_DIR": str(work / "media"), "ARENA_CACHE_DIR": str(cache_dir),
            "ARENA_DEMO": "false", "ARENA_RATE_LIMIT_CLIENT": "0", "ARENA_RATE_LIMIT_ANNOTATOR": "0",
+           "ARENA_RATE_LIMIT_PAGES": "0",  # every simulated annotator opens its page from this one address
            "ARENA_SQLITE_SYNCHRONOUS": args.synchronous, "ARENA_LEADERBOARD_REFRESH_S": "0"}
     print(f"server: 127.0.0.1:{port}, database {work / 'arena.db'} (synchronous={args.synchronous})")
     server = start_server(env, port, work / "server.log")

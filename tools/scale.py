@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(folder / "media", work / "media")
         env = {"ARENA_DB": str(work / "arena.db"), "ARENA_MEDIA_DIR": str(work / "media"), "ARENA_DEMO": "false",
                "ARENA_CACHE_DIR": str(Path(args.cache_dir).resolve()), "ARENA_RATE_LIMIT_CLIENT": "0",
-               "ARENA_RATE_LIMIT_ANNOTATOR": "0", "ARENA_LEADERBOARD_REFRESH_S": "0", "GRADIO_ANALYTICS_ENABLED": "False"}
+               "ARENA_RATE_LIMIT_PAGES": "0", "ARENA_RATE_LIMIT_ANNOTATOR": "0", "ARENA_LEADERBOARD_REFRESH_S": "0", "GRADIO_ANALYTICS_ENABLED": "False"}
         print(f"database: {spec.votes:,} votes, {spec.annotators:,} annotators, {spec.models} models, "
               f"{spec.prompts:,} prompts ({folder}); working copy in {work}")
         figures: list[Figure] = []

@@ -26,6 +26,7 @@ from PIL import Image
 
 from datamodel.bulk import finish_bulk_load, insert_rows, start_bulk_load
 from datamodel.media import MediaStore
+from datamodel.renditions import RenditionSpec, Renditions
 from datamodel.schema import OUTCOMES
 from datamodel.connection import connect
 
@@ -91,7 +92,8 @@ def _outcomes(rng, rating_a, rating_b, spec: ScaleSpec, first_bias: float = 0.0)
 
 
 def _media(media: MediaStore, n_models: int) -> list[list[tuple[str, int]]]:
-    """``IMAGES_PER_MODEL`` small PNGs per model in the media folder: [(hash, size)] per model."""
+    """``IMAGES_PER_MODEL`` small PNGs per model in the media folder, with their display renditions (default
+    settings; battles draw only rendered images): [hash] per model."""
     rng = np.random.default_rng(1234)
     files = []
     for m in range(n_models):
@@ -102,6 +104,7 @@ def _media(media: MediaStore, n_models: int) -> list[list[tuple[str, int]]]:
             buffer = io.BytesIO()
             Image.fromarray(pixels).save(buffer, format="PNG")
             stored = media.put(buffer.getvalue(), f"scale image {m}/{k}")
+            Renditions(media, RenditionSpec()).warm(stored.media_hash, stored.media_ext)
             own.append(stored.media_hash)
         files.append(own)
     return files
@@ -200,10 +203,12 @@ def build_scale_database(spec: ScaleSpec, db_path: str | Path, media_dir: str | 
                      for m, name in enumerate(models)])
         insert_rows(db, "prompts", ("id", "suite", "subset", "variant", "item_key", "role", "text", "metadata"),
                     [(p + 1, *row[:6], json.dumps(row[6])) for p, row in enumerate(_prompts(spec, rng))])
+        rendition = RenditionSpec().key
+        insert_rows(db, "display", ("id", "rendition", "set_at"), [(1, rendition, 0.0)])  # a new database: none yet
         insert_rows(db, "images", ("id", "prompt_id", "model_id", "idx", "seed", "media_hash", "media_ext", "width",
-                                   "height"),
-                    ((p * n_models + m + 1, p + 1, m + 1, 0, p, files[m][p % IMAGES_PER_MODEL], "png", 64, 64)
-                     for p in range(n_prompts) for m in range(n_models)))
+                                   "height", "rendition"),
+                    ((p * n_models + m + 1, p + 1, m + 1, 0, p, files[m][p % IMAGES_PER_MODEL], "png", 64, 64,
+                      rendition) for p in range(n_prompts) for m in range(n_models)))
         token_hash = "scrypt$" + "00" * 16 + "$" + "00" * 64  # no token matches it: these accounts cannot sign in
         insert_rows(db, "annotators", ("id", "name", "token_hash", "source"),
                     ((a + 1, f"annotator-{a:05d}", token_hash, "signup") for a in range(spec.annotators)))

@@ -2,14 +2,18 @@
 
 An admin session is a random id that the page keeps in its server-held state (``gr.State``: never sent to the
 browser) and that is registered here; every admin function but unlock asks :meth:`AdminSessions.live` first, so a
-hidden admin function called by its ``fn_index`` from any other page gets nothing. A session ends after
-``idle_s`` seconds without an admin call, and all of them when the server stops.
+hidden admin function called by its ``fn_index`` from any other page gets nothing. A session is bound to its
+:class:`Holder`, the client address and browser cookie (:mod:`arena.web.front_door`) that unlocked it, and answers no
+other: Gradio finds a page's state by its session id, which travels in URLs that proxies log, so that id alone must
+not open an admin session. A session ends after ``idle_s`` seconds without an admin call, and all of them when the
+server stops.
 
 Vote exports are written into the session's own folder (mode 0700, inside the app's folder, mode 0700; Gradio never
 serves either) as files of mode 0600, then offered for download (:meth:`AdminSessions.offer`) under a random token
 that only the export event's answer to that page's session carries. :meth:`AdminSessions.claim` hands a file out
 once: while its session lives, for ``offer_s`` seconds, to the client address that asked for the export; the
-front door (:class:`arena.web.app.AdminExports`) streams it and deletes it. An offer not claimed in time is deleted
+front door (:class:`arena.web.app.AdminExports`) streams it and deletes it; a request from another holder gets
+nothing and leaves the link working for its admin. An offer not claimed in time is deleted
 (a timer sweeps it); what a session's folder holds goes when the session ends, and everything when the server stops
 (:meth:`AdminSessions.close`, from the app's shutdown).
 """
@@ -35,9 +39,31 @@ class SessionEnded(PermissionError):
     """The admin session is not (or no longer) live: unlock again."""
 
 
+@dataclass(frozen=True)
+class Holder:
+    """Who holds an admin session or an export link: the client address and the browser's cookie (None when the
+    browser sent none, e.g. cookies blocked in an embedding page: then the address alone binds)."""
+
+    client: str
+    browser: str | None = None
+
+    def may_use(self, bound: "Holder") -> bool:
+        """Whether this requester may use what ``bound`` holds."""
+        return self.client == bound.client and (bound.browser is None or self.browser == bound.browser)
+
+    @classmethod
+    def of(cls, request) -> "Holder":
+        """The holder making a ``gr.Request`` (or Starlette request)."""
+        from arena.ratelimit import client_address
+        from arena.web.front_door import BROWSER_COOKIE
+
+        cookies = getattr(request, "cookies", None) or {}
+        return cls(client_address(request), cookies.get(BROWSER_COOKIE) or None)
+
+
 @dataclass
 class _Session:
-    client: str
+    holder: Holder
     seen: float
     folder: Path | None = None
 
@@ -45,12 +71,12 @@ class _Session:
 @dataclass(frozen=True)
 class Offer:
     """An export file waiting for its one download: ``token`` names it in the link; ``name`` and ``media_type``
-    are what the download is called and declared as; only ``client`` may claim it, before ``expires``."""
+    are what the download is called and declared as; only ``holder`` may claim it, before ``expires``."""
 
     token: str
     path: Path
     session_id: str
-    client: str
+    holder: Holder
     name: str
     media_type: str
     expires: float
@@ -68,31 +94,32 @@ class AdminSessions:
         self._lock = threading.Lock()
         self._closed = False
 
-    def open(self, client: str) -> str:
-        """A new admin session for a page at ``client`` (after the right password); returns its id."""
+    def open(self, holder: Holder) -> str:
+        """A new admin session for the page of ``holder`` (after the right password); returns its id."""
         session_id = secrets.token_urlsafe(32)
         with self._lock:
             self._expire(self.clock())
-            self._sessions[session_id] = _Session(client, self.clock())
+            self._sessions[session_id] = _Session(holder, self.clock())
         return session_id
 
-    def live(self, session_id, *, touch: bool = True) -> bool:
-        """Whether ``session_id`` (a page's state: anything) is a live admin session; a live one is kept alive unless
-        ``touch`` is false (the leaderboard's checks, which its timer repeats while the tab is open)."""
+    def live(self, session_id, holder: Holder, *, touch: bool = True) -> bool:
+        """Whether ``session_id`` (a page's state: anything) is a live admin session that ``holder`` may use; a live
+        one is kept alive unless ``touch`` is false (the leaderboard's checks, which its timer repeats while the tab
+        is open)."""
         if not isinstance(session_id, str):
             return False
         now = self.clock()
         with self._lock:
             self._expire(now)
             session = self._sessions.get(session_id)
-            if session is None:
+            if session is None or not holder.may_use(session.holder):
                 return False
             if touch:
                 session.seen = now
             return True
 
     @contextlib.contextmanager
-    def offer(self, session_id: str, suffix: str, *, name: str, media_type: str, client: str) -> Iterator[Offer]:
+    def offer(self, session_id: str, suffix: str, *, name: str, media_type: str, holder: Holder) -> Iterator[Offer]:
         """A new empty file of mode 0600 in the session's folder (``offer.path``), for the block to write; when the
         block ends without an error the file is offered for download under ``offer.token`` (:meth:`claim`), otherwise
         it is deleted.
@@ -110,7 +137,7 @@ class AdminSessions:
                 session.folder = Path(tempfile.mkdtemp(prefix="admin-", dir=self._root))
             handle, file_name = tempfile.mkstemp(prefix="votes-", suffix=suffix, dir=session.folder)  # mode 0600
         os.close(handle)
-        offer = Offer(secrets.token_urlsafe(32), Path(file_name), session_id, client, name, media_type, 0.0)
+        offer = Offer(secrets.token_urlsafe(32), Path(file_name), session_id, holder, name, media_type, 0.0)
         try:
             yield offer
         except BaseException:
@@ -125,20 +152,18 @@ class AdminSessions:
             timer.daemon = True
             timer.start()
 
-    def claim(self, token: str, client: str) -> Offer | None:
+    def claim(self, token: str, holder: Holder) -> Offer | None:
         """The export offered under ``token``, taken out of the offers (a link works once), provided it has not
-        expired, its session is still live (not kept alive by this) and ``client`` is the address it was offered to;
-        otherwise None, and the file of a token that was offered is deleted. The caller deletes the file of the offer
-        it gets once it has sent it."""
+        expired, its session is still live (not kept alive by this) and ``holder`` is the one it was offered to;
+        otherwise None. A request from anyone else uses nothing up: the link still works for its admin. The caller
+        deletes the file of the offer it gets once it has sent it."""
         with self._lock:
             self._expire(self.clock())
-            offer = self._offers.pop(token, None) if isinstance(token, str) else None
-            if offer is None:
+            offer = self._offers.get(token) if isinstance(token, str) else None
+            if offer is None or not holder.may_use(offer.holder):
                 return None
+            del self._offers[token]
             self._cancel_timer(token)
-        if offer.client != client:
-            offer.path.unlink(missing_ok=True)
-            return None
         return offer
 
     def sweep(self) -> None:

@@ -2,9 +2,10 @@
 
 Only Unlock takes the password, throttled per client address and overall (:class:`arena.ratelimit.LoginThrottle`:
 after a few failures an address waits, twice as long after each further one). A right password opens an admin
-session (:class:`arena.web.admin_session.AdminSessions`) whose id the page keeps in its server-held state; every
-other admin function checks that session on every call, so calling one by its ``fn_index`` from a page that has not
-unlocked gets nothing. Refusals are one line in the server log (:func:`arena.web.context.refusal`).
+session (:class:`arena.web.admin_session.AdminSessions`) whose id the page keeps in its server-held state, bound to
+the address and browser cookie that unlocked it; every other admin function checks that session and its holder on
+every call, so calling one by its ``fn_index`` from a page that has not unlocked, or with another page's session id
+from another browser, gets nothing. Refusals are one line in the server log (:func:`arena.web.context.refusal`).
 
 An export is written into the admin session's private folder (file mode 0600) and offered for download under a
 random token (:meth:`arena.web.admin_session.AdminSessions.offer`); the export event answers that page's session
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import hmac
 import html
+import sqlite3
 import time
 
 import gradio as gr
@@ -28,8 +30,8 @@ from datamodel.vote_table import EXPORT_FORMATS, annotator_stats, export_votes
 from datamodel.quality import flagged_votes, review_vote
 from sampling.coverage import votes_per_model, votes_per_pair, votes_per_prompt
 from arena.ratelimit import RateLimited, client_address
-from arena.web.admin_session import SessionEnded
-from arena.web.context import AppContext, refusal
+from arena.web.admin_session import Holder, SessionEnded
+from arena.web.context import AppContext, refusal, unwritable
 from arena.web.rating_admin import build_rating_admin
 
 EXPORT_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
@@ -37,15 +39,15 @@ LOCKED = ("Unlock the admin tab first: enter the admin password. (An admin sessi
           "use or when the server restarts; then reload the page.)")
 
 
-def export_link(ctx: AppContext, admin_id: str, fmt: str, client: str, *, export=None, what: str = "votes") -> str:
+def export_link(ctx: AppContext, admin_id: str, fmt: str, holder: Holder, *, export=None, what: str = "votes") -> str:
     """The vote export in ``fmt`` (or ``export(db, path, fmt)``'s, which writes ``what``: ratings), offered to
-    ``client`` for one download, as the export event answers it: an HTML link (relative to the page) with the file's
+    ``holder`` for one download, as the export event answers it: an HTML link (relative to the page) with the file's
     name, rows and size.
 
     Written into the admin session's private folder as a file of mode 0600 (deleted if the export fails).
     """
     name = f"{what}-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"
-    with ctx.admins.offer(admin_id, f".{fmt}", name=name, media_type=EXPORT_TYPES[fmt], client=client) as offer:
+    with ctx.admins.offer(admin_id, f".{fmt}", name=name, media_type=EXPORT_TYPES[fmt], holder=holder) as offer:
         rows = (export or export_votes)(ctx.store.db(), offer.path, fmt)
         size = offer.path.stat().st_size
     size_text = f"{size / 1e6:,.1f} MB" if size >= 100_000 else f"{size / 1e3:,.1f} kB"
@@ -94,7 +96,7 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
 
     def require(admin_id, event: str, request: gr.Request | None) -> None:
         """Refuse the call unless this page holds a live admin session."""
-        if not ctx.admins.live(admin_id):
+        if not ctx.admins.live(admin_id, Holder.of(request)):
             raise refusal(LOCKED, event, request)
 
     def flagged_table() -> pd.DataFrame:
@@ -103,7 +105,8 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
                                            "reason"])
 
     def do_unlock(given: str, admin_id, request: gr.Request = None):
-        if not ctx.admins.live(admin_id):
+        holder = Holder.of(request)
+        if not ctx.admins.live(admin_id, holder):
             if not password:
                 raise refusal("Set ARENA_ADMIN_PASSWORD to enable the admin tab.", "admin_unlock", request)
             client = client_address(request)
@@ -115,7 +118,7 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
                 if not hmac.compare_digest(str(given or "").encode(), password.encode()):
                     raise refusal("Wrong admin password.", "admin_unlock", request, warn=True)
                 attempt.succeeded()
-            admin_id = ctx.admins.open(client)
+            admin_id = ctx.admins.open(holder)
         db = ctx.store.db()
         return (admin_id, gr.update(visible=False), gr.update(visible=True), annotator_stats(db),
                 flagged_table(), votes_per_model(db), votes_per_pair(db), votes_per_prompt(db), "")
@@ -129,6 +132,8 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
             review_vote(ctx.store.db(), int(vote), exclude=exclude)
         except LookupError as error:
             raise refusal(error, event, request)
+        except sqlite3.OperationalError as error:
+            raise gr.Error(unwritable(error, event, request), print_exception=False)
         if ctx.stats is not None:  # the sampler counts non-excluded votes: it reads them again, in the background
             ctx.stats.reload(ctx.store.db())
         return flagged_table()
@@ -137,7 +142,7 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
         event = f"admin_export_{fmt}"
         require(admin_id, event, request)
         try:
-            return export_link(ctx, admin_id, fmt, client_address(request))
+            return export_link(ctx, admin_id, fmt, Holder.of(request))
         except SessionEnded:  # the session ended (or the server began to stop) while the file was written
             raise refusal(LOCKED, event, request)
 
@@ -164,3 +169,6 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
         button.click(review_handler(exclude), [admin, vote_id], flagged, api_visibility="private")
     for fmt, button in export_buttons.items():
         button.click(export_handler(fmt), [admin], export_file, api_visibility="private")
+    # these answer only a page holding an admin session: the front door refuses them without a Gradio session
+    ctx.session_events.update({"admin_review_include", "admin_review_exclude",
+                               *(f"admin_export_{fmt}" for fmt in EXPORT_FORMATS)})

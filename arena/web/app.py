@@ -18,14 +18,17 @@ from fastapi import FastAPI
 from datamodel.annotators import sync_accounts
 from datamodel.battles import battle_image
 from datamodel.human_ratings import rating_image
-from datamodel.media import MediaError, MediaStore
-from datamodel.renditions import Renditions
+from datamodel.media import MediaStore
+from datamodel.renditions import Renditions, withdraw
 from datamodel.settings import Settings
 from datamodel.connection import Store
-from arena.web.admin_session import AdminSessions
+from arena.rendition_keeper import RenditionKeeper
+from arena.web.admin_session import AdminSessions, Holder
 from arena.web.admin_tab import build_admin_tab
 from arena.web.arena_tab import KEYBOARD_JS, build_arena_tab
 from arena.web.context import AppContext
+from arena.web.forwarding import TrustedForwarding, warn_untrusted_proxy
+from arena.web.front_door import FrontDoor, request_cookie
 from arena.web.leaderboard_tab import LEADERBOARD_POLL_S, build_leaderboard_tab, leaderboard_script
 from arena.web.ratings_tab import build_ratings_tab, rating_css, rating_script
 
@@ -165,21 +168,22 @@ class BattleMedia:
     """ASGI front door: ``GET .../battle-media/<token>/<a|b>`` answers a battle image (and ``.../rating-media/<token>``
     a rating question's image, :mod:`arena.web.ratings_tab`), anything else goes to the app.
 
-    Images are reachable only through a battle's unguessable media token, which only the session the battle was
-    served to receives; a token answers that battle's two images and nothing else, and does not expire (the page
-    keeps showing the images after the vote). The media folder itself is never exposed, so no path can be
+    Images are reachable only through a battle's (or a rating question's) unguessable media token, which only the
+    session it was served to receives; a token answers its images and nothing else, and does not expire (the page
+    keeps showing the images after the answer). The media folder itself is never exposed, so no path can be
     traversed. What is answered is the image's display rendition (:mod:`datamodel.renditions`): one size, format and
     padded length for every model, no metadata, so nothing but the pixels tells the two sides apart; the original
     never reaches the browser. The images are answered here, before Gradio's middleware stack (CORS, Brotli, ...),
     which cost more than the vote itself under load; renditions never change, so their bytes are cached
-    (:class:`ByteCache`, at most ``cache_bytes`` in all). A rendition not yet in the media folder is made on its first
-    request, off the event loop, once however many requests ask for it at the same time.
+    (:class:`ByteCache`, at most ``cache_bytes`` in all). A rendition is never made here: battles and rating
+    questions draw only rendered images (:mod:`datamodel.renditions`), since one made while the voter waits would
+    name the model by its timing. A rendition file gone missing answers 404 and its image is withdrawn from battles
+    and rating questions until rendered again.
     """
 
     def __init__(self, app, store: Store, renditions: Renditions, cache_bytes: int = MEDIA_CACHE_BYTES):
         self.app, self.store, self.renditions = app, store, renditions
         self.cache = ByteCache(cache_bytes)
-        self._making: dict[Path, asyncio.Future] = {}  # renditions being read or made, by their path
 
     async def __call__(self, scope, receive, send):
         path = scope.get("path", "") if scope["type"] == "http" else ""
@@ -194,34 +198,21 @@ class BattleMedia:
         if shown is None or scope["method"] != "GET":
             return await _answer(send, 404, b"Unknown image.", "text/plain")
         try:
-            body = await self._rendition(shown.media_hash, shown.media_ext)
+            body = await self._rendition(shown.media_hash)
         except OSError as error:
-            log.error("battle image %s (image id %s) is missing from the media folder: %s. Restore the media folder "
-                      "or re-import the image.", self.renditions.media.path(shown.media_hash, shown.media_ext),
-                      shown.image_id, error)
-            return await _answer(send, 404, b"Image file missing on the server.", "text/plain")
-        except MediaError as error:
-            log.error("battle image (image id %s) cannot be shown: %s. Re-import the image.", shown.image_id, error)
-            return await _answer(send, 404, b"Image cannot be shown.", "text/plain")
+            withdrawn = await asyncio.to_thread(withdraw, self.store.db(), shown.media_hash)
+            log.error("the display rendition of image %s (image id %s) is missing: %s. %d image(s) of that file "
+                      "are left out of battles until it is rendered again (the server renders it again from its "
+                      "original within seconds if that can be read; else re-import it).", shown.media_hash,
+                      shown.image_id, error, withdrawn)
+            return await _answer(send, 404, b"Image not available.", "text/plain")
         await _answer(send, 200, body, self.renditions.spec.media_type, cache="private, max-age=86400")
 
-    async def _rendition(self, media_hash: str, media_ext: str) -> bytes:
+    async def _rendition(self, media_hash: str) -> bytes:
+        """The rendition's bytes, from memory or read from its file off the event loop; never made here."""
         key = self.renditions.path(media_hash)
         body = self.cache.get(key)
-        if body is not None:
-            return body
-        making = self._making.get(key)
-        if making is None:
-            making = asyncio.ensure_future(asyncio.to_thread(self.renditions.get, media_hash, media_ext))
-            self._making[key] = making
-
-            def done(future: asyncio.Future) -> None:
-                del self._making[key]
-                if not future.cancelled() and future.exception() is None:
-                    self.cache.put(key, future.result())
-
-            making.add_done_callback(done)
-        return await asyncio.shield(making)  # a request that goes away does not cancel the others' rendition
+        return body if body is not None else await asyncio.to_thread(self.cache.read, key)
 
 
 class AdminExports:
@@ -230,8 +221,9 @@ class AdminExports:
     The export event (:mod:`arena.web.admin_tab`) writes the file into the admin session's private folder and offers
     it under a random token (:meth:`arena.web.admin_session.AdminSessions.offer`) that only its answer to that page
     carries. The token is claimed before the first byte is sent, so it works once, however many requests race for
-    it; it works only while the admin session lives, within its time, and from the address that asked for the export.
-    Any other request here (an unknown, used or expired token, another method) is a 404 that says nothing more. The
+    it; it works only while the admin session lives, within its time, and for the address and browser that asked for
+    the export. Any other request here (an unknown, used or expired token, another method, another holder: the link
+    stays usable for its admin) is a 404 that says nothing more. The
     file is sent ``chunk_bytes`` at a time, read off the event loop (the server's memory does not grow with the
     export), as an attachment that no cache keeps. The file leaves the folder as soon as it is opened, before the
     first byte is sent, and its space is freed when the response ends, finished or not.
@@ -245,8 +237,8 @@ class AdminExports:
         if "/admin-export/" not in path:
             return await self.app(scope, receive, send)
         token = path.rpartition("/admin-export/")[2]
-        client = (scope.get("client") or ("unknown",))[0]
-        offer = self.admins.claim(token, client) if scope["method"] == "GET" and _TOKEN.match(token) else None
+        holder = Holder((scope.get("client") or ("unknown",))[0], request_cookie(scope["headers"]))
+        offer = self.admins.claim(token, holder) if scope["method"] == "GET" and _TOKEN.match(token) else None
         if offer is None:
             return await _answer(send, 404, b"Not found.", "text/plain")
         try:
@@ -305,12 +297,17 @@ def skip_matplotlib_backend_switch() -> bool:
 
 
 def create_server(settings: Settings):
-    """The whole web app as an ASGI application: battle images (:class:`BattleMedia`), admin exports
+    """The whole web app as an ASGI application: forwarded headers believed only from trusted proxies
+    (:class:`arena.web.forwarding.TrustedForwarding`), the front door (:class:`arena.web.front_door.FrontDoor`:
+    request bodies, events, the browser cookie), battle images (:class:`BattleMedia`), admin exports
     (:class:`AdminExports`) and the Gradio page."""
     skip_matplotlib_backend_switch()
     store = Store(settings.database, synchronous=settings.sqlite_synchronous)
     store.checkpoint_in_background()
     ctx = make_context(settings, store)
+    renditions = Renditions.from_settings(ctx.media, settings)
+    ctx.renditions = RenditionKeeper(store, renditions)
+    ctx.renditions.start()  # every image rendered for these settings before the first request
     ctx.snapshots.warm_up()  # the leaderboard worker starts beside the server, not at the first viewer
     blocks = build_app(settings, ctx=ctx)
 
@@ -325,23 +322,25 @@ def create_server(settings: Settings):
         head=KEYBOARD_JS + rating_script() + leaderboard_script(ctx.store.db()), css=CSS + rating_css(),
         footer_links=["api"], run_history=False,
     )  # no allowed_paths: Gradio would serve those folders to anyone (admin exports have their own route)
-    return BattleMedia(AdminExports(app, ctx.admins), ctx.store, Renditions.from_settings(ctx.media, settings))
+    served = BattleMedia(AdminExports(app, ctx.admins), ctx.store, renditions)
+    door = FrontDoor(served, blocks, session_events=ctx.session_events, pages=ctx.page_limit,
+                     max_body=settings.max_request_bytes)
+    warn_untrusted_proxy(settings.trusted_proxy_hosts)
+    return TrustedForwarding(door, settings.trusted_proxy_hosts)
 
 
 def server_config(settings: Settings, app=None):
     """uvicorn's configuration for ``app`` (default: :func:`create_server` of ``settings``).
 
-    Forwarded headers (``X-Forwarded-For``, ``X-Forwarded-Proto``) are believed only from the proxies named in
-    ``trusted_proxies``; with none named they are ignored. uvicorn's own default believes them from any loopback
-    client, so a client on this machine (or a proxy that passes the header through) could pick the address that the
-    per-address limits count.
+    uvicorn's own forwarded-header handling is off: the app believes forwarded headers only from the proxies named in
+    ``trusted_proxies`` and removes them from every other request (:class:`arena.web.forwarding.TrustedForwarding`).
+    uvicorn's default believes them from any loopback client, so a client on this machine (or a proxy that passes
+    the header through) could pick the address that the per-address limits count, and the host the page talks to.
     """
     import uvicorn
 
-    trusted = settings.trusted_proxy_hosts
     return uvicorn.Config(app if app is not None else create_server(settings), host=settings.host,
-                          port=settings.port, log_level="warning", proxy_headers=bool(trusted),
-                          forwarded_allow_ips=trusted)
+                          port=settings.port, log_level="warning", proxy_headers=False)
 
 
 def serve(settings: Settings) -> None:

@@ -11,6 +11,7 @@ annotations would be evaluated anew each time.
 """
 
 
+import sqlite3
 from pathlib import Path
 
 import gradio as gr
@@ -20,7 +21,7 @@ from datamodel.annotators import SignInError, first_guidelines_visit
 from sampling.draws import NoBattleAvailable
 from datamodel.votes import OUTCOME_LABELS, VoteRejected
 from arena.ratelimit import RateLimited, client_address
-from arena.web.context import AppContext, refusal
+from arena.web.context import AppContext, refusal, unwritable
 from arena.web.render import (escape_markdown, guidelines_markdown, image_html, load_guidelines, prompt_markdown,
                               reveal_html, speed_notice, status_markdown)
 from suites.registry import suite_title
@@ -211,12 +212,20 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
             progress = (*sessions.progress(ctx.store.db(), session.annotator.id, suite), suite_title(suite))
         return status_markdown(session.annotator.name, session.votes, notice, progress=progress, error=error)
 
+    def unsaved(session: sessions.ArenaSession, error: Exception, event: str, request, outputs: int) -> list:
+        """A vote or battle the database could not write (a full disk, a read-only file), told like a refusal."""
+        battle = session.battle or session.revealed
+        line = status(session, battle.suite if battle else None, error=unwritable(error, event, request))
+        return [gr.skip(), line, *[gr.skip()] * (outputs - 2)]
+
     def refused(session: sessions.ArenaSession, error: Exception, event: str, request, outputs: int) -> list:
-        """A refused vote or battle, told in words on the status line; everything else stays as it is."""
+        """A refused vote or battle, told in words on the status line; everything else stays as it is, the session
+        state included: a request refused because another of the same tab ran at the same time (a double click)
+        must not write back the state it started from over the one the other request left."""
         refusal(error, event, request)  # the log line
         battle = session.battle or session.revealed
         line = status(session, battle.suite if battle else None, error=str(error))
-        return [session, line, *[gr.skip()] * (outputs - 2)]
+        return [gr.skip(), line, *[gr.skip()] * (outputs - 2)]
 
     def show(session: sessions.ArenaSession, expected: bool, message: str = "") -> list:
         """A battle loaded from the server (sign-in, skip, suite), unvoted; nothing waits behind it."""
@@ -249,21 +258,32 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
             session = sessions.next_battle(ctx.store.db(), ctx.rng, session, suite=suite, sampler=ctx.sampler)
         except NoBattleAvailable as error:
             return show(sessions.ArenaSession(annotator=session.annotator, session_id=session.session_id,
-                                              votes=session.votes), expected, str(error))
+                                              votes=session.votes, signed_in_at=session.signed_in_at),
+                        expected, str(error))
         except VoteRejected as error:
             return refused(session, error, "next_battle", request, len(battle_outputs))
+        except sqlite3.OperationalError as error:
+            return unsaved(session, error, "next_battle", request, len(battle_outputs))
         return show(session, expected)
 
     def sign_in(name: str, token: str, session: sessions.ArenaSession | None, suite: str, expected: bool,
                 request: gr.Request = None) -> list:
         try:  # failures are throttled per address and overall (arena.ratelimit.LoginThrottle)
             with ctx.sign_in_throttle.attempt(client_address(request)) as attempt:
-                session = sessions.start(ctx.store.db(), name, token, open_signup=open_signup,
-                                         min_token_length=settings.min_token_length)
+                try:
+                    session = sessions.start(ctx.store.db(), name, token, open_signup=open_signup,
+                                             min_token_length=settings.min_token_length)
+                except SignInError as error:
+                    if not error.guess:  # refused before any token was checked: not a guess
+                        attempt.not_a_guess()
+                    raise
                 attempt.succeeded()
         except (RateLimited, SignInError) as error:  # said under the form, which keeps what was typed
             refusal(error, "sign_in", request, warn=isinstance(error, SignInError))
             return [f"**⚠ {escape_markdown(error)}**", *[gr.skip()] * (len(signin_outputs) - 1)]
+        except sqlite3.OperationalError as error:
+            return [f"**⚠ {escape_markdown(unwritable(error, 'sign_in', request))}**",
+                    *[gr.skip()] * (len(signin_outputs) - 1)]
         session = sessions.issue_resume(ctx.store.db(), session, days=settings.session_days)
         return [*opened(session), *load_next(session, ALL_SUITES, expected, request), session.resume_token or ""]
 
@@ -287,9 +307,10 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
         return [*opened(session), *show(session, False), gr.skip()]
 
     def sign_out(session: sessions.ArenaSession | None) -> list:
-        """Sign out: the stored token is revoked (the page forgets it too) and the form comes back."""
+        """Sign out everywhere: every stored token of the annotator is revoked (this page forgets its own), every
+        other tab of theirs stops at its next request, and the form comes back."""
         if session is not None:
-            sessions.revoke_resume(ctx.store.db(), session.resume_token)
+            sessions.sign_out(ctx.store.db(), session)
         return [gr.update(visible=True), gr.update(visible=False), None]
 
     def cast_vote(outcome: str, session: sessions.ArenaSession | None, suite: str, expected: bool, shown: str,
@@ -308,6 +329,8 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
                                   expected_shown=expected is True)
         except VoteRejected as error:  # told on the status line; the battle stays on screen
             return refused(session, error, "vote", request, len(vote_outputs))
+        except sqlite3.OperationalError as error:
+            return unsaved(session, error, "vote", request, len(vote_outputs))
         receipt, battle, following = voted.receipt, voted.battle, voted.upcoming
         notice = speed_notice(voted.fast_run, settings.quality_rules, voted.annotator.source)
         view = [status(voted, battle.suite, notice),
@@ -360,4 +383,6 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
         button.click(vote_handler(outcome), [state, suite_filter, show_expected, on_screen], vote_outputs,
                      api_name=f"vote_{outcome.lower()}", js=VOTE_JS, **fast)
     show_expected.change(toggle_expected, [state, show_expected, on_screen], prompt, api_visibility="private")
+    # these refuse a page without a session at once: the front door refuses them before Gradio makes one
+    ctx.session_events.update({"sign_out", "next_battle", "toggle_expected", *(f"vote_{o.lower()}" for o in BUTTON_IDS)})
     return state

@@ -22,6 +22,7 @@ from sampling.sampler import SamplingStats
 from arena.session import Sampler
 from datamodel.settings import Settings
 from arena.leaderboard_service import SnapshotService
+from arena.rendition_keeper import RenditionKeeper
 from datamodel.connection import Store
 
 
@@ -37,10 +38,13 @@ class AppContext:
     client_limit: RateLimiter | None = None
     skip_limit: RateLimiter | None = None  # battles loaded without a vote, per annotator
     client_skip_limit: RateLimiter | None = None  # the same, per client address
+    page_limit: RateLimiter | None = None  # new pages (Gradio sessions) per client address, at the front door
+    session_events: set[str] = field(default_factory=set)  # events that need the page's session (the tabs add them)
     sign_in_throttle: LoginThrottle | None = None
     admin_throttle: LoginThrottle | None = None
     admins: AdminSessions = field(default_factory=AdminSessions)
     snapshots: SnapshotService | None = None  # leaderboards, computed in a worker process
+    renditions: RenditionKeeper | None = None  # the server's display renditions (create_server starts it)
 
     @property
     def sampler(self) -> Sampler:
@@ -54,6 +58,8 @@ class AppContext:
         skips = dict(noun="new battles", advice="Vote on the battle on screen, or load another", store=shared)
         self.skip_limit = RateLimiter(self.settings.rate_limit_skips_per_minute, "per annotator", **skips)
         self.client_skip_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address", **skips)
+        self.page_limit = RateLimiter(self.settings.rate_limit_pages_per_minute, "from one address", noun="new pages",
+                                      advice="Go on in a page you have open, or open this one again", store=shared)
         self.sign_in_throttle = LoginThrottle.from_settings("sign-ins", self.settings, store=shared)
         self.admin_throttle = LoginThrottle.from_settings("admin sign-ins", self.settings, store=shared)
         self.snapshots = SnapshotService(self.store, refresh_s=self.settings.leaderboard_refresh_s,
@@ -62,14 +68,29 @@ class AppContext:
             self.stats.start(self.store.db())  # the one full read of the vote counts, on a background thread
 
     def close(self) -> None:
-        """Stop what the app started besides its request threads: the leaderboard worker process, the checkpoints;
+        """Stop what the app started besides its request threads: the leaderboard worker process, the checkpoints,
+        the rendition keeper;
         end the admin sessions and delete their export folder."""
         self.admins.close()
         self.snapshots.close()
+        if self.renditions is not None:
+            self.renditions.close()
         self.store.close()
 
 
 log = logging.getLogger("arena.web")
+
+
+UNWRITABLE = ("The server cannot save votes right now (its database cannot be written). Try again in a minute; if "
+              "it lasts, tell the arena's admin.")
+
+
+def unwritable(error: Exception, event: str, request=None) -> str:
+    """What a handler tells the user when the database cannot be written (a full disk, a read-only file): the words
+    above, never SQLite's; the server log gets one line with SQLite's reason and what to check, never a traceback."""
+    log.error("refused %s from %s: the database cannot be written (%s); check the free disk space and the database "
+              "file's permissions", event, client_address(request), " ".join(str(error).split())[:300])
+    return UNWRITABLE
 
 
 def refusal(error: Exception | str, event: str, request=None, *, warn: bool = False) -> gr.Error:

@@ -34,6 +34,7 @@ from datamodel.metrics import metric_directions
 from datamodel.vote_arrays import ARENA_SOURCE
 from ratings.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from judges.metrics.registry import all_metrics
+from arena.web.admin_session import Holder
 from arena.web.context import AppContext
 from arena.web.judges_tab import build_judges_panel
 from ratings.votes import TIE_POLICIES
@@ -307,8 +308,9 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
 
     def show(suite: str, subset: str, variant: str, category: str, who: str, policy: str, with_excluded: bool,
              judge_voter: str = MOST_VOTES, chosen_protocol: str = DEFAULT_PROTOCOL, chosen_source: str = ALL,
-             anonymous_only: bool = False, session=None, admin_id=None, refresh: bool = False):
-        viewer = Viewer.of(session, ctx.admins.live(admin_id, touch=False))
+             anonymous_only: bool = False, session=None, admin_id=None, request: gr.Request = None,
+             refresh: bool = False):
+        viewer = Viewer.of(session, ctx.admins.live(admin_id, Holder.of(request), touch=False))
         options = options_of(suite, subset, variant, category, who, policy, with_excluded, judge_voter, viewer,
                              chosen_protocol, chosen_source, anonymous_only)
         snapshot, status = ctx.snapshots.view(ctx.store.db(), options, refresh=refresh, wait_s=FIRST_VIEW_WAIT_S)
@@ -329,12 +331,15 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
             tables["pairs"] if viewer.admin else hide_annotators(tables["pairs"], keep=viewer.annotator),
         ]
 
-    def show_fresh(*values):
-        return show(*values, refresh=True)
+    def show_fresh(suite: str, subset: str, variant: str, category: str, who: str, policy: str, with_excluded: bool,
+                   judge_voter: str = MOST_VOTES, chosen_protocol: str = DEFAULT_PROTOCOL, chosen_source: str = ALL,
+                   anonymous_only: bool = False, session=None, admin_id=None, request: gr.Request = None):
+        return show(suite, subset, variant, category, who, policy, with_excluded, judge_voter, chosen_protocol,
+                    chosen_source, anonymous_only, session, admin_id, request, refresh=True)
 
-    def leaderboard_menus(session=None, admin_id=None):
+    def leaderboard_menus(session=None, admin_id=None, request: gr.Request = None):
         """The menus' choices as of now, the Voter menu for this page's viewer."""
-        choices, viewer = menus(), Viewer.of(session, ctx.admins.live(admin_id, touch=False))
+        choices, viewer = menus(), Viewer.of(session, ctx.admins.live(admin_id, Holder.of(request), touch=False))
         return [*(gr.update(choices=[ALL, *choices[label]]) for label in FILTERS),
                 gr.update(choices=[ALL, *viewer.voters(choices)]),
                 gr.update(choices=[MOST_VOTES, *choices["Judge column"]]),

@@ -19,8 +19,7 @@ from arena.web.context import AppContext, refusal
 from datamodel.human_ratings import MAX_RATERS_PER_ITEM, flagged_ratings, review_rating, set_assignment
 from datamodel.models import sorted_model_names
 from datamodel.rating_table import EXPORT_FORMATS, export_ratings
-from arena.web.admin_session import SessionEnded
-from arena.ratelimit import client_address
+from arena.web.admin_session import Holder, SessionEnded
 from judges.rating_tasks import rating_tasks
 
 STATUS_HEADERS = ["task", "open", "raters per item", "paper's raters", "models", "items", "begun", "complete",
@@ -73,11 +72,12 @@ def build_rating_admin(ctx: AppContext, admin: gr.State, locked: str, export_lin
         exclude = gr.Button("Exclude from the statistics", elem_id="review-rating-exclude")
 
     def require(admin_id, event: str, request) -> None:
-        if not ctx.admins.live(admin_id):
+        """Refuse the call unless this page holds a live admin session, held by this address and browser."""
+        if not ctx.admins.live(admin_id, Holder.of(request)):
             raise refusal(locked, event, request)
 
     def fill(admin_id, request: gr.Request = None):
-        if not ctx.admins.live(admin_id):
+        if not ctx.admins.live(admin_id, Holder.of(request)):
             return [gr.skip()] * 3
         return status_frame(ctx, pool), flagged_frame(ctx), gr.update(choices=sorted_model_names(ctx.store.db()))
 
@@ -100,7 +100,7 @@ def build_rating_admin(ctx: AppContext, admin: gr.State, locked: str, export_lin
         event = f"rating_export_{fmt}"
         require(admin_id, event, request)
         try:
-            return export_link(ctx, admin_id, fmt, client_address(request), export=export_ratings, what="ratings")
+            return export_link(ctx, admin_id, fmt, Holder.of(request), export=export_ratings, what="ratings")
         except SessionEnded:
             raise refusal(locked, event, request)
 

@@ -21,11 +21,13 @@ GENERAL_GUIDELINES = (
     "X (both bad), N (next or skip). Click an image to enlarge it."
 )
 
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>:])")
 
 
 def escape_markdown(text: str) -> str:
-    """Show ``text`` literally: ``&``, ``<`` and ``>`` become entities and Markdown syntax is backslash-escaped.
+    """Show ``text`` literally: ``&``, ``<`` and ``>`` become entities and Markdown syntax is backslash-escaped,
+    ``:`` and ``.`` included, so that a URL, a ``www.`` address or an e-mail address is not turned into a link (the
+    renderer's autolinks match before escapes are undone, and kept the backslashes in the address).
 
     Quotes stay as they are (Markdown text is no attribute): an entity such as ``&#x27;`` would have its ``#``
     escaped too and show as those six characters instead of an apostrophe.

@@ -130,7 +130,7 @@ def _ultralytics():
     try:
         from ultralytics import YOLOE
     except ImportError as error:
-        raise ImportError("YOLO-E needs ultralytics: pip install 'ultralytics==8.4.190' (the metrics extra).") \
+        raise ImportError("YOLO-E needs ultralytics: pip install '.[detection]' (ultralytics==8.4.190, AGPL-3.0).") \
             from error
     return YOLOE
 

@@ -131,3 +131,51 @@ def test_the_login_throttle_holds_across_replicas(database_url):
     for attempt in pending:
         attempt.succeeded()
     replicas[1].attempt("d").succeeded()
+
+
+def test_admin_sessions_and_export_links_of_the_app_hold_across_replicas(database_url, tmp_path):
+    """The app's AdminSessions attached to the database: a session opened on one replica is live on the other for its
+    holder only and kept alive by a call on either; an export link works once, for its holder, on the replica holding
+    its file; idleness ends the session and its links on both; a replica stopping ends the sessions it opened."""
+    from arena.web.admin_session import AdminSessions, Holder, SessionEnded
+    from datamodel.connection import Store
+
+    connect(database_url).close()
+    now = [1000.0]
+    replicas = []
+    for _ in range(2):
+        admins = AdminSessions(idle_s=100, clock=lambda: now[0], offer_s=60)
+        admins.attach(Store(database_url))
+        replicas.append(admins)
+    first, second = replicas
+    admin, other = Holder("10.0.0.1", "cookie"), Holder("10.0.0.1", "another cookie")
+    session_id = first.open(admin)
+    assert second.live(session_id, admin) and not second.live(session_id, other)
+    assert not second.live("made-up", admin)
+
+    def export(replica) -> "object":
+        with replica.offer(session_id, ".csv", name="v.csv", media_type="text/csv", holder=admin) as offer:
+            offer.path.write_text("vote_id\n")
+        return offer
+
+    offer = export(second)  # the session was opened on the first replica
+    assert first.claim(offer.token, admin) is None  # the file is on the second: nothing here, and the link is used
+    offer = export(second)
+    assert second.claim(offer.token, other) is None  # another browser uses nothing up
+    claimed = second.claim(offer.token, admin)
+    assert claimed is not None and claimed.path.read_text() == "vote_id\n"
+    assert second.claim(offer.token, admin) is None  # once
+    now[0] += 90
+    assert first.live(session_id, admin)  # kept alive on the first: the second's clock of it moves too
+    now[0] += 90
+    assert second.live(session_id, admin, touch=False)
+    waiting = export(second)
+    now[0] += 101  # idle on both: the session ends, and its link and file with it
+    assert not first.live(session_id, admin) and not second.live(session_id, admin)
+    assert second.claim(waiting.token, admin) is None and not waiting.path.exists()
+    with pytest.raises(SessionEnded):
+        export(second)
+    kept = first.open(admin)
+    first.close()  # the first replica stops: the sessions it opened end everywhere
+    assert not second.live(kept, admin)
+    second.close()

@@ -62,6 +62,8 @@ class AppContext:
                                       advice="Go on in a page you have open, or open this one again", store=shared)
         self.sign_in_throttle = LoginThrottle.from_settings("sign-ins", self.settings, store=shared)
         self.admin_throttle = LoginThrottle.from_settings("admin sign-ins", self.settings, store=shared)
+        if shared is not None:
+            self.admins.attach(shared)  # admin sessions and export links hold on every replica
         self.snapshots = SnapshotService(self.store, refresh_s=self.settings.leaderboard_refresh_s,
                                          keep=self.settings.leaderboard_views)
         if self.sampler.reads_stats:  # also checks ARENA_SAMPLING against the registered strategies

@@ -97,9 +97,11 @@ def postgres_server():
         server = TemporaryPostgres(durable=False).start()
     except PostgresUnavailable as error:
         pytest.fail(f"PostgreSQL is needed for the tests on both engines: {error}")
-    connect(server.create_database("arena_template")).close()
-    yield server
-    server.stop()
+    try:
+        connect(server.create_database("arena_template")).close()
+        yield server
+    finally:  # a migration that fails on PostgreSQL must not leave the server running
+        server.stop()
 
 
 @pytest.fixture

@@ -72,6 +72,9 @@ def cmd_import_votes(args, settings) -> int:
     result = import_votes(db, args.file, args.format, source=args.source, aliases=args.aliases,
                           progress=not args.quiet)
     print(result.summary())
+    return 0
+
+
 def cmd_renditions(args, settings) -> int:
     from datamodel.renditions import Renditions
 

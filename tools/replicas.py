@@ -274,7 +274,8 @@ def load_run(server: TemporaryPostgres, template: str, media: Path, cache_dir: P
     url = server.create_database(name, template=template)
     env = {"ARENA_DATABASE_URL": url, "ARENA_MEDIA_DIR": str(media), "ARENA_CACHE_DIR": str(cache_dir),
            "ARENA_DEMO": "false", "ARENA_RATE_LIMIT_CLIENT": "0", "ARENA_RATE_LIMIT_ANNOTATOR": "0",
-           "ARENA_RATE_LIMIT_SKIPS": "0", "ARENA_LEADERBOARD_REFRESH_S": str(args.leaderboard_refresh)}
+           "ARENA_RATE_LIMIT_SKIPS": "0", "ARENA_LEADERBOARD_REFRESH_S": str(args.leaderboard_refresh),
+           "ARENA_RATE_LIMIT_PAGES": "0"}  # every simulated annotator opens its page from this one address
     replicas = start_replicas(count, env, work)
     run = Run(count, LoadReport(annotators=args.annotators, seconds=args.duration))
     stop, computations = threading.Event(), [0]
@@ -381,7 +382,7 @@ def limit_figures(server: TemporaryPostgres, template: str, media: Path, cache_d
     url = server.create_database("limits", template=template)
     env = {"ARENA_DATABASE_URL": url, "ARENA_MEDIA_DIR": str(media), "ARENA_CACHE_DIR": str(cache_dir),
            "ARENA_DEMO": "false", "ARENA_RATE_LIMIT_ANNOTATOR": str(per_minute), "ARENA_RATE_LIMIT_CLIENT": "0",
-           "ARENA_RATE_LIMIT_SKIPS": "0"}
+           "ARENA_RATE_LIMIT_SKIPS": "0", "ARENA_RATE_LIMIT_PAGES": "0"}
     replicas = start_replicas(2, env, work)
     try:
         started = time.monotonic()

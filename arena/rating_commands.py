@@ -61,7 +61,8 @@ def cmd_export(args, settings) -> int:
     from datamodel.media import MediaStore
     from datamodel.rating_table import export_ratings
 
-    rows = export_ratings(_open(settings), args.path, args.format, media=MediaStore.from_settings(settings))
+    rows = export_ratings(_open(settings), args.path, args.format, media=MediaStore.from_settings(settings),
+                          keep_in_battles=args.keep_in_battles)
     print(f"Wrote {rows} ratings to {args.path}")
     return 0
 
@@ -91,4 +92,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     export.add_argument("path", help="output file (a folder for --format hf); the suffix picks csv, jsonl or parquet")
     export.add_argument("--format", help="csv, jsonl, parquet or hf (default: from the suffix); hf: a Hugging Face "
                         "dataset folder with the images")
+    export.add_argument("--keep-in-battles", action="store_true",
+                        help="with --format hf: keep showing the exported images in battles and questions (by "
+                             "default images published with their model names are withheld: anyone with the export "
+                             "could name them)")
     export.set_defaults(handler=cmd_export)

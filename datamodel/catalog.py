@@ -348,13 +348,15 @@ def prompt_clause(suite: str | None = None, subset: str | None = None, variant: 
 
 
 def selected_images(db: sqlite_utils.Database, *, suite: str | None = None, subset: str | None = None,
-                    variant: str | None = None, model_ids=None) -> list[tuple]:
+                    variant: str | None = None, model_ids=None, shown_only: bool = False) -> list[tuple]:
     """(image id, prompt id, model id, model name, index, media hash, media ext, width, height, suite, subset,
     variant, item key, role, text, metadata text) of the images of the selected prompts and models (None: every
     model), by prompt, model name and index."""
     where, params = prompt_clause(suite, subset, variant)
     model_ids = None if model_ids is None else list(model_ids)
     model_clause = f"AND i.model_id IN ({','.join('?' * len(model_ids)) or 'NULL'})" if model_ids is not None else ""
+    if shown_only:  # only images a battle may show (rendered for the display, not withheld)
+        model_clause += " AND i.id IN (SELECT id FROM battle_images)"
     return db.execute(
         f"""
         SELECT i.id, i.prompt_id, i.model_id, m.name, i.idx, i.media_hash, i.media_ext, i.width, i.height,
@@ -461,16 +463,28 @@ def publish_images(db: sqlite_utils.Database, through_vote: int, *, withhold: bo
     (``images.published_at``; a Hugging Face export) and, unless ``withhold`` is false, leave them out of battles
     (``images.withheld = 'published'``): anyone holding the export can render them as the arena does and name them in a
     battle before the vote. Returns the images newly withheld."""
+    shown = ("SELECT left_image_id FROM votes WHERE excluded = 0 AND id <= :through UNION "
+             "SELECT right_image_id FROM votes WHERE excluded = 0 AND id <= :through")
+    return _publish(db, shown, through_vote, withhold, now)
+
+
+def publish_rated_images(db: sqlite_utils.Database, through_rating: int, *, withhold: bool = True,
+                         now: float | None = None) -> int:
+    """:func:`publish_images` for the images of the counted human ratings up to ``through_rating`` (the ratings'
+    Hugging Face export holds each rated image with its model's name, as the votes' does)."""
+    return _publish(db, "SELECT image_id FROM ratings WHERE excluded = 0 AND id <= :through", through_rating,
+                    withhold, now)
+
+
+def _publish(db: sqlite_utils.Database, image_ids_sql: str, through: int, withhold: bool, now: float | None) -> int:
     now = time.time() if now is None else now
-    shown = ("id IN (SELECT left_image_id FROM votes WHERE excluded = 0 AND id <= :vote UNION "
-             "SELECT right_image_id FROM votes WHERE excluded = 0 AND id <= :vote)")
     with db.conn:
-        db.execute(f"UPDATE images SET published_at = :now WHERE published_at IS NULL AND {shown}",
-                   {"now": now, "vote": through_vote})
+        db.execute(f"UPDATE images SET published_at = :now WHERE published_at IS NULL AND id IN ({image_ids_sql})",
+                   {"now": now, "through": through})
         if not withhold:
             return 0
-        return db.execute(f"UPDATE images SET withheld = 'published' WHERE withheld IS NULL AND {shown}",
-                          {"vote": through_vote}).rowcount
+        return db.execute(f"UPDATE images SET withheld = 'published' WHERE withheld IS NULL AND id IN ({image_ids_sql})",
+                          {"through": through}).rowcount
 
 
 def withheld_images(db: sqlite_utils.Database) -> dict[str, int]:

@@ -9,7 +9,9 @@ battle records have no place for an absolute rating):
   spreadsheet would run as a formula start with a single quote (:func:`datamodel.vote_table.escape_formulas`);
 - ``jsonl``: one JSON object per rating, written by the database, with ``answer`` as an object;
 - ``hf``: a Hugging Face dataset folder with each rated image (:func:`write_hf_ratings`); excluded ratings are left
-  out, as the votes' ``hf`` export leaves out excluded votes. The other formats keep them, flagged.
+  out, as the votes' ``hf`` export leaves out excluded votes, and raters are numbered, not named. Its images are
+  withheld from battles and questions from then on (they carry their model's name). The other formats keep excluded
+  ratings, flagged, and the raters' names (they are the admin's).
 
 Ratings stream ``chunk_rows`` at a time, so memory does not grow with them.
 """
@@ -21,6 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 import sqlite_utils
 
+from datamodel.catalog import publish_rated_images
 from datamodel.hf_export import DEFAULT_LICENSE, IMAGE, _image, arrow_schema, dataset_card, write_folder
 from datamodel.media import MediaStore
 from datamodel.dialect import is_postgres, unixepoch_text
@@ -105,7 +108,7 @@ HF_FIELDS = {name: (arrow, {"dtype": dtype}, meaning) for name, (arrow, dtype, m
     "shown_text": (pa.string(), "string", "the words the question asked about (a description, a text)"),
     "subject": (pa.string(), "string", "the question, as the judges name theirs"),
     "unit": (pa.string(), "string", "the questions one rater answers together"),
-    "rater": (pa.string(), "string", "the rater's name"),
+    "rater": (pa.string(), "string", "the rater, numbered (annotator and a number; names stay in the arena)"),
     "answer": (pa.string(), "string", "the answer, JSON on the task's scale"),
     "value": (pa.float64(), "float64", "the answer on [0, 1]"),
     "suite": (pa.string(), "string", "the prompt suite"),
@@ -119,8 +122,8 @@ HF_SUMMARY = ("Human ratings of single images against one question each (`python
               "--format hf`):\n{rows} ratings, one row per rating, oldest first. Ratings an administrator or the "
               "quality rules\nexcluded are left out.")
 _HF_SQL = (f"SELECT r.id, r.task, i.media_hash, i.media_ext, m.name, p.text, r.shown_text, r.subject, r.unit, "
-           f"r.rater, r.answer, r.value, p.suite, p.subset, p.item_key, r.seconds_to_answer, r.answered_at {_FROM} "
-           "WHERE r.excluded = 0 ORDER BY r.id")
+           f"'annotator ' || r.annotator_id, r.answer, r.value, p.suite, p.subset, p.item_key, r.seconds_to_answer, "
+           f"r.answered_at {_FROM} WHERE r.excluded = 0 ORDER BY r.id")
 
 
 def _hf_batch(chunk: list[tuple], media: MediaStore) -> pa.RecordBatch:
@@ -134,20 +137,35 @@ def _hf_batch(chunk: list[tuple], media: MediaStore) -> pa.RecordBatch:
 
 
 def write_hf_ratings(db: sqlite_utils.Database, media: MediaStore, folder: str | Path, *,
-                     chunk_rows: int = HF_CHUNK_ROWS, license_id: str = DEFAULT_LICENSE) -> int:
-    """Write the counted ratings with their images as a Hugging Face dataset folder; return the rows."""
+                     chunk_rows: int = HF_CHUNK_ROWS, license_id: str = DEFAULT_LICENSE,
+                     keep_in_battles: bool = False) -> int:
+    """Write the counted ratings with their images as a Hugging Face dataset folder; return the rows.
+
+    Raters are numbered, not named. The images written are recorded as published and, unless ``keep_in_battles``,
+    withheld from battles and rating questions from now on (:func:`datamodel.catalog.publish_rated_images`), as the
+    votes' export does: anyone holding the folder could render an image as the arena does and name its model."""
     cursor = db.execute(_HF_SQL)
-    batches = (_hf_batch(chunk, media) for chunk in iter(lambda: cursor.fetchmany(chunk_rows), []))
-    return write_folder(folder, HF_SCHEMA, batches, lambda rows: dataset_card(
+    last_rating = 0
+
+    def batches():
+        nonlocal last_rating
+        while chunk := cursor.fetchmany(chunk_rows):
+            yield _hf_batch(chunk, media)
+            last_rating = chunk[-1][0]
+
+    rows = write_folder(folder, HF_SCHEMA, batches(), lambda rows: dataset_card(
         rows, license_id=license_id, pretty_name="Text-to-image arena human ratings", fields=HF_FIELDS,
         summary=HF_SUMMARY, tags=("human-evaluation", "rating"), what="ratings"))
+    publish_rated_images(db, last_rating, withhold=not keep_in_battles)
+    return rows
 
 
-def _write_hf(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None) -> int:
+def _write_hf(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None,
+              keep_in_battles: bool = False) -> int:
     if media is None:
         raise ValueError("The hf format holds the images: pass the media store (python -m arena ratings export "
                          "does).")
-    return write_hf_ratings(db, media, path)
+    return write_hf_ratings(db, media, path, keep_in_battles=keep_in_battles)
 
 
 # Each format one declaration: name: writer(db, path, chunk_rows, media) -> rows. The suffix picks one of the first
@@ -158,9 +176,10 @@ EXPORT_FORMATS = ("csv", "jsonl", "parquet")  # the rating table itself, column 
 
 
 def export_ratings(db: sqlite_utils.Database, path: str | Path, fmt: str | None = None, *,
-                   chunk_rows: int = EXPORT_CHUNK_ROWS, media: object = None) -> int:
+                   chunk_rows: int = EXPORT_CHUNK_ROWS, media: object = None, keep_in_battles: bool = False) -> int:
     """Write the rating table to ``path`` as CSV, JSONL or Parquet (from ``fmt`` or the suffix), or a Hugging Face
-    dataset folder (``fmt="hf"``); return the rows (module docstring)."""
+    dataset folder (``fmt="hf"``, whose images are withheld from battles unless ``keep_in_battles``); return the rows
+    (module docstring)."""
     path = Path(path)
     fmt = (fmt or path.suffix.lstrip(".")).lower()
     if fmt not in EXPORTERS:
@@ -168,5 +187,9 @@ def export_ratings(db: sqlite_utils.Database, path: str | Path, fmt: str | None 
                          f"--format {' | '.join(EXPORTERS)} (FastChat's battle format holds no ratings).")
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, not {chunk_rows}.")
+    if keep_in_battles and fmt != "hf":
+        raise ValueError("--keep-in-battles goes only with the hf format (the one that publishes images).")
     path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "hf":
+        return _write_hf(db, path, chunk_rows, media, keep_in_battles)
     return EXPORTERS[fmt](db, path, chunk_rows, media)

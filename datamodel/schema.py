@@ -643,6 +643,22 @@ def _signing_out(db: sqlite_utils.Database) -> None:
     db.execute(f"ALTER TABLE annotators ADD COLUMN signed_out_at {pick(db, sqlite='REAL', postgresql='double precision')}")
 
 
+def _rating_details_without_names(db: sqlite_utils.Database) -> None:
+    """``rating_details`` numbers raters instead of naming them (``rater``: ``annotator <id>``), as ``vote_details``
+    does (:func:`_vote_details_without_names`): the view is public in Datasette. Otherwise as :func:`_human_ratings`
+    made it."""
+    served_at = unixepoch_text(db, "r.served_at")
+    db.execute("DROP VIEW rating_details")
+    db.execute(f"""
+        CREATE VIEW rating_details AS
+        SELECT r.id AS rating_id, r.created_at AS answered_at,
+               {served_at} AS served_at, r.seconds_to_answer,
+               'annotator ' || r.annotator_id AS rater, r.task, p.suite, p.subset, p.item_key, r.unit, r.subject,
+               m.name AS model, r.image_id, p.text AS prompt, r.shown_text, r.answer, r.value, r.excluded,
+               r.excluded_reason
+        FROM ratings r JOIN prompts p ON p.id = r.prompt_id JOIN models m ON m.id = r.model_id""")
+
+
 _VOTE_FACT_COLUMNS = ("voter_kind", "annotator_id", "prompt_id", "left_image_id", "right_image_id", "left_model_id",
                       "right_model_id", "outcome")
 
@@ -772,8 +788,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _vote_details_without_names,
     _shown_images,
     _signing_out,
-
-
+    _rating_details_without_names,
     _vote_changes,
     _snapshot_claims,
     _rate_events,

@@ -28,7 +28,7 @@ import argparse
 import asyncio
 import hashlib
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import sqlite_utils
@@ -95,7 +95,7 @@ class Unit:
 
 def plan_units(db: sqlite_utils.Database, selection: Selection) -> tuple[list[Unit], list[str]]:
     """The (item, model) units of ``selection`` (limit = items) and notes on items that cannot be scored."""
-    rows = image_rows(db, Selection(selection.suite or SUITE, selection.subset, selection.variant, selection.models))
+    rows = image_rows(db, replace(selection, suite=selection.suite or SUITE, limit=None))  # limit: items
     items = items_by_model(rows, ROLES)
     units, notes = [], []
     for key in list(items)[: selection.limit]:

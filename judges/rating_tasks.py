@@ -97,8 +97,10 @@ class RatingTask:
     tables: Mapping[str, Callable] = field(default_factory=dict)
 
     def units(self, db: sqlite_utils.Database, models: tuple[str, ...] = ()) -> list[RatingUnit]:
-        """The units over the images of ``models`` (all models when empty)."""
-        return self.plan(db, Selection(self.suite, models=tuple(models)))
+        """The units over the images of ``models`` (all models when empty) that a battle may show: rendered for the
+        display and not withheld (``battle_images``), so a question's first image request is never a timed render
+        and a published image is never put before a rater."""
+        return self.plan(db, Selection(self.suite, models=tuple(models), shown_only=True))
 
     def criteria_for(self, metadata: Mapping, subset: str = "") -> str:
         """The criteria line for an image whose prompt has ``metadata`` and ``subset`` ("" when none)."""

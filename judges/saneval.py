@@ -44,7 +44,7 @@ import argparse
 import asyncio
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, Sequence
 
 import sqlite_utils
@@ -187,7 +187,7 @@ def template_version(templates: Templates, protocol: str = "project") -> str:
 
 def plan_units(db: sqlite_utils.Database, selection: Selection) -> list[ImageRow]:
     """The images of the selected SANEval prompts (limit = prompts)."""
-    rows = image_rows(db, Selection(selection.suite or SUITE, selection.subset, selection.variant, selection.models))
+    rows = image_rows(db, replace(selection, suite=selection.suite or SUITE, limit=None))  # limit: items
     prompts = list(dict.fromkeys(row.prompt_id for row in rows))[: selection.limit]
     keep = set(prompts)
     return [row for row in rows if row.prompt_id in keep]

@@ -27,6 +27,9 @@ class Selection:
     variant: str | None = None
     models: tuple[str, ...] = ()  # model names; empty: all models
     limit: int | None = None
+    # only images a battle may show (the view ``battle_images``: rendered for the display, not withheld): what a
+    # page puts before people (the rating questions); judges and metrics read every image
+    shown_only: bool = False
 
     def describe(self) -> str:
         parts = [f"{name} {value!r}" for name, value in (("suite", self.suite), ("subset", self.subset),
@@ -107,7 +110,7 @@ def image_rows(db: sqlite_utils.Database, selection: Selection | str | None = No
         raise TypeError("image_rows: give the models in the Selection, not as models=.")
     ids = model_ids(db, selection.models)
     rows = selected_images(db, suite=selection.suite, subset=selection.subset, variant=selection.variant,
-                           model_ids=ids.values() if selection.models else None)
+                           model_ids=ids.values() if selection.models else None, shown_only=selection.shown_only)
     return [ImageRow(*row[:15], json.loads(row[15] or "{}")) for row in rows]
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import sqlite_utils
@@ -93,7 +93,7 @@ class Unit:
 
 
 def plan_units(db: sqlite_utils.Database, selection: Selection) -> list[Unit]:
-    rows = image_rows(db, Selection(selection.suite or SUITE, selection.subset, selection.variant, selection.models))
+    rows = image_rows(db, replace(selection, suite=selection.suite or SUITE, limit=None))  # limit: items
     items = items_by_model(rows, ROLES)
     return [Unit(key, model_id, {role: images[0] for role, images in by_role.items()})
             for key in list(items)[: selection.limit] for model_id, by_role in items[key].items()]

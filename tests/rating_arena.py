@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import MODELS, SmallArena, build_small_arena, make_image
+from conftest import MODELS, SmallArena, build_small_arena, make_image, render_all
 from datamodel.catalog import PromptSpec, add_image, add_prompts
 
 SEMVAR_ITEMS = (
@@ -65,6 +65,7 @@ def build_rating_arena(root: Path, *, generations: int = 1, items: int = 0, **se
     arena.prompt_ids.extend(ids)
     with arena.db.conn:  # one transaction
         _draw_all(arena, generations)
+    render_all(arena.db, arena.media, arena.settings)  # as every path that adds images does: questions show only these
     return arena
 
 

@@ -330,3 +330,21 @@ def test_the_commonsense_task_runs_on_the_shipped_demo(tmp_path):
     assert not table.empty and set(table["category"]) >= {""}
     assert (table["raters"] >= 1).all() and table["accuracy"].between(0, 1).all()
     db.close()
+
+
+@pytest.mark.parametrize("hidden", ["UPDATE images SET withheld = 'published' WHERE id = ?",
+                                    "UPDATE images SET rendition = NULL WHERE id = ?"])
+def test_units_hold_only_images_a_battle_may_show(arena, hidden):
+    """A rating question shows its image as a battle does: never one withheld (published with its model's name) nor
+    one without its display rendition (its first request would be timed: the third security review's finding 1)."""
+    db = arena.db
+    unit = COMMONSENSE.units(db)[0]
+    image_id = unit.questions[0].image_id
+    assert any(q.image_id == image_id for u in SANEVAL.units(db) + SEMVAR.units(db) + COMMONSENSE.units(db)
+               for q in u.questions)
+    db.execute(hidden, [image_id])
+    db.conn.commit()
+    shown = {q.image_id for task in rating_tasks().values() for u in task.units(db) for q in u.questions}
+    assert image_id not in shown
+    assert unit.key not in {u.key for u in COMMONSENSE.units(db)}  # the pair goes whole, not half
+    assert len(COMMONSENSE.units(db)) == 2 * 4 * 2 - 1

@@ -86,6 +86,30 @@ def test_the_hf_folder_loads_with_datasets_and_leaves_out_excluded_ratings(rated
     assert raw["bytes"] == rated.media.path(media_hash, ext).read_bytes()  # the original, never re-encoded
     with pytest.raises(ValueError, match="holds the images"):
         export_ratings(rated.db, tmp_path / "hf2", "hf")
+    names = dict(rated.db.execute("SELECT id, name FROM annotators"))
+    assert set(loaded["rater"]) == {f"annotator {i}" for i in names} and not set(loaded["rater"]) & set(names.values())
+
+
+def test_the_hf_folder_withholds_the_rated_images_from_battles_and_questions(tmp_path):
+    """The hf folder holds each rated image with its model's name, as the votes' does: anyone holding it could render
+    an image as the arena does and name its model in a battle or a rating question before the answer (the third
+    security review's finding 3). Its images are recorded as published and withheld, unless kept on purpose."""
+    arena = build_rating_arena(tmp_path)
+    db = arena.db
+    set_assignment(db, "saneval_adherence")
+    session = raters.next_question(db, random.Random(1), raters.start(db, "ann", "token-0001", open_signup=True),
+                                   pool=raters.RatingPool())
+    raters.answer(db, session, {"likert": 3}, pool=raters.RatingPool(), rng=random.Random(2), rules=None)
+    (image_id,) = db.execute("SELECT image_id FROM ratings").fetchone()
+    export_ratings(db, tmp_path / "kept", "hf", media=arena.media, keep_in_battles=True)
+    assert db.execute("SELECT published_at IS NOT NULL, withheld FROM images WHERE id = ?", [image_id]).fetchone() \
+        == (1, None)
+    export_ratings(db, tmp_path / "hf", "hf", media=arena.media)
+    assert db.execute("SELECT withheld FROM images WHERE id = ?", [image_id]).fetchone()[0] == "published"
+    assert db.execute("SELECT COUNT(*) FROM images WHERE withheld IS NOT NULL").fetchone()[0] == 1
+    assert image_id not in {row[0] for row in db.execute("SELECT id FROM battle_images")}
+    with pytest.raises(ValueError, match="only with the hf format"):
+        export_ratings(db, tmp_path / "r.csv", keep_in_battles=True)
 
 
 def test_the_rating_details_view_names_rater_task_and_model(rated):
@@ -93,7 +117,8 @@ def test_the_rating_details_view_names_rater_task_and_model(rated):
     assert len(rows) == count(rated.db)
     names = dict(rated.db.execute("SELECT r.id, m.name FROM ratings r JOIN models m ON m.id = r.model_id"))
     assert all(row["model"] == names[row["rating_id"]] for row in rows)
-    assert {row["rater"] for row in rows} == {"ann", "ben"}
+    numbers = dict(rated.db.execute("SELECT name, id FROM annotators"))
+    assert {row["rater"] for row in rows} == {f"annotator {numbers['ann']}", f"annotator {numbers['ben']}"}
     assert {row["task"] for row in rows} == {"commonsense_fit", "semvar_alignment", "saneval_adherence"}
 
 

@@ -143,6 +143,40 @@ def test_the_datasette_metadata_refuses_every_table_that_names_annotators_or_hol
     assert metadata["allow_sql"] is False
 
 
+def test_every_table_holding_an_annotator_column_is_refused_to_datasette(tmp_path):
+    """Every table of today's schema with a column naming or pointing at an annotator (``annotator_id``, ``rater``,
+    ``voter``, ``session_id``, ``token_hash``) is refused: a table added later that forgets it fails here (the
+    ``ratings`` table of issue 27 did). Views are the public face: they number annotators instead."""
+    metadata = json.loads((ROOT / "datasette-metadata.json").read_text())
+    tables = metadata["databases"]["arena"]["tables"]
+    db = build_small_arena(tmp_path).db
+    personal = {"annotator_id", "rater", "voter", "session_id", "token_hash", "annotator"}
+    exposed = []
+    for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+                               "AND name NOT LIKE 'prompts_fts%'"):
+        columns = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        if columns & personal and tables.get(table, {}).get("allow") is not False:
+            exposed.append(f"{table} ({', '.join(sorted(columns & personal))})")
+    assert exposed == [], "add {\"hidden\": true, \"allow\": false} to datasette-metadata.json for: " + "; ".join(exposed)
+
+
+def test_rating_details_numbers_raters_instead_of_naming_them(tmp_path):
+    import random
+
+    from arena import rating_session as raters
+    from datamodel.human_ratings import set_assignment
+    from rating_arena import build_rating_arena
+
+    arena = build_rating_arena(tmp_path)
+    set_assignment(arena.db, "saneval_adherence")
+    session = raters.start(arena.db, "Alice Secretname", "token-for-alice", open_signup=True)
+    session = raters.next_question(arena.db, random.Random(1), session, pool=raters.RatingPool())
+    raters.answer(arena.db, session, {"likert": 3}, pool=raters.RatingPool(), rng=random.Random(2), rules=None)
+    rows = list(arena.db.query("SELECT * FROM rating_details"))
+    assert len(rows) == 1 and "Secretname" not in json.dumps(rows)
+    assert rows[0]["rater"] == f"annotator {session.annotator.id}"
+
+
 def test_vote_details_numbers_annotators_instead_of_naming_them(tmp_path):
     import random
 

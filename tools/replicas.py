@@ -57,7 +57,7 @@ from ratings.votes import OUTCOMES
 from tools.load import (VOTE_ENDPOINTS, GradioSession, LoadError, LoadReport, _run, check_receipts, demo_database,
                         fetch_endpoints, free_port, shown_token, start_server, stop_server, stored_votes)
 from tools.postgres_server import TemporaryPostgres
-from tools.scale import VIEWER_FILTERS, Figure
+from tools.scale import VIEWER_FILTERS, Figure, report_targets
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_VIEWS = (VIEWER_FILTERS[0], VIEWER_FILTERS[1], VIEWER_FILTERS[4])  # the views the demo has (every vote, the
@@ -501,11 +501,9 @@ def main(argv: list[str] | None = None) -> int:
                     figures.append(figure)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    missed = [f for f in figures if f.met is False]
-    print(f"{sum(f.met is True for f in figures)} targets met, {len(missed)} not met"
-          + (": " + "; ".join(f.name for f in missed) if missed else ""))
+    status = report_targets(figures)
     print(f"(this machine: {os.cpu_count()} cores shared by the load generator, PostgreSQL and every replica)")
-    return 1 if missed else 0
+    return status
 
 
 if __name__ == "__main__":

@@ -286,8 +286,13 @@ def main(argv: list[str] | None = None) -> int:
                 figures.append(figure)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    return report_targets(figures)
+
+
+def report_targets(figures: list[Figure]) -> int:
+    """Print how many of the figures' targets were met and which were not; the exit status: 1 if any was missed."""
     missed = [f for f in figures if f.met is False]
-    print(f"{len(figures) - len(missed) - sum(f.met is None for f in figures)} targets met, {len(missed)} not met"
+    print(f"{sum(f.met is True for f in figures)} targets met, {len(missed)} not met"
           + (": " + "; ".join(f.name for f in missed) if missed else ""))
     return 1 if missed else 0
 

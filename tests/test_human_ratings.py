@@ -342,8 +342,8 @@ def test_units_hold_only_images_a_battle_may_show(arena, hidden):
     image_id = unit.questions[0].image_id
     assert any(q.image_id == image_id for u in SANEVAL.units(db) + SEMVAR.units(db) + COMMONSENSE.units(db)
                for q in u.questions)
-    db.execute(hidden, [image_id])
-    db.conn.commit()
+    with db.conn:  # one write transaction on either engine
+        db.execute(hidden, [image_id])
     shown = {q.image_id for task in rating_tasks().values() for u in task.units(db) for q in u.questions}
     assert image_id not in shown
     assert unit.key not in {u.key for u in COMMONSENSE.units(db)}  # the pair goes whole, not half

@@ -1,7 +1,8 @@
 # Two commands for a fresh Debian/Ubuntu machine with Python 3.11:
-#   make run    install everything and start the arena on the demo at http://127.0.0.1:7860
-#   make test   install the test tools and run the whole test suite
-# Both are idempotent: a second run installs nothing that is already there.
+#   make run    install the web app (requirements.txt: no torch) and start the arena on the demo at http://127.0.0.1:7860
+#   make test   install everything (requirements-dev.txt: the torch stack and the test tools) and run every test
+# and, while editing, `make check`: the tests outside the browser, install and slow tiers (pytest.ini), about 2 min.
+# All are idempotent: a second run installs nothing that is already there.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
@@ -12,7 +13,7 @@ TEST_SYSTEM_PACKAGES := $(SYSTEM_PACKAGES) chromium postgresql
 export GRADIO_ANALYTICS_ENABLED := False
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run test demo system-deps test-system-deps clean-demo
+.PHONY: run test check demo system-deps test-system-deps clean-demo
 
 # Debian/Ubuntu ship ensurepip, which venv needs, in a separate package (python3.11-venv for python3.11).
 $(PY):
@@ -43,6 +44,9 @@ demo: system-deps $(VENV)/.requirements
 
 test: test-system-deps $(VENV)/.requirements-dev
 	$(PY) -m pytest
+
+check: system-deps $(VENV)/.requirements-dev
+	$(PY) -m pytest -m "not browser and not install and not slow"
 
 clean-demo:
 	rm -rf data/arena.db data/arena.db-wal data/arena.db-shm data/media

@@ -8,7 +8,8 @@ import sys
 
 from datamodel.connection import describe, is_postgres_url
 from datamodel.catalog import release_withheld, withheld_images
-from datamodel.settings import SettingsError, load_settings, settings_table
+from datamodel.extras import exit_status, require
+from datamodel.settings import SettingsError, load_settings, settings_markdown, settings_table
 from datamodel.vote_table import EXPORTERS
 from ratings.protocols import PROTOCOLS
 from ratings.votes import TIE_POLICIES
@@ -44,6 +45,8 @@ def cmd_demo(args, settings) -> int:
     from arena.demo import build_demo, load_demo_bundle
     from datamodel.renditions import Renditions
 
+    if args.regenerate:  # nothing is written unless the whole stack is there
+        require("torch", "diffusers", "transformers", "open_clip", command="python -m arena demo --regenerate")
     db, media = _open(settings)
     if args.regenerate:  # the generators and metric scorers (torch): what python -m tools.demo_bundle ships
         built = build_demo(db, media, settings, progress=True)
@@ -215,13 +218,10 @@ def cmd_report(args, settings) -> int:
 
 def cmd_settings(args, settings) -> int:
     if args.markdown:
-        print("| Setting | Environment variable | Default | Meaning |\n|---|---|---|---|")
+        print(settings_markdown(), end="")
+        return 0
     for name, env, default, help_text in settings_table():
-        if args.markdown:
-            shown = f"`{default}`" if str(default) != "" else "(empty)"
-            print(f"| `{name}` | `{env}` | {shown} | {help_text} |")
-        else:
-            print(f"{name:24} {env:30} default {default!s:18} {help_text}")
+        print(f"{name:24} {env:30} default {default!s:18} {help_text}")
     return 0
 
 
@@ -350,7 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.set_defaults(handler=cmd_report)
 
     settings = commands.add_parser("settings", help="list every setting, its environment variable and default")
-    settings.add_argument("--markdown", action="store_true", help="as the README's Markdown table")
+    settings.add_argument("--markdown", action="store_true", help="as a Markdown table (docs/reference/settings.md)")
     settings.set_defaults(handler=cmd_settings)
 
     try:
@@ -374,6 +374,8 @@ def main(argv: list[str] | None = None) -> int:
     except (SettingsError, ValueError, LookupError, FileNotFoundError, ConnectionError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except ImportError as error:  # a command of the full install run in the web install: say how to add it
+        return exit_status(error, f"python -m arena {args.command}")
 
 
 if __name__ == "__main__":

@@ -174,8 +174,8 @@ def metrics_table(board: Leaderboard) -> tuple[pd.DataFrame | None, str]:
     metrics = board.table[columns]
     names = [c for c in columns if c != "model"]
     if not names or metrics[names].isna().all().all():
-        return None, ("*No automatic metric has been computed for these models yet: run `python -m metrics` (see "
-                      "the README) and they show here.*")
+        return None, ("*No automatic metric has been computed for these models yet: run `python -m judges metrics` "
+                      "(docs/methods/metrics.md) and they show here.*")
     short = {name: name.replace("_", " ") for name in names}
     shown = metrics.rename(columns={"model": "Model", **short})
     for name in short.values():

@@ -13,7 +13,7 @@ their owner only (mode 0600), and a temporary file that a killed backup left bes
 backup. The source is opened read-only by a URI whose path is percent-encoded, so a ``#``, ``?`` or ``%`` in a file
 name is part of the name (unencoded, ``#`` would end the path and ``%41`` name another file).
 
-For continuous replication to object storage use Litestream (README, "Backups"); this command is the plain
+For continuous replication to object storage use Litestream (docs/deploying.md, "Backups"); this command is the plain
 point-in-time copy for a cron job or before an upgrade.
 """
 

@@ -311,7 +311,7 @@ def _expected_shown(db: sqlite_utils.Database) -> None:
 
 
 def _datasette_views(db: sqlite_utils.Database) -> None:
-    """Views and full-text search for Datasette and other SQL readers (README, "Browsing with Datasette").
+    """Views and full-text search for Datasette and other SQL readers (docs/deploying.md, "Browsing with Datasette").
 
     - ``vote_details``: one row per vote with who won and lost by name (NULL for a tie or both-bad), the prompt and
       its suite fields, the voter and voter kind, and the times (ISO 8601 UTC).

@@ -1,7 +1,7 @@
 """All configuration in one place.
 
 Each setting is a field of :class:`Settings` with its default, an environment variable and a help text (the table
-``settings_table()`` prints, and the README documents). Values are read, in increasing priority, from the defaults,
+``settings_table()`` prints, and docs/reference/settings.md lists: ``python -m tools.docs`` writes it). Values are read, in increasing priority, from the defaults,
 an optional TOML file (``ARENA_CONFIG``, or ``arena.toml`` in the working directory) and the environment.
 Secrets (the admin password, the OpenAI key) are read from the environment only, never from a file.
 """
@@ -64,7 +64,7 @@ class Settings:
     leaderboard_views: int = _setting(32, "ARENA_LEADERBOARD_VIEWS", "Sets of leaderboard filters whose snapshots are kept (the least recently viewed go first); also the most computations that may wait.")
     agreement_min_shared: int = _setting(5, "ARENA_AGREEMENT_MIN_SHARED", "Cohen's kappa is listed for pairs of annotators who share at least this many battles.")
     agreement_max_pairs: int = _setting(50, "ARENA_AGREEMENT_MAX_PAIRS", "At most this many pairs of annotators are listed, those sharing the most battles.")
-    sampling_strategy: str = _setting("uniform", "ARENA_SAMPLING", "How battles pick their two models: uniform (the published protocol), balanced or active (see README).")
+    sampling_strategy: str = _setting("uniform", "ARENA_SAMPLING", "How battles pick their two models: uniform (the published protocol), balanced or active (see docs/methods/sampling.md).")
     replication_share: float = _setting(0.0, "ARENA_REPLICATION_SHARE", "Share of battles re-shown to a second annotator (same prompt and images) to measure inter-annotator agreement.")
     quality_max_per_hour: int = _setting(30, "ARENA_QUALITY_MAX_PER_HOUR", "Votes beyond this many in an hour from one annotator are flagged excluded.")
     quality_max_per_3_hours: int = _setting(100, "ARENA_QUALITY_MAX_PER_3_HOURS", "Votes beyond this many in 3 hours from one annotator are flagged excluded.")
@@ -251,6 +251,15 @@ def parse_accounts(text: str) -> dict[str, str]:
 def settings_table() -> list[tuple[str, str, Any, str]]:
     """(name, environment variable, default, help) for every setting."""
     return [(f.name, f.metadata["env"], f.default, f.metadata["help"]) for f in dataclasses.fields(Settings)]
+
+
+def settings_markdown() -> str:
+    """The settings table in Markdown (``python -m arena settings --markdown``, docs/reference/settings.md)."""
+    rows = ["| Setting | Environment variable | Default | Meaning |", "|---|---|---|---|"]
+    for name, env, default, help_text in settings_table():
+        shown = f"`{default}`" if str(default) != "" else "(empty)"
+        rows.append(f"| `{name}` | `{env}` | {shown} | {help_text.replace('|', chr(92) + '|')} |")
+    return "\n".join(rows) + "\n"
 
 
 def _convert(name: str, kind: Any, value: Any) -> Any:

@@ -250,15 +250,22 @@ def apply_run_preset(parser: argparse.ArgumentParser, args: argparse.Namespace, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from generators.pipelines import OutOfMemory
+    from datamodel.extras import exit_status, require
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.command == "run":
-            apply_run_preset(parser, args, argv)
-        return args.handler(args)
-    except (SettingsError, ValueError, LookupError, FileNotFoundError, OutOfMemory) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        if args.command in ("run", "smoke", "tiny"):  # the torch stack (smoke would fail model by model without it)
+            require("torch", "diffusers", "transformers", command=f"python -m generators {args.command}")
+        from generators.pipelines import OutOfMemory
+
+        try:
+            if args.command == "run":
+                apply_run_preset(parser, args, argv)
+            return args.handler(args)
+        except (SettingsError, ValueError, LookupError, FileNotFoundError, OutOfMemory) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+    except ImportError as error:
+        return exit_status(error, f"python -m generators {args.command}")

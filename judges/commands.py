@@ -196,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     args.given = given_options(parser, argv)
+    from datamodel.extras import exit_status
     from judges.client import JudgeConfigError
     from judges.prompts import TemplateError
     from judges.selection import SelectionError
@@ -205,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     except (SettingsError, JudgeConfigError, TemplateError, SelectionError, FileNotFoundError, PresetError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except ImportError as error:
+        return exit_status(error, f"python -m judges {args.command}")
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("aborted: answers received so far are stored; run the same command again to resume.", file=sys.stderr)
         return 130

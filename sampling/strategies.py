@@ -111,7 +111,8 @@ ELO_PER_NAT = 400.0 / math.log(10.0)
 
 @dataclass(frozen=True)
 class SamplingParams:
-    """The knobs of the strategies; the defaults were chosen with ``python -m tools.simulate`` (see the README).
+    """The knobs of the strategies; the defaults were chosen with ``python -m tools.simulate``
+    (docs/methods/sampling.md).
 
     - ``balance_cap``: ``balanced`` keeps every available pair within [u/cap, cap·u] of the uniform share u.
     - ``balance_power``: γ, how hard ``balanced`` pushes towards the pairs and models with fewer votes.

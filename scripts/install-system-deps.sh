@@ -17,5 +17,5 @@ elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
   sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "warning: missing Debian packages: ${missing[*]}. Run: sudo apt-get install ${missing[*]}" >&2
-  echo "         (without root, see the README: ARENA_WORDNET_DIR points to another WordNet copy)" >&2
+  echo "         (without root, see docs/deploying.md: ARENA_WORDNET_DIR points to another WordNet copy)" >&2
 fi

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -99,6 +100,7 @@ class SuiteRegistryError(ValueError):
 
 
 _SUITES: dict[str, Suite] = {}
+_ORIGINS: dict[str, str] = {}  # suite name -> the module that declared it (orders the built-in ones)
 _LOCK = threading.Lock()
 _DISCOVERED = threading.Event()
 
@@ -117,6 +119,7 @@ def register(suite: Suite) -> Suite:
                     raise SuiteRegistryError(f"suite {suite.name!r} declares `suites {kind} {command.name}`, which "
                                              f"suite {owner!r} already has. Rename one of them.")
         _SUITES[suite.name] = suite
+        _ORIGINS.setdefault(suite.name, sys._getframe(1).f_globals.get("__name__", ""))
     return suite
 
 
@@ -124,6 +127,7 @@ def unregister(name: str) -> None:
     """Remove a suite (tests and plug-ins that clean up); unknown names are ignored."""
     with _LOCK:
         _SUITES.pop(name, None)
+        _ORIGINS.pop(name, None)
 
 
 def _commands(field: Callable[[Suite], tuple]) -> dict[str, str]:
@@ -144,7 +148,14 @@ def all_suites() -> dict[str, Suite]:
     """Every registered suite by name, the built-in ones first (in the order their modules sort)."""
     _discover()
     with _LOCK:
-        return dict(_SUITES)
+        order = list(_SUITES)  # registration order, which depends on what imported which module first
+
+        def key(name: str) -> tuple:
+            origin = _ORIGINS.get(name, "")
+            built_in = origin.startswith("suites.")
+            return (not built_in, origin if built_in else "", order.index(name))
+
+        return {name: _SUITES[name] for name in sorted(order, key=key)}
 
 
 def suite_named(name: str) -> Suite | None:

@@ -1,75 +1,52 @@
-"""Shared fixtures: a small arena database with prompts of two suites, four models and their images."""
+"""The fixtures every test module may ask for, and the test tiers.
+
+Support code lives in ``tests/support/`` (see its README.md: how to write a browser test, an app test or a tiny-model
+test); this file holds only the fixtures and the tier markers. No test module imports another test module
+(tests/test_architecture.py checks it): what two modules share goes into ``support``.
+
+Fixtures:
+
+- ``db``: a fresh in-memory arena database.
+- ``small_arena``: :func:`support.arena.build_small_arena` in the test's ``tmp_path`` (prompts of two suites, four
+  models, an image of each for each prompt); ``arena_env``: the same, with ``ARENA_*`` pointing at it and the working
+  directory in ``tmp_path``, for the command-line entry points.
+- ``browser``: the session's one chromium (playwright), lent to the test and started at its first use; each
+  ``browser.new_page(...)`` opens a fresh context, closed after the test. Once the test has used it, ``asyncio.run``
+  cannot be called in that test (playwright's loop runs). A test that asks for it is marked ``browser``.
+- ``artefact_cache``: a ``cache_dir`` for the tiny pipelines (``generators.tiny.ensure_tiny``) and the demo CLIP,
+  built there once per hash of the code that builds them and reused by every later run, in any clone
+  (``support/cache.py``).
+- ``suites_cli``: runs ``python -m arena suites ...`` in-process on a fresh database; returns (code, out, err).
+
+Tiers (markers registered in pytest.ini): ``browser`` (drives chromium), ``install`` (builds a virtualenv or pip
+installs), ``slow`` (trains, runs every pipeline, drives subprocess servers under load). ``make check`` runs the rest
+(``-m "not browser and not install and not slow"``); ``make test`` runs everything.
+"""
 
 from __future__ import annotations
 
 import itertools
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from PIL import Image, ImageDraw
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts  # noqa: E402
-from datamodel.media import MediaStore  # noqa: E402
-from datamodel.renditions import Renditions  # noqa: E402
-from datamodel.settings import Settings  # noqa: E402
 from datamodel.connection import connect  # noqa: E402
-
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-MODELS = ("alpha-model", "bravo-model", "charlie-model", "delta-model")
-
-
-@dataclass
-class SmallArena:
-    settings: Settings
-    db: object
-    media: MediaStore
-    prompt_ids: list[int]
-    model_ids: dict[str, int]
+from datamodel.settings import Settings  # noqa: E402
+from support.arena import (MODELS, SmallArena, build_small_arena, make_image, prompt_count,  # noqa: E402,F401
+                           render_all, small_prompts)
+from support.browser import BrowserSession  # noqa: E402
+from support.cache import MODEL_SOURCES, build_once, forget_cut_short_training  # noqa: E402
+from support.shared import SHARED  # noqa: E402,F401  (older tests import these names from conftest)
 
 
-def small_prompts() -> list[PromptSpec]:
-    return [
-        PromptSpec("taxonomy", "coin.n.01", "An image of coin (a flat metal piece used as money)", subset="Easy",
-                   variant="with_definition", metadata={"lemma": "coin", "definition": "a flat metal piece used as money"}),
-        PromptSpec("taxonomy", "coin.n.01", "An image of coin", subset="Easy", variant="without_definition",
-                   metadata={"lemma": "coin"}),
-        PromptSpec("taxonomy", "sofa.n.01", "An image of sofa", subset="Easy", variant="without_definition",
-                   metadata={"lemma": "sofa"}),
-        PromptSpec("commonsense", "0", "A lightbulb without electricity", subset="Physical Laws", role="p1",
-                   metadata={"description": "The lightbulb is unlit", "category": "Physical Laws"}),
-        PromptSpec("commonsense", "0", "A lightbulb with electricity", subset="Physical Laws", role="p2",
-                   metadata={"description": "The lightbulb is lit", "category": "Physical Laws"}),
-    ]
-
-
-def make_image(model_index: int, prompt_index: int) -> Image.Image:
-    image = Image.new("RGB", (32, 32), (60 * model_index % 256, 40 * prompt_index % 256, 128))
-    ImageDraw.Draw(image).rectangle([model_index % 5 * 4, prompt_index % 5 * 4, 24, 24], fill=(255, 255, 255))
-    return image
-
-
-def build_small_arena(root: Path, **settings_overrides) -> SmallArena:
-    settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache",
-                        demo=False, **settings_overrides)
-    db = connect(settings.database)
-    media = MediaStore(settings.media_dir)
-    prompt_ids = add_prompts(db, small_prompts()).ids
-    model_ids = {name: add_model(db, name) for name in MODELS}
-    for m, model_id in enumerate(model_ids.values()):
-        for p, prompt_id in enumerate(prompt_ids):
-            add_image(db, prompt_id=prompt_id, model_id=model_id, stored=media.put_image(make_image(m, p)))
-    render_all(db, media, settings)
-    return SmallArena(settings, db, media, prompt_ids, model_ids)
-
-
-def render_all(db, media: MediaStore, settings: Settings | None = None) -> None:
-    """Make the display renditions of every image (as ``settings`` say; default: the defaults), as the paths that
-    add images do: battles draw only rendered images (datamodel.renditions)."""
-    Renditions.from_settings(media, settings or Settings()).render_missing(db)
+def pytest_collection_modifyitems(items):
+    """A test that drives the browser is a browser test, whatever its module says."""
+    for item in items:
+        if "browser" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.browser)
 
 
 # --- both engines -----------------------------------------------------------------------------------------------
@@ -133,10 +110,6 @@ def db(engine, request):
     database.close()
 
 
-def prompt_count(db) -> int:
-    return db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0]
-
-
 def engine_settings(engine: str, request) -> dict:
     """The settings that put a test's arena on its engine: none for SQLite (``db_path``), a fresh PostgreSQL
     database's URL (``database_url``) otherwise."""
@@ -148,6 +121,58 @@ def small_arena(tmp_path, engine, request) -> SmallArena:
     arena = build_small_arena(tmp_path, **engine_settings(engine, request))
     yield arena
     arena.db.close()
+
+
+@pytest.fixture
+def arena_env(small_arena, monkeypatch, tmp_path):
+    """The small arena, closed, with ARENA_DB / ARENA_MEDIA_DIR pointing at it, no other ARENA_* variable or
+    OPENAI_API_KEY, short judge retries, and ``tmp_path`` as the working directory: for the command lines."""
+    small_arena.db.close()
+    monkeypatch.chdir(tmp_path)
+    for name in list(os.environ):
+        if name.startswith("ARENA_") or name == "OPENAI_API_KEY":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("ARENA_DB", str(small_arena.settings.db_path))
+    monkeypatch.setenv("ARENA_MEDIA_DIR", str(small_arena.settings.media_dir))
+    monkeypatch.setenv("ARENA_JUDGE_RETRY_BASE_S", "0.01")
+    return small_arena
+
+
+@pytest.fixture
+def suites_cli(tmp_path, capsys):
+    """``run(*argv)``: ``python -m arena suites <argv>`` on a fresh database in ``tmp_path``; (code, out, err)."""
+    from arena.suite_commands import main
+
+    settings = Settings(db_path=tmp_path / "arena.db", cache_dir=tmp_path / "cache", demo=False)
+
+    def run(*argv) -> tuple[int, str, str]:
+        code = main(["suites", *map(str, argv)], lambda: settings)
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def browser_session():
+    session = BrowserSession()
+    yield session
+    session.close()
+
+
+@pytest.fixture
+def browser(browser_session):
+    """Chromium for this test: open pages with ``browser.new_page(viewport=...)`` (each in a fresh context)."""
+    with browser_session.lend() as lent:
+        yield lent
+
+
+@pytest.fixture(scope="session")
+def artefact_cache() -> Path:
+    """A cache folder for the tiny pipelines and the demo CLIP, keyed by a hash of the code that builds them."""
+    folder = build_once("models", MODEL_SOURCES, lambda folder: None)  # filled as the code under test asks
+    forget_cut_short_training(folder)
+    return folder
 
 
 @pytest.fixture(scope="session")

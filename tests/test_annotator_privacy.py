@@ -10,9 +10,9 @@ import httpx
 import pytest
 from gradio_client import Client
 
-from conftest import build_small_arena
-from test_leaderboard import JUDGE, add_votes
-from webapp import page_session, running_app
+from support.arena import build_small_arena
+from support.votes import JUDGE, add_votes
+from support.webapp import page_session, running_app
 
 ADMIN_PASSWORD = "correct horse"
 CONFIGURED = "yusuf-configured-3"  # an account of ARENA_ANNOTATORS (besides the signed-up ones, which then stay)
@@ -88,6 +88,7 @@ def test_the_voter_menu_lists_the_judges_and_only_the_viewers_own_name(private_a
     assert set(voter_choices(admin)) == {"All", *judges, *annotator_names(private_arena)}
 
 
+@pytest.mark.slow
 def test_an_annotators_leaderboard_is_only_for_that_annotator_and_the_admin(private_arena):
     refused = "Unknown voter 'bob': pick one from the Voter menu"
     with running_app(private_arena.settings) as url:

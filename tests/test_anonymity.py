@@ -27,7 +27,7 @@ from arena.importer import ImageImportError, import_images
 from datamodel.connection import connect
 from datamodel.media import MediaStore
 from datamodel.settings import Settings
-from webapp import running_app
+from support.webapp import running_app
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPTS = ("cat", "harbour", "clock", "forest")
@@ -169,6 +169,7 @@ def best_rule_accuracy(features: list, labels: list, split: float = 0.5) -> tupl
     return accuracy, chance
 
 
+@pytest.mark.slow
 def test_both_sides_of_every_battle_are_served_alike_and_the_model_cannot_be_told(imported):
     settings, _ = imported
     drawn = _battles(settings, BATTLES)
@@ -197,6 +198,7 @@ def test_both_sides_of_every_battle_are_served_alike_and_the_model_cannot_be_tol
     assert accuracy <= chance
 
 
+@pytest.mark.slow
 def test_the_stored_originals_would_name_the_model(imported):
     """The same rule on what the originals would have shown (their length, dimensions and format) names the model
     almost every time: the served renditions above are what stops it. The originals themselves stay untouched for
@@ -223,6 +225,7 @@ def test_the_stored_originals_would_name_the_model(imported):
             ImageCms.ImageCmsProfile(io.BytesIO(image.info["icc_profile"])))
 
 
+@pytest.mark.slow
 def test_the_page_and_the_reveal_preload_load_renditions(imported):
     """Through the page's own API: the battle's two images and the next battle's preloaded ones (in the reveal) all
     load through the battle-media route, as renditions."""
@@ -245,6 +248,7 @@ def test_the_page_and_the_reveal_preload_load_renditions(imported):
     assert {_look(a.content)["size"] for a in answers} == {(768, 768)}
 
 
+@pytest.mark.slow
 def test_renditions_are_made_at_import_and_cached_in_the_media_folder(imported):
     from datamodel.renditions import RenditionSpec
 
@@ -315,38 +319,28 @@ def test_animated_images_are_refused_at_import_with_a_clear_message(tmp_path, na
     assert db.execute("SELECT COUNT(*) FROM images").fetchone()[0] == 0
 
 
-def test_chromium_shows_padded_renditions_of_both_formats():
+def test_chromium_shows_padded_renditions_of_both_formats(browser):
     """The zero padding after the image (JPEG: after its end marker; WebP: after its RIFF chunk) does not stop a
     browser from showing it: Chromium decodes both at the rendition's size and colours."""
     import base64
-    import shutil
 
-    sync_api = pytest.importorskip("playwright.sync_api")
     from datamodel.renditions import RenditionSpec, render
 
-    if not shutil.which("chromium"):
-        pytest.fail("Debian chromium is missing: run `make test` (it installs it) or `apt-get install chromium`.")
     wide = _encoded(Image.new("RGB", (100, 50), (255, 0, 0)), "PNG")
     tags = ""
     for format, media_type in (("jpeg", "image/jpeg"), ("webp", "image/webp")):
         body = render(wide, RenditionSpec(size=64, format=format, pad_bytes=65536))
         assert len(body) == 65536 and body.endswith(bytes(1000))
         tags += f'<img id="{format}" src="data:{media_type};base64,{base64.b64encode(body).decode()}">'
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=shutil.which("chromium"), headless=True,
-                                    args=["--headless", "--no-sandbox", "--disable-gpu"])
-        try:
-            page = browser.new_page()
-            page.set_content(tags, wait_until="load")
-            for format in ("jpeg", "webp"):
-                shown = page.evaluate("""(id) => { const image = document.getElementById(id);
-                    const canvas = document.createElement('canvas'); canvas.width = 64; canvas.height = 64;
-                    const context = canvas.getContext('2d'); context.drawImage(image, 0, 0);
-                    const pixel = (x, y) => Array.from(context.getImageData(x, y, 1, 1).data);
-                    return [image.naturalWidth, image.naturalHeight, pixel(32, 32), pixel(32, 2)]; }""", format)
-                width, height, centre, bar = shown
-                assert (width, height) == (64, 64), format
-                assert max(abs(a - b) for a, b in zip(centre, (255, 0, 0, 255))) <= 12, (format, centre)
-                assert max(abs(a - b) for a, b in zip(bar, (128, 128, 128, 255))) <= 12, (format, bar)
-        finally:
-            browser.close()
+    page = browser.new_page()
+    page.set_content(tags, wait_until="load")
+    for format in ("jpeg", "webp"):
+        shown = page.evaluate("""(id) => { const image = document.getElementById(id);
+            const canvas = document.createElement('canvas'); canvas.width = 64; canvas.height = 64;
+            const context = canvas.getContext('2d'); context.drawImage(image, 0, 0);
+            const pixel = (x, y) => Array.from(context.getImageData(x, y, 1, 1).data);
+            return [image.naturalWidth, image.naturalHeight, pixel(32, 32), pixel(32, 2)]; }""", format)
+        width, height, centre, bar = shown
+        assert (width, height) == (64, 64), format
+        assert max(abs(a - b) for a, b in zip(centre, (255, 0, 0, 255))) <= 12, (format, centre)
+        assert max(abs(a - b) for a, b in zip(bar, (128, 128, 128, 255))) <= 12, (format, bar)

@@ -1,6 +1,10 @@
-"""The floors hold: no import cycles between files or packages, and no package imports one above it."""
+"""The floors hold: no import cycles between files or packages, and no package imports one above it; no test module
+imports another test module."""
 
 from __future__ import annotations
+
+import ast
+from pathlib import Path
 
 from tools.layers import cycles, read_graph, upward_imports
 
@@ -53,3 +57,31 @@ def test_the_sql_check_finds_sql_and_database_calls_outside_the_data_model(tmp_p
     found = sql_outside_datamodel(read_graph(tmp_path))
     assert sorted({(line, what.split()[0]) for _, line, what in found}) == [
         (3, "SQL"), (3, "database"), (4, "SQL"), (6, "database")]  # the f-string, .execute(), the UPDATE, .query()
+
+
+TESTS = Path(__file__).resolve().parent
+
+
+def imports_of_test_modules(folder: Path) -> list[tuple[str, str]]:
+    """(file, imported module) for every import, anywhere in a file under ``folder``, of one of its test modules
+    (``test_*.py``): shared test code belongs in ``support/``, not in another test module."""
+    test_modules = {path.stem for path in folder.glob("test_*.py")}
+    found = []
+    for path in sorted(folder.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            found += [(str(path.relative_to(folder)), name) for name in names if name.split(".")[0] in test_modules]
+    return found
+
+
+def test_no_test_module_imports_another_test_module():
+    assert imports_of_test_modules(TESTS) == [], "move what they share into tests/support/"
+
+
+def test_the_check_finds_a_test_module_imported_by_another(tmp_path):
+    (tmp_path / "test_a.py").write_text("def helper():\n    pass\n")
+    (tmp_path / "test_b.py").write_text("def test_x():\n    from test_a import helper\n")  # inside a function too
+    (tmp_path / "support").mkdir()
+    (tmp_path / "support" / "x.py").write_text("import test_a\nimport testing_tools\n")
+    assert imports_of_test_modules(tmp_path) == [("support/x.py", "test_a"), ("test_b.py", "test_a")]

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from arena.commands import build_parser, main
-from test_leaderboard import JUDGE, SINGLE, add_votes
+from support.votes import JUDGE, SINGLE, add_votes
 
 
 def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):

@@ -12,7 +12,7 @@ import pytest
 from arena.commands import main
 from datamodel.backup import BackupError, backup_database
 from tools.load import free_port, integrity, run_load, start_server, stop_server
-from conftest import build_small_arena
+from support.arena import build_small_arena
 
 
 def _server_env(arena):
@@ -44,6 +44,7 @@ def _receipts(task) -> list[int]:
     return report.vote_ids if report is not None else []
 
 
+@pytest.mark.slow
 def test_a_backup_under_load_is_consistent_and_holds_every_acknowledged_vote(tmp_path, monkeypatch, capsys):
     arena = build_small_arena(tmp_path)
     arena.db.close()

@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED
+from support.shared import SHARED
+
+# a fake end-to-end run of a whole published preset on the demo (tiny models, fake OpenAI server): minutes
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 SEMVAR_ITEMS = ("0_61_326", "183_263_136", "105_388_209", "157_369_137")  # interaction, location+height, color, age

@@ -7,28 +7,11 @@ shortcut votes, and that the votes land in the database.
 
 import contextlib
 import json
-import shutil
 
-import pytest
-
-from conftest import MODELS
-from webapp import running_app
-
-playwright_api = pytest.importorskip("playwright.sync_api")
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run", "--disable-sync"]
-
-
-@pytest.fixture
-def browser():
-    if not shutil.which("chromium"):
-        pytest.fail("Debian chromium is missing: run `make test` (it installs it) or `apt-get install chromium`.")
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        yield browser
-        browser.close()
+from conftest import browser  # noqa: F401  (kept importable from here for older tests; the fixture is conftest's)
+from support.arena import MODELS
+from support.browser import sign_in, submit_sign_in
+from support.webapp import running_app
 
 
 def _names_in(text: str) -> list[str]:
@@ -89,9 +72,7 @@ def test_three_votes_in_a_real_browser(small_arena, browser):
         page.on("response", keep)
         page.on("request", lambda request: requests.append((request.url, request.post_data)))
         page.goto(url)
-        page.fill("#signin-name textarea, #signin-name input", "browser-user")
-        page.fill("#signin-token input", "token-001")
-        page.click("#signin-button")
+        submit_sign_in(page, "browser-user", "token-001")
         for step, how in enumerate(["click:#vote-a", "key:b", "click:#vote-tie"]):
             page.wait_for_selector("#image-a img", timeout=20000)
             page.wait_for_function("() => document.querySelector('#reveal .reveal') !== null && "
@@ -154,7 +135,7 @@ def prompt_on_screen(tmp_path, browser, suite: str, text: str, shows: str):
     """A signed-in page of a small arena showing the one prompt of ``suite``, ``text`` (waits until the prompt panel
     shows ``shows``); yields the page while the app runs."""
     from datamodel.catalog import PromptSpec, add_image, add_prompts
-    from conftest import build_small_arena, make_image, render_all
+    from support.arena import build_small_arena, make_image, render_all
 
     arena = build_small_arena(tmp_path)
     prompt_id = add_prompts(arena.db, [PromptSpec(suite, "1", text)]).ids[0]
@@ -164,10 +145,7 @@ def prompt_on_screen(tmp_path, browser, suite: str, text: str, shows: str):
     with running_app(arena.settings) as url:
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.goto(url)
-        page.fill("#signin-name textarea, #signin-name input", f"{suite}-user")
-        page.fill("#signin-token input", "token-001")
-        page.click("#signin-button")
-        page.wait_for_selector("#image-a img", timeout=20000)
+        sign_in(page, f"{suite}-user", "token-001")
         page.click("#suite-filter input")
         page.get_by_role("option", name=suite).click()
         page.wait_for_function(f"() => document.querySelector('#prompt').innerText.includes({json.dumps(shows)})",
@@ -196,7 +174,7 @@ def test_urls_in_a_prompt_are_shown_as_written_and_not_linked(tmp_path, browser)
 
 def test_leaderboard_and_admin_tabs_in_the_browser(tmp_path, browser):
     from arena import session as sessions
-    from conftest import build_small_arena
+    from support.arena import build_small_arena
 
     arena = build_small_arena(tmp_path, admin_password="letmein")
     s = sessions.start(arena.db, "voter", "token-001", open_signup=True)
@@ -244,7 +222,7 @@ def test_the_expected_outcome_follows_the_battle_on_screen(tmp_path, browser):
     """The checkbox re-renders the prompt of the battle on screen: the voted one while its names show, then the one
     Next battle swaps in (which came with the vote, in both renderings)."""
     from datamodel.catalog import PromptSpec, add_image, add_prompts
-    from conftest import build_small_arena, make_image
+    from support.arena import build_small_arena, make_image
 
     arena = build_small_arena(tmp_path)
     extra = [PromptSpec("commonsense", str(i), f"A kettle number {i}", subset="Physical Laws", role="p1",
@@ -259,10 +237,7 @@ def test_the_expected_outcome_follows_the_battle_on_screen(tmp_path, browser):
     with running_app(arena.settings) as url:
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.goto(url)
-        page.fill("#signin-name textarea, #signin-name input", "expected-user")
-        page.fill("#signin-token input", "token-001")
-        page.click("#signin-button")
-        page.wait_for_selector("#image-a img", timeout=20000)
+        sign_in(page, "expected-user", "token-001")
         first = page.get_attribute("#image-a img", "src")
         battles = lambda: arena.db.execute("SELECT COUNT(*) FROM battles").fetchone()[0]  # noqa: E731
         before = battles()

@@ -6,46 +6,34 @@ says around a battle. Every state is photographed into ``ARENA_SCREENSHOTS`` (de
 ignored), one folder per size, for a person to look at.
 """
 
-import os
-from pathlib import Path
-
 import pytest
 
-from conftest import build_small_arena
-from test_browser import browser  # noqa: F401  (the fixture)
-from webapp import running_app
+from support import browser as browsers
+from support.arena import build_small_arena
+from support.browser import SIZES, open_page  # noqa: F401  (SIZES, open_page: kept importable from here)
+from support.webapp import running_app
 
-SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
-SCREENSHOTS = Path(os.environ.get("ARENA_SCREENSHOTS", ".cache/screenshots"))
+SCREENSHOTS = browsers.screenshot_folder("ARENA_SCREENSHOTS", ".cache/screenshots")
 BATTLE_SHOWN = ("() => document.querySelector('#image-a img') && document.querySelector('#image-b img') && "
                 "document.querySelector('#reveal .voted') === null")
 
 
 def shoot(page, size: str, name: str) -> None:
     """A screenshot of the page as it is now, kept for a person to look at."""
-    folder = SCREENSHOTS / size
-    folder.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(folder / f"{name}.png"))
-
-
-def open_page(browser, url: str, size: str):  # noqa: F811
-    page = browser.new_page(viewport=SIZES[size])
-    page.goto(url)
-    return page
+    browsers.shoot(page, SCREENSHOTS, size, name)
 
 
 def sign_in(page, name: str = "annotator", token: str = "token-001") -> None:
-    page.fill("#signin-name textarea, #signin-name input", name)
-    page.fill("#signin-token input", token)
-    page.click("#signin-button")
+    browsers.submit_sign_in(page, name, token)
     page.wait_for_function(BATTLE_SHOWN, timeout=20000)
     wait_images(page)
 
 
 def wait_images(page) -> None:
+    """Both images loaded, and the page has seen it (it drops the class that holds the votes back)."""
     page.wait_for_function("() => [...document.querySelectorAll('#image-a img, #image-b img')]"
-                           ".every(img => img.complete && img.naturalWidth > 0)", timeout=20000)
-    page.wait_for_timeout(100)
+                           ".every(img => img.complete && img.naturalWidth > 0) && "
+                           "!document.documentElement.classList.contains('images-pending')", timeout=20000)
 
 
 def votes(arena) -> int:
@@ -53,14 +41,12 @@ def votes(arena) -> int:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_a_sign_in_mistake_leaves_the_form_usable(tmp_path, browser, size):  # noqa: F811
+def test_a_sign_in_mistake_leaves_the_form_usable(tmp_path, browser, size):
     arena = build_small_arena(tmp_path)
     with running_app(arena.settings) as url:
         page = open_page(browser, url, size)
         shoot(page, size, "01-sign-in")
-        page.fill("#signin-name textarea, #signin-name input", "mistaken")
-        page.fill("#signin-token input", "short")
-        page.click("#signin-button")
+        browsers.submit_sign_in(page, "mistaken", "short")
         page.wait_for_function("() => (document.querySelector('#signin-message') || {}).innerText"
                                "?.toLowerCase().includes('token')", timeout=20000)
         shoot(page, size, "02-sign-in-mistake")
@@ -74,7 +60,7 @@ def test_a_sign_in_mistake_leaves_the_form_usable(tmp_path, browser, size):  # n
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_a_refused_vote_says_why(tmp_path, browser, size):  # noqa: F811
+def test_a_refused_vote_says_why(tmp_path, browser, size):
     arena = build_small_arena(tmp_path, rate_limit_annotator_per_minute=1)
     with running_app(arena.settings) as url:
         page = open_page(browser, url, size)
@@ -94,7 +80,7 @@ def test_a_refused_vote_says_why(tmp_path, browser, size):  # noqa: F811
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_votes_wait_for_both_images(tmp_path, browser, size):  # noqa: F811
+def test_votes_wait_for_both_images(tmp_path, browser, size):
     arena = build_small_arena(tmp_path)
     held: list = []
     hold = {"on": False}
@@ -142,7 +128,7 @@ def test_votes_wait_for_both_images(tmp_path, browser, size):  # noqa: F811
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_shortcuts_work_after_the_checkbox(tmp_path, browser, size):  # noqa: F811
+def test_shortcuts_work_after_the_checkbox(tmp_path, browser, size):
     arena = build_small_arena(tmp_path)
     with running_app(arena.settings) as url:
         page = open_page(browser, url, size)
@@ -165,7 +151,7 @@ def _bottom(page, selector: str) -> float:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_reveal_and_next_in_view(tmp_path, browser, size):  # noqa: F811
+def test_reveal_and_next_in_view(tmp_path, browser, size):
     arena = build_small_arena(tmp_path)
     height = SIZES[size]["height"]
     with running_app(arena.settings) as url:
@@ -187,7 +173,7 @@ def test_reveal_and_next_in_view(tmp_path, browser, size):  # noqa: F811
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_what_the_page_says_around_a_battle(tmp_path, browser, size):  # noqa: F811
+def test_what_the_page_says_around_a_battle(tmp_path, browser, size):
     from suites.registry import suite_named
 
     arena = build_small_arena(tmp_path)
@@ -218,7 +204,7 @@ def test_what_the_page_says_around_a_battle(tmp_path, browser, size):  # noqa: F
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_a_reload_keeps_the_annotator_and_the_battle(tmp_path, browser, size):  # noqa: F811
+def test_a_reload_keeps_the_annotator_and_the_battle(tmp_path, browser, size):
     arena = build_small_arena(tmp_path)
     with running_app(arena.settings) as url:
         page = open_page(browser, url, size)
@@ -256,7 +242,7 @@ def _guide_open(page) -> bool:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_the_reveal_is_never_under_the_vote_bar(tmp_path, browser, size):  # noqa: F811
+def test_the_reveal_is_never_under_the_vote_bar(tmp_path, browser, size):
     """On a phone the vote bar is fixed at the bottom of the screen: scrolled to the end of the page, the reveal's
     last line must sit above the bar, not behind it (the guidelines folded, as on every visit after the first)."""
     arena = build_small_arena(tmp_path)
@@ -276,7 +262,7 @@ def test_the_reveal_is_never_under_the_vote_bar(tmp_path, browser, size):  # noq
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_the_guidelines_are_open_on_the_first_visit_only(tmp_path, browser, size):  # noqa: F811
+def test_the_guidelines_are_open_on_the_first_visit_only(tmp_path, browser, size):
     """The guidelines panel is shown open the first time an annotator signs in, folded on every later visit (a
     reload, a new sign-in), whether or not they have voted; its header still opens it."""
     arena = build_small_arena(tmp_path)
@@ -307,7 +293,7 @@ def test_the_guidelines_are_open_on_the_first_visit_only(tmp_path, browser, size
 
 @pytest.mark.parametrize("size", SIZES)
 def test_the_vote_bar_and_reveal_stay_in_view_through_every_prompt_with_the_page_s_messages(tmp_path, browser,
-                                                                                             size):  # noqa: F811
+                                                                                             size):
     """Every prompt of the small arena, voted fast: the status line grows (the fast-vote warning, the end-of-suite
     message) and taxonomy prompts take three lines, yet the vote buttons, the reveal and Next stay in view."""
     arena = build_small_arena(tmp_path)

@@ -5,20 +5,18 @@ say why they are empty and filter menus that follow the chosen suite. Every stat
 ``ARENA_LEADERBOARD_SCREENSHOTS`` (default ``.cache/screenshots-leaderboard``, git ignored), one folder per size.
 """
 
-import os
 import random
 import re
-from pathlib import Path
 
 import pytest
 
-from conftest import build_small_arena
-from test_browser import browser  # noqa: F401  (the fixture)
-from test_browser_annotator import SIZES
-from test_leaderboard import add_votes
-from webapp import running_app
+from support import browser as browsers
+from support.arena import build_small_arena
+from support.browser import SIZES, leaderboard_summary
+from support.votes import add_votes
+from support.webapp import running_app
 
-SCREENSHOTS = Path(os.environ.get("ARENA_LEADERBOARD_SCREENSHOTS", ".cache/screenshots-leaderboard"))
+SCREENSHOTS = browsers.screenshot_folder("ARENA_LEADERBOARD_SCREENSHOTS", ".cache/screenshots-leaderboard")
 MAIN = ["Rank", "Model", "Rating", "95% interval", "Votes", "Both bad"]
 HEADERS = "() => [...document.querySelectorAll('#lb-table thead th')].map(th => th.innerText.trim()).filter(t => t)"
 # every element of the table that scrolls vertically (a hidden last row): none may
@@ -31,14 +29,7 @@ Y_RANGE = "() => document.querySelector('#lb-chart .js-plotly-plot')._fullLayout
 
 def shoot(page, size: str, name: str) -> None:
     """A screenshot of the whole page as it is now, kept for a person to look at."""
-    folder = SCREENSHOTS / size
-    folder.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
-
-
-def _summary(page, text: str) -> None:
-    page.wait_for_function(f"() => document.querySelector('#lb-summary').innerText.includes({text!r})", timeout=30000)
-    page.wait_for_timeout(300)
+    browsers.shoot(page, SCREENSHOTS, size, name, full_page=True)
 
 
 def _pick(page, menu: str, value: str) -> None:
@@ -73,7 +64,7 @@ def _options(page, menu: str) -> list[str]:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_the_leaderboard_reads_well_with_few_votes_and_with_many(tmp_path, browser, size):  # noqa: F811
+def test_the_leaderboard_reads_well_with_few_votes_and_with_many(tmp_path, browser, size):
     from arena import session as sessions
 
     arena = build_small_arena(tmp_path)
@@ -84,7 +75,7 @@ def test_the_leaderboard_reads_well_with_few_votes_and_with_many(tmp_path, brows
         page = browser.new_page(viewport=SIZES[size])
         page.goto(url)
         page.get_by_role("tab", name="Leaderboard").click()
-        _summary(page, "6 human votes")
+        leaderboard_summary(page, "6 human votes")
         page.wait_for_selector("#lb-chart .js-plotly-plot", timeout=20000)
         shoot(page, size, "lb-01-few-votes")
         # item 7: a compact table, no judge columns without judge votes, headers on one line, every row shown
@@ -124,7 +115,7 @@ def test_the_leaderboard_reads_well_with_few_votes_and_with_many(tmp_path, brows
         # many votes, judges too: judge columns, rated models, an axis bounded to them
         add_votes(arena)
         page.click("#lb-refresh")
-        _summary(page, "42 human votes")
+        leaderboard_summary(page, "42 human votes")
         page.wait_for_function("() => document.querySelectorAll('#lb-table thead th').length > 6", timeout=20000)
         assert page.evaluate(HEADERS) == [*MAIN, "Judge Rank", "Judge Rating", "Judge 95% interval", "Judge Votes"]
         assert page.evaluate(INNER_SCROLL) == 0
@@ -139,10 +130,10 @@ def test_the_leaderboard_reads_well_with_few_votes_and_with_many(tmp_path, brows
         page.locator("#lb-chart").scroll_into_view_if_needed()
         shoot(page, size, "lb-07-many-votes-chart")
         _subtab(page, "Agreement")
-        page.wait_for_timeout(1000)
+        page.wait_for_selector("#lb-confusion .js-plotly-plot", state="visible", timeout=20000)
         shoot(page, size, "lb-08-agreement")
         _subtab(page, "Battles")
-        page.wait_for_timeout(1000)
+        page.wait_for_selector("#lb-wins .js-plotly-plot", state="visible", timeout=20000)
         shoot(page, size, "lb-09-battles")
 
 
@@ -179,10 +170,10 @@ def _titles(page, table: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_short_headers_have_tooltips_and_charts_fit_the_screen(tmp_path, browser, size):  # noqa: F811
+def test_short_headers_have_tooltips_and_charts_fit_the_screen(tmp_path, browser, size):
     """Issue 17: the Metrics and Agreement tables' short headers each explain themselves on hover (the full name
     and, for a metric, which way is better), and no chart is cut at the right edge of a phone's screen."""
-    from test_metrics_leaderboard import store_metrics
+    from support.votes import store_metrics
 
     arena = build_small_arena(tmp_path)
     width = SIZES[size]["width"]
@@ -190,13 +181,13 @@ def test_short_headers_have_tooltips_and_charts_fit_the_screen(tmp_path, browser
         page = browser.new_page(viewport=SIZES[size])
         page.goto(url)
         page.get_by_role("tab", name="Leaderboard").click()
-        _summary(page, "Updated")
+        leaderboard_summary(page, "Updated")
         for tab in ("Agreement", "Battles", "Ratings"):  # every chart drawn once while empty, then hidden
             _subtab(page, tab)
         add_votes(arena)
         store_metrics(arena)
         page.click("#lb-refresh")  # the new charts reach the hidden sub-tabs too
-        _summary(page, "36 human votes")
+        leaderboard_summary(page, "36 human votes")
         page.wait_for_function("() => document.querySelector('#lb-chart .js-plotly-plot')?.data?.[0]?.x?.length > 0",
                                timeout=20000)
         page.wait_for_timeout(500)

@@ -7,12 +7,18 @@ import json
 import pytest
 
 from arena.vote_import import import_votes
-from conftest import build_small_arena
-from test_browser import browser  # noqa: F401  (the fixture)
-from test_browser_annotator import SIZES
-from test_browser_leaderboard import _summary, shoot
-from test_leaderboard import add_votes
-from webapp import running_app
+from support import browser as browsers
+from support.arena import build_small_arena
+from support.browser import SIZES, leaderboard_summary
+from support.votes import add_votes
+from support.webapp import running_app
+
+SCREENSHOTS = browsers.screenshot_folder("ARENA_LEADERBOARD_SCREENSHOTS", ".cache/screenshots-leaderboard")
+
+
+def shoot(page, size: str, name: str) -> None:
+    """A screenshot of the whole page as it is now, kept for a person to look at."""
+    browsers.shoot(page, SCREENSHOTS, size, name, full_page=True)
 
 
 def _choose(page, menu: str, label_start: str) -> None:
@@ -24,7 +30,7 @@ def _choose(page, menu: str, label_start: str) -> None:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_protocol_source_and_anonymous_choices(tmp_path, browser, size):  # noqa: F811
+def test_protocol_source_and_anonymous_choices(tmp_path, browser, size):
     arena = build_small_arena(tmp_path)
     add_votes(arena)
     models = sorted(arena.model_ids)
@@ -37,16 +43,16 @@ def test_protocol_source_and_anonymous_choices(tmp_path, browser, size):  # noqa
         page = browser.new_page(viewport=SIZES[size])
         page.goto(url)
         page.get_by_role("tab", name="Leaderboard").click()
-        _summary(page, "by source: arena 60, peer-arena 60")
+        leaderboard_summary(page, "by source: arena 60, peer-arena 60")
         shoot(page, size, "lb-20-protocols-default")
         _choose(page, "protocol", "taxonomy-paper")
-        _summary(page, "Rating protocol taxonomy-paper")
+        leaderboard_summary(page, "Rating protocol taxonomy-paper")
         assert "truncated to integers" in page.inner_text("#lb-summary")
         shoot(page, size, "lb-21-protocol-taxonomy-paper")
         _choose(page, "source", "peer-arena")
-        _summary(page, "source peer-arena only")
+        leaderboard_summary(page, "source peer-arena only")
         page.click("#lb-anonymous label")
-        _summary(page, "anonymous votes only")
+        leaderboard_summary(page, "anonymous votes only")
         summary = page.inner_text("#lb-summary")
         assert "40 human votes" in summary, summary  # the 60 battles less every third (not anonymous)
         table = page.inner_text("#lb-table")

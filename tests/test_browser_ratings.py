@@ -13,16 +13,23 @@ import pytest
 
 from datamodel.human_ratings import set_assignment
 from judges.rating_tasks import COMMONSENSE, SANEVAL, SEMVAR
-from rating_arena import MODELS, build_rating_arena
-from test_browser import browser  # noqa: F401  (the fixture)
-from test_browser_annotator import SIZES, shoot
-from webapp import running_app
+from support import browser as browsers
+from support.browser import SIZES
+from support.ratings import MODELS, build_rating_arena
+from support.webapp import running_app
+
+SCREENSHOTS = browsers.screenshot_folder("ARENA_SCREENSHOTS", ".cache/screenshots")
 
 SHOWN = ("() => { const img = document.querySelector('#rating-image img.rating-shown'); "
          "return !!img && img.complete && img.naturalWidth > 0 && !!document.querySelector('#rating-item [data-task]'); }")
 
 
-def open_ratings(browser, url: str, size: str, name: str = "rater", token: str = "token-0001"):  # noqa: F811
+def shoot(page, size: str, name: str) -> None:
+    """A screenshot of the page as it is now, kept for a person to look at."""
+    browsers.shoot(page, SCREENSHOTS, size, name)
+
+
+def open_ratings(browser, url: str, size: str, name: str = "rater", token: str = "token-0001"):
     page = browser.new_page(viewport=SIZES[size])
     page.goto(url)
     page.get_by_role("tab", name="Ratings").click()
@@ -65,7 +72,7 @@ def open_all(arena, **assignment) -> None:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_rate_through_each_task_type_with_keys_and_clicks(tmp_path, browser, size):  # noqa: F811
+def test_rate_through_each_task_type_with_keys_and_clicks(tmp_path, browser, size):
     arena = build_rating_arena(tmp_path, generations=2)
     open_all(arena)
     height = SIZES[size]["height"]
@@ -147,7 +154,7 @@ def test_rate_through_each_task_type_with_keys_and_clicks(tmp_path, browser, siz
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_a_refused_answer_says_why_and_keeps_the_question(tmp_path, browser, size):  # noqa: F811
+def test_a_refused_answer_says_why_and_keeps_the_question(tmp_path, browser, size):
     arena = build_rating_arena(tmp_path, rate_limit_annotator_per_minute=1)
     set_assignment(arena.db, "saneval_adherence", raters_per_item=1)
     with running_app(arena.settings) as url:
@@ -166,7 +173,7 @@ def test_a_refused_answer_says_why_and_keeps_the_question(tmp_path, browser, siz
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_answers_wait_for_the_image(tmp_path, browser, size):  # noqa: F811
+def test_answers_wait_for_the_image(tmp_path, browser, size):
     arena = build_rating_arena(tmp_path)
     set_assignment(arena.db, "saneval_adherence", raters_per_item=1)
     held, hold = [], {"on": True}
@@ -203,7 +210,7 @@ def test_answers_wait_for_the_image(tmp_path, browser, size):  # noqa: F811
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_a_reload_keeps_the_rater_and_signing_out_ends_it(tmp_path, browser, size):  # noqa: F811
+def test_a_reload_keeps_the_rater_and_signing_out_ends_it(tmp_path, browser, size):
     arena = build_rating_arena(tmp_path)
     set_assignment(arena.db, "commonsense_fit", raters_per_item=1)
     with running_app(arena.settings) as url:
@@ -230,7 +237,7 @@ def test_a_reload_keeps_the_rater_and_signing_out_ends_it(tmp_path, browser, siz
         assert not page.is_visible("#rating-image img")
 
 
-def test_the_admin_opens_a_task_and_exports_the_ratings(tmp_path, browser):  # noqa: F811
+def test_the_admin_opens_a_task_and_exports_the_ratings(tmp_path, browser):
     arena = build_rating_arena(tmp_path, admin_password="admin-password-1")
     with running_app(arena.settings) as url:
         admin = browser.new_page(viewport=SIZES["desktop"])

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED
+from support.shared import SHARED
 from suites.paraphrase import load_paraphrases
 
 PUBLISHED = Path(__file__).resolve().parents[1] / "arena" / "reports" / "published" / "consistency.csv"

@@ -4,8 +4,12 @@ import asyncio
 import signal
 import sqlite3
 
+import pytest
+
+from support.arena import build_small_arena
 from tools.load import free_port, integrity, run_load, start_server, stop_server
-from conftest import build_small_arena
+
+pytestmark = pytest.mark.slow
 
 
 def _server_env(arena):

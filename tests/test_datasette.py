@@ -84,6 +84,7 @@ def test_prompt_search_follows_inserts_updates_and_deletes(tmp_path):
     assert db.execute("INSERT INTO prompts_fts(prompts_fts) VALUES ('integrity-check')") is not None
 
 
+@pytest.mark.slow
 def test_datasette_serves_the_views_and_search_and_hides_the_secret_tables(arena_db):
     pytest.importorskip("datasette")
     db, path = arena_db

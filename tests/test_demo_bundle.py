@@ -62,7 +62,7 @@ def test_the_bundle_files_are_whole_and_small():
 
 
 @pytest.mark.skipif(emoji_font() is None, reason="needs Debian's fonts-noto-color-emoji (make install)")
-def test_the_bundled_painters_images_are_what_the_painters_draw_now():
+def test_the_bundled_painters_images_are_what_the_painters_draw_now(artefact_cache):
     """The procedural models are cheap to run: a few of their bundled images must be pixel for pixel what they
     draw today (the bundle is lossless), so a painter changed without remaking the bundle fails here."""
     from generators.pipelines import make_generator
@@ -71,7 +71,7 @@ def test_the_bundled_painters_images_are_what_the_painters_draw_now():
     picked = [image for image in MANIFEST["images"] if image["model"] != "demo-tiny-unet"][::23]
     assert len(picked) >= 6
     for image in picked:
-        generator = make_generator(registry[image["model"]], cache_dir=ROOT / ".cache", device="cpu",
+        generator = make_generator(registry[image["model"]], cache_dir=artefact_cache, device="cpu",
                                    dtype="float32")
         drawn = generator.generate([specs[image["prompt"]].text], [image["seed"]])[0]
         with Image.open(DEMO_BUNDLE / "images" / image["file"]) as shipped:
@@ -106,6 +106,7 @@ def test_loading_the_bundle_fills_an_empty_database_and_finishes_an_interrupted_
     assert _counts(db) == complete and not demo_incomplete(db)
 
 
+@pytest.mark.slow
 def test_loading_the_bundle_imports_no_torch(tmp_path):
     code = (
         "import sys\n"
@@ -131,6 +132,7 @@ def test_a_bundle_for_other_prompts_is_refused_with_the_command_that_remakes_it(
         read_demo_bundle(tmp_path / "nowhere")
 
 
+@pytest.mark.slow
 def test_the_demo_command_loads_the_bundle(tmp_path):
     env = {key: value for key, value in os.environ.items() if not key.startswith("ARENA_")}
     env.update(ARENA_DB=str(tmp_path / "a.db"), ARENA_MEDIA_DIR=str(tmp_path / "media"),

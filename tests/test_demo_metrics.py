@@ -3,8 +3,8 @@
 The demo's arena models are ranked by construction: demo-painter always draws the concept's emoji, demo-lookalike
 draws a cohyponym's or hypernym's emoji 60 % of the time, demo-scribble draws random shapes. Its CLIP metric columns
 must show that order, so the demo shows the pipeline working on data whose right answer is known. The demo is built
-once for this module on a temporary database; the models go into the project's cache folder (the ``cache_dir``
-setting, ``.cache/`` by default), so the emoji CLIP model is trained on the first run only.
+once for this module on a temporary database; the models go into the test artefact cache (conftest's
+``artefact_cache``), so the emoji CLIP model is trained once per version of the code that trains it.
 """
 
 from __future__ import annotations
@@ -13,21 +13,21 @@ import pytest
 
 from datamodel.connection import connect
 from datamodel.media import MediaStore
-from datamodel.settings import Settings, load_settings
+from datamodel.settings import Settings
 from generators.procedural import emoji_font
 
-pytestmark = pytest.mark.skipif(emoji_font() is None, reason="needs Debian's fonts-noto-color-emoji (make install)")
+pytestmark = [pytest.mark.slow,  # trains the demo CLIP on a cold artefact cache, then builds the whole demo
+              pytest.mark.skipif(emoji_font() is None, reason="needs Debian's fonts-noto-color-emoji (make install)")]
 
 CLIP_METRICS = ("clip_score", "clip_lemma", "clip_hypernym", "clip_cohyponym")
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
+def demo(tmp_path_factory, artefact_cache):
     from arena.demo import build_demo
 
     root = tmp_path_factory.mktemp("demo")
-    settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=load_settings().cache_dir,
-                        demo=True)
+    settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=artefact_cache, demo=True)
     db = connect(settings.db_path)
     build_demo(db, MediaStore(settings.media_dir), settings, progress=False)
     yield db

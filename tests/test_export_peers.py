@@ -18,10 +18,10 @@ from datamodel.media import MediaStore
 from datamodel.vote_table import FASTCHAT_WINNER, export_votes, votes_frame
 from ratings.elo import online_elo
 from ratings.leaderboard import fit_leaderboard
+from support.cache import build_once
 from tools.scale_fixture import ScaleSpec, build_scale_database
 
 ROOT = Path(__file__).resolve().parents[1]
-FASTCHAT_TARGET = ROOT / ".venv-fastchat"  # git-ignored (.venv-*/): fschat without its torch/gradio dependencies
 FASTCHAT_PINS = (["fschat==0.2.36"], ["scikit-learn==1.9.1", "threadpoolctl"])  # elo_analysis needs sklearn
 
 # Run by the project's interpreter with fschat on PYTHONPATH: FastChat's elo_analysis on the exported file, read and
@@ -44,15 +44,17 @@ print(json.dumps({"online": elo_analysis.compute_elo(battles),
 
 
 def fastchat_path() -> Path:
-    """fschat 0.2.36 and scikit-learn installed (once) into .venv-fastchat; skips when pip cannot reach them."""
-    if not (FASTCHAT_TARGET / "fastchat" / "serve" / "monitor" / "elo_analysis.py").exists() or not (
-            FASTCHAT_TARGET / "sklearn").exists():
+    """fschat 0.2.36 and scikit-learn, pip-installed (without their torch/gradio dependencies) into a folder of the
+    test artefact cache once per set of pins; skips when pip cannot reach them."""
+
+    def install(target: Path) -> None:
         for packages in FASTCHAT_PINS:
             done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
-                                   str(FASTCHAT_TARGET), *packages], capture_output=True, text=True, timeout=600)
+                                   str(target), *packages], capture_output=True, text=True, timeout=600)
             if done.returncode != 0:
                 pytest.skip(f"cannot install {' '.join(packages)} (no network or index?): {done.stderr[-300:]}")
-    return FASTCHAT_TARGET
+
+    return build_once("fastchat", (), install, extra=f"{sys.version_info[:2]} {FASTCHAT_PINS}")
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +89,7 @@ def test_the_fastchat_export_has_fastchats_fields_and_meanings(study, tmp_path):
     assert judges and all(judges)  # the voter, for judges too
 
 
+@pytest.mark.install
 def test_fastchats_own_rating_code_gives_our_ratings(study, tmp_path):
     db, _, _ = study
     export_votes(db, tmp_path / "battles.json", "fastchat")

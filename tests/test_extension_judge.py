@@ -14,7 +14,6 @@ from judges.prompts import DEFAULT_TEMPLATES, JudgeTemplate, TemplateError, Temp
 from judges.run import RunSummary, run_units
 from judges.selection import image_rows
 from judges.tasks import JudgeJob, JudgeTask, TaskRegistryError, all_tasks, register, task_named, unregister
-from test_judges_cli import arena_env  # noqa: F401,F811  (the fixture: the small arena, ARENA_* pointing at it)
 from tools.fake_openai import FakeServer, Scripted
 
 # --- the toy task: everything it needs, declared once -------------------------------------------------------------

@@ -13,7 +13,7 @@ from judges.metrics.commands import main
 from judges.metrics.registry import (Metric, MetricRun, all_metrics, default_names, lower_is_better, register,
                                      unregister)
 from judges.selection import image_rows
-from test_metrics_leaderboard import HUMAN_ORDER, vote_human_order
+from support.votes import HUMAN_ORDER, vote_human_order
 
 
 def brightness(image) -> float:

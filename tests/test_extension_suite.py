@@ -1,4 +1,5 @@
-"""The README's recipe "How to add a suite", followed once: a toy suite added by one declaration in this file."""
+"""The recipe "How to add a suite" (docs/extending.md), followed once: a toy suite added by one declaration in this
+file."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from datamodel.catalog import PromptSpec
 from suites import registry
 from suites.common import read_table, write_specs
 from suites.registry import Builder, ImportFormat, Suite, SuiteRegistryError, register
-from test_suites_cli import run  # noqa: F401,F811  (the fixture: run `suites ...` on a fresh database)
 
 TOY = "toy-colours"
 
@@ -57,17 +57,17 @@ def _battle(subset: str) -> Battle:
                   metadata={"colour": "red"}, left=None, right=None, served_at=0.0, media_token="t")
 
 
-def test_a_suite_declared_once_gets_its_import_and_build_commands_title_and_caption(toy_suite, run, tmp_path):
+def test_a_suite_declared_once_gets_its_import_and_build_commands_title_and_caption(toy_suite, suites_cli, tmp_path):
     path = tmp_path / "colours.csv"
     path.write_text("colour\nred\nblue\n")
-    code, out, err = run("import", "toy-colours", path)
+    code, out, err = suites_cli("import", "toy-colours", path)
     assert code == 0, err
     assert "2 prompts written (2 new, 0 updated, 0 unchanged)" in out
     assert "toy-colours  shapes" in out
-    code, out, err = run("build", "toy-squares", "--count", "4")
+    code, out, err = suites_cli("build", "toy-squares", "--count", "4")
     assert code == 0, err
     assert "toy: 4 grey squares" in out and "4 prompts written (4 new" in out
-    code, out, _ = run("show", TOY, "--subset", "shapes")
+    code, out, _ = suites_cli("show", TOY, "--subset", "shapes")
     assert "A red square" in out and "A blue square" in out
 
     battle = _battle(subset="shapes")
@@ -75,9 +75,9 @@ def test_a_suite_declared_once_gets_its_import_and_build_commands_title_and_capt
     assert "**Suite:** Toy colours" in panel and "**Colour:** red" in panel
 
 
-def test_an_unregistered_suite_has_no_commands_and_shows_its_bare_name(run, tmp_path, capsys):
+def test_an_unregistered_suite_has_no_commands_and_shows_its_bare_name(suites_cli, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
-        run("import", "toy-colours", tmp_path / "x.csv")
+        suites_cli("import", "toy-colours", tmp_path / "x.csv")
     assert exit_.value.code == 2 and "invalid choice: 'toy-colours'" in capsys.readouterr().err
     battle = _battle(subset="")
     assert "**Suite:** toy\\-colours" in prompt_markdown(battle) and "Colour" not in prompt_markdown(battle)
@@ -99,3 +99,18 @@ def test_every_built_in_suite_declares_a_title_and_criteria():
         assert suite.title and suite.criteria.endswith("."), suite.name
     assert json.dumps(sorted(registry.import_formats())) == json.dumps(
         sorted(["commonsense", "paraphrase", "predicted", "saneval", "semvarbench", "taxonomy-bench"]))
+
+
+def test_the_built_in_suites_come_in_the_order_their_modules_sort_whatever_was_imported_first():
+    """`suites list`, `suites import --help` and the command reference (docs/reference/commands.md) list the suites in
+    this order; it was the order the suite modules happened to be imported in (a test module importing
+    suites.semvarbench first put its import format first in the generated reference)."""
+    import subprocess
+    import sys
+
+    script = ("import suites.semvarbench, suites.saneval; from suites import registry; "
+              "print(' '.join(registry.all_suites()))")
+    first = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    plain = subprocess.run([sys.executable, "-c", "from suites import registry; print(' '.join(registry.all_suites()))"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert first == plain == ["commonsense", "paraphrase", "saneval", "semvarbench", "taxonomy"]

@@ -23,14 +23,13 @@ TAXONOMY_MODELS = {"sd-v1-5", "sdxl", "sdxl-turbo", "kandinsky-3", "playground-v
 
 
 @pytest.fixture(scope="session")
-def tiny_cache(tmp_path_factory):
-    """One cache with the tiny pipelines for the whole session (built once, ~10 s on two cores)."""
+def tiny_cache(artefact_cache):
+    """The tiny pipelines, in the test artefact cache (built once per version of generators/tiny.py)."""
     from generators.tiny import ensure_tiny
 
-    cache = tmp_path_factory.mktemp("cache")
     for name in ("tiny-sd", "tiny-pixart-sigma"):
-        ensure_tiny(cache, name)
-    return cache
+        ensure_tiny(artefact_cache, name)
+    return artefact_cache
 
 
 @pytest.fixture
@@ -253,6 +252,7 @@ def test_tiny_diffusers_generator_is_seeded(tiny_cache):
 # --- demo and CLI -----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_demo_makes_one_image_per_model_and_prompt_once(arena, tiny_cache):
     db, media, ids = arena
     assert len(DEMO_MODELS) == 4 and all(name.startswith("demo-") for name in DEMO_MODELS)

@@ -1,9 +1,9 @@
 """Two processes under ``accelerate launch`` on the CPU split the work: every (model, prompt, idx) exactly once.
 
-``accelerate launch --cpu`` starts a single process unless MPI is configured, so the test launches the way the README
-tells GPU users to (``--multi_gpu --num_processes N``): on a machine without CUDA the processes form a gloo group
-on the CPU. Several tiny models and more items than processes; half the items exist before the launch, so the
-resume path and the sharding are checked together.
+``accelerate launch --cpu`` starts a single process unless MPI is configured, so the test launches the way
+docs/running-a-study.md tells GPU users to (``--multi_gpu --num_processes N``): on a machine without CUDA the
+processes form a gloo group on the CPU. Several tiny models and more items than processes; half the items exist
+before the launch, so the resume path and the sharding are checked together.
 """
 
 from __future__ import annotations
@@ -13,12 +13,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from datamodel.catalog import PromptSpec, add_prompts
 from datamodel.media import MediaStore
 from datamodel.connection import connect
 from generators.demo import demo_models
 from generators.pipelines import make_generator
 from generators.runner import run
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 

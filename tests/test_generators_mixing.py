@@ -19,6 +19,7 @@ from generators.runner import RunError, run
 from generators.smoke import stand_ins
 
 
+@pytest.mark.slow
 def test_a_run_with_another_scheduler_refuses_to_add_to_the_models_images(tmp_path):
     db = connect(tmp_path / "arena.db")
     media = MediaStore(tmp_path / "media")

@@ -89,6 +89,7 @@ def test_the_partner_reaches_the_pipeline_call_as_its_negative_prompt():
         call_arguments(spec, diffusers.StableDiffusion3Pipeline, ["a", "b"], [None, None], negative_prompt=["x"])
 
 
+@pytest.mark.slow
 def test_sdxl_with_partner_negatives_runs_on_its_tiny_stand_in(commonsense_db, tmp_path):
     """The real diffusers path: the tiny SDXL pipeline, loaded with from_pretrained, called with one negative prompt
     per image (an image with the partner as negative differs from one with the run's empty negative prompt)."""

@@ -1,7 +1,7 @@
 """`python -m generators smoke` and the DeepFloyd IF cascade: every registry model's code path on tiny stand-ins.
 
-The stand-ins are built once into the project's cache folder (the cache_dir setting, `.cache/` by default), so a
-second `make test` only loads them.
+The stand-ins are built once into the test artefact cache (conftest's ``artefact_cache``: keyed by a hash of the
+recipes), so a later `make test`, in this clone or another, only loads them.
 """
 
 from __future__ import annotations
@@ -9,32 +9,23 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from pathlib import Path
 
 import pytest
 
 from datamodel.catalog import PromptSpec, add_prompts
 from datamodel.connection import connect
 from datamodel.media import MediaStore
-from datamodel.settings import load_settings
 from generators.pipelines import make_generator
 from generators.registry import builtin_models, output_resolution
 from generators.runner import run
 from generators.smoke import stand_in, stand_ins
 
-ROOT = Path(__file__).resolve().parents[1]
 
-
-@pytest.fixture(scope="module")
-def project_cache() -> Path:
-    cache = load_settings().cache_dir
-    return cache if cache.is_absolute() else ROOT / cache
-
-
-def test_smoke_runs_every_builtin_model_end_to_end(project_cache, capsys):
+@pytest.mark.slow
+def test_smoke_runs_every_builtin_model_end_to_end(artefact_cache, capsys):
     from generators.commands import main
 
-    assert main(["--cache-dir", str(project_cache), "smoke"]) == 0
+    assert main(["--cache-dir", str(artefact_cache), "smoke"]) == 0
     out = capsys.readouterr().out
     print(out)  # the per-model lines, for the log
     lines = {match[1]: match[0] for match in re.findall(r"^(ok   (\S+) .*)$", out, flags=re.M)}
@@ -53,7 +44,8 @@ def test_smoke_runs_every_builtin_model_end_to_end(project_cache, capsys):
     assert re.search(r"^\d+ of \d+ models made their image in", out, flags=re.M)
 
 
-def test_smoke_checks_a_models_file_and_fails_loudly(tmp_path, project_cache, capsys):
+@pytest.mark.slow
+def test_smoke_checks_a_models_file_and_fails_loudly(tmp_path, artefact_cache, capsys):
     from generators.commands import main
 
     models = tmp_path / "models.toml"
@@ -64,7 +56,7 @@ def test_smoke_checks_a_models_file_and_fails_loudly(tmp_path, project_cache, ca
         'call_kwargs = { not_an_argument = 1 }\n\n'
         '[models.exotic]\npipeline_class = "WuerstchenCombinedPipeline"\nhub_id = "me/exotic"\n'
     )
-    code = main(["--cache-dir", str(project_cache), "smoke", "--models-file", str(models), "--models",
+    code = main(["--cache-dir", str(artefact_cache), "smoke", "--models-file", str(models), "--models",
                  "my-sdxl-finetune,broken,exotic"])
     captured = capsys.readouterr()
     assert code == 1 and "smoke failed for broken, exotic" in captured.err
@@ -93,15 +85,16 @@ def test_stand_ins_keep_everything_but_what_the_toy_size_forces():
 
 
 @pytest.fixture(scope="module")
-def small_cascade(project_cache):
+def small_cascade(artefact_cache):
     """The IF cascade's stand-ins at a quarter of the size (stage I 16 px -> 64 -> 256), for the slower checks."""
     registry = builtin_models()
     tiny = stand_ins(registry, registry["deepfloyd-if"])
     for name, side in (("deepfloyd-if", 16), ("deepfloyd-if-ii", 64), ("deepfloyd-if-iii", 256)):
         tiny[name] = dataclasses.replace(tiny[name], resolution=(side, side))
-    return tiny, project_cache
+    return tiny, artefact_cache
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stage", [0, 1, 2])
 def test_a_run_killed_in_any_stage_of_the_cascade_resumes_without_redoing_images(tmp_path, small_cascade, stage,
                                                                                   monkeypatch):
@@ -145,6 +138,7 @@ def test_a_run_killed_in_any_stage_of_the_cascade_resumes_without_redoing_images
     db.close()
 
 
+@pytest.mark.slow
 def test_cascade_images_do_not_depend_on_the_batch(tmp_path, small_cascade):
     import numpy as np
 
@@ -171,6 +165,7 @@ def test_smoke_has_help(capsys):
     assert "usage:" in out and "--models-file" in out and "tiny random-weight stand-in" in out
 
 
+@pytest.mark.slow
 def test_a_stand_in_built_by_another_version_of_the_recipes_is_rebuilt(tmp_path):
     from generators.tiny import STAMP_FILE, ensure_tiny
 

@@ -14,7 +14,7 @@ from datamodel.metrics import MetricRow, write_metrics
 from judges import commands, human_stats
 from judges.human_compare import CEILING, HumanCompareOptions, compare_with_humans, format_human_table
 from judges.rating_tasks import COMMONSENSE, SANEVAL, SEMVAR
-from rating_arena import build_rating_arena
+from support.ratings import build_rating_arena
 
 FIT_JUDGES = {"fit-judge-95": 0.95, "fit-judge-80": 0.80, "fit-judge-60": 0.60}
 NOISY_JUDGES = {"judge-close": 0.02, "judge-medium": 0.15, "judge-far": 0.6}  # noise sd around the humans'

@@ -17,7 +17,7 @@ from datamodel.quality import QualityRules
 from datamodel.rating_scales import RatingRejected
 from judges.rating_tasks import COMMONSENSE, SANEVAL, SEMVAR, rating_task, rating_tasks
 from conftest import engine_settings
-from rating_arena import build_rating_arena
+from support.ratings import build_rating_arena
 
 FIT, SCORES, LIKERT = COMMONSENSE.scale, SEMVAR.scale, SANEVAL.scale
 
@@ -307,6 +307,7 @@ def test_the_serving_knows_what_it_shows(arena):
     assert serving.subject.startswith(f"text:{serving.text_prompt_id}:image:{serving.image_id}")
 
 
+@pytest.mark.slow
 def test_the_commonsense_task_runs_on_the_shipped_demo(tmp_path):
     from arena.demo import load_demo_bundle
     from datamodel.connection import connect

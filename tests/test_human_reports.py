@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 from arena.reports import get_report, make_report, read_published
-from conftest import SHARED
+from support.shared import SHARED
 from datamodel.annotators import sign_in
 from datamodel.human_ratings import ratings_frame, record_rating, record_serving
 from datamodel.judgments import Judgment, save_judgment
 from judges import human_stats
 from judges.human_compare import CEILING, HumanCompareOptions, compare_with_humans
 from judges.rating_tasks import COMMONSENSE, SANEVAL, SEMVAR
-from rating_arena import build_rating_arena
+from support.ratings import build_rating_arena
 
 
 def store(db, rater, task, answer_of):

@@ -19,7 +19,7 @@ from judges.saneval_rules import category_scores
 from judges.semvar import CALLS
 from ratings.rater_agreement import (agreement_figures, correlation_figures, fleiss, krippendorff_alpha,
                                      pairwise_cohen, rater_ceiling)
-from rating_arena import build_rating_arena
+from support.ratings import build_rating_arena
 
 
 # --- independent computations ---------------------------------------------------------------------------------------

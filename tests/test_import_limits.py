@@ -16,7 +16,7 @@ from datamodel.connection import connect
 from datamodel.media import MediaError, MediaStore, clean_image, inspect_image
 from datamodel.settings import Settings
 from suites.common import SuiteError, read_table
-from conftest import make_image
+from support.arena import make_image
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,6 +66,7 @@ def test_a_decompression_bomb_is_refused_with_the_file_named_and_nothing_written
     assert _counts(db) == [0, 0, 0] and not (tmp_path / "media").exists()
 
 
+@pytest.mark.slow
 def test_the_import_command_prints_one_line_for_a_bomb_not_a_traceback(tmp_path):
     folder, prompts = _layout(tmp_path, "key,text\nbomb,A bomb\n", {"bomb.png": bomb_png()})
     env = {"ARENA_DB": str(tmp_path / "a.db"), "ARENA_MEDIA_DIR": str(tmp_path / "media"), "PATH": "/usr/bin:/bin",

@@ -6,7 +6,7 @@ from datamodel.vote_table import export_votes, votes_frame
 from arena.importer import ImageImportError, import_images
 from datamodel.media import MediaStore
 from datamodel.connection import connect
-from conftest import make_image
+from support.arena import make_image
 
 
 def _layout(root, prompts_rows, images):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tools import judges_bench as bench
 
 
@@ -19,6 +21,7 @@ def test_interrupted_lines_carry_their_targets():
     assert bench.interrupted_line("SIGKILL (crash)", result | {"repeated": 3}, 4).endswith("(MORE than expected)")
 
 
+@pytest.mark.slow
 def test_a_tiny_bench_prints_every_line(capsys):
     assert bench.main(["--n", "20", "--latency", "0.01", "--concurrency", "2", "--prompts", "10", "--models", "3"]) == 0
     lines = capsys.readouterr().out.splitlines()

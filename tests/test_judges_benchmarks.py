@@ -16,7 +16,7 @@ from judges.saneval import SanevalOptions, run_saneval
 from judges.selection import Selection
 from judges.semvar import run_semvar
 from datamodel.judgments import judgments
-from openai_stub import Book, FakeDetection, FakeDetector, add_item_images, colored, engine_config, pixels_key
+from support.openai_stub import Book, FakeDetection, FakeDetector, add_item_images, colored, engine_config, pixels_key
 
 JUDGE = "gpt-judge:gpt-4o-mini"
 

@@ -13,7 +13,7 @@ import pytest
 from datamodel.vote_table import votes_frame
 from judges.commands import DESCRIPTIONS, main
 from tools.fake_openai import FakeServer, Scripted
-from openai_stub import first_position_judge
+from support.openai_stub import first_position_judge
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,19 +35,6 @@ def test_metrics_is_routed_to_the_metrics_cli(monkeypatch):
                         types.SimpleNamespace(main=lambda argv: calls.append(argv) or 7))
     assert main(["metrics", "--suite", "taxonomy", "--tiny"]) == 7
     assert calls == [["--suite", "taxonomy", "--tiny"]]
-
-
-@pytest.fixture
-def arena_env(small_arena, monkeypatch, tmp_path):
-    small_arena.db.close()
-    monkeypatch.chdir(tmp_path)
-    for name in list(os.environ):
-        if name.startswith("ARENA_") or name == "OPENAI_API_KEY":
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("ARENA_DB", str(small_arena.settings.db_path))
-    monkeypatch.setenv("ARENA_MEDIA_DIR", str(small_arena.settings.media_dir))
-    monkeypatch.setenv("ARENA_JUDGE_RETRY_BASE_S", "0.01")
-    return small_arena
 
 
 def test_dry_run_prints_the_requests_and_the_estimated_cost(arena_env, capsys, monkeypatch):
@@ -87,6 +74,7 @@ def test_errors_say_what_to_do(arena_env, capsys, monkeypatch, argv, env, messag
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_ctrl_c_stores_what_is_in_flight_and_the_same_command_resumes_without_repeats(arena_env):
     env = {**os.environ, "ARENA_JUDGE_CONCURRENCY": "2", "PYTHONPATH": str(ROOT)}
     with FakeServer(first_position_judge, latency=0.3) as server:

@@ -28,7 +28,7 @@ from PIL import Image, ImageDraw
 
 from datamodel.annotators import sign_in
 from datamodel.battles import Pairing
-from conftest import render_all
+from support.arena import render_all
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.judgments import judgments
@@ -39,7 +39,7 @@ from judges.compare import CEILING, CompareOptions, compare_judges, forget_faile
 from judges.pairwise import run_pairwise
 from judges.prompts import PAIRWISE, PAIRWISE_TEMPLATE, Templates
 from judges.selection import Selection
-from openai_stub import engine_config, hash_models
+from support.openai_stub import engine_config, hash_models
 from ratings.judge_agreement import (VoteCodes, confusion_figures, cross_fitted_ensemble, ensemble_votes,
                                      human_ceiling, judge_vs_humans)
 from sampling.draws import serve_battle
@@ -139,6 +139,7 @@ def _row(table, judge, scope="all"):
     return rows.iloc[0]
 
 
+@pytest.mark.slow
 def test_the_scripted_judges_come_out_in_their_known_order_with_their_figures(judged):
     db, _ = judged
     table = compare_judges(db, CompareOptions(min_shared=20, rounds=100))
@@ -168,6 +169,7 @@ def test_the_scripted_judges_come_out_in_their_known_order_with_their_figures(ju
     assert np.isnan(oracle.both_order_disagreement)
 
 
+@pytest.mark.slow
 def test_both_orders_a_first_position_judge_always_disagrees_with_itself_and_only_ties(judged):
     db, _ = judged
     row = _row(compare_judges(db, CompareOptions(min_shared=20, rounds=0)), voter("always-a", single_order=False))
@@ -272,13 +274,10 @@ def test_pure_figures_on_known_counts():
     assert human_ceiling(human, np.zeros(40), min_shared=1)["shared_battles"] == 0
 
 
-def test_the_judges_sub_tab_shows_the_same_table_in_the_browser(tmp_path):
-    import shutil
-
-    playwright_api = pytest.importorskip("playwright.sync_api")
+def test_the_judges_sub_tab_shows_the_same_table_in_the_browser(tmp_path, browser):
     from datamodel.settings import Settings
     from judges.compare import CompareOptions as Options
-    from webapp import running_app
+    from support.webapp import running_app
 
     db, media = build_arena(tmp_path, battles=80, replicated=0)
     with FakeServer(scripted_judges(db)) as server:
@@ -289,10 +288,7 @@ def test_the_judges_sub_tab_shows_the_same_table_in_the_browser(tmp_path):
     db.close()
     settings = Settings(db_path=tmp_path / "arena.db", media_dir=tmp_path / "media", cache_dir=tmp_path / "cache",
                         demo=False)
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--no-first-run", "--disable-sync"]
-    with playwright_api.sync_playwright() as p, running_app(settings) as url:
-        browser = p.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium", args=flags)
+    with running_app(settings) as url:
         page = browser.new_page()
         page.goto(url)
         page.get_by_role("tab", name="Leaderboard").click()
@@ -300,7 +296,6 @@ def test_the_judges_sub_tab_shows_the_same_table_in_the_browser(tmp_path):
         page.wait_for_function("() => document.querySelector('#lb-judges').innerText.includes('oracle-80')",
                                timeout=30000)
         text = page.inner_text("#lb-judges")
-        browser.close()
     assert text.index(voter("oracle-80")) < text.index(voter("swapper"))
     assert f"{oracle.kappa:.3f}" in text and f"{oracle.accuracy:.3f}" in text
     assert "human ceiling" in text and "insufficient" in text  # no replicated battle here: no ceiling figure
@@ -332,6 +327,7 @@ def noise_arena(root, *, suites: int = 20, battles: int = 48, judges: int = 11, 
     return db
 
 
+@pytest.mark.slow
 def test_the_weighted_ensemble_is_not_fitted_to_the_votes_it_is_scored_on(tmp_path):
     # Weights estimated on the very human votes the ensemble is then scored on pick the noise judges that happen to
     # agree with them there: in-sample, the weighted ensemble of pure noise reaches κ ≈ 0.26 per suite (mean of 20

@@ -12,7 +12,7 @@ from datamodel import judge_requests as cache
 from judges.client import Engine, EngineConfig, JudgeConfigError
 from tools.fake_openai import FakeServer, Scripted
 from judges.request import ChatRequest, ImageInput
-from openai_stub import engine_config
+from support.openai_stub import engine_config
 
 SECRET = "sk-test-DO-NOT-LEAK-0123456789"
 

@@ -19,7 +19,7 @@ from judges.pairwise import judge_battles, plan_drawn, run_pairwise
 from judges.prompts import PAIRWISE_TEMPLATE, Templates
 from judges.selection import Selection, SelectionError
 from datamodel.judgments import judgments
-from openai_stub import engine_config, first_position_judge, hash_models, preference_judge
+from support.openai_stub import engine_config, first_position_judge, hash_models, preference_judge
 
 RANKING = {"alpha-model": 0, "bravo-model": 1, "charlie-model": 2, "delta-model": 3}
 TAXONOMY = Selection(suite="taxonomy")

@@ -2,7 +2,6 @@
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -19,8 +18,8 @@ from judges.request import ChatRequest, ImageInput
 from judges.saneval_rules import (AttributeRating, Box, Expected, StructureError, category_scores, check_expected,
                                   crop_box, expected_from_metadata, group_detections, plural, score_attributes,
                                   score_numeracy, score_spatial, synonym_groups)
+from support.shared import shared_file
 
-PAPERS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "papers"
 IMAGE_A = ImageInput("a" * 64, "image/png", 512, 512, data=b"A")
 IMAGE_B = ImageInput("b" * 64, "image/png", 512, 512, data=b"B")
 
@@ -92,9 +91,7 @@ def test_position_bias_before_and_after():
 
 def _paper_words(name: str) -> str:
     """The paper's text as one line of words, without the four-digit line numbers of its margins."""
-    path = PAPERS / name
-    if not path.is_file():
-        pytest.fail(f"{path} is missing: the five papers live in ../shared/reference/papers beside the project root")
+    path = shared_file(f"reference/papers/{name}")
     return " ".join(word for word in path.read_text(encoding="utf-8").split() if not (word.isdigit() and len(word) == 4))
 
 

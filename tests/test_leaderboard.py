@@ -2,60 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
-import random
-
 import pytest
 
 pytestmark = pytest.mark.both_engines
 
-from datamodel.annotators import sign_in
-from datamodel.battles import Pairing
-from sampling.draws import serve_battle
 from arena.leaderboard import LeaderboardOptions, agreement_text, compute_leaderboard, summary_text
-from datamodel.votes import record_vote
-
-RANKING = ["alpha-model", "bravo-model", "charlie-model", "delta-model"]  # best first
-JUDGE = "gpt-judge:gpt-4o-mini"
-SINGLE = "gpt-judge-single-order:gpt-4o-mini"
-# (prompt, better, worse) battles on which bob votes for the worse image; alice on which she does.
-BOB_WRONG = {(0, "alpha-model", "bravo-model"), (1, "charlie-model", "delta-model"), (2, "alpha-model", "delta-model")}
-ALICE_WRONG = {(1, "alpha-model", "bravo-model")}
-
-
-def _image(db, prompt_id: int, model: str) -> int:
-    return db.execute("SELECT i.id FROM images i JOIN models m ON m.id = i.model_id WHERE i.prompt_id = ? AND "
-                      "m.name = ? ORDER BY i.idx", [prompt_id, model]).fetchone()[0]
-
-
-def _vote(db, pairing: Pairing, outcome: str, *, annotator=None, judge=None) -> None:
-    session = f"s-{annotator.id if annotator else judge}"
-    battle = serve_battle(db, random.Random(0), session_id=session, annotator_id=annotator.id if annotator else None,
-                          judge=judge, pairing=pairing)
-    record_vote(db, battle.id, outcome, session_id=session, rules=None)
-
-
-def add_votes(arena) -> list[tuple[int, str, str]]:
-    """18 taxonomy battles (3 prompts x 6 pairs, the better model on the left every other time) voted on by two
-    annotators, by JUDGE (by the ranking) and the first 6 by SINGLE (always [[A]]); returns the battles."""
-    db = arena.db
-    alice = sign_in(db, "alice", "alice-token", open_signup=True)
-    bob = sign_in(db, "bob", "bob-token-1", open_signup=True)
-    battles = []
-    for p, (better, worse) in itertools.product(range(3), itertools.combinations(RANKING, 2)):
-        prompt_id = arena.prompt_ids[p]
-        left, right = (better, worse) if len(battles) % 2 == 0 else (worse, better)
-        pairing = Pairing(prompt_id, _image(db, prompt_id, left), _image(db, prompt_id, right))
-        right_side = "A" if left == better else "B"
-        wrong_side = "B" if right_side == "A" else "A"
-        _vote(db, pairing, wrong_side if (p, better, worse) in ALICE_WRONG else right_side, annotator=alice)
-        _vote(db, pairing, wrong_side if (p, better, worse) in BOB_WRONG else right_side, annotator=bob)
-        _vote(db, pairing, right_side, judge=JUDGE)
-        if len(battles) < 6:
-            _vote(db, pairing, "A", judge=SINGLE)
-        battles.append((p, better, worse))
-    return battles
-
+from support.votes import JUDGE, RANKING, SINGLE, add_votes
 
 OPTIONS = LeaderboardOptions(rounds=10, min_votes=1)
 

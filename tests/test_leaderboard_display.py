@@ -13,7 +13,7 @@ from arena.leaderboard import LeaderboardOptions, compute_leaderboard
 from arena.leaderboard_view import render_view
 from ratings.leaderboard import RANK_RULE, interval_text, public_ranks, rating_step, round_rating
 from ratings import plots
-from test_leaderboard import JUDGE, add_votes
+from support.votes import JUDGE, add_votes
 
 MAIN = ["Rank", "Model", "Rating", "95% interval", "Votes", "Both bad"]
 
@@ -140,7 +140,7 @@ def test_every_short_header_has_a_tooltip_and_every_chart_title_fits_a_phone(sma
     also says which way is better), and no chart title or message is a line too long for a phone's chart."""
     from arena.leaderboard_view import header_tips
     from judges.metrics.registry import all_metrics
-    from test_metrics_leaderboard import store_metrics
+    from support.votes import store_metrics
 
     add_votes(small_arena)
     store_metrics(small_arena)

@@ -51,6 +51,7 @@ def reference_pairs(votes: pd.DataFrame, min_shared: int, max_pairs: int) -> pd.
     return table.head(max_pairs).reset_index(drop=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("filters", [{}, {"suite": "taxonomy"}, {"subset": "Easy", "variant": "with_definition"},
                                      {"category": "color"}, {"voter": "annotator-00007"}],
                          ids=lambda f: ",".join(f"{k}={v}" for k, v in f.items()) or "all")

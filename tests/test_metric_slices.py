@@ -9,7 +9,7 @@ from arena.leaderboard import LeaderboardOptions, compute_leaderboard
 from datamodel.catalog import PromptSpec, add_image, add_prompts
 from datamodel.metrics import MetricRow, model_metric_table, write_metrics
 from judges.selection import image_rows
-from conftest import make_image
+from support.arena import make_image
 
 
 def sliced_arena(arena):

@@ -21,7 +21,7 @@ from judges.metrics.reward import (EXTRA_HELP, ImageRewardModel, RewardModel, ma
 from datamodel.metrics import MetricRow, model_metric_table, write_metrics
 from judges.metrics.registry import lower_is_better
 from judges.selection import image_rows
-from conftest import make_image
+from support.arena import make_image
 
 
 @pytest.fixture(scope="session")
@@ -239,6 +239,7 @@ def test_missing_inception_weights_name_the_flags(tmp_path, monkeypatch):
         inception_network("2048")
 
 
+@pytest.mark.slow
 def test_real_inception_network_builds_from_a_local_weights_file(random_inception_weights, monkeypatch, tmp_path):
     from torchmetrics.image.fid import NoTrainInceptionV3
 
@@ -432,6 +433,7 @@ def test_consistency_writes_no_null_rows_for_a_model_missing_a_category(small_ar
 # --- detection ----------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_tiny_owlv2_detector_round_trip(tmp_path):
     from PIL import Image
 
@@ -558,12 +560,12 @@ def test_metrics_cli_help(capsys):
     assert "--metrics" in capsys.readouterr().out
 
 
-def test_demo_metrics_fill_every_column(small_arena):
-    from datamodel.settings import load_settings
+@pytest.mark.slow
+def test_demo_metrics_fill_every_column(small_arena, artefact_cache):
     from judges.metrics.demo import compute_demo_metrics
 
-    arena = small_arena  # the project's cache folder: the demo CLIP is trained there once, not per test
-    summary = compute_demo_metrics(arena.db, arena.media, cache_dir=load_settings().cache_dir)
+    arena = small_arena  # the artefact cache: the demo CLIP is trained there once, not per test
+    summary = compute_demo_metrics(arena.db, arena.media, cache_dir=artefact_cache)
     assert set(summary) == {"taxonomy", "commonsense"}
     table = model_metric_table(arena.db)
     assert table.set_index("model").notna().all().all(), table

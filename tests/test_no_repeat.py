@@ -17,7 +17,7 @@ import pytest
 pytestmark = pytest.mark.both_engines
 
 from arena import session as sessions
-from conftest import MODELS, make_image, render_all
+from support.arena import MODELS, make_image, render_all
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.media import MediaStore

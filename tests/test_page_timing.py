@@ -8,6 +8,8 @@ import pytest
 from tools.page_timing import main
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_the_page_timing_benchmark_prints_both_timings_at_both_sizes(capsys):
     if not shutil.which("chromium"):
         pytest.fail("Debian chromium is missing: run `make test` (it installs it) or `apt-get install chromium`.")

@@ -170,6 +170,7 @@ def test_generators_run_takes_the_presets_models_and_options_unless_typed(toy_pr
         apply_run_preset(parser, args, argv)
 
 
+@pytest.mark.slow
 def test_a_preset_run_records_its_name_and_refuses_to_mix_with_another_presets_settings(tmp_path, toy_preset):
     from generators.commands import main
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from arena.demo import load_demo_bundle
-from conftest import SHARED
+from support.shared import SHARED
 from datamodel.connection import connect
 from datamodel.media import MediaStore
 from datamodel.presets import get_preset
@@ -22,6 +22,9 @@ from datamodel.settings import load_settings
 from generators.registry import builtin_models
 from generators.smoke import stand_in
 from tools.fake_openai import FakeServer, Scripted
+
+# a fake end-to-end run of a whole published preset on the demo (tiny models, fake OpenAI server): minutes
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAPHRASES = SHARED / "data" / "hollinger" / "abstract_vs_realistic.tsv"

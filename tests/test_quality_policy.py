@@ -121,7 +121,7 @@ def test_the_warning_text(run, trusted, expected):
 def test_the_page_warns_after_a_fast_vote(small_arena):
     from gradio_client import Client
 
-    from webapp import running_app
+    from support.webapp import running_app
 
     with running_app(small_arena.settings) as url:
         client = Client(url, verbose=False)

@@ -14,7 +14,7 @@ from arena.commands import main
 from datamodel.human_ratings import set_assignment
 from datamodel.rating_table import COLUMNS, export_ratings
 from datamodel.vote_table import csv_cell_text
-from rating_arena import build_rating_arena
+from support.ratings import build_rating_arena
 
 
 @pytest.fixture(scope="module")

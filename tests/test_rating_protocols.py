@@ -14,7 +14,7 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from conftest import SHARED
+from support.shared import SHARED
 from ratings.leaderboard import leaderboard_from_counts
 from ratings.protocols import CHOICES, PROTOCOLS, RESULT_COLUMNS, get_protocol
 from ratings.protocols.base import legacy_bootstrap_rows

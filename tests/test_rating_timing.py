@@ -8,6 +8,7 @@ import pytest
 from tools.rating_timing import main
 
 
+@pytest.mark.slow
 def test_the_rating_timing_benchmark_prints_every_task_at_both_sizes(capsys):
     if not shutil.which("chromium"):
         pytest.fail("Debian chromium is missing: run `make test` (it installs it) or `apt-get install chromium`.")

@@ -169,7 +169,7 @@ def test_draws_wait_for_the_first_read_then_draw_uniformly_and_say_so(small_aren
 
 def test_a_catalog_change_is_read_again_in_the_background(small_arena):
     from datamodel.catalog import add_image, add_model
-    from conftest import make_image, render_all
+    from support.arena import make_image, render_all
 
     db = small_arena.db
     stats = SamplingStats(refresh_seconds=0.0).refresh(db)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED
+from support.shared import SHARED
 from judges.saneval_rules import (
     PUBLISHED_RELATIONS,
     RELATIONS,

@@ -14,8 +14,8 @@ from arena.importer import ImageImportError, import_images
 from datamodel.media import MediaStore
 from datamodel.connection import connect
 from datamodel.votes import VoteRejected, record_vote
-from conftest import build_small_arena, make_image
-from webapp import running_app
+from support.arena import build_small_arena, make_image
+from support.webapp import running_app
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -132,7 +132,7 @@ def test_an_admin_export_cannot_be_fetched_without_the_password(tmp_path, monkey
 
     from arena import session as sessions
     from arena.web import admin_tab
-    from webapp import page_session
+    from support.webapp import page_session
 
     arena = build_small_arena(tmp_path, admin_password="correct horse")
     s = sessions.start(arena.db, "voter", "token-001", open_signup=True)
@@ -212,6 +212,7 @@ def web_arena(tmp_path_factory):
         yield arena, url
 
 
+@pytest.mark.slow  # sixty examples, each several HTTP calls to the app
 @FAST
 @given(state=JSON_VALUE, load=st.tuples(SUITE_VALUE, JSON_VALUE), vote=st.tuples(
     st.sampled_from(["vote_a", "vote_b", "vote_tie", "vote_both_bad"]), SUITE_VALUE, JSON_VALUE,
@@ -224,7 +225,7 @@ def test_the_web_vote_handler_takes_arbitrary_input_without_crashing_or_partial_
     import asyncio
 
     from tools.load import LoadError, shown_token
-    from webapp import page_session
+    from support.webapp import page_session
 
     arena, url = web_arena
     before = arena.db.execute("SELECT COUNT(*) FROM votes").fetchone()[0]

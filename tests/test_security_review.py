@@ -22,9 +22,9 @@ import httpx
 import pytest
 
 from arena import session as sessions
-from conftest import build_small_arena
 from arena.web.admin_session import Holder
-from webapp import Page, running_app
+from support.arena import build_small_arena
+from support.webapp import Page, running_app
 
 PASSWORD = "correct horse"
 TOKEN = "token-for-the-tests-1"
@@ -119,6 +119,7 @@ def test_the_server_trusts_forwarded_headers_only_from_the_trusted_proxies(tmp_p
 # --- finding 3: admin password guessing -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_admin_password_guessing_over_http_is_throttled(tmp_path):
     """Guesses by fn_index straight to /gradio_api/run/predict, then through the queue: at most the allowed number
     of failures is even checked, and after them the right password from the same address is refused too."""
@@ -339,9 +340,12 @@ def test_an_export_is_served_once_to_its_admin_session_and_leaves_no_file(tmp_pa
     assert not path.parent.parent.exists()  # the app's exports folder went with the server
 
 
-def test_sigterm_leaves_no_export_behind(tmp_path):
+@pytest.mark.slow
+@pytest.mark.parametrize("page_left_open", [False, True], ids=["page closed", "page still open"])
+def test_sigterm_leaves_no_export_behind(tmp_path, page_left_open):
     """The server as it runs in production (``python -m arena serve``), its temporary folder under ``tmp_path``:
-    an export made and not downloaded is gone after SIGTERM, with the exports folder."""
+    an export made and not downloaded is gone after SIGTERM, with the exports folder. The server stops by itself,
+    also while a page is still connected (it does not wait to be killed, which would skip its shutdown)."""
     from tools.load import free_port, start_server, stop_server
 
     arena = _with_votes(tmp_path)
@@ -362,9 +366,16 @@ def test_sigterm_leaves_no_export_behind(tmp_path):
         _link(answer)
         page.close()
         assert len(holding()) == 1  # waiting for its download
+        if page_left_open:  # an annotator's tab still connected (gradio_client keeps its event streams open)
+            from gradio_client import Client
+
+            annotator = Client(f"http://127.0.0.1:{port}/", verbose=False)
+            annotator.predict("still-here", "token-0001", api_name="/sign_in")
     finally:
-        stop_server(server, signal.SIGTERM)
-    assert server.returncode is not None
+        stopping = time.monotonic()
+        stop_server(server, signal.SIGTERM)  # SIGKILL after 20 s
+        stopped = time.monotonic() - stopping
+    assert server.returncode == -signal.SIGTERM and stopped < 15, (server.returncode, stopped)  # not SIGKILLed
     folders = [p.name for p in temp.iterdir() if p.name.startswith("arena-export")]
     assert (holding(), folders) == ([], [])
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED, prompt_count
+from support.shared import SHARED
+from support.arena import prompt_count
 from suites import semvarbench
 from suites.common import SuiteError
 

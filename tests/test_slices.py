@@ -18,15 +18,14 @@ import ratings
 from datamodel.battles import Pairing
 
 from sampling.draws import serve_battle
+from support.shared import SEMVARBENCH, SEMVARBENCH_CATEGORIES, shared_file
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.vote_table import SLICES, category_choices, slice_where, votes_frame
 from datamodel.media import StoredImage
 from datamodel.connection import connect
 from suites import semvarbench
 from datamodel.votes import record_vote
-from conftest import SHARED
 
-SEMVARBENCH = SHARED / "data" / "semvarbench" / "test_data.tsv"
 JUDGE = "gpt-judge:gpt-4o-mini"
 
 PROMPTS = {  # name: the prompt
@@ -164,12 +163,12 @@ def test_category_choices_list_every_category(sliced):
 
 
 def test_a_semvarbench_item_is_found_under_each_of_its_categories():
-    folder = SEMVARBENCH.parent / "categories"
+    folder = shared_file(SEMVARBENCH_CATEGORIES)
     expected: dict[str, set[str]] = {}  # category: item ids, read straight from the category files
     for path in sorted(folder.glob("*.tsv")):
         expected[path.stem] = {line.split("\t")[0] for line in path.read_text().splitlines() if line.strip()}
     db = connect(":memory:")
-    semvarbench.import_semvarbench(db, SEMVARBENCH)
+    semvarbench.import_semvarbench(db, shared_file(SEMVARBENCH))
     anchors = dict(db.execute("SELECT item_key, id FROM prompts WHERE suite = 'semvarbench' AND role = 'anchor'"))
     labels = add_votes(db, {key: (prompt_id, "alice", "A") for key, prompt_id in anchors.items()})
     assert len(labels) == 684
@@ -189,7 +188,7 @@ def test_the_leaderboard_lists_every_category():
 
     assert leaderboard_tab.FILTERS["Category"] is category_choices
     db = connect(":memory:")
-    semvarbench.import_semvarbench(db, SEMVARBENCH)
+    semvarbench.import_semvarbench(db, shared_file(SEMVARBENCH))
     assert "height" in leaderboard_tab.FILTERS["Category"](db)
     assert leaderboard_tab.FILTERS["Prompt variant"](db) == []
     assert leaderboard_tab.FILTERS["Suite"](db) == ["semvarbench"]

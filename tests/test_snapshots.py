@@ -60,6 +60,7 @@ def test_the_first_viewer_waits_then_every_viewer_gets_the_snapshot_at_once(smal
     assert stored.view == snapshot.view
 
 
+@pytest.mark.slow
 def test_new_votes_give_the_old_snapshot_at_once_and_a_new_one_in_the_background(small_arena, service):
     vote(small_arena, 2)
     first, _ = service.view(small_arena.db, OPTIONS, wait_s=60)
@@ -71,6 +72,7 @@ def test_new_votes_give_the_old_snapshot_at_once_and_a_new_one_in_the_background
     assert human_votes(newer) == 5
 
 
+@pytest.mark.slow
 def test_a_snapshot_younger_than_refresh_s_is_recomputed_only_on_request(small_arena):
     service = SnapshotService(Store(small_arena.settings.database), refresh_s=3600.0, keep=3)
     try:

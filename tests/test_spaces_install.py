@@ -7,16 +7,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import tomllib
 from pathlib import Path
 
-import httpx
 import pytest
 
-from conftest import build_small_arena
 from datamodel.settings import load_settings
-from tools.load import free_port, stop_server
+from support.arena import build_small_arena
+from support.processes import stop_logged, wait_answering
+from tools.load import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 # Importing any of these pulls the 6 GB stack a web-only install leaves out.
@@ -74,34 +73,21 @@ def _start_like_spaces(tmp_path, command: list[str]) -> tuple[subprocess.Popen, 
     return process, f"http://127.0.0.1:{port}"
 
 
-def _wait_for(process: subprocess.Popen, url: str, timeout: float = 120) -> httpx.Response:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"the app exited with {process.returncode}:\n{process.log.read_text()}")
-        try:
-            return httpx.get(url, timeout=5)
-        except httpx.TransportError:
-            time.sleep(0.5)
-    pytest.fail(f"the app did not answer on {url} within {timeout} s:\n{_stop(process)}")
+_stop = stop_logged  # the older name, kept importable from here
 
 
-def _stop(process: subprocess.Popen) -> str:
-    """Stop the app and its process group (the server's children); return what it printed."""
-    stop_server(process)
-    return process.log.read_text()
-
-
+@pytest.mark.slow
 def test_app_starts_the_way_spaces_start_it(tmp_path):
     process, url = _start_like_spaces(tmp_path, [sys.executable, "app.py"])
     try:
-        page = _wait_for(process, url + "/")
+        page = wait_answering(process, url + "/")
         assert page.status_code == 200 and "gradio" in page.text.lower()
     finally:
-        output = _stop(process)
+        output = stop_logged(process)
     assert f"database {tmp_path / 'arena.db'}" in output, output  # persistent storage, not ./data
 
 
+@pytest.mark.slow
 def test_web_only_start_serves_and_votes_without_the_torch_stack(tmp_path):
     from gradio_client import Client
 
@@ -109,13 +95,13 @@ def test_web_only_start_serves_and_votes_without_the_torch_stack(tmp_path):
 
     process, url = _start_like_spaces(tmp_path, [sys.executable, "-c", BLOCKER])
     try:
-        _wait_for(process, url + "/")
+        wait_answering(process, url + "/")
         client = Client(url, verbose=False)
         shown = client.predict("web-only", "token-0001", api_name="/sign_in")
         voted = client.predict("All suites", False, shown_token(shown), api_name="/vote_a")
         assert "Your vote: <b>" in voted[3] and "Vote #" not in voted[3]
     finally:
-        output = _stop(process)
+        output = stop_logged(process)
     assert "web-only start imported" not in output, output
 
 
@@ -125,12 +111,19 @@ def test_requirements_files_are_generated_from_pyproject():
     for name, text in render().items():
         assert (ROOT / name).read_text() == text, f"{name} is stale: run python -m tools.requirements"
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    runtime = (ROOT / "requirements.txt").read_text().splitlines()
-    assert "torch==2.14.1" in runtime and "torchvision==0.29.1" in runtime  # the pins the machines hold
-    web_only = {pin.split("==")[0].lower() for pin in [*project["dependencies"],
-                                                          *project["optional-dependencies"]["web"]]}
-    assert not web_only & {"torch", "torchvision", "diffusers", "transformers", "open_clip_torch", "torchmetrics",
-                           "accelerate", "torch-fidelity"}
+    heavy = {"torch", "torchvision", "diffusers", "transformers", "open_clip_torch", "torchmetrics", "accelerate",
+             "torch-fidelity"}
+    serving = (ROOT / "requirements.txt").read_text().splitlines()  # make run and Spaces: the web install, no torch
+    assert not {line.split("==")[0].lower() for line in serving} & heavy, serving
+    web_only = {pin for pin in [*project["dependencies"], *project["optional-dependencies"]["web"]]}
+    assert {line for line in serving if "==" in line} == web_only
+    full = (ROOT / "requirements-dev.txt").read_text().splitlines()  # make test: everything, on top of it
+    assert full[1] == "-r requirements.txt"
+    assert "torch==2.14.1" in full and "torchvision==0.29.1" in full  # the pins the machines hold
+    extras = project["optional-dependencies"]
+    everything = {pin for name in ("gen", "metrics", "judges", "dev") for pin in extras[name]
+                  if not pin.startswith("t2i-arena")}
+    assert everything <= {line for line in serving + full if "==" in line}
 
 
 @pytest.mark.parametrize("lock", ["requirements-web.lock", "requirements-all.lock"])

@@ -8,7 +8,7 @@ from datamodel.catalog import CatalogError, PromptSpec, add_image, add_model, ad
 from datamodel.media import MediaError, MediaStore
 from datamodel.schema import SCHEMA_VERSION, migrate, schema_version
 from datamodel.connection import Store, connect
-from conftest import make_image
+from support.arena import make_image
 
 
 def test_new_database_has_schema_wal_and_foreign_keys(tmp_path):

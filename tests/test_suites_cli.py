@@ -7,23 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from datamodel.settings import Settings
-from arena.suite_commands import add_commands, main
-from conftest import SHARED
+from arena.suite_commands import add_commands
+from support.shared import HOLLINGER, SEMVARBENCH, shared_file
 
 DATA = Path(__file__).parent / "data" / "suites"
 
 
 @pytest.fixture
-def run(tmp_path, capsys):
-    settings = Settings(db_path=tmp_path / "arena.db", cache_dir=tmp_path / "cache", demo=False)
-
-    def run_(*argv: str) -> tuple[int, str, str]:
-        code = main(["suites", *map(str, argv)], lambda: settings)
-        captured = capsys.readouterr()
-        return code, captured.out, captured.err
-
-    return run_
+def run(suites_cli):
+    """conftest's ``suites_cli`` under this module's older name."""
+    return suites_cli
 
 
 def _leaf_parsers(parser: argparse.ArgumentParser, path=()):
@@ -50,11 +43,11 @@ def test_every_suites_command_has_help():
 
 
 def test_imports_print_counts_per_suite_and_subset(run):
-    code, out, _ = run("import", "paraphrase", SHARED / "data" / "hollinger" / "abstract_vs_realistic.tsv")
+    code, out, _ = run("import", "paraphrase", shared_file(HOLLINGER))
     assert code == 0
     assert "400 prompts written (400 new, 0 updated, 0 unchanged)" in out
     assert "paraphrase   abstract           -                         200        0       0" in out
-    code, out, _ = run("import", "semvarbench", SHARED / "data" / "semvarbench" / "test_data.tsv")
+    code, out, _ = run("import", "semvarbench", shared_file(SEMVARBENCH))
     assert code == 0 and "semvarbench  -                  -                        2052" in out
     code, out, _ = run("import", "commonsense", Path("suites/data/commonsense_sample.json").resolve())
     assert code == 0 and "commonsense  Physical Laws      -                          12" in out
@@ -70,12 +63,12 @@ def test_imports_print_counts_per_suite_and_subset(run):
     code, out, _ = run("list")
     assert [line.split()[0] for line in out.splitlines()[1:]] == [
         "commonsense"] * 5 + ["kites"] * 2 + ["paraphrase"] * 2 + ["saneval"] * 3 + ["semvarbench"] + ["taxonomy"] * 8
-    code, out, _ = run("import", "paraphrase", SHARED / "data" / "hollinger" / "abstract_vs_realistic.tsv")
+    code, out, _ = run("import", "paraphrase", shared_file(HOLLINGER))
     assert "400 prompts written (0 new, 0 updated, 400 unchanged)" in out
 
 
 def test_show_prints_a_suites_prompts(run):
-    run("import", "semvarbench", SHARED / "data" / "semvarbench" / "test_data.tsv")
+    run("import", "semvarbench", shared_file(SEMVARBENCH))
     code, out, _ = run("show", "semvarbench", "--limit", "3")
     assert code == 0 and out.splitlines() == [
         "0_224_341  [anchor]  The firefighter rescues the family from the burning building.",

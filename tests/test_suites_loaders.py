@@ -11,11 +11,10 @@ import pytest
 
 from suites import commonsense, generic, paraphrase, saneval, semvarbench
 from suites.common import SuiteError, read_json_list, write_specs
-from conftest import SHARED, prompt_count
+from support.arena import prompt_count
+from support.shared import HOLLINGER, SEMVARBENCH, shared_file
 
 DATA = Path(__file__).parent / "data" / "suites"
-SEMVARBENCH = SHARED / "data" / "semvarbench" / "test_data.tsv"
-HOLLINGER = SHARED / "data" / "hollinger" / "abstract_vs_realistic.tsv"
 
 
 
@@ -97,7 +96,7 @@ def test_json_list_reader_gives_each_object_its_line(tmp_path):
 
 
 def test_semvarbench_items_link_three_roles_and_keep_every_category(db):
-    result = semvarbench.import_semvarbench(db, SEMVARBENCH)
+    result = semvarbench.import_semvarbench(db, shared_file(SEMVARBENCH))
     assert result.inserted == 3 * 684
     cat = rows_of(db, item_key="0_61_326")
     assert [(r["role"], r["text"]) for r in cat] == [
@@ -109,7 +108,7 @@ def test_semvarbench_items_link_three_roles_and_keep_every_category(db):
     assert both == {"categories": ["absolute_location", "height"]}
     per_item = Counter(len(r["metadata"]["categories"]) for r in rows_of(db, role="anchor"))
     assert per_item == {1: 566, 2: 101, 3: 17}
-    assert semvarbench.import_semvarbench(db, SEMVARBENCH).unchanged == 3 * 684
+    assert semvarbench.import_semvarbench(db, shared_file(SEMVARBENCH)).unchanged == 3 * 684
 
 
 def test_semvarbench_without_categories(tmp_path):
@@ -127,7 +126,7 @@ def _semvar_copy(folder: Path, rows: list[str], category_rows: list[str] = ()) -
 
 
 def test_bad_semvarbench_rows_name_file_and_line_and_import_nothing(tmp_path, db):
-    real = SEMVARBENCH.read_text().splitlines()[:3]
+    real = shared_file(SEMVARBENCH).read_text().splitlines()[:3]
     path = _semvar_copy(tmp_path / "a", [real[0], "x1\tonly\ttwo fields"])
     with pytest.raises(SuiteError, match=rf"{path}:2: malformed row with 3 fields\. Each row is id, T_a, T_pv, T_pi"):
         semvarbench.import_semvarbench(db, path)
@@ -145,14 +144,14 @@ def test_bad_semvarbench_rows_name_file_and_line_and_import_nothing(tmp_path, db
 
 
 def test_paraphrase_groups_by_prompt_id(db):
-    assert paraphrase.import_paraphrases(db, HOLLINGER).inserted == 400
+    assert paraphrase.import_paraphrases(db, shared_file(HOLLINGER)).inserted == 400
     group = rows_of(db, item_key="40")
     assert [r["role"] for r in group] == ["0", "1", "2", "3", "4"] and {r["subset"] for r in group} == {"realistic"}
     assert group[0]["text"] == "A car in front of a brick wall." and group[0]["metadata"] == {"category": "realistic"}
     counts = Counter(r["subset"] for r in rows_of(db))
     assert counts == {"abstract": 200, "realistic": 200}
     assert len({r["item_key"] for r in rows_of(db)}) == 80
-    assert paraphrase.import_paraphrases(db, HOLLINGER).unchanged == 400
+    assert paraphrase.import_paraphrases(db, shared_file(HOLLINGER)).unchanged == 400
 
 
 @pytest.mark.parametrize(

@@ -15,14 +15,16 @@ from datamodel.connection import connect
 from judges import definitions
 from suites import taxonomy
 from suites.common import SuiteError
-from conftest import prompt_count
+from support.arena import prompt_count
 from arena.suite_commands import main
 from suites.common import write_specs
+from support.cache import build_once
 from suites.wordnet import DEBIAN_WORDNET_DIR, WORDNET_DIR_ENV, LEXNAMES, load_wordnet, prepare_wordnet
 from tools.fake_openai import FakeServer, Scripted
 
-ROOT = Path(__file__).resolve().parents[1]
-CACHE_DIR = Path(os.environ.get("ARENA_CACHE_DIR") or ROOT / ".cache")  # the project's cache, kept between runs
+# the prepared WordNet copy (about 30 s to make) lives in the test artefact cache, once per version of its code
+CACHE_DIR = Path(os.environ.get("ARENA_CACHE_DIR")
+                 or build_once("wordnet", ("suites/wordnet.py",), lambda folder: None))
 WORDNET_DIR = Path(os.environ.get(WORDNET_DIR_ENV) or DEBIAN_WORDNET_DIR)
 
 

@@ -19,7 +19,7 @@ from judges.metrics.fid_is import (dedup_by_lemma, paper_slices, score_fid_is, s
                                    tiny_feature_network)
 from judges.metrics.reward import score_rewards
 from judges.selection import image_rows
-from conftest import make_image
+from support.arena import make_image
 
 
 @pytest.fixture(scope="session")
@@ -241,6 +241,7 @@ def test_the_reward_reads_the_core_lemma_and_is_stored_under_its_own_scorer(smal
         score_rewards(small_arena.db, small_arena.media, model, "taxonomy", prompt="concept")
 
 
+@pytest.mark.slow
 def test_the_papers_fid_and_is_run_through_the_real_inception_network(small_arena, random_inception_weights,
                                                                      monkeypatch, tmp_path):
     """float01 images of their own sizes go through torchmetrics' InceptionV3 (random weights: the shapes and the

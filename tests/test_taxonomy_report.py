@@ -29,6 +29,9 @@ from datamodel.media import MediaStore
 from datamodel.presets import get_preset
 from tools.fake_openai import FakeServer, Scripted
 
+# a fake end-to-end run of a whole published preset on the demo (tiny models, fake OpenAI server): minutes
+pytestmark = pytest.mark.slow
+
 # the scripted judges' and annotators' order of preference (lower is better)
 RANKING = {"demo-painter": 0, "retrieval": 1, "demo-lookalike": 2, "demo-tiny-dit": 3, "demo-tiny-unet": 4,
            "demo-scribble": 5}

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from arena.commands import main
-from conftest import build_small_arena
+from support.arena import build_small_arena
 from datamodel.backup import backup_database
 from datamodel.connection import connect
 
@@ -102,6 +102,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_the_leaderboard_worker_dies_with_the_server(tmp_path, sig):
     """Before: the worker outlived the server at every stop (4 of 4 SIGTERM, 5 of 5 kill -9)."""
@@ -303,6 +304,7 @@ def test_a_huge_junk_file_is_refused_before_it_is_read(tmp_path):
     assert peak < 600, f"the import peaked at {peak} MB for a 1,536 MB junk file"
 
 
+@pytest.mark.slow
 def test_an_import_holds_one_image_at_a_time(tmp_path):
     """Before: every image of the folder was read and kept in memory until the end of the check (36 images of about
     3 MB added about 100 MB to the importer's peak)."""

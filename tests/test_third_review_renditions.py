@@ -17,13 +17,13 @@ import pytest
 from PIL import Image
 
 from arena import session as sessions
-from conftest import build_small_arena
+from support.arena import build_small_arena
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.media import MediaStore
 from datamodel.renditions import RenditionSpec
 from datamodel.settings import Settings
-from webapp import running_app
+from support.webapp import running_app
 
 
 def unrendered(settings: Settings) -> list[str]:
@@ -46,6 +46,7 @@ def _env(monkeypatch, settings: Settings, tmp_path) -> None:
         monkeypatch.setenv(name, str(value))
 
 
+@pytest.mark.slow
 def test_loading_the_demo_renders_every_image(tmp_path, monkeypatch):
     from arena.commands import main
 
@@ -82,6 +83,7 @@ def test_import_images_renders_every_image(tmp_path, monkeypatch):
     assert unrendered(settings) == []
 
 
+@pytest.mark.slow
 def test_regenerating_the_demo_renders_every_image(tmp_path, monkeypatch):
     """The images are made as `demo --regenerate` makes them; the metrics (tests/test_demo_metrics.py) are left out."""
     from arena.commands import main

@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from arena import session as sessions
-from conftest import build_small_arena
-from webapp import Page, gradio_app, running_app
+from support.arena import build_small_arena
+from support.webapp import Page, gradio_app, running_app
 
 TOKEN = "token-for-the-tests-1"
 PASSWORD = "correct horse"

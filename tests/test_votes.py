@@ -199,7 +199,7 @@ def test_a_vote_counts_even_when_no_next_battle_can_be_drawn(small_arena):
 def test_prompt_pool_follows_new_images(small_arena):
     from sampling.draws import PromptPool
     from datamodel.catalog import PromptSpec, add_image, add_prompts
-    from conftest import make_image, render_all
+    from support.arena import make_image, render_all
 
     db, pool = small_arena.db, PromptPool()
     assert pool.eligible(db, "taxonomy") == eligible_prompts(db, "taxonomy")

@@ -7,8 +7,8 @@ import pytest
 from gradio_client import Client
 
 from tools.load import shown_token
-from conftest import MODELS
-from webapp import running_app
+from support.arena import MODELS
+from support.webapp import running_app
 
 
 def _contains_model_name(value) -> bool:
@@ -70,8 +70,9 @@ def test_leaderboard_endpoint_returns_the_table(small_arena):
     assert commonsense[0].split("\n\n", 1)[1].startswith(f"{stored} human votes")
 
 
+@pytest.mark.slow
 def test_the_leaderboard_endpoint_takes_a_judge_and_shows_the_annotator_pairs(small_arena):
-    from test_leaderboard import JUDGE, SINGLE, add_votes
+    from support.votes import JUDGE, SINGLE, add_votes
 
     add_votes(small_arena)  # two annotators and two judges on the same battles
     with running_app(small_arena.settings) as url:
@@ -230,7 +231,7 @@ def test_the_image_cache_is_bounded_by_bytes_and_drops_the_least_recently_used(t
 
 
 def test_the_annotator_rate_limit_refuses_the_third_vote_and_writes_nothing(tmp_path):
-    from conftest import build_small_arena
+    from support.arena import build_small_arena
 
     arena = build_small_arena(tmp_path, rate_limit_annotator_per_minute=2, rate_limit_client_per_minute=0)
     with running_app(arena.settings) as url:
@@ -258,8 +259,8 @@ def test_an_admin_excludes_and_includes_a_vote_through_the_admin_tab(tmp_path):
 
     from arena import session as sessions
     from tools.load import LoadError
-    from conftest import build_small_arena
-    from webapp import call_event, page_session
+    from support.arena import build_small_arena
+    from support.webapp import call_event, page_session
 
     arena = build_small_arena(tmp_path, admin_password="letmein")
     s = sessions.start(arena.db, "voter", "token-001", open_signup=True)
@@ -298,7 +299,7 @@ def test_the_vote_and_battle_routes_check_their_raw_inputs(small_arena):
     import asyncio
 
     from tools.load import LoadError
-    from webapp import page_session
+    from support.webapp import page_session
 
     bad_suites = ["no-such-suite", "taxonomy ", "x" * 5000, 7, ["taxonomy"], {"suite": "taxonomy"}, True]
 

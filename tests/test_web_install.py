@@ -5,14 +5,14 @@ copy of the working tree (so the wheel's package data, the demo bundle included,
 diffusers or transformers; the app is started from it on a fresh data folder, outside the repository, loads the
 demo bundle at first start and serves it; Chromium signs in and votes; the vote is in the database.
 
-The locked dependencies are installed once into ``.cache/venv-web/<hash of pyproject.toml and the lock>`` (git-ignored)
-and reused; the project is reinstalled on every run. Figures (install time and size, first start) are printed (run
+The locked dependencies are installed once into the test artefact cache (``support/cache.py``: a folder named by a hash
+of pyproject.toml and the lock) and reused by every later run, in any clone; the project is reinstalled on every
+run. Figures (install time and size, first start) are printed (run
 with ``-s`` to see them).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -25,21 +25,18 @@ from pathlib import Path
 import httpx
 import pytest
 
-from test_spaces_install import _stop
+from support.browser import sign_in
+from support.cache import build_once
+from support.processes import stop_logged
 from tools.load import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements-web.lock"
-VENVS = ROOT / ".cache" / "venv-web"  # .cache/ is git-ignored
 HEAVY = ("torch", "torchvision", "diffusers", "transformers", "open_clip", "torchmetrics", "torch_fidelity",
          "accelerate")
 NO_INDEX = ("Could not find a version", "No matching distribution", "NewConnectionError", "Network is unreachable",
             "Temporary failure in name resolution")
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run", "--disable-sync"]
-
-pytestmark = pytest.mark.timeout(1200)
+pytestmark = [pytest.mark.install, pytest.mark.timeout(1200)]
 
 
 def _pip(python: Path, *args: str, timeout: float = 900) -> None:
@@ -57,16 +54,15 @@ def _du(path: Path) -> int:
 
 def web_venv() -> tuple[Path, dict]:
     """The virtualenv with the web lock installed (made once per pyproject.toml and lock), and its figures."""
-    key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + LOCK.read_bytes()).hexdigest()[:16]
-    venv = VENVS / key
-    done = venv / ".installed.json"
-    if not done.exists():
-        shutil.rmtree(VENVS, ignore_errors=True)  # venvs of older locks
+
+    def install(venv: Path) -> None:
         started = time.monotonic()
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
         _pip(venv / "bin" / "python", "--require-hashes", "--no-deps", "-r", str(LOCK))
-        done.write_text(json.dumps({"install_s": round(time.monotonic() - started, 1)}))
-    return venv, json.loads(done.read_text())
+        (venv / "install.json").write_text(json.dumps({"install_s": round(time.monotonic() - started, 1)}))
+
+    venv = build_once("venv-web", ("pyproject.toml", LOCK.name), install, extra=str(sys.version_info[:2]))
+    return venv, json.loads((venv / "install.json").read_text())
 
 
 def _source_copy(target: Path) -> Path:
@@ -83,10 +79,7 @@ def _source_copy(target: Path) -> Path:
     return target
 
 
-def test_a_web_only_virtualenv_serves_the_demo_and_takes_a_browser_vote(tmp_path):
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    if not shutil.which("chromium"):
-        pytest.fail("Debian chromium is missing: run `make test` (it installs it) or `apt-get install chromium`.")
+def test_a_web_only_virtualenv_serves_the_demo_and_takes_a_browser_vote(tmp_path, browser):
     venv, figures = web_venv()
     python = venv / "bin" / "python"
     started = time.monotonic()
@@ -122,23 +115,15 @@ def test_a_web_only_virtualenv_serves_the_demo_and_takes_a_browser_vote(tmp_path
             except httpx.TransportError:
                 time.sleep(0.25)
         figures["first_start_s"] = round(time.monotonic() - started, 1)
-        with playwright_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-            try:
-                page = browser.new_page(viewport={"width": 1280, "height": 800})
-                page.goto(url)
-                page.fill("#signin-name textarea, #signin-name input", "web-only-voter")
-                page.fill("#signin-token input", "token-0001")
-                page.click("#signin-button")
-                page.wait_for_selector("#image-a img", timeout=30000)
-                page.wait_for_function("() => document.querySelector('#reveal .reveal') !== null", timeout=30000)
-                page.click("#vote-a")
-                page.wait_for_selector("#reveal .voted", timeout=30000)
-                revealed = page.inner_text("#reveal")
-            finally:
-                browser.close()
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.goto(url)
+        sign_in(page, "web-only-voter", "token-0001", timeout=30000)
+        page.wait_for_function("() => document.querySelector('#reveal .reveal') !== null", timeout=30000)
+        page.click("#vote-a")
+        page.wait_for_selector("#reveal .voted", timeout=30000)
+        revealed = page.inner_text("#reveal")
     finally:
-        output = _stop(process)
+        output = stop_logged(process)
     print(f"\nweb-only install: {figures}")
     assert "Demo ready: 76 prompts, 304 images" in output, output
     with sqlite3.connect(data / "arena.db") as db:

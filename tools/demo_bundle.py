@@ -33,6 +33,7 @@ from PIL import Image
 from arena.demo import BUNDLE_COMMAND, BUNDLE_FORMAT, DEMO_BUNDLE, build_demo, demo_prompt_specs
 from datamodel.catalog import images_of_source, models_of_source
 from datamodel.connection import connect
+from datamodel.extras import MissingExtra, exit_status, require
 from datamodel.metrics import metric_directions, metric_rows_of_source
 from datamodel.media import MediaStore
 from datamodel.settings import Settings
@@ -158,6 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEMO_BUNDLE, help=f"bundle folder (default: {DEMO_BUNDLE})")
     parser.add_argument("--seed", type=int, default=0, help="base seed of the images and the metrics (default 0)")
     args = parser.parse_args(argv)
+    try:
+        require("torch", "diffusers", "transformers", "open_clip", command="python -m tools.demo_bundle")
+    except MissingExtra as missing:
+        return exit_status(missing, "python -m tools.demo_bundle")
     figures = make_bundle(args.out, seed=args.seed, progress=True)
     print(f"Wrote {args.out}: {figures['images']} images, {figures['metrics']} metric rows, "
           f"{figures['bytes'] / 1e6:.2f} MB in {figures['seconds']:.0f} s.")

@@ -20,6 +20,7 @@ Prints the package graph and every violation; exits 1 when there is one.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import re
 import sys
@@ -166,6 +167,9 @@ def sql_outside_datamodel(graph: ImportGraph) -> list[tuple[str, int, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(prog="python -m tools.layers", description=(
+        "The import graph of the project's own modules, checked against its floors: no cycles between files or "
+        "packages, no import up a floor (exit 1 if there is one).")).parse_args(argv)
     graph = read_graph()
     print(f"{len(graph.modules)} modules, {sum(map(len, graph.edges.values()))} imports between them")
     for package, targets in sorted(graph.package_edges().items()):

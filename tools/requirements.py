@@ -1,12 +1,15 @@
 """Write requirements.txt and requirements-dev.txt from pyproject.toml: ``python -m tools.requirements`` (``--check``:
 exit 1, naming the file, when one differs from what pyproject.toml gives).
 
-requirements.txt is what ``make run`` and Hugging Face Spaces install: the base dependencies and the web, gen,
-metrics, judges and postgresql extras (everything the app and the CLI can do). requirements-dev.txt adds the dev extra's own pins.
-The hashed locks come from a resolver (the command is in each one's first lines): requirements-web.lock, the web
-install, from pip-tools' pip-compile; requirements-all.lock, the ``all`` extra with the torch stack, from uv's
-``uv pip compile`` (pip-compile took longer than 500 s on it, uv a few seconds). They are not written here, but
-``--check`` also fails when a lock pins another version of a package than pyproject.toml does.
+requirements.txt is what ``make run`` and Hugging Face Spaces install: the base dependencies and the web extra, which
+serve the shipped demo, take votes, show the leaderboard, export and import (about 0.8 GB, no torch).
+requirements-dev.txt is what ``make test`` installs: requirements.txt, the gen, metrics and judges extras (the torch
+stack: generation, metrics, judges), the postgresql extra (psycopg: the tests run on both engines) and the dev
+extra's own pins. The hashed locks come from a resolver (the command
+is in each one's first lines): requirements-web.lock, the web install, from pip-tools' pip-compile;
+requirements-all.lock, the ``all`` extra with the torch stack, from uv's ``uv pip compile`` (pip-compile took longer
+than 500 s on it, uv a few seconds). They are not written here, but ``--check`` also fails when a lock pins another
+version of a package than pyproject.toml does.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNTIME_EXTRAS = ("web", "gen", "metrics", "judges", "postgresql")
+SERVING_EXTRAS = ("web",)  # requirements.txt: make run, Spaces
+FULL_EXTRAS = ("gen", "metrics", "judges", "postgresql", "dev")  # added by requirements-dev.txt: make test
 HEADER = "# Generated from pyproject.toml by `python -m tools.requirements`; edit pyproject.toml, not this file.\n"
 LOCKS = {"requirements-web.lock": ("web",), "requirements-all.lock": ("all",)}  # lock file → the extras it installs
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^]]*\])?==([^\s;\\]+)")
@@ -35,11 +39,13 @@ def render(pyproject: Path = ROOT / "pyproject.toml") -> dict[str, str]:
     project = tomllib.loads(pyproject.read_text())["project"]
     extras = project["optional-dependencies"]
     seen: set[str] = set()
-    runtime = _group("base (pip install .)", project["dependencies"], seen)
-    for name in RUNTIME_EXTRAS:
-        runtime += _group(f"extra {name} (pip install '.[{name}]')", extras[name], seen)
-    dev = ["-r requirements.txt", *_group("extra dev (pip install '.[dev]')", extras["dev"], seen)]
-    return {"requirements.txt": HEADER + "\n".join(runtime) + "\n",
+    serving = _group("base (pip install .)", project["dependencies"], seen)
+    for name in SERVING_EXTRAS:
+        serving += _group(f"extra {name} (pip install '.[{name}]')", extras[name], seen)
+    dev = ["-r requirements.txt"]
+    for name in FULL_EXTRAS:
+        dev += _group(f"extra {name} (pip install '.[{name}]')", extras[name], seen)
+    return {"requirements.txt": HEADER + "\n".join(serving) + "\n",
             "requirements-dev.txt": HEADER + "\n".join(dev) + "\n"}
 
 
@@ -84,7 +90,7 @@ def lock_mismatches(lock: str, *, pyproject_text: str | None = None) -> list[str
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.requirements", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
     args = parser.parse_args(argv)
     stale = []

@@ -329,6 +329,12 @@ def create_server(settings: Settings):
     return TrustedForwarding(door, settings.trusted_proxy_hosts)
 
 
+# On SIGTERM, open connections get this many seconds to finish; then they are closed and the app's shutdown runs
+# (ending admin sessions, deleting exports). uvicorn's default waits for them forever, and a page's event streams
+# stay open while its tab does: the server then never stopped by itself, and was killed without its shutdown.
+SHUTDOWN_GRACE_S = 3.0
+
+
 def server_config(settings: Settings, app=None):
     """uvicorn's configuration for ``app`` (default: :func:`create_server` of ``settings``).
 
@@ -340,7 +346,8 @@ def server_config(settings: Settings, app=None):
     import uvicorn
 
     return uvicorn.Config(app if app is not None else create_server(settings), host=settings.host,
-                          port=settings.port, log_level="warning", proxy_headers=False)
+                          port=settings.port, log_level="warning", proxy_headers=False,
+                          timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
 
 
 def serve(settings: Settings) -> None:

@@ -119,6 +119,7 @@ def _print_summary(summary: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from datamodel.connection import connect
+    from datamodel.extras import missing_extra
     from datamodel.settings import SettingsError, load_settings
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -147,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 db.close()
     except (SettingsError, ValueError, LookupError, OSError, ModuleNotFoundError, RuntimeError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {missing_extra(error, 'python -m judges metrics') or error}", file=sys.stderr)
         return 2
     _print_summary(summary)
     print(f"preset: {preset.label()}")

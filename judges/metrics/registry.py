@@ -36,6 +36,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from datamodel.extras import missing_extra
 from datamodel.metrics import DIRECTIONS  # which values are better; none: neither (a p-value, a signed difference)
 
 # what building a scorer raises when an optional extra or weights file is missing (or weights cannot be downloaded)
@@ -289,7 +290,7 @@ class Scorers:
             try:
                 self._built[name] = metric.make_scorer(self.context) if metric.make_scorer else None
             except UNAVAILABLE as error:
-                self.unavailable[name] = str(error)
+                self.unavailable[name] = missing_extra(error, f"metric {name}") or str(error)
         return name in self._built
 
     def build(self, names: Iterable[str]) -> "Scorers":

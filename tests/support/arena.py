@@ -1,0 +1,72 @@
+"""A small arena database: prompts of two suites (taxonomy, commonsense), four models and one image of each model
+for each prompt. ``build_small_arena(root)`` writes it under ``root``; the ``small_arena`` fixture (conftest.py) gives
+a fresh one per test."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from PIL import Image, ImageDraw
+
+from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
+from datamodel.connection import connect
+from datamodel.media import MediaStore
+from datamodel.renditions import Renditions
+from datamodel.settings import Settings
+
+MODELS = ("alpha-model", "bravo-model", "charlie-model", "delta-model")
+
+
+@dataclass
+class SmallArena:
+    settings: Settings
+    db: object
+    media: MediaStore
+    prompt_ids: list[int]
+    model_ids: dict[str, int]
+
+
+def small_prompts() -> list[PromptSpec]:
+    return [
+        PromptSpec("taxonomy", "coin.n.01", "An image of coin (a flat metal piece used as money)", subset="Easy",
+                   variant="with_definition", metadata={"lemma": "coin", "definition": "a flat metal piece used as money"}),
+        PromptSpec("taxonomy", "coin.n.01", "An image of coin", subset="Easy", variant="without_definition",
+                   metadata={"lemma": "coin"}),
+        PromptSpec("taxonomy", "sofa.n.01", "An image of sofa", subset="Easy", variant="without_definition",
+                   metadata={"lemma": "sofa"}),
+        PromptSpec("commonsense", "0", "A lightbulb without electricity", subset="Physical Laws", role="p1",
+                   metadata={"description": "The lightbulb is unlit", "category": "Physical Laws"}),
+        PromptSpec("commonsense", "0", "A lightbulb with electricity", subset="Physical Laws", role="p2",
+                   metadata={"description": "The lightbulb is lit", "category": "Physical Laws"}),
+    ]
+
+
+def make_image(model_index: int, prompt_index: int) -> Image.Image:
+    image = Image.new("RGB", (32, 32), (60 * model_index % 256, 40 * prompt_index % 256, 128))
+    ImageDraw.Draw(image).rectangle([model_index % 5 * 4, prompt_index % 5 * 4, 24, 24], fill=(255, 255, 255))
+    return image
+
+
+def build_small_arena(root: Path, **settings_overrides) -> SmallArena:
+    settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache",
+                        demo=False, **settings_overrides)
+    db = connect(settings.database)  # a SQLite file, or the PostgreSQL database of settings.database_url
+    media = MediaStore(settings.media_dir)
+    prompt_ids = add_prompts(db, small_prompts()).ids
+    model_ids = {name: add_model(db, name) for name in MODELS}
+    for m, model_id in enumerate(model_ids.values()):
+        for p, prompt_id in enumerate(prompt_ids):
+            add_image(db, prompt_id=prompt_id, model_id=model_id, stored=media.put_image(make_image(m, p)))
+    render_all(db, media, settings)
+    return SmallArena(settings, db, media, prompt_ids, model_ids)
+
+
+def render_all(db, media: MediaStore, settings: Settings | None = None) -> None:
+    """Make the display renditions of every image (as ``settings`` say; default: the defaults), as the paths that
+    add images do: battles draw only rendered images (datamodel.renditions)."""
+    Renditions.from_settings(media, settings or Settings()).render_missing(db)
+
+
+def prompt_count(db) -> int:
+    return db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0]

@@ -1,0 +1,32 @@
+"""Servers the tests start as subprocesses (the app as Spaces or a web-only install starts it, Datasette): started
+with their output in a log file, stopped with their process group, their log returned for the test's message."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+import httpx
+import pytest
+
+from tools.load import stop_server
+
+
+def stop_logged(process: subprocess.Popen) -> str:
+    """Stop the server and its process group (the server's children); return what it printed (``process.log``)."""
+    stop_server(process)
+    return process.log.read_text()
+
+
+def wait_answering(process: subprocess.Popen, url: str, timeout: float = 120) -> httpx.Response:
+    """The first answer of ``url``, polled until the server answers; fails the test with the server's log when it
+    exits or does not answer within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"the app exited with {process.returncode}:\n{process.log.read_text()}")
+        try:
+            return httpx.get(url, timeout=5)
+        except httpx.TransportError:
+            time.sleep(0.2)
+    pytest.fail(f"the app did not answer on {url} within {timeout} s:\n{stop_logged(process)}")

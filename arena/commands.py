@@ -167,11 +167,13 @@ def cmd_leaderboard(args, settings) -> int:
         judge=args.judge, rounds=args.rounds, tie_policy=args.tie_policy, include_excluded=args.include_excluded,
         protocol=protocol, anchor=args.anchor, source=args.source, anonymous_only=args.anonymous_only or None,
     )
+    if args.history or args.as_of or args.rebuild_history:
+        return _leaderboard_over_time(args, settings, db, options)
     snapshot = None if args.fresh else stored_snapshot(db, options_key(options))
     if snapshot is not None and args.json and "json" not in snapshot.view:  # stored before the JSON was kept
         snapshot = None
     if snapshot is None:
-        snapshot = compute_snapshot(db, options, settings.leaderboard_views)
+        snapshot = compute_snapshot(db, options, settings.leaderboard_views, settings.leaderboard_history_days)
         note = f"(computed now in {snapshot.seconds:.1f} s)"
     else:
         changed = snapshot.data_version != data_version(db)
@@ -183,6 +185,50 @@ def cmd_leaderboard(args, settings) -> int:
     else:
         print(note)
         print(snapshot.view["text"])
+    return 0
+
+
+def _leaderboard_over_time(args, settings, db, options) -> int:
+    """``leaderboard --rebuild-history DAYS``, ``--history`` and ``--as-of DAY``: the boards kept by day."""
+    import dataclasses
+
+    from arena.leaderboard_service import compute_snapshot, options_key, rebuild_history
+    from arena.leaderboard_view import history_text
+    from datamodel.rating_history import board_as_of, end_of_day, history
+
+    key = options_key(options)
+    if args.rebuild_history:
+        made = rebuild_history(db, options, args.rebuild_history, history_days=settings.leaderboard_history_days,
+                               keep=settings.leaderboard_views)
+        print(f"Kept {len(made)} past day(s) from the votes cast by then: {', '.join(made) or 'none missing'}.")
+    if args.as_of:
+        if args.fresh:  # from the votes cast by the end of that day, not kept
+            dated = dataclasses.replace(options, until=end_of_day(args.as_of))
+            snapshot = compute_snapshot(db, dated)
+            print(json.dumps(snapshot.view["json"], indent=1, ensure_ascii=False) if args.json
+                  else f"(computed now from the votes cast by the end of {args.as_of} UTC)\n{snapshot.view['text']}")
+            return 0
+        kept = board_as_of(db, key, args.as_of)
+        if kept is None:
+            raise LookupError(f"No board kept for these filters on or before {args.as_of}: add --fresh to compute it "
+                              "from the votes cast by then, or --rebuild-history DAYS to keep past days.")
+        if args.json:
+            print(json.dumps({"day": kept.day, "computed_at": kept.computed_at, **kept.board}, indent=1,
+                             ensure_ascii=False))
+        else:
+            from arena.leaderboard_view import json_frame, kept_table
+
+            print(f"The board as kept on {kept.day} (UTC):")
+            print(json_frame(kept_table(kept.board)).to_string(index=False, na_rep=""))
+        return 0
+    if args.history:
+        kept = history(db, key)
+        if args.json:
+            from arena.leaderboard_view import history_json
+
+            print(json.dumps(history_json(db, key), indent=1, ensure_ascii=False))
+        else:
+            print(history_text(kept))
     return 0
 
 
@@ -331,7 +377,16 @@ def build_parser() -> argparse.ArgumentParser:
                        help="rate with this published preset's rating protocol (e.g. taxonomy-paper: the "
                             "paper's ELO, truncated, 'score (+up/-down)'); --protocol, if given, wins")
     board.add_argument("--fresh", action="store_true",
-                       help="compute it now rather than print the latest snapshot (the server's, or an earlier run's)")
+                       help="compute it now rather than print the latest snapshot (the server's, or an earlier run's); "
+                            "with --as-of: from the votes cast by the end of that day")
+    board.add_argument("--as-of", metavar="YYYY-MM-DD",
+                       help="the board kept for these filters on that day (UTC), or the latest day before it")
+    board.add_argument("--history", action="store_true",
+                       help="each model's rating on every day a board is kept for these filters (with --json: the "
+                            "boards)")
+    board.add_argument("--rebuild-history", type=int, metavar="DAYS",
+                       help="keep a board for each of the last DAYS days that has none, computed from the votes cast "
+                            "by then")
     board.set_defaults(handler=cmd_leaderboard)
 
     presets = commands.add_parser("presets", help="list the published-protocol presets, or print one's choices")

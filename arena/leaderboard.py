@@ -43,13 +43,15 @@ from datamodel.votes import judge_voter_names
 from datamodel.settings import Settings
 from datamodel.vote_arrays import ARENA_SOURCE, VoteArrays, read_vote_arrays
 from datamodel.imported_votes import import_sources
-from datamodel.metrics import model_metric_table
+from datamodel.metrics import metric_directions, model_metric_table
+from arena.leaderboard_labels import metric_base, plural
 from ratings.agreement import agreement_summary, consensus_spearman, inter_annotator_from_codes, paired_confusion
 from ratings.bias import position_bias_from_counts
 from ratings.leaderboard import prior_ridge
 from ratings.protocols import DEFAULT_PROTOCOL, RatingProtocol, get_protocol
 from ratings.votes import OUTCOMES
 from sampling.strategies import STRATEGIES
+from suites.registry import suite_title
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class LeaderboardOptions:
     anchor: str = ""  # "": the protocol's own anchor; "none": no anchor; "MODEL=RATING": pin MODEL at RATING
     source: str | None = None  # None: every vote; "arena": the arena's own; else one import source
     anonymous_only: bool = False  # only votes cast without the model names shown
+    until: float | None = None  # only votes cast by then (unix time): the board as of a date, from the votes
 
 
 def parse_anchor(text: str) -> tuple[str, float] | None:
@@ -132,6 +135,7 @@ class Leaderboard:
     protocol: str = DEFAULT_PROTOCOL  # the rating protocol of the fits
     sources: dict[str, int] = field(default_factory=dict)  # votes per source (arena, then each import source)
     metric_slice: str = "every prompt"  # which prompts the metric columns cover (they follow suite, subset, variant)
+    directions: dict[str, str] = field(default_factory=dict)  # metric column: higher | lower | none, where recorded
 
 
 def format_ci(row: pd.Series) -> str:
@@ -232,6 +236,8 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
                                                                         "voter")})
     if not options.include_excluded:
         arrays = arrays.take(~arrays.excluded)
+    if options.until is not None:
+        arrays = arrays.take(arrays.time <= options.until)
     judge = pick_judge(db, arrays, options.judge)
     human, judged = arrays.take(arrays.human), arrays.take(arrays.judge(judge))
     fits = {kind: fit_table(protocol.rate(part.encoded(), min_votes=options.min_votes))
@@ -240,6 +246,8 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
     table = _rating_columns(models, fits)
     metrics = model_metric_table(db, suite=options.suite, subset=options.subset, variant=options.variant)
     metric_columns = [c for c in metrics.columns if c != "model"]
+    recorded = metric_directions(db)
+    directions = {c: recorded[metric_base(c)] for c in metric_columns if metric_base(c) in recorded}
     table = table.merge(metrics, on="model", how="left")
     table = table.sort_values(["Human ELO", "Judge ELO", "model"], ascending=[False, False, True], na_position="last")
     table = table.reset_index(drop=True)
@@ -266,9 +274,10 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
         judges=judge_vote_counts(arrays),
         protocol=protocol.name,
         sources=source_counts(arrays),
-        metric_slice=", ".join(part for part in (f"suite {options.suite}" if options.suite else "",
+        metric_slice=", ".join(part for part in (f"suite {suite_title(options.suite)}" if options.suite else "",
                                                  metrics.attrs.get("slice", "")) if part and part != "every prompt")
         or "every prompt",
+        directions=directions,
     )
 
 
@@ -302,10 +311,11 @@ def judge_text(board: Leaderboard) -> str:
 def inter_annotator_text(inter: dict) -> str:
     """P̄, Fleiss' κ, the annotators' rating Spearman and the number of battles they share, in one sentence."""
     return (
-        f"Inter-annotator: {inter.get('n_items', 0)} battles seen by several annotators ({inter.get('n_pairs', 0)} "
-        f"pairs of votes), mean pairwise agreement {_number(inter.get('agreement'))}, Fleiss' κ "
-        f"{_number(inter.get('fleiss_kappa'))}, Spearman ρ between an annotator's own ratings and everyone else's "
-        f"{_number(inter.get('consensus_spearman'))} (mean over {inter.get('consensus_annotators', 0)} annotators)."
+        f"Inter-annotator: {plural(inter.get('n_items', 0), 'battle')} seen by several annotators "
+        f"({plural(inter.get('n_pairs', 0), 'pair')} of votes), mean pairwise agreement "
+        f"{_number(inter.get('agreement'))}, Fleiss' κ {_number(inter.get('fleiss_kappa'))}, Spearman ρ between an "
+        f"annotator's own ratings and everyone else's {_number(inter.get('consensus_spearman'))} (mean over "
+        f"{plural(inter.get('consensus_annotators', 0), 'annotator')})."
     )
 
 
@@ -346,12 +356,12 @@ def summary_text(board: Leaderboard, options: LeaderboardOptions) -> str:
                            for name, n in sorted(board.strategies.items(), key=lambda item: -item[1])) or "none yet"
     agreement = board.agreement
     return (
-        f"{counts.get('human', 0)} human votes · {counts.get('judge', 0)} judge votes"
+        f"{plural(counts.get('human', 0), 'human vote')} · {plural(counts.get('judge', 0), 'judge vote')}"
         f"{' (excluded votes included)' if options.include_excluded else ''}{sources_text(board, options)}. "
         f"{judge_text(board)}. {protocol_text(board, options)} Votes by sampling strategy: "
         f"{strategies}. Metric columns and their correlations: {board.metric_slice} (image metrics averaged over "
         f"those prompts' images; model-level metrics from their row for that slice). Human–judge agreement "
-        f"({board.judge or 'no judge'}) on {agreement['n']} pairs of votes on shared battles: "
+        f"({board.judge or 'no judge'}) on {plural(agreement['n'], 'pair')} of votes on shared battles: "
         f"{_number(agreement['agreement'])} (Cohen's κ {_number(agreement['kappa'])}). "
         f"{inter_annotator_text(board.inter_annotator)}"
     )

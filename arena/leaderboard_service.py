@@ -13,8 +13,9 @@ once, with its age; the computing happens elsewhere:
   process (``concurrent.futures.ProcessPoolExecutor``, spawned, at a lower CPU priority than the server): at most one
   computation per set of filters at a time, at most ``keep`` waiting, so no request can start unbounded work.
 - The worker hands each snapshot back; the server keeps the ``keep`` most recently viewed in memory and stores them
-  in the ``leaderboard_snapshots`` table (the ``keep`` most recently computed). The command line reads that table,
-  so it prints what the server shows without computing anything.
+  in the ``leaderboard_snapshots`` table (the ``keep`` most recently computed), and keeps each one's ratings as the
+  board of its day (``leaderboard_history``, :mod:`datamodel.rating_history`: the leaderboard over time). The
+  command line reads those tables, so it prints what the server shows without computing anything.
 - A viewer with no snapshot at all may wait for the first one (``wait_s``); one with a snapshot never waits.
 - Several app replicas on one PostgreSQL database (``shared``, the default there) compute each snapshot once for all
   of them: a replica computes only under a claim on the filters (``snapshot_claims``, :func:`datamodel.snapshots.
@@ -45,6 +46,7 @@ import sqlite_utils
 from arena.leaderboard import LeaderboardOptions, compute_leaderboard
 from arena.leaderboard_view import render_view
 from datamodel.connection import Store, connect, database_errors
+from datamodel.rating_history import history
 from datamodel.snapshots import (Snapshot, claim_computation, data_version, release_computation, snapshot_computed_at,
                                  store_snapshot, stored_snapshot)
 
@@ -60,15 +62,43 @@ def options_key(options: LeaderboardOptions) -> str:
     return json.dumps(dataclasses.asdict(options), sort_keys=True)
 
 
-def compute_snapshot(db: sqlite_utils.Database, options: LeaderboardOptions, keep: int | None = None) -> Snapshot:
-    """Compute the leaderboard of ``options`` as a snapshot; store it too unless ``keep`` is None."""
+def compute_snapshot(db: sqlite_utils.Database, options: LeaderboardOptions, keep: int | None = None,
+                     history_days: int = 0) -> Snapshot:
+    """Compute the leaderboard of ``options`` as a snapshot, with the boards kept for the same filters on earlier
+    days (the rating-history chart); store it too unless ``keep`` is None (and keep it as today's board, for
+    ``history_days``)."""
     version = data_version(db)  # read before the votes: a vote arriving meanwhile makes the snapshot stale, not wrong
     started, computed_at = time.perf_counter(), time.time()
-    view = render_view(compute_leaderboard(db, options), options)
-    snapshot = Snapshot(options_key(options), view, version, computed_at, time.perf_counter() - started)
+    key = options_key(options)
+    view = render_view(compute_leaderboard(db, options), options, history=history(db, key), now=computed_at)
+    snapshot = Snapshot(key, view, version, computed_at, time.perf_counter() - started)
     if keep is not None:
-        store_snapshot(db, snapshot, keep)
+        store_snapshot(db, snapshot, keep, history_days)
     return snapshot
+
+
+def rebuild_history(db: sqlite_utils.Database, options: LeaderboardOptions, days: int, *, history_days: int,
+                    keep: int | None = None, now: float | None = None) -> list[str]:
+    """Keep a board for each of the ``days`` days before today that has none for ``options``' filters, computed from
+    the votes cast by the end of that day (:attr:`arena.leaderboard.LeaderboardOptions.until`); days already kept are
+    left as they are. Returns the days it kept, oldest first. A day's board uses today's exclusions and models."""
+    from datamodel.rating_history import day_of, end_of_day, keep_day, kept_days
+    from arena.leaderboard_view import leaderboard_json
+
+    now = time.time() if now is None else now
+    key = options_key(options)
+    have = set(kept_days(db, key))
+    made = []
+    for back in range(min(days, history_days), 0, -1):
+        day = day_of(now - back * 86400)
+        if day in have:
+            continue
+        until = end_of_day(day)
+        dated = dataclasses.replace(options, until=until)
+        keep_day(db, key, leaderboard_json(compute_leaderboard(db, dated), dated), until, days=history_days,
+                 keep=keep)
+        made.append(day)
+    return made
 
 
 def _start_worker(parent: int) -> None:
@@ -101,9 +131,9 @@ def _compute_in_worker(db_path: str, options: LeaderboardOptions) -> Snapshot:
 class SnapshotService:
     """The server's leaderboard snapshots (module docstring); thread-safe, one per app."""
 
-    def __init__(self, store: Store, *, refresh_s: float = 30.0, keep: int = 32, shared: bool | None = None,
-                 claim_s: float = CLAIM_S):
-        self.store, self.refresh_s, self.keep = store, refresh_s, keep
+    def __init__(self, store: Store, *, refresh_s: float = 30.0, keep: int = 32, history_days: int = 0,
+                 shared: bool | None = None, claim_s: float = CLAIM_S):
+        self.store, self.refresh_s, self.keep, self.history_days = store, refresh_s, keep, history_days
         self.shared = getattr(store, "postgres", False) if shared is None else shared  # replicas share the database
         self.claim_s = claim_s
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
@@ -199,7 +229,7 @@ class SnapshotService:
         snapshot = future.result()
         self._remember(snapshot)
         try:
-            store_snapshot(self.store.db(), snapshot, self.keep)
+            store_snapshot(self.store.db(), snapshot, self.keep, self.history_days)
         except database_errors() as error:  # shown from memory all the same; only other processes miss it
             log.error("the leaderboard snapshot for %s could not be stored: %s", key, error)
 

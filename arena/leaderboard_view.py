@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 
 from arena.leaderboard import Leaderboard, LeaderboardOptions, leaderboard_text, summary_text
+from arena.leaderboard_labels import (DIRECTION_NOTE, bias_frame, correlations_frame, correlations_note, metric_label,
+                                      pairs_frame, plural)
 from ratings.protocols import DEFAULT_PROTOCOL
 from ratings.leaderboard import RANK_RULE, interval_text, public_ranks, round_rating
 
@@ -31,34 +33,38 @@ MAIN_COLUMNS = {
     "Both bad": "share of its votes where both images were judged bad",
 }
 
-# What the other tables' short headers mean: each header's tooltip on the page (arena.web.leaderboard_tab).
+# What the other tables' headers mean (arena.leaderboard_labels names them): each header's tooltip on the page.
 CORRELATION_COLUMNS = {
-    "against human ELO": "the ranking compared with the human ranking: the judge's ELO or an automatic metric "
-                         "(sign-flipped where lower is better)",
-    "spearman": "Spearman's rank correlation with the human ELO (−1 to 1; higher: the same order as people's)",
-    "spearman_p": "p-value of the Spearman correlation (lower: less likely to be chance)",
-    "kendall": "Kendall's τ rank correlation with the human ELO (−1 to 1; higher: the same order as people's)",
-    "kendall_p": "p-value of Kendall's τ (lower: less likely to be chance)",
-    "n": "models rated both by people and by this ranking",
+    "Compared with people's ratings": "the ranking compared with the people's ranking: the judge's ratings or an "
+                                      "automatic metric (sign-flipped where lower is better)",
+    "Spearman ρ": "Spearman's rank correlation with the people's ratings (−1 to 1; higher: the same order as "
+                  "people's)",
+    "Spearman p": "p-value of the Spearman correlation (lower: less likely to be chance; with few models only a "
+                  "rough guide)",
+    "Kendall τ": "Kendall's τ rank correlation with the people's ratings (−1 to 1; higher: the same order as "
+                 "people's)",
+    "Kendall p": "p-value of Kendall's τ (lower: less likely to be chance; with few models only a rough guide)",
+    "Models": "models rated both by people and by this ranking",
 }
 BIAS_COLUMNS = {
-    "voter_kind": "who voted: human annotators or an automatic judge",
-    "subset": "the prompts' subset",
-    "votes": "votes in this group",
-    "first_wins": "share of votes won by the image in first position (A)",
-    "second_wins": "share of votes won by the image in second position (B)",
-    "ties": "share of votes that were ties",
-    "both_bad": "share of votes where both images were judged bad",
-    "first_win_rate": "share of the decisive votes (A or B) won by the image in first position; 0.5: no position bias",
-    "p_value": "p-value of a two-sided binomial test of first-position wins against 50% of decisive votes (lower: "
+    "Voters": "who voted: people (annotators) or an automatic judge",
+    "Subset": "the prompts' subset",
+    "Votes": "votes in this group",
+    "A won": "share of votes won by the image in first position (A)",
+    "B won": "share of votes won by the image in second position (B)",
+    "Tie": "share of votes that were ties",
+    "Both bad": "share of votes where both images were judged bad",
+    "A's share of wins": "share of the decisive votes (A or B) won by the image in first position; 50%: no position "
+                         "bias",
+    "p-value": "p-value of a two-sided binomial test of first-position wins against 50% of decisive votes (lower: "
                "stronger evidence of a position bias)",
 }
 PAIR_COLUMNS = {
-    "voter_1": "the first annotator of the pair (numbered: annotators' names are private)",
-    "voter_2": "the second annotator of the pair",
-    "n": "battles both annotators voted on",
-    "agreement": "share of those battles where both gave the same outcome (higher: more agreement)",
-    "kappa": "Cohen's κ: agreement corrected for chance (1: always agree; 0: as by chance; higher is better)",
+    "Annotator": "the first annotator of the pair (numbered: annotators' names are private)",
+    "Other annotator": "the second annotator of the pair",
+    "Shared battles": "battles both annotators voted on",
+    "Agreement": "share of those battles where both gave the same outcome (higher: more agreement)",
+    "Cohen's κ": "Cohen's κ: agreement corrected for chance (1: always agree; 0: as by chance; higher is better)",
 }
 # Full names of the stored metrics (the table shows them with spaces for underscores); a metric not named here is
 # described by its registered title (judges.metrics.registry).
@@ -82,7 +88,7 @@ DIRECTION_WORDS = {"higher": "higher is better", "lower": "lower is better",
                    "none": "neither direction is better in itself"}
 
 TABLES = ("table", "metrics", "correlations", "bias", "pairs")
-FIGURES = ("chart", "confusion", "outcomes", "wins", "counts")
+FIGURES = ("chart", "confusion", "outcomes", "wins", "counts", "history")
 
 
 def frame_json(frame: pd.DataFrame | None) -> dict:
@@ -94,7 +100,7 @@ def frame_json(frame: pd.DataFrame | None) -> dict:
     return {"headers": [str(c) for c in split["columns"]], "data": split["data"], "metadata": None}
 
 
-PAIR_VOTERS = ("voter_1", "voter_2")  # the inter-annotator table's columns that name annotators
+PAIR_VOTERS = ("Annotator", "Other annotator")  # the inter-annotator table's columns that name annotators
 
 
 def hide_annotators(table: dict, keep: str | None = None) -> dict:
@@ -167,8 +173,9 @@ def main_table(board: Leaderboard) -> pd.DataFrame:
 
 
 def metrics_table(board: Leaderboard) -> tuple[pd.DataFrame | None, str]:
-    """The automatic metrics per model with short headers, three significant digits, and their legend (Markdown);
-    None and a sentence saying why when no metric was computed."""
+    """The automatic metrics per model, each header a short label with the direction that is better (↑ higher, ↓
+    lower; :func:`arena.leaderboard_labels.metric_label`), three significant digits, and the note under the table
+    (Markdown); None and a sentence saying why when no metric was computed."""
     columns = [c for c in board.table.columns if c == "model" or not (
         c.startswith("Human ") or c.startswith("Judge "))]
     metrics = board.table[columns]
@@ -176,13 +183,12 @@ def metrics_table(board: Leaderboard) -> tuple[pd.DataFrame | None, str]:
     if not names or metrics[names].isna().all().all():
         return None, ("*No automatic metric has been computed for these models yet: run `python -m judges metrics` "
                       "(docs/methods/metrics.md) and they show here.*")
-    short = {name: name.replace("_", " ") for name in names}
+    short = {name: metric_label(name, board.directions.get(name)) for name in names}
     shown = metrics.rename(columns={"model": "Model", **short})
     for name in short.values():
         shown[name] = [None if pd.isna(v) else float(f"{v:.3g}") for v in shown[name]]
-    legend = "; ".join(f"**{short[n]}**: `{n}`" for n in names if short[n] != n)
-    legend = f" Full names: {legend}." if legend else ""
-    return shown, f"*Model means of each metric, to three significant digits.{legend}*"
+    return shown, (f"Model means of each metric over {board.metric_slice}, to three significant digits. "
+                   f"{DIRECTION_NOTE} Hover a header for the metric's full name.")
 
 
 def metric_tip(name: str, direction: str | None = None, title: str | None = None) -> str:
@@ -202,29 +208,54 @@ def metric_tip(name: str, direction: str | None = None, title: str | None = None
 
 def header_tips(metrics: dict[str, tuple[str, str]]) -> dict[str, dict[str, str]]:
     """{table element id: {short header: its tooltip}} of every leaderboard table; ``metrics``: {stored metric name:
-    (direction, title)} of the metrics the tooltips can name (a column ``name [scorer]`` or ``name (suite)`` takes
-    the tooltip of ``name``)."""
+    (direction, title)} of the metrics the tooltips can name (a column ``label [scorer]`` or ``label (suite)`` takes
+    the tooltip of its label)."""
     main = {**MAIN_COLUMNS, **{f"Judge {name}": f"the judge's {name.lower()}: {text}"
                                for name, text in MAIN_COLUMNS.items() if name not in ("Model", "Both bad")}}
-    shown = {"Model": MAIN_COLUMNS["Model"], **{name.replace("_", " "): metric_tip(name, direction, title)
-                                                for name, (direction, title) in metrics.items()}}
+    shown = {"Model": MAIN_COLUMNS["Model"]}
+    for name, (direction, title) in metrics.items():  # the header without its arrow too (a direction not stored)
+        tip = metric_tip(name, direction, title)
+        shown.setdefault(metric_label(name), tip)
+        shown[metric_label(name, direction)] = tip
     return {"lb-table": main, "lb-metrics": shown, "lb-correlations": CORRELATION_COLUMNS, "lb-bias": BIAS_COLUMNS,
             "lb-annotator-pairs": PAIR_COLUMNS}
+
+
+def chosen_filters(options: LeaderboardOptions) -> str:
+    """The filters a view was asked for, as the page names them ("Suite Commonsense-T2I + Subset Easy"; "" for
+    none): the suites by their titles."""
+    from suites.registry import suite_title
+
+    return " + ".join(f"{label} {value}" for label, value in (
+        ("Suite", suite_title(options.suite) if options.suite else None), ("Subset", options.subset),
+        ("Variant", options.variant), ("Category", options.category), ("Voter", options.voter),
+        ("Source", options.source)) if value)
+
+
+def no_votes_text(options: LeaderboardOptions) -> str:
+    """Why a view has no votes, truly: no vote at all yet, or none matching the filters chosen."""
+    chosen = chosen_filters(options)
+    if chosen or options.anonymous_only:
+        return f"No votes match these filters ({chosen or 'anonymous votes only'})"
+    return "No votes yet: vote on the Arena tab"
 
 
 def table_note(board: Leaderboard, options: LeaderboardOptions) -> str:
     """The lines under the main table: how ranks are assigned, what each column means, and why the table is empty."""
     lines = []
     if not sum(board.votes.values()):
-        chosen = " + ".join(f"{label} {value}" for label, value in (
-            ("Suite", options.suite), ("Subset", options.subset), ("Variant", options.variant),
-            ("Category", options.category), ("Voter", options.voter)) if value)
-        lines.append(f"**No votes match these filters{f' ({chosen})' if chosen else ''}**: every model is listed "
-                     "without a rating. Pick other filters (the menus offer only values of the chosen suite).")
+        chosen = chosen_filters(options)
+        if chosen or options.anonymous_only:
+            lines.append(f"**No votes match these filters ({chosen or 'anonymous votes only'})**: every model is "
+                         "listed without a rating. Pick other filters (the menus offer only values of the chosen "
+                         "suite).")
+        else:
+            lines.append("**No votes yet**: every model is listed without a rating. Votes cast on the Arena tab (or "
+                         "imported with `python -m arena import-votes`) make the ratings here.")
     columns = dict(MAIN_COLUMNS)
     if board.protocol != DEFAULT_PROTOCOL:
         lines.append(f"Ratings by the {board.protocol} protocol, in whole points as it prints them; its ties, "
-                     "penalty, scale, anchor, bootstrap and rounding are in the summary above.")
+                     "penalty, scale, anchor, bootstrap and rounding are in the statistics above.")
         columns["Rating"] = f"the {board.protocol} protocol's rating, in whole points"
         columns["95% interval"] = f"the {board.protocol} protocol's 95% bootstrap interval"
     lines.append(f"Models with fewer than {options.min_votes} votes in the fit are listed as provisional, without a "
@@ -233,6 +264,24 @@ def table_note(board: Leaderboard, options: LeaderboardOptions) -> str:
     lines.append("Columns: " + " · ".join(f"**{name}** {text}" for name, text in columns.items()
                                           if name != "Rank") + ".")
     return "\n\n".join(lines)
+
+
+def headline(board: Leaderboard, options: LeaderboardOptions) -> str:
+    """The one plain line over the leaderboard: the votes, how many models are rated, and anything that makes the
+    view unusual (another protocol, excluded votes counted); the statistics are folded below it."""
+    human, judge = board.votes.get("human", 0), board.votes.get("judge", 0)
+    fit = board.fits["human"]
+    rated = int((fit["rating"].notna() & ~fit["provisional"].astype(bool)).sum()) if len(fit) else 0
+    parts = [plural(human, "human vote"), plural(judge, "judge vote")]
+    if rated:
+        parts.append(f"{rated} of {plural(len(board.table), 'model')} rated (at least {options.min_votes} votes each)")
+    elif human:
+        parts.append(f"no model has {options.min_votes} votes yet, so none is rated")
+    if board.protocol != DEFAULT_PROTOCOL:
+        parts.append(f"the {board.protocol} protocol")
+    if options.include_excluded:
+        parts.append("excluded votes included")
+    return " · ".join(parts) + "."
 
 
 JSON_COLUMNS = {"model": "model", "rating": "rating", "ci_lower": "lower", "ci_upper": "upper", "rank": "rank",
@@ -265,8 +314,50 @@ def leaderboard_json(board: Leaderboard, options: LeaderboardOptions) -> dict:
     }
 
 
-def render_view(board: Leaderboard, options: LeaderboardOptions) -> dict:
-    """The leaderboard as every viewer sees it: ``summary`` (Markdown), ``tables``, ``figures`` and ``text``."""
+def board_fit(records: list[dict]) -> pd.DataFrame:
+    """A kept board's model records (:func:`fit_records`) as the fit table they came from."""
+    frame = pd.DataFrame(records or [], columns=list(JSON_COLUMNS.values()))
+    fit = frame.rename(columns={value: key for key, value in JSON_COLUMNS.items()})
+    fit["provisional"] = fit["provisional"].fillna(True).astype(bool)
+    for column in ("rating", "ci_lower", "ci_upper"):
+        fit[column] = pd.to_numeric(fit[column], errors="coerce")
+    fit["votes"] = pd.to_numeric(fit["votes"], errors="coerce").fillna(0).astype(int)
+    return fit
+
+
+def kept_table(board: dict) -> dict:
+    """The main table (rank, model, rating, interval, votes) of a board kept for a day (:mod:`datamodel.rating_history`):
+    rated models best first, then the provisional ones by votes."""
+    fit = board_fit(board.get("models", []))
+    rated = fit[fit["rating"].notna() & ~fit["provisional"]].sort_values("rating", ascending=False, kind="stable")
+    order = list(rated["model"]) + sorted(set(fit["model"]) - set(rated["model"]),
+                                          key=lambda m: (-int(fit.set_index("model").loc[m, "votes"]), m))
+    shown = _rated_columns(fit, order, published=board.get("protocol", DEFAULT_PROTOCOL) != DEFAULT_PROTOCOL)
+    return frame_json(pd.DataFrame({"Rank": shown["Rank"], "Model": order, "Rating": shown["Rating"],
+                                    "95% interval": shown["95% interval"], "Votes": shown["Votes"]}))
+
+
+def history_points(kept: list, now_board: dict | None = None, now: float | None = None) -> pd.DataFrame:
+    """(day, model, rating, lower, upper) of every rated model on every kept day, today's from ``now_board`` (the
+    board being computed, which will be kept as today's)."""
+    from datamodel.rating_history import day_of
+
+    boards = {item.day: item.board for item in kept}
+    if now_board is not None and now is not None:
+        boards[day_of(now)] = now_board
+    rows = []
+    for day, board in sorted(boards.items()):
+        fit = board_fit(board.get("models", []))
+        for row in fit[fit["rating"].notna() & ~fit["provisional"]].itertuples():
+            rows.append((day, row.model, row.rating, row.ci_lower, row.ci_upper))
+    return pd.DataFrame(rows, columns=["day", "model", "rating", "lower", "upper"])
+
+
+def render_view(board: Leaderboard, options: LeaderboardOptions, *, history: list | None = None,
+                now: float | None = None) -> dict:
+    """The leaderboard as every viewer sees it: ``summary`` (Markdown), ``tables``, ``figures`` and ``text``;
+    ``history``, the boards kept for the same filters on earlier days (:func:`datamodel.rating_history.history`),
+    makes the rating-history chart, with today's point from ``board`` (computed at ``now``)."""
     from ratings import plots
     from ratings.matrices import battle_counts_from_tensor, win_fractions_from_tensor
 
@@ -276,30 +367,63 @@ def render_view(board: Leaderboard, options: LeaderboardOptions) -> dict:
     tables = {
         "table": main_table(board),
         "metrics": metrics,
-        "correlations": board.correlations.round(3),
-        "bias": board.position_bias.round(3),
-        "pairs": pairs.round(3) if isinstance(pairs, pd.DataFrame) else None,
+        "correlations": correlations_frame(board.correlations, board.directions),
+        "bias": bias_frame(board.position_bias),
+        "pairs": pairs_frame(pairs),
     }
-    no_votes = "No votes match these filters"
+    no_votes = no_votes_text(options)
+    outcomes = board.outcomes.assign(voter_kind=board.outcomes["voter_kind"].map(
+        {"human": "people", "judge": "judge"})) if len(board.outcomes) else board.outcomes
     fits = board.fits if board.votes.get("judge", 0) else {"human": board.fits["human"]}
+    board_json = leaderboard_json(board, options)
     figures = {
         "chart": plots.ratings_chart(fits, "Ratings of the rated models, 95% intervals", provisional="hide"),
         "confusion": plots.confusion_heatmap(board.agreement["confusion"]) if board.agreement["n"] else
         plots.empty_figure("No battle has both a human and a judge vote in this view" if board.votes.get("judge")
                            else "No judge votes in this view: run python -m judges pairwise",
                            "Human vs judge outcome (same battle)"),
-        "outcomes": plots.outcome_distribution(board.outcomes) if len(board.outcomes) else
-        plots.empty_figure(no_votes, "Outcomes"),
+        "outcomes": plots.outcome_distribution(outcomes).update_layout(title="Outcomes by voter and subset")
+        if len(board.outcomes) else plots.empty_figure(no_votes, "Outcomes"),
         "wins": plots.win_fraction_heatmap(win_fractions_from_tensor(board.models, board.counts, order))
         if len(board.models) else plots.empty_figure(no_votes, "Wins"),
         "counts": plots.battle_count_heatmap(battle_counts_from_tensor(board.models, board.counts, order))
         if len(board.models) else plots.empty_figure(no_votes, "Votes per pair"),
+        "history": plots.rating_history_chart(history_points(history or [], board_json, now)),
     }
     return {
+        "headline": headline(board, options),
         "summary": summary_text(board, options),
-        "notes": {"table": table_note(board, options), "metrics": metrics_note},
+        "notes": {"table": table_note(board, options), "metrics": metrics_note,
+                  "correlations": correlations_note(board.correlations)},
         "tables": {name: frame_json(frame) for name, frame in tables.items()},
         "figures": {name: plots.fit_narrow(figure).to_json() for name, figure in figures.items()},
         "text": leaderboard_text(board, options),
-        "json": leaderboard_json(board, options),
+        "json": board_json,
     }
+
+
+def history_text(kept: list) -> str:
+    """The leaderboard over time as text (the command line): one row per model, one column per kept day, the rating
+    ("" where the model was provisional or had no votes that day)."""
+    if not kept:
+        return ("No board kept for these filters yet: one is kept each day the leaderboard is computed (the server, or "
+                "python -m arena leaderboard --fresh); --rebuild-history DAYS makes past days' from the votes.")
+    columns = {}
+    for item in kept:
+        fit = board_fit(item.board.get("models", []))
+        rated = fit[fit["rating"].notna() & ~fit["provisional"]]
+        columns[item.day] = dict(zip(rated["model"], rated["rating"].round(0).astype(int)))
+    models = sorted({model for ratings in columns.values() for model in ratings},
+                    key=lambda m: -list(columns.values())[-1].get(m, -1e9))
+    frame = pd.DataFrame({day: [ratings.get(m) for m in models] for day, ratings in columns.items()}, index=models)
+    return "Rating by day (UTC), provisional models left blank:\n" + frame.astype("Int64").to_string(na_rep="")
+
+
+def history_json(db, key: str) -> dict:
+    """Every board kept for the filters ``key``, oldest first: {"days": [{"day", "computed_at", "votes", "protocol",
+    "models"}]} (the ``leaderboard_history`` API and ``leaderboard --history --json``)."""
+    from datamodel.rating_history import history
+
+    return {"days": [{"day": item.day, "computed_at": item.computed_at, "votes": item.board.get("votes", {}),
+                      "protocol": item.board.get("protocol"), "models": item.board.get("models", [])}
+                     for item in history(db, key)]}

@@ -202,8 +202,9 @@ def sign_out(db: sqlite_utils.Database, session: ArenaSession, *, now: float | N
     sign_out_everywhere(db, session.annotator.id, now)
 
 
-def progress(db: sqlite_utils.Database, annotator_id: int, suite: str) -> tuple[int, int]:
-    """(prompts of ``suite`` the annotator has voted on, prompts in ``suite``): "12 of 76 prompts in this suite"."""
+def progress(db: sqlite_utils.Database, annotator_id: int, suite: str | None) -> tuple[int, int]:
+    """(prompts of ``suite`` the annotator has voted on, prompts in ``suite``): "12 of 76 prompts in this suite";
+    ``suite`` None: over every suite ("All suites" on the page, which then no longer jumps from suite to suite)."""
     return suite_progress(db, annotator_id, suite)
 
 

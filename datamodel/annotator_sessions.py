@@ -54,8 +54,12 @@ def vote_count(db: sqlite_utils.Database, annotator_id: int) -> int:
     return db.execute("SELECT COUNT(*) FROM votes WHERE annotator_id = ?", [annotator_id]).fetchone()[0]
 
 
-def suite_progress(db: sqlite_utils.Database, annotator_id: int, suite: str) -> tuple[int, int]:
-    """(prompts of ``suite`` the annotator has voted on, prompts in ``suite``)."""
+def suite_progress(db: sqlite_utils.Database, annotator_id: int, suite: str | None) -> tuple[int, int]:
+    """(prompts of ``suite`` the annotator has voted on, prompts in ``suite``); ``suite`` None: over every suite."""
+    if suite is None:
+        seen = db.execute("SELECT COUNT(DISTINCT prompt_id) FROM votes WHERE annotator_id = ?",
+                          [annotator_id]).fetchone()[0]
+        return seen, db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0]
     seen = db.execute("SELECT COUNT(DISTINCT v.prompt_id) FROM votes v JOIN prompts p ON p.id = v.prompt_id "
                       "WHERE v.annotator_id = ? AND p.suite = ?", [annotator_id, suite]).fetchone()[0]
     total = db.execute("SELECT COUNT(*) FROM prompts WHERE suite = ?", [suite]).fetchone()[0]

@@ -298,6 +298,12 @@ def suite_names(db: sqlite_utils.Database) -> list[str]:
     return [row[0] for row in db.execute("SELECT DISTINCT suite FROM prompts ORDER BY suite")]
 
 
+def subsets_of(db: sqlite_utils.Database, suite: str) -> list[str]:
+    """The distinct subsets of ``suite``'s prompts, sorted."""
+    return [row[0] for row in db.execute("SELECT DISTINCT subset FROM prompts WHERE suite = ? ORDER BY subset",
+                                         [suite])]
+
+
 def image_keys(db: sqlite_utils.Database, model_ids) -> list[tuple[int, int, int]]:
     """(model id, prompt id, index) of every image of the given models."""
     model_ids = list(model_ids)

@@ -61,13 +61,15 @@ class Settings:
     min_votes: int = _setting(10, "ARENA_MIN_VOTES", "Models with fewer votes are marked provisional on the leaderboard.")
     rating_prior_sd: float = _setting(400.0, "ARENA_RATING_PRIOR_SD", "Spread (Elo points) of the leaderboard's weak normal prior on each rating around the mean 1000: it keeps a model that won or lost a handful of votes, and its bootstrap interval, within a few spreads of the mean instead of thousands of points away; 0: no prior (the pure Bradley-Terry fit).")
     leaderboard_refresh_s: float = _setting(30.0, "ARENA_LEADERBOARD_REFRESH_S", "A leaderboard is recomputed in the background, off the vote path, when the data changed and its snapshot is at least this many seconds old (0: as soon as it changed); viewers see the latest snapshot at once.")
+    leaderboard_history_days: int = _setting(365, "ARENA_LEADERBOARD_HISTORY_DAYS", "Days of leaderboard history kept: each computed leaderboard is also kept as that day's board (the last of the day), for the rating-history chart and the board as of a date; older days are dropped (0: no history).")
+    personal_board_votes: int = _setting(20, "ARENA_PERSONAL_BOARD_VOTES", "After this many votes the arena page offers the annotator their own leaderboard (the Leaderboard tab with the Voter menu on them); 0: never.")
     leaderboard_views: int = _setting(32, "ARENA_LEADERBOARD_VIEWS", "Sets of leaderboard filters whose snapshots are kept (the least recently viewed go first); also the most computations that may wait.")
     agreement_min_shared: int = _setting(5, "ARENA_AGREEMENT_MIN_SHARED", "Cohen's kappa is listed for pairs of annotators who share at least this many battles.")
     agreement_max_pairs: int = _setting(50, "ARENA_AGREEMENT_MAX_PAIRS", "At most this many pairs of annotators are listed, those sharing the most battles.")
     sampling_strategy: str = _setting("uniform", "ARENA_SAMPLING", "How battles pick their two models: uniform (the published protocol), balanced or active (see docs/methods/sampling.md).")
     replication_share: float = _setting(0.0, "ARENA_REPLICATION_SHARE", "Share of battles re-shown to a second annotator (same prompt and images) to measure inter-annotator agreement.")
-    quality_max_per_hour: int = _setting(30, "ARENA_QUALITY_MAX_PER_HOUR", "Votes beyond this many in an hour from one annotator are flagged excluded.")
-    quality_max_per_3_hours: int = _setting(100, "ARENA_QUALITY_MAX_PER_3_HOURS", "Votes beyond this many in 3 hours from one annotator are flagged excluded.")
+    quality_max_per_hour: int = _setting(900, "ARENA_QUALITY_MAX_PER_HOUR", "Votes beyond this many in an hour from one annotator are flagged excluded (the page warns a tenth before). 900: one vote every 4 s for a whole hour; a careful voter at 5 s a vote casts 720.")
+    quality_max_per_3_hours: int = _setting(1800, "ARENA_QUALITY_MAX_PER_3_HOURS", "Votes beyond this many in 3 hours from one annotator are flagged excluded (the page warns a tenth before). 1800: an average of 6 s a vote for three hours.")
     quality_fast_streak: int = _setting(10, "ARENA_QUALITY_FAST_STREAK", "Runs of this many consecutive fast votes are flagged excluded.")
     quality_fast_seconds: float = _setting(5.0, "ARENA_QUALITY_FAST_SECONDS", "A vote less than this many seconds after the previous one counts as fast.")
     quality_bias_share: float = _setting(0.8, "ARENA_QUALITY_BIAS_SHARE", "An annotator whose votes pick one side or one model at least this often is flagged.")
@@ -120,6 +122,9 @@ class Settings:
             raise SettingsError("rating_prior_sd must be 0 (no prior) or more Elo points. Set ARENA_RATING_PRIOR_SD.")
         if self.bootstrap_rounds < 0:
             raise SettingsError("bootstrap_rounds must be 0 or more. Set ARENA_BOOTSTRAP_ROUNDS.")
+        if self.leaderboard_history_days < 0 or self.personal_board_votes < 0:
+            raise SettingsError("leaderboard_history_days and personal_board_votes must be 0 or more. Set "
+                                "ARENA_LEADERBOARD_HISTORY_DAYS and ARENA_PERSONAL_BOARD_VOTES.")
         if self.leaderboard_refresh_s < 0 or self.leaderboard_views < 1:
             raise SettingsError("leaderboard_refresh_s must be 0 or more and leaderboard_views 1 or more. Set "
                                 "ARENA_LEADERBOARD_REFRESH_S and ARENA_LEADERBOARD_VIEWS.")

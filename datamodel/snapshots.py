@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
+from datamodel.rating_history import keep_day
+
 
 def data_version(db: sqlite_utils.Database) -> tuple[int, ...]:
     """The ``data_versions`` counters (catalog, metrics, votes): they change whenever anything shown may have."""
@@ -30,8 +32,10 @@ class Snapshot:
         return max(0.0, (time.time() if now is None else now) - self.computed_at)
 
 
-def store_snapshot(db: sqlite_utils.Database, snapshot: Snapshot, keep: int) -> None:
-    """Write ``snapshot`` and drop all but the ``keep`` most recently computed."""
+def store_snapshot(db: sqlite_utils.Database, snapshot: Snapshot, keep: int, history_days: int = 0) -> None:
+    """Write ``snapshot`` and drop all but the ``keep`` most recently computed; with ``history_days``, keep its
+    ratings as the board of its day too (:func:`datamodel.rating_history.keep_day`, that many days, ``keep`` sets of
+    filters)."""
     with db.conn:
         db.execute(
             "INSERT INTO leaderboard_snapshots (filters, data_version, computed_at, seconds, view) "
@@ -42,6 +46,8 @@ def store_snapshot(db: sqlite_utils.Database, snapshot: Snapshot, keep: int) -> 
         )
         db.execute("DELETE FROM leaderboard_snapshots WHERE filters NOT IN (SELECT filters FROM leaderboard_snapshots "
                    "ORDER BY computed_at DESC LIMIT ?)", [keep])
+        if history_days and "json" in snapshot.view and json.loads(snapshot.key).get("until") is None:
+            keep_day(db, snapshot.key, snapshot.view["json"], snapshot.computed_at, days=history_days, keep=keep)
 
 
 def stored_snapshot(db: sqlite_utils.Database, key: str) -> Snapshot | None:

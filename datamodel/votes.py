@@ -39,6 +39,8 @@ class VoteReceipt:
     flag_changes: tuple[tuple[int, int], ...] = ()  # (vote id, excluded now) of the votes whose flag the rules flipped
     data_version: int | None = None  # SQLite: the ``votes`` counter of ``data_versions`` with this vote counted
     # (PostgreSQL raises it at the commit: None)
+    excluded: bool = False  # the quality rules set this vote aside (it does not count)
+    reason: str = ""  # why it is excluded, or noted for the admin (a trusted account's vote that still counts)
 
 
 def record_vote(
@@ -48,10 +50,11 @@ def record_vote(
     """Store the vote on ``battle_id`` from ``session_id`` and reveal the two models.
 
     A human vote is checked against the quality ``rules`` (:mod:`datamodel.quality`) in the same transaction: a vote
-    that breaks one is stored, flagged ``excluded`` with the reason. ``rules=None`` skips the check. The receipt
-    lists the votes (this one included) whose ``excluded`` flag the rules flipped (a server's sampler counts them:
-    :meth:`sampling.sampler.SamplingStats.note_vote`). On PostgreSQL, a concurrent vote on the battle that committed
-    first is refused here too, by the unique constraint.
+    that breaks one is stored, flagged ``excluded`` with the reason, which the receipt carries (the page says why the
+    vote does not count). ``rules=None`` skips the check. The receipt lists the votes (this one included) whose
+    ``excluded`` flag the rules flipped (a server's sampler counts them: :meth:`sampling.sampler.SamplingStats.
+    note_vote`). On PostgreSQL, a concurrent vote on the battle that committed first is refused here too, by the
+    unique constraint.
     ``seconds_to_vote`` counts from ``shown_at`` (when the page showed the battle), else from when it was served.
     ``expected_shown`` (whether the page showed the prompt's expected outcome; None: unknown, a judge) is stored.
     """
@@ -88,9 +91,12 @@ def record_vote(
         changes = update_flags(db, annotator_id, rules) if kind == "human" and rules is not None else {}
         version = None if is_postgres(db) else db.execute(  # PostgreSQL raises it at the commit: nothing to read
             "SELECT version FROM data_versions WHERE name = 'votes'").fetchone()[0]
+        excluded, reason = db.execute("SELECT excluded, excluded_reason FROM votes WHERE id = ?",
+                                      [vote_id]).fetchone()
     flips = tuple((vote_id, now_excluded) for vote_id, (was, now_excluded) in sorted(changes.items())
                   if was != now_excluded)
-    return VoteReceipt(vote_id, battle_id, outcome, model_a, model_b, seconds, flips, version)
+    return VoteReceipt(vote_id, battle_id, outcome, model_a, model_b, seconds, flips, version, bool(excluded),
+                       reason)
 
 
 def _insert_vote(db, battle_id: str, voter: str, kind: str, annotator_id: int | None, outcome: str, seconds: float,

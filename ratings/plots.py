@@ -183,3 +183,32 @@ def outcome_distribution(votes: pd.DataFrame, by: Sequence[str] = ("voter_kind",
     figure.update_layout(barmode="stack", title="Outcomes per " + (" and ".join(by) if by else "vote table"),
                          yaxis_title="Share of votes", yaxis_tickformat=".0%")
     return figure
+
+
+def rating_history_chart(points: pd.DataFrame, title: str = "Ratings over time, 95% intervals") -> go.Figure:
+    """Each model's rating by day, one line per model with its 95% interval as a band: ``points`` has the columns
+    ``day`` (YYYY-MM-DD), ``model``, ``rating``, ``lower``, ``upper`` (rows without a rating are left out). With
+    fewer than two days the figure says that the history starts with the first kept day."""
+    missing = {"day", "model", "rating", "lower", "upper"} - set(points.columns)
+    if missing:
+        raise ValueError(f"The rating history lacks {', '.join(sorted(missing))}: pass day, model, rating, lower, "
+                         "upper per row.")
+    rated = points[points["rating"].notna()].sort_values(["model", "day"])
+    days = sorted(set(rated["day"]))
+    figure = go.Figure()
+    for model, rows in rated.groupby("model", sort=True):
+        figure.add_trace(go.Scatter(
+            x=rows["day"], y=rows["rating"], name=str(model), mode="lines+markers",
+            error_y={"type": "data", "symmetric": False, "array": (rows["upper"] - rows["rating"]).fillna(0),
+                     "arrayminus": (rows["rating"] - rows["lower"]).fillna(0), "thickness": 1},
+            hovertemplate="%{x}<br>rating %{y:.0f}<extra>" + str(model) + "</extra>"))
+    figure.update_layout(title=title, xaxis_title="Day (UTC)", yaxis_title="Rating", legend_title_text="Model",
+                         xaxis={"type": "category", "categoryorder": "array", "categoryarray": days})
+    if len(days) < 2:  # said over the plot's top when there is a first day to show, in its middle otherwise
+        figure.add_annotation(text="The history starts with the first day kept: come back tomorrow, or rebuild past "
+                                   "days from the votes (python -m arena leaderboard --rebuild-history DAYS)",
+                              showarrow=False, xref="paper", yref="paper", x=0.5, y=0.98 if days else 0.5,
+                              yanchor="top" if days else "middle", bgcolor="rgba(255, 255, 255, 0.85)")
+        if not days:
+            figure.update_layout(xaxis={"visible": False}, yaxis={"visible": False}, height=260)
+    return figure

@@ -35,8 +35,8 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 from datamodel.connection import connect  # noqa: E402
 from datamodel.settings import Settings  # noqa: E402
-from support.arena import (MODELS, SmallArena, build_small_arena, make_image, prompt_count,  # noqa: E402,F401
-                           render_all, small_prompts)
+from support.arena import (MODELS, SmallArena, build_small_arena, command_line_env, make_image,  # noqa: E402,F401
+                           prompt_count, render_all, small_prompts)
 from support.browser import BrowserSession  # noqa: E402
 from support.cache import MODEL_SOURCES, build_once, forget_cut_short_training  # noqa: E402
 from support.shared import SHARED  # noqa: E402,F401  (older tests import these names from conftest)
@@ -128,14 +128,7 @@ def arena_env(small_arena, monkeypatch, tmp_path):
     """The small arena, closed, with ARENA_DB / ARENA_MEDIA_DIR pointing at it, no other ARENA_* variable or
     OPENAI_API_KEY, short judge retries, and ``tmp_path`` as the working directory: for the command lines."""
     small_arena.db.close()
-    monkeypatch.chdir(tmp_path)
-    for name in list(os.environ):
-        if name.startswith("ARENA_") or name == "OPENAI_API_KEY":
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("ARENA_DB", str(small_arena.settings.db_path))
-    monkeypatch.setenv("ARENA_MEDIA_DIR", str(small_arena.settings.media_dir))
-    monkeypatch.setenv("ARENA_JUDGE_RETRY_BASE_S", "0.01")
-    return small_arena
+    return command_line_env(small_arena, monkeypatch, tmp_path)
 
 
 @pytest.fixture

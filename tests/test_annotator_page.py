@@ -11,6 +11,7 @@ pytestmark = pytest.mark.both_engines
 from arena import session as sessions
 from arena.web.render import guidelines_markdown, load_guidelines, prompt_markdown, reveal_html, status_markdown
 from datamodel.battles import Battle, ShownImage
+from datamodel.standing import Standing
 from datamodel.vote_table import votes_frame
 from suites.registry import suite_named
 
@@ -47,13 +48,14 @@ def test_guidelines_name_each_suite_by_its_title_with_its_criteria(tmp_path):
 
 
 def test_the_status_line_counts_the_annotators_own_votes_and_progress():
-    line = status_markdown("ann", 11, progress=(12, 76, "Commonsense-T2I"))
-    assert "11 votes so far" in line and "12 of 76 prompts in Commonsense\\-T2I" in line
+    line = status_markdown("ann", Standing(cast=11, counted=11), progress=(12, 76, "Commonsense-T2I"))
+    assert "11 votes cast, all count" in line and "12 of 76 prompts in Commonsense\\-T2I" in line
     assert "every prompt" not in line
-    done = status_markdown("ann", 76, progress=(76, 76, "Commonsense-T2I"))
+    done = status_markdown("ann", Standing(cast=76, counted=76), progress=(76, 76, "Commonsense-T2I"))
     assert "You have voted on every prompt in Commonsense\\-T2I" in done
-    refused = status_markdown("ann", 3, error="Slow down: vote again in 19 s.")
-    assert "Slow down\\: vote again in 19 s\\." in refused  # escaped as Markdown, colon included (no autolink)
+    refused = status_markdown("ann", Standing(cast=3, counted=3), error="Slow down: vote again in 19 s.")
+    # escaped as Markdown, colon included (no autolink); the wait counts down
+    assert 'Slow down\\: vote again in <span class="countdown" data-seconds="19">19</span> s\\.' in refused
 
 
 def test_expected_shown_is_stored_and_exported_and_progress_counts_prompts(small_arena):

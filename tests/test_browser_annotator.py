@@ -40,6 +40,14 @@ def votes(arena) -> int:
     return arena.db.execute("SELECT COUNT(*) FROM votes").fetchone()[0]
 
 
+def unfold_controls(page, size: str) -> None:
+    """On a phone the suite menu, the expected outcome and Sign out are folded behind a toggle (issue 29): open it."""
+    if size == "phone" and not page.evaluate("() => document.getElementById('arena-top').classList"
+                                             ".contains('menu-open')"):
+        page.click(".arena-menu-toggle")
+        page.wait_for_function("() => document.querySelector('#sign-out').getClientRects().length > 0", timeout=5000)
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_a_sign_in_mistake_leaves_the_form_usable(tmp_path, browser, size):
     arena = build_small_arena(tmp_path)
@@ -133,6 +141,7 @@ def test_shortcuts_work_after_the_checkbox(tmp_path, browser, size):
     with running_app(arena.settings) as url:
         page = open_page(browser, url, size)
         sign_in(page)
+        unfold_controls(page, size)
         # as a person does: a click on the label, after which the box keeps the focus
         page.locator("#show-expected").get_by_text("Show expected outcome").click()
         page.wait_for_function("() => document.querySelector('#prompt').innerText.includes('Expected outcome') "
@@ -186,12 +195,13 @@ def test_what_the_page_says_around_a_battle(tmp_path, browser, size):
         assert "Both are bad" in guide and "Tie" in guide
         assert suite_named("commonsense").criteria in guide
         assert "of" in page.inner_text("#status") and "prompts" in page.inner_text("#status")  # progress
+        unfold_controls(page, size)
         page.click("#show-expected input")
         page.wait_for_timeout(300)
         page.locator("body").press("a")
         page.wait_for_selector("#reveal .voted", timeout=20000)
         assert "Vote #" not in page.inner_text("#reveal")  # no global vote id
-        assert "1 vote" in page.inner_text("#status")
+        assert "1 vote cast" in page.inner_text("#status")
         assert arena.db.execute("SELECT expected_shown FROM votes").fetchone()[0] == 1
         page.click("#image-a img")  # a click enlarges the image
         page.wait_for_selector(".battle-image.enlarged", timeout=5000)
@@ -218,11 +228,12 @@ def test_a_reload_keeps_the_annotator_and_the_battle(tmp_path, browser, size):
         page.wait_for_function(BATTLE_SHOWN, timeout=20000)
         wait_images(page)
         shoot(page, size, "09-after-reload")
-        assert "stayer" in page.inner_text("#status") and "1 vote so far" in page.inner_text("#status")
+        assert "stayer" in page.inner_text("#status") and "1 vote cast" in page.inner_text("#status")
         assert page.get_attribute("#image-a img", "src") == shown  # the battle on screen before the reload
         page.locator("body").press("b")  # and it can be voted on
         page.wait_for_selector("#reveal .voted", timeout=20000)
         assert votes(arena) == 2
+        unfold_controls(page, size)
         page.click("#sign-out")
         page.wait_for_selector("#signin-button", timeout=20000)
         page.reload()
@@ -276,6 +287,7 @@ def test_the_guidelines_are_open_on_the_first_visit_only(tmp_path, browser, size
         page.wait_for_function(BATTLE_SHOWN, timeout=20000)
         wait_images(page)
         assert not _guide_open(page), "the guidelines are open again after a reload"
+        unfold_controls(page, size)
         page.click("#sign-out")
         page.wait_for_selector("#signin-button", timeout=20000)
         sign_in(page, "newcomer")

@@ -93,7 +93,7 @@ def test_judge_columns_appear_with_judge_votes_and_numbers_are_short(small_arena
 def test_an_empty_combination_of_filters_says_so(small_arena):
     add_votes(small_arena)
     view = _view(small_arena, suite="commonsense", subset="Easy")
-    assert "No votes match these filters (Suite commonsense + Subset Easy)" in view["notes"]["table"]
+    assert "No votes match these filters (Suite Commonsense-T2I + Subset Easy)" in view["notes"]["table"]  # titles
     outcomes = json.loads(view["figures"]["outcomes"])
     assert "No votes match" in outcomes["layout"]["annotations"][0]["text"]
 
@@ -154,9 +154,10 @@ def test_every_short_header_has_a_tooltip_and_every_chart_title_fits_a_phone(sma
         for header in headers:
             tip = tips[element].get(header) or tips[element].get(header.split(" [")[0].split(" (")[0])
             assert tip and tip != header, (name, header)
-    assert "Fréchet Inception Distance" in tips["lb-metrics"]["fid"] and "lower is better" in tips["lb-metrics"]["fid"]
-    assert "higher is better" in tips["lb-metrics"]["clip score"]
-    assert "consistency_std_S_a; lower is better" in tips["lb-metrics"]["consistency std S a"]
+    # plain labels with the better direction's arrow (issue 29); the tooltip keeps the full meaning
+    assert "Fréchet Inception Distance" in tips["lb-metrics"]["FID ↓"] and "lower is better" in tips["lb-metrics"]["FID ↓"]
+    assert "higher is better" in tips["lb-metrics"]["CLIP score ↑"]
+    assert "consistency_std_S_a; lower is better" in tips["lb-metrics"]["Consistency SD, abstract ↓"]
     for name, figure in view["figures"].items():
         layout = json.loads(figure)["layout"]
         texts = [layout.get("title", {}).get("text") or "", *(a["text"] for a in layout.get("annotations", []))]

@@ -15,17 +15,20 @@ def _votes(times, outcomes=None, winners=None):
     return [VoteFact(i + 1, t, o, w) for i, (t, o, w) in enumerate(zip(times, outcomes, winners))]
 
 
+PUBLIC_ARENA = QualityRules(max_per_hour=30, max_per_3_hours=100)  # the first defaults: the rule's mechanics
+
+
 def test_the_31st_vote_within_an_hour_is_flagged():
     votes = _votes([i * 60.0 for i in range(31)])  # one a minute: 31 within 30 minutes
-    flags = flag_reasons(votes)
+    flags = flag_reasons(votes, PUBLIC_ARENA)
     assert sorted(flags) == [31]
     assert flags[31] == "more than 30 votes in an hour"
-    assert flag_reasons(_votes([i * 121.0 for i in range(40)])) == {}  # 30 per hour at most
+    assert flag_reasons(_votes([i * 121.0 for i in range(40)]), PUBLIC_ARENA) == {}  # 30 per hour at most
 
 
 def test_the_101st_vote_within_three_hours_is_flagged():
     times = [i * 107.0 for i in range(101)]  # ~33 per hour but the hour rule is set high here
-    flags = flag_reasons(_votes(times), QualityRules(max_per_hour=1000))
+    flags = flag_reasons(_votes(times), QualityRules(max_per_hour=1000, max_per_3_hours=100))
     assert sorted(flags) == [101] and "100 votes in 3 hours" in flags[101]
 
 

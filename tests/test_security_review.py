@@ -162,18 +162,18 @@ def test_admin_functions_answer_only_an_unlocked_admin_session(tmp_path):
         page = Page(url)
         assert page.queued("resume", [""])[0]  # the page's load event: the server holds its session from now on
         others = sorted(name for name in page.events if name.startswith("admin_") and name != "admin_unlock")
-        assert others == ["admin_export_csv", "admin_export_jsonl", "admin_export_parquet", "admin_review_exclude",
-                          "admin_review_include"]
+        assert others == ["admin_bulk_exclude", "admin_bulk_include", "admin_export_csv", "admin_export_jsonl",
+                          "admin_export_parquet", "admin_review_exclude", "admin_review_include"]
         answers = {}
         for name in others:
             n = page.inputs(name)
-            data = [PASSWORD] * n if "review" not in name else [PASSWORD] * (n - 1) + [vote_id]
+            data = [PASSWORD] * n if "review" not in name else [PASSWORD, vote_id, PASSWORD][:n]  # (session, id, reason)
             answers[name] = page.queued(name, data)
             answers[name + " direct"] = page.direct(name, data).text
         assert arena.db.execute("SELECT reviewed FROM votes WHERE id = ?", [vote_id]).fetchone()[0] == 0
         assert page.queued("admin_unlock", [PASSWORD, None][:page.inputs("admin_unlock")])[0]
         n = page.inputs("admin_review_exclude")
-        ok, _ = page.queued("admin_review_exclude", [None] * (n - 1) + [vote_id])
+        ok, _ = page.queued("admin_review_exclude", [None, vote_id, "reviewed by an admin"][:n])
         page.close()
     for name, answer in answers.items():
         if name.endswith("direct"):

@@ -59,15 +59,14 @@ def test_leaderboard_endpoint_returns_the_table(small_arena):
             client.predict(api_name="/vote_a")
         everything = client.predict("All", "All", "All", "All", "All", "drop", False, api_name="/leaderboard")
         commonsense = client.predict("commonsense", "All", "All", "All", "All", "drop", False, api_name="/leaderboard")
-    summary, table = everything[:2]
-    age, summary = summary.split("\n\n", 1)
-    assert age.startswith("*Updated just now (computed in") and summary.startswith("3 human votes")
+    headline, table = everything[0], everything[2]  # the one-line headline, the statistics folded under it, the table
+    assert headline.startswith("**3 human votes") and "*Updated just now (computed in" in headline
     assert table["headers"][:2] == ["Rank", "Model"]  # issue 17: rank first, as arenas show it
     assert sorted(row[1] for row in table["data"]) == sorted(MODELS)
     stored = small_arena.db.execute(
         "SELECT COUNT(*) FROM votes v JOIN battles b ON b.id = v.battle_id JOIN prompts p ON p.id = b.prompt_id "
         "WHERE p.suite = 'commonsense'").fetchone()[0]
-    assert commonsense[0].split("\n\n", 1)[1].startswith(f"{stored} human votes")
+    assert commonsense[0].startswith(f"**{stored} human vote")  # "1 human vote", "2 human votes"
 
 
 @pytest.mark.slow
@@ -81,8 +80,8 @@ def test_the_leaderboard_endpoint_takes_a_judge_and_shows_the_annotator_pairs(sm
         chosen = client.predict("All", "All", "All", "All", "All", "drop", False, SINGLE, api_name="/leaderboard")
         with pytest.raises(Exception, match="No judge votes from 'nobody'"):
             client.predict("All", "All", "All", "All", "All", "drop", False, "nobody", api_name="/leaderboard")
-    assert f"Judge column: {JUDGE} (18 votes, the judge with the most votes)" in default[0]
-    assert f"Judge column: {SINGLE} (6 votes, chosen)" in chosen[0]
+    assert f"Judge column: {JUDGE} (18 votes, the judge with the most votes)" in default[1]  # the folded statistics
+    assert f"Judge column: {SINGLE} (6 votes, chosen)" in chosen[1]
     pairs = chosen[-1]  # annotators' names are private: the public table numbers them (tests/test_annotator_privacy)
     assert len(pairs["data"]) == 1 and {"Annotator #1", "Annotator #2"} <= set(map(str, pairs["data"][0]))
     assert not {"alice", "bob"} & set(map(str, pairs["data"][0]))
@@ -242,6 +241,7 @@ def test_the_annotator_rate_limit_refuses_the_third_vote_and_writes_nothing(tmp_
         count = lambda table: arena.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]  # noqa: E731
         before = count("votes"), count("battles")
         refused = client.predict(api_name="/vote_b")[0].replace("\\", "")  # told on the status line (Markdown)
+        refused = re.sub(r"<[^>]+>", "", refused)  # the wait is a span the page counts down
         assert re.search(r"Slow down: at most 2 votes per minute per annotator\. "
                          r"Look at the images a little longer and vote again in \d+ s\.", refused), refused
         assert (count("votes"), count("battles")) == before == (2, 3)  # no vote, and no next battle drawn
@@ -273,22 +273,24 @@ def test_an_admin_excludes_and_includes_a_vote_through_the_admin_tab(tmp_path):
         """Unlock, then review, on one page: only unlock takes the password (tests/test_security_review.py)."""
         async with page_session(url) as session:
             await session.call("admin_unlock", ["letmein", None])
-            (excluded,) = await session.call("admin_review_exclude", [None, vote_id])
+            # the answer: what was done, then every table read again (annotators, flagged votes, ...)
+            excluded = await session.call("admin_review_exclude", [None, vote_id, "reviewed by an admin"])
             after_exclude = state()
-            (included,) = await session.call("admin_review_include", [None, vote_id])
-            with pytest.raises(LoadError, match="No vote with id 999"):
-                await session.call("admin_review_exclude", [None, 999])
+            included = await session.call("admin_review_include", [None, vote_id, "reviewed by an admin"])
+            wrong = await session.call("admin_review_exclude", [None, 999, "reviewed by an admin"])  # told in words; the tables stay
+            assert "No vote with id 999" in wrong[0] and all(output is None or "__type__" in str(output)
+                                                             for output in wrong[1:]), wrong
             return excluded, after_exclude, included
 
     with running_app(arena.settings) as url:
         excluded, after_exclude, included = asyncio.run(review(url))
-        assert after_exclude == (1, 1, "excluded by an admin")
-        assert excluded["data"][0][:3] == [vote_id, "voter", "A"]
+        assert after_exclude == (1, 1, "excluded by an admin: reviewed by an admin")
+        assert "Excluded 1 vote" in excluded[0] and excluded[2]["data"][0][:3] == [vote_id, "voter", "A"]
         with pytest.raises(LoadError, match="Wrong admin password"):
             call_event(url, "admin_unlock", ["wrong", None])
         with pytest.raises(LoadError, match="409"):  # another page, without a session: refused at the front door
-            call_event(url, "admin_review_exclude", ["letmein", vote_id])
-    assert state() == (0, 1, "included by an admin")
+            call_event(url, "admin_review_exclude", ["letmein", vote_id, "letmein"])
+    assert state() == (0, 1, "included by an admin: reviewed by an admin (was: excluded by an admin: reviewed by an admin)")
     arena.db.close()
 
 

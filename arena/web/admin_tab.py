@@ -26,8 +26,9 @@ import gradio as gr
 
 import pandas as pd
 
-from datamodel.vote_table import EXPORT_FORMATS, annotator_stats, export_votes
-from datamodel.quality import flagged_votes, review_vote
+from datamodel.vote_table import EXPORT_FORMATS, export_votes
+from datamodel.quality import BIAS, RATE, SPEED, flagged_votes
+from datamodel.reviews import ReviewError, admin_actions, annotator_flags, review_votes
 from sampling.coverage import votes_per_model, votes_per_pair, votes_per_prompt
 from arena.ratelimit import RateLimited, client_address
 from arena.web.admin_session import Holder, SessionEnded
@@ -58,6 +59,65 @@ def export_link(ctx: AppContext, admin_id: str, fmt: str, holder: Holder, *, exp
             "copy.</span>")
 
 
+RULE_CHOICES = [("Every vote", ""), ("Votes the rate rule flagged", RATE), ("Votes the speed rule flagged", SPEED),
+                ("Votes the bias rule flagged", BIAS)]
+EVERY_ANNOTATOR = ("Every annotator", "")
+ADMIN_CSS = """
+#review-message p, #vote-review-message p, #admin-password-message p { margin: 0.2em 0; }
+.admin-done { display: inline-block; padding: 2px 8px; border-left: 3px solid #16a34a; border-radius: 3px;
+              background: #f0fdf4; color: #14532d; font-weight: 600; }
+.admin-refused { display: inline-block; padding: 2px 8px; border-left: 3px solid #d97706; border-radius: 3px;
+                 background: #fff7ed; color: #7c2d12; font-weight: 600; }
+#annotator-stats tbody tr, #flagged-votes tbody tr { cursor: pointer; }
+"""
+
+
+# The reason of a one-vote review unless the admin gives another (API callers that send only the vote id get it too).
+ONE_VOTE_REASON = "reviewed by an admin"
+
+# Closes the page's messages (Gradio's toasts): a refused unlock's "Wrong admin password" is gone once unlocked.
+CLOSE_TOASTS_JS = "() => document.querySelectorAll('.toast-close').forEach(button => button.click())"
+
+
+def done(text: str) -> str:
+    """An action's confirmation, as the page shows it (a green line)."""
+    return f'<span class="admin-done">✓ {html.escape(text)}</span>'
+
+
+def refused_text(text: str) -> str:
+    """Why an action was not taken, as the page shows it (an amber line); the tables stay as they are."""
+    return f'<span class="admin-refused">⚠ {html.escape(text)}</span>'
+
+
+def model_table(db) -> pd.DataFrame:
+    """Votes per model with plain headers, the share as a percentage."""
+    table = votes_per_model(db)
+    table["share"] = [f"{share:.0%}" for share in table["share"]]
+    return table.rename(columns={"model": "Model", "votes": "Votes", "share": "Share", "vs_mean": "× mean",
+                                 "wins": "Wins", "losses": "Losses", "ties": "Ties", "both_bad": "Both bad"})
+
+
+def pair_table(db) -> pd.DataFrame:
+    """Votes per pair of models with plain headers, the share as a percentage."""
+    table = votes_per_pair(db)
+    table["share"] = [f"{share:.0%}" for share in table["share"]]
+    return table.rename(columns={"model_1": "Model", "model_2": "Other model", "prompts": "Prompts", "votes": "Votes",
+                                 "decisive": "Decisive", "share": "Share", "vs_mean": "× mean"})
+
+
+def prompt_table(db) -> pd.DataFrame:
+    """Votes per prompt with the counts first and the prompt's text cut to 80 characters (the whole text hid the
+    votes column), plain headers."""
+    table = votes_per_prompt(db)
+    table["prompt"] = [text if len(text) <= 80 else text[:79] + "…" for text in table["prompt"]]
+    order = ["votes", "pairs_voted", "max_per_pair", "replicated", "models", "suite", "subset", "variant", "prompt",
+             "prompt_id"]
+    return table[order].rename(columns={"votes": "Votes", "pairs_voted": "Pairs voted", "max_per_pair":
+                                        "Most on one pair", "replicated": "Replicated", "models": "Models",
+                                        "suite": "Suite", "subset": "Subset", "variant": "Variant",
+                                        "prompt": "Prompt", "prompt_id": "Prompt id"})
+
+
 def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
     """Wire the admin tab; ``admin`` (default: its own) is the page's state that holds its admin session id once
     unlocked (the leaderboard tab reads it too: an annotator's results are shown to the admin)."""
@@ -74,8 +134,22 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
             export_buttons = {fmt: gr.Button(f"Export {fmt.upper()}", elem_id=f"export-{fmt}")
                               for fmt in EXPORT_FORMATS}
         export_file = gr.HTML("", elem_id="export-file")  # the one-time download link of the latest export
-        gr.Markdown("### Annotators")
-        stats = gr.DataFrame(elem_id="annotator-stats", interactive=False)
+        gr.Markdown("### Annotators\n*Each annotator's votes: cast, counted by the leaderboard, set aside by each "
+                    "quality rule, and those an admin decided on. Click a row to choose the annotator below.*")
+        stats = gr.DataFrame(elem_id="annotator-stats", interactive=False, wrap=False, max_height=420)
+        with gr.Row(elem_id="review-annotator-row"):
+            review_annotator = gr.Dropdown([EVERY_ANNOTATOR], value="", label="Annotator",
+                                           elem_id="review-annotator", allow_custom_value=True)
+            # any value reaches the handler, which refuses a page without an admin session first, then an unknown
+            # rule in words (datamodel.reviews.review_votes)
+            review_rule = gr.Dropdown(RULE_CHOICES, value="", label="Votes", elem_id="review-rule",
+                                      allow_custom_value=True)
+            review_reason = gr.Textbox(label="Reason (kept with the votes and in the log)", elem_id="review-reason",
+                                       max_lines=1)
+        with gr.Row():
+            exclude_all = gr.Button("Exclude these votes", elem_id="review-exclude-all", variant="stop")
+            include_all = gr.Button("Include these votes", elem_id="review-include-all")
+        review_message = gr.HTML(elem_id="review-message")  # what the last action did, or why it was not taken
         gr.Markdown(f"### Where the human votes went\nSampling strategy: **{ctx.settings.sampling_strategy}**. "
                     "Fewest votes first, so gaps are visible.")
         with gr.Tabs():
@@ -84,14 +158,19 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
             with gr.Tab("Per pair"):
                 per_pair = gr.DataFrame(elem_id="votes-per-pair", interactive=False)
             with gr.Tab("Per prompt"):
-                per_prompt = gr.DataFrame(elem_id="votes-per-prompt", interactive=False)
-        gr.Markdown("### Flagged votes\nExcluded by the quality rules (kept, never deleted) or reviewed by an admin. "
-                    "An admin's decision is final.")
-        flagged = gr.DataFrame(elem_id="flagged-votes", interactive=False)
+                per_prompt = gr.DataFrame(elem_id="votes-per-prompt", interactive=False, wrap=False)
+        gr.Markdown("### Flagged votes\nExcluded by the quality rules (kept, never deleted), noted for a trusted "
+                    "account, or reviewed by an admin. An admin's decision is final. Click a row to choose the vote.")
+        flagged = gr.DataFrame(elem_id="flagged-votes", interactive=False, max_height=420)
         with gr.Row():
             vote_id = gr.Number(label="Vote id", precision=0, elem_id="review-vote-id")
+            vote_reason = gr.Textbox(label="Reason", elem_id="review-vote-reason", max_lines=1,
+                                     value=ONE_VOTE_REASON)
             include_button = gr.Button("Include in ratings", elem_id="review-include")
             exclude_button = gr.Button("Exclude from ratings", elem_id="review-exclude")
+        vote_message = gr.HTML(elem_id="vote-review-message")
+        gr.Markdown("### Actions taken\nThe admins' reviews, newest first.")
+        actions = gr.DataFrame(elem_id="admin-actions", interactive=False, wrap=False, max_height=320)
         build_rating_admin(ctx, admin, LOCKED, export_link)  # the Human ratings section
 
     def require(admin_id, event: str, request: gr.Request | None) -> None:
@@ -101,8 +180,22 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
 
     def flagged_table() -> pd.DataFrame:
         rows = flagged_votes(ctx.store.db())
-        return pd.DataFrame(rows, columns=["vote_id", "voter", "outcome", "created_at", "excluded", "reviewed",
-                                           "reason"])
+        table = pd.DataFrame(rows, columns=["vote_id", "voter", "outcome", "created_at", "excluded", "reviewed",
+                                            "reason"])
+        for column in ("excluded", "reviewed"):
+            table[column] = ["yes" if value else "no" for value in table[column]]
+        return table.rename(columns={"vote_id": "Vote", "voter": "Voter", "outcome": "Outcome",
+                                     "created_at": "When (UTC)", "excluded": "Excluded", "reviewed": "By an admin",
+                                     "reason": "Reason"})
+
+    def tables() -> list:
+        """Every table the admin's actions change, read again: annotators, flagged votes, coverage, the log; and
+        the annotators menu."""
+        db = ctx.store.db()
+        flags = annotator_flags(db)
+        names = [EVERY_ANNOTATOR, *((name, name) for name in flags["Annotator"])]
+        return [flags, flagged_table(), model_table(db), pair_table(db), prompt_table(db), admin_actions(db),
+                gr.update(choices=names)]
 
     def do_unlock(given: str, admin_id, request: gr.Request = None):
         holder = Holder.of(request)
@@ -119,24 +212,56 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
                     raise refusal("Wrong admin password.", "admin_unlock", request, warn=True)
                 attempt.succeeded()
             admin_id = ctx.admins.open(holder)
-        db = ctx.store.db()
-        return (admin_id, gr.update(visible=False), gr.update(visible=True), annotator_stats(db),
-                flagged_table(), votes_per_model(db), votes_per_pair(db), votes_per_prompt(db), "")
+        return [admin_id, gr.update(visible=False), gr.update(visible=True), "", *tables()]
 
-    def do_review(exclude: bool, admin_id, vote: float | None, request: gr.Request | None):
-        event = f"admin_review_{'exclude' if exclude else 'include'}"
+    def do_bulk(exclude: bool, admin_id, annotator, rule, reason, request: gr.Request | None):
+        """One action on all of an annotator's votes, or all of a rule's (of every annotator, or of one)."""
+        event = f"admin_bulk_{'exclude' if exclude else 'include'}"
         require(admin_id, event, request)
-        if vote is None:
-            raise refusal("Enter the id of a vote from the table.", event, request)
         try:
-            review_vote(ctx.store.db(), int(vote), exclude=exclude)
-        except LookupError as error:
-            raise refusal(error, event, request)
+            result = review_votes(ctx.store.db(), exclude=exclude, reason=reason,
+                                  annotator=annotator if isinstance(annotator, str) and annotator else None,
+                                  rule=rule if isinstance(rule, str) and rule else None)
+        except ReviewError as error:
+            refusal(error, event, request)
+            return [refused_text(str(error)), *[gr.skip()] * 7]
         except sqlite3.OperationalError as error:
-            raise gr.Error(unwritable(error, event, request), print_exception=False)
+            return [refused_text(unwritable(error, event, request)), *[gr.skip()] * 7]
         if ctx.stats is not None:  # the sampler counts non-excluded votes: it reads them again, in the background
             ctx.stats.reload(ctx.store.db())
-        return flagged_table()
+        return [done(result.message), *tables()]
+
+    def do_review(exclude: bool, admin_id, vote: float | None, reason: str, request: gr.Request | None):
+        event = f"admin_review_{'exclude' if exclude else 'include'}"
+        require(admin_id, event, request)
+        try:
+            if vote is None:
+                raise ReviewError("Enter the id of a vote from the flagged votes table (or click its row).")
+            result = review_votes(ctx.store.db(), exclude=exclude, reason=reason, vote_id=int(vote))
+        except (ReviewError, ValueError, OverflowError) as error:
+            refusal(error, event, request)
+            return [refused_text(str(error)), *[gr.skip()] * 7]
+        except sqlite3.OperationalError as error:
+            return [refused_text(unwritable(error, event, request)), *[gr.skip()] * 7]
+        if ctx.stats is not None:
+            ctx.stats.reload(ctx.store.db())
+        return [done(result.message), *tables()]
+
+    def pick_annotator(table: pd.DataFrame, evt: gr.SelectData):
+        """A click on a row of the annotators table chooses that annotator."""
+        row = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
+        try:
+            return str(table.iloc[int(row)]["Annotator"])
+        except (IndexError, KeyError, ValueError, TypeError):
+            return gr.skip()
+
+    def pick_vote(table: pd.DataFrame, evt: gr.SelectData):
+        """A click on a row of the flagged votes chooses that vote."""
+        row = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
+        try:
+            return int(table.iloc[int(row)]["Vote"])
+        except (IndexError, KeyError, ValueError, TypeError):
+            return gr.skip()
 
     def do_export(fmt: str, admin_id, request: gr.Request | None) -> str:
         event = f"admin_export_{fmt}"
@@ -146,9 +271,16 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
         except SessionEnded:  # the session ended (or the server began to stop) while the file was written
             raise refusal(LOCKED, event, request)
 
+    def bulk_handler(exclude: bool):
+        def handler(admin_id, annotator, rule, reason, request: gr.Request = None):
+            return do_bulk(exclude, admin_id, annotator, rule, reason, request)
+
+        handler.__name__ = f"admin_bulk_{'exclude' if exclude else 'include'}"
+        return handler
+
     def review_handler(exclude: bool):
-        def handler(admin_id, vote: float | None, request: gr.Request = None):
-            return do_review(exclude, admin_id, vote, request)
+        def handler(admin_id, vote: float | None, reason: str = ONE_VOTE_REASON, request: gr.Request = None):
+            return do_review(exclude, admin_id, vote, reason, request)
 
         handler.__name__ = f"admin_review_{'exclude' if exclude else 'include'}"
         return handler
@@ -161,12 +293,20 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
         return handler
 
     do_unlock.__name__ = "admin_unlock"
+    refreshed = [stats, flagged, per_model, per_pair, per_prompt, actions, review_annotator]
     # One unlock at a time on the server: guesses cannot run in parallel (the throttle counts them anyway).
     gr.on([unlock.click, password_box.submit], do_unlock, [password_box, admin],
-          [admin, lock_box, admin_box, stats, flagged, per_model, per_pair, per_prompt, password_box],
-          api_visibility="private", show_progress="hidden", concurrency_limit=1, concurrency_id="admin_unlock")
+          [admin, lock_box, admin_box, password_box, *refreshed],
+          api_visibility="private", show_progress="hidden", concurrency_limit=1, concurrency_id="admin_unlock"
+          ).success(None, js=CLOSE_TOASTS_JS)  # a refused unlock's message (a toast) does not outlive the unlock
+    for exclude, button in ((True, exclude_all), (False, include_all)):
+        button.click(bulk_handler(exclude), [admin, review_annotator, review_rule, review_reason],
+                     [review_message, *refreshed], api_visibility="private")
     for exclude, button in ((False, include_button), (True, exclude_button)):
-        button.click(review_handler(exclude), [admin, vote_id], flagged, api_visibility="private")
+        button.click(review_handler(exclude), [admin, vote_id, vote_reason], [vote_message, *refreshed],
+                     api_visibility="private")
+    stats.select(pick_annotator, stats, review_annotator, api_visibility="private")
+    flagged.select(pick_vote, flagged, vote_id, api_visibility="private")
     for fmt, button in export_buttons.items():
         button.click(export_handler(fmt), [admin], export_file, api_visibility="private")
     # these answer only a page holding an admin session: the front door refuses them without a Gradio session

@@ -24,53 +24,35 @@ from datamodel.settings import Settings
 from datamodel.connection import Store
 from arena.rendition_keeper import RenditionKeeper
 from arena.web.admin_session import AdminSessions, Holder
-from arena.web.admin_tab import build_admin_tab
-from arena.web.arena_tab import KEYBOARD_JS, build_arena_tab
+from arena.web.admin_tab import ADMIN_CSS, build_admin_tab
+from arena.web.arena_tab import ARENA_CSS, KEYBOARD_JS, build_arena_tab
 from arena.web.context import AppContext
 from arena.web.forwarding import TrustedForwarding, warn_untrusted_proxy
 from arena.web.front_door import FrontDoor, request_cookie
 from arena.web.leaderboard_tab import LEADERBOARD_POLL_S, build_leaderboard_tab, leaderboard_script
 from arena.web.ratings_tab import build_ratings_tab, rating_css, rating_script
 
+# The page's own look beside each tab's (the arena's: arena.web.arena_tab.ARENA_CSS): on a phone, Plotly's toolbar
+# (which a touch screen shows at all times) would cover the charts' titles, so it goes there.
 CSS = """
-#prompt h3 { margin: 0.2em 0; }
-#reveal { min-height: 1.5em; }
-.gradio-container:has(#reveal .voted) :is(#vote-a, #vote-b, #vote-tie, #vote-both-bad) {
-    opacity: 0.45; pointer-events: none; }
-.gradio-container:has(#reveal .voted) #skip-battle, .gradio-container:not(:has(#reveal .voted)) #next-battle {
-    display: none; }
-/* until both images of the battle on screen have loaded (KEYBOARD_JS), no vote: the keys check the same */
-.images-pending :is(#vote-a, #vote-b, #vote-tie, #vote-both-bad) { opacity: 0.45; pointer-events: none; }
-#vote-bar { gap: 8px; flex-wrap: nowrap; }
-#vote-bar > button { flex: 1 1 0; }
-#signin-message p { color: var(--error-text-color, #b91c1c); }
-/* on a phone the vote bar stays at the bottom of the screen (fixed: Gradio's containers clip sticky ones): two
-   rows of two, then Next or Skip */
-@media (max-width: 640px) {
-    #vote-bar { position: fixed; left: 0; right: 0; bottom: 0; z-index: 20; display: grid !important;
-                grid-template-columns: 1fr 1fr; gap: 6px; padding: 6px 8px; background: var(--background-fill-primary);
-                box-shadow: 0 -3px 6px rgba(0, 0, 0, 0.15); }
-    /* room to scroll the reveal's last line above the bar: its height, measured by KEYBOARD_JS (a rule in @media
-       applies only inside Gradio's .contain, so the room is the arena column's padding) */
-    #arena-box { padding-bottom: calc(var(--vote-bar-height, 150px) + 8px) !important; }
-    #vote-bar > button { min-width: 0 !important; }
-    #next-battle, #skip-battle { grid-column: span 2; }
-}
-.battle-image { margin: 0; }
-.battle-image img { cursor: zoom-in; }
-/* a clicked image fills the window; another click or Escape puts it back */
-.battle-image.enlarged { position: fixed; inset: 0; z-index: 1000; margin: 0; padding: 1em; cursor: zoom-out;
-                         background: rgba(0, 0, 0, 0.88); color: #fff; display: flex; flex-direction: column;
-                         align-items: center; justify-content: center; }
-.battle-image.enlarged img { width: auto; max-width: 96vw; max-height: 90vh; cursor: zoom-out; }
-.battle-image figcaption { font-weight: 600; margin-bottom: 0.3em; }
-/* the window's height less the header, prompt and buttons (about 500 px), so the vote buttons stay in view, and
-   less again when the status line or the prompt is taller (--image-fit, set by KEYBOARD_JS); images arrive as display
-   renditions (already resampled to one size), so the browser scales them smoothly */
-.battle-image img { width: 100%; aspect-ratio: 1 / 1; object-fit: contain;
-                    max-height: min(var(--image-fit, 100vh), max(240px, calc(100vh - 540px)));
-                    border: 1px solid var(--border-color-primary); border-radius: 6px; }
+@media (max-width: 640px), (hover: none) { .js-plotly-plot .modebar-container { display: none !important; } }
 """
+
+
+def page_theme() -> gr.themes.Base:
+    """Gradio's default theme with fonts that render every weight the page uses.
+
+    The default theme loads Source Sans Pro and IBM Plex Mono in weights 400 and 600, and the 600 files Gradio ships
+    are stubs of a few kilobytes with a handful of glyphs: bold text (every button, heading and table header) mixed
+    two typefaces, the missing glyphs drawn by a fallback font. The theme loads the complete 400 and 700 files
+    instead; CSS then draws weight 600 with the 700 face (the nearest heavier one), and every glyph comes from one
+    font (tests/test_browser_layout.py checks each weight the page uses).
+    """
+    return gr.themes.Default(
+        font=(gr.themes.LocalFont("Source Sans Pro", weights=(400, 700)), "ui-sans-serif", "system-ui", "sans-serif"),
+        font_mono=(gr.themes.LocalFont("IBM Plex Mono", weights=(400, 700)), "ui-monospace", "Consolas", "monospace"))
+
+
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 MEDIA_CACHE_BYTES = 64 * 1024 * 1024  # battle image bytes kept in memory per server process
 EXPORT_CHUNK_BYTES = 1024 * 1024  # an admin's export is streamed this many bytes at a time
@@ -96,24 +78,35 @@ def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | 
     # Files Gradio hands out live in its cache, open to any client with the address; drop them after an hour (and
     # all of them at a restart). No vote export goes there: exports have their own one-time route (AdminExports).
     with gr.Blocks(title="T2I Arena", analytics_enabled=False, delete_cache=GRADIO_CACHE_CLEANUP) as blocks:
-        gr.Markdown("# Text-to-image arena\nWhich image shows the prompt better? Model names appear after your vote.")
+        gr.Markdown("# Text-to-image arena\nWhich image shows the prompt better? Model names appear after your vote.",
+                    elem_id="page-title")
         # While the leaderboard tab is open it asks for the latest snapshot every few seconds (one small query).
         timer = gr.Timer(LEADERBOARD_POLL_S, active=False)
         # This page's admin session id once its Admin tab is unlocked; the leaderboard reads it too (an annotator's
         # results are the admin's to see), as it reads who signed in on the Arena tab.
         admin = gr.State(None)
-        with gr.Tabs():
+        with gr.Tabs() as tabs:
             with gr.Tab("Arena", id="arena") as arena_tab:
-                signed_in = build_arena_tab(ctx)
+                arena = build_arena_tab(ctx)
             with gr.Tab("Ratings", id="ratings") as ratings_tab:
                 build_ratings_tab(ctx)
             with gr.Tab("Leaderboard", id="leaderboard") as leaderboard_tab:
-                build_leaderboard_tab(ctx, leaderboard_tab, timer, signed_in, admin)
+                voter_menu = build_leaderboard_tab(ctx, leaderboard_tab, timer, arena.state, admin)
             with gr.Tab("Admin", id="admin") as admin_tab:
                 build_admin_tab(ctx, admin)
         leaderboard_tab.select(lambda: gr.Timer(active=True), None, timer, api_visibility="private")
         for other in (arena_tab, ratings_tab, admin_tab):
             other.select(lambda: gr.Timer(active=False), None, timer, api_visibility="private")
+
+        def your_board(session) -> list:
+            """The reveal's "See your own leaderboard": the Leaderboard tab, its Voter menu on the signed-in
+            annotator (whose own results the menu offers them alone)."""
+            name = getattr(getattr(session, "annotator", None), "name", None)
+            if not isinstance(name, str):
+                return [gr.skip(), gr.skip(), gr.skip()]
+            return [gr.Tabs(selected="leaderboard"), gr.update(value=name), gr.Timer(active=True)]
+
+        arena.your_board.click(your_board, arena.state, [tabs, voter_menu, timer], api_visibility="private")
     # api_open=False: an event that goes through the queue cannot be posted straight to /gradio_api/run/predict by
     # its fn_index, which would skip the queue's concurrency limits (the votes and battles, queue=False, still can).
     blocks.queue(default_concurrency_limit=8, api_open=False)
@@ -319,7 +312,8 @@ def create_server(settings: Settings):
     app = gr.mount_gradio_app(
         FastAPI(openapi_url=None, docs_url=None, redoc_url=None, lifespan=lifespan), blocks, path="/",
         server_name=settings.host, server_port=settings.port,
-        head=KEYBOARD_JS + rating_script() + leaderboard_script(ctx.store.db()), css=CSS + rating_css(),
+        head=KEYBOARD_JS + rating_script() + leaderboard_script(ctx.store.db()), css=CSS + ARENA_CSS + ADMIN_CSS + rating_css(),
+        theme=page_theme(),
         footer_links=["api"], run_history=False,
     )  # no allowed_paths: Gradio would serve those folders to anyone (admin exports have their own route)
     served = BattleMedia(AdminExports(app, ctx.admins), ctx.store, renditions)

@@ -12,23 +12,143 @@ annotations would be evaluated anew each time.
 
 
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 
 import gradio as gr
 
 from arena import session as sessions
 from datamodel.annotators import SignInError, first_guidelines_visit
+from datamodel.models import model_details
+from datamodel.standing import standing
 from sampling.draws import NoBattleAvailable
 from datamodel.votes import OUTCOME_LABELS, VoteRejected
 from arena.ratelimit import RateLimited, client_address
 from arena.web.context import AppContext, refusal, unwritable
-from arena.web.render import (escape_markdown, guidelines_markdown, image_html, load_guidelines, prompt_markdown,
-                              reveal_html, speed_notice, status_markdown)
+from arena.web.render import (KEY_HINTS, escape_markdown, guidelines_markdown, image_html,
+                              load_guidelines, prompt_markdown, reveal_html, speed_notice, status_markdown)
 from suites.registry import suite_title
 
 ALL_SUITES = "All suites"
 BUTTON_IDS = {"A": "vote-a", "B": "vote-b", "tie": "vote-tie", "both_bad": "vote-both-bad"}
 BUTTON_KEYS = {"A": "A", "B": "B", "tie": "T", "both_bad": "X"}
+
+# What a newcomer reads before signing in: the task, and what the token is.
+HOW_IT_WORKS = (
+    "**How it works.** You see a prompt and two images that two different models made from it, without their names. "
+    "Pick the image that shows the prompt better (or *Tie*, or *Both are bad*); the models' names appear after your "
+    "vote, and the votes make the leaderboard."
+)
+SIGN_UP = ("**Sign in** with a name and a token of your choice. The token is a password you make up now (at least "
+           "{min} characters) and type again with the same name next time: it keeps your votes yours.")
+SIGN_IN = "**Sign in** with the name and token your admin gave you."
+
+# The page's look while voting (with the page-wide CSS of arena.web.app).
+ARENA_CSS = """
+/* once signed in, the page's title goes: the battle gets the room (KEYBOARD_JS marks the page "arena-playing") */
+.arena-playing #page-title { display: none !important; }
+#arena-box { gap: 6px !important; }
+#arena-top { align-items: center; gap: 8px; flex-wrap: wrap !important; }
+#arena-top > #status { flex: 1 1 300px !important; min-width: 300px !important; }
+#status p { margin: 0.15em 0; }
+#prompt h3 { margin: 0.1em 0; }
+#prompt p { margin: 0.1em 0; }
+#reveal .reveal { line-height: 1.4; min-height: 1.4em; }
+#battle-images .html-container, #reveal .html-container { padding-top: 0 !important; padding-bottom: 0 !important; }
+/* the names and the vote on one line (each name is also over its image, whole in its tooltip) */
+#reveal .reveal-line { display: block; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.arena-warning { display: inline-block; padding: 1px 8px; border-left: 3px solid #d97706; border-radius: 3px;
+                 background: #fff7ed; color: #7c2d12; font-weight: 600; }
+.arena-note { color: var(--body-text-color-subdued); }
+.reveal .your-board { margin-left: 4px; padding: 1px 10px; border-radius: 6px; cursor: pointer;
+                      border: 1px solid var(--button-primary-border-color, #f97316); font-weight: 600;
+                      background: var(--button-secondary-background-fill, #f4f4f5); color: inherit; }
+.arena-hidden { display: none !important; }
+.gradio-container:has(#reveal .voted) :is(#vote-a, #vote-b, #vote-tie, #vote-both-bad) {
+    opacity: 0.45; pointer-events: none; }
+.gradio-container:has(#reveal .voted) #skip-battle, .gradio-container:not(:has(#reveal .voted)) #next-battle {
+    display: none; }
+/* until both images of the battle on screen have loaded (KEYBOARD_JS), no vote: the keys check the same */
+.images-pending :is(#vote-a, #vote-b, #vote-tie, #vote-both-bad) { opacity: 0.45; pointer-events: none; }
+#vote-bar { gap: 8px; flex-wrap: nowrap; }
+#vote-bar > button { flex: 1 1 0; }
+#signin-message p { color: var(--error-text-color, #b91c1c); }
+/* the keyboard shortcuts, only where there is a keyboard and a fine pointer (never on a touch screen) */
+.key-hint { display: none; }
+@media (hover: hover) and (pointer: fine) {
+    .key-hint { display: inline; }
+    #vote-a::after { content: "\\00a0(A)"; }
+    #vote-b::after { content: "\\00a0(B)"; }
+    #vote-tie::after { content: "\\00a0(T)"; }
+    #vote-both-bad::after { content: "\\00a0(X)"; }
+    #next-battle::after { content: "\\00a0(N)"; }
+    #skip-battle::after { content: "\\00a0(N)"; }
+}
+/* the two images side by side, or one above the other where that makes them larger (a phone): KEYBOARD_JS sets
+   their size (--image-size) so that the vote bar (on a phone: the images, above the fixed bar) stays in view */
+#battle-images { gap: 12px; flex-wrap: nowrap !important; }
+#battle-images > * { min-width: 0 !important; flex: 1 1 0 !important; }
+.arena-stacked #battle-images { flex-direction: column !important; }
+#battle-images .battle-image { margin: 0; display: flex; flex-direction: column; align-items: center; }
+#battle-images .battle-image img { display: block; width: var(--image-size, min(100%, calc(100vh - 380px)));
+    height: var(--image-size, auto); max-width: 100%; aspect-ratio: 1 / 1; object-fit: contain;
+    border: 1px solid var(--border-color-primary); border-radius: 6px; cursor: zoom-in; }
+/* a caption of two lines, before the vote too: the side, then the model's name and a line about it; a long name is
+   cut with an ellipsis (the whole in its tooltip) rather than pushing the image down */
+#battle-images figcaption { width: var(--image-size, 100%); max-width: 100%; height: 2.6em; overflow: hidden;
+                            display: flex; flex-direction: column; line-height: 1.3em; }
+#battle-images figcaption > span { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+#battle-images .model-name { font-weight: 700; }
+#battle-images .model-about { font-size: 0.85em; color: var(--body-text-color-subdued); }
+.battle-image img { cursor: zoom-in; }
+/* a clicked image fills the window; another click or Escape puts it back (and until then no key votes) */
+.battle-image.enlarged { position: fixed; inset: 0; z-index: 1000; margin: 0; padding: 1em; cursor: zoom-out;
+                         background: rgba(0, 0, 0, 0.88); color: #fff; display: flex; flex-direction: column;
+                         align-items: center; justify-content: center; }
+.battle-image.enlarged img { width: auto !important; height: auto !important; max-width: 96vw; max-height: 84vh;
+                             cursor: zoom-out; }
+.battle-image.enlarged figcaption { color: #fff; }
+.battle-image.enlarged figcaption * { color: #fff !important; }
+.battle-image.enlarged::before { content: "✕  Close: click anywhere or press Esc"; position: absolute; top: 12px;
+                                 right: 14px; padding: 6px 12px; border-radius: 6px; font-weight: 700;
+                                 background: rgba(255, 255, 255, 0.18); }
+@media (hover: none), (pointer: coarse) { .battle-image.enlarged::before { content: "✕  Close: tap anywhere"; } }
+.battle-image figcaption { font-weight: 600; margin-bottom: 0.3em; }
+/* on a phone the vote bar stays at the bottom of the screen (fixed: Gradio's containers clip sticky ones), in two
+   rows: A and B, then Tie, Both bad and Skip (Next after the vote); the reveal sits on it */
+#arena-menu { display: none !important; }
+.arena-menu-toggle { padding: 4px 10px; border-radius: 6px; border: 1px solid var(--border-color-primary);
+                     background: var(--button-secondary-background-fill, #f4f4f5); font-weight: 600;
+                     white-space: nowrap; color: inherit; }
+@media (max-width: 640px) {
+    #status { font-size: 0.88em; }
+    /* the status over the whole width, the toggle at the right of its first line */
+    #arena-top { flex-wrap: wrap !important; row-gap: 6px; position: relative; }
+    #arena-top > #status { flex: 1 1 100% !important; min-width: 100% !important; }
+    #status p:first-child { padding-right: 84px; }
+    #arena-menu { display: block !important; position: absolute !important; top: 0; right: 0; min-width: 0 !important;
+                  width: auto !important; z-index: 2; }
+    /* the suite menu, the expected outcome and Sign out, folded until the toggle opens them (Gradio prefixes every
+       selector in a @media rule with its container and splits it at each comma: no :is() lists, no html classes) */
+    #arena-top:not(.menu-open) > #suite-filter { display: none !important; }
+    #arena-top:not(.menu-open) > #show-expected { display: none !important; }
+    #arena-top:not(.menu-open) > #sign-out { display: none !important; }
+    #arena-top > #suite-filter { flex: 1 1 100% !important; min-width: 100% !important; }
+    #vote-bar { position: fixed; left: 0; right: 0; bottom: 0; z-index: 20; display: grid !important;
+                grid-template-columns: repeat(6, 1fr); gap: 6px; padding: 6px 8px;
+                background: var(--background-fill-primary); box-shadow: 0 -3px 6px rgba(0, 0, 0, 0.15); }
+    #vote-bar > button { min-width: 0 !important; padding-left: 4px !important; padding-right: 4px !important; }
+    #vote-a, #vote-b { grid-column: span 3; }
+    #vote-tie, #vote-both-bad, #next-battle, #skip-battle { grid-column: span 2; }
+    /* room under the arena as tall as the bar (measured by KEYBOARD_JS): the guidelines scroll above it */
+    #arena-box { padding-bottom: calc(var(--vote-bar-height, 110px) + 8px) !important; }
+    #reveal:has(.voted) { position: fixed; left: 0; right: 0; bottom: var(--vote-bar-height, 110px); z-index: 19;
+                          margin: 0; padding: 6px 10px; max-height: 45vh; overflow-y: auto; font-size: 0.92em;
+                          background: var(--background-fill-primary); border-top: 1px solid var(--border-color-primary);
+                          box-shadow: 0 -3px 6px rgba(0, 0, 0, 0.08); }
+    #reveal .reveal-line { white-space: normal; }
+}
+"""
 
 KEYBOARD_JS = """
 <script>
@@ -39,15 +159,22 @@ document.addEventListener('keydown', (event) => {
   const typing = target && ((target.tagName === 'INPUT' && !['checkbox', 'radio', 'button', 'submit'].includes(
     target.type)) || target.tagName === 'TEXTAREA' || target.tagName === 'SELECT' || target.isContentEditable);
   if (typing) return;
-  if (event.key === 'Escape') { document.querySelectorAll('.battle-image.enlarged').forEach(
-    (figure) => figure.classList.remove('enlarged')); return; }
   const ids = {a: ['vote-a'], b: ['vote-b'], t: ['vote-tie'], x: ['vote-both-bad'], n: ['next-battle', 'skip-battle'],
                '1': ['vote-a'], '2': ['vote-b'], '3': ['vote-tie'], '4': ['vote-both-bad']};
+  // an enlarged image holds the keys: Escape (or a shortcut) puts it back, and nothing votes while it is enlarged
+  const enlarged = document.querySelectorAll('.battle-image.enlarged');
+  if (enlarged.length) {
+    if (event.key === 'Escape' || ids[event.key.toLowerCase()]) {
+      event.preventDefault();
+      enlarged.forEach((figure) => figure.classList.remove('enlarged'));
+    }
+    return;
+  }
   const voted = document.querySelector('#reveal .voted') !== null;
   for (const id of ids[event.key.toLowerCase()] || []) {
     const button = document.getElementById(id);
     if (id.startsWith('vote-') && (voted || !window.arenaImagesShown())) return;
-    if (button && !button.disabled && button.offsetParent !== null) { event.preventDefault(); button.click(); return; }
+    if (button && !button.disabled && button.getClientRects().length) { event.preventDefault(); button.click(); return; }
   }
 });
 // Votes wait until both images of the battle on screen have loaded: until then the page carries the class
@@ -57,13 +184,16 @@ window.arenaImagesShown = () => {
   return images.length === 2 && images.every((img) => img.complete && img.naturalWidth > 0);
 };
 const arenaMarkImages = () => document.documentElement.classList.toggle('images-pending', !window.arenaImagesShown());
-const arenaImageEvent = () => { arenaMarkImages(); arenaFitImages(); };
+const arenaImageEvent = () => { arenaMarkImages(); arenaLayout(); };
 document.addEventListener('load', arenaImageEvent, true);  // image loads do not bubble: listen while capturing
 document.addEventListener('error', arenaImageEvent, true);
 // On a phone the vote bar is fixed over the bottom of the screen: the page keeps room under the arena as tall as the
-// bar (CSS reads --vote-bar-height), so the reveal's last line scrolls above it whatever the bar's rows take.
-const arenaBarSize = new ResizeObserver((entries) => entries.forEach((entry) => document.documentElement.style
-  .setProperty('--vote-bar-height', `${Math.ceil(entry.target.getBoundingClientRect().height)}px`)));
+// bar (CSS reads --vote-bar-height), and the reveal sits on it.
+const arenaBarSize = new ResizeObserver((entries) => entries.forEach((entry) => {
+  document.documentElement.style.setProperty('--vote-bar-height',
+                                             `${Math.ceil(entry.target.getBoundingClientRect().height)}px`);
+  arenaLayout();
+}));
 let arenaBar = null;
 const arenaWatchBar = () => {
   const bar = document.getElementById('vote-bar');
@@ -72,37 +202,88 @@ const arenaWatchBar = () => {
   arenaBar = bar;
   arenaBarSize.observe(bar);
 };
-// On a wider screen the vote bar follows the images: when the status line (a warning, the end of a suite) and the
-// prompt take more room than usual, the images shrink (to 160 px at least) so the buttons, the reveal and Next stay
-// in the window; CSS reads --image-fit. A phone's bar is fixed to the screen instead.
-const arenaFitImages = () => {
+// The images' size (CSS reads --image-size): as large as the window allows with everything else of the battle in
+// view, the page scrolled to its top. On a wide screen the vote bar and the reveal stay in the window under the two
+// images; on a phone, whose bar is fixed to the bottom of the screen, both images stay above the bar, side by side
+// or one above the other (class "arena-stacked"), whichever makes them larger. Once signed in the page also carries
+// "arena-playing" (CSS folds the page's title).
+const arenaLayout = () => {
   const root = document.documentElement;
   const bar = document.getElementById('vote-bar');
-  const image = document.querySelector('#image-a img');
-  if (!bar || !image || window.innerWidth <= 640 || bar.offsetParent === null) {
-    root.style.removeProperty('--image-fit');
-    return;
-  }
-  const spare = window.innerHeight - 8 - (bar.getBoundingClientRect().bottom + window.scrollY);
-  const fit = `${Math.max(160, Math.floor(image.getBoundingClientRect().height + spare))}px`;
-  if (root.style.getPropertyValue('--image-fit') !== fit) root.style.setProperty('--image-fit', fit);
+  const row = document.getElementById('battle-images');
+  const caption = document.querySelector('#image-a figcaption');
+  const playing = !!bar && bar.getClientRects().length > 0 && !!row;
+  root.classList.toggle('arena-playing', playing);
+  if (!playing || !caption) return;
+  const phone = window.innerWidth <= 640;
+  const gap = 12, margin = 8, least = 120;
+  const html = document.getElementById('image-a');
+  const image = html && html.querySelector('img');
+  if (!image) return;
+  const rowBox = row.getBoundingClientRect(), htmlBox = html.getBoundingClientRect();
+  const below = phone ? rowBox.bottom : bar.getBoundingClientRect().bottom;  // what must be in view
+  const room = window.innerHeight - margin - (phone ? bar.getBoundingClientRect().height : 0);
+  const height = room - (below + window.scrollY - rowBox.height);  // for the images' row, the rest of the page kept
+  const around = htmlBox.height - image.getBoundingClientRect().height;  // one image's caption, margins, padding
+  const inset = htmlBox.width - image.parentElement.getBoundingClientRect().width;  // the component's padding
+  const width = row.clientWidth;
+  const side = Math.min((width - gap) / 2 - inset, height - around);
+  const stacked = Math.min(width - inset, (height - gap) / 2 - around);
+  const stack = phone && stacked > side + 8;
+  root.classList.toggle('arena-stacked', stack);
+  const size = `${Math.floor(Math.max(least, stack ? stacked : side))}px`;
+  if (root.style.getPropertyValue('--image-size') !== size) root.style.setProperty('--image-size', size);
 };
-window.addEventListener('resize', arenaFitImages);
+window.addEventListener('resize', arenaLayout);
+// Changes of the page are looked at once per frame: measuring the layout at every change Gradio makes while it draws
+// an answer would make the browser lay the page out again each time.
+let arenaFrameAsked = false;
+const arenaOnChange = () => {
+  if (arenaFrameAsked) return;
+  arenaFrameAsked = true;
+  requestAnimationFrame(() => { arenaFrameAsked = false; arenaMarkImages(); arenaWatchBar(); arenaLayout(); });
+};
 const arenaWatchImages = () => {
-  new MutationObserver(() => { arenaMarkImages(); arenaWatchBar(); arenaFitImages(); }).observe(
-    document.body, {childList: true, subtree: true});
+  new MutationObserver(arenaOnChange).observe(document.body, {childList: true, subtree: true});
   arenaMarkImages();
   arenaWatchBar();
-  arenaFitImages();
+  arenaLayout();
 };
 // the page may add this script after the document has loaded
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', arenaWatchImages);
 else arenaWatchImages();
-// A click on a battle image enlarges it over the page; another click (or Escape) puts it back.
+// Next battle shows the new prompt: the page goes back to its top when the prompt is not at the top of the screen.
+window.arenaShowPrompt = () => requestAnimationFrame(() => {
+  const prompt = document.getElementById('prompt');
+  if (prompt && (window.innerWidth <= 640 || prompt.getBoundingClientRect().top < 0)) window.scrollTo(0, 0);
+});
+// A click on a battle image enlarges it over the page; another click (or Escape) puts it back. The button the
+// reveal offers after enough votes opens the voter's own leaderboard (a hidden button of the page does it).
 document.addEventListener('click', (event) => {
+  if (event.target.closest && event.target.closest('.reveal .your-board')) {
+    const open = document.getElementById('open-your-board');
+    if (open) open.click();
+    return;
+  }
+  if (event.target.closest && event.target.closest('.battle-image a')) return;  // a model card link opens
   const figure = event.target.closest && event.target.closest('.battle-image');
   if (figure && figure.querySelector('img')) figure.classList.toggle('enlarged');
 });
+// a phone's folded controls: the toggle opens and closes them
+document.addEventListener('click', (event) => {
+  const toggle = event.target.closest && event.target.closest('.arena-menu-toggle');
+  if (!toggle) return;
+  const top = document.getElementById('arena-top');
+  if (!top) return;
+  const open = top.classList.toggle('menu-open');
+  toggle.setAttribute('aria-expanded', String(open));
+});
+// "vote again in 14 s": the page counts the seconds down
+setInterval(() => document.querySelectorAll('.countdown[data-seconds]').forEach((span) => {
+  const left = Math.max(0, Number(span.dataset.seconds) - 1);
+  span.dataset.seconds = String(left);
+  span.textContent = String(left);
+}), 1000);
 </script>
 """
 
@@ -114,11 +295,15 @@ VOTE_JS = """
 }
 """
 
-# Next battle, in the browser: show the battle that came with the vote (its images are already loaded).
+# Next battle, in the browser: show the battle that came with the vote (its images are already loaded), and the page
+# from the new prompt on.
 NEXT_JS = """
-(next, expected, ...current) => next ? [
-  expected && next.prompt_expected ? next.prompt_expected : next.prompt, next.image_a, next.image_b,
-  '<div class="reveal"></div>', next.token ? `${next.token}@${Date.now()}` : '', null] : current
+(next, expected, ...current) => {
+  if (!next) return current;
+  if (window.arenaShowPrompt) window.arenaShowPrompt();
+  return [expected && next.prompt_expected ? next.prompt_expected : next.prompt, next.image_a, next.image_b,
+          '<div class="reveal"></div>', next.token ? `${next.token}@${Date.now()}` : '', null];
+}
 """
 
 # Staying signed in: the token the sign-in answered is kept in the browser's local storage; a reload sends it back.
@@ -128,6 +313,15 @@ READ_RESUME_JS = f"() => [localStorage.getItem('{RESUME_KEY}') || '']"
 FORGET_RESUME_JS = f"(...inputs) => {{ localStorage.removeItem('{RESUME_KEY}'); return inputs; }}"
 
 NO_BATTLE_LEFT = "No battle left to show here. Pick another suite, or come back when there are new images."
+
+
+@dataclass(frozen=True)
+class ArenaTab:
+    """What the rest of the page wires to the arena tab: the signed-in session, and the hidden button that the
+    reveal's "See your own leaderboard" clicks."""
+
+    state: gr.State
+    your_board: gr.Button
 
 
 def read_on_screen(value) -> tuple:
@@ -152,46 +346,54 @@ def upcoming_view(battle) -> dict:
             "image_a": image_html(battle.media_token, "a", "A"), "image_b": image_html(battle.media_token, "b", "B")}
 
 
-def build_arena_tab(ctx: AppContext) -> gr.State:
+def build_arena_tab(ctx: AppContext) -> ArenaTab:
     settings = ctx.settings
     open_signup = not settings.annotator_accounts
     state = gr.State(None)  # an ArenaSession once signed in; held on the server
+    rules = settings.quality_rules
 
-    with gr.Column(visible=True) as signin_box:
-        gr.Markdown(
-            "Sign in to vote. " + ("Pick a name and a token (a password you will reuse)." if open_signup
-                                   else "Use the account your admin gave you.")
-        )
+    with gr.Column(visible=True, elem_id="signin-box") as signin_box:
+        gr.Markdown(HOW_IT_WORKS + "\n\n" + (SIGN_UP.format(min=settings.min_token_length) if open_signup
+                                             else SIGN_IN), elem_id="signin-intro")
         with gr.Row():
             name_box = gr.Textbox(label="Name", elem_id="signin-name", max_lines=1)
             token_box = gr.Textbox(label="Token", type="password", elem_id="signin-token", max_lines=1)
         signin_button = gr.Button("Sign in", variant="primary", elem_id="signin-button")
         signin_message = gr.Markdown(elem_id="signin-message")  # what went wrong; the form stays as typed
     with gr.Column(visible=False, elem_id="arena-box") as arena_box:
-        with gr.Row():
-            status = gr.Markdown(elem_id="status")
-            suite_filter = gr.Dropdown([ALL_SUITES], value=ALL_SUITES, label="Suite", elem_id="suite-filter", scale=0,
-                                       min_width=220)
-            show_expected = gr.Checkbox(label="Show expected outcome", value=False, elem_id="show-expected", scale=0)
-            sign_out_button = gr.Button("Sign out", size="sm", elem_id="sign-out", scale=0, min_width=90)
+        # one compact row: who, their votes and warnings; the suite menu, the expected outcome, sign out
+        with gr.Row(elem_id="arena-top"):
+            status = gr.Markdown(elem_id="status", min_height=0)
+            # on a phone the three controls are folded behind this toggle (KEYBOARD_JS opens and closes them)
+            gr.HTML('<button class="arena-menu-toggle" type="button" aria-expanded="false">Suite ▾</button>',
+                    elem_id="arena-menu", container=False, min_height=0)
+            suite_filter = gr.Dropdown([ALL_SUITES], value=ALL_SUITES, label="Suite", show_label=False,
+                                       container=False, elem_id="suite-filter", scale=0, min_width=190)
+            show_expected = gr.Checkbox(label="Show expected outcome", value=False, elem_id="show-expected", scale=0,
+                                        container=False, min_width=150)
+            sign_out_button = gr.Button("Sign out", size="sm", elem_id="sign-out", scale=0, min_width=80)
         prompt = gr.Markdown(elem_id="prompt")
         with gr.Row(equal_height=True, elem_id="battle-images"):
-            image_a = gr.HTML(elem_id="image-a")
-            image_b = gr.HTML(elem_id="image-b")
-        reveal = gr.HTML(elem_id="reveal")  # the names, in place under the images
-        # The vote bar (sticky at the bottom of a phone's screen, two rows of two). CSS shows one of the last two:
-        # Next battle after a vote (in the browser), Skip before it (from the server).
+            image_a = gr.HTML(elem_id="image-a", container=False)
+            image_b = gr.HTML(elem_id="image-b", container=False)
+        reveal = gr.HTML(elem_id="reveal", container=False)  # the names, in place under the images
+        # The vote bar (fixed at the bottom of a phone's screen). CSS shows one of the last two: Next battle after a
+        # vote (in the browser), Skip before it (from the server). The keys show on the buttons only where there is
+        # a keyboard (CSS).
         with gr.Row(elem_id="vote-bar"):
             vote_buttons = {
-                outcome: gr.Button(f"{OUTCOME_LABELS[outcome]} ({BUTTON_KEYS[outcome]})", elem_id=BUTTON_IDS[outcome],
+                outcome: gr.Button(OUTCOME_LABELS[outcome], elem_id=BUTTON_IDS[outcome],
                                    variant="primary" if outcome in ("A", "B") else "secondary", min_width=80)
                 for outcome in BUTTON_IDS
             }
-            next_button = gr.Button("Next battle (N)", variant="primary", elem_id="next-battle", min_width=80)
-            skip_button = gr.Button("Skip (N)", elem_id="skip-battle", min_width=80)
+            next_button = gr.Button("Next battle", variant="primary", elem_id="next-battle", min_width=80)
+            skip_button = gr.Button("Skip", elem_id="skip-battle", min_width=80)
+        # what the reveal's "See your own leaderboard" clicks (arena.web.app wires it to the Leaderboard tab)
+        your_board = gr.Button("Your leaderboard", elem_id="open-your-board", elem_classes=["arena-hidden"])
         # What "better" means, per suite; open on the annotator's first visit, folded on every later one.
         with gr.Accordion("Guidelines", open=True, elem_id="guidelines") as guidelines_box:
             guidelines = gr.Markdown(elem_id="guidelines-text")
+            gr.HTML(f'<p class="key-hint">{KEY_HINTS}</p>', elem_id="key-hints")
         on_screen = gr.Textbox(visible=False, elem_id="on-screen")  # the media token of the battle on screen
         upcoming = gr.JSON(visible=False, elem_id="upcoming")  # the next battle, sent with the vote (upcoming_view)
     issued = gr.Textbox(visible=False)  # the token that keeps this browser signed in (sessions.issue_resume)
@@ -205,34 +407,41 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
 
     guide = load_guidelines(Path(settings.guidelines_file) if settings.guidelines_file else None)  # read at start
 
-    def status(session: sessions.ArenaSession, suite: str | None, notice: str = "", error: str = "") -> str:
-        """The status line for ``session``: its annotator's votes and progress in ``suite`` (the battle's)."""
-        progress = None
-        if suite is not None:
-            progress = (*sessions.progress(ctx.store.db(), session.annotator.id, suite), suite_title(suite))
-        return status_markdown(session.annotator.name, session.votes, notice, progress=progress, error=error)
+    def trusted(session: sessions.ArenaSession) -> bool:
+        return session.annotator.source in rules.trusted_sources
 
-    def unsaved(session: sessions.ArenaSession, error: Exception, event: str, request, outputs: int) -> list:
+    def status(session: sessions.ArenaSession, suite: str | None, notice: str = "", error: str = "",
+               standing_now=None) -> str:
+        """The status line for ``session``: its annotator's votes cast and counted, the warnings of the quality
+        rules, and progress in ``suite`` (the chosen one; None: all suites)."""
+        db = ctx.store.db()
+        title = suite_title(suite) if suite is not None else "all suites"
+        progress = (*sessions.progress(db, session.annotator.id, suite), title)
+        standing_now = standing_now or standing(db, session.annotator.id, rules)
+        return status_markdown(session.annotator.name, standing_now, notice, progress=progress, error=error,
+                               rules=rules, trusted=trusted(session))
+
+    def unsaved(session: sessions.ArenaSession, error: Exception, event: str, request, outputs: int,
+                suite: str | None = None) -> list:
         """A vote or battle the database could not write (a full disk, a read-only file), told like a refusal."""
-        battle = session.battle or session.revealed
-        line = status(session, battle.suite if battle else None, error=unwritable(error, event, request))
+        line = status(session, suite, error=unwritable(error, event, request))
         return [gr.skip(), line, *[gr.skip()] * (outputs - 2)]
 
-    def refused(session: sessions.ArenaSession, error: Exception, event: str, request, outputs: int) -> list:
+    def refused(session: sessions.ArenaSession, error: Exception, event: str, request, outputs: int,
+                suite: str | None = None) -> list:
         """A refused vote or battle, told in words on the status line; everything else stays as it is, the session
         state included: a request refused because another of the same tab ran at the same time (a double click)
         must not write back the state it started from over the one the other request left."""
         refusal(error, event, request)  # the log line
-        battle = session.battle or session.revealed
-        line = status(session, battle.suite if battle else None, error=str(error))
+        line = status(session, suite, error=str(error))
         return [gr.skip(), line, *[gr.skip()] * (outputs - 2)]
 
-    def show(session: sessions.ArenaSession, expected: bool, message: str = "") -> list:
+    def show(session: sessions.ArenaSession, expected: bool, message: str = "", suite: str | None = None) -> list:
         """A battle loaded from the server (sign-in, skip, suite), unvoted; nothing waits behind it."""
         battle = session.battle
         body = prompt_markdown(battle, show_expected=expected is True) if battle else message or "No battle available."
         token = battle.media_token if battle else None
-        return [session, status(session, battle.suite if battle else None), body, image_html(token, "a", "A"),
+        return [session, status(session, suite), body, image_html(token, "a", "A"),
                 image_html(token, "b", "B"), reveal_html(None), token or "", None]
 
     def chosen_suite(suite, request: gr.Request | None = None) -> str | None:
@@ -253,18 +462,18 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
             ctx.skip_limit.check(session.annotator.name)
             ctx.client_skip_limit.check(client_address(request))
         except RateLimited as error:
-            return refused(session, error, "next_battle", request, len(battle_outputs))
+            return refused(session, error, "next_battle", request, len(battle_outputs), suite)
         try:
             session = sessions.next_battle(ctx.store.db(), ctx.rng, session, suite=suite, sampler=ctx.sampler)
         except NoBattleAvailable as error:
             return show(sessions.ArenaSession(annotator=session.annotator, session_id=session.session_id,
                                               votes=session.votes, signed_in_at=session.signed_in_at),
-                        expected, str(error))
+                        expected, str(error), suite)
         except VoteRejected as error:
-            return refused(session, error, "next_battle", request, len(battle_outputs))
+            return refused(session, error, "next_battle", request, len(battle_outputs), suite)
         except sqlite3.OperationalError as error:
-            return unsaved(session, error, "next_battle", request, len(battle_outputs))
-        return show(session, expected)
+            return unsaved(session, error, "next_battle", request, len(battle_outputs), suite)
+        return show(session, expected, suite=suite)
 
     def sign_in(name: str, token: str, session: sessions.ArenaSession | None, suite: str, expected: bool,
                 request: gr.Request = None) -> list:
@@ -315,8 +524,9 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
 
     def cast_vote(outcome: str, session: sessions.ArenaSession | None, suite: str, expected: bool, shown: str,
                   request: gr.Request) -> list:
-        """Record the vote, reveal the names on the voted images, send the next battle along, and make it the
-        session's current battle (the page shows it when the voter presses Next battle)."""
+        """Record the vote, reveal the names (and what each model is) on the voted images, say whether the vote
+        counts, send the next battle along, and make it the session's current battle (the page shows it when the
+        voter presses Next battle)."""
         if session is None:
             raise refusal("Sign in with your name and token first.", "vote", request)
         suite = chosen_suite(suite, request)
@@ -324,19 +534,25 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
         try:
             ctx.annotator_limit.check(session.annotator.name)
             ctx.client_limit.check(client_address(request))
-            voted = sessions.vote(ctx.store.db(), session, outcome, rules=settings.quality_rules, rng=ctx.rng,
+            voted = sessions.vote(ctx.store.db(), session, outcome, rules=rules, rng=ctx.rng,
                                   suite=suite, sampler=ctx.sampler, on_screen=token, seconds_on_screen=seconds,
                                   expected_shown=expected is True)
         except VoteRejected as error:  # told on the status line; the battle stays on screen
-            return refused(session, error, "vote", request, len(vote_outputs))
+            return refused(session, error, "vote", request, len(vote_outputs), suite)
         except sqlite3.OperationalError as error:
-            return unsaved(session, error, "vote", request, len(vote_outputs))
+            return unsaved(session, error, "vote", request, len(vote_outputs), suite)
         receipt, battle, following = voted.receipt, voted.battle, voted.upcoming
-        notice = speed_notice(voted.fast_run, settings.quality_rules, voted.annotator.source)
-        view = [status(voted, battle.suite, notice),
-                image_html(battle.media_token, "a", f"A: {receipt.model_a}"),
-                image_html(battle.media_token, "b", f"B: {receipt.model_b}"),
-                reveal_html(receipt, following.media_token if following else None), upcoming_view(following)]
+        db = ctx.store.db()
+        now = standing(db, voted.annotator.id, rules)
+        notice = speed_notice(voted.fast_run, rules, voted.annotator.source)
+        details = model_details(db, [receipt.model_a, receipt.model_b])
+        every = settings.personal_board_votes
+        offer = now.cast if every and now.cast >= every and now.cast % every == 0 else 0
+        view = [status(voted, suite, notice, standing_now=now),
+                image_html(battle.media_token, "a", f"A: {receipt.model_a}", details.get(receipt.model_a)),
+                image_html(battle.media_token, "b", f"B: {receipt.model_b}", details.get(receipt.model_b)),
+                reveal_html(receipt, following.media_token if following else None, offer_board=offer),
+                upcoming_view(following)]
         if following is not None:  # handed to the page now: seconds_to_vote counts from here (or from Next battle)
             voted = sessions.next_battle(ctx.store.db(), ctx.rng, voted, suite=suite, sampler=ctx.sampler)
         return [voted, *view]
@@ -385,4 +601,4 @@ def build_arena_tab(ctx: AppContext) -> gr.State:
     show_expected.change(toggle_expected, [state, show_expected, on_screen], prompt, api_visibility="private")
     # these refuse a page without a session at once: the front door refuses them before Gradio makes one
     ctx.session_events.update({"sign_out", "next_battle", "toggle_expected", *(f"vote_{o.lower()}" for o in BUTTON_IDS)})
-    return state
+    return ArenaTab(state, your_board)

@@ -65,7 +65,8 @@ class AppContext:
         if shared is not None:
             self.admins.attach(shared)  # admin sessions and export links hold on every replica
         self.snapshots = SnapshotService(self.store, refresh_s=self.settings.leaderboard_refresh_s,
-                                         keep=self.settings.leaderboard_views)
+                                         keep=self.settings.leaderboard_views,
+                                         history_days=self.settings.leaderboard_history_days)
         if self.sampler.reads_stats:  # also checks ARENA_SAMPLING against the registered strategies
             self.stats.start(self.store.db())  # the one full read of the vote counts, on a background thread
 

@@ -1,4 +1,5 @@
-"""The leaderboard's Judges sub-tab: which judge to trust, the table of ``python -m judges compare``.
+"""The leaderboard's Judges sub-tab: which judge to trust, the table of ``python -m judges compare``, for the
+suite, subset and judge chosen in the leaderboard's menus.
 
 One row per scope (all suites, each suite) and judge voter, with the human ceiling and the judge ensembles
 (:func:`judges.compare.compare_judges`; formulas in :mod:`ratings.judge_agreement`); beside it, every judge against
@@ -19,26 +20,48 @@ import gradio as gr
 import pandas as pd
 
 from arena.web.context import AppContext
+from datamodel import catalog
 from datamodel.snapshots import change_marks
 from judges.compare import CompareOptions, compare_judges
+from arena.leaderboard import judge_voters
 from judges.human_compare import HumanCompareOptions, compare_with_humans
+from suites.registry import suite_title
+
+
+def suite_names(db) -> set[str]:
+    return set(catalog.suite_names(db))
+
+
+def subset_names(db, suite: str) -> set[str]:
+    return set(catalog.subsets_of(db, suite))
+
 
 MIN_SHARED = 30  # as `python -m judges compare`'s default
 ROUNDS = 100
 HEADERS = ("scope", "judge", "shared battles", "accuracy", "accuracy (ties)", "kappa", "rho", "rho 95% CI", "tau",
            "first-position win rate", "p", "both-order disagreement", "tie rate judge/human",
            "both-bad rate judge/human", "failed parse", "USD / 1k", "seconds / 1k")
-INTRO = ("### Which judge to trust\nEvery judge voter against the human votes on the same battles: accuracy on "
-         "decisive human votes and with ties (GenAI-Bench), Cohen's κ, the judge's own ranking against the humans' "
-         "(Spearman ρ with its bootstrap interval, Kendall τ), position bias, tie and both-bad rates, failed "
-         f"parses, cost and latency per 1,000 judgments. Below {MIN_SHARED} shared battles a row says "
-         "*insufficient*. The human ceiling is two annotators on the same battle. Best κ first.")
+INTRO = "### Which judge agrees with people?"
+INTRO_DETAILS = ("Every judge voter against the human votes on the same battles: accuracy on decisive human votes and "
+                 "with ties (GenAI-Bench), Cohen's κ, the judge's own ranking against the humans' (Spearman ρ with "
+                 "its bootstrap interval, Kendall τ), position bias, tie and both-bad rates, failed parses, cost and "
+                 f"latency per 1,000 judgments. Below {MIN_SHARED} shared battles a row says *insufficient*. The "
+                 "human ceiling is two annotators on the same battle. Best κ first.")
 HUMAN_HEADERS = ("task", "judge", "compared", "items", "pairs", "accuracy", "kappa", "Pearson", "Spearman")
-HUMAN_INTRO = ("### Judges against the human ratings\nThe rating tasks' judges on the items people rated (the "
-               "Ratings tab): a fit judge or the CLIP evaluator against every expert fit (accuracy, Cohen's κ); the "
-               "SemVarBench judge's SemVarEffect per item against the raters' (Pearson, Spearman, and κ of its sign, "
-               "Table 12's columns); the SANEval scorer against the mean Likert rating per image (Spearman). The "
-               f"human ceiling is rater against rater. Below {MIN_SHARED} shared items a row says *insufficient*.")
+HUMAN_INTRO = "### Judges against the human ratings"
+HUMAN_DETAILS = ("The rating tasks' judges on the items people rated (the Ratings tab): a fit judge or the CLIP "
+                 "evaluator against every expert fit (accuracy, Cohen's κ); the SemVarBench judge's SemVarEffect per "
+                 "item against the raters' (Pearson, Spearman, and κ of its sign, Table 12's columns); the SANEval "
+                 "scorer against the mean Likert rating per image (Spearman). The human ceiling is rater against "
+                 f"rater. Below {MIN_SHARED} shared items a row says *insufficient*.")
+
+
+def scope_title(scope: str) -> str:
+    """A row's scope as the page names it: "All suites", a suite's title, "title / subset"."""
+    if scope == "all":
+        return "All suites"
+    suite, _, subset = scope.partition("/")
+    return f"{suite_title(suite)} / {subset}" if subset else suite_title(suite)
 
 
 def human_rows_of(table: pd.DataFrame) -> list[list]:
@@ -61,7 +84,7 @@ def rows_of(table: pd.DataFrame) -> list[list]:
     """The comparison table as the sub-tab shows it (the command's figures, rounded; blanks where insufficient)."""
     rows = []
     for row in table.itertuples():
-        head = [row.scope, row.judge, int(row.shared_battles)]
+        head = [scope_title(row.scope), row.judge, int(row.shared_battles)]
         if row.insufficient:
             rows.append(head + ["insufficient"] + [""] * (len(HEADERS) - 4))
             continue
@@ -77,57 +100,93 @@ def rows_of(table: pd.DataFrame) -> list[list]:
 
 
 class JudgesView:
-    """The latest comparison of one app, with the state of the votes and judgments it was computed on."""
+    """The latest comparison of one app per suite (None: all suites), each with the state of the votes and judgments
+    it was computed on."""
 
     def __init__(self, ctx: AppContext):
         self.ctx = ctx
         self.lock = threading.Lock()
-        self.key: tuple | None = None
-        self.rows: list[list] = []
-        self.human_rows: list[list] = []
-        self.at = 0.0
+        self.kept: dict[str | None, tuple[tuple, list[list], list[list], float]] = {}
 
     def _state(self, db) -> tuple:
         return change_marks(db)
 
-    def __call__(self) -> tuple[list[list], str]:
-        """The kept table, computed again first when a vote or judgment was added since and the table is at least
-        ``leaderboard_refresh_s`` old (so no request, however many, makes it compute more often than that)."""
+    def tables(self, suite: str | None = None) -> tuple[list[list], list[list], float]:
+        """(judge rows, rating-task rows, when computed) for ``suite``, computed again first when a vote or judgment
+        was added since and the kept table is at least ``leaderboard_refresh_s`` old (so no request, however many,
+        makes one suite's table compute more often than that)."""
         with self.lock:  # one computation at a time; the others wait for it and get its table
             db = self.ctx.store.db()
             key = self._state(db)
-            # as the leaderboard's snapshots: at most once per ARENA_LEADERBOARD_REFRESH_S while the data changes
-            stale = self.key is None or time.time() - self.at >= self.ctx.settings.leaderboard_refresh_s
-            if key != self.key and stale:
-                table = compare_judges(db, CompareOptions(min_shared=MIN_SHARED, rounds=ROUNDS, subsets=False))
-                human = compare_with_humans(db, HumanCompareOptions(min_shared=MIN_SHARED))
-                self.key, self.rows, self.human_rows, self.at = key, rows_of(table), human_rows_of(human), time.time()
-            rows, at = self.rows, self.at
-        if not any(row[1] not in ("human ceiling",) for row in rows):
-            note = ("*No judge votes yet: run a judge on the human battles, e.g. `python -m judges pairwise "
-                    "--source human`.*")
+            kept = self.kept.get(suite)
+            stale = kept is None or time.time() - kept[3] >= self.ctx.settings.leaderboard_refresh_s
+            if (kept is None or kept[0] != key) and stale:
+                table = compare_judges(db, CompareOptions(min_shared=MIN_SHARED, rounds=ROUNDS, subsets=suite is not None,
+                                                          suite=suite))
+                human = compare_with_humans(db, HumanCompareOptions(min_shared=MIN_SHARED, suite=suite))
+                kept = self.kept[suite] = (key, rows_of(table), human_rows_of(human), time.time())
+            return kept[1], kept[2], kept[3]
+
+    def __call__(self, suite: str | None = None, subset: str | None = None,
+                 judge: str | None = None) -> tuple[list[list], list[list], str]:
+        """The rows for the leaderboard's filters (a subset's rows, one judge's rows and the human ceiling) and the
+        note under them: which filters the table follows, or why it is empty."""
+        rows, human_rows, at = self.tables(suite)
+        if subset:
+            scope = scope_title(f"{suite}/{subset}")
+            rows = [row for row in rows if row[0] == scope]
+        if judge:
+            rows = [row for row in rows if row[1] in (judge, "human ceiling")]
+            human_rows = [row for row in human_rows if row[1] in (judge, "rater ceiling", "human ceiling")]
+        shown = " + ".join(part for part in (f"Suite {suite_title(suite)}" if suite else "",
+                                             f"Subset {subset}" if subset else "", f"Judge {judge}" if judge else "")
+                           if part)
+        following = (f"For {shown}" if shown else "For every suite") + (
+            "; the other menus (voter, protocol, ties, sources) do not apply to a comparison of judges with people.")
+        if not any(row[1] != "human ceiling" for row in rows):
+            note = (f"*No judge votes here yet: run a judge on the human battles, e.g. `python -m judges pairwise "
+                    f"--source human`. {following}*")
         else:
-            note = f"*Computed {max(0, int(time.time() - at))} s ago on every vote and judgment so far.*"
-        return rows, note
+            note = f"*Computed {max(0, int(time.time() - at))} s ago on every vote and judgment so far. {following}*"
+        return rows, human_rows, note
 
 
-def build_judges_panel(ctx: AppContext, tab: gr.Tab) -> None:
-    """The Judges sub-tab's content, inside ``tab``; it loads when the sub-tab is opened."""
+def build_judges_panel(ctx: AppContext, tab: gr.Tab, suite: gr.Dropdown | None = None,
+                       subset: gr.Dropdown | None = None, judge: gr.Dropdown | None = None) -> None:
+    """The Judges sub-tab's content, inside ``tab``; it loads when the sub-tab is opened and follows the
+    leaderboard's ``suite``, ``subset`` and ``judge`` menus."""
     view = JudgesView(ctx)
     gr.Markdown(INTRO)
+    with gr.Accordion("What this table shows", open=False):
+        gr.Markdown(INTRO_DETAILS)
     refresh = gr.Button("Refresh", elem_id="lb-judges-refresh", scale=0)
     note = gr.Markdown(elem_id="lb-judges-note")
     table = gr.DataFrame(headers=list(HEADERS), elem_id="lb-judges", interactive=False, wrap=False,
                          max_height=10000)
     gr.Markdown(HUMAN_INTRO)
+    with gr.Accordion("What this table shows", open=False):
+        gr.Markdown(HUMAN_DETAILS)
     human = gr.DataFrame(headers=list(HUMAN_HEADERS), elem_id="lb-judges-ratings", interactive=False, wrap=False,
                          max_height=10000)
+    menus = [menu for menu in (suite, subset, judge) if menu is not None]
 
-    def show():
-        rows, text = view()
-        human_rows = view.human_rows
+    def show(*values):
+        """The tables for the menus' values; a value that is not a suite, subset or judge of the arena counts as
+        none chosen (the leaderboard's own event refuses it in words)."""
+        chosen = dict(zip(("suite", "subset", "judge"), values))
+        db = ctx.store.db()
+        wanted = chosen.get("suite")
+        wanted = wanted if wanted in suite_names(db) else None
+        subset_value = chosen.get("subset")
+        subset_value = subset_value if wanted and subset_value in subset_names(db, wanted) else None
+        judge_value = chosen.get("judge")
+        judge_value = judge_value if judge_value in judge_voters(db) else None
+        rows, human_rows, text = view(wanted, subset_value, judge_value)
         return (gr.update(value=pd.DataFrame(rows, columns=list(HEADERS))), text,
                 gr.update(value=pd.DataFrame(human_rows, columns=list(HUMAN_HEADERS))))
 
-    tab.select(show, None, [table, note, human], api_visibility="private", concurrency_limit=1)
-    refresh.click(show, None, [table, note, human], api_name="judges_compare", concurrency_limit=1)
+    tab.select(show, menus, [table, note, human], api_visibility="private", concurrency_limit=1)
+    refresh.click(show, menus, [table, note, human], api_name="judges_compare", concurrency_limit=1)
+    for menu in menus:
+        menu.change(show, menus, [table, note, human], api_visibility="private", concurrency_limit=1,
+                    show_progress="hidden")

@@ -27,6 +27,10 @@ from datamodel.annotators import annotator_name_list
 from datamodel.catalog import prompt_column_values, suite_slices
 from datamodel.vote_table import category_choices
 from arena.leaderboard import judge_voters, leaderboard_options
+from arena.leaderboard_service import options_key
+from arena.leaderboard_view import board_fit, history_json, kept_table
+from datamodel.rating_history import KeptBoard, any_kept_days, board_as_of, end_of_day, history
+from suites.registry import suite_title
 from arena.leaderboard_service import Snapshot
 from arena.leaderboard_view import header_tips, hide_annotators
 from datamodel.imported_votes import import_sources
@@ -40,7 +44,8 @@ from arena.web.judges_tab import build_judges_panel
 from ratings.votes import TIE_POLICIES
 
 ALL = "All"
-MOST_VOTES = "The one with the most votes"
+MOST_VOTES = "Most votes"  # the Judge column menu's default: the judge with the most votes in the view
+MOST_VOTES_BEFORE = "The one with the most votes"  # its earlier label, still taken from API clients
 LEADERBOARD_POLL_S = 5.0  # the open tab asks for the latest snapshot this often
 FIRST_VIEW_WAIT_S = 20.0  # a viewer of filters never computed before waits at most this long for the first snapshot
 CHOICES_MAX_AGE_S = 10.0  # the menus' choices are read again at most this often
@@ -121,7 +126,15 @@ FILTERS = {  # dropdown label: function of the database giving the choices
 MENUS = {**FILTERS, "Voter": judge_names, "Judge column": judge_voters}  # the menus as everyone sees them
 ANNOTATORS = "Annotators"  # the cached choices' key of every annotator's name (the admin's Voter menu)
 SOURCES = "Votes from"  # the cached choices' key of the vote sources: the arena's own and each import source
+AS_OF = "As of"  # the cached choices' key of the days a board is kept for (datamodel.rating_history)
+NOW = "Now"
 FOLLOW_SUITE = ("Subset", "Prompt variant", "Category")  # the menus whose choices follow the chosen suite
+
+
+def shown_choices(label: str, values: list[str]) -> list:
+    """A menu's choices as the page shows them: the suites by their titles (the value stays the suite's name, as
+    the Arena tab's menu names them), every other value as it is."""
+    return [(suite_title(value), value) for value in values] if label == "Suite" else list(values)
 
 
 def suite_choices(db) -> dict[str, dict[str, list[str]]]:
@@ -159,7 +172,8 @@ class MenuChoices:
             if time.monotonic() - self._read_at >= self.max_age_s:
                 db = self.ctx.store.db()
                 self._choices = {**{label: values(db) for label, values in MENUS.items()},
-                                 ANNOTATORS: annotator_names(db), SOURCES: [ARENA_SOURCE, *import_sources(db)]}
+                                 ANNOTATORS: annotator_names(db), SOURCES: [ARENA_SOURCE, *import_sources(db)],
+                                 AS_OF: any_kept_days(db)}
                 self._by_suite = suite_choices(db)
                 self._read_at = time.monotonic()
             return self._choices
@@ -205,7 +219,7 @@ def age_text(snapshot: Snapshot, status: str) -> str:
 
 
 def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_in: gr.State | None = None,
-                          admin: gr.State | None = None) -> None:
+                          admin: gr.State | None = None) -> gr.Dropdown:
     """Wire the leaderboard; it loads when its tab is opened (so no model name reaches an arena-only page).
 
     ``signed_in`` is the Arena tab's session state and ``admin`` the Admin tab's admin session id
@@ -217,8 +231,9 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
     first = menus()
     with gr.Row():
         # Choices as of start-up, refreshed whenever the tab opens.
-        dropdowns = [gr.Dropdown([ALL, *first[label]], value=ALL, label=label, allow_custom_value=True,
-                                 elem_id=f"lb-{label.split()[-1].lower()}") for label in FILTERS]
+        dropdowns = [gr.Dropdown([ALL, *shown_choices(label, first[label])], value=ALL, label=label,
+                                 allow_custom_value=True, elem_id=f"lb-{label.split()[-1].lower()}")
+                     for label in FILTERS]
         # Only the judges here: these choices are part of the page's configuration, which anyone can read.
         voter = gr.Dropdown([ALL, *Viewer().voters(first)], value=ALL, label="Voter", elem_id="lb-voter",
                             allow_custom_value=True)
@@ -231,13 +246,21 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
         source = gr.Dropdown([ALL, *first[SOURCES]], value=ALL, label=SOURCES, elem_id="lb-source",
                              allow_custom_value=True)
         anonymous = gr.Checkbox(label="Anonymous votes only", value=False, elem_id="lb-anonymous")
+        # the board as kept on a past day (the leaderboard over time, datamodel.rating_history)
+        as_of = gr.Dropdown([NOW, *first[AS_OF]], value=NOW, label="As of (UTC day)", elem_id="lb-as-of",
+                            allow_custom_value=True)
     with gr.Row():
         tie_policy = gr.Dropdown(list(TIE_POLICIES), value=settings.tie_policy, label="Ties and both-bad",
                                  elem_id="lb-tie-policy")
         include_excluded = gr.Checkbox(label="Include excluded votes", value=False, elem_id="lb-include-excluded")
         refresh = gr.Button("Refresh", elem_id="lb-refresh", scale=0)
+    # one plain line (the votes, what is rated, how fresh), the statistics folded under it
     summary = gr.Markdown(elem_id="lb-summary")
-    with gr.Tabs(elem_id="lb-tabs"):
+    with gr.Accordion("Statistics: how the ratings were made, where the votes come from, agreement", open=False,
+                      elem_id="lb-details"):
+        details = gr.Markdown(elem_id="lb-details-text")
+    # every sub-tab's name in view, on a phone on two rows (Gradio's default hid three behind a "•••" menu)
+    with gr.Tabs(elem_id="lb-tabs", overflow_behavior="wrap"):
         with gr.Tab("Ratings", id="lb-ratings-tab"):
             # every row shown (no scrolling inside the table): a leaderboard has one row per model
             # rank and model stay in view while a narrow screen scrolls the other columns sideways
@@ -246,24 +269,22 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
             table_note = gr.Markdown(elem_id="lb-table-note")
             # no "Plot" label over the charts: it covered their titles (each figure has its own)
             chart = gr.Plot(elem_id="lb-chart", show_label=False)
+            history_chart = gr.Plot(elem_id="lb-history", show_label=False)  # each model's rating by day
         with gr.Tab("Metrics", id="lb-metrics-tab"):
             metrics = gr.DataFrame(elem_id="lb-metrics", interactive=False, wrap=False, max_height=10000)
             metrics_note = gr.Markdown(elem_id="lb-metrics-note")
-            gr.Markdown("### Agreement with the human ranking\nSpearman and Kendall rank correlation of the judge ELO "
-                        "and of each automatic metric with the human ELO (metrics where lower is better are "
-                        "sign-flipped).")
+            gr.Markdown("### Do the judge and the metrics rank the models as people do?")
             correlations = gr.DataFrame(elem_id="lb-correlations", interactive=False, max_height=10000)
+            correlations_note = gr.Markdown(elem_id="lb-correlations-note")
         with gr.Tab("Agreement", id="lb-agreement-tab"):
             with gr.Row():
                 confusion = gr.Plot(elem_id="lb-confusion", show_label=False)
                 outcomes = gr.Plot(elem_id="lb-outcomes", show_label=False)
-            gr.Markdown("### Position bias\nShare of first-position (A) wins, second-position wins, ties and both-bad "
-                        "per voter kind and subset; the p-value tests first-position wins against 50% of decisive "
-                        "votes.")
+            gr.Markdown("### Does the image shown first (A) win more often?")
             bias = gr.DataFrame(elem_id="lb-bias", interactive=False, max_height=10000)
-            gr.Markdown(f"### Inter-annotator agreement\nCohen's κ and raw agreement for the pairs of annotators who "
-                        f"share the most battles (at least {settings.agreement_min_shared}; replicated battles); the "
-                        "summary above gives Fleiss' κ over all of them.")
+            gr.Markdown(f"### Do annotators agree with each other?\n*Pairs of annotators who voted on at least "
+                        f"{settings.agreement_min_shared} of the same battles (battles shown again to a second "
+                        "person); the statistics above give Fleiss' κ over all of them.*")
             annotator_pairs = gr.DataFrame(elem_id="lb-annotator-pairs", interactive=False, max_height=10000)
         with gr.Tab("Battles", id="lb-battles-tab"):
             with gr.Row():
@@ -271,7 +292,7 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
                 counts = gr.Plot(elem_id="lb-counts", show_label=False)
         # Further sub-tabs go here, each as its own `with gr.Tab(...)` block.
         with gr.Tab("Judges", id="lb-judges-tab") as judges_tab:
-            build_judges_panel(ctx, judges_tab)
+            build_judges_panel(ctx, judges_tab, dropdowns[0], dropdowns[1], judge)
 
     def options_of(suite, subset, variant, category, who, policy, with_excluded, judge_voter, viewer: Viewer,
                    chosen_protocol=DEFAULT_PROTOCOL, chosen_source=ALL, anonymous_only=False):
@@ -281,7 +302,7 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
         choices = {**choices, "Voter": viewer.voters(choices)}
         chosen = {}
         for label, value in zip(MENUS, (suite, subset, variant, category, who, judge_voter)):
-            if value in (None, "", ALL, MOST_VOTES):
+            if value in (None, "", ALL, MOST_VOTES, MOST_VOTES_BEFORE):
                 continue
             if value not in choices[label]:
                 if label == "Voter":
@@ -308,51 +329,68 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
 
     def show(suite: str, subset: str, variant: str, category: str, who: str, policy: str, with_excluded: bool,
              judge_voter: str = MOST_VOTES, chosen_protocol: str = DEFAULT_PROTOCOL, chosen_source: str = ALL,
-             anonymous_only: bool = False, session=None, admin_id=None, request: gr.Request = None,
+             anonymous_only: bool = False, day: str = NOW, session=None, admin_id=None, request: gr.Request = None,
              refresh: bool = False):
         viewer = Viewer.of(session, ctx.admins.live(admin_id, Holder.of(request), touch=False))
         options = options_of(suite, subset, variant, category, who, policy, with_excluded, judge_voter, viewer,
                              chosen_protocol, chosen_source, anonymous_only)
+        day = chosen_day(day)
         snapshot, status = ctx.snapshots.view(ctx.store.db(), options, refresh=refresh, wait_s=FIRST_VIEW_WAIT_S)
         if snapshot is None:
             why = f"It could not be computed: {status}." if status not in ("", "updating") else \
                 "It is being computed and shows here by itself in a few seconds."
             empty = {"headers": [], "data": [], "metadata": None}
-            return [f"*No leaderboard for these filters yet. {why}*", empty, "", None, empty, "", empty, None, None,
-                    empty, None, None, empty]
+            return [f"*No leaderboard for these filters yet. {why}*", "", empty, "", None, None, empty, "", empty, "",
+                    None, None, empty, None, None, empty]
         view, tables, figures = snapshot.view, snapshot.view["tables"], snapshot.view["figures"]
-        plot = lambda name: {"type": "plotly", "plot": figures[name]}  # noqa: E731  (Gradio's PlotData)
+        plot = lambda name: {"type": "plotly", "plot": figures[name]} if name in figures else None  # noqa: E731
         notes = view.get("notes", {})
+        shown = [f"**{view.get('headline', '')}** {age_text(snapshot, status).strip()}", tables["table"],
+                 notes.get("table", ""), plot("chart")]
+        if day is not None:
+            shown = as_of_view(ctx.store.db(), options_key(options), day)
         return [
-            age_text(snapshot, status) + view["summary"],
-            tables["table"], notes.get("table", ""), plot("chart"),
+            shown[0], view["summary"], *shown[1:], plot("history"),
             tables.get("metrics", {"headers": [], "data": [], "metadata": None}), notes.get("metrics", ""),
-            tables["correlations"], plot("confusion"), plot("outcomes"), tables["bias"], plot("wins"), plot("counts"),
+            tables["correlations"], notes.get("correlations", ""), plot("confusion"), plot("outcomes"), tables["bias"],
+            plot("wins"), plot("counts"),
             tables["pairs"] if viewer.admin else hide_annotators(tables["pairs"], keep=viewer.annotator),
         ]
 
     def show_fresh(suite: str, subset: str, variant: str, category: str, who: str, policy: str, with_excluded: bool,
                    judge_voter: str = MOST_VOTES, chosen_protocol: str = DEFAULT_PROTOCOL, chosen_source: str = ALL,
-                   anonymous_only: bool = False, session=None, admin_id=None, request: gr.Request = None):
+                   anonymous_only: bool = False, day: str = NOW, session=None, admin_id=None,
+                   request: gr.Request = None):
         return show(suite, subset, variant, category, who, policy, with_excluded, judge_voter, chosen_protocol,
-                    chosen_source, anonymous_only, session, admin_id, request, refresh=True)
+                    chosen_source, anonymous_only, day, session, admin_id, request, refresh=True)
+
+    def history_api(suite: str = ALL, subset: str = ALL, variant: str = ALL, category: str = ALL,
+                    voter_name: str = ALL, policy: str = "", with_excluded: bool = False,
+                    judge_voter: str = MOST_VOTES, chosen_protocol: str = DEFAULT_PROTOCOL,
+                    chosen_source: str = ALL, anonymous_only: bool = False) -> dict:
+        """The leaderboard over time for these filters: every board kept, one per day (UTC), oldest first, each
+        with every model's rating, 95% interval and votes (as ``python -m arena leaderboard --history --json``).
+        Annotators' own boards are private: the voter may only be a judge here."""
+        options = options_of(suite, subset, variant, category, voter_name, policy, with_excluded, judge_voter, Viewer(),
+                             chosen_protocol, chosen_source, anonymous_only)
+        return history_json(ctx.store.db(), options_key(options))
 
     def leaderboard_menus(session=None, admin_id=None, request: gr.Request = None):
         """The menus' choices as of now, the Voter menu for this page's viewer."""
         choices, viewer = menus(), Viewer.of(session, ctx.admins.live(admin_id, Holder.of(request), touch=False))
-        return [*(gr.update(choices=[ALL, *choices[label]]) for label in FILTERS),
+        return [*(gr.update(choices=[ALL, *shown_choices(label, choices[label])]) for label in FILTERS),
                 gr.update(choices=[ALL, *viewer.voters(choices)]),
                 gr.update(choices=[MOST_VOTES, *choices["Judge column"]]),
-                gr.update(choices=[ALL, *choices[SOURCES]])]
+                gr.update(choices=[ALL, *choices[SOURCES]]), gr.update(choices=[NOW, *choices[AS_OF]])]
 
     # the judge, then the protocol, source and anonymous-only come last, so API callers that pass the first seven (or
     # eight) inputs keep working; then who is viewing (the page's server-side state: an API client neither sends
     # nor sees it)
     viewer_states = [gr.State(None) if signed_in is None else signed_in, gr.State(None) if admin is None else admin]
-    menus_in = [*dropdowns, voter, tie_policy, include_excluded, judge, protocol, source, anonymous]
+    menus_in = [*dropdowns, voter, tie_policy, include_excluded, judge, protocol, source, anonymous, as_of]
     inputs = [*menus_in, *viewer_states]  # no change event of the states: a vote changes the session
-    outputs = [summary, table, table_note, chart, metrics, metrics_note, correlations, confusion, outcomes, bias, wins,
-               counts, annotator_pairs]
+    outputs = [summary, details, table, table_note, chart, history_chart, metrics, metrics_note, correlations,
+               correlations_note, confusion, outcomes, bias, wins, counts, annotator_pairs]
     # Each call reads a snapshot (a small query) and sends it as the worker rendered it, already in the form the
     # components send to the page: no queue (one HTTP request) and no per-component postprocessing.
     fast = dict(queue=False, postprocess=False, show_progress="minimal")
@@ -370,6 +408,52 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
                         api_visibility="private").then(show, inputs, outputs, api_visibility="private", **fast)
     gr.on([*(c.change for c in menus_in[1:]), timer.tick], show, inputs, outputs, api_name="leaderboard", **fast)
     refresh.click(show_fresh, inputs, outputs, api_name="leaderboard_refresh", **fast)
-    tab.select(leaderboard_menus, viewer_states, [*dropdowns, voter, judge, source], api_visibility="private").then(
+    tab.select(leaderboard_menus, viewer_states, [*dropdowns, voter, judge, source, as_of],
+               api_visibility="private").then(
         follow_suite, [dropdowns[0], *following], following, queue=False, api_visibility="private").then(
         show, inputs, outputs, api_visibility="private", **fast)
+    gr.api(history_api, api_name="leaderboard_history")
+    return voter
+
+
+def chosen_day(day) -> str | None:
+    """The As-of menu's value as a day (None: now); a value that is no date is refused in words."""
+    if day in (None, "", NOW):
+        return None
+    try:
+        end_of_day(str(day))
+    except ValueError as error:
+        raise gr.Error(f"{error} Or pick a day from the As of menu.", print_exception=False) from None
+    return str(day)
+
+
+def as_of_view(db, key: str, day: str) -> list:
+    """The headline, main table, its note and chart of the board kept for ``key`` on ``day`` (or the latest day
+    before it); the note says when it was kept, or why there is none."""
+    kept = board_as_of(db, key, day)
+    empty = {"headers": [], "data": [], "metadata": None}
+    if kept is None:
+        days = [item.day for item in history(db, key)]
+        since = f" The history of these filters starts on {days[0]}." if days else (
+            " No board has been kept for these filters yet: they are kept each day the leaderboard is computed, and "
+            "python -m arena leaderboard --rebuild-history DAYS makes past days' from the votes.")
+        return [f"**As of {day}: no board kept.**", empty, f"*No board kept for these filters on or before {day}.{since}*",
+                None]
+    return [f"**As of {kept.day}: {kept_headline(kept)}**", kept_table(kept.board),
+            f"*The board as kept on {kept.day} (computed {time.strftime('%H:%M', time.gmtime(kept.computed_at))} UTC) "
+            "for these filters; the chart over time is below. The Metrics, Agreement, Battles and Judges sub-tabs "
+            "show today's data.*", {"type": "plotly", "plot": kept_chart(kept)}]
+
+
+def kept_headline(kept: KeptBoard) -> str:
+    votes = kept.board.get("votes", {})
+    human, judge = votes.get("human", 0), votes.get("judge", 0)
+    return f"{human:,} human vote{'s' if human != 1 else ''} · {judge:,} judge vote{'s' if judge != 1 else ''}."
+
+
+def kept_chart(kept: KeptBoard) -> str:
+    from ratings import plots
+
+    figure = plots.ratings_chart({"human": board_fit(kept.board.get("models", []))},
+                                 f"Ratings as of {kept.day}, 95% intervals", provisional="hide")
+    return plots.fit_narrow(figure).to_json()

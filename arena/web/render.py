@@ -9,7 +9,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from datamodel.battles import Battle
-from datamodel.quality import QualityRules
+from datamodel.models import ModelDetails
+from datamodel.quality import BIAS, RATE, SPEED, QualityRules
+from datamodel.standing import ADMIN, Standing, cap_margin
 from datamodel.votes import OUTCOME_LABELS, VoteReceipt
 from suites.registry import suite_named, suite_title
 
@@ -17,9 +19,11 @@ GENERAL_GUIDELINES = (
     "Look at both images, then pick the one that shows the prompt better by the suite's criteria below; image "
     "quality only decides between two that do equally well. **Tie**: both do about equally well (both good or both "
     "partly right). **Both are bad**: neither shows what the prompt asks, so neither deserves to win. The expected "
-    "outcome (tick *Show expected outcome*) is what the benchmark counts as right for a prompt. Keys: A, B, T (tie), "
-    "X (both bad), N (next or skip). Click an image to enlarge it."
+    "outcome (tick *Show expected outcome*) is what the benchmark counts as right for a prompt. Click an image to "
+    "enlarge it."
 )
+# Shown only with a keyboard and a fine pointer (CSS hides .key-hint on a touch screen): the shortcuts.
+KEY_HINTS = "Keys: A, B, T (tie), X (both bad), N (next or skip), Esc (close an enlarged image)."
 
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>:])")
 
@@ -55,11 +59,13 @@ def prompt_markdown(battle: Battle, *, show_expected: bool = False) -> str:
     return "\n".join(lines)
 
 
-def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None) -> str:
-    """After a vote: the receipt and both model names (class ``voted``); before: an empty panel.
+def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None, *, offer_board: int = 0) -> str:
+    """After a vote: the receipt, both model names and, when the quality rules set the vote aside, why it does not
+    count (class ``voted``); before: an empty panel.
 
     ``preload_token``, the next battle's media token, adds its two images hidden, so the browser fetches them while
-    the voter reads the names and Next battle shows them at once.
+    the voter reads the names and Next battle shows them at once. ``offer_board`` (the voter's vote count, when the
+    page offers their own leaderboard) adds a button that opens it.
     """
     if receipt is None:
         return '<div class="reveal"></div>'
@@ -67,31 +73,119 @@ def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None) -
     preload = "".join(
         f'<img src="{image_url(preload_token, side)}" alt="" hidden>' for side in "ab"
     ) if preload_token else ""
-    return (
-        f'<div class="reveal voted" data-vote-id="{receipt.vote_id}">'  # for API clients (tools.load), not shown
-        f'Your vote: <b>{OUTCOME_LABELS[receipt.outcome]}</b>. '
-        f"A was <b>{name(receipt.model_a)}</b>, B was <b>{name(receipt.model_b)}</b>. "
-        f"Press <b>Next battle</b> (or N) to continue.{preload}</div>"
-    )
+    lines = [f'<span class="reveal-line">Your vote: <b>{OUTCOME_LABELS[receipt.outcome]}</b>. A was '
+             f'<b>{name(receipt.model_a)}</b>, B was <b>{name(receipt.model_b)}</b>. Press <b>Next battle</b>'
+             '<span class="key-hint"> (or N)</span> to continue.</span>']
+    if receipt.excluded:
+        lines.append(f'<span class="arena-warning">⚠ This vote does not count: {name(receipt.reason)}.</span>')
+    elif receipt.reason:
+        lines.append(f'<span class="arena-note">This vote counts; it is noted for the admin: {name(receipt.reason)}.'
+                     '</span>')
+    if offer_board:
+        lines.append(f'You have cast {offer_board} votes: <button class="your-board" type="button">See your own '
+                     'leaderboard</button>')
+    body = "".join(f"<div>{line}</div>" for line in lines)
+    return (f'<div class="reveal voted" data-vote-id="{receipt.vote_id}">'  # for API clients (tools.load), not shown
+            f"{body}{preload}</div>")
 
 
-def status_markdown(name: str, votes: int, notice: str = "", *, progress: tuple[int, int, str] | None = None,
-                    error: str = "") -> str:
-    """The status line: who is signed in, their own votes, their progress in the battle's suite (``progress``: prompts
-    voted on, prompts in all, the suite's title) with a message at its end, then on lines of their own a warning
-    (:func:`speed_notice`) and why the last request was refused (``error``)."""
-    status = f"Signed in as **{escape_markdown(name)}** · {votes} vote{'s' if votes != 1 else ''} so far"
+def votes_text(standing: Standing) -> str:
+    """"40 votes cast, 30 count": every vote and those the leaderboard counts."""
+    if not standing.cast:
+        return "no votes yet"
+    cast = f"{standing.cast:,} vote{'s' if standing.cast != 1 else ''} cast"
+    if standing.counted == standing.cast:
+        return f"{cast}, {'all count' if standing.cast > 1 else 'it counts'}"
+    return f"{cast}, {standing.counted:,} count{'s' if standing.counted == 1 else ''}"
+
+
+def set_aside_text(standing: Standing, rules: QualityRules) -> str:
+    """Why the votes that do not count were set aside, rule by rule ("" when every vote counts)."""
+    if not standing.excluded:
+        return ""
+    why = {
+        RATE: f"past {rules.max_per_hour:,} votes in an hour or {rules.max_per_3_hours:,} in 3 hours",
+        SPEED: f"in a run of {rules.fast_streak} or more votes less than {rules.fast_seconds:g} s apart",
+        BIAS: f"set aside with all your votes because {rules.bias_share:.0%} or more of them pick one side or one "
+              f"model (from {rules.bias_min_votes} votes on)",
+        ADMIN: "set aside by the admin",
+    }
+    parts = "; ".join(f"{n} {why[rule]}" for rule, n in standing.set_aside.items())
+    verb = "does" if standing.excluded == 1 else "do"
+    return f"{standing.excluded} of your votes {verb} not count: {parts}."
+
+
+def _minutes(seconds: float) -> str:
+    minutes = max(1, round(seconds / 60))
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+def cap_notice(standing: Standing, rules: QualityRules, trusted: bool = False) -> str:
+    """The warning before a quality rule sets the next votes aside ("" when none is near): the hourly and 3-hour
+    caps from a tenth before them (:func:`datamodel.standing.cap_margin`), and the side/model bias rule from half its
+    minimum of votes on. A trusted account's rate flags only note its votes, so it is warned about the bias rule only."""
+    notices = []
+    caps = () if trusted else (
+        (standing.last_hour, rules.max_per_hour, standing.hour_frees_at, "hour", "an hour"),
+        (standing.last_3_hours, rules.max_per_3_hours, standing.three_hours_free_at, "3 hours", "3 hours"))
+    for votes, cap, frees_at, last, span in caps:
+        if cap <= 0 or votes < cap - cap_margin(cap):
+            continue
+        if votes >= cap:
+            later = f" They count again in about {_minutes(frees_at - standing.now)}." if frees_at else ""
+            notices.append(f"Your next votes do not count: you have cast {votes:,} votes in the last {last}, and "
+                           f"this arena counts {cap:,} in {span}. Take a break.{later}")
+        else:
+            notices.append(f"You have cast {votes:,} votes in the last {last}: votes past {cap:,} in {span} do not "
+                           f"count. {cap - votes} more count now, then take a break.")
+        break  # the nearer cap is enough
+    total = standing.cast
+    if total >= max(1, rules.bias_min_votes // 2) and total < rules.bias_min_votes or (
+            total >= rules.bias_min_votes and not standing.set_aside.get(BIAS)):
+        for what, (value, n) in (("side", standing.side), ("model", standing.model)):
+            if value and n >= rules.bias_share * total:
+                notices.append(f"{n} of your {total} votes pick {what} {value}. From {rules.bias_min_votes} votes on, "
+                               f"when {rules.bias_share:.0%} or more of an annotator's votes pick one side or one "
+                               "model, all their votes are set aside: pick the image that is really better, "
+                               "whichever side it is on.")
+                break
+    return " ".join(notices)
+
+
+def status_markdown(name: str, standing: Standing, notice: str = "", *,
+                    progress: tuple[int, int, str] | None = None, error: str = "", rules: QualityRules | None = None,
+                    trusted: bool = False) -> str:
+    """The status line: who is signed in, their votes cast and counted (:func:`votes_text`), their progress
+    (``progress``: prompts voted on, prompts in all, the suite's title, or "all suites") with a message at its end,
+    then, each as a warning of its own, why votes do not count (:func:`set_aside_text`), a quality rule that is near
+    (:func:`cap_notice`), a speed warning (``notice``, :func:`speed_notice`) and why the last request was refused
+    (``error``; a wait "in N s" counts down)."""
+    rules = rules or QualityRules()
+    status = f"Signed in as **{escape_markdown(name)}** · {votes_text(standing)}"
     if progress is not None:
         seen, total, title = progress
         status += f" · {min(seen, total)} of {total} prompts in {escape_markdown(title)}"
         if total and seen >= total:
             status += (f"\n\n**You have voted on every prompt in {escape_markdown(title)}: thank you!** Pick another "
                        "suite from the menu, or go on: prompts come round again.")
+    warnings = [escape_markdown(text) for text in (set_aside_text(standing, rules),
+                                                    cap_notice(standing, rules, trusted)) if text]
     if notice:
-        status += f"\n\n**⚠ {notice}**"  # the app's own words
+        warnings.append(notice)  # the app's own words
     if error:
-        status += f"\n\n**⚠ {escape_markdown(error)}**"
+        warnings.append(_countdown(escape_markdown(error)))
+    for text in warnings:
+        status += f'\n\n<span class="arena-warning">⚠ {text}</span>'
     return status
+
+
+_WAIT = re.compile(r"in (\d+) s\b")
+
+
+def _countdown(text: str) -> str:
+    """A wait "in 14 s" in ``text`` as a span the page counts down (KEYBOARD_JS)."""
+    return _WAIT.sub(lambda m: f'in <span class="countdown" data-seconds="{m.group(1)}">{m.group(1)}</span> s',
+                     text, count=1)
 
 
 def load_guidelines(path: Path | None) -> dict:
@@ -150,12 +244,19 @@ def image_url(media_token: str, side: str) -> str:
     return f"battle-media/{html.escape(media_token)}/{side}"
 
 
-def image_html(media_token: str | None, side: str, caption: str) -> str:
-    """One battle image, loaded through the battle's unguessable media token (relative URL, works under a root path)."""
+def image_html(media_token: str | None, side: str, caption: str, details: ModelDetails | None = None) -> str:
+    """One battle image, loaded through the battle's unguessable media token (relative URL, works under a root path),
+    under its caption: the side, then after the vote the model's name and, on a second line, its description and a
+    link to its model card (``details``). The caption always takes two lines, so the reveal moves nothing."""
+    about = ""
+    if details is not None:
+        text = html.escape(details.summary)
+        link = (f' <a href="{html.escape(details.link)}" target="_blank" rel="noopener noreferrer">model card ↗</a>'
+                if details.link else "")
+        about = f'<span class="model-about" title="{text}">{text}{link}</span>'
+    label = html.escape(caption)
+    head = f'<figcaption><span class="model-name" title="{label}">{label}</span>{about}</figcaption>'
     if media_token is None:
-        return f'<figure class="battle-image"><figcaption>{html.escape(caption)}</figcaption></figure>'
-    src = image_url(media_token, side)
-    return (
-        f'<figure class="battle-image"><figcaption>{html.escape(caption)}</figcaption>'
-        f'<img src="{src}" alt="Image {side.upper()}"></figure>'
-    )
+        return f'<figure class="battle-image">{head}</figure>'
+    return f'<figure class="battle-image">{head}<img src="{image_url(media_token, side)}" alt="Image {side.upper()}">' \
+           "</figure>"

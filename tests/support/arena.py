@@ -70,3 +70,18 @@ def render_all(db, media: MediaStore, settings: Settings | None = None) -> None:
 
 def prompt_count(db) -> int:
     return db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0]
+
+
+def command_line_env(arena: SmallArena, monkeypatch, workdir: Path) -> SmallArena:
+    """Point the command lines at ``arena``: ``workdir`` as the working directory, ARENA_DB and ARENA_MEDIA_DIR set
+    to it, no other ARENA_* variable or OPENAI_API_KEY, short judge retries."""
+    import os
+
+    monkeypatch.chdir(workdir)
+    for name in list(os.environ):
+        if name.startswith("ARENA_") or name == "OPENAI_API_KEY":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("ARENA_DB", str(arena.settings.db_path))
+    monkeypatch.setenv("ARENA_MEDIA_DIR", str(arena.settings.media_dir))
+    monkeypatch.setenv("ARENA_JUDGE_RETRY_BASE_S", "0.01")
+    return arena

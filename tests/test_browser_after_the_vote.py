@@ -1,0 +1,112 @@
+"""After the vote, and the leaderboard over time (issue 29), in a real browser at 1280×800 and 390×844 (touch).
+
+Peers show what this lacked: the model's details after the vote (our registry has descriptions the reveal never
+showed), a personal leaderboard after a batch of votes (ours was in the Voter menu and nothing said so), and the
+leaderboard over time (past boards, a rating-history chart).
+"""
+
+import json
+import random
+import time
+
+import pytest
+
+from arena import session as sessions
+from arena.leaderboard import leaderboard_options
+from arena.leaderboard_service import rebuild_history
+from support.arena import build_small_arena
+from datamodel.quality import QualityRules
+from datamodel.rating_history import day_of, end_of_day
+from support.touch import SIZES, TOUCH, next_battle, open_page, press, shoot, sign_in, vote
+from support.webapp import running_app
+
+EVERY = 3  # the page offers the voter's own leaderboard every this many votes
+
+
+def _describe(arena) -> None:
+    for name in arena.model_ids:
+        arena.db.execute("UPDATE models SET description = ?, config = ? WHERE name = ?",
+                         [f"{name.title()} from the test lab, trained on test pictures. Settings: test card.",
+                          json.dumps({"hub_id": f"test-lab/{name}"}), name])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_reveal_describes_the_models_and_offers_the_voter_s_own_leaderboard(tmp_path, browser, size):
+    arena = build_small_arena(tmp_path, personal_board_votes=EVERY)
+    _describe(arena)
+    with running_app(arena.settings) as url:
+        page = open_page(browser, url, size)
+        sign_in(page, "curious")
+        for number in range(1, EVERY + 1):
+            vote(page, size)
+            page.wait_for_timeout(200)
+            abouts = page.evaluate("() => [...document.querySelectorAll('#battle-images .model-about')].map(e => "
+                                   "[e.textContent, (e.querySelector('a') || {}).href || ''])")
+            assert len(abouts) == 2, abouts
+            for text, link in abouts:
+                assert "from the test lab, trained on test pictures." in text and "Settings" not in text, text
+                assert link.startswith("https://huggingface.co/test-lab/"), link
+            offered = page.locator("#reveal .your-board").count()
+            if number == 1:
+                shoot(page, size, "after-01-model-details")
+            if number < EVERY:
+                assert offered == 0, f"the leaderboard is offered after {number} votes"
+                next_battle(page, size)
+        assert offered == 1, "no offer of the voter's own leaderboard after the batch of votes"
+        assert f"You have cast {EVERY} votes" in page.inner_text("#reveal")
+        shoot(page, size, "after-02-own-leaderboard-offered")
+        press(page, size, "#reveal .your-board")
+        page.wait_for_function("() => document.querySelector('#lb-voter input')?.value === 'curious'", timeout=20000)
+        page.wait_for_function(f"() => document.querySelector('#lb-summary').innerText.includes('{EVERY} human votes')",
+                               timeout=30000)
+        shoot(page, size, "after-03-own-leaderboard")
+        assert page.locator("button[role=tab][aria-selected=true]", has_text="Leaderboard").count() == 1
+
+
+DAY = 86400.0
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_leaderboard_over_time_in_the_page(tmp_path, browser, size):
+    # the server's filters and fit settings are the kept boards' key: the same rounds here and there; 4 votes make a
+    # model rated, so each day from the first has rated models
+    arena = build_small_arena(tmp_path, bootstrap_rounds=50, min_votes=4)
+    now = time.time()
+    lax = QualityRules(max_per_hour=10_000, max_per_3_hours=10_000, fast_streak=10_000, bias_min_votes=10_000)
+    s = sessions.start(arena.db, "historian", "token-001", open_signup=True)
+    for back in (3, 2, 1):  # twelve votes a day, alpha-model first on every day but the last
+        noon = end_of_day(day_of(now - back * DAY)) - 12 * 3600
+        for i in range(12):
+            s = sessions.next_battle(arena.db, random.Random(back * 100 + i), s, now=noon + 60 * i - 5)
+            winner = "A" if (s.battle.left.image_id % 2 == 0) == (back > 1) else "B"
+            s = sessions.vote(arena.db, s, winner, rules=lax, now=noon + 60 * i)
+    kept = rebuild_history(arena.db, leaderboard_options(arena.settings), 3, history_days=365, now=now)
+    assert len(kept) == 3
+    two_days_ago = day_of(now - 2 * DAY)
+    with running_app(arena.settings) as url:
+        page = open_page(browser, url, size)
+        page.get_by_role("tab", name="Leaderboard").click()
+        page.wait_for_function("() => document.querySelector('#lb-summary').innerText.includes('36 human votes')",
+                               timeout=30000)
+        page.wait_for_function("() => (document.querySelector('#lb-history .js-plotly-plot')?.data || [])"
+                               ".some(trace => (trace.x || []).length >= 4)", timeout=30000)
+        page.locator("#lb-history").scroll_into_view_if_needed()
+        shoot(page, size, "history-01-chart")
+        traces = page.evaluate("() => document.querySelector('#lb-history .js-plotly-plot').data.map(t => "
+                               "[t.name, t.x.length])")
+        assert {name for name, _ in traces} <= set(arena.model_ids) and max(n for _, n in traces) == 4, traces
+        # the board as of a chosen day
+        page.click("#lb-summary")
+        page.click("#lb-as-of input")
+        options = page.evaluate("() => [...document.querySelectorAll('ul[role=listbox] li[role=option]')]"
+                                ".map(li => li.innerText.replace('✓', '').trim())")  # the chosen one has a tick
+        assert options[0] == "Now" and two_days_ago in options, options
+        page.locator("ul[role=listbox] li[role=option]", has_text=two_days_ago).first.click()
+        page.wait_for_function(f"() => document.querySelector('#lb-summary').innerText.includes('As of {two_days_ago}')",
+                               timeout=30000)
+        shoot(page, size, "history-02-as-of", full_page=size == "desktop")
+        assert "24 human votes" in page.inner_text("#lb-summary")  # the votes cast by the end of that day
+        assert f"The board as kept on {two_days_ago}" in page.inner_text("#lb-table-note")
+        if TOUCH[size]:
+            assert page.evaluate("() => [...document.querySelectorAll('.modebar-container')]"
+                                 ".filter(m => m.getClientRects().length > 0).length") == 0

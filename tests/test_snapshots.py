@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import concurrent.futures
 import random
 import threading
@@ -27,7 +28,7 @@ def vote(arena, times: int, name: str = "snap-voter") -> None:
 
 
 def human_votes(snapshot) -> int:
-    return int(snapshot.view["summary"].split(" human votes")[0])
+    return int(re.match(r"([\d,]+) human votes?\b", snapshot.view["summary"]).group(1).replace(",", ""))
 
 
 @pytest.fixture

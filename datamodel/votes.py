@@ -89,10 +89,11 @@ def record_vote(
         except duplicate_errors():  # PostgreSQL: a vote on it committed meanwhile (its check saw none)
             raise VoteRejected("This battle already has your vote. Load the next battle.") from None
         changes = update_flags(db, annotator_id, rules) if kind == "human" and rules is not None else {}
-        version = None if is_postgres(db) else db.execute(  # PostgreSQL raises it at the commit: nothing to read
-            "SELECT version FROM data_versions WHERE name = 'votes'").fetchone()[0]
-        excluded, reason = db.execute("SELECT excluded, excluded_reason FROM votes WHERE id = ?",
-                                      [vote_id]).fetchone()
+        # the vote's flag as the rules left it, and (SQLite) the votes counter with it counted, in one read;
+        # PostgreSQL raises the counter at the commit: nothing to read
+        version = "NULL" if is_postgres(db) else "(SELECT version FROM data_versions WHERE name = 'votes')"
+        excluded, reason, version = db.execute(f"SELECT excluded, excluded_reason, {version} FROM votes WHERE id = ?",
+                                               [vote_id]).fetchone()
     flips = tuple((vote_id, now_excluded) for vote_id, (was, now_excluded) in sorted(changes.items())
                   if was != now_excluded)
     return VoteReceipt(vote_id, battle_id, outcome, model_a, model_b, seconds, flips, version, bool(excluded),

@@ -8,7 +8,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 SYSTEM_PACKAGES := $(shell cat packages.txt)
-TEST_SYSTEM_PACKAGES := $(SYSTEM_PACKAGES) chromium
+# the tests also run on a real PostgreSQL (tests/conftest.py starts a throwaway server: tools/postgres_server.py)
+TEST_SYSTEM_PACKAGES := $(SYSTEM_PACKAGES) chromium postgresql
 export GRADIO_ANALYTICS_ENABLED := False
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 

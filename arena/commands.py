@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from datamodel.connection import describe, is_postgres_url
 from datamodel.catalog import release_withheld, withheld_images
 from datamodel.extras import exit_status, require
 from datamodel.settings import SettingsError, load_settings, settings_markdown, settings_table
@@ -18,7 +19,7 @@ def _open(settings):
     from datamodel.media import MediaStore
     from datamodel.connection import connect
 
-    return connect(settings.db_path, synchronous=settings.sqlite_synchronous), MediaStore.from_settings(settings)
+    return connect(settings.database, synchronous=settings.sqlite_synchronous), MediaStore.from_settings(settings)
 
 
 def cmd_serve(args, settings) -> int:
@@ -29,12 +30,13 @@ def cmd_serve(args, settings) -> int:
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     settings = settings.replace(**overrides)
     db, media = _open(settings)
-    check_writable(db, settings.db_path)  # votes are written there: say so now, not at the first vote
+    check_writable(db, settings.database)  # votes are written there: say so now, not at the first vote
     built = ensure_demo(db, media, settings)
     if built:
-        print(f"Demo ready: {built['prompts']} prompts, {built['new_images']} images in {settings.db_path}")
+        print(f"Demo ready: {built['prompts']} prompts, {built['new_images']} images in {describe(settings.database)}")
     db.close()
-    print(f"Arena on http://{settings.host}:{settings.port}  (database {settings.db_path}, media {settings.media_dir})")
+    print(f"Arena on http://{settings.host}:{settings.port}  (database {describe(settings.database)}, media "
+          f"{settings.media_dir})")
     serve(settings)
     return 0
 
@@ -121,11 +123,29 @@ def cmd_export(args, settings) -> int:
 
 
 def cmd_backup(args, settings) -> int:
-    from datamodel.backup import backup_database
+    from datamodel.backup import BackupError, backup_database
 
-    copied = backup_database(settings.db_path, args.dest, overwrite=args.overwrite)
-    print(f"Backed up {settings.db_path} to {args.dest}: {copied.votes} votes, integrity {copied.integrity}, "
+    if is_postgres_url(settings.database):
+        raise BackupError(f"The database is PostgreSQL ({describe(settings.database)}): back it up with pg_dump "
+                          "(docs/deploying-postgresql.md, Backups); python -m arena backup copies a SQLite file.")
+    copied = backup_database(settings.database, args.dest, overwrite=args.overwrite)
+    print(f"Backed up {settings.database} to {args.dest}: {copied.votes} votes, integrity {copied.integrity}, "
           f"{copied.seconds:.1f} s")
+    return 0
+
+
+def cmd_migrate_db(args, settings) -> int:
+    from datamodel.migrate_db import migrate_database
+
+    source = args.source or (settings.db_path if is_postgres_url(settings.database) else settings.database)
+    done = migrate_database(source, args.to, replace=args.replace, progress=lambda line: print("  copied " + line))
+    rows = sum(done.tables.values())
+    print(f"Copied {source} to {done.target}: {len(done.tables)} tables, {rows} rows, in {done.seconds:.1f} s"
+          + (" (what the target held was replaced)" if done.replaced else ""))
+    print("Verified: every table's row count equals the source's; "
+          + "; ".join(f"{table} SHA-256 {digest[:16]}… on both sides" for table, digest in done.checksums.items()))
+    print(f"Serve it with ARENA_DATABASE_URL={done.target} and every replica's ARENA_MEDIA_DIR on the same folder "
+          f"as now ({settings.media_dir}).")
     return 0
 
 
@@ -318,6 +338,16 @@ def build_parser() -> argparse.ArgumentParser:
     backup.add_argument("--overwrite", action="store_true", help="replace an existing file at DEST")
     backup.set_defaults(handler=cmd_backup)
 
+    migrate = commands.add_parser("migrate-db", help="copy this SQLite arena into a PostgreSQL database, verified "
+                                  "(row counts, vote checksums)")
+    migrate.add_argument("--to", required=True, metavar="URL",
+                         help="the PostgreSQL database, postgresql://user@host:port/database (created or migrated)")
+    migrate.add_argument("--from", dest="source", metavar="FILE",
+                         help="the SQLite arena to copy (default: the db_path setting, ARENA_DB)")
+    migrate.add_argument("--replace", action="store_true",
+                         help="delete what the target already holds first (refused otherwise)")
+    migrate.set_defaults(handler=cmd_migrate_db)
+
     board = commands.add_parser("leaderboard", help="print the leaderboard")
     board.add_argument("--suite", help="only votes on prompts of this suite, e.g. taxonomy")
     board.add_argument("--subset", help="only votes on prompts of this subset, e.g. Easy")
@@ -396,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings(config_file=args.config)
         return args.handler(args, settings)
-    except (SettingsError, ValueError, LookupError, FileNotFoundError) as error:
+    except (SettingsError, ValueError, LookupError, FileNotFoundError, ConnectionError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except ImportError as error:  # a command of the full install run in the web install: say how to add it

@@ -22,9 +22,10 @@ from pathlib import Path
 
 import sqlite_utils
 
-from datamodel.catalog import add_image, add_model, add_prompts
+from datamodel.catalog import (add_image, add_model, add_prompts, all_image_keys, has_prompts, image_id_keys, model_suites,
+                               prompt_keys, prompts_with_images_of)
 from datamodel.media import MediaStore
-from datamodel.metrics import MetricRow, record_directions, write_metrics
+from datamodel.metrics import MetricRow, metric_names_of_source, record_directions, write_metrics
 from datamodel.renditions import Renditions
 from datamodel.settings import Settings
 
@@ -53,30 +54,20 @@ def demo_prompt_specs() -> list:
 
 
 def is_empty(db: sqlite_utils.Database) -> bool:
-    return db.execute("SELECT NOT EXISTS (SELECT 1 FROM prompts)").fetchone()[0] == 1
+    return not has_prompts(db)
 
 
 def demo_prompt_ids(db: sqlite_utils.Database) -> list[int]:
     """Ids of the demo prompts that are in the database (none: this database never had the demo)."""
     wanted = {spec.key for spec in demo_prompt_specs()}
     suites = sorted({key[0] for key in wanted})
-    rows = db.execute(
-        f"SELECT id, suite, subset, item_key, variant, role FROM prompts WHERE suite IN ({','.join('?' * len(suites))})",
-        suites,
-    ).fetchall()
-    return [row[0] for row in rows if tuple(row[1:]) in wanted]
+    return [prompt_id for prompt_id, key in prompt_keys(db, suites) if key in wanted]
 
 
 def missing_demo_metrics(db: sqlite_utils.Database) -> list[tuple[str, str, str]]:
     """(model, suite, metric) of :data:`DEMO_METRIC_NAMES` that a demo model with images of that suite lacks."""
-    with_images = db.execute(
-        "SELECT DISTINCT m.name, p.suite FROM images i JOIN models m ON m.id = i.model_id "
-        "JOIN prompts p ON p.id = i.prompt_id WHERE m.source = 'demo'"
-    ).fetchall()
-    present = set(db.execute(
-        "SELECT DISTINCT m.name, mt.suite, mt.name FROM metrics mt JOIN models m ON m.id = mt.model_id "
-        "WHERE m.source = 'demo'"
-    ).fetchall())
+    with_images = model_suites(db, "demo")
+    present = metric_names_of_source(db, "demo")
     return [(model, suite, name) for model, suite in sorted(with_images)
             for name in DEMO_METRIC_NAMES.get(suite, ()) if (model, suite, name) not in present]
 
@@ -89,11 +80,7 @@ def demo_incomplete(db: sqlite_utils.Database) -> bool:
     prompt_ids = demo_prompt_ids(db)  # written in one transaction: all of them or none
     if not prompt_ids:
         return False
-    made = db.execute(
-        f"SELECT COUNT(DISTINCT i.prompt_id || '/' || i.model_id) FROM images i JOIN models m ON m.id = i.model_id "
-        f"WHERE m.name IN ({','.join('?' * len(DEMO_MODELS))}) AND i.prompt_id IN ({','.join('?' * len(prompt_ids))})",
-        [*DEMO_MODELS, *prompt_ids],
-    ).fetchone()[0]
+    made = prompts_with_images_of(db, DEMO_MODELS, prompt_ids)
     return made < len(prompt_ids) * len(DEMO_MODELS) or bool(missing_demo_metrics(db))
 
 
@@ -160,7 +147,7 @@ def load_demo_bundle(db: sqlite_utils.Database, media: MediaStore, bundle: str |
                                           description=model["description"], config=model["config"])
                  for model in manifest["models"]}
     keys = [(prompts.ids[image["prompt"]], model_ids[image["model"]], image["idx"]) for image in manifest["images"]]
-    done = set(db.execute("SELECT prompt_id, model_id, idx FROM images").fetchall())
+    done = all_image_keys(db)
     made = 0
     for image, (prompt_id, model_id, idx) in zip(manifest["images"], keys, strict=True):
         if (prompt_id, model_id, idx) not in done:
@@ -170,7 +157,7 @@ def load_demo_bundle(db: sqlite_utils.Database, media: MediaStore, bundle: str |
             made += 1
     (renditions or Renditions.from_settings(media, Settings())).render_missing(db)  # before a battle may show them
     if made or missing_demo_metrics(db):
-        ids = {tuple(row[:3]): row[3] for row in db.execute("SELECT prompt_id, model_id, idx, id FROM images")}
+        ids = image_id_keys(db)
         image_ids = [ids[key] for key in keys]
         columns = manifest["metric_columns"]
         rows = [dict(zip(columns, values, strict=True)) for values in manifest["metrics"]]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import sqlite_utils
 
-from datamodel.catalog import CatalogError, PromptSpec, add_image, add_model, add_prompts
+from datamodel.catalog import CatalogError, PromptSpec, add_image, add_model, add_prompts, image_count, prompt_items
 from datamodel.media import MediaError, MediaStore, Staging, StoredImage, clean_image
 from datamodel.renditions import Renditions
 from suites.common import SuiteError
@@ -62,13 +62,9 @@ def read_prompts_file(path: Path, suite: str) -> dict[str, PromptSpec]:
 def existing_prompts(db: sqlite_utils.Database, suite: str, variant: str | None = None) -> dict[str, list[int]]:
     """{item key: prompt ids} of the prompts of ``suite`` already in the database (of ``variant``, or every variant).
     An item key that names prompts of two subsets is refused: a file name could not say which one it is."""
-    sql, args = "SELECT item_key, subset, id FROM prompts WHERE suite = ?", [suite]
-    if variant is not None:
-        sql += " AND variant = ?"
-        args.append(variant)
     keys: dict[str, list[int]] = {}
     subsets: dict[str, set[str]] = {}
-    for key, subset, prompt_id in db.execute(sql + " ORDER BY id", args):
+    for key, subset, prompt_id in prompt_items(db, suite, variant):
         keys.setdefault(key, []).append(prompt_id)
         subsets.setdefault(key, set()).add(subset)
     clash = sorted(key for key, found in subsets.items() if len(found) > 1)
@@ -110,7 +106,7 @@ def import_images(
         targets = None
     if not folder.is_dir():
         raise ImageImportError(f"{folder}: not a folder. Lay images out as <folder>/<model>/<prompt key>.png.")
-    before = db.execute("SELECT COUNT(*) FROM images").fetchone()[0]
+    before = image_count(db)
     with media.staging() as staging:  # deleted at the end, with any file not stored
         planned = _check_and_stage(folder, prompts_file, specs, media, staging, suite=suite,
                                    in_database=targets is not None)
@@ -129,7 +125,7 @@ def import_images(
             raise ImageImportError(str(error)) from None
     if renditions is not None:
         renditions.render_missing(db)
-    after = db.execute("SELECT COUNT(*) FROM images").fetchone()[0]
+    after = image_count(db)
     return ImageImport(models=len(model_ids), prompts=len(specs), images=len(planned), new_images=after - before)
 
 

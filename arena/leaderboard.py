@@ -37,7 +37,9 @@ import pandas as pd
 import sqlite_utils
 
 import ratings
+from datamodel.annotators import annotator_names
 from datamodel.models import sorted_model_names
+from datamodel.votes import judge_voter_names
 from datamodel.settings import Settings
 from datamodel.vote_arrays import ARENA_SOURCE, VoteArrays, read_vote_arrays
 from datamodel.imported_votes import import_sources
@@ -176,8 +178,7 @@ def _correlations(table: pd.DataFrame, metric_columns: list[str], lower_is_bette
 
 def judge_voters(db: sqlite_utils.Database) -> list[str]:
     """Every judge voter of the database, most votes first (ties by name)."""
-    return [row[0] for row in db.execute(
-        "SELECT voter FROM votes WHERE voter_kind = 'judge' GROUP BY voter ORDER BY COUNT(*) DESC, voter")]
+    return judge_voter_names(db)
 
 
 def judge_vote_counts(arrays: VoteArrays) -> dict[str, int]:
@@ -211,7 +212,7 @@ def _outcome_counts(arrays: VoteArrays) -> pd.DataFrame:
 
 def _inter_annotator(db: sqlite_utils.Database, human: VoteArrays, options: LeaderboardOptions) -> dict:
     names = np.array([""] * (int(human.voter.max()) + 1 if len(human) else 0), dtype=object)
-    for annotator_id, name in db.execute("SELECT id, name FROM annotators"):
+    for annotator_id, name in annotator_names(db).items():
         if annotator_id < len(names):
             names[annotator_id] = name
     items, _ = pd.factorize(human.battle_keys())

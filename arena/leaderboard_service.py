@@ -17,6 +17,12 @@ once, with its age; the computing happens elsewhere:
   board of its day (``leaderboard_history``, :mod:`datamodel.rating_history`: the leaderboard over time). The
   command line reads those tables, so it prints what the server shows without computing anything.
 - A viewer with no snapshot at all may wait for the first one (``wait_s``); one with a snapshot never waits.
+- Several app replicas on one PostgreSQL database (``shared``, the default there) compute each snapshot once for all
+  of them: a replica computes only under a claim on the filters (``snapshot_claims``, :func:`datamodel.snapshots.
+  claim_computation`, which one replica at a time gets; it lapses after ``claim_s`` should its holder die), and
+  before serving a snapshot from memory it checks (one primary-key read) whether another replica stored a newer one,
+  so every replica shows the newest computed anywhere. A viewer whose filters another replica is computing sees
+  "updating"; one without any snapshot waits for it in the table.
 - The worker dies with the server, however the server ends (SIGTERM, kill -9, the OOM killer): a thread in the worker
   watches its parent process and ends the worker within ``PARENT_CHECK_S`` once the parent is gone.
 """
@@ -29,7 +35,8 @@ import json
 import logging
 import multiprocessing
 import os
-import sqlite3
+import secrets
+import socket
 import threading
 import time
 from collections import OrderedDict
@@ -38,14 +45,16 @@ import sqlite_utils
 
 from arena.leaderboard import LeaderboardOptions, compute_leaderboard
 from arena.leaderboard_view import render_view
-from datamodel.connection import Store, connect
+from datamodel.connection import Store, connect, database_errors
 from datamodel.rating_history import history
-from datamodel.snapshots import Snapshot, data_version, store_snapshot, stored_snapshot
+from datamodel.snapshots import (Snapshot, claim_computation, data_version, release_computation, snapshot_computed_at,
+                                 store_snapshot, stored_snapshot)
 
 log = logging.getLogger(__name__)
 WORKER_NICENESS = 19  # the worker yields the CPU to the server, which answers votes
 PARENT_CHECK_S = 0.5  # how often the worker checks that the server that started it still runs
 MAX_WAITING = 4  # viewers that may wait for a first snapshot at once (each holds a server thread meanwhile)
+CLAIM_S = 300.0  # a replica's claim on computing a snapshot lapses after this long (its holder died)
 
 
 def options_key(options: LeaderboardOptions) -> str:
@@ -122,8 +131,13 @@ def _compute_in_worker(db_path: str, options: LeaderboardOptions) -> Snapshot:
 class SnapshotService:
     """The server's leaderboard snapshots (module docstring); thread-safe, one per app."""
 
-    def __init__(self, store: Store, *, refresh_s: float = 30.0, keep: int = 32, history_days: int = 0):
+    def __init__(self, store: Store, *, refresh_s: float = 30.0, keep: int = 32, history_days: int = 0,
+                 shared: bool | None = None, claim_s: float = CLAIM_S):
         self.store, self.refresh_s, self.keep, self.history_days = store, refresh_s, keep, history_days
+        self.shared = getattr(store, "postgres", False) if shared is None else shared  # replicas share the database
+        self.claim_s = claim_s
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self._elsewhere: dict[str, float] = {}  # filters another replica computes: until when we say so
         self._lock = threading.Lock()
         self._memory: OrderedDict[str, Snapshot] = OrderedDict()
         self._pending: dict[str, concurrent.futures.Future] = {}
@@ -146,11 +160,17 @@ class SnapshotService:
                 self._memory.popitem(last=False)
 
     def latest(self, db: sqlite_utils.Database, key: str) -> Snapshot | None:
-        """The newest snapshot of ``key``: from memory, else from the database (computed earlier, or elsewhere)."""
+        """The newest snapshot of ``key``: from memory, else from the database (computed earlier, or elsewhere);
+        ``shared``, from the database whenever it holds a newer one than memory (another replica computed it)."""
         with self._lock:
             snapshot = self._memory.get(key)
             if snapshot is not None:
                 self._memory.move_to_end(key)
+        if snapshot is not None:
+            if not self.shared:
+                return snapshot
+            stored_at = snapshot_computed_at(db, key)
+            if stored_at is None or stored_at <= snapshot.computed_at:
                 return snapshot
         snapshot = stored_snapshot(db, key)
         if snapshot is not None:
@@ -165,6 +185,15 @@ class SnapshotService:
                 return future
             if len(self._pending) >= self.keep:
                 return None
+        if self.shared and not claim_computation(self.store.db(), key, self.holder, now=time.time(),
+                                                 hold_s=self.claim_s):
+            with self._lock:  # another replica computes it: it stores the snapshot for all
+                self._elsewhere[key] = time.monotonic() + self.refresh_s + 1.0
+            return None
+        with self._lock:
+            future = self._pending.get(key)
+            if future is not None:
+                return future
             try:
                 future = self._pool().submit(_compute_in_worker, str(self.store.path), options)
             except concurrent.futures.BrokenExecutor:  # the worker died (e.g. killed for memory): start a new one
@@ -177,6 +206,16 @@ class SnapshotService:
     def _finished(self, key: str, version: tuple, future: concurrent.futures.Future) -> None:
         with self._lock:
             self._pending.pop(key, None)
+        try:
+            self._store_result(key, version, future)
+        finally:
+            if self.shared:
+                try:
+                    release_computation(self.store.db(), key, self.holder)
+                except database_errors() as error:  # it lapses by itself
+                    log.error("the claim on computing %s could not be released: %s", key, error)
+
+    def _store_result(self, key: str, version: tuple, future: concurrent.futures.Future) -> None:
         if future.cancelled():
             return
         error = future.exception()
@@ -191,7 +230,7 @@ class SnapshotService:
         self._remember(snapshot)
         try:
             store_snapshot(self.store.db(), snapshot, self.keep, self.history_days)
-        except sqlite3.Error as error:  # shown from memory all the same; only other processes miss it
+        except database_errors() as error:  # shown from memory all the same; only other processes miss it
             log.error("the leaderboard snapshot for %s could not be stored: %s", key, error)
 
     def view(self, db: sqlite_utils.Database, options: LeaderboardOptions, *, refresh: bool = False,
@@ -215,16 +254,33 @@ class SnapshotService:
         else:
             with self._lock:
                 future = self._pending.get(key)
-        if future is not None and snapshot is None and wait_s > 0 and self._waiting.acquire(blocking=False):
+        elsewhere = self._computed_elsewhere(key)
+        if (future is not None or elsewhere) and snapshot is None and wait_s > 0 \
+                and self._waiting.acquire(blocking=False):
             try:
-                concurrent.futures.wait([future], timeout=wait_s)
+                if future is not None:
+                    concurrent.futures.wait([future], timeout=wait_s)
+                else:  # another replica computes it: its snapshot arrives in the table
+                    deadline = time.monotonic() + wait_s
+                    while snapshot_computed_at(db, key) is None and time.monotonic() < deadline:
+                        time.sleep(0.1)
             finally:
                 self._waiting.release()
             snapshot = self.latest(db, key)
         with self._lock:
             failed = self._failed.get(key)
             running = key in self._pending
+        running = running or (self._computed_elsewhere(key) and (snapshot is None or snapshot.data_version != version))
         return snapshot, "updating" if running else (failed[1] if failed else "")
+
+    def _computed_elsewhere(self, key: str) -> bool:
+        """Whether another replica was found computing ``key`` lately (its claim was refused to this one)."""
+        with self._lock:
+            until = self._elsewhere.get(key)
+            if until is not None and until < time.monotonic():
+                del self._elsewhere[key]
+                until = None
+        return until is not None
 
     def warm_up(self) -> None:
         """Start the worker process now (it imports the numeric libraries once), so the first view is quick."""

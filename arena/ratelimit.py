@@ -1,4 +1,6 @@
-"""Rate limits and sign-in throttles of the web app, in memory, per server process.
+"""Rate limits and sign-in throttles of the web app: in memory, per server process, or, for a :class:`RateLimiter`
+given the app's store (several replicas on one PostgreSQL database), in the database, shared by all of them
+(:mod:`datamodel.limits`).
 
 :class:`RateLimiter` is a sliding window of requests per key (votes or battle loads per annotator, per client
 address); :class:`LoginThrottle` counts failed sign-ins or admin unlocks per client address and for all addresses
@@ -37,20 +39,45 @@ def client_address(request) -> str:
 
 class RateLimiter:
     """At most ``per_minute`` requests per key in any 60 seconds (0: no limit); the refusal names ``noun``, ``what``
-    (e.g. "per annotator") and the wait, after ``advice``."""
+    (e.g. "per annotator") and the wait, after ``advice``. With a ``store`` the requests are counted in its database
+    (:func:`datamodel.limits.rate_hit`, wall-clock time), so every app process on that database shares the limit;
+    without one, in this process's memory."""
+
+    SHARED_SWEEP_S = 60.0  # how often a shared limiter deletes the counts older than its window
 
     def __init__(self, per_minute: int, what: str, clock=time.monotonic, *, noun: str = "votes",
-                 advice: str = "Look at the images a little longer and vote again"):
-        self.per_minute, self.what, self.clock = per_minute, what, clock
+                 advice: str = "Look at the images a little longer and vote again", store=None):
+        self.per_minute, self.what = per_minute, what
+        self.clock = time.time if store is not None and clock is time.monotonic else clock  # replicas: wall time
         self.noun, self.advice = noun, advice
+        self.store = store
         self._hits: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
         self._sweep_at = SWEEP_KEYS
+        self._swept = self.clock()
+
+    def _refuse(self, wait: float) -> RateLimited:
+        wait = max(1, int(wait + 0.999))
+        return RateLimited(f"Slow down: at most {self.per_minute} {self.noun} per minute {self.what}. "
+                           f"{self.advice} in {wait} s.")
+
+    def _check_shared(self, key: str) -> None:
+        from datamodel.limits import rate_hit, sweep_rate_events
+
+        db, now = self.store.db(), self.clock()
+        wait = rate_hit(db, f"{self.noun} {self.what}", key, now=now, window=60.0, limit=self.per_minute)
+        if now - self._swept >= self.SHARED_SWEEP_S:
+            self._swept = now
+            sweep_rate_events(db, before=now - 60.0)
+        if wait > 0:
+            raise self._refuse(wait)
 
     def check(self, key: str) -> None:
         """Count one request for ``key``, or raise :class:`RateLimited` if it would exceed the limit."""
         if self.per_minute <= 0:
             return
+        if self.store is not None:
+            return self._check_shared(key)
         now = self.clock()
         with self._lock:
             if len(self._hits) >= self._sweep_at:
@@ -60,9 +87,7 @@ class RateLimiter:
             while hits and hits[0] <= now - 60.0:
                 hits.popleft()
             if len(hits) >= self.per_minute:
-                wait = max(1, int(hits[0] + 60.0 - now + 0.999))
-                raise RateLimited(f"Slow down: at most {self.per_minute} {self.noun} per minute {self.what}. "
-                                  f"{self.advice} in {wait} s.")
+                raise self._refuse(hits[0] + 60.0 - now)
             hits.append(now)
 
 
@@ -102,63 +127,90 @@ class LoginThrottle:
     """
 
     def __init__(self, what: str, *, max_failures: int, max_failures_overall: int, window_s: float, lockout_s: float,
-                 clock=time.monotonic):
-        self.what, self.clock = what, clock
+                 clock=time.monotonic, store=None):
+        self.what = what
+        self.clock = time.time if store is not None and clock is time.monotonic else clock  # replicas: wall time
         self.max_failures, self.max_failures_overall = max_failures, max_failures_overall
         self.window_s, self.lockout_s = window_s, lockout_s
+        self.store = store  # several replicas on one database: the attempts are counted there
         self._records: dict[str, _Failures] = {}
         self._lock = threading.Lock()
         self._sweep_at = SWEEP_KEYS
+        self._swept = self.clock()
 
     @classmethod
-    def from_settings(cls, what: str, settings) -> "LoginThrottle":
-        """The throttle the ``login_*`` settings describe, for attempts named ``what`` ("sign-ins")."""
+    def from_settings(cls, what: str, settings, store=None) -> "LoginThrottle":
+        """The throttle the ``login_*`` settings describe, for attempts named ``what`` ("sign-ins"); counted in
+        ``store``'s database when given (replicas)."""
         return cls(what, max_failures=settings.login_max_failures,
                    max_failures_overall=settings.login_max_failures_overall, window_s=settings.login_window_s,
-                   lockout_s=settings.login_lockout_s)
+                   lockout_s=settings.login_lockout_s, store=store)
 
     def attempt(self, client: str) -> "LoginAttempt":
         """Begin an attempt from ``client``, or raise :class:`RateLimited` saying how long to wait."""
+        keys = ([OVERALL] if self.max_failures_overall > 0 else []) + ([client] if self.max_failures > 0 else [])
+        if self.store is not None:
+            return self._attempt_shared(client, keys)
         now = self.clock()
         with self._lock:
             if len(self._records) >= self._sweep_at:
                 self._sweep(now)
-            keys = [OVERALL] if self.max_failures_overall > 0 else []
-            if self.max_failures > 0:
-                limit = self.max_failures
-                if self.max_failures_overall > 0 and self._failures(OVERALL, now) >= self.max_failures_overall:
-                    limit = 1  # guessing from many addresses: one failure each
-                wait = self._wait(client, limit, now)
-                if wait > 0:
-                    raise RateLimited(f"Too many failed {self.what} from your address. Wait {math.ceil(wait)} s and "
-                                      "try again.")
-                keys.append(client)
+            self._check(client, {key: self._state(key, now) for key in keys}, now)
             for key in keys:
                 self._records.setdefault(key, _Failures()).pending += 1
         return LoginAttempt(self, keys)
 
-    def _failures(self, key: str, now: float) -> int:
-        """The failures of ``key`` within the window (older ones are forgotten)."""
+    def _attempt_shared(self, client: str, keys: list[str]) -> "LoginAttempt":
+        """:meth:`attempt` with the records in the database (:mod:`datamodel.limits`), decided in one transaction
+        that the throttle's attempts take in turn on every replica."""
+        from datamodel.limits import attempt_state, begin_attempts, sweep_attempts, throttle_transaction
+
+        db, now = self.store.db(), self.clock()
+        if now - self._swept >= self.window_s:
+            self._swept = now
+            sweep_attempts(db, before=now - self.window_s)
+        with throttle_transaction(db, self.what):
+            self._check(client, attempt_state(db, self.what, keys, now=now, window=self.window_s), now)
+            return LoginAttempt(self, begin_attempts(db, self.what, keys, now=now))
+
+    def _state(self, key: str, now: float) -> tuple[int, float | None, int]:
+        """(failures of ``key`` within the window, the latest one's time or None, its attempts in flight); older
+        failures are forgotten."""
         record = self._records.get(key)
         if record is None:
-            return 0
+            return 0, None, 0
         while record.times and record.times[0] <= now - self.window_s:
             record.times.popleft()
-        return len(record.times)
+        return len(record.times), (record.times[-1] if record.times else None), record.pending
 
-    def _wait(self, key: str, limit: int, now: float) -> float:
-        """Seconds ``key`` must wait before its next attempt is checked, under a limit of ``limit`` failures."""
-        failures = self._failures(key, now)
-        record = self._records.get(key)
-        pending = record.pending if record is not None else 0
+    def _check(self, client: str, state: dict[str, tuple[int, float | None, int]], now: float) -> None:
+        """Raise :class:`RateLimited` if ``client`` must wait, given each key's :meth:`_state`."""
+        if self.max_failures <= 0:
+            return
+        limit = self.max_failures
+        if self.max_failures_overall > 0 and state[OVERALL][0] >= self.max_failures_overall:
+            limit = 1  # guessing from many addresses: one failure each
+        wait = self._wait(*state[client], limit, now)
+        if wait > 0:
+            raise RateLimited(f"Too many failed {self.what} from your address. Wait {math.ceil(wait)} s and try "
+                              "again.")
+
+    def _wait(self, failures: int, latest: float | None, pending: int, limit: int, now: float) -> float:
+        """Seconds to wait before the next attempt is checked, with ``failures`` in the window (the latest at
+        ``latest``) and ``pending`` attempts in flight, under a limit of ``limit`` failures."""
         if failures + pending < limit:
             return 0.0
         if failures < limit:  # at the limit only with the attempts in flight: wait until they end
             return 1.0
-        remaining = record.times[-1] + self.lockout_s * 2.0 ** (failures - limit) - now
+        remaining = latest + self.lockout_s * 2.0 ** (failures - limit) - now
         return max(remaining, 1.0) if pending else max(remaining, 0.0)
 
-    def _end(self, keys: list[str], failed: bool) -> None:
+    def _end(self, keys: list, failed: bool) -> None:
+        if self.store is not None:  # keys: the attempts' ids in the database
+            from datamodel.limits import end_attempts
+
+            end_attempts(self.store.db(), keys, failed=failed, now=self.clock())
+            return
         now = self.clock()
         with self._lock:
             for key in keys:

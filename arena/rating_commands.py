@@ -21,7 +21,7 @@ TASK_HELP = "the task: commonsense_fit, semvar_alignment, saneval_adherence or a
 def _open(settings):
     from datamodel.connection import connect
 
-    return connect(settings.db_path, synchronous=settings.sqlite_synchronous)
+    return connect(settings.database, synchronous=settings.sqlite_synchronous)
 
 
 def cmd_status(args, settings) -> int:

@@ -32,11 +32,13 @@ from dataclasses import dataclass, field, replace
 import sqlite_utils
 
 from arena import session as battle_sessions
+from datamodel.annotator_sessions import open_question
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator
 from datamodel.human_ratings import (RatingReceipt, Serving, annotator_questions, annotator_rating_count,
                                      answered_units, assignments, load_serving, record_rating, record_serving,
                                      skip_serving, task_totals, unit_raters)
 from datamodel.quality import QualityRules
+from datamodel.sampling_reads import catalog_version
 from datamodel.rating_scales import RatingRejected
 from judges.rating_tasks import RatingTask, RatingUnit, rating_tasks
 
@@ -59,7 +61,7 @@ class RatingPool:
 
     def units(self, db: sqlite_utils.Database, task: RatingTask, models: tuple[str, ...]) -> dict[str, RatingUnit]:
         """{unit key: unit} of ``task`` over the images of ``models``, in the task's order."""
-        version = db.execute("SELECT version FROM data_versions WHERE name = 'catalog'").fetchone()[0]
+        version = catalog_version(db)
         key = (task.name, tuple(models))
         with self._lock:
             held = self._units.get(key)
@@ -115,10 +117,8 @@ def resume(db: sqlite_utils.Database, token: str, *, open_signup: bool,
     signed = battle_sessions.resume(db, token, open_signup=open_signup, now=now)
     if signed is None:
         return None
-    row = db.execute("SELECT s.id FROM rating_servings s WHERE s.session_id = ? AND s.skipped_at IS NULL AND NOT "
-                     "EXISTS (SELECT 1 FROM ratings r WHERE r.serving_id = s.id) ORDER BY s.rowid DESC LIMIT 1",
-                     [signed.session_id]).fetchone()
-    current = load_serving(db, row[0]) if row else None
+    question = open_question(db, signed.session_id)
+    current = load_serving(db, question) if question else None
     return RatingSession(annotator=signed.annotator, session_id=signed.session_id, current=current,
                          shown_at=time.time() if now is None else now,
                          ratings=annotator_rating_count(db, signed.annotator.id), resume_token=token,

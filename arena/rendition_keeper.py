@@ -12,11 +12,11 @@ rendered images meanwhile (:mod:`datamodel.renditions`), so nothing is ever rend
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 
-from datamodel.connection import Store
-from datamodel.renditions import Renditions, claim_display
+from datamodel.connection import Store, database_errors
+from datamodel.renditions import Renditions, claim_display, unrendered_count
+from datamodel.sampling_reads import catalog_version
 
 log = logging.getLogger(__name__)
 CHECK_S = 2.0  # how often the thread looks for a catalog change
@@ -36,8 +36,7 @@ class RenditionKeeper:
         then watch for changes on a daemon thread."""
         db = self.store.db()
         claim_display(db, self.renditions.spec)
-        missing = db.execute("SELECT COUNT(*) FROM images WHERE rendition IS NOT ?",
-                             [self.renditions.spec.key]).fetchone()[0]
+        missing = unrendered_count(db, self.renditions.spec.key)
         if missing:
             log.warning("rendering %d image(s) for the display settings %s before serving", missing,
                         self.renditions.spec.key)
@@ -53,11 +52,11 @@ class RenditionKeeper:
         seen = None
         while not self._stop.wait(self.check_s):
             try:
-                version = db.execute("SELECT version FROM data_versions WHERE name = 'catalog'").fetchone()
+                version = catalog_version(db)
                 if version != seen:
                     self.renditions.render_missing(db)
-                    seen = db.execute("SELECT version FROM data_versions WHERE name = 'catalog'").fetchone()
-            except (sqlite3.Error, OSError) as error:  # a busy or full disk: the next check tries again
+                    seen = catalog_version(db)
+            except (*database_errors(), OSError) as error:  # a busy or full disk: the next check tries again
                 log.error("rendering new images failed: %s", error)
 
     def close(self) -> None:

@@ -7,7 +7,6 @@ anything that could identify the models, is not sent to the browser before the v
 
 from __future__ import annotations
 
-import hashlib
 import random
 import secrets
 import time
@@ -15,8 +14,11 @@ from dataclasses import dataclass, field, replace
 
 import sqlite_utils
 
+from datamodel.annotator_sessions import (live_session, open_battle, sign_out_everywhere, signed_out_at, store_session,
+                                         suite_progress, vote_count)
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator, sign_in
 from datamodel.battles import Battle, Pairing, load_battle
+from datamodel.connection import transaction
 from sampling.draws import NoBattleAvailable, PromptPool, serve_battle
 from datamodel.quality import QualityRules
 from sampling.sampler import SamplingStats, UniformDraw, draw_pairing
@@ -51,8 +53,7 @@ def start(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bool
           min_token_length: int = MIN_TOKEN_LENGTH) -> ArenaSession:
     """Sign in and open a new session (a fresh session id: battles of older sessions cannot be voted on)."""
     annotator = sign_in(db, name, token, open_signup=open_signup, min_token_length=min_token_length)
-    count = db.execute("SELECT COUNT(*) FROM votes WHERE annotator_id = ?", [annotator.id]).fetchone()[0]
-    return ArenaSession(annotator=annotator, votes=count)
+    return ArenaSession(annotator=annotator, votes=vote_count(db, annotator.id))
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,7 @@ def vote(
     spec = sampler.declaration
     if rng is not None and sampler.stats is not None and spec.reads_stats:
         sampler.stats.refresh(db, fit=spec.needs_fit)  # outside the write transaction
-    with db.conn:
+    with transaction(db, scope=f"annotator:{session.annotator.id}"):  # PostgreSQL: other annotators' votes go on
         receipt = record_vote(db, session.battle.id, outcome, session_id=session.session_id, now=now,
                               shown_at=shown_at, rules=rules, expected_shown=expected_shown)
         if rng is not None:
@@ -189,8 +190,8 @@ def check_signed_in(db: sqlite_utils.Database, session: ArenaSession) -> None:
     """Refuse a session that began before its annotator signed out anywhere (:func:`sign_out`) or had their token
     changed (:func:`datamodel.annotators.sync_accounts`): a tab left open, or opened with a stolen resume token, stops
     with the sign-out."""
-    row = db.execute("SELECT signed_out_at FROM annotators WHERE id = ?", [session.annotator.id]).fetchone()
-    if row is None or (row[0] is not None and row[0] >= session.signed_in_at):
+    known, signed_out = signed_out_at(db, session.annotator.id)
+    if not known or (signed_out is not None and signed_out >= session.signed_in_at):
         raise VoteRejected(SIGNED_OUT)
 
 
@@ -198,27 +199,13 @@ def sign_out(db: sqlite_utils.Database, session: ArenaSession, *, now: float | N
     """Sign the annotator of ``session`` out everywhere: every resume token of theirs is revoked and every session
     of theirs that began before now ends at its next request (:func:`check_signed_in`)."""
     now = time.time() if now is None else now
-    with db.conn:
-        db.execute("UPDATE annotators SET signed_out_at = ? WHERE id = ?", [now, session.annotator.id])
-        db.execute("UPDATE annotator_sessions SET revoked_at = ? WHERE annotator_id = ? AND revoked_at IS NULL",
-                   [now, session.annotator.id])
+    sign_out_everywhere(db, session.annotator.id, now)
 
 
 def progress(db: sqlite_utils.Database, annotator_id: int, suite: str | None) -> tuple[int, int]:
     """(prompts of ``suite`` the annotator has voted on, prompts in ``suite``): "12 of 76 prompts in this suite";
     ``suite`` None: over every suite ("All suites" on the page, which then no longer jumps from suite to suite)."""
-    if suite is None:
-        seen = db.execute("SELECT COUNT(DISTINCT prompt_id) FROM votes WHERE annotator_id = ?",
-                          [annotator_id]).fetchone()[0]
-        return seen, db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0]
-    seen = db.execute("SELECT COUNT(DISTINCT v.prompt_id) FROM votes v JOIN prompts p ON p.id = v.prompt_id "
-                      "WHERE v.annotator_id = ? AND p.suite = ?", [annotator_id, suite]).fetchone()[0]
-    total = db.execute("SELECT COUNT(*) FROM prompts WHERE suite = ?", [suite]).fetchone()[0]
-    return seen, total
-
-
-def _resume_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
+    return suite_progress(db, annotator_id, suite)
 
 
 def issue_resume(db: sqlite_utils.Database, session: ArenaSession, *, days: float,
@@ -228,10 +215,8 @@ def issue_resume(db: sqlite_utils.Database, session: ArenaSession, *, days: floa
     if days <= 0 or not session.signed_in:
         return session
     token, now = secrets.token_urlsafe(32), time.time() if now is None else now
-    with db.conn:
-        db.execute("INSERT INTO annotator_sessions (token_hash, annotator_id, session_id, created_at, expires_at) "
-                   "VALUES (?, ?, ?, ?, ?)", [_resume_hash(token), session.annotator.id, session.session_id, now,
-                                             now + days * 86400])
+    store_session(db, token, annotator_id=session.annotator.id, session_id=session.session_id, created_at=now,
+                  expires_at=now + days * 86400)
     return replace(session, resume_token=token)
 
 
@@ -244,19 +229,12 @@ def resume(db: sqlite_utils.Database, token: str, *, open_signup: bool,
     if not isinstance(token, str) or not 20 <= len(token) <= 100:
         return None
     now = time.time() if now is None else now
-    row = db.execute(
-        "SELECT s.annotator_id, s.session_id, a.name, a.source FROM annotator_sessions s "
-        "JOIN annotators a ON a.id = s.annotator_id WHERE s.token_hash = ? AND s.revoked_at IS NULL "
-        "AND s.expires_at > ? AND (a.signed_out_at IS NULL OR s.created_at > a.signed_out_at)",
-        [_resume_hash(token), now]).fetchone()
+    row = live_session(db, token, now)
     if row is None or (not open_signup and row[3] != "config"):
         return None
     annotator_id, session_id, name, source = row
-    votes = db.execute("SELECT COUNT(*) FROM votes WHERE annotator_id = ?", [annotator_id]).fetchone()[0]
-    newest = db.execute("SELECT b.id FROM battles b WHERE b.session_id = ? AND NOT EXISTS (SELECT 1 FROM votes v "
-                        "WHERE v.battle_id = b.id) AND b.served_at >= (SELECT COALESCE(MAX(b2.served_at), 0) FROM "
-                        "battles b2 WHERE b2.session_id = ?) ORDER BY b.rowid DESC LIMIT 1",
-                        [session_id, session_id]).fetchone()
-    battle = load_battle(db, newest[0]) if newest else None
+    votes = vote_count(db, annotator_id)
+    newest = open_battle(db, session_id)
+    battle = load_battle(db, newest) if newest else None
     return ArenaSession(annotator=Annotator(id=annotator_id, name=name, source=source), session_id=session_id,
                         battle=battle, shown_at=now, votes=votes, resume_token=token)

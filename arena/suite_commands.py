@@ -25,7 +25,7 @@ from suites.registry import Builder, ImportContext, ImportFormat
 def _open(settings):
     from datamodel.connection import connect
 
-    return connect(settings.db_path, synchronous=settings.sqlite_synchronous)
+    return connect(settings.database, synchronous=settings.sqlite_synchronous)
 
 
 def _print_counts(db, result) -> None:

@@ -35,6 +35,8 @@ from typing import Mapping
 import sqlite_utils
 from disarm import skeleton_key
 
+from datamodel.dialect import pick
+
 NAME_PATTERN = re.compile(r"^[\w .@-]{1,64}$")
 MIN_TOKEN_LENGTH = 8  # the default of ARENA_MIN_TOKEN_LENGTH, and the least it may be
 # An unknown name is checked against this (salt and digest zero: it matches no token), so it costs what a known one
@@ -100,8 +102,8 @@ def _lookalike(db: sqlite_utils.Database, name: str) -> str | None:
     """The name of an account that ``name`` looks like (a skeleton in common), if any."""
     both = list(skeletons(name))
     for column in ("name_skeleton", "key_skeleton"):  # by index, whatever the statistics (stale after a fill) say
-        row = db.execute(f"SELECT name FROM annotators INDEXED BY annotators_{column} WHERE {column} IN (?, ?) "
-                         "LIMIT 1", both).fetchone()
+        hint = pick(db, sqlite=f" INDEXED BY annotators_{column}", postgresql="")
+        row = db.execute(f"SELECT name FROM annotators{hint} WHERE {column} IN (?, ?) LIMIT 1", both).fetchone()
         if row:
             return row[0]
     return None
@@ -168,10 +170,10 @@ def sync_accounts(db: sqlite_utils.Database, accounts: Mapping[str, str], *,
             row = _find(db, name)
             if row is None:
                 name = display_name(name)
-                cursor = db.execute(
+                configured.append(db.execute(
                     "INSERT INTO annotators (name, name_key, name_skeleton, key_skeleton, token_hash, source) "
-                    "VALUES (?, ?, ?, ?, ?, 'config')", [name, name_key(name), *skeletons(name), hash_token(token)])
-                configured.append(cursor.lastrowid)
+                    "VALUES (?, ?, ?, ?, ?, 'config') RETURNING id",
+                    [name, name_key(name), *skeletons(name), hash_token(token)]).fetchone()[0])
                 continue
             account, _, token_hash, source = row
             if not token_matches(token, token_hash):  # a new token: every sign-in made with the old one ends
@@ -183,8 +185,8 @@ def sync_accounts(db: sqlite_utils.Database, accounts: Mapping[str, str], *,
             if source != "config":
                 db.execute("UPDATE annotators SET source = 'config' WHERE id = ?", [account])
             configured.append(account)
-        db.execute(f"UPDATE annotators SET source = 'retired' WHERE source = 'config' AND id NOT IN "
-                   f"({', '.join('?' * len(configured))})", configured)
+        kept = f" AND id NOT IN ({', '.join('?' * len(configured))})" if configured else ""
+        db.execute(f"UPDATE annotators SET source = 'retired' WHERE source = 'config'{kept}", configured)
 
 
 def sign_in(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bool,
@@ -245,3 +247,13 @@ def first_guidelines_visit(db: sqlite_utils.Database, annotator_id: int, now: fl
         changed = db.execute("UPDATE annotators SET guidelines_seen_at = ? WHERE id = ? AND guidelines_seen_at IS NULL",
                              [time.time() if now is None else now, annotator_id]).rowcount
     return changed == 1
+
+
+def annotator_names(db: sqlite_utils.Database) -> dict[int, str]:
+    """{id: name} of every annotator."""
+    return dict(db.execute("SELECT id, name FROM annotators ORDER BY id").fetchall())
+
+
+def annotator_name_list(db: sqlite_utils.Database) -> list[str]:
+    """Every annotator's name, sorted."""
+    return [name for name, in db.execute("SELECT name FROM annotators ORDER BY name")]

@@ -101,3 +101,30 @@ def battle_image(db: sqlite_utils.Database, media_token: str, side: str) -> Show
         [media_token],
     ).fetchone()
     return ShownImage(*row) if row else None
+
+
+def voted_human_battles(db: sqlite_utils.Database, *, suite: str | None = None, subset: str | None = None,
+                        variant: str | None = None, model_ids=None, include_excluded: bool = False) -> list[tuple]:
+    """The human battles with a vote (of the selected prompts; both images of ``model_ids`` when given; counted
+    votes unless ``include_excluded``), oldest first: (battle id, prompt id, prompt text, then id, media hash, ext,
+    width, height of the left image and of the right, prompt metadata text, variant)."""
+    from datamodel.catalog import prompt_clause
+
+    where, params = prompt_clause(suite, subset, variant)
+    models_clause = ""
+    if model_ids is not None:
+        model_ids = list(model_ids)
+        marks = ",".join("?" * len(model_ids)) or "NULL"
+        models_clause = f"AND l.model_id IN ({marks}) AND r.model_id IN ({marks})"
+        params += [*model_ids, *model_ids]
+    return db.execute(
+        f"""
+        SELECT b.id, b.prompt_id, p.text, l.id, l.media_hash, l.media_ext, l.width, l.height,
+               r.id, r.media_hash, r.media_ext, r.width, r.height, p.metadata, p.variant
+        FROM battles b JOIN votes v ON v.battle_id = b.id JOIN prompts p ON p.id = b.prompt_id
+        JOIN images l ON l.id = b.left_image_id JOIN images r ON r.id = b.right_image_id
+        WHERE b.served_to_kind = 'human' AND {where} {models_clause} {'' if include_excluded else 'AND v.excluded = 0'}
+        ORDER BY b.served_at, b.id
+        """,
+        params,
+    ).fetchall()

@@ -14,6 +14,7 @@ from typing import Any, Iterable
 
 import sqlite_utils
 
+from datamodel.dialect import json_text_items, pick
 from datamodel.media import StoredImage
 
 
@@ -94,12 +95,12 @@ def add_prompts(db: sqlite_utils.Database, specs: Iterable[PromptSpec]) -> Promp
             ).fetchone()
             metadata = _dumps(spec.metadata)
             if row is None:
-                cursor = db.execute(
-                    "INSERT INTO prompts (suite, subset, variant, item_key, role, text, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [spec.suite, spec.subset, spec.variant, spec.item_key, spec.role, spec.text, metadata],
-                )
+                prompt_id = db.execute(
+                    "INSERT INTO prompts (suite, subset, variant, item_key, role, text, metadata) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                    "RETURNING id", [spec.suite, spec.subset, spec.variant, spec.item_key, spec.role, spec.text, metadata],
+                ).fetchone()[0]
                 result.inserted += 1
-                result.ids.append(cursor.lastrowid)
+                result.ids.append(prompt_id)
                 continue
             prompt_id, text, old_metadata = row
             if text != spec.text:
@@ -205,14 +206,261 @@ def models_with_images(db: sqlite_utils.Database, suite: str) -> list[str]:
 def image_provenance(db: sqlite_utils.Database, suite: str) -> list[dict]:
     """Per model of ``suite``'s images: its source (diffusers, demo, imported), how many images, and the presets
     recorded in their generation parameters (an imported image records none)."""
+    preset = "coalesce(json_extract(i.params, '$.preset'), CASE m.source WHEN 'imported' THEN '' ELSE 'arena' END)"
+    presets = pick(db, sqlite=f"group_concat(DISTINCT {preset})", postgresql=f"string_agg(DISTINCT {preset}, ',')")
     return list(db.query(
-        """
-        SELECT m.name AS model, m.source, COUNT(i.id) AS images,
-               group_concat(DISTINCT ifnull(json_extract(i.params, '$.preset'),
-                                            CASE m.source WHEN 'imported' THEN '' ELSE 'arena' END)) AS presets
+        f"""
+        SELECT m.name AS model, m.source, COUNT(i.id) AS images, {presets} AS presets
         FROM images i JOIN prompts p ON p.id = i.prompt_id JOIN models m ON m.id = i.model_id
         WHERE p.suite = ? GROUP BY m.name, m.source ORDER BY m.name
         """, [suite]))
+
+
+def prompts_of(db: sqlite_utils.Database, suite: str, *, subset: str | None = None, variant: str | None = None,
+               limit: int | None = None) -> list[dict]:
+    """A suite's prompt rows (metadata decoded), in item order; ``limit`` 0 or None means all."""
+    where, params = ["suite = ?"], [suite]
+    for column, value in (("subset", subset), ("variant", variant)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    sql = f"SELECT * FROM prompts WHERE {' AND '.join(where)} ORDER BY subset, item_key, variant, role, id"
+    if limit:
+        sql += f" LIMIT {int(limit)}"
+    return [{**row, "metadata": json.loads(row["metadata"])} for row in db.query(sql, params)]
+
+
+def suites_of(db: sqlite_utils.Database, prompt_ids) -> list[str]:
+    """The suites the given prompts belong to, sorted."""
+    prompt_ids = list(prompt_ids)
+    suites: set[str] = set()
+    for start in range(0, len(prompt_ids), 500):
+        chunk = prompt_ids[start:start + 500]
+        suites.update(row[0] for row in db.execute(
+            f"SELECT DISTINCT suite FROM prompts WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
+    return sorted(suites)
+
+
+def item_keys(db: sqlite_utils.Database, suite: str, subsets) -> list[tuple[str, str]]:
+    """The distinct (subset, item key) of ``suite``'s prompts in ``subsets``."""
+    subsets = list(subsets)
+    return db.execute(f"SELECT DISTINCT subset, item_key FROM prompts WHERE suite = ? AND subset IN "
+                      f"({', '.join('?' * len(subsets)) or 'NULL'})", [suite, *subsets]).fetchall()
+
+
+def item_metadata(db: sqlite_utils.Database, suite: str, variant: str, subsets) -> list[tuple[str, str, dict]]:
+    """(subset, item key, metadata decoded) of ``suite``'s prompts of ``variant`` in ``subsets``."""
+    subsets = list(subsets)
+    rows = db.execute(f"SELECT subset, item_key, metadata FROM prompts WHERE suite = ? AND variant = ? AND subset IN "
+                      f"({', '.join('?' * len(subsets)) or 'NULL'})", [suite, variant, *subsets]).fetchall()
+    return [(subset, key, json.loads(metadata)) for subset, key, metadata in rows]
+
+
+def subsets_with_metadata(db: sqlite_utils.Database, suite: str, *, present: str, absent: str) -> list[str]:
+    """The subsets of ``suite`` with a prompt whose metadata has a non-empty ``present`` key and no ``absent`` key
+    (the taxonomy suite's concepts built from WordNet, not imported: ``present="synset", absent="published"``)."""
+    return [subset for subset, in db.execute(
+        f"SELECT DISTINCT subset FROM prompts WHERE suite = ? AND json_extract(metadata, '$.{absent}') IS NULL "
+        f"AND json_extract(metadata, '$.{present}') != ''", [suite])]
+
+
+def published_prompt_count(db: sqlite_utils.Database, suite: str) -> int:
+    """How many of ``suite``'s prompts come from a published file (metadata ``published`` set)."""
+    return db.execute("SELECT COUNT(*) FROM prompts WHERE suite = ? AND json_extract(metadata, '$.published') "
+                      "IS NOT NULL", [suite]).fetchone()[0]
+
+
+def prompts_by_id(db: sqlite_utils.Database, prompt_ids) -> list[dict]:
+    """The rows (id, suite, subset, item_key, variant, role, text) of the given prompts that exist, by id."""
+    ids = sorted({int(i) for i in prompt_ids})
+    rows: list[dict] = []
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        rows += list(db.query("SELECT id, suite, subset, item_key, variant, role, text FROM prompts WHERE id IN "
+                              f"({','.join('?' * len(chunk))})", chunk))
+    return sorted(rows, key=lambda row: row["id"])
+
+
+def suite_prompt_ids(db: sqlite_utils.Database, suite: str, subset: str | None = None, variant: str | None = None,
+                     limit: int | None = None) -> list[int]:
+    """Ids of a suite's prompts (optionally one subset / variant), in id order; ``limit`` 0 or None means all."""
+    sql, args = "SELECT id FROM prompts WHERE suite = ?", [suite]
+    for column, value in (("subset", subset), ("variant", variant)):
+        if value is not None:
+            sql += f" AND {column} = ?"
+            args.append(value)
+    sql += " ORDER BY id" + (f" LIMIT {int(limit)}" if limit else "")
+    return [row[0] for row in db.execute(sql, args)]
+
+
+def suite_names(db: sqlite_utils.Database) -> list[str]:
+    """Every suite with prompts, sorted."""
+    return [row[0] for row in db.execute("SELECT DISTINCT suite FROM prompts ORDER BY suite")]
+
+
+def subsets_of(db: sqlite_utils.Database, suite: str) -> list[str]:
+    """The distinct subsets of ``suite``'s prompts, sorted."""
+    return [row[0] for row in db.execute("SELECT DISTINCT subset FROM prompts WHERE suite = ? ORDER BY subset",
+                                         [suite])]
+
+
+def image_keys(db: sqlite_utils.Database, model_ids) -> list[tuple[int, int, int]]:
+    """(model id, prompt id, index) of every image of the given models."""
+    model_ids = list(model_ids)
+    return db.execute(f"SELECT model_id, prompt_id, idx FROM images WHERE model_id IN "
+                      f"({','.join('?' * len(model_ids)) or 'NULL'})", model_ids).fetchall()
+
+
+def image_id_keys(db: sqlite_utils.Database) -> dict[tuple[int, int, int], int]:
+    """{(prompt id, model id, index): image id} of every image."""
+    return {(prompt, model, idx): image for prompt, model, idx, image in
+            db.execute("SELECT prompt_id, model_id, idx, id FROM images")}
+
+
+def image_count(db: sqlite_utils.Database) -> int:
+    return db.execute("SELECT COUNT(*) FROM images").fetchone()[0]
+
+
+def generation_params(db: sqlite_utils.Database, model_id: int) -> list[dict]:
+    """The generation parameters (``images.params``, decoded) of every image of a model."""
+    return [json.loads(params or "{}") for params, in
+            db.execute("SELECT params FROM images WHERE model_id = ?", [model_id])]
+
+
+def model_config(db: sqlite_utils.Database, model_id: int) -> tuple[dict, int]:
+    """(the model's stored config, decoded; how many images it has)."""
+    row = db.execute("SELECT config, (SELECT COUNT(*) FROM images WHERE model_id = ?) FROM models WHERE id = ?",
+                     [model_id, model_id]).fetchone()
+    return json.loads(row[0] or "{}"), row[1]
+
+
+def image_size(db: sqlite_utils.Database, model: str) -> tuple[int, int] | None:
+    """(width, height) of a stored image of the model named ``model``, or None."""
+    row = db.execute("SELECT i.width, i.height FROM images i JOIN models m ON m.id = i.model_id WHERE m.name = ?",
+                     [model]).fetchone()
+    return tuple(row) if row is not None else None
+
+
+def prompt_clause(suite: str | None = None, subset: str | None = None, variant: str | None = None,
+                  alias: str = "p") -> tuple[str, list]:
+    """A SQL condition on prompts ``alias`` (suite, subset, variant: each a value or None for any) and its
+    parameters; ``1 = 1`` for no filter."""
+    clauses, params = [], []
+    for column, value in (("suite", suite), ("subset", subset), ("variant", variant)):
+        if value:
+            clauses.append(f"{alias}.{column} = ?")
+            params.append(value)
+    return (" AND ".join(clauses) or "1 = 1"), params
+
+
+def selected_images(db: sqlite_utils.Database, *, suite: str | None = None, subset: str | None = None,
+                    variant: str | None = None, model_ids=None, shown_only: bool = False) -> list[tuple]:
+    """(image id, prompt id, model id, model name, index, media hash, media ext, width, height, suite, subset,
+    variant, item key, role, text, metadata text) of the images of the selected prompts and models (None: every
+    model), by prompt, model name and index."""
+    where, params = prompt_clause(suite, subset, variant)
+    model_ids = None if model_ids is None else list(model_ids)
+    model_clause = f"AND i.model_id IN ({','.join('?' * len(model_ids)) or 'NULL'})" if model_ids is not None else ""
+    if shown_only:  # only images a battle may show (rendered for the display, not withheld)
+        model_clause += " AND i.id IN (SELECT id FROM battle_images)"
+    return db.execute(
+        f"""
+        SELECT i.id, i.prompt_id, i.model_id, m.name, i.idx, i.media_hash, i.media_ext, i.width, i.height,
+               p.suite, p.subset, p.variant, p.item_key, p.role, p.text, p.metadata
+        FROM images i JOIN prompts p ON p.id = i.prompt_id JOIN models m ON m.id = i.model_id
+        WHERE {where} {model_clause}
+        ORDER BY i.prompt_id, m.name, i.idx
+        """,
+        [*params, *(model_ids or [])],
+    ).fetchall()
+
+
+def image_suites(db: sqlite_utils.Database) -> list[tuple[int, str]]:
+    """(image id, its prompt's suite) of every image."""
+    return db.execute("SELECT i.id, p.suite FROM images i JOIN prompts p ON p.id = i.prompt_id").fetchall()
+
+
+def suites_with_images(db: sqlite_utils.Database) -> set[str]:
+    """The suites with at least one image."""
+    return {row[0] for row in db.execute("SELECT DISTINCT p.suite FROM images i JOIN prompts p ON p.id = i.prompt_id")}
+
+
+def has_prompts(db: sqlite_utils.Database) -> bool:
+    return db.execute("SELECT 1 FROM prompts LIMIT 1").fetchone() is not None
+
+
+def prompt_keys(db: sqlite_utils.Database, suites) -> list[tuple[int, tuple[str, str, str, str, str]]]:
+    """(id, (suite, subset, item key, variant, role)) of the prompts of ``suites``."""
+    suites = list(suites)
+    rows = db.execute(f"SELECT id, suite, subset, item_key, variant, role FROM prompts WHERE suite IN "
+                      f"({','.join('?' * len(suites)) or 'NULL'})", suites).fetchall()
+    return [(row[0], tuple(row[1:])) for row in rows]
+
+
+def model_suites(db: sqlite_utils.Database, source: str) -> list[tuple[str, str]]:
+    """Distinct (model name, suite) of the images of the models of ``source`` (demo, diffusers, ...)."""
+    return db.execute("SELECT DISTINCT m.name, p.suite FROM images i JOIN models m ON m.id = i.model_id "
+                      "JOIN prompts p ON p.id = i.prompt_id WHERE m.source = ?", [source]).fetchall()
+
+
+def all_image_keys(db: sqlite_utils.Database) -> set[tuple[int, int, int]]:
+    """(prompt id, model id, index) of every image."""
+    return set(db.execute("SELECT prompt_id, model_id, idx FROM images").fetchall())
+
+
+def prompts_with_images_of(db: sqlite_utils.Database, model_names, prompt_ids) -> int:
+    """How many (prompt, model) of ``prompt_ids`` × ``model_names`` have at least one image."""
+    model_names, prompt_ids = list(model_names), list(prompt_ids)
+    return db.execute(
+        "SELECT COUNT(*) FROM (SELECT DISTINCT i.prompt_id, i.model_id FROM images i JOIN models m ON m.id = "
+        f"i.model_id WHERE m.name IN ({','.join('?' * len(model_names)) or 'NULL'}) AND i.prompt_id IN "
+        f"({','.join('?' * len(prompt_ids)) or 'NULL'})) made", [*model_names, *prompt_ids]).fetchone()[0]
+
+
+def prompt_items(db: sqlite_utils.Database, suite: str, variant: str | None = None) -> list[tuple[str, str, int]]:
+    """(item key, subset, prompt id) of the prompts of ``suite`` (of ``variant``, or every variant), by id."""
+    sql, args = "SELECT item_key, subset, id FROM prompts WHERE suite = ?", [suite]
+    if variant is not None:
+        sql += " AND variant = ?"
+        args.append(variant)
+    return db.execute(sql + " ORDER BY id", args).fetchall()
+
+
+PROMPT_COLUMNS = ("suite", "subset", "variant")
+
+
+def prompt_column_values(db: sqlite_utils.Database, column: str) -> list[str]:
+    """The distinct non-empty values of the prompts' ``column`` (one of :data:`PROMPT_COLUMNS`), sorted."""
+    if column not in PROMPT_COLUMNS:
+        raise ValueError(f"prompt_column_values reads {', '.join(PROMPT_COLUMNS)}, not {column!r}.")
+    rows = db.execute(f"SELECT DISTINCT {column} FROM prompts WHERE {column} IS NOT NULL AND {column} != '' ORDER BY 1")
+    return [str(row[0]) for row in rows]
+
+
+def suite_slices(db: sqlite_utils.Database) -> list[tuple]:
+    """(suite, subset, variant, category) of every prompt, and (suite, None, None, category) for each entry of a
+    prompt's ``categories`` list: what the leaderboard's menus offer per suite."""
+    items, item = json_text_items(db, "p.metadata", "categories", "c")
+    return db.execute(
+        "SELECT suite, subset, variant, json_extract(metadata, '$.category') FROM prompts WHERE suite IS NOT NULL "
+        f"UNION SELECT p.suite, NULL, NULL, {item} FROM prompts p, {items} WHERE p.suite IS NOT NULL").fetchall()
+
+
+def models_of_source(db: sqlite_utils.Database, source: str) -> list[dict]:
+    """The models of ``source`` (demo, diffusers, imported, ...), by id: name, source, description, config
+    (decoded)."""
+    return [{"name": name, "source": model_source, "description": description, "config": json.loads(config)}
+            for name, model_source, description, config in db.execute(
+                "SELECT name, source, description, config FROM models WHERE source = ? ORDER BY id", [source])]
+
+
+def images_of_source(db: sqlite_utils.Database, source: str) -> list[tuple]:
+    """(image id, suite, subset, item key, variant, role, model name, index, seed, media hash, media ext, params
+    text) of every image of the models of ``source``, by model id, prompt id and index."""
+    return db.execute(
+        "SELECT i.id, p.suite, p.subset, p.item_key, p.variant, p.role, m.name, i.idx, i.seed, i.media_hash, "
+        "i.media_ext, i.params FROM images i JOIN prompts p ON p.id = i.prompt_id JOIN models m ON m.id = i.model_id "
+        "WHERE m.source = ? ORDER BY m.id, i.prompt_id, i.idx", [source]).fetchall()
 
 
 def publish_images(db: sqlite_utils.Database, through_vote: int, *, withhold: bool = True,
@@ -221,8 +469,8 @@ def publish_images(db: sqlite_utils.Database, through_vote: int, *, withhold: bo
     (``images.published_at``; a Hugging Face export) and, unless ``withhold`` is false, leave them out of battles
     (``images.withheld = 'published'``): anyone holding the export can render them as the arena does and name them in a
     battle before the vote. Returns the images newly withheld."""
-    shown = ("SELECT left_image_id FROM votes WHERE NOT excluded AND id <= :through UNION "
-             "SELECT right_image_id FROM votes WHERE NOT excluded AND id <= :through")
+    shown = ("SELECT left_image_id FROM votes WHERE excluded = 0 AND id <= :through UNION "
+             "SELECT right_image_id FROM votes WHERE excluded = 0 AND id <= :through")
     return _publish(db, shown, through_vote, withhold, now)
 
 
@@ -230,7 +478,7 @@ def publish_rated_images(db: sqlite_utils.Database, through_rating: int, *, with
                          now: float | None = None) -> int:
     """:func:`publish_images` for the images of the counted human ratings up to ``through_rating`` (the ratings'
     Hugging Face export holds each rated image with its model's name, as the votes' does)."""
-    return _publish(db, "SELECT image_id FROM ratings WHERE NOT excluded AND id <= :through", through_rating,
+    return _publish(db, "SELECT image_id FROM ratings WHERE excluded = 0 AND id <= :through", through_rating,
                     withhold, now)
 
 

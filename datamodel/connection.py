@@ -1,7 +1,9 @@
-"""Opening the arena database.
+"""Opening the arena database: a SQLite file, or a PostgreSQL database named by a ``postgresql://`` URL.
 
-Every query function in the project takes a :class:`sqlite_utils.Database` as its first argument; this module makes
-those databases. Connections use WAL, foreign keys and a busy timeout, and their ``with db.conn:`` block is one
+Every query function in the project takes a database as its first argument: a :class:`sqlite_utils.Database`, or a
+:class:`datamodel.postgres.PgDatabase` that answers the same calls (``execute``, ``query``, ``with db.conn:``);
+this module makes both (:func:`connect` takes either target, the ``database`` of :mod:`datamodel.settings`). SQLite
+connections Connections use WAL, foreign keys and a busy timeout, and their ``with db.conn:`` block is one
 ``BEGIN IMMEDIATE`` ... ``COMMIT`` transaction that nests (an inner block joins the outer one), so sqlite-utils'
 own write helpers and hand-written SQL compose into one atomic write.
 
@@ -11,13 +13,41 @@ turns at writing through one lock (see :class:`ArenaConnection`).
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Iterator
 
 import sqlite_utils
 
+from datamodel.dialect import is_postgres
 from datamodel.schema import migrate
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_postgres_url(target: object) -> bool:
+    """Whether ``target`` (a setting's value) names a PostgreSQL database rather than a SQLite file."""
+    return isinstance(target, str) and target.startswith(POSTGRES_SCHEMES)
+
+
+def describe(target: str | Path) -> str:
+    """``target`` as a message may show it: a file path, or a URL with its password hidden."""
+    if is_postgres_url(target):
+        from datamodel.postgres import redacted
+
+        return redacted(str(target))
+    return str(target)
+
+
+def database_errors() -> tuple[type[BaseException], ...]:
+    """The exception classes a database call may raise on either engine (sqlite3's; psycopg's when installed)."""
+    try:
+        import psycopg
+    except ImportError:
+        return (sqlite3.Error,)
+    return (sqlite3.Error, psycopg.Error)
 
 
 class ArenaConnection(sqlite3.Connection):
@@ -59,7 +89,15 @@ class ArenaConnection(sqlite3.Connection):
 
 
 def connect(path: str | Path, *, synchronous: str = "FULL", migrate_schema: bool = True) -> sqlite_utils.Database:
-    """Open (creating if needed) the database at ``path`` (``":memory:"`` for a throwaway one)."""
+    """Open (creating if needed) the database at ``path`` (``":memory:"`` for a throwaway one), or the PostgreSQL
+    database of a ``postgresql://`` URL (its schema created or migrated unless ``migrate_schema`` is false)."""
+    if is_postgres_url(path):
+        from datamodel.postgres import PgDatabase
+
+        database = PgDatabase(str(path))
+        if migrate_schema:
+            migrate(database)
+        return database
     memory = str(path) == ":memory:"
     if not memory:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -77,9 +115,99 @@ def connect(path: str | Path, *, synchronous: str = "FULL", migrate_schema: bool
     return db
 
 
+def transaction(db, scope: str | None = None):
+    """A write transaction (``with transaction(db, scope):``): ``db.conn``'s, which every writer takes in turn; with a
+    ``scope`` on PostgreSQL, one that only the transactions of the same scope take in turn (one annotator's votes:
+    :mod:`datamodel.postgres`). SQLite has one writer at a time whatever the scope."""
+    if scope is not None and is_postgres(db):
+        return db.conn.scoped(scope)
+    return db.conn
+
+
+@contextlib.contextmanager
+def read_snapshot(db) -> Iterator[None]:
+    """A read transaction for the block: every query in it sees the database as of one moment (SQLite's deferred
+    ``BEGIN``, PostgreSQL's ``REPEATABLE READ READ ONLY``); inside an open transaction, that one."""
+    if db.conn.in_transaction:
+        yield
+        return
+    db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if is_postgres(db) else "BEGIN")
+    try:
+        yield
+    finally:
+        db.execute("COMMIT")
+
+
+def reader_target(db) -> str | None:
+    """What :func:`open_reader` opens to read ``db``'s database from another thread: its file or URL, or None for an
+    in-memory SQLite database, which no other connection can see."""
+    if is_postgres(db):
+        return db.url
+    return next((file for _, name, file in db.execute("PRAGMA database_list") if name == "main"), None) or None
+
+
+def open_reader(target: str) -> sqlite_utils.Database:
+    """A new read-only connection to the database at ``target`` (:func:`reader_target`)."""
+    if is_postgres_url(target):
+        from datamodel.postgres import PgDatabase
+
+        reader = PgDatabase(target, application_name="t2i-arena reader")
+        reader.execute("SET default_transaction_read_only = on")
+        return reader
+    conn = sqlite3.connect(target, timeout=60.0, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA query_only = ON")
+    return sqlite_utils.Database(conn)
+
+
+def duplicate_errors() -> tuple[type[BaseException], ...]:
+    """What a write that breaks a unique constraint raises, on either engine."""
+    try:
+        from psycopg.errors import UniqueViolation
+    except ImportError:
+        return (sqlite3.IntegrityError,)
+    return (sqlite3.IntegrityError, UniqueViolation)
+
+
+def integrity_check(db) -> str:
+    """SQLite's ``PRAGMA integrity_check`` ("ok" when the file is sound). On PostgreSQL, whose pages carry their own
+    checks, "ok" when every index of the votes and battles is consistent with its table (``amcheck``'s
+    ``bt_index_check``, where the extension can be created), else "not checked"."""
+    if not is_postgres(db):
+        return db.execute("PRAGMA integrity_check").fetchone()[0]
+    try:
+        with db.conn:
+            db.execute("CREATE EXTENSION IF NOT EXISTS amcheck")
+    except database_errors():
+        return "not checked (the amcheck extension is not available to this user)"
+    for name, in db.execute("SELECT indexrelid::regclass::text FROM pg_index WHERE indrelid IN "
+                            "('votes'::regclass, 'battles'::regclass)").fetchall():
+        db.execute("SELECT bt_index_check(?::regclass)", [name])
+    return "ok"
+
+
+def checkpoint(db) -> None:
+    """Move SQLite's write-ahead log into the database file and empty it (nothing on PostgreSQL)."""
+    if not is_postgres(db):
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def open_database(settings, *, migrate_schema: bool = True) -> sqlite_utils.Database:
+    """The database ``settings`` name (:attr:`datamodel.settings.Settings.database`), opened as :func:`connect`
+    opens it."""
+    return connect(settings.database, synchronous=settings.sqlite_synchronous, migrate_schema=migrate_schema)
+
+
 def check_writable(db: sqlite_utils.Database, path: str | Path) -> None:
     """Raise ValueError naming ``path`` and the fix unless the database can be written (a read-only file or folder, a
-    full disk): the server finds out at start, not at the first vote."""
+    full disk; on PostgreSQL a standby server or a user who may not add votes): the server finds out at start, not at
+    the first vote."""
+    if is_postgres(db):
+        writable = db.execute("SELECT NOT pg_is_in_recovery() AND has_table_privilege('votes', 'INSERT')").fetchone()[0]
+        if not writable:
+            raise ValueError(f"The database {describe(path)} cannot be written (a standby server, or a user without "
+                             "INSERT on votes). Point ARENA_DATABASE_URL at the primary server, or grant the user "
+                             "the arena's tables.")
+        return
     try:
         with db.conn:
             version = db.execute("PRAGMA user_version").fetchone()[0]
@@ -104,18 +232,28 @@ class Store:
     """
 
     def __init__(self, path: str | Path, *, synchronous: str = "FULL"):
-        self.path = Path(path)
+        self.postgres = is_postgres_url(path)
+        self.path = str(path) if self.postgres else Path(path)  # the target: a file, or a PostgreSQL URL
         self.synchronous = synchronous
         self._local = threading.local()
         self._write_lock = threading.Lock()
         self._autocheckpoint: int | None = None  # pages; None: SQLite's default
         self._stop = threading.Event()
+        self._opened: list = []  # every thread's connection, closed by close() (PostgreSQL's are server processes)
         connect(self.path, synchronous=synchronous).close()
+
+    @property
+    def engine(self) -> str:
+        return "postgresql" if self.postgres else "sqlite"
 
     def db(self) -> sqlite_utils.Database:
         db = getattr(self._local, "db", None)
         if db is None:
             db = self._local.db = connect(self.path, synchronous=self.synchronous, migrate_schema=False)
+            if self.postgres:  # the advisory lock serialises writers (datamodel.postgres)
+                with self._write_lock:
+                    self._opened.append(db)
+                return db
             db.conn.write_lock = self._write_lock
             if self._autocheckpoint is not None:
                 db.execute(f"PRAGMA wal_autocheckpoint = {self._autocheckpoint}")
@@ -124,7 +262,10 @@ class Store:
     def checkpoint_in_background(self, every_s: float = 1.0) -> None:
         """Checkpoint the write-ahead log every ``every_s`` seconds on a daemon thread until :meth:`close`.
 
-        Call it before the first :meth:`db` of the threads that write."""
+        Call it before the first :meth:`db` of the threads that write. (PostgreSQL checkpoints by itself: nothing
+        to do.)"""
+        if self.postgres:
+            return
         self._autocheckpoint = BACKGROUND_CHECKPOINT_PAGES
 
         def run() -> None:
@@ -141,5 +282,13 @@ class Store:
         threading.Thread(target=run, name="wal-checkpoint", daemon=True).start()
 
     def close(self) -> None:
-        """Stop the background checkpoints (the threads' connections close with their threads)."""
+        """Stop the background checkpoints (SQLite connections close with their threads) and close the PostgreSQL
+        connections the threads opened."""
         self._stop.set()
+        with self._write_lock:
+            opened, self._opened = self._opened, []
+        for db in opened:
+            try:
+                db.close()
+            except Exception:  # closing a connection that another thread still uses: it ends with the process
+                pass

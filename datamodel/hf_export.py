@@ -74,7 +74,7 @@ SELECT v.id, v.battle_id, p.text, ia.media_hash, ia.media_ext, ib.media_hash, ib
 FROM votes v JOIN prompts p ON p.id = v.prompt_id
 JOIN images ia ON ia.id = v.left_image_id JOIN images ib ON ib.id = v.right_image_id
 JOIN models ml ON ml.id = v.left_model_id JOIN models mr ON mr.id = v.right_model_id
-WHERE NOT v.excluded ORDER BY v.id
+WHERE v.excluded = 0 ORDER BY v.id
 """
 
 

@@ -32,6 +32,7 @@ import pandas as pd
 import sqlite_utils
 
 from datamodel.battles import ShownImage
+from datamodel.dialect import now_text
 from datamodel.models import model_ids
 from datamodel.quality import BIAS, QualityRules, VoteFact, rule_reasons, verdict
 from datamodel.rating_scales import RatingRejected, Scale
@@ -72,7 +73,7 @@ def set_assignment(db: sqlite_utils.Database, task: str, *, raters_per_item: int
         db.execute(
             "INSERT INTO rating_assignments (task, raters_per_item, models, active) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (task) DO UPDATE SET raters_per_item = excluded.raters_per_item, models = excluded.models, "
-            "active = excluded.active, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+            f"active = excluded.active, updated_at = {now_text(db)}",
             [task, raters_per_item, json.dumps(list(models)), int(active)])
     return Assignment(task, raters_per_item, models, active)
 
@@ -197,15 +198,15 @@ def record_rating(
                                  "one.")
         seconds = max(0.0, now - (served_at if shown_at is None else shown_at))
         value = scale.value(parsed)
-        cursor = db.execute(
+        rating_id = db.execute(
             "INSERT INTO ratings (serving_id, task, unit, subject, rater, annotator_id, answer, value, image_id, "
             "prompt_id, text_prompt_id, model_id, shown_text, seconds_to_answer, served_at, answered_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             [serving_id, task, unit, subject, rater, annotator_id, json.dumps(parsed, sort_keys=True), value,
-             image_id, prompt_id, text_prompt_id, model_id, shown_text, seconds, served_at, now])
+             image_id, prompt_id, text_prompt_id, model_id, shown_text, seconds, served_at, now]).fetchone()[0]
         changes = update_flags(db, annotator_id, rules) if rules is not None else {}
     flips = tuple((rating_id, after) for rating_id, (before, after) in sorted(changes.items()) if before != after)
-    return RatingReceipt(cursor.lastrowid, serving_id, task, subject, parsed, value, scale.label(parsed), model,
+    return RatingReceipt(rating_id, serving_id, task, subject, parsed, value, scale.label(parsed), model,
                          seconds, flips)
 
 

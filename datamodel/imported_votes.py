@@ -24,14 +24,21 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
+from datamodel.bulk import insert_rows
 from datamodel.catalog import add_model
+from datamodel.dialect import is_postgres
 
 # one staged vote: (record_id, battle_key, battle_hash, model_a, model_b, outcome, voter, voter_kind, voted_at,
 # anonymous, suite, subset, variant, item_key, prompt, record JSON); model_a / model_b index Staging.names
 STAGED_COLUMNS = ("record_id", "battle_key", "battle_hash", "model_a", "model_b", "outcome", "voter", "voter_kind",
                   "voted_at", "anonymous", "suite", "subset", "variant", "item_key", "prompt", "record")
-STAGING_TABLE = "temp.vote_import_staging"
+STAGING_TABLE = "temp.vote_import_staging"  # SQLite's names; PostgreSQL finds a session's temporary tables by name
 STAGED_MODELS = "temp.vote_import_models"
+
+
+def _temp(db, table: str) -> str:
+    """A TEMP table's name as ``db``'s engine writes it."""
+    return table.split(".")[1] if is_postgres(db) else table
 
 
 class Staging:
@@ -45,13 +52,18 @@ class Staging:
             raise RuntimeError("Stage an import outside any open transaction.")
         self.db = db
         self.names: dict[str, int] = {}
+        self.table = _temp(db, STAGING_TABLE)
         for table in (STAGING_TABLE, STAGED_MODELS):
-            db.execute(f"DROP TABLE IF EXISTS {table}")
-        db.execute(f"CREATE TABLE {STAGING_TABLE} (record_id TEXT NOT NULL, battle_key TEXT NOT NULL, "
-                   "battle_hash INTEGER NOT NULL, model_a INTEGER NOT NULL, model_b INTEGER NOT NULL, "
-                   "outcome TEXT NOT NULL, voter TEXT NOT NULL, voter_kind TEXT NOT NULL, voted_at REAL, "
-                   "anonymous INTEGER, suite TEXT NOT NULL, subset TEXT NOT NULL, variant TEXT NOT NULL, "
-                   "item_key TEXT NOT NULL, prompt TEXT NOT NULL, record TEXT NOT NULL)")
+            db.execute(f"DROP TABLE IF EXISTS {_temp(db, table)}")
+        columns = ("record_id TEXT NOT NULL, battle_key TEXT NOT NULL, battle_hash BIGINT NOT NULL, "
+                   "model_a INTEGER NOT NULL, model_b INTEGER NOT NULL, outcome TEXT NOT NULL, voter TEXT NOT NULL, "
+                   "voter_kind TEXT NOT NULL, voted_at DOUBLE PRECISION, anonymous INTEGER, suite TEXT NOT NULL, "
+                   "subset TEXT NOT NULL, variant TEXT NOT NULL, item_key TEXT NOT NULL, prompt TEXT NOT NULL, "
+                   "record TEXT NOT NULL")
+        if is_postgres(db):  # its rowid: the file order, as SQLite's implicit one
+            db.execute(f"CREATE TEMP TABLE {self.table} ({columns}, rowid BIGINT GENERATED ALWAYS AS IDENTITY)")
+        else:
+            db.execute(f"CREATE TABLE {self.table} ({columns})")
         self.rows = 0
 
     def model_index(self, name: str) -> int:
@@ -63,6 +75,10 @@ class Staging:
     def add(self, rows: list[tuple]) -> None:
         """Stage a chunk of votes (tuples of :data:`STAGED_COLUMNS`), in one deferred transaction on the TEMP file."""
         if not rows:
+            return
+        if is_postgres(self.db):  # a session's own table: no lock on the arena's, as with SQLite's TEMP file
+            insert_rows(self.db, self.table, STAGED_COLUMNS, rows)
+            self.rows += len(rows)
             return
         marks = ", ".join("?" * len(STAGED_COLUMNS))
         self.db.conn.execute("BEGIN")
@@ -77,12 +93,15 @@ class Staging:
     def number_repeats(self) -> int:
         """Give the 2nd, 3rd, ... record with one id ``#2``, ``#3``, ... (file order); return how many changed. Call
         it only when ids may repeat (a sort of every staged id otherwise)."""
+        table = self.table
+        sql = (f"UPDATE {table} SET record_id = record_id || '#' || d.occurrence FROM (SELECT rowid AS r, "
+               f"row_number() OVER (PARTITION BY record_id ORDER BY rowid) AS occurrence FROM {table} WHERE "
+               f"record_id IN (SELECT record_id FROM {table} GROUP BY record_id HAVING count(*) > 1)) d "
+               f"WHERE {table.rpartition('.')[2]}.rowid = d.r AND d.occurrence > 1")
+        if is_postgres(self.db):
+            return self.db.execute(sql).rowcount
         self.db.conn.execute("BEGIN")
-        cursor = self.db.conn.execute(
-            f"UPDATE {STAGING_TABLE} SET record_id = record_id || '#' || d.occurrence FROM (SELECT rowid AS r, "
-            f"row_number() OVER (PARTITION BY record_id ORDER BY rowid) AS occurrence FROM {STAGING_TABLE} WHERE "
-            f"record_id IN (SELECT record_id FROM {STAGING_TABLE} GROUP BY record_id HAVING count(*) > 1)) d "
-            f"WHERE {STAGING_TABLE.split('.')[1]}.rowid = d.r AND d.occurrence > 1")
+        cursor = self.db.conn.execute(sql)
         self.db.conn.execute("COMMIT")
         return cursor.rowcount
 
@@ -94,7 +113,7 @@ class Staging:
 
     def __exit__(self, *exc) -> None:
         for table in (STAGING_TABLE, STAGED_MODELS):
-            self.db.execute(f"DROP TABLE IF EXISTS {table}")
+            self.db.execute(f"DROP TABLE IF EXISTS {_temp(self.db, table)}")
 
 
 @dataclass(frozen=True)
@@ -125,16 +144,20 @@ def earlier_import(db: sqlite_utils.Database, source: str, sha256: str) -> Impor
     return None if row is None else ImportRecord(*row)
 
 
-_INSERT = f"""
-INSERT OR IGNORE INTO imported_votes (import_id, source, original_id, battle_key, battle_hash, left_model_id,
-    right_model_id, outcome, voter, voter_kind, voted_at, anonymous, prompt_id, suite, subset, variant, prompt, record)
+def _insert_sql(db) -> str:
+    """The staged votes not stored yet (by source and original id), in file order, into ``imported_votes``."""
+    staged, models = _temp(db, STAGING_TABLE), _temp(db, STAGED_MODELS)
+    return f"""
+INSERT {"" if is_postgres(db) else "OR IGNORE "}INTO imported_votes (import_id, source, original_id, battle_key,
+    battle_hash, left_model_id, right_model_id, outcome, voter, voter_kind, voted_at, anonymous, prompt_id, suite,
+    subset, variant, prompt, record)
 SELECT ?, ?, s.record_id, s.battle_key, s.battle_hash, ma.id, mb.id, s.outcome, s.voter, s.voter_kind, s.voted_at,
     s.anonymous,
     CASE WHEN s.item_key != '' THEN (SELECT min(p.id) FROM prompts p WHERE p.suite = s.suite AND p.subset = s.subset
                                      AND p.item_key = s.item_key AND p.variant = s.variant) END,
     s.suite, s.subset, s.variant, s.prompt, s.record
-FROM {STAGING_TABLE} s JOIN {STAGED_MODELS} ma ON ma.idx = s.model_a JOIN {STAGED_MODELS} mb ON mb.idx = s.model_b
-ORDER BY s.rowid
+FROM {staged} s JOIN {models} ma ON ma.idx = s.model_a JOIN {models} mb ON mb.idx = s.model_b
+ORDER BY s.rowid{" ON CONFLICT (source, original_id) DO NOTHING" if is_postgres(db) else ""}
 """
 
 
@@ -147,16 +170,18 @@ def finish_import(db: sqlite_utils.Database, staging: Staging, *, source: str, f
         created = [name for name in staging.model_names() if name not in known]
         for name in created:
             add_model(db, name, source="imported", description=f"from imported votes ({source})")
-        db.execute(f"CREATE TABLE {STAGED_MODELS} (idx INTEGER PRIMARY KEY, id INTEGER NOT NULL)")
-        db.conn.executemany(f"INSERT INTO {STAGED_MODELS} (idx, id) SELECT ?, id FROM models WHERE name = ?",
+        models = _temp(db, STAGED_MODELS)
+        db.execute(f"CREATE {'TEMP ' if is_postgres(db) else ''}TABLE {models} (idx INTEGER PRIMARY KEY, "
+                   "id BIGINT NOT NULL)")
+        db.conn.executemany(f"INSERT INTO {models} (idx, id) SELECT ?, id FROM models WHERE name = ?",
                             [(index, name) for name, index in staging.names.items()])
         now = time.time()
         import_id = db.execute(
             "INSERT INTO vote_imports (source, format, file, sha256, records, added, aliases, imported_at) "
-            "VALUES (?, ?, ?, ?, ?, 0, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, 0, ?, ?) RETURNING id",
             [source, fmt, file, sha256, records, json.dumps(aliases, sort_keys=True, ensure_ascii=False), now],
-        ).lastrowid
-        added = db.execute(_INSERT, [import_id, source]).rowcount
+        ).fetchone()[0]
+        added = db.execute(_insert_sql(db), [import_id, source]).rowcount
         db.execute("UPDATE vote_imports SET added = ? WHERE id = ?", [added, import_id])
         if added:
             db.execute("UPDATE data_versions SET version = version + 1 WHERE name = 'votes'")

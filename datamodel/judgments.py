@@ -14,6 +14,8 @@ from typing import Any, Iterable
 
 import sqlite_utils
 
+from datamodel.dialect import is_postgres, now_text, pick
+
 STATUSES = ("ok", "inconsistent", "failed")
 
 
@@ -44,7 +46,7 @@ def save_judgment(db: sqlite_utils.Database, judgment: Judgment) -> None:
     j = judgment
     with db.conn:
         db.execute(
-            """
+            f"""
             INSERT INTO judgments (judge, task, subject, status, reason, verdict, raw, explanation, request_keys,
                                    prompt_id, image_id, model_id, battle_id, source_battle_id, template_version)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -53,7 +55,7 @@ def save_judgment(db: sqlite_utils.Database, judgment: Judgment) -> None:
                 explanation = excluded.explanation, request_keys = excluded.request_keys,
                 prompt_id = excluded.prompt_id, image_id = excluded.image_id, model_id = excluded.model_id,
                 battle_id = excluded.battle_id, source_battle_id = excluded.source_battle_id,
-                template_version = excluded.template_version, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+                template_version = excluded.template_version, updated_at = {now_text(db)}
             """,
             [j.judge, j.task, j.subject, j.status, j.reason, json.dumps(j.verdict, ensure_ascii=False),
              json.dumps(j.raw, ensure_ascii=False), j.explanation, json.dumps(list(j.request_keys)), j.prompt_id,
@@ -66,7 +68,7 @@ def judged_subjects(db: sqlite_utils.Database, judge: str, task: str,
     """Subjects ``judge`` has a judgment of ``task`` for, with one of ``statuses``."""
     statuses = list(statuses)
     rows = db.execute(
-        f"SELECT subject FROM judgments WHERE judge = ? AND task = ? AND status IN ({','.join('?' * len(statuses))})",
+        f"SELECT subject FROM judgments WHERE judge = ? AND task = ? AND status IN ({','.join('?' * len(statuses)) or 'NULL'})",
         [judge, task, *statuses],
     )
     return {row[0] for row in rows}
@@ -116,7 +118,7 @@ def delete_other_versions(db: sqlite_utils.Database, *, scorer: str, suite: str,
     with db.conn:
         cursor = db.execute(
             f"DELETE FROM metrics WHERE scorer = ? AND suite = ? AND image_id IS NULL AND scorer_version != ? "
-            f"AND name IN ({','.join('?' * len(names))})", [scorer, suite, version, *names])
+            f"AND name IN ({','.join('?' * len(names)) or 'NULL'})", [scorer, suite, version, *names])
     return cursor.rowcount
 
 
@@ -127,3 +129,64 @@ def split_by_version(rows: list[dict], version: str, get) -> tuple[list[dict], i
     kept = [row for row in rows if get(row) == version]
     return kept, len(rows) - len(kept)
 
+
+
+def stored_verdict(db: sqlite_utils.Database, judge: str, task: str, subject: str) -> Any:
+    """The decoded verdict of judge's ``ok`` judgment of ``subject`` in ``task``, or None."""
+    row = db.execute("SELECT verdict FROM judgments WHERE judge = ? AND task = ? AND subject = ? AND status = 'ok'",
+                     [judge, task, subject]).fetchone()
+    return json.loads(row[0]) if row else None
+
+
+def copied_vote_outcomes(db: sqlite_utils.Database, judge: str, task: str) -> list[tuple[str, str]]:
+    """(the judge's outcome, the human's) for each of the judge's votes on a copy of a human battle."""
+    return db.execute(
+        """
+        SELECT jv.outcome, hv.outcome FROM judgments j
+        JOIN votes jv ON jv.battle_id = j.battle_id JOIN votes hv ON hv.battle_id = j.source_battle_id
+        WHERE j.judge = ? AND j.task = ? AND j.source_battle_id IS NOT NULL
+        """,
+        [judge, task],
+    ).fetchall()
+
+
+def judge_figures(db: sqlite_utils.Database, task: str, unversioned: str) -> list[tuple]:
+    """Per judge of ``task``, by name: (judge, judgments, its template versions comma-separated (``unversioned``
+    for judgments without one), failed, inconsistent, judgments asked in both orders (two request keys or more) and
+    not failed, the summed cost and latency of their cached requests)."""
+    if is_postgres(db):
+        requests = ("FROM judgments k CROSS JOIN LATERAL json_array_elements_text(k.request_keys::json) e(key) "
+                    "JOIN judge_requests r ON r.key = e.key WHERE k.judge = j.judge AND k.task = j.task")
+        sql = f"""
+            SELECT j.judge, COUNT(*),
+                   (SELECT string_agg(v, ',' ORDER BY v) FROM (SELECT DISTINCT CASE WHEN k.template_version = ''
+                    THEN ? ELSE k.template_version END AS v FROM judgments k WHERE k.judge = j.judge
+                    AND k.task = j.task) versions),
+                   COUNT(*) FILTER (WHERE j.status = 'failed'), COUNT(*) FILTER (WHERE j.status = 'inconsistent'),
+                   COUNT(*) FILTER (WHERE j.status != 'failed' AND json_array_length(j.request_keys::json) >= 2),
+                   (SELECT SUM(r.cost_usd) {requests}), (SELECT SUM(r.latency_s) {requests})
+            FROM judgments j WHERE j.task = ? GROUP BY j.judge, j.task ORDER BY j.judge"""
+    else:
+        requests = ("FROM judgments k, json_each(k.request_keys) e JOIN judge_requests r ON r.key = e.value "
+                    "WHERE k.judge = j.judge AND k.task = j.task")
+        sql = f"""
+            SELECT j.judge, COUNT(*),
+                   (SELECT group_concat(v, ',') FROM (SELECT DISTINCT iif(k.template_version = '', ?,
+                    k.template_version) AS v FROM judgments k WHERE k.judge = j.judge AND k.task = j.task ORDER BY v)),
+                   SUM(j.status = 'failed'), SUM(j.status = 'inconsistent'),
+                   SUM(j.status != 'failed' AND json_array_length(j.request_keys) >= 2),
+                   (SELECT SUM(r.cost_usd) {requests}), (SELECT SUM(r.latency_s) {requests})
+            FROM judgments j WHERE j.task = ? GROUP BY j.judge ORDER BY j.judge"""
+    return db.execute(sql, [unversioned, task]).fetchall()
+
+
+def forget_failed(db: sqlite_utils.Database, task: str, judge: str) -> tuple[int, int]:
+    """Delete the cached replies of judge's failed judgments of ``task`` (module :mod:`judges.compare` says why);
+    return (failed judgments, cached replies deleted)."""
+    where = "task = ? AND status = 'failed' AND judge = ?"
+    failed = db.execute(f"SELECT COUNT(*) FROM judgments WHERE {where}", [task, judge]).fetchone()[0]
+    keys = pick(db, sqlite="SELECT e.value FROM judgments, json_each(request_keys) e",
+                postgresql="SELECT e.key FROM judgments, json_array_elements_text(request_keys::json) e(key)")
+    with db.conn:
+        cursor = db.execute(f"DELETE FROM judge_requests WHERE key IN ({keys} WHERE {where})", [task, judge])
+    return int(failed), int(cursor.rowcount)

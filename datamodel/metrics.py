@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping
 
 import sqlite_utils
 
+from datamodel.dialect import now_text, pick
 from datamodel.models import sorted_model_names
 
 DIRECTIONS = ("higher", "lower", "none")  # the metric_directions CHECK constraint lists the same
@@ -43,15 +44,17 @@ def write_metrics(db: sqlite_utils.Database, rows: Iterable[MetricRow]) -> int:
     """Insert or replace metric rows in one transaction; return how many were written. The one writer of the
     ``metrics`` table."""
     count = 0
+    # the conflict target is the metrics_key index's expression, as each engine's schema writes it
+    key_image = pick(db, sqlite="ifnull(image_id, 0)", postgresql="coalesce(image_id, 0)")
     with db.conn:
         for row in rows:
             value = None if row.value is None else float(row.value)
             db.execute(
                 "INSERT INTO metrics (model_id, image_id, suite, subset, variant, name, value, scorer, scorer_version, "
                 "details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (model_id, ifnull(image_id, 0), suite, subset, variant, name, scorer) DO UPDATE SET "
+                f"ON CONFLICT (model_id, {key_image}, suite, subset, variant, name, scorer) DO UPDATE SET "
                 "value = excluded.value, scorer_version = excluded.scorer_version, details = excluded.details, "
-                "created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+                f"created_at = {now_text(db)}",
                 [row.model_id, row.image_id, row.suite, row.subset, row.variant, row.name, value, row.scorer,
                  row.scorer_version,
                  json.dumps(row.details, ensure_ascii=False, sort_keys=True)],
@@ -202,7 +205,7 @@ def model_level_rows(db: sqlite_utils.Database, names: Iterable[str], *, suite: 
     names = list(names)
     sql = (f"SELECT m.name AS model, x.name, x.scorer, x.scorer_version, x.suite, x.subset, x.variant, x.value, "
            f"x.details FROM metrics x JOIN models m ON m.id = x.model_id "
-           f"WHERE x.image_id IS NULL AND x.name IN ({','.join('?' * len(names))})")
+           f"WHERE x.image_id IS NULL AND x.name IN ({','.join('?' * len(names)) or 'NULL'})")
     args: list[Any] = list(names)
     if suite is not None:
         sql += " AND x.suite = ?"
@@ -219,7 +222,7 @@ def image_metric_means(db: sqlite_utils.Database, suite: str, names: Iterable[st
     import pandas as pd
 
     names = list(names)
-    marks = ",".join("?" * len(names))
+    marks = ",".join("?" * len(names)) or "NULL"
     rows = db.execute(
         "SELECT m.name, x.name, x.scorer, p.subset, p.variant, AVG(x.value), COUNT(x.value) FROM metrics x "
         "JOIN models m ON m.id = x.model_id JOIN images i ON i.id = x.image_id JOIN prompts p ON p.id = i.prompt_id "
@@ -232,7 +235,36 @@ def image_metric_means(db: sqlite_utils.Database, suite: str, names: Iterable[st
 def scorer_versions(db: sqlite_utils.Database, suite: str, names: Iterable[str]) -> dict[tuple[str, str], str]:
     """{(metric name, scorer): scorer version} of ``suite``'s rows (the latest version where a scorer has several)."""
     names = list(names)
-    marks = ",".join("?" * len(names))
+    marks = ",".join("?" * len(names)) or "NULL"
     return {(name, scorer): version for name, scorer, version in db.execute(
         f"SELECT name, scorer, scorer_version FROM metrics WHERE suite = ? AND name IN ({marks}) ORDER BY created_at",
         [suite, *names]).fetchall()}
+
+
+def model_level_values(db: sqlite_utils.Database, name: str, suite: str, scorer: str | None = None) -> list[tuple]:
+    """(model name, value, scorer, details decoded) of the model-level rows of metric ``name`` in ``suite`` (of one
+    ``scorer``, or all)."""
+    sql = ("SELECT m.name, x.value, x.scorer, x.details FROM metrics x JOIN models m ON m.id = x.model_id "
+           "WHERE x.name = ? AND x.suite = ? AND x.image_id IS NULL")
+    args = [name, suite]
+    if scorer is not None:
+        sql += " AND x.scorer = ?"
+        args.append(scorer)
+    return [(model, value, row_scorer, json.loads(details)) for model, value, row_scorer, details in
+            db.execute(sql, args).fetchall()]
+
+
+def metric_names_of_source(db: sqlite_utils.Database, source: str) -> set[tuple[str, str, str]]:
+    """Distinct (model name, suite, metric name) of the metrics of the models of ``source``."""
+    return set(db.execute("SELECT DISTINCT m.name, mt.suite, mt.name FROM metrics mt JOIN models m ON m.id = "
+                          "mt.model_id WHERE m.source = ?", [source]).fetchall())
+
+
+def metric_rows_of_source(db: sqlite_utils.Database, source: str) -> list[tuple]:
+    """(model name, image id or None, suite, subset, variant, name, value, scorer, scorer version, details text) of
+    every metric of the models of ``source``, in the order of the ``metrics_key`` index under each model."""
+    return db.execute(
+        "SELECT m.name, mt.image_id, mt.suite, mt.subset, mt.variant, mt.name, mt.value, mt.scorer, "
+        "mt.scorer_version, mt.details FROM metrics mt JOIN models m ON m.id = mt.model_id WHERE m.source = ? "
+        "ORDER BY m.id, coalesce(mt.image_id, 0), mt.suite, mt.subset, mt.variant, mt.name, mt.scorer",
+        [source]).fetchall()

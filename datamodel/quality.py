@@ -168,7 +168,7 @@ def annotator_votes(db: sqlite_utils.Database, annotator_id: int, since: float |
 def _bias_before_and_after(db: sqlite_utils.Database, annotator_id: int, rules: QualityRules):
     """The bias reasons without and with the annotator's newest vote, from aggregate counts (no per-vote rows)."""
     facts = _VOTE_FACTS.replace("v.id, v.voted_at, v.outcome,", "v.outcome,").replace(" END", " END AS winner")
-    counts = db.execute(f"SELECT outcome, winner, COUNT(*) FROM ({facts}) GROUP BY outcome, winner",
+    counts = db.execute(f"SELECT outcome, winner, COUNT(*) FROM ({facts}) facts GROUP BY outcome, winner",
                         [annotator_id]).fetchall()
     total, sides, models = 0, Counter(), Counter()
     for outcome, winner, n in counts:
@@ -238,7 +238,8 @@ def update_flags(
         for vote_id, excluded, reason in rows:
             wanted = verdict(reasons.get(vote_id, ()), trusted)
             if (excluded, reason) != wanted:
-                db.execute("UPDATE votes SET excluded = ?, excluded_reason = ? WHERE id = ?", [*wanted, vote_id])
+                db.execute("UPDATE votes SET excluded = ?, excluded_reason = ? WHERE id = ? AND reviewed = 0",
+                           [*wanted, vote_id])
                 changed[vote_id] = (excluded, wanted[0])
     return changed
 

@@ -76,8 +76,9 @@ def board_as_of(db: sqlite_utils.Database, key: str, day: str) -> KeptBoard | No
 
 def history(db: sqlite_utils.Database, key: str, *, days: int | None = None) -> list[KeptBoard]:
     """Every board kept for the filters ``key`` (the last ``days`` of them), oldest first."""
+    limit, args = ("", [key]) if days is None else (" LIMIT ?", [key, days])  # PostgreSQL has no LIMIT -1
     rows = db.execute("SELECT day, computed_at, board FROM (SELECT * FROM leaderboard_history WHERE filters = ? "
-                      "ORDER BY day DESC LIMIT ?) ORDER BY day", [key, -1 if days is None else days]).fetchall()
+                      f"ORDER BY day DESC{limit}) kept ORDER BY day", args).fetchall()
     return [KeptBoard(day, at, json.loads(board)) for day, at, board in rows]
 
 

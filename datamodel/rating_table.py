@@ -7,7 +7,7 @@ battle records have no place for an absolute rating):
 
 - ``csv`` and ``parquet``: written by pyarrow, a chunk at a time, schema :data:`EXPORT_SCHEMA`; CSV cells that a
   spreadsheet would run as a formula start with a single quote (:func:`datamodel.vote_table.escape_formulas`);
-- ``jsonl``: one JSON object per rating, written by SQLite, with ``answer`` as an object;
+- ``jsonl``: one JSON object per rating, written by the database, with ``answer`` as an object;
 - ``hf``: a Hugging Face dataset folder with each rated image (:func:`write_hf_ratings`); excluded ratings are left
   out, as the votes' ``hf`` export leaves out excluded votes, and raters are numbered, not named. Its images are
   withheld from battles and questions from then on (they carry their model's name). The other formats keep excluded
@@ -26,17 +26,19 @@ import sqlite_utils
 from datamodel.catalog import publish_rated_images
 from datamodel.hf_export import DEFAULT_LICENSE, IMAGE, _image, arrow_schema, dataset_card, write_folder
 from datamodel.media import MediaStore
-from datamodel.vote_table import arrow_writer, jsonl_writer
+from datamodel.dialect import is_postgres, unixepoch_text
+from datamodel.vote_table import arrow_writer, json_object, jsonl_writer
 
 EXPORT_CHUNK_ROWS = 50_000
 HF_CHUNK_ROWS = 256
 
-# name: (SQL expression over ratings r, prompts p (the image's), prompts t (asked about), images i, models m; type)
+# name: (SQL expression over ratings r, prompts p (the image's), prompts t (asked about), images i, models m; type);
+# served_at's expression is the engine's (_fields)
 _FIELDS = {
     "rating_id": ("r.id", pa.int64()),
     "serving_id": ("r.serving_id", pa.string()),
     "answered_at": ("r.created_at", pa.string()),
-    "served_at": ("strftime('%Y-%m-%dT%H:%M:%fZ', r.served_at, 'unixepoch')", pa.string()),
+    "served_at": ("r.served_at", pa.string()),
     "rater": ("r.rater", pa.string()),
     "task": ("r.task", pa.string()),
     "suite": ("p.suite", pa.string()),
@@ -65,16 +67,28 @@ COLUMNS = list(_FIELDS)
 EXPORT_SCHEMA = pa.schema([(name, kind) for name, (_, kind) in _FIELDS.items()])
 _FROM = ("FROM ratings r JOIN prompts p ON p.id = r.prompt_id JOIN prompts t ON t.id = r.text_prompt_id "
          "JOIN images i ON i.id = r.image_id JOIN models m ON m.id = r.model_id")
-_ROWS_SQL = f"SELECT {', '.join(sql for sql, _ in _FIELDS.values())} {_FROM} ORDER BY r.id"
-_JSON_SQL = ("SELECT json_object(" + ", ".join(
-    f"'{name}', " + ("json(r.answer)" if name == "answer" else
-                     "json(CASE WHEN r.excluded THEN 'true' ELSE 'false' END)" if name == "excluded" else sql)
-    for name, (sql, _) in _FIELDS.items()) + f") {_FROM} ORDER BY r.id")
+
+
+def _fields(db) -> dict[str, str]:
+    """{column: SQL expression} for ``db``'s engine."""
+    return {name: unixepoch_text(db, sql) if name == "served_at" else sql for name, (sql, _) in _FIELDS.items()}
+
+
+def _rows_sql(db) -> str:
+    return f"SELECT {', '.join(_fields(db).values())} {_FROM} ORDER BY r.id"
+
+
+def _json_sql(db) -> str:
+    postgres = is_postgres(db)
+    fields = {name: ("r.answer::json" if postgres else "json(r.answer)") if name == "answer" else
+              ("r.excluded != 0" if postgres else "json(CASE WHEN r.excluded THEN 'true' ELSE 'false' END)")
+              if name == "excluded" else sql for name, sql in _fields(db).items()}
+    return f"SELECT {json_object(db, fields)} {_FROM} ORDER BY r.id"
 
 
 def rating_batches(db: sqlite_utils.Database, chunk_rows: int = EXPORT_CHUNK_ROWS):
     """Every rating, oldest first, as Arrow record batches of :data:`EXPORT_SCHEMA`."""
-    cursor = db.execute(_ROWS_SQL)
+    cursor = db.execute(_rows_sql(db))
     while rows := cursor.fetchmany(chunk_rows):
         columns = list(zip(*rows))
         arrays = []
@@ -108,8 +122,8 @@ HF_SUMMARY = ("Human ratings of single images against one question each (`python
               "--format hf`):\n{rows} ratings, one row per rating, oldest first. Ratings an administrator or the "
               "quality rules\nexcluded are left out.")
 _HF_SQL = (f"SELECT r.id, r.task, i.media_hash, i.media_ext, m.name, p.text, r.shown_text, r.subject, r.unit, "
-           f"'annotator ' || r.annotator_id, r.answer, r.value, p.suite, p.subset, p.item_key, r.seconds_to_answer, r.answered_at {_FROM} "
-           "WHERE NOT r.excluded ORDER BY r.id")
+           f"'annotator ' || r.annotator_id, r.answer, r.value, p.suite, p.subset, p.item_key, r.seconds_to_answer, "
+           f"r.answered_at {_FROM} WHERE r.excluded = 0 ORDER BY r.id")
 
 
 def _hf_batch(chunk: list[tuple], media: MediaStore) -> pa.RecordBatch:
@@ -156,7 +170,7 @@ def _write_hf(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: obj
 
 # Each format one declaration: name: writer(db, path, chunk_rows, media) -> rows. The suffix picks one of the first
 # three; hf (a folder) is asked for by name.
-EXPORTERS = {"csv": arrow_writer("csv", EXPORT_SCHEMA, rating_batches), "jsonl": jsonl_writer(_JSON_SQL),
+EXPORTERS = {"csv": arrow_writer("csv", EXPORT_SCHEMA, rating_batches), "jsonl": jsonl_writer(_json_sql),
              "parquet": arrow_writer("parquet", EXPORT_SCHEMA, rating_batches), "hf": _write_hf}
 EXPORT_FORMATS = ("csv", "jsonl", "parquet")  # the rating table itself, column for column (the admin tab offers these)
 

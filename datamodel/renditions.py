@@ -46,6 +46,7 @@ import sqlite_utils
 
 from PIL import Image, ImageCms, ImageOps, UnidentifiedImageError
 
+from datamodel.dialect import is_not
 from datamodel.media import DEFAULT_MAX_PIXELS, MediaError, MediaStore, open_image, write_atomically
 from datamodel.settings import Settings
 
@@ -241,8 +242,9 @@ class Renditions:
         """
         key = self.spec.key
         with db.conn:
-            db.execute("INSERT OR IGNORE INTO display (id, rendition, set_at) VALUES (1, ?, ?)", [key, time.time()])
-        rows = db.execute("SELECT media_hash, media_ext, COUNT(*) FROM images WHERE rendition IS NOT ? "
+            db.execute("INSERT INTO display (id, rendition, set_at) VALUES (1, ?, ?) ON CONFLICT (id) DO NOTHING",
+                       [key, time.time()])
+        rows = db.execute(f"SELECT media_hash, media_ext, COUNT(*) FROM images WHERE rendition {is_not(db)} ? "
                           + ("" if retry_unshowable else "AND unshowable IS NULL ") + "GROUP BY media_hash, media_ext",
                           [key]).fetchall()
         if verify:
@@ -271,7 +273,7 @@ class Renditions:
                     for media_hash, error, made in results:
                         if error is None:
                             changed = db.execute("UPDATE images SET rendition = ?, unshowable = NULL WHERE media_hash "
-                                                 "= ? AND rendition IS NOT ?", [key, media_hash, key]).rowcount
+                                                 f"= ? AND rendition {is_not(db)} ?", [key, media_hash, key]).rowcount
                             report.rendered += changed
                             report.made += made
                         else:
@@ -307,8 +309,14 @@ def claim_display(db: sqlite_utils.Database, spec: RenditionSpec) -> None:
     this way are drawn until :meth:`Renditions.render_missing` records the others."""
     with db.conn:
         db.execute("INSERT INTO display (id, rendition, set_at) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET "
-                   "rendition = excluded.rendition, set_at = excluded.set_at WHERE rendition != excluded.rendition",
+                   "rendition = excluded.rendition, set_at = excluded.set_at "
+                   "WHERE display.rendition != excluded.rendition",
                    [spec.key, time.time()])
+
+
+def unrendered_count(db: sqlite_utils.Database, key: str) -> int:
+    """How many images have no rendition recorded for the rendition ``key``."""
+    return db.execute(f"SELECT COUNT(*) FROM images WHERE rendition {is_not(db)} ?", [key]).fetchone()[0]
 
 
 def withdraw(db: sqlite_utils.Database, media_hash: str) -> int:

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import pandas as pd
 import sqlite_utils
 
+from datamodel.dialect import pick
+
 from datamodel.quality import BIAS, RATE, REPORTED, RULE_TITLES, SPEED
 from datamodel.standing import reason_matches
 
@@ -45,12 +47,14 @@ def annotator_flags(db: sqlite_utils.Database) -> pd.DataFrame:
     sums, params = [], []
     for rule in RULES:
         condition, words = reason_matches(rule)
-        sums.append(f"COALESCE(SUM(v.excluded = 1 AND v.reviewed = 0 AND {condition.replace('excluded_reason', 'v.excluded_reason')}), 0)")
+        sums.append("COUNT(v.id) FILTER (WHERE v.excluded = 1 AND v.reviewed = 0 AND "
+                    f"{condition.replace('excluded_reason', 'v.excluded_reason')})")
         params += words
     rows = db.execute(
-        "SELECT a.name, a.source, COUNT(v.id), COALESCE(SUM(v.excluded = 0), 0), " + ", ".join(sums) +
-        ", COALESCE(SUM(v.excluded = 1 AND v.reviewed = 1), 0), COALESCE(SUM(v.excluded = 0 AND v.reviewed = 1), 0), "
-        "COALESCE(SUM(v.excluded = 0 AND v.reviewed = 0 AND v.excluded_reason LIKE ?), 0), MAX(v.created_at) "
+        "SELECT a.name, a.source, COUNT(v.id), COUNT(v.id) FILTER (WHERE v.excluded = 0), " + ", ".join(sums) +
+        ", COUNT(v.id) FILTER (WHERE v.excluded = 1 AND v.reviewed = 1), "  # COUNT ... FILTER: both engines
+        "COUNT(v.id) FILTER (WHERE v.excluded = 0 AND v.reviewed = 1), "
+        "COUNT(v.id) FILTER (WHERE v.excluded = 0 AND v.reviewed = 0 AND v.excluded_reason LIKE ?), MAX(v.created_at) "
         "FROM annotators a LEFT JOIN votes v ON v.annotator_id = a.id AND v.voter_kind = 'human' "
         "GROUP BY a.id ORDER BY COUNT(v.id) DESC, a.name", [*params, REPORTED + "%"]).fetchall()
     columns = ["Annotator", "Account", "Votes", "Counted", "Rate rule", "Speed rule", "Bias rule",
@@ -109,7 +113,7 @@ def review_votes(db: sqlite_utils.Database, *, exclude: bool, reason: str, annot
     now = time.time() if now is None else now
     with db.conn:
         condition, params, what = _scope(db, annotator=annotator, rule=rule, vote_id=vote_id)
-        matched, changed = db.execute(f"SELECT COUNT(*), COALESCE(SUM(excluded != ?), 0) FROM votes WHERE {condition}",
+        matched, changed = db.execute(f"SELECT COUNT(*), COUNT(*) FILTER (WHERE excluded != ?) FROM votes WHERE {condition}",
                                       [int(exclude), *params]).fetchone()
         if not matched:
             if vote_id is not None:
@@ -131,7 +135,9 @@ def review_votes(db: sqlite_utils.Database, *, exclude: bool, reason: str, annot
 
 def admin_actions(db: sqlite_utils.Database, limit: int = 50) -> pd.DataFrame:
     """The latest admin actions, newest first: when, what, whose votes, which rule, the reason, votes covered."""
-    rows = db.execute("SELECT strftime('%Y-%m-%d %H:%M:%S', acted_at, 'unixepoch'), action, annotator, rule, "
+    when = pick(db, sqlite="strftime('%Y-%m-%d %H:%M:%S', acted_at, 'unixepoch')",
+                postgresql="to_char(to_timestamp(acted_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')")
+    rows = db.execute(f"SELECT {when}, action, annotator, rule, "
                       "vote_id, reason, votes, changed FROM admin_actions ORDER BY id DESC LIMIT ?", [limit]).fetchall()
     return pd.DataFrame(rows, columns=["When (UTC)", "Action", "Annotator", "Rule", "Vote", "Reason", "Votes",
                                        "Changed"])

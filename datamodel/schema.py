@@ -1,8 +1,10 @@
 """The arena database schema and its migrations.
 
-Migrations are plain functions taking a :class:`sqlite_utils.Database`, applied in order, each in one transaction;
-``PRAGMA user_version`` holds how many have run. To change the schema, append a function to ``MIGRATIONS``; never
-edit one that has shipped.
+Migrations are plain functions taking a database, applied in order, each in one transaction; ``PRAGMA
+user_version`` holds how many have run. To change the schema, append a function to ``MIGRATIONS``; never edit one
+that has shipped. A PostgreSQL database (:mod:`datamodel.schema_postgresql`) starts from a baseline equal to the
+first fifteen and runs every later one too, so a migration appended now works on both engines: where their SQL
+differs it picks its text with :func:`datamodel.dialect.pick` (tests/test_engines.py compares the two schemas).
 
 Tables (names meant to be read in any SQLite browser):
 
@@ -33,6 +35,7 @@ from typing import Callable
 
 import sqlite_utils
 
+from datamodel.dialect import is_postgres, pick, unixepoch_text
 from ratings.votes import OUTCOMES  # noqa: F401  (the votes table's CHECK constraint lists them)
 VOTER_KINDS = ("human", "judge")
 
@@ -581,10 +584,11 @@ def _vote_details_without_names(db: sqlite_utils.Database) -> None:
     """``vote_details`` numbers annotators instead of naming them: ``voter`` is a judge's name, or ``annotator <id>``
     for a person (the view is public in Datasette; annotators' names are theirs and the admin's). Otherwise as
     :func:`_datasette_views` made it."""
+    served_at = unixepoch_text(db, "v.served_at")
     db.execute("DROP VIEW vote_details")
-    db.execute("""
+    db.execute(f"""
         CREATE VIEW vote_details AS
-        SELECT v.id AS vote_id, v.created_at AS voted_at, strftime('%Y-%m-%dT%H:%M:%fZ', v.served_at, 'unixepoch')
+        SELECT v.id AS vote_id, v.created_at AS voted_at, {served_at}
                    AS served_at, v.seconds_to_vote,
                CASE v.voter_kind WHEN 'judge' THEN v.voter ELSE 'annotator ' || v.annotator_id END AS voter,
                v.voter_kind, v.outcome,
@@ -613,13 +617,19 @@ def _shown_images(db: sqlite_utils.Database) -> None:
     - ``battle_images``: the images a battle may show (rendered for ``display``, not withheld); every draw reads it.
       Images stored before this migration have no rendition recorded: the server's start records or makes them.
     """
-    for column in ("rendition TEXT", "unshowable TEXT", "published_at REAL", "withheld TEXT"):
+    real = pick(db, sqlite="REAL", postgresql="double precision")
+    for column in ("rendition TEXT", "unshowable TEXT", f"published_at {real}", "withheld TEXT"):
         db.execute(f"ALTER TABLE images ADD COLUMN {column}")
     db.execute("CREATE TABLE display (id INTEGER PRIMARY KEY CHECK (id = 1), rendition TEXT NOT NULL, "
-               "set_at REAL NOT NULL)")
+               f"set_at {real} NOT NULL)")
     for event in ("INSERT", "UPDATE", "DELETE"):
-        db.execute(f"CREATE TRIGGER display_{event.lower()}_version AFTER {event} ON display "
-                   "BEGIN UPDATE data_versions SET version = version + 1 WHERE name = 'catalog'; END")
+        if is_postgres(db):
+            from datamodel.schema_postgresql import version_trigger_sql
+
+            db.execute(version_trigger_sql("display", "catalog", event))
+        else:
+            db.execute(f"CREATE TRIGGER display_{event.lower()}_version AFTER {event} ON display "
+                       "BEGIN UPDATE data_versions SET version = version + 1 WHERE name = 'catalog'; END")
     db.execute("""
         CREATE VIEW battle_images AS
         SELECT id, prompt_id, model_id, idx FROM images
@@ -630,33 +640,34 @@ def _signing_out(db: sqlite_utils.Database) -> None:
     """``annotators.signed_out_at``: when the annotator last signed out, or had their token changed by the
     configuration. A session that began before it ends at its next request, and a stay-signed-in token issued before
     it no longer signs anyone in (:func:`arena.session.check_signed_in`)."""
-    db.execute("ALTER TABLE annotators ADD COLUMN signed_out_at REAL")
-
+    db.execute(f"ALTER TABLE annotators ADD COLUMN signed_out_at {pick(db, sqlite='REAL', postgresql='double precision')}")
 
 def _rating_details_without_names(db: sqlite_utils.Database) -> None:
     """``rating_details`` numbers raters instead of naming them (``rater``: ``annotator <id>``), as ``vote_details``
     does (:func:`_vote_details_without_names`): the view is public in Datasette. Otherwise as :func:`_human_ratings`
     made it."""
+    served_at = unixepoch_text(db, "r.served_at")
     db.execute("DROP VIEW rating_details")
-    db.execute("""
+    db.execute(f"""
         CREATE VIEW rating_details AS
         SELECT r.id AS rating_id, r.created_at AS answered_at,
-               strftime('%Y-%m-%dT%H:%M:%fZ', r.served_at, 'unixepoch') AS served_at, r.seconds_to_answer,
+               {served_at} AS served_at, r.seconds_to_answer,
                'annotator ' || r.annotator_id AS rater, r.task, p.suite, p.subset, p.item_key, r.unit, r.subject,
                m.name AS model, r.image_id, p.text AS prompt, r.shown_text, r.answer, r.value, r.excluded,
                r.excluded_reason
         FROM ratings r JOIN prompts p ON p.id = r.prompt_id JOIN models m ON m.id = r.model_id""")
 
-
 def _admin_actions(db: sqlite_utils.Database) -> None:
     """``admin_actions``: the log of an admin's reviews of human votes (:mod:`datamodel.reviews`), one row per action:
     when, exclude or include, whose votes (an annotator's name, or ''), which quality rule's (or ''), or which one vote,
     the admin's reason, and how many votes it covered and changed. The votes themselves keep the reason too."""
+    identity = pick(db, sqlite="INTEGER PRIMARY KEY", postgresql="bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY")
+    real = pick(db, sqlite="REAL", postgresql="double precision")
     db.execute(
-        """
+        f"""
         CREATE TABLE admin_actions (
-            id INTEGER PRIMARY KEY,
-            acted_at REAL NOT NULL,                  -- unix time
+            id {identity},
+            acted_at {real} NOT NULL,                  -- unix time
             action TEXT NOT NULL CHECK (action IN ('exclude', 'include')),
             annotator TEXT NOT NULL DEFAULT '',
             rule TEXT NOT NULL DEFAULT '',
@@ -672,16 +683,127 @@ def _leaderboard_history(db: sqlite_utils.Database) -> None:
     """``leaderboard_history``: the leaderboard by date, one row per set of filters and day (the last one computed
     that day, :mod:`datamodel.rating_history`): the ratings, intervals and votes of every model as JSON. Kept for
     ``leaderboard_history_days`` days; the board as of a date and the rating-history chart read it."""
+    real = pick(db, sqlite="REAL", postgresql="double precision")
     db.execute(
-        """
+        f"""
         CREATE TABLE leaderboard_history (
             filters TEXT NOT NULL,                   -- JSON: the leaderboard options (as leaderboard_snapshots)
             day TEXT NOT NULL,                       -- YYYY-MM-DD (UTC)
-            computed_at REAL NOT NULL,               -- unix time of the board kept for that day
+            computed_at {real} NOT NULL,               -- unix time of the board kept for that day
             board TEXT NOT NULL,                     -- JSON: arena.leaderboard_view.leaderboard_json
             PRIMARY KEY (filters, day)
         )"""
     )
+
+
+_VOTE_FACT_COLUMNS = ("voter_kind", "annotator_id", "prompt_id", "left_image_id", "right_image_id", "left_model_id",
+                      "right_model_id", "outcome")
+
+
+def _vote_changes(db: sqlite_utils.Database) -> None:
+    """``vote_changes``: every change to which votes count, in commit order, so that each app process keeps its
+    sampler's counts exact with the votes of the others (:meth:`sampling.sampler.SamplingStats.catch_up`, reading
+    :func:`datamodel.sampling_reads.vote_changes_since`).
+
+    One row (``seq``, ascending) per vote that starts counting (+1: inserted not excluded, or included again) or stops
+    (−1: excluded, or deleted), with the vote's id and the facts a count needs (voter kind, annotator, prompt, the two
+    images and models as displayed, outcome), written by triggers on ``votes``. ``seq`` follows the commits, so a
+    reader that has every row up to ``seq`` has every change committed before it: SQLite has one writer at a time;
+    PostgreSQL's triggers run at the commit, after locking the ``votes`` row of ``data_versions``, which the commit
+    releases. Votes already stored count from the next full read of the counts."""
+    facts = ", ".join(_VOTE_FACT_COLUMNS)
+    # (event, when, row, sign): a vote inserted counted, its excluded flag flipped, a counted vote deleted
+    changes = (("INSERT", "NEW.excluded = 0", "NEW", "1"),
+               ("UPDATE", "(OLD.excluded = 0) != (NEW.excluded = 0)", "NEW",
+                "CASE WHEN NEW.excluded = 0 THEN 1 ELSE -1 END"),
+               ("DELETE", "OLD.excluded = 0", "OLD", "-1"))
+
+    def insert(which: str, sign: str) -> str:
+        values = ", ".join(f"{which}.{column}" for column in _VOTE_FACT_COLUMNS)
+        return f"INSERT INTO vote_changes (vote_id, sign, {facts}) VALUES ({which}.id, {sign}, {values});"
+
+    if is_postgres(db):
+        db.execute("CREATE TABLE vote_changes (seq bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, "
+                   "vote_id bigint NOT NULL, sign integer NOT NULL, voter_kind text NOT NULL, annotator_id bigint, "
+                   "prompt_id bigint, left_image_id bigint, right_image_id bigint, left_model_id bigint, "
+                   "right_model_id bigint, outcome text NOT NULL)")
+        branches = " ELSIF ".join(f"TG_OP = '{event}' AND {when} THEN {insert(which, sign)}"
+                                  for event, when, which, sign in changes)
+        # at the commit (deferred), after locking the votes counter's row: seq follows the commits
+        db.execute("CREATE FUNCTION arena_log_vote_change() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                   "BEGIN PERFORM 1 FROM data_versions WHERE name = 'votes' FOR UPDATE; "
+                   f"IF {branches} END IF; RETURN NULL; END $$")
+        for event, *_ in changes:
+            db.execute(f"CREATE CONSTRAINT TRIGGER votes_{event.lower()}_change AFTER {event} ON votes "
+                       "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION arena_log_vote_change()")
+        return
+    db.execute("CREATE TABLE vote_changes (seq INTEGER PRIMARY KEY, vote_id INTEGER NOT NULL, sign INTEGER NOT NULL, "
+               "voter_kind TEXT NOT NULL, annotator_id INTEGER, prompt_id INTEGER, left_image_id INTEGER, "
+               "right_image_id INTEGER, left_model_id INTEGER, right_model_id INTEGER, outcome TEXT NOT NULL)")
+    for event, when, which, sign in changes:
+        on = "UPDATE OF excluded" if event == "UPDATE" else event
+        db.execute(f"CREATE TRIGGER votes_{event.lower()}_change AFTER {on} ON votes WHEN {when} "
+                   f"BEGIN {insert(which, sign)} END")
+
+
+def _snapshot_claims(db: sqlite_utils.Database) -> None:
+    """``snapshot_claims``: which app process computes the leaderboard of a set of filters now, so that several
+    replicas on one database compute each snapshot once, not once each (:class:`arena.leaderboard_service.
+    SnapshotService`): the ``filters`` (as ``leaderboard_snapshots`` keys them), the claiming process (``holder``) and
+    when its claim lapses (``expires_at``, unix time), after which another may take it (the holder died)."""
+    db.execute("CREATE TABLE snapshot_claims (filters TEXT PRIMARY KEY, holder TEXT NOT NULL, "
+               f"expires_at {pick(db, sqlite='REAL', postgresql='double precision')} NOT NULL)")
+
+
+def _rate_events(db: sqlite_utils.Database) -> None:
+    """``rate_events``: the requests the web app's rate limits count, when several app replicas share the database
+    (:class:`arena.ratelimit.RateLimiter` over :func:`datamodel.limits.rate_hit`): one row per request counted, by
+    limit (``scope``: votes per annotator, per address, battle loads ...) and ``key`` (the annotator, the address),
+    at ``at`` (unix time); rows older than the limit's window are deleted as the key is counted again (and by a
+    sweep). On PostgreSQL ``arena_rate_hit`` counts and records one request in one call."""
+    real = pick(db, sqlite="REAL", postgresql="double precision")
+    db.execute(f"CREATE TABLE rate_events (scope TEXT NOT NULL, key TEXT NOT NULL, at {real} NOT NULL)")
+    db.execute("CREATE INDEX rate_events_key ON rate_events (scope, key, at)")
+    if is_postgres(db):
+        db.execute("""
+            CREATE FUNCTION arena_rate_hit(p_scope text, p_key text, p_now double precision, p_window double precision,
+                                           p_limit integer) RETURNS double precision LANGUAGE plpgsql AS $$
+            DECLARE found integer; first double precision;
+            BEGIN
+                SET LOCAL synchronous_commit TO OFF;  -- a count lost in a crash costs nothing
+                PERFORM pg_advisory_xact_lock(7303032, hashtext(p_scope || chr(31) || p_key));
+                DELETE FROM rate_events WHERE scope = p_scope AND key = p_key AND at <= p_now - p_window;
+                SELECT count(*), min(at) INTO found, first FROM rate_events WHERE scope = p_scope AND key = p_key;
+                IF found >= p_limit THEN
+                    RETURN first + p_window - p_now;
+                END IF;
+                INSERT INTO rate_events (scope, key, at) VALUES (p_scope, p_key, p_now);
+                RETURN 0;
+            END $$""")
+
+
+def _shared_web_state(db: sqlite_utils.Database) -> None:
+    """What the web app keeps of sign-in attempts and admin sessions when several app replicas share the database
+    (:mod:`datamodel.limits`, :mod:`datamodel.admin_state`; one process serving a SQLite file keeps them in memory):
+
+    - ``login_attempts``: each attempt at a secret (an annotator's token, the admin password) by ``throttle`` (which
+      secret) and ``key`` (a client address, or ``*`` for all of them): when it began and ended and whether it
+      failed; one not ended is in flight (and counts as one until it ends or grows stale, its replica having died).
+    - ``admin_sessions``: a live admin session by the SHA-256 of its id, the client address and browser cookie that
+      hold it, when it was opened and last used.
+    - ``export_offers``: an export waiting for its one download, by the SHA-256 of its link's token: its session (hashed),
+      holder, the file (on the replica that wrote it), its name and type, when it expires.
+    """
+    real = pick(db, sqlite="REAL", postgresql="double precision")
+    identity = pick(db, sqlite="INTEGER PRIMARY KEY", postgresql="bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY")
+    db.execute(f"CREATE TABLE login_attempts (id {identity}, throttle TEXT NOT NULL, key TEXT NOT NULL, "
+               f"started_at {real} NOT NULL, ended_at {real}, failed INTEGER NOT NULL DEFAULT 0)")
+    db.execute("CREATE INDEX login_attempts_key ON login_attempts (throttle, key)")
+    db.execute(f"CREATE TABLE admin_sessions (id_hash TEXT PRIMARY KEY, client TEXT NOT NULL, browser TEXT, "
+               f"opened_at {real} NOT NULL, seen_at {real} NOT NULL)")
+    db.execute(f"CREATE TABLE export_offers (token_hash TEXT PRIMARY KEY, session_hash TEXT NOT NULL, "
+               f"client TEXT NOT NULL, browser TEXT, path TEXT NOT NULL, name TEXT NOT NULL, media_type TEXT NOT NULL, "
+               f"expires_at {real} NOT NULL)")
 
 
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
@@ -706,17 +828,30 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _rating_details_without_names,
     _admin_actions,
     _leaderboard_history,
+    _vote_changes,
+    _snapshot_claims,
+    _rate_events,
+    _shared_web_state,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def schema_version(db: sqlite_utils.Database) -> int:
+    if is_postgres(db):
+        from datamodel import schema_postgresql
+
+        return schema_postgresql.schema_version(db)
     return db.execute("PRAGMA user_version").fetchone()[0]
 
 
 def migrate(db: sqlite_utils.Database) -> int:
-    """Apply the migrations the database lacks, each in its own transaction; return the new version."""
+    """Apply the migrations the database lacks, each in its own transaction; return the new version. A PostgreSQL
+    database starts from its baseline (:mod:`datamodel.schema_postgresql`), then runs the same later migrations."""
+    if is_postgres(db):
+        from datamodel import schema_postgresql
+
+        return schema_postgresql.migrate(db, MIGRATIONS, SCHEMA_VERSION)
     version = schema_version(db)
     if version > SCHEMA_VERSION:
         raise RuntimeError(

@@ -33,6 +33,7 @@ def _setting(default: Any, env: str, help: str, *, secret: bool = False, fallbac
 @dataclass(frozen=True)
 class Settings:
     db_path: Path = _setting(Path("data/arena.db"), "ARENA_DB", "SQLite database file (created, with the demo, on first start).")
+    database_url: str = _setting("", "ARENA_DATABASE_URL", "The shared database of several app replicas: a PostgreSQL URL, postgresql://user@host:port/database (the password in PGPASSWORD or ~/.pgpass, or in the URL; environment only). A file path instead, or nothing, keeps SQLite (at ARENA_DB when nothing). See docs/deploying-postgresql.md.", secret=True)
     media_dir: Path = _setting(Path("data/media"), "ARENA_MEDIA_DIR", "Content-addressed image folder (files named by their SHA-256).")
     persistent_dir: Path = _setting(Path("/data"), "ARENA_PERSISTENT_DIR", "Persistent storage (Hugging Face Spaces mount it at /data): when this folder exists, db_path and media_dir default to arena.db and media/ inside it. A db_path or media_dir set in the file or the environment wins.")
     max_image_pixels: int = _setting(64_000_000, "ARENA_MAX_IMAGE_PIXELS", "Largest image accepted, in pixels (width × height), read from the file's header before decoding; larger ones are refused at import. At most 178956970 (Pillow's own decompression-bomb limit).")
@@ -108,6 +109,9 @@ class Settings:
                 f"tie_policy must be drop, half or half_ties_drop_both_bad, got {self.tie_policy!r}. Set ARENA_TIE_POLICY."
             )
         _check_media(self)
+        if "://" in self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):
+            raise SettingsError("ARENA_DATABASE_URL must be a PostgreSQL URL (postgresql://user@host:port/database) "
+                                "or a SQLite file path; other databases are not supported.")
         if self.sqlite_synchronous.upper() not in ("FULL", "NORMAL", "EXTRA"):
             raise SettingsError(f"sqlite_synchronous must be FULL, NORMAL or EXTRA, got {self.sqlite_synchronous!r}.")
         # sampling_strategy is checked against the registered strategies where the sampler is built
@@ -149,6 +153,14 @@ class Settings:
             raise SettingsError("image_api_concurrency must be 1 or more, image_api_timeout_s positive and "
                                 "image_api_max_retries, image_api_retry_base_s 0 or more. Set ARENA_IMAGE_API_CONCURRENCY, "
                                 "ARENA_IMAGE_API_TIMEOUT_S, ARENA_IMAGE_API_MAX_RETRIES, ARENA_IMAGE_API_RETRY_BASE_S.")
+
+    @property
+    def database(self) -> Path | str:
+        """What :func:`datamodel.connection.connect` opens: the PostgreSQL URL of ``database_url``, else the SQLite
+        file it names, else ``db_path``."""
+        if not self.database_url:
+            return self.db_path
+        return self.database_url if "://" in self.database_url else Path(self.database_url)
 
     @property
     def quality_rules(self):

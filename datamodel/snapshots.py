@@ -38,8 +38,9 @@ def store_snapshot(db: sqlite_utils.Database, snapshot: Snapshot, keep: int, his
     filters)."""
     with db.conn:
         db.execute(
-            "INSERT OR REPLACE INTO leaderboard_snapshots (filters, data_version, computed_at, seconds, view) "
-            "VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO leaderboard_snapshots (filters, data_version, computed_at, seconds, view) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (filters) DO UPDATE SET data_version = excluded.data_version, "
+            "computed_at = excluded.computed_at, seconds = excluded.seconds, view = excluded.view",
             [snapshot.key, json.dumps(snapshot.data_version), snapshot.computed_at, snapshot.seconds,
              json.dumps(snapshot.view)],
         )
@@ -56,3 +57,41 @@ def stored_snapshot(db: sqlite_utils.Database, key: str) -> Snapshot | None:
         return None
     version, computed_at, seconds, view = row
     return Snapshot(key, json.loads(view), tuple(json.loads(version)), computed_at, seconds)
+
+
+def change_marks(db: sqlite_utils.Database) -> tuple:
+    """Counts and newest ids (or times) of the votes, judgments, ratings (and excluded ratings) and metrics: they
+    move whenever the judges' tables could change."""
+    return (*db.execute("SELECT COUNT(*), coalesce(max(id), 0) FROM votes").fetchone(),
+            *db.execute("SELECT COUNT(*), coalesce(max(updated_at), '') FROM judgments").fetchone(),
+            *db.execute("SELECT COUNT(*), coalesce(max(id), 0), coalesce(SUM(excluded), 0) FROM ratings").fetchone(),
+            *db.execute("SELECT COUNT(*), coalesce(max(id), 0) FROM metrics").fetchone())
+
+
+def snapshot_computed_at(db: sqlite_utils.Database, key: str) -> float | None:
+    """When the stored snapshot of ``key`` was computed (unix time), or None: one primary-key read, without the
+    view."""
+    row = db.execute("SELECT computed_at FROM leaderboard_snapshots WHERE filters = ?", [key]).fetchone()
+    return None if row is None else row[0]
+
+
+def claim_computation(db: sqlite_utils.Database, key: str, holder: str, *, now: float, hold_s: float) -> bool:
+    """Claim the computation of ``key``'s snapshot for ``holder`` until ``now + hold_s``: True when no one else
+    holds an unexpired claim (``snapshot_claims``; one write transaction, so two processes never both get it)."""
+    with db.conn:
+        row = db.execute(
+            "INSERT INTO snapshot_claims (filters, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (filters) DO UPDATE "
+            "SET holder = excluded.holder, expires_at = excluded.expires_at WHERE snapshot_claims.expires_at <= ? "
+            "OR snapshot_claims.holder = excluded.holder RETURNING holder", [key, holder, now + hold_s, now]).fetchone()
+    return row is not None
+
+
+def release_computation(db: sqlite_utils.Database, key: str, holder: str) -> None:
+    """``holder`` is done with ``key`` (its snapshot stored, or failed): another may claim it at once."""
+    with db.conn:
+        db.execute("DELETE FROM snapshot_claims WHERE filters = ? AND holder = ?", [key, holder])
+
+
+def snapshot_times(db: sqlite_utils.Database) -> dict[str, float]:
+    """{filters: when its stored snapshot was computed} of every stored snapshot."""
+    return dict(db.execute("SELECT filters, computed_at FROM leaderboard_snapshots").fetchall())

@@ -54,12 +54,13 @@ def standing(db: sqlite_utils.Database, annotator_id: int, rules: QualityRules =
     params: list = [hour, three]
     for rule in (RATE, SPEED, BIAS):
         condition, words = reason_matches(rule)
-        rule_sums.append(f"COALESCE(SUM(excluded = 1 AND reviewed = 0 AND {condition}), 0)")
+        rule_sums.append(f"COUNT(*) FILTER (WHERE excluded = 1 AND reviewed = 0 AND {condition})")
         params += words
     row = db.execute(
-        "SELECT COUNT(*), COALESCE(SUM(excluded = 0), 0), COALESCE(SUM(voted_at >= ?), 0), "
-        "COALESCE(SUM(voted_at >= ?), 0), COALESCE(SUM(outcome = 'A'), 0), COALESCE(SUM(outcome = 'B'), 0), "
-        "COALESCE(SUM(excluded = 1 AND reviewed = 1), 0), " + ", ".join(rule_sums) +
+        "SELECT COUNT(*), COUNT(*) FILTER (WHERE excluded = 0), COUNT(*) FILTER (WHERE voted_at >= ?), "  # both engines
+        "COUNT(*) FILTER (WHERE voted_at >= ?), COUNT(*) FILTER (WHERE outcome = 'A'), "
+        "COUNT(*) FILTER (WHERE outcome = 'B'), COUNT(*) FILTER (WHERE excluded = 1 AND reviewed = 1), "
+        + ", ".join(rule_sums) +
         " FROM votes WHERE annotator_id = ?", [*params, annotator_id]).fetchone()
     cast, counted, last_hour, last_3_hours, side_a, side_b, by_admin, *by_rule = row
     if cast == 0:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 import sqlite_utils
 
+from datamodel.dialect import json_text_items
 from datamodel.models import model_names, sorted_model_names
 from datamodel.schema import OUTCOMES
 from ratings.votes import EncodedVotes, count_tensor
@@ -110,7 +111,7 @@ class VoteArrays:
         return np.where(swap, np.array([1, 0, 2, 3])[self.outcome], self.outcome)
 
 
-def _slice_sql(filters: dict, table: str = "v", own_prompt_columns: bool = False) -> tuple[str, list]:
+def _slice_sql(db, filters: dict, table: str = "v", own_prompt_columns: bool = False) -> tuple[str, list]:
     """The WHERE clause over the votes ``table`` for the filters: a voter filter uses the voter index; prompt filters
     become a set of prompt ids (the prompts table is small), except that with ``own_prompt_columns`` (imported
     votes, which carry suite, subset and variant themselves) suite, subset and variant are the votes' own columns.
@@ -127,8 +128,9 @@ def _slice_sql(filters: dict, table: str = "v", own_prompt_columns: bool = False
             prompt_clauses.append(f"{_PROMPT_COLUMNS[name]} = ?")
             prompt_params.append(value)
         elif name == "category":
-            prompt_clauses.append("(json_extract(metadata, '$.category') = ? OR EXISTS (SELECT 1 FROM "
-                                  "json_each(metadata, '$.categories') c WHERE c.type = 'text' AND c.value = ?))")
+            items, item = json_text_items(db, "metadata", "categories", "c")
+            prompt_clauses.append(f"(json_extract(metadata, '$.category') = ? OR EXISTS (SELECT 1 FROM {items} "
+                                  f"WHERE {item} = ?))")
             prompt_params += [value, value]
         elif name == "voter":
             clauses.append(f"{table}.voter = ?")
@@ -178,7 +180,7 @@ def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = ()
     judge_case = " ".join(f"WHEN ? THEN {-1 - k}" for k in range(len(judges)))
     strategy_case = " ".join(f"WHEN ? THEN {k}" for k in range(len(strategies)))
     outcome_case = " ".join(f"WHEN '{o}' THEN {k}" for k, o in enumerate(OUTCOMES))
-    where, params = _slice_sql(filters)
+    where, params = _slice_sql(db, filters)
     sql = (
         f"SELECT coalesce(v.annotator_id, CASE v.voter {judge_case or 'WHEN NULL THEN 0'} END), "
         f"((CASE v.strategy {strategy_case} ELSE {len(strategies) - 2} END * {width} + v.left_model_id) * {width} "
@@ -212,8 +214,8 @@ def _fetch(db: sqlite_utils.Database, sql: str, params: list, columns: int) -> n
     return np.concatenate(chunks) if chunks else np.zeros((0, columns))
 
 
-def _imported_sql(filters: dict, source: str | None, anonymous_only: bool) -> tuple[str, list]:
-    where, params = _slice_sql(filters, "iv", own_prompt_columns=True)
+def _imported_sql(db, filters: dict, source: str | None, anonymous_only: bool) -> tuple[str, list]:
+    where, params = _slice_sql(db, filters, "iv", own_prompt_columns=True)
     clauses = [where.removeprefix(" WHERE ")] if where else []
     if source is not None:
         clauses.append("iv.source = ?")
@@ -231,7 +233,7 @@ def _with_imported(db: sqlite_utils.Database, arrays: VoteArrays, model_index: n
     sources = tuple(name for name, in db.execute("SELECT DISTINCT source FROM imported_votes ORDER BY source"))
     if not sources:
         return arrays
-    where, params = _imported_sql(filters, source, anonymous_only)
+    where, params = _imported_sql(db, filters, source, anonymous_only)
     judge_case = " ".join(f"WHEN ? THEN {1 + k}" for k in range(len(arrays.judges)))
     source_case = " ".join(f"WHEN ? THEN {k}" for k in range(len(sources)))
     subset_case = " ".join(f"WHEN ? THEN {k}" for k in range(len(arrays.subsets)))

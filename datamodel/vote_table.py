@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import sqlite_utils
 
+from datamodel.dialect import is_postgres, json_text_items, unixepoch_text
 from datamodel.models import model_names as models_by_id
 
 EXPORT_CHUNK_ROWS = 50_000  # votes read and written at a time
@@ -31,15 +32,19 @@ SLICES = ("suite", "subset", "variant", "category", "voter_kind", "voter")
 _SLICE_COLUMNS = {"suite": "p.suite", "subset": "p.subset", "variant": "p.variant", "voter_kind": "v.voter_kind",
                   "voter": "v.voter"}
 
-# The vote's own columns; the prompt and model columns are added from per-prompt and per-model tables.
-VOTES_SQL = """
-SELECT v.id AS vote_id, v.battle_id, v.created_at AS voted_at,
-       strftime('%Y-%m-%dT%H:%M:%fZ', v.served_at, 'unixepoch') AS served_at,
+
+
+def votes_sql(db) -> str:
+    """The vote's own columns; the prompt and model columns are added from per-prompt and per-model tables."""
+    return f"""
+SELECT v.id AS vote_id, v.battle_id, v.created_at AS voted_at, {unixepoch_text(db, "v.served_at")} AS served_at,
        v.voter, v.voter_kind, CASE v.voter_kind WHEN 'judge' THEN v.voter END AS judge, v.outcome,
        v.left_model_id, v.right_model_id, v.prompt_id, v.left_image_id AS image_a_id, v.right_image_id AS image_b_id,
        v.seconds_to_vote, v.strategy, v.excluded, v.excluded_reason, v.reviewed, v.expected_shown
 FROM votes v JOIN prompts p ON p.id = v.prompt_id
 """
+
+
 PROMPTS_SQL = """
 SELECT p.id AS prompt_id, p.suite, p.subset, p.variant, p.item_key, p.role, p.text AS prompt,
        p.metadata AS prompt_metadata, json_extract(p.metadata, '$.category') AS category,
@@ -60,8 +65,9 @@ def _values(wanted: object) -> list:
     return list(wanted) if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
 
 
-def slice_where(*, include_excluded: bool = True, **filters: object) -> tuple[str, list]:
-    """The SQL ``WHERE`` clause (over votes ``v`` and prompts ``p``) and parameters of a slice.
+def slice_where(db=None, *, include_excluded: bool = True, **filters: object) -> tuple[str, list]:
+    """The SQL ``WHERE`` clause (over votes ``v`` and prompts ``p``) and parameters of a slice, for ``db``'s engine
+    (None: SQLite).
 
     Each filter of :data:`SLICES` is one value or a list of accepted values; ``None`` means any. ``category`` keeps
     a prompt whose metadata ``category`` is one of the values or whose ``categories`` list holds one.
@@ -76,8 +82,9 @@ def slice_where(*, include_excluded: bool = True, **filters: object) -> tuple[st
         values = _values(wanted)
         marks = ", ".join("?" * len(values)) or "NULL"
         if name == "category":
+            items, item = json_text_items(db, "p.metadata", "categories", "c")
             clauses.append(f"(json_extract(p.metadata, '$.category') IN ({marks}) OR EXISTS (SELECT 1 FROM "
-                           f"json_each(p.metadata, '$.categories') c WHERE c.type = 'text' AND c.value IN ({marks})))")
+                           f"{items} WHERE {item} IN ({marks})))")
             params.extend([*values, *values])
         else:
             clauses.append(f"{_SLICE_COLUMNS[name]} IN ({marks})")
@@ -93,8 +100,8 @@ def vote_chunks(
 ) -> Iterator[pd.DataFrame]:
     """The votes of a slice (filters as in :func:`slice_where`), oldest first, as DataFrames of :data:`COLUMNS` with
     at most ``chunk_rows`` rows each (None: one frame). Every frame has the same columns and dtypes."""
-    where, params = slice_where(include_excluded=include_excluded, **filters)
-    cursor = db.execute(f"{VOTES_SQL} {where} ORDER BY v.id", params)
+    where, params = slice_where(db, include_excluded=include_excluded, **filters)
+    cursor = db.execute(f"{votes_sql(db)} {where} ORDER BY v.id", params)
     names = [column[0] for column in cursor.description]
     prompts = pd.DataFrame(db.execute(PROMPTS_SQL).fetchall(), dtype=object, columns=[  # None stays None until a
         "prompt_id", "suite", "subset", "variant", "item_key", "role", "prompt", "prompt_metadata", "category",
@@ -148,15 +155,13 @@ def votes_frame(
 
 def category_choices(db: sqlite_utils.Database) -> list[str]:
     """Every category of a prompt, sorted: metadata ``category`` values and the items of ``categories`` lists."""
-    rows = db.execute(
-        "SELECT json_extract(p.metadata, '$.category') AS name FROM prompts p "
-        "UNION SELECT c.value FROM prompts p, json_each(p.metadata, '$.categories') c WHERE c.type = 'text' "
-        "ORDER BY 1"
-    )
+    items, item = json_text_items(db, "p.metadata", "categories", "c")
+    rows = db.execute(f"SELECT json_extract(p.metadata, '$.category') AS name FROM prompts p "
+                      f"UNION SELECT {item} FROM prompts p, {items} ORDER BY 1")
     return [str(name) for name, in rows if name not in (None, "")]
 
 
-# --- the export: Arrow record batches (CSV, Parquet) and SQLite's JSON (JSONL), a chunk at a time -------------------
+# --- the export: Arrow record batches (CSV, Parquet) and the database's JSON (JSONL), a chunk at a time -------------
 
 _OWN_TYPES = {"vote_id": pa.int64(), "battle_id": pa.string(), "voted_at": pa.string(), "served_at": pa.string(),
               "voter": pa.string(), "voter_kind": pa.string(), "judge": pa.string(), "outcome": pa.string(),
@@ -182,7 +187,7 @@ def vote_batches(db: sqlite_utils.Database, chunk_rows: int = EXPORT_CHUNK_ROWS)
     per-model arrays held once; nothing is held across batches."""
     import pyarrow.compute as pc
 
-    cursor = db.execute(f"{VOTES_SQL} ORDER BY v.id")
+    cursor = db.execute(f"{votes_sql(db)} ORDER BY v.id")
     names = [column[0] for column in cursor.description]
     prompt_position, prompt_rows = _lookup(db.execute(PROMPTS_SQL).fetchall())
     prompt_columns = dict(zip(["suite", "subset", "variant", "item_key", "role", "prompt", "prompt_metadata",
@@ -234,25 +239,38 @@ def csv_cell_text(text: str) -> str:
     return text[1:] if stripped != text and stripped[:1] and stripped[0] in FORMULA_STARTS else text
 
 
-# JSONL: SQLite writes each vote's JSON object (C, one string per vote); prompt_metadata is the object itself.
-_JSON_SQL = f"""
-SELECT json_object({", ".join(f"'{name}', {value}" for name, value in {
-    "vote_id": "v.vote_id", "battle_id": "v.battle_id", "voted_at": "v.voted_at", "served_at": "v.served_at",
-    "voter": "v.voter", "voter_kind": "v.voter_kind", "judge": "v.judge", "outcome": "v.outcome",
-    "model_a": "ml.name", "model_b": "mr.name",
-    "winner": "CASE v.outcome WHEN 'A' THEN ml.name WHEN 'B' THEN mr.name ELSE v.outcome END",
-    "suite": "p.suite", "subset": "p.subset", "variant": "p.variant", "item_key": "p.item_key", "role": "p.role",
-    "prompt": "p.prompt", "prompt_metadata": "json(p.prompt_metadata)", "category": "p.category",
-    "categories": "p.categories", "prompt_id": "v.prompt_id", "image_a_id": "v.image_a_id",
-    "image_b_id": "v.image_b_id",
-    "pair_key": "v.prompt_id || ':' || min(v.image_a_id, v.image_b_id) || ':' || max(v.image_a_id, v.image_b_id)",
-    "seconds_to_vote": "v.seconds_to_vote", "strategy": "v.strategy",
-    "excluded": "json(CASE WHEN v.excluded THEN 'true' ELSE 'false' END)", "excluded_reason": "v.excluded_reason",
-    "reviewed": "v.reviewed", "expected_shown": "v.expected_shown"}.items())})
-FROM ({VOTES_SQL}) v JOIN ({PROMPTS_SQL}) p ON p.prompt_id = v.prompt_id
+# JSONL: the database writes each vote's JSON object (C, one string per vote: SQLite's json_object, PostgreSQL's
+# json_build_object); prompt_metadata is the object itself.
+def _json_sql(db) -> str:
+    postgres = is_postgres(db)
+    fields = {
+        "vote_id": "v.vote_id", "battle_id": "v.battle_id", "voted_at": "v.voted_at", "served_at": "v.served_at",
+        "voter": "v.voter", "voter_kind": "v.voter_kind", "judge": "v.judge", "outcome": "v.outcome",
+        "model_a": "ml.name", "model_b": "mr.name",
+        "winner": "CASE v.outcome WHEN 'A' THEN ml.name WHEN 'B' THEN mr.name ELSE v.outcome END",
+        "suite": "p.suite", "subset": "p.subset", "variant": "p.variant", "item_key": "p.item_key", "role": "p.role",
+        "prompt": "p.prompt",
+        "prompt_metadata": "p.prompt_metadata::json" if postgres else "json(p.prompt_metadata)",
+        "category": "p.category", "categories": "p.categories", "prompt_id": "v.prompt_id",
+        "image_a_id": "v.image_a_id", "image_b_id": "v.image_b_id",
+        "pair_key": ("v.prompt_id || ':' || LEAST(v.image_a_id, v.image_b_id) || ':' || "
+                     "GREATEST(v.image_a_id, v.image_b_id)") if postgres else
+                    "v.prompt_id || ':' || min(v.image_a_id, v.image_b_id) || ':' || max(v.image_a_id, v.image_b_id)",
+        "seconds_to_vote": "v.seconds_to_vote", "strategy": "v.strategy",
+        "excluded": "v.excluded != 0" if postgres else "json(CASE WHEN v.excluded THEN 'true' ELSE 'false' END)",
+        "excluded_reason": "v.excluded_reason", "reviewed": "v.reviewed", "expected_shown": "v.expected_shown"}
+    return f"""
+SELECT {json_object(db, fields)}
+FROM ({votes_sql(db)}) v JOIN ({PROMPTS_SQL}) p ON p.prompt_id = v.prompt_id
 JOIN models ml ON ml.id = v.left_model_id JOIN models mr ON mr.id = v.right_model_id
 ORDER BY v.vote_id
 """
+
+
+def json_object(db, fields: dict[str, str]) -> str:
+    """SQL building one JSON object per row from ``fields`` ({key: SQL expression}), as text."""
+    pairs = ", ".join(f"'{name}', {value}" for name, value in fields.items())
+    return f"json_build_object({pairs})::text" if is_postgres(db) else f"json_object({pairs})"
 
 
 # FastChat: the battle records of FastChat's ``clean_battle_data.py`` (its ``elo_analysis.py`` reads them): a JSON
@@ -261,24 +279,28 @@ ORDER BY v.vote_id
 # arena hides the names until the vote); our own fields follow FastChat's. Excluded votes are left out, as the
 # leaderboard leaves them out.
 FASTCHAT_WINNER = {"A": "model_a", "B": "model_b", "tie": "tie", "both_bad": "tie (bothbad)"}
-_FASTCHAT_SQL = f"""
-SELECT json_object(
-    'question_id', v.battle_id, 'model_a', ml.name, 'model_b', mr.name,
-    'winner', CASE v.outcome {" ".join(f"WHEN '{ours}' THEN '{theirs}'" for ours, theirs in FASTCHAT_WINNER.items())} END,
-    'judge', v.voter, 'turn', 1, 'anony', json('true'),
-    'language', coalesce(json_extract(p.metadata, '$.language'), 'unknown'),
-    'tstamp', v.voted_at,
-    'voter_kind', v.voter_kind, 'vote_id', v.id, 'prompt', p.text, 'suite', p.suite, 'subset', p.subset,
-    'variant', p.variant, 'item_key', p.item_key, 'image_a_id', v.left_image_id, 'image_b_id', v.right_image_id)
+
+
+def _fastchat_sql(db) -> str:
+    winner = " ".join(f"WHEN '{ours}' THEN '{theirs}'" for ours, theirs in FASTCHAT_WINNER.items())
+    fields = {
+        "question_id": "v.battle_id", "model_a": "ml.name", "model_b": "mr.name", "winner": f"CASE v.outcome {winner} END",
+        "judge": "v.voter", "turn": "1", "anony": "true" if is_postgres(db) else "json('true')",
+        "language": "coalesce(json_extract(p.metadata, '$.language'), 'unknown')", "tstamp": "v.voted_at",
+        "voter_kind": "v.voter_kind", "vote_id": "v.id", "prompt": "p.text", "suite": "p.suite",
+        "subset": "p.subset", "variant": "p.variant", "item_key": "p.item_key", "image_a_id": "v.left_image_id",
+        "image_b_id": "v.right_image_id"}
+    return f"""
+SELECT {json_object(db, fields)}
 FROM votes v JOIN prompts p ON p.id = v.prompt_id
 JOIN models ml ON ml.id = v.left_model_id JOIN models mr ON mr.id = v.right_model_id
-WHERE NOT v.excluded ORDER BY v.id
+WHERE v.excluded = 0 ORDER BY v.id
 """
 
 
 def _write_fastchat(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None) -> int:
-    """FastChat's battle records (see :data:`_FASTCHAT_SQL`) as one JSON array, written a chunk at a time."""
-    cursor = db.execute(_FASTCHAT_SQL)
+    """FastChat's battle records (see :func:`_fastchat_sql`) as one JSON array, written a chunk at a time."""
+    cursor = db.execute(_fastchat_sql(db))
     rows = 0
     with open(path, "w", encoding="utf-8") as handle:
         handle.write("[")
@@ -289,10 +311,10 @@ def _write_fastchat(db: sqlite_utils.Database, path: Path, chunk_rows: int, medi
     return rows
 
 
-def jsonl_writer(sql: str):
-    """An exporter writing one line per row of ``sql`` (whose one column is each row's JSON text)."""
+def jsonl_writer(sql):
+    """An exporter writing one line per row of ``sql(db)`` (whose one column is each row's JSON text)."""
     def write(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None) -> int:
-        cursor = db.execute(sql)
+        cursor = db.execute(sql(db))
         rows = 0
         with open(path, "w", encoding="utf-8") as handle:
             while lines := cursor.fetchmany(chunk_rows):
@@ -317,7 +339,7 @@ def arrow_writer(fmt: str, schema: pa.Schema, batches):
     return write
 
 
-_write_jsonl = jsonl_writer(_JSON_SQL)
+_write_jsonl = jsonl_writer(_json_sql)
 
 
 def _write_hf(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None, *,

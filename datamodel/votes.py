@@ -3,8 +3,9 @@
 A battle takes exactly one vote, only from the session it was served to, and only one of the four outcomes
 (``A``, ``B``, ``tie``, ``both_bad``, relative to the displayed positions). Anything else is refused with a
 :class:`VoteRejected` whose message tells the voter what to do, and writes nothing. The check and the insert run in
-one ``BEGIN IMMEDIATE`` transaction, so two concurrent votes on one battle cannot both pass; once
-:func:`record_vote` returns, the vote is committed (durable as the database's ``synchronous`` setting allows).
+one write transaction (SQLite's ``BEGIN IMMEDIATE``; on PostgreSQL the unique vote per battle is also a constraint), so
+two concurrent votes on one battle cannot both pass, from one server or several; once :func:`record_vote` returns, the
+vote is committed (durable as the database's ``synchronous`` setting allows).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
+from datamodel.connection import duplicate_errors
+from datamodel.dialect import is_postgres
 from datamodel.quality import QualityRules, update_flags
 from datamodel.schema import OUTCOMES
 
@@ -34,7 +37,8 @@ class VoteReceipt:
     model_b: str  # shown on the right
     seconds_to_vote: float
     flag_changes: tuple[tuple[int, int], ...] = ()  # (vote id, excluded now) of the votes whose flag the rules flipped
-    data_version: int | None = None  # the ``votes`` counter of ``data_versions`` when the vote's transaction ended
+    data_version: int | None = None  # SQLite: the ``votes`` counter of ``data_versions`` with this vote counted
+    # (PostgreSQL raises it at the commit: None)
     excluded: bool = False  # the quality rules set this vote aside (it does not count)
     reason: str = ""  # why it is excluded, or noted for the admin (a trusted account's vote that still counts)
 
@@ -47,10 +51,10 @@ def record_vote(
 
     A human vote is checked against the quality ``rules`` (:mod:`datamodel.quality`) in the same transaction: a vote
     that breaks one is stored, flagged ``excluded`` with the reason, which the receipt carries (the page says why the
-    vote does not count). ``rules=None`` skips the check. The receipt
-    lists the votes (this one included) whose ``excluded`` flag the rules flipped and the ``votes`` data version
-    after the transaction, which is what a server's sampler needs to keep its counts exact
-    (:meth:`sampling.sampler.SamplingStats.note_vote`).
+    vote does not count). ``rules=None`` skips the check. The receipt lists the votes (this one included) whose
+    ``excluded`` flag the rules flipped (a server's sampler counts them: :meth:`sampling.sampler.SamplingStats.
+    note_vote`). On PostgreSQL, a concurrent vote on the battle that committed first is refused here too, by the
+    unique constraint.
     ``seconds_to_vote`` counts from ``shown_at`` (when the page showed the battle), else from when it was served.
     ``expected_shown`` (whether the page showed the prompt's expected outcome; None: unknown, a judge) is stored.
     """
@@ -79,21 +83,63 @@ def record_vote(
         if votes:
             raise VoteRejected("This battle already has your vote. Load the next battle.")
         seconds = max(0.0, now - (served_at if shown_at is None else shown_at))
-        cursor = db.execute(
-            "INSERT INTO votes (battle_id, voter, voter_kind, annotator_id, outcome, seconds_to_vote, voted_at, "
-            "prompt_id, left_image_id, right_image_id, left_model_id, right_model_id, strategy, served_at, "
-            "expected_shown) SELECT ?, ?, ?, ?, ?, ?, ?, b.prompt_id, b.left_image_id, b.right_image_id, l.model_id, "
-            "r.model_id, "
-            "b.strategy, b.served_at, ? FROM battles b JOIN images l ON l.id = b.left_image_id "
-            "JOIN images r ON r.id = b.right_image_id WHERE b.id = ?",
-            [battle_id, annotator_name if kind == "human" else judge, kind, annotator_id, outcome, seconds, now,
-             None if expected_shown is None else int(bool(expected_shown)), battle_id],
-        )
+        try:
+            vote_id = _insert_vote(db, battle_id, annotator_name if kind == "human" else judge, kind, annotator_id,
+                                   outcome, seconds, now, expected_shown)
+        except duplicate_errors():  # PostgreSQL: a vote on it committed meanwhile (its check saw none)
+            raise VoteRejected("This battle already has your vote. Load the next battle.") from None
         changes = update_flags(db, annotator_id, rules) if kind == "human" and rules is not None else {}
-        version = db.execute("SELECT version FROM data_versions WHERE name = 'votes'").fetchone()[0]
-        excluded, reason = db.execute("SELECT excluded, excluded_reason FROM votes WHERE id = ?",
-                                      [cursor.lastrowid]).fetchone()
+        # the vote's flag as the rules left it, and (SQLite) the votes counter with it counted, in one read;
+        # PostgreSQL raises the counter at the commit: nothing to read
+        version = "NULL" if is_postgres(db) else "(SELECT version FROM data_versions WHERE name = 'votes')"
+        excluded, reason, version = db.execute(f"SELECT excluded, excluded_reason, {version} FROM votes WHERE id = ?",
+                                               [vote_id]).fetchone()
     flips = tuple((vote_id, now_excluded) for vote_id, (was, now_excluded) in sorted(changes.items())
                   if was != now_excluded)
-    return VoteReceipt(cursor.lastrowid, battle_id, outcome, model_a, model_b, seconds, flips, version,
-                       bool(excluded), reason)
+    return VoteReceipt(vote_id, battle_id, outcome, model_a, model_b, seconds, flips, version, bool(excluded),
+                       reason)
+
+
+def _insert_vote(db, battle_id: str, voter: str, kind: str, annotator_id: int | None, outcome: str, seconds: float,
+                 now: float, expected_shown: bool | None) -> int:
+    """Insert the vote with what its battle showed; return its id."""
+    return db.execute(
+        "INSERT INTO votes (battle_id, voter, voter_kind, annotator_id, outcome, seconds_to_vote, voted_at, prompt_id, "
+        "left_image_id, right_image_id, left_model_id, right_model_id, strategy, served_at, expected_shown) "
+        "SELECT ?, ?, ?, ?, ?, ?, ?, b.prompt_id, b.left_image_id, b.right_image_id, l.model_id, r.model_id, "
+        "b.strategy, b.served_at, ? FROM battles b JOIN images l ON l.id = b.left_image_id "
+        "JOIN images r ON r.id = b.right_image_id WHERE b.id = ? RETURNING id",
+        [battle_id, voter, kind, annotator_id, outcome, seconds, now,
+         None if expected_shown is None else int(bool(expected_shown)), battle_id],
+    ).fetchone()[0]
+
+
+def judge_voter_names(db: sqlite_utils.Database) -> list[str]:
+    """Every judge voter of the arena's votes, most votes first (ties by name)."""
+    return [row[0] for row in db.execute(
+        "SELECT voter FROM votes WHERE voter_kind = 'judge' GROUP BY voter ORDER BY COUNT(*) DESC, voter")]
+
+
+def vote_count(db: sqlite_utils.Database) -> int:
+    """Every vote stored (excluded ones included)."""
+    return db.execute("SELECT COUNT(*) FROM votes").fetchone()[0]
+
+
+def annotator_nearest(db: sqlite_utils.Database, prompts: int) -> tuple[int, int] | None:
+    """(annotator id, prompts they voted on) of the annotator whose number of distinct prompts voted on is closest to
+    ``prompts`` (ties: the lowest id), or None without annotator votes."""
+    row = db.execute(
+        "SELECT annotator_id, COUNT(DISTINCT prompt_id) FROM votes WHERE annotator_id IS NOT NULL "
+        "GROUP BY annotator_id ORDER BY abs(COUNT(DISTINCT prompt_id) - ?), annotator_id LIMIT 1", [prompts]).fetchone()
+    return (int(row[0]), int(row[1])) if row else None
+
+
+def voters_by_vote(db: sqlite_utils.Database) -> dict[int, str]:
+    """{vote id: voter} of every vote stored (excluded ones included)."""
+    return dict(db.execute("SELECT id, voter FROM votes").fetchall())
+
+
+def battles_with_several_votes(db: sqlite_utils.Database) -> int:
+    """How many battles have more than one vote (0, by the rules: a check for load tests and audits)."""
+    return db.execute("SELECT count(*) FROM (SELECT battle_id FROM votes GROUP BY battle_id HAVING count(*) > 1) "
+                      "doubled").fetchone()[0]

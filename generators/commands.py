@@ -89,7 +89,7 @@ def cmd_run(args) -> int:
             if stage.tiny and not stage.weights:
                 ensure_tiny(settings.cache_dir, stage.tiny)
     process_index, num_processes, device = process_state(args.device)
-    db = connect(settings.db_path, synchronous=settings.sqlite_synchronous)
+    db = connect(settings.database, synchronous=settings.sqlite_synchronous)
     media = MediaStore.from_settings(settings)
     try:
         prompt_ids = suite_prompt_ids(db, args.suite, args.subset, args.variant, args.limit)

@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import json
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 import sqlite_utils
 from tqdm.auto import tqdm
 
-from datamodel.catalog import add_image, add_model, partner_texts
+from datamodel.catalog import (add_image, add_model, generation_params, image_keys, model_config, partner_texts,
+                               prompts_by_id, suite_names)
+from datamodel.catalog import suite_prompt_ids as prompt_ids_of_suite
 from datamodel.media import MediaStore
 from datamodel.presets import DEFAULT_PRESET
 from datamodel.renditions import Renditions
@@ -80,29 +82,19 @@ def item_seed(base_seed: int, model: str, prompt_key: Sequence[str], idx: int, p
 
 def prompt_rows(db: sqlite_utils.Database, prompt_ids: Iterable[int]) -> list[dict]:
     ids = sorted(set(int(i) for i in prompt_ids))
-    rows: list[dict] = []
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        rows += list(db.query(f"SELECT id, suite, subset, item_key, variant, role, text FROM prompts WHERE id IN ({marks})", chunk))
+    rows = prompts_by_id(db, ids)
     if len(rows) != len(ids):
         missing = sorted(set(ids) - {row["id"] for row in rows})
         raise RunError(f"no prompts with ids {missing[:10]}; load the suite first (python -m arena ...).")
-    return sorted(rows, key=lambda row: row["id"])
+    return rows
 
 
 def suite_prompt_ids(db: sqlite_utils.Database, suite: str, subset: str | None = None, variant: str | None = None,
                      limit: int | None = None) -> list[int]:
     """Ids of a suite's prompts (optionally one subset / variant), in id order."""
-    sql, args = "SELECT id FROM prompts WHERE suite = ?", [suite]
-    for column, value in (("subset", subset), ("variant", variant)):
-        if value is not None:
-            sql += f" AND {column} = ?"
-            args.append(value)
-    sql += " ORDER BY id" + (f" LIMIT {int(limit)}" if limit else "")
-    ids = [row[0] for row in db.execute(sql, args)]
+    ids = prompt_ids_of_suite(db, suite, subset, variant, limit)
     if not ids:
-        suites = [row[0] for row in db.execute("SELECT DISTINCT suite FROM prompts ORDER BY suite")]
+        suites = suite_names(db)
         raise RunError(
             f"no prompts in suite {suite!r}" + (f" subset {subset!r}" if subset else "")
             + (f" variant {variant!r}" if variant else "")
@@ -135,8 +127,7 @@ def shard(items: Sequence[WorkItem], process_index: int = 0, num_processes: int 
 
 def existing_keys(db: sqlite_utils.Database, model_ids: dict[str, int]) -> set[tuple[str, int, int]]:
     names = {model_id: name for name, model_id in model_ids.items()}
-    marks = ",".join("?" * len(names))
-    rows = db.execute(f"SELECT model_id, prompt_id, idx FROM images WHERE model_id IN ({marks})", list(names))
+    rows = image_keys(db, names)
     return {(names[model_id], prompt_id, idx) for model_id, prompt_id, idx in rows}
 
 
@@ -162,11 +153,9 @@ def register_models(db: sqlite_utils.Database, specs: Sequence[ModelSpec], sourc
 def _refuse_other_preset(db: sqlite_utils.Database, spec: ModelSpec, model_id: int, preset: str) -> None:
     if spec.kind != "diffusers":
         return
-    made = db.execute(
-        "SELECT ifnull(json_extract(params, '$.preset'), ?), json_extract(params, '$.steps'), "
-        "json_extract(params, '$.guidance'), COUNT(*) FROM images WHERE model_id = ? GROUP BY 1, 2, 3",
-        [DEFAULT_PRESET, model_id]).fetchall()
-    for other, steps, guidance, count in made:
+    made = Counter((params.get("preset", DEFAULT_PRESET), params.get("steps"), params.get("guidance"))
+                   for params in generation_params(db, model_id))
+    for (other, steps, guidance), count in made.items():
         if other != preset and (steps, guidance) != (spec.steps, spec.guidance):
             raise RunError(
                 f"the database has {count} images of {spec.name} made under preset {other} ({steps} steps, guidance "
@@ -183,11 +172,9 @@ def _refuse_other_scheduler(db: sqlite_utils.Database, spec: ModelSpec, model_id
     against the repository's own, as SD 2.1 under the arena and consistency-paper presets)."""
     if not scheduler:
         return
-    made = db.execute(
-        "SELECT json_extract(params, '$.scheduler'), COUNT(*) FROM images WHERE model_id = ? "
-        "AND json_extract(params, '$.scheduler') IS NOT NULL AND json_extract(params, '$.scheduler') != ? "
-        "GROUP BY 1", [model_id, scheduler]).fetchall()
-    for other, count in made:
+    made = Counter(params["scheduler"] for params in generation_params(db, model_id)
+                   if params.get("scheduler") not in (None, scheduler))
+    for other, count in made.items():
         raise RunError(
             f"the database has {count} images of {spec.name} made with {other}; this run makes them with "
             f"{scheduler}. Resuming would mix the two under one name: run into another database (ARENA_DB / --db), "
@@ -197,10 +184,8 @@ def _refuse_other_scheduler(db: sqlite_utils.Database, spec: ModelSpec, model_id
 
 
 def _refuse_changed_output(db: sqlite_utils.Database, spec: ModelSpec, model_id: int) -> None:
-    row = db.execute("SELECT config, (SELECT COUNT(*) FROM images WHERE model_id = ?) FROM models WHERE id = ?",
-                     [model_id, model_id]).fetchone()
-    stored = json.loads(row[0] or "{}")
-    if not row[1] or not stored:
+    stored, images = model_config(db, model_id)
+    if not images or not stored:
         return
     before = (list(stored.get("resolution") or spec.resolution), list(stored.get("stages") or []))
     now = (list(spec.resolution), list(spec.stages))
@@ -209,7 +194,7 @@ def _refuse_changed_output(db: sqlite_utils.Database, spec: ModelSpec, model_id:
             return f"{state[0][0]}x{state[0][1]}" + (f" with stages {', '.join(state[1])}" if state[1] else "")
 
         raise RunError(
-            f"the database has {row[1]} images of {spec.name} made at {describe(before)}; the registry now makes it "
+            f"the database has {images} images of {spec.name} made at {describe(before)}; the registry now makes it "
             f"at {describe(now)}. Resuming would mix the two under one name: give the new one another name in a "
             f"models file (a [models.NEW-NAME] table with pipeline_class and the other fields of {spec.name}), or "
             "delete the old images first."

@@ -106,7 +106,7 @@ def stand_ins(registry: Mapping[str, ModelSpec], spec: ModelSpec, device: str = 
 def smoke_model(registry: Mapping[str, ModelSpec], name: str, *, cache_dir: str | Path, workdir: str | Path,
                 device: str = "cpu") -> SmokeResult:
     """One image of registry model ``name`` on its stand-in, through the runner, in a database under ``workdir``."""
-    from datamodel.catalog import PromptSpec, add_prompts
+    from datamodel.catalog import PromptSpec, add_prompts, image_size
     from datamodel.connection import connect
     from datamodel.media import MediaStore
     from generators.pipelines import loading_bars, make_generator
@@ -139,8 +139,7 @@ def smoke_model(registry: Mapping[str, ModelSpec], name: str, *, cache_dir: str 
                 partial(make_generator, registry=tiny, cache_dir=cache_dir, device=device,
                         negative_prompt=SMOKE_NEGATIVE_PROMPT), batch_size=1, source="smoke")
             seconds = time.perf_counter() - started
-            size = db.execute("SELECT i.width, i.height FROM images i JOIN models m ON m.id = i.model_id "
-                              "WHERE m.name = ?", [name]).fetchone()
+            size = image_size(db, name)
         finally:
             db.close()
     except Exception as error:  # one model's failure is reported, the others still run

@@ -134,7 +134,7 @@ def _compare(args) -> int:
         raise SettingsError("--min-shared must be 1 or more and --rounds 0 or more.")
     options = CompareOptions(min_shared=args.min_shared, rounds=args.rounds, seed=args.seed,
                              subsets=not args.no_subsets, ensembles=not args.no_ensembles, suite=args.suite)
-    db = connect(settings.db_path, synchronous=settings.sqlite_synchronous)
+    db = connect(settings.database, synchronous=settings.sqlite_synchronous)
     try:
         try:
             table = compare_judges(db, options)
@@ -172,7 +172,7 @@ def _run(args) -> int:
     if config.concurrency < 1:
         raise SettingsError(f"--concurrency must be 1 or more, got {config.concurrency}.")
     selection = Selection(args.suite, args.subset, args.variant, tuple(args.model), args.limit)
-    db = connect(settings.db_path, synchronous=settings.sqlite_synchronous)
+    db = connect(settings.database, synchronous=settings.sqlite_synchronous)
     job = tasks.JudgeJob(db, MediaStore(settings.media_dir), config, selection, templates, name=args.judge_name,
                          dry_run=args.dry_run, progress=not args.no_progress)
     try:

@@ -31,6 +31,9 @@ import numpy as np
 import pandas as pd
 import sqlite_utils
 
+from datamodel.catalog import image_suites, suite_names
+from datamodel.judgments import forget_failed as forget_failed_replies
+from datamodel.judgments import judge_figures
 from datamodel.vote_arrays import VoteArrays, read_vote_arrays
 from ratings.judge_agreement import (FIGURES, HumanBattles, VoteCodes, cross_fitted_ensemble, ensemble_votes,
                                      human_ceiling, judge_vs_humans)
@@ -67,20 +70,7 @@ def judgment_figures(db: sqlite_utils.Database) -> pd.DataFrame:
     """Per judge voter: judgments, failed-parse rate, both-order disagreement share, cost and latency per 1,000
     judgments (cost NaN when no request had a price), and the template version of its judgments (``unversioned``
     for judgments made before versions were recorded; several, comma-separated, if one name has several)."""
-    rows = db.execute(
-        """
-        SELECT j.judge, COUNT(*),
-               (SELECT group_concat(v, ',') FROM (SELECT DISTINCT iif(k.template_version = '', ?, k.template_version)
-                AS v FROM judgments k WHERE k.judge = j.judge AND k.task = j.task ORDER BY v)),
-               SUM(j.status = 'failed'),
-               SUM(j.status = 'inconsistent'),
-               SUM(j.status != 'failed' AND json_array_length(j.request_keys) >= 2),
-               (SELECT SUM(r.cost_usd) FROM judgments k, json_each(k.request_keys) e
-                JOIN judge_requests r ON r.key = e.value WHERE k.judge = j.judge AND k.task = j.task),
-               (SELECT SUM(r.latency_s) FROM judgments k, json_each(k.request_keys) e
-                JOIN judge_requests r ON r.key = e.value WHERE k.judge = j.judge AND k.task = j.task)
-        FROM judgments j WHERE j.task = ? GROUP BY j.judge ORDER BY j.judge
-        """, [UNVERSIONED, TASK]).fetchall()
+    rows = judge_figures(db, TASK, UNVERSIONED)
     table = pd.DataFrame(rows, columns=["judge", "judgments", "template_version", "failed", "inconsistent",
                                         "both_orders", "cost", "latency"])
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -125,7 +115,7 @@ def _image_suites(db: sqlite_utils.Database, suites: list[str], bound: int) -> n
     """The code in ``suites`` of each image id's suite (−1 for an image of another suite)."""
     codes = np.full(bound, -1, dtype=np.int64)
     index = {suite: k for k, suite in enumerate(suites)}
-    for image_id, suite in db.execute("SELECT i.id, p.suite FROM images i JOIN prompts p ON p.id = i.prompt_id"):
+    for image_id, suite in image_suites(db):
         if image_id < bound:
             codes[image_id] = index.get(suite, -1)
     return codes
@@ -134,7 +124,7 @@ def _image_suites(db: sqlite_utils.Database, suites: list[str], bound: int) -> n
 def compare_judges(db: sqlite_utils.Database, options: CompareOptions = CompareOptions()) -> pd.DataFrame:
     """The comparison table (module docstring): one row per scope and judge voter, ceiling first, then by κ."""
     extra = judgment_figures(db)
-    suites = [s for s, in db.execute("SELECT DISTINCT suite FROM prompts ORDER BY suite")]
+    suites = suite_names(db)
     if options.suite is not None:
         if options.suite not in suites:
             raise ValueError(f"No suite {options.suite!r} in this arena (it has {', '.join(suites) or 'none'}); "
@@ -208,10 +198,4 @@ def forget_failed(db: sqlite_utils.Database, task: str, judge: str) -> tuple[int
     did not parse, or were refusals) leave the request cache, so the next run sends the requests again instead of
     reading the same reply back (a failed judgment casts no vote and is not skipped by the next run). Returns
     (failed judgments, cached replies deleted)."""
-    where = "task = ? AND status = 'failed' AND judge = ?"
-    failed = db.execute(f"SELECT COUNT(*) FROM judgments WHERE {where}", [task, judge]).fetchone()[0]
-    with db.conn:
-        cursor = db.execute(
-            f"DELETE FROM judge_requests WHERE key IN (SELECT e.value FROM judgments, json_each(request_keys) e "
-            f"WHERE {where})", [task, judge])
-    return int(failed), int(cursor.rowcount)
+    return forget_failed_replies(db, task, judge)

@@ -34,7 +34,7 @@ from typing import Sequence
 
 import sqlite_utils
 
-from datamodel.battles import Pairing
+from datamodel.battles import Pairing, voted_human_battles
 
 from sampling.draws import serve_battle
 from datamodel.votes import record_vote
@@ -43,9 +43,9 @@ from judges.parsing import SWAPPED, VERDICT_OUTCOMES, parse_pairwise, read_reply
 from judges.prompts import PAIRWISE_TEMPLATE, Templates, pairwise_request
 from judges.request import ImageInput
 from judges.run import RunSummary, run_units
-from judges.selection import ImageRow, Selection, SelectionError, image_rows, model_ids, prompt_filter
+from judges.selection import ImageRow, Selection, SelectionError, image_rows, model_ids
 from judges.tasks import JudgeJob, JudgeTask, register
-from datamodel.judgments import Judgment, judged_subjects, judgments, save_judgment
+from datamodel.judgments import Judgment, copied_vote_outcomes, judged_subjects, judgments, save_judgment
 
 TASK = "pairwise"
 SOURCES = ("draw", "human", "items")
@@ -167,24 +167,10 @@ def concept_prompt(plan: "PlannedBattle") -> str:
 def plan_human(db: sqlite_utils.Database, media, selection: Selection,
                include_excluded: bool = False) -> list[PlannedBattle]:
     """The human battles with a vote (within ``selection``), oldest first, each as a battle for the judge."""
-    where, params = prompt_filter(selection)
     ids = model_ids(db, selection.models)
-    models_clause = ""
-    if selection.models:
-        marks = ",".join("?" * len(ids))
-        models_clause = f"AND l.model_id IN ({marks}) AND r.model_id IN ({marks})"
-        params += [*ids.values(), *ids.values()]
-    rows = db.execute(
-        f"""
-        SELECT b.id, b.prompt_id, p.text, l.id, l.media_hash, l.media_ext, l.width, l.height,
-               r.id, r.media_hash, r.media_ext, r.width, r.height, p.metadata, p.variant
-        FROM battles b JOIN votes v ON v.battle_id = b.id JOIN prompts p ON p.id = b.prompt_id
-        JOIN images l ON l.id = b.left_image_id JOIN images r ON r.id = b.right_image_id
-        WHERE b.served_to_kind = 'human' AND {where} {models_clause} {'' if include_excluded else 'AND v.excluded = 0'}
-        ORDER BY b.served_at, b.id
-        """,
-        params,
-    ).fetchall()
+    rows = voted_human_battles(db, suite=selection.suite, subset=selection.subset, variant=selection.variant,
+                               model_ids=ids.values() if selection.models else None,
+                               include_excluded=include_excluded)
     return [
         PlannedBattle(f"human:{row[0]}", Pairing(row[1], row[3], row[8]), row[2],
                       ImageInput.from_media(media, row[4], row[5], row[6], row[7]),
@@ -321,14 +307,7 @@ async def judge_battles(
 
 def human_agreement(db: sqlite_utils.Database, judge: str) -> dict:
     """How often the judge's vote equals the human vote on the battle it copied (same sides, same images)."""
-    rows = db.execute(
-        """
-        SELECT jv.outcome, hv.outcome FROM judgments j
-        JOIN votes jv ON jv.battle_id = j.battle_id JOIN votes hv ON hv.battle_id = j.source_battle_id
-        WHERE j.judge = ? AND j.task = ? AND j.source_battle_id IS NOT NULL
-        """,
-        [judge, TASK],
-    ).fetchall()
+    rows = copied_vote_outcomes(db, judge, TASK)
     agree = sum(a == b for a, b in rows)
     return {"n": len(rows), "agreement": agree / len(rows) if rows else None}
 

@@ -58,6 +58,7 @@ from datamodel.judgments import (
     other_versions_notes,
     save_judgment,
     split_by_version,
+    stored_verdict,
 )
 from datamodel.metrics import MetricRow, write_metrics
 from datamodel.models import model_names
@@ -487,10 +488,9 @@ async def _detections(db, media, detector: DetectorLike, lock: asyncio.Lock, row
     name = getattr(detector, "name", type(detector).__name__)
     owner = f"detector:{name}"
     subject = f"image:{row.image_id}:labels:{hashlib.sha256(json.dumps(labels).encode()).hexdigest()[:16]}"
-    stored = db.execute("SELECT verdict FROM judgments WHERE judge = ? AND task = ? AND subject = ? AND status = 'ok'",
-                        [owner, DETECTION_TASK, subject]).fetchone()
+    stored = stored_verdict(db, owner, DETECTION_TASK, subject)
     if stored:
-        return [Box(label, score, tuple(box)) for label, score, box in json.loads(stored[0])["detections"]]
+        return [Box(label, score, tuple(box)) for label, score, box in stored["detections"]]
     image = _load_image(media, row)
     async with lock:  # one detection at a time, off the event loop
         found = await asyncio.to_thread(detector.detect, image, labels)

@@ -11,6 +11,7 @@ from typing import Sequence
 
 import sqlite_utils
 
+from datamodel.catalog import selected_images
 from datamodel.models import model_ids as all_model_ids
 from judges.request import ImageInput
 
@@ -96,16 +97,6 @@ def model_ids(db: sqlite_utils.Database, names: tuple[str, ...]) -> dict[str, in
     return {name: known[name] for name in names}
 
 
-def prompt_filter(selection: Selection, alias: str = "p") -> tuple[str, list]:
-    clauses, params = [], []
-    for column in ("suite", "subset", "variant"):
-        value = getattr(selection, column)
-        if value:
-            clauses.append(f"{alias}.{column} = ?")
-            params.append(value)
-    return (" AND ".join(clauses) or "1"), params
-
-
 def image_rows(db: sqlite_utils.Database, selection: Selection | str | None = None, *,
                models: Sequence[str] | None = None) -> list[ImageRow]:
     """Images of the selected prompts and models, ordered by prompt, model name and generation index.
@@ -117,21 +108,9 @@ def image_rows(db: sqlite_utils.Database, selection: Selection | str | None = No
         selection = Selection(selection, models=tuple(models or ()))
     elif models is not None:
         raise TypeError("image_rows: give the models in the Selection, not as models=.")
-    where, params = prompt_filter(selection)
     ids = model_ids(db, selection.models)
-    model_clause = f"AND i.model_id IN ({','.join('?' * len(ids))})" if selection.models else ""
-    if selection.shown_only:
-        model_clause += " AND i.id IN (SELECT id FROM battle_images)"
-    rows = db.execute(
-        f"""
-        SELECT i.id, i.prompt_id, i.model_id, m.name, i.idx, i.media_hash, i.media_ext, i.width, i.height,
-               p.suite, p.subset, p.variant, p.item_key, p.role, p.text, p.metadata
-        FROM images i JOIN prompts p ON p.id = i.prompt_id JOIN models m ON m.id = i.model_id
-        WHERE {where} {model_clause}
-        ORDER BY i.prompt_id, m.name, i.idx
-        """,
-        [*params, *(ids.values() if selection.models else [])],
-    ).fetchall()
+    rows = selected_images(db, suite=selection.suite, subset=selection.subset, variant=selection.variant,
+                           model_ids=ids.values() if selection.models else None, shown_only=selection.shown_only)
     return [ImageRow(*row[:15], json.loads(row[15] or "{}")) for row in rows]
 
 

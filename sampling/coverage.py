@@ -6,34 +6,12 @@ import numpy as np
 import pandas as pd
 import sqlite_utils
 
+from datamodel.coverage import prompts_with_models, shared_prompts_per_pair, vote_pairs
 from datamodel.models import sorted_model_names
 
 
-def _vote_rows(db: sqlite_utils.Database, voter_kind: str | None, include_excluded: bool, suite: str | None):
-    clauses, params = [], []
-    if voter_kind:
-        clauses.append("v.voter_kind = ?")
-        params.append(voter_kind)
-    if not include_excluded:
-        clauses.append("v.excluded = 0")
-    if suite:
-        clauses.append("p.suite = ?")
-        params.append(suite)
-    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-    return db.execute(
-        f"""
-        SELECT b.prompt_id, ml.name, mr.name, v.outcome, b.left_image_id, b.right_image_id
-        FROM votes v JOIN battles b ON b.id = v.battle_id JOIN prompts p ON p.id = b.prompt_id
-        JOIN images l ON l.id = b.left_image_id JOIN models ml ON ml.id = l.model_id
-        JOIN images r ON r.id = b.right_image_id JOIN models mr ON mr.id = r.model_id
-        {where}
-        """,
-        params,
-    ).fetchall()
-
-
 def _votes_table(db, voter_kind, include_excluded, suite) -> pd.DataFrame:
-    rows = _vote_rows(db, voter_kind, include_excluded, suite)
+    rows = vote_pairs(db, voter_kind, include_excluded, suite)
     return pd.DataFrame(rows, columns=["prompt_id", "model_a", "model_b", "outcome", "image_a", "image_b"])
 
 
@@ -74,17 +52,7 @@ def votes_per_pair(
     """One row per pair of models that share a prompt (fewest votes first): ``model_1, model_2`` (by name),
     ``prompts`` (prompts with images of both), ``votes, decisive, share, vs_mean``; pairs without votes are listed."""
     votes = _votes_table(db, voter_kind, include_excluded, suite)
-    where, params = ("WHERE p.suite = ?", [suite]) if suite else ("", [])
-    shared = db.execute(
-        f"""
-        SELECT ma.name, mb.name, COUNT(DISTINCT ia.prompt_id)
-        FROM images ia JOIN images ib ON ib.prompt_id = ia.prompt_id AND ib.model_id > ia.model_id
-        JOIN models ma ON ma.id = ia.model_id JOIN models mb ON mb.id = ib.model_id
-        JOIN prompts p ON p.id = ia.prompt_id {where}
-        GROUP BY ia.model_id, ib.model_id
-        """,
-        params,
-    ).fetchall()
+    shared = shared_prompts_per_pair(db, suite)
     prompts = {tuple(sorted((a, b))): count for a, b, count in shared}
     first = votes[["model_a", "model_b"]].min(axis=1) if len(votes) else pd.Series([], dtype=object)
     second = votes[["model_a", "model_b"]].max(axis=1) if len(votes) else pd.Series([], dtype=object)
@@ -112,16 +80,8 @@ def votes_per_prompt(
     """One row per prompt with images of two or more models (fewest votes first): ``prompt_id, suite, subset,
     variant, prompt, models`` (with an image), ``votes, pairs_voted`` (distinct model pairs with a vote),
     ``max_per_pair`` (most votes of one pair on it), ``replicated`` (battles with two or more votes)."""
-    where, params = ("AND p.suite = ?", [suite]) if suite else ("", [])
     prompts = pd.DataFrame(
-        db.execute(
-            f"""
-            SELECT p.id, p.suite, p.subset, p.variant, p.text, COUNT(DISTINCT i.model_id)
-            FROM prompts p JOIN images i ON i.prompt_id = p.id WHERE 1 = 1 {where}
-            GROUP BY p.id HAVING COUNT(DISTINCT i.model_id) >= 2 ORDER BY p.id
-            """,
-            params,
-        ).fetchall(),
+        prompts_with_models(db, suite),
         columns=["prompt_id", "suite", "subset", "variant", "prompt", "models"],
     )
     votes = _votes_table(db, voter_kind, include_excluded, suite)

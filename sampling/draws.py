@@ -23,6 +23,8 @@ import numpy as np
 import sqlite_utils
 
 from datamodel.battles import Battle, Pairing, record_battle
+from datamodel.sampling_reads import (annotator_prompts, catalog_version, eligible_prompts, not_shown,  # noqa: F401
+                                     prompt_images, suites_with_battles)
 from sampling.strategies import UNIFORM, check_strategy
 
 
@@ -121,16 +123,11 @@ class SeenPrompts:
             if held is not None:
                 self._held.move_to_end(annotator_id)
         if held is None:  # all their votes, from the covering index votes_annotator_prompt
-            held, newer = SeenPrompts.Seen(), db.execute(
-                "SELECT prompt_id, COUNT(*), MAX(id) FROM votes WHERE annotator_id = ? AND prompt_id IS NOT NULL "
-                "GROUP BY prompt_id ORDER BY prompt_id", [annotator_id]).fetchall()
+            held, newer = SeenPrompts.Seen(), annotator_prompts(db, annotator_id)
         else:  # the votes since: one seek in votes_annotator, whose entries follow the vote ids
-            newer = db.execute(
-                "SELECT prompt_id, COUNT(*), MAX(id) FROM votes INDEXED BY votes_annotator "
-                "WHERE annotator_id = ? AND id > ? AND prompt_id IS NOT NULL GROUP BY prompt_id ORDER BY prompt_id",
-                [annotator_id, held.through]).fetchall()
+            newer = annotator_prompts(db, annotator_id, after_vote=held.through)
         seen = held.plus(newer)
-        if not getattr(db, "conn", db).in_transaction:
+        if not db.conn.in_transaction:
             with self._lock:
                 kept = self._held.get(annotator_id)
                 if kept is None or kept.through < seen.through:
@@ -144,20 +141,6 @@ class SeenPrompts:
 def seen_prompts(db: sqlite_utils.Database, annotator_id: int, pool: "PromptPool | None" = None) -> SeenPrompts.Seen:
     """The prompts ``annotator_id`` has voted on: kept by the server's ``pool``, or read afresh without one."""
     return (pool.seen if pool is not None else SeenPrompts()).of(db, annotator_id)
-
-
-def eligible_prompts(db: sqlite_utils.Database, suite: str | None = None) -> list[int]:
-    """Ids of prompts (of ``suite``, if given) with images from at least two models that battles may show (the view
-    ``battle_images``: rendered for the arena's display settings, not withheld; :mod:`datamodel.renditions`)."""
-    where, params = ("WHERE p.suite = ?", [suite]) if suite else ("", [])
-    rows = db.execute(
-        f"""
-        SELECT i.prompt_id FROM battle_images i JOIN prompts p ON p.id = i.prompt_id {where}
-        GROUP BY i.prompt_id HAVING COUNT(DISTINCT i.model_id) >= 2 ORDER BY i.prompt_id
-        """,
-        params,
-    ).fetchall()
-    return [row[0] for row in rows]
 
 
 class PromptPool:
@@ -180,7 +163,7 @@ class PromptPool:
 
     def _refresh(self, db: sqlite_utils.Database) -> None:
         """Forget everything if the images changed (call with the lock held)."""
-        version = db.execute("SELECT version FROM data_versions WHERE name = 'catalog'").fetchone()
+        version = catalog_version(db)
         if version != self._version:
             self._version, self._by_suite, self._suites = version, {}, suites_with_battles(db)
             self._arrays = {}
@@ -239,41 +222,12 @@ def draw_uniform(
                 prompt_ids = prompt_ids[keep]
     prompt_id = int(rng.choice(prompt_ids))
     images_by_model: dict[int, list[int]] = {}
-    for image_id, model_id in db.execute(
-        "SELECT id, model_id FROM battle_images WHERE prompt_id = ? ORDER BY model_id, idx", [prompt_id]
-    ):
+    for image_id, model_id in prompt_images(db, prompt_id):
         images_by_model.setdefault(model_id, []).append(image_id)
     model_a, model_b = rng.sample(sorted(images_by_model), 2)  # random order = random sides
     return Pairing(prompt_id, rng.choice(images_by_model[model_a]), rng.choice(images_by_model[model_b]))
 
 
-
-
-def not_shown(db: sqlite_utils.Database) -> str:
-    """Why images of the catalog are not in ``battle_images``, as a sentence to add to a refusal ("" if all are)."""
-    waiting, unshowable, withheld = db.execute(
-        "SELECT COUNT(*) FILTER (WHERE unshowable IS NULL AND withheld IS NULL AND (rendition IS NULL OR rendition "
-        "IS NOT (SELECT rendition FROM display WHERE id = 1))), COUNT(*) FILTER (WHERE unshowable IS NOT NULL), "
-        "COUNT(*) FILTER (WHERE withheld IS NOT NULL) FROM images").fetchone()
-    parts = [f"{waiting} wait for their display rendition (the server makes them at start; or run "
-             "python -m arena renditions)" if waiting else "",
-             f"{unshowable} cannot be read (re-import them)" if unshowable else "",
-             f"{withheld} were published with their model names and are withheld from battles (python -m arena "
-             "withheld --release to draw them again)" if withheld else ""]
-    parts = [part for part in parts if part]
-    return f" Of the images stored, {'; '.join(parts)}." if parts else ""
-
-
-def suites_with_battles(db: sqlite_utils.Database) -> list[str]:
-    """Suites that have at least one prompt with images from two models (the arena's suite filter)."""
-    rows = db.execute(
-        """
-        SELECT DISTINCT p.suite FROM prompts p WHERE p.id IN (
-            SELECT prompt_id FROM battle_images GROUP BY prompt_id HAVING COUNT(DISTINCT model_id) >= 2)
-        ORDER BY p.suite
-        """
-    ).fetchall()
-    return [row[0] for row in rows]
 
 
 def serve_battle(

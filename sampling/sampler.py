@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import math
 import random
-import sqlite3
 import threading
 import time
 from collections import Counter, deque
@@ -24,6 +23,9 @@ import numpy as np
 import sqlite_utils
 
 from datamodel.battles import Pairing
+from datamodel.connection import open_reader, reader_target
+from datamodel.sampling_reads import (catalog_version, pair_images, read_count_rows, vote_changes_since, vote_pairing,
+                                     votes_by_id)
 from ratings.votes import OUTCOMES
 from sampling.draws import NoBattleAvailable, PromptPool, draw_uniform, seen_prompts
 from sampling.strategies import (UNIFORM, SamplingParams, FitState, fit_state, get_strategy, pair_index,
@@ -66,15 +68,7 @@ class VoteFacts(NamedTuple):
 
 def vote_facts(db: sqlite_utils.Database, vote_ids) -> dict[int, VoteFacts]:
     """{vote id: :class:`VoteFacts`} of the given votes (primary-key lookups, 500 ids a query)."""
-    ids = list(dict.fromkeys(int(vote_id) for vote_id in vote_ids))
-    facts: dict[int, VoteFacts] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        rows = db.execute(
-            "SELECT id, voter_kind, annotator_id, prompt_id, left_image_id, right_image_id, left_model_id, "
-            f"right_model_id, outcome FROM votes WHERE id IN ({', '.join('?' * len(chunk))})", chunk)
-        facts.update((row[0], VoteFacts(*row)) for row in rows)
-    return facts
+    return {row[0]: VoteFacts(*row) for row in votes_by_id(db, vote_ids)}
 
 
 def battle_key(image_a: int, image_b: int) -> int:
@@ -248,7 +242,8 @@ class CountTables:
     by displayed positions and outcome (:mod:`ratings.votes`); ``pair_counts`` (K,): votes per pair;
     ``prompt_pair_counts`` (prompts, K) and ``prompt_counts`` (prompts,): votes per prompt and pair, per prompt;
     ``battles``: votes per battle (:class:`BattleCounts`). Only the votes of one voter kind that are not excluded
-    count. ``data_version`` and ``catalog_version`` are the ``data_versions`` counters the tables were read at.
+    count. ``data_version`` and ``catalog_version`` are the ``data_versions`` counters the tables were read at,
+    ``change_seq`` the last row of ``vote_changes`` they include (:meth:`SamplingStats.catch_up` moves it on).
 
     :class:`SamplingStats` changes the count arrays in place (:meth:`add`), under its lock.
     """
@@ -264,6 +259,7 @@ class CountTables:
     battles: BattleCounts = field(default_factory=BattleCounts)
     data_version: int = 0
     catalog_version: int = 0
+    change_seq: int = 0
 
     def __post_init__(self):
         n = len(self.model_ids)
@@ -333,55 +329,15 @@ class CountTables:
                          vote.annotator_id, sign, -1 if p is None else p)
 
 
-def _connection(db) -> sqlite3.Connection:
-    return getattr(db, "conn", db)
-
-
-def _database_file(db) -> str | None:
-    """The file of ``db``'s main database, or None for an in-memory one."""
-    for _, name, file in _connection(db).execute("PRAGMA database_list"):
-        if name == "main":
-            return file or None
-    return None
-
-
-_BATTLE_COUNTS = """
-    SELECT min(left_image_id, right_image_id) AS low, max(left_image_id, right_image_id) AS high,
-           ifnull(min(prompt_id), 0),
-           ifnull(min(CASE WHEN left_image_id < right_image_id THEN left_model_id ELSE right_model_id END), 0),
-           ifnull(min(CASE WHEN left_image_id < right_image_id THEN right_model_id ELSE left_model_id END), 0),
-           COUNT(*), SUM(id), ifnull(SUM(annotator_id), 0), {by_outcome}
-    FROM votes WHERE voter_kind = ? AND excluded = 0 GROUP BY low, high
-"""
-_BY_OUTCOME = ", ".join(f"SUM(outcome = '{o}' AND left_image_id < right_image_id), "
-                        f"SUM(outcome = '{o}' AND left_image_id > right_image_id)" for o in OUTCOMES)
-
-
 def read_count_tables(db: sqlite_utils.Database, *, voter_kind: str = "human") -> CountTables:
     """Read models, prompts with images and the vote counts from the database, in one read transaction.
 
     The votes are aggregated in SQL, per battle, from the ``votes`` table alone (it records what each battle showed,
-    :func:`datamodel.schema._study_scale`): one pass over the votes (about 2 s per million), then numpy. ``db`` may also
-    be a plain :class:`sqlite3.Connection`.
+    :func:`datamodel.schema._study_scale`): one pass over the votes (about 2 s per million), then numpy
+    (:func:`datamodel.sampling_reads.read_count_rows`).
     """
-    conn = _connection(db)
-    own = not conn.in_transaction
-    if own:
-        conn.execute("BEGIN")
-    try:
-        versions = dict(conn.execute("SELECT name, version FROM data_versions").fetchall())
-        model_ids = tuple(row[0] for row in conn.execute("SELECT id FROM models ORDER BY id"))
-        prompts = conn.execute(
-            "SELECT p.id, p.suite FROM prompts p WHERE p.id IN (SELECT prompt_id FROM battle_images) ORDER BY p.id"
-        ).fetchall()
-        images = conn.execute("SELECT DISTINCT prompt_id, model_id FROM battle_images").fetchall()
-        cursor = conn.execute(_BATTLE_COUNTS.format(by_outcome=_BY_OUTCOME), [voter_kind])
-        chunks = []  # converted a slice at a time: a server's other threads get the interpreter in between
-        while rows := cursor.fetchmany(50_000):
-            chunks.append(np.array(rows, dtype=np.int64))
-    finally:
-        if own:
-            conn.execute("COMMIT")
+    read = read_count_rows(db, voter_kind)
+    versions, model_ids, prompts, images, votes = read.versions, read.model_ids, read.prompts, read.images, read.battles
     prompt_ids = np.array([row[0] for row in prompts], dtype=np.int64)
     prompt_suites = np.array([row[1] for row in prompts], dtype=object)
     n, n_prompts, k = len(model_ids), len(prompt_ids), len(model_ids) * (len(model_ids) - 1) // 2
@@ -390,7 +346,6 @@ def read_count_tables(db: sqlite_utils.Database, *, voter_kind: str = "human") -
     has_image = np.zeros((n_prompts, n), dtype=bool)
     for prompt_id, model_id in images:
         has_image[prompt_index[prompt_id], model_index[model_id]] = True
-    votes = np.concatenate(chunks) if chunks else np.zeros((0, 8 + 2 * len(OUTCOMES)), dtype=np.int64)
     low, high, prompt, model_low, model_high, count, id_sum, annotator_sum = votes[:, :8].T
     by_outcome = votes[:, 8:].reshape(-1, len(OUTCOMES), 2)  # [battle, outcome, 0: low image shown left / 1: right]
 
@@ -418,12 +373,8 @@ def read_count_tables(db: sqlite_utils.Database, *, voter_kind: str = "human") -
     battles = BattleCounts((low << 32) | high, count, id_sum, annotator_sum, prompt_codes[p], p)
     return CountTables(model_ids, prompt_ids, prompt_suites, has_image, counts, pair_votes(counts),
                        prompt_pair_counts, prompt_pair_counts.sum(axis=1), battles,
-                       data_version=int(versions.get("votes", 0)), catalog_version=int(versions.get("catalog", 0)))
-
-
-class _VoteEvent(NamedTuple):
-    data_version: float  # the ``votes`` counter right after the vote's transaction (inf: unknown)
-    changes: tuple[tuple[int, VoteFacts], ...]  # (sign, vote)
+                       data_version=int(versions.get("votes", 0)), catalog_version=int(versions.get("catalog", 0)),
+                       change_seq=read.change_seq)
 
 
 class SamplingStats:
@@ -432,18 +383,19 @@ class SamplingStats:
 
     - **Counts.** :meth:`refresh` starts the one full read (:func:`read_count_tables`) on first use (or call
       :meth:`start` at start-up); it runs on a background thread with its own connection (on the calling thread for
-      an in-memory database). After that the counts change only through :meth:`note_vote`, which every human vote
-      recorded by :func:`arena.session.vote` calls after its commit: the vote (+1), and each earlier vote whose
-      ``excluded`` flag the quality rules flipped in the same transaction (∓1), read back by primary key. So the
-      counts equal a full re-read of the votes recorded through this object, exactly.
+      an in-memory database). After that the counts change only through :meth:`catch_up`: it reads the rows of
+      ``vote_changes`` after the last one counted (:func:`datamodel.schema._vote_changes`: every vote that starts
+      or stops counting, in commit order, written by triggers) and applies them. :meth:`note_vote`, which every
+      human vote recorded by :func:`arena.session.vote` calls after its commit, catches up at once (the vote, and
+      each earlier vote whose ``excluded`` flag the quality rules flipped with it); :meth:`refresh`, before every
+      draw, at most every ``sync_seconds``. So the counts equal a full re-read of the votes, exactly, whichever
+      process recorded them: with several app replicas on one database, each replica's draws count the others'
+      votes committed more than ``sync_seconds`` (1 s) earlier, and its own at once.
     - **Full re-reads** happen only at start-up, when an admin includes or excludes a vote (:meth:`reload`, from the
       admin tab) and when models, prompts or images change (the ``catalog`` counter of ``data_versions``, checked at
       most every ``refresh_seconds`` by :meth:`refresh`); always on the background thread, draws using the previous
-      counts meanwhile. Votes recorded while it runs are kept and replayed onto the new tables when they are newer
-      than its snapshot: each vote's transaction records the ``votes`` counter of ``data_versions`` (raised by every
-      change to the votes table), the snapshot reads it too, and SQLite's writers are serialised, so "newer" is exact.
-      Votes recorded by another process, or by :func:`datamodel.votes.record_vote` without this object, count from the
-      next full read.
+      counts meanwhile. A read includes ``vote_changes`` up to a row it records (``change_seq``, read in the same
+      snapshot); the changes after it are caught up as soon as the new tables are in place.
     - **Start-up.** Until the first full read is done, :meth:`refresh` waits for it up to ``startup_wait_seconds``;
       if it is still running, :func:`draw_pairing` draws that battle by ``uniform`` and says so (:class:`UniformDraw`,
       recorded as ``uniform``), and a replica draw is skipped.
@@ -467,6 +419,7 @@ class SamplingStats:
         params: SamplingParams | None = None,
         *,
         refresh_seconds: float = 2.0,
+        sync_seconds: float = 1.0,
         refit_votes: int = 50,
         refit_seconds: float = 60.0,
         in_flight_seconds: float = 60.0,
@@ -476,6 +429,7 @@ class SamplingStats:
     ):
         self.params = params or SamplingParams()
         self.refresh_seconds = refresh_seconds
+        self.sync_seconds = sync_seconds
         self.refit_votes = refit_votes
         self.refit_seconds = refit_seconds
         self.in_flight_seconds = in_flight_seconds
@@ -493,7 +447,7 @@ class SamplingStats:
         self._loading = False  # a background full read runs
         self._loader: threading.Thread | None = None
         self._again = False  # a full read was asked for while one ran: read again after it
-        self._pending: list[_VoteEvent] | None = None  # votes noted while a full read runs
+        self._synced_at = -math.inf  # when catch_up last ran from refresh
         self._changes = 0  # counted votes changed so far (for the refit schedule)
         self._fitted_changes = 0
         self._catalog_checked_at = -math.inf
@@ -532,99 +486,102 @@ class SamplingStats:
     def _load(self, db, *, wait: bool) -> None:
         """A full read: on this thread if ``wait`` or in memory, else on the background thread (once more after the
         running one, if one runs)."""
-        path = None if wait else _database_file(db)
+        target = None if wait else reader_target(db)
         with self._lock:
             self._started = True
-            if path is not None:
+            if target is not None:
                 if self._loading:
                     self._again = True
                     return
                 self._loading = True
-                self._loader = threading.Thread(target=self._read_file, args=(path,), daemon=True,
+                self._loader = threading.Thread(target=self._read_in_background, args=(target,), daemon=True,
                                                 name="sampling-stats-read")
                 self._loader.start()
                 return
         self._read(db, background=False)
 
-    def _read_file(self, path: str) -> None:
+    def _read_in_background(self, target: str) -> None:
         try:
-            conn = sqlite3.connect(path, timeout=60.0, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA query_only = ON")
+            reader = open_reader(target)
         except Exception as error:  # reported by load_error; the next refresh without counts tries again
-            log.exception("The sampler could not open %s", path)
+            log.exception("The sampler could not open the database to read its counts")
             with self._lock:
                 self.load_error, self._loading = error, False
             return
         try:
-            self._read(conn, background=True)
+            self._read(reader, background=True)
         finally:
-            conn.close()
+            reader.close()
 
     def _read(self, db, *, background: bool) -> None:
-        """Full reads until none is asked for: each swaps in its snapshot plus the votes noted after it."""
+        """Full reads until none is asked for: each swaps in its snapshot, then catches up with the changes after
+        it."""
         with self._load_lock:
             while True:
                 with self._lock:
                     self._again = False
-                    self._pending = []  # what was noted before this committed before the snapshot below
                 try:
                     tables = read_count_tables(db, voter_kind=self.voter_kind)
                 except Exception as error:
                     log.exception("The sampler could not read the vote counts")
                     with self._lock:
-                        self.load_error, self._pending = error, None
+                        self.load_error = error
                         self._loading = self._loading and not background
                     if not background:
                         raise
                     return
                 with self._lock:
-                    for event in self._pending:
-                        self._apply_event(tables, event)
                     old = self.tables
                     self.tables, self.load_error = tables, None
                     self._changes += abs(tables.votes - (old.votes if old is not None else 0))
                     self._rebuild_flight()
+                self.catch_up(db)
+                with self._lock:
                     if not (background and self._again):
-                        self._pending = None
                         self._loading = self._loading and not background
                         return
 
     # -- votes
 
-    @staticmethod
-    def _apply_event(tables: CountTables, event: _VoteEvent) -> int:
-        if event.data_version <= tables.data_version:
-            return 0  # already in the snapshot these tables were read from
-        for sign, vote in event.changes:
-            tables.add(vote, sign)
-        return len(event.changes)
+    def catch_up(self, db: sqlite_utils.Database) -> list[tuple]:
+        """Count the changes to the votes committed since the tables' ``change_seq`` (module docstring), by any
+        process; return the rows read (:func:`datamodel.sampling_reads.vote_changes_since`). Safe from any thread:
+        a row is applied once, in ``seq`` order."""
+        with self._lock:
+            tables = self.tables
+        if tables is None:
+            return []  # the first full read, still to come, counts everything committed before its snapshot
+        rows = vote_changes_since(db, tables.change_seq)
+        with self._lock:
+            if self.tables is not tables:
+                return rows  # a full read swapped in new tables meanwhile: it catches up itself
+            applied = 0
+            for seq, sign, vote_id, *facts in rows:
+                if seq <= tables.change_seq:
+                    continue  # another thread applied it
+                if facts[0] == self.voter_kind:
+                    tables.add(VoteFacts(vote_id, *facts), sign)
+                    applied += 1
+                tables.change_seq = seq
+            self._changes += applied
+        return rows
 
     def note_vote(self, db: sqlite_utils.Database, receipt) -> None:
-        """Count a vote just committed (an :class:`datamodel.votes.VoteReceipt`), and the flags the quality rules
-        flipped with it (``receipt.flag_changes``); release its battle from the in-flight tally.
+        """Count a vote just committed (an :class:`datamodel.votes.VoteReceipt`), the flags the quality rules
+        flipped with it and whatever else changed since (:meth:`catch_up`); release its battle from the in-flight
+        tally.
 
         Call it after the vote's transaction commits, so that the counts follow committed votes only.
         """
         if not self._started:
             return  # the first full read, still to come, will count it
-        flips = dict(getattr(receipt, "flag_changes", ()))
-        facts = vote_facts(db, [receipt.vote_id, *flips])
-        changes = []
-        vote = facts.get(receipt.vote_id)
-        if vote is not None and vote.voter_kind == self.voter_kind:
-            changes.append((1, vote))  # written with excluded = 0; a flip below may take it out again
-        for vote_id, excluded in flips.items():
-            flipped = facts.get(vote_id)
-            if flipped is not None and flipped.voter_kind == self.voter_kind:
-                changes.append((-1 if excluded else 1, flipped))
-        version = getattr(receipt, "data_version", None)
-        event = _VoteEvent(math.inf if version is None else version, tuple(changes))
-        with self._lock:
-            if self._pending is not None:
-                self._pending.append(event)
-            if self.tables is not None:
-                self._changes += self._apply_event(self.tables, event)
-            if vote is not None:
+        rows = self.catch_up(db)
+        vote = next((VoteFacts(vote_id, *facts) for _, _, vote_id, *facts in rows if vote_id == receipt.vote_id),
+                    None)
+        if vote is None:  # caught up by another thread, or not counted (a judge's): its battle, by primary key
+            vote = vote_facts(db, [receipt.vote_id]).get(receipt.vote_id)
+        if vote is not None:
+            with self._lock:
                 self._release((vote.prompt_id, *sorted((vote.left_model_id, vote.right_model_id))))
 
     # -- battles in flight
@@ -747,8 +704,8 @@ class SamplingStats:
         """Make the counts usable for a draw, cheaply; returns ``self``.
 
         Starts the first full read if none ran (and waits for it up to ``startup_wait_seconds``), checks at most every
-        ``refresh_seconds`` whether the catalog changed (then re-reads in the background), then refits if due (and
-        ``fit``). ``force`` re-reads everything now, on this thread (tests and tools; never the request path).
+        ``refresh_seconds`` whether the catalog changed (then re-reads in the background) and at most every
+        ``sync_seconds`` catches up with the votes of other processes, then refits if due (and ``fit``). ``force`` re-reads everything now, on this thread (tests and tools; never the request path).
         """
         if force:
             self._load(db, wait=True)
@@ -762,9 +719,12 @@ class SamplingStats:
             now = self.clock()
             if now - self._catalog_checked_at >= self.refresh_seconds:
                 self._catalog_checked_at = now
-                row = db.execute("SELECT version FROM data_versions WHERE name = 'catalog'").fetchone()
-                if row is not None and row[0] != self.tables.catalog_version and not self._loading:
+                version = catalog_version(db)
+                if version is not None and version != self.tables.catalog_version and not self._loading:
                     self.reload(db)
+            if now - self._synced_at >= self.sync_seconds:  # the other processes' votes
+                self._synced_at = now
+                self.catch_up(db)
         if fit:
             self.maybe_refit(force=force)
         return self
@@ -826,8 +786,7 @@ def draw_replica(
     vote_id = stats.pick_single_vote(rng, suite, annotator_id, seen)
     if vote_id is None:
         return None
-    row = db.execute("SELECT prompt_id, left_image_id, right_image_id FROM votes WHERE id = ? AND (SELECT COUNT(*) "
-                     "FROM battle_images WHERE id IN (left_image_id, right_image_id)) = 2", [vote_id]).fetchone()
+    row = vote_pairing(db, vote_id)
     return Replica(*row) if row is not None else None  # None too when an image may no longer be shown
 
 
@@ -915,10 +874,7 @@ def draw_pairing(
     prompt_id = int(tables.prompt_ids[chosen])
     model_a, model_b = tables.model_ids[a], tables.model_ids[b]
     images: dict[int, list[int]] = {model_a: [], model_b: []}
-    for image_id, model_id in db.execute(
-        "SELECT id, model_id FROM battle_images WHERE prompt_id = ? AND model_id IN (?, ?) ORDER BY model_id, idx",
-        [prompt_id, model_a, model_b],
-    ):
+    for image_id, model_id in pair_images(db, prompt_id, model_a, model_b):
         images[model_id].append(image_id)
     if not images[model_a] or not images[model_b]:  # images removed since the counts were read
         stats.reload(db)

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Sequence
 
 import sqlite_utils
 
-from datamodel.catalog import PromptImport, PromptSpec, add_prompts
+from datamodel.catalog import PromptImport, PromptSpec, add_prompts, prompts_of, suites_of  # noqa: F401 (the suites' API)
 
 
 class SuiteError(ValueError):
@@ -238,32 +238,6 @@ def content_key(*texts: str) -> str:
     """A stable item key from an item's texts: a slug of the first and a short hash of all of them."""
     digest = hashlib.sha1("\n".join(texts).encode("utf-8")).hexdigest()[:6]
     return f"{slug(texts[0])}-{digest}"
-
-
-def prompts_of(
-    db: sqlite_utils.Database, suite: str, *, subset: str | None = None, variant: str | None = None,
-    limit: int | None = None,
-) -> list[dict]:
-    """A suite's prompt rows (metadata decoded), in item order; ``limit`` 0 or None means all."""
-    where, params = ["suite = ?"], [suite]
-    for column, value in (("subset", subset), ("variant", variant)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            params.append(value)
-    sql = f"SELECT * FROM prompts WHERE {' AND '.join(where)} ORDER BY subset, item_key, variant, role, id"
-    if limit:
-        sql += f" LIMIT {int(limit)}"
-    return [{**row, "metadata": json.loads(row["metadata"])} for row in db.query(sql, params)]
-
-
-def suites_of(db: sqlite_utils.Database, prompt_ids: Sequence[int]) -> list[str]:
-    """The suites the given prompts belong to, sorted."""
-    suites: set[str] = set()
-    for start in range(0, len(prompt_ids), 500):
-        chunk = list(prompt_ids[start:start + 500])
-        suites.update(row[0] for row in db.execute(
-            f"SELECT DISTINCT suite FROM prompts WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
-    return sorted(suites)
 
 
 def read_json_lines(path: str | Path) -> list[Row]:

@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import sqlite_utils
 
-from datamodel.catalog import PromptImport, PromptSpec
+from datamodel.catalog import PromptImport, PromptSpec, item_keys, item_metadata, subsets_with_metadata
 from suites.common import SuiteError, existing_file, read_table, read_text, text_field, write_specs
 from suites.registry import Builder, ImportContext, ImportFormat, Suite, register
 
@@ -253,9 +253,7 @@ def build_random_split(
     lacks (another seed, smaller counts), since the two would mix in the same subsets; nothing is written then."""
     concepts = random_split_concepts(wn, counts, seed=seed)
     keep = {(c.subset, c.item_key) for c in concepts}
-    marks = ", ".join("?" for _ in SPLIT_SUBSETS)
-    held = db.execute(f"SELECT DISTINCT subset, item_key FROM prompts WHERE suite = ? AND subset IN ({marks})",
-                      [SUITE, *SPLIT_SUBSETS]).fetchall()
+    held = item_keys(db, SUITE, SPLIT_SUBSETS)
     foreign = [(subset, key) for subset, key in held if (subset, key) not in keep]
     if foreign:
         subset, key = foreign[0]
@@ -398,12 +396,8 @@ def _written(path, missing: list[tuple[int, Concept]], define: Define) -> dict[s
 
 def stored_definitions(db: sqlite_utils.Database) -> dict[tuple[str, str], tuple[str, str]]:
     """{(subset, item_key): (definition, definition_source)} of the predicted concepts already in the database."""
-    rows = db.execute(
-        f"SELECT subset, item_key, metadata FROM prompts WHERE suite = ? AND variant = ? "
-        f"AND subset IN ({', '.join('?' * len(PREDICTED_SUBSETS))})",
-        [SUITE, VARIANTS[0], *PREDICTED_SUBSETS],
-    ).fetchall()
-    stored = {(subset, key): json.loads(metadata) for subset, key, metadata in rows}
+    stored = {(subset, key): metadata for subset, key, metadata in item_metadata(db, SUITE, VARIANTS[0],
+                                                                                  PREDICTED_SUBSETS)}
     return {key: (m["definition"], m.get("definition_source", "")) for key, m in stored.items() if m.get("definition")}
 
 
@@ -501,10 +495,8 @@ def import_benchmark(db: sqlite_utils.Database, path: str | Path) -> PromptImpor
 def reconstructed_subsets(db: sqlite_utils.Database) -> list[str]:
     """The subsets of the database whose concepts were built by this project (from WordNet or the demo), not
     imported from the published file: a reconstruction of the paper's subsets, which the listings say."""
-    rows = db.execute(
-        "SELECT DISTINCT subset FROM prompts WHERE suite = ? AND json_extract(metadata, '$.published') IS NULL "
-        "AND json_extract(metadata, '$.synset') != ''", [SUITE]).fetchall()
-    return sorted((subset for (subset,) in rows), key=lambda s: SUBSETS.index(s) if s in SUBSETS else len(SUBSETS))
+    rows = subsets_with_metadata(db, SUITE, present="synset", absent="published")
+    return sorted(rows, key=lambda s: SUBSETS.index(s) if s in SUBSETS else len(SUBSETS))
 
 
 def _notes(db: sqlite_utils.Database) -> list[str]:

@@ -25,6 +25,7 @@ installs), ``slow`` (trains, runs every pipeline, drives subprocess servers unde
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -48,23 +49,76 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.browser)
 
 
-def render_all(db, media: MediaStore, settings: Settings | None = None) -> None:
-    """Make the display renditions of every image (as ``settings`` say; default: the defaults), as the paths that
-    add images do: battles draw only rendered images (datamodel.renditions)."""
-    Renditions.from_settings(media, settings or Settings()).render_missing(db)
+# --- both engines -----------------------------------------------------------------------------------------------
+# A test module marked ``pytestmark = pytest.mark.both_engines`` runs each test that uses ``db``, ``small_arena`` or
+# ``database_url`` twice: on SQLite and on a real PostgreSQL (Debian's server, started once per test session on a
+# free port in a temporary folder by tools.postgres_server and stopped at the end; each test gets a fresh database
+# copied from a migrated template). Every other test uses SQLite only.
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "both_engines: run the module's database tests on SQLite and PostgreSQL")
+
+
+def pytest_generate_tests(metafunc):
+    if "engine" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_engines"):
+        metafunc.parametrize("engine", ["sqlite", "postgresql"], indirect=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """The test session's PostgreSQL server (started at first use) with a migrated template database."""
+    from tools.postgres_server import PostgresUnavailable, TemporaryPostgres
+
+    try:
+        server = TemporaryPostgres(durable=False).start()
+    except PostgresUnavailable as error:
+        pytest.fail(f"PostgreSQL is needed for the tests on both engines: {error}")
+    try:
+        connect(server.create_database("arena_template")).close()
+        yield server
+    finally:  # a migration that fails on PostgreSQL must not leave the server running
+        server.stop()
 
 
 @pytest.fixture
-def db():
-    """A fresh in-memory arena database."""
-    database = connect(":memory:")
+def engine(request) -> str:
+    """The engine of this test's database: "sqlite", or "postgresql" in a both_engines module's second run."""
+    return getattr(request, "param", "sqlite")
+
+
+@pytest.fixture
+def database_url(engine, request, tmp_path):
+    """A fresh, migrated, empty arena database of this test's engine: a file path (SQLite) or a URL (PostgreSQL)."""
+    if engine == "sqlite":
+        yield tmp_path / "arena.db"
+        return
+    server = request.getfixturevalue("postgres_server")
+    name = f"t_{os.getpid()}_{next(_DATABASE_NUMBERS)}"
+    yield server.create_database(name, template="arena_template")
+    server.drop_database(name)
+
+
+_DATABASE_NUMBERS = itertools.count()
+
+
+@pytest.fixture
+def db(engine, request):
+    """A fresh arena database: in memory on SQLite, or a new PostgreSQL database in a both_engines module."""
+    database = connect(":memory:" if engine == "sqlite" else request.getfixturevalue("database_url"))
     yield database
     database.close()
 
 
+def engine_settings(engine: str, request) -> dict:
+    """The settings that put a test's arena on its engine: none for SQLite (``db_path``), a fresh PostgreSQL
+    database's URL (``database_url``) otherwise."""
+    return {} if engine == "sqlite" else {"database_url": request.getfixturevalue("database_url")}
+
+
 @pytest.fixture
-def small_arena(tmp_path) -> SmallArena:
-    arena = build_small_arena(tmp_path)
+def small_arena(tmp_path, engine, request) -> SmallArena:
+    arena = build_small_arena(tmp_path, **engine_settings(engine, request))
     yield arena
     arena.db.close()
 

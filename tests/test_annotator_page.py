@@ -6,6 +6,8 @@ import random
 
 import pytest
 
+pytestmark = pytest.mark.both_engines
+
 from arena import session as sessions
 from arena.web.render import guidelines_markdown, load_guidelines, prompt_markdown, reveal_html, status_markdown
 from datamodel.battles import Battle, ShownImage

@@ -6,6 +6,8 @@ import time
 
 import pytest
 
+pytestmark = pytest.mark.both_engines
+
 from datamodel.annotators import SignInError, sign_in, sync_accounts
 from datamodel.connection import connect
 from datamodel.settings import Settings, SettingsError

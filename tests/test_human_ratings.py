@@ -8,20 +8,23 @@ import random
 
 import pytest
 
+pytestmark = pytest.mark.both_engines
+
 from arena import rating_session as raters
 from datamodel.human_ratings import (assignments, flagged_ratings, load_serving, record_rating, record_serving,
                                      review_rating, set_assignment)
 from datamodel.quality import QualityRules
 from datamodel.rating_scales import RatingRejected
 from judges.rating_tasks import COMMONSENSE, SANEVAL, SEMVAR, rating_task, rating_tasks
+from conftest import engine_settings
 from support.ratings import build_rating_arena
 
 FIT, SCORES, LIKERT = COMMONSENSE.scale, SEMVAR.scale, SANEVAL.scale
 
 
 @pytest.fixture
-def arena(tmp_path):
-    built = build_rating_arena(tmp_path, generations=2)
+def arena(tmp_path, engine, request):
+    built = build_rating_arena(tmp_path, generations=2, **engine_settings(engine, request))
     yield built
     built.db.close()
 
@@ -340,8 +343,8 @@ def test_units_hold_only_images_a_battle_may_show(arena, hidden):
     image_id = unit.questions[0].image_id
     assert any(q.image_id == image_id for u in SANEVAL.units(db) + SEMVAR.units(db) + COMMONSENSE.units(db)
                for q in u.questions)
-    db.execute(hidden, [image_id])
-    db.conn.commit()
+    with db.conn:  # one write transaction on either engine
+        db.execute(hidden, [image_id])
     shown = {q.image_id for task in rating_tasks().values() for u in task.units(db) for q in u.questions}
     assert image_id not in shown
     assert unit.key not in {u.key for u in COMMONSENSE.units(db)}  # the pair goes whole, not half

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = pytest.mark.both_engines
+
 from arena.leaderboard import LeaderboardOptions, agreement_text, compute_leaderboard, summary_text
 from support.votes import JUDGE, RANKING, SINGLE, add_votes
 

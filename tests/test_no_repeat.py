@@ -14,6 +14,8 @@ from dataclasses import astuple
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.both_engines
+
 from arena import session as sessions
 from support.arena import MODELS, make_image, render_all
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts

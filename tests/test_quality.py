@@ -2,6 +2,8 @@ import random
 
 import pytest
 
+pytestmark = pytest.mark.both_engines
+
 from arena import session as sessions
 from datamodel.quality import QualityRules, VoteFact, apply_rules, flag_reasons, flagged_votes, review_vote
 from arena.ratelimit import RateLimited, RateLimiter
@@ -119,3 +121,44 @@ def test_windowed_rules_after_each_vote_equal_a_full_recheck(small_arena, seed, 
     flagged = db.execute("SELECT COUNT(*) FROM votes WHERE excluded = 1").fetchone()[0]
     assert 0 < flagged < 120
     assert apply_rules(db, annotator.id, rules, full=True) == 0
+
+
+def test_a_limiter_on_the_database_holds_across_replicas(small_arena):
+    """Two app replicas (two stores on one database), requests of one key from many threads of both at once: exactly
+    the limit passes, as from one process; another key has its own count; in memory each replica counts alone."""
+    import threading
+
+    from arena.ratelimit import RateLimited
+    from datamodel.connection import Store
+
+    replicas = [RateLimiter(10, "per annotator", store=Store(small_arena.settings.database)) for _ in range(2)]
+    passed, refused = [], []
+
+    def client(k: int) -> None:
+        for _ in range(5):
+            try:
+                replicas[k % 2].check("alice")
+                passed.append(k)
+            except RateLimited as error:
+                refused.append(str(error))
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(passed) == 10 and len(refused) == 30
+    assert "at most 10 votes per minute per annotator" in refused[0] and " s." in refused[0]
+    replicas[1].check("bob")
+    alone = [RateLimiter(10, "per annotator") for _ in range(2)]  # each replica in its own memory: 20 pass
+    assert sum(1 for k in range(40) if not _refused(lambda: alone[k % 2].check("alice"))) == 20
+
+
+def _refused(call) -> bool:
+    from arena.ratelimit import RateLimited
+
+    try:
+        call()
+    except RateLimited:
+        return True
+    return False

@@ -5,6 +5,8 @@ import random
 
 import pytest
 
+pytestmark = pytest.mark.both_engines
+
 from arena import session as sessions
 from datamodel.annotators import sync_accounts
 from datamodel.quality import QualityRules, flagged_votes

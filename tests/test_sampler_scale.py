@@ -10,6 +10,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
+
+pytestmark = pytest.mark.both_engines
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -60,7 +62,7 @@ def test_counts_kept_vote_by_vote_equal_a_full_read(small_arena, monkeypatch, st
 
     monkeypatch.setattr(sampling, "read_count_tables", slow_read)
     monkeypatch.setattr(sampling, "vote_facts", slow_facts)
-    store = Store(small_arena.settings.db_path)
+    store = Store(small_arena.settings.database)
     stats = SamplingStats(refit_votes=5)
     sampler = sessions.Sampler(strategy, stats, PromptPool(), replication_share=0.3)
     rules = QualityRules(max_per_hour=8, max_per_3_hours=16, fast_streak=3, fast_seconds=5.0, bias_min_votes=10)
@@ -87,9 +89,9 @@ def test_counts_kept_vote_by_vote_equal_a_full_read(small_arena, monkeypatch, st
             db, rng = store.db(), random.Random(99)
             while len(flips) < voters * per_voter // 2:
                 time.sleep(0.02)
-                last = db.execute("SELECT max(id) FROM votes").fetchone()[0]
-                if last:
-                    review_vote(db, rng.randint(1, last), exclude=rng.random() < 0.5)
+                stored = [row[0] for row in db.execute("SELECT id FROM votes ORDER BY id")]  # committed ones: on
+                if stored:  # PostgreSQL a lower id may still be in another annotator's open transaction
+                    review_vote(db, rng.choice(stored), exclude=rng.random() < 0.5)
                     stats.reload(db)
                     reviews.append(len(flips))
         except Exception as error:  # pragma: no cover - reported below
@@ -196,9 +198,10 @@ def _candidates(db, annotator_id, suite=None):
     params.append(annotator_id)
     rows = db.execute(
         f"""
-        SELECT v.prompt_id, v.left_image_id, v.right_image_id, v.annotator_id FROM votes v
+        SELECT v.prompt_id, min(v.left_image_id), min(v.right_image_id), min(v.annotator_id) FROM votes v
         JOIN prompts p ON p.id = v.prompt_id WHERE v.voter_kind = 'human' AND v.excluded = 0 {where}
-        GROUP BY v.prompt_id, min(v.left_image_id, v.right_image_id), max(v.left_image_id, v.right_image_id)
+        GROUP BY v.prompt_id, CASE WHEN v.left_image_id < v.right_image_id THEN v.left_image_id ELSE v.right_image_id END,
+                 CASE WHEN v.left_image_id < v.right_image_id THEN v.right_image_id ELSE v.left_image_id END
         HAVING COUNT(*) = 1
         """, params).fetchall()
     return {Replica(*row[:3]) for row in rows if row[3] != annotator_id}

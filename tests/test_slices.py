@@ -11,6 +11,8 @@ import random
 
 import pytest
 
+pytestmark = pytest.mark.both_engines
+
 import ratings
 
 from datamodel.battles import Pairing

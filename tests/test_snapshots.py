@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import concurrent.futures
 import random
 import threading
 import time
 
 import pytest
+
+pytestmark = pytest.mark.both_engines
 
 from arena import session as sessions
 from arena.commands import main
@@ -25,12 +28,12 @@ def vote(arena, times: int, name: str = "snap-voter") -> None:
 
 
 def human_votes(snapshot) -> int:
-    return int(snapshot.view["summary"].split(" human votes")[0])
+    return int(re.match(r"([\d,]+) human votes?\b", snapshot.view["summary"]).group(1).replace(",", ""))
 
 
 @pytest.fixture
 def service(small_arena):
-    service = SnapshotService(Store(small_arena.settings.db_path), refresh_s=0.0, keep=3)
+    service = SnapshotService(Store(small_arena.settings.database), refresh_s=0.0, keep=3)
     yield service
     service.close()
 
@@ -72,7 +75,7 @@ def test_new_votes_give_the_old_snapshot_at_once_and_a_new_one_in_the_background
 
 @pytest.mark.slow
 def test_a_snapshot_younger_than_refresh_s_is_recomputed_only_on_request(small_arena):
-    service = SnapshotService(Store(small_arena.settings.db_path), refresh_s=3600.0, keep=3)
+    service = SnapshotService(Store(small_arena.settings.database), refresh_s=3600.0, keep=3)
     try:
         first, _ = service.view(small_arena.db, OPTIONS, wait_s=60)
         vote(small_arena, 1)
@@ -115,8 +118,9 @@ def test_one_computation_per_set_of_filters_and_a_bounded_number_waiting(small_a
 
 def test_the_command_line_prints_the_latest_snapshot_and_recomputes_on_request(small_arena, monkeypatch, capsys):
     settings = small_arena.settings
-    for name, value in (("ARENA_DB", settings.db_path), ("ARENA_MEDIA_DIR", settings.media_dir),
-                        ("ARENA_DEMO", "false"), ("ARENA_BOOTSTRAP_ROUNDS", "20")):
+    for name, value in (("ARENA_DB", settings.db_path), ("ARENA_DATABASE_URL", settings.database_url),
+                        ("ARENA_MEDIA_DIR", settings.media_dir), ("ARENA_DEMO", "false"),
+                        ("ARENA_BOOTSTRAP_ROUNDS", "20")):
         monkeypatch.setenv(name, str(value))
     vote(small_arena, 2)
     assert main(["leaderboard"]) == 0
@@ -143,3 +147,40 @@ def test_every_change_the_leaderboard_shows_moves_the_data_version(small_arena):
     add_model(db, "late-model")
     after_model = data_version(db)
     assert len({before, after_vote, after_exclusion, after_model}) == 4
+
+
+def test_replicas_compute_each_snapshot_once_and_all_show_the_newest(small_arena, monkeypatch):
+    """Two app replicas on one database (two services, two stores), viewers on both at once: one computation per
+    change of the data, stored for both; each shows the other's newer snapshot (PostgreSQL's shared mode, here on
+    both engines)."""
+    computed = []
+    original = concurrent.futures.ProcessPoolExecutor.submit
+
+    def submit(pool, function, *args):
+        if function.__name__ == "_compute_in_worker":
+            computed.append(args[1])
+        return original(pool, function, *args)
+
+    monkeypatch.setattr(concurrent.futures.ProcessPoolExecutor, "submit", submit)
+    replicas = [SnapshotService(Store(small_arena.settings.database), refresh_s=0.0, keep=3, shared=True)
+                for _ in range(2)]
+    try:
+        vote(small_arena, 2)
+        viewers = [threading.Thread(target=replica.view, args=(small_arena.db, OPTIONS), kwargs={"wait_s": 60})
+                   for replica in replicas for _ in range(4)]
+        for viewer in viewers:
+            viewer.start()
+        for viewer in viewers:
+            viewer.join()
+        assert len(computed) == 1  # eight viewers on two replicas: one computation
+        first = [wait_for(lambda r=replica: r.view(small_arena.db, OPTIONS)[0]) for replica in replicas]
+        assert human_votes(first[0]) == human_votes(first[1]) == 2
+        vote(small_arena, 3, name="second-voter")
+        shown = [replica.view(small_arena.db, OPTIONS) for replica in replicas]  # due on both: one claims it
+        assert [status for _, status in shown] == ["updating", "updating"]
+        newest = [wait_for(lambda r=replica: (s := r.view(small_arena.db, OPTIONS)[0]) and human_votes(s) == 5 and s)
+                  for replica in replicas]
+        assert newest[0].computed_at == newest[1].computed_at and len(computed) == 2
+    finally:
+        for replica in replicas:
+            replica.close()

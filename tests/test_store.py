@@ -2,6 +2,8 @@ import sqlite3
 
 import pytest
 
+pytestmark = pytest.mark.both_engines
+
 from datamodel.catalog import CatalogError, PromptSpec, add_image, add_model, add_prompts
 from datamodel.media import MediaError, MediaStore
 from datamodel.schema import SCHEMA_VERSION, migrate, schema_version

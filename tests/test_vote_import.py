@@ -6,34 +6,47 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+pytestmark = pytest.mark.both_engines
+
 from arena.commands import main
 from arena.leaderboard import LeaderboardOptions, compute_leaderboard
 from arena.vote_import import VoteImportError, import_votes
 from datamodel.catalog import PromptSpec, add_prompts
 from datamodel.connection import connect
+from datamodel.dialect import is_postgres
+from datamodel.migrate_db import migrate_database
 from datamodel.vote_arrays import read_vote_arrays
 from datamodel.vote_table import export_votes, votes_frame
 from ratings.protocols import PROTOCOLS
 from tools.scale_fixture import ScaleSpec, build_scale_database
 
 
-@pytest.fixture(scope="module")
-def arena_db(tmp_path_factory):
-    """A small arena with human and judge votes, every outcome, excluded votes, and increasing vote times."""
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def arena_db(request, tmp_path_factory):
+    """A small arena with human and judge votes, every outcome, excluded votes, and increasing vote times: the scale
+    fixture's SQLite file, or its copy in PostgreSQL (python -m arena migrate-db)."""
     root = tmp_path_factory.mktemp("votes")
     build_scale_database(ScaleSpec(votes=600, annotators=12, models=5, prompts=15), root / "arena.db",
                          root / "media", progress=lambda *_: None)
-    db = connect(root / "arena.db")
-    with db.conn:
-        db.execute("UPDATE votes SET voted_at = 1790000000 + id * 1.5")
+    with connect(root / "arena.db").conn as conn:
+        conn.execute("UPDATE votes SET voted_at = 1790000000 + id * 1.5")
+    target = root / "arena.db"
+    if request.param == "postgresql":
+        server = request.getfixturevalue("postgres_server")
+        target = server.create_database(f"votes_{os.getpid()}")
+        migrate_database(root / "arena.db", target)
+    db = connect(target)
     yield db, root
     db.close()
+    if request.param == "postgresql":
+        server.drop_database(f"votes_{os.getpid()}")
 
 
 def counts(db) -> tuple[int, int, int]:
@@ -53,10 +66,11 @@ def battle(i: int, a="sdxl", b="flux", winner="model_a", **extra) -> dict:
 
 # --- FastChat -------------------------------------------------------------------------------------------------------
 
-def test_fastchat_round_trip_gives_the_same_votes_and_the_same_boards(arena_db, tmp_path):
+def test_fastchat_round_trip_gives_the_same_votes_and_the_same_boards(arena_db, tmp_path, request):
     db, _ = arena_db
     exported = export_votes(db, tmp_path / "battles.json", "fastchat")
-    fresh = connect(tmp_path / "fresh.db")
+    fresh = connect(request.getfixturevalue("postgres_server").create_database(f"fresh_{os.getpid()}")
+                    if is_postgres(db) else tmp_path / "fresh.db")
     result = import_votes(fresh, tmp_path / "battles.json", "fastchat")
     assert result.added == result.votes == exported
     own = read_vote_arrays(db)
@@ -79,10 +93,13 @@ def test_fastchat_round_trip_gives_the_same_votes_and_the_same_boards(arena_db, 
             pd.testing.assert_frame_equal(before.fits[kind], after.fits[kind], check_exact=False, atol=1e-9)
     assert compute_leaderboard(fresh, LeaderboardOptions(rounds=5)).agreement["n"] == compute_leaderboard(
         db, LeaderboardOptions(rounds=5)).agreement["n"]  # a judge vote on a human battle shares its battle key
+    fresh.close()
+    if is_postgres(db):
+        request.getfixturevalue("postgres_server").drop_database(f"fresh_{os.getpid()}")
 
 
-def test_a_second_import_adds_nothing_and_says_so(tmp_path):
-    db = connect(tmp_path / "a.db")
+def test_a_second_import_adds_nothing_and_says_so(tmp_path, database_url):
+    db = connect(database_url)
     log = fastchat_file(tmp_path / "log.json", [battle(i, winner=w) for i, w in
                                                  enumerate(["model_a", "model_b", "tie", "tie (bothbad)"] * 5)])
     first = import_votes(db, log, "fastchat")
@@ -105,8 +122,8 @@ def test_a_second_import_adds_nothing_and_says_so(tmp_path):
     ([battle(1), battle(2, anony="maybe")], "record 2", "field 'anony' is 'maybe'"),
     ([battle(1), battle(2, model_b="")], "record 2", "field 'model_b' is missing or empty"),
 ])
-def test_a_malformed_record_stops_the_import_naming_file_record_and_field(tmp_path, records, where, what):
-    db = connect(tmp_path / "a.db")
+def test_a_malformed_record_stops_the_import_naming_file_record_and_field(tmp_path, records, where, what, database_url):
+    db = connect(database_url)
     before = counts(db)
     log = fastchat_file(tmp_path / "log.json", records)
     with pytest.raises(VoteImportError) as error:
@@ -116,8 +133,8 @@ def test_a_malformed_record_stops_the_import_naming_file_record_and_field(tmp_pa
     assert counts(db) == before  # no vote, no import row, no model
 
 
-def test_broken_json_is_refused_with_its_line(tmp_path):
-    db = connect(tmp_path / "a.db")
+def test_broken_json_is_refused_with_its_line(tmp_path, database_url):
+    db = connect(database_url)
     text = json.dumps([battle(1), battle(2)], indent=1)
     (tmp_path / "cut.json").write_text(text[:-30])
     with pytest.raises(VoteImportError, match=r"cut.json: record 2 \(line \d+\): not valid JSON"):
@@ -139,8 +156,8 @@ def test_json_lines_and_a_json_array_read_alike_across_read_pieces(tmp_path, mon
     assert array == [(f"q{i}", "AB"[i % 2]) for i in range(30)]
 
 
-def test_aliases_map_names_onto_the_arenas_models(tmp_path):
-    db = connect(tmp_path / "a.db")
+def test_aliases_map_names_onto_the_arenas_models(tmp_path, database_url):
+    db = connect(database_url)
     (tmp_path / "aliases.csv").write_text("alias,model\nstable-diffusion-xl,sdxl\n")
     (tmp_path / "aliases.json").write_text(json.dumps({"FLUX.1-dev": "flux"}))
     log = fastchat_file(tmp_path / "log.json", [battle(1, a="stable-diffusion-xl", b="flux"),
@@ -169,8 +186,8 @@ def taxonomy_file(path: Path, rows: list[list]) -> Path:
     return path
 
 
-def test_taxonomy_labels_become_one_vote_per_labelled_column_joined_to_the_suites_prompts(tmp_path):
-    db = connect(tmp_path / "a.db")
+def test_taxonomy_labels_become_one_vote_per_labelled_column_joined_to_the_suites_prompts(tmp_path, database_url):
+    db = connect(database_url)
     add_prompts(db, [PromptSpec("taxonomy", "coin.n.01", "An image of coin (a flat metal piece)", subset="Easy",
                                 variant="with_definition")])
     path = taxonomy_file(tmp_path / "labels.csv", [
@@ -207,8 +224,8 @@ def test_taxonomy_labels_become_one_vote_per_labelled_column_joined_to_the_suite
     ([0, "hyper", "coin.n.01", "coin.n.01", "A", "B", "0", "", "", ""], "column 'subset' is 'hyper'"),
     ([0, "appendix", "", "coin.n.01", "A", "B", "0", "", "", ""], "column 'wordnet_id' is empty"),
 ])
-def test_taxonomy_refusals_name_the_row_and_column(tmp_path, row, what):
-    db = connect(tmp_path / "a.db")
+def test_taxonomy_refusals_name_the_row_and_column(tmp_path, row, what, database_url):
+    db = connect(database_url)
     good = [1, "appendix", "dime.n.01", "dime.n.01", "A", "B", "1", "", "", ""]
     path = taxonomy_file(tmp_path / "labels.csv", [good, row])
     with pytest.raises(VoteImportError, match=rf"labels.csv: row 2: {what}"):
@@ -218,8 +235,8 @@ def test_taxonomy_refusals_name_the_row_and_column(tmp_path, row, what):
 
 # --- the generic CSV ------------------------------------------------------------------------------------------------
 
-def test_csv_import_with_iso_times_voter_kinds_and_the_leaderboard_filters(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("ARENA_DB", str(tmp_path / "a.db"))
+def test_csv_import_with_iso_times_voter_kinds_and_the_leaderboard_filters(tmp_path, capsys, monkeypatch, database_url):
+    monkeypatch.setenv("ARENA_DATABASE_URL", str(database_url))
     monkeypatch.setenv("ARENA_MEDIA_DIR", str(tmp_path / "media"))
     monkeypatch.setenv("ARENA_DEMO", "false")
     rng = np.random.default_rng(0)
@@ -244,14 +261,14 @@ def test_csv_import_with_iso_times_voter_kinds_and_the_leaderboard_filters(tmp_p
     assert sum(m["votes"] for m in board["models"]) == 2 * 48
     assert main(["leaderboard", "--source", "nowhere"]) == 2
     assert "No votes from source 'nowhere'. Sources: arena, study" in capsys.readouterr().err
-    db = connect(tmp_path / "a.db")
+    db = connect(database_url)
     assert read_vote_arrays(db).outcome.size == 0 and len(votes_frame(db)) == 0  # never among the arena's own votes
     stored = db.execute("SELECT voted_at, record FROM imported_votes WHERE original_id = 'v0'").fetchone()
     assert stored == (pd.Timestamp("2024-06-01T00:00:00Z").timestamp(), '{"extra": "x"}')
 
 
-def test_csv_refusals(tmp_path):
-    db = connect(tmp_path / "a.db")
+def test_csv_refusals(tmp_path, database_url):
+    db = connect(database_url)
     (tmp_path / "no_time.csv").write_text("model_a,model_b,outcome,voter\nm1,m2,A,r\n")
     with pytest.raises(VoteImportError, match="no_time.csv: header: column\\(s\\) time missing"):
         import_votes(db, tmp_path / "no_time.csv", "csv")

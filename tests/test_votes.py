@@ -4,6 +4,8 @@ from collections import Counter
 
 import pytest
 
+pytestmark = pytest.mark.both_engines
+
 from datamodel.annotators import SignInError, sign_in, sync_accounts
 from sampling.draws import NoBattleAvailable, PromptPool, draw_uniform, eligible_prompts, serve_battle
 from datamodel.connection import connect
@@ -82,7 +84,7 @@ def test_second_vote_is_refused(small_arena):
 
 def test_concurrent_votes_on_one_battle_store_exactly_one(small_arena):
     battle = _serve(small_arena)
-    path = small_arena.settings.db_path
+    path = small_arena.settings.database
     results = []
 
     def vote(outcome):

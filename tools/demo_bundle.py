@@ -31,8 +31,10 @@ from pathlib import Path
 from PIL import Image
 
 from arena.demo import BUNDLE_COMMAND, BUNDLE_FORMAT, DEMO_BUNDLE, build_demo, demo_prompt_specs
+from datamodel.catalog import images_of_source, models_of_source
 from datamodel.connection import connect
 from datamodel.extras import MissingExtra, exit_status, require
+from datamodel.metrics import metric_directions, metric_rows_of_source
 from datamodel.media import MediaStore
 from datamodel.settings import Settings
 
@@ -83,13 +85,8 @@ def bundle_manifest(db, media: MediaStore, images_dir: Path, *, seed: int, cache
     """Write the demo's images into ``images_dir`` and return the manifest of the demo in ``db``."""
     specs = demo_prompt_specs()
     index = {spec.key: i for i, spec in enumerate(specs)}
-    models = [{"name": name, "source": source, "description": description, "config": json.loads(config)}
-              for name, source, description, config in db.execute(
-                  "SELECT name, source, description, config FROM models WHERE source = 'demo' ORDER BY id")]
-    rows = db.execute(
-        "SELECT i.id, p.suite, p.subset, p.item_key, p.variant, p.role, m.name, i.idx, i.seed, i.media_hash, "
-        "i.media_ext, i.params FROM images i JOIN prompts p ON p.id = i.prompt_id JOIN models m ON m.id = i.model_id "
-        "WHERE m.source = 'demo' ORDER BY m.id, i.prompt_id, i.idx").fetchall()
+    models = models_of_source(db, "demo")
+    rows = images_of_source(db, "demo")
     images, position = [], {}
     for image_id, *key, model, idx, image_seed, media_hash, media_ext, params in rows:
         encoded, ext = _smallest_lossless(media.path(media_hash, media_ext).read_bytes())
@@ -102,12 +99,10 @@ def bundle_manifest(db, media: MediaStore, images_dir: Path, *, seed: int, cache
     metrics = [
         [model, None if image_id is None else position[image_id], suite, subset, variant, name, value, scorer,
          _unplaced(version, cache_dir), _unplaced(json.loads(details), cache_dir)]
-        for model, image_id, suite, subset, variant, name, value, scorer, version, details in db.execute(
-            "SELECT m.name, mt.image_id, mt.suite, mt.subset, mt.variant, mt.name, mt.value, mt.scorer, "
-            "mt.scorer_version, mt.details FROM metrics mt JOIN models m ON m.id = mt.model_id WHERE m.source = 'demo' "
-            "ORDER BY m.id, ifnull(mt.image_id, 0), mt.suite, mt.subset, mt.variant, mt.name, mt.scorer")]
+        for model, image_id, suite, subset, variant, name, value, scorer, version, details in
+        metric_rows_of_source(db, "demo")]
     names = {row[columns.index("name")] for row in metrics}
-    directions = dict(db.execute("SELECT name, direction FROM metric_directions ORDER BY name").fetchall())
+    directions = metric_directions(db)
     return {
         "format": BUNDLE_FORMAT,
         "made_by": f"{BUNDLE_COMMAND} --seed {seed}",

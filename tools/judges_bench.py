@@ -36,6 +36,8 @@ from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.media import MediaStore
 from datamodel.renditions import RenditionSpec, Renditions
 from datamodel.connection import connect
+from datamodel.judge_requests import usage as cache_usage
+from datamodel.votes import vote_count
 from judges.client import EngineConfig
 from judges.pairwise import run_pairwise
 from judges.selection import Selection
@@ -117,14 +119,14 @@ def interrupted_run(folder: Path, server: Server, args, sig: int) -> dict:
     first.communicate(timeout=120)
     at_stop = server.stats()["requests"]
     db = connect(db_path)
-    stored = db.execute("SELECT COUNT(*) FROM judge_requests").fetchone()[0]  # answers kept by the stopped run
+    stored = cache_usage(db)["requests"]  # answers kept by the stopped run
     db.close()
     second = subprocess.run(command, env=env, cwd=folder, capture_output=True, text=True, timeout=600)
     if second.returncode != 0:
         raise RuntimeError(f"the restarted judge run failed: {second.stderr[-2000:]}")
     stats = server.stats()
     db = connect(db_path)
-    votes = db.execute("SELECT COUNT(*) FROM votes").fetchone()[0]
+    votes = vote_count(db)
     db.close()
     return {"before_stop": at_stop, "stored": stored, "in_flight": max(at_stop - stored, 0), "total": stats["requests"],
             "repeated": stats["repeated"], "votes": votes, "exit_code": first.returncode}

@@ -10,6 +10,11 @@ so imports inside functions count too) and checked two ways:
   command line and demo on top, the tooling (benchmarks, load test, simulation, fake server) beside everything,
   imported by nothing but tests.
 
+and a third:
+
+- **SQL lives in the data model**: no SQL text and no database call outside ``datamodel/``
+  (:func:`sql_outside_datamodel`); the other packages call its named functions.
+
 Prints the package graph and every violation; exits 1 when there is one.
 """
 
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
@@ -126,6 +132,40 @@ def upward_imports(graph: ImportGraph) -> list[tuple[str, str]]:
                   and package_of(target) not in ALLOWED.get(package_of(source), set()))
 
 
+SQL_HOME = "datamodel"  # the one package whose modules write SQL and call the database
+DATABASE_CALLS = frozenset({"execute", "executemany", "executescript", "query"})
+_SQL = re.compile("|".join([  # one statement's keywords each (split so that no one string here matches)
+    r"\bSELECT\b[\s\S]*\bFROM\b", r"\bINSERT\s+(OR\s+\w+\s+)?INTO\b", r"\bUPDATE\s+\w+\s+SET\b", r"\bDELETE\s+FROM\b",
+    r"\bCREATE\s+(UNIQUE\s+)?(TABLE|INDEX|VIEW|TRIGGER|DATABASE)\b", r"\bDROP\s+(TABLE|INDEX|VIEW|DATABASE)\b",
+    r"\bALTER\s+TABLE\b", r"\bPRAGMA\s+\w+", r"\bCOPY\s+\w+\s*\("]))
+
+
+def sql_outside_datamodel(graph: ImportGraph) -> list[tuple[str, int, str]]:
+    """(module, line, what) of every SQL text and database call outside :data:`SQL_HOME`: every query is a named
+    function of the data model, which the other packages call (``with db.conn:``, a transaction around such calls,
+    is allowed). SQL is a string (or the text parts of an f-string) holding a statement's keywords in capitals (a
+    ``SELECT ... FROM``, ``INSERT INTO``, ``UPDATE ... SET``, ``DELETE FROM``, DDL, ``PRAGMA``, ...); a database
+    call is a method call named ``execute``, ``executemany``, ``executescript`` or ``query``."""
+    found = []
+    for name, path in sorted(graph.modules.items()):
+        if package_of(name) == SQL_HOME:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        prose = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}  # docstrings
+        for node in ast.walk(tree):
+            if id(node) in prose:
+                continue
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in DATABASE_CALLS:
+                found.append((name, node.lineno, f"database call .{node.func.attr}()"))
+            elif isinstance(node, ast.JoinedStr):
+                text = "".join(part.value for part in node.values if isinstance(part, ast.Constant))
+                if _SQL.search(text):
+                    found.append((name, node.lineno, f"SQL {text.strip()[:60]!r}"))
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _SQL.search(node.value):
+                found.append((name, node.lineno, f"SQL {node.value.strip()[:60]!r}"))
+    return sorted(set(found))
+
+
 def main(argv: list[str] | None = None) -> int:
     argparse.ArgumentParser(prog="python -m tools.layers", description=(
         "The import graph of the project's own modules, checked against its floors: no cycles between files or "
@@ -146,7 +186,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"upward imports: {len(upward)}")
     for source, target in upward:
         print(f"  {source} -> {target}")
-    return 1 if file_cycles or package_cycles or upward else 0
+    sql = sql_outside_datamodel(graph)
+    print(f"SQL outside {SQL_HOME}/: {len(sql)}")
+    for module, line, what in sql:
+        print(f"  {module}:{line}: {what}")
+    return 1 if file_cycles or package_cycles or upward or sql else 0
 
 
 if __name__ == "__main__":

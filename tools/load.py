@@ -22,7 +22,6 @@ import re
 import shutil
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -328,10 +327,16 @@ def stop_server(process: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
             process.wait()
 
 
-def stored_votes(db_path: Path) -> dict[int, str]:
-    """{vote id: voter} of every vote in the database (flagged or not)."""
-    with sqlite3.connect(db_path) as conn:
-        return dict(conn.execute("SELECT id, voter FROM votes").fetchall())
+def stored_votes(database: Path | str) -> dict[int, str]:
+    """{vote id: voter} of every vote in the database (a SQLite file or a PostgreSQL URL; flagged or not)."""
+    from datamodel.connection import connect
+    from datamodel.votes import voters_by_vote
+
+    db = connect(database, migrate_schema=False)
+    try:
+        return voters_by_vote(db)
+    finally:
+        db.close()
 
 
 def check_receipts(report: LoadReport, stored: dict[int, str]) -> list[str]:
@@ -361,9 +366,14 @@ def check_receipts(report: LoadReport, stored: dict[int, str]) -> list[str]:
     return problems
 
 
-def integrity(db_path: Path) -> str:
-    with sqlite3.connect(db_path) as conn:
-        return conn.execute("PRAGMA integrity_check").fetchone()[0]
+def integrity(database: Path | str) -> str:
+    from datamodel.connection import connect, integrity_check
+
+    db = connect(database, migrate_schema=False)
+    try:
+        return integrity_check(db)
+    finally:
+        db.close()
 
 
 def demo_database(cache_dir: Path) -> Path:
@@ -374,14 +384,14 @@ def demo_database(cache_dir: Path) -> Path:
         from arena.demo import load_demo_bundle
         from datamodel.media import MediaStore
         from datamodel.settings import load_settings
-        from datamodel.connection import connect
+        from datamodel.connection import checkpoint, connect
 
         shutil.rmtree(template, ignore_errors=True)
         settings = load_settings().replace(db_path=template / "arena.db", media_dir=template / "media",
                                            cache_dir=cache_dir)
         db = connect(settings.db_path)
         load_demo_bundle(db, MediaStore(settings.media_dir))
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        checkpoint(db)
         db.close()
     return template
 
@@ -416,6 +426,7 @@ def main(argv: list[str] | None = None) -> int:
     env = {"ARENA_DB": str(work / "arena.db"), "ARENA_MEDIA_DIR": str(work / "media"), "ARENA_CACHE_DIR": str(cache_dir),
            "ARENA_DEMO": "false", "ARENA_RATE_LIMIT_CLIENT": "0", "ARENA_RATE_LIMIT_ANNOTATOR": "0",
            "ARENA_RATE_LIMIT_PAGES": "0",  # every simulated annotator opens its page from this one address
+           "ARENA_LOGIN_MAX_FAILURES": "0",  # ... and signs in from it: attempts in flight count (issue 23)
            "ARENA_SQLITE_SYNCHRONOUS": args.synchronous, "ARENA_LEADERBOARD_REFRESH_S": "0"}
     print(f"server: 127.0.0.1:{port}, database {work / 'arena.db'} (synchronous={args.synchronous})")
     server = start_server(env, port, work / "server.log")

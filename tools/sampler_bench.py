@@ -34,7 +34,8 @@ from sampling.draws import PromptPool, serve_battle
 from sampling.strategies import STRATEGIES, UNIFORM, SamplingParams, get_strategy
 from sampling.sampler import SamplingStats, draw_pairing
 from datamodel.connection import connect
-from datamodel.votes import record_vote
+from datamodel.annotators import annotator_names
+from datamodel.votes import annotator_nearest, record_vote
 from tools.scale_fixture import ScaleSpec, cached_scale_database
 
 SPECS = (ScaleSpec(votes=1_000, models=12), ScaleSpec(votes=1_000_000, models=12),
@@ -78,14 +79,12 @@ def annotator_with_seen(db_path: str | Path, seen: int) -> tuple[int, int]:
     ``seen`` (ties: the lowest id)."""
     db = connect(db_path)
     try:
-        row = db.execute(
-            "SELECT annotator_id, COUNT(DISTINCT prompt_id) AS n FROM votes WHERE annotator_id IS NOT NULL "
-            "GROUP BY annotator_id ORDER BY abs(n - ?), annotator_id LIMIT 1", [seen]).fetchone()
+        found = annotator_nearest(db, seen)
     finally:
         db.close()
-    if row is None:
+    if found is None:
         raise LookupError(f"{db_path} has no annotator votes: build it with tools.scale_fixture.")
-    return int(row[0]), int(row[1])
+    return found
 
 
 def measure_draws(db_path: str | Path, strategy: str, draws: int = 2_000, *, replication_share: float = 0.0,
@@ -101,7 +100,7 @@ def measure_draws(db_path: str | Path, strategy: str, draws: int = 2_000, *, rep
     with tempfile.TemporaryDirectory(prefix="sampler-bench-") as folder:
         db = connect(_copy_database(Path(db_path), Path(folder)))
         try:
-            annotators = db.execute("SELECT max(id) FROM annotators").fetchone()[0]
+            annotators = max(annotator_names(db), default=None)
             stats = SamplingStats(SamplingParams())
             started = time.perf_counter()
             stats.refresh(db, force=True, fit=get_strategy(strategy).needs_fit)

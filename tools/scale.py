@@ -38,14 +38,17 @@ import httpx
 
 from tools.load import (GradioSession, LoadError, _run, check_receipts, fetch_endpoints, free_port, run_load,
                         start_server, stop_server, stored_votes)
+from ratings.protocols import DEFAULT_PROTOCOL
 from sampling.strategies import STRATEGIES, get_strategy
 from tools.scale_fixture import ScaleSpec, cached_scale_database
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMATS = ("csv", "jsonl", "parquet")
-# the leaderboard API's inputs; the last two are the page's server-side states (the signed-in annotator, the admin
-# session), which Gradio fills from the session whatever is sent, so a raw call sends placeholders
-VIEWER_FILTERS = tuple([*filters, "The one with the most votes", None, None] for filters in (  # inputs:
+# the leaderboard API's inputs: the filters, the judge column, the rating protocol, the vote source, anonymous votes
+# only; the last two are the page's server-side states (the signed-in annotator, the admin session), which Gradio
+# fills from the session whatever is sent, so a raw call sends placeholders
+VIEWER_FILTERS = tuple([*filters, "The one with the most votes", DEFAULT_PROTOCOL, "All", False, None, None]
+                       for filters in (  # inputs:
     ["All", "All", "All", "All", "All", "drop", False],  # suite, subset, variant, category, voter, tie policy,
     ["taxonomy", "All", "All", "All", "All", "drop", False],  # include excluded, judge column
     ["All", "Easy", "All", "All", "All", "drop", False],
@@ -283,8 +286,13 @@ def main(argv: list[str] | None = None) -> int:
                 figures.append(figure)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    return report_targets(figures)
+
+
+def report_targets(figures: list[Figure]) -> int:
+    """Print how many of the figures' targets were met and which were not; the exit status: 1 if any was missed."""
     missed = [f for f in figures if f.met is False]
-    print(f"{len(figures) - len(missed) - sum(f.met is None for f in figures)} targets met, {len(missed)} not met"
+    print(f"{sum(f.met is True for f in figures)} targets met, {len(missed)} not met"
           + (": " + "; ".join(f.name for f in missed) if missed else ""))
     return 1 if missed else 0
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from datamodel.bulk import finish_bulk_load, insert_rows, start_bulk_load
 from datamodel.media import MediaStore
 from datamodel.renditions import RenditionSpec, Renditions
 from datamodel.schema import OUTCOMES
@@ -35,7 +36,7 @@ COMMONSENSE_CATEGORIES = ("Physical Laws", "Human Practices", "Biological Laws",
 SEMVAR_CATEGORIES = ("color", "counting", "spatial", "action", "comparison", "direction")
 IMAGES_PER_MODEL = 8  # distinct media files per model; image rows share them (the bytes do not matter here)
 DAYS = 90  # the votes are spread over this many days before the build
-FIXTURE_VERSION = 2  # raise it when the schema or what is built changes: cached databases are then built again
+FIXTURE_VERSION = 3  # raise it when the schema or what is built changes: cached databases are then built again
 
 
 @dataclass(frozen=True)
@@ -145,9 +146,7 @@ def build_scale_database(spec: ScaleSpec, db_path: str | Path, media_dir: str | 
     started = time.perf_counter()
     rng = np.random.default_rng(spec.seed)
     db = connect(db_path, synchronous="OFF")
-    conn = db.conn
-    conn.execute("PRAGMA journal_mode = MEMORY")
-    conn.execute("PRAGMA cache_size = -262144")
+    start_bulk_load(db)
     media = MediaStore(media_dir)
     files = _media(media, spec.models)
     n_models, n_prompts = spec.models, spec.prompts
@@ -198,23 +197,21 @@ def build_scale_database(spec: ScaleSpec, db_path: str | Path, media_dir: str | 
     excluded = (kind == 0) & (rng.random(total) < spec.excluded_share)
 
     # --- write
-    with conn:
-        conn.executemany("INSERT INTO models (id, name, source, description) VALUES (?, ?, 'imported', ?)",
-                         [(m + 1, name, f"scale fixture model, true rating {ratings[m]:.0f}")
-                          for m, name in enumerate(models)])
-        conn.executemany(
-            "INSERT INTO prompts (id, suite, subset, variant, item_key, role, text, metadata) VALUES (?,?,?,?,?,?,?,?)",
-            [(p + 1, *row[:6], json.dumps(row[6])) for p, row in enumerate(_prompts(spec, rng))])
+    with db.conn:
+        insert_rows(db, "models", ("id", "name", "source", "description"),
+                    [(m + 1, name, "imported", f"scale fixture model, true rating {ratings[m]:.0f}")
+                     for m, name in enumerate(models)])
+        insert_rows(db, "prompts", ("id", "suite", "subset", "variant", "item_key", "role", "text", "metadata"),
+                    [(p + 1, *row[:6], json.dumps(row[6])) for p, row in enumerate(_prompts(spec, rng))])
         rendition = RenditionSpec().key
-        conn.execute("INSERT OR IGNORE INTO display (id, rendition, set_at) VALUES (1, ?, 0)", [rendition])
-        conn.executemany(
-            "INSERT INTO images (id, prompt_id, model_id, idx, seed, media_hash, media_ext, width, height, rendition) "
-            "VALUES (?, ?, ?, 0, ?, ?, 'png', 64, 64, ?)",
-            ((p * n_models + m + 1, p + 1, m + 1, p, files[m][p % IMAGES_PER_MODEL], rendition)
-             for p in range(n_prompts) for m in range(n_models)))
+        insert_rows(db, "display", ("id", "rendition", "set_at"), [(1, rendition, 0.0)])  # a new database: none yet
+        insert_rows(db, "images", ("id", "prompt_id", "model_id", "idx", "seed", "media_hash", "media_ext", "width",
+                                   "height", "rendition"),
+                    ((p * n_models + m + 1, p + 1, m + 1, 0, p, files[m][p % IMAGES_PER_MODEL], "png", 64, 64,
+                      rendition) for p in range(n_prompts) for m in range(n_models)))
         token_hash = "scrypt$" + "00" * 16 + "$" + "00" * 64  # no token matches it: these accounts cannot sign in
-        conn.executemany("INSERT INTO annotators (id, name, token_hash, source) VALUES (?, ?, ?, 'signup')",
-                         ((a + 1, f"annotator-{a:05d}", token_hash) for a in range(spec.annotators)))
+        insert_rows(db, "annotators", ("id", "name", "token_hash", "source"),
+                    ((a + 1, f"annotator-{a:05d}", token_hash, "signup") for a in range(spec.annotators)))
         progress(f"scale fixture: {n_models} models, {n_prompts} prompts, {spec.annotators} annotators written")
 
         n_skipped = int(round(total * spec.skipped_share))
@@ -242,9 +239,9 @@ def build_scale_database(spec: ScaleSpec, db_path: str | Path, media_dir: str | 
                        image_id(skipped_prompt[s], skipped_second[s]), "human", a + 1, None, sessions[a],
                        tokens[total + s], "uniform", float(skipped_time[s]))
 
-        conn.executemany(
-            "INSERT INTO battles (id, prompt_id, left_image_id, right_image_id, served_to_kind, annotator_id, judge, "
-            "session_id, media_token, strategy, served_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", battle_rows())
+        insert_rows(db, "battles", ("id", "prompt_id", "left_image_id", "right_image_id", "served_to_kind",
+                                    "annotator_id", "judge", "session_id", "media_token", "strategy", "served_at"),
+                    battle_rows())
         progress(f"scale fixture: {total + n_skipped} battles written ({n_skipped} never voted on)")
 
         def vote_rows():
@@ -259,11 +256,10 @@ def build_scale_database(spec: ScaleSpec, db_path: str | Path, media_dir: str | 
                        int(excluded[k]), "more than 30 votes in an hour" if excluded[k] else "",
                        p + 1, image_id(p, a), image_id(p, b), a + 1, b + 1, "uniform", served_list[k])
 
-        conn.executemany(
-            "INSERT INTO votes (id, battle_id, voter, voter_kind, annotator_id, outcome, seconds_to_vote, voted_at, "
-            "created_at, excluded, excluded_reason, prompt_id, left_image_id, right_image_id, left_model_id, "
-            "right_model_id, strategy, served_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            vote_rows())
+        insert_rows(db, "votes", ("id", "battle_id", "voter", "voter_kind", "annotator_id", "outcome",
+                                  "seconds_to_vote", "voted_at", "created_at", "excluded", "excluded_reason",
+                                  "prompt_id", "left_image_id", "right_image_id", "left_model_id", "right_model_id",
+                                  "strategy", "served_at"), vote_rows())
         progress(f"scale fixture: {total} votes written ({int(kind.sum())} by judges, {n_replica} on replicated "
                  f"battles, {int(excluded.sum())} excluded)")
 
@@ -271,12 +267,12 @@ def build_scale_database(spec: ScaleSpec, db_path: str | Path, media_dir: str | 
         for m in range(n_models):
             quality = (ratings[m] - 1000.0) / 600.0
             for suite in ("taxonomy", "commonsense"):
-                metric_rows += [(m + 1, suite, "clip_score", 0.25 + 0.05 * quality + 0.01 * rng.standard_normal()),
-                                (m + 1, suite, "fid", 40.0 - 10.0 * quality + rng.standard_normal())]
-        conn.executemany("INSERT INTO metrics (model_id, image_id, suite, subset, name, value, scorer) "
-                         "VALUES (?, NULL, ?, '', ?, ?, 'scale-fixture')", metric_rows)
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("ANALYZE")
+                metric_rows += [(m + 1, None, suite, "", "clip_score",
+                                 0.25 + 0.05 * quality + 0.01 * rng.standard_normal(), "scale-fixture"),
+                                (m + 1, None, suite, "", "fid", 40.0 - 10.0 * quality + rng.standard_normal(),
+                                 "scale-fixture")]
+        insert_rows(db, "metrics", ("model_id", "image_id", "suite", "subset", "name", "value", "scorer"), metric_rows)
+    finish_bulk_load(db)  # back to WAL, with fresh planner statistics
     db.close()
     seconds_taken = time.perf_counter() - started
     return {"votes": total, "judge_votes": int(kind.sum()), "replicated_votes": n_replica,

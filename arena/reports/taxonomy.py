@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from arena.reports import Cell, Column, Report, ReportOptions, ReportSpec, Table, register
-from datamodel.catalog import image_provenance, suites_summary
+from datamodel.catalog import image_provenance, published_prompt_count, suites_summary
 from datamodel.metrics import image_metric_frame, image_metric_means, model_level_rows, scorer_versions
 from datamodel.presets import Preset
 from datamodel.vote_table import votes_frame
@@ -167,8 +167,7 @@ def sources(db, options: ReportOptions) -> Sources:
     summary = [row for row in suites_summary(db) if row["suite"] == SUITE]
     found.present = {(row["subset"], row["variant"]) for row in summary}
     concepts = sum(row["prompts"] for row in summary if row["variant"] == WITH)
-    published = db.execute("SELECT COUNT(*) FROM prompts WHERE suite = ? AND json_extract(metadata, '$.published') "
-                           "IS NOT NULL", [SUITE]).fetchone()[0]
+    published = published_prompt_count(db, SUITE)
     from suites.taxonomy import reconstructed_subsets
 
     rebuilt = reconstructed_subsets(db)

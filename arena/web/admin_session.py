@@ -16,6 +16,12 @@ front door (:class:`arena.web.app.AdminExports`) streams it and deletes it; a re
 nothing and leaves the link working for its admin. An offer not claimed in time is deleted
 (a timer sweeps it); what a session's folder holds goes when the session ends, and everything when the server stops
 (:meth:`AdminSessions.close`, from the app's shutdown).
+
+Several replicas on one database (:meth:`AdminSessions.attach`, which the app does on PostgreSQL) keep the sessions and
+the offers in it (:mod:`datamodel.admin_state`), on wall-clock time: a session is live on every replica, kept alive
+by an admin call on any of them, ended for all by its idleness; a link works once across all of them. The folders and
+the export files stay on the replica that wrote them, which a sticky balancer sends the admin back to (a link claimed
+on another replica answers nothing there).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from pathlib import Path
 from typing import Iterator
 
 ADMIN_IDLE_S = 1800.0  # an admin session ends after 30 minutes without an admin call
+SHARED_SWEEP_S = 5.0  # with the sessions in the database, how often a session check also sweeps the idle ones
 EXPORT_OFFER_S = 600.0  # an export's download link works for 10 minutes (and once)
 
 
@@ -93,14 +100,34 @@ class AdminSessions:
         self._root: Path | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self.store = None  # the app's store when the replicas share the sessions (attach)
+        self._swept = float("-inf")
+
+    def attach(self, store) -> None:
+        """Keep the sessions and offers in ``store``'s database from now on, shared with every replica on it (on
+        wall-clock time unless another clock was given)."""
+        self.store = store
+        if self.clock is time.monotonic:
+            self.clock = time.time
 
     def open(self, holder: Holder) -> str:
         """A new admin session for the page of ``holder`` (after the right password); returns its id."""
         session_id = secrets.token_urlsafe(32)
         with self._lock:
-            self._expire(self.clock())
-            self._sessions[session_id] = _Session(holder, self.clock())
+            now = self.clock()
+            self._expire(now)
+            if self.store is not None:
+                from datamodel.admin_state import open_session
+
+                open_session(self.store.db(), session_id, client=holder.client, browser=holder.browser, now=now)
+            self._sessions[session_id] = _Session(holder, now)
         return session_id
+
+    def _shared_live(self, session_id: str, holder: Holder, now: float, touch: bool) -> bool:
+        from datamodel.admin_state import session_live
+
+        return session_live(self.store.db(), session_id, client=holder.client, browser=holder.browser, now=now,
+                            idle_s=self.idle_s, touch=touch)
 
     def live(self, session_id, holder: Holder, *, touch: bool = True) -> bool:
         """Whether ``session_id`` (a page's state: anything) is a live admin session that ``holder`` may use; a live
@@ -110,6 +137,15 @@ class AdminSessions:
             return False
         now = self.clock()
         with self._lock:
+            if self.store is not None:
+                if now - self._swept >= SHARED_SWEEP_S:
+                    self._expire(now)
+                if not self._shared_live(session_id, holder, now, touch):
+                    return False
+                session = self._sessions.get(session_id)
+                if session is not None and touch:
+                    session.seen = now
+                return True
             self._expire(now)
             session = self._sessions.get(session_id)
             if session is None or not holder.may_use(session.holder):
@@ -128,6 +164,9 @@ class AdminSessions:
         when the session ends (or the server stops) while the block runs.
         """
         with self._lock:
+            if (self.store is not None and isinstance(session_id, str) and not self._closed
+                    and self._shared_live(session_id, holder, self.clock(), False)):
+                self._sessions.setdefault(session_id, _Session(holder, self.clock()))  # opened on another replica
             session = self._sessions.get(session_id) if isinstance(session_id, str) else None
             if session is None or self._closed:
                 raise SessionEnded("no live admin session")
@@ -144,10 +183,18 @@ class AdminSessions:
             offer.path.unlink(missing_ok=True)
             raise
         with self._lock:
-            if self._closed or session_id not in self._sessions:  # the server stopped or the session ended meanwhile
-                offer.path.unlink(missing_ok=True)
+            expires = self.clock() + self.offer_s
+            offered = True
+            if self.store is not None and not self._closed:
+                from datamodel.admin_state import put_offer
+
+                offered = put_offer(self.store.db(), offer.token, session_id=session_id, client=holder.client,
+                                    browser=holder.browser, path=str(offer.path), name=name, media_type=media_type,
+                                    expires_at=expires)
+            if self._closed or session_id not in self._sessions or not offered:
+                offer.path.unlink(missing_ok=True)  # the server stopped or the session ended meanwhile
                 raise SessionEnded("no live admin session")
-            self._offers[offer.token] = replace(offer, expires=self.clock() + self.offer_s)
+            self._offers[offer.token] = replace(offer, expires=expires)
             timer = self._timers[offer.token] = threading.Timer(self.offer_s + 1.0, self.sweep)
             timer.daemon = True
             timer.start()
@@ -158,10 +205,17 @@ class AdminSessions:
         otherwise None. A request from anyone else uses nothing up: the link still works for its admin. The caller
         deletes the file of the offer it gets once it has sent it."""
         with self._lock:
-            self._expire(self.clock())
+            now = self.clock()
+            self._expire(now)
+            if self.store is not None:
+                from datamodel.admin_state import claim_offer
+
+                if not isinstance(token, str) or claim_offer(self.store.db(), token, client=holder.client,
+                                                             browser=holder.browser, now=now) is None:
+                    return None
             offer = self._offers.get(token) if isinstance(token, str) else None
             if offer is None or not holder.may_use(offer.holder):
-                return None
+                return None  # (shared: a link claimed on a replica other than the one holding its file)
             del self._offers[token]
             self._cancel_timer(token)
         return offer
@@ -175,6 +229,10 @@ class AdminSessions:
         """End every session, withdraw every offer and delete the app's export folder with all it holds."""
         with self._lock:
             self._closed = True
+            if self.store is not None and self._sessions:  # this server's sessions end with it
+                from datamodel.admin_state import end_sessions
+
+                end_sessions(self.store.db(), list(self._sessions))
             self._sessions.clear()
             self._offers.clear()
             for token in list(self._timers):
@@ -185,7 +243,15 @@ class AdminSessions:
 
     def _expire(self, now: float) -> None:
         """End the sessions idle for too long (their folders go) and withdraw the offers that expired or whose
-        session ended (their files go). Holds the lock."""
+        session ended (their files go); shared, the database's too. Holds the lock."""
+        if self.store is not None:
+            from datamodel.admin_state import end_idle_sessions
+
+            self._swept = now
+            end_idle_sessions(self.store.db(), now=now, idle_s=self.idle_s)
+            for session_id, session in list(self._sessions.items()):  # kept alive on another replica meanwhile?
+                if now - session.seen > self.idle_s and self._shared_live(session_id, session.holder, now, False):
+                    session.seen = now
         for session_id, session in list(self._sessions.items()):
             if now - session.seen > self.idle_s:
                 del self._sessions[session_id]

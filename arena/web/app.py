@@ -62,7 +62,7 @@ log = logging.getLogger(__name__)
 
 def make_context(settings: Settings, store: Store | None = None) -> AppContext:
     """What the app's handlers share, over the database of ``settings`` (or ``store``); accounts synced."""
-    store = store or Store(settings.db_path, synchronous=settings.sqlite_synchronous)
+    store = store or Store(settings.database, synchronous=settings.sqlite_synchronous)
     sync_accounts(store.db(), settings.annotator_accounts)
     return AppContext(settings=settings, store=store, media=MediaStore.from_settings(settings))
 
@@ -295,7 +295,7 @@ def create_server(settings: Settings):
     request bodies, events, the browser cookie), battle images (:class:`BattleMedia`), admin exports
     (:class:`AdminExports`) and the Gradio page."""
     skip_matplotlib_backend_switch()
-    store = Store(settings.db_path, synchronous=settings.sqlite_synchronous)
+    store = Store(settings.database, synchronous=settings.sqlite_synchronous)
     store.checkpoint_in_background()
     ctx = make_context(settings, store)
     renditions = Renditions.from_settings(ctx.media, settings)

@@ -52,15 +52,18 @@ class AppContext:
 
     def __post_init__(self):
         self.stats = SamplingStats(SamplingParams(tie_policy=self.settings.tie_policy))
-        self.annotator_limit = RateLimiter(self.settings.rate_limit_annotator_per_minute, "per annotator")
-        self.client_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address")
-        skips = dict(noun="new battles", advice="Vote on the battle on screen, or load another")
+        shared = self.store if self.store.postgres else None  # replicas on one database count together
+        self.annotator_limit = RateLimiter(self.settings.rate_limit_annotator_per_minute, "per annotator", store=shared)
+        self.client_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address", store=shared)
+        skips = dict(noun="new battles", advice="Vote on the battle on screen, or load another", store=shared)
         self.skip_limit = RateLimiter(self.settings.rate_limit_skips_per_minute, "per annotator", **skips)
         self.client_skip_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address", **skips)
         self.page_limit = RateLimiter(self.settings.rate_limit_pages_per_minute, "from one address", noun="new pages",
-                                      advice="Go on in a page you have open, or open this one again")
-        self.sign_in_throttle = LoginThrottle.from_settings("sign-ins", self.settings)
-        self.admin_throttle = LoginThrottle.from_settings("admin sign-ins", self.settings)
+                                      advice="Go on in a page you have open, or open this one again", store=shared)
+        self.sign_in_throttle = LoginThrottle.from_settings("sign-ins", self.settings, store=shared)
+        self.admin_throttle = LoginThrottle.from_settings("admin sign-ins", self.settings, store=shared)
+        if shared is not None:
+            self.admins.attach(shared)  # admin sessions and export links hold on every replica
         self.snapshots = SnapshotService(self.store, refresh_s=self.settings.leaderboard_refresh_s,
                                          keep=self.settings.leaderboard_views,
                                          history_days=self.settings.leaderboard_history_days)

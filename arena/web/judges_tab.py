@@ -20,6 +20,8 @@ import gradio as gr
 import pandas as pd
 
 from arena.web.context import AppContext
+from datamodel import catalog
+from datamodel.snapshots import change_marks
 from judges.compare import CompareOptions, compare_judges
 from arena.leaderboard import judge_voters
 from judges.human_compare import HumanCompareOptions, compare_with_humans
@@ -27,11 +29,12 @@ from suites.registry import suite_title
 
 
 def suite_names(db) -> set[str]:
-    return {name for name, in db.execute("SELECT DISTINCT suite FROM prompts")}
+    return set(catalog.suite_names(db))
 
 
 def subset_names(db, suite: str) -> set[str]:
-    return {name for name, in db.execute("SELECT DISTINCT subset FROM prompts WHERE suite = ?", [suite])}
+    return set(catalog.subsets_of(db, suite))
+
 
 MIN_SHARED = 30  # as `python -m judges compare`'s default
 ROUNDS = 100
@@ -106,10 +109,7 @@ class JudgesView:
         self.kept: dict[str | None, tuple[tuple, list[list], list[list], float]] = {}
 
     def _state(self, db) -> tuple:
-        return (*db.execute("SELECT COUNT(*), coalesce(max(id), 0) FROM votes").fetchone(),
-                *db.execute("SELECT COUNT(*), coalesce(max(updated_at), '') FROM judgments").fetchone(),
-                *db.execute("SELECT COUNT(*), coalesce(max(id), 0), coalesce(SUM(excluded), 0) FROM ratings")
-                .fetchone(), *db.execute("SELECT COUNT(*), coalesce(max(id), 0) FROM metrics").fetchone())
+        return change_marks(db)
 
     def tables(self, suite: str | None = None) -> tuple[list[list], list[list], float]:
         """(judge rows, rating-task rows, when computed) for ``suite``, computed again first when a vote or judgment

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from datamodel.annotators import annotator_name_list
+from datamodel.catalog import prompt_column_values, suite_slices
 from datamodel.vote_table import category_choices
 from arena.leaderboard import judge_voters, leaderboard_options
 from arena.leaderboard_service import options_key
@@ -100,9 +102,7 @@ def leaderboard_script(db) -> str:
 
 def _column_values(column: str):
     def values(db) -> list[str]:
-        rows = db.execute(
-            f"SELECT DISTINCT {column} FROM prompts WHERE {column} IS NOT NULL AND {column} != '' ORDER BY 1")
-        return [str(row[0]) for row in rows]
+        return prompt_column_values(db, column)
 
     return values
 
@@ -114,7 +114,7 @@ def judge_names(db) -> list[str]:
 
 def annotator_names(db) -> list[str]:
     """Every annotator, by name: the admin's Voter menu, sent to no one else."""
-    return [name for name, in db.execute("SELECT name FROM annotators ORDER BY name")]
+    return annotator_name_list(db)
 
 
 FILTERS = {  # dropdown label: function of the database giving the choices
@@ -141,11 +141,7 @@ def suite_choices(db) -> dict[str, dict[str, list[str]]]:
     """Per suite, the Subset, Prompt variant and Category choices of its prompts: a menu offers only values of the
     chosen suite, so filters cannot combine into a view no prompt is in (e.g. Suite commonsense + Subset Easy)."""
     by_suite: dict[str, dict[str, set[str]]] = {}
-    rows = db.execute(
-        "SELECT suite, subset, variant, json_extract(metadata, '$.category') FROM prompts WHERE suite IS NOT NULL "
-        "UNION SELECT p.suite, NULL, NULL, c.value FROM prompts p, json_each(p.metadata, '$.categories') c "
-        "WHERE c.type = 'text' AND p.suite IS NOT NULL")
-    for suite, *values in rows:
+    for suite, *values in suite_slices(db):
         menus = by_suite.setdefault(str(suite), {label: set() for label in FOLLOW_SUITE})
         for label, value in zip(FOLLOW_SUITE, values):
             if value not in (None, ""):

@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         if all(metric in scorers.unavailable for metric in metrics):
             summary = {"skipped": {metric: scorers.unavailable[metric] for metric in metrics}}
         else:
-            db = connect(settings.db_path, synchronous=settings.sqlite_synchronous)
+            db = connect(settings.database, synchronous=settings.sqlite_synchronous)
             try:
                 summary = compute_metrics(
                     db, MediaStore(settings.media_dir), args.suite, metrics, scorers,

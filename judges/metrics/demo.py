@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 
 import sqlite_utils
 
+from datamodel.catalog import suites_with_images
 from datamodel.media import MediaStore
 
 DEMO_SUITE_METRICS: Mapping[str, tuple[str, ...]] = MappingProxyType({
@@ -36,8 +37,7 @@ def compute_demo_metrics(db: sqlite_utils.Database, media: MediaStore, *, cache_
     clip = build_demo_clip(Path(cache_dir) / "tiny" / DEMO_CLIP_NAME)  # trained once per cache folder
     options = metric_options(fid_reference="*", clip_model=f"local-dir:{clip}", clip_pretrained=None)
     scorers = Scorers(options, tiny=True, cache_dir=cache_dir)
-    present = {row[0] for row in db.execute(
-        "SELECT DISTINCT p.suite FROM images i JOIN prompts p ON p.id = i.prompt_id")}
+    present = suites_with_images(db)
     return {
         suite: compute_metrics(db, media, suite, DEMO_SUITE_METRICS.get(suite, ("clip", "fid", "is", "reward")),
                                scorers, progress=progress)

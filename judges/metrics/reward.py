@@ -187,19 +187,12 @@ def store_comparisons(db: sqlite_utils.Database, table, *, scorer: str, suite: s
 def stored_comparisons(db: sqlite_utils.Database, *, suite: str = "", scorer: str | None = None):
     """The stored comparisons of ``suite`` (one ``scorer``, or all) as a :func:`mann_whitney_table` frame, with a
     ``scorer`` column."""
-    import json
-
     import pandas as pd
 
-    sql = ("SELECT m.name, x.value, x.scorer, x.details FROM metrics x JOIN models m ON m.id = x.model_id "
-           "WHERE x.name = ? AND x.suite = ? AND x.image_id IS NULL")
-    args = [COMPARISON_METRIC, suite]
-    if scorer is not None:
-        sql += " AND x.scorer = ?"
-        args.append(scorer)
+    from datamodel.metrics import model_level_values
+
     records = []
-    for model_a, p_value, row_scorer, details in db.execute(sql, args).fetchall():
-        d = json.loads(details)
+    for model_a, p_value, row_scorer, d in model_level_values(db, COMPARISON_METRIC, suite, scorer):
         records.append({"model_a": model_a, "model_b": d["model_b"], "n_a": d["n_a"], "n_b": d["n_b"],
                         "median_a": d["median_a"], "median_b": d["median_b"], "U": d["U"], "p_value": p_value,
                         "scorer": row_scorer})

@@ -51,7 +51,7 @@ def make_image(model_index: int, prompt_index: int) -> Image.Image:
 def build_small_arena(root: Path, **settings_overrides) -> SmallArena:
     settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache",
                         demo=False, **settings_overrides)
-    db = connect(settings.db_path)
+    db = connect(settings.database)  # a SQLite file, or the PostgreSQL database of settings.database_url
     media = MediaStore(settings.media_dir)
     prompt_ids = add_prompts(db, small_prompts()).ids
     model_ids = {name: add_model(db, name) for name in MODELS}

@@ -1,0 +1,160 @@
+"""A throwaway PostgreSQL server for the tests and the replica load test: a fresh cluster in a temporary folder on a
+free port of 127.0.0.1, stopped and deleted afterwards.
+
+The server is Debian's ``postgresql`` package (``make test`` installs it: ``test-system-deps``); its programs are
+found on ``PATH`` or in ``/usr/lib/postgresql/<version>/bin`` (Debian keeps them there), the newest first.
+PostgreSQL refuses to run as root, so as root the cluster belongs to an unprivileged user (``postgres``, which the
+Debian package creates, else ``nobody``) and its programs run as that user; as anyone else, as themselves. The
+cluster trusts connections from 127.0.0.1 only (``-A trust``; it listens on nothing else and on a Unix socket in its
+own folder), and the superuser is ``arena``.
+
+``durable=False`` (the tests) turns off fsync and synchronous commit: a crash of the machine may lose the cluster,
+which is thrown away anyway. The load test keeps the defaults (``durable=True``), so a vote acknowledged is on disk.
+
+    with TemporaryPostgres() as server:
+        url = server.create_database("arena")   # postgresql://arena@127.0.0.1:PORT/arena
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+SUPERUSER = "arena"
+PROGRAMS = ("initdb", "pg_ctl", "postgres")
+
+
+class PostgresUnavailable(RuntimeError):
+    """No PostgreSQL server programs here; the message says what to install."""
+
+
+def server_bin() -> Path:
+    """The folder of ``initdb``, ``pg_ctl`` and ``postgres``: on PATH, else Debian's newest
+    ``/usr/lib/postgresql/<version>/bin``."""
+    found = shutil.which("initdb")
+    if found and shutil.which("pg_ctl"):
+        folder = Path(os.path.realpath(found)).parent
+        if all((folder / name).exists() for name in PROGRAMS):
+            return folder
+    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+                      key=lambda path: [int(part) if part.isdigit() else 0 for part in Path(path).parts[-3].split(".")])
+    if versions:
+        return Path(versions[-1]).parent
+    raise PostgresUnavailable("No PostgreSQL server found (initdb, pg_ctl). Install Debian's postgresql package: "
+                              "make test-system-deps, or apt-get install postgresql.")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _server_user() -> pwd.struct_passwd | None:
+    """The unprivileged user to run the server as when we are root (None: not root, run as ourselves)."""
+    if os.geteuid() != 0:
+        return None
+    for name in ("postgres", "nobody"):
+        try:
+            return pwd.getpwnam(name)
+        except KeyError:
+            continue
+    raise PostgresUnavailable("Running as root, and there is no 'postgres' or 'nobody' user to run PostgreSQL as "
+                              "(it refuses root). Install Debian's postgresql package, which creates 'postgres'.")
+
+
+class TemporaryPostgres:
+    """A PostgreSQL cluster of its own (module docstring); :meth:`start` and :meth:`stop`, or use ``with``."""
+
+    def __init__(self, *, durable: bool = False, max_connections: int = 300, settings: dict | None = None,
+                 parent: str | Path | None = None):
+        self.durable, self.max_connections = durable, max_connections
+        self.settings = dict(settings or {})
+        self.parent = parent
+        self.bin = server_bin()
+        self.user = _server_user()
+        self.root: Path | None = None
+        self.port: int | None = None
+
+    @property
+    def data(self) -> Path:
+        return self.root / "data"
+
+    def _run(self, *args: str, check: bool = True, timeout: float = 120.0) -> subprocess.CompletedProcess:
+        kwargs = {}
+        if self.user is not None:
+            kwargs = {"user": self.user.pw_uid, "group": self.user.pw_gid, "extra_groups": []}
+        return subprocess.run([str(self.bin / args[0]), *args[1:]], capture_output=True, text=True, check=False,
+                              timeout=timeout, cwd=self.root, env={**os.environ, "LC_ALL": "C.UTF-8"}, **kwargs)
+
+    def start(self) -> "TemporaryPostgres":
+        parent = self.parent
+        if parent is None and self.user is not None and Path("/tmp").is_dir():
+            parent = "/tmp"  # a folder the server's user can reach whatever TMPDIR says (root's may be private)
+        self.root = Path(tempfile.mkdtemp(prefix="arena-postgres-", dir=parent))
+        if self.user is not None:
+            os.chown(self.root, self.user.pw_uid, self.user.pw_gid)
+        init = self._run("initdb", "-D", str(self.data), "-U", SUPERUSER, "-A", "trust", "-E", "UTF8",
+                         "--locale=C.UTF-8", *(() if self.durable else ("--no-sync",)))
+        if init.returncode:
+            self._cleanup()
+            raise PostgresUnavailable(f"initdb failed ({init.returncode}): {init.stderr.strip()[-800:]}")
+        options = {"listen_addresses": "127.0.0.1", "unix_socket_directories": str(self.root),
+                   "max_connections": str(self.max_connections), "shared_buffers": "128MB",
+                   **({} if self.durable else {"fsync": "off", "synchronous_commit": "off",
+                                                "full_page_writes": "off"}),
+                   **{key: str(value) for key, value in self.settings.items()}}
+        for attempt in range(5):  # a port found free may be taken before the server binds it: try another
+            self.port = _free_port()
+            line = " ".join(f"-c {key}={value}" for key, value in {**options, "port": self.port}.items())
+            started = self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "server.log"), "-w",
+                                "-t", "60", "-o", line, "start")
+            if started.returncode == 0:
+                return self
+        log = (self.root / "server.log").read_text(errors="replace")[-1500:] if (self.root / "server.log").exists() else ""
+        self._cleanup()
+        raise PostgresUnavailable(f"PostgreSQL did not start: {started.stderr.strip()[-500:]}\n{log}")
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
+
+    def create_database(self, name: str, *, template: str | None = None) -> str:
+        """Create database ``name`` (a copy of ``template``, if given); return its URL."""
+        from datamodel.postgres import create_database
+
+        create_database(self.url(), name, template=template)
+        return self.url(name)
+
+    def drop_database(self, name: str) -> None:
+        from datamodel.postgres import drop_database
+
+        drop_database(self.url(), name)
+
+    def stop(self) -> None:
+        if self.root is None:
+            return
+        if self.data.exists():
+            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "-t", "30", "stop", timeout=60)
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        root, self.root = self.root, None
+        if root is not None:
+            for _ in range(3):
+                shutil.rmtree(root, ignore_errors=True)
+                if not root.exists():
+                    break
+                time.sleep(0.2)
+
+    def __enter__(self) -> "TemporaryPostgres":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -409,3 +409,31 @@ def test_yoloe_without_its_text_encoder_says_what_is_missing(tmp_path):
         detector.detect(Image.new("RGB", (64, 64)), ["dog"])
     with pytest.raises(FileNotFoundError, match="YOLO-E weights .*missing.pt not found"):
         YoloeDetector(tmp_path / "missing.pt")
+
+
+def test_loading_yoloe_leaves_pillow_and_the_arena_s_image_checks_as_they_were(tmp_path):
+    """ultralytics replaces ``PIL.Image.open`` when imported with one that, on a file Pillow cannot identify, tries to
+    pip-install pi-heif and then fails with ModuleNotFoundError: after a SANEval run in the same process, a broken
+    upload was no longer refused as one (the whole suite failed test_store and test_security that way). Run in a
+    fresh interpreter, so the check does not depend on which test imported ultralytics first."""
+    pytest.importorskip("ultralytics")
+    import subprocess
+    import sys
+
+    script = f"""
+import PIL.Image
+original = PIL.Image.open
+from judges.metrics.detection import _ultralytics
+_ultralytics()
+import ultralytics.utils.patches  # what YOLOE's predictions import
+assert PIL.Image.open is original, PIL.Image.open
+from datamodel.media import MediaError, MediaStore
+try:
+    MediaStore({str(tmp_path / 'media')!r}).put(b"not an image", "broken.png")
+except MediaError as error:
+    print("refused:", error)
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[1],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "refused: broken.png: not a readable image" in done.stdout

@@ -122,16 +122,28 @@ class TransformersDetector:
 
 
 def _ultralytics():
-    """ultralytics' YOLOE class, never allowed to download or update anything."""
+    """ultralytics' YOLOE class, never allowed to download or update anything.
+
+    Importing ultralytics replaces ``PIL.Image.open`` for the whole process (``ultralytics.utils.patches``) with one
+    that, on a file Pillow cannot identify, tries to pip-install pi-heif and then raises ModuleNotFoundError instead of
+    Pillow's UnidentifiedImageError: the arena's checks of uploaded images (:mod:`datamodel.media`) would no longer
+    refuse a broken file as one. Pillow's own ``open`` is put back; YOLO-E reads the arena's PNG, JPEG and WebP with it.
+    """
     import os
+
+    import PIL.Image
 
     os.environ.setdefault("YOLO_OFFLINE", "true")
     os.environ.setdefault("YOLO_VERBOSE", "false")
+    pillow_open = PIL.Image.open
     try:
         from ultralytics import YOLOE
+        import ultralytics.utils.patches  # noqa: F401  (imported here, so that its patch is undone below)
     except ImportError as error:
         raise ImportError("YOLO-E needs ultralytics: pip install '.[detection]' (ultralytics==8.4.190, AGPL-3.0).") \
             from error
+    finally:
+        PIL.Image.open = pillow_open
     return YOLOE
 
 

@@ -452,6 +452,26 @@ def test_tiny_owlv2_detector_round_trip(tmp_path):
     assert TransformersDetector(folder, threshold=1.01).detect(image, ["a dog"]) == []
 
 
+def test_tiny_grounding_dino_detector_round_trip(tmp_path):
+    """Grounding DINO, the third transformers detector SANEval's modular framework takes (§3.3), through its own path:
+    one text "a red apple. a dog.", the phrases it returns mapped back to the labels asked."""
+    from PIL import Image
+
+    from judges.metrics.detection import TransformersDetector, build_tiny_grounding_dino
+
+    folder = build_tiny_grounding_dino(tmp_path / "gdino")
+    detector = TransformersDetector(folder, threshold=0.0)
+    assert detector.model_type == "grounding-dino" and detector.name == "grounding-dino:gdino"
+    image = Image.new("RGB", (80, 48), (200, 30, 30))
+    found = detector.detect(image, ["a red apple", "a dog"])
+    assert found and all(d.label in ("a red apple", "a dog") for d in found)
+    assert all(0 <= d.box[0] <= d.box[2] <= 80 and 0 <= d.box[1] <= d.box[3] <= 48 for d in found)
+    assert found == sorted(found, key=lambda d: -d.score)
+    assert detector.detect(image, [" "]) == []
+    assert TransformersDetector(folder, threshold=1.01).detect(image, ["a dog"]) == []
+    assert TransformersDetector._match("Dog", ["a red apple", "a dog"]) == "a dog"  # a phrase inside a label
+
+
 def test_owl_target_size_pads_only_for_owlv2():
     from PIL import Image
 

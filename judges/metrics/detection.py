@@ -268,6 +268,38 @@ def build_tiny_owl(folder: str | Path, seed: int = 0, *, version: str = "owlv2")
     return folder
 
 
+def build_tiny_grounding_dino(folder: str | Path, seed: int = 0) -> Path:
+    """A tiny random Grounding DINO (a two-stage Swin backbone, a one-layer BERT over a 16-word vocabulary, 10
+    queries), saved with ``save_pretrained`` into ``folder``: the stand-in that runs :class:`TransformersDetector`'s
+    Grounding DINO path (one text "a cat. a dog.", phrases mapped back to the labels) without the real weights."""
+    import torch
+    from transformers import (BertConfig, BertTokenizer, GroundingDinoConfig, GroundingDinoForObjectDetection,
+                              GroundingDinoImageProcessor, GroundingDinoProcessor, SwinConfig)
+
+    folder = Path(folder)
+    if (folder / "config.json").exists():
+        return folder
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "a", "an", "red", "green", "apple", "dog", "cat",
+             "chair", "field", "tree"]
+    tokenizer = BertTokenizer(vocab={word: i for i, word in enumerate(words)}, do_lower_case=True)
+    config = GroundingDinoConfig(
+        backbone_config=SwinConfig(image_size=64, patch_size=4, embed_dim=16, depths=[1, 1], num_heads=[1, 1],
+                                   window_size=4, out_features=["stage1", "stage2"]),
+        text_config=BertConfig(vocab_size=len(words), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                               intermediate_size=37, max_position_embeddings=64),
+        d_model=32, encoder_layers=1, decoder_layers=2, encoder_ffn_dim=32, decoder_ffn_dim=32,
+        encoder_attention_heads=2, decoder_attention_heads=2, num_queries=10, num_feature_levels=2,
+        encoder_n_points=2, decoder_n_points=2, max_text_len=32, use_timm_backbone=False, backbone=None,
+        use_pretrained_backbone=False)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = GroundingDinoForObjectDetection(config).eval()
+    image_processor = GroundingDinoImageProcessor(size={"shortest_edge": 64, "longest_edge": 64})
+    model.save_pretrained(folder)
+    GroundingDinoProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(folder)
+    return folder
+
+
 def build_tiny_owlv2(folder: str | Path, seed: int = 0) -> Path:
     """A tiny random OWLv2 (:func:`build_tiny_owl`)."""
     return build_tiny_owl(folder, seed, version="owlv2")

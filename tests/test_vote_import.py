@@ -293,3 +293,34 @@ def test_leaderboard_anchor_option_reaches_the_protocol_and_bad_ones_say_the_for
         rating_protocol(LeaderboardOptions(protocol="fastchat-2024", anchor="sd3"))
     with pytest.raises(ValueError, match="The online-elo protocol has no anchor"):
         rating_protocol(LeaderboardOptions(protocol="online-elo", anchor="sd3=1000"))
+
+
+def test_imported_votes_never_reach_a_page_that_shows_images(tmp_path):
+    """Imported votes have no images (issue 28): they rate models on the leaderboard but never become a battle, a
+    vote of the arena's own (the review, the exports, the annotators' standing) or a model a battle can draw."""
+    import random
+
+    from arena import session as sessions
+    from support.arena import build_small_arena
+
+    arena = build_small_arena(tmp_path)
+    db = arena.db
+    own = sorted(arena.model_ids)
+    before = {table: db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+              for table in ("votes", "battles", "images")}
+    log = [battle(i, a=own[i % 2], b="peer-only-model", winner=["model_a", "model_b"][i % 2]) for i in range(30)]
+    import_votes(db, fastchat_file(tmp_path / "log.json", log), "fastchat", source="peer")
+    assert {table: db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            for table in ("votes", "battles", "images")} == before
+    board = compute_leaderboard(db, LeaderboardOptions(rounds=5, source="peer"))
+    assert "peer-only-model" in set(board.table["model"])  # rated from the imported votes alone
+    session = sessions.start(db, "ann", "token-0001", open_signup=True)
+    shown = set()
+    for k in range(20):
+        session = sessions.next_battle(db, random.Random(k), session)
+        shown |= {session.battle.left.image_id, session.battle.right.image_id}
+        session = sessions.vote(db, session, "A")
+    names = {row[0] for row in db.execute(
+        f"SELECT m.name FROM images i JOIN models m ON m.id = i.model_id WHERE i.id IN ({','.join(map(str, shown))})")}
+    assert "peer-only-model" not in names and names <= set(own)
+    assert export_votes(db, tmp_path / "votes.csv") == 20  # the arena's own votes only

@@ -57,7 +57,7 @@ def test_the_reveal_describes_the_models_and_offers_the_voter_s_own_leaderboard(
         shoot(page, size, "after-02-own-leaderboard-offered")
         press(page, size, "#reveal .your-board")
         page.wait_for_function("() => document.querySelector('#lb-voter input')?.value === 'curious'", timeout=20000)
-        page.wait_for_function(f"() => document.querySelector('#lb-summary').innerText.includes('{EVERY} human votes')",
+        page.wait_for_function(f"() => document.querySelector('#lb-summary')?.innerText.includes('{EVERY} human votes')",
                                timeout=30000)
         shoot(page, size, "after-03-own-leaderboard")
         assert page.locator("button[role=tab][aria-selected=true]", has_text="Leaderboard").count() == 1
@@ -86,7 +86,7 @@ def test_the_leaderboard_over_time_in_the_page(tmp_path, browser, size):
     with running_app(arena.settings) as url:
         page = open_page(browser, url, size)
         page.get_by_role("tab", name="Leaderboard").click()
-        page.wait_for_function("() => document.querySelector('#lb-summary').innerText.includes('36 human votes')",
+        page.wait_for_function("() => document.querySelector('#lb-summary')?.innerText.includes('36 human votes')",
                                timeout=30000)
         page.wait_for_function("() => (document.querySelector('#lb-history .js-plotly-plot')?.data || [])"
                                ".some(trace => (trace.x || []).length >= 4)", timeout=30000)
@@ -102,7 +102,7 @@ def test_the_leaderboard_over_time_in_the_page(tmp_path, browser, size):
                                 ".map(li => li.innerText.replace('✓', '').trim())")  # the chosen one has a tick
         assert options[0] == "Now" and two_days_ago in options, options
         page.locator("ul[role=listbox] li[role=option]", has_text=two_days_ago).first.click()
-        page.wait_for_function(f"() => document.querySelector('#lb-summary').innerText.includes('As of {two_days_ago}')",
+        page.wait_for_function(f"() => document.querySelector('#lb-summary')?.innerText.includes('As of {two_days_ago}')",
                                timeout=30000)
         shoot(page, size, "history-02-as-of", full_page=size == "desktop")
         assert "24 human votes" in page.inner_text("#lb-summary")  # the votes cast by the end of that day

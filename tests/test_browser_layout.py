@@ -183,7 +183,7 @@ def test_every_font_weight_the_page_uses_renders_from_one_whole_font(tmp_path, b
         vote(page, size)
         drawn = _fonts_of_text(page)
         page.get_by_role("tab", name="Leaderboard").click()
-        page.wait_for_function("() => document.querySelector('#lb-summary').innerText.includes('vote')",
+        page.wait_for_function("() => document.querySelector('#lb-summary')?.innerText.includes('vote')",
                                timeout=30000)
         page.wait_for_timeout(500)
         for label, fonts in _fonts_of_text(page).items():

@@ -24,7 +24,7 @@ ONE_PLURAL = re.compile(r"(?<![\d,.])1 (battles|pairs|votes|models|annotators)\b
 
 
 def _summary(page, text: str) -> None:
-    page.wait_for_function(f"() => document.querySelector('#lb-summary').innerText.includes({text!r})",
+    page.wait_for_function(f"() => document.querySelector('#lb-summary')?.innerText.includes({text!r})",
                            timeout=30000)
     page.wait_for_timeout(300)
 
@@ -88,7 +88,7 @@ def test_the_leaderboard_speaks_plainly(tmp_path, browser, size):
         assert page.locator("#lb-summary").bounding_box()["height"] < (60 if size == "desktop" else 130), summary
         assert not page.is_visible("#lb-details-text") or "Bradley" not in page.inner_text("#lb-details-text")
         page.locator("#lb-details").get_by_text("Statistics").first.click()
-        page.wait_for_function("() => document.querySelector('#lb-details-text').innerText.includes('Bradley')",
+        page.wait_for_function("() => document.querySelector('#lb-details-text')?.innerText.includes('Bradley')",
                                timeout=5000)
         # the suites by the arena's names; the judge column's value whole
         assert {"Commonsense-T2I", "WordNet taxonomy"} <= set(_options(page, "suite"))
@@ -126,10 +126,10 @@ def test_the_leaderboard_speaks_plainly(tmp_path, browser, size):
         assert not ONE_PLURAL.search(text), ONE_PLURAL.search(text)
         # the Judges sub-tab follows the filters above it
         _subtab(page, "Judges")
-        page.wait_for_function("() => document.querySelector('#lb-judges-note').innerText.includes('For every suite')",
+        page.wait_for_function("() => document.querySelector('#lb-judges-note')?.innerText.includes('For every suite')",
                                timeout=30000)
         _pick(page, "suite", "WordNet taxonomy")
-        page.wait_for_function("() => document.querySelector('#lb-judges-note').innerText"
+        page.wait_for_function("() => document.querySelector('#lb-judges-note')?.innerText"
                                ".includes('For Suite WordNet taxonomy')", timeout=30000)
         shoot(page, size, "labels-04-judges-filtered", full_page=True)
         scopes = {cell for cell in _column(page, "lb-judges", "scope") if cell}
@@ -144,12 +144,12 @@ def test_an_empty_leaderboard_says_the_true_reason(tmp_path, browser, size):
         page = open_page(browser, url, size)
         page.get_by_role("tab", name="Leaderboard").click()
         _summary(page, "0 human votes")
-        page.wait_for_function("() => document.querySelector('#lb-table-note').innerText.includes('No votes')",
+        page.wait_for_function("() => document.querySelector('#lb-table-note')?.innerText.includes('No votes')",
                                timeout=20000)
         shoot(page, size, "labels-05-no-votes-yet", full_page=True)
         note = page.inner_text("#lb-table-note")
         assert "No votes yet" in note and "Pick other filters" not in note, note
         _pick(page, "suite", "Commonsense-T2I")
-        page.wait_for_function("() => document.querySelector('#lb-table-note').innerText.includes('filters')",
+        page.wait_for_function("() => document.querySelector('#lb-table-note')?.innerText.includes('filters')",
                                timeout=20000)
         assert "No votes match these filters (Suite Commonsense-T2I)" in page.inner_text("#lb-table-note")

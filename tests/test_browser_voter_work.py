@@ -32,7 +32,7 @@ def test_the_page_counts_cast_and_counted_votes_warns_before_the_cap_and_says_wh
         seen = []
         for number in range(1, CAP + 2):
             vote(page, size)
-            page.wait_for_function(f"() => document.querySelector('#status').innerText.includes('{number} vote')",
+            page.wait_for_function(f"() => document.querySelector('#status')?.innerText.includes('{number} vote')",
                                    timeout=20000)
             seen.append((status(page), reveal(page)))
             if number == CAP - 2:

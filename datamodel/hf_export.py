@@ -165,6 +165,24 @@ def write_folder(folder: str | Path, schema: pa.Schema, batches, card) -> int:
     return rows
 
 
+def write_published_folder(folder: str | Path, schema: pa.Schema, cursor, chunk_rows: int, to_batch, card,
+                           publish) -> int:
+    """:func:`write_folder` over the rows of ``cursor`` (the row's id first, oldest first), ``chunk_rows`` at a time
+    through ``to_batch(chunk)``; once the folder is whole, ``publish(last id written)`` records its images as
+    published (:mod:`datamodel.catalog`). Returns the rows."""
+    last_id = 0
+
+    def batches():
+        nonlocal last_id
+        while chunk := cursor.fetchmany(chunk_rows):
+            yield to_batch(chunk)
+            last_id = chunk[-1][0]
+
+    rows = write_folder(folder, schema, batches(), card)
+    publish(last_id)
+    return rows
+
+
 def write_hf_dataset(db: sqlite_utils.Database, media: MediaStore, folder: str | Path, *,
                      chunk_rows: int = HF_CHUNK_ROWS, license_id: str = DEFAULT_LICENSE,
                      keep_in_battles: bool = False) -> int:
@@ -173,18 +191,10 @@ def write_hf_dataset(db: sqlite_utils.Database, media: MediaStore, folder: str |
     The images written are recorded as published (:func:`datamodel.catalog.publish_images`) and, unless
     ``keep_in_battles``, withheld from battles from now on: anyone holding the dataset could render them as the arena
     does and name them in a battle before the vote."""
-    cursor = db.execute(_ROWS_SQL)
-    last_vote = 0
-
-    def batches():
-        nonlocal last_vote
-        while chunk := cursor.fetchmany(chunk_rows):
-            yield _batch(chunk, media)
-            last_vote = chunk[-1][0]
-
-    rows = write_folder(folder, SCHEMA, batches(), lambda rows: dataset_card(rows, license_id=license_id))
-    publish_images(db, last_vote, withhold=not keep_in_battles)
-    return rows
+    return write_published_folder(
+        folder, SCHEMA, db.execute(_ROWS_SQL), chunk_rows, lambda chunk: _batch(chunk, media),
+        lambda rows: dataset_card(rows, license_id=license_id),
+        lambda last_vote: publish_images(db, last_vote, withhold=not keep_in_battles))
 
 
 def push_to_hub(folder: str | Path, repo_id: str, *, token: str | None = None, private: bool = True) -> str:

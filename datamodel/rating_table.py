@@ -24,7 +24,7 @@ import pyarrow as pa
 import sqlite_utils
 
 from datamodel.catalog import publish_rated_images
-from datamodel.hf_export import DEFAULT_LICENSE, IMAGE, _image, arrow_schema, dataset_card, write_folder
+from datamodel.hf_export import DEFAULT_LICENSE, IMAGE, _image, arrow_schema, dataset_card, write_published_folder
 from datamodel.media import MediaStore
 from datamodel.dialect import is_postgres, unixepoch_text
 from datamodel.vote_table import arrow_writer, json_object, jsonl_writer
@@ -144,20 +144,12 @@ def write_hf_ratings(db: sqlite_utils.Database, media: MediaStore, folder: str |
     Raters are numbered, not named. The images written are recorded as published and, unless ``keep_in_battles``,
     withheld from battles and rating questions from now on (:func:`datamodel.catalog.publish_rated_images`), as the
     votes' export does: anyone holding the folder could render an image as the arena does and name its model."""
-    cursor = db.execute(_HF_SQL)
-    last_rating = 0
-
-    def batches():
-        nonlocal last_rating
-        while chunk := cursor.fetchmany(chunk_rows):
-            yield _hf_batch(chunk, media)
-            last_rating = chunk[-1][0]
-
-    rows = write_folder(folder, HF_SCHEMA, batches(), lambda rows: dataset_card(
-        rows, license_id=license_id, pretty_name="Text-to-image arena human ratings", fields=HF_FIELDS,
-        summary=HF_SUMMARY, tags=("human-evaluation", "rating"), what="ratings"))
-    publish_rated_images(db, last_rating, withhold=not keep_in_battles)
-    return rows
+    return write_published_folder(
+        folder, HF_SCHEMA, db.execute(_HF_SQL), chunk_rows, lambda chunk: _hf_batch(chunk, media),
+        lambda rows: dataset_card(rows, license_id=license_id, pretty_name="Text-to-image arena human ratings",
+                                  fields=HF_FIELDS, summary=HF_SUMMARY, tags=("human-evaluation", "rating"),
+                                  what="ratings"),
+        lambda last_rating: publish_rated_images(db, last_rating, withhold=not keep_in_battles))
 
 
 def _write_hf(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None,

@@ -27,7 +27,7 @@ from datamodel.catalog import publish_rated_images
 from datamodel.hf_export import DEFAULT_LICENSE, IMAGE, _image, arrow_schema, dataset_card, write_published_folder
 from datamodel.media import MediaStore
 from datamodel.dialect import is_postgres, unixepoch_text
-from datamodel.vote_table import arrow_writer, json_object, jsonl_writer
+from datamodel.vote_table import PUBLISHING_FORMATS, arrow_writer, json_object, jsonl_writer
 
 EXPORT_CHUNK_ROWS = 50_000
 HF_CHUNK_ROWS = 256
@@ -152,7 +152,7 @@ def write_hf_ratings(db: sqlite_utils.Database, media: MediaStore, folder: str |
         lambda last_rating: publish_rated_images(db, last_rating, withhold=not keep_in_battles))
 
 
-def _write_hf(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None,
+def _write_hf(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None, *,
               keep_in_battles: bool = False) -> int:
     if media is None:
         raise ValueError("The hf format holds the images: pass the media store (python -m arena ratings export "
@@ -179,9 +179,8 @@ def export_ratings(db: sqlite_utils.Database, path: str | Path, fmt: str | None 
                          f"--format {' | '.join(EXPORTERS)} (FastChat's battle format holds no ratings).")
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, not {chunk_rows}.")
-    if keep_in_battles and fmt != "hf":
+    if keep_in_battles and fmt not in PUBLISHING_FORMATS:
         raise ValueError("--keep-in-battles goes only with the hf format (the one that publishes images).")
     path.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "hf":
-        return _write_hf(db, path, chunk_rows, media, keep_in_battles)
-    return EXPORTERS[fmt](db, path, chunk_rows, media)
+    options = {"keep_in_battles": keep_in_battles} if fmt in PUBLISHING_FORMATS else {}
+    return EXPORTERS[fmt](db, path, chunk_rows, media, **options)

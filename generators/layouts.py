@@ -4,7 +4,9 @@ A SANEval prompt (:func:`suites.saneval.demo_specs`) carries its structure in it
 shape or texture, a spatial relation, counts); :func:`saneval_layout` turns it into placed emoji:
 
 - colour and texture binding: each object's emoji recoloured towards its attribute's tint (``tints`` in
-  ``suites/data/demo_glyphs.json``: "red" is #e0282e, "wooden" #a8733e), the objects in a row;
+  ``suites/data/demo_glyphs.json``: "red" is #e0282e, "wooden" #a8733e), a texture also with its pattern
+  (:data:`TEXTURE_PATTERNS`: wood grain, a knit's stitches, fur's strokes, marble's veins, a shine on metal, glass, plastic and rubber), the
+  objects in a row;
 - shape binding: each object on a plate of its shape (round, square, triangular, ..., heart-shaped, cylindrical);
 - spatial: the subject left of, right of, above or below the object;
 - numeracy: as many copies of each object's emoji as counted, in a grid.
@@ -33,8 +35,8 @@ SHAPE_INK = (70, 60, 50)
 @dataclass(frozen=True)
 class Placed:
     """One emoji of a layout: ``glyph`` recoloured towards ``tint`` ('#rrggbb' or ''), centred on (``x``, ``y``)
-    with its longer side ``side`` (shares of the image), on a plate of ``plate`` (a shape word, or '') and with
-    ``accent`` (an emoji, or '') at its upper right."""
+    with its longer side ``side`` (shares of the image), on a plate of ``plate`` (a shape word, or ''), with
+    ``accent`` (an emoji, or '') at its upper right and the pattern of ``texture`` (a texture word, or '')."""
 
     glyph: str
     x: float
@@ -43,13 +45,15 @@ class Placed:
     tint: str = ""
     plate: str = ""
     accent: str = ""
+    texture: str = ""
 
 
-def _row(glyphs: list[tuple[str, str, str]], y: float = 0.58) -> list[Placed]:
-    """(glyph, tint, plate) side by side, each as large as the row allows."""
+def _row(glyphs: list[tuple[str, str, str, str]], y: float = 0.58) -> list[Placed]:
+    """(glyph, tint, plate, texture) side by side, each as large as the row allows."""
     n = len(glyphs)
     side = min(0.42, 0.94 / n)
-    return [Placed(glyph, (k + 0.5) / n, y, side, tint, plate) for k, (glyph, tint, plate) in enumerate(glyphs)]
+    return [Placed(glyph, (k + 0.5) / n, y, side, tint, plate, texture=texture)
+            for k, (glyph, tint, plate, texture) in enumerate(glyphs)]
 
 
 def _grid(glyphs: list[str]) -> list[Placed]:
@@ -79,7 +83,8 @@ def saneval_layout(structure: dict, objects: dict[str, str], tints: dict[str, di
         return [Placed(objects[relation["subject"]], sx, sy, 0.34), Placed(objects[relation["object"]], ox, oy, 0.34)]
     kind, attributes = structure["attribute_kind"], structure["attributes"]
     return _row([(objects[name], tints[kind][attributes[name]] if kind in tints else "",
-                  attributes[name] if kind == "shape" else "") for name in structure["objects"]])
+                  attributes[name] if kind == "shape" else "", attributes[name] if kind == "texture" else "")
+                 for name in structure["objects"]])
 
 
 def saneval_near_miss(structure: dict, rng: random.Random, attribute_words: dict[str, tuple[str, ...]]) -> dict:
@@ -150,6 +155,60 @@ def _plate(draw: ImageDraw.ImageDraw, shape: str, cx: float, cy: float, r: float
         draw.ellipse([cx - r * 0.6, top - r * 0.22, cx + r * 0.6, top + r * 0.22], **style)
 
 
+# texture: (pattern, its ink as RGBA); the pattern is drawn over the tinted emoji, inside its outline
+TEXTURE_PATTERNS = {"wooden": ("grain", (70, 40, 16, 150)), "knitted": ("stitches", (255, 236, 230, 170)),
+                    "furry": ("strokes", (90, 56, 24, 150)), "fluffy": ("strokes", (200, 190, 176, 170)),
+                    "marble": ("veins", (110, 110, 120, 170)), "leather": ("stitches", (40, 20, 8, 110)),
+                    "metallic": ("shine", (255, 255, 255, 150)), "rubber": ("shine", (150, 150, 150, 110)),
+                    "plastic": ("shine", (255, 255, 255, 130)), "glass": ("shine", (255, 255, 255, 190))}
+
+
+def _pattern(size: tuple[int, int], kind: str, ink: tuple[int, int, int, int]) -> Image.Image:
+    """An RGBA layer of ``size`` with the pattern ``kind`` in ``ink`` (drawn from a fixed seed: same pixels)."""
+    layer = Image.new("RGBA", size, (0, 0, 0, 0))
+    draw = ImageDraw.Draw(layer)
+    width, height = size
+    step = max(4, min(size) // 12)
+    rng = random.Random(kind)
+    if kind == "grain":
+        for y in range(0, height, step):
+            draw.arc([-width // 2, y - step, width * 3 // 2, y + step * 2], 200, 340, fill=ink, width=2)
+    elif kind == "stitches":
+        for y in range(0, height, step):
+            for x in range(0, width, step):
+                draw.line([(x, y), (x + step // 2, y + step)], fill=ink, width=2)
+                draw.line([(x + step, y), (x + step // 2, y + step)], fill=ink, width=2)
+    elif kind == "strokes":
+        for _ in range(width * height // (step * 3)):
+            x, y = rng.randrange(width), rng.randrange(height)
+            draw.line([(x, y), (x + rng.randint(-3, 3), y + step // 2)], fill=ink, width=1)
+    elif kind == "veins":
+        for _ in range(4):
+            x, y = rng.randrange(width), 0
+            while y < height:
+                nx, ny = x + rng.randint(-step, step), y + step
+                draw.line([(x, y), (nx, ny)], fill=ink, width=2)
+                x, y = nx, ny
+    elif kind == "shine":
+        draw.line([(width * 0.2, height * 0.15), (width * 0.5, height * 0.1)], fill=ink, width=max(2, step // 2))
+        draw.ellipse([width * 0.62, height * 0.18, width * 0.72, height * 0.28], fill=ink)
+    return layer
+
+
+def placed_glyph(placed: Placed) -> Image.Image:
+    """The RGBA emoji of ``placed`` as it is pasted: tinted, and patterned with its texture."""
+    from generators.procedural import glyph_image
+
+    glyph = glyph_image(placed.glyph, placed.tint)
+    if placed.texture not in TEXTURE_PATTERNS:
+        return glyph
+    kind, ink = TEXTURE_PATTERNS[placed.texture]
+    alpha = glyph.getchannel("A")
+    pattern = _pattern(glyph.size, kind, ink)
+    pattern.putalpha(Image.composite(pattern.getchannel("A"), Image.new("L", glyph.size, 0), alpha))
+    return Image.alpha_composite(glyph, pattern)
+
+
 def draw_layout(image: Image.Image, layout: list[Placed]) -> None:
     """Paste each placed emoji (on its plate, with its accent) onto ``image`` (RGBA), in order."""
     from generators.procedural import glyph_image, paste_glyph
@@ -161,7 +220,7 @@ def draw_layout(image: Image.Image, layout: list[Placed]) -> None:
         cx, cy, side = placed.x * width, placed.y * height, placed.side * scale
         if placed.plate:
             _plate(draw, placed.plate, cx, cy, side * 0.62)
-        paste_glyph(image, glyph_image(placed.glyph, placed.tint), round(side * (0.7 if placed.plate else 1)),
+        paste_glyph(image, placed_glyph(placed), round(side * (0.7 if placed.plate else 1)),
                     (round(cx), round(cy)))
         if placed.accent:
             paste_glyph(image, glyph_image(placed.accent), max(8, round(side * 0.45)),

@@ -18,9 +18,9 @@ COMMONSENSE = [spec for spec in demo_prompt_specs() if spec.suite == "commonsens
 
 
 def glyph_match(image: Image.Image, glyph: str, tint: str, side: int, centre: tuple[int, int]) -> float:
-    """Share of the emoji's opaque pixels (rendered alone, scaled to ``side``, placed at ``centre``) that ``image``
-    shows in the same colour (within 12 levels per channel)."""
-    alone = glyph_image(glyph, tint)
+    """Share of the emoji's opaque pixels (``glyph``: an emoji, or its RGBA image; rendered alone, scaled to
+    ``side``, placed at ``centre``) that ``image`` shows in the same colour (within 12 levels per channel)."""
+    alone = glyph if isinstance(glyph, Image.Image) else glyph_image(glyph, tint)
     scale = side / max(alone.size)
     alone = alone.resize((max(1, round(alone.width * scale)), max(1, round(alone.height * scale))),
                          Image.Resampling.LANCZOS)
@@ -116,9 +116,12 @@ SEMVAR = [spec for spec in demo_prompt_specs() if spec.suite == "semvarbench"]
 
 
 def layout_match(image: Image.Image, layout) -> list[float]:
-    """glyph_match of each placed emoji of a layout where generators.layouts.draw_layout pastes it."""
+    """glyph_match of each placed emoji of a layout (tinted and patterned as generators.layouts.placed_glyph makes
+    it) where generators.layouts.draw_layout pastes it."""
+    from generators.layouts import placed_glyph
+
     side = min(image.size)
-    return [glyph_match(image, p.glyph, p.tint, round(p.side * side * (0.7 if p.plate else 1)),
+    return [glyph_match(image, placed_glyph(p), "", round(p.side * side * (0.7 if p.plate else 1)),
                         (round(p.x * image.width), round(p.y * image.height))) for p in layout]
 
 

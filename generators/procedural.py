@@ -342,7 +342,7 @@ class GlyphPainter:
         return what, {**drawn, "layout": layout}
 
     def _scene(self, draw: ImageDraw.ImageDraw, scene: str, rng: random.Random) -> None:
-        """Paint the sky gradient, the ground and the sun or lamp."""
+        """Paint the sky gradient, the ground and the sun or lamp (on a night sea, a few stars)."""
         top, bottom, ground, share, sun = SCENES.get(scene, SCENES["studio"])
         horizon = round(self.height * (1 - share))
         for y in range(horizon):
@@ -355,6 +355,10 @@ class GlyphPainter:
             x = rng.choice((self.width // 7, self.width * 6 // 7)) + rng.randint(-8, 8)
             y = self.height // 7 + rng.randint(-6, 6)
             draw.ellipse([x - r, y - r, x + r, y + r], fill=sun)
+        elif scene == "night sea":  # a few stars, so that no two (prompt, seed) share a picture
+            for _ in range(12):
+                x, y = rng.randrange(self.width), rng.randrange(max(1, horizon - 2))
+                draw.point([(x, y), (x + 1, y)], fill=tuple(min(255, c + 70) for c in top))
 
     def placement(self, prompt: str, seed: int) -> tuple[str, dict | None, int, tuple[int, int]]:
         """(what, entry) of :meth:`choice`, the side of the main emoji's square and its centre."""

@@ -17,7 +17,7 @@ the wrong objects (or another attribute for a single object), the relation's two
 A SemVarBench demo item (``suites/data/semvarbench_sample``) has two meanings: the anchor's (which its paraphrase
 shares) and the permutation's; ``semvarbench`` in the glyph table holds each meaning's layout, and the lookalike's
 near miss is the other meaning's. Positions and sizes are shares of the image's sides, so the layouts draw at any
-size.
+size; :func:`generators.procedural.draw_layout` draws them (with :func:`draw_plate` and :func:`pattern_layer`).
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def shrunk(layout: list[Placed], factor: float) -> list[Placed]:
     return [replace(placed, side=placed.side * factor) for placed in layout]
 
 
-def _plate(draw: ImageDraw.ImageDraw, shape: str, cx: float, cy: float, r: float) -> None:
+def draw_plate(draw: ImageDraw.ImageDraw, shape: str, cx: float, cy: float, r: float) -> None:
     """A plate of ``shape`` centred on (cx, cy), ``r`` its half side."""
     style = {"fill": SHAPE_PLATE, "outline": SHAPE_INK, "width": max(2, round(r / 14))}
 
@@ -163,7 +163,7 @@ TEXTURE_PATTERNS = {"wooden": ("grain", (70, 40, 16, 150)), "knitted": ("stitche
                     "plastic": ("shine", (255, 255, 255, 130)), "glass": ("shine", (255, 255, 255, 190))}
 
 
-def _pattern(size: tuple[int, int], kind: str, ink: tuple[int, int, int, int]) -> Image.Image:
+def pattern_layer(size: tuple[int, int], kind: str, ink: tuple[int, int, int, int]) -> Image.Image:
     """An RGBA layer of ``size`` with the pattern ``kind`` in ``ink`` (drawn from a fixed seed: same pixels)."""
     layer = Image.new("RGBA", size, (0, 0, 0, 0))
     draw = ImageDraw.Draw(layer)
@@ -193,35 +193,3 @@ def _pattern(size: tuple[int, int], kind: str, ink: tuple[int, int, int, int]) -
         draw.line([(width * 0.2, height * 0.15), (width * 0.5, height * 0.1)], fill=ink, width=max(2, step // 2))
         draw.ellipse([width * 0.62, height * 0.18, width * 0.72, height * 0.28], fill=ink)
     return layer
-
-
-def placed_glyph(placed: Placed) -> Image.Image:
-    """The RGBA emoji of ``placed`` as it is pasted: tinted, and patterned with its texture."""
-    from generators.procedural import glyph_image
-
-    glyph = glyph_image(placed.glyph, placed.tint)
-    if placed.texture not in TEXTURE_PATTERNS:
-        return glyph
-    kind, ink = TEXTURE_PATTERNS[placed.texture]
-    alpha = glyph.getchannel("A")
-    pattern = _pattern(glyph.size, kind, ink)
-    pattern.putalpha(Image.composite(pattern.getchannel("A"), Image.new("L", glyph.size, 0), alpha))
-    return Image.alpha_composite(glyph, pattern)
-
-
-def draw_layout(image: Image.Image, layout: list[Placed]) -> None:
-    """Paste each placed emoji (on its plate, with its accent) onto ``image`` (RGBA), in order."""
-    from generators.procedural import glyph_image, paste_glyph
-
-    width, height = image.size
-    scale = min(width, height)
-    draw = ImageDraw.Draw(image)
-    for placed in layout:
-        cx, cy, side = placed.x * width, placed.y * height, placed.side * scale
-        if placed.plate:
-            _plate(draw, placed.plate, cx, cy, side * 0.62)
-        paste_glyph(image, placed_glyph(placed), round(side * (0.7 if placed.plate else 1)),
-                    (round(cx), round(cy)))
-        if placed.accent:
-            paste_glyph(image, glyph_image(placed.accent), max(8, round(side * 0.45)),
-                        (round(min(width - side * 0.2, cx + side * 0.45)), round(max(side * 0.2, cy - side * 0.5))))

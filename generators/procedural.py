@@ -22,6 +22,8 @@ from typing import Mapping
 
 from PIL import Image, ImageDraw, ImageEnhance, ImageFont, ImageOps
 
+from generators.layouts import TEXTURE_PATTERNS, Placed, draw_plate, pattern_layer
+
 
 def _word_rgb(word: str) -> tuple[int, int, int]:
     digest = hashlib.sha256(word.lower().encode()).digest()
@@ -220,6 +222,36 @@ def paste_glyph(image: Image.Image, glyph: Image.Image, side: int, centre: tuple
     image.alpha_composite(glyph, (centre[0] - glyph.width // 2, centre[1] - glyph.height // 2))
 
 
+def placed_glyph(placed: Placed) -> Image.Image:
+    """The RGBA emoji of ``placed`` (:class:`generators.layouts.Placed`) as it is pasted: tinted, and patterned
+    with its texture."""
+    glyph = glyph_image(placed.glyph, placed.tint)
+    if placed.texture not in TEXTURE_PATTERNS:
+        return glyph
+    kind, ink = TEXTURE_PATTERNS[placed.texture]
+    alpha = glyph.getchannel("A")
+    pattern = pattern_layer(glyph.size, kind, ink)
+    pattern.putalpha(Image.composite(pattern.getchannel("A"), Image.new("L", glyph.size, 0), alpha))
+    return Image.alpha_composite(glyph, pattern)
+
+
+def draw_layout(image: Image.Image, layout: list[Placed]) -> None:
+    """Paste each placed emoji of a layout (:mod:`generators.layouts`; on its plate, with its accent) onto ``image``
+    (RGBA), in order."""
+    width, height = image.size
+    scale = min(width, height)
+    draw = ImageDraw.Draw(image)
+    for placed in layout:
+        cx, cy, side = placed.x * width, placed.y * height, placed.side * scale
+        if placed.plate:
+            draw_plate(draw, placed.plate, cx, cy, side * 0.62)
+        paste_glyph(image, placed_glyph(placed), round(side * (0.7 if placed.plate else 1)),
+                    (round(cx), round(cy)))
+        if placed.accent:
+            paste_glyph(image, glyph_image(placed.accent), max(8, round(side * 0.45)),
+                        (round(min(width - side * 0.2, cx + side * 0.45)), round(max(side * 0.2, cy - side * 0.5))))
+
+
 @lru_cache(maxsize=1)
 def demo_glyphs() -> dict:
     """The demo's emoji table (suites/data/demo_glyphs.json) joined with the demo prompts it draws.
@@ -383,8 +415,6 @@ class GlyphPainter:
             return image.convert("RGB")
         self._scene(draw, entry.get("scene", "studio"), rng)
         if "layout" in entry:
-            from generators.layouts import draw_layout
-
             draw_layout(image, entry["layout"])
             return image.convert("RGB")
         shadow = (cx - side // 2, cy + side // 2 - side // 10, cx + side // 2, cy + side // 2 + side // 12)

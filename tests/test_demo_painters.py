@@ -116,9 +116,9 @@ SEMVAR = [spec for spec in demo_prompt_specs() if spec.suite == "semvarbench"]
 
 
 def layout_match(image: Image.Image, layout) -> list[float]:
-    """glyph_match of each placed emoji of a layout (tinted and patterned as generators.layouts.placed_glyph makes
-    it) where generators.layouts.draw_layout pastes it."""
-    from generators.layouts import placed_glyph
+    """glyph_match of each placed emoji of a layout (tinted and patterned as generators.procedural.placed_glyph makes
+    it) where generators.procedural.draw_layout pastes it."""
+    from generators.procedural import placed_glyph
 
     side = min(image.size)
     return [glyph_match(image, placed_glyph(p), "", round(p.side * side * (0.7 if p.plate else 1)),

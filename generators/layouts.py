@@ -30,6 +30,7 @@ from PIL import Image, ImageDraw
 
 SHAPE_PLATE = (246, 240, 226)  # the plate an object of a shape-binding prompt stands on
 SHAPE_INK = (70, 60, 50)
+ON_PLATE = 0.6  # an emoji on a plate is drawn at this share of its side; the plate fills the side (its cell)
 
 
 @dataclass(frozen=True)

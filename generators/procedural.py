@@ -22,7 +22,7 @@ from typing import Mapping
 
 from PIL import Image, ImageDraw, ImageEnhance, ImageFont, ImageOps
 
-from generators.layouts import TEXTURE_PATTERNS, Placed, draw_plate, pattern_layer
+from generators.layouts import ON_PLATE, TEXTURE_PATTERNS, Placed, draw_plate, pattern_layer
 
 
 def _word_rgb(word: str) -> tuple[int, int, int]:
@@ -244,8 +244,8 @@ def draw_layout(image: Image.Image, layout: list[Placed]) -> None:
     for placed in layout:
         cx, cy, side = placed.x * width, placed.y * height, placed.side * scale
         if placed.plate:
-            draw_plate(draw, placed.plate, cx, cy, side * 0.62)
-        paste_glyph(image, placed_glyph(placed), round(side * (0.7 if placed.plate else 1)),
+            draw_plate(draw, placed.plate, cx, cy, side / 2)
+        paste_glyph(image, placed_glyph(placed), round(side * (ON_PLATE if placed.plate else 1)),
                     (round(cx), round(cy)))
         if placed.accent:
             paste_glyph(image, glyph_image(placed.accent), max(8, round(side * 0.45)),

@@ -118,10 +118,11 @@ SEMVAR = [spec for spec in demo_prompt_specs() if spec.suite == "semvarbench"]
 def layout_match(image: Image.Image, layout) -> list[float]:
     """glyph_match of each placed emoji of a layout (tinted and patterned as generators.procedural.placed_glyph makes
     it) where generators.procedural.draw_layout pastes it."""
+    from generators.layouts import ON_PLATE
     from generators.procedural import placed_glyph
 
     side = min(image.size)
-    return [glyph_match(image, placed_glyph(p), "", round(p.side * side * (0.7 if p.plate else 1)),
+    return [glyph_match(image, placed_glyph(p), "", round(p.side * side * (ON_PLATE if p.plate else 1)),
                         (round(p.x * image.width), round(p.y * image.height))) for p in layout]
 
 

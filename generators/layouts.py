@@ -5,8 +5,8 @@ shape or texture, a spatial relation, counts); :func:`saneval_layout` turns it i
 
 - colour and texture binding: each object's emoji recoloured towards its attribute's tint (``tints`` in
   ``suites/data/demo_glyphs.json``: "red" is #e0282e, "wooden" #a8733e), a texture also with its pattern
-  (:data:`TEXTURE_PATTERNS`: wood grain, a knit's stitches, fur's strokes, marble's veins, a shine on metal, glass, plastic and rubber), the
-  objects in a row;
+  (:data:`TEXTURE_PATTERNS`: wood grain, a knit's stitches, fur's strokes, marble's veins, a shine on metal, glass,
+  plastic and rubber), the objects in a row;
 - shape binding: each object on a plate of its shape (round, square, triangular, ..., heart-shaped, cylindrical);
 - spatial: the subject left of, right of, above or below the object;
 - numeracy: as many copies of each object's emoji as counted, in a grid.
@@ -143,9 +143,9 @@ def draw_plate(draw: ImageDraw.ImageDraw, shape: str, cx: float, cy: float, r: f
     elif shape == "star-shaped":
         draw.polygon(polygon(10, -math.pi / 2, (1.0, 0.5)), **style)
     elif shape == "heart-shaped":
-        points = [(cx + r * 0.95 * (16 * math.sin(t) ** 3) / 16,
-                   cy - r * 0.95 * (13 * math.cos(t) - 5 * math.cos(2 * t) - 2 * math.cos(3 * t) - math.cos(4 * t)) / 16)
-                  for t in (2 * math.pi * k / 48 for k in range(48))]
+        heart = ((16 * math.sin(t) ** 3, 13 * math.cos(t) - 5 * math.cos(2 * t) - 2 * math.cos(3 * t)
+                  - math.cos(4 * t)) for t in (2 * math.pi * k / 48 for k in range(48)))  # the heart curve
+        points = [(cx + r * 0.95 * x / 16, cy - r * 0.95 * y / 16) for x, y in heart]
         draw.polygon(points, **style)
     elif shape == "cylindrical":
         top, bottom = cy - r * 0.8, cy + r * 0.8

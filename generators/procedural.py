@@ -301,8 +301,8 @@ class GlyphPainter:
     (:mod:`generators.layouts`): the painter as the prompt says (each colour, shape, texture, place and count), the
     lookalike for 60 % a near miss (one count one off, attributes on the wrong objects, the relation reversed, or the
     SemVarBench item's other meaning), a little smaller. ``scribble``: random shapes on a random gradient, no emoji.
-    A prompt the emoji table does not know (``python -m generators run`` on other suites) gets a seed-chosen emoji from the table.
-    Pixels depend only on (tier, prompt, seed, size)."""
+    A prompt the emoji table does not know (``python -m generators run`` on other suites) gets a seed-chosen emoji
+    from the table. Pixels depend only on (tier, prompt, seed, size)."""
 
     TIERS = ("painter", "lookalike", "scribble")
     MISS_RATE = 0.6

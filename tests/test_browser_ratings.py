@@ -308,8 +308,9 @@ def test_the_shipped_demo_serves_semvarbench_and_saneval_questions(tmp_path, bro
             page.locator("body").press("4")
             wait_question(page, before)
             shoot(page, size, "ratings-demo-03-saneval-answered")
-        stored = db.execute("SELECT r.task, p.suite, r.answer FROM ratings r JOIN rating_servings s ON s.id = r.serving_id "
-                            "JOIN images i ON i.id = s.image_id JOIN prompts p ON p.id = i.prompt_id ORDER BY r.id").fetchall()
+        stored = db.execute("SELECT r.task, p.suite, r.answer FROM ratings r JOIN rating_servings s "
+                            "ON s.id = r.serving_id JOIN images i ON i.id = s.image_id "
+                            "JOIN prompts p ON p.id = i.prompt_id ORDER BY r.id").fetchall()
         assert [(task, suite, json.loads(answer)) for task, suite, answer in stored] == [
             ("semvar_alignment", "semvarbench", {"object_accuracy": 40, "relevance": 30}),
             ("saneval_adherence", "saneval", {"likert": 4})]

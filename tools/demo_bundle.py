@@ -182,8 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.demo_bundle", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEMO_BUNDLE, help=f"bundle folder (default: {DEMO_BUNDLE})")
     parser.add_argument("--seed", type=int, default=0, help="base seed of the images and the metrics (default 0)")
-    parser.add_argument("--cache-dir", type=Path, help="model cache whose tiny pipelines and demo CLIP are used (default: "
-                        "a throwaway folder; see the module docstring)")
+    parser.add_argument("--cache-dir", type=Path, help="model cache whose tiny pipelines and demo CLIP are used "
+                        "(default: a throwaway folder; see the module docstring)")
     args = parser.parse_args(argv)
     try:
         require("torch", "diffusers", "transformers", "open_clip", command="python -m tools.demo_bundle")

@@ -95,11 +95,18 @@ ARENA_CSS = """
     border: 1px solid var(--border-color-primary); border-radius: 6px; cursor: zoom-in; }
 /* a caption of two lines, before the vote too: the side, then the model's name and a line about it; a long name is
    cut with an ellipsis (the whole in its tooltip) rather than pushing the image down */
-#battle-images figcaption { width: var(--image-size, 100%); max-width: 100%; height: 2.6em; overflow: hidden;
+#battle-images figcaption { width: var(--image-size, 100%); max-width: 100%; height: 3.45em; overflow: hidden;
                             display: flex; flex-direction: column; line-height: 1.3em; }
-#battle-images figcaption > span { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
-#battle-images .model-name { font-weight: 700; }
-#battle-images .model-about { font-size: 0.85em; color: var(--body-text-color-subdued); }
+/* the name and the model card link on the first line (the link never cut), the description on two lines under it */
+#battle-images .model-line { display: flex; align-items: baseline; gap: 10px; min-width: 0; }
+#battle-images .model-name { font-weight: 700; white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
+                             min-width: 0; }
+#battle-images .model-card { flex: none; font-size: 0.85em; }
+#battle-images .model-about { font-size: 0.85em; line-height: 1.2em; color: var(--body-text-color-subdued);
+                              display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2;
+                              overflow: hidden; }
+/* each model's whole description, in the reveal: only on a phone (below) */
+#reveal .reveal-about { display: none; }
 .battle-image img { cursor: zoom-in; }
 /* a clicked image fills the window; another click or Escape puts it back (and until then no key votes) */
 .battle-image.enlarged { position: fixed; inset: 0; z-index: 1000; margin: 0; padding: 1em; cursor: zoom-out;
@@ -147,6 +154,11 @@ ARENA_CSS = """
                           background: var(--background-fill-primary); border-top: 1px solid var(--border-color-primary);
                           box-shadow: 0 -3px 6px rgba(0, 0, 0, 0.08); }
     #reveal .reveal-line { white-space: normal; }
+    /* the caption over each image keeps the name and the model card link; the whole description is in the reveal */
+    #battle-images figcaption { height: 1.3em; }
+    #battle-images .model-about { display: none; }
+    #reveal .reveal-about { display: block; margin-top: 4px; }
+    #reveal .reveal-about > div { margin-top: 2px; }
 }
 """
 
@@ -559,7 +571,8 @@ def build_arena_tab(ctx: AppContext) -> ArenaTab:
         view = [status(voted, suite, notice, standing_now=now),
                 image_html(battle.media_token, "a", f"A: {receipt.model_a}", details.get(receipt.model_a)),
                 image_html(battle.media_token, "b", f"B: {receipt.model_b}", details.get(receipt.model_b)),
-                reveal_html(receipt, following.media_token if following else None, offer_board=offer),
+                reveal_html(receipt, following.media_token if following else None, offer_board=offer,
+                            details=details),
                 upcoming_view(following)]
         if following is not None:  # handed to the page now: seconds_to_vote counts from here (or from Next battle)
             voted = sessions.next_battle(ctx.store.db(), ctx.rng, voted, suite=suite, sampler=ctx.sampler)

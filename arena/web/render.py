@@ -53,14 +53,21 @@ def prompt_markdown(battle: Battle, *, show_expected: bool = False) -> str:
     if caption and caption[1]:
         label, text = caption
         lines += ["", f"**{escape_markdown(label)}:** {escape_markdown(text)}"]
-    expected = meta.get("description") or meta.get("expected")
+    expected = expected_outcome(battle)
     if show_expected and expected:
         lines += ["", f"**Expected outcome:** {escape_markdown(expected)}"]
     return "\n".join(lines)
 
 
+def expected_outcome(battle: Battle) -> str:
+    """What the benchmark counts as right for the battle's prompt (Commonsense-T2I's expected output description
+    D_i, §2), or "". The arena shows it only after the vote: a rater told the answer judges the description, not the
+    images against the prompt."""
+    return str(battle.metadata.get("description") or battle.metadata.get("expected") or "")
+
+
 def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None, *, offer_board: int = 0,
-                details: Mapping[str, ModelDetails] | None = None) -> str:
+                details: Mapping[str, ModelDetails] | None = None, expected: str = "") -> str:
     """After a vote: the receipt, both model names and, when the quality rules set the vote aside, why it does not
     count (class ``voted``); before: an empty panel.
 
@@ -69,6 +76,8 @@ def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None, *
     page offers their own leaderboard) adds a button that opens it. ``details`` ({model name: its details}) adds
     each model's whole description and model card link, which the page shows only on a phone (class
     ``reveal-about``): there the caption over each image has no room for them, and the reveal sits above the vote bar.
+    ``expected``, the prompt's expected outcome (:func:`expected_outcome`) when the voter asked to see it after the
+    vote, adds a line with it.
     """
     if receipt is None:
         return '<div class="reveal"></div>'
@@ -84,6 +93,8 @@ def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None, *
     elif receipt.reason:
         lines.append(f'<span class="arena-note">This vote counts; it is noted for the admin: {name(receipt.reason)}.'
                      '</span>')
+    if expected:
+        lines.append(f'<span class="reveal-expected">Expected outcome: <b>{name(expected)}</b></span>')
     if offer_board:
         lines.append(f'You have cast {offer_board} votes: <button class="your-board" type="button">See your own '
                      'leaderboard</button>')

@@ -94,8 +94,8 @@ ARENA_CSS = """
 #battle-images .battle-image img { display: block; width: var(--image-size, min(100%, calc(100vh - 380px)));
     height: var(--image-size, auto); max-width: 100%; aspect-ratio: 1 / 1; object-fit: contain;
     border: 1px solid var(--border-color-primary); border-radius: 6px; cursor: zoom-in; }
-/* a caption of two lines, before the vote too: the side, then the model's name and a line about it; a long name is
-   cut with an ellipsis (the whole in its tooltip) rather than pushing the image down */
+/* a caption of the same height before the vote and after it, so the reveal moves nothing: the side, then the
+   model's name (a long one cut with an ellipsis, the whole in its tooltip) and what the model is */
 #battle-images figcaption { width: var(--image-size, 100%); max-width: 100%; height: 3.45em; overflow: hidden;
                             display: flex; flex-direction: column; line-height: 1.3em; }
 /* the name and the model card link on the first line (the link never cut), the description on two lines under it */
@@ -376,7 +376,8 @@ def read_on_screen(value) -> tuple:
 
 
 def upcoming_view(battle) -> dict:
-    """The next battle as the page keeps it until Next battle: its prompt (both ways) and images, by media token."""
+    """The next battle as the page keeps it until Next battle: its prompt (never with the expected outcome: it is not
+    voted on yet) and images, by media token."""
     if battle is None:
         return {"token": "", "prompt": NO_BATTLE_LEFT,
                 "image_a": image_html(None, "a", "A"), "image_b": image_html(None, "b", "B")}

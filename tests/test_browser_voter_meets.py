@@ -2,6 +2,8 @@
 suite menu back to "All suites" and dropped the reveal of the battle just voted on, and "Show expected outcome",
 which showed the benchmark's answer before the vote (a rater told the answer no longer judges the images alone)."""
 
+import contextlib
+
 import pytest
 
 from support.arena import build_small_arena
@@ -40,13 +42,20 @@ def _answers_on_page(page) -> list[str]:
     return [answer for answer in ANSWERS if answer in text]
 
 
-@pytest.mark.parametrize("size", ["desktop", "phone"])
-def test_a_reload_comes_back_with_the_chosen_suite_and_the_reveal(tmp_path, browser, size):
+@contextlib.contextmanager
+def _voting_in_commonsense(tmp_path, browser, size: str, name: str):
+    """(arena, page): ``name`` signed in on a fresh small arena, Commonsense-T2I picked, its first battle shown."""
     arena = build_small_arena(tmp_path)
     with running_app(arena.settings) as url:
         page = open_page(browser, url, size)
-        sign_in(page, "reloader")
+        sign_in(page, name)
         _pick_suite(page, size, COMMONSENSE)
+        yield arena, page
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_a_reload_comes_back_with_the_chosen_suite_and_the_reveal(tmp_path, browser, size):
+    with _voting_in_commonsense(tmp_path, browser, size, "reloader") as (arena, page):
         vote(page, size)
         reveal = page.inner_text("#reveal .voted")
         voted_prompt = page.inner_text("#prompt")
@@ -81,11 +90,7 @@ def test_a_reload_comes_back_with_the_chosen_suite_and_the_reveal(tmp_path, brow
 
 @pytest.mark.parametrize("size", ["desktop", "phone"])
 def test_the_expected_outcome_is_offered_only_after_the_vote(tmp_path, browser, size):
-    arena = build_small_arena(tmp_path)
-    with running_app(arena.settings) as url:
-        page = open_page(browser, url, size)
-        sign_in(page, "careful")
-        _pick_suite(page, size, COMMONSENSE)
+    with _voting_in_commonsense(tmp_path, browser, size, "careful") as (arena, page):
         _unfold(page, size)
         page.click("#show-expected input")  # ticked before the vote: nothing of the answer shows yet
         page.wait_for_timeout(500)

@@ -197,10 +197,10 @@ window.arenaImagesShown = () => {
   return images.length === 2 && images.every((img) => img.complete && img.naturalWidth > 0);
 };
 const arenaMarkImages = () => document.documentElement.classList.toggle('images-pending', !window.arenaImagesShown());
-// An image of the battle on screen that loads or fails marks the page at once (no layout read: cheap) and has the
-// layout looked at in the next frame, as a change of the page is (arenaOnChange); measuring it here, in the load event,
-// forced the browser to lay the page out before it had drawn the new battle (issue 29's Next → images, 4 → 9 ms). The
-// next battle's images preloaded hidden in the reveal change nothing on screen.
+// An image of the battle on screen that loads or fails marks the page at once (no layout read: cheap) and has
+// the layout looked at in the next frame, as a change of the page is (arenaOnChange); measuring it here, in the
+// load event, forced the browser to lay the page out before it had drawn the new battle (issue 29's Next → images
+// on a phone, 4 → 9 ms). The next battle's images, preloaded hidden in the reveal, change nothing on screen.
 const arenaImageEvent = (event) => {
   if (!event.target.closest || !event.target.closest('#image-a, #image-b')) return;
   arenaMarkImages();

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 
 import sqlite_utils
 
-from datamodel.annotator_sessions import (live_session, open_battle, sign_out_everywhere, signed_out_at, store_session,
-                                         suite_progress, vote_count)
+from datamodel.annotator_sessions import (live_session, open_battle, session_vote, sign_out_everywhere, signed_out_at,
+                                         store_session, suite_progress, vote_count)
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator, sign_in
 from datamodel.battles import Battle, Pairing, load_battle
 from datamodel.connection import transaction
@@ -218,6 +218,22 @@ def issue_resume(db: sqlite_utils.Database, session: ArenaSession, *, days: floa
     store_session(db, token, annotator_id=session.annotator.id, session_id=session.session_id, created_at=now,
                   expires_at=now + days * 86400)
     return replace(session, resume_token=token)
+
+
+def revealed_vote(db: sqlite_utils.Database, session: ArenaSession,
+                  media_token: str | None) -> tuple[Battle, VoteReceipt] | None:
+    """The battle that ``session``'s page showed with ``media_token`` and the receipt of the vote cast on it in this
+    session, or None: a page reloaded on a reveal comes back to it (the next battle, drawn with the vote, stays the
+    session's current one, for Next battle)."""
+    if not session.signed_in or not isinstance(media_token, str) or not 10 <= len(media_token) <= 100:
+        return None
+    row = session_vote(db, session.session_id, media_token)
+    if row is None:
+        return None
+    battle_id, vote_id, outcome, seconds, excluded, reason, model_a, model_b = row
+    receipt = VoteReceipt(vote_id, battle_id, outcome, model_a, model_b, seconds or 0.0, excluded=bool(excluded),
+                          reason=reason or "")
+    return load_battle(db, battle_id), receipt
 
 
 def resume(db: sqlite_utils.Database, token: str, *, open_signup: bool,

@@ -75,6 +75,20 @@ def open_battle(db: sqlite_utils.Database, session_id: str) -> str | None:
     return row[0] if row else None
 
 
+def session_vote(db: sqlite_utils.Database, session_id: str,
+                 media_token: str) -> tuple[str, int, str, float | None, int, str, str, str] | None:
+    """(battle id, vote id, outcome, seconds to vote, excluded, why, model A, model B) of the vote cast on the battle
+    that page session ``session_id`` showed with ``media_token``; None when the session showed no such battle or it
+    has no vote (a reloaded page comes back to the reveal of its last vote, never of another session's)."""
+    row = db.execute(
+        "SELECT b.id, v.id, v.outcome, v.seconds_to_vote, v.excluded, v.excluded_reason, ml.name, mr.name "
+        "FROM battles b JOIN votes v ON v.battle_id = b.id "
+        "JOIN images l ON l.id = b.left_image_id JOIN models ml ON ml.id = l.model_id "
+        "JOIN images r ON r.id = b.right_image_id JOIN models mr ON mr.id = r.model_id "
+        "WHERE b.session_id = ? AND b.media_token = ?", [session_id, media_token]).fetchone()
+    return tuple(row) if row is not None else None
+
+
 def open_question(db: sqlite_utils.Database, session_id: str) -> str | None:
     """The id of the session's newest rating question neither answered nor skipped, or None."""
     row = db.execute("SELECT s.id FROM rating_servings s WHERE s.session_id = ? AND s.skipped_at IS NULL AND NOT "

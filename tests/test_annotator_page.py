@@ -71,3 +71,21 @@ def test_expected_shown_is_stored_and_exported_and_progress_counts_prompts(small
     assert sessions.progress(db, s.annotator.id, "commonsense") == (2, 2)
     assert [row[0] for row in db.execute("SELECT expected_shown FROM votes ORDER BY id")] == [1, 0]
     assert votes_frame(db)["expected_shown"].tolist() == [1, 0]
+
+
+def test_a_reload_reveals_only_a_vote_of_its_own_page_session(small_arena):
+    """A reloaded page names the battle it showed (its media token, kept in the browser): the server shows that
+    battle's reveal only when this page session voted on it; a battle not voted on, another session's battle or an
+    unknown token reveal nothing."""
+    db = small_arena.db
+    s = sessions.next_battle(db, random.Random(3), sessions.start(db, "reloader", "token-001", open_signup=True))
+    shown = s.battle.media_token
+    assert sessions.revealed_vote(db, s, shown) is None  # not voted on yet
+    s = sessions.vote(db, s, "B")
+    battle, receipt = sessions.revealed_vote(db, s, shown)
+    assert battle.media_token == shown
+    assert (receipt.vote_id, receipt.battle_id, receipt.outcome, receipt.model_a, receipt.model_b, receipt.excluded) \
+        == (s.receipt.vote_id, s.receipt.battle_id, "B", s.receipt.model_a, s.receipt.model_b, s.receipt.excluded)
+    other = sessions.start(db, "someone-else", "token-002", open_signup=True)
+    assert sessions.revealed_vote(db, other, shown) is None  # the same annotator's or another's: never
+    assert sessions.revealed_vote(db, s, "x" * 24) is None and sessions.revealed_vote(db, s, "") is None

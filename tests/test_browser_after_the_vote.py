@@ -40,8 +40,9 @@ def test_the_reveal_describes_the_models_and_offers_the_voter_s_own_leaderboard(
         for number in range(1, EVERY + 1):
             vote(page, size)
             page.wait_for_timeout(200)
-            abouts = page.evaluate("() => [...document.querySelectorAll('#battle-images .model-about')].map(e => "
-                                   "[e.textContent, (e.querySelector('a') || {}).href || ''])")
+            abouts = page.evaluate("() => [...document.querySelectorAll('#battle-images figcaption')].map(e => "
+                                   "[e.querySelector('.model-about').textContent, "
+                                   "(e.querySelector('a') || {}).href || ''])")
             assert len(abouts) == 2, abouts
             for text, link in abouts:
                 assert "from the test lab, trained on test pictures." in text and "Settings" not in text, text
@@ -110,3 +111,60 @@ def test_the_leaderboard_over_time_in_the_page(tmp_path, browser, size):
         if TOUCH[size]:
             assert page.evaluate("() => [...document.querySelectorAll('.modebar-container')]"
                                  ".filter(m => m.getClientRects().length > 0).length") == 0
+
+
+# A description as long as the registry's real ones (generators/registry.py), whose first sentence is what the reveal
+# shows: on a phone the caption over each image cut it after ~40 characters and pushed the link out of sight.
+LONG_ABOUT = ("{title} from the test lab: guidance-distilled, so no negative prompt, and trained on test pictures at "
+              "1024 px. Settings: test card.")
+
+# Whether an element is seen whole: in the window, not cut by its own overflow or an ancestor's, not under another
+# element (the fixed vote bar or reveal) at its centre.
+SEEN_WHOLE = """(element) => {
+  const box = element.getBoundingClientRect();
+  if (!box.width || !box.height || box.top < 0 || box.left < 0 || box.bottom > innerHeight + 0.5
+      || box.right > innerWidth + 0.5) return 'outside the window ' + JSON.stringify(box);
+  // a line clamped off at the bottom (a glyph's descent past its line box is not one)
+  const line = parseFloat(getComputedStyle(element).lineHeight) || 16;
+  if (element.scrollHeight > element.clientHeight + line / 2 && getComputedStyle(element).overflowY !== 'visible')
+    return 'cut at the bottom: ' + element.scrollHeight + ' > ' + element.clientHeight;
+  for (let node = element; node && node !== document.body; node = node.parentElement) {
+    if (node.scrollWidth > node.clientWidth + 1 && getComputedStyle(node).overflowX !== 'visible')
+      return 'cut at the right by ' + node.className;
+    const outer = node.getBoundingClientRect();
+    if (node !== element && getComputedStyle(node).overflow !== 'visible' && (box.right > outer.right + 0.5
+        || box.bottom > outer.bottom + 0.5 || box.left < outer.left - 0.5 || box.top < outer.top - 0.5))
+      return 'cut by ' + node.className;
+  }
+  const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+  return hit && (hit === element || element.contains(hit)) ? 'seen' : 'covered by ' + (hit && hit.className);
+}"""
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_after_a_vote_each_model_s_whole_description_and_link_are_in_view(tmp_path, browser, size):
+    arena = build_small_arena(tmp_path)
+    for name in arena.model_ids:
+        arena.db.execute("UPDATE models SET description = ?, config = ? WHERE name = ?",
+                         [LONG_ABOUT.format(title=name.title()), json.dumps({"hub_id": f"test-lab/{name}"}), name])
+    with running_app(arena.settings) as url:
+        page = open_page(browser, url, size)
+        sign_in(page, "reader")
+        vote(page, size)
+        page.wait_for_timeout(300)  # the layout settles (a frame)
+        shoot(page, size, "after-04-whole-description")
+        names = page.evaluate("() => [...document.querySelectorAll('#reveal .voted b')].slice(1, 3)"
+                              ".map(b => b.textContent)")
+        assert len(names) == 2, names
+        for name in names:
+            about = LONG_ABOUT.format(title=name.title()).split(". Settings")[0] + "."
+            link = f"https://huggingface.co/test-lab/{name}"
+            seen = page.evaluate(f"""([about, link]) => {{
+              const seenWhole = {SEEN_WHOLE};
+              const texts = [...document.querySelectorAll('#arena-box *')].filter(e => e.textContent.includes(about)
+                && ![...e.children].some(child => child.textContent.includes(about)));  // the innermost holders
+              const links = [...document.querySelectorAll('#arena-box a')].filter(a => a.href === link);
+              return {{text: texts.map(seenWhole), link: links.map(seenWhole)}};
+            }}""", [about, link])
+            assert "seen" in seen["text"], f"{name}'s description is never seen whole on the {size}: {seen['text']}"
+            assert "seen" in seen["link"], f"{name}'s model card link is never in view on the {size}: {seen['link']}"

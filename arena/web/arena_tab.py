@@ -12,7 +12,7 @@ annotations would be evaluated anew each time.
 
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import gradio as gr
@@ -25,11 +25,12 @@ from sampling.draws import NoBattleAvailable
 from datamodel.votes import OUTCOME_LABELS, VoteRejected
 from arena.ratelimit import RateLimited, client_address
 from arena.web.context import AppContext, refusal, unwritable
-from arena.web.render import (KEY_HINTS, escape_markdown, guidelines_markdown, image_html,
+from arena.web.render import (KEY_HINTS, escape_markdown, expected_outcome, guidelines_markdown, image_html,
                               load_guidelines, prompt_markdown, reveal_html, speed_notice, status_markdown)
 from suites.registry import suite_title
 
 ALL_SUITES = "All suites"
+EXPECTED_LABEL = "Expected outcome after the vote"
 BUTTON_IDS = {"A": "vote-a", "B": "vote-b", "tie": "vote-tie", "both_bad": "vote-both-bad"}
 BUTTON_KEYS = {"A": "A", "B": "B", "tie": "T", "both_bad": "X"}
 
@@ -93,13 +94,20 @@ ARENA_CSS = """
 #battle-images .battle-image img { display: block; width: var(--image-size, min(100%, calc(100vh - 380px)));
     height: var(--image-size, auto); max-width: 100%; aspect-ratio: 1 / 1; object-fit: contain;
     border: 1px solid var(--border-color-primary); border-radius: 6px; cursor: zoom-in; }
-/* a caption of two lines, before the vote too: the side, then the model's name and a line about it; a long name is
-   cut with an ellipsis (the whole in its tooltip) rather than pushing the image down */
-#battle-images figcaption { width: var(--image-size, 100%); max-width: 100%; height: 2.6em; overflow: hidden;
+/* a caption of the same height before the vote and after it, so the reveal moves nothing: the side, then the
+   model's name (a long one cut with an ellipsis, the whole in its tooltip) and what the model is */
+#battle-images figcaption { width: var(--image-size, 100%); max-width: 100%; height: 3.45em; overflow: hidden;
                             display: flex; flex-direction: column; line-height: 1.3em; }
-#battle-images figcaption > span { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
-#battle-images .model-name { font-weight: 700; }
-#battle-images .model-about { font-size: 0.85em; color: var(--body-text-color-subdued); }
+/* the name and the model card link on the first line (the link never cut), the description on two lines under it */
+#battle-images .model-line { display: flex; align-items: baseline; gap: 10px; min-width: 0; }
+#battle-images .model-name { font-weight: 700; white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
+                             min-width: 0; }
+#battle-images .model-card { flex: none; font-size: 0.85em; }
+#battle-images .model-about { font-size: 0.85em; line-height: 1.2em; color: var(--body-text-color-subdued);
+                              display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2;
+                              overflow: hidden; }
+/* each model's whole description, in the reveal: only on a phone (below) */
+#reveal .reveal-about { display: none; }
 .battle-image img { cursor: zoom-in; }
 /* a clicked image fills the window; another click or Escape puts it back (and until then no key votes) */
 .battle-image.enlarged { position: fixed; inset: 0; z-index: 1000; margin: 0; padding: 1em; cursor: zoom-out;
@@ -147,6 +155,11 @@ ARENA_CSS = """
                           background: var(--background-fill-primary); border-top: 1px solid var(--border-color-primary);
                           box-shadow: 0 -3px 6px rgba(0, 0, 0, 0.08); }
     #reveal .reveal-line { white-space: normal; }
+    /* the caption over each image keeps the name and the model card link; the whole description is in the reveal */
+    #battle-images figcaption { height: 1.3em; }
+    #battle-images .model-about { display: none; }
+    #reveal .reveal-about { display: block; margin-top: 4px; }
+    #reveal .reveal-about > div { margin-top: 2px; }
 }
 """
 
@@ -184,7 +197,15 @@ window.arenaImagesShown = () => {
   return images.length === 2 && images.every((img) => img.complete && img.naturalWidth > 0);
 };
 const arenaMarkImages = () => document.documentElement.classList.toggle('images-pending', !window.arenaImagesShown());
-const arenaImageEvent = () => { arenaMarkImages(); arenaLayout(); };
+// An image of the battle on screen that loads or fails marks the page at once (no layout read: cheap) and has
+// the layout looked at in the next frame, as a change of the page is (arenaOnChange); measuring it here, in the
+// load event, forced the browser to lay the page out before it had drawn the new battle (issue 29's Next → images
+// on a phone, 4 → 9 ms). The next battle's images, preloaded hidden in the reveal, change nothing on screen.
+const arenaImageEvent = (event) => {
+  if (!event.target.closest || !event.target.closest('#image-a, #image-b')) return;
+  arenaMarkImages();
+  arenaOnChange();
+};
 document.addEventListener('load', arenaImageEvent, true);  // image loads do not bubble: listen while capturing
 document.addEventListener('error', arenaImageEvent, true);
 // On a phone the vote bar is fixed over the bottom of the screen: the page keeps room under the arena as tall as the
@@ -241,7 +262,23 @@ let arenaFrameAsked = false;
 const arenaOnChange = () => {
   if (arenaFrameAsked) return;
   arenaFrameAsked = true;
-  requestAnimationFrame(() => { arenaFrameAsked = false; arenaMarkImages(); arenaWatchBar(); arenaLayout(); });
+  requestAnimationFrame(() => {
+    arenaFrameAsked = false; arenaMarkImages(); arenaWatchBar(); arenaLayout(); arenaRemember();
+  });
+};
+// A reload comes back as the page was: the suite picked and the battle on screen (its media token, read from its
+// image), which the server shows again with its reveal when it was voted on (READ_RESUME_JS sends both).
+let arenaRemembered = '';
+const arenaRemember = () => {
+  const image = document.querySelector('#image-a img');
+  const menu = document.querySelector('#suite-filter input');
+  if (!image || !menu || !menu.value) return;
+  const token = (image.getAttribute('src') || '').split('/').slice(-2, -1)[0] || '';
+  const kept = `${token}\n${menu.value}`;
+  if (kept === arenaRemembered) return;
+  arenaRemembered = kept;
+  localStorage.setItem('arena-on-screen', token);
+  localStorage.setItem('arena-suite', menu.value);
 };
 const arenaWatchImages = () => {
   new MutationObserver(arenaOnChange).observe(document.body, {childList: true, subtree: true});
@@ -295,22 +332,24 @@ VOTE_JS = """
 }
 """
 
-# Next battle, in the browser: show the battle that came with the vote (its images are already loaded), and the page
-# from the new prompt on.
+# Next battle, in the browser: show the battle that came with the vote (its images are already loaded; its prompt
+# without the expected outcome, which is shown only after a vote), and the page from the new prompt on.
 NEXT_JS = """
-(next, expected, ...current) => {
+(next, ...current) => {
   if (!next) return current;
   if (window.arenaShowPrompt) window.arenaShowPrompt();
-  return [expected && next.prompt_expected ? next.prompt_expected : next.prompt, next.image_a, next.image_b,
-          '<div class="reveal"></div>', next.token ? `${next.token}@${Date.now()}` : '', null];
+  return [next.prompt, next.image_a, next.image_b, '<div class="reveal"></div>',
+          next.token ? `${next.token}@${Date.now()}` : '', null];
 }
 """
 
 # Staying signed in: the token the sign-in answered is kept in the browser's local storage; a reload sends it back.
 RESUME_KEY = "arena-session"
 KEEP_RESUME_JS = f"(token) => {{ if (token) localStorage.setItem('{RESUME_KEY}', token); }}"
-READ_RESUME_JS = f"() => [localStorage.getItem('{RESUME_KEY}') || '']"
-FORGET_RESUME_JS = f"(...inputs) => {{ localStorage.removeItem('{RESUME_KEY}'); return inputs; }}"
+READ_RESUME_JS = (f"() => [localStorage.getItem('{RESUME_KEY}') || '', localStorage.getItem('arena-suite') || '', "
+                  "localStorage.getItem('arena-on-screen') || '']")
+FORGET_RESUME_JS = (f"(...inputs) => {{ ['{RESUME_KEY}', 'arena-suite', 'arena-on-screen'].forEach((key) => "
+                    "localStorage.removeItem(key)); return inputs; }")
 
 NO_BATTLE_LEFT = "No battle left to show here. Pick another suite, or come back when there are new images."
 
@@ -337,12 +376,12 @@ def read_on_screen(value) -> tuple:
 
 
 def upcoming_view(battle) -> dict:
-    """The next battle as the page keeps it until Next battle: its prompt (both ways) and images, by media token."""
+    """The next battle as the page keeps it until Next battle: its prompt (never with the expected outcome: it is not
+    voted on yet) and images, by media token."""
     if battle is None:
-        return {"token": "", "prompt": NO_BATTLE_LEFT, "prompt_expected": None,
+        return {"token": "", "prompt": NO_BATTLE_LEFT,
                 "image_a": image_html(None, "a", "A"), "image_b": image_html(None, "b", "B")}
     return {"token": battle.media_token, "prompt": prompt_markdown(battle),
-            "prompt_expected": prompt_markdown(battle, show_expected=True),
             "image_a": image_html(battle.media_token, "a", "A"), "image_b": image_html(battle.media_token, "b", "B")}
 
 
@@ -369,7 +408,8 @@ def build_arena_tab(ctx: AppContext) -> ArenaTab:
                     elem_id="arena-menu", container=False, min_height=0)
             suite_filter = gr.Dropdown([ALL_SUITES], value=ALL_SUITES, label="Suite", show_label=False,
                                        container=False, elem_id="suite-filter", scale=0, min_width=190)
-            show_expected = gr.Checkbox(label="Show expected outcome", value=False, elem_id="show-expected", scale=0,
+            # the benchmark's answer, shown once the voter has voted (in the reveal; ticked then, in the prompt)
+            show_expected = gr.Checkbox(label=EXPECTED_LABEL, value=False, elem_id="show-expected", scale=0,
                                         container=False, min_width=150)
             sign_out_button = gr.Button("Sign out", size="sm", elem_id="sign-out", scale=0, min_width=80)
         prompt = gr.Markdown(elem_id="prompt")
@@ -397,7 +437,9 @@ def build_arena_tab(ctx: AppContext) -> ArenaTab:
         on_screen = gr.Textbox(visible=False, elem_id="on-screen")  # the media token of the battle on screen
         upcoming = gr.JSON(visible=False, elem_id="upcoming")  # the next battle, sent with the vote (upcoming_view)
     issued = gr.Textbox(visible=False)  # the token that keeps this browser signed in (sessions.issue_resume)
-    stored = gr.Textbox(visible=False)  # never changes: the input of the page-load event, read from local storage
+    # never change: the inputs of the page-load event, read from local storage (the token, the suite's title and
+    # the media token of the battle on screen before the reload)
+    stored, stored_suite, stored_shown = (gr.Textbox(visible=False) for _ in range(3))
 
     # Every battle event answers with plain values, never component updates: Gradio rebuilds a component for each
     # update, which cost more than the whole vote under load. Whether the shown battle is voted on travels in the
@@ -436,10 +478,11 @@ def build_arena_tab(ctx: AppContext) -> ArenaTab:
         line = status(session, suite, error=str(error))
         return [gr.skip(), line, *[gr.skip()] * (outputs - 2)]
 
-    def show(session: sessions.ArenaSession, expected: bool, message: str = "", suite: str | None = None) -> list:
-        """A battle loaded from the server (sign-in, skip, suite), unvoted; nothing waits behind it."""
+    def show(session: sessions.ArenaSession, message: str = "", suite: str | None = None) -> list:
+        """A battle loaded from the server (sign-in, skip, suite, reload), unvoted, so without its expected outcome;
+        nothing waits behind it."""
         battle = session.battle
-        body = prompt_markdown(battle, show_expected=expected is True) if battle else message or "No battle available."
+        body = prompt_markdown(battle) if battle else message or "No battle available."
         token = battle.media_token if battle else None
         return [session, status(session, suite), body, image_html(token, "a", "A"),
                 image_html(token, "b", "B"), reveal_html(None), token or "", None]
@@ -468,12 +511,12 @@ def build_arena_tab(ctx: AppContext) -> ArenaTab:
         except NoBattleAvailable as error:
             return show(sessions.ArenaSession(annotator=session.annotator, session_id=session.session_id,
                                               votes=session.votes, signed_in_at=session.signed_in_at),
-                        expected, str(error), suite)
+                        str(error), suite)
         except VoteRejected as error:
             return refused(session, error, "next_battle", request, len(battle_outputs), suite)
         except sqlite3.OperationalError as error:
             return unsaved(session, error, "next_battle", request, len(battle_outputs), suite)
-        return show(session, expected, suite=suite)
+        return show(session, suite=suite)
 
     def sign_in(name: str, token: str, session: sessions.ArenaSession | None, suite: str, expected: bool,
                 request: gr.Request = None) -> list:
@@ -496,24 +539,46 @@ def build_arena_tab(ctx: AppContext) -> ArenaTab:
         session = sessions.issue_resume(ctx.store.db(), session, days=settings.session_days)
         return [*opened(session), *load_next(session, ALL_SUITES, expected, request), session.resume_token or ""]
 
-    def opened(session: sessions.ArenaSession) -> list:
+    def opened(session: sessions.ArenaSession, suite: str | None = None) -> list:
         """The page once signed in: the form hidden, the arena shown, the suites named by their titles (as the
-        prompt panel names them), the guidelines open on the annotator's first visit only (a reload or a new sign-in
-        finds them folded, a click on their header opens them)."""
+        prompt panel names them), ``suite`` picked (None: all suites), the guidelines open on the annotator's first
+        visit only (a reload or a new sign-in finds them folded, a click on their header opens them)."""
         names = ctx.pool.suites(ctx.store.db())
         suites = [ALL_SUITES, *((suite_title(name), name) for name in names)]
-        return ["", gr.update(visible=False), gr.update(visible=True), gr.update(choices=suites, value=ALL_SUITES),
+        return ["", gr.update(visible=False), gr.update(visible=True),
+                gr.update(choices=suites, value=suite or ALL_SUITES),
                 gr.update(open=first_guidelines_visit(ctx.store.db(), session.annotator.id)),
                 guidelines_markdown(names, guide)]
 
-    def resume(token: str, request: gr.Request = None) -> list:
-        """A page (re)loaded with a stored token: signed in again, on the battle it showed (or a new one)."""
+    def resume(token: str, kept_suite: str = "", kept_shown: str = "", request: gr.Request = None) -> list:
+        """A page (re)loaded with a stored token: signed in again, in the suite it had picked (``kept_suite``, its
+        title), on the battle it showed (``kept_shown``, its media token) with its reveal when this session voted on
+        it, else on the session's battle not yet voted on (or a new one)."""
         session = sessions.resume(ctx.store.db(), token, open_signup=open_signup) if token else None
         if session is None:
             return [gr.skip()] * len(signin_outputs)
+        names = {suite_title(name): name for name in ctx.pool.suites(ctx.store.db())}
+        suite = names.get(kept_suite) if isinstance(kept_suite, str) else None
+        back = sessions.revealed_vote(ctx.store.db(), session, kept_shown)
+        if back is not None:  # the reveal of the battle voted on; the battle drawn with the vote waits for Next
+            voted, receipt = back
+            session = replace(session, revealed=voted)
+            return [*opened(session, suite), session, status(session, suite), prompt_markdown(voted),
+                    *revealed_view(receipt, voted, session.battle), voted.media_token,
+                    upcoming_view(session.battle), gr.skip()]
         if session.battle is None:
-            return [*opened(session), *load_next(session, ALL_SUITES, False, request), gr.skip()]
-        return [*opened(session), *show(session, False), gr.skip()]
+            return [*opened(session, suite), *load_next(session, suite or ALL_SUITES, False, request), gr.skip()]
+        return [*opened(session, suite), *show(session, suite=suite), gr.skip()]
+
+    def revealed_view(receipt, battle, following, offer: int = 0, expected: bool = False) -> list:
+        """[image A, image B, reveal] of ``battle`` once voted on (``receipt``): each model's name, description and
+        link, the next battle's images (``following``) preloaded, the voter's own leaderboard offered after
+        ``offer`` votes, the expected outcome when the voter asked for it."""
+        details = model_details(ctx.store.db(), [receipt.model_a, receipt.model_b])
+        return [image_html(battle.media_token, "a", f"A: {receipt.model_a}", details.get(receipt.model_a)),
+                image_html(battle.media_token, "b", f"B: {receipt.model_b}", details.get(receipt.model_b)),
+                reveal_html(receipt, following.media_token if following else None, offer_board=offer,
+                            details=details, expected=expected_outcome(battle) if expected else "")]
 
     def sign_out(session: sessions.ArenaSession | None) -> list:
         """Sign out everywhere: every stored token of the annotator is revoked (this page forgets its own), every
@@ -536,33 +601,31 @@ def build_arena_tab(ctx: AppContext) -> ArenaTab:
             ctx.client_limit.check(client_address(request))
             voted = sessions.vote(ctx.store.db(), session, outcome, rules=rules, rng=ctx.rng,
                                   suite=suite, sampler=ctx.sampler, on_screen=token, seconds_on_screen=seconds,
-                                  expected_shown=expected is True)
+                                  expected_shown=False)  # the page shows it only after the vote
         except VoteRejected as error:  # told on the status line; the battle stays on screen
             return refused(session, error, "vote", request, len(vote_outputs), suite)
         except sqlite3.OperationalError as error:
             return unsaved(session, error, "vote", request, len(vote_outputs), suite)
         receipt, battle, following = voted.receipt, voted.battle, voted.upcoming
-        db = ctx.store.db()
-        now = standing(db, voted.annotator.id, rules)
+        now = standing(ctx.store.db(), voted.annotator.id, rules)
         notice = speed_notice(voted.fast_run, rules, voted.annotator.source)
-        details = model_details(db, [receipt.model_a, receipt.model_b])
         every = settings.personal_board_votes
         offer = now.cast if every and now.cast >= every and now.cast % every == 0 else 0
         view = [status(voted, suite, notice, standing_now=now),
-                image_html(battle.media_token, "a", f"A: {receipt.model_a}", details.get(receipt.model_a)),
-                image_html(battle.media_token, "b", f"B: {receipt.model_b}", details.get(receipt.model_b)),
-                reveal_html(receipt, following.media_token if following else None, offer_board=offer),
-                upcoming_view(following)]
+                *revealed_view(receipt, battle, following, offer, expected is True), upcoming_view(following)]
         if following is not None:  # handed to the page now: seconds_to_vote counts from here (or from Next battle)
             voted = sessions.next_battle(ctx.store.db(), ctx.rng, voted, suite=suite, sampler=ctx.sampler)
         return [voted, *view]
 
     def toggle_expected(session: sessions.ArenaSession | None, expected: bool, shown: str) -> str:
-        """The prompt of the battle on screen (the current one, or the one just voted on) with or without the
-        expected outcome."""
+        """The prompt of the battle on screen with or without its expected outcome, once the voter has voted on it
+        (the battle just voted on); a battle not yet voted on keeps it hidden."""
         token = read_on_screen(shown)[0]
-        for battle in (session.battle, session.revealed) if session is not None else ():
-            if battle is not None and token in (None, battle.media_token):
+        if session is None or token is None:
+            return gr.skip()
+        voted = [session.revealed, session.battle if session.receipt is not None else None]
+        for battle in voted:
+            if battle is not None and token == battle.media_token:
                 return prompt_markdown(battle, show_expected=expected is True)
         return gr.skip()
 
@@ -571,7 +634,8 @@ def build_arena_tab(ctx: AppContext) -> ArenaTab:
                       issued]
     gr.on([signin_button.click, token_box.submit], sign_in, signin_inputs, signin_outputs, api_name="sign_in",
           concurrency_limit=None).then(None, issued, None, js=KEEP_RESUME_JS)
-    gr.on(None, resume, stored, signin_outputs, js=READ_RESUME_JS, api_visibility="private", concurrency_limit=None)
+    gr.on(None, resume, [stored, stored_suite, stored_shown], signin_outputs, js=READ_RESUME_JS,
+          api_visibility="private", concurrency_limit=None)
     sign_out_button.click(sign_out, state, [signin_box, arena_box, state], js=FORGET_RESUME_JS,
                           api_visibility="private")
     # Votes and battles skip Gradio's queue: each is one short database transaction answered in the same HTTP
@@ -584,7 +648,7 @@ def build_arena_tab(ctx: AppContext) -> ArenaTab:
     # concurrent loads of one session leave it on one battle and the page on the other.
     gr.on([skip_button.click, suite_filter.select], load_next, [state, suite_filter, show_expected], battle_outputs,
           api_name="next_battle", **fast)
-    next_button.click(None, [upcoming, show_expected], [prompt, image_a, image_b, reveal, on_screen, upcoming],
+    next_button.click(None, [upcoming], [prompt, image_a, image_b, reveal, on_screen, upcoming],
                       js=NEXT_JS)
 
     def vote_handler(outcome: str):

@@ -22,8 +22,11 @@ from datamodel.rating_table import EXPORT_FORMATS, export_ratings
 from arena.web.admin_session import Holder, SessionEnded
 from judges.rating_tasks import rating_tasks
 
-STATUS_HEADERS = ["task", "open", "raters per item", "paper's raters", "models", "items", "begun", "complete",
-                  "ratings", "excluded", "raters"]
+# the tables' headers, in words as on the other tabs (the admin's flagged votes among them)
+STATUS_HEADERS = ["Task", "Open", "Raters per item", "Paper's raters", "Models", "Items", "Begun", "Complete",
+                  "Ratings", "Excluded", "Raters"]
+FLAGGED_HEADERS = {"rating_id": "Rating", "rater": "Rater", "task": "Task", "answer": "Answer",
+                   "created_at": "When (UTC)", "excluded": "Excluded", "reviewed": "By an admin", "reason": "Reason"}
 
 
 def status_frame(ctx: AppContext, pool: raters.RatingPool) -> pd.DataFrame:
@@ -34,8 +37,11 @@ def status_frame(ctx: AppContext, pool: raters.RatingPool) -> pd.DataFrame:
 
 
 def flagged_frame(ctx: AppContext) -> pd.DataFrame:
-    return pd.DataFrame(flagged_ratings(ctx.store.db()), columns=["rating_id", "rater", "task", "answer",
-                                                                  "created_at", "excluded", "reviewed", "reason"])
+    """The flagged ratings (:func:`datamodel.human_ratings.flagged_ratings`), their flags as yes or no."""
+    table = pd.DataFrame(flagged_ratings(ctx.store.db()), columns=list(FLAGGED_HEADERS))
+    for column in ("excluded", "reviewed"):
+        table[column] = ["yes" if value else "no" for value in table[column]]
+    return table.rename(columns=FLAGGED_HEADERS)
 
 
 def build_rating_admin(ctx: AppContext, admin: gr.State, locked: str, export_link) -> None:

@@ -53,19 +53,31 @@ def prompt_markdown(battle: Battle, *, show_expected: bool = False) -> str:
     if caption and caption[1]:
         label, text = caption
         lines += ["", f"**{escape_markdown(label)}:** {escape_markdown(text)}"]
-    expected = meta.get("description") or meta.get("expected")
+    expected = expected_outcome(battle)
     if show_expected and expected:
         lines += ["", f"**Expected outcome:** {escape_markdown(expected)}"]
     return "\n".join(lines)
 
 
-def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None, *, offer_board: int = 0) -> str:
+def expected_outcome(battle: Battle) -> str:
+    """What the benchmark counts as right for the battle's prompt (Commonsense-T2I's expected output description
+    D_i, §2), or "". The arena shows it only after the vote: a rater told the answer judges the description, not the
+    images against the prompt."""
+    return str(battle.metadata.get("description") or battle.metadata.get("expected") or "")
+
+
+def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None, *, offer_board: int = 0,
+                details: Mapping[str, ModelDetails] | None = None, expected: str = "") -> str:
     """After a vote: the receipt, both model names and, when the quality rules set the vote aside, why it does not
     count (class ``voted``); before: an empty panel.
 
     ``preload_token``, the next battle's media token, adds its two images hidden, so the browser fetches them while
     the voter reads the names and Next battle shows them at once. ``offer_board`` (the voter's vote count, when the
-    page offers their own leaderboard) adds a button that opens it.
+    page offers their own leaderboard) adds a button that opens it. ``details`` ({model name: its details}) adds
+    each model's whole description and model card link, which the page shows only on a phone (class
+    ``reveal-about``): there the caption over each image has no room for them, and the reveal sits above the vote bar.
+    ``expected``, the prompt's expected outcome (:func:`expected_outcome`) when the voter asked to see it after the
+    vote, adds a line with it.
     """
     if receipt is None:
         return '<div class="reveal"></div>'
@@ -81,12 +93,26 @@ def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None, *
     elif receipt.reason:
         lines.append(f'<span class="arena-note">This vote counts; it is noted for the admin: {name(receipt.reason)}.'
                      '</span>')
+    if expected:
+        lines.append(f'<span class="reveal-expected">Expected outcome: <b>{name(expected)}</b></span>')
     if offer_board:
         lines.append(f'You have cast {offer_board} votes: <button class="your-board" type="button">See your own '
                      'leaderboard</button>')
     body = "".join(f"<div>{line}</div>" for line in lines)
+    about = "".join(
+        f'<div><b>{side}: {name(model)}</b> · {name(known.summary)}{_card_link(known.link)}</div>'
+        for side, model in (("A", receipt.model_a), ("B", receipt.model_b))
+        if (known := (details or {}).get(model)) is not None and (known.summary or known.link))
+    if about:
+        body += f'<div class="reveal-about">{about}</div>'
     return (f'<div class="reveal voted" data-vote-id="{receipt.vote_id}">'  # for API clients (tools.load), not shown
             f"{body}{preload}</div>")
+
+
+def _card_link(link: str) -> str:
+    """A link to a model's card, opened in a new tab ("" without one)."""
+    return (f' <a class="model-card" href="{html.escape(link)}" target="_blank" rel="noopener noreferrer">'
+            "model card ↗</a>" if link else "")
 
 
 def votes_text(standing: Standing) -> str:
@@ -246,16 +272,17 @@ def image_url(media_token: str, side: str) -> str:
 
 def image_html(media_token: str | None, side: str, caption: str, details: ModelDetails | None = None) -> str:
     """One battle image, loaded through the battle's unguessable media token (relative URL, works under a root path),
-    under its caption: the side, then after the vote the model's name and, on a second line, its description and a
-    link to its model card (``details``). The caption always takes two lines, so the reveal moves nothing."""
-    about = ""
+    under its caption: the side, then after the vote the model's name and a link to its model card on one line, and
+    its description under them (``details``; the page gives it two lines, the whole in its tooltip, and on a phone
+    shows it in the reveal instead). The caption's height never changes, so the reveal moves nothing."""
+    about = link = ""
     if details is not None:
         text = html.escape(details.summary)
-        link = (f' <a href="{html.escape(details.link)}" target="_blank" rel="noopener noreferrer">model card ↗</a>'
-                if details.link else "")
-        about = f'<span class="model-about" title="{text}">{text}{link}</span>'
+        link = _card_link(details.link)
+        about = f'<span class="model-about" title="{text}">{text}</span>' if text else ""
     label = html.escape(caption)
-    head = f'<figcaption><span class="model-name" title="{label}">{label}</span>{about}</figcaption>'
+    head = (f'<figcaption><span class="model-line"><span class="model-name" title="{label}">{label}</span>{link}'
+            f"</span>{about}</figcaption>")
     if media_token is None:
         return f'<figure class="battle-image">{head}</figure>'
     return f'<figure class="battle-image">{head}<img src="{image_url(media_token, side)}" alt="Image {side.upper()}">' \

@@ -1,4 +1,10 @@
-"""The bundled demo: WordNet concepts and Commonsense-T2I pairs, with images from four demo models.
+"""The bundled demo: WordNet concepts, Commonsense-T2I pairs, a SemVarBench sample and SANEval prompts, with images
+from four demo models.
+
+The prompts (:func:`demo_prompt_specs`): the 48 taxonomy prompts of :func:`suites.taxonomy.demo_specs`, the 14
+Commonsense-T2I items of :func:`suites.commonsense.sample_specs`, the 6 SemVarBench items (18 prompts) of
+:func:`suites.semvarbench.sample_specs` and 3 SANEval prompts per category (15) of :func:`suites.saneval.demo_specs`,
+so every human rating task (:mod:`judges.rating_tasks`) has something to rate on the demo.
 
 Filled into an empty database on first start (setting ``demo``), and finished on a later start if that first one
 was interrupted (:func:`demo_incomplete`). The images are made offline by the project's own generators
@@ -43,14 +49,15 @@ class DemoBundleError(RuntimeError):
 DEMO_METRIC_NAMES = {
     "taxonomy": ("clip_score", "fid", "inception_score", "reward", "consistency_std"),
     "commonsense": ("clip_score", "commonsense_clip_fit", "fid", "inception_score", "reward"),
+    "semvarbench": ("clip_score", "fid", "inception_score", "reward"),
+    "saneval": ("clip_score", "fid", "inception_score", "reward"),
 }
 
 
 def demo_prompt_specs() -> list:
-    from suites.commonsense import sample_specs
-    from suites.taxonomy import demo_specs
+    from suites import commonsense, saneval, semvarbench, taxonomy
 
-    return [*demo_specs(), *sample_specs()]
+    return [*taxonomy.demo_specs(), *commonsense.sample_specs(), *semvarbench.sample_specs(), *saneval.demo_specs()]
 
 
 def is_empty(db: sqlite_utils.Database) -> bool:

@@ -22,6 +22,8 @@ from typing import Mapping
 
 from PIL import Image, ImageDraw, ImageEnhance, ImageFont, ImageOps
 
+from generators.layouts import ON_PLATE, TEXTURE_PATTERNS, Placed, draw_plate, pattern_layer
+
 
 def _word_rgb(word: str) -> tuple[int, int, int]:
     digest = hashlib.sha256(word.lower().encode()).digest()
@@ -168,6 +170,7 @@ SCENES: Mapping[str, tuple] = MappingProxyType({
     "field": ((120, 180, 236), (240, 220, 170), (214, 176, 70), 0.38, (255, 220, 110)),
     "snow": ((176, 196, 216), (226, 234, 242), (246, 248, 252), 0.34, (236, 240, 250)),
     "night": ((16, 20, 52), (46, 52, 96), (30, 40, 46), 0.28, (236, 236, 210)),
+    "night sea": ((16, 20, 52), (46, 52, 96), (26, 46, 84), 0.34, None),  # a moon is drawn as an emoji
     "dark": ((14, 14, 18), (30, 30, 36), (22, 22, 26), 0.25, None),
 })
 
@@ -219,12 +222,46 @@ def paste_glyph(image: Image.Image, glyph: Image.Image, side: int, centre: tuple
     image.alpha_composite(glyph, (centre[0] - glyph.width // 2, centre[1] - glyph.height // 2))
 
 
+def placed_glyph(placed: Placed) -> Image.Image:
+    """The RGBA emoji of ``placed`` (:class:`generators.layouts.Placed`) as it is pasted: tinted, and patterned
+    with its texture."""
+    glyph = glyph_image(placed.glyph, placed.tint)
+    if placed.texture not in TEXTURE_PATTERNS:
+        return glyph
+    kind, ink = TEXTURE_PATTERNS[placed.texture]
+    alpha = glyph.getchannel("A")
+    pattern = pattern_layer(glyph.size, kind, ink)
+    pattern.putalpha(Image.composite(pattern.getchannel("A"), Image.new("L", glyph.size, 0), alpha))
+    return Image.alpha_composite(glyph, pattern)
+
+
+def draw_layout(image: Image.Image, layout: list[Placed]) -> None:
+    """Paste each placed emoji of a layout (:mod:`generators.layouts`; on its plate, with its accent) onto ``image``
+    (RGBA), in order."""
+    width, height = image.size
+    scale = min(width, height)
+    draw = ImageDraw.Draw(image)
+    for placed in layout:
+        cx, cy, side = placed.x * width, placed.y * height, placed.side * scale
+        if placed.plate:
+            draw_plate(draw, placed.plate, cx, cy, side / 2)
+        paste_glyph(image, placed_glyph(placed), round(side * (ON_PLATE if placed.plate else 1)),
+                    (round(cx), round(cy)))
+        if placed.accent:
+            paste_glyph(image, glyph_image(placed.accent), max(8, round(side * 0.45)),
+                        (round(min(width - side * 0.2, cx + side * 0.45)), round(max(side * 0.2, cy - side * 0.5))))
+
+
 @lru_cache(maxsize=1)
 def demo_glyphs() -> dict:
-    """The demo's emoji table (suites/data/demo_glyphs.json) joined with the demo taxonomy's hypernyms and cohyponyms.
+    """The demo's emoji table (suites/data/demo_glyphs.json) joined with the demo prompts it draws.
 
     Returns {"concepts": {lemma: entry + hypernym glyphs + cohyponym lemmas}, "commonsense": {prompt: entry with
-    its partner prompt}}."""
+    its partner prompt}, "saneval": {prompt: {"prompt", "structure": its metadata}} of the demo's SANEval prompts,
+    "semvarbench": {prompt: {"prompt", "item", "role", "scene", "own", "partner"}} of the SemVarBench sample (own:
+    the layout of the prompt's meaning, partner: the other meaning's), "objects": {word: emoji}, "tints"}."""
+    from suites.saneval import demo_specs as saneval_demo_specs
+    from suites.semvarbench import sample_specs as semvar_sample_specs
     from suites.taxonomy import DEMO_FILE, lemma_of
 
     table = json.loads(DEMO_FILE.with_name("demo_glyphs.json").read_text(encoding="utf-8"))
@@ -240,7 +277,15 @@ def demo_glyphs() -> dict:
         }
     rows = table["commonsense"]
     commonsense = {row["prompt"]: {**row, "partner": rows[i ^ 1]["prompt"]} for i, row in enumerate(rows)}
-    return {"concepts": concepts, "commonsense": commonsense}
+    saneval = {spec.text: {"prompt": spec.text, "structure": spec.metadata} for spec in saneval_demo_specs()}
+    semvar = {}
+    for spec in semvar_sample_specs():
+        item = table["semvarbench"][spec.item_key]
+        meanings = ("permutation", "anchor") if spec.role == "permutation" else ("anchor", "permutation")
+        semvar[spec.text] = {"prompt": spec.text, "item": spec.item_key, "role": spec.role, "scene": item["scene"],
+                             "own": item[meanings[0]], "partner": item[meanings[1]]}
+    return {"concepts": concepts, "commonsense": commonsense, "saneval": saneval, "semvarbench": semvar,
+            "objects": table["objects"], "tints": table["tints"]}
 
 
 _TAXONOMY_PROMPT = re.compile(r"^an image of (?:an? )?(.+?)(?: \(.*\))?\.?$", re.IGNORECASE | re.DOTALL)
@@ -252,9 +297,12 @@ class GlyphPainter:
     ``painter``: always the prompt's own emoji (the concept's, or the Commonsense-T2I prompt's state), large, on the
     concept's scene with its sun or lamp. ``lookalike``: the same scene, but for 60 % of (prompt, seed) a near miss:
     a cohyponym's emoji (two thirds of them) or the hypernym's, and for Commonsense-T2I prompts the partner prompt's
-    state; smaller and off centre. ``scribble``: random shapes on a random gradient, no emoji. A prompt the emoji
-    table does not know (``python -m generators run`` on other suites) gets a seed-chosen emoji from the table.
-    Pixels depend only on (tier, prompt, seed, size)."""
+    state; smaller and off centre. A SANEval or SemVarBench demo prompt is drawn as several placed emoji
+    (:mod:`generators.layouts`): the painter as the prompt says (each colour, shape, texture, place and count), the
+    lookalike for 60 % a near miss (one count one off, attributes on the wrong objects, the relation reversed, or the
+    SemVarBench item's other meaning), a little smaller. ``scribble``: random shapes on a random gradient, no emoji.
+    A prompt the emoji table does not know (``python -m generators run`` on other suites) gets a seed-chosen emoji
+    from the table. Pixels depend only on (tier, prompt, seed, size)."""
 
     TIERS = ("painter", "lookalike", "scribble")
     MISS_RATE = 0.6
@@ -268,11 +316,13 @@ class GlyphPainter:
         self.params = {"renderer": tier, "width": self.width, "height": self.height}
 
     def entry(self, prompt: str) -> tuple[str, dict | None]:
-        """('taxonomy', the concept's entry) | ('commonsense', the prompt's entry) | ('unknown', None)."""
+        """('taxonomy', the concept's entry) | ('commonsense' | 'saneval' | 'semvarbench', the prompt's entry) |
+        ('unknown', None)."""
         table = demo_glyphs()
         text = " ".join(prompt.split())
-        if text in table["commonsense"]:
-            return "commonsense", table["commonsense"][text]
+        for kind in ("commonsense", "saneval", "semvarbench"):
+            if text in table[kind]:
+                return kind, table[kind][text]
         match = _TAXONOMY_PROMPT.match(text)
         if match and match.group(1).lower() in table["concepts"]:
             return "taxonomy", table["concepts"][match.group(1).lower()]
@@ -280,7 +330,8 @@ class GlyphPainter:
 
     def choice(self, prompt: str, seed: int) -> tuple[str, dict | None]:
         """What this tier draws for (prompt, seed): (what, entry) with what in concept | cohyponym | hypernym |
-        partner | unknown | shapes; entry holds glyph, accent, tint, scene and effect."""
+        partner | near miss | unknown | shapes; entry holds glyph, accent, tint, scene and effect, or for a SANEval
+        or SemVarBench prompt its scene and ``layout`` (:mod:`generators.layouts`)."""
         if self.tier == "scribble":
             return "shapes", None
         kind, entry = self.entry(prompt)
@@ -288,7 +339,10 @@ class GlyphPainter:
         if kind == "unknown":
             table = demo_glyphs()["concepts"]
             return "unknown", table[rng.choice(sorted(table))]
-        if self.tier == "painter" or rng.random() >= self.MISS_RATE:
+        right = self.tier == "painter" or rng.random() >= self.MISS_RATE
+        if kind in ("saneval", "semvarbench"):
+            return self._composition(kind, entry, right, rng)
+        if right:
             return "concept", entry
         if kind == "commonsense":
             return "partner", demo_glyphs()["commonsense"][entry["partner"]]
@@ -296,8 +350,31 @@ class GlyphPainter:
             return "cohyponym", demo_glyphs()["concepts"][rng.choice(entry["cohyponyms"])]
         return "hypernym", {**entry, "glyph": rng.choice(entry["hypernym_glyphs"]), "accent": "", "tint": ""}
 
+    def _composition(self, kind: str, entry: dict, right: bool, rng: random.Random) -> tuple[str, dict]:
+        """(what, {"prompt", "scene", "layout"[, "structure"]}) of a SANEval or SemVarBench prompt: its own layout,
+        or the lookalike's near miss (SANEval: :func:`generators.layouts.saneval_near_miss`; SemVarBench: the
+        item's other meaning), drawn smaller by the lookalike."""
+        from generators.layouts import saneval_layout, saneval_near_miss, semvar_layout, shrunk
+        from suites.saneval import BINDING_CATEGORIES, WORDS
+
+        table = demo_glyphs()
+        if kind == "saneval":
+            structure = entry["structure"]
+            if not right:
+                structure = saneval_near_miss(structure, rng, {name: getattr(WORDS, name)
+                                                               for name in BINDING_CATEGORIES})
+            layout = saneval_layout(structure, table["objects"], table["tints"])
+            drawn = {"prompt": entry["prompt"], "scene": "studio", "structure": structure}
+        else:
+            layout = semvar_layout(entry["own" if right else "partner"], table["objects"])
+            drawn = {"prompt": entry["prompt"], "scene": entry["scene"]}
+        if self.tier == "lookalike":
+            layout = shrunk(layout, 0.85)
+        what = "concept" if right else ("near miss" if kind == "saneval" else "partner")
+        return what, {**drawn, "layout": layout}
+
     def _scene(self, draw: ImageDraw.ImageDraw, scene: str, rng: random.Random) -> None:
-        """Paint the sky gradient, the ground and the sun or lamp."""
+        """Paint the sky gradient, the ground and the sun or lamp (on a night sea, a few stars)."""
         top, bottom, ground, share, sun = SCENES.get(scene, SCENES["studio"])
         horizon = round(self.height * (1 - share))
         for y in range(horizon):
@@ -310,11 +387,15 @@ class GlyphPainter:
             x = rng.choice((self.width // 7, self.width * 6 // 7)) + rng.randint(-8, 8)
             y = self.height // 7 + rng.randint(-6, 6)
             draw.ellipse([x - r, y - r, x + r, y + r], fill=sun)
+        elif scene == "night sea":  # a few stars, so that no two (prompt, seed) share a picture
+            for _ in range(12):
+                x, y = rng.randrange(self.width), rng.randrange(max(1, horizon - 2))
+                draw.point([(x, y), (x + 1, y)], fill=tuple(min(255, c + 70) for c in top))
 
     def placement(self, prompt: str, seed: int) -> tuple[str, dict | None, int, tuple[int, int]]:
         """(what, entry) of :meth:`choice`, the side of the main emoji's square and its centre."""
         what, entry = self.choice(prompt, seed)
-        if entry is None:
+        if entry is None or "layout" in entry:  # shapes, or a layout of several emoji
             return what, entry, 0, (0, 0)
         rng = _stable_rng("place", self.tier, prompt, seed, self.width, self.height)
         horizon = round(self.height * (1 - SCENES.get(entry.get("scene", "studio"), SCENES["studio"])[3]))
@@ -333,6 +414,9 @@ class GlyphPainter:
             self._scribble(draw, rng)
             return image.convert("RGB")
         self._scene(draw, entry.get("scene", "studio"), rng)
+        if "layout" in entry:
+            draw_layout(image, entry["layout"])
+            return image.convert("RGB")
         shadow = (cx - side // 2, cy + side // 2 - side // 10, cx + side // 2, cy + side // 2 + side // 12)
         shade = Image.new("RGBA", image.size, (0, 0, 0, 0))
         ImageDraw.Draw(shade).ellipse(shadow, fill=(0, 0, 0, 70))

@@ -27,6 +27,9 @@ strata use the published relations' words (``on the left of``, ``next to``, ...;
 metadata). Item keys are ``<category>-p<seed>-<index>``.
 
 :func:`load_saneval_list` imports an external prompt list (CSV or JSONL with ``text`` and ``category``).
+
+:func:`demo_specs` is the demo's small set: :data:`DEMO_PER_CATEGORY` prompts of each category from the word lists
+with :data:`DEMO_SEED` (strata 1, 2 and 3-5 objects; spatial's all 2).
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ STRATA_MODES = ("even", "published")
 PUBLISHED_RELATION_RULES = {"on side of": "next to", "next to": "next to", "near": "next to",
                             "on the left of": "left of", "on the right of": "right of", "on the bottom of": "below",
                             "on the top of": "above", "on top of": "on top of"}
+DEMO_PER_CATEGORY, DEMO_SEED = 3, 0  # the demo's SANEval prompts (demo_specs)
 NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen").split()
 _MAX_TRIES = 200  # draws that may repeat earlier prompts before a stratum counts as exhausted
 
@@ -244,6 +248,11 @@ def saneval_specs(
         raise SuiteError(f"strata must be one of {', '.join(STRATA_MODES)}, got {strata!r}.")
     build = published_category_specs if strata == "published" else category_specs
     return [spec for category in categories for spec in build(category, per_category, seed=seed, words=words)]
+
+
+def demo_specs() -> list[PromptSpec]:
+    """The demo's SANEval prompts (module docstring): few, seeded, every category."""
+    return saneval_specs(DEMO_PER_CATEGORY, seed=DEMO_SEED)
 
 
 def build_saneval(

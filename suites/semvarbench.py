@@ -18,6 +18,10 @@ Every file of the category folder is read: a file that is not a ``.txt`` / ``.ts
 file that cannot be read as UTF-8 stops the import with its name (nothing is skipped, nothing is written).
 
 The 20 categories fall into the paper's three aspects (Appendix C.3; Tables 9 and 10): :data:`ASPECTS`.
+
+``data/semvarbench_sample/`` is a sample of 6 items in ../shared's layout (``test_data.tsv``, ``categories/``),
+written by this project (its own sentences, one category each, ids ``demo_<n>``) so that the demo has SemVarBench
+prompts to battle over and rate (:func:`sample_specs`); the real benchmark is imported by the user.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ SUITE = "semvarbench"
 ROLES = ("anchor", "permutation", "paraphrase")
 TABLE_SUFFIXES = (".txt", ".tsv")
 TEST_FILES = ("benchmark/testset/test_data.txt", "testset/test_data.txt", "test_data.txt", "test_data.tsv")
+SAMPLE_DIR = Path(__file__).parent / "data" / "semvarbench_sample"
 CATEGORY_FOLDERS = ("categories", "../testset_divided_category")  # beside the test file: ../shared's, the release's
 # Appendix C.3: "Relation aspect includes six categories ..., Attribute Contrast includes four ..., Attribute Value
 # includes ten"; the category files' names, in the column order of Tables 9 and 10.
@@ -144,6 +149,11 @@ def load_semvarbench(path: str | Path, categories_dir: str | Path | None = None)
         specs.extend(PromptSpec(SUITE, item_id, text, role=role, metadata=metadata, source=f"{path}:{line}")
                      for role, text in zip(ROLES, texts))
     return specs
+
+
+def sample_specs() -> list[PromptSpec]:
+    """The bundled sample's prompts (module docstring): three per item, with its category."""
+    return load_semvarbench(SAMPLE_DIR)
 
 
 def import_semvarbench(

@@ -269,3 +269,50 @@ def test_the_admin_opens_a_task_and_exports_the_ratings(tmp_path, browser):
         admin.click("#rating-admin-refresh")
         admin.wait_for_function("() => document.querySelector('#rating-study')?.innerText.includes('first') || true")
         shoot(admin, "desktop", "ratings-13-admin-exported")
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_shipped_demo_serves_semvarbench_and_saneval_questions(tmp_path, browser, size):
+    """Issue 27 on the demo: the arena made from the shipped bundle serves a SemVarBench and a SANEval question, each
+    with a demo prompt's words, and stores the answers."""
+    from arena.demo import demo_prompt_specs, load_demo_bundle
+    from datamodel.connection import connect
+    from datamodel.media import MediaStore
+    from datamodel.renditions import Renditions
+    from datamodel.settings import Settings
+
+    settings = Settings(db_path=tmp_path / "arena.db", media_dir=tmp_path / "media", cache_dir=tmp_path / "cache",
+                        demo=True)
+    db, media = connect(settings.database), MediaStore(settings.media_dir)
+    load_demo_bundle(db, media, renditions=Renditions.from_settings(media, settings))
+    for task in (SEMVAR, SANEVAL):
+        set_assignment(db, task.name, raters_per_item=2)
+    texts = {suite: {spec.text for spec in demo_prompt_specs() if spec.suite == suite}
+             for suite in ("semvarbench", "saneval")}
+    try:
+        with running_app(settings) as url:
+            page = open_ratings(browser, url, size)
+            pick_task(page, SEMVAR.title)
+            text = page.inner_text("#rating-item")
+            assert SEMVAR.question in text and any(f"Text: {t}" in text or t in text for t in texts["semvarbench"])
+            shoot(page, size, "ratings-demo-01-semvar")
+            before = shown_src(page)
+            for key in ("4", "3", "Enter"):
+                page.locator("body").press(key)
+            wait_question(page, before)
+            pick_task(page, SANEVAL.title)
+            text = page.inner_text("#rating-item")
+            assert SANEVAL.question in text and "Condition:" in text and any(t in text for t in texts["saneval"])
+            shoot(page, size, "ratings-demo-02-saneval")
+            before = shown_src(page)
+            page.locator("body").press("4")
+            wait_question(page, before)
+            shoot(page, size, "ratings-demo-03-saneval-answered")
+        stored = db.execute("SELECT r.task, p.suite, r.answer FROM ratings r JOIN rating_servings s "
+                            "ON s.id = r.serving_id JOIN images i ON i.id = s.image_id "
+                            "JOIN prompts p ON p.id = i.prompt_id ORDER BY r.id").fetchall()
+        assert [(task, suite, json.loads(answer)) for task, suite, answer in stored] == [
+            ("semvar_alignment", "semvarbench", {"object_accuracy": 40, "relevance": 30}),
+            ("saneval_adherence", "saneval", {"likert": 4})]
+    finally:
+        db.close()

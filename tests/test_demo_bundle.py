@@ -145,3 +145,18 @@ def test_the_demo_command_loads_the_bundle(tmp_path):
     again = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert f"Demo: {specs} prompts (0 new), 0 new images." in again.stdout, again.stderr
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_demo_clip_cut_short_stops_the_bundle(tmp_path):
+    """A busy machine stops the demo CLIP's training at its time limit; such a CLIP scores differently, so
+    tools.demo_bundle writes no bundle with it and says what to do."""
+    from judges.metrics.demo_clip import DEMO_CLIP_NAME, RECIPE
+    from tools.demo_bundle import DemoClipCutShort, check_demo_clip
+
+    folder = tmp_path / "tiny" / DEMO_CLIP_NAME
+    folder.mkdir(parents=True)
+    (folder / "training.json").write_text(json.dumps({"recipe": RECIPE, "steps": RECIPE["steps"]}))
+    check_demo_clip(tmp_path)  # finished: nothing to say
+    (folder / "training.json").write_text(json.dumps({"recipe": RECIPE, "steps": 230}))
+    with pytest.raises(DemoClipCutShort, match=f"stopped after 230 of {RECIPE['steps']} steps.*--cache-dir"):
+        check_demo_clip(tmp_path)

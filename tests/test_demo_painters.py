@@ -18,9 +18,9 @@ COMMONSENSE = [spec for spec in demo_prompt_specs() if spec.suite == "commonsens
 
 
 def glyph_match(image: Image.Image, glyph: str, tint: str, side: int, centre: tuple[int, int]) -> float:
-    """Share of the emoji's opaque pixels (rendered alone, scaled to ``side``, placed at ``centre``) that ``image``
-    shows in the same colour (within 12 levels per channel)."""
-    alone = glyph_image(glyph, tint)
+    """Share of the emoji's opaque pixels (``glyph``: an emoji, or its RGBA image; rendered alone, scaled to
+    ``side``, placed at ``centre``) that ``image`` shows in the same colour (within 12 levels per channel)."""
+    alone = glyph if isinstance(glyph, Image.Image) else glyph_image(glyph, tint)
     scale = side / max(alone.size)
     alone = alone.resize((max(1, round(alone.width * scale)), max(1, round(alone.height * scale))),
                          Image.Resampling.LANCZOS)
@@ -109,3 +109,88 @@ def test_unknown_prompts_still_get_a_picture_and_the_demo_arena_has_four_models(
     assert [specs[name].kind for name in DEMO_MODELS] == ["procedural"] * 3 + ["diffusers"]
     with pytest.raises(ValueError, match="unknown painter tier"):
         GlyphPainter("perfect", "x")
+
+
+SANEVAL = [spec for spec in demo_prompt_specs() if spec.suite == "saneval"]
+SEMVAR = [spec for spec in demo_prompt_specs() if spec.suite == "semvarbench"]
+
+
+def layout_match(image: Image.Image, layout) -> list[float]:
+    """glyph_match of each placed emoji of a layout (tinted and patterned as generators.procedural.placed_glyph makes
+    it) where generators.procedural.draw_layout pastes it."""
+    from generators.layouts import ON_PLATE
+    from generators.procedural import placed_glyph
+
+    side = min(image.size)
+    return [glyph_match(image, placed_glyph(p), "", round(p.side * side * (ON_PLATE if p.plate else 1)),
+                        (round(p.x * image.width), round(p.y * image.height))) for p in layout]
+
+
+def test_the_painter_draws_saneval_prompts_as_their_structure_says():
+    from suites.saneval import CATEGORIES
+
+    painter = GlyphPainter("painter", "demo-painter")
+    table = demo_glyphs()
+    assert {spec.metadata["category"] for spec in SANEVAL} == set(CATEGORIES)
+    for spec in SANEVAL:
+        structure = spec.metadata
+        what, entry = painter.choice(spec.text, 0)
+        assert what == "concept" and entry["structure"] == structure
+        layout = entry["layout"]
+        if "counts" in structure:  # as many of each object's emoji as counted
+            assert sorted(p.glyph for p in layout) == sorted(table["objects"][name] for name, n in
+                                                             structure["counts"].items() for _ in range(n))
+        elif "relation" in structure:
+            subject, obj = layout
+            relation = structure["relation"]["relation"]
+            assert (subject.glyph, obj.glyph) == tuple(table["objects"][structure["relation"][k]]
+                                                       for k in ("subject", "object"))
+            assert {"left of": subject.x < obj.x, "right of": subject.x > obj.x, "above": subject.y < obj.y,
+                    "below": subject.y > obj.y}[relation], spec.text
+        else:
+            kind = structure["attribute_kind"]
+            wanted = [structure["attributes"][name] for name in structure["objects"]]
+            assert [p.glyph for p in layout] == [table["objects"][name] for name in structure["objects"]]
+            assert ([p.plate for p in layout] == wanted if kind == "shape"
+                    else [p.tint for p in layout] == [table["tints"][kind][w] for w in wanted])
+        assert min(layout_match(painter.render(spec.text, 0), layout)) > 0.9, spec.text
+
+
+def test_the_lookalike_misses_compositions_by_one_thing_and_the_scribble_ignores_them():
+    painter, lookalike, scribble = (GlyphPainter(tier, f"demo-{tier}") for tier in GlyphPainter.TIERS)
+    misses = 0
+    for spec in SANEVAL:
+        for seed in range(4):
+            what, entry = lookalike.choice(spec.text, seed)
+            assert what in ("concept", "near miss")
+            assert (entry["structure"] == spec.metadata) == (what == "concept")
+            if what == "near miss" and "counts" in spec.metadata:  # one count one off
+                assert abs(sum(entry["structure"]["counts"].values()) - sum(spec.metadata["counts"].values())) == 1
+            misses += what == "near miss"
+            assert min(layout_match(lookalike.render(spec.text, seed), entry["layout"])) > 0.8, (spec.text, seed)
+        _, entry = painter.choice(spec.text, 0)
+        assert max(layout_match(scribble.render(spec.text, 0), entry["layout"])) < 0.3
+    assert 0.4 < misses / (4 * len(SANEVAL)) < 0.8, misses
+
+
+def test_semvarbench_prompts_are_drawn_with_their_meaning_and_the_lookalike_draws_the_other():
+    painter, lookalike = GlyphPainter("painter", "demo-painter"), GlyphPainter("lookalike", "demo-lookalike")
+    assert len(SEMVAR) == 18 and all(spec.metadata["categories"] for spec in SEMVAR)
+    items = {}
+    for spec in SEMVAR:
+        what, entry = painter.choice(spec.text, 0)
+        assert what == "concept"
+        items.setdefault(spec.item_key, {})[spec.role] = entry["layout"]
+        assert min(layout_match(painter.render(spec.text, 0), entry["layout"])) > 0.9, spec.text
+    partners = 0
+    for key, layouts in items.items():  # the paraphrase means what the anchor means; the permutation does not
+        assert layouts["anchor"] == layouts["paraphrase"] != layouts["permutation"], key
+    for spec in SEMVAR:
+        for seed in range(3):
+            what, entry = lookalike.choice(spec.text, seed)
+            other = items[spec.item_key]["anchor" if spec.role == "permutation" else "permutation"]
+            own = items[spec.item_key][spec.role]
+            assert [(p.glyph, p.x, p.y, p.tint) for p in entry["layout"]] == [
+                (p.glyph, p.x, p.y, p.tint) for p in (own if what == "concept" else other)]
+            partners += what == "partner"
+    assert 0 < partners < 3 * len(SEMVAR)

@@ -118,7 +118,8 @@ def test_commonsense_paper_preset_fake_run_fills_its_report(demo, tmp_path, caps
     db = connect(tmp_path / "arena.db")
     params = {name: json.loads(p) for name, p in db.execute(
         "SELECT m.name, i.params FROM images i JOIN models m ON m.id = i.model_id WHERE i.idx = 3 "
-        "AND i.prompt_id = (SELECT MIN(prompt_id) FROM images WHERE json_extract(params, '$.preset') IS NOT NULL)")}
+        "AND i.prompt_id = (SELECT MIN(prompt_id) FROM images WHERE json_extract(params, '$.preset') = "
+        "'commonsense-paper')")}  # the demo's own images record preset 'arena' since the bundle was remade
     db.close()
     assert params["sdxl"]["steps"] == 28 and params["sdxl"]["guidance"] == 7.0  # generate_images.py, not the card
     assert params["sdxl-partner-negative"]["negative_prompt"] == "A lightbulb with electricity"

@@ -13,6 +13,11 @@ Rerun it whenever a demo generator, the demo prompts or a demo metric scorer cha
 fails while the bundle is out of step with the code. The same code and seed give the same bundle: the global random
 states are seeded (torchmetrics' Inception Score splits draw from torch's) and the throwaway cache path is written as
 ``<cache_dir>``.
+
+The demo CLIP's training stops at its time limit (:data:`judges.metrics.demo_clip.RECIPE`'s ``max_seconds``), and a
+CLIP cut short on a busy machine scores differently: the command then stops without writing the bundle. Rerun it on
+a quieter machine, or pass ``--cache-dir`` with a model cache whose demo CLIP finished (the test artefact cache, or
+``.cache/``): its tiny pipelines and trained CLIP are used as they are, and the bundle is the same.
 """
 
 from __future__ import annotations
@@ -130,12 +135,30 @@ def _write_json(path: Path, manifest: dict) -> None:
     path.write_text("\n".join(lines) + "\n}\n", encoding="utf-8")
 
 
-def make_bundle(out: Path = DEMO_BUNDLE, *, seed: int = 0, progress: bool = False) -> dict:
-    """Build the demo in a throwaway folder and write its bundle to ``out`` (replaced whole); return figures."""
+class DemoClipCutShort(RuntimeError):
+    """The demo CLIP stopped before its last step (a busy machine): the bundle would not be the same."""
+
+
+def check_demo_clip(cache_dir: Path) -> None:
+    """Raise :class:`DemoClipCutShort` unless the demo CLIP in ``cache_dir`` trained every step of its recipe."""
+    from judges.metrics.demo_clip import DEMO_CLIP_NAME, RECIPE
+
+    record = json.loads((cache_dir / "tiny" / DEMO_CLIP_NAME / "training.json").read_text(encoding="utf-8"))
+    if record.get("steps") != RECIPE["steps"]:
+        raise DemoClipCutShort(
+            f"the demo CLIP stopped after {record.get('steps')} of {RECIPE['steps']} steps (the machine is busy), so "
+            "its scores would differ; the bundle was not written. Rerun on a quieter machine, or pass --cache-dir "
+            "with a model cache whose demo CLIP finished.")
+
+
+def make_bundle(out: Path = DEMO_BUNDLE, *, seed: int = 0, progress: bool = False,
+                cache_dir: Path | None = None) -> dict:
+    """Build the demo in a throwaway folder and write its bundle to ``out`` (replaced whole); return figures.
+    ``cache_dir``: the model cache to use (default: a throwaway one, the tiny pipelines and the CLIP made there)."""
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="demo-bundle-") as work:
         work = Path(work)
-        cache_dir = work / "cache"
+        cache_dir = Path(cache_dir) if cache_dir is not None else work / "cache"
         settings = Settings(db_path=work / "arena.db", media_dir=work / "media", cache_dir=cache_dir, seed=seed,
                             demo=True)
         _seed_everything(seed)
@@ -146,6 +169,7 @@ def make_bundle(out: Path = DEMO_BUNDLE, *, seed: int = 0, progress: bool = Fals
         manifest = bundle_manifest(db, media, staging / "images", seed=seed, cache_dir=str(cache_dir))
         _write_json(staging / "manifest.json", manifest)
         db.close()
+        check_demo_clip(cache_dir)  # before the shipped bundle is replaced
         if out.exists():
             shutil.rmtree(out)
         shutil.copytree(staging, out)
@@ -158,12 +182,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.demo_bundle", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEMO_BUNDLE, help=f"bundle folder (default: {DEMO_BUNDLE})")
     parser.add_argument("--seed", type=int, default=0, help="base seed of the images and the metrics (default 0)")
+    parser.add_argument("--cache-dir", type=Path, help="model cache whose tiny pipelines and demo CLIP are used "
+                        "(default: a throwaway folder; see the module docstring)")
     args = parser.parse_args(argv)
     try:
         require("torch", "diffusers", "transformers", "open_clip", command="python -m tools.demo_bundle")
     except MissingExtra as missing:
         return exit_status(missing, "python -m tools.demo_bundle")
-    figures = make_bundle(args.out, seed=args.seed, progress=True)
+    try:
+        figures = make_bundle(args.out, seed=args.seed, progress=True, cache_dir=args.cache_dir)
+    except DemoClipCutShort as error:
+        print(f"python -m tools.demo_bundle: {error}", file=sys.stderr)
+        return 1
     print(f"Wrote {args.out}: {figures['images']} images, {figures['metrics']} metric rows, "
           f"{figures['bytes'] / 1e6:.2f} MB in {figures['seconds']:.0f} s.")
     return 0

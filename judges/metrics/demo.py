@@ -23,6 +23,8 @@ from datamodel.media import MediaStore
 DEMO_SUITE_METRICS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "taxonomy": ("clip", "fid", "is", "reward", "consistency"),
     "commonsense": ("clip", "fid", "is", "reward"),  # p1/p2 are opposites, not paraphrases: no consistency
+    "semvarbench": ("clip", "fid", "is", "reward"),  # the SemVarBench judge needs a GPT-class model: not offline
+    "saneval": ("clip", "fid", "is", "reward"),  # the SANEval scorer needs detector weights: not offline
 })
 
 

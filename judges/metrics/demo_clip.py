@@ -31,8 +31,9 @@ What it is trained on, all made here, offline:
 
 So its scores show the metric pipeline working on a demo whose right answer is known, by construction: they are not
 a measurement of real text-to-image models, and it knows nothing outside the demo's emoji. Commonsense-T2I prompts
-are not in its training data (their states are drawn with effects, not separate emoji), so its commonsense numbers
-are as uninformative as the random model's.
+are not in its training data (their states are drawn with effects, not separate emoji), nor are the SemVarBench and
+SANEval demo prompts (several emoji placed, recoloured or counted, :mod:`generators.layouts`), so its numbers on those
+three suites are as uninformative as the random model's.
 """
 
 from __future__ import annotations

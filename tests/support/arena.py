@@ -95,6 +95,7 @@ def from_template(key: tuple, build: Callable[[Path], SmallArena], root: Path) -
 def copy_small_arena(template: SmallArena, root: Path) -> SmallArena:
     """A fresh copy in ``root`` of the closed SQLite arena ``template``: its database file and media folder copied,
     then opened like a new one."""
+    root.mkdir(parents=True, exist_ok=True)
     shutil.copy2(template.settings.db_path, root / "arena.db")
     shutil.copytree(template.settings.media_dir, root / "media")
     settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache", demo=False)

@@ -57,11 +57,19 @@ from support.cache import MODEL_SOURCES, build_once, forget_cut_short_training  
 from support.shared import SHARED  # noqa: E402,F401  (older tests import these names from conftest)
 
 
-def pytest_collection_modifyitems(items):
-    """A test that drives the browser is a browser test, whatever its module says."""
+def pytest_collection_modifyitems(config, items):
+    """A test that drives the browser is a browser test, whatever its module says. Under pytest-xdist the long tiers
+    run first (slow and install, then browser, each in file order), so the minute-long tests start while the short
+    ones fill the other workers, instead of ending the run on one worker while the others idle."""
     for item in items:
         if "browser" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.browser)
+    if getattr(config.option, "numprocesses", None):
+        def tier(item) -> int:
+            if item.get_closest_marker("slow") or item.get_closest_marker("install"):
+                return 0
+            return 1 if item.get_closest_marker("browser") else 2
+        items.sort(key=tier)  # stable: the same order on every worker, as xdist requires
 
 
 # --- both engines -----------------------------------------------------------------------------------------------

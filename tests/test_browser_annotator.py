@@ -79,7 +79,7 @@ def test_a_refused_vote_says_why(tmp_path, browser, size):
         page.wait_for_function(BATTLE_SHOWN, timeout=20000)
         wait_images(page)
         page.locator("body").press("b")  # the second vote in a minute is refused: the page says so in words
-        page.wait_for_function("() => document.querySelector('#status').innerText.includes('again in')",
+        page.wait_for_function("() => document.querySelector('#status')?.innerText.includes('again in')",
                                timeout=20000)
         shoot(page, size, "03-vote-refused")
         assert page.locator(".error:visible").count() == 0, "an empty red Error badge instead of the message"
@@ -144,8 +144,8 @@ def test_shortcuts_work_after_the_checkbox(tmp_path, browser, size):
         unfold_controls(page, size)
         # as a person does: a click on the label, after which the box keeps the focus
         page.locator("#show-expected").get_by_text("Show expected outcome").click()
-        page.wait_for_function("() => document.querySelector('#prompt').innerText.includes('Expected outcome') "
-                               "|| document.querySelector('#prompt').innerText.includes('Concept')", timeout=5000)
+        page.wait_for_function("() => document.querySelector('#prompt')?.innerText.includes('Expected outcome') "
+                               "|| document.querySelector('#prompt')?.innerText.includes('Concept')", timeout=5000)
         assert page.evaluate("() => document.activeElement.type") == "checkbox"
         page.keyboard.press("a")
         page.wait_for_selector("#reveal .voted", timeout=5000)

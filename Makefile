@@ -10,6 +10,11 @@ PY := $(VENV)/bin/python
 SYSTEM_PACKAGES := $(shell cat packages.txt)
 # the tests also run on a real PostgreSQL (tests/conftest.py starts a throwaway server: tools/postgres_server.py)
 TEST_SYSTEM_PACKAGES := $(SYSTEM_PACKAGES) chromium postgresql
+# The tests run on TEST_WORKERS processes (pytest-xdist; `make test TEST_WORKERS=0` runs them in this process). More
+# workers than cores pays here because much of the suite waits on a browser, a server or a subprocess
+# (docs/benchmarks.md has the measurements).
+TEST_WORKERS ?= 3
+PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
 export GRADIO_ANALYTICS_ENABLED := False
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
@@ -43,10 +48,10 @@ demo: system-deps $(VENV)/.requirements
 	$(PY) -m arena demo
 
 test: test-system-deps $(VENV)/.requirements-dev
-	$(PY) -m pytest
+	$(PYTEST)
 
 check: system-deps $(VENV)/.requirements-dev
-	$(PY) -m pytest -m "not browser and not install and not slow"
+	$(PYTEST) -m "not browser and not install and not slow"
 
 clean-demo:
 	rm -rf data/arena.db data/arena.db-wal data/arena.db-shm data/media

@@ -190,6 +190,8 @@ class SnapshotService:
             with self._lock:  # another replica computes it: it stores the snapshot for all
                 self._elsewhere[key] = time.monotonic() + self.refresh_s + 1.0
             return None
+        if self.shared and self._stored_elsewhere(key, version):
+            return None
         with self._lock:
             future = self._pending.get(key)
             if future is not None:
@@ -202,6 +204,17 @@ class SnapshotService:
             self._pending[key] = future
         future.add_done_callback(lambda done: self._finished(key, version, done))
         return future
+
+    def _stored_elsewhere(self, key: str, version: tuple) -> bool:
+        """Whether, now that this replica holds the claim, another replica has already stored ``key``'s snapshot of
+        ``version`` (it stored it, then released the claim, after this replica read the older one): if so the claim
+        is released and that snapshot remembered, so the data is not computed twice."""
+        stored = stored_snapshot(self.store.db(), key)
+        if stored is None or stored.data_version != version:
+            return False
+        self._remember(stored)
+        release_computation(self.store.db(), key, self.holder)
+        return True
 
     def _finished(self, key: str, version: tuple, future: concurrent.futures.Future) -> None:
         with self._lock:

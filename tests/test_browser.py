@@ -119,7 +119,7 @@ def test_three_votes_in_a_real_browser(small_arena, browser):
             page.evaluate("() => window.__streams.forEach(s => { s.text = ''; })")
             requests.clear()
             page.click("#next-battle")
-            page.wait_for_function("() => document.querySelector('#reveal').innerText.trim() === ''", timeout=20000)
+            page.wait_for_function("() => document.querySelector('#reveal')?.innerText.trim() === ''", timeout=20000)
             page.wait_for_selector("#image-a img", timeout=20000)
             assert page.get_attribute("#image-a img", "src").split("/")[-2] != on_screen  # the next battle
             page.wait_for_timeout(200)
@@ -148,7 +148,7 @@ def prompt_on_screen(tmp_path, browser, suite: str, text: str, shows: str):
         sign_in(page, f"{suite}-user", "token-001")
         page.click("#suite-filter input")
         page.get_by_role("option", name=suite).click()
-        page.wait_for_function(f"() => document.querySelector('#prompt').innerText.includes({json.dumps(shows)})",
+        page.wait_for_function(f"() => document.querySelector('#prompt')?.innerText.includes({json.dumps(shows)})",
                                timeout=20000)
         yield page
 
@@ -186,7 +186,7 @@ def test_leaderboard_and_admin_tabs_in_the_browser(tmp_path, browser):
         page = browser.new_page()
         page.goto(url)
         page.get_by_role("tab", name="Leaderboard").click()
-        page.wait_for_function("() => document.querySelector('#lb-summary').innerText.includes('6 human votes')",
+        page.wait_for_function("() => document.querySelector('#lb-summary')?.innerText.includes('6 human votes')",
                                timeout=30000)
         table = page.inner_text("#lb-table")
         assert all(name in table for name in arena.model_ids)
@@ -234,7 +234,7 @@ def test_the_expected_outcome_follows_the_battle_on_screen(tmp_path, browser):
     newest_prompt = lambda: arena.db.execute(  # noqa: E731
         "SELECT p.text FROM battles b JOIN prompts p ON p.id = b.prompt_id ORDER BY b.served_at DESC LIMIT 1"
     ).fetchone()[0]
-    has_expected = "() => document.querySelector('#prompt').innerText.includes('Expected outcome')"
+    has_expected = "() => document.querySelector('#prompt')?.innerText.includes('Expected outcome')"
     with running_app(arena.settings) as url:
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.goto(url)
@@ -261,7 +261,7 @@ def test_the_expected_outcome_follows_the_battle_on_screen(tmp_path, browser):
             if following not in voted_text:
                 break
             page.click("#next-battle")
-            page.wait_for_function("() => document.querySelector('#reveal').innerText.trim() === ''", timeout=20000)
+            page.wait_for_function("() => document.querySelector('#reveal')?.innerText.trim() === ''", timeout=20000)
         assert following not in voted_text
         assert "Expected outcome" in page.inner_text("#reveal")  # ticked when voting: the reveal carries it
         page.click("#show-expected input")  # off, while the voted battle is on screen with its names
@@ -271,6 +271,6 @@ def test_the_expected_outcome_follows_the_battle_on_screen(tmp_path, browser):
         page.wait_for_function(has_expected, timeout=20000)
         assert prompt().startswith(voted_text.strip())
         page.click("#next-battle")
-        page.wait_for_function("() => document.querySelector('#reveal').innerText.trim() === ''", timeout=20000)
+        page.wait_for_function("() => document.querySelector('#reveal')?.innerText.trim() === ''", timeout=20000)
         assert page.get_attribute("#image-a img", "src").split("/")[-2] != voted_token
         assert following in prompt() and "Expected outcome" not in prompt()  # swapped in, not voted on yet

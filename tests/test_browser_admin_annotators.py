@@ -55,7 +55,7 @@ def _wait_row(page, name: str, header: str, value: str) -> dict:
 
 
 def _message(page, selector: str, text: str) -> str:
-    page.wait_for_function(f"() => document.querySelector({selector!r}).innerText.includes({text!r})", timeout=20000)
+    page.wait_for_function(f"() => document.querySelector({selector!r})?.innerText.includes({text!r})", timeout=20000)
     return page.inner_text(selector)
 
 

@@ -80,7 +80,7 @@ def test_a_refused_vote_says_why(tmp_path, browser, size):
         page.wait_for_function(BATTLE_SHOWN, timeout=20000)
         wait_images(page)
         page.locator("body").press("b")  # the second vote in a minute is refused: the page says so in words
-        page.wait_for_function("() => document.querySelector('#status').innerText.includes('again in')",
+        page.wait_for_function("() => document.querySelector('#status')?.innerText.includes('again in')",
                                timeout=20000)
         shoot(page, size, "03-vote-refused")
         assert page.locator(".error:visible").count() == 0, "an empty red Error badge instead of the message"

@@ -122,7 +122,7 @@ def test_rate_through_each_task_type_with_keys_and_clicks(tmp_path, browser, siz
         # a send without both scores is refused in words, and nothing is stored
         page.click("#rate-semvar-alignment-object_accuracy input[value='20']")
         page.click("#rate-semvar-alignment-submit")
-        page.wait_for_function("() => document.querySelector('#rating-status').innerText.includes('Give Relevance')",
+        page.wait_for_function("() => document.querySelector('#rating-status')?.innerText.includes('Give Relevance')",
                                timeout=20000)
         shoot(page, size, "ratings-05-semvar-refused")
         assert len(ratings(arena, "semvar_alignment")) == 2 and page.locator(".error:visible").count() == 0
@@ -164,7 +164,7 @@ def test_a_refused_answer_says_why_and_keeps_the_question(tmp_path, browser, siz
         wait_question(page, before)
         shown = shown_src(page)
         page.locator("body").press("4")  # the second answer in a minute: refused in words
-        page.wait_for_function("() => document.querySelector('#rating-status').innerText.includes('again in')",
+        page.wait_for_function("() => document.querySelector('#rating-status')?.innerText.includes('again in')",
                                timeout=20000)
         shoot(page, size, "ratings-08-refused")
         assert page.locator(".error:visible").count() == 0
@@ -204,7 +204,7 @@ def test_answers_wait_for_the_image(tmp_path, browser, size):
             r.continue_()
         wait_question(page)
         page.locator("body").press("4")
-        page.wait_for_function("() => document.querySelector('#rating-status').innerText.includes('Saved')",
+        page.wait_for_function("() => document.querySelector('#rating-status')?.innerText.includes('Saved')",
                                timeout=20000)
         assert ratings(arena) == [{"likert": 4}]
 

@@ -293,7 +293,7 @@ def test_the_judges_sub_tab_shows_the_same_table_in_the_browser(tmp_path, browse
         page.goto(url)
         page.get_by_role("tab", name="Leaderboard").click()
         page.get_by_role("tab", name="Judges").click()
-        page.wait_for_function("() => document.querySelector('#lb-judges').innerText.includes('oracle-80')",
+        page.wait_for_function("() => document.querySelector('#lb-judges')?.innerText.includes('oracle-80')",
                                timeout=30000)
         text = page.inner_text("#lb-judges")
     assert text.index(voter("oracle-80")) < text.index(voter("swapper"))

@@ -17,10 +17,11 @@ import pytest
 pytestmark = pytest.mark.both_engines
 
 from arena import session as sessions
-from support.arena import MODELS, make_image, render_all
+from support.arena import MODELS, SmallArena, from_template, make_image, render_all
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.media import MediaStore
+from datamodel.settings import Settings
 from sampling.draws import PromptPool, draw_uniform, serve_battle
 from sampling.sampler import Replica, SamplingStats, draw_pairing
 from datamodel.battles import Pairing
@@ -28,21 +29,27 @@ from datamodel.battles import Pairing
 PROMPTS = 40
 
 
-@pytest.fixture
-def wide_arena(tmp_path):
+def build_wide_arena(root) -> SmallArena:
     """40 prompts (30 taxonomy, 10 commonsense), each with an image of three models."""
-    db = connect(tmp_path / "arena.db")
-    media = MediaStore(tmp_path / "media")
+    settings = Settings(db_path=root / "arena.db", media_dir=root / "media", demo=False)
+    db = connect(settings.db_path)
+    media = MediaStore(settings.media_dir)
     specs = [PromptSpec("taxonomy" if p < 30 else "commonsense", f"item-{p}", f"An image of thing {p}")
              for p in range(PROMPTS)]
     prompt_ids = add_prompts(db, specs).ids
-    for m, name in enumerate(MODELS[:3]):
-        model_id = add_model(db, name)
+    model_ids = {name: add_model(db, name) for name in MODELS[:3]}
+    for m, model_id in enumerate(model_ids.values()):
         for p, prompt_id in enumerate(prompt_ids):
             add_image(db, prompt_id=prompt_id, model_id=model_id, stored=media.put_image(make_image(m, p)))
     render_all(db, media)
-    yield db
-    db.close()
+    return SmallArena(settings, db, media, prompt_ids, model_ids)
+
+
+@pytest.fixture
+def wide_arena(tmp_path):
+    arena = from_template(("wide arena",), build_wide_arena, tmp_path)
+    yield arena.db
+    arena.db.close()
 
 
 def samplers(strategy: str) -> dict[str, sessions.Sampler]:

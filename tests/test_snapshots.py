@@ -149,6 +149,33 @@ def test_every_change_the_leaderboard_shows_moves_the_data_version(small_arena):
     assert len({before, after_vote, after_exclusion, after_model}) == 4
 
 
+def test_a_replica_that_claims_after_another_stored_the_snapshot_does_not_compute_it_again(small_arena, monkeypatch):
+    """The race a loaded run met (three computations for two changes of the data): replica B reads the data's version
+    and an old snapshot, replica A stores the new snapshot and releases its claim, then B claims the computation. B
+    must find A's snapshot under its claim and compute nothing."""
+    computed = []
+    original = concurrent.futures.ProcessPoolExecutor.submit
+
+    def submit(pool, function, *args):
+        if function.__name__ == "_compute_in_worker":
+            computed.append(args[1])
+        return original(pool, function, *args)
+
+    monkeypatch.setattr(concurrent.futures.ProcessPoolExecutor, "submit", submit)
+    first, second = (SnapshotService(Store(small_arena.settings.database), refresh_s=0.0, keep=3, shared=True)
+                     for _ in range(2))
+    try:
+        vote(small_arena, 2)
+        stored = wait_for(lambda: first.view(small_arena.db, OPTIONS, wait_s=60)[0])
+        assert len(computed) == 1 and stored.data_version == data_version(small_arena.db)
+        assert second._schedule(options_key(OPTIONS), OPTIONS, data_version(small_arena.db)) is None
+        assert len(computed) == 1
+        assert second.view(small_arena.db, OPTIONS)[0].computed_at == stored.computed_at  # A's, from the table
+    finally:
+        first.close()
+        second.close()
+
+
 def test_replicas_compute_each_snapshot_once_and_all_show_the_newest(small_arena, monkeypatch):
     """Two app replicas on one database (two services, two stores), viewers on both at once: one computation per
     change of the data, stored for both; each shows the other's newer snapshot (PostgreSQL's shared mode, here on

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from datamodel.catalog import PromptSpec, add_image, add_prompts
-from support.arena import MODELS, SmallArena, build_small_arena, make_image, render_all
+from support.arena import MODELS, SmallArena, build_small_arena, from_template, make_image, render_all
 
 SEMVAR_ITEMS = (
     ("sv1", "A dog chasing a cat", "A cat chasing a dog", "A cat being chased by a dog", ["Action"]),
@@ -59,7 +59,14 @@ def more_prompts(items: int) -> list[PromptSpec]:
 def build_rating_arena(root: Path, *, generations: int = 1, items: int = 0, **settings) -> SmallArena:
     """The small arena (taxonomy and one Commonsense-T2I item) with one more Commonsense-T2I item, two SemVarBench
     items and three SANEval prompts, and ``items`` more of each (:func:`more_prompts`), each drawn ``generations``
-    times by every model."""
+    times by every model. On SQLite (no ``settings``), a copy of this process's first build with the same numbers."""
+    if not settings:
+        return from_template(("rating arena", generations, items),
+                             lambda folder: _build_rating_arena(folder, generations=generations, items=items), root)
+    return _build_rating_arena(root, generations=generations, items=items, **settings)
+
+
+def _build_rating_arena(root: Path, *, generations: int, items: int, **settings) -> SmallArena:
     arena = build_small_arena(root, **settings)
     ids = add_prompts(arena.db, rating_prompts() + more_prompts(items)).ids
     arena.prompt_ids.extend(ids)

@@ -160,7 +160,8 @@ def test_admin_functions_answer_only_an_unlocked_admin_session(tmp_path):
     vote_id = arena.db.execute("SELECT MIN(id) FROM votes").fetchone()[0]
     with running_app(arena.settings) as url:
         page = Page(url)
-        assert page.queued("resume", [""])[0]  # the page's load event: the server holds its session from now on
+        # the page's load event (its token, kept suite and kept battle): the server holds its session from now on
+        assert page.queued("resume", ["", "", ""])[0]
         others = sorted(name for name in page.events if name.startswith("admin_") and name != "admin_unlock")
         assert others == ["admin_bulk_exclude", "admin_bulk_include", "admin_export_csv", "admin_export_jsonl",
                           "admin_export_parquet", "admin_review_exclude", "admin_review_include"]
@@ -305,7 +306,7 @@ def test_an_export_is_served_once_to_its_admin_session_and_leaves_no_file(tmp_pa
     monkeypatch.setattr(admin_tab, "export_votes", spy)
     with running_app(arena.settings) as url:
         admin, other = Page(url), Page(url)
-        assert other.queued("resume", [""])[0]  # a page loaded in another browser: it has a session, not unlocked
+        assert other.queued("resume", ["", "", ""])[0]  # a page loaded in another browser: it has a session, not unlocked
         n = admin.inputs("admin_export_csv")
         assert admin.queued("admin_unlock", [PASSWORD, None][:admin.inputs("admin_unlock")])[0]
         ok, answer = admin.queued("admin_export_csv", [PASSWORD, None][:n])

@@ -17,6 +17,7 @@ from arena.commands import main
 from arena.leaderboard import LeaderboardOptions
 from arena.leaderboard_service import SnapshotService, data_version, options_key, stored_snapshot
 from datamodel.connection import Store
+from datamodel.snapshots import claim_computation, release_computation
 
 OPTIONS = LeaderboardOptions(rounds=20, min_votes=1)
 
@@ -168,6 +169,9 @@ def test_a_replica_that_claims_after_another_stored_the_snapshot_does_not_comput
         vote(small_arena, 2)
         stored = wait_for(lambda: first.view(small_arena.db, OPTIONS, wait_s=60)[0])
         assert len(computed) == 1 and stored.data_version == data_version(small_arena.db)
+        key = options_key(OPTIONS)  # A stores its snapshot, then releases its claim: wait until a probe can claim it
+        wait_for(lambda: claim_computation(small_arena.db, key, "probe", now=time.time(), hold_s=60))
+        release_computation(small_arena.db, key, "probe")
         assert second._schedule(options_key(OPTIONS), OPTIONS, data_version(small_arena.db)) is None
         assert len(computed) == 1
         assert second.view(small_arena.db, OPTIONS)[0].computed_at == stored.computed_at  # A's, from the table

@@ -180,7 +180,7 @@ def test_signing_out_ends_the_session_in_every_tab(tmp_path):
     with running_app(arena.settings) as url:
         victim, thief = Page(url), Page(url)
         stored = _sign_in(victim, "victim")[-1]
-        ok, resumed = thief.queued("resume", [stored])
+        ok, resumed = thief.queued("resume", [stored, "", ""])
         assert ok and "Signed in as **victim**" in json.dumps(resumed), resumed
         assert victim.queued("sign_out", [None])[0]
         answers = [thief.direct(f"vote_{side}", [None, "All suites", False, None]).json() for side in "aab"]

@@ -1,7 +1,7 @@
 # Two commands for a fresh Debian/Ubuntu machine with Python 3.11:
 #   make run    install the web app (requirements.txt: no torch) and start the arena on the demo at http://127.0.0.1:7860
 #   make test   install everything (requirements-dev.txt: the torch stack and the test tools) and run every test
-# and, while editing, `make check`: the tests outside the browser, install and slow tiers (pytest.ini), about 2 min.
+# and, while editing, `make check`: the tests outside the browser, install and slow tiers (pytest.ini), about 3 min on 2 cores.
 # All are idempotent: a second run installs nothing that is already there.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)

@@ -19,8 +19,8 @@ Fixtures:
 - ``suites_cli``: runs ``python -m arena suites ...`` in-process on a fresh database; returns (code, out, err).
 
 Tiers (markers registered in pytest.ini): ``browser`` (drives chromium), ``install`` (builds a virtualenv or pip
-installs), ``slow`` (trains, runs every pipeline, drives subprocess servers under load). ``make check`` runs the rest
-(``-m "not browser and not install and not slow"``); ``make test`` runs everything.
+installs), ``slow`` (trains, runs every pipeline, drives subprocess servers under load, or takes 4 s or more alone).
+``make check`` runs the rest (``-m "not browser and not install and not slow"``); ``make test`` runs everything.
 """
 
 from __future__ import annotations

@@ -115,6 +115,7 @@ def test_an_annotators_leaderboard_is_only_for_that_annotator_and_the_admin(priv
     assert admin[0].startswith("**18 human votes")  # bob's, for the admin
 
 
+@pytest.mark.slow  # 4.8 s on the quiet machine (make check, 2026-11-26)
 def test_the_inter_annotator_table_names_annotators_only_for_the_admin(private_arena):
     everything = [*FILTERS, "All", "drop", False, "The one with the most votes", "arena", "All", False, "Now", None,
                   None]

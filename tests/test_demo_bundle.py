@@ -78,6 +78,7 @@ def test_the_bundled_painters_images_are_what_the_painters_draw_now(artefact_cac
             assert np.array_equal(np.asarray(shipped.convert("RGB")), np.asarray(drawn.convert("RGB"))), image
 
 
+@pytest.mark.slow  # 5.6 s on the quiet machine (make check, 2026-11-26)
 def test_loading_the_bundle_fills_an_empty_database_and_finishes_an_interrupted_load(tmp_path):
     settings = Settings(db_path=tmp_path / "a.db", media_dir=tmp_path / "media", cache_dir=tmp_path / "cache",
                         demo=True)

@@ -131,6 +131,7 @@ def _raw_arena(tmp_path, sides=(64, 2048)) -> tuple[Settings, dict[int, str]]:
     return settings, models
 
 
+@pytest.mark.slow  # 8.4 s on the quiet machine (make check, 2026-11-26)
 def test_no_battle_is_drawn_with_an_image_that_has_no_rendition(tmp_path):
     settings, _ = _raw_arena(tmp_path)
     db = connect(settings.db_path)
@@ -147,6 +148,7 @@ def test_no_battle_is_drawn_with_an_image_that_has_no_rendition(tmp_path):
     assert all(d == "NoBattleAvailable" for d in drawn), drawn[:5]
 
 
+@pytest.mark.slow  # 9.0 s on the quiet machine (make check, 2026-11-26)
 def test_no_rendition_is_made_while_a_request_waits(tmp_path, monkeypatch):
     """The server renders what an earlier path left unrendered before it serves; once serving, every battle image is
     read from its file, never rendered on request (not even the prefetch of the next battle)."""
@@ -222,6 +224,7 @@ def _sources(*answers) -> list[str]:
     return sorted(set(re.findall(r'src=\\?"(battle-media/[A-Za-z0-9_-]+/[ab])', "".join(map(str, answers)))))
 
 
+@pytest.mark.slow  # 11.6 s on the quiet machine (make check, 2026-11-26)
 def test_images_of_four_native_sizes_are_all_rendered_before_the_first_battle(tmp_path):
     """The reviewer's setting (four models of different native sizes, images added without import-images): once the
     server is up, every image already has its rendition, so the first request for any of them reads a file of one

@@ -46,6 +46,7 @@ def _sign_in(page: Page, name: str, token: str = TOKEN):
 # --- finding 5: a concurrent burst passes the sign-in limit ------------------------------------------------------------
 
 
+@pytest.mark.slow  # 6.0 s on the quiet machine (make check, 2026-11-26)
 def test_a_concurrent_burst_of_wrong_sign_ins_is_checked_no_more_than_the_limit(tmp_path):
     """Before: 60 wrong sign-ins from one address in 0.96 s, 40 checked (limit 5)."""
     arena = build_small_arena(tmp_path, rate_limit_pages_per_minute=0)
@@ -399,6 +400,7 @@ def test_a_database_that_cannot_be_written_is_told_in_words_and_logged_once_per_
     assert len(lines) == 1 and lines[0].exc_info is None
 
 
+@pytest.mark.slow  # 5.1 s on the quiet machine (make check, 2026-11-26)
 def test_serving_a_database_that_cannot_be_written_names_the_file(tmp_path):
     import shutil
     import subprocess

@@ -150,10 +150,9 @@ def test_every_change_the_leaderboard_shows_moves_the_data_version(small_arena):
     assert len({before, after_vote, after_exclusion, after_model}) == 4
 
 
-def test_a_replica_that_claims_after_another_stored_the_snapshot_does_not_compute_it_again(small_arena, monkeypatch):
-    """The race a loaded run met (three computations for two changes of the data): replica B reads the data's version
-    and an old snapshot, replica A stores the new snapshot and releases its claim, then B claims the computation. B
-    must find A's snapshot under its claim and compute nothing."""
+@pytest.fixture
+def computations(monkeypatch) -> list:
+    """The options of each leaderboard computation sent to a worker process from now on, in order."""
     computed = []
     original = concurrent.futures.ProcessPoolExecutor.submit
 
@@ -163,36 +162,34 @@ def test_a_replica_that_claims_after_another_stored_the_snapshot_does_not_comput
         return original(pool, function, *args)
 
     monkeypatch.setattr(concurrent.futures.ProcessPoolExecutor, "submit", submit)
+    return computed
+
+
+def test_a_replica_that_claims_after_another_stored_the_snapshot_does_not_compute_it_again(small_arena, computations):
+    """The race a loaded run met (three computations for two changes of the data): replica B reads the data's version
+    and an old snapshot, replica A stores the new snapshot and releases its claim, then B claims the computation. B
+    must find A's snapshot under its claim and compute nothing."""
     first, second = (SnapshotService(Store(small_arena.settings.database), refresh_s=0.0, keep=3, shared=True)
                      for _ in range(2))
     try:
         vote(small_arena, 2)
         stored = wait_for(lambda: first.view(small_arena.db, OPTIONS, wait_s=60)[0])
-        assert len(computed) == 1 and stored.data_version == data_version(small_arena.db)
+        assert len(computations) == 1 and stored.data_version == data_version(small_arena.db)
         key = options_key(OPTIONS)  # A stores its snapshot, then releases its claim: wait until a probe can claim it
         wait_for(lambda: claim_computation(small_arena.db, key, "probe", now=time.time(), hold_s=60))
         release_computation(small_arena.db, key, "probe")
         assert second._schedule(options_key(OPTIONS), OPTIONS, data_version(small_arena.db)) is None
-        assert len(computed) == 1
+        assert len(computations) == 1
         assert second.view(small_arena.db, OPTIONS)[0].computed_at == stored.computed_at  # A's, from the table
     finally:
         first.close()
         second.close()
 
 
-def test_replicas_compute_each_snapshot_once_and_all_show_the_newest(small_arena, monkeypatch):
+def test_replicas_compute_each_snapshot_once_and_all_show_the_newest(small_arena, computations):
     """Two app replicas on one database (two services, two stores), viewers on both at once: one computation per
     change of the data, stored for both; each shows the other's newer snapshot (PostgreSQL's shared mode, here on
     both engines)."""
-    computed = []
-    original = concurrent.futures.ProcessPoolExecutor.submit
-
-    def submit(pool, function, *args):
-        if function.__name__ == "_compute_in_worker":
-            computed.append(args[1])
-        return original(pool, function, *args)
-
-    monkeypatch.setattr(concurrent.futures.ProcessPoolExecutor, "submit", submit)
     replicas = [SnapshotService(Store(small_arena.settings.database), refresh_s=0.0, keep=3, shared=True)
                 for _ in range(2)]
     try:
@@ -203,7 +200,7 @@ def test_replicas_compute_each_snapshot_once_and_all_show_the_newest(small_arena
             viewer.start()
         for viewer in viewers:
             viewer.join()
-        assert len(computed) == 1  # eight viewers on two replicas: one computation
+        assert len(computations) == 1  # eight viewers on two replicas: one computation
         first = [wait_for(lambda r=replica: r.view(small_arena.db, OPTIONS)[0]) for replica in replicas]
         assert human_votes(first[0]) == human_votes(first[1]) == 2
         vote(small_arena, 3, name="second-voter")
@@ -211,7 +208,7 @@ def test_replicas_compute_each_snapshot_once_and_all_show_the_newest(small_arena
         assert [status for _, status in shown] == ["updating", "updating"]
         newest = [wait_for(lambda r=replica: (s := r.view(small_arena.db, OPTIONS)[0]) and human_votes(s) == 5 and s)
                   for replica in replicas]
-        assert newest[0].computed_at == newest[1].computed_at and len(computed) == 2
+        assert newest[0].computed_at == newest[1].computed_at and len(computations) == 2
     finally:
         for replica in replicas:
             replica.close()

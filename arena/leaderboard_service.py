@@ -217,11 +217,13 @@ class SnapshotService:
         return True
 
     def _finished(self, key: str, version: tuple, future: concurrent.futures.Future) -> None:
-        with self._lock:
-            self._pending.pop(key, None)
+        """Store the result (or the failure), and only then let the computation go: a viewer in between would find
+        neither a pending computation nor its outcome and start the same one again."""
         try:
             self._store_result(key, version, future)
         finally:
+            with self._lock:
+                self._pending.pop(key, None)
             if self.shared:
                 try:
                     release_computation(self.store.db(), key, self.holder)

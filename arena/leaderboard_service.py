@@ -128,6 +128,13 @@ def _compute_in_worker(db_path: str, options: LeaderboardOptions) -> Snapshot:
         db.close()
 
 
+def _succeeded(future: concurrent.futures.Future | None) -> Snapshot | None:
+    """The snapshot a finished computation returned, else None."""
+    if future is None or not future.done() or future.cancelled() or future.exception() is not None:
+        return None
+    return future.result()
+
+
 class SnapshotService:
     """The server's leaderboard snapshots (module docstring); thread-safe, one per app."""
 
@@ -281,10 +288,11 @@ class SnapshotService:
                         time.sleep(0.1)
             finally:
                 self._waiting.release()
-            snapshot = self.latest(db, key)
+            snapshot = self.latest(db, key) or _succeeded(future)  # its callback may still be storing it
         with self._lock:
             failed = self._failed.get(key)
-            running = key in self._pending
+            pending = self._pending.get(key)
+            running = pending is not None and not pending.done()  # a done one is being stored
         running = running or (self._computed_elsewhere(key) and (snapshot is None or snapshot.data_version != version))
         return snapshot, "updating" if running else (failed[1] if failed else "")
 

@@ -227,13 +227,8 @@ def revealed_vote(db: sqlite_utils.Database, session: ArenaSession,
     session's current one, for Next battle)."""
     if not session.signed_in or not isinstance(media_token, str) or not 10 <= len(media_token) <= 100:
         return None
-    row = session_vote(db, session.session_id, media_token)
-    if row is None:
-        return None
-    battle_id, vote_id, outcome, seconds, excluded, reason, model_a, model_b = row
-    receipt = VoteReceipt(vote_id, battle_id, outcome, model_a, model_b, seconds or 0.0, excluded=bool(excluded),
-                          reason=reason or "")
-    return load_battle(db, battle_id), receipt
+    receipt = session_vote(db, session.session_id, media_token)
+    return None if receipt is None else (load_battle(db, receipt.battle_id), receipt)
 
 
 def resume(db: sqlite_utils.Database, token: str, *, open_signup: bool,

@@ -11,6 +11,8 @@ import hashlib
 
 import sqlite_utils
 
+from datamodel.votes import VoteReceipt
+
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
@@ -75,18 +77,21 @@ def open_battle(db: sqlite_utils.Database, session_id: str) -> str | None:
     return row[0] if row else None
 
 
-def session_vote(db: sqlite_utils.Database, session_id: str,
-                 media_token: str) -> tuple[str, int, str, float | None, int, str, str, str] | None:
-    """(battle id, vote id, outcome, seconds to vote, excluded, why, model A, model B) of the vote cast on the battle
-    that page session ``session_id`` showed with ``media_token``; None when the session showed no such battle or it
-    has no vote (a reloaded page comes back to the reveal of its last vote, never of another session's)."""
+def session_vote(db: sqlite_utils.Database, session_id: str, media_token: str) -> VoteReceipt | None:
+    """The receipt of the vote cast on the battle that page session ``session_id`` showed with ``media_token``; None
+    when the session showed no such battle or it has no vote (a reloaded page comes back to the reveal of its last
+    vote, never of another session's)."""
     row = db.execute(
-        "SELECT b.id, v.id, v.outcome, v.seconds_to_vote, v.excluded, v.excluded_reason, ml.name, mr.name "
+        "SELECT v.id, b.id, v.outcome, ml.name, mr.name, v.seconds_to_vote, v.excluded, v.excluded_reason "
         "FROM battles b JOIN votes v ON v.battle_id = b.id "
         "JOIN images l ON l.id = b.left_image_id JOIN models ml ON ml.id = l.model_id "
         "JOIN images r ON r.id = b.right_image_id JOIN models mr ON mr.id = r.model_id "
         "WHERE b.session_id = ? AND b.media_token = ?", [session_id, media_token]).fetchone()
-    return tuple(row) if row is not None else None
+    if row is None:
+        return None
+    vote_id, battle_id, outcome, model_a, model_b, seconds, excluded, reason = row
+    return VoteReceipt(vote_id, battle_id, outcome, model_a, model_b, seconds or 0.0, excluded=bool(excluded),
+                       reason=reason or "")
 
 
 def open_question(db: sqlite_utils.Database, session_id: str) -> str | None:

@@ -55,6 +55,7 @@ WORKER_NICENESS = 19  # the worker yields the CPU to the server, which answers v
 PARENT_CHECK_S = 0.5  # how often the worker checks that the server that started it still runs
 MAX_WAITING = 4  # viewers that may wait for a first snapshot at once (each holds a server thread meanwhile)
 CLAIM_S = 300.0  # a replica's claim on computing a snapshot lapses after this long (its holder died)
+SETTLE_S = 10.0  # the most a viewer waits for a finished computation's outcome to be stored before deciding anew
 
 
 def options_key(options: LeaderboardOptions) -> str:
@@ -209,6 +210,7 @@ class SnapshotService:
                 self._executor = None
                 future = self._pool().submit(_compute_in_worker, str(self.store.path), options)
             self._pending[key] = future
+            future.settled = threading.Event()  # set once _finished has stored its outcome and let it go
         future.add_done_callback(lambda done: self._finished(key, version, done))
         return future
 
@@ -236,6 +238,15 @@ class SnapshotService:
                     release_computation(self.store.db(), key, self.holder)
                 except database_errors() as error:  # it lapses by itself
                     log.error("the claim on computing %s could not be released: %s", key, error)
+            future.settled.set()
+
+    def _settle(self, key: str) -> None:
+        """Wait (at most :data:`SETTLE_S`) while a computation of ``key`` that has ended is being stored: until then
+        it still counts as pending, and a viewer who came after new votes would start nothing and hear "fresh"."""
+        with self._lock:
+            future = self._pending.get(key)
+        if future is not None and future.done():
+            future.settled.wait(SETTLE_S)
 
     def _store_result(self, key: str, version: tuple, future: concurrent.futures.Future) -> None:
         if future.cancelled():
@@ -266,6 +277,7 @@ class SnapshotService:
         viewers at once, for the first one.
         """
         key = options_key(options)
+        self._settle(key)
         snapshot, version = self.latest(db, key), data_version(db)
         with self._lock:
             failed = self._failed.get(key)

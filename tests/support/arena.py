@@ -5,17 +5,21 @@ a fresh one per test."""
 from __future__ import annotations
 
 import atexit
+import itertools
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+from urllib.parse import urlsplit, urlunsplit
 
 from PIL import Image, ImageDraw
 
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.media import MediaStore
+from datamodel.postgres import create_database, drop_database
 from datamodel.renditions import Renditions
 from datamodel.settings import Settings
 
@@ -54,11 +58,11 @@ def make_image(model_index: int, prompt_index: int) -> Image.Image:
 
 def build_small_arena(root: Path, **settings_overrides) -> SmallArena:
     """Prompts of two suites, four models, an image of each for each prompt, rendered, in ``root`` (on the engine
-    ``settings_overrides`` name). With no overrides (SQLite), a copy of this process's template
-    (:func:`from_template`)."""
-    if settings_overrides:
+    ``settings_overrides`` name). With no overrides (SQLite) or only a PostgreSQL ``database_url``, a copy of this
+    process's template (:func:`from_template`)."""
+    if set(settings_overrides) - {"database_url"}:
         return _build_small_arena(root, **settings_overrides)
-    return from_template(("small arena",), _build_small_arena, root)
+    return from_template(("small arena",), _build_small_arena, root, **settings_overrides)
 
 
 def _build_small_arena(root: Path, **settings_overrides) -> SmallArena:
@@ -76,31 +80,62 @@ def _build_small_arena(root: Path, **settings_overrides) -> SmallArena:
 
 
 _TEMPLATES: dict[tuple, SmallArena] = {}
+_TEMPLATE_NUMBERS = itertools.count()  # PostgreSQL template databases (a build may hold another's)
 
 
-def from_template(key: tuple, build: Callable[[Path], SmallArena], root: Path) -> SmallArena:
-    """``build(root)``'s arena as a copy of the one this process built first for ``key`` (a SQLite file and a media
-    folder, closed, in a temporary folder removed at exit). The same content as a fresh build, in milliseconds instead
-    of the half second to seconds that encoding, fsync-ing and rendering the images take (most of the quick tier's
-    set-up time before this)."""
-    template = _TEMPLATES.get(key)
+def from_template(key: tuple, build: Callable[..., SmallArena], root: Path, database_url: str = "") -> SmallArena:
+    """``build(root)``'s arena as a copy of the one this process built first for ``key`` (closed, its media folder in
+    a temporary folder removed at exit). The same content as a fresh build, in milliseconds instead of the half second
+    to seconds that encoding, fsync-ing and rendering the images take (most of the quick tier's set-up time before
+    this).
+
+    On SQLite the database file is copied. With ``database_url`` (a fresh PostgreSQL database the test owns), the
+    template is built once per server in a database of its own, ``build(folder, database_url=...)``, and the test's
+    database is made again as its copy (``CREATE DATABASE ... TEMPLATE``; identity sequences included)."""
+    server = _server_of(database_url) if database_url else ""
+    template = _TEMPLATES.get((*key, server))
     if template is None:
         folder = Path(tempfile.mkdtemp(prefix="arena-template-"))
         atexit.register(shutil.rmtree, folder, True)
-        template = _TEMPLATES[key] = build(folder)
+        if server:
+            name = f"template_{os.getpid()}_{next(_TEMPLATE_NUMBERS)}"
+            create_database(server, name, template=_database_of(database_url))  # migrated and empty, as the test's
+            template = build(folder, database_url=_with_database(database_url, name))
+        else:
+            template = build(folder)
         template.db.close()
-    return copy_small_arena(template, root)
+        _TEMPLATES[(*key, server)] = template
+    return copy_small_arena(template, root, database_url)
 
 
-def copy_small_arena(template: SmallArena, root: Path) -> SmallArena:
-    """A fresh copy in ``root`` of the closed SQLite arena ``template``: its database file and media folder copied,
-    then opened like a new one."""
+def copy_small_arena(template: SmallArena, root: Path, database_url: str = "") -> SmallArena:
+    """A fresh copy in ``root`` of the closed arena ``template``: its media folder copied, and its SQLite file copied
+    or its PostgreSQL database copied into ``database_url``'s (dropped and made again), then opened like a new one."""
     root.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(template.settings.db_path, root / "arena.db")
     shutil.copytree(template.settings.media_dir, root / "media")
-    settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache", demo=False)
+    settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache", demo=False,
+                        **({"database_url": database_url} if database_url else {}))
+    if database_url:
+        server, name = _server_of(database_url), _database_of(database_url)
+        drop_database(server, name)
+        create_database(server, name, template=_database_of(template.settings.database_url))
+    else:
+        shutil.copy2(template.settings.db_path, root / "arena.db")
     return SmallArena(settings, connect(settings.database), MediaStore(settings.media_dir),
                       list(template.prompt_ids), dict(template.model_ids))
+
+
+def _database_of(url: str) -> str:
+    return urlsplit(url).path.lstrip("/")
+
+
+def _with_database(url: str, name: str) -> str:
+    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
+
+
+def _server_of(url: str) -> str:
+    """The URL of the server's maintenance database (where CREATE and DROP DATABASE run)."""
+    return _with_database(url, "postgres")
 
 
 def render_all(db, media: MediaStore, settings: Settings | None = None) -> None:

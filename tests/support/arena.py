@@ -57,11 +57,9 @@ def make_image(model_index: int, prompt_index: int) -> Image.Image:
 
 
 def build_small_arena(root: Path, **settings_overrides) -> SmallArena:
-    """Prompts of two suites, four models, an image of each for each prompt, rendered, in ``root`` (on the engine
-    ``settings_overrides`` name). With no overrides (SQLite) or only a PostgreSQL ``database_url``, a copy of this
-    process's template (:func:`from_template`)."""
-    if set(settings_overrides) - {"database_url"}:
-        return _build_small_arena(root, **settings_overrides)
+    """Prompts of two suites, four models, an image of each for each prompt, rendered, in ``root``, with
+    ``settings_overrides`` (a PostgreSQL ``database_url`` among them puts it there): a copy of this process's template
+    of the same renditions (:func:`from_template`)."""
     return from_template(("small arena",), _build_small_arena, root, **settings_overrides)
 
 
@@ -83,38 +81,43 @@ _TEMPLATES: dict[tuple, SmallArena] = {}
 _TEMPLATE_NUMBERS = itertools.count()  # PostgreSQL template databases (a build may hold another's)
 
 
-def from_template(key: tuple, build: Callable[..., SmallArena], root: Path, database_url: str = "") -> SmallArena:
-    """``build(root)``'s arena as a copy of the one this process built first for ``key`` (closed, its media folder in
-    a temporary folder removed at exit). The same content as a fresh build, in milliseconds instead of the half second
-    to seconds that encoding, fsync-ing and rendering the images take (most of the quick tier's set-up time before
-    this).
+def from_template(key: tuple, build: Callable[..., SmallArena], root: Path, database_url: str = "",
+                  **settings_overrides) -> SmallArena:
+    """``build(root, **display)``'s arena as a copy of the one this process built first for ``key`` and the
+    ``display_*`` overrides among ``settings_overrides`` (what the build's renditions depend on), closed, its media
+    folder in a temporary folder removed at exit; the copy opens with all of ``settings_overrides``. The same content
+    as a fresh build, in milliseconds instead of the half second to seconds that encoding, fsync-ing and rendering
+    the images take (most of the quick tier's set-up time before this).
 
     On SQLite the database file is copied. With ``database_url`` (a fresh PostgreSQL database the test owns), the
     template is built once per server in a database of its own, ``build(folder, database_url=...)``, and the test's
     database is made again as its copy (``CREATE DATABASE ... TEMPLATE``; identity sequences included)."""
+    display = {name: value for name, value in settings_overrides.items() if name.startswith("display_")}
     server = _server_of(database_url) if database_url else ""
-    template = _TEMPLATES.get((*key, server))
+    template_key = (*key, server, *sorted(display.items()))
+    template = _TEMPLATES.get(template_key)
     if template is None:
         folder = Path(tempfile.mkdtemp(prefix="arena-template-"))
         atexit.register(shutil.rmtree, folder, True)
         if server:
             name = f"template_{os.getpid()}_{next(_TEMPLATE_NUMBERS)}"
             create_database(server, name, template=_database_of(database_url))  # migrated and empty, as the test's
-            template = build(folder, database_url=_with_database(database_url, name))
+            template = build(folder, database_url=_with_database(database_url, name), **display)
         else:
-            template = build(folder)
+            template = build(folder, **display)
         template.db.close()
-        _TEMPLATES[(*key, server)] = template
-    return copy_small_arena(template, root, database_url)
+        _TEMPLATES[template_key] = template
+    return copy_small_arena(template, root, database_url, **settings_overrides)
 
 
-def copy_small_arena(template: SmallArena, root: Path, database_url: str = "") -> SmallArena:
-    """A fresh copy in ``root`` of the closed arena ``template``: its media folder copied, and its SQLite file copied
-    or its PostgreSQL database copied into ``database_url``'s (dropped and made again), then opened like a new one."""
+def copy_small_arena(template: SmallArena, root: Path, database_url: str = "", **settings_overrides) -> SmallArena:
+    """A fresh copy in ``root`` of the closed arena ``template`` with ``settings_overrides``: its media folder copied,
+    and its SQLite file copied or its PostgreSQL database copied into ``database_url``'s (dropped and made again),
+    then opened like a new one."""
     root.mkdir(parents=True, exist_ok=True)
     shutil.copytree(template.settings.media_dir, root / "media")
     settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache", demo=False,
-                        **({"database_url": database_url} if database_url else {}))
+                        **({"database_url": database_url} if database_url else {}), **settings_overrides)
     if database_url:
         server, name = _server_of(database_url), _database_of(database_url)
         drop_database(server, name)

@@ -59,13 +59,11 @@ def more_prompts(items: int) -> list[PromptSpec]:
 def build_rating_arena(root: Path, *, generations: int = 1, items: int = 0, **settings) -> SmallArena:
     """The small arena (taxonomy and one Commonsense-T2I item) with one more Commonsense-T2I item, two SemVarBench
     items and three SANEval prompts, and ``items`` more of each (:func:`more_prompts`), each drawn ``generations``
-    times by every model. On SQLite (no ``settings``) or PostgreSQL (only ``database_url``), a copy of this process's
-    first build with the same numbers (:func:`support.arena.from_template`)."""
-    if not set(settings) - {"database_url"}:
-        return from_template(("rating arena", generations, items),
-                             lambda folder, **on: _build_rating_arena(folder, generations=generations, items=items,
-                                                                      **on), root, **settings)
-    return _build_rating_arena(root, generations=generations, items=items, **settings)
+    times by every model, with ``settings`` (a PostgreSQL ``database_url`` among them puts it there): a copy of this
+    process's first build with the same numbers and renditions (:func:`support.arena.from_template`)."""
+    return from_template(("rating arena", generations, items),
+                         lambda folder, **on: _build_rating_arena(folder, generations=generations, items=items, **on),
+                         root, **settings)
 
 
 def _build_rating_arena(root: Path, *, generations: int, items: int, **settings) -> SmallArena:

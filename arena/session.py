@@ -118,6 +118,19 @@ def next_battle(
     battle = session.upcoming
     if battle is None or session.upcoming_suite != (suite or None):
         battle = _serve(db, rng, session, suite, sampler)
+    return _showing(session, battle, now)
+
+
+def show_upcoming(session: ArenaSession, *, now: float | None = None) -> ArenaSession:
+    """Make the battle drawn with the vote just cast (:func:`vote`, in the same request) the session's current one:
+    :func:`next_battle` without a second look at whether the annotator is still signed in, which the vote checked
+    a moment before."""
+    if session.upcoming is None or session.receipt is None:
+        raise ValueError("show_upcoming follows a vote that drew the next battle.")
+    return _showing(session, session.upcoming, now)
+
+
+def _showing(session: ArenaSession, battle: Battle, now: float | None) -> ArenaSession:
     return replace(session, battle=battle, shown_at=time.time() if now is None else now, receipt=None,
                    upcoming=None, upcoming_suite=None,
                    revealed=session.battle if session.receipt is not None else None)

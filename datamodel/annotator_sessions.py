@@ -58,13 +58,13 @@ def vote_count(db: sqlite_utils.Database, annotator_id: int) -> int:
 
 def suite_progress(db: sqlite_utils.Database, annotator_id: int, suite: str | None) -> tuple[int, int]:
     """(prompts of ``suite`` the annotator has voted on, prompts in ``suite``); ``suite`` None: over every suite."""
-    if suite is None:
-        seen = db.execute("SELECT COUNT(DISTINCT prompt_id) FROM votes WHERE annotator_id = ?",
-                          [annotator_id]).fetchone()[0]
-        return seen, db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0]
-    seen = db.execute("SELECT COUNT(DISTINCT v.prompt_id) FROM votes v JOIN prompts p ON p.id = v.prompt_id "
-                      "WHERE v.annotator_id = ? AND p.suite = ?", [annotator_id, suite]).fetchone()[0]
-    total = db.execute("SELECT COUNT(*) FROM prompts WHERE suite = ?", [suite]).fetchone()[0]
+    if suite is None:  # one read each (the page asks after every vote)
+        seen, total = db.execute("SELECT (SELECT COUNT(DISTINCT prompt_id) FROM votes WHERE annotator_id = ?), "
+                                 "(SELECT COUNT(*) FROM prompts)", [annotator_id]).fetchone()
+        return seen, total
+    seen, total = db.execute("SELECT (SELECT COUNT(DISTINCT v.prompt_id) FROM votes v JOIN prompts p ON p.id = "
+                             "v.prompt_id WHERE v.annotator_id = ? AND p.suite = ?), (SELECT COUNT(*) FROM prompts "
+                             "WHERE suite = ?)", [annotator_id, suite, suite]).fetchone()
     return seen, total
 
 

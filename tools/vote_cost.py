@@ -146,9 +146,8 @@ def cast_votes(database: str, media: Path, cache_dir: Path, *, votes: int, annot
                think: tuple[float, float], seed: int, profile: cProfile.Profile | None = None,
                postmaster: int | None = None) -> Cost:
     """Build the app over ``database`` and cast ``votes`` votes through its vote events (module docstring)."""
-    from arena.web.app import build_app, make_context
+    from arena.web.app import BattlePairs, build_app, make_context
     from arena.web.arena_tab import ALL_SUITES
-    from datamodel.battles import battle_image
     from datamodel.settings import load_settings
 
     environment = {**LOAD_ENVIRONMENT, "ARENA_DATABASE_URL": database, "ARENA_MEDIA_DIR": str(media),
@@ -162,7 +161,7 @@ def cast_votes(database: str, media: Path, cache_dir: Path, *, votes: int, annot
             count_sqlite(ctx.store, counts)
         try:
             events = _events(build_app(settings, ctx=ctx))
-            rng = random.Random(seed)
+            rng, pairs = random.Random(seed), BattlePairs()
             sessions = []
             for index in range(annotators):
                 shown = events["sign_in"](f"cost-{index:03d}", "cost-token", None, ALL_SUITES, False, None)
@@ -185,7 +184,7 @@ def cast_votes(database: str, media: Path, cache_dir: Path, *, votes: int, annot
                         raise RuntimeError(f"vote {number} was refused: {answer[1]}")
                     session = answer[0]
                     for side in ("a", "b"):  # the two images the answer shows, as the media front door finds them
-                        battle_image(ctx.store.db(), session.battle.media_token, side)
+                        pairs.image(ctx.store.db(), session.battle.media_token, side)
                     sessions[index] = session
                 if profile is not None:
                     profile.disable()

@@ -18,7 +18,7 @@ from datamodel.annotator_sessions import (live_session, open_battle, session_vot
                                          store_session, suite_progress, vote_count)
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator, sign_in
 from datamodel.battles import Battle, Pairing, load_battle
-from datamodel.connection import transaction
+from datamodel.connection import annotator_transaction
 from sampling.draws import NoBattleAvailable, PromptPool, serve_battle
 from datamodel.quality import QualityRules
 from sampling.sampler import SamplingStats, UniformDraw, draw_pairing
@@ -117,7 +117,8 @@ def next_battle(
     check_signed_in(db, session)
     battle = session.upcoming
     if battle is None or session.upcoming_suite != (suite or None):
-        battle = _serve(db, rng, session, suite, sampler)
+        with annotator_transaction(db, session.annotator.id):  # as a vote's draw: PostgreSQL serves others meanwhile
+            battle = _serve(db, rng, session, suite, sampler)
     return _showing(session, battle, now)
 
 
@@ -178,7 +179,7 @@ def vote(
     spec = sampler.declaration
     if rng is not None and sampler.stats is not None and spec.reads_stats:
         sampler.stats.refresh(db, fit=spec.needs_fit)  # outside the write transaction
-    with transaction(db, scope=f"annotator:{session.annotator.id}"):  # PostgreSQL: other annotators' votes go on
+    with annotator_transaction(db, session.annotator.id):  # PostgreSQL: other annotators' votes go on
         receipt = record_vote(db, session.battle.id, outcome, session_id=session.session_id, now=now,
                               shown_at=shown_at, rules=rules, expected_shown=expected_shown)
         if rng is not None:

@@ -124,6 +124,15 @@ def transaction(db, scope: str | None = None):
     return db.conn
 
 
+def annotator_transaction(db, annotator_id: int):
+    """The write transaction of what belongs to one annotator alone (their vote and its flags, the battles served
+    to them, their stay-signed-in tokens, their first sight of the guidelines, their sign-out): on PostgreSQL it
+    holds that annotator's lock only (:func:`transaction` with their scope), so other annotators' writes go on.
+    No rule that spans annotators (one account per name, raters per item) may be checked in it: those take the
+    whole database's turn, ``with db.conn``."""
+    return transaction(db, scope=f"annotator:{int(annotator_id)}")
+
+
 @contextlib.contextmanager
 def read_snapshot(db) -> Iterator[None]:
     """A read transaction for the block: every query in it sees the database as of one moment (SQLite's deferred

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import copy
 import cProfile
 import io
 import os
@@ -71,30 +72,49 @@ class Counts:
 
 @dataclass
 class Cost:
+    """What ``count`` events (votes, or sign-ins) cost on one engine."""
+
     engine: str
-    votes: int
+    event: str  # "vote" or "sign-in"
+    count: int
     counts: Counts
     app_cpu: float
     server_cpu: float | None
     wall: float
 
     def lines(self) -> list[str]:
-        per = 1 / self.votes
-        c = self.counts
-        lines = [f"{self.engine}: {self.votes} votes in {self.wall:.1f} s",
-                 f"  statements per vote     {c.statements * per:7.1f}",
-                 f"  transactions per vote   {c.transactions * per:7.1f}"]
+        per, c, event = 1 / self.count, self.counts, self.event
+        lines = [f"{self.engine}: {self.count} {event}s in {self.wall:.1f} s",
+                 f"  statements per {event:8}{c.statements * per:7.1f}",
+                 f"  transactions per {event:6}{c.transactions * per:7.1f}"]
         if self.server_cpu is not None:
-            lines += [f"  round trips per vote    {c.round_trips * per:7.1f}",
-                      f"  rows fetched per vote   {c.rows * per:7.1f}"]
-        lines.append(f"  app CPU per vote        {1000 * self.app_cpu * per:7.2f} ms")
+            lines += [f"  round trips per {event:7}{c.round_trips * per:7.1f}",
+                      f"  rows fetched per {event:6}{c.rows * per:7.1f}"]
+        lines.append(f"  app CPU per {event:11}{1000 * self.app_cpu * per:7.2f} ms")
         if self.server_cpu is not None:
-            lines.append(f"  server CPU per vote     {1000 * self.server_cpu * per:7.2f} ms")
+            lines.append(f"  server CPU per {event:8}{1000 * self.server_cpu * per:7.2f} ms")
         return lines
 
     def text_lines(self, width: int = 160) -> list[str]:
-        """The texts sent, the most frequent first, each with how many times per vote."""
-        return [f"  {count / self.votes:5.2f}  {text[:width]}" for text, count in self.counts.texts.most_common()]
+        """The texts sent, the most frequent first, each with how many times per event."""
+        return [f"  {count / self.count:5.2f}  {text[:width]}" for text, count in self.counts.texts.most_common()]
+
+
+class Meter:
+    """Counts and CPU times from :meth:`start` to :meth:`cost`."""
+
+    def __init__(self, counts: Counts, postmaster: int | None):
+        self.counts, self.postmaster = counts, postmaster
+
+    def start(self) -> None:
+        self.counts.__init__()
+        self.cpu, self.wall = time.process_time(), time.perf_counter()
+        self.server = tree_cpu_seconds(self.postmaster) if self.postmaster else None
+
+    def cost(self, engine: str, event: str, count: int) -> Cost:
+        server = tree_cpu_seconds(self.postmaster) - self.server if self.postmaster else None
+        return Cost(engine, event, count, copy.deepcopy(self.counts), time.process_time() - self.cpu, server,
+                    time.perf_counter() - self.wall)
 
 
 @contextlib.contextmanager
@@ -144,8 +164,9 @@ def _events(blocks) -> dict:
 
 def cast_votes(database: str, media: Path, cache_dir: Path, *, votes: int, annotators: int,
                think: tuple[float, float], seed: int, profile: cProfile.Profile | None = None,
-               postmaster: int | None = None) -> Cost:
-    """Build the app over ``database`` and cast ``votes`` votes through its vote events (module docstring)."""
+               postmaster: int | None = None) -> tuple[Cost, Cost]:
+    """Build the app over ``database``, sign ``annotators`` in and cast ``votes`` votes through its events (module
+    docstring); (the votes' cost, the sign-ins' cost)."""
     from arena.web.app import BattlePairs, build_app, make_context
     from arena.web.arena_tab import ALL_SUITES
     from datamodel.settings import load_settings
@@ -153,23 +174,25 @@ def cast_votes(database: str, media: Path, cache_dir: Path, *, votes: int, annot
     environment = {**LOAD_ENVIRONMENT, "ARENA_DATABASE_URL": database, "ARENA_MEDIA_DIR": str(media),
                    "ARENA_CACHE_DIR": str(cache_dir)}
     counts = Counts()
+    meter = Meter(counts, postmaster)
     with mock.patch.dict(os.environ, environment):
         settings = load_settings()
         ctx = make_context(settings)
         postgres = ctx.store.postgres
+        engine = "PostgreSQL" if postgres else "SQLite"
         if not postgres:
             count_sqlite(ctx.store, counts)
         try:
             events = _events(build_app(settings, ctx=ctx))
             rng, pairs = random.Random(seed), BattlePairs()
             sessions = []
-            for index in range(annotators):
-                shown = events["sign_in"](f"cost-{index:03d}", "cost-token", None, ALL_SUITES, False, None)
-                sessions.append(next(value for value in shown if hasattr(value, "battle")))
             with counting_postgres(counts) if postgres else contextlib.nullcontext():
-                counts.__init__()  # the sign-ins are not votes
-                cpu, wall = time.process_time(), time.perf_counter()
-                server = tree_cpu_seconds(postmaster) if postmaster else None
+                meter.start()
+                for index in range(annotators):  # a new account each: the sign-up, as the load tests' annotators
+                    shown = events["sign_in"](f"cost-{index:03d}", "cost-token", None, ALL_SUITES, False, None)
+                    sessions.append(next(value for value in shown if hasattr(value, "battle")))
+                sign_ins = meter.cost(engine, "sign-in", annotators)
+                meter.start()
                 if profile is not None:
                     profile.enable()
                 for number in range(votes):
@@ -188,11 +211,15 @@ def cast_votes(database: str, media: Path, cache_dir: Path, *, votes: int, annot
                     sessions[index] = session
                 if profile is not None:
                     profile.disable()
-                app_cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-                server = tree_cpu_seconds(postmaster) - server if postmaster else None
+                cast = meter.cost(engine, "vote", votes)
         finally:
             ctx.close()
-    return Cost("PostgreSQL" if postgres else "SQLite", votes, counts, app_cpu, server, wall)
+    return cast, sign_ins
+
+
+def report(votes: Cost, sign_ins: Cost, statements: bool) -> None:
+    for cost in (votes, sign_ins):
+        print("\n".join(cost.lines() + (cost.text_lines() if statements else [])), flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -219,8 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(template, work / "demo")
         media = work / "demo" / "media"
         if "sqlite" in engines:
-            cost = cast_votes(str(work / "demo" / "arena.db"), media, cache_dir, **options)
-            print("\n".join(cost.lines() + (cost.text_lines() if args.statements else [])), flush=True)
+            report(*cast_votes(str(work / "demo" / "arena.db"), media, cache_dir, **options), args.statements)
         if "postgresql" in engines:
             from datamodel.migrate_db import migrate_database
 
@@ -228,9 +254,9 @@ def main(argv: list[str] | None = None) -> int:
                 migrate_database(template / "arena.db", server.create_database("demo"))
                 profile = cProfile.Profile(time.process_time) if args.profile else None
                 postmaster = int((server.data / "postmaster.pid").read_text().split()[0])
-                cost = cast_votes(server.url("demo"), media, cache_dir, profile=profile, postmaster=postmaster,
+                costs = cast_votes(server.url("demo"), media, cache_dir, profile=profile, postmaster=postmaster,
                                   **options)
-                print("\n".join(cost.lines() + (cost.text_lines() if args.statements else [])), flush=True)
+                report(*costs, args.statements)
                 if profile is not None:
                     out = io.StringIO()
                     pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(args.profile)

@@ -6,7 +6,9 @@ up by choosing a name and a token (``source = 'signup'``), and later sign-ins un
 - **Closed accounts.** With accounts configured, only they sign in: an account made earlier by open sign-up, or a
   configured one the admin has since removed from the configuration (``source = 'retired'``), is refused and told to
   ask the admin. :func:`sync_accounts` brings the table in line with the configuration at every start.
-- **Tokens** are stored as salted scrypt hashes. A token that is chosen (at sign-up, or in the configuration) needs at
+- **Tokens** are stored as salted scrypt hashes, ``scrypt:N:r:p$salt$digest`` (hex), each with the cost it was
+  made with (:data:`TOKEN_HASH_COST` for new ones; a hash without its cost, ``scrypt$salt$digest``, was made at
+  N = 2**14, r = 8, p = 1), so a cost raised later still checks every stored token. A token that is chosen (at sign-up, or in the configuration) needs at
   least ``min_token_length`` characters (``ARENA_MIN_TOKEN_LENGTH``, 8 or more). Tokens chosen before that minimum
   still open their own accounts: refusing them would lock their owners out, with no admin to reset them.
 - **Names are not told apart** by the answer: an unknown name costs one scrypt hash of a dummy, as a known name costs
@@ -40,9 +42,6 @@ from datamodel.dialect import pick
 
 NAME_PATTERN = re.compile(r"^[\w .@-]{1,64}$")
 MIN_TOKEN_LENGTH = 8  # the default of ARENA_MIN_TOKEN_LENGTH, and the least it may be
-# An unknown name is checked against this (salt and digest zero: it matches no token), so it costs what a known one
-# costs: one scrypt hash.
-_DUMMY_HASH = f"scrypt${'00' * 16}${'00' * 64}"
 CLOSED_REFUSAL = "Unknown name or wrong token. Check both, or ask the arena's admin for an account."
 
 
@@ -63,15 +62,51 @@ class Annotator:
     source: str = "signup"  # config | signup | retired (see the module docstring)
 
 
-def hash_token(token: str, salt: bytes | None = None) -> str:
+@dataclass(frozen=True)
+class ScryptCost:
+    """scrypt's work factors (RFC 7914): CPU/memory cost ``n`` (a power of 2), block size ``r``, parallelism ``p``;
+    the defaults take about 128 × n × r bytes = 16 MiB and tens of milliseconds per hash."""
+
+    n: int = 2**14
+    r: int = 8
+    p: int = 1
+
+    def scheme(self) -> str:
+        return f"scrypt:{self.n}:{self.r}:{self.p}"
+
+
+TOKEN_HASH_COST = ScryptCost()  # what new hashes cost (the test suite lowers it for its own throwaway accounts)
+_UNSTATED_COST = ScryptCost(2**14, 8, 1)  # hashes stored as scrypt$salt$digest, before they said their cost
+
+
+def hash_token(token: str, salt: bytes | None = None, cost: ScryptCost | None = None) -> str:
+    """``token``'s salted scrypt hash as stored, ``scrypt:N:r:p$salt$digest``, at ``cost`` (default
+    :data:`TOKEN_HASH_COST`)."""
+    cost = cost or TOKEN_HASH_COST
     salt = salt or secrets.token_bytes(16)
-    digest = hashlib.scrypt(token.encode(), salt=salt, n=2**14, r=8, p=1)
-    return f"scrypt${salt.hex()}${digest.hex()}"
+    return f"{cost.scheme()}${salt.hex()}${_digest(token, salt, cost).hex()}"
+
+
+def _digest(token: str, salt: bytes, cost: ScryptCost) -> bytes:
+    memory = 128 * cost.r * (cost.n + cost.p)  # what scrypt needs (RFC 7914); OpenSSL refuses above its maxmem
+    return hashlib.scrypt(token.encode(), salt=salt, n=cost.n, r=cost.r, p=cost.p, maxmem=2 * memory + 2**20)
 
 
 def token_matches(token: str, stored: str) -> bool:
-    _, salt, _ = stored.split("$")
-    return hmac.compare_digest(hash_token(token, bytes.fromhex(salt)), stored)
+    """Whether ``token`` hashes to ``stored`` at the salt and cost ``stored`` holds."""
+    scheme, salt, digest = stored.split("$")
+    if scheme == "scrypt":
+        cost = _UNSTATED_COST
+    else:
+        n, r, p = (int(part) for part in scheme.removeprefix("scrypt:").split(":"))
+        cost = ScryptCost(n, r, p)
+    return hmac.compare_digest(_digest(token, bytes.fromhex(salt), cost), bytes.fromhex(digest))
+
+
+def _dummy_hash() -> str:
+    """What an unknown name's token is checked against (salt and digest zero: no token matches it), at the cost of a
+    new account's hash, so an unknown name costs what a known one costs: one scrypt hash."""
+    return f"{TOKEN_HASH_COST.scheme()}${'00' * 16}${'00' * 64}"
 
 
 def display_name(name: str) -> str:
@@ -203,7 +238,7 @@ def sign_in(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bo
         raise SignInError("Enter your token (your password for this arena).", guess=False)
     row = _find(db, raw)
     if row is None and not open_signup:
-        token_matches(token, _DUMMY_HASH)  # the same work as a known name
+        token_matches(token, _dummy_hash())  # the same work as a known name
         raise SignInError(CLOSED_REFUSAL)
     if row is None:
         created, row = _sign_up(db, raw, name, token, min_token_length)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
@@ -300,8 +301,10 @@ def run(
             if stats is not None:
                 report.notes.append(f"{spec.name}: {stats.summary()}")
                 report.notes.extend(stats.errors)
+            held = _components(generator)
             del generator
-            gc.collect()
+            if any(component() is not None for component in held):
+                gc.collect()  # a reference cycle holds the model: free it before the next one loads
             _empty_device_cache()
     if renditions is not None:
         renditions.render_missing(db)
@@ -315,6 +318,23 @@ def _store(media: MediaStore, image) -> tuple:
     if isinstance(image, GeneratedImage):  # already in the media folder (an API model)
         return image.stored, image.params
     return media.put_image(image), {}
+
+
+def _components(generator) -> list[weakref.ref]:
+    """Weak references to the components (torch modules, tokenizers) of ``generator``'s pipelines: none for
+    procedural and API generators.
+
+    Dropping the generator frees a model by reference counting; only what a reference cycle keeps needs Python's
+    full collection, which takes about a second in a process with transformers and diffusers imported, so the
+    runner collects only when one of these outlives its generator."""
+    held = []
+    for _, pipeline in getattr(generator, "stages", ()):
+        for component in getattr(pipeline, "components", {}).values():
+            try:
+                held.append(weakref.ref(component))
+            except TypeError:  # a name or None: nothing to free
+                pass
+    return held
 
 
 def _empty_device_cache() -> None:

@@ -48,6 +48,18 @@ def _share_the_cores_among_workers() -> None:
 
 _share_the_cores_among_workers()
 
+
+def _cheap_token_hashes() -> None:
+    """The tests' throwaway accounts hash their tokens at scrypt N = 16 instead of 16,384 (a hash says its cost, so
+    servers the tests start as subprocesses check them alike). Sign-ins cost 40 ms of CPU each at the real cost: the
+    quick tier made about 600 of them. tests/test_annotators.py checks and times the real cost."""
+    import datamodel.annotators as annotators
+
+    annotators.TOKEN_HASH_COST = annotators.ScryptCost(n=16)
+
+
+_cheap_token_hashes()
+
 from datamodel.connection import connect  # noqa: E402
 from datamodel.settings import Settings  # noqa: E402
 from support.arena import (MODELS, SmallArena, build_small_arena, command_line_env, make_image,  # noqa: E402,F401

@@ -8,6 +8,7 @@ import pytest
 
 pytestmark = pytest.mark.both_engines
 
+import datamodel.annotators as annotators
 from datamodel.annotators import SignInError, sign_in, sync_accounts
 from datamodel.connection import connect
 from datamodel.settings import Settings, SettingsError
@@ -72,19 +73,40 @@ def test_unknown_and_known_names_get_the_same_answer_and_one_hash_each(db, monke
     _closed_arena(db)
     calls = []
     real = hashlib.scrypt
-    monkeypatch.setattr(hashlib, "scrypt", lambda *a, **k: calls.append(1) or real(*a, **k))
-    answers = {}
+    monkeypatch.setattr(hashlib, "scrypt", lambda *a, **k: calls.append(k["n"]) or real(*a, **k))
+    answers, costs = {}, {}
     for name in ("alice", "nobody"):
         calls.clear()
         with pytest.raises(SignInError) as refused:
             sign_in(db, name, "wrong-token-9", open_signup=False)
-        answers[name] = (len(calls), str(refused.value))
-    assert answers["alice"][0] == answers["nobody"][0] == 1  # one scrypt each, known name or not
+        answers[name], costs[name] = (len(calls), str(refused.value)), list(calls)
+    assert answers["alice"][0] == answers["nobody"][0] == 1  # one scrypt each, known name or not ...
+    assert costs["alice"] == costs["nobody"] == [annotators.TOKEN_HASH_COST.n]  # ... at the same cost
     assert answers["alice"][1] == answers["nobody"][1]  # and the same words
     assert "alice" not in answers["alice"][1]
 
 
-def test_unknown_and_known_names_take_about_the_same_time(db):
+@pytest.fixture
+def real_hash_cost(monkeypatch):
+    """New tokens hashed at the arena's own scrypt cost (the test suite lowers it: tests/conftest.py)."""
+    monkeypatch.setattr(annotators, "TOKEN_HASH_COST", annotators.ScryptCost())
+
+
+def test_a_token_hash_says_its_cost_and_is_checked_at_it_whatever_the_cost_of_new_ones(real_hash_cost, monkeypatch):
+    real = annotators.hash_token(TOKEN)
+    assert real.startswith("scrypt:16384:8:1$")  # RFC 7914's N = 2**14, r = 8, p = 1: about 16 MiB per hash
+    _, salt, digest = real.split("$")
+    assert hashlib.scrypt(TOKEN.encode(), salt=bytes.fromhex(salt), n=2**14, r=8, p=1).hex() == digest
+    unstated = f"scrypt${salt}${digest}"  # as stored before hashes said their cost
+    cheap = annotators.hash_token(TOKEN, cost=annotators.ScryptCost(n=16))
+    for stored in (real, unstated, cheap):
+        assert annotators.token_matches(TOKEN, stored) and not annotators.token_matches("alice-token-2", stored)
+    monkeypatch.setattr(annotators, "TOKEN_HASH_COST", annotators.ScryptCost(n=2**15))  # a cost raised later
+    assert all(annotators.token_matches(TOKEN, stored) for stored in (real, unstated, cheap))
+    assert annotators.hash_token(TOKEN).startswith("scrypt:32768:8:1$")
+
+
+def test_unknown_and_known_names_take_about_the_same_time(db, real_hash_cost):
     """Medians over interleaved tries; before, an unknown name answered in ~3 ms and a known one in ~54 ms."""
     _closed_arena(db)
 

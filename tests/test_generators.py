@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
+import weakref
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -189,6 +192,47 @@ def test_run_records_params_and_files_before_rows(arena):
         params = json.loads(row["params"])
         assert params["seed"] == row["seed"] and params["base_seed"] == 5 and params["kind"] == "recording"
         assert media.path(row["media_hash"], row["media_ext"]).exists()
+
+
+class Component:
+    """A stand-in for a pipeline's torch module; with ``cycle`` it refers to itself, as a reference cycle would keep a
+    real module alive after its generator is dropped."""
+
+    def __init__(self, cycle: bool):
+        self.me = self if cycle else None
+
+
+class HoldingComponents(Recording):
+    """A generator holding one pipeline with a module, a scheduler name and no tokenizer, as DiffusersGenerator's
+    stages do."""
+
+    def __init__(self, name, cycle: bool):
+        super().__init__(name)
+        self.stages = [(None, SimpleNamespace(components={"unet": Component(cycle), "scheduler": "ddim",
+                                                           "tokenizer": None}))]
+
+
+@pytest.mark.parametrize("cycle", [False, True], ids=["freed by its generator", "held by a cycle"])
+def test_a_model_is_freed_before_the_next_loads_and_a_full_collection_runs_only_for_what_a_cycle_holds(
+        arena, monkeypatch, cycle):
+    db, media, ids = arena
+    collections, loaded = [], []
+    collect = gc.collect
+    monkeypatch.setattr(gc, "collect", lambda *args: collections.append(args) or collect(*args))
+
+    def load(spec):
+        assert [ref() for ref in loaded] == [None] * len(loaded)  # every model loaded before is gone
+        generator = HoldingComponents(spec.name, cycle)
+        loaded.append(weakref.ref(generator.stages[0][1].components["unet"]))
+        return generator
+
+    gc.disable()  # only the runner's own collection may break the cycle
+    try:
+        report = run(db, media, [_spec("m1"), _spec("m2"), _spec("m3")], ids, load)
+    finally:
+        gc.enable()
+    assert report.made == 9 and len(loaded) == 3 and loaded[-1]() is None
+    assert len(collections) == (3 if cycle else 0)
 
 
 # --- procedural renderers and tiny pipelines --------------------------------------------------------------------

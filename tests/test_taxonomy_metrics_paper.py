@@ -245,14 +245,18 @@ def test_the_reward_reads_the_core_lemma_and_is_stored_under_its_own_scorer(smal
 def test_the_papers_fid_and_is_run_through_the_real_inception_network(small_arena, random_inception_weights,
                                                                      monkeypatch, tmp_path):
     """float01 images of their own sizes go through torchmetrics' InceptionV3 (random weights: the shapes and the
-    path, not the values), which resizes them itself."""
+    path, not the values), which resizes them itself. One model and the reference on every slice: the slicing over all
+    four models is the tiny network's test above (a 2048-feature FID alone costs a second or two of CPU)."""
     from judges.metrics.fid_is import inception_network
 
     monkeypatch.setenv("TORCH_HOME", str(tmp_path))
     taxonomy_arena(small_arena)
+    models = ("alpha-model",)
     report = score_fid_is_slices(small_arena.db, small_arena.media, "taxonomy",
                                  fid_network=inception_network("2048", random_inception_weights),
                                  is_network=inception_network("logits_unbiased", random_inception_weights),
-                                 scorer="inception-v3", input_mode="float01", dedup_seed=42, is_seed=42)
-    assert report.fid and report.inception_score and not report.skipped
+                                 scorer="inception-v3", input_mode="float01", dedup_seed=42, is_seed=42, models=models)
+    slices = paper_slices(image_rows(small_arena.db, "taxonomy"))
+    assert set(report.fid) == {(model, *slice_) for model in models for slice_ in slices} and not report.skipped
+    assert set(report.inception_score) == {(model, *slice_) for model in (*models, "retrieval") for slice_ in slices}
     assert all(np.isfinite(v) for v in [*report.fid.values(), *report.inception_score.values()])

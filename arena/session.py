@@ -18,7 +18,7 @@ from datamodel.annotator_sessions import (live_session, open_battle, session_vot
                                          store_session, suite_progress, vote_count)
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator, sign_in
 from datamodel.battles import Battle, Pairing, load_battle
-from datamodel.connection import annotator_transaction
+from datamodel.transactions import annotator_transaction
 from sampling.draws import NoBattleAvailable, PromptPool, serve_battle
 from datamodel.quality import QualityRules
 from sampling.sampler import SamplingStats, UniformDraw, draw_pairing

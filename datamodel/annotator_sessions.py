@@ -11,7 +11,7 @@ import hashlib
 
 import sqlite_utils
 
-from datamodel.connection import annotator_transaction
+from datamodel.transactions import annotator_transaction
 from datamodel.votes import VoteReceipt
 
 

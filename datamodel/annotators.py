@@ -37,7 +37,7 @@ from typing import Mapping
 import sqlite_utils
 from disarm import skeleton_key
 
-from datamodel.connection import annotator_transaction
+from datamodel.transactions import annotator_transaction
 from datamodel.dialect import pick
 
 NAME_PATTERN = re.compile(r"^[\w .@-]{1,64}$")

@@ -17,7 +17,7 @@ would rewrite every query and add its compile step to the vote path. What this l
   the prompts of a suite) therefore hold across app replicas as they hold between one server's threads; reads
   never wait (MVCC). A replica killed in a transaction loses its connection, and PostgreSQL rolls the transaction
   back and frees the lock.
-- **One annotator's vote** (:func:`datamodel.connection.annotator_transaction`: the vote, its quality flags, the
+- **One annotator's vote** (:func:`datamodel.transactions.annotator_transaction`: the vote, its quality flags, the
   next battle drawn; also their other own writes, such as the battle served at sign-in and their stay-signed-in
   tokens) holds that annotator's lock only (:data:`SCOPED_LOCK` and the scope's hash), so different
   annotators' votes proceed side by side: what a vote reads before it writes is that annotator's own (their

@@ -148,6 +148,7 @@ class SnapshotService:
         self._lock = threading.Lock()
         self._memory: OrderedDict[str, Snapshot] = OrderedDict()
         self._pending: dict[str, concurrent.futures.Future] = {}
+        self._pending_version: dict[str, tuple] = {}  # the data version each pending computation is of
         self._failed: dict[str, tuple[tuple, str]] = {}  # data version and why a computation failed
         self._executor: concurrent.futures.ProcessPoolExecutor | None = None
         self._waiting = threading.BoundedSemaphore(MAX_WAITING)
@@ -187,7 +188,7 @@ class SnapshotService:
     def _schedule(self, key: str, options: LeaderboardOptions, version: tuple) -> concurrent.futures.Future | None:
         """The computation of ``key``, started unless one is under way; None when ``keep`` are already waiting."""
         with self._lock:
-            future = self._pending.get(key)
+            future = self._current(key, version)
             if future is not None:
                 return future
             if len(self._pending) >= self.keep:
@@ -200,7 +201,7 @@ class SnapshotService:
         if self.shared and self._stored_elsewhere(key, version):
             return None
         with self._lock:
-            future = self._pending.get(key)
+            future = self._current(key, version)
             if future is not None:
                 return future
             try:
@@ -208,9 +209,17 @@ class SnapshotService:
             except concurrent.futures.BrokenExecutor:  # the worker died (e.g. killed for memory): start a new one
                 self._executor = None
                 future = self._pool().submit(_compute_in_worker, str(self.store.path), options)
-            self._pending[key] = future
+            self._pending[key], self._pending_version[key] = future, version
         future.add_done_callback(lambda done: self._finished(key, version, done))
         return future
+
+    def _current(self, key: str, version: tuple) -> concurrent.futures.Future | None:
+        """The pending computation of ``key`` that serves ``version``: one still running, or a finished one of that
+        version whose outcome is being stored; a finished one of older data does not (call with the lock held)."""
+        future = self._pending.get(key)
+        if future is not None and (not future.done() or self._pending_version.get(key) == version):
+            return future
+        return None
 
     def _stored_elsewhere(self, key: str, version: tuple) -> bool:
         """Whether, now that this replica holds the claim, another replica has already stored ``key``'s snapshot of
@@ -230,7 +239,8 @@ class SnapshotService:
             self._store_result(key, version, future)
         finally:
             with self._lock:
-                self._pending.pop(key, None)
+                if self._pending.get(key) is future:  # a newer computation of the key may have taken its place
+                    del self._pending[key], self._pending_version[key]
             if self.shared:
                 try:
                     release_computation(self.store.db(), key, self.holder)

@@ -18,7 +18,7 @@ from datamodel.annotator_sessions import (live_session, open_battle, session_vot
                                          store_session, suite_progress, vote_count)
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator, sign_in
 from datamodel.battles import Battle, Pairing, load_battle
-from datamodel.transactions import annotator_transaction
+from datamodel.transactions import annotator_transaction, annotator_writes
 from sampling.draws import NoBattleAvailable, PromptPool, serve_battle
 from datamodel.quality import QualityRules
 from sampling.sampler import SamplingStats, UniformDraw, draw_pairing
@@ -117,7 +117,7 @@ def next_battle(
     check_signed_in(db, session)
     battle = session.upcoming
     if battle is None or session.upcoming_suite != (suite or None):
-        with annotator_transaction(db, session.annotator.id):  # as a vote's draw: PostgreSQL serves others meanwhile
+        with annotator_writes(db, session.annotator.id):  # PostgreSQL: the annotator's lock, not the database's
             battle = _serve(db, rng, session, suite, sampler)
     return _showing(session, battle, now)
 

@@ -9,6 +9,8 @@ the schema and its migrations).
 
 from __future__ import annotations
 
+import contextlib
+
 from datamodel.dialect import is_postgres
 
 
@@ -28,3 +30,11 @@ def annotator_transaction(db, annotator_id: int):
     No rule that spans annotators (one account per name, raters per item) may be checked in it: those take the
     whole database's turn, ``with db.conn``."""
     return transaction(db, scope=f"annotator:{int(annotator_id)}")
+
+
+def annotator_writes(db, annotator_id: int):
+    """Groups one annotator's own writes that each open their own transaction (``with db.conn``) under that
+    annotator's lock on PostgreSQL (:func:`annotator_transaction`), instead of each taking the whole database's turn;
+    on SQLite, where every transaction takes the one write lock anyway, nothing: the writes take their turns as
+    they did, and what runs between them holds no lock."""
+    return annotator_transaction(db, annotator_id) if is_postgres(db) else contextlib.nullcontext()

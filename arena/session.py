@@ -18,7 +18,7 @@ from datamodel.annotator_sessions import (live_session, open_battle, session_vot
                                          store_session, suite_progress, vote_count)
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator, sign_in
 from datamodel.battles import Battle, Pairing, load_battle
-from datamodel.connection import transaction
+from datamodel.transactions import annotator_transaction, annotator_writes
 from sampling.draws import NoBattleAvailable, PromptPool, serve_battle
 from datamodel.quality import QualityRules
 from sampling.sampler import SamplingStats, UniformDraw, draw_pairing
@@ -117,7 +117,21 @@ def next_battle(
     check_signed_in(db, session)
     battle = session.upcoming
     if battle is None or session.upcoming_suite != (suite or None):
-        battle = _serve(db, rng, session, suite, sampler)
+        with annotator_writes(db, session.annotator.id):  # PostgreSQL: the annotator's lock, not the database's
+            battle = _serve(db, rng, session, suite, sampler)
+    return _showing(session, battle, now)
+
+
+def show_upcoming(session: ArenaSession, *, now: float | None = None) -> ArenaSession:
+    """Make the battle drawn with the vote just cast (:func:`vote`, in the same request) the session's current one:
+    :func:`next_battle` without a second look at whether the annotator is still signed in, which the vote checked
+    a moment before."""
+    if session.upcoming is None or session.receipt is None:
+        raise ValueError("show_upcoming follows a vote that drew the next battle.")
+    return _showing(session, session.upcoming, now)
+
+
+def _showing(session: ArenaSession, battle: Battle, now: float | None) -> ArenaSession:
     return replace(session, battle=battle, shown_at=time.time() if now is None else now, receipt=None,
                    upcoming=None, upcoming_suite=None,
                    revealed=session.battle if session.receipt is not None else None)
@@ -165,7 +179,7 @@ def vote(
     spec = sampler.declaration
     if rng is not None and sampler.stats is not None and spec.reads_stats:
         sampler.stats.refresh(db, fit=spec.needs_fit)  # outside the write transaction
-    with transaction(db, scope=f"annotator:{session.annotator.id}"):  # PostgreSQL: other annotators' votes go on
+    with annotator_transaction(db, session.annotator.id):  # PostgreSQL: other annotators' votes go on
         receipt = record_vote(db, session.battle.id, outcome, session_id=session.session_id, now=now,
                               shown_at=shown_at, rules=rules, expected_shown=expected_shown)
         if rng is not None:

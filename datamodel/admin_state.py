@@ -13,7 +13,7 @@ import hashlib
 
 import sqlite_utils
 
-from datamodel.connection import transaction
+from datamodel.transactions import transaction
 
 
 def _hash(secret: str) -> str:

@@ -11,6 +11,7 @@ import hashlib
 
 import sqlite_utils
 
+from datamodel.transactions import annotator_transaction
 from datamodel.votes import VoteReceipt
 
 
@@ -21,7 +22,7 @@ def token_hash(token: str) -> str:
 def store_session(db: sqlite_utils.Database, token: str, *, annotator_id: int, session_id: str, created_at: float,
                   expires_at: float) -> None:
     """Keep ``token`` (hashed) as signing ``annotator_id``'s page session ``session_id`` in until ``expires_at``."""
-    with db.conn:
+    with annotator_transaction(db, annotator_id):
         db.execute("INSERT INTO annotator_sessions (token_hash, annotator_id, session_id, created_at, expires_at) "
                    "VALUES (?, ?, ?, ?, ?)", [token_hash(token), annotator_id, session_id, created_at, expires_at])
 
@@ -45,7 +46,7 @@ def signed_out_at(db: sqlite_utils.Database, annotator_id: int) -> tuple[bool, f
 
 def sign_out_everywhere(db: sqlite_utils.Database, annotator_id: int, now: float) -> None:
     """Record that the annotator signed out at ``now`` and revoke every stay-signed-in token of theirs."""
-    with db.conn:
+    with annotator_transaction(db, annotator_id):  # excludes the same annotator's new tokens (store_session)
         db.execute("UPDATE annotators SET signed_out_at = ? WHERE id = ?", [now, annotator_id])
         db.execute("UPDATE annotator_sessions SET revoked_at = ? WHERE annotator_id = ? AND revoked_at IS NULL",
                    [now, annotator_id])
@@ -58,13 +59,13 @@ def vote_count(db: sqlite_utils.Database, annotator_id: int) -> int:
 
 def suite_progress(db: sqlite_utils.Database, annotator_id: int, suite: str | None) -> tuple[int, int]:
     """(prompts of ``suite`` the annotator has voted on, prompts in ``suite``); ``suite`` None: over every suite."""
-    if suite is None:
-        seen = db.execute("SELECT COUNT(DISTINCT prompt_id) FROM votes WHERE annotator_id = ?",
-                          [annotator_id]).fetchone()[0]
-        return seen, db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0]
-    seen = db.execute("SELECT COUNT(DISTINCT v.prompt_id) FROM votes v JOIN prompts p ON p.id = v.prompt_id "
-                      "WHERE v.annotator_id = ? AND p.suite = ?", [annotator_id, suite]).fetchone()[0]
-    total = db.execute("SELECT COUNT(*) FROM prompts WHERE suite = ?", [suite]).fetchone()[0]
+    if suite is None:  # one read each (the page asks after every vote)
+        seen, total = db.execute("SELECT (SELECT COUNT(DISTINCT prompt_id) FROM votes WHERE annotator_id = ?), "
+                                 "(SELECT COUNT(*) FROM prompts)", [annotator_id]).fetchone()
+        return seen, total
+    seen, total = db.execute("SELECT (SELECT COUNT(DISTINCT v.prompt_id) FROM votes v JOIN prompts p ON p.id = "
+                             "v.prompt_id WHERE v.annotator_id = ? AND p.suite = ?), (SELECT COUNT(*) FROM prompts "
+                             "WHERE suite = ?)", [annotator_id, suite, suite]).fetchone()
     return seen, total
 
 

@@ -37,6 +37,7 @@ from typing import Mapping
 import sqlite_utils
 from disarm import skeleton_key
 
+from datamodel.transactions import annotator_transaction
 from datamodel.dialect import pick
 
 NAME_PATTERN = re.compile(r"^[\w .@-]{1,64}$")
@@ -278,7 +279,7 @@ def first_guidelines_visit(db: sqlite_utils.Database, annotator_id: int, now: fl
     """Whether this is the first time the arena page shows ``annotator_id`` its guidelines: True once per annotator
     (and records when, ``annotators.guidelines_seen_at``), False on every later call, however many votes they have.
     The page opens the guidelines on the first visit and folds them afterwards."""
-    with db.conn:
+    with annotator_transaction(db, annotator_id):
         changed = db.execute("UPDATE annotators SET guidelines_seen_at = ? WHERE id = ? AND guidelines_seen_at IS NULL",
                              [time.time() if now is None else now, annotator_id]).rowcount
     return changed == 1

@@ -14,6 +14,9 @@ from typing import Any
 
 import sqlite_utils
 
+from datamodel.dialect import is_postgres
+
+
 @dataclass(frozen=True)
 class ShownImage:
     image_id: int
@@ -60,29 +63,35 @@ def record_battle(
         raise ValueError("serve_battle needs exactly one of annotator_id (a person) or judge (a judge's name).")
     battle_id, media_token = secrets.token_urlsafe(18), secrets.token_urlsafe(18)
     served_at = time.time() if now is None else now
+    insert = ("INSERT INTO battles (id, prompt_id, left_image_id, right_image_id, served_to_kind, annotator_id, judge, "
+              "session_id, media_token, strategy, served_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    values = [battle_id, pairing.prompt_id, pairing.left_image_id, pairing.right_image_id,
+              "judge" if judge else "human", annotator_id, judge, session_id, media_token, strategy, served_at]
     with db.conn:
-        db.execute(
-            "INSERT INTO battles (id, prompt_id, left_image_id, right_image_id, served_to_kind, annotator_id, judge, "
-            "session_id, media_token, strategy, served_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [battle_id, pairing.prompt_id, pairing.left_image_id, pairing.right_image_id,
-             "judge" if judge else "human", annotator_id, judge, session_id, media_token, strategy, served_at],
-        )
+        if is_postgres(db):  # written and read back in one statement (one round trip to the server, not two)
+            return _battle(db.execute(f"WITH written AS ({insert} RETURNING *) "
+                                      + _SHOWN.format(battles="written"), values).fetchone())
+        db.execute(insert, values)
     return load_battle(db, battle_id)
 
 
+# a battle as the page shows it, with its prompt and its two images; ``battles``: the table, or the rows just written
+_SHOWN = """
+    SELECT b.id, b.prompt_id, p.suite, p.subset, p.variant, p.text, p.metadata, b.served_at,
+           l.id, l.media_hash, l.media_ext, r.id, r.media_hash, r.media_ext, b.media_token
+    FROM {battles} b JOIN prompts p ON p.id = b.prompt_id
+    JOIN images l ON l.id = b.left_image_id JOIN images r ON r.id = b.right_image_id
+"""
+
+
 def load_battle(db: sqlite_utils.Database, battle_id: str) -> Battle:
-    row = db.execute(
-        """
-        SELECT b.id, b.prompt_id, p.suite, p.subset, p.variant, p.text, p.metadata, b.served_at,
-               l.id, l.media_hash, l.media_ext, r.id, r.media_hash, r.media_ext, b.media_token
-        FROM battles b JOIN prompts p ON p.id = b.prompt_id
-        JOIN images l ON l.id = b.left_image_id JOIN images r ON r.id = b.right_image_id
-        WHERE b.id = ?
-        """,
-        [battle_id],
-    ).fetchone()
+    row = db.execute(_SHOWN.format(battles="battles") + " WHERE b.id = ?", [battle_id]).fetchone()
     if row is None:
         raise LookupError(f"no battle {battle_id!r}")
+    return _battle(row)
+
+
+def _battle(row) -> Battle:
     return Battle(
         id=row[0], prompt_id=row[1], suite=row[2], subset=row[3], variant=row[4], text=row[5],
         metadata=json.loads(row[6]), served_at=row[7],
@@ -90,17 +99,15 @@ def load_battle(db: sqlite_utils.Database, battle_id: str) -> Battle:
     )
 
 
-def battle_image(db: sqlite_utils.Database, media_token: str, side: str) -> ShownImage | None:
-    """The image shown on ``side`` ("a" or "b") of the battle with ``media_token``, or None."""
-    column = {"a": "left_image_id", "b": "right_image_id"}.get(side)
-    if column is None:
-        return None
+def battle_pair(db: sqlite_utils.Database, media_token: str) -> tuple[ShownImage, ShownImage] | None:
+    """The images shown on sides A and B of the battle with ``media_token`` (one read), or None."""
     row = db.execute(
-        f"SELECT i.id, i.media_hash, i.media_ext FROM battles b JOIN images i ON i.id = b.{column} "
-        "WHERE b.media_token = ?",
+        "SELECT l.id, l.media_hash, l.media_ext, r.id, r.media_hash, r.media_ext FROM battles b "
+        "JOIN images l ON l.id = b.left_image_id JOIN images r ON r.id = b.right_image_id WHERE b.media_token = ?",
         [media_token],
     ).fetchone()
-    return ShownImage(*row) if row else None
+    return (ShownImage(*row[:3]), ShownImage(*row[3:])) if row else None
+
 
 
 def voted_human_battles(db: sqlite_utils.Database, *, suite: str | None = None, subset: str | None = None,

@@ -115,15 +115,6 @@ def connect(path: str | Path, *, synchronous: str = "FULL", migrate_schema: bool
     return db
 
 
-def transaction(db, scope: str | None = None):
-    """A write transaction (``with transaction(db, scope):``): ``db.conn``'s, which every writer takes in turn; with a
-    ``scope`` on PostgreSQL, one that only the transactions of the same scope take in turn (one annotator's votes:
-    :mod:`datamodel.postgres`). SQLite has one writer at a time whatever the scope."""
-    if scope is not None and is_postgres(db):
-        return db.conn.scoped(scope)
-    return db.conn
-
-
 @contextlib.contextmanager
 def read_snapshot(db) -> Iterator[None]:
     """A read transaction for the block: every query in it sees the database as of one moment (SQLite's deferred

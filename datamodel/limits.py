@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from datamodel.connection import transaction
+from datamodel.transactions import transaction
 from datamodel.dialect import is_postgres
 
 

@@ -17,8 +17,9 @@ would rewrite every query and add its compile step to the vote path. What this l
   the prompts of a suite) therefore hold across app replicas as they hold between one server's threads; reads
   never wait (MVCC). A replica killed in a transaction loses its connection, and PostgreSQL rolls the transaction
   back and frees the lock.
-- **One annotator's vote** (:func:`datamodel.connection.transaction` with a scope: the vote, its quality flags, the
-  next battle drawn) holds that annotator's lock only (:data:`SCOPED_LOCK` and the scope's hash), so different
+- **One annotator's vote** (:func:`datamodel.transactions.annotator_transaction`: the vote, its quality flags, the
+  next battle drawn; also their other own writes, such as the battle served at sign-in and their stay-signed-in
+  tokens) holds that annotator's lock only (:data:`SCOPED_LOCK` and the scope's hash), so different
   annotators' votes proceed side by side: what a vote reads before it writes is that annotator's own (their
   battle, their recent votes, the prompts they saw), and the battle's unique vote is a constraint. What orders
   votes globally is taken at commit: the ``data_versions`` and ``vote_changes`` triggers are deferred to the commit
@@ -41,13 +42,14 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 import psycopg
 from psycopg.adapt import Loader
-from psycopg.pq import TransactionStatus
+from psycopg.pq import ExecStatus, TransactionStatus
 from psycopg.types.numeric import Int8Dumper
 
 ENGINE = "postgresql"
 WRITE_LOCK = 7_303_030  # the advisory lock key every write transaction of the arena holds (pg_locks shows it)
 SCOPED_LOCK = 7_303_031  # with a scope's hash: the two-key advisory locks of scoped transactions (one annotator's)
 SCHEMES = ("postgresql://", "postgres://")
+_ROW_STATUSES = (ExecStatus.TUPLES_OK, ExecStatus.SINGLE_TUPLE)  # a result that has rows to fetch (maybe none)
 
 
 def is_postgres_url(target: object) -> bool:
@@ -98,22 +100,28 @@ class _NumpyIntDumper(Int8Dumper):
 
 class PgCursor:
     """A psycopg cursor as the data model reads it: ``fetchone``, ``fetchall``, ``fetchmany``, iteration,
-    ``rowcount`` and ``description``."""
+    ``rowcount`` and ``description``.
+
+    Whether the statement returned rows is read once from its result's status: psycopg's ``description`` builds a
+    column object per column at every call, which the vote path paid for at every fetch (a fifth of its CPU in
+    psycopg, :mod:`tools.vote_cost`)."""
 
     def __init__(self, cursor: psycopg.Cursor):
         self._cursor = cursor
+        result = cursor.pgresult
+        self._rows = result is not None and result.status in _ROW_STATUSES
 
     def fetchone(self):
-        return self._cursor.fetchone() if self._cursor.description is not None else None
+        return self._cursor.fetchone() if self._rows else None
 
     def fetchall(self) -> list:
-        return self._cursor.fetchall() if self._cursor.description is not None else []
+        return self._cursor.fetchall() if self._rows else []
 
     def fetchmany(self, size: int) -> list:
-        return self._cursor.fetchmany(size) if self._cursor.description is not None else []
+        return self._cursor.fetchmany(size) if self._rows else []
 
     def __iter__(self):
-        return iter(self._cursor) if self._cursor.description is not None else iter(())
+        return iter(self._cursor) if self._rows else iter(())
 
     @property
     def rowcount(self) -> int:

@@ -210,15 +210,23 @@ def update_flags(
     flat however many votes the annotator has. An annotator whose account's source is trusted
     (:attr:`QualityRules.trusted_sources`) gets :func:`verdict`'s reports instead of rate and speed exclusions.
     """
+    return {vote_id: (before, after) for vote_id, (before, after, _) in update_flags_with_reasons(db, annotator_id, rules,
+                                                                                      full=full).items()}
+
+
+def update_flags_with_reasons(db: sqlite_utils.Database, annotator_id: int, rules: QualityRules, *,
+                  full: bool = False) -> dict[int, tuple[int, int, str]]:
+    """:func:`update_flags`, each changed vote's new reason besides its flag before and after."""
     with db.conn:
-        source = db.execute("SELECT source FROM annotators WHERE id = ?", [annotator_id]).fetchone()
-        trusted = source is not None and source[0] in rules.trusted_sources
+        # the account's source, the newest voting time, and the voting time of the vote stored last: one read
+        source, newest, latest = db.execute(
+            "SELECT (SELECT source FROM annotators WHERE id = ?), (SELECT max(voted_at) FROM votes WHERE "
+            "annotator_id = ?), (SELECT voted_at FROM votes WHERE annotator_id = ? ORDER BY id DESC LIMIT 1)",
+            [annotator_id] * 3).fetchone()
+        trusted = source in rules.trusted_sources
         before, after = _bias_before_and_after(db, annotator_id, rules)
-        newest = db.execute("SELECT max(voted_at) FROM votes WHERE annotator_id = ?", [annotator_id]).fetchone()[0]
-        latest = db.execute("SELECT voted_at FROM votes WHERE annotator_id = ? ORDER BY id DESC LIMIT 1",
-                            [annotator_id]).fetchone()
         recent = None  # the newest votes whose flags may change
-        if not full and before == after and latest is not None and latest[0] == newest:
+        if not full and before == after and latest is not None and latest == newest:
             recent = db.execute("SELECT id, voted_at FROM votes WHERE annotator_id = ? ORDER BY voted_at DESC, id "
                                 "DESC LIMIT ?", [annotator_id, rules.fast_streak]).fetchall()
         window = None if full or before != after or newest is None else newest - 3 * 3600
@@ -234,13 +242,13 @@ def update_flags(
         else:
             rows = db.execute(sql if window is None else sql + " AND voted_at >= ?",
                               [annotator_id] if window is None else [annotator_id, window]).fetchall()
-        changed: dict[int, tuple[int, int]] = {}
+        changed: dict[int, tuple[int, int, str]] = {}
         for vote_id, excluded, reason in rows:
             wanted = verdict(reasons.get(vote_id, ()), trusted)
             if (excluded, reason) != wanted:
                 db.execute("UPDATE votes SET excluded = ?, excluded_reason = ? WHERE id = ? AND reviewed = 0",
                            [*wanted, vote_id])
-                changed[vote_id] = (excluded, wanted[0])
+                changed[vote_id] = (excluded, *wanted)
     return changed
 
 

@@ -18,7 +18,7 @@ import sqlite_utils
 
 from datamodel.connection import duplicate_errors
 from datamodel.dialect import is_postgres
-from datamodel.quality import QualityRules, update_flags
+from datamodel.quality import QualityRules, update_flags_with_reasons
 from datamodel.schema import OUTCOMES
 
 OUTCOME_LABELS = {"A": "A is better", "B": "B is better", "tie": "Tie", "both_bad": "Both are bad"}
@@ -88,13 +88,15 @@ def record_vote(
                                    outcome, seconds, now, expected_shown)
         except duplicate_errors():  # PostgreSQL: a vote on it committed meanwhile (its check saw none)
             raise VoteRejected("This battle already has your vote. Load the next battle.") from None
-        changes = update_flags(db, annotator_id, rules) if kind == "human" and rules is not None else {}
-        # the vote's flag as the rules left it, and (SQLite) the votes counter with it counted, in one read;
-        # PostgreSQL raises the counter at the commit: nothing to read
-        version = "NULL" if is_postgres(db) else "(SELECT version FROM data_versions WHERE name = 'votes')"
-        excluded, reason, version = db.execute(f"SELECT excluded, excluded_reason, {version} FROM votes WHERE id = ?",
-                                               [vote_id]).fetchone()
-    flips = tuple((vote_id, now_excluded) for vote_id, (was, now_excluded) in sorted(changes.items())
+        changes = update_flags_with_reasons(db, annotator_id, rules) if kind == "human" and rules is not None else {}
+        if is_postgres(db):  # the counter rises at the commit; the vote's flag is the insert's unless the rules
+            version = None  # changed it, and then they said to what: no read
+            excluded, reason = changes[vote_id][1:] if vote_id in changes else (0, "")
+        else:  # the vote's flag as the rules left it, and the votes counter with it counted, in one read
+            excluded, reason, version = db.execute(
+                "SELECT excluded, excluded_reason, (SELECT version FROM data_versions WHERE name = 'votes') FROM "
+                "votes WHERE id = ?", [vote_id]).fetchone()
+    flips = tuple((vote_id, now_excluded) for vote_id, (was, now_excluded, _) in sorted(changes.items())
                   if was != now_excluded)
     return VoteReceipt(vote_id, battle_id, outcome, model_a, model_b, seconds, flips, version, bool(excluded),
                        reason)

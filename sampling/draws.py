@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -159,14 +160,37 @@ class PromptPool:
         self._suites: list[str] = []
         self._by_suite: dict[str | None, list[int]] = {}
         self._arrays: dict[str | None, np.ndarray] = {}  # the same, as arrays
+        self._kept: dict = {}  # prompt id: its images (:meth:`images`); other keys: :meth:`catalog_cached`
+        self._checked_at = float("-inf")  # when the catalog's change counter was last read (time.monotonic)
         self.seen = SeenPrompts()  # what each annotator voted on, for the draws to leave out
 
     def _refresh(self, db: sqlite_utils.Database) -> None:
         """Forget everything if the images changed (call with the lock held)."""
-        version = catalog_version(db)
+        version, self._checked_at = catalog_version(db), time.monotonic()
         if version != self._version:
             self._version, self._by_suite, self._suites = version, {}, suites_with_battles(db)
-            self._arrays = {}
+            self._arrays, self._kept = {}, {}
+
+    def images(self, db: sqlite_utils.Database, prompt_id: int) -> list[tuple[int, int]]:
+        """:func:`prompt_images` of ``prompt_id``, kept until the catalog changes. It reads no change counter: a draw
+        calls it after :meth:`eligible_ids`, which has just read it. (At most every shown image is kept: 40,000
+        images are a few megabytes.)"""
+        with self._lock:
+            kept = self._kept.get(prompt_id)
+            if kept is None:
+                kept = self._kept[prompt_id] = prompt_images(db, prompt_id)
+            return kept
+
+    def catalog_cached(self, db: sqlite_utils.Database, key: tuple, read, *, max_age_s: float = 0.0):
+        """``read()``, a value made from the catalog (models, prompts, images), kept under ``key`` until the catalog
+        changes: the change counter is read first, unless a draw read it less than ``max_age_s`` seconds ago (under
+        load, every draw does)."""
+        with self._lock:
+            if time.monotonic() - self._checked_at >= max_age_s:
+                self._refresh(db)
+            if key not in self._kept:
+                self._kept[key] = read()
+            return self._kept[key]
 
     def suites(self, db: sqlite_utils.Database) -> list[str]:
         """The suites that have at least one battle to show, as :func:`suites_with_battles`."""
@@ -222,7 +246,7 @@ def draw_uniform(
                 prompt_ids = prompt_ids[keep]
     prompt_id = int(rng.choice(prompt_ids))
     images_by_model: dict[int, list[int]] = {}
-    for image_id, model_id in prompt_images(db, prompt_id):
+    for image_id, model_id in (pool.images(db, prompt_id) if pool is not None else prompt_images(db, prompt_id)):
         images_by_model.setdefault(model_id, []).append(image_id)
     model_a, model_b = rng.sample(sorted(images_by_model), 2)  # random order = random sides
     return Pairing(prompt_id, rng.choice(images_by_model[model_a]), rng.choice(images_by_model[model_b]))

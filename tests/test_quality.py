@@ -113,11 +113,14 @@ def test_windowed_rules_after_each_vote_equal_a_full_recheck(small_arena, seed, 
         at = now - rng.choice([0.0, 0.0, 0.0, 2.5, 700.0]) if shuffled else now  # some votes arrive late
         battle = serve_battle(db, rng, session_id="s", annotator_id=annotator.id, now=at)
         outcome = "A" if (i // 20) % 2 == 0 else rng.choice(["A", "B", "tie", "both_bad"])
-        record_vote(db, battle.id, outcome, session_id="s", now=at, rules=rules)
+        receipt = record_vote(db, battle.id, outcome, session_id="s", now=at, rules=rules)
         expected = flag_reasons(annotator_votes(db, annotator.id), rules)
         stored = dict(db.execute("SELECT id, excluded_reason FROM votes WHERE annotator_id = ? AND excluded = 1",
                                  [annotator.id]).fetchall())
         assert stored == expected, f"after vote {i + 1}"
+        # the receipt tells the vote's own flag as stored (PostgreSQL takes it from the rules' changes, unread)
+        own = db.execute("SELECT excluded, excluded_reason FROM votes WHERE id = ?", [receipt.vote_id]).fetchone()
+        assert (int(receipt.excluded), receipt.reason) == tuple(own), f"receipt of vote {i + 1}"
     flagged = db.execute("SELECT COUNT(*) FROM votes WHERE excluded = 1").fetchone()[0]
     assert 0 < flagged < 120
     assert apply_rules(db, annotator.id, rules, full=True) == 0

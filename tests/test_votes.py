@@ -268,3 +268,110 @@ def test_prompt_pool_keeps_only_suites_with_battles(small_arena):
     for made_up in ("no-such-suite", "x" * 10_000, "taxonomy "):
         assert pool.eligible(db, made_up) == []
     assert set(pool._by_suite) <= {None, *suites_with_battles(db)}  # made-up names are not kept
+
+
+def test_the_pool_keeps_catalog_reads_until_the_catalog_changes(small_arena):
+    """The prompt pool keeps each prompt's drawable images and other catalog reads (the reveal's model details) and
+    reads them again once the catalog's change counter has moved: a withheld image is no longer drawn, a new
+    description is shown."""
+    from datamodel.models import model_details
+
+    db, pool = small_arena.db, PromptPool()
+    prompt = pool.eligible(db, None)[0]
+    images = pool.images(db, prompt)
+    assert images == db.execute("SELECT id, model_id FROM battle_images WHERE prompt_id = ? ORDER BY model_id, idx",
+                                [prompt]).fetchall()
+    name = next(iter(small_arena.model_ids))
+    reads = []
+
+    def details():
+        reads.append(1)
+        return model_details(db, [name])
+
+    assert pool.catalog_cached(db, ("details", name), details) == pool.catalog_cached(db, ("details", name), details)
+    assert len(reads) == 1  # kept
+    with db.conn:
+        db.execute("UPDATE images SET withheld = 'test' WHERE id = ?", [images[0][0]])
+        db.execute("UPDATE models SET description = 'Paints in oils. Slowly.' WHERE name = ?", [name])
+    assert pool.catalog_cached(db, ("details", name), details)[name].summary == "Paints in oils."
+    assert len(reads) == 2
+    pool.eligible_ids(db, None)  # a draw reads the change counter first
+    assert images[0] not in pool.images(db, prompt)
+    # a caller that read the counter less than max_age_s ago is answered from memory, even after a change
+    with db.conn:
+        db.execute("UPDATE models SET description = 'Draws.' WHERE name = ?", [name])
+    assert pool.catalog_cached(db, ("details", name), details, max_age_s=60)[name].summary == "Paints in oils."
+    assert pool.catalog_cached(db, ("details", name), details)[name].summary == "Draws."
+
+
+def test_the_media_front_door_reads_a_battles_two_images_once(small_arena):
+    from arena.web.app import BattlePairs
+
+    class Counting:  # the database, counting what is sent to it
+        def __init__(self, db):
+            self.db, self.sent = db, 0
+
+        def execute(self, sql, params=None):
+            self.sent += 1
+            return self.db.execute(sql, params)
+
+    battle = _serve(small_arena)
+    db, pairs = Counting(small_arena.db), BattlePairs(size=2)
+    assert pairs.image(db, battle.media_token, "a") == battle.left and db.sent == 1
+    assert pairs.image(db, battle.media_token, "b") == battle.right and db.sent == 1  # from memory
+    assert pairs.image(db, "x" * 24, "a") is None and pairs.image(db, battle.media_token, "c") is None
+    for session in ("s2", "s3"):  # two more battles push the first one out (size 2)
+        other = _serve(small_arena, session=session)
+        assert pairs.image(db, other.media_token, "b") == other.right
+    sent = db.sent
+    assert pairs.image(db, battle.media_token, "b") == battle.right and db.sent == sent + 1
+
+
+def test_the_battle_drawn_with_a_vote_is_shown_as_next_battle_shows_it(small_arena):
+    from arena import session as sessions
+
+    db = small_arena.db
+    s = sessions.next_battle(db, random.Random(0), sessions.start(db, "alice", "token-001", open_signup=True))
+    voted = sessions.vote(db, s, "A", rng=random.Random(1), rules=None)
+    assert sessions.show_upcoming(voted, now=5.0) == sessions.next_battle(db, random.Random(2), voted, now=5.0)
+    with pytest.raises(ValueError):
+        sessions.show_upcoming(s)  # no vote yet
+
+
+def test_an_annotators_own_writes_go_on_while_another_transaction_holds_the_database(small_arena):
+    """On PostgreSQL the battle served at sign-in, the stay-signed-in token, the guidelines' first sight and the
+    sign-out hold the annotator's lock only: a whole-database write transaction (a sign-up checking one account per
+    name) does not hold them up; a sign-up waits for it. SQLite has one writer at a time: nothing to show there."""
+    from arena import session as sessions
+    from datamodel.annotators import first_guidelines_visit
+    from datamodel.dialect import is_postgres
+
+    db = small_arena.db
+    if not is_postgres(db):
+        pytest.skip("SQLite serialises every write transaction")
+    s = sessions.start(db, "alice", "token-001", open_signup=True)
+    other = connect(small_arena.settings.database, migrate_schema=False)
+    done = {}
+
+    def own_writes():
+        shown = sessions.next_battle(db, random.Random(0), s)
+        first_guidelines_visit(db, s.annotator.id)
+        sessions.issue_resume(db, shown, days=1)
+        sessions.sign_out(db, shown)
+        done["own"] = True
+
+    try:
+        with other.conn:  # the whole database's turn, held
+            worker = threading.Thread(target=own_writes)
+            worker.start()
+            worker.join(timeout=20)
+            assert done.get("own"), "the annotator's own writes waited for another annotator's transaction"
+            signing_up = threading.Thread(target=lambda: done.update(up=sign_in(db, "bob", "token-002",
+                                                                                open_signup=True)))
+            signing_up.start()
+            signing_up.join(timeout=1.0)
+            assert "up" not in done  # a sign-up takes the whole database's turn
+        signing_up.join(timeout=20)
+        assert done["up"].name == "bob"
+    finally:
+        other.close()

@@ -16,7 +16,7 @@ import gradio as gr
 from fastapi import FastAPI
 
 from datamodel.annotators import sync_accounts
-from datamodel.battles import battle_image
+from datamodel.battles import ShownImage, battle_pair
 from datamodel.human_ratings import rating_image
 from datamodel.media import MediaStore
 from datamodel.renditions import Renditions, withdraw
@@ -157,6 +157,33 @@ class ByteCache:
         return len(self._items)
 
 
+class BattlePairs:
+    """The two images of a battle by its media token, read once for both sides: a page asks for image A and then
+    image B, and the second request finds the pair kept (the last ``size`` battles' pairs; a token's images never
+    change)."""
+
+    def __init__(self, size: int = 4096):
+        self.size = size
+        self._pairs: OrderedDict[str, tuple[ShownImage, ShownImage]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def image(self, db, token: str, side: str) -> ShownImage | None:
+        """The image on ``side`` ("a" or "b") of the battle with media ``token``, or None."""
+        if side not in ("a", "b"):
+            return None
+        with self._lock:
+            pair = self._pairs.get(token)
+        if pair is None:
+            pair = battle_pair(db, token)
+            if pair is None:
+                return None
+            with self._lock:
+                self._pairs[token] = pair
+                if len(self._pairs) > self.size:
+                    self._pairs.popitem(last=False)
+        return pair[side == "b"]
+
+
 class BattleMedia:
     """ASGI front door: ``GET .../battle-media/<token>/<a|b>`` answers a battle image (and ``.../rating-media/<token>``
     a rating question's image, :mod:`arena.web.ratings_tab`), anything else goes to the app.
@@ -177,12 +204,13 @@ class BattleMedia:
     def __init__(self, app, store: Store, renditions: Renditions, cache_bytes: int = MEDIA_CACHE_BYTES):
         self.app, self.store, self.renditions = app, store, renditions
         self.cache = ByteCache(cache_bytes)
+        self.pairs = BattlePairs()
 
     async def __call__(self, scope, receive, send):
         path = scope.get("path", "") if scope["type"] == "http" else ""
         if "/battle-media/" in path:
             token, _, side = path.rpartition("/battle-media/")[2].partition("/")
-            shown = battle_image(self.store.db(), token, side) if _TOKEN.match(token) else None
+            shown = self.pairs.image(self.store.db(), token, side) if _TOKEN.match(token) else None
         elif "/rating-media/" in path:  # a rating question's image (arena.web.ratings_tab), the same way
             token = path.rpartition("/rating-media/")[2]
             shown = rating_image(self.store.db(), token) if _TOKEN.match(token) else None

@@ -30,6 +30,9 @@ from arena.web.render import (KEY_HINTS, escape_markdown, expected_outcome, guid
 from suites.registry import suite_title
 
 ALL_SUITES = "All suites"
+# A reveal names the models with their details as of a catalog change counter read at most this long ago (by a draw,
+# or else by the reveal): an admin's new description shows within a second.
+DETAILS_MAX_AGE_S = 1.0
 EXPECTED_LABEL = "Expected outcome after the vote"
 BUTTON_IDS = {"A": "vote-a", "B": "vote-b", "tie": "vote-tie", "both_bad": "vote-both-bad"}
 BUTTON_KEYS = {"A": "A", "B": "B", "tie": "T", "both_bad": "X"}
@@ -573,8 +576,11 @@ def build_arena_tab(ctx: AppContext) -> ArenaTab:
     def revealed_view(receipt, battle, following, offer: int = 0, expected: bool = False) -> list:
         """[image A, image B, reveal] of ``battle`` once voted on (``receipt``): each model's name, description and
         link, the next battle's images (``following``) preloaded, the voter's own leaderboard offered after
-        ``offer`` votes, the expected outcome when the voter asked for it."""
-        details = model_details(ctx.store.db(), [receipt.model_a, receipt.model_b])
+        ``offer`` votes, the expected outcome when the voter asked for it. The models' details are kept until the
+        catalog changes, as the last draw saw it (:data:`DETAILS_MAX_AGE_S`)."""
+        db, names = ctx.store.db(), (receipt.model_a, receipt.model_b)
+        details = ctx.pool.catalog_cached(db, ("model details", *names), lambda: model_details(db, list(names)),
+                                          max_age_s=DETAILS_MAX_AGE_S)
         return [image_html(battle.media_token, "a", f"A: {receipt.model_a}", details.get(receipt.model_a)),
                 image_html(battle.media_token, "b", f"B: {receipt.model_b}", details.get(receipt.model_b)),
                 reveal_html(receipt, following.media_token if following else None, offer_board=offer,
@@ -614,7 +620,7 @@ def build_arena_tab(ctx: AppContext) -> ArenaTab:
         view = [status(voted, suite, notice, standing_now=now),
                 *revealed_view(receipt, battle, following, offer, expected is True), upcoming_view(following)]
         if following is not None:  # handed to the page now: seconds_to_vote counts from here (or from Next battle)
-            voted = sessions.next_battle(ctx.store.db(), ctx.rng, voted, suite=suite, sampler=ctx.sampler)
+            voted = sessions.show_upcoming(voted)
         return [voted, *view]
 
     def toggle_expected(session: sessions.ArenaSession | None, expected: bool, shown: str) -> str:

@@ -7,8 +7,9 @@ into a fresh database of it (``migrate-db``), starts N servers (``python -m aren
 media folder they share, and drives them from 127.0.0.1 only:
 
 - ``--annotators`` simulated annotators, each pinned to one replica as a sticky load balancer pins a browser
-  (annotator i to replica i mod N), voting as :mod:`tools.load`'s do (think time, a vote whose answer carries the next
-  battle, its two images); ``--viewers`` leaderboard clients, spread the same way, asking for the leaderboard every
+  (annotator i to replica i mod N), signed in before the clock starts and voting as :mod:`tools.load`'s do (think
+  time, a vote whose answer carries the next battle, its two images); the votes per second and the CPU per vote are
+  over the voting window, from the first vote's start to the last annotator's end; ``--viewers`` leaderboard clients, spread the same way, asking for the leaderboard every
   ``--viewer-pause`` seconds;
 - with N ≥ 2 and ``--kill-at`` (a share of the duration, default 0.5), a ``kill -9`` of replica 0 and its leaderboard
   worker mid-run: its annotators' requests fail; each then does what a browser behind a sticky balancer does, signing
@@ -50,6 +51,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import httpx
 
@@ -93,8 +95,11 @@ class Run:
     viewer_calls: list[float] = field(default_factory=list)
     viewer_errors: list[str] = field(default_factory=list)
     computations: int = 0  # snapshot computations seen in the table during the load
-    app_cpu: float = 0.0  # CPU seconds of the replicas (and their leaderboard workers) during the load
-    database_cpu: float = 0.0  # CPU seconds of PostgreSQL during the load
+    app_cpu: float = 0.0  # CPU seconds of the replicas (and their leaderboard workers) while the votes ran
+    database_cpu: float = 0.0  # CPU seconds of PostgreSQL while the votes ran
+    cpu_seconds: Callable[[], tuple[dict[int, float], float]] | None = None  # (replica: app CPU, database CPU) now
+    cpu_at_start: tuple[dict[int, float], float] | None = None
+    cpu_at_end: tuple[dict[int, float], float] | None = None
 
 
 def tree_cpu_seconds(pid: int) -> float:
@@ -138,12 +143,24 @@ async def _sign_in(client, replica: Replica, endpoints, index: int) -> tuple[Gra
     return session, shown_token(shown)
 
 
+async def _first_sign_in(index: int, replicas: list[Replica], client, endpoints, run: Run):
+    """The annotator's sign-in on its pinned replica before the clock starts, as :mod:`tools.load` signs its
+    annotators in (session, battle token), or (None, None) after an error (the annotator tries again in the run)."""
+    replica = replicas[index % len(replicas)]
+    try:
+        return await _sign_in(client, replica, endpoints, index)
+    except (LoadError, httpx.HTTPError, OSError) as error:
+        run.report.errors.append(f"annotator {index} sign-in on replica {replica.index}: {error}")
+        return None, None
+
+
 async def _annotator(index: int, replicas: list[Replica], client, endpoints, run: Run, started: float,
-                     deadline: float, budget: list[int], think: tuple[float, float], rng: random.Random) -> None:
-    """Sign in on the pinned replica, then vote until the time or the vote budget is spent; when the replica is
-    gone, sign in again on the next live one (a sticky balancer's failover) and go on."""
+                     deadline: float, budget: list[int], think: tuple[float, float], rng: random.Random,
+                     first: tuple) -> None:
+    """Vote from the ``first`` sign-in on the pinned replica until the time or the vote budget is spent; when the
+    replica is gone, sign in again on the next live one (a sticky balancer's failover) and go on."""
     report = run.report
-    replica, session, on_screen = replicas[index % len(replicas)], None, None
+    replica, (session, on_screen) = replicas[index % len(replicas)], first
     while time.monotonic() < deadline and budget[0] > 0:
         if session is None:
             try:
@@ -218,21 +235,27 @@ async def _drive(replicas: list[Replica], args, run: Run, kill_at: float | None)
     limits = httpx.Limits(max_connections=4 * args.annotators + 16, max_keepalive_connections=4 * args.annotators + 16)
     async with httpx.AsyncClient(timeout=httpx.Timeout(30.0), limits=limits) as client:
         endpoints = await fetch_endpoints(client, replicas[0].base)
+        first = await asyncio.gather(*(_first_sign_in(i, replicas, client, endpoints, run)
+                                       for i in range(args.annotators)))  # not timed, as in tools.load
+        run.cpu_at_start = run.cpu_seconds() if run.cpu_seconds else None
         started = time.monotonic()
         deadline = started + args.duration
         budget = [args.max_votes]
-        tasks = [asyncio.ensure_future(_annotator(i, replicas, client, endpoints, run, started, deadline, budget,
-                                                  tuple(args.think), random.Random(args.seed * 1000 + i)))
-                 for i in range(args.annotators)]
-        tasks += [asyncio.ensure_future(_viewer(k, replicas, client, endpoints, run, deadline, args.viewer_pause))
-                  for k in range(args.viewers)]
+        annotators = [asyncio.ensure_future(_annotator(i, replicas, client, endpoints, run, started, deadline, budget,
+                                                       tuple(args.think), random.Random(args.seed * 1000 + i),
+                                                       first[i]))
+                      for i in range(args.annotators)]
+        viewers = [asyncio.ensure_future(_viewer(k, replicas, client, endpoints, run, deadline, args.viewer_pause))
+                   for k in range(args.viewers)]
         if kill_at is not None:
             await asyncio.sleep(kill_at)
             os.killpg(replicas[0].process.pid, signal.SIGKILL)  # the server and its leaderboard worker
             replicas[0].process.wait()
             run.killed_at = time.monotonic() - started
-        await asyncio.gather(*tasks)
-        run.report.seconds = time.monotonic() - started
+        await asyncio.gather(*annotators)
+        run.report.seconds = time.monotonic() - started  # the votes' window (a viewer's last pause ends later)
+        run.cpu_at_end = run.cpu_seconds() if run.cpu_seconds else None
+        await asyncio.gather(*viewers)
 
 
 def _count_computations(url: str, stop: threading.Event, found: list[int]) -> None:
@@ -286,11 +309,12 @@ def load_run(server: TemporaryPostgres, template: str, media: Path, cache_dir: P
     counter.start()
     try:
         kill_at = args.duration * args.kill_at if count >= 2 and args.kill_at > 0 else None
-        app_before = {r.index: tree_cpu_seconds(r.process.pid) for r in replicas}
-        database_before = tree_cpu_seconds(_postmaster(server))
+        run.cpu_seconds = lambda: ({r.index: tree_cpu_seconds(r.process.pid) for r in replicas if r.alive},
+                                   tree_cpu_seconds(_postmaster(server)))
         _run(_drive(replicas, args, run, kill_at))
-        run.app_cpu = sum(tree_cpu_seconds(r.process.pid) - app_before[r.index] for r in replicas if r.alive)
-        run.database_cpu = tree_cpu_seconds(_postmaster(server)) - database_before
+        (app_before, database_before), (app_after, database_after) = run.cpu_at_start, run.cpu_at_end
+        run.app_cpu = sum(app_after[index] - app_before[index] for index in app_after)  # the survivors
+        run.database_cpu = database_after - database_before
     finally:
         stop.set()
         counter.join(10)

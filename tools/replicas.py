@@ -12,8 +12,9 @@ media folder they share, and drives them from 127.0.0.1 only:
   over the voting window, from the first vote's start to the last annotator's end; ``--viewers`` leaderboard clients, spread the same way, asking for the leaderboard every
   ``--viewer-pause`` seconds;
 - with N ≥ 2 and ``--kill-at`` (a share of the duration, default 0.5), a ``kill -9`` of replica 0 and its leaderboard
-  worker mid-run: its annotators' requests fail; each then does what a browser behind a sticky balancer does, signing
-  in again on the next live replica, and votes on;
+  worker mid-run: its annotators' requests fail; each then does what a browser behind a sticky balancer does, reloading
+  on the next live replica, whose page resumes the session with the stay-signed-in token it stored (issue 29's
+  reload), and votes on;
 - afterwards: every acknowledged vote is in the database exactly once under its voter, a stored vote that nobody saw
   acknowledged is one whose request failed (at most as many), no battle has two votes, the survivors acknowledged
   votes after the kill, and each leaderboard snapshot was computed once for all replicas (the number of computations
@@ -91,7 +92,7 @@ class Run:
     report: LoadReport
     killed_at: float | None = None  # seconds into the load
     after_kill: int = 0  # votes acknowledged after the kill
-    failovers: int = 0  # annotators that signed in again on another replica
+    failovers: int = 0  # annotators whose page reloaded on another replica
     viewer_calls: list[float] = field(default_factory=list)
     viewer_errors: list[str] = field(default_factory=list)
     computations: int = 0  # snapshot computations seen in the table during the load
@@ -136,9 +137,19 @@ def _next_live(replicas: list[Replica], start: int) -> Replica:
     raise LoadError("no replica is left")
 
 
-async def _sign_in(client, replica: Replica, endpoints, index: int) -> tuple[GradioSession, str]:
+async def _sign_in(client, replica: Replica, endpoints, index: int) -> tuple[GradioSession, str, str]:
+    """(page session, the battle on screen, the stay-signed-in token the page stores) of a sign-in on ``replica``."""
     session = GradioSession(client, replica.base, endpoints)
     shown = await session.call("sign_in", [f"load-{index:03d}", "load-token", None, "All suites", False])
+    await session.images(shown)
+    return session, shown_token(shown), shown[-1] if isinstance(shown[-1], str) else ""
+
+
+async def _reload(client, replica: Replica, endpoints, stored: str) -> tuple[GradioSession, str]:
+    """A page reloaded on ``replica`` with its stored stay-signed-in token: the page's resume event (the battle on
+    screen again), as a browser does after its replica is gone and the balancer sends it to another."""
+    session = GradioSession(client, replica.base, endpoints)
+    shown = await session.call("resume", [stored, "", ""])
     await session.images(shown)
     return session, shown_token(shown)
 
@@ -151,23 +162,27 @@ async def _first_sign_in(index: int, replicas: list[Replica], client, endpoints,
         return await _sign_in(client, replica, endpoints, index)
     except (LoadError, httpx.HTTPError, OSError) as error:
         run.report.errors.append(f"annotator {index} sign-in on replica {replica.index}: {error}")
-        return None, None
+        return None, None, ""
 
 
 async def _annotator(index: int, replicas: list[Replica], client, endpoints, run: Run, started: float,
                      deadline: float, budget: list[int], think: tuple[float, float], rng: random.Random,
                      first: tuple) -> None:
     """Vote from the ``first`` sign-in on the pinned replica until the time or the vote budget is spent; when the
-    replica is gone, sign in again on the next live one (a sticky balancer's failover) and go on."""
+    replica is gone, reload on the next live one (a sticky balancer's failover), which resumes the session with the
+    stored stay-signed-in token (a new sign-in when there is none), and go on."""
     report = run.report
-    replica, (session, on_screen) = replicas[index % len(replicas)], first
+    replica, (session, on_screen, stored) = replicas[index % len(replicas)], first
     while time.monotonic() < deadline and budget[0] > 0:
         if session is None:
             try:
-                session, on_screen = await _sign_in(client, replica, endpoints, index)
+                if stored:
+                    session, on_screen = await _reload(client, replica, endpoints, stored)
+                else:
+                    session, on_screen, stored = await _sign_in(client, replica, endpoints, index)
             except (LoadError, httpx.HTTPError, OSError) as error:
                 if replica.alive:
-                    report.errors.append(f"annotator {index} sign-in on replica {replica.index}: {error}")
+                    report.errors.append(f"annotator {index} sign-in or reload on replica {replica.index}: {error}")
                     await asyncio.sleep(1.0)
                 else:
                     replica = _next_live(replicas, replica.index)
@@ -368,7 +383,7 @@ async def _limit_checks(replicas: list[Replica], per_minute: int) -> dict:
     in on one replica, then the other, three votes each time (module docstring)."""
     async with httpx.AsyncClient(timeout=httpx.Timeout(30.0)) as client:
         endpoints = await fetch_endpoints(client, replicas[0].base)
-        tabs = [await _sign_in(client, replica, endpoints, 900) for replica in replicas]
+        tabs = [(await _sign_in(client, replica, endpoints, 900))[:2] for replica in replicas]
         accepted, refused, other = 0, 0, []
         for attempt in range(3 * per_minute):  # far more than the limit, within a few seconds
             session, on_screen = tabs[attempt % 2]
@@ -390,7 +405,7 @@ async def _limit_checks(replicas: list[Replica], per_minute: int) -> dict:
             await session.http.close()
         rounds = 0
         for rounds in range(8):  # the no-repeat rule: sign in on one replica, then the other
-            session, on_screen = await _sign_in(client, replicas[rounds % 2], endpoints, 901)
+            session, on_screen, _ = await _sign_in(client, replicas[rounds % 2], endpoints, 901)
             for _ in range(3):
                 voted = await session.call("vote_b", [None, "All suites", False, on_screen])
                 on_screen = shown_token(voted[-1])

@@ -8,9 +8,10 @@ up by choosing a name and a token (``source = 'signup'``), and later sign-ins un
   ask the admin. :func:`sync_accounts` brings the table in line with the configuration at every start.
 - **Tokens** are stored as salted scrypt hashes, ``scrypt:N:r:p$salt$digest`` (hex), each with the cost it was
   made with (:data:`TOKEN_HASH_COST` for new ones; a hash without its cost, ``scrypt$salt$digest``, was made at
-  N = 2**14, r = 8, p = 1), so a cost raised later still checks every stored token. A token that is chosen (at sign-up, or in the configuration) needs at
-  least ``min_token_length`` characters (``ARENA_MIN_TOKEN_LENGTH``, 8 or more). Tokens chosen before that minimum
-  still open their own accounts: refusing them would lock their owners out, with no admin to reset them.
+  N = 2**14, r = 8, p = 1), so a cost raised later still checks every stored token. A token that is chosen (at
+  sign-up, or in the configuration) needs at least ``min_token_length`` characters (``ARENA_MIN_TOKEN_LENGTH``, 8
+  or more). Tokens chosen before that minimum still open their own accounts: refusing them would lock their owners
+  out, with no admin to reset them.
 - **Names are not told apart** by the answer: an unknown name costs one scrypt hash of a dummy, as a known name costs
   one of its stored hash, and with configured accounts an unknown name and a wrong token get the same words.
 - **One person, one name.** A name is looked up by its key: NFKC, case-folded, spaces collapsed (:func:`name_key`), so

@@ -9,8 +9,8 @@ media folder they share, and drives them from 127.0.0.1 only:
 - ``--annotators`` simulated annotators, each pinned to one replica as a sticky load balancer pins a browser
   (annotator i to replica i mod N), signed in before the clock starts and voting as :mod:`tools.load`'s do (think
   time, a vote whose answer carries the next battle, its two images); the votes per second and the CPU per vote are
-  over the voting window, from the first vote's start to the last annotator's end; ``--viewers`` leaderboard clients, spread the same way, asking for the leaderboard every
-  ``--viewer-pause`` seconds;
+  over the voting window, from the first vote's start to the last annotator's end; ``--viewers`` leaderboard
+  clients, spread the same way, asking for the leaderboard every ``--viewer-pause`` seconds;
 - with N ≥ 2 and ``--kill-at`` (a share of the duration, default 0.5), a ``kill -9`` of replica 0 and its leaderboard
   worker mid-run: its annotators' requests fail; each then does what a browser behind a sticky balancer does, reloading
   on the next live replica, whose page resumes the session with the stay-signed-in token it stored (issue 29's
@@ -96,11 +96,8 @@ class Run:
     viewer_calls: list[float] = field(default_factory=list)
     viewer_errors: list[str] = field(default_factory=list)
     computations: int = 0  # snapshot computations seen in the table during the load
-    app_cpu: float = 0.0  # CPU seconds of the replicas (and their leaderboard workers) while the votes ran
+    app_cpu: float = 0.0  # CPU seconds of the surviving replicas (and their leaderboard workers) while the votes ran
     database_cpu: float = 0.0  # CPU seconds of PostgreSQL while the votes ran
-    cpu_seconds: Callable[[], tuple[dict[int, float], float]] | None = None  # (replica: app CPU, database CPU) now
-    cpu_at_start: tuple[dict[int, float], float] | None = None
-    cpu_at_end: tuple[dict[int, float], float] | None = None
 
 
 def tree_cpu_seconds(pid: int) -> float:
@@ -156,7 +153,8 @@ async def _reload(client, replica: Replica, endpoints, stored: str) -> tuple[Gra
 
 async def _first_sign_in(index: int, replicas: list[Replica], client, endpoints, run: Run):
     """The annotator's sign-in on its pinned replica before the clock starts, as :mod:`tools.load` signs its
-    annotators in (session, battle token), or (None, None) after an error (the annotator tries again in the run)."""
+    annotators in (session, battle token, stay-signed-in token), or (None, None, "") after an error (the annotator
+    tries again in the run)."""
     replica = replicas[index % len(replicas)]
     try:
         return await _sign_in(client, replica, endpoints, index)
@@ -246,13 +244,16 @@ async def _viewer(index: int, replicas: list[Replica], client, endpoints, run: R
     await session.http.close()
 
 
-async def _drive(replicas: list[Replica], args, run: Run, kill_at: float | None) -> None:
+async def _drive(replicas: list[Replica], args, run: Run, kill_at: float | None,
+                 cpu_seconds: Callable[[], tuple[dict[int, float], float]]) -> None:
+    """The load of one N; ``cpu_seconds()`` gives ({live replica: its CPU}, PostgreSQL's CPU) so far, read at the
+    start and the end of the votes' window for :attr:`Run.app_cpu` and :attr:`Run.database_cpu`."""
     limits = httpx.Limits(max_connections=4 * args.annotators + 16, max_keepalive_connections=4 * args.annotators + 16)
     async with httpx.AsyncClient(timeout=httpx.Timeout(30.0), limits=limits) as client:
         endpoints = await fetch_endpoints(client, replicas[0].base)
         first = await asyncio.gather(*(_first_sign_in(i, replicas, client, endpoints, run)
                                        for i in range(args.annotators)))  # not timed, as in tools.load
-        run.cpu_at_start = run.cpu_seconds() if run.cpu_seconds else None
+        app_before, database_before = cpu_seconds()
         started = time.monotonic()
         deadline = started + args.duration
         budget = [args.max_votes]
@@ -269,7 +270,9 @@ async def _drive(replicas: list[Replica], args, run: Run, kill_at: float | None)
             run.killed_at = time.monotonic() - started
         await asyncio.gather(*annotators)
         run.report.seconds = time.monotonic() - started  # the votes' window (a viewer's last pause ends later)
-        run.cpu_at_end = run.cpu_seconds() if run.cpu_seconds else None
+        app_after, database_after = cpu_seconds()
+        run.app_cpu = sum(app_after[index] - app_before[index] for index in app_after)  # the survivors
+        run.database_cpu = database_after - database_before
         await asyncio.gather(*viewers)
 
 
@@ -324,12 +327,9 @@ def load_run(server: TemporaryPostgres, template: str, media: Path, cache_dir: P
     counter.start()
     try:
         kill_at = args.duration * args.kill_at if count >= 2 and args.kill_at > 0 else None
-        run.cpu_seconds = lambda: ({r.index: tree_cpu_seconds(r.process.pid) for r in replicas if r.alive},
-                                   tree_cpu_seconds(_postmaster(server)))
-        _run(_drive(replicas, args, run, kill_at))
-        (app_before, database_before), (app_after, database_after) = run.cpu_at_start, run.cpu_at_end
-        run.app_cpu = sum(app_after[index] - app_before[index] for index in app_after)  # the survivors
-        run.database_cpu = database_after - database_before
+        _run(_drive(replicas, args, run, kill_at,
+                    lambda: ({r.index: tree_cpu_seconds(r.process.pid) for r in replicas if r.alive},
+                             tree_cpu_seconds(_postmaster(server)))))
     finally:
         stop.set()
         counter.join(10)

@@ -21,7 +21,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,7 @@ import httpx
 import numpy as np
 
 from ratings.votes import OUTCOMES
+from tools.ports import free_port
 
 VOTE_ENDPOINTS = {"A": "vote_a", "B": "vote_b", "tie": "vote_tie", "both_bad": "vote_both_bad"}
 
@@ -285,12 +285,6 @@ def process_cpu_seconds(pid: int) -> float | None:
     except (OSError, IndexError):
         return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime: fields 14 and 15
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_server(env: dict[str, str], port: int, log: Path, timeout: float = 120.0,

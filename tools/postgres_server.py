@@ -21,11 +21,12 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+from tools.ports import free_port
 
 SUPERUSER = "arena"
 PROGRAMS = ("initdb", "pg_ctl", "postgres")
@@ -49,12 +50,6 @@ def server_bin() -> Path:
         return Path(versions[-1]).parent
     raise PostgresUnavailable("No PostgreSQL server found (initdb, pg_ctl). Install Debian's postgresql package: "
                               "make test-system-deps, or apt-get install postgresql.")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _server_user() -> pwd.struct_passwd | None:
@@ -112,7 +107,7 @@ class TemporaryPostgres:
                                                 "full_page_writes": "off"}),
                    **{key: str(value) for key, value in self.settings.items()}}
         for attempt in range(5):  # a port found free may be taken before the server binds it: try another
-            self.port = _free_port()
+            self.port = free_port()
             line = " ".join(f"-c {key}={value}" for key, value in {**options, "port": self.port}.items())
             started = self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "server.log"), "-w",
                                 "-t", "60", "-o", line, "start")

@@ -13,6 +13,7 @@ import contextlib
 import functools
 import json
 import secrets
+import socket
 import threading
 import time
 from unittest import mock
@@ -22,7 +23,6 @@ import uvicorn
 
 from arena.leaderboard_service import SnapshotService
 from arena.web.app import server_config
-from tools.load import free_port
 
 _WORKER: dict[str, concurrent.futures.ProcessPoolExecutor] = {}  # the session's one leaderboard worker
 _OWN_POOL = SnapshotService._pool
@@ -57,16 +57,22 @@ def shared_leaderboard_worker():
 @contextlib.contextmanager
 def running_app(settings, app=None):
     """The app of ``settings`` (or the ASGI ``app`` made by :func:`arena.web.app.create_server` from them) served on a
-    free port of 127.0.0.1 in a thread; yields its URL."""
-    settings = settings.replace(host="127.0.0.1", port=free_port(), leaderboard_refresh_s=0)
-    with shared_leaderboard_worker():
+    free port of 127.0.0.1 in a thread; yields its URL.
+
+    The port is bound here and the socket handed to uvicorn: a port merely found free (bound, released, bound again by
+    uvicorn) can be taken meanwhile by another test worker's server, as once happened in CI."""
+    listening = socket.socket()
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn sets on the sockets it binds
+    listening.bind(("127.0.0.1", 0))
+    settings = settings.replace(host="127.0.0.1", port=listening.getsockname()[1], leaderboard_refresh_s=0)
+    with listening, shared_leaderboard_worker():
         config = server_config(settings, app)  # as arena.web.app.serve runs it (forwarded headers and all)
         # A client the test leaves open (gradio_client keeps its streams; a browser page is closed after the test)
         # holds the server's shutdown for SHUTDOWN_GRACE_S (3 s; before it existed, until the join below gave up
         # after 10 s, with the app not yet closed): one second is plenty here, then the app's shutdown runs.
         config.timeout_graceful_shutdown = 1
         server = uvicorn.Server(config)
-        thread = threading.Thread(target=server.run, daemon=True)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
         thread.start()
         deadline = time.monotonic() + 30
         while not server.started:

@@ -19,8 +19,10 @@ Fixtures:
 - ``suites_cli``: runs ``python -m arena suites ...`` in-process on a fresh database; returns (code, out, err).
 
 Tiers (markers registered in pytest.ini): ``browser`` (drives chromium), ``install`` (builds a virtualenv or pip
-installs), ``slow`` (trains, runs every pipeline, drives subprocess servers under load, or takes 4 s or more alone).
-``make check`` runs the rest (``-m "not browser and not install and not slow"``); ``make test`` runs everything.
+installs), ``slow`` (trains, runs every pipeline, drives subprocess servers under load, or takes 4 s or more alone),
+and ``postgresql`` (a both_engines test's run on PostgreSQL, marked here). ``make check`` runs the rest on SQLite
+(``-m "not browser and not install and not slow and not postgresql"``), ``make check-postgresql`` the same tests'
+PostgreSQL runs, ``make test`` everything.
 """
 
 from __future__ import annotations
@@ -89,6 +91,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "browser" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.browser)
+        if getattr(getattr(item, "callspec", None), "params", {}).get("engine") == "postgresql":
+            item.add_marker(pytest.mark.postgresql)  # a both_engines test's second run
     if getattr(config.option, "numprocesses", None):
         def tier(item) -> int:
             if item.get_closest_marker("slow") or item.get_closest_marker("install"):
@@ -106,6 +110,8 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "both_engines: run the module's database tests on SQLite and PostgreSQL")
+    config.addinivalue_line("markers", "own_worker: the test's leaderboard services spawn their own worker process "
+                                       "(tests/test_snapshots.py; the others share the session's)")
 
 
 def pytest_generate_tests(metafunc):

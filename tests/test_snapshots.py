@@ -18,6 +18,7 @@ from arena.leaderboard import LeaderboardOptions
 from arena.leaderboard_service import SnapshotService, data_version, options_key, stored_snapshot
 from datamodel.connection import Store
 from datamodel.snapshots import claim_computation, release_computation
+from support.webapp import shared_leaderboard_worker
 
 OPTIONS = LeaderboardOptions(rounds=20, min_votes=1)
 
@@ -30,6 +31,18 @@ def vote(arena, times: int, name: str = "snap-voter") -> None:
 
 def human_votes(snapshot) -> int:
     return int(re.match(r"([\d,]+) human votes?\b", snapshot.view["summary"]).group(1).replace(",", ""))
+
+
+@pytest.fixture(autouse=True)
+def one_worker_for_the_session(request):
+    """The services of these tests share the session's leaderboard worker (support.webapp): a worker of their own
+    is a spawned process importing the numeric libraries anew, two to three seconds of CPU each. The tests marked
+    ``own_worker`` start one, as the app does."""
+    if request.node.get_closest_marker("own_worker"):
+        yield
+        return
+    with shared_leaderboard_worker():
+        yield
 
 
 @pytest.fixture
@@ -49,6 +62,7 @@ def wait_for(condition, timeout: float = 60.0):
     raise AssertionError("timed out")
 
 
+@pytest.mark.own_worker
 def test_the_first_viewer_waits_then_every_viewer_gets_the_snapshot_at_once(small_arena, service):
     vote(small_arena, 3)
     snapshot, status = service.view(small_arena.db, OPTIONS, wait_s=60)

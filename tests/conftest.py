@@ -20,9 +20,9 @@ Fixtures:
 
 Tiers (markers registered in pytest.ini): ``browser`` (drives chromium), ``install`` (builds a virtualenv or pip
 installs), ``slow`` (trains, runs every pipeline, drives subprocess servers under load, or takes 4 s or more alone),
-and ``postgresql`` (a both_engines test's run on PostgreSQL, marked here). ``make check`` runs the rest on SQLite
-(``-m "not browser and not install and not slow and not postgresql"``), ``make check-postgresql`` the same tests'
-PostgreSQL runs, ``make test`` everything.
+and ``postgresql`` (needs the PostgreSQL server, as a both_engines test's second run does; marked here). ``make
+check`` runs the rest, on SQLite and without a PostgreSQL server (``-m "not browser and not install and not slow and
+not postgresql"``), ``make check-postgresql`` the quick tests that need the server, ``make test`` everything.
 """
 
 from __future__ import annotations
@@ -84,6 +84,13 @@ from support.cache import MODEL_SOURCES, build_once, forget_cut_short_training  
 from support.shared import SHARED  # noqa: E402,F401  (older tests import these names from conftest)
 
 
+def _on_postgresql(item) -> bool:
+    """Whether the test needs the PostgreSQL server: a both_engines test's second run (or another fixture
+    parametrized by the engine's name), or a test asking for the server itself."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return "postgresql" in params.values() or "postgres_server" in getattr(item, "fixturenames", ())
+
+
 def pytest_collection_modifyitems(config, items):
     """A test that drives the browser is a browser test, whatever its module says. Under pytest-xdist the long tiers
     run first (slow and install, then browser, each in file order), so the minute-long tests start while the short
@@ -91,8 +98,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "browser" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.browser)
-        if getattr(getattr(item, "callspec", None), "params", {}).get("engine") == "postgresql":
-            item.add_marker(pytest.mark.postgresql)  # a both_engines test's second run
+        if _on_postgresql(item):
+            item.add_marker(pytest.mark.postgresql)
     if getattr(config.option, "numprocesses", None):
         def tier(item) -> int:
             if item.get_closest_marker("slow") or item.get_closest_marker("install"):

@@ -31,6 +31,8 @@ Tables (names meant to be read in any SQLite browser):
 
 from __future__ import annotations
 
+import sqlite3
+
 from typing import Callable
 
 import sqlite_utils
@@ -837,6 +839,10 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+class SchemaError(ValueError):
+    """The database cannot be brought to this code's schema; the message names it and says what to do."""
+
+
 def schema_version(db: sqlite_utils.Database) -> int:
     if is_postgres(db):
         from datamodel import schema_postgresql
@@ -854,14 +860,25 @@ def migrate(db: sqlite_utils.Database) -> int:
         return schema_postgresql.migrate(db, MIGRATIONS, SCHEMA_VERSION)
     version = schema_version(db)
     if version > SCHEMA_VERSION:
-        raise RuntimeError(
-            f"{db.conn} has schema version {version}, newer than this code's {SCHEMA_VERSION}. "
-            "Upgrade the arena package or open a copy of the database."
-        )
+        raise SchemaError(f"{database_file(db)} has schema version {version}, newer than this code's {SCHEMA_VERSION}. "
+                          "Upgrade the arena package or open a copy of the database.")
     for number in range(version, SCHEMA_VERSION):
-        with db.conn:
-            if schema_version(db) > number:  # another process migrated meanwhile
-                continue
-            MIGRATIONS[number](db)
-            db.execute(f"PRAGMA user_version = {number + 1}")
+        try:
+            with db.conn:
+                if schema_version(db) > number:  # another process migrated meanwhile
+                    continue
+                MIGRATIONS[number](db)
+                db.execute(f"PRAGMA user_version = {number + 1}")
+        except sqlite3.DatabaseError as error:  # rolled back: the file stays at version ``number``
+            raise SchemaError(
+                f"{database_file(db)}: migration {number + 1} of {SCHEMA_VERSION} ({MIGRATIONS[number].__name__}) "
+                f"failed: {error}. The database is unchanged, at schema version {number}. A database whose tables "
+                "do not match its recorded version was made or changed by another version of the arena: open it "
+                "with that version, or restore a backup (python -m arena backup makes one).") from error
     return schema_version(db)
+
+
+def database_file(db: sqlite_utils.Database) -> str:
+    """The file of a SQLite database (``:memory:`` for one in memory), for messages."""
+    row = db.execute("PRAGMA database_list").fetchone()
+    return row[2] if row and row[2] else ":memory:"

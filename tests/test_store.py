@@ -6,7 +6,7 @@ pytestmark = pytest.mark.both_engines
 
 from datamodel.catalog import CatalogError, PromptSpec, add_image, add_model, add_prompts
 from datamodel.media import MediaError, MediaStore
-from datamodel.schema import SCHEMA_VERSION, migrate, schema_version
+from datamodel.schema import MIGRATIONS, SCHEMA_VERSION, SchemaError, migrate, schema_version
 from datamodel.connection import Store, connect
 from support.arena import make_image
 
@@ -20,11 +20,37 @@ def test_new_database_has_schema_wal_and_foreign_keys(tmp_path):
     assert migrate(db) == SCHEMA_VERSION  # re-opening applies nothing twice
 
 
-def test_database_from_newer_code_is_refused(tmp_path):
+def test_database_from_newer_code_is_refused_naming_the_file(tmp_path):
     db = connect(tmp_path / "a.db")
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    with pytest.raises(RuntimeError, match="newer than this code"):
+    with pytest.raises(SchemaError, match="newer than this code") as refused:
         connect(tmp_path / "a.db")
+    assert str(tmp_path / "a.db") in str(refused.value) and "Connection object" not in str(refused.value)
+
+
+def test_a_migration_that_fails_names_the_file_and_the_migration_and_leaves_the_version(tmp_path, capsys,
+                                                                                        monkeypatch):
+    """A database made by another version or branch of the arena (here: a table a later migration creates is there
+    already) stops with a message saying which file, which migration and what to do, not a raw sqlite3 traceback; the
+    failed migration rolls back."""
+    from arena.commands import main
+
+    path = tmp_path / "a.db"
+    db = connect(path)
+    number = next(i for i, migration in enumerate(MIGRATIONS) if migration.__name__ == "_snapshot_claims")
+    db.execute(f"PRAGMA user_version = {number}")  # as if the later migrations had not run ...
+    db.execute("CREATE TABLE unrelated (x)")  # ... but this one's table came from elsewhere
+    db.close()
+    with pytest.raises(SchemaError) as refused:
+        connect(path)
+    message = str(refused.value)
+    assert str(path) in message and f"migration {number + 1} of {SCHEMA_VERSION} (_snapshot_claims)" in message
+    assert "snapshot_claims already exists" in message and "backup" in message
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == number
+    monkeypatch.setenv("ARENA_DB", str(path))
+    monkeypatch.setenv("ARENA_MEDIA_DIR", str(tmp_path / "media"))
+    assert main(["withheld"]) == 2  # the command line says it in one line
+    assert capsys.readouterr().err.startswith(f"error: {path}")
 
 
 def test_with_block_is_one_transaction_that_nests(tmp_path):

@@ -32,7 +32,6 @@ Tables (names meant to be read in any SQLite browser):
 from __future__ import annotations
 
 import sqlite3
-
 from typing import Callable
 
 import sqlite_utils

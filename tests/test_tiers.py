@@ -17,8 +17,8 @@ SLOW = "test_new_votes_give_the_old_snapshot_at_once_and_a_new_one_in_the_backgr
 
 
 def _collected(marks: str) -> list[str]:
-    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist", "-p", "no:randomly",
-                           "-m", marks, MODULE], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist", "-p", "no:randomly", "-m", marks]
+    done = subprocess.run([*command, MODULE], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     return [line for line in done.stdout.splitlines() if line.startswith(MODULE + "::")]
 

@@ -22,7 +22,7 @@ from typing import Iterator
 import sqlite_utils
 
 from datamodel.dialect import is_postgres
-from datamodel.schema import migrate
+from datamodel.schema import database_file, migrate
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
@@ -134,7 +134,7 @@ def reader_target(db) -> str | None:
     in-memory SQLite database, which no other connection can see."""
     if is_postgres(db):
         return db.url
-    return next((file for _, name, file in db.execute("PRAGMA database_list") if name == "main"), None) or None
+    return database_file(db)
 
 
 def open_reader(target: str) -> sqlite_utils.Database:

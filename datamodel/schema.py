@@ -859,8 +859,8 @@ def migrate(db: sqlite_utils.Database) -> int:
         return schema_postgresql.migrate(db, MIGRATIONS, SCHEMA_VERSION)
     version = schema_version(db)
     if version > SCHEMA_VERSION:
-        raise SchemaError(f"{database_file(db)} has schema version {version}, newer than this code's {SCHEMA_VERSION}. "
-                          "Upgrade the arena package or open a copy of the database.")
+        raise SchemaError(f"{database_file(db) or ':memory:'} has schema version {version}, newer than this code's "
+                          f"{SCHEMA_VERSION}. Upgrade the arena package or open a copy of the database.")
     for number in range(version, SCHEMA_VERSION):
         try:
             with db.conn:
@@ -870,14 +870,14 @@ def migrate(db: sqlite_utils.Database) -> int:
                 db.execute(f"PRAGMA user_version = {number + 1}")
         except sqlite3.DatabaseError as error:  # rolled back: the file stays at version ``number``
             raise SchemaError(
-                f"{database_file(db)}: migration {number + 1} of {SCHEMA_VERSION} ({MIGRATIONS[number].__name__}) "
-                f"failed: {error}. The database is unchanged, at schema version {number}. A database whose tables "
-                "do not match its recorded version was made or changed by another version of the arena: open it "
-                "with that version, or restore a backup (python -m arena backup makes one).") from error
+                f"{database_file(db) or ':memory:'}: migration {number + 1} of {SCHEMA_VERSION} "
+                f"({MIGRATIONS[number].__name__}) failed: {error}. The database is unchanged, at schema version "
+                f"{number}. A database whose tables do not match its recorded version was made or changed by another "
+                "version of the arena: open it with that version, or restore a backup (python -m arena backup makes "
+                "one).") from error
     return schema_version(db)
 
 
-def database_file(db: sqlite_utils.Database) -> str:
-    """The file of a SQLite database (``:memory:`` for one in memory), for messages."""
-    row = db.execute("PRAGMA database_list").fetchone()
-    return row[2] if row and row[2] else ":memory:"
+def database_file(db: sqlite_utils.Database) -> str | None:
+    """The file of a SQLite database; None for one in memory."""
+    return next((file for _, name, file in db.execute("PRAGMA database_list") if name == "main"), None) or None

@@ -180,7 +180,7 @@ class LoadReport:
         return len(self.latencies) / self.seconds if self.seconds else 0.0
 
     def percentile(self, q: float) -> float:
-        return float(np.percentile(self.latencies, q) * 1000) if self.latencies else float("nan")
+        return percentile_ms(self.latencies, q)
 
     def summary(self) -> str:
         return (
@@ -285,6 +285,11 @@ def process_cpu_seconds(pid: int) -> float | None:
     except (OSError, IndexError):
         return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime: fields 14 and 15
+
+
+def percentile_ms(seconds: list[float], q: float) -> float:
+    """The ``q``-th percentile of latencies in ``seconds``, in milliseconds (NaN for none)."""
+    return float(np.percentile(seconds, q) * 1000) if seconds else float("nan")
 
 
 def start_server(env: dict[str, str], port: int, log: Path, timeout: float = 120.0,

@@ -60,7 +60,7 @@ import httpx
 
 from ratings.votes import OUTCOMES
 from tools.load import (VOTE_ENDPOINTS, GradioSession, LoadError, LoadReport, _run, check_receipts, demo_database,
-                        fetch_endpoints, free_port, shown_token, start_server, stop_server, stored_votes)
+                        fetch_endpoints, free_port, percentile_ms, shown_token, start_server, stop_server, stored_votes)
 from tools.postgres_server import TemporaryPostgres
 from tools.scale import VIEWER_FILTERS, Figure, report_targets
 
@@ -109,7 +109,7 @@ class Run:
         else:
             chosen = [latency for latency, at in zip(self.report.latencies, self.answered_at)
                       if (at < self.killed_at) == before_kill]
-        return statistics.quantiles(chosen, n=100, method="inclusive")[94] * 1000 if len(chosen) > 1 else float("nan")
+        return percentile_ms(chosen, 95)
 
 
 def tree_cpu_seconds(pid: int) -> float:

@@ -27,7 +27,6 @@ not postgresql"``), ``make check-postgresql`` the quick tests that need the serv
 
 from __future__ import annotations
 
-import itertools
 import os
 import sys
 from pathlib import Path
@@ -81,6 +80,7 @@ from support.arena import (MODELS, SmallArena, build_small_arena, command_line_e
                            prompt_count, render_all, small_prompts)
 from support.browser import BrowserSession  # noqa: E402
 from support.cache import MODEL_SOURCES, build_once, forget_cut_short_training  # noqa: E402
+from support.databases import pool_for  # noqa: E402
 from support.shared import SHARED  # noqa: E402,F401  (older tests import these names from conftest)
 
 
@@ -112,7 +112,8 @@ def pytest_collection_modifyitems(config, items):
 # A test module marked ``pytestmark = pytest.mark.both_engines`` runs each test that uses ``db``, ``small_arena`` or
 # ``database_url`` twice: on SQLite and on a real PostgreSQL (Debian's server, started once per test session on a
 # free port in a temporary folder by tools.postgres_server and stopped at the end; each test gets a fresh database
-# copied from a migrated template). Every other test uses SQLite only.
+# copied from a migrated template: a database an earlier test of the process used, reset to the template's
+# rows by support/databases.py, or a new copy). Every other test uses SQLite only.
 
 
 def pytest_configure(config):
@@ -154,13 +155,10 @@ def database_url(engine, request, tmp_path):
     if engine == "sqlite":
         yield tmp_path / "arena.db"
         return
-    server = request.getfixturevalue("postgres_server")
-    name = f"t_{os.getpid()}_{next(_DATABASE_NUMBERS)}"
-    yield server.create_database(name, template="arena_template")
-    server.drop_database(name)
-
-
-_DATABASE_NUMBERS = itertools.count()
+    pool = pool_for(request.getfixturevalue("postgres_server").url())
+    name = pool.take("arena_template")  # a used database reset, or a new one (support/databases.py)
+    yield pool.url(name)
+    pool.give_back(name)
 
 
 @pytest.fixture

@@ -19,9 +19,10 @@ from PIL import Image, ImageDraw
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.media import MediaStore
-from datamodel.postgres import create_database, drop_database
+from datamodel.postgres import create_database
 from datamodel.renditions import Renditions
 from datamodel.settings import Settings
+from support.databases import pool_for
 
 MODELS = ("alpha-model", "bravo-model", "charlie-model", "delta-model")
 
@@ -119,9 +120,7 @@ def copy_small_arena(template: SmallArena, root: Path, database_url: str = "", *
     settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache", demo=False,
                         **({"database_url": database_url} if database_url else {}), **settings_overrides)
     if database_url:
-        server, name = _server_of(database_url), _database_of(database_url)
-        drop_database(server, name)
-        create_database(server, name, template=_database_of(template.settings.database_url))
+        pool_for(_server_of(database_url)).refill(_database_of(database_url), _database_of(template.settings.database_url))
     else:
         shutil.copy2(template.settings.db_path, root / "arena.db")
     return SmallArena(settings, connect(settings.database), MediaStore(settings.media_dir),

@@ -275,16 +275,11 @@ def test_the_admin_opens_a_task_and_exports_the_ratings(tmp_path, browser):
 def test_the_shipped_demo_serves_semvarbench_and_saneval_questions(tmp_path, browser, size):
     """Issue 27 on the demo: the arena made from the shipped bundle serves a SemVarBench and a SANEval question, each
     with a demo prompt's words, and stores the answers."""
-    from arena.demo import demo_prompt_specs, load_demo_bundle
-    from datamodel.connection import connect
-    from datamodel.media import MediaStore
-    from datamodel.renditions import Renditions
-    from datamodel.settings import Settings
+    from arena.demo import demo_prompt_specs
+    from support.arena import demo_arena
 
-    settings = Settings(db_path=tmp_path / "arena.db", media_dir=tmp_path / "media", cache_dir=tmp_path / "cache",
-                        demo=True)
-    db, media = connect(settings.database), MediaStore(settings.media_dir)
-    load_demo_bundle(db, media, renditions=Renditions.from_settings(media, settings))
+    demo = demo_arena(tmp_path)  # the shipped bundle loaded, its images rendered
+    settings, db = demo.settings, demo.db
     for task in (SEMVAR, SANEVAL):
         set_assignment(db, task.name, raters_per_item=2)
     texts = {suite: {spec.text for spec in demo_prompt_specs() if spec.suite == suite}

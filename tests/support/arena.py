@@ -78,6 +78,25 @@ def _build_small_arena(root: Path, **settings_overrides) -> SmallArena:
     return SmallArena(settings, db, media, prompt_ids, model_ids)
 
 
+def demo_arena(root: Path, **settings_overrides) -> SmallArena:
+    """The shipped demo bundle loaded (``arena.demo.load_demo_bundle``: its prompts, models, images and their display
+    renditions) into ``root``, with ``demo=True`` and ``settings_overrides``: a copy of this process's first load,
+    which costs about 5 s of CPU (436 images rendered). Tests of the loading itself call ``load_demo_bundle``."""
+    return from_template(("demo",), _load_demo, root, **settings_overrides)
+
+
+def _load_demo(root: Path, **settings_overrides) -> SmallArena:
+    from arena.demo import load_demo_bundle
+
+    settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache", demo=True,
+                        **settings_overrides)
+    db, media = connect(settings.database), MediaStore(settings.media_dir)
+    load_demo_bundle(db, media, renditions=Renditions.from_settings(media, settings))
+    prompt_ids = [prompt_id for (prompt_id,) in db.execute("SELECT id FROM prompts ORDER BY id").fetchall()]
+    model_ids = dict(db.execute("SELECT name, id FROM models ORDER BY id").fetchall())
+    return SmallArena(settings, db, media, prompt_ids, model_ids)
+
+
 _TEMPLATES: dict[tuple, SmallArena] = {}
 _TEMPLATE_NUMBERS = itertools.count()  # PostgreSQL template databases (a build may hold another's)
 
@@ -117,7 +136,8 @@ def copy_small_arena(template: SmallArena, root: Path, database_url: str = "", *
     then opened like a new one."""
     root.mkdir(parents=True, exist_ok=True)
     shutil.copytree(template.settings.media_dir, root / "media")
-    settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache", demo=False,
+    settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache",
+                        demo=template.settings.demo,
                         **({"database_url": database_url} if database_url else {}), **settings_overrides)
     if database_url:
         pool_for(_server_of(database_url)).refill(_database_of(database_url), _database_of(template.settings.database_url))

@@ -38,8 +38,10 @@ RANKING = {"demo-painter": 0, "retrieval": 1, "demo-lookalike": 2, "demo-tiny-di
 
 
 @pytest.fixture(scope="module")
-def fake_run(tmp_path_factory):
-    """The demo database after the whole preset ran on it (built once for the module)."""
+def fake_run(tmp_path_factory, artefact_cache):
+    """The demo database after the whole preset ran on it (built once for the module). The tiny stand-ins come from
+    the test artefact cache (conftest's ``artefact_cache``): built once per version of their recipes, not at each run
+    (a fresh cache folder here rebuilt the tiny PixArt pipeline every time, seconds of CPU: issue 24)."""
     from arena.commands import main as arena
     from generators.commands import main as generators
     from judges.commands import main as judges
@@ -49,8 +51,8 @@ def fake_run(tmp_path_factory):
     saved = {name: os.environ.get(name) for name in ("ARENA_DB", "ARENA_MEDIA_DIR", "ARENA_CACHE_DIR", "ARENA_DEMO",
                                                      "OPENAI_API_KEY", "ARENA_JUDGE_BASE_URL")}
     os.environ.update(ARENA_DB=str(root / "arena.db"), ARENA_MEDIA_DIR=str(root / "media"),
-                      ARENA_CACHE_DIR=str(root / "cache"), ARENA_DEMO="0", OPENAI_API_KEY="test-key")
-    common = ["--db", str(root / "arena.db"), "--media-dir", str(root / "media"), "--cache-dir", str(root / "cache")]
+                      ARENA_CACHE_DIR=str(artefact_cache), ARENA_DEMO="0", OPENAI_API_KEY="test-key")
+    common = ["--db", str(root / "arena.db"), "--media-dir", str(root / "media"), "--cache-dir", str(artefact_cache)]
     try:
         assert arena(["demo"]) == 0
         # generation under the preset: a tiny PixArt-style pipeline, 28 steps / guidance 7.0, two concepts

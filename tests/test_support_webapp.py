@@ -48,4 +48,4 @@ def test_ports_for_subprocess_servers_are_free_and_outside_the_kernels_ephemeral
         assert 1024 < port < low <= high  # where bind(0) and outgoing connections never land
         with socket.socket() as server:
             server.bind(("127.0.0.1", port))
-    assert len(set(ports)) > 1  # drawn at random, not from the random module pytest-randomly seeds per test
+    assert len(set(ports)) > 1  # drawn from the operating system's randomness, which no seed repeats

@@ -16,7 +16,8 @@ import socket
 from pathlib import Path
 
 SPAN = 12_000  # how many ports below the ephemeral range free_port picks from
-_RANDOM = random.SystemRandom()  # not the random module's generator: pytest-randomly seeds that alike in every worker
+_RANDOM = random.SystemRandom()  # not the random module's generator: code that seeds it (a test, a library) would make
+# every process that seeded it alike draw the same ports
 
 
 def ephemeral_range() -> tuple[int, int]:

@@ -20,16 +20,31 @@ SIGNED_UP = "zelda-signed-up-7"  # an account made by signing up
 FILTERS = ["All", "All", "All", "All"]  # suite, subset, prompt variant, category
 
 
-@pytest.fixture
-def private_arena(tmp_path):
+def _private_arena(root):
     """The small arena with open sign-up, alice and bob (signed up, with votes), two judges and one more signed-up
     account, all made before the server starts."""
     from arena import session as sessions
 
-    arena = build_small_arena(tmp_path, admin_password=ADMIN_PASSWORD)
+    arena = build_small_arena(root, admin_password=ADMIN_PASSWORD)
     add_votes(arena)
     sessions.start(arena.db, SIGNED_UP, "token-zelda", open_signup=True)
+    return arena
+
+
+@pytest.fixture
+def private_arena(tmp_path):
+    arena = _private_arena(tmp_path)
     yield arena
+    arena.db.close()
+
+
+@pytest.fixture(scope="module")
+def private_app(tmp_path_factory):
+    """One app on :func:`_private_arena` for the tests that only sign in, unlock the admin tab and read leaderboards
+    (no vote, no account or setting changed): an app each cost ~0.7 s of CPU. Yields (arena, url)."""
+    arena = _private_arena(tmp_path_factory.mktemp("private"))
+    with running_app(arena.settings) as url:
+        yield arena, url
     arena.db.close()
 
 
@@ -75,12 +90,12 @@ def voter_choices(outputs: list) -> list[str]:
     return [choice[0] if isinstance(choice, list) else choice for choice in update["choices"]]
 
 
-def test_the_voter_menu_lists_the_judges_and_only_the_viewers_own_name(private_arena):
-    with running_app(private_arena.settings) as url:
-        anonymous = call(url, [("leaderboard_menus", [None, None])])
-        alice = call(url, [("sign_in", ["alice", "alice-token", None, "All suites", False]),
-                           ("leaderboard_menus", [None, None])])
-        admin = call(url, [("admin_unlock", [ADMIN_PASSWORD, None]), ("leaderboard_menus", [None, None])])
+def test_the_voter_menu_lists_the_judges_and_only_the_viewers_own_name(private_app):
+    private_arena, url = private_app
+    anonymous = call(url, [("leaderboard_menus", [None, None])])
+    alice = call(url, [("sign_in", ["alice", "alice-token", None, "All suites", False]),
+                       ("leaderboard_menus", [None, None])])
+    admin = call(url, [("admin_unlock", [ADMIN_PASSWORD, None]), ("leaderboard_menus", [None, None])])
     judges = sorted(voter for voter, in private_arena.db.execute(
         "SELECT DISTINCT voter FROM votes WHERE voter_kind = 'judge'"))
     assert voter_choices(anonymous) == ["All", *judges]
@@ -89,41 +104,41 @@ def test_the_voter_menu_lists_the_judges_and_only_the_viewers_own_name(private_a
 
 
 @pytest.mark.slow
-def test_an_annotators_leaderboard_is_only_for_that_annotator_and_the_admin(private_arena):
+def test_an_annotators_leaderboard_is_only_for_that_annotator_and_the_admin(private_app):
     refused = "Unknown voter 'bob': pick one from the Voter menu"
-    with running_app(private_arena.settings) as url:
-        anonymous = Client(url, verbose=False)
-        judged = anonymous.predict(*FILTERS, JUDGE, "drop", False, api_name="/leaderboard")
-        for name in ("bob", "alice", "nobody-at-all"):  # a made-up name gets the same answer as a real one
-            with pytest.raises(Exception, match=f"Unknown voter '{name}': pick one from the Voter menu"):
-                anonymous.predict(*FILTERS, name, "drop", False, api_name="/leaderboard")
-            with pytest.raises(Exception, match="pick one from the Voter menu"):
-                anonymous.predict(*FILTERS, name, "drop", False, api_name="/leaderboard_refresh")
-        alice = Client(url, verbose=False)
-        alice.predict("alice", "alice-token", api_name="/sign_in")
-        own = alice.predict(*FILTERS, "alice", "drop", False, api_name="/leaderboard")
-        with pytest.raises(Exception, match=refused):
-            alice.predict(*FILTERS, "bob", "drop", False, api_name="/leaderboard")
-        inputs = [*FILTERS, "bob", "drop", False, "The one with the most votes", "arena", "All", False, "Now", None,
-                  None]
-        forged = [*inputs[:-2], {"annotator": {"name": "bob"}}, True]  # the page's state is the server's, not sent
-        with pytest.raises(Exception, match=refused):
-            call(url, [("leaderboard", forged)])
-        admin = call(url, [("admin_unlock", [ADMIN_PASSWORD, None]), ("leaderboard", inputs)])
+    _, url = private_app
+    anonymous = Client(url, verbose=False)
+    judged = anonymous.predict(*FILTERS, JUDGE, "drop", False, api_name="/leaderboard")
+    for name in ("bob", "alice", "nobody-at-all"):  # a made-up name gets the same answer as a real one
+        with pytest.raises(Exception, match=f"Unknown voter '{name}': pick one from the Voter menu"):
+            anonymous.predict(*FILTERS, name, "drop", False, api_name="/leaderboard")
+        with pytest.raises(Exception, match="pick one from the Voter menu"):
+            anonymous.predict(*FILTERS, name, "drop", False, api_name="/leaderboard_refresh")
+    alice = Client(url, verbose=False)
+    alice.predict("alice", "alice-token", api_name="/sign_in")
+    own = alice.predict(*FILTERS, "alice", "drop", False, api_name="/leaderboard")
+    with pytest.raises(Exception, match=refused):
+        alice.predict(*FILTERS, "bob", "drop", False, api_name="/leaderboard")
+    inputs = [*FILTERS, "bob", "drop", False, "The one with the most votes", "arena", "All", False, "Now", None,
+              None]
+    forged = [*inputs[:-2], {"annotator": {"name": "bob"}}, True]  # the page's state is the server's, not sent
+    with pytest.raises(Exception, match=refused):
+        call(url, [("leaderboard", forged)])
+    admin = call(url, [("admin_unlock", [ADMIN_PASSWORD, None]), ("leaderboard", inputs)])
     assert judged[0].startswith("**0 human votes")  # the one-line headline, then when it was computed
     assert own[0].startswith("**18 human votes")  # alice's own
     assert admin[0].startswith("**18 human votes")  # bob's, for the admin
 
 
 @pytest.mark.slow  # 4.8 s on the quiet machine (make check, 2026-11-26)
-def test_the_inter_annotator_table_names_annotators_only_for_the_admin(private_arena):
+def test_the_inter_annotator_table_names_annotators_only_for_the_admin(private_app):
     everything = [*FILTERS, "All", "drop", False, "The one with the most votes", "arena", "All", False, "Now", None,
                   None]
-    with running_app(private_arena.settings) as url:
-        public = call(url, [("leaderboard", everything)])[-1]
-        alice = call(url, [("sign_in", ["alice", "alice-token", None, "All suites", False]),
-                           ("leaderboard", everything)])[-1]
-        admin = call(url, [("admin_unlock", [ADMIN_PASSWORD, None]), ("leaderboard", everything)])[-1]
+    private_arena, url = private_app
+    public = call(url, [("leaderboard", everything)])[-1]
+    alice = call(url, [("sign_in", ["alice", "alice-token", None, "All suites", False]),
+                       ("leaderboard", everything)])[-1]
+    admin = call(url, [("admin_unlock", [ADMIN_PASSWORD, None]), ("leaderboard", everything)])[-1]
     pair = lambda table: sorted(map(str, table["data"][0][:2]))  # noqa: E731
     assert len(public["data"]) == 1 and pair(public) == ["Annotator #1", "Annotator #2"]
     assert leaks(json.dumps(public), annotator_names(private_arena)) == []

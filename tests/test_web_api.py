@@ -16,6 +16,19 @@ def _contains_model_name(value) -> bool:
     return any(name in text for name in MODELS)
 
 
+@pytest.fixture(scope="module")
+def shared_app(tmp_path_factory):
+    """One small arena's app for the tests that sign in, load battles and fetch images but count nothing they did not
+    do themselves (an app built for each cost ~0.7 s of CPU); a test that counts all votes or battles, or deletes
+    files, keeps its own ``small_arena``."""
+    from support.arena import build_small_arena
+
+    arena = build_small_arena(tmp_path_factory.mktemp("shared"))
+    with running_app(arena.settings) as url:
+        yield arena, url
+    arena.db.close()
+
+
 def test_sign_in_vote_reveal_and_next_through_the_api(small_arena):
     with running_app(small_arena.settings) as url:
         client = Client(url, verbose=False)
@@ -43,12 +56,14 @@ def test_sign_in_vote_reveal_and_next_through_the_api(small_arena):
     assert battles == 5  # sign-in, two drawn with votes, one skip, one drawn with the last vote
 
 
-def test_votes_need_a_signed_in_session(small_arena):
-    with running_app(small_arena.settings) as url:
-        client = Client(url, verbose=False)
-        with pytest.raises(Exception, match="409"):  # a page without a session: refused at the front door
-            client.predict(api_name="/vote_a")
-    assert small_arena.db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == 0
+def test_votes_need_a_signed_in_session(shared_app):
+    arena, url = shared_app
+    votes = lambda: arena.db.execute("SELECT COUNT(*) FROM votes").fetchone()[0]  # noqa: E731
+    before = votes()
+    client = Client(url, verbose=False)
+    with pytest.raises(Exception, match="409"):  # a page without a session: refused at the front door
+        client.predict(api_name="/vote_a")
+    assert votes() == before
 
 
 def test_leaderboard_endpoint_returns_the_table(small_arena):
@@ -88,29 +103,29 @@ def test_the_leaderboard_endpoint_takes_a_judge_and_shows_the_annotator_pairs(sm
     assert not {"alice", "bob"} & set(map(str, pairs["data"][0]))
 
 
-def test_battle_images_are_served_only_through_the_battle_token(small_arena):
+def test_battle_images_are_served_only_through_the_battle_token(shared_app):
     import re
 
     import httpx
 
-    with running_app(small_arena.settings) as url:
-        client = Client(url, verbose=False)
-        shown = client.predict("img-user", "token-001", api_name="/sign_in")
-        sources = re.findall(r'src="(battle-media/[^"]+)"', json.dumps(shown).replace('\\"', '"'))
-        assert [s[-2:] for s in sources] == ["/a", "/b"]
-        token = sources[0].split("/")[1]
-        hashes = dict(small_arena.db.execute("SELECT media_token, media_hash FROM battles b JOIN images i "
-                                             "ON i.id = b.left_image_id").fetchall())
-        left = httpx.get(url + sources[0])  # the display rendition, never the stored original
-        assert left.status_code == 200 and left.headers["content-type"] == "image/jpeg"
-        assert left.content == _rendition(small_arena, hashes[token], "png")
-        for bad in [f"battle-media/{token}/c", "battle-media/not-a-real-token-123456/a",
-                    "battle-media/..%2F..%2F..%2Fetc%2Fpasswd/a", f"battle-media/{token}/..%2F..%2Farena.db",
-                    "gradio_api/file=" + str(small_arena.settings.media_dir.resolve() / "x.png"),
-                    "gradio_api/file=" + str(small_arena.settings.db_path.resolve())]:
-            response = httpx.get(url + bad)
-            assert response.status_code in (403, 404), bad
-            assert b"SQLite" not in response.content
+    small_arena, url = shared_app
+    client = Client(url, verbose=False)
+    shown = client.predict("img-user", "token-001", api_name="/sign_in")
+    sources = re.findall(r'src="(battle-media/[^"]+)"', json.dumps(shown).replace('\\"', '"'))
+    assert [s[-2:] for s in sources] == ["/a", "/b"]
+    token = sources[0].split("/")[1]
+    hashes = dict(small_arena.db.execute("SELECT media_token, media_hash FROM battles b JOIN images i "
+                                         "ON i.id = b.left_image_id").fetchall())
+    left = httpx.get(url + sources[0])  # the display rendition, never the stored original
+    assert left.status_code == 200 and left.headers["content-type"] == "image/jpeg"
+    assert left.content == _rendition(small_arena, hashes[token], "png")
+    for bad in [f"battle-media/{token}/c", "battle-media/not-a-real-token-123456/a",
+                "battle-media/..%2F..%2F..%2Fetc%2Fpasswd/a", f"battle-media/{token}/..%2F..%2Farena.db",
+                "gradio_api/file=" + str(small_arena.settings.media_dir.resolve() / "x.png"),
+                "gradio_api/file=" + str(small_arena.settings.db_path.resolve())]:
+        response = httpx.get(url + bad)
+        assert response.status_code in (403, 404), bad
+        assert b"SQLite" not in response.content
 
 
 # --- battle images: what a media token does and does not open ------------------------------------------------------
@@ -156,32 +171,32 @@ def _raw_get(url: str, path: str) -> tuple[int, bytes]:
         connection.close()
 
 
-def test_a_media_token_serves_its_own_battle_images_only(small_arena):
+def test_a_media_token_serves_its_own_battle_images_only(shared_app):
     import httpx
 
     from datamodel.votes import record_vote
 
+    small_arena, url = shared_app
     x, y = _two_battles_with_different_images(small_arena)
     file = lambda shown: _rendition(small_arena, shown.media_hash, shown.media_ext)  # noqa: E731
     assert len({file(x.left), file(x.right), file(y.left), file(y.right)}) == 4
-    with running_app(small_arena.settings) as url:
-        get = lambda path: httpx.get(url + path)  # noqa: E731
-        assert get(f"battle-media/{x.media_token}/a").content == file(x.left)
-        assert get(f"battle-media/{x.media_token}/b").content == file(x.right)
-        assert get(f"battle-media/{y.media_token}/a").content == file(y.left)
-        # The battle id (the vote's secret) is not a media token, and a token opens no other path.
-        refused = [f"battle-media/{x.id}/a", f"battle-media/{x.media_token}/c", f"battle-media/{x.media_token}/",
-                   f"battle-media/{x.media_token}/a/../../{y.media_token}/a", f"battle-media/{x.media_token[:-1]}/a",
-                   f"battle-media/{x.media_token}%2F..%2F{y.media_token}/a", f"battle-media/{x.left.media_hash}/a",
-                   f"battle-media/..%2F..%2Fmedia%2F{x.left.media_hash[:2]}%2F{x.left.media_hash}.png/a"]
-        for path in refused:
-            status, body = _raw_get(url, path)  # sent as written: no client-side removal of "..", no decoding
-            assert status == 404, path
-            assert body not in (file(x.left), file(x.right), file(y.left), file(y.right)), path
-        assert httpx.post(url + f"battle-media/{x.media_token}/a").status_code == 404
-        # A token does not expire with the vote: the page keeps showing the two images, now captioned.
-        record_vote(small_arena.db, x.id, "A", session_id="session-for-media-tests")
-        assert get(f"battle-media/{x.media_token}/a").content == file(x.left)
+    get = lambda path: httpx.get(url + path)  # noqa: E731
+    assert get(f"battle-media/{x.media_token}/a").content == file(x.left)
+    assert get(f"battle-media/{x.media_token}/b").content == file(x.right)
+    assert get(f"battle-media/{y.media_token}/a").content == file(y.left)
+    # The battle id (the vote's secret) is not a media token, and a token opens no other path.
+    refused = [f"battle-media/{x.id}/a", f"battle-media/{x.media_token}/c", f"battle-media/{x.media_token}/",
+               f"battle-media/{x.media_token}/a/../../{y.media_token}/a", f"battle-media/{x.media_token[:-1]}/a",
+               f"battle-media/{x.media_token}%2F..%2F{y.media_token}/a", f"battle-media/{x.left.media_hash}/a",
+               f"battle-media/..%2F..%2Fmedia%2F{x.left.media_hash[:2]}%2F{x.left.media_hash}.png/a"]
+    for path in refused:
+        status, body = _raw_get(url, path)  # sent as written: no client-side removal of "..", no decoding
+        assert status == 404, path
+        assert body not in (file(x.left), file(x.right), file(y.left), file(y.right)), path
+    assert httpx.post(url + f"battle-media/{x.media_token}/a").status_code == 404
+    # A token does not expire with the vote: the page keeps showing the two images, now captioned.
+    record_vote(small_arena.db, x.id, "A", session_id="session-for-media-tests")
+    assert get(f"battle-media/{x.media_token}/a").content == file(x.left)
 
 
 def test_a_missing_media_file_is_a_404_with_a_log_line(small_arena, caplog):

@@ -17,6 +17,7 @@ from datamodel.quality import QualityRules
 from datamodel.rating_scales import RatingRejected
 from judges.rating_tasks import COMMONSENSE, SANEVAL, SEMVAR, rating_task, rating_tasks
 from conftest import engine_settings
+from support.arena import demo_arena
 from support.ratings import build_rating_arena
 
 FIT, SCORES, LIKERT = COMMONSENSE.scale, SEMVAR.scale, SANEVAL.scale
@@ -307,36 +308,11 @@ def test_the_serving_knows_what_it_shows(arena):
     assert serving.subject.startswith(f"text:{serving.text_prompt_id}:image:{serving.image_id}")
 
 
-@pytest.fixture(scope="module")
-def shipped_demo(tmp_path_factory):
-    """A folder holding the shipped demo loaded into a fresh database (``arena.db``) and its media store (``media``):
-    loaded once for the tests that rate on it (~4.5 s of CPU each time), each of which rates on its own copy."""
-    from arena.demo import load_demo_bundle
-    from datamodel.connection import connect
-    from datamodel.media import MediaStore
-
-    root = tmp_path_factory.mktemp("demo")
-    db = connect(root / "arena.db")
-    load_demo_bundle(db, MediaStore(root / "media"))
-    db.close()
-    return root
-
-
-def _copy_of(demo, tmp_path):
-    """A connection to a fresh copy (under ``tmp_path``) of the demo folder made by :func:`shipped_demo`."""
-    import shutil
-
-    from datamodel.connection import connect
-
-    shutil.copytree(demo, tmp_path, dirs_exist_ok=True)
-    return connect(tmp_path / "arena.db")
-
-
 @pytest.mark.slow
-def test_the_commonsense_task_runs_on_the_shipped_demo(tmp_path, shipped_demo):
+def test_the_commonsense_task_runs_on_the_shipped_demo(tmp_path):
     from judges import human_stats
 
-    db = _copy_of(shipped_demo, tmp_path)
+    db = demo_arena(tmp_path).db  # the shipped demo, loaded once per process
     set_assignment(db, "commonsense_fit", raters_per_item=2)
     pool = raters.RatingPool()
     units = COMMONSENSE.units(db)
@@ -395,14 +371,14 @@ def _demo_rater_answer(db, serving, rater: str) -> dict:
 
 
 @pytest.mark.slow
-def test_the_semvar_and_saneval_tasks_run_on_the_shipped_demo(tmp_path, shipped_demo):
+def test_the_semvar_and_saneval_tasks_run_on_the_shipped_demo(tmp_path):
     """Issue 27: the SemVarBench and SANEval tasks work end to end on the shipped demo: two raters answer every
     question of two demo models, and SemVarEffect from human scores (SemVarBench Tables 11-12, human column), the
     SANEval human scores per category (Table 4, human column) and the agreement between the raters come out."""
     from datamodel.human_ratings import ratings_frame
     from judges import human_stats
 
-    db = _copy_of(shipped_demo, tmp_path)
+    db = demo_arena(tmp_path).db  # the shipped demo, loaded once per process
     models = ("demo-painter", "demo-scribble")
     for task in (SEMVAR, SANEVAL):
         assert task.units(db, models), f"the shipped demo has nothing to rate for {task.name}"

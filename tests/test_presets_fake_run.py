@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.demo import load_demo_bundle
+from support.arena import demo_arena
 from support.shared import SHARED
 from datamodel.connection import connect
-from datamodel.media import MediaStore
 from datamodel.presets import get_preset
 from datamodel.settings import load_settings
 from generators.registry import builtin_models
@@ -67,9 +66,7 @@ def demo(tmp_path, monkeypatch, project_cache):
     monkeypatch.setenv("ARENA_CACHE_DIR", str(project_cache))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    db = connect(tmp_path / "arena.db")
-    load_demo_bundle(db, MediaStore(tmp_path / "media"))
-    db.close()
+    demo_arena(tmp_path).db.close()  # the shipped demo, loaded once per process
     return tmp_path
 
 

@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 
 from support.arena import build_small_arena
+from support.load_progress import wait_for_votes
 from tools.load import free_port, integrity, run_load, start_server, stop_server
 
 pytestmark = pytest.mark.slow
@@ -18,10 +19,16 @@ def _server_env(arena):
             "ARENA_RATE_LIMIT_ANNOTATOR": "0", "ARENA_LEADERBOARD_REFRESH_S": "0"}
 
 
-async def _load_then_kill(url, server, kill_after):
-    loop = asyncio.get_running_loop()
-    loop.call_later(kill_after, lambda: stop_server(server, signal.SIGKILL))
-    return await run_load(url, annotators=8, duration=kill_after + 3, think=(0.0, 0.05), seed=1)
+async def _load_then_kill(url, server, votes_before_kill):
+    """Load the server and SIGKILL it once ``votes_before_kill`` votes are acknowledged. The load stops after 120
+    vote requests (30 s at most): after the kill the annotators' requests fail at once, each spending one of the
+    budget, so the load ends soon after the kill instead of spinning on refused connections until a fixed time (a
+    kill at a fixed 4 s, then 3 s of refusals, before); counting votes rather than seconds also keeps the kill after
+    the annotators' sign-ins however slow the machine is."""
+    load = asyncio.create_task(run_load(url, annotators=8, duration=30.0, max_votes=120, think=(0.0, 0.05), seed=1))
+    await wait_for_votes(load, votes_before_kill)
+    stop_server(server, signal.SIGKILL)
+    return await load
 
 
 def test_sigkill_mid_load_loses_no_acknowledged_vote(tmp_path):
@@ -30,7 +37,7 @@ def test_sigkill_mid_load_loses_no_acknowledged_vote(tmp_path):
     env, port = _server_env(arena), free_port()
     url = f"http://127.0.0.1:{port}/"
     server = start_server(env, port, tmp_path / "server.log")
-    report = asyncio.run(_load_then_kill(url, server, kill_after=4.0))
+    report = asyncio.run(_load_then_kill(url, server, votes_before_kill=40))
     assert server.returncode == -signal.SIGKILL
     assert len(report.vote_ids) > 20, report.summary()
     assert report.errors, "the kill should have cut some requests off"
@@ -50,7 +57,9 @@ def test_sigkill_mid_load_loses_no_acknowledged_vote(tmp_path):
 
     server = start_server(env, port, tmp_path / "server.log")
     try:
-        after = asyncio.run(run_load(url, annotators=4, duration=2.0, think=(0.0, 0.05), seed=2))
+        # 40 votes at most (2 s at most) show the restarted server serves on
+        after = asyncio.run(run_load(url, annotators=4, duration=2.0, max_votes=40, think=(0.0, 0.05),
+                                     seed=2))
     finally:
         stop_server(server)
     assert after.errors == [] and len(after.vote_ids) > 0

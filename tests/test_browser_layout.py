@@ -134,6 +134,26 @@ def test_before_sign_in_the_page_says_what_the_task_and_a_token_are(tmp_path, br
         assert "The token is a password you make up now" in intro and "8 characters" in intro, intro
 
 
+TABS = ("Arena", "Ratings", "Leaderboard", "Admin")
+TABS_IN_VIEW = ("() => [...document.querySelectorAll('[role=tab]')].filter(t => { const r = t.getBoundingClientRect();"
+                " return r.width > 0 && r.left >= 0 && r.right <= innerWidth; }).map(t => t.innerText.trim())")
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_every_tab_is_in_view_when_the_web_font_does_not_arrive(tmp_path, browser, size):
+    """The page's tabs with the browser's own font, wider than the web font (a slow or failed download): on a
+    phone, Leaderboard and Admin went behind a "More tabs" menu (and the test that opened Admin by its tab once
+    waited 30 s for it on a loaded machine); now the tab bar wraps instead."""
+    arena = build_small_arena(tmp_path, admin_password="admin-password-123")
+    with running_app(arena.settings) as url:
+        page = open_page(browser, url, size, block="**/*.woff2")
+        page.wait_for_selector("#signin-button", timeout=20000)
+        page.wait_for_timeout(500)  # the tab bar measures its tabs once they are drawn
+        shoot(page, size, "layout-08-tabs-without-the-web-font")
+        assert page.evaluate(TABS_IN_VIEW) == list(TABS)
+        assert page.locator("button[aria-label='More tabs']:visible").count() == 0
+
+
 # Every element whose own text is plain ASCII, marked for the font probe (symbols such as ⚠ or κ may come from
 # another font by design).
 MARK_TEXT = """() => {

@@ -85,7 +85,9 @@ def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | 
         # This page's admin session id once its Admin tab is unlocked; the leaderboard reads it too (an annotator's
         # results are the admin's to see), as it reads who signed in on the Arena tab.
         admin = gr.State(None)
-        with gr.Tabs() as tabs:
+        # every tab in view on a phone, on two rows if need be: Gradio's default hid Leaderboard and Admin behind a
+        # "•••" menu whenever the web font had not arrived (the browser's own font is wider)
+        with gr.Tabs(overflow_behavior="wrap") as tabs:
             with gr.Tab("Arena", id="arena") as arena_tab:
                 arena = build_arena_tab(ctx)
             with gr.Tab("Ratings", id="ratings") as ratings_tab:

@@ -20,9 +20,12 @@ IMAGES_LOADED = ("() => [...document.querySelectorAll('#image-a img, #image-b im
                  ".every(img => img.complete && img.naturalWidth > 0)")
 
 
-def open_page(browser, url: str, size: str):
-    """A new page at ``url`` in a fresh context of ``size``, with touch on the phone."""
+def open_page(browser, url: str, size: str, *, block: str | None = None):
+    """A new page at ``url`` in a fresh context of ``size``, with touch on the phone; requests for URLs matching the
+    glob ``block`` fail (as on a connection that lost them)."""
     context = browser.new_context(viewport=SIZES[size], has_touch=TOUCH[size], is_mobile=TOUCH[size])
+    if block:
+        context.route(block, lambda route: route.abort())
     page = context.new_page()
     page.goto(url)
     return page

@@ -14,6 +14,7 @@ import functools
 import json
 import secrets
 import socket
+import ssl
 import threading
 import time
 from unittest import mock
@@ -24,6 +25,9 @@ import uvicorn
 from arena.leaderboard_service import SnapshotService
 from arena.web.app import server_config
 
+# One TLS context for every test client: httpx builds one per client otherwise (~20 ms of CPU, loading the CA bundle),
+# and the tests make hundreds of clients for plain-HTTP servers on 127.0.0.1.
+TLS = ssl.create_default_context()
 _WORKER: dict[str, concurrent.futures.ProcessPoolExecutor] = {}  # the session's one leaderboard worker
 _OWN_POOL = SnapshotService._pool
 
@@ -108,7 +112,7 @@ async def page_session(url: str):
 
     from tools.load import GradioSession, fetch_endpoints
 
-    async with httpx.AsyncClient(timeout=30) as client:
+    async with httpx.AsyncClient(timeout=30, verify=TLS) as client:
         session = GradioSession(client, url, await fetch_endpoints(client, url))
         try:
             yield session
@@ -139,7 +143,7 @@ class Page:
     """
 
     def __init__(self, url: str, headers: dict | None = None):
-        self.http = httpx.Client(base_url=url, headers=headers or {}, timeout=30)
+        self.http = httpx.Client(base_url=url, headers=headers or {}, timeout=30, verify=TLS)
         self.session_hash = secrets.token_hex(6)
         config = self.http.get("config").json()
         self.events = {d["api_name"]: d for d in config["dependencies"] if d.get("api_name")}

@@ -2,7 +2,7 @@
 #   make run    install the web app (requirements.txt: no torch) and start the arena on the demo at http://127.0.0.1:7860
 #   make test   install everything (requirements-dev.txt: the torch stack and the test tools) and run every test
 # and, while editing, `make check`: the tests outside the browser, install and slow tiers (pytest.ini) on SQLite, about
-# 100 s on 2 cores; `make check-postgresql` runs the quick tests that need a PostgreSQL server (about 50 s).
+# 95 s on 2 cores; `make check-postgresql` runs the quick tests that need a PostgreSQL server (about 35 s).
 # All are idempotent: a second run installs nothing that is already there.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)

@@ -14,12 +14,14 @@ the 90th percentile and the largest per task and size. Rate limits and the fast-
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 from pathlib import Path
 
 from tools.page_timing import CHROMIUM, CLICK_UNTIL, FLAGS, SIZES, serve, summary, throwaway_arena
 
 SHOWN = "[...document.querySelectorAll('#rating-image img.rating-shown')]"
+REFUSED = "(document.querySelector('#rating-signin-message')?.innerText || '').includes('Enter a name')"
 NEXT_READY = ("() => " + SHOWN + ".length === 1 && " + SHOWN + "[0].complete && " + SHOWN + "[0].naturalWidth > 0 && "
               "!document.documentElement.classList.contains('rating-image-pending') && "
               + SHOWN + "[0].getAttribute('src') !== window.__previous")
@@ -61,11 +63,20 @@ def time_task(browser, url: str, viewport: dict, name: str, task: str, answers: 
     page = browser.new_page(viewport=viewport)
     page.goto(url)
     page.get_by_role("tab", name="Ratings").click()
-    page.fill("#rating-signin-name textarea, #rating-signin-name input", name)
-    page.fill("#rating-signin-token input", "timing-token-1")
-    page.click("#rating-signin-button")
-    page.wait_for_function(NEXT_READY.replace(" && " + SHOWN + "[0].getAttribute('src') !== window.__previous", ""),
-                           timeout=30000)
+    first_item = NEXT_READY.replace(" && " + SHOWN + "[0].getAttribute('src') !== window.__previous", "")
+    for attempt in (1, 2):
+        page.fill("#rating-signin-name textarea, #rating-signin-name input", name)
+        page.fill("#rating-signin-token input", "timing-token-1")
+        page.click("#rating-signin-button")
+        # the first item, or the form's refusal: on a loaded machine the page once sent the form before the name
+        # typed into it had reached its state, and the server refused an empty name
+        page.wait_for_function(f"() => ({first_item})() || {REFUSED}", timeout=30000)
+        if page.evaluate(f"() => ({first_item})()"):
+            break
+        print(f"sign-in {attempt} of {name} refused: "
+              f"{page.inner_text('#rating-signin-message').strip()[:200]}", file=sys.stderr)
+    else:
+        raise RuntimeError(f"{name} could not sign in twice: {page.inner_text('#rating-signin-message')[:200]}")
     times = []
     for _ in range(answers):
         # a rater looks at the image for seconds: the next one, sent hidden with the last answer, has loaded by then

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -10,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from support.cache import build_once
+from support.cache import build_once, link_or_copy
 from tools.scale_fixture import ScaleSpec, cached_scale_database
 
 pytestmark = pytest.mark.slow
@@ -29,7 +28,7 @@ def _cache_dir_with_the_fixture(tmp_path: Path) -> Path:
     built = build_once("scale-fixture", FIXTURE_SOURCES,
                        lambda folder: cached_scale_database(SPEC, folder, progress=lambda line: None))
     source, target = built / "scale" / SPEC.key(), tmp_path / "cache" / "scale" / SPEC.key()
-    shutil.copytree(source, target, copy_function=os.link, ignore=shutil.ignore_patterns("arena.db*"))
+    shutil.copytree(source, target, copy_function=link_or_copy, ignore=shutil.ignore_patterns("arena.db*"))
     shutil.copy2(source / "arena.db", target / "arena.db")
     return tmp_path / "cache"
 

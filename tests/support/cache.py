@@ -110,3 +110,12 @@ def forget_cut_short_training(cache_dir: Path) -> None:
         record = json.loads((folder / "training.json").read_text(encoding="utf-8"))
         if record["steps"] < record["recipe"]["steps"]:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def link_or_copy(source: str, target: str) -> None:
+    """``shutil.copytree``'s ``copy_function`` for folders taken from the cache that the test only reads: a hard link
+    (no bytes copied), or a copy where the cache and the test's folder are on different file systems."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)

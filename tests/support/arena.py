@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from PIL import Image, ImageDraw
 
@@ -22,7 +22,7 @@ from datamodel.media import MediaStore
 from datamodel.postgres import create_database
 from datamodel.renditions import Renditions
 from datamodel.settings import Settings
-from support.databases import pool_for
+from support.databases import pool_for, with_database
 
 MODELS = ("alpha-model", "bravo-model", "charlie-model", "delta-model")
 
@@ -122,7 +122,7 @@ def from_template(key: tuple, build: Callable[..., SmallArena], root: Path, data
         if server:
             name = f"template_{os.getpid()}_{next(_TEMPLATE_NUMBERS)}"
             create_database(server, name, template=_database_of(database_url))  # migrated and empty, as the test's
-            template = build(folder, database_url=_with_database(database_url, name), **display)
+            template = build(folder, database_url=with_database(database_url, name), **display)
         else:
             template = build(folder, **display)
         template.db.close()
@@ -140,7 +140,8 @@ def copy_small_arena(template: SmallArena, root: Path, database_url: str = "", *
                         demo=template.settings.demo,
                         **({"database_url": database_url} if database_url else {}), **settings_overrides)
     if database_url:
-        pool_for(_server_of(database_url)).refill(_database_of(database_url), _database_of(template.settings.database_url))
+        template_name = _database_of(template.settings.database_url)
+        pool_for(_server_of(database_url)).refill(_database_of(database_url), template_name)
     else:
         shutil.copy2(template.settings.db_path, root / "arena.db")
     return SmallArena(settings, connect(settings.database), MediaStore(settings.media_dir),
@@ -151,13 +152,9 @@ def _database_of(url: str) -> str:
     return urlsplit(url).path.lstrip("/")
 
 
-def _with_database(url: str, name: str) -> str:
-    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
-
-
 def _server_of(url: str) -> str:
     """The URL of the server's maintenance database (where CREATE and DROP DATABASE run)."""
-    return _with_database(url, "postgres")
+    return with_database(url, "postgres")
 
 
 def render_all(db, media: MediaStore, settings: Settings | None = None) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from urllib.parse import urlsplit, urlunsplit
 from dataclasses import dataclass, field
 
 import psycopg
@@ -97,7 +98,7 @@ class DatabasePool:
         self.snapshots: dict[str, Snapshot] = {}
 
     def url(self, name: str) -> str:
-        return self.server_url.rsplit("/", 1)[0] + "/" + name
+        return with_database(self.server_url, name)
 
     def snapshot(self, template: str) -> Snapshot:
         if template not in self.snapshots:
@@ -136,6 +137,11 @@ class DatabasePool:
     def give_back(self, name: str) -> None:
         """The test is done with database ``name``: the next :meth:`take` resets and hands it out again."""
         self.free.append(name)
+
+
+def with_database(url: str, name: str) -> str:
+    """``url`` with its database replaced by ``name``."""
+    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
 
 
 _POOLS: dict[str, DatabasePool] = {}

@@ -27,6 +27,7 @@ from arena.web.admin_session import AdminSessions, Holder
 from arena.web.admin_tab import ADMIN_CSS, build_admin_tab
 from arena.web.arena_tab import ARENA_CSS, KEYBOARD_JS, build_arena_tab
 from arena.web.context import AppContext
+from arena.web.early_script import EarlyScript
 from arena.web.forwarding import TrustedForwarding, warn_untrusted_proxy
 from arena.web.front_door import FrontDoor, request_cookie
 from arena.web.leaderboard_tab import LEADERBOARD_POLL_S, build_leaderboard_tab, leaderboard_script
@@ -323,7 +324,8 @@ def create_server(settings: Settings):
     """The whole web app as an ASGI application: forwarded headers believed only from trusted proxies
     (:class:`arena.web.forwarding.TrustedForwarding`), the front door (:class:`arena.web.front_door.FrontDoor`:
     request bodies, events, the browser cookie), battle images (:class:`BattleMedia`), admin exports
-    (:class:`AdminExports`) and the Gradio page."""
+    (:class:`AdminExports`) and the Gradio page, with a script of ours first in its HTML
+    (:class:`arena.web.early_script.EarlyScript`: the frame budget of Gradio's orphaned status-tracker loop)."""
     skip_matplotlib_backend_switch()
     store = Store(settings.database, synchronous=settings.sqlite_synchronous)
     store.checkpoint_in_background()
@@ -346,7 +348,7 @@ def create_server(settings: Settings):
         theme=page_theme(),
         footer_links=["api"], run_history=False,
     )  # no allowed_paths: Gradio would serve those folders to anyone (admin exports have their own route)
-    served = BattleMedia(AdminExports(app, ctx.admins), ctx.store, renditions)
+    served = BattleMedia(AdminExports(EarlyScript(app), ctx.admins), ctx.store, renditions)
     door = FrontDoor(served, blocks, session_events=ctx.session_events, pages=ctx.page_limit,
                      max_body=settings.max_request_bytes)
     warn_untrusted_proxy(settings.trusted_proxy_hosts)

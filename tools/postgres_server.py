@@ -8,6 +8,11 @@ Debian package creates, else ``nobody``) and its programs run as that user; as a
 cluster trusts connections from 127.0.0.1 only (``-A trust``; it listens on nothing else and on a Unix socket in its
 own folder), and the superuser is ``arena``.
 
+Each cluster's folder records the process that started it (``owner.json``). ``pg_ctl`` daemonises the server, so a
+run killed before it could stop its cluster (kill -9, the OOM killer, a CI timeout) left the server running and its
+folder behind; the next cluster started in the same folder stops and deletes such orphans first
+(:func:`remove_orphans`).
+
 ``durable=False`` (the tests) turns off fsync and synchronous commit: a crash of the machine may lose the cluster,
 which is thrown away anyway. The load test keeps the defaults (``durable=True``), so a vote acknowledged is on disk.
 
@@ -18,6 +23,7 @@ which is thrown away anyway. The load test keeps the defaults (``durable=True``)
 from __future__ import annotations
 
 import glob
+import json
 import os
 import pwd
 import shutil
@@ -29,6 +35,8 @@ from pathlib import Path
 from tools.ports import free_port
 
 SUPERUSER = "arena"
+PREFIX = "arena-postgres-"  # each cluster's folder, in the temporary folder or ``parent``
+OWNER_FILE = "owner.json"  # in it: the process that started the cluster (remove_orphans)
 PROGRAMS = ("initdb", "pg_ctl", "postgres")
 
 
@@ -65,6 +73,38 @@ def _server_user() -> pwd.struct_passwd | None:
                               "(it refuses root). Install Debian's postgresql package, which creates 'postgres'.")
 
 
+def _process_identity(pid: int) -> dict | None:
+    """``{"pid", "started"}`` of a running process (its start time in clock ticks since boot, from /proc, so that a
+    new process given the same id is told apart), or None once it has ended."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return None if fields[0] == "Z" else {"pid": pid, "started": int(fields[19])}
+
+
+def remove_orphans(parent: Path, run) -> list[Path]:
+    """Stop and delete the clusters in ``parent`` whose owner (the process that started them, in their
+    ``owner.json``) has ended without stopping them: killed with kill -9, by the OOM killer or a CI timeout. ``pg_ctl``
+    daemonises the server, so nothing else ends it. ``run`` runs a server program (as :meth:`TemporaryPostgres._run`).
+    A folder without an owner file (being made, or made by another tool) is left alone. Returns the folders removed."""
+    removed = []
+    if _process_identity(os.getpid()) is None:  # no /proc here: no way to tell a live owner from a dead one
+        return removed
+    for root in sorted(parent.glob(PREFIX + "*")):
+        try:
+            owner = json.loads((root / OWNER_FILE).read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(owner, dict) or _process_identity(int(owner.get("pid", 0))) == owner:
+            continue
+        if (root / "data" / "postmaster.pid").exists():
+            run("pg_ctl", "-D", str(root / "data"), "-m", "immediate", "-w", "-t", "30", "stop", cwd=root, timeout=60)
+        shutil.rmtree(root, ignore_errors=True)
+        removed.append(root)
+    return removed
+
+
 class TemporaryPostgres:
     """A PostgreSQL cluster of its own (module docstring); :meth:`start` and :meth:`stop`, or use ``with``."""
 
@@ -82,18 +122,21 @@ class TemporaryPostgres:
     def data(self) -> Path:
         return self.root / "data"
 
-    def _run(self, *args: str, check: bool = True, timeout: float = 120.0) -> subprocess.CompletedProcess:
+    def _run(self, *args: str, timeout: float = 120.0, cwd: Path | None = None) -> subprocess.CompletedProcess:
         kwargs = {}
         if self.user is not None:
             kwargs = {"user": self.user.pw_uid, "group": self.user.pw_gid, "extra_groups": []}
         return subprocess.run([str(self.bin / args[0]), *args[1:]], capture_output=True, text=True, check=False,
-                              timeout=timeout, cwd=self.root, env={**os.environ, "LC_ALL": "C.UTF-8"}, **kwargs)
+                              timeout=timeout, cwd=cwd or self.root, env={**os.environ, "LC_ALL": "C.UTF-8"},
+                              **kwargs)
 
     def start(self) -> "TemporaryPostgres":
         parent = self.parent
         if parent is None and self.user is not None and Path("/tmp").is_dir():
             parent = "/tmp"  # a folder the server's user can reach whatever TMPDIR says (root's may be private)
-        self.root = Path(tempfile.mkdtemp(prefix="arena-postgres-", dir=parent))
+        remove_orphans(Path(parent or tempfile.gettempdir()), self._run)
+        self.root = Path(tempfile.mkdtemp(prefix=PREFIX, dir=parent))
+        (self.root / OWNER_FILE).write_text(json.dumps(_process_identity(os.getpid())))
         if self.user is not None:
             os.chown(self.root, self.user.pw_uid, self.user.pw_gid)
         init = self._run("initdb", "-D", str(self.data), "-U", SUPERUSER, "-A", "trust", "-E", "UTF8",
@@ -113,9 +156,14 @@ class TemporaryPostgres:
                                 "-t", "60", "-o", line, "start")
             if started.returncode == 0:
                 return self
-        log = (self.root / "server.log").read_text(errors="replace")[-1500:] if (self.root / "server.log").exists() else ""
+        server_log = self.root / "server.log"
+        log = server_log.read_text(errors="replace")[-1500:] if server_log.exists() else ""
         self._cleanup()
         raise PostgresUnavailable(f"PostgreSQL did not start: {started.stderr.strip()[-500:]}\n{log}")
+
+    def server_pid(self) -> int:
+        """The process id of the cluster's server (its ``postmaster.pid``)."""
+        return int((self.data / "postmaster.pid").read_text().split()[0])
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"

@@ -21,6 +21,10 @@ def test_the_rating_timing_benchmark_prints_every_task_at_both_sizes(capsys):
     assert all(0 < float(m[3]) < 30_000 for m in timed if m)
 
 
-def test_it_refuses_fewer_items_than_answers():
+@pytest.mark.parametrize("items, answers", [(2, 20), (1, 2)])
+def test_it_refuses_fewer_items_than_both_raters_need(items, answers, capsys):
+    """Before, ``--items 1 --answers 2`` passed the check and the phone's rater then waited 30 s for an item: each
+    item has one rater, and the desktop's had taken every one (its answers, the one on screen, the next loading)."""
     with pytest.raises(SystemExit):
-        main(["--answers", "20", "--items", "2"])
+        main(["--answers", str(answers), "--items", str(items)])
+    assert "--items too small" in capsys.readouterr().err

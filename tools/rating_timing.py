@@ -97,8 +97,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--answers", type=int, default=20, help="answers timed per task and screen size (default 20)")
     parser.add_argument("--items", type=int, default=30, help="items of each suite in the throwaway arena (default 30)")
     args = parser.parse_args(argv)
-    if args.items * 4 < args.answers + 2:
-        parser.error("--items too small for --answers: each rater answers every item once")
+    # One rater per item: the desktop's rater takes --answers items and holds two more (the one on screen, the next
+    # one loading), then the phone's needs as many; the smallest pool is SANEval's, --items prompts by four models.
+    if args.items * 4 < len(SIZES) * (args.answers + 2):
+        parser.error(f"--items too small for --answers: the raters at the {len(SIZES)} screen sizes need "
+                     f"{len(SIZES) * (args.answers + 2)} items of each task, and --items {args.items} makes "
+                     f"{args.items * 4} (4 models); use --items {-(-len(SIZES) * (args.answers + 2) // 4)} or more")
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory(prefix="rating-timing-") as root:

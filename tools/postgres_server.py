@@ -96,8 +96,9 @@ def remove_orphans(parent: Path, run) -> list[Path]:
             owner = json.loads((root / OWNER_FILE).read_text())
         except (OSError, ValueError):
             continue
-        if not isinstance(owner, dict) or _process_identity(int(owner.get("pid", 0))) == owner:
-            continue
+        if not isinstance(owner, dict) or not isinstance(owner.get("pid"), int) \
+                or _process_identity(owner["pid"]) == owner:
+            continue  # not an owner this code wrote, or one still running
         if (root / "data" / "postmaster.pid").exists():
             run("pg_ctl", "-D", str(root / "data"), "-m", "immediate", "-w", "-t", "30", "stop", cwd=root, timeout=60)
         shutil.rmtree(root, ignore_errors=True)

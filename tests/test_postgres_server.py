@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from support.processes import running
 from tools.postgres_server import TemporaryPostgres
 
 pytestmark = pytest.mark.postgresql
@@ -37,14 +38,6 @@ def parent():
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 def _killed_owner(parent: Path) -> dict:
     """A cluster started by a process that was then killed (kill -9): its server runs on, nobody to stop it."""
     owner = subprocess.Popen([sys.executable, "-c", OWNER, str(parent)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
@@ -54,7 +47,7 @@ def _killed_owner(parent: Path) -> dict:
         owner.send_signal(signal.SIGKILL)
         owner.wait(timeout=30)
         owner.stdout.close()
-    assert _running(cluster["pid"]) and Path(cluster["root"]).is_dir()
+    assert running(cluster["pid"]) and Path(cluster["root"]).is_dir()
     return cluster
 
 
@@ -66,18 +59,18 @@ def test_a_cluster_left_by_a_killed_owner_is_stopped_and_deleted_by_the_next_sta
     try:
         with TemporaryPostgres(parent=parent) as fresh:
             deadline = time.monotonic() + 30
-            while _running(stale["pid"]) and time.monotonic() < deadline:
+            while running(stale["pid"]) and time.monotonic() < deadline:
                 time.sleep(0.1)
-            assert not _running(stale["pid"]), "the orphaned server still runs"
+            assert not running(stale["pid"]), "the orphaned server still runs"
             assert not Path(stale["root"]).exists()
             assert (parent / "arena-postgres-unrelated").is_dir()
-            assert _running(fresh.server_pid())
+            assert running(fresh.server_pid())
     finally:
-        if _running(stale["pid"]):  # the test failed: stop the orphan it made
+        if running(stale["pid"]):  # the test failed: stop the orphan it made
             os.kill(stale["pid"], signal.SIGKILL)
 
 
 def test_a_cluster_whose_owner_runs_is_left_alone(parent):
     with TemporaryPostgres(parent=parent) as first, TemporaryPostgres(parent=parent) as second:
-        assert _running(first.server_pid()) and _running(second.server_pid()) and first.root.is_dir()
+        assert running(first.server_pid()) and running(second.server_pid()) and first.root.is_dir()
         assert os.getpid() == json.loads((first.root / "owner.json").read_text())["pid"]

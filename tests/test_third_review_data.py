@@ -19,6 +19,7 @@ import pytest
 
 from arena.commands import main
 from support.arena import build_small_arena
+from support.processes import running
 from datamodel.backup import backup_database
 from datamodel.connection import connect
 
@@ -94,14 +95,6 @@ def _children(pid: int) -> set[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_the_leaderboard_worker_dies_with_the_server(tmp_path, sig):
@@ -121,9 +114,9 @@ def test_the_leaderboard_worker_dies_with_the_server(tmp_path, sig):
         os.kill(server.pid, sig)  # the server alone, not its process group: as a supervisor or the OOM killer does
         server.wait(timeout=30)
         deadline = time.monotonic() + 15
-        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        while any(running(pid) for pid in workers) and time.monotonic() < deadline:
             time.sleep(0.2)
-        alive = [pid for pid in workers if _alive(pid)]
+        alive = [pid for pid in workers if running(pid)]
     finally:
         stop_server(server)
         for pid in _children(1) & workers:

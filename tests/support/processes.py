@@ -5,11 +5,21 @@ from __future__ import annotations
 
 import subprocess
 import time
+from pathlib import Path
 
 import httpx
 import pytest
 
 from tools.load import stop_server
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not ended (a zombie, ended but not yet reaped, has)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
 
 
 def stop_logged(process: subprocess.Popen) -> str:

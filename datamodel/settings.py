@@ -108,7 +108,7 @@ class Settings:
     open_prompt_concurrency: int = _setting(16, "ARENA_OPEN_PROMPT_CONCURRENCY", "Open prompts the web app serves at once; more wait in Gradio's queue (the page shows their place).")
     rate_limit_open_prompts_per_minute: int = _setting(6, "ARENA_RATE_LIMIT_OPEN_PROMPTS", "Open prompts one annotator may send per minute, and, counted apart, one client address five times as many (0: no limit); each costs two generations.")
     serving_devices: str = _setting("", "ARENA_SERVING_DEVICES", "Devices of the embedded generation workers, comma-separated (cuda:0,cuda:1 or cpu); one worker process per device. Empty: every visible GPU, else the CPU.")
-    serving_resident_models: int = _setting(1, "ARENA_SERVING_RESIDENT", "Models each embedded worker keeps loaded on its device; another model is loaded on demand and the least recently used one unloaded (one per GPU for full-size models; tiny CPU stand-ins fit more).")
+    serving_resident_models: int = _setting(0, "ARENA_SERVING_RESIDENT", "Models each embedded worker keeps loaded on its device; another model is loaded on demand and the least recently used one unloaded. 0: one per GPU (a full-size model fills it), and every served model on the CPU (the tiny stand-ins of the demo and the tests).")
     ray_address: str = _setting("", "ARENA_RAY_ADDRESS", "Address of a Ray cluster (ray://host:10001 or host:6379) whose Ray Serve deployments answer open prompts (python -m generators ray-deploy puts them there); empty: the embedded workers. See docs/deploying.md.")
     moderation_model: str = _setting("", "ARENA_MODERATION_MODEL", "Moderation model asked about each open prompt at the judges' OpenAI-compatible endpoint (ARENA_JUDGE_BASE_URL, OPENAI_API_KEY), e.g. omni-moderation-latest. Empty: the local rule list (ARENA_MODERATION_RULES).")
     moderation_rules: str = _setting("", "ARENA_MODERATION_RULES", "TOML file of the local moderation rules used when no moderation model is set ([[rule]] category = ..., pattern = a regular expression, why = ...). Empty: the built-in list (judges/data/moderation_rules.toml).")
@@ -268,9 +268,9 @@ def _check_open_prompts(settings: Settings) -> None:
     if settings.open_prompt_timeout_s <= 0 or settings.open_prompt_concurrency < 1:
         raise SettingsError("open_prompt_timeout_s must be positive and open_prompt_concurrency 1 or more. Set "
                             "ARENA_OPEN_PROMPT_TIMEOUT_S and ARENA_OPEN_PROMPT_CONCURRENCY.")
-    if settings.rate_limit_open_prompts_per_minute < 0 or settings.serving_resident_models < 1:
+    if settings.rate_limit_open_prompts_per_minute < 0 or settings.serving_resident_models < 0:
         raise SettingsError("rate_limit_open_prompts_per_minute must be 0 (no limit) or more and "
-                            "serving_resident_models 1 or more. Set ARENA_RATE_LIMIT_OPEN_PROMPTS and "
+                            "serving_resident_models 0 (automatic) or more. Set ARENA_RATE_LIMIT_OPEN_PROMPTS and "
                             "ARENA_SERVING_RESIDENT.")
     if not 0.0 < settings.safety_threshold <= 1.0:
         raise SettingsError(f"safety_threshold is a score in (0, 1], got {settings.safety_threshold}. "

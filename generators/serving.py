@@ -176,7 +176,7 @@ class EmbeddedService:
     serving = "embedded"
 
     def __init__(self, specs: Mapping[str, ModelSpec], *, registry: Mapping[str, ModelSpec] | None = None,
-                 devices: list[str] | None = None, resident: int = 1, cache_dir: str | Path = ".cache",
+                 devices: list[str] | None = None, resident: int = 0, cache_dir: str | Path = ".cache",
                  safety: SafetyConfig = SafetyConfig()):
         self.specs = dict(specs)
         self.registry = dict(registry or specs)
@@ -198,12 +198,16 @@ class EmbeddedService:
 
     def _start(self, worker: _Worker) -> None:
         worker.requests = self._context.Queue()
-        config = WorkerConfig(self.specs, self.registry, worker.device, self.resident, self.cache_dir, self.safety,
-                              os.getpid())
+        config = WorkerConfig(self.specs, self.registry, worker.device, self.limit(worker), self.cache_dir,
+                              self.safety, os.getpid())
         worker.process = self._context.Process(target=worker_main, args=(config, worker.requests, self._answers),
                                                name=f"arena-generation-{worker.device}", daemon=True)
         worker.process.start()
         worker.resident.clear()
+
+    def limit(self, worker: _Worker) -> int:
+        """How many models ``worker`` keeps loaded: ``resident``, or (0) one on a GPU and all on the CPU."""
+        return self.resident or (1 if worker.device.startswith("cuda") else max(1, len(self.specs)))
 
     def _choose(self, model: str) -> _Worker:
         holding = [worker for worker in self._workers if model in worker.resident]
@@ -224,7 +228,7 @@ class EmbeddedService:
             worker.pending[request_id] = future
             worker.resident.pop(model, None)
             worker.resident[model] = None
-            while len(worker.resident) > self.resident:
+            while len(worker.resident) > self.limit(worker):
                 worker.resident.popitem(last=False)
             worker.requests.put(Request(request_id, model, prompt, seed))
         return future

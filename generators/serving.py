@@ -99,53 +99,70 @@ def _exit_with_parent(parent: int) -> None:
     os._exit(0)
 
 
+class ResidentModels:
+    """The models one worker holds loaded, least recently used first (an LRU cache): :meth:`get` loads a model on
+    demand and, to stay within ``limit``, first unloads the least recently used ones (``unload`` frees them)."""
+
+    def __init__(self, limit: int, load, unload=None):
+        self.limit, self.load, self.unload = limit, load, unload or _free
+        self._loaded: OrderedDict = OrderedDict()
+
+    @property
+    def names(self) -> list[str]:
+        """The loaded models, least recently used first."""
+        return list(self._loaded)
+
+    def get(self, name: str):
+        """(the loaded model ``name``, whether it was loaded now)."""
+        if name in self._loaded:
+            self._loaded.move_to_end(name)
+            return self._loaded[name], False
+        while len(self._loaded) >= self.limit:
+            dropped, model = self._loaded.popitem(last=False)
+            self.unload(model)
+            log.info("unloaded %s (least recently used)", dropped)
+        model = self._loaded[name] = self.load(name)
+        return model, True
+
+
+def _free(model) -> None:
+    """Give an unloaded model's memory back (a reference cycle may hold it; the GPU keeps its cache otherwise)."""
+    import gc
+    import sys
+
+    del model
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
 def worker_main(config: WorkerConfig, requests, answers) -> None:
-    """A worker process: load models on demand (at most ``resident``, least recently used unloaded first) and answer
-    each request in turn, until a ``None`` request."""
+    """A worker process: load models on demand (:class:`ResidentModels`) and answer each request in turn, until a
+    ``None`` request."""
     threading.Thread(target=_exit_with_parent, args=(config.parent,), daemon=True).start()
     from generators.live import LiveModel
 
-    loaded: OrderedDict[str, LiveModel] = OrderedDict()
     classifiers: dict = {}
+    resident = ResidentModels(config.resident, lambda name: LiveModel(
+        config.specs[name], registry=config.registry, device=config.device, cache_dir=config.cache_dir,
+        safety=config.safety, classifiers=classifiers))
     free_since = time.time()
     while True:
         request = requests.get()
         if request is None:
             return
-        load_seconds = 0.0
-        model = loaded.pop(request.model, None)
         try:
-            if model is None:
-                while len(loaded) >= config.resident:
-                    _unload(loaded)
-                model = LiveModel(config.specs[request.model], registry=config.registry, device=config.device,
-                                  cache_dir=config.cache_dir, safety=config.safety, classifiers=classifiers)
-                load_seconds = model.load_seconds
-            loaded[request.model] = model
-            image = model.generate(request.prompt, request.seed, free_since=free_since, load_seconds=load_seconds)
+            model, loaded_now = resident.get(request.model)
+            image = model.generate(request.prompt, request.seed, free_since=free_since,
+                                   load_seconds=model.load_seconds if loaded_now else 0.0)
         except Exception as error:  # noqa: BLE001 - loading failed: the answer says why
+            now = time.time()
             image = LiveImage(model=request.model, status="failed", seed=request.seed, free_since=free_since,
-                              started=time.time(), ended=time.time(),
+                              started=now, ended=now,
                               reason=f"{type(error).__name__}: {' '.join(str(error).split())[:500]}")
         answers.put((request.request_id, image))
         free_since = time.time()
-
-
-def _unload(loaded: OrderedDict) -> None:
-    """Drop the least recently used model and give its memory back."""
-    import gc
-
-    name, model = loaded.popitem(last=False)
-    del model
-    gc.collect()
-    try:
-        import torch
-
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
-    except ImportError:
-        pass
-    log.info("unloaded %s (least recently used)", name)
 
 
 def default_devices(setting: str = "") -> list[str]:

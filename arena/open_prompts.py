@@ -241,7 +241,8 @@ def _generation(model: str, seed: int, task: asyncio.Future, timeout_s: float) -
                   seconds=image.seconds, wait_seconds=max(0.0, served.total - image.seconds), reason=image.reason,
                   cost_usd=image.cost_usd if ok else None,
                   params={**image.params, "seed": seed, "safety": image.safety, "serving": served.serving,
-                          "source": "open prompts"})
+                          "source": "open prompts", "load_s": image.load_seconds, "queued_s": served.waited,
+                          "overhead_s": served.overhead})
     return fields, image.png if ok else None
 
 

@@ -29,10 +29,9 @@ OPEN_PROMPT_CSS = """
 #open-row { gap: 8px; align-items: stretch; flex-wrap: nowrap !important; }
 #open-row > #open-generate { flex: 0 0 auto !important; min-width: 110px !important; }
 #open-message p { margin: 0.2em 0; color: var(--error-text-color, #b91c1c); }
-#open-progress { display: none; }
-.open-generating #open-progress { display: block; }
+#open-progress { display: none; }  /* START_JS shows it while the two images are made, STOP_JS hides it */
 .open-progress { display: flex; align-items: center; gap: 8px; font-weight: 600; }
-.open-spinner { width: 16px; height: 16px; border-radius: 50%; border: 3px solid var(--border-color-primary);
+.open-spinner { display: inline-block; flex: none; box-sizing: border-box; width: 16px; height: 16px; border-radius: 50%; border: 3px solid var(--border-color-primary);
                 border-top-color: var(--color-accent, #f97316); animation: open-spin 0.9s linear infinite; }
 @keyframes open-spin { to { transform: rotate(360deg); } }
 /* while the two images are made, no vote on the battle on screen (the keys check the same) */
@@ -49,6 +48,8 @@ START_JS = """
 (state, text) => {
   const root = document.documentElement;
   root.classList.add('open-generating');
+  const progress = document.getElementById('open-progress');
+  if (progress) progress.style.display = 'block';
   const started = Date.now();
   clearInterval(window.arenaOpenTimer);
   const tick = () => { const out = document.getElementById('open-seconds');
@@ -59,7 +60,12 @@ START_JS = """
 }
 """
 STOP_JS = """
-() => { clearInterval(window.arenaOpenTimer); document.documentElement.classList.remove('open-generating'); }
+() => {
+  clearInterval(window.arenaOpenTimer);
+  document.documentElement.classList.remove('open-generating');
+  const progress = document.getElementById('open-progress');
+  if (progress) progress.style.display = 'none';
+}
 """
 # the vote keys rest while generating (this listener runs before the page's own, on the way down)
 KEYS_JS = """

@@ -161,3 +161,17 @@ def median_latencies(db: sqlite_utils.Database) -> dict[str, float]:
 def open_prompt_count(db: sqlite_utils.Database) -> int:
     """How many open prompts were sent."""
     return db.execute("SELECT COUNT(*) FROM prompts WHERE suite = ?", [OPEN_SUITE]).fetchone()[0]
+
+
+def battle_prompt(db: sqlite_utils.Database, media_token: str) -> tuple[str, str] | None:
+    """(prompt text, annotator name) of the battle served with ``media_token``, or None."""
+    row = db.execute("SELECT p.text, a.name FROM battles b JOIN prompts p ON p.id = b.prompt_id JOIN annotators a "
+                     "ON a.id = b.annotator_id WHERE b.media_token = ?", [media_token]).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def made_image_params(db: sqlite_utils.Database) -> list[tuple[str, float, dict]]:
+    """(model, seconds, the image's recorded parameters) of every open-prompt image made."""
+    rows = db.execute("SELECT m.name, g.seconds, i.params FROM generations g JOIN models m ON m.id = g.model_id "
+                      "JOIN images i ON i.id = g.image_id WHERE g.status = 'ok'").fetchall()
+    return [(model, seconds, json.loads(params)) for model, seconds, params in rows]

@@ -123,15 +123,15 @@ async def run_visitors(base: str, visitors: int, duration: float, seed: int = 0)
 def out_of_order(database: Path, answers: Answers) -> list[str]:
     """Answers whose battle is not of the prompt its visitor sent, or whose prompt was not shown."""
     from datamodel.connection import connect
+    from datamodel.open_prompts import battle_prompt
 
     db = connect(database, migrate_schema=False)
     try:
         wrong = []
         for visitor, prompt, token in answers.shown:
-            row = db.execute("SELECT p.text, b.annotator_id, a.name FROM battles b JOIN prompts p ON p.id = b.prompt_id "
-                             "JOIN annotators a ON a.id = b.annotator_id WHERE b.media_token = ?", [token]).fetchone()
-            if prompt.startswith("NOT SHOWN") or row is None or row[0] != prompt or row[2] != visitor:
-                wrong.append(f"{visitor}: sent {prompt!r}, shown {row[0] if row else None!r}")
+            served = battle_prompt(db, token)
+            if prompt.startswith("NOT SHOWN") or served != (prompt, visitor):
+                wrong.append(f"{visitor}: sent {prompt!r}, shown {served!r}")
         return wrong
     finally:
         db.close()
@@ -140,16 +140,15 @@ def out_of_order(database: Path, answers: Answers) -> list[str]:
 def served_timings(database: Path) -> dict[str, list]:
     """{model: [(seconds, overhead_s, queued_s, load_s)]} of the images made, from their recorded parameters."""
     from datamodel.connection import connect
+    from datamodel.open_prompts import made_image_params
 
     db = connect(database, migrate_schema=False)
     try:
-        rows = db.execute("SELECT m.name, g.seconds, i.params FROM generations g JOIN models m ON m.id = g.model_id "
-                          "JOIN images i ON i.id = g.image_id WHERE g.status = 'ok'").fetchall()
+        rows = made_image_params(db)
     finally:
         db.close()
     timings: dict[str, list] = {}
     for model, seconds, params in rows:
-        params = json.loads(params)
         timings.setdefault(model, []).append((seconds, params["overhead_s"], params["queued_s"], params["load_s"]))
     return timings
 

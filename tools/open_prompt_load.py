@@ -67,7 +67,9 @@ async def _visitor(index: int, base: str, endpoints: dict, deadline: float, answ
         session = GradioSession(client, base, endpoints)
         name = f"visitor-{index:02d}"
         try:
-            await session.call("sign_in", [name, "visitor-token", None, "All suites", False])
+            signed = await session.call("sign_in", [name, "visitor-token", None, "All suites", False])
+            if signed and signed[0]:  # the form's message: refused (the answer says why)
+                raise LoadError(str(signed[0]))
         except (LoadError, httpx.HTTPError) as error:
             report.errors.append(f"{name} sign-in: {error}")
             return
@@ -218,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
            "ARENA_DEMO": "false", "ARENA_OPEN_PROMPTS": "on", "ARENA_OPEN_PROMPT_MODELS": ",".join(models),
            "ARENA_OPEN_PROMPT_TIMEOUT_S": str(args.timeout), "ARENA_RATE_LIMIT_OPEN_PROMPTS": "0",
            "ARENA_RATE_LIMIT_ANNOTATOR": "0", "ARENA_RATE_LIMIT_CLIENT": "0", "ARENA_RATE_LIMIT_SKIPS": "0",
-           "ARENA_RATE_LIMIT_PAGES": "0", "ARENA_OPEN_PROMPT_CONCURRENCY": str(max(16, args.visitors)),
+           "ARENA_RATE_LIMIT_PAGES": "0", "ARENA_LOGIN_MAX_FAILURES": "0", "ARENA_LOGIN_MAX_FAILURES_OVERALL": "0",
+           "ARENA_OPEN_PROMPT_CONCURRENCY": str(max(16, args.visitors)),
            "ARENA_SQLITE_SYNCHRONOUS": "NORMAL"}
     process = None
     try:

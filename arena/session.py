@@ -131,6 +131,12 @@ def show_upcoming(session: ArenaSession, *, now: float | None = None) -> ArenaSe
     return _showing(session, session.upcoming, now)
 
 
+def show_battle(session: ArenaSession, battle: Battle, *, now: float | None = None) -> ArenaSession:
+    """Make ``battle``, recorded for this session elsewhere (an open prompt's, :mod:`arena.open_prompts`), the
+    session's current one; the battle drawn with the last vote is dropped (a skip)."""
+    return _showing(session, battle, now)
+
+
 def _showing(session: ArenaSession, battle: Battle, now: float | None) -> ArenaSession:
     return replace(session, battle=battle, shown_at=time.time() if now is None else now, receipt=None,
                    upcoming=None, upcoming_suite=None,

@@ -11,6 +11,8 @@ import hashlib
 
 import sqlite_utils
 
+from datamodel.open_prompts import OPEN_SUITE
+
 from datamodel.transactions import annotator_transaction
 from datamodel.votes import VoteReceipt
 
@@ -58,10 +60,12 @@ def vote_count(db: sqlite_utils.Database, annotator_id: int) -> int:
 
 
 def suite_progress(db: sqlite_utils.Database, annotator_id: int, suite: str | None) -> tuple[int, int]:
-    """(prompts of ``suite`` the annotator has voted on, prompts in ``suite``); ``suite`` None: over every suite."""
-    if suite is None:  # one read each (the page asks after every vote)
-        seen, total = db.execute("SELECT (SELECT COUNT(DISTINCT prompt_id) FROM votes WHERE annotator_id = ?), "
-                                 "(SELECT COUNT(*) FROM prompts)", [annotator_id]).fetchone()
+    """(prompts of ``suite`` the annotator has voted on, prompts in ``suite``); ``suite`` None: over every suite but
+    the open prompts (:mod:`datamodel.open_prompts`)."""
+    if suite is None:  # one read each (the page asks after every vote); open prompts are no suite's to finish
+        seen, total = db.execute("SELECT (SELECT COUNT(DISTINCT v.prompt_id) FROM votes v JOIN prompts p ON p.id = "
+                                 "v.prompt_id WHERE v.annotator_id = ? AND p.suite != ?), (SELECT COUNT(*) FROM "
+                                 "prompts WHERE suite != ?)", [annotator_id, OPEN_SUITE, OPEN_SUITE]).fetchone()
         return seen, total
     seen, total = db.execute("SELECT (SELECT COUNT(DISTINCT v.prompt_id) FROM votes v JOIN prompts p ON p.id = "
                              "v.prompt_id WHERE v.annotator_id = ? AND p.suite = ?), (SELECT COUNT(*) FROM prompts "

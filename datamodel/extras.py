@@ -16,7 +16,7 @@ INSTALL_ALL = "pip install '.[all]'"
 EXTRA_OF = {
     "torch": "gen", "torchvision": "gen", "diffusers": "gen", "transformers": "gen", "accelerate": "gen",
     "safetensors": "gen", "open_clip": "gen", "torchmetrics": "metrics", "torch_fidelity": "metrics",
-    "openai": "judges", "httpx2": "judges",
+    "openai": "judges", "httpx2": "judges", "ray": "ray",
 }
 
 

@@ -100,6 +100,21 @@ class Settings:
     image_api_timeout_s: float = _setting(180.0, "ARENA_IMAGE_API_TIMEOUT_S", "Seconds before an image API request times out (then it is retried).")
     image_api_max_retries: int = _setting(5, "ARENA_IMAGE_API_MAX_RETRIES", "Retries of an image request after a 429, a 5xx, a timeout or a lost connection (exponential backoff with jitter, as the judges).")
     image_api_retry_base_s: float = _setting(2.0, "ARENA_IMAGE_API_RETRY_BASE_S", "First backoff delay in seconds of an image request; it doubles with each retry (capped at 60 s).")
+    open_prompts: str = _setting("demo", "ARENA_OPEN_PROMPTS", "Open prompts: the annotator types a prompt and two models drawn by the sampler make its images live (docs/running-a-study.md). on, off, or demo: on in an arena that holds the bundled demo, off in any other.")
+    open_prompt_models: str = _setting("", "ARENA_OPEN_PROMPT_MODELS", "Comma-separated registry names of the models that answer open prompts (built-in, demo-* or from ARENA_MODELS_FILE). Empty: in the demo, its painters and its tiny diffusers pipeline (when torch is installed); elsewhere open prompts need this.")
+    models_file: str = _setting("", "ARENA_MODELS_FILE", "TOML or JSON models file (the format of `python -m generators run --models-file`) adding or overriding registry models for open prompts: weights folders, serve_gpus, serve_min_replicas, serve_max_replicas.")
+    open_prompt_max_chars: int = _setting(400, "ARENA_OPEN_PROMPT_MAX_CHARS", "Longest open prompt, in characters (any language and script; counted after Unicode NFC normalisation).")
+    open_prompt_timeout_s: float = _setting(120.0, "ARENA_OPEN_PROMPT_TIMEOUT_S", "Seconds both images of an open prompt may take, queueing included; after that the battle is called off, the late model recorded as timed out and nothing shown.")
+    open_prompt_concurrency: int = _setting(16, "ARENA_OPEN_PROMPT_CONCURRENCY", "Open prompts the web app serves at once; more wait in Gradio's queue (the page shows their place).")
+    rate_limit_open_prompts_per_minute: int = _setting(6, "ARENA_RATE_LIMIT_OPEN_PROMPTS", "Open prompts one annotator may send per minute, and, counted apart, one client address five times as many (0: no limit); each costs two generations.")
+    serving_devices: str = _setting("", "ARENA_SERVING_DEVICES", "Devices of the embedded generation workers, comma-separated (cuda:0,cuda:1 or cpu); one worker process per device. Empty: every visible GPU, else the CPU.")
+    serving_resident_models: int = _setting(0, "ARENA_SERVING_RESIDENT", "Models each embedded worker keeps loaded on its device; another model is loaded on demand and the least recently used one unloaded. 0: one per GPU (a full-size model fills it), and every served model on the CPU (the tiny stand-ins of the demo and the tests).")
+    ray_address: str = _setting("", "ARENA_RAY_ADDRESS", "Address of a Ray cluster (ray://host:10001 or host:6379) whose Ray Serve deployments answer open prompts (python -m generators ray-deploy puts them there); empty: the embedded workers. See docs/deploying.md.")
+    moderation_model: str = _setting("", "ARENA_MODERATION_MODEL", "Moderation model asked about each open prompt at the judges' OpenAI-compatible endpoint (ARENA_JUDGE_BASE_URL, OPENAI_API_KEY), e.g. omni-moderation-latest. Empty: the local rule list (ARENA_MODERATION_RULES).")
+    moderation_rules: str = _setting("", "ARENA_MODERATION_RULES", "TOML file of the local moderation rules used when no moderation model is set ([[rule]] category = ..., pattern = a regular expression, why = ...). Empty: the built-in list (judges/data/moderation_rules.toml).")
+    safety_classifier: str = _setting("", "ARENA_SAFETY_CLASSIFIER", "Image classifier (a transformers image-classification folder or hub id) that checks the open-prompt images of models that ship no safety checker of their own. Empty: those images are not checked (the server says so at start).")
+    safety_labels: str = _setting("nsfw", "ARENA_SAFETY_LABELS", "Comma-separated labels of the safety classifier that flag an image.")
+    safety_threshold: float = _setting(0.5, "ARENA_SAFETY_THRESHOLD", "Score of a flagging label at or above which an image is flagged and never shown.")
 
     def __post_init__(self):
         if not 0 < self.port < 65536:
@@ -153,6 +168,8 @@ class Settings:
             raise SettingsError("image_api_concurrency must be 1 or more, image_api_timeout_s positive and "
                                 "image_api_max_retries, image_api_retry_base_s 0 or more. Set ARENA_IMAGE_API_CONCURRENCY, "
                                 "ARENA_IMAGE_API_TIMEOUT_S, ARENA_IMAGE_API_MAX_RETRIES, ARENA_IMAGE_API_RETRY_BASE_S.")
+
+        _check_open_prompts(self)
 
     @property
     def database(self) -> Path | str:
@@ -238,6 +255,26 @@ def _check_media(settings: Settings) -> None:
     if settings.display_pad_bytes < 0:
         raise SettingsError(f"display_pad_bytes must be 0 (no padding) or more, got {settings.display_pad_bytes}. "
                             "Set ARENA_DISPLAY_PAD_BYTES.")
+
+
+def _check_open_prompts(settings: Settings) -> None:
+    """Refuse open-prompt, serving, moderation and safety settings the app cannot use, naming the variable to set."""
+    if settings.open_prompts not in ("on", "off", "demo"):
+        raise SettingsError(f"open_prompts must be on, off or demo, got {settings.open_prompts!r}. "
+                            "Set ARENA_OPEN_PROMPTS.")
+    if not 1 <= settings.open_prompt_max_chars <= 10_000:
+        raise SettingsError(f"open_prompt_max_chars must be between 1 and 10000, got "
+                            f"{settings.open_prompt_max_chars}. Set ARENA_OPEN_PROMPT_MAX_CHARS.")
+    if settings.open_prompt_timeout_s <= 0 or settings.open_prompt_concurrency < 1:
+        raise SettingsError("open_prompt_timeout_s must be positive and open_prompt_concurrency 1 or more. Set "
+                            "ARENA_OPEN_PROMPT_TIMEOUT_S and ARENA_OPEN_PROMPT_CONCURRENCY.")
+    if settings.rate_limit_open_prompts_per_minute < 0 or settings.serving_resident_models < 0:
+        raise SettingsError("rate_limit_open_prompts_per_minute must be 0 (no limit) or more and "
+                            "serving_resident_models 0 (automatic) or more. Set ARENA_RATE_LIMIT_OPEN_PROMPTS and "
+                            "ARENA_SERVING_RESIDENT.")
+    if not 0.0 < settings.safety_threshold <= 1.0:
+        raise SettingsError(f"safety_threshold is a score in (0, 1], got {settings.safety_threshold}. "
+                            "Set ARENA_SAFETY_THRESHOLD.")
 
 
 def parse_accounts(text: str) -> dict[str, str]:

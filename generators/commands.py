@@ -174,6 +174,30 @@ def cmd_list(args) -> int:
     return 0
 
 
+def cmd_ray_deploy(args) -> int:
+    from generators.demo import demo_models
+    from generators.live import SafetyConfig
+    from generators.ray_serving import deploy
+    from generators.registry import load_registry, select
+
+    settings = _settings(args)
+    address = args.address or settings.ray_address
+    if not address:
+        raise ValueError("no Ray cluster: pass --address host:6379 (or ray://host:10001), or set ARENA_RAY_ADDRESS.")
+    registry = load_registry(args.models_file or settings.models_file or None, extra=demo_models())
+    names = [name.strip() for name in (args.models or settings.open_prompt_models).split(",") if name.strip()]
+    if len(names) < 2:
+        raise ValueError("name two or more models: --models a,b (or ARENA_OPEN_PROMPT_MODELS).")
+    specs = {spec.name: spec for spec in select(registry, names)}
+    started = time.perf_counter()
+    apps = deploy(specs, address, registry=registry, cache_dir=settings.cache_dir,
+                  safety=SafetyConfig.from_settings(settings))
+    print(f"{len(apps)} Ray Serve applications running on {address} after {time.perf_counter() - started:.1f} s: "
+          f"{', '.join(apps)}. Start the app with ARENA_RAY_ADDRESS={address} and ARENA_OPEN_PROMPT_MODELS="
+          f"{','.join(names)}.")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m generators", description="Text-to-image generation for the arena.")
     parser.add_argument("--config", help="TOML settings file (default: $ARENA_CONFIG or ./arena.toml)")
@@ -224,6 +248,15 @@ def build_parser() -> argparse.ArgumentParser:
     tiny.add_argument("--rebuild", action="store_true", help="delete and rebuild existing ones")
     tiny.set_defaults(handler=cmd_tiny)
 
+    about = ("deploy the models that answer open prompts on a Ray cluster as Ray Serve deployments (one per model; "
+             "GPUs, replicas and autoscaling from the registry's serve_* fields)")
+    ray_deploy = commands.add_parser("ray-deploy", help=about, description=about)
+    ray_deploy.add_argument("--address", help="the Ray cluster (default: ARENA_RAY_ADDRESS)")
+    ray_deploy.add_argument("--models", help="comma-separated registry names (default: ARENA_OPEN_PROMPT_MODELS)")
+    ray_deploy.add_argument("--models-file", help="TOML/JSON file adding models or overriding fields (default: "
+                            "ARENA_MODELS_FILE)")
+    ray_deploy.set_defaults(handler=cmd_ray_deploy)
+
     listing = commands.add_parser("list", help="list the registry's models and their settings")
     listing.add_argument("--models-file", help="TOML/JSON file adding models or overriding fields")
     listing.set_defaults(handler=cmd_list)
@@ -258,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command in ("run", "smoke", "tiny"):  # the torch stack (smoke would fail model by model without it)
             require("torch", "diffusers", "transformers", command=f"python -m generators {args.command}")
+        if args.command == "ray-deploy":
+            require("ray", command="python -m generators ray-deploy")
         from generators.pipelines import OutOfMemory
 
         try:

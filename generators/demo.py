@@ -23,6 +23,7 @@ for real systems.
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 from pathlib import Path
 from typing import Iterable
@@ -61,7 +62,7 @@ def demo_models() -> dict[str, ModelSpec]:
                   resolution=(128, 128), dtype="float32", negative_prompt=False,
                   description="Demo: procedural colour fields with the prompt's words written over them"),
     ]
-    return {spec.name: spec for spec in specs}
+    return {spec.name: dataclasses.replace(spec, serve_gpus=0.0) for spec in specs}  # CPU-sized: no GPU on Ray
 
 
 # the demo arena's models, best first (the others in demo_models() are for python -m generators only)

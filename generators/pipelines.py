@@ -349,6 +349,7 @@ class DiffusersGenerator:
         self.stages = [(spec, pipeline), *stages]
         self.device = str(device)
         self.negative_prompt = negative_prompt
+        self.nsfw: list[bool] | None = None  # the last call's safety checker flags (generate)
         self.params = {**_stage_params(spec, pipeline, negative_prompt), "device": self.device,
                        "diffusers": diffusers.__version__}
         if stages:
@@ -388,7 +389,10 @@ class DiffusersGenerator:
                     kwargs.pop("prompt")
                     kwargs.pop("negative_prompt", None)
                     kwargs.update(embeddings)
-                images = pipeline(**kwargs).images
+                output = pipeline(**kwargs)
+                images = output.images
+        # what the pipeline's own safety checker said of each image (None: the model ships none)
+        self.nsfw = getattr(output, "nsfw_content_detected", None)
         if len(images) != len(prompts):
             raise RuntimeError(f"{self.name} returned {len(images)} images for {len(prompts)} prompts.")
         return images

@@ -101,6 +101,13 @@ class ModelSpec:
     negative_prompt_from: str = ""
     api_model: str = ""  # kind "api": the API's model id (dall-e-3, gpt-image-1)
     price_usd: float | None = None  # kind "api": US dollars per image, for the cost records (None: unknown)
+    # live generation for open prompts on a Ray cluster (generators.ray_serving): how each model's Ray Serve
+    # deployment is placed and scaled; not generation parameters, so not stored with the images (config())
+    serve_gpus: float = field(default=1.0, metadata={"serving": True})  # GPUs (a fraction: several on one) per replica
+    serve_min_replicas: int = field(default=1, metadata={"serving": True})
+    serve_max_replicas: int = field(default=1, metadata={"serving": True})
+    serve_target_queue: float = field(default=2.0, metadata={"serving": True})  # requests per replica, queued ones
+    # included, that the autoscaler aims at: more queued and it adds replicas (up to serve_max_replicas)
 
     def __post_init__(self):
         if not self.name.strip():
@@ -131,6 +138,11 @@ class ModelSpec:
                                 "negative prompt, but negative_prompt is false for it.")
         if self.kind == "api":
             self._check_api()
+        if self.serve_gpus < 0 or not 1 <= self.serve_min_replicas <= self.serve_max_replicas \
+                or self.serve_target_queue <= 0:
+            raise RegistryError(f"model {self.name}: serve_gpus must be 0 or more, serve_min_replicas at least 1 and at "
+                                f"most serve_max_replicas, serve_target_queue positive; got {self.serve_gpus}, "
+                                f"{self.serve_min_replicas}, {self.serve_max_replicas}, {self.serve_target_queue}.")
 
     def _check_api(self) -> None:
         if not self.api_model:
@@ -152,8 +164,10 @@ class ModelSpec:
         return self.weights or self.hub_id
 
     def config(self) -> dict[str, Any]:
-        """The spec as JSON-ready data (stored in ``models.config``)."""
-        data = dataclasses.asdict(self)
+        """The spec as JSON-ready data (stored in ``models.config``), without the serving fields (``serve_*``),
+        which place a model on a cluster and change none of its images."""
+        data = {key: value for key, value in dataclasses.asdict(self).items()
+                if not self.__dataclass_fields__[key].metadata.get("serving")}
         data["resolution"] = list(self.resolution)
         data["benchmarks"] = list(self.benchmarks)
         data["stages"] = list(self.stages)

@@ -113,4 +113,4 @@ def test_the_built_in_suites_come_in_the_order_their_modules_sort_whatever_was_i
     first = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
     plain = subprocess.run([sys.executable, "-c", "from suites import registry; print(' '.join(registry.all_suites()))"],
                            capture_output=True, text=True, check=True).stdout.split()
-    assert first == plain == ["commonsense", "paraphrase", "saneval", "semvarbench", "taxonomy"]
+    assert first == plain == ["commonsense", "open", "paraphrase", "saneval", "semvarbench", "taxonomy"]

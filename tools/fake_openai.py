@@ -1,5 +1,6 @@
 """A local OpenAI-compatible server that answers from a script (tests and the benchmark): chat completions (the
-judges) and image generations (the API image models).
+judges), image generations (the API image models) and moderations (the open prompts' moderation model: by default
+an input holding ``[flag:CATEGORY]`` is flagged in that category, :func:`keyword_moderation`).
 
 :class:`FakeServer` runs FastAPI + uvicorn on 127.0.0.1 in a thread and records every request it receives
 (:class:`Received`: the JSON body, a digest of it, when, and which endpoint). A *responder* decides each chat answer
@@ -64,13 +65,37 @@ class ScriptedImage:
 
 
 @dataclass(frozen=True)
+class ScriptedModeration:
+    """The answer to one moderation request: flagged or not, with the categories flagged, or an error status."""
+
+    flagged: bool = False
+    categories: tuple[str, ...] = ()
+    status: int = 200
+    delay: float = 0.0
+    error: str = ""
+    headers: dict = field(default_factory=dict)
+    raw_body: dict | None = None
+
+
+MODERATION_CATEGORIES = ("harassment", "hate", "illicit", "self-harm", "sexual", "sexual/minors", "violence",
+                         "violence/graphic")
+
+
+def keyword_moderation(received: "Received") -> ScriptedModeration:
+    """The default moderation answer: an input holding ``[flag:CATEGORY]`` is flagged in CATEGORY, any other passes."""
+    text = str(received.body.get("input", ""))
+    named = tuple(sorted(set(re.findall(r"\[flag:([a-z/-]+)\]", text))))
+    return ScriptedModeration(flagged=bool(named), categories=named)
+
+
+@dataclass(frozen=True)
 class Received:
     body: dict
     digest: str
     at: float
     attempt: int  # how many times this exact body was received before (0: first time)
     headers: dict = field(default_factory=dict, repr=False)
-    endpoint: str = "chat"  # chat | images
+    endpoint: str = "chat"  # chat | images | moderations
 
     @property
     def texts(self) -> list[str]:
@@ -113,6 +138,7 @@ def decode_data_url(url: str) -> bytes:
 
 Responder = Callable[[Received], Scripted]
 ImageResponder = Callable[[Received], ScriptedImage]
+ModerationResponder = Callable[[Received], ScriptedModeration]
 
 NO_REVISION_PREFIX = "I NEED to test how the tool works with extremely simple prompts. DO NOT add any detail, just use it AS-IS:"
 
@@ -161,7 +187,8 @@ def completion_json(model: str, reply: Scripted) -> dict:
 
 
 def build_app(responder: Responder, log: list[Received], lock: threading.Lock, *, latency: float = 0.0,
-              image_responder: ImageResponder = drawn_image, base_url: Callable[[], str] = lambda: ""):
+              image_responder: ImageResponder = drawn_image, base_url: Callable[[], str] = lambda: "",
+              moderation_responder: ModerationResponder = keyword_moderation):
     app = FastAPI()
     counts: dict[str, int] = {}
     files: dict[str, bytes] = {}
@@ -208,6 +235,20 @@ def build_app(responder: Responder, log: list[Received], lock: threading.Lock, *
     async def images(request: Request):
         return await answer(request, "images", image_responder, lambda reply: reply.error, drawn)
 
+    async def moderations(request: Request):
+        return await answer(request, "moderations", moderation_responder, lambda reply: reply.error, moderated)
+
+    def moderated(body: dict, reply: ScriptedModeration) -> Response:
+        """OpenAI's moderation answer: one result per input, every category named with a flag and a score."""
+        inputs = body.get("input", "")
+        results = []
+        for _ in inputs if isinstance(inputs, list) else [inputs]:
+            flags = {name: name in reply.categories for name in (*MODERATION_CATEGORIES, *reply.categories)}
+            results.append({"flagged": reply.flagged, "categories": flags,
+                            "category_scores": {name: 0.99 if flag else 0.001 for name, flag in flags.items()}})
+        return JSONResponse({"id": f"modr-{int(time.time() * 1000)}", "model": body.get("model", ""),
+                             "results": results}, headers=reply.headers)
+
     def drawn(body: dict, reply: ScriptedImage) -> Response:
         prompt, model = str(body.get("prompt", "")), str(body.get("model", ""))
         with lock:  # each request for the same prompt is another generation: another shade
@@ -242,6 +283,8 @@ def build_app(responder: Responder, log: list[Received], lock: threading.Lock, *
     app.post("/chat/completions")(chat)
     app.post("/v1/images/generations")(images)
     app.post("/images/generations")(images)
+    app.post("/v1/moderations")(moderations)
+    app.post("/moderations")(moderations)
     app.get("/v1/files/{name}")(file)
 
     @app.get("/stats")
@@ -265,7 +308,8 @@ class FakeServer:
     (``server.images()``: the image requests only)."""
 
     def __init__(self, responder: Responder = lambda received: Scripted("1"), *, latency: float = 0.0,
-                 host: str = "127.0.0.1", port: int = 0, image_responder: ImageResponder = drawn_image):
+                 host: str = "127.0.0.1", port: int = 0, image_responder: ImageResponder = drawn_image,
+                 moderation_responder: ModerationResponder = keyword_moderation):
         import uvicorn
 
         self.received: list[Received] = []
@@ -276,7 +320,7 @@ class FakeServer:
         self.port = self._socket.getsockname()[1]
         self.base_url = f"http://{host}:{self.port}/v1"
         app = build_app(responder, self.received, self._lock, latency=latency, image_responder=image_responder,
-                        base_url=lambda: self.base_url)
+                        base_url=lambda: self.base_url, moderation_responder=moderation_responder)
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_keep_alive=30)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)

@@ -7,6 +7,12 @@ models, 256 px images), opens Debian chromium through playwright at 1280×800 an
 - **vote → names**: from the click on "A is better" until the reveal shows the two model names;
 - **Next → images**: from the click on "Next battle" until both new images have loaded and the vote is open again.
 
+With ``--open-prompts N`` it also times N open prompts per size (the arena then serves them with the demo's
+painter and its tiny diffusers pipeline on the CPU, built in ``--cache-dir``):
+
+- **Generate → images**: from the click on Generate until both images of the new battle have loaded and the vote
+  is open again (both models' generation included; the progress indicator shows meanwhile).
+
 Prints the median, the 90th percentile and the largest of each, per size. Rate limits and the fast-vote rule are
 lifted for the run (a person votes slower). The fixture uses only the data model's functions, so the same command
 times an older checkout too: ``python -c "import runpy, sys; sys.path.insert(0, '.');
@@ -119,6 +125,31 @@ def time_page(browser, url: str, viewport: dict, name: str, votes: int) -> tuple
     return to_names, to_images
 
 
+OPEN_BATTLE_READY = ("() => !document.documentElement.classList.contains('open-generating') && " + IMAGES
+                     + ".length === 2 && " + IMAGES + ".every(img => img.complete && img.naturalWidth > 0) && "
+                     + IMAGES + ".map(img => img.src).join() !== window.__previous")
+
+
+def time_open_prompts(browser, url: str, viewport: dict, name: str, prompts: int) -> list[float]:
+    """Sign in as ``name`` and time ``prompts`` open prompts (Generate → both images loaded), in milliseconds."""
+    page = browser.new_page(viewport=viewport)
+    page.goto(url)
+    page.fill("#signin-name textarea, #signin-name input", name)
+    page.fill("#signin-token input", "timing-token-1")
+    page.click("#signin-button")
+    page.wait_for_selector("#open-prompt textarea", timeout=30000)
+    timings = []
+    for number in range(prompts + 1):  # the first one loads the models: not counted
+        page.fill("#open-prompt textarea", f"a paper lantern on a river, number {number}")
+        page.evaluate("() => { window.__previous = " + IMAGES + ".map(img => img.src).join(); }")
+        took = page.evaluate(CLICK_UNTIL, ["#open-generate", OPEN_BATTLE_READY])
+        if number:
+            timings.append(took)
+        page.wait_for_timeout(50)
+    page.close()
+    return timings
+
+
 def summary(values: list[float]) -> str:
     ordered = sorted(values)
     p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
@@ -129,13 +160,19 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m tools.page_timing", description=__doc__.split("\n\n")[0])
     parser.add_argument("--votes", type=int, default=20, help="battles timed per screen size (default 20)")
     parser.add_argument("--prompts", type=int, default=60, help="prompts in the throwaway arena (default 60)")
+    parser.add_argument("--open-prompts", type=int, default=0, help="open prompts timed per screen size (default 0)")
+    parser.add_argument("--cache-dir", type=Path, default=Path(".cache"), help="where the tiny pipelines are built")
     args = parser.parse_args(argv)
     if args.prompts < args.votes + 2:
         parser.error("--prompts must exceed --votes: an annotator never sees a prompt twice")
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory(prefix="page-timing-") as root:
-        url, server = serve(build_arena(Path(root), args.prompts))
+        settings = build_arena(Path(root), args.prompts)
+        if args.open_prompts:
+            settings = settings.replace(open_prompts="on", open_prompt_models="demo-painter,demo-tiny-unet",
+                                        cache_dir=args.cache_dir.resolve(), rate_limit_open_prompts_per_minute=0)
+        url, server = serve(settings)
         try:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
@@ -143,6 +180,9 @@ def main(argv: list[str] | None = None) -> None:
                     to_names, to_images = time_page(browser, url, viewport, f"timing-{index}", args.votes)
                     print(f"{size}  vote → names:  {summary(to_names)}")
                     print(f"{size}  Next → images: {summary(to_images)}")
+                    if args.open_prompts:
+                        generated = time_open_prompts(browser, url, viewport, f"open-{index}", args.open_prompts)
+                        print(f"{size}  Generate → images: {summary(generated)}")
                 browser.close()
         finally:
             server.should_exit = True

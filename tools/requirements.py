@@ -4,7 +4,8 @@ exit 1, naming the file, when one differs from what pyproject.toml gives).
 requirements.txt is what ``make run`` and Hugging Face Spaces install: the base dependencies and the web extra, which
 serve the shipped demo, take votes, show the leaderboard, export and import (about 0.8 GB, no torch).
 requirements-dev.txt is what ``make test`` installs: requirements.txt, the gen, metrics and judges extras (the torch
-stack: generation, metrics, judges), the postgresql extra (psycopg: the tests run on both engines) and the dev
+stack: generation, metrics, judges), the postgresql extra (psycopg: the tests run on both engines), the ray extra
+(the open prompts' Ray test) and the dev
 extra's own pins. The hashed locks come from a resolver (the command
 is in each one's first lines): requirements-web.lock, the web install, from pip-tools' pip-compile;
 requirements-all.lock, the ``all`` extra with the torch stack, from uv's ``uv pip compile`` (pip-compile took longer
@@ -22,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVING_EXTRAS = ("web",)  # requirements.txt: make run, Spaces
-FULL_EXTRAS = ("gen", "metrics", "judges", "postgresql", "dev")  # added by requirements-dev.txt: make test
+FULL_EXTRAS = ("gen", "metrics", "judges", "postgresql", "ray", "dev")  # added by requirements-dev.txt: make test
 HEADER = "# Generated from pyproject.toml by `python -m tools.requirements`; edit pyproject.toml, not this file.\n"
 LOCKS = {"requirements-web.lock": ("web",), "requirements-all.lock": ("all",)}  # lock file → the extras it installs
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^]]*\])?==([^\s;\\]+)")

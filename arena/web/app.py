@@ -25,7 +25,10 @@ from datamodel.connection import Store
 from arena.rendition_keeper import RenditionKeeper
 from arena.web.admin_session import AdminSessions, Holder
 from arena.web.admin_tab import ADMIN_CSS, build_admin_tab
+from arena.demo import demo_prompt_ids
+from arena.open_prompts import open_prompts_from_settings
 from arena.web.arena_tab import ARENA_CSS, KEYBOARD_JS, build_arena_tab
+from arena.web.open_prompt import KEYS_JS, OPEN_PROMPT_CSS
 from arena.web.context import AppContext
 from arena.web.early_script import EarlyScript
 from arena.web.forwarding import TrustedForwarding, warn_untrusted_proxy
@@ -65,7 +68,11 @@ def make_context(settings: Settings, store: Store | None = None) -> AppContext:
     """What the app's handlers share, over the database of ``settings`` (or ``store``); accounts synced."""
     store = store or Store(settings.database, synchronous=settings.sqlite_synchronous)
     sync_accounts(store.db(), settings.annotator_accounts)
-    return AppContext(settings=settings, store=store, media=MediaStore.from_settings(settings))
+    ctx = AppContext(settings=settings, store=store, media=MediaStore.from_settings(settings))
+    ctx.open_prompts = open_prompts_from_settings(settings, store, ctx.media, Renditions.from_settings(ctx.media,
+                                                  settings), has_demo=bool(demo_prompt_ids(store.db())),
+                                                  sampler=ctx.sampler)
+    return ctx
 
 
 def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | None = None) -> gr.Blocks:
@@ -344,7 +351,8 @@ def create_server(settings: Settings):
     app = gr.mount_gradio_app(
         FastAPI(openapi_url=None, docs_url=None, redoc_url=None, lifespan=lifespan), blocks, path="/",
         server_name=settings.host, server_port=settings.port,
-        head=KEYBOARD_JS + rating_script() + leaderboard_script(ctx.store.db()), css=CSS + ARENA_CSS + ADMIN_CSS + rating_css(),
+        head=KEYBOARD_JS + KEYS_JS + rating_script() + leaderboard_script(ctx.store.db()),
+        css=CSS + ARENA_CSS + OPEN_PROMPT_CSS + ADMIN_CSS + rating_css(),
         theme=page_theme(),
         footer_links=["api"], run_history=False,
     )  # no allowed_paths: Gradio would serve those folders to anyone (admin exports have their own route)

@@ -431,6 +431,11 @@ def build_arena_tab(ctx: AppContext) -> ArenaTab:
             }
             next_button = gr.Button("Next battle", variant="primary", elem_id="next-battle", min_width=80)
             skip_button = gr.Button("Skip", elem_id="skip-battle", min_width=80)
+        open_box = None
+        if ctx.open_prompts is not None:  # the annotator's own prompt, made live (arena.web.open_prompt)
+            from arena.web.open_prompt import OpenPromptBox
+
+            open_box = OpenPromptBox(ctx)
         # what the reveal's "See your own leaderboard" clicks (arena.web.app wires it to the Leaderboard tab)
         your_board = gr.Button("Your leaderboard", elem_id="open-your-board", elem_classes=["arena-hidden"])
         # What "better" means, per suite; open on the annotator's first visit, folded on every later one.
@@ -439,6 +444,8 @@ def build_arena_tab(ctx: AppContext) -> ArenaTab:
             gr.HTML(f'<p class="key-hint">{KEY_HINTS}</p>', elem_id="key-hints")
         on_screen = gr.Textbox(visible=False, elem_id="on-screen")  # the media token of the battle on screen
         upcoming = gr.JSON(visible=False, elem_id="upcoming")  # the next battle, sent with the vote (upcoming_view)
+        if open_box is not None:
+            open_box.wire(state, [prompt, image_a, image_b, reveal, on_screen, upcoming])
     issued = gr.Textbox(visible=False)  # the token that keeps this browser signed in (sessions.issue_resume)
     # never change: the inputs of the page-load event, read from local storage (the token, the suite's title and
     # the media token of the battle on screen before the reload)

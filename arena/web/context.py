@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 import gradio as gr
 
@@ -45,6 +46,7 @@ class AppContext:
     admins: AdminSessions = field(default_factory=AdminSessions)
     snapshots: SnapshotService | None = None  # leaderboards, computed in a worker process
     renditions: RenditionKeeper | None = None  # the server's display renditions (create_server starts it)
+    open_prompts: Any = None  # arena.open_prompts.OpenPrompts when the arena serves open prompts (make_context)
 
     @property
     def sampler(self) -> Sampler:
@@ -76,6 +78,8 @@ class AppContext:
         end the admin sessions and delete their export folder."""
         self.admins.close()
         self.snapshots.close()
+        if self.open_prompts is not None:
+            self.open_prompts.close()
         if self.renditions is not None:
             self.renditions.close()
         self.store.close()

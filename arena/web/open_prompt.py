@@ -1,0 +1,142 @@
+"""The arena tab's open-prompt box: the annotator types a prompt, presses Generate, waits (a progress indicator),
+and gets a battle of two anonymous images made for it, voted on and revealed like any other
+(:mod:`arena.open_prompts` does the work).
+
+Both images reach the page in one answer, after both are made and rendered, so the page cannot show one before the
+other. While the two are made the page marks itself ``open-generating``: the vote buttons and their keys rest (the
+battle on screen could otherwise be voted on while the new one replaces it) and a counter says how long it has been.
+
+The handler is :func:`send_prompt`, at module level; :class:`OpenPromptBox` lays out the box under the vote bar and
+wires it (only when the arena serves open prompts).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import gradio as gr
+
+from arena import session as sessions
+from arena.open_prompts import GenerationFailed
+from arena.ratelimit import RateLimited, client_address
+from arena.web.context import AppContext, refusal, unwritable
+from arena.web.render import escape_markdown, image_html, prompt_markdown, reveal_html
+from datamodel.open_prompts import PromptRefused
+from datamodel.votes import VoteRejected
+
+OPEN_PROMPT_CSS = """
+#open-box { gap: 6px; margin-top: 4px; }
+#open-row { gap: 8px; align-items: stretch; flex-wrap: nowrap !important; }
+#open-row > #open-generate { flex: 0 0 auto !important; min-width: 110px !important; }
+#open-message p { margin: 0.2em 0; color: var(--error-text-color, #b91c1c); }
+#open-progress { display: none; }  /* START_JS shows it while the two images are made, STOP_JS hides it */
+.open-progress { display: flex; align-items: center; gap: 8px; font-weight: 600; }
+.open-spinner { display: inline-block; flex: none; box-sizing: border-box; width: 16px; height: 16px; border-radius: 50%; border: 3px solid var(--border-color-primary);
+                border-top-color: var(--color-accent, #f97316); animation: open-spin 0.9s linear infinite; }
+@keyframes open-spin { to { transform: rotate(360deg); } }
+/* while the two images are made, no vote on the battle on screen (the keys check the same) */
+.open-generating :is(#vote-a, #vote-b, #vote-tie, #vote-both-bad, #open-generate) { opacity: 0.45;
+                                                                                      pointer-events: none; }
+"""
+
+PROGRESS_HTML = ('<div class="open-progress" role="status" aria-live="polite"><span class="open-spinner"></span>'
+                 '<span>Both models are drawing your prompt… <span id="open-seconds">0</span> s. The two images '
+                 'appear together.</span></div>')
+
+# Generate pressed: the page marks itself generating and counts the seconds, until the answer (STOP_JS)
+START_JS = """
+(state, text) => {
+  const root = document.documentElement;
+  root.classList.add('open-generating');
+  const progress = document.getElementById('open-progress');
+  if (progress) progress.style.display = 'block';
+  const started = Date.now();
+  clearInterval(window.arenaOpenTimer);
+  const tick = () => { const out = document.getElementById('open-seconds');
+                       if (out) out.textContent = String(Math.floor((Date.now() - started) / 1000)); };
+  tick();
+  window.arenaOpenTimer = setInterval(tick, 500);
+  return [state, text];
+}
+"""
+STOP_JS = """
+() => {
+  clearInterval(window.arenaOpenTimer);
+  document.documentElement.classList.remove('open-generating');
+  const progress = document.getElementById('open-progress');
+  if (progress) progress.style.display = 'none';
+}
+"""
+# the vote keys rest while generating (this listener runs before the page's own, on the way down)
+KEYS_JS = """
+<script>
+window.addEventListener('keydown', (event) => {
+  if (!document.documentElement.classList.contains('open-generating')) return;
+  const target = event.target;
+  if (target && (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA')) return;
+  if (['a', 'b', 't', 'x', 'n', '1', '2', '3', '4'].includes(String(event.key).toLowerCase())) {
+    event.stopImmediatePropagation();
+    event.preventDefault();
+  }
+}, true);
+</script>
+"""
+
+
+def _message(text: str) -> str:
+    return f"**⚠ {escape_markdown(text)}**"
+
+
+async def send_prompt(ctx: AppContext, session: sessions.ArenaSession | None, text: object,
+                      request: gr.Request | None = None) -> list:
+    """Generate a battle for the typed prompt: [state, prompt, image A, image B, reveal, on screen, upcoming,
+    message]. A refusal (rate limit, moderation, a failed generation) changes nothing on screen but the message."""
+    if session is None:
+        raise refusal("Sign in with your name and token first.", "open_prompt", request)
+    keep = [gr.skip()] * 7
+    open_prompts = ctx.open_prompts
+    try:
+        open_prompts.annotator_limit.check(session.annotator.name)
+        open_prompts.client_limit.check(client_address(request))
+        session = await open_prompts.battle(session, text)
+    except (RateLimited, PromptRefused, GenerationFailed, VoteRejected) as error:
+        refusal(error, "open_prompt", request)  # the log line
+        return [*keep, _message(str(error))]
+    except sqlite3.OperationalError as error:
+        return [*keep, _message(unwritable(error, "open_prompt", request))]
+    battle = session.battle
+    token = battle.media_token
+    return [session, prompt_markdown(battle), image_html(token, "a", "A"), image_html(token, "b", "B"),
+            reveal_html(None), token, None, ""]
+
+
+class OpenPromptBox:
+    """The open-prompt box, laid out where it is made (under the vote bar); :meth:`wire` connects it to the arena
+    tab's battle view once that exists."""
+
+    def __init__(self, ctx: AppContext):
+        self.ctx = ctx
+        with gr.Column(elem_id="open-box"):
+            gr.Markdown("**Or type your own prompt**: two anonymous models draw it live, then you vote as usual.",
+                        elem_id="open-intro")
+            with gr.Row(elem_id="open-row"):
+                self.text = gr.Textbox(show_label=False, placeholder="A prompt in any language…", max_lines=3,
+                                       lines=1, max_length=ctx.settings.open_prompt_max_chars, elem_id="open-prompt",
+                                       container=False, scale=1)
+                self.generate = gr.Button("Generate", variant="primary", elem_id="open-generate", scale=0)
+            gr.HTML(PROGRESS_HTML, elem_id="open-progress", container=False)
+            self.message = gr.Markdown(elem_id="open-message")
+
+    def wire(self, state: gr.State, battle_view: list) -> None:
+        """Generate (or Enter) sends the prompt: ``battle_view`` is [prompt, image A, image B, reveal, on screen,
+        upcoming] of the arena tab."""
+        ctx = self.ctx
+
+        async def handler(session, prompt_text, request: gr.Request = None) -> list:
+            return await send_prompt(ctx, session, prompt_text, request)
+
+        handler.__name__ = "open_prompt"
+        gr.on([self.generate.click, self.text.submit], handler, [state, self.text], [state, *battle_view, self.message],
+              js=START_JS, api_name="open_prompt", concurrency_limit=ctx.settings.open_prompt_concurrency,
+              concurrency_id="open_prompt", show_progress="hidden").then(None, js=STOP_JS)
+        ctx.session_events.add("open_prompt")

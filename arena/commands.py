@@ -73,7 +73,8 @@ def cmd_import_votes(args, settings) -> int:
 
     db, _ = _open(settings)
     result = import_votes(db, args.file, args.format, source=args.source, aliases=args.aliases,
-                          progress=not args.quiet)
+                          progress=not args.quiet, invalid=args.invalid,
+                          preset="" if args.preset == "none" else args.preset)
     print(result.summary())
     return 0
 
@@ -308,7 +309,15 @@ def build_parser() -> argparse.ArgumentParser:
     votes.add_argument("--source", help="the name the votes are filed under, which the leaderboard's --source "
                                         "picks (default: the format's name)")
     votes.add_argument("--aliases", help="CSV (columns alias,model) or JSON object mapping the file's model names "
-                                         "onto the arena's models")
+                                         "onto the arena's models (it wins over the preset's map)")
+    votes.add_argument("--preset", metavar="NAME",
+                       help="map model names with this published preset's alias map (default: the format's preset, "
+                            "taxonomy-paper for --format taxonomy: the authors' hub-folder names onto the registry's "
+                            "models); none: no preset map")
+    votes.add_argument("--invalid", choices=["keep", "skip", "refuse"],
+                       help="an anomalous record (a model against itself, ...): keep it, flagged with its reason; skip "
+                            "it; or refuse the file (default: what the format's source did: keep for fastchat and "
+                            "taxonomy, refuse for csv); the summary counts each reason")
     votes.add_argument("--quiet", action="store_true", help="no progress bar")
     votes.set_defaults(handler=cmd_import_votes)
     renditions = commands.add_parser(

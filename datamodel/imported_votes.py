@@ -29,9 +29,10 @@ from datamodel.catalog import add_model
 from datamodel.dialect import is_postgres
 
 # one staged vote: (record_id, battle_key, battle_hash, model_a, model_b, outcome, voter, voter_kind, voted_at,
-# anonymous, suite, subset, variant, item_key, prompt, record JSON); model_a / model_b index Staging.names
+# anonymous, suite, subset, variant, item_key, prompt, record JSON, flag); model_a / model_b index Staging.names;
+# flag: why the record is anomalous ('' : it is not)
 STAGED_COLUMNS = ("record_id", "battle_key", "battle_hash", "model_a", "model_b", "outcome", "voter", "voter_kind",
-                  "voted_at", "anonymous", "suite", "subset", "variant", "item_key", "prompt", "record")
+                  "voted_at", "anonymous", "suite", "subset", "variant", "item_key", "prompt", "record", "flag")
 STAGING_TABLE = "temp.vote_import_staging"  # SQLite's names; PostgreSQL finds a session's temporary tables by name
 STAGED_MODELS = "temp.vote_import_models"
 
@@ -59,7 +60,7 @@ class Staging:
                    "model_a INTEGER NOT NULL, model_b INTEGER NOT NULL, outcome TEXT NOT NULL, voter TEXT NOT NULL, "
                    "voter_kind TEXT NOT NULL, voted_at DOUBLE PRECISION, anonymous INTEGER, suite TEXT NOT NULL, "
                    "subset TEXT NOT NULL, variant TEXT NOT NULL, item_key TEXT NOT NULL, prompt TEXT NOT NULL, "
-                   "record TEXT NOT NULL")
+                   "record TEXT NOT NULL, flag TEXT NOT NULL")
         if is_postgres(db):  # its rowid: the file order, as SQLite's implicit one
             db.execute(f"CREATE TEMP TABLE {self.table} ({columns}, rowid BIGINT GENERATED ALWAYS AS IDENTITY)")
         else:
@@ -150,12 +151,12 @@ def _insert_sql(db) -> str:
     return f"""
 INSERT {"" if is_postgres(db) else "OR IGNORE "}INTO imported_votes (import_id, source, original_id, battle_key,
     battle_hash, left_model_id, right_model_id, outcome, voter, voter_kind, voted_at, anonymous, prompt_id, suite,
-    subset, variant, prompt, record)
+    subset, variant, prompt, record, flag)
 SELECT ?, ?, s.record_id, s.battle_key, s.battle_hash, ma.id, mb.id, s.outcome, s.voter, s.voter_kind, s.voted_at,
     s.anonymous,
     CASE WHEN s.item_key != '' THEN (SELECT min(p.id) FROM prompts p WHERE p.suite = s.suite AND p.subset = s.subset
                                      AND p.item_key = s.item_key AND p.variant = s.variant) END,
-    s.suite, s.subset, s.variant, s.prompt, s.record
+    s.suite, s.subset, s.variant, s.prompt, s.record, s.flag
 FROM {staged} s JOIN {models} ma ON ma.idx = s.model_a JOIN {models} mb ON mb.idx = s.model_b
 ORDER BY s.rowid{" ON CONFLICT (source, original_id) DO NOTHING" if is_postgres(db) else ""}
 """

@@ -117,7 +117,6 @@ def test_a_second_import_adds_nothing_and_says_so(tmp_path, database_url):
 @pytest.mark.parametrize("records,where,what", [
     ([battle(1), battle(2), {"model_a": "x", "model_b": "y", "tstamp": 3}], "record 3", "field 'winner' is null"),
     ([battle(1), battle(2, winner="left")], "record 2", "field 'winner' is \"left\""),
-    ([battle(1), battle(2, a="flux", b="flux")], "record 2", "cannot battle itself"),
     ([battle(1), battle(2, tstamp="yesterday")], "record 2", "field 'tstamp' is 'yesterday'"),
     ([battle(1), battle(2, anony="maybe")], "record 2", "field 'anony' is 'maybe'"),
     ([battle(1), battle(2, model_b="")], "record 2", "field 'model_b' is missing or empty"),
@@ -131,6 +130,24 @@ def test_a_malformed_record_stops_the_import_naming_file_record_and_field(tmp_pa
     message = str(error.value)
     assert str(log) in message and where in message and what in message and "Nothing was imported" in message
     assert counts(db) == before  # no vote, no import row, no model
+
+
+def test_a_self_battle_is_kept_flagged_skipped_or_refused_as_asked(tmp_path, database_url):
+    db = connect(database_url)
+    log = fastchat_file(tmp_path / "log.json", [battle(1), battle(2, a="flux", b="flux"), battle(3)])
+    with pytest.raises(VoteImportError) as error:
+        import_votes(db, log, "fastchat", invalid="refuse")
+    assert all(part in str(error.value) for part in (str(log), "record 2", "the same model", "'flux'",
+                                                     "--invalid keep", "Nothing was imported"))
+    assert counts(db) == (0, 0, 0)
+    skipped = import_votes(db, log, "fastchat", invalid="skip", source="skipped")
+    assert (skipped.votes, skipped.flagged) == (2, (("self_battle", 1),)) and "skipped: not imported" in \
+        skipped.summary()
+    kept = import_votes(db, log, "fastchat")  # FastChat's own pipeline keeps the record: the format's default
+    assert (kept.votes, kept.added, kept.invalid) == (3, 3, "keep")
+    assert "1 record(s) flagged self_battle (model_a and model_b are the same model): kept, flagged" in kept.summary()
+    assert db.execute("SELECT original_id, flag FROM imported_votes WHERE source = 'fastchat' ORDER BY id").fetchall() \
+        == [("q1", ""), ("q2", "self_battle"), ("q3", "")]
 
 
 def test_broken_json_is_refused_with_its_line(tmp_path, database_url):

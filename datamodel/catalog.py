@@ -46,6 +46,7 @@ class PromptImport:
     updated: int = 0
     unchanged: int = 0
     ids: list[int] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the import did beyond writing, e.g. rows it merged
 
 
 def _dumps(value: Any) -> str:

@@ -253,11 +253,12 @@ def cmd_report(args, settings) -> int:
 
     db, _ = _open(settings)
     report = make_report(db, args.benchmark, preset=get_preset(args.preset) if args.preset else None,
-                         settings=settings, compare_published=args.compare_published)
-    text = render(report, args.format)
+                         settings=settings, compare_published=args.compare_published, source=args.source)
+    form = "json" if args.json else args.format
+    text = render(report, form)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
-        print(f"Wrote {report.title} ({len(report.tables)} tables, {args.format}) to {args.output}")
+        print(f"Wrote {report.title} ({len(report.tables)} tables, {form}) to {args.output}")
     else:
         print(text, end="")
     return 0
@@ -406,8 +407,11 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("benchmark", help="the report, e.g. taxonomy")
     report.add_argument("--preset", metavar="NAME",
                         help="the protocol the tables follow (default: the report's published preset)")
-    report.add_argument("--format", choices=["markdown", "csv", "latex"], default="markdown",
+    report.add_argument("--format", choices=["markdown", "csv", "latex", "json"], default="markdown",
                         help="output format (default markdown)")
+    report.add_argument("--json", action="store_true", help="print the report as JSON (the same as --format json)")
+    report.add_argument("--source", help="rate only these votes, as the leaderboard's --source: arena (this arena's "
+                                         "own) or an import source (default: every vote, imported ones included)")
     report.add_argument("--compare-published", action="store_true",
                         help="print the paper's own value beside each cell")
     report.add_argument("--output", "-o", help="write to this file instead of printing")

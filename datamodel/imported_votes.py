@@ -197,3 +197,10 @@ def import_sources(db: sqlite_utils.Database) -> list[str]:
 def imported_vote_count(db: sqlite_utils.Database, source: str | None = None) -> int:
     where, params = ("WHERE source = ?", [source]) if source else ("", [])
     return db.execute(f"SELECT count(*) FROM imported_votes {where}", params).fetchone()[0]
+
+
+def imported_slices(db: sqlite_utils.Database, suite: str, source: str | None = None) -> set[tuple[str, str]]:
+    """The (subset, variant) pairs of the imported votes of ``suite`` (of one ``source``, or every one)."""
+    where, params = ("AND source = ?", [suite, source]) if source else ("", [suite])
+    return {(subset, variant) for subset, variant in db.execute(
+        f"SELECT DISTINCT subset, variant FROM imported_votes WHERE suite = ? {where}", params)}

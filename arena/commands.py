@@ -70,11 +70,13 @@ def cmd_import_images(args, settings) -> int:
 
 def cmd_import_votes(args, settings) -> int:
     from arena.vote_import import import_votes
+    from datamodel.renditions import Renditions
 
-    db, _ = _open(settings)
+    db, media = _open(settings)
     result = import_votes(db, args.file, args.format, source=args.source, aliases=args.aliases,
                           progress=not args.quiet, invalid=args.invalid,
-                          preset="" if args.preset == "none" else args.preset)
+                          preset="" if args.preset == "none" else args.preset, media=media,
+                          renditions=Renditions.from_settings(media, settings), images=not args.no_images)
     print(result.summary())
     return 0
 
@@ -302,11 +304,14 @@ def build_parser() -> argparse.ArgumentParser:
                                                      "labels, CSV); see docs/importing-votes.md")
     votes.add_argument("file", help="the vote log: a FastChat clean_battle JSON (array or lines), the taxonomy "
                                     "paper's labelled battles (CSV) or a CSV of votes")
-    votes.add_argument("--format", required=True, choices=["fastchat", "taxonomy", "csv"],
-                       help="fastchat: model_a, model_b, winner, judge, anony, tstamp records; taxonomy: id, subset, "
+    votes.add_argument("--format", required=True,
+                       choices=["fastchat", "taxonomy", "csv", "genai-bench", "pick-a-pic"],
+                       help="fastchat: model_a, model_b, winner, judge, anony, tstamp records; taxonomy: [id,] subset, "
                             "wordnet_id, core_synset, model_a, model_b, result_{human,gpt}_{def,nodef} (codes 0-3); "
                             "csv: model_a, model_b, outcome, voter, time (+ id, voter_kind, anonymous, prompt, suite, "
-                            "subset, variant, item_key)")
+                            "subset, variant, item_key); genai-bench: GenAI-Bench's image_generation parquet (prompt, "
+                            "left_model, left_image, right_model, right_image, vote_type); pick-a-pic: Pick-a-Pic v2 "
+                            "parquet (caption, jpg_0, jpg_1, model_0, model_1, label_0, label_1, user_id, ...)")
     votes.add_argument("--source", help="the name the votes are filed under, which the leaderboard's --source "
                                         "picks (default: the format's name)")
     votes.add_argument("--aliases", help="CSV (columns alias,model) or JSON object mapping the file's model names "
@@ -319,6 +324,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="an anomalous record (a model against itself, ...): keep it, flagged with its reason; skip "
                             "it; or refuse the file (default: what the format's source did: keep for fastchat and "
                             "taxonomy, refuse for csv); the summary counts each reason")
+    votes.add_argument("--no-images", action="store_true",
+                       help="genai-bench, pick-a-pic: import the votes only, not the images the file carries (by "
+                            "default they are imported and rendered, so the battles can be shown and judged)")
     votes.add_argument("--quiet", action="store_true", help="no progress bar")
     votes.set_defaults(handler=cmd_import_votes)
     renditions = commands.add_parser(

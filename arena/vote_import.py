@@ -71,6 +71,8 @@ CSV_REQUIRED = ("model_a", "model_b", "outcome", "voter", "time")
 # its reason; --invalid decides (keep: stored with the flag; skip: left out, counted; refuse: the import stops).
 ANOMALIES = {
     "self_battle": "model_a and model_b are the same model",
+    "identical_images": "the two images are the same (Pick-a-Pic's are_different is false)",
+    "no_label": "no preference was recorded (Pick-a-Pic's has_label is false): stored as a tie",
 }
 INVALID_CHOICES = ("keep", "skip", "refuse")
 CSV_OPTIONAL = ("id", "voter_kind", "anonymous", "prompt", "suite", "subset", "variant", "item_key")
@@ -101,6 +103,7 @@ class VoteRecord(NamedTuple):
     prompt: str = ""
     record: str = "{}"  # JSON: the record as in its file (FastChat), or its other columns (CSV)
     flag: str = ""  # why the record is anomalous (a key of ANOMALIES), "" when it is not
+    images: tuple[bytes, bytes] | None = None  # the two images as shown (A, B), when the file carries them
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,7 @@ class VoteImport:
     flagged: tuple[tuple[str, int], ...] = ()  # (reason, records) of the anomalous records found
     invalid: str = "keep"  # what was done with them: kept (flagged), skipped, or (refuse) none was found
     aliases_from: str = ""  # where the alias map came from ("preset taxonomy-paper", a file), if any
+    images: int = 0  # images the file carried that were imported (checked, stripped of metadata, stored)
 
     def summary(self) -> str:
         text = (f"Imported {self.added} of {self.votes} votes ({self.records} records) from {self.file} into source "
@@ -133,6 +137,9 @@ class VoteImport:
                      "(map names onto the arena's models with --aliases).")
         if self.aliases_from:
             text += f" Model names mapped with the aliases of {self.aliases_from}."
+        if self.images:
+            text += (f" {self.images} images imported with their prompts, rendered for battles: the imported battles "
+                     "can be shown and judged (python -m judges pairwise --source human).")
         for reason, count in self.flagged:
             done = ("kept, flagged (the arena protocol leaves them out; each published protocol counts them as its "
                     "source's code did: docs/importing-votes.md)" if self.invalid == "keep" else
@@ -416,13 +423,25 @@ class VoteFormat:
     whose alias map (``votes.aliases``) applies by default."""
 
     name: str
-    read: Callable[..., Iterator[VoteRecord]]
+    read: Callable[..., Iterator[VoteRecord]] | str  # or "module:function", imported when first read
     invalid: str = "keep"
     preset: str | None = None
     why: str = ""  # why that default, for the docs and --help
+    images: bool = False  # its records carry the two images (the reader takes ``images=``)
 
-    def __call__(self, path: Path, progress: Callable[[int], None] | None = None) -> Iterator[VoteRecord]:
-        return self.read(path, progress)
+    def reader(self) -> Callable[..., Iterator[VoteRecord]]:
+        if callable(self.read):
+            return self.read
+        import importlib
+
+        module, _, name = self.read.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    def __call__(self, path: Path, progress: Callable[[int], None] | None = None, *,
+                 images: bool = True) -> Iterator[VoteRecord]:
+        if self.images:
+            return self.reader()(path, progress, images=images)
+        return self.reader()(path, progress)
 
 
 # Each format: one declaration.
@@ -433,6 +452,10 @@ VOTE_FORMATS: dict[str, VoteFormat] = {form.name: form for form in (
     VoteFormat("taxonomy", read_taxonomy, "keep", preset="taxonomy-paper",
                why="the authors' subset_elo.py rates every row of the file"),
     VoteFormat("csv", read_csv, "refuse", why="a generic layout: nothing says an anomalous row belongs there"),
+    VoteFormat("genai-bench", "arena.peer_votes:read_genai_bench", "keep", images=True,
+               why="GenAI-Bench publishes every record and scores judges on all of them"),
+    VoteFormat("pick-a-pic", "arena.peer_votes:read_pick_a_pic", "keep", images=True,
+               why="PickScore's training code keeps them (keep_only_different and keep_only_with_label are off)"),
 )}
 
 
@@ -474,6 +497,20 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _stage_images(path: Path, stage, vote: VoteRecord, model_a: str, model_b: str) -> tuple[str, str]:
+    """Check and stage the two images of ``vote`` (:mod:`arena.vote_images`); their keys for the staged vote."""
+    from arena.vote_images import ImageRefused
+
+    keys = []
+    for side, model, data in (("A", model_a, vote.images[0]), ("B", model_b, vote.images[1])):
+        try:
+            keys.append(stage.add(f"{path}: record {vote.record_no} (image {side})", vote.suite, vote.item_key,
+                                  vote.prompt, model, data))
+        except ImageRefused as error:
+            raise VoteImportError(f"{error}. Nothing was imported.") from None
+    return keys[0], keys[1]
+
+
 def preset_aliases(fmt: str, preset: str | None) -> tuple[dict[str, str], str]:
     """The alias map of ``preset`` (None: the format's own preset; "" or a preset without one: none) and where it
     came from ("preset NAME"), for :func:`import_votes`."""
@@ -488,7 +525,8 @@ def preset_aliases(fmt: str, preset: str | None) -> tuple[dict[str, str], str]:
 
 def import_votes(db: sqlite_utils.Database, path: str | Path, fmt: str, *, source: str | None = None,
                  aliases: str | Path | dict[str, str] | None = None, progress: bool = False,
-                 invalid: str | None = None, preset: str | None = None) -> VoteImport:
+                 invalid: str | None = None, preset: str | None = None, media=None, renditions=None,
+                 images: bool = True) -> VoteImport:
     """Import the votes of ``path`` in format ``fmt`` (module docstring) under ``source`` (default: the format's
     name); all or nothing, and idempotent: votes whose (source, original id) are stored already are not added again.
     ``progress`` shows a progress bar (tqdm, on standard error).
@@ -496,7 +534,12 @@ def import_votes(db: sqlite_utils.Database, path: str | Path, fmt: str, *, sourc
     ``invalid`` (default: the format's, :class:`VoteFormat`) decides an anomalous record (:data:`ANOMALIES`): ``keep``
     stores it flagged with its reason, ``skip`` leaves it out, ``refuse`` stops the import at the first one, naming
     the file, record and field; the summary counts each reason. Model names go through ``preset``'s alias map (None:
-    the format's preset, e.g. taxonomy-paper for ``taxonomy``; "": none), then through ``aliases``, which wins."""
+    the format's preset, e.g. taxonomy-paper for ``taxonomy``; "": none), then through ``aliases``, which wins.
+
+    A format whose records carry their images (GenAI-Bench, Pick-a-Pic) imports them too when ``media`` (a
+    :class:`datamodel.media.MediaStore`) is given and ``images`` is true (:mod:`arena.vote_images`); ``renditions``
+    then renders them, so battles can show them. Without ``media`` or with ``images`` false only the votes are read
+    (the image columns are not even decoded)."""
     path = Path(path)
     if fmt not in VOTE_FORMATS:
         raise VoteImportError(f"Unknown vote format {fmt!r}: use --format {' | '.join(VOTE_FORMATS)}.")
@@ -527,11 +570,21 @@ def import_votes(db: sqlite_utils.Database, path: str | Path, fmt: str, *, sourc
     records = votes = 0
     flagged: dict[str, int] = {}
     id_hashes = array("q")  # 8 bytes per vote: whether any id repeats, without holding the ids
+    with_images = bool(VOTE_FORMATS[fmt].images and images and media is not None)
+    from contextlib import nullcontext
+
     try:
-        with Staging(db) as staging:
+        with Staging(db) as staging, (media.staging() if with_images else nullcontext()) as media_staging:
+            stage = None
+            if with_images:
+                from arena.vote_images import ImageStage
+
+                stage = ImageStage(media, media_staging, source, str(path))
             chunk: list[tuple] = []
             index = staging.model_index
-            for vote in VOTE_FORMATS[fmt](path, advance if progress else None):
+            reading = VOTE_FORMATS[fmt](path, advance if progress else None, images=with_images) \
+                if VOTE_FORMATS[fmt].images else VOTE_FORMATS[fmt](path, advance if progress else None)
+            for vote in reading:
                 records = vote.record_no
                 if vote.flag:
                     if invalid == "refuse":
@@ -546,12 +599,14 @@ def import_votes(db: sqlite_utils.Database, path: str | Path, fmt: str, *, sourc
                 record_id = vote.record_id or f"record {vote.record_no}"
                 id_hashes.append(hash(record_id))
                 battle = vote.battle_key or record_id
-                chunk.append((record_id, battle, battle_hash(source, battle),
-                              index(mapping.get(vote.model_a, vote.model_a)),
-                              index(mapping.get(vote.model_b, vote.model_b)), vote.outcome, vote.voter,
-                              vote.voter_kind, vote.voted_at, None if vote.anonymous is None else int(vote.anonymous),
-                              vote.suite, vote.subset, vote.variant, vote.item_key, vote.prompt, vote.record,
-                              vote.flag))
+                model_a, model_b = mapping.get(vote.model_a, vote.model_a), mapping.get(vote.model_b, vote.model_b)
+                shown = ("", "")
+                if stage is not None and vote.images is not None:
+                    shown = _stage_images(path, stage, vote, model_a, model_b)
+                chunk.append((record_id, battle, battle_hash(source, battle), index(model_a), index(model_b),
+                              vote.outcome, vote.voter, vote.voter_kind, vote.voted_at,
+                              None if vote.anonymous is None else int(vote.anonymous), vote.suite, vote.subset,
+                              vote.variant, vote.item_key, vote.prompt, vote.record, vote.flag, *shown))
                 if len(chunk) >= CHUNK_VOTES:
                     staging.add(chunk)
                     chunk = []
@@ -564,8 +619,11 @@ def import_votes(db: sqlite_utils.Database, path: str | Path, fmt: str, *, sourc
                 staging.number_repeats()
             earlier = earlier_import(db, source, sha256)
             stored, created = finish_import(db, staging, source=source, fmt=fmt, file=path.name, sha256=sha256,
-                                            records=records, aliases=mapping)
+                                            records=records, aliases=mapping,
+                                            images=stage.write if stage is not None else None)
     finally:
         bar.close()
+    if stage is not None and stage.images and renditions is not None:
+        renditions.render_missing(db)
     return VoteImport(path.name, source, records, votes, stored.added, tuple(created), earlier,
-                      tuple(sorted(flagged.items())), invalid, aliases_from)
+                      tuple(sorted(flagged.items())), invalid, aliases_from, len(stage.images) if stage else 0)

@@ -19,7 +19,8 @@ Codes
 Imported votes (:mod:`datamodel.imported_votes`) join the arrays when ``source`` asks for them: an imported human
 vote has voter code 0 (no annotator has that id), an imported judge vote its judge's code, and each imported battle
 two image ids of its own above every real one (so two votes on one imported battle share a battle key and no
-imported vote shares one with the arena's). With imported votes the arrays are in time order (stable: votes without
+imported vote shares one with the arena's), unless the file carried the images: then the vote names the images it
+showed, as the arena's votes do (a judge's vote on the same two images meets it). With imported votes the arrays are in time order (stable: votes without
 a time first, in the order they were imported); the arena's own votes alone stay in vote order. An imported vote an
 import flagged (a self-battle, ...) has ``flag`` > 0, naming its reason in ``flags``.
 """
@@ -265,9 +266,11 @@ def _with_imported(db: sqlite_utils.Database, arrays: VoteArrays, model_index: n
                                                 "ORDER BY flag"))
     flag_case = " ".join(f"WHEN ? THEN {1 + k}" for k in range(len(flags)))
     cursor = db.execute(f"SELECT {code}, coalesce(iv.voted_at, -1e308), iv.battle_hash, "
-                        f"CASE iv.flag {flag_case or 'WHEN NULL THEN 0'} ELSE 0 END FROM imported_votes iv{where} "
-                        "ORDER BY iv.id", [*arrays.judges, *arrays.subsets, *sources, *flags, *params])
-    layout = np.dtype([("code", np.int64), ("time", np.float64), ("battle", np.int64), ("flag", np.int64)])
+                        f"CASE iv.flag {flag_case or 'WHEN NULL THEN 0'} ELSE 0 END, coalesce(iv.left_image_id, -1), "
+                        f"coalesce(iv.right_image_id, -1) FROM imported_votes iv{where} ORDER BY iv.id",
+                        [*arrays.judges, *arrays.subsets, *sources, *flags, *params])
+    layout = np.dtype([("code", np.int64), ("time", np.float64), ("battle", np.int64), ("flag", np.int64),
+                       ("left", np.int64), ("right", np.int64)])
     parts = []
     while rows := cursor.fetchmany(_CHUNK):
         parts.append(np.array(rows, dtype=layout))
@@ -283,11 +286,14 @@ def _with_imported(db: sqlite_utils.Database, arrays: VoteArrays, model_index: n
     left, judge = code % width, code // width
     battle, _ = pd.factorize(got["battle"])
     first_image = arrays.image_bound
+    shown = got["left"] >= 0  # the file carried the images: the vote names its battle by them, as the arena's do
     imported = VoteArrays(
         models=arrays.models, judges=arrays.judges, subsets=arrays.subsets, strategies=arrays.strategies,
         image_bound=first_image + 2 * (int(battle.max()) + 1), voter=np.where(judge > 0, -judge, 0),
-        model_a=model_index[left], model_b=model_index[right], outcome=outcome, image_a=first_image + 2 * battle,
-        image_b=first_image + 2 * battle + 1, subset=subset, strategy=np.full(len(got), len(arrays.strategies) - 1),
+        model_a=model_index[left], model_b=model_index[right], outcome=outcome,
+        image_a=np.where(shown, got["left"], first_image + 2 * battle),
+        image_b=np.where(shown, got["right"], first_image + 2 * battle + 1), subset=subset,
+        strategy=np.full(len(got), len(arrays.strategies) - 1),
         excluded=np.zeros(len(got), dtype=bool), time=time, anonymous=anonymous, source=source_index + 1,
         sources=sources, flag=got["flag"], flags=flags,
     )

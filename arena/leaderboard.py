@@ -244,6 +244,8 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
     # statistic reads the clean votes only
     flagged = arrays.flag_counts()
     vote_totals = {"human": int(arrays.human.sum()), "judge": int((~arrays.human).sum())}
+    sources = source_counts(arrays)
+    strategies = np.bincount(arrays.strategy, minlength=len(arrays.strategies))
     fits = {kind: fit_table(protocol.rate(part.encoded(), min_votes=options.min_votes))
             for kind, part in (("human", arrays.take(arrays.human)), ("judge", arrays.take(arrays.judge(judge))))}
     arrays = arrays.take(~arrays.flagged)
@@ -260,7 +262,6 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
     counts = arrays.counts()
     seen = (counts.sum(axis=(1, 2)) + counts.sum(axis=(0, 2))) > 0
     outcomes = _outcome_counts(arrays)
-    strategies = np.bincount(arrays.strategy, minlength=len(arrays.strategies))
     return Leaderboard(
         table=table,
         fits=fits,
@@ -279,7 +280,7 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
         judge_chosen=options.judge is not None,
         judges=judge_vote_counts(arrays),
         protocol=protocol.name,
-        sources=source_counts(arrays),
+        sources=sources,
         metric_slice=", ".join(part for part in (f"suite {suite_title(options.suite)}" if options.suite else "",
                                                  metrics.attrs.get("slice", "")) if part and part != "every prompt")
         or "every prompt",

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from arena.vote_import import VoteImportError, VoteRecord
@@ -68,13 +68,42 @@ def parquet_batches(path: Path, required: tuple[str, ...], optional: tuple[str, 
     size = path.stat().st_size
     first = 1
     for batch in handle.iter_batches(batch_size=BATCH_ROWS, columns=columns):
-        yield first, {name: batch.column(name).to_pylist() for name in columns}
+        yield first, {name: _values(batch.column(name)) for name in columns}
         first += batch.num_rows
         if progress is not None:
             progress(int(size * batch.num_rows / total_rows))
 
 
+def _values(column) -> list:
+    """A column's values as Python objects; a timestamp column as unix seconds (floats, None where null), converted
+    by Arrow rather than one datetime at a time."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_timestamp(column.type):
+        nanoseconds = pc.cast(pc.cast(column, pa.timestamp("ns", column.type.tz)), pa.int64())
+        return [None if v is None else v / 1e9 for v in nanoseconds.to_pylist()]
+    return column.to_pylist()
+
+
+def _json_cells(values: list) -> list[str]:
+    """Each value as JSON text (numbers, booleans and null without json.dumps: the usual cells of these files)."""
+    out = []
+    for value in values:
+        if value is None:
+            out.append("null")
+        elif value is True or value is False:
+            out.append("true" if value else "false")
+        elif type(value) is int:
+            out.append(str(value))
+        else:
+            out.append(json.dumps(value, default=str))
+    return out
+
+
 def _text(path: Path, number: int, column: str, value) -> str:
+    if type(value) is str and value and not value[0].isspace() and not value[-1].isspace():
+        return value  # the usual case, checked first
     if not isinstance(value, str) or not value.strip():
         raise _fail(path, f"record {number}", f"column {column!r} is {value!r:.40}: every record needs it as text")
     return value.strip()
@@ -121,17 +150,39 @@ def read_genai_bench(path: Path, progress: Callable[[int], None] | None = None, 
                         _image(path, number, "right_image", columns["right_image"][k])) if images else None)
 
 
-def _seconds(value) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return value.timestamp()
-    if isinstance(value, (int, float)):
-        return float(value)
-    try:
-        return datetime.fromisoformat(str(value)).timestamp()
-    except ValueError:
-        return None
+def _times(values: list | None, count: int) -> list:
+    """Unix seconds of a batch's ``created_at`` cells (datetimes, numbers or ISO text; None where unknown)."""
+    if values is None:
+        return [None] * count
+    out = []
+    for value in values:
+        if isinstance(value, datetime):
+            out.append(value.replace(tzinfo=value.tzinfo or timezone.utc).timestamp())
+        elif isinstance(value, (int, float)):
+            out.append(float(value))
+        else:
+            try:
+                out.append(datetime.fromisoformat(str(value)).timestamp() if value is not None else None)
+            except ValueError:
+                out.append(None)
+    return out
+
+
+def _outcomes(path: Path, first: int, label_0: list, label_1: list, has_label: list) -> list[str | None]:
+    """A batch's outcomes from Pick-a-Pic's labels (None: no preference on an unlabelled pair, stored as a tie)."""
+    import numpy as np
+
+    zero = np.array([np.nan if v is None else v for v in label_0], dtype=np.float64)
+    one = np.array([np.nan if v is None else v for v in label_1], dtype=np.float64)
+    code = np.select([(zero == 1) & (one == 0), (zero == 0) & (one == 1), (zero == 0.5) & (one == 0.5)], [0, 1, 2], -1)
+    bad = np.flatnonzero((code < 0) & np.asarray(has_label, dtype=bool))
+    if len(bad):
+        k = int(bad[0])
+        raise _fail(path, f"record {first + k}", f"columns 'label_0', 'label_1' are {label_0[k]!r}, {label_1[k]!r}: "
+                                                 "Pick-a-Pic's labels are 1 and 0 (image 0 preferred), 0 and 1 (image "
+                                                 "1) or 0.5 and 0.5 (no preference)")
+    names = ("A", "B", "tie")
+    return [names[c] if c >= 0 else None for c in code.tolist()]
 
 
 def read_pick_a_pic(path: Path, progress: Callable[[int], None] | None = None, *,
@@ -139,31 +190,33 @@ def read_pick_a_pic(path: Path, progress: Callable[[int], None] | None = None, *
     required = ("caption", "model_0", "model_1", "label_0", "label_1", "user_id")
     pictures = ("jpg_0", "jpg_1") if images else ()
     optional = ("created_at", "ranking_id", "has_label", "are_different", "image_0_uid", "image_1_uid")
+    kept = ("ranking_id", "has_label", "are_different", "image_0_uid", "image_1_uid")  # into each vote's record
+    keys: dict[str, str] = {}  # caption -> item key (prompts repeat across pairs)
     for first, columns in parquet_batches(path, required + pictures, optional, "pick-a-pic", progress):
-        get = {name: columns.get(name) for name in optional}
-        for k in range(len(columns["caption"])):
+        count = len(columns["caption"])
+        has_label = columns.get("has_label") or [True] * count
+        different = columns.get("are_different")
+        outcomes = _outcomes(path, first, columns["label_0"], columns["label_1"], has_label)
+        times = _times(columns.get("created_at"), count)
+        rankings = columns.get("ranking_id")
+        extra = [name for name in kept if name in columns]
+        cells = [[f'"{name}": {text}' for text in _json_cells(columns[name])] for name in extra]
+        records = ["{" + ", ".join(parts) + "}" for parts in zip(*cells)] if extra else ["{}"] * count
+        for k in range(count):
             number = first + k
-            labels = (columns["label_0"][k], columns["label_1"][k])
-            has_label = True if get["has_label"] is None else bool(get["has_label"][k])
-            outcome = PICK_LABELS.get(tuple(float(v) if isinstance(v, (int, float)) else v for v in labels))
-            if outcome is None and has_label:
-                raise _fail(path, f"record {number}", f"columns 'label_0', 'label_1' are {labels[0]!r}, "
-                                                      f"{labels[1]!r}: Pick-a-Pic's labels are 1 and 0 (image 0 "
-                                                      "preferred), 0 and 1 (image 1) or 0.5 and 0.5 (no preference)")
             model_a = _text(path, number, "model_0", columns["model_0"][k])
             model_b = _text(path, number, "model_1", columns["model_1"][k])
-            flag = ("self_battle" if model_a == model_b else
-                    "identical_images" if get["are_different"] is not None and not get["are_different"][k] else
-                    "no_label" if not has_label else "")
-            ranking = get["ranking_id"][k] if get["ranking_id"] is not None else None
-            record = {name: get[name][k] for name in ("ranking_id", "has_label", "are_different", "image_0_uid",
-                                                      "image_1_uid") if get[name] is not None}
             caption = _text(path, number, "caption", columns["caption"][k])
-            user = columns["user_id"][k]
+            key = keys.get(caption)
+            if key is None:
+                key = keys[caption] = _prompt_key(caption)
+            flag = ("self_battle" if model_a == model_b else
+                    "identical_images" if different is not None and not different[k] else
+                    "no_label" if not has_label[k] else "")
+            ranking = "" if rankings is None or rankings[k] is None else str(rankings[k])
             yield VoteRecord(
-                number, "" if ranking is None else str(ranking), f"row {number}" if ranking is None else str(ranking),
-                model_a, model_b, outcome or "tie", voter=f"pick-a-pic user {user}", voter_kind="human",
-                voted_at=_seconds(get["created_at"][k]) if get["created_at"] is not None else None, suite="pick-a-pic",
-                item_key=_prompt_key(caption), prompt=caption, record=json.dumps(record, default=str), flag=flag,
+                number, ranking, ranking or f"row {number}", model_a, model_b, outcomes[k] or "tie",
+                voter=f"pick-a-pic user {columns['user_id'][k]}", voter_kind="human", voted_at=times[k],
+                suite="pick-a-pic", item_key=key, prompt=caption, record=records[k], flag=flag,
                 images=(_image(path, number, "jpg_0", columns["jpg_0"][k]),
                         _image(path, number, "jpg_1", columns["jpg_1"][k])) if images else None)

@@ -140,11 +140,12 @@ class VoteImport:
         if self.images:
             text += (f" {self.images} images imported with their prompts, rendered for battles: the imported battles "
                      "can be shown and judged (python -m judges pairwise --source human).")
-        for reason, count in self.flagged:
+        if self.flagged:
             done = ("kept, flagged (the arena protocol leaves them out; each published protocol counts them as its "
                     "source's code did: docs/importing-votes.md)" if self.invalid == "keep" else
                     "skipped: not imported")
-            text += f" {count} record(s) flagged {reason} ({ANOMALIES.get(reason, reason)}): {done} (--invalid)."
+            text += " Flagged: " + "; ".join(f"{count} record(s) {reason} ({ANOMALIES.get(reason, reason)})"
+                                             for reason, count in self.flagged) + f": {done} (--invalid {self.invalid})."
         return text
 
 

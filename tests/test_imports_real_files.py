@@ -107,7 +107,7 @@ def test_a_peer_arenas_log_with_a_self_battle_imports_and_rates_as_its_board_did
     log = peer_log(env / "clean_battle_t2i.json")
     out = run(capsys, "import-votes", str(log), "--format", "fastchat", "--source", "peer", "--quiet")
     assert "Imported 2000 of 2000 votes (2000 records)" in out
-    assert "1 record(s) flagged self_battle (model_a and model_b are the same model): kept, flagged" in out
+    assert "Flagged: 1 record(s) self_battle (model_a and model_b are the same model): kept, flagged" in out
     battles = pd.DataFrame(json.loads(log.read_text()))
     # the "all votes" board counts the self-battle as FastChat's fit does
     ours = board(capsys, "--source", "peer", "--protocol", "fastchat-2023")

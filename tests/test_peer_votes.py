@@ -97,7 +97,7 @@ def test_genai_bench_votes_and_images_import_and_judges_are_scored_against_them(
     path = write_parquet(env / "genai_bench.parquet", genai_bench_rows(), GENAI_SCHEMA)
     out = run(capsys, "import-votes", str(path), "--format", "genai-bench", "--quiet")
     assert "Imported 13 of 13 votes (13 records)" in out
-    assert "1 record(s) flagged self_battle (model_a and model_b are the same model): kept, flagged" in out
+    assert "Flagged: 1 record(s) self_battle (model_a and model_b are the same model): kept, flagged" in out
     assert "26 images imported with their prompts, rendered for battles" in out
     db = connect(env / "arena.db")
     assert db.execute("SELECT count(*) FROM prompts WHERE suite = 'genai-bench'").fetchone()[0] == len(PROMPTS)
@@ -159,7 +159,7 @@ def test_pick_a_pic_votes_flag_what_pickscore_keeps_and_stream_without_images(en
     out = run(capsys, "import-votes", str(path), "--format", "pick-a-pic", "--no-images", "--quiet")
     assert "Imported 6 of 6 votes (6 records)" in out and "images imported" not in out
     for reason in ("self_battle", "identical_images", "no_label"):
-        assert f"1 record(s) flagged {reason}" in out
+        assert f"1 record(s) {reason} (" in out
     db = connect(env / "arena.db")
     assert db.execute("SELECT count(*) FROM images").fetchone()[0] == 0
     rows = db.execute("SELECT original_id, outcome, voter, voted_at, flag FROM imported_votes ORDER BY id").fetchall()

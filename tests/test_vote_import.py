@@ -145,7 +145,7 @@ def test_a_self_battle_is_kept_flagged_skipped_or_refused_as_asked(tmp_path, dat
         skipped.summary()
     kept = import_votes(db, log, "fastchat")  # FastChat's own pipeline keeps the record: the format's default
     assert (kept.votes, kept.added, kept.invalid) == (3, 3, "keep")
-    assert "1 record(s) flagged self_battle (model_a and model_b are the same model): kept, flagged" in kept.summary()
+    assert "Flagged: 1 record(s) self_battle (model_a and model_b are the same model): kept, flagged" in kept.summary()
     assert db.execute("SELECT original_id, flag FROM imported_votes WHERE source = 'fastchat' ORDER BY id").fetchall() \
         == [("q1", ""), ("q2", "self_battle"), ("q3", "")]
 

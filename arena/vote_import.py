@@ -1,6 +1,8 @@
-"""Importing another arena's votes: ``python -m arena import-votes FILE --format fastchat|taxonomy|csv``.
+"""Importing another arena's votes: ``python -m arena import-votes FILE --format
+fastchat|taxonomy|csv|genai-bench|pick-a-pic``.
 
-Three formats, one declaration each in :data:`VOTE_FORMATS` (a reader yielding one :class:`VoteRecord` per vote):
+Five formats, one declaration each in :data:`VOTE_FORMATS` (a reader yielding one :class:`VoteRecord` per vote; the
+two parquet formats of peers' published preferences, with their images, are in :mod:`arena.peer_votes`):
 
 ``fastchat``
     FastChat's ``clean_battle`` records, as a JSON array (FastChat, GenAI-Arena, WildVision, and this arena's own
@@ -12,7 +14,7 @@ Three formats, one declaration each in :data:`VOTE_FORMATS` (a reader yielding o
     other field
     (``language``, ``turn``, ``category``, ...) is kept: the vote's ``record`` is the record's JSON as in the file.
 ``taxonomy``
-    The taxonomy paper's labelled battles (CSV): ``id, subset, wordnet_id, core_synset, model_a, model_b,
+    The taxonomy paper's labelled battles (CSV): ``[id,] subset, wordnet_id, core_synset, model_a, model_b,
     result_human_def, result_human_nodef, result_gpt_def, result_gpt_nodef``. Each labelled result column is one
     vote, codes 0 = A better, 1 = B better, 2 = tie, 3 = both bad (empty: not labelled): ``human`` columns by the
     voter ``taxonomy-paper:human`` (human), ``gpt`` columns by ``taxonomy-paper:gpt-4`` (judge); ``_def`` is the
@@ -26,11 +28,18 @@ Three formats, one declaration each in :data:`VOTE_FORMATS` (a reader yielding o
     (``human`` | ``judge``), ``anonymous`` (true / false), ``prompt``, ``suite``, ``subset``, ``variant``,
     ``item_key``. Other columns are kept in the vote's ``record``.
 
-Model names go through the optional alias file (``--aliases``: a CSV with columns ``alias,model`` or a JSON object
-``{"alias": "model"}``) onto the arena's models; a name still unknown becomes a new model (source ``imported``) and
-the summary lists it. Every record is checked; the first bad one stops the import with the file, the record number
-and the field, and nothing is written (:mod:`datamodel.imported_votes` stages the votes first). The file streams: a
-JSON array is decoded one record at a time, so memory does not grow with the log; a progress bar follows the bytes.
+Model names go through a preset's alias map (``--preset``; the taxonomy format's is ``taxonomy-paper``'s, the
+authors' hub-folder names) and the optional alias file (``--aliases``: a CSV with columns ``alias,model`` or a JSON
+object ``{"alias": "model"}``) onto the arena's models; a name still unknown becomes a new model (source
+``imported``) and the summary lists it. Every record is checked; the first bad one stops the import with the file,
+the record number and the field, and nothing is written (:mod:`datamodel.imported_votes` stages the votes first).
+The file streams: a JSON array is decoded one record at a time, so memory does not grow with the log; a progress bar
+follows the bytes.
+
+A record a real file holds that is not a clean vote (:data:`ANOMALIES`: a model against itself, ...) is what
+``--invalid`` decides: kept with its reason in ``imported_votes.flag`` (the default of a format whose source kept
+it), skipped, or refused; the summary counts each reason, and each rating protocol treats a flagged vote as its
+source's code did (:attr:`ratings.protocols.base.RatingProtocol.flagged_rule`).
 """
 
 from __future__ import annotations

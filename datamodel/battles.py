@@ -110,6 +110,16 @@ def battle_pair(db: sqlite_utils.Database, media_token: str) -> tuple[ShownImage
 
 
 
+def _both_images_of(model_ids) -> tuple[str, list]:
+    """The SQL condition (on images ``l`` and ``r``) that both images are of ``model_ids`` (None: any), and its
+    parameters."""
+    if model_ids is None:
+        return "", []
+    model_ids = list(model_ids)
+    marks = ",".join("?" * len(model_ids)) or "NULL"
+    return f"AND l.model_id IN ({marks}) AND r.model_id IN ({marks})", [*model_ids, *model_ids]
+
+
 def imported_human_battles(db: sqlite_utils.Database, *, suite: str | None = None, subset: str | None = None,
                            variant: str | None = None, model_ids=None) -> list[tuple]:
     """The imported human votes whose file carried the two images (:mod:`arena.vote_images`), in import order, as
@@ -118,12 +128,8 @@ def imported_human_battles(db: sqlite_utils.Database, *, suite: str | None = Non
     from datamodel.catalog import prompt_clause
 
     where, params = prompt_clause(suite, subset, variant)
-    models_clause = ""
-    if model_ids is not None:
-        model_ids = list(model_ids)
-        marks = ",".join("?" * len(model_ids)) or "NULL"
-        models_clause = f"AND l.model_id IN ({marks}) AND r.model_id IN ({marks})"
-        params += [*model_ids, *model_ids]
+    models_clause, model_params = _both_images_of(model_ids)
+    params += model_params
     return db.execute(
         f"""
         SELECT 'imported:' || iv.source || ':' || iv.id, l.prompt_id, p.text, l.id, l.media_hash, l.media_ext,
@@ -145,12 +151,8 @@ def voted_human_battles(db: sqlite_utils.Database, *, suite: str | None = None, 
     from datamodel.catalog import prompt_clause
 
     where, params = prompt_clause(suite, subset, variant)
-    models_clause = ""
-    if model_ids is not None:
-        model_ids = list(model_ids)
-        marks = ",".join("?" * len(model_ids)) or "NULL"
-        models_clause = f"AND l.model_id IN ({marks}) AND r.model_id IN ({marks})"
-        params += [*model_ids, *model_ids]
+    models_clause, model_params = _both_images_of(model_ids)
+    params += model_params
     return db.execute(
         f"""
         SELECT b.id, b.prompt_id, p.text, l.id, l.media_hash, l.media_ext, l.width, l.height,

@@ -20,6 +20,7 @@ import pytest
 
 from arena.commands import main as arena
 from datamodel.connection import connect
+from support.arena import empty_arena_env
 
 DATA = Path(__file__).parent / "data" / "taxonomy"
 PUBLIC = DATA / "public_battles.csv"
@@ -32,10 +33,7 @@ PAPER_NAMES = {"SD1.5", "SDXL", "SDXL-turbo", "Kandinsky3", "Playground", "Openj
 
 @pytest.fixture
 def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("ARENA_DB", str(tmp_path / "arena.db"))
-    monkeypatch.setenv("ARENA_MEDIA_DIR", str(tmp_path / "media"))
-    monkeypatch.setenv("ARENA_DEMO", "false")
-    return tmp_path
+    return empty_arena_env(monkeypatch, tmp_path)
 
 
 def run(capsys, *argv: str, command=arena) -> str:

@@ -150,6 +150,24 @@ def test_a_self_battle_is_kept_flagged_skipped_or_refused_as_asked(tmp_path, dat
         == [("q1", ""), ("q2", "self_battle"), ("q3", "")]
 
 
+def test_a_file_with_its_images_stores_them_with_the_votes_in_one_transaction(tmp_path, database_url):
+    """GenAI-Bench's parquet file with its images (tests/support/peer_files.py): the prompts, images and votes are
+    written together; importing it again adds nothing, not even an image."""
+    from datamodel.media import MediaStore
+    from support.peer_files import GENAI_SCHEMA, PROMPTS, genai_bench_rows, write_parquet
+
+    db = connect(database_url)
+    media = MediaStore(tmp_path / "media")
+    path = write_parquet(tmp_path / "genai.parquet", genai_bench_rows(), GENAI_SCHEMA)
+    first = import_votes(db, path, "genai-bench", media=media)
+    assert (first.added, first.images, first.flagged) == (13, 26, (("self_battle", 1),))
+    rows = db.execute("SELECT count(*), count(DISTINCT left_image_id), count(prompt_id) FROM imported_votes").fetchone()
+    assert tuple(rows) == (13, 13, 13)
+    assert db.execute("SELECT count(*) FROM prompts WHERE suite = 'genai-bench'").fetchone()[0] == len(PROMPTS)
+    again = import_votes(db, path, "genai-bench", media=media)
+    assert (again.added, db.execute("SELECT count(*) FROM images").fetchone()[0]) == (0, 26)
+
+
 def test_broken_json_is_refused_with_its_line(tmp_path, database_url):
     db = connect(database_url)
     text = json.dumps([battle(1), battle(2)], indent=1)

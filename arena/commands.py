@@ -70,10 +70,13 @@ def cmd_import_images(args, settings) -> int:
 
 def cmd_import_votes(args, settings) -> int:
     from arena.vote_import import import_votes
+    from datamodel.renditions import Renditions
 
-    db, _ = _open(settings)
+    db, media = _open(settings)
     result = import_votes(db, args.file, args.format, source=args.source, aliases=args.aliases,
-                          progress=not args.quiet)
+                          progress=not args.quiet, invalid=args.invalid,
+                          preset="" if args.preset == "none" else args.preset, media=media,
+                          renditions=Renditions.from_settings(media, settings), images=not args.no_images)
     print(result.summary())
     return 0
 
@@ -252,11 +255,12 @@ def cmd_report(args, settings) -> int:
 
     db, _ = _open(settings)
     report = make_report(db, args.benchmark, preset=get_preset(args.preset) if args.preset else None,
-                         settings=settings, compare_published=args.compare_published)
-    text = render(report, args.format)
+                         settings=settings, compare_published=args.compare_published, source=args.source)
+    form = "json" if args.json else args.format
+    text = render(report, form)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
-        print(f"Wrote {report.title} ({len(report.tables)} tables, {args.format}) to {args.output}")
+        print(f"Wrote {report.title} ({len(report.tables)} tables, {form}) to {args.output}")
     else:
         print(text, end="")
     return 0
@@ -300,15 +304,29 @@ def build_parser() -> argparse.ArgumentParser:
                                                      "labels, CSV); see docs/importing-votes.md")
     votes.add_argument("file", help="the vote log: a FastChat clean_battle JSON (array or lines), the taxonomy "
                                     "paper's labelled battles (CSV) or a CSV of votes")
-    votes.add_argument("--format", required=True, choices=["fastchat", "taxonomy", "csv"],
-                       help="fastchat: model_a, model_b, winner, judge, anony, tstamp records; taxonomy: id, subset, "
+    votes.add_argument("--format", required=True,
+                       choices=["fastchat", "taxonomy", "csv", "genai-bench", "pick-a-pic"],
+                       help="fastchat: model_a, model_b, winner, judge, anony, tstamp records; taxonomy: [id,] subset, "
                             "wordnet_id, core_synset, model_a, model_b, result_{human,gpt}_{def,nodef} (codes 0-3); "
                             "csv: model_a, model_b, outcome, voter, time (+ id, voter_kind, anonymous, prompt, suite, "
-                            "subset, variant, item_key)")
+                            "subset, variant, item_key); genai-bench: GenAI-Bench's image_generation parquet (prompt, "
+                            "left_model, left_image, right_model, right_image, vote_type); pick-a-pic: Pick-a-Pic v2 "
+                            "parquet (caption, jpg_0, jpg_1, model_0, model_1, label_0, label_1, user_id, ...)")
     votes.add_argument("--source", help="the name the votes are filed under, which the leaderboard's --source "
                                         "picks (default: the format's name)")
     votes.add_argument("--aliases", help="CSV (columns alias,model) or JSON object mapping the file's model names "
-                                         "onto the arena's models")
+                                         "onto the arena's models (it wins over the preset's map)")
+    votes.add_argument("--preset", metavar="NAME",
+                       help="map model names with this published preset's alias map (default: the format's preset, "
+                            "taxonomy-paper for --format taxonomy: the authors' hub-folder names onto the registry's "
+                            "models); none: no preset map")
+    votes.add_argument("--invalid", choices=["keep", "skip", "refuse"],
+                       help="an anomalous record (a model against itself, ...): keep it, flagged with its reason; skip "
+                            "it; or refuse the file (default: what the format's source did: keep for fastchat and "
+                            "taxonomy, refuse for csv); the summary counts each reason")
+    votes.add_argument("--no-images", action="store_true",
+                       help="genai-bench, pick-a-pic: import the votes only, not the images the file carries (by "
+                            "default they are imported and rendered, so the battles can be shown and judged)")
     votes.add_argument("--quiet", action="store_true", help="no progress bar")
     votes.set_defaults(handler=cmd_import_votes)
     renditions = commands.add_parser(
@@ -397,8 +415,11 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("benchmark", help="the report, e.g. taxonomy")
     report.add_argument("--preset", metavar="NAME",
                         help="the protocol the tables follow (default: the report's published preset)")
-    report.add_argument("--format", choices=["markdown", "csv", "latex"], default="markdown",
+    report.add_argument("--format", choices=["markdown", "csv", "latex", "json"], default="markdown",
                         help="output format (default markdown)")
+    report.add_argument("--json", action="store_true", help="print the report as JSON (the same as --format json)")
+    report.add_argument("--source", help="rate only these votes, as the leaderboard's --source: arena (this arena's "
+                                         "own) or an import source (default: every vote, imported ones included)")
     report.add_argument("--compare-published", action="store_true",
                         help="print the paper's own value beside each cell")
     report.add_argument("--output", "-o", help="write to this file instead of printing")

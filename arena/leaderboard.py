@@ -136,6 +136,7 @@ class Leaderboard:
     sources: dict[str, int] = field(default_factory=dict)  # votes per source (arena, then each import source)
     metric_slice: str = "every prompt"  # which prompts the metric columns cover (they follow suite, subset, variant)
     directions: dict[str, str] = field(default_factory=dict)  # metric column: higher | lower | none, where recorded
+    flagged: dict[str, int] = field(default_factory=dict)  # imported votes flagged, per reason (self_battle, ...)
 
 
 def format_ci(row: pd.Series) -> str:
@@ -239,9 +240,16 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
     if options.until is not None:
         arrays = arrays.take(arrays.time <= options.until)
     judge = pick_judge(db, arrays, options.judge)
-    human, judged = arrays.take(arrays.human), arrays.take(arrays.judge(judge))
+    # flagged votes (a self-battle, ...) go to the protocol, which treats them as its source did; every other
+    # statistic reads the clean votes only
+    flagged = arrays.flag_counts()
+    vote_totals = {"human": int(arrays.human.sum()), "judge": int((~arrays.human).sum())}
+    sources = source_counts(arrays)
+    strategies = np.bincount(arrays.strategy, minlength=len(arrays.strategies))
     fits = {kind: fit_table(protocol.rate(part.encoded(), min_votes=options.min_votes))
-            for kind, part in (("human", human), ("judge", judged))}
+            for kind, part in (("human", arrays.take(arrays.human)), ("judge", arrays.take(arrays.judge(judge))))}
+    arrays = arrays.take(~arrays.flagged)
+    human, judged = arrays.take(arrays.human), arrays.take(arrays.judge(judge))
     models = sorted_model_names(db)
     table = _rating_columns(models, fits)
     metrics = model_metric_table(db, suite=options.suite, subset=options.subset, variant=options.variant)
@@ -254,14 +262,13 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
     counts = arrays.counts()
     seen = (counts.sum(axis=(1, 2)) + counts.sum(axis=(0, 2))) > 0
     outcomes = _outcome_counts(arrays)
-    strategies = np.bincount(arrays.strategy, minlength=len(arrays.strategies))
     return Leaderboard(
         table=table,
         fits=fits,
         models=tuple(m for m, keep in zip(arrays.models, seen) if keep),
         counts=counts[np.ix_(seen, seen)],
         outcomes=outcomes,
-        votes={"human": len(human), "judge": int((~arrays.human).sum())},
+        votes=vote_totals,
         correlations=_correlations(table, metric_columns, list(metrics.attrs.get("lower_is_better", []))),
         agreement=agreement_summary(paired_confusion(human.battle_keys(), human.oriented_outcomes(),
                                                      judged.battle_keys(), judged.oriented_outcomes())),
@@ -273,11 +280,12 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
         judge_chosen=options.judge is not None,
         judges=judge_vote_counts(arrays),
         protocol=protocol.name,
-        sources=source_counts(arrays),
+        sources=sources,
         metric_slice=", ".join(part for part in (f"suite {suite_title(options.suite)}" if options.suite else "",
                                                  metrics.attrs.get("slice", "")) if part and part != "every prompt")
         or "every prompt",
         directions=directions,
+        flagged=flagged,
     )
 
 
@@ -336,17 +344,27 @@ def sources_text(board: Leaderboard, options: LeaderboardOptions) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
+def flagged_text(board: Leaderboard, options: LeaderboardOptions) -> str:
+    """What the protocol did with the imported votes an import flagged ("" when there are none)."""
+    if not board.flagged:
+        return ""
+    reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(board.flagged.items()))
+    return (f" {plural(sum(board.flagged.values()), 'imported vote')} flagged ({reasons}): "
+            f"{rating_protocol(options).flagged_rule}; the other statistics leave them out.")
+
+
 def protocol_text(board: Leaderboard, options: LeaderboardOptions) -> str:
     """What fitted the ratings: today's sentence for the arena protocol, the protocol's choices for another."""
     if board.protocol == DEFAULT_PROTOCOL:
         return (f"Bradley–Terry ELO (400 per 10× odds, mean 1000{prior_text(options.prior_sd)}), ties and both-bad: "
-                f"{options.tie_policy}, 95% CIs from {options.rounds} bootstrap rounds (seed {options.seed}).")
+                f"{options.tie_policy}, 95% CIs from {options.rounds} bootstrap rounds (seed {options.seed})."
+                + flagged_text(board, options))
     protocol = rating_protocol(options)
     choices = protocol.choices()
     anchor = choices["anchor"] if not options.anchor else f"{options.anchor} (asked for)"
     return (f"Rating protocol {protocol.name} ({protocol.title}): ties: {choices['ties']}; penalty: "
             f"{choices['penalty']}; scale: {choices['scale']}; anchor: {anchor}; 95% intervals: "
-            f"{choices['bootstrap']}; rounding: {choices['rounding']}.")
+            f"{choices['bootstrap']}; rounding: {choices['rounding']}." + flagged_text(board, options))
 
 
 def summary_text(board: Leaderboard, options: LeaderboardOptions) -> str:

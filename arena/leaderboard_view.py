@@ -315,6 +315,7 @@ def leaderboard_json(board: Leaderboard, options: LeaderboardOptions) -> dict:
                               for k, v in protocol.settings().items()},
         "filters": {**filters, "anonymous_only": options.anonymous_only, "include_excluded": options.include_excluded},
         "votes": board.votes, "sources": board.sources, "judge": board.judge,
+        "flagged": board.flagged, "flagged_rule": protocol.flagged_rule,
         "models": fit_records(board.fits["human"]), "judge_models": fit_records(board.fits["judge"]),
     }
 

@@ -31,6 +31,8 @@ def _open(settings):
 def _print_counts(db, result) -> None:
     print(f"{len(result.ids)} prompts written ({result.inserted} new, {result.updated} updated, "
           f"{result.unchanged} unchanged)")
+    for note in result.notes:
+        print(f"note: {note}")
     suites = set(suites_of(db, result.ids))
     _print_summary([row for row in suites_summary(db) if row["suite"] in suites])
 

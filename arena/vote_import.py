@@ -1,6 +1,8 @@
-"""Importing another arena's votes: ``python -m arena import-votes FILE --format fastchat|taxonomy|csv``.
+"""Importing another arena's votes: ``python -m arena import-votes FILE --format
+fastchat|taxonomy|csv|genai-bench|pick-a-pic``.
 
-Three formats, one declaration each in :data:`VOTE_FORMATS` (a reader yielding one :class:`VoteRecord` per vote):
+Five formats, one declaration each in :data:`VOTE_FORMATS` (a reader yielding one :class:`VoteRecord` per vote; the
+two parquet formats of peers' published preferences, with their images, are in :mod:`arena.peer_votes`):
 
 ``fastchat``
     FastChat's ``clean_battle`` records, as a JSON array (FastChat, GenAI-Arena, WildVision, and this arena's own
@@ -12,7 +14,7 @@ Three formats, one declaration each in :data:`VOTE_FORMATS` (a reader yielding o
     other field
     (``language``, ``turn``, ``category``, ...) is kept: the vote's ``record`` is the record's JSON as in the file.
 ``taxonomy``
-    The taxonomy paper's labelled battles (CSV): ``id, subset, wordnet_id, core_synset, model_a, model_b,
+    The taxonomy paper's labelled battles (CSV): ``[id,] subset, wordnet_id, core_synset, model_a, model_b,
     result_human_def, result_human_nodef, result_gpt_def, result_gpt_nodef``. Each labelled result column is one
     vote, codes 0 = A better, 1 = B better, 2 = tie, 3 = both bad (empty: not labelled): ``human`` columns by the
     voter ``taxonomy-paper:human`` (human), ``gpt`` columns by ``taxonomy-paper:gpt-4`` (judge); ``_def`` is the
@@ -26,11 +28,18 @@ Three formats, one declaration each in :data:`VOTE_FORMATS` (a reader yielding o
     (``human`` | ``judge``), ``anonymous`` (true / false), ``prompt``, ``suite``, ``subset``, ``variant``,
     ``item_key``. Other columns are kept in the vote's ``record``.
 
-Model names go through the optional alias file (``--aliases``: a CSV with columns ``alias,model`` or a JSON object
-``{"alias": "model"}``) onto the arena's models; a name still unknown becomes a new model (source ``imported``) and
-the summary lists it. Every record is checked; the first bad one stops the import with the file, the record number
-and the field, and nothing is written (:mod:`datamodel.imported_votes` stages the votes first). The file streams: a
-JSON array is decoded one record at a time, so memory does not grow with the log; a progress bar follows the bytes.
+Model names go through a preset's alias map (``--preset``; the taxonomy format's is ``taxonomy-paper``'s, the
+authors' hub-folder names) and the optional alias file (``--aliases``: a CSV with columns ``alias,model`` or a JSON
+object ``{"alias": "model"}``) onto the arena's models; a name still unknown becomes a new model (source
+``imported``) and the summary lists it. Every record is checked; the first bad one stops the import with the file,
+the record number and the field, and nothing is written (:mod:`datamodel.imported_votes` stages the votes first).
+The file streams: a JSON array is decoded one record at a time, so memory does not grow with the log; a progress bar
+follows the bytes.
+
+A record a real file holds that is not a clean vote (:data:`ANOMALIES`: a model against itself, ...) is what
+``--invalid`` decides: kept with its reason in ``imported_votes.flag`` (the default of a format whose source kept
+it), skipped, or refused; the summary counts each reason, and each rating protocol treats a flagged vote as its
+source's code did (:attr:`ratings.protocols.base.RatingProtocol.flagged_rule`).
 """
 
 from __future__ import annotations
@@ -59,7 +68,7 @@ TAXONOMY_SUBSETS = {"appendix": "Easy", "leafs_and_no_leafs": "Hyponymy", "predi
                     "simple_triplet_2parent": "Synset-Mixing", "appendix_llama": "P-Easy",
                     "leafs_and_no_leafs_llama": "P-Hypo", "predict_hypernym_llama": "P-Hyper",
                     "simple_triplet_2parent_llama": "P-Mix"}
-TAXONOMY_COLUMNS = ("id", "subset", "wordnet_id", "core_synset", "model_a", "model_b")
+TAXONOMY_COLUMNS = ("subset", "wordnet_id", "core_synset", "model_a", "model_b")  # and ``id`` when the file has one
 TAXONOMY_LABELS = {  # result column -> (voter, voter kind, prompt variant)
     "result_human_def": ("taxonomy-paper:human", "human", "with_definition"),
     "result_human_nodef": ("taxonomy-paper:human", "human", "without_definition"),
@@ -67,6 +76,14 @@ TAXONOMY_LABELS = {  # result column -> (voter, voter kind, prompt variant)
     "result_gpt_nodef": ("taxonomy-paper:gpt-4", "judge", "without_definition"),
 }
 CSV_REQUIRED = ("model_a", "model_b", "outcome", "voter", "time")
+# What an import may find in a real file that is not a clean vote: reason -> what it is. A format flags a record with
+# its reason; --invalid decides (keep: stored with the flag; skip: left out, counted; refuse: the import stops).
+ANOMALIES = {
+    "self_battle": "model_a and model_b are the same model",
+    "identical_images": "the two images are the same (Pick-a-Pic's are_different is false)",
+    "no_label": "no preference was recorded (Pick-a-Pic's has_label is false): stored as a tie",
+}
+INVALID_CHOICES = ("keep", "skip", "refuse")
 CSV_OPTIONAL = ("id", "voter_kind", "anonymous", "prompt", "suite", "subset", "variant", "item_key")
 VOTER_KINDS = ("human", "judge")
 
@@ -94,6 +111,8 @@ class VoteRecord(NamedTuple):
     item_key: str = ""
     prompt: str = ""
     record: str = "{}"  # JSON: the record as in its file (FastChat), or its other columns (CSV)
+    flag: str = ""  # why the record is anomalous (a key of ANOMALIES), "" when it is not
+    images: tuple[bytes, bytes] | None = None  # the two images as shown (A, B), when the file carries them
 
 
 @dataclass(frozen=True)
@@ -107,6 +126,10 @@ class VoteImport:
     added: int  # votes added; the others were imported before
     new_models: tuple[str, ...]
     earlier: ImportRecord | None  # an earlier import of the same file into the source, if any
+    flagged: tuple[tuple[str, int], ...] = ()  # (reason, records) of the anomalous records found
+    invalid: str = "keep"  # what was done with them: kept (flagged), skipped, or (refuse) none was found
+    aliases_from: str = ""  # where the alias map came from ("preset taxonomy-paper", a file), if any
+    images: int = 0  # images the file carried that were imported (checked, stripped of metadata, stored)
 
     def summary(self) -> str:
         text = (f"Imported {self.added} of {self.votes} votes ({self.records} records) from {self.file} into source "
@@ -121,6 +144,17 @@ class VoteImport:
             shown = ", ".join(self.new_models[:20]) + (", ..." if len(self.new_models) > 20 else "")
             text += (f" {len(self.new_models)} model names were new to the arena and were added: {shown} "
                      "(map names onto the arena's models with --aliases).")
+        if self.aliases_from:
+            text += f" Model names mapped with the aliases of {self.aliases_from}."
+        if self.images:
+            text += (f" {self.images} images imported with their prompts, rendered for battles: the imported battles "
+                     "can be shown and judged (python -m judges pairwise --source human).")
+        if self.flagged:
+            done = ("kept, flagged (the arena protocol leaves them out; each published protocol counts them as its "
+                    "source's code did: docs/importing-votes.md)" if self.invalid == "keep" else
+                    "skipped: not imported")
+            text += " Flagged: " + "; ".join(f"{count} record(s) {reason} ({ANOMALIES.get(reason, reason)})"
+                                             for reason, count in self.flagged) + f": {done} (--invalid {self.invalid})."
         return text
 
 
@@ -259,9 +293,9 @@ def _kind(path: Path, where: str, value: object) -> str:
 
 
 def _checked(path: Path, where: str, vote: VoteRecord) -> VoteRecord:
-    if vote.model_a == vote.model_b:
-        raise _fail(path, where, f"model_a and model_b are both {vote.model_a!r}: a model cannot battle itself; "
-                                 "drop the record")
+    """The vote, flagged ``self_battle`` when its two sides are one model (the import's --invalid decides)."""
+    if vote.model_a == vote.model_b and not vote.flag:
+        return vote._replace(flag="self_battle")
     return vote
 
 
@@ -289,14 +323,11 @@ def read_fastchat(path: Path, progress: Callable[[int], None] | None = None) -> 
         else:
             battle_key = question
         model_a, model_b = _text(path, number, record, "model_a"), _text(path, number, record, "model_b")
-        if model_a == model_b:
-            raise _fail(path, f"record {number}", f"model_a and model_b are both {model_a!r}: a model cannot battle "
-                                                  "itself; drop the record")
         optional = [_text(path, number, record, field, required=False) if field in record else ""
                     for field in ("suite", "subset", "variant", "item_key", "prompt")]
         yield VoteRecord(number, question, battle_key, model_a, model_b, FASTCHAT_WINNERS[winner],
                          _text(path, number, record, "judge", required=False), kind or "human", tstamp, anony,
-                         *optional, text)
+                         *optional, text, "self_battle" if model_a == model_b else "")
 
 
 def _csv_rows(path: Path, required: tuple[str, ...], what: str,
@@ -343,17 +374,17 @@ def _code(path: Path, where: str, column: str, value: str) -> str | None:
 
 def read_taxonomy(path: Path, progress: Callable[[int], None] | None = None) -> Iterator[VoteRecord]:
     for number, row in _csv_rows(path, (*TAXONOMY_COLUMNS, *TAXONOMY_LABELS), "taxonomy", progress):
-        where = f"row {number}"
+        where = f"row {number}"  # a file without an id column (the authors' own) names its battles by row
         subset_name = (row["subset"] or "").strip()
         if subset_name not in TAXONOMY_SUBSETS:
             raise _fail(path, where, f"column 'subset' is {subset_name[:40]!r}: use one of "
                                      f"{', '.join(TAXONOMY_SUBSETS)}")
-        battle = (row["id"] or "").strip() or f"row {number}"
+        battle = (row.get("id") or "").strip() or f"row {number}"
         model_a, model_b = (row[c].strip() for c in ("model_a", "model_b"))
         for column in ("model_a", "model_b", "wordnet_id"):
             if not (row[column] or "").strip():
                 raise _fail(path, where, f"column {column!r} is empty; every battle needs it")
-        rest = {key: value for key, value in row.items() if key not in (*TAXONOMY_COLUMNS, *TAXONOMY_LABELS)}
+        rest = {key: value for key, value in row.items() if key not in ("id", *TAXONOMY_COLUMNS, *TAXONOMY_LABELS)}
         rest["core_synset"] = row["core_synset"]
         rest["taxonomy_subset"] = subset_name
         for column, (voter, kind, variant) in TAXONOMY_LABELS.items():
@@ -394,10 +425,48 @@ def read_csv(path: Path, progress: Callable[[int], None] | None = None) -> Itera
         ))
 
 
-# Each format: one declaration (name: reader(path, progress) -> VoteRecords in file order).
-VOTE_FORMATS: dict[str, Callable[..., Iterator[VoteRecord]]] = {
-    "fastchat": read_fastchat, "taxonomy": read_taxonomy, "csv": read_csv,
-}
+@dataclass(frozen=True)
+class VoteFormat:
+    """One vote format: ``read(path, progress)`` yields its :class:`VoteRecord` s in file order; ``invalid`` is what
+    its source's own pipeline did with an anomalous record (the default of ``--invalid``: ``keep`` when the source
+    kept and counted it, ``refuse`` when nothing says it should be there); ``preset`` names the published preset
+    whose alias map (``votes.aliases``) applies by default."""
+
+    name: str
+    read: Callable[..., Iterator[VoteRecord]] | str  # or "module:function", imported when first read
+    invalid: str = "keep"
+    preset: str | None = None
+    why: str = ""  # why that default, for the docs and --help
+    images: bool = False  # its records carry the two images (the reader takes ``images=``)
+
+    def reader(self) -> Callable[..., Iterator[VoteRecord]]:
+        if callable(self.read):
+            return self.read
+        import importlib
+
+        module, _, name = self.read.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    def __call__(self, path: Path, progress: Callable[[int], None] | None = None, *,
+                 images: bool = True) -> Iterator[VoteRecord]:
+        if self.images:
+            return self.reader()(path, progress, images=images)
+        return self.reader()(path, progress)
+
+
+# Each format: one declaration.
+VOTE_FORMATS: dict[str, VoteFormat] = {form.name: form for form in (
+    VoteFormat("fastchat", read_fastchat, "keep",
+               why="FastChat's clean_battle_data.py keeps a battle of a model with itself and its published boards "
+                   "count it"),
+    VoteFormat("taxonomy", read_taxonomy, "keep", preset="taxonomy-paper",
+               why="the authors' subset_elo.py rates every row of the file"),
+    VoteFormat("csv", read_csv, "refuse", why="a generic layout: nothing says an anomalous row belongs there"),
+    VoteFormat("genai-bench", "arena.peer_votes:read_genai_bench", "keep", images=True,
+               why="GenAI-Bench publishes every record and scores judges on all of them"),
+    VoteFormat("pick-a-pic", "arena.peer_votes:read_pick_a_pic", "keep", images=True,
+               why="PickScore's training code keeps them (keep_only_different and keep_only_with_label are off)"),
+)}
 
 
 # --- aliases and the import ------------------------------------------------------------------------------------
@@ -438,21 +507,67 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _stage_images(path: Path, stage, vote: VoteRecord, model_a: str, model_b: str) -> tuple[str, str]:
+    """Check and stage the two images of ``vote`` (:mod:`arena.vote_images`); their keys for the staged vote."""
+    from arena.vote_images import ImageRefused
+
+    keys = []
+    for side, model, data in (("A", model_a, vote.images[0]), ("B", model_b, vote.images[1])):
+        try:
+            keys.append(stage.add(f"{path}: record {vote.record_no} (image {side})", vote.suite, vote.item_key,
+                                  vote.prompt, model, data))
+        except ImageRefused as error:
+            raise VoteImportError(f"{error}. Nothing was imported.") from None
+    return keys[0], keys[1]
+
+
+def preset_aliases(fmt: str, preset: str | None) -> tuple[dict[str, str], str]:
+    """The alias map of ``preset`` (None: the format's own preset; "" or a preset without one: none) and where it
+    came from ("preset NAME"), for :func:`import_votes`."""
+    name = VOTE_FORMATS[fmt].preset if preset is None else preset
+    if not name:
+        return {}, ""
+    from datamodel.presets import get_preset
+
+    mapping = dict(get_preset(name).get("votes.aliases") or {})
+    return mapping, (f"preset {name}" if mapping else "")
+
+
 def import_votes(db: sqlite_utils.Database, path: str | Path, fmt: str, *, source: str | None = None,
-                 aliases: str | Path | dict[str, str] | None = None, progress: bool = False) -> VoteImport:
+                 aliases: str | Path | dict[str, str] | None = None, progress: bool = False,
+                 invalid: str | None = None, preset: str | None = None, media=None, renditions=None,
+                 images: bool = True) -> VoteImport:
     """Import the votes of ``path`` in format ``fmt`` (module docstring) under ``source`` (default: the format's
     name); all or nothing, and idempotent: votes whose (source, original id) are stored already are not added again.
-    ``progress`` shows a progress bar (tqdm, on standard error)."""
+    ``progress`` shows a progress bar (tqdm, on standard error).
+
+    ``invalid`` (default: the format's, :class:`VoteFormat`) decides an anomalous record (:data:`ANOMALIES`): ``keep``
+    stores it flagged with its reason, ``skip`` leaves it out, ``refuse`` stops the import at the first one, naming
+    the file, record and field; the summary counts each reason. Model names go through ``preset``'s alias map (None:
+    the format's preset, e.g. taxonomy-paper for ``taxonomy``; "": none), then through ``aliases``, which wins.
+
+    A format whose records carry their images (GenAI-Bench, Pick-a-Pic) imports them too when ``media`` (a
+    :class:`datamodel.media.MediaStore`) is given and ``images`` is true (:mod:`arena.vote_images`); ``renditions``
+    then renders them, so battles can show them. Without ``media`` or with ``images`` false only the votes are read
+    (the image columns are not even decoded)."""
     path = Path(path)
     if fmt not in VOTE_FORMATS:
         raise VoteImportError(f"Unknown vote format {fmt!r}: use --format {' | '.join(VOTE_FORMATS)}.")
+    invalid = invalid or VOTE_FORMATS[fmt].invalid
+    if invalid not in INVALID_CHOICES:
+        raise VoteImportError(f"--invalid {invalid!r}: use {' | '.join(INVALID_CHOICES)}.")
     if not path.is_file():
         raise VoteImportError(f"{path}: file not found. Pass the vote log to import.")
     source = (source or fmt).strip()
     if not source or source == "arena":
         raise VoteImportError("--source must name the imported votes, and 'arena' is this arena's own votes: pick "
                               "another name (e.g. genai-arena).")
-    mapping = aliases if isinstance(aliases, dict) else read_aliases(aliases)
+    mapping, aliases_from = preset_aliases(fmt, preset)
+    given = aliases if isinstance(aliases, dict) else read_aliases(aliases)
+    if given:
+        mapping = {**mapping, **given}
+        aliases_from = " and ".join(part for part in (aliases_from, "the alias file" if not isinstance(aliases, dict)
+                                                     else "the given aliases") if part)
     sha256 = file_sha256(path)
     from tqdm import tqdm
 
@@ -463,22 +578,45 @@ def import_votes(db: sqlite_utils.Database, path: str | Path, fmt: str, *, sourc
         bar.update(max(0, min(characters, bar.total - bar.n)))
 
     records = votes = 0
+    flagged: dict[str, int] = {}
     id_hashes = array("q")  # 8 bytes per vote: whether any id repeats, without holding the ids
+    with_images = bool(VOTE_FORMATS[fmt].images and images and media is not None)
+    from contextlib import nullcontext
+
     try:
-        with Staging(db) as staging:
+        with Staging(db) as staging, (media.staging() if with_images else nullcontext()) as media_staging:
+            stage = None
+            if with_images:
+                from arena.vote_images import ImageStage
+
+                stage = ImageStage(media, media_staging, source, str(path))
             chunk: list[tuple] = []
             index = staging.model_index
-            for vote in VOTE_FORMATS[fmt](path, advance if progress else None):
+            reading = VOTE_FORMATS[fmt](path, advance if progress else None, images=with_images) \
+                if VOTE_FORMATS[fmt].images else VOTE_FORMATS[fmt](path, advance if progress else None)
+            for vote in reading:
                 records = vote.record_no
+                if vote.flag:
+                    if invalid == "refuse":
+                        raise _fail(path, f"record {vote.record_no}", f"{ANOMALIES.get(vote.flag, vote.flag)} "
+                                    f"(model_a {vote.model_a!r}, model_b {vote.model_b!r}; {vote.flag}); keep it "
+                                    "flagged with --invalid keep, leave it out with --invalid skip, or drop the "
+                                    "record")
+                    flagged[vote.flag] = flagged.get(vote.flag, 0) + 1
+                    if invalid == "skip":
+                        continue
                 votes += 1
                 record_id = vote.record_id or f"record {vote.record_no}"
                 id_hashes.append(hash(record_id))
                 battle = vote.battle_key or record_id
-                chunk.append((record_id, battle, battle_hash(source, battle),
-                              index(mapping.get(vote.model_a, vote.model_a)),
-                              index(mapping.get(vote.model_b, vote.model_b)), vote.outcome, vote.voter,
-                              vote.voter_kind, vote.voted_at, None if vote.anonymous is None else int(vote.anonymous),
-                              vote.suite, vote.subset, vote.variant, vote.item_key, vote.prompt, vote.record))
+                model_a, model_b = mapping.get(vote.model_a, vote.model_a), mapping.get(vote.model_b, vote.model_b)
+                shown = ("", "")
+                if stage is not None and vote.images is not None:
+                    shown = _stage_images(path, stage, vote, model_a, model_b)
+                chunk.append((record_id, battle, battle_hash(source, battle), index(model_a), index(model_b),
+                              vote.outcome, vote.voter, vote.voter_kind, vote.voted_at,
+                              None if vote.anonymous is None else int(vote.anonymous), vote.suite, vote.subset,
+                              vote.variant, vote.item_key, vote.prompt, vote.record, vote.flag, *shown))
                 if len(chunk) >= CHUNK_VOTES:
                     staging.add(chunk)
                     chunk = []
@@ -491,7 +629,11 @@ def import_votes(db: sqlite_utils.Database, path: str | Path, fmt: str, *, sourc
                 staging.number_repeats()
             earlier = earlier_import(db, source, sha256)
             stored, created = finish_import(db, staging, source=source, fmt=fmt, file=path.name, sha256=sha256,
-                                            records=records, aliases=mapping)
+                                            records=records, aliases=mapping,
+                                            images=stage.write if stage is not None else None)
     finally:
         bar.close()
-    return VoteImport(path.name, source, records, votes, stored.added, tuple(created), earlier)
+    if stage is not None and stage.images and renditions is not None:
+        renditions.render_missing(db)
+    return VoteImport(path.name, source, records, votes, stored.added, tuple(created), earlier,
+                      tuple(sorted(flagged.items())), invalid, aliases_from, len(stage.images) if stage else 0)

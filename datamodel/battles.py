@@ -110,6 +110,39 @@ def battle_pair(db: sqlite_utils.Database, media_token: str) -> tuple[ShownImage
 
 
 
+def _both_images_of(model_ids) -> tuple[str, list]:
+    """The SQL condition (on images ``l`` and ``r``) that both images are of ``model_ids`` (None: any), and its
+    parameters."""
+    if model_ids is None:
+        return "", []
+    model_ids = list(model_ids)
+    marks = ",".join("?" * len(model_ids)) or "NULL"
+    return f"AND l.model_id IN ({marks}) AND r.model_id IN ({marks})", [*model_ids, *model_ids]
+
+
+def imported_human_battles(db: sqlite_utils.Database, *, suite: str | None = None, subset: str | None = None,
+                           variant: str | None = None, model_ids=None) -> list[tuple]:
+    """The imported human votes whose file carried the two images (:mod:`arena.vote_images`), in import order, as
+    :func:`voted_human_battles` gives its rows, with ``imported:<source>:<id>`` (the imported vote's row) in place
+    of the battle id: the same images can be judged and their judges' votes meet the imported one."""
+    from datamodel.catalog import prompt_clause
+
+    where, params = prompt_clause(suite, subset, variant)
+    models_clause, model_params = _both_images_of(model_ids)
+    params += model_params
+    return db.execute(
+        f"""
+        SELECT 'imported:' || iv.source || ':' || iv.id, l.prompt_id, p.text, l.id, l.media_hash, l.media_ext,
+               l.width, l.height, r.id, r.media_hash, r.media_ext, r.width, r.height, p.metadata, p.variant
+        FROM imported_votes iv JOIN images l ON l.id = iv.left_image_id JOIN images r ON r.id = iv.right_image_id
+        JOIN prompts p ON p.id = l.prompt_id
+        WHERE iv.voter_kind = 'human' AND {where} {models_clause}
+        ORDER BY iv.id
+        """,
+        params,
+    ).fetchall()
+
+
 def voted_human_battles(db: sqlite_utils.Database, *, suite: str | None = None, subset: str | None = None,
                         variant: str | None = None, model_ids=None, include_excluded: bool = False) -> list[tuple]:
     """The human battles with a vote (of the selected prompts; both images of ``model_ids`` when given; counted
@@ -118,12 +151,8 @@ def voted_human_battles(db: sqlite_utils.Database, *, suite: str | None = None, 
     from datamodel.catalog import prompt_clause
 
     where, params = prompt_clause(suite, subset, variant)
-    models_clause = ""
-    if model_ids is not None:
-        model_ids = list(model_ids)
-        marks = ",".join("?" * len(model_ids)) or "NULL"
-        models_clause = f"AND l.model_id IN ({marks}) AND r.model_id IN ({marks})"
-        params += [*model_ids, *model_ids]
+    models_clause, model_params = _both_images_of(model_ids)
+    params += model_params
     return db.execute(
         f"""
         SELECT b.id, b.prompt_id, p.text, l.id, l.media_hash, l.media_ext, l.width, l.height,

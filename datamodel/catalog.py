@@ -46,6 +46,7 @@ class PromptImport:
     updated: int = 0
     unchanged: int = 0
     ids: list[int] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the import did beyond writing, e.g. rows it merged
 
 
 def _dumps(value: Any) -> str:
@@ -138,6 +139,19 @@ def add_image(
         return db.execute(
             "SELECT id FROM images WHERE prompt_id = ? AND model_id = ? AND idx = ?", [prompt_id, model_id, idx]
         ).fetchone()[0]
+
+
+def add_image_once(db: sqlite_utils.Database, *, prompt_id: int, model_id: int, stored: StoredImage,
+                   params: dict | None = None) -> tuple[int, bool]:
+    """``model``'s image ``stored`` for ``prompt``: the id of an image of theirs with the same content, else a new
+    row at the next generation index; (id, whether it is new)."""
+    row = db.execute("SELECT id FROM images WHERE prompt_id = ? AND model_id = ? AND media_hash = ? ORDER BY idx "
+                     "LIMIT 1", [prompt_id, model_id, stored.media_hash]).fetchone()
+    if row is not None:
+        return row[0], False
+    idx = db.execute("SELECT coalesce(max(idx) + 1, 0) FROM images WHERE prompt_id = ? AND model_id = ?",
+                     [prompt_id, model_id]).fetchone()[0]
+    return add_image(db, prompt_id=prompt_id, model_id=model_id, stored=stored, idx=idx, params=params), True
 
 
 def prompt_row(db: sqlite_utils.Database, prompt_id: int) -> dict:

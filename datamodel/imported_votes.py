@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import sqlite_utils
@@ -29,11 +30,15 @@ from datamodel.catalog import add_model
 from datamodel.dialect import is_postgres
 
 # one staged vote: (record_id, battle_key, battle_hash, model_a, model_b, outcome, voter, voter_kind, voted_at,
-# anonymous, suite, subset, variant, item_key, prompt, record JSON); model_a / model_b index Staging.names
+# anonymous, suite, subset, variant, item_key, prompt, record JSON, flag, image_a, image_b); model_a / model_b index
+# Staging.names; flag: why the record is anomalous ('' : it is not); image_a / image_b: the keys of the images the
+# file carried for it ('' : none), which finish_import's ``images`` writes and turns into image ids
 STAGED_COLUMNS = ("record_id", "battle_key", "battle_hash", "model_a", "model_b", "outcome", "voter", "voter_kind",
-                  "voted_at", "anonymous", "suite", "subset", "variant", "item_key", "prompt", "record")
+                  "voted_at", "anonymous", "suite", "subset", "variant", "item_key", "prompt", "record", "flag",
+                  "image_a", "image_b")
 STAGING_TABLE = "temp.vote_import_staging"  # SQLite's names; PostgreSQL finds a session's temporary tables by name
 STAGED_MODELS = "temp.vote_import_models"
+STAGED_IMAGES = "temp.vote_import_images"
 
 
 def _temp(db, table: str) -> str:
@@ -53,13 +58,13 @@ class Staging:
         self.db = db
         self.names: dict[str, int] = {}
         self.table = _temp(db, STAGING_TABLE)
-        for table in (STAGING_TABLE, STAGED_MODELS):
+        for table in (STAGING_TABLE, STAGED_MODELS, STAGED_IMAGES):
             db.execute(f"DROP TABLE IF EXISTS {_temp(db, table)}")
         columns = ("record_id TEXT NOT NULL, battle_key TEXT NOT NULL, battle_hash BIGINT NOT NULL, "
                    "model_a INTEGER NOT NULL, model_b INTEGER NOT NULL, outcome TEXT NOT NULL, voter TEXT NOT NULL, "
                    "voter_kind TEXT NOT NULL, voted_at DOUBLE PRECISION, anonymous INTEGER, suite TEXT NOT NULL, "
                    "subset TEXT NOT NULL, variant TEXT NOT NULL, item_key TEXT NOT NULL, prompt TEXT NOT NULL, "
-                   "record TEXT NOT NULL")
+                   "record TEXT NOT NULL, flag TEXT NOT NULL, image_a TEXT NOT NULL, image_b TEXT NOT NULL")
         if is_postgres(db):  # its rowid: the file order, as SQLite's implicit one
             db.execute(f"CREATE TEMP TABLE {self.table} ({columns}, rowid BIGINT GENERATED ALWAYS AS IDENTITY)")
         else:
@@ -112,7 +117,7 @@ class Staging:
         return self
 
     def __exit__(self, *exc) -> None:
-        for table in (STAGING_TABLE, STAGED_MODELS):
+        for table in (STAGING_TABLE, STAGED_MODELS, STAGED_IMAGES):
             self.db.execute(f"DROP TABLE IF EXISTS {_temp(self.db, table)}")
 
 
@@ -146,25 +151,29 @@ def earlier_import(db: sqlite_utils.Database, source: str, sha256: str) -> Impor
 
 def _insert_sql(db) -> str:
     """The staged votes not stored yet (by source and original id), in file order, into ``imported_votes``."""
-    staged, models = _temp(db, STAGING_TABLE), _temp(db, STAGED_MODELS)
+    staged, models, images = _temp(db, STAGING_TABLE), _temp(db, STAGED_MODELS), _temp(db, STAGED_IMAGES)
     return f"""
 INSERT {"" if is_postgres(db) else "OR IGNORE "}INTO imported_votes (import_id, source, original_id, battle_key,
     battle_hash, left_model_id, right_model_id, outcome, voter, voter_kind, voted_at, anonymous, prompt_id, suite,
-    subset, variant, prompt, record)
+    subset, variant, prompt, record, flag, left_image_id, right_image_id)
 SELECT ?, ?, s.record_id, s.battle_key, s.battle_hash, ma.id, mb.id, s.outcome, s.voter, s.voter_kind, s.voted_at,
     s.anonymous,
     CASE WHEN s.item_key != '' THEN (SELECT min(p.id) FROM prompts p WHERE p.suite = s.suite AND p.subset = s.subset
                                      AND p.item_key = s.item_key AND p.variant = s.variant) END,
-    s.suite, s.subset, s.variant, s.prompt, s.record
+    s.suite, s.subset, s.variant, s.prompt, s.record, s.flag, ia.id, ib.id
 FROM {staged} s JOIN {models} ma ON ma.idx = s.model_a JOIN {models} mb ON mb.idx = s.model_b
+LEFT JOIN {images} ia ON ia.key = s.image_a LEFT JOIN {images} ib ON ib.key = s.image_b
 ORDER BY s.rowid{" ON CONFLICT (source, original_id) DO NOTHING" if is_postgres(db) else ""}
 """
 
 
 def finish_import(db: sqlite_utils.Database, staging: Staging, *, source: str, fmt: str, file: str, sha256: str,
-                  records: int, aliases: dict[str, str]) -> tuple[ImportRecord, list[str]]:
+                  records: int, aliases: dict[str, str],
+                  images: Callable[[sqlite_utils.Database, dict[str, int]], dict[str, int]] | None = None,
+                  ) -> tuple[ImportRecord, list[str]]:
     """Write the staged votes (module docstring) in one transaction; return the import's row and the models it
-    created (names no arena model had)."""
+    created (names no arena model had). ``images(db, {model name: id})``, when the file carried images, writes
+    them in the same transaction and returns {staged image key: image id}, which the votes then point at."""
     with db.conn:
         known = {name for name, in db.execute("SELECT name FROM models")}
         created = [name for name in staging.model_names() if name not in known]
@@ -175,6 +184,13 @@ def finish_import(db: sqlite_utils.Database, staging: Staging, *, source: str, f
                    "id BIGINT NOT NULL)")
         db.conn.executemany(f"INSERT INTO {models} (idx, id) SELECT ?, id FROM models WHERE name = ?",
                             [(index, name) for name, index in staging.names.items()])
+        image_table = _temp(db, STAGED_IMAGES)
+        db.execute(f"CREATE {'TEMP ' if is_postgres(db) else ''}TABLE {image_table} (key TEXT PRIMARY KEY, "
+                   "id BIGINT NOT NULL)")
+        if images is not None:
+            ids = dict(db.execute("SELECT name, id FROM models").fetchall())
+            written = images(db, {name: ids[name] for name in staging.names})
+            db.conn.executemany(f"INSERT INTO {image_table} (key, id) VALUES (?, ?)", list(written.items()))
         now = time.time()
         import_id = db.execute(
             "INSERT INTO vote_imports (source, format, file, sha256, records, added, aliases, imported_at) "
@@ -196,3 +212,10 @@ def import_sources(db: sqlite_utils.Database) -> list[str]:
 def imported_vote_count(db: sqlite_utils.Database, source: str | None = None) -> int:
     where, params = ("WHERE source = ?", [source]) if source else ("", [])
     return db.execute(f"SELECT count(*) FROM imported_votes {where}", params).fetchone()[0]
+
+
+def imported_slices(db: sqlite_utils.Database, suite: str, source: str | None = None) -> set[tuple[str, str]]:
+    """The (subset, variant) pairs of the imported votes of ``suite`` (of one ``source``, or every one)."""
+    where, params = ("AND source = ?", [suite, source]) if source else ("", [suite])
+    return {(subset, variant) for subset, variant in db.execute(
+        f"SELECT DISTINCT subset, variant FROM imported_votes WHERE suite = ? {where}", params)}

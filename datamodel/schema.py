@@ -839,6 +839,71 @@ def _open_prompts(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX generations_prompt ON generations (prompt_id)")
 
 
+IMPORTED_VOTE_COLUMNS = (
+    "id", "import_id", "source", "original_id", "battle_key", "battle_hash", "left_model_id", "right_model_id",
+    "outcome", "voter", "voter_kind", "voted_at", "anonymous", "prompt_id", "suite", "subset", "variant", "prompt",
+    "record")
+
+
+def _imported_vote_flags(db: sqlite_utils.Database) -> None:
+    """Imported votes as the files hold them (:mod:`arena.vote_import`): ``imported_votes`` gains
+
+    - ``flag``: why the record is anomalous ('' when it is not), e.g. ``self_battle`` (both sides the same model: a
+      FastChat log keeps such a record, and FastChat's own fit counts it); the check that refused a self-battle goes.
+      Each rating protocol treats a flagged vote as its source's code did; the arena's own leaves it out.
+    - ``left_image_id`` / ``right_image_id``: the images the voter saw, when the file carried them (a GenAI-Bench or
+      Pick-a-Pic file): imported into the images table, so the battle can be shown and judged, and the judges'
+      votes on the same two images meet the imported human vote.
+
+    SQLite cannot drop a check, so the table is copied into a new one; PostgreSQL alters it in place."""
+    if is_postgres(db):
+        for name, in db.execute("SELECT conname FROM pg_constraint WHERE conrelid = 'imported_votes'::regclass AND "
+                                "contype = 'c' AND pg_get_constraintdef(oid) LIKE '%left_model_id <> right_model_id%'"):
+            db.execute(f'ALTER TABLE imported_votes DROP CONSTRAINT "{name}"')
+        db.execute("ALTER TABLE imported_votes ADD COLUMN flag text NOT NULL DEFAULT ''")
+        db.execute("ALTER TABLE imported_votes ADD COLUMN left_image_id bigint REFERENCES images(id)")
+        db.execute("ALTER TABLE imported_votes ADD COLUMN right_image_id bigint REFERENCES images(id)")
+        return
+    db.execute(
+        """
+        CREATE TABLE imported_votes_copy (
+            id INTEGER PRIMARY KEY,
+            import_id INTEGER NOT NULL REFERENCES vote_imports(id),
+            source TEXT NOT NULL,
+            original_id TEXT NOT NULL,               -- the record's id in its file
+            battle_key TEXT NOT NULL,                -- votes on one battle share it
+            battle_hash INTEGER NOT NULL,            -- 64-bit BLAKE2b of source and battle key (read fast)
+            left_model_id INTEGER NOT NULL REFERENCES models(id),   -- shown as A
+            right_model_id INTEGER NOT NULL REFERENCES models(id),  -- shown as B (the same model: a self-battle)
+            outcome TEXT NOT NULL CHECK (outcome IN ('A', 'B', 'tie', 'both_bad')),
+            voter TEXT NOT NULL DEFAULT '',
+            voter_kind TEXT NOT NULL CHECK (voter_kind IN ('human', 'judge')),
+            voted_at REAL,                           -- unix time; NULL: the file has none
+            anonymous INTEGER,                       -- 1: model names hidden until the vote; NULL: unknown
+            prompt_id INTEGER REFERENCES prompts(id),
+            suite TEXT NOT NULL DEFAULT '',
+            subset TEXT NOT NULL DEFAULT '',
+            variant TEXT NOT NULL DEFAULT '',
+            prompt TEXT NOT NULL DEFAULT '',
+            record TEXT NOT NULL DEFAULT '{}',       -- JSON: the record's other fields
+            flag TEXT NOT NULL DEFAULT '',           -- why the record is anomalous ('' : it is not), e.g. self_battle
+            left_image_id INTEGER REFERENCES images(id),   -- the images shown, when the file carried them
+            right_image_id INTEGER REFERENCES images(id),
+            UNIQUE (source, original_id)
+        )"""
+    )
+    columns = ", ".join(IMPORTED_VOTE_COLUMNS)
+    db.execute(f"INSERT INTO imported_votes_copy ({columns}) SELECT {columns} FROM imported_votes ORDER BY id")
+    db.execute("DROP TABLE imported_votes")
+    db.execute("ALTER TABLE imported_votes_copy RENAME TO imported_votes")
+    db.execute("CREATE INDEX imported_votes_import ON imported_votes (import_id)")
+    for event in ("UPDATE", "DELETE"):
+        db.execute(
+            f"CREATE TRIGGER imported_votes_{event.lower()}_version AFTER {event} ON imported_votes "
+            "BEGIN UPDATE data_versions SET version = version + 1 WHERE name = 'votes'; END"
+        )
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -866,6 +931,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _rate_events,
     _shared_web_state,
     _open_prompts,
+    _imported_vote_flags,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

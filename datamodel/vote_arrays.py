@@ -19,8 +19,10 @@ Codes
 Imported votes (:mod:`datamodel.imported_votes`) join the arrays when ``source`` asks for them: an imported human
 vote has voter code 0 (no annotator has that id), an imported judge vote its judge's code, and each imported battle
 two image ids of its own above every real one (so two votes on one imported battle share a battle key and no
-imported vote shares one with the arena's). With imported votes the arrays are in time order (stable: votes without
-a time first, in the order they were imported); the arena's own votes alone stay in vote order.
+imported vote shares one with the arena's), unless the file carried the images: then the vote names the images it
+showed, as the arena's votes do (a judge's vote on the same two images meets it). With imported votes the arrays are in time order (stable: votes without
+a time first, in the order they were imported); the arena's own votes alone stay in vote order. An imported vote an
+import flagged (a self-battle, ...) has ``flag`` > 0, naming its reason in ``flags``.
 """
 
 from __future__ import annotations
@@ -62,6 +64,13 @@ class VoteArrays:
     anonymous: np.ndarray
     source: np.ndarray
     sources: tuple[str, ...] = ()
+    flag: np.ndarray | None = None  # 0: a clean vote; k: flagged with reason flags[k - 1] (imported votes only)
+    flags: tuple[str, ...] = ()
+
+    @property
+    def flagged(self) -> np.ndarray:
+        """The votes an import kept with an anomaly (a self-battle, ...): see :mod:`arena.vote_import`."""
+        return np.zeros(len(self), dtype=bool) if self.flag is None else self.flag > 0
 
     def __len__(self) -> int:
         return len(self.outcome)
@@ -80,8 +89,17 @@ class VoteArrays:
         return self.source == 0
 
     def encoded(self) -> EncodedVotes:
-        """The votes in the vote format of :mod:`ratings` (for :mod:`ratings.protocols`), in this order."""
-        return EncodedVotes(self.models, self.model_a, self.model_b, self.outcome)
+        """The votes in the vote format of :mod:`ratings` (for :mod:`ratings.protocols`), in this order, flagged
+        votes marked (each protocol treats them as its source did)."""
+        return EncodedVotes(self.models, self.model_a, self.model_b, self.outcome,
+                            None if self.flag is None else self.flag > 0)
+
+    def flag_counts(self) -> dict[str, int]:
+        """Votes per flag reason (only reasons with votes)."""
+        if self.flag is None or not len(self.flags):
+            return {}
+        counts = np.bincount(self.flag, minlength=len(self.flags) + 1)[1:]
+        return {name: int(n) for name, n in zip(self.flags, counts) if n}
 
     def judge(self, name: str | None) -> np.ndarray:
         """The votes of judge voter ``name`` (none for None or a judge without votes here)."""
@@ -244,14 +262,20 @@ def _with_imported(db: sqlite_utils.Database, arrays: VoteArrays, model_index: n
             f"ELSE 0 END * {width} + iv.left_model_id) * {width} + iv.right_model_id) * 4 "
             f"+ CASE iv.outcome {outcome_case} END) * {n_subsets} + CASE iv.subset {subset_case or 'WHEN NULL THEN 0'} "
             f"END) * {n_sources} + CASE iv.source {source_case} END) * 2 + coalesce(iv.anonymous, 0)")
-    cursor = db.execute(f"SELECT {code}, coalesce(iv.voted_at, -1e308), iv.battle_hash FROM imported_votes iv{where} "
-                        "ORDER BY iv.id", [*arrays.judges, *arrays.subsets, *sources, *params])
-    layout = np.dtype([("code", np.int64), ("time", np.float64), ("battle", np.int64)])
+    flags = tuple(name for name, in db.execute("SELECT DISTINCT flag FROM imported_votes WHERE flag != '' "
+                                                "ORDER BY flag"))
+    flag_case = " ".join(f"WHEN ? THEN {1 + k}" for k in range(len(flags)))
+    cursor = db.execute(f"SELECT {code}, coalesce(iv.voted_at, -1e308), iv.battle_hash, "
+                        f"CASE iv.flag {flag_case or 'WHEN NULL THEN 0'} ELSE 0 END, coalesce(iv.left_image_id, -1), "
+                        f"coalesce(iv.right_image_id, -1) FROM imported_votes iv{where} ORDER BY iv.id",
+                        [*arrays.judges, *arrays.subsets, *sources, *flags, *params])
+    layout = np.dtype([("code", np.int64), ("time", np.float64), ("battle", np.int64), ("flag", np.int64),
+                       ("left", np.int64), ("right", np.int64)])
     parts = []
     while rows := cursor.fetchmany(_CHUNK):
         parts.append(np.array(rows, dtype=layout))
     if not parts:
-        return replace(arrays, sources=sources)
+        return replace(arrays, sources=sources, flags=flags, flag=np.zeros(len(arrays), dtype=np.int64))
     got = np.concatenate(parts)
     code, time = got["code"], np.where(got["time"] < -1e307, np.nan, got["time"])
     anonymous, code = (code & 1).astype(bool), code >> 1
@@ -262,16 +286,20 @@ def _with_imported(db: sqlite_utils.Database, arrays: VoteArrays, model_index: n
     left, judge = code % width, code // width
     battle, _ = pd.factorize(got["battle"])
     first_image = arrays.image_bound
+    shown = got["left"] >= 0  # the file carried the images: the vote names its battle by them, as the arena's do
     imported = VoteArrays(
         models=arrays.models, judges=arrays.judges, subsets=arrays.subsets, strategies=arrays.strategies,
         image_bound=first_image + 2 * (int(battle.max()) + 1), voter=np.where(judge > 0, -judge, 0),
-        model_a=model_index[left], model_b=model_index[right], outcome=outcome, image_a=first_image + 2 * battle,
-        image_b=first_image + 2 * battle + 1, subset=subset, strategy=np.full(len(got), len(arrays.strategies) - 1),
+        model_a=model_index[left], model_b=model_index[right], outcome=outcome,
+        image_a=np.where(shown, got["left"], first_image + 2 * battle),
+        image_b=np.where(shown, got["right"], first_image + 2 * battle + 1), subset=subset,
+        strategy=np.full(len(got), len(arrays.strategies) - 1),
         excluded=np.zeros(len(got), dtype=bool), time=time, anonymous=anonymous, source=source_index + 1,
-        sources=sources,
+        sources=sources, flag=got["flag"], flags=flags,
     )
+    arrays = replace(arrays, flag=np.zeros(len(arrays), dtype=np.int64))
     every = {f.name: np.concatenate([getattr(arrays, f.name), getattr(imported, f.name)]) for f in fields(VoteArrays)
-             if isinstance(getattr(arrays, f.name), np.ndarray)}
+             if isinstance(getattr(imported, f.name), np.ndarray)}
     order = np.argsort(np.where(np.isnan(every["time"]), -np.inf, every["time"]), kind="stable")
     every = {name: values[order] for name, values in every.items()}
     return replace(imported, **every)

@@ -12,8 +12,9 @@ generator seeded by the run seed and the image id, so a re-run keeps the same ch
 the item's score is the mean over its generations, and a model's accuracy the mean over items (overall and per
 category), stored as metrics in [0, 1] (the paper prints percentages). A pair with a failed fit (API error, refusal,
 neither 1 nor 0) gets no score (``failed_fit="skip"``, the default), or, as the authors' ``evaluate.py`` counts it
-(an answer that is not a number becomes -1, which supports no description), a score with that fit taken as 0
-(``failed_fit="unfit"``, the published protocol); either way the failed fits are stored as judgments with the reason.
+(an answer that is not a number becomes -1, and an image with a -1 supports no description), a score in which that
+image fits neither description, so the pair scores 0 (``failed_fit="unfit"``, the published protocol; case by case in
+tests/test_commonsense_pair_rule.py); either way the failed fits are stored as judgments with the reason.
 
 Results (scorer / judge = the judge name): per image the metric ``commonsense_fit`` (the fit to its own description
 after the random pick; details hold both raw fits); per generation pair a judgment of task ``commonsense_pair``
@@ -52,7 +53,7 @@ from judges.tasks import JudgeJob, JudgeTask, register
 
 SUITE = "commonsense"
 ROLES = ("p1", "p2")
-FAILED_FIT = ("skip", "unfit")  # a pair with a failed fit: no score; or the fit counts as 0 (evaluate.py)
+FAILED_FIT = ("skip", "unfit")  # a pair with a failed fit: no score; or its image fits nothing (evaluate.py)
 TASK = "commonsense_fit"
 PAIR_TASK = "commonsense_pair"
 
@@ -68,6 +69,27 @@ def resolve_fits(fit_own: int, fit_partner: int, rng: random.Random) -> tuple[in
 def pair_score(fit_11: int, fit_22: int, fit_12: int, fit_21: int) -> int:
     """1 iff fit(I1,D1) + fit(I2,D2) - fit(I1,D2) - fit(I2,D1) = 2, else 0."""
     return int(fit_11 + fit_22 - fit_12 - fit_21 == 2)
+
+
+Fits = dict[tuple[int, str], "int | None"]  # (image 1 or 2, description "d1" or "d2") -> the judge's fit (None: failed)
+
+
+def score_pair(raw: Fits, failed_fit: str, rngs: tuple[random.Random, random.Random]) -> tuple[int | None, dict]:
+    """The pair's score from the four raw fits (None: a failed answer) under the ``failed_fit`` rule, and per image
+    (1, 2) its (own, partner, picked at random) fits after the pick; ``rngs`` draw each image's pick.
+
+    ``skip``: a pair with a failed fit scores None. ``unfit`` (evaluate.py): a failed answer is read as -1, and an
+    image with one supports neither description (``tell_supporting_description`` returns 0 for any pair of answers
+    but (1, 0), (0, 1) and (1, 1)), so both its fits count 0 and the pair scores 0."""
+    if any(value is None for value in raw.values()) and failed_fit == "skip":
+        return None, {}
+    resolved = {}
+    for i, own, partner in ((1, "d1", "d2"), (2, "d2", "d1")):
+        if raw[(i, own)] is None or raw[(i, partner)] is None:
+            resolved[i] = (0, 0, False)
+        else:
+            resolved[i] = resolve_fits(raw[(i, own)], raw[(i, partner)], rngs[i - 1])
+    return pair_score(resolved[1][0], resolved[2][0], resolved[1][1], resolved[2][1]), resolved
 
 
 def image_rng(seed: int, image_id: int) -> random.Random:
@@ -167,20 +189,17 @@ async def judge_commonsense(
                 failed = sum(value is None for value in raw.values())
                 if failed:
                     status = "failed"
-                    if failed_fit == "skip":
-                        continue
-                    raw = {key: 0 if value is None else value for key, value in raw.items()}
-                resolved = {}
+                score, resolved = score_pair(raw, failed_fit, (image_rng(seed, first.image_id),
+                                                               image_rng(seed, second.image_id)))
+                if score is None:
+                    continue
                 for i, image, own, partner in ((1, first, "d1", "d2"), (2, second, "d2", "d1")):
-                    f_own, f_partner, picked = resolve_fits(raw[(i, own)], raw[(i, partner)],
-                                                            image_rng(seed, image.image_id))
-                    resolved[i] = (f_own, f_partner)
+                    f_own, f_partner, picked = resolved[i]
                     write_metrics(db, [MetricRow(
                         model_id=image.model_id, image_id=image.image_id, suite=image.suite, subset=image.subset,
                         name="commonsense_fit", value=f_own, scorer=judge, scorer_version=version,
                         details={"fit_own": raw[(i, own)], "fit_partner": raw[(i, partner)],
                                  "picked_at_random": picked, "fit_partner_after_pick": f_partner})])
-                score = pair_score(resolved[1][0], resolved[2][0], resolved[1][1], resolved[2][1])
                 save_judgment(db, Judgment(
                     judge, PAIR_TASK, f"pair:{first.image_id}:{second.image_id}", "ok",
                     verdict={"score": score, "item": f"{first.subset}/{first.item_key}", "category": category_of(first),
@@ -258,7 +277,8 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the 'fits both: pick one' draws (default 0)")
     parser.add_argument("--failed-fit", choices=FAILED_FIT, default="skip",
                         help="a fit the judge could not give (an API error, an answer neither 1 nor 0): skip its pair "
-                             "(default), or count it as 0, not fitting, as the authors' evaluate.py does (unfit)")
+                             "(default), or, as the authors' evaluate.py does (unfit), let its image fit neither "
+                             "description, so the pair scores 0")
 
 
 async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:

@@ -130,8 +130,11 @@ def compare_judges(db: sqlite_utils.Database, options: CompareOptions = CompareO
             raise ValueError(f"No suite {options.suite!r} in this arena (it has {', '.join(suites) or 'none'}); "
                              "pick one of those with --suite or leave the option out.")
         suites = [options.suite]
-    arrays = read_vote_arrays(db)  # once: each suite and subset is a mask of it
-    arrays = arrays.take(~arrays.excluded)
+    # once: each suite and subset is a mask of it. Every vote, the imported ones too: a peer's human votes on images
+    # the file carried (GenAI-Bench, Pick-a-Pic) meet the judges' votes on the same two images; flagged records (a
+    # self-battle, ...) are left out, as from the arena's own fit
+    arrays = read_vote_arrays(db, source=None)
+    arrays = arrays.take(~arrays.excluded & ~arrays.flagged)
     suite_of_vote = _image_suites(db, suites, arrays.image_bound)[arrays.image_a]
     rows = []
     if options.suite is None:

@@ -34,7 +34,7 @@ from typing import Sequence
 
 import sqlite_utils
 
-from datamodel.battles import Pairing, voted_human_battles
+from datamodel.battles import Pairing, imported_human_battles, voted_human_battles
 
 from sampling.draws import serve_battle
 from datamodel.votes import record_vote
@@ -166,17 +166,21 @@ def concept_prompt(plan: "PlannedBattle") -> str:
 
 def plan_human(db: sqlite_utils.Database, media, selection: Selection,
                include_excluded: bool = False) -> list[PlannedBattle]:
-    """The human battles with a vote (within ``selection``), oldest first, each as a battle for the judge."""
+    """The human battles with a vote (within ``selection``), oldest first, then the imported human votes whose file
+    carried their images (GenAI-Bench, Pick-a-Pic), each as a battle for the judge."""
     ids = model_ids(db, selection.models)
     rows = voted_human_battles(db, suite=selection.suite, subset=selection.subset, variant=selection.variant,
                                model_ids=ids.values() if selection.models else None,
                                include_excluded=include_excluded)
+    imported = imported_human_battles(db, suite=selection.suite, subset=selection.subset,
+                                      variant=selection.variant, model_ids=ids.values() if selection.models else None)
     return [
         PlannedBattle(f"human:{row[0]}", Pairing(row[1], row[3], row[8]), row[2],
                       ImageInput.from_media(media, row[4], row[5], row[6], row[7]),
-                      ImageInput.from_media(media, row[9], row[10], row[11], row[12]), source_battle_id=row[0],
+                      ImageInput.from_media(media, row[9], row[10], row[11], row[12]),
+                      source_battle_id=None if row[0].startswith("imported:") else row[0],
                       metadata=json.loads(row[13] or "{}"), variant=row[14])
-        for row in rows
+        for row in [*rows, *imported]
     ]
 
 

@@ -40,12 +40,22 @@ SLICE_COLUMNS: tuple[str, ...] = ("suite", "subset", "variant", "category", "vot
 
 @dataclass(frozen=True)
 class EncodedVotes:
-    """Votes as integer arrays: ``model_a[k]``, ``model_b[k]`` index into ``models``; ``outcome[k]`` into OUTCOMES."""
+    """Votes as integer arrays: ``model_a[k]``, ``model_b[k]`` index into ``models``; ``outcome[k]`` into OUTCOMES.
+
+    ``flagged[k]`` (None: no vote is) marks a vote an import kept with an anomaly (:mod:`arena.vote_import`: a
+    self-battle, ``model_a[k] == model_b[k]``, or a record its source's file marks); each rating protocol treats
+    flagged votes as its source's code did (:attr:`ratings.protocols.base.RatingProtocol.flagged_rule`)."""
 
     models: tuple[str, ...]
     model_a: np.ndarray
     model_b: np.ndarray
     outcome: np.ndarray
+    flagged: np.ndarray | None = None
+
+    def flagged_mask(self) -> np.ndarray:
+        """Votes flagged, or self-battles (a self-battle is an anomaly whether or not an import flagged it)."""
+        mask = np.asarray(self.model_a) == np.asarray(self.model_b)
+        return mask if self.flagged is None else mask | np.asarray(self.flagged, dtype=bool)
 
     @property
     def n_models(self) -> int:
@@ -90,8 +100,12 @@ def _factorize_outcomes(values: pd.Series) -> np.ndarray:
     return table[codes]
 
 
-def encode_votes(votes: pd.DataFrame, models: Sequence[str] | None = None) -> EncodedVotes:
-    """Map model names to indices (sorted names unless ``models`` fixes the order) and outcomes to codes 0..3."""
+def encode_votes(votes: pd.DataFrame, models: Sequence[str] | None = None, *,
+                 self_battles: bool = False) -> EncodedVotes:
+    """Map model names to indices (sorted names unless ``models`` fixes the order) and outcomes to codes 0..3.
+
+    A vote of a model against itself is refused unless ``self_battles`` (a rating protocol treats one as its source
+    did); a ``flag`` column (non-empty text: the vote is anomalous) becomes :attr:`EncodedVotes.flagged`."""
     check_votes(votes)
     codes_a, uniques_a = pd.factorize(votes["model_a"], use_na_sentinel=True)
     codes_b, uniques_b = pd.factorize(votes["model_b"], use_na_sentinel=True)
@@ -111,14 +125,17 @@ def encode_votes(votes: pd.DataFrame, models: Sequence[str] | None = None) -> En
     model_a = map_a[codes_a] if len(codes_a) else np.zeros(0, dtype=np.intp)
     model_b = map_b[codes_b] if len(codes_b) else np.zeros(0, dtype=np.intp)
     same = model_a == model_b
-    if same.any():
+    if same.any() and not self_battles:
         row = votes.index[np.flatnonzero(same)[0]]
         raise ValueError(
             f"{int(same.sum())} vote(s) compare a model with itself (first at index {row!r}, model "
             f"{models[model_a[same][0]]!r}); a self-battle says nothing about ratings: drop those rows."
         )
     outcome = _factorize_outcomes(votes["outcome"]) if len(votes) else np.zeros(0, dtype=np.int8)
-    return EncodedVotes(tuple(models), model_a, model_b, outcome)
+    flagged = None
+    if "flag" in votes.columns:
+        flagged = votes["flag"].fillna("").astype(str).str.len().to_numpy() > 0
+    return EncodedVotes(tuple(models), model_a, model_b, outcome, flagged)
 
 
 def count_tensor(model_a: np.ndarray, model_b: np.ndarray, outcome: np.ndarray, n_models: int) -> np.ndarray:

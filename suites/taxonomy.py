@@ -434,6 +434,10 @@ PUBLISHED_SUBSETS: Mapping[str, str] = {
 }
 BENCH_COLUMNS = ("wordnet_id", "core_lemma", "definition", "hypernym_synsets", "cohyponym_synsets", "subset")
 PUBLISHED_FILE = "main_bench.csv"
+# a labelled file's columns about its battle, not its concept: left out of the concept's metadata
+BATTLE_COLUMNS = ("id", "model_a", "model_b", "result_human_def", "result_human_nodef", "result_gpt_def",
+                  "result_gpt_nodef", "result")
+REPEATS = ("keep", "skip", "refuse")  # a row repeating an earlier row's concept: merged and noted, merged, refused
 
 
 def published_subset(value: str, where: str) -> str:
@@ -460,7 +464,7 @@ def synset_list(text: str, where: str, column: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in value if item.strip())
 
 
-def load_benchmark(path: str | Path) -> list[PromptSpec]:
+def load_benchmark(path: str | Path, repeated: str = "keep") -> list[PromptSpec]:
     """The prompts of the authors' benchmark file (``main_bench.csv``: wordnet_id, core_lemma, definition,
     hypernym_synsets, cohyponym_synsets, subset; other columns, e.g. ``core_synset``, kept in the metadata).
 
@@ -468,28 +472,79 @@ def load_benchmark(path: str | Path) -> list[PromptSpec]:
     the prompts are ``An image of <core_lemma, underscores as spaces> (<definition>)`` and the same without the
     parenthesis (BIGT dataset_sampler.py). The metadata keep ``core_lemma`` as written (the CLIP metrics read it so),
     ``wordnet_id`` and ``published`` (the file's name), which mark the concepts as the published ones. A bad row
-    stops the import with its line; nothing is written.
+    stops the import with its line; nothing is written. :func:`load_benchmark_rows` says what it merged.
     """
+    return load_benchmark_rows(path, repeated)[0]
+
+
+def load_benchmark_rows(path: str | Path, repeated: str = "keep") -> tuple[list[PromptSpec], list[str]]:
+    """:func:`load_benchmark`'s prompts and notes on what it merged.
+
+    The authors' files repeat concepts: a (subset, wordnet_id) battled again, with the same texts, when FLUX was
+    added (the paper's "3,370 items / 20 concepts (32 dataset entities)"; 130 of the public rows). A repeated row is
+    one concept with the same prompts: ``keep`` merges it into the first row's concept and lists its line in the
+    metadata (``repeated_rows``), ``skip`` merges it without a trace, ``refuse`` stops the import at it. A repeat
+    whose concept differs (another lemma, definition, synset lists) stops the import whatever ``repeated`` says,
+    naming both lines. A labelled file's battle columns (id, model_a, model_b, result_*) are not the concept's and are
+    left out of the metadata.
+    """
+    if repeated not in REPEATS:
+        raise SuiteError(f"--invalid {repeated!r}: use {' | '.join(REPEATS)}.")
     rows = read_table(path, list(BENCH_COLUMNS[:3]) + ["subset"])
-    concepts = []
+    concepts: dict[tuple[str, str], tuple[int, Concept]] = {}
+    merged: dict[tuple[str, str], list[int]] = {}
     for line, row in rows:
         where = f"{path}:{line}"
         lemma = row["core_lemma"]
         synset = text_field(row, "core_synset", where) or text_field(row, "synset", where)
         extra = {key: value for key, value in row.items()
-                 if key and key not in BENCH_COLUMNS and key not in ("core_synset", "synset") and value not in (None, "")}
-        concepts.append((line, Concept(
+                 if key and key not in BENCH_COLUMNS and key not in ("core_synset", "synset") and value not in (None, "")
+                 and key not in BATTLE_COLUMNS and not key.startswith("Unnamed")}
+        concept = Concept(
             lemma=lemma.replace("_", " "), definition=row["definition"], subset=published_subset(row["subset"], where),
             synset=synset, key=row["wordnet_id"],
             hypernyms=synset_list(text_field(row, "hypernym_synsets", where), where, "hypernym_synsets"),
             cohyponyms=synset_list(text_field(row, "cohyponym_synsets", where), where, "cohyponym_synsets"),
             extra={**extra, "core_lemma": lemma, "wordnet_id": row["wordnet_id"], "published": Path(path).name,
-                   "published_subset": row["subset"]})))
-    return [spec for line, concept in concepts for spec in concept_specs(concept, source=f"{path}:{line}")]
+                   "published_subset": row["subset"]})
+        key = (concept.subset, concept.key)
+        if key not in concepts:
+            concepts[key] = (line, concept)
+            continue
+        first_line, first = concepts[key]
+        named = f"{where}: subset {row['subset']}, wordnet_id {row['wordnet_id']}"
+        differs = next((name for name, mine, theirs in (
+            ("core_lemma", concept.lemma, first.lemma), ("definition", concept.definition, first.definition),
+            ("core_synset", concept.synset, first.synset), ("hypernym_synsets", concept.hypernyms, first.hypernyms),
+            ("cohyponym_synsets", concept.cohyponyms, first.cohyponyms)) if mine != theirs), None)
+        if differs:
+            raise SuiteError(f"{named} repeats the concept of line {first_line} with another {differs}. One concept "
+                             "has one text: keep one of the two rows, or give one another wordnet_id.")
+        if repeated == "refuse":
+            raise SuiteError(f"{named} repeats the concept first at line {first_line}. --invalid keep merges a "
+                             "repeated concept into the first (the authors' files repeat concepts), skip merges it "
+                             "unnoted; or remove the row.")
+        merged.setdefault(key, []).append(line)
+    specs = []
+    for key, (line, concept) in concepts.items():
+        if repeated == "keep" and key in merged:
+            concept = replace(concept, extra={**concept.extra, "repeated_rows": merged[key]})
+        specs += concept_specs(concept, source=f"{path}:{line}")
+    notes = []
+    if merged:
+        repeats = sum(len(lines) for lines in merged.values())
+        notes.append(f"{repeats} rows repeat a concept of an earlier row (subset and wordnet_id): merged into it, one "
+                     f"concept with the same prompts ({len(merged)} concepts"
+                     + ("; their repeated rows are listed in the metadata, repeated_rows" if repeated == "keep" else "")
+                     + ").")
+    return specs, notes
 
 
-def import_benchmark(db: sqlite_utils.Database, path: str | Path) -> PromptImport:
-    return write_specs(db, load_benchmark(path))
+def import_benchmark(db: sqlite_utils.Database, path: str | Path, repeated: str = "keep") -> PromptImport:
+    specs, notes = load_benchmark_rows(path, repeated)
+    result = write_specs(db, specs)
+    result.notes.extend(notes)
+    return result
 
 
 def reconstructed_subsets(db: sqlite_utils.Database) -> list[str]:
@@ -509,7 +564,14 @@ def _notes(db: sqlite_utils.Database) -> list[str]:
 
 
 def _import_benchmark(db: sqlite_utils.Database, args, context: ImportContext) -> PromptImport:
-    return import_benchmark(db, args.path)
+    return import_benchmark(db, args.path, args.invalid)
+
+
+def _benchmark_arguments(parser) -> None:
+    parser.add_argument("--invalid", choices=REPEATS, default="keep",
+                        help="a row repeating an earlier row's concept (subset and wordnet_id), as the authors' files "
+                             "do: merge it into that concept and list it in the metadata (keep, the default), merge it "
+                             "(skip), or refuse the file")
 
 
 # --- the suite's declaration ---------------------------------------------------------------------------------------
@@ -580,7 +642,7 @@ register(Suite(
                           run=_import_predicted, add_arguments=_predicted_arguments),
              ImportFormat("taxonomy-bench", "the taxonomy paper's published benchmark, main_bench.csv (wordnet_id, "
                           "core_lemma, definition, hypernym_synsets, cohyponym_synsets, subset)",
-                          run=_import_benchmark)),
+                          run=_import_benchmark, add_arguments=_benchmark_arguments)),
     builders=(Builder("easy", "taxonomy Easy subset: root synsets and their direct hyponyms",
                       add_arguments=_easy_arguments, run=_build_easy),
               Builder("random", "taxonomy random split: Hypernymy, Hyponymy, Synset-Mixing nodes",

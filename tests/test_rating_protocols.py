@@ -230,6 +230,77 @@ def test_online_elo_matches_fastchat_compute_elo_and_its_bootstrap():
     assert np.abs(ratings_of(backwards).reindex(table.index) - table["rating"]).max() > 0.5
 
 
+def with_self_battles(votes: pd.DataFrame, rows: dict[int, tuple[str, str]]) -> pd.DataFrame:
+    """``votes`` with row k replaced by a battle of a model against itself (model, outcome)."""
+    votes = votes.copy()
+    for k, (model, outcome) in rows.items():
+        votes.loc[k, ["model_a", "model_b", "outcome"]] = [model, model, outcome]
+    return votes
+
+
+SELF_BATTLES = {3: ("beta", "A"), 40: ("gamma", "B"), 41: ("beta", "tie"), 77: ("delta", "both_bad")}
+
+
+@pytest.mark.parametrize("name,options", [("fastchat-2023", {}), ("taxonomy-paper", {"C": np.inf, "tol": 1e-8})])
+def test_duplicated_table_protocols_rate_a_self_battle_as_the_design_matrix_leaves_it(name, options):
+    """compute_elo_mle_with_tie (and subset_elo.py) write X[i, a] = +ln 10, then X[i, b] = −ln 10: a self-battle's
+    row keeps only −ln 10. The reference builds that matrix and fits it with scikit-learn, bootstrap included."""
+    votes = with_self_battles(battle_log(400, seed=3, names=["alpha", "beta", "gamma", "delta", "eps"]), SELF_BATTLES)
+    fit = lambda battles: sklearn_duplicated_fit(battles, **options)  # noqa: E731
+    table = get_protocol(name, rounds=30).rate_frame(votes).set_index("model")
+    exact = get_protocol(name, rounds=30).fit(encode_votes(votes, self_battles=True))
+    models = list(encode_votes(votes, self_battles=True).models)
+    boot = pandas_bootstrap(votes, fit, rounds=30)
+    reference = {"rating": fit(votes), "lower": boot.quantile(0.025), "upper": boot.quantile(0.975)}
+    if name == "taxonomy-paper":
+        reference.update(lower=pd.Series({m: np.percentile(boot[m], 2.5) for m in boot}),
+                         upper=pd.Series({m: np.percentile(boot[m], 97.5) for m in boot}))
+    # Without a penalty (taxonomy-paper) a round that draws a self-battle's one-sided rows and too few of the
+    # opposite ones has no finite optimum: every rating drifts together, and scikit-learn and the protocol both stop
+    # at lbfgs's 100th iteration, a fraction of a point apart. The full fit is finite and equal to 0.01.
+    bound_tolerance = 0.01 if name == "fastchat-2023" else 0.25
+    for column, values in (("rating", exact.rating), ("lower", exact.lower), ("upper", exact.upper)):
+        tolerance = 0.01 if column == "rating" else bound_tolerance
+        assert np.abs(pd.Series(values, index=models) - reference[column].reindex(models)).max() < tolerance, column
+    # the self-battles matter: leaving them out moves the ratings by more than the tolerance
+    kept = votes[votes["model_a"] != votes["model_b"]]
+    assert np.abs(fit(kept).reindex(models) - fit(votes).reindex(models)).max() > 0.01
+    assert table.loc["beta", "votes"] == (votes[["model_a", "model_b"]] == "beta").any(axis=1).sum() - 2
+    assert table.loc["beta", "fit_votes"] == (votes[["model_a", "model_b"]] == "beta").any(axis=1).sum()
+
+
+def test_fastchat_2024_and_online_elo_rate_self_battles_as_their_code_does():
+    names = ["mixtral-8x7b-instruct-v0.1", "gpt-4", "claude-2", "beta", "gamma", "delta"]
+    votes = with_self_battles(battle_log(500, seed=11, names=names), SELF_BATTLES)
+    rating, lower, upper = fastchat_2024_reference(votes)
+    table = get_protocol("fastchat-2024").rate_frame(votes).set_index("model")
+    for column, reference in (("rating", rating), ("lower", lower), ("upper", upper)):
+        assert np.abs(table[column] - reference.reindex(table.index)).max() < 0.01, column
+    online = get_protocol("online-elo", rounds=20).rate_frame(votes).set_index("model")
+    assert np.abs(online["rating"] - pd.Series(fastchat_online_elo(votes)).reindex(online.index)).max() < 0.01
+    boot = pandas_bootstrap(votes, fastchat_online_elo, rounds=20)
+    assert np.abs(online["lower"] - boot.quantile(0.025).reindex(online.index)).max() < 0.01
+
+
+def test_the_arena_protocol_leaves_flagged_votes_and_self_battles_out():
+    votes = battle_log(300, seed=6, names=["alpha", "beta", "gamma", "delta"])
+    flagged = with_self_battles(votes, {5: ("beta", "A"), 6: ("gamma", "tie")})
+    flagged["flag"] = ""
+    flagged.loc[[9, 10], "flag"] = "identical_images"
+    clean = flagged[(flagged["flag"] == "") & (flagged["model_a"] != flagged["model_b"])]
+    arena = get_protocol("arena", rounds=50)
+    with_flags = arena.rate_frame(flagged).set_index("model")
+    without = arena.rate_frame(clean.drop(columns="flag")).set_index("model")
+    pd.testing.assert_frame_equal(with_flags[["rating", "lower", "upper", "fit_votes"]],
+                                  without[["rating", "lower", "upper", "fit_votes"]])
+    # the published protocols count a flagged record that is not a self-battle like any vote
+    fastchat = get_protocol("fastchat-2023", rounds=0)
+    unflagged = flagged.drop(columns="flag")
+    pd.testing.assert_series_equal(ratings_of(fastchat.rate_frame(flagged)), ratings_of(fastchat.rate_frame(unflagged)))
+    with pytest.raises(ValueError, match="compare a model with itself"):
+        encode_votes(unflagged)  # outside a protocol a self-battle is still refused
+
+
 @pytest.mark.parametrize("tie_policy", ["drop", "half", "half_ties_drop_both_bad"])
 def test_arena_protocol_gives_the_leaderboards_numbers_unchanged(tie_policy):
     votes = battle_log(500, seed=2, names=["m1", "m2", "m3", "m4", "m5", "m6"])

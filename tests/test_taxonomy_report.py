@@ -184,8 +184,9 @@ def test_the_header_says_which_protocol_and_which_data_made_it(fake_run):
     assert "- Protocol: preset taxonomy-paper (published protocol)" in text
     assert "subsets Easy built from WordNet by this project: a reconstruction, not the published concepts" in text
     assert "demo-tiny-dit 4 (diffusers, preset taxonomy-paper)" in text and "retrieval 48 (imported, imported)" in text
-    assert re.search(r"Votes: \d+ human votes; judge votes: 48 from gpt-judge-single-order:gpt-4o-mini@\w{8}, the "
-                     r"preset's judge", text)
+    assert re.search(r"Votes: \d+ human votes with the definition, \d+ without; judge votes: 48 from "
+                     r"gpt-judge-single-order:gpt-4o-mini@\w{8}, the preset's judge \(source every source: arena \d+\)",
+                     text)
     assert "Ratings: protocol taxonomy-paper" in text and "clipscore_lemma by open_clip:open-clip-tiny" in text
     assert "reward by stand-in:open_clip:open-clip-tiny:lemma-prompt" in text
 

@@ -117,7 +117,6 @@ def test_a_second_import_adds_nothing_and_says_so(tmp_path, database_url):
 @pytest.mark.parametrize("records,where,what", [
     ([battle(1), battle(2), {"model_a": "x", "model_b": "y", "tstamp": 3}], "record 3", "field 'winner' is null"),
     ([battle(1), battle(2, winner="left")], "record 2", "field 'winner' is \"left\""),
-    ([battle(1), battle(2, a="flux", b="flux")], "record 2", "cannot battle itself"),
     ([battle(1), battle(2, tstamp="yesterday")], "record 2", "field 'tstamp' is 'yesterday'"),
     ([battle(1), battle(2, anony="maybe")], "record 2", "field 'anony' is 'maybe'"),
     ([battle(1), battle(2, model_b="")], "record 2", "field 'model_b' is missing or empty"),
@@ -131,6 +130,42 @@ def test_a_malformed_record_stops_the_import_naming_file_record_and_field(tmp_pa
     message = str(error.value)
     assert str(log) in message and where in message and what in message and "Nothing was imported" in message
     assert counts(db) == before  # no vote, no import row, no model
+
+
+def test_a_self_battle_is_kept_flagged_skipped_or_refused_as_asked(tmp_path, database_url):
+    db = connect(database_url)
+    log = fastchat_file(tmp_path / "log.json", [battle(1), battle(2, a="flux", b="flux"), battle(3)])
+    with pytest.raises(VoteImportError) as error:
+        import_votes(db, log, "fastchat", invalid="refuse")
+    assert all(part in str(error.value) for part in (str(log), "record 2", "the same model", "'flux'",
+                                                     "--invalid keep", "Nothing was imported"))
+    assert counts(db) == (0, 0, 0)
+    skipped = import_votes(db, log, "fastchat", invalid="skip", source="skipped")
+    assert (skipped.votes, skipped.flagged) == (2, (("self_battle", 1),)) and "skipped: not imported" in \
+        skipped.summary()
+    kept = import_votes(db, log, "fastchat")  # FastChat's own pipeline keeps the record: the format's default
+    assert (kept.votes, kept.added, kept.invalid) == (3, 3, "keep")
+    assert "Flagged: 1 record(s) self_battle (model_a and model_b are the same model): kept, flagged" in kept.summary()
+    assert db.execute("SELECT original_id, flag FROM imported_votes WHERE source = 'fastchat' ORDER BY id").fetchall() \
+        == [("q1", ""), ("q2", "self_battle"), ("q3", "")]
+
+
+def test_a_file_with_its_images_stores_them_with_the_votes_in_one_transaction(tmp_path, database_url):
+    """GenAI-Bench's parquet file with its images (tests/support/peer_files.py): the prompts, images and votes are
+    written together; importing it again adds nothing, not even an image."""
+    from datamodel.media import MediaStore
+    from support.peer_files import GENAI_SCHEMA, PROMPTS, genai_bench_rows, write_parquet
+
+    db = connect(database_url)
+    media = MediaStore(tmp_path / "media")
+    path = write_parquet(tmp_path / "genai.parquet", genai_bench_rows(), GENAI_SCHEMA)
+    first = import_votes(db, path, "genai-bench", media=media)
+    assert (first.added, first.images, first.flagged) == (13, 26, (("self_battle", 1),))
+    rows = db.execute("SELECT count(*), count(DISTINCT left_image_id), count(prompt_id) FROM imported_votes").fetchone()
+    assert tuple(rows) == (13, 13, 13)
+    assert db.execute("SELECT count(*) FROM prompts WHERE suite = 'genai-bench'").fetchone()[0] == len(PROMPTS)
+    again = import_votes(db, path, "genai-bench", media=media)
+    assert (again.added, db.execute("SELECT count(*) FROM images").fetchone()[0]) == (0, 26)
 
 
 def test_broken_json_is_refused_with_its_line(tmp_path, database_url):

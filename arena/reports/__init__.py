@@ -6,7 +6,7 @@ A report is a list of :class:`Table` s. Each table has the paper's number and ti
 giving the reason ("no human votes on P-Mix with the definition", ...), numbered per table. The report's header
 says which preset (protocol) made it and from which data (:attr:`Report.provenance`).
 
-Output: Markdown (default), CSV or LaTeX (:func:`render`). With ``--compare-published`` each cell also prints the
+Output: Markdown (default), CSV, LaTeX or JSON (:func:`render`). With ``--compare-published`` each cell also prints the
 paper's own value for the same table, row and column, read from the paper's published numbers, kept as data in
 ``arena/reports/published/<report>.csv`` (columns ``table, row, column, value``: one printed number per line, as
 the paper prints it, with the table it comes from). Rows the paper has and the database lacks are then listed too,
@@ -59,6 +59,7 @@ class Cell:
     text: str = ""
     value: Any = None
     missing: str = ""
+    paper: str | None = None  # the paper's printed value beside it (``--compare-published``), if any
 
     @classmethod
     def number(cls, value: float | None, template: str = "{:.2f}", reason: str = "no data") -> "Cell":
@@ -139,7 +140,7 @@ class ReportOptions:
 
     preset: Preset
     settings: Any = None
-
+    source: str | None = None  # the votes a report rates: None every vote, "arena" the arena's own, else one import
 
 @dataclass(frozen=True)
 class ReportSpec:
@@ -233,6 +234,31 @@ def read_published(path: str | Path) -> Published:
     return Published(path, values)
 
 
+def paper_number(text: str | None) -> float | None:
+    """The number a paper's printed value starts with ("1125 (+61/-59)" -> 1125.0, "0.55" -> 0.55), else None."""
+    try:
+        return float((text or "").split()[0].rstrip("%"))
+    except (ValueError, IndexError):
+        return None
+
+
+def rank_agreement(rows: list[tuple[str, dict[str, "Cell"]]], columns: list["Column"]) -> dict[str, tuple[float, int]]:
+    """{column key: (Spearman ρ, rows)} between this database's numbers and the paper's, for each column where at
+    least three rows have both (scipy's ``spearmanr``, average ranks for ties)."""
+    from scipy.stats import spearmanr
+
+    found = {}
+    for column in columns:
+        pairs = [(float(cell.value), paper_number(cell.paper)) for _, cells in rows
+                 for cell in [cells.get(column.key)] if cell is not None and not cell.is_missing and cell.paper
+                 and isinstance(cell.value, (int, float)) and not isinstance(cell.value, bool)
+                 and paper_number(cell.paper) is not None]
+        if len(pairs) >= 3 and len({p[0] for p in pairs}) > 1 and len({p[1] for p in pairs}) > 1:
+            rho = spearmanr([p[0] for p in pairs], [p[1] for p in pairs]).statistic
+            found[column.key] = (float(rho), len(pairs))
+    return found
+
+
 def with_published(report: Report, published: Published) -> Report:
     """The report with each cell's text followed by the paper's value, and the paper's rows the report lacks."""
     tables = []
@@ -249,10 +275,15 @@ def with_published(report: Report, published: Published) -> Report:
                 value = paper.get((label, column.key))
                 if value is not None:
                     mine = MISSING if cell.is_missing else cell.text
-                    cell = Cell(f"{mine} (paper {value})", cell.value, cell.missing)
+                    cell = Cell(f"{mine} (paper {value})", cell.value, cell.missing, paper=value)
                 cells[column.key] = cell
             rows.append((label, cells))
         compared = ["Each cell: this database's value, then the paper's (paper ...)."] if paper else []
+        agreement = rank_agreement(rows, table.columns)
+        if agreement:
+            compared.append("Rank agreement with the paper, Spearman ρ over the rows both give, per column: "
+                            + ", ".join(f"{column} {rho:+.2f} ({n} rows)" for column, (rho, n) in agreement.items())
+                            + ".")
         tables.append(Table(table.number, table.title, table.columns, table.row_header, rows, table.notes + compared))
     return Report(report.name, report.title, tables,
                   report.provenance + [f"Published values from {published.path.name}."])
@@ -378,8 +409,35 @@ def render_latex(report: Report) -> str:
     return "\n".join(lines)
 
 
+def render_json(report: Report) -> str:
+    """The report as one JSON object, for scripts: ``{"name", "title", "provenance", "tables": [{"number", "title",
+    "row_header", "columns": [{"key", "label", "group"}], "rows": [{"label", "cells": {key: {"text", "value",
+    "missing", "paper"}}}], "notes"}]}``; a cell's ``value`` is the number behind it (null when missing), ``paper``
+    the paper's printed value (with ``--compare-published``)."""
+    import json
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        if hasattr(value, "item"):  # a numpy number
+            value = value.item()
+        return None if isinstance(value, float) and value != value else value
+
+    tables = []
+    for table in report.tables:
+        rows = [{"label": label, "cells": {column.key: {
+            "text": cell.text, "value": plain(cell.value), "missing": cell.missing or None, "paper": cell.paper}
+            for column in table.columns for cell in [cells.get(column.key, Cell.absent("no data"))]}}
+            for label, cells in table.rows]
+        tables.append({"number": table.number, "title": table.title, "row_header": table.row_header,
+                       "columns": [{"key": c.key, "label": c.heading, "group": c.group} for c in table.columns],
+                       "rows": rows, "notes": table.notes})
+    return json.dumps({"name": report.name, "title": report.title, "provenance": report.provenance,
+                       "tables": tables}, indent=1, ensure_ascii=False) + "\n"
+
+
 RENDERERS: dict[str, Callable[[Report], str]] = {"markdown": render_markdown, "csv": render_csv,
-                                                 "latex": render_latex}
+                                                 "latex": render_latex, "json": render_json}
 
 
 def render(report: Report, form: str = "markdown") -> str:
@@ -389,14 +447,14 @@ def render(report: Report, form: str = "markdown") -> str:
 
 
 def make_report(db, name: str, *, preset: Preset | None = None, settings: Any = None,
-                compare_published: bool = False) -> Report:
-    """Build report ``name`` (with ``preset``, default the report's own) and, if asked, set the paper's values
-    beside ours."""
+                compare_published: bool = False, source: str | None = None) -> Report:
+    """Build report ``name`` (with ``preset``, default the report's own; the votes of ``source``, default every vote,
+    as the leaderboard reads them) and, if asked, set the paper's values beside ours."""
     from datamodel.presets import get_preset
 
     spec = get_report(name)
     chosen = preset or get_preset(spec.preset)
-    report = spec.build(db, ReportOptions(chosen, settings))
+    report = spec.build(db, ReportOptions(chosen, settings, source))
     report.provenance.insert(0, f"Protocol: preset {chosen.label()}" + (f", {chosen.title}" if chosen.title else ""))
     if compare_published:
         report = with_published(report, read_published(spec.published_path))

@@ -5,8 +5,11 @@ The paper is ../shared/reference/papers/taxonomy-image-generation.txt; its print
 
 - Tables 3-6, ELO of the GPT judge (3, 4) and of the humans (5, 6) with (3, 5) and without (4, 6) the definition, one
   fit per subset with the preset's rating protocol (``taxonomy-paper``: the released ``arena_elo.py``, printed
-  ``score (+up/-down)``). Human votes: every human vote not excluded; judge votes: the preset's judge voter (its
-  model, template version and single order), else the judge voter with the most votes, named in the header.
+  ``score (+up/-down)``). The votes are those the leaderboard reads (:func:`datamodel.vote_arrays.read_vote_arrays`):
+  the arena's own and the imported ones (the paper's labels: ``import-votes --format taxonomy``), or one source's
+  (``--source``), in the order the leaderboard rates them (an import's rows in file order). Human votes: every human
+  vote not excluded; judge votes: the preset's judge voter (its model, template version and single order), else the
+  judge voter with the most votes, named in the header.
 - Table 7, FID and IS on the deduplicated full set with the definition (Table 7's numbers are Table 8's "def"
   columns); Table 8, the full set with and without; Tables 9 and 10, per subset with the definition (their columns
   in the paper's order: Hypo, Hyper, Mix, Easy). Rows written by ``--fid-is-slices paper``.
@@ -37,8 +40,9 @@ import pandas as pd
 from arena.reports import Cell, Column, Report, ReportOptions, ReportSpec, Table, register
 from datamodel.catalog import image_provenance, published_prompt_count, suites_summary
 from datamodel.metrics import image_metric_frame, image_metric_means, model_level_rows, scorer_versions
+from datamodel.imported_votes import import_sources, imported_slices
 from datamodel.presets import Preset
-from datamodel.vote_table import votes_frame
+from datamodel.vote_arrays import VoteArrays, read_vote_arrays
 
 SUITE = "taxonomy"
 WITH, WITHOUT = "with_definition", "without_definition"
@@ -89,7 +93,13 @@ class Sources:
     judge_note: str = ""
     lines: list[str] = field(default_factory=list)
     chosen: dict[str, str] = field(default_factory=dict)  # metric name -> scorer read
-    present: set[tuple[str, str]] = field(default_factory=set)  # (subset, variant) with prompts in the database
+    present: set[tuple[str, str]] = field(default_factory=set)  # (subset, variant) with prompts or imported votes
+    source: str | None = None  # the votes rated: None every vote, "arena" the arena's own, else one import
+
+    def votes(self, db, **filters) -> VoteArrays:
+        """The suite's votes the leaderboard would read with these filters (``variant``, ``subset``), not excluded."""
+        arrays = read_vote_arrays(db, source=self.source, suite=SUITE, **filters)
+        return arrays.take(~arrays.excluded)
 
     def hint(self) -> str:
         return PUBLISH_HINT.format(preset=self.preset.name)
@@ -146,9 +156,15 @@ def _preset_judge(preset: Preset, settings) -> str | None:
                                templates)
 
 
-def _judge_voter(db, preset: Preset, settings) -> tuple[str | None, str]:
-    judges = votes_frame(db, include_excluded=False, suite=SUITE, voter_kind="judge")
-    counts = judges["voter"].value_counts() if len(judges) else pd.Series(dtype=int)
+def judge_counts(arrays: VoteArrays) -> pd.Series:
+    """Votes per judge voter of ``arrays``."""
+    codes = -1 - arrays.voter[~arrays.human]
+    counts = np.bincount(codes, minlength=len(arrays.judges)) if len(codes) else np.zeros(len(arrays.judges), int)
+    return pd.Series(counts, index=list(arrays.judges), dtype=int).loc[lambda c: c > 0]
+
+
+def _judge_voter(arrays: VoteArrays, preset: Preset, settings) -> tuple[str | None, str]:
+    counts = judge_counts(arrays)
     wanted = _preset_judge(preset, settings)
     if wanted and wanted in counts.index:
         return wanted, f"judge votes: {int(counts[wanted])} from {wanted}, the preset's judge"
@@ -162,10 +178,17 @@ def _judge_voter(db, preset: Preset, settings) -> tuple[str | None, str]:
 def sources(db, options: ReportOptions) -> Sources:
     preset = options.preset
     protocol, problem = _protocol(preset, options.settings)
-    judge, judge_note = _judge_voter(db, preset, options.settings)
-    found = Sources(preset, _clip_names(preset), protocol, problem, judge, judge_note)
+    if options.source not in (None, "arena") and options.source not in import_sources(db):
+        raise LookupError(f"No votes from source {options.source!r}. Sources: "
+                          f"{', '.join(['arena', *import_sources(db)])}; import the paper's labels with python -m arena "
+                          "import-votes FILE --format taxonomy (source taxonomy).")
+    found = Sources(preset, _clip_names(preset), protocol, problem, source=options.source)
+    every = found.votes(db)
+    found.judge, found.judge_note = _judge_voter(every, preset, options.settings)
     summary = [row for row in suites_summary(db) if row["suite"] == SUITE]
     found.present = {(row["subset"], row["variant"]) for row in summary}
+    if options.source != "arena":
+        found.present |= imported_slices(db, SUITE, options.source)
     concepts = sum(row["prompts"] for row in summary if row["variant"] == WITH)
     published = published_prompt_count(db, SUITE)
     from suites.taxonomy import reconstructed_subsets
@@ -182,8 +205,11 @@ def sources(db, options: ReportOptions) -> Sources:
         found.lines.append("Images: " + "; ".join(
             f"{row['model']} {row['images']} ({row['source']}" + (f", preset {row['presets']}" if row['presets'] else
                                                                   ", imported") + ")" for row in images) + ".")
-    humans = votes_frame(db, include_excluded=False, suite=SUITE, voter_kind="human")
-    found.lines.append(f"Votes: {len(humans)} human votes; {judge_note}.")
+    humans = {variant: int(found.votes(db, variant=variant).human.sum()) for variant in (WITH, WITHOUT)}
+    by_source = ", ".join(f"{name} {n}" for name, n in vote_sources(every).items())
+    found.lines.append(f"Votes: {humans[WITH]} human votes with the definition, {humans[WITHOUT]} without; "
+                       f"{found.judge_note} (source {options.source or 'every source'}"
+                       + (f": {by_source}" if by_source else "") + ").")
     if protocol is not None:
         choices = protocol.choices()
         found.lines.append(f"Ratings: protocol {protocol.name} ({choices['ties']}; {choices['bootstrap']}; "
@@ -207,11 +233,18 @@ def _pick_scorer(frame: pd.DataFrame, name: str, sources: Sources, wanted: Calla
 # --- building the tables ------------------------------------------------------------------------------------------
 
 
-def _models(db) -> list[str]:
+def vote_sources(arrays: VoteArrays) -> dict[str, int]:
+    """Votes per source of ``arrays`` (the arena's own first), only sources with votes."""
+    counts = np.bincount(arrays.source, minlength=len(arrays.sources) + 1)
+    return {name: int(n) for name, n in zip(("arena", *arrays.sources), counts) if n}
+
+
+def _models(db, found: Sources) -> list[str]:
     """Every model with an image or a vote in the suite."""
     names = {row["model"] for row in image_provenance(db, SUITE)}
-    votes = votes_frame(db, include_excluded=False, suite=SUITE)
-    names |= set(votes["model_a"]) | set(votes["model_b"]) if len(votes) else set()
+    votes = found.votes(db)
+    shown = np.union1d(votes.model_a, votes.model_b).astype(int)
+    names |= {votes.models[i] for i in shown}
     return sorted(names)
 
 
@@ -234,8 +267,8 @@ def elo_tables(db, models: list[str], found: Sources) -> tuple[list[Table], dict
     for number, kind, variant, title in specs:
         who = "GPT" if kind == "judge" else "human"
         reasons: dict[str, str] = {}
-        everything = votes_frame(db, include_excluded=False, suite=SUITE, variant=variant, voter_kind=kind,
-                                 voter=found.judge if kind == "judge" else None)
+        of_variant = found.votes(db, variant=variant)
+        everything = of_variant.take(of_variant.human if kind == "human" else of_variant.judge(found.judge))
         for key, subset in [(key, subset) for key, subset, _ in SUBSETS] + [("Mean", None)]:
             if found.protocol is None:
                 reasons[key] = f"no ratings: {found.protocol_problem}"
@@ -244,17 +277,17 @@ def elo_tables(db, models: list[str], found: Sources) -> tuple[list[Table], dict
                                 f"{found.preset.name}")
             elif found.absent_subset(subset, variant):
                 reasons[key] = found.absent_subset(subset, variant)
-            elif everything.empty:
+            elif not len(everything):
                 reasons[key] = (f"no human votes {variant.replace('_', ' ')} yet (vote in the arena, or import the "
                                 "paper's labels: python -m arena import-votes FILE --format taxonomy)"
                                 if kind == "human" else f"no votes of {found.judge} {variant.replace('_', ' ')}")
             else:
-                frame = votes_frame(db, include_excluded=False, suite=SUITE, subset=subset, variant=variant,
-                                    voter_kind=kind, voter=found.judge if kind == "judge" else None)
-                if frame.empty:
+                part = everything if subset is None else everything.take(
+                    everything.subset == (everything.subsets.index(subset) if subset in everything.subsets else -1))
+                if not len(part):
                     reasons[key] = f"no {who} votes on {subset or 'any subset'} {variant.replace('_', ' ')}"
                 else:
-                    fits[(kind, variant, key)] = found.protocol.rate_frame(frame).set_index("model")
+                    fits[(kind, variant, key)] = found.protocol.rate(part.encoded()).set_index("model")
             if key in reasons:
                 fits[("reason", kind, variant, key)] = reasons[key]
         table = Table(number, title, subset_columns())
@@ -531,7 +564,7 @@ def summary_table(tables: dict[str, Table], fits: dict, rewards: pd.DataFrame, f
 
 def build(db, options: ReportOptions) -> Report:
     found = sources(db, options)
-    models = _models(db)
+    models = _models(db, found)
     elo, fits = elo_tables(db, models, found)
     rewards = reward_values(db, found)
     tables = {table.number: table for table in [*elo, *fid_is_tables(db, models, found),

@@ -12,6 +12,17 @@ CODE_SETTINGS = "BIGT generation.py: every pipeline but DeepFloyd called with nu
 NOT_IN_CODE = ("not in the released generation.py (protocols.md T1), so the model card's settings, as Appendix F says "
                "('the recommended generation parameters for each model')")
 
+# The authors' files name each system by its Hugging Face folder with "/" as "_" (notebooks/elo_latex_tables.ipynb's
+# name_of_columns); a re-publication of their labels (Ne-minus/TaxoGen splits/) writes the same names in lower case.
+HUB_FOLDERS = {
+    "stabilityai_sdxl-turbo": "sdxl-turbo", "retrieval": "retrieval", "runwayml_stable-diffusion-v1-5": "sd-v1-5",
+    "Tencent-Hunyuan_HunyuanDiT-v1.2-Diffusers": "hunyuan-dit",
+    "playgroundai_playground-v2.5-1024px-aesthetic": "playground-v2.5", "prompthero_openjourney": "openjourney",
+    "kandinsky-community_kandinsky-3": "kandinsky-3", "stabilityai_stable-diffusion-xl-base-1.0": "sdxl",
+    "PixArt-alpha_PixArt-Sigma-XL-2-512-MS": "pixart-sigma-512", "DeepFloyd_IF-I-XL-v1.0": "deepfloyd-if",
+    "stabilityai_stable-diffusion-3-medium-diffusers": "sd3", "black-forest-labs_FLUX.1-dev": "flux-dev",
+}
+
 register(Preset(
     name="taxonomy-paper",
     title="Taxonomy image generation benchmark, as published",
@@ -106,5 +117,11 @@ register(Preset(
             "Section 4.1 says ties are omitted; the code counts a tie and a both-bad as one win each way, and "
             "truncates the scores (Table 5's Easy column averages 999.5). The preset follows the code."),
         "report.name": Choice("taxonomy", "paper Tables 2-16 in their layout"),
+        "votes.aliases": Choice(
+            {**HUB_FOLDERS, **{folder.lower(): model for folder, model in HUB_FOLDERS.items()}},
+            "the authors' labelled battles name models by hub folder (TaxoGen notebooks/elo_latex_tables.ipynb, "
+            "name_of_columns); their re-publication (Ne-minus/TaxoGen splits/*.csv) lower-cases them",
+            "python -m arena import-votes --format taxonomy applies this map by default, so the imported rows "
+            "carry the registry names the report prints under the paper's labels (SDXL-turbo, FLUX, ...)."),
     },
 ))

@@ -37,6 +37,8 @@ class Arena(RatingProtocol):
     bootstrap: ClassVar[str] = "1000 multinomial redraws of the votes, np.random.default_rng(0); 2.5% and 97.5%"
     rounding: ClassVar[str] = "none; the page rounds each rating to what its interval supports"
     when: ClassVar[str] = "this arena's own leaderboard: converged, finite for every model, stable intervals"
+    flagged_rule: ClassVar[str] = ("left out of the fit: a self-battle says nothing about ratings, and a record its "
+                                   "import flagged is not a clean vote")
 
     tie_policy: str = "drop"
     rounds: int = 1000
@@ -46,7 +48,8 @@ class Arena(RatingProtocol):
 
     def fit(self, votes: EncodedVotes) -> ProtocolFit:
         check_tie_policy(self.tie_policy)
-        counts = count_tensor(votes.model_a, votes.model_b, votes.outcome, votes.n_models)
+        clean = ~votes.flagged_mask()  # flagged votes and self-battles leave the fit (flagged_rule)
+        counts = count_tensor(votes.model_a[clean], votes.model_b[clean], votes.outcome[clean], votes.n_models)
         anchor = None
         if self.anchor is not None:
             name, value = self.anchor
@@ -57,6 +60,9 @@ class Arena(RatingProtocol):
         # only the models with a vote, as the leaderboard has always fitted (the bootstrap draws the same cells)
         seen = (counts.sum(axis=(1, 2)) + counts.sum(axis=(0, 2))) > 0
         index = np.flatnonzero(seen)
+        if not len(index):  # every vote flagged: nothing to fit
+            nothing = np.full(votes.n_models, np.nan)
+            return ProtocolFit(nothing, nothing, nothing, np.zeros(votes.n_models, dtype=np.int64))
         if anchor is not None:
             anchor = (int(np.searchsorted(index, anchor[0])), anchor[1])
         fit = fit_bradley_terry(counts[np.ix_(index, index)], models=[votes.models[i] for i in index],

@@ -101,6 +101,9 @@ class RatingProtocol:
     bootstrap: ClassVar[str]
     rounding: ClassVar[str]
     when: ClassVar[str]  # when to use it
+    # what it does with a flagged vote (EncodedVotes.flagged: a self-battle, or a record its file marks), as its
+    # source's code did
+    flagged_rule: ClassVar[str] = "counted like any vote, as its source's code counts every record"
 
     def fit(self, votes: EncodedVotes) -> ProtocolFit:  # pragma: no cover - every protocol overrides it
         raise NotImplementedError
@@ -149,7 +152,9 @@ class RatingProtocol:
             return empty_result()
         fitted = self.fit(votes)
         rating, lower, upper = (self.round(v) for v in (fitted.rating, fitted.lower, fitted.upper))
-        totals = model_totals(counts)
+        between = counts.copy()
+        between[np.arange(votes.n_models), np.arange(votes.n_models)] = 0  # a self-battle is no win, loss or tie
+        totals = model_totals(between)
         table = pd.DataFrame({
             "model": pd.Series(votes.models, dtype=object),
             "rating": rating, "lower": lower, "upper": upper,
@@ -167,9 +172,10 @@ class RatingProtocol:
         return table.reset_index(drop=True)[list(RESULT_COLUMNS)]
 
     def rate_frame(self, votes: pd.DataFrame, *, min_votes: int = 0) -> pd.DataFrame:
-        """:meth:`rate` of a vote table (columns ``model_a``, ``model_b``, ``outcome`` as in :mod:`ratings`), its rows
-        in the order the votes were cast."""
-        return self.rate(encode_votes(votes), min_votes=min_votes)
+        """:meth:`rate` of a vote table (columns ``model_a``, ``model_b``, ``outcome`` as in :mod:`ratings`, and an
+        optional ``flag``), its rows in the order the votes were cast; self-battles are rated as the protocol's
+        source rated them (:attr:`flagged_rule`)."""
+        return self.rate(encode_votes(votes, self_battles=True), min_votes=min_votes)
 
 
 def empty_result() -> pd.DataFrame:
@@ -180,7 +186,8 @@ def empty_result() -> pd.DataFrame:
 
 
 def fit_votes_of(votes: EncodedVotes, kept: np.ndarray | None = None) -> np.ndarray:
-    """Votes per model among those ``kept`` (all by default)."""
+    """Votes per model among those ``kept`` (all by default); a self-battle is one vote of its model."""
     keep = np.ones(len(votes), dtype=bool) if kept is None else kept
+    other = keep & (votes.model_a != votes.model_b)
     return (np.bincount(votes.model_a[keep], minlength=votes.n_models)
-            + np.bincount(votes.model_b[keep], minlength=votes.n_models))
+            + np.bincount(votes.model_b[other], minlength=votes.n_models))

@@ -5,7 +5,8 @@ For the whole log and for each bootstrap round: the models that appear (the othe
 round), the win matrix of the duplicated table (:func:`ratings.protocols.logistic.duplicated_wins`), w from
 :func:`ratings.protocols.logistic.sklearn_logistic_bt`, R = 400·w + 1000, then the anchor if any. A round is the rows
 of ``battles.sample(frac=1.0, replace=True)`` after ``np.random.seed(seed)`` (:func:`ratings.protocols.base.
-legacy_bootstrap_rows`), so the intervals depend on the order of the log.
+legacy_bootstrap_rows`), so the intervals depend on the order of the log. A self-battle enters as the sources' design
+matrix leaves it (:mod:`ratings.protocols.logistic`); another flagged vote counts like any vote, as in the sources.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ratings.protocols.base import ProtocolFit, RatingProtocol, apply_anchor, fit_votes_of, legacy_bootstrap_rows
-from ratings.protocols.logistic import duplicated_wins, one_blas_thread, sklearn_logistic_bt
+from ratings.protocols.logistic import duplicated_wins, one_blas_thread, self_battle_rows, sklearn_logistic_bt
 from ratings.votes import EncodedVotes
 
 SCALE, INIT_RATING = 400.0, 1000.0
@@ -54,7 +55,8 @@ class DuplicatedTableProtocol(RatingProtocol):
         a, b, o = np.nonzero(sub)
         wins = duplicated_wins(a, b, o, len(index), weights=sub[a, b, o])
         ratings = np.full(n, np.nan)
-        ratings[index] = SCALE * sklearn_logistic_bt(wins, C=self.C, tol=self.tol, max_iter=self.max_iter) + INIT_RATING
+        ratings[index] = SCALE * sklearn_logistic_bt(wins, C=self.C, tol=self.tol, max_iter=self.max_iter,
+                                                     against_zero=self_battle_rows(sub)) + INIT_RATING
         return ratings
 
     def fit(self, votes: EncodedVotes) -> ProtocolFit:

@@ -40,6 +40,9 @@ class FastChat2023(DuplicatedTableProtocol):
     rounding: ClassVar[str] = "none (printed in whole points)"
     when: ClassVar[str] = ("checking an imported FastChat, GenAI-Arena or WildVision log against a board published "
                            "with this code; comparing numbers with those boards")
+    flagged_rule: ClassVar[str] = ("a self-battle as compute_elo_mle_with_tie's design matrix leaves it: X[i, a] = "
+                                   "+ln 10 then X[i, b] = −ln 10, so one −ln 10 column, a game against a rating of 0; "
+                                   "any other flagged record counted like any vote")
 
     C: float = 1.0
     tol: float = 1e-4

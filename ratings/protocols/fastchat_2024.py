@@ -45,6 +45,9 @@ class FastChat2024(RatingProtocol):
     rounding: ClassVar[str] = "none (printed in whole points)"
     when: ClassVar[str] = ("checking a log against today's Chatbot Arena-style board; a converged fit without "
                            "penalty with deterministic intervals")
+    flagged_rule: ClassVar[str] = ("a self-battle is a unique row whose two sides are one model: its gradient cancels "
+                                   "and it adds a constant to the loss, and it counts in N for the bootstrap (as "
+                                   "rating_systems.py); any other flagged record counted like any vote")
 
     tol: float = 1e-6
     max_iter: int = 100

@@ -62,6 +62,8 @@ class OnlineElo(RatingProtocol):
     rounding: ClassVar[str] = "none (printed in whole points)"
     when: ClassVar[str] = ("following ratings as votes arrive, or comparing with an online-Elo board; it depends "
                            "on vote order and K, so prefer a Bradley–Terry protocol for a final ranking")
+    flagged_rule: ClassVar[str] = ("a self-battle updates one model by K (S − ½) and back by K (½ − S), no change (as "
+                                   "compute_elo); any other flagged record counted like any vote")
 
     k: float = 4.0
     initial: float = 1000.0

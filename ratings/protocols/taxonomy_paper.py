@@ -38,6 +38,9 @@ class TaxonomyPaper(DuplicatedTableProtocol):
     rounding: ClassVar[str] = ("score, lower and upper truncated to integers (astype(int)); printed as "
                                "score (+upper−score/-score−lower)")
     when: ClassVar[str] = "the taxonomy benchmark's published ELO tables, number for number"
+    flagged_rule: ClassVar[str] = ("a self-battle as subset_elo.py's design matrix leaves it (the same code as "
+                                   "FastChat's: one −ln 10 column, a game against a rating of 0); any other flagged "
+                                   "record counted like any vote")
 
     C: float = NO_PENALTY
     tol: float = 1e-8

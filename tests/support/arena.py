@@ -180,3 +180,11 @@ def command_line_env(arena: SmallArena, monkeypatch, workdir: Path) -> SmallAren
     monkeypatch.setenv("ARENA_MEDIA_DIR", str(arena.settings.media_dir))
     monkeypatch.setenv("ARENA_JUDGE_RETRY_BASE_S", "0.01")
     return arena
+
+
+def empty_arena_env(monkeypatch, root: Path) -> Path:
+    """Point the command lines at an empty arena in ``root`` (``arena.db``, ``media/``, no demo); return ``root``."""
+    monkeypatch.setenv("ARENA_DB", str(root / "arena.db"))
+    monkeypatch.setenv("ARENA_MEDIA_DIR", str(root / "media"))
+    monkeypatch.setenv("ARENA_DEMO", "false")
+    return root

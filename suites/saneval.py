@@ -20,11 +20,15 @@ with 2 objects, 275 with 3-5 objects, 125 with 6-10 objects, and 50 with 11-15 o
 number of prompts per stratum instead of letting strata take turns: :func:`published_strata` scales 275/275/275/125/50
 to ``per_category`` (largest remainders). What "objects" counts is not said for every category; here it is the
 objects named in the prompt: the object-attribute pairs (binding), the kinds of objects counted (numeracy: "three
-apples and two dogs" names 2, each with 1 to 9 instances), and for spatial the related pair plus listed extra
-objects ("a dog on the left of a chair, a cup and a lamp": 4). A spatial relation needs two objects, so the 1-object
-spatial stratum is built as 2-object prompts (stratum "2" holds both shares). Spatial prompts of the published
-strata use the published relations' words (``on the left of``, ``next to``, ...; their project rule is kept in the
-metadata). Item keys are ``<category>-p<seed>-<index>``.
+kites, two guitars and one truck" names 3, each with 1 to 8 instances: prompt 4 knows the number words up to
+"eight"), and for spatial the related pair plus listed extra objects ("a dog next to a chair, a cup and a lamp": 4).
+A one-object spatial prompt places its object in the picture ("a lamp on the left of the image", one of the four
+directions :data:`FRAME_RELATIONS`; the relation's object is :data:`FRAME`). They are written in the paper's words
+(:data:`PUBLISHED_WORDS`, which hold every object and attribute of its examples) and grammar (:func:`binding_text`,
+:func:`numeracy_text`, :func:`spatial_text`: lower case, "a" before every noun as printed, "a orange bird"), with
+the published relations' words (``on the left of``, ``next to``, ...; their project rule is kept in the metadata).
+Item keys are ``<category>-p<seed>-<index>``. The paper's own prompts were written by an LLM and checked by people:
+``--generator llm`` does that (:mod:`judges.saneval_writer`); these scripted ones are its offline fallback.
 
 :func:`load_saneval_list` imports an external prompt list (CSV or JSONL with ``text`` and ``category``).
 
@@ -91,6 +95,49 @@ WORDS = WordLists(
     texture=("wooden", "metallic", "glass", "plastic", "furry", "leather", "knitted", "fluffy", "rubber", "marble"),
     relations=(("left of", "to the left of"), ("right of", "to the right of"), ("above", "above"), ("below", "below")),
 )
+
+# The published strata's words: the word lists above and the objects and attributes of the paper's own examples
+# (Fig. 3, Table 5: "a pink stop sign and a orange bird", "a yellow peach and a lime ceiling", "a mouse on the bottom
+# of a painting", "four trucks", "a brown shirt and a pink apple", "a pentagonal spoon", "a rubber grass") and of the
+# authors' sample images (nielseni6/saneval images/samples: "a cyan bus and a yellow bucket", "a oblong egg and a
+# conical pen", ...), with rarer categories (§3.1: "including rare object categories"; §2.2 names the capybara and
+# the albatross). The LLM writer (judges.saneval_writer) is the paper's way; these lists are its offline fallback.
+PUBLISHED_WORDS = WordLists(
+    objects=WORDS.objects + tuple(
+        (word, plural or word + "s")
+        for word, plural in (
+            ("stop sign", ""), ("peach", "peaches"), ("ceiling", ""), ("mouse", "mice"), ("painting", ""),
+            ("truck", ""), ("shirt", ""), ("grass", "grasses"), ("bus", "buses"), ("bucket", ""), ("stool", ""),
+            ("mirror", ""), ("pumpkin", ""), ("tablet", ""), ("egg", ""), ("pen", ""), ("bathtub", ""),
+            ("dove", ""), ("sofa", ""), ("chicken", ""), ("toy", ""), ("refrigerator", ""), ("fish", "fish"),
+            ("person", "people"), ("man", "men"), ("capybara", ""), ("albatross", "albatrosses"),
+            ("armadillo", ""), ("hedgehog", ""), ("flamingo", ""), ("iguana", ""), ("toucan", ""), ("walrus",
+            "walruses"), ("yak", ""), ("axolotl", ""), ("pangolin", ""), ("okapi", ""), ("narwhal", ""),
+            ("accordion", ""), ("anvil", ""), ("harp", ""), ("lantern", ""), ("saxophone", ""), ("telescope", ""),
+            ("kettle", ""), ("metronome", ""), ("trombone", ""), ("wheelbarrow", ""), ("xylophone", ""),
+            ("sundial", ""), ("gramophone", ""), ("abacus", "abacuses"), ("hourglass", "hourglasses"),
+            ("compass", "compasses"), ("birdhouse", ""), ("canoe", ""), ("cactus", "cacti"), ("mushroom", ""),
+            ("lighthouse", ""), ("windmill", ""), ("tractor", ""), ("helmet", ""), ("wallet", ""),
+            ("microphone", ""), ("faucet", ""), ("teapot", ""), ("pineapple", ""), ("lemon", ""), ("coconut", ""),
+            ("feather", ""), ("bell", ""), ("drum", ""), ("violin", ""), ("ladder", ""), ("rocket", ""),
+        )
+    ),
+    color=WORDS.color + ("lime", "cyan", "gold", "tan", "magenta", "turquoise", "navy", "maroon", "teal", "silver",
+                         "violet", "crimson", "olive", "indigo"),
+    shape=WORDS.shape + ("pentagonal", "oblong", "conical", "spherical", "octagonal", "crescent-shaped", "spiral",
+                         "cubic", "pyramidal"),
+    texture=WORDS.texture + ("velvet", "woolen", "silk", "stone", "ceramic", "denim", "feathered", "scaly", "wicker",
+                             "crocheted"),
+    relations=WORDS.relations,
+)
+# Counts of the published strata: prompt 4 is given the authors' number words "a, an, one ... eight"
+# (judges.saneval_paper_prompts.AVAILABLE_NUMBERS), so no count is larger than eight.
+COUNT_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight")
+MAX_COUNT = len(COUNT_WORDS)
+# A one-object spatial prompt places its object in the picture ("a lamp on the left of the image"): the relation's
+# second object is the picture itself, with one of the four directions of the published relations.
+FRAME = "image"
+FRAME_RELATIONS = ("on the left of", "on the right of", "on the top of", "on the bottom of")
 
 
 def stratum_of(object_count: int) -> str:
@@ -160,36 +207,66 @@ def published_strata(count: int) -> dict[str, int]:
     return result
 
 
+# --- the published strata's grammar: the paper's prompts letter for letter -----------------------------------------
+
+def _listed(parts: Sequence[str], *, serial_comma: bool) -> str:
+    if len(parts) < 3:
+        return " and ".join(parts)
+    return ", ".join(parts[:-1]) + ("," if serial_comma else "") + " and " + parts[-1]
+
+
+def binding_text(attributes: dict[str, str]) -> str:
+    """"a pink stop sign and a orange bird" (Fig. 3), "a plastic bathtub, a rubber cup, and a leather dove" (the
+    authors' samples): "a" before every noun as the paper prints it, a serial comma from three objects on."""
+    return _listed([f"a {attribute} {name}" for name, attribute in attributes.items()], serial_comma=True)
+
+
+def numeracy_text(counts: dict[str, int], words: WordLists = None) -> str:
+    """"four trucks" (Table 5), "three kites, two guitars and one truck" (the authors' samples): number words from
+    :data:`COUNT_WORDS` only, no serial comma."""
+    plurals = dict((words or PUBLISHED_WORDS).objects)
+    return _listed([f"{COUNT_WORDS[n - 1]} {plurals.get(name, name + 's') if n > 1 else name}"
+                    for name, n in counts.items()], serial_comma=False)
+
+
+def spatial_text(subject: str, relation: str, obj: str, extra: Sequence[str] = ()) -> str:
+    """"a mouse on the bottom of a painting" (Table 5); one object placed in the picture: "a lamp on the left of the
+    image"; listed extra objects after a comma ("a dog next to a chair, a cup and a lamp")."""
+    text = f"a {subject} {relation} {'the image' if obj == FRAME else 'a ' + obj}"
+    return text + (", " + _listed([f"a {name}" for name in extra], serial_comma=False) if extra else "")
+
+
 def _published_draw(rng: random.Random, category: str, count: int, words: WordLists) -> tuple[str, dict]:
     """A published-strata prompt naming ``count`` objects (module docstring)."""
+    names = [name for name, _ in rng.sample(list(words.objects), max(count, 2))]
     if category in BINDING_CATEGORIES:
-        return binding_prompt(rng, category, count, words)
-    names = rng.sample(list(words.objects), max(count, 2))
+        pool = getattr(words, category)
+        chosen = rng.sample(pool, count) if count <= len(pool) else [rng.choice(pool) for _ in range(count)]
+        attributes = dict(zip(names[:count], chosen))
+        return binding_text(attributes), {"objects": names[:count], "attribute_kind": category,
+                                          "attributes": attributes}
     if category == "spatial":
-        (subject, _), (obj, _), *extra = names
-        phrase = rng.choice(list(PUBLISHED_RELATION_RULES))
-        text = f"{_a(subject)} {phrase} {_a(obj)}" + (f", {_join([_a(s) for s, _ in extra])}" if extra else "")
-        return text, {"objects": [subject, obj, *(s for s, _ in extra)], "published_relation": phrase,
-                      "relation": {"subject": subject, "relation": PUBLISHED_RELATION_RULES[phrase], "object": obj}}
-    counts = [rng.randint(1, 9) for _ in range(count)]
-    text = _join([f"{NUMBER_WORDS[n]} {plural if n > 1 else singular}" for n, (singular, plural) in
-                  zip(counts, names[:count])])
-    return text, {"objects": [singular for singular, _ in names[:count]],
-                  "counts": {singular: n for n, (singular, _) in zip(counts, names[:count])}}
+        subject, obj, *extra = names if count > 1 else [names[0], FRAME]
+        phrase = rng.choice(FRAME_RELATIONS if count == 1 else list(PUBLISHED_RELATION_RULES))
+        return spatial_text(subject, phrase, obj, extra[: max(count - 2, 0)]), {
+            "objects": [subject, *([obj] if count > 1 else []), *extra[: max(count - 2, 0)]],
+            "published_relation": phrase,
+            "relation": {"subject": subject, "relation": PUBLISHED_RELATION_RULES[phrase], "object": obj}}
+    counts = {name: rng.randint(1, MAX_COUNT) for name in names[:count]}
+    return numeracy_text(counts, words), {"objects": names[:count], "counts": counts}
 
 
 def published_category_specs(category: str, count: int, *, seed: int = 0,
-                             words: WordLists = WORDS) -> list[PromptSpec]:
-    """``count`` prompts of ``category`` in the published strata (:func:`published_strata`), stratum by stratum."""
+                             words: WordLists | None = None) -> list[PromptSpec]:
+    """``count`` prompts of ``category`` in the published strata (:func:`published_strata`), stratum by stratum,
+    in the paper's words (:data:`PUBLISHED_WORDS`) and grammar."""
     if category not in CATEGORIES:
         raise SuiteError(f"unknown SANEval category {category!r}. Use {', '.join(CATEGORIES)}.")
+    words = words or PUBLISHED_WORDS
     rng = random.Random(f"{seed}:{category}:published")
-    wanted = published_strata(count)
-    if category == "spatial":
-        wanted = {**wanted, "2": wanted["1"] + wanted["2"], "1": 0}
     seen: set[str] = set()
     specs = []
-    for stratum, n in wanted.items():
+    for stratum, n in published_strata(count).items():
         low, high = STRATA[stratum]
         made = 0
         while made < n:
@@ -205,7 +282,7 @@ def published_category_specs(category: str, count: int, *, seed: int = 0,
             made += 1
             index = len(specs)
             specs.append(PromptSpec(
-                SUITE, f"{category}-p{seed}-{index:04d}", text[0].upper() + text[1:], subset=category,
+                SUITE, f"{category}-p{seed}-{index:04d}", text, subset=category,
                 metadata={"category": category, "stratum": stratum, "object_count": objects, "strata": "published",
                           **structure},
                 source=f"saneval published strata, seed {seed} {category} #{index}"))
@@ -240,14 +317,18 @@ def category_specs(category: str, count: int, *, seed: int = 0, words: WordLists
 
 def saneval_specs(
     per_category: int = PUBLISHED_PER_CATEGORY, *, seed: int = 0, categories: Sequence[str] = CATEGORIES,
-    words: WordLists = WORDS, strata: str = "even",
+    words: WordLists | None = None, strata: str = "even",
 ) -> list[PromptSpec]:
     """``per_category`` scripted prompts of each category (the published benchmark has 1,000 of each); ``strata``:
-    ``even`` (strata take turns) or ``published`` (275/275/275/125/50 per 1,000)."""
+    ``even`` (strata take turns, :data:`WORDS`) or ``published`` (275/275/275/125/50 per 1,000, the paper's words
+    :data:`PUBLISHED_WORDS`)."""
     if strata not in STRATA_MODES:
         raise SuiteError(f"strata must be one of {', '.join(STRATA_MODES)}, got {strata!r}.")
-    build = published_category_specs if strata == "published" else category_specs
-    return [spec for category in categories for spec in build(category, per_category, seed=seed, words=words)]
+    if strata == "published":
+        return [spec for category in categories
+                for spec in published_category_specs(category, per_category, seed=seed, words=words)]
+    return [spec for category in categories for spec in category_specs(category, per_category, seed=seed,
+                                                                        words=words or WORDS)]
 
 
 def demo_specs() -> list[PromptSpec]:
@@ -307,7 +388,7 @@ def _add_build_arguments(parser) -> None:
 def _build(db: sqlite_utils.Database, args, settings) -> tuple[PromptImport, str]:
     categories = [c.strip() for c in args.categories.split(",")] if args.categories else CATEGORIES
     specs, result = build_saneval(db, args.per_category, seed=args.seed, categories=categories, strata=args.strata)
-    note = ("; spatial's 1-object share is built as 2-object prompts (a relation needs two)"
+    note = ("; spatial's 1-object prompts place the object in the picture"
             if args.strata == "published" and "spatial" in categories else "")
     strata = ", published strata" if args.strata == "published" else ""
     return result, f"SANEval (seed {args.seed}{strata}): {len(specs)} prompts in {len(categories)} categories{note}"

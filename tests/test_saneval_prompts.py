@@ -106,3 +106,158 @@ def test_a_relation_to_the_picture_is_scored_against_the_whole_image():
         published = score_spatial_published((subject, "on the left of", "image"), found)
         assert published.details["position"] == position
         assert published.score == (pytest.approx(0.25 * 0.8 + 0.25 + 0.5) if position else 0.0)
+
+
+# --- the LLM writer and the validation step -----------------------------------------------------------------------
+
+SKILLS = {"colour": "color", "shape": "shape", "texture": "texture", "spatial relationships": "spatial",
+          "numeracy": "numeracy"}
+
+
+def writer_llm(received):
+    """A stand-in for the writer LLM: reads what the request asks (how many prompts, which category, how many
+    objects) and answers with prompts of the scripted grammar, plus in each first batch three it must not keep: a
+    count of nine, an attribute the text lacks, and a repeat."""
+    import json
+    import random
+    import re
+
+    from tools.fake_openai import Scripted
+
+    text = received.text
+    count = int(re.match(r"Write (\d+) different prompts", text).group(1))
+    category = next(c for key, c in SKILLS.items() if f"tests {'attribute binding: each object has its own ' if c in saneval.BINDING_CATEGORIES else ''}{key}" in text)
+    if "places one object in the picture" in text:
+        low = high = 1
+    else:
+        found = re.search(r"names (?:exactly (\d+)|between (\d+) and (\d+))", text)
+        low, high = (int(found.group(1)),) * 2 if found.group(1) else (int(found.group(2)), int(found.group(3)))
+    batch = re.search(r"\(Batch ([\d.]+)\.\)", text).group(1)
+    rng = random.Random(text)
+    items = []
+    for _ in range(count):
+        prompt, structure = saneval._published_draw(rng, category, rng.randint(low, high), saneval.PUBLISHED_WORDS)
+        item = {"text": prompt}
+        if category in saneval.BINDING_CATEGORIES:
+            item["attributes"] = structure["attributes"]
+        elif category == "spatial":
+            relation = structure["relation"]
+            item["relation"] = {"obj1": relation["subject"], "relationship": structure["published_relation"],
+                                "obj2": relation["object"]}
+            item["objects"] = structure["objects"]
+        else:
+            item["counts"] = structure["counts"]
+        items.append(item)
+    if batch.endswith(".0.0"):
+        items.append(dict(items[0]))  # a repeat
+        if category == "numeracy":
+            items.append({"text": "nine trucks", "counts": {"truck": 9}})
+        if category == "color":
+            items.append({"text": "a red apple", "attributes": {"apple": "blue"}})
+    return Scripted("```json\n" + json.dumps(items) + "\n```")
+
+
+@pytest.fixture
+def writer_server():
+    from tools.fake_openai import FakeServer
+
+    with FakeServer(writer_llm) as server:
+        yield server
+
+
+@pytest.fixture
+def writer_cli(tmp_path, capsys, writer_server):
+    """``run(*argv)``: ``python -m arena suites <argv>`` with the judges' endpoint at the fake server."""
+    from arena.suite_commands import main
+    from datamodel.settings import Settings
+
+    settings = Settings(db_path=tmp_path / "arena.db", cache_dir=tmp_path / "cache", demo=False,
+                        judge_base_url=writer_server.base_url, judge_retry_base_s=0.01)
+
+    def run(*argv) -> tuple[int, str, str]:
+        code = main(["suites", *map(str, argv)], lambda: settings)
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run
+
+
+def test_the_llm_writer_builds_the_published_strata_as_candidates(writer_cli, writer_server, tmp_path):
+    """``suites build saneval --preset saneval-paper``: the preset's strata, generator and writer model become the
+    defaults; the prompts are asked from the judges' OpenAI-compatible endpoint, checked (a count of nine, an
+    attribute missing from its text and a repeat are left out, and counted) and stored as candidates, not prompts.
+    A second build is answered from the cache and changes nothing."""
+    from datamodel.connection import connect
+    from datamodel.prompt_candidates import candidate_counts, candidates
+
+    code, out, err = writer_cli("build", "saneval", "--preset", "saneval-paper", "--per-category", "20")
+    assert code == 0, err
+    assert "SANEval (LLM writer gemini-2.5-flash, seed 0, published strata; preset saneval-paper" in out
+    assert "100 candidates in 5 categories (100 new" in out and "python -m arena suites review saneval" in out
+    # each stratum's first answer holds one of each kind (5 strata; the repeat in every category)
+    assert "a count outside 1-8 (prompt 4 knows the number words up to eight) (5)" in out
+    assert "'blue' not in the text (5)" in out and "a repeat (25)" in out
+    models = {r.body["model"] for r in writer_server.received}
+    assert models == {"gemini-2.5-flash"}
+    db = connect(tmp_path / "arena.db")
+    assert candidate_counts(db) == {"saneval": {"pending": 100, "accepted": 0, "rejected": 0}}
+    assert db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0] == 0  # nothing is a prompt before the check
+    rows = candidates(db, "saneval")
+    for category in saneval.CATEGORIES:
+        strata = Counter(r["metadata"]["stratum"] for r in rows if r["subset"] == category)
+        assert strata == saneval.published_strata(20)
+    assert all(r["metadata"]["generator"] == "llm:gemini-2.5-flash" for r in rows)
+    sent = len(writer_server.received)
+    code, out, _ = writer_cli("build", "saneval", "--preset", "saneval-paper", "--per-category", "20")
+    assert code == 0 and "(0 new, 0 rewritten, 100 unchanged" in out and len(writer_server.received) == sent
+    db.close()
+
+
+def test_the_scripted_fallback_under_the_preset_and_the_writer_without_an_endpoint(suites_cli, monkeypatch):
+    """``--generator script`` with the preset: the published strata at once, as prompts. The LLM writer without an
+    endpoint says how to give one, or to use the fallback."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ARENA_JUDGE_BASE_URL", raising=False)
+    code, out, err = suites_cli("build", "saneval", "--preset", "saneval-paper", "--per-category", "20")
+    assert code == 2 and "no endpoint for the LLM writer" in err and "--generator script" in err
+    code, out, err = suites_cli("build", "saneval", "--preset", "saneval-paper", "--per-category", "20",
+                                "--generator", "script")
+    assert code == 0, err
+    assert "SANEval (seed 0, published strata; preset saneval-paper (published protocol)): 100 prompts" in out
+    code, out, err = suites_cli("build", "saneval", "--generator", "llm")
+    assert code == 2 and "the LLM writer writes the published strata: add --strata published" in err
+
+
+def test_a_person_accepts_or_rejects_the_candidates_on_the_command_line(writer_cli, tmp_path):
+    """``suites review saneval``: lists the pending candidates; ``--accept`` writes their prompts (with who accepted
+    them), ``--reject`` keeps the candidate with the reason; an accepted one cannot be rejected, an unknown id
+    changes nothing."""
+    from datamodel.catalog import suite_prompts
+    from datamodel.connection import connect
+    from datamodel.prompt_candidates import candidates
+
+    assert writer_cli("build", "saneval", "--preset", "saneval-paper", "--per-category", "4",
+                      "--categories", "color")[0] == 0
+    code, out, _ = writer_cli("review", "saneval")
+    db = connect(tmp_path / "arena.db")
+    first, second, third, fourth = (row["id"] for row in candidates(db, "saneval"))
+    assert code == 0 and f"{first:6d}  color-g0-0000  [color/1]  pending  a " in out
+    assert out.rstrip().endswith("saneval: 4 pending, 0 accepted, 0 rejected")
+    code, out, _ = writer_cli("review", "saneval", "--accept", f"{first},{second}", "--reviewer", "ana")
+    assert code == 0 and "accepted 2 by ana (2 prompts written)" in out
+    code, out, _ = writer_cli("review", "saneval", "--reject", str(third), "--reason", "two objects merge",
+                              "--reviewer", "ana")
+    assert code == 0 and "rejected 1 by ana" in out and "saneval: 1 pending, 2 accepted, 1 rejected" in out
+    prompts = suite_prompts(db, "saneval")
+    assert sorted(p["item_key"] for p in prompts) == ["color-g0-0000", "color-g0-0001"]
+    assert all(p["metadata"]["validated_by"] == "ana" and p["metadata"]["stratum"] for p in prompts)
+    rejected = candidates(db, "saneval", status="rejected")
+    assert [(r["id"], r["reviewer"], r["reason"]) for r in rejected] == [(third, "ana", "two objects merge")]
+    code, _, err = writer_cli("review", "saneval", "--reject", str(first))
+    assert code == 2 and f"candidate {first} (color-g0-0000) is already a prompt" in err
+    code, _, err = writer_cli("review", "saneval", "--accept", f"{fourth},99999")
+    assert code == 2 and "no candidate 99999" in err
+    assert candidates(db, "saneval", ids=[fourth])[0]["status"] == "pending"  # nothing decided
+    code, out, _ = writer_cli("review", "saneval", "--accept-all", "--reviewer", "bo")
+    assert "accepted 1 by bo (1 prompts written)" in out and "saneval: 0 pending, 3 accepted, 1 rejected" in out
+    db.close()

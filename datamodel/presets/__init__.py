@@ -20,6 +20,8 @@ generation.model.NAME  {ModelSpec field: value} for model NAME (``{}``: the    `
 generation.seed        base seed; ``generation.seed_policy``: derived | fixed  ``python -m generators run``
 generation.batch_size  prompts per pipeline call                               ``python -m generators run``
 generation.images_per_prompt  images per (model, prompt)                       ``python -m generators run``
+suite.options          {option dest: value} of the suite's builder (e.g.       ``python -m arena suites build``
+                       ``{"strata": "published"}``)
 judge.task             the judge command the preset's judge is for             ``python -m judges TASK``
 judge.model            the judge model (``--judge-model``)                     ``python -m judges TASK``
 judge.image_detail     high | low | auto (``--detail``)                        ``python -m judges TASK``
@@ -108,6 +110,7 @@ KEYS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "generation.seed_policy": (lambda v: v in ("derived", "fixed"), "derived or fixed"),
     "generation.batch_size": (lambda v: isinstance(v, int) and v >= 1, "an integer of 1 or more"),
     "generation.images_per_prompt": (lambda v: isinstance(v, int) and v >= 1, "an integer of 1 or more"),
+    "suite.options": (_is_fields, "a table of the suite builder's option values"),
     "judge.task": (lambda v: isinstance(v, str) and bool(v), "a judge task name"),
     "judge.model": (lambda v: isinstance(v, str) and bool(v), "a model name"),
     "judge.image_detail": (lambda v: v in ("high", "low", "auto"), "high, low or auto"),

@@ -56,6 +56,24 @@ def test_table_4_total_column_is_the_mean_of_the_five_human_scores(model):
     assert f"{overall:.4f}" == table[(model, "Total")]
 
 
+def test_table_4_cells_move_in_steps_of_a_thousandth_not_the_likert_scales():
+    """Appendix D: Table 4 aggregates "100 prompt adherence responses for each benchmark". A five-point Likert answer
+    on [0, 1] moves in quarters, so a mean of 100 moves in steps of 0.0025; answers in tenths (0-10, or 0-1 in 0.1
+    steps) give steps of 0.001. All 30 category cells are multiples of 0.001; only 6 are multiples of 0.0025, so
+    the paper's raters answered in tenths, which the preset's human task offers (saneval_adherence_10)."""
+    from datamodel.presets import get_preset
+    from judges.rating_tasks import rating_task
+
+    cells = [value for (row, column), value in published("4").items() if column != "Total"]
+    assert len(cells) == 30
+    thousandths = [round(float(v) * 1000) for v in cells]
+    assert all(abs(float(v) * 1000 - k) < 1e-6 for v, k in zip(cells, thousandths))
+    assert sum((k / 2.5).is_integer() for k in thousandths) == 6
+    task = rating_task(get_preset("saneval-paper").get("report.human_task"))
+    steps = sorted({task.scale.value({task.scale.name: v}) for v in task.scale.values})
+    assert steps == pytest.approx([k / 10 for k in range(11)])  # 100 such answers average to k / 1000
+
+
 @pytest.mark.parametrize("attribute", ["color", "shape", "texture"])
 def test_table_2_averaged_column_repeats_table_1(attribute):
     """Table 2's "Averaged" column is Table 1's attribute column (all 18 lines); it is not the 275/275/275/125/50

@@ -76,17 +76,22 @@ def table_3(models: list[str]) -> Table:
     return table
 
 
-def table_4(db, models: list[str]) -> Table:
-    """The human adherence ratings of the Ratings tab (task ``saneval_adherence``:
-    :func:`judges.human_stats.saneval_human`): per model the raters' mean Likert answer on [0, 1] per category, and
-    Total the unweighted mean of the categories present, as the paper's Total."""
-    from judges.human_stats import saneval_human
+HUMAN_TASK = "saneval_adherence"  # the human task of Table 4 when the preset names none (report.human_task)
 
+
+def table_4(db, models: list[str], task_name: str = HUMAN_TASK) -> Table:
+    """The human adherence ratings of the Ratings tab (task ``task_name``, the preset's ``report.human_task``:
+    :func:`judges.human_stats.saneval_human`): per model the raters' mean answer on [0, 1] per category, and Total
+    the unweighted mean of the categories present, as the paper's Total."""
+    from judges.human_stats import saneval_human
+    from judges.rating_tasks import rating_task
+
+    task = rating_task(task_name)
     columns = [Column("spatial", "Spatial"), Column("numeracy", "Numeracy"),
                *(Column(c, c.capitalize(), "Attribute Binding") for c in BINDING), Column("Total")]
     table = Table("4", "Human evaluation results", columns)
-    human = {row["model"]: row for row in saneval_human(db).to_dict("records")}
-    none = ("no human ratings yet: open the task (python -m arena ratings assign saneval_adherence) and rate on the "
+    human = {row["model"]: row for row in saneval_human(db, task=task_name).to_dict("records")}
+    none = (f"no human ratings yet: open the task (python -m arena ratings assign {task_name}) and rate on the "
             "Ratings tab")
     for model in [*human, *(m for m in models if m not in human)]:
         row = human.get(model)
@@ -94,10 +99,15 @@ def table_4(db, models: list[str]) -> Table:
                                 f"no {c} image of this model rated") for c in CATEGORIES}
         cells["Total"] = Cell.number(row["total"] if row else None, "{:.4f}", none)
         table.add_row(model, cells)
-    table.notes.append("Per image the raters' mean Likert answer, (L − 1) / 4 on the five points 1 · Poor … "
-                       "5 · Perfect (the paper's interface, Figs. 5-9, is not in its text: the points between its two "
-                       "ends are the project's); per category the mean over the rated images; Total the unweighted "
-                       "mean of the categories rated (the paper's Total is that mean).")
+    points = task.scale.points
+    low, high = points[0], points[-1]
+    table.notes.append(
+        f"Task {task_name}: per image the raters' mean answer on [0, 1], from {low.value} ({low.label.split(' · ')[-1].lower()}) "
+        f"to {high.value} ({high.label.split(' · ')[-1].lower()}) in {len(points)} points; per category the mean over "
+        "the rated images; Total the unweighted mean of the categories rated (the paper's Total is that mean). "
+        + ("Answers in tenths move a mean of 100 in steps of 0.001, as every cell of the paper's Table 4 does."
+           if len(points) == 11 else "The paper's cells move in steps of 0.001, which a five-point scale's means of "
+           "100 answers (steps of 0.0025) cannot: the saneval-paper preset reads saneval_adherence_10 (0-10)."))
     return table
 
 
@@ -130,7 +140,8 @@ def build(db, options: ReportOptions) -> Report:
               model_metric_values(db, "saneval_overall", scorer=judge_name, suite=SUITE)}
     models = [model for model in sorted_model_names(db) if model in scored]
     return Report("saneval", "SANEval: open-vocabulary compositional benchmarks",
-                  [table_1(db, judge, models), table_2(db, judge), table_3(models), table_4(db, models),
+                  [table_1(db, judge, models), table_2(db, judge), table_3(models),
+                   table_4(db, models, options.preset.get("report.human_task", HUMAN_TASK)),
                    table_5(db, judge)],
                   provenance=["Judges: " + (", ".join(judges) or "none yet")
                               + (f"; the tables use {judge}." if judge else ".")])

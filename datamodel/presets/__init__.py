@@ -34,6 +34,8 @@ metrics.names          the metrics run when ``--metrics`` is not given         `
 metrics.option.DEST    the default of a metric option (argparse dest)          ``python -m judges metrics``
 rating.protocol        the rating protocol that fits the votes                 ``python -m arena leaderboard`` / report
 report.name            the report of ``python -m arena report``                ``python -m arena report``
+report.human_task      the human rating task whose answers fill the report's   ``python -m arena report``
+                       human table (its scale)
 data.KEY               how the data is obtained (documentation only)           the docs, the report's header
 =====================  ======================================================  ==========================================
 
@@ -122,6 +124,7 @@ KEYS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "metrics.option.*": (lambda v: True, "any value"),
     "rating.protocol": (lambda v: isinstance(v, str) and bool(v), "a rating protocol name"),
     "report.name": (lambda v: isinstance(v, str) and bool(v), "a report name"),
+    "report.human_task": (lambda v: isinstance(v, str) and bool(v), "a human rating task name"),
     "data.*": (lambda v: True, "any value"),
 }
 

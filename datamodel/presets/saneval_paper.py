@@ -57,5 +57,12 @@ register(Preset(
         "rating.protocol": Choice(
             "arena", "the paper fits no rating: the arena leaderboard keeps the project's own Bradley-Terry"),
         "report.name": Choice("saneval", "paper Tables 1-5"),
+        "report.human_task": Choice(
+            "saneval_adherence_10",
+            "Appendix D, Table 4: 100 answers per benchmark, every cell a multiple of 0.001 (answers in tenths)",
+            "The paper says 'Likert-style scales' and shows its interface only in figures; a five-point Likert's "
+            "means of 100 answers move in steps of 0.0025, which only 6 of Table 4's 30 cells are. The preset's "
+            "Table 4 reads the 0-10 task (value v / 10); the project's five-point task (saneval_adherence) stays "
+            "under the arena preset."),
     },
 ))

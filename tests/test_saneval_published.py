@@ -453,3 +453,76 @@ except MediaError as error:
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "refused: broken.png: not a readable image" in done.stdout
+
+
+# --- Table 3: Spearman against CompBench++ ---------------------------------------------------------------------------
+
+def test_table_3_averaged_row_is_the_mean_of_the_six_p_values():
+    """§4.3, Table 3: the "Averaged" row is the arithmetic mean of the six models' p-values, to the four printed
+    digits, on spatial (1.340e-39), numeracy, color and texture (0.1318, the p = 0.132 of the text). Shape prints
+    3.097e-2 where the mean of its six is 4.097e-2: one digit differs."""
+    table = published("3")
+    for column in CATEGORIES:
+        mean = sum(float(table[(model, column)]) for model in MODELS) / 6
+        printed = float(table[("Averaged", column)])
+        if column == "shape":
+            assert f"{mean:.3e}" == "4.097e-02" and printed == pytest.approx(3.097e-2)
+        else:
+            assert f"{mean:.3e}" == f"{printed:.3e}", column
+
+
+def test_table_3_is_computed_from_the_compbench_scores_the_user_brings(tmp_path):
+    """``judges metrics --metrics compbench --compbench-scores FILE`` stores CompBench++'s score of each image; the
+    report's Table 3 is then scipy's Spearman p-value per model and category, and Averaged their mean. A line naming
+    an image the database lacks stops the import with its line; nothing is written."""
+    import numpy as np
+    from scipy.stats import spearmanr
+
+    from arena.reports import make_report
+    from datamodel.catalog import add_image, add_model, add_prompts
+    from datamodel.connection import connect
+    from datamodel.media import MediaStore
+    from datamodel.metrics import MetricRow, write_metrics
+    from judges.metrics.compbench import read_scores
+    from judges.saneval import aggregate
+    from openai_stub import colored
+    from suites import saneval
+    from suites.common import SuiteError
+
+    db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
+    specs = [s for c in ("spatial", "color") for s in saneval.published_category_specs(c, 12, seed=1)]
+    ids = add_prompts(db, specs).ids
+    rng = np.random.default_rng(3)
+    lines, truth = ["model,item_key,score,category"], {}
+    for model in ("alpha", "beta"):
+        model_id = add_model(db, model)
+        for n, (spec, prompt_id) in enumerate(zip(specs, ids)):
+            image = add_image(db, prompt_id=prompt_id, model_id=model_id,
+                              stored=media.put_image(colored((n, len(model), 0))))
+            ours = float(rng.uniform())
+            write_metrics(db, [MetricRow(model_id, "saneval_image_score", ours, "gpt-judge:gemini-2.5-flash",
+                                         image_id=image, suite="saneval", subset=spec.subset, scorer_version="t4p:x")])
+            theirs = round(ours + float(rng.normal(0, 0.3)), 4)
+            lines.append(f"{model},{spec.item_key},{theirs},{spec.subset}")
+            truth.setdefault((model, spec.subset), []).append((ours, theirs))
+    path = tmp_path / "compbench.csv"
+    path.write_text("\n".join(lines) + "\n")
+    (tmp_path / "bad.csv").write_text("model,item_key,score\nalpha,color-p1-0003,0.5\ngamma,color-p1-0003,0.4\n")
+    with pytest.raises(SuiteError, match=r"bad.csv:3: no image of model 'gamma' for prompt 'color-p1-0003'"):
+        read_scores(db, tmp_path / "bad.csv", "saneval")
+    assert db.execute("SELECT COUNT(*) FROM metrics WHERE name = 'compbench_score'").fetchone()[0] == 0
+    write_metrics(db, read_scores(db, path, "saneval"))
+    aggregate(db, "gpt-judge:gemini-2.5-flash", "t4p:x")  # the model scores a SANEval run writes
+    report = make_report(db, "saneval")
+    table, rho = report.table("3"), report.table("3-rho")
+    for column in ("spatial", "color"):
+        expected = []
+        for model in ("alpha", "beta"):
+            ours, theirs = zip(*truth[(model, column)])
+            result = spearmanr(ours, theirs)
+            expected.append(result.pvalue)
+            assert table.cell(model, column).value == pytest.approx(result.pvalue)
+            assert rho.cell(model, column).text == f"{result.statistic:.3f} (12)"
+        assert table.cell("Averaged", column).value == pytest.approx(sum(expected) / 2)
+    assert "CompBench++" in table.cell("alpha", "shape").missing or "images" in table.cell("alpha", "shape").missing
+    db.close()

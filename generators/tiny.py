@@ -553,6 +553,22 @@ def make_chatglm_tokenizer(folder: Path):
     return ChatGLMTokenizer(vocab_file=str(folder / "tokenizer.model"))
 
 
+def _initialised(model):
+    """``model`` with every weight drawn: ChatGLMModel leaves its parameters as allocated (no init of its own under
+    transformers 5), so they held whatever memory had, NaN included. Norm weights 1, biases 0, the rest N(0, 0.02)."""
+    import torch
+
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "layernorm" in name:
+                parameter.fill_(1.0)
+            elif name.endswith(".bias"):
+                parameter.zero_()
+            else:
+                parameter.normal_(0.0, 0.02)
+    return model
+
+
 def build_tiny_kolors(seed: int = 0):
     """Kolors: the SDXL UNet layout (text-time conditions) conditioned on a two-layer ChatGLM encoder (multi-query
     attention, rotary positions) with its SentencePiece tokenizer; SDXL's Euler scheduler with Kolors' beta_end."""
@@ -570,7 +586,7 @@ def build_tiny_kolors(seed: int = 0):
                            ffn_hidden_size=37, kv_channels=8, num_attention_heads=4, seq_length=256,
                            multi_query_attention=True, multi_query_group_num=2, add_qkv_bias=True,
                            original_rope=True, torch_dtype="float32")
-    text_encoder = _seeded(seed + 1, lambda: ChatGLMModel(config))
+    text_encoder = _seeded(seed + 1, lambda: _initialised(ChatGLMModel(config)))
     unet = _sd_unet(seed, linear_projection=True, cross_attention_dim=32, addition_embed_type="text_time",
                     addition_time_embed_dim=8, projection_class_embeddings_input_dim=6 * 8 + 32,
                     transformer_layers_per_block=(1, 2))

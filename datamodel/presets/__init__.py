@@ -36,6 +36,8 @@ rating.protocol        the rating protocol that fits the votes                 `
 report.name            the report of ``python -m arena report``                ``python -m arena report``
 report.human_task      the human rating task whose answers fill the report's   ``python -m arena report``
                        human table (its scale)
+report.evaluators      {the paper's evaluator: its dated judge model}: the     ``python -m arena report``
+                       judges whose scores fill the paper's columns
 data.KEY               how the data is obtained (documentation only)           the docs, the report's header
 =====================  ======================================================  ==========================================
 
@@ -125,6 +127,8 @@ KEYS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "rating.protocol": (lambda v: isinstance(v, str) and bool(v), "a rating protocol name"),
     "report.name": (lambda v: isinstance(v, str) and bool(v), "a report name"),
     "report.human_task": (lambda v: isinstance(v, str) and bool(v), "a human rating task name"),
+    "report.evaluators": (lambda v: _is_fields(v) and all(isinstance(m, str) and m for m in v.values()),
+                          "a table {the paper's evaluator: its dated judge model}"),
     "data.*": (lambda v: True, "any value"),
 }
 

@@ -53,6 +53,15 @@ register(Preset(
         # --- rating and report ---------------------------------------------------------------------------------
         "rating.protocol": Choice(
             "arena", "the paper fits no rating: the arena leaderboard keeps the project's own Bradley-Terry"),
-        "report.name": Choice("semvarbench", "paper Tables 2, 7, 9, 10, 14, Appendix C.3 and the aspects of §4.3"),
+        "report.name": Choice("semvarbench", "paper Tables 2, 4, 7, 9, 10, 11, 12, 14, Appendix C.3, the aspects of "
+                              "§4.3 and Figures 6 and 14"),
+        "report.evaluators": Choice(
+            {"Gemini 1.5 Pro": "gemini-1.5-pro-001", "Claude 3.5 Sonnet": "claude-3-5-sonnet-20240620",
+             "GPT-4o": "gpt-4o-2024-05-13", "GPT-4 Turbo": "gpt-4-turbo-2024-04-09"},
+            "Appendix D.2: 'The versions of these MLLMs used are as follows: Gemini 1.5 Pro (gemini-1.5-pro-001), "
+            "Claude 3.5 Sonnet (claude-3-5-sonnet-20240620), GPT-4o (gpt-4o-2024-05-13), and GPT-4 Turbo "
+            "(gpt-4-turbo-2024-04-09)'",
+            "Only these dated models fill the paper's column groups of Table 2 (and Fig. 6 and Table 4 read the GPT-4o "
+            "one); another version (gpt-4o, gpt-4o-2024-08-06) gets a column group of its own."),
     },
 ))

@@ -32,7 +32,7 @@ def arena(tmp_path):
              for key, *texts, category in ITEMS for role, text in zip(ROLES, texts)]
     ids = dict(zip(((s.item_key, s.role) for s in specs), add_prompts(db, specs).ids))
     images = {}
-    for m, model in enumerate(("sdxl", "flux-dev")):
+    for m, model in enumerate(("sdxl-base-refiner", "flux-dev")):
         model_id = add_model(db, model)
         for n, (key, prompt_id) in enumerate(ids.items()):
             images[(model, *key)] = (model_id, add_image(db, prompt_id=prompt_id, model_id=model_id,
@@ -64,11 +64,11 @@ def test_only_the_papers_dated_evaluators_fill_its_columns(arena):
     db, _, images = arena
     assert get_preset("semvarbench-paper").get("report.evaluators")["GPT-4o"] == "gpt-4o-2024-05-13"
     seven = (0.8, 0.7, 0.75, 0.6, 0.5, 0.7, 0.72)
-    item_judgments(db, images, "gpt-judge:gpt-4o-2024-08-06", {"sdxl": seven, "flux-dev": seven})
+    item_judgments(db, images, "gpt-judge:gpt-4o-2024-08-06", {"sdxl-base-refiner": seven, "flux-dev": seven})
     later = make_report(db, "semvarbench").table("2")
     assert later.cell("SD XL 1.0", "GPT-4o|kappa").is_missing
     assert not later.cell("SD XL 1.0", "gpt-judge:gpt-4o-2024-08-06|kappa").is_missing
-    item_judgments(db, images, "gpt-judge:gpt-4o-2024-05-13", {"sdxl": seven, "flux-dev": seven})
+    item_judgments(db, images, "gpt-judge:gpt-4o-2024-05-13", {"sdxl-base-refiner": seven, "flux-dev": seven})
     table = make_report(db, "semvarbench").table("2")
     kappa = item_scores(*seven)["kappa"]
     assert table.cell("SD XL 1.0", "GPT-4o|kappa").value == pytest.approx(kappa)
@@ -110,17 +110,17 @@ def test_figures_6_and_14_from_the_stored_similarities_and_scores(arena, tmp_pat
     """Fig. 14: 1 − cos(T_a, T_pv) per model; Fig. 6: the mean cos against S(T_p*, I_a) and γ of the GPT-4o judge.
     Both tables are printed and their plots written (``figures``)."""
     db, _, images = arena
-    cosine = {"sdxl": {"permutation": 0.9, "paraphrase": 0.8}, "flux-dev": {"permutation": 0.98, "paraphrase": 0.7}}
+    cosine = {"sdxl-base-refiner": {"permutation": 0.9, "paraphrase": 0.8}, "flux-dev": {"permutation": 0.98, "paraphrase": 0.7}}
     rows = [MetricRow(model_id, "semvar_text_similarity", cosine[model][role] + 0.01 * n, "text-encoders",
                       image_id=image_id, suite="semvarbench", scorer_version="tiny", details={"role": role})
             for n, ((model, key, role), (model_id, image_id)) in enumerate(sorted(images.items()))
             if role != "anchor"]
     write_metrics(db, rows)
-    scores = {"sdxl": (0.8, 0.7, 0.75, 0.6, 0.5, 0.7, 0.72), "flux-dev": (0.9, 0.8, 0.85, 0.5, 0.6, 0.85, 0.8)}
+    scores = {"sdxl-base-refiner": (0.8, 0.7, 0.75, 0.6, 0.5, 0.7, 0.72), "flux-dev": (0.9, 0.8, 0.85, 0.5, 0.6, 0.85, 0.8)}
     item_judgments(db, images, "gpt-judge:gpt-4o-2024-05-13", scores)
     report = make_report(db, "semvarbench", figures=tmp_path / "figures")
     fourteen, six = report.table("F14"), report.table("F6")
-    for model, label in (("sdxl", "SD XL 1.0"), ("flux-dev", "FLUX.1")):
+    for model, label in (("sdxl-base-refiner", "SD XL 1.0"), ("flux-dev", "FLUX.1")):
         distances = [1 - r.value for r in rows if r.model_id == images[(model, "sv1", "anchor")][0]
                      and r.details["role"] == "permutation"]
         assert fourteen.cell(label, "mean").value == pytest.approx(sum(distances) / len(distances))

@@ -23,7 +23,9 @@ from datamodel.models import sorted_model_names
 from suites.semvarbench import ASPECTS, CATEGORIES, CATEGORY_TITLES, SUITE
 
 # registry name -> the paper's row label (Table 2 spelling); Tables 9 and 10 print longer names for the same rows
-PAPER_NAMES = {"sd-v1-5": "SD 1.5", "sd-2-1": "SD 2.1", "sdxl": "SD XL 1.0", "stable-cascade": "SD CA",
+# (the paper's SD XL 1.0 is base and refiner, its footnote 5: sdxl-base-refiner; the base alone is another system)
+PAPER_NAMES = {"sd-v1-5": "SD 1.5", "sd-2-1": "SD 2.1", "sdxl-base-refiner": "SD XL 1.0",
+               "sdxl": "SD XL 1.0 (base only)", "stable-cascade": "SD CA",
                "deepfloyd-if": "DeepFloyd", "pixart-alpha": "PixArt", "kolors": "Kolors", "sd3": "SD 3",
                "flux-dev": "FLUX.1"}
 # the paper's evaluators (Table 2's column groups): label and the text their judge model names contain

@@ -16,6 +16,11 @@ SCREENSHOTS = browsers.screenshot_folder("ARENA_SCREENSHOTS", ".cache/screenshot
 ROW = "#prompt-candidates [role=row]:has([role=gridcell])"  # Gradio draws a table's rows as [role=row] of gridcells
 
 
+def wait_text(page, selector: str, text: str) -> None:
+    page.wait_for_function("([selector, text]) => document.querySelector(selector)?.innerText.includes(text)",
+                           arg=[selector, text], timeout=20000)
+
+
 def llm_candidates(count: int = 4):
     """Pending candidates as the LLM writer stores them (the scripted grammar stands in for its answers)."""
     specs = saneval.published_category_specs("color", count, seed=7)
@@ -35,26 +40,22 @@ def test_the_admin_accepts_and_rejects_the_prompts_an_llm_wrote(tmp_path, browse
         page.get_by_role("tab", name="Admin").click()
         page.fill("#admin-password input", "admin-password-1")
         page.click("#admin-unlock")
-        page.wait_for_function("() => document.querySelector('#prompt-review-counts')?.innerText"
-                               ".includes('4 pending')", timeout=20000)
+        wait_text(page, "#prompt-review-counts", "4 pending")
         page.locator("#prompt-candidates").scroll_into_view_if_needed()
         browsers.shoot(page, SCREENSHOTS, size, "prompt-review-1-pending")
         page.locator(ROW).first.locator("[role=gridcell]").nth(2).click()
         page.wait_for_function(f"() => document.querySelector('#prompt-review-id input').value === '{first}'",
                                timeout=10000)
         page.click("#prompt-review-accept")
-        page.wait_for_function("() => document.querySelector('#prompt-review-message')?.innerText"
-                               ".includes('Accepted 1')", timeout=20000)
+        wait_text(page, "#prompt-review-message", "Accepted 1")
         page.fill("#prompt-review-id input", str(second))
         page.fill("#prompt-review-reason input, #prompt-review-reason textarea", "the two objects look alike")
         page.click("#prompt-review-reject")
-        page.wait_for_function("() => document.querySelector('#prompt-review-counts')?.innerText"
-                               ".includes('1 rejected')", timeout=20000)
+        wait_text(page, "#prompt-review-counts", "1 rejected")
         page.locator("#prompt-review-message").scroll_into_view_if_needed()
         browsers.shoot(page, SCREENSHOTS, size, "prompt-review-2-decided")
         page.click("#prompt-review-accept-all")
-        page.wait_for_function("() => document.querySelector('#prompt-review-counts')?.innerText"
-                               ".includes('0 pending, 3 accepted, 1 rejected')", timeout=20000)
+        wait_text(page, "#prompt-review-counts", "0 pending, 3 accepted, 1 rejected")
         browsers.shoot(page, SCREENSHOTS, size, "prompt-review-3-done")
         page.close()
     prompts = suite_prompts(arena.db, "saneval")

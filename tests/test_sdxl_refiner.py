@@ -9,6 +9,28 @@ from generators.registry import builtin_models, cascade
 from support.shared import SHARED
 
 
+def recording(generator) -> dict:
+    """What the base returned (``output``) and the refiner was given (``image``, ``start``, ``strength``) on the
+    next ``generator.generate``: each stage's class swapped for one that records its call."""
+    (_, base), (_, refiner) = generator.stages
+    seen = {}
+    base_call, refiner_call = type(base).__call__, type(refiner).__call__
+
+    def record_base(self, *args, **kwargs):
+        output = base_call(self, *args, **kwargs)
+        seen["output"] = output.images.clone()
+        return output
+
+    def record_refiner(self, *args, **kwargs):
+        seen.update(image=kwargs["image"].clone(), start=kwargs.get("denoising_start"),
+                    strength=kwargs.get("strength"))
+        return refiner_call(self, *args, **kwargs)
+
+    base.__class__ = type("RecordingBase", (type(base),), {"__call__": record_base})
+    refiner.__class__ = type("RecordingRefiner", (type(refiner),), {"__call__": record_refiner})
+    return seen
+
+
 def test_the_registry_runs_footnote_5s_base_and_refiner():
     paper = SHARED / "reference" / "papers" / "semvarbench.txt"
     registry = builtin_models()
@@ -31,23 +53,9 @@ def test_the_refiner_gets_the_bases_latents(artefact_cache):
 
     tiny = stand_ins(builtin_models(), builtin_models()["sdxl-base-refiner"])
     generator = make_generator(tiny["sdxl-base-refiner"], registry=tiny, cache_dir=artefact_cache)
-    (_, base), (_, refiner) = generator.stages
-    seen = {}
-    base_call, refiner_call = type(base).__call__, type(refiner).__call__
-
-    def record_base(self, *args, **kwargs):
-        output = base_call(self, *args, **kwargs)
-        seen["latents"] = output.images.clone()
-        return output
-
-    def record_refiner(self, *args, **kwargs):
-        seen["image"], seen["start"] = kwargs["image"].clone(), kwargs.get("denoising_start")
-        return refiner_call(self, *args, **kwargs)
-
-    base.__class__ = type("RecordingBase", (type(base),), {"__call__": record_base})
-    refiner.__class__ = type("RecordingRefiner", (type(refiner),), {"__call__": record_refiner})
+    seen = recording(generator)
     (image,) = generator.generate(["A dog chasing a cat"], [7])
-    assert seen["latents"].shape[1] == 4 and torch.equal(seen["image"], seen["latents"])
+    assert seen["output"].shape[1] == 4 and torch.equal(seen["image"], seen["output"])
     assert seen["start"] == pytest.approx(0.8)
     assert image.size == tiny["sdxl-base-refiner"].resolution
 
@@ -69,21 +77,7 @@ def test_under_the_pipeline_defaults_the_refiner_gets_the_bases_image(artefact_c
     tiny = {name: dataclasses.replace(spec, steps=10)
             for name, spec in stand_ins(registry, registry["sdxl-base-refiner"]).items()}
     generator = make_generator(tiny["sdxl-base-refiner"], registry=tiny, cache_dir=artefact_cache)
-    (_, base), (_, refiner) = generator.stages
-    seen = {}
-    base_call, refiner_call = type(base).__call__, type(refiner).__call__
-
-    def record_base(self, *args, **kwargs):
-        output = base_call(self, *args, **kwargs)
-        seen["output"] = output.images.clone()
-        return output
-
-    def record_refiner(self, *args, **kwargs):
-        seen["image"], seen["strength"] = kwargs["image"].clone(), kwargs.get("strength")
-        return refiner_call(self, *args, **kwargs)
-
-    base.__class__ = type("RecordingBase", (type(base),), {"__call__": record_base})
-    refiner.__class__ = type("RecordingRefiner", (type(refiner),), {"__call__": record_refiner})
+    seen = recording(generator)
     generator.generate(["A dog chasing a cat"], [7])
     assert seen["output"].shape[1] == 3 and torch.equal(seen["image"], seen["output"])
     assert 0.0 <= float(seen["image"].min()) and float(seen["image"].max()) <= 1.0 and seen["strength"] == 0.3

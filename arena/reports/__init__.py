@@ -147,7 +147,6 @@ class ReportOptions:
     source: str | None = None  # the votes a report rates: None every vote, "arena" the arena's own, else one import
 
 
-
 @dataclass(frozen=True)
 class ReportSpec:
     """One report: ``name`` (``python -m arena report NAME``), a one-line ``title``, ``build(db, options)`` returning

@@ -23,6 +23,7 @@ import numpy as np
 
 from ratings.bradley_terry import fit_bradley_terry
 from ratings.protocols.base import ProtocolFit, RatingProtocol
+from ratings.robustness import PointModel, unit_scores
 from ratings.sandwich import check_intervals, normal_interval, rating_standard_errors, sandwich_covariance
 from ratings.votes import EncodedVotes, FitCells, check_tie_policy, count_tensor, fit_cells
 
@@ -51,6 +52,12 @@ class Arena(RatingProtocol):
         if self.intervals == "sandwich":
             return "none: R ± 1.96 standard errors of the sandwich (CLT) covariance of the fit, in closed form"
         return f"{self.rounds} multinomial redraws of the votes, np.random.default_rng({self.seed}); 2.5% and 97.5%"
+
+    def point_model(self, counts: np.ndarray) -> PointModel:
+        """The fit without intervals, for the robustness audit (:mod:`ratings.robustness`)."""
+        fit = fit_bradley_terry(counts, tie_policy=self.tie_policy, rounds=0, ridge=self.ridge)
+        n = counts.shape[0]
+        return PointModel(unit_scores(n, self.tie_policy), np.ones((n, n, 4)), self.ridge, fit.theta)
 
     def fit(self, votes: EncodedVotes) -> ProtocolFit:
         check_tie_policy(self.tie_policy)

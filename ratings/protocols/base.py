@@ -105,6 +105,11 @@ class RatingProtocol:
     def fit(self, votes: EncodedVotes) -> ProtocolFit:  # pragma: no cover - every protocol overrides it
         raise NotImplementedError
 
+    def point_model(self, counts: np.ndarray):
+        """The point fit of a count tensor as the robustness audit reads it (:class:`ratings.robustness.PointModel`),
+        or None for a protocol the audit does not cover (one that is not a converged Bradley–Terry fit)."""
+        return None
+
     def with_settings(self, **settings) -> "RatingProtocol":
         """This protocol with some settings changed (unknown names are refused, naming the known ones)."""
         known = {f.name for f in dataclasses.fields(self)}

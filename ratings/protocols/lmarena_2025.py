@@ -27,16 +27,27 @@ import numpy as np
 
 from ratings.bradley_terry import ConvergenceError, batched_win_matrices, bootstrap_counts, elo_scale, newton_bt
 from ratings.protocols.base import ProtocolFit, RatingProtocol, fit_votes_of
+from ratings.robustness import PointModel, unit_scores
 from ratings.sandwich import check_intervals, normal_interval, rating_standard_errors, sandwich_covariance
 from ratings.votes import EncodedVotes, FitCells, count_tensor, fit_cells
 
-def pair_weights(cells: FitCells, n_models: int, min_pair_count: int) -> np.ndarray:
-    """Per cell, the weight of each of its votes: 1 / max(N_pair, min_pair_count), N_pair = the votes between the
-    cell's two models in any position and with any outcome."""
-    low, high = np.minimum(cells.i, cells.j), np.maximum(cells.i, cells.j)
-    pair = low * n_models + high
-    per_pair = np.bincount(pair, cells.count.astype(np.float64), minlength=n_models * n_models)
-    return 1.0 / np.maximum(per_pair[pair], float(min_pair_count))
+def pair_weights(counts: np.ndarray, min_pair_count: int) -> np.ndarray:
+    """``W[a, b]``: the weight of each vote between models a and b, 1 / max(N_ab, min_pair_count), with N_ab every
+    vote between the two in any position and with any outcome (n×n, symmetric)."""
+    pair = counts.sum(axis=2)
+    return 1.0 / np.maximum(pair + pair.T, float(min_pair_count))
+
+
+@dataclass(frozen=True)
+class WeightedFit:
+    """The weighted fit over the models with votes (``index`` into the log's models): its cells and their votes'
+    weights, the ridge it used and θ."""
+
+    index: np.ndarray
+    cells: FitCells
+    weight: np.ndarray
+    ridge: float
+    theta: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -69,31 +80,45 @@ class LMArena2025(RatingProtocol):
                     f"({self.seed}); 2.5% and 97.5% quantiles")
         return self.bootstrap
 
-    def cells(self, votes: EncodedVotes) -> tuple[FitCells, np.ndarray]:
-        """The fit's cells (ties and both-bad ½) and the weight of each of their votes."""
-        counts = count_tensor(votes.model_a, votes.model_b, votes.outcome, votes.n_models)
+    def vote_weights(self, counts: np.ndarray) -> np.ndarray:
+        """The n×n weight of each vote by pair (all 1 when not ``reweighted``)."""
+        if not self.reweighted:
+            return np.ones(counts.shape[:2])
+        return pair_weights(counts, self.min_pair_count)
+
+    def weighted_fit(self, counts: np.ndarray) -> WeightedFit:
+        """The converged weighted fit of a count tensor (ties and both-bad ½)."""
+        n = counts.shape[0]
+        index = np.flatnonzero((counts.sum(axis=(1, 2)) + counts.sum(axis=(0, 2))) > 0)
+        remap = np.full(n, -1)
+        remap[index] = np.arange(len(index))
         cells = fit_cells(counts, "half")
-        weight = (pair_weights(cells, votes.n_models, self.min_pair_count) if self.reweighted
-                  else np.ones(len(cells.i)))
-        return cells, weight
+        weight = self.vote_weights(counts)[cells.i, cells.j]
+        local = FitCells(remap[cells.i], remap[cells.j], cells.score, cells.count)
+        # the ridge per unit of weight, so that it stays far below the data whatever the weights' scale
+        ridge = self.ridge * float(np.average(weight, weights=local.count)) if len(weight) else self.ridge
+        theta, ok = newton_bt(local.win_matrix(len(index), local.count * weight), ridge=ridge)
+        if not ok:
+            raise ConvergenceError("The lmarena-2025 fit did not converge in 100 Newton steps: some model won or "
+                                   "lost almost every vote. Pass a larger ridge (e.g. ridge=1e-3).")
+        return WeightedFit(index, local, weight, ridge, theta)
+
+    def point_model(self, counts: np.ndarray) -> PointModel:
+        """The fit without intervals, for the robustness audit (:mod:`ratings.robustness`)."""
+        n = counts.shape[0]
+        fit = self.weighted_fit(counts)
+        theta = np.full(n, np.nan)
+        theta[fit.index] = fit.theta
+        weight = np.repeat(self.vote_weights(counts)[:, :, None], 4, axis=2)
+        return PointModel(unit_scores(n, "half"), weight, fit.ridge, theta)
 
     def fit(self, votes: EncodedVotes) -> ProtocolFit:
         check_intervals(self.intervals)
         if self.rounds < 0:
             raise ValueError(f"rounds must be >= 0 bootstrap rounds, got {self.rounds}.")
         n = votes.n_models
-        cells, weight = self.cells(votes)
-        fit_votes = fit_votes_of(votes)
-        index = np.flatnonzero(fit_votes > 0)
-        remap = np.full(n, -1)
-        remap[index] = np.arange(len(index))
-        local = FitCells(remap[cells.i], remap[cells.j], cells.score, cells.count)
-        m = len(index)
-        ridge = self.ridge * float(np.average(weight, weights=local.count)) if len(weight) else self.ridge
-        theta, ok = newton_bt(local.win_matrix(m, local.count * weight), ridge=ridge)
-        if not ok:
-            raise ConvergenceError("The lmarena-2025 fit did not converge in 100 Newton steps: some model won or "
-                                   "lost almost every vote. Pass a larger ridge (e.g. ridge=1e-3).")
+        fit = self.weighted_fit(count_tensor(votes.model_a, votes.model_b, votes.outcome, n))
+        index, local, weight, ridge, theta, m = fit.index, fit.cells, fit.weight, fit.ridge, fit.theta, len(fit.index)
         rating = np.full(n, np.nan)
         lower, upper = np.full(n, np.nan), np.full(n, np.nan)
         rating[index] = elo_scale(theta)
@@ -105,4 +130,4 @@ class LMArena2025(RatingProtocol):
             weighted = FitCells(local.i, local.j, local.score, np.ones(len(local.i)))
             boot, _ = newton_bt(batched_win_matrices(weighted, m, redrawn * weight), ridge=ridge, theta0=theta)
             lower[index], upper[index] = np.quantile(elo_scale(boot), [0.025, 0.975], axis=0)
-        return ProtocolFit(rating, lower, upper, fit_votes)
+        return ProtocolFit(rating, lower, upper, fit_votes_of(votes))

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit
 
+from ratings.bradley_terry import ConvergenceError
 from ratings.sandwich import laplacian, solve_bread
 from ratings.votes import OUTCOMES
 
@@ -143,14 +144,18 @@ def holder(theta: np.ndarray, ranked: np.ndarray, place: int) -> int | None:
 
 
 def audit_top(counts: np.ndarray, models: tuple[str, ...], ranked: np.ndarray,
-              point_model: Callable[[np.ndarray], PointModel], k: int = TOP_K, candidates: int = 3) -> Audit:
+              point_model: Callable[[np.ndarray], PointModel | None], k: int = TOP_K,
+              candidates: int = 3) -> Audit | None:
     """The robustness audit of places 1..``k`` (module docstring) of the board fitted by ``point_model`` (a count
     tensor → its :class:`PointModel`; called again on each reduced tensor to refit) on ``counts`` (n×n×4, over
     ``models``); ``ranked`` marks the models that hold places. The ``candidates`` rivals with the smallest
-    approximate counts are each confirmed by refits."""
+    approximate counts are each confirmed by refits. None when ``point_model`` gives none (a protocol the audit does
+    not cover)."""
     counts = np.asarray(counts, dtype=np.int64)
     ranked = np.asarray(ranked, dtype=bool)
     point = point_model(counts)
+    if point is None:
+        return None
     total = int(counts.sum())
     places = []
     for place in range(1, k + 1):
@@ -188,7 +193,10 @@ def _confirm(counts, ranked, point_model, place, first, order, available, needed
     it), searched from the approximation ``needed``: grown by half until a refit confirms, then halved back."""
 
     def changed(votes: int) -> int | None:
-        theta = point_model(counts - take_votes(order, available, votes, counts.shape)).theta
+        try:
+            theta = point_model(counts - take_votes(order, available, votes, counts.shape)).theta
+        except ConvergenceError:  # the removal left a model without a finite rating: not a confirmed change
+            return None
         now = holder(theta, ranked, place)
         return now if now is not None and now != first else None
 

@@ -162,33 +162,46 @@ class RatingProtocol:
             return empty_result()
         fitted = self.fit(votes)
         rating, lower, upper = (self.round(v) for v in (fitted.rating, fitted.lower, fitted.upper))
-        fit_votes = np.asarray(fitted.fit_votes, dtype=np.int64)
-        ranked, provisional = vote_status(fit_votes, np.isfinite(rating), min_votes, provisional_votes)
-        best, worst = rank_ranges(lower, upper, ranked)
-        totals = model_totals(counts)
-        table = pd.DataFrame({
-            "model": pd.Series(votes.models, dtype=object),
-            "rating": rating, "lower": lower, "upper": upper,
-            "rank": pd.array(best, dtype="Float64").astype("Int64"),
-            "rank_worst": pd.array(worst, dtype="Float64").astype("Int64"),
-        })
-        for column in ("votes", "wins", "losses", "ties", "both_bad"):
-            table[column] = totals[column].to_numpy(dtype=np.int64)
-        table["both_bad_rate"] = table["both_bad"] / table["votes"].where(table["votes"] > 0)
-        table["fit_votes"] = fit_votes
-        table["ranked"] = ranked
-        table["provisional"] = provisional
-        table["printed"] = [self.printed(r, lo, up) for r, lo, up in zip(rating, lower, upper)]
-        table["protocol"] = self.name
-        table = table[seen].reset_index(drop=True)
-        rows = board_order(table["rating"].to_numpy(), table["lower"].to_numpy(), table["ranked"].to_numpy(),
-                           table["votes"].to_numpy(), list(table["model"]), order)
-        return table.iloc[rows].reset_index(drop=True)[list(RESULT_COLUMNS)]
+        printed = [self.printed(r, lo, up) for r, lo, up in zip(rating, lower, upper)]
+        return result_table(votes.models, counts, rating, lower, upper, fitted.fit_votes, printed, self.name,
+                            min_votes=min_votes, provisional_votes=provisional_votes, order=order)
 
     def rate_frame(self, votes: pd.DataFrame, **options) -> pd.DataFrame:
         """:meth:`rate` of a vote table (columns ``model_a``, ``model_b``, ``outcome`` as in :mod:`ratings`), its rows
         in the order the votes were cast; ``options`` as :meth:`rate`'s."""
         return self.rate(encode_votes(votes), **options)
+
+
+def result_table(models: tuple[str, ...], counts: np.ndarray, rating: np.ndarray, lower: np.ndarray,
+                 upper: np.ndarray, fit_votes: np.ndarray, printed: list[str], protocol: str, *, min_votes: int = 0,
+                 provisional_votes: int = 0, order: str = "rating") -> pd.DataFrame:
+    """The result table (:data:`RESULT_COLUMNS`, as :meth:`RatingProtocol.rate` describes it) of ratings and
+    intervals fitted on the votes counted in ``counts`` (n×n×4 over ``models``): one row per model with a vote."""
+    seen = (counts.sum(axis=(1, 2)) + counts.sum(axis=(0, 2))) > 0
+    if not seen.any():
+        return empty_result()
+    fit_votes = np.asarray(fit_votes, dtype=np.int64)
+    ranked, provisional = vote_status(fit_votes, np.isfinite(rating), min_votes, provisional_votes)
+    best, worst = rank_ranges(lower, upper, ranked & seen)
+    totals = model_totals(counts)
+    table = pd.DataFrame({
+        "model": pd.Series(models, dtype=object),
+        "rating": rating, "lower": lower, "upper": upper,
+        "rank": pd.array(best, dtype="Float64").astype("Int64"),
+        "rank_worst": pd.array(worst, dtype="Float64").astype("Int64"),
+    })
+    for column in ("votes", "wins", "losses", "ties", "both_bad"):
+        table[column] = totals[column].to_numpy(dtype=np.int64)
+    table["both_bad_rate"] = table["both_bad"] / table["votes"].where(table["votes"] > 0)
+    table["fit_votes"] = fit_votes
+    table["ranked"] = ranked
+    table["provisional"] = provisional
+    table["printed"] = printed
+    table["protocol"] = protocol
+    table = table[seen].reset_index(drop=True)
+    rows = board_order(table["rating"].to_numpy(), table["lower"].to_numpy(), table["ranked"].to_numpy(),
+                       table["votes"].to_numpy(), list(table["model"]), order)
+    return table.iloc[rows].reset_index(drop=True)[list(RESULT_COLUMNS)]
 
 
 def empty_result() -> pd.DataFrame:

@@ -31,6 +31,7 @@ others, as an arena that chases the top does), so the pair weights of ``lmarena-
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 import time
@@ -137,6 +138,8 @@ class PPIResult:
     human_votes: int
     judge_votes: int
 
+    confirmed_width: float = float("nan")  # the human-only board's mean width with saved()[0] human votes, simulated
+
     def saved(self) -> tuple[float, float]:
         """Human votes the human-only board would need for the PPI board's mean width, and the share saved."""
         ratio = (self.human.width.mean() / self.ppi.width.mean()) ** 2
@@ -197,7 +200,14 @@ def ppi_coverage(repetitions: int, human_votes: int, judge_votes: int, seed: int
             results[name] = (inside, widths, seconds + spent[name])
     made = {name: Coverage(name, np.array(inside), np.array(widths), seconds / repetitions)
             for name, (inside, widths, seconds) in results.items()}
-    return PPIResult(made["ppi"], made["human"], made["pooled"], np.array(lams), human_votes, judge_votes)
+    result = PPIResult(made["ppi"], made["human"], made["pooled"], np.array(lams), human_votes, judge_votes)
+    needed = int(round(result.saved()[0]))
+    confirmed = []
+    for _ in range(repetitions):  # the human-only board with that many votes, simulated: its width
+        first, second, people, _judge = human_and_judge(rng, true, needed, 0, bias, agreement, 5)
+        fit = ppi_fit(len(true), first, second, people, np.full(needed, NO_VOTE), none, none, none, ridge=ridge)
+        confirmed.append(np.mean(2 * 1.959963984540054 * 400.0 / LN10 * np.sqrt(np.diag(fit.covariance))))
+    return dataclasses.replace(result, confirmed_width=float(np.mean(confirmed)))
 
 
 @dataclass(frozen=True)
@@ -268,7 +278,8 @@ def ppi_table(result: PPIResult, repetitions: int, bias: float) -> str:
                      f"{1000 * fit.seconds:10.1f}")
     lines.append(f"lambda (PPI++ power tuning): mean {result.lam.mean():.2f}, range {result.lam.min():.2f}-"
                  f"{result.lam.max():.2f}. At equal width the human-only board needs {needed:,.0f} human votes: "
-                 f"the judge saves {needed - result.human_votes:,.0f} ({saved:.0%}).")
+                 f"the judge saves {needed - result.human_votes:,.0f} ({saved:.0%}); simulated, the human-only "
+                 f"board with {needed:,.0f} votes has a mean width of {result.confirmed_width:.1f}.")
     return "\n".join(lines)
 
 

@@ -321,7 +321,7 @@ def fit_table(result: pd.DataFrame) -> pd.DataFrame:
     """A protocol's result table (:data:`ratings.protocols.RESULT_COLUMNS`) with the leaderboard's column names
     (:data:`ratings.leaderboard.LEADERBOARD_COLUMNS`: ``ci_lower`` / ``ci_upper``), its ``printed`` text kept."""
     table = result.rename(columns={"lower": "ci_lower", "upper": "ci_upper"})
-    return table[[*ratings.LEADERBOARD_COLUMNS, "rank_worst", "ranked", "printed"]]
+    return table[[*ratings.LEADERBOARD_COLUMNS, "rank_worst", "fit_votes", "ranked", "printed"]]
 
 
 def source_counts(arrays: VoteArrays) -> dict[str, int]:

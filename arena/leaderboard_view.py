@@ -200,13 +200,23 @@ def main_table(board: Leaderboard) -> tuple[pd.DataFrame, list[str]]:
     return table, list(shown["status"])
 
 
+def shown_cell(cell) -> str:
+    """A table cell as the page shows it: a whole number without ".0" (as the page writes the JSON number 1.0),
+    nothing for a missing value."""
+    if cell is None:
+        return ""
+    if isinstance(cell, float) and cell.is_integer():
+        return str(int(cell))
+    return str(cell)
+
+
 def styled_json(frame: pd.DataFrame, statuses: list[str]) -> dict:
     """:func:`frame_json` of the main table with its provisional, unranked and unrated rows greyed (Gradio's table
     metadata: each cell's shown text and style)."""
     value = frame_json(frame)
     style = [GREY if status != "ranked" else "" for status in statuses]
     value["metadata"] = {
-        "display_value": [["" if cell is None else str(cell) for cell in row] for row in value["data"]],
+        "display_value": [[shown_cell(cell) for cell in row] for row in value["data"]],
         "styling": [[row_style] * len(value["headers"]) for row_style in style],
     }
     return value

@@ -106,7 +106,7 @@ def ratings_chart(tables: Mapping[str, pd.DataFrame], title: str | None = None,
             pad = max(10.0, 0.05 * (high - low))
             figure.update_yaxes(range=[low - pad, high + pad])
         else:
-            figure.add_annotation(text="No model has enough votes for a rating yet", showarrow=False,
+            figure.add_annotation(text="No model has enough votes to be ranked yet", showarrow=False,
                                   xref="paper", yref="paper", x=0.5, y=0.5)
             figure.update_layout(xaxis={"visible": False}, yaxis={"visible": False}, height=260)
     return figure

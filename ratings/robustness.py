@@ -145,7 +145,7 @@ def holder(theta: np.ndarray, ranked: np.ndarray, place: int) -> int | None:
 
 def audit_top(counts: np.ndarray, models: tuple[str, ...], ranked: np.ndarray,
               point_model: Callable[[np.ndarray], PointModel | None], k: int = TOP_K,
-              candidates: int = 3) -> Audit | None:
+              candidates: int = 2) -> Audit | None:
     """The robustness audit of places 1..``k`` (module docstring) of the board fitted by ``point_model`` (a count
     tensor → its :class:`PointModel`; called again on each reduced tensor to refit) on ``counts`` (n×n×4, over
     ``models``); ``ranked`` marks the models that hold places. The ``candidates`` rivals with the smallest

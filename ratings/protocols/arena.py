@@ -21,7 +21,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ratings.bradley_terry import fit_bradley_terry
+from ratings.bradley_terry import ConvergenceError, fit_bradley_terry, newton_bt
 from ratings.protocols.base import ProtocolFit, RatingProtocol
 from ratings.robustness import PointModel, unit_scores
 from ratings.sandwich import check_intervals, normal_interval, rating_standard_errors, sandwich_covariance
@@ -54,10 +54,22 @@ class Arena(RatingProtocol):
         return f"{self.rounds} multinomial redraws of the votes, np.random.default_rng({self.seed}); 2.5% and 97.5%"
 
     def point_model(self, counts: np.ndarray) -> PointModel:
-        """The fit without intervals, for the robustness audit (:mod:`ratings.robustness`)."""
-        fit = fit_bradley_terry(counts, tie_policy=self.tie_policy, rounds=0, ridge=self.ridge)
+        """The fit without intervals, for the robustness audit (:mod:`ratings.robustness`), which refits it many
+        times: Newton's method on the fitted models' win matrix, as :func:`ratings.fit_bradley_terry` fits it, without
+        that function's checks and messages (a fit that does not converge raises ConvergenceError)."""
         n = counts.shape[0]
-        return PointModel(unit_scores(n, self.tie_policy), np.ones((n, n, 4)), self.ridge, fit.theta)
+        cells = fit_cells(counts, self.tie_policy)
+        in_fit = np.bincount(cells.i, cells.count, minlength=n) + np.bincount(cells.j, cells.count, minlength=n)
+        index = np.flatnonzero(in_fit > 0)
+        remap = np.full(n, -1)
+        remap[index] = np.arange(len(index))
+        local = FitCells(remap[cells.i], remap[cells.j], cells.score, cells.count)
+        theta, ok = newton_bt(local.win_matrix(len(index)), ridge=self.ridge)
+        if not ok:
+            raise ConvergenceError("The Bradley–Terry fit did not converge in 100 Newton steps.")
+        full = np.full(n, np.nan)
+        full[index] = theta
+        return PointModel(unit_scores(n, self.tie_policy), np.ones((n, n, 4)), self.ridge, full)
 
     def fit(self, votes: EncodedVotes) -> ProtocolFit:
         check_tie_policy(self.tie_policy)

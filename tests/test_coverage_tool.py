@@ -9,21 +9,21 @@ import re
 import numpy as np
 import pytest
 
-from tools import coverage, simulate
+from tools import coverage, judge_study, simulate
 
 
 def test_the_simulated_votes_follow_the_model_each_protocol_fits():
     rng = np.random.default_rng(0)
     ratings = np.array([1100.0, 1000.0])
     a, b = np.zeros(400_000, dtype=int), np.ones(400_000, dtype=int)
-    p = coverage.win_probability(ratings, a[:1], b[:1])[0]
-    half = coverage.outcomes(rng, ratings, a, b, "half")
+    p = judge_study.win_probability(ratings, a[:1], b[:1])[0]
+    half = judge_study.outcomes(rng, ratings, a, b, "half")
     score = np.select([half == 0, half >= 2], [1.0, 0.5], 0.0)
     assert score.mean() == pytest.approx(p, abs=0.003)  # ties scored ½: the expected score is σ(Δ)
-    drop = coverage.outcomes(rng, ratings, a, b, "drop")
+    drop = judge_study.outcomes(rng, ratings, a, b, "drop")
     decisive = drop[drop < 2]
     assert (decisive == 0).mean() == pytest.approx(p, abs=0.003)  # ties dropped: Bradley–Terry among the rest
-    assert (drop == 2).mean() == pytest.approx(coverage.TIE, abs=0.003)
+    assert (drop == 2).mean() == pytest.approx(judge_study.TIE, abs=0.003)
 
 
 def test_a_small_seeded_run_prints_every_part(capsys):

@@ -14,7 +14,8 @@ from scipy.special import expit
 from ratings.ppi import NO_VOTE, ppi_fit, ppi_ratings
 from ratings.protocols import get_protocol
 from ratings.votes import EncodedVotes
-from tools.coverage import human_and_judge, truth
+from tools.coverage import truth
+from tools.judge_study import human_and_judge
 
 SCORE = np.array([1.0, 0.0, 0.0, 0.0])  # tie policy "drop": the first model's score of outcomes 0..3 ...
 MASS = np.array([1.0, 1.0, 0.0, 0.0])  # ... and whether the vote enters the fit

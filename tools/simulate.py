@@ -359,9 +359,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{strategy}: done in {results[-1].seconds:.0f} s", file=sys.stderr, flush=True)
     print(format_table(results, repetitions=args.repetitions, max_votes=args.max_votes, coverage_at=coverage_at))
     if args.judge_votes:
-        from tools.coverage import ppi_coverage, ppi_table
+        from tools.judge_study import ppi_coverage, ppi_table
 
-        print("\n" + ppi_table(ppi_coverage(args.repetitions, args.human_votes, args.judge_votes, args.seed),
+        truth = centred_truth(list(TRUE_ELO.values()))
+        print("\n" + ppi_table(ppi_coverage(truth, args.repetitions, args.human_votes, args.judge_votes, args.seed),
                                 args.repetitions, 150.0))
     return 0
 

@@ -43,7 +43,8 @@ from ratings.leaderboard import prior_ridge
 from ratings.protocols import get_protocol
 from ratings.ranks import rank_ranges
 from ratings.votes import EncodedVotes
-from tools.judge_study import Coverage, arena_votes, outcomes, pair_draws, ppi_coverage, ppi_table, win_probability
+from tools.judge_study import (Coverage, arena_votes, outcomes, pair_draws, ppi_coverage, ppi_table, text_table,
+                               win_probability)
 from tools.simulate import TRUE_ELO, centred_truth
 
 PARTS = ("intervals", "ppi", "thresholds")
@@ -121,27 +122,23 @@ def thresholds(repetitions: int, established: int, seed: int, steps: Sequence[in
 
 
 def interval_table(results: list[Coverage], repetitions: int, votes: int) -> str:
-    lines = [f"95% interval coverage of the true ratings: {repetitions} simulated arenas of {votes} votes, 12 models "
-             "(pairs among the top four drawn 4x as often)",
-             f"{'protocol and intervals':26} | {'coverage':>8} | {'lowest arena':>12} | {'mean width':>10} | "
-             f"{'ms per fit':>10}"]
-    lines.append("-" * len(lines[-1]))
-    for result in results:
-        lines.append(f"{result.label:26} | {result.coverage.mean():8.1%} | {result.coverage.min():12.1%} | "
-                     f"{result.width.mean():10.1f} | {1000 * result.seconds:10.1f}")
-    return "\n".join(lines)
+    return text_table(
+        f"95% interval coverage of the true ratings: {repetitions} simulated arenas of {votes} votes, 12 models (pairs "
+        "among the top four drawn 4x as often)",
+        f"{'protocol and intervals':26} | {'coverage':>8} | {'lowest arena':>12} | {'mean width':>10} | "
+        f"{'ms per fit':>10}",
+        [f"{result.label:26} | {result.coverage.mean():8.1%} | {result.coverage.min():12.1%} | "
+         f"{result.width.mean():10.1f} | {1000 * result.seconds:10.1f}" for result in results])
 
 
 def threshold_table(rows: list[Threshold], repetitions: int, established: int) -> str:
-    lines = [f"A newcomer with n votes in the fit on a board of 11 models with {established} votes among them ({repetitions} "
-             "repetitions per n; arena protocol, prior 400, sandwich intervals)",
-             f"{'n votes':>7} | {'median ±':>8} | {'median rank range':>17} | {'range holds true rank':>21} | "
-             f"{'point rank 3+ off':>17}"]
-    lines.append("-" * len(lines[-1]))
-    for row in rows:
-        lines.append(f"{row.votes:7d} | {row.half_width:8.0f} | {row.range_length:17.0f} | "
-                     f"{row.holds_true_rank:21.1%} | {row.rank_off:17.1%}")
-    return "\n".join(lines)
+    return text_table(
+        f"A newcomer with n votes in the fit on a board of 11 models with {established} votes among them "
+        f"({repetitions} repetitions per n; arena protocol, prior 400, sandwich intervals)",
+        f"{'n votes':>7} | {'median ±':>8} | {'median rank range':>17} | {'range holds true rank':>21} | "
+        f"{'point rank 3+ off':>17}",
+        [f"{row.votes:7d} | {row.half_width:8.0f} | {row.range_length:17.0f} | {row.holds_true_rank:21.1%} | "
+         f"{row.rank_off:17.1%}" for row in rows])
 
 
 def build_parser() -> argparse.ArgumentParser:

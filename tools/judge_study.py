@@ -155,19 +155,21 @@ def ppi_coverage(true: np.ndarray, repetitions: int, human_votes: int, judge_vot
     return dataclasses.replace(result, confirmed_width=float(np.mean(confirmed)))
 
 
+def text_table(title: str, header: str, rows: list[str], footer: str = "") -> str:
+    """A printed table: its title, header, a rule as wide as the header, its rows and an optional last line."""
+    return "\n".join([title, header, "-" * len(header), *rows, *([footer] if footer else [])])
+
+
 def ppi_table(result: PPIResult, repetitions: int, bias: float) -> str:
     needed, saved = result.saved()
-    lines = [f"Human + judge (PPI++), {repetitions} simulated studies: {result.human_votes} human votes (each battle "
-             f"also judged) and {result.judge_votes} judge-only votes; the judge favours one model by {bias:.0f} "
-             "points",
-             f"{'board':35} | {'coverage':>8} | {'mean width':>10} | {'ms per fit':>10}"]
-    lines.append("-" * len(lines[-1]))
-    for label, fit in (("human votes only", result.human), ("human + judge, PPI correction", result.ppi),
-                       ("human + judge pooled, no correction", result.pooled)):
-        lines.append(f"{label:35} | {fit.coverage.mean():8.1%} | {fit.width.mean():10.1f} | "
-                     f"{1000 * fit.seconds:10.1f}")
-    lines.append(f"lambda (PPI++ power tuning): mean {result.lam.mean():.2f}, range {result.lam.min():.2f}-"
-                 f"{result.lam.max():.2f}. At equal width the human-only board needs {needed:,.0f} human votes: "
-                 f"the judge saves {needed - result.human_votes:,.0f} ({saved:.0%}); simulated, the human-only "
-                 f"board with {needed:,.0f} votes has a mean width of {result.confirmed_width:.1f}.")
-    return "\n".join(lines)
+    rows = [f"{label:35} | {fit.coverage.mean():8.1%} | {fit.width.mean():10.1f} | {1000 * fit.seconds:10.1f}"
+            for label, fit in (("human votes only", result.human), ("human + judge, PPI correction", result.ppi),
+                               ("human + judge pooled, no correction", result.pooled))]
+    return text_table(
+        f"Human + judge (PPI++), {repetitions} simulated studies: {result.human_votes} human votes (each battle also "
+        f"judged) and {result.judge_votes} judge-only votes; the judge favours one model by {bias:.0f} points",
+        f"{'board':35} | {'coverage':>8} | {'mean width':>10} | {'ms per fit':>10}", rows,
+        f"lambda (PPI++ power tuning): mean {result.lam.mean():.2f}, range {result.lam.min():.2f}-"
+        f"{result.lam.max():.2f}. At equal width the human-only board needs {needed:,.0f} human votes: the judge saves "
+        f"{needed - result.human_votes:,.0f} ({saved:.0%}); simulated, the human-only board with {needed:,.0f} votes "
+        f"has a mean width of {result.confirmed_width:.1f}.")

@@ -47,3 +47,14 @@ def test_simulate_reports_the_human_votes_a_judge_saves(capsys):
     out = capsys.readouterr().out
     assert "Human + judge (PPI++), 2 simulated studies: 400 human votes" in out
     assert re.search(r"At equal width the human-only board needs [\d,]+ human votes: the judge saves", out)
+
+
+@pytest.mark.slow  # about 30 s on the 2-core machine: the 200-repetition figures are the command's
+def test_both_interval_methods_and_the_ppi_board_cover_the_truth_in_simulation():
+    for result in coverage.interval_coverage(40, 3000, seed=1, rounds=500):
+        assert result.coverage.mean() >= 0.9, (result.label, result.coverage.mean())
+    study = judge_study.ppi_coverage(coverage.truth(), 40, 1500, 15000, seed=1)
+    assert study.ppi.coverage.mean() >= 0.9 and study.human.coverage.mean() >= 0.9
+    assert study.ppi.width.mean() < 0.9 * study.human.width.mean()
+    assert study.pooled.coverage.mean() < 0.8  # without the correction the judge's bias shows
+    assert study.confirmed_width == pytest.approx(study.ppi.width.mean(), rel=0.1)

@@ -70,6 +70,110 @@ def _terms(tie_policy: str) -> tuple[np.ndarray, np.ndarray]:
     return np.nan_to_num(score), np.isfinite(score).astype(np.float64)
 
 
+class _Estimate:
+    """The votes of :func:`ppi_fit` grouped into cells, and the pieces of the module docstring over them: the
+    estimating equation as a win matrix, the scores ψ, their moments, the information and the covariance. Human cells
+    are (lo, hi, person's outcome, judge's outcome or NO_VOTE), judge-only cells (lo, hi, judge's outcome), over the
+    ``k`` models with a vote (local indices)."""
+
+    def __init__(self, n: int, human: tuple, judge: tuple, tie_policy: str, ridge: float):
+        self.t, self.m = _terms(tie_policy)
+        self.ridge = ridge
+        lo, hi, outcome, judged = (np.asarray(a, dtype=np.int64) for a in human)
+        cells = np.bincount(((lo * n + hi) * 4 + outcome) * 5 + judged, minlength=n * n * 20)
+        key = np.flatnonzero(cells)
+        self.h_count = cells[key].astype(np.float64)
+        h_lo, h_hi, self.h_y, self.h_f = key // 20 // n, key // 20 % n, key // 5 % 4, key % 5
+        lo, hi, outcome = (np.asarray(a, dtype=np.int64) for a in judge)
+        cells = np.bincount((lo * n + hi) * 4 + outcome, minlength=n * n * 4)
+        key = np.flatnonzero(cells)
+        self.j_count = cells[key].astype(np.float64)
+        j_lo, j_hi, self.j_f = key // 4 // n, key // 4 % n, key % 4
+        self.human = float(self.h_count.sum())
+        self.paired = int(self.h_count[self.h_f != NO_VOTE].sum())
+        self.judge_only = int(self.j_count.sum())
+        self.share = self.paired / self.judge_only if self.judge_only else 0.0  # n / N
+        seen = np.zeros(n, dtype=bool)
+        seen[np.concatenate([h_lo, h_hi, j_lo, j_hi])] = True
+        self.index = np.flatnonzero(seen)
+        local = np.full(n, -1)
+        local[self.index] = np.arange(len(self.index))
+        self.h_lo, self.h_hi, self.j_lo, self.j_hi = local[h_lo], local[h_hi], local[j_lo], local[j_hi]
+        self.k = len(self.index)
+        self.centre = np.eye(self.k) - 1.0 / self.k
+
+    def solve(self, lam: float) -> np.ndarray:
+        """θ̂ of G_λ(θ) = 0: the Bradley–Terry fit of the corrected win matrix (T, M − T)."""
+        t, m, share = self.t, self.m, self.share
+        wins = np.zeros((self.k, self.k))
+        target = np.concatenate([self.h_count * (t[self.h_y] - lam * t[self.h_f]),
+                                 self.j_count * lam * share * t[self.j_f]])
+        mass = np.concatenate([self.h_count * (m[self.h_y] - lam * m[self.h_f]),
+                               self.j_count * lam * share * m[self.j_f]])
+        lo, hi = np.concatenate([self.h_lo, self.j_lo]), np.concatenate([self.h_hi, self.j_hi])
+        np.add.at(wins, (lo, hi), target)
+        np.add.at(wins, (hi, lo), mass - target)
+        theta, ok = newton_bt(wins, ridge=self.ridge)
+        if not ok:
+            raise ConvergenceError("The human + judge (PPI) fit did not converge: too few paired votes for the judge's "
+                                   "correction. Collect more human votes on battles the judge voted on, or pass a "
+                                   "larger prior (ARENA_RATING_PRIOR_SD).")
+        return theta
+
+    def psi(self, theta: np.ndarray, judge_only: bool, outcome: np.ndarray) -> np.ndarray:
+        """Each cell's ψ coefficient t − m σ(θ_lo − θ_hi) for ``outcome`` (0 for NO_VOTE)."""
+        lo, hi = (self.j_lo, self.j_hi) if judge_only else (self.h_lo, self.h_hi)
+        return self.t[outcome] - self.m[outcome] * expit(theta[lo] - theta[hi])
+
+    def moments(self, judge_only: bool, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Σ c·a·b x xᵀ, Σ c·a x and Σ c·b x over the human (or judge-only) cells, x = e_lo − e_hi."""
+        lo, hi, count = (self.j_lo, self.j_hi, self.j_count) if judge_only else (self.h_lo, self.h_hi, self.h_count)
+        first = [np.bincount(lo, count * v, minlength=self.k) - np.bincount(hi, count * v, minlength=self.k)
+                 for v in (a, b)]
+        return laplacian(lo, hi, count * a * b, self.k), first[0], first[1]
+
+    def covariance(self, judge_only: bool, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The sample (cross-)covariance Cov(ψ_a, ψ_b) per vote over the human (or judge-only) votes."""
+        total = self.judge_only if judge_only else self.human
+        second, first_a, first_b = self.moments(judge_only, a, b)
+        return second / total - np.outer(first_a, first_b) / total ** 2
+
+    def information(self, theta: np.ndarray, lam: float) -> np.ndarray:
+        """H_λ = −∂G_λ/∂θ."""
+        m, p, q = self.m, expit(theta[self.h_lo] - theta[self.h_hi]), expit(theta[self.j_lo] - theta[self.j_hi])
+        values = np.concatenate([self.h_count * (m[self.h_y] - lam * m[self.h_f]) * p * (1 - p),
+                                 self.j_count * lam * self.share * m[self.j_f] * q * (1 - q)])
+        lo, hi = np.concatenate([self.h_lo, self.j_lo]), np.concatenate([self.h_hi, self.j_hi])
+        return laplacian(lo, hi, values, self.k) + self.ridge * np.eye(self.k)
+
+    def tuned_lambda(self) -> float:
+        """PPI++'s power tuning (module docstring) at the λ = 1 fit, clipped to [0, 1]; 0 without paired or
+        judge-only votes."""
+        if not (self.paired and self.judge_only):
+            return 0.0
+        theta = self.solve(1.0)
+        y, f = self.psi(theta, False, self.h_y), self.psi(theta, False, self.h_f)
+        g = self.psi(theta, True, self.j_f)
+        cross = self.covariance(False, y, f)
+        judge = self.covariance(False, f, f) + self.paired ** 2 / (self.judge_only * self.human) * self.covariance(
+            True, g, g)
+        inverse = self.centre @ solve_bread(self.information(theta, 0.0), self.centre) @ self.centre
+        weight = inverse @ inverse
+        below = 2.0 * np.trace(weight @ judge)
+        return float(np.clip(np.trace(weight @ (cross + cross.T)) / below, 0.0, 1.0)) if below > 0 else 0.0
+
+    def theta_covariance(self, theta: np.ndarray, lam: float) -> np.ndarray:
+        """H_λ⁻¹ Var(G_λ) H_λ⁻¹ with Var(G_λ) = n_H Cov_H(ψ_Y − λψ_f) + λ² (n/N)² N Cov_U(ψ_f), centred."""
+        d = self.psi(theta, False, self.h_y) - lam * self.psi(theta, False, self.h_f)
+        variance = self.human * self.covariance(False, d, d)
+        if self.judge_only and lam:
+            g = self.psi(theta, True, self.j_f)
+            variance = variance + (lam * self.share) ** 2 * self.judge_only * self.covariance(True, g, g)
+        bread = self.information(theta, lam)
+        covariance = solve_bread(bread, solve_bread(bread, variance).T)
+        return self.centre @ ((covariance + covariance.T) / 2) @ self.centre
+
+
 def ppi_fit(n_models: int, human_lo: np.ndarray, human_hi: np.ndarray, human_outcome: np.ndarray,
             judge_outcome: np.ndarray, judge_lo: np.ndarray, judge_hi: np.ndarray, judge_only_outcome: np.ndarray,
             *, tie_policy: str = "drop", ridge: float = 1e-6, lam: float | None = None) -> PPIFit:
@@ -77,99 +181,16 @@ def ppi_fit(n_models: int, human_lo: np.ndarray, human_hi: np.ndarray, human_out
     ``human_outcome`` oriented to ``human_lo`` (0..3), ``judge_outcome`` the judge's on the same battle (0..3, or
     :data:`NO_VOTE`); judge-only votes: ``judge_lo``, ``judge_hi``, ``judge_only_outcome``. ``lam``: a fixed λ
     (None: tuned)."""
-    t, m = _terms(tie_policy)
-    n = n_models
-    human_key = ((np.asarray(human_lo) * n + human_hi) * 4 + human_outcome) * 5 + judge_outcome
-    human_cells = np.bincount(human_key, minlength=n * n * 20)
-    judge_key = (np.asarray(judge_lo) * n + judge_hi) * 4 + judge_only_outcome
-    judge_cells = np.bincount(judge_key, minlength=n * n * 4)
-    hk = np.flatnonzero(human_cells)
-    jk = np.flatnonzero(judge_cells)
-    h_count, j_count = human_cells[hk].astype(np.float64), judge_cells[jk].astype(np.float64)
-    h_lo, h_hi, h_y, h_f = hk // 20 // n, hk // 20 % n, hk // 5 % 4, hk % 5
-    j_lo, j_hi, j_f = jk // 4 // n, jk // 4 % n, jk % 4
-    paired = int(h_count[h_f != NO_VOTE].sum())
-    judge_only = int(j_count.sum())
-    share = paired / judge_only if judge_only else 0.0  # n / N
-    seen = np.zeros(n, dtype=bool)
-    seen[np.concatenate([h_lo, h_hi, j_lo, j_hi])] = True
-    index = np.flatnonzero(seen)
-    local = np.full(n, -1)
-    local[index] = np.arange(len(index))
-    h_lo, h_hi, j_lo, j_hi = local[h_lo], local[h_hi], local[j_lo], local[j_hi]
-    k = len(index)
+    estimate = _Estimate(n_models, (human_lo, human_hi, human_outcome, judge_outcome),
+                         (judge_lo, judge_hi, judge_only_outcome), tie_policy, ridge)
+    lam = estimate.tuned_lambda() if lam is None else lam
+    theta = estimate.solve(lam)
+    full_theta = np.full(n_models, np.nan)
+    full_theta[estimate.index] = theta
+    full_cov = np.full((n_models, n_models), np.nan)
+    full_cov[np.ix_(estimate.index, estimate.index)] = estimate.theta_covariance(theta, lam)
+    return PPIFit(full_theta, full_cov, lam, int(estimate.human), estimate.paired, estimate.judge_only)
 
-    def solve(lam_: float, theta0=None) -> np.ndarray:
-        tt = np.concatenate([h_count * (t[h_y] - lam_ * t[h_f]), j_count * lam_ * share * t[j_f]])
-        mm = np.concatenate([h_count * (m[h_y] - lam_ * m[h_f]), j_count * lam_ * share * m[j_f]])
-        lo, hi = np.concatenate([h_lo, j_lo]), np.concatenate([h_hi, j_hi])
-        wins = np.zeros((k, k))
-        np.add.at(wins, (lo, hi), tt)
-        np.add.at(wins, (hi, lo), mm - tt)
-        theta, ok = newton_bt(wins, ridge=ridge, theta0=theta0)
-        if not ok:
-            raise ConvergenceError("The human + judge (PPI) fit did not converge: too few paired votes for the judge's "
-                                   "correction. Collect more human votes on battles the judge voted on, or pass a "
-                                   "larger prior (ARENA_RATING_PRIOR_SD).")
-        return theta
-
-    def psi(theta, lo, hi, outcome):  # the per-vote coefficient of x
-        return t[outcome] - m[outcome] * expit(theta[lo] - theta[hi])
-
-    def second_moment(lo, hi, count, a, b) -> tuple[np.ndarray, np.ndarray]:
-        """Σ count·a·b x xᵀ and Σ count·a x (the second moment's sum and the first moment's sum, vector)."""
-        first = np.bincount(lo, count * a, minlength=k) - np.bincount(hi, count * a, minlength=k)
-        return laplacian(lo, hi, count * a * b, k), first
-
-    def information(theta, lam_: float) -> np.ndarray:
-        p = expit(theta[h_lo] - theta[h_hi])
-        q = expit(theta[j_lo] - theta[j_hi])
-        values = np.concatenate([h_count * (m[h_y] - lam_ * m[h_f]) * p * (1 - p),
-                                 j_count * lam_ * share * m[j_f] * q * (1 - q)])
-        return laplacian(np.concatenate([h_lo, j_lo]), np.concatenate([h_hi, j_hi]), values, k) + ridge * np.eye(k)
-
-    n_h = float(h_count.sum())
-    centre = np.eye(k) - 1.0 / k
-
-    def tuned_lambda(theta) -> float:
-        """PPI++'s power tuning (module docstring) at the λ = 1 fit ``theta``, clipped to [0, 1]."""
-        y = psi(theta, h_lo, h_hi, h_y)
-        f = np.where(h_f == NO_VOTE, 0.0, psi(theta, h_lo, h_hi, h_f))
-        g = psi(theta, j_lo, j_hi, j_f)
-        s_yf, sum_y = second_moment(h_lo, h_hi, h_count, y, f)
-        s_ff, sum_f = second_moment(h_lo, h_hi, h_count, f, f)
-        s_gg, sum_g = second_moment(j_lo, j_hi, j_count, g, g)
-        cross = s_yf / n_h - np.outer(sum_y, sum_f) / n_h ** 2
-        judge_paired = s_ff / n_h - np.outer(sum_f, sum_f) / n_h ** 2
-        judge_alone = s_gg / judge_only - np.outer(sum_g, sum_g) / judge_only ** 2
-        inverse = centre @ solve_bread(information(theta, 0.0), centre) @ centre
-        weight = inverse @ inverse
-        above = np.trace(weight @ (cross + cross.T))
-        below = 2.0 * np.trace(weight @ (judge_paired + paired ** 2 / (judge_only * n_h) * judge_alone))
-        return float(np.clip(above / below, 0.0, 1.0)) if below > 0 else 0.0
-
-    def covariance_of(lam_: float, theta) -> np.ndarray:
-        d = psi(theta, h_lo, h_hi, h_y) - lam_ * np.where(h_f == NO_VOTE, 0.0, psi(theta, h_lo, h_hi, h_f))
-        s_h, mean_h = second_moment(h_lo, h_hi, h_count, d, d)
-        variance = s_h - np.outer(mean_h, mean_h) / n_h
-        if judge_only and lam_:
-            g = psi(theta, j_lo, j_hi, j_f)
-            s_u, mean_u = second_moment(j_lo, j_hi, j_count, g, g)
-            variance = variance + (lam_ * share) ** 2 * (s_u - np.outer(mean_u, mean_u) / judge_only)
-        bread = information(theta, lam_)
-        half = solve_bread(bread, variance)
-        covariance = solve_bread(bread, half.T)
-        return centre @ ((covariance + covariance.T) / 2) @ centre
-
-    if lam is None:
-        lam = tuned_lambda(solve(1.0)) if paired and judge_only else 0.0
-    theta = solve(lam)
-    covariance = covariance_of(lam, theta)
-    full_theta = np.full(n, np.nan)
-    full_theta[index] = theta
-    full_cov = np.full((n, n), np.nan)
-    full_cov[np.ix_(index, index)] = covariance
-    return PPIFit(full_theta, full_cov, lam, int(n_h), paired, judge_only)
 
 def ppi_ratings(fit: PPIFit, *, scale: float = 400.0, base: float = 1000.0, anchor_index: int | None = None,
                 level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

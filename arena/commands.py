@@ -169,6 +169,8 @@ def cmd_leaderboard(args, settings) -> int:
         suite=args.suite, subset=args.subset, variant=args.variant, category=args.category, voter=args.voter,
         judge=args.judge, rounds=args.rounds, tie_policy=args.tie_policy, include_excluded=args.include_excluded,
         protocol=protocol, anchor=args.anchor, source=args.source, anonymous_only=args.anonymous_only or None,
+        intervals=args.intervals, mode=args.mode, order=args.order, min_votes=args.min_votes,
+        provisional_votes=args.provisional_votes,
     )
     if args.history or args.as_of or args.rebuild_history:
         return _leaderboard_over_time(args, settings, db, options)
@@ -182,12 +184,44 @@ def cmd_leaderboard(args, settings) -> int:
         changed = snapshot.data_version != data_version(db)
         note = (f"(snapshot computed {snapshot.age():.0f} s ago in {snapshot.seconds:.1f} s"
                 + ("; the data changed since: pass --fresh to recompute)" if changed else "; nothing changed since)"))
+    if args.audit:
+        return _print_audit(db, snapshot.view["json"], options, as_json=args.json)
     if args.json:
         print(json.dumps(snapshot.view["json"], indent=1, ensure_ascii=False))
         print(note, file=sys.stderr)
     else:
         print(note)
         print(snapshot.view["text"])
+    return 0
+
+
+def _print_audit(db, board: dict, options, as_json: bool) -> int:
+    """``leaderboard --audit``: the robustness audit's line and every vote it would drop, with its voter."""
+    from arena.leaderboard_fits import audit_votes
+
+    audit = board.get("robustness")
+    if not audit:
+        why = ("the human + judge board is not audited" if board.get("mode") == "ppi" else
+               "no model is ranked yet, or the protocol is not a converged Bradley–Terry fit (arena, lmarena-2025)")
+        print(f"No robustness audit for this board: {why}.", file=sys.stderr)
+        return 1
+    filters = {key: getattr(options, key) for key in ("suite", "subset", "variant", "category", "voter")}
+    votes = audit_votes(db, audit, {**filters, "source": options.source, "anonymous_only": options.anonymous_only,
+                                    "include_excluded": options.include_excluded, "until": options.until})
+    if as_json:
+        print(json.dumps({**audit, "votes": json.loads(votes.to_json(orient="records"))}, indent=1,
+                         ensure_ascii=False))
+        return 0
+    print(board.get("robustness_text", ""))
+    for place in audit["places"]:
+        listed = votes[votes["place"] == place["place"]]
+        if place["votes"] is None:
+            print(f"\n#{place['place']} {place['model']}: no removal along the search changes it.")
+            continue
+        print(f"\n#{place['place']} {place['model']}: {place['votes']} votes (influence-function estimate "
+              f"{place['approximate']}); then #{place['place']} is {place['successor']}. Votes (the newest of each "
+              f"kind; {listed['voter'].nunique()} voters):")
+        print(listed.drop(columns=["place", "model"]).to_string(index=False))
     return 0
 
 
@@ -381,8 +415,24 @@ def build_parser() -> argparse.ArgumentParser:
     board.add_argument("--include-excluded", action="store_true", help="count votes flagged as excluded")
     board.add_argument("--protocol", choices=list(PROTOCOLS),
                        help="rating protocol (default: arena, this arena's fit); fastchat-2023, fastchat-2024, "
-                            "taxonomy-paper and online-elo reproduce published boards "
+                            "taxonomy-paper, online-elo and lmarena-2025 reproduce published boards "
                             "(docs/methods/rating-protocols.md)")
+    board.add_argument("--intervals", choices=["bootstrap", "sandwich"],
+                       help="the arena protocol's 95%% intervals: bootstrap refits or the closed-form sandwich "
+                            "(default: the intervals setting)")
+    board.add_argument("--mode", choices=["human", "ppi"],
+                       help="the human column from human votes only (default), or from human and judge votes with "
+                            "the judge's bias corrected by prediction-powered inference (ppi; arena protocol)")
+    board.add_argument("--order", choices=["rating", "lower"],
+                       help="order the ranked models by rating or by the lower bound of their 95%% interval "
+                            "(default: the leaderboard_order setting)")
+    board.add_argument("--min-votes", type=int, help="votes in the fit a model needs to be ranked (default: the "
+                                                      "min_votes setting)")
+    board.add_argument("--provisional-votes", type=int,
+                       help="below this many votes in the fit a ranked model is provisional (default: the setting)")
+    board.add_argument("--audit", action="store_true",
+                       help="list the votes whose removal would change each top place, with their voters "
+                            "(the robustness audit; for the maintainer)")
     board.add_argument("--anchor", help="MODEL=RATING pins a model (protocols with an anchor); none: no anchor "
                                         "(default: the protocol's own)")
     board.add_argument("--source", help="only these votes: arena (this arena's own) or an import source "

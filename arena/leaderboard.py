@@ -44,11 +44,13 @@ from datamodel.settings import Settings
 from datamodel.vote_arrays import ARENA_SOURCE, VoteArrays, read_vote_arrays
 from datamodel.imported_votes import import_sources
 from datamodel.metrics import metric_directions, model_metric_table
+from arena.leaderboard_fits import MODE_TITLES, board_audit, check_mode, ppi_table, robustness_text
 from arena.leaderboard_labels import metric_base, plural
 from ratings.agreement import agreement_summary, consensus_spearman, inter_annotator_from_codes, paired_confusion
 from ratings.bias import position_bias_from_counts
 from ratings.leaderboard import prior_ridge
 from ratings.protocols import DEFAULT_PROTOCOL, RatingProtocol, get_protocol
+from ratings.ranks import check_order
 from ratings.votes import OUTCOMES
 from sampling.strategies import STRATEGIES
 from suites.registry import suite_title
@@ -65,7 +67,12 @@ class LeaderboardOptions:
     rounds: int = 1000
     seed: int = 0
     tie_policy: str = "drop"
-    min_votes: int = 10
+    min_votes: int = 100  # votes in the fit to be ranked (ratings.ranks)
+    provisional_votes: int = 300  # ... and to be ranked without the provisional mark
+    order: str = "rating"  # the ranked models by rating, or by the lower bound ("lower")
+    intervals: str = "bootstrap"  # the arena protocol's intervals: bootstrap or sandwich
+    robustness_top: int = 3  # the robustness audit of this many top places (0: none)
+    mode: str = "human"  # "human": human votes; "ppi": human and judge votes (arena.leaderboard_fits)
     prior_sd: float = 0.0  # Elo spread of the weak normal prior on each rating (ratings.leaderboard.prior_ridge)
     include_excluded: bool = False
     pair_min_shared: int = 5  # Cohen's κ per pair of annotators who share at least this many battles
@@ -97,7 +104,7 @@ def rating_protocol(options: LeaderboardOptions) -> RatingProtocol:
     settings: dict = {}
     if options.protocol == DEFAULT_PROTOCOL:
         settings = dict(tie_policy=options.tie_policy, rounds=options.rounds, seed=options.seed,
-                        ridge=prior_ridge(options.prior_sd))
+                        ridge=prior_ridge(options.prior_sd), intervals=options.intervals)
     if options.anchor:
         if "anchor" not in {f for f in get_protocol(options.protocol).settings()}:
             raise ValueError(f"The {options.protocol} protocol has no anchor: leave out --anchor.")
@@ -111,7 +118,9 @@ def leaderboard_options(settings: Settings, **filters) -> LeaderboardOptions:
     """Leaderboard options with the fit and agreement settings; ``filters`` (None: the setting) set the slice, the
     judge, the tie policy and the bootstrap rounds."""
     defaults = dict(rounds=settings.bootstrap_rounds, seed=settings.seed, tie_policy=settings.tie_policy,
-                    min_votes=settings.min_votes, prior_sd=settings.rating_prior_sd,
+                    min_votes=settings.min_votes, provisional_votes=settings.provisional_votes,
+                    order=settings.leaderboard_order, intervals=settings.intervals,
+                    robustness_top=settings.robustness_top, prior_sd=settings.rating_prior_sd,
                     pair_min_shared=settings.agreement_min_shared, max_pairs=settings.agreement_max_pairs)
     return LeaderboardOptions(**{**defaults, **{k: v for k, v in filters.items() if v is not None}})
 
@@ -137,6 +146,9 @@ class Leaderboard:
     metric_slice: str = "every prompt"  # which prompts the metric columns cover (they follow suite, subset, variant)
     directions: dict[str, str] = field(default_factory=dict)  # metric column: higher | lower | none, where recorded
     flagged: dict[str, int] = field(default_factory=dict)  # imported votes flagged, per reason (self_battle, ...)
+    mode: str = "human"  # the human column from human votes, or from human and judge votes (ppi)
+    ppi: dict = field(default_factory=dict)  # mode ppi: lambda and the votes used (arena.leaderboard_fits.ppi_table)
+    audit: dict | None = None  # the robustness audit of the human board's top places (ratings.robustness)
 
 
 def format_ci(row: pd.Series) -> str:
@@ -156,12 +168,22 @@ def _rating_columns(models: list[str], fits: dict[str, pd.DataFrame]) -> pd.Data
         label = kind.capitalize()
         part = fit.set_index("model")
         table[f"{label} rank"] = table["model"].map(part["rank"])
+        table[f"{label} rank range"] = table["model"].map(
+            {model: rank_range_text(best, worst) for model, best, worst in
+             zip(part.index, part["rank"], part["rank_worst"])}).fillna("")
         table[f"{label} ELO"] = table["model"].map(part["rating"]).round(0)
         table[f"{label} 95% CI"] = table["model"].map(part.apply(format_ci, axis=1) if len(part) else {}).fillna("")
         table[f"{label} votes"] = table["model"].map(part["votes"]).fillna(0).astype(int)
         table[f"{label} both-bad rate"] = table["model"].map(part["both_bad_rate"]).round(3)
         table[f"{label} provisional"] = table["model"].map(part["provisional"]).fillna(True).astype(bool)
     return table
+
+
+def rank_range_text(best, worst) -> str:
+    """"2–5" (the ranks a model's interval allows), "3" when it allows one, "" for an unranked model."""
+    if pd.isna(best) or pd.isna(worst):
+        return ""
+    return f"{int(best)}" if int(best) == int(worst) else f"{int(best)}–{int(worst)}"
 
 
 def _correlations(table: pd.DataFrame, metric_columns: list[str], lower_is_better: list[str]) -> pd.DataFrame:
@@ -239,6 +261,8 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
         arrays = arrays.take(~arrays.excluded)
     if options.until is not None:
         arrays = arrays.take(arrays.time <= options.until)
+    check_order(options.order)
+    check_mode(options.mode, protocol)
     judge = pick_judge(db, arrays, options.judge)
     # flagged votes (a self-battle, ...) go to the protocol, which treats them as its source did; every other
     # statistic reads the clean votes only
@@ -246,10 +270,18 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
     vote_totals = {"human": int(arrays.human.sum()), "judge": int((~arrays.human).sum())}
     sources = source_counts(arrays)
     strategies = np.bincount(arrays.strategy, minlength=len(arrays.strategies))
-    fits = {kind: fit_table(protocol.rate(part.encoded(), min_votes=options.min_votes))
-            for kind, part in (("human", arrays.take(arrays.human)), ("judge", arrays.take(arrays.judge(judge))))}
+    shown = dict(min_votes=options.min_votes, provisional_votes=options.provisional_votes, order=options.order)
+    rated = {"human": arrays.take(arrays.human), "judge": arrays.take(arrays.judge(judge))}
+    results = {kind: protocol.rate(part.encoded(), **shown) for kind, part in rated.items()}
     arrays = arrays.take(~arrays.flagged)
     human, judged = arrays.take(arrays.human), arrays.take(arrays.judge(judge))
+    ppi, audit = {}, None
+    if options.mode == "ppi":
+        results["human"], ppi = ppi_table(protocol, human, judged, **shown)
+    else:  # the audit refits the votes the protocol fitted
+        audited = rated["human"] if protocol.counts_flagged else human
+        audit = board_audit(protocol, audited, results["human"], options.robustness_top)
+    fits = {kind: fit_table(result) for kind, result in results.items()}
     models = sorted_model_names(db)
     table = _rating_columns(models, fits)
     metrics = model_metric_table(db, suite=options.suite, subset=options.subset, variant=options.variant)
@@ -257,8 +289,11 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
     recorded = metric_directions(db)
     directions = {c: recorded[metric_base(c)] for c in metric_columns if metric_base(c) in recorded}
     table = table.merge(metrics, on="model", how="left")
-    table = table.sort_values(["Human ELO", "Judge ELO", "model"], ascending=[False, False, True], na_position="last")
-    table = table.reset_index(drop=True)
+    # the human column's board order (ranked by the chosen order, then unranked, then unrated), then the judge's
+    position = {model: index for index, model in enumerate(fits["human"]["model"])}
+    table = table.assign(board_row=table["model"].map(position))
+    table = table.sort_values(["board_row", "Judge ELO", "model"], ascending=[True, False, True], na_position="last")
+    table = table.drop(columns="board_row").reset_index(drop=True)
     counts = arrays.counts()
     seen = (counts.sum(axis=(1, 2)) + counts.sum(axis=(0, 2))) > 0
     outcomes = _outcome_counts(arrays)
@@ -286,6 +321,9 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
         or "every prompt",
         directions=directions,
         flagged=flagged,
+        mode=options.mode,
+        ppi=ppi,
+        audit=audit,
     )
 
 
@@ -293,7 +331,7 @@ def fit_table(result: pd.DataFrame) -> pd.DataFrame:
     """A protocol's result table (:data:`ratings.protocols.RESULT_COLUMNS`) with the leaderboard's column names
     (:data:`ratings.leaderboard.LEADERBOARD_COLUMNS`: ``ci_lower`` / ``ci_upper``), its ``printed`` text kept."""
     table = result.rename(columns={"lower": "ci_lower", "upper": "ci_upper"})
-    return table[[*ratings.LEADERBOARD_COLUMNS, "printed"]]
+    return table[[*ratings.LEADERBOARD_COLUMNS, "rank_worst", "fit_votes", "ranked", "printed"]]
 
 
 def source_counts(arrays: VoteArrays) -> dict[str, int]:
@@ -356,15 +394,36 @@ def flagged_text(board: Leaderboard, options: LeaderboardOptions) -> str:
 def protocol_text(board: Leaderboard, options: LeaderboardOptions) -> str:
     """What fitted the ratings: today's sentence for the arena protocol, the protocol's choices for another."""
     if board.protocol == DEFAULT_PROTOCOL:
+        intervals = ("95% intervals from the sandwich covariance of the human + judge estimate" if board.mode == "ppi"
+                     else "95% intervals in closed form (sandwich: the CLT of the fit)" if options.intervals == "sandwich"
+                     else f"95% CIs from {options.rounds} bootstrap rounds (seed {options.seed})")
         return (f"Bradley–Terry ELO (400 per 10× odds, mean 1000{prior_text(options.prior_sd)}), ties and both-bad: "
-                f"{options.tie_policy}, 95% CIs from {options.rounds} bootstrap rounds (seed {options.seed})."
-                + flagged_text(board, options))
+                f"{options.tie_policy}, {intervals}." + flagged_text(board, options))
     protocol = rating_protocol(options)
     choices = protocol.choices()
     anchor = choices["anchor"] if not options.anchor else f"{options.anchor} (asked for)"
     return (f"Rating protocol {protocol.name} ({protocol.title}): ties: {choices['ties']}; penalty: "
             f"{choices['penalty']}; scale: {choices['scale']}; anchor: {anchor}; 95% intervals: "
             f"{choices['bootstrap']}; rounding: {choices['rounding']}." + flagged_text(board, options))
+
+
+def mode_text(board: Leaderboard) -> str:
+    """Which votes made the human column, and which correction (for the human + judge board)."""
+    if board.mode != "ppi":
+        return "Human column: human votes only."
+    ppi = board.ppi
+    return (f"Human column: {MODE_TITLES['ppi']}: {plural(ppi['human'], 'human vote')} ({ppi['paired']:,} of them "
+            f"on battles {board.judge or 'the judge'} also voted on) and {plural(ppi['judge_only'], 'judge vote')} on "
+            "battles no person voted on, the judge's bias corrected on the paired battles by prediction-powered "
+            f"inference (PPI++, λ = {ppi['lambda']:.2f}).")
+
+
+def ranking_text(options: LeaderboardOptions) -> str:
+    """How the board ranks: the thresholds and the order."""
+    order = "the lower bound of their 95% interval" if options.order == "lower" else "rating"
+    return (f" Ranked: models with at least {options.min_votes} votes in the fit, ordered by {order}; provisional "
+            f"below {max(options.min_votes, options.provisional_votes)}; rank ranges: the ranks their intervals "
+            "allow.")
 
 
 def summary_text(board: Leaderboard, options: LeaderboardOptions) -> str:
@@ -376,7 +435,8 @@ def summary_text(board: Leaderboard, options: LeaderboardOptions) -> str:
     return (
         f"{plural(counts.get('human', 0), 'human vote')} · {plural(counts.get('judge', 0), 'judge vote')}"
         f"{' (excluded votes included)' if options.include_excluded else ''}{sources_text(board, options)}. "
-        f"{judge_text(board)}. {protocol_text(board, options)} Votes by sampling strategy: "
+        f"{judge_text(board)}. {protocol_text(board, options)} {mode_text(board)}{ranking_text(options)} "
+        f"Votes by sampling strategy: "
         f"{strategies}. Metric columns and their correlations: {board.metric_slice} (image metrics averaged over "
         f"those prompts' images; model-level metrics from their row for that slice). Human–judge agreement "
         f"({board.judge or 'no judge'}) on {plural(agreement['n'], 'pair')} of votes on shared battles: "
@@ -424,11 +484,14 @@ def format_table(table: pd.DataFrame, max_rows: int | None = None) -> str:
             "" if pd.isna(v) else f"{v:.0f}{'*' if p else ''}" for v, p in zip(table[f"{kind} ELO"], provisional)
         ]
     text = shown.head(max_rows).to_string(index=False, na_rep="", float_format=lambda v: f"{v:.3g}")
-    return text + "\n* provisional: fewer of its votes entered the fit than ARENA_MIN_VOTES (ties do not under 'drop')"
+    return text + ("\n* provisional: fewer of its votes entered the fit than ARENA_PROVISIONAL_VOTES (ties do not "
+                   "under 'drop'); a model without a rank has fewer than ARENA_MIN_VOTES")
 
 
 def leaderboard_text(board: Leaderboard, options: LeaderboardOptions) -> str:
     """The whole leaderboard as text (the command line): summary, table, rank correlations, agreement panel."""
     correlations = board.correlations.to_string(index=False, float_format=lambda v: f"{v:.3f}")
-    return "\n\n".join([summary_text(board, options), format_table(board.table),
+    robustness = robustness_text(board.audit)
+    return "\n\n".join([summary_text(board, options), format_table(board.table) + (f"\n{robustness}" if robustness
+                                                                                     else ""),
                         f"Rank correlation with the human ELO:\n{correlations}", agreement_text(board)])

@@ -58,9 +58,17 @@ CLAIM_S = 300.0  # a replica's claim on computing a snapshot lapses after this l
 SETTLE_S = 10.0  # the most a viewer waits for a finished computation's outcome to be stored before deciding anew
 
 
+# options added after boards were first kept: left out of the key at their defaults, so those boards keep their keys
+LATER_OPTIONS = ("provisional_votes", "order", "intervals", "robustness_top", "mode")
+
+
 def options_key(options: LeaderboardOptions) -> str:
     """The set of filters (and fit settings) a snapshot is for, as canonical JSON."""
-    return json.dumps(dataclasses.asdict(options), sort_keys=True)
+    values = dataclasses.asdict(options)
+    for name in LATER_OPTIONS:
+        if values[name] == getattr(LeaderboardOptions, name):
+            del values[name]
+    return json.dumps(values, sort_keys=True)
 
 
 def compute_snapshot(db: sqlite_utils.Database, options: LeaderboardOptions, keep: int | None = None,

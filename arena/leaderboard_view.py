@@ -20,11 +20,15 @@ from arena.leaderboard import Leaderboard, LeaderboardOptions, leaderboard_text,
 from arena.leaderboard_labels import (DIRECTION_NOTE, bias_frame, correlations_frame, correlations_note, metric_label,
                                       pairs_frame, plural)
 from ratings.protocols import DEFAULT_PROTOCOL
-from ratings.leaderboard import RANK_RULE, interval_text, public_ranks, round_rating
+from arena.leaderboard import rank_range_text
+from arena.leaderboard_fits import MODE_TITLES, robustness_text
+from ratings.leaderboard import RANK_RULE, interval_text, public_ranks, ranked_rows, round_rating
+from ratings.ranks import rank_ranges
 
 # The main table's columns, and what each means (each header's tooltip, and the line under the table).
 MAIN_COLUMNS = {
     "Rank": RANK_RULE,
+    "Rank range": "the best and the worst rank this model's 95% interval allows among the ranked models",
     "Model": "the model's name",
     "Rating": "Bradley–Terry Elo (400 points per 10× odds, mean 1000 over the rated models), rounded to what its "
               "interval supports",
@@ -124,18 +128,36 @@ def json_frame(value: dict) -> pd.DataFrame:
     return pd.DataFrame(value["data"], columns=value["headers"])
 
 
+GREY = "color: var(--body-text-color-subdued); font-style: italic"  # a provisional or unranked row
+
+
+def fit_status(fit: pd.DataFrame) -> np.ndarray:
+    """Per row of a fit table: "ranked", "provisional" (ranked, below the provisional threshold), "unranked" (rated,
+    below the minimum of votes) or "unrated" (no rating: no vote, or none that entered the fit). A board kept before
+    the two thresholds has no ``ranked`` column: its ranked rows count as ranked, the rest as unranked."""
+    ranked = ranked_rows(fit)
+    rated = fit["rating"].notna().to_numpy()
+    provisional = fit["provisional"].fillna(True).astype(bool).to_numpy() if "ranked" in fit else np.zeros(len(fit),
+                                                                                                          bool)
+    return np.where(~rated, "unrated", np.where(~ranked, "unranked", np.where(provisional, "provisional", "ranked")))
+
+
 def _rated_columns(fit: pd.DataFrame, models: list[str], prefix: str = "", published: bool = False) -> pd.DataFrame:
-    """Rank, rating, interval and votes of ``models`` from one :func:`ratings.fit_leaderboard` table, rounded to what
-    the votes support (``published``: in whole points, as a published protocol prints them, e.g. the taxonomy
-    paper's truncated scores); a provisional model gets no rank or rating and says how many votes it has."""
+    """Rank, rank range, rating, interval and votes of ``models`` from one fit table, rounded to what the votes
+    support (``published``: in whole points, as a published protocol prints them, e.g. the taxonomy paper's
+    truncated scores), and each row's status (:func:`fit_status`, "unrated" for a model not in the table). An
+    unranked model keeps its rating and interval but takes no rank."""
+    status = dict(zip(fit["model"], fit_status(fit)))
+    lower, upper = fit["ci_lower"].to_numpy(dtype=float), fit["ci_upper"].to_numpy(dtype=float)
+    best, worst = rank_ranges(lower, upper, ranked_rows(fit))
+    ranges = dict(zip(fit["model"], (rank_range_text(b, w) for b, w in zip(best, worst))))
     part = fit.assign(shown_rank=public_ranks(fit)).set_index("model").reindex(models)
-    provisional = part["provisional"].fillna(True).astype(bool).to_numpy()
     votes = part["votes"].fillna(0).astype(int).to_numpy()
     rating, interval = [], []
-    for (_, row), weak, n in zip(part.iterrows(), provisional, votes):
-        if weak or pd.isna(row["rating"]):
+    for (_, row), n in zip(part.iterrows(), votes):
+        if pd.isna(row["rating"]):
             rating.append(None)
-            interval.append(f"provisional ({n} vote{'s' if n != 1 else ''})" if n else "no votes")
+            interval.append("no votes in the fit" if n else "no votes")
         elif published:
             rating.append(float(np.round(row["rating"])))
             interval.append(f"[{row['ci_lower']:.0f}, {row['ci_upper']:.0f}]" if pd.notna(row["ci_lower"]) else "")
@@ -144,32 +166,60 @@ def _rated_columns(fit: pd.DataFrame, models: list[str], prefix: str = "", publi
             interval.append(interval_text(row["ci_lower"], row["ci_upper"]))
     return pd.DataFrame({
         f"{prefix}Rank": part["shown_rank"].astype("Int64").to_numpy(),
+        f"{prefix}Rank range": [ranges.get(model, "") for model in models],
         f"{prefix}Rating": pd.array(rating, dtype="Float64").round(0).astype("Int64"),
         f"{prefix}95% interval": interval,
         f"{prefix}Votes": votes,
+        f"{prefix}status": [status.get(model, "unrated") for model in models],
     })
 
 
-def main_table(board: Leaderboard) -> pd.DataFrame:
-    """The compact leaderboard: rank, model, rating, 95% interval as [low, high], votes and both-bad rate of the
-    human votes, then the judge's rank, rating, interval and votes only when the view has judge votes. Every model
-    in the database has a row: rated ones best first, then provisional ones by votes, then those without votes."""
+def board_rows(fit: pd.DataFrame, models: list[str]) -> list[str]:
+    """``models`` in the board's order: those of the fit table as it orders them (the ranked ones by the board's
+    order, then the unranked, then the unrated), then the others by name."""
+    position = {model: index for index, model in enumerate(fit["model"])}
+    return sorted(models, key=lambda m: (m not in position, position.get(m, 0), m))
+
+
+def main_table(board: Leaderboard) -> tuple[pd.DataFrame, list[str]]:
+    """The compact leaderboard, and each row's status (:func:`fit_status`): rank, rank range, model, rating, 95%
+    interval as [low, high], votes and both-bad rate of the human column, then the judge's rank, range, rating,
+    interval and votes only when the view has judge votes. Every model in the database has a row: the ranked ones
+    in the board's order, then the unranked (greyed, with their ratings), then those without votes."""
     human = board.fits["human"]
-    models = list(board.table["model"])
-    rated = human[human["rating"].notna() & ~human["provisional"].astype(bool)]
-    order = {model: i for i, model in enumerate(rated.sort_values("rating", ascending=False, kind="stable")["model"])}
-    votes = dict(zip(human["model"], human["votes"]))
-    models.sort(key=lambda m: (m not in order, order.get(m, 0), -int(votes.get(m, 0)), m))
+    models = board_rows(human, list(board.table["model"]))
     published = board.protocol != DEFAULT_PROTOCOL
     shown = _rated_columns(human, models, published=published)
     part = human.set_index("model").reindex(models)
-    table = pd.DataFrame({"Rank": shown["Rank"], "Model": models, "Rating": shown["Rating"],
-                          "95% interval": shown["95% interval"], "Votes": shown["Votes"],
+    table = pd.DataFrame({"Rank": shown["Rank"], "Rank range": shown["Rank range"], "Model": models,
+                          "Rating": shown["Rating"], "95% interval": shown["95% interval"], "Votes": shown["Votes"],
                           "Both bad": [f"{v:.0%}" if pd.notna(v) else "" for v in part["both_bad_rate"]]})
     if board.votes.get("judge", 0):
-        table = pd.concat([table, _rated_columns(board.fits["judge"], models, prefix="Judge ", published=published)],
-                          axis=1)
-    return table
+        judge = _rated_columns(board.fits["judge"], models, prefix="Judge ", published=published)
+        table = pd.concat([table, judge.drop(columns=["Judge status"])], axis=1)
+    return table, list(shown["status"])
+
+
+def shown_cell(cell) -> str:
+    """A table cell as the page shows it: a whole number without ".0" (as the page writes the JSON number 1.0),
+    nothing for a missing value."""
+    if cell is None:
+        return ""
+    if isinstance(cell, float) and cell.is_integer():
+        return str(int(cell))
+    return str(cell)
+
+
+def styled_json(frame: pd.DataFrame, statuses: list[str]) -> dict:
+    """:func:`frame_json` of the main table with its provisional, unranked and unrated rows greyed (Gradio's table
+    metadata: each cell's shown text and style)."""
+    value = frame_json(frame)
+    style = [GREY if status != "ranked" else "" for status in statuses]
+    value["metadata"] = {
+        "display_value": [[shown_cell(cell) for cell in row] for row in value["data"]],
+        "styling": [[row_style] * len(value["headers"]) for row_style in style],
+    }
+    return value
 
 
 def metrics_table(board: Leaderboard) -> tuple[pd.DataFrame | None, str]:
@@ -241,8 +291,12 @@ def no_votes_text(options: LeaderboardOptions) -> str:
 
 
 def table_note(board: Leaderboard, options: LeaderboardOptions) -> str:
-    """The lines under the main table: how ranks are assigned, what each column means, and why the table is empty."""
+    """The lines under the main table: how fragile the top is, what the grey rows are, how ranks are assigned, what
+    each column means, and why the table is empty."""
     lines = []
+    robustness = robustness_text(board.audit)
+    if robustness:
+        lines.append(robustness)
     if not sum(board.votes.values()):
         chosen = chosen_filters(options)
         if chosen or options.anonymous_only:
@@ -255,11 +309,16 @@ def table_note(board: Leaderboard, options: LeaderboardOptions) -> str:
     columns = dict(MAIN_COLUMNS)
     if board.protocol != DEFAULT_PROTOCOL:
         lines.append(f"Ratings by the {board.protocol} protocol, in whole points as it prints them; its ties, "
-                     "penalty, scale, anchor, bootstrap and rounding are in the statistics above.")
+                     "penalty, scale, anchor, intervals and rounding are in the statistics above.")
         columns["Rating"] = f"the {board.protocol} protocol's rating, in whole points"
-        columns["95% interval"] = f"the {board.protocol} protocol's 95% bootstrap interval"
-    lines.append(f"Models with fewer than {options.min_votes} votes in the fit are listed as provisional, without a "
-                 "rank or rating and left off the chart. " + RANK_RULE)
+        columns["95% interval"] = f"the {board.protocol} protocol's 95% interval"
+    elif board.mode == "ppi" or options.intervals == "sandwich":
+        columns["95% interval"] = "the rating ± 1.96 standard errors of the fit's sandwich (CLT) covariance"
+    provisional = max(options.min_votes, options.provisional_votes)
+    order = "the lower bound of its 95% interval" if options.order == "lower" else "rating"
+    lines.append(f"Ranked models are ordered by {order}. Grey rows: provisional (fewer than {provisional} votes in "
+                 f"the fit: the rank may still move) or, without a rank, unranked (fewer than {options.min_votes}: "
+                 "listed with their ratings, which are too uncertain to rank, and left off the chart). " + RANK_RULE)
     lines = [line if line.startswith("**No") else f"*{line}*" for line in lines]
     lines.append("Columns: " + " · ".join(f"**{name}** {text}" for name, text in columns.items()
                                           if name != "Rank") + ".")
@@ -272,12 +331,17 @@ def headline(board: Leaderboard, options: LeaderboardOptions) -> str:
     folded below it."""
     human, judge = board.votes.get("human", 0), board.votes.get("judge", 0)
     fit = board.fits["human"]
-    rated = int((fit["rating"].notna() & ~fit["provisional"].astype(bool)).sum()) if len(fit) else 0
+    rated = int(ranked_rows(fit).sum()) if len(fit) else 0
     parts = [plural(human, "human vote"), plural(judge, "judge vote")]
+    if board.mode == "ppi":
+        ppi = board.ppi
+        parts = [f"{plural(human, 'human vote')} + {plural(ppi.get('judge_only', 0), 'judge vote')} on battles no "
+                 f"person voted on, the judge's bias corrected by PPI on {ppi.get('paired', 0):,} paired votes "
+                 f"(λ = {ppi.get('lambda', 0.0):.2f})"]
     if rated:
-        parts.append(f"{rated} of {plural(len(board.table), 'model')} rated (at least {options.min_votes} votes each)")
+        parts.append(f"{rated} of {plural(len(board.table), 'model')} ranked (at least {options.min_votes} votes each)")
     elif human:
-        parts.append(f"no model has {options.min_votes} votes yet, so none is rated")
+        parts.append(f"no model has {options.min_votes} votes yet, so none is ranked: their ratings show greyed")
     if board.protocol != DEFAULT_PROTOCOL:
         parts.append(f"the {board.protocol} protocol")
     if options.source:
@@ -290,8 +354,9 @@ def headline(board: Leaderboard, options: LeaderboardOptions) -> str:
 
 
 JSON_COLUMNS = {"model": "model", "rating": "rating", "ci_lower": "lower", "ci_upper": "upper", "rank": "rank",
-                "votes": "votes", "wins": "wins", "losses": "losses", "ties": "ties", "both_bad": "both_bad",
-                "provisional": "provisional", "printed": "printed"}
+                "rank_worst": "rank_worst", "votes": "votes", "wins": "wins", "losses": "losses", "ties": "ties",
+                "both_bad": "both_bad", "fit_votes": "fit_votes", "ranked": "ranked", "provisional": "provisional",
+                "printed": "printed"}
 
 
 def fit_records(fit: pd.DataFrame) -> list[dict]:
@@ -316,15 +381,25 @@ def leaderboard_json(board: Leaderboard, options: LeaderboardOptions) -> dict:
         "filters": {**filters, "anonymous_only": options.anonymous_only, "include_excluded": options.include_excluded},
         "votes": board.votes, "sources": board.sources, "judge": board.judge,
         "flagged": board.flagged, "flagged_rule": protocol.flagged_rule,
+        "mode": board.mode, "mode_title": MODE_TITLES[board.mode], "ppi": board.ppi or None,
+        "ranking": {"min_votes": options.min_votes, "provisional_votes": max(options.min_votes,
+                                                                             options.provisional_votes),
+                    "order": options.order},
+        "robustness": board.audit, "robustness_text": robustness_text(board.audit),
         "models": fit_records(board.fits["human"]), "judge_models": fit_records(board.fits["judge"]),
     }
 
 
 def board_fit(records: list[dict]) -> pd.DataFrame:
     """A kept board's model records (:func:`fit_records`) as the fit table they came from."""
-    frame = pd.DataFrame(records or [], columns=list(JSON_COLUMNS.values()))
+    frame = pd.DataFrame(records or [])
     fit = frame.rename(columns={value: key for key, value in JSON_COLUMNS.items()})
+    for column in ("model", "rating", "ci_lower", "ci_upper", "votes", "provisional"):
+        if column not in fit:
+            fit[column] = pd.Series(dtype=object)
     fit["provisional"] = fit["provisional"].fillna(True).astype(bool)
+    if "ranked" in fit:
+        fit["ranked"] = fit["ranked"].fillna(False).astype(bool)
     for column in ("rating", "ci_lower", "ci_upper"):
         fit[column] = pd.to_numeric(fit[column], errors="coerce")
     fit["votes"] = pd.to_numeric(fit["votes"], errors="coerce").fillna(0).astype(int)
@@ -335,12 +410,11 @@ def kept_table(board: dict) -> dict:
     """The main table (rank, model, rating, interval, votes) of a board kept for a day (:mod:`datamodel.rating_history`):
     rated models best first, then the provisional ones by votes."""
     fit = board_fit(board.get("models", []))
-    rated = fit[fit["rating"].notna() & ~fit["provisional"]].sort_values("rating", ascending=False, kind="stable")
-    order = list(rated["model"]) + sorted(set(fit["model"]) - set(rated["model"]),
-                                          key=lambda m: (-int(fit.set_index("model").loc[m, "votes"]), m))
+    order = list(fit["model"])  # kept in the board's order
     shown = _rated_columns(fit, order, published=board.get("protocol", DEFAULT_PROTOCOL) != DEFAULT_PROTOCOL)
-    return frame_json(pd.DataFrame({"Rank": shown["Rank"], "Model": order, "Rating": shown["Rating"],
-                                    "95% interval": shown["95% interval"], "Votes": shown["Votes"]}))
+    return styled_json(pd.DataFrame({"Rank": shown["Rank"], "Rank range": shown["Rank range"], "Model": order,
+                                     "Rating": shown["Rating"], "95% interval": shown["95% interval"],
+                                     "Votes": shown["Votes"]}), list(shown["status"]))
 
 
 def history_points(kept: list, now_board: dict | None = None, now: float | None = None) -> pd.DataFrame:
@@ -354,7 +428,7 @@ def history_points(kept: list, now_board: dict | None = None, now: float | None 
     rows = []
     for day, board in sorted(boards.items()):
         fit = board_fit(board.get("models", []))
-        for row in fit[fit["rating"].notna() & ~fit["provisional"]].itertuples():
+        for row in fit[ranked_rows(fit)].itertuples():
             rows.append((day, row.model, row.rating, row.ci_lower, row.ci_upper))
     return pd.DataFrame(rows, columns=["day", "model", "rating", "lower", "upper"])
 
@@ -370,8 +444,9 @@ def render_view(board: Leaderboard, options: LeaderboardOptions, *, history: lis
     order = [model for model in board.table["model"] if model in board.models]
     pairs = board.inter_annotator.get("pairs")
     metrics, metrics_note = metrics_table(board)
+    table, statuses = main_table(board)
     tables = {
-        "table": main_table(board),
+        "table": table,
         "metrics": metrics,
         "correlations": correlations_frame(board.correlations, board.directions),
         "bias": bias_frame(board.position_bias),
@@ -383,7 +458,8 @@ def render_view(board: Leaderboard, options: LeaderboardOptions, *, history: lis
     fits = board.fits if board.votes.get("judge", 0) else {"human": board.fits["human"]}
     board_json = leaderboard_json(board, options)
     figures = {
-        "chart": plots.ratings_chart(fits, "Ratings of the rated models, 95% intervals", provisional="hide"),
+        "chart": plots.ratings_chart(fits, "Ratings of the ranked models, 95% intervals (open: provisional)",
+                                     provisional="hide"),
         "confusion": plots.confusion_heatmap(board.agreement["confusion"]) if board.agreement["n"] else
         plots.empty_figure("No battle has both a human and a judge vote in this view" if board.votes.get("judge")
                            else "No judge votes in this view: run python -m judges pairwise",
@@ -401,7 +477,8 @@ def render_view(board: Leaderboard, options: LeaderboardOptions, *, history: lis
         "summary": summary_text(board, options),
         "notes": {"table": table_note(board, options), "metrics": metrics_note,
                   "correlations": correlations_note(board.correlations)},
-        "tables": {name: frame_json(frame) for name, frame in tables.items()},
+        "tables": {name: styled_json(frame, statuses) if name == "table" else frame_json(frame)
+                   for name, frame in tables.items()},
         "figures": {name: plots.fit_narrow(figure).to_json() for name, figure in figures.items()},
         "text": leaderboard_text(board, options),
         "json": board_json,
@@ -417,12 +494,12 @@ def history_text(kept: list) -> str:
     columns = {}
     for item in kept:
         fit = board_fit(item.board.get("models", []))
-        rated = fit[fit["rating"].notna() & ~fit["provisional"]]
+        rated = fit[ranked_rows(fit)]
         columns[item.day] = dict(zip(rated["model"], rated["rating"].round(0).astype(int)))
     models = sorted({model for ratings in columns.values() for model in ratings},
                     key=lambda m: -list(columns.values())[-1].get(m, -1e9))
     frame = pd.DataFrame({day: [ratings.get(m) for m in models] for day, ratings in columns.items()}, index=models)
-    return "Rating by day (UTC), provisional models left blank:\n" + frame.astype("Int64").to_string(na_rep="")
+    return "Rating by day (UTC), unranked models left blank:\n" + frame.astype("Int64").to_string(na_rep="")
 
 
 def history_json(db, key: str) -> dict:

@@ -58,7 +58,11 @@ class Settings:
     bootstrap_rounds: int = _setting(1000, "ARENA_BOOTSTRAP_ROUNDS", "Bootstrap rounds for the leaderboard's 95% confidence intervals.")
     seed: int = _setting(0, "ARENA_SEED", "Seed of the leaderboard bootstrap.")
     tie_policy: str = _setting("drop", "ARENA_TIE_POLICY", "How ties and both-bad enter the Bradley-Terry fit: drop (the taxonomy benchmark), half (Chatbot Arena) or half_ties_drop_both_bad.")
-    min_votes: int = _setting(10, "ARENA_MIN_VOTES", "Models with fewer votes are marked provisional on the leaderboard.")
+    min_votes: int = _setting(100, "ARENA_MIN_VOTES", "Votes in the fit a model needs to be ranked on the leaderboard; below it the model is listed, greyed, with its rating and interval but no rank (docs/methods/leaderboard.md argues the default from simulation).")
+    provisional_votes: int = _setting(300, "ARENA_PROVISIONAL_VOTES", "Below this many votes in the fit a ranked model is marked provisional (greyed): its rank may still move by several places.")
+    leaderboard_order: str = _setting("rating", "ARENA_LEADERBOARD_ORDER", "Order of the leaderboard's ranked models: rating (the fit) or lower (the lower bound of the 95% interval: a model rises only when the votes are sure of it).")
+    intervals: str = _setting("bootstrap", "ARENA_INTERVALS", "95% intervals of the arena protocol: bootstrap (ARENA_BOOTSTRAP_ROUNDS refits of redrawn votes) or sandwich (closed form, the CLT of the fit).")
+    robustness_top: int = _setting(3, "ARENA_ROBUSTNESS_TOP", "The leaderboard says, for each of this many top places, how many votes dropped would change who holds it (influence functions, confirmed by refitting); 0: no audit.")
     rating_prior_sd: float = _setting(400.0, "ARENA_RATING_PRIOR_SD", "Spread (Elo points) of the leaderboard's weak normal prior on each rating around the mean 1000: it keeps a model that won or lost a handful of votes, and its bootstrap interval, within a few spreads of the mean instead of thousands of points away; 0: no prior (the pure Bradley-Terry fit).")
     leaderboard_refresh_s: float = _setting(30.0, "ARENA_LEADERBOARD_REFRESH_S", "A leaderboard is recomputed in the background, off the vote path, when the data changed and its snapshot is at least this many seconds old (0: as soon as it changed); viewers see the latest snapshot at once.")
     leaderboard_history_days: int = _setting(365, "ARENA_LEADERBOARD_HISTORY_DAYS", "Days of leaderboard history kept: each computed leaderboard is also kept as that day's board (the last of the day), for the rating-history chart and the board as of a date; older days are dropped (0: no history).")
@@ -135,6 +139,14 @@ class Settings:
             raise SettingsError(f"replication_share is a share between 0 and 1, got {self.replication_share}.")
         if self.rating_prior_sd < 0:
             raise SettingsError("rating_prior_sd must be 0 (no prior) or more Elo points. Set ARENA_RATING_PRIOR_SD.")
+        if self.min_votes < 0 or self.provisional_votes < 0 or self.robustness_top < 0:
+            raise SettingsError("min_votes, provisional_votes and robustness_top must be 0 or more. Set ARENA_MIN_VOTES, "
+                                "ARENA_PROVISIONAL_VOTES and ARENA_ROBUSTNESS_TOP.")
+        if self.leaderboard_order not in ("rating", "lower"):
+            raise SettingsError(f"leaderboard_order must be rating or lower, got {self.leaderboard_order!r}. Set "
+                                "ARENA_LEADERBOARD_ORDER.")
+        if self.intervals not in ("bootstrap", "sandwich"):
+            raise SettingsError(f"intervals must be bootstrap or sandwich, got {self.intervals!r}. Set ARENA_INTERVALS.")
         if self.bootstrap_rounds < 0:
             raise SettingsError("bootstrap_rounds must be 0 or more. Set ARENA_BOOTSTRAP_ROUNDS.")
         if self.leaderboard_history_days < 0 or self.personal_board_votes < 0:

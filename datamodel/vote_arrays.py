@@ -303,3 +303,42 @@ def _with_imported(db: sqlite_utils.Database, arrays: VoteArrays, model_index: n
     order = np.argsort(np.where(np.isnan(every["time"]), -np.inf, every["time"]), kind="stable")
     every = {name: values[order] for name, values in every.items()}
     return replace(imported, **every)
+
+
+def newest_human_votes(db: sqlite_utils.Database, *, left_model: str, right_model: str, outcome: str, limit: int,
+                       source: str | None = ARENA_SOURCE, anonymous_only: bool = False, include_excluded: bool = False,
+                       until: float | None = None, **filters) -> list[dict]:
+    """The ``limit`` most recent human votes of the slice (the filters of :func:`read_vote_arrays`) that showed
+    ``left_model`` as A and ``right_model`` as B and ended in ``outcome``, newest first: the arena's own as
+    ``{"vote_id", "voter", "battle_id", "voted_at"}``, imported ones as ``{"source", "original_id", "voter",
+    "voted_at"}``. Excluded votes only with ``include_excluded``; ``until``: cast by then."""
+    found: list[dict] = []
+    model = "(SELECT id FROM models WHERE name = ?)"
+    if source in (None, ARENA_SOURCE):
+        where, params = _slice_sql(db, filters)
+        clauses = [where.removeprefix(" WHERE ")] if where else []
+        clauses += [f"v.left_model_id = {model}", f"v.right_model_id = {model}", "v.outcome = ?",
+                    "v.voter_kind = 'human'"]
+        params += [left_model, right_model, outcome]
+        if not include_excluded:
+            clauses.append("v.excluded = 0")
+        if until is not None:
+            clauses.append("v.voted_at <= ?")
+            params.append(until)
+        rows = db.execute(f"SELECT v.id, v.voter, v.battle_id, v.voted_at FROM votes v WHERE {' AND '.join(clauses)} "
+                          "ORDER BY v.id DESC LIMIT ?", [*params, limit]).fetchall()
+        found += [{"vote_id": i, "voter": voter, "battle_id": battle, "voted_at": at} for i, voter, battle, at in rows]
+    if source != ARENA_SOURCE:
+        where, params = _imported_sql(db, filters, source, anonymous_only)
+        clauses = [where.removeprefix(" WHERE ")] if where else []
+        clauses += [f"iv.left_model_id = {model}", f"iv.right_model_id = {model}", "iv.outcome = ?",
+                    "iv.voter_kind = 'human'"]
+        params += [left_model, right_model, outcome]
+        if until is not None:
+            clauses.append("iv.voted_at <= ?")
+            params.append(until)
+        rows = db.execute(f"SELECT iv.source, iv.original_id, iv.voter, iv.voted_at FROM imported_votes iv WHERE "
+                          f"{' AND '.join(clauses)} ORDER BY iv.id DESC LIMIT ?", [*params, limit]).fetchall()
+        found += [{"source": s, "original_id": o, "voter": voter, "voted_at": at} for s, o, voter, at in rows]
+    found.sort(key=lambda vote: -(vote["voted_at"] if vote["voted_at"] is not None else -1e308))
+    return found[:limit]

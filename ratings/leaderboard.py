@@ -122,8 +122,9 @@ def leaderboard_from_counts(
     return table.reset_index(drop=True)[list(LEADERBOARD_COLUMNS)]
 
 
-RANK_RULE = ("Rank = 1 + the number of rated models whose whole 95% interval lies above this model's, so models "
-             "whose intervals overlap can share a rank. Provisional models (too few votes) get no rank.")
+RANK_RULE = ("Rank = 1 + the number of ranked models whose whole 95% interval lies above this model's, so models "
+             "whose intervals overlap can share a rank; the rank range runs from there to the lowest rank the "
+             "intervals allow. Unranked models (too few votes) get no rank.")
 
 
 def prior_ridge(prior_sd: float, scale: float = 400.0) -> float:
@@ -163,13 +164,23 @@ def interval_text(lower: float, upper: float) -> str:
     return f"[{round(lower / step) * step:.0f}, {round(upper / step) * step:.0f}]"
 
 
+def ranked_rows(table: pd.DataFrame) -> np.ndarray:
+    """Which rows of a fit table hold a rank: its ``ranked`` column where it has one (a protocol's result,
+    :mod:`ratings.ranks`), else the rated rows not marked ``provisional`` (a :func:`fit_leaderboard` table, or a
+    board kept before the two thresholds, when provisional meant unranked)."""
+    rated = table["rating"].notna().to_numpy()
+    if "ranked" in table:
+        return rated & table["ranked"].fillna(False).astype(bool).to_numpy()
+    return rated & ~table["provisional"].fillna(True).astype(bool).to_numpy()
+
+
 def public_ranks(table: pd.DataFrame) -> pd.Series:
-    """The rank shown for each row of a :func:`fit_leaderboard` table (:data:`RANK_RULE`): 1 + the number of rated,
-    non-provisional models whose ``ci_lower`` is above this model's ``ci_upper``; missing (NA) for provisional and
-    unrated models, so a model with a handful of votes neither takes nor pushes anyone from a rank."""
+    """The rank shown for each row of a fit table (:data:`RANK_RULE`): 1 + the number of ranked models whose
+    ``ci_lower`` is above this model's ``ci_upper``; missing (NA) for unranked and unrated models
+    (:func:`ranked_rows`), so a model with a handful of votes neither takes nor pushes anyone from a rank."""
     if len(table) == 0:
         return pd.Series([], dtype="Int64")
-    rated = table["rating"].notna().to_numpy() & ~table["provisional"].astype(bool).to_numpy()
+    rated = ranked_rows(table)
     lower = table["ci_lower"].to_numpy(dtype=float)
     upper = table["ci_upper"].to_numpy(dtype=float)
     above = (lower[None, rated] > upper[:, None]).sum(axis=1) + 1

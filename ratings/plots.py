@@ -63,9 +63,10 @@ def ratings_chart(tables: Mapping[str, pd.DataFrame], title: str | None = None,
 
     Each table is a :func:`ratings.fit_leaderboard` result; models follow the first table's order, best first.
     Models without a rating are left out of that trace. ``provisional="open"`` draws provisional ratings with open
-    markers; ``"hide"`` leaves them out of the chart and bounds the rating axis to the intervals of the rated models
-    (so a model with a handful of votes cannot stretch it to thousands of points); with no rated model the figure
-    says so.
+    markers; ``"hide"`` leaves out the models that are not ranked (a table with a ``ranked`` column: those below the
+    minimum of votes, drawing the ranked but provisional ones open; without it, every provisional model) and bounds
+    the rating axis to the intervals of those shown (so a model with a handful of votes cannot stretch it to
+    thousands of points); with no model to show the figure says so.
     """
     if provisional not in ("open", "hide"):
         raise ValueError(f"provisional={provisional!r}: pass 'open' or 'hide'.")
@@ -74,7 +75,8 @@ def ratings_chart(tables: Mapping[str, pd.DataFrame], title: str | None = None,
         if missing:
             raise ValueError(f"Table {label!r} lacks {', '.join(sorted(missing))}: pass fit_leaderboard() results.")
     if provisional == "hide":
-        tables = {label: table[~table["provisional"].astype(bool)] if "provisional" in table else table
+        tables = {label: table[table["ranked"].astype(bool)] if "ranked" in table else
+                  table[~table["provisional"].astype(bool)] if "provisional" in table else table
                   for label, table in tables.items()}
     figure = go.Figure()
     order = _model_order(tables)
@@ -104,7 +106,7 @@ def ratings_chart(tables: Mapping[str, pd.DataFrame], title: str | None = None,
             pad = max(10.0, 0.05 * (high - low))
             figure.update_yaxes(range=[low - pad, high + pad])
         else:
-            figure.add_annotation(text="No model has enough votes for a rating yet", showarrow=False,
+            figure.add_annotation(text="No model has enough votes to be ranked yet", showarrow=False,
                                   xref="paper", yref="paper", x=0.5, y=0.5)
             figure.update_layout(xaxis={"visible": False}, yaxis={"visible": False}, height=260)
     return figure

@@ -119,8 +119,8 @@ def test_an_annotators_leaderboard_is_only_for_that_annotator_and_the_admin(priv
     own = alice.predict(*FILTERS, "alice", "drop", False, api_name="/leaderboard")
     with pytest.raises(Exception, match=refused):
         alice.predict(*FILTERS, "bob", "drop", False, api_name="/leaderboard")
-    inputs = [*FILTERS, "bob", "drop", False, "The one with the most votes", "arena", "All", False, "Now", None,
-              None]
+    inputs = [*FILTERS, "bob", "drop", False, "The one with the most votes", "arena", "All", False, "Now", "rating",
+              "human", None, None]
     forged = [*inputs[:-2], {"annotator": {"name": "bob"}}, True]  # the page's state is the server's, not sent
     with pytest.raises(Exception, match=refused):
         call(url, [("leaderboard", forged)])
@@ -132,8 +132,8 @@ def test_an_annotators_leaderboard_is_only_for_that_annotator_and_the_admin(priv
 
 @pytest.mark.slow  # 4.8 s on the quiet machine (make check, 2026-11-26)
 def test_the_inter_annotator_table_names_annotators_only_for_the_admin(private_app):
-    everything = [*FILTERS, "All", "drop", False, "The one with the most votes", "arena", "All", False, "Now", None,
-                  None]
+    everything = [*FILTERS, "All", "drop", False, "The one with the most votes", "arena", "All", False, "Now",
+                  "rating", "human", None, None]
     private_arena, url = private_app
     public = call(url, [("leaderboard", everything)])[-1]
     alice = call(url, [("sign_in", ["alice", "alice-token", None, "All suites", False]),

@@ -1,7 +1,7 @@
 """The leaderboard in a real browser (Debian chromium via playwright), at a desktop and a phone size (issue 17, items
 7 and 8): a compact table that shows every row without scrolling inside it, short numbers, no judge columns without
-judge votes, provisional models without a rating, a chart bounded to the rated models, ranks explained, panels that
-say why they are empty and filter menus that follow the chosen suite. Every state is photographed into
+judge votes, unranked models without a rank (greyed, with their ratings: issue 44), a chart bounded to the ranked
+models, ranks explained, panels that say why they are empty and filter menus that follow the chosen suite. Every state is photographed into
 ``ARENA_LEADERBOARD_SCREENSHOTS`` (default ``.cache/screenshots-leaderboard``, git ignored), one folder per size.
 """
 
@@ -17,7 +17,7 @@ from support.votes import add_votes
 from support.webapp import running_app
 
 SCREENSHOTS = browsers.screenshot_folder("ARENA_LEADERBOARD_SCREENSHOTS", ".cache/screenshots-leaderboard")
-MAIN = ["Rank", "Model", "Rating", "95% interval", "Votes", "Both bad"]
+MAIN = ["Rank", "Rank range", "Model", "Rating", "95% interval", "Votes", "Both bad"]
 HEADERS = "() => [...document.querySelectorAll('#lb-table thead th')].map(th => th.innerText.trim()).filter(t => t)"
 # every element of the table that scrolls vertically (a hidden last row): none may
 INNER_SCROLL = ("() => [...document.querySelectorAll('#lb-table *')].filter(e => e.scrollHeight > e.clientHeight + 2"
@@ -67,7 +67,7 @@ def _options(page, menu: str) -> list[str]:
 def test_the_leaderboard_reads_well_with_few_votes_and_with_many(tmp_path, browser, size):
     from arena import session as sessions
 
-    arena = build_small_arena(tmp_path)
+    arena = build_small_arena(tmp_path, min_votes=10, provisional_votes=10)  # the thresholds this view was made for
     s = sessions.start(arena.db, "voter", "token-001", open_signup=True)
     for i in range(6):  # a handful of human votes and no judge votes (the issue's 5-vote view)
         s = sessions.vote(arena.db, sessions.next_battle(arena.db, random.Random(i), s), "A")
@@ -85,10 +85,11 @@ def test_the_leaderboard_reads_well_with_few_votes_and_with_many(tmp_path, brows
         assert all(name in table for name in arena.model_ids)
         assert page.evaluate(INNER_SCROLL) == 0
         assert not re.search(r"\d{6,}|\d\.\d{4,}", table), table
-        # item 8: nobody has enough votes: provisional, no rating on the chart, ranks explained
-        assert "provisional" in table
+        # item 8: nobody has enough votes: unranked, greyed with their ratings (issue 44), none on the chart, ranks
+        # explained
+        assert re.search(r"\[-?\d+, \d+\]", table)
         assert "No model has enough votes" in page.inner_text("#lb-chart")
-        assert "Rank = 1 + the number of rated models" in page.inner_text("#lb-table-note")
+        assert "Rank = 1 + the number of ranked models" in page.inner_text("#lb-table-note")
         page.locator("#lb-table-note").scroll_into_view_if_needed()
         shoot(page, size, "lb-02-few-votes-note-and-chart")
         # item 7: the human-vs-judge matrix says why it is empty rather than showing a grid of zeros
@@ -116,8 +117,9 @@ def test_the_leaderboard_reads_well_with_few_votes_and_with_many(tmp_path, brows
         add_votes(arena)
         page.click("#lb-refresh")
         leaderboard_summary(page, "42 human votes")
-        page.wait_for_function("() => document.querySelectorAll('#lb-table thead th').length > 6", timeout=20000)
-        assert page.evaluate(HEADERS) == [*MAIN, "Judge Rank", "Judge Rating", "Judge 95% interval", "Judge Votes"]
+        page.wait_for_function("() => document.querySelectorAll('#lb-table thead th').length > 7", timeout=20000)
+        assert page.evaluate(HEADERS) == [*MAIN, "Judge Rank", "Judge Rank range", "Judge Rating", "Judge 95% interval",
+                                          "Judge Votes"]
         assert page.evaluate(INNER_SCROLL) == 0
         table = page.inner_text("#lb-table")
         assert not re.search(r"\d{6,}|\d\.\d{4,}", table), table
@@ -175,7 +177,7 @@ def test_short_headers_have_tooltips_and_charts_fit_the_screen(tmp_path, browser
     and, for a metric, which way is better), and no chart is cut at the right edge of a phone's screen."""
     from support.votes import store_metrics
 
-    arena = build_small_arena(tmp_path)
+    arena = build_small_arena(tmp_path, min_votes=10)  # 18 votes per model: ranked, on the chart
     width = SIZES[size]["width"]
     with running_app(arena.settings) as url:
         page = browser.new_page(viewport=SIZES[size])

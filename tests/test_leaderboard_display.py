@@ -1,6 +1,7 @@
 """What a person reads on the leaderboard (issue 17, items 7 and 8): a compact table, numbers rounded to what the
-votes support, provisional models without a rating or rank, a chart bounded to the rated models, ranks explained,
-panels that say why they are empty, and menus whose choices follow the chosen suite."""
+votes support, unranked models without a rank (greyed, their ratings shown: issue 44), a chart bounded to the ranked
+models, ranks and rank ranges explained, panels that say why they are empty, and menus whose choices follow the chosen
+suite."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ratings.leaderboard import RANK_RULE, interval_text, public_ranks, rating_s
 from ratings import plots
 from support.votes import JUDGE, add_votes
 
-MAIN = ["Rank", "Model", "Rating", "95% interval", "Votes", "Both bad"]
+MAIN = ["Rank", "Rank range", "Model", "Rating", "95% interval", "Votes", "Both bad"]
 
 
 def test_ratings_are_rounded_to_what_their_interval_supports():
@@ -35,7 +36,9 @@ def test_provisional_models_get_no_rank_and_do_not_push_rated_models_down():
     assert ranks[1] == 1 and ranks[2] == 1  # b and c overlap: they share rank 1; a (provisional) is above both
     table.loc[2, "ci_upper"] = 1040.0  # c's whole interval now lies below b's
     assert public_ranks(table)[2] == 2
-    assert "1 + the number of rated models whose whole 95% interval lies above" in RANK_RULE
+    assert "1 + the number of ranked models whose whole 95% interval lies above" in RANK_RULE
+    ranked = table.assign(ranked=[False, True, True, False], provisional=[True, True, False, True])
+    assert public_ranks(ranked).isna().tolist() == [True, False, False, True]  # the ranked column decides
 
 
 def test_the_chart_leaves_provisional_models_out_and_bounds_its_axis_to_the_rated_ones():
@@ -66,11 +69,15 @@ def test_the_main_table_is_compact_without_judge_columns_when_there_are_no_judge
     view = _view(small_arena)
     table = view["tables"]["table"]
     assert table["headers"] == MAIN
-    assert sorted(row[1] for row in table["data"]) == sorted(small_arena.model_ids)
-    assert all(row[0] is None and row[2] is None for row in table["data"])  # no rank, no rating
-    assert all(row[3].startswith("provisional (") or row[3] == "no votes" for row in table["data"])
-    assert all(isinstance(row[4], int) for row in table["data"])
-    assert all(row[5] == "" or row[5].endswith("%") for row in table["data"])
+    assert sorted(row[2] for row in table["data"]) == sorted(small_arena.model_ids)
+    assert all(row[0] is None and row[1] == "" for row in table["data"])  # no model has 100 votes: no rank
+    voted = [row for row in table["data"] if row[5]]
+    assert voted and all(isinstance(row[3], int) and row[4].startswith("[") for row in voted)  # greyed, not hidden
+    assert all(row[4] == "no votes" for row in table["data"] if not row[5])
+    assert all(isinstance(row[5], int) for row in table["data"])
+    assert all(row[6] == "" or row[6].endswith("%") for row in table["data"])
+    assert all("italic" in style for row in table["metadata"]["styling"] for style in row)  # every row grey
+    assert "none is ranked: their ratings show greyed" in view["headline"]
     assert "Rank = 1 +" in view["notes"]["table"]
     chart = json.loads(view["figures"]["chart"])
     assert all(len(trace.get("x", [])) == 0 for trace in chart["data"])
@@ -83,10 +90,11 @@ def test_judge_columns_appear_with_judge_votes_and_numbers_are_short(small_arena
     add_votes(small_arena)
     view = _view(small_arena, min_votes=5)
     table = view["tables"]["table"]
-    assert table["headers"] == [*MAIN, "Judge Rank", "Judge Rating", "Judge 95% interval", "Judge Votes"]
+    assert table["headers"] == [*MAIN, "Judge Rank", "Judge Rank range", "Judge Rating", "Judge 95% interval",
+                                "Judge Votes"]
     for row in table["data"]:
-        assert row[2] is None or (isinstance(row[2], int) and len(str(row[2])) <= 5)
-        assert row[3].startswith("[") or row[3].startswith("provisional") or row[3] == "no votes"
+        assert row[3] is None or (isinstance(row[3], int) and len(str(row[3])) <= 5)
+        assert row[4].startswith("[") or row[4].startswith("no votes")
     assert f"{JUDGE}" in view["summary"]
 
 
@@ -125,7 +133,7 @@ def test_the_weak_prior_keeps_a_handful_of_sweeping_votes_near_the_mean():
 def test_the_web_leaderboard_uses_the_configured_prior_and_names_it(small_arena):
     from arena.leaderboard import leaderboard_options
 
-    options = leaderboard_options(small_arena.settings, rounds=20)
+    options = leaderboard_options(small_arena.settings, rounds=20, min_votes=5)  # 18 battles: rank them
     assert options.prior_sd == small_arena.settings.rating_prior_sd == 400.0
     add_votes(small_arena)
     view = render_view(compute_leaderboard(small_arena.db, options), options)

@@ -323,7 +323,7 @@ def test_leaderboard_anchor_option_reaches_the_protocol_and_bad_ones_say_the_for
     assert rating_protocol(LeaderboardOptions(protocol="fastchat-2024", anchor="none")).anchor is None
     assert rating_protocol(LeaderboardOptions(protocol="fastchat-2024")).anchor == ("mixtral-8x7b-instruct-v0.1", 1114)
     assert rating_protocol(LeaderboardOptions(anchor="m=900", rounds=7)).settings() == {
-        "tie_policy": "drop", "rounds": 7, "seed": 0, "ridge": 1e-6, "anchor": ("m", 900.0)}
+        "tie_policy": "drop", "rounds": 7, "seed": 0, "ridge": 1e-6, "anchor": ("m", 900.0), "intervals": "bootstrap"}
     with pytest.raises(ValueError, match="write MODEL=RATING"):
         rating_protocol(LeaderboardOptions(protocol="fastchat-2024", anchor="sd3"))
     with pytest.raises(ValueError, match="The online-elo protocol has no anchor"):

@@ -77,8 +77,8 @@ def test_leaderboard_endpoint_returns_the_table(small_arena):
     headline, table = everything[0], everything[2]  # the one-line headline, the statistics folded under it, the table
     # how long ago depends on the machine's load (a loaded machine took 7 s here): the wording is test_age_text's
     assert headline.startswith("**3 human votes") and re.search(r"\*Updated (just now|\d+ s ago) \(computed in", headline)
-    assert table["headers"][:2] == ["Rank", "Model"]  # issue 17: rank first, as arenas show it
-    assert sorted(row[1] for row in table["data"]) == sorted(MODELS)
+    assert table["headers"][:3] == ["Rank", "Rank range", "Model"]  # issue 17: rank first; 44: its range beside it
+    assert sorted(row[2] for row in table["data"]) == sorted(MODELS)
     stored = small_arena.db.execute(
         "SELECT COUNT(*) FROM votes v JOIN battles b ON b.id = v.battle_id JOIN prompts p ON p.id = b.prompt_id "
         "WHERE p.suite = 'commonsense'").fetchone()[0]

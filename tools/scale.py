@@ -46,9 +46,10 @@ from tools.scale_fixture import ScaleSpec, cached_scale_database
 ROOT = Path(__file__).resolve().parents[1]
 FORMATS = ("csv", "jsonl", "parquet")
 # the leaderboard API's inputs: the filters, the judge column, the rating protocol, the vote source, anonymous votes
-# only, the day (now or a kept board's); the last two are the page's server-side states (the signed-in annotator, the
-# admin session), which Gradio fills from the session whatever is sent, so a raw call sends placeholders
-VIEWER_FILTERS = tuple([*filters, MOST_VOTES, DEFAULT_PROTOCOL, ALL, False, NOW, None, None]
+# only, the day (now or a kept board's), the order, the human column's votes; the last two are the page's server-side
+# states (the signed-in annotator, the admin session), which Gradio fills from the session whatever is sent, so a raw
+# call sends placeholders
+VIEWER_FILTERS = tuple([*filters, MOST_VOTES, DEFAULT_PROTOCOL, ALL, False, NOW, "rating", "human", None, None]
                        for filters in (  # inputs:
     ["All", "All", "All", "All", "All", "drop", False],  # suite, subset, variant, category, voter, tie policy,
     ["taxonomy", "All", "All", "All", "All", "drop", False],  # include excluded, judge column

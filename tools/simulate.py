@@ -315,6 +315,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"active: prior precision of the sampler's fit (default {defaults.ridge})")
     parser.add_argument("--balance-power", type=float, default=defaults.balance_power,
                         help=f"balanced: power of the deficits (default {defaults.balance_power})")
+    parser.add_argument("--judge-votes", type=int, default=0,
+                        help="also simulate a judge, biased toward one model, voting on this many battles no person "
+                             "saw beside --human-votes human ones, and report the human votes the human + judge (PPI) "
+                             "board saves at equal interval width (tools.coverage; default 0: skip)")
+    parser.add_argument("--human-votes", type=int, default=2000, help="human votes of the --judge-votes study")
     parser.add_argument("--balance-cap", type=float, default=defaults.balance_cap,
                         help="balanced: a pair's share stays within 1/cap..cap times uniform "
                              f"(default {defaults.balance_cap})")
@@ -353,6 +358,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         ))
         print(f"{strategy}: done in {results[-1].seconds:.0f} s", file=sys.stderr, flush=True)
     print(format_table(results, repetitions=args.repetitions, max_votes=args.max_votes, coverage_at=coverage_at))
+    if args.judge_votes:
+        from tools.judge_study import ppi_coverage, ppi_table
+
+        truth = centred_truth(list(TRUE_ELO.values()))
+        print("\n" + ppi_table(ppi_coverage(truth, args.repetitions, args.human_votes, args.judge_votes, args.seed),
+                                args.repetitions, 150.0))
     return 0
 
 

@@ -128,6 +128,8 @@ ANNOTATORS = "Annotators"  # the cached choices' key of every annotator's name (
 SOURCES = "Votes from"  # the cached choices' key of the vote sources: the arena's own and each import source
 AS_OF = "As of"  # the cached choices' key of the days a board is kept for (datamodel.rating_history)
 NOW = "Now"
+ORDER_CHOICES = [("Rating", "rating"), ("Lower bound of the 95% interval", "lower")]
+MODE_CHOICES = [("Human votes", "human"), ("Human + judge votes (PPI)", "ppi")]
 FOLLOW_SUITE = ("Subset", "Prompt variant", "Category")  # the menus whose choices follow the chosen suite
 
 
@@ -252,6 +254,10 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
     with gr.Row():
         tie_policy = gr.Dropdown(list(TIE_POLICIES), value=settings.tie_policy, label="Ties and both-bad",
                                  elem_id="lb-tie-policy")
+        # the ranked models by rating or by the lower bound of their interval (ratings.ranks)
+        order = gr.Dropdown(ORDER_CHOICES, value=settings.leaderboard_order, label="Order by", elem_id="lb-order")
+        # the human column from human votes, or from human and judge votes with the PPI correction
+        mode = gr.Dropdown(MODE_CHOICES, value="human", label="Human column from", elem_id="lb-mode")
         include_excluded = gr.Checkbox(label="Include excluded votes", value=False, elem_id="lb-include-excluded")
         refresh = gr.Button("Refresh", elem_id="lb-refresh", scale=0)
     # one plain line (the votes, what is rated, how fresh), the statistics folded under it
@@ -265,7 +271,7 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
             # every row shown (no scrolling inside the table): a leaderboard has one row per model
             # rank and model stay in view while a narrow screen scrolls the other columns sideways
             table = gr.DataFrame(elem_id="lb-table", interactive=False, wrap=False, max_height=10000,
-                                 pinned_columns=2)
+                                 pinned_columns=3)
             table_note = gr.Markdown(elem_id="lb-table-note")
             # no "Plot" label over the charts: it covered their titles (each figure has its own)
             chart = gr.Plot(elem_id="lb-chart", show_label=False)
@@ -295,7 +301,8 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
             build_judges_panel(ctx, judges_tab, dropdowns[0], dropdowns[1], judge)
 
     def options_of(suite, subset, variant, category, who, policy, with_excluded, judge_voter, viewer: Viewer,
-                   chosen_protocol=DEFAULT_PROTOCOL, chosen_source=ALL, anonymous_only=False):
+                   chosen_protocol=DEFAULT_PROTOCOL, chosen_source=ALL, anonymous_only=False, chosen_order=None,
+                   chosen_mode=None):
         """The leaderboard options of the menus' values; a value not in ``viewer``'s menu is refused (nothing
         computed)."""
         choices = menus()
@@ -319,21 +326,29 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
                            f"{', '.join(PROTOCOLS)}.")
         if chosen_source not in (None, "", ALL, *choices[SOURCES]):
             raise gr.Error(f"Unknown source {str(chosen_source)[:80]!r}: pick one from the {SOURCES} menu.")
+        if chosen_order not in (None, "", *(value for _, value in ORDER_CHOICES)):
+            raise gr.Error(f"Unknown order {str(chosen_order)[:40]!r}: pick one from the Order by menu.")
+        if chosen_mode not in (None, "", *(value for _, value in MODE_CHOICES)):
+            raise gr.Error(f"Unknown human column {str(chosen_mode)[:40]!r}: pick one from the Human column menu.")
+        if chosen_mode == "ppi" and chosen_protocol not in (None, "", DEFAULT_PROTOCOL):
+            raise gr.Error("Human + judge votes (PPI) are fitted by the arena protocol: pick it as the Rating "
+                           "protocol, or the human votes alone.")
         return leaderboard_options(
             settings,
             suite=chosen.get("Suite"), subset=chosen.get("Subset"), variant=chosen.get("Prompt variant"),
             category=chosen.get("Category"), voter=chosen.get("Voter"), judge=chosen.get("Judge column"),
             tie_policy=policy or None, include_excluded=with_excluded is True,
             protocol=chosen_protocol or None, source=None if chosen_source in (None, "", ALL) else chosen_source,
-            anonymous_only=anonymous_only is True)
+            anonymous_only=anonymous_only is True, order=chosen_order or None, mode=chosen_mode or None)
 
     def show(suite: str, subset: str, variant: str, category: str, who: str, policy: str, with_excluded: bool,
              judge_voter: str = MOST_VOTES, chosen_protocol: str = DEFAULT_PROTOCOL, chosen_source: str = ALL,
-             anonymous_only: bool = False, day: str = NOW, session=None, admin_id=None, request: gr.Request = None,
+             anonymous_only: bool = False, day: str = NOW, chosen_order: str | None = None,
+             chosen_mode: str | None = None, session=None, admin_id=None, request: gr.Request = None,
              refresh: bool = False):
         viewer = Viewer.of(session, ctx.admins.live(admin_id, Holder.of(request), touch=False))
         options = options_of(suite, subset, variant, category, who, policy, with_excluded, judge_voter, viewer,
-                             chosen_protocol, chosen_source, anonymous_only)
+                             chosen_protocol, chosen_source, anonymous_only, chosen_order, chosen_mode)
         day = chosen_day(day)
         snapshot, status = ctx.snapshots.view(ctx.store.db(), options, refresh=refresh, wait_s=FIRST_VIEW_WAIT_S)
         if snapshot is None:
@@ -359,10 +374,11 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
 
     def show_fresh(suite: str, subset: str, variant: str, category: str, who: str, policy: str, with_excluded: bool,
                    judge_voter: str = MOST_VOTES, chosen_protocol: str = DEFAULT_PROTOCOL, chosen_source: str = ALL,
-                   anonymous_only: bool = False, day: str = NOW, session=None, admin_id=None,
-                   request: gr.Request = None):
+                   anonymous_only: bool = False, day: str = NOW, chosen_order: str | None = None,
+                   chosen_mode: str | None = None, session=None, admin_id=None, request: gr.Request = None):
         return show(suite, subset, variant, category, who, policy, with_excluded, judge_voter, chosen_protocol,
-                    chosen_source, anonymous_only, day, session, admin_id, request, refresh=True)
+                    chosen_source, anonymous_only, day, chosen_order, chosen_mode, session, admin_id, request,
+                    refresh=True)
 
     def history_api(suite: str = ALL, subset: str = ALL, variant: str = ALL, category: str = ALL,
                     voter_name: str = ALL, policy: str = "", with_excluded: bool = False,
@@ -383,11 +399,11 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
                 gr.update(choices=[MOST_VOTES, *choices["Judge column"]]),
                 gr.update(choices=[ALL, *choices[SOURCES]]), gr.update(choices=[NOW, *choices[AS_OF]])]
 
-    # the judge, then the protocol, source and anonymous-only come last, so API callers that pass the first seven (or
-    # eight) inputs keep working; then who is viewing (the page's server-side state: an API client neither sends
+    # the judge, then the protocol, source, anonymous-only, day, order and mode come last, so API callers that pass the
+    # first seven (or eight) inputs keep working; then who is viewing (the page's server-side state: an API client neither sends
     # nor sees it)
     viewer_states = [gr.State(None) if signed_in is None else signed_in, gr.State(None) if admin is None else admin]
-    menus_in = [*dropdowns, voter, tie_policy, include_excluded, judge, protocol, source, anonymous, as_of]
+    menus_in = [*dropdowns, voter, tie_policy, include_excluded, judge, protocol, source, anonymous, as_of, order, mode]
     inputs = [*menus_in, *viewer_states]  # no change event of the states: a vote changes the session
     outputs = [summary, details, table, table_note, chart, history_chart, metrics, metrics_note, correlations,
                correlations_note, confusion, outcomes, bias, wins, counts, annotator_pairs]

@@ -21,12 +21,12 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from ratings.bradley_terry import rank_by_ci
+from ratings.ranks import board_order, rank_ranges, vote_status
 from ratings.votes import EncodedVotes, count_tensor, encode_votes, model_totals
 
 RESULT_COLUMNS: tuple[str, ...] = (
-    "model", "rating", "lower", "upper", "rank", "votes", "wins", "losses", "ties", "both_bad", "both_bad_rate",
-    "fit_votes", "provisional", "printed", "protocol",
+    "model", "rating", "lower", "upper", "rank", "rank_worst", "votes", "wins", "losses", "ties", "both_bad",
+    "both_bad_rate", "fit_votes", "ranked", "provisional", "printed", "protocol",
 )
 CHOICES = ("ties", "penalty", "scale", "anchor", "bootstrap", "rounding")
 
@@ -104,9 +104,15 @@ class RatingProtocol:
     # what it does with a flagged vote (EncodedVotes.flagged: a self-battle, or a record its file marks), as its
     # source's code did
     flagged_rule: ClassVar[str] = "counted like any vote, as its source's code counts every record"
+    counts_flagged: ClassVar[bool] = True  # False: every flagged vote leaves the fit (what the robustness audit refits)
 
     def fit(self, votes: EncodedVotes) -> ProtocolFit:  # pragma: no cover - every protocol overrides it
         raise NotImplementedError
+
+    def point_model(self, counts: np.ndarray):
+        """The point fit of a count tensor as the robustness audit reads it (:class:`ratings.robustness.PointModel`),
+        or None for a protocol the audit does not cover (one that is not a converged Bradley–Terry fit)."""
+        return None
 
     def with_settings(self, **settings) -> "RatingProtocol":
         """This protocol with some settings changed (unknown names are refused, naming the known ones)."""
@@ -120,11 +126,15 @@ class RatingProtocol:
     def settings(self) -> dict:
         return dataclasses.asdict(self)
 
-    @classmethod
-    def choices(cls) -> dict[str, str]:
-        """How it treats ties, its penalty, scale, anchor, bootstrap and rounding, in words."""
-        return {"ties": cls.ties, "penalty": cls.penalty, "scale": cls.scale, "anchor": cls.anchor_rule,
-                "bootstrap": cls.bootstrap, "rounding": cls.rounding}
+    def choices(self) -> dict[str, str]:
+        """How it treats ties, its penalty, scale, anchor, intervals ("bootstrap") and rounding, in words."""
+        return {"ties": self.ties, "penalty": self.penalty, "scale": self.scale, "anchor": self.anchor_rule,
+                "bootstrap": self.interval_rule(), "rounding": self.rounding}
+
+    def interval_rule(self) -> str:
+        """How its 95% intervals are made, in words (the class's ``bootstrap`` sentence unless a setting changes
+        it)."""
+        return self.bootstrap
 
     def round(self, values: np.ndarray) -> np.ndarray:
         """The protocol's rounding of the rating and both bounds (none by default: the values as fitted)."""
@@ -138,13 +148,17 @@ class RatingProtocol:
             return f"{rating:.0f}"
         return f"{rating:.0f} (+{upper - rating:.0f}/-{rating - lower:.0f})"
 
-    def rate(self, votes: EncodedVotes, *, min_votes: int = 0) -> pd.DataFrame:
+    def rate(self, votes: EncodedVotes, *, min_votes: int = 0, provisional_votes: int = 0,
+             order: str = "rating") -> pd.DataFrame:
         """The result table (:data:`RESULT_COLUMNS`): one row per model with a vote, best first.
 
-        ``rating``, ``lower``, ``upper`` as the protocol publishes them (after :meth:`round`); ``rank`` = 1 + the
-        models whose lower bound is above this model's upper bound; ``votes`` ... ``both_bad`` count every vote of the
-        model; ``fit_votes`` those that entered the fit; ``provisional``: fewer than ``min_votes`` of them;
-        ``printed``: the rating as the source prints it; ``protocol``: this protocol's name.
+        ``rating``, ``lower``, ``upper`` as the protocol publishes them (after :meth:`round`); ``votes`` ...
+        ``both_bad`` count every vote of the model; ``fit_votes`` those that entered the fit; ``ranked``: rated with
+        at least ``min_votes`` of them; ``provisional``: fewer than max(``min_votes``, ``provisional_votes``);
+        ``rank`` .. ``rank_worst``: the ranks the intervals allow among the ranked models (:mod:`ratings.ranks`:
+        ``rank`` = 1 + the ranked models whose lower bound is above this model's upper bound), missing for the
+        others; ``printed``: the rating as the source prints it; ``protocol``: this protocol's name. Rows: the
+        ranked models by ``order`` (``"rating"`` or ``"lower"``, the lower bound), then the others.
         """
         counts = count_tensor(votes.model_a, votes.model_b, votes.outcome, votes.n_models)
         seen = (counts.sum(axis=(1, 2)) + counts.sum(axis=(0, 2))) > 0
@@ -152,35 +166,54 @@ class RatingProtocol:
             return empty_result()
         fitted = self.fit(votes)
         rating, lower, upper = (self.round(v) for v in (fitted.rating, fitted.lower, fitted.upper))
-        between = counts.copy()
-        between[np.arange(votes.n_models), np.arange(votes.n_models)] = 0  # a self-battle is no win, loss or tie
-        totals = model_totals(between)
-        table = pd.DataFrame({
-            "model": pd.Series(votes.models, dtype=object),
-            "rating": rating, "lower": lower, "upper": upper,
-            "rank": pd.array(rank_by_ci(lower, upper), dtype="Float64").astype("Int64"),
-        })
-        for column in ("votes", "wins", "losses", "ties", "both_bad"):
-            table[column] = totals[column].to_numpy(dtype=np.int64)
-        table["both_bad_rate"] = table["both_bad"] / table["votes"].where(table["votes"] > 0)
-        table["fit_votes"] = np.asarray(fitted.fit_votes, dtype=np.int64)
-        table["provisional"] = table["fit_votes"] < min_votes
-        table["printed"] = [self.printed(r, lo, up) for r, lo, up in zip(rating, lower, upper)]
-        table["protocol"] = self.name
-        table = table[seen]
-        table = table.sort_values(["rating", "model"], ascending=[False, True], na_position="last", kind="stable")
-        return table.reset_index(drop=True)[list(RESULT_COLUMNS)]
+        printed = [self.printed(r, lo, up) for r, lo, up in zip(rating, lower, upper)]
+        return result_table(votes.models, counts, rating, lower, upper, fitted.fit_votes, printed, self.name,
+                            min_votes=min_votes, provisional_votes=provisional_votes, order=order)
 
-    def rate_frame(self, votes: pd.DataFrame, *, min_votes: int = 0) -> pd.DataFrame:
+    def rate_frame(self, votes: pd.DataFrame, **options) -> pd.DataFrame:
         """:meth:`rate` of a vote table (columns ``model_a``, ``model_b``, ``outcome`` as in :mod:`ratings`, and an
         optional ``flag``), its rows in the order the votes were cast; self-battles are rated as the protocol's
-        source rated them (:attr:`flagged_rule`)."""
-        return self.rate(encode_votes(votes, self_battles=True), min_votes=min_votes)
+        source rated them (:attr:`flagged_rule`); ``options`` as :meth:`rate`'s."""
+        return self.rate(encode_votes(votes, self_battles=True), **options)
+
+
+def result_table(models: tuple[str, ...], counts: np.ndarray, rating: np.ndarray, lower: np.ndarray,
+                 upper: np.ndarray, fit_votes: np.ndarray, printed: list[str], protocol: str, *, min_votes: int = 0,
+                 provisional_votes: int = 0, order: str = "rating") -> pd.DataFrame:
+    """The result table (:data:`RESULT_COLUMNS`, as :meth:`RatingProtocol.rate` describes it) of ratings and
+    intervals fitted on the votes counted in ``counts`` (n×n×4 over ``models``): one row per model with a vote."""
+    seen = (counts.sum(axis=(1, 2)) + counts.sum(axis=(0, 2))) > 0
+    if not seen.any():
+        return empty_result()
+    fit_votes = np.asarray(fit_votes, dtype=np.int64)
+    ranked, provisional = vote_status(fit_votes, np.isfinite(rating), min_votes, provisional_votes)
+    best, worst = rank_ranges(lower, upper, ranked & seen)
+    between = counts.copy()
+    between[np.arange(len(models)), np.arange(len(models))] = 0  # a self-battle is no win, loss or tie
+    totals = model_totals(between)
+    table = pd.DataFrame({
+        "model": pd.Series(models, dtype=object),
+        "rating": rating, "lower": lower, "upper": upper,
+        "rank": pd.array(best, dtype="Float64").astype("Int64"),
+        "rank_worst": pd.array(worst, dtype="Float64").astype("Int64"),
+    })
+    for column in ("votes", "wins", "losses", "ties", "both_bad"):
+        table[column] = totals[column].to_numpy(dtype=np.int64)
+    table["both_bad_rate"] = table["both_bad"] / table["votes"].where(table["votes"] > 0)
+    table["fit_votes"] = fit_votes
+    table["ranked"] = ranked
+    table["provisional"] = provisional
+    table["printed"] = printed
+    table["protocol"] = protocol
+    table = table[seen].reset_index(drop=True)
+    rows = board_order(table["rating"].to_numpy(), table["lower"].to_numpy(), table["ranked"].to_numpy(),
+                       table["votes"].to_numpy(), list(table["model"]), order)
+    return table.iloc[rows].reset_index(drop=True)[list(RESULT_COLUMNS)]
 
 
 def empty_result() -> pd.DataFrame:
     """The result table of no votes: no rows, the usual columns and dtypes."""
-    dtypes = {"model": object, "rank": "Int64", "provisional": bool, "printed": object, "protocol": object,
+    dtypes = {"model": object, "rank": "Int64", "rank_worst": "Int64", "ranked": bool, "provisional": bool, "printed": object, "protocol": object,
               **{column: np.int64 for column in ("votes", "wins", "losses", "ties", "both_bad", "fit_votes")}}
     return pd.DataFrame({column: pd.Series([], dtype=dtypes.get(column, float)) for column in RESULT_COLUMNS})
 

@@ -298,3 +298,12 @@ def test_an_open_prompts_rows_move_their_own_counter_and_a_suites_the_catalog(sm
     add_image(db, prompt_id=small_arena.prompt_ids[0], model_id=model_ids["alpha-model"],
               stored=media.put_image(Image.new("RGB", (8, 8), (9, 9, 9))), idx=1)
     assert counters()["catalog"] == after["catalog"] + 3
+
+
+def test_a_models_ray_placement_is_checked_with_the_field_named():
+    from generators.registry import ModelSpec, RegistryError
+
+    painter = demo_models()["demo-painter"]
+    assert painter.serve_replica_queue == 16 and "serve_replica_queue" not in painter.config()  # placement only
+    with pytest.raises(RegistryError, match="serve_replica_queue at least 1"):
+        ModelSpec(**{**painter.__dict__, "serve_replica_queue": 0})

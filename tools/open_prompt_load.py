@@ -25,13 +25,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import random
 import re
 import shutil
 import statistics
+import struct
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -173,6 +176,49 @@ def bare_calls(models: list[str], cache_dir: Path, calls: int) -> dict[str, list
     return seconds
 
 
+def handover_floor(seconds: float, every_s: float = 0.02) -> list[float]:
+    """Milliseconds from another process writing the time into a pipe to this process's idle event loop reading it,
+    every ``every_s`` for ``seconds``: the least a hand-over between two processes costs on this machine at the time
+    (the OS waking a sleeping process on shared cores), to set beside the serving overhead, which has one or more."""
+    context = multiprocessing.get_context("spawn")
+    reading, writing = context.Pipe(duplex=False)
+    writer = context.Process(target=_write_times, args=(writing, seconds, every_s), daemon=True)
+    writer.start()
+    writing.close()
+    delays: list[float] = []
+
+    class Reader(asyncio.Protocol):
+        def __init__(self):
+            self.buffer, self.done = bytearray(), asyncio.get_running_loop().create_future()
+
+        def data_received(self, data: bytes) -> None:
+            now = time.time()
+            self.buffer += data
+            while len(self.buffer) >= 8:
+                delays.append((now - struct.unpack_from("!d", self.buffer)[0]) * 1000)
+                del self.buffer[:8]
+
+        def eof_received(self) -> None:
+            self.done.set_result(None)
+
+    async def read() -> None:
+        pipe = os.fdopen(os.dup(reading.fileno()), "rb", buffering=0)
+        transport, reader = await asyncio.get_running_loop().connect_read_pipe(Reader, pipe)
+        await reader.done
+        transport.close()
+
+    asyncio.run(read())
+    writer.join()
+    return delays
+
+
+def _write_times(pipe, seconds: float, every_s: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(every_s)
+        os.write(pipe.fileno(), struct.pack("!d", time.time()))
+
+
 def process_cpu() -> dict[int, tuple[str, float]]:
     """{pid: (what it is, CPU seconds so far)} of this process's descendants: the app, the processes it spawned (its
     generation worker, its leaderboard worker) and, where this process started Ray, Ray's (psutil, installed with the
@@ -265,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
            "ARENA_RATE_LIMIT_PAGES": "0", "ARENA_LOGIN_MAX_FAILURES": "0", "ARENA_LOGIN_MAX_FAILURES_OVERALL": "0",
            "ARENA_OPEN_PROMPT_CONCURRENCY": str(max(16, args.visitors)),
            "ARENA_SQLITE_SYNCHRONOUS": "NORMAL"}
-    process, load_before, cpu = None, (float('nan'),) * 3, {}
+    process, load_before, cpu, handover = None, (float('nan'),) * 3, {}, []
     try:
         bare = bare_calls(models, cache_dir, args.bare_calls)  # the same run, before the visitors come
         if args.serving == "ray":
@@ -282,9 +328,12 @@ def main(argv: list[str] | None = None) -> int:
         process = start_server(env, port, folder / "server.log", timeout=300)
         base = f"http://127.0.0.1:{port}/"
         started, load_before, cpu_before = time.monotonic(), os.getloadavg(), process_cpu()
-        answers, report = asyncio.run(run_visitors(base, args.visitors, args.duration))
-        report.seconds = time.monotonic() - started
-        cpu = cpu_shares(cpu_before, process_cpu(), report.seconds)
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as beside:
+            floor = beside.submit(handover_floor, args.duration)  # in a process of its own, beside the visitors
+            answers, report = asyncio.run(run_visitors(base, args.visitors, args.duration))
+            report.seconds = time.monotonic() - started
+            cpu = cpu_shares(cpu_before, process_cpu(), report.seconds)
+            handover = floor.result()
     finally:
         if process is not None:
             stop_server(process)
@@ -307,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
                               for part, values in parts.items()},
         "load_average": {"before": load_before, "after": os.getloadavg()},
         "cpu_per_second": cpu,
+        "handover_floor_ms": {"p50": percentile(handover, 50), "p95": percentile(handover, 95), "n": len(handover)},
         "models": {name: {"bare_ms": {"p50": percentile(bare[name], 50) * 1000,
                                       "p95": percentile(bare[name], 95) * 1000},
                           "served_model_ms": {"p50": percentile([row[0] for row in timings.get(name, [])], 50) * 1000,
@@ -324,6 +374,8 @@ def main(argv: list[str] | None = None) -> int:
           f"p95 {figures['overhead_ms']['p95']:.1f} ms over {len(overheads)} generations")
     print("  its parts, p50 / p95 ms: " + "; ".join(
         f"{part} {row['p50']:.1f} / {row['p95']:.1f}" for part, row in figures["overhead_parts_ms"].items()))
+    print(f"a bare hand-over between two processes (a pipe into an idle event loop), beside the visitors: p50 "
+          f"{figures['handover_floor_ms']['p50']:.1f} ms, p95 {figures['handover_floor_ms']['p95']:.1f} ms")
     print("CPU seconds per second of the run (the machine has " + str(os.cpu_count()) + " cores): " + "; ".join(
         f"{what} {share:.2f}" for what, share in cpu.items() if share >= 0.005))
     print("machine load average (1, 5, 15 min) before the visitors: " + ", ".join(

@@ -15,7 +15,13 @@ its two images, vote. It prints:
   own seconds, its loading and the time it waited behind other generations (:attr:`generators.serving.Served.
   overhead`, recorded with each image), p50 and p95; beside it, measured in the same run, the **bare call**: the same
   pipeline called in this process (``generators.live.LiveModel``), p50 and p95, and the same model's seconds inside
-  the serving layer.
+  the serving layer;
+- the overhead's **parts** (:attr:`generators.serving.Served.overhead_parts`): the request's way to the model, the
+  PNG's encoding, the answer's way back, the app's event loop taking it up;
+- a **bare hand-over** between two processes (:func:`handover_floor`: a pipe into an idle event loop, in a process
+  of its own beside the visitors), the least any serving path pays on the machine at that moment;
+- the **CPU** of every process of the run (the app, its workers, Ray's processes) per second, and the machine's load
+  average before and after: on a shared machine every figure depends on what else runs.
 
 Only ever talks to 127.0.0.1; stops by itself. Exit status 1 when an answer is out of order or a vote is lost.
 """

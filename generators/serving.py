@@ -375,6 +375,8 @@ class EmbeddedService:
     async def _read(self, reading: _Reading) -> None:
         """Read the answers of ``reading.worker`` on this loop from now on."""
         worker = reading.worker
+        if reading.stopped:  # the service closed meanwhile
+            return
         file = os.fdopen(os.dup(worker.answers.fileno()), "rb", buffering=0)
         deliver, ended = functools.partial(self._answered, worker), functools.partial(self._stopped, worker, reading)
         transport, _ = await reading.loop.connect_read_pipe(lambda: _AnswerReader(deliver, ended), file)

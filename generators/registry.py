@@ -108,6 +108,8 @@ class ModelSpec:
     serve_max_replicas: int = field(default=1, metadata={"serving": True})
     serve_target_queue: float = field(default=2.0, metadata={"serving": True})  # requests per replica, queued ones
     # included, that the autoscaler aims at: more queued and it adds replicas (up to serve_max_replicas)
+    serve_replica_queue: int = field(default=16, metadata={"serving": True})  # requests a replica holds at once, the
+    # one it makes included (it makes them one at a time, in order); more wait in Ray's router, which polls for room
 
     def __post_init__(self):
         if not self.name.strip():
@@ -139,10 +141,11 @@ class ModelSpec:
         if self.kind == "api":
             self._check_api()
         if self.serve_gpus < 0 or not 1 <= self.serve_min_replicas <= self.serve_max_replicas \
-                or self.serve_target_queue <= 0:
+                or self.serve_target_queue <= 0 or self.serve_replica_queue < 1:
             raise RegistryError(f"model {self.name}: serve_gpus must be 0 or more, serve_min_replicas at least 1 and at "
-                                f"most serve_max_replicas, serve_target_queue positive; got {self.serve_gpus}, "
-                                f"{self.serve_min_replicas}, {self.serve_max_replicas}, {self.serve_target_queue}.")
+                                f"most serve_max_replicas, serve_target_queue positive, serve_replica_queue at least "
+                                f"1; got {self.serve_gpus}, {self.serve_min_replicas}, {self.serve_max_replicas}, "
+                                f"{self.serve_target_queue}, {self.serve_replica_queue}.")
 
     def _check_api(self) -> None:
         if not self.api_model:

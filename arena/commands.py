@@ -255,7 +255,8 @@ def cmd_report(args, settings) -> int:
 
     db, _ = _open(settings)
     report = make_report(db, args.benchmark, preset=get_preset(args.preset) if args.preset else None,
-                         settings=settings, compare_published=args.compare_published, source=args.source)
+                         settings=settings, compare_published=args.compare_published, source=args.source,
+                         figures=None if args.no_figures else args.figures)
     form = "json" if args.json else args.format
     text = render(report, form)
     if args.output:
@@ -423,6 +424,10 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--compare-published", action="store_true",
                         help="print the paper's own value beside each cell")
     report.add_argument("--output", "-o", help="write to this file instead of printing")
+    report.add_argument("--figures", default="figures", metavar="DIR",
+                        help="write each figure's plot (an HTML page) into this folder; the report prints the "
+                             "figure's data as a table and the plot's path under it (default: figures)")
+    report.add_argument("--no-figures", action="store_true", help="print the figures' tables, write no plot file")
     report.set_defaults(handler=cmd_report)
 
     settings = commands.add_parser("settings", help="list every setting, its environment variable and default")

@@ -1,6 +1,7 @@
 """``python -m arena report <benchmark>``: a paper's tables filled from the database, in the paper's layout.
 
-A report is a list of :class:`Table` s. Each table has the paper's number and title, its row header, its columns
+A report is a list of :class:`Table` s; a paper's figure is a table too (its data, numbered ``F5``) with a ``plot``
+that draws it, written as an HTML file by ``--figures DIR`` (:func:`write_figures`). Each table has the paper's number and title, its row header, its columns
 (:class:`Column`, with the paper's column groups such as "Ground Truth" / "Predicted") and its rows of
 :class:`Cell` s. A cell holds the printed text of a value, or is missing: it then prints "—" with a footnote
 giving the reason ("no human votes on P-Mix with the definition", ...), numbered per table. The report's header
@@ -102,6 +103,9 @@ class Table:
     row_header: str = "Model"
     rows: list[tuple[str, dict[str, Cell]]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # lines printed under the table (what the cells mean)
+    # a figure's plot: a function returning a plotly figure drawn from this table's data (None: no data to draw);
+    # the table is the figure's data, and ``python -m arena report --figures DIR`` writes the plot beside it
+    plot: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
 
     def add_row(self, label: str, cells: Mapping[str, Cell] | None = None, **by_key: Cell) -> None:
         """A row ``label`` with ``cells`` {column key: cell}; columns without a cell print "—" ("no data")."""
@@ -284,7 +288,8 @@ def with_published(report: Report, published: Published) -> Report:
             compared.append("Rank agreement with the paper, Spearman ρ over the rows both give, per column: "
                             + ", ".join(f"{column} {rho:+.2f} ({n} rows)" for column, (rho, n) in agreement.items())
                             + ".")
-        tables.append(Table(table.number, table.title, table.columns, table.row_header, rows, table.notes + compared))
+        tables.append(Table(table.number, table.title, table.columns, table.row_header, rows, table.notes + compared,
+                            plot=table.plot))
     return Report(report.name, report.title, tables,
                   report.provenance + [f"Published values from {published.path.name}."])
 
@@ -446,10 +451,37 @@ def render(report: Report, form: str = "markdown") -> str:
     return RENDERERS[form](report)
 
 
+def figure_path(folder: str | Path, report: Report, table: Table) -> Path:
+    """Where a figure's plot goes: ``<folder>/<report>-<table number>.html`` (``commonsense-F5.html``)."""
+    slug = "".join(c if c.isalnum() or c in "-." else "-" for c in table.number)
+    return Path(folder) / f"{report.name}-{slug}.html"
+
+
+def write_figures(report: Report, folder: str | Path) -> list[Path]:
+    """Write the plot of every figure of ``report`` that has data (a plotly HTML page, plotly.js inside, so it
+    opens offline) into ``folder``, and note under each figure's table where it went (or why none was written)."""
+    written = []
+    for table in report.tables:
+        if table.plot is None:
+            continue
+        figure = table.plot()
+        if figure is None:
+            table.notes.append("Plot: none written (no data to draw yet).")
+            continue
+        path = figure_path(folder, report, table)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        figure.write_html(str(path), include_plotlyjs=True, full_html=True)
+        table.notes.append(f"Plot: {path}")
+        written.append(path)
+    return written
+
+
 def make_report(db, name: str, *, preset: Preset | None = None, settings: Any = None,
-                compare_published: bool = False, source: str | None = None) -> Report:
+                compare_published: bool = False, source: str | None = None,
+                figures: str | Path | None = None) -> Report:
     """Build report ``name`` (with ``preset``, default the report's own; the votes of ``source``, default every vote,
-    as the leaderboard reads them) and, if asked, set the paper's values beside ours."""
+    as the leaderboard reads them) and, if asked, set the paper's values beside ours; with ``figures``, write each
+    figure's plot into that folder (:func:`write_figures`)."""
     from datamodel.presets import get_preset
 
     spec = get_report(name)
@@ -458,6 +490,8 @@ def make_report(db, name: str, *, preset: Preset | None = None, settings: Any = 
     report.provenance.insert(0, f"Protocol: preset {chosen.label()}" + (f", {chosen.title}" if chosen.title else ""))
     if compare_published:
         report = with_published(report, read_published(spec.published_path))
+    if figures is not None:
+        write_figures(report, figures)
     return report
 
 

@@ -102,6 +102,12 @@ register(Preset(
             "float01", "BIGT fid_is.py: ToTensor() images (float, [0, 1], full size), torchmetrics normalize=True"),
         "metrics.option.fid_is_slices": Choice(
             "paper", "paper Tables 7-10: the deduplicated full set with and without definitions, and every subset"),
+        "metrics.option.fid_subset_reference": Choice(
+            "full", "TaxoGen fid_is/fid_is_subsets.py: real_images_no_duble_tensors.pkl (the full deduplicated "
+            "retrieval set fid_is.py saved) is FID's real set for every subset; only the generated images are the "
+            "subset's (Table 10)",
+            "The text does not say which real images a subset's FID uses. The other reading, each subset's own "
+            "retrieval images, stays available: --fid-subset-reference subset."),
         "metrics.option.fid_is_dedup_seed": Choice(
             42, "BIGT fid_is.py: random.seed(42), one random wordnet_id per core_lemma"),
         "metrics.option.is_seed": Choice(

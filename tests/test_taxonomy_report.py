@@ -132,7 +132,7 @@ def report_text(root, *args: str) -> str:
     from arena.commands import main as arena
 
     out = root / f"report-{len(args)}-{'-'.join(a.strip('-') for a in args)}.txt"
-    assert arena(["report", "taxonomy", *args, "-o", str(out)]) == 0
+    assert arena(["report", "taxonomy", *args, "--figures", str(root / "figures"), "-o", str(out)]) == 0
     return out.read_text(encoding="utf-8")
 
 
@@ -147,7 +147,7 @@ def test_the_judge_asked_once_per_concept_and_variant_with_figure_7(fake_run):
 
 def test_every_table_of_the_paper_is_there_each_cell_a_value_or_a_dash_with_its_reason(fake_run):
     root, _, report, _ = fake_run
-    assert [t.number for t in report.tables] == [str(n) for n in range(2, 17)]
+    assert [t.number for t in report.tables] == [str(n) for n in range(2, 17)] + ["F4", "F6", "F8", "F9", "R"]
     text = render(report)
     for table in report.tables:
         for label, cells in table.rows:
@@ -196,7 +196,7 @@ def test_csv_latex_and_the_papers_values_beside(fake_run):
     rows = list(csv.reader(io.StringIO(render(report, "csv"))))
     assert ["Table 5: ELO score for Human Preferences for subsets with definition in input"] in rows
     latex = render(report, "latex")
-    assert latex.count(r"\begin{table}") == 15 and r"\multicolumn{4}{c}{Ground Truth}" in latex
+    assert latex.count(r"\begin{table}") == 20 and r"\multicolumn{4}{c}{Ground Truth}" in latex
     compared = render(with_published(report, read_published(get_report("taxonomy").published_path)))
     assert "| Playground | —[" in compared and "(paper 1125 (+61/-59))" in compared  # Table 3's paper rows shown
     assert re.search(r"\| FID \| [^|]* \(paper SD1\.5\) \|", compared)  # Table 2's FID Mean: ours, then the paper's
@@ -216,7 +216,7 @@ def test_the_fake_run_output_for_the_closing_note(fake_run, capsys):
     _, _, _, text = fake_run
     with capsys.disabled():
         print("\n" + text)
-    assert text.startswith("# Taxonomy image generation benchmark (Tables 2-16)")
+    assert text.startswith("# Taxonomy image generation benchmark (Tables 2-16, Figures 4, 6, 8, 9, §4.2)")
 
 
 def test_the_leaderboard_rates_with_the_presets_protocol_as_table_3_does(fake_run, capsys):

@@ -123,6 +123,14 @@ register(Preset(
             "Section 4.1 says ties are omitted; the code counts a tie and a both-bad as one win each way, and "
             "truncates the scores (Table 5's Easy column averages 999.5). The preset follows the code."),
         "report.name": Choice("taxonomy", "paper Tables 2-16 in their layout"),
+        "report.variant": Choice(
+            "without_definition",
+            "TaxoGen clipscore.py wrote main_clipscore_imageof.csv from the images made without the definition (its "
+            "twin main_clipscore_def_imageof.csv, with it); notebooks/test_clip_scorer.ipynb's means of that file are "
+            "the printed cells of Tables 11-15 (349 of the 363 for the eleven systems before FLUX, every ground-truth "
+            "and every lemma cell: tests/data/taxonomy/clip_means_without_definition.csv)",
+            "The paper does not say which images its CLIP tables (11-15) score. The report prints the other variant "
+            "with python -m arena report taxonomy --variant with_definition."),
         "votes.aliases": Choice(
             {**HUB_FOLDERS, **{folder.lower(): model for folder, model in HUB_FOLDERS.items()}},
             "the authors' labelled battles name models by hub folder (TaxoGen notebooks/elo_latex_tables.ipynb, "

@@ -450,8 +450,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from datamodel.presets import given_options
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.given = given_options(parser, sys.argv[1:] if argv is None else argv)  # the options a preset must not set
     try:
         settings = load_settings(config_file=args.config)
         return args.handler(args, settings)

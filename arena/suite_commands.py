@@ -73,12 +73,64 @@ def cmd_show(args, settings) -> int:
 def _builder(builder: Builder) -> Callable:
     def handler(args, settings) -> int:
         db = _open(settings)
-        result, line = builder.run(db, args, settings)
+        context = (ImportContext(settings=settings, definer=_definer(settings), asker=_asker(settings))
+                   if builder.with_context else settings)
+        result, line = builder.run(db, args, context)
         print(line)
-        _print_counts(db, result)
+        if result is not None:
+            _print_counts(db, result)
         return 0
 
     return handler
+
+
+def _ids(text: str | None, option: str) -> list[int]:
+    try:
+        return [int(part) for part in (text or "").replace(" ", "").split(",") if part]
+    except ValueError:
+        raise SuiteError(f"{option} takes candidate ids separated by commas (12,13,20), not {text!r}.") from None
+
+
+def cmd_review(args, settings) -> int:
+    """List a suite's prompt candidates, or accept or reject some (:mod:`datamodel.prompt_candidates`)."""
+    import getpass
+
+    from datamodel.prompt_candidates import candidate_counts, candidates, decide
+
+    db = _open(settings)
+    accept, reject = _ids(args.accept, "--accept"), _ids(args.reject, "--reject")
+    if args.accept_all:
+        accept += [row["id"] for row in candidates(db, args.suite, status="pending")]
+    reviewer = args.reviewer or getpass.getuser()
+    for ids, accepting in ((accept, True), (reject, False)):
+        if ids:
+            done = decide(db, ids, accept=accepting, reviewer=reviewer, reason=args.reason or "")
+            print(f"{'accepted' if accepting else 'rejected'} {done.accepted + done.rejected} by {reviewer}"
+                  + (f" ({len(done.prompt_ids)} prompts written)" if accepting else "")
+                  + (f"; {done.unchanged} already {'accepted' if accepting else 'rejected'}" if done.unchanged else ""))
+    if not (accept or reject):
+        rows = candidates(db, args.suite, status=args.status, limit=args.limit or None)
+        for row in rows:
+            meta = row["metadata"]
+            tag = "/".join(str(part) for part in (row["subset"], meta.get("stratum")) if part)
+            print(f"{row['id']:6d}  {row['item_key']}  [{tag}]  {row['status']}  {row['text']}")
+        if not rows:
+            print(f"no {args.status or ''} candidates of suite {args.suite!r}.".replace("  ", " "))
+    counts = candidate_counts(db, args.suite).get(args.suite, {})
+    print(f"{args.suite}: " + ", ".join(f"{counts.get(status, 0)} {status}" for status in
+                                         ("pending", "accepted", "rejected")))
+    return 0
+
+
+def _asker(settings) -> Callable:
+    """The LLM writer of a builder: the judges' engine with the settings' endpoint (:mod:`judges.prompt_writer`)."""
+    def asker(db, model=None):
+        from judges.client import EngineConfig
+        from judges.prompt_writer import judge_asker
+
+        return judge_asker(db, EngineConfig.from_settings(settings), model=model)
+
+    return asker
 
 
 def _definer(settings) -> Callable:
@@ -119,7 +171,7 @@ PROMPT_LIST = ImportFormat(
 def add_commands(subparsers, settings_loader: Callable | None = None) -> None:
     """Add ``suites`` and its subcommands to an argparse subparsers object (``settings_loader`` is unused:
     handlers receive the settings the caller loaded)."""
-    suites = subparsers.add_parser("suites", help="prompt suites: list, build, import, show",
+    suites = subparsers.add_parser("suites", help="prompt suites: list, build, import, review, show",
                                    description="Build and import the benchmark prompt suites (T1-T5).")
     commands = suites.add_subparsers(dest="suites_command", required=True, metavar="SUITES_COMMAND")
 
@@ -140,6 +192,20 @@ def add_commands(subparsers, settings_loader: Callable | None = None) -> None:
         builder.add_arguments(parser)
         parser.set_defaults(handler=_builder(builder))
 
+    review = commands.add_parser(
+        "review", help="the prompt candidates an LLM wrote: list them, accept them (they become prompts) or reject "
+                       "them")
+    review.add_argument("suite", help="the suite of the candidates, e.g. saneval")
+    review.add_argument("--status", choices=["pending", "accepted", "rejected"], default="pending",
+                        help="list the candidates with this status (default pending)")
+    review.add_argument("--limit", type=int, default=20, help="list at most this many (default 20; 0: all)")
+    review.add_argument("--accept", metavar="IDS", help="accept these candidates (ids separated by commas)")
+    review.add_argument("--accept-all", action="store_true", help="accept every pending candidate of the suite")
+    review.add_argument("--reject", metavar="IDS", help="reject these candidates (ids separated by commas)")
+    review.add_argument("--reason", help="why (kept with the decision)")
+    review.add_argument("--reviewer", help="who decides (default: the login name)")
+    review.set_defaults(handler=cmd_review)
+
     imports = commands.add_parser("import", help="import a suite file (nothing is written if a row is bad)")
     importers = imports.add_subparsers(dest="importer", required=True, metavar="FORMAT")
     for name, form in {**registry.import_formats(), PROMPT_LIST.name: PROMPT_LIST}.items():
@@ -152,14 +218,17 @@ def add_commands(subparsers, settings_loader: Callable | None = None) -> None:
 
 def main(argv: list[str] | None = None, settings_loader: Callable | None = None) -> int:
     """Run ``suites ...`` without the rest of the arena CLI: ``main(["suites", "list"])``."""
+    from datamodel.presets import PresetError, given_options
+    from datamodel.prompt_candidates import ReviewError
     from datamodel.settings import SettingsError, load_settings
 
     parser = argparse.ArgumentParser(prog="python -m arena.suite_commands")
     add_commands(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     args = parser.parse_args(argv)
+    args.given = given_options(parser, sys.argv[1:] if argv is None else argv)
     try:
         return args.handler(args, (settings_loader or load_settings)())
-    except (SuiteError, CatalogError, SettingsError) as error:
+    except (SuiteError, CatalogError, SettingsError, ReviewError, PresetError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 

@@ -321,13 +321,17 @@ def _stage_params(spec: ModelSpec, pipeline, negative_prompt: str) -> dict[str, 
     }
 
 
-def _handover(images, pipeline):
+def _handover(images, pipeline, previous: ModelSpec | None = None, previous_pipeline=None):
     """A stage's ``pt`` output ([-1, 1], as DeepFloyd IF's stages pass it on) in the range the next stage expects:
-    pipelines with a ``VaeImageProcessor`` (the x4 upscaler) take [0, 1]."""
-    if images is None:
-        return None
+    pipelines with a ``VaeImageProcessor`` (the x4 upscaler) take [0, 1]. Latents (a stage called with
+    ``output_type="latent"``: the SDXL base handing over to its refiner) pass as they are, and so does the ``pt``
+    output of a pipeline with a ``VaeImageProcessor`` (already [0, 1]: the SDXL base's image to the refiner)."""
+    if images is None or (previous is not None and previous.call_kwargs.get("output_type") == "latent"):
+        return images
     from diffusers.image_processor import VaeImageProcessor
 
+    if isinstance(getattr(previous_pipeline, "image_processor", None), VaeImageProcessor):
+        return images
     if isinstance(getattr(pipeline, "image_processor", None), VaeImageProcessor):
         return (images / 2 + 0.5).clamp(0, 1)
     return images
@@ -383,8 +387,10 @@ class DiffusersGenerator:
             images = None
             for index, (spec, pipeline) in enumerate(self.stages):
                 last = index == len(self.stages) - 1
+                previous, previous_pipeline = self.stages[index - 1] if index else (None, None)
                 kwargs = call_arguments(spec, type(pipeline), prompts, generators, negative_prompt=negatives,
-                                        image=_handover(images, pipeline), output_type="pil" if last else "pt")
+                                        image=_handover(images, pipeline, previous, previous_pipeline),
+                                        output_type="pil" if last else "pt")
                 if embeddings and (index == 0 or spec.reuse_prompt_embeds):
                     kwargs.pop("prompt")
                     kwargs.pop("negative_prompt", None)

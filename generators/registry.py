@@ -201,6 +201,18 @@ def builtin_models() -> dict[str, ModelSpec]:
               steps=50, guidance=5.0, resolution=(1024, 1024), variant="fp16",
               description=f"SDXL base 1.0 (base only, no refiner). {card}stabilityai/stable-diffusion-xl-base-1.0 "
               f"(variant fp16, pipe(prompt), {defaults})."),
+        _spec("sdxl-base-refiner", "StableDiffusionXLPipeline", "stabilityai/stable-diffusion-xl-base-1.0",
+              benchmarks=("semvarbench",), steps=40, guidance=5.0, resolution=(1024, 1024), variant="fp16",
+              call_kwargs={"denoising_end": 0.8, "output_type": "latent"}, stages=("sdxl-refiner",),
+              description=f"SDXL 1.0 base + refiner as an ensemble of experts (SemVarBench's footnote 5 names both): "
+              "the base runs the first 80 % of 40 steps and hands its latents to the refiner, which runs the rest. "
+              f"{card}stabilityai/stable-diffusion-xl-base-1.0 (n_steps=40, high_noise_frac=0.8, denoising_end / "
+              "denoising_start, output_type='latent')."),
+        _spec("sdxl-refiner", "StableDiffusionXLImg2ImgPipeline", "stabilityai/stable-diffusion-xl-refiner-1.0",
+              benchmarks=(), takes_image=True, steps=40, guidance=5.0, resolution=(1024, 1024), variant="fp16",
+              call_kwargs={"denoising_start": 0.8},
+              description=f"The SDXL 1.0 refiner, a stage of sdxl-base-refiner: the last 20 % of the denoising, on "
+              f"the base's latents. {card}stabilityai/stable-diffusion-xl-refiner-1.0 (the base + refiner example)."),
         _spec("sdxl-turbo", "StableDiffusionXLPipeline", "stabilityai/sdxl-turbo", steps=1, guidance=0.0,
               resolution=(512, 512), variant="fp16", negative_prompt=False,
               description=f"SDXL Turbo: one step, no classifier-free guidance (so no negative prompt), 512 px. "

@@ -271,6 +271,25 @@ def build_tiny_sdxl(seed: int = 0):
         beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", steps_offset=1, timestep_spacing="leading"))
 
 
+def build_tiny_sdxl_refiner(seed: int = 0):
+    """The SDXL 1.0 refiner layout: img2img on the base's latents, the second CLIP encoder only, a UNet whose added
+    conditions hold an aesthetic score instead of the target size (five numbers); the base's VAE (same seed)."""
+    from diffusers import EulerDiscreteScheduler, StableDiffusionXLImg2ImgPipeline
+
+    tokenizer_2 = make_clip_tokenizer()
+    time_dim = 8
+    unet = _sd_unet(seed + 4, linear_projection=True, cross_attention_dim=32, addition_embed_type="text_time",
+                    addition_time_embed_dim=time_dim, projection_class_embeddings_input_dim=5 * time_dim + 32,
+                    transformer_layers_per_block=(1, 2))
+    return StableDiffusionXLImg2ImgPipeline(
+        vae=_tiny_vae(seed + 3), text_encoder=None, tokenizer=None,
+        text_encoder_2=_clip_text_encoder(tokenizer_2, seed + 2, projection=True, hidden_act="gelu"),
+        tokenizer_2=tokenizer_2, unet=unet, requires_aesthetics_score=True, force_zeros_for_empty_prompt=False,
+        add_watermarker=False, scheduler=EulerDiscreteScheduler(
+            beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", steps_offset=1,
+            timestep_spacing="leading"))
+
+
 def build_tiny_sdxl_turbo(seed: int = 0):
     """SDXL Turbo: the SDXL layout with its ancestral Euler scheduler on trailing timesteps (one-step sampling)."""
     from diffusers import EulerAncestralDiscreteScheduler
@@ -553,6 +572,22 @@ def make_chatglm_tokenizer(folder: Path):
     return ChatGLMTokenizer(vocab_file=str(folder / "tokenizer.model"))
 
 
+def _initialised(model):
+    """``model`` with every weight drawn: ChatGLMModel leaves its parameters as allocated (no init of its own under
+    transformers 5), so they held whatever memory had, NaN included. Norm weights 1, biases 0, the rest N(0, 0.02)."""
+    import torch
+
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "layernorm" in name:
+                parameter.fill_(1.0)
+            elif name.endswith(".bias"):
+                parameter.zero_()
+            else:
+                parameter.normal_(0.0, 0.02)
+    return model
+
+
 def build_tiny_kolors(seed: int = 0):
     """Kolors: the SDXL UNet layout (text-time conditions) conditioned on a two-layer ChatGLM encoder (multi-query
     attention, rotary positions) with its SentencePiece tokenizer; SDXL's Euler scheduler with Kolors' beta_end."""
@@ -570,7 +605,7 @@ def build_tiny_kolors(seed: int = 0):
                            ffn_hidden_size=37, kv_channels=8, num_attention_heads=4, seq_length=256,
                            multi_query_attention=True, multi_query_group_num=2, add_qkv_bias=True,
                            original_rope=True, torch_dtype="float32")
-    text_encoder = _seeded(seed + 1, lambda: ChatGLMModel(config))
+    text_encoder = _seeded(seed + 1, lambda: _initialised(ChatGLMModel(config)))
     unet = _sd_unet(seed, linear_projection=True, cross_attention_dim=32, addition_embed_type="text_time",
                     addition_time_embed_dim=8, projection_class_embeddings_input_dim=6 * 8 + 32,
                     transformer_layers_per_block=(1, 2))
@@ -624,6 +659,9 @@ TINY_RECIPES: Mapping[str, TinyRecipe] = MappingProxyType({
         TinyRecipe("tiny-sdxl", "StableDiffusionXLPipeline", build_tiny_sdxl, 64,
                    "SDXL layout: two CLIP encoders, text-time conditions, Euler", variant="fp16",
                    mirrors=("stabilityai/stable-diffusion-xl-base-1.0", "playgroundai/playground-v2-1024px-aesthetic")),
+        TinyRecipe("tiny-sdxl-refiner", "StableDiffusionXLImg2ImgPipeline", build_tiny_sdxl_refiner, 64,
+                   "SDXL refiner layout: img2img, second CLIP encoder only, aesthetic-score conditions",
+                   variant="fp16", mirrors=("stabilityai/stable-diffusion-xl-refiner-1.0",)),
         TinyRecipe("tiny-sdxl-turbo", "StableDiffusionXLPipeline", build_tiny_sdxl_turbo, 64,
                    "SDXL layout with Euler ancestral on trailing timesteps (SDXL Turbo)", variant="fp16",
                    mirrors=("stabilityai/sdxl-turbo",)),

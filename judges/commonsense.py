@@ -100,8 +100,11 @@ def category_of(row: ImageRow) -> str:
     return str(row.metadata.get("category") or row.subset or "")
 
 
-def template_version(templates: Templates) -> str:
-    return "t2:" + hashlib.sha256(templates.commonsense_fit.encode()).hexdigest()[:8]
+def template_version(templates: Templates, jpeg_quality: int | None = None) -> str:
+    """``t2:<hash of the fit template>``, and ``+jpeg<quality>`` when the judge saw JPEGs (the fits of the stored
+    images and of their JPEGs never mix)."""
+    version = "t2:" + hashlib.sha256(templates.commonsense_fit.encode()).hexdigest()[:8]
+    return version + (f"+jpeg{jpeg_quality}" if jpeg_quality else "")
 
 
 GenerationPair = tuple[ImageRow, ImageRow]  # (P1 image, P2 image) of one generation index
@@ -153,17 +156,24 @@ def pair_generations(p1: Sequence[ImageRow], p2: Sequence[ImageRow]) -> tuple[tu
 async def judge_commonsense(
     db: sqlite_utils.Database, media, engine: Engine, units: Sequence[Unit], *, judge: str,
     templates: Templates = Templates(), seed: int = 0, failed_fit: str = "skip", progress: bool = True,
-    handle_signals: bool = True,
+    handle_signals: bool = True, jpeg_quality: int | None = None, max_tokens: int | None = None,
 ) -> RunSummary:
-    """Ask every fit of ``units``, store judgments and scores, then the accuracies; return the summary."""
+    """Ask every fit of ``units``, store judgments and scores, then the accuracies; return the summary.
+    ``jpeg_quality``: send each image as the JPEG a script saving ``.jpg`` with Pillow wrote (evaluate.py read the
+    JPEGs generate_images.py saved, quality 75); ``max_tokens``: the completion limit (evaluate.py: 10; default
+    the template's)."""
     if failed_fit not in FAILED_FIT:
         raise ValueError(f"failed_fit must be one of {', '.join(FAILED_FIT)}, got {failed_fit!r}.")
+    if jpeg_quality is not None and not 1 <= jpeg_quality <= 95:
+        raise ValueError(f"jpeg_quality must be 1 to 95 (Pillow's scale; 75 as the authors saved), got {jpeg_quality}.")
     summary = RunSummary(judge, TASK)
     detail = engine.config.image_detail
-    version = template_version(templates)
+    version = template_version(templates, jpeg_quality)
 
     async def fit(image: ImageRow, description: str, which: str):
-        reply = await engine.ask(fit_request(templates, description, image.input(media), detail))
+        seen = image.input(media)
+        request = fit_request(templates, description, seen.as_jpeg(jpeg_quality) if jpeg_quality else seen, detail)
+        reply = await engine.ask(replace(request, max_tokens=max_tokens) if max_tokens else request)
         return image, which, description, reply
 
     async def worker(unit: Unit) -> str:
@@ -258,7 +268,8 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
 async def run_commonsense(
     db: sqlite_utils.Database, media, config: EngineConfig, selection: Selection = Selection(), *,
     seed: int = 0, name: str = "gpt-judge", templates: Templates = Templates(), dry_run: bool = False, env=None,
-    progress: bool = True, handle_signals: bool = True, failed_fit: str = "skip",
+    progress: bool = True, handle_signals: bool = True, failed_fit: str = "skip", jpeg_quality: int | None = None,
+    max_tokens: int | None = None,
 ) -> RunSummary:
     """Plan the (item, model) units of ``selection`` (limit = items) and judge them."""
     units, notes = plan_units(db, selection)
@@ -268,7 +279,8 @@ async def run_commonsense(
     async with Engine(db, config, env=env, dry_run=dry_run) as engine:
         summary = await judge_commonsense(db, media, engine, units, judge=f"{name}:{config.model}",
                                           templates=templates, seed=seed, failed_fit=failed_fit, progress=progress,
-                                          handle_signals=handle_signals)
+                                          handle_signals=handle_signals, jpeg_quality=jpeg_quality,
+                                          max_tokens=max_tokens)
     summary.notes.extend(dict.fromkeys(notes))
     return summary
 
@@ -279,11 +291,18 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a fit the judge could not give (an API error, an answer neither 1 nor 0): skip its pair "
                              "(default), or, as the authors' evaluate.py does (unfit), let its image fit neither "
                              "description, so the pair scores 0")
+    parser.add_argument("--jpeg-quality", type=int, metavar="Q",
+                        help="send each image as a JPEG of Pillow quality Q, as the authors' generate_images.py saved "
+                             "them (75, Pillow's default; default: the stored image as it is)")
+    parser.add_argument("--max-tokens", type=int, metavar="N",
+                        help="the completion limit of each fit question (evaluate.py asks with 10; default: the "
+                             "template's)")
 
 
 async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
     return await run_commonsense(job.db, job.media, job.config, job.selection, seed=args.seed,
-                                 failed_fit=args.failed_fit, **job.common())
+                                 failed_fit=args.failed_fit, jpeg_quality=args.jpeg_quality,
+                                 max_tokens=args.max_tokens, **job.common())
 
 
 register(JudgeTask(

@@ -26,7 +26,7 @@ assignment, the exports, the statistics and the judge board ask this registry an
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 import sqlite_utils
@@ -264,6 +264,20 @@ def _saneval_units(db: sqlite_utils.Database, selection: Selection) -> list[Rati
     return planned
 
 
+SANEVAL_CRITERIA = {
+    "spatial": "Condition: the objects stand in the spatial relation the prompt names.",
+    "numeracy": "Condition: each object appears as many times as the prompt says.",
+    "color": "Condition: each object has the colour the prompt gives it.",
+    "shape": "Condition: each object has the shape the prompt gives it.",
+    "texture": "Condition: each object has the texture the prompt gives it."}
+
+def _adherence_guidelines(low: str, high: str, keys: str) -> str:
+    return ("Read the prompt, look at the image and rate how well the image satisfies the conditions the prompt "
+            "specifies for its category (the spatial relation, the number of objects, or each object's colour, shape "
+            f"or texture), from **{low}** (the conditions are not met) to **{high}** (every condition is met). Judge "
+            f"adherence to the conditions, not beauty. Keys: {keys}.")
+
+
 SANEVAL = register(RatingTask(
     name="saneval_adherence", suite=saneval.SUITE, title="SANEval: are the prompt's conditions satisfied?",
     question="Are the specified conditions satisfied in the image?", scale=LIKERT, raters=1,
@@ -271,14 +285,19 @@ SANEVAL = register(RatingTask(
     tables={"Table 4: human evaluation per model and category, Total": saneval_human_scores},
     source="SANEval Appendix D (an image and its prompt, a Likert scale from poor to perfect alignment), "
            "Figures 5-9, Table 4",
-    criteria={"spatial": "Condition: the objects stand in the spatial relation the prompt names.",
-              "numeracy": "Condition: each object appears as many times as the prompt says.",
-              "color": "Condition: each object has the colour the prompt gives it.",
-              "shape": "Condition: each object has the shape the prompt gives it.",
-              "texture": "Condition: each object has the texture the prompt gives it."},
-    guidelines=(
-        "Read the prompt, look at the image and rate how well the image satisfies the conditions the prompt "
-        "specifies for its category (the spatial relation, the number of objects, or each object's colour, shape or "
-        "texture), from **1 · Poor** (the conditions are not met) to **5 · Perfect** (every condition is met). Judge "
-        "adherence to the conditions, not beauty. Keys: 1 to 5."),
+    criteria=SANEVAL_CRITERIA, guidelines=_adherence_guidelines("1 · Poor", "5 · Perfect", "1 to 5"),
+))
+
+# Table 4's cells are means of 100 answers that move in steps of 0.001: the paper's raters answered in tenths (a
+# five-point Likert's means move in steps of 0.0025; tests/test_saneval_published.py). The same question on eleven
+# points, 0 (poor) to 10 (perfect), value v / 10: the scale the saneval-paper preset's Table 4 reads.
+TENTHS = ChoiceScale("tenths", (Point(0, "0 · Poor", "0"), *(Point(v, str(v), str(v)) for v in range(1, 10)),
+                                Point(10, "10 · Perfect", "t")), level="ordinal")
+
+SANEVAL_TENTHS = register(replace(
+    SANEVAL, name="saneval_adherence_10", title="SANEval: are the prompt's conditions satisfied? (0-10)", scale=TENTHS,
+    tables={"Table 4: human evaluation per model and category, Total (answers in tenths)": saneval_human_scores},
+    source="SANEval Appendix D (an image and its prompt, a scale from poor to perfect alignment), Figures 5-9, "
+           "Table 4 (means of 100 answers in steps of 0.001: answers in tenths)",
+    guidelines=_adherence_guidelines("0 · Poor", "10 · Perfect", "0 to 9, and T for 10"),
 ))

@@ -49,6 +49,19 @@ class ImageInput:
         data = buffer.getvalue()
         return cls(hashlib.sha256(data).hexdigest(), "image/png", image.width, image.height, data=data)
 
+    def as_jpeg(self, quality: int) -> "ImageInput":
+        """The image as a JPEG of Pillow's ``quality``, as a script that saves ``image.save('x.jpg')`` wrote it
+        (Pillow's default quality is 75; Commonsense-T2I's generate_images.py); a JPEG already is sent as it is."""
+        if self.mime == "image/jpeg":
+            return self
+        from PIL import Image
+
+        buffer = io.BytesIO()
+        with Image.open(io.BytesIO(self.read())) as image:
+            image.convert("RGB").save(buffer, format="JPEG", quality=quality)
+        data = buffer.getvalue()
+        return ImageInput(hashlib.sha256(data).hexdigest(), "image/jpeg", self.width, self.height, data=data)
+
     def read(self) -> bytes:
         if self.data is not None:
             return self.data

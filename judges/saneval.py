@@ -132,6 +132,7 @@ from judges.saneval_rules import (
     check_expected,
     crop_box,
     expected_from_metadata,
+    is_frame,
     group_detections,
     normalize,
     capitalized,
@@ -142,6 +143,7 @@ from judges.saneval_rules import (
     score_spatial_published,
     scored_objects,
     synonym_groups,
+    with_frame,
 )
 from judges.selection import ImageRow, Selection, SelectionError, image_rows
 from judges.tasks import JudgeJob, JudgeTask, register
@@ -307,6 +309,8 @@ async def judge_saneval(
                 return "dry_run"
             found = group_detections(await _detections(db, media, detector, detector_lock, row, groups), groups,
                                      min_score=options.min_score, iou_threshold=options.iou_threshold)
+            if category == "spatial":  # a relation to the picture itself: the whole image is its box
+                found = with_frame(found, expected.relation, row.width, row.height)
             if category in BINDING:
                 scored = await _score_binding(ask, templates, media, row, expected, found, detail,
                                               options.flag_threshold)
@@ -380,9 +384,9 @@ async def _published(ask, db, media, detector, lock: asyncio.Lock, templates: Te
     if not scored_names:  # the authors' code scores an empty extraction 0
         what = {"spatial": "spatial relationship", "numeracy": "counted object"}.get(category, "object attribute")
         return structure, Scored(0.0, (f"No {what} found in the prompt",), {"empty": True}), {}
-    labels = list(dict.fromkeys([*scored_names, *objects]))
+    labels = [name for name in dict.fromkeys([*scored_names, *objects]) if not is_frame(name)]
     boxes = await _detections(db, media, detector, lock, row, {name: [name] for name in labels})
-    names = sorted({box.label for box in boxes} | set(scored_names))
+    names = sorted({box.label for box in boxes} | {name for name in scored_names if not is_frame(name)})
     mapping = {}
     if any(box.label not in scored_names for box in boxes) and len(names) > 1:
         await ask("prompt 5 synonyms", PAPER_SYNONYMS_TEMPLATE.build(templates, object_names=object_names_text(names)),
@@ -394,7 +398,8 @@ async def _published(ask, db, media, detector, lock: asyncio.Lock, templates: Te
     found = group_detections(relabelled, {name: [name] for name in scored_names}, min_score=options.min_score,
                              iou_threshold=options.iou_threshold)
     structure["mapping"] = mapping
-    if category == "spatial":
+    if category == "spatial":  # a relation to the picture itself: the whole image is its box
+        found = with_frame(found, scored_names, row.width, row.height)
         scored = score_spatial_published(tuple(structure["relation"]), found)
     elif category in BINDING:
         scored = await _binding_published(ask, templates, media, row, category, structure["attributes"], found,

@@ -46,6 +46,15 @@ IRREGULAR_PLURALS = {"person": "people", "man": "men", "woman": "women", "child"
                      "deer": "deer", "knife": "knives", "leaf": "leaves", "wolf": "wolves", "shelf": "shelves"}
 
 
+# A relation's object that is the picture itself: SANEval's one-object spatial prompts place their object in it ("a
+# lamp on the left of the image", suites.saneval.FRAME); it is scored as a box over the whole image, never detected.
+FRAME_WORDS = ("image", "picture", "frame", "photo", "scene")
+
+
+def is_frame(name: str) -> bool:
+    return normalize(name) in FRAME_WORDS
+
+
 class StructureError(ValueError):
     """The expected structure of a prompt is unusable; the message says what is missing."""
 
@@ -116,7 +125,7 @@ def check_expected(expected: Expected) -> Expected:
         subject, relation, obj = expected.relation
         if relation not in RELATIONS:
             raise StructureError(f"relation {relation!r} is not one of {', '.join(RELATIONS)}.")
-        if subject not in objects or obj not in objects or subject == obj:
+        if subject not in objects or (obj not in objects and not is_frame(obj)) or subject == obj:
             raise StructureError(f"the relation ({subject}, {relation}, {obj}) must join two listed objects "
                                  f"{sorted(objects)}.")
     elif expected.category == "numeracy":
@@ -133,7 +142,7 @@ def scored_objects(expected: Expected) -> tuple[str, ...]:
     if expected.category in BINDING:
         return tuple(o for o in expected.objects if o in expected.attributes)
     if expected.category == "spatial":
-        return (expected.relation[0], expected.relation[2])
+        return tuple(name for name in (expected.relation[0], expected.relation[2]) if not is_frame(name))
     return tuple(o for o in expected.objects if o in expected.counts)
 
 
@@ -162,6 +171,17 @@ class Box:
     def centroid(self) -> tuple[float, float]:
         x0, y0, x1, y1 = self.box
         return ((x0 + x1) / 2, (y0 + y1) / 2)
+
+
+def with_frame(found: Mapping[str, Sequence[Box]], names: Iterable[str], width: float,
+               height: float) -> dict[str, list[Box]]:
+    """``found`` with a box over the whole image (confidence 1) for each of ``names`` that is the picture itself
+    (:data:`FRAME_WORDS`): a relation to the picture is scored against it."""
+    result = {name: list(boxes) for name, boxes in found.items()}
+    for name in names:
+        if is_frame(name):
+            result[name] = [Box(name, 1.0, (0, 0, width, height))]
+    return result
 
 
 def iou(a: Sequence[float], b: Sequence[float]) -> float:

@@ -36,14 +36,25 @@ class ImportContext:
     """What an import may need besides its file: the settings, and who writes missing definitions.
 
     ``definer(db)`` returns a function that writes definitions for a list of concepts (the judge model's, built by
-    the command line from the judges' engine), or None when no judge endpoint is configured.
+    the command line from the judges' engine), or None when no judge endpoint is configured; ``asker(db, model)``
+    one that sends texts to the judge endpoint and returns the answers (a builder whose prompts an LLM writes).
     """
 
     settings: Any = None
     definer: Callable[[sqlite_utils.Database], Define | None] | None = None
+    asker: Callable[..., Callable] | None = None
 
     def define(self, db: sqlite_utils.Database) -> Define | None:
         return self.definer(db) if self.definer is not None else None
+
+    def ask(self, db: sqlite_utils.Database, model: str | None = None) -> Callable:
+        """The LLM writer's transport: ``ask(texts) -> [(ok, answer or reason)]`` through the judges' engine with
+        ``model`` (None: the judge model); a :class:`suites.common.SuiteError` when the command gave none."""
+        if self.asker is None:
+            from suites.common import SuiteError
+
+            raise SuiteError("this command has no LLM writer: run it as python -m arena suites build.")
+        return self.asker(db, model)
 
 
 @dataclass(frozen=True)
@@ -64,13 +75,16 @@ class ImportFormat:
 class Builder:
     """``python -m arena suites build <name>``: prompts made by the project (from WordNet, from word lists).
 
-    ``run(db, args, settings)`` writes the prompts and returns what it wrote and one line saying what was built.
+    ``run(db, args, settings)`` writes the prompts and returns what it wrote (None when it wrote no prompt, e.g. only
+    candidates waiting for a person's check) and one line saying what was built. With ``with_context`` it gets an
+    :class:`ImportContext` (the settings, and the judges' engine as an LLM writer) instead of the settings.
     """
 
     name: str
     help: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[sqlite_utils.Database, argparse.Namespace, Any], tuple[PromptImport, str]]
+    run: Callable[[sqlite_utils.Database, argparse.Namespace, Any], tuple[PromptImport | None, str]]
+    with_context: bool = False
 
 
 @dataclass(frozen=True)

@@ -107,11 +107,12 @@ def test_semvarbench_paper_preset_fills_its_report_on_the_demo(tmp_path, cache):
 def saneval_judge():
     """Answers every Appendix C prompt from the builder's word lists, as a consistent (if simple) LLM would."""
     from judges.saneval_rules import PUBLISHED_RELATIONS
-    from suites.saneval import NUMBER_WORDS, WORDS
+    from suites.saneval import NUMBER_WORDS, PUBLISHED_WORDS as WORDS
     from tools.fake_openai import Scripted
 
     singular = {plural: name for name, plural in WORDS.objects} | {name: name for name, _ in WORDS.objects}
     attributes = set(WORDS.color) | set(WORDS.shape) | set(WORDS.texture)
+    name_pattern = "|".join(re.escape(name) for name in sorted(singular, key=len, reverse=True))
 
     def prompt_of(text):
         return re.search(r'Text Prompt: "(.*)\n', text).group(1).lower()
@@ -131,14 +132,14 @@ def saneval_judge():
         if text.startswith("Extract the spatial relationship"):
             prompt = prompt_of(text)
             relation = next(r for r in sorted(PUBLISHED_RELATIONS, key=len, reverse=True) if f" {r} " in prompt)
-            first, second = objects(prompt)[:2]
+            first, second = (objects(prompt) + ["image"])[:2]  # a one-object prompt places it in the image
             return Scripted(json.dumps({"obj1": first, "relationship": relation, "obj2": second}))
         if text.startswith("Extract objects and their attributes"):
             prompt = prompt_of(text)
-            pairs = re.findall(r"(?:an?|,|and) ([a-z-]+) ((?:teddy )?[a-z]+)", prompt)
+            pairs = re.findall(rf"\ban? ([a-z-]+) ({name_pattern})\b", prompt)
             return Scripted(json.dumps({singular.get(o, o): [a] for a, o in pairs if a in attributes}))
         if text.startswith("Extract all objects and their exact quantities"):
-            counts = re.findall(rf"\b({'|'.join(NUMBER_WORDS)}) ((?:teddy )?[a-z]+)", prompt_of(text))
+            counts = re.findall(rf"\b({'|'.join(NUMBER_WORDS)}) ({name_pattern})\b", prompt_of(text))
             return Scripted(json.dumps({"objects": {singular.get(o, o): NUMBER_WORDS.index(n) for n, o in counts},
                                         "numbers_found": [n for n, _ in counts]}))
         if text.startswith("Analyze the following list of objects"):
@@ -190,7 +191,7 @@ def test_saneval_paper_preset_fills_its_report_on_the_demo(tmp_path, cache):
                 assert not report.table("2").cell(row, column).is_missing, (row, column)
         # Table 4 is the human ratings' (issue 27): empty until the task is opened and rated, and it says how
         assert report.table("4").cell(model, "Total").missing.startswith(
-            "no human ratings yet: open the task (python -m arena ratings assign saneval_adherence)")
+            "no human ratings yet: open the task (python -m arena ratings assign saneval_adherence_10)")
     for label in ("Spatial", "Numeracy", "Color Binding", "Shape Binding", "Texture Binding"):
         assert not report.table("5").cell(label, "Score").is_missing
     assert report.table("3").cell("Averaged", "texture").text.startswith("— (paper 1.318e-1)")

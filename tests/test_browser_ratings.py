@@ -51,7 +51,7 @@ def wait_question(page, previous: str | None = None) -> None:
 
 def pick_task(page, title: str) -> None:
     page.click("#rating-task input")
-    page.get_by_role("option", name=title).click()
+    page.get_by_role("option", name=title, exact=True).click()
     page.wait_for_function("(title) => (document.querySelector('#rating-item .rating-title') || {}).innerText "
                            "=== title", arg=title, timeout=20000)
     wait_question(page)
@@ -248,7 +248,7 @@ def test_the_admin_opens_a_task_and_exports_the_ratings(tmp_path, browser):
         admin.wait_for_function("() => document.querySelector('#rating-study')?.innerText.includes('saneval_adherence')",
                                 timeout=20000)
         admin.click("#rating-admin-task input")
-        admin.get_by_role("option", name=SANEVAL.title).click()
+        admin.get_by_role("option", name=SANEVAL.title, exact=True).click()
         admin.fill("#rating-admin-raters input", "2")
         admin.click("#rating-admin-save")
         admin.wait_for_function("() => document.querySelector('#rating-admin-message')?.innerText.includes('open')",
@@ -311,3 +311,30 @@ def test_the_shipped_demo_serves_semvarbench_and_saneval_questions(tmp_path, bro
             ("saneval_adherence", "saneval", {"likert": 4})]
     finally:
         db.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_0_to_10_scale_takes_its_keys_and_clicks(tmp_path, browser, size):
+    """SANEval's 0-10 task (the scale of the paper's Table 4): key 1 is 1 (not the first point, 0), T is 10, and a
+    click on 7; eleven buttons fit the page at both sizes."""
+    from judges.rating_tasks import SANEVAL_TENTHS
+
+    arena = build_rating_arena(tmp_path, generations=2)
+    set_assignment(arena.db, SANEVAL_TENTHS.name, raters_per_item=2)
+    with running_app(arena.settings) as url:
+        page = open_ratings(browser, url, size)
+        assert SANEVAL_TENTHS.question in page.inner_text("#rating-item")
+        shoot(page, size, "ratings-14-saneval-tenths")
+        for how in ("1", "t", "click"):
+            before = shown_src(page)
+            if how == "click":
+                page.click("#rate-saneval-adherence-10-7")
+            else:
+                page.locator("body").press(how)
+            wait_question(page, before)
+        assert ratings(arena, "saneval_adherence_10") == [{"tenths": 1}, {"tenths": 10}, {"tenths": 7}]
+        width = SIZES[size]["width"]
+        for value in (0, 10):
+            box = page.locator(f"#rate-saneval-adherence-10-{value}").bounding_box()
+            assert box and 0 <= box["x"] and box["x"] + box["width"] <= width
+        shoot(page, size, "ratings-15-saneval-tenths-answered")

@@ -145,7 +145,7 @@ def test_clashes_and_unknown_names_say_what_to_do(toy_task):
     with pytest.raises(TaskRegistryError, match="'metrics' cannot name a judge task"):
         register(JudgeTask("metrics", "a toy", run=run_toy))
     with pytest.raises(TaskRegistryError, match=r"unknown judge task 'toy'. Known tasks: commonsense, pairwise, "
-                                                r"saneval, semvar, toy-brightness\. Declare it with"):
+                                                r"saneval, semvar, semvar_tokens, toy-brightness\. Declare it with"):
         task_named("toy")
     assert Templates().toy_brightness == TOY_TEMPLATE.text
     unregister("toy-brightness")  # the fixture's clean-up, checked here

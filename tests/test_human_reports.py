@@ -14,7 +14,8 @@ from datamodel.human_ratings import ratings_frame, record_rating, record_serving
 from datamodel.judgments import Judgment, save_judgment
 from judges import human_stats
 from judges.human_compare import CEILING, HumanCompareOptions, compare_with_humans
-from judges.rating_tasks import COMMONSENSE, SANEVAL, SEMVAR
+from datamodel.presets import get_preset
+from judges.rating_tasks import COMMONSENSE, SANEVAL, SANEVAL_TENTHS, SEMVAR
 from support.ratings import build_rating_arena
 
 
@@ -72,7 +73,8 @@ def test_semvarbench_table_12_holds_each_judge_against_the_humans(rated):
 
 
 def test_saneval_table_4_is_the_human_ratings(rated):
-    table = make_report(rated.db, "saneval").table("4")
+    """Under the project's preset Table 4 reads the five-point Likert task."""
+    table = make_report(rated.db, "saneval", preset=get_preset("arena")).table("4")
     human = human_stats.saneval_human(rated.db).set_index("model")
     for model in human.index:
         assert table.cell(model, "numeracy").value == pytest.approx(human.loc[model, "numeracy"])
@@ -112,3 +114,24 @@ def test_commonsense_table_2_human_column_is_the_raters_accuracy(rated):
         cell = table.cell(row["model"], "human")
         assert cell.value == pytest.approx(100 * row["accuracy"]) and cell.text == f"{100 * row['accuracy']:.2f}"
     assert any(note.startswith("Human: the Ratings tab's fit judgments, 2 rater(s)") for note in table.notes)
+
+
+def test_saneval_table_4_under_the_preset_reads_the_answers_in_tenths(tmp_path):
+    """saneval-paper's Table 4 is the 0-10 task's (report.human_task): its means move in thousandths like the paper's
+    (0.8160 is reachable; no five-point mean is), and the table says which scale it reads."""
+    arena = build_rating_arena(tmp_path, items=4)
+    answers = iter([8, 9, 7, 10, 7, 8, 9, 9, 6, 10] * 10)
+    store(arena.db, "ann", SANEVAL_TENTHS, lambda q: {"tenths": next(answers)})
+    table = make_report(arena.db, "saneval").table("4")
+    human = human_stats.saneval_human(arena.db, task="saneval_adherence_10").set_index("model")
+    assert len(human) >= 1
+    for model in human.index:
+        for category in ("spatial", "numeracy", "color", "shape", "texture"):
+            value = human.loc[model, category]
+            if value == value:
+                assert table.cell(model, category).value == pytest.approx(value)
+                assert (value * 1000) == pytest.approx(round(value * 1000))
+    assert any("saneval_adherence_10" in note and "0 (poor) to 10 (perfect)" in note for note in table.notes)
+    likert = make_report(arena.db, "saneval", preset=get_preset("arena")).table("4")
+    assert any("saneval_adherence " in note or "saneval_adherence:" in note for note in likert.notes)
+    arena.db.close()

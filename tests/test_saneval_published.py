@@ -56,6 +56,24 @@ def test_table_4_total_column_is_the_mean_of_the_five_human_scores(model):
     assert f"{overall:.4f}" == table[(model, "Total")]
 
 
+def test_table_4_cells_move_in_steps_of_a_thousandth_not_the_likert_scales():
+    """Appendix D: Table 4 aggregates "100 prompt adherence responses for each benchmark". A five-point Likert answer
+    on [0, 1] moves in quarters, so a mean of 100 moves in steps of 0.0025; answers in tenths (0-10, or 0-1 in 0.1
+    steps) give steps of 0.001. All 30 category cells are multiples of 0.001; only 6 are multiples of 0.0025, so
+    the paper's raters answered in tenths, which the preset's human task offers (saneval_adherence_10)."""
+    from datamodel.presets import get_preset
+    from judges.rating_tasks import rating_task
+
+    cells = [value for (row, column), value in published("4").items() if column != "Total"]
+    assert len(cells) == 30
+    thousandths = [round(float(v) * 1000) for v in cells]
+    assert all(abs(float(v) * 1000 - k) < 1e-6 for v, k in zip(cells, thousandths))
+    assert sum((k / 2.5).is_integer() for k in thousandths) == 6
+    task = rating_task(get_preset("saneval-paper").get("report.human_task"))
+    steps = sorted({task.scale.value({task.scale.name: v}) for v in task.scale.values})
+    assert steps == pytest.approx([k / 10 for k in range(11)])  # 100 such answers average to k / 1000
+
+
 @pytest.mark.parametrize("attribute", ["color", "shape", "texture"])
 def test_table_2_averaged_column_repeats_table_1(attribute):
     """Table 2's "Averaged" column is Table 1's attribute column (all 18 lines); it is not the 275/275/275/125/50
@@ -314,7 +332,7 @@ def test_the_published_protocol_scores_with_appendix_c_prompts(tmp_path):
 
 def test_published_strata_are_275_275_275_125_50_per_category():
     """§3.1, "Prompt Cardinality Breakdown": per category 275 prompts with 1 object, 275 with 2, 275 with 3-5, 125
-    with 6-10 and 50 with 11-15 (the spatial 1-object share is built with 2 objects)."""
+    with 6-10 and 50 with 11-15 (a spatial prompt with one object places it in the picture)."""
     from collections import Counter
 
     from judges.saneval_rules import category_of, expected_from_metadata
@@ -325,9 +343,7 @@ def test_published_strata_are_275_275_275_125_50_per_category():
     specs = saneval.saneval_specs(strata="published", seed=3)
     assert len(specs) == 5000 and len({s.item_key for s in specs}) == 5000
     for category in saneval.CATEGORIES:
-        strata = Counter(s.metadata["stratum"] for s in specs if s.subset == category)
-        spatial = {"2": 550, "3-5": 275, "6-10": 125, "11-15": 50}
-        assert strata == (spatial if category == "spatial" else printed)
+        assert Counter(s.metadata["stratum"] for s in specs if s.subset == category) == printed
     for spec in specs:  # every prompt names as many objects as its stratum says, and scores from its metadata
         assert saneval.stratum_of(len(spec.metadata["objects"])) == spec.metadata["stratum"]
         expected_from_metadata(spec.metadata, category_of(spec.metadata))
@@ -437,3 +453,76 @@ except MediaError as error:
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "refused: broken.png: not a readable image" in done.stdout
+
+
+# --- Table 3: Spearman against CompBench++ ---------------------------------------------------------------------------
+
+def test_table_3_averaged_row_is_the_mean_of_the_six_p_values():
+    """§4.3, Table 3: the "Averaged" row is the arithmetic mean of the six models' p-values, to the four printed
+    digits, on spatial (1.340e-39), numeracy, color and texture (0.1318, the p = 0.132 of the text). Shape prints
+    3.097e-2 where the mean of its six is 4.097e-2: one digit differs."""
+    table = published("3")
+    for column in CATEGORIES:
+        mean = sum(float(table[(model, column)]) for model in MODELS) / 6
+        printed = float(table[("Averaged", column)])
+        if column == "shape":
+            assert f"{mean:.3e}" == "4.097e-02" and printed == pytest.approx(3.097e-2)
+        else:
+            assert f"{mean:.3e}" == f"{printed:.3e}", column
+
+
+def test_table_3_is_computed_from_the_compbench_scores_the_user_brings(tmp_path):
+    """``judges metrics --metrics compbench --compbench-scores FILE`` stores CompBench++'s score of each image; the
+    report's Table 3 is then scipy's Spearman p-value per model and category, and Averaged their mean. A line naming
+    an image the database lacks stops the import with its line; nothing is written."""
+    import numpy as np
+    from scipy.stats import spearmanr
+
+    from arena.reports import make_report
+    from datamodel.catalog import add_image, add_model, add_prompts
+    from datamodel.connection import connect
+    from datamodel.media import MediaStore
+    from datamodel.metrics import MetricRow, write_metrics
+    from judges.metrics.compbench import read_scores
+    from judges.saneval import aggregate
+    from openai_stub import colored
+    from suites import saneval
+    from suites.common import SuiteError
+
+    db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
+    specs = [s for c in ("spatial", "color") for s in saneval.published_category_specs(c, 12, seed=1)]
+    ids = add_prompts(db, specs).ids
+    rng = np.random.default_rng(3)
+    lines, truth = ["model,item_key,score,category"], {}
+    for model in ("alpha", "beta"):
+        model_id = add_model(db, model)
+        for n, (spec, prompt_id) in enumerate(zip(specs, ids)):
+            image = add_image(db, prompt_id=prompt_id, model_id=model_id,
+                              stored=media.put_image(colored((n, len(model), 0))))
+            ours = float(rng.uniform())
+            write_metrics(db, [MetricRow(model_id, "saneval_image_score", ours, "gpt-judge:gemini-2.5-flash",
+                                         image_id=image, suite="saneval", subset=spec.subset, scorer_version="t4p:x")])
+            theirs = round(ours + float(rng.normal(0, 0.3)), 4)
+            lines.append(f"{model},{spec.item_key},{theirs},{spec.subset}")
+            truth.setdefault((model, spec.subset), []).append((ours, theirs))
+    path = tmp_path / "compbench.csv"
+    path.write_text("\n".join(lines) + "\n")
+    (tmp_path / "bad.csv").write_text("model,item_key,score\nalpha,color-p1-0003,0.5\ngamma,color-p1-0003,0.4\n")
+    with pytest.raises(SuiteError, match=r"bad.csv:3: no image of model 'gamma' for prompt 'color-p1-0003'"):
+        read_scores(db, tmp_path / "bad.csv", "saneval")
+    assert db.execute("SELECT COUNT(*) FROM metrics WHERE name = 'compbench_score'").fetchone()[0] == 0
+    write_metrics(db, read_scores(db, path, "saneval"))
+    aggregate(db, "gpt-judge:gemini-2.5-flash", "t4p:x")  # the model scores a SANEval run writes
+    report = make_report(db, "saneval")
+    table, rho = report.table("3"), report.table("3-rho")
+    for column in ("spatial", "color"):
+        expected = []
+        for model in ("alpha", "beta"):
+            ours, theirs = zip(*truth[(model, column)])
+            result = spearmanr(ours, theirs)
+            expected.append(result.pvalue)
+            assert table.cell(model, column).value == pytest.approx(result.pvalue)
+            assert rho.cell(model, column).text == f"{result.statistic:.3f} (12)"
+        assert table.cell("Averaged", column).value == pytest.approx(sum(expected) / 2)
+    assert "CompBench++" in table.cell("alpha", "shape").missing or "images" in table.cell("alpha", "shape").missing
+    db.close()

@@ -33,7 +33,7 @@ def test_every_suites_command_has_help():
     add_commands(parser.add_subparsers(dest="command"), None)
     leaves = dict(_leaf_parsers(parser))
     assert {" ".join(path) for path in leaves} == {
-        "suites list", "suites show", "suites build easy", "suites build random", "suites build saneval",
+        "suites list", "suites show", "suites build easy", "suites build random", "suites build saneval", "suites review",
         *(f"suites import {name}" for name in ("predicted", "taxonomy-bench", "commonsense", "semvarbench", "saneval",
                                                "paraphrase", "prompts")),
     }
@@ -59,7 +59,7 @@ def test_imports_print_counts_per_suite_and_subset(run):
     code, out, _ = run("import", "prompts", DATA / "prompts.jsonl")
     assert code == 0 and "kites        numeracy           -                           1" in out
     code, out, _ = run("build", "saneval", "--per-category", "10", "--categories", "color,spatial")
-    assert code == 0 and "SANEval (seed 0): 20 prompts in 2 categories" in out
+    assert code == 0 and "SANEval (seed 0; preset arena (project defaults)): 20 prompts in 2 categories" in out
     code, out, _ = run("list")
     assert [line.split()[0] for line in out.splitlines()[1:]] == [
         "commonsense"] * 5 + ["kites"] * 2 + ["paraphrase"] * 2 + ["saneval"] * 3 + ["semvarbench"] + ["taxonomy"] * 8

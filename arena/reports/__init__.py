@@ -147,6 +147,7 @@ class ReportOptions:
     source: str | None = None  # the votes a report rates: None every vote, "arena" the arena's own, else one import
     variant: str | None = None  # the prompt variant of the tables the paper leaves open (None: the preset's)
 
+
 @dataclass(frozen=True)
 class ReportSpec:
     """One report: ``name`` (``python -m arena report NAME``), a one-line ``title``, ``build(db, options)`` returning

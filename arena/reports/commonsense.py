@@ -1,4 +1,5 @@
-"""``python -m arena report commonsense``: Commonsense-T2I's Tables 1 and 2 (Fu et al., commonsense-t2i.txt).
+"""``python -m arena report commonsense``: Commonsense-T2I's Tables 1 and 2 and Figure 5 (Fu et al.,
+commonsense-t2i.txt).
 
 - **Table 1** (commonsense categories): the share of the suite's items in each category, in %, from the prompts in
   the database (the paper: 150 items; Physical Laws 32.7 %, ...).
@@ -12,6 +13,9 @@
   column it does not belong to. The Human column is the raters' accuracy from the Ratings tab's fit task
   (``commonsense_fit``: :func:`judges.human_stats.commonsense_human`, the pair rule on their fit(I, D) answers
   averaged over generations, as §3.1's two experts), "—" for a model nobody has rated.
+- **Figure 5** (§3.3) as its data and a plot: the CLIP similarity of each item's P1 and P2 (stored by the CLIP
+  evaluator, ``commonsense_clip_prompt_similarity``), min-max normalised and binned, against the human score of the
+  rated systems (:func:`figure_5_points`).
 """
 
 from __future__ import annotations
@@ -134,11 +138,98 @@ def missing_reason(column: str, model: str, clip_wanted: str, judge_wanted: str,
     return "this evaluator did not score this model"
 
 
+FIGURE_5_BINS = 7  # the figure's points: the normalised similarity in seven equal bins (centres 1/14 ... 13/14)
+SIMILARITY_HINT = ("no CLIP similarity of the items' prompts yet: python -m judges metrics --suite commonsense "
+                   "--preset commonsense-paper (the CLIP evaluator stores it)")
+
+
+def figure_5_points(similarity: dict[str, float], human: dict[tuple[str, str], float],
+                    bins: int = FIGURE_5_BINS) -> dict[str, dict[int, tuple[float, int]]]:
+    """Fig. 5 (§3.3): each item's CLIP similarity of P1 and P2 min-max normalised over the items to [0, 1] ("we
+    adopt min-max normalization"), put in one of ``bins`` equal bins; per model the mean human score of its items in
+    each bin. ``similarity``: {item key: cos}; ``human``: {(model, item key): the item's human score, the mean over
+    its generations and raters}. Returns {model: {bin: (mean, items)}}."""
+    if not similarity:
+        return {}
+    low, high = min(similarity.values()), max(similarity.values())
+    spread = high - low
+
+    def bin_of(item: str) -> int:
+        normalised = (similarity[item] - low) / spread if spread > 0 else 0.5
+        return min(int(normalised * bins), bins - 1)
+
+    points: dict[str, dict[int, list[float]]] = {}
+    for (model, item), score in human.items():
+        if item in similarity:
+            points.setdefault(model, {}).setdefault(bin_of(item), []).append(score)
+    return {model: {b: (sum(v) / len(v), len(v)) for b, v in sorted(by_bin.items())}
+            for model, by_bin in points.items()}
+
+
+def figure_5(db, options: ReportOptions) -> Table:
+    """Fig. 5 as its data: rows the human-rated systems, columns the bins' centres, cells the mean human score of
+    the items in the bin (and how many); the plot draws one line per system, as the paper's."""
+    from datamodel.human_ratings import ratings_frame
+    from datamodel.metrics import image_metric_frame
+    from judges.human_stats import commonsense_pair_scores
+    from judges.metrics.commonsense_clip import PROMPT_SIMILARITY
+
+    wanted = clip_scorer(options)
+    frame = image_metric_frame(db, PROMPT_SIMILARITY, suite=SUITE)
+    scorer = wanted if (frame["scorer"] == wanted).any() else (frame["scorer"].iloc[0] if len(frame) else None)
+    similarity = ({key: float(v) for key, v in frame[frame["scorer"] == scorer].groupby("item_key")["value"].mean()
+                   .items()} if scorer else {})
+    pairs = commonsense_pair_scores(ratings_frame(db, task="commonsense_fit"))
+    human = {}
+    if not pairs.empty:
+        per_unit = pairs.groupby(["model", "item_key", "unit"], as_index=False)["score"].mean()
+        human = {(m, i): float(v) for (m, i), v in per_unit.groupby(["model", "item_key"])["score"].mean().items()}
+    points = figure_5_points(similarity, human)
+    centres = [(2 * k + 1) / (2 * FIGURE_5_BINS) for k in range(FIGURE_5_BINS)]
+    columns = [Column(f"bin{k}", f"{centre:.2f}", "CLIP_Similarity(P1, P2), normalised") for k, centre in
+               enumerate(centres)]
+    table = Table("F5", "Figure 5: CLIP embedding similarity of the prompts P1, P2 against the human evaluated score",
+                  columns, row_header="System")
+    reason = (SIMILARITY_HINT if not similarity else HUMAN if not human else "no rated item of this system in the bin")
+    models = [m for m in PAPER_ROWS if m in points] + sorted(m for m in points if m not in PAPER_ROWS) or ["(none)"]
+    for model in models:
+        cells = {}
+        for k in range(FIGURE_5_BINS):
+            found = points.get(model, {}).get(k)
+            cells[f"bin{k}"] = (Cell(f"{found[0]:.3f} ({found[1]})", found[0]) if found
+                                else Cell.absent(reason))
+        table.add_row(PAPER_ROWS.get(model, model), cells)
+    table.notes.append(
+        f"Each item's cosine of the CLIP text embeddings of P1 and P2 ({scorer or wanted}), min-max normalised over "
+        f"the {len(similarity)} items to [0, 1] and cut into {FIGURE_5_BINS} equal bins (the paper's points); a cell "
+        "is the mean human score (the Ratings tab's fit task: the pair rule, averaged over generations and raters) "
+        "of the system's items in the bin, with how many.")
+
+    def plot():
+        if not points:
+            return None
+        import plotly.graph_objects as go
+
+        figure = go.Figure()
+        for model in models:
+            xs = [centres[k] for k in points.get(model, {})]
+            ys = [value for value, _ in points.get(model, {}).values()]
+            figure.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=PAPER_ROWS.get(model, model)))
+        figure.update_layout(title="Commonsense-T2I Fig. 5: CLIP similarity of P1, P2 against the human score",
+                             xaxis_title="CLIP_Similarity(P1, P2), min-max normalised", yaxis_title="score",
+                             xaxis_range=[0, 1])
+        return figure
+
+    table.plot = plot
+    return table
+
+
 def build(db, options: ReportOptions) -> Report:
-    tables = [category_table(db), results_table(db, options)]
-    return Report("commonsense", "Commonsense-T2I (Fu et al.): Tables 1 and 2", tables,
+    tables = [category_table(db), results_table(db, options), figure_5(db, options)]
+    return Report("commonsense", "Commonsense-T2I (Fu et al.): Tables 1 and 2, Figure 5", tables,
                   provenance=["data: the commonsense suite of this database"])
 
 
-register(ReportSpec("commonsense", "Commonsense-T2I Tables 1 (categories) and 2 (accuracy per system and evaluator)",
+register(ReportSpec("commonsense", "Commonsense-T2I Tables 1 (categories) and 2 (accuracy per system and evaluator), "
+                    "Figure 5 (prompt similarity against the human score)",
                     build, preset="commonsense-paper"))

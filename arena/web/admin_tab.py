@@ -33,6 +33,7 @@ from sampling.coverage import votes_per_model, votes_per_pair, votes_per_prompt
 from arena.ratelimit import RateLimited, client_address
 from arena.web.admin_session import Holder, SessionEnded
 from arena.web.context import AppContext, refusal, unwritable
+from arena.web.prompt_review import build_prompt_review
 from arena.web.rating_admin import build_rating_admin
 
 EXPORT_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
@@ -172,6 +173,7 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
         gr.Markdown("### Actions taken\nThe admins' reviews, newest first.")
         actions = gr.DataFrame(elem_id="admin-actions", interactive=False, wrap=False, max_height=320)
         build_rating_admin(ctx, admin, LOCKED, export_link)  # the Human ratings section
+        build_prompt_review(ctx, admin, LOCKED)  # the prompt check: LLM-written prompts accepted by a person
 
     def require(admin_id, event: str, request: gr.Request | None) -> None:
         """Refuse the call unless this page holds a live admin session."""

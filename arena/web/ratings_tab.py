@@ -159,12 +159,10 @@ def rating_script() -> str:
     for name, task in rating_tasks().items():
         scale = task.scale
         if isinstance(scale, ChoiceScale):
-            points = {}
-            for position, point in enumerate(scale.points, start=1):
-                button = _control_id(name, str(point.value))
-                points.setdefault(point.key.lower(), button)
-                points.setdefault(str(point.value), button)
-                points.setdefault(str(position), button)
+            points = {}  # a point's own key first, then its value, then its position (a 0-10 scale's "1" is 1)
+            for pick in (lambda p, _: p.key.lower(), lambda p, _: str(p.value), lambda _, position: str(position)):
+                for position, point in enumerate(scale.points, start=1):
+                    points.setdefault(pick(point, position), _control_id(name, str(point.value)))
             keys[name] = {"points": points}
         else:
             step = _score_step(scale)

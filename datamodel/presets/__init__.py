@@ -20,6 +20,8 @@ generation.model.NAME  {ModelSpec field: value} for model NAME (``{}``: the    `
 generation.seed        base seed; ``generation.seed_policy``: derived | fixed  ``python -m generators run``
 generation.batch_size  prompts per pipeline call                               ``python -m generators run``
 generation.images_per_prompt  images per (model, prompt)                       ``python -m generators run``
+suite.options          {option dest: value} of the suite's builder (e.g.       ``python -m arena suites build``
+                       ``{"strata": "published"}``)
 judge.task             the judge command the preset's judge is for             ``python -m judges TASK``
 judge.model            the judge model (``--judge-model``)                     ``python -m judges TASK``
 judge.image_detail     high | low | auto (``--detail``)                        ``python -m judges TASK``
@@ -35,6 +37,10 @@ report.variant         the prompt variant of the report's tables the paper     `
                        leaves open (taxonomy: the CLIP Tables 11-15)
 votes.aliases          {name in the authors' vote files: registry model}       ``python -m arena import-votes``
 report.name            the report of ``python -m arena report``                ``python -m arena report``
+report.human_task      the human rating task whose answers fill the report's   ``python -m arena report``
+                       human table (its scale)
+report.evaluators      {the paper's evaluator: its dated judge model}: the     ``python -m arena report``
+                       judges whose scores fill the paper's columns
 data.KEY               how the data is obtained (documentation only)           the docs, the report's header
 =====================  ======================================================  ==========================================
 
@@ -111,6 +117,7 @@ KEYS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "generation.seed_policy": (lambda v: v in ("derived", "fixed"), "derived or fixed"),
     "generation.batch_size": (lambda v: isinstance(v, int) and v >= 1, "an integer of 1 or more"),
     "generation.images_per_prompt": (lambda v: isinstance(v, int) and v >= 1, "an integer of 1 or more"),
+    "suite.options": (_is_fields, "a table of the suite builder's option values"),
     "judge.task": (lambda v: isinstance(v, str) and bool(v), "a judge task name"),
     "judge.model": (lambda v: isinstance(v, str) and bool(v), "a model name"),
     "judge.image_detail": (lambda v: v in ("high", "low", "auto"), "high, low or auto"),
@@ -125,6 +132,9 @@ KEYS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "report.name": (lambda v: isinstance(v, str) and bool(v), "a report name"),
     "votes.aliases": (lambda v: _is_fields(v) and all(isinstance(t, str) and t for t in v.values()),
                       "a table {model name in the published files: registry model}"),
+    "report.human_task": (lambda v: isinstance(v, str) and bool(v), "a human rating task name"),
+    "report.evaluators": (lambda v: _is_fields(v) and all(isinstance(m, str) and m for m in v.values()),
+                          "a table {the paper's evaluator: its dated judge model}"),
     "data.*": (lambda v: True, "any value"),
 }
 

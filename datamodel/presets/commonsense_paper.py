@@ -84,17 +84,22 @@ register(Preset(
             "--judge-model to fill those columns."),
         "judge.image_detail": Choice("low", f"{EVALUATE} query_gpt4v: image_url detail 'low'"),
         "judge.options": Choice(
-            {"seed": 42, "failed_fit": "unfit"},
+            {"seed": 42, "failed_fit": "unfit", "jpeg_quality": 75, "max_tokens": 10},
             f"{EVALUATE}: random.seed(42) for the 'fits both' draws; an answer that is not 1 or 0 becomes -1 and "
-            "supports no description, so its pair scores 0",
-            "The draws follow a seeded generator per image, not the script's one random.choice sequence. The "
-            "template asks with max_tokens 20 where the script asks 10; the answer is one character either way."),
+            "supports no description, so its pair scores 0; the image sent is the .jpg generate_images.py saved "
+            "(Pillow's default quality 75) as data:image/jpeg; max_tokens=10",
+            "The draws follow a seeded generator per image, not the script's one random.choice sequence. The judge "
+            "sees each stored image re-encoded as that JPEG (an imported JPEG as it is); the project's default "
+            "sends the stored image and asks with the template's 20 tokens."),
         # --- metrics ---------------------------------------------------------------------------------------------
         "metrics.names": Choice(("commonsense",), "paper §3.1: CLIP as an additional evaluator (Table 2, column CLIP)"),
         "metrics.option.clip_model": Choice(
             "ViT-L-14", "paper §3.1 'CLIP (ViT-L/14)'; evaluate.py clip.load('ViT-L/14')",
             "The project's default CLIP is ViT-B-32 (the taxonomy paper's); this preset alone switches to ViT-L/14."),
         "metrics.option.clip_pretrained": Choice("openai", "evaluate.py: OpenAI's clip package weights"),
+        "metrics.option.commonsense_jpeg_quality": Choice(
+            75, f"{EVALUATE} eval_clip: preprocess(Image.open(...jpg)), the JPEGs {GENERATE} saved with Pillow's "
+            "default quality 75", "The project's default scores the stored image as it is."),
         # --- rating and report -----------------------------------------------------------------------------------
         "rating.protocol": Choice(
             "arena", "the paper rates no votes (accuracies only): human votes on its prompts use the arena's own fit"),

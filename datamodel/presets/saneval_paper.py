@@ -19,12 +19,21 @@ register(Preset(
     choices={
         # --- data ----------------------------------------------------------------------------------------------
         "data.prompts": Choice(
-            "python -m arena suites build saneval --strata published (1,000 prompts per category: 275 with 1 "
-            "object, 275 with 2, 275 with 3-5, 125 with 6-10, 50 with 11-15)",
-            "paper §3.1 (Prompt Cardinality Breakdown)",
-            "The paper's own 5,000 prompts are not released with the code; these are scripted the same way "
-            "('a script that systematically combined attribute-object pairs'), and a spatial relation needs two "
-            "objects, so spatial's 1-object share is built with two."),
+            "python -m arena suites build saneval --preset saneval-paper: 1,000 prompts per category (275 with 1 "
+            "object, 275 with 2, 275 with 3-5, 125 with 6-10, 50 with 11-15), written by the LLM and accepted by a "
+            "person (python -m arena suites review saneval, or the admin tab's prompt check)",
+            "paper §3.1 (Dataset Curation: 'prompts ... were generated using Gemini-2.5-Flash and subsequently "
+            "validated by human annotators'; Prompt Cardinality Breakdown)",
+            "The paper's own 5,000 prompts are not released with the code, nor the prompt it gave the LLM: the "
+            "writer's request is the project's (suites.saneval.WRITER_REQUEST), asking for the paper's form. A "
+            "one-object spatial prompt places the object in the picture ('a lamp on the left of the image'): the "
+            "paper gives spatial a 1-object stratum without saying what it relates. --generator script is the "
+            "offline fallback (word lists holding every object and attribute of the paper's examples)."),
+        "suite.options": Choice(
+            {"strata": "published", "generator": "llm", "writer_model": "gemini-2.5-flash"},
+            "paper §3.1 (the strata; Gemini-2.5-Flash wrote the prompts); Appendix B (Gemini-2.5-Flash)",
+            "Counts stay within prompt 4's number words (one to eight, the authors' list), so every count can be "
+            "read back."),
         "data.models": Choice(
             "Imagen 3.0, Imagen 4.0, Imagen 4.0 Ultra, Nano Banana, Seedream 3.0 and GPT Image 1 are API models: "
             "their images enter with python -m arena import-images",
@@ -48,5 +57,12 @@ register(Preset(
         "rating.protocol": Choice(
             "arena", "the paper fits no rating: the arena leaderboard keeps the project's own Bradley-Terry"),
         "report.name": Choice("saneval", "paper Tables 1-5"),
+        "report.human_task": Choice(
+            "saneval_adherence_10",
+            "Appendix D, Table 4: 100 answers per benchmark, every cell a multiple of 0.001 (answers in tenths)",
+            "The paper says 'Likert-style scales' and shows its interface only in figures; a five-point Likert's "
+            "means of 100 answers move in steps of 0.0025, which only 6 of Table 4's 30 cells are. The preset's "
+            "Table 4 reads the 0-10 task (value v / 10); the project's five-point task (saneval_adherence) stays "
+            "under the arena preset."),
     },
 ))

@@ -7,7 +7,7 @@ synthesis: a causal perspective", ICLR 2025); the released data is the repositor
 
 from datamodel.presets import Choice, Preset, register
 
-register(Preset(
+PRESET = register(Preset(
     name="semvarbench-paper",
     title="SemVarBench, as published",
     suite="semvarbench",
@@ -28,10 +28,15 @@ register(Preset(
             "paper Table 1 (API-based models), §4.1"),
         # --- generation ----------------------------------------------------------------------------------------
         "generation.models": Choice(
-            ("sd-v1-5", "sd-2-1", "sdxl", "stable-cascade", "deepfloyd-if", "pixart-alpha", "kolors", "sd3",
-             "flux-dev"),
+            ("sd-v1-5", "sd-2-1", "sdxl-base-refiner", "stable-cascade", "deepfloyd-if", "pixart-alpha", "kolors",
+             "sd3", "flux-dev"),
             "paper Table 1 and Appendix D.1 (the nine open-source models, hub ids in its footnotes 3-10)",
-            "Footnote 5 also names the SDXL refiner; the registry's sdxl is the base model alone (no refiner pass)."),
+            "'All other settings are left as default' (D.1) is read as each model's card: footnote 5 names SDXL's "
+            "base and refiner (the card's ensemble of experts: sdxl-base-refiner, 40 steps, the refiner from 80 %), "
+            "footnote 6 Stable Cascade's prior and decoder (the card's two pipelines: 1024 px, 20 + 10 steps), and "
+            "FLUX.1-dev runs the card's 50 steps. The other reading, each diffusers pipeline's call defaults "
+            "(Stable Cascade's combined pipeline 512 px, 60 + 12 steps; FLUX.1-dev 28 steps; SDXL base then the "
+            "refiner's img2img defaults), is the preset semvarbench-paper-pipeline-defaults."),
         "generation.model.sd-v1-5": Choice(
             {"scheduler": "DPMSolverMultistepScheduler"},
             "Appendix D.1: 'The schedulers for SD 1.5 and SD 2.1 are set to DPM-Solver++' (diffusers' "
@@ -53,6 +58,15 @@ register(Preset(
         # --- rating and report ---------------------------------------------------------------------------------
         "rating.protocol": Choice(
             "arena", "the paper fits no rating: the arena leaderboard keeps the project's own Bradley-Terry"),
-        "report.name": Choice("semvarbench", "paper Tables 2, 7, 9, 10, 14, Appendix C.3 and the aspects of §4.3"),
+        "report.name": Choice("semvarbench", "paper Tables 2, 4, 7, 9, 10, 11, 12, 14, Appendix C.3, the aspects of "
+                              "§4.3 and Figures 6 and 14"),
+        "report.evaluators": Choice(
+            {"Gemini 1.5 Pro": "gemini-1.5-pro-001", "Claude 3.5 Sonnet": "claude-3-5-sonnet-20240620",
+             "GPT-4o": "gpt-4o-2024-05-13", "GPT-4 Turbo": "gpt-4-turbo-2024-04-09"},
+            "Appendix D.2: 'The versions of these MLLMs used are as follows: Gemini 1.5 Pro (gemini-1.5-pro-001), "
+            "Claude 3.5 Sonnet (claude-3-5-sonnet-20240620), GPT-4o (gpt-4o-2024-05-13), and GPT-4 Turbo "
+            "(gpt-4-turbo-2024-04-09)'",
+            "Only these dated models fill the paper's column groups of Table 2 (and Fig. 6 and Table 4 read the GPT-4o "
+            "one); another version (gpt-4o, gpt-4o-2024-08-06) gets a column group of its own."),
     },
 ))

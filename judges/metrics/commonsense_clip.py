@@ -27,6 +27,7 @@ from judges.metrics.registry import Metric, MetricRun, register
 from judges.selection import ImageRow, image_rows
 
 ROLES = ("p1", "p2")
+PROMPT_SIMILARITY = "commonsense_clip_prompt_similarity"  # Fig. 5: cos of the CLIP text embeddings of P1 and P2
 
 
 def fit(cos_own: float, cos_other: float) -> int:
@@ -49,10 +50,27 @@ class CommonsenseReport:
     accuracy: dict[str, float] | None = None
 
 
+def jpeg_views(media: MediaStore, rows: Sequence[ImageRow], quality: int) -> list:
+    """The images of ``rows`` as the authors' evaluate.py opened them: the JPEG their generate_images.py saved
+    (Pillow, ``quality``; a stored JPEG as it is), decoded to RGB."""
+    import io
+
+    from PIL import Image
+
+    views = []
+    for row in rows:
+        with Image.open(io.BytesIO(row.input(media).as_jpeg(quality).read())) as image:
+            views.append(image.convert("RGB"))
+    return views
+
+
 def score_commonsense(db: sqlite_utils.Database, media: MediaStore, encoder: ClipEncoder, *,
                       suite: str = "commonsense", models: Sequence[str] | None = None,
-                      progress: bool = False) -> CommonsenseReport:
-    """Write ``commonsense_clip_fit`` for every p1/p2 image with both descriptions, and the accuracies per model."""
+                      progress: bool = False, jpeg_quality: int | None = None) -> CommonsenseReport:
+    """Write ``commonsense_clip_fit`` for every p1/p2 image with both descriptions, and the accuracies per model;
+    ``commonsense_clip_prompt_similarity`` (Fig. 5: the cosine of the CLIP text embeddings of the item's P1 and P2)
+    on the same images. ``jpeg_quality``: CLIP sees each image as the JPEG the authors' script saved (their
+    evaluate.py opened those files); the rows' version then ends ``+jpeg<quality>``."""
     import torch
 
     from judges.metrics.progress import progress_bar
@@ -75,8 +93,14 @@ def score_commonsense(db: sqlite_utils.Database, media: MediaStore, encoder: Cli
     parts = []
     with progress_bar(len(usable), f"commonsense {suite}", progress=progress) as bar:
         for start in range(0, len(usable), step):
-            parts.append(encoder.encode_stored(media, usable[start : start + step]))
+            chunk = usable[start : start + step]
+            parts.append(encoder.encode_images(jpeg_views(media, chunk, jpeg_quality)) if jpeg_quality
+                         else encoder.encode_stored(media, chunk))
             bar.update(len(parts[-1]))
+    version = encoder.version + (f"+jpeg{jpeg_quality}" if jpeg_quality else "")
+    texts = {}  # (item_key, role) -> its prompt text
+    for row in usable:
+        texts[(row.item_key, row.role)] = row.text
     vectors = torch.cat(parts)
     cosines = {}  # image id -> (cos with D1, cos with D2)
     image_metrics = []
@@ -88,7 +112,15 @@ def score_commonsense(db: sqlite_utils.Database, media: MediaStore, encoder: Cli
         own, other = (c1, c2) if row.role == "p1" else (c2, c1)
         image_metrics.append(MetricRow(row.model_id, "commonsense_clip_fit", fit(own, other), encoder.name,
                                        image_id=row.image_id, suite=suite, subset=row.subset,
-                                       scorer_version=encoder.version, details={"cos_d1": c1, "cos_d2": c2}))
+                                       scorer_version=version, details={"cos_d1": c1, "cos_d2": c2}))
+        prompts = [texts.get((row.item_key, role)) for role in ROLES]
+        if all(prompts):
+            first, second = encoder.encode_texts(prompts)
+            similarity = float(first @ second)
+            image_metrics.append(MetricRow(row.model_id, PROMPT_SIMILARITY, similarity, encoder.name,
+                                           image_id=row.image_id, suite=suite, subset=row.subset,
+                                           scorer_version=encoder.version, details={"p1": prompts[0],
+                                                                                    "p2": prompts[1]}))
     write_metrics(db, image_metrics)
 
     pairs: dict[tuple[int, str, int], dict[str, ImageRow]] = defaultdict(dict)
@@ -113,7 +145,7 @@ def score_commonsense(db: sqlite_utils.Database, media: MediaStore, encoder: Cli
     for model_id, groups in by_model.items():
         for subset, values in groups.items():
             model_metrics.append(MetricRow(model_id, "commonsense_clip_accuracy", sum(values) / len(values),
-                                           encoder.name, suite=suite, subset=subset, scorer_version=encoder.version,
+                                           encoder.name, suite=suite, subset=subset, scorer_version=version,
                                            details={"items": len(values)}))
     write_metrics(db, model_metrics)
     report.items = {names[m]: len(g[""]) for m, g in by_model.items()}
@@ -121,9 +153,16 @@ def score_commonsense(db: sqlite_utils.Database, media: MediaStore, encoder: Cli
     return report
 
 
+def commonsense_options(parser) -> None:
+    parser.add_argument("--commonsense-jpeg-quality", type=int, metavar="Q",
+                        help="the Commonsense-T2I CLIP evaluator sees each image as a JPEG of Pillow quality Q, as the "
+                             "authors' generate_images.py saved them (75; default: the stored image as it is)")
+
+
 def _score(run: MetricRun, encoder: ClipEncoder) -> dict:
     encoder_calls(run, encoder, start=True)
-    report = score_commonsense(run.db, run.media, encoder, suite=run.suite, models=run.models, progress=run.progress)
+    report = score_commonsense(run.db, run.media, encoder, suite=run.suite, models=run.models, progress=run.progress,
+                               jpeg_quality=getattr(run.options, "commonsense_jpeg_quality", None))
     return {"commonsense": {"images": report.images, "items": report.items, "accuracy": report.accuracy,
                             "incomplete_pairs": report.incomplete}, **encoder_calls(run, encoder)}
 
@@ -131,6 +170,7 @@ def _score(run: MetricRun, encoder: ClipEncoder) -> dict:
 register(Metric(
     name="commonsense", title="the Commonsense-T2I CLIP evaluator (T2): commonsense_clip_fit per image and "
     "commonsense_clip_accuracy per model (run by clip on the commonsense suite)",
-    stored=("commonsense_clip_fit", "commonsense_clip_accuracy"), make_scorer=clip_encoder, options=(clip_options,),
+    stored=("commonsense_clip_fit", "commonsense_clip_accuracy", PROMPT_SIMILARITY),
+    directions={PROMPT_SIMILARITY: "none"}, make_scorer=clip_encoder, options=(clip_options, commonsense_options),
     score=_score, default=False,
 ))

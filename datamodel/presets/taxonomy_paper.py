@@ -62,6 +62,9 @@ register(Preset(
         "generation.model.sdxl-turbo": Choice({}, f"SDXL Turbo is {NOT_IN_CODE}"),
         "generation.model.kandinsky-3": Choice({}, f"Kandinsky 3 is {NOT_IN_CODE}"),
         "generation.model.flux-dev": Choice({}, f"FLUX is {NOT_IN_CODE}"),
+        "generation.model.qwen-image": Choice(
+            {}, f"Qwen-Image (Figure 9 only, GPT-4 preferences without the definition) is {NOT_IN_CODE}",
+            "Not one of Table 1's systems, so not in generation.models: run it by name (--models qwen-image)."),
         "generation.seed_policy": Choice(
             "fixed", "BIGT generation.py: torch.manual_seed(0) for DeepFloyd",
             "The released code seeds only DeepFloyd; the other models ran unseeded. The preset seeds every image with "

@@ -108,6 +108,8 @@ def run(tmp_path_factory):
                 if name != "retrieval":
                     rows.append(MetricRow(model_id, "fid", 60.0 + 7 * m, "inception-v3", suite="taxonomy",
                                           variant=variant))
+                    rows.append(MetricRow(model_id, "fid", 120.0 + m, "inception-v3", suite="taxonomy",
+                                          subset="Easy", variant=variant, details={"reference_set": "full"}))
                 rows.append(MetricRow(model_id, "inception_score", 20.0 - m, "inception-v3", suite="taxonomy",
                                       variant=variant))
         write_metrics(db, rows)
@@ -234,3 +236,11 @@ def test_the_command_prints_every_figure_and_takes_variant(run, capsys):
     assert numbers == [str(n) for n in range(2, 17)] + ["F4", "F6", "F8", "F9", "R"]
     assert arena(["report", "taxonomy", "--variant", "bogus"]) == 2
     assert "report taxonomy has no --variant 'bogus'" in capsys.readouterr().err
+
+
+def test_table_10_says_which_real_images_each_subsets_fid_used(run):
+    _, _, _, report, _ = run
+    ten = report.table("10")
+    assert ten.cell("FLUX", "Easy").text == "121"
+    assert ("FID's real set on each subset: the whole deduplicated retrieval set, as the authors' "
+            "fid_is_subsets.py.") in ten.notes

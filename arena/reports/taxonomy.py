@@ -512,6 +512,12 @@ def fid_is_tables(db, models: list[str], found: Sources) -> list[Table]:
         if model != reference:
             ten.add_row(label, {key: cell("fid", model, SUBSET_OF[key], WITH, "{:.0f}") for key, _, _ in SUBSETS})
     seven.notes.append("The deduplicated full set with the definition (Table 7's numbers are Table 8's def columns).")
+    per_subset = sliced[(sliced["name"] == "fid") & (sliced["subset"] != "")]
+    sets = {details.get("reference_set", "subset") for details in per_subset["details"]}
+    if sets:
+        ten.notes.append("FID's real set on each subset: " + " and ".join(
+            "the whole deduplicated retrieval set, as the authors' fid_is_subsets.py" if s == "full" else
+            "the subset's own retrieval images (--fid-subset-reference subset)" for s in sorted(sets)) + ".")
     pooled = rows[(rows["variant"] == "") & (rows["subset"] == "")]
     if not pooled.empty and sliced.empty:
         seven.notes.append("Only pooled FID/IS rows (over both variants) are in the database; they are not these "

@@ -199,7 +199,8 @@ def test_every_row_is_printed_under_the_papers_name_with_the_papers_value_beside
     published = read_published(Path(__file__).parents[1] / "arena" / "reports" / "published" / "taxonomy.csv")
     for number in TABLES:
         ours = cells(recomputed, number)
-        assert {label for label, _ in ours} == set(published.rows(number)) == set(PAPER_LABELS.values())
+        systems = set(PAPER_LABELS.values()) - {"Qwen-Image"}  # Figure 9's system is in no table
+        assert {label for label, _ in ours} == set(published.rows(number)) == systems
         for (label, key), cell in ours.items():
             assert cell["paper"] == published.get(number, label, key), (number, label, key)
         notes = next(t for t in recomputed["tables"] if t["number"] == number)["notes"]

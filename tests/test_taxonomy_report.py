@@ -75,7 +75,7 @@ def fake_run(tmp_path_factory, artefact_cache):
                            server.base_url, "--no-progress"]) == 0
             requests = list(server.received)
         vote_as_annotators(root)
-        markdown = report_text(root)  # the command line, once
+        markdown = report_text(root, "--no-figures")  # the command line, once
         db = connect(root / "arena.db")
         report = make_report(db, "taxonomy", preset=get_preset("taxonomy-paper"))
         db.close()
@@ -206,6 +206,7 @@ def test_under_the_arena_preset_the_tables_say_what_that_preset_lacks(fake_run):
     root, *_ = fake_run
     text = report_text(root, "--preset", "arena")
     assert "- Protocol: preset arena (project defaults)" in text
+    assert (root / "figures" / "taxonomy-F4.html").is_file() and "Plot: " in text  # the figures' plots beside
     assert "Ratings: protocol arena" in text
     assert "clip_lemma (raw cosine (the arena preset's clip metrics))" in text  # the demo bundle's emoji-CLIP rows
     assert "the judge with the most votes (the preset's judge gpt-judge:" in text  # the arena preset's judge has none
@@ -232,7 +233,9 @@ def test_the_leaderboard_rates_with_the_presets_protocol_as_table_3_does(fake_ru
     assert board["judge"].startswith("gpt-judge-single-order")
     printed = {row["model"]: row["printed"] for row in board["judge_models"]}
     table = {t.number: t for t in report.tables}["3"]
-    assert printed["demo-painter"] == table.cell("demo-painter", "Easy").text
+    # the report marks what the leaderboard prints plain: demo-painter won every battle (no finite estimate)
+    assert table.cell("demo-painter", "Easy").text.endswith(" †")
+    assert printed["demo-painter"] == table.cell("demo-painter", "Easy").text.replace("‡", "").removesuffix(" †")
     # --protocol, when given, wins over the preset's
     assert arena(["leaderboard", "--suite", "taxonomy", "--preset", "taxonomy-paper", "--protocol", "arena",
                   "--fresh", "--json"]) == 0

@@ -197,6 +197,9 @@ def test_the_clip_tables_read_the_presets_variant_and_offer_the_other(run):
     assert "Images made without the definition (the preset taxonomy-paper's report.variant" in note
     assert "--variant with_definition prints the images made with the definition" in note
     assert "Images made with the definition (--variant)" in " ".join(other.table("13").notes)
+    arena_preset = make_report(db, "taxonomy", preset=get_preset("arena"))
+    assert "Images made with the definition (the preset arena names no report.variant)" in " ".join(
+        arena_preset.table("13").notes)
     with pytest.raises(ValueError, match="report taxonomy has no --variant 'def': choose one of with_definition, "
                                          "without_definition"):
         make_report(db, "taxonomy", variant="def")

@@ -100,6 +100,7 @@ class Sources:
     present: set[tuple[str, str]] = field(default_factory=set)  # (subset, variant) with prompts or imported votes
     source: str | None = None  # the votes rated: None every vote, "arena" the arena's own, else one import
     clip_variant: str = WITH  # the images the CLIP tables (11-15) read: --variant, else the preset's report.variant
+    clip_variant_given: bool = False  # whether --variant chose it
 
     def votes(self, db, **filters) -> VoteArrays:
         """The suite's votes the leaderboard would read with these filters (``variant``, ``subset``), not excluded."""
@@ -188,7 +189,8 @@ def sources(db, options: ReportOptions) -> Sources:
                           f"{', '.join(['arena', *import_sources(db)])}; import the paper's labels with python -m arena "
                           "import-votes FILE --format taxonomy (source taxonomy).")
     found = Sources(preset, _clip_names(preset), protocol, problem, source=options.source,
-                    clip_variant=options.variant or preset.get("report.variant") or WITH)
+                    clip_variant=options.variant or preset.get("report.variant") or WITH,
+                    clip_variant_given=options.variant is not None)
     every = found.votes(db)
     found.judge, found.judge_note = _judge_voter(every, preset, options.settings)
     summary = [row for row in suites_summary(db) if row["suite"] == SUITE]
@@ -380,10 +382,12 @@ def clip_variant_note(found: Sources) -> str:
     """Which images the CLIP tables read, where that choice came from, and how to print the other."""
     variant = found.clip_variant
     other = WITHOUT if variant == WITH else WITH
-    why = ("--variant" if found.preset.get("report.variant") != variant else
-           f"the preset {found.preset.name}'s report.variant" + (
-               ": the printed tables are the means of the authors' main_clipscore_imageof.csv, these images"
-               if variant == WITHOUT else ""))
+    chosen = found.preset.get("report.variant")
+    why = ("--variant" if found.clip_variant_given else
+           f"the preset {found.preset.name}'s report.variant" if chosen else
+           f"the preset {found.preset.name} names no report.variant")
+    if not found.clip_variant_given and chosen == WITHOUT:
+        why += ": the printed tables are the means of the authors' main_clipscore_imageof.csv, these images"
     return (f"Images made {_variant_words(variant)} ({why}); the authors scored both variants: --variant {other} "
             f"prints the images made {_variant_words(other)}.")
 

@@ -290,7 +290,7 @@ def cmd_report(args, settings) -> int:
     db, _ = _open(settings)
     report = make_report(db, args.benchmark, preset=get_preset(args.preset) if args.preset else None,
                          settings=settings, compare_published=args.compare_published, source=args.source,
-                         figures=None if args.no_figures else args.figures)
+                         figures=None if args.no_figures else args.figures, variant=args.variant)
     form = "json" if args.json else args.format
     text = render(report, form)
     if args.output:
@@ -471,6 +471,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--json", action="store_true", help="print the report as JSON (the same as --format json)")
     report.add_argument("--source", help="rate only these votes, as the leaderboard's --source: arena (this arena's "
                                          "own) or an import source (default: every vote, imported ones included)")
+    report.add_argument("--variant", help="the prompt variant of the tables whose variant the paper leaves open "
+                                          "(taxonomy: the CLIP Tables 11-15, with_definition or without_definition; "
+                                          "default: the preset's report.variant)")
     report.add_argument("--compare-published", action="store_true",
                         help="print the paper's own value beside each cell")
     report.add_argument("--output", "-o", help="write to this file instead of printing")

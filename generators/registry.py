@@ -293,6 +293,12 @@ def builtin_models() -> dict[str, ModelSpec]:
               call_kwargs={"max_sequence_length": 256},
               description=f"FLUX.1 [schnell]. {card}black-forest-labs/FLUX.1-schnell (bfloat16, guidance_scale=0.0, "
               "num_inference_steps=4, max_sequence_length=256)."),
+        _spec("qwen-image", "QwenImagePipeline", "Qwen/Qwen-Image", benchmarks=("taxonomy",), steps=50, guidance=None,
+              resolution=(1328, 1328), dtype="bfloat16", call_kwargs={"true_cfg_scale": 4.0, "negative_prompt": " "},
+              description=f"Qwen-Image (the taxonomy paper's Figure 9, GPT-4 preferences without the definition). "
+              f"{card}Qwen/Qwen-Image (bfloat16, num_inference_steps=50, true_cfg_scale=4.0 with negative_prompt ' ' "
+              "when the run gives none: classifier-free guidance needs a negative prompt; 1328 x 1328). The card also "
+              "appends a 'positive magic' phrase to every prompt; the arena sends the benchmark's prompt as it is."),
         _spec("playground-v2.5", "StableDiffusionXLPipeline", "playgroundai/playground-v2.5-1024px-aesthetic",
               benchmarks=("commonsense", "taxonomy"), steps=50, guidance=3.0, resolution=(1024, 1024), variant="fp16",
               description=f"Playground v2.5 1024px aesthetic. {card}playgroundai/playground-v2.5-1024px-aesthetic "

@@ -168,9 +168,11 @@ class RatingProtocol:
         """
         if len(votes) == 0:
             return empty_result()
-        return self.result_table(votes, self.fit(votes), min_votes=min_votes)
+        return self.result_table(votes, self.fit(votes), min_votes=min_votes, provisional_votes=provisional_votes,
+                                 order=order)
 
-    def result_table(self, votes: EncodedVotes, fitted: ProtocolFit, *, min_votes: int = 0) -> pd.DataFrame:
+    def result_table(self, votes: EncodedVotes, fitted: ProtocolFit, *, min_votes: int = 0,
+                     provisional_votes: int = 0, order: str = "rating") -> pd.DataFrame:
         """:meth:`rate`'s table from a fit of ``votes`` the caller already has (to read its other fields too)."""
         counts = count_tensor(votes.model_a, votes.model_b, votes.outcome, votes.n_models)
         seen = (counts.sum(axis=(1, 2)) + counts.sum(axis=(0, 2))) > 0

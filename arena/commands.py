@@ -71,10 +71,27 @@ def cmd_import_images(args, settings) -> int:
 def cmd_import_votes(args, settings) -> int:
     from arena.vote_import import import_votes
 
+    if args.remove is not None:
+        return _remove_import(args, settings)
+    if args.file is None or args.format is None:
+        raise ValueError("import-votes needs the vote log and its format (import-votes FILE --format F), or "
+                         "--remove ID to undo an import.")
     db, _ = _open(settings)
     result = import_votes(db, args.file, args.format, source=args.source, aliases=args.aliases,
-                          progress=not args.quiet)
+                          progress=not args.quiet, max_new_models=args.max_new_models)
     print(result.summary())
+    return 0
+
+
+def _remove_import(args, settings) -> int:
+    from datamodel.imported_votes import remove_import
+
+    if args.file is not None:
+        raise ValueError("import-votes --remove ID takes no file: it undoes the import numbered ID.")
+    db, _ = _open(settings)
+    record, votes, models = remove_import(db, args.remove)
+    print(f"Removed import #{record.id} ({record.file} into source {record.source!r}): {votes} votes"
+          + (f", and {len(models)} models only it named: {', '.join(models)}." if models else "."))
     return 0
 
 
@@ -298,9 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     votes = commands.add_parser("import-votes", help="import another arena's votes (FastChat log, taxonomy "
                                                      "labels, CSV); see docs/importing-votes.md")
-    votes.add_argument("file", help="the vote log: a FastChat clean_battle JSON (array or lines), the taxonomy "
-                                    "paper's labelled battles (CSV) or a CSV of votes")
-    votes.add_argument("--format", required=True, choices=["fastchat", "taxonomy", "csv"],
+    votes.add_argument("file", nargs="?", help="the vote log: a FastChat clean_battle JSON (array or lines), the "
+                                               "taxonomy paper's labelled battles (CSV) or a CSV of votes")
+    votes.add_argument("--format", choices=["fastchat", "taxonomy", "csv"],
                        help="fastchat: model_a, model_b, winner, judge, anony, tstamp records; taxonomy: id, subset, "
                             "wordnet_id, core_synset, model_a, model_b, result_{human,gpt}_{def,nodef} (codes 0-3); "
                             "csv: model_a, model_b, outcome, voter, time (+ id, voter_kind, anonymous, prompt, suite, "
@@ -309,6 +326,13 @@ def build_parser() -> argparse.ArgumentParser:
                                         "picks (default: the format's name)")
     votes.add_argument("--aliases", help="CSV (columns alias,model) or JSON object mapping the file's model names "
                                          "onto the arena's models")
+    from arena.vote_import import MAX_NEW_MODELS
+
+    votes.add_argument("--max-new-models", type=int, default=MAX_NEW_MODELS, metavar="N",
+                       help=f"refuse the file if more than N of its model names are new to the arena (default "
+                            f"{MAX_NEW_MODELS}; map names onto the arena's models with --aliases)")
+    votes.add_argument("--remove", type=int, metavar="ID", help="undo import number ID (the summary names it): its "
+                       "votes, and the models only it named")
     votes.add_argument("--quiet", action="store_true", help="no progress bar")
     votes.set_defaults(handler=cmd_import_votes)
     renditions = commands.add_parser(

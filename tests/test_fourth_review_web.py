@@ -65,3 +65,204 @@ def test_head_reports_the_length_get_sends(plain_app):
     assert got.status_code == head.status_code == 200
     assert int(head.headers["content-length"]) == len(got.content) == int(got.headers["content-length"])
     assert head.content == b""
+
+
+# --- finding 6: bad input on the Ratings tab counted as a guess ----------------------------------------------------------
+
+
+def test_bad_input_on_the_ratings_tab_is_not_counted_as_a_guess(tmp_path):
+    """Before: the Ratings sign-in counted a too-short token as a failed guess: 5 locked an address out of both tabs,
+    and 100 (no scrypt cost) put the server into one-failure-per-address mode for everyone."""
+    arena = build_small_arena(tmp_path, rate_limit_pages_per_minute=0)
+    with running_app(arena.settings) as url:
+        _sign_in(Page(url), "alice")
+        answers = [Page(url).queued("rating_sign_in", [f"new-rater-{i}", "short"]) for i in range(8)]
+        again = Page(url).queued("sign_in", ["alice", TOKEN, None, "All suites", False])
+        rater = Page(url).queued("rating_sign_in", ["alice", TOKEN])
+    assert all("at least" in json.dumps(outputs) for _, outputs in answers), answers[0]
+    assert again[0] and "Signed in as **alice**" in json.dumps(again[1]), again
+    assert rater[0] and "Signed in as **alice**" in json.dumps(rater[1]), rater
+
+
+# --- finding 10: a class behind one address cannot sign in together --------------------------------------------------
+
+
+def test_the_throttle_tells_a_burst_of_guesses_at_one_account_from_people_arriving():
+    from arena.ratelimit import LoginThrottle, RateLimited
+
+    throttle = LoginThrottle("sign-ins", max_failures=5, max_failures_overall=100, window_s=900, lockout_s=30)
+    guesses, refusals = [], []
+    for _ in range(60):  # none has ended yet: all in flight at once
+        try:
+            guesses.append(throttle.attempt("203.0.113.1", account="alice"))
+        except RateLimited as error:
+            refusals.append(str(error))
+    arrivals = [throttle.attempt("203.0.113.1", account=f"student-{i}") for i in range(40)]
+    assert len(guesses) == 5 and len(arrivals) == 40
+    assert "being checked right now" in refusals[0] and "failed" not in refusals[0].split("(")[0]
+    for attempt in guesses:
+        attempt.failed()
+    with pytest.raises(RateLimited, match=r"Too many failed sign-ins from your address\. Wait 30 s and try again \(5 "
+                                          r"failed in the last 15 minutes\)"):
+        throttle.attempt("203.0.113.1", account="bob")
+
+
+@pytest.mark.slow  # 40 sign-ins and 60 wrong ones over HTTP at once
+def test_forty_people_signing_in_at_once_from_one_address_all_reach_a_battle(tmp_path):
+    """Before: 40 new annotators signing in at the same moment from one address: 17 signed in, 13 were told "Too many
+    failed sign-ins from your address. Wait 1 s" (nothing had failed), 10 got HTTP 429 on joining the queue."""
+    arena = build_small_arena(tmp_path)
+    with running_app(arena.settings) as url:
+        _sign_in(Page(url), "alice")
+        pages = [Page(url) for _ in range(40)]
+        answers = _concurrently([lambda page=page, i=i: page.queued("sign_in", [f"student-{i:02d}", TOKEN, None,
+                                                                                  "All suites", False])
+                                 for i, page in enumerate(pages)])
+        guessers = [Page(url) for _ in range(60)]
+        guesses = _concurrently([lambda page=page, i=i: page.queued("sign_in", ["alice", f"wrong-token-{i:03d}", None,
+                                                                                  "All suites", False])
+                                 for i, page in enumerate(guessers)])
+    battles = sum(ok and "Signed in as" in json.dumps(outputs) and "battle-media/" in json.dumps(outputs)
+                  for ok, outputs in answers)
+    checked = sum("Wrong token" in str(message) for _, message in guesses)
+    print(f"40 arriving at once: {battles} reached a battle; 60 guesses at one account: {checked} checked")
+    assert battles == 40, [str(outputs)[:200] for ok, outputs in answers if not ok][:3]
+    assert checked <= arena.settings.login_max_failures
+
+
+# --- findings 1, 4, 5: no request creates state before the front door's limits ----------------------------------------
+
+
+def test_every_route_gradio_serves_is_either_open_with_its_limit_or_refused(plain_app, tmp_path):
+    """Before: Gradio's unused /gradio_api/upload took 105 MB/s from one client without a session (20,300 files in
+    12 s), kept them at least an hour and served them back from the arena's address; /monitoring, /file=, deep
+    links and the rest answered too. Now only the routes of arena.web.front_door.ROUTES are open; every other route
+    Gradio mounts answers 404 before anything is read."""
+    import re
+    from pathlib import Path
+
+    import gradio
+
+    from arena.web.app import create_server
+    from arena.web.front_door import ROUTES, route_of
+
+    arena, url = plain_app
+    app = gradio_app(create_server(arena.settings))
+    def routes(router):  # FastAPI's own, and those of the routers it includes (Gradio's /gradio_api/...)
+        for route in router.routes:
+            inner = getattr(route, "original_router", None)
+            yield from routes(inner) if inner is not None else [route]
+
+    closed = []
+    with httpx.Client(timeout=30) as http:
+        for route in routes(app):
+            path = getattr(route, "path", None)
+            for method in sorted(getattr(route, "methods", None) or ()):
+                sample = re.sub(r"\{[^}]+\}", "x", path) if path else None
+                if sample is None or route_of(method, sample) is not None:
+                    continue
+                answer = http.request(method, url.rstrip("/") + sample,
+                                      **({"files": {"files": ("a.txt", b"hello")}} if method == "POST" else {}))
+                closed.append((method, sample, answer.status_code))
+    assert ("POST", "/gradio_api/upload", 404) in closed, closed
+    assert all(status == 404 for _, _, status in closed), [c for c in closed if c[2] != 404]
+    uploads = Path(gradio.utils.get_upload_folder())
+    assert not any(uploads.rglob("a.txt")) if uploads.exists() else True
+    listed = (Path(__file__).resolve().parents[1] / "docs" / "security.md").read_text()
+    cells = {f"`{r.path}`".replace("|", "\\|") for r in ROUTES}  # as a Markdown table cell writes it
+    assert all(cell in listed for cell in cells), [cell for cell in cells if cell not in listed]
+
+
+def test_api_calls_without_a_session_are_counted_as_new_pages(tmp_path):
+    """Before: POST /gradio_api/call/<event> without a session_hash was neither refused nor counted, and Gradio made a
+    session for each: after ~5,400 of them from one address (~130 s) its queue loop crashed with a KeyError and
+    stopped (every sign-in then answered 503 "Queue is stopped"), RSS 382 -> 2,570 MB."""
+    from arena.web.app import create_server
+
+    arena = build_small_arena(tmp_path, rate_limit_pages_per_minute=10)
+    app = create_server(arena.settings)
+    held = gradio_app(app).state_holder.session_data
+    with running_app(arena.settings, app) as url:
+        before = len(held)
+        with httpx.Client(timeout=30) as http:
+            answers = [http.post(url + "gradio_api/call/leaderboard_history", json={"data": []}) for _ in range(40)]
+            votes = [http.post(url + "gradio_api/call/vote_a", json={"data": [None, "All suites", False, None]})
+                     for _ in range(5)]
+        grown = len(held) - before
+    assert sum(a.status_code == 200 for a in answers) == 10 and sum(a.status_code == 429 for a in answers) == 30
+    assert {v.status_code for v in votes} == {409}  # an event a fresh page cannot send first
+    assert grown <= 10, grown
+
+
+def test_a_lost_sessions_messages_do_not_stop_the_queue():
+    """The crash behind finding 1: Gradio's queue keeps undelivered messages for 2,000 sessions and raised KeyError
+    (ending its loop) on an event whose session's messages that cache had dropped."""
+    from types import SimpleNamespace
+
+    from gradio.queueing import Queue
+    from gradio.server_messages import EstimationMessage
+
+    from arena.web.page_sessions import queue_survives_lost_sessions
+
+    queue = Queue(live_updates=True, concurrency_count=1, update_intervals=1, max_size=None, blocks=None)
+    lost = SimpleNamespace(alive=True, session_hash="dropped", _id="e1")
+    with pytest.raises(KeyError):
+        queue.send_message(lost, EstimationMessage(queue_size=1))
+    queue_survives_lost_sessions(queue)
+    queue.send_message(lost, EstimationMessage(queue_size=1))  # dropped: nobody can read it
+
+
+def test_events_of_the_ratings_and_admin_tabs_need_a_session_the_server_holds(tmp_path):
+    """Before: rating_next with fresh session ids from 351 addresses (10,150 requests) took RSS 289 -> 3,994 MB and
+    signed the victim out: only the 12 session events were protected; the Ratings, bulk-admin and leaderboard events
+    were not."""
+    from arena.web.app import create_server
+
+    arena = build_small_arena(tmp_path, trusted_proxies="127.0.0.1", rate_limit_annotator_per_minute=0,
+                              quality_fast_seconds=0.0)
+    app = create_server(arena.settings)
+    held = gradio_app(app).state_holder.session_data
+    with running_app(arena.settings, app) as url:
+        victim = Page(url)
+        _sign_in(victim, "victim")
+        before = len(held)
+        refused = []
+        for a in range(30):
+            attacker = Page(url, {"X-Forwarded-For": f"203.0.113.{a}"})
+            for api_name in ("rating_next", "rating_skip", "admin_bulk_exclude", "leaderboard_menus", "show"):
+                attacker.session_hash = f"fresh{a:03d}{api_name}"
+                data = [None] * attacker.inputs(api_name)
+                answer = (attacker.direct(api_name, data) if not attacker.events[api_name].get("queue", True)
+                          else attacker.http.post("gradio_api/queue/join", json=attacker.body(api_name, data)))
+                refused.append(answer.status_code)
+        grown = len(held) - before
+        vote = victim.direct("vote_a", [None, "All suites", False, None])
+    assert set(refused) == {409}, set(refused)
+    assert grown == 0
+    assert "Your vote" in vote.text
+
+
+def test_a_flood_of_new_pages_from_many_addresses_signs_no_one_out(tmp_path):
+    """Sessions where someone is signed in are kept before the others: with room for 40 sessions, 200 new pages from
+    200 addresses leave a signed-in voter and an unlocked admin in place (before, the least recently used went,
+    whoever held it)."""
+    from arena.web.app import create_server
+
+    password = "the admin password"
+    arena = build_small_arena(tmp_path, trusted_proxies="127.0.0.1", rate_limit_annotator_per_minute=0,
+                              quality_fast_seconds=0.0, admin_password=password)
+    app = create_server(arena.settings)
+    holder = gradio_app(app).state_holder
+    holder.capacity = 40
+    with running_app(arena.settings, app) as url:
+        victim, admin = Page(url, {"X-Forwarded-For": "198.51.100.1"}), Page(url, {"X-Forwarded-For": "198.51.100.2"})
+        _sign_in(victim, "victim")
+        assert admin.queued("admin_unlock", [password, None])[0]
+        for a in range(200):
+            page = Page(url, {"X-Forwarded-For": f"203.0.{a // 250}.{a % 250}"})
+            assert page.queued("leaderboard_history", [None] * page.inputs("leaderboard_history"))[0]
+        vote = victim.direct("vote_a", [None, "All suites", False, None])
+        export = admin.queued("admin_export_csv", [None])
+        assert len(holder.session_data) <= 40
+    assert "Your vote" in vote.text, vote.text[:300]
+    assert export[0], export

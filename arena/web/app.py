@@ -31,6 +31,7 @@ from arena.web.early_script import EarlyScript
 from arena.web.forwarding import TrustedForwarding, warn_untrusted_proxy
 from arena.web.front_door import FrontDoor, request_cookie
 from arena.web.leaderboard_tab import LEADERBOARD_POLL_S, build_leaderboard_tab, leaderboard_script
+from arena.web.page_sessions import keep_signed_in_sessions, light_sessions, queue_survives_lost_sessions
 from arena.web.ratings_tab import build_ratings_tab, rating_css, rating_script
 
 # The page's own look beside each tab's (the arena's: arena.web.arena_tab.ARENA_CSS): on a phone, Plotly's toolbar
@@ -58,6 +59,7 @@ _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 MEDIA_CACHE_BYTES = 64 * 1024 * 1024  # battle image bytes kept in memory per server process
 EXPORT_CHUNK_BYTES = 1024 * 1024  # an admin's export is streamed this many bytes at a time
 GRADIO_CACHE_CLEANUP = (600, 3600)  # every 10 minutes, delete Gradio cache files older than an hour
+QUEUE_MAX_EVENTS = 1000  # events waiting in Gradio's queue at once
 log = logging.getLogger(__name__)
 
 
@@ -110,9 +112,13 @@ def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | 
             return [gr.Tabs(selected="leaderboard"), gr.update(value=name), gr.Timer(active=True)]
 
         arena.your_board.click(your_board, arena.state, [tabs, voter_menu, timer], api_visibility="private")
+    # the public readers a program may call first, each opening a page session (arena.web.front_door)
+    ctx.opening_events.update({"leaderboard", "leaderboard_refresh", "leaderboard_history", "judges_compare"})
     # api_open=False: an event that goes through the queue cannot be posted straight to /gradio_api/run/predict by
     # its fn_index, which would skip the queue's concurrency limits (the votes and battles, queue=False, still can).
-    blocks.queue(default_concurrency_limit=8, api_open=False)
+    # At most QUEUE_MAX_EVENTS events wait at once; past them a join is refused (503) instead of held in memory.
+    blocks.queue(default_concurrency_limit=8, api_open=False, max_size=QUEUE_MAX_EVENTS)
+    queue_survives_lost_sessions(blocks._queue)
     return blocks
 
 
@@ -327,6 +333,7 @@ def create_server(settings: Settings):
     (:class:`AdminExports`) and the Gradio page, with a script of ours first in its HTML
     (:class:`arena.web.early_script.EarlyScript`: the frame budget of Gradio's orphaned status-tracker loop)."""
     skip_matplotlib_backend_switch()
+    light_sessions()
     store = Store(settings.database, synchronous=settings.sqlite_synchronous)
     store.checkpoint_in_background()
     ctx = make_context(settings, store)
@@ -348,8 +355,9 @@ def create_server(settings: Settings):
         theme=page_theme(),
         footer_links=["api"], run_history=False,
     )  # no allowed_paths: Gradio would serve those folders to anyone (admin exports have their own route)
+    keep_signed_in_sessions(blocks.state_holder)
     served = BattleMedia(AdminExports(EarlyScript(app), ctx.admins), ctx.store, renditions)
-    door = FrontDoor(served, blocks, session_events=ctx.session_events, pages=ctx.page_limit,
+    door = FrontDoor(served, blocks, opening_events=ctx.opening_events, pages=ctx.page_limit,
                      max_body=settings.max_request_bytes)
     warn_untrusted_proxy(settings.trusted_proxy_hosts)
     return TrustedForwarding(door, settings.trusted_proxy_hosts)

@@ -26,6 +26,14 @@ from arena.rendition_keeper import RenditionKeeper
 from datamodel.connection import Store
 
 
+# Both tabs' sign-ins share one queue slot group: at most this many tokens are checked at once (each an scrypt hash of
+# 16 MiB and tens of milliseconds), the rest wait their turn in Gradio's queue. So a burst of sign-ins costs the
+# server at most this many hashes' memory and cores at once, votes keep a core, and a burst of guesses spread over
+# many accounts from one address is checked at most ARENA_LOGIN_MAX_FAILURES + this - 1 times (arena.ratelimit).
+SIGN_IN_CONCURRENCY = 2
+SIGN_IN_QUEUE = {"concurrency_limit": SIGN_IN_CONCURRENCY, "concurrency_id": "sign-in"}
+
+
 @dataclass
 class AppContext:
     settings: Settings
@@ -39,7 +47,9 @@ class AppContext:
     skip_limit: RateLimiter | None = None  # battles loaded without a vote, per annotator
     client_skip_limit: RateLimiter | None = None  # the same, per client address
     page_limit: RateLimiter | None = None  # new pages (Gradio sessions) per client address, at the front door
-    session_events: set[str] = field(default_factory=set)  # events that need the page's session (the tabs add them)
+    # events a program may send first, opening a page session (the tabs add them; every other event, the page's load
+    # events aside, needs a session the server holds: arena.web.front_door)
+    opening_events: set[str] = field(default_factory=set)
     sign_in_throttle: LoginThrottle | None = None
     admin_throttle: LoginThrottle | None = None
     admins: AdminSessions = field(default_factory=AdminSessions)
@@ -82,6 +92,25 @@ class AppContext:
 
 
 log = logging.getLogger("arena.web")
+
+
+def throttled_sign_in(ctx: AppContext, request, name: str, start):
+    """``start()`` (a sign-in of ``name`` by either tab: :func:`arena.session.start` or
+    :func:`arena.rating_session.start`) under the sign-in throttle of ``request``'s address: a wrong token is a failed
+    guess, input refused before any token is checked (``SignInError.guess`` false: no token, a token too short to
+    sign up with, a name that is not allowed) counts nothing. Raises what ``start`` raises, or
+    :class:`arena.ratelimit.RateLimited`."""
+    from datamodel.annotators import SignInError
+
+    with ctx.sign_in_throttle.attempt(client_address(request), account=name) as attempt:
+        try:
+            signed = start()
+        except SignInError as error:
+            if not error.guess:
+                attempt.not_a_guess()
+            raise
+        attempt.succeeded()
+        return signed
 
 
 UNWRITABLE = ("The server cannot save votes right now (its database cannot be written). Try again in a minute; if "

@@ -1,0 +1,107 @@
+"""Gradio's page sessions and queue, held to what the arena needs of them.
+
+Gradio keeps a session for every page (or API client) that sends an event, in its ``StateHolder``: the values of
+the page's ``gr.State`` components (who is signed in) and, from the start, a copy of the configuration of every
+component, kept only for Gradio's deep links (a route the arena does not open). It keeps ``capacity`` (10,000)
+sessions and drops the least recently used. Its queue keeps each session's undelivered messages in a bounded cache
+(2,000 sessions) and stops for good when it meets an event whose session that cache dropped. Under a flood of new
+sessions (the fourth security review) the sessions took 370 KB each (10,150 of them: 3.7 GB), pushed a signed-in
+voter's session out, and stopped the queue (every sign-in then answered 503 until a restart). Here:
+
+- :func:`light_sessions`: a session starts without the components' configuration (12 KB each instead of 370 KB;
+  Gradio still fills in whatever a handler updates);
+- :func:`keep_signed_in_sessions`: when the holder is full, the least recently used session *where nobody is signed
+  in* goes first; a session with a signed-in annotator, rater or admin goes only when every session held is one;
+- :func:`queue_survives_lost_sessions`: a message for a session whose message cache is gone is dropped (no one can
+  read it any more) instead of stopping the queue.
+
+Gradio's own classes are kept; each function changes one method of one object (or, for the first, which class the
+holder makes), and says so if Gradio no longer has what it changes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+log = logging.getLogger(__name__)
+
+
+def light_sessions() -> bool:
+    """Make Gradio's new page sessions start without every component's configuration; True if it did now."""
+    from gradio import state_holder
+
+    original = state_holder.SessionState
+    if getattr(original, "light", False):
+        return False
+    if not hasattr(state_holder, "StateHolder"):
+        log.warning("gradio.state_holder has changed: page sessions keep Gradio's full size")
+        return False
+
+    class _OnlyTheConfig:
+        """What ``SessionState.__init__`` reads of the Blocks: the default configuration, and no blocks, so it
+        copies no component's configuration (it fills one in when a handler updates that component)."""
+
+        def __init__(self, blocks):
+            self.default_config, self.blocks = blocks.default_config, {}
+
+    class LightSessionState(original):
+        light = True
+
+        def __init__(self, blocks):
+            super().__init__(_OnlyTheConfig(blocks))
+
+    state_holder.SessionState = LightSessionState
+    return True
+
+
+def holds_someone(session_state) -> bool:
+    """Whether a Gradio session holds a signed-in person: a ``gr.State`` value that is a signed-in annotator's or
+    rater's session (``signed_in``), or an admin session id (a string, :mod:`arena.web.admin_session`)."""
+    for value in getattr(session_state, "state_data", {}).values():
+        if getattr(value, "signed_in", False) is True or (isinstance(value, str) and value):
+            return True
+    return False
+
+
+def keep_signed_in_sessions(holder, held: Callable[[object], bool] = holds_someone) -> None:
+    """Make ``holder`` (Gradio's ``StateHolder``) drop, when full, its least recently used session for which
+    ``held`` is false; one for which it is true goes only when all are (then the least recently used)."""
+    data, lock = holder.session_data, holder.lock
+
+    def update(session_id: str) -> None:
+        with lock:
+            if session_id in data:
+                data.move_to_end(session_id)
+            while len(data) > holder.capacity:
+                _drop_one(holder, held, session_id)
+
+    holder.update = update
+
+
+def _drop_one(holder, held, keep: str) -> None:
+    """Drop the least recently used session of ``holder`` that ``held`` says holds nobody (not ``keep``, the one in
+    use); the held ones met on the way go to the end (recently used), so each is looked at once per round."""
+    data = holder.session_data
+    for _ in range(len(data)):
+        oldest = next(iter(data))
+        if oldest != keep and not held(data[oldest]):
+            break
+        data.move_to_end(oldest)
+    else:
+        oldest = next(key for key in data if key != keep)  # everyone is signed in: the least recently used goes
+    del data[oldest]
+    holder.time_last_used.pop(oldest, None)
+
+
+def queue_survives_lost_sessions(queue) -> None:
+    """Make Gradio's ``queue`` drop a message whose session's message cache is gone, instead of raising the
+    KeyError that ends its processing loop (after which every event is refused: "Queue is stopped")."""
+    send = queue.send_message
+
+    def send_message(event, event_message):
+        if event.session_hash not in queue.pending_messages_per_session:
+            return None  # nobody can read it: the page's stream went with the cache
+        return send(event, event_message)
+
+    queue.send_message = send_message

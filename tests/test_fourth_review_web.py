@@ -229,7 +229,8 @@ def test_events_of_the_ratings_and_admin_tabs_need_a_session_the_server_holds(tm
         refused = []
         for a in range(30):
             attacker = Page(url, {"X-Forwarded-For": f"203.0.113.{a}"})
-            for api_name in ("rating_next", "rating_skip", "admin_bulk_exclude", "leaderboard_menus", "show"):
+            for api_name in ("rating_next", "rating_skip", "rate_commonsense_fit_1", "admin_bulk_exclude",
+                             "pick_vote"):
                 attacker.session_hash = f"fresh{a:03d}{api_name}"
                 data = [None] * attacker.inputs(api_name)
                 answer = (attacker.direct(api_name, data) if not attacker.events[api_name].get("queue", True)

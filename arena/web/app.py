@@ -91,13 +91,13 @@ def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | 
         # every tab in view on a phone, on two rows if need be: Gradio's default hid Leaderboard and Admin behind a
         # "•••" menu whenever the web font had not arrived (the browser's own font is wider)
         with gr.Tabs(overflow_behavior="wrap") as tabs:
-            with gr.Tab("Arena", id="arena") as arena_tab:
+            with gr.Tab("Arena", id="arena") as arena_tab, signed_in_events(blocks, ctx):
                 arena = build_arena_tab(ctx)
-            with gr.Tab("Ratings", id="ratings") as ratings_tab:
+            with gr.Tab("Ratings", id="ratings") as ratings_tab, signed_in_events(blocks, ctx):
                 build_ratings_tab(ctx)
             with gr.Tab("Leaderboard", id="leaderboard") as leaderboard_tab:
                 voter_menu = build_leaderboard_tab(ctx, leaderboard_tab, timer, arena.state, admin)
-            with gr.Tab("Admin", id="admin") as admin_tab:
+            with gr.Tab("Admin", id="admin") as admin_tab, signed_in_events(blocks, ctx):
                 build_admin_tab(ctx, admin)
         leaderboard_tab.select(lambda: gr.Timer(active=True), None, timer, api_visibility="private")
         for other in (arena_tab, ratings_tab, admin_tab):
@@ -111,15 +111,26 @@ def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | 
                 return [gr.skip(), gr.skip(), gr.skip()]
             return [gr.Tabs(selected="leaderboard"), gr.update(value=name), gr.Timer(active=True)]
 
-        arena.your_board.click(your_board, arena.state, [tabs, voter_menu, timer], api_visibility="private")
-    # the public readers a program may call first, each opening a page session (arena.web.front_door)
-    ctx.opening_events.update({"leaderboard", "leaderboard_refresh", "leaderboard_history", "judges_compare"})
+        with signed_in_events(blocks, ctx):  # the reveal's "See your own leaderboard"
+            arena.your_board.click(your_board, arena.state, [tabs, voter_menu, timer], api_visibility="private")
     # api_open=False: an event that goes through the queue cannot be posted straight to /gradio_api/run/predict by
     # its fn_index, which would skip the queue's concurrency limits (the votes and battles, queue=False, still can).
     # At most QUEUE_MAX_EVENTS events wait at once; past them a join is refused (503) instead of held in memory.
     blocks.queue(default_concurrency_limit=8, api_open=False, max_size=QUEUE_MAX_EVENTS)
     queue_survives_lost_sessions(blocks._queue)
     return blocks
+
+
+@contextlib.contextmanager
+def signed_in_events(blocks: gr.Blocks, ctx: AppContext):
+    """The events wired meanwhile need a signed-in page (a session the server holds: the front door refuses them
+    without one), except the page's load events and ``ctx.opening_events`` (signing in, unlocking)."""
+    before = set(blocks.fns)
+    yield
+    for index in set(blocks.fns) - before:
+        fn = blocks.fns[index]
+        if fn.api_name not in ctx.opening_events and not any(trigger == "load" for _, trigger in fn.targets):
+            ctx.session_events.add(index)
 
 
 class ByteCache:
@@ -357,7 +368,7 @@ def create_server(settings: Settings):
     )  # no allowed_paths: Gradio would serve those folders to anyone (admin exports have their own route)
     keep_signed_in_sessions(blocks.state_holder)
     served = BattleMedia(AdminExports(EarlyScript(app), ctx.admins), ctx.store, renditions)
-    door = FrontDoor(served, blocks, opening_events=ctx.opening_events, pages=ctx.page_limit,
+    door = FrontDoor(served, blocks, session_events=ctx.session_events, pages=ctx.page_limit,
                      max_body=settings.max_request_bytes)
     warn_untrusted_proxy(settings.trusted_proxy_hosts)
     return TrustedForwarding(door, settings.trusted_proxy_hosts)

@@ -47,9 +47,10 @@ class AppContext:
     skip_limit: RateLimiter | None = None  # battles loaded without a vote, per annotator
     client_skip_limit: RateLimiter | None = None  # the same, per client address
     page_limit: RateLimiter | None = None  # new pages (Gradio sessions) per client address, at the front door
-    # events a program may send first, opening a page session (the tabs add them; every other event, the page's load
-    # events aside, needs a session the server holds: arena.web.front_door)
+    # events a signed-out page may send (signing in, unlocking the admin tab) in a tab whose other events all need a
+    # signed-in page: the tabs add them; arena.web.app.signed_in_events marks the others (arena.web.front_door)
     opening_events: set[str] = field(default_factory=set)
+    session_events: set[int] = field(default_factory=set)  # ids of the events that need a session the server holds
     sign_in_throttle: LoginThrottle | None = None
     admin_throttle: LoginThrottle | None = None
     admins: AdminSessions = field(default_factory=AdminSessions)

@@ -15,11 +15,12 @@ create anything (a Gradio session, an event, a file, a buffer) before it has pas
 - **Streams.** Responses that stay open (a page's heartbeat, its event stream, an API call's result stream) are at
   most :data:`STREAMS_PER_ADDRESS` per client address at once (429).
 - **Events.** A request that runs one of the page's events (``queue/join``, ``run/...``, ``call/...``) is looked at
-  before Gradio: an unknown event is a 404 and one log line; an event that a fresh page cannot send first (anything
-  but the page's load events and the entry points a program calls first, ``opening_events``) named with a session
-  the server does not hold, or with none, is refused (409) without creating one; and a request that would open a
-  new session is counted against the client address's new pages per minute (``ARENA_RATE_LIMIT_PAGES``; a page's
-  load events, sent together under one new session id, count once). Gradio creates a session for every new session
+  before Gradio: an unknown event is a 404 and one log line; an event that only a signed-in page can send (a vote,
+  an answer, a battle or question load, signing out, every admin function but Unlock: ``session_events``) named with
+  a session the server does not hold, or with none, is refused (409) without creating one; and a request that would
+  open a new session (a page's first event, a program's first call) is counted against the client address's new
+  pages per minute (``ARENA_RATE_LIMIT_PAGES``; a page's first events, sent together under one new session id, count
+  once). Gradio creates a session for every new session
   id a request names (or, for ``call/``, for every request) and keeps ``capacity`` of them: before this door, requests
   with made-up session ids pushed the annotators' own sessions out, and 5,400 ``call/`` requests stopped Gradio's
   queue. Sessions where someone is signed in are kept before the others (:func:`keep_signed_in_sessions`).
@@ -97,11 +98,12 @@ ROUTES: tuple[Route, ...] = (
     Route(("GET",), r"/gradio_api/call/[^/]{1,128}/[^/]{1,128}", "an API call's result stream (held open)",
           f"{STREAMS_PER_ADDRESS} open streams per address", kind="stream"),
     Route(EVENT, r"/gradio_api/queue/join", "a queued event of the page",
-          "known events only; a session the server holds, or a new page counted per address", kind="event"),
+          "known events only; a signed-in page's events need a session the server holds; a new session is a new page, "
+          "counted per address", kind="event"),
     Route(EVENT, r"/gradio_api/(?:run|api)/[^/]{1,128}/?", "an event run at once (votes, battles, answers)",
-          "known events only; a session the server holds, or a new page counted per address", kind="event"),
+          "as queue/join", kind="event"),
     Route(EVENT, r"/gradio_api/call/(?:v2/)?[^/]{1,128}/?", "an event called as an HTTP API (curl)",
-          "known entry points only, each a new page counted per address", kind="event"),
+          "as queue/join; without a session id each call is a new page", kind="event"),
     Route(EVENT, r"/gradio_api/(?:cancel|reset)/?", "a page cancelling its event",
           "the body limits; creates nothing", kind="small"),
 )
@@ -132,14 +134,12 @@ def request_cookie(headers, name: str = BROWSER_COOKIE) -> str | None:
 
 class FrontDoor:
     """ASGI front door of the web app (module docstring). ``blocks`` is the Gradio app's Blocks (its events and the
-    sessions it holds); ``opening_events`` the api names of the events, besides the page's load events, that may open
-    a new session (a program's first call: signing in, the leaderboard); ``pages`` the limiter of new sessions per
-    client address."""
+    sessions it holds); ``session_events`` the ids of the events that need a session the server holds (only a
+    signed-in page sends them); ``pages`` the limiter of new sessions per client address."""
 
-    def __init__(self, app, blocks, *, opening_events: set[str], pages: RateLimiter, max_body: int):
+    def __init__(self, app, blocks, *, session_events: set[int], pages: RateLimiter, max_body: int):
         self.app, self.blocks, self.pages, self.max_body = app, blocks, pages, max_body
-        self.opening = {index for index, fn in blocks.fns.items()
-                        if fn.api_name in opening_events or any(trigger == "load" for _, trigger in fn.targets)}
+        self.session_events = session_events
         self.streams: dict[str, int] = {}  # open streaming responses per client address
         self.bodies: dict[str, int] = {}  # bytes of request bodies being read, per client address
         self.buffered = 0  # bytes of request bodies held while they are read, all clients together
@@ -298,7 +298,7 @@ class FrontDoor:
         session = request.get("session_hash")
         if isinstance(session, str) and (session in self.blocks.state_holder or self._admitted(session)):
             return None
-        if fn._id not in self.opening:
+        if fn._id in self.session_events:
             _log_refusal(fn.api_name or str(fn._id), client, "no such session")
             return 409, "This page's session has ended: reload the page."
         try:

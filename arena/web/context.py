@@ -8,6 +8,7 @@ Built once per app by :func:`arena.web.app.make_context` and captured by the han
 from __future__ import annotations
 
 import logging
+import os
 import random
 from dataclasses import dataclass, field
 
@@ -28,9 +29,11 @@ from datamodel.connection import Store
 
 # Both tabs' sign-ins share one queue slot group: at most this many tokens are checked at once (each an scrypt hash of
 # 16 MiB and tens of milliseconds), the rest wait their turn in Gradio's queue. So a burst of sign-ins costs the
-# server at most this many hashes' memory and cores at once, votes keep a core, and a burst of guesses spread over
-# many accounts from one address is checked at most ARENA_LOGIN_MAX_FAILURES + this - 1 times (arena.ratelimit).
-SIGN_IN_CONCURRENCY = 2
+# server at most this many hashes' memory and half its cores at once, votes keep the other half (before, 5 wrong
+# sign-ins from each of 40 addresses took a voter's median vote from 8 ms to 234 ms on two cores), and a burst of
+# guesses spread over many accounts from one address is checked at most ARENA_LOGIN_MAX_FAILURES + this - 1 times
+# (arena.ratelimit).
+SIGN_IN_CONCURRENCY = max(1, (os.cpu_count() or 2) // 2)
 SIGN_IN_QUEUE = {"concurrency_limit": SIGN_IN_CONCURRENCY, "concurrency_id": "sign-in"}
 
 

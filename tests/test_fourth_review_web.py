@@ -202,7 +202,7 @@ def test_a_lost_sessions_messages_do_not_stop_the_queue():
     from gradio.queueing import Queue
     from gradio.server_messages import EstimationMessage
 
-    from arena.web.page_sessions import queue_survives_lost_sessions
+    from arena.web.gradio_guards import queue_survives_lost_sessions
 
     queue = Queue(live_updates=True, concurrency_count=1, update_intervals=1, max_size=None, blocks=None)
     lost = SimpleNamespace(alive=True, session_hash="dropped", _id="e1")
@@ -351,3 +351,43 @@ def test_token_checks_run_at_most_the_sign_in_concurrency_at_once(tmp_path, monk
                        for i, page in enumerate(pages)])
     print(f"60 sign-ins at once: at most {most[0]} token checks at a time")
     assert 1 <= most[0] <= SIGN_IN_CONCURRENCY
+
+
+# --- finding 13: refusals still wrote tracebacks -----------------------------------------------------------------------
+
+
+@pytest.mark.slow  # every event of the page, twice, over HTTP
+def test_refusals_of_any_event_are_one_log_line_without_a_traceback(tmp_path, capfd, caplog):
+    """Before: unknown voter and judge filters, as_of=9999-12-31 (OverflowError), 21 of 114 unauthenticated event
+    calls and 1,159 requests of the queue flood wrote tracebacks; a 5,000-digit SemVarBench score answered 500 with
+    Python's own message."""
+    from datamodel.human_ratings import set_assignment
+    from support.ratings import build_rating_arena
+
+    arena = build_rating_arena(tmp_path, admin_password="the admin password")
+    set_assignment(arena.db, "semvar_alignment", raters_per_item=1, active=True)
+    statuses = []
+    with caplog.at_level(logging.INFO), running_app(arena.settings) as url:
+        page = Page(url)
+        assert page.queued("resume", ["", "", ""])[0]  # the page's load event: an anonymous page
+        for name, event in page.events.items():
+            for data in ([None] * page.inputs(name), ["x" * 5] * page.inputs(name)):
+                if event.get("queue", True) is False:
+                    statuses.append((name, page.direct(name, data).status_code))
+                else:
+                    page.queued(name, data)
+        rater = Page(url)
+        assert rater.queued("rating_sign_in", ["rater", TOKEN])[0]
+        score = rater.direct("rate_semvar_alignment", [None, "semvar_alignment", None, "9" * 5000, 30])
+        board = ["All"] * 5 + ["drop", False]
+        as_of = page.direct("leaderboard", board + ["Most votes", "arena", "All", False, "9999-12-31", None, None])
+        for extra in (["no-such-judge"], ["Most votes", "arena", "no-such-source"]):
+            statuses.append(("leaderboard", page.direct("leaderboard", board + extra).status_code))
+        statuses.append(("leaderboard", page.direct("leaderboard", ["All"] * 4 + ["someone", "drop", False])
+                         .status_code))
+    err = capfd.readouterr().err
+    assert "Traceback" not in err, err[err.index("Traceback"):][:3000]
+    assert score.status_code == 200 and "off the scale" in score.text and "digits" not in score.text
+    assert all(status in (200, 404, 409, 500) for _, status in statuses), statuses
+    assert "write it as YYYY-MM-DD" in as_of.text and "Overflow" not in as_of.text
+    assert any(r.getMessage().startswith("refused leaderboard from") for r in caplog.records)

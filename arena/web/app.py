@@ -31,7 +31,8 @@ from arena.web.early_script import EarlyScript
 from arena.web.forwarding import TrustedForwarding, warn_untrusted_proxy
 from arena.web.front_door import FrontDoor, request_cookie
 from arena.web.leaderboard_tab import LEADERBOARD_POLL_S, build_leaderboard_tab, leaderboard_script
-from arena.web.page_sessions import keep_signed_in_sessions, light_sessions, queue_survives_lost_sessions
+from arena.web.gradio_guards import (keep_signed_in_sessions, light_sessions, queue_survives_lost_sessions,
+                                     quiet_refusals)
 from arena.web.ratings_tab import build_ratings_tab, rating_css, rating_script
 
 # The page's own look beside each tab's (the arena's: arena.web.arena_tab.ARENA_CSS): on a phone, Plotly's toolbar
@@ -118,6 +119,7 @@ def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | 
     # At most QUEUE_MAX_EVENTS events wait at once; past them a join is refused (503) instead of held in memory.
     blocks.queue(default_concurrency_limit=8, api_open=False, max_size=QUEUE_MAX_EVENTS)
     queue_survives_lost_sessions(blocks._queue)
+    quiet_refusals(blocks)
     return blocks
 
 

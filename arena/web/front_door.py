@@ -292,6 +292,8 @@ class FrontDoor:
         match = _EVENT_NAME.search(path)
         name = next((group for group in match.groups() if group), None) if match else None
         fn = self._event(request.get("fn_index"), name)
+        if fn is None or fn.fn is None:  # unknown, or one that runs in the browser alone
+            fn = None
         if fn is None:
             _log_refusal("unknown event", client, f"{name or request.get('fn_index')!r}")
             return 404, "Unknown event."

@@ -168,7 +168,7 @@ def cmd_migrate_db(args, settings) -> int:
 
 def cmd_leaderboard(args, settings) -> int:
     from arena.leaderboard import leaderboard_options
-    from arena.leaderboard_service import compute_snapshot, data_version, options_key, stored_snapshot
+    from arena.leaderboard_service import compute_snapshot, data_version, keeps_history, options_key, stored_snapshot
 
     db, _ = _open(settings)
     protocol = args.protocol
@@ -190,7 +190,9 @@ def cmd_leaderboard(args, settings) -> int:
     if snapshot is not None and args.json and "json" not in snapshot.view:  # stored before the JSON was kept
         snapshot = None
     if snapshot is None:
-        snapshot = compute_snapshot(db, options, settings.leaderboard_views, settings.leaderboard_history_days)
+        kept = keeps_history(options, leaderboard_options(settings))  # the server's own boards only
+        snapshot = compute_snapshot(db, options, settings.leaderboard_views,
+                                    settings.leaderboard_history_days if kept else 0)
         note = f"(computed now in {snapshot.seconds:.1f} s)"
     else:
         changed = snapshot.data_version != data_version(db)

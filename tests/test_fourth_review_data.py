@@ -196,3 +196,53 @@ def test_imported_model_names_are_checked(tmp_path, name, said):
     message = str(error.value)
     assert "names.json: record 2" in message and said in message and "--aliases" in message, message
     assert counts(db) == (0, 0, 1)
+
+
+# --- finding 2: anonymous views erased the leaderboard history -------------------------------------------------------
+
+
+@pytest.mark.slow  # 36 leaderboards computed in the worker process
+def test_viewers_read_the_history_and_only_the_servers_boards_write_it(tmp_path):
+    """Before: 36 anonymous leaderboard views with valid menu values (10 s) deleted all 7 kept days of the default
+    board: each view's filters became a board of the day, and the days of the filter sets beyond the 32 most recently
+    updated were dropped."""
+    import dataclasses
+    import itertools
+    import time
+
+    from arena.leaderboard import leaderboard_options
+    from arena.leaderboard_service import SnapshotService, keeps_history, options_key
+    from datamodel.connection import Store
+    from datamodel.rating_history import day_of, keep_day, kept_days
+    from ratings.protocols import PROTOCOLS
+    from support.arena import build_small_arena
+    from support.webapp import shared_leaderboard_worker
+
+    arena = build_small_arena(tmp_path, bootstrap_rounds=5)
+    settings = arena.settings
+    default = leaderboard_options(settings)
+    key = options_key(default)
+    now = time.time()
+    for back in range(7, 0, -1):
+        keep_day(arena.db, key, {"votes": {"human": back}, "models": []}, now - back * 86400, days=30)
+    before = kept_days(arena.db, key)
+    views = [dataclasses.replace(default, tie_policy=tie, include_excluded=excluded, anonymous_only=anonymous,
+                                 protocol=protocol)
+             for tie, excluded, anonymous, protocol in itertools.product(
+                 ("drop", "half", "half_ties_drop_both_bad"), (False, True), (False, True), list(PROTOCOLS))]
+    views = [view for view in views if view != default][:36]
+    with shared_leaderboard_worker():
+        service = SnapshotService(Store(settings.database), keep=32, history_days=30, history_defaults=default)
+        for view in views:
+            assert service.view(arena.db, view, wait_s=60)[0] is not None
+        service.view(arena.db, default, wait_s=60)  # the server's own board: today's day is kept
+        deadline = time.monotonic() + 30
+        while day_of(now) not in kept_days(arena.db, key) and time.monotonic() < deadline:
+            time.sleep(0.1)  # its outcome is stored once the computation has handed it back
+        service.close()
+    assert len(views) == 36
+    assert kept_days(arena.db, key) == [day_of(now)] + before
+    written = {filters for filters, in arena.db.execute("SELECT DISTINCT filters FROM leaderboard_history")}
+    assert written == {key}
+    assert keeps_history(dataclasses.replace(default, suite="taxonomy"), default)
+    assert not keeps_history(dataclasses.replace(default, voter="someone"), default)

@@ -22,6 +22,7 @@ from sampling.strategies import SamplingParams
 from sampling.sampler import SamplingStats
 from arena.session import Sampler
 from datamodel.settings import Settings
+from arena.leaderboard import leaderboard_options
 from arena.leaderboard_service import SnapshotService
 from arena.rendition_keeper import RenditionKeeper
 from datamodel.connection import Store
@@ -80,7 +81,8 @@ class AppContext:
             self.admins.attach(shared)  # admin sessions and export links hold on every replica
         self.snapshots = SnapshotService(self.store, refresh_s=self.settings.leaderboard_refresh_s,
                                          keep=self.settings.leaderboard_views,
-                                         history_days=self.settings.leaderboard_history_days)
+                                         history_days=self.settings.leaderboard_history_days,
+                                         history_defaults=leaderboard_options(self.settings))
         if self.sampler.reads_stats:  # also checks ARENA_SAMPLING against the registered strategies
             self.stats.start(self.store.db())  # the one full read of the vote counts, on a background thread
 

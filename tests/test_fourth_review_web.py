@@ -391,3 +391,68 @@ def test_refusals_of_any_event_are_one_log_line_without_a_traceback(tmp_path, ca
     assert all(status in (200, 404, 409, 500) for _, status in statuses), statuses
     assert "write it as YYYY-MM-DD" in as_of.text and "Overflow" not in as_of.text
     assert any(r.getMessage().startswith("refused leaderboard from") for r in caplog.records)
+
+
+# --- finding 3: the Ratings tab named the model; finding 16: each reload showed another question -----------------------
+
+
+def _rating_arena(tmp_path, task: str):
+    from datamodel.human_ratings import set_assignment
+    from support.ratings import build_rating_arena
+
+    arena = build_rating_arena(tmp_path, generations=2, items=2, rate_limit_annotator_per_minute=0,
+                               rate_limit_skips_per_minute=0, quality_fast_seconds=0.0)
+    set_assignment(arena.db, task, raters_per_item=1, active=True)
+    return arena
+
+
+SIGNIN_ITEM = 6  # the sign-in's outputs: message, form, rating box, task menu, guidelines box, guidelines, then the item
+
+
+def test_the_ratings_receipt_names_no_model_before_the_raters_answers_on_its_unit_are_in(tmp_path):
+    """Before: each answer's receipt named the image's model, and the next questions came from the same one-model
+    unit: on Commonsense-T2I 75% of answers were on the model just revealed (50% on the very same image)."""
+    from support.arena import MODELS
+
+    arena = _rating_arena(tmp_path, "commonsense_fit")
+    with running_app(arena.settings) as url:
+        page = Page(url)
+        ok, outputs = page.queued("rating_sign_in", ["rater", TOKEN])
+        assert ok, outputs
+        shown, statuses = outputs[SIGNIN_ITEM + 4], []
+        for _ in range(12):
+            data = page.direct("rate_commonsense_fit_1", [None, "commonsense_fit", shown]).json()["data"]
+            statuses.append(data[1])
+            shown = data[4]
+    named = [[name for name in MODELS if name in status.replace("\\", "")] for status in statuses]  # unescaped
+    units = arena.db.execute("SELECT unit, COUNT(*) FROM ratings GROUP BY unit ORDER BY min(id)").fetchall()
+    assert all("Saved" in status for status in statuses)
+    size = units[0][1]
+    assert size >= 2 and [bool(n) for n in named[:size]] == [False] * (size - 1) + [True], named
+    model = arena.db.execute("SELECT DISTINCT m.name FROM ratings r JOIN models m ON m.id = r.model_id WHERE r.unit = ?",
+                             [units[0][0]]).fetchall()
+    assert named[size - 1] == [model[0][0]]
+    ends, done = set(), 0  # the answers that name a model are exactly the last ones of their units
+    for _, count in units:
+        done += count
+        ends.add(done)
+    assert {i + 1 for i, n in enumerate(named) if n} == {end for end in ends if end <= len(named)}, named
+
+
+def test_a_reload_of_the_ratings_tab_shows_the_same_question(tmp_path):
+    """Before: each reload of the Ratings tab showed a different question (the page resumed on the question held
+    back for after the one on screen)."""
+    arena = _rating_arena(tmp_path, "semvar_alignment")
+    with running_app(arena.settings) as url:
+        ok, outputs = Page(url).queued("rating_sign_in", ["rater", TOKEN])
+        assert ok, outputs
+        shown, token = outputs[SIGNIN_ITEM + 4], outputs[-1]
+        reloads = [Page(url).queued("resume_1", [token]) for _ in range(3)]
+        answered = Page(url)
+        ok, again = answered.queued("resume_1", [token])
+        data = answered.direct("rate_semvar_alignment", [None, "semvar_alignment", again[SIGNIN_ITEM + 4], 30, 40])
+        after = data.json()["data"][4]
+        reloaded = Page(url).queued("resume_1", [token])
+    assert all(ok for ok, _ in reloads)
+    assert [outputs[SIGNIN_ITEM + 4] for _, outputs in reloads] == [shown] * 3
+    assert after != shown and reloaded[1][SIGNIN_ITEM + 4] == after

@@ -303,9 +303,10 @@ def build_ratings_tab(ctx: AppContext) -> gr.State:
             title = declared[current.task].title.split(":")[0] if current.task in declared else current.task
             line += f" · {min(done, total)} of {total} items of {escape_markdown(title)}"
         receipt = session.receipt
-        if receipt is not None:
-            line += (f"\n\nSaved: **{escape_markdown(receipt.label)}** · the image was by "
-                     f"**{escape_markdown(receipt.model)}**.")
+        if receipt is not None:  # the model only once the rater's answers on its unit are all in
+            line += f"\n\nSaved: **{escape_markdown(receipt.label)}**."
+            if session.revealed is not None:
+                line += f" That item done: its images were by **{escape_markdown(session.revealed)}**."
         if notice:
             line += f"\n\n**⚠ {notice}**"
         if error:

@@ -39,7 +39,7 @@ class Settings:
     max_image_pixels: int = _setting(64_000_000, "ARENA_MAX_IMAGE_PIXELS", "Largest image accepted, in pixels (width × height), read from the file's header before decoding; larger ones are refused at import. At most 178956970 (Pillow's own decompression-bomb limit).")
     max_image_bytes: int = _setting(100_000_000, "ARENA_MAX_IMAGE_BYTES", "Largest image file accepted, in bytes; a larger file is refused at import from its size, before it is read.")
     display_size: int = _setting(768, "ARENA_DISPLAY_SIZE", "Battle images are served as display renditions this many pixels on the long side, whatever the model's native size, so size does not tell the models apart (originals stay for metrics, exports and judges).")
-    display_fit: str = _setting("letterbox", "ARENA_DISPLAY_FIT", "How an image meets the display aspect: letterbox (whole image, neutral grey bars) or crop (centre crop).")
+    display_fit: str = _setting("crop", "ARENA_DISPLAY_FIT", "How an image meets the display aspect: crop (centre crop) or letterbox (whole image, neutral grey bars; the bars of a model whose images have another shape name it in a battle).")
     display_aspect: str = _setting("1:1", "ARENA_DISPLAY_ASPECT", "Aspect ratio (width:height) of every display rendition.")
     display_format: str = _setting("jpeg", "ARENA_DISPLAY_FORMAT", "Format of the display renditions: jpeg or webp (one quality, sRGB, no metadata).")
     display_quality: int = _setting(85, "ARENA_DISPLAY_QUALITY", "Encoder quality of the display renditions, 1-95.")

@@ -265,7 +265,7 @@ def test_renditions_are_made_at_import_and_cached_in_the_media_folder(imported):
     settings, models = imported
     spec = RenditionSpec.from_settings(settings)
     made = sorted((settings.media_dir / "renditions" / spec.key).rglob("*.jpg"))
-    assert spec.key == "768x768-letterbox-jpeg-q85-pad262144-v1"
+    assert spec.key == "768x768-crop-jpeg-q85-pad262144-v2"
     assert len(made) == len(models) and {p.stat().st_size for p in made} == {262144}
     assert not list(settings.media_dir.rglob("*.tmp"))
 

@@ -268,3 +268,75 @@ def test_answers_after_a_model_is_told_are_on_it_no_more_often_than_chance(tmp_p
         assert share.after_reveal >= 12 and abs(share.share - share.chance) <= 3 * spread + 0.02, share
     for task in ("commonsense_fit", "semvar_alignment"):  # units of several questions: a per-answer receipt leaked
         assert by_task[task].on_previous_model > 0.6, by_task[task]
+
+
+# --- findings 7 and 11: what the renditions' pixels and lengths tell -------------------------------------------------
+
+
+def _noise(size: tuple[int, int], seed: int) -> bytes:
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    pixels = np.random.default_rng(seed).integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_a_rendition_of_pure_noise_is_as_long_as_any_other():
+    """Before: pure-noise images rendered to 524,288 bytes instead of 262,144 (their JPEG did not fit one pad), so
+    their length named them (41 of 41)."""
+    from datamodel.renditions import RenditionSpec, render
+
+    spec = RenditionSpec()
+    plain = _encoded_plain((1024, 1024))
+    lengths = {len(render(_noise(size, seed), spec)) for seed, size in enumerate([(768, 768), (1024, 1024),
+                                                                                   (512, 512), (1024, 576)])}
+    assert lengths == {len(render(plain, spec))} == {spec.pad_bytes}
+
+
+def _encoded_plain(size: tuple[int, int]) -> bytes:
+    import io
+
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", size, (200, 180, 160))
+    ImageDraw.Draw(image).ellipse([size[0] // 4, size[1] // 4, size[0] // 2, size[1] // 2], fill=(20, 40, 200))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_by_default_a_rendition_has_no_bands_whatever_the_image_shape():
+    """Before: the default letterbox drew grey bands around an image of another aspect ratio than the display's, so
+    they named the model whose images have that shape (40 of 40 battles)."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from datamodel.renditions import BACKGROUND, RenditionSpec, render
+    from datamodel.settings import Settings
+
+    spec = RenditionSpec.from_settings(Settings())
+    for size in ((1024, 1024), (1344, 768), (768, 1344), (1024, 576)):
+        with Image.open(io.BytesIO(render(_encoded_plain(size), spec))) as shown:
+            pixels = np.asarray(shown.convert("RGB"), dtype=int)
+        edges = [pixels[:8], pixels[-8:], pixels[:, :8], pixels[:, -8:]]
+        banded = [bool((abs(edge - np.array(BACKGROUND)) <= 6).all()) for edge in edges]
+        assert not any(banded), (size, banded)
+
+
+def test_a_letterboxed_arena_with_images_of_several_shapes_is_warned_about(tmp_path):
+    from datamodel.renditions import RenditionSpec, band_warning
+    from support.arena import build_small_arena, make_image
+
+    arena = build_small_arena(tmp_path)
+    assert band_warning(arena.db, RenditionSpec(fit="letterbox")) is None  # every image square: no bands
+    arena.db.execute("UPDATE images SET width = 1344, height = 768 WHERE model_id = ?",
+                     [arena.model_ids["alpha-model"]])
+    warning = band_warning(arena.db, RenditionSpec(fit="letterbox"))
+    assert "alpha-model" in warning and "ARENA_DISPLAY_FIT=crop" in warning
+    assert band_warning(arena.db, RenditionSpec(fit="crop")) is None

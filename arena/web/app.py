@@ -19,7 +19,7 @@ from datamodel.annotators import sync_accounts
 from datamodel.battles import ShownImage, battle_pair
 from datamodel.human_ratings import rating_image
 from datamodel.media import MediaStore
-from datamodel.renditions import Renditions, withdraw
+from datamodel.renditions import Renditions, band_warning, withdraw
 from datamodel.settings import Settings
 from datamodel.connection import Store
 from arena.rendition_keeper import RenditionKeeper
@@ -351,6 +351,9 @@ def create_server(settings: Settings):
     store.checkpoint_in_background()
     ctx = make_context(settings, store)
     renditions = Renditions.from_settings(ctx.media, settings)
+    bands = band_warning(store.db(), renditions.spec)
+    if bands:
+        log.warning(bands)
     ctx.renditions = RenditionKeeper(store, renditions)
     ctx.renditions.start()  # every image rendered for these settings before the first request
     ctx.snapshots.warm_up()  # the leaderboard worker starts beside the server, not at the first viewer

@@ -456,3 +456,21 @@ def test_a_reload_of_the_ratings_tab_shows_the_same_question(tmp_path):
     assert all(ok for ok, _ in reloads)
     assert [outputs[SIGNIN_ITEM + 4] for _, outputs in reloads] == [shown] * 3
     assert after != shown and reloaded[1][SIGNIN_ITEM + 4] == after
+
+
+@pytest.mark.slow  # 64 simulated annotators sign in and vote
+def test_the_load_tools_64_annotators_all_sign_in_from_one_address_with_the_throttle_on(tmp_path):
+    """Before: python -m tools.scale signed its 64 simulated annotators in at once from one address with the sign-in
+    throttle on: at 1M votes 3 of them per strategy got no battle, 9-19 errors were counted and 5 targets printed
+    NOT MET."""
+    import asyncio
+
+    from tools.load import run_load
+
+    arena = build_small_arena(tmp_path, rate_limit_annotator_per_minute=0, rate_limit_client_per_minute=0,
+                              quality_fast_seconds=0.0)
+    assert arena.settings.login_max_failures > 0 and arena.settings.rate_limit_pages_per_minute >= 64
+    with running_app(arena.settings) as url:
+        report = asyncio.run(run_load(url, annotators=64, duration=3.0, max_votes=10_000, think=(0.3, 0.6)))
+    assert not report.errors, report.errors[:5]
+    assert len(set(report.acknowledged)) == 64  # every one of them signed in and voted

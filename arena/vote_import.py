@@ -501,7 +501,9 @@ class _NewModels:
         from datamodel.annotators import skeletons
 
         self.path, self.cap, self.count, self.noun = path, cap, 0, noun
-        self.known = {name for name, in db.execute("SELECT name FROM models")}
+        from datamodel.models import model_ids
+
+        self.known = set(model_ids(db))
         self.looks = {key: name for name in sorted(self.known) for key in skeletons(name)}
 
     def check(self, name: str, number: int) -> None:

@@ -474,3 +474,38 @@ def test_the_load_tools_64_annotators_all_sign_in_from_one_address_with_the_thro
         report = asyncio.run(run_load(url, annotators=64, duration=3.0, max_votes=10_000, think=(0.3, 0.6)))
     assert not report.errors, report.errors[:5]
     assert len(set(report.acknowledged)) == 64  # every one of them signed in and voted
+
+
+# --- the flood tool ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow  # every flood of the review at 1% of its size, against a server of its own (about a minute)
+def test_the_flood_tool_runs_every_flood_and_the_victim_and_the_queue_come_through(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tools.flood import FLOODS
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-m", "tools.flood", "--scale", "0.01", "--seconds", "20"], cwd=root,
+                          capture_output=True, text=True, timeout=600)
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr[-3000:]
+    lines = {name: next((line for line in out.splitlines() if line.startswith(name)), None) for name, _, _ in FLOODS}
+    assert all(lines.values()), out
+    for name, line in lines.items():
+        assert "MB  yes  yes" in line, line  # the victim voted and a fresh page's queued event was answered
+    assert "0 bytes kept on disk" in lines["4. uploads of 100 KB"]
+    assert "the right token from one of them: signed in" in lines["6. too-short tokens on the Ratings tab"]
+    assert "server log: 0 tracebacks" in out
+
+
+def test_the_flood_tool_talks_to_this_machine_only():
+    import asyncio
+
+    from tools.flood import run_floods
+    from tools.load import LoadError
+
+    with pytest.raises(LoadError, match="only targets this machine"):
+        asyncio.run(run_floods("http://example.org/", 1, None, scale=0.01, seconds=1))

@@ -149,12 +149,13 @@ class Arena:
         self.on_screen = shown_token(outputs)
 
     async def victim_votes(self) -> tuple[bool, float]:
-        """Whether a vote of the victim's was recorded (they are still signed in), and how long it took."""
+        """Whether the victim is still signed in (their vote was recorded, or refused by the votes' rate limit only),
+        and how long the vote took."""
         started = time.perf_counter()
         ok, outputs = await self.victim.call("vote_a", [None, "All suites", False, self.on_screen])
         seconds = time.perf_counter() - started
         if not ok or "Your vote" not in json.dumps(outputs):
-            return False, seconds
+            return "Slow down" in json.dumps(outputs), seconds
         self.on_screen = shown_token(outputs[-1])
         return True, seconds
 
@@ -355,10 +356,10 @@ async def guesses_while_voting(arena: Arena, count: int, deadline: float):
             "sign_in", [VICTIM, f"wrong-guess-{i:05d}", None, "All suites", False])
         return "Wrong token" not in json.dumps(outputs)
 
-    async def voting():
-        while time.monotonic() < deadline and len(during) < 40 and not flooding.done():
+    async def voting():  # 10 votes before, at most 15 during: within the votes' rate limit (30 a minute)
+        while time.monotonic() < deadline and len(during) < 15 and not flooding.done():
             during.append((await arena.victim_votes())[1])
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.2)
 
     flooding = asyncio.ensure_future(_bounded(count, deadline, guess))
     await voting()

@@ -8,8 +8,8 @@ sessions and drops the least recently used. Its queue keeps each session's undel
 sessions (the fourth security review) the sessions took 370 KB each (10,150 of them: 3.7 GB), pushed a signed-in
 voter's session out, and stopped the queue (every sign-in then answered 503 until a restart). Here:
 
-- :func:`light_sessions`: a session starts without the components' configuration (12 KB each instead of 370 KB;
-  Gradio still fills in whatever a handler updates);
+- :func:`light_sessions`: a session keeps no copy of the components' configuration, neither at its start nor for the
+  values its handlers send (12 KB each instead of 370 KB at the start and 70 KB more per leaderboard view);
 - :func:`keep_signed_in_sessions`: when the holder is full, the least recently used session *where nobody is signed
   in* goes first; a session with a signed-in annotator, rater or admin goes only when every session held is one;
 - :func:`queue_survives_lost_sessions`: a message for a session whose message cache is gone is dropped (no one can
@@ -53,9 +53,25 @@ def light_sessions() -> bool:
 
         def __init__(self, blocks):
             super().__init__(_OnlyTheConfig(blocks))
+            self.config_values = _Unkept()
 
     state_holder.SessionState = LightSessionState
     return True
+
+
+class _Unkept(dict):
+    """A session's copy of its components' configuration that keeps nothing: Gradio writes every value a handler
+    sends into it (a leaderboard's tables and charts, about 70 KB a view) and reads it back only for deep links. It
+    answers as if every component were there with no properties, so Gradio neither builds nor keeps one."""
+
+    def __setitem__(self, key, value) -> None:
+        pass
+
+    def __contains__(self, key) -> bool:
+        return True
+
+    def __getitem__(self, key) -> dict:
+        return {}
 
 
 def holds_someone(session_state) -> bool:

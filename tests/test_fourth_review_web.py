@@ -12,45 +12,12 @@ import httpx
 import pytest
 
 from support.arena import build_small_arena
-from support.webapp import Page, gradio_app, running_app
-
-TOKEN = "token-for-the-tests-1"
-
-
-def _concurrently(calls) -> list:
-    """Run the callables at once on threads (started together); their results in order."""
-    results = [None] * len(calls)
-    start = threading.Barrier(len(calls))
-
-    def run(i, call):
-        start.wait()
-        try:
-            results[i] = call()
-        except Exception as error:  # noqa: BLE001 - the test reads what each call met
-            results[i] = error
-
-    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
-    return results
+from support.webapp import TEST_TOKEN as TOKEN
+from support.webapp import Page, concurrently, gradio_app, running_app, sign_in
 
 
-@pytest.fixture(scope="module")
-def plain_app(tmp_path_factory):
-    """One app with the default settings for the tests below that sign in under their own names and record no
-    vote."""
-    arena = build_small_arena(tmp_path_factory.mktemp("plain"))
-    with running_app(arena.settings) as url:
-        yield arena, url
-    arena.db.close()
 
 
-def _sign_in(page: Page, name: str, token: str = TOKEN):
-    ok, outputs = page.queued("sign_in", [name, token, None, "All suites", False])
-    assert ok, outputs
-    return outputs
 
 
 # --- finding 15: HEAD / ----------------------------------------------------------------------------------------------
@@ -75,7 +42,7 @@ def test_bad_input_on_the_ratings_tab_is_not_counted_as_a_guess(tmp_path):
     and 100 (no scrypt cost) put the server into one-failure-per-address mode for everyone."""
     arena = build_small_arena(tmp_path, rate_limit_pages_per_minute=0)
     with running_app(arena.settings) as url:
-        _sign_in(Page(url), "alice")
+        sign_in(Page(url), "alice")
         answers = [Page(url).queued("rating_sign_in", [f"new-rater-{i}", "short"]) for i in range(8)]
         again = Page(url).queued("sign_in", ["alice", TOKEN, None, "All suites", False])
         rater = Page(url).queued("rating_sign_in", ["alice", TOKEN])
@@ -113,13 +80,13 @@ def test_forty_people_signing_in_at_once_from_one_address_all_reach_a_battle(tmp
     failed sign-ins from your address. Wait 1 s" (nothing had failed), 10 got HTTP 429 on joining the queue."""
     arena = build_small_arena(tmp_path)
     with running_app(arena.settings) as url:
-        _sign_in(Page(url), "alice")
+        sign_in(Page(url), "alice")
         pages = [Page(url) for _ in range(40)]
-        answers = _concurrently([lambda page=page, i=i: page.queued("sign_in", [f"student-{i:02d}", TOKEN, None,
+        answers = concurrently([lambda page=page, i=i: page.queued("sign_in", [f"student-{i:02d}", TOKEN, None,
                                                                                   "All suites", False])
                                  for i, page in enumerate(pages)])
         guessers = [Page(url) for _ in range(60)]
-        guesses = _concurrently([lambda page=page, i=i: page.queued("sign_in", ["alice", f"wrong-token-{i:03d}", None,
+        guesses = concurrently([lambda page=page, i=i: page.queued("sign_in", ["alice", f"wrong-token-{i:03d}", None,
                                                                                   "All suites", False])
                                  for i, page in enumerate(guessers)])
     battles = sum(ok and "Signed in as" in json.dumps(outputs) and "battle-media/" in json.dumps(outputs)
@@ -224,7 +191,7 @@ def test_events_of_the_ratings_and_admin_tabs_need_a_session_the_server_holds(tm
     held = gradio_app(app).state_holder.session_data
     with running_app(arena.settings, app) as url:
         victim = Page(url)
-        _sign_in(victim, "victim")
+        sign_in(victim, "victim")
         before = len(held)
         refused = []
         for a in range(30):
@@ -257,7 +224,7 @@ def test_a_flood_of_new_pages_from_many_addresses_signs_no_one_out(tmp_path):
     holder.capacity = 40
     with running_app(arena.settings, app) as url:
         victim, admin = Page(url, {"X-Forwarded-For": "198.51.100.1"}), Page(url, {"X-Forwarded-For": "198.51.100.2"})
-        _sign_in(victim, "victim")
+        sign_in(victim, "victim")
         assert admin.queued("admin_unlock", [password, None])[0]
         for a in range(200):
             page = Page(url, {"X-Forwarded-For": f"203.0.{a // 250}.{a % 250}"})
@@ -342,10 +309,10 @@ def test_token_checks_run_at_most_the_sign_in_concurrency_at_once(tmp_path, monk
                 running[0] -= 1
 
     with running_app(arena.settings) as url:
-        _sign_in(Page(url), "alice")
+        sign_in(Page(url), "alice")
         monkeypatch.setattr(annotators, "_digest", counted)
         pages = [Page(url, {"X-Forwarded-For": f"203.0.113.{i % 20}"}) for i in range(60)]
-        _concurrently([lambda page=page, i=i: page.queued(*(("sign_in", ["alice", f"wrong-{i:04d}-x", None,
+        concurrently([lambda page=page, i=i: page.queued(*(("sign_in", ["alice", f"wrong-{i:04d}-x", None,
                                                                           "All suites", False]) if i % 2 else
                                                              ("rating_sign_in", [f"rater-{i}", TOKEN])))
                        for i, page in enumerate(pages)])

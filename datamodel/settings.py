@@ -78,7 +78,8 @@ class Settings:
     rate_limit_annotator_per_minute: int = _setting(30, "ARENA_RATE_LIMIT_ANNOTATOR", "Votes one annotator may cast per minute (0: no limit); more are refused with a message.")
     rate_limit_client_per_minute: int = _setting(120, "ARENA_RATE_LIMIT_CLIENT", "Votes one client address may cast per minute, and, counted apart, battles it may load without voting (0: no limit).")
     rate_limit_skips_per_minute: int = _setting(20, "ARENA_RATE_LIMIT_SKIPS", "Battles one annotator may load without voting per minute: sign-in, Skip, a suite change (0: no limit); each writes a battle row.")
-    rate_limit_pages_per_minute: int = _setting(120, "ARENA_RATE_LIMIT_PAGES", "New pages (browser tabs or API sessions) one client address may open per minute, counted at the front door before any work (0: no limit): room for a class of people behind one address opening the arena together. Each holds about 12 KB of server memory until it is among the least recently used.")
+    rate_limit_pages_per_minute: int = _setting(120, "ARENA_RATE_LIMIT_PAGES", "New pages (browser tabs or API sessions) one client address may open per minute, counted at the front door before any work (0: no limit): room for a class of people behind one address opening the arena together.")
+    page_sessions: int = _setting(4000, "ARENA_PAGE_SESSIONS", "Page sessions the server holds (12 KB each, up to about 100 KB for a page that opened the leaderboard); past them the least recently used one where nobody is signed in goes first, so this bounds the memory a flood of new pages can take.")
     max_request_bytes: int = _setting(1_048_576, "ARENA_MAX_REQUEST_BYTES", "Largest request body the server reads, in bytes; a larger one is refused (413) before it is read. The page's own requests are a few kilobytes.")
     login_max_failures: int = _setting(5, "ARENA_LOGIN_MAX_FAILURES", "Failed sign-ins one client address may make within ARENA_LOGIN_WINDOW_S (failed admin unlocks are counted apart) before it must wait ARENA_LOGIN_LOCKOUT_S, doubled at each further failure (0: no limit).")
     login_max_failures_overall: int = _setting(100, "ARENA_LOGIN_MAX_FAILURES_OVERALL", "Failed sign-ins from all addresses together within ARENA_LOGIN_WINDOW_S (admin unlocks apart) before every address must wait the same way (0: no limit).")
@@ -202,6 +203,8 @@ def _check_limits(settings: Settings) -> None:
         raise SettingsError("rate_limit_skips_per_minute, rate_limit_pages_per_minute, login_max_failures and "
                             "login_max_failures_overall must be 0 (no limit) or more. Set ARENA_RATE_LIMIT_SKIPS, "
                             "ARENA_RATE_LIMIT_PAGES, ARENA_LOGIN_MAX_FAILURES and ARENA_LOGIN_MAX_FAILURES_OVERALL.")
+    if settings.page_sessions < 100:
+        raise SettingsError(f"page_sessions must be 100 or more, got {settings.page_sessions}. Set ARENA_PAGE_SESSIONS.")
     if settings.max_request_bytes < 65_536:
         raise SettingsError(f"max_request_bytes must be 65536 or more (the page's own requests need that room), got "
                             f"{settings.max_request_bytes}. Set ARENA_MAX_REQUEST_BYTES.")

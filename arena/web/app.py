@@ -82,6 +82,7 @@ def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | 
     # Files Gradio hands out live in its cache, open to any client with the address; drop them after an hour (and
     # all of them at a restart). No vote export goes there: exports have their own one-time route (AdminExports).
     with gr.Blocks(title="T2I Arena", analytics_enabled=False, delete_cache=GRADIO_CACHE_CLEANUP) as blocks:
+        blocks.state_session_capacity = settings.page_sessions  # Gradio's holder reads it when the app is mounted
         gr.Markdown("# Text-to-image arena\nWhich image shows the prompt better? Model names appear after your vote.",
                     elem_id="page-title")
         # While the leaderboard tab is open it asks for the latest snapshot every few seconds (one small query).

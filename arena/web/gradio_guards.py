@@ -3,8 +3,9 @@
 Gradio keeps a session for every page (or API client) that sends an event, in its ``StateHolder``: the values of
 the page's ``gr.State`` components (who is signed in) and, from the start, a copy of the configuration of every
 component, kept only for Gradio's deep links (a route the arena does not open). It keeps ``capacity`` sessions (the
-arena's ``ARENA_PAGE_SESSIONS``, 4,000; Gradio's default is 10,000) and drops the least recently used. Its queue keeps each session's undelivered messages in a bounded cache
-(2,000 sessions) and stops for good when it meets an event whose session that cache dropped. Under a flood of new
+arena's ``ARENA_PAGE_SESSIONS``, 4,000; Gradio's default is 10,000) and drops the least recently used. Its queue
+keeps each session's undelivered messages in a bounded cache (2,000 sessions) and stops for good when it meets an
+event whose session that cache dropped. Under a flood of new
 sessions (the fourth security review) the sessions took 370 KB each (10,150 of them: 3.7 GB), pushed a signed-in
 voter's session out, and stopped the queue (every sign-in then answered 503 until a restart). Here:
 

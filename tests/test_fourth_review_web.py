@@ -179,6 +179,30 @@ def test_a_lost_sessions_messages_do_not_stop_the_queue():
     queue.send_message(lost, EstimationMessage(queue_size=1))  # dropped: nobody can read it
 
 
+def test_queue_position_estimates_nobody_reads_do_not_pile_up():
+    """Gradio sends every waiting event an estimate each time any event starts and keeps them until the page reads
+    its stream: 6,000 queued events of fresh pages, never read, left 451,000 estimates (tools.flood: 354 -> 1,326 MB)."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from gradio.queueing import Queue
+    from gradio.server_messages import EstimationMessage, ProcessCompletedMessage
+
+    from arena.web.gradio_guards import UNREAD_ESTIMATES, queue_survives_lost_sessions
+
+    async def fill():
+        queue = Queue(live_updates=True, concurrency_count=1, update_intervals=1, max_size=None, blocks=None)
+        queue_survives_lost_sessions(queue)
+        queue.pending_messages_per_session["unread"] = asyncio.Queue()  # what Gradio makes for a session
+        event = SimpleNamespace(alive=True, session_hash="unread", _id="e1")
+        for _ in range(500):
+            queue.send_message(event, EstimationMessage(queue_size=3))
+        queue.send_message(event, ProcessCompletedMessage(output={}, success=True))
+        return queue.pending_messages_per_session["unread"].qsize()
+
+    assert asyncio.run(fill()) == UNREAD_ESTIMATES + 1  # the estimates up to the cap, then the result
+
+
 def test_events_of_the_ratings_and_admin_tabs_need_a_session_the_server_holds(tmp_path):
     """Before: rating_next with fresh session ids from 351 addresses (10,150 requests) took RSS 289 -> 3,994 MB and
     signed the victim out: only the 12 session events were protected; the Ratings, bulk-admin and leaderboard events

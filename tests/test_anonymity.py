@@ -339,7 +339,7 @@ def test_chromium_shows_padded_renditions_of_both_formats(browser):
     wide = _encoded(Image.new("RGB", (100, 50), (255, 0, 0)), "PNG")
     tags = ""
     for format, media_type in (("jpeg", "image/jpeg"), ("webp", "image/webp")):
-        body = render(wide, RenditionSpec(size=64, format=format, pad_bytes=65536))
+        body = render(wide, RenditionSpec(size=64, fit="letterbox", format=format, pad_bytes=65536))
         assert len(body) == 65536 and body.endswith(bytes(1000))
         tags += f'<img id="{format}" src="data:{media_type};base64,{base64.b64encode(body).decode()}">'
     page = browser.new_page()

@@ -306,7 +306,7 @@ def build_ratings_tab(ctx: AppContext) -> gr.State:
         if receipt is not None:  # the model only once the rater's answers on its unit are all in
             line += f"\n\nSaved: **{escape_markdown(receipt.label)}**."
             if session.revealed is not None:
-                line += f" That item done: its images were by **{escape_markdown(session.revealed)}**."
+                line += f" That item done: it was drawn by **{escape_markdown(session.revealed)}**."
         if notice:
             line += f"\n\n**⚠ {notice}**"
         if error:

@@ -234,6 +234,7 @@ def test_events_of_the_ratings_and_admin_tabs_need_a_session_the_server_holds(tm
     assert "Your vote" in vote.text
 
 
+@pytest.mark.slow  # 200 new pages over HTTP (12 s)
 def test_a_flood_of_new_pages_from_many_addresses_signs_no_one_out(tmp_path):
     """Sessions where someone is signed in are kept before the others: with room for 40 sessions, 200 new pages from
     200 addresses leave a signed-in voter and an unlocked admin in place (before, the least recently used went,
@@ -400,6 +401,7 @@ def _rating_arena(tmp_path, task: str):
 SIGNIN_ITEM = 6  # the sign-in's outputs: message, form, rating box, task menu, guidelines box, guidelines, then the item
 
 
+@pytest.mark.slow  # 12 answers over HTTP (4.4 s)
 def test_the_ratings_receipt_names_no_model_before_the_raters_answers_on_its_unit_are_in(tmp_path):
     """Before: each answer's receipt named the image's model, and the next questions came from the same one-model
     unit: on Commonsense-T2I 75% of answers were on the model just revealed (50% on the very same image)."""

@@ -219,3 +219,30 @@ def imported_slices(db: sqlite_utils.Database, suite: str, source: str | None = 
     where, params = ("AND source = ?", [suite, source]) if source else ("", [suite])
     return {(subset, variant) for subset, variant in db.execute(
         f"SELECT DISTINCT subset, variant FROM imported_votes WHERE suite = ? {where}", params)}
+# every column that names a model: a model an import created goes with the import only when none of them names it
+MODEL_COLUMNS = (("images", "model_id"), ("metrics", "model_id"), ("judgments", "model_id"),
+                 ("votes", "left_model_id"), ("votes", "right_model_id"), ("imported_votes", "left_model_id"),
+                 ("imported_votes", "right_model_id"), ("ratings", "model_id"))
+
+
+def remove_import(db: sqlite_utils.Database, import_id: int) -> tuple[ImportRecord, int, list[str]]:
+    """Undo import ``import_id``, in one transaction: its votes, its ``vote_imports`` row, and the models imports
+    created (source ``imported``) that nothing names any more; the ``votes`` data version is raised. Returns the
+    import's row, the votes removed and the models removed (the catalog's data version rises by its trigger);
+    LookupError when there is no such import."""
+    row = db.execute("SELECT id, source, format, file, sha256, records, added, imported_at FROM vote_imports "
+                     "WHERE id = ?", [import_id]).fetchone()
+    if row is None:
+        known = ", ".join(f"#{i}" for i, in db.execute("SELECT id FROM vote_imports ORDER BY id")) or "none"
+        raise LookupError(f"No import #{import_id}: the imports are {known} (python -m arena leaderboard --source "
+                          "lists the sources; the vote_imports table has each import's file and time).")
+    unused = " AND ".join(f"NOT EXISTS (SELECT 1 FROM {table} t WHERE t.{column} = m.id)"
+                          for table, column in MODEL_COLUMNS)
+    with db.conn:
+        removed = db.execute("DELETE FROM imported_votes WHERE import_id = ?", [import_id]).rowcount
+        db.execute("DELETE FROM vote_imports WHERE id = ?", [import_id])
+        gone = [name for name, in db.execute(
+            f"SELECT m.name FROM models m WHERE m.source = 'imported' AND {unused} ORDER BY m.name")]
+        db.execute(f"DELETE FROM models WHERE source = 'imported' AND id IN (SELECT m.id FROM models m WHERE {unused})")
+        db.execute("UPDATE data_versions SET version = version + 1 WHERE name = 'votes'")
+    return ImportRecord(*row), removed, gone

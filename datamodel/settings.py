@@ -39,7 +39,7 @@ class Settings:
     max_image_pixels: int = _setting(64_000_000, "ARENA_MAX_IMAGE_PIXELS", "Largest image accepted, in pixels (width × height), read from the file's header before decoding; larger ones are refused at import. At most 178956970 (Pillow's own decompression-bomb limit).")
     max_image_bytes: int = _setting(100_000_000, "ARENA_MAX_IMAGE_BYTES", "Largest image file accepted, in bytes; a larger file is refused at import from its size, before it is read.")
     display_size: int = _setting(768, "ARENA_DISPLAY_SIZE", "Battle images are served as display renditions this many pixels on the long side, whatever the model's native size, so size does not tell the models apart (originals stay for metrics, exports and judges).")
-    display_fit: str = _setting("letterbox", "ARENA_DISPLAY_FIT", "How an image meets the display aspect: letterbox (whole image, neutral grey bars) or crop (centre crop).")
+    display_fit: str = _setting("crop", "ARENA_DISPLAY_FIT", "How an image meets the display aspect: crop (centre crop) or letterbox (whole image, neutral grey bars; the bars of a model whose images have another shape name it in a battle).")
     display_aspect: str = _setting("1:1", "ARENA_DISPLAY_ASPECT", "Aspect ratio (width:height) of every display rendition.")
     display_format: str = _setting("jpeg", "ARENA_DISPLAY_FORMAT", "Format of the display renditions: jpeg or webp (one quality, sRGB, no metadata).")
     display_quality: int = _setting(85, "ARENA_DISPLAY_QUALITY", "Encoder quality of the display renditions, 1-95.")
@@ -82,7 +82,8 @@ class Settings:
     rate_limit_annotator_per_minute: int = _setting(30, "ARENA_RATE_LIMIT_ANNOTATOR", "Votes one annotator may cast per minute (0: no limit); more are refused with a message.")
     rate_limit_client_per_minute: int = _setting(120, "ARENA_RATE_LIMIT_CLIENT", "Votes one client address may cast per minute, and, counted apart, battles it may load without voting (0: no limit).")
     rate_limit_skips_per_minute: int = _setting(20, "ARENA_RATE_LIMIT_SKIPS", "Battles one annotator may load without voting per minute: sign-in, Skip, a suite change (0: no limit); each writes a battle row.")
-    rate_limit_pages_per_minute: int = _setting(30, "ARENA_RATE_LIMIT_PAGES", "New pages (browser tabs or API sessions) one client address may open per minute, counted at the front door before any work (0: no limit); each holds server memory until it goes idle.")
+    rate_limit_pages_per_minute: int = _setting(120, "ARENA_RATE_LIMIT_PAGES", "New pages (browser tabs or API sessions) one client address may open per minute, counted at the front door before any work (0: no limit): room for a class of people behind one address opening the arena together.")
+    page_sessions: int = _setting(4000, "ARENA_PAGE_SESSIONS", "Page sessions the server holds (12 KB each, up to about 100 KB for a page that opened the leaderboard); past them the least recently used one where nobody is signed in goes first, so this bounds the memory a flood of new pages can take.")
     max_request_bytes: int = _setting(1_048_576, "ARENA_MAX_REQUEST_BYTES", "Largest request body the server reads, in bytes; a larger one is refused (413) before it is read. The page's own requests are a few kilobytes.")
     login_max_failures: int = _setting(5, "ARENA_LOGIN_MAX_FAILURES", "Failed sign-ins one client address may make within ARENA_LOGIN_WINDOW_S (failed admin unlocks are counted apart) before it must wait ARENA_LOGIN_LOCKOUT_S, doubled at each further failure (0: no limit).")
     login_max_failures_overall: int = _setting(100, "ARENA_LOGIN_MAX_FAILURES_OVERALL", "Failed sign-ins from all addresses together within ARENA_LOGIN_WINDOW_S (admin unlocks apart) before every address must wait the same way (0: no limit).")
@@ -231,6 +232,8 @@ def _check_limits(settings: Settings) -> None:
         raise SettingsError("rate_limit_skips_per_minute, rate_limit_pages_per_minute, login_max_failures and "
                             "login_max_failures_overall must be 0 (no limit) or more. Set ARENA_RATE_LIMIT_SKIPS, "
                             "ARENA_RATE_LIMIT_PAGES, ARENA_LOGIN_MAX_FAILURES and ARENA_LOGIN_MAX_FAILURES_OVERALL.")
+    if settings.page_sessions < 100:
+        raise SettingsError(f"page_sessions must be 100 or more, got {settings.page_sessions}. Set ARENA_PAGE_SESSIONS.")
     if settings.max_request_bytes < 65_536:
         raise SettingsError(f"max_request_bytes must be 65536 or more (the page's own requests need that room), got "
                             f"{settings.max_request_bytes}. Set ARENA_MAX_REQUEST_BYTES.")

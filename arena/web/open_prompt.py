@@ -145,4 +145,3 @@ class OpenPromptBox:
         gr.on([self.generate.click, self.text.submit], handler, [state, self.text], [state, *battle_view, self.message],
               js=START_JS, api_name="open_prompt", concurrency_limit=ctx.settings.open_prompt_concurrency,
               concurrency_id="open_prompt", show_progress="hidden").then(None, js=STOP_JS)
-        ctx.session_events.add("open_prompt")

@@ -103,7 +103,7 @@ import numpy as np
 from scipy.special import expit, ndtr
 
 from ratings.bradley_terry import elo_scale, newton_bt
-from ratings.votes import OUTCOMES, check_tie_policy, fit_cells
+from ratings.votes import OUTCOMES, check_tie_policy
 
 
 ELO_PER_NAT = 400.0 / math.log(10.0)
@@ -123,6 +123,10 @@ class SamplingParams:
     - ``ridge``: prior precision on θ (natural-log strengths) of the sampler's own fit (not the leaderboard's).
     - ``z``: interval half-width in standard errors for :attr:`FitState.widths` (1.96: 95%).
     - ``tie_policy``: how ties enter the sampler's fit (use the leaderboard's, ``ARENA_TIE_POLICY``).
+    - ``warmup_battles``: W, the battles a model needs before it counts as warmed up (:mod:`sampling.warmup`;
+      ``ARENA_WARMUP_BATTLES``; 0: no warm-up).
+    - ``warmup_share``: the most draws that go to models warming up (``ARENA_WARMUP_SHARE``): the cap that keeps the
+      rest of the study going.
     """
 
     balance_cap: float = 4.0
@@ -134,6 +138,8 @@ class SamplingParams:
     ridge: float = 0.5
     z: float = 1.96
     tie_policy: str = "drop"
+    warmup_battles: int = 200
+    warmup_share: float = 0.5
 
     def __post_init__(self):
         if not self.balance_cap >= 1 or not self.active_cap >= 1:
@@ -146,6 +152,9 @@ class SamplingParams:
             raise ValueError(f"active_floor is a share between 0 and 1, got {self.active_floor}.")
         if not self.ridge >= 0 or not self.z > 0:
             raise ValueError(f"ridge must be >= 0 and z > 0, got ridge={self.ridge}, z={self.z}.")
+        if not self.warmup_battles >= 0 or not 0 < self.warmup_share < 1:
+            raise ValueError(f"warmup_battles must be >= 0 (0: no warm-up) and warmup_share a share strictly between 0 "
+                             f"and 1, got {self.warmup_battles} and {self.warmup_share}.")
         check_tie_policy(self.tie_policy)
 
 
@@ -530,14 +539,21 @@ class FitState:
 
 
 def win_matrices(counts: np.ndarray, tie_policy: str = "drop") -> np.ndarray:
-    """Win matrices (…, n, n) of count tensors (…, n, n, 4) under a tie policy (:func:`ratings.votes.fit_cells`)."""
-    counts = np.asarray(counts)
-    n = counts.shape[-2]
-    flat = counts.reshape((-1, n, n, len(OUTCOMES)))
-    wins = np.zeros((len(flat), n, n))
-    for r, c in enumerate(flat):
-        wins[r] = fit_cells(c, tie_policy).win_matrix(n)
-    return wins.reshape(counts.shape[:-3] + (n, n))
+    """Win matrices (…, n, n) of count tensors (…, n, n, 4) under a tie policy, as :func:`ratings.votes.fit_cells`
+    builds them (all rows at once): W_ij = A-wins of i shown left + B-wins of i shown right, plus ½ of the ties
+    (``half``, ``half_ties_drop_both_bad``) and of the both-bad votes (``half``) between i and j, either side."""
+    check_tie_policy(tie_policy)
+    counts = np.asarray(counts, dtype=np.float64)
+
+    def either_side(outcome):
+        return counts[..., outcome] + np.swapaxes(counts[..., outcome], -1, -2)
+
+    wins = counts[..., OUTCOMES.index("A")] + np.swapaxes(counts[..., OUTCOMES.index("B")], -1, -2)
+    if tie_policy != "drop":
+        wins = wins + 0.5 * either_side(OUTCOMES.index("tie"))
+    if tie_policy == "half":
+        wins = wins + 0.5 * either_side(OUTCOMES.index("both_bad"))
+    return wins
 
 
 def fit_state(

@@ -38,6 +38,7 @@ import sqlite_utils
 
 import ratings
 from datamodel.annotators import annotator_names
+from datamodel.catalog import models_with_images
 from datamodel.models import sorted_model_names
 from datamodel.votes import judge_voter_names
 from datamodel.settings import Settings
@@ -45,6 +46,7 @@ from datamodel.vote_arrays import ARENA_SOURCE, VoteArrays, read_vote_arrays
 from datamodel.imported_votes import import_sources
 from datamodel.metrics import metric_directions, model_metric_table
 from arena.leaderboard_labels import metric_base, plural
+from arena.study_plan import in_play, main_strategy, plan_line, warming_up
 from ratings.agreement import agreement_summary, consensus_spearman, inter_annotator_from_codes, paired_confusion
 from ratings.bias import position_bias_from_counts
 from ratings.leaderboard import prior_ridge
@@ -52,6 +54,9 @@ from ratings.protocols import DEFAULT_PROTOCOL, RatingProtocol, get_protocol
 from ratings.votes import OUTCOMES
 from sampling.strategies import STRATEGIES
 from suites.registry import suite_title
+
+
+PROVISIONAL_BATTLES = 200  # a model added to a running arena is provisional until it has this many (sampling.warmup)
 
 
 @dataclass(frozen=True)
@@ -136,6 +141,8 @@ class Leaderboard:
     sources: dict[str, int] = field(default_factory=dict)  # votes per source (arena, then each import source)
     metric_slice: str = "every prompt"  # which prompts the metric columns cover (they follow suite, subset, variant)
     directions: dict[str, str] = field(default_factory=dict)  # metric column: higher | lower | none, where recorded
+    plan: str = ""  # the study planner's line for a live board (arena.study_plan.plan_line); "" for a past day's
+    warming: dict[str, int] = field(default_factory=dict)  # models still warming up: their battles so far
 
 
 def format_ci(row: pd.Series) -> str:
@@ -223,9 +230,9 @@ def _inter_annotator(db: sqlite_utils.Database, human: VoteArrays, options: Lead
             "consensus_annotators": consensus["n_annotators"]}
 
 
-def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions = LeaderboardOptions()) -> Leaderboard:
+def read_slice(db: sqlite_utils.Database, options: LeaderboardOptions) -> VoteArrays:
+    """The votes of the slice ``options`` chooses (excluded ones left out unless included, none after ``until``)."""
     # the slice is taken in SQL: a category matches an item's own category or any of its categories (SemVarBench)
-    protocol = rating_protocol(options)
     if options.source not in (None, ARENA_SOURCE):
         known = import_sources(db)
         if options.source not in known:
@@ -238,6 +245,12 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
         arrays = arrays.take(~arrays.excluded)
     if options.until is not None:
         arrays = arrays.take(arrays.time <= options.until)
+    return arrays
+
+
+def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions = LeaderboardOptions()) -> Leaderboard:
+    protocol = rating_protocol(options)
+    arrays = read_slice(db, options)
     judge = pick_judge(db, arrays, options.judge)
     human, judged = arrays.take(arrays.human), arrays.take(arrays.judge(judge))
     fits = {kind: fit_table(protocol.rate(part.encoded(), min_votes=options.min_votes))
@@ -255,6 +268,7 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
     seen = (counts.sum(axis=(1, 2)) + counts.sum(axis=(0, 2))) > 0
     outcomes = _outcome_counts(arrays)
     strategies = np.bincount(arrays.strategy, minlength=len(arrays.strategies))
+    plan, warming = _study_plan(db, arrays, human, options)
     return Leaderboard(
         table=table,
         fits=fits,
@@ -278,7 +292,19 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
                                                  metrics.attrs.get("slice", "")) if part and part != "every prompt")
         or "every prompt",
         directions=directions,
+        plan=plan,
+        warming=warming,
     )
+
+
+def _study_plan(db: sqlite_utils.Database, arrays: VoteArrays, human: VoteArrays,
+                options: LeaderboardOptions) -> tuple[str, dict[str, int]]:
+    """The planner's line (a live board only) and the models warming up, from the slice's human votes."""
+    models, counts = in_play(arrays.models, human.counts(), models_with_images(db, options.suite))
+    drawn = np.bincount(human.strategy, minlength=len(human.strategies))
+    strategy = main_strategy(dict(zip(human.strategies, drawn.tolist())))
+    line = plan_line(models, counts, strategy, options) if options.until is None else ""
+    return line, warming_up(models, counts, PROVISIONAL_BATTLES)
 
 
 def fit_table(result: pd.DataFrame) -> pd.DataFrame:
@@ -412,5 +438,5 @@ def format_table(table: pd.DataFrame, max_rows: int | None = None) -> str:
 def leaderboard_text(board: Leaderboard, options: LeaderboardOptions) -> str:
     """The whole leaderboard as text (the command line): summary, table, rank correlations, agreement panel."""
     correlations = board.correlations.to_string(index=False, float_format=lambda v: f"{v:.3f}")
-    return "\n\n".join([summary_text(board, options), format_table(board.table),
+    return "\n\n".join([summary_text(board, options), *([board.plan] if board.plan else []), format_table(board.table),
                         f"Rank correlation with the human ELO:\n{correlations}", agreement_text(board)])

@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from arena.leaderboard import Leaderboard, LeaderboardOptions, leaderboard_text, summary_text
+from arena.leaderboard import PROVISIONAL_BATTLES, Leaderboard, LeaderboardOptions, leaderboard_text, summary_text
 from arena.leaderboard_labels import (DIRECTION_NOTE, bias_frame, correlations_frame, correlations_note, metric_label,
                                       pairs_frame, plural)
 from ratings.protocols import DEFAULT_PROTOCOL
@@ -169,7 +169,16 @@ def main_table(board: Leaderboard) -> pd.DataFrame:
     if board.votes.get("judge", 0):
         table = pd.concat([table, _rated_columns(board.fits["judge"], models, prefix="Judge ", published=published)],
                           axis=1)
-    return table
+    return mark_warming(table, board.warming)
+
+
+def mark_warming(table: pd.DataFrame, warming: dict[str, int]) -> pd.DataFrame:
+    """The intervals of the models still warming up (:mod:`sampling.warmup`) marked provisional until they have
+    :data:`arena.leaderboard.PROVISIONAL_BATTLES` battles."""
+    marked = [f"{text} · provisional until {PROVISIONAL_BATTLES} battles ({warming[model]} so far)"
+              if model in warming and text and not text.startswith(("provisional", "no votes")) else text
+              for model, text in zip(table["Model"], table["95% interval"])]
+    return table.assign(**{"95% interval": marked})
 
 
 def metrics_table(board: Leaderboard) -> tuple[pd.DataFrame | None, str]:
@@ -286,7 +295,7 @@ def headline(board: Leaderboard, options: LeaderboardOptions) -> str:
         parts.append("anonymous votes only")
     if options.include_excluded:
         parts.append("excluded votes included")
-    return " · ".join(parts) + "."
+    return " · ".join(parts) + "." + (f" {board.plan}" if board.plan else "")
 
 
 JSON_COLUMNS = {"model": "model", "rating": "rating", "ci_lower": "lower", "ci_upper": "upper", "rank": "rank",
@@ -316,6 +325,7 @@ def leaderboard_json(board: Leaderboard, options: LeaderboardOptions) -> dict:
         "filters": {**filters, "anonymous_only": options.anonymous_only, "include_excluded": options.include_excluded},
         "votes": board.votes, "sources": board.sources, "judge": board.judge,
         "models": fit_records(board.fits["human"]), "judge_models": fit_records(board.fits["judge"]),
+        "plan": board.plan, "warming_up": board.warming,
     }
 
 

@@ -82,6 +82,34 @@ def pair_outcomes_of(counts: np.ndarray) -> np.ndarray:
     return counts[..., i, j, :] + swapped
 
 
+def spearman_rows(estimates: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """Spearman's ρ = 1 − 6Σd²/(n(n²−1)) of each row of ``estimates`` with ``truth`` (one truth, or one per row; no
+    tied values)."""
+    n = truth.shape[-1]
+    est_rank = np.argsort(np.argsort(estimates, axis=-1), axis=-1)
+    true_rank = np.argsort(np.argsort(truth, axis=-1), axis=-1)
+    d2 = ((est_rank - true_rank) ** 2).sum(axis=-1)
+    return 1.0 - 6.0 * d2 / (n * (n * n - 1))
+
+
+def top_k_rows(estimates: np.ndarray, truth: np.ndarray, k: int = 3) -> np.ndarray:
+    """Whether each row's k highest estimates are the k truly best models (in any order; one truth, or one per
+    row)."""
+    est_top = np.sort(np.argsort(-estimates, axis=-1)[..., :k], axis=-1)
+    true_top = np.sort(np.argsort(-truth, axis=-1)[..., :k], axis=-1)
+    return (est_top == true_top).all(axis=-1)
+
+
+def settled_at(ok: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``ok`` (reps × checkpoints): the first checkpoint from which ``ok`` holds to the end, and whether
+    it ever does (rows that fail at the last checkpoint get ``points[-1]`` and False)."""
+    failing = ~ok
+    last_fail = np.where(failing.any(axis=1), ok.shape[1] - 1 - np.argmax(failing[:, ::-1], axis=1), -1)
+    settled = last_fail < ok.shape[1] - 1
+    index = np.minimum(last_fail + 1, ok.shape[1] - 1)
+    return points[index], settled
+
+
 @dataclass(frozen=True)
 class Schedule:
     """When a simulated server refits and recomputes its draw probabilities (module docstring)."""

@@ -556,6 +556,25 @@ def win_matrices(counts: np.ndarray, tie_policy: str = "drop") -> np.ndarray:
     return wins
 
 
+def fisher_information(totals: np.ndarray, theta: np.ndarray, ridge: float) -> np.ndarray:
+    """H = L + ridge·I (…, n, n) for comparisons per pair ``totals`` (…, n, n; N = W + Wᵀ) at strengths ``theta``
+    (…, n, nats): L_ii = Σ_j N_ij p_ij p_ji, L_ij = −N_ij p_ij p_ji, p_ij = σ(θ_i − θ_j)."""
+    p = expit(theta[..., :, None] - theta[..., None, :])
+    weight = totals * p * np.swapaxes(p, -1, -2)
+    info = -weight
+    diag = np.arange(theta.shape[-1])
+    info[..., diag, diag] = weight.sum(axis=-1) + ridge + 1e-9
+    return info
+
+
+def elo_covariance(info: np.ndarray) -> np.ndarray:
+    """The covariance of the centred ratings in Elo², P(H + 11ᵀ/n)⁻¹P·(400/ln 10)² with P = I − 11ᵀ/n, from the
+    information H (…, n, n) (:func:`fit_state`)."""
+    n = info.shape[-1]
+    projector = np.eye(n) - 1.0 / n
+    return projector @ np.linalg.inv(info + 1.0 / n) @ projector * ELO_PER_NAT**2
+
+
 def fit_state(
     counts: np.ndarray,
     *,
@@ -581,13 +600,7 @@ def fit_state(
     start = None if theta0 is None else np.nan_to_num(np.asarray(theta0, dtype=np.float64).reshape((-1, n)))
     theta, _ = newton_bt(wins, ridge=params.ridge, theta0=start, max_iter=50)
     theta = np.reshape(theta, (-1, n))
-    p = expit(theta[:, :, None] - theta[:, None, :])
-    weight = totals * p * p.transpose(0, 2, 1)
-    info = -weight
-    diag = np.arange(n)
-    info[:, diag, diag] = weight.sum(axis=2) + params.ridge + 1e-9
-    projector = np.eye(n) - 1.0 / n
-    cov = projector @ np.linalg.inv(info + 1.0 / n) @ projector * ELO_PER_NAT**2
+    cov = elo_covariance(fisher_information(totals, theta, params.ridge))
     fitted = fit_votes > 0
     ratings = np.where(fitted, elo_scale(theta), np.nan)
     votes = int(np.asarray(counts).sum())

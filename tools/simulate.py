@@ -54,7 +54,7 @@ import numpy as np
 
 from ratings.bradley_terry import fit_bradley_terry, newton_bt
 from sampling.simulation import (DAVIDSON_NU, Schedule, checkpoints, count_tensors, outcome_probabilities,  # noqa: F401
-                                 walk)
+                                 settled_at, spearman_rows, top_k_rows, walk)
 from sampling.strategies import STRATEGIES, UNIFORM, SamplingParams, get_strategy, pair_index
 
 TRUE_ELO: dict[str, float] = {
@@ -68,7 +68,6 @@ HARD_GAPS: tuple[int, ...] = (8, 12, 15, 6, 9, 14, 5, 11, 7, 13, 10, 5, 12, 9, 6
 BAD_TOP = 0.15
 BAD_BOTTOM = 0.45
 SPEARMAN_TARGET = 0.95
-TOP_K = 3
 
 
 @dataclass(frozen=True)
@@ -136,32 +135,6 @@ SCENARIOS: dict[str, Scenario] = {
                           tuple(TRUE_ELO), (0,) * len(TRUE_ELO), 60_000, 3370),
     "hard": _hard_scenario(),
 }
-
-
-def spearman_rows(estimates: np.ndarray, truth: np.ndarray) -> np.ndarray:
-    """Spearman's ρ = 1 − 6Σd²/(n(n²−1)) of each row of ``estimates`` with ``truth`` (no tied values)."""
-    n = truth.shape[-1]
-    est_rank = np.argsort(np.argsort(estimates, axis=-1), axis=-1)
-    true_rank = np.argsort(np.argsort(truth))
-    d2 = ((est_rank - true_rank) ** 2).sum(axis=-1)
-    return 1.0 - 6.0 * d2 / (n * (n * n - 1))
-
-
-def top_k_rows(estimates: np.ndarray, truth: np.ndarray, k: int = TOP_K) -> np.ndarray:
-    """Whether each row's k highest estimates are the k truly best models (in any order)."""
-    est_top = np.sort(np.argsort(-estimates, axis=-1)[..., :k], axis=-1)
-    true_top = np.sort(np.argsort(-truth)[:k])
-    return (est_top == true_top).all(axis=-1)
-
-
-def settled_at(ok: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of ``ok`` (reps × checkpoints): the first checkpoint from which ``ok`` holds to the end, and whether
-    it ever does (rows that fail at the last checkpoint get ``points[-1]`` and False)."""
-    failing = ~ok
-    last_fail = np.where(failing.any(axis=1), ok.shape[1] - 1 - np.argmax(failing[:, ::-1], axis=1), -1)
-    settled = last_fail < ok.shape[1] - 1
-    index = np.minimum(last_fail + 1, ok.shape[1] - 1)
-    return points[index], settled
 
 
 def _leaderboard_wins(pair_outcomes: np.ndarray, n: int) -> np.ndarray:

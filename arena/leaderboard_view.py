@@ -175,7 +175,7 @@ def main_table(board: Leaderboard) -> pd.DataFrame:
 def mark_warming(table: pd.DataFrame, warming: dict[str, int]) -> pd.DataFrame:
     """The intervals of the models still warming up (:mod:`sampling.warmup`) marked provisional until they have
     :data:`arena.leaderboard.PROVISIONAL_BATTLES` battles."""
-    marked = [f"{text} · provisional until {PROVISIONAL_BATTLES} battles ({warming[model]} so far)"
+    marked = [f"{text} provisional: {warming[model]}/{PROVISIONAL_BATTLES} battles"
               if model in warming and text and not text.startswith(("provisional", "no votes")) else text
               for model, text in zip(table["Model"], table["95% interval"])]
     return table.assign(**{"95% interval": marked})
@@ -269,6 +269,9 @@ def table_note(board: Leaderboard, options: LeaderboardOptions) -> str:
         columns["95% interval"] = f"the {board.protocol} protocol's 95% bootstrap interval"
     lines.append(f"Models with fewer than {options.min_votes} votes in the fit are listed as provisional, without a "
                  "rank or rating and left off the chart. " + RANK_RULE)
+    if board.warming:
+        lines.append(f"A model added to a running arena gets its first {PROVISIONAL_BATTLES} battles first; until "
+                     f"then its interval is marked provisional ({', '.join(sorted(board.warming))}).")
     lines = [line if line.startswith("**No") else f"*{line}*" for line in lines]
     lines.append("Columns: " + " · ".join(f"**{name}** {text}" for name, text in columns.items()
                                           if name != "Rank") + ".")
@@ -295,7 +298,7 @@ def headline(board: Leaderboard, options: LeaderboardOptions) -> str:
         parts.append("anonymous votes only")
     if options.include_excluded:
         parts.append("excluded votes included")
-    return " · ".join(parts) + "." + (f" {board.plan}" if board.plan else "")
+    return " · ".join(parts) + "."
 
 
 JSON_COLUMNS = {"model": "model", "rating": "rating", "ci_lower": "lower", "ci_upper": "upper", "rank": "rank",
@@ -407,6 +410,7 @@ def render_view(board: Leaderboard, options: LeaderboardOptions, *, history: lis
     }
     return {
         "headline": headline(board, options),
+        "plan": board.plan,
         "summary": summary_text(board, options),
         "notes": {"table": table_note(board, options), "metrics": metrics_note,
                   "correlations": correlations_note(board.correlations)},

@@ -46,8 +46,13 @@ Strategies (:data:`STRATEGIES`; the configured one is recorded on every battle, 
         Finally P = (1 − ε)·bounded(w; 0, cap·u) + ε·B, with B the ``balanced`` probabilities: a share ε
         (``active_floor``) of exploration that goes to the pairs with the fewest votes, so every pair keeps getting
         votes and the pairs that the focused part starves are refilled first; no pair gets more than cap·u
-        (``active_cap``) from the focused part. With few votes σ is large, every P_k ≈ 1/2, and ``active`` starts
-        out close to uniform.
+        (``active_cap``) from the focused part.
+
+        ``active`` acts on its fit only once every model in play has had its first W battles (``warmup_battles``,
+        the warm-up's and the leaderboard's provisional threshold, :mod:`sampling.warmup`): until then, and again
+        while a model added later warms up, it draws as ``balanced``. Early decisions on noisy ratings are what
+        pushes the extreme models outwards (below): in the simulation this burn-in cost no votes and took the
+        coverage of the leaderboard's intervals at the benchmark's 3,370 votes from 91.4% to 93.3% (uniform 94.3%).
 
 Prompts (``balanced`` and ``active``)
     The pair is drawn first, over all pairs; then a prompt uniformly among the eligible prompts with images of both
@@ -666,11 +671,23 @@ def _balanced(*, available, pair_counts, params, **_):
 
 
 def _active(*, available, pair_counts, state, params):
-    """P = (1 − ε)·bounded(w; 0, cap·u) + ε·B (:func:`active_pair_probabilities`); ``balanced`` before the first
-    fit."""
+    """P = (1 − ε)·bounded(w; 0, cap·u) + ε·B (:func:`active_pair_probabilities`); ``balanced`` before the first fit
+    and while a model in play has fewer than ``warmup_battles`` battles (:func:`provisional_rows`)."""
+    balanced = _balanced(available=available, pair_counts=pair_counts, params=params)
     if state is None:
-        return _balanced(available=available, pair_counts=pair_counts, params=params)
-    return active_pair_probabilities(state.ratings, state.cov, pair_counts, available, params)
+        return balanced
+    focused = active_pair_probabilities(state.ratings, state.cov, pair_counts, available, params)
+    return np.where(provisional_rows(pair_counts, available, params.warmup_battles), balanced, focused)
+
+
+def provisional_rows(pair_counts: np.ndarray, available: np.ndarray, battles: float) -> np.ndarray:
+    """Per row (…, 1): whether some model with an available pair has fewer than ``battles`` battles (votes per pair
+    ``pair_counts`` (…, K)); never with ``battles`` 0."""
+    pair_counts = np.asarray(pair_counts, dtype=np.float64)
+    available = np.broadcast_to(np.asarray(available, dtype=bool), pair_counts.shape)
+    n = n_models_of(pair_counts.shape[-1])
+    in_play = model_votes(available.astype(np.float64), n) > 0
+    return (in_play & (model_votes(pair_counts, n) < battles)).any(axis=-1, keepdims=True)
 
 
 UNIFORM = register_strategy(Strategy(

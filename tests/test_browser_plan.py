@@ -14,7 +14,7 @@ from datamodel.votes import record_vote
 from sampling.draws import draw_uniform, serve_battle
 from support import browser as browsers
 from support.arena import build_small_arena, make_image, render_all
-from support.browser import SIZES, leaderboard_summary
+from support.browser import SIZES, leaderboard_summary, open_page
 from support.webapp import running_app
 
 SCREENSHOTS = browsers.screenshot_folder("ARENA_PLAN_SCREENSHOTS", ".cache/screenshots-plan")
@@ -48,15 +48,14 @@ def test_the_page_says_how_many_more_votes_and_marks_a_warming_model(tmp_path, b
     render_all(db, arena.media, arena.settings)
     _cast(db, voter, rng, 30, only=newcomer)
     with running_app(arena.settings) as url:
-        page = browser.new_page(viewport=SIZES[size])
-        page.goto(url)
+        page = open_page(browser, url, size)
         page.get_by_role("tab", name="Leaderboard").click()
         leaderboard_summary(page, "730 human votes")
-        page.wait_for_selector("text=more votes until every interval is within ±15", timeout=20000)
-        page.wait_for_selector("#lb-chart .js-plotly-plot", timeout=20000)
         page.wait_for_function("() => document.querySelector('#lb-table').innerText.includes("
                                "'provisional: 30/200 battles')", timeout=10000)
         line = page.locator("text=more votes until every interval is within ±15").first
+        line.wait_for(timeout=20000)
+        page.wait_for_selector("#lb-chart .js-plotly-plot", timeout=20000)
         assert line.is_visible() and line.bounding_box()["width"] <= SIZES[size]["width"]
         browsers.shoot(page, SCREENSHOTS, size, "plan-line-and-warming-model", full_page=True)
         page.close()

@@ -252,7 +252,7 @@ def interval_votes(counts: np.ndarray, strategy: str, half_width: float, *, para
     H, where π_k are the strategy's pair shares (:func:`sampling.strategies.pair_probabilities` with the warm-up), d the
     share of decisive votes so far, p_k the fitted probability that pair k's first model wins and x_k = e_i − e_j; the
     shares are recomputed from the expected counts and the expected fit (the current ratings, covariance
-    P(H + 11ᵀ/n)⁻¹P as :func:`sampling.strategies.fit_state`) every 5% of the votes, and the half-widths z·√Σ_ii
+    P(H + 11ᵀ/n)⁻¹P as :func:`sampling.strategies.fit_state`) every 10% of the votes, and the half-widths z·√Σ_ii
     followed until they are all within ±``half_width`` (the last step bisected). 0 when they already are; ``inf``
     beyond ``horizon``."""
     counts = np.asarray(counts, dtype=np.float64)
@@ -276,15 +276,20 @@ def interval_votes(counts: np.ndarray, strategy: str, half_width: float, *, para
     width, cov = widest(info)
     if width <= half_width:
         return 0.0
+    spec = get_strategy(strategy)
+    fixed = None if spec.needs_counts or spec.needs_fit else pair_probabilities(strategy, available=available)
     while done < horizon:
-        expected = replace(state, cov=cov)
-        shares = pair_probabilities(strategy, available=available, pair_counts=pairs, state=expected, params=params)
+        if fixed is None:
+            shares = pair_probabilities(strategy, available=available, pair_counts=pairs,
+                                        state=replace(state, cov=cov), params=params)
+        else:
+            shares = fixed
         shares = with_warmup(shares, pairs, available, params)
         per_vote = np.zeros((n, n))
         np.add.at(per_vote, (i, j), -shares * informative)
         np.add.at(per_vote, (j, i), -shares * informative)
         per_vote[np.arange(n), np.arange(n)] = -per_vote.sum(axis=1)
-        step = min(max(50.0, 0.05 * (votes + done)), horizon - done)
+        step = min(max(100.0, 0.1 * (votes + done)), horizon - done)
         width, cov = widest(info + step * per_vote)
         if width <= half_width:
             low, high = 0.0, step

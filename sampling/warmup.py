@@ -41,8 +41,12 @@ def warming_models(pair_counts: np.ndarray, available: np.ndarray, params: Sampl
     in_play = model_votes(available.astype(np.float64), n) > 0
     if params.warmup_battles <= 0:
         return np.zeros(battles.shape, dtype=bool)
-    median = np.nanmedian(np.where(in_play, battles, np.nan), axis=-1, keepdims=True) if in_play.any() else 0.0
-    median = np.nan_to_num(median)
+    if not in_play.any():
+        median = 0.0
+    elif battles.ndim == 1:  # one row (a server's draw): no NaN machinery
+        median = float(np.median(battles[in_play]))
+    else:
+        median = np.nan_to_num(np.nanmedian(np.where(in_play, battles, np.nan), axis=-1, keepdims=True))
     return in_play & (battles < params.warmup_battles) & (battles < median - params.warmup_battles / 2)
 
 

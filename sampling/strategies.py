@@ -129,7 +129,7 @@ class SamplingParams:
     - ``z``: interval half-width in standard errors for :attr:`FitState.widths` (1.96: 95%).
     - ``tie_policy``: how ties enter the sampler's fit (use the leaderboard's, ``ARENA_TIE_POLICY``).
     - ``warmup_battles``: W, the battles a model needs before it counts as warmed up (:mod:`sampling.warmup`;
-      ``ARENA_WARMUP_BATTLES``; 0: no warm-up).
+      ``ARENA_WARMUP_BATTLES``; 0: no warm-up), and before ``active`` acts on its fit.
     - ``warmup_share``: the most draws that go to models warming up (``ARENA_WARMUP_SHARE``): the cap that keeps the
       rest of the study going.
     """

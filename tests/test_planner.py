@@ -122,7 +122,7 @@ def test_a_plan_covers_every_target_and_strategy_and_holds_when_met():
         plan_study(counts[0], targets=[Target("top", 12)], strategies=["uniform"])
 
 
-def test_warming_models_are_marked_provisional_on_the_table():
+def test_warming_models_are_marked_on_the_table():
     counts = np.zeros((4, 4, 4), dtype=np.int64)
     counts[0, 1, 0] = counts[0, 2, 0] = counts[1, 2, 1] = 300  # three models with 600 battles each
     counts[3, 0, 0] = 40  # the fourth, added late: 40
@@ -154,7 +154,7 @@ def test_the_leaderboard_says_how_many_more_votes(small_arena):
     assert "more votes until every interval is within ±15 (sampling: uniform;" in board.plan
     assert render_view(board, options)["plan"] == board.plan
     assert board.warming == {}  # a young study: nobody trails
-    assert "provisional:" not in " ".join(main_table(board)["95% interval"])
+    assert "warming up:" not in " ".join(main_table(board)[0]["95% interval"])
     past = compute_leaderboard(small_arena.db, leaderboard_options(small_arena.settings, until=1.0))
     assert past.plan == ""  # a past day's board has no plan
 

@@ -63,21 +63,14 @@ def export_link(ctx: AppContext, admin_id: str, fmt: str, holder: Holder, *, exp
 RULE_CHOICES = [("Every vote", ""), ("Votes the rate rule flagged", RATE), ("Votes the speed rule flagged", SPEED),
                 ("Votes the bias rule flagged", BIAS)]
 EVERY_ANNOTATOR = ("Every annotator", "")
-ADMIN_CSS = """
-#review-message p, #vote-review-message p, #admin-password-message p { margin: 0.2em 0; }
-.admin-done { display: inline-block; padding: 2px 8px; border-left: 3px solid #16a34a; border-radius: 3px;
-              background: #f0fdf4; color: #14532d; font-weight: 600; }
-.admin-refused { display: inline-block; padding: 2px 8px; border-left: 3px solid #d97706; border-radius: 3px;
-                 background: #fff7ed; color: #7c2d12; font-weight: 600; }
-#annotator-stats tbody tr, #flagged-votes tbody tr { cursor: pointer; }
-"""
 
 
 # The reason of a one-vote review unless the admin gives another (API callers that send only the vote id get it too).
 ONE_VOTE_REASON = "reviewed by an admin"
 
-# Closes the page's messages (Gradio's toasts): a refused unlock's "Wrong admin password" is gone once unlocked.
-CLOSE_TOASTS_JS = "() => document.querySelectorAll('.toast-close').forEach(button => button.click())"
+# Closes the page's messages (Gradio's toasts): a refused unlock's "Wrong admin password" is gone once unlocked
+# (static/admin.html; the tab's look: static/admin.css).
+CLOSE_TOASTS_JS = "() => window.arenaAdmin.closeToasts()"
 
 
 def done(text: str) -> str:

@@ -51,53 +51,14 @@ FIRST_VIEW_WAIT_S = 20.0  # a viewer of filters never computed before waits at m
 CHOICES_MAX_AGE_S = 10.0  # the menus' choices are read again at most this often
 
 
-# Each short header of the leaderboard's tables explains itself on hover. Gradio's table sets a header's tooltip (its
-# title attribute) to the header's own text and takes no other; this script, in the page's head, sets it to the
-# header's full meaning (arena.leaderboard_view.header_tips) whenever the tables are drawn again. It also fits each
-# chart to its panel when the panel is shown: a chart drawn while its sub-tab was hidden takes Plotly's default
-# width (700 px), which a phone cut at the right edge.
-LEADERBOARD_JS = """
-<script>
-(() => {
-  const fit = new ResizeObserver((entries) => entries.forEach(({target}) => {
-    const width = target.clientWidth, layout = target._fullLayout;
-    if (width > 0 && layout && window.Plotly && Math.abs(layout.width - width) > 1) window.Plotly.Plots.resize(target);
-  }));
-  const charts = new WeakSet();
-  const tips = __TIPS__;
-  const base = (text) => text.replace(/ [[(].*$/, '');  // "clip score [scorer]", "fid (suite)": the metric's tooltip
-  let queued = false;
-  const apply = () => {
-    queued = false;
-    for (const [id, table] of Object.entries(tips)) {
-      for (const th of document.querySelectorAll(`#${id} th`)) {
-        const text = (th.querySelector('.header-content') || th).textContent.trim();
-        const tip = table[text] || table[base(text)];
-        if (tip && th.title !== tip) th.title = tip;
-      }
-    }
-    for (const chart of document.querySelectorAll('#lb-tabs .js-plotly-plot')) {
-      if (!charts.has(chart)) { charts.add(chart); fit.observe(chart); }
-    }
-  };
-  const watch = () => new MutationObserver(() => { if (!queued) { queued = true; requestAnimationFrame(apply); } })
-    .observe(document.body, {childList: true, subtree: true, characterData: true, attributeFilter: ['title']});
-  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', watch);
-  else watch();
-})();
-</script>
-"""
-
-
-def leaderboard_script(db) -> str:
-    """The leaderboard's page-head script (LEADERBOARD_JS): charts fitted to their panels, and every table header's
-    tooltip: the fixed columns' meanings and each metric's full name and direction (the registered metrics', and any
-    other the database records)."""
+def header_tip_table(db) -> dict:
+    """Every leaderboard table header's tooltip, per table id (the page's ``#lb-header-tips`` data, which
+    ``static/leaderboard.html`` sets as each header's title): the fixed columns' meanings and each metric's full name
+    and direction (the registered metrics', and any other the database records)."""
     metrics = {name: (direction, "") for name, direction in metric_directions(db).items()}
     metrics.update({name: (direction, metric.title) for metric in all_metrics().values()
                     for name, direction in metric.outputs().items()})
-    tips = json.dumps(header_tips(metrics), ensure_ascii=True).replace("</", "<\\/")
-    return LEADERBOARD_JS.replace("__TIPS__", tips)
+    return header_tips(metrics)
 
 
 def _column_values(column: str):

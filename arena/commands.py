@@ -93,8 +93,10 @@ def _remove_import(args, settings) -> int:
     if args.file is not None:
         raise ValueError("import-votes --remove ID takes no file: it undoes the import numbered ID.")
     db, _ = _open(settings)
-    record, votes, models = remove_import(db, args.remove)
-    print(f"Removed import #{record.id} ({record.file} into source {record.source!r}): {votes} votes"
+    gone = remove_import(db, args.remove)
+    record, models = gone.record, gone.models
+    print(f"Removed import #{record.id} ({record.file} into source {record.source!r}): {gone.votes} votes"
+          + (f", {gone.images} images only its votes showed" if gone.images else "")
           + (f", and {len(models)} models only it named: {', '.join(models)}." if models else "."))
     return 0
 
@@ -521,8 +523,10 @@ def build_parser() -> argparse.ArgumentParser:
     else:
         add_commands(commands, load_settings)
     from arena.rating_commands import add_commands as add_rating_commands
+    from arena.plan_commands import add_commands as add_plan_commands
 
     add_rating_commands(commands)
+    add_plan_commands(commands)
     return parser
 
 

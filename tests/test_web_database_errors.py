@@ -3,7 +3,9 @@ now" on the page, one line in the server log with the database's reason, no trac
 
 The database refuses through a trigger on the table the event writes, raising what a PostgreSQL server raises where
 it cannot be written (a standby, a database set read-only: SQLSTATE 25006, which psycopg reports as an
-``InternalError``) or, on SQLite, an aborted statement. Before, the tabs caught ``sqlite3.OperationalError`` alone:
+``InternalError``) or, on SQLite, an ``OperationalError`` as a full disk or a read-only file gives (the trigger writes
+into a table that does not exist; an aborted statement would raise an ``IntegrityError``, which the vote reads as a
+vote already there). Before, the tabs caught ``sqlite3.OperationalError`` alone:
 on PostgreSQL every such write answered Gradio's bare "Error" and the log got a traceback.
 """
 
@@ -27,8 +29,8 @@ def refuse_writes(arena, table: str, engine: str) -> None:
     """From now on the database refuses every INSERT into ``table``."""
     if engine == "sqlite":
         with sqlite3.connect(arena.settings.db_path) as conn:
-            conn.execute(f"CREATE TRIGGER refuse_{table} BEFORE INSERT ON {table} BEGIN "
-                         f"SELECT RAISE(ABORT, '{REASON}'); END")
+            conn.execute(f'CREATE TRIGGER refuse_{table} BEFORE INSERT ON {table} BEGIN '
+                         f'INSERT INTO "{REASON}" VALUES (1); END')
         return
     with psycopg.connect(arena.settings.database_url, autocommit=True) as conn:
         conn.execute("CREATE OR REPLACE FUNCTION refuse_writes() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "

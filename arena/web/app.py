@@ -72,6 +72,15 @@ def make_context(settings: Settings, store: Store | None = None) -> AppContext:
     return ctx
 
 
+def your_board(session) -> list:
+    """The reveal's "See your own leaderboard": the Leaderboard tab, its Voter menu on the signed-in annotator (whose
+    own results the menu offers them alone)."""
+    name = getattr(getattr(session, "annotator", None), "name", None)
+    if not isinstance(name, str):
+        return [gr.skip(), gr.skip(), gr.skip()]
+    return [gr.Tabs(selected="leaderboard"), gr.update(value=name), gr.Timer(active=True)]
+
+
 def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | None = None) -> gr.Blocks:
     """The arena as a Gradio Blocks app over ``ctx`` (default: :func:`make_context` of ``settings`` and ``store``)."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -105,14 +114,6 @@ def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | 
         leaderboard_tab.select(lambda: gr.Timer(active=True), None, timer, api_visibility="private")
         for other in (arena_tab, ratings_tab, admin_tab):
             other.select(lambda: gr.Timer(active=False), None, timer, api_visibility="private")
-
-        def your_board(session) -> list:
-            """The reveal's "See your own leaderboard": the Leaderboard tab, its Voter menu on the signed-in
-            annotator (whose own results the menu offers them alone)."""
-            name = getattr(getattr(session, "annotator", None), "name", None)
-            if not isinstance(name, str):
-                return [gr.skip(), gr.skip(), gr.skip()]
-            return [gr.Tabs(selected="leaderboard"), gr.update(value=name), gr.Timer(active=True)]
 
         with signed_in_events(blocks, ctx):  # the reveal's "See your own leaderboard"
             arena.your_board.click(your_board, arena.state, [tabs, voter_menu, timer], api_visibility="private")

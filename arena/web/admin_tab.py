@@ -31,7 +31,7 @@ from datamodel.reviews import ReviewError, admin_actions, annotator_flags, revie
 from sampling.coverage import votes_per_model, votes_per_pair, votes_per_prompt
 from arena.ratelimit import RateLimited, client_address
 from arena.web.admin_session import Holder, SessionEnded
-from arena.web.context import AppContext, bind, refusal, unwritable
+from arena.web.context import AppContext, bind, picked_cell, refusal, unwritable
 from datamodel.connection import database_errors
 from arena.web.prompt_review import build_prompt_review
 from arena.web.rating_admin import build_rating_admin
@@ -203,20 +203,12 @@ def review_one(ctx: AppContext, admin_id, vote: float | None, reason: str = ONE_
 
 def pick_annotator(table: pd.DataFrame, evt: gr.SelectData):
     """A click on a row of the annotators table chooses that annotator."""
-    row = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
-    try:
-        return str(table.iloc[int(row)]["Annotator"])
-    except (IndexError, KeyError, ValueError, TypeError):
-        return gr.skip()
+    return picked_cell(table, evt, "Annotator")
 
 
 def pick_vote(table: pd.DataFrame, evt: gr.SelectData):
     """A click on a row of the flagged votes chooses that vote."""
-    row = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
-    try:
-        return int(table.iloc[int(row)]["Vote"])
-    except (IndexError, KeyError, ValueError, TypeError):
-        return gr.skip()
+    return picked_cell(table, evt, "Vote", int)
 
 
 def export(ctx: AppContext, admin_id, request: gr.Request = None, *, fmt: str) -> str:

@@ -191,3 +191,13 @@ def refusal(error: Exception | str, event: str, request=None, *, warn: bool = Fa
     level = logging.WARNING if warn or isinstance(error, RateLimited) else logging.INFO
     log.log(level, "refused %s from %s: %s", event, client_address(request), " ".join(message.split())[:300])
     return gr.Error(message, print_exception=False)
+
+
+def picked_cell(table, event: gr.SelectData, column: str, kind=str):
+    """The ``column`` value (as ``kind``) of the row a click on ``table`` (a DataFrame's select ``event``) chose;
+    ``gr.skip()`` where the click names no such row."""
+    row = event.index[0] if isinstance(event.index, (list, tuple)) else event.index
+    try:
+        return kind(table.iloc[int(row)][column])
+    except (IndexError, KeyError, ValueError, TypeError):
+        return gr.skip()

@@ -16,7 +16,7 @@ import gradio as gr
 import pandas as pd
 
 from arena.web.admin_session import Holder
-from arena.web.context import AppContext, bind, refusal, unwritable
+from arena.web.context import AppContext, bind, picked_cell, refusal, unwritable
 from datamodel.connection import database_errors
 from datamodel.prompt_candidates import ReviewError, candidate_counts, candidates, decide
 
@@ -69,11 +69,8 @@ def decide_candidates(ctx: AppContext, admin_id, chosen, why, request: gr.Reques
 
 
 def pick(frame: pd.DataFrame, evt: gr.SelectData):
-    row = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
-    try:
-        return int(frame.iloc[int(row)]["Candidate"])
-    except (IndexError, KeyError, ValueError, TypeError):
-        return gr.skip()
+    """A click on a row of the candidates chooses that candidate."""
+    return picked_cell(frame, evt, "Candidate", int)
 
 
 def build_prompt_review(ctx: AppContext, admin: gr.State, locked: str) -> None:

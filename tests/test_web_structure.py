@@ -114,3 +114,17 @@ def test_a_bound_handler_gets_the_request_from_gradio_and_keeps_its_name():
     assert slow.__name__ == "_slow_handler" and asyncio.iscoroutinefunction(slow)
     inputs, _, _, _ = special_args(slow, ["a prompt"], request=request)
     assert asyncio.run(slow(*inputs)) == ["the context", "a prompt", request]
+
+
+def test_a_scores_answer_gets_the_request_before_the_scores():
+    """Gradio hands the request only to a parameter before ``*values``: the Ratings tab's score answers (SemVarBench's
+    two scores) then count against the per-address limit by the rater's address, not all under "unknown"."""
+    from gradio.helpers import special_args
+
+    from arena.web.context import bind
+    from arena.web.ratings_tab import answer_scores
+
+    handler = bind("the desk", answer_scores, "rate_semvar_alignment", task_name="semvar_alignment")
+    request = object()
+    inputs, _, _, _ = special_args(handler, ["session", "task", "token", 60, 80], request=request)
+    assert inputs == ["session", "task", "token", request, 60, 80]

@@ -255,12 +255,9 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
             raise LookupError(f"No votes from source {options.source!r}. Sources: {', '.join([ARENA_SOURCE, *known])}; "
                               "import a log with python -m arena import-votes --source NAME.")
     arrays = read_vote_arrays(db, STRATEGIES, source=options.source, anonymous_only=options.anonymous_only,
+                              include_excluded=options.include_excluded, until=options.until, times=False,
                               **{key: getattr(options, key) for key in ("suite", "subset", "variant", "category",
                                                                         "voter")})
-    if not options.include_excluded:
-        arrays = arrays.take(~arrays.excluded)
-    if options.until is not None:
-        arrays = arrays.take(arrays.time <= options.until)
     check_order(options.order)
     check_mode(options.mode, protocol)
     judge = pick_judge(db, arrays, options.judge)
@@ -274,7 +271,7 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
     rated = {"human": arrays.take(arrays.human), "judge": arrays.take(arrays.judge(judge))}
     results = {kind: protocol.rate(part.encoded(), **shown) for kind, part in rated.items()}
     arrays = arrays.take(~arrays.flagged)
-    human, judged = arrays.take(arrays.human), arrays.take(arrays.judge(judge))
+    human, judged = (part.take(~part.flagged) for part in rated.values())
     ppi, audit = {}, None
     if options.mode == "ppi":
         results["human"], ppi = ppi_table(protocol, human, judged, **shown)

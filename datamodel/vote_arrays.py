@@ -4,8 +4,11 @@ A million votes as a pandas vote table (:func:`datamodel.vote_table.votes_frame`
 prompts, images and models) took 3.7 GB and most of a minute to read. The statistics need far less per vote: who
 voted (an annotator id, or a judge), the two models as displayed, the outcome, the two images (which name the
 battle whatever the sides), the strategy that drew it and whether it is excluded. The votes table holds all of it
-(:func:`datamodel.schema._study_scale`), so :func:`read_vote_arrays` scans it alone, packs each vote into three
-integers in SQL and decodes them with numpy: about 1 s and 60 MB per million votes.
+(:func:`datamodel.schema._study_scale`), so :func:`read_vote_arrays` scans it alone, packs each vote into one
+integer in SQL (two where the ids are too many for 62 bits), hands them over as one text per block of votes and
+decodes them with numpy: about 0.4 s of CPU and 60 MB per million votes, where fetching the rows as Python tuples
+took 1 s. The vote times are read only when asked (they cost as much again, and the leaderboard filters by date in
+SQL).
 
 Codes
     ``model_a``/``model_b`` index :attr:`VoteArrays.models`, sorted by name (as :func:`ratings.votes.encode_votes`
@@ -32,7 +35,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 import sqlite_utils
 
-from datamodel.dialect import json_text_items
+from datamodel.dialect import json_text_items, pick
 from datamodel.models import model_names, sorted_model_names
 from datamodel.schema import OUTCOMES
 from ratings.votes import EncodedVotes, count_tensor
@@ -108,7 +111,10 @@ class VoteArrays:
         return self.voter == -1 - self.judges.index(name)
 
     def take(self, mask: np.ndarray) -> "VoteArrays":
-        """The votes where ``mask`` holds, in the same order."""
+        """The votes where ``mask`` (booleans) holds, in the same order; these arrays themselves when it holds for
+        every vote (nothing changes them in place)."""
+        if mask.all():
+            return self
         per_vote = {f.name: getattr(self, f.name)[mask] for f in fields(self)
                     if isinstance(getattr(self, f.name), np.ndarray)}
         return replace(self, **per_vote)
@@ -165,12 +171,16 @@ ARENA_SOURCE = "arena"  # the source name of the arena's own votes
 
 
 def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = (), *, source: str | None = ARENA_SOURCE,
-                     anonymous_only: bool = False, **filters) -> VoteArrays:
-    """The votes matching ``filters`` (suite, subset, variant, category, voter: one value each, None for any),
-    excluded ones included (the ``excluded`` array marks them). A category matches a prompt's ``category`` or any
-    entry of its ``categories`` list. ``strategies`` names the sampling strategies to tell apart; any other is
-    "other". ``source``: ``"arena"`` (the default) the arena's own votes, None every vote with the imported ones, any
-    other name one import source's votes. ``anonymous_only`` keeps the votes cast without the model names shown."""
+                     anonymous_only: bool = False, include_excluded: bool = True, until: float | None = None,
+                     times: bool = True, **filters) -> VoteArrays:
+    """The votes matching ``filters`` (suite, subset, variant, category, voter: one value each, None for any). A
+    category matches a prompt's ``category`` or any entry of its ``categories`` list. ``strategies`` names the
+    sampling strategies to tell apart; any other is "other". ``source``: ``"arena"`` (the default) the arena's own
+    votes, None every vote with the imported ones, any other name one import source's votes. ``anonymous_only`` keeps
+    the votes cast without the model names shown; ``include_excluded=False`` leaves out the excluded ones (else the
+    ``excluded`` array marks them); ``until`` keeps the votes cast by then (an imported vote without a time is left
+    out). ``times=False`` leaves ``time`` unknown (NaN) for the arena's own votes unless imported votes join them
+    (their order needs it): reading it is a third of the read."""
     models = tuple(sorted_model_names(db))
     index_of = model_names(db)
     by_name = {name: i for i, name in enumerate(models)}
@@ -194,45 +204,113 @@ def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = ()
     for image_id, prompt_id in db.execute("SELECT id, prompt_id FROM images"):
         image_prompt[image_id] = prompt_id
 
-    width = int(model_index.size)  # model ids are < width
+    width, images = int(model_index.size), int(image_prompt.size)  # model ids are < width, image ids < images
+    annotators = int(db.execute("SELECT coalesce(max(id), 0) FROM annotators").fetchone()[0]) + 1
     judge_case = " ".join(f"WHEN ? THEN {-1 - k}" for k in range(len(judges)))
     strategy_case = " ".join(f"WHEN ? THEN {k}" for k in range(len(strategies)))
     outcome_case = " ".join(f"WHEN '{o}' THEN {k}" for k, o in enumerate(OUTCOMES))
-    where, params = _slice_sql(db, filters)
-    sql = (
-        f"SELECT coalesce(v.annotator_id, CASE v.voter {judge_case or 'WHEN NULL THEN 0'} END), "
-        f"((CASE v.strategy {strategy_case} ELSE {len(strategies) - 2} END * {width} + v.left_model_id) * {width} "
-        f"+ v.right_model_id) * 8 + (CASE v.outcome {outcome_case} END) * 2 + v.excluded, "
-        f"v.left_image_id * {image_prompt.size} + v.right_image_id, v.voted_at "
-        f"FROM votes v{where} ORDER BY v.id"
+    fields = (  # name, SQL of a value in [0, bound), bound, its parameters
+        ("voter", f"coalesce(v.annotator_id, CASE v.voter {judge_case or 'WHEN NULL THEN 0'} END) + {len(judges)}",
+         annotators + len(judges), list(judges)),
+        ("strategy", f"CASE v.strategy {strategy_case} ELSE {len(strategies) - 2} END", len(strategies),
+         list(strategies)),
+        ("left_model", "v.left_model_id", width, []), ("right_model", "v.right_model_id", width, []),
+        ("outcome", f"CASE v.outcome {outcome_case} END", len(OUTCOMES), []), ("excluded", "v.excluded", 2, []),
+        ("left_image", "v.left_image_id", images, []), ("right_image", "v.right_image_id", images, []),
     )
-    packed = _fetch(db, sql, [*judges, *strategies, *params], 4) if own else np.zeros((0, 4))
-    voter, code = packed[:, 0].astype(np.int64), packed[:, 1].astype(np.int64)
-    images = packed[:, 2].astype(np.int64)
-    image_a, image_b = images // image_prompt.size, images % image_prompt.size
-    excluded, outcome = (code & 1).astype(bool), (code >> 1) & 3
-    pair, strategy = code >> 3, (code >> 3) // (width * width)
+    where, params = _slice_sql(db, filters)
+    if not include_excluded:
+        where = _and(where, "v.excluded = 0")
+    if until is not None:
+        where, params = _and(where, "v.voted_at <= ?"), [*params, until]
+    got = _read_packed(db, "votes v", where, params, fields) if own else {name: np.zeros(0, np.int64)
+                                                                          for name, *_ in fields}
+    n_votes = len(got["outcome"])
+    time = np.full(n_votes, np.nan)
+    joined = imported and db.execute("SELECT 1 FROM imported_votes LIMIT 1").fetchone() is not None
+    if own and (times or joined) and n_votes:
+        time = _fetch(db, f"SELECT v.voted_at FROM votes v{where} ORDER BY v.id", params, 1)[:, 0]
+    image_a = got["left_image"]
     arrays = VoteArrays(
-        models=models, judges=judges, subsets=subsets, strategies=strategies, image_bound=image_prompt.size, voter=voter,
-        model_a=model_index[(pair // width) % width], model_b=model_index[pair % width], outcome=outcome,
-        image_a=image_a, image_b=image_b, subset=prompt_subset[image_prompt[image_a]], strategy=strategy,
-        excluded=excluded, time=packed[:, 3].astype(np.float64), anonymous=np.ones(len(packed), dtype=bool),
-        source=np.zeros(len(packed), dtype=np.int64),
+        models=models, judges=judges, subsets=subsets, strategies=strategies, image_bound=images,
+        voter=got["voter"] - len(judges), model_a=model_index[got["left_model"]],
+        model_b=model_index[got["right_model"]], outcome=got["outcome"], image_a=image_a, image_b=got["right_image"],
+        subset=prompt_subset[image_prompt[image_a]], strategy=got["strategy"], excluded=got["excluded"].astype(bool),
+        time=time, anonymous=np.ones(n_votes, dtype=bool), source=np.zeros(n_votes, dtype=np.int64),
     )
     if not imported:
         return arrays
-    return _with_imported(db, arrays, model_index, source, anonymous_only, filters)
+    return _with_imported(db, arrays, model_index, source, anonymous_only, until, filters)
+
+
+def _and(where: str, clause: str) -> str:
+    return f"{where} AND {clause}" if where else f" WHERE {clause}"
+
+
+_WORD = 2**62  # a packed integer stays below it: SQLite turns an integer that overflows 64 bits into a float
+_IDS_PER_READ = 1 << 20  # votes (by id) read as one text at a time: about 20 MB of it
+
+
+def _read_packed(db: sqlite_utils.Database, table: str, where: str, params: list,
+                 fields: tuple[tuple[str, str, int, list], ...]) -> dict[str, np.ndarray]:
+    """The integer ``fields`` (name, SQL of a value in [0, bound), bound, parameters) of every row of ``table`` (alias
+    ``v``) matching ``where``, in id order, as arrays by name.
+
+    Handing a million rows to Python as tuples costs more than scanning them: the fields are packed into as few
+    integers per row as fit below 2⁶² (mixed radix, the bounds as the bases), each packed column is joined into one
+    comma-separated text per block of ids in SQL (``group_concat``; PostgreSQL's ``string_agg``) and parsed by
+    ``numpy.fromstring``: a third of the time of fetching the rows. A row whose fields are missing (NULL) stops the
+    read with the ids of such rows (an aggregate would skip it silently)."""
+    words: list[list[tuple[str, str, int, list]]] = []
+    for field in fields:
+        bound = int(np.prod([f[2] for f in words[-1]], dtype=object)) if words else _WORD
+        if bound * max(field[2], 1) >= _WORD:
+            words.append([])
+        words[-1].append(field)
+    columns, word_params = [], []
+    for word in words:
+        sql = f"CAST({word[0][1]} AS BIGINT)"
+        for _, text, bound, _ in word[1:]:
+            sql = f"({sql}) * {max(bound, 1)} + ({text})"
+        columns.append(sql)
+        word_params += [p for field in word for p in field[3]]
+    named = ", ".join(f"{sql} AS w{k}" for k, sql in enumerate(columns))
+    joined = ", ".join(pick(db, sqlite=f"group_concat(s.w{k}, ',')", postgresql=f"string_agg(s.w{k}::text, ',' "
+                            "ORDER BY s.id)") for k in range(len(columns)))
+    missing = " OR ".join(f"s.w{k} IS NULL" for k in range(len(columns)))
+    low, high = db.execute(f"SELECT min(id), max(id) FROM {table.split()[0]}").fetchone()
+    parts: list[list[np.ndarray]] = [[] for _ in columns]
+    for start in range(int(low or 0), int(high or 0) + 1 if high is not None else 0, _IDS_PER_READ):
+        block = _and(where, f"v.id BETWEEN {start} AND {start + _IDS_PER_READ - 1}")
+        inner = f"SELECT v.id AS id, {named} FROM {table}{block} ORDER BY v.id"
+        row = db.execute(f"SELECT {joined}, count(*), sum(CASE WHEN {missing} THEN 1 ELSE 0 END) FROM ({inner}) s",
+                         [*word_params, *params]).fetchone()
+        if row[-1]:
+            ids = [i for i, in db.execute(f"SELECT s.id FROM ({inner}) s WHERE {missing} LIMIT 5",
+                                          [*word_params, *params])]
+            raise ValueError(f"{row[-1]} vote(s) lack the models, images, outcome or voter their battle recorded "
+                             f"(ids {', '.join(map(str, ids))}, ...): run python -m arena migrate, or repair them.")
+        for k in range(len(columns)):
+            parts[k].append(np.fromstring(row[k] or "", dtype=np.int64, sep=",") if row[-2] else
+                            np.zeros(0, np.int64))
+    got: dict[str, np.ndarray] = {}
+    for word, part in zip(words, parts):
+        packed = np.concatenate(part) if part else np.zeros(0, np.int64)
+        for name, _, bound, _ in reversed(word):
+            packed, got[name] = np.divmod(packed, max(bound, 1))
+    return {name: got[name] for name, *_ in fields}
 
 
 def _fetch(db: sqlite_utils.Database, sql: str, params: list, columns: int) -> np.ndarray:
     cursor = db.execute(sql, params)
     chunks = []
     while rows := cursor.fetchmany(_CHUNK):
-        chunks.append(np.array(rows, dtype=np.float64).reshape(-1, columns))  # every integer here is below 2**53
+        chunks.append(np.array(rows, dtype=np.float64).reshape(-1, columns))
     return np.concatenate(chunks) if chunks else np.zeros((0, columns))
 
 
-def _imported_sql(db, filters: dict, source: str | None, anonymous_only: bool) -> tuple[str, list]:
+def _imported_sql(db, filters: dict, source: str | None, anonymous_only: bool,
+                  until: float | None = None) -> tuple[str, list]:
     where, params = _slice_sql(db, filters, "iv", own_prompt_columns=True)
     clauses = [where.removeprefix(" WHERE ")] if where else []
     if source is not None:
@@ -240,18 +318,21 @@ def _imported_sql(db, filters: dict, source: str | None, anonymous_only: bool) -
         params.append(source)
     if anonymous_only:
         clauses.append("iv.anonymous = 1")
+    if until is not None:
+        clauses.append("iv.voted_at <= ?")
+        params.append(until)
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
 def _with_imported(db: sqlite_utils.Database, arrays: VoteArrays, model_index: np.ndarray, source: str | None,
-                   anonymous_only: bool, filters: dict) -> VoteArrays:
+                   anonymous_only: bool, until: float | None, filters: dict) -> VoteArrays:
     """``arrays`` (the arena's own votes) with the imported votes of the slice added, all in time order."""
     import pandas as pd
 
     sources = tuple(name for name, in db.execute("SELECT DISTINCT source FROM imported_votes ORDER BY source"))
     if not sources:
         return arrays
-    where, params = _imported_sql(db, filters, source, anonymous_only)
+    where, params = _imported_sql(db, filters, source, anonymous_only, until)
     judge_case = " ".join(f"WHEN ? THEN {1 + k}" for k in range(len(arrays.judges)))
     source_case = " ".join(f"WHEN ? THEN {k}" for k in range(len(sources)))
     subset_case = " ".join(f"WHEN ? THEN {k}" for k in range(len(arrays.subsets)))

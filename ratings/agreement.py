@@ -146,28 +146,42 @@ PAIR_COLUMNS = ["voter_1", "voter_2", "n", "agreement", "kappa"]
 
 
 def _last_vote_per_voter(items: np.ndarray, voters: np.ndarray) -> np.ndarray:
-    """Row indices keeping, for each (item, voter), the last row (rows are in vote order)."""
+    """Row indices keeping, for each (item, voter), the last row (rows are in vote order), in order: a hash of the
+    keys (pandas' ``duplicated``), a third of the time of sorting them."""
     key = items.astype(np.int64) * (int(voters.max()) + 1 if len(voters) else 1) + voters
-    _, first_from_end = np.unique(key[::-1], return_index=True)
-    return np.sort(len(key) - 1 - first_from_end)
+    return np.flatnonzero(~pd.Series(key).duplicated(keep="last").to_numpy())
 
 
-def _shared_pairs(incidence: scipy.sparse.csc_matrix, min_shared: int, max_pairs: int | None, block: int = 1024):
+_PRODUCTS_PER_BLOCK = 4_000_000  # entries of BᵀB computed at a time (about 50 MB while they are sorted out)
+
+
+def _shared_pairs(incidence: scipy.sparse.csc_matrix, min_shared: int, max_pairs: int | None, block: int = 1 << 20,
+                  products_per_block: int = _PRODUCTS_PER_BLOCK):
     """(voter a, voter b, shared items) of the voter pairs sharing at least ``min_shared`` items, most shared first,
-    at most ``max_pairs`` of them: BᵀB computed ``block`` voters at a time, keeping only the best pairs so far."""
+    at most ``max_pairs`` of them: BᵀB computed a block of voters at a time, keeping only the best pairs so far. A
+    block holds at most ``block`` voters and about ``products_per_block`` products (voter b's column of BᵀB costs
+    Σ over b's items of the item's voters), so the memory is bounded however the votes fall, and a study with few
+    voters per battle takes a few blocks rather than one per thousand voters."""
+    incidence = incidence.astype(np.int32)  # counts: integer products are exact and lighter than floats
     per_voter = np.asarray(incidence.sum(axis=0)).ravel()
     kept = np.flatnonzero(per_voter >= min_shared)  # a voter with fewer items shares fewer with anyone
     incidence = incidence[:, kept]
     transposed = incidence.T.tocsr()
+    products = np.cumsum(transposed @ np.asarray(incidence.sum(axis=1)).ravel())  # up to and with each voter
     a = b = n = np.zeros(0, dtype=np.int64)
-    for start in range(0, len(kept), block):
-        product = (transposed @ incidence[:, start:start + block]).tocoo()
+    start = 0
+    while start < len(kept):
+        stop = int(np.searchsorted(products, (products[start - 1] if start else 0) + products_per_block,
+                                    "right"))
+        stop = min(max(stop, start + 1), start + block, len(kept))
+        product = (transposed @ incidence[:, start:stop]).tocoo()
         row, col, shared = product.row, product.col + start, product.data.astype(np.int64)
         floor = n[-1] if max_pairs is not None and len(n) == max_pairs else min_shared
         keep = (row < col) & (shared >= floor)
         a, b, n = np.concatenate([a, row[keep]]), np.concatenate([b, col[keep]]), np.concatenate([n, shared[keep]])
         rank = np.lexsort((b, a, -n))[:max_pairs]
         a, b, n = a[rank], b[rank], n[rank]
+        start = stop
     return kept[a], kept[b], n
 
 
@@ -199,9 +213,9 @@ def inter_annotator_from_codes(
     rows = []
     if multi.any():
         n_voters = int(voters.max()) + 1
-        incidence = scipy.sparse.csc_matrix((np.ones(int(multi.sum())), (items[multi], voters[multi])),
-                                            shape=(n_items, n_voters))
         coded = scipy.sparse.csc_matrix((outcomes[multi] + 1, (items[multi], voters[multi])), shape=(n_items, n_voters))
+        # one entry per (item, voter) after the last-vote rule, so the incidence has the coded matrix's structure
+        incidence = scipy.sparse.csc_matrix((np.ones(coded.nnz), coded.indices, coded.indptr), shape=coded.shape)
         for a, b, n in zip(*_shared_pairs(incidence, min_shared, max_pairs)):
             column_a, column_b = coded[:, [a]].tocoo(), coded[:, [b]].tocoo()
             _, at_a, at_b = np.intersect1d(column_a.row, column_b.row, assume_unique=True, return_indices=True)

@@ -107,15 +107,15 @@ def test_vote_arrays_keep_the_votes_of_the_vote_table_in_order(study):
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 15), st.integers(0, 11)), min_size=0, max_size=120),
-       st.integers(1, 4), st.integers(1, 8), st.integers(1, 5))
-def test_shared_pairs_are_the_top_pairs_of_brute_force(memberships, min_shared, max_pairs, block):
+       st.integers(1, 4), st.integers(1, 8), st.integers(1, 5), st.integers(1, 60))
+def test_shared_pairs_are_the_top_pairs_of_brute_force(memberships, min_shared, max_pairs, block, products):
     import scipy.sparse
 
     memberships = sorted(set(memberships))
     items = np.array([m[0] for m in memberships], dtype=np.int64)
     voters = np.array([m[1] for m in memberships], dtype=np.int64)
     incidence = scipy.sparse.csc_matrix((np.ones(len(items)), (items, voters)), shape=(16, 12))
-    a, b, n = _shared_pairs(incidence, min_shared, max_pairs, block=block)
+    a, b, n = _shared_pairs(incidence, min_shared, max_pairs, block=block, products_per_block=products)
     sets = {v: {i for i, w in memberships if w == v} for v in range(12)}
     brute = sorted(((-len(sets[x] & sets[y]), x, y) for x, y in itertools.combinations(range(12), 2)
                     if len(sets[x] & sets[y]) >= min_shared))[:max_pairs]

@@ -30,6 +30,7 @@ linear in the votes: a million votes take a few seconds and a few hundred MB, wh
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,7 +42,7 @@ from datamodel.annotators import annotator_names
 from datamodel.models import sorted_model_names
 from datamodel.votes import judge_voter_names
 from datamodel.settings import Settings
-from datamodel.vote_arrays import ARENA_SOURCE, VoteArrays, read_vote_arrays
+from datamodel.vote_arrays import ARENA_SOURCE, SLICE_FILTERS, VoteArrays, VoteArraysCache, read_vote_arrays
 from datamodel.imported_votes import import_sources
 from datamodel.metrics import metric_directions, model_metric_table
 from arena.leaderboard_fits import MODE_TITLES, board_audit, check_mode, ppi_table, robustness_text
@@ -233,20 +234,62 @@ def _outcome_counts(arrays: VoteArrays) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["voter_kind", "subset", *OUTCOMES])
 
 
-def _inter_annotator(db: sqlite_utils.Database, human: VoteArrays, options: LeaderboardOptions) -> dict:
+@dataclass
+class BoardCache:
+    """What a leaderboard worker keeps between snapshots of one database (:mod:`arena.leaderboard_service`), so a
+    refresh after new votes costs what changed rather than the whole slice: the vote arrays of the last slices read
+    (extended by the new votes: :class:`datamodel.vote_arrays.VoteArraysCache`), the annotators' own fits of the
+    consensus Spearman by their win matrix (refitted only for annotators who voted since), and the inter-annotator
+    statistics of a slice whose votes did not change at all (another protocol, interval method, tie policy, judge
+    or order on the same votes). Every figure is the one a computation without it gives, to the last bit."""
+
+    slices: int = 2  # slices kept (each holds its vote arrays: about 100 MB per million votes)
+    votes: VoteArraysCache = field(default_factory=VoteArraysCache)
+    own_fits: OrderedDict = field(default_factory=OrderedDict)  # per slice: consensus_spearman's own fits
+    inter: OrderedDict = field(default_factory=OrderedDict)  # per slice and settings: (arrays, names, statistics)
+
+    def __post_init__(self):
+        self.votes.slices = self.slices
+
+    def keep(self, kept: OrderedDict, key, value) -> None:
+        """``kept[key] = value``, the least recently kept dropped beyond :attr:`slices`."""
+        kept.pop(key, None)
+        kept[key] = value
+        while len(kept) > self.slices:
+            kept.popitem(last=False)
+
+
+def _inter_annotator(db: sqlite_utils.Database, human: VoteArrays, options: LeaderboardOptions,
+                     cache: BoardCache | None = None, read: tuple = (), arrays: VoteArrays | None = None) -> dict:
+    """The inter-annotator statistics of ``human`` (the arena's own human votes of the slice); with a ``cache``,
+    taken from it when the slice's vote arrays (``arrays``, read with the arguments ``read``) and the annotators'
+    names are the ones they were computed from."""
     names = np.array([""] * (int(human.voter.max()) + 1 if len(human) else 0), dtype=object)
     for annotator_id, name in annotator_names(db).items():
         if annotator_id < len(names):
             names[annotator_id] = name
+    key = (read, options.pair_min_shared, options.max_pairs)
+    if cache is not None:
+        known = cache.inter.get(key)
+        if known is not None and known[0] is arrays and known[1] == tuple(names):
+            return known[2]
     items, _ = pd.factorize(human.battle_keys())
     inter = inter_annotator_from_codes(items, human.voter, human.oriented_outcomes(), names,
                                        min_shared=options.pair_min_shared, max_pairs=options.max_pairs)
-    consensus = consensus_spearman(human.voter, human.model_a, human.model_b, human.outcome, human.n_models)
-    return {**inter, "consensus_spearman": consensus["consensus_spearman"],
-            "consensus_annotators": consensus["n_annotators"]}
+    own_fits = None if cache is None else cache.own_fits.get(read, {})
+    consensus = consensus_spearman(human.voter, human.model_a, human.model_b, human.outcome, human.n_models,
+                                   own_fits=own_fits)
+    result = {**inter, "consensus_spearman": consensus["consensus_spearman"],
+              "consensus_annotators": consensus["n_annotators"]}
+    if cache is not None:
+        cache.keep(cache.own_fits, read, own_fits)
+        cache.keep(cache.inter, key, (arrays, tuple(names), result))
+    return result
 
 
-def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions = LeaderboardOptions()) -> Leaderboard:
+def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions = LeaderboardOptions(),
+                        cache: BoardCache | None = None) -> Leaderboard:
+    """The leaderboard of ``options``; ``cache``: what a worker keeps between snapshots (:class:`BoardCache`)."""
     # the slice is taken in SQL: a category matches an item's own category or any of its categories (SemVarBench)
     protocol = rating_protocol(options)
     if options.source not in (None, ARENA_SOURCE):
@@ -254,10 +297,10 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
         if options.source not in known:
             raise LookupError(f"No votes from source {options.source!r}. Sources: {', '.join([ARENA_SOURCE, *known])}; "
                               "import a log with python -m arena import-votes --source NAME.")
-    arrays = read_vote_arrays(db, STRATEGIES, source=options.source, anonymous_only=options.anonymous_only,
-                              include_excluded=options.include_excluded, until=options.until, times=False,
-                              **{key: getattr(options, key) for key in ("suite", "subset", "variant", "category",
-                                                                        "voter")})
+    read = dict(source=options.source, anonymous_only=options.anonymous_only, include_excluded=options.include_excluded,
+                until=options.until, times=False, **{key: getattr(options, key) for key in SLICE_FILTERS})
+    arrays = read_vote_arrays(db, STRATEGIES, **read) if cache is None else cache.votes.read(db, STRATEGIES, **read)
+    slice_arrays = arrays
     check_order(options.order)
     check_mode(options.mode, protocol)
     judge = pick_judge(db, arrays, options.judge)
@@ -304,7 +347,8 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
         correlations=_correlations(table, metric_columns, list(metrics.attrs.get("lower_is_better", []))),
         agreement=agreement_summary(paired_confusion(human.battle_keys(), human.oriented_outcomes(),
                                                      judged.battle_keys(), judged.oriented_outcomes())),
-        inter_annotator=_inter_annotator(db, human.take(human.own), options),
+        inter_annotator=_inter_annotator(db, human.take(human.own), options, cache, tuple(sorted(read.items())),
+                                         slice_arrays),
         position_bias=position_bias_from_counts(outcomes),
         strategies=dict(sorted(((name, int(n)) for name, n in zip(arrays.strategies, strategies) if n),
                                key=lambda item: -item[1])),

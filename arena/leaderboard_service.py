@@ -43,7 +43,7 @@ from collections import OrderedDict
 
 import sqlite_utils
 
-from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+from arena.leaderboard import BoardCache, LeaderboardOptions, compute_leaderboard
 from arena.leaderboard_view import render_view
 from datamodel.connection import Store, connect, database_errors
 from datamodel.rating_history import history
@@ -72,14 +72,14 @@ def options_key(options: LeaderboardOptions) -> str:
 
 
 def compute_snapshot(db: sqlite_utils.Database, options: LeaderboardOptions, keep: int | None = None,
-                     history_days: int = 0) -> Snapshot:
+                     history_days: int = 0, cache: BoardCache | None = None) -> Snapshot:
     """Compute the leaderboard of ``options`` as a snapshot, with the boards kept for the same filters on earlier
     days (the rating-history chart); store it too unless ``keep`` is None (and keep it as today's board, for
-    ``history_days``)."""
+    ``history_days``). ``cache``: what the worker keeps between snapshots (:class:`arena.leaderboard.BoardCache`)."""
     version = data_version(db)  # read before the votes: a vote arriving meanwhile makes the snapshot stale, not wrong
     started, computed_at = time.perf_counter(), time.time()
     key = options_key(options)
-    view = render_view(compute_leaderboard(db, options), options, history=history(db, key), now=computed_at)
+    view = render_view(compute_leaderboard(db, options, cache), options, history=history(db, key), now=computed_at)
     snapshot = Snapshot(key, view, version, computed_at, time.perf_counter() - started)
     if keep is not None:
         store_snapshot(db, snapshot, keep, history_days)
@@ -127,12 +127,27 @@ def _exit_with_parent(parent: int) -> None:
     os._exit(0)
 
 
-def _compute_in_worker(db_path: str, options: LeaderboardOptions) -> Snapshot:
-    """The worker's job: compute, and leave the storing to the server, whose writers queue on one lock (a write
-    from this process would make a vote wait in SQLite's busy handler, which sleeps up to 100 ms per try)."""
+_WORKER_CACHES: OrderedDict[tuple[str, str | None], BoardCache] = OrderedDict()  # the worker's, by (database, service)
+
+
+def worker_cache(db_path: str, service: str | None = None) -> BoardCache:
+    """The worker's :class:`arena.leaderboard.BoardCache` for ``db_path`` as ``service`` (a :class:`SnapshotService`'s
+    ``holder``) sees it: a new service, even on a database at the same path (a test's, reset), starts empty. Only
+    the latest one is kept."""
+    key = (db_path, service)
+    if key not in _WORKER_CACHES:
+        _WORKER_CACHES.clear()
+        _WORKER_CACHES[key] = BoardCache()
+    return _WORKER_CACHES[key]
+
+
+def _compute_in_worker(db_path: str, options: LeaderboardOptions, service: str | None = None) -> Snapshot:
+    """The worker's job: compute (from what it kept of the last snapshots: :func:`worker_cache`), and leave the
+    storing to the server, whose writers queue on one lock (a write from this process would make a vote wait in
+    SQLite's busy handler, which sleeps up to 100 ms per try)."""
     db = connect(db_path, migrate_schema=False)
     try:
-        return compute_snapshot(db, options)
+        return compute_snapshot(db, options, cache=worker_cache(db_path, service))
     finally:
         db.close()
 
@@ -213,10 +228,10 @@ class SnapshotService:
             if future is not None:
                 return future
             try:
-                future = self._pool().submit(_compute_in_worker, str(self.store.path), options)
+                future = self._pool().submit(_compute_in_worker, str(self.store.path), options, self.holder)
             except concurrent.futures.BrokenExecutor:  # the worker died (e.g. killed for memory): start a new one
                 self._executor = None
-                future = self._pool().submit(_compute_in_worker, str(self.store.path), options)
+                future = self._pool().submit(_compute_in_worker, str(self.store.path), options, self.holder)
             self._pending[key] = future
             future.settled = threading.Event()  # set once _finished has stored its outcome and let it go
         future.add_done_callback(lambda done: self._finished(key, version, done))

@@ -30,6 +30,7 @@ import flagged (a self-battle, ...) has ``flag`` > 0, naming its reason in ``fla
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -119,6 +120,13 @@ class VoteArrays:
                     if isinstance(getattr(self, f.name), np.ndarray)}
         return replace(self, **per_vote)
 
+    def extended(self, newer: "VoteArrays") -> "VoteArrays":
+        """These votes followed by ``newer`` (read with the same codes: the same models, judges, subsets, strategies
+        and sources)."""
+        per_vote = {f.name: np.concatenate([getattr(self, f.name), getattr(newer, f.name)]) for f in fields(self)
+                    if isinstance(getattr(self, f.name), np.ndarray)}
+        return replace(self, **per_vote)
+
     def counts(self) -> np.ndarray:
         """The count tensor ``counts[i, j, o]`` of these votes (:mod:`ratings.votes`)."""
         return count_tensor(self.model_a, self.model_b, self.outcome, self.n_models)
@@ -172,7 +180,7 @@ ARENA_SOURCE = "arena"  # the source name of the arena's own votes
 
 def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = (), *, source: str | None = ARENA_SOURCE,
                      anonymous_only: bool = False, include_excluded: bool = True, until: float | None = None,
-                     times: bool = True, **filters) -> VoteArrays:
+                     times: bool = True, ids: tuple[int | None, int | None] = (None, None), **filters) -> VoteArrays:
     """The votes matching ``filters`` (suite, subset, variant, category, voter: one value each, None for any). A
     category matches a prompt's ``category`` or any entry of its ``categories`` list. ``strategies`` names the
     sampling strategies to tell apart; any other is "other". ``source``: ``"arena"`` (the default) the arena's own
@@ -180,7 +188,8 @@ def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = ()
     the votes cast without the model names shown; ``include_excluded=False`` leaves out the excluded ones (else the
     ``excluded`` array marks them); ``until`` keeps the votes cast by then (an imported vote without a time is left
     out). ``times=False`` leaves ``time`` unknown (NaN) for the arena's own votes unless imported votes join them
-    (their order needs it): reading it is a third of the read."""
+    (their order needs it): reading it is a third of the read. ``ids`` (after, through): only the arena's own votes
+    with ``after < id <= through`` (None: no bound), as :class:`VoteArraysCache` reads."""
     models = tuple(sorted_model_names(db))
     index_of = model_names(db)
     by_name = {name: i for i, name in enumerate(models)}
@@ -223,7 +232,10 @@ def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = ()
         where = _and(where, "v.excluded = 0")
     if until is not None:
         where, params = _and(where, "v.voted_at <= ?"), [*params, until]
-    got = _read_packed(db, "votes v", where, params, fields) if own else {name: np.zeros(0, np.int64)
+    for bound, clause in zip(ids, ("v.id > ?", "v.id <= ?")):
+        if bound is not None:
+            where, params = _and(where, clause), [*params, int(bound)]
+    got = _read_packed(db, "votes v", where, params, fields, ids) if own else {name: np.zeros(0, np.int64)
                                                                           for name, *_ in fields}
     n_votes = len(got["outcome"])
     time = np.full(n_votes, np.nan)
@@ -243,6 +255,62 @@ def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = ()
     return _with_imported(db, arrays, model_index, source, anonymous_only, until, filters)
 
 
+@dataclass(frozen=True)
+class _Held:
+    arrays: VoteArrays
+    votes_version: int  # data_versions' votes counter, read before ``through``
+    catalog_version: int
+    through: int  # the largest vote id when read: the arrays hold the votes up to it
+
+
+class VoteArraysCache:
+    """The vote arrays of the last slices read (at most ``slices``; each a few hundred MB at ten million votes),
+    brought up to date by reading only the votes added since: what a leaderboard worker keeps between snapshots.
+
+    :meth:`read` takes :func:`read_vote_arrays`' arguments. A slice read before is extended by the votes with a
+    larger id when nothing else changed: the votes counter of ``data_versions`` (raised once per inserted, updated
+    or deleted vote) has risen by exactly the number of votes added since, the catalog counter (models, prompts,
+    images: the codes) has not moved, and the new votes name no new judge. Anything else (an exclusion, a deletion,
+    a vote committed out of id order, a new model) reads the slice afresh, as does a slice that reads imported
+    votes. The counters are read before the largest id, so a vote arriving between the two reads is seen as a change
+    it was not told of and the slice is read afresh: never a vote twice or missed."""
+
+    def __init__(self, slices: int = 2):
+        self.slices = slices
+        self._held: OrderedDict[tuple, _Held] = OrderedDict()
+
+    def read(self, db: sqlite_utils.Database, strategies: tuple[str, ...] = (), **kwargs) -> VoteArrays:
+        key = (tuple(strategies), tuple(sorted(kwargs.items())))
+        versions = dict(db.execute("SELECT name, version FROM data_versions").fetchall())
+        through = int(db.execute("SELECT coalesce(max(id), 0) FROM votes").fetchone()[0])
+        held = self._held.pop(key, None)
+        arrays = self._extended(db, held, strategies, kwargs, versions, through) if held is not None else None
+        if arrays is None:
+            arrays = read_vote_arrays(db, strategies, ids=(None, through), **kwargs)
+        if kwargs.get("source", ARENA_SOURCE) == ARENA_SOURCE or not db.execute(
+                "SELECT 1 FROM imported_votes LIMIT 1").fetchone():
+            self._held[key] = _Held(arrays, versions["votes"], versions["catalog"], through)
+            while len(self._held) > self.slices:
+                self._held.popitem(last=False)
+        return arrays
+
+    @staticmethod
+    def _extended(db, held: _Held, strategies, kwargs: dict, versions: dict, through: int) -> VoteArrays | None:
+        """``held``'s arrays with the votes added since, or None where they cannot be trusted (class docstring)."""
+        if versions["catalog"] != held.catalog_version or through < held.through:
+            return None
+        added = db.execute("SELECT count(*) FROM votes WHERE id > ? AND id <= ?", [held.through, through]).fetchone()[0]
+        if versions["votes"] - held.votes_version != added:
+            return None
+        if not added:
+            return held.arrays
+        newer = read_vote_arrays(db, strategies, ids=(held.through, through), **kwargs)
+        same = (newer.models, newer.judges, newer.subsets, newer.strategies, newer.image_bound, newer.sources,
+                newer.flags) == (held.arrays.models, held.arrays.judges, held.arrays.subsets, held.arrays.strategies,
+                                 held.arrays.image_bound, held.arrays.sources, held.arrays.flags)
+        return held.arrays.extended(newer) if same else None
+
+
 def _and(where: str, clause: str) -> str:
     return f"{where} AND {clause}" if where else f" WHERE {clause}"
 
@@ -252,7 +320,8 @@ _IDS_PER_READ = 1 << 20  # votes (by id) read as one text at a time: about 20 MB
 
 
 def _read_packed(db: sqlite_utils.Database, table: str, where: str, params: list,
-                 fields: tuple[tuple[str, str, int, list], ...]) -> dict[str, np.ndarray]:
+                 fields: tuple[tuple[str, str, int, list], ...],
+                 ids: tuple[int | None, int | None] = (None, None)) -> dict[str, np.ndarray]:
     """The integer ``fields`` (name, SQL of a value in [0, bound), bound, parameters) of every row of ``table`` (alias
     ``v``) matching ``where``, in id order, as arrays by name.
 
@@ -279,6 +348,9 @@ def _read_packed(db: sqlite_utils.Database, table: str, where: str, params: list
                             "ORDER BY s.id)") for k in range(len(columns)))
     missing = " OR ".join(f"s.w{k} IS NULL" for k in range(len(columns)))
     low, high = db.execute(f"SELECT min(id), max(id) FROM {table.split()[0]}").fetchone()
+    if low is not None:  # only the blocks the id bounds can reach
+        low = low if ids[0] is None else max(low, ids[0] + 1)
+        high = high if ids[1] is None else min(high, ids[1])
     parts: list[list[np.ndarray]] = [[] for _ in columns]
     for start in range(int(low or 0), int(high or 0) + 1 if high is not None else 0, _IDS_PER_READ):
         block = _and(where, f"v.id BETWEEN {start} AND {start + _IDS_PER_READ - 1}")

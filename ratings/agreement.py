@@ -17,6 +17,7 @@ Formulas
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 from collections.abc import Mapping
 
@@ -239,7 +240,8 @@ def inter_annotator_from_codes(
 
 
 def consensus_spearman(voters: np.ndarray, model_a: np.ndarray, model_b: np.ndarray, outcomes: np.ndarray,
-                       n_models: int, *, min_models: int = 3, chunk: int = 2048) -> dict:
+                       n_models: int, *, min_models: int = 3, chunk: int = 2048,
+                       own_fits: dict[bytes, np.ndarray] | None = None) -> dict:
     """Each annotator's ranking against the leave-one-out consensus: ``{"consensus_spearman", "n_annotators"}``.
 
     For annotator a: the Bradley–Terry ratings fitted on a's own decisive votes (ties and both-bad dropped) and
@@ -250,6 +252,11 @@ def consensus_spearman(voters: np.ndarray, model_a: np.ndarray, model_b: np.ndar
     as the leaderboard's fit), where the mean pairwise ρ between annotators it replaces needed a fit and a
     correlation per pair of annotators (125,000 pairs for 500 annotators). Codes: ``voters`` any integers,
     ``model_a``/``model_b`` indices < ``n_models``, ``outcomes`` indices into OUTCOMES.
+
+    ``own_fits`` (optional, kept by the caller between calls): each annotator's own fit by a digest of its win
+    matrix. An annotator whose votes did not change since the last call is not refitted; the fits are computed
+    row-independently (``newton_bt(independent_rows=True)``), so a kept fit is the one a fresh call computes, to the
+    last bit. The dict is left holding this call's fits only.
     """
     voters, model_a, model_b, outcomes = (np.asarray(x, dtype=np.int64) for x in (voters, model_a, model_b, outcomes))
     decisive = outcomes < 2
@@ -259,7 +266,7 @@ def consensus_spearman(voters: np.ndarray, model_a: np.ndarray, model_b: np.ndar
     cells = n_models * n_models
     total = np.bincount(winner * n_models + loser, minlength=cells).reshape(n_models, n_models).astype(np.float64)
     consensus_start, _ = newton_bt(total, ridge=1e-6, max_iter=50)
-    values = []
+    values, kept = [], {}
     for first in range(0, int(codes.max()) + 1 if len(codes) else 0, chunk):
         here = (codes >= first) & (codes < first + chunk)
         size = min(chunk, int(codes.max()) + 1 - first)
@@ -272,13 +279,30 @@ def consensus_spearman(voters: np.ndarray, model_a: np.ndarray, model_b: np.ndar
         own, rest, rated = own[qualified], rest[qualified], rated[qualified]
         if not len(own):
             continue
-        # ranks settle long before θ converges for a sparse annotator whose MLE is infinite: 20 steps suffice
-        own_theta, _ = newton_bt(own, ridge=1e-6, max_iter=20)
+        own_theta = _own_fits(own, own_fits, kept)
         rest_theta, _ = newton_bt(rest, ridge=1e-6, theta0=consensus_start, max_iter=20)
         values.append(_masked_spearman(own_theta, rest_theta, rated))
+    if own_fits is not None:
+        own_fits.clear()
+        own_fits.update(kept)
     rho = np.concatenate(values) if values else np.zeros(0)
     rho = rho[np.isfinite(rho)]
     return {"consensus_spearman": float(rho.mean()) if len(rho) else float("nan"), "n_annotators": int(len(rho))}
+
+
+def _own_fits(own: np.ndarray, known: dict[bytes, np.ndarray] | None, kept: dict[bytes, np.ndarray]) -> np.ndarray:
+    """The annotators' own fits (B×n) of their win matrices ``own`` (B×n×n): those in ``known`` (by the digest of
+    the matrix) taken from it, the others fitted; every one recorded in ``kept``. Ranks settle long before θ
+    converges for a sparse annotator whose MLE is infinite: 20 Newton steps suffice."""
+    if known is None:
+        return newton_bt(own, ridge=1e-6, max_iter=20, independent_rows=True)[0]
+    keys = [hashlib.blake2b(matrix.tobytes(), digest_size=16).digest() for matrix in own]
+    missing = [row for row, key in enumerate(keys) if key not in known and key not in kept]
+    if missing:
+        fitted, _ = newton_bt(own[missing], ridge=1e-6, max_iter=20, independent_rows=True)
+        kept.update((keys[row], theta) for row, theta in zip(missing, fitted))
+    kept.update((key, known[key]) for key in keys if key not in kept)
+    return np.array([kept[key] for key in keys]).reshape(own.shape[:2])
 
 
 def _masked_spearman(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> np.ndarray:

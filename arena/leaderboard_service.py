@@ -17,6 +17,10 @@ once, with its age; the computing happens elsewhere:
   board of its day (``leaderboard_history``, :mod:`datamodel.rating_history`: the leaderboard over time). The
   command line reads those tables, so it prints what the server shows without computing anything.
 - A viewer with no snapshot at all may wait for the first one (``wait_s``); one with a snapshot never waits.
+- The worker keeps what did not change between snapshots (:class:`arena.leaderboard.BoardCache`, one per service:
+  :func:`worker_cache`): the vote arrays of the last two slices, extended by the votes added since; each annotator's
+  own fit for the consensus Spearman, refitted only for those who voted; the inter-annotator statistics of votes that
+  did not change. A refresh after new votes costs what changed; every figure is the one a fresh computation gives.
 - Several app replicas on one PostgreSQL database (``shared``, the default there) compute each snapshot once for all
   of them: a replica computes only under a claim on the filters (``snapshot_claims``, :func:`datamodel.snapshots.
   claim_computation`, which one replica at a time gets; it lapses after ``claim_s`` should its holder die), and

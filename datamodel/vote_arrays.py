@@ -70,6 +70,7 @@ class VoteArrays:
     sources: tuple[str, ...] = ()
     flag: np.ndarray | None = None  # 0: a clean vote; k: flagged with reason flags[k - 1] (imported votes only)
     flags: tuple[str, ...] = ()
+    vote_id: np.ndarray | None = None  # each vote's id in the votes table (None once imported votes join them)
 
     @property
     def flagged(self) -> np.ndarray:
@@ -117,13 +118,6 @@ class VoteArrays:
         if mask.all():
             return self
         per_vote = {f.name: getattr(self, f.name)[mask] for f in fields(self)
-                    if isinstance(getattr(self, f.name), np.ndarray)}
-        return replace(self, **per_vote)
-
-    def extended(self, newer: "VoteArrays") -> "VoteArrays":
-        """These votes followed by ``newer`` (read with the same codes: the same models, judges, subsets, strategies
-        and sources)."""
-        per_vote = {f.name: np.concatenate([getattr(self, f.name), getattr(newer, f.name)]) for f in fields(self)
                     if isinstance(getattr(self, f.name), np.ndarray)}
         return replace(self, **per_vote)
 
@@ -180,7 +174,8 @@ ARENA_SOURCE = "arena"  # the source name of the arena's own votes
 
 def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = (), *, source: str | None = ARENA_SOURCE,
                      anonymous_only: bool = False, include_excluded: bool = True, until: float | None = None,
-                     times: bool = True, ids: tuple[int | None, int | None] = (None, None), **filters) -> VoteArrays:
+                     times: bool = True, ids: tuple[int | None, int | None] = (None, None),
+                     only: tuple[int, ...] | None = None, **filters) -> VoteArrays:
     """The votes matching ``filters`` (suite, subset, variant, category, voter: one value each, None for any). A
     category matches a prompt's ``category`` or any entry of its ``categories`` list. ``strategies`` names the
     sampling strategies to tell apart; any other is "other". ``source``: ``"arena"`` (the default) the arena's own
@@ -189,7 +184,7 @@ def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = ()
     ``excluded`` array marks them); ``until`` keeps the votes cast by then (an imported vote without a time is left
     out). ``times=False`` leaves ``time`` unknown (NaN) for the arena's own votes unless imported votes join them
     (their order needs it): reading it is a third of the read. ``ids`` (after, through): only the arena's own votes
-    with ``after < id <= through`` (None: no bound), as :class:`VoteArraysCache` reads."""
+    with ``after < id <= through`` (None: no bound), and ``only`` those ids, as :class:`VoteArraysCache` reads."""
     models = tuple(sorted_model_names(db))
     index_of = model_names(db)
     by_name = {name: i for i, name in enumerate(models)}
@@ -235,8 +230,11 @@ def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = ()
     for bound, clause in zip(ids, ("v.id > ?", "v.id <= ?")):
         if bound is not None:
             where, params = _and(where, clause), [*params, int(bound)]
+    if only is not None:
+        where, params = _and(where, f"v.id IN ({', '.join('?' * len(only)) or 'NULL'})"), [*params, *map(int, only)]
+        ids = (min(only, default=0) - 1, max(only, default=0))
     got = _read_packed(db, "votes v", where, params, fields, ids) if own else {name: np.zeros(0, np.int64)
-                                                                          for name, *_ in fields}
+                                                                          for name in [*(f[0] for f in fields), "id"]}
     n_votes = len(got["outcome"])
     time = np.full(n_votes, np.nan)
     joined = imported and db.execute("SELECT 1 FROM imported_votes LIMIT 1").fetchone() is not None
@@ -249,6 +247,7 @@ def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = ()
         model_b=model_index[got["right_model"]], outcome=got["outcome"], image_a=image_a, image_b=got["right_image"],
         subset=prompt_subset[image_prompt[image_a]], strategy=got["strategy"], excluded=got["excluded"].astype(bool),
         time=time, anonymous=np.ones(n_votes, dtype=bool), source=np.zeros(n_votes, dtype=np.int64),
+        vote_id=got["id"],
     )
     if not imported:
         return arrays
@@ -258,22 +257,29 @@ def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = ()
 @dataclass(frozen=True)
 class _Held:
     arrays: VoteArrays
-    votes_version: int  # data_versions' votes counter, read before ``through``
+    votes_version: int  # data_versions' votes counter, read first
     catalog_version: int
-    through: int  # the largest vote id when read: the arrays hold the votes up to it
+    change: int  # the last row of vote_changes, read next
+    through: int  # the largest vote id, read last: the arrays hold the votes up to it
+
+
+_MOST_CHANGED = 500  # votes whose exclusion changed that are patched in; more and the slice is read afresh
 
 
 class VoteArraysCache:
-    """The vote arrays of the last slices read (at most ``slices``; each a few hundred MB at ten million votes),
-    brought up to date by reading only the votes added since: what a leaderboard worker keeps between snapshots.
+    """The vote arrays of the last slices read (at most ``slices``; each about 100 MB per million votes), brought up
+    to date by reading only what changed since: what a leaderboard worker keeps between snapshots.
 
-    :meth:`read` takes :func:`read_vote_arrays`' arguments. A slice read before is extended by the votes with a
-    larger id when nothing else changed: the votes counter of ``data_versions`` (raised once per inserted, updated
-    or deleted vote) has risen by exactly the number of votes added since, the catalog counter (models, prompts,
-    images: the codes) has not moved, and the new votes name no new judge. Anything else (an exclusion, a deletion,
-    a vote committed out of id order, a new model) reads the slice afresh, as does a slice that reads imported
-    votes. The counters are read before the largest id, so a vote arriving between the two reads is seen as a change
-    it was not told of and the slice is read afresh: never a vote twice or missed."""
+    :meth:`read` takes :func:`read_vote_arrays`' arguments. A slice read before is brought up to date when what
+    changed since is votes added (read by id) and exclusions switched (each logged in ``vote_changes``: the votes
+    whose flag moved are taken out and read again): the votes counter of ``data_versions`` (raised once per inserted,
+    updated or deleted vote) has risen by exactly the rows ``vote_changes`` gained (one per inserted vote, per
+    switched exclusion and per deleted counted vote), the catalog counter (models, prompts, images: the codes) has
+    not moved, no vote with a logged change is gone and the new votes name no new judge. Anything else (an admin's
+    review that left the flag, a deletion, a new model, a vote committed out of id order on PostgreSQL) reads the
+    slice afresh, as does a slice that reads imported votes. The counters are read first, the change log next, the
+    largest id last, so a change in between looks like one the log does not explain and the slice is read afresh:
+    never a vote twice or missed."""
 
     def __init__(self, slices: int = 2):
         self.slices = slices
@@ -282,33 +288,58 @@ class VoteArraysCache:
     def read(self, db: sqlite_utils.Database, strategies: tuple[str, ...] = (), **kwargs) -> VoteArrays:
         key = (tuple(strategies), tuple(sorted(kwargs.items())))
         versions = dict(db.execute("SELECT name, version FROM data_versions").fetchall())
+        change = int(db.execute("SELECT coalesce(max(seq), 0) FROM vote_changes").fetchone()[0])
         through = int(db.execute("SELECT coalesce(max(id), 0) FROM votes").fetchone()[0])
         held = self._held.pop(key, None)
-        arrays = self._extended(db, held, strategies, kwargs, versions, through) if held is not None else None
+        arrays = None
+        if held is not None:
+            arrays = self._brought_up_to_date(db, held, strategies, kwargs, versions, change, through)
         if arrays is None:
             arrays = read_vote_arrays(db, strategies, ids=(None, through), **kwargs)
-        if kwargs.get("source", ARENA_SOURCE) == ARENA_SOURCE or not db.execute(
-                "SELECT 1 FROM imported_votes LIMIT 1").fetchone():
-            self._held[key] = _Held(arrays, versions["votes"], versions["catalog"], through)
+        if arrays.vote_id is not None:  # the arena's own votes alone: imported ones are read afresh each time
+            self._held[key] = _Held(arrays, versions["votes"], versions["catalog"], change, through)
             while len(self._held) > self.slices:
                 self._held.popitem(last=False)
         return arrays
 
     @staticmethod
-    def _extended(db, held: _Held, strategies, kwargs: dict, versions: dict, through: int) -> VoteArrays | None:
-        """``held``'s arrays with the votes added since, or None where they cannot be trusted (class docstring)."""
-        if versions["catalog"] != held.catalog_version or through < held.through:
+    def _brought_up_to_date(db, held: _Held, strategies, kwargs: dict, versions: dict, change: int,
+                            through: int) -> VoteArrays | None:
+        """``held``'s arrays with what changed since, or None where that cannot be trusted (class docstring)."""
+        if versions["catalog"] != held.catalog_version or through < held.through or change < held.change:
             return None
-        added = db.execute("SELECT count(*) FROM votes WHERE id > ? AND id <= ?", [held.through, through]).fetchone()[0]
-        if versions["votes"] - held.votes_version != added:
+        logged = db.execute("SELECT vote_id FROM vote_changes WHERE seq > ? AND seq <= ?",
+                            [held.change, change]).fetchall()
+        if versions["votes"] - held.votes_version != len(logged):
             return None
-        if not added:
+        if not logged and through == held.through:
             return held.arrays
-        newer = read_vote_arrays(db, strategies, ids=(held.through, through), **kwargs)
-        same = (newer.models, newer.judges, newer.subsets, newer.strategies, newer.image_bound, newer.sources,
-                newer.flags) == (held.arrays.models, held.arrays.judges, held.arrays.subsets, held.arrays.strategies,
-                                 held.arrays.image_bound, held.arrays.sources, held.arrays.flags)
-        return held.arrays.extended(newer) if same else None
+        switched = sorted({vote for vote, in logged if vote <= held.through})
+        if len(switched) > _MOST_CHANGED:
+            return None
+        if switched and db.execute(f"SELECT count(*) FROM votes WHERE id IN ({', '.join('?' * len(switched))})",
+                                   switched).fetchone()[0] != len(switched):
+            return None  # a counted vote was deleted
+        arrays = held.arrays
+        if switched:  # out with the votes whose flag moved, in with them as they are now (if the slice has them)
+            arrays = arrays.take(~np.isin(arrays.vote_id, switched))
+            arrays = _merged(arrays, read_vote_arrays(db, strategies, only=tuple(switched), **kwargs))
+        if through > held.through:
+            arrays = _merged(arrays, read_vote_arrays(db, strategies, ids=(held.through, through), **kwargs))
+        return arrays
+
+
+def _merged(arrays: VoteArrays, other: VoteArrays) -> VoteArrays | None:
+    """The votes of both, in id order (each is); None if their codes differ (a new judge: every judge's code moves)."""
+    codes = ("models", "judges", "subsets", "strategies", "image_bound", "sources", "flags")
+    if arrays is None or any(getattr(arrays, name) != getattr(other, name) for name in codes):
+        return None
+    if not len(other):
+        return arrays
+    at = np.searchsorted(arrays.vote_id, other.vote_id)
+    per_vote = {f.name: np.insert(getattr(arrays, f.name), at, getattr(other, f.name)) for f in fields(arrays)
+                if isinstance(getattr(arrays, f.name), np.ndarray)}
+    return replace(arrays, **per_vote)
 
 
 def _and(where: str, clause: str) -> str:
@@ -344,25 +375,25 @@ def _read_packed(db: sqlite_utils.Database, table: str, where: str, params: list
         columns.append(sql)
         word_params += [p for field in word for p in field[3]]
     named = ", ".join(f"{sql} AS w{k}" for k, sql in enumerate(columns))
-    joined = ", ".join(pick(db, sqlite=f"group_concat(s.w{k}, ',')", postgresql=f"string_agg(s.w{k}::text, ',' "
-                            "ORDER BY s.id)") for k in range(len(columns)))
+    joined = ", ".join(pick(db, sqlite=f"group_concat(s.{name}, ',')", postgresql=f"string_agg(s.{name}::text, ',' "
+                            "ORDER BY s.id)") for name in [f"w{k}" for k in range(len(columns))] + ["id"])
     missing = " OR ".join(f"s.w{k} IS NULL" for k in range(len(columns)))
     low, high = db.execute(f"SELECT min(id), max(id) FROM {table.split()[0]}").fetchone()
     if low is not None:  # only the blocks the id bounds can reach
         low = low if ids[0] is None else max(low, ids[0] + 1)
         high = high if ids[1] is None else min(high, ids[1])
-    parts: list[list[np.ndarray]] = [[] for _ in columns]
+    parts: list[list[np.ndarray]] = [[] for _ in range(len(columns) + 1)]  # the packed words, then the ids
     for start in range(int(low or 0), int(high or 0) + 1 if high is not None else 0, _IDS_PER_READ):
         block = _and(where, f"v.id BETWEEN {start} AND {start + _IDS_PER_READ - 1}")
         inner = f"SELECT v.id AS id, {named} FROM {table}{block} ORDER BY v.id"
         row = db.execute(f"SELECT {joined}, count(*), sum(CASE WHEN {missing} THEN 1 ELSE 0 END) FROM ({inner}) s",
                          [*word_params, *params]).fetchone()
         if row[-1]:
-            ids = [i for i, in db.execute(f"SELECT s.id FROM ({inner}) s WHERE {missing} LIMIT 5",
+            bad = [i for i, in db.execute(f"SELECT s.id FROM ({inner}) s WHERE {missing} LIMIT 5",
                                           [*word_params, *params])]
             raise ValueError(f"{row[-1]} vote(s) lack the models, images, outcome or voter their battle recorded "
-                             f"(ids {', '.join(map(str, ids))}, ...): run python -m arena migrate, or repair them.")
-        for k in range(len(columns)):
+                             f"(ids {', '.join(map(str, bad))}, ...): run python -m arena migrate, or repair them.")
+        for k in range(len(parts)):
             parts[k].append(np.fromstring(row[k] or "", dtype=np.int64, sep=",") if row[-2] else
                             np.zeros(0, np.int64))
     got: dict[str, np.ndarray] = {}
@@ -370,7 +401,8 @@ def _read_packed(db: sqlite_utils.Database, table: str, where: str, params: list
         packed = np.concatenate(part) if part else np.zeros(0, np.int64)
         for name, _, bound, _ in reversed(word):
             packed, got[name] = np.divmod(packed, max(bound, 1))
-    return {name: got[name] for name, *_ in fields}
+    return {**{name: got[name] for name, *_ in fields}, "id": np.concatenate(parts[-1]) if parts[-1] else
+            np.zeros(0, np.int64)}
 
 
 def _fetch(db: sqlite_utils.Database, sql: str, params: list, columns: int) -> np.ndarray:

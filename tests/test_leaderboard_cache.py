@@ -1,6 +1,6 @@
 """What a leaderboard worker keeps between snapshots (:class:`arena.leaderboard.BoardCache`) never changes a figure:
-after new votes, an exclusion, a deletion, a new model or a new judge, the board computed with it is the board
-computed afresh, to the last bit; and it does read only the new votes, and refit only the annotators who voted."""
+after new votes, switched exclusions, a review, a deletion, a new model or a new judge, the board computed with it
+is the board computed afresh, to the last bit; and it does read only the new votes and the switched ones."""
 
 from __future__ import annotations
 
@@ -51,12 +51,12 @@ def vote(db, rng: random.Random, count: int, *, judge: str | None = None) -> Non
 
 
 def reads(monkeypatch) -> list:
-    """The ``ids`` of every read_vote_arrays call the cache makes from now on."""
+    """The ``ids`` (or the ``only`` ids) of every read_vote_arrays call the cache makes from now on."""
     calls = []
     real = vote_arrays.read_vote_arrays
 
     def spy(db, strategies=(), **kwargs):
-        calls.append(kwargs.get("ids"))
+        calls.append(kwargs.get("ids") if kwargs.get("only") is None else ("only", kwargs["only"]))
         return real(db, strategies, **kwargs)
 
     monkeypatch.setattr(vote_arrays, "read_vote_arrays", spy)
@@ -76,17 +76,27 @@ def test_each_change_gives_the_fresh_board_and_new_votes_are_read_alone(study, m
     vote(study, rng, 5, judge="gpt-judge:scale-judge-1")
     assert view(study, OPTIONS, cache) == view(study, OPTIONS, None)
     assert calls[-1] == (3_000, 3_030)  # only the 30 new votes were read
-    changes = {
-        "an exclusion": "UPDATE votes SET excluded = 1 WHERE id = 17",
-        "a deletion": "DELETE FROM votes WHERE id = (SELECT max(id) FROM votes)",
-        "a new model": "INSERT INTO models (name) VALUES ('aaa-newcomer')",
+    excluded = [i for i, in study.execute("SELECT id FROM votes WHERE excluded = 1 ORDER BY id LIMIT 2")]
+    study.execute("UPDATE votes SET excluded = 1 WHERE id IN (17, 18)")
+    study.execute(f"UPDATE votes SET excluded = 0 WHERE id IN ({excluded[0]}, {excluded[1]})")
+    study.conn.commit()
+    vote(study, rng, 4)
+    for options in (OPTIONS, LeaderboardOptions(**{**OPTIONS.__dict__, "include_excluded": True})):
+        assert view(study, options, cache) == view(study, options, None)
+    assert calls[-3:-1] == [("only", tuple(sorted([17, 18, *excluded]))), (3_030, 3_034)]  # the switched, the new
+    changes = {  # the change, and whether the slice must be read afresh
+        "a review that left the flag": ("UPDATE votes SET reviewed = 1 WHERE id = 30", True),
+        "a deletion": ("DELETE FROM votes WHERE id = 40", True),
+        "the newest vote deleted, its id given again": ("DELETE FROM votes WHERE id = (SELECT max(id) FROM votes)",
+                                                       False),
+        "a new model": ("INSERT INTO models (name) VALUES ('aaa-newcomer')", True),
     }
-    for change, sql in changes.items():
+    for change, (sql, afresh) in changes.items():
         study.execute(sql)
         study.conn.commit()
         vote(study, rng, 3)
         assert view(study, OPTIONS, cache) == view(study, OPTIONS, None), change
-        assert calls[-1][0] is None, f"{change}: the slice is read afresh"
+        assert (calls[-1][0] is None) == afresh, change
     vote(study, rng, 3, judge="gpt-judge:a-new-judge")  # sorts before the others: every judge's code moves
     assert view(study, OPTIONS, cache) == view(study, OPTIONS, None)
     assert calls[-1][0] is None

@@ -57,6 +57,7 @@ def test_the_packed_read_is_the_row_by_row_read(study, monkeypatch, word, ids):
     monkeypatch.setattr(vote_arrays, "_IDS_PER_READ", ids)
     arrays = read_vote_arrays(study, STRATEGIES)
     assert shown(arrays) == row_by_row(study)
+    assert list(arrays.vote_id) == [i for i, in study.execute("SELECT id FROM votes ORDER BY id")]
     assert set(arrays.strategies[s] for s in arrays.strategy) == {"uniform", "active"}
     judge = read_vote_arrays(study, STRATEGIES, voter="gpt-judge:scale-judge-2")
     assert shown(judge) == row_by_row(study, "WHERE v.voter = ?", ["gpt-judge:scale-judge-2"])

@@ -175,7 +175,7 @@ ARENA_SOURCE = "arena"  # the source name of the arena's own votes
 def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = (), *, source: str | None = ARENA_SOURCE,
                      anonymous_only: bool = False, include_excluded: bool = True, until: float | None = None,
                      times: bool = True, ids: tuple[int | None, int | None] = (None, None),
-                     only: tuple[int, ...] | None = None, **filters) -> VoteArrays:
+                     also: tuple[int, ...] = (), **filters) -> VoteArrays:
     """The votes matching ``filters`` (suite, subset, variant, category, voter: one value each, None for any). A
     category matches a prompt's ``category`` or any entry of its ``categories`` list. ``strategies`` names the
     sampling strategies to tell apart; any other is "other". ``source``: ``"arena"`` (the default) the arena's own
@@ -184,7 +184,8 @@ def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = ()
     ``excluded`` array marks them); ``until`` keeps the votes cast by then (an imported vote without a time is left
     out). ``times=False`` leaves ``time`` unknown (NaN) for the arena's own votes unless imported votes join them
     (their order needs it): reading it is a third of the read. ``ids`` (after, through): only the arena's own votes
-    with ``after < id <= through`` (None: no bound), and ``only`` those ids, as :class:`VoteArraysCache` reads."""
+    with ``after < id <= through`` (None: no bound), and those whose id is in ``also``, as :class:`VoteArraysCache`
+    reads."""
     models = tuple(sorted_model_names(db))
     index_of = model_names(db)
     by_name = {name: i for i, name in enumerate(models)}
@@ -227,12 +228,16 @@ def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = ()
         where = _and(where, "v.excluded = 0")
     if until is not None:
         where, params = _and(where, "v.voted_at <= ?"), [*params, until]
+    within, bounds = [], []
     for bound, clause in zip(ids, ("v.id > ?", "v.id <= ?")):
         if bound is not None:
-            where, params = _and(where, clause), [*params, int(bound)]
-    if only is not None:
-        where, params = _and(where, f"v.id IN ({', '.join('?' * len(only)) or 'NULL'})"), [*params, *map(int, only)]
-        ids = (min(only, default=0) - 1, max(only, default=0))
+            within, bounds = [*within, clause], [*bounds, int(bound)]
+    if within and also:
+        where = _and(where, f"(({' AND '.join(within)}) OR v.id IN ({', '.join('?' * len(also))}))")
+        params = [*params, *bounds, *map(int, also)]
+        ids = (None if ids[0] is None else min(min(also) - 1, ids[0]), ids[1])
+    elif within:
+        where, params = _and(where, " AND ".join(within)), [*params, *bounds]
     got = _read_packed(db, "votes v", where, params, fields, ids) if own else {name: np.zeros(0, np.int64)
                                                                           for name in [*(f[0] for f in fields), "id"]}
     n_votes = len(got["outcome"])
@@ -320,25 +325,30 @@ class VoteArraysCache:
         if switched and db.execute(f"SELECT count(*) FROM votes WHERE id IN ({', '.join('?' * len(switched))})",
                                    switched).fetchone()[0] != len(switched):
             return None  # a counted vote was deleted
-        arrays = held.arrays
-        if switched:  # out with the votes whose flag moved, in with them as they are now (if the slice has them)
-            arrays = arrays.take(~np.isin(arrays.vote_id, switched))
-            arrays = _merged(arrays, read_vote_arrays(db, strategies, only=tuple(switched), **kwargs))
-        if through > held.through:
-            arrays = _merged(arrays, read_vote_arrays(db, strategies, ids=(held.through, through), **kwargs))
-        return arrays
+        # the votes whose flag moved as they are now (if the slice has them), and the new ones, in one read
+        changed = read_vote_arrays(db, strategies, ids=(held.through, through), also=tuple(switched), **kwargs)
+        return _merged(held.arrays, np.isin(held.arrays.vote_id, switched), changed)
 
 
-def _merged(arrays: VoteArrays, other: VoteArrays) -> VoteArrays | None:
-    """The votes of both, in id order (each is); None if their codes differ (a new judge: every judge's code moves)."""
+def _merged(arrays: VoteArrays, replaced: np.ndarray, changed: VoteArrays) -> VoteArrays | None:
+    """``arrays`` without the votes where ``replaced`` holds, with ``changed`` put in, all in id order (each is in
+    it); None if their codes differ (a new judge: every judge's code moves)."""
     codes = ("models", "judges", "subsets", "strategies", "image_bound", "sources", "flags")
-    if arrays is None or any(getattr(arrays, name) != getattr(other, name) for name in codes):
+    if any(getattr(arrays, name) != getattr(changed, name) for name in codes):
         return None
-    if not len(other):
-        return arrays
-    at = np.searchsorted(arrays.vote_id, other.vote_id)
-    per_vote = {f.name: np.insert(getattr(arrays, f.name), at, getattr(other, f.name)) for f in fields(arrays)
-                if isinstance(getattr(arrays, f.name), np.ndarray)}
+    kept = ~replaced
+    size = int(kept.sum()) + len(changed)
+    at = np.searchsorted(arrays.vote_id[kept], changed.vote_id) + np.arange(len(changed))  # where each lands
+    others = np.ones(size, dtype=bool)
+    others[at] = False
+    per_vote = {}
+    for f in fields(arrays):
+        old, new = getattr(arrays, f.name), getattr(changed, f.name)
+        if isinstance(old, np.ndarray):
+            merged = np.empty(size, dtype=old.dtype)
+            merged[others] = old[kept] if replaced.any() else old
+            merged[at] = new
+            per_vote[f.name] = merged
     return replace(arrays, **per_vote)
 
 

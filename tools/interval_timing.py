@@ -126,8 +126,8 @@ def study_figures(spec: ScaleSpec, repeats: int, cache_dir: str, new_votes: int,
                             Figure(f"  wall time, fastest of {repeats} (median {statistics.median(walls):.2f} s)",
                                    min(walls), "s")]
             figures.append(Figure(f"  the votes counter's rise over the {new_votes} votes, most of {repeats} (above "
-                                  f"{new_votes}: the quality rules changed flags, and the refresh read the slice "
-                                  "afresh)", max(run["changes"] for run in done), "changes"))
+                                  f"{new_votes}: the quality rules switched earlier votes' flags)",
+                                  max(run["changes"] for run in done), "changes"))
             if "fit" in done[0]:
                 figures.append(Figure("  of which the human column's fit and intervals", min(run["fit"] for run in done),
                                       "s"))

@@ -153,16 +153,17 @@ def _last_vote_per_voter(items: np.ndarray, voters: np.ndarray) -> np.ndarray:
     return np.flatnonzero(~pd.Series(key).duplicated(keep="last").to_numpy())
 
 
-_PRODUCTS_PER_BLOCK = 4_000_000  # entries of BᵀB computed at a time (about 50 MB while they are sorted out)
+_PRODUCTS_PER_BLOCK = 2_000_000  # products of BᵀB at most per block (about 25 MB while they are sorted out)
 
 
 def _shared_pairs(incidence: scipy.sparse.csc_matrix, min_shared: int, max_pairs: int | None, block: int = 1 << 20,
                   products_per_block: int = _PRODUCTS_PER_BLOCK):
     """(voter a, voter b, shared items) of the voter pairs sharing at least ``min_shared`` items, most shared first,
     at most ``max_pairs`` of them: BᵀB computed a block of voters at a time, keeping only the best pairs so far. A
-    block holds at most ``block`` voters and about ``products_per_block`` products (voter b's column of BᵀB costs
+    block holds at most ``block`` voters and at most ``products_per_block`` products (voter b's column of BᵀB costs
     Σ over b's items of the item's voters), so the memory is bounded however the votes fall, and a study with few
-    voters per battle takes a few blocks rather than one per thousand voters."""
+    voters per battle takes a few blocks rather than one per thousand voters. Only the rows above each block's last
+    voter are multiplied (a pair is counted once, a < b): about 60% of the products of the whole of BᵀB."""
     incidence = incidence.astype(np.int32)  # counts: integer products are exact and lighter than floats
     per_voter = np.asarray(incidence.sum(axis=0)).ravel()
     kept = np.flatnonzero(per_voter >= min_shared)  # a voter with fewer items shares fewer with anyone
@@ -175,7 +176,7 @@ def _shared_pairs(incidence: scipy.sparse.csc_matrix, min_shared: int, max_pairs
         stop = int(np.searchsorted(products, (products[start - 1] if start else 0) + products_per_block,
                                     "right"))
         stop = min(max(stop, start + 1), start + block, len(kept))
-        product = (transposed @ incidence[:, start:stop]).tocoo()
+        product = (transposed[:stop] @ incidence[:, start:stop]).tocoo()
         row, col, shared = product.row, product.col + start, product.data.astype(np.int64)
         floor = n[-1] if max_pairs is not None and len(n) == max_pairs else min_shared
         keep = (row < col) & (shared >= floor)

@@ -114,7 +114,8 @@ def study_figures(spec: ScaleSpec, repeats: int, cache_dir: str, new_votes: int,
             for index, (label, extra, options, root, fit) in enumerate(measured):
                 code = SNAPSHOT.format(options=options, seed=turn * len(measured) + index,
                                        voters=min(VOTERS, spec.annotators), new_votes=new_votes, fit=fit)
-                runs[label].append(measure(code, {**env, **extra}, root=root)[0])
+                result, peak = measure(code, {**env, **extra}, root=root)
+                runs[label].append({**result, "peak_mb": peak})
         figures, least = [], {}
         for label, *_ in measured:
             done = runs[label]
@@ -128,6 +129,8 @@ def study_figures(spec: ScaleSpec, repeats: int, cache_dir: str, new_votes: int,
             figures.append(Figure(f"  the votes counter's rise over the {new_votes} votes, most of {repeats} (above "
                                   f"{new_votes}: the quality rules switched earlier votes' flags)",
                                   max(run["changes"] for run in done), "changes"))
+            figures.append(Figure("  peak memory of the worker process, most of the runs", max(run["peak_mb"] for run in done),
+                                  "MB"))
             if "fit" in done[0]:
                 figures.append(Figure("  of which the human column's fit and intervals", min(run["fit"] for run in done),
                                       "s"))

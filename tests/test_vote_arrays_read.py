@@ -43,7 +43,8 @@ def row_by_row(db, where: str = "", params=()) -> dict[str, list]:
 
 def shown(arrays) -> dict[str, list]:
     return {"voter": [int(v) if v >= 0 else arrays.judges[-1 - v] for v in arrays.voter],
-            "model_a": [arrays.models[i] for i in arrays.model_a], "model_b": [arrays.models[i] for i in arrays.model_b],
+            "model_a": [arrays.models[i] for i in arrays.model_a],
+            "model_b": [arrays.models[i] for i in arrays.model_b],
             "outcome": [OUTCOMES[o] for o in arrays.outcome], "image_a": list(arrays.image_a),
             "image_b": list(arrays.image_b), "strategy": [arrays.strategies[s] for s in arrays.strategy],
             "excluded": list(arrays.excluded), "time": list(arrays.time)}

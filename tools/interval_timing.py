@@ -129,11 +129,11 @@ def study_figures(spec: ScaleSpec, repeats: int, cache_dir: str, new_votes: int,
             figures.append(Figure(f"  the votes counter's rise over the {new_votes} votes, most of {repeats} (above "
                                   f"{new_votes}: the quality rules switched earlier votes' flags)",
                                   max(run["changes"] for run in done), "changes"))
-            figures.append(Figure("  peak memory of the worker process, most of the runs", max(run["peak_mb"] for run in done),
-                                  "MB"))
+            figures.append(Figure("  peak memory of the worker process, most of the runs",
+                                  max(run["peak_mb"] for run in done), "MB"))
             if "fit" in done[0]:
-                figures.append(Figure("  of which the human column's fit and intervals", min(run["fit"] for run in done),
-                                      "s"))
+                figures.append(Figure("  of which the human column's fit and intervals",
+                                      min(run["fit"] for run in done), "s"))
         sandwich = least[SANDWICH]
         if baseline is not None:
             before = least[measured[0][0]]
@@ -204,8 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         for figure in study_figures(spec, args.repeats, args.cache_dir, args.new_votes, args.baseline):
             print(figure.line(), flush=True)
         if args.baseline is None:
-            print(f"  (the target, the sandwich snapshot ≤ {TARGET}× the board before issue 44, needs --baseline DIR: "
-                  "a checkout of 8249c45)")
+            print(f"  (the target, the sandwich snapshot ≤ {TARGET}× the board before issue 44, needs --baseline "
+                  "DIR: a checkout of 8249c45)")
     if "models" in parts:
         print("simulated logs, the fit with its intervals alone:")
         for figure in model_figures(args.votes, [int(n) for n in args.models.split(",")], args.repeats):

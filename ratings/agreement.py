@@ -103,13 +103,18 @@ def paired_confusion(keys_1: np.ndarray, outcomes_1: np.ndarray, keys_2: np.ndar
                      outcomes_2: np.ndarray) -> np.ndarray:
     """C[o₁, o₂] = Σ_key n₁(key, o₁) · n₂(key, o₂): every vote of side 1 paired with every vote of side 2 on the same
     key (outcome codes already oriented). Linear in the votes: per-key outcome counts, then one 4×K by K×4 product,
-    never the list of pairs."""
-    codes, _ = pd.factorize(np.concatenate([np.asarray(keys_1), np.asarray(keys_2)]))
-    n_keys, n_1 = int(codes.max()) + 1 if len(codes) else 0, len(keys_1)
-    size = n_keys * len(OUTCOMES)
-    side_1 = np.bincount(codes[:n_1] * len(OUTCOMES) + np.asarray(outcomes_1, dtype=np.int64), minlength=size)
-    side_2 = np.bincount(codes[n_1:] * len(OUTCOMES) + np.asarray(outcomes_2, dtype=np.int64), minlength=size)
-    return side_1.reshape(n_keys, len(OUTCOMES)).T @ side_2.reshape(n_keys, len(OUTCOMES))
+    never the list of pairs. The keys of the smaller side are numbered (a hash), the other side's looked up in them:
+    a key only one side has pairs nothing."""
+    if len(keys_1) < len(keys_2):
+        return paired_confusion(keys_2, outcomes_2, keys_1, outcomes_1).T
+    codes_2, uniques = pd.factorize(np.asarray(keys_2))
+    codes_1 = pd.Index(uniques).get_indexer(np.asarray(keys_1))
+    shared = codes_1 >= 0
+    size = len(uniques) * len(OUTCOMES)
+    side_1 = np.bincount(codes_1[shared] * len(OUTCOMES) + np.asarray(outcomes_1, dtype=np.int64)[shared],
+                         minlength=size)
+    side_2 = np.bincount(codes_2 * len(OUTCOMES) + np.asarray(outcomes_2, dtype=np.int64), minlength=size)
+    return side_1.reshape(-1, len(OUTCOMES)).T @ side_2.reshape(-1, len(OUTCOMES))
 
 
 def human_judge_agreement(votes: pd.DataFrame) -> dict:

@@ -243,8 +243,12 @@ def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = ()
     n_votes = len(got["outcome"])
     time = np.full(n_votes, np.nan)
     joined = imported and db.execute("SELECT 1 FROM imported_votes LIMIT 1").fetchone() is not None
-    if own and (times or joined) and n_votes:
-        time = _fetch(db, f"SELECT v.voted_at FROM votes v{where} ORDER BY v.id", params, 1)[:, 0]
+    if own and (times or joined) and n_votes:  # by id: a vote that arrived since the read above is not among them
+        stamped = _fetch(db, f"SELECT v.id, v.voted_at FROM votes v{_and(where, 'v.id <= ?')} ORDER BY v.id",
+                         [*params, int(got["id"][-1])], 2)
+        at = np.minimum(np.searchsorted(got["id"], stamped[:, 0]), n_votes - 1)
+        found = got["id"][at] == stamped[:, 0]
+        time[at[found]] = stamped[found, 1]
     image_a = got["left_image"]
     arrays = VoteArrays(
         models=models, judges=judges, subsets=subsets, strategies=strategies, image_bound=images,

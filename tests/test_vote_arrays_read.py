@@ -4,14 +4,19 @@ blocks; the exclusion and date filters are applied in SQL; a vote missing its fa
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
 import datamodel.vote_arrays as vote_arrays
 from datamodel.connection import connect
 from datamodel.schema import OUTCOMES
+from datamodel.votes import record_vote
 from datamodel.vote_arrays import read_vote_arrays
+from sampling.draws import serve_battle
 from sampling.strategies import STRATEGIES
+from support.study import study_database
 from tools.scale_fixture import ScaleSpec, build_scale_database
 
 SPEC = ScaleSpec(votes=2_000, annotators=40, models=5, prompts=40, seed=5)
@@ -19,9 +24,7 @@ SPEC = ScaleSpec(votes=2_000, annotators=40, models=5, prompts=40, seed=5)
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    root = tmp_path_factory.mktemp("study")
-    build_scale_database(SPEC, root / "arena.db", root / "media", progress=lambda *_: None)
-    db = connect(root / "arena.db")
+    db = study_database(tmp_path_factory.mktemp("study"), SPEC)
     db.execute("UPDATE votes SET excluded = 1 WHERE id % 7 = 3")
     db.execute("UPDATE votes SET strategy = 'active' WHERE id % 5 = 1")
     db.conn.commit()
@@ -76,6 +79,30 @@ def test_times_are_read_only_when_asked(study):
     without = read_vote_arrays(study, STRATEGIES, times=False)
     assert np.isnan(without.time).all() and len(without) == SPEC.votes
     assert shown(without) | {"time": []} == row_by_row(study) | {"time": []}
+
+
+def test_a_vote_cast_during_the_read_leaves_the_times_of_the_votes_read_in_place(study, monkeypatch):
+    """The votes and their times are two queries; a vote cast between them (the server's worker reads while people
+    vote) is not among the votes read, so each vote read keeps its own time, and the new vote is in the next read."""
+    real = vote_arrays._read_packed
+
+    def read_then_vote(*args, **kwargs):
+        got = real(*args, **kwargs)
+        people = [a for a, in study.execute("SELECT id FROM annotators ORDER BY id")]
+        battle = serve_battle(study, random.Random(3), session_id="during-the-read", annotator_id=people[0])
+        record_vote(study, battle.id, "A", session_id="during-the-read", rules=None)
+        return got
+
+    monkeypatch.setattr(vote_arrays, "_read_packed", read_then_vote)
+    try:
+        arrays = read_vote_arrays(study, STRATEGIES)
+        times = dict(study.execute("SELECT id, voted_at FROM votes"))
+        assert len(arrays) == len(times) - 1
+        assert list(arrays.time) == [times[int(i)] for i in arrays.vote_id]
+    finally:
+        study.execute("DELETE FROM votes WHERE battle_id IN (SELECT id FROM battles WHERE session_id = ?)",
+                      ["during-the-read"])
+        study.conn.commit()
 
 
 def test_a_vote_without_its_models_stops_the_read_with_its_id(study):

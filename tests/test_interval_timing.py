@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from test_scale_bench import SPEC, _cache_dir_with_the_fixture
+from support.study import BENCH_SPEC as SPEC, bench_cache_dir
 
 pytestmark = pytest.mark.slow
 
@@ -21,7 +21,7 @@ def test_a_small_run_prints_both_snapshots_of_every_variant_and_the_ratio_to_its
         [sys.executable, "-m", "tools.interval_timing", "--parts", "study", "--votes", str(SPEC.votes),
          "--annotators", str(SPEC.annotators), "--study-models", str(SPEC.models), "--prompts", str(SPEC.prompts),
          "--repeats", "1", "--new-votes", "12", "--baseline", str(ROOT),
-         "--cache-dir", str(_cache_dir_with_the_fixture(tmp_path))],
+         "--cache-dir", str(bench_cache_dir(tmp_path))],
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout

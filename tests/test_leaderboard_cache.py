@@ -13,13 +13,13 @@ import pytest
 import datamodel.vote_arrays as vote_arrays
 from arena.leaderboard import BoardCache, LeaderboardOptions, compute_leaderboard
 from arena.leaderboard_view import render_view
-from datamodel.connection import connect
 from datamodel.votes import record_vote
 from ratings.agreement import consensus_spearman
 from ratings.bradley_terry import newton_bt
 from sampling.draws import serve_battle
 from sampling.strategies import STRATEGIES
-from tools.scale_fixture import ScaleSpec, build_scale_database
+from support.study import study_database
+from tools.scale_fixture import ScaleSpec
 
 SPEC = ScaleSpec(votes=3_000, annotators=40, models=5, prompts=40, seed=11)
 OPTIONS = LeaderboardOptions(rounds=50, min_votes=5, provisional_votes=20, pair_min_shared=3, max_pairs=10,
@@ -28,8 +28,7 @@ OPTIONS = LeaderboardOptions(rounds=50, min_votes=5, provisional_votes=20, pair_
 
 @pytest.fixture
 def study(tmp_path):
-    build_scale_database(SPEC, tmp_path / "arena.db", tmp_path / "media", progress=lambda *_: None)
-    db = connect(tmp_path / "arena.db")
+    db = study_database(tmp_path, SPEC)
     yield db
     db.close()
 

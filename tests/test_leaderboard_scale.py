@@ -14,19 +14,17 @@ from hypothesis import strategies as st
 import ratings
 from datamodel.vote_table import votes_frame
 from arena.leaderboard import LeaderboardOptions, compute_leaderboard
-from datamodel.connection import connect
 from datamodel.vote_arrays import read_vote_arrays
 from ratings.agreement import _shared_pairs, paired_confusion
-from tools.scale_fixture import ScaleSpec, build_scale_database
+from support.study import study_database
+from tools.scale_fixture import ScaleSpec
 
 SPEC = ScaleSpec(votes=10_000, annotators=300, models=6, prompts=120, seed=3)
 
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    root = tmp_path_factory.mktemp("study")
-    build_scale_database(SPEC, root / "arena.db", root / "media", progress=lambda *_: None)
-    db = connect(root / "arena.db")
+    db = study_database(tmp_path_factory.mktemp("study"), SPEC)
     yield db
     db.close()
 

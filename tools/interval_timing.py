@@ -58,7 +58,9 @@ import random, time
 from datamodel.settings import load_settings
 from arena.leaderboard import leaderboard_options
 from arena.leaderboard_service import _compute_in_worker
+from datamodel.annotators import annotator_names
 from datamodel.connection import connect
+from datamodel.snapshots import data_version
 from datamodel.votes import record_vote
 from sampling.draws import serve_battle
 settings = load_settings()
@@ -69,14 +71,14 @@ def snapshot():
     return time.process_time() - cpu, time.perf_counter() - started
 result = dict(zip(('first', 'first_wall'), snapshot()))
 db = connect(settings.db_path, migrate_schema=False)
-counter = "SELECT version FROM data_versions WHERE name = 'votes'"
-before, rng, now = db.execute(counter).fetchone()[0], random.Random({seed}), time.time()
-people = rng.sample([a for a, in db.execute('SELECT id FROM annotators ORDER BY id')], {voters})
+votes_counter = lambda: data_version(db)[-1]  # the counters by name: catalog, metrics, votes
+before, rng, now = votes_counter(), random.Random({seed}), time.time()
+people = rng.sample(sorted(annotator_names(db)), {voters})
 for k in range({new_votes}):
     battle = serve_battle(db, rng, session_id=f'bench-{{k}}', annotator_id=people[k % len(people)], now=now + 8.0 * k)
     record_vote(db, battle.id, rng.choice(('A', 'B', 'A', 'B', 'tie')), session_id=f'bench-{{k}}',
                 now=now + 8.0 * k + 6.0)
-result['changes'] = db.execute(counter).fetchone()[0] - before
+result['changes'] = votes_counter() - before
 result.update(zip(('refresh', 'refresh_wall'), snapshot()))
 {fit}
 """

@@ -72,12 +72,32 @@ def cmd_import_votes(args, settings) -> int:
     from arena.vote_import import import_votes
     from datamodel.renditions import Renditions
 
+    if args.remove is not None:
+        return _remove_import(args, settings)
+    if args.file is None or args.format is None:
+        raise ValueError("import-votes needs the vote log and its format (import-votes FILE --format F), or "
+                         "--remove ID to undo an import.")
     db, media = _open(settings)
     result = import_votes(db, args.file, args.format, source=args.source, aliases=args.aliases,
                           progress=not args.quiet, invalid=args.invalid,
                           preset="" if args.preset == "none" else args.preset, media=media,
-                          renditions=Renditions.from_settings(media, settings), images=not args.no_images)
+                          renditions=Renditions.from_settings(media, settings), images=not args.no_images,
+                          max_new_models=args.max_new_models)
     print(result.summary())
+    return 0
+
+
+def _remove_import(args, settings) -> int:
+    from datamodel.imported_votes import remove_import
+
+    if args.file is not None:
+        raise ValueError("import-votes --remove ID takes no file: it undoes the import numbered ID.")
+    db, _ = _open(settings)
+    gone = remove_import(db, args.remove)
+    record, models = gone.record, gone.models
+    print(f"Removed import #{record.id} ({record.file} into source {record.source!r}): {gone.votes} votes"
+          + (f", {gone.images} images only its votes showed" if gone.images else "")
+          + (f", and {len(models)} models only it named: {', '.join(models)}." if models else "."))
     return 0
 
 
@@ -154,7 +174,7 @@ def cmd_migrate_db(args, settings) -> int:
 
 def cmd_leaderboard(args, settings) -> int:
     from arena.leaderboard import leaderboard_options
-    from arena.leaderboard_service import compute_snapshot, data_version, options_key, stored_snapshot
+    from arena.leaderboard_service import compute_snapshot, data_version, keeps_history, options_key, stored_snapshot
 
     db, _ = _open(settings)
     protocol = args.protocol
@@ -178,7 +198,9 @@ def cmd_leaderboard(args, settings) -> int:
     if snapshot is not None and args.json and "json" not in snapshot.view:  # stored before the JSON was kept
         snapshot = None
     if snapshot is None:
-        snapshot = compute_snapshot(db, options, settings.leaderboard_views, settings.leaderboard_history_days)
+        kept = keeps_history(options, leaderboard_options(settings))  # the server's own boards only
+        snapshot = compute_snapshot(db, options, settings.leaderboard_views,
+                                    settings.leaderboard_history_days if kept else 0)
         note = f"(computed now in {snapshot.seconds:.1f} s)"
     else:
         changed = snapshot.data_version != data_version(db)
@@ -290,7 +312,7 @@ def cmd_report(args, settings) -> int:
     db, _ = _open(settings)
     report = make_report(db, args.benchmark, preset=get_preset(args.preset) if args.preset else None,
                          settings=settings, compare_published=args.compare_published, source=args.source,
-                         figures=None if args.no_figures else args.figures)
+                         figures=None if args.no_figures else args.figures, variant=args.variant)
     form = "json" if args.json else args.format
     text = render(report, form)
     if args.output:
@@ -337,9 +359,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     votes = commands.add_parser("import-votes", help="import another arena's votes (FastChat log, taxonomy "
                                                      "labels, CSV); see docs/importing-votes.md")
-    votes.add_argument("file", help="the vote log: a FastChat clean_battle JSON (array or lines), the taxonomy "
-                                    "paper's labelled battles (CSV) or a CSV of votes")
-    votes.add_argument("--format", required=True,
+    votes.add_argument("file", nargs="?", help="the vote log: a FastChat clean_battle JSON (array or lines), the "
+                                               "taxonomy paper's labelled battles (CSV) or a CSV of votes")
+    votes.add_argument("--format",
                        choices=["fastchat", "taxonomy", "csv", "genai-bench", "pick-a-pic"],
                        help="fastchat: model_a, model_b, winner, judge, anony, tstamp records; taxonomy: [id,] subset, "
                             "wordnet_id, core_synset, model_a, model_b, result_{human,gpt}_{def,nodef} (codes 0-3); "
@@ -362,6 +384,13 @@ def build_parser() -> argparse.ArgumentParser:
     votes.add_argument("--no-images", action="store_true",
                        help="genai-bench, pick-a-pic: import the votes only, not the images the file carries (by "
                             "default they are imported and rendered, so the battles can be shown and judged)")
+    from arena.vote_import import MAX_NEW_MODELS
+
+    votes.add_argument("--max-new-models", type=int, default=MAX_NEW_MODELS, metavar="N",
+                       help=f"refuse the file if more than N of its model names are new to the arena (default "
+                            f"{MAX_NEW_MODELS}; map names onto the arena's models with --aliases)")
+    votes.add_argument("--remove", type=int, metavar="ID", help="undo import number ID (the summary names it): its "
+                       "votes, and the models only it named")
     votes.add_argument("--quiet", action="store_true", help="no progress bar")
     votes.set_defaults(handler=cmd_import_votes)
     renditions = commands.add_parser(
@@ -471,6 +500,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--json", action="store_true", help="print the report as JSON (the same as --format json)")
     report.add_argument("--source", help="rate only these votes, as the leaderboard's --source: arena (this arena's "
                                          "own) or an import source (default: every vote, imported ones included)")
+    report.add_argument("--variant", help="the prompt variant of the tables whose variant the paper leaves open "
+                                          "(taxonomy: the CLIP Tables 11-15, with_definition or without_definition; "
+                                          "default: the preset's report.variant)")
     report.add_argument("--compare-published", action="store_true",
                         help="print the paper's own value beside each cell")
     report.add_argument("--output", "-o", help="write to this file instead of printing")
@@ -491,8 +523,10 @@ def build_parser() -> argparse.ArgumentParser:
     else:
         add_commands(commands, load_settings)
     from arena.rating_commands import add_commands as add_rating_commands
+    from arena.plan_commands import add_commands as add_plan_commands
 
     add_rating_commands(commands)
+    add_plan_commands(commands)
     return parser
 
 

@@ -39,6 +39,7 @@ import sqlite_utils
 
 import ratings
 from datamodel.annotators import annotator_names
+from datamodel.catalog import models_with_images
 from datamodel.models import sorted_model_names
 from datamodel.votes import judge_voter_names
 from datamodel.settings import Settings
@@ -47,6 +48,7 @@ from datamodel.imported_votes import import_sources
 from datamodel.metrics import metric_directions, model_metric_table
 from arena.leaderboard_fits import MODE_TITLES, board_audit, check_mode, ppi_table, robustness_text
 from arena.leaderboard_labels import metric_base, plural
+from arena.study_plan import in_play, main_strategy, plan_line, warming_up
 from ratings.agreement import agreement_summary, consensus_spearman, inter_annotator_from_codes, paired_confusion
 from ratings.bias import position_bias_from_counts
 from ratings.leaderboard import prior_ridge
@@ -55,6 +57,9 @@ from ratings.ranks import check_order
 from ratings.votes import OUTCOMES
 from sampling.strategies import STRATEGIES
 from suites.registry import suite_title
+
+
+PROVISIONAL_BATTLES = 200  # a model added to a running arena is provisional until it has this many (sampling.warmup)
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,8 @@ class Leaderboard:
     mode: str = "human"  # the human column from human votes, or from human and judge votes (ppi)
     ppi: dict = field(default_factory=dict)  # mode ppi: lambda and the votes used (arena.leaderboard_fits.ppi_table)
     audit: dict | None = None  # the robustness audit of the human board's top places (ratings.robustness)
+    plan: str = ""  # the study planner's line for a live board (arena.study_plan.plan_line); "" for a past day's
+    warming: dict[str, int] = field(default_factory=dict)  # models still warming up: their battles so far
 
 
 def format_ci(row: pd.Series) -> str:
@@ -287,22 +294,34 @@ def _inter_annotator(db: sqlite_utils.Database, human: VoteArrays, options: Lead
     return result
 
 
-def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions = LeaderboardOptions(),
-                        cache: BoardCache | None = None) -> Leaderboard:
-    """The leaderboard of ``options``; ``cache``: what a worker keeps between snapshots (:class:`BoardCache`)."""
+def slice_read(options: LeaderboardOptions) -> dict:
+    """The arguments of :func:`datamodel.vote_arrays.read_vote_arrays` that read the slice ``options`` chooses:
+    excluded votes and a date left out in SQL, no vote times (nothing after the read needs them)."""
+    return dict(source=options.source, anonymous_only=options.anonymous_only, include_excluded=options.include_excluded,
+                until=options.until, times=False, **{key: getattr(options, key) for key in SLICE_FILTERS})
+
+
+def read_slice(db: sqlite_utils.Database, options: LeaderboardOptions, cache: BoardCache | None = None) -> VoteArrays:
+    """The votes of the slice ``options`` chooses (excluded ones left out unless included, none after ``until``);
+    ``cache``: a worker's, whose vote arrays are brought up to date rather than read afresh."""
     # the slice is taken in SQL: a category matches an item's own category or any of its categories (SemVarBench)
-    protocol = rating_protocol(options)
     if options.source not in (None, ARENA_SOURCE):
         known = import_sources(db)
         if options.source not in known:
             raise LookupError(f"No votes from source {options.source!r}. Sources: {', '.join([ARENA_SOURCE, *known])}; "
                               "import a log with python -m arena import-votes --source NAME.")
-    read = dict(source=options.source, anonymous_only=options.anonymous_only, include_excluded=options.include_excluded,
-                until=options.until, times=False, **{key: getattr(options, key) for key in SLICE_FILTERS})
-    arrays = read_vote_arrays(db, STRATEGIES, **read) if cache is None else cache.votes.read(db, STRATEGIES, **read)
-    slice_arrays = arrays
+    read = slice_read(options)
+    return read_vote_arrays(db, STRATEGIES, **read) if cache is None else cache.votes.read(db, STRATEGIES, **read)
+
+
+def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions = LeaderboardOptions(),
+                        cache: BoardCache | None = None) -> Leaderboard:
+    """The leaderboard of ``options``; ``cache``: what a worker keeps between snapshots (:class:`BoardCache`)."""
+    protocol = rating_protocol(options)
     check_order(options.order)
     check_mode(options.mode, protocol)
+    arrays = read_slice(db, options, cache)
+    slice_arrays = arrays
     judge = pick_judge(db, arrays, options.judge)
     # flagged votes (a self-battle, ...) go to the protocol, which treats them as its source did; every other
     # statistic reads the clean votes only
@@ -337,6 +356,7 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
     counts = arrays.counts()
     seen = (counts.sum(axis=(1, 2)) + counts.sum(axis=(0, 2))) > 0
     outcomes = _outcome_counts(arrays)
+    plan, warming = _study_plan(db, arrays, human, options)
     return Leaderboard(
         table=table,
         fits=fits,
@@ -347,8 +367,8 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
         correlations=_correlations(table, metric_columns, list(metrics.attrs.get("lower_is_better", []))),
         agreement=agreement_summary(paired_confusion(human.battle_keys(), human.oriented_outcomes(),
                                                      judged.battle_keys(), judged.oriented_outcomes())),
-        inter_annotator=_inter_annotator(db, human.take(human.own), options, cache, tuple(sorted(read.items())),
-                                         slice_arrays),
+        inter_annotator=_inter_annotator(db, human.take(human.own), options, cache,
+                                         tuple(sorted(slice_read(options).items())), slice_arrays),
         position_bias=position_bias_from_counts(outcomes),
         strategies=dict(sorted(((name, int(n)) for name, n in zip(arrays.strategies, strategies) if n),
                                key=lambda item: -item[1])),
@@ -365,7 +385,19 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
         mode=options.mode,
         ppi=ppi,
         audit=audit,
+        plan=plan,
+        warming=warming,
     )
+
+
+def _study_plan(db: sqlite_utils.Database, arrays: VoteArrays, human: VoteArrays,
+                options: LeaderboardOptions) -> tuple[str, dict[str, int]]:
+    """The planner's line (a live board only) and the models warming up, from the slice's human votes."""
+    models, counts = in_play(arrays.models, human.counts(), models_with_images(db, options.suite))
+    drawn = np.bincount(human.strategy, minlength=len(human.strategies))
+    strategy = main_strategy(dict(zip(human.strategies, drawn.tolist())))
+    line = plan_line(models, counts, strategy, options) if options.until is None else ""
+    return line, warming_up(models, counts, PROVISIONAL_BATTLES)
 
 
 def fit_table(result: pd.DataFrame) -> pd.DataFrame:
@@ -533,6 +565,6 @@ def leaderboard_text(board: Leaderboard, options: LeaderboardOptions) -> str:
     """The whole leaderboard as text (the command line): summary, table, rank correlations, agreement panel."""
     correlations = board.correlations.to_string(index=False, float_format=lambda v: f"{v:.3f}")
     robustness = robustness_text(board.audit)
-    return "\n\n".join([summary_text(board, options), format_table(board.table) + (f"\n{robustness}" if robustness
-                                                                                     else ""),
+    return "\n\n".join([summary_text(board, options), *([board.plan] if board.plan else []),
+                        format_table(board.table) + (f"\n{robustness}" if robustness else ""),
                         f"Rank correlation with the human ELO:\n{correlations}", agreement_text(board)])

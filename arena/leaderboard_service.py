@@ -13,9 +13,12 @@ once, with its age; the computing happens elsewhere:
   process (``concurrent.futures.ProcessPoolExecutor``, spawned, at a lower CPU priority than the server): at most one
   computation per set of filters at a time, at most ``keep`` waiting, so no request can start unbounded work.
 - The worker hands each snapshot back; the server keeps the ``keep`` most recently viewed in memory and stores them
-  in the ``leaderboard_snapshots`` table (the ``keep`` most recently computed), and keeps each one's ratings as the
-  board of its day (``leaderboard_history``, :mod:`datamodel.rating_history`: the leaderboard over time). The
-  command line reads those tables, so it prints what the server shows without computing anything.
+  in the ``leaderboard_snapshots`` table (the ``keep`` most recently computed). The ratings of the server's own
+  boards (:func:`keeps_history`: every filter at its setting, all suites or one) become the board of their day
+  (``leaderboard_history``, :mod:`datamodel.rating_history`: the leaderboard over time); a viewer's other filters
+  read the history but never write it (before, 36 anonymous views with valid menu values pushed every kept day of
+  the default board out). The command line reads those tables, so it prints what the server shows without
+  computing anything.
 - A viewer with no snapshot at all may wait for the first one (``wait_s``); one with a snapshot never waits.
 - The worker keeps what did not change between snapshots (:class:`arena.leaderboard.BoardCache`, one per service:
   :func:`worker_cache`): the vote arrays of the last two slices, extended by the votes added since; each annotator's
@@ -73,6 +76,13 @@ def options_key(options: LeaderboardOptions) -> str:
         if values[name] == getattr(LeaderboardOptions, name):
             del values[name]
     return json.dumps(values, sort_keys=True)
+
+
+def keeps_history(options: LeaderboardOptions, defaults: LeaderboardOptions | None) -> bool:
+    """Whether the board of ``options`` is one whose days the server keeps: ``defaults`` (every filter at its
+    setting: :func:`arena.leaderboard.leaderboard_options`) for all suites or for one suite, as of now. None keeps
+    none."""
+    return defaults is not None and options.until is None and dataclasses.replace(options, suite=None) == defaults
 
 
 def compute_snapshot(db: sqlite_utils.Database, options: LeaderboardOptions, keep: int | None = None,
@@ -167,8 +177,10 @@ class SnapshotService:
     """The server's leaderboard snapshots (module docstring); thread-safe, one per app."""
 
     def __init__(self, store: Store, *, refresh_s: float = 30.0, keep: int = 32, history_days: int = 0,
-                 shared: bool | None = None, claim_s: float = CLAIM_S):
+                 history_defaults: LeaderboardOptions | None = None, shared: bool | None = None,
+                 claim_s: float = CLAIM_S):
         self.store, self.refresh_s, self.keep, self.history_days = store, refresh_s, keep, history_days
+        self.history_defaults = history_defaults  # the server's boards: keeps_history
         self.shared = getattr(store, "postgres", False) if shared is None else shared  # replicas share the database
         self.claim_s = claim_s
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
@@ -238,6 +250,7 @@ class SnapshotService:
                 future = self._pool().submit(_compute_in_worker, str(self.store.path), options, self.holder)
             self._pending[key] = future
             future.settled = threading.Event()  # set once _finished has stored its outcome and let it go
+            future.kept = keeps_history(options, self.history_defaults)  # a day of the leaderboard over time
         future.add_done_callback(lambda done: self._finished(key, version, done))
         return future
 
@@ -289,7 +302,8 @@ class SnapshotService:
         snapshot = future.result()
         self._remember(snapshot)
         try:
-            store_snapshot(self.store.db(), snapshot, self.keep, self.history_days)
+            store_snapshot(self.store.db(), snapshot, self.keep,
+                           self.history_days if getattr(future, "kept", False) else 0)
         except database_errors() as error:  # shown from memory all the same; only other processes miss it
             log.error("the leaderboard snapshot for %s could not be stored: %s", key, error)
 

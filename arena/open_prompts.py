@@ -242,7 +242,7 @@ def _generation(model: str, seed: int, task: asyncio.Future, timeout_s: float) -
                   cost_usd=image.cost_usd if ok else None,
                   params={**image.params, "seed": seed, "safety": image.safety, "serving": served.serving,
                           "source": "open prompts", "load_s": image.load_seconds, "queued_s": served.waited,
-                          "overhead_s": served.overhead})
+                          "overhead_s": served.overhead, "overhead_parts_s": served.overhead_parts})
     return fields, image.png if ok else None
 
 

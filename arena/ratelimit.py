@@ -109,8 +109,13 @@ class LoginThrottle:
     seconds after the latest failure, for ``n`` failures in the window: the wait doubles with each further failure.
     With the defaults (5 failures, 30 s, 15 minutes) an address gets about ten guesses a quarter of an hour.
 
-    Attempts in flight count as failures until they end, so a burst of concurrent guesses cannot slip past the limit:
-    at most ``max_failures`` attempts from one address are checked at once (the others are told to wait a second).
+    Attempts in flight at one account count as failures of its address until they end, so a burst of concurrent
+    guesses at an account cannot slip past the limit: at most ``max_failures`` of them are checked (the others are
+    told that one is being checked). Attempts at different accounts are people arriving (a class behind one address
+    signing in together, each with their own name), and pass together while the address has fewer failures than the
+    limit; how many run at once is the sign-in events' concurrency (:data:`arena.web.context.SIGN_IN_CONCURRENCY`),
+    so a burst spread over many accounts is checked at most ``max_failures`` plus that many, less one, times before
+    the address waits. An address whose wait has passed gets one attempt at a time.
 
     All addresses together remember their failures too. Past ``max_failures_overall`` in the window (someone guessing
     from many addresses), the limit of every address drops to one failure: an address that has failed waits, one that
@@ -121,7 +126,8 @@ class LoginThrottle:
     any secret is checked (a name that is not allowed, a token too short to sign up with) is not a guess either
     (:meth:`LoginAttempt.not_a_guess`).
 
-    Usage: ``attempt = throttle.attempt(address)`` (raises :class:`RateLimited` while the address must wait), then
+    Usage: ``attempt = throttle.attempt(address, account=name)`` (raises :class:`RateLimited` while the address
+    must wait; no ``account``, as for the admin password: one secret), then
     ``attempt.succeeded()``, ``attempt.failed()`` or ``attempt.not_a_guess()``; as a context manager, leaving
     without one of them (an exception included) is a failure.
     """
@@ -146,21 +152,24 @@ class LoginThrottle:
                    max_failures_overall=settings.login_max_failures_overall, window_s=settings.login_window_s,
                    lockout_s=settings.login_lockout_s, store=store)
 
-    def attempt(self, client: str) -> "LoginAttempt":
-        """Begin an attempt from ``client``, or raise :class:`RateLimited` saying how long to wait."""
-        keys = ([OVERALL] if self.max_failures_overall > 0 else []) + ([client] if self.max_failures > 0 else [])
+    def attempt(self, client: str, account: str | None = None) -> "LoginAttempt":
+        """Begin an attempt from ``client`` at ``account`` (a name as typed; None: the one secret), or raise
+        :class:`RateLimited` saying what happened and how long to wait."""
+        target = account_key(client, account)
+        keys = list(dict.fromkeys(([OVERALL] if self.max_failures_overall > 0 else []) + (
+            [client, target] if self.max_failures > 0 else [])))
         if self.store is not None:
-            return self._attempt_shared(client, keys)
+            return self._attempt_shared(client, target, keys)
         now = self.clock()
         with self._lock:
             if len(self._records) >= self._sweep_at:
                 self._sweep(now)
-            self._check(client, {key: self._state(key, now) for key in keys}, now)
+            self._check(client, target, account is not None, {key: self._state(key, now) for key in keys}, now)
             for key in keys:
                 self._records.setdefault(key, _Failures()).pending += 1
         return LoginAttempt(self, keys)
 
-    def _attempt_shared(self, client: str, keys: list[str]) -> "LoginAttempt":
+    def _attempt_shared(self, client: str, target: str, keys: list[str]) -> "LoginAttempt":
         """:meth:`attempt` with the records in the database (:mod:`datamodel.limits`), decided in one transaction
         that the throttle's attempts take in turn on every replica."""
         from datamodel.limits import attempt_state, begin_attempts, sweep_attempts, throttle_transaction
@@ -170,7 +179,8 @@ class LoginThrottle:
             self._swept = now
             sweep_attempts(db, before=now - self.window_s)
         with throttle_transaction(db, self.what):
-            self._check(client, attempt_state(db, self.what, keys, now=now, window=self.window_s), now)
+            state = attempt_state(db, self.what, keys, now=now, window=self.window_s)
+            self._check(client, target, target != client, state, now)
             return LoginAttempt(self, begin_attempts(db, self.what, keys, now=now))
 
     def _state(self, key: str, now: float) -> tuple[int, float | None, int]:
@@ -183,27 +193,31 @@ class LoginThrottle:
             record.times.popleft()
         return len(record.times), (record.times[-1] if record.times else None), record.pending
 
-    def _check(self, client: str, state: dict[str, tuple[int, float | None, int]], now: float) -> None:
-        """Raise :class:`RateLimited` if ``client`` must wait, given each key's :meth:`_state`."""
+    def _check(self, client: str, target: str, named: bool, state: dict[str, tuple[int, float | None, int]],
+               now: float) -> None:
+        """Raise :class:`RateLimited` if the attempt of ``client`` at ``target`` (:func:`account_key`; ``named``: an
+        account was named) must wait, given each key's :meth:`_state`; the message says which rule refused it."""
         if self.max_failures <= 0:
             return
         limit = self.max_failures
         if self.max_failures_overall > 0 and state[OVERALL][0] >= self.max_failures_overall:
             limit = 1  # guessing from many addresses: one failure each
-        wait = self._wait(*state[client], limit, now)
-        if wait > 0:
-            raise RateLimited(f"Too many failed {self.what} from your address. Wait {math.ceil(wait)} s and try "
-                              "again.")
+        failures, latest, in_flight = state[client]
+        if failures >= limit:
+            remaining = latest + self.lockout_s * 2.0 ** (failures - limit) - now
+            if remaining > 0:
+                minutes = max(1, round(self.window_s / 60))
+                raise RateLimited(f"Too many failed {self.what} from your address. Wait {math.ceil(remaining)} s and "
+                                  f"try again ({failures} failed in the last {minutes} minutes).")
+            if in_flight:  # the wait is over: one attempt at a time from this address
+                raise self._busy(named)
+        elif failures + state[target][2] >= limit:  # with the attempts at this account in flight
+            raise self._busy(named)
 
-    def _wait(self, failures: int, latest: float | None, pending: int, limit: int, now: float) -> float:
-        """Seconds to wait before the next attempt is checked, with ``failures`` in the window (the latest at
-        ``latest``) and ``pending`` attempts in flight, under a limit of ``limit`` failures."""
-        if failures + pending < limit:
-            return 0.0
-        if failures < limit:  # at the limit only with the attempts in flight: wait until they end
-            return 1.0
-        remaining = latest + self.lockout_s * 2.0 ** (failures - limit) - now
-        return max(remaining, 1.0) if pending else max(remaining, 0.0)
+    def _busy(self, named: bool) -> RateLimited:
+        whose = " at this account" if named else ""
+        return RateLimited(f"Other {self.what}{whose} from your address are being checked right now (nothing has "
+                           "failed yet). Try again in a second.")
 
     def _end(self, keys: list, failed: bool) -> None:
         if self.store is not None:  # keys: the attempts' ids in the database
@@ -226,6 +240,19 @@ class LoginThrottle:
             if not record.pending and (not record.times or record.times[-1] <= now - self.window_s):
                 del self._records[key]
         self._sweep_at = max(SWEEP_KEYS, 2 * len(self._records))
+
+
+def account_key(client: str, account: str | None) -> str:
+    """The throttle's key of the attempts from ``client`` at ``account``: the address and a digest of the name as
+    accounts are looked up (:func:`datamodel.annotators.name_key`: a burst at "Alice" and "alice " is one burst;
+    a name of any length makes a short key); ``client`` itself when no account is named."""
+    if account is None:
+        return client
+    import hashlib
+
+    from datamodel.annotators import name_key
+
+    return f"{client} {hashlib.blake2b(name_key(str(account)).encode(), digest_size=12).hexdigest()}"
 
 
 class LoginAttempt:

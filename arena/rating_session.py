@@ -18,7 +18,15 @@ Which question comes next (:func:`draw_question`), among the tasks an admin open
 
 Skipping a question leaves its whole unit to other raters (its answered questions stay). Sign-in, staying signed in
 across reloads and signing out are the battle page's (:mod:`arena.session`); a session whose stay-signed-in token was
-revoked (signed out, here or on the Arena tab) answers nothing more.
+revoked (signed out, here or on the Arena tab) answers nothing more. A reloaded page resumes on the question it had
+on screen, with the one held back for after it.
+
+**The model is told per unit, once the unit is done.** A unit's images are one model's, and its questions come one
+after another, so a model told with each answer would be known for the rest of the unit (the fourth security review:
+on Commonsense-T2I 75% of answers were on the model just told, 50% on the very image). An answer's receipt names no
+model; the answer that completes a unit tells that unit's model (``revealed``), and the next question is of a unit
+drawn as any other, so the share of answers on the model just told stays at chance (``python -m tools.rating_reveals``
+measures it).
 """
 
 from __future__ import annotations
@@ -32,11 +40,11 @@ from dataclasses import dataclass, field, replace
 import sqlite_utils
 
 from arena import session as battle_sessions
-from datamodel.annotator_sessions import open_question
+from datamodel.annotator_sessions import open_questions
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator
 from datamodel.human_ratings import (RatingReceipt, Serving, annotator_questions, annotator_rating_count,
                                      answered_units, assignments, load_serving, record_rating, record_serving,
-                                     skip_serving, task_totals, unit_raters)
+                                     show_serving, skip_serving, task_totals, unit_answers, unit_raters)
 from datamodel.quality import QualityRules
 from datamodel.sampling_reads import catalog_version
 from datamodel.rating_scales import RatingRejected
@@ -83,6 +91,7 @@ class RatingSession:
     task_filter: str | None = None  # the task menu's choice when ``upcoming`` was drawn (None: every open task)
     shown_at: float = 0.0  # when ``current`` was put on screen: seconds_to_answer counts from here
     receipt: RatingReceipt | None = None  # the last answer of this session
+    revealed: str | None = None  # the model of the unit that answer completed (None: the unit goes on, or skipped)
     answered_token: str | None = None  # the media token of the question that answer was for
     ratings: int = 0
     answered_at: float | None = None
@@ -117,10 +126,10 @@ def resume(db: sqlite_utils.Database, token: str, *, open_signup: bool,
     signed = battle_sessions.resume(db, token, open_signup=open_signup, now=now)
     if signed is None:
         return None
-    question = open_question(db, signed.session_id)
-    current = load_serving(db, question) if question else None
+    on_screen = [load_serving(db, question) for question in open_questions(db, signed.session_id)]
+    current, upcoming = (on_screen + [None, None])[:2]
     return RatingSession(annotator=signed.annotator, session_id=signed.session_id, current=current,
-                         shown_at=time.time() if now is None else now,
+                         upcoming=upcoming, shown_at=time.time() if now is None else now,
                          ratings=annotator_rating_count(db, signed.annotator.id), resume_token=token,
                          signed_in_at=signed.signed_in_at)
 
@@ -232,6 +241,8 @@ def next_question(db: sqlite_utils.Database, rng: random.Random, session: Rating
     with db.conn:
         if current is None:
             current, upcoming = upcoming, None
+            if current is not None:
+                show_serving(db, current.id, now)
         if current is None:
             current = _serve(db, rng, session, pool, task_filter, frozenset(), now)
         if upcoming is None:
@@ -256,8 +267,9 @@ def answer(
     """Store the answer ``given`` to the question on screen and put the next one there, in one transaction.
 
     ``on_screen``, the media token of the question the rater sees, must be the current one's (so an answer cannot
-    land on a question not shown). The returned session holds the receipt (what was stored, and the image's model,
-    told now). When no question is left the answer still counts and nothing is on screen."""
+    land on a question not shown). The returned session holds the receipt (what was stored) and, when this answer
+    completed the rater's answers on its unit, the unit's model in ``revealed`` (module docstring). When no question
+    is left the answer still counts and nothing is on screen."""
     _check_live(db, session)
     current = session.current
     if current is None:
@@ -273,8 +285,11 @@ def answer(
     with db.conn:
         receipt = record_rating(db, current.id, given, scale=task.scale, session_id=session.session_id, now=now,
                                 shown_at=session.shown_at or None, rules=rules)
+        revealed = receipt.model if _unit_done(db, session, current, pool) else None
         following = session.upcoming if _fits(session.upcoming, task_filter) else None
-        if following is None:
+        if following is not None:
+            show_serving(db, following.id, now)
+        else:
             try:
                 following = _serve(db, rng, session, pool, task_filter, frozenset(), now)
             except NoQuestionAvailable:
@@ -288,8 +303,19 @@ def answer(
     fast = (rules is not None and session.answered_at is not None
             and 0 <= now - session.answered_at < rules.fast_seconds)
     return replace(session, current=following, upcoming=after, task_filter=task_filter, shown_at=now,
-                   receipt=receipt, answered_token=current.media_token, ratings=session.ratings + 1, answered_at=now,
+                   receipt=receipt, revealed=revealed, answered_token=current.media_token, ratings=session.ratings + 1, answered_at=now,
                    fast_run=max(session.fast_run, 1) + 1 if fast else 1)
+
+
+def _unit_done(db: sqlite_utils.Database, session: RatingSession, serving: Serving, pool: RatingPool) -> bool:
+    """Whether the rater has now answered every question of ``serving``'s unit (as the open assignment plans it)."""
+    opened = open_tasks(db).get(serving.task)
+    if opened is None:
+        return False
+    declaration, models, _ = opened
+    unit = pool.units(db, declaration, models).get(serving.unit)
+    return unit is not None and unit_answers(db, session.annotator.id, serving.task, serving.unit) >= len(
+        unit.questions)
 
 
 def skip(db: sqlite_utils.Database, rng: random.Random, session: RatingSession, *, pool: RatingPool,

@@ -62,6 +62,9 @@ from datamodel.imported_votes import ImportRecord, Staging, battle_hash, earlier
 
 CHUNK_VOTES = 20_000  # votes staged at a time
 READ_CHARS = 1 << 20  # characters of a JSON file decoded at a time
+MAX_RECORD_CHARS = 16 << 20  # one JSON record longer than this is refused (a vote record is a few hundred characters)
+MAX_NEW_MODELS = 100  # model names new to the arena one import may add (--max-new-models)
+MAX_MODEL_NAME = 200  # characters of a model name
 FASTCHAT_WINNERS = {"model_a": "A", "model_b": "B", "tie": "tie", "tie (bothbad)": "both_bad"}
 OUTCOME_CODES = {0: "A", 1: "B", 2: "tie", 3: "both_bad"}
 TAXONOMY_SUBSETS = {"appendix": "Easy", "leafs_and_no_leafs": "Hyponymy", "predict_hypernym": "Hypernymy",
@@ -130,10 +133,11 @@ class VoteImport:
     invalid: str = "keep"  # what was done with them: kept (flagged), skipped, or (refuse) none was found
     aliases_from: str = ""  # where the alias map came from ("preset taxonomy-paper", a file), if any
     images: int = 0  # images the file carried that were imported (checked, stripped of metadata, stored)
+    import_id: int = 0  # its number in vote_imports (import-votes --remove undoes it)
 
     def summary(self) -> str:
         text = (f"Imported {self.added} of {self.votes} votes ({self.records} records) from {self.file} into source "
-                f"{self.source!r}.")
+                f"{self.source!r} as import #{self.import_id} (undo: import-votes --remove {self.import_id}).")
         if self.added < self.votes:
             text += f" {self.votes - self.added} were already imported"
             if self.earlier is not None:
@@ -215,13 +219,7 @@ def iter_json_records(path: Path, progress: Callable[[int], None] | None = None)
                     raise _fail(path, where(number + 1), "the JSON array is not closed: the file is cut short")
                 break
             number += 1
-            while True:
-                try:
-                    value, end = decoder.raw_decode(buffer, pos)
-                    break
-                except json.JSONDecodeError as error:
-                    if not refill():
-                        raise _fail(path, where(number), f"not valid JSON ({error.msg})") from None
+            value, end = _decode_record(decoder, path, number, lambda: (buffer, pos), refill, where)
             if not isinstance(value, dict):
                 raise _fail(path, where(number), f"a record must be a JSON object, not {type(value).__name__}")
             text, pos = buffer[pos:end], end
@@ -236,6 +234,32 @@ def iter_json_records(path: Path, progress: Callable[[int], None] | None = None)
                     raise _fail(path, where(number), "expected , or ] after the record")
         if progress is not None:
             progress(pos)
+
+
+def _decode_record(decoder: json.JSONDecoder, path: Path, number: int, held, refill, where) -> tuple[object, int]:
+    """(value, end) of the record that starts at the read position (``held()``: the buffer and that position),
+    reading on (``refill``) only while the record may be cut at the end of what was read: a decoding error at the same
+    place of the record after more was read is the record's own (found at once, not after reading the rest of the
+    file), a record longer than :data:`MAX_RECORD_CHARS` is refused, and so is one nested too deeply for the decoder
+    (a RecursionError before)."""
+    last = None
+    while True:
+        buffer, pos = held()
+        try:
+            return decoder.raw_decode(buffer, pos)
+        except RecursionError:
+            raise _fail(path, where(number), "the record is nested too deeply to be a vote; a vote record is one "
+                                             "flat JSON object") from None
+        except json.JSONDecodeError as error:
+            place = (error.pos - pos, error.msg)
+            if place == last and not error.msg.startswith("Unterminated string"):
+                raise _fail(path, where(number), f"not valid JSON ({error.msg})") from None
+            last = place
+            if len(buffer) - pos > MAX_RECORD_CHARS:
+                raise _fail(path, where(number), f"the record is longer than {MAX_RECORD_CHARS:,} characters; a vote "
+                                                 "record is a few hundred") from None
+            if not refill():
+                raise _fail(path, where(number), f"not valid JSON ({error.msg})") from None
 
 
 def _text(path: Path, number: int, record: dict, field: str, *, required: bool = True) -> str:
@@ -499,6 +523,77 @@ def read_aliases(path: str | Path | None) -> dict[str, str]:
     return aliases
 
 
+def _vote_file(path: Path) -> Path:
+    """``path`` if it is a regular file; else the refusal says what it is instead (a FIFO or a device would be read
+    without end, and was called "not found" before)."""
+    if path.is_file():
+        return path
+    if not path.exists():
+        raise VoteImportError(f"{path}: file not found. Pass the vote log to import.")
+    if path.is_dir():
+        raise VoteImportError(f"{path}: is a folder, not a vote log. Pass the log file itself.")
+    raise VoteImportError(f"{path}: not a regular file (a pipe, a device or a socket). Save the log to a file and "
+                          "import that.")
+
+
+def model_name_problem(name: str, looks: dict[str, str]) -> str | None:
+    """What is wrong with ``name`` as the name of a new model, or None. ``looks`` maps the confusable skeletons
+    (:func:`datamodel.annotators.skeletons`) of the names already taken to those names. A model name is shown on the
+    leaderboard, in exports and in spreadsheets: no control or formatting characters (a right-to-left override
+    reverses what follows), no ``<`` or ``>``, no leading ``=``, ``+``, ``-`` or ``@`` (a spreadsheet runs the cell as
+    a formula), at most :data:`MAX_MODEL_NAME` characters, and no look-alike of a name taken ("SDXL" or "sdхl"
+    with a Cyrillic х beside "sdxl")."""
+    import unicodedata
+
+    from datamodel.annotators import skeletons
+
+    odd = next((c for c in name if unicodedata.category(c) in ("Cc", "Cf", "Co", "Cs", "Zl", "Zp")), None)
+    if odd is not None:
+        return f"holds a control or formatting character (U+{ord(odd):04X})"
+    if "<" in name or ">" in name:
+        return f"holds {'<' if '<' in name else '>'!r}, which a page would read as HTML"
+    if name[0] in "=+-@":
+        return f"starts with {name[0]!r}, which a spreadsheet runs as a formula"
+    if len(name) > MAX_MODEL_NAME:
+        return f"is longer than {MAX_MODEL_NAME} characters"
+    taken = next((looks[key] for key in skeletons(name) if key in looks), None)
+    if taken is not None:
+        return f"looks like the arena's model {taken!r}"
+    return None
+
+
+class _NewModels:
+    """The model names an import meets that the arena does not have: each checked (:func:`model_name_problem`) and
+    counted against ``cap`` when first met, so a hostile file stops at its first bad name."""
+
+    def __init__(self, db: sqlite_utils.Database, path: Path, cap: int, noun: str = "record"):
+        from datamodel.annotators import skeletons
+
+        self.path, self.cap, self.count, self.noun = path, cap, 0, noun
+        from datamodel.models import model_ids
+
+        self.known = set(model_ids(db))
+        self.looks = {key: name for name in sorted(self.known) for key in skeletons(name)}
+
+    def check(self, name: str, number: int) -> None:
+        from datamodel.annotators import skeletons
+
+        if name in self.known:
+            return
+        problem = model_name_problem(name, self.looks)
+        if problem is not None:
+            raise _fail(self.path, f"{self.noun} {number}", f"model name {name[:80]!r} {problem}; map it onto one of the "
+                                                       "arena's models with --aliases, or drop the record")
+        self.count += 1
+        if self.count > self.cap:
+            raise _fail(self.path, f"{self.noun} {number}", f"more than {self.cap} model names in the file are new to the "
+                                                       f"arena ({name[:80]!r} is one more); map them onto the arena's "
+                                                       "models with --aliases, or, if they are all new models, raise "
+                                                       "--max-new-models")
+        self.known.add(name)
+        self.looks.update({key: name for key in skeletons(name)})
+
+
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -536,9 +631,10 @@ def preset_aliases(fmt: str, preset: str | None) -> tuple[dict[str, str], str]:
 def import_votes(db: sqlite_utils.Database, path: str | Path, fmt: str, *, source: str | None = None,
                  aliases: str | Path | dict[str, str] | None = None, progress: bool = False,
                  invalid: str | None = None, preset: str | None = None, media=None, renditions=None,
-                 images: bool = True) -> VoteImport:
+                 images: bool = True, max_new_models: int = MAX_NEW_MODELS) -> VoteImport:
     """Import the votes of ``path`` in format ``fmt`` (module docstring) under ``source`` (default: the format's
     name); all or nothing, and idempotent: votes whose (source, original id) are stored already are not added again.
+    At most ``max_new_models`` model names new to the arena, each a proper name (:func:`model_name_problem`).
     ``progress`` shows a progress bar (tqdm, on standard error).
 
     ``invalid`` (default: the format's, :class:`VoteFormat`) decides an anomalous record (:data:`ANOMALIES`): ``keep``
@@ -556,8 +652,7 @@ def import_votes(db: sqlite_utils.Database, path: str | Path, fmt: str, *, sourc
     invalid = invalid or VOTE_FORMATS[fmt].invalid
     if invalid not in INVALID_CHOICES:
         raise VoteImportError(f"--invalid {invalid!r}: use {' | '.join(INVALID_CHOICES)}.")
-    if not path.is_file():
-        raise VoteImportError(f"{path}: file not found. Pass the vote log to import.")
+    _vote_file(path)
     source = (source or fmt).strip()
     if not source or source == "arena":
         raise VoteImportError("--source must name the imported votes, and 'arena' is this arena's own votes: pick "
@@ -591,7 +686,13 @@ def import_votes(db: sqlite_utils.Database, path: str | Path, fmt: str, *, sourc
 
                 stage = ImageStage(media, media_staging, source, str(path))
             chunk: list[tuple] = []
-            index = staging.model_index
+            new_models = _NewModels(db, path, max_new_models, "record" if fmt == "fastchat" else "row")
+
+            def index(name: str, number: int) -> int:
+                if name not in staging.names:
+                    new_models.check(name, number)
+                return staging.model_index(name)
+
             reading = VOTE_FORMATS[fmt](path, advance if progress else None, images=with_images) \
                 if VOTE_FORMATS[fmt].images else VOTE_FORMATS[fmt](path, advance if progress else None)
             for vote in reading:
@@ -613,7 +714,8 @@ def import_votes(db: sqlite_utils.Database, path: str | Path, fmt: str, *, sourc
                 shown = ("", "")
                 if stage is not None and vote.images is not None:
                     shown = _stage_images(path, stage, vote, model_a, model_b)
-                chunk.append((record_id, battle, battle_hash(source, battle), index(model_a), index(model_b),
+                chunk.append((record_id, battle, battle_hash(source, battle), index(model_a, records),
+                              index(model_b, records),
                               vote.outcome, vote.voter, vote.voter_kind, vote.voted_at,
                               None if vote.anonymous is None else int(vote.anonymous), vote.suite, vote.subset,
                               vote.variant, vote.item_key, vote.prompt, vote.record, vote.flag, *shown))
@@ -636,4 +738,5 @@ def import_votes(db: sqlite_utils.Database, path: str | Path, fmt: str, *, sourc
     if stage is not None and stage.images and renditions is not None:
         renditions.render_missing(db)
     return VoteImport(path.name, source, records, votes, stored.added, tuple(created), earlier,
-                      tuple(sorted(flagged.items())), invalid, aliases_from, len(stage.images) if stage else 0)
+                      tuple(sorted(flagged.items())), invalid, aliases_from, len(stage.images) if stage else 0,
+                      import_id=stored.id)

@@ -99,9 +99,12 @@ def session_vote(db: sqlite_utils.Database, session_id: str, media_token: str) -
                        reason=reason or "")
 
 
-def open_question(db: sqlite_utils.Database, session_id: str) -> str | None:
-    """The id of the session's newest rating question neither answered nor skipped, or None."""
-    row = db.execute("SELECT s.id FROM rating_servings s WHERE s.session_id = ? AND s.skipped_at IS NULL AND NOT "
-                     "EXISTS (SELECT 1 FROM ratings r WHERE r.serving_id = s.id) ORDER BY s.rowid DESC LIMIT 1",
-                     [session_id]).fetchone()
-    return row[0] if row else None
+def open_questions(db: sqlite_utils.Database, session_id: str) -> list[str]:
+    """The ids of the rating questions the session had on screen and held back for after it (none, one or two):
+    the unanswered, unskipped questions served (or put on screen: :func:`datamodel.human_ratings.show_serving`)
+    last, in the order they were drawn. Before, the newest was taken, which is the one held back: each reload of the
+    Ratings tab showed another question."""
+    rows = db.execute("SELECT s.id, s.served_at FROM rating_servings s WHERE s.session_id = ? AND s.skipped_at IS NULL "
+                      "AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.serving_id = s.id) "
+                      "ORDER BY s.served_at DESC, s.rowid LIMIT 2", [session_id]).fetchall()
+    return [serving for serving, at in rows if at == rows[0][1]]

@@ -130,6 +130,19 @@ def load_serving(db: sqlite_utils.Database, serving_id: str) -> Serving:
     return Serving(*row[:12], json.loads(row[12] or "{}"))
 
 
+def show_serving(db: sqlite_utils.Database, serving_id: str, now: float | None = None) -> None:
+    """Record that the question ``serving_id`` (drawn earlier, held back) is put on screen now: its ``served_at``
+    (what the ratings export as served_at, and how a reloaded page finds the question on screen)."""
+    db.execute("UPDATE rating_servings SET served_at = ? WHERE id = ?", [time.time() if now is None else now,
+                                                                       serving_id])
+
+
+def unit_answers(db: sqlite_utils.Database, annotator_id: int, task: str, unit: str) -> int:
+    """How many questions of ``task``'s unit ``unit`` the annotator has answered."""
+    return db.execute("SELECT COUNT(DISTINCT subject) FROM ratings WHERE annotator_id = ? AND task = ? AND unit = ?",
+                      [annotator_id, task, unit]).fetchone()[0]
+
+
 def skip_serving(db: sqlite_utils.Database, serving_id: str, *, session_id: str, now: float | None = None) -> bool:
     """Mark the unanswered serving of ``session_id`` skipped (its unit is left for that rater); False when it is
     not that session's or already answered."""

@@ -72,7 +72,8 @@ def record_directions(db: sqlite_utils.Database, directions: Mapping[str, str]) 
     with db.conn:
         db.conn.executemany(
             "INSERT INTO metric_directions (name, direction) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET "
-            "direction = excluded.direction WHERE direction != excluded.direction", list(directions.items()))
+            "direction = excluded.direction WHERE metric_directions.direction != excluded.direction",
+            list(directions.items()))
 
 
 def metric_directions(db: sqlite_utils.Database) -> dict[str, str]:

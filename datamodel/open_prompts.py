@@ -5,7 +5,9 @@ one ``prompts`` row per prompt sent (its ``item_key`` a random token, ``metadata
 prompts), the images as ``images`` rows of the models that made them, and the battle and vote as any other, so the
 leaderboard (its suite filter), the exports, the judges and the metrics read them like the rest. The images are
 withheld from the stored battles (``images.withheld = 'open prompt'``): a visitor's prompt is shown to that visitor
-only; ``python -m arena withheld`` counts them.
+only; ``python -m arena withheld`` counts them. Since battles never draw them, they move the ``open_prompts`` counter
+of ``data_versions``, not ``catalog``: the sampler's counts and the prompt pool take an open prompt without reading
+everything again.
 
 Every image asked for is a ``generations`` row (:func:`datamodel.schema._open_prompts`), made or not: the model, the
 status (``ok``, ``failed``, ``timeout``, ``flagged``) and why, the model's own seconds, the seconds it waited in the

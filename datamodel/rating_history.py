@@ -37,9 +37,10 @@ def end_of_day(day: str) -> float:
     """The last instant of ``day`` (YYYY-MM-DD, UTC) as unix time; a ValueError naming the format otherwise."""
     try:
         start = dt.datetime.strptime(day, DAY_FORMAT).replace(tzinfo=dt.timezone.utc)
-    except (TypeError, ValueError):
-        raise ValueError(f"Date {day!r}: write it as YYYY-MM-DD (UTC), e.g. 2025-01-31.") from None
-    return (start + dt.timedelta(days=1)).timestamp() - 1e-6
+        return (start + dt.timedelta(days=1)).timestamp() - 1e-6
+    except (TypeError, ValueError, OverflowError):  # 9999-12-31 has no next day
+        raise ValueError(f"Date {str(day)[:40]!r}: write it as YYYY-MM-DD (UTC) up to 9999-12-30, e.g. "
+                         "2025-01-31.") from None
 
 
 def keep_day(db: sqlite_utils.Database, key: str, board: dict, computed_at: float, *, days: int,

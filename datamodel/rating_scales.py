@@ -115,6 +115,9 @@ class ScoresScale:
 Scale = ChoiceScale | ScoresScale
 
 
+MAX_DIGITS = 20  # digits of an answer given as text: every scale's points have one or two
+
+
 def _whole(value: Any) -> bool:
     if isinstance(value, bool):
         return False
@@ -122,11 +125,15 @@ def _whole(value: Any) -> bool:
         return True
     if isinstance(value, float) and value.is_integer():
         return True
-    return isinstance(value, str) and value.strip().lstrip("-").isdigit()
+    text = value.strip() if isinstance(value, str) else ""
+    return 0 < len(text) <= MAX_DIGITS and text.lstrip("-").isdigit()  # a 5,000-digit text could not become an int
 
 
 def _shown(value: Any) -> str:
-    return repr(value)[:40]
+    try:
+        return repr(value)[:40]
+    except ValueError:  # an integer longer than Python will write out
+        return "a number too long to be an answer"
 
 
 def _mapping(answer: Any, names: tuple[str, ...], labels: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -11,9 +11,15 @@ reason):
 2. fitted to one display box (``display_size`` on the long side, ``display_aspect``): letterboxed on neutral grey, or
    centre-cropped (``display_fit``), resampled with a Lanczos filter;
 3. encoded as ``display_format`` at ``display_quality`` with fixed encoder options and nothing else in the file: no
-   ICC profile, no EXIF, no XMP, no comment;
+   ICC profile, no EXIF, no XMP, no comment; an encoding longer than ``display_pad_bytes`` (pure noise, at the default
+   settings) is made again at lower qualities, ten less each time, until it fits, so that every rendition is one pad
+   long (before, noise rendered to twice the length and was named by it);
 4. padded with zero bytes to a multiple of ``display_pad_bytes``, so that the length does not tell either (a JPEG
    decoder stops at its end-of-image marker, a WebP one at the end of its RIFF chunk).
+
+The default fit is the centre crop: letterboxing keeps the whole image, but its bands show the image's shape, and a
+model whose images have another aspect ratio than the others' is then named by its bands (the fourth security review:
+40 of 40 battles). :func:`band_warning` says so at start when an arena letterboxes images of several shapes.
 
 Renditions are files in the media folder, ``renditions/<key>/<h[:2]>/<h>.<ext>`` by the original's hash, where the key
 names every rendition setting (changing one starts a new folder; an old one can be deleted). They are written
@@ -50,7 +56,7 @@ from datamodel.dialect import is_not
 from datamodel.media import DEFAULT_MAX_PIXELS, MediaError, MediaStore, open_image, write_atomically
 from datamodel.settings import Settings
 
-VERSION = 1  # of the rendering below: raise it when the rendering changes, so older renditions are not served
+VERSION = 2  # of the rendering below: raise it when the rendering changes, so older renditions are not served
 BACKGROUND = (128, 128, 128)  # letterbox bars and flattened transparency: neutral grey, on a light or a dark page
 FORMATS = {"jpeg": ("JPEG", "jpg", "image/jpeg"), "webp": ("WEBP", "webp", "image/webp")}
 _SIXTEEN_BIT = ("I;16", "I;16L", "I;16B", "I;16N", "I")
@@ -177,16 +183,44 @@ def render(data: bytes, spec: RenditionSpec, source: str = "image", *, max_pixel
         colours = colours.resize(content, Image.Resampling.LANCZOS, box=crop)
     shown = Image.new("RGB", box, BACKGROUND)  # a fresh image: nothing of the original's info reaches the writer
     shown.paste(colours, offset)
-    buffer = io.BytesIO()
-    if spec.format == "jpeg":
-        shown.save(buffer, format="JPEG", quality=spec.quality, subsampling="4:2:0", optimize=False,
-                   progressive=False)
-    else:
-        shown.save(buffer, format="WEBP", quality=spec.quality, method=4)
-    body = buffer.getvalue()
+    body = _encoded(shown, spec, spec.quality)
+    for quality in range(spec.quality - 10, 0, -10):  # too long for one pad: lower qualities until it fits
+        if not spec.pad_bytes or len(body) <= spec.pad_bytes:
+            break
+        body = _encoded(shown, spec, quality)
     if spec.pad_bytes:
         body += b"\0" * (-len(body) % spec.pad_bytes)
     return body
+
+
+def _encoded(shown: Image.Image, spec: RenditionSpec, quality: int) -> bytes:
+    """``shown`` encoded as ``spec``'s format at ``quality``, with the fixed encoder options."""
+    buffer = io.BytesIO()
+    if spec.format == "jpeg":
+        shown.save(buffer, format="JPEG", quality=quality, subsampling="4:2:0", optimize=False, progressive=False)
+    else:
+        shown.save(buffer, format="WEBP", quality=quality, method=4)
+    return buffer.getvalue()
+
+
+def band_warning(db: sqlite_utils.Database, spec: RenditionSpec) -> str | None:
+    """What to tell the operator when ``spec`` letterboxes the images of models whose shapes differ (their bands
+    would name them), else None: the models whose images have another aspect ratio than the display's."""
+    if spec.fit != "letterbox":
+        return None
+    width, height = (int(part) for part in spec.aspect.split(":"))
+    rows = db.execute("SELECT m.name, i.width, i.height FROM images i JOIN models m ON m.id = i.model_id "
+                      "GROUP BY m.name, i.width, i.height").fetchall()
+    shapes: dict[str, set[str]] = {}
+    for name, w, h in rows:
+        shape = "the display's" if abs(w * height - h * width) * 100 < max(w * height, 1) else f"{w}:{h}"
+        shapes.setdefault(name, set()).add(shape)
+    if len({frozenset(found) for found in shapes.values()}) <= 1:
+        return None
+    odd = sorted(name for name, found in shapes.items() if found != {"the display's"})
+    return (f"ARENA_DISPLAY_FIT is letterbox and the images of {', '.join(odd[:10])} have another aspect ratio than "
+            f"the display's ({spec.aspect}) or than other models': their grey bands name them in a battle. Set "
+            "ARENA_DISPLAY_FIT=crop (the default), or make every model's images the same shape.")
 
 
 class Renditions:

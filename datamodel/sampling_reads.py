@@ -50,7 +50,8 @@ def vote_changes_since(db: sqlite_utils.Database, seq: int) -> list[tuple]:
 
 
 def catalog_version(db: sqlite_utils.Database) -> int | None:
-    """The ``catalog`` counter of ``data_versions`` (models, prompts, images): it moves whenever they change."""
+    """The ``catalog`` counter of ``data_versions`` (models, prompts, images): it moves whenever they change, but
+    for an open prompt's prompt and images, which battles never draw (they move ``open_prompts``)."""
     row = db.execute("SELECT version FROM data_versions WHERE name = 'catalog'").fetchone()
     return None if row is None else row[0]
 

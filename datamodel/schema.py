@@ -27,7 +27,9 @@ Tables (names meant to be read in any SQLite browser):
   question, an answer on the task's scale), opened by an admin (:func:`_human_ratings`).
 - ``display`` and the view ``battle_images``: the images battles may draw, rendered and not withheld
   (:func:`_shown_images`).
-- ``generations``: the images open prompts asked models for, with their latency and cost (:func:`_open_prompts`).
+- ``generations``: the images open prompts asked models for, with their latency and cost (:func:`_open_prompts`);
+  their prompts and images move the ``open_prompts`` counter of ``data_versions``, not ``catalog``
+  (:func:`_open_prompts_counter`).
 """
 
 from __future__ import annotations
@@ -933,6 +935,31 @@ def _prompt_candidates(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX prompt_candidates_status ON prompt_candidates (suite, status)")
 
 
+def _open_prompts_counter(db: sqlite_utils.Database) -> None:
+    """An open prompt's rows move their own ``data_versions`` counter, ``open_prompts``, not ``catalog``: its prompt
+    (suite ``open``) and its images (``withheld = 'open prompt'``) are never drawn by a battle, and the readers of
+    ``catalog`` (the sampler's counts, the prompt pool, the rendition keeper, the rating pool) read everything again
+    when it moves, which at a million votes costs seconds per open prompt. The leaderboard's snapshots read every
+    counter, so they still see them. A row counts as an open prompt's when it is one before and after the change."""
+    db.execute("INSERT INTO data_versions (name) VALUES ('open_prompts')")
+    # (table, whether a row (NEW or OLD) is an open prompt's)
+    rows = (("prompts", "{row}.suite = 'open'"), ("images", "coalesce({row}.withheld, '') = 'open prompt'"))
+    for table, is_open in rows:
+        for event, checked in (("INSERT", ("NEW",)), ("UPDATE", ("OLD", "NEW")), ("DELETE", ("OLD",))):
+            when = " AND ".join(f"({is_open.format(row=row)})" for row in checked)
+            for name, counter, condition in ((f"{table}_{event.lower()}_version", "catalog", f"NOT ({when})"),
+                                             (f"{table}_{event.lower()}_open_version", "open_prompts", when)):
+                if is_postgres(db):
+                    db.execute(f"DROP TRIGGER IF EXISTS {name} ON {table}")
+                    db.execute(f"CREATE CONSTRAINT TRIGGER {name} AFTER {event} ON {table} DEFERRABLE INITIALLY "
+                               f"DEFERRED FOR EACH ROW WHEN ({condition}) EXECUTE FUNCTION arena_bump_version("
+                               f"'{counter}')")
+                else:
+                    db.execute(f"DROP TRIGGER IF EXISTS {name}")
+                    db.execute(f"CREATE TRIGGER {name} AFTER {event} ON {table} WHEN {condition} BEGIN UPDATE "
+                               f"data_versions SET version = version + 1 WHERE name = '{counter}'; END")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -962,6 +989,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _open_prompts,
     _imported_vote_flags,
     _prompt_candidates,
+    _open_prompts_counter,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -39,7 +39,7 @@ class Settings:
     max_image_pixels: int = _setting(64_000_000, "ARENA_MAX_IMAGE_PIXELS", "Largest image accepted, in pixels (width × height), read from the file's header before decoding; larger ones are refused at import. At most 178956970 (Pillow's own decompression-bomb limit).")
     max_image_bytes: int = _setting(100_000_000, "ARENA_MAX_IMAGE_BYTES", "Largest image file accepted, in bytes; a larger file is refused at import from its size, before it is read.")
     display_size: int = _setting(768, "ARENA_DISPLAY_SIZE", "Battle images are served as display renditions this many pixels on the long side, whatever the model's native size, so size does not tell the models apart (originals stay for metrics, exports and judges).")
-    display_fit: str = _setting("letterbox", "ARENA_DISPLAY_FIT", "How an image meets the display aspect: letterbox (whole image, neutral grey bars) or crop (centre crop).")
+    display_fit: str = _setting("crop", "ARENA_DISPLAY_FIT", "How an image meets the display aspect: crop (centre crop) or letterbox (whole image, neutral grey bars; the bars of a model whose images have another shape name it in a battle).")
     display_aspect: str = _setting("1:1", "ARENA_DISPLAY_ASPECT", "Aspect ratio (width:height) of every display rendition.")
     display_format: str = _setting("jpeg", "ARENA_DISPLAY_FORMAT", "Format of the display renditions: jpeg or webp (one quality, sRGB, no metadata).")
     display_quality: int = _setting(85, "ARENA_DISPLAY_QUALITY", "Encoder quality of the display renditions, 1-95.")
@@ -71,6 +71,8 @@ class Settings:
     agreement_min_shared: int = _setting(5, "ARENA_AGREEMENT_MIN_SHARED", "Cohen's kappa is listed for pairs of annotators who share at least this many battles.")
     agreement_max_pairs: int = _setting(50, "ARENA_AGREEMENT_MAX_PAIRS", "At most this many pairs of annotators are listed, those sharing the most battles.")
     sampling_strategy: str = _setting("uniform", "ARENA_SAMPLING", "How battles pick their two models: uniform (the published protocol), balanced or active (see docs/methods/sampling.md).")
+    warmup_battles: int = _setting(200, "ARENA_WARMUP_BATTLES", "A model added to a running arena gets its first this many battles fast, whatever the strategy, and its interval is marked provisional until then (0: no warm-up; see docs/methods/sampling.md).")
+    warmup_share: float = _setting(0.5, "ARENA_WARMUP_SHARE", "At most this share of battles goes to models warming up, so the rest of the study goes on.")
     replication_share: float = _setting(0.0, "ARENA_REPLICATION_SHARE", "Share of battles re-shown to a second annotator (same prompt and images) to measure inter-annotator agreement.")
     quality_max_per_hour: int = _setting(900, "ARENA_QUALITY_MAX_PER_HOUR", "Votes beyond this many in an hour from one annotator are flagged excluded (the page warns a tenth before). 900: one vote every 4 s for a whole hour; a careful voter at 5 s a vote casts 720.")
     quality_max_per_3_hours: int = _setting(1800, "ARENA_QUALITY_MAX_PER_3_HOURS", "Votes beyond this many in 3 hours from one annotator are flagged excluded (the page warns a tenth before). 1800: an average of 6 s a vote for three hours.")
@@ -82,7 +84,8 @@ class Settings:
     rate_limit_annotator_per_minute: int = _setting(30, "ARENA_RATE_LIMIT_ANNOTATOR", "Votes one annotator may cast per minute (0: no limit); more are refused with a message.")
     rate_limit_client_per_minute: int = _setting(120, "ARENA_RATE_LIMIT_CLIENT", "Votes one client address may cast per minute, and, counted apart, battles it may load without voting (0: no limit).")
     rate_limit_skips_per_minute: int = _setting(20, "ARENA_RATE_LIMIT_SKIPS", "Battles one annotator may load without voting per minute: sign-in, Skip, a suite change (0: no limit); each writes a battle row.")
-    rate_limit_pages_per_minute: int = _setting(30, "ARENA_RATE_LIMIT_PAGES", "New pages (browser tabs or API sessions) one client address may open per minute, counted at the front door before any work (0: no limit); each holds server memory until it goes idle.")
+    rate_limit_pages_per_minute: int = _setting(120, "ARENA_RATE_LIMIT_PAGES", "New pages (browser tabs or API sessions) one client address may open per minute, counted at the front door before any work (0: no limit): room for a class of people behind one address opening the arena together.")
+    page_sessions: int = _setting(4000, "ARENA_PAGE_SESSIONS", "Page sessions the server holds (12 KB each, up to about 100 KB for a page that opened the leaderboard); past them the least recently used one where nobody is signed in goes first, so this bounds the memory a flood of new pages can take.")
     max_request_bytes: int = _setting(1_048_576, "ARENA_MAX_REQUEST_BYTES", "Largest request body the server reads, in bytes; a larger one is refused (413) before it is read. The page's own requests are a few kilobytes.")
     login_max_failures: int = _setting(5, "ARENA_LOGIN_MAX_FAILURES", "Failed sign-ins one client address may make within ARENA_LOGIN_WINDOW_S (failed admin unlocks are counted apart) before it must wait ARENA_LOGIN_LOCKOUT_S, doubled at each further failure (0: no limit).")
     login_max_failures_overall: int = _setting(100, "ARENA_LOGIN_MAX_FAILURES_OVERALL", "Failed sign-ins from all addresses together within ARENA_LOGIN_WINDOW_S (admin unlocks apart) before every address must wait the same way (0: no limit).")
@@ -106,7 +109,7 @@ class Settings:
     image_api_retry_base_s: float = _setting(2.0, "ARENA_IMAGE_API_RETRY_BASE_S", "First backoff delay in seconds of an image request; it doubles with each retry (capped at 60 s).")
     open_prompts: str = _setting("demo", "ARENA_OPEN_PROMPTS", "Open prompts: the annotator types a prompt and two models drawn by the sampler make its images live (docs/running-a-study.md). on, off, or demo: on in an arena that holds the bundled demo, off in any other.")
     open_prompt_models: str = _setting("", "ARENA_OPEN_PROMPT_MODELS", "Comma-separated registry names of the models that answer open prompts (built-in, demo-* or from ARENA_MODELS_FILE). Empty: in the demo, its painters and its tiny diffusers pipeline (when torch is installed); elsewhere open prompts need this.")
-    models_file: str = _setting("", "ARENA_MODELS_FILE", "TOML or JSON models file (the format of `python -m generators run --models-file`) adding or overriding registry models for open prompts: weights folders, serve_gpus, serve_min_replicas, serve_max_replicas.")
+    models_file: str = _setting("", "ARENA_MODELS_FILE", "TOML or JSON models file (the format of `python -m generators run --models-file`) adding or overriding registry models for open prompts: weights folders, serve_gpus, serve_min_replicas, serve_max_replicas, serve_target_queue, serve_replica_queue.")
     open_prompt_max_chars: int = _setting(400, "ARENA_OPEN_PROMPT_MAX_CHARS", "Longest open prompt, in characters (any language and script; counted after Unicode NFC normalisation).")
     open_prompt_timeout_s: float = _setting(120.0, "ARENA_OPEN_PROMPT_TIMEOUT_S", "Seconds both images of an open prompt may take, queueing included; after that the battle is called off, the late model recorded as timed out and nothing shown.")
     open_prompt_concurrency: int = _setting(16, "ARENA_OPEN_PROMPT_CONCURRENCY", "Open prompts the web app serves at once; more wait in Gradio's queue (the page shows their place).")
@@ -137,6 +140,10 @@ class Settings:
         # (arena.session.Sampler; the data model does not import sampling)
         if not 0.0 <= self.replication_share <= 1.0:
             raise SettingsError(f"replication_share is a share between 0 and 1, got {self.replication_share}.")
+        if self.warmup_battles < 0 or not 0.0 < self.warmup_share < 1.0:
+            raise SettingsError(f"warmup_battles must be 0 (no warm-up) or more and warmup_share a share strictly "
+                                f"between 0 and 1, got {self.warmup_battles} and {self.warmup_share}. Set "
+                                "ARENA_WARMUP_BATTLES and ARENA_WARMUP_SHARE.")
         if self.rating_prior_sd < 0:
             raise SettingsError("rating_prior_sd must be 0 (no prior) or more Elo points. Set ARENA_RATING_PRIOR_SD.")
         if self.min_votes < 0 or self.provisional_votes < 0 or self.robustness_top < 0:
@@ -231,6 +238,8 @@ def _check_limits(settings: Settings) -> None:
         raise SettingsError("rate_limit_skips_per_minute, rate_limit_pages_per_minute, login_max_failures and "
                             "login_max_failures_overall must be 0 (no limit) or more. Set ARENA_RATE_LIMIT_SKIPS, "
                             "ARENA_RATE_LIMIT_PAGES, ARENA_LOGIN_MAX_FAILURES and ARENA_LOGIN_MAX_FAILURES_OVERALL.")
+    if settings.page_sessions < 100:
+        raise SettingsError(f"page_sessions must be 100 or more, got {settings.page_sessions}. Set ARENA_PAGE_SESSIONS.")
     if settings.max_request_bytes < 65_536:
         raise SettingsError(f"max_request_bytes must be 65536 or more (the page's own requests need that room), got "
                             f"{settings.max_request_bytes}. Set ARENA_MAX_REQUEST_BYTES.")

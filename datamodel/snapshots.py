@@ -33,9 +33,9 @@ class Snapshot:
 
 
 def store_snapshot(db: sqlite_utils.Database, snapshot: Snapshot, keep: int, history_days: int = 0) -> None:
-    """Write ``snapshot`` and drop all but the ``keep`` most recently computed; with ``history_days``, keep its
-    ratings as the board of its day too (:func:`datamodel.rating_history.keep_day`, that many days, ``keep`` sets of
-    filters)."""
+    """Write ``snapshot`` and drop all but the ``keep`` most recently computed; with ``history_days`` (the caller's
+    decision: only the server's own boards, :func:`arena.leaderboard_service.keeps_history`), keep its ratings as the
+    board of its day too (:func:`datamodel.rating_history.keep_day`, that many days)."""
     with db.conn:
         db.execute(
             "INSERT INTO leaderboard_snapshots (filters, data_version, computed_at, seconds, view) "
@@ -47,7 +47,7 @@ def store_snapshot(db: sqlite_utils.Database, snapshot: Snapshot, keep: int, his
         db.execute("DELETE FROM leaderboard_snapshots WHERE filters NOT IN (SELECT filters FROM leaderboard_snapshots "
                    "ORDER BY computed_at DESC LIMIT ?)", [keep])
         if history_days and "json" in snapshot.view and json.loads(snapshot.key).get("until") is None:
-            keep_day(db, snapshot.key, snapshot.view["json"], snapshot.computed_at, days=history_days, keep=keep)
+            keep_day(db, snapshot.key, snapshot.view["json"], snapshot.computed_at, days=history_days)
 
 
 def stored_snapshot(db: sqlite_utils.Database, key: str) -> Snapshot | None:

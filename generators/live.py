@@ -11,7 +11,8 @@ server's start-up log). A flagged image never leaves the model's process: the an
 
 Timings (unix time, comparable between processes of one machine): ``free_since`` when the worker finished its
 previous request (a request sent before it waited for the worker), ``started``/``ended`` around the model's own
-call (its ``seconds``), ``load_seconds`` when the model had to be loaded first.
+call (its ``seconds``), ``load_seconds`` when the model had to be loaded first, ``sent`` when the answer, its PNG
+encoded, left for the app.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class LiveImage:
     started: float = 0.0
     ended: float = 0.0
     free_since: float = 0.0
+    sent: float = 0.0  # when the worker (or replica) handed the answer, encoded, to the transport back to the app
     cost_usd: float | None = None
     safety: str = ""  # which filter looked at it: "model's safety checker", "classifier NAME" or "none"
     params: dict[str, Any] = field(default_factory=dict)

@@ -279,9 +279,11 @@ def call_arguments(spec: ModelSpec, pipeline_class: type, prompts: list[str], ge
     if spec.guidance is not None:
         kwargs["guidance_scale"] = spec.guidance
     negatives = per_prompt(negative_prompt, len(prompts))
-    if any(negatives) and spec.negative_prompt:
+    given = any(negatives) and spec.negative_prompt
+    if given:
         kwargs["negative_prompt"] = negatives
-    kwargs.update(spec.call_kwargs)
+    # a negative prompt among the model's call_kwargs (Qwen-Image's " ") is its default: the run's replaces it
+    kwargs.update({k: v for k, v in spec.call_kwargs.items() if not (k == "negative_prompt" and given)})
     return kwargs
 
 

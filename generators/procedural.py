@@ -273,7 +273,9 @@ def demo_glyphs() -> dict:
         concepts[lemma] = {
             **table["concepts"][lemma],
             "hypernym_glyphs": [table["hypernyms"][h] for h in record["hypernyms"] if h in table["hypernyms"]],
-            "cohyponyms": sorted({lemma_of(c) for c in record["cohyponyms"]} & set(table["concepts"])),
+            # the siblings with an emoji: N(v) lists an Easy concept among its own cohyponyms (as the authors' data
+            # does), and a near miss is another concept
+            "cohyponyms": sorted(({lemma_of(c) for c in record["cohyponyms"]} - {lemma}) & set(table["concepts"])),
         }
     rows = table["commonsense"]
     commonsense = {row["prompt"]: {**row, "partner": rows[i ^ 1]["prompt"]} for i, row in enumerate(rows)}

@@ -5,8 +5,14 @@
 :class:`generators.live.LiveModel` per replica. Placement and scaling come from the registry (:class:`ModelSpec`):
 ``serve_gpus`` GPUs per replica (a fraction puts several replicas on one GPU), between ``serve_min_replicas`` and
 ``serve_max_replicas`` replicas, and Ray Serve's autoscaler adds replicas when the requests per replica, queued ones
-included, pass ``serve_target_queue`` (``target_ongoing_requests``); each replica takes one request at a time
-(``max_ongoing_requests = 1``), the others wait in Ray's queues. Queueing, placement and scaling are Ray's.
+included, pass ``serve_target_queue`` (``target_ongoing_requests``). Queueing, placement and scaling are Ray's.
+
+Each replica holds up to ``serve_replica_queue`` requests (``max_ongoing_requests``) and makes them one at a time,
+in the order they came (:class:`LiveDeployment`): Ray's router sends every request at once to the replica holding
+fewest, and the next one starts the moment the last ends. A replica that took only the request it was making
+(``max_ongoing_requests = 1``) left the others in the app's router, which finds room by polling with a backoff that
+grows to 0.5 s: on the loaded 2-core machine a request then started 376 ms (p95) after its replica was free. No HTTP
+proxy runs (``proxy_location = "Disabled"``): the app calls the deployments through their handles only.
 
 :class:`RayService` is the app's side: it connects to the cluster, looks up each model's deployment handle and awaits
 ``handle.generate.remote(prompt, seed)``, which answers the same :class:`generators.live.LiveImage` the embedded
@@ -16,8 +22,12 @@ the replicas import the same code.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
 
@@ -27,6 +37,10 @@ from generators.serving import Served
 
 log = logging.getLogger(__name__)
 APP_PREFIX = "arena-live-"
+# the replica's code runs on its main event loop, and the handle's router on the app's: one hand-over between threads
+# fewer each way (Ray Serve runs both on threads of their own by default)
+REPLICA_ENV = {"RAY_SERVE_RUN_USER_CODE_IN_SEPARATE_THREAD": "0"}
+APP_ENV = {"RAY_SERVE_RUN_ROUTER_IN_SEPARATE_LOOP": "0"}
 
 
 def app_name(model: str) -> str:
@@ -34,7 +48,8 @@ def app_name(model: str) -> str:
 
 
 class LiveDeployment:
-    """The body of each model's deployment: one :class:`LiveModel` per replica, one request at a time."""
+    """The body of each model's deployment: one :class:`LiveModel` per replica, which makes one image at a time, in
+    the order the requests came (one thread makes them; Ray Serve runs the replica's other work beside it)."""
 
     def __init__(self, spec: ModelSpec, registry: Mapping[str, ModelSpec], cache_dir: str, safety: SafetyConfig,
                  device: str = ""):
@@ -45,15 +60,19 @@ class LiveDeployment:
 
             device = "cuda" if ray.get_gpu_ids() else "cpu"
         self.model = LiveModel(spec, registry=registry, device=device, cache_dir=cache_dir, safety=safety)
+        self.maker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-live")
         self.free_since = time.time()
         self.first = True
 
-    def generate(self, prompt: str, seed: int) -> LiveImage:
+    async def generate(self, prompt: str, seed: int) -> LiveImage:
+        return await asyncio.get_running_loop().run_in_executor(self.maker, self._make, prompt, seed)
+
+    def _make(self, prompt: str, seed: int) -> LiveImage:
         image = self.model.generate(prompt, seed, free_since=self.free_since,
                                     load_seconds=self.model.load_seconds if self.first else 0.0)
         self.first = False
         self.free_since = time.time()
-        return image
+        return replace(image, sent=self.free_since)
 
 
 def connect(address: str) -> None:
@@ -71,12 +90,12 @@ def deploy(specs: Mapping[str, ModelSpec], address: str, *, registry: Mapping[st
     from ray import serve
 
     connect(address)
-    serve.start(http_options={"host": "127.0.0.1"})
+    serve.start(proxy_location="Disabled")
     names = []
     for name, spec in specs.items():
         deployment = serve.deployment(
-            LiveDeployment, name=name, max_ongoing_requests=1,
-            ray_actor_options={"num_gpus": spec.serve_gpus, "num_cpus": 1},
+            LiveDeployment, name=name, max_ongoing_requests=spec.serve_replica_queue,
+            ray_actor_options={"num_gpus": spec.serve_gpus, "num_cpus": 1, "runtime_env": {"env_vars": REPLICA_ENV}},
             autoscaling_config={"min_replicas": spec.serve_min_replicas, "max_replicas": spec.serve_max_replicas,
                                 "target_ongoing_requests": spec.serve_target_queue,
                                 "upscale_delay_s": 5, "downscale_delay_s": 120})
@@ -108,6 +127,8 @@ class RayService:
     serving = "ray"
 
     def __init__(self, address: str, models: list[str]):
+        for name, value in APP_ENV.items():  # read when Ray Serve is imported
+            os.environ.setdefault(name, value)
         from ray import serve
 
         connect(address)

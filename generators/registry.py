@@ -108,6 +108,8 @@ class ModelSpec:
     serve_max_replicas: int = field(default=1, metadata={"serving": True})
     serve_target_queue: float = field(default=2.0, metadata={"serving": True})  # requests per replica, queued ones
     # included, that the autoscaler aims at: more queued and it adds replicas (up to serve_max_replicas)
+    serve_replica_queue: int = field(default=16, metadata={"serving": True})  # requests a replica holds at once, the
+    # one it makes included (it makes them one at a time, in order); more wait in Ray's router, which polls for room
 
     def __post_init__(self):
         if not self.name.strip():
@@ -139,10 +141,11 @@ class ModelSpec:
         if self.kind == "api":
             self._check_api()
         if self.serve_gpus < 0 or not 1 <= self.serve_min_replicas <= self.serve_max_replicas \
-                or self.serve_target_queue <= 0:
+                or self.serve_target_queue <= 0 or self.serve_replica_queue < 1:
             raise RegistryError(f"model {self.name}: serve_gpus must be 0 or more, serve_min_replicas at least 1 and at "
-                                f"most serve_max_replicas, serve_target_queue positive; got {self.serve_gpus}, "
-                                f"{self.serve_min_replicas}, {self.serve_max_replicas}, {self.serve_target_queue}.")
+                                f"most serve_max_replicas, serve_target_queue positive, serve_replica_queue at least "
+                                f"1; got {self.serve_gpus}, {self.serve_min_replicas}, {self.serve_max_replicas}, "
+                                f"{self.serve_target_queue}, {self.serve_replica_queue}.")
 
     def _check_api(self) -> None:
         if not self.api_model:
@@ -290,6 +293,12 @@ def builtin_models() -> dict[str, ModelSpec]:
               call_kwargs={"max_sequence_length": 256},
               description=f"FLUX.1 [schnell]. {card}black-forest-labs/FLUX.1-schnell (bfloat16, guidance_scale=0.0, "
               "num_inference_steps=4, max_sequence_length=256)."),
+        _spec("qwen-image", "QwenImagePipeline", "Qwen/Qwen-Image", benchmarks=("taxonomy",), steps=50, guidance=None,
+              resolution=(1328, 1328), dtype="bfloat16", call_kwargs={"true_cfg_scale": 4.0, "negative_prompt": " "},
+              description=f"Qwen-Image (the taxonomy paper's Figure 9, GPT-4 preferences without the definition). "
+              f"{card}Qwen/Qwen-Image (bfloat16, num_inference_steps=50, true_cfg_scale=4.0 with negative_prompt ' ' "
+              "when the run gives none: classifier-free guidance needs a negative prompt; 1328 x 1328). The card also "
+              "appends a 'positive magic' phrase to every prompt; the arena sends the benchmark's prompt as it is."),
         _spec("playground-v2.5", "StableDiffusionXLPipeline", "playgroundai/playground-v2.5-1024px-aesthetic",
               benchmarks=("commonsense", "taxonomy"), steps=50, guidance=3.0, resolution=(1024, 1024), variant="fp16",
               description=f"Playground v2.5 1024px aesthetic. {card}playgroundai/playground-v2.5-1024px-aesthetic "

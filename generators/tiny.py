@@ -11,7 +11,8 @@ spelled the WordPiece way the ``BertTokenizer`` of Hunyuan-DiT's BERT.
 
 There is a recipe for every pipeline layout of the registry (:data:`TINY_RECIPES`): SD 1.x and 2.x, LCM, SDXL (also
 with SDXL Turbo's and Playground v2.5's schedulers), Kandinsky 3, the three DeepFloyd IF stages, SD3, Hunyuan-DiT,
-PixArt-Sigma and -alpha, Stable Cascade, Kolors and FLUX dev and schnell. Their sizes follow the dummy components
+PixArt-Sigma and -alpha, Stable Cascade, Kolors, FLUX dev and schnell, and Qwen-Image (its Qwen2 tokenizer keeps Qwen's
+byte-level alphabet and chat markers but no merges: one token per byte). Their sizes follow the dummy components
 of diffusers' own pipeline tests: a few channels, one or two layers, 64 px images; what the real repositories are
 loaded with (a weights variant, scheduler class and configuration, VAE scaling and shift) is copied, so the loader and
 the pipelines' code paths are the real ones. :mod:`generators.smoke` runs every registry model on the recipe that
@@ -588,6 +589,52 @@ def _initialised(model):
     return model
 
 
+def make_qwen_tokenizer():
+    """A transformers ``Qwen2Tokenizer`` of Qwen's byte-level layout (GPT-2's byte alphabet, ``<|endoftext|>``,
+    the chat markers ``<|im_start|>`` and ``<|im_end|>``) with no merges: every byte is one token."""
+    from transformers import Qwen2Tokenizer
+
+    tokenizer = Qwen2Tokenizer(vocab={token: i for i, token in enumerate(_bytes_to_unicode().values())}, merges=[],
+                               model_max_length=1024)
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
+    return tokenizer
+
+
+def build_tiny_qwen_image(seed: int = 0):
+    """Qwen-Image: an MMDiT on 2x2-packed latents of the Qwen-Image (Wan-style 3D) VAE, conditioned on a two-layer
+    Qwen2.5-VL (its vision tower unused) through the pipeline's chat template; the repository's flow-matching Euler
+    with dynamic exponential shift (base 0.5, max 0.9, terminal 0.02). Sizes as diffusers' own pipeline test, the VAE
+    narrower (base width 8)."""
+    from diffusers import (AutoencoderKLQwenImage, FlowMatchEulerDiscreteScheduler, QwenImagePipeline,
+                           QwenImageTransformer2DModel)
+    from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
+
+    tokenizer = make_qwen_tokenizer()
+    n = len(tokenizer)  # the vision markers get ids past the vocabulary: text prompts never contain them
+    config = Qwen2_5_VLConfig(
+        text_config={"hidden_size": 16, "intermediate_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2,
+                     "num_key_value_heads": 2, "vocab_size": n, "bos_token_id": tokenizer.eos_token_id,
+                     "eos_token_id": tokenizer.eos_token_id, "pad_token_id": tokenizer.pad_token_id,
+                     "rope_scaling": {"mrope_section": [1, 1, 2], "rope_type": "default", "type": "default"},
+                     "rope_theta": 1000000.0},
+        vision_config={"depth": 2, "hidden_size": 16, "intermediate_size": 16, "num_heads": 2, "out_hidden_size": 16},
+        vision_start_token_id=n, vision_end_token_id=n + 1, vision_token_id=n + 2, image_token_id=n + 3,
+        video_token_id=n + 4)
+    return QwenImagePipeline(
+        transformer=_seeded(seed, lambda: QwenImageTransformer2DModel(
+            patch_size=2, in_channels=16, out_channels=4, num_layers=2, attention_head_dim=16, num_attention_heads=3,
+            joint_attention_dim=16, guidance_embeds=False, axes_dims_rope=(8, 4, 4))),
+        vae=_seeded(seed + 1, lambda: AutoencoderKLQwenImage(
+            base_dim=8, z_dim=4, dim_mult=[1, 2, 4], num_res_blocks=1, temperal_downsample=[False, True],
+            latents_mean=[0.0] * 4, latents_std=[1.0] * 4)),
+        text_encoder=_seeded(seed + 2, lambda: Qwen2_5_VLForConditionalGeneration(config).eval()),
+        tokenizer=tokenizer,
+        scheduler=FlowMatchEulerDiscreteScheduler(
+            shift=1.0, use_dynamic_shifting=True, base_shift=0.5, max_shift=0.9, base_image_seq_len=256,
+            max_image_seq_len=8192, shift_terminal=0.02, time_shift_type="exponential"),
+    )
+
+
 def build_tiny_kolors(seed: int = 0):
     """Kolors: the SDXL UNet layout (text-time conditions) conditioned on a two-layer ChatGLM encoder (multi-query
     attention, rotary positions) with its SentencePiece tokenizer; SDXL's Euler scheduler with Kolors' beta_end."""
@@ -699,6 +746,9 @@ TINY_RECIPES: Mapping[str, TinyRecipe] = MappingProxyType({
         TinyRecipe("tiny-kolors", "KolorsPipeline", build_tiny_kolors, 64,
                    "SDXL-layout UNet + ChatGLM text encoder (SentencePiece tokenizer) + AutoencoderKL (Kolors)",
                    variant="fp16", mirrors=("Kwai-Kolors/Kolors-diffusers",)),
+        TinyRecipe("tiny-qwen-image", "QwenImagePipeline", build_tiny_qwen_image, 64,
+                   "QwenImageTransformer2DModel + Qwen2.5-VL text encoder + Qwen-Image VAE (Qwen-Image)",
+                   mirrors=("Qwen/Qwen-Image",)),
         TinyRecipe("tiny-flux-schnell", "FluxPipeline", build_tiny_flux_schnell, 64,
                    "FluxTransformer2DModel without guidance embedding + CLIP + T5 (FLUX.1 schnell)",
                    mirrors=("black-forest-labs/FLUX.1-schnell",)),

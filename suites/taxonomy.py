@@ -3,8 +3,10 @@
 Each concept v becomes two prompts of suite ``taxonomy`` with ``item_key`` = its synset id (``coin.n.01``):
 variant ``with_definition`` (``An image of <CONCEPT> (<DEFINITION>)``) and ``without_definition``
 (``An image of <CONCEPT>``). Both carry the same metadata: ``synset``, ``lemma`` (underscores as spaces),
-``definition``, ``hypernyms`` A(v) and ``cohyponyms`` N(v) (the other hyponyms of v's hypernyms) as synset ids
-(:func:`lemma_of` turns one into its text), and ``subset``. Instance links count as hypernym/hyponym links.
+``definition``, ``hypernyms`` A(v) and ``cohyponyms`` N(v) (the hyponyms of v's hypernyms, listed as the authors'
+data lists them: :func:`cohyponyms`) as synset ids (:func:`lemma_of` turns one into its text), and ``subset``.
+Instance links count as hypernym/hyponym links in A(v) and the subsets' membership, not in N(v) (as in the authors'
+code).
 
 Subsets:
 
@@ -23,7 +25,8 @@ Subsets:
   WordNet and gets its hypernyms and cohyponyms from there.
 
 Every concept built from a synset (the demo's included) stores all of N(v), as the protocol's cohyponym similarity
-needs.
+needs: an Easy concept is among its own cohyponyms (so coin.n.01, its hypernym's only hyponym, has specificity 1), as
+in the authors' Easy rows; the other subsets' concepts are not, unless they sit under two hypernyms.
 """
 
 from __future__ import annotations
@@ -141,9 +144,22 @@ def children(synset) -> list:
     return synset.hyponyms() + synset.instance_hyponyms()
 
 
-def cohyponyms(synset) -> list[str]:
-    """N(v): the other hyponyms of v's hypernyms, as sorted synset ids."""
-    return sorted({c.name() for p in parents(synset) for c in children(p)} - {synset.name()})
+def cohyponyms(synset, *, keep_self: bool = False) -> list[str]:
+    """N(v) as the authors' data lists it (TaxoGen ``create_dataset/taxo2img_clean.ipynb``, ``find_cohyponyms``):
+    the hyponyms of each of v's hypernyms (both sorted by name), concatenated, so a synset under two of them is
+    listed twice (the CLIP means weigh it so). v itself is among them; ``keep_self`` keeps it (the Easy rows:
+    ``coin.n.01`` -> ``['coin.n.01']``), else its first occurrence is dropped (the random split's and the predicted
+    rows: ``list.remove``), so a concept under two hypernyms keeps itself once. No instance links, as there (WordNet's
+    ``hypernyms()`` and ``hyponyms()``); an instance, which has only an instance hypernym, gets that class's other
+    instances."""
+    by_name = lambda s: s.name()  # noqa: E731
+    instance = not synset.hypernyms()
+    above = synset.instance_hypernyms() if instance else synset.hypernyms()
+    names = [c.name() for p in sorted(above, key=by_name)
+             for c in sorted(p.instance_hyponyms() if instance else p.hyponyms(), key=by_name)]
+    if not keep_self and synset.name() in names:
+        names.remove(synset.name())
+    return names
 
 
 def find_synset(wn, synset_id: str, where: str):
@@ -160,11 +176,12 @@ def find_synset(wn, synset_id: str, where: str):
 
 
 def concept_from_synset(synset, subset: str) -> Concept:
-    """A concept with WordNet's lemma and definition, A(v) and all of N(v)."""
+    """A concept with WordNet's lemma and definition, A(v) and all of N(v) (:func:`cohyponyms`: an Easy concept
+    among its own cohyponyms, as the authors' Easy rows list it; another subset's without its first occurrence)."""
     return Concept(
         lemma=synset.lemmas()[0].name().replace("_", " "), definition=synset.definition(), subset=subset,
         synset=synset.name(), hypernyms=tuple(sorted(p.name() for p in parents(synset))),
-        cohyponyms=tuple(cohyponyms(synset)),
+        cohyponyms=tuple(cohyponyms(synset, keep_self=subset == EASY)),
     )
 
 

@@ -92,7 +92,7 @@ def voter_choices(outputs: list) -> list[str]:
 
 def test_the_voter_menu_lists_the_judges_and_only_the_viewers_own_name(private_app):
     private_arena, url = private_app
-    anonymous = call(url, [("leaderboard_menus", [None, None])])
+    anonymous = call(url, [("resume", ["", "", ""]), ("leaderboard_menus", [None, None])])  # a page: load first
     alice = call(url, [("sign_in", ["alice", "alice-token", None, "All suites", False]),
                        ("leaderboard_menus", [None, None])])
     admin = call(url, [("admin_unlock", [ADMIN_PASSWORD, None]), ("leaderboard_menus", [None, None])])

@@ -265,7 +265,7 @@ def test_renditions_are_made_at_import_and_cached_in_the_media_folder(imported):
     settings, models = imported
     spec = RenditionSpec.from_settings(settings)
     made = sorted((settings.media_dir / "renditions" / spec.key).rglob("*.jpg"))
-    assert spec.key == "768x768-letterbox-jpeg-q85-pad262144-v1"
+    assert spec.key == "768x768-crop-jpeg-q85-pad262144-v2"
     assert len(made) == len(models) and {p.stat().st_size for p in made} == {262144}
     assert not list(settings.media_dir.rglob("*.tmp"))
 
@@ -339,7 +339,7 @@ def test_chromium_shows_padded_renditions_of_both_formats(browser):
     wide = _encoded(Image.new("RGB", (100, 50), (255, 0, 0)), "PNG")
     tags = ""
     for format, media_type in (("jpeg", "image/jpeg"), ("webp", "image/webp")):
-        body = render(wide, RenditionSpec(size=64, format=format, pad_bytes=65536))
+        body = render(wide, RenditionSpec(size=64, fit="letterbox", format=format, pad_bytes=65536))
         assert len(body) == 65536 and body.endswith(bytes(1000))
         tags += f'<img id="{format}" src="data:{media_type};base64,{base64.b64encode(body).decode()}">'
     page = browser.new_page()

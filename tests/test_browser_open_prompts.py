@@ -2,7 +2,10 @@
 prompt, watch the progress, get both images at once, vote, see the reveal; a refused prompt says why. Screenshots
 under .cache/screenshots-issue29/<size>/open-*.png."""
 
+import io
+
 import pytest
+from PIL import Image
 
 from support.arena import demo_arena
 from support.touch import SIZES, BATTLE_SHOWN, open_page, press, shoot, sign_in, vote, wait_images
@@ -30,6 +33,20 @@ WATCH_JS = """
 """
 
 
+def spinner_pixels(page) -> tuple[int, int]:
+    """(pixels of the progress spinner that differ from the page behind it, of them in the accent colour), the
+    spinner shown and still (a ring in the border colour with an accent arc)."""
+    page.evaluate("() => { document.getElementById('open-progress').style.display = 'block'; }")
+    try:
+        shot = Image.open(io.BytesIO(page.locator("#open-progress .open-spinner").screenshot(animations="disabled")))
+    finally:
+        page.evaluate("() => { document.getElementById('open-progress').style.display = 'none'; }")
+    pixels = list(shot.convert("RGB").getdata())
+    behind = pixels[0]  # a corner, outside the ring
+    drawn = [p for p in pixels if max(abs(a - b) for a, b in zip(p, behind)) > 24]
+    return len(drawn), sum(1 for r, g, b in drawn if r - b > 80)
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_a_typed_prompt_is_drawn_live_voted_on_and_revealed(tmp_path, browser, size, artefact_cache):
     arena = demo_arena(tmp_path)
@@ -45,7 +62,7 @@ def test_a_typed_prompt_is_drawn_live_voted_on_and_revealed(tmp_path, browser, s
         page.evaluate(WATCH_JS)
         press(page, size, "#open-generate")
         page.wait_for_function("() => document.documentElement.classList.contains('open-generating')", timeout=5000)
-        assert page.is_visible("#open-progress .open-spinner")
+        assert page.is_visible("#open-progress .open-spinner")  # laid out (its pixels: spinner_pixels, below)
         shoot(page, size, "open-02-generating")
         page.wait_for_function(f"() => document.querySelector('#image-a img')?.getAttribute('src') !== '{before}' "
                                "&& !document.documentElement.classList.contains('open-generating')", timeout=120000)
@@ -69,3 +86,5 @@ def test_a_typed_prompt_is_drawn_live_voted_on_and_revealed(tmp_path, browser, s
         assert "it asks for graphic violence" in page.inner_text("#open-message")
         page.locator("#open-message").scroll_into_view_if_needed()
         shoot(page, size, "open-05-refused")
+        ring, accent = spinner_pixels(page)
+        assert ring >= 40 and accent >= 5, (ring, accent)  # the spinner draws its ring and arc

@@ -239,7 +239,8 @@ def test_settings_follow_the_model_cards_and_the_pipeline_defaults_they_rely_on(
     assert {name: spec.resolution for name, spec in registry.items() if spec.resolution != (1024, 1024)} == {
         "sd-v1-5": (512, 512), "sdxl-turbo": (512, 512), "openjourney": (512, 512), "deepfloyd-if": (64, 64),
         "deepfloyd-if-i": (64, 64), "deepfloyd-if-ii": (256, 256), "sd-2-1": (768, 768), "sd-2": (768, 768),
-        "openjourney-v4": (512, 512), "lcm-dreamshaper-v7": (768, 768), "pixart-sigma-512": (512, 512)}
+        "openjourney-v4": (512, 512), "lcm-dreamshaper-v7": (768, 768), "pixart-sigma-512": (512, 512),
+        "qwen-image": (1328, 1328)}
     assert {name for name, spec in registry.items() if not spec.negative_prompt} == {
         "sdxl-turbo", "flux-dev", "flux-schnell", "lcm-dreamshaper-v7", "dall-e-3", "dall-e-3-no-revision",
         "gpt-image-1"}
@@ -247,7 +248,7 @@ def test_settings_follow_the_model_cards_and_the_pipeline_defaults_they_rely_on(
         "sdxl-partner-negative", "sd3-partner-negative"}
     assert {name: spec.dtype for name, spec in registry.items() if spec.dtype != "float16" and spec.kind != "api"} == {
         "flux-dev": "bfloat16", "flux-schnell": "bfloat16", "stable-cascade": "bfloat16",
-        "lcm-dreamshaper-v7": "float32"}
+        "lcm-dreamshaper-v7": "float32", "qwen-image": "bfloat16"}
     assert registry["stable-cascade"].guidance is None  # prior and decoder guidance are their own arguments
     assert registry["flux-dev"].call_kwargs == {"max_sequence_length": 512}
     assert registry["deepfloyd-if-iii"].call_kwargs == {"noise_level": 100}

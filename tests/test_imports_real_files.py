@@ -178,7 +178,7 @@ def test_repeated_concepts_of_the_benchmark_merge_into_one_concept(env, capsys):
 
 
 def report_json(capsys, *options: str) -> dict:
-    return json.loads(run(capsys, "report", "taxonomy", "--json", *options))
+    return json.loads(run(capsys, "report", "taxonomy", "--json", "--no-figures", *options))
 
 
 def table_of(report: dict, number: str) -> dict:

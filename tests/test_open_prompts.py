@@ -218,3 +218,92 @@ def test_a_worker_keeps_its_models_resident_least_recently_used_first():
         assert model == f"model {name}"
     assert loads == ["a", "b", "c", "b"] and unloads == ["model b", "model c"]
     assert resident.names == ["a", "b"]
+
+
+def test_an_open_prompt_is_taken_vote_by_vote_without_a_full_read_of_the_counts_or_the_prompt_pool(tmp_path,
+                                                                                                     monkeypatch):
+    """An open prompt adds a prompt and two images that battles never draw (withheld): the sampler's counts and the
+    prompt pool, which read everything again when what battles draw changes (at a million votes a full read is 2 s of
+    CPU), take it as it comes: its vote through the vote changes, nothing re-read. A suite's new image still is a
+    catalog change, read again."""
+    from datamodel.catalog import add_image
+    from datamodel.sampling_reads import catalog_version
+    from sampling import draws, sampler as sampler_module
+    from sampling.draws import PromptPool
+    from sampling.sampler import SamplingStats
+
+    arena = build_small_arena(tmp_path)
+    reads = Counter()
+
+    def counted(name, read):
+        def wrapper(*args, **kwargs):
+            reads[name] += 1
+            return read(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(sampler_module, "read_count_tables", counted("counts", sampler_module.read_count_tables))
+    monkeypatch.setattr(draws, "suites_with_battles", counted("pool", draws.suites_with_battles))
+    stats = SamplingStats(refresh_seconds=0.0, sync_seconds=0.0)
+    sampler = sessions.Sampler("balanced", stats, PromptPool())
+    live = _open_prompts(arena, StandInService(SERVED))
+    live.sampler = sampler
+    live.model_ids()  # the served models are registered once, as the server's first open prompt does
+    stats.refresh(arena.db, force=True)
+    sampler.pool.eligible_ids(arena.db)
+    reads.clear()
+    before = (catalog_version(arena.db), stats.tables.votes)
+
+    session = asyncio.run(live.battle(_signed_in(arena), "a lighthouse at dusk"))
+    voted = sessions.vote(arena.db, session, "A", on_screen=session.battle.media_token, sampler=sampler,
+                          rng=random.Random(1))
+    stats.refresh(arena.db)
+    stats.wait(30)
+    sampler.pool.eligible_ids(arena.db)
+    assert voted.upcoming is not None  # the next battle was drawn, as after any vote
+    assert reads == Counter() and catalog_version(arena.db) == before[0]
+    assert stats.tables.votes == before[1] + 1  # the open prompt's vote is counted, vote by vote
+
+    prompt_id = arena.prompt_ids[0]
+    add_image(arena.db, prompt_id=prompt_id, model_id=arena.model_ids["alpha-model"],
+              stored=arena.media.put_image(Image.new("RGB", (8, 8))), idx=1)
+    stats.refresh(arena.db)
+    stats.wait(30)
+    sampler.pool.eligible_ids(arena.db)
+    assert catalog_version(arena.db) != before[0] and reads == Counter(counts=1, pool=1)
+
+
+@pytest.mark.both_engines
+def test_an_open_prompts_rows_move_their_own_counter_and_a_suites_the_catalog(small_arena):
+    """The ``data_versions`` triggers on both engines: an open prompt's prompt and images (never drawn) move
+    ``open_prompts``; a suite's image, or an open prompt's image let into battles, moves ``catalog``."""
+    from datamodel.catalog import add_image, release_withheld
+    from datamodel.open_prompts import WITHHELD, Generation, add_open_prompt, record_generations
+
+    db, media = small_arena.db, small_arena.media
+
+    def counters() -> dict[str, int]:
+        return dict(db.execute("SELECT name, version FROM data_versions").fetchall())
+
+    model_ids = {name: small_arena.model_ids[name] for name in ("alpha-model", "bravo-model")}
+    before = counters()
+    prompt_id = add_open_prompt(db, "a lighthouse at dusk")
+    made = [Generation(model=name, status="ok", stored=media.put_image(Image.new("RGB", (8, 8), (k, 0, 0))), seed=k,
+                       seconds=0.1) for k, name in enumerate(model_ids)]
+    record_generations(db, prompt_id, made, model_ids=model_ids, annotator_id=None, serving="stand-in",
+                       rendition=None)
+    after = counters()
+    assert after["catalog"] == before["catalog"] and after["open_prompts"] == before["open_prompts"] + 3
+    assert release_withheld(db, WITHHELD) == 2  # an admin lets them into battles: battles may draw them now
+    assert counters()["catalog"] == after["catalog"] + 2
+    add_image(db, prompt_id=small_arena.prompt_ids[0], model_id=model_ids["alpha-model"],
+              stored=media.put_image(Image.new("RGB", (8, 8), (9, 9, 9))), idx=1)
+    assert counters()["catalog"] == after["catalog"] + 3
+
+
+def test_a_models_ray_placement_is_checked_with_the_field_named():
+    from generators.registry import ModelSpec, RegistryError
+
+    painter = demo_models()["demo-painter"]
+    assert painter.serve_replica_queue == 16 and "serve_replica_queue" not in painter.config()  # placement only
+    with pytest.raises(RegistryError, match="serve_replica_queue at least 1"):
+        ModelSpec(**{**painter.__dict__, "serve_replica_queue": 0})

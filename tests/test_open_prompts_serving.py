@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -93,3 +96,28 @@ def test_the_configured_classifier_withholds_flagged_images_of_models_without_a_
             assert image.status == "ok"
     unchecked = LiveModel(painter).generate("a garden", 3)
     assert unchecked.status == "ok" and unchecked.safety.startswith("none")
+
+
+def test_a_worker_that_dies_fails_its_requests_at_once_and_the_next_request_starts_another(artefact_cache):
+    """The worker's answer pipe ending is seen on the event loop at once: its request in flight fails, naming the exit
+    code, well before any timeout; the next request starts a new worker."""
+    specs = demo_models()
+    service = EmbeddedService({"demo-painter": specs["demo-painter"]}, devices=["cpu"], cache_dir=artefact_cache)
+
+    async def killed_then_again():
+        first = asyncio.ensure_future(service.generate("demo-painter", "a kite", 1))
+        await asyncio.sleep(0)  # sent: the worker is still starting
+        os.kill(service._workers[0].process.pid, signal.SIGKILL)
+        started = time.monotonic()
+        with pytest.raises(RuntimeError, match=r"stopped \(exit code -9\)"):
+            await asyncio.wait_for(first, 30)
+        noticed = time.monotonic() - started
+        return noticed, await service.generate("demo-painter", "a kite", 1)
+
+    try:
+        noticed, again = asyncio.run(killed_then_again())
+    finally:
+        service.close()
+    assert noticed < 2.0
+    assert again.image.status == "ok" and again.overhead < 5
+    assert set(again.overhead_parts) == {"request", "encode", "answer", "loop"}

@@ -227,7 +227,8 @@ def test_attempts_in_flight_count_as_failures_until_they_end():
         attempt.succeeded()
     throttle.attempt("a").succeeded()  # one failure on record: below the limit again
     fresh = [throttle.attempt("busy") for _ in range(3)]
-    with pytest.raises(RateLimited, match="Wait 1 s"):  # three in flight from a clean address: the fourth waits
+    with pytest.raises(RateLimited, match="being checked right now"):  # three in flight from a clean address: the
+        # fourth waits
         throttle.attempt("busy")
     for attempt in fresh:
         attempt.succeeded()

@@ -93,8 +93,9 @@ def test_easy_subset_is_roots_plus_direct_hyponyms(wn, db):
     by_id = {c.synset: c for c in concepts}
     blue = by_id["blue.n.01"]
     assert blue.hypernyms == ("chromatic_color.n.01",) and "red.n.01" in blue.cohyponyms
-    assert "blue.n.01" not in blue.cohyponyms
-    assert set(blue.cohyponyms) == {s.name() for s in wn.synset("chromatic_color.n.01").hyponyms()} - {"blue.n.01"}
+    # the authors' Easy rows list a concept among its own cohyponyms (coin.n.01 -> ['coin.n.01'])
+    assert blue.cohyponyms == tuple(sorted(s.name() for s in wn.synset("chromatic_color.n.01").hyponyms()))
+    assert by_id["coin.n.01"].cohyponyms == ("coin.n.01",)
     assert by_id["chest_of_drawers.n.01"].lemma == "chest of drawers"
     rows = {r["variant"]: r for r in db.query("SELECT * FROM prompts WHERE item_key = 'lipstick.n.01'")}
     assert rows["with_definition"]["text"] == "An image of lipstick (makeup that is used to color the lips)"
@@ -171,6 +172,38 @@ def test_unknown_root_names_file_and_line(wn, db, tmp_path):
     assert prompt_count(db) == 0
 
 
+@needs_wordnet
+def test_cohyponyms_are_the_authors_lists(wn):
+    """N(v) as the authors' data lists it, for the 130 concepts of tests/data/taxonomy/repeated_concepts.csv (their
+    rows as released): each hypernym's hyponyms, concatenated (a synset under two of them twice); the Easy rows
+    keep the concept itself (coin.n.01 -> ['coin.n.01']), every other subset drops its first occurrence, so a
+    concept with two hypernyms keeps itself once; no instance links (plain.n.01's land.n.04 has america.n.02)."""
+    import ast
+    import csv
+
+    path = Path(__file__).parent / "data" / "taxonomy" / "repeated_concepts.csv"
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = {(row["subset"], row["wordnet_id"]): row for row in csv.DictReader(handle)}
+    assert len(rows) == 130
+    kinds = Counter()
+    for row in rows.values():
+        listed = ast.literal_eval(row["cohyponym_synsets"])
+        subset = taxonomy.published_subset(row["subset"], "test")
+        synset = wn.synset(row["core_synset"])
+        if subset in taxonomy.PREDICTED_SUBSETS:  # the predicted concept carries its gold hypernym's synset
+            concept = taxonomy._predicted_concept("p.csv", 2, {"concept": row["core_lemma"], "subset": subset,
+                                                                 "synset": row["core_synset"]}, None, lambda: wn)
+        else:
+            concept = taxonomy.concept_from_synset(synset, subset)
+        assert list(concept.cohyponyms) == listed, (row["subset"], row["core_synset"])
+        kinds[(subset, synset.name() in listed)] += 1
+    assert kinds[("Easy", True)] == 21 and not kinds[("Easy", False)]
+    assert kinds[("Synset-Mixing", True)] == 8 and kinds[("Hyponymy", False)] == 9
+    plain = taxonomy.concept_from_synset(wn.synset("plain.n.01"), "Hypernymy")
+    assert "america.n.02" in {s.name() for s in wn.synset("land.n.04").instance_hyponyms()}
+    assert "america.n.02" not in plain.cohyponyms and "plain.n.01" not in plain.cohyponyms
+
+
 # --- the demo concepts -----------------------------------------------------------------------------------------------
 
 
@@ -184,9 +217,10 @@ def test_demo_file_matches_wordnet(wn):
     for concept in bundled:
         synset = wn.synset(concept.synset)
         assert {p.name() for p in taxonomy.parents(synset)} & roots, concept.synset
-        assert list(concept.cohyponyms) == taxonomy.cohyponyms(synset) and concept.cohyponyms, concept.synset
-    by_id = {c.synset: c for c in bundled}  # all of N(v), as the protocol's cohyponym similarity needs
-    assert len(by_id["poodle.n.01"].cohyponyms) == len(wn.synset("dog.n.01").hyponyms()) - 1 > 5
+        assert list(concept.cohyponyms) == taxonomy.cohyponyms(synset, keep_self=True), concept.synset
+    by_id = {c.synset: c for c in bundled}  # all of N(v), the concept too (an Easy concept, as the authors list it)
+    assert len(by_id["poodle.n.01"].cohyponyms) == len(wn.synset("dog.n.01").hyponyms()) > 5
+    assert "poodle.n.01" in by_id["poodle.n.01"].cohyponyms
     assert {"pug.n.01", "corgi.n.01", "dalmatian.n.02"} <= set(by_id["poodle.n.01"].cohyponyms)
 
 
@@ -411,6 +445,7 @@ def test_predicted_synsets_are_checked_and_get_wordnet_relations(tmp_path, db, w
     assert cappuccino["synset"] == "cappuccino.n.01" and cappuccino["hypernyms"] == ["coffee.n.01"]
     assert cappuccino["cohyponyms"] == taxonomy.cohyponyms(wn.synset("cappuccino.n.01"))
     assert "espresso.n.01" in cappuccino["cohyponyms"] and "cappuccino.n.01" not in cappuccino["cohyponyms"]
+    assert meta["milk.n.01"]["cohyponyms"].count("milk.n.01") == 1  # under both hypernyms, dropped once
     assert cappuccino["definition"] == "equal parts of espresso and steamed milk"  # the file's, not WordNet's
     assert meta["milk.n.01"]["hypernyms"] == ["beverage.n.01", "dairy_product.n.01"]
     assert meta["snow globe"]["synset"] == "" and meta["snow globe"]["hypernyms"] == []

@@ -184,6 +184,53 @@ def test_paper_slices_give_each_variant_its_full_set_and_subsets_and_leave_poole
                                   "AND model_id = ?", [ids["alpha-model"]]).fetchone()[0] == 123.0
 
 
+def test_every_subsets_fid_is_against_the_full_deduplicated_retrieval_set(small_arena):
+    """fid_is_subsets.py (TaxoGen, development repository) loads real_images_no_duble_tensors.pkl, the full
+    deduplicated retrieval set fid_is.py saved, as FID's real set for every subset; only the generated side is the
+    subset's. --fid-subset-reference subset keeps the other reading: the subset's own retrieval images."""
+    from torchmetrics.image.fid import FrechetInceptionDistance
+
+    from judges.metrics.fid_is import normalized_uint8
+
+    taxonomy_arena(small_arena)
+    network = tiny_feature_network(8)
+    kwargs = dict(fid_network=network, scorer="tiny", input_mode="float01", dedup_seed=42)
+    published = score_fid_is_slices(small_arena.db, small_arena.media, "taxonomy", **kwargs)
+    rows = sorted(image_rows(small_arena.db, "taxonomy"), key=lambda r: r.prompt_id)
+
+    def kept(subset: str) -> set:  # a slice's concepts, deduplicated by lemma on their own (as fid_is_subsets.py)
+        return dedup_by_lemma([((r.subset, r.item_key), r.metadata.get("core_lemma") or r.metadata["lemma"])
+                               for r in rows if r.variant == "with_definition" and subset in ("", r.subset)], 42)
+
+    def fid_of(model: str, fake_items: set, real_items: set) -> float:
+        fid = FrechetInceptionDistance(feature=network)
+        for row in rows:
+            image = normalized_uint8(to_float01(row.load(small_arena.media)).unsqueeze(0))
+            if row.variant != "with_definition":
+                continue
+            if row.model == "retrieval" and (row.subset, row.item_key) in real_items:
+                fid.update(image, real=True)
+            elif row.model == model and (row.subset, row.item_key) in fake_items:
+                fid.update(image, real=False)
+        return float(fid.compute())
+
+    full, easy = kept(""), kept("Easy")
+    retrieved = {(r.subset, r.item_key) for r in rows if r.model == "retrieval"}
+    assert len(full & retrieved) == 3 and len(easy & retrieved) == 2 and (full & retrieved) - easy
+    stored = small_arena.db.execute(
+        "SELECT x.details FROM metrics x JOIN models m ON m.id = x.model_id WHERE m.name = 'bravo-model' "
+        "AND x.name = 'fid' AND x.subset = 'Easy' AND x.variant = 'with_definition'").fetchone()[0]
+    assert json.loads(stored)["reference_images"] == 3 and json.loads(stored)["reference_set"] == "full"
+    assert published.fid[("bravo-model", "Easy", "with_definition")] == pytest.approx(
+        fid_of("bravo-model", easy, full), rel=1e-5)
+    own = score_fid_is_slices(small_arena.db, small_arena.media, "taxonomy", subset_reference="subset", **kwargs)
+    assert own.fid[("bravo-model", "Easy", "with_definition")] == pytest.approx(
+        fid_of("bravo-model", easy, easy), rel=1e-5)
+    assert own.fid[("bravo-model", "", "with_definition")] == published.fid[("bravo-model", "", "with_definition")]
+    with pytest.raises(ValueError, match="unknown FID subset reference 'mine'; choose one of full, subset"):
+        score_fid_is_slices(small_arena.db, small_arena.media, "taxonomy", subset_reference="mine", **kwargs)
+
+
 def test_float01_input_is_torchmetrics_normalize_true_on_totensor_images(small_arena):
     """The full-set FID of one model, recomputed the way fid_is.py computes it: ToTensor images, normalize=True,
     i.e. (x * 255).byte() before torchmetrics' own Inception network (torchmetrics skips that step for a network

@@ -59,7 +59,7 @@ def test_the_data_file_holds_every_cell_of_tables_2_to_16_as_the_paper_prints_it
     shape = {number: (len(rows), len(next(iter(rows.values())))) for number, rows in t.items()}
     assert shape == {"2": (12, 9), "3": (12, 8), "4": (12, 8), "5": (12, 8), "6": (12, 8), "7": (12, 2),
                      "8": (11, 4), "9": (12, 8), "10": (11, 8), "11": (12, 8), "12": (12, 8), "13": (12, 4),
-                     "14": (12, 8), "15": (12, 8), "16": (12, 12)}
+                     "14": (12, 8), "15": (12, 8), "16": (12, 12), "R": (4, 2)}
     assert t["5"]["DeepFloyd"]["Easy"] == "1056 (+45/-38)"  # Table 5, first row
     assert t["3"]["Playground"]["Easy"] == "1125 (+61/-59)"  # Table 3, first row
     assert t["16"]["HDiT"]["SD3"] == "0.702" and t["13"]["HDiT"]["specificity"] == "1.2"
@@ -70,6 +70,14 @@ def test_the_data_file_holds_every_cell_of_tables_2_to_16_as_the_paper_prints_it
     for line in text.splitlines():
         parts = [p.strip() for p in line.split("\t")]
         lines.setdefault(parts[0], []).append(parts[1:])
+    prose = {"GPT-4 ELO": ("Overall Spearman correlation of model rankings remains significantly high at 0.92",
+                           "The correlation between human and GPT-4 rankings is 0.73"),
+             "Reward": ("a high correlation with human evaluations (0.79) and a moderate correlation with GPT-4 (0.59)",),
+             "Hypernym CLIPScore": ("$\\rho \\approx 0.911, p \\leq 0.00004$ for Hypernym CLIP-Score",),
+             "Cohyponym CLIPScore": ("$\\rho \\approx 0.871, p \\leq 0.00022$ for Co-hyponym CLIP-Score",)}
+    for row, cells in t.pop("R").items():  # Table R: the correlations §4.2 and §5 print in their text
+        assert all(sentence in text for sentence in prose[row]), row
+        assert all(any(value in sentence for sentence in prose[row]) for value in cells.values()), row
     for number, rows in t.items():
         for row, cells in rows.items():
             printed = [value for values in lines[row] for value in values]
@@ -212,3 +220,40 @@ def test_the_docs_show_the_preset_as_declared():
     shown = text.split("<!-- preset:taxonomy-paper -->\n", 1)[1].split("<!-- /preset -->", 1)[0]
     assert shown.strip() == preset_markdown(get_preset("taxonomy-paper")).strip(), (
         "docs/methods/taxonomy.md is out of date: paste `python -m arena presets taxonomy-paper` between its markers")
+
+
+def test_the_clip_tables_were_printed_from_the_images_made_without_the_definition():
+    """Tables 11, 12, 14, 15 and Table 13's specificity: the authors' notebook means of main_clipscore_imageof.csv
+    (the images made without the definition; tests/data/taxonomy/SOURCE.md) give the printed cells at their printed
+    precision: all 88 lemma cells, all 176 cells of the ground-truth subsets, 349 of 363 in all. The 14 that differ
+    are predicted subsets' cells (P-Hypo, P-Hyper, P-Mix) off by one in the last digit. The preset reads that
+    variant (report.variant)."""
+    from arena.reports.taxonomy import PAPER_LABELS
+    from arena.reports.taxonomy import SUBSETS as REPORT_SUBSETS
+    from datamodel.presets import get_preset
+    from datamodel.presets.taxonomy_paper import HUB_FOLDERS
+    from suites.taxonomy import PUBLISHED_SUBSETS
+
+    t = tables()
+    column = {subset: key for key, subset, _ in REPORT_SUBSETS}
+    number = {"lemma": "12", "hypernym": "11", "cohyponym": "15", "specificity": "14"}
+    path = ROOT / "tests" / "data" / "taxonomy" / "clip_means_without_definition.csv"
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 363
+    differ = []
+    for row in rows:
+        label = PAPER_LABELS[HUB_FOLDERS[row["model"]]]
+        table, key = (("13", "specificity") if not row["subset"] else
+                      (number[row["measure"]], column[PUBLISHED_SUBSETS[row["subset"]]]))
+        printed = t[table][label][key]
+        digits = len(printed.split(".")[1])
+        if round(float(row["value"]), digits) != float(printed):
+            differ.append((table, label, key))
+    assert sorted(differ) == sorted([
+        ("11", "SD3", "P-Hypo"), ("11", "Openjourney", "P-Hyper"), ("11", "DeepFloyd", "P-Hyper"),
+        ("11", "SD3", "P-Hyper"), ("11", "SD1.5", "P-Hyper"), ("15", "SD1.5", "P-Hypo"),
+        ("15", "Kandinsky3", "P-Hyper"), ("15", "DeepFloyd", "P-Hyper"), ("15", "SDXL-turbo", "P-Hyper"),
+        ("15", "Playground", "P-Hyper"), ("15", "PixArt", "P-Hyper"), ("15", "SD3", "P-Hyper"),
+        ("15", "SDXL", "P-Mix"), ("14", "SD1.5", "P-Hypo")])
+    assert get_preset("taxonomy-paper").get("report.variant") == "without_definition"

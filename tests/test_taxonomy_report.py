@@ -75,7 +75,7 @@ def fake_run(tmp_path_factory, artefact_cache):
                            server.base_url, "--no-progress"]) == 0
             requests = list(server.received)
         vote_as_annotators(root)
-        markdown = report_text(root)  # the command line, once
+        markdown = report_text(root, "--no-figures")  # the command line, once
         db = connect(root / "arena.db")
         report = make_report(db, "taxonomy", preset=get_preset("taxonomy-paper"))
         db.close()
@@ -132,7 +132,7 @@ def report_text(root, *args: str) -> str:
     from arena.commands import main as arena
 
     out = root / f"report-{len(args)}-{'-'.join(a.strip('-') for a in args)}.txt"
-    assert arena(["report", "taxonomy", *args, "-o", str(out)]) == 0
+    assert arena(["report", "taxonomy", *args, "--figures", str(root / "figures"), "-o", str(out)]) == 0
     return out.read_text(encoding="utf-8")
 
 
@@ -147,7 +147,7 @@ def test_the_judge_asked_once_per_concept_and_variant_with_figure_7(fake_run):
 
 def test_every_table_of_the_paper_is_there_each_cell_a_value_or_a_dash_with_its_reason(fake_run):
     root, _, report, _ = fake_run
-    assert [t.number for t in report.tables] == [str(n) for n in range(2, 17)]
+    assert [t.number for t in report.tables] == [str(n) for n in range(2, 17)] + ["F4", "F6", "F8", "F9", "R"]
     text = render(report)
     for table in report.tables:
         for label, cells in table.rows:
@@ -196,7 +196,7 @@ def test_csv_latex_and_the_papers_values_beside(fake_run):
     rows = list(csv.reader(io.StringIO(render(report, "csv"))))
     assert ["Table 5: ELO score for Human Preferences for subsets with definition in input"] in rows
     latex = render(report, "latex")
-    assert latex.count(r"\begin{table}") == 15 and r"\multicolumn{4}{c}{Ground Truth}" in latex
+    assert latex.count(r"\begin{table}") == 20 and r"\multicolumn{4}{c}{Ground Truth}" in latex
     compared = render(with_published(report, read_published(get_report("taxonomy").published_path)))
     assert "| Playground | —[" in compared and "(paper 1125 (+61/-59))" in compared  # Table 3's paper rows shown
     assert re.search(r"\| FID \| [^|]* \(paper SD1\.5\) \|", compared)  # Table 2's FID Mean: ours, then the paper's
@@ -206,6 +206,7 @@ def test_under_the_arena_preset_the_tables_say_what_that_preset_lacks(fake_run):
     root, *_ = fake_run
     text = report_text(root, "--preset", "arena")
     assert "- Protocol: preset arena (project defaults)" in text
+    assert (root / "figures" / "taxonomy-F4.html").is_file() and "Plot: " in text  # the figures' plots beside
     assert "Ratings: protocol arena" in text
     assert "clip_lemma (raw cosine (the arena preset's clip metrics))" in text  # the demo bundle's emoji-CLIP rows
     assert "the judge with the most votes (the preset's judge gpt-judge:" in text  # the arena preset's judge has none
@@ -216,7 +217,7 @@ def test_the_fake_run_output_for_the_closing_note(fake_run, capsys):
     _, _, _, text = fake_run
     with capsys.disabled():
         print("\n" + text)
-    assert text.startswith("# Taxonomy image generation benchmark (Tables 2-16)")
+    assert text.startswith("# Taxonomy image generation benchmark (Tables 2-16, Figures 4, 6, 8, 9, §4.2)")
 
 
 def test_the_leaderboard_rates_with_the_presets_protocol_as_table_3_does(fake_run, capsys):
@@ -232,7 +233,9 @@ def test_the_leaderboard_rates_with_the_presets_protocol_as_table_3_does(fake_ru
     assert board["judge"].startswith("gpt-judge-single-order")
     printed = {row["model"]: row["printed"] for row in board["judge_models"]}
     table = {t.number: t for t in report.tables}["3"]
-    assert printed["demo-painter"] == table.cell("demo-painter", "Easy").text
+    # the report marks what the leaderboard prints plain: demo-painter won every battle (no finite estimate)
+    assert table.cell("demo-painter", "Easy").text.endswith(" †")
+    assert printed["demo-painter"] == table.cell("demo-painter", "Easy").text.replace("‡", "").removesuffix(" †")
     # --protocol, when given, wins over the preset's
     assert arena(["leaderboard", "--suite", "taxonomy", "--preset", "taxonomy-paper", "--protocol", "arena",
                   "--fresh", "--json"]) == 0

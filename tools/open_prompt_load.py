@@ -15,7 +15,13 @@ its two images, vote. It prints:
   own seconds, its loading and the time it waited behind other generations (:attr:`generators.serving.Served.
   overhead`, recorded with each image), p50 and p95; beside it, measured in the same run, the **bare call**: the same
   pipeline called in this process (``generators.live.LiveModel``), p50 and p95, and the same model's seconds inside
-  the serving layer.
+  the serving layer;
+- the overhead's **parts** (:attr:`generators.serving.Served.overhead_parts`): the request's way to the model, the
+  PNG's encoding, the answer's way back, the app's event loop taking it up;
+- a **bare hand-over** between two processes (:func:`handover_floor`: a pipe into an idle event loop, in a process
+  of its own beside the visitors), the least any serving path pays on the machine at that moment;
+- the **CPU** of every process of the run (the app, its workers, Ray's processes) per second, and the machine's load
+  average before and after: on a shared machine every figure depends on what else runs.
 
 Only ever talks to 127.0.0.1; stops by itself. Exit status 1 when an answer is out of order or a vote is lost.
 """
@@ -25,13 +31,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import random
 import re
 import shutil
 import statistics
+import struct
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -140,7 +149,8 @@ def out_of_order(database: Path, answers: Answers) -> list[str]:
 
 
 def served_timings(database: Path) -> dict[str, list]:
-    """{model: [(seconds, overhead_s, queued_s, load_s)]} of the images made, from their recorded parameters."""
+    """{model: [(seconds, overhead_s, queued_s, load_s, {part: seconds})]} of the images made, from their recorded
+    parameters (the parts of the overhead: :attr:`generators.serving.Served.overhead_parts`)."""
     from datamodel.connection import connect
     from datamodel.open_prompts import made_image_params
 
@@ -151,7 +161,8 @@ def served_timings(database: Path) -> dict[str, list]:
         db.close()
     timings: dict[str, list] = {}
     for model, seconds, params in rows:
-        timings.setdefault(model, []).append((seconds, params["overhead_s"], params["queued_s"], params["load_s"]))
+        timings.setdefault(model, []).append((seconds, params["overhead_s"], params["queued_s"], params["load_s"],
+                                              params.get("overhead_parts_s", {})))
     return timings
 
 
@@ -169,6 +180,89 @@ def bare_calls(models: list[str], cache_dir: Path, calls: int) -> dict[str, list
         model.generate("a warm-up", 0)
         seconds[name] = [model.generate(f"{WORDS[i % len(WORDS)]} {i}", i).seconds for i in range(calls)]
     return seconds
+
+
+def handover_floor(seconds: float, every_s: float = 0.02) -> list[float]:
+    """Milliseconds from another process writing the time into a pipe to this process's idle event loop reading it,
+    every ``every_s`` for ``seconds``: the least a hand-over between two processes costs on this machine at the time
+    (the OS waking a sleeping process on shared cores), to set beside the serving overhead, which has one or more."""
+    context = multiprocessing.get_context("spawn")
+    reading, writing = context.Pipe(duplex=False)
+    writer = context.Process(target=_write_times, args=(writing, seconds, every_s), daemon=True)
+    writer.start()
+    writing.close()
+    delays: list[float] = []
+
+    class Reader(asyncio.Protocol):
+        def __init__(self):
+            self.buffer, self.done = bytearray(), asyncio.get_running_loop().create_future()
+
+        def data_received(self, data: bytes) -> None:
+            now = time.time()
+            self.buffer += data
+            while len(self.buffer) >= 8:
+                delays.append((now - struct.unpack_from("!d", self.buffer)[0]) * 1000)
+                del self.buffer[:8]
+
+        def eof_received(self) -> None:
+            self.done.set_result(None)
+
+    async def read() -> None:
+        pipe = os.fdopen(os.dup(reading.fileno()), "rb", buffering=0)
+        transport, reader = await asyncio.get_running_loop().connect_read_pipe(Reader, pipe)
+        await reader.done
+        transport.close()
+
+    asyncio.run(read())
+    writer.join()
+    return delays
+
+
+def _write_times(pipe, seconds: float, every_s: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(every_s)
+        os.write(pipe.fileno(), struct.pack("!d", time.time()))
+
+
+def process_cpu() -> dict[int, tuple[str, float]]:
+    """{pid: (what it is, CPU seconds so far)} of this process's descendants: the app, the processes it spawned (its
+    generation worker, its leaderboard worker) and, where this process started Ray, Ray's (psutil, installed with the
+    gen extra the tool needs)."""
+    import psutil
+
+    me = psutil.Process()
+    times = me.cpu_times()
+    found = {me.pid: ("this tool (the visitors; Ray's driver with --serving ray)", times.user + times.system)}
+    for child in me.children(recursive=True):
+        try:
+            cmdline, times = child.cmdline(), child.cpu_times()
+        except psutil.Error:  # ended meanwhile
+            continue
+        found[child.pid] = (_what(cmdline), times.user + times.system)
+    return found
+
+
+def _what(cmdline: list[str]) -> str:
+    text = " ".join(cmdline)
+    if "-m arena serve" in text:
+        return "the app"
+    if "multiprocessing" in text:
+        return "the app's worker processes (generation, leaderboard)"
+    if text.startswith("ray::ServeReplica"):
+        return "Ray Serve replicas (the models)"
+    if text.startswith("ray::"):
+        return "Ray: " + text.split()[0].removeprefix("ray::").split(":")[0].split(".")[0]  # its class, not its task
+    script = next((Path(part).name for part in cmdline if part.endswith(".py")), Path(cmdline[0]).name if cmdline else "?")
+    return f"Ray: {script}" if "ray" in text else script
+
+
+def cpu_shares(before: dict, after: dict, seconds: float) -> dict[str, float]:
+    """CPU seconds per second of the run by kind of process, from two :func:`process_cpu` readings."""
+    shares: dict[str, float] = {}
+    for pid, (what, cpu) in after.items():
+        shares[what] = shares.get(what, 0.0) + (cpu - before.get(pid, (what, 0.0))[1]) / seconds
+    return dict(sorted(shares.items(), key=lambda item: -item[1]))
 
 
 class LocalRay:
@@ -223,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
            "ARENA_RATE_LIMIT_PAGES": "0", "ARENA_LOGIN_MAX_FAILURES": "0", "ARENA_LOGIN_MAX_FAILURES_OVERALL": "0",
            "ARENA_OPEN_PROMPT_CONCURRENCY": str(max(16, args.visitors)),
            "ARENA_SQLITE_SYNCHRONOUS": "NORMAL"}
-    process = None
+    process, load_before, cpu, handover = None, (float('nan'),) * 3, {}, []
     try:
         bare = bare_calls(models, cache_dir, args.bare_calls)  # the same run, before the visitors come
         if args.serving == "ray":
@@ -239,9 +333,13 @@ def main(argv: list[str] | None = None) -> int:
             env["ARENA_RAY_ADDRESS"] = ray_cluster.address
         process = start_server(env, port, folder / "server.log", timeout=300)
         base = f"http://127.0.0.1:{port}/"
-        started = time.monotonic()
-        answers, report = asyncio.run(run_visitors(base, args.visitors, args.duration))
-        report.seconds = time.monotonic() - started
+        started, load_before, cpu_before = time.monotonic(), os.getloadavg(), process_cpu()
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as beside:
+            floor = beside.submit(handover_floor, args.duration)  # in a process of its own, beside the visitors
+            answers, report = asyncio.run(run_visitors(base, args.visitors, args.duration))
+            report.seconds = time.monotonic() - started
+            cpu = cpu_shares(cpu_before, process_cpu(), report.seconds)
+            handover = floor.result()
     finally:
         if process is not None:
             stop_server(process)
@@ -250,7 +348,9 @@ def main(argv: list[str] | None = None) -> int:
     wrong = out_of_order(database, answers)
     lost = check_receipts(report, stored_votes(database))
     timings = served_timings(database)
-    overheads = [overhead * 1000 for rows in timings.values() for _, overhead, _, _ in rows]
+    overheads = [row[1] * 1000 for rows in timings.values() for row in rows]
+    parts = {part: [row[4][part] * 1000 for rows in timings.values() for row in rows if part in row[4]]
+             for part in ("request", "encode", "answer", "loop")}
     figures = {
         "serving": args.serving, "visitors": args.visitors, "seconds": round(report.seconds, 1),
         "battles": len(answers.shown), "refused": len(answers.refused), "votes": len(report.vote_ids),
@@ -258,6 +358,11 @@ def main(argv: list[str] | None = None) -> int:
         "prompt_to_images_s": {"p50": percentile(answers.prompt_seconds, 50),
                                "p95": percentile(answers.prompt_seconds, 95)},
         "overhead_ms": {"p50": percentile(overheads, 50), "p95": percentile(overheads, 95), "n": len(overheads)},
+        "overhead_parts_ms": {part: {"p50": percentile(values, 50), "p95": percentile(values, 95)}
+                              for part, values in parts.items()},
+        "load_average": {"before": load_before, "after": os.getloadavg()},
+        "cpu_per_second": cpu,
+        "handover_floor_ms": {"p50": percentile(handover, 50), "p95": percentile(handover, 95), "n": len(handover)},
         "models": {name: {"bare_ms": {"p50": percentile(bare[name], 50) * 1000,
                                       "p95": percentile(bare[name], 95) * 1000},
                           "served_model_ms": {"p50": percentile([row[0] for row in timings.get(name, [])], 50) * 1000,
@@ -273,6 +378,15 @@ def main(argv: list[str] | None = None) -> int:
           f"p95 {figures['prompt_to_images_s']['p95']:.2f} s")
     print(f"serving overhead per generation: p50 {figures['overhead_ms']['p50']:.1f} ms, "
           f"p95 {figures['overhead_ms']['p95']:.1f} ms over {len(overheads)} generations")
+    print("  its parts, p50 / p95 ms: " + "; ".join(
+        f"{part} {row['p50']:.1f} / {row['p95']:.1f}" for part, row in figures["overhead_parts_ms"].items()))
+    print(f"a bare hand-over between two processes (a pipe into an idle event loop), beside the visitors: p50 "
+          f"{figures['handover_floor_ms']['p50']:.1f} ms, p95 {figures['handover_floor_ms']['p95']:.1f} ms")
+    print("CPU seconds per second of the run (the machine has " + str(os.cpu_count()) + " cores): " + "; ".join(
+        f"{what} {share:.2f}" for what, share in cpu.items() if share >= 0.005))
+    print("machine load average (1, 5, 15 min) before the visitors: " + ", ".join(
+        f"{x:.1f}" for x in figures["load_average"]["before"]) + "; after: " + ", ".join(
+        f"{x:.1f}" for x in figures["load_average"]["after"]))
     for name, row in figures["models"].items():
         print(f"  {name}: bare call p50 {row['bare_ms']['p50']:.0f} ms, p95 {row['bare_ms']['p95']:.0f} ms; the "
               f"same model in the serving layer p50 {row['served_model_ms']['p50']:.0f} ms, p95 "

@@ -145,6 +145,7 @@ class ReportOptions:
     preset: Preset
     settings: Any = None
     source: str | None = None  # the votes a report rates: None every vote, "arena" the arena's own, else one import
+    variant: str | None = None  # the prompt variant of the tables the paper leaves open (None: the preset's)
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,7 @@ class ReportSpec:
     build: Callable[[Any, ReportOptions], Report]
     preset: str
     published: str = ""
+    variants: tuple[str, ...] = ()  # what ``--variant`` may pick for the tables whose variant the paper leaves open
 
     @property
     def published_path(self) -> Path:
@@ -479,15 +481,20 @@ def write_figures(report: Report, folder: str | Path) -> list[Path]:
 
 def make_report(db, name: str, *, preset: Preset | None = None, settings: Any = None,
                 compare_published: bool = False, source: str | None = None,
-                figures: str | Path | None = None) -> Report:
+                figures: str | Path | None = None, variant: str | None = None) -> Report:
     """Build report ``name`` (with ``preset``, default the report's own; the votes of ``source``, default every vote,
-    as the leaderboard reads them) and, if asked, set the paper's values beside ours; with ``figures``, write each
-    figure's plot into that folder (:func:`write_figures`)."""
+    as the leaderboard reads them; ``variant``, one of the report's :attr:`ReportSpec.variants`, for the tables whose
+    prompt variant the paper leaves open, default the preset's) and, if asked, set the paper's values beside ours;
+    with ``figures``, write each figure's plot into that folder (:func:`write_figures`)."""
     from datamodel.presets import get_preset
 
     spec = get_report(name)
+    if variant is not None and variant not in spec.variants:
+        raise ValueError(f"report {name} has no --variant {variant!r}: "
+                         + (f"choose one of {', '.join(spec.variants)}." if spec.variants else
+                            "its tables fix their prompt variants; leave out --variant."))
     chosen = preset or get_preset(spec.preset)
-    report = spec.build(db, ReportOptions(chosen, settings, source))
+    report = spec.build(db, ReportOptions(chosen, settings, source, variant))
     report.provenance.insert(0, f"Protocol: preset {chosen.label()}" + (f", {chosen.title}" if chosen.title else ""))
     if compare_published:
         report = with_published(report, read_published(spec.published_path))

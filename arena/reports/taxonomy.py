@@ -15,8 +15,10 @@ The paper is ../shared/reference/papers/taxonomy-image-generation.txt; its print
   in the paper's order: Hypo, Hyper, Mix, Easy). Rows written by ``--fid-is-slices paper``.
 - Tables 11, 12, 15 and 14: the means of the per-image hypernym, lemma and cohyponym CLIPScores and of the
   specificity per model and subset; Table 13 the same over every subset. The paper does not say which variant's
-  images its CLIP tables score; the released generation code adds the definition to every prompt, so these tables
-  read the images made with the definition.
+  images its CLIP tables score; the authors scored both (``main_clipscore_def_imageof.csv``,
+  ``main_clipscore_imageof.csv``) and their notebook's means of the second, the images made **without** the
+  definition, are the printed cells (tests/data/taxonomy/clip_means_without_definition.csv). These tables read the
+  preset's ``report.variant`` (taxonomy-paper: ``without_definition``), or ``--variant``, and say which.
 - Table 16: Mann-Whitney U p-values between the models' per-image rewards (images made with the definition, as the
   released ``reward.py`` scored them), printed to 3 decimals (below 0.0005: 0, as the paper prints it).
 - Table 2: the top model of each metric and subset, from the cells of the tables above (its Reward rows from the
@@ -56,7 +58,9 @@ PAPER_LABELS = {
     "sd-v1-5": "SD1.5", "sdxl": "SDXL", "sdxl-turbo": "SDXL-turbo", "kandinsky-3": "Kandinsky3",
     "playground-v2.5": "Playground", "openjourney": "Openjourney", "deepfloyd-if": "DeepFloyd", "sd3": "SD3",
     "pixart-sigma-512": "PixArt", "hunyuan-dit": "HDiT", "flux-dev": "FLUX", "retrieval": "Retrieval",
+    "qwen-image": "Qwen-Image",  # Figure 9 only
 }
+RUNAWAY, BOUND_RUNAWAY = "†", "‡"  # a rating without a finite estimate; a bound read from a round without one
 PUBLISH_HINT = "python -m judges metrics --suite taxonomy --preset {preset}"
 
 
@@ -95,6 +99,8 @@ class Sources:
     chosen: dict[str, str] = field(default_factory=dict)  # metric name -> scorer read
     present: set[tuple[str, str]] = field(default_factory=set)  # (subset, variant) with prompts or imported votes
     source: str | None = None  # the votes rated: None every vote, "arena" the arena's own, else one import
+    clip_variant: str = WITH  # the images the CLIP tables (11-15) read: --variant, else the preset's report.variant
+    clip_variant_given: bool = False  # whether --variant chose it
 
     def votes(self, db, **filters) -> VoteArrays:
         """The suite's votes the leaderboard would read with these filters (``variant``, ``subset``), not excluded."""
@@ -182,7 +188,9 @@ def sources(db, options: ReportOptions) -> Sources:
         raise LookupError(f"No votes from source {options.source!r}. Sources: "
                           f"{', '.join(['arena', *import_sources(db)])}; import the paper's labels with python -m arena "
                           "import-votes FILE --format taxonomy (source taxonomy).")
-    found = Sources(preset, _clip_names(preset), protocol, problem, source=options.source)
+    found = Sources(preset, _clip_names(preset), protocol, problem, source=options.source,
+                    clip_variant=options.variant or preset.get("report.variant") or WITH,
+                    clip_variant_given=options.variant is not None)
     every = found.votes(db)
     found.judge, found.judge_note = _judge_voter(every, preset, options.settings)
     summary = [row for row in suites_summary(db) if row["suite"] == SUITE]
@@ -287,7 +295,7 @@ def elo_tables(db, models: list[str], found: Sources) -> tuple[list[Table], dict
                 if not len(part):
                     reasons[key] = f"no {who} votes on {subset or 'any subset'} {variant.replace('_', ' ')}"
                 else:
-                    fits[(kind, variant, key)] = found.protocol.rate(part.encoded()).set_index("model")
+                    fits[(kind, variant, key)] = rate_flagged(found.protocol, part.encoded())
             if key in reasons:
                 fits[("reason", kind, variant, key)] = reasons[key]
         table = Table(number, title, subset_columns())
@@ -299,16 +307,66 @@ def elo_tables(db, models: list[str], found: Sources) -> tuple[list[Table], dict
             if model not in fit.index or not fit.loc[model, "printed"]:
                 return Cell.absent(f"{label_of(model)} has no {who} votes on {SUBSET_OF[key]} {variant.replace('_', ' ')}"
                                    if model not in fit.index else f"{label_of(model)}: not rated")
-            row = fit.loc[model]
-            return Cell(row["printed"], float(row["rating"]))
+            return Cell(marked(fit.loc[model]), float(fit.loc[model, "rating"]))
 
         for model in models:
             table.add_row(label_of(model), {key: cell(model, key) for key, _, _ in SUBSETS})
         if any(not c.is_missing and "(" not in c.text for _, cells in table.rows for c in cells.values()):
             table.notes.append("A rating without an interval: the model is missing from some bootstrap rounds (the "
                                "released arena_elo.py would stop there).")
+        table.notes += runaway_notes({key: fits.get((kind, variant, key)) for key, _, _ in SUBSETS})
         tables.append(table)
     return tables, fits
+
+
+def rate_flagged(protocol, votes) -> pd.DataFrame:
+    """The protocol's result table of ``votes`` (indexed by model) with the fit's marks of ratings without a finite
+    estimate (:mod:`ratings.divergence`): columns ``runaway``, ``lower_runaway``, ``upper_runaway`` (all False for a
+    protocol whose fit always has one)."""
+    fitted = protocol.fit(votes)
+    table = protocol.result_table(votes, fitted)
+    index = {model: i for i, model in enumerate(votes.models)}
+    for column in ("runaway", "lower_runaway", "upper_runaway"):
+        flags = getattr(fitted, column, None)
+        table[column] = [bool(flags[index[m]]) if flags is not None else False for m in table["model"]]
+    return table.set_index("model")
+
+
+def marked(row: pd.Series) -> str:
+    """A fit's printed rating with its marks: † after a rating that ran off, ‡ after a bound read from a bootstrap
+    round without a finite estimate (``1125 (+61‡/-59) †``)."""
+    text = row["printed"]
+    if "(" in text and (row.get("upper_runaway") or row.get("lower_runaway")):
+        head, _, rest = text.partition(" (+")
+        up, _, down = rest.rstrip(")").partition("/-")
+        text = (f"{head} (+{up}{BOUND_RUNAWAY if row.get('upper_runaway') else ''}"
+                f"/-{down}{BOUND_RUNAWAY if row.get('lower_runaway') else ''})")
+    return f"{text} {RUNAWAY}" if row.get("runaway") else text
+
+
+def runaway_notes(fits: dict[str, pd.DataFrame | None]) -> list[str]:
+    """The notes under an ELO table saying which columns' fits have no finite estimate and who ran off, and what ‡
+    means (only when a cell carries the mark)."""
+    notes, bounds = [], False
+    for key, fit in fits.items():
+        if fit is None or "runaway" not in fit:
+            continue
+        bounds = bounds or bool(fit["lower_runaway"].any() or fit["upper_runaway"].any())
+        off = fit[fit["runaway"]]
+        if off.empty:
+            continue
+        up = [label_of(m) for m, r in off["rating"].items() if r > 1000]
+        down = [label_of(m) for m, r in off["rating"].items() if r <= 1000]
+        said = "; ".join(part for part in (
+            f"{' and '.join(up)} never lost a battle to the other models" if up else "",
+            f"{' and '.join(down)} never won one" if down else "") if part)
+        notes.append(f"{RUNAWAY} {key}: no finite estimate (the unpenalised fit): {said}; "
+                     f"{'its rating' if len(off) == 1 else 'their ratings'} ran off where lbfgs stopped, and the "
+                     "others are shifted with it (the ratings average 1000).")
+    if bounds:
+        notes.append(f"{BOUND_RUNAWAY} a bound read from bootstrap rounds without a finite estimate (a resample in "
+                     "which some models won or lost every battle they had): where lbfgs stopped, not an estimate.")
+    return notes
 
 
 def _weighted(part: pd.DataFrame) -> dict[str, float]:
@@ -320,18 +378,45 @@ def _weighted(part: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def clip_tables(db, models: list[str], found: Sources) -> list[Table]:
-    """Tables 11-15 (the images made with the definition)."""
+def clip_variant_note(found: Sources) -> str:
+    """Which images the CLIP tables read, where that choice came from, and how to print the other."""
+    variant = found.clip_variant
+    other = WITHOUT if variant == WITH else WITH
+    chosen = found.preset.get("report.variant")
+    why = ("--variant" if found.clip_variant_given else
+           f"the preset {found.preset.name}'s report.variant" if chosen else
+           f"the preset {found.preset.name} names no report.variant")
+    if not found.clip_variant_given and chosen == WITHOUT:
+        why += ": the printed tables are the means of the authors' main_clipscore_imageof.csv, these images"
+    return (f"Images made {_variant_words(variant)} ({why}); the authors scored both variants: --variant {other} "
+            f"prints the images made {_variant_words(other)}.")
+
+
+def _variant_words(variant: str) -> str:
+    return variant.replace("_", " the ")
+
+
+def clip_means(db, found: Sources, variant: str) -> dict[str, pd.DataFrame]:
+    """{role: the per-model, per-subset means (with counts) of the preset's CLIP metric of that role} on the images
+    of ``variant``, one scorer each (:func:`_pick_scorer`)."""
     names = found.clip
     frame = image_metric_means(db, SUITE, names.values())
-    frame = frame[frame["variant"] == WITH]
+    frame = frame[frame["variant"] == variant]
     prefix_ok = (lambda scorer: "[prefix" not in scorer) if names["lemma"].startswith("clipscore") else (lambda s: True)
-    picked = {role: _pick_scorer(frame, name, found, prefix_ok) for role, name in names.items()}
+    return {role: _pick_scorer(frame, name, found, prefix_ok) for role, name in names.items()}
+
+
+def clip_tables(db, models: list[str], found: Sources) -> list[Table]:
+    """Tables 11-15 on the images of ``found.clip_variant``."""
+    names = found.clip
+    variant = found.clip_variant
+    picked = clip_means(db, found, variant)
     scale = "CLIPScore" if names["lemma"].startswith("clipscore") else "raw cosine (the arena preset's clip metrics)"
     def missing(role: str, subset: str | None) -> str:
-        return found.absent_subset(subset, WITH) or (
-            f"no {names[role]} rows yet: {found.hint()}" if picked[role].empty else
-            f"no {names[role]} of this model on {subset or 'any subset'} images made with the definition")
+        return found.absent_subset(subset, variant) or (
+            f"no {names[role]} rows on images made {_variant_words(variant)} yet: {found.hint()}"
+            if picked[role].empty else
+            f"no {names[role]} of this model on {subset or 'any subset'} images made {_variant_words(variant)}")
     tables = []
     for number, role, title in (("11", "hypernym", "Hypernym CLIPScore Across Different Subsets"),
                                 ("12", "lemma", "Lemma CLIPScore Across Different Subsets"),
@@ -345,7 +430,7 @@ def clip_tables(db, models: list[str], found: Sources) -> list[Table]:
                     for key, subset, _ in SUBSETS}
 
         table = _table(number, title, subset_columns(predicted_prefix=number != "12"), models, cells)
-        table.notes.append(f"{names[role]} ({scale}), mean per model and subset.")
+        table.notes.append(f"{names[role]} ({scale}), mean per model and subset. {clip_variant_note(found)}")
         tables.append(table)
     summary = Table("13", "Summary of CLIPscore Metrics Across Models",
                     [Column("lemma", "CLIP-Score"), Column("hypernym", "Hypernym CLIP-Score"),
@@ -354,15 +439,22 @@ def clip_tables(db, models: list[str], found: Sources) -> list[Table]:
     for model in models:
         summary.add_row(label_of(model), {role: Cell.number(overall[role].get(model), reason=missing(role, None))
                                           for role in names})
-    summary.notes.append(f"Means over every subset's images made with the definition ({scale}).")
+    summary.notes.append(f"Means over every subset's images made {_variant_words(variant)} ({scale}). "
+                         + clip_variant_note(found))
     return sorted(tables + [summary], key=lambda t: int(t.number))
 
 
-def fid_is_tables(db, models: list[str], found: Sources) -> list[Table]:
-    """Tables 7-10 from the model-level rows of ``--fid-is-slices paper``."""
-    rows = pd.DataFrame(model_level_rows(db, ("fid", "inception_score"), suite=SUITE),
+def fid_is_rows(db) -> pd.DataFrame:
+    """The suite's model-level FID and IS rows."""
+    return pd.DataFrame(model_level_rows(db, ("fid", "inception_score"), suite=SUITE),
                         columns=["model", "name", "scorer", "scorer_version", "suite", "subset", "variant", "value",
                                  "details"])
+
+
+def fid_is_values(db, found: Sources) -> dict[tuple[str, str, str, str], float]:
+    """{(fid | inception_score, model, subset, variant): value} of the per-slice rows (``--fid-is-slices paper``), one
+    scorer per metric (the one with the most rows)."""
+    rows = fid_is_rows(db)
     sliced = rows[rows["variant"] != ""]
     value: dict[tuple[str, str, str, str], float] = {}
     for name in ("fid", "inception_score"):
@@ -374,6 +466,14 @@ def fid_is_tables(db, models: list[str], found: Sources) -> list[Table]:
         found.chosen[name] = scorer
         for r in part[part["scorer"] == scorer].itertuples():
             value[(name, r.model, r.subset, r.variant)] = r.value
+    return value
+
+
+def fid_is_tables(db, models: list[str], found: Sources) -> list[Table]:
+    """Tables 7-10 from the model-level rows of ``--fid-is-slices paper``."""
+    rows = fid_is_rows(db)
+    sliced = rows[rows["variant"] != ""]
+    value = fid_is_values(db, found)
     reference = found.preset.get("metrics.option.fid_reference", "retrieval")
     has = {name: any(key[0] == name for key in value) for name in ("fid", "inception_score")}
     has_reference = any(row["model"] == reference for row in image_provenance(db, SUITE))
@@ -416,6 +516,12 @@ def fid_is_tables(db, models: list[str], found: Sources) -> list[Table]:
         if model != reference:
             ten.add_row(label, {key: cell("fid", model, SUBSET_OF[key], WITH, "{:.0f}") for key, _, _ in SUBSETS})
     seven.notes.append("The deduplicated full set with the definition (Table 7's numbers are Table 8's def columns).")
+    per_subset = sliced[(sliced["name"] == "fid") & (sliced["subset"] != "")]
+    sets = {details.get("reference_set", "subset") for details in per_subset["details"]}
+    if sets:
+        ten.notes.append("FID's real set on each subset: " + " and ".join(
+            "the whole deduplicated retrieval set, as the authors' fid_is_subsets.py" if s == "full" else
+            "the subset's own retrieval images (--fid-subset-reference subset)" for s in sorted(sets)) + ".")
     pooled = rows[(rows["variant"] == "") & (rows["subset"] == "")]
     if not pooled.empty and sliced.empty:
         seven.notes.append("Only pooled FID/IS rows (over both variants) are in the database; they are not these "
@@ -584,8 +690,72 @@ def build(db, options: ReportOptions) -> Report:
         if rhos:
             tables[number].notes.append("Spearman ρ of the human and GPT ratings per subset (Figure 4's comparison, "
                                         "per subset): " + ", ".join(f"{k} {v:.2f}" for k, v in rhos.items()) + ".")
-    ordered = [tables[n] for n in sorted(tables, key=int)]
-    return Report("taxonomy", "Taxonomy image generation benchmark (Tables 2-16)", ordered, provenance=found.lines)
+    ordered = [tables[n] for n in sorted(tables, key=int)] + analyses(db, models, found, fits, rewards)
+    return Report("taxonomy", "Taxonomy image generation benchmark (Tables 2-16, Figures 4, 6, 8, 9, §4.2)", ordered,
+                  provenance=found.lines)
+
+
+def analyses(db, models: list[str], found: Sources, fits: dict, rewards: pd.DataFrame) -> list[Table]:
+    """Figures 4, 6, 8 and 9 and Table R (:mod:`arena.reports.taxonomy_analyses`) from the fits behind Tables 3-6
+    and the metrics behind Tables 7-16."""
+    from arena.reports import taxonomy_analyses as more
+
+    protocol = found.protocol.name if found.protocol is not None else "none"
+    figures = {}
+    for number, variant, words, paper in (("F4", WITH, "The prompt includes the definition", "0.92 (Figure 4's "
+                                           "caption; §5 says 0.88)"),
+                                          ("F8", WITHOUT, "Prompt did not include the definition", "0.73")):
+        figures[number] = more.pooled_figure(
+            number, f"Figure {number[1:]}: ELO scores for human and GPT4 preferences. {words}.", variant, fits,
+            models, label_of, marked, paper, protocol)
+        figures[number].notes += runaway_notes({f"{who} {variant.replace('_', ' ')}": fits.get((kind, variant, "Mean"))
+                                                for kind, who in (("human", "Human"), ("judge", "GPT-4"))})
+    figures["F9"] = more.qwen_figure(fits, models, label_of, marked, found.preset.name)
+    votes, reasons = {}, {}
+    for variant in (WITH, WITHOUT):
+        of_variant = found.votes(db, variant=variant)
+        votes[("human", variant)] = of_variant.take(of_variant.human)
+        votes[("judge", variant)] = (of_variant.take(of_variant.judge(found.judge)) if found.judge else
+                                     of_variant.take(np.zeros(len(of_variant), dtype=bool)))
+    reasons["human"] = "no human votes in this variant (vote, or import the paper's labels)"
+    reasons["judge"] = (f"no votes of {found.judge} in this variant" if found.judge else
+                        f"no judge votes yet: python -m judges pairwise --suite taxonomy --preset {found.preset.name}")
+    figures["F6"] = more.definition_wins_figure(votes, models, label_of, reasons)
+    values, why = correlation_measures(db, found, fits, rewards)
+    return [figures["F4"], figures["F6"], figures["F8"], figures["F9"], more.correlation_table(fits, values, why)]
+
+
+def correlation_measures(db, found: Sources, fits: dict, rewards: pd.DataFrame
+                         ) -> tuple[dict[tuple[str, str], dict[str, float]], dict[tuple[str, str], str]]:
+    """Table R's measures per system and variant ({(measure, variant): {model: value}}, lower-is-better turned), and
+    why one is missing."""
+    values: dict[tuple[str, str], dict[str, float]] = {}
+    reasons: dict[tuple[str, str], str] = {}
+    fid_is = fid_is_values(db, found)
+    roles = {"Lemma CLIPScore": "lemma", "Hypernym CLIPScore": "hypernym", "Cohyponym CLIPScore": "cohyponym",
+             "Specificity": "specificity"}
+    for variant in (WITH, WITHOUT):
+        words = _variant_words(variant)
+        fit = fits.get(("judge", variant, "Mean"))
+        values[("GPT-4 ELO", variant)] = ({} if fit is None else
+                                         {m: float(r) for m, r in fit["rating"].items() if np.isfinite(r)})
+        reasons[("GPT-4 ELO", variant)] = fits.get(("reason", "judge", variant, "Mean"), "no GPT-4 votes")
+        part = rewards[rewards["variant"] == variant] if len(rewards) else rewards
+        values[("Reward", variant)] = ({} if part.empty else
+                                       {m: float(v) for m, v in part.groupby("model")["value"].mean().items()})
+        reasons[("Reward", variant)] = f"no rewards of the preset's reward scorer on images made {words}: {found.hint()}"
+        picked = clip_means(db, found, variant)
+        for measure, role in roles.items():
+            values[(measure, variant)] = _weighted(picked[role]) if not picked[role].empty else {}
+            reasons[(measure, variant)] = f"no {found.clip[role]} rows on images made {words}: {found.hint()}"
+        values[("FID", variant)] = {m: -v for (name, m, subset, v_), v in fid_is.items()
+                                    if name == "fid" and not subset and v_ == variant}
+        values[("IS", variant)] = {m: v for (name, m, subset, v_), v in fid_is.items()
+                                   if name == "inception_score" and not subset and v_ == variant}
+        for measure in ("FID", "IS"):
+            reasons[(measure, variant)] = (f"no {measure} on the full set {words}: {found.hint()} "
+                                           "(--fid-is-slices paper)")
+    return values, reasons
 
 
 def spearman_by_subset(first: Table, second: Table) -> dict[str, float]:
@@ -602,4 +772,5 @@ def spearman_by_subset(first: Table, second: Table) -> dict[str, float]:
     return out
 
 
-register(ReportSpec("taxonomy", "the taxonomy image generation paper's Tables 2-16", build, preset="taxonomy-paper"))
+register(ReportSpec("taxonomy", "the taxonomy image generation paper's Tables 2-16", build, preset="taxonomy-paper",
+                    variants=(WITH, WITHOUT)))

@@ -311,6 +311,6 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
     flagged.select(pick_vote, flagged, vote_id, api_visibility="private")
     for fmt, button in export_buttons.items():
         button.click(export_handler(fmt), [admin], export_file, api_visibility="private")
-    # these answer only a page holding an admin session: the front door refuses them without a Gradio session
-    ctx.session_events.update({"admin_review_include", "admin_review_exclude",
-                               *(f"admin_export_{fmt}" for fmt in EXPORT_FORMATS)})
+    # the only admin event a program may send first (it opens the admin session); the front door refuses the others
+    # without a page session the server holds
+    ctx.opening_events.add("admin_unlock")

@@ -19,7 +19,7 @@ from datamodel.annotators import sync_accounts
 from datamodel.battles import ShownImage, battle_pair
 from datamodel.human_ratings import rating_image
 from datamodel.media import MediaStore
-from datamodel.renditions import Renditions, withdraw
+from datamodel.renditions import Renditions, band_warning, withdraw
 from datamodel.settings import Settings
 from datamodel.connection import Store
 from arena.rendition_keeper import RenditionKeeper
@@ -34,6 +34,8 @@ from arena.web.early_script import EarlyScript
 from arena.web.forwarding import TrustedForwarding, warn_untrusted_proxy
 from arena.web.front_door import FrontDoor, request_cookie
 from arena.web.leaderboard_tab import LEADERBOARD_POLL_S, build_leaderboard_tab, leaderboard_script
+from arena.web.gradio_guards import (keep_signed_in_sessions, light_sessions, queue_survives_lost_sessions,
+                                     quiet_refusals)
 from arena.web.ratings_tab import build_ratings_tab, rating_css, rating_script
 
 # The page's own look beside each tab's (the arena's: arena.web.arena_tab.ARENA_CSS): on a phone, Plotly's toolbar
@@ -61,6 +63,7 @@ _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 MEDIA_CACHE_BYTES = 64 * 1024 * 1024  # battle image bytes kept in memory per server process
 EXPORT_CHUNK_BYTES = 1024 * 1024  # an admin's export is streamed this many bytes at a time
 GRADIO_CACHE_CLEANUP = (600, 3600)  # every 10 minutes, delete Gradio cache files older than an hour
+QUEUE_MAX_EVENTS = 1000  # events waiting in Gradio's queue at once
 log = logging.getLogger(__name__)
 
 
@@ -86,6 +89,7 @@ def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | 
     # Files Gradio hands out live in its cache, open to any client with the address; drop them after an hour (and
     # all of them at a restart). No vote export goes there: exports have their own one-time route (AdminExports).
     with gr.Blocks(title="T2I Arena", analytics_enabled=False, delete_cache=GRADIO_CACHE_CLEANUP) as blocks:
+        blocks.state_session_capacity = settings.page_sessions  # Gradio's holder reads it when the app is mounted
         gr.Markdown("# Text-to-image arena\nWhich image shows the prompt better? Model names appear after your vote.",
                     elem_id="page-title")
         # While the leaderboard tab is open it asks for the latest snapshot every few seconds (one small query).
@@ -96,13 +100,13 @@ def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | 
         # every tab in view on a phone, on two rows if need be: Gradio's default hid Leaderboard and Admin behind a
         # "•••" menu whenever the web font had not arrived (the browser's own font is wider)
         with gr.Tabs(overflow_behavior="wrap") as tabs:
-            with gr.Tab("Arena", id="arena") as arena_tab:
+            with gr.Tab("Arena", id="arena") as arena_tab, signed_in_events(blocks, ctx):
                 arena = build_arena_tab(ctx)
-            with gr.Tab("Ratings", id="ratings") as ratings_tab:
+            with gr.Tab("Ratings", id="ratings") as ratings_tab, signed_in_events(blocks, ctx):
                 build_ratings_tab(ctx)
             with gr.Tab("Leaderboard", id="leaderboard") as leaderboard_tab:
                 voter_menu = build_leaderboard_tab(ctx, leaderboard_tab, timer, arena.state, admin)
-            with gr.Tab("Admin", id="admin") as admin_tab:
+            with gr.Tab("Admin", id="admin") as admin_tab, signed_in_events(blocks, ctx):
                 build_admin_tab(ctx, admin)
         leaderboard_tab.select(lambda: gr.Timer(active=True), None, timer, api_visibility="private")
         for other in (arena_tab, ratings_tab, admin_tab):
@@ -116,11 +120,27 @@ def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | 
                 return [gr.skip(), gr.skip(), gr.skip()]
             return [gr.Tabs(selected="leaderboard"), gr.update(value=name), gr.Timer(active=True)]
 
-        arena.your_board.click(your_board, arena.state, [tabs, voter_menu, timer], api_visibility="private")
+        with signed_in_events(blocks, ctx):  # the reveal's "See your own leaderboard"
+            arena.your_board.click(your_board, arena.state, [tabs, voter_menu, timer], api_visibility="private")
     # api_open=False: an event that goes through the queue cannot be posted straight to /gradio_api/run/predict by
     # its fn_index, which would skip the queue's concurrency limits (the votes and battles, queue=False, still can).
-    blocks.queue(default_concurrency_limit=8, api_open=False)
+    # At most QUEUE_MAX_EVENTS events wait at once; past them a join is refused (503) instead of held in memory.
+    blocks.queue(default_concurrency_limit=8, api_open=False, max_size=QUEUE_MAX_EVENTS)
+    queue_survives_lost_sessions(blocks._queue)
+    quiet_refusals(blocks)
     return blocks
+
+
+@contextlib.contextmanager
+def signed_in_events(blocks: gr.Blocks, ctx: AppContext):
+    """The events wired meanwhile need a signed-in page (a session the server holds: the front door refuses them
+    without one), except the page's load events and ``ctx.opening_events`` (signing in, unlocking)."""
+    before = set(blocks.fns)
+    yield
+    for index in set(blocks.fns) - before:
+        fn = blocks.fns[index]
+        if fn.api_name not in ctx.opening_events and not any(trigger == "load" for _, trigger in fn.targets):
+            ctx.session_events.add(index)
 
 
 class ByteCache:
@@ -334,10 +354,14 @@ def create_server(settings: Settings):
     (:class:`AdminExports`) and the Gradio page, with a script of ours first in its HTML
     (:class:`arena.web.early_script.EarlyScript`: the frame budget of Gradio's orphaned status-tracker loop)."""
     skip_matplotlib_backend_switch()
+    light_sessions()
     store = Store(settings.database, synchronous=settings.sqlite_synchronous)
     store.checkpoint_in_background()
     ctx = make_context(settings, store)
     renditions = Renditions.from_settings(ctx.media, settings)
+    bands = band_warning(store.db(), renditions.spec)
+    if bands:
+        log.warning(bands)
     ctx.renditions = RenditionKeeper(store, renditions)
     ctx.renditions.start()  # every image rendered for these settings before the first request
     ctx.snapshots.warm_up()  # the leaderboard worker starts beside the server, not at the first viewer
@@ -356,6 +380,7 @@ def create_server(settings: Settings):
         theme=page_theme(),
         footer_links=["api"], run_history=False,
     )  # no allowed_paths: Gradio would serve those folders to anyone (admin exports have their own route)
+    keep_signed_in_sessions(blocks.state_holder)
     served = BattleMedia(AdminExports(EarlyScript(app), ctx.admins), ctx.store, renditions)
     door = FrontDoor(served, blocks, session_events=ctx.session_events, pages=ctx.page_limit,
                      max_body=settings.max_request_bytes)

@@ -24,7 +24,7 @@ from datamodel.standing import standing
 from sampling.draws import NoBattleAvailable
 from datamodel.votes import OUTCOME_LABELS, VoteRejected
 from arena.ratelimit import RateLimited, client_address
-from arena.web.context import AppContext, refusal, unwritable
+from arena.web.context import SIGN_IN_QUEUE, AppContext, refusal, throttled_sign_in, unwritable
 from arena.web.render import (KEY_HINTS, escape_markdown, expected_outcome, guidelines_markdown, image_html,
                               load_guidelines, prompt_markdown, reveal_html, speed_notice, status_markdown)
 from suites.registry import suite_title
@@ -531,15 +531,8 @@ def build_arena_tab(ctx: AppContext) -> ArenaTab:
     def sign_in(name: str, token: str, session: sessions.ArenaSession | None, suite: str, expected: bool,
                 request: gr.Request = None) -> list:
         try:  # failures are throttled per address and overall (arena.ratelimit.LoginThrottle)
-            with ctx.sign_in_throttle.attempt(client_address(request)) as attempt:
-                try:
-                    session = sessions.start(ctx.store.db(), name, token, open_signup=open_signup,
-                                             min_token_length=settings.min_token_length)
-                except SignInError as error:
-                    if not error.guess:  # refused before any token was checked: not a guess
-                        attempt.not_a_guess()
-                    raise
-                attempt.succeeded()
+            session = throttled_sign_in(ctx, request, name, lambda: sessions.start(
+                ctx.store.db(), name, token, open_signup=open_signup, min_token_length=settings.min_token_length))
         except (RateLimited, SignInError) as error:  # said under the form, which keeps what was typed
             refusal(error, "sign_in", request, warn=isinstance(error, SignInError))
             return [f"**⚠ {escape_markdown(error)}**", *[gr.skip()] * (len(signin_outputs) - 1)]
@@ -646,7 +639,7 @@ def build_arena_tab(ctx: AppContext) -> ArenaTab:
     signin_outputs = [signin_message, signin_box, arena_box, suite_filter, guidelines_box, guidelines, *battle_outputs,
                       issued]
     gr.on([signin_button.click, token_box.submit], sign_in, signin_inputs, signin_outputs, api_name="sign_in",
-          concurrency_limit=None).then(None, issued, None, js=KEEP_RESUME_JS)
+          **SIGN_IN_QUEUE).then(None, issued, None, js=KEEP_RESUME_JS)
     gr.on(None, resume, [stored, stored_suite, stored_shown], signin_outputs, js=READ_RESUME_JS,
           api_visibility="private", concurrency_limit=None)
     sign_out_button.click(sign_out, state, [signin_box, arena_box, state], js=FORGET_RESUME_JS,
@@ -677,5 +670,5 @@ def build_arena_tab(ctx: AppContext) -> ArenaTab:
                      api_name=f"vote_{outcome.lower()}", js=VOTE_JS, **fast)
     show_expected.change(toggle_expected, [state, show_expected, on_screen], prompt, api_visibility="private")
     # these refuse a page without a session at once: the front door refuses them before Gradio makes one
-    ctx.session_events.update({"sign_out", "next_battle", "toggle_expected", *(f"vote_{o.lower()}" for o in BUTTON_IDS)})
+    ctx.opening_events.add("sign_in")  # a program's first call (the page's first is its load event)
     return ArenaTab(state, your_board)

@@ -8,6 +8,7 @@ Built once per app by :func:`arena.web.app.make_context` and captured by the han
 from __future__ import annotations
 
 import logging
+import os
 import random
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,9 +23,20 @@ from sampling.strategies import SamplingParams
 from sampling.sampler import SamplingStats
 from arena.session import Sampler
 from datamodel.settings import Settings
+from arena.leaderboard import leaderboard_options
 from arena.leaderboard_service import SnapshotService
 from arena.rendition_keeper import RenditionKeeper
 from datamodel.connection import Store
+
+
+# Both tabs' sign-ins share one queue slot group: at most this many tokens are checked at once (each an scrypt hash of
+# 16 MiB and tens of milliseconds), the rest wait their turn in Gradio's queue. So a burst of sign-ins costs the
+# server at most this many hashes' memory and half its cores at once, votes keep the other half (before, 5 wrong
+# sign-ins from each of 40 addresses took a voter's median vote from 8 ms to 234 ms on two cores), and a burst of
+# guesses spread over many accounts from one address is checked at most ARENA_LOGIN_MAX_FAILURES + this - 1 times
+# (arena.ratelimit).
+SIGN_IN_CONCURRENCY = max(1, (os.cpu_count() or 2) // 2)
+SIGN_IN_QUEUE = {"concurrency_limit": SIGN_IN_CONCURRENCY, "concurrency_id": "sign-in"}
 
 
 @dataclass
@@ -40,7 +52,10 @@ class AppContext:
     skip_limit: RateLimiter | None = None  # battles loaded without a vote, per annotator
     client_skip_limit: RateLimiter | None = None  # the same, per client address
     page_limit: RateLimiter | None = None  # new pages (Gradio sessions) per client address, at the front door
-    session_events: set[str] = field(default_factory=set)  # events that need the page's session (the tabs add them)
+    # events a signed-out page may send (signing in, unlocking the admin tab) in a tab whose other events all need a
+    # signed-in page: the tabs add them; arena.web.app.signed_in_events marks the others (arena.web.front_door)
+    opening_events: set[str] = field(default_factory=set)
+    session_events: set[int] = field(default_factory=set)  # ids of the events that need a session the server holds
     sign_in_throttle: LoginThrottle | None = None
     admin_throttle: LoginThrottle | None = None
     admins: AdminSessions = field(default_factory=AdminSessions)
@@ -53,7 +68,9 @@ class AppContext:
         return Sampler(self.settings.sampling_strategy, self.stats, self.pool, self.settings.replication_share)
 
     def __post_init__(self):
-        self.stats = SamplingStats(SamplingParams(tie_policy=self.settings.tie_policy))
+        self.stats = SamplingStats(SamplingParams(tie_policy=self.settings.tie_policy,
+                                                  warmup_battles=self.settings.warmup_battles,
+                                                  warmup_share=self.settings.warmup_share))
         shared = self.store if self.store.postgres else None  # replicas on one database count together
         self.annotator_limit = RateLimiter(self.settings.rate_limit_annotator_per_minute, "per annotator", store=shared)
         self.client_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address", store=shared)
@@ -68,7 +85,8 @@ class AppContext:
             self.admins.attach(shared)  # admin sessions and export links hold on every replica
         self.snapshots = SnapshotService(self.store, refresh_s=self.settings.leaderboard_refresh_s,
                                          keep=self.settings.leaderboard_views,
-                                         history_days=self.settings.leaderboard_history_days)
+                                         history_days=self.settings.leaderboard_history_days,
+                                         history_defaults=leaderboard_options(self.settings))
         if self.sampler.reads_stats:  # also checks ARENA_SAMPLING against the registered strategies
             self.stats.start(self.store.db())  # the one full read of the vote counts, on a background thread
 
@@ -86,6 +104,25 @@ class AppContext:
 
 
 log = logging.getLogger("arena.web")
+
+
+def throttled_sign_in(ctx: AppContext, request, name: str, start):
+    """``start()`` (a sign-in of ``name`` by either tab: :func:`arena.session.start` or
+    :func:`arena.rating_session.start`) under the sign-in throttle of ``request``'s address: a wrong token is a failed
+    guess, input refused before any token is checked (``SignInError.guess`` false: no token, a token too short to
+    sign up with, a name that is not allowed) counts nothing. Raises what ``start`` raises, or
+    :class:`arena.ratelimit.RateLimited`."""
+    from datamodel.annotators import SignInError
+
+    with ctx.sign_in_throttle.attempt(client_address(request), account=name) as attempt:
+        try:
+            signed = start()
+        except SignInError as error:
+            if not error.guess:
+                attempt.not_a_guess()
+            raise
+        attempt.succeeded()
+        return signed
 
 
 UNWRITABLE = ("The server cannot save votes right now (its database cannot be written). Try again in a minute; if "

@@ -51,15 +51,18 @@ _HEAD = re.compile(rb"<head(?:\s[^>]*)?>", re.IGNORECASE)
 class EarlyScript:
     """ASGI middleware: ``script`` as the first element of the ``<head>`` of every HTML page ``app`` answers to a GET
     (its Content-Length corrected); every other response, and a page without ``<head>`` or with a Content-Encoding,
-    goes through unchanged."""
+    goes through unchanged. A HEAD is answered with the headers of the GET, the page's corrected Content-Length
+    included, and no body (before, HEAD / said a length 987 bytes shorter than GET / sent)."""
 
     def __init__(self, app, script: str = FRAME_BUDGET_JS):
         self.app = app
         self.tag = b"<script>" + script.encode() + b"</script>"
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope.get("method") != "GET":
+        if scope["type"] != "http" or scope.get("method") not in ("GET", "HEAD"):
             return await self.app(scope, receive, send)
+        if scope["method"] == "HEAD":
+            scope, send = dict(scope, method="GET"), _headers_only(send)
         start, chunks = None, []
 
         async def sending(message):
@@ -84,6 +87,22 @@ class EarlyScript:
     def _insert(self, page: bytes) -> bytes:
         head = _HEAD.search(page)
         return page if head is None else page[:head.end()] + self.tag + page[head.end():]
+
+
+def _headers_only(send):
+    """``send`` for a HEAD answered as its GET: the response's start as it is, one empty body, nothing else."""
+    ended = False
+
+    async def sending(message):
+        nonlocal ended
+        if message["type"] == "http.response.start":
+            return await send(message)
+        if message["type"] == "http.response.body" and not ended and not message.get("more_body", False):
+            ended = True
+            return await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return None
+
+    return sending
 
 
 def _is_plain_html(headers) -> bool:

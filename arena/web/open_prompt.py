@@ -30,9 +30,15 @@ OPEN_PROMPT_CSS = """
 #open-row > #open-generate { flex: 0 0 auto !important; min-width: 110px !important; }
 #open-message p { margin: 0.2em 0; color: var(--error-text-color, #b91c1c); }
 #open-progress { display: none; }  /* START_JS shows it while the two images are made, STOP_JS hides it */
+#open-progress .html-container { padding: 0 !important; }  /* the spinner lines up with the box's left edge */
 .open-progress { display: flex; align-items: center; gap: 8px; font-weight: 600; }
-.open-spinner { display: inline-block; flex: none; box-sizing: border-box; width: 16px; height: 16px; border-radius: 50%; border: 3px solid var(--border-color-primary);
-                border-top-color: var(--color-accent, #f97316); animation: open-spin 0.9s linear infinite; }
+/* the ring's colours one side at a time: a shorthand holding var() that a longhand then overrides is lost when
+   Gradio copies the stylesheet (the browser serialises such a rule without it), and the ring with it */
+.open-spinner { display: inline-block; flex: none; box-sizing: border-box; width: 16px; height: 16px; border-radius: 50%;
+                border-width: 3px; border-style: solid; border-top-color: var(--color-accent, #f97316);
+                border-right-color: var(--border-color-primary, #e4e4e7);
+                border-bottom-color: var(--border-color-primary, #e4e4e7);
+                border-left-color: var(--border-color-primary, #e4e4e7); animation: open-spin 0.9s linear infinite; }
 @keyframes open-spin { to { transform: rotate(360deg); } }
 /* while the two images are made, no vote on the battle on screen (the keys check the same) */
 .open-generating :is(#vote-a, #vote-b, #vote-tie, #vote-both-bad, #open-generate) { opacity: 0.45;
@@ -139,4 +145,3 @@ class OpenPromptBox:
         gr.on([self.generate.click, self.text.submit], handler, [state, self.text], [state, *battle_view, self.message],
               js=START_JS, api_name="open_prompt", concurrency_limit=ctx.settings.open_prompt_concurrency,
               concurrency_id="open_prompt", show_progress="hidden").then(None, js=STOP_JS)
-        ctx.session_events.add("open_prompt")

@@ -100,5 +100,3 @@ def build_prompt_review(ctx: AppContext, admin: gr.State, locked: str) -> None:
     reject.click(handler(False, False), [admin, candidate, reason], outputs, **private)
     accept_shown.click(handler(True, True), [admin, candidate, reason], outputs, **private)
     table.select(pick, table, candidate, **private)
-    # these answer only a page holding an admin session: the front door refuses them without a Gradio session
-    ctx.session_events.update({"prompt_review_accept", "prompt_review_reject", "prompt_review_accept_all"})

@@ -23,7 +23,7 @@ import gradio as gr
 from arena import rating_session as raters
 from arena.ratelimit import RateLimited, RateLimiter, client_address
 from arena.web.arena_tab import FORGET_RESUME_JS, KEEP_RESUME_JS, READ_RESUME_JS
-from arena.web.context import AppContext, refusal
+from arena.web.context import SIGN_IN_QUEUE, AppContext, refusal, throttled_sign_in
 from arena.web.render import escape_markdown, speed_notice
 from datamodel.annotators import SignInError
 from datamodel.human_ratings import Serving
@@ -301,9 +301,10 @@ def build_ratings_tab(ctx: AppContext) -> gr.State:
             title = declared[current.task].title.split(":")[0] if current.task in declared else current.task
             line += f" · {min(done, total)} of {total} items of {escape_markdown(title)}"
         receipt = session.receipt
-        if receipt is not None:
-            line += (f"\n\nSaved: **{escape_markdown(receipt.label)}** · the image was by "
-                     f"**{escape_markdown(receipt.model)}**.")
+        if receipt is not None:  # the model only once the rater's answers on its unit are all in
+            line += f"\n\nSaved: **{escape_markdown(receipt.label)}**."
+            if session.revealed is not None:
+                line += f" That item done: it was drawn by **{escape_markdown(session.revealed)}**."
         if notice:
             line += f"\n\n**⚠ {notice}**"
         if error:
@@ -365,11 +366,9 @@ def build_ratings_tab(ctx: AppContext) -> gr.State:
                 gr.update(open=session.ratings == 0), guidelines_markdown(tasks)]
 
     def sign_in(name: str, token: str, request: gr.Request = None) -> list:
-        try:
-            with ctx.sign_in_throttle.attempt(client_address(request)) as attempt:
-                session = raters.start(ctx.store.db(), name, token, open_signup=open_signup,
-                                       min_token_length=settings.min_token_length)
-                attempt.succeeded()
+        try:  # as the Arena tab's: a wrong token is a guess, bad input is not
+            session = throttled_sign_in(ctx, request, name, lambda: raters.start(
+                ctx.store.db(), name, token, open_signup=open_signup, min_token_length=settings.min_token_length))
         except (RateLimited, SignInError) as error:
             refusal(error, "rating_sign_in", request, warn=isinstance(error, SignInError))
             return [f"**⚠ {escape_markdown(error)}**", *[gr.skip()] * (len(signin_outputs) - 1)]
@@ -426,7 +425,8 @@ def build_ratings_tab(ctx: AppContext) -> gr.State:
     signin_outputs = [signin_message, signin_box, rating_box, task_filter, guidelines_box, guidelines, *item_outputs,
                       issued]
     gr.on([signin_button.click, token_box.submit], sign_in, [name_box, token_box], signin_outputs,
-          api_name="rating_sign_in", concurrency_limit=None).then(None, issued, None, js=KEEP_RESUME_JS)
+          api_name="rating_sign_in", **SIGN_IN_QUEUE).then(None, issued, None, js=KEEP_RESUME_JS)
+    ctx.opening_events.add("rating_sign_in")
     gr.on(None, resume, stored, signin_outputs, js=READ_RESUME_JS, api_visibility="private", concurrency_limit=None)
     sign_out_button.click(sign_out, state, [signin_box, rating_box, state], js=FORGET_RESUME_JS,
                           api_visibility="private")

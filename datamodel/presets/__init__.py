@@ -33,6 +33,8 @@ judge.options          {option dest: value} of the task's own options          `
 metrics.names          the metrics run when ``--metrics`` is not given         ``python -m judges metrics``
 metrics.option.DEST    the default of a metric option (argparse dest)          ``python -m judges metrics``
 rating.protocol        the rating protocol that fits the votes                 ``python -m arena leaderboard`` / report
+report.variant         the prompt variant of the report's tables the paper     ``python -m arena report`` (``--variant``)
+                       leaves open (taxonomy: the CLIP Tables 11-15)
 votes.aliases          {name in the authors' vote files: registry model}       ``python -m arena import-votes``
 report.name            the report of ``python -m arena report``                ``python -m arena report``
 report.human_task      the human rating task whose answers fill the report's   ``python -m arena report``
@@ -126,6 +128,7 @@ KEYS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "metrics.names": (_is_names, "a list of metric names"),
     "metrics.option.*": (lambda v: True, "any value"),
     "rating.protocol": (lambda v: isinstance(v, str) and bool(v), "a rating protocol name"),
+    "report.variant": (lambda v: isinstance(v, str) and bool(v), "a prompt variant"),
     "report.name": (lambda v: isinstance(v, str) and bool(v), "a report name"),
     "votes.aliases": (lambda v: _is_fields(v) and all(isinstance(t, str) and t for t in v.values()),
                       "a table {model name in the published files: registry model}"),

@@ -62,6 +62,9 @@ register(Preset(
         "generation.model.sdxl-turbo": Choice({}, f"SDXL Turbo is {NOT_IN_CODE}"),
         "generation.model.kandinsky-3": Choice({}, f"Kandinsky 3 is {NOT_IN_CODE}"),
         "generation.model.flux-dev": Choice({}, f"FLUX is {NOT_IN_CODE}"),
+        "generation.model.qwen-image": Choice(
+            {}, f"Qwen-Image (Figure 9 only, GPT-4 preferences without the definition) is {NOT_IN_CODE}",
+            "Not one of Table 1's systems, so not in generation.models: run it by name (--models qwen-image)."),
         "generation.seed_policy": Choice(
             "fixed", "BIGT generation.py: torch.manual_seed(0) for DeepFloyd",
             "The released code seeds only DeepFloyd; the other models ran unseeded. The preset seeds every image with "
@@ -102,6 +105,12 @@ register(Preset(
             "float01", "BIGT fid_is.py: ToTensor() images (float, [0, 1], full size), torchmetrics normalize=True"),
         "metrics.option.fid_is_slices": Choice(
             "paper", "paper Tables 7-10: the deduplicated full set with and without definitions, and every subset"),
+        "metrics.option.fid_subset_reference": Choice(
+            "full", "TaxoGen fid_is/fid_is_subsets.py: real_images_no_duble_tensors.pkl (the full deduplicated "
+            "retrieval set fid_is.py saved) is FID's real set for every subset; only the generated images are the "
+            "subset's (Table 10)",
+            "The text does not say which real images a subset's FID uses. The other reading, each subset's own "
+            "retrieval images, stays available: --fid-subset-reference subset."),
         "metrics.option.fid_is_dedup_seed": Choice(
             42, "BIGT fid_is.py: random.seed(42), one random wordnet_id per core_lemma"),
         "metrics.option.is_seed": Choice(
@@ -117,6 +126,14 @@ register(Preset(
             "Section 4.1 says ties are omitted; the code counts a tie and a both-bad as one win each way, and "
             "truncates the scores (Table 5's Easy column averages 999.5). The preset follows the code."),
         "report.name": Choice("taxonomy", "paper Tables 2-16 in their layout"),
+        "report.variant": Choice(
+            "without_definition",
+            "TaxoGen clipscore.py wrote main_clipscore_imageof.csv from the images made without the definition (its "
+            "twin main_clipscore_def_imageof.csv, with it); notebooks/test_clip_scorer.ipynb's means of that file are "
+            "the printed cells of Tables 11-15 (349 of the 363 for the eleven systems before FLUX, every ground-truth "
+            "and every lemma cell: tests/data/taxonomy/clip_means_without_definition.csv)",
+            "The paper does not say which images its CLIP tables (11-15) score. The report prints the other variant "
+            "with python -m arena report taxonomy --variant with_definition."),
         "votes.aliases": Choice(
             {**HUB_FOLDERS, **{folder.lower(): model for folder, model in HUB_FOLDERS.items()}},
             "the authors' labelled battles name models by hub folder (TaxoGen notebooks/elo_latex_tables.ipynb, "

@@ -27,8 +27,13 @@ The taxonomy paper's settings (its released ``fid_is.py``; the taxonomy-paper pr
 - ``--is-seed 42``: ``torch.manual_seed(seed)`` before each Inception Score (it permutes the images before its 10
   splits). The script seeds once and scores the models in its own order, so its k-th model's split depends on
   the models before it; seeding before each model keeps a model's score independent of the others in the run.
-- The FID reference set of a slice is the reference model's images of the slice's (deduplicated) concepts, in the
-  same variant when it has one there, else in the other (retrieved images do not depend on the variant).
+- ``--fid-subset-reference full`` (default): FID's real set for every slice of a variant is the reference model's
+  images of that variant's deduplicated full set, as the authors' per-subset script (``fid_is/fid_is_subsets.py``
+  in the development repository VityaVitalich/TaxoGen) loads ``real_images_no_duble_tensors.pkl``, the full set
+  ``fid_is.py`` saved; only the generated side is the subset's (Table 10). ``subset``: the reference model's images
+  of the subset's own deduplicated concepts (a reference that follows the subset, on far fewer images). Either way
+  a reference image is the one in the same variant when the reference model has one there, else in the other
+  (retrieved images do not depend on the variant).
 
 The script also leaves out the last ``n mod 3`` images of each model (its loop runs ``n // 3`` batches of 3), in
 an order it does not fix (``os.listdir``); every image is scored here.
@@ -128,6 +133,7 @@ def tiny_feature_network(num_outputs: int = 16, seed: int = 0, scale: float = 1.
 
 INPUTS = ("resized", "float01")
 SLICES = ("pooled", "paper")
+SUBSET_REFERENCES = ("full", "subset")  # a subset's FID real set: its variant's full set (fid_is_subsets.py), or its own
 PAPER_BATCH = 3  # BIGT fid_is.py: gen_image_paths[i*3:i*3+3]
 
 
@@ -344,15 +350,20 @@ def score_fid_is_slices(db: sqlite_utils.Database, media: MediaStore, suite: str
                         is_network=None, scorer: str, scorer_version: str = "", reference_model: str = "retrieval",
                         models: Sequence[str] | None = None, input_mode: str = "float01", image_size: int = 299,
                         dedup_seed: int | None = 42, is_seed: int | None = 42, splits: int = 10,
-                        progress: bool = False) -> SliceReport:
+                        subset_reference: str = "full", progress: bool = False) -> SliceReport:
     """FID and IS per model on every slice of :func:`paper_slices` (see the module docstring), written with the
-    slice's ``subset`` and ``variant``; the pooled rows (subset and variant '') are left alone."""
+    slice's ``subset`` and ``variant``; the pooled rows (subset and variant '') are left alone. ``subset_reference``:
+    a subset's FID real set is its variant's deduplicated full set (``full``, the authors' script) or the subset's
+    own concepts (``subset``)."""
     import torch
     from torchmetrics.image.fid import FrechetInceptionDistance
     from torchmetrics.image.inception import InceptionScore
 
     if input_mode not in INPUTS:
         raise ValueError(f"unknown FID/IS input {input_mode!r}; choose one of {', '.join(INPUTS)}.")
+    if subset_reference not in SUBSET_REFERENCES:
+        raise ValueError(f"unknown FID subset reference {subset_reference!r}; choose one of "
+                         f"{', '.join(SUBSET_REFERENCES)}.")
     normalize = input_mode == "float01"
     batch = PAPER_BATCH if normalize else 32
     everything = image_rows(db, suite)
@@ -360,28 +371,42 @@ def score_fid_is_slices(db: sqlite_utils.Database, media: MediaStore, suite: str
     rows = [row for row in everything if wanted is None or row.model in wanted]
     report = SliceReport()
     metrics: list[MetricRow] = []
+
+    def kept_of(subset: str, variant: str) -> tuple[list[ImageRow], set]:
+        """The slice's rows and its concepts deduplicated by lemma (all of them without a seed)."""
+        in_slice = [row for row in rows if row.variant == variant and (not subset or row.subset == subset)]
+        order = [((row.subset, row.item_key), core_lemma_of(row.metadata)) for row in
+                 sorted(in_slice, key=lambda row: row.prompt_id)]
+        return in_slice, (dedup_by_lemma(order, dedup_seed) if dedup_seed is not None else {item for item, _ in order})
+
+    references: dict[tuple[str, str], Any] = {}  # (variant, subset or '' for the full set) -> FID with its real set
     with progress_bar(len(rows) * 3, f"fid/is slices {suite}", progress=progress) as bar:
         for subset, variant in paper_slices(rows):
-            in_slice = [row for row in rows if row.variant == variant and (not subset or row.subset == subset)]
-            order = [((row.subset, row.item_key), core_lemma_of(row.metadata)) for row in
-                     sorted(in_slice, key=lambda row: row.prompt_id)]
-            kept = dedup_by_lemma(order, dedup_seed) if dedup_seed is not None else {item for item, _ in order}
+            in_slice, kept = kept_of(subset, variant)
+            real = kept if subset_reference == "subset" or not subset else kept_of("", variant)[1]
             by_model: dict[str, list[ImageRow]] = {}
             for row in sorted(in_slice, key=lambda row: (row.prompt_id, row.idx)):
                 if (row.subset, row.item_key) in kept:
                     by_model.setdefault(row.model, []).append(row)
             label = f"{subset or 'full set'} / {variant or 'no variant'}"
             fid = None
-            if fid_network is not None:
-                reference = _slice_reference(rows, reference_model, kept, variant)
+            shared = (variant, subset if real is kept else "")  # the full set's real features serve every subset
+            if fid_network is not None and shared in references:
+                fid = references[shared]
+                if fid is None:
+                    report.skipped[f"* {label}"] = report.skipped[f"* full set / {variant or 'no variant'}"]
+            elif fid_network is not None:
+                reference = _slice_reference(rows, reference_model, real, variant)
                 if len(reference) >= 2:
                     fid = FrechetInceptionDistance(feature=fid_network, reset_real_features=False)
                     _feed(fid, [row.load(media) for row in reference], input_mode=input_mode, image_size=image_size,
                           batch_size=1 if normalize else batch, bar=bar, real=True)
-                else:
+                references[shared] = fid
+                if fid is None:
+                    of = label if real is kept else f"full set / {variant or 'no variant'}"
                     report.skipped[f"* {label}"] = (
                         f"FID needs at least 2 reference images; {reference_model} has {len(reference)} of the "
-                        f"{len(kept)} concepts of {label}. Import the retrieval images (python -m arena import-images).")
+                        f"{len(real)} concepts of {of}. Import the retrieval images (python -m arena import-images).")
             for model, model_rows in sorted(by_model.items()):
                 if len(model_rows) < 2:
                     report.skipped[f"{model} {label}"] = f"{len(model_rows)} image(s); FID and IS need at least 2"
@@ -399,6 +424,7 @@ def score_fid_is_slices(db: sqlite_utils.Database, media: MediaStore, suite: str
                         report.fid[key] = float(fid.compute())
                     metrics.append(MetricRow(model_rows[0].model_id, "fid", report.fid[key], scorer, **common,
                                              details={**details, "reference": reference_model,
+                                                      "reference_set": "subset" if real is kept and subset else "full",
                                                       "reference_images": int(fid.real_features_num_samples)}))
                 if is_network is not None:
                     with warnings.catch_warnings():  # "saves all features" is the point; one split has no std
@@ -468,6 +494,10 @@ def reference_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fid-is-input", choices=INPUTS, default="resized",
                         help="resized: images resized to --image-size as uint8 (default); float01: float images in "
                              "[0, 1] at their own size, torchmetrics normalize=True, batches of 3 (the paper's code)")
+    parser.add_argument("--fid-subset-reference", choices=SUBSET_REFERENCES, default="full",
+                        help="with --fid-is-slices paper, FID's real set on a subset: full, the variant's whole "
+                             "deduplicated reference set (default; the paper's fid_is_subsets.py), or subset, the "
+                             "reference images of the subset's own concepts")
     parser.add_argument("--fid-is-dedup-seed", type=int,
                         help="with --fid-is-slices paper: one concept per lemma, drawn with this seed (the paper: 42)")
     parser.add_argument("--is-seed", type=int,
@@ -502,11 +532,13 @@ def _run_fid_is(run: MetricRun, scorer: FeatureScorer, network: str) -> FidIsRep
                        "pass --fid-reference MODEL (the paper: retrieval), not * or a folder.")
         version = (f"{scorer.version}; input {options.fid_is_input}; dedup seed {options.fid_is_dedup_seed}; "
                    f"IS seed {options.is_seed}")
+        if network == "fid_network":
+            version += f"; subset reference {options.fid_subset_reference}"
         return score_fid_is_slices(
             run.db, run.media, run.suite, **{network: scorer.network}, scorer=scorer.name, scorer_version=version,
             reference_model=options.fid_reference, models=run.models, input_mode=options.fid_is_input,
             image_size=scorer.image_size, dedup_seed=options.fid_is_dedup_seed, is_seed=options.is_seed,
-            progress=run.progress)
+            subset_reference=options.fid_subset_reference, progress=run.progress)
     pooled = run.options.fid_reference == "*"
     return score_fid_is(
         run.db, run.media, run.suite, **{network: scorer.network}, scorer=scorer.name,

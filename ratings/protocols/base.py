@@ -36,13 +36,19 @@ class ProtocolFit:
     """A protocol's numbers before rounding, one entry per model of the log (NaN: the model is not rated).
 
     ``rating`` is the fit on the whole log; ``lower`` / ``upper`` the protocol's 95% interval; ``fit_votes`` the votes
-    of each model that entered the fit (a tie dropped by the protocol does not count).
+    of each model that entered the fit (a tie dropped by the protocol does not count). An unpenalised fit also says
+    where it has no finite estimate (:mod:`ratings.divergence`; None where the protocol's fit always has one):
+    ``runaway`` per model, its rating on the whole log runs off; ``lower_runaway`` / ``upper_runaway`` per model, the
+    bound is read from a bootstrap round without a finite estimate.
     """
 
     rating: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
     fit_votes: np.ndarray
+    runaway: np.ndarray | None = None
+    lower_runaway: np.ndarray | None = None
+    upper_runaway: np.ndarray | None = None
 
 
 def first_appearance(model_a: np.ndarray, model_b: np.ndarray) -> np.ndarray:
@@ -160,11 +166,18 @@ class RatingProtocol:
         others; ``printed``: the rating as the source prints it; ``protocol``: this protocol's name. Rows: the
         ranked models by ``order`` (``"rating"`` or ``"lower"``, the lower bound), then the others.
         """
+        if len(votes) == 0:
+            return empty_result()
+        return self.result_table(votes, self.fit(votes), min_votes=min_votes, provisional_votes=provisional_votes,
+                                 order=order)
+
+    def result_table(self, votes: EncodedVotes, fitted: ProtocolFit, *, min_votes: int = 0,
+                     provisional_votes: int = 0, order: str = "rating") -> pd.DataFrame:
+        """:meth:`rate`'s table from a fit of ``votes`` the caller already has (to read its other fields too)."""
         counts = count_tensor(votes.model_a, votes.model_b, votes.outcome, votes.n_models)
         seen = (counts.sum(axis=(1, 2)) + counts.sum(axis=(0, 2))) > 0
         if len(votes) == 0 or not seen.any():
             return empty_result()
-        fitted = self.fit(votes)
         rating, lower, upper = (self.round(v) for v in (fitted.rating, fitted.lower, fitted.upper))
         printed = [self.printed(r, lo, up) for r, lo, up in zip(rating, lower, upper)]
         return result_table(votes.models, counts, rating, lower, upper, fitted.fit_votes, printed, self.name,

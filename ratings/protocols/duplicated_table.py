@@ -7,6 +7,8 @@ round), the win matrix of the duplicated table (:func:`ratings.protocols.logisti
 of ``battles.sample(frac=1.0, replace=True)`` after ``np.random.seed(seed)`` (:func:`ratings.protocols.base.
 legacy_bootstrap_rows`), so the intervals depend on the order of the log. A self-battle enters as the sources' design
 matrix leaves it (:mod:`ratings.protocols.logistic`); another flagged vote counts like any vote, as in the sources.
+Without a penalty (``C`` infinite) the fit also says which ratings and bounds have no finite estimate
+(:mod:`ratings.divergence`, on the duplicated table's win matrix: a tie is a win each way).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ratings.divergence import bounds_from_rounds, finite_estimate, runaway_models
 from ratings.protocols.base import ProtocolFit, RatingProtocol, apply_anchor, fit_votes_of, legacy_bootstrap_rows
 from ratings.protocols.logistic import duplicated_wins, one_blas_thread, self_battle_rows, sklearn_logistic_bt
 from ratings.votes import EncodedVotes
@@ -46,8 +49,9 @@ class DuplicatedTableProtocol(RatingProtocol):
             lower, upper = np.nanquantile(samples, [0.025, 0.975], axis=0)
         return lower, upper
 
-    def _ratings(self, counts: np.ndarray) -> np.ndarray:
-        """R of one count tensor (n×n×4), NaN for the models without a vote in it."""
+    def _ratings(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """R of one count tensor (n×n×4), NaN for the models without a vote in it; and per model whether its rating
+        runs off (no finite estimate: only without a penalty)."""
         n = counts.shape[0]
         present = (counts.sum(axis=(1, 2)) + counts.sum(axis=(0, 2))) > 0
         index = np.flatnonzero(present)
@@ -57,7 +61,10 @@ class DuplicatedTableProtocol(RatingProtocol):
         ratings = np.full(n, np.nan)
         ratings[index] = SCALE * sklearn_logistic_bt(wins, C=self.C, tol=self.tol, max_iter=self.max_iter,
                                                      against_zero=self_battle_rows(sub)) + INIT_RATING
-        return ratings
+        runaway = np.zeros(n, dtype=bool)
+        if math.isinf(self.C) and not finite_estimate(wins):
+            runaway[index] = runaway_models(wins)
+        return ratings, runaway
 
     def fit(self, votes: EncodedVotes) -> ProtocolFit:
         if self.rounds < 0:
@@ -69,14 +76,18 @@ class DuplicatedTableProtocol(RatingProtocol):
         key = ((votes.model_a.astype(np.int64) * n + votes.model_b) * cells + votes.outcome).astype(
             np.int16 if size < 2**15 else np.int32 if size < 2**31 else np.int64)  # small: a faster gather
         samples = np.full((self.rounds, n), np.nan)
+        diverged = np.zeros(self.rounds, dtype=bool)  # rounds whose resample has no finite estimate
         with one_blas_thread():
-            rating = self._ratings(np.bincount(key, minlength=size).reshape(n, n, cells))
+            rating, runaway = self._ratings(np.bincount(key, minlength=size).reshape(n, n, cells))
             for r, rows in enumerate(legacy_bootstrap_rows(len(votes), self.rounds, self.seed)):
-                samples[r] = self._ratings(np.bincount(key[rows], minlength=size).reshape(n, n, cells))
+                samples[r], off = self._ratings(np.bincount(key[rows], minlength=size).reshape(n, n, cells))
+                diverged[r] = off.any()
         rating = apply_anchor(rating, ~np.isnan(rating), votes.models, self.anchor, self.anchor_required)
         samples = apply_anchor(samples, ~np.isnan(samples), votes.models, self.anchor, self.anchor_required)
         lower, upper = self.quantiles(samples)
-        return ProtocolFit(rating, lower, upper, fit_votes_of(votes))
+        if not math.isinf(self.C):
+            return ProtocolFit(rating, lower, upper, fit_votes_of(votes))
+        return ProtocolFit(rating, lower, upper, fit_votes_of(votes), runaway, *bounds_from_rounds(samples, diverged))
 
 
 NO_PENALTY = math.inf

@@ -176,3 +176,34 @@ class Page:
 
     def close(self) -> None:
         self.http.close()
+
+
+def concurrently(calls) -> list:
+    """Run the callables at once on threads (started together); their results (or the exception each raised) in
+    order."""
+    results = [None] * len(calls)
+    start = threading.Barrier(len(calls))
+
+    def run(i, call):
+        start.wait()
+        try:
+            results[i] = call()
+        except Exception as error:  # noqa: BLE001 - the test reads what each call met
+            results[i] = error
+
+    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    return results
+
+
+TEST_TOKEN = "token-for-the-tests-1"  # the token the web tests' annotators sign in with
+
+
+def sign_in(page: Page, name: str, token: str = TEST_TOKEN):
+    """Sign ``name`` in on ``page`` (the Arena tab's queued sign_in); its outputs, or an AssertionError."""
+    ok, outputs = page.queued("sign_in", [name, token, None, "All suites", False])
+    assert ok, outputs
+    return outputs

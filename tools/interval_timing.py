@@ -12,9 +12,10 @@ Two parts:
   with its sandwich intervals (``ARENA_INTERVALS=sandwich``) and for ``lmarena-2025``, and with ``--baseline DIR``
   for the checkout in DIR too (the board before issue 44: ``git worktree add --detach DIR 8249c45``, run with the
   same Python), the variants taking turns ``--repeats`` times on one copy of the database; the figure is the
-  process's CPU time, the least of the runs (other work on a shared machine moves the wall time far more), with the
-  wall time beside it; beside them, the human column's fit with its intervals alone (``RatingProtocol.rate``).
-  The target of issue 44: the sandwich snapshot at most 0.5× the snapshot before it, printed for the first snapshot
+  process's CPU time, the median of the runs with the least beside it (other work on a shared machine moves the wall
+  time far more), and the wall time; beside them, the human column's fit with its intervals alone
+  (``RatingProtocol.rate``). The target of issue 44: the sandwich snapshot at most 0.5× the snapshot before it (the
+  ratio of the median CPU times, and beside it the median of each turn's own ratio), printed for the first snapshot
   and for the refresh.
 - ``models``: the fit with intervals alone on a simulated log of ``--votes`` votes with 12, 50 and 100 models
   (``--models``): the bootstrap refits all its rounds (a batched Newton, n³ per round and step), the sandwich solves
@@ -118,34 +119,33 @@ def study_figures(spec: ScaleSpec, repeats: int, cache_dir: str, new_votes: int,
                                        voters=min(VOTERS, spec.annotators), new_votes=new_votes, fit=fit)
                 result, peak = measure(code, {**env, **extra}, root=root)
                 runs[label].append({**result, "peak_mb": peak})
-        figures, least = [], {}
+        figures, median = [], {}
         for label, *_ in measured:
             done = runs[label]
-            least[label] = {part: min(run[part] for run in done) for part in ("first", "refresh")}
+            median[label] = {part: statistics.median(run[part] for run in done) for part in ("first", "refresh")}
             for part, title in (("first", "first snapshot of a fresh worker"),
                                 ("refresh", f"refresh after {new_votes} new votes")):
                 walls = [run[f"{part}_wall"] for run in done]
-                figures += [Figure(f"{label}: {title}, CPU time, least of {repeats}", least[label][part], "s"),
-                            Figure(f"  wall time, fastest of {repeats} (median {statistics.median(walls):.2f} s)",
-                                   min(walls), "s")]
+                figures += [Figure(f"{label}: {title}, CPU time, median of {repeats} (least "
+                                   f"{min(run[part] for run in done):.2f} s)", median[label][part], "s"),
+                            Figure(f"  wall time, median of {repeats} (fastest {min(walls):.2f} s)",
+                                   statistics.median(walls), "s")]
             figures.append(Figure(f"  the votes counter's rise over the {new_votes} votes, most of {repeats} (above "
                                   f"{new_votes}: the quality rules switched earlier votes' flags)",
                                   max(run["changes"] for run in done), "changes"))
             figures.append(Figure("  peak memory of the worker process, most of the runs",
                                   max(run["peak_mb"] for run in done), "MB"))
             if "fit" in done[0]:
-                figures.append(Figure("  of which the human column's fit and intervals",
-                                      min(run["fit"] for run in done), "s"))
-        sandwich = least[SANDWICH]
-        if baseline is not None:
-            before = least[measured[0][0]]
+                figures.append(Figure("  of which the human column's fit and intervals, median",
+                                      statistics.median(run["fit"] for run in done), "s"))
+        compared = [(f"the board before ({baseline.name})", measured[0][0], TARGET)] if baseline is not None else []
+        compared.append(("bootstrap, this checkout", VARIANTS[0][0], None))
+        for name, other, target in compared:
             for part, title in (("first", "first snapshot"), ("refresh", "refresh")):
-                figures.append(Figure(f"sandwich ÷ the board before ({baseline.name}), {title}, CPU time",
-                                      sandwich[part] / before[part], "×", TARGET))
-        bootstrap = least[VARIANTS[0][0]]
-        for part, title in (("first", "first snapshot"), ("refresh", "refresh")):
-            figures.append(Figure(f"sandwich ÷ bootstrap, this checkout, {title}, CPU time",
-                                  sandwich[part] / bootstrap[part], "×"))
+                figures.append(Figure(f"sandwich ÷ {name}, {title}, median CPU times",
+                                      median[SANDWICH][part] / median[other][part], "×", target))
+                figures.append(Figure(f"  median of the {repeats} turns' own ratios", statistics.median(
+                    mine[part] / theirs[part] for mine, theirs in zip(runs[SANDWICH], runs[other])), "×"))
         return figures
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--votes", type=int, default=1_000_000, help="votes (default 1000000)")
     parser.add_argument("--models", default="12,50,100", help="models of the simulated logs (default 12,50,100)")
     parser.add_argument("--repeats", type=int, default=5,
-                        help="runs per figure (default 5): the study's fastest, the simulated logs' median")
+                        help="runs per figure (default 5): their median")
     parser.add_argument("--cache-dir", default=".cache", help="where the study database is built once")
     parser.add_argument("--baseline", type=Path, default=None,
                         help="a checkout of the board to compare with (git worktree add --detach DIR 8249c45: the "

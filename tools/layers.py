@@ -33,14 +33,15 @@ ROOT = Path(__file__).resolve().parent.parent
 # each package and the packages it may import (its own floor and the floors below)
 ALLOWED: dict[str, set[str]] = {
     "ratings": set(),
-    "datamodel": {"ratings"},
-    "suites": {"datamodel", "ratings"},
-    "generators": {"datamodel", "ratings", "suites"},
-    "sampling": {"datamodel", "ratings"},
-    "judges": {"datamodel", "ratings", "suites", "generators", "sampling"},
-    "arena": {"datamodel", "ratings", "suites", "generators", "sampling", "judges"},
+    "core": {"ratings"},
+    "datamodel": {"core", "ratings"},
+    "suites": {"core", "datamodel", "ratings"},
+    "generators": {"core", "datamodel", "ratings", "suites"},
+    "sampling": {"core", "datamodel", "ratings"},
+    "judges": {"core", "datamodel", "ratings", "suites", "generators", "sampling"},
+    "arena": {"core", "datamodel", "ratings", "suites", "generators", "sampling", "judges"},
     "app": {"arena"},
-    "tools": {"datamodel", "ratings", "suites", "generators", "sampling", "judges", "arena"},
+    "tools": {"core", "datamodel", "ratings", "suites", "generators", "sampling", "judges", "arena"},
 }
 
 

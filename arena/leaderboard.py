@@ -40,7 +40,7 @@ import ratings
 from datamodel.annotators import annotator_names
 from datamodel.models import sorted_model_names
 from datamodel.votes import judge_voter_names
-from datamodel.settings import Settings
+from core.settings import Settings
 from datamodel.vote_arrays import ARENA_SOURCE, VoteArrays, read_vote_arrays
 from datamodel.imported_votes import import_sources
 from datamodel.metrics import metric_directions, model_metric_table

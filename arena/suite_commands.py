@@ -218,9 +218,9 @@ def add_commands(subparsers, settings_loader: Callable | None = None) -> None:
 
 def main(argv: list[str] | None = None, settings_loader: Callable | None = None) -> int:
     """Run ``suites ...`` without the rest of the arena CLI: ``main(["suites", "list"])``."""
-    from datamodel.presets import PresetError, given_options
+    from core.presets import PresetError, given_options
     from datamodel.prompt_candidates import ReviewError
-    from datamodel.settings import SettingsError, load_settings
+    from core.settings import SettingsError, load_settings
 
     parser = argparse.ArgumentParser(prog="python -m arena.suite_commands")
     add_commands(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))

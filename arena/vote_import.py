@@ -622,7 +622,7 @@ def preset_aliases(fmt: str, preset: str | None) -> tuple[dict[str, str], str]:
     name = VOTE_FORMATS[fmt].preset if preset is None else preset
     if not name:
         return {}, ""
-    from datamodel.presets import get_preset
+    from core.presets import get_preset
 
     mapping = dict(get_preset(name).get("votes.aliases") or {})
     return mapping, (f"preset {name}" if mapping else "")

@@ -19,9 +19,9 @@ import argparse
 import asyncio
 import sys
 
-from datamodel.presets import (Preset, PresetError, add_preset_argument, apply_defaults, check_suite, get_preset,
+from core.presets import (Preset, PresetError, add_preset_argument, apply_defaults, check_suite, get_preset,
                                given_options)
-from datamodel.settings import SettingsError, load_settings
+from core.settings import SettingsError, load_settings
 from judges import tasks
 from judges.prompts import Templates
 from judges.tasks import JudgeTask
@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     args.given = given_options(parser, argv)
-    from datamodel.extras import exit_status
+    from core.extras import exit_status
     from judges.client import JudgeConfigError
     from judges.prompts import TemplateError
     from judges.selection import SelectionError

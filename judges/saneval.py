@@ -62,7 +62,7 @@ from datamodel.judgments import (
 )
 from datamodel.metrics import MetricRow, write_metrics
 from datamodel.models import model_names
-from datamodel.settings import SettingsError
+from core.settings import SettingsError
 from judges.client import Engine, EngineConfig, Reply
 from judges.parsing import (
     AttributesReply,

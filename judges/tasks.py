@@ -63,7 +63,7 @@ class JudgeTask:
     - ``description``: the help line of the sub-command.
     - ``run(job, args)``: an async function judging ``job.selection`` (a :class:`JudgeJob`) with the task's own
       options in ``args``; it returns a :class:`judges.run.RunSummary`, whose lines the command prints. Raise
-      :class:`datamodel.settings.SettingsError` (or a :class:`judges.selection.SelectionError`) with the fix in the
+      :class:`core.settings.SettingsError` (or a :class:`judges.selection.SelectionError`) with the fix in the
       message for a bad option.
     - ``default_suite``: the ``--suite`` default (None: every suite); ``limit_help``: what ``--limit`` counts.
     - ``add_arguments(parser)``: the task's own options, added after the common ones.

@@ -598,7 +598,7 @@ GENERATORS = ("script", "llm")
 
 
 def _add_build_arguments(parser) -> None:
-    from datamodel.presets import add_preset_argument
+    from core.presets import add_preset_argument
 
     parser.add_argument("--per-category", type=int, default=PUBLISHED_PER_CATEGORY,
                         help=f"prompts per category (default {PUBLISHED_PER_CATEGORY}, as published)")
@@ -617,7 +617,7 @@ def _add_build_arguments(parser) -> None:
 
 
 def _build(db: sqlite_utils.Database, args, context) -> tuple[PromptImport | None, str]:
-    from datamodel.presets import apply_defaults, check_suite, get_preset
+    from core.presets import apply_defaults, check_suite, get_preset
 
     preset = get_preset(args.preset)
     check_suite(preset, SUITE)

@@ -426,7 +426,7 @@ def import_predicted(
     nothing; missing ones come from ``define`` (:func:`judges.definitions.import_predicted` passes the judge model's
     definer, answers cached in ``db``). Synsets are checked against ``wn``, else the WordNet of
     ``settings`` (loaded only when a row names a synset)."""
-    from datamodel.settings import Settings
+    from core.settings import Settings
 
     wordnet_settings = settings if settings is not None else Settings()
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 from PIL import Image
 
-from datamodel.presets import get_preset
+from core.presets import get_preset
 from judges.commonsense import run_commonsense
 from judges.selection import Selection
 from openai_stub import engine_config

@@ -318,7 +318,7 @@ def test_by_default_a_rendition_has_no_bands_whatever_the_image_shape():
     from PIL import Image
 
     from datamodel.renditions import BACKGROUND, RenditionSpec, render
-    from datamodel.settings import Settings
+    from core.settings import Settings
 
     spec = RenditionSpec.from_settings(Settings())
     for size in ((1024, 1024), (1344, 768), (768, 1344), (1024, 576)):

@@ -14,7 +14,7 @@ from datamodel.human_ratings import ratings_frame, record_rating, record_serving
 from datamodel.judgments import Judgment, save_judgment
 from judges import human_stats
 from judges.human_compare import CEILING, HumanCompareOptions, compare_with_humans
-from datamodel.presets import get_preset
+from core.presets import get_preset
 from judges.rating_tasks import COMMONSENSE, SANEVAL, SANEVAL_TENTHS, SEMVAR
 from support.ratings import build_rating_arena
 

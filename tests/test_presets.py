@@ -9,7 +9,7 @@ import pytest
 
 from datamodel.catalog import PromptSpec, add_prompts
 from datamodel.media import MediaStore
-from datamodel.presets import (DEFAULT_PRESET, Choice, Preset, PresetError, all_presets, apply_defaults, get_preset,
+from core.presets import (DEFAULT_PRESET, Choice, Preset, PresetError, all_presets, apply_defaults, get_preset,
                                given_options, preset_markdown, register, unregister)
 from datamodel.connection import connect
 

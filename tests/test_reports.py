@@ -10,7 +10,7 @@ import pytest
 from arena import reports
 from arena.reports import (Cell, Column, Report, ReportSpec, Table, make_report, read_published, render,
                            with_published)
-from datamodel.presets import Choice, Preset, register as register_preset, unregister as unregister_preset
+from core.presets import Choice, Preset, register as register_preset, unregister as unregister_preset
 
 PUBLISHED = "table,row,column,value\n3,Playground,Easy,1125 (+61/-59)\n3,Playground,Hypo,1139 (+137/-111)\n" \
             "3,FLUX,Easy,1013 (+65/-78)\n"

@@ -61,7 +61,7 @@ def test_table_4_cells_move_in_steps_of_a_thousandth_not_the_likert_scales():
     on [0, 1] moves in quarters, so a mean of 100 moves in steps of 0.0025; answers in tenths (0-10, or 0-1 in 0.1
     steps) give steps of 0.001. All 30 category cells are multiples of 0.001; only 6 are multiples of 0.0025, so
     the paper's raters answered in tenths, which the preset's human task offers (saneval_adherence_10)."""
-    from datamodel.presets import get_preset
+    from core.presets import get_preset
     from judges.rating_tasks import rating_task
 
     cells = [value for (row, column), value in published("4").items() if column != "Total"]

@@ -14,7 +14,7 @@ from datamodel.connection import connect
 from datamodel.judgments import Judgment, save_judgment
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, write_metrics
-from datamodel.presets import get_preset
+from core.presets import get_preset
 from judges.semvar import aggregate, item_scores
 from openai_stub import colored, engine_config
 

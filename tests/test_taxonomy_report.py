@@ -26,7 +26,7 @@ import pytest
 from arena.reports import get_report, make_report, missing_cells, read_published, render, with_published
 from datamodel.connection import connect
 from datamodel.media import MediaStore
-from datamodel.presets import get_preset
+from core.presets import get_preset
 from tools.fake_openai import FakeServer, Scripted
 
 # a fake end-to-end run of a whole published preset on the demo (tiny models, fake OpenAI server): minutes

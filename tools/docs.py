@@ -1,8 +1,8 @@
 """Write the generated reference pages: ``python -m tools.docs`` (``--check``: write nothing, exit 1 naming each page
 that differs from what the code gives, and the command that regenerates it).
 
-- ``docs/reference/settings.md``: every field of :class:`datamodel.settings.Settings` (name, environment variable,
-  default, help), from :func:`datamodel.settings.settings_markdown`.
+- ``docs/reference/settings.md``: every field of :class:`core.settings.Settings` (name, environment variable,
+  default, help), from :func:`core.settings.settings_markdown`.
 - ``docs/reference/commands.md``: the ``--help`` of every command and sub-command, read from the parsers themselves:
   the ``python -m arena``, ``generators`` and ``judges`` packages (``judges metrics`` has a parser of its own), and
   every module of ``tools/`` and ``scripts/`` that builds an ``argparse`` parser. A module that exposes
@@ -158,7 +158,7 @@ def commands_page() -> str:
 
 
 def settings_page() -> str:
-    from datamodel.settings import settings_markdown
+    from core.settings import settings_markdown
 
     return "\n".join([
         "# Settings reference", "", GENERATED, "",

@@ -175,7 +175,7 @@ class Arena:
         from arena.leaderboard_service import options_key
         from datamodel.connection import connect
         from datamodel.rating_history import kept_days
-        from datamodel.settings import Settings
+        from core.settings import Settings
 
         db = connect(self.database, migrate_schema=False)
         try:
@@ -433,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 0 < args.scale <= 4 or not 0 < args.seconds <= 600:
         parser.error("--scale must be in (0, 4] and --seconds in (0, 600]: the floods are bounded")
-    from datamodel.settings import load_settings
+    from core.settings import load_settings
 
     cache_dir = load_settings().cache_dir.resolve()
     work = Path(tempfile.mkdtemp(prefix="arena-flood-"))

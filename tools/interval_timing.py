@@ -42,7 +42,7 @@ VARIANTS = (  # label, environment, leaderboard options
     ("lmarena-2025 (sandwich)", {}, {"protocol": "lmarena-2025"}),
 )
 SNAPSHOT = """
-from datamodel.settings import load_settings
+from core.settings import load_settings
 from arena.leaderboard import leaderboard_options, rating_protocol
 from arena.leaderboard_service import compute_snapshot
 from datamodel.connection import connect

@@ -30,7 +30,7 @@ Declaring a report (one module of this package per benchmark; modules here are i
 
 and put the paper's numbers in ``arena/reports/published/semvarbench.csv``. The row and column keys of a table are
 the ones its cells use (the column ``key``; the row label), so compare mode finds the paper's value by them.
-:class:`ReportOptions` carries the preset (``options.preset``, a :class:`datamodel.presets.Preset`) the user chose
+:class:`ReportOptions` carries the preset (``options.preset``, a :class:`core.presets.Preset`) the user chose
 (default: the report's own published preset) and the settings.
 """
 
@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from datamodel.presets import Preset
+from core.presets import Preset
 
 PUBLISHED_DIR = Path(__file__).parent / "published"
 MISSING = "—"
@@ -486,7 +486,7 @@ def make_report(db, name: str, *, preset: Preset | None = None, settings: Any = 
     as the leaderboard reads them; ``variant``, one of the report's :attr:`ReportSpec.variants`, for the tables whose
     prompt variant the paper leaves open, default the preset's) and, if asked, set the paper's values beside ours;
     with ``figures``, write each figure's plot into that folder (:func:`write_figures`)."""
-    from datamodel.presets import get_preset
+    from core.presets import get_preset
 
     spec = get_report(name)
     if variant is not None and variant not in spec.variants:

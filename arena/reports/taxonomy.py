@@ -43,7 +43,7 @@ from arena.reports import Cell, Column, Report, ReportOptions, ReportSpec, Table
 from datamodel.catalog import image_provenance, published_prompt_count, suites_summary
 from datamodel.metrics import image_metric_frame, image_metric_means, model_level_rows, scorer_versions
 from datamodel.imported_votes import import_sources, imported_slices
-from datamodel.presets import Preset
+from core.presets import Preset
 from datamodel.vote_arrays import VoteArrays, read_vote_arrays
 
 SUITE = "taxonomy"

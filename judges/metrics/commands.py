@@ -24,7 +24,7 @@ import sqlite_utils
 
 from datamodel.media import MediaStore
 from datamodel.metrics import record_directions
-from datamodel.presets import Preset, add_preset_argument, apply_defaults, check_suite, get_preset, given_options
+from core.presets import Preset, add_preset_argument, apply_defaults, check_suite, get_preset, given_options
 from judges.metrics.registry import (MetricRun, Scorers, Skip, add_metric_options, all_metrics, check_names,
                                      default_names, get_metric, run_order)
 
@@ -119,8 +119,8 @@ def _print_summary(summary: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from datamodel.connection import connect
-    from datamodel.extras import missing_extra
-    from datamodel.settings import SettingsError, load_settings
+    from core.extras import missing_extra
+    from core.settings import SettingsError, load_settings
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()

@@ -36,7 +36,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from datamodel.extras import missing_extra
+from core.extras import missing_extra
 from datamodel.metrics import DIRECTIONS  # which values are better; none: neither (a p-value, a signed difference)
 
 # what building a scorer raises when an optional extra or weights file is missing (or weights cannot be downloaded)

@@ -50,8 +50,8 @@ name, so every output says which protocol made it.
 
 Declaring a preset (one module of this package per preset; modules here are imported on the first lookup)::
 
-    # datamodel/presets/semvarbench_paper.py
-    from datamodel.presets import Choice, Preset, register
+    # core/presets/semvarbench_paper.py
+    from core.presets import Choice, Preset, register
 
     register(Preset(
         name="semvarbench-paper", suite="semvarbench", report="semvarbench",

@@ -6,7 +6,7 @@ where its text is silent or differs from the authors' released code (repository 
 printed tables. docs/methods/taxonomy.md explains every line.
 """
 
-from datamodel.presets import Choice, Preset, register
+from core.presets import Choice, Preset, register
 
 CODE_SETTINGS = "BIGT generation.py: every pipeline but DeepFloyd called with num_inference_steps=28, guidance_scale=7.0"
 NOT_IN_CODE = ("not in the released generation.py (protocols.md T1), so the model card's settings, as Appendix F says "

@@ -8,8 +8,8 @@ pipeline called with the prompt alone: the same models and judge, where the two 
 explains both.
 """
 
-from datamodel.presets import Choice, Preset, register
-from datamodel.presets.semvarbench_paper import PRESET as PAPER
+from core.presets import Choice, Preset, register
+from core.presets.semvarbench_paper import PRESET as PAPER
 
 CALL = "diffusers' {}.__call__ defaults"
 

@@ -6,7 +6,7 @@ protocols.md T4) says what was done, and each line below says which one it follo
 every line.
 """
 
-from datamodel.presets import Choice, Preset, register
+from core.presets import Choice, Preset, register
 
 register(Preset(
     name="saneval-paper",

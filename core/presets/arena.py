@@ -4,7 +4,7 @@ It sets nothing a command does not already do by default (a test checks that app
 lines say what those defaults are and why they differ from the published protocols.
 """
 
-from datamodel.presets import Choice, Preset, register
+from core.presets import Choice, Preset, register
 
 register(Preset(
     name="arena",

@@ -5,7 +5,7 @@ synthesis: a causal perspective", ICLR 2025); the released data is the repositor
 (protocols.md, T3). docs/methods/semvarbench.md explains every line.
 """
 
-from datamodel.presets import Choice, Preset, register
+from core.presets import Choice, Preset, register
 
 PRESET = register(Preset(
     name="semvarbench-paper",

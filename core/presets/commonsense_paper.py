@@ -6,7 +6,7 @@ evaluate.py; protocols.md T2), each line below says which one it follows: the co
 docs/methods/commonsense-t2i.md explains every line.
 """
 
-from datamodel.presets import Choice, Preset, register
+from core.presets import Choice, Preset, register
 
 GENERATE = "Commonsense-T2I generate_images.py"
 EVALUATE = "Commonsense-T2I evaluate.py"

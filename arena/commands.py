@@ -290,10 +290,10 @@ def _leaderboard_over_time(args, settings, db, options) -> int:
 
 
 def cmd_presets(args, settings) -> int:
-    from core.presets import all_presets, get_preset, preset_markdown
+    from core.presets import PRESETS, get_preset, preset_markdown
 
     if args.name is None:
-        for preset in all_presets().values():
+        for preset in PRESETS.values():
             where = f"suite {preset.suite}" if preset.suite else "any suite"
             print(f"{preset.name:20} {where:18} {preset.title}")
         return 0

@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import itertools
 import sys
 import threading
+from collections.abc import Mapping
 from functools import cache
-from typing import Callable, Generic, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 T = TypeVar("T")
 GROUP = "t2i_arena.{kind}"  # the entry-point group of a kind's plug-ins
+_REQUIRED = object()
 
 
 class RegistryError(ValueError, LookupError):
@@ -46,17 +49,22 @@ def _entry_points() -> importlib.metadata.EntryPoints:
     return importlib.metadata.entry_points()  # read once per process (about 40 ms over a full install)
 
 
-class Registry(Generic[T]):
-    """The declarations of one kind by name: ``register`` refuses a second one under a taken name, ``get`` names
-    the choices of an unknown one, ``names`` and ``items`` list them (built-ins first)."""
+class Registry(Mapping[str, T]):
+    """The declarations of one kind by name, read as a mapping: ``register`` refuses a second one under a taken
+    name, ``registry[name]`` and ``get(name)`` name the choices of an unknown one (``get(name, default)`` returns
+    the default instead), ``names``, ``items`` and iteration list them, the built-ins first."""
 
     def __init__(self, kind: str, builtins: tuple[str, ...], *, what: str, key: Callable[[T], str] | None = None,
-                 hint: str = "", groups: tuple[str, ...] = ()):
-        self.kind, self.builtins, self.what, self.hint = kind, tuple(builtins), what, hint
+                 hint: str = "", groups: tuple[str, ...] = (), check: Callable[[T, list[T]], None] | None = None):
+        """``what`` names one item in messages, ``hint`` follows the choices of an unknown name, ``groups`` are
+        other kinds whose plug-ins declare items of this one too, ``check(item, others)`` raises
+        :class:`RegistryError` when a new item clashes with the others otherwise than by its name."""
+        self.kind, self.builtins, self.what, self.hint, self._check = kind, tuple(builtins), what, hint, check
         self.groups = (GROUP.format(kind=kind), *(GROUP.format(kind=group) for group in groups))
         self._key = key or (lambda item: item.name)
         self._items: dict[str, tuple[int, int, T]] = {}  # name -> (built-in module's place, sequence, item)
         self._lock = threading.Lock()
+        self._sequence = itertools.count()
         self._loaded = False
         self._loading = threading.local()
 
@@ -70,7 +78,9 @@ class Registry(Generic[T]):
                 raise RegistryError(f"{self.what} {name!r} is declared twice. Give the new {self.what} another name "
                                     "(or unregister the old one first).")
             if known is None:
-                self._items[name] = (self._place(), len(self._items), item)
+                if self._check is not None:
+                    self._check(item, [other for _, _, other in self._items.values()])
+                self._items[name] = (self._place(), next(self._sequence), item)
         return item
 
     def unregister(self, name: str) -> T | None:
@@ -79,7 +89,7 @@ class Registry(Generic[T]):
             known = self._items.pop(name, None)
         return None if known is None else known[2]
 
-    def get(self, name: str) -> T:
+    def __getitem__(self, name: str) -> T:
         """The item called ``name``; an unknown name raises :class:`RegistryError` listing the choices."""
         self.load()
         known = self._items.get(name)
@@ -88,15 +98,30 @@ class Registry(Generic[T]):
                                 f"{' ' + self.hint if self.hint else ''}.")
         return known[2]
 
+    def get(self, name: str, default: Any = _REQUIRED) -> Any:
+        """``registry[name]``; with a ``default``, that default for an unknown name."""
+        if default is not _REQUIRED and name not in self:
+            return default
+        return self[name]
+
+    def declared(self, name: str) -> T | None:
+        """The item registered as ``name`` so far, or None, without loading anything (for a declaration that
+        registers items of another kind with it)."""
+        known = self._items.get(name)
+        return None if known is None else known[2]
+
     def names(self) -> tuple[str, ...]:
         return tuple(name for name, _ in self.items())
 
-    def items(self) -> list[tuple[str, T]]:
+    def items(self) -> list[tuple[str, T]]:  # type: ignore[override]
         """(name, item) of every declaration: the built-ins in their modules' order, then the others."""
         self.load()
         with self._lock:
             ordered = sorted(self._items.items(), key=lambda entry: entry[1][:2])
         return [(name, item) for name, (_, _, item) in ordered]
+
+    def values(self) -> list[T]:  # type: ignore[override]
+        return [item for _, item in self.items()]
 
     def __contains__(self, name: object) -> bool:
         self.load()
@@ -104,6 +129,10 @@ class Registry(Generic[T]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
+
+    def __len__(self) -> int:
+        self.load()
+        return len(self._items)
 
     def load(self) -> None:
         """Import the built-in modules, then the plug-ins' (once; not under the lock, which a module's own

@@ -49,7 +49,7 @@ import sqlite_utils
 from datamodel.catalog import PromptImport, PromptSpec
 from suites.common import SuiteError, read_table, write_specs
 from suites.generic import spec_from_row
-from suites.registry import Builder, ImportFormat, Suite, register
+from suites.registry import SUITES, Builder, ImportFormat, Suite
 
 SUITE = "saneval"
 BINDING_CATEGORIES = ("color", "shape", "texture")
@@ -648,7 +648,7 @@ def _build(db: sqlite_utils.Database, args, context) -> tuple[PromptImport | Non
                     f"categories{note}")
 
 
-register(Suite(
+SUITES.register(Suite(
     name=SUITE,
     title="SANEval",
     criteria="Pick the image with every object the prompt asks for, in the right number, with the right colour, "

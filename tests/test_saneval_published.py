@@ -62,14 +62,14 @@ def test_table_4_cells_move_in_steps_of_a_thousandth_not_the_likert_scales():
     steps) give steps of 0.001. All 30 category cells are multiples of 0.001; only 6 are multiples of 0.0025, so
     the paper's raters answered in tenths, which the preset's human task offers (saneval_adherence_10)."""
     from core.presets import get_preset
-    from judges.rating_tasks import rating_task
+    from judges.rating_tasks import RATING_TASKS
 
     cells = [value for (row, column), value in published("4").items() if column != "Total"]
     assert len(cells) == 30
     thousandths = [round(float(v) * 1000) for v in cells]
     assert all(abs(float(v) * 1000 - k) < 1e-6 for v, k in zip(cells, thousandths))
     assert sum((k / 2.5).is_integer() for k in thousandths) == 6
-    task = rating_task(get_preset("saneval-paper").get("report.human_task"))
+    task = RATING_TASKS[get_preset("saneval-paper").get("report.human_task")]
     steps = sorted({task.scale.value({task.scale.name: v}) for v in task.scale.values})
     assert steps == pytest.approx([k / 10 for k in range(11)])  # 100 such answers average to k / 1000
 

@@ -349,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     coverage_at = args.coverage_at or None
     results = []
     for strategy in strategies:
-        rng = np.random.default_rng([args.seed, STRATEGIES.index(strategy)])
+        rng = np.random.default_rng([args.seed, STRATEGIES.names().index(strategy)])
         results.append(simulate_strategy(
             strategy, repetitions=args.repetitions, max_votes=args.max_votes, seed=rng, params=params,
             step=args.step, growth=args.growth, refit_every=args.refit_every, refit_growth=args.refit_growth,

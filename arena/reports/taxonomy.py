@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from arena.reports import Cell, Column, Report, ReportOptions, ReportSpec, Table, register
+from arena.reports import REPORTS, Cell, Column, Report, ReportOptions, ReportSpec, Table
 from datamodel.catalog import image_provenance, published_prompt_count, suites_summary
 from datamodel.metrics import image_metric_frame, image_metric_means, model_level_rows, scorer_versions
 from datamodel.imported_votes import import_sources, imported_slices
@@ -772,5 +772,5 @@ def spearman_by_subset(first: Table, second: Table) -> dict[str, float]:
     return out
 
 
-register(ReportSpec("taxonomy", "the taxonomy image generation paper's Tables 2-16", build, preset="taxonomy-paper",
+REPORTS.register(ReportSpec("taxonomy", "the taxonomy image generation paper's Tables 2-16", build, preset="taxonomy-paper",
                     variants=(WITH, WITHOUT)))

@@ -37,7 +37,7 @@ from datamodel.imported_votes import import_sources
 from datamodel.metrics import metric_directions
 from datamodel.vote_arrays import ARENA_SOURCE
 from ratings.protocols import DEFAULT_PROTOCOL, PROTOCOLS
-from judges.metrics.registry import all_metrics
+from judges.metrics.registry import METRICS
 from arena.web.admin_session import Holder
 from arena.web.context import AppContext
 from arena.web.judges_tab import build_judges_panel
@@ -94,7 +94,7 @@ def leaderboard_script(db) -> str:
     tooltip: the fixed columns' meanings and each metric's full name and direction (the registered metrics', and any
     other the database records)."""
     metrics = {name: (direction, "") for name, direction in metric_directions(db).items()}
-    metrics.update({name: (direction, metric.title) for metric in all_metrics().values()
+    metrics.update({name: (direction, metric.title) for metric in METRICS.values()
                     for name, direction in metric.outputs().items()})
     tips = json.dumps(header_tips(metrics), ensure_ascii=True).replace("</", "<\\/")
     return LEADERBOARD_JS.replace("__TIPS__", tips)

@@ -28,7 +28,7 @@ from arena.web.render import escape_markdown, speed_notice
 from datamodel.annotators import SignInError
 from datamodel.human_ratings import Serving
 from datamodel.rating_scales import ChoiceScale, RatingRejected, ScoresScale
-from judges.rating_tasks import RatingTask, rating_tasks
+from judges.rating_tasks import RATING_TASKS, RatingTask
 
 ALL_TASKS = "All open tasks"
 SKIP_KEY = "S"
@@ -149,14 +149,14 @@ def rating_css() -> str:
     """The page's CSS for the rating tab: only the answer row of the question's task shows."""
     shown = "\n".join(
         f".gradio-container:has(#rating-item [data-task=\"{name}\"]) #{_control_id(name, 'row')} "
-        "{ display: flex !important; }" for name in rating_tasks())
+        "{ display: flex !important; }" for name in RATING_TASKS)
     return RATING_CSS + shown
 
 
 def rating_script() -> str:
     """The page's head script for the rating tab, with every task's keys."""
     keys = {}
-    for name, task in rating_tasks().items():
+    for name, task in RATING_TASKS.items():
         scale = task.scale
         if isinstance(scale, ChoiceScale):
             points = {}  # a point's own key first, then its value, then its position (a 0-10 scale's "1" is 1)
@@ -226,7 +226,7 @@ def build_ratings_tab(ctx: AppContext) -> gr.State:
     settings = ctx.settings
     open_signup = not settings.annotator_accounts
     pool = raters.RatingPool()
-    declared = rating_tasks()
+    declared = dict(RATING_TASKS)
     state = gr.State(None)  # a RatingSession once signed in; held on the server
     # The battle page's limits and settings, counted apart and worded for answers: per annotator and per address a
     # minute, and questions loaded without an answer (sign-in, Skip, a task change: each writes a serving row).

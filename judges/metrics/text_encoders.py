@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from datamodel.metrics import MetricRow, write_metrics
-from judges.metrics.registry import Metric, MetricRun, ScorerContext, Skip, register
+from judges.metrics.registry import METRICS, Metric, MetricRun, ScorerContext, Skip
 from judges.selection import image_rows
 
 NAME = "semvar_text_similarity"
@@ -250,7 +250,7 @@ def score_text_similarity(run: MetricRun, scorer: EncoderSource) -> dict:
     return {"text_encoders": {"rows": written, "dimensions": dims, "skipped": skipped}}
 
 
-register(Metric(
+METRICS.register(Metric(
     name="text_encoders", title="SemVarBench Figs. 6 and 14: cos of T_a and T_pv / T_pi under each model's own text "
     "encoders (semvar_text_similarity)", stored=(NAME,), direction="none", make_scorer=_make,
     options=(text_encoder_options,), score=score_text_similarity, default=False,

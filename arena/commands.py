@@ -521,8 +521,10 @@ def build_parser() -> argparse.ArgumentParser:
     else:
         add_commands(commands, load_settings)
     from arena.rating_commands import add_commands as add_rating_commands
+    from arena.plan_commands import add_commands as add_plan_commands
 
     add_rating_commands(commands)
+    add_plan_commands(commands)
     return parser
 
 

@@ -38,6 +38,7 @@ import sqlite_utils
 
 import ratings
 from datamodel.annotators import annotator_names
+from datamodel.catalog import models_with_images
 from datamodel.models import sorted_model_names
 from datamodel.votes import judge_voter_names
 from core.settings import Settings
@@ -46,6 +47,7 @@ from datamodel.imported_votes import import_sources
 from datamodel.metrics import metric_directions, model_metric_table
 from arena.leaderboard_fits import MODE_TITLES, board_audit, check_mode, ppi_table, robustness_text
 from arena.leaderboard_labels import metric_base, plural
+from arena.study_plan import in_play, main_strategy, plan_line, warming_up
 from ratings.agreement import agreement_summary, consensus_spearman, inter_annotator_from_codes, paired_confusion
 from ratings.bias import position_bias_from_counts
 from ratings.leaderboard import prior_ridge
@@ -54,6 +56,9 @@ from ratings.ranks import check_order
 from ratings.votes import OUTCOMES
 from sampling.strategies import STRATEGIES
 from suites.registry import suite_title
+
+
+PROVISIONAL_BATTLES = 200  # a model added to a running arena is provisional until it has this many (sampling.warmup)
 
 
 @dataclass(frozen=True)
@@ -149,6 +154,8 @@ class Leaderboard:
     mode: str = "human"  # the human column from human votes, or from human and judge votes (ppi)
     ppi: dict = field(default_factory=dict)  # mode ppi: lambda and the votes used (arena.leaderboard_fits.ppi_table)
     audit: dict | None = None  # the robustness audit of the human board's top places (ratings.robustness)
+    plan: str = ""  # the study planner's line for a live board (arena.study_plan.plan_line); "" for a past day's
+    warming: dict[str, int] = field(default_factory=dict)  # models still warming up: their battles so far
 
 
 def format_ci(row: pd.Series) -> str:
@@ -246,9 +253,9 @@ def _inter_annotator(db: sqlite_utils.Database, human: VoteArrays, options: Lead
             "consensus_annotators": consensus["n_annotators"]}
 
 
-def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions = LeaderboardOptions()) -> Leaderboard:
+def read_slice(db: sqlite_utils.Database, options: LeaderboardOptions) -> VoteArrays:
+    """The votes of the slice ``options`` chooses (excluded ones left out unless included, none after ``until``)."""
     # the slice is taken in SQL: a category matches an item's own category or any of its categories (SemVarBench)
-    protocol = rating_protocol(options)
     if options.source not in (None, ARENA_SOURCE):
         known = import_sources(db)
         if options.source not in known:
@@ -261,8 +268,14 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
         arrays = arrays.take(~arrays.excluded)
     if options.until is not None:
         arrays = arrays.take(arrays.time <= options.until)
+    return arrays
+
+
+def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions = LeaderboardOptions()) -> Leaderboard:
+    protocol = rating_protocol(options)
     check_order(options.order)
     check_mode(options.mode, protocol)
+    arrays = read_slice(db, options)
     judge = pick_judge(db, arrays, options.judge)
     # flagged votes (a self-battle, ...) go to the protocol, which treats them as its source did; every other
     # statistic reads the clean votes only
@@ -297,6 +310,7 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
     counts = arrays.counts()
     seen = (counts.sum(axis=(1, 2)) + counts.sum(axis=(0, 2))) > 0
     outcomes = _outcome_counts(arrays)
+    plan, warming = _study_plan(db, arrays, human, options)
     return Leaderboard(
         table=table,
         fits=fits,
@@ -324,7 +338,19 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
         mode=options.mode,
         ppi=ppi,
         audit=audit,
+        plan=plan,
+        warming=warming,
     )
+
+
+def _study_plan(db: sqlite_utils.Database, arrays: VoteArrays, human: VoteArrays,
+                options: LeaderboardOptions) -> tuple[str, dict[str, int]]:
+    """The planner's line (a live board only) and the models warming up, from the slice's human votes."""
+    models, counts = in_play(arrays.models, human.counts(), models_with_images(db, options.suite))
+    drawn = np.bincount(human.strategy, minlength=len(human.strategies))
+    strategy = main_strategy(dict(zip(human.strategies, drawn.tolist())))
+    line = plan_line(models, counts, strategy, options) if options.until is None else ""
+    return line, warming_up(models, counts, PROVISIONAL_BATTLES)
 
 
 def fit_table(result: pd.DataFrame) -> pd.DataFrame:
@@ -492,6 +518,6 @@ def leaderboard_text(board: Leaderboard, options: LeaderboardOptions) -> str:
     """The whole leaderboard as text (the command line): summary, table, rank correlations, agreement panel."""
     correlations = board.correlations.to_string(index=False, float_format=lambda v: f"{v:.3f}")
     robustness = robustness_text(board.audit)
-    return "\n\n".join([summary_text(board, options), format_table(board.table) + (f"\n{robustness}" if robustness
-                                                                                     else ""),
+    return "\n\n".join([summary_text(board, options), *([board.plan] if board.plan else []),
+                        format_table(board.table) + (f"\n{robustness}" if robustness else ""),
                         f"Rank correlation with the human ELO:\n{correlations}", agreement_text(board)])

@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from arena.leaderboard import Leaderboard, LeaderboardOptions, leaderboard_text, summary_text
+from arena.leaderboard import PROVISIONAL_BATTLES, Leaderboard, LeaderboardOptions, leaderboard_text, summary_text
 from arena.leaderboard_labels import (DIRECTION_NOTE, bias_frame, correlations_frame, correlations_note, metric_label,
                                       pairs_frame, plural)
 from ratings.protocols import DEFAULT_PROTOCOL
@@ -197,7 +197,7 @@ def main_table(board: Leaderboard) -> tuple[pd.DataFrame, list[str]]:
     if board.votes.get("judge", 0):
         judge = _rated_columns(board.fits["judge"], models, prefix="Judge ", published=published)
         table = pd.concat([table, judge.drop(columns=["Judge status"])], axis=1)
-    return table, list(shown["status"])
+    return mark_warming(table, board.warming), list(shown["status"])
 
 
 def shown_cell(cell) -> str:
@@ -220,6 +220,15 @@ def styled_json(frame: pd.DataFrame, statuses: list[str]) -> dict:
         "styling": [[row_style] * len(value["headers"]) for row_style in style],
     }
     return value
+
+
+def mark_warming(table: pd.DataFrame, warming: dict[str, int]) -> pd.DataFrame:
+    """The intervals of the models still warming up (:mod:`sampling.warmup`) marked so until they have
+    :data:`arena.leaderboard.PROVISIONAL_BATTLES` battles."""
+    marked = [f"{text} warming up: {warming[model]}/{PROVISIONAL_BATTLES} battles"
+              if model in warming and text and not text.startswith(("provisional", "no votes")) else text
+              for model, text in zip(table["Model"], table["95% interval"])]
+    return table.assign(**{"95% interval": marked})
 
 
 def metrics_table(board: Leaderboard) -> tuple[pd.DataFrame | None, str]:
@@ -319,6 +328,9 @@ def table_note(board: Leaderboard, options: LeaderboardOptions) -> str:
     lines.append(f"Ranked models are ordered by {order}. Grey rows: provisional (fewer than {provisional} votes in "
                  f"the fit: the rank may still move) or, without a rank, unranked (fewer than {options.min_votes}: "
                  "listed with their ratings, which are too uncertain to rank, and left off the chart). " + RANK_RULE)
+    if board.warming:
+        lines.append(f"A model added to a running arena gets its first {PROVISIONAL_BATTLES} battles first; until "
+                     f"then its interval is marked warming up ({', '.join(sorted(board.warming))}).")
     lines = [line if line.startswith("**No") else f"*{line}*" for line in lines]
     lines.append("Columns: " + " · ".join(f"**{name}** {text}" for name, text in columns.items()
                                           if name != "Rank") + ".")
@@ -387,6 +399,7 @@ def leaderboard_json(board: Leaderboard, options: LeaderboardOptions) -> dict:
                     "order": options.order},
         "robustness": board.audit, "robustness_text": robustness_text(board.audit),
         "models": fit_records(board.fits["human"]), "judge_models": fit_records(board.fits["judge"]),
+        "plan": board.plan, "warming_up": board.warming,
     }
 
 
@@ -474,6 +487,7 @@ def render_view(board: Leaderboard, options: LeaderboardOptions, *, history: lis
     }
     return {
         "headline": headline(board, options),
+        "plan": board.plan,
         "summary": summary_text(board, options),
         "notes": {"table": table_note(board, options), "metrics": metrics_note,
                   "correlations": correlations_note(board.correlations)},

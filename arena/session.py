@@ -80,8 +80,10 @@ class Sampler:
 
     @property
     def reads_stats(self) -> bool:
-        """Whether the draws read ``stats`` (a pair-first strategy, or replication), so the server keeps them."""
-        return self.declaration.reads_stats or self.replication_share > 0
+        """Whether the draws read ``stats`` (a pair-first strategy, replication, or the warm-up of new models), so the
+        server keeps them."""
+        warmup = self.stats is not None and self.stats.params.warmup_battles > 0
+        return self.declaration.reads_stats or self.replication_share > 0 or warmup
 
 
 def _draw(db, rng, session: ArenaSession, suite: str | None, sampler: Sampler) -> Pairing:
@@ -183,7 +185,7 @@ def vote(
         shown_at = max(shown_at, now - seconds_on_screen)
     pairing = None
     spec = sampler.declaration
-    if rng is not None and sampler.stats is not None and spec.reads_stats:
+    if rng is not None and sampler.stats is not None and sampler.reads_stats:
         sampler.stats.refresh(db, fit=spec.needs_fit)  # outside the write transaction
     with annotator_transaction(db, session.annotator.id):  # PostgreSQL: other annotators' votes go on
         receipt = record_vote(db, session.battle.id, outcome, session_id=session.session_id, now=now,

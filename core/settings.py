@@ -85,6 +85,8 @@ class Settings:
     agreement_min_shared: int = _setting(5, "ARENA_AGREEMENT_MIN_SHARED", "Cohen's kappa is listed for pairs of annotators who share at least this many battles.")
     agreement_max_pairs: int = _setting(50, "ARENA_AGREEMENT_MAX_PAIRS", "At most this many pairs of annotators are listed, those sharing the most battles.")
     sampling_strategy: str = _setting("uniform", "ARENA_SAMPLING", "How battles pick their two models: uniform (the published protocol), balanced or active (see docs/methods/sampling.md).")
+    warmup_battles: int = _setting(200, "ARENA_WARMUP_BATTLES", "A model added to a running arena gets its first this many battles fast, whatever the strategy, and its interval is marked provisional until then (0: no warm-up; see docs/methods/sampling.md).")
+    warmup_share: float = _setting(0.5, "ARENA_WARMUP_SHARE", "At most this share of battles goes to models warming up, so the rest of the study goes on.")
     replication_share: float = _setting(0.0, "ARENA_REPLICATION_SHARE", "Share of battles re-shown to a second annotator (same prompt and images) to measure inter-annotator agreement.")
     quality_max_per_hour: int = _setting(900, "ARENA_QUALITY_MAX_PER_HOUR", "Votes beyond this many in an hour from one annotator are flagged excluded (the page warns a tenth before). 900: one vote every 4 s for a whole hour; a careful voter at 5 s a vote casts 720.")
     quality_max_per_3_hours: int = _setting(1800, "ARENA_QUALITY_MAX_PER_3_HOURS", "Votes beyond this many in 3 hours from one annotator are flagged excluded (the page warns a tenth before). 1800: an average of 6 s a vote for three hours.")
@@ -152,6 +154,10 @@ class Settings:
         # (arena.session.Sampler; the data model does not import sampling)
         if not 0.0 <= self.replication_share <= 1.0:
             raise SettingsError(f"replication_share is a share between 0 and 1, got {self.replication_share}.")
+        if self.warmup_battles < 0 or not 0.0 < self.warmup_share < 1.0:
+            raise SettingsError(f"warmup_battles must be 0 (no warm-up) or more and warmup_share a share strictly "
+                                f"between 0 and 1, got {self.warmup_battles} and {self.warmup_share}. Set "
+                                "ARENA_WARMUP_BATTLES and ARENA_WARMUP_SHARE.")
         if self.rating_prior_sd < 0:
             raise SettingsError("rating_prior_sd must be 0 (no prior) or more Elo points. Set ARENA_RATING_PRIOR_SD.")
         if self.min_votes < 0 or self.provisional_votes < 0 or self.robustness_top < 0:

@@ -210,11 +210,12 @@ def items_per_subset(db: sqlite_utils.Database, suite: str) -> dict[str, int]:
                            "ORDER BY subset", [suite]).fetchall())
 
 
-def models_with_images(db: sqlite_utils.Database, suite: str) -> list[str]:
-    """Names of the models with images of ``suite``'s prompts, in the order they were added."""
+def models_with_images(db: sqlite_utils.Database, suite: str | None) -> list[str]:
+    """Names of the models with images of ``suite``'s prompts (None: of any prompt), in the order they were added."""
+    where, args = ("AND p.suite = ?", [suite]) if suite is not None else ("", [])
     return [name for name, in db.execute(
         "SELECT m.name FROM models m WHERE EXISTS (SELECT 1 FROM images i JOIN prompts p ON p.id = i.prompt_id "
-        "WHERE i.model_id = m.id AND p.suite = ?) ORDER BY m.id", [suite])]
+        f"WHERE i.model_id = m.id {where}) ORDER BY m.id", args)]
 
 
 def image_provenance(db: sqlite_utils.Database, suite: str) -> list[dict]:

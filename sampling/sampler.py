@@ -30,6 +30,7 @@ from ratings.votes import OUTCOMES
 from sampling.draws import NoBattleAvailable, PromptPool, draw_uniform, seen_prompts
 from sampling.strategies import (UNIFORM, SamplingParams, FitState, fit_state, get_strategy, pair_index,
                                  pair_probabilities, pair_votes, prompt_probabilities)
+from sampling.warmup import warming_pairs, with_warmup
 
 log = logging.getLogger(__name__)
 
@@ -808,10 +809,13 @@ def draw_pairing(
       :class:`Replica` of a battle with one human vote from someone other than ``annotator_id``, of a prompt
       ``annotator_id`` has not voted on, if there is one.
     - A ``prompt_first`` strategy (:class:`sampling.strategies.Strategy`; ``uniform``): exactly
-      :func:`sampling.draws.draw_uniform` (the same random draws).
+      :func:`sampling.draws.draw_uniform` (the same random draws), except while a new model warms up
+      (:mod:`sampling.warmup`; only with the server's ``stats``): then a share ``warmup_share`` of the draws (one
+      more ``rng.random()``) are pair-first draws among the pairs that hold a warming model, uniformly.
     - Any other (``balanced``, ``active``, a registered one): a model pair from :func:`pair_probabilities` over the
-      pairs that share an eligible prompt (of ``suite``, if given), then the least-shown prompt for that pair, an
-      image of each, sides by a coin. ``stats`` is the server's :class:`SamplingStats` (kept up to date vote by vote;
+      pairs that share an eligible prompt (of ``suite``, if given), with the warm-up's share for new models
+      (:func:`sampling.warmup.with_warmup`), then the least-shown prompt for that pair, an image of each, sides by a
+      coin. ``stats`` is the server's :class:`SamplingStats` (kept up to date vote by vote;
       a draw reads no votes; refitted first when the strategy ``needs_fit``); without one, a fresh one is read (and
       fitted) for this draw. Before the server's first full read is done, a :class:`UniformDraw`.
     - For an annotator, the prompts they have voted on are left out while the scope has others, else only the least
@@ -832,18 +836,26 @@ def draw_pairing(
         if replica is not None:
             return replica
     if spec.prompt_first:
-        return draw_uniform(db, rng, suite=suite, pool=pool, annotator_id=annotator_id)
-    if stats is None:
+        if stats is None or stats.params.warmup_battles <= 0:
+            return draw_uniform(db, rng, suite=suite, pool=pool, annotator_id=annotator_id)
+        stats.refresh(db, fit=False)
+    elif stats is None:
         stats = SamplingStats().refresh(db, force=True, fit=spec.needs_fit)
     else:
         stats.refresh(db, fit=spec.needs_fit)
     tables = stats.tables
     if tables is None:
-        return UniformDraw(*astuple(draw_uniform(db, rng, suite=suite, pool=pool, annotator_id=annotator_id)))
+        pairing = draw_uniform(db, rng, suite=suite, pool=pool, annotator_id=annotator_id)
+        return pairing if spec.prompt_first else UniformDraw(*astuple(pairing))
     n = len(tables.model_ids)
     eligible, available = tables.scope(suite)
     if not eligible.any():
         return draw_uniform(db, rng, suite=suite)  # raises NoBattleAvailable with the usual message
+    counts = stats.pair_counts(tables)
+    warming = warming_pairs(counts, available, stats.params)
+    if spec.prompt_first:  # the published draw, unless this is one of the warm-up's share of draws
+        if not warming.any() or rng.random() >= stats.params.warmup_share:
+            return draw_uniform(db, rng, suite=suite, pool=pool, annotator_id=annotator_id)
     narrowed = False  # to the prompts the annotator may see (module docstring of sampling.draws)
     if annotator_id is not None:
         seen = seen_prompts(db, annotator_id, pool)
@@ -856,9 +868,12 @@ def draw_pairing(
     state = stats.state if spec.needs_fit else None
     if state is not None and np.shape(state.ratings)[-1] != n:
         state = None  # the models changed and the refit has not run yet: as before the first fit meanwhile
-    counts = stats.pair_counts(tables) if spec.needs_counts else None
-    probabilities = pair_probabilities(spec.name, available=available, pair_counts=counts, state=state,
-                                       params=stats.params)
+    if spec.prompt_first:  # a warm-up draw: the warming pairs, each as likely as under the published draw
+        probabilities = warming / warming.sum()
+    else:
+        probabilities = with_warmup(pair_probabilities(spec.name, available=available, pair_counts=counts,
+                                                       state=state, params=stats.params), counts, available,
+                                    stats.params)
     k = _choose(rng, probabilities)
     i, j = pair_index(n)
     a, b = int(i[k]), int(j[k])

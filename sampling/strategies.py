@@ -46,8 +46,13 @@ Strategies (:data:`STRATEGIES`; the configured one is recorded on every battle, 
         Finally P = (1 − ε)·bounded(w; 0, cap·u) + ε·B, with B the ``balanced`` probabilities: a share ε
         (``active_floor``) of exploration that goes to the pairs with the fewest votes, so every pair keeps getting
         votes and the pairs that the focused part starves are refilled first; no pair gets more than cap·u
-        (``active_cap``) from the focused part. With few votes σ is large, every P_k ≈ 1/2, and ``active`` starts
-        out close to uniform.
+        (``active_cap``) from the focused part.
+
+        ``active`` acts on its fit only once every model in play has had its first W battles (``warmup_battles``,
+        the warm-up's and the leaderboard's provisional threshold, :mod:`sampling.warmup`): until then, and again
+        while a model added later warms up, it draws as ``balanced``. Early decisions on noisy ratings are what
+        pushes the extreme models outwards (below): in the simulation this burn-in cost no votes and took the
+        coverage of the leaderboard's intervals at the benchmark's 3,370 votes from 91.4% to 93.3% (uniform 94.3%).
 
 Prompts (``balanced`` and ``active``)
     The pair is drawn first, over all pairs; then a prompt uniformly among the eligible prompts with images of both
@@ -104,7 +109,7 @@ from scipy.special import expit, ndtr
 
 from core.registry import Registry, RegistryError
 from ratings.bradley_terry import elo_scale, newton_bt
-from ratings.votes import OUTCOMES, check_tie_policy, fit_cells
+from ratings.votes import OUTCOMES, check_tie_policy
 
 
 ELO_PER_NAT = 400.0 / math.log(10.0)
@@ -124,6 +129,10 @@ class SamplingParams:
     - ``ridge``: prior precision on θ (natural-log strengths) of the sampler's own fit (not the leaderboard's).
     - ``z``: interval half-width in standard errors for :attr:`FitState.widths` (1.96: 95%).
     - ``tie_policy``: how ties enter the sampler's fit (use the leaderboard's, ``ARENA_TIE_POLICY``).
+    - ``warmup_battles``: W, the battles a model needs before it counts as warmed up (:mod:`sampling.warmup`;
+      ``ARENA_WARMUP_BATTLES``; 0: no warm-up), and before ``active`` acts on its fit.
+    - ``warmup_share``: the most draws that go to models warming up (``ARENA_WARMUP_SHARE``): the cap that keeps the
+      rest of the study going.
     """
 
     balance_cap: float = 4.0
@@ -135,6 +144,8 @@ class SamplingParams:
     ridge: float = 0.5
     z: float = 1.96
     tie_policy: str = "drop"
+    warmup_battles: int = 200
+    warmup_share: float = 0.5
 
     def __post_init__(self):
         if not self.balance_cap >= 1 or not self.active_cap >= 1:
@@ -147,6 +158,9 @@ class SamplingParams:
             raise ValueError(f"active_floor is a share between 0 and 1, got {self.active_floor}.")
         if not self.ridge >= 0 or not self.z > 0:
             raise ValueError(f"ridge must be >= 0 and z > 0, got ridge={self.ridge}, z={self.z}.")
+        if not self.warmup_battles >= 0 or not 0 < self.warmup_share < 1:
+            raise ValueError(f"warmup_battles must be >= 0 (0: no warm-up) and warmup_share a share strictly between 0 "
+                             f"and 1, got {self.warmup_battles} and {self.warmup_share}.")
         check_tie_policy(self.tie_policy)
 
 
@@ -489,14 +503,40 @@ class FitState:
 
 
 def win_matrices(counts: np.ndarray, tie_policy: str = "drop") -> np.ndarray:
-    """Win matrices (…, n, n) of count tensors (…, n, n, 4) under a tie policy (:func:`ratings.votes.fit_cells`)."""
-    counts = np.asarray(counts)
-    n = counts.shape[-2]
-    flat = counts.reshape((-1, n, n, len(OUTCOMES)))
-    wins = np.zeros((len(flat), n, n))
-    for r, c in enumerate(flat):
-        wins[r] = fit_cells(c, tie_policy).win_matrix(n)
-    return wins.reshape(counts.shape[:-3] + (n, n))
+    """Win matrices (…, n, n) of count tensors (…, n, n, 4) under a tie policy, as :func:`ratings.votes.fit_cells`
+    builds them (all rows at once): W_ij = A-wins of i shown left + B-wins of i shown right, plus ½ of the ties
+    (``half``, ``half_ties_drop_both_bad``) and of the both-bad votes (``half``) between i and j, either side."""
+    check_tie_policy(tie_policy)
+    counts = np.asarray(counts, dtype=np.float64)
+
+    def either_side(outcome):
+        return counts[..., outcome] + np.swapaxes(counts[..., outcome], -1, -2)
+
+    wins = counts[..., OUTCOMES.index("A")] + np.swapaxes(counts[..., OUTCOMES.index("B")], -1, -2)
+    if tie_policy != "drop":
+        wins = wins + 0.5 * either_side(OUTCOMES.index("tie"))
+    if tie_policy == "half":
+        wins = wins + 0.5 * either_side(OUTCOMES.index("both_bad"))
+    return wins
+
+
+def fisher_information(totals: np.ndarray, theta: np.ndarray, ridge: float) -> np.ndarray:
+    """H = L + ridge·I (…, n, n) for comparisons per pair ``totals`` (…, n, n; N = W + Wᵀ) at strengths ``theta``
+    (…, n, nats): L_ii = Σ_j N_ij p_ij p_ji, L_ij = −N_ij p_ij p_ji, p_ij = σ(θ_i − θ_j)."""
+    p = expit(theta[..., :, None] - theta[..., None, :])
+    weight = totals * p * np.swapaxes(p, -1, -2)
+    info = -weight
+    diag = np.arange(theta.shape[-1])
+    info[..., diag, diag] = weight.sum(axis=-1) + ridge + 1e-9
+    return info
+
+
+def elo_covariance(info: np.ndarray) -> np.ndarray:
+    """The covariance of the centred ratings in Elo², P(H + 11ᵀ/n)⁻¹P·(400/ln 10)² with P = I − 11ᵀ/n, from the
+    information H (…, n, n) (:func:`fit_state`)."""
+    n = info.shape[-1]
+    projector = np.eye(n) - 1.0 / n
+    return projector @ np.linalg.inv(info + 1.0 / n) @ projector * ELO_PER_NAT**2
 
 
 def fit_state(
@@ -524,13 +564,7 @@ def fit_state(
     start = None if theta0 is None else np.nan_to_num(np.asarray(theta0, dtype=np.float64).reshape((-1, n)))
     theta, _ = newton_bt(wins, ridge=params.ridge, theta0=start, max_iter=50)
     theta = np.reshape(theta, (-1, n))
-    p = expit(theta[:, :, None] - theta[:, None, :])
-    weight = totals * p * p.transpose(0, 2, 1)
-    info = -weight
-    diag = np.arange(n)
-    info[:, diag, diag] = weight.sum(axis=2) + params.ridge + 1e-9
-    projector = np.eye(n) - 1.0 / n
-    cov = projector @ np.linalg.inv(info + 1.0 / n) @ projector * ELO_PER_NAT**2
+    cov = elo_covariance(fisher_information(totals, theta, params.ridge))
     fitted = fit_votes > 0
     ratings = np.where(fitted, elo_scale(theta), np.nan)
     votes = int(np.asarray(counts).sum())
@@ -596,11 +630,23 @@ def _balanced(*, available, pair_counts, params, **_):
 
 
 def _active(*, available, pair_counts, state, params):
-    """P = (1 − ε)·bounded(w; 0, cap·u) + ε·B (:func:`active_pair_probabilities`); ``balanced`` before the first
-    fit."""
+    """P = (1 − ε)·bounded(w; 0, cap·u) + ε·B (:func:`active_pair_probabilities`); ``balanced`` before the first fit
+    and while a model in play has fewer than ``warmup_battles`` battles (:func:`provisional_rows`)."""
+    balanced = _balanced(available=available, pair_counts=pair_counts, params=params)
     if state is None:
-        return _balanced(available=available, pair_counts=pair_counts, params=params)
-    return active_pair_probabilities(state.ratings, state.cov, pair_counts, available, params)
+        return balanced
+    focused = active_pair_probabilities(state.ratings, state.cov, pair_counts, available, params)
+    return np.where(provisional_rows(pair_counts, available, params.warmup_battles), balanced, focused)
+
+
+def provisional_rows(pair_counts: np.ndarray, available: np.ndarray, battles: float) -> np.ndarray:
+    """Per row (…, 1): whether some model with an available pair has fewer than ``battles`` battles (votes per pair
+    ``pair_counts`` (…, K)); never with ``battles`` 0."""
+    pair_counts = np.asarray(pair_counts, dtype=np.float64)
+    available = np.broadcast_to(np.asarray(available, dtype=bool), pair_counts.shape)
+    n = n_models_of(pair_counts.shape[-1])
+    in_play = model_votes(available.astype(np.float64), n) > 0
+    return (in_play & (model_votes(pair_counts, n) < battles)).any(axis=-1, keepdims=True)
 
 
 UNIFORM = STRATEGIES.register(Strategy(

@@ -372,10 +372,12 @@ def test_refusals_of_any_event_are_one_log_line_without_a_traceback(tmp_path, ca
         assert rater.queued("rating_sign_in", ["rater", TOKEN])[0]
         score = rater.direct("rate_semvar_alignment", [None, "semvar_alignment", None, "9" * 5000, 30])
         board = ["All"] * 5 + ["drop", False]
-        as_of = page.direct("leaderboard", board + ["Most votes", "arena", "All", False, "9999-12-31", None, None])
+        # every input the page sends (the menus, then the two server-side states as None)
+        full = lambda values: values + [None] * (page.inputs("leaderboard") - len(values))  # noqa: E731
+        as_of = page.direct("leaderboard", full(board + ["Most votes", "arena", "All", False, "9999-12-31"]))
         for extra in (["no-such-judge"], ["Most votes", "arena", "no-such-source"]):
-            statuses.append(("leaderboard", page.direct("leaderboard", board + extra).status_code))
-        statuses.append(("leaderboard", page.direct("leaderboard", ["All"] * 4 + ["someone", "drop", False])
+            statuses.append(("leaderboard", page.direct("leaderboard", full(board + extra)).status_code))
+        statuses.append(("leaderboard", page.direct("leaderboard", full(["All"] * 4 + ["someone", "drop", False]))
                          .status_code))
     err = capfd.readouterr().err
     assert "Traceback" not in err, err[err.index("Traceback"):][:3000]

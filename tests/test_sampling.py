@@ -114,7 +114,7 @@ def _state(ratings_elo, sd):
 def test_active_prefers_close_pairs_with_uncertain_ranks_and_keeps_the_floor():
     state = _state([1100, 1000, 995, 990, 800], sd=10)
     available = np.ones(10, bool)
-    counts = np.full(10, 20)
+    counts = np.full(10, 60)  # 240 battles a model: past the 200 of the warm-up
     params = SamplingParams()
     p = pair_probabilities("active", available=available, pair_counts=counts, state=state, params=params)
     i, j = pair_index(5)
@@ -131,9 +131,15 @@ def test_active_prefers_close_pairs_with_uncertain_ranks_and_keeps_the_floor():
     # wider intervals spread the votes: everything looks uncertain, the draw is close to uniform
     vague = pair_probabilities("active", available=available, pair_counts=counts, state=_state(state.ratings, 500))
     assert vague.max() / vague.min() < 3.0
-    # without a state yet, active is balanced
+    # without a state yet, active is balanced; so it is while a model has fewer than 200 battles
     assert pair_probabilities("active", available=available, pair_counts=counts).tolist() == pytest.approx(
         balanced_pair_probabilities(counts, available).tolist())
+    young = np.array([60, 60, 60, 46, 60, 60, 46, 60, 46, 60])  # model 4 (pairs 3, 6, 8, 9): 198 battles
+    early = pair_probabilities("active", available=available, pair_counts=young, state=state, params=params)
+    assert early.tolist() == pytest.approx(balanced_pair_probabilities(young, available).tolist())
+    alone = pair_probabilities("active", available=available, pair_counts=young, state=state,
+                               params=SamplingParams(warmup_battles=0))  # no warm-up: the fit counts at once
+    assert alone.tolist() != pytest.approx(early.tolist())
 
 
 def test_active_explores_a_model_without_a_rating():

@@ -48,8 +48,11 @@ def test_criteria_on_known_answers():
 
 
 def test_the_simulation_uses_the_apps_functions():
-    assert simulate.pair_probabilities is sampling.pair_probabilities
-    assert simulate.fit_state is sampling.fit_state
+    from sampling import simulation, warmup
+
+    assert simulation.pair_probabilities is sampling.pair_probabilities
+    assert simulation.fit_state is sampling.fit_state
+    assert simulation.with_warmup is warmup.with_warmup
 
 
 def test_a_tiny_run_is_seeded_and_sane():

@@ -1,42 +1,45 @@
-"""How many votes each sampling strategy needs: a seeded simulation of annotators answering from true ratings.
+"""How many votes, and how many human seconds, each sampling strategy needs: a seeded simulation of annotators.
 
-``python -m tools.simulate [--repetitions 200 --max-votes N --strategies uniform,balanced,active --seed 0]``
+``python -m tools.simulate [--scenario benchmark|hard --repetitions 200 --strategies uniform,balanced,active
+--seed 0]``
 
-The truth (:data:`TRUE_ELO`) is the taxonomy benchmark's published human Elo with definitions, Easy subset (T1;
-12 systems, 900–1056), centred to mean 1000 like every fit. A simulated vote on models i, j has the outcome
+Scenarios (:data:`SCENARIOS`):
 
-- both bad with probability b_ij = q_i·q_j, where q falls linearly from :data:`BAD_TOP` for the best model to
-  :data:`BAD_BOTTOM` for the worst (weaker models draw more "both bad");
-- otherwise a Davidson (1970, JASA 65:317) tie or win: P(tie) ∝ ν√(π_i π_j), P(i wins) ∝ π_i, P(j wins) ∝ π_j with
-  π = 10^(R/400), ν = :data:`DAVIDSON_NU` (15% ties between equal models). Among decisive votes P(i beats j) is
-  exactly Bradley–Terry, so the leaderboard's fit (ties and both-bad dropped, T1) is correctly specified.
+- ``benchmark``: the truth (:data:`TRUE_ELO`) is the taxonomy benchmark's published human Elo with definitions, Easy
+  subset (T1; 12 systems, 900–1056), centred to mean 1000 like every fit; 60,000 votes.
+- ``hard``: 30 models whose neighbours are 5 to 15 Elo apart (:data:`HARD_GAPS`, many near-ties), one of them
+  (the second best, ``newcomer``) added after 5,000 votes; 100,000 votes.
 
-With these rates about 7% of votes are both bad and 14% ties under uniform sampling (the table's last line gives
-the shares of the first strategy run). Prompts are not simulated: the simulated annotators answer from the models'
-ratings only, so the prompt choice cannot change the ratings here; the pair draws are the app's.
+The annotators (:func:`sampling.simulation.outcome_probabilities`): a vote is both bad with probability q_i·q_j, q
+falling linearly from :data:`BAD_TOP` for the best model to :data:`BAD_BOTTOM` for the worst, else a Davidson tie or
+win (15% ties between equal models); among decisive votes exactly Bradley–Terry. With these rates about 7% of votes
+are both bad and 14% ties under uniform sampling (the table's last line gives the shares of the first strategy run).
+Prompts are not simulated: the simulated annotators answer from the models' ratings only.
 
-Every strategy (any registered :class:`sampling.strategies.Strategy`) draws its pairs through
-:func:`sampling.strategies.pair_probabilities`, the function the app uses; for a strategy that ``needs_fit``
-(``active``) the state is refitted with :func:`sampling.strategies.fit_state` (the app's refit) whenever the votes have
-grown by ``--refit-growth`` (2%) or ``--refit-every`` (50) votes, whichever is more, and stays fixed in between, as in
-the app between refits; at 50 000 votes this refits every 1 000 votes, less often than the app does, so the
-simulation if anything understates ``active``. The vote counts that ``balanced`` and the exploration share of
-``active`` follow are refreshed every ``--redraw-every`` (100) votes. The repetitions of one strategy run in
-lock-step as one batch of numpy arrays, and each strategy has its own random stream (``numpy.random.default_rng([seed,
-index of the strategy in the registry])``), so adding a strategy changes no other row. At checkpoints (every
-``--step`` votes or ``--growth`` of the votes so far, whichever is more) the leaderboard's point estimates are fitted
-(:func:`ratings.newton_bt`, ridge 1e-6, ties dropped) and the criteria checked:
+The draws are the app's (:func:`sampling.simulation.walk`: :func:`sampling.strategies.pair_probabilities`, the
+server's refit, the warm-up of new models). The repetitions of one strategy run in lock-step as one batch, and each
+strategy has its own random stream (``numpy.random.default_rng([seed, index of the strategy in the registry])``), so
+adding a strategy changes no other row. At checkpoints (every ``--step`` votes or ``--growth`` of the votes so far,
+whichever is more) the leaderboard's point estimates are fitted (:func:`ratings.newton_bt`, ridge 1e-6, ties dropped)
+over the models that have arrived, and the criteria checked:
 
 - *Spearman*: the votes from which Spearman's ρ between the fitted and the true ratings stays ≥ 0.95 at every later
   checkpoint up to ``--max-votes``;
 - *top 3*: the votes from which the three best fitted models are the true top three (in any order), from then on;
-- *coverage*: at ``--max-votes`` (and at ``--coverage-at`` votes, the benchmark's 3,370 by default), the share of
+- *coverage*: at ``--max-votes`` (and at ``--coverage-at`` votes: the benchmark's 3,370 by default), the share of
   models whose true (centred) rating lies inside the leaderboard's 95% bootstrap interval
   (:func:`ratings.fit_bradley_terry`, ``--bootstrap-rounds`` rounds);
-- *bias*: the largest |mean over repetitions of fitted − true rating| over the models at ``--max-votes``.
+- *bias*: the largest |mean over repetitions of fitted − true rating| over the models at ``--max-votes``;
+- *warm-up* (a scenario with a late model): the votes after it joined until it had its first W battles
+  (``SamplingParams.warmup_battles``; 200 when ``--warmup-battles 0`` turns the warm-up off), and the largest of them
+  as a share of the votes that followed its arrival.
 
-A repetition that never settles by ``--max-votes`` counts as ``--max-votes`` (the "unsettled" column says how many;
+A repetition that never settles by ``--max-votes`` counts as ``--max-votes`` (the "never" column says how many;
 its mean is then a lower bound).
+
+Human seconds (:class:`TimeModel`): a pairwise vote costs an annotator the seconds to look and decide plus the
+seconds the page takes between two battles, measured by the page's own timing tool; the second table turns each
+strategy's votes into annotator hours, against uniform pairwise.
 """
 
 from __future__ import annotations
@@ -45,24 +48,80 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from sampling.strategies import (STRATEGIES, UNIFORM, SamplingParams, fit_state, get_strategy, pair_index,
-                                 pair_probabilities)
 from ratings.bradley_terry import fit_bradley_terry, newton_bt
+from sampling.simulation import (DAVIDSON_NU, Schedule, checkpoints, count_tensors, outcome_probabilities,  # noqa: F401
+                                 settled_at, spearman_rows, top_k_rows, walk)
+from sampling.strategies import STRATEGIES, UNIFORM, SamplingParams, get_strategy, pair_index
 
 TRUE_ELO: dict[str, float] = {
     "DeepFloyd IF": 1056, "Playground-v2": 1055, "FLUX": 1050, "SDXL Turbo": 1039, "SD3": 1033, "SDXL": 1015,
     "Hunyuan-DiT": 994, "PixArt-Sigma": 990, "Kandinsky 3": 961, "Retrieval": 960, "Openjourney": 941,
     "SD-v1-5": 900,
 }
+HARD_GAPS: tuple[int, ...] = (8, 12, 15, 6, 9, 14, 5, 11, 7, 13, 10, 5, 12, 9, 6, 15, 8, 11, 5, 14, 7, 10, 13, 6, 9,
+                              12, 5, 11, 8)
+"""The ``hard`` scenario: Elo gaps between neighbours, best first (29 gaps of 5–15 points, 30 models)."""
 BAD_TOP = 0.15
 BAD_BOTTOM = 0.45
-DAVIDSON_NU = 0.353  # ν/(2 + ν) = 15% ties between equal models
 SPEARMAN_TARGET = 0.95
-TOP_K = 3
+
+
+@dataclass(frozen=True)
+class TimeModel:
+    """Seconds of an annotator's time per vote, by kind of vote.
+
+    - ``look_seconds``: looking at a pairwise battle and deciding. The arena's quality rules take a careful
+      annotator's pace as about 6 s a vote (``ARENA_QUALITY_MAX_PER_3_HOURS`` = 1,800 votes in three hours; a vote
+      under ``ARENA_QUALITY_FAST_SECONDS`` = 5 s counts as fast), so 6 s; ``--look-seconds`` changes it.
+    - ``page_seconds``: what the page adds per pairwise vote, measured with ``python -m tools.page_timing --votes 40``
+      (docs/benchmarks.md, 2026-11-25, 1280×800 medians): 71.8 ms from the vote to the names, 11.2 ms from Next battle
+      to the next two images.
+    - ``four_image_seconds``: the seconds of a four-image vote (look, pick, page), for the four-image mode; None until
+      that mode exists and the page's timing tool measures it.
+    """
+
+    look_seconds: float = 6.0
+    page_seconds: float = 0.0718 + 0.0112
+    four_image_seconds: float | None = None
+
+    @property
+    def pairwise_seconds(self) -> float:
+        return self.look_seconds + self.page_seconds
+
+    def seconds(self, mode: str) -> float | None:
+        """Seconds per vote of ``mode`` (``pairwise`` or ``four-image``); None where the model has no figure yet."""
+        return {"pairwise": self.pairwise_seconds, "four-image": self.four_image_seconds}[mode]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A simulated study: the true ratings (Elo), the models' names, when each joins (votes cast before it), the
+    votes per arena and when coverage is also checked."""
+
+    name: str
+    description: str
+    true_elo: tuple[float, ...]
+    names: tuple[str, ...]
+    arrivals: tuple[int, ...]
+    max_votes: int
+    coverage_at: int | None
+
+    @property
+    def late(self) -> list[int]:
+        """The models that join after the first vote."""
+        return [m for m, at in enumerate(self.arrivals) if at > 0]
+
+
+def _hard_scenario() -> Scenario:
+    ratings = -np.concatenate([[0], np.cumsum(HARD_GAPS)]).astype(np.float64)
+    names = ["newcomer" if m == 1 else f"hard-{m + 1:02d}" for m in range(len(ratings))]
+    arrivals = [5000 if m == 1 else 0 for m in range(len(ratings))]
+    return Scenario("hard", "30 models 5-15 Elo apart, the second best added after 5,000 votes",
+                    tuple(centred_truth(ratings)), tuple(names), tuple(arrivals), 100_000, 20_000)
 
 
 def centred_truth(true_elo: Sequence[float]) -> np.ndarray:
@@ -71,62 +130,11 @@ def centred_truth(true_elo: Sequence[float]) -> np.ndarray:
     return truth - truth.mean() + 1000.0
 
 
-def outcome_probabilities(
-    true_elo: Sequence[float], *, bad_top: float = BAD_TOP, bad_bottom: float = BAD_BOTTOM, nu: float = DAVIDSON_NU
-) -> np.ndarray:
-    """(K, 4) probabilities of (i wins, j wins, tie, both bad) for each pair (i < j, pair order of sampling.sampler)."""
-    r = np.asarray(true_elo, dtype=np.float64)
-    span = r.max() - r.min()
-    q = bad_bottom + (bad_top - bad_bottom) * (r - r.min()) / (span if span > 0 else 1.0)
-    i, j = pair_index(len(r))
-    both_bad = q[i] * q[j]
-    pi_i, pi_j = 10.0 ** (r[i] / 400.0), 10.0 ** (r[j] / 400.0)
-    tie = nu * np.sqrt(pi_i * pi_j)
-    denom = pi_i + pi_j + tie
-    rest = 1.0 - both_bad
-    return np.stack([rest * pi_i / denom, rest * pi_j / denom, rest * tie / denom, both_bad], axis=1)
-
-
-def checkpoints(max_votes: int, *, step: int = 50, growth: float = 0.02) -> np.ndarray:
-    """Vote counts at which the criteria are checked: t_{k+1} = t_k + max(step, ⌈growth·t_k⌉), ending at max_votes."""
-    points = [step]
-    while points[-1] < max_votes:
-        points.append(min(max_votes, points[-1] + max(step, int(np.ceil(growth * points[-1])))))
-    return np.array(points, dtype=np.int64)
-
-
-def spearman_rows(estimates: np.ndarray, truth: np.ndarray) -> np.ndarray:
-    """Spearman's ρ = 1 − 6Σd²/(n(n²−1)) of each row of ``estimates`` with ``truth`` (no tied values)."""
-    n = truth.shape[-1]
-    est_rank = np.argsort(np.argsort(estimates, axis=-1), axis=-1)
-    true_rank = np.argsort(np.argsort(truth))
-    d2 = ((est_rank - true_rank) ** 2).sum(axis=-1)
-    return 1.0 - 6.0 * d2 / (n * (n * n - 1))
-
-
-def top_k_rows(estimates: np.ndarray, truth: np.ndarray, k: int = TOP_K) -> np.ndarray:
-    """Whether each row's k highest estimates are the k truly best models (in any order)."""
-    est_top = np.sort(np.argsort(-estimates, axis=-1)[..., :k], axis=-1)
-    true_top = np.sort(np.argsort(-truth)[:k])
-    return (est_top == true_top).all(axis=-1)
-
-
-def settled_at(ok: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of ``ok`` (reps × checkpoints): the first checkpoint from which ``ok`` holds to the end, and whether
-    it ever does (rows that fail at the last checkpoint get ``points[-1]`` and False)."""
-    failing = ~ok
-    last_fail = np.where(failing.any(axis=1), ok.shape[1] - 1 - np.argmax(failing[:, ::-1], axis=1), -1)
-    settled = last_fail < ok.shape[1] - 1
-    index = np.minimum(last_fail + 1, ok.shape[1] - 1)
-    return points[index], settled
-
-
-def _counts_from_pairs(pair_outcomes: np.ndarray, n: int) -> np.ndarray:
-    """Count tensors (R, n, n, 4) with model i < j shown as A (sides do not matter to the simulated annotators)."""
-    i, j = pair_index(n)
-    counts = np.zeros(pair_outcomes.shape[:1] + (n, n, 4), dtype=np.int64)
-    counts[:, i, j, :] = pair_outcomes
-    return counts
+SCENARIOS: dict[str, Scenario] = {
+    "benchmark": Scenario("benchmark", "the taxonomy benchmark's 12 human ratings", tuple(TRUE_ELO.values()),
+                          tuple(TRUE_ELO), (0,) * len(TRUE_ELO), 60_000, 3370),
+    "hard": _hard_scenario(),
+}
 
 
 def _leaderboard_wins(pair_outcomes: np.ndarray, n: int) -> np.ndarray:
@@ -141,7 +149,7 @@ def _leaderboard_wins(pair_outcomes: np.ndarray, n: int) -> np.ndarray:
 def _coverage(pair_outcomes: np.ndarray, truth: np.ndarray, rounds: int, rng: np.random.Generator):
     """Share of models inside their 95% bootstrap interval, and the fitted ratings, per repetition."""
     n = len(truth)
-    counts = _counts_from_pairs(pair_outcomes, n)
+    counts = count_tensors(pair_outcomes, n)
     inside = np.zeros(len(counts))
     fitted = np.zeros((len(counts), n))
     for r, c in enumerate(counts):
@@ -165,12 +173,22 @@ class StrategyResult:
     outcome_shares: np.ndarray
     seconds: float
     pair_counts: np.ndarray  # (repetitions, K) votes each pair got (pair order of sampling.strategies.pair_index)
+    warmup_votes: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (repetitions,) to W battles; 0: none
+    warmup_share: float = float("nan")  # the largest of warmup_votes over the votes after the late model joined
+    mode: str = "pairwise"  # the kind of vote the strategy asks for (TimeModel.seconds)
+
+
+def warmup_target(params: SamplingParams) -> int:
+    """The battles the warm-up report counts to: the warm-up's W, or the default W when the warm-up is off (to show
+    what a late model waits without it)."""
+    return params.warmup_battles or SamplingParams.warmup_battles
 
 
 def simulate_strategy(
     strategy: str,
     *,
     true_elo: Sequence[float] = tuple(TRUE_ELO.values()),
+    arrivals: Sequence[int] | None = None,
     repetitions: int = 200,
     max_votes: int = 60_000,
     seed: int | np.random.Generator = 0,
@@ -183,54 +201,48 @@ def simulate_strategy(
     bootstrap_rounds: int = 1000,
     coverage_at: int | None = 3370,
 ) -> StrategyResult:
-    """Run ``repetitions`` seeded arenas of ``max_votes`` votes under ``strategy`` (module docstring)."""
-    spec = get_strategy(strategy)
+    """Run ``repetitions`` seeded arenas of ``max_votes`` votes under ``strategy`` (module docstring); ``arrivals``
+    gives the votes cast before each model joins (default: every model from the start)."""
     started = time.perf_counter()
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     truth = centred_truth(true_elo)
     n = len(truth)
-    outcome_p = outcome_probabilities(truth)
-    k = n * (n - 1) // 2
-    available = np.ones(k, dtype=bool)
+    arrivals = np.zeros(n, dtype=np.int64) if arrivals is None else np.asarray(arrivals, dtype=np.int64)
+    outcome_p = outcome_probabilities(truth, bad_top=BAD_TOP, bad_bottom=BAD_BOTTOM)
     points = checkpoints(max_votes, step=step, growth=growth)
-    if coverage_at is not None and 0 < coverage_at < max_votes:
-        points = np.unique(np.append(points, coverage_at))
-    outcomes = np.zeros((repetitions, k, 4), dtype=np.int64)
-    pair_counts = np.zeros((repetitions, k), dtype=np.int64)
-    state = None
-    refitted_at = 0
+    extra = [coverage_at] if coverage_at is not None and 0 < coverage_at < max_votes else []
+    points = np.unique(np.concatenate([points, extra, arrivals[(arrivals > 0) & (arrivals < max_votes)]]))
+    i, j = pair_index(n)
+    late = np.flatnonzero(arrivals > 0)
+    warmup_votes = np.full(repetitions, -1, dtype=np.int64)
     theta = np.zeros((repetitions, n))
     spearman_ok = np.zeros((repetitions, len(points)), dtype=bool)
     top_ok = np.zeros((repetitions, len(points)), dtype=bool)
     coverage_early = np.full(repetitions, np.nan)
-    done = 0
-    for c, point in enumerate(points):
-        refit_due = state is None or done - refitted_at >= max(refit_every, refit_growth * refitted_at)
-        if spec.needs_fit and refit_due:
-            state = fit_state(_counts_from_pairs(outcomes, n), params=params,
-                              theta0=None if state is None else state.theta)
-            refitted_at = done
-        while done < point:  # the counts the draws depend on are refreshed every ``redraw_every`` votes
-            size = int(min(point - done, redraw_every))
-            probs = pair_probabilities(strategy, available=available, pair_counts=pair_counts, state=state,
-                                       params=params)
-            probs = np.broadcast_to(probs, (repetitions, k))
-            drawn = rng.multinomial(size, probs / probs.sum(axis=1, keepdims=True))
-            outcomes += rng.multinomial(drawn, outcome_p)
-            pair_counts += drawn
-            done += size
+    outcomes = np.zeros((repetitions, n * (n - 1) // 2, 4), dtype=np.int64)
+    schedule = Schedule(refit_every=refit_every, refit_growth=refit_growth, redraw_every=redraw_every)
+    for c, (point, outcomes) in enumerate(walk(strategy, outcome_p=outcome_p, points=points, repetitions=repetitions,
+                                               rng=rng, params=params, schedule=schedule, arrivals=arrivals)):
+        present = arrivals <= point
         theta, _ = newton_bt(_leaderboard_wins(outcomes, n), ridge=1e-6, theta0=theta, max_iter=100)
-        spearman_ok[:, c] = spearman_rows(theta, truth) >= SPEARMAN_TARGET
-        top_ok[:, c] = top_k_rows(theta, truth)
+        spearman_ok[:, c] = spearman_rows(theta[:, present], truth[present]) >= SPEARMAN_TARGET
+        top_ok[:, c] = top_k_rows(theta[:, present], truth[present])
+        if len(late):
+            battles = outcomes.sum(axis=2)[:, (i == late[0]) | (j == late[0])].sum(axis=1)
+            warmup_votes = np.where((warmup_votes < 0) & (battles >= warmup_target(params)),
+                                    point - arrivals[late[0]], warmup_votes)
         if coverage_at is not None and point == coverage_at:
             coverage_early, _ = _coverage(outcomes, truth, bootstrap_rounds, rng)
     spearman_votes, spearman_settled = settled_at(spearman_ok, points)
     top_votes, top_settled = settled_at(top_ok, points)
     coverage, fitted = _coverage(outcomes, truth, bootstrap_rounds, rng)
     shares = outcomes.sum(axis=(0, 1)) / max(outcomes.sum(), 1)
+    following = max_votes - arrivals[late[0]] if len(late) else 0
+    warmup_votes = np.where(warmup_votes < 0, following, warmup_votes) if len(late) else np.zeros(0)
+    warmup_share = float(warmup_votes.max() / following) if len(late) and following > 0 else float("nan")
     return StrategyResult(strategy, spearman_votes, spearman_settled, top_votes, top_settled, coverage,
                           coverage_early, fitted.mean(axis=0) - truth, shares, time.perf_counter() - started,
-                          pair_counts)
+                          outcomes.sum(axis=2), warmup_votes, warmup_share)
 
 
 def format_table(
@@ -281,27 +293,76 @@ def format_table(
     return "\n".join(lines)
 
 
+def format_warmup(results: Sequence[StrategyResult], *, late_name: str, joined: int, battles: int) -> str:
+    """Per strategy: the votes after the late model joined until it had ``battles`` battles (mean, largest), and
+    the largest as a share of the votes that followed."""
+    width = max([9, *(len(r.strategy) for r in results)])
+    lines = [f"Warm-up of {late_name} (joined after {joined} votes): votes until its first {battles} battles",
+             f"{'strategy':{width}} | {'mean':>6} {'largest':>7} | {'largest, share of the votes that followed':>40}"]
+    for r in results:
+        lines.append(f"{r.strategy:{width}} | {r.warmup_votes.mean():6.0f} {r.warmup_votes.max():7d} | "
+                     f"{r.warmup_share:40.1%}")
+    return "\n".join(lines)
+
+
+def format_seconds(results: Sequence[StrategyResult], time_model: TimeModel) -> str:
+    """Annotator hours until each criterion settles (mean), per strategy and kind of vote, against uniform pairwise."""
+    base = {r.strategy: r for r in results}.get(UNIFORM.name)
+    width = max([9, *(len(r.strategy) for r in results)])
+    lines = [f"Human time (annotator hours, mean) with the time model: a pairwise vote = "
+             f"{time_model.look_seconds:.1f} s to look and decide + {time_model.page_seconds:.3f} s of the page",
+             f"{'strategy':{width}} | {'vote':>10} {'s/vote':>6} | {'h: Spearman':>11} {'÷unif':>5} | "
+             f"{'h: top 3':>8} {'÷unif':>5}"]
+    base_seconds = time_model.pairwise_seconds
+    for r in results:
+        seconds = time_model.seconds(r.mode)
+        if seconds is None:
+            lines.append(f"{r.strategy:{width}} | {r.mode:>10} {'':>6} | no figure for this kind of vote yet")
+            continue
+        spearman = r.spearman_votes.mean() * seconds / 3600
+        top = r.top_votes.mean() * seconds / 3600
+        ratios = ("", "")
+        if base is not None:
+            ratios = (f"{spearman / (base.spearman_votes.mean() * base_seconds / 3600):5.2f}",
+                      f"{top / (base.top_votes.mean() * base_seconds / 3600):5.2f}")
+        lines.append(f"{r.strategy:{width}} | {r.mode:>10} {seconds:6.2f} | {spearman:11.1f} {ratios[0]:>5} | "
+                     f"{top:8.1f} {ratios[1]:>5}")
+    four = time_model.four_image_seconds
+    lines.append(f"{'four-image':{width}} | {'four-image':>10} {'' if four is None else f'{four:6.2f}':>6} | "
+                 "the time model's slot for a four-image vote (TimeModel.four_image_seconds)"
+                 + (": no such mode yet" if four is None else ""))
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m tools.simulate",
-        description="Simulate annotators voting from the taxonomy benchmark's human Elo and report, per sampling "
-                    "strategy, the votes until the ranking settles and the coverage of the 95% intervals.",
+        description="Simulate annotators voting from known ratings and report, per sampling strategy, the votes and "
+                    "annotator hours until the ranking settles, the coverage of the 95% intervals and the warm-up "
+                    "of a late model.",
     )
+    parser.add_argument("--scenario", choices=list(SCENARIOS), default="benchmark",
+                        help="benchmark: the taxonomy benchmark's 12 human ratings (default); hard: 30 models 5-15 "
+                             "Elo apart, the second best added after 5,000 votes")
     parser.add_argument("--repetitions", type=int, default=200, help="seeded arenas per strategy (default 200)")
-    parser.add_argument("--max-votes", type=int, default=60_000, help="votes per arena (default 60000)")
+    parser.add_argument("--max-votes", type=int, help="votes per arena (default: the scenario's, 60000 or 100000)")
     parser.add_argument("--strategies", default=",".join(STRATEGIES),
                         help=f"comma-separated strategies (default {','.join(STRATEGIES)})")
     parser.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     parser.add_argument("--bootstrap-rounds", type=int, default=1000,
                         help="bootstrap rounds of the coverage check (default 1000, as the leaderboard)")
-    parser.add_argument("--coverage-at", type=int, default=3370,
-                        help="also check coverage at this many votes (default 3370, the benchmark's; 0: skip)")
+    parser.add_argument("--coverage-at", type=int,
+                        help="also check coverage at this many votes (default: the scenario's, 3370 for the "
+                             "benchmark; 0: skip)")
     parser.add_argument("--step", type=int, default=50, help="smallest gap between checkpoints in votes (default 50)")
     parser.add_argument("--growth", type=float, default=0.02, help="checkpoint gap as a share of the votes so far")
     parser.add_argument("--refit-every", type=int, default=50, help="active: refit at least this many votes apart")
     parser.add_argument("--refit-growth", type=float, default=0.02, help="active: refit when votes grew by this share")
     parser.add_argument("--redraw-every", type=int, default=100,
                         help="recompute the pair probabilities from the counts every this many votes (default 100)")
+    parser.add_argument("--look-seconds", type=float, default=TimeModel.look_seconds,
+                        help=f"time model: seconds to look at a pairwise battle and decide (default "
+                             f"{TimeModel.look_seconds})")
     defaults = SamplingParams()
     parser.add_argument("--active-resolution", type=float, default=defaults.active_resolution,
                         help=f"active: resolution s in Elo points (default {defaults.active_resolution})")
@@ -323,11 +384,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--balance-cap", type=float, default=defaults.balance_cap,
                         help="balanced: a pair's share stays within 1/cap..cap times uniform "
                              f"(default {defaults.balance_cap})")
+    parser.add_argument("--warmup-battles", type=int, default=defaults.warmup_battles,
+                        help=f"battles a new model gets first (default {defaults.warmup_battles}; 0: no warm-up)")
+    parser.add_argument("--warmup-share", type=float, default=defaults.warmup_share,
+                        help=f"most draws that go to warming models (default {defaults.warmup_share})")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    scenario = SCENARIOS[args.scenario]
+    max_votes = args.max_votes or scenario.max_votes
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     for strategy in strategies:
         try:
@@ -335,29 +402,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError as error:
             print(error, file=sys.stderr)
             return 2
-    if args.repetitions < 1 or args.max_votes < args.step:
+    if args.repetitions < 1 or max_votes < args.step:
         print("--repetitions must be >= 1 and --max-votes at least --step.", file=sys.stderr)
         return 2
     try:
         params = SamplingParams(balance_cap=args.balance_cap, balance_power=args.balance_power,
                                 active_resolution=args.active_resolution,
                                 active_sharpness=args.active_sharpness, active_floor=args.active_floor,
-                                active_cap=args.active_cap, ridge=args.ridge)
+                                active_cap=args.active_cap, ridge=args.ridge, warmup_battles=args.warmup_battles,
+                                warmup_share=args.warmup_share)
+        time_model = TimeModel(look_seconds=args.look_seconds)
     except ValueError as error:
         print(error, file=sys.stderr)
         return 2
-    coverage_at = args.coverage_at or None
+    coverage_at = scenario.coverage_at if args.coverage_at is None else (args.coverage_at or None)
     results = []
     for strategy in strategies:
         rng = np.random.default_rng([args.seed, STRATEGIES.names().index(strategy)])
         results.append(simulate_strategy(
-            strategy, repetitions=args.repetitions, max_votes=args.max_votes, seed=rng, params=params,
-            step=args.step, growth=args.growth, refit_every=args.refit_every, refit_growth=args.refit_growth,
-            redraw_every=args.redraw_every,
+            strategy, true_elo=scenario.true_elo, arrivals=scenario.arrivals, repetitions=args.repetitions,
+            max_votes=max_votes, seed=rng, params=params, step=args.step, growth=args.growth,
+            refit_every=args.refit_every, refit_growth=args.refit_growth, redraw_every=args.redraw_every,
             bootstrap_rounds=args.bootstrap_rounds, coverage_at=coverage_at,
         ))
         print(f"{strategy}: done in {results[-1].seconds:.0f} s", file=sys.stderr, flush=True)
-    print(format_table(results, repetitions=args.repetitions, max_votes=args.max_votes, coverage_at=coverage_at))
+    print(f"Scenario {scenario.name}: {scenario.description}; seed {args.seed}.")
+    print(format_table(results, repetitions=args.repetitions, max_votes=max_votes, coverage_at=coverage_at))
+    if scenario.late and max_votes > scenario.arrivals[scenario.late[0]]:
+        late = scenario.late[0]
+        print()
+        print(format_warmup(results, late_name=scenario.names[late], joined=scenario.arrivals[late],
+                            battles=warmup_target(params)))
+    print()
+    print(format_seconds(results, time_model))
     if args.judge_votes:
         from tools.judge_study import ppi_coverage, ppi_table
 

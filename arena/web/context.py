@@ -68,7 +68,9 @@ class AppContext:
         return Sampler(self.settings.sampling_strategy, self.stats, self.pool, self.settings.replication_share)
 
     def __post_init__(self):
-        self.stats = SamplingStats(SamplingParams(tie_policy=self.settings.tie_policy))
+        self.stats = SamplingStats(SamplingParams(tie_policy=self.settings.tie_policy,
+                                                  warmup_battles=self.settings.warmup_battles,
+                                                  warmup_share=self.settings.warmup_share))
         shared = self.store if self.store.postgres else None  # replicas on one database count together
         self.annotator_limit = RateLimiter(self.settings.rate_limit_annotator_per_minute, "per annotator", store=shared)
         self.client_limit = RateLimiter(self.settings.rate_limit_client_per_minute, "from one address", store=shared)

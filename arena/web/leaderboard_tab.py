@@ -360,7 +360,8 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
         view, tables, figures = snapshot.view, snapshot.view["tables"], snapshot.view["figures"]
         plot = lambda name: {"type": "plotly", "plot": figures[name]} if name in figures else None  # noqa: E731
         notes = view.get("notes", {})
-        shown = [f"**{view.get('headline', '')}** {age_text(snapshot, status).strip()}", tables["table"],
+        plan = f"\n\n{view['plan']}" if view.get("plan") else ""  # the study planner's line (arena.study_plan)
+        shown = [f"**{view.get('headline', '')}** {age_text(snapshot, status).strip()}{plan}", tables["table"],
                  notes.get("table", ""), plot("chart")]
         if day is not None:
             shown = as_of_view(ctx.store.db(), options_key(options), day)

@@ -85,3 +85,44 @@ def test_the_check_finds_a_test_module_imported_by_another(tmp_path):
     (tmp_path / "support").mkdir()
     (tmp_path / "support" / "x.py").write_text("import test_a\nimport testing_tools\n")
     assert imports_of_test_modules(tmp_path) == [("support/x.py", "test_a"), ("test_b.py", "test_a")]
+
+
+def test_core_imports_nothing_of_the_project_but_ratings(tmp_path):
+    """core/ is the ground floor beside ratings/: settings, presets, install hints, the registry; every package may
+    import it, so it may import none of them."""
+    for package in ("ratings", "core", "datamodel"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "app.py").write_text("")
+    (tmp_path / "core" / "fine.py").write_text("from ratings import votes\nimport numpy\n")
+    (tmp_path / "core" / "settings.py").write_text("def quality():\n    from datamodel import quality\n")
+    assert upward_imports(read_graph(tmp_path)) == [("core.settings", "datamodel")]
+
+
+def test_dynamic_imports_live_only_in_the_registry():
+    """A module named by a string is imported in one place, core/registry.py (its built-ins and the plug-ins' entry
+    points): no importlib.import_module, __import__ or pkgutil walk elsewhere, which neither a reader nor the import
+    graph above could follow."""
+    from tools.layers import dynamic_imports
+
+    assert dynamic_imports(read_graph()) == []
+
+
+def test_the_check_finds_dynamic_imports_outside_the_registry(tmp_path):
+    from tools.layers import dynamic_imports
+
+    for package in ("core", "suites"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "app.py").write_text("")
+    (tmp_path / "core" / "registry.py").write_text("import importlib\nimportlib.import_module('suites.x')\n")
+    (tmp_path / "suites" / "__init__.py").write_text(
+        '"""importlib.import_module in a docstring is prose."""\n'
+        "import importlib, pkgutil\n"
+        "from importlib import import_module\n"
+        "for found in pkgutil.iter_modules(__path__):\n"
+        "    importlib.import_module(found.name)\n"
+        "    import_module(found.name)\n"
+        "    __import__(found.name)\n")
+    assert [(module, line) for module, line, _ in dynamic_imports(read_graph(tmp_path))] == [
+        ("suites", 2), ("suites", 3), ("suites", 5), ("suites", 6), ("suites", 7)]

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import os
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from core.registry import load
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS_PAGE = Path("docs/reference/settings.md")
@@ -57,7 +58,7 @@ def slug(heading: str) -> str:
 
 def _parser_of(module_name: str) -> argparse.ArgumentParser:
     """The parser of ``module_name``: its ``build_parser()``, else the one its ``main`` parses with."""
-    module = importlib.import_module(module_name)
+    module = load(module_name)
     if hasattr(module, "build_parser"):
         return module.build_parser()
     original = argparse.ArgumentParser.parse_args

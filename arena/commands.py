@@ -11,7 +11,7 @@ from datamodel.catalog import release_withheld, withheld_images
 from core.extras import exit_status, require
 from core.settings import SettingsError, load_settings, settings_markdown, settings_table
 from datamodel.vote_table import EXPORTERS
-from ratings.protocols import PROTOCOLS
+from core.protocols import PROTOCOLS
 from ratings.votes import TIE_POLICIES
 
 

@@ -51,7 +51,8 @@ from arena.study_plan import in_play, main_strategy, plan_line, warming_up
 from ratings.agreement import agreement_summary, consensus_spearman, inter_annotator_from_codes, paired_confusion
 from ratings.bias import position_bias_from_counts
 from ratings.leaderboard import prior_ridge
-from ratings.protocols import DEFAULT_PROTOCOL, RatingProtocol, get_protocol
+from core.protocols import get_protocol
+from ratings.protocols import DEFAULT_PROTOCOL, RatingProtocol
 from ratings.ranks import check_order
 from ratings.votes import OUTCOMES
 from sampling.strategies import STRATEGIES

@@ -214,7 +214,7 @@ def test_viewers_read_the_history_and_only_the_servers_boards_write_it(tmp_path)
     from arena.leaderboard_service import SnapshotService, keeps_history, options_key
     from datamodel.connection import Store
     from datamodel.rating_history import day_of, keep_day, kept_days
-    from ratings.protocols import PROTOCOLS
+    from core.protocols import PROTOCOLS
     from support.arena import build_small_arena
     from support.webapp import shared_leaderboard_worker
 

@@ -16,7 +16,7 @@ from arena.leaderboard import LeaderboardOptions, compute_leaderboard
 from arena.leaderboard_view import render_view
 from datamodel.battles import Pairing
 from core.settings import Settings, SettingsError
-from ratings.protocols import get_protocol
+from core.protocols import get_protocol
 from ratings.ranks import board_order, rank_ranges, vote_status
 from support.votes import JUDGE, RANKING, add_votes, image_of, vote_on
 

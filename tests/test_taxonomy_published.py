@@ -99,7 +99,7 @@ def test_every_elo_column_averages_between_999_and_1000_as_truncation_predicts()
 
 
 def test_the_taxonomy_paper_protocol_truncates_a_fit_centred_on_1000():
-    from ratings.protocols import get_protocol
+    from core.protocols import get_protocol
 
     rng = np.random.default_rng(5)
     models = [f"m{i}" for i in range(12)]

@@ -221,7 +221,7 @@ async def call_without_session(arena: Arena, count: int, deadline: float):
 
 async def leaderboard_views(arena: Arena, count: int, deadline: float):
     from arena.web.leaderboard_tab import TIE_POLICIES
-    from ratings.protocols import PROTOCOLS
+    from core.protocols import PROTOCOLS
 
     before = arena.kept_days()
     page = Page(arena, address(1100))

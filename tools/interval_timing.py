@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from ratings.leaderboard import prior_ridge
-from ratings.protocols import get_protocol
+from core.protocols import get_protocol
 from ratings.votes import EncodedVotes
 from tools.scale import Figure, measure
 from tools.scale_fixture import ScaleSpec, cached_scale_database

@@ -132,7 +132,7 @@ def _protocol(preset: Preset, settings):
     """The preset's rating protocol; the arena's own with the settings' tie policy, prior and bootstrap."""
     name = preset.get("rating.protocol", "arena")
     try:
-        from ratings.protocols import get_protocol
+        from core.protocols import get_protocol
     except ImportError:  # a build without the rating-protocol registry
         return None, f"this build has no rating protocol registry, so no {name} fit"
     try:

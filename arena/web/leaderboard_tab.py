@@ -36,7 +36,8 @@ from arena.leaderboard_view import header_tips, hide_annotators
 from datamodel.imported_votes import import_sources
 from datamodel.metrics import metric_directions
 from datamodel.vote_arrays import ARENA_SOURCE
-from ratings.protocols import DEFAULT_PROTOCOL, PROTOCOLS
+from core.protocols import PROTOCOLS
+from ratings.protocols import DEFAULT_PROTOCOL
 from judges.metrics.registry import METRICS
 from arena.web.admin_session import Holder
 from arena.web.context import AppContext

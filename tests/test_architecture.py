@@ -126,3 +126,10 @@ def test_the_check_finds_dynamic_imports_outside_the_registry(tmp_path):
         "    __import__(found.name)\n")
     assert [(module, line) for module, line, _ in dynamic_imports(read_graph(tmp_path))] == [
         ("suites", 2), ("suites", 3), ("suites", 5), ("suites", 6), ("suites", 7)]
+
+
+def test_shared_test_code_lives_in_support():
+    """Beside the test modules, tests/ holds only conftest.py: a helper module there (or an alias of one of
+    support/'s) is one more place to look."""
+    assert sorted(path.name for path in TESTS.glob("*.py")
+                  if not path.name.startswith("test_") and path.name != "conftest.py") == []

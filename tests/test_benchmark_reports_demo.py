@@ -60,7 +60,7 @@ def test_semvarbench_paper_preset_fills_its_report_on_the_demo(tmp_path, cache):
     from core.presets import get_preset
     from judges.selection import Selection
     from judges.semvar import run_semvar
-    from openai_stub import engine_config
+    from support.openai_stub import engine_config
     from suites import semvarbench
     from tools.fake_openai import FakeServer
 
@@ -163,7 +163,7 @@ def test_saneval_paper_preset_fills_its_report_on_the_demo(tmp_path, cache):
     from judges.metrics.detection import TransformersDetector, build_tiny_owl
     from judges.saneval import SanevalOptions, run_saneval
     from judges.selection import Selection
-    from openai_stub import engine_config
+    from support.openai_stub import engine_config
     from suites import saneval
     from tools.fake_openai import FakeServer
 

@@ -14,7 +14,7 @@ from PIL import Image
 from core.presets import get_preset
 from judges.commonsense import run_commonsense
 from judges.selection import Selection
-from openai_stub import engine_config
+from support.openai_stub import engine_config
 from tools.fake_openai import FakeServer, Scripted
 
 

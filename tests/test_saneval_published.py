@@ -239,7 +239,7 @@ def paper_book():
     import json
     import re
 
-    from openai_stub import Book
+    from support.openai_stub import Book
     from tools.fake_openai import Scripted
 
     def rating(received):
@@ -284,7 +284,7 @@ def test_the_published_protocol_scores_with_appendix_c_prompts(tmp_path):
     from datamodel.media import MediaStore
     from judges.saneval import SanevalOptions, run_saneval
     from judges.selection import Selection
-    from openai_stub import FakeDetection, FakeDetector, colored, engine_config, pixels_key
+    from support.openai_stub import FakeDetection, FakeDetector, colored, engine_config, pixels_key
     from tools.fake_openai import FakeServer
 
     db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
@@ -356,7 +356,7 @@ def test_the_per_cardinality_table_averages_each_stratum(tmp_path):
     from datamodel.media import MediaStore
     from datamodel.metrics import MetricRow, write_metrics
     from judges.saneval import cardinality_scores
-    from openai_stub import colored
+    from support.openai_stub import colored
 
     db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
     specs = [PromptSpec("saneval", f"k{n}", f"prompt {n}", subset="color",
@@ -390,7 +390,7 @@ def test_yoloe_stand_in_detects_asked_labels_and_scores_through_the_published_pi
     from judges.metrics.detection import YoloeDetector, build_tiny_yoloe
     from judges.saneval import SanevalOptions, run_saneval
     from judges.selection import Selection
-    from openai_stub import engine_config
+    from support.openai_stub import engine_config
     from tools.fake_openai import FakeServer
 
     weights = build_tiny_yoloe(tmp_path / "yoloe.pt", text_encoder=tmp_path / "text")
@@ -485,7 +485,7 @@ def test_table_3_is_computed_from_the_compbench_scores_the_user_brings(tmp_path)
     from datamodel.metrics import MetricRow, write_metrics
     from judges.metrics.compbench import read_scores
     from judges.saneval import aggregate
-    from openai_stub import colored
+    from support.openai_stub import colored
     from suites import saneval
     from suites.common import SuiteError
 

@@ -93,8 +93,10 @@ def _remove_import(args, settings) -> int:
     if args.file is not None:
         raise ValueError("import-votes --remove ID takes no file: it undoes the import numbered ID.")
     db, _ = _open(settings)
-    record, votes, models = remove_import(db, args.remove)
-    print(f"Removed import #{record.id} ({record.file} into source {record.source!r}): {votes} votes"
+    gone = remove_import(db, args.remove)
+    record, models = gone.record, gone.models
+    print(f"Removed import #{record.id} ({record.file} into source {record.source!r}): {gone.votes} votes"
+          + (f", {gone.images} images only its votes showed" if gone.images else "")
           + (f", and {len(models)} models only it named: {', '.join(models)}." if models else "."))
     return 0
 

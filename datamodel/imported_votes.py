@@ -222,27 +222,56 @@ def imported_slices(db: sqlite_utils.Database, suite: str, source: str | None = 
 # every column that names a model: a model an import created goes with the import only when none of them names it
 MODEL_COLUMNS = (("images", "model_id"), ("metrics", "model_id"), ("judgments", "model_id"),
                  ("votes", "left_model_id"), ("votes", "right_model_id"), ("imported_votes", "left_model_id"),
-                 ("imported_votes", "right_model_id"), ("ratings", "model_id"))
+                 ("imported_votes", "right_model_id"), ("ratings", "model_id"), ("generations", "model_id"),
+                 ("vote_changes", "left_model_id"), ("vote_changes", "right_model_id"))
+# every column that names an image: an image an import's votes showed goes with the import only when none names it
+IMAGE_COLUMNS = (("battles", "left_image_id"), ("battles", "right_image_id"), ("votes", "left_image_id"),
+                 ("votes", "right_image_id"), ("metrics", "image_id"), ("judgments", "image_id"),
+                 ("vote_changes", "left_image_id"), ("vote_changes", "right_image_id"), ("rating_servings", "image_id"),
+                 ("ratings", "image_id"), ("generations", "image_id"), ("imported_votes", "left_image_id"),
+                 ("imported_votes", "right_image_id"))
 
 
-def remove_import(db: sqlite_utils.Database, import_id: int) -> tuple[ImportRecord, int, list[str]]:
-    """Undo import ``import_id``, in one transaction: its votes, its ``vote_imports`` row, and the models imports
-    created (source ``imported``) that nothing names any more; the ``votes`` data version is raised. Returns the
-    import's row, the votes removed and the models removed (the catalog's data version rises by its trigger);
-    LookupError when there is no such import."""
+@dataclass(frozen=True)
+class RemovedImport:
+    """What :func:`remove_import` took out."""
+
+    record: ImportRecord  # the import's row
+    votes: int  # its votes
+    images: int  # images only its votes named (their media files stay: content-addressed, another may share one)
+    models: list[str]  # models imports created that nothing names any more
+
+
+def _unused(alias: str, columns: tuple[tuple[str, str], ...]) -> str:
+    return " AND ".join(f"NOT EXISTS (SELECT 1 FROM {table} t WHERE t.{column} = {alias}.id)"
+                        for table, column in columns)
+
+
+def remove_import(db: sqlite_utils.Database, import_id: int) -> RemovedImport:
+    """Undo import ``import_id``, in one transaction: its votes, its ``vote_imports`` row, the images its votes showed
+    (GenAI-Bench, Pick-a-Pic) that nothing else names, and the models imports created (source ``imported``) that
+    nothing names any more; the ``votes`` data version is raised (the catalog's rises by its trigger). LookupError
+    when there is no such import."""
     row = db.execute("SELECT id, source, format, file, sha256, records, added, imported_at FROM vote_imports "
                      "WHERE id = ?", [import_id]).fetchone()
     if row is None:
         known = ", ".join(f"#{i}" for i, in db.execute("SELECT id FROM vote_imports ORDER BY id")) or "none"
         raise LookupError(f"No import #{import_id}: the imports are {known} (python -m arena leaderboard --source "
                           "lists the sources; the vote_imports table has each import's file and time).")
-    unused = " AND ".join(f"NOT EXISTS (SELECT 1 FROM {table} t WHERE t.{column} = m.id)"
-                          for table, column in MODEL_COLUMNS)
     with db.conn:
+        shown = {image for pair in db.execute("SELECT left_image_id, right_image_id FROM imported_votes WHERE "
+                                              "import_id = ? AND left_image_id IS NOT NULL", [import_id])
+                 for image in pair}
         removed = db.execute("DELETE FROM imported_votes WHERE import_id = ?", [import_id]).rowcount
         db.execute("DELETE FROM vote_imports WHERE id = ?", [import_id])
+        images = 0
+        for chunk in (sorted(shown)[start:start + 500] for start in range(0, len(shown), 500)):
+            marks = ", ".join("?" * len(chunk))
+            images += db.execute(f"DELETE FROM images WHERE id IN (SELECT i.id FROM images i WHERE i.id IN ({marks}) "
+                                 f"AND {_unused('i', IMAGE_COLUMNS)})", chunk).rowcount
+        unused = _unused("m", MODEL_COLUMNS)
         gone = [name for name, in db.execute(
             f"SELECT m.name FROM models m WHERE m.source = 'imported' AND {unused} ORDER BY m.name")]
         db.execute(f"DELETE FROM models WHERE source = 'imported' AND id IN (SELECT m.id FROM models m WHERE {unused})")
         db.execute("UPDATE data_versions SET version = version + 1 WHERE name = 'votes'")
-    return ImportRecord(*row), removed, gone
+    return RemovedImport(ImportRecord(*row), removed, images, gone)

@@ -142,3 +142,51 @@ def test_a_bad_record_stops_the_import_naming_it_and_writes_nothing(env, capsys,
     for table in ("imported_votes", "images", "prompts", "models"):
         assert db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0, table
     assert not [p for p in (env / "media").rglob("*") if p.is_file()]  # no media file left behind
+
+
+def test_removing_an_import_with_images_removes_its_images_and_models(env, capsys):
+    """Before: ``import-votes --remove`` left the images an import brought, so the models it created stayed (their
+    images still named them) and battles could still draw them."""
+    path = write_parquet(env / "genai_bench.parquet", genai_bench_rows(), GENAI_SCHEMA)
+    run(capsys, "import-votes", str(path), "--format", "genai-bench", "--quiet")
+    db = connect(env / "arena.db")
+    created = {name for name, in db.execute("SELECT name FROM models WHERE source = 'imported'")}
+    import_id = db.execute("SELECT max(id) FROM vote_imports").fetchone()[0]
+    assert created and db.execute("SELECT count(*) FROM images").fetchone()[0] == 26
+    out = run(capsys, "import-votes", "--remove", str(import_id))
+    assert "26 images" in out and all(name in out for name in created)
+    assert db.execute("SELECT count(*) FROM images").fetchone()[0] == 0
+    assert db.execute("SELECT count(*) FROM battle_images").fetchone()[0] == 0
+    assert db.execute("SELECT count(*) FROM models WHERE source = 'imported'").fetchone()[0] == 0
+
+
+def test_removing_an_import_keeps_an_image_something_else_names(env, capsys):
+    """An imported image a battle of the arena showed stays (with its model) when the import goes."""
+    path = write_parquet(env / "genai_bench.parquet", genai_bench_rows(), GENAI_SCHEMA)
+    run(capsys, "import-votes", str(path), "--format", "genai-bench", "--quiet")
+    db = connect(env / "arena.db")
+    left, right = db.execute("SELECT left_image_id, right_image_id FROM imported_votes WHERE "
+                             "left_image_id != right_image_id LIMIT 1").fetchone()
+    prompt = db.execute("SELECT prompt_id FROM images WHERE id = ?", [left]).fetchone()[0]
+    with db.conn:
+        db.execute("INSERT INTO battles (id, prompt_id, left_image_id, right_image_id, served_to_kind, session_id, "
+                   "media_token, served_at) VALUES ('b1', ?, ?, ?, 'human', 's1', 't1', 0)", [prompt, left, right])
+    import_id = db.execute("SELECT max(id) FROM vote_imports").fetchone()[0]
+    run(capsys, "import-votes", "--remove", str(import_id))
+    kept = {image for image, in db.execute("SELECT id FROM images")}
+    assert kept == {left, right}
+    # their models stay (an image names them); every other model the import created went
+    assert {name for name, in db.execute("SELECT name FROM models WHERE source = 'imported'")} == {
+        name for name, in db.execute("SELECT m.name FROM models m JOIN images i ON i.model_id = m.id")}
+
+
+def test_the_removal_knows_every_column_that_names_an_image_or_a_model(tmp_path):
+    """A table added later with an image or model column must join the lists, or removing an import could delete
+    an image or model it names."""
+    from datamodel.imported_votes import IMAGE_COLUMNS, MODEL_COLUMNS
+
+    db = connect(tmp_path / "arena.db")
+    columns = {(table, column.name) for table in db.table_names() for column in db[table].columns}
+    assert {c for c in columns if c[1].endswith("image_id")} == set(IMAGE_COLUMNS)
+    named = {c for c in columns if c[1].endswith("model_id")}
+    assert named == set(MODEL_COLUMNS), named ^ set(MODEL_COLUMNS)

@@ -42,7 +42,7 @@ from datamodel.annotators import annotator_names
 from datamodel.catalog import models_with_images
 from datamodel.models import sorted_model_names
 from datamodel.votes import judge_voter_names
-from datamodel.settings import Settings
+from core.settings import Settings
 from datamodel.vote_arrays import ARENA_SOURCE, SLICE_FILTERS, VoteArrays, VoteArraysCache, read_vote_arrays
 from datamodel.imported_votes import import_sources
 from datamodel.metrics import metric_directions, model_metric_table
@@ -52,7 +52,8 @@ from arena.study_plan import in_play, main_strategy, plan_line, warming_up
 from ratings.agreement import agreement_summary, consensus_spearman, inter_annotator_from_codes, paired_confusion
 from ratings.bias import position_bias_from_counts
 from ratings.leaderboard import prior_ridge
-from ratings.protocols import DEFAULT_PROTOCOL, RatingProtocol, get_protocol
+from core.protocols import get_protocol
+from ratings.protocols import DEFAULT_PROTOCOL, RatingProtocol
 from ratings.ranks import check_order
 from ratings.votes import OUTCOMES
 from sampling.strategies import STRATEGIES

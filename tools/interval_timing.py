@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from ratings.leaderboard import prior_ridge
-from ratings.protocols import get_protocol
+from core.protocols import get_protocol
 from ratings.votes import EncodedVotes
 from tools.scale import ROOT, Figure, measure
 from tools.scale_fixture import ScaleSpec, cached_scale_database
@@ -56,7 +56,7 @@ VOTERS = 50  # annotators casting the new votes between the two snapshots
 # a fresh worker's first snapshot, new votes through the arena's own path, the refresh; then the human fit alone
 SNAPSHOT = """
 import random, time
-from datamodel.settings import load_settings
+from core.settings import load_settings
 from arena.leaderboard import leaderboard_options
 from arena.leaderboard_service import _compute_in_worker
 from datamodel.annotators import annotator_names

@@ -101,7 +101,7 @@ def leaderboard_figures(env: dict[str, str]) -> list[Figure]:
     for label, filters, target in (("default filters", {}, True), ("suite taxonomy, subset Easy",
                                                                     {"suite": "taxonomy", "subset": "Easy"}, False)):
         result, peak = measure(
-            "from datamodel.settings import load_settings\nfrom arena.leaderboard import leaderboard_options\n"
+            "from core.settings import load_settings\nfrom arena.leaderboard import leaderboard_options\n"
             "from arena.leaderboard_service import compute_snapshot\n"
             "from datamodel.connection import connect\nimport time\nsettings = load_settings()\n"
             "db = connect(settings.db_path, migrate_schema=False)\nstarted = time.perf_counter()\n"
@@ -213,7 +213,7 @@ def export_figures(env: dict[str, str], work: Path) -> list[Figure]:
     for fmt in FORMATS:
         target = work / f"votes.{fmt}"
         result, peak = measure(
-            "from datamodel.settings import load_settings\nfrom datamodel.vote_table import export_votes\n"
+            "from core.settings import load_settings\nfrom datamodel.vote_table import export_votes\n"
             "from datamodel.connection import connect\nimport time\nsettings = load_settings()\n"
             "db = connect(settings.db_path, migrate_schema=False)\nstarted = time.perf_counter()\n"
             f"rows = export_votes(db, {str(target)!r}, {fmt!r})\n"

@@ -34,7 +34,7 @@ from datamodel.connection import database_errors
 from datamodel.annotators import SignInError
 from datamodel.human_ratings import Serving
 from datamodel.rating_scales import ChoiceScale, RatingRejected, ScoresScale
-from judges.rating_tasks import RatingTask, rating_tasks
+from judges.rating_tasks import RATING_TASKS, RatingTask
 
 ALL_TASKS = "All open tasks"
 SKIP_KEY = "S"
@@ -54,7 +54,7 @@ def answer_rows_css() -> str:
     all), one per declared task."""
     return "\n".join(
         f".gradio-container:has(#rating-item [data-task=\"{name}\"]) #{_control_id(name, 'row')} "
-        "{ display: flex !important; }" for name in rating_tasks())
+        "{ display: flex !important; }" for name in RATING_TASKS)
 
 
 def rating_keys() -> dict:
@@ -62,7 +62,7 @@ def rating_keys() -> dict:
     key; per task, a choice scale's ``points`` (key: the button's id) or a scores scale's ``scores`` (the radios'
     ids), ``submit``, ``step`` and ``high``."""
     keys = {}
-    for name, task in rating_tasks().items():
+    for name, task in RATING_TASKS.items():
         scale = task.scale
         if isinstance(scale, ChoiceScale):
             points = {}  # a point's own key first, then its value, then its position (a 0-10 scale's "1" is 1)
@@ -141,7 +141,7 @@ class RatingDesk:
 
     @classmethod
     def of(cls, ctx: AppContext) -> "RatingDesk":
-        settings, declared = ctx.settings, rating_tasks()
+        settings, declared = ctx.settings, dict(RATING_TASKS)
         answers = dict(noun="answers", advice="Look at the image a little longer and answer again")
         loads = dict(noun="new questions", advice="Answer the question on screen, or load another")
         limits = dict(

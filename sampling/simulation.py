@@ -12,7 +12,9 @@ The draws (:func:`walk`): each repetition's pairs come from :func:`sampling.stra
 function the server uses, with the warm-up of new models (:func:`sampling.warmup.with_warmup`) as the server applies
 it; for a strategy that ``needs_fit`` the state is refitted with :func:`sampling.strategies.fit_state` (the server's
 refit) whenever the votes have grown by ``Schedule.refit_growth`` or ``Schedule.refit_every`` votes, whichever is
-more, and stays fixed in between, as in the server between refits; the probabilities are recomputed from the counts
+more (checked before every batch of draws, not only at the checkpoints), and stays fixed in between, as in the
+server between refits (the server's cadence is ``Schedule(refit_every=50, refit_growth=0)``; the default grows
+with the votes, which the planner uses for speed); the probabilities are recomputed from the counts
 every ``Schedule.redraw_every`` votes (or ``redraw_growth`` of the votes so far, whichever is more). Models can join
 late (``arrivals``): a pair is available once both of its models have arrived.
 """
@@ -156,11 +158,13 @@ def walk(
     state = None
     refitted_at = done
     for point in points:
-        refit_due = state is None or done - refitted_at >= max(schedule.refit_every, schedule.refit_growth * refitted_at)
-        if spec.needs_fit and refit_due:
-            state = fit_state(count_tensors(outcomes, n), params=params, theta0=None if state is None else state.theta)
-            refitted_at = done
         while done < point:
+            refit_due = state is None or done - refitted_at >= max(schedule.refit_every,
+                                                                   schedule.refit_growth * refitted_at)
+            if spec.needs_fit and refit_due:
+                state = fit_state(count_tensors(outcomes, n), params=params,
+                                  theta0=None if state is None else state.theta)
+                refitted_at = done
             present = arrivals <= done
             available = present[i] & present[j]
             size = int(min(point - done, max(schedule.redraw_every, schedule.redraw_growth * done)))

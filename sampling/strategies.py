@@ -31,10 +31,17 @@ Strategies (:data:`STRATEGIES`; the configured one is recorded on every battle, 
         From the sampler's Bradley–Terry fit (:func:`fit_state`: ratings R in Elo and their covariance Σ):
 
         - σ_k² = Σ_ii + Σ_jj − 2Σ_ij, the variance of the fitted difference R_i − R_j;
-        - P_k = Φ(−|R_i − R_j| / √(σ_k² + s²)), the probability that the pair's fitted order is wrong or that the two
-          are within the resolution s (``active_resolution``, Elo points) of each other: high when the intervals
-          overlap. s keeps the design stable: as σ → 0 the weights converge to Φ(−|ΔR|/s), fixed numbers;
-        - U_i = Σ_j P_ij, the *rank* uncertainty of model i (the expected number of models on the wrong side of it);
+        - P_k = Φ(−(|R_i − R_j| + s) / σ_k), the posterior probability that the pair's true order is the opposite
+          of the fitted one by more than the resolution s (``active_resolution``, Elo points): an *indifference
+          zone* (Bechhofer 1954, "A single-sample multiple decision procedure for ranking means of normal
+          populations", Ann. Math. Statist. 25:16). High while the intervals overlap by more than s; a pair the fit
+          has within s of each other stops drawing votes once σ_k is well under s, because either order is then
+          within s of the truth and no affordable number of votes would settle which (two models 1 Elo apart
+          need about 600,000 votes between them to be ordered at 95%). The earlier rule, Φ(−|ΔR| / √(σ_k² + s²))
+          with s = 20, kept a fitted tie at P = ½ forever: it spent its focused votes on the near-ties, and the
+          pairs that separate groups (11–21 Elo apart in the benchmark's truth) waited;
+        - U_i = Σ_j P_ij, the *rank* uncertainty of model i (the expected number of models on the wrong side of it
+          by more than s);
         - w_k = (P_k · (U_i + U_j))^α (α = ``active_sharpness``).
 
         This is "exp(−|ΔR|/s)·(width_i + width_j)" with the gap scaled by the pair's own uncertainty and the widths
@@ -69,15 +76,15 @@ Why the Bradley–Terry fit stays valid under the adaptive designs
     Their consistency and asymptotic normality under such sequential designs need the information on every
     contrast to grow and the design to settle down (Chaudhuri & Mykland 1993, "Nonlinear experiments: optimal design
     and inference based on likelihood", JASA 88:538; Lai & Wei 1982, Ann. Statist. 10:154 for the stability
-    condition): the ε floor gives every pair a growing share of votes, and the resolution s makes the weights
-    converge. In finite samples, though, a design that votes less on pairs that *look* far apart corrects errors
+    condition): the ε floor gives every pair a growing share of votes, and the weights settle where the focused
+    pairs' z-scores (|ΔR| + s)/σ_k are level (a pair drawn more narrows faster and weighs less), within the cap. In finite samples, though, a design that votes less on pairs that *look* far apart corrects errors
     that spread the ratings out less than errors that bunch them together, so the ratings of the extreme models
     are pushed outwards a little (the bias of adaptively collected data; Nie et al. 2018, "Why adaptively collected
     data have negative bias and how to correct for it", AISTATS), and the leaderboard's bootstrap, which resamples
     votes as if they were independent, does not see it. So this is checked, not assumed: ``python -m
     tools.simulate`` reports per strategy the coverage of the leaderboard's 95% bootstrap intervals at the end and
     at the benchmark's 3,370 votes, and the largest mean error of a rating. Sending the exploration share to the
-    least-voted pairs (rather than uniformly) and the resolution s both reduced that bias in the simulation.
+    least-voted pairs (rather than uniformly) reduced that bias in the simulation.
 
 Replication
     With probability ``replication_share`` a draw re-serves an existing battle (same prompt, same left and right
@@ -122,7 +129,8 @@ class SamplingParams:
 
     - ``balance_cap``: ``balanced`` keeps every available pair within [u/cap, cap·u] of the uniform share u.
     - ``balance_power``: γ, how hard ``balanced`` pushes towards the pairs and models with fewer votes.
-    - ``active_resolution``: s, in Elo points: differences below it are not worth resolving.
+    - ``active_resolution``: s, in Elo points: differences below it are not worth resolving (the indifference
+      zone of P_k).
     - ``active_sharpness``: α, the power of the ``active`` weights (1: proportional; larger: more focused).
     - ``active_floor``: ε, the share of ``active`` draws that explore (by ``balanced``).
     - ``active_cap``: no pair gets more than cap·u of the focused ``active`` draws.
@@ -137,10 +145,10 @@ class SamplingParams:
 
     balance_cap: float = 4.0
     balance_power: float = 4.0
-    active_resolution: float = 20.0
+    active_resolution: float = 10.0
     active_sharpness: float = 2.0
     active_floor: float = 0.15
-    active_cap: float = 8.0
+    active_cap: float = 16.0
     ridge: float = 0.5
     z: float = 1.96
     tie_policy: str = "drop"
@@ -412,16 +420,17 @@ def balanced_pair_probabilities(
 
 
 def misorder_probabilities(ratings: np.ndarray, cov: np.ndarray, *, resolution: float) -> np.ndarray:
-    """P_k = Φ(−|R_i − R_j| / √(σ_k² + s²)) per pair (…, K), σ_k² = Σ_ii + Σ_jj − 2Σ_ij (module docstring).
+    """P_k = Φ(−(|R_i − R_j| + s) / σ_k) per pair (…, K), σ_k² = Σ_ii + Σ_jj − 2Σ_ij (module docstring): the
+    posterior probability that the pair's true order is the opposite of the fitted one by more than s.
 
     A pair with a model that has no rating yet (NaN) gets P = 1/2.
     """
     ratings = np.asarray(ratings, dtype=np.float64)
     cov = np.asarray(cov, dtype=np.float64)
     i, j = pair_index(ratings.shape[-1])
-    var = np.clip(cov[..., i, i] + cov[..., j, j] - 2.0 * cov[..., i, j], 0.0, None)
+    sd = np.sqrt(np.clip(cov[..., i, i] + cov[..., j, j] - 2.0 * cov[..., i, j], 1e-12, None))
     gap = np.abs(ratings[..., i] - ratings[..., j])
-    p = ndtr(-gap / np.sqrt(var + resolution**2))
+    p = ndtr(-(gap + resolution) / sd)
     return np.where(np.isfinite(p), p, 0.5)
 
 

@@ -11,6 +11,7 @@ import pytest
 pytestmark = pytest.mark.both_engines
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.special import ndtr
 
 import ratings
 import sampling
@@ -140,6 +141,24 @@ def test_active_prefers_close_pairs_with_uncertain_ranks_and_keeps_the_floor():
     alone = pair_probabilities("active", available=available, pair_counts=young, state=state,
                                params=SamplingParams(warmup_battles=0))  # no warm-up: the fit counts at once
     assert alone.tolist() != pytest.approx(early.tolist())
+
+
+def test_active_stops_spending_on_a_near_tie_once_it_is_resolved_to_within_the_resolution():
+    """P_k = Φ(−(|ΔR| + s)/σ_k): a pair the fit has tied, with σ_k well under s, is settled (a coin flip no vote
+    budget resolves, and either order is within s); a pair 15 Elo apart with wide intervals is not."""
+    ratings_elo = np.array([1000.0, 1000.0, 900.0, 885.0])
+    cov = np.diag([2.0**2, 2.0**2, 10.0**2, 10.0**2])
+    params = SamplingParams()
+    p = sampling.misorder_probabilities(ratings_elo, cov, resolution=params.active_resolution)
+    i, j = pair_index(4)
+    by_pair = {(a, b): x for a, b, x in zip(i.tolist(), j.tolist(), p)}
+    assert by_pair[(0, 1)] == pytest.approx(ndtr(-params.active_resolution / np.sqrt(8.0)))
+    assert by_pair[(0, 1)] < 0.01 < by_pair[(2, 3)]
+    w = sampling.active_pair_weights(ratings_elo, cov)
+    assert w[(i == 2) & (j == 3)][0] > 10 * w[(i == 0) & (j == 1)][0]
+    # with wide intervals the same tie is as uncertain as it gets
+    wide = sampling.misorder_probabilities(ratings_elo, np.diag([200.0**2] * 4), resolution=params.active_resolution)
+    assert wide[0] > 0.45
 
 
 def test_active_explores_a_model_without_a_rating():

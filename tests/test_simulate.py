@@ -85,3 +85,24 @@ def test_main_refuses_bad_arguments_with_the_fix(capsys):
     with pytest.raises(SystemExit):
         simulate.main(["--help"])
     assert "--repetitions" in capsys.readouterr().out
+
+
+def test_the_simulated_server_refits_on_the_servers_cadence_between_checkpoints(monkeypatch):
+    """The server refits every 50 votes; the simulation does too, even when its checkpoints are far apart."""
+    from sampling import simulation
+
+    fitted_at = []
+    real_fit = simulation.fit_state
+
+    def counting_fit(counts, **kwargs):
+        fitted_at.append(int(np.asarray(counts)[0].sum()))
+        return real_fit(counts, **kwargs)
+
+    monkeypatch.setattr(simulation, "fit_state", counting_fit)
+    outcome_p = simulate.outcome_probabilities([1050.0, 1000.0, 950.0, 900.0])
+    schedule = simulation.Schedule(refit_every=50, refit_growth=0.0, redraw_every=50)
+    for _ in simulation.walk("active", outcome_p=outcome_p, points=np.array([1000]), repetitions=2,
+                             rng=np.random.default_rng(0), schedule=schedule):
+        pass
+    assert fitted_at == list(range(0, 1000, 50))
+    assert simulate.build_parser().parse_args([]).refit_growth == 0.0

@@ -17,7 +17,8 @@ are both bad and 14% ties under uniform sampling (the table's last line gives th
 Prompts are not simulated: the simulated annotators answer from the models' ratings only.
 
 The draws are the app's (:func:`sampling.simulation.walk`: :func:`sampling.strategies.pair_probabilities`, the
-server's refit, the warm-up of new models). The repetitions of one strategy run in lock-step as one batch, and each
+server's refit on the server's cadence, every 50 votes, the warm-up of new models; the pair probabilities are
+recomputed every 50 votes, where the server recomputes them at every draw). The repetitions of one strategy run in lock-step as one batch, and each
 strategy has its own random stream (``numpy.random.default_rng([seed, index of the strategy in the registry])``), so
 adding a strategy changes no other row. At checkpoints (every ``--step`` votes or ``--growth`` of the votes so far,
 whichever is more) the leaderboard's point estimates are fitted (:func:`ratings.newton_bt`, ridge 1e-6, ties dropped)
@@ -196,8 +197,8 @@ def simulate_strategy(
     step: int = 50,
     growth: float = 0.02,
     refit_every: int = 50,
-    refit_growth: float = 0.02,
-    redraw_every: int = 100,
+    refit_growth: float = 0.0,
+    redraw_every: int = 50,
     bootstrap_rounds: int = 1000,
     coverage_at: int | None = 3370,
 ) -> StrategyResult:
@@ -357,9 +358,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--step", type=int, default=50, help="smallest gap between checkpoints in votes (default 50)")
     parser.add_argument("--growth", type=float, default=0.02, help="checkpoint gap as a share of the votes so far")
     parser.add_argument("--refit-every", type=int, default=50, help="active: refit at least this many votes apart")
-    parser.add_argument("--refit-growth", type=float, default=0.02, help="active: refit when votes grew by this share")
-    parser.add_argument("--redraw-every", type=int, default=100,
-                        help="recompute the pair probabilities from the counts every this many votes (default 100)")
+    parser.add_argument("--refit-growth", type=float, default=0.0,
+                        help="active: refit only when the votes also grew by this share (default 0: every "
+                             "--refit-every votes, as the server does)")
+    parser.add_argument("--redraw-every", type=int, default=50,
+                        help="recompute the pair probabilities from the counts every this many votes (default 50)")
     parser.add_argument("--look-seconds", type=float, default=TimeModel.look_seconds,
                         help=f"time model: seconds to look at a pairwise battle and decide (default "
                              f"{TimeModel.look_seconds})")

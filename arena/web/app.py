@@ -24,25 +24,19 @@ from datamodel.settings import Settings
 from datamodel.connection import Store
 from arena.rendition_keeper import RenditionKeeper
 from arena.web.admin_session import AdminSessions, Holder
-from arena.web.admin_tab import ADMIN_CSS, build_admin_tab
+from arena.web.admin_tab import build_admin_tab
 from arena.demo import demo_prompt_ids
 from arena.open_prompts import open_prompts_from_settings
-from arena.web.arena_tab import ARENA_CSS, KEYBOARD_JS, build_arena_tab
-from arena.web.open_prompt import KEYS_JS, OPEN_PROMPT_CSS
+from arena.web.arena_tab import build_arena_tab
+from arena.web.assets import HEAD_SCRIPTS, STYLESHEETS, json_element
 from arena.web.context import AppContext
 from arena.web.early_script import EarlyScript
 from arena.web.forwarding import TrustedForwarding, warn_untrusted_proxy
 from arena.web.front_door import FrontDoor, request_cookie
-from arena.web.leaderboard_tab import LEADERBOARD_POLL_S, build_leaderboard_tab, leaderboard_script
+from arena.web.leaderboard_tab import LEADERBOARD_POLL_S, build_leaderboard_tab, header_tip_table
 from arena.web.gradio_guards import (keep_signed_in_sessions, light_sessions, queue_survives_lost_sessions,
                                      quiet_refusals)
-from arena.web.ratings_tab import build_ratings_tab, rating_css, rating_script
-
-# The page's own look beside each tab's (the arena's: arena.web.arena_tab.ARENA_CSS): on a phone, Plotly's toolbar
-# (which a touch screen shows at all times) would cover the charts' titles, so it goes there.
-CSS = """
-@media (max-width: 640px), (hover: none) { .js-plotly-plot .modebar-container { display: none !important; } }
-"""
+from arena.web.ratings_tab import answer_rows_css, build_ratings_tab, rating_keys
 
 
 def page_theme() -> gr.themes.Base:
@@ -76,6 +70,15 @@ def make_context(settings: Settings, store: Store | None = None) -> AppContext:
                                                   settings), has_demo=bool(demo_prompt_ids(store.db())),
                                                   sampler=ctx.sampler)
     return ctx
+
+
+def your_board(session) -> list:
+    """The reveal's "See your own leaderboard": the Leaderboard tab, its Voter menu on the signed-in annotator (whose
+    own results the menu offers them alone)."""
+    name = getattr(getattr(session, "annotator", None), "name", None)
+    if not isinstance(name, str):
+        return [gr.skip(), gr.skip(), gr.skip()]
+    return [gr.Tabs(selected="leaderboard"), gr.update(value=name), gr.Timer(active=True)]
 
 
 def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | None = None) -> gr.Blocks:
@@ -112,14 +115,6 @@ def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | 
         for other in (arena_tab, ratings_tab, admin_tab):
             other.select(lambda: gr.Timer(active=False), None, timer, api_visibility="private")
 
-        def your_board(session) -> list:
-            """The reveal's "See your own leaderboard": the Leaderboard tab, its Voter menu on the signed-in
-            annotator (whose own results the menu offers them alone)."""
-            name = getattr(getattr(session, "annotator", None), "name", None)
-            if not isinstance(name, str):
-                return [gr.skip(), gr.skip(), gr.skip()]
-            return [gr.Tabs(selected="leaderboard"), gr.update(value=name), gr.Timer(active=True)]
-
         with signed_in_events(blocks, ctx):  # the reveal's "See your own leaderboard"
             arena.your_board.click(your_board, arena.state, [tabs, voter_menu, timer], api_visibility="private")
     # api_open=False: an event that goes through the queue cannot be posted straight to /gradio_api/run/predict by
@@ -129,6 +124,12 @@ def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | 
     queue_survives_lost_sessions(blocks._queue)
     quiet_refusals(blocks)
     return blocks
+
+
+def page_data(db) -> str:
+    """What the page's scripts read from the server, first in the page's head: the rating tasks' keys
+    (``#rating-keys``) and the leaderboard's header tooltips (``#lb-header-tips``)."""
+    return json_element("rating-keys", rating_keys()) + json_element("lb-header-tips", header_tip_table(db))
 
 
 @contextlib.contextmanager
@@ -375,8 +376,8 @@ def create_server(settings: Settings):
     app = gr.mount_gradio_app(
         FastAPI(openapi_url=None, docs_url=None, redoc_url=None, lifespan=lifespan), blocks, path="/",
         server_name=settings.host, server_port=settings.port,
-        head=KEYBOARD_JS + KEYS_JS + rating_script() + leaderboard_script(ctx.store.db()),
-        css=CSS + ARENA_CSS + OPEN_PROMPT_CSS + ADMIN_CSS + rating_css(),
+        head=page_data(ctx.store.db()), head_paths=list(HEAD_SCRIPTS),  # the page's scripts: arena.web.assets
+        css=answer_rows_css(), css_paths=list(STYLESHEETS),
         theme=page_theme(),
         footer_links=["api"], run_history=False,
     )  # no allowed_paths: Gradio would serve those folders to anyone (admin exports have their own route)

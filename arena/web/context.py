@@ -1,16 +1,22 @@
 """What every tab's handlers share: the settings, the database, the media folder, a random source, the sampler's
-statistics, the rate limiters and sign-in throttles, the admin sessions and the leaderboard snapshots; and
-:func:`refusal`, how a handler refuses a request.
+statistics, the rate limiters and sign-in throttles, the admin sessions and the leaderboard snapshots; how a handler
+refuses a request (:func:`refusal`) or tells that the database took no write (:func:`unwritable`); and :func:`bind`,
+which hands a tab's handler, written at module level, the context its event calls it with.
 
-Built once per app by :func:`arena.web.app.make_context` and captured by the handlers; no module-level state.
+Built once per app by :func:`arena.web.app.make_context` and handed to the handlers by :func:`bind`; no module-level
+state.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 import os
 import random
+import typing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -62,6 +68,14 @@ class AppContext:
     snapshots: SnapshotService | None = None  # leaderboards, computed in a worker process
     renditions: RenditionKeeper | None = None  # the server's display renditions (create_server starts it)
     open_prompts: Any = None  # arena.open_prompts.OpenPrompts when the arena serves open prompts (make_context)
+
+    @functools.cached_property
+    def guidelines(self) -> dict:
+        """The annotators' guidelines per suite: the file ``ARENA_GUIDELINES_FILE`` names, else the built-in ones
+        (:func:`arena.web.render.load_guidelines`); read once (the arena tab reads it when the page is built)."""
+        from arena.web.render import load_guidelines
+
+        return load_guidelines(Path(self.settings.guidelines_file) if self.settings.guidelines_file else None)
 
     @property
     def sampler(self) -> Sampler:
@@ -125,16 +139,48 @@ def throttled_sign_in(ctx: AppContext, request, name: str, start):
         return signed
 
 
-UNWRITABLE = ("The server cannot save votes right now (its database cannot be written). Try again in a minute; if "
+UNWRITABLE = ("The server cannot save {what} right now (its database cannot be written). Try again in a minute; if "
               "it lasts, tell the arena's admin.")
 
 
-def unwritable(error: Exception, event: str, request=None) -> str:
-    """What a handler tells the user when the database cannot be written (a full disk, a read-only file): the words
-    above, never SQLite's; the server log gets one line with SQLite's reason and what to check, never a traceback."""
-    log.error("refused %s from %s: the database cannot be written (%s); check the free disk space and the database "
-              "file's permissions", event, client_address(request), " ".join(str(error).split())[:300])
-    return UNWRITABLE
+def unwritable(error: Exception, event: str, request=None, what: str = "votes") -> str:
+    """What a handler tells the user when the database took no write (a full disk, a read-only file or server, a
+    write the database refused): the words above about ``what``, never the database's own; the server log gets one
+    line with the database's reason and what to check, never a traceback. Handlers catch
+    :func:`datamodel.connection.database_errors`, either engine's."""
+    log.error("refused %s from %s: the database did not take the write (%s: %s); check its free disk space, its "
+              "permissions and that it is not read-only", event, client_address(request), type(error).__name__,
+              " ".join(str(error).split())[:300])
+    return UNWRITABLE.format(what=what)
+
+
+def bind(context, handler, name: str | None = None, **fixed):
+    """``handler(context, *inputs, **fixed)`` as the function an event calls with its inputs alone.
+
+    A tab's handlers are written at module level and take the context first (and, keyword-only, what one event of
+    several fixes: the vote's outcome, the export's format); the event gets this function, whose signature and type
+    hints are the handler's without them. Gradio reads both on every call, to hand a parameter annotated
+    ``gr.Request`` the request, and names the event after the function: it is called ``name`` (default: the
+    handler's name). A coroutine handler gives a coroutine function.
+    """
+    signature = inspect.signature(handler)
+    kept = [parameter for parameter in list(signature.parameters.values())[1:] if parameter.name not in fixed]
+    if inspect.iscoroutinefunction(handler):
+        async def event(*inputs, **named):
+            return await handler(context, *inputs, **named, **fixed)
+    else:
+        def event(*inputs, **named):
+            return handler(context, *inputs, **named, **fixed)
+    try:  # resolved once here, so Gradio does not evaluate string annotations on every call
+        hints = typing.get_type_hints(handler)
+    except (NameError, TypeError):
+        hints = dict(handler.__annotations__)
+    names = {parameter.name for parameter in kept} | {"return"}
+    event.__signature__ = signature.replace(parameters=kept)
+    event.__annotations__ = {key: hint for key, hint in hints.items() if key in names}
+    event.__name__ = event.__qualname__ = name or handler.__name__
+    event.__module__, event.__doc__ = handler.__module__, handler.__doc__
+    return event
 
 
 def refusal(error: Exception | str, event: str, request=None, *, warn: bool = False) -> gr.Error:
@@ -145,3 +191,13 @@ def refusal(error: Exception | str, event: str, request=None, *, warn: bool = Fa
     level = logging.WARNING if warn or isinstance(error, RateLimited) else logging.INFO
     log.log(level, "refused %s from %s: %s", event, client_address(request), " ".join(message.split())[:300])
     return gr.Error(message, print_exception=False)
+
+
+def picked_cell(table, event: gr.SelectData, column: str, kind=str):
+    """The ``column`` value (as ``kind``) of the row a click on ``table`` (a DataFrame's select ``event``) chose;
+    ``gr.skip()`` where the click names no such row."""
+    row = event.index[0] if isinstance(event.index, (list, tuple)) else event.index
+    try:
+        return kind(table.iloc[int(row)][column])
+    except (IndexError, KeyError, ValueError, TypeError):
+        return gr.skip()

@@ -10,9 +10,9 @@ Gradio reaches ``requestAnimationFrame`` through a reference it takes when its m
 page's ``head`` setting (which Gradio adds after loading) comes too late; :class:`EarlyScript` therefore writes the
 script into the HTML page itself, as the first element of ``<head>``.
 
-The script (:data:`FRAME_BUDGET_JS`) lets a frame asked for by a status tracker wait one second unless a tracker is in
-view (``.wrap`` with ``full`` or ``minimal`` progress and not ``hide``: its timer then runs at the screen's rate as
-before). Every other caller (Svelte's transitions, the page's own scripts) is not touched. If Gradio fixes the loop,
+The script (``static/frame_budget.js``, :data:`FRAME_BUDGET_JS`) lets a frame asked for by a status tracker wait one
+second unless a tracker is in view (``.wrap`` with ``full`` or ``minimal`` progress and not ``hide``: its timer then
+runs at the screen's rate as before). Every other caller (Svelte's transitions, the page's own scripts) is not touched. If Gradio fixes the loop,
 the script costs one stack trace per tracker frame and can go.
 """
 
@@ -20,30 +20,10 @@ from __future__ import annotations
 
 import re
 
-FRAME_BUDGET_JS = """
-(() => {
-  const frame = window.requestAnimationFrame.bind(window);
-  const cancel = window.cancelAnimationFrame.bind(window);
-  const waiting = new Map();
-  let last = 0;
-  const timerInView = () => document.querySelector(".wrap.full:not(.hide), .wrap.minimal:not(.hide)") !== null;
-  const fromStatusTracker = () => {
-    const caller = (new Error().stack || "").split("\\n").find((line) => line.includes(".js"));
-    return caller !== undefined && caller.includes("/statustracker-");
-  };
-  window.requestAnimationFrame = (callback) => {
-    if (!fromStatusTracker() || timerInView()) return frame(callback);
-    const id = --last;  // below zero: never one of the browser's own frame ids
-    waiting.set(id, window.setTimeout(() => { waiting.delete(id); frame(callback); }, 1000));
-    return id;
-  };
-  window.cancelAnimationFrame = (id) => {
-    if (!waiting.has(id)) return cancel(id);
-    window.clearTimeout(waiting.get(id));
-    waiting.delete(id);
-  };
-})();
-"""
+from arena.web.assets import STATIC
+
+SCRIPT = STATIC / "frame_budget.js"
+FRAME_BUDGET_JS = SCRIPT.read_text()
 
 _HEAD = re.compile(rb"<head(?:\s[^>]*)?>", re.IGNORECASE)
 

@@ -19,7 +19,7 @@ import time
 import gradio as gr
 import pandas as pd
 
-from arena.web.context import AppContext
+from arena.web.context import AppContext, bind
 from datamodel import catalog
 from datamodel.snapshots import change_marks
 from judges.compare import CompareOptions, compare_judges
@@ -151,6 +151,22 @@ class JudgesView:
         return rows, human_rows, note
 
 
+def judges_tables(view: JudgesView, *values):
+    """The tables for the menus' values (suite, subset, judge, as many as the panel follows); a value that is not a
+    suite, subset or judge of the arena counts as none chosen (the leaderboard's own event refuses it in words)."""
+    chosen = dict(zip(("suite", "subset", "judge"), values))
+    db = view.ctx.store.db()
+    wanted = chosen.get("suite")
+    wanted = wanted if wanted in suite_names(db) else None
+    subset_value = chosen.get("subset")
+    subset_value = subset_value if wanted and subset_value in subset_names(db, wanted) else None
+    judge_value = chosen.get("judge")
+    judge_value = judge_value if judge_value in judge_voters(db) else None
+    rows, human_rows, text = view(wanted, subset_value, judge_value)
+    return (gr.update(value=pd.DataFrame(rows, columns=list(HEADERS))), text,
+            gr.update(value=pd.DataFrame(human_rows, columns=list(HUMAN_HEADERS))))
+
+
 def build_judges_panel(ctx: AppContext, tab: gr.Tab, suite: gr.Dropdown | None = None,
                        subset: gr.Dropdown | None = None, judge: gr.Dropdown | None = None) -> None:
     """The Judges sub-tab's content, inside ``tab``; it loads when the sub-tab is opened and follows the
@@ -170,21 +186,7 @@ def build_judges_panel(ctx: AppContext, tab: gr.Tab, suite: gr.Dropdown | None =
                          max_height=10000)
     menus = [menu for menu in (suite, subset, judge) if menu is not None]
 
-    def show(*values):
-        """The tables for the menus' values; a value that is not a suite, subset or judge of the arena counts as
-        none chosen (the leaderboard's own event refuses it in words)."""
-        chosen = dict(zip(("suite", "subset", "judge"), values))
-        db = ctx.store.db()
-        wanted = chosen.get("suite")
-        wanted = wanted if wanted in suite_names(db) else None
-        subset_value = chosen.get("subset")
-        subset_value = subset_value if wanted and subset_value in subset_names(db, wanted) else None
-        judge_value = chosen.get("judge")
-        judge_value = judge_value if judge_value in judge_voters(db) else None
-        rows, human_rows, text = view(wanted, subset_value, judge_value)
-        return (gr.update(value=pd.DataFrame(rows, columns=list(HEADERS))), text,
-                gr.update(value=pd.DataFrame(human_rows, columns=list(HUMAN_HEADERS))))
-
+    show = bind(view, judges_tables, "show")
     tab.select(show, menus, [table, note, human], api_visibility="private", concurrency_limit=1)
     refresh.click(show, menus, [table, note, human], api_name="judges_compare", concurrency_limit=1)
     for menu in menus:

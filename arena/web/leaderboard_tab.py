@@ -16,7 +16,6 @@ unless the viewer is the admin.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass
@@ -39,7 +38,7 @@ from datamodel.vote_arrays import ARENA_SOURCE
 from ratings.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from judges.metrics.registry import all_metrics
 from arena.web.admin_session import Holder
-from arena.web.context import AppContext
+from arena.web.context import AppContext, bind
 from arena.web.judges_tab import build_judges_panel
 from ratings.votes import TIE_POLICIES
 
@@ -51,53 +50,14 @@ FIRST_VIEW_WAIT_S = 20.0  # a viewer of filters never computed before waits at m
 CHOICES_MAX_AGE_S = 10.0  # the menus' choices are read again at most this often
 
 
-# Each short header of the leaderboard's tables explains itself on hover. Gradio's table sets a header's tooltip (its
-# title attribute) to the header's own text and takes no other; this script, in the page's head, sets it to the
-# header's full meaning (arena.leaderboard_view.header_tips) whenever the tables are drawn again. It also fits each
-# chart to its panel when the panel is shown: a chart drawn while its sub-tab was hidden takes Plotly's default
-# width (700 px), which a phone cut at the right edge.
-LEADERBOARD_JS = """
-<script>
-(() => {
-  const fit = new ResizeObserver((entries) => entries.forEach(({target}) => {
-    const width = target.clientWidth, layout = target._fullLayout;
-    if (width > 0 && layout && window.Plotly && Math.abs(layout.width - width) > 1) window.Plotly.Plots.resize(target);
-  }));
-  const charts = new WeakSet();
-  const tips = __TIPS__;
-  const base = (text) => text.replace(/ [[(].*$/, '');  // "clip score [scorer]", "fid (suite)": the metric's tooltip
-  let queued = false;
-  const apply = () => {
-    queued = false;
-    for (const [id, table] of Object.entries(tips)) {
-      for (const th of document.querySelectorAll(`#${id} th`)) {
-        const text = (th.querySelector('.header-content') || th).textContent.trim();
-        const tip = table[text] || table[base(text)];
-        if (tip && th.title !== tip) th.title = tip;
-      }
-    }
-    for (const chart of document.querySelectorAll('#lb-tabs .js-plotly-plot')) {
-      if (!charts.has(chart)) { charts.add(chart); fit.observe(chart); }
-    }
-  };
-  const watch = () => new MutationObserver(() => { if (!queued) { queued = true; requestAnimationFrame(apply); } })
-    .observe(document.body, {childList: true, subtree: true, characterData: true, attributeFilter: ['title']});
-  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', watch);
-  else watch();
-})();
-</script>
-"""
-
-
-def leaderboard_script(db) -> str:
-    """The leaderboard's page-head script (LEADERBOARD_JS): charts fitted to their panels, and every table header's
-    tooltip: the fixed columns' meanings and each metric's full name and direction (the registered metrics', and any
-    other the database records)."""
+def header_tip_table(db) -> dict:
+    """Every leaderboard table header's tooltip, per table id (the page's ``#lb-header-tips`` data, which
+    ``static/leaderboard.html`` sets as each header's title): the fixed columns' meanings and each metric's full name
+    and direction (the registered metrics', and any other the database records)."""
     metrics = {name: (direction, "") for name, direction in metric_directions(db).items()}
     metrics.update({name: (direction, metric.title) for metric in all_metrics().values()
                     for name, direction in metric.outputs().items()})
-    tips = json.dumps(header_tips(metrics), ensure_ascii=True).replace("</", "<\\/")
-    return LEADERBOARD_JS.replace("__TIPS__", tips)
+    return header_tips(metrics)
 
 
 def _column_values(column: str):
@@ -220,19 +180,153 @@ def age_text(snapshot: Snapshot, status: str) -> str:
     return text + ".*\n\n"
 
 
+@dataclass(frozen=True)
+class Board:
+    """What the leaderboard tab's handlers share: the app's context and the menus' choices (read again at most every
+    few seconds)."""
+
+    ctx: AppContext
+    menus: MenuChoices
+
+
+EMPTY_TABLE = {"headers": [], "data": [], "metadata": None}
+
+
+# --- the handlers: each takes the tab's Board first (arena.web.context.bind hands it over) ---------------------------
+
+
+def options_of(board: Board, suite, subset, variant, category, who, policy, with_excluded, judge_voter,
+               viewer: Viewer, chosen_protocol=DEFAULT_PROTOCOL, chosen_source=ALL, anonymous_only=False,
+               chosen_order=None, chosen_mode=None):
+    """The leaderboard options of the menus' values; a value not in ``viewer``'s menu is refused (nothing
+    computed)."""
+    choices = board.menus()
+    choices = {**choices, "Voter": viewer.voters(choices)}
+    chosen = {}
+    for label, value in zip(MENUS, (suite, subset, variant, category, who, judge_voter)):
+        if value in (None, "", ALL, MOST_VOTES, MOST_VOTES_BEFORE):
+            continue
+        if value not in choices[label]:
+            if label == "Voter":
+                raise gr.Error(voter_refused(value))
+            if label == "Judge column":
+                raise gr.Error(f"No judge votes from {str(value)[:80]!r}. Judges with votes: "
+                               f"{', '.join(choices[label]) or 'none'}; pass one of them.")
+            raise gr.Error(f"Unknown {label.lower()} {str(value)[:80]!r}: pick one from the {label} menu.")
+        chosen[label] = value
+    if policy not in (None, "", *TIE_POLICIES):
+        raise gr.Error(f"Unknown tie policy {str(policy)[:40]!r}: pick one of {', '.join(TIE_POLICIES)}.")
+    if chosen_protocol not in (None, "", *PROTOCOLS):
+        raise gr.Error(f"Unknown rating protocol {str(chosen_protocol)[:40]!r}: pick one of "
+                       f"{', '.join(PROTOCOLS)}.")
+    if chosen_source not in (None, "", ALL, *choices[SOURCES]):
+        raise gr.Error(f"Unknown source {str(chosen_source)[:80]!r}: pick one from the {SOURCES} menu.")
+    if chosen_order not in (None, "", *(value for _, value in ORDER_CHOICES)):
+        raise gr.Error(f"Unknown order {str(chosen_order)[:40]!r}: pick one from the Order by menu.")
+    if chosen_mode not in (None, "", *(value for _, value in MODE_CHOICES)):
+        raise gr.Error(f"Unknown human column {str(chosen_mode)[:40]!r}: pick one from the Human column menu.")
+    if chosen_mode == "ppi" and chosen_protocol not in (None, "", DEFAULT_PROTOCOL):
+        raise gr.Error("Human + judge votes (PPI) are fitted by the arena protocol: pick it as the Rating "
+                       "protocol, or the human votes alone.")
+    return leaderboard_options(
+        board.ctx.settings,
+        suite=chosen.get("Suite"), subset=chosen.get("Subset"), variant=chosen.get("Prompt variant"),
+        category=chosen.get("Category"), voter=chosen.get("Voter"), judge=chosen.get("Judge column"),
+        tie_policy=policy or None, include_excluded=with_excluded is True,
+        protocol=chosen_protocol or None, source=None if chosen_source in (None, "", ALL) else chosen_source,
+        anonymous_only=anonymous_only is True, order=chosen_order or None, mode=chosen_mode or None)
+
+
+def show(board: Board, suite: str, subset: str, variant: str, category: str, who: str, policy: str,
+         with_excluded: bool, judge_voter: str = MOST_VOTES, chosen_protocol: str = DEFAULT_PROTOCOL,
+         chosen_source: str = ALL, anonymous_only: bool = False, day: str = NOW, chosen_order: str | None = None,
+         chosen_mode: str | None = None, session=None, admin_id=None, request: gr.Request = None,
+         refresh: bool = False):
+    """The leaderboard for the menus' values, from the latest snapshot (``refresh``: a newer one asked for), as the
+    page's outputs (:func:`wire_leaderboard_tab`); a past day's board in place of the main table where one is
+    picked."""
+    ctx = board.ctx
+    viewer = Viewer.of(session, ctx.admins.live(admin_id, Holder.of(request), touch=False))
+    options = options_of(board, suite, subset, variant, category, who, policy, with_excluded, judge_voter, viewer,
+                         chosen_protocol, chosen_source, anonymous_only, chosen_order, chosen_mode)
+    day = chosen_day(day)
+    snapshot, status = ctx.snapshots.view(ctx.store.db(), options, refresh=refresh, wait_s=FIRST_VIEW_WAIT_S)
+    if snapshot is None:
+        why = f"It could not be computed: {status}." if status not in ("", "updating") else \
+            "It is being computed and shows here by itself in a few seconds."
+        empty = EMPTY_TABLE
+        return [f"*No leaderboard for these filters yet. {why}*", "", empty, "", None, None, empty, "", empty, "",
+                None, None, empty, None, None, empty]
+    view, tables, figures = snapshot.view, snapshot.view["tables"], snapshot.view["figures"]
+    plot = lambda name: {"type": "plotly", "plot": figures[name]} if name in figures else None  # noqa: E731
+    notes = view.get("notes", {})
+    plan = f"\n\n{view['plan']}" if view.get("plan") else ""  # the study planner's line (arena.study_plan)
+    shown = [f"**{view.get('headline', '')}** {age_text(snapshot, status).strip()}{plan}", tables["table"],
+             notes.get("table", ""), plot("chart")]
+    if day is not None:
+        shown = as_of_view(ctx.store.db(), options_key(options), day)
+    return [
+        shown[0], view["summary"], *shown[1:], plot("history"),
+        tables.get("metrics", EMPTY_TABLE), notes.get("metrics", ""),
+        tables["correlations"], notes.get("correlations", ""), plot("confusion"), plot("outcomes"), tables["bias"],
+        plot("wins"), plot("counts"),
+        tables["pairs"] if viewer.admin else hide_annotators(tables["pairs"], keep=viewer.annotator),
+    ]
+
+
+def history_api(board: Board, suite: str = ALL, subset: str = ALL, variant: str = ALL, category: str = ALL,
+                voter_name: str = ALL, policy: str = "", with_excluded: bool = False,
+                judge_voter: str = MOST_VOTES, chosen_protocol: str = DEFAULT_PROTOCOL,
+                chosen_source: str = ALL, anonymous_only: bool = False) -> dict:
+    """The leaderboard over time for these filters: every board kept, one per day (UTC), oldest first, each
+    with every model's rating, 95% interval and votes (as ``python -m arena leaderboard --history --json``).
+    Annotators' own boards are private: the voter may only be a judge here."""
+    options = options_of(board, suite, subset, variant, category, voter_name, policy, with_excluded, judge_voter,
+                         Viewer(), chosen_protocol, chosen_source, anonymous_only)
+    return history_json(board.ctx.store.db(), options_key(options))
+
+
+def leaderboard_menus(board: Board, session=None, admin_id=None, request: gr.Request = None):
+    """The menus' choices as of now, the Voter menu for this page's viewer."""
+    choices = board.menus()
+    viewer = Viewer.of(session, board.ctx.admins.live(admin_id, Holder.of(request), touch=False))
+    return [*(gr.update(choices=[ALL, *shown_choices(label, choices[label])]) for label in FILTERS),
+            gr.update(choices=[ALL, *viewer.voters(choices)]),
+            gr.update(choices=[MOST_VOTES, *choices["Judge column"]]),
+            gr.update(choices=[ALL, *choices[SOURCES]]), gr.update(choices=[NOW, *choices[AS_OF]])]
+
+
+def follow_suite(board: Board, suite, *values):
+    """The Subset, Prompt variant and Category menus offer only the chosen suite's values; a value the suite
+    lacks goes back to All (the change of those menus then shows the leaderboard)."""
+    choices = board.menus.following(suite)
+    return [gr.update(choices=[ALL, *choices[label]], value=value if value in choices[label] else ALL)
+            for label, value in zip(FOLLOW_SUITE, values)]
+
+
+# --- the layout and the wiring ---------------------------------------------------------------------------------------
+
+
 def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_in: gr.State | None = None,
                           admin: gr.State | None = None) -> gr.Dropdown:
-    """Wire the leaderboard; it loads when its tab is opened (so no model name reaches an arena-only page).
+    """Lay out the leaderboard and wire it; it loads when its tab is opened (so no model name reaches an arena-only
+    page).
 
     ``signed_in`` is the Arena tab's session state and ``admin`` the Admin tab's admin session id
     (:class:`arena.web.admin_session.AdminSessions`), which together make the :class:`Viewer`; without them every
     viewer is anonymous.
     """
-    settings = ctx.settings
-    menus = MenuChoices(ctx)
-    first = menus()
+    board = Board(ctx, MenuChoices(ctx))
+    menus = filter_menus(ctx.settings, board.menus())
+    view = {**menus, **result_panels(ctx, menus)}
+    viewer_states = [gr.State(None) if signed_in is None else signed_in, gr.State(None) if admin is None else admin]
+    wire_leaderboard_tab(board, view, tab, timer, viewer_states)
+    return view["voter"]
+
+
+def filter_menus(settings, first: dict) -> dict:
+    """Lay out the filter menus, with the choices as of start-up (refreshed whenever the tab opens); by name."""
     with gr.Row():
-        # Choices as of start-up, refreshed whenever the tab opens.
         dropdowns = [gr.Dropdown([ALL, *shown_choices(label, first[label])], value=ALL, label=label,
                                  allow_custom_value=True, elem_id=f"lb-{label.split()[-1].lower()}")
                      for label in FILTERS]
@@ -260,6 +354,15 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
         mode = gr.Dropdown(MODE_CHOICES, value="human", label="Human column from", elem_id="lb-mode")
         include_excluded = gr.Checkbox(label="Include excluded votes", value=False, elem_id="lb-include-excluded")
         refresh = gr.Button("Refresh", elem_id="lb-refresh", scale=0)
+    return dict(dropdowns=dropdowns, voter=voter, judge=judge, protocol=protocol, source=source, anonymous=anonymous,
+                as_of=as_of, tie_policy=tie_policy, order=order, mode=mode, include_excluded=include_excluded,
+                refresh=refresh)
+
+
+def result_panels(ctx: AppContext, menus: dict) -> dict:
+    """Lay out the summary and the sub-tabs of results (the Judges sub-tab's panel follows ``menus``' suite, subset
+    and judge); the outputs of :func:`show`, in order."""
+    settings = ctx.settings
     # one plain line (the votes, what is rated, how fresh), the statistics folded under it
     summary = gr.Markdown(elem_id="lb-summary")
     with gr.Accordion("Statistics: how the ratings were made, where the votes come from, agreement", open=False,
@@ -298,139 +401,37 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
                 counts = gr.Plot(elem_id="lb-counts", show_label=False)
         # Further sub-tabs go here, each as its own `with gr.Tab(...)` block.
         with gr.Tab("Judges", id="lb-judges-tab") as judges_tab:
-            build_judges_panel(ctx, judges_tab, dropdowns[0], dropdowns[1], judge)
+            build_judges_panel(ctx, judges_tab, menus["dropdowns"][0], menus["dropdowns"][1], menus["judge"])
+    return dict(outputs=[summary, details, table, table_note, chart, history_chart, metrics, metrics_note,
+                         correlations, correlations_note, confusion, outcomes, bias, wins, counts, annotator_pairs])
 
-    def options_of(suite, subset, variant, category, who, policy, with_excluded, judge_voter, viewer: Viewer,
-                   chosen_protocol=DEFAULT_PROTOCOL, chosen_source=ALL, anonymous_only=False, chosen_order=None,
-                   chosen_mode=None):
-        """The leaderboard options of the menus' values; a value not in ``viewer``'s menu is refused (nothing
-        computed)."""
-        choices = menus()
-        choices = {**choices, "Voter": viewer.voters(choices)}
-        chosen = {}
-        for label, value in zip(MENUS, (suite, subset, variant, category, who, judge_voter)):
-            if value in (None, "", ALL, MOST_VOTES, MOST_VOTES_BEFORE):
-                continue
-            if value not in choices[label]:
-                if label == "Voter":
-                    raise gr.Error(voter_refused(value))
-                if label == "Judge column":
-                    raise gr.Error(f"No judge votes from {str(value)[:80]!r}. Judges with votes: "
-                                   f"{', '.join(choices[label]) or 'none'}; pass one of them.")
-                raise gr.Error(f"Unknown {label.lower()} {str(value)[:80]!r}: pick one from the {label} menu.")
-            chosen[label] = value
-        if policy not in (None, "", *TIE_POLICIES):
-            raise gr.Error(f"Unknown tie policy {str(policy)[:40]!r}: pick one of {', '.join(TIE_POLICIES)}.")
-        if chosen_protocol not in (None, "", *PROTOCOLS):
-            raise gr.Error(f"Unknown rating protocol {str(chosen_protocol)[:40]!r}: pick one of "
-                           f"{', '.join(PROTOCOLS)}.")
-        if chosen_source not in (None, "", ALL, *choices[SOURCES]):
-            raise gr.Error(f"Unknown source {str(chosen_source)[:80]!r}: pick one from the {SOURCES} menu.")
-        if chosen_order not in (None, "", *(value for _, value in ORDER_CHOICES)):
-            raise gr.Error(f"Unknown order {str(chosen_order)[:40]!r}: pick one from the Order by menu.")
-        if chosen_mode not in (None, "", *(value for _, value in MODE_CHOICES)):
-            raise gr.Error(f"Unknown human column {str(chosen_mode)[:40]!r}: pick one from the Human column menu.")
-        if chosen_mode == "ppi" and chosen_protocol not in (None, "", DEFAULT_PROTOCOL):
-            raise gr.Error("Human + judge votes (PPI) are fitted by the arena protocol: pick it as the Rating "
-                           "protocol, or the human votes alone.")
-        return leaderboard_options(
-            settings,
-            suite=chosen.get("Suite"), subset=chosen.get("Subset"), variant=chosen.get("Prompt variant"),
-            category=chosen.get("Category"), voter=chosen.get("Voter"), judge=chosen.get("Judge column"),
-            tie_policy=policy or None, include_excluded=with_excluded is True,
-            protocol=chosen_protocol or None, source=None if chosen_source in (None, "", ALL) else chosen_source,
-            anonymous_only=anonymous_only is True, order=chosen_order or None, mode=chosen_mode or None)
 
-    def show(suite: str, subset: str, variant: str, category: str, who: str, policy: str, with_excluded: bool,
-             judge_voter: str = MOST_VOTES, chosen_protocol: str = DEFAULT_PROTOCOL, chosen_source: str = ALL,
-             anonymous_only: bool = False, day: str = NOW, chosen_order: str | None = None,
-             chosen_mode: str | None = None, session=None, admin_id=None, request: gr.Request = None,
-             refresh: bool = False):
-        viewer = Viewer.of(session, ctx.admins.live(admin_id, Holder.of(request), touch=False))
-        options = options_of(suite, subset, variant, category, who, policy, with_excluded, judge_voter, viewer,
-                             chosen_protocol, chosen_source, anonymous_only, chosen_order, chosen_mode)
-        day = chosen_day(day)
-        snapshot, status = ctx.snapshots.view(ctx.store.db(), options, refresh=refresh, wait_s=FIRST_VIEW_WAIT_S)
-        if snapshot is None:
-            why = f"It could not be computed: {status}." if status not in ("", "updating") else \
-                "It is being computed and shows here by itself in a few seconds."
-            empty = {"headers": [], "data": [], "metadata": None}
-            return [f"*No leaderboard for these filters yet. {why}*", "", empty, "", None, None, empty, "", empty, "",
-                    None, None, empty, None, None, empty]
-        view, tables, figures = snapshot.view, snapshot.view["tables"], snapshot.view["figures"]
-        plot = lambda name: {"type": "plotly", "plot": figures[name]} if name in figures else None  # noqa: E731
-        notes = view.get("notes", {})
-        plan = f"\n\n{view['plan']}" if view.get("plan") else ""  # the study planner's line (arena.study_plan)
-        shown = [f"**{view.get('headline', '')}** {age_text(snapshot, status).strip()}{plan}", tables["table"],
-                 notes.get("table", ""), plot("chart")]
-        if day is not None:
-            shown = as_of_view(ctx.store.db(), options_key(options), day)
-        return [
-            shown[0], view["summary"], *shown[1:], plot("history"),
-            tables.get("metrics", {"headers": [], "data": [], "metadata": None}), notes.get("metrics", ""),
-            tables["correlations"], notes.get("correlations", ""), plot("confusion"), plot("outcomes"), tables["bias"],
-            plot("wins"), plot("counts"),
-            tables["pairs"] if viewer.admin else hide_annotators(tables["pairs"], keep=viewer.annotator),
-        ]
-
-    def show_fresh(suite: str, subset: str, variant: str, category: str, who: str, policy: str, with_excluded: bool,
-                   judge_voter: str = MOST_VOTES, chosen_protocol: str = DEFAULT_PROTOCOL, chosen_source: str = ALL,
-                   anonymous_only: bool = False, day: str = NOW, chosen_order: str | None = None,
-                   chosen_mode: str | None = None, session=None, admin_id=None, request: gr.Request = None):
-        return show(suite, subset, variant, category, who, policy, with_excluded, judge_voter, chosen_protocol,
-                    chosen_source, anonymous_only, day, chosen_order, chosen_mode, session, admin_id, request,
-                    refresh=True)
-
-    def history_api(suite: str = ALL, subset: str = ALL, variant: str = ALL, category: str = ALL,
-                    voter_name: str = ALL, policy: str = "", with_excluded: bool = False,
-                    judge_voter: str = MOST_VOTES, chosen_protocol: str = DEFAULT_PROTOCOL,
-                    chosen_source: str = ALL, anonymous_only: bool = False) -> dict:
-        """The leaderboard over time for these filters: every board kept, one per day (UTC), oldest first, each
-        with every model's rating, 95% interval and votes (as ``python -m arena leaderboard --history --json``).
-        Annotators' own boards are private: the voter may only be a judge here."""
-        options = options_of(suite, subset, variant, category, voter_name, policy, with_excluded, judge_voter, Viewer(),
-                             chosen_protocol, chosen_source, anonymous_only)
-        return history_json(ctx.store.db(), options_key(options))
-
-    def leaderboard_menus(session=None, admin_id=None, request: gr.Request = None):
-        """The menus' choices as of now, the Voter menu for this page's viewer."""
-        choices, viewer = menus(), Viewer.of(session, ctx.admins.live(admin_id, Holder.of(request), touch=False))
-        return [*(gr.update(choices=[ALL, *shown_choices(label, choices[label])]) for label in FILTERS),
-                gr.update(choices=[ALL, *viewer.voters(choices)]),
-                gr.update(choices=[MOST_VOTES, *choices["Judge column"]]),
-                gr.update(choices=[ALL, *choices[SOURCES]]), gr.update(choices=[NOW, *choices[AS_OF]])]
-
-    # the judge, then the protocol, source, anonymous-only, day, order and mode come last, so API callers that pass the
-    # first seven (or eight) inputs keep working; then who is viewing (the page's server-side state: an API client neither sends
-    # nor sees it)
-    viewer_states = [gr.State(None) if signed_in is None else signed_in, gr.State(None) if admin is None else admin]
-    menus_in = [*dropdowns, voter, tie_policy, include_excluded, judge, protocol, source, anonymous, as_of, order, mode]
-    inputs = [*menus_in, *viewer_states]  # no change event of the states: a vote changes the session
-    outputs = [summary, details, table, table_note, chart, history_chart, metrics, metrics_note, correlations,
-               correlations_note, confusion, outcomes, bias, wins, counts, annotator_pairs]
-    # Each call reads a snapshot (a small query) and sends it as the worker rendered it, already in the form the
-    # components send to the page: no queue (one HTTP request) and no per-component postprocessing.
+def wire_leaderboard_tab(board: Board, view: dict, tab: gr.Tab, timer: gr.Timer, viewer_states: list) -> None:
+    """Wire the leaderboard's events (``view``: its components by name) to the handlers."""
+    dropdowns = view["dropdowns"]
+    # the judge, then the protocol, source, anonymous-only, day, order and mode come last, so API callers that pass
+    # the first seven (or eight) inputs keep working; then who is viewing (the page's server-side state: an API client
+    # neither sends nor sees it)
+    menus_in = [*dropdowns, *(view[name] for name in ("voter", "tie_policy", "include_excluded", "judge", "protocol",
+                                                      "source", "anonymous", "as_of", "order", "mode"))]
+    inputs, outputs = [*menus_in, *viewer_states], view["outputs"]  # no change event of the states: a vote changes
+    # the session. Each call reads a snapshot (a small query) and sends it as the worker rendered it, already in the
+    # form the components send to the page: no queue (one HTTP request) and no per-component postprocessing.
     fast = dict(queue=False, postprocess=False, show_progress="minimal")
     following = [dropdown for label, dropdown in zip(FILTERS, dropdowns) if label in FOLLOW_SUITE]
-
-    def follow_suite(suite, *values):
-        """The Subset, Prompt variant and Category menus offer only the chosen suite's values; a value the suite
-        lacks goes back to All (the change of those menus then shows the leaderboard)."""
-        choices = menus.following(suite)
-        return [gr.update(choices=[ALL, *choices[label]], value=value if value in choices[label] else ALL)
-                for label, value in zip(FOLLOW_SUITE, values)]
-
+    shown, follow = bind(board, show), bind(board, follow_suite)
     # the suite's change first updates the menus that follow it, then shows: never a view of a stale combination
-    dropdowns[0].change(follow_suite, [dropdowns[0], *following], following, queue=False,
-                        api_visibility="private").then(show, inputs, outputs, api_visibility="private", **fast)
-    gr.on([*(c.change for c in menus_in[1:]), timer.tick], show, inputs, outputs, api_name="leaderboard", **fast)
-    refresh.click(show_fresh, inputs, outputs, api_name="leaderboard_refresh", **fast)
-    tab.select(leaderboard_menus, viewer_states, [*dropdowns, voter, judge, source, as_of],
+    dropdowns[0].change(follow, [dropdowns[0], *following], following, queue=False,
+                        api_visibility="private").then(shown, inputs, outputs, api_visibility="private", **fast)
+    gr.on([*(c.change for c in menus_in[1:]), timer.tick], shown, inputs, outputs, api_name="leaderboard", **fast)
+    view["refresh"].click(bind(board, show, name="show_fresh", refresh=True), inputs, outputs,
+                          api_name="leaderboard_refresh", **fast)
+    tab.select(bind(board, leaderboard_menus), viewer_states,
+               [*dropdowns, *(view[name] for name in ("voter", "judge", "source", "as_of"))],
                api_visibility="private").then(
-        follow_suite, [dropdowns[0], *following], following, queue=False, api_visibility="private").then(
-        show, inputs, outputs, api_visibility="private", **fast)
-    gr.api(history_api, api_name="leaderboard_history")
-    return voter
+        follow, [dropdowns[0], *following], following, queue=False, api_visibility="private").then(
+        shown, inputs, outputs, api_visibility="private", **fast)
+    gr.api(bind(board, history_api), api_name="leaderboard_history")
 
 
 def chosen_day(day) -> str | None:

@@ -7,86 +7,31 @@ other. While the two are made the page marks itself ``open-generating``: the vot
 battle on screen could otherwise be voted on while the new one replaces it) and a counter says how long it has been.
 
 The handler is :func:`send_prompt`, at module level; :class:`OpenPromptBox` lays out the box under the vote bar and
-wires it (only when the arena serves open prompts).
+wires it (only when the arena serves open prompts). Its script and stylesheet are ``static/open_prompt.html`` and
+``static/open_prompt.css``.
 """
 
 from __future__ import annotations
-
-import sqlite3
 
 import gradio as gr
 
 from arena import session as sessions
 from arena.open_prompts import GenerationFailed
 from arena.ratelimit import RateLimited, client_address
-from arena.web.context import AppContext, refusal, unwritable
+from arena.web.context import AppContext, bind, refusal, unwritable
 from arena.web.render import escape_markdown, image_html, prompt_markdown, reveal_html
+from datamodel.connection import database_errors
 from datamodel.open_prompts import PromptRefused
 from datamodel.votes import VoteRejected
-
-OPEN_PROMPT_CSS = """
-#open-box { gap: 6px; margin-top: 4px; }
-#open-row { gap: 8px; align-items: stretch; flex-wrap: nowrap !important; }
-#open-row > #open-generate { flex: 0 0 auto !important; min-width: 110px !important; }
-#open-message p { margin: 0.2em 0; color: var(--error-text-color, #b91c1c); }
-#open-progress { display: none; }  /* START_JS shows it while the two images are made, STOP_JS hides it */
-#open-progress .html-container { padding: 0 !important; }  /* the spinner lines up with the box's left edge */
-.open-progress { display: flex; align-items: center; gap: 8px; font-weight: 600; }
-/* the ring's colours one side at a time: a shorthand holding var() that a longhand then overrides is lost when
-   Gradio copies the stylesheet (the browser serialises such a rule without it), and the ring with it */
-.open-spinner { display: inline-block; flex: none; box-sizing: border-box; width: 16px; height: 16px; border-radius: 50%;
-                border-width: 3px; border-style: solid; border-top-color: var(--color-accent, #f97316);
-                border-right-color: var(--border-color-primary, #e4e4e7);
-                border-bottom-color: var(--border-color-primary, #e4e4e7);
-                border-left-color: var(--border-color-primary, #e4e4e7); animation: open-spin 0.9s linear infinite; }
-@keyframes open-spin { to { transform: rotate(360deg); } }
-/* while the two images are made, no vote on the battle on screen (the keys check the same) */
-.open-generating :is(#vote-a, #vote-b, #vote-tie, #vote-both-bad, #open-generate) { opacity: 0.45;
-                                                                                      pointer-events: none; }
-"""
 
 PROGRESS_HTML = ('<div class="open-progress" role="status" aria-live="polite"><span class="open-spinner"></span>'
                  '<span>Both models are drawing your prompt… <span id="open-seconds">0</span> s. The two images '
                  'appear together.</span></div>')
 
-# Generate pressed: the page marks itself generating and counts the seconds, until the answer (STOP_JS)
-START_JS = """
-(state, text) => {
-  const root = document.documentElement;
-  root.classList.add('open-generating');
-  const progress = document.getElementById('open-progress');
-  if (progress) progress.style.display = 'block';
-  const started = Date.now();
-  clearInterval(window.arenaOpenTimer);
-  const tick = () => { const out = document.getElementById('open-seconds');
-                       if (out) out.textContent = String(Math.floor((Date.now() - started) / 1000)); };
-  tick();
-  window.arenaOpenTimer = setInterval(tick, 500);
-  return [state, text];
-}
-"""
-STOP_JS = """
-() => {
-  clearInterval(window.arenaOpenTimer);
-  document.documentElement.classList.remove('open-generating');
-  const progress = document.getElementById('open-progress');
-  if (progress) progress.style.display = 'none';
-}
-"""
-# the vote keys rest while generating (this listener runs before the page's own, on the way down)
-KEYS_JS = """
-<script>
-window.addEventListener('keydown', (event) => {
-  if (!document.documentElement.classList.contains('open-generating')) return;
-  const target = event.target;
-  if (target && (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA')) return;
-  if (['a', 'b', 't', 'x', 'n', '1', '2', '3', '4'].includes(String(event.key).toLowerCase())) {
-    event.stopImmediatePropagation();
-    event.preventDefault();
-  }
-}, true);
-</script>
-"""
+# Generate pressed: the page marks itself generating and counts the seconds, until the answer (stop); meanwhile the
+# vote keys rest (static/open_prompt.html: window.arenaOpenPrompt)
+START_JS = "(...inputs) => window.arenaOpenPrompt.start(...inputs)"
+STOP_JS = "() => window.arenaOpenPrompt.stop()"
 
 
 def _message(text: str) -> str:
@@ -108,7 +53,7 @@ async def send_prompt(ctx: AppContext, session: sessions.ArenaSession | None, te
     except (RateLimited, PromptRefused, GenerationFailed, VoteRejected) as error:
         refusal(error, "open_prompt", request)  # the log line
         return [*keep, _message(str(error))]
-    except sqlite3.OperationalError as error:
+    except database_errors() as error:
         return [*keep, _message(unwritable(error, "open_prompt", request))]
     battle = session.battle
     token = battle.media_token
@@ -137,11 +82,7 @@ class OpenPromptBox:
         """Generate (or Enter) sends the prompt: ``battle_view`` is [prompt, image A, image B, reveal, on screen,
         upcoming] of the arena tab."""
         ctx = self.ctx
-
-        async def handler(session, prompt_text, request: gr.Request = None) -> list:
-            return await send_prompt(ctx, session, prompt_text, request)
-
-        handler.__name__ = "open_prompt"
-        gr.on([self.generate.click, self.text.submit], handler, [state, self.text], [state, *battle_view, self.message],
+        gr.on([self.generate.click, self.text.submit], bind(ctx, send_prompt, name="open_prompt"), [state, self.text],
+              [state, *battle_view, self.message],
               js=START_JS, api_name="open_prompt", concurrency_limit=ctx.settings.open_prompt_concurrency,
               concurrency_id="open_prompt", show_progress="hidden").then(None, js=STOP_JS)

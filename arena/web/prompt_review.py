@@ -16,7 +16,8 @@ import gradio as gr
 import pandas as pd
 
 from arena.web.admin_session import Holder
-from arena.web.context import AppContext, refusal
+from arena.web.context import AppContext, bind, picked_cell, refusal, unwritable
+from datamodel.connection import database_errors
 from datamodel.prompt_candidates import ReviewError, candidate_counts, candidates, decide
 
 SHOWN = 50  # pending candidates listed at a time
@@ -40,6 +41,38 @@ def counts_text(ctx: AppContext) -> str:
                      f"{n['rejected']} rejected" for suite, n in counts.items())
 
 
+def fill(ctx: AppContext, admin_id, request: gr.Request = None):
+    if not ctx.admins.live(admin_id, Holder.of(request)):
+        return [gr.skip()] * 2
+    return pending_frame(ctx), counts_text(ctx)
+
+
+def decide_candidates(ctx: AppContext, admin_id, chosen, why, request: gr.Request = None, *, locked: str,
+                      accepting: bool, every_listed: bool):
+    """Accept or reject the chosen candidate (``every_listed``: every one listed); ``locked``: the admin tab's
+    refusal for a locked page."""
+    event = "prompt_review_" + ("accept_all" if every_listed else "accept" if accepting else "reject")
+    if not ctx.admins.live(admin_id, Holder.of(request)):
+        raise refusal(locked, event, request)
+    ids = list(pending_frame(ctx)["Candidate"]) if every_listed else [] if chosen is None else [int(chosen)]
+    if not ids:
+        raise refusal("Pick a candidate: click its row or enter its number.", event, request)
+    try:
+        done = decide(ctx.store.db(), ids, accept=accepting, reviewer=REVIEWER, reason=why or "")
+    except ReviewError as error:
+        raise refusal(error, event, request)
+    except database_errors() as error:
+        return gr.skip(), gr.skip(), f"**⚠ {unwritable(error, event, request, what='decisions')}**", gr.skip()
+    text = (f"Accepted {done.accepted} (now prompts)" if accepting else f"Rejected {done.rejected}") + (
+        f"; {done.unchanged} already so." if done.unchanged else ".")
+    return pending_frame(ctx), counts_text(ctx), text, None
+
+
+def pick(frame: pd.DataFrame, evt: gr.SelectData):
+    """A click on a row of the candidates chooses that candidate."""
+    return picked_cell(frame, evt, "Candidate", int)
+
+
 def build_prompt_review(ctx: AppContext, admin: gr.State, locked: str) -> None:
     """The section's components and events, inside the admin tab's unlocked column; filled when ``admin`` (the page's
     admin session id) is set, and on Refresh. ``locked``: the admin tab's refusal for a locked page."""
@@ -57,46 +90,11 @@ def build_prompt_review(ctx: AppContext, admin: gr.State, locked: str) -> None:
         accept_shown = gr.Button("Accept all listed", elem_id="prompt-review-accept-all")
         refresh = gr.Button("Refresh", elem_id="prompt-review-refresh")
     message = gr.Markdown(elem_id="prompt-review-message")
-
-    def fill(admin_id, request: gr.Request = None):
-        if not ctx.admins.live(admin_id, Holder.of(request)):
-            return [gr.skip()] * 2
-        return pending_frame(ctx), counts_text(ctx)
-
-    def do_decide(admin_id, chosen, why, accepting: bool, every_listed: bool, request: gr.Request = None):
-        event = "prompt_review_" + ("accept_all" if every_listed else "accept" if accepting else "reject")
-        if not ctx.admins.live(admin_id, Holder.of(request)):
-            raise refusal(locked, event, request)
-        ids = list(pending_frame(ctx)["Candidate"]) if every_listed else [] if chosen is None else [int(chosen)]
-        if not ids:
-            raise refusal("Pick a candidate: click its row or enter its number.", event, request)
-        try:
-            done = decide(ctx.store.db(), ids, accept=accepting, reviewer=REVIEWER, reason=why or "")
-        except ReviewError as error:
-            raise refusal(error, event, request)
-        text = (f"Accepted {done.accepted} (now prompts)" if accepting else f"Rejected {done.rejected}") + (
-            f"; {done.unchanged} already so." if done.unchanged else ".")
-        return pending_frame(ctx), counts_text(ctx), text, None
-
-    def pick(frame: pd.DataFrame, evt: gr.SelectData):
-        row = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
-        try:
-            return int(frame.iloc[int(row)]["Candidate"])
-        except (IndexError, KeyError, ValueError, TypeError):
-            return gr.skip()
-
-    def handler(accepting: bool, every_listed: bool):
-        def decide_event(admin_id, chosen, why, request: gr.Request = None):
-            return do_decide(admin_id, chosen, why, accepting, every_listed, request)
-
-        decide_event.__name__ = "prompt_review_" + ("accept_all" if every_listed else
-                                                    "accept" if accepting else "reject")
-        return decide_event
-
     private = dict(api_visibility="private")
-    gr.on([admin.change, refresh.click], fill, admin, [table, summary], **private)
+    gr.on([admin.change, refresh.click], bind(ctx, fill), admin, [table, summary], **private)
     outputs = [table, summary, message, candidate]
-    accept.click(handler(True, False), [admin, candidate, reason], outputs, **private)
-    reject.click(handler(False, False), [admin, candidate, reason], outputs, **private)
-    accept_shown.click(handler(True, True), [admin, candidate, reason], outputs, **private)
+    for button, name, accepting, every_listed in ((accept, "accept", True, False), (reject, "reject", False, False),
+                                                  (accept_shown, "accept_all", True, True)):
+        button.click(bind(ctx, decide_candidates, f"prompt_review_{name}", locked=locked, accepting=accepting,
+                          every_listed=every_listed), [admin, candidate, reason], outputs, **private)
     table.select(pick, table, candidate, **private)

@@ -10,12 +10,15 @@ one-time download link as the vote exports (:func:`arena.web.admin_tab.export_li
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import gradio as gr
 import pandas as pd
 
 from arena import rating_session as raters
-from arena.web.context import AppContext, refusal
+from arena.web.context import AppContext, bind, refusal, unwritable
+from datamodel.connection import database_errors
 from datamodel.human_ratings import MAX_RATERS_PER_ITEM, flagged_ratings, review_rating, set_assignment
 from datamodel.models import sorted_model_names
 from datamodel.rating_table import EXPORT_FORMATS, export_ratings
@@ -44,17 +47,95 @@ def flagged_frame(ctx: AppContext) -> pd.DataFrame:
     return table.rename(columns=FLAGGED_HEADERS)
 
 
+@dataclass(frozen=True)
+class RatingAdmin:
+    """What the section's handlers share: the app's context, the rating pool, the declared tasks, the admin tab's
+    refusal for a locked page (``locked``) and its one-time download link (``export_link``:
+    :func:`arena.web.admin_tab.export_link`)."""
+
+    ctx: AppContext
+    pool: raters.RatingPool
+    tasks: dict
+    locked: str
+    export_link: Callable
+
+
+# --- the handlers: each takes the section's RatingAdmin first (arena.web.context.bind hands it over) -----------------
+
+
+def require(section: RatingAdmin, admin_id, event: str, request) -> None:
+    """Refuse the call unless this page holds a live admin session, held by this address and browser."""
+    if not section.ctx.admins.live(admin_id, Holder.of(request)):
+        raise refusal(section.locked, event, request)
+
+
+def fill(section: RatingAdmin, admin_id, request: gr.Request = None):
+    ctx = section.ctx
+    if not ctx.admins.live(admin_id, Holder.of(request)):
+        return [gr.skip()] * 3
+    return status_frame(ctx, section.pool), flagged_frame(ctx), gr.update(choices=sorted_model_names(ctx.store.db()))
+
+
+def save_assignment(section: RatingAdmin, admin_id, name, raters_per_item, chosen, is_open,
+                    request: gr.Request = None):
+    """Open (or close) a task for ``raters_per_item`` raters per item of the ``chosen`` models' images."""
+    ctx, tasks = section.ctx, section.tasks
+    require(section, admin_id, "rating_admin_save", request)
+    if name not in tasks:
+        raise refusal("Pick a task from the menu first.", "rating_admin_save", request)
+    try:
+        count = int(raters_per_item) if raters_per_item is not None else 0
+        saved = set_assignment(ctx.store.db(), name, raters_per_item=count, models=list(chosen or []),
+                               active=bool(is_open))
+    except (ValueError, LookupError) as error:
+        raise refusal(error, "rating_admin_save", request)
+    except database_errors() as error:
+        return gr.skip(), f"**⚠ {unwritable(error, 'rating_admin_save', request, what='assignments')}**"
+    text = (f"**{html.escape(tasks[name].title)}**: {'open' if saved.active else 'closed'}, "
+            f"{saved.raters_per_item} rater{'s' if saved.raters_per_item != 1 else ''} per item "
+            f"(the paper: {tasks[name].raters}), images of {', '.join(saved.models) or 'every model'}.")
+    return status_frame(ctx, section.pool), text
+
+
+def export(section: RatingAdmin, admin_id, request: gr.Request = None, *, fmt: str) -> str:
+    event = f"rating_export_{fmt}"
+    require(section, admin_id, event, request)
+    try:
+        return section.export_link(section.ctx, admin_id, fmt, Holder.of(request), export=export_ratings,
+                                   what="ratings")
+    except SessionEnded:
+        raise refusal(section.locked, event, request)
+
+
+def review(section: RatingAdmin, admin_id, rating, request: gr.Request = None, *, exclude_it: bool):
+    """One flagged rating counted in the statistics again, or excluded."""
+    event = f"rating_review_{'exclude' if exclude_it else 'include'}"
+    require(section, admin_id, event, request)
+    if rating is None:
+        raise refusal("Enter the id of a rating from the table.", event, request)
+    try:
+        review_rating(section.ctx.store.db(), int(rating), exclude=exclude_it)
+    except LookupError as error:
+        raise refusal(error, event, request)
+    except database_errors() as error:  # no message line here: Gradio's
+        raise gr.Error(unwritable(error, event, request, what="reviews"), print_exception=False)
+    return flagged_frame(section.ctx), status_frame(section.ctx, section.pool)
+
+
+# --- the layout and the wiring ---------------------------------------------------------------------------------------
+
+
 def build_rating_admin(ctx: AppContext, admin: gr.State, locked: str, export_link) -> None:
     """The section's components and events, inside the admin tab's unlocked column; filled when ``admin`` (the
     page's admin session id) is set, and on Refresh. ``locked``: the admin tab's refusal for a locked page;
     ``export_link``: its one-time download link (:func:`arena.web.admin_tab.export_link`)."""
-    pool = raters.RatingPool()
-    tasks = rating_tasks()
+    section = RatingAdmin(ctx, raters.RatingPool(), rating_tasks(), locked, export_link)
     gr.Markdown("### Human ratings\nRating tasks beside the battles (one image, one question: the Ratings tab). "
                 "Open a task, choose how many raters each item gets and whose images; close it to stop serving it.")
     status = gr.DataFrame(elem_id="rating-study", interactive=False)
     with gr.Row():
-        task = gr.Dropdown([(t.title, name) for name, t in tasks.items()], label="Task", elem_id="rating-admin-task")
+        task = gr.Dropdown([(t.title, name) for name, t in section.tasks.items()], label="Task",
+                           elem_id="rating-admin-task")
         per_item = gr.Number(value=2, precision=0, minimum=1, maximum=MAX_RATERS_PER_ITEM, label="Raters per item",
                              elem_id="rating-admin-raters")
         models = gr.Dropdown([], multiselect=True, label="Models (none: all)", elem_id="rating-admin-models")
@@ -76,69 +157,12 @@ def build_rating_admin(ctx: AppContext, admin: gr.State, locked: str, export_lin
         rating_id = gr.Number(label="Rating id", precision=0, elem_id="review-rating-id")
         include = gr.Button("Count in the statistics", elem_id="review-rating-include")
         exclude = gr.Button("Exclude from the statistics", elem_id="review-rating-exclude")
-
-    def require(admin_id, event: str, request) -> None:
-        """Refuse the call unless this page holds a live admin session, held by this address and browser."""
-        if not ctx.admins.live(admin_id, Holder.of(request)):
-            raise refusal(locked, event, request)
-
-    def fill(admin_id, request: gr.Request = None):
-        if not ctx.admins.live(admin_id, Holder.of(request)):
-            return [gr.skip()] * 3
-        return status_frame(ctx, pool), flagged_frame(ctx), gr.update(choices=sorted_model_names(ctx.store.db()))
-
-    def do_save(admin_id, name, raters_per_item, chosen, is_open, request: gr.Request = None):
-        require(admin_id, "rating_admin_save", request)
-        if name not in tasks:
-            raise refusal("Pick a task from the menu first.", "rating_admin_save", request)
-        try:
-            count = int(raters_per_item) if raters_per_item is not None else 0
-            saved = set_assignment(ctx.store.db(), name, raters_per_item=count, models=list(chosen or []),
-                                   active=bool(is_open))
-        except (ValueError, LookupError) as error:
-            raise refusal(error, "rating_admin_save", request)
-        text = (f"**{html.escape(tasks[name].title)}**: {'open' if saved.active else 'closed'}, "
-                f"{saved.raters_per_item} rater{'s' if saved.raters_per_item != 1 else ''} per item "
-                f"(the paper: {tasks[name].raters}), images of {', '.join(saved.models) or 'every model'}.")
-        return status_frame(ctx, pool), text
-
-    def do_export(fmt: str, admin_id, request: gr.Request = None) -> str:
-        event = f"rating_export_{fmt}"
-        require(admin_id, event, request)
-        try:
-            return export_link(ctx, admin_id, fmt, Holder.of(request), export=export_ratings, what="ratings")
-        except SessionEnded:
-            raise refusal(locked, event, request)
-
-    def do_review(exclude_it: bool, admin_id, rating, request: gr.Request = None):
-        event = f"rating_review_{'exclude' if exclude_it else 'include'}"
-        require(admin_id, event, request)
-        if rating is None:
-            raise refusal("Enter the id of a rating from the table.", event, request)
-        try:
-            review_rating(ctx.store.db(), int(rating), exclude=exclude_it)
-        except LookupError as error:
-            raise refusal(error, event, request)
-        return flagged_frame(ctx), status_frame(ctx, pool)
-
-    def export_handler(fmt: str):
-        def handler(admin_id, request: gr.Request = None) -> str:
-            return do_export(fmt, admin_id, request)
-
-        handler.__name__ = f"rating_export_{fmt}"
-        return handler
-
-    def review_handler(exclude_it: bool):
-        def handler(admin_id, rating, request: gr.Request = None):
-            return do_review(exclude_it, admin_id, rating, request)
-
-        handler.__name__ = f"rating_review_{'exclude' if exclude_it else 'include'}"
-        return handler
-
     private = dict(api_visibility="private")
-    gr.on([admin.change, refresh.click], fill, admin, [status, flagged, models], **private)
-    save.click(do_save, [admin, task, per_item, models, active], [status, message], **private)
+    gr.on([admin.change, refresh.click], bind(section, fill), admin, [status, flagged, models], **private)
+    save.click(bind(section, save_assignment, "do_save"), [admin, task, per_item, models, active], [status, message],
+               **private)
     for fmt, button in exports.items():
-        button.click(export_handler(fmt), admin, export_file, **private)
-    include.click(review_handler(False), [admin, rating_id], [flagged, status], **private)
-    exclude.click(review_handler(True), [admin, rating_id], [flagged, status], **private)
+        button.click(bind(section, export, f"rating_export_{fmt}", fmt=fmt), admin, export_file, **private)
+    for exclude_it, button in ((False, include), (True, exclude)):
+        button.click(bind(section, review, f"rating_review_{'exclude' if exclude_it else 'include'}",
+                          exclude_it=exclude_it), [admin, rating_id], [flagged, status], **private)

@@ -12,19 +12,25 @@ One request per answer: its answer stores the rating and carries the next questi
 already loaded (it came hidden with the answer before: :mod:`arena.rating_session`), and the one after it, hidden,
 to load meanwhile. Answers name the question on screen by its media token.
 
+The handlers are functions of this module that take the tab's :class:`RatingDesk` first (:func:`arena.web.context.bind`
+hands it to them); :func:`build_ratings_tab` only lays the tab out and wires its events. Its script and stylesheet are
+``static/ratings.html`` and ``static/ratings.css``; what they need from the declared tasks comes from
+:func:`rating_keys` (the page's ``#rating-keys`` data) and :func:`answer_rows_css`.
+
 No ``from __future__ import annotations`` here: Gradio reads the handlers' type hints on every call.
 """
 
 import html
-import json
+from dataclasses import dataclass
 
 import gradio as gr
 
 from arena import rating_session as raters
 from arena.ratelimit import RateLimited, RateLimiter, client_address
-from arena.web.arena_tab import FORGET_RESUME_JS, KEEP_RESUME_JS, READ_RESUME_JS
-from arena.web.context import SIGN_IN_QUEUE, AppContext, refusal, throttled_sign_in
+from arena.web.context import AppContext, bind, refusal, throttled_sign_in, unwritable
 from arena.web.render import escape_markdown, speed_notice
+from arena.web.sign_in import sign_in_form, wire_sign_in
+from datamodel.connection import database_errors
 from datamodel.annotators import SignInError
 from datamodel.human_ratings import Serving
 from datamodel.rating_scales import ChoiceScale, RatingRejected, ScoresScale
@@ -32,129 +38,29 @@ from judges.rating_tasks import RatingTask, rating_tasks
 
 ALL_TASKS = "All open tasks"
 SKIP_KEY = "S"
+ANOTHER_QUESTION = "That button belongs to another question: answer the one on screen."
 
-# Keys, per task: a choice scale's points by their key (and digits by position); a scores scale's digits 0-5 fill
-# the next empty score in tens, Enter sends, Backspace clears. Answers wait until the image on screen has loaded
-# ("rating-image-pending" on the page, as the battle page's "images-pending").
-RATING_JS = """
-<script>
-window.ratingImageShown = () => {
-  const image = document.querySelector('#rating-image img.rating-shown');
-  return !!image && image.complete && image.naturalWidth > 0;
-};
-const ratingMark = () => document.documentElement.classList.toggle('rating-image-pending', !window.ratingImageShown());
-document.addEventListener('load', ratingMark, true);
-document.addEventListener('error', ratingMark, true);
-const ratingWatch = () => {
-  new MutationObserver(ratingMark).observe(document.body, {childList: true, subtree: true});
-  ratingMark();
-};
-if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', ratingWatch);
-else ratingWatch();
-// On a phone the answer bar is fixed at the bottom: the page keeps room under the question as tall as the bar.
-const ratingBarSize = new ResizeObserver((entries) => entries.forEach((entry) => document.documentElement.style
-  .setProperty('--rating-bar-height', `${Math.ceil(entry.target.getBoundingClientRect().height)}px`)));
-let ratingBar = null;
-new MutationObserver(() => {
-  const bar = document.getElementById('rating-bar');
-  if (bar && bar !== ratingBar) { if (ratingBar) ratingBarSize.unobserve(ratingBar); ratingBar = bar;
-    ratingBarSize.observe(bar); }
-}).observe(document.documentElement, {childList: true, subtree: true});
-const ratingVisible = (element) => element && !element.disabled && element.offsetParent !== null;
-document.addEventListener('keydown', (event) => {
-  const target = event.target;
-  if (event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
-  const typing = target && ((target.tagName === 'INPUT' && !['checkbox', 'radio', 'button', 'submit'].includes(
-    target.type)) || target.tagName === 'TEXTAREA' || target.tagName === 'SELECT' || target.isContentEditable);
-  if (typing) return;
-  const panel = document.querySelector('#rating-item [data-task]');
-  if (!panel || panel.offsetParent === null) return;  // the Ratings tab is not on screen
-  const keys = __KEYS__;
-  const key = event.key.toLowerCase();
-  if (key === '__SKIP__') {
-    const skip = document.getElementById('rating-skip');
-    if (ratingVisible(skip)) { event.preventDefault(); skip.click(); }
-    return;
-  }
-  const task = keys[panel.dataset.task];
-  if (!task || !window.ratingImageShown()) return;
-  if (task.points) {
-    const id = task.points[key];
-    const button = id && document.getElementById(id);
-    if (ratingVisible(button)) { event.preventDefault(); button.click(); }
-    return;
-  }
-  const groups = task.scores.map((id) => document.getElementById(id));
-  if (key === 'enter') {
-    const submit = document.getElementById(task.submit);
-    if (ratingVisible(submit)) { event.preventDefault(); submit.click(); }
-  } else if (key === 'backspace') {
-    event.preventDefault();
-    groups.forEach((group) => group && group.querySelectorAll('input:checked').forEach((input) => {
-      input.checked = false; }));
-    window.ratingClearScores = true;
-  } else if (/^[0-9]$/.test(key) && Number(key) * task.step <= task.high) {
-    const open = groups.find((group) => group && !group.querySelector('input:checked'));
-    const input = open && open.querySelector(`input[value="${Number(key) * task.step}"]`);
-    if (input) { event.preventDefault(); input.click(); }
-  }
-});
-</script>
-"""
+# What the handlers answer, in this order (the events' outputs: wire_ratings_tab), the score radios after these
+ITEM_VIEW = ("state", "status", "image", "item", "on_screen")
+SIGNED_IN = ("signin_message", "signin_box", "rating_box", "task_filter", "guidelines_box", "guidelines")
 
-RATING_CSS = """
-#rating-item .rating-panel { display: flex; flex-direction: column; gap: 0.3em; }
-#rating-item .rating-title { font-size: 0.9em; opacity: 0.8; margin: 0; }
-#rating-item .rating-question { font-size: 1.15em; font-weight: 700; margin: 0.1em 0; }
-#rating-item .rating-asked { font-size: 1.1em; margin: 0; }
-#rating-item .rating-asked b { font-weight: 600; }
-#rating-item .rating-criteria { margin: 0; font-style: italic; }
-/* the image as large as the window allows beside the question; display renditions are square */
-.rating-figure { margin: 0; display: flex; justify-content: center; }
-.rating-figure img { display: block; width: auto; height: auto; max-width: 100%; aspect-ratio: 1 / 1;
-    max-height: max(260px, calc(100vh - 290px)); object-fit: contain; border: 1px solid var(--border-color-primary);
-    border-radius: 6px; cursor: zoom-in; }
-.rating-figure.enlarged img { max-height: 90vh !important; max-width: 96vw; cursor: zoom-out; }
-.rating-controls { display: none !important; gap: 8px; flex-wrap: wrap !important; }
-.rating-controls > button { flex: 1 1 0; }
-.rating-score { flex: 1 1 100% !important; padding: 4px 8px !important; }
-.rating-score .wrap { gap: 4px !important; flex-wrap: nowrap !important; }
-.rating-score label { padding: 4px 8px !important; min-width: 0 !important; }
-#rating-bar { gap: 6px; }
-#rating-signin-message p { color: var(--error-text-color, #b91c1c); }
-.rating-image-pending .rating-controls :is(button, label) { opacity: 0.45; pointer-events: none; }
-@media (max-width: 640px) {
-    #rating-status { flex: 1 1 100% !important; min-width: 100% !important; }
-    #rating-bar { position: fixed; left: 0; right: 0; bottom: 0; z-index: 20; padding: 6px 8px;
-                  background: var(--background-fill-primary); box-shadow: 0 -3px 6px rgba(0, 0, 0, 0.15); }
-    #rating-box { padding-bottom: calc(var(--rating-bar-height, 150px) + 8px) !important; }
-    .rating-controls > button { min-width: 0 !important; }
-    .rating-controls:has(.rating-score) > button { flex: 1 1 100% !important; }
-    /* the question above the image (the answer bar is fixed at the bottom) */
-    #rating-row { flex-direction: column-reverse !important; }
-    .rating-figure img { max-height: min(38vh, 330px); }
-    #rating-status { font-size: 0.92em; }
-    #rating-item .rating-question { font-size: 1.02em; }
-    .rating-score { padding: 2px 6px !important; }
-    .rating-score label { padding: 2px 5px !important; }
-    .rating-score [data-testid="block-info"] { font-size: 0.85em; margin-bottom: 2px; }
-}
-"""
 
 def _control_id(task: str, part: str) -> str:
     return f"rate-{task.replace('_', '-')}-{part}"
 
 
-def rating_css() -> str:
-    """The page's CSS for the rating tab: only the answer row of the question's task shows."""
-    shown = "\n".join(
+def answer_rows_css() -> str:
+    """The page's CSS rules that show only the answer row of the question's task (``static/ratings.css`` hides them
+    all), one per declared task."""
+    return "\n".join(
         f".gradio-container:has(#rating-item [data-task=\"{name}\"]) #{_control_id(name, 'row')} "
         "{ display: flex !important; }" for name in rating_tasks())
-    return RATING_CSS + shown
 
 
-def rating_script() -> str:
-    """The page's head script for the rating tab, with every task's keys."""
+def rating_keys() -> dict:
+    """Every task's keys, which ``static/ratings.html`` reads from the page's ``#rating-keys`` data: ``skip``, the Skip
+    key; per task, a choice scale's ``points`` (key: the button's id) or a scores scale's ``scores`` (the radios'
+    ids), ``submit``, ``step`` and ``high``."""
     keys = {}
     for name, task in rating_tasks().items():
         scale = task.scale
@@ -165,10 +71,9 @@ def rating_script() -> str:
                     points.setdefault(pick(point, position), _control_id(name, str(point.value)))
             keys[name] = {"points": points}
         else:
-            step = _score_step(scale)
             keys[name] = {"scores": [_control_id(name, score.name) for score in scale.scores],
-                          "submit": _control_id(name, "submit"), "step": step, "high": scale.high}
-    return RATING_JS.replace("__KEYS__", json.dumps(keys)).replace("__SKIP__", SKIP_KEY.lower())
+                          "submit": _control_id(name, "submit"), "step": _score_step(scale), "high": scale.high}
+    return {"skip": SKIP_KEY.lower(), "tasks": keys}
 
 
 def _score_step(scale: ScoresScale) -> int:
@@ -222,30 +127,218 @@ def guidelines_markdown(tasks: dict) -> str:
     return "\n\n".join(blocks) + f"\n\nSkip a question you cannot judge with **Skip ({SKIP_KEY})**."
 
 
-def build_ratings_tab(ctx: AppContext) -> gr.State:
-    settings = ctx.settings
-    open_signup = not settings.annotator_accounts
-    pool = raters.RatingPool()
-    declared = rating_tasks()
-    state = gr.State(None)  # a RatingSession once signed in; held on the server
-    # The battle page's limits and settings, counted apart and worded for answers: per annotator and per address a
-    # minute, and questions loaded without an answer (sign-in, Skip, a task change: each writes a serving row).
-    answers = dict(noun="answers", advice="Look at the image a little longer and answer again")
-    loads = dict(noun="new questions", advice="Answer the question on screen, or load another")
-    annotator_limit = RateLimiter(settings.rate_limit_annotator_per_minute, "per annotator", **answers)
-    client_limit = RateLimiter(settings.rate_limit_client_per_minute, "from one address", **answers)
-    skip_limit = RateLimiter(settings.rate_limit_skips_per_minute, "per annotator", **loads)
-    client_skip_limit = RateLimiter(settings.rate_limit_client_per_minute, "from one address", **loads)
+@dataclass(frozen=True)
+class RatingDesk:
+    """What the Ratings tab's handlers share besides the app's context: the declared tasks, the rating pool, and the
+    battle page's limits and settings, counted apart and worded for answers: per annotator and per address a minute,
+    and questions loaded without an answer (sign-in, Skip, a task change: each writes a serving row)."""
 
-    with gr.Column(visible=True) as signin_box:
-        gr.Markdown("Sign in to rate images (the same account as on the Arena tab). "
-                    + ("Pick a name and a token (a password you will reuse)." if open_signup
-                       else "Use the account your admin gave you."))
-        with gr.Row():
-            name_box = gr.Textbox(label="Name", elem_id="rating-signin-name", max_lines=1)
-            token_box = gr.Textbox(label="Token", type="password", elem_id="rating-signin-token", max_lines=1)
-        signin_button = gr.Button("Sign in", variant="primary", elem_id="rating-signin-button")
-        signin_message = gr.Markdown(elem_id="rating-signin-message")
+    ctx: AppContext
+    declared: dict
+    pool: raters.RatingPool
+    limits: dict
+    radios: int  # the score radios among the outputs, each cleared (None) with every new question
+
+    @classmethod
+    def of(cls, ctx: AppContext) -> "RatingDesk":
+        settings, declared = ctx.settings, rating_tasks()
+        answers = dict(noun="answers", advice="Look at the image a little longer and answer again")
+        loads = dict(noun="new questions", advice="Answer the question on screen, or load another")
+        limits = dict(
+            annotator=RateLimiter(settings.rate_limit_annotator_per_minute, "per annotator", **answers),
+            client=RateLimiter(settings.rate_limit_client_per_minute, "from one address", **answers),
+            skip=RateLimiter(settings.rate_limit_skips_per_minute, "per annotator", **loads),
+            client_skip=RateLimiter(settings.rate_limit_client_per_minute, "from one address", **loads))
+        radios = sum(len(task.scale.scores) for task in declared.values() if not isinstance(task.scale, ChoiceScale))
+        return cls(ctx, declared, raters.RatingPool(), limits, radios)
+
+    @property
+    def open_signup(self) -> bool:
+        return not self.ctx.settings.annotator_accounts
+
+    @property
+    def outputs(self) -> int:
+        return len(ITEM_VIEW) + self.radios
+
+
+# --- the handlers: each takes the tab's desk first (arena.web.context.bind hands it over) ----------------------------
+
+
+def status_line(desk: RatingDesk, session: raters.RatingSession, notice: str = "", error: str = "") -> str:
+    """Who is signed in, their answers so far, the progress in the task on screen, the receipt of the last answer
+    (and the model, once the rater's answers on its unit are all in), a notice and an error."""
+    line = (f"Signed in as **{escape_markdown(session.annotator.name)}** · {session.ratings} "
+            f"answer{'s' if session.ratings != 1 else ''} so far")
+    current = session.current
+    if current is not None:
+        done, total = raters.progress(desk.ctx.store.db(), session, current.task, desk.pool)
+        title = desk.declared[current.task].title.split(":")[0] if current.task in desk.declared else current.task
+        line += f" · {min(done, total)} of {total} items of {escape_markdown(title)}"
+    receipt = session.receipt
+    if receipt is not None:  # the model only once the rater's answers on its unit are all in
+        line += f"\n\nSaved: **{escape_markdown(receipt.label)}**."
+        if session.revealed is not None:
+            line += f" That item done: it was drawn by **{escape_markdown(session.revealed)}**."
+    if notice:
+        line += f"\n\n**⚠ {notice}**"
+    if error:
+        line += f"\n\n**⚠ {escape_markdown(error)}**"
+    return line
+
+
+def item_view(desk: RatingDesk, session: raters.RatingSession, message: str = "", notice: str = "",
+              error: str = "") -> list:
+    """The question on screen (:data:`ITEM_VIEW`, then the score radios, cleared): plain values, never component
+    updates, on the answer's path, as on the battle page."""
+    current = session.current
+    task = desk.declared.get(current.task) if current is not None else None
+    return [session, status_line(desk, session, notice, error), image_html(current, session.upcoming),
+            question_html(task, current, message), current.media_token if current is not None else "",
+            *[None] * desk.radios]
+
+
+def told(desk: RatingDesk, session: raters.RatingSession, line: str) -> list:
+    """A refused or unsaved answer or question, told in words (``line``) on the status line; the rest stays."""
+    return [session, status_line(desk, session, error=line), *[gr.skip()] * (desk.outputs - 2)]
+
+
+def refused(desk: RatingDesk, session: raters.RatingSession, error: Exception, event: str, request) -> list:
+    refusal(error, event, request)
+    return told(desk, session, str(error))
+
+
+def chosen_task(desk: RatingDesk, value, request=None) -> str | None:
+    if value is None or value == ALL_TASKS:
+        return None
+    if not isinstance(value, str) or value not in desk.declared:
+        raise refusal(f"Unknown task {str(value)[:60]!r}: pick one from the Task menu.", "rating_task", request)
+    return value
+
+
+def require(session, event: str, request) -> raters.RatingSession:
+    if session is None or not getattr(session, "signed_in", False):
+        raise refusal("Sign in with your name and token first.", event, request)
+    return session
+
+
+def load(desk: RatingDesk, session: raters.RatingSession, task: str | None, request, *, skipping: bool = False) -> list:
+    """A new question from the server (sign-in, Skip, a task picked), under the limits of loads."""
+    event = "rating_skip" if skipping else "rating_next"
+    db, rng = desk.ctx.store.db(), desk.ctx.rng
+    try:
+        desk.limits["skip"].check(session.annotator.name)
+        desk.limits["client_skip"].check(client_address(request))
+        if skipping:
+            session = raters.skip(db, rng, session, pool=desk.pool, task_filter=task)
+        else:
+            session = raters.next_question(db, rng, session, pool=desk.pool, task_filter=task)
+    except raters.NoQuestionAvailable as error:
+        return item_view(desk, raters.without_question(session), str(error))
+    except (RateLimited, RatingRejected) as error:
+        return refused(desk, session, error, "rating_next", request)
+    except database_errors() as error:
+        return told(desk, session, unwritable(error, event, request, what="your place"))
+    return item_view(desk, session)
+
+
+def next_item(desk: RatingDesk, session, task, request: gr.Request = None) -> list:
+    session = require(session, "rating_next", request)
+    return load(desk, session, chosen_task(desk, task, request), request)
+
+
+def skip_item(desk: RatingDesk, session, task, request: gr.Request = None) -> list:
+    session = require(session, "rating_skip", request)
+    return load(desk, session, chosen_task(desk, task, request), request, skipping=True)
+
+
+def opened(desk: RatingDesk, session: raters.RatingSession) -> list:
+    """The page once signed in (:data:`SIGNED_IN`): the open tasks in the menu, the guidelines open on the first
+    visit."""
+    tasks = {name: task for name, (task, _, _) in raters.open_tasks(desk.ctx.store.db()).items()}
+    choices = [ALL_TASKS, *((task.title, name) for name, task in tasks.items())]
+    return ["", gr.update(visible=False), gr.update(visible=True), gr.update(choices=choices, value=ALL_TASKS),
+            gr.update(open=session.ratings == 0), guidelines_markdown(tasks)]
+
+
+def sign_in(desk: RatingDesk, name: str, token: str, request: gr.Request = None) -> list:
+    """Sign in and show a question; a refusal is said under the form, which keeps what was typed."""
+    ctx, settings = desk.ctx, desk.ctx.settings
+    skipped = [gr.skip()] * (len(SIGNED_IN) + desk.outputs)  # the message's outputs first
+    try:  # as the Arena tab's: a wrong token is a guess, bad input is not
+        session = throttled_sign_in(ctx, request, name, lambda: raters.start(
+            ctx.store.db(), name, token, open_signup=desk.open_signup, min_token_length=settings.min_token_length))
+        session = raters.issue_resume(ctx.store.db(), session, days=settings.session_days)
+    except (RateLimited, SignInError) as error:
+        refusal(error, "rating_sign_in", request, warn=isinstance(error, SignInError))
+        return [f"**⚠ {escape_markdown(error)}**", *skipped]
+    except database_errors() as error:
+        return [f"**⚠ {escape_markdown(unwritable(error, 'rating_sign_in', request, what='your sign-in'))}**",
+                *skipped]
+    return [*opened(desk, session), *load(desk, session, None, request), session.resume_token or ""]
+
+
+def resume(desk: RatingDesk, token: str, request: gr.Request = None) -> list:
+    """The page-load event: a page that kept its sign-in token gets its question again."""
+    session = raters.resume(desk.ctx.store.db(), token, open_signup=desk.open_signup) if token else None
+    if session is None:
+        return [gr.skip()] * (len(SIGNED_IN) + desk.outputs + 1)
+    return [*opened(desk, session), *load(desk, session, None, request), gr.skip()]
+
+
+def sign_out(desk: RatingDesk, session) -> list:
+    raters.sign_out(desk.ctx.store.db(), session)
+    return [gr.update(visible=True), gr.update(visible=False), None]
+
+
+def answer(desk: RatingDesk, session, task, shown, given, request) -> list:
+    """Store ``given`` (scale name: value) for the question on screen and show the next."""
+    session = require(session, "rating_answer", request)
+    task = chosen_task(desk, task, request)
+    settings = desk.ctx.settings
+    try:
+        desk.limits["annotator"].check(session.annotator.name)
+        desk.limits["client"].check(client_address(request))
+        session = raters.answer(desk.ctx.store.db(), session, given, pool=desk.pool, rng=desk.ctx.rng,
+                                rules=settings.quality_rules, task_filter=task,
+                                on_screen=shown if isinstance(shown, str) and shown else None)
+    except (RatingRejected, RateLimited) as error:
+        return refused(desk, session, error, "rating_answer", request)
+    except database_errors() as error:
+        return told(desk, session, unwritable(error, "rating_answer", request, what="answers"))
+    notice = speed_notice(session.fast_run, settings.quality_rules, session.annotator.source, doing="answering",
+                          noun="answers", look="the image")
+    message = "" if session.current is not None else (
+        "Nothing left to rate here: thank you! Pick another task, or come back when the admin opens more.")
+    return item_view(desk, session, message, notice)
+
+
+def answer_choice(desk: RatingDesk, session, task, shown=None, request: gr.Request = None, *, task_name: str,
+                  value: int) -> list:
+    """A choice scale's button (``task_name``'s point ``value``)."""
+    if session is not None and session.current is not None and session.current.task != task_name:
+        return refused(desk, session, RatingRejected(ANOTHER_QUESTION), "rating_answer", request)
+    return answer(desk, session, task, shown, {desk.declared[task_name].scale.name: value}, request)
+
+
+def answer_scores(desk: RatingDesk, session, task, shown, request: gr.Request = None, *values,
+                  task_name: str) -> list:
+    """A scores scale's Send (``task_name``'s radios' ``values``, one per score; the request before them, where
+    Gradio hands it over: after them it never came, and the per-address limit counted every such answer as one
+    address's)."""
+    if session is not None and session.current is not None and session.current.task != task_name:
+        return refused(desk, session, RatingRejected(ANOTHER_QUESTION), "rating_answer", request)
+    return answer(desk, session, task, shown, dict(zip(desk.declared[task_name].scale.names, values)), request)
+
+
+# --- the layout and the wiring ---------------------------------------------------------------------------------------
+
+
+def build_ratings_tab(ctx: AppContext) -> gr.State:
+    """Lay out the Ratings tab and wire its events to the handlers above; the signed-in session's state."""
+    desk = RatingDesk.of(ctx)
+    form = sign_in_form("Sign in to rate images (the same account as on the Arena tab). "
+                        + ("Pick a name and a token (a password you will reuse)." if desk.open_signup
+                           else "Use the account your admin gave you."), prefix="rating-")
     with gr.Column(visible=False, elem_id="rating-box") as rating_box:
         with gr.Row(elem_id="rating-head"):
             status = gr.Markdown(elem_id="rating-status")
@@ -258,186 +351,63 @@ def build_ratings_tab(ctx: AppContext) -> gr.State:
             with gr.Column(scale=2, min_width=300):
                 item = gr.HTML(elem_id="rating-item")  # the task, prompt, words asked about, question (data-task)
                 with gr.Column(elem_id="rating-bar"):
-                    choice_buttons: dict[tuple[str, int], gr.Button] = {}
-                    score_radios: list[gr.Radio] = []
-                    submit_buttons: dict[str, gr.Button] = {}
-                    radios_of: dict[str, list[gr.Radio]] = {}
-                    for name, task in declared.items():
-                        with gr.Row(elem_id=_control_id(name, "row"), elem_classes=["rating-controls"]):
-                            if isinstance(task.scale, ChoiceScale):
-                                for point in task.scale.points:
-                                    shown = point.label if point.label.startswith(point.key) else (
-                                        f"{point.label} ({point.key})")
-                                    choice_buttons[(name, point.value)] = gr.Button(
-                                        shown, elem_id=_control_id(name, str(point.value)),
-                                        variant="primary" if point.value == max(task.scale.values) else "secondary",
-                                        min_width=60)
-                            else:
-                                radios_of[name] = [gr.Radio(
-                                    [(str(v), v) for v in _score_choices(task.scale, score.name)],
-                                    label=f"{score.label} ({task.scale.low}-{task.scale.high})",
-                                    elem_id=_control_id(name, score.name), elem_classes=["rating-score"])
-                                    for score in task.scale.scores]
-                                score_radios += radios_of[name]
-                                submit_buttons[name] = gr.Button("Send (Enter)", variant="primary", min_width=90,
-                                                                 elem_id=_control_id(name, "submit"))
+                    controls = answer_controls(desk.declared)
                     skip_button = gr.Button(f"Skip ({SKIP_KEY})", size="sm", elem_id="rating-skip")
         with gr.Accordion("Guidelines", open=True, elem_id="rating-guidelines") as guidelines_box:
             guidelines = gr.Markdown(elem_id="rating-guidelines-text")
         on_screen = gr.Textbox(visible=False, elem_id="rating-on-screen")  # the media token of the question shown
-    issued = gr.Textbox(visible=False)
-    stored = gr.Textbox(visible=False)
+    view = dict(state=gr.State(None), status=status, image=image, item=item, on_screen=on_screen,  # a RatingSession
+                signin_message=form.message, signin_box=form.box, rating_box=rating_box, task_filter=task_filter,
+                guidelines_box=guidelines_box, guidelines=guidelines, sign_out_button=sign_out_button,
+                skip_button=skip_button, issued=gr.Textbox(visible=False), stored=gr.Textbox(visible=False))
+    wire_ratings_tab(desk, form, view, controls)
+    return view["state"]
 
-    # As on the battle page: plain values, never component updates, on the answer's path. The radios are cleared
-    # (None) with every new question.
-    item_outputs = [state, status, image, item, on_screen, *score_radios]
 
-    def status_line(session: raters.RatingSession, notice: str = "", error: str = "") -> str:
-        line = (f"Signed in as **{escape_markdown(session.annotator.name)}** · {session.ratings} "
-                f"answer{'s' if session.ratings != 1 else ''} so far")
-        current = session.current
-        if current is not None:
-            done, total = raters.progress(ctx.store.db(), session, current.task, pool)
-            title = declared[current.task].title.split(":")[0] if current.task in declared else current.task
-            line += f" · {min(done, total)} of {total} items of {escape_markdown(title)}"
-        receipt = session.receipt
-        if receipt is not None:  # the model only once the rater's answers on its unit are all in
-            line += f"\n\nSaved: **{escape_markdown(receipt.label)}**."
-            if session.revealed is not None:
-                line += f" That item done: it was drawn by **{escape_markdown(session.revealed)}**."
-        if notice:
-            line += f"\n\n**⚠ {notice}**"
-        if error:
-            line += f"\n\n**⚠ {escape_markdown(error)}**"
-        return line
+def answer_controls(declared: dict) -> dict:
+    """One row of answer controls per declared task (CSS shows the question's): a choice scale's buttons, or a scores
+    scale's radios and its Send. By kind: ``choices`` ((task, value): button), ``radios`` (task: its radios, in
+    order) and ``submits`` (task: Send)."""
+    choices: dict[tuple[str, int], gr.Button] = {}
+    radios: dict[str, list[gr.Radio]] = {}
+    submits: dict[str, gr.Button] = {}
+    for name, task in declared.items():
+        with gr.Row(elem_id=_control_id(name, "row"), elem_classes=["rating-controls"]):
+            if isinstance(task.scale, ChoiceScale):
+                for point in task.scale.points:
+                    shown = point.label if point.label.startswith(point.key) else f"{point.label} ({point.key})"
+                    choices[(name, point.value)] = gr.Button(
+                        shown, elem_id=_control_id(name, str(point.value)),
+                        variant="primary" if point.value == max(task.scale.values) else "secondary", min_width=60)
+                continue
+            radios[name] = [gr.Radio([(str(v), v) for v in _score_choices(task.scale, score.name)],
+                                     label=f"{score.label} ({task.scale.low}-{task.scale.high})",
+                                     elem_id=_control_id(name, score.name), elem_classes=["rating-score"])
+                            for score in task.scale.scores]
+            submits[name] = gr.Button("Send (Enter)", variant="primary", min_width=90,
+                                      elem_id=_control_id(name, "submit"))
+    return dict(choices=choices, radios=radios, submits=submits)
 
-    def view(session: raters.RatingSession, message: str = "", notice: str = "", error: str = "") -> list:
-        current = session.current
-        task = declared.get(current.task) if current is not None else None
-        return [session, status_line(session, notice, error), image_html(current, session.upcoming),
-                question_html(task, current, message), current.media_token if current is not None else "",
-                *[None] * len(score_radios)]
 
-    def refused(session: raters.RatingSession, error: Exception, event: str, request) -> list:
-        refusal(error, event, request)
-        return [session, status_line(session, error=str(error)), *[gr.skip()] * (len(item_outputs) - 2)]
-
-    def chosen_task(value, request=None) -> str | None:
-        if value is None or value == ALL_TASKS:
-            return None
-        if not isinstance(value, str) or value not in declared:
-            raise refusal(f"Unknown task {str(value)[:60]!r}: pick one from the Task menu.", "rating_task", request)
-        return value
-
-    def require(session, event: str, request) -> raters.RatingSession:
-        if session is None or not getattr(session, "signed_in", False):
-            raise refusal("Sign in with your name and token first.", event, request)
-        return session
-
-    def load(session: raters.RatingSession, task: str | None, request, *, skipping: bool = False) -> list:
-        try:
-            skip_limit.check(session.annotator.name)
-            client_skip_limit.check(client_address(request))
-        except RateLimited as error:
-            return refused(session, error, "rating_next", request)
-        try:
-            if skipping:
-                session = raters.skip(ctx.store.db(), ctx.rng, session, pool=pool, task_filter=task)
-            else:
-                session = raters.next_question(ctx.store.db(), ctx.rng, session, pool=pool, task_filter=task)
-        except raters.NoQuestionAvailable as error:
-            return view(raters.without_question(session), str(error))
-        except RatingRejected as error:
-            return refused(session, error, "rating_next", request)
-        return view(session)
-
-    def next_item(session, task, request: gr.Request = None) -> list:
-        session = require(session, "rating_next", request)
-        return load(session, chosen_task(task, request), request)
-
-    def skip_item(session, task, request: gr.Request = None) -> list:
-        session = require(session, "rating_skip", request)
-        return load(session, chosen_task(task, request), request, skipping=True)
-
-    def opened(session: raters.RatingSession) -> list:
-        tasks = {name: opened_task for name, (opened_task, _, _) in raters.open_tasks(ctx.store.db()).items()}
-        choices = [ALL_TASKS, *((task.title, name) for name, task in tasks.items())]
-        return ["", gr.update(visible=False), gr.update(visible=True), gr.update(choices=choices, value=ALL_TASKS),
-                gr.update(open=session.ratings == 0), guidelines_markdown(tasks)]
-
-    def sign_in(name: str, token: str, request: gr.Request = None) -> list:
-        try:  # as the Arena tab's: a wrong token is a guess, bad input is not
-            session = throttled_sign_in(ctx, request, name, lambda: raters.start(
-                ctx.store.db(), name, token, open_signup=open_signup, min_token_length=settings.min_token_length))
-        except (RateLimited, SignInError) as error:
-            refusal(error, "rating_sign_in", request, warn=isinstance(error, SignInError))
-            return [f"**⚠ {escape_markdown(error)}**", *[gr.skip()] * (len(signin_outputs) - 1)]
-        session = raters.issue_resume(ctx.store.db(), session, days=settings.session_days)
-        return [*opened(session), *load(session, None, request), session.resume_token or ""]
-
-    def resume(token: str, request: gr.Request = None) -> list:
-        session = raters.resume(ctx.store.db(), token, open_signup=open_signup) if token else None
-        if session is None:
-            return [gr.skip()] * len(signin_outputs)
-        return [*opened(session), *load(session, None, request), gr.skip()]
-
-    def sign_out(session) -> list:
-        raters.sign_out(ctx.store.db(), session)
-        return [gr.update(visible=True), gr.update(visible=False), None]
-
-    def answer(session, task, shown, given, request) -> list:
-        session = require(session, "rating_answer", request)
-        task = chosen_task(task, request)
-        try:
-            annotator_limit.check(session.annotator.name)
-            client_limit.check(client_address(request))
-            session = raters.answer(ctx.store.db(), session, given, pool=pool, rng=ctx.rng,
-                                    rules=settings.quality_rules, task_filter=task,
-                                    on_screen=shown if isinstance(shown, str) and shown else None)
-        except (RatingRejected, RateLimited) as error:
-            return refused(session, error, "rating_answer", request)
-        notice = speed_notice(session.fast_run, settings.quality_rules, session.annotator.source, doing="answering",
-                              noun="answers", look="the image")
-        message = "" if session.current is not None else (
-            "Nothing left to rate here: thank you! Pick another task, or come back when the admin opens more.")
-        return view(session, message, notice)
-
-    def choice_handler(name: str, scale: ChoiceScale, value: int):
-        def handler(session, task, shown=None, request: gr.Request = None) -> list:
-            if session is not None and session.current is not None and session.current.task != name:
-                return refused(session, RatingRejected("That button belongs to another question: answer the one "
-                                                       "on screen."), "rating_answer", request)
-            return answer(session, task, shown, {scale.name: value}, request)
-
-        handler.__name__ = f"rate_{name}_{value}"
-        return handler
-
-    def scores_handler(name: str, scale: ScoresScale):
-        def handler(session, task, shown, *values, request: gr.Request = None) -> list:
-            if session is not None and session.current is not None and session.current.task != name:
-                return refused(session, RatingRejected("That button belongs to another question: answer the one "
-                                                       "on screen."), "rating_answer", request)
-            return answer(session, task, shown, dict(zip(scale.names, values)), request)
-
-        handler.__name__ = f"rate_{name}"
-        return handler
-
-    signin_outputs = [signin_message, signin_box, rating_box, task_filter, guidelines_box, guidelines, *item_outputs,
-                      issued]
-    gr.on([signin_button.click, token_box.submit], sign_in, [name_box, token_box], signin_outputs,
-          api_name="rating_sign_in", **SIGN_IN_QUEUE).then(None, issued, None, js=KEEP_RESUME_JS)
-    ctx.opening_events.add("rating_sign_in")
-    gr.on(None, resume, stored, signin_outputs, js=READ_RESUME_JS, api_visibility="private", concurrency_limit=None)
-    sign_out_button.click(sign_out, state, [signin_box, rating_box, state], js=FORGET_RESUME_JS,
-                          api_visibility="private")
+def wire_ratings_tab(desk: RatingDesk, form, view: dict, controls: dict) -> None:
+    """Wire the Ratings tab's events (``view``: its components by name) to the handlers. As on the battle page,
+    answers and questions skip Gradio's queue and its pre- and postprocessing (arena.web.arena_tab.wire_arena_tab)."""
+    state, task_filter = view["state"], view["task_filter"]
+    item_outputs = [*(view[n] for n in ITEM_VIEW), *(r for radios in controls["radios"].values() for r in radios)]
+    wire_sign_in(desk.ctx, form, api_name="rating_sign_in", sign_in=bind(desk, sign_in),
+                 inputs=[form.name, form.token], outputs=[*(view[n] for n in SIGNED_IN), *item_outputs,
+                                                          view["issued"]],
+                 issued=view["issued"], resume=bind(desk, resume), stored=view["stored"], sign_out=bind(desk, sign_out),
+                 sign_out_button=view["sign_out_button"], state=state, tab_box=view["rating_box"])
     fast = dict(queue=False, preprocess=False, postprocess=False)
-    task_filter.select(next_item, [state, task_filter], item_outputs, api_name="rating_next", **fast)
-    skip_button.click(skip_item, [state, task_filter], item_outputs, api_name="rating_skip", **fast)
-    for (name, value), button in choice_buttons.items():
-        button.click(choice_handler(name, declared[name].scale, value), [state, task_filter, on_screen],
-                     item_outputs, api_name=f"rate_{name}_{value}", **fast)
-    for name, button in submit_buttons.items():
-        button.click(scores_handler(name, declared[name].scale), [state, task_filter, on_screen, *radios_of[name]],
-                     item_outputs, api_name=f"rate_{name}", **fast)
-    return state
-
+    task_filter.select(bind(desk, next_item), [state, task_filter], item_outputs, api_name="rating_next", **fast)
+    view["skip_button"].click(bind(desk, skip_item), [state, task_filter], item_outputs, api_name="rating_skip",
+                              **fast)
+    for (name, value), button in controls["choices"].items():
+        api_name = f"rate_{name}_{value}"
+        button.click(bind(desk, answer_choice, api_name, task_name=name, value=value),
+                     [state, task_filter, view["on_screen"]], item_outputs, api_name=api_name, **fast)
+    for name, button in controls["submits"].items():
+        button.click(bind(desk, answer_scores, f"rate_{name}", task_name=name),
+                     [state, task_filter, view["on_screen"], *controls["radios"][name]], item_outputs,
+                     api_name=f"rate_{name}", **fast)

@@ -209,7 +209,7 @@ _WAIT = re.compile(r"in (\d+) s\b")
 
 
 def _countdown(text: str) -> str:
-    """A wait "in 14 s" in ``text`` as a span the page counts down (KEYBOARD_JS)."""
+    """A wait "in 14 s" in ``text`` as a span the page counts down (static/arena.html)."""
     return _WAIT.sub(lambda m: f'in <span class="countdown" data-seconds="{m.group(1)}">{m.group(1)}</span> s',
                      text, count=1)
 

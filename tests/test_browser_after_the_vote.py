@@ -15,6 +15,7 @@ from arena import session as sessions
 from arena.leaderboard import leaderboard_options
 from arena.leaderboard_service import rebuild_history
 from support.arena import build_small_arena
+from support.browser import open_leaderboard_filters
 from datamodel.quality import QualityRules
 from datamodel.rating_history import day_of, end_of_day
 from support.touch import SIZES, TOUCH, next_battle, open_page, press, shoot, sign_in, vote
@@ -98,6 +99,7 @@ def test_the_leaderboard_over_time_in_the_page(tmp_path, browser, size):
         assert {name for name, _ in traces} <= set(arena.model_ids) and max(n for _, n in traces) == 4, traces
         # the board as of a chosen day
         page.click("#lb-summary")
+        open_leaderboard_filters(page)
         page.click("#lb-as-of input")
         options = page.evaluate("() => [...document.querySelectorAll('ul[role=listbox] li[role=option]')]"
                                 ".map(li => li.innerText.replace('✓', '').trim())")  # the chosen one has a tick

@@ -32,7 +32,8 @@ def _page(browser, url: str, size: str):
 
 def _check(page, where: str, found: dict, size: str) -> None:
     # the page at rest: Gradio fades a block it is updating to 20% (".pending") for a moment, not what a reader sees
-    page.wait_for_function("() => document.querySelectorAll('.pending').length === 0", timeout=20000)
+    page.wait_for_function("() => document.querySelectorAll('.pending').length === 0 && ![...document.querySelectorAll("
+                           "'.progress-text')].some(e => e.getClientRects().length)", timeout=20000)
     page.wait_for_timeout(300)
     (SCREENSHOTS / size).mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / size / f"axe-{where.lower().replace(', ', '-').replace(' ', '-')}.png"))

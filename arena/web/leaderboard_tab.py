@@ -437,7 +437,9 @@ def wire_leaderboard_tab(board: Board, view: dict, tab: gr.Tab, timer: gr.Timer,
     # the suite's change first updates the menus that follow it, then shows: never a view of a stale combination
     dropdowns[0].change(follow, [dropdowns[0], *following], following, queue=False,
                         api_visibility="private").then(shown, inputs, outputs, api_visibility="private", **fast)
-    gr.on([*(c.change for c in menus_in[1:]), timer.tick], shown, inputs, outputs, api_name="leaderboard", **fast)
+    gr.on([c.change for c in menus_in[1:]], shown, inputs, outputs, api_name="leaderboard", **fast)
+    # the timer's look for a newer snapshot shows no progress: no "0.0s" flashing over the tables every few seconds
+    timer.tick(shown, inputs, outputs, api_visibility="private", **{**fast, "show_progress": "hidden"})
     view["refresh"].click(bind(board, show, name="show_fresh", refresh=True), inputs, outputs,
                           api_name="leaderboard_refresh", **fast)
     tab.select(bind(board, leaderboard_menus), viewer_states,

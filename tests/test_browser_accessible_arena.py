@@ -4,24 +4,30 @@ Before: the reveal and the warnings were not announced (no ``aria-live``), the f
 the sign-in button, which goes), and an image could be enlarged only by a click.
 """
 
+import contextlib
+
 import pytest
 
 from support.arena import build_small_arena
 from support.browser import screenshot_folder
-from support.touch import SIZES, open_page, sign_in, vote
-from support.webapp import running_app
+from support.touch import SIZES, served_page, sign_in, vote
 
 pytestmark = pytest.mark.browser
 SHOTS = screenshot_folder("ARENA_ISSUE41_SCREENSHOTS", ".cache/screenshots-issue41")
 
 
+@contextlib.contextmanager
+def _signed_in(tmp_path, browser, size: str):
+    """A page of a small arena, signed in, its first battle on screen."""
+    arena = build_small_arena(tmp_path)
+    with served_page(arena.settings, browser, size) as page:
+        sign_in(page)
+        yield page
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_the_arena_speaks_and_keeps_the_focus(tmp_path, browser, size):
-    arena = build_small_arena(tmp_path)
-    with running_app(arena.settings) as url:
-        page = open_page(browser, url, size)
-        page.wait_for_selector("#signin-button", timeout=20000)
-        sign_in(page)
+    with _signed_in(tmp_path, browser, size) as page:
         page.wait_for_timeout(300)
         # the focus on the prompt, not lost on the page
         focused = page.evaluate("() => document.activeElement.closest('#prompt') ? 'prompt' "
@@ -43,11 +49,7 @@ def test_the_arena_speaks_and_keeps_the_focus(tmp_path, browser, size):
 
 @pytest.mark.parametrize("size", SIZES)
 def test_a_focused_button_shows_a_ring(tmp_path, browser, size):
-    arena = build_small_arena(tmp_path)
-    with running_app(arena.settings) as url:
-        page = open_page(browser, url, size)
-        page.wait_for_selector("#signin-button", timeout=20000)
-        sign_in(page)
+    with _signed_in(tmp_path, browser, size) as page:
         for _ in range(30):  # the keyboard's way to the first vote button
             page.keyboard.press("Tab")
             if page.evaluate("() => document.activeElement.id") == "vote-a":

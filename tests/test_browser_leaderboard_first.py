@@ -6,15 +6,15 @@ phone only filters showed); visitors read command lines ("run `python -m judges 
 ("shared battles", "kappa") and a second Refresh button.
 """
 
+import contextlib
 import re
 
 import pytest
 
 from support.arena import build_small_arena
 from support.browser import open_leaderboard_filters, screenshot_folder
-from support.touch import SIZES, open_page
+from support.touch import SIZES, served_page
 from support.votes import add_votes
-from support.webapp import running_app
 
 SHOTS = screenshot_folder("ARENA_ISSUE41_SCREENSHOTS", ".cache/screenshots-issue41")
 LOWER_OR_SNAKE = re.compile(r"^[a-z]|\b[a-z]+_[a-z_]+\b")
@@ -33,14 +33,19 @@ def _leaderboard(page) -> None:
     page.wait_for_timeout(400)
 
 
-@pytest.mark.parametrize("size", SIZES)
-def test_the_leaderboard_starts_with_the_table(tmp_path, browser, size):
+@contextlib.contextmanager
+def _leaderboard_page(tmp_path, browser, size: str):
+    """A page of a small arena with 36 human and 24 judge votes, on its Leaderboard tab."""
     arena = build_small_arena(tmp_path)
     add_votes(arena)
-    with running_app(arena.settings) as url:
-        page = open_page(browser, url, size)
-        page.wait_for_selector("#signin-button", timeout=20000)
+    with served_page(arena.settings, browser, size) as page:
         _leaderboard(page)
+        yield page
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_leaderboard_starts_with_the_table(tmp_path, browser, size):
+    with _leaderboard_page(tmp_path, browser, size) as page:
         _shoot(page, size, "leaderboard-01-first-screen")
         # the table's header and first rows on the first screen (150 px: its tool row, header and two rows), no menu
         # above it
@@ -63,12 +68,7 @@ def test_the_leaderboard_starts_with_the_table(tmp_path, browser, size):
 
 @pytest.mark.parametrize("size", SIZES)
 def test_a_visitor_reads_no_command_line_and_a_bad_day_in_words(tmp_path, browser, size):
-    arena = build_small_arena(tmp_path)
-    add_votes(arena)
-    with running_app(arena.settings) as url:
-        page = open_page(browser, url, size)
-        page.wait_for_selector("#signin-button", timeout=20000)
-        _leaderboard(page)
+    with _leaderboard_page(tmp_path, browser, size) as page:
         for name in ("Ratings", "Metrics", "Agreement", "Battles"):
             page.locator("#lb-tabs [role=tablist] button[role=tab]", has_text=name).first.click()
             page.wait_for_timeout(300)
@@ -92,12 +92,7 @@ def test_a_visitor_reads_no_command_line_and_a_bad_day_in_words(tmp_path, browse
 
 @pytest.mark.parametrize("size", SIZES)
 def test_the_judges_subtab_names_its_columns_in_words_with_one_refresh(tmp_path, browser, size):
-    arena = build_small_arena(tmp_path)
-    add_votes(arena)
-    with running_app(arena.settings) as url:
-        page = open_page(browser, url, size)
-        page.wait_for_selector("#signin-button", timeout=20000)
-        _leaderboard(page)
+    with _leaderboard_page(tmp_path, browser, size) as page:
         page.locator("#lb-tabs [role=tablist] button[role=tab]", has_text="Judges").first.click()
         page.wait_for_function("() => document.querySelector('#lb-judges-note')?.innerText.length > 0", timeout=30000)
         page.wait_for_timeout(300)

@@ -58,6 +58,10 @@ def test_the_reveal_describes_the_models_and_offers_the_voter_s_own_leaderboard(
         assert f"You have cast {EVERY} votes" in page.inner_text("#reveal")
         shoot(page, size, "after-02-own-leaderboard-offered")
         press(page, size, "#reveal .your-board")
+        # the folded filters say the voter (issue 41), and unfolded, the Voter menu shows it
+        page.wait_for_function("() => document.querySelector('#lb-filters')?.innerText.includes('Voter: curious')",
+                               timeout=20000)
+        open_leaderboard_filters(page)
         page.wait_for_function("() => document.querySelector('#lb-voter input')?.value === 'curious'", timeout=20000)
         page.wait_for_function(f"() => document.querySelector('#lb-summary')?.innerText.includes('{EVERY} human votes')",
                                timeout=30000)

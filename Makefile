@@ -10,7 +10,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SYSTEM_PACKAGES := $(shell cat packages.txt)
 # the tests also run on a real PostgreSQL (tests/conftest.py starts a throwaway server: tools/postgres_server.py)
-TEST_SYSTEM_PACKAGES := $(SYSTEM_PACKAGES) chromium postgresql
+TEST_SYSTEM_PACKAGES := $(SYSTEM_PACKAGES) chromium postgresql nodejs npm
 # The tests run on TEST_WORKERS processes (pytest-xdist; `make test TEST_WORKERS=0` runs them in this process). More
 # workers than cores pays here because much of the suite waits on a browser, a server or a subprocess
 # (docs/benchmarks.md has the measurements).
@@ -38,6 +38,11 @@ $(VENV)/.requirements-dev: requirements-dev.txt $(VENV)/.requirements
 	$(PY) -m pip install -q -r requirements-dev.txt
 	touch $@
 
+# the JavaScript the browser tests load into the page (package.json: axe-core for the accessibility check)
+node_modules/.installed: package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
 system-deps:
 	@scripts/install-system-deps.sh $(SYSTEM_PACKAGES)
 
@@ -50,7 +55,7 @@ run: system-deps $(VENV)/.requirements
 demo: system-deps $(VENV)/.requirements
 	$(PY) -m arena demo
 
-test: test-system-deps $(VENV)/.requirements-dev
+test: test-system-deps $(VENV)/.requirements-dev node_modules/.installed
 	$(PYTEST)
 
 check: system-deps $(VENV)/.requirements-dev

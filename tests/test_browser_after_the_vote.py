@@ -15,6 +15,7 @@ from arena import session as sessions
 from arena.leaderboard import leaderboard_options
 from arena.leaderboard_service import rebuild_history
 from support.arena import build_small_arena
+from support.browser import open_leaderboard_filters
 from datamodel.quality import QualityRules
 from datamodel.rating_history import day_of, end_of_day
 from support.touch import SIZES, TOUCH, next_battle, open_page, press, shoot, sign_in, vote
@@ -57,6 +58,10 @@ def test_the_reveal_describes_the_models_and_offers_the_voter_s_own_leaderboard(
         assert f"You have cast {EVERY} votes" in page.inner_text("#reveal")
         shoot(page, size, "after-02-own-leaderboard-offered")
         press(page, size, "#reveal .your-board")
+        # the folded filters say the voter (issue 41), and unfolded, the Voter menu shows it
+        page.wait_for_function("() => document.querySelector('#lb-filters')?.innerText.includes('Voter: curious')",
+                               timeout=20000)
+        open_leaderboard_filters(page)
         page.wait_for_function("() => document.querySelector('#lb-voter input')?.value === 'curious'", timeout=20000)
         page.wait_for_function(f"() => document.querySelector('#lb-summary')?.innerText.includes('{EVERY} human votes')",
                                timeout=30000)
@@ -98,6 +103,7 @@ def test_the_leaderboard_over_time_in_the_page(tmp_path, browser, size):
         assert {name for name, _ in traces} <= set(arena.model_ids) and max(n for _, n in traces) == 4, traces
         # the board as of a chosen day
         page.click("#lb-summary")
+        open_leaderboard_filters(page)
         page.click("#lb-as-of input")
         options = page.evaluate("() => [...document.querySelectorAll('ul[role=listbox] li[role=option]')]"
                                 ".map(li => li.innerText.replace('✓', '').trim())")  # the chosen one has a tick

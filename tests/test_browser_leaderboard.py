@@ -35,6 +35,7 @@ def shoot(page, size: str, name: str) -> None:
 def _pick(page, menu: str, value: str) -> None:
     """Choose ``value`` in the Gradio dropdown ``#lb-<menu>``."""
     page.click("#lb-summary")
+    browsers.open_leaderboard_filters(page)
     page.click(f"#lb-{menu} input")
     page.locator(f"ul[role=listbox] li[role=option][aria-label={value!r}]").first.click()
     page.wait_for_timeout(300)
@@ -59,6 +60,7 @@ def _options(page, menu: str) -> list[str]:
     options = page.evaluate("() => [...document.querySelectorAll('ul[role=listbox] li[role=option]')]"
                             ".map(li => li.getAttribute('aria-label'))")
     page.click("#lb-summary")
+    browsers.open_leaderboard_filters(page)
     page.wait_for_timeout(200)
     return options
 
@@ -115,6 +117,7 @@ def test_the_leaderboard_reads_well_with_few_votes_and_with_many(tmp_path, brows
 
         # many votes, judges too: judge columns, rated models, an axis bounded to them
         add_votes(arena)
+        browsers.open_leaderboard_filters(page)
         page.click("#lb-refresh")
         leaderboard_summary(page, "42 human votes")
         page.wait_for_function("() => document.querySelectorAll('#lb-table thead th').length > 7", timeout=20000)
@@ -188,6 +191,7 @@ def test_short_headers_have_tooltips_and_charts_fit_the_screen(tmp_path, browser
             _subtab(page, tab)
         add_votes(arena)
         store_metrics(arena)
+        browsers.open_leaderboard_filters(page)
         page.click("#lb-refresh")  # the new charts reach the hidden sub-tabs too
         leaderboard_summary(page, "36 human votes")
         page.wait_for_function("() => document.querySelector('#lb-chart .js-plotly-plot')?.data?.[0]?.x?.length > 0",

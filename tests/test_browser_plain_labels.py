@@ -14,6 +14,7 @@ import re
 import pytest
 
 from support.arena import build_small_arena
+from support.browser import open_leaderboard_filters
 from support.touch import SIZES, open_page, shoot
 from support.votes import JUDGE, add_votes
 from support.votes import store_metrics
@@ -52,17 +53,20 @@ def _column(page, table: str, header: str) -> list[str]:
 
 def _options(page, menu: str) -> list[str]:
     page.click("#lb-summary")
+    open_leaderboard_filters(page)
     page.click(f"#lb-{menu} input")
     page.wait_for_selector("ul[role=listbox] li[role=option]", timeout=5000)
     options = page.evaluate("() => [...document.querySelectorAll('ul[role=listbox] li[role=option]')]"
                             ".map(li => li.innerText.trim())")
     page.keyboard.press("Escape")
     page.click("#lb-summary")
+    open_leaderboard_filters(page)
     return options
 
 
 def _pick(page, menu: str, label: str) -> None:
     page.click("#lb-summary")
+    open_leaderboard_filters(page)
     page.click(f"#lb-{menu} input")
     page.locator("ul[role=listbox] li[role=option]", has_text=label).first.click()
     page.wait_for_timeout(400)
@@ -132,9 +136,9 @@ def test_the_leaderboard_speaks_plainly(tmp_path, browser, size):
         page.wait_for_function("() => document.querySelector('#lb-judges-note')?.innerText"
                                ".includes('For Suite WordNet taxonomy')", timeout=30000)
         shoot(page, size, "labels-04-judges-filtered", full_page=True)
-        scopes = {cell for cell in _column(page, "lb-judges", "scope") if cell}
+        scopes = {cell for cell in _column(page, "lb-judges", "Scope") if cell}
         assert scopes and all(scope.startswith("WordNet taxonomy") for scope in scopes), scopes
-        assert JUDGE in _column(page, "lb-judges", "judge")
+        assert JUDGE in _column(page, "lb-judges", "Judge")
 
 
 @pytest.mark.parametrize("size", SIZES)

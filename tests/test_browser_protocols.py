@@ -24,6 +24,7 @@ def shoot(page, size: str, name: str) -> None:
 def _choose(page, menu: str, label_start: str) -> None:
     """Choose the option of dropdown ``#lb-<menu>`` whose label starts with ``label_start``."""
     page.click("#lb-summary")
+    browsers.open_leaderboard_filters(page)
     page.click(f"#lb-{menu} input")
     page.locator(f"ul[role=listbox] li[role=option][aria-label^={label_start!r}]").first.click()
     page.wait_for_timeout(300)
@@ -53,6 +54,7 @@ def test_protocol_source_and_anonymous_choices(tmp_path, browser, size):
         shoot(page, size, "lb-21-protocol-taxonomy-paper")
         _choose(page, "source", "peer-arena")
         leaderboard_summary(page, "source peer-arena only")
+        browsers.open_leaderboard_filters(page)
         page.click("#lb-anonymous label")
         leaderboard_summary(page, "anonymous votes only")
         summary = page.inner_text("#lb-summary")

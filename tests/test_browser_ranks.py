@@ -55,6 +55,7 @@ def test_rank_ranges_grey_rows_and_the_robustness_line(tmp_path, browser, size):
         browsers.shoot(page, SCREENSHOTS, size, "ranks-01-new-study", full_page=True)
 
         add_votes(arena)  # 18 votes per model: none ranked yet, every row greyed with its rating
+        browsers.open_leaderboard_filters(page)
         page.click("#lb-refresh")
         leaderboard_summary(page, "36 human votes")
         page.wait_for_function("() => document.querySelector('#lb-summary').innerText.includes('none is ranked')",
@@ -67,6 +68,7 @@ def test_rank_ranges_grey_rows_and_the_robustness_line(tmp_path, browser, size):
         browsers.shoot(page, SCREENSHOTS, size, "ranks-02-none-ranked", full_page=True)
 
         more_votes(arena)
+        browsers.open_leaderboard_filters(page)
         page.click("#lb-refresh")
         leaderboard_summary(page, "62 human votes")
         page.wait_for_function("() => document.querySelector('#lb-table-note').innerText.includes('By rating, the #1')",
@@ -85,6 +87,7 @@ def test_rank_ranges_grey_rows_and_the_robustness_line(tmp_path, browser, size):
         browsers.shoot(page, SCREENSHOTS, size, "ranks-03-ranked-provisional-unranked", full_page=True)
 
         page.click("#lb-summary")
+        browsers.open_leaderboard_filters(page)
         page.click("#lb-order input")
         page.locator("ul[role=listbox] li[role=option][aria-label='Lower bound of the 95% interval']").first.click()
         page.wait_for_function("() => document.querySelector('#lb-table-note').innerText.includes("

@@ -157,10 +157,10 @@ def test_judges_compare_prints_the_rating_rows_after_the_pairwise_table(study, m
 
 
 def test_the_judges_sub_tab_shows_the_same_rows(study):
-    from arena.web.judges_tab import human_rows_of
+    from arena.web.judges_tab import human_rows_of  # the task by its title since issue 41
 
     rows = human_rows_of(compare_with_humans(study.db, HumanCompareOptions(min_shared=30)))
-    fit = [row for row in rows if row[0] == "commonsense_fit"]
+    fit = [row for row in rows if row[0] == "Commonsense-T2I"]
     assert [row[1] for row in fit] == [CEILING, "fit-judge-95", "fit-judge-80", "CLIP evaluator clip-test",
                                        "fit-judge-60"]  # 95%, 80%, 70% (CLIP), 60%
     assert all(isinstance(cell, str) for row in rows for cell in row[5:])  # rounded text cells

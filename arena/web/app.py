@@ -39,6 +39,21 @@ from arena.web.gradio_guards import (keep_signed_in_sessions, light_sessions, qu
 from arena.web.ratings_tab import answer_rows_css, build_ratings_tab, rating_keys
 
 
+# WCAG 2.2 AA asks 4.5:1 between text and its background (tests/test_browser_accessibility.py runs axe-core on every
+# tab). Gradio's default draws white on orange-500 (2.8:1), white on red-500 (3.8:1) and its softer text, the
+# footer's and our greyed rows', in zinc-400 (1.9:1). The same hues, darker: white on orange-700 is 5.2:1 (its
+# hover orange-800, 7.3:1), white on red-700 6.5:1, zinc-600 on white 7.7:1 (on the tables' zinc-50 stripes 7.4:1).
+CONTRAST = dict(
+    button_primary_background_fill="*primary_700", button_primary_background_fill_hover="*primary_800",
+    button_primary_border_color="*primary_700", button_primary_border_color_hover="*primary_800",
+    button_cancel_background_fill=gr.themes.colors.red.c700,
+    button_cancel_background_fill_hover=gr.themes.colors.red.c800,
+    button_cancel_border_color=gr.themes.colors.red.c700, button_cancel_border_color_hover=gr.themes.colors.red.c800,
+    body_text_color_subdued="*neutral_600",
+    color_accent="*primary_700",  # the selected tab's name (orange-500 on white: 2.8:1)
+)
+
+
 def page_theme() -> gr.themes.Base:
     """Gradio's default theme with fonts that render every weight the page uses.
 
@@ -48,9 +63,10 @@ def page_theme() -> gr.themes.Base:
     instead; CSS then draws weight 600 with the 700 face (the nearest heavier one), and every glyph comes from one
     font (tests/test_browser_layout.py checks each weight the page uses).
     """
-    return gr.themes.Default(
+    theme = gr.themes.Default(
         font=(gr.themes.LocalFont("Source Sans Pro", weights=(400, 700)), "ui-sans-serif", "system-ui", "sans-serif"),
         font_mono=(gr.themes.LocalFont("IBM Plex Mono", weights=(400, 700)), "ui-monospace", "Consolas", "monospace"))
+    return theme.set(**CONTRAST)
 
 
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")

@@ -24,6 +24,7 @@ STYLESHEETS = tuple(STATIC / name for name in (
     "open_prompt.css",  # its open-prompt box (open_prompt.py)
     "admin.css",  # the admin tab (admin_tab.py)
     "ratings.css",  # the Ratings tab (ratings_tab.py; its answer rows: ratings_tab.answer_rows_css)
+    "leaderboard.css",  # the leaderboard tab's folded filters and statistics (leaderboard_tab.py)
 ))
 HEAD_SCRIPTS = tuple(STATIC / name for name in (
     "arena.html",  # the arena tab's keys, layout, enlarged images and events (arena_tab.py)

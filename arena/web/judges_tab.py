@@ -20,11 +20,13 @@ import gradio as gr
 import pandas as pd
 
 from arena.web.context import AppContext, bind
+from arena.web.visitors import for_visitors
 from datamodel import catalog
 from datamodel.snapshots import change_marks
 from judges.compare import CompareOptions, compare_judges
 from arena.leaderboard import judge_voters
 from judges.human_compare import HumanCompareOptions, compare_with_humans
+from judges.rating_tasks import rating_tasks
 from suites.registry import suite_title
 
 
@@ -38,16 +40,16 @@ def subset_names(db, suite: str) -> set[str]:
 
 MIN_SHARED = 30  # as `python -m judges compare`'s default
 ROUNDS = 100
-HEADERS = ("scope", "judge", "shared battles", "accuracy", "accuracy (ties)", "kappa", "rho", "rho 95% CI", "tau",
-           "first-position win rate", "p", "both-order disagreement", "tie rate judge/human",
-           "both-bad rate judge/human", "failed parse", "USD / 1k", "seconds / 1k")
+HEADERS = ("Scope", "Judge", "Shared battles", "Accuracy", "Accuracy with ties", "Cohen's κ", "Spearman ρ",
+           "ρ 95% interval", "Kendall τ", "First image's win rate", "Position bias p", "Flips when swapped",
+           "Ties: judge / human", "Both bad: judge / human", "Failed replies", "USD per 1,000", "Seconds per 1,000")
 INTRO = "### Which judge agrees with people?"
 INTRO_DETAILS = ("Every judge voter against the human votes on the same battles: accuracy on decisive human votes and "
                  "with ties (GenAI-Bench), Cohen's κ, the judge's own ranking against the humans' (Spearman ρ with "
                  "its bootstrap interval, Kendall τ), position bias, tie and both-bad rates, failed parses, cost and "
                  f"latency per 1,000 judgments. Below {MIN_SHARED} shared battles a row says *insufficient*. The "
                  "human ceiling is two annotators on the same battle. Best κ first.")
-HUMAN_HEADERS = ("task", "judge", "compared", "items", "pairs", "accuracy", "kappa", "Pearson", "Spearman")
+HUMAN_HEADERS = ("Task", "Judge", "Compared", "Items", "Pairs", "Accuracy", "Cohen's κ", "Pearson r", "Spearman ρ")
 HUMAN_INTRO = "### Judges against the human ratings"
 HUMAN_DETAILS = ("The rating tasks' judges on the items people rated (the Ratings tab): a fit judge or the CLIP "
                  "evaluator against every expert fit (accuracy, Cohen's κ); the SemVarBench judge's SemVarEffect per "
@@ -64,11 +66,17 @@ def scope_title(scope: str) -> str:
     return f"{suite_title(suite)} / {subset}" if subset else suite_title(suite)
 
 
+def task_title(name: str) -> str:
+    """A rating task as the page names it: its title up to the question ("Commonsense-T2I"), its name if unknown."""
+    task = rating_tasks().get(name)
+    return task.title.split(":")[0] if task else name
+
+
 def human_rows_of(table: pd.DataFrame) -> list[list]:
     """The judges-against-ratings table as the sub-tab shows it (rounded; blanks where insufficient)."""
     rows = []
     for row in table.itertuples():
-        head = [row.task, row.judge, row.compared, int(row.items), int(row.pairs)]
+        head = [task_title(row.task), row.judge, row.compared, int(row.items), int(row.pairs)]
         if row.insufficient:
             rows.append(head + ["insufficient", "", "", ""])
         else:
@@ -144,8 +152,8 @@ class JudgesView:
         following = (f"For {shown}" if shown else "For every suite") + (
             "; the other menus (voter, protocol, ties, sources) do not apply to a comparison of judges with people.")
         if not any(row[1] != "human ceiling" for row in rows):
-            note = (f"*No judge votes here yet: run a judge on the human battles, e.g. `python -m judges pairwise "
-                    f"--source human`. {following}*")
+            note = for_visitors(f"*No judge votes here yet: run a judge on the human battles with `python -m judges "
+                                f"pairwise --source human`. {following}*")
         else:
             note = f"*Computed {max(0, int(time.time() - at))} s ago on every vote and judgment so far. {following}*"
         return rows, human_rows, note
@@ -168,14 +176,15 @@ def judges_tables(view: JudgesView, *values):
 
 
 def build_judges_panel(ctx: AppContext, tab: gr.Tab, suite: gr.Dropdown | None = None,
-                       subset: gr.Dropdown | None = None, judge: gr.Dropdown | None = None) -> None:
-    """The Judges sub-tab's content, inside ``tab``; it loads when the sub-tab is opened and follows the
-    leaderboard's ``suite``, ``subset`` and ``judge`` menus."""
+                       subset: gr.Dropdown | None = None, judge: gr.Dropdown | None = None, *,
+                       refresh: gr.Button) -> None:
+    """The Judges sub-tab's content, inside ``tab``; it loads when the sub-tab is opened, follows the
+    leaderboard's ``suite``, ``subset`` and ``judge`` menus and computes again at the leaderboard's ``refresh``
+    (its own Refresh button only where the panel stands alone)."""
     view = JudgesView(ctx)
     gr.Markdown(INTRO)
     with gr.Accordion("What this table shows", open=False):
         gr.Markdown(INTRO_DETAILS)
-    refresh = gr.Button("Refresh", elem_id="lb-judges-refresh", scale=0)
     note = gr.Markdown(elem_id="lb-judges-note")
     table = gr.DataFrame(headers=list(HEADERS), elem_id="lb-judges", interactive=False, wrap=False,
                          max_height=10000)

@@ -41,6 +41,7 @@ from judges.metrics.registry import METRICS
 from arena.web.admin_session import Holder
 from arena.web.context import AppContext, bind
 from arena.web.judges_tab import build_judges_panel
+from arena.web.visitors import for_visitors
 from ratings.votes import TIE_POLICIES
 
 ALL = "All"
@@ -250,7 +251,7 @@ def show(board: Board, suite: str, subset: str, variant: str, category: str, who
     viewer = Viewer.of(session, ctx.admins.live(admin_id, Holder.of(request), touch=False))
     options = options_of(board, suite, subset, variant, category, who, policy, with_excluded, judge_voter, viewer,
                          chosen_protocol, chosen_source, anonymous_only, chosen_order, chosen_mode)
-    day = chosen_day(day)
+    day, bad_day = chosen_day(day)
     snapshot, status = ctx.snapshots.view(ctx.store.db(), options, refresh=refresh, wait_s=FIRST_VIEW_WAIT_S)
     if snapshot is None:
         why = f"It could not be computed: {status}." if status not in ("", "updating") else \
@@ -261,18 +262,28 @@ def show(board: Board, suite: str, subset: str, variant: str, category: str, who
     view, tables, figures = snapshot.view, snapshot.view["tables"], snapshot.view["figures"]
     plot = lambda name: {"type": "plotly", "plot": figures[name]} if name in figures else None  # noqa: E731
     notes = view.get("notes", {})
-    plan = f"\n\n{view['plan']}" if view.get("plan") else ""  # the study planner's line (arena.study_plan)
+    plan = f" {view['plan']}" if view.get("plan") else ""  # the study planner's line (arena.study_plan), same line
     shown = [f"**{view.get('headline', '')}** {age_text(snapshot, status).strip()}{plan}", tables["table"],
              notes.get("table", ""), plot("chart")]
     if day is not None:
         shown = as_of_view(ctx.store.db(), options_key(options), day)
-    return [
+    if bad_day:  # today's board under a line that says what was wrong with the day typed
+        shown[0] = f"**{bad_day}** The board below is today's.\n\n{shown[0]}"
+    outputs = [
         shown[0], view["summary"], *shown[1:], plot("history"),
         tables.get("metrics", EMPTY_TABLE), notes.get("metrics", ""),
         tables["correlations"], notes.get("correlations", ""), plot("confusion"), plot("outcomes"), tables["bias"],
         plot("wins"), plot("counts"),
         tables["pairs"] if viewer.admin else hide_annotators(tables["pairs"], keep=viewer.annotator),
     ]
+    return outputs if viewer.admin else [for_visitors_output(value) for value in outputs]
+
+
+def for_visitors_output(value):
+    """An output of :func:`show` as a visitor gets it: its text (a note, or a chart's JSON) without command lines."""
+    if isinstance(value, dict) and value.get("type") == "plotly":
+        return {**value, "plot": for_visitors(value["plot"])}
+    return for_visitors(value)
 
 
 def history_api(board: Board, suite: str = ALL, subset: str = ALL, variant: str = ALL, category: str = ALL,
@@ -318,8 +329,15 @@ def build_leaderboard_tab(ctx: AppContext, tab: gr.Tab, timer: gr.Timer, signed_
     viewer is anonymous.
     """
     board = Board(ctx, MenuChoices(ctx))
-    menus = filter_menus(ctx.settings, board.menus())
-    view = {**menus, **result_panels(ctx, menus)}
+    # the summary line first, then the filters folded into one line that says what is applied, then the table
+    summary = gr.Markdown(elem_id="lb-summary")  # one plain line: the votes, what is rated, how fresh
+    with gr.Row(elem_id="lb-folds"):  # the two folded lines side by side where there is room
+        with gr.Accordion(applied_line(ctx.settings), open=False, elem_id="lb-filters") as fold:
+            menus = filter_menus(ctx.settings, board.menus())
+        with gr.Accordion("Statistics: how the ratings were made, where the votes come from, agreement", open=False,
+                          elem_id="lb-details"):
+            details = gr.Markdown(elem_id="lb-details-text")
+    view = {**menus, "fold": fold, **result_panels(ctx, menus, summary, details)}
     viewer_states = [gr.State(None) if signed_in is None else signed_in, gr.State(None) if admin is None else admin]
     wire_leaderboard_tab(board, view, tab, timer, viewer_states)
     return view["voter"]
@@ -360,15 +378,10 @@ def filter_menus(settings, first: dict) -> dict:
                 refresh=refresh)
 
 
-def result_panels(ctx: AppContext, menus: dict) -> dict:
-    """Lay out the summary and the sub-tabs of results (the Judges sub-tab's panel follows ``menus``' suite, subset
-    and judge); the outputs of :func:`show`, in order."""
+def result_panels(ctx: AppContext, menus: dict, summary: gr.Markdown, details: gr.Markdown) -> dict:
+    """Lay out the sub-tabs of results (the Judges sub-tab's panel follows ``menus``' suite, subset and judge and its
+    refresh); with ``summary`` and ``details`` (the statistics), the outputs of :func:`show`, in order."""
     settings = ctx.settings
-    # one plain line (the votes, what is rated, how fresh), the statistics folded under it
-    summary = gr.Markdown(elem_id="lb-summary")
-    with gr.Accordion("Statistics: how the ratings were made, where the votes come from, agreement", open=False,
-                      elem_id="lb-details"):
-        details = gr.Markdown(elem_id="lb-details-text")
     # every sub-tab's name in view, on a phone on two rows (Gradio's default hid three behind a "•••" menu)
     with gr.Tabs(elem_id="lb-tabs", overflow_behavior="wrap"):
         with gr.Tab("Ratings", id="lb-ratings-tab"):
@@ -402,7 +415,8 @@ def result_panels(ctx: AppContext, menus: dict) -> dict:
                 counts = gr.Plot(elem_id="lb-counts", show_label=False)
         # Further sub-tabs go here, each as its own `with gr.Tab(...)` block.
         with gr.Tab("Judges", id="lb-judges-tab") as judges_tab:
-            build_judges_panel(ctx, judges_tab, menus["dropdowns"][0], menus["dropdowns"][1], menus["judge"])
+            build_judges_panel(ctx, judges_tab, menus["dropdowns"][0], menus["dropdowns"][1], menus["judge"],
+                               refresh=menus["refresh"])
     return dict(outputs=[summary, details, table, table_note, chart, history_chart, metrics, metrics_note,
                          correlations, correlations_note, confusion, outcomes, bias, wins, counts, annotator_pairs])
 
@@ -424,7 +438,9 @@ def wire_leaderboard_tab(board: Board, view: dict, tab: gr.Tab, timer: gr.Timer,
     # the suite's change first updates the menus that follow it, then shows: never a view of a stale combination
     dropdowns[0].change(follow, [dropdowns[0], *following], following, queue=False,
                         api_visibility="private").then(shown, inputs, outputs, api_visibility="private", **fast)
-    gr.on([*(c.change for c in menus_in[1:]), timer.tick], shown, inputs, outputs, api_name="leaderboard", **fast)
+    gr.on([c.change for c in menus_in[1:]], shown, inputs, outputs, api_name="leaderboard", **fast)
+    # the timer's look for a newer snapshot shows no progress: no "0.0s" flashing over the tables every few seconds
+    timer.tick(shown, inputs, outputs, api_visibility="private", **{**fast, "show_progress": "hidden"})
     view["refresh"].click(bind(board, show, name="show_fresh", refresh=True), inputs, outputs,
                           api_name="leaderboard_refresh", **fast)
     tab.select(bind(board, leaderboard_menus), viewer_states,
@@ -433,17 +449,43 @@ def wire_leaderboard_tab(board: Board, view: dict, tab: gr.Tab, timer: gr.Timer,
         follow, [dropdowns[0], *following], following, queue=False, api_visibility="private").then(
         shown, inputs, outputs, api_visibility="private", **fast)
     gr.api(bind(board, history_api), api_name="leaderboard_history")
+    gr.on([c.change for c in menus_in], bind(board, applied_fold), menus_in, view["fold"], queue=False,
+          api_visibility="private", show_progress="hidden")
 
 
-def chosen_day(day) -> str | None:
-    """The As-of menu's value as a day (None: now); a value that is no date is refused in words."""
+def applied_fold(board: Board, *values) -> gr.Accordion:
+    """The filters' fold, its line saying what the menus' ``values`` (in the order the events send them) apply."""
+    return gr.Accordion(label=applied_line(board.ctx.settings, values))
+
+
+def applied_line(settings, values: tuple = ()) -> str:
+    """The line of the folded filters: the menus whose value is not their default, as "Menu: value", or "none"."""
+    labels = [*FILTERS, "Voter", "Ties and both-bad", "Include excluded votes", "Judge column", "Rating protocol",
+              SOURCES, "Anonymous votes only", "As of", "Order by", "Human column from"]
+    defaults = [ALL] * 5 + [settings.tie_policy, False, MOST_VOTES, DEFAULT_PROTOCOL, ALL, False, NOW,
+                            settings.leaderboard_order, "human"]
+    names = {**dict((value, name) for name, value in ORDER_CHOICES), **dict((value, name) for name, value in MODE_CHOICES)}
+    applied = []
+    for label, value, default in zip(labels, values, defaults):
+        if value in (None, "", default, MOST_VOTES_BEFORE) or (label == "Human column from" and value is None):
+            continue
+        if value is True:
+            applied.append(label)
+        elif value is not False:
+            applied.append(f"{label}: {suite_title(value) if label == 'Suite' else names.get(value, value)}")
+    return f"Filters and options: {' · '.join(applied) if applied else 'none applied: every vote, the arena protocol'}"
+
+
+def chosen_day(day) -> tuple[str | None, str]:
+    """The As-of menu's value as a day (None: now), and what is wrong with a value that is no date ("" if nothing):
+    the page then shows today's board under that line, never an error in place of every table."""
     if day in (None, "", NOW):
-        return None
+        return None, ""
     try:
         end_of_day(str(day))
     except ValueError as error:
-        raise gr.Error(f"{error} Or pick a day from the As of menu.", print_exception=False) from None
-    return str(day)
+        return None, f"{error} Or pick a day from the As of menu."
+    return str(day), ""
 
 
 def as_of_view(db, key: str, day: str) -> list:

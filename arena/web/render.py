@@ -285,5 +285,6 @@ def image_html(media_token: str | None, side: str, caption: str, details: ModelD
             f"</span>{about}</figcaption>")
     if media_token is None:
         return f'<figure class="battle-image">{head}</figure>'
-    return f'<figure class="battle-image">{head}<img src="{image_url(media_token, side)}" alt="Image {side.upper()}">' \
+    return f'<figure class="battle-image">{head}<img src="{image_url(media_token, side)}" alt="Image {side.upper()}"' \
+           f' tabindex="0" role="button" aria-label="Image {side.upper()}: press Enter to enlarge">' \
            "</figure>"

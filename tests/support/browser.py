@@ -145,3 +145,10 @@ def shoot(page, folder: Path, size: str, name: str, *, full_page: bool = False) 
     """A screenshot of the page as it is now, as ``<folder>/<size>/<name>.png``."""
     (folder / size).mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(folder / size / f"{name}.png"), full_page=full_page)
+
+
+def open_leaderboard_filters(page) -> None:
+    """Unfold the leaderboard's filters and options (folded under one line since issue 41) when they are folded."""
+    if page.locator("#lb-filters").count() and not page.is_visible("#lb-suite"):
+        page.locator("#lb-filters button").first.click()
+        page.wait_for_selector("#lb-suite", state="visible", timeout=5000)

@@ -8,8 +8,11 @@ is tested where it must not show. Screenshots go to ``$ARENA_ISSUE29_SCREENSHOTS
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
+
+from support.webapp import running_app
 
 SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 TOUCH = {"desktop": False, "phone": True}
@@ -80,3 +83,12 @@ def box(page, selector: str) -> dict:
     found = page.locator(selector).first.bounding_box()
     assert found is not None, f"{selector} is not on the page"
     return found
+
+
+@contextlib.contextmanager
+def served_page(settings, browser, size: str):
+    """A page of the app of ``settings``, served for the block, at ``size``, its sign-in form shown."""
+    with running_app(settings) as url:
+        page = open_page(browser, url, size)
+        page.wait_for_selector("#signin-button", timeout=20000)
+        yield page

@@ -26,7 +26,7 @@ from datamodel.snapshots import change_marks
 from judges.compare import CompareOptions, compare_judges
 from arena.leaderboard import judge_voters
 from judges.human_compare import HumanCompareOptions, compare_with_humans
-from judges.rating_tasks import rating_tasks
+from judges.rating_tasks import RATING_TASKS
 from suites.registry import suite_title
 
 
@@ -68,7 +68,7 @@ def scope_title(scope: str) -> str:
 
 def task_title(name: str) -> str:
     """A rating task as the page names it: its title up to the question ("Commonsense-T2I"), its name if unknown."""
-    task = rating_tasks().get(name)
+    task = RATING_TASKS.get(name, None)
     return task.title.split(":")[0] if task else name
 
 

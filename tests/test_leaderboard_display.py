@@ -10,10 +10,10 @@ import json
 import numpy as np
 import pandas as pd
 
-from arena.leaderboard import LeaderboardOptions, compute_leaderboard
-from arena.leaderboard_view import render_view
+from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
+from arena.leaderboard.view import render_view
 from ratings.leaderboard import RANK_RULE, interval_text, public_ranks, rating_step, round_rating
-from ratings import plots
+from arena.leaderboard import plots
 from support.votes import JUDGE, add_votes
 
 MAIN = ["Rank", "Rank range", "Model", "Rating", "95% interval", "Votes", "Both bad"]
@@ -131,7 +131,7 @@ def test_the_weak_prior_keeps_a_handful_of_sweeping_votes_near_the_mean():
 
 
 def test_the_web_leaderboard_uses_the_configured_prior_and_names_it(small_arena):
-    from arena.leaderboard import leaderboard_options
+    from arena.leaderboard.compute import leaderboard_options
 
     options = leaderboard_options(small_arena.settings, rounds=20, min_votes=5)  # 18 battles: rank them
     assert options.prior_sd == small_arena.settings.rating_prior_sd == 400.0
@@ -146,7 +146,7 @@ def test_the_web_leaderboard_uses_the_configured_prior_and_names_it(small_arena)
 def test_every_short_header_has_a_tooltip_and_every_chart_title_fits_a_phone(small_arena):
     """Issue 17: the Metrics and Agreement tables' short headers each have a tooltip with the full meaning (a metric's
     also says which way is better), and no chart title or message is a line too long for a phone's chart."""
-    from arena.leaderboard_view import header_tips
+    from arena.leaderboard.view import header_tips
     from judges.metrics.registry import METRICS
     from support.votes import store_metrics
 

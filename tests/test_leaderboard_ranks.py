@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from arena.commands import main
-from arena.leaderboard import LeaderboardOptions, compute_leaderboard
-from arena.leaderboard_view import render_view
+from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
+from arena.leaderboard.view import render_view
 from datamodel.battles import Pairing
 from core.settings import Settings, SettingsError
 from core.protocols import get_protocol

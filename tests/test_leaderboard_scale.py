@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import ratings
 from datamodel.vote_table import votes_frame
-from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 from datamodel.vote_arrays import read_vote_arrays
 from ratings.agreement import _shared_pairs, paired_confusion
 from support.study import study_database

@@ -14,8 +14,8 @@ pytestmark = pytest.mark.both_engines
 
 from arena import session as sessions
 from arena.commands import main
-from arena.leaderboard import LeaderboardOptions
-from arena.leaderboard_service import SnapshotService, data_version, options_key, stored_snapshot
+from arena.leaderboard.compute import LeaderboardOptions
+from arena.leaderboard.service import SnapshotService, data_version, options_key, stored_snapshot
 from datamodel.connection import Store
 from datamodel.snapshots import claim_computation, release_computation
 from support.webapp import shared_leaderboard_worker
@@ -94,7 +94,7 @@ def test_new_votes_right_after_a_computation_ends_start_the_next_while_the_last_
         small_arena, service, monkeypatch):
     """The first viewer is woken with the snapshot while the service still stores it (a slow write, as on a loaded
     machine): a viewer who comes after new votes in that moment starts their computation and is told "updating"."""
-    import arena.leaderboard_service as leaderboard_service
+    import arena.leaderboard.service as leaderboard_service
 
     store = leaderboard_service.store_snapshot
     monkeypatch.setattr(leaderboard_service, "store_snapshot", lambda *args: (time.sleep(1.0), store(*args)))

@@ -23,7 +23,7 @@ from arena.web.context import AppContext, bind
 from datamodel import catalog
 from datamodel.snapshots import change_marks
 from judges.compare import CompareOptions, compare_judges
-from arena.leaderboard import judge_voters
+from arena.leaderboard.compute import judge_voters
 from judges.human_compare import HumanCompareOptions, compare_with_humans
 from suites.registry import suite_title
 

@@ -1,6 +1,6 @@
 """What a viewer sees of a leaderboard, as plain JSON: its summary, tables, figures and text.
 
-A leaderboard is computed once per set of filters and shown many times (:mod:`arena.leaderboard_service`), so
+A leaderboard is computed once per set of filters and shown many times (:mod:`arena.leaderboard.service`), so
 everything a
 viewer gets is made here, once, in the form Gradio's components send to the page: tables as ``{"headers", "data"}``
 (NaN as null) and Plotly figures as their JSON (serialising a figure costs more than sending it), and the command
@@ -16,12 +16,12 @@ import math
 import numpy as np
 import pandas as pd
 
-from arena.leaderboard import PROVISIONAL_BATTLES, Leaderboard, LeaderboardOptions, leaderboard_text, summary_text
-from arena.leaderboard_labels import (DIRECTION_NOTE, bias_frame, correlations_frame, correlations_note, metric_label,
+from arena.leaderboard.compute import PROVISIONAL_BATTLES, Leaderboard, LeaderboardOptions, leaderboard_text, summary_text
+from arena.leaderboard.labels import (DIRECTION_NOTE, bias_frame, correlations_frame, correlations_note, metric_label,
                                       pairs_frame, plural)
 from ratings.protocols import DEFAULT_PROTOCOL
-from arena.leaderboard import rank_range_text
-from arena.leaderboard_fits import MODE_TITLES, robustness_text
+from arena.leaderboard.compute import rank_range_text
+from arena.leaderboard.fits import MODE_TITLES, robustness_text
 from ratings.leaderboard import RANK_RULE, interval_text, public_ranks, ranked_rows, round_rating
 from ratings.ranks import rank_ranges
 
@@ -37,7 +37,7 @@ MAIN_COLUMNS = {
     "Both bad": "share of its votes where both images were judged bad",
 }
 
-# What the other tables' headers mean (arena.leaderboard_labels names them): each header's tooltip on the page.
+# What the other tables' headers mean (arena.leaderboard.labels names them): each header's tooltip on the page.
 CORRELATION_COLUMNS = {
     "Compared with people's ratings": "the ranking compared with the people's ranking: the judge's ratings or an "
                                       "automatic metric (sign-flipped where lower is better)",
@@ -224,7 +224,7 @@ def styled_json(frame: pd.DataFrame, statuses: list[str]) -> dict:
 
 def mark_warming(table: pd.DataFrame, warming: dict[str, int]) -> pd.DataFrame:
     """The intervals of the models still warming up (:mod:`sampling.warmup`) marked so until they have
-    :data:`arena.leaderboard.PROVISIONAL_BATTLES` battles."""
+    :data:`arena.leaderboard.compute.PROVISIONAL_BATTLES` battles."""
     marked = [f"{text} warming up: {warming[model]}/{PROVISIONAL_BATTLES} battles"
               if model in warming and text and not text.startswith(("provisional", "no votes")) else text
               for model, text in zip(table["Model"], table["95% interval"])]
@@ -233,7 +233,7 @@ def mark_warming(table: pd.DataFrame, warming: dict[str, int]) -> pd.DataFrame:
 
 def metrics_table(board: Leaderboard) -> tuple[pd.DataFrame | None, str]:
     """The automatic metrics per model, each header a short label with the direction that is better (↑ higher, ↓
-    lower; :func:`arena.leaderboard_labels.metric_label`), three significant digits, and the note under the table
+    lower; :func:`arena.leaderboard.labels.metric_label`), three significant digits, and the note under the table
     (Markdown); None and a sentence saying why when no metric was computed."""
     columns = [c for c in board.table.columns if c == "model" or not (
         c.startswith("Human ") or c.startswith("Judge "))]
@@ -381,7 +381,7 @@ def leaderboard_json(board: Leaderboard, options: LeaderboardOptions) -> dict:
     """``python -m arena leaderboard --json``: ``{"protocol", "models": [...], ...}`` with the human votes' table in
     ``models`` and the judge's in ``judge_models``, the filters and the vote counts, for scripts and for comparing
     with a published board."""
-    from arena.leaderboard import rating_protocol
+    from arena.leaderboard.compute import rating_protocol
 
     protocol = rating_protocol(options)
     filters = {key: getattr(options, key) for key in ("suite", "subset", "variant", "category", "voter", "source")
@@ -451,7 +451,7 @@ def render_view(board: Leaderboard, options: LeaderboardOptions, *, history: lis
     """The leaderboard as every viewer sees it: ``summary`` (Markdown), ``tables``, ``figures`` and ``text``;
     ``history``, the boards kept for the same filters on earlier days (:func:`datamodel.rating_history.history`),
     makes the rating-history chart, with today's point from ``board`` (computed at ``now``)."""
-    from ratings import plots
+    from arena.leaderboard import plots
     from ratings.matrices import battle_counts_from_tensor, win_fractions_from_tensor
 
     order = [model for model in board.table["model"] if model in board.models]

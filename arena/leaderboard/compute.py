@@ -46,8 +46,8 @@ from core.settings import Settings
 from datamodel.vote_arrays import ARENA_SOURCE, SLICE_FILTERS, VoteArrays, VoteArraysCache, read_vote_arrays
 from datamodel.imported_votes import import_sources
 from datamodel.metrics import metric_directions, model_metric_table
-from arena.leaderboard_fits import MODE_TITLES, board_audit, check_mode, ppi_table, robustness_text
-from arena.leaderboard_labels import metric_base, plural
+from arena.leaderboard.fits import MODE_TITLES, board_audit, check_mode, ppi_table, robustness_text
+from arena.leaderboard.labels import metric_base, plural
 from arena.study_plan import in_play, main_strategy, plan_line, warming_up
 from ratings.agreement import agreement_summary, consensus_spearman, inter_annotator_from_codes, paired_confusion
 from ratings.bias import position_bias_from_counts
@@ -79,7 +79,7 @@ class LeaderboardOptions:
     order: str = "rating"  # the ranked models by rating, or by the lower bound ("lower")
     intervals: str = "bootstrap"  # the arena protocol's intervals: bootstrap or sandwich
     robustness_top: int = 3  # the robustness audit of this many top places (0: none)
-    mode: str = "human"  # "human": human votes; "ppi": human and judge votes (arena.leaderboard_fits)
+    mode: str = "human"  # "human": human votes; "ppi": human and judge votes (arena.leaderboard.fits)
     prior_sd: float = 0.0  # Elo spread of the weak normal prior on each rating (ratings.leaderboard.prior_ridge)
     include_excluded: bool = False
     pair_min_shared: int = 5  # Cohen's κ per pair of annotators who share at least this many battles
@@ -154,7 +154,7 @@ class Leaderboard:
     directions: dict[str, str] = field(default_factory=dict)  # metric column: higher | lower | none, where recorded
     flagged: dict[str, int] = field(default_factory=dict)  # imported votes flagged, per reason (self_battle, ...)
     mode: str = "human"  # the human column from human votes, or from human and judge votes (ppi)
-    ppi: dict = field(default_factory=dict)  # mode ppi: lambda and the votes used (arena.leaderboard_fits.ppi_table)
+    ppi: dict = field(default_factory=dict)  # mode ppi: lambda and the votes used (arena.leaderboard.fits.ppi_table)
     audit: dict | None = None  # the robustness audit of the human board's top places (ratings.robustness)
     plan: str = ""  # the study planner's line for a live board (arena.study_plan.plan_line); "" for a past day's
     warming: dict[str, int] = field(default_factory=dict)  # models still warming up: their battles so far
@@ -244,7 +244,7 @@ def _outcome_counts(arrays: VoteArrays) -> pd.DataFrame:
 
 @dataclass
 class BoardCache:
-    """What a leaderboard worker keeps between snapshots of one database (:mod:`arena.leaderboard_service`), so a
+    """What a leaderboard worker keeps between snapshots of one database (:mod:`arena.leaderboard.service`), so a
     refresh after new votes costs what changed rather than the whole slice: the vote arrays of the last slices read
     (extended by the new votes: :class:`datamodel.vote_arrays.VoteArraysCache`), the annotators' own fits of the
     consensus Spearman by their win matrix (refitted only for annotators who voted since), and the inter-annotator

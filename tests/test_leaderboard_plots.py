@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 import ratings
-from ratings import plots
+from arena.leaderboard import plots
 
 VOTES = pd.DataFrame({
     "model_a": ["x", "y", "x", "z", "y", "z", "x", "y", "x", "z"],

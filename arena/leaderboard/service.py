@@ -1,11 +1,11 @@
 """Leaderboards served from snapshots, computed in a worker process off the vote path.
 
-A leaderboard of a million votes takes seconds of CPU to compute (:func:`arena.leaderboard.compute_leaderboard`).
+A leaderboard of a million votes takes seconds of CPU to compute (:func:`arena.leaderboard.compute.compute_leaderboard`).
 Computed in the process that serves votes, on each viewer's timer tick, it stalled every vote behind it. Here a
 viewer (the web tab, its timer, its API, the command line) always gets the latest *snapshot* for its filters at
 once, with its age; the computing happens elsewhere:
 
-- A snapshot is the leaderboard as shown (:func:`arena.leaderboard_view.render_view`) with the ``data_versions``
+- A snapshot is the leaderboard as shown (:func:`arena.leaderboard.view.render_view`) with the ``data_versions``
   counters it was computed at (:mod:`datamodel.schema`: triggers raise them on every change to the votes, metrics and
   catalog). Equal counters mean nothing shown has changed.
 - When a viewer asks for filters whose snapshot is missing, or whose data changed and which is at least
@@ -20,7 +20,7 @@ once, with its age; the computing happens elsewhere:
   the default board out). The command line reads those tables, so it prints what the server shows without
   computing anything.
 - A viewer with no snapshot at all may wait for the first one (``wait_s``); one with a snapshot never waits.
-- The worker keeps what did not change between snapshots (:class:`arena.leaderboard.BoardCache`, one per service:
+- The worker keeps what did not change between snapshots (:class:`arena.leaderboard.compute.BoardCache`, one per service:
   :func:`worker_cache`): the vote arrays of the last two slices, extended by the votes added since; each annotator's
   own fit for the consensus Spearman, refitted only for those who voted; the inter-annotator statistics of votes that
   did not change. A refresh after new votes costs what changed; every figure is the one a fresh computation gives.
@@ -50,8 +50,8 @@ from collections import OrderedDict
 
 import sqlite_utils
 
-from arena.leaderboard import BoardCache, LeaderboardOptions, compute_leaderboard
-from arena.leaderboard_view import render_view
+from arena.leaderboard.compute import BoardCache, LeaderboardOptions, compute_leaderboard
+from arena.leaderboard.view import render_view
 from datamodel.connection import Store, connect, database_errors
 from datamodel.rating_history import history
 from datamodel.snapshots import (Snapshot, claim_computation, data_version, release_computation, snapshot_computed_at,
@@ -80,7 +80,7 @@ def options_key(options: LeaderboardOptions) -> str:
 
 def keeps_history(options: LeaderboardOptions, defaults: LeaderboardOptions | None) -> bool:
     """Whether the board of ``options`` is one whose days the server keeps: ``defaults`` (every filter at its
-    setting: :func:`arena.leaderboard.leaderboard_options`) for all suites or for one suite, as of now. None keeps
+    setting: :func:`arena.leaderboard.compute.leaderboard_options`) for all suites or for one suite, as of now. None keeps
     none."""
     return defaults is not None and options.until is None and dataclasses.replace(options, suite=None) == defaults
 
@@ -89,7 +89,7 @@ def compute_snapshot(db: sqlite_utils.Database, options: LeaderboardOptions, kee
                      history_days: int = 0, cache: BoardCache | None = None) -> Snapshot:
     """Compute the leaderboard of ``options`` as a snapshot, with the boards kept for the same filters on earlier
     days (the rating-history chart); store it too unless ``keep`` is None (and keep it as today's board, for
-    ``history_days``). ``cache``: what the worker keeps between snapshots (:class:`arena.leaderboard.BoardCache`)."""
+    ``history_days``). ``cache``: what the worker keeps between snapshots (:class:`arena.leaderboard.compute.BoardCache`)."""
     version = data_version(db)  # read before the votes: a vote arriving meanwhile makes the snapshot stale, not wrong
     started, computed_at = time.perf_counter(), time.time()
     key = options_key(options)
@@ -103,10 +103,10 @@ def compute_snapshot(db: sqlite_utils.Database, options: LeaderboardOptions, kee
 def rebuild_history(db: sqlite_utils.Database, options: LeaderboardOptions, days: int, *, history_days: int,
                     keep: int | None = None, now: float | None = None) -> list[str]:
     """Keep a board for each of the ``days`` days before today that has none for ``options``' filters, computed from
-    the votes cast by the end of that day (:attr:`arena.leaderboard.LeaderboardOptions.until`); days already kept are
+    the votes cast by the end of that day (:attr:`arena.leaderboard.compute.LeaderboardOptions.until`); days already kept are
     left as they are. Returns the days it kept, oldest first. A day's board uses today's exclusions and models."""
     from datamodel.rating_history import day_of, end_of_day, keep_day, kept_days
-    from arena.leaderboard_view import leaderboard_json
+    from arena.leaderboard.view import leaderboard_json
 
     now = time.time() if now is None else now
     key = options_key(options)
@@ -145,7 +145,7 @@ _WORKER_CACHES: OrderedDict[tuple[str, str | None], BoardCache] = OrderedDict() 
 
 
 def worker_cache(db_path: str, service: str | None = None) -> BoardCache:
-    """The worker's :class:`arena.leaderboard.BoardCache` for ``db_path`` as ``service`` (a :class:`SnapshotService`'s
+    """The worker's :class:`arena.leaderboard.compute.BoardCache` for ``db_path`` as ``service`` (a :class:`SnapshotService`'s
     ``holder``) sees it: a new service, even on a database at the same path (a test's, reset), starts empty. Only
     the latest one is kept."""
     key = (db_path, service)

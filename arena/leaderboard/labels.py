@@ -2,8 +2,8 @@
 direction that is better, and the words for counts.
 
 The computations keep their own column names (``first_wins``, ``spearman_p``, ``voter_1``, ... as the command line
-and the JSON print them); the page shows these frames (:func:`arena.leaderboard_view.render_view`), whose headers the
-tooltips explain (:func:`arena.leaderboard_view.header_tips`).
+and the JSON print them); the page shows these frames (:func:`arena.leaderboard.view.render_view`), whose headers the
+tooltips explain (:func:`arena.leaderboard.view.header_tips`).
 """
 
 from __future__ import annotations

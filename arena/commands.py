@@ -200,7 +200,7 @@ def cmd_leaderboard(args, settings) -> int:
     if snapshot is None:
         kept = keeps_history(options, leaderboard_options(settings))  # the server's own boards only
         snapshot = compute_snapshot(db, options, settings.leaderboard_views,
-                                    settings.leaderboard_history_days if kept else 0)
+                                    settings.leaderboard_history_days if kept else 0, figures=False)
         note = f"(computed now in {snapshot.seconds:.1f} s)"
     else:
         changed = snapshot.data_version != data_version(db)
@@ -263,7 +263,7 @@ def _leaderboard_over_time(args, settings, db, options) -> int:
     if args.as_of:
         if args.fresh:  # from the votes cast by the end of that day, not kept
             dated = dataclasses.replace(options, until=end_of_day(args.as_of))
-            snapshot = compute_snapshot(db, dated)
+            snapshot = compute_snapshot(db, dated, figures=False)
             print(json.dumps(snapshot.view["json"], indent=1, ensure_ascii=False) if args.json
                   else f"(computed now from the votes cast by the end of {args.as_of} UTC)\n{snapshot.view['text']}")
             return 0

@@ -15,7 +15,8 @@ pytestmark = pytest.mark.both_engines
 from arena import session as sessions
 from arena.commands import main
 from arena.leaderboard.compute import LeaderboardOptions
-from arena.leaderboard.service import SnapshotService, data_version, options_key, stored_snapshot
+from arena.leaderboard.service import (SnapshotService, compute_snapshot, data_version, options_key,
+                                      stored_snapshot)
 from datamodel.connection import Store
 from datamodel.snapshots import claim_computation, release_computation
 from support.webapp import shared_leaderboard_worker
@@ -167,6 +168,22 @@ def test_the_command_line_prints_the_latest_snapshot_and_recomputes_on_request(s
     assert "the data changed since: pass --fresh to recompute)\n2 human votes" in out
     assert main(["leaderboard", "--fresh"]) == 0
     assert "3 human votes" in capsys.readouterr().out
+
+
+@pytest.mark.own_worker
+def test_the_page_never_gets_the_command_lines_board_without_figures(small_arena, service):
+    """The command line stores the board it printed without figures (it draws none); the page, which shows them,
+    computes its own rather than serve that one."""
+    vote(small_arena, 2)
+    key = options_key(OPTIONS)
+    compute_snapshot(small_arena.db, OPTIONS, keep=3, figures=False)
+    printed = stored_snapshot(small_arena.db, key)
+    assert "figures" not in printed.view and printed.view["text"] and printed.view["json"]["models"]
+    assert service.latest(small_arena.db, key) is None
+    snapshot, status = service.view(small_arena.db, OPTIONS, wait_s=60)
+    assert status == "" and set(snapshot.view["figures"]) == {"chart", "confusion", "outcomes", "wins", "counts",
+                                                               "history"}
+    assert {name: value for name, value in snapshot.view.items() if name != "figures"} == printed.view
 
 
 def test_every_change_the_leaderboard_shows_moves_the_data_version(small_arena):

@@ -86,18 +86,26 @@ def keeps_history(options: LeaderboardOptions, defaults: LeaderboardOptions | No
 
 
 def compute_snapshot(db: sqlite_utils.Database, options: LeaderboardOptions, keep: int | None = None,
-                     history_days: int = 0, cache: BoardCache | None = None) -> Snapshot:
+                     history_days: int = 0, cache: BoardCache | None = None, figures: bool = True) -> Snapshot:
     """Compute the leaderboard of ``options`` as a snapshot, with the boards kept for the same filters on earlier
     days (the rating-history chart); store it too unless ``keep`` is None (and keep it as today's board, for
-    ``history_days``). ``cache``: what the worker keeps between snapshots (:class:`arena.leaderboard.compute.BoardCache`)."""
+    ``history_days``). ``cache``: what the worker keeps between snapshots
+    (:class:`arena.leaderboard.compute.BoardCache`). ``figures=False`` (the command line) draws none: the page never
+    serves such a snapshot (:func:`drawn`), the command line does."""
     version = data_version(db)  # read before the votes: a vote arriving meanwhile makes the snapshot stale, not wrong
     started, computed_at = time.perf_counter(), time.time()
     key = options_key(options)
-    view = render_view(compute_leaderboard(db, options, cache), options, history=history(db, key), now=computed_at)
+    view = render_view(compute_leaderboard(db, options, cache), options, history=history(db, key) if figures else None,
+                       now=computed_at, figures=figures)
     snapshot = Snapshot(key, view, version, computed_at, time.perf_counter() - started)
     if keep is not None:
         store_snapshot(db, snapshot, keep, history_days)
     return snapshot
+
+
+def drawn(snapshot: Snapshot | None) -> bool:
+    """Whether ``snapshot`` holds the page's figures (the command line stores its boards without them)."""
+    return snapshot is not None and "figures" in snapshot.view
 
 
 def rebuild_history(db: sqlite_utils.Database, options: LeaderboardOptions, days: int, *, history_days: int,
@@ -219,10 +227,11 @@ class SnapshotService:
             stored_at = snapshot_computed_at(db, key)
             if stored_at is None or stored_at <= snapshot.computed_at:
                 return snapshot
-        snapshot = stored_snapshot(db, key)
-        if snapshot is not None:
-            self._remember(snapshot)
-        return snapshot
+        stored = stored_snapshot(db, key)
+        if not drawn(stored):  # none, or the command line's without the figures: the page computes its own
+            return snapshot
+        self._remember(stored)
+        return stored
 
     def _schedule(self, key: str, options: LeaderboardOptions, version: tuple) -> concurrent.futures.Future | None:
         """The computation of ``key``, started unless one is under way; None when ``keep`` are already waiting."""
@@ -259,7 +268,7 @@ class SnapshotService:
         ``version`` (it stored it, then released the claim, after this replica read the older one): if so the claim
         is released and that snapshot remembered, so the data is not computed twice."""
         stored = stored_snapshot(self.store.db(), key)
-        if stored is None or stored.data_version != version:
+        if not drawn(stored) or stored.data_version != version:
             return False
         self._remember(stored)
         release_computation(self.store.db(), key, self.holder)

@@ -447,14 +447,11 @@ def history_points(kept: list, now_board: dict | None = None, now: float | None 
 
 
 def render_view(board: Leaderboard, options: LeaderboardOptions, *, history: list | None = None,
-                now: float | None = None) -> dict:
+                now: float | None = None, figures: bool = True) -> dict:
     """The leaderboard as every viewer sees it: ``summary`` (Markdown), ``tables``, ``figures`` and ``text``;
     ``history``, the boards kept for the same filters on earlier days (:func:`datamodel.rating_history.history`),
-    makes the rating-history chart, with today's point from ``board`` (computed at ``now``)."""
-    from arena.leaderboard import plots
-    from ratings.matrices import battle_counts_from_tensor, win_fractions_from_tensor
-
-    order = [model for model in board.table["model"] if model in board.models]
+    makes the rating-history chart, with today's point from ``board`` (computed at ``now``). ``figures=False`` (the
+    command line, which prints text) leaves the figures out, and plotly unimported."""
     pairs = board.inter_annotator.get("pairs")
     metrics, metrics_note = metrics_table(board)
     table, statuses = main_table(board)
@@ -465,11 +462,33 @@ def render_view(board: Leaderboard, options: LeaderboardOptions, *, history: lis
         "bias": bias_frame(board.position_bias),
         "pairs": pairs_frame(pairs),
     }
+    board_json = leaderboard_json(board, options)
+    return {
+        "headline": headline(board, options),
+        "plan": board.plan,
+        "summary": summary_text(board, options),
+        "notes": {"table": table_note(board, options), "metrics": metrics_note,
+                  "correlations": correlations_note(board.correlations)},
+        "tables": {name: styled_json(frame, statuses) if name == "table" else frame_json(frame)
+                   for name, frame in tables.items()},
+        "text": leaderboard_text(board, options),
+        "json": board_json,
+    } | ({"figures": draw_figures(board, options, board_json, history, now)} if figures else {})
+
+
+def draw_figures(board: Leaderboard, options: LeaderboardOptions, board_json: dict, history: list | None,
+                 now: float | None) -> dict[str, str]:
+    """The page's figures of ``board`` as plotly JSON (:mod:`arena.leaderboard.plots`), each fitted to a narrow
+    screen: the ratings chart, the human–judge confusion, the outcomes, wins and votes per pair, the rating history
+    (``history`` with today's ``board_json`` at ``now``)."""
+    from arena.leaderboard import plots
+    from ratings.matrices import battle_counts_from_tensor, win_fractions_from_tensor
+
+    order = [model for model in board.table["model"] if model in board.models]
     no_votes = no_votes_text(options)
     outcomes = board.outcomes.assign(voter_kind=board.outcomes["voter_kind"].map(
         {"human": "people", "judge": "judge"})) if len(board.outcomes) else board.outcomes
     fits = board.fits if board.votes.get("judge", 0) else {"human": board.fits["human"]}
-    board_json = leaderboard_json(board, options)
     figures = {
         "chart": plots.ratings_chart(fits, "Ratings of the ranked models, 95% intervals (open: provisional)",
                                      provisional="hide"),
@@ -485,18 +504,7 @@ def render_view(board: Leaderboard, options: LeaderboardOptions, *, history: lis
         if len(board.models) else plots.empty_figure(no_votes, "Votes per pair"),
         "history": plots.rating_history_chart(history_points(history or [], board_json, now)),
     }
-    return {
-        "headline": headline(board, options),
-        "plan": board.plan,
-        "summary": summary_text(board, options),
-        "notes": {"table": table_note(board, options), "metrics": metrics_note,
-                  "correlations": correlations_note(board.correlations)},
-        "tables": {name: styled_json(frame, statuses) if name == "table" else frame_json(frame)
-                   for name, frame in tables.items()},
-        "figures": {name: plots.fit_narrow(figure).to_json() for name, figure in figures.items()},
-        "text": leaderboard_text(board, options),
-        "json": board_json,
-    }
+    return {name: plots.fit_narrow(figure).to_json() for name, figure in figures.items()}
 
 
 def history_text(kept: list) -> str:

@@ -9,7 +9,7 @@ from ratings.bradley_terry import fit_bradley_terry, rank_by_ci
 from ratings.votes import check_tie_policy, count_tensor, encode_votes, model_totals
 
 LEADERBOARD_COLUMNS: tuple[str, ...] = (
-    "model", "rating", "ci_lower", "ci_upper", "rank", "votes", "wins", "losses", "ties", "both_bad",
+    "model", "rating", "lower", "upper", "rank", "votes", "wins", "losses", "ties", "both_bad",
     "both_bad_rate", "provisional",
 )
 
@@ -18,7 +18,7 @@ def empty_leaderboard() -> pd.DataFrame:
     """The leaderboard of no votes: no rows, the usual columns and dtypes."""
     return pd.DataFrame({
         "model": pd.Series([], dtype=object), "rating": pd.Series([], dtype=float),
-        "ci_lower": pd.Series([], dtype=float), "ci_upper": pd.Series([], dtype=float),
+        "lower": pd.Series([], dtype=float), "upper": pd.Series([], dtype=float),
         "rank": pd.Series([], dtype="Int64"), "votes": pd.Series([], dtype=np.int64),
         "wins": pd.Series([], dtype=np.int64), "losses": pd.Series([], dtype=np.int64),
         "ties": pd.Series([], dtype=np.int64), "both_bad": pd.Series([], dtype=np.int64),
@@ -40,15 +40,15 @@ def fit_leaderboard(
 ) -> pd.DataFrame:
     """Bradley–Terry Elo of every model in ``votes`` with percentile 95% bootstrap CIs, best first.
 
-    Columns: ``model, rating, ci_lower, ci_upper, rank, votes, wins, losses, ties, both_bad, both_bad_rate,
+    Columns: ``model, rating, lower, upper, rank, votes, wins, losses, ties, both_bad, both_bad_rate,
     provisional``.
 
     - ``rating`` is the fit on all votes (:func:`ratings.bradley_terry.fit_bradley_terry`), on the Elo scale
       R = base + scale·θ/ln 10 (``scale`` points per factor 10 of odds), with mean ``base`` over the rated models,
       or with ``anchor=(model, rating)`` pinning one model (whose CI then has zero width).
-    - ``ci_lower``/``ci_upper``: 2.5% and 97.5% percentiles over ``rounds`` bootstrap fits of multinomially
+    - ``lower``/``upper``: 2.5% and 97.5% percentiles over ``rounds`` bootstrap fits of multinomially
       redrawn counts (the same as resampling the votes the tie policy keeps), seeded by ``seed``.
-    - ``rank`` = 1 + the number of models whose ``ci_lower`` is above this model's ``ci_upper``.
+    - ``rank`` = 1 + the number of models whose ``lower`` is above this model's ``upper``.
     - ``votes``, ``wins``, ``losses``, ``ties``, ``both_bad`` count every vote of the model whatever the tie policy;
       ``both_bad_rate`` = both_bad / votes.
     - ``provisional``: fewer than ``min_votes`` of the model's votes entered the fit (so under ``"drop"`` ties and
@@ -110,8 +110,8 @@ def leaderboard_from_counts(
     table = pd.DataFrame({
         "model": pd.Series(models, dtype=object),
         "rating": fit.ratings,
-        "ci_lower": lower,
-        "ci_upper": upper,
+        "lower": lower,
+        "upper": upper,
         "rank": pd.array(rank_by_ci(lower, upper), dtype="Float64").astype("Int64"),
     })
     for column in ("votes", "wins", "losses", "ties", "both_bad"):
@@ -176,12 +176,12 @@ def ranked_rows(table: pd.DataFrame) -> np.ndarray:
 
 def public_ranks(table: pd.DataFrame) -> pd.Series:
     """The rank shown for each row of a fit table (:data:`RANK_RULE`): 1 + the number of ranked models whose
-    ``ci_lower`` is above this model's ``ci_upper``; missing (NA) for unranked and unrated models
+    ``lower`` is above this model's ``upper``; missing (NA) for unranked and unrated models
     (:func:`ranked_rows`), so a model with a handful of votes neither takes nor pushes anyone from a rank."""
     if len(table) == 0:
         return pd.Series([], dtype="Int64")
     rated = ranked_rows(table)
-    lower = table["ci_lower"].to_numpy(dtype=float)
-    upper = table["ci_upper"].to_numpy(dtype=float)
+    lower = table["lower"].to_numpy(dtype=float)
+    upper = table["upper"].to_numpy(dtype=float)
     above = (lower[None, rated] > upper[:, None]).sum(axis=1) + 1
     return pd.Series(np.where(rated, above, 0), index=table.index, dtype="Int64").where(rated)

@@ -136,7 +136,8 @@ def test_the_check_finds_a_drawing_library_in_the_ratings(tmp_path):
     from tools.layers import forbidden_libraries
 
     project_tree(tmp_path, ("ratings", "arena"))
-    (tmp_path / "ratings" / "fit.py").write_text('"""import plotly in prose."""\nimport numpy\nimport plotly.graph_objects as go\n')
+    (tmp_path / "ratings" / "fit.py").write_text('"""import plotly in prose."""\nimport numpy\n'
+                                                 "import plotly.graph_objects as go\n")
     (tmp_path / "ratings" / "chart.py").write_text("def chart():\n    from plotly import express\n    import gradio\n")
     (tmp_path / "arena" / "plots.py").write_text("import plotly.graph_objects as go\n")  # allowed up there
     assert [(module, line) for module, line, _ in forbidden_libraries(read_graph(tmp_path))] == [

@@ -85,4 +85,4 @@ def test_confidence_intervals_are_shown_without_doubled_signs(rating, lower, upp
 
     from arena.leaderboard.compute import format_ci
 
-    assert format_ci(pd.Series({"rating": rating, "ci_lower": lower, "ci_upper": upper})) == shown
+    assert format_ci(pd.Series({"rating": rating, "lower": lower, "upper": upper})) == shown

@@ -1,4 +1,5 @@
-"""What a leaderboard worker keeps between snapshots (:class:`arena.leaderboard.compute.BoardCache`) never changes a figure:
+"""What a leaderboard worker keeps between snapshots (:class:`arena.leaderboard.compute.BoardCache`) never changes a
+figure:
 after new votes, switched exclusions, a review, a deletion, a new model or a new judge, the board computed with it
 is the board computed afresh, to the last bit; and it does read only the new votes and the switched ones."""
 

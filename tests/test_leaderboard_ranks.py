@@ -86,7 +86,7 @@ def test_the_order_by_lower_bound_reaches_the_table(small_arena):
     by_rating, _ = view(small_arena, min_votes=1)
     by_lower, options = view(small_arena, min_votes=1, order="lower")
     fit = compute_leaderboard(small_arena.db, options).fits["human"]
-    assert list(fit["model"]) == list(fit.sort_values("ci_lower", ascending=False)["model"])
+    assert list(fit["model"]) == list(fit.sort_values("lower", ascending=False)["model"])
     assert [row[2] for row in by_lower["tables"]["table"]["data"]] == list(fit["model"])
     assert "ordered by the lower bound of its 95% interval" in by_lower["notes"]["table"]
     assert "ordered by rating" in by_rating["notes"]["table"]

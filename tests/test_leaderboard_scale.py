@@ -68,7 +68,7 @@ def test_the_leaderboard_matches_the_vote_table_functions(study, filters):
         assert list(got["model"][ranked]) == [m for m in expected["model"] if m in set(got["model"][ranked])]
         got = got.set_index("model").loc[expected["model"]].reset_index()
         np.testing.assert_allclose(got["rating"], expected["rating"], atol=0.01)
-        np.testing.assert_allclose(got[["ci_lower", "ci_upper"]], expected[["ci_lower", "ci_upper"]], atol=0.01)
+        np.testing.assert_allclose(got[["lower", "upper"]], expected[["lower", "upper"]], atol=0.01)
         assert got[["votes", "wins", "ties", "both_bad"]].equals(expected[["votes", "wins", "ties", "both_bad"]])
     agreement = ratings.human_judge_agreement(pd.concat([human, judge]))
     assert board.agreement["n"] == agreement["n"]

@@ -163,11 +163,11 @@ class Leaderboard:
 def format_ci(row: pd.Series) -> str:
     """"+up / -down" in whole Elo points around the rating; the bounds "lo – hi" when the percentile interval does not
     contain the rating (it can miss it, e.g. with a handful of votes), never "+-0"."""
-    if pd.isna(row["rating"]) or pd.isna(row["ci_lower"]) or pd.isna(row["ci_upper"]):
+    if pd.isna(row["rating"]) or pd.isna(row["lower"]) or pd.isna(row["upper"]):
         return ""
-    up, down = round(row["ci_upper"] - row["rating"]), round(row["rating"] - row["ci_lower"])
+    up, down = round(row["upper"] - row["rating"]), round(row["rating"] - row["lower"])
     if up < 0 or down < 0:
-        return f"{row['ci_lower']:.0f} – {row['ci_upper']:.0f}"
+        return f"{row['lower']:.0f} – {row['upper']:.0f}"
     return f"+{up} / -{down}"
 
 
@@ -402,10 +402,9 @@ def _study_plan(db: sqlite_utils.Database, arrays: VoteArrays, human: VoteArrays
 
 
 def fit_table(result: pd.DataFrame) -> pd.DataFrame:
-    """A protocol's result table (:data:`ratings.protocols.RESULT_COLUMNS`) with the leaderboard's column names
-    (:data:`ratings.leaderboard.LEADERBOARD_COLUMNS`: ``ci_lower`` / ``ci_upper``), its ``printed`` text kept."""
-    table = result.rename(columns={"lower": "ci_lower", "upper": "ci_upper"})
-    return table[[*ratings.LEADERBOARD_COLUMNS, "rank_worst", "fit_votes", "ranked", "printed"]]
+    """A protocol's result table (:data:`ratings.protocols.RESULT_COLUMNS`) cut to the leaderboard's columns
+    (:data:`ratings.leaderboard.LEADERBOARD_COLUMNS`, the same names), its ranks and ``printed`` text kept."""
+    return result[[*ratings.LEADERBOARD_COLUMNS, "rank_worst", "fit_votes", "ranked", "printed"]]
 
 
 def source_counts(arrays: VoteArrays) -> dict[str, int]:

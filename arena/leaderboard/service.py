@@ -1,6 +1,7 @@
 """Leaderboards served from snapshots, computed in a worker process off the vote path.
 
-A leaderboard of a million votes takes seconds of CPU to compute (:func:`arena.leaderboard.compute.compute_leaderboard`).
+A leaderboard of a million votes takes seconds of CPU to compute
+(:func:`arena.leaderboard.compute.compute_leaderboard`).
 Computed in the process that serves votes, on each viewer's timer tick, it stalled every vote behind it. Here a
 viewer (the web tab, its timer, its API, the command line) always gets the latest *snapshot* for its filters at
 once, with its age; the computing happens elsewhere:
@@ -20,7 +21,8 @@ once, with its age; the computing happens elsewhere:
   the default board out). The command line reads those tables, so it prints what the server shows without
   computing anything.
 - A viewer with no snapshot at all may wait for the first one (``wait_s``); one with a snapshot never waits.
-- The worker keeps what did not change between snapshots (:class:`arena.leaderboard.compute.BoardCache`, one per service:
+- The worker keeps what did not change between snapshots (:class:`arena.leaderboard.compute.BoardCache`, one per
+  service:
   :func:`worker_cache`): the vote arrays of the last two slices, extended by the votes added since; each annotator's
   own fit for the consensus Spearman, refitted only for those who voted; the inter-annotator statistics of votes that
   did not change. A refresh after new votes costs what changed; every figure is the one a fresh computation gives.
@@ -80,7 +82,8 @@ def options_key(options: LeaderboardOptions) -> str:
 
 def keeps_history(options: LeaderboardOptions, defaults: LeaderboardOptions | None) -> bool:
     """Whether the board of ``options`` is one whose days the server keeps: ``defaults`` (every filter at its
-    setting: :func:`arena.leaderboard.compute.leaderboard_options`) for all suites or for one suite, as of now. None keeps
+    setting: :func:`arena.leaderboard.compute.leaderboard_options`) for all suites or for one suite, as of now. None
+    keeps
     none."""
     return defaults is not None and options.until is None and dataclasses.replace(options, suite=None) == defaults
 
@@ -111,7 +114,8 @@ def drawn(snapshot: Snapshot | None) -> bool:
 def rebuild_history(db: sqlite_utils.Database, options: LeaderboardOptions, days: int, *, history_days: int,
                     keep: int | None = None, now: float | None = None) -> list[str]:
     """Keep a board for each of the ``days`` days before today that has none for ``options``' filters, computed from
-    the votes cast by the end of that day (:attr:`arena.leaderboard.compute.LeaderboardOptions.until`); days already kept are
+    the votes cast by the end of that day (:attr:`arena.leaderboard.compute.LeaderboardOptions.until`); days already
+    kept are
     left as they are. Returns the days it kept, oldest first. A day's board uses today's exclusions and models."""
     from datamodel.rating_history import day_of, end_of_day, keep_day, kept_days
     from arena.leaderboard.view import leaderboard_json
@@ -153,7 +157,8 @@ _WORKER_CACHES: OrderedDict[tuple[str, str | None], BoardCache] = OrderedDict() 
 
 
 def worker_cache(db_path: str, service: str | None = None) -> BoardCache:
-    """The worker's :class:`arena.leaderboard.compute.BoardCache` for ``db_path`` as ``service`` (a :class:`SnapshotService`'s
+    """The worker's :class:`arena.leaderboard.compute.BoardCache` for ``db_path`` as ``service`` (a
+    :class:`SnapshotService`'s
     ``holder``) sees it: a new service, even on a database at the same path (a test's, reset), starts empty. Only
     the latest one is kept."""
     key = (db_path, service)

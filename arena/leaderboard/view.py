@@ -148,7 +148,7 @@ def _rated_columns(fit: pd.DataFrame, models: list[str], prefix: str = "", publi
     truncated scores), and each row's status (:func:`fit_status`, "unrated" for a model not in the table). An
     unranked model keeps its rating and interval but takes no rank."""
     status = dict(zip(fit["model"], fit_status(fit)))
-    lower, upper = fit["ci_lower"].to_numpy(dtype=float), fit["ci_upper"].to_numpy(dtype=float)
+    lower, upper = fit["lower"].to_numpy(dtype=float), fit["upper"].to_numpy(dtype=float)
     best, worst = rank_ranges(lower, upper, ranked_rows(fit))
     ranges = dict(zip(fit["model"], (rank_range_text(b, w) for b, w in zip(best, worst))))
     part = fit.assign(shown_rank=public_ranks(fit)).set_index("model").reindex(models)
@@ -160,10 +160,10 @@ def _rated_columns(fit: pd.DataFrame, models: list[str], prefix: str = "", publi
             interval.append("no votes in the fit" if n else "no votes")
         elif published:
             rating.append(float(np.round(row["rating"])))
-            interval.append(f"[{row['ci_lower']:.0f}, {row['ci_upper']:.0f}]" if pd.notna(row["ci_lower"]) else "")
+            interval.append(f"[{row['lower']:.0f}, {row['upper']:.0f}]" if pd.notna(row["lower"]) else "")
         else:
-            rating.append(round_rating(row["rating"], row["ci_lower"], row["ci_upper"]))
-            interval.append(interval_text(row["ci_lower"], row["ci_upper"]))
+            rating.append(round_rating(row["rating"], row["lower"], row["upper"]))
+            interval.append(interval_text(row["lower"], row["upper"]))
     return pd.DataFrame({
         f"{prefix}Rank": part["shown_rank"].astype("Int64").to_numpy(),
         f"{prefix}Rank range": [ranges.get(model, "") for model in models],
@@ -365,15 +365,14 @@ def headline(board: Leaderboard, options: LeaderboardOptions) -> str:
     return " · ".join(parts) + "."
 
 
-JSON_COLUMNS = {"model": "model", "rating": "rating", "ci_lower": "lower", "ci_upper": "upper", "rank": "rank",
-                "rank_worst": "rank_worst", "votes": "votes", "wins": "wins", "losses": "losses", "ties": "ties",
-                "both_bad": "both_bad", "fit_votes": "fit_votes", "ranked": "ranked", "provisional": "provisional",
-                "printed": "printed"}
+# a fit table's columns the JSON keeps, under their names in the table
+JSON_COLUMNS = ("model", "rating", "lower", "upper", "rank", "rank_worst", "votes", "wins", "losses", "ties", "both_bad",
+                "fit_votes", "ranked", "provisional", "printed")
 
 
 def fit_records(fit: pd.DataFrame) -> list[dict]:
     """A fit's rows as JSON objects (:data:`JSON_COLUMNS`; NaN as null), best first."""
-    part = fit[[c for c in JSON_COLUMNS if c in fit.columns]].rename(columns=JSON_COLUMNS)
+    part = fit[[c for c in JSON_COLUMNS if c in fit.columns]]
     return json.loads(part.to_json(orient="records", double_precision=15))
 
 
@@ -405,15 +404,14 @@ def leaderboard_json(board: Leaderboard, options: LeaderboardOptions) -> dict:
 
 def board_fit(records: list[dict]) -> pd.DataFrame:
     """A kept board's model records (:func:`fit_records`) as the fit table they came from."""
-    frame = pd.DataFrame(records or [])
-    fit = frame.rename(columns={value: key for key, value in JSON_COLUMNS.items()})
-    for column in ("model", "rating", "ci_lower", "ci_upper", "votes", "provisional"):
+    fit = pd.DataFrame(records or [])
+    for column in ("model", "rating", "lower", "upper", "votes", "provisional"):
         if column not in fit:
             fit[column] = pd.Series(dtype=object)
     fit["provisional"] = fit["provisional"].fillna(True).astype(bool)
     if "ranked" in fit:
         fit["ranked"] = fit["ranked"].fillna(False).astype(bool)
-    for column in ("rating", "ci_lower", "ci_upper"):
+    for column in ("rating", "lower", "upper"):
         fit[column] = pd.to_numeric(fit[column], errors="coerce")
     fit["votes"] = pd.to_numeric(fit["votes"], errors="coerce").fillna(0).astype(int)
     return fit
@@ -442,7 +440,7 @@ def history_points(kept: list, now_board: dict | None = None, now: float | None 
     for day, board in sorted(boards.items()):
         fit = board_fit(board.get("models", []))
         for row in fit[ranked_rows(fit)].itertuples():
-            rows.append((day, row.model, row.rating, row.ci_lower, row.ci_upper))
+            rows.append((day, row.model, row.rating, row.lower, row.upper))
     return pd.DataFrame(rows, columns=["day", "model", "rating", "lower", "upper"])
 
 

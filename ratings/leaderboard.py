@@ -1,4 +1,6 @@
-"""The leaderboard table: a vote table in, one row per model out (Bradley–Terry Elo, bootstrap CIs, CI rank)."""
+"""The leaderboard table: a vote table in, one row per model out (Bradley–Terry Elo, bootstrap CIs, CI rank), and
+the prior that keeps a sweep finite (:func:`prior_ridge`). How the table reads (rounding, shown ranks) is
+:mod:`arena.leaderboard.labels`."""
 
 from __future__ import annotations
 
@@ -122,11 +124,6 @@ def leaderboard_from_counts(
     return table.reset_index(drop=True)[list(LEADERBOARD_COLUMNS)]
 
 
-RANK_RULE = ("Rank = 1 + the number of ranked models whose whole 95% interval lies above this model's, so models "
-             "whose intervals overlap can share a rank; the rank range runs from there to the lowest rank the "
-             "intervals allow. Unranked models (too few votes) get no rank.")
-
-
 def prior_ridge(prior_sd: float, scale: float = 400.0) -> float:
     """The ``ridge`` of :func:`fit_leaderboard` (precision of the normal prior on the natural-log strengths) for a
     prior spread of ``prior_sd`` Elo points: (scale / ln 10 / prior_sd)². A spread of 400 points keeps a model that
@@ -136,52 +133,3 @@ def prior_ridge(prior_sd: float, scale: float = 400.0) -> float:
     if prior_sd < 0:
         raise ValueError(f"prior_sd={prior_sd}: pass 0 (no prior) or a spread in Elo points.")
     return 1e-6 if prior_sd == 0 else float((scale / np.log(10) / prior_sd) ** 2)
-
-
-def rating_step(lower: float, upper: float) -> int:
-    """The step a rating can be rounded to given its 95% interval ``[lower, upper]``: a power of ten no larger than a
-    tenth of the interval's width (1 for intervals narrower than 20 points, 10 up to 200, 100 beyond), so the shown
-    digits are the ones the votes support. NaN bounds give 1."""
-    width = float(upper) - float(lower)
-    if not np.isfinite(width) or width < 20:
-        return 1
-    return int(10 ** min(2, int(np.floor(np.log10(width / 10)))))
-
-
-def round_rating(value: float, lower: float, upper: float) -> float:
-    """``value`` rounded to :func:`rating_step` of its interval (NaN stays NaN)."""
-    if value is None or not np.isfinite(value):
-        return float("nan")
-    step = rating_step(lower, upper)
-    return float(round(float(value) / step) * step)
-
-
-def interval_text(lower: float, upper: float) -> str:
-    """A 95% interval as ``[low, high]``, each bound rounded to the interval's :func:`rating_step`; "" without one."""
-    if lower is None or upper is None or not (np.isfinite(lower) and np.isfinite(upper)):
-        return ""
-    step = rating_step(lower, upper)
-    return f"[{round(lower / step) * step:.0f}, {round(upper / step) * step:.0f}]"
-
-
-def ranked_rows(table: pd.DataFrame) -> np.ndarray:
-    """Which rows of a fit table hold a rank: its ``ranked`` column where it has one (a protocol's result,
-    :mod:`ratings.ranks`), else the rated rows not marked ``provisional`` (a :func:`fit_leaderboard` table, or a
-    board kept before the two thresholds, when provisional meant unranked)."""
-    rated = table["rating"].notna().to_numpy()
-    if "ranked" in table:
-        return rated & table["ranked"].fillna(False).astype(bool).to_numpy()
-    return rated & ~table["provisional"].fillna(True).astype(bool).to_numpy()
-
-
-def public_ranks(table: pd.DataFrame) -> pd.Series:
-    """The rank shown for each row of a fit table (:data:`RANK_RULE`): 1 + the number of ranked models whose
-    ``lower`` is above this model's ``upper``; missing (NA) for unranked and unrated models
-    (:func:`ranked_rows`), so a model with a handful of votes neither takes nor pushes anyone from a rank."""
-    if len(table) == 0:
-        return pd.Series([], dtype="Int64")
-    rated = ranked_rows(table)
-    lower = table["lower"].to_numpy(dtype=float)
-    upper = table["upper"].to_numpy(dtype=float)
-    above = (lower[None, rated] > upper[:, None]).sum(axis=1) + 1
-    return pd.Series(np.where(rated, above, 0), index=table.index, dtype="Int64").where(rated)

@@ -12,7 +12,7 @@ import pandas as pd
 
 from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 from arena.leaderboard.view import render_view
-from ratings.leaderboard import RANK_RULE, interval_text, public_ranks, rating_step, round_rating
+from arena.leaderboard.labels import RANK_RULE, interval_text, public_ranks, rating_step, round_rating
 from arena.leaderboard import plots
 from support.votes import JUDGE, add_votes
 

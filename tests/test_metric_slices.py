@@ -59,7 +59,7 @@ def test_leaderboard_metric_columns_and_correlations_follow_its_filters(small_ar
     table = board.table.set_index("model")
     assert table.loc["bravo-model", "clipscore_lemma"] == 101.0
     assert table.loc["delta-model", "fid"] == 27.0
-    from arena.leaderboard.compute import summary_text
+    from arena.leaderboard.text import summary_text
 
     options = LeaderboardOptions(suite="taxonomy", subset="Easy", variant="with_definition", rounds=10)
     # the suite by its title since the plain labels of issue 29

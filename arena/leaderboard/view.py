@@ -16,13 +16,13 @@ import math
 import numpy as np
 import pandas as pd
 
-from arena.leaderboard.compute import PROVISIONAL_BATTLES, Leaderboard, LeaderboardOptions, leaderboard_text, summary_text
-from arena.leaderboard.labels import (DIRECTION_NOTE, bias_frame, correlations_frame, correlations_note, metric_label,
-                                      pairs_frame, plural)
+from arena.leaderboard.compute import PROVISIONAL_BATTLES, Leaderboard, LeaderboardOptions
+from arena.leaderboard.labels import (DIRECTION_NOTE, RANK_RULE, bias_frame, correlations_frame, correlations_note,
+                                      interval_text, metric_label, pairs_frame, plural, public_ranks, rank_range_text,
+                                      ranked_rows, round_rating)
 from ratings.protocols import DEFAULT_PROTOCOL
-from arena.leaderboard.compute import rank_range_text
 from arena.leaderboard.fits import MODE_TITLES, robustness_text
-from ratings.leaderboard import RANK_RULE, interval_text, public_ranks, ranked_rows, round_rating
+from arena.leaderboard.text import leaderboard_text, summary_text
 from ratings.ranks import rank_ranges
 
 # The main table's columns, and what each means (each header's tooltip, and the line under the table).

@@ -1,6 +1,6 @@
 """The leaderboard tab: human and judge ELO with 95% CIs beside the metrics, slice filters, agreement and plots.
 
-Everything shown comes from the latest snapshot for the chosen filters (:mod:`arena.leaderboard.service`), computed
+Everything shown comes from the latest snapshot for the chosen filters (:mod:`arena.leaderboard_service`), computed
 in a worker
 process: a viewer, the tab's timer and the ``/leaderboard`` API get it at once, with its age, and never compute it
 in the process that answers votes. Filter values are checked against the menus first, so no request can start a
@@ -10,7 +10,7 @@ Annotators' names and results are private. The Voter menu lists the judges (thei
 per page, the annotator signed in on its Arena tab, or every annotator once its Admin tab is unlocked: the page's
 own server-side state (:class:`Viewer`), which a client cannot set. The menu sent with the page (Gradio's
 ``/config``) holds only the judges, a voter filter for any other name is refused alike whether or not the name
-exists, and the inter-annotator table names no annotator but the viewer (:func:`arena.leaderboard.view.hide_annotators`)
+exists, and the inter-annotator table names no annotator but the viewer (:func:`arena.leaderboard_view.hide_annotators`)
 unless the viewer is the admin.
 """
 

@@ -122,7 +122,7 @@ def pairs_frame(pairs: pd.DataFrame | None) -> pd.DataFrame | None:
     return shown.round(3).rename(columns=PAIR_HEADERS)
 
 
-# --- how a rating, its interval and its rank read ----------------------------------------------------------------------
+# --- how a rating, its interval and its rank read ---------------------------------------------------------------------
 
 RANK_RULE = ("Rank = 1 + the number of ranked models whose whole 95% interval lies above this model's, so models "
              "whose intervals overlap can share a rank; the rank range runs from there to the lowest rank the "

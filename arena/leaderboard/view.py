@@ -366,8 +366,8 @@ def headline(board: Leaderboard, options: LeaderboardOptions) -> str:
 
 
 # a fit table's columns the JSON keeps, under their names in the table
-JSON_COLUMNS = ("model", "rating", "lower", "upper", "rank", "rank_worst", "votes", "wins", "losses", "ties", "both_bad",
-                "fit_votes", "ranked", "provisional", "printed")
+JSON_COLUMNS = ("model", "rating", "lower", "upper", "rank", "rank_worst", "votes", "wins", "losses", "ties",
+                "both_bad", "fit_votes", "ranked", "provisional", "printed")
 
 
 def fit_records(fit: pd.DataFrame) -> list[dict]:

@@ -173,8 +173,8 @@ def cmd_migrate_db(args, settings) -> int:
 
 
 def cmd_leaderboard(args, settings) -> int:
-    from arena.leaderboard import leaderboard_options
-    from arena.leaderboard_service import compute_snapshot, data_version, keeps_history, options_key, stored_snapshot
+    from arena.leaderboard.compute import leaderboard_options
+    from arena.leaderboard.service import compute_snapshot, data_version, keeps_history, options_key, stored_snapshot
 
     db, _ = _open(settings)
     protocol = args.protocol
@@ -200,7 +200,7 @@ def cmd_leaderboard(args, settings) -> int:
     if snapshot is None:
         kept = keeps_history(options, leaderboard_options(settings))  # the server's own boards only
         snapshot = compute_snapshot(db, options, settings.leaderboard_views,
-                                    settings.leaderboard_history_days if kept else 0)
+                                    settings.leaderboard_history_days if kept else 0, figures=False)
         note = f"(computed now in {snapshot.seconds:.1f} s)"
     else:
         changed = snapshot.data_version != data_version(db)
@@ -219,7 +219,7 @@ def cmd_leaderboard(args, settings) -> int:
 
 def _print_audit(db, board: dict, options, as_json: bool) -> int:
     """``leaderboard --audit``: the robustness audit's line and every vote it would drop, with its voter."""
-    from arena.leaderboard_fits import audit_votes
+    from arena.leaderboard.fits import audit_votes
 
     audit = board.get("robustness")
     if not audit:
@@ -251,8 +251,8 @@ def _leaderboard_over_time(args, settings, db, options) -> int:
     """``leaderboard --rebuild-history DAYS``, ``--history`` and ``--as-of DAY``: the boards kept by day."""
     import dataclasses
 
-    from arena.leaderboard_service import compute_snapshot, options_key, rebuild_history
-    from arena.leaderboard_view import history_text
+    from arena.leaderboard.service import compute_snapshot, options_key, rebuild_history
+    from arena.leaderboard.view import history_text
     from datamodel.rating_history import board_as_of, end_of_day, history
 
     key = options_key(options)
@@ -263,7 +263,7 @@ def _leaderboard_over_time(args, settings, db, options) -> int:
     if args.as_of:
         if args.fresh:  # from the votes cast by the end of that day, not kept
             dated = dataclasses.replace(options, until=end_of_day(args.as_of))
-            snapshot = compute_snapshot(db, dated)
+            snapshot = compute_snapshot(db, dated, figures=False)
             print(json.dumps(snapshot.view["json"], indent=1, ensure_ascii=False) if args.json
                   else f"(computed now from the votes cast by the end of {args.as_of} UTC)\n{snapshot.view['text']}")
             return 0
@@ -275,7 +275,7 @@ def _leaderboard_over_time(args, settings, db, options) -> int:
             print(json.dumps({"day": kept.day, "computed_at": kept.computed_at, **kept.board}, indent=1,
                              ensure_ascii=False))
         else:
-            from arena.leaderboard_view import json_frame, kept_table
+            from arena.leaderboard.view import json_frame, kept_table
 
             print(f"The board as kept on {kept.day} (UTC):")
             print(json_frame(kept_table(kept.board)).to_string(index=False, na_rep=""))
@@ -283,7 +283,7 @@ def _leaderboard_over_time(args, settings, db, options) -> int:
     if args.history:
         kept = history(db, key)
         if args.json:
-            from arena.leaderboard_view import history_json
+            from arena.leaderboard.view import history_json
 
             print(json.dumps(history_json(db, key), indent=1, ensure_ascii=False))
         else:

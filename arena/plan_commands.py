@@ -7,7 +7,7 @@ each target holds and their 10–90% range over simulated continuations (:mod:`s
 
 from __future__ import annotations
 
-from arena.leaderboard import leaderboard_options, read_slice
+from arena.leaderboard.compute import leaderboard_options, read_slice
 from arena.study_plan import in_play, planner_params
 from datamodel.catalog import models_with_images
 from datamodel.connection import connect

@@ -30,7 +30,7 @@ def in_play(models, counts: np.ndarray, shown) -> tuple[list[str], np.ndarray]:
 
 def planner_params(options, *, warmup_battles: int = SamplingParams.warmup_battles,
                    warmup_share: float = SamplingParams.warmup_share) -> SamplingParams:
-    """The planner's fit: the leaderboard's tie policy and prior (``options``: :class:`arena.leaderboard.
+    """The planner's fit: the leaderboard's tie policy and prior (``options``: :class:`arena.leaderboard.compute.
     LeaderboardOptions`), and the arena's warm-up."""
     return SamplingParams(tie_policy=options.tie_policy, ridge=prior_ridge(options.prior_sd),
                           warmup_battles=warmup_battles, warmup_share=warmup_share)

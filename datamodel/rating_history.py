@@ -4,7 +4,7 @@ Whenever a leaderboard is computed and stored (:func:`datamodel.snapshots.store_
 the board of that day (UTC) for those filters: the last one computed that day wins. Days older than the retention
 (setting ``leaderboard_history_days``) are dropped, and so are the days of filter sets beyond the ``keep`` most
 recently updated ones, so the table stays bounded. A board is the leaderboard's JSON
-(:func:`arena.leaderboard_view.leaderboard_json`: each model's rating, interval and votes, the vote counts).
+(:func:`arena.leaderboard.view.leaderboard_json`: each model's rating, interval and votes, the vote counts).
 
 The page's "As of" menu, the rating-history chart, the ``leaderboard_history`` API and ``python -m arena leaderboard
 --as-of / --history`` read it; ``--rebuild-history`` fills past days from the votes cast by then.
@@ -25,7 +25,7 @@ DAY_FORMAT = "%Y-%m-%d"
 class KeptBoard:
     day: str  # YYYY-MM-DD (UTC)
     computed_at: float  # unix time
-    board: dict  # arena.leaderboard_view.leaderboard_json
+    board: dict  # arena.leaderboard.view.leaderboard_json
 
 
 def day_of(when: float) -> str:

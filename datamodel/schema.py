@@ -224,7 +224,7 @@ def _study_scale(db: sqlite_utils.Database) -> None:
       (``votes``; ``metrics``; ``catalog`` for models, prompts and images). A leaderboard snapshot records the
       counters it was computed at; equal counters mean nothing it shows has changed.
     - ``leaderboard_snapshots``: the latest computed leaderboard per set of filters, as JSON, so every viewer (the web
-      tab, its API, the command line) gets one at once (:mod:`arena.leaderboard_service`).
+      tab, its API, the command line) gets one at once (:mod:`arena.leaderboard.service`).
     """
     for column in ("prompt_id INTEGER REFERENCES prompts(id)", "left_image_id INTEGER REFERENCES images(id)",
                    "right_image_id INTEGER REFERENCES images(id)", "left_model_id INTEGER REFERENCES models(id)",
@@ -694,7 +694,7 @@ def _leaderboard_history(db: sqlite_utils.Database) -> None:
             filters TEXT NOT NULL,                   -- JSON: the leaderboard options (as leaderboard_snapshots)
             day TEXT NOT NULL,                       -- YYYY-MM-DD (UTC)
             computed_at {real} NOT NULL,               -- unix time of the board kept for that day
-            board TEXT NOT NULL,                     -- JSON: arena.leaderboard_view.leaderboard_json
+            board TEXT NOT NULL,                     -- JSON: arena.leaderboard.view.leaderboard_json
             PRIMARY KEY (filters, day)
         )"""
     )
@@ -752,7 +752,7 @@ def _vote_changes(db: sqlite_utils.Database) -> None:
 
 def _snapshot_claims(db: sqlite_utils.Database) -> None:
     """``snapshot_claims``: which app process computes the leaderboard of a set of filters now, so that several
-    replicas on one database compute each snapshot once, not once each (:class:`arena.leaderboard_service.
+    replicas on one database compute each snapshot once, not once each (:class:`arena.leaderboard.service.
     SnapshotService`): the ``filters`` (as ``leaderboard_snapshots`` keys them), the claiming process (``holder``) and
     when its claim lapses (``expires_at``, unix time), after which another may take it (the holder died)."""
     db.execute("CREATE TABLE snapshot_claims (filters TEXT PRIMARY KEY, holder TEXT NOT NULL, "

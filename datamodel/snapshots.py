@@ -1,7 +1,7 @@
 """Leaderboard snapshots as stored: the ``leaderboard_snapshots`` table and the ``data_versions`` counters.
 
 A snapshot is a leaderboard as every viewer sees it (JSON), with the change counters it was computed at
-(:func:`datamodel.schema._study_scale`); :mod:`arena.leaderboard_service` computes them and serves them.
+(:func:`datamodel.schema._study_scale`); :mod:`arena.leaderboard.service` computes them and serves them.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def data_version(db: sqlite_utils.Database) -> tuple[int, ...]:
 @dataclass(frozen=True)
 class Snapshot:
     key: str
-    view: dict  # arena.leaderboard_view.render_view
+    view: dict  # arena.leaderboard.view.render_view
     data_version: tuple[int, ...]
     computed_at: float  # unix time
     seconds: float  # how long the computation took
@@ -34,7 +34,7 @@ class Snapshot:
 
 def store_snapshot(db: sqlite_utils.Database, snapshot: Snapshot, keep: int, history_days: int = 0) -> None:
     """Write ``snapshot`` and drop all but the ``keep`` most recently computed; with ``history_days`` (the caller's
-    decision: only the server's own boards, :func:`arena.leaderboard_service.keeps_history`), keep its ratings as the
+    decision: only the server's own boards, :func:`arena.leaderboard.service.keeps_history`), keep its ratings as the
     board of its day too (:func:`datamodel.rating_history.keep_day`, that many days)."""
     with db.conn:
         db.execute(

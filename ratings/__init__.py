@@ -1,5 +1,6 @@
 """Pure rating math over vote tables: Bradley–Terry Elo with bootstrap CIs, online Elo, matrices, agreement and
-bias statistics, and the leaderboard's plots. No database, no UI, no file I/O: the benchmark against peer libraries
+bias statistics. No database, no UI, no plotting, no file I/O (the leaderboard's figures are
+:mod:`arena.leaderboard.plots`): the benchmark against peer libraries
 is ``python -m tools.ratings_bench``, outside this package.
 
 The vote format (every function here takes it; other modules rely on it)
@@ -18,8 +19,8 @@ The vote format (every function here takes it; other modules rely on it)
 
 Modules: :mod:`~ratings.votes` (format, aggregation, tie policies, slicing), :mod:`~ratings.bradley_terry` (fit and
 bootstrap), :mod:`~ratings.leaderboard` (the table), :mod:`~ratings.elo` (online Elo), :mod:`~ratings.matrices`,
-:mod:`~ratings.agreement`, :mod:`~ratings.bias`, :mod:`~ratings.judge_agreement` (which judge to trust: a judge
-voter against the humans, from integer codes) and :mod:`~ratings.plots` (imported on demand, needs plotly).
+:mod:`~ratings.agreement`, :mod:`~ratings.bias` and :mod:`~ratings.judge_agreement` (which judge to trust: a judge
+voter against the humans, from integer codes).
 """
 
 import sys

@@ -1,4 +1,6 @@
-"""The leaderboard table: a vote table in, one row per model out (Bradley–Terry Elo, bootstrap CIs, CI rank)."""
+"""The leaderboard table: a vote table in, one row per model out (Bradley–Terry Elo, bootstrap CIs, CI rank), and
+the prior that keeps a sweep finite (:func:`prior_ridge`). How the table reads (rounding, shown ranks) is
+:mod:`arena.leaderboard.labels`."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from ratings.bradley_terry import fit_bradley_terry, rank_by_ci
 from ratings.votes import check_tie_policy, count_tensor, encode_votes, model_totals
 
 LEADERBOARD_COLUMNS: tuple[str, ...] = (
-    "model", "rating", "ci_lower", "ci_upper", "rank", "votes", "wins", "losses", "ties", "both_bad",
+    "model", "rating", "lower", "upper", "rank", "votes", "wins", "losses", "ties", "both_bad",
     "both_bad_rate", "provisional",
 )
 
@@ -18,7 +20,7 @@ def empty_leaderboard() -> pd.DataFrame:
     """The leaderboard of no votes: no rows, the usual columns and dtypes."""
     return pd.DataFrame({
         "model": pd.Series([], dtype=object), "rating": pd.Series([], dtype=float),
-        "ci_lower": pd.Series([], dtype=float), "ci_upper": pd.Series([], dtype=float),
+        "lower": pd.Series([], dtype=float), "upper": pd.Series([], dtype=float),
         "rank": pd.Series([], dtype="Int64"), "votes": pd.Series([], dtype=np.int64),
         "wins": pd.Series([], dtype=np.int64), "losses": pd.Series([], dtype=np.int64),
         "ties": pd.Series([], dtype=np.int64), "both_bad": pd.Series([], dtype=np.int64),
@@ -40,15 +42,15 @@ def fit_leaderboard(
 ) -> pd.DataFrame:
     """Bradley–Terry Elo of every model in ``votes`` with percentile 95% bootstrap CIs, best first.
 
-    Columns: ``model, rating, ci_lower, ci_upper, rank, votes, wins, losses, ties, both_bad, both_bad_rate,
+    Columns: ``model, rating, lower, upper, rank, votes, wins, losses, ties, both_bad, both_bad_rate,
     provisional``.
 
     - ``rating`` is the fit on all votes (:func:`ratings.bradley_terry.fit_bradley_terry`), on the Elo scale
       R = base + scale·θ/ln 10 (``scale`` points per factor 10 of odds), with mean ``base`` over the rated models,
       or with ``anchor=(model, rating)`` pinning one model (whose CI then has zero width).
-    - ``ci_lower``/``ci_upper``: 2.5% and 97.5% percentiles over ``rounds`` bootstrap fits of multinomially
+    - ``lower``/``upper``: 2.5% and 97.5% percentiles over ``rounds`` bootstrap fits of multinomially
       redrawn counts (the same as resampling the votes the tie policy keeps), seeded by ``seed``.
-    - ``rank`` = 1 + the number of models whose ``ci_lower`` is above this model's ``ci_upper``.
+    - ``rank`` = 1 + the number of models whose ``lower`` is above this model's ``upper``.
     - ``votes``, ``wins``, ``losses``, ``ties``, ``both_bad`` count every vote of the model whatever the tie policy;
       ``both_bad_rate`` = both_bad / votes.
     - ``provisional``: fewer than ``min_votes`` of the model's votes entered the fit (so under ``"drop"`` ties and
@@ -110,8 +112,8 @@ def leaderboard_from_counts(
     table = pd.DataFrame({
         "model": pd.Series(models, dtype=object),
         "rating": fit.ratings,
-        "ci_lower": lower,
-        "ci_upper": upper,
+        "lower": lower,
+        "upper": upper,
         "rank": pd.array(rank_by_ci(lower, upper), dtype="Float64").astype("Int64"),
     })
     for column in ("votes", "wins", "losses", "ties", "both_bad"):
@@ -120,11 +122,6 @@ def leaderboard_from_counts(
     table["provisional"] = fit.fit_votes < min_votes
     table = table.sort_values(["rating", "model"], ascending=[False, True], na_position="last", kind="stable")
     return table.reset_index(drop=True)[list(LEADERBOARD_COLUMNS)]
-
-
-RANK_RULE = ("Rank = 1 + the number of ranked models whose whole 95% interval lies above this model's, so models "
-             "whose intervals overlap can share a rank; the rank range runs from there to the lowest rank the "
-             "intervals allow. Unranked models (too few votes) get no rank.")
 
 
 def prior_ridge(prior_sd: float, scale: float = 400.0) -> float:
@@ -136,52 +133,3 @@ def prior_ridge(prior_sd: float, scale: float = 400.0) -> float:
     if prior_sd < 0:
         raise ValueError(f"prior_sd={prior_sd}: pass 0 (no prior) or a spread in Elo points.")
     return 1e-6 if prior_sd == 0 else float((scale / np.log(10) / prior_sd) ** 2)
-
-
-def rating_step(lower: float, upper: float) -> int:
-    """The step a rating can be rounded to given its 95% interval ``[lower, upper]``: a power of ten no larger than a
-    tenth of the interval's width (1 for intervals narrower than 20 points, 10 up to 200, 100 beyond), so the shown
-    digits are the ones the votes support. NaN bounds give 1."""
-    width = float(upper) - float(lower)
-    if not np.isfinite(width) or width < 20:
-        return 1
-    return int(10 ** min(2, int(np.floor(np.log10(width / 10)))))
-
-
-def round_rating(value: float, lower: float, upper: float) -> float:
-    """``value`` rounded to :func:`rating_step` of its interval (NaN stays NaN)."""
-    if value is None or not np.isfinite(value):
-        return float("nan")
-    step = rating_step(lower, upper)
-    return float(round(float(value) / step) * step)
-
-
-def interval_text(lower: float, upper: float) -> str:
-    """A 95% interval as ``[low, high]``, each bound rounded to the interval's :func:`rating_step`; "" without one."""
-    if lower is None or upper is None or not (np.isfinite(lower) and np.isfinite(upper)):
-        return ""
-    step = rating_step(lower, upper)
-    return f"[{round(lower / step) * step:.0f}, {round(upper / step) * step:.0f}]"
-
-
-def ranked_rows(table: pd.DataFrame) -> np.ndarray:
-    """Which rows of a fit table hold a rank: its ``ranked`` column where it has one (a protocol's result,
-    :mod:`ratings.ranks`), else the rated rows not marked ``provisional`` (a :func:`fit_leaderboard` table, or a
-    board kept before the two thresholds, when provisional meant unranked)."""
-    rated = table["rating"].notna().to_numpy()
-    if "ranked" in table:
-        return rated & table["ranked"].fillna(False).astype(bool).to_numpy()
-    return rated & ~table["provisional"].fillna(True).astype(bool).to_numpy()
-
-
-def public_ranks(table: pd.DataFrame) -> pd.Series:
-    """The rank shown for each row of a fit table (:data:`RANK_RULE`): 1 + the number of ranked models whose
-    ``ci_lower`` is above this model's ``ci_upper``; missing (NA) for unranked and unrated models
-    (:func:`ranked_rows`), so a model with a handful of votes neither takes nor pushes anyone from a rank."""
-    if len(table) == 0:
-        return pd.Series([], dtype="Int64")
-    rated = ranked_rows(table)
-    lower = table["ci_lower"].to_numpy(dtype=float)
-    upper = table["ci_upper"].to_numpy(dtype=float)
-    above = (lower[None, rated] > upper[:, None]).sum(axis=1) + 1
-    return pd.Series(np.where(rated, above, 0), index=table.index, dtype="Int64").where(rated)

@@ -124,6 +124,26 @@ def test_the_check_finds_dynamic_imports_outside_the_registry(tmp_path):
         ("suites", 2), ("suites", 3), ("suites", 5), ("suites", 6), ("suites", 7)]
 
 
+def test_the_ratings_draw_nothing():
+    """ratings/ is pure maths: no plotting or UI library is imported there (the leaderboard's figures live in
+    arena/leaderboard/plots.py)."""
+    from tools.layers import forbidden_libraries
+
+    assert forbidden_libraries(read_graph()) == []
+
+
+def test_the_check_finds_a_drawing_library_in_the_ratings(tmp_path):
+    from tools.layers import forbidden_libraries
+
+    project_tree(tmp_path, ("ratings", "arena"))
+    (tmp_path / "ratings" / "fit.py").write_text('"""import plotly in prose."""\nimport numpy\n'
+                                                 "import plotly.graph_objects as go\n")
+    (tmp_path / "ratings" / "chart.py").write_text("def chart():\n    from plotly import express\n    import gradio\n")
+    (tmp_path / "arena" / "plots.py").write_text("import plotly.graph_objects as go\n")  # allowed up there
+    assert [(module, line) for module, line, _ in forbidden_libraries(read_graph(tmp_path))] == [
+        ("ratings.chart", 2), ("ratings.chart", 3), ("ratings.fit", 3)]
+
+
 def test_shared_test_code_lives_in_support():
     """Beside the test modules, tests/ holds only conftest.py: a helper module there (or an alias of one of
     support/'s) is one more place to look."""

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -84,6 +87,22 @@ def test_leaderboard_prints_the_table_and_the_agreement_panel(arena_env, capsys)
     assert [row.split() for row in confusion[1:3]] == [["human", "A", "32", "0", "0", "0"],
                                                         ["human", "B", "4", "0", "0", "0"]]
     assert "alice     bob 18      0.778" in panel
+
+
+def test_the_leaderboard_command_prints_text_without_drawing_a_figure(arena_env):
+    """The terminal command computes the board and prints its text (or JSON) without importing plotly: the figures
+    are the page's, drawn when the page asks."""
+    code = ("import sys\n"
+            "from arena.commands import main\n"
+            "assert main(sys.argv[1:]) == 0\n"
+            "print('plotly imported:', 'plotly' in sys.modules)\n")
+    root = Path(__file__).resolve().parent.parent
+    for args in (["--rounds", "10", "--fresh"], ["--rounds", "10", "--json"]):
+        done = subprocess.run([sys.executable, "-c", code, "leaderboard", *args], cwd=root, capture_output=True,
+                              text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(root)})
+        assert done.returncode == 0, done.stderr
+        assert "Human rank" in done.stdout or '"models"' in done.stdout
+        assert done.stdout.rstrip().endswith("plotly imported: False"), done.stdout[-300:]
 
 
 def test_leaderboard_judge_option_and_its_error(arena_env, capsys):

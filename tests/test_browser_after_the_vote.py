@@ -12,8 +12,8 @@ import time
 import pytest
 
 from arena import session as sessions
-from arena.leaderboard import leaderboard_options
-from arena.leaderboard_service import rebuild_history
+from arena.leaderboard.compute import leaderboard_options
+from arena.leaderboard.service import rebuild_history
 from support.arena import build_small_arena
 from support.browser import open_leaderboard_filters
 from datamodel.quality import QualityRules

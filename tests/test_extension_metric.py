@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 from datamodel.metrics import MetricRow, metric_directions, model_metric_table, write_metrics
 from judges.metrics.commands import main
 from judges.metrics.registry import METRICS, Metric, MetricRun, default_names, lower_is_better

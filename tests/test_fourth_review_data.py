@@ -210,8 +210,8 @@ def test_viewers_read_the_history_and_only_the_servers_boards_write_it(tmp_path)
     import itertools
     import time
 
-    from arena.leaderboard import leaderboard_options
-    from arena.leaderboard_service import SnapshotService, keeps_history, options_key
+    from arena.leaderboard.compute import leaderboard_options
+    from arena.leaderboard.service import SnapshotService, keeps_history, options_key
     from datamodel.connection import Store
     from datamodel.rating_history import day_of, keep_day, kept_days
     from core.protocols import PROTOCOLS

@@ -176,7 +176,7 @@ def test_semvar_effect_reproduces_the_worked_examples(tmp_path):
 
 
 def leaderboard_table(db):
-    from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+    from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 
     return compute_leaderboard(db, LeaderboardOptions(rounds=10)).table.set_index("model")
 
@@ -301,7 +301,7 @@ def test_saneval_without_a_detector_says_what_to_pass(small_arena):
 
 
 def test_judge_scores_show_on_the_leaderboard(small_arena):
-    from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+    from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 
     owner = images_by_hash(small_arena.db)
 

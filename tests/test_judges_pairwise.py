@@ -11,7 +11,7 @@ from PIL import Image
 from datamodel.annotators import sign_in
 from sampling.draws import serve_battle
 from datamodel.vote_table import votes_frame
-from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 from datamodel.votes import record_vote
 from judges.client import Engine
 from tools.fake_openai import FakeServer, Scripted

@@ -6,7 +6,8 @@ import pytest
 
 pytestmark = pytest.mark.both_engines
 
-from arena.leaderboard import LeaderboardOptions, agreement_text, compute_leaderboard, summary_text
+from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
+from arena.leaderboard.text import agreement_text, summary_text
 from support.votes import JUDGE, RANKING, SINGLE, add_votes
 
 OPTIONS = LeaderboardOptions(rounds=10, min_votes=1)
@@ -83,6 +84,6 @@ def test_a_database_without_votes_gives_an_empty_panel(small_arena):
 def test_confidence_intervals_are_shown_without_doubled_signs(rating, lower, upper, shown):
     import pandas as pd
 
-    from arena.leaderboard import format_ci
+    from arena.leaderboard.labels import format_ci
 
-    assert format_ci(pd.Series({"rating": rating, "ci_lower": lower, "ci_upper": upper})) == shown
+    assert format_ci(pd.Series({"rating": rating, "lower": lower, "upper": upper})) == shown

@@ -1,4 +1,5 @@
-"""What a leaderboard worker keeps between snapshots (:class:`arena.leaderboard.BoardCache`) never changes a figure:
+"""What a leaderboard worker keeps between snapshots (:class:`arena.leaderboard.compute.BoardCache`) never changes a
+figure:
 after new votes, switched exclusions, a review, a deletion, a new model or a new judge, the board computed with it
 is the board computed afresh, to the last bit; and it does read only the new votes and the switched ones."""
 
@@ -11,8 +12,8 @@ import numpy as np
 import pytest
 
 import datamodel.vote_arrays as vote_arrays
-from arena.leaderboard import BoardCache, LeaderboardOptions, compute_leaderboard
-from arena.leaderboard_view import render_view
+from arena.leaderboard.compute import BoardCache, LeaderboardOptions, compute_leaderboard
+from arena.leaderboard.view import render_view
 from datamodel.votes import record_vote
 from ratings.agreement import consensus_spearman
 from ratings.bradley_terry import newton_bt

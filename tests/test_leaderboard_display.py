@@ -10,10 +10,10 @@ import json
 import numpy as np
 import pandas as pd
 
-from arena.leaderboard import LeaderboardOptions, compute_leaderboard
-from arena.leaderboard_view import render_view
-from ratings.leaderboard import RANK_RULE, interval_text, public_ranks, rating_step, round_rating
-from ratings import plots
+from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
+from arena.leaderboard.view import render_view
+from arena.leaderboard.labels import RANK_RULE, interval_text, public_ranks, rating_step, round_rating
+from arena.leaderboard import plots
 from support.votes import JUDGE, add_votes
 
 MAIN = ["Rank", "Rank range", "Model", "Rating", "95% interval", "Votes", "Both bad"]
@@ -29,12 +29,12 @@ def test_ratings_are_rounded_to_what_their_interval_supports():
 
 def test_provisional_models_get_no_rank_and_do_not_push_rated_models_down():
     table = pd.DataFrame({"model": ["a", "b", "c", "d"], "rating": [2706.0, 1100.0, 1000.0, np.nan],
-                          "ci_lower": [2600.0, 1050.0, 900.0, np.nan], "ci_upper": [2800.0, 1150.0, 1060.0, np.nan],
+                          "lower": [2600.0, 1050.0, 900.0, np.nan], "upper": [2800.0, 1150.0, 1060.0, np.nan],
                           "provisional": [True, False, False, True]})
     ranks = public_ranks(table)
     assert ranks.isna().tolist() == [True, False, False, True]
     assert ranks[1] == 1 and ranks[2] == 1  # b and c overlap: they share rank 1; a (provisional) is above both
-    table.loc[2, "ci_upper"] = 1040.0  # c's whole interval now lies below b's
+    table.loc[2, "upper"] = 1040.0  # c's whole interval now lies below b's
     assert public_ranks(table)[2] == 2
     assert "1 + the number of ranked models whose whole 95% interval lies above" in RANK_RULE
     ranked = table.assign(ranked=[False, True, True, False], provisional=[True, True, False, True])
@@ -43,7 +43,7 @@ def test_provisional_models_get_no_rank_and_do_not_push_rated_models_down():
 
 def test_the_chart_leaves_provisional_models_out_and_bounds_its_axis_to_the_rated_ones():
     table = pd.DataFrame({"model": ["few", "x", "y"], "rating": [2706.0, 1040.0, 960.0],
-                          "ci_lower": [2174.0, 1000.0, 920.0], "ci_upper": [2706.0, 1080.0, 1000.0],
+                          "lower": [2174.0, 1000.0, 920.0], "upper": [2706.0, 1080.0, 1000.0],
                           "provisional": [True, False, False]})
     figure = plots.ratings_chart({"human": table}, provisional="hide")
     assert list(figure.data[0].x) == ["x", "y"]
@@ -125,13 +125,13 @@ def test_the_weak_prior_keeps_a_handful_of_sweeping_votes_near_the_mean():
     pure = fit_leaderboard(votes, rounds=100, min_votes=1).set_index("model")
     prior = fit_leaderboard(votes, rounds=100, min_votes=1, ridge=prior_ridge(400)).set_index("model")
     assert pure.loc["x", "rating"] > 2000  # the issue's 2706 of a 5-vote view
-    assert 1100 < prior.loc["x", "rating"] < 1500 and prior.loc["x", "ci_upper"] < 1600
+    assert 1100 < prior.loc["x", "rating"] < 1500 and prior.loc["x", "upper"] < 1600
     assert prior.loc["y", "rating"] > prior.loc["z", "rating"]  # the order the votes say is kept
     assert prior_ridge(0) == 1e-6
 
 
 def test_the_web_leaderboard_uses_the_configured_prior_and_names_it(small_arena):
-    from arena.leaderboard import leaderboard_options
+    from arena.leaderboard.compute import leaderboard_options
 
     options = leaderboard_options(small_arena.settings, rounds=20, min_votes=5)  # 18 battles: rank them
     assert options.prior_sd == small_arena.settings.rating_prior_sd == 400.0
@@ -146,7 +146,7 @@ def test_the_web_leaderboard_uses_the_configured_prior_and_names_it(small_arena)
 def test_every_short_header_has_a_tooltip_and_every_chart_title_fits_a_phone(small_arena):
     """Issue 17: the Metrics and Agreement tables' short headers each have a tooltip with the full meaning (a metric's
     also says which way is better), and no chart title or message is a line too long for a phone's chart."""
-    from arena.leaderboard_view import header_tips
+    from arena.leaderboard.view import header_tips
     from judges.metrics.registry import METRICS
     from support.votes import store_metrics
 

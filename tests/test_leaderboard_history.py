@@ -10,8 +10,8 @@ import pytest
 from arena import session as sessions
 from arena.commands import main
 from support.arena import command_line_env
-from arena.leaderboard import leaderboard_options
-from arena.leaderboard_service import compute_snapshot, options_key, rebuild_history
+from arena.leaderboard.compute import leaderboard_options
+from arena.leaderboard.service import compute_snapshot, options_key, rebuild_history
 from datamodel.quality import QualityRules
 from datamodel.rating_history import board_as_of, day_of, end_of_day, history, keep_day, kept_days
 

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from arena.commands import main
-from arena.leaderboard import LeaderboardOptions, compute_leaderboard
-from arena.leaderboard_view import render_view
+from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
+from arena.leaderboard.view import render_view
 from datamodel.battles import Pairing
 from core.settings import Settings, SettingsError
 from core.protocols import get_protocol
@@ -86,7 +86,7 @@ def test_the_order_by_lower_bound_reaches_the_table(small_arena):
     by_rating, _ = view(small_arena, min_votes=1)
     by_lower, options = view(small_arena, min_votes=1, order="lower")
     fit = compute_leaderboard(small_arena.db, options).fits["human"]
-    assert list(fit["model"]) == list(fit.sort_values("ci_lower", ascending=False)["model"])
+    assert list(fit["model"]) == list(fit.sort_values("lower", ascending=False)["model"])
     assert [row[2] for row in by_lower["tables"]["table"]["data"]] == list(fit["model"])
     assert "ordered by the lower bound of its 95% interval" in by_lower["notes"]["table"]
     assert "ordered by rating" in by_rating["notes"]["table"]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import ratings
 from datamodel.vote_table import votes_frame
-from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 from datamodel.vote_arrays import read_vote_arrays
 from ratings.agreement import _shared_pairs, paired_confusion
 from support.study import study_database
@@ -68,7 +68,7 @@ def test_the_leaderboard_matches_the_vote_table_functions(study, filters):
         assert list(got["model"][ranked]) == [m for m in expected["model"] if m in set(got["model"][ranked])]
         got = got.set_index("model").loc[expected["model"]].reset_index()
         np.testing.assert_allclose(got["rating"], expected["rating"], atol=0.01)
-        np.testing.assert_allclose(got[["ci_lower", "ci_upper"]], expected[["ci_lower", "ci_upper"]], atol=0.01)
+        np.testing.assert_allclose(got[["lower", "upper"]], expected[["lower", "upper"]], atol=0.01)
         assert got[["votes", "wins", "ties", "both_bad"]].equals(expected[["votes", "wins", "ties", "both_bad"]])
     agreement = ratings.human_judge_agreement(pd.concat([human, judge]))
     assert board.agreement["n"] == agreement["n"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 from datamodel.catalog import PromptSpec, add_image, add_prompts
 from datamodel.metrics import MetricRow, model_metric_table, write_metrics
 from judges.selection import image_rows
@@ -59,7 +59,7 @@ def test_leaderboard_metric_columns_and_correlations_follow_its_filters(small_ar
     table = board.table.set_index("model")
     assert table.loc["bravo-model", "clipscore_lemma"] == 101.0
     assert table.loc["delta-model", "fid"] == 27.0
-    from arena.leaderboard import summary_text
+    from arena.leaderboard.text import summary_text
 
     options = LeaderboardOptions(suite="taxonomy", subset="Easy", variant="with_definition", rounds=10)
     # the suite by its title since the plain labels of issue 29

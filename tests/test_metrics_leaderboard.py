@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from scipy.stats import spearmanr
 
-from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 from support.votes import CLIP, HUMAN_ORDER, store_metrics, vote_human_order
 
 

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from arena import session as sessions
-from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 from arena.open_prompts import FAILED, FLAGGED, GenerationFailed, LiveModels, OpenPrompts, open_prompts_enabled
 from datamodel.connection import Store
 from datamodel.open_prompts import (LATENCY_METRIC, OPEN_SUITE, PromptRefused, generation_rows, median_latencies,

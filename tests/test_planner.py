@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from arena.commands import main as arena_main
-from arena.leaderboard import compute_leaderboard, leaderboard_options
-from arena.leaderboard_view import main_table, mark_warming, render_view
+from arena.leaderboard.compute import compute_leaderboard, leaderboard_options
+from arena.leaderboard.view import main_table, mark_warming, render_view
 from arena.study_plan import main_strategy, warming_up
 from datamodel.annotators import sign_in
 from datamodel.votes import record_vote

@@ -309,8 +309,8 @@ def test_arena_protocol_gives_the_leaderboards_numbers_unchanged(tie_policy):
     before = leaderboard_from_counts(list(models), counts, tie_policy=tie_policy, rounds=200, seed=0)
     after = get_protocol("arena", tie_policy=tie_policy, rounds=200).rate_frame(votes, min_votes=10)
     pd.testing.assert_series_equal(before["rating"], after["rating"])
-    pd.testing.assert_series_equal(before["ci_lower"], after["lower"], check_names=False)
-    pd.testing.assert_series_equal(before["ci_upper"], after["upper"], check_names=False)
+    pd.testing.assert_series_equal(before["lower"], after["lower"])
+    pd.testing.assert_series_equal(before["upper"], after["upper"])
     assert before["model"].tolist() == after["model"].tolist()
     assert before["provisional"].tolist() == after["provisional"].tolist()
 

@@ -135,7 +135,7 @@ def test_bootstrap_is_deterministic_under_the_seed():
     again = ratings.fit_leaderboard(votes, rounds=200, seed=42)
     other = ratings.fit_leaderboard(votes, rounds=200, seed=43)
     pd.testing.assert_frame_equal(first, again)
-    assert not np.allclose(first["ci_lower"], other["ci_lower"])
+    assert not np.allclose(first["lower"], other["lower"])
     np.testing.assert_allclose(first["rating"], other["rating"])  # the rating is the fit, not a bootstrap statistic
     generator = ratings.fit_leaderboard(votes, rounds=200, seed=np.random.default_rng(42))
     pd.testing.assert_frame_equal(first, generator)
@@ -145,9 +145,9 @@ def test_ci_contains_the_fit_and_narrows_with_more_votes():
     small = ratings.fit_leaderboard(synthetic_votes(1000, seed=2), rounds=300)
     large = ratings.fit_leaderboard(synthetic_votes(20000, seed=2), rounds=300)
     for table in (small, large):
-        assert (table["ci_lower"] <= table["rating"]).all()
-        assert (table["rating"] <= table["ci_upper"]).all()
-    width = lambda t: (t["ci_upper"] - t["ci_lower"]).mean()  # noqa: E731
+        assert (table["lower"] <= table["rating"]).all()
+        assert (table["rating"] <= table["upper"]).all()
+    width = lambda t: (t["upper"] - t["lower"]).mean()  # noqa: E731
     assert width(large) < width(small) / 3
 
 
@@ -214,7 +214,7 @@ def test_unknown_tie_policy_says_which_exist():
 def test_table_columns_order_and_sums():
     votes = synthetic_votes(3000, seed=5)
     table = ratings.fit_leaderboard(votes, rounds=100)
-    assert list(table.columns) == ["model", "rating", "ci_lower", "ci_upper", "rank", "votes", "wins", "losses",
+    assert list(table.columns) == ["model", "rating", "lower", "upper", "rank", "votes", "wins", "losses",
                                    "ties", "both_bad", "both_bad_rate", "provisional"]
     assert table["rating"].is_monotonic_decreasing
     assert table["rating"].mean() == pytest.approx(1000, abs=1e-6)
@@ -227,7 +227,7 @@ def test_rank_respects_cis():
     assert list(rank_by_ci(np.array([10, 8, 0, -5.0]), np.array([20, 12, 9, 1.0]))) == [1, 1, 2, 3]
     table = ratings.fit_leaderboard(synthetic_votes(800, seed=6), rounds=200)
     for _, row in table.iterrows():
-        assert row["rank"] == 1 + (table["ci_lower"] > row["ci_upper"]).sum()
+        assert row["rank"] == 1 + (table["lower"] > row["upper"]).sum()
     assert table["rank"].iloc[0] == 1
     assert table["rank"].is_monotonic_increasing
 
@@ -250,7 +250,7 @@ def test_zero_votes_give_an_empty_table():
 def test_a_model_that_wins_everything_stays_finite_with_the_default_ridge():
     votes = votes_from_rows([["x", "y", "A", 5], ["z", "x", "B", 5], ["y", "z", "A", 3], ["z", "y", "A", 2]])
     table = ratings.fit_leaderboard(votes, rounds=50).set_index("model")
-    assert np.isfinite(table["rating"]).all() and np.isfinite(table["ci_upper"]).all()
+    assert np.isfinite(table["rating"]).all() and np.isfinite(table["upper"]).all()
     assert table["rating"].idxmax() == "x" and table.loc["x", "rank"] == 1
     with pytest.raises(ValueError, match=r"MLE does not exist.*x never lost.*ridge > 0"):
         ratings.fit_leaderboard(votes, ridge=0)
@@ -286,7 +286,7 @@ def test_positions_do_not_matter_for_the_fit():
 def test_anchor_pins_a_model_in_the_fit_and_every_round():
     votes = synthetic_votes(2000, seed=9)
     table = ratings.fit_leaderboard(votes, anchor=("model-3", 1200.0), rounds=100).set_index("model")
-    assert table.loc["model-3", ["rating", "ci_lower", "ci_upper"]].tolist() == pytest.approx([1200.0] * 3)
+    assert table.loc["model-3", ["rating", "lower", "upper"]].tolist() == pytest.approx([1200.0] * 3)
     free = ratings.fit_leaderboard(votes, rounds=0).set_index("model")
     shift = 1200.0 - free.loc["model-3", "rating"]
     np.testing.assert_allclose(table["rating"], free.loc[table.index, "rating"] + shift, atol=1e-6)

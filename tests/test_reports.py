@@ -135,3 +135,19 @@ def test_with_published_leaves_the_original_report_alone():
                                                 values={("1", "r", "a"): "1.00"}))
     assert compared.table("1").cell("r", "a").text == "1.00 (paper 1.00)"
     assert report.table("1").cell("r", "a").text == "1.00"
+
+
+def test_the_taxonomy_report_reads_the_votes_once_per_variant(small_arena, monkeypatch):
+    """Every table, note and count of the taxonomy report slices three reads of the suite's votes (every variant,
+    with the definition, without it) in memory: before, each table read them again (10 reads a report)."""
+    import arena.reports.taxonomy as taxonomy
+    from datamodel import vote_arrays
+    from support.votes import add_votes
+
+    add_votes(small_arena)
+    reads = []
+    monkeypatch.setattr(taxonomy, "read_vote_arrays",
+                        lambda *args, **kwargs: reads.append(kwargs) or vote_arrays.read_vote_arrays(*args, **kwargs))
+    report = make_report(small_arena.db, "taxonomy")
+    assert sorted(read.get("variant") or "" for read in reads) == ["", "with_definition", "without_definition"]
+    assert any("human votes with the definition" in line for line in report.provenance)

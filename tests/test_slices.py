@@ -195,7 +195,7 @@ def test_the_leaderboard_lists_every_category():
 
 
 def test_the_leaderboard_slices_a_category_like_the_vote_table(sliced):
-    from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+    from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 
     db, labels = sliced
     for options, expected in ((LeaderboardOptions(category="height", rounds=10), {"v7", "v8"}),

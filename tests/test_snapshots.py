@@ -14,8 +14,9 @@ pytestmark = pytest.mark.both_engines
 
 from arena import session as sessions
 from arena.commands import main
-from arena.leaderboard import LeaderboardOptions
-from arena.leaderboard_service import SnapshotService, data_version, options_key, stored_snapshot
+from arena.leaderboard.compute import LeaderboardOptions
+from arena.leaderboard.service import (SnapshotService, compute_snapshot, data_version, options_key,
+                                      stored_snapshot)
 from datamodel.connection import Store
 from datamodel.snapshots import claim_computation, release_computation
 from support.webapp import shared_leaderboard_worker
@@ -94,7 +95,7 @@ def test_new_votes_right_after_a_computation_ends_start_the_next_while_the_last_
         small_arena, service, monkeypatch):
     """The first viewer is woken with the snapshot while the service still stores it (a slow write, as on a loaded
     machine): a viewer who comes after new votes in that moment starts their computation and is told "updating"."""
-    import arena.leaderboard_service as leaderboard_service
+    import arena.leaderboard.service as leaderboard_service
 
     store = leaderboard_service.store_snapshot
     monkeypatch.setattr(leaderboard_service, "store_snapshot", lambda *args: (time.sleep(1.0), store(*args)))
@@ -167,6 +168,22 @@ def test_the_command_line_prints_the_latest_snapshot_and_recomputes_on_request(s
     assert "the data changed since: pass --fresh to recompute)\n2 human votes" in out
     assert main(["leaderboard", "--fresh"]) == 0
     assert "3 human votes" in capsys.readouterr().out
+
+
+@pytest.mark.own_worker
+def test_the_page_never_gets_the_command_lines_board_without_figures(small_arena, service):
+    """The command line stores the board it printed without figures (it draws none); the page, which shows them,
+    computes its own rather than serve that one."""
+    vote(small_arena, 2)
+    key = options_key(OPTIONS)
+    compute_snapshot(small_arena.db, OPTIONS, keep=3, figures=False)
+    printed = stored_snapshot(small_arena.db, key)
+    assert "figures" not in printed.view and printed.view["text"] and printed.view["json"]["models"]
+    assert service.latest(small_arena.db, key) is None
+    snapshot, status = service.view(small_arena.db, OPTIONS, wait_s=60)
+    assert status == "" and set(snapshot.view["figures"]) == {"chart", "confusion", "outcomes", "wins", "counts",
+                                                               "history"}
+    assert {name: value for name, value in snapshot.view.items() if name != "figures"} == printed.view
 
 
 def test_every_change_the_leaderboard_shows_moves_the_data_version(small_arena):

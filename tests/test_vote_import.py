@@ -16,7 +16,7 @@ import pytest
 pytestmark = pytest.mark.both_engines
 
 from arena.commands import main
-from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 from arena.vote_import import VoteImportError, import_votes
 from datamodel.catalog import PromptSpec, add_prompts
 from datamodel.connection import connect
@@ -316,7 +316,7 @@ def test_csv_refusals(tmp_path, database_url):
 
 
 def test_leaderboard_anchor_option_reaches_the_protocol_and_bad_ones_say_the_form():
-    from arena.leaderboard import rating_protocol
+    from arena.leaderboard.compute import rating_protocol
 
     pinned = rating_protocol(LeaderboardOptions(protocol="fastchat-2024", anchor="sd3=1200"))
     assert (pinned.anchor, pinned.anchor_required) == (("sd3", 1200.0), True)

@@ -171,8 +171,8 @@ class Arena:
 
     def kept_days(self) -> int:
         """Days of leaderboard history kept for the default board (the default settings' filters)."""
-        from arena.leaderboard import leaderboard_options
-        from arena.leaderboard_service import options_key
+        from arena.leaderboard.compute import leaderboard_options
+        from arena.leaderboard.service import options_key
         from datamodel.connection import connect
         from datamodel.rating_history import kept_days
         from core.settings import Settings

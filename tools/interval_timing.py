@@ -5,7 +5,7 @@ Two parts:
 
 - ``study``: on the study-scale database of :mod:`tools.scale` (cached in ``.cache/scale/``; by default 1,000,000
   votes, 10,000 annotators, 12 models), the leaderboard of the default filters computed as the server's worker
-  computes it (every panel, rendered; ``arena.leaderboard_service``), each run a fresh worker process: its *first
+  computes it (every panel, rendered; ``arena.leaderboard.service``), each run a fresh worker process: its *first
   snapshot* (nothing kept yet, the imports included), then, after ``--new-votes`` votes from 50 annotators cast
   through the arena's own path (served, voted 6 s later, the quality rules on), its *refresh* (what the worker does
   every ``ARENA_LEADERBOARD_REFRESH_S`` while people vote). Measured for the arena protocol with its bootstrap,
@@ -57,8 +57,8 @@ VOTERS = 50  # annotators casting the new votes between the two snapshots
 SNAPSHOT = """
 import random, time
 from core.settings import load_settings
-from arena.leaderboard import leaderboard_options
-from arena.leaderboard_service import _compute_in_worker
+from arena.leaderboard.compute import leaderboard_options
+from arena.leaderboard.service import _compute_in_worker
 from datamodel.annotators import annotator_names
 from datamodel.connection import connect
 from datamodel.snapshots import data_version
@@ -84,7 +84,7 @@ result.update(zip(('refresh', 'refresh_wall'), snapshot()))
 {fit}
 """
 FIT = """
-from arena.leaderboard import rating_protocol
+from arena.leaderboard.compute import rating_protocol
 from datamodel.vote_arrays import read_vote_arrays
 arrays = read_vote_arrays(db)
 human = arrays.take(arrays.human & ~arrays.excluded).encoded()

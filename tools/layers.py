@@ -10,8 +10,10 @@ so imports inside functions count too) and checked two ways:
   command line and demo on top, the tooling (benchmarks, load test, simulation, fake server) beside everything,
   imported by nothing but tests.
 
-and two more:
+and three more:
 
+- **the ratings draw nothing**: no plotting or UI library (:data:`FORBIDDEN_LIBRARIES`) is imported in ``ratings/``,
+  the pure maths (:func:`forbidden_libraries`); the leaderboard's figures live in ``arena/leaderboard/plots.py``;
 - **SQL lives in the data model**: no SQL text and no database call outside ``datamodel/``
   (:func:`sql_outside_datamodel`); the other packages call its named functions.
 - **a module named by a string is imported in one place**, ``core/registry.py`` (the built-ins of each kind and
@@ -201,10 +203,36 @@ def dynamic_imports(graph: ImportGraph) -> list[tuple[str, int, str]]:
     return sorted(set(found))
 
 
+# each package and the third-party libraries it may not import
+FORBIDDEN_LIBRARIES: dict[str, frozenset[str]] = {
+    "ratings": frozenset({"plotly", "matplotlib", "gradio"}),  # pure maths: no figure, no UI
+}
+
+
+def forbidden_libraries(graph: ImportGraph) -> list[tuple[str, int, str]]:
+    """(module, line, what) of every import of a library :data:`FORBIDDEN_LIBRARIES` keeps out of the module's
+    package (inside functions too)."""
+    found = []
+    for name, path in sorted(graph.modules.items()):
+        banned = FORBIDDEN_LIBRARIES.get(package_of(name))
+        if not banned:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                imported = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                imported = [node.module]
+            else:
+                continue
+            found += [(name, node.lineno, f"import {module}") for module in imported
+                      if module.split(".")[0] in banned]
+    return sorted(set(found))
+
+
 def main(argv: list[str] | None = None) -> int:
     argparse.ArgumentParser(prog="python -m tools.layers", description=(
         "The import graph of the project's own modules, checked against its floors: no cycles between files or "
-        "packages, no import up a floor, no SQL outside datamodel/, no import of a module named by a string outside "
+        "packages, no import up a floor, no plotting or UI library in ratings/, no SQL outside datamodel/, no import of a module named by a string outside "
         "core/registry.py (exit 1 if there is one).")).parse_args(argv)
     graph = read_graph()
     print(f"{len(graph.modules)} modules, {sum(map(len, graph.edges.values()))} imports between them")
@@ -222,6 +250,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"upward imports: {len(upward)}")
     for source, target in upward:
         print(f"  {source} -> {target}")
+    libraries = forbidden_libraries(graph)
+    print(f"forbidden libraries (plotting, UI) in {', '.join(sorted(FORBIDDEN_LIBRARIES))}/: {len(libraries)}")
+    for module, line, what in libraries:
+        print(f"  {module}:{line}: {what}")
     sql = sql_outside_datamodel(graph)
     print(f"SQL outside {SQL_HOME}/: {len(sql)}")
     for module, line, what in sql:
@@ -230,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"dynamic imports outside {DYNAMIC_HOME}: {len(dynamic)}")
     for module, line, what in dynamic:
         print(f"  {module}:{line}: {what}")
-    return 1 if file_cycles or package_cycles or upward or sql or dynamic else 0
+    return 1 if file_cycles or package_cycles or upward or libraries or sql or dynamic else 0
 
 
 if __name__ == "__main__":

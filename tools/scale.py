@@ -101,8 +101,8 @@ def leaderboard_figures(env: dict[str, str]) -> list[Figure]:
     for label, filters, target in (("default filters", {}, True), ("suite taxonomy, subset Easy",
                                                                     {"suite": "taxonomy", "subset": "Easy"}, False)):
         result, peak = measure(
-            "from core.settings import load_settings\nfrom arena.leaderboard import leaderboard_options\n"
-            "from arena.leaderboard_service import compute_snapshot\n"
+            "from core.settings import load_settings\nfrom arena.leaderboard.compute import leaderboard_options\n"
+            "from arena.leaderboard.service import compute_snapshot\n"
             "from datamodel.connection import connect\nimport time\nsettings = load_settings()\n"
             "db = connect(settings.db_path, migrate_schema=False)\nstarted = time.perf_counter()\n"
             f"compute_snapshot(db, leaderboard_options(settings, **{filters!r}), settings.leaderboard_views)\n"

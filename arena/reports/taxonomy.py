@@ -101,11 +101,17 @@ class Sources:
     source: str | None = None  # the votes rated: None every vote, "arena" the arena's own, else one import
     clip_variant: str = WITH  # the images the CLIP tables (11-15) read: --variant, else the preset's report.variant
     clip_variant_given: bool = False  # whether --variant chose it
+    read: dict[tuple, VoteArrays] = field(default_factory=dict, repr=False)  # filters -> their votes, read once
 
     def votes(self, db, **filters) -> VoteArrays:
-        """The suite's votes the leaderboard would read with these filters (``variant``, ``subset``), not excluded."""
-        arrays = read_vote_arrays(db, source=self.source, suite=SUITE, **filters)
-        return arrays.take(~arrays.excluded)
+        """The suite's votes the leaderboard would read with these filters (``variant``, ``subset``), not excluded:
+        read from the database once per set of filters (a report asks for three: every variant, each of the two),
+        which the tables then slice in memory."""
+        key = tuple(sorted(filters.items()))
+        if key not in self.read:
+            arrays = read_vote_arrays(db, source=self.source, suite=SUITE, **filters)
+            self.read[key] = arrays.take(~arrays.excluded)
+        return self.read[key]
 
     def hint(self) -> str:
         return PUBLISH_HINT.format(preset=self.preset.name)

@@ -29,8 +29,8 @@ from sampling.strategies import SamplingParams
 from sampling.sampler import SamplingStats
 from arena.session import Sampler
 from core.settings import Settings
-from arena.leaderboard import leaderboard_options
-from arena.leaderboard_service import SnapshotService
+from arena.leaderboard.compute import leaderboard_options
+from arena.leaderboard.service import SnapshotService
 from arena.rendition_keeper import RenditionKeeper
 from datamodel.connection import Store
 

@@ -24,7 +24,7 @@ from arena.web.visitors import for_visitors
 from datamodel import catalog
 from datamodel.snapshots import change_marks
 from judges.compare import CompareOptions, compare_judges
-from arena.leaderboard import judge_voters
+from arena.leaderboard.compute import judge_voters
 from judges.human_compare import HumanCompareOptions, compare_with_humans
 from judges.rating_tasks import RATING_TASKS
 from suites.registry import suite_title

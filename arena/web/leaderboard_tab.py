@@ -1,6 +1,6 @@
 """The leaderboard tab: human and judge ELO with 95% CIs beside the metrics, slice filters, agreement and plots.
 
-Everything shown comes from the latest snapshot for the chosen filters (:mod:`arena.leaderboard_service`), computed
+Everything shown comes from the latest snapshot for the chosen filters (:mod:`arena.leaderboard.service`), computed
 in a worker
 process: a viewer, the tab's timer and the ``/leaderboard`` API get it at once, with its age, and never compute it
 in the process that answers votes. Filter values are checked against the menus first, so no request can start a
@@ -10,7 +10,7 @@ Annotators' names and results are private. The Voter menu lists the judges (thei
 per page, the annotator signed in on its Arena tab, or every annotator once its Admin tab is unlocked: the page's
 own server-side state (:class:`Viewer`), which a client cannot set. The menu sent with the page (Gradio's
 ``/config``) holds only the judges, a voter filter for any other name is refused alike whether or not the name
-exists, and the inter-annotator table names no annotator but the viewer (:func:`arena.leaderboard_view.hide_annotators`)
+exists, and the inter-annotator table names no annotator but the viewer (:func:`arena.leaderboard.view.hide_annotators`)
 unless the viewer is the admin.
 """
 
@@ -25,13 +25,13 @@ import gradio as gr
 from datamodel.annotators import annotator_name_list
 from datamodel.catalog import prompt_column_values, suite_slices
 from datamodel.vote_table import category_choices
-from arena.leaderboard import judge_voters, leaderboard_options
-from arena.leaderboard_service import options_key
-from arena.leaderboard_view import board_fit, history_json, kept_table
+from arena.leaderboard.compute import judge_voters, leaderboard_options
+from arena.leaderboard.service import options_key
+from arena.leaderboard.view import board_fit, history_json, kept_table
 from datamodel.rating_history import KeptBoard, any_kept_days, board_as_of, end_of_day, history
 from suites.registry import suite_title
-from arena.leaderboard_service import Snapshot
-from arena.leaderboard_view import header_tips, hide_annotators
+from arena.leaderboard.service import Snapshot
+from arena.leaderboard.view import header_tips, hide_annotators
 from datamodel.imported_votes import import_sources
 from datamodel.metrics import metric_directions
 from datamodel.vote_arrays import ARENA_SOURCE
@@ -513,7 +513,7 @@ def kept_headline(kept: KeptBoard) -> str:
 
 
 def kept_chart(kept: KeptBoard) -> str:
-    from ratings import plots
+    from arena.leaderboard import plots
 
     figure = plots.ratings_chart({"human": board_fit(kept.board.get("models", []))},
                                  f"Ratings as of {kept.day}, 95% intervals", provisional="hide")

@@ -11,7 +11,7 @@ fit_bradley_terry`; numbers unchanged from before protocols existed).
   counts from ``np.random.default_rng(seed)``, 2.5% and 97.5% percentiles; ``intervals="sandwich"``: R ± 1.96
   standard errors of the sandwich covariance of the (penalised) fit, in closed form (:mod:`ratings.sandwich`).
 - Rounding: none in the table; the page rounds each rating to what its interval supports
-  (:func:`ratings.leaderboard.round_rating`).
+  (:func:`arena.leaderboard.labels.round_rating`).
 """
 
 from __future__ import annotations

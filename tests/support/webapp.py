@@ -1,6 +1,6 @@
 """Start the real web app (uvicorn, 127.0.0.1, a free port) in a thread for API and browser tests.
 
-An app computes its leaderboards in a spawned worker process (:class:`arena.leaderboard_service.SnapshotService`),
+An app computes its leaderboards in a spawned worker process (:class:`arena.leaderboard.service.SnapshotService`),
 which imports the numeric libraries anew: two to three seconds of CPU per app on the test machine. The worker takes a
 database path with each job and keeps nothing between jobs, so the apps a test session starts share one worker
 (:func:`shared_leaderboard_worker`); tests/test_snapshots.py still exercises a service's own worker.
@@ -22,7 +22,7 @@ from unittest import mock
 import httpx
 import uvicorn
 
-from arena.leaderboard_service import SnapshotService
+from arena.leaderboard.service import SnapshotService
 from arena.web.app import server_config
 
 # One TLS context for every test client: httpx builds one per client otherwise (~20 ms of CPU, loading the CA bundle),

@@ -1,11 +1,12 @@
 """Leaderboards served from snapshots, computed in a worker process off the vote path.
 
-A leaderboard of a million votes takes seconds of CPU to compute (:func:`arena.leaderboard.compute_leaderboard`).
+A leaderboard of a million votes takes seconds of CPU to compute
+(:func:`arena.leaderboard.compute.compute_leaderboard`).
 Computed in the process that serves votes, on each viewer's timer tick, it stalled every vote behind it. Here a
 viewer (the web tab, its timer, its API, the command line) always gets the latest *snapshot* for its filters at
 once, with its age; the computing happens elsewhere:
 
-- A snapshot is the leaderboard as shown (:func:`arena.leaderboard_view.render_view`) with the ``data_versions``
+- A snapshot is the leaderboard as shown (:func:`arena.leaderboard.view.render_view`) with the ``data_versions``
   counters it was computed at (:mod:`datamodel.schema`: triggers raise them on every change to the votes, metrics and
   catalog). Equal counters mean nothing shown has changed.
 - When a viewer asks for filters whose snapshot is missing, or whose data changed and which is at least
@@ -20,7 +21,8 @@ once, with its age; the computing happens elsewhere:
   the default board out). The command line reads those tables, so it prints what the server shows without
   computing anything.
 - A viewer with no snapshot at all may wait for the first one (``wait_s``); one with a snapshot never waits.
-- The worker keeps what did not change between snapshots (:class:`arena.leaderboard.BoardCache`, one per service:
+- The worker keeps what did not change between snapshots (:class:`arena.leaderboard.compute.BoardCache`, one per
+  service:
   :func:`worker_cache`): the vote arrays of the last two slices, extended by the votes added since; each annotator's
   own fit for the consensus Spearman, refitted only for those who voted; the inter-annotator statistics of votes that
   did not change. A refresh after new votes costs what changed; every figure is the one a fresh computation gives.
@@ -50,8 +52,8 @@ from collections import OrderedDict
 
 import sqlite_utils
 
-from arena.leaderboard import BoardCache, LeaderboardOptions, compute_leaderboard
-from arena.leaderboard_view import render_view
+from arena.leaderboard.compute import BoardCache, LeaderboardOptions, compute_leaderboard
+from arena.leaderboard.view import render_view
 from datamodel.connection import Store, connect, database_errors
 from datamodel.rating_history import history
 from datamodel.snapshots import (Snapshot, claim_computation, data_version, release_computation, snapshot_computed_at,
@@ -80,33 +82,43 @@ def options_key(options: LeaderboardOptions) -> str:
 
 def keeps_history(options: LeaderboardOptions, defaults: LeaderboardOptions | None) -> bool:
     """Whether the board of ``options`` is one whose days the server keeps: ``defaults`` (every filter at its
-    setting: :func:`arena.leaderboard.leaderboard_options`) for all suites or for one suite, as of now. None keeps
+    setting: :func:`arena.leaderboard.compute.leaderboard_options`) for all suites or for one suite, as of now. None
+    keeps
     none."""
     return defaults is not None and options.until is None and dataclasses.replace(options, suite=None) == defaults
 
 
 def compute_snapshot(db: sqlite_utils.Database, options: LeaderboardOptions, keep: int | None = None,
-                     history_days: int = 0, cache: BoardCache | None = None) -> Snapshot:
+                     history_days: int = 0, cache: BoardCache | None = None, figures: bool = True) -> Snapshot:
     """Compute the leaderboard of ``options`` as a snapshot, with the boards kept for the same filters on earlier
     days (the rating-history chart); store it too unless ``keep`` is None (and keep it as today's board, for
-    ``history_days``). ``cache``: what the worker keeps between snapshots (:class:`arena.leaderboard.BoardCache`)."""
+    ``history_days``). ``cache``: what the worker keeps between snapshots
+    (:class:`arena.leaderboard.compute.BoardCache`). ``figures=False`` (the command line) draws none: the page never
+    serves such a snapshot (:func:`drawn`), the command line does."""
     version = data_version(db)  # read before the votes: a vote arriving meanwhile makes the snapshot stale, not wrong
     started, computed_at = time.perf_counter(), time.time()
     key = options_key(options)
-    view = render_view(compute_leaderboard(db, options, cache), options, history=history(db, key), now=computed_at)
+    view = render_view(compute_leaderboard(db, options, cache), options, history=history(db, key) if figures else None,
+                       now=computed_at, figures=figures)
     snapshot = Snapshot(key, view, version, computed_at, time.perf_counter() - started)
     if keep is not None:
         store_snapshot(db, snapshot, keep, history_days)
     return snapshot
 
 
+def drawn(snapshot: Snapshot | None) -> bool:
+    """Whether ``snapshot`` holds the page's figures (the command line stores its boards without them)."""
+    return snapshot is not None and "figures" in snapshot.view
+
+
 def rebuild_history(db: sqlite_utils.Database, options: LeaderboardOptions, days: int, *, history_days: int,
                     keep: int | None = None, now: float | None = None) -> list[str]:
     """Keep a board for each of the ``days`` days before today that has none for ``options``' filters, computed from
-    the votes cast by the end of that day (:attr:`arena.leaderboard.LeaderboardOptions.until`); days already kept are
+    the votes cast by the end of that day (:attr:`arena.leaderboard.compute.LeaderboardOptions.until`); days already
+    kept are
     left as they are. Returns the days it kept, oldest first. A day's board uses today's exclusions and models."""
     from datamodel.rating_history import day_of, end_of_day, keep_day, kept_days
-    from arena.leaderboard_view import leaderboard_json
+    from arena.leaderboard.view import leaderboard_json
 
     now = time.time() if now is None else now
     key = options_key(options)
@@ -145,7 +157,8 @@ _WORKER_CACHES: OrderedDict[tuple[str, str | None], BoardCache] = OrderedDict() 
 
 
 def worker_cache(db_path: str, service: str | None = None) -> BoardCache:
-    """The worker's :class:`arena.leaderboard.BoardCache` for ``db_path`` as ``service`` (a :class:`SnapshotService`'s
+    """The worker's :class:`arena.leaderboard.compute.BoardCache` for ``db_path`` as ``service`` (a
+    :class:`SnapshotService`'s
     ``holder``) sees it: a new service, even on a database at the same path (a test's, reset), starts empty. Only
     the latest one is kept."""
     key = (db_path, service)
@@ -219,10 +232,11 @@ class SnapshotService:
             stored_at = snapshot_computed_at(db, key)
             if stored_at is None or stored_at <= snapshot.computed_at:
                 return snapshot
-        snapshot = stored_snapshot(db, key)
-        if snapshot is not None:
-            self._remember(snapshot)
-        return snapshot
+        stored = stored_snapshot(db, key)
+        if not drawn(stored):  # none, or the command line's without the figures: the page computes its own
+            return snapshot
+        self._remember(stored)
+        return stored
 
     def _schedule(self, key: str, options: LeaderboardOptions, version: tuple) -> concurrent.futures.Future | None:
         """The computation of ``key``, started unless one is under way; None when ``keep`` are already waiting."""
@@ -259,7 +273,7 @@ class SnapshotService:
         ``version`` (it stored it, then released the claim, after this replica read the older one): if so the claim
         is released and that snapshot remembered, so the data is not computed twice."""
         stored = stored_snapshot(self.store.db(), key)
-        if stored is None or stored.data_version != version:
+        if not drawn(stored) or stored.data_version != version:
             return False
         self._remember(stored)
         release_computation(self.store.db(), key, self.holder)

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 import ratings
-from ratings import plots
+from arena.leaderboard import plots
 
 VOTES = pd.DataFrame({
     "model_a": ["x", "y", "x", "z", "y", "z", "x", "y", "x", "z"],
@@ -29,8 +29,8 @@ def test_ratings_chart_has_one_trace_per_table_with_ci_bars():
     for trace, table in zip(figure.data, tables.values()):
         table = table.set_index("model").loc[list(trace.x)]
         np.testing.assert_allclose(trace.y, table["rating"])
-        np.testing.assert_allclose(trace.error_y.array, table["ci_upper"] - table["rating"])
-        np.testing.assert_allclose(trace.error_y.arrayminus, table["rating"] - table["ci_lower"])
+        np.testing.assert_allclose(trace.error_y.array, table["upper"] - table["rating"])
+        np.testing.assert_allclose(trace.error_y.arrayminus, table["rating"] - table["lower"])
     assert list(figure.layout.xaxis.categoryarray) == list(tables["human"]["model"])
 
 

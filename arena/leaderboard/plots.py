@@ -71,7 +71,7 @@ def ratings_chart(tables: Mapping[str, pd.DataFrame], title: str | None = None,
     if provisional not in ("open", "hide"):
         raise ValueError(f"provisional={provisional!r}: pass 'open' or 'hide'.")
     for label, table in tables.items():
-        missing = {"model", "rating", "ci_lower", "ci_upper"} - set(table.columns)
+        missing = {"model", "rating", "lower", "upper"} - set(table.columns)
         if missing:
             raise ValueError(f"Table {label!r} lacks {', '.join(sorted(missing))}: pass fit_leaderboard() results.")
     if provisional == "hide":
@@ -87,9 +87,9 @@ def ratings_chart(tables: Mapping[str, pd.DataFrame], title: str | None = None,
         figure.add_trace(go.Scatter(
             x=list(rated.index), y=rated["rating"], name=str(label), mode="markers",
             marker={"size": 9, "symbol": ["circle-open" if p else "circle" for p in marked]},
-            error_y={"type": "data", "symmetric": False, "array": rated["ci_upper"] - rated["rating"],
-                     "arrayminus": rated["rating"] - rated["ci_lower"]},
-            customdata=np.stack([rated["ci_lower"], rated["ci_upper"]], axis=-1) if len(rated) else None,
+            error_y={"type": "data", "symmetric": False, "array": rated["upper"] - rated["rating"],
+                     "arrayminus": rated["rating"] - rated["lower"]},
+            customdata=np.stack([rated["lower"], rated["upper"]], axis=-1) if len(rated) else None,
             hovertemplate="%{x}<br>rating %{y:.0f}<br>95% CI %{customdata[0]:.0f} – %{customdata[1]:.0f}"
                           f"<extra>{label}</extra>",
             offsetgroup=str(label),
@@ -99,7 +99,7 @@ def ratings_chart(tables: Mapping[str, pd.DataFrame], title: str | None = None,
         yaxis_title="Rating", xaxis={"categoryorder": "array", "categoryarray": order}, legend_title_text="Voters",
     )
     if provisional == "hide":
-        bounds = [value for table in tables.values() for column in ("ci_lower", "ci_upper", "rating")
+        bounds = [value for table in tables.values() for column in ("lower", "upper", "rating")
                   for value in table[column].dropna()]
         if bounds:
             low, high = min(bounds), max(bounds)

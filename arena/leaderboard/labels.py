@@ -1,13 +1,15 @@
 """The leaderboard's tables as a person reads them: plain headers, shares as percentages, metric names with the
-direction that is better, and the words for counts.
+direction that is better, the words for counts, ratings rounded to the digits their interval supports and the ranks
+shown (:data:`RANK_RULE`).
 
 The computations keep their own column names (``first_wins``, ``spearman_p``, ``voter_1``, ... as the command line
-and the JSON print them); the page shows these frames (:func:`arena.leaderboard_view.render_view`), whose headers the
-tooltips explain (:func:`arena.leaderboard_view.header_tips`).
+and the JSON print them); the page shows these frames (:func:`arena.leaderboard.view.render_view`), whose headers the
+tooltips explain (:func:`arena.leaderboard.view.header_tips`).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 # The stored metrics' short labels (a metric not named here is shown by its name with spaces).
@@ -118,3 +120,77 @@ def pairs_frame(pairs: pd.DataFrame | None) -> pd.DataFrame | None:
     if "agreement" in shown:
         shown["agreement"] = shown["agreement"].map(percent)
     return shown.round(3).rename(columns=PAIR_HEADERS)
+
+
+# --- how a rating, its interval and its rank read ---------------------------------------------------------------------
+
+RANK_RULE = ("Rank = 1 + the number of ranked models whose whole 95% interval lies above this model's, so models "
+             "whose intervals overlap can share a rank; the rank range runs from there to the lowest rank the "
+             "intervals allow. Unranked models (too few votes) get no rank.")
+
+
+def format_ci(row: pd.Series) -> str:
+    """"+up / -down" in whole Elo points around the rating; the bounds "lo – hi" when the percentile interval does not
+    contain the rating (it can miss it, e.g. with a handful of votes), never "+-0"."""
+    if pd.isna(row["rating"]) or pd.isna(row["lower"]) or pd.isna(row["upper"]):
+        return ""
+    up, down = round(row["upper"] - row["rating"]), round(row["rating"] - row["lower"])
+    if up < 0 or down < 0:
+        return f"{row['lower']:.0f} – {row['upper']:.0f}"
+    return f"+{up} / -{down}"
+
+
+def rank_range_text(best, worst) -> str:
+    """"2–5" (the ranks a model's interval allows), "3" when it allows one, "" for an unranked model."""
+    if pd.isna(best) or pd.isna(worst):
+        return ""
+    return f"{int(best)}" if int(best) == int(worst) else f"{int(best)}–{int(worst)}"
+
+
+def rating_step(lower: float, upper: float) -> int:
+    """The step a rating can be rounded to given its 95% interval ``[lower, upper]``: a power of ten no larger than a
+    tenth of the interval's width (1 for intervals narrower than 20 points, 10 up to 200, 100 beyond), so the shown
+    digits are the ones the votes support. NaN bounds give 1."""
+    width = float(upper) - float(lower)
+    if not np.isfinite(width) or width < 20:
+        return 1
+    return int(10 ** min(2, int(np.floor(np.log10(width / 10)))))
+
+
+def round_rating(value: float, lower: float, upper: float) -> float:
+    """``value`` rounded to :func:`rating_step` of its interval (NaN stays NaN)."""
+    if value is None or not np.isfinite(value):
+        return float("nan")
+    step = rating_step(lower, upper)
+    return float(round(float(value) / step) * step)
+
+
+def interval_text(lower: float, upper: float) -> str:
+    """A 95% interval as ``[low, high]``, each bound rounded to the interval's :func:`rating_step`; "" without one."""
+    if lower is None or upper is None or not (np.isfinite(lower) and np.isfinite(upper)):
+        return ""
+    step = rating_step(lower, upper)
+    return f"[{round(lower / step) * step:.0f}, {round(upper / step) * step:.0f}]"
+
+
+def ranked_rows(table: pd.DataFrame) -> np.ndarray:
+    """Which rows of a fit table hold a rank: its ``ranked`` column where it has one (a protocol's result,
+    :mod:`ratings.ranks`), else the rated rows not marked ``provisional`` (a :func:`fit_leaderboard` table, or a
+    board kept before the two thresholds, when provisional meant unranked)."""
+    rated = table["rating"].notna().to_numpy()
+    if "ranked" in table:
+        return rated & table["ranked"].fillna(False).astype(bool).to_numpy()
+    return rated & ~table["provisional"].fillna(True).astype(bool).to_numpy()
+
+
+def public_ranks(table: pd.DataFrame) -> pd.Series:
+    """The rank shown for each row of a fit table (:data:`RANK_RULE`): 1 + the number of ranked models whose
+    ``lower`` is above this model's ``upper``; missing (NA) for unranked and unrated models
+    (:func:`ranked_rows`), so a model with a handful of votes neither takes nor pushes anyone from a rank."""
+    if len(table) == 0:
+        return pd.Series([], dtype="Int64")
+    rated = ranked_rows(table)
+    lower = table["lower"].to_numpy(dtype=float)
+    upper = table["upper"].to_numpy(dtype=float)
+    above = (lower[None, rated] > upper[:, None]).sum(axis=1) + 1
+    return pd.Series(np.where(rated, above, 0), index=table.index, dtype="Int64").where(rated)

@@ -1,6 +1,6 @@
 """What a viewer sees of a leaderboard, as plain JSON: its summary, tables, figures and text.
 
-A leaderboard is computed once per set of filters and shown many times (:mod:`arena.leaderboard_service`), so
+A leaderboard is computed once per set of filters and shown many times (:mod:`arena.leaderboard.service`), so
 everything a
 viewer gets is made here, once, in the form Gradio's components send to the page: tables as ``{"headers", "data"}``
 (NaN as null) and Plotly figures as their JSON (serialising a figure costs more than sending it), and the command
@@ -16,13 +16,13 @@ import math
 import numpy as np
 import pandas as pd
 
-from arena.leaderboard import PROVISIONAL_BATTLES, Leaderboard, LeaderboardOptions, leaderboard_text, summary_text
-from arena.leaderboard_labels import (DIRECTION_NOTE, bias_frame, correlations_frame, correlations_note, metric_label,
-                                      pairs_frame, plural)
+from arena.leaderboard.compute import PROVISIONAL_BATTLES, Leaderboard, LeaderboardOptions
+from arena.leaderboard.labels import (DIRECTION_NOTE, RANK_RULE, bias_frame, correlations_frame, correlations_note,
+                                      interval_text, metric_label, pairs_frame, plural, public_ranks, rank_range_text,
+                                      ranked_rows, round_rating)
 from ratings.protocols import DEFAULT_PROTOCOL
-from arena.leaderboard import rank_range_text
-from arena.leaderboard_fits import MODE_TITLES, robustness_text
-from ratings.leaderboard import RANK_RULE, interval_text, public_ranks, ranked_rows, round_rating
+from arena.leaderboard.fits import MODE_TITLES, robustness_text
+from arena.leaderboard.text import leaderboard_text, summary_text
 from ratings.ranks import rank_ranges
 
 # The main table's columns, and what each means (each header's tooltip, and the line under the table).
@@ -37,7 +37,7 @@ MAIN_COLUMNS = {
     "Both bad": "share of its votes where both images were judged bad",
 }
 
-# What the other tables' headers mean (arena.leaderboard_labels names them): each header's tooltip on the page.
+# What the other tables' headers mean (arena.leaderboard.labels names them): each header's tooltip on the page.
 CORRELATION_COLUMNS = {
     "Compared with people's ratings": "the ranking compared with the people's ranking: the judge's ratings or an "
                                       "automatic metric (sign-flipped where lower is better)",
@@ -148,7 +148,7 @@ def _rated_columns(fit: pd.DataFrame, models: list[str], prefix: str = "", publi
     truncated scores), and each row's status (:func:`fit_status`, "unrated" for a model not in the table). An
     unranked model keeps its rating and interval but takes no rank."""
     status = dict(zip(fit["model"], fit_status(fit)))
-    lower, upper = fit["ci_lower"].to_numpy(dtype=float), fit["ci_upper"].to_numpy(dtype=float)
+    lower, upper = fit["lower"].to_numpy(dtype=float), fit["upper"].to_numpy(dtype=float)
     best, worst = rank_ranges(lower, upper, ranked_rows(fit))
     ranges = dict(zip(fit["model"], (rank_range_text(b, w) for b, w in zip(best, worst))))
     part = fit.assign(shown_rank=public_ranks(fit)).set_index("model").reindex(models)
@@ -160,10 +160,10 @@ def _rated_columns(fit: pd.DataFrame, models: list[str], prefix: str = "", publi
             interval.append("no votes in the fit" if n else "no votes")
         elif published:
             rating.append(float(np.round(row["rating"])))
-            interval.append(f"[{row['ci_lower']:.0f}, {row['ci_upper']:.0f}]" if pd.notna(row["ci_lower"]) else "")
+            interval.append(f"[{row['lower']:.0f}, {row['upper']:.0f}]" if pd.notna(row["lower"]) else "")
         else:
-            rating.append(round_rating(row["rating"], row["ci_lower"], row["ci_upper"]))
-            interval.append(interval_text(row["ci_lower"], row["ci_upper"]))
+            rating.append(round_rating(row["rating"], row["lower"], row["upper"]))
+            interval.append(interval_text(row["lower"], row["upper"]))
     return pd.DataFrame({
         f"{prefix}Rank": part["shown_rank"].astype("Int64").to_numpy(),
         f"{prefix}Rank range": [ranges.get(model, "") for model in models],
@@ -224,7 +224,7 @@ def styled_json(frame: pd.DataFrame, statuses: list[str]) -> dict:
 
 def mark_warming(table: pd.DataFrame, warming: dict[str, int]) -> pd.DataFrame:
     """The intervals of the models still warming up (:mod:`sampling.warmup`) marked so until they have
-    :data:`arena.leaderboard.PROVISIONAL_BATTLES` battles."""
+    :data:`arena.leaderboard.compute.PROVISIONAL_BATTLES` battles."""
     marked = [f"{text} warming up: {warming[model]}/{PROVISIONAL_BATTLES} battles"
               if model in warming and text and not text.startswith(("provisional", "no votes")) else text
               for model, text in zip(table["Model"], table["95% interval"])]
@@ -233,7 +233,7 @@ def mark_warming(table: pd.DataFrame, warming: dict[str, int]) -> pd.DataFrame:
 
 def metrics_table(board: Leaderboard) -> tuple[pd.DataFrame | None, str]:
     """The automatic metrics per model, each header a short label with the direction that is better (↑ higher, ↓
-    lower; :func:`arena.leaderboard_labels.metric_label`), three significant digits, and the note under the table
+    lower; :func:`arena.leaderboard.labels.metric_label`), three significant digits, and the note under the table
     (Markdown); None and a sentence saying why when no metric was computed."""
     columns = [c for c in board.table.columns if c == "model" or not (
         c.startswith("Human ") or c.startswith("Judge "))]
@@ -365,15 +365,14 @@ def headline(board: Leaderboard, options: LeaderboardOptions) -> str:
     return " · ".join(parts) + "."
 
 
-JSON_COLUMNS = {"model": "model", "rating": "rating", "ci_lower": "lower", "ci_upper": "upper", "rank": "rank",
-                "rank_worst": "rank_worst", "votes": "votes", "wins": "wins", "losses": "losses", "ties": "ties",
-                "both_bad": "both_bad", "fit_votes": "fit_votes", "ranked": "ranked", "provisional": "provisional",
-                "printed": "printed"}
+# a fit table's columns the JSON keeps, under their names in the table
+JSON_COLUMNS = ("model", "rating", "lower", "upper", "rank", "rank_worst", "votes", "wins", "losses", "ties",
+                "both_bad", "fit_votes", "ranked", "provisional", "printed")
 
 
 def fit_records(fit: pd.DataFrame) -> list[dict]:
     """A fit's rows as JSON objects (:data:`JSON_COLUMNS`; NaN as null), best first."""
-    part = fit[[c for c in JSON_COLUMNS if c in fit.columns]].rename(columns=JSON_COLUMNS)
+    part = fit[[c for c in JSON_COLUMNS if c in fit.columns]]
     return json.loads(part.to_json(orient="records", double_precision=15))
 
 
@@ -381,7 +380,7 @@ def leaderboard_json(board: Leaderboard, options: LeaderboardOptions) -> dict:
     """``python -m arena leaderboard --json``: ``{"protocol", "models": [...], ...}`` with the human votes' table in
     ``models`` and the judge's in ``judge_models``, the filters and the vote counts, for scripts and for comparing
     with a published board."""
-    from arena.leaderboard import rating_protocol
+    from arena.leaderboard.compute import rating_protocol
 
     protocol = rating_protocol(options)
     filters = {key: getattr(options, key) for key in ("suite", "subset", "variant", "category", "voter", "source")
@@ -405,15 +404,14 @@ def leaderboard_json(board: Leaderboard, options: LeaderboardOptions) -> dict:
 
 def board_fit(records: list[dict]) -> pd.DataFrame:
     """A kept board's model records (:func:`fit_records`) as the fit table they came from."""
-    frame = pd.DataFrame(records or [])
-    fit = frame.rename(columns={value: key for key, value in JSON_COLUMNS.items()})
-    for column in ("model", "rating", "ci_lower", "ci_upper", "votes", "provisional"):
+    fit = pd.DataFrame(records or [])
+    for column in ("model", "rating", "lower", "upper", "votes", "provisional"):
         if column not in fit:
             fit[column] = pd.Series(dtype=object)
     fit["provisional"] = fit["provisional"].fillna(True).astype(bool)
     if "ranked" in fit:
         fit["ranked"] = fit["ranked"].fillna(False).astype(bool)
-    for column in ("rating", "ci_lower", "ci_upper"):
+    for column in ("rating", "lower", "upper"):
         fit[column] = pd.to_numeric(fit[column], errors="coerce")
     fit["votes"] = pd.to_numeric(fit["votes"], errors="coerce").fillna(0).astype(int)
     return fit
@@ -442,19 +440,16 @@ def history_points(kept: list, now_board: dict | None = None, now: float | None 
     for day, board in sorted(boards.items()):
         fit = board_fit(board.get("models", []))
         for row in fit[ranked_rows(fit)].itertuples():
-            rows.append((day, row.model, row.rating, row.ci_lower, row.ci_upper))
+            rows.append((day, row.model, row.rating, row.lower, row.upper))
     return pd.DataFrame(rows, columns=["day", "model", "rating", "lower", "upper"])
 
 
 def render_view(board: Leaderboard, options: LeaderboardOptions, *, history: list | None = None,
-                now: float | None = None) -> dict:
+                now: float | None = None, figures: bool = True) -> dict:
     """The leaderboard as every viewer sees it: ``summary`` (Markdown), ``tables``, ``figures`` and ``text``;
     ``history``, the boards kept for the same filters on earlier days (:func:`datamodel.rating_history.history`),
-    makes the rating-history chart, with today's point from ``board`` (computed at ``now``)."""
-    from ratings import plots
-    from ratings.matrices import battle_counts_from_tensor, win_fractions_from_tensor
-
-    order = [model for model in board.table["model"] if model in board.models]
+    makes the rating-history chart, with today's point from ``board`` (computed at ``now``). ``figures=False`` (the
+    command line, which prints text) leaves the figures out, and plotly unimported."""
     pairs = board.inter_annotator.get("pairs")
     metrics, metrics_note = metrics_table(board)
     table, statuses = main_table(board)
@@ -465,11 +460,33 @@ def render_view(board: Leaderboard, options: LeaderboardOptions, *, history: lis
         "bias": bias_frame(board.position_bias),
         "pairs": pairs_frame(pairs),
     }
+    board_json = leaderboard_json(board, options)
+    return {
+        "headline": headline(board, options),
+        "plan": board.plan,
+        "summary": summary_text(board, options),
+        "notes": {"table": table_note(board, options), "metrics": metrics_note,
+                  "correlations": correlations_note(board.correlations)},
+        "tables": {name: styled_json(frame, statuses) if name == "table" else frame_json(frame)
+                   for name, frame in tables.items()},
+        "text": leaderboard_text(board, options),
+        "json": board_json,
+    } | ({"figures": draw_figures(board, options, board_json, history, now)} if figures else {})
+
+
+def draw_figures(board: Leaderboard, options: LeaderboardOptions, board_json: dict, history: list | None,
+                 now: float | None) -> dict[str, str]:
+    """The page's figures of ``board`` as plotly JSON (:mod:`arena.leaderboard.plots`), each fitted to a narrow
+    screen: the ratings chart, the human–judge confusion, the outcomes, wins and votes per pair, the rating history
+    (``history`` with today's ``board_json`` at ``now``)."""
+    from arena.leaderboard import plots
+    from ratings.matrices import battle_counts_from_tensor, win_fractions_from_tensor
+
+    order = [model for model in board.table["model"] if model in board.models]
     no_votes = no_votes_text(options)
     outcomes = board.outcomes.assign(voter_kind=board.outcomes["voter_kind"].map(
         {"human": "people", "judge": "judge"})) if len(board.outcomes) else board.outcomes
     fits = board.fits if board.votes.get("judge", 0) else {"human": board.fits["human"]}
-    board_json = leaderboard_json(board, options)
     figures = {
         "chart": plots.ratings_chart(fits, "Ratings of the ranked models, 95% intervals (open: provisional)",
                                      provisional="hide"),
@@ -485,18 +502,7 @@ def render_view(board: Leaderboard, options: LeaderboardOptions, *, history: lis
         if len(board.models) else plots.empty_figure(no_votes, "Votes per pair"),
         "history": plots.rating_history_chart(history_points(history or [], board_json, now)),
     }
-    return {
-        "headline": headline(board, options),
-        "plan": board.plan,
-        "summary": summary_text(board, options),
-        "notes": {"table": table_note(board, options), "metrics": metrics_note,
-                  "correlations": correlations_note(board.correlations)},
-        "tables": {name: styled_json(frame, statuses) if name == "table" else frame_json(frame)
-                   for name, frame in tables.items()},
-        "figures": {name: plots.fit_narrow(figure).to_json() for name, figure in figures.items()},
-        "text": leaderboard_text(board, options),
-        "json": board_json,
-    }
+    return {name: plots.fit_narrow(figure).to_json() for name, figure in figures.items()}
 
 
 def history_text(kept: list) -> str:

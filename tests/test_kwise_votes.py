@@ -68,8 +68,8 @@ def test_votes_that_cannot_be_the_annotators_are_refused(small_arena):
 
 def test_a_suite_without_four_models_per_prompt_has_no_battle(small_arena):
     db = small_arena.db
-    db.execute("UPDATE images SET withheld = 'test' WHERE model_id = ?", [small_arena.model_ids[MODELS[0]]])
-    db.conn.commit()
+    with db.conn:
+        db.execute("UPDATE images SET withheld = 'test' WHERE model_id = ?", [small_arena.model_ids[MODELS[0]]])
     with pytest.raises(NoFourImageBattle, match="images from 4 models"):
         next_four(db, random.Random(0), _signed_in(db), FourImageSitting(), suites=["taxonomy"], strategy="uniform")
 

@@ -27,9 +27,8 @@ from sampling.kwise import NoFourImageBattle
 SUBMIT_JS = "(...inputs) => window.fourImage.beforeVote(...inputs)"
 SHOWN = ("state", "status", "prompt", "grid", "reveal", "on_screen")  # what a new set answers, in this order
 VOTED = ("state", "status", "grid", "reveal")  # what a vote answers
-INSTRUCTIONS = ("Which of the four images shows the prompt best? Click **Best** under it (or press **1**–**4**). "
-                "You may first mark the worst (**Worst**, or **Shift+1**–**4**). The models' names appear after "
-                "your vote.")
+INSTRUCTIONS = ("Which image shows the prompt best? **Best** under it (keys **1**–**4**); mark the worst first if you "
+                "like (**Worst**, **Shift+1**–**4**). The names appear after your vote.")
 
 
 def image_url(media_token: str, slot: int) -> str:

@@ -30,7 +30,7 @@ linear in the votes: a million votes take a few seconds and a few hundred MB, wh
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -44,12 +44,14 @@ from datamodel.votes import judge_voter_names
 from datamodel.settings import Settings
 from datamodel.vote_arrays import ARENA_SOURCE, VoteArrays, read_vote_arrays
 from datamodel.imported_votes import import_sources
+from datamodel.kwise import kwise_vote_rows
 from datamodel.metrics import metric_directions, model_metric_table
 from arena.leaderboard_fits import MODE_TITLES, board_audit, check_mode, ppi_table, robustness_text
 from arena.leaderboard_labels import metric_base, plural
 from arena.study_plan import in_play, main_strategy, plan_line, warming_up
 from ratings.agreement import agreement_summary, consensus_spearman, inter_annotator_from_codes, paired_confusion
 from ratings.bias import position_bias_from_counts
+from ratings.kwise import KwiseVotes
 from ratings.leaderboard import prior_ridge
 from ratings.protocols import DEFAULT_PROTOCOL, RatingProtocol, get_protocol
 from ratings.ranks import check_order
@@ -271,6 +273,17 @@ def read_slice(db: sqlite_utils.Database, options: LeaderboardOptions) -> VoteAr
     return arrays
 
 
+def four_image_votes(db: sqlite_utils.Database, options: LeaderboardOptions) -> KwiseVotes:
+    """The four-image votes of the slice ``options`` chooses (:mod:`datamodel.kwise`): the arena's own, by suite,
+    voter, time and exclusion; none when the slice is by subset, variant, category or an imported source (a
+    four-image vote is the arena's own and is filed by suite only)."""
+    narrowed = any((options.subset, options.variant, options.category)) or options.source not in (None, ARENA_SOURCE)
+    rows = [] if narrowed else kwise_vote_rows(db, suite=options.suite, include_excluded=options.include_excluded)
+    rows = [row for row in rows if (options.voter is None or row["annotator"] == options.voter)
+            and (options.until is None or row["voted_at"] <= options.until)]
+    return KwiseVotes.from_rows(rows)
+
+
 def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions = LeaderboardOptions()) -> Leaderboard:
     protocol = rating_protocol(options)
     check_order(options.order)
@@ -285,7 +298,10 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
     strategies = np.bincount(arrays.strategy, minlength=len(arrays.strategies))
     shown = dict(min_votes=options.min_votes, provisional_votes=options.provisional_votes, order=options.order)
     rated = {"human": arrays.take(arrays.human), "judge": arrays.take(arrays.judge(judge))}
-    results = {kind: protocol.rate(part.encoded(), **shown) for kind, part in rated.items()}
+    encoded = {kind: part.encoded() for kind, part in rated.items()}
+    if getattr(protocol, "reads_four_image", False):  # the four-image votes beside the human pairwise ones
+        encoded["human"] = replace(encoded["human"], kwise=four_image_votes(db, options))
+    results = {kind: protocol.rate(votes, **shown) for kind, votes in encoded.items()}
     arrays = arrays.take(~arrays.flagged)
     human, judged = arrays.take(arrays.human), arrays.take(arrays.judge(judge))
     ppi, audit = {}, None

@@ -83,3 +83,26 @@ def test_the_least_voted_prompt_comes_next(small_arena):
         seen.append(sitting.battle.prompt_id)
         sitting = vote_four(db, session, sitting, best=1, on_screen=sitting.battle.media_token)
     assert len(set(seen)) == 3 and sitting.votes == 3
+
+
+def test_the_leaderboard_rates_four_image_votes_under_the_kwise_protocol_only(small_arena):
+    from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+
+    db = small_arena.db
+    session = _signed_in(db)
+    sitting, best_models = None, []
+    for round_ in range(6):
+        sitting = next_four(db, random.Random(round_), session, sitting, suites=["taxonomy"], strategy="uniform")
+        names = {row[0]: row[1] for row in db.execute("SELECT i.id, m.name FROM images i JOIN models m ON "
+                                                       "m.id = i.model_id").fetchall()}
+        best = 1 + [names[i] for i in sitting.battle.image_ids].index(MODELS[0])  # the first model always wins
+        sitting = vote_four(db, session, sitting, best=best, on_screen=sitting.battle.media_token)
+    options = dict(rounds=50, min_votes=0, provisional_votes=0, robustness_top=0)
+    board = compute_leaderboard(db, LeaderboardOptions(protocol="kwise-rank-breaking", **options))
+    fit = board.fits["human"].set_index("model")
+    assert fit.loc[MODELS[0], "rating"] == fit["rating"].max()
+    assert fit.loc[MODELS[0], "votes"] == 18 and fit.loc[MODELS[0], "fit_votes"] == 6  # 6 votes, 3 pairs each
+    assert compute_leaderboard(db, LeaderboardOptions(**options)).fits["human"]["votes"].sum() == 0
+    other_suite = compute_leaderboard(db, LeaderboardOptions(protocol="kwise-rank-breaking", suite="commonsense",
+                                                             **options))
+    assert other_suite.fits["human"]["votes"].sum() == 0

@@ -185,3 +185,15 @@ def four_image_prompts(db: sqlite_utils.Database, suites, annotator_id: int) -> 
             FROM battle_images i JOIN prompts p ON p.id = i.prompt_id WHERE p.suite IN ({marks})
             GROUP BY i.prompt_id HAVING COUNT(DISTINCT i.model_id) >= {K} ORDER BY i.prompt_id""",
         [annotator_id, *suites]).fetchall()
+
+
+def write_kwise_jsonl(db: sqlite_utils.Database, path, chunk_rows: int = 50_000, media: object = None) -> int:
+    """The four-image votes as JSON Lines, one object per vote with the keys of :data:`KWISE_COLUMNS` (excluded ones
+    too, marked ``excluded``); the export format ``four-image`` (docs/running-a-study.md#exports-other-tools-read).
+    Returns the votes written."""
+    rows = kwise_vote_rows(db, include_excluded=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        for start in range(0, len(rows), chunk_rows):
+            handle.write("".join(json.dumps({**row, "excluded": bool(row["excluded"])}, ensure_ascii=False) + "\n"
+                                 for row in rows[start:start + chunk_rows]))
+    return len(rows)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import sqlite_utils
 
-from arena.session import ArenaSession, check_signed_in
+from arena.session import ArenaSession, check_signed_in, shown_since
 from datamodel.kwise import KwiseBattle, KwiseReceipt, KwiseRejected, record_kwise_battle, record_kwise_vote
 from sampling.kwise import draw_four
 
@@ -65,9 +65,7 @@ def vote_four(db: sqlite_utils.Database, session: ArenaSession | None, sitting: 
     if sitting.receipt is not None:
         raise KwiseRejected("These images already have your vote. Press Next.")
     now = time.time() if now is None else now
-    shown_at = sitting.shown_at or None
-    if shown_at is not None and seconds_on_screen is not None and 0 <= seconds_on_screen < float("inf"):
-        shown_at = max(shown_at, now - seconds_on_screen)
+    shown_at = shown_since(sitting.shown_at, seconds_on_screen, now)
     receipt = record_kwise_vote(db, sitting.battle, session_id=session.session_id, annotator_id=session.annotator.id,
                                 best=best, worst=worst, shown_at=shown_at, now=now)
     return replace(sitting, receipt=receipt, votes=sitting.votes + 1)

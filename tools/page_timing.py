@@ -111,13 +111,19 @@ def serve(settings):
     return f"http://127.0.0.1:{settings.port}/", server
 
 
-def time_page(browser, url: str, viewport: dict, name: str, votes: int) -> tuple[list[float], list[float]]:
-    """Sign in as ``name`` and time ``votes`` battles; return (vote → names, Next → images) in milliseconds."""
+def signed_in_page(browser, url: str, viewport: dict, name: str):
+    """A new page at ``url`` of ``viewport``, the sign-in sent as ``name`` (the caller waits for what it needs)."""
     page = browser.new_page(viewport=viewport)
     page.goto(url)
     page.fill("#signin-name textarea, #signin-name input", name)
     page.fill("#signin-token input", "timing-token-1")
     page.click("#signin-button")
+    return page
+
+
+def time_page(browser, url: str, viewport: dict, name: str, votes: int) -> tuple[list[float], list[float]]:
+    """Sign in as ``name`` and time ``votes`` battles; return (vote → names, Next → images) in milliseconds."""
+    page = signed_in_page(browser, url, viewport, name)
     page.wait_for_function("() => " + IMAGES + ".length === 2 && " + IMAGES
                            + ".every(img => img.complete && img.naturalWidth > 0)", timeout=30000)
     page.wait_for_function("() => !document.querySelector('#vote-a').disabled", timeout=30000)
@@ -138,11 +144,7 @@ OPEN_BATTLE_READY = ("() => !document.documentElement.classList.contains('open-g
 
 def time_open_prompts(browser, url: str, viewport: dict, name: str, prompts: int) -> list[float]:
     """Sign in as ``name`` and time ``prompts`` open prompts (Generate → both images loaded), in milliseconds."""
-    page = browser.new_page(viewport=viewport)
-    page.goto(url)
-    page.fill("#signin-name textarea, #signin-name input", name)
-    page.fill("#signin-token input", "timing-token-1")
-    page.click("#signin-button")
+    page = signed_in_page(browser, url, viewport, name)
     page.wait_for_selector("#open-prompt textarea", timeout=30000)
     timings = []
     for number in range(prompts + 1):  # the first one loads the models: not counted
@@ -165,11 +167,7 @@ FOUR_READY = ("() => document.querySelector('#four-grid .four-grid:not(.voted)')
 
 def time_four_image(browser, url: str, viewport: dict, name: str, votes: int) -> tuple[list[float], list[float]]:
     """Sign in as ``name``, open the Four images tab and time ``votes`` sets; (vote → names, Next → images) in ms."""
-    page = browser.new_page(viewport=viewport)
-    page.goto(url)
-    page.fill("#signin-name textarea, #signin-name input", name)
-    page.fill("#signin-token input", "timing-token-1")
-    page.click("#signin-button")
+    page = signed_in_page(browser, url, viewport, name)
     page.wait_for_selector("#image-a img", timeout=30000)
     page.get_by_role("tab", name="Four images").click()
     page.evaluate("() => { window.__previous = ''; }")

@@ -13,6 +13,7 @@ maximiser is consistent for the Plackett–Luce strengths when the breaking is a
 - Ties: a pairwise tie or both-bad leaves the fit (the arena's ``drop`` policy); a four-image vote has none.
 - Penalty: a Gaussian prior, ridge 1e-6 by default (as the arena protocol), Newton's method.
 - Scale: 400 points per factor 10 of odds, mean 1000 over the rated models.
+- Anchor: none.
 - Intervals: ``rounds`` (1000) bootstrap rounds from ``np.random.default_rng(seed)``, each a multinomial redraw of the
   pairwise decisive votes and, independently, of the four-image votes **as whole votes** (a vote's broken pairs stay
   together, being dependent), refitted; 2.5% and 97.5% percentiles.

@@ -106,12 +106,15 @@ def parse_anchor(text: str) -> tuple[str, float] | None:
 
 
 def rating_protocol(options: LeaderboardOptions) -> RatingProtocol:
-    """The protocol of ``options``: ``arena`` with the options' tie policy, rounds, seed and prior; a published one
-    with its source's settings (and the options' anchor, if one is given)."""
+    """The protocol of ``options``: ``arena`` with the options' tie policy, rounds, seed and prior, and
+    ``kwise-rank-breaking`` with its rounds, seed and prior; a published one with its source's settings (and the
+    options' anchor, if one is given)."""
     settings: dict = {}
     if options.protocol == DEFAULT_PROTOCOL:
         settings = dict(tie_policy=options.tie_policy, rounds=options.rounds, seed=options.seed,
                         ridge=prior_ridge(options.prior_sd), intervals=options.intervals)
+    elif getattr(get_protocol(options.protocol), "reads_four_image", False):  # this arena's fit too: its prior
+        settings = dict(rounds=options.rounds, seed=options.seed, ridge=prior_ridge(options.prior_sd))
     if options.anchor:
         if "anchor" not in {f for f in get_protocol(options.protocol).settings()}:
             raise ValueError(f"The {options.protocol} protocol has no anchor: leave out --anchor.")

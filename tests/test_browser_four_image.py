@@ -5,7 +5,8 @@ Screenshots go to ``.cache/screenshots-issue29/<size>/four-*.png``."""
 import pytest
 
 from support.arena import MODELS, build_small_arena
-from support.touch import SIZES, TOUCH, box, open_page, press, shoot, sign_in
+from support.browser import leaderboard_summary
+from support.touch import SIZES, TOUCH, box, open_page, press, shoot, sign_in, vote
 from support.webapp import running_app
 
 FOUR_LOADED = ("() => { const imgs = [...document.querySelectorAll('#four-grid .four-grid:not(.voted) img')]; "
@@ -54,6 +55,7 @@ def test_four_images_are_voted_with_keys_clicks_and_taps_and_named_after_the_vot
     with running_app(arena.settings) as url:
         page = open_page(browser, url, size)
         sign_in(page, "four-voter")
+        vote(page, size)  # one pairwise vote, between two of the four models
         page.get_by_role("tab", name="Four images").click()
         token = _wait_new_set(page, None)
         _check_anonymous(page, token)
@@ -81,6 +83,15 @@ def test_four_images_are_voted_with_keys_clicks_and_taps_and_named_after_the_vot
         press(page, size, "#four-grid .four-tile[data-slot='1'] .four-best")  # the best alone, by click or tap
         _revealed(page, arena, 1)
         assert _stored(arena)[-1] == (1, None, token)
-        # the pairwise arena is untouched: its battle still waits for a vote on the Arena tab
-        assert arena.db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == 0
+        assert arena.db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == 1  # the pairwise vote alone
         shoot(page, size, "four-03-best-only")
+        # the leaderboard: the arena protocol rates the one pairwise vote's two models; kwise-rank-breaking all four
+        page.get_by_role("tab", name="Leaderboard").click()
+        leaderboard_summary(page, "1 human vote")
+        page.click("#lb-summary")
+        page.click("#lb-protocol input")
+        page.locator("ul[role=listbox] li[role=option][aria-label^='kwise-rank-breaking']").first.click()
+        leaderboard_summary(page, "the kwise-rank-breaking protocol")
+        table = page.inner_text("#lb-table")
+        assert all(model in table for model in MODELS), table
+        shoot(page, size, "four-04-leaderboard-kwise-protocol", full_page=True)

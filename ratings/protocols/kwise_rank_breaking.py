@@ -11,7 +11,8 @@ the composite (pairwise) likelihood of the Plackett–Luce choices (P(best = i |
 maximiser is consistent for the Plackett–Luce strengths when the breaking is at separators (Khetan & Oh 2016).
 
 - Ties: a pairwise tie or both-bad leaves the fit (the arena's ``drop`` policy); a four-image vote has none.
-- Penalty: a Gaussian prior, ridge 1e-6 by default (as the arena protocol), Newton's method.
+- Penalty: a Gaussian prior, ridge 1e-6 by default; the leaderboard gives it the arena protocol's prior
+  (``ARENA_RATING_PRIOR_SD``, :func:`ratings.leaderboard.prior_ridge`). Newton's method.
 - Scale: 400 points per factor 10 of odds, mean 1000 over the rated models.
 - Anchor: none.
 - Intervals: ``rounds`` (1000) bootstrap rounds from ``np.random.default_rng(seed)``, each a multinomial redraw of the

@@ -65,15 +65,16 @@ def record_kwise_battle(db: sqlite_utils.Database, prompt_id: int, image_ids, *,
     battle_id, media_token = secrets.token_urlsafe(18), secrets.token_urlsafe(18)
     served_at = time.time() if now is None else now
     with db.conn:
-        db.execute("INSERT INTO kwise_battles (id, prompt_id, image_1, image_2, image_3, image_4, annotator_id, "
+        db.execute("INSERT INTO kwise_battles (id, prompt_id, slot_1_image_id, slot_2_image_id, slot_3_image_id, "
+                   "slot_4_image_id, annotator_id, "
                    "session_id, media_token, strategy, served_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    [battle_id, prompt_id, *image_ids, annotator_id, session_id, media_token, strategy, served_at])
     return load_kwise_battle(db, battle_id)
 
 
 def load_kwise_battle(db: sqlite_utils.Database, battle_id: str) -> KwiseBattle:
-    row = db.execute("SELECT b.id, b.prompt_id, p.suite, p.text, p.metadata, b.image_1, b.image_2, b.image_3, "
-                     "b.image_4, b.media_token, b.served_at FROM kwise_battles b JOIN prompts p ON p.id = b.prompt_id "
+    row = db.execute("SELECT b.id, b.prompt_id, p.suite, p.text, p.metadata, b.slot_1_image_id, "
+                     "b.slot_2_image_id, b.slot_3_image_id, b.slot_4_image_id, b.media_token, b.served_at FROM kwise_battles b JOIN prompts p ON p.id = b.prompt_id "
                      "WHERE b.id = ?", [battle_id]).fetchone()
     if row is None:
         raise LookupError(f"no four-image battle {battle_id!r}")
@@ -85,7 +86,7 @@ def kwise_image(db: sqlite_utils.Database, media_token: str, slot: str) -> Shown
     if slot not in {str(s) for s in SLOTS}:
         return None
     row = db.execute(f"SELECT i.id, i.media_hash, i.media_ext FROM kwise_battles b JOIN images i ON i.id = "
-                     f"b.image_{int(slot)} WHERE b.media_token = ?", [media_token]).fetchone()
+                     f"b.slot_{int(slot)}_image_id WHERE b.media_token = ?", [media_token]).fetchone()
     return ShownImage(*row) if row else None
 
 
@@ -132,7 +133,7 @@ def kwise_vote_rows(db: sqlite_utils.Database, *, suite: str | None = None,
     """The four-image votes (of ``suite`` when given; counted ones unless ``include_excluded``), in the order cast,
     as dicts of :data:`KWISE_COLUMNS`."""
     models = ", ".join(f"m{s}.name" for s in SLOTS)
-    joins = " ".join(f"JOIN images i{s} ON i{s}.id = b.image_{s} JOIN models m{s} ON m{s}.id = i{s}.model_id"
+    joins = " ".join(f"JOIN images i{s} ON i{s}.id = b.slot_{s}_image_id JOIN models m{s} ON m{s}.id = i{s}.model_id"
                      for s in SLOTS)
     where = ["1 = 1"]
     params: list = []
@@ -142,8 +143,8 @@ def kwise_vote_rows(db: sqlite_utils.Database, *, suite: str | None = None,
     if not include_excluded:
         where.append("v.excluded = 0")
     rows = db.execute(
-        f"""SELECT v.id, b.id, a.name, p.suite, p.item_key, p.text, {models}, b.image_1, b.image_2, b.image_3,
-                   b.image_4, v.best, v.worst, v.seconds_to_vote, v.voted_at, b.strategy, v.excluded
+        f"""SELECT v.id, b.id, a.name, p.suite, p.item_key, p.text, {models}, b.slot_1_image_id, b.slot_2_image_id,
+                   b.slot_3_image_id, b.slot_4_image_id, v.best, v.worst, v.seconds_to_vote, v.voted_at, b.strategy, v.excluded
             FROM kwise_votes v JOIN kwise_battles b ON b.id = v.battle_id JOIN prompts p ON p.id = b.prompt_id
             JOIN annotators a ON a.id = v.annotator_id {joins}
             WHERE {' AND '.join(where)} ORDER BY v.voted_at, v.id""", params).fetchall()
@@ -160,7 +161,7 @@ def kwise_model_counts(db: sqlite_utils.Database) -> tuple[dict[int, int], list[
     """What the four-image sampler reads (:mod:`sampling.kwise`): {model id: four-image votes it was in}, and per
     counted vote (model ids of slots 1-4, best slot, worst slot or None)."""
     models = ", ".join(f"i{s}.model_id" for s in SLOTS)
-    joins = " ".join(f"JOIN images i{s} ON i{s}.id = b.image_{s}" for s in SLOTS)
+    joins = " ".join(f"JOIN images i{s} ON i{s}.id = b.slot_{s}_image_id" for s in SLOTS)
     rows = db.execute(f"SELECT {models}, v.best, v.worst FROM kwise_votes v JOIN kwise_battles b ON b.id = v.battle_id "
                       f"{joins} WHERE v.excluded = 0 ORDER BY v.id").fetchall()
     appearances: dict[int, int] = {}

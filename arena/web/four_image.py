@@ -81,10 +81,11 @@ def _prompt(sitting: FourImageSitting) -> str:
 
 def show_next(ctx: AppContext, sitting: FourImageSitting | None, session, request: gr.Request = None) -> list:
     """A new set of four (:data:`SHOWN`); told on the status line when none can be drawn or the page is not
-    signed in."""
+    signed in. Leaving a set without a vote is a skip, limited as the arena's skips are; Next after a vote is not."""
     try:
-        if session is not None and session.signed_in:
+        if session is not None and session.signed_in and (sitting is None or sitting.receipt is None):
             ctx.skip_limit.check(session.annotator.name)
+            ctx.client_skip_limit.check(client_address(request))
         sitting = next_four(ctx.store.db(), ctx.rng, session, sitting, suites=ctx.settings.four_image_suite_names,
                             strategy=ctx.settings.four_image_strategy)
     except (KwiseRejected, NoFourImageBattle, RateLimited) as error:

@@ -472,6 +472,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError as error:
             print(error, file=sys.stderr)
             return 2
+    fours = [s.strip() for s in args.four_image.split(",") if s.strip()]
+    if any(name not in FOUR_IMAGE_STRATEGIES for name in fours) or not 0 <= args.worst_share <= 1:
+        print(f"--four-image takes {', '.join(FOUR_IMAGE_STRATEGIES)}; --worst-share is a share between 0 and 1.",
+              file=sys.stderr)
+        return 2
     if args.repetitions < 1 or max_votes < args.step:
         print("--repetitions must be >= 1 and --max-votes at least --step.", file=sys.stderr)
         return 2
@@ -496,11 +501,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             bootstrap_rounds=args.bootstrap_rounds, coverage_at=coverage_at,
         ))
         print(f"{strategy}: done in {results[-1].seconds:.0f} s", file=sys.stderr, flush=True)
-    fours = [s.strip() for s in args.four_image.split(",") if s.strip()]
-    if any(name not in FOUR_IMAGE_STRATEGIES for name in fours) or not 0 <= args.worst_share <= 1:
-        print(f"--four-image takes {', '.join(FOUR_IMAGE_STRATEGIES)}; --worst-share is a share between 0 and 1.",
-              file=sys.stderr)
-        return 2
     for index, name in enumerate(fours):
         rng = np.random.default_rng([args.seed, len(STRATEGIES) + index])
         results.append(simulate_four_image(

@@ -180,9 +180,7 @@ def vote(
     if session.receipt is not None:
         raise VoteRejected("This battle already has your vote. Load the next battle.")
     now = time.time() if now is None else now
-    shown_at = session.shown_at or None
-    if shown_at is not None and seconds_on_screen is not None and 0 <= seconds_on_screen < float("inf"):
-        shown_at = max(shown_at, now - seconds_on_screen)
+    shown_at = shown_since(session.shown_at, seconds_on_screen, now)
     pairing = None
     spec = sampler.declaration
     if rng is not None and sampler.stats is not None and sampler.reads_stats:
@@ -202,6 +200,15 @@ def vote(
     return replace(session, receipt=receipt, votes=session.votes + 1, upcoming=upcoming,
                    upcoming_suite=(suite or None) if upcoming else None, voted_at=now,
                    fast_run=max(session.fast_run, 1) + 1 if fast else 1)
+
+
+def shown_since(shown_at: float, seconds_on_screen: float | None, now: float) -> float | None:
+    """When the voter's page began showing what is voted on: the server's ``shown_at`` (0: unknown), made later by the
+    page's own ``seconds_on_screen`` where the page showed it later than the server handed it out (never earlier)."""
+    shown_at = shown_at or None
+    if shown_at is not None and seconds_on_screen is not None and 0 <= seconds_on_screen < float("inf"):
+        shown_at = max(shown_at, now - seconds_on_screen)
+    return shown_at
 
 
 SIGNED_OUT = ("You were signed out (here or in another tab or browser, or your token was changed). Sign in again "

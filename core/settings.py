@@ -85,6 +85,8 @@ class Settings:
     agreement_min_shared: int = _setting(5, "ARENA_AGREEMENT_MIN_SHARED", "Cohen's kappa is listed for pairs of annotators who share at least this many battles.")
     agreement_max_pairs: int = _setting(50, "ARENA_AGREEMENT_MAX_PAIRS", "At most this many pairs of annotators are listed, those sharing the most battles.")
     sampling_strategy: str = _setting("uniform", "ARENA_SAMPLING", "How battles pick their two models: uniform (the published protocol), balanced or active (see docs/methods/sampling.md).")
+    four_image_suites: str = _setting("", "ARENA_FOUR_IMAGE_SUITES", "Comma-separated suites whose prompts are also voted in the four-image mode: the Four images tab shows four anonymous images of one prompt from four models and the annotator picks the best (and optionally the worst); the votes enter the leaderboard through the kwise-rank-breaking protocol (docs/methods/rating-protocols.md). Empty: no four-image mode (the default).")
+    four_image_strategy: str = _setting("ksort-ucb", "ARENA_FOUR_IMAGE_STRATEGY", "How the four-image mode draws its four models: uniform (four distinct models at random) or ksort-ucb (K-Sort Arena's UCB matchmaking; see docs/methods/sampling.md).")
     warmup_battles: int = _setting(200, "ARENA_WARMUP_BATTLES", "A model added to a running arena gets its first this many battles fast, whatever the strategy, and its interval is marked provisional until then (0: no warm-up; see docs/methods/sampling.md).")
     warmup_share: float = _setting(0.5, "ARENA_WARMUP_SHARE", "At most this share of battles goes to models warming up, so the rest of the study goes on.")
     replication_share: float = _setting(0.0, "ARENA_REPLICATION_SHARE", "Share of battles re-shown to a second annotator (same prompt and images) to measure inter-annotator agreement.")
@@ -158,6 +160,9 @@ class Settings:
             raise SettingsError(f"warmup_battles must be 0 (no warm-up) or more and warmup_share a share strictly "
                                 f"between 0 and 1, got {self.warmup_battles} and {self.warmup_share}. Set "
                                 "ARENA_WARMUP_BATTLES and ARENA_WARMUP_SHARE.")
+        if self.four_image_strategy not in ("uniform", "ksort-ucb"):
+            raise SettingsError(f"four_image_strategy must be uniform or ksort-ucb, got {self.four_image_strategy!r}. "
+                                "Set ARENA_FOUR_IMAGE_STRATEGY.")
         if self.rating_prior_sd < 0:
             raise SettingsError("rating_prior_sd must be 0 (no prior) or more Elo points. Set ARENA_RATING_PRIOR_SD.")
         if self.min_votes < 0 or self.provisional_votes < 0 or self.robustness_top < 0:
@@ -203,6 +208,11 @@ class Settings:
                                 "ARENA_IMAGE_API_TIMEOUT_S, ARENA_IMAGE_API_MAX_RETRIES, ARENA_IMAGE_API_RETRY_BASE_S.")
 
         _check_open_prompts(self)
+
+    @property
+    def four_image_suite_names(self) -> tuple[str, ...]:
+        """The suites of the four-image mode (:attr:`four_image_suites`), in the order given."""
+        return tuple(name.strip() for name in self.four_image_suites.split(",") if name.strip())
 
     @property
     def database(self) -> Path | str:

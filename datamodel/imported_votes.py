@@ -229,7 +229,9 @@ IMAGE_COLUMNS = (("battles", "left_image_id"), ("battles", "right_image_id"), ("
                  ("votes", "right_image_id"), ("metrics", "image_id"), ("judgments", "image_id"),
                  ("vote_changes", "left_image_id"), ("vote_changes", "right_image_id"), ("rating_servings", "image_id"),
                  ("ratings", "image_id"), ("generations", "image_id"), ("imported_votes", "left_image_id"),
-                 ("imported_votes", "right_image_id"))
+                 ("imported_votes", "right_image_id"),
+                 *(("kwise_battles", f"slot_{slot}_image_id") for slot in range(1, 5)),
+                 ("kwise_votes", "best_image_id"), ("kwise_votes", "worst_image_id"))
 
 
 @dataclass(frozen=True)

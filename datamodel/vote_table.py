@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 import sqlite_utils
 
 from datamodel.dialect import is_postgres, json_text_items, unixepoch_text
+from datamodel.kwise import write_kwise_jsonl
 from datamodel.models import model_names as models_by_id
 
 EXPORT_CHUNK_ROWS = 50_000  # votes read and written at a time
@@ -352,12 +353,14 @@ def _write_hf(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: obj
 
 
 # Each format: one declaration (name: writer(db, path, chunk_rows, media) -> rows). The file suffix picks one of the
-# first three; fastchat (a .json file) and hf (a folder) are asked for by name.
+# first three; fastchat (a .json file), hf (a folder) and four-image (the four-image votes, JSON Lines:
+# datamodel.kwise) are asked for by name.
 EXPORTERS = {"csv": arrow_writer("csv", EXPORT_SCHEMA, vote_batches), "jsonl": _write_jsonl,
              "parquet": arrow_writer("parquet", EXPORT_SCHEMA, vote_batches), "fastchat": _write_fastchat,
-             "hf": _write_hf}
+             "hf": _write_hf, "four-image": write_kwise_jsonl}
 EXPORT_FORMATS = ("csv", "jsonl", "parquet")  # the vote table itself, column for column (the admin tab offers these)
-PEER_FORMATS = ("fastchat", "hf")  # what peers read: FastChat's battles, a Hugging Face dataset
+PEER_FORMATS = ("fastchat", "hf", "four-image")  # what peers read: FastChat's battles, a Hugging Face dataset, the
+# four-image votes
 PUBLISHING_FORMATS = ("hf",)  # the formats that hold the images with their models' names
 
 

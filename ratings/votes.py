@@ -51,6 +51,9 @@ class EncodedVotes:
     model_b: np.ndarray
     outcome: np.ndarray
     flagged: np.ndarray | None = None
+    # the four-image votes beside these (ratings.kwise.KwiseVotes), read by a protocol that declares
+    # reads_four_image (ratings.protocols.kwise_rank_breaking); every other protocol ignores them
+    kwise: object | None = None
 
     def flagged_mask(self) -> np.ndarray:
         """Votes flagged, or self-battles (a self-battle is an anomaly whether or not an import flagged it)."""

@@ -372,9 +372,9 @@ def test_worked_example_strengths(protocol, settings):
 
 # --- the registry ---------------------------------------------------------------------------------------------------
 
-def test_registry_lists_the_six_protocols_each_stating_its_choices():
+def test_registry_lists_the_seven_protocols_each_stating_its_choices():
     assert list(PROTOCOLS) == ["arena", "fastchat-2023", "fastchat-2024", "taxonomy-paper", "online-elo",
-                               "lmarena-2025"]
+                               "lmarena-2025", "kwise-rank-breaking"]
     for name, protocol in PROTOCOLS.items():
         assert protocol.name == name
         choices = protocol.choices()

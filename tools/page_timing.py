@@ -7,6 +7,12 @@ models, 256 px images), opens Debian chromium through playwright at 1280×800 an
 - **vote → names**: from the click on "A is better" until the reveal shows the two model names;
 - **Next → images**: from the click on "Next battle" until both new images have loaded and the vote is open again.
 
+With ``--four-image`` it also times the four-image page (the Four images tab, its suite turned on for the run) for
+``--votes`` sets per size:
+
+- **four: vote → names**: from the click on the first image's Best until the four names are shown;
+- **four: Next → images**: from the click on Next until the four new images have loaded.
+
 With ``--open-prompts N`` it also times N open prompts per size (the arena then serves them with the demo's
 painter and its tiny diffusers pipeline on the CPU, built in ``--cache-dir``):
 
@@ -105,13 +111,19 @@ def serve(settings):
     return f"http://127.0.0.1:{settings.port}/", server
 
 
-def time_page(browser, url: str, viewport: dict, name: str, votes: int) -> tuple[list[float], list[float]]:
-    """Sign in as ``name`` and time ``votes`` battles; return (vote → names, Next → images) in milliseconds."""
+def signed_in_page(browser, url: str, viewport: dict, name: str):
+    """A new page at ``url`` of ``viewport``, the sign-in sent as ``name`` (the caller waits for what it needs)."""
     page = browser.new_page(viewport=viewport)
     page.goto(url)
     page.fill("#signin-name textarea, #signin-name input", name)
     page.fill("#signin-token input", "timing-token-1")
     page.click("#signin-button")
+    return page
+
+
+def time_page(browser, url: str, viewport: dict, name: str, votes: int) -> tuple[list[float], list[float]]:
+    """Sign in as ``name`` and time ``votes`` battles; return (vote → names, Next → images) in milliseconds."""
+    page = signed_in_page(browser, url, viewport, name)
     page.wait_for_function("() => " + IMAGES + ".length === 2 && " + IMAGES
                            + ".every(img => img.complete && img.naturalWidth > 0)", timeout=30000)
     page.wait_for_function("() => !document.querySelector('#vote-a').disabled", timeout=30000)
@@ -132,11 +144,7 @@ OPEN_BATTLE_READY = ("() => !document.documentElement.classList.contains('open-g
 
 def time_open_prompts(browser, url: str, viewport: dict, name: str, prompts: int) -> list[float]:
     """Sign in as ``name`` and time ``prompts`` open prompts (Generate → both images loaded), in milliseconds."""
-    page = browser.new_page(viewport=viewport)
-    page.goto(url)
-    page.fill("#signin-name textarea, #signin-name input", name)
-    page.fill("#signin-token input", "timing-token-1")
-    page.click("#signin-button")
+    page = signed_in_page(browser, url, viewport, name)
     page.wait_for_selector("#open-prompt textarea", timeout=30000)
     timings = []
     for number in range(prompts + 1):  # the first one loads the models: not counted
@@ -150,6 +158,31 @@ def time_open_prompts(browser, url: str, viewport: dict, name: str, prompts: int
     return timings
 
 
+FOUR_IMAGES = "[...document.querySelectorAll('#four-grid img')]"
+FOUR_NAMES_SHOWN = "() => document.querySelector('#four-grid .four-grid.voted') !== null"
+FOUR_READY = ("() => document.querySelector('#four-grid .four-grid:not(.voted)') !== null && " + FOUR_IMAGES
+              + ".length === 4 && " + FOUR_IMAGES + ".every(img => img.complete && img.naturalWidth > 0) && "
+              "document.querySelector('#four-grid .four-grid').dataset.token !== window.__previous")
+
+
+def time_four_image(browser, url: str, viewport: dict, name: str, votes: int) -> tuple[list[float], list[float]]:
+    """Sign in as ``name``, open the Four images tab and time ``votes`` sets; (vote → names, Next → images) in ms."""
+    page = signed_in_page(browser, url, viewport, name)
+    page.wait_for_selector("#image-a img", timeout=30000)
+    page.get_by_role("tab", name="Four images").click()
+    page.evaluate("() => { window.__previous = ''; }")
+    page.wait_for_function(FOUR_READY, timeout=30000)
+    to_names, to_images = [], []
+    for _ in range(votes):
+        to_names.append(page.evaluate(CLICK_UNTIL, ["#four-grid .four-tile[data-slot='1'] .four-best",
+                                                    FOUR_NAMES_SHOWN]))
+        page.evaluate("() => { window.__previous = document.querySelector('#four-grid .four-grid').dataset.token; }")
+        to_images.append(page.evaluate(CLICK_UNTIL, ["#four-next", FOUR_READY]))
+        page.wait_for_timeout(50)
+    page.close()
+    return to_names, to_images
+
+
 def summary(values: list[float]) -> str:
     ordered = sorted(values)
     p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
@@ -161,6 +194,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--votes", type=int, default=20, help="battles timed per screen size (default 20)")
     parser.add_argument("--prompts", type=int, default=60, help="prompts in the throwaway arena (default 60)")
     parser.add_argument("--open-prompts", type=int, default=0, help="open prompts timed per screen size (default 0)")
+    parser.add_argument("--four-image", action="store_true", help="also time the four-image page (--votes sets)")
     parser.add_argument("--cache-dir", type=Path, default=Path(".cache"), help="where the tiny pipelines are built")
     args = parser.parse_args(argv)
     if args.prompts < args.votes + 2:
@@ -169,6 +203,8 @@ def main(argv: list[str] | None = None) -> None:
 
     with tempfile.TemporaryDirectory(prefix="page-timing-") as root:
         settings = build_arena(Path(root), args.prompts)
+        if args.four_image:
+            settings = settings.replace(four_image_suites="taxonomy")
         if args.open_prompts:
             settings = settings.replace(open_prompts="on", open_prompt_models="demo-painter,demo-tiny-unet",
                                         cache_dir=args.cache_dir.resolve(), rate_limit_open_prompts_per_minute=0)
@@ -180,6 +216,10 @@ def main(argv: list[str] | None = None) -> None:
                     to_names, to_images = time_page(browser, url, viewport, f"timing-{index}", args.votes)
                     print(f"{size}  vote → names:  {summary(to_names)}")
                     print(f"{size}  Next → images: {summary(to_images)}")
+                    if args.four_image:
+                        to_names, to_images = time_four_image(browser, url, viewport, f"four-{index}", args.votes)
+                        print(f"{size}  four: vote → names:  {summary(to_names)}")
+                        print(f"{size}  four: Next → images: {summary(to_images)}")
                     if args.open_prompts:
                         generated = time_open_prompts(browser, url, viewport, f"open-{index}", args.open_prompts)
                         print(f"{size}  Generate → images: {summary(generated)}")

@@ -56,6 +56,7 @@ import numpy as np
 from ratings.bradley_terry import fit_bradley_terry, newton_bt
 from sampling.simulation import (DAVIDSON_NU, Schedule, checkpoints, count_tensors, outcome_probabilities,  # noqa: F401
                                  settled_at, spearman_rows, top_k_rows, walk)
+from sampling.kwise_simulation import four_image_walk
 from sampling.strategies import STRATEGIES, UNIFORM, SamplingParams, get_strategy, pair_index
 
 TRUE_ELO: dict[str, float] = {
@@ -69,6 +70,8 @@ HARD_GAPS: tuple[int, ...] = (8, 12, 15, 6, 9, 14, 5, 11, 7, 13, 10, 5, 12, 9, 6
 BAD_TOP = 0.15
 BAD_BOTTOM = 0.45
 SPEARMAN_TARGET = 0.95
+FOUR_PAGE_SECONDS = 0.0653 + 0.0728  # four-image page: vote → names + Next → images, medians at 1280×800 (TimeModel)
+FOUR_IMAGE_STRATEGIES = ("uniform", "ksort-ucb")
 
 
 @dataclass(frozen=True)
@@ -81,13 +84,23 @@ class TimeModel:
     - ``page_seconds``: what the page adds per pairwise vote, measured with ``python -m tools.page_timing --votes 40``
       (docs/benchmarks.md, 2026-11-25, 1280×800 medians): 71.8 ms from the vote to the names, 11.2 ms from Next battle
       to the next two images.
-    - ``four_image_seconds``: the seconds of a four-image vote (look, pick, page), for the four-image mode; None until
-      that mode exists and the page's timing tool measures it.
+    - ``four_look_seconds``: looking at four images and picking the best (and, for half of the votes, the worst):
+      **assumed** 2 × ``look_seconds`` = 12 s (four images to look at instead of two, one or two picks instead of
+      one); no annotator has been timed on the four-image page yet, so ``--four-look-seconds`` changes it and the
+      table says at which figure the four-image mode would break even.
+    - ``four_page_seconds``: what the page adds per four-image vote, measured with ``python -m tools.page_timing
+      --votes 40 --four-image`` (docs/benchmarks.md, 2026-11-28, 1280×800 medians): vote → names plus Next → the
+      four images (:data:`FOUR_PAGE_SECONDS`).
     """
 
     look_seconds: float = 6.0
     page_seconds: float = 0.0718 + 0.0112
-    four_image_seconds: float | None = None
+    four_look_seconds: float = 12.0
+    four_page_seconds: float = FOUR_PAGE_SECONDS
+
+    @property
+    def four_image_seconds(self) -> float:
+        return self.four_look_seconds + self.four_page_seconds
 
     @property
     def pairwise_seconds(self) -> float:
@@ -246,6 +259,48 @@ def simulate_strategy(
                           outcomes.sum(axis=2), warmup_votes, warmup_share)
 
 
+def simulate_four_image(
+    strategy: str,
+    *,
+    true_elo: Sequence[float] = tuple(TRUE_ELO.values()),
+    arrivals: Sequence[int] | None = None,
+    repetitions: int = 200,
+    max_votes: int = 20_000,
+    seed: int | np.random.Generator = 0,
+    step: int = 50,
+    growth: float = 0.02,
+    worst_share: float = 0.5,
+) -> StrategyResult:
+    """Run ``repetitions`` seeded arenas of ``max_votes`` four-image votes drawn by ``strategy`` (``uniform`` or
+    ``ksort-ucb``; :mod:`sampling.kwise_simulation`) and check the criteria at the same checkpoints as the pairwise
+    runs; the fit is the leaderboard's ``kwise-rank-breaking`` point estimate (the rank-broken pairs' Bradley–Terry
+    fit). Coverage is not simulated for this mode (NaN)."""
+    started = time.perf_counter()
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    truth = centred_truth(true_elo)
+    n = len(truth)
+    arrivals = np.zeros(n, dtype=np.int64) if arrivals is None else np.asarray(arrivals, dtype=np.int64)
+    points = checkpoints(max_votes, step=step, growth=growth)
+    theta = np.zeros((repetitions, n))
+    spearman_ok = np.zeros((repetitions, len(points)), dtype=bool)
+    top_ok = np.zeros((repetitions, len(points)), dtype=bool)
+    wins = np.zeros((repetitions, n, n))
+    for c, (point, wins) in enumerate(four_image_walk(strategy, true_elo=truth, points=points,
+                                                      repetitions=repetitions, rng=rng, arrivals=arrivals,
+                                                      worst_share=worst_share)):
+        present = arrivals <= point
+        theta, _ = newton_bt(wins, ridge=1e-6, theta0=theta, max_iter=100)
+        spearman_ok[:, c] = spearman_rows(theta[:, present], truth[present]) >= SPEARMAN_TARGET
+        top_ok[:, c] = top_k_rows(theta[:, present], truth[present])
+    spearman_votes, spearman_settled = settled_at(spearman_ok, points)
+    top_votes, top_settled = settled_at(top_ok, points)
+    fitted = 1000 + (theta - theta.mean(axis=1, keepdims=True)) / np.log(10) * 400
+    nothing = np.full(repetitions, np.nan)
+    return StrategyResult(f"four-{strategy}", spearman_votes, spearman_settled, top_votes, top_settled, nothing,
+                          nothing, fitted.mean(axis=0) - truth, np.array([1.0, 0.0, 0.0, 0.0]),
+                          time.perf_counter() - started, np.zeros((repetitions, 0)), mode="four-image")
+
+
 def format_table(
     results: Sequence[StrategyResult], *, repetitions: int, max_votes: int, coverage_at: int | None
 ) -> str:
@@ -301,6 +356,8 @@ def format_warmup(results: Sequence[StrategyResult], *, late_name: str, joined: 
     lines = [f"Warm-up of {late_name} (joined after {joined} votes): votes until its first {battles} battles",
              f"{'strategy':{width}} | {'mean':>6} {'largest':>7} | {'largest, share of the votes that followed':>40}"]
     for r in results:
+        if r.mode != "pairwise":  # the four-image rows have no warm-up of their own
+            continue
         lines.append(f"{r.strategy:{width}} | {r.warmup_votes.mean():6.0f} {r.warmup_votes.max():7d} | "
                      f"{r.warmup_share:40.1%}")
     return "\n".join(lines)
@@ -328,10 +385,13 @@ def format_seconds(results: Sequence[StrategyResult], time_model: TimeModel) -> 
                       f"{top / (base.top_votes.mean() * base_seconds / 3600):5.2f}")
         lines.append(f"{r.strategy:{width}} | {r.mode:>10} {seconds:6.2f} | {spearman:11.1f} {ratios[0]:>5} | "
                      f"{top:8.1f} {ratios[1]:>5}")
-    four = time_model.four_image_seconds
-    lines.append(f"{'four-image':{width}} | {'four-image':>10} {'' if four is None else f'{four:6.2f}':>6} | "
-                 "the time model's slot for a four-image vote (TimeModel.four_image_seconds)"
-                 + (": no such mode yet" if four is None else ""))
+    fours = [r for r in results if r.mode == "four-image"]
+    if base is not None and fours:
+        best = min(fours, key=lambda r: r.spearman_votes.mean())
+        even = base.spearman_votes.mean() * base_seconds / best.spearman_votes.mean() - time_model.four_page_seconds
+        lines.append(f"A four-image vote = {time_model.four_look_seconds:.1f} s to look and pick (assumed) + "
+                     f"{time_model.four_page_seconds:.3f} s of the page (measured); {best.strategy} breaks even "
+                     f"with uniform pairwise on Spearman at {even:.1f} s of looking per four-image vote.")
     return "\n".join(lines)
 
 
@@ -366,6 +426,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--look-seconds", type=float, default=TimeModel.look_seconds,
                         help=f"time model: seconds to look at a pairwise battle and decide (default "
                              f"{TimeModel.look_seconds})")
+    parser.add_argument("--four-look-seconds", type=float, default=TimeModel.four_look_seconds,
+                        help=f"time model: seconds to look at four images and pick (default "
+                             f"{TimeModel.four_look_seconds}, an assumption: see TimeModel)")
+    parser.add_argument("--four-image", default=",".join(FOUR_IMAGE_STRATEGIES),
+                        help="comma-separated four-image draws to simulate beside the pairwise strategies (default "
+                             f"{','.join(FOUR_IMAGE_STRATEGIES)}; empty: none)")
+    parser.add_argument("--four-max-votes", type=int,
+                        help="four-image votes per arena (default: a third of --max-votes)")
+    parser.add_argument("--worst-share", type=float, default=0.5,
+                        help="share of four-image votes that also mark the worst (default 0.5)")
     defaults = SamplingParams()
     parser.add_argument("--active-resolution", type=float, default=defaults.active_resolution,
                         help=f"active: resolution s in Elo points (default {defaults.active_resolution})")
@@ -405,6 +475,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError as error:
             print(error, file=sys.stderr)
             return 2
+    fours = [s.strip() for s in args.four_image.split(",") if s.strip()]
+    if any(name not in FOUR_IMAGE_STRATEGIES for name in fours) or not 0 <= args.worst_share <= 1:
+        print(f"--four-image takes {', '.join(FOUR_IMAGE_STRATEGIES)}; --worst-share is a share between 0 and 1.",
+              file=sys.stderr)
+        return 2
     if args.repetitions < 1 or max_votes < args.step:
         print("--repetitions must be >= 1 and --max-votes at least --step.", file=sys.stderr)
         return 2
@@ -414,7 +489,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 active_sharpness=args.active_sharpness, active_floor=args.active_floor,
                                 active_cap=args.active_cap, ridge=args.ridge, warmup_battles=args.warmup_battles,
                                 warmup_share=args.warmup_share)
-        time_model = TimeModel(look_seconds=args.look_seconds)
+        time_model = TimeModel(look_seconds=args.look_seconds, four_look_seconds=args.four_look_seconds)
     except ValueError as error:
         print(error, file=sys.stderr)
         return 2
@@ -429,6 +504,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             bootstrap_rounds=args.bootstrap_rounds, coverage_at=coverage_at,
         ))
         print(f"{strategy}: done in {results[-1].seconds:.0f} s", file=sys.stderr, flush=True)
+    for index, name in enumerate(fours):
+        rng = np.random.default_rng([args.seed, len(STRATEGIES) + index])
+        results.append(simulate_four_image(
+            name, true_elo=scenario.true_elo, arrivals=scenario.arrivals, repetitions=args.repetitions,
+            max_votes=args.four_max_votes or max(args.step, max_votes // 3), seed=rng, step=args.step,
+            growth=args.growth, worst_share=args.worst_share))
+        print(f"four-{name}: done in {results[-1].seconds:.0f} s", file=sys.stderr, flush=True)
     print(f"Scenario {scenario.name}: {scenario.description}; seed {args.seed}.")
     print(format_table(results, repetitions=args.repetitions, max_votes=max_votes, coverage_at=coverage_at))
     if scenario.late and max_votes > scenario.arrivals[scenario.late[0]]:

@@ -31,7 +31,7 @@ linear in the votes: a million votes take a few seconds and a few hundred MB, wh
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -45,12 +45,14 @@ from datamodel.votes import judge_voter_names
 from core.settings import Settings
 from datamodel.vote_arrays import ARENA_SOURCE, SLICE_FILTERS, VoteArrays, VoteArraysCache, read_vote_arrays
 from datamodel.imported_votes import import_sources
+from datamodel.kwise import kwise_vote_rows
 from datamodel.metrics import metric_directions, model_metric_table
 from arena.leaderboard.fits import board_audit, check_mode, ppi_table
 from arena.leaderboard.labels import format_ci, metric_base, rank_range_text
 from arena.study_plan import in_play, main_strategy, plan_line, warming_up
 from ratings.agreement import agreement_summary, consensus_spearman, inter_annotator_from_codes, paired_confusion
 from ratings.bias import position_bias_from_counts
+from ratings.kwise import KwiseVotes
 from ratings.leaderboard import prior_ridge
 from core.protocols import get_protocol
 from ratings.protocols import DEFAULT_PROTOCOL, RatingProtocol
@@ -106,12 +108,15 @@ def parse_anchor(text: str) -> tuple[str, float] | None:
 
 
 def rating_protocol(options: LeaderboardOptions) -> RatingProtocol:
-    """The protocol of ``options``: ``arena`` with the options' tie policy, rounds, seed and prior; a published one
-    with its source's settings (and the options' anchor, if one is given)."""
+    """The protocol of ``options``: ``arena`` with the options' tie policy, rounds, seed and prior, and
+    ``kwise-rank-breaking`` with its rounds, seed and prior; a published one with its source's settings (and the
+    options' anchor, if one is given)."""
     settings: dict = {}
     if options.protocol == DEFAULT_PROTOCOL:
         settings = dict(tie_policy=options.tie_policy, rounds=options.rounds, seed=options.seed,
                         ridge=prior_ridge(options.prior_sd), intervals=options.intervals)
+    elif getattr(get_protocol(options.protocol), "reads_four_image", False):  # this arena's fit too: its prior
+        settings = dict(rounds=options.rounds, seed=options.seed, ridge=prior_ridge(options.prior_sd))
     if options.anchor:
         if "anchor" not in {f for f in get_protocol(options.protocol).settings()}:
             raise ValueError(f"The {options.protocol} protocol has no anchor: leave out --anchor.")
@@ -297,6 +302,17 @@ def read_slice(db: sqlite_utils.Database, options: LeaderboardOptions, cache: Bo
     return read_vote_arrays(db, STRATEGIES, **read) if cache is None else cache.votes.read(db, STRATEGIES, **read)
 
 
+def four_image_votes(db: sqlite_utils.Database, options: LeaderboardOptions) -> KwiseVotes:
+    """The four-image votes of the slice ``options`` chooses (:mod:`datamodel.kwise`): the arena's own, by suite,
+    voter, time and exclusion; none when the slice is by subset, variant, category or an imported source (a
+    four-image vote is the arena's own and is filed by suite only)."""
+    narrowed = any((options.subset, options.variant, options.category)) or options.source not in (None, ARENA_SOURCE)
+    rows = [] if narrowed else kwise_vote_rows(db, suite=options.suite, include_excluded=options.include_excluded)
+    rows = [row for row in rows if (options.voter is None or row["annotator"] == options.voter)
+            and (options.until is None or row["voted_at"] <= options.until)]
+    return KwiseVotes.from_rows(rows)
+
+
 def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions = LeaderboardOptions(),
                         cache: BoardCache | None = None) -> Leaderboard:
     """The leaderboard of ``options``; ``cache``: what a worker keeps between snapshots (:class:`BoardCache`)."""
@@ -314,7 +330,10 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
     strategies = np.bincount(arrays.strategy, minlength=len(arrays.strategies))
     shown = dict(min_votes=options.min_votes, provisional_votes=options.provisional_votes, order=options.order)
     rated = {"human": arrays.take(arrays.human), "judge": arrays.take(arrays.judge(judge))}
-    results = {kind: protocol.rate(part.encoded(), **shown) for kind, part in rated.items()}
+    encoded = {kind: part.encoded() for kind, part in rated.items()}
+    if getattr(protocol, "reads_four_image", False):  # the four-image votes beside the human pairwise ones
+        encoded["human"] = replace(encoded["human"], kwise=four_image_votes(db, options))
+    results = {kind: protocol.rate(votes, **shown) for kind, votes in encoded.items()}
     arrays = arrays.take(~arrays.flagged)
     human, judged = (part.take(~part.flagged) for part in rated.values())
     ppi, audit = {}, None

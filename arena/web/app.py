@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from datamodel.annotators import sync_accounts
 from datamodel.battles import ShownImage, battle_pair
 from datamodel.human_ratings import rating_image
+from datamodel.kwise import kwise_image
 from datamodel.media import MediaStore
 from datamodel.renditions import Renditions, band_warning, withdraw
 from core.settings import Settings
@@ -31,6 +32,7 @@ from arena.web.arena_tab import build_arena_tab
 from arena.web.assets import HEAD_SCRIPTS, STYLESHEETS, json_element
 from arena.web.context import AppContext
 from arena.web.early_script import EarlyScript
+from arena.web.four_image import build_four_image_tab
 from arena.web.forwarding import TrustedForwarding, warn_untrusted_proxy
 from arena.web.front_door import FrontDoor, request_cookie
 from arena.web.leaderboard_tab import LEADERBOARD_POLL_S, build_leaderboard_tab, header_tip_table
@@ -123,12 +125,17 @@ def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | 
                 arena = build_arena_tab(ctx)
             with gr.Tab("Ratings", id="ratings") as ratings_tab, signed_in_events(blocks, ctx):
                 build_ratings_tab(ctx)
+            four_tabs = []
+            if ctx.settings.four_image_suite_names:  # the four-image mode (arena.web.four_image)
+                with gr.Tab("Four images", id="four") as four_tab, signed_in_events(blocks, ctx):
+                    build_four_image_tab(ctx, four_tab, arena.state)
+                four_tabs.append(four_tab)
             with gr.Tab("Leaderboard", id="leaderboard") as leaderboard_tab:
                 voter_menu = build_leaderboard_tab(ctx, leaderboard_tab, timer, arena.state, admin)
             with gr.Tab("Admin", id="admin") as admin_tab, signed_in_events(blocks, ctx):
                 build_admin_tab(ctx, admin)
         leaderboard_tab.select(lambda: gr.Timer(active=True), None, timer, api_visibility="private")
-        for other in (arena_tab, ratings_tab, admin_tab):
+        for other in (arena_tab, ratings_tab, admin_tab, *four_tabs):
             other.select(lambda: gr.Timer(active=False), None, timer, api_visibility="private")
 
         with signed_in_events(blocks, ctx):  # the reveal's "See your own leaderboard"
@@ -232,8 +239,9 @@ class BattlePairs:
 
 
 class BattleMedia:
-    """ASGI front door: ``GET .../battle-media/<token>/<a|b>`` answers a battle image (and ``.../rating-media/<token>``
-    a rating question's image, :mod:`arena.web.ratings_tab`), anything else goes to the app.
+    """ASGI front door: ``GET .../battle-media/<token>/<a|b>`` answers a battle image (``.../kwise-media/<token>/<1-4>``
+    a four-image battle's, :mod:`arena.web.four_image`, and ``.../rating-media/<token>`` a rating question's image,
+    :mod:`arena.web.ratings_tab`), anything else goes to the app.
 
     Images are reachable only through a battle's (or a rating question's) unguessable media token, which only the
     session it was served to receives; a token answers its images and nothing else, and does not expire (the page
@@ -258,6 +266,9 @@ class BattleMedia:
         if "/battle-media/" in path:
             token, _, side = path.rpartition("/battle-media/")[2].partition("/")
             shown = self.pairs.image(self.store.db(), token, side) if _TOKEN.match(token) else None
+        elif "/kwise-media/" in path:  # a four-image battle's image (arena.web.four_image), the same way
+            token, _, slot = path.rpartition("/kwise-media/")[2].partition("/")
+            shown = kwise_image(self.store.db(), token, slot) if _TOKEN.match(token) else None
         elif "/rating-media/" in path:  # a rating question's image (arena.web.ratings_tab), the same way
             token = path.rpartition("/rating-media/")[2]
             shown = rating_image(self.store.db(), token) if _TOKEN.match(token) else None

@@ -25,6 +25,7 @@ STYLESHEETS = tuple(STATIC / name for name in (
     "admin.css",  # the admin tab (admin_tab.py)
     "ratings.css",  # the Ratings tab (ratings_tab.py; its answer rows: ratings_tab.answer_rows_css)
     "leaderboard.css",  # the leaderboard tab's folded filters and statistics (leaderboard_tab.py)
+    "four_image.css",  # the Four images tab (four_image.py)
 ))
 HEAD_SCRIPTS = tuple(STATIC / name for name in (
     "arena.html",  # the arena tab's keys, layout, enlarged images and events (arena_tab.py)
@@ -33,6 +34,7 @@ HEAD_SCRIPTS = tuple(STATIC / name for name in (
     "ratings.html",  # the Ratings tab's keys (ratings_tab.py; its #rating-keys data)
     "leaderboard.html",  # header tooltips and charts fitted to their panels (leaderboard_tab.py; #lb-header-tips)
     "admin.html",  # the admin tab's Unlock event (admin_tab.py)
+    "four_image.html",  # the Four images tab's picks and keys (four_image.py)
 ))
 
 

@@ -87,6 +87,8 @@ ROUTES: tuple[Route, ...] = (
     Route(READ, r"/(?:assets|static)/[^?#]+", "Gradio's bundled scripts, styles and fonts", "none needed: read only"),
     Route(READ, r"/battle-media/[A-Za-z0-9_-]{1,64}/[ab]", "a battle's image",
           "an unguessable token per battle; renditions only, cached"),
+    Route(READ, r"/kwise-media/[A-Za-z0-9_-]{1,64}/[1-4]", "a four-image battle's image",
+          "an unguessable token per battle; renditions only, cached"),
     Route(READ, r"/rating-media/[A-Za-z0-9_-]{1,64}", "a rating question's image",
           "an unguessable token per question; renditions only, cached"),
     Route(READ, r"/admin-export/[A-Za-z0-9_-]{1,64}", "an admin's export",

@@ -12,6 +12,7 @@ and rounding; the leaderboard (``--protocol``), its page and the docs list them 
 ``taxonomy-paper``      the taxonomy paper's Tables 3–6: no penalty, ties and both-bad one win each way, truncated
 ``online-elo``          online Elo, K = 4, in time order
 ``lmarena-2025``        LMArena since July 2025: pair-reweighted Bradley–Terry, sandwich (CLT) intervals
+``kwise-rank-breaking`` the pairwise and the four-image votes (rank-broken) in one Bradley–Terry fit
 ======================  ==============================================================================================
 
 Adding one: a file here with a frozen dataclass subclass of :class:`RatingProtocol` (its settings as fields, its six
@@ -29,6 +30,7 @@ from ratings.protocols.arena import Arena
 from ratings.protocols.base import CHOICES, RESULT_COLUMNS, ProtocolFit, RatingProtocol, empty_result
 from ratings.protocols.fastchat_2023 import FastChat2023
 from ratings.protocols.fastchat_2024 import FastChat2024
+from ratings.protocols.kwise_rank_breaking import KwiseRankBreaking
 from ratings.protocols.lmarena_2025 import LMArena2025
 from ratings.protocols.online_elo import OnlineElo
 from ratings.protocols.taxonomy_paper import TaxonomyPaper
@@ -36,8 +38,9 @@ from ratings.protocols.taxonomy_paper import TaxonomyPaper
 DEFAULT_PROTOCOL = "arena"
 # in the order the leaderboard's menu lists them; core.protocols.PROTOCOLS registers them (and the plug-ins' after)
 BUILT_IN_PROTOCOLS: tuple[RatingProtocol, ...] = (Arena(), FastChat2023(), FastChat2024(), TaxonomyPaper(), OnlineElo(),
-                                                  LMArena2025())
+                                                  LMArena2025(), KwiseRankBreaking())
 
 
 __all__ = ["BUILT_IN_PROTOCOLS", "CHOICES", "DEFAULT_PROTOCOL", "RESULT_COLUMNS", "Arena", "FastChat2023",
-           "FastChat2024", "LMArena2025", "OnlineElo", "ProtocolFit", "RatingProtocol", "TaxonomyPaper", "empty_result"]
+           "FastChat2024", "KwiseRankBreaking", "LMArena2025", "OnlineElo", "ProtocolFit", "RatingProtocol",
+           "TaxonomyPaper", "empty_result"]

@@ -1,0 +1,153 @@
+"""The Four images tab (the four-image mode): one prompt, four anonymous images from four models, pick the best (and
+optionally the worst), see the names.
+
+Shown when the setting ``four_image_suites`` names a suite. The annotator is the one signed in on the Arena tab (the
+tab's events take the arena's session, :mod:`arena.four_image_session`); the four images come through the battle's
+unguessable media token as display renditions (``kwise-media/<token>/<slot>``, the same front door and renditions as
+a pairwise battle's), and the names only with the vote's answer. On a desktop the four images are a 2×2 grid; on a
+phone a 2×2 grid of smaller tiles (a tap enlarges one), the Next button fixed at the bottom. Keys: **1**–**4** pick
+the best, **Shift+1**–**4** mark (or unmark) the worst before that, **N** the next set. The page's script and
+stylesheet are ``static/four_image.html`` and ``static/four_image.css``.
+
+No ``from __future__ import annotations`` here: Gradio reads the handlers' type hints on every call.
+"""
+
+import html
+
+import gradio as gr
+
+from arena.four_image_session import FourImageSitting, next_four, vote_four
+from arena.ratelimit import RateLimited, client_address
+from arena.web.arena_tab import read_on_screen
+from arena.web.context import AppContext, bind, refusal, unwritable
+from datamodel.connection import database_errors
+from datamodel.kwise import SLOTS, KwiseRejected
+from sampling.kwise import NoFourImageBattle
+
+SUBMIT_JS = "(...inputs) => window.fourImage.beforeVote(...inputs)"
+SHOWN = ("state", "status", "prompt", "grid", "reveal", "on_screen")  # what a new set answers, in this order
+VOTED = ("state", "status", "grid", "reveal")  # what a vote answers
+INSTRUCTIONS = ("Which image shows the prompt best? **Best** under it (keys **1**–**4**); mark the worst first if you "
+                "like (**Worst**, **Shift+1**–**4**). The names appear after your vote.")
+
+
+def image_url(media_token: str, slot: int) -> str:
+    return f"kwise-media/{html.escape(media_token)}/{slot}"
+
+
+def grid_html(sitting: FourImageSitting | None) -> str:
+    """The four tiles: each image through the battle's media token under its slot number, with its Best and Worst
+    buttons; once voted, each caption names its model and the pick (the grid's class ``voted`` greys the buttons)."""
+    if sitting is None or sitting.battle is None:
+        return '<div class="four-grid four-empty"></div>'
+    receipt, token = sitting.receipt, sitting.battle.media_token
+    tiles = []
+    for slot in SLOTS:
+        caption = str(slot)
+        mark = ""
+        if receipt is not None:
+            caption = f"{slot}: {receipt.models[slot - 1]}"
+            mark = " best" if slot == receipt.best else " worst" if slot == receipt.worst else ""
+        badge = {" best": "★ best", " worst": "✗ worst"}.get(mark, "")
+        tiles.append(
+            f'<figure class="four-tile{mark}" data-slot="{slot}"><figcaption><span class="four-name">'
+            f'{html.escape(caption)}</span><span class="four-badge">{badge}</span></figcaption>'
+            f'<img src="{image_url(token, slot)}" alt="Image {slot}"><div class="four-actions">'
+            f'<button type="button" class="four-best" data-slot="{slot}">Best <kbd>{slot}</kbd></button>'
+            f'<button type="button" class="four-worst" data-slot="{slot}">Worst</button></div></figure>')
+    voted = " voted" if receipt is not None else ""
+    return f'<div class="four-grid{voted}" data-token="{html.escape(token)}">{"".join(tiles)}</div>'
+
+
+def reveal_html(sitting: FourImageSitting | None) -> str:
+    if sitting is None or sitting.receipt is None:
+        return '<div class="four-reveal"></div>'
+    receipt = sitting.receipt
+    worst = f" Worst: <b>{html.escape(receipt.models[receipt.worst - 1])}</b>." if receipt.worst else ""
+    return (f'<div class="four-reveal voted">Best: <b>{html.escape(receipt.models[receipt.best - 1])}</b>.{worst} '
+            "Press <b>Next</b> (N) for another set.</div>")
+
+
+def status_text(session, sitting: FourImageSitting | None, error: str = "") -> str:
+    who = f"**{session.annotator.name}**" if session is not None and session.signed_in else "Not signed in"
+    votes = sitting.votes if sitting is not None else 0
+    line = f"{who} · {votes} four-image vote{'s' if votes != 1 else ''} in this sitting"
+    return f"{line}  \n**⚠ {error}**" if error else line
+
+
+def _prompt(sitting: FourImageSitting) -> str:
+    return f"**Prompt:** {html.escape(sitting.battle.text)}"
+
+
+def show_next(ctx: AppContext, sitting: FourImageSitting | None, session, request: gr.Request = None) -> list:
+    """A new set of four (:data:`SHOWN`); told on the status line when none can be drawn or the page is not
+    signed in. Leaving a set without a vote is a skip, limited as the arena's skips are; Next after a vote is not."""
+    try:
+        if session is not None and session.signed_in and (sitting is None or sitting.receipt is None):
+            ctx.skip_limit.check(session.annotator.name)
+            ctx.client_skip_limit.check(client_address(request))
+        sitting = next_four(ctx.store.db(), ctx.rng, session, sitting, suites=ctx.settings.four_image_suite_names,
+                            strategy=ctx.settings.four_image_strategy)
+    except (KwiseRejected, NoFourImageBattle, RateLimited) as error:
+        refusal(error, "four_next", request)
+        return [gr.skip(), status_text(session, sitting, str(error)), *[gr.skip()] * 4]
+    except database_errors() as error:
+        return [gr.skip(), status_text(session, sitting, unwritable(error, "four_next", request)), *[gr.skip()] * 4]
+    return [sitting, status_text(session, sitting), _prompt(sitting), grid_html(sitting), reveal_html(sitting),
+            sitting.battle.media_token]
+
+
+def opened(ctx: AppContext, sitting: FourImageSitting | None, session, request: gr.Request = None) -> list:
+    """The tab picked: the set on screen stays while it waits for a vote; else a new one."""
+    if sitting is not None and sitting.battle is not None and sitting.receipt is None:
+        return [gr.skip()] * len(SHOWN)
+    return show_next(ctx, sitting, session, request)
+
+
+def read_pick(pick) -> tuple[int, int | None]:
+    """(best, worst or None) from the page's pick "best:worst" ("3:1", "3:"); (0, None) where it is not one."""
+    best, _, worst = str(pick or "").partition(":")
+    try:
+        return int(best), int(worst) if worst else None
+    except ValueError:
+        return 0, None
+
+
+def cast_four(ctx: AppContext, sitting: FourImageSitting | None, session, shown: str, pick: str,
+              request: gr.Request = None) -> list:
+    """Record the pick on the set on screen and reveal the names (:data:`VOTED`)."""
+    (token, seconds), (best, worst) = read_on_screen(shown), read_pick(pick)
+    try:
+        if session is not None and session.signed_in:
+            ctx.annotator_limit.check(session.annotator.name)
+        ctx.client_limit.check(client_address(request))
+        sitting = vote_four(ctx.store.db(), session, sitting, best=best, worst=worst, on_screen=token,
+                            seconds_on_screen=seconds)
+    except (KwiseRejected, RateLimited) as error:
+        refusal(error, "four_vote", request)
+        return [gr.skip(), status_text(session, sitting, str(error)), gr.skip(), gr.skip()]
+    except database_errors() as error:
+        return [gr.skip(), status_text(session, sitting, unwritable(error, "four_vote", request)), gr.skip(), gr.skip()]
+    return [sitting, status_text(session, sitting), grid_html(sitting), reveal_html(sitting)]
+
+
+def build_four_image_tab(ctx: AppContext, tab: gr.Tab, arena_state: gr.State) -> None:
+    """Lay out the Four images tab and wire its events (the arena's signed-in session is ``arena_state``)."""
+    with gr.Column(elem_id="four-box"):
+        gr.Markdown(INSTRUCTIONS, elem_id="four-instructions")
+        view = dict(state=gr.State(None), status=gr.Markdown(elem_id="four-status", min_height=0),
+                    prompt=gr.Markdown(elem_id="four-prompt"), grid=gr.HTML(elem_id="four-grid", container=False),
+                    reveal=gr.HTML(elem_id="four-reveal", container=False),
+                    on_screen=gr.Textbox(visible=False, elem_id="four-on-screen"),
+                    pick=gr.Textbox(visible=False, elem_id="four-pick"))
+        with gr.Row(elem_id="four-bar"):
+            next_button = gr.Button("Next", variant="primary", elem_id="four-next", min_width=80)
+        submit = gr.Button("Vote", elem_id="four-submit", elem_classes=["arena-hidden"])
+    fast = dict(queue=False, preprocess=False, postprocess=False)
+    shown = [view[name] for name in SHOWN]
+    tab.select(bind(ctx, opened), [view["state"], arena_state], shown, api_visibility="private", **fast)
+    next_button.click(bind(ctx, show_next, name="four_next"), [view["state"], arena_state], shown,
+                      api_name="four_next", **fast)
+    submit.click(bind(ctx, cast_four, name="four_vote"),
+                 [view["state"], arena_state, view["on_screen"], view["pick"]], [view[name] for name in VOTED],
+                 api_name="four_vote", js=SUBMIT_JS, **fast)

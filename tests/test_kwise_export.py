@@ -1,0 +1,38 @@
+"""The four-image votes' export (``python -m arena export FILE --format four-image``): one JSON object per vote in the
+documented shape (docs/running-a-study.md#exports-other-tools-read), the models and image ids of the four slots."""
+
+import json
+import random
+
+from arena import session as sessions
+from arena.commands import main
+from arena.four_image_session import next_four, vote_four
+from datamodel.kwise import KWISE_COLUMNS
+from support.arena import command_line_env
+
+
+def test_the_export_carries_each_vote_with_its_slots_models_and_image_ids(small_arena, monkeypatch, tmp_path,
+                                                                            capsys):
+    db = small_arena.db
+    session = sessions.start(db, "kim", "a-long-token-1", open_signup=True)
+    sitting, picks = None, [(2, 4), (1, None)]
+    for best, worst in picks:
+        sitting = next_four(db, random.Random(best), session, sitting, suites=["taxonomy"], strategy="ksort-ucb")
+        sitting = vote_four(db, session, sitting, best=best, worst=worst, on_screen=sitting.battle.media_token)
+    model_of = dict(db.execute("SELECT i.id, m.name FROM images i JOIN models m ON m.id = i.model_id").fetchall())
+    db.close()
+    command_line_env(small_arena, monkeypatch, tmp_path)
+    assert main(["export", str(tmp_path / "four.jsonl"), "--format", "four-image"]) == 0
+    assert "Wrote 2 votes" in capsys.readouterr().out
+    lines = [json.loads(line) for line in (tmp_path / "four.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [list(line) for line in lines] == [list(KWISE_COLUMNS)] * 2
+    for line, (best, worst) in zip(lines, picks):
+        images = [line[f"image_id_{slot}"] for slot in range(1, 5)]
+        assert [line[f"model_{slot}"] for slot in range(1, 5)] == [model_of[i] for i in images]
+        assert (line["best"], line["worst"]) == (best, worst)
+        assert line["best_model"] == model_of[images[best - 1]]
+        assert line["worst_model"] == (None if worst is None else model_of[images[worst - 1]])
+        assert line["annotator"] == "kim" and line["suite"] == "taxonomy" and line["excluded"] is False
+        assert line["strategy"] == "ksort-ucb" and line["prompt"]
+    assert main(["export", str(tmp_path / "pairs.jsonl")]) == 0  # the pairwise export holds no four-image vote
+    assert (tmp_path / "pairs.jsonl").read_text(encoding="utf-8") == ""

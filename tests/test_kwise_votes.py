@@ -1,0 +1,108 @@
+"""Four-image votes (the four-image mode): drawn, stored with their image ids, refused when they cannot be the
+annotator's, on SQLite and PostgreSQL."""
+
+import random
+
+import pytest
+
+from arena import session as sessions
+from arena.four_image_session import FourImageSitting, next_four, vote_four
+from datamodel.kwise import KWISE_COLUMNS, KwiseRejected, kwise_model_counts, kwise_vote_rows
+from sampling.kwise import NoFourImageBattle
+from support.arena import MODELS
+
+pytestmark = pytest.mark.both_engines
+
+
+def _signed_in(db, name="kim"):
+    return sessions.start(db, name, "a-long-token-1", open_signup=True)
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "ksort-ucb"])
+def test_a_vote_is_stored_with_its_slots_and_image_ids(small_arena, strategy):
+    db = small_arena.db
+    session = _signed_in(db)
+    sitting = next_four(db, random.Random(1), session, None, suites=["taxonomy"], strategy=strategy, now=100.0)
+    battle = sitting.battle
+    assert battle.suite == "taxonomy" and len(set(battle.image_ids)) == 4
+    models = {row[0]: row[1] for row in db.execute("SELECT i.id, m.name FROM images i JOIN models m ON "
+                                                   "m.id = i.model_id").fetchall()}
+    assert sorted(models[i] for i in battle.image_ids) == sorted(MODELS)  # four different models
+    voted = vote_four(db, session, sitting, best=3, worst=1, on_screen=battle.media_token, seconds_on_screen=4.0,
+                      now=110.0)
+    receipt = voted.receipt
+    assert receipt.models == tuple(models[i] for i in battle.image_ids) and (receipt.best, receipt.worst) == (3, 1)
+    assert receipt.seconds_to_vote == pytest.approx(4.0)
+    stored = db.execute("SELECT best, worst, best_image_id, worst_image_id, annotator_id FROM kwise_votes").fetchall()
+    assert [tuple(r) for r in stored] == [(3, 1, battle.image_ids[2], battle.image_ids[0], session.annotator.id)]
+    (row,) = kwise_vote_rows(db)
+    assert tuple(row) == KWISE_COLUMNS
+    assert row["best_model"] == models[battle.image_ids[2]] and row["worst_model"] == models[battle.image_ids[0]]
+    assert [row[f"image_id_{s}"] for s in range(1, 5)] == list(battle.image_ids)
+    assert row["strategy"] == strategy and row["annotator"] == "kim"
+    appearances, votes = kwise_model_counts(db)
+    assert sum(appearances.values()) == 4 and votes[0][1:] == (3, 1)
+
+
+def test_votes_that_cannot_be_the_annotators_are_refused(small_arena):
+    db = small_arena.db
+    kim, lee = _signed_in(db), _signed_in(db, "lee")
+    sitting = next_four(db, random.Random(2), kim, None, suites=["taxonomy"], strategy="uniform")
+    token = sitting.battle.media_token
+    with pytest.raises(KwiseRejected, match="no longer on your screen"):  # another session's battle
+        vote_four(db, lee, sitting, best=1, on_screen=token)
+    with pytest.raises(KwiseRejected, match="no longer on your screen"):  # another battle's token
+        vote_four(db, kim, sitting, best=1, on_screen="x" * 24)
+    for best, worst in ((0, None), (5, None), (2, 2), (1, 7)):
+        with pytest.raises(KwiseRejected, match="Pick the best image"):
+            vote_four(db, kim, sitting, best=best, worst=worst, on_screen=token)
+    voted = vote_four(db, kim, sitting, best=2, on_screen=token)
+    with pytest.raises(KwiseRejected, match="already have your vote"):
+        vote_four(db, kim, voted, best=1, on_screen=token)
+    with pytest.raises(KwiseRejected, match="already have your vote"):  # the page's state replayed
+        vote_four(db, kim, sitting, best=1, on_screen=token)
+    with pytest.raises(KwiseRejected, match="Sign in on the Arena tab"):
+        vote_four(db, None, sitting, best=1)
+    assert db.execute("SELECT COUNT(*) FROM kwise_votes").fetchone()[0] == 1
+
+
+def test_a_suite_without_four_models_per_prompt_has_no_battle(small_arena):
+    db = small_arena.db
+    with db.conn:
+        db.execute("UPDATE images SET withheld = 'test' WHERE model_id = ?", [small_arena.model_ids[MODELS[0]]])
+    with pytest.raises(NoFourImageBattle, match="images from 4 models"):
+        next_four(db, random.Random(0), _signed_in(db), FourImageSitting(), suites=["taxonomy"], strategy="uniform")
+
+
+def test_the_least_voted_prompt_comes_next(small_arena):
+    db = small_arena.db
+    session = _signed_in(db)
+    sitting, seen = None, []
+    for _ in range(3):  # the taxonomy suite has three prompts: each once before any twice
+        sitting = next_four(db, random.Random(len(seen)), session, sitting, suites=["taxonomy"], strategy="ksort-ucb")
+        seen.append(sitting.battle.prompt_id)
+        sitting = vote_four(db, session, sitting, best=1, on_screen=sitting.battle.media_token)
+    assert len(set(seen)) == 3 and sitting.votes == 3
+
+
+def test_the_leaderboard_rates_four_image_votes_under_the_kwise_protocol_only(small_arena):
+    from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
+
+    db = small_arena.db
+    session = _signed_in(db)
+    sitting, best_models = None, []
+    for round_ in range(6):
+        sitting = next_four(db, random.Random(round_), session, sitting, suites=["taxonomy"], strategy="uniform")
+        names = {row[0]: row[1] for row in db.execute("SELECT i.id, m.name FROM images i JOIN models m ON "
+                                                       "m.id = i.model_id").fetchall()}
+        best = 1 + [names[i] for i in sitting.battle.image_ids].index(MODELS[0])  # the first model always wins
+        sitting = vote_four(db, session, sitting, best=best, on_screen=sitting.battle.media_token)
+    options = dict(rounds=50, min_votes=0, provisional_votes=0, robustness_top=0)
+    board = compute_leaderboard(db, LeaderboardOptions(protocol="kwise-rank-breaking", **options))
+    fit = board.fits["human"].set_index("model")
+    assert fit.loc[MODELS[0], "rating"] == fit["rating"].max()
+    assert fit.loc[MODELS[0], "votes"] == 18 and fit.loc[MODELS[0], "fit_votes"] == 6  # 6 votes, 3 pairs each
+    assert compute_leaderboard(db, LeaderboardOptions(**options)).fits["human"]["votes"].sum() == 0
+    other_suite = compute_leaderboard(db, LeaderboardOptions(protocol="kwise-rank-breaking", suite="commonsense",
+                                                             **options))
+    assert other_suite.fits["human"]["votes"].sum() == 0

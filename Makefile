@@ -10,7 +10,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SYSTEM_PACKAGES := $(shell cat packages.txt)
 # the tests also run on a real PostgreSQL (tests/conftest.py starts a throwaway server: tools/postgres_server.py)
-TEST_SYSTEM_PACKAGES := $(SYSTEM_PACKAGES) chromium postgresql nodejs npm
+TEST_SYSTEM_PACKAGES := $(SYSTEM_PACKAGES) chromium postgresql nodejs
 # The tests run on TEST_WORKERS processes (pytest-xdist; `make test TEST_WORKERS=0` runs them in this process). More
 # workers than cores pays here because much of the suite waits on a browser, a server or a subprocess
 # (docs/benchmarks.md has the measurements).
@@ -39,7 +39,9 @@ $(VENV)/.requirements-dev: requirements-dev.txt $(VENV)/.requirements
 	touch $@
 
 # the JavaScript the browser tests load into the page (package.json: axe-core for the accessibility check)
+# (npm: Debian's package, unless the machine's Node.js already brings its own)
 node_modules/.installed: package.json package-lock.json
+	@command -v npm >/dev/null || scripts/install-system-deps.sh npm
 	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 

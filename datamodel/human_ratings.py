@@ -25,8 +25,8 @@ import json
 import secrets
 import time
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 import sqlite_utils
@@ -34,8 +34,9 @@ import sqlite_utils
 from datamodel.battles import ShownImage
 from datamodel.dialect import now_text
 from datamodel.models import model_ids
-from datamodel.quality import BIAS, QualityRules, VoteFact, rule_reasons, verdict
+from datamodel.quality import BIAS, RATE, RULE_WORDS, SPEED, QualityRules, VoteFact, rule_reasons, verdict
 from datamodel.rating_scales import RatingRejected, Scale
+from datamodel.standing import ADMIN
 
 MAX_RATERS_PER_ITEM = 10
 BIAS_WORDS = "of this rater's "  # in the reason of the bias rule, which re-examines all of a rater's ratings
@@ -266,6 +267,47 @@ def task_totals(db: sqlite_utils.Database, task: str) -> dict[str, int]:
 
 def annotator_rating_count(db: sqlite_utils.Database, annotator_id: int) -> int:
     return db.execute("SELECT COUNT(*) FROM ratings WHERE annotator_id = ?", [annotator_id]).fetchone()[0]
+
+
+@dataclass(frozen=True)
+class RatingStanding:
+    """An annotator's ratings as the Ratings tab tells them (:func:`rating_standing`): ``answered`` in all,
+    ``excluded`` of them, those set aside per rule (``set_aside``: :data:`datamodel.quality.RATE`, ``SPEED``,
+    ``BIAS``, or :data:`datamodel.standing.ADMIN` for an admin's review) and, per task, how often each answer (its
+    stored JSON text) was given (``answers``)."""
+
+    answered: int = 0
+    excluded: int = 0
+    set_aside: Mapping[str, int] = field(default_factory=dict)
+    answers: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+    @property
+    def counted(self) -> int:
+        return self.answered - self.excluded
+
+
+def rating_standing(db: sqlite_utils.Database, annotator_id: int) -> RatingStanding:
+    """One annotator's :class:`RatingStanding`, in one query; an excluded rating counts under the first rule its
+    reason names (the admin's review, then the bias, speed and rate rules)."""
+    rows = db.execute("SELECT task, answer, excluded, reviewed, excluded_reason, COUNT(*) FROM ratings "
+                      "WHERE annotator_id = ? GROUP BY task, answer, excluded, reviewed, excluded_reason",
+                      [annotator_id]).fetchall()
+    answers: dict[str, Counter] = {}
+    set_aside: Counter = Counter()
+    for task, answer, excluded, reviewed, reason, n in rows:
+        answers.setdefault(task, Counter())[answer] += n
+        if excluded:
+            set_aside[_rule_of(reason or "", reviewed)] += n
+    return RatingStanding(answered=sum(sum(c.values()) for c in answers.values()), excluded=sum(set_aside.values()),
+                          set_aside=dict(set_aside), answers={task: dict(c) for task, c in answers.items()})
+
+
+def _rule_of(reason: str, reviewed: int) -> str:
+    if reviewed:
+        return ADMIN
+    if BIAS_WORDS in reason:
+        return BIAS
+    return SPEED if RULE_WORDS[SPEED][0] in reason else RATE
 
 
 def answered_units(db: sqlite_utils.Database, annotator_id: int, task: str) -> int:

@@ -199,7 +199,7 @@ def status_markdown(name: str, standing: Standing, notice: str = "", *,
     if notice:
         warnings.append(notice)  # the app's own words
     if error:
-        warnings.append(_countdown(escape_markdown(error)))
+        warnings.append(countdown_text(escape_markdown(error)))
     for text in warnings:
         status += f'\n\n<span class="arena-warning">⚠ {text}</span>'
     return status
@@ -208,10 +208,10 @@ def status_markdown(name: str, standing: Standing, notice: str = "", *,
 _WAIT = re.compile(r"in (\d+) s\b")
 
 
-def _countdown(text: str) -> str:
-    """A wait "in 14 s" in ``text`` as a span the page counts down (static/arena.html)."""
-    return _WAIT.sub(lambda m: f'in <span class="countdown" data-seconds="{m.group(1)}">{m.group(1)}</span> s',
-                     text, count=1)
+def countdown_text(text: str) -> str:
+    """A wait "in 14 s" in ``text`` as a span the page counts down (static/arena.html). The seconds are the span's
+    text alone: Gradio's Markdown drops ``data-`` attributes, so the page reads and rewrites the text."""
+    return _WAIT.sub(lambda m: f'in <span class="countdown">{m.group(1)}</span> s', text, count=1)
 
 
 def load_guidelines(path: Path | None) -> dict:

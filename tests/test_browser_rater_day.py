@@ -1,0 +1,230 @@
+"""The rater's day on the Ratings tab in a real browser (issue 41), at 1280×800 with a mouse and 390×844 with a touch
+screen (:mod:`support.touch`): answers about to be set aside are warned about and those set aside are counted and
+explained, the phone shows the whole image above the answer bar, no key hints on a touch screen, the answers look
+alike, each task's own pace rule, sign-in typos that lock nobody out, a reload that keeps the question, and a wait
+that counts down. Screenshots go to ``.cache/screenshots-issue41`` for a person to look at.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from datamodel.human_ratings import set_assignment
+from judges.rating_tasks import SANEVAL
+from support.ratings import build_rating_arena
+from support.touch import SIZES, TOUCH
+from support.touch import open_page as open_touch_page
+from support.webapp import running_app
+
+SCREENSHOTS = Path(os.environ.get("ARENA_ISSUE41_SCREENSHOTS", ".cache/screenshots-issue41"))
+SHOWN = ("() => { const img = document.querySelector('#rating-image img.rating-shown'); "
+         "return !!img && img.complete && img.naturalWidth > 0 && !!document.querySelector('#rating-item [data-task]'); }")
+
+
+def shoot(page, size: str, name: str) -> None:
+    (SCREENSHOTS / size).mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / size / f"{name}.png"))
+
+
+def sign_in_form(page, name: str, token: str) -> None:
+    page.fill("#rating-signin-name input, #rating-signin-name textarea", name)
+    page.fill("#rating-signin-token input", token)
+    page.click("#rating-signin-button")
+
+
+def open_ratings(browser, url: str, size: str, name: str = "rater", token: str = "token-0001"):
+    page = open_touch_page(browser, url, size)
+    page.get_by_role("tab", name="Ratings").click()
+    sign_in_form(page, name, token)
+    wait_question(page)
+    return page
+
+
+def wait_question(page, previous: str | None = None) -> None:
+    page.wait_for_function(SHOWN, timeout=20000)
+    if previous is not None:
+        page.wait_for_function("(before) => document.querySelector('#rating-image img.rating-shown')"
+                               ".getAttribute('src') !== before", arg=previous, timeout=20000)
+        page.wait_for_function(SHOWN, timeout=20000)
+    page.wait_for_timeout(100)
+
+
+def shown_src(page) -> str:
+    return page.get_attribute("#rating-image img.rating-shown", "src")
+
+
+def answer_key(page, key: str) -> None:
+    before = shown_src(page)
+    page.locator("body").press(key)
+    wait_question(page, before)
+
+
+def status(page) -> str:
+    return page.inner_text("#rating-status")
+
+
+def answers(arena) -> list:
+    return [(json.loads(a), excluded) for a, excluded in arena.db.execute(
+        "SELECT answer, excluded FROM ratings ORDER BY id")]
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_answers_near_the_bias_rule_are_warned_and_those_set_aside_are_counted(tmp_path, browser, size):
+    # the bias rule from 6 answers (warned from 3), no speed rule in the way
+    arena = build_rating_arena(tmp_path, quality_bias_min_votes=6, quality_fast_streak=1000)
+    set_assignment(arena.db, "saneval_adherence", raters_per_item=1)
+    with running_app(arena.settings) as url:
+        page = open_ratings(browser, url, size)
+        for _ in range(3):
+            answer_key(page, "5")
+        shoot(page, size, "bias-01-warned")
+        line = status(page)
+        assert "3 answers so far, all count" in line
+        assert "3 of your 3 SANEval" in line and "5 · Perfect" in line and "From 6 answers" in line
+        for _ in range(3):
+            answer_key(page, "5")
+        shoot(page, size, "bias-02-set-aside")
+        line = status(page)
+        assert [excluded for _, excluded in answers(arena)] == [1] * 6
+        assert "6 answers so far, 0 count" in line
+        assert "6 of your answers do not count" in line and "5 · Perfect" in line
+        assert page.locator("#rating-status .rating-warning").count() >= 1
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_phone_shows_the_whole_image_above_the_answer_bar(tmp_path, browser, size):
+    arena = build_rating_arena(tmp_path)
+    set_assignment(arena.db, "commonsense_fit", raters_per_item=1)
+    with running_app(arena.settings) as url:
+        page = open_ratings(browser, url, size)
+        answer_key(page, "y")  # a "Saved" line now
+        shoot(page, size, "layout-01-question")
+        image = page.locator("#rating-image img.rating-shown").bounding_box()
+        bar = page.locator("#rating-bar").bounding_box()
+        height = SIZES[size]["height"]
+        assert image["y"] >= 0 and image["height"] >= 240
+        if size == "phone":  # the whole image above the fixed answer bar, without scrolling
+            assert image["y"] + image["height"] <= bar["y"] + 1, (image, bar)
+        else:
+            assert image["y"] + image["height"] <= height
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_key_hints_only_where_there_is_a_keyboard(tmp_path, browser, size):
+    arena = build_rating_arena(tmp_path)
+    set_assignment(arena.db, "commonsense_fit", raters_per_item=1)
+    with running_app(arena.settings) as url:
+        page = open_ratings(browser, url, size)
+        shoot(page, size, "keys-01-hints")
+        # what the rater reads on the buttons: their text and what CSS adds after it
+        texts = " ".join(page.eval_on_selector_all("#rating-bar button", "(buttons) => buttons.filter((b) => "
+                                                   "b.offsetParent !== null).map((b) => b.innerText + "
+                                                   "getComputedStyle(b, '::after').content)"))
+        if TOUCH[size]:
+            assert "(Y)" not in texts and "(S)" not in texts and "Enter" not in texts, texts
+        else:
+            assert "(Y)" in texts and "(N)" in texts and "(S)" in texts, texts
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_every_answer_looks_alike(tmp_path, browser, size):
+    arena = build_rating_arena(tmp_path)
+    set_assignment(arena.db, "saneval_adherence", raters_per_item=1)
+    with running_app(arena.settings) as url:
+        page = open_ratings(browser, url, size)
+        shoot(page, size, "answers-01-alike")
+        looks = page.eval_on_selector_all(
+            "#rating-bar .rating-controls button", "(buttons) => buttons.filter((b) => b.offsetParent !== null)"
+            ".map((b) => [getComputedStyle(b).backgroundColor, getComputedStyle(b).color, b.className])")
+        assert len(looks) == 5
+        assert len({(background, color) for background, color, _ in looks}) == 1, looks
+        assert not any("primary" in classes for _, _, classes in looks)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_sign_in_typos_do_not_lock_the_rater_out(tmp_path, browser, size):
+    arena = build_rating_arena(tmp_path)
+    set_assignment(arena.db, "commonsense_fit", raters_per_item=1)
+    with running_app(arena.settings) as url:
+        page = open_touch_page(browser, url, size)
+        page.get_by_role("tab", name="Ratings").click()
+        for attempt in range(7):
+            sign_in_form(page, "typist", "abc")
+            page.wait_for_function(
+                "() => document.querySelector('#rating-signin-message')?.innerText.includes('at least')",
+                timeout=20000)
+            page.wait_for_timeout(500)  # this attempt's answer in (the words are the same each time)
+            assert "Wait" not in page.inner_text("#rating-signin-message")
+        shoot(page, size, "signin-01-typos")
+        sign_in_form(page, "typist", "token-0001")
+        wait_question(page)
+        assert "typist" in status(page)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_reload_shows_the_same_question(tmp_path, browser, size):
+    arena = build_rating_arena(tmp_path)
+    set_assignment(arena.db, "commonsense_fit", raters_per_item=1)
+    with running_app(arena.settings) as url:
+        page = open_ratings(browser, url, size)
+        for k in range(3):
+            shown = shown_src(page)
+            item = page.inner_text("#rating-item")
+            page.reload()
+            page.get_by_role("tab", name="Ratings").click()
+            wait_question(page)
+            assert shown_src(page) == shown and page.inner_text("#rating-item") == item
+            answer_key(page, "yn"[k % 2])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_wait_counts_down(tmp_path, browser, size):
+    arena = build_rating_arena(tmp_path, rate_limit_annotator_per_minute=1)
+    set_assignment(arena.db, "saneval_adherence", raters_per_item=1)
+    with running_app(arena.settings) as url:
+        page = open_ratings(browser, url, size)
+        answer_key(page, "3")
+        page.locator("body").press("4")
+        page.wait_for_selector("#rating-status .countdown", timeout=20000)
+        first = int(page.inner_text("#rating-status .countdown"))
+        page.wait_for_timeout(2300)
+        shoot(page, size, "countdown-01")
+        later = int(page.inner_text("#rating-status .countdown"))
+        assert 1 <= first - later <= 3, (first, later)
+
+
+def test_the_phone_menus_close_after_a_pick(tmp_path, browser):
+    arena = build_rating_arena(tmp_path)
+    set_assignment(arena.db, "commonsense_fit", raters_per_item=1)
+    set_assignment(arena.db, "saneval_adherence", raters_per_item=1)
+    with running_app(arena.settings) as url:
+        page = open_ratings(browser, url, "phone")
+        assert not page.is_visible("#rating-task") and not page.is_visible("#rating-sign-out")
+        page.tap(".rating-menu-toggle")
+        page.wait_for_selector("#rating-task", state="visible", timeout=5000)
+        shoot(page, "phone", "menu-01-ratings-open")
+        page.tap("#rating-task input")
+        page.get_by_role("option", name=SANEVAL.title, exact=True).tap()
+        page.wait_for_function("() => document.querySelector('#rating-item [data-task]')?.dataset.task "
+                               "=== 'saneval_adherence'", timeout=20000)
+        page.wait_for_selector("#rating-task", state="hidden", timeout=5000)
+        shoot(page, "phone", "menu-02-ratings-picked")
+
+
+def test_the_arena_suite_menu_closes_after_a_pick_on_the_phone(tmp_path, browser):
+    arena = build_rating_arena(tmp_path)
+    with running_app(arena.settings) as url:
+        page = open_touch_page(browser, url, "phone")
+        page.fill("#signin-name textarea, #signin-name input", "rater")
+        page.fill("#signin-token input", "token-0001")
+        page.click("#signin-button")
+        page.wait_for_selector("#image-a img", timeout=20000)
+        page.tap(".arena-menu-toggle")
+        page.wait_for_selector("#suite-filter", state="visible", timeout=5000)
+        page.tap("#suite-filter input")
+        option = page.locator("#suite-filter [role='option']").nth(1)
+        option.tap()
+        page.wait_for_selector("#suite-filter", state="hidden", timeout=5000)
+        shoot(page, "phone", "menu-03-arena-picked")

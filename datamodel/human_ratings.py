@@ -25,7 +25,7 @@ import json
 import secrets
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
@@ -179,11 +179,13 @@ class RatingReceipt:
 def record_rating(
     db: sqlite_utils.Database, serving_id: str, answer: Any, *, scale: Scale, session_id: str,
     now: float | None = None, shown_at: float | None = None, rules: QualityRules | None = QualityRules(),
+    paces: Mapping[str, float] | None = None,
 ) -> RatingReceipt:
     """Store ``answer`` to the serving ``serving_id`` of ``session_id`` (module docstring); return the receipt.
 
     ``seconds_to_answer`` counts from ``shown_at`` (when the page showed the question), else from when it was
-    served. ``rules=None`` skips the quality rules."""
+    served. ``rules=None`` skips the quality rules; ``paces``: the speed rule's seconds per task
+    (:func:`update_flags`)."""
     if not isinstance(serving_id, str) or not serving_id:
         raise RatingRejected("No question to answer: load the next question first.")
     parsed = scale.parse(answer)
@@ -218,7 +220,7 @@ def record_rating(
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             [serving_id, task, unit, subject, rater, annotator_id, json.dumps(parsed, sort_keys=True), value,
              image_id, prompt_id, text_prompt_id, model_id, shown_text, seconds, served_at, now]).fetchone()[0]
-        changes = update_flags(db, annotator_id, rules) if rules is not None else {}
+        changes = update_flags(db, annotator_id, rules, paces=paces) if rules is not None else {}
     flips = tuple((rating_id, after) for rating_id, (before, after) in sorted(changes.items()) if before != after)
     return RatingReceipt(rating_id, serving_id, task, subject, parsed, value, scale.label(parsed), model,
                          seconds, flips)
@@ -344,13 +346,15 @@ def straight_lining(db: sqlite_utils.Database, annotator_id: int,
 
 
 def update_flags(db: sqlite_utils.Database, annotator_id: int, rules: QualityRules = QualityRules(), *,
-                 full: bool = False) -> dict[int, tuple[int, int]]:
+                 full: bool = False, paces: Mapping[str, float] | None = None) -> dict[int, tuple[int, int]]:
     """Bring the ``excluded`` flags of an annotator's unreviewed ratings in line with the rules (module docstring);
     return {rating id: (excluded before, after)} of the ratings it changed (flag or reason).
 
     The rate and speed rules look back at most three hours, so only the ratings of the last three hours (with three
     more of context) are re-examined, unless the bias rule names a task or flagged a rating before (then every
-    rating of the annotator) or ``full``. Ratings are counted apart from votes: a rater may vote and rate in one sitting."""
+    rating of the annotator) or ``full``. Ratings are counted apart from votes: a rater may vote and rate in one sitting.
+    The rate rule counts all of a rater's ratings; the speed rule runs over each task's ratings apart, at its pace
+    (``paces``: {task: seconds}; a task not in it: ``rules.fast_seconds``)."""
     with db.conn:
         source = db.execute("SELECT source FROM annotators WHERE id = ?", [annotator_id]).fetchone()
         trusted = source is not None and source[0] in rules.trusted_sources
@@ -360,7 +364,7 @@ def update_flags(db: sqlite_utils.Database, annotator_id: int, rules: QualityRul
                                   "excluded_reason LIKE ?", [annotator_id, f"%{BIAS_WORDS}%"]).fetchone()
         window = None if full or bias or flagged_bias or newest is None else newest - 3 * 3600
         facts = _facts(db, annotator_id, None if window is None else window - 3 * 3600)
-        reasons = rule_reasons(facts, rules, bias=[])
+        reasons = _paced_reasons(facts, rules, paces or {})
         for fact in facts:
             reason = bias.get(fact.outcome.split(":", 1)[0])
             if reason:
@@ -375,6 +379,21 @@ def update_flags(db: sqlite_utils.Database, annotator_id: int, rules: QualityRul
                 db.execute("UPDATE ratings SET excluded = ?, excluded_reason = ? WHERE id = ?", [*wanted, rating_id])
                 changed[rating_id] = (excluded, wanted[0])
     return changed
+
+
+def _paced_reasons(facts: list[VoteFact], rules: QualityRules, paces: Mapping[str, float]) -> dict:
+    """The rate rule over all of ``facts``, the speed rule over each task's at its pace (:func:`update_flags`)."""
+    never = len(facts) + 1  # a run or a count no list of these facts reaches
+    reasons = rule_reasons(facts, replace(rules, fast_streak=never), bias=[])
+    per_task: dict[str, list[VoteFact]] = {}
+    for fact in facts:
+        per_task.setdefault(fact.outcome.split(":", 1)[0], []).append(fact)
+    for task, group in per_task.items():
+        paced = replace(rules, fast_seconds=paces.get(task, rules.fast_seconds), max_per_hour=never,
+                        max_per_3_hours=never)
+        for rating_id, parts in rule_reasons(group, paced, bias=[]).items():
+            reasons.setdefault(rating_id, []).extend(parts)
+    return reasons
 
 
 def review_rating(db: sqlite_utils.Database, rating_id: int, *, exclude: bool, note: str = "") -> None:

@@ -228,3 +228,21 @@ def test_the_arena_suite_menu_closes_after_a_pick_on_the_phone(tmp_path, browser
         option.tap()
         page.wait_for_selector("#suite-filter", state="hidden", timeout=5000)
         shoot(page, "phone", "menu-03-arena-picked")
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_careful_yes_no_answers_are_not_warned_as_fast(tmp_path, browser, size):
+    # Commonsense-T2I's pace is 2 s (docs/human-ratings.md): answers 2.6 s apart are careful; 0.5 s apart are not
+    arena = build_rating_arena(tmp_path)
+    set_assignment(arena.db, "commonsense_fit", raters_per_item=1)
+    with running_app(arena.settings) as url:
+        page = open_ratings(browser, url, size)
+        for key in "yny":
+            page.wait_for_timeout(2600)  # the rater's pace is what this test is about
+            answer_key(page, key)
+            assert "very fast" not in status(page)
+        shoot(page, size, "pace-01-careful")
+        answer_key(page, "n")
+        answer_key(page, "y")
+        shoot(page, size, "pace-02-fast")
+        assert "less than 2 s apart" in status(page)

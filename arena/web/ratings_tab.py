@@ -21,7 +21,7 @@ No ``from __future__ import annotations`` here: Gradio reads the handlers' type 
 """
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import gradio as gr
 
@@ -320,8 +320,10 @@ def answer(desk: RatingDesk, session, task, shown, given, request) -> list:
         return refused(desk, session, error, "rating_answer", request)
     except database_errors() as error:
         return told(desk, session, unwritable(error, "rating_answer", request, what="answers"))
-    notice = speed_notice(session.fast_run, settings.quality_rules, session.annotator.source, doing="answering",
-                          noun="answers", look="the image")
+    answered = desk.declared.get(session.receipt.task) if session.receipt is not None else None
+    paced = replace(settings.quality_rules, fast_seconds=answered.pace) if answered else settings.quality_rules
+    notice = speed_notice(session.fast_run, paced, session.annotator.source, doing="answering", noun="answers",
+                          look="the image")
     message = "" if session.current is not None else (
         "Nothing left to rate here: thank you! Pick another task, or come back when the admin opens more.")
     return item_view(desk, session, message, notice)

@@ -8,10 +8,10 @@ import sys
 
 from datamodel.connection import describe, is_postgres_url
 from datamodel.catalog import release_withheld, withheld_images
-from datamodel.extras import exit_status, require
-from datamodel.settings import SettingsError, load_settings, settings_markdown, settings_table
+from core.extras import exit_status, require
+from core.settings import SettingsError, load_settings, settings_markdown, settings_table
 from datamodel.vote_table import EXPORTERS
-from ratings.protocols import PROTOCOLS
+from core.protocols import PROTOCOLS
 from ratings.votes import TIE_POLICIES
 
 
@@ -179,7 +179,7 @@ def cmd_leaderboard(args, settings) -> int:
     db, _ = _open(settings)
     protocol = args.protocol
     if args.preset:  # a published preset names its rating protocol; --protocol still wins
-        from datamodel.presets import check_suite, get_preset
+        from core.presets import check_suite, get_preset
 
         preset = get_preset(args.preset)
         check_suite(preset, args.suite)
@@ -292,10 +292,10 @@ def _leaderboard_over_time(args, settings, db, options) -> int:
 
 
 def cmd_presets(args, settings) -> int:
-    from datamodel.presets import all_presets, get_preset, preset_markdown
+    from core.presets import PRESETS, get_preset, preset_markdown
 
     if args.name is None:
-        for preset in all_presets().values():
+        for preset in PRESETS.values():
             where = f"suite {preset.suite}" if preset.suite else "any suite"
             print(f"{preset.name:20} {where:18} {preset.title}")
         return 0
@@ -307,7 +307,7 @@ def cmd_report(args, settings) -> int:
     from pathlib import Path
 
     from arena.reports import make_report, render
-    from datamodel.presets import get_preset
+    from core.presets import get_preset
 
     db, _ = _open(settings)
     report = make_report(db, args.benchmark, preset=get_preset(args.preset) if args.preset else None,
@@ -531,7 +531,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from datamodel.presets import given_options
+    from core.presets import given_options
 
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -33,7 +33,7 @@ from datamodel.catalog import (add_image, add_model, add_prompts, all_image_keys
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, metric_names_of_source, record_directions, write_metrics
 from datamodel.renditions import Renditions
-from datamodel.settings import Settings
+from core.settings import Settings
 
 # The demo as data, made by ``python -m tools.demo_bundle`` and shipped in the package (pyproject's package-data).
 DEMO_BUNDLE = Path(__file__).resolve().parent / "demo_bundle"

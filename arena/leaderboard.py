@@ -30,6 +30,7 @@ linear in the votes: a million votes take a few seconds and a few hundred MB, wh
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,8 +42,8 @@ from datamodel.annotators import annotator_names
 from datamodel.catalog import models_with_images
 from datamodel.models import sorted_model_names
 from datamodel.votes import judge_voter_names
-from datamodel.settings import Settings
-from datamodel.vote_arrays import ARENA_SOURCE, VoteArrays, read_vote_arrays
+from core.settings import Settings
+from datamodel.vote_arrays import ARENA_SOURCE, SLICE_FILTERS, VoteArrays, VoteArraysCache, read_vote_arrays
 from datamodel.imported_votes import import_sources
 from datamodel.metrics import metric_directions, model_metric_table
 from arena.leaderboard_fits import MODE_TITLES, board_audit, check_mode, ppi_table, robustness_text
@@ -51,7 +52,8 @@ from arena.study_plan import in_play, main_strategy, plan_line, warming_up
 from ratings.agreement import agreement_summary, consensus_spearman, inter_annotator_from_codes, paired_confusion
 from ratings.bias import position_bias_from_counts
 from ratings.leaderboard import prior_ridge
-from ratings.protocols import DEFAULT_PROTOCOL, RatingProtocol, get_protocol
+from core.protocols import get_protocol
+from ratings.protocols import DEFAULT_PROTOCOL, RatingProtocol
 from ratings.ranks import check_order
 from ratings.votes import OUTCOMES
 from sampling.strategies import STRATEGIES
@@ -240,42 +242,87 @@ def _outcome_counts(arrays: VoteArrays) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["voter_kind", "subset", *OUTCOMES])
 
 
-def _inter_annotator(db: sqlite_utils.Database, human: VoteArrays, options: LeaderboardOptions) -> dict:
+@dataclass
+class BoardCache:
+    """What a leaderboard worker keeps between snapshots of one database (:mod:`arena.leaderboard_service`), so a
+    refresh after new votes costs what changed rather than the whole slice: the vote arrays of the last slices read
+    (extended by the new votes: :class:`datamodel.vote_arrays.VoteArraysCache`), the annotators' own fits of the
+    consensus Spearman by their win matrix (refitted only for annotators who voted since), and the inter-annotator
+    statistics of a slice whose votes did not change at all (another protocol, interval method, tie policy, judge
+    or order on the same votes). Every figure is the one a computation without it gives, to the last bit."""
+
+    slices: int = 2  # slices kept (each holds its vote arrays: about 100 MB per million votes)
+    votes: VoteArraysCache = field(default_factory=VoteArraysCache)
+    own_fits: OrderedDict = field(default_factory=OrderedDict)  # per slice: consensus_spearman's own fits
+    inter: OrderedDict = field(default_factory=OrderedDict)  # per slice and settings: (arrays, names, statistics)
+
+    def __post_init__(self):
+        self.votes.slices = self.slices
+
+    def keep(self, kept: OrderedDict, key, value) -> None:
+        """``kept[key] = value``, the least recently kept dropped beyond :attr:`slices`."""
+        kept.pop(key, None)
+        kept[key] = value
+        while len(kept) > self.slices:
+            kept.popitem(last=False)
+
+
+def _inter_annotator(db: sqlite_utils.Database, human: VoteArrays, options: LeaderboardOptions,
+                     cache: BoardCache | None = None, read: tuple = (), arrays: VoteArrays | None = None) -> dict:
+    """The inter-annotator statistics of ``human`` (the arena's own human votes of the slice); with a ``cache``,
+    taken from it when the slice's vote arrays (``arrays``, read with the arguments ``read``) and the annotators'
+    names are the ones they were computed from."""
     names = np.array([""] * (int(human.voter.max()) + 1 if len(human) else 0), dtype=object)
     for annotator_id, name in annotator_names(db).items():
         if annotator_id < len(names):
             names[annotator_id] = name
+    key = (read, options.pair_min_shared, options.max_pairs)
+    if cache is not None:
+        known = cache.inter.get(key)
+        if known is not None and known[0] is arrays and known[1] == tuple(names):
+            return known[2]
     items, _ = pd.factorize(human.battle_keys())
     inter = inter_annotator_from_codes(items, human.voter, human.oriented_outcomes(), names,
                                        min_shared=options.pair_min_shared, max_pairs=options.max_pairs)
-    consensus = consensus_spearman(human.voter, human.model_a, human.model_b, human.outcome, human.n_models)
-    return {**inter, "consensus_spearman": consensus["consensus_spearman"],
-            "consensus_annotators": consensus["n_annotators"]}
+    own_fits = None if cache is None else cache.own_fits.get(read, {})
+    consensus = consensus_spearman(human.voter, human.model_a, human.model_b, human.outcome, human.n_models,
+                                   own_fits=own_fits)
+    result = {**inter, "consensus_spearman": consensus["consensus_spearman"],
+              "consensus_annotators": consensus["n_annotators"]}
+    if cache is not None:
+        cache.keep(cache.own_fits, read, own_fits)
+        cache.keep(cache.inter, key, (arrays, tuple(names), result))
+    return result
 
 
-def read_slice(db: sqlite_utils.Database, options: LeaderboardOptions) -> VoteArrays:
-    """The votes of the slice ``options`` chooses (excluded ones left out unless included, none after ``until``)."""
+def slice_read(options: LeaderboardOptions) -> dict:
+    """The arguments of :func:`datamodel.vote_arrays.read_vote_arrays` that read the slice ``options`` chooses:
+    excluded votes and a date left out in SQL, no vote times (nothing after the read needs them)."""
+    return dict(source=options.source, anonymous_only=options.anonymous_only, include_excluded=options.include_excluded,
+                until=options.until, times=False, **{key: getattr(options, key) for key in SLICE_FILTERS})
+
+
+def read_slice(db: sqlite_utils.Database, options: LeaderboardOptions, cache: BoardCache | None = None) -> VoteArrays:
+    """The votes of the slice ``options`` chooses (excluded ones left out unless included, none after ``until``);
+    ``cache``: a worker's, whose vote arrays are brought up to date rather than read afresh."""
     # the slice is taken in SQL: a category matches an item's own category or any of its categories (SemVarBench)
     if options.source not in (None, ARENA_SOURCE):
         known = import_sources(db)
         if options.source not in known:
             raise LookupError(f"No votes from source {options.source!r}. Sources: {', '.join([ARENA_SOURCE, *known])}; "
                               "import a log with python -m arena import-votes --source NAME.")
-    arrays = read_vote_arrays(db, STRATEGIES, source=options.source, anonymous_only=options.anonymous_only,
-                              **{key: getattr(options, key) for key in ("suite", "subset", "variant", "category",
-                                                                        "voter")})
-    if not options.include_excluded:
-        arrays = arrays.take(~arrays.excluded)
-    if options.until is not None:
-        arrays = arrays.take(arrays.time <= options.until)
-    return arrays
+    read = slice_read(options)
+    return read_vote_arrays(db, STRATEGIES, **read) if cache is None else cache.votes.read(db, STRATEGIES, **read)
 
 
-def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions = LeaderboardOptions()) -> Leaderboard:
+def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions = LeaderboardOptions(),
+                        cache: BoardCache | None = None) -> Leaderboard:
+    """The leaderboard of ``options``; ``cache``: what a worker keeps between snapshots (:class:`BoardCache`)."""
     protocol = rating_protocol(options)
     check_order(options.order)
     check_mode(options.mode, protocol)
-    arrays = read_slice(db, options)
+    arrays = read_slice(db, options, cache)
+    slice_arrays = arrays
     judge = pick_judge(db, arrays, options.judge)
     # flagged votes (a self-battle, ...) go to the protocol, which treats them as its source did; every other
     # statistic reads the clean votes only
@@ -287,7 +334,7 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
     rated = {"human": arrays.take(arrays.human), "judge": arrays.take(arrays.judge(judge))}
     results = {kind: protocol.rate(part.encoded(), **shown) for kind, part in rated.items()}
     arrays = arrays.take(~arrays.flagged)
-    human, judged = arrays.take(arrays.human), arrays.take(arrays.judge(judge))
+    human, judged = (part.take(~part.flagged) for part in rated.values())
     ppi, audit = {}, None
     if options.mode == "ppi":
         results["human"], ppi = ppi_table(protocol, human, judged, **shown)
@@ -321,7 +368,8 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
         correlations=_correlations(table, metric_columns, list(metrics.attrs.get("lower_is_better", []))),
         agreement=agreement_summary(paired_confusion(human.battle_keys(), human.oriented_outcomes(),
                                                      judged.battle_keys(), judged.oriented_outcomes())),
-        inter_annotator=_inter_annotator(db, human.take(human.own), options),
+        inter_annotator=_inter_annotator(db, human.take(human.own), options, cache,
+                                         tuple(sorted(slice_read(options).items())), slice_arrays),
         position_bias=position_bias_from_counts(outcomes),
         strategies=dict(sorted(((name, int(n)) for name, n in zip(arrays.strategies, strategies) if n),
                                key=lambda item: -item[1])),

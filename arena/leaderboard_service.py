@@ -20,6 +20,10 @@ once, with its age; the computing happens elsewhere:
   the default board out). The command line reads those tables, so it prints what the server shows without
   computing anything.
 - A viewer with no snapshot at all may wait for the first one (``wait_s``); one with a snapshot never waits.
+- The worker keeps what did not change between snapshots (:class:`arena.leaderboard.BoardCache`, one per service:
+  :func:`worker_cache`): the vote arrays of the last two slices, extended by the votes added since; each annotator's
+  own fit for the consensus Spearman, refitted only for those who voted; the inter-annotator statistics of votes that
+  did not change. A refresh after new votes costs what changed; every figure is the one a fresh computation gives.
 - Several app replicas on one PostgreSQL database (``shared``, the default there) compute each snapshot once for all
   of them: a replica computes only under a claim on the filters (``snapshot_claims``, :func:`datamodel.snapshots.
   claim_computation`, which one replica at a time gets; it lapses after ``claim_s`` should its holder die), and
@@ -46,7 +50,7 @@ from collections import OrderedDict
 
 import sqlite_utils
 
-from arena.leaderboard import LeaderboardOptions, compute_leaderboard
+from arena.leaderboard import BoardCache, LeaderboardOptions, compute_leaderboard
 from arena.leaderboard_view import render_view
 from datamodel.connection import Store, connect, database_errors
 from datamodel.rating_history import history
@@ -82,14 +86,14 @@ def keeps_history(options: LeaderboardOptions, defaults: LeaderboardOptions | No
 
 
 def compute_snapshot(db: sqlite_utils.Database, options: LeaderboardOptions, keep: int | None = None,
-                     history_days: int = 0) -> Snapshot:
+                     history_days: int = 0, cache: BoardCache | None = None) -> Snapshot:
     """Compute the leaderboard of ``options`` as a snapshot, with the boards kept for the same filters on earlier
     days (the rating-history chart); store it too unless ``keep`` is None (and keep it as today's board, for
-    ``history_days``)."""
+    ``history_days``). ``cache``: what the worker keeps between snapshots (:class:`arena.leaderboard.BoardCache`)."""
     version = data_version(db)  # read before the votes: a vote arriving meanwhile makes the snapshot stale, not wrong
     started, computed_at = time.perf_counter(), time.time()
     key = options_key(options)
-    view = render_view(compute_leaderboard(db, options), options, history=history(db, key), now=computed_at)
+    view = render_view(compute_leaderboard(db, options, cache), options, history=history(db, key), now=computed_at)
     snapshot = Snapshot(key, view, version, computed_at, time.perf_counter() - started)
     if keep is not None:
         store_snapshot(db, snapshot, keep, history_days)
@@ -137,12 +141,27 @@ def _exit_with_parent(parent: int) -> None:
     os._exit(0)
 
 
-def _compute_in_worker(db_path: str, options: LeaderboardOptions) -> Snapshot:
-    """The worker's job: compute, and leave the storing to the server, whose writers queue on one lock (a write
-    from this process would make a vote wait in SQLite's busy handler, which sleeps up to 100 ms per try)."""
+_WORKER_CACHES: OrderedDict[tuple[str, str | None], BoardCache] = OrderedDict()  # the worker's, by (database, service)
+
+
+def worker_cache(db_path: str, service: str | None = None) -> BoardCache:
+    """The worker's :class:`arena.leaderboard.BoardCache` for ``db_path`` as ``service`` (a :class:`SnapshotService`'s
+    ``holder``) sees it: a new service, even on a database at the same path (a test's, reset), starts empty. Only
+    the latest one is kept."""
+    key = (db_path, service)
+    if key not in _WORKER_CACHES:
+        _WORKER_CACHES.clear()
+        _WORKER_CACHES[key] = BoardCache()
+    return _WORKER_CACHES[key]
+
+
+def _compute_in_worker(db_path: str, options: LeaderboardOptions, service: str | None = None) -> Snapshot:
+    """The worker's job: compute (from what it kept of the last snapshots: :func:`worker_cache`), and leave the
+    storing to the server, whose writers queue on one lock (a write from this process would make a vote wait in
+    SQLite's busy handler, which sleeps up to 100 ms per try)."""
     db = connect(db_path, migrate_schema=False)
     try:
-        return compute_snapshot(db, options)
+        return compute_snapshot(db, options, cache=worker_cache(db_path, service))
     finally:
         db.close()
 
@@ -225,10 +244,10 @@ class SnapshotService:
             if future is not None:
                 return future
             try:
-                future = self._pool().submit(_compute_in_worker, str(self.store.path), options)
+                future = self._pool().submit(_compute_in_worker, str(self.store.path), options, self.holder)
             except concurrent.futures.BrokenExecutor:  # the worker died (e.g. killed for memory): start a new one
                 self._executor = None
-                future = self._pool().submit(_compute_in_worker, str(self.store.path), options)
+                future = self._pool().submit(_compute_in_worker, str(self.store.path), options, self.holder)
             self._pending[key] = future
             future.settled = threading.Event()  # set once _finished has stored its outcome and let it go
             future.kept = keeps_history(options, self.history_defaults)  # a day of the leaderboard over time

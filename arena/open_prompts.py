@@ -39,7 +39,7 @@ from datamodel.media import MediaStore
 from datamodel.open_prompts import (Generation, PromptRefused, add_open_prompt, normalise_prompt,
                                     record_generations)
 from datamodel.renditions import Renditions
-from datamodel.settings import Settings, SettingsError
+from core.settings import Settings, SettingsError
 from generators.live import SafetyConfig, safety_plan
 from generators.registry import ModelSpec, RegistryError, load_registry
 from generators.serving import ImageService, Served

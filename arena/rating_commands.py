@@ -39,9 +39,9 @@ def cmd_status(args, settings) -> int:
 
 def cmd_assign(args, settings) -> int:
     from datamodel.human_ratings import set_assignment
-    from judges.rating_tasks import rating_task
+    from judges.rating_tasks import RATING_TASKS
 
-    task = rating_task(args.task)
+    task = RATING_TASKS[args.task]
     raters = args.raters if args.raters is not None else task.raters
     saved = set_assignment(_open(settings), task.name, raters_per_item=raters, models=args.model,
                            active=not args.close)

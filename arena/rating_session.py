@@ -48,7 +48,7 @@ from datamodel.human_ratings import (RatingReceipt, Serving, annotator_questions
 from datamodel.quality import QualityRules
 from datamodel.sampling_reads import catalog_version
 from datamodel.rating_scales import RatingRejected
-from judges.rating_tasks import RatingTask, RatingUnit, rating_tasks
+from judges.rating_tasks import RATING_TASKS, RatingTask, RatingUnit
 
 
 class NoQuestionAvailable(LookupError):
@@ -157,7 +157,7 @@ def _check_live(db: sqlite_utils.Database, session: RatingSession | None) -> Non
 
 def open_tasks(db: sqlite_utils.Database) -> dict[str, tuple[RatingTask, tuple[str, ...], int]]:
     """{task name: (declaration, models, raters per item)} of the open assignments of declared tasks."""
-    declared = rating_tasks()
+    declared = dict(RATING_TASKS)
     return {name: (declared[name], assignment.models, assignment.raters_per_item)
             for name, assignment in assignments(db, active_only=True).items() if name in declared}
 
@@ -256,7 +256,7 @@ def next_question(db: sqlite_utils.Database, rng: random.Random, session: Rating
 
 def task_paces() -> dict[str, float]:
     """The speed rule's seconds of each declared task (:attr:`judges.rating_tasks.RatingTask.pace`)."""
-    return {name: task.pace for name, task in rating_tasks().items()}
+    return {name: task.pace for name, task in RATING_TASKS.items()}
 
 
 def without_question(session: RatingSession) -> RatingSession:
@@ -283,7 +283,7 @@ def answer(
         if on_screen == session.answered_token:
             raise RatingRejected("This question already has your answer. Go on to the next one.")
         raise RatingRejected("This question is no longer on your screen. Answer the one shown now.")
-    task = rating_tasks().get(current.task)
+    task = RATING_TASKS.get(current.task, None)
     if task is None:
         raise RatingRejected(f"The rating task {current.task!r} is no longer declared: skip this question.")
     now = time.time() if now is None else now
@@ -358,7 +358,7 @@ def study_status(db: sqlite_utils.Database, pool: RatingPool | None = None) -> l
     pool = pool or RatingPool()
     stored = assignments(db)
     rows = []
-    for name, task in rating_tasks().items():
+    for name, task in RATING_TASKS.items():
         assignment = stored.get(name)
         models = assignment.models if assignment else ()
         target = assignment.raters_per_item if assignment else task.raters

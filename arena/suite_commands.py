@@ -52,7 +52,7 @@ def cmd_list(args, settings) -> int:
     rows = suites_summary(db)
     _print_summary(rows)
     present = {row["suite"] for row in rows}
-    for name, suite in registry.all_suites().items():
+    for name, suite in registry.SUITES.items():
         if suite.notes is not None and name in present:
             for line in suite.notes(db):
                 print(f"note: {line}")
@@ -218,9 +218,10 @@ def add_commands(subparsers, settings_loader: Callable | None = None) -> None:
 
 def main(argv: list[str] | None = None, settings_loader: Callable | None = None) -> int:
     """Run ``suites ...`` without the rest of the arena CLI: ``main(["suites", "list"])``."""
-    from datamodel.presets import PresetError, given_options
+    from core.presets import PresetError, given_options
+    from core.registry import RegistryError
     from datamodel.prompt_candidates import ReviewError
-    from datamodel.settings import SettingsError, load_settings
+    from core.settings import SettingsError, load_settings
 
     parser = argparse.ArgumentParser(prog="python -m arena.suite_commands")
     add_commands(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
@@ -228,7 +229,7 @@ def main(argv: list[str] | None = None, settings_loader: Callable | None = None)
     args.given = given_options(parser, sys.argv[1:] if argv is None else argv)
     try:
         return args.handler(args, (settings_loader or load_settings)())
-    except (SuiteError, CatalogError, SettingsError, ReviewError, PresetError) as error:
+    except (SuiteError, CatalogError, SettingsError, ReviewError, PresetError, RegistryError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 

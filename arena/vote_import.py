@@ -58,6 +58,7 @@ from pathlib import Path
 import numpy as np
 import sqlite_utils
 
+from core.registry import load
 from datamodel.imported_votes import ImportRecord, Staging, battle_hash, earlier_import, finish_import
 
 CHUNK_VOTES = 20_000  # votes staged at a time
@@ -466,10 +467,7 @@ class VoteFormat:
     def reader(self) -> Callable[..., Iterator[VoteRecord]]:
         if callable(self.read):
             return self.read
-        import importlib
-
-        module, _, name = self.read.partition(":")
-        return getattr(importlib.import_module(module), name)
+        return load(self.read)
 
     def __call__(self, path: Path, progress: Callable[[int], None] | None = None, *,
                  images: bool = True) -> Iterator[VoteRecord]:
@@ -622,7 +620,7 @@ def preset_aliases(fmt: str, preset: str | None) -> tuple[dict[str, str], str]:
     name = VOTE_FORMATS[fmt].preset if preset is None else preset
     if not name:
         return {}, ""
-    from datamodel.presets import get_preset
+    from core.presets import get_preset
 
     mapping = dict(get_preset(name).get("votes.aliases") or {})
     return mapping, (f"preset {name}" if mapping else "")

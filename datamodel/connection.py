@@ -2,7 +2,7 @@
 
 Every query function in the project takes a database as its first argument: a :class:`sqlite_utils.Database`, or a
 :class:`datamodel.postgres.PgDatabase` that answers the same calls (``execute``, ``query``, ``with db.conn:``);
-this module makes both (:func:`connect` takes either target, the ``database`` of :mod:`datamodel.settings`). SQLite
+this module makes both (:func:`connect` takes either target, the ``database`` of :mod:`core.settings`). SQLite
 connections Connections use WAL, foreign keys and a busy timeout, and their ``with db.conn:`` block is one
 ``BEGIN IMMEDIATE`` ... ``COMMIT`` transaction that nests (an inner block joins the outer one), so sqlite-utils'
 own write helpers and hand-written SQL compose into one atomic write.
@@ -183,7 +183,7 @@ def checkpoint(db) -> None:
 
 
 def open_database(settings, *, migrate_schema: bool = True) -> sqlite_utils.Database:
-    """The database ``settings`` name (:attr:`datamodel.settings.Settings.database`), opened as :func:`connect`
+    """The database ``settings`` name (:attr:`core.settings.Settings.database`), opened as :func:`connect`
     opens it."""
     return connect(settings.database, synchronous=settings.sqlite_synchronous, migrate_schema=migrate_schema)
 

@@ -29,7 +29,7 @@ from typing import Iterator
 
 from PIL import Image, ImageOps, JpegImagePlugin, PngImagePlugin, UnidentifiedImageError, WebPImagePlugin
 
-from datamodel.settings import Settings
+from core.settings import Settings
 
 DEFAULT_MAX_PIXELS: int = Settings.max_image_pixels  # the setting's default
 DEFAULT_MAX_BYTES: int = Settings.max_image_bytes

@@ -48,13 +48,7 @@ from psycopg.types.numeric import Int8Dumper
 ENGINE = "postgresql"
 WRITE_LOCK = 7_303_030  # the advisory lock key every write transaction of the arena holds (pg_locks shows it)
 SCOPED_LOCK = 7_303_031  # with a scope's hash: the two-key advisory locks of scoped transactions (one annotator's)
-SCHEMES = ("postgresql://", "postgres://")
 _ROW_STATUSES = (ExecStatus.TUPLES_OK, ExecStatus.SINGLE_TUPLE)  # a result that has rows to fetch (maybe none)
-
-
-def is_postgres_url(target: object) -> bool:
-    """Whether ``target`` (a setting's value) names a PostgreSQL database rather than a SQLite file."""
-    return isinstance(target, str) and target.startswith(SCHEMES)
 
 
 def redacted(url: str) -> str:

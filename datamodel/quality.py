@@ -36,16 +36,7 @@ from typing import Sequence
 
 import sqlite_utils
 
-
-@dataclass(frozen=True)
-class QualityRules:
-    max_per_hour: int = 900  # one vote every 4 s for a whole hour (a careful voter at 5 s a vote casts 720)
-    max_per_3_hours: int = 1800  # an average of 6 s a vote for three hours
-    fast_streak: int = 10
-    fast_seconds: float = 5.0
-    bias_share: float = 0.8
-    bias_min_votes: int = 20
-    trusted_sources: tuple[str, ...] = ("config",)  # accounts whose rate and speed flags report instead of exclude
+from core.settings import QualityRules
 
 
 RATE, SPEED, BIAS = "rate", "speed", "bias"

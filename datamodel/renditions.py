@@ -54,7 +54,7 @@ from PIL import Image, ImageCms, ImageOps, UnidentifiedImageError
 
 from datamodel.dialect import is_not
 from datamodel.media import DEFAULT_MAX_PIXELS, MediaError, MediaStore, open_image, write_atomically
-from datamodel.settings import Settings
+from core.settings import Settings
 
 VERSION = 2  # of the rendering below: raise it when the rendering changes, so older renditions are not served
 BACKGROUND = (128, 128, 128)  # letterbox bars and flattened transparency: neutral grey, on a light or a dark page

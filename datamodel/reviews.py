@@ -40,10 +40,15 @@ class ReviewResult:
     message: str
 
 
+ANNOTATOR_FLAG_COLUMNS = ("annotator", "account", "votes", "counted", "median_seconds", "rate_rule", "speed_rule",
+                          "bias_rule", "excluded_by_admin", "included_by_admin", "noted_trusted", "last_vote")
+ADMIN_ACTION_COLUMNS = ("acted_at", "action", "annotator", "rule", "vote_id", "reason", "votes", "changed")
+
+
 def annotator_flags(db: sqlite_utils.Database) -> pd.DataFrame:
-    """One row per annotator, most votes first: their votes cast and counted, those each quality rule set aside
-    (unreviewed), those an admin excluded or included, those noted for a trusted account, the median seconds to vote
-    and the last vote: what the admin decides on. One grouped query over the votes."""
+    """One row per annotator (:data:`ANNOTATOR_FLAG_COLUMNS`), most votes first: their votes cast and counted, the
+    median seconds to vote, those each quality rule set aside (unreviewed), those an admin excluded or included, those
+    noted for a trusted account and the last vote: what the admin decides on. One grouped query over the votes."""
     sums, params = [], []
     for rule in RULES:
         condition, words = reason_matches(rule)
@@ -57,14 +62,13 @@ def annotator_flags(db: sqlite_utils.Database) -> pd.DataFrame:
         "COUNT(v.id) FILTER (WHERE v.excluded = 0 AND v.reviewed = 0 AND v.excluded_reason LIKE ?), MAX(v.created_at) "
         "FROM annotators a LEFT JOIN votes v ON v.annotator_id = a.id AND v.voter_kind = 'human' "
         "GROUP BY a.id ORDER BY COUNT(v.id) DESC, a.name", [*params, REPORTED + "%"]).fetchall()
-    columns = ["Annotator", "Account", "Votes", "Counted", "Rate rule", "Speed rule", "Bias rule",
-               "Excluded by admin", "Included by admin", "Noted (trusted)", "Last vote"]
-    frame = pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=[name for name in ANNOTATOR_FLAG_COLUMNS if name != "median_seconds"])
     seconds = pd.DataFrame(db.execute("SELECT a.name, v.seconds_to_vote FROM votes v JOIN annotators a ON "
                                       "a.id = v.annotator_id WHERE v.voter_kind = 'human'").fetchall(),
-                           columns=["Annotator", "seconds"])
-    medians = seconds.groupby("Annotator")["seconds"].median()
-    frame.insert(4, "Median s / vote", frame["Annotator"].map(medians).round(1))
+                           columns=["annotator", "seconds"])
+    medians = seconds.groupby("annotator")["seconds"].median()
+    frame.insert(ANNOTATOR_FLAG_COLUMNS.index("median_seconds"), "median_seconds",
+                 frame["annotator"].map(medians).round(1))
     return frame
 
 
@@ -134,10 +138,10 @@ def review_votes(db: sqlite_utils.Database, *, exclude: bool, reason: str, annot
 
 
 def admin_actions(db: sqlite_utils.Database, limit: int = 50) -> pd.DataFrame:
-    """The latest admin actions, newest first: when, what, whose votes, which rule, the reason, votes covered."""
+    """The latest admin actions (:data:`ADMIN_ACTION_COLUMNS`), newest first: when (UTC, as text), what, whose votes,
+    which rule, the reason, votes covered and changed."""
     when = pick(db, sqlite="strftime('%Y-%m-%d %H:%M:%S', acted_at, 'unixepoch')",
                 postgresql="to_char(to_timestamp(acted_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')")
     rows = db.execute(f"SELECT {when}, action, annotator, rule, "
                       "vote_id, reason, votes, changed FROM admin_actions ORDER BY id DESC LIMIT ?", [limit]).fetchall()
-    return pd.DataFrame(rows, columns=["When (UTC)", "Action", "Annotator", "Rule", "Vote", "Reason", "Votes",
-                                       "Changed"])
+    return pd.DataFrame(rows, columns=list(ADMIN_ACTION_COLUMNS))

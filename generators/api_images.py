@@ -13,7 +13,7 @@ The answer's ``data[0]`` carries the image as ``b64_json`` or as a ``url`` (fetc
 after an hour) and, for DALL-E 3, the ``revised_prompt`` the API drew instead of the prompt it was sent, which is
 recorded with the image (``images.params.revised_prompt``).
 
-It behaves as the judges' engine does (:mod:`judges.client`, sharing :mod:`generators.openai_http`):
+It behaves as the judges' engine does (:mod:`judges.client`, sharing :mod:`core.openai_http`):
 
 - **key**: ``OPENAI_API_KEY``, checked before any work (a clear error without it; a local ``base_url`` needs none),
   handed to the client only and blanked out of every error message;
@@ -46,7 +46,7 @@ import sqlite_utils
 
 from datamodel import image_requests as cache
 from datamodel.media import MediaError, MediaStore
-from generators.openai_http import RETRY_MAX_S, api_key, retry_after, retry_delay, retryable
+from core.openai_http import RETRY_MAX_S, api_key, retry_after, retry_delay, retryable
 from generators.registry import ModelSpec
 
 log = logging.getLogger(__name__)

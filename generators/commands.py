@@ -14,8 +14,8 @@ import dataclasses
 import sys
 from functools import partial
 
-from datamodel.presets import Preset, add_preset_argument, apply_defaults, check_suite, get_preset, given_options
-from datamodel.settings import SettingsError, load_settings
+from core.presets import Preset, add_preset_argument, apply_defaults, check_suite, get_preset, given_options
+from core.settings import SettingsError, load_settings
 
 
 def _settings(args):
@@ -283,7 +283,7 @@ def apply_run_preset(parser: argparse.ArgumentParser, args: argparse.Namespace, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from datamodel.extras import exit_status, require
+    from core.extras import exit_status, require
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()

@@ -29,6 +29,7 @@ from typing import Any, Iterator, Mapping, Protocol, runtime_checkable
 
 from PIL import Image
 
+from core.registry import load
 from generators.procedural import make_renderer
 from generators.registry import ModelSpec, RegistryError, builtin_models, cascade
 
@@ -215,13 +216,11 @@ RELOCATED_CLASSES = {
 
 def expose_relocated_classes(pipeline_class: str) -> None:
     """Make ``diffusers.<name>`` resolve for the relocated classes ``pipeline_class``'s repositories name."""
-    import importlib
-
     import diffusers
 
     for module, name in RELOCATED_CLASSES.get(pipeline_class, []):
         if getattr(diffusers, name, None) is None:
-            setattr(diffusers, name, getattr(importlib.import_module(module), name))
+            setattr(diffusers, name, load(f"{module}:{name}"))
 
 
 def load_pipeline(spec: ModelSpec, *, cache_dir: str | Path | None = None, device: str = "cpu", dtype: str | None = None,

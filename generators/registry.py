@@ -457,7 +457,7 @@ def load_registry(models_file: str | Path | None = None, extra: Mapping[str, Mod
 
 
 def apply_preset(registry: Mapping[str, ModelSpec], preset) -> dict[str, ModelSpec]:
-    """The registry with a preset's generation settings (a :class:`datamodel.presets.Preset`): each model named by
+    """The registry with a preset's generation settings (a :class:`core.presets.Preset`): each model named by
     a ``generation.model.NAME`` entry gets that entry's fields (an empty entry keeps the registry's settings); every
     other text-to-image model (diffusers, not a cascade stage) gets ``generation.all_models``. A field or model the
     registry does not know raises :class:`RegistryError` naming the preset."""

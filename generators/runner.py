@@ -33,7 +33,7 @@ from datamodel.catalog import (add_image, add_model, generation_params, image_ke
                                prompts_by_id, suite_names)
 from datamodel.catalog import suite_prompt_ids as prompt_ids_of_suite
 from datamodel.media import MediaStore
-from datamodel.presets import DEFAULT_PRESET
+from core.presets import DEFAULT_PRESET
 from datamodel.renditions import Renditions
 from generators.api_images import GeneratedImage
 from generators.pipelines import Generator

@@ -11,7 +11,7 @@ image hashes,
    (:func:`retry_delay`: before retry n = 1, 2, ... wait min(``retry_max_s``, ``retry_base_s`` · 2^(n−1)) · u with
    u uniform in [0.5, 1) from the engine's ``rng``; a longer wait asked by the server (``retry-after-ms``, or
    ``retry-after`` in seconds or as an HTTP date) is honoured up to ``retry_max_s``; this policy and the key lookup
-   are :mod:`generators.openai_http`, shared with the image API generator);
+   are :mod:`core.openai_http`, shared with the image API generator);
 3. stores the answer with its token usage and estimated cost in the same step it returns it, so an answer is never
    paid for twice, even after a crash.
 
@@ -37,7 +37,7 @@ from typing import Any, Awaitable, Callable, Mapping
 import sqlite_utils
 
 from datamodel import judge_requests as cache
-from generators.openai_http import (
+from core.openai_http import (
     LOCAL_KEY_PLACEHOLDER,
     RETRY_MAX_S,
     RETRY_STATUS,
@@ -78,7 +78,7 @@ class EngineConfig:
 
     @classmethod
     def from_settings(cls, settings, **overrides) -> "EngineConfig":
-        """The engine configuration of :class:`datamodel.settings.Settings`; ``None`` overrides are ignored."""
+        """The engine configuration of :class:`core.settings.Settings`; ``None`` overrides are ignored."""
         values = dict(
             base_url=settings.judge_base_url, model=settings.judge_model, concurrency=settings.judge_concurrency,
             timeout_s=settings.judge_timeout_s, max_retries=settings.judge_max_retries,

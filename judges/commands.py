@@ -19,17 +19,17 @@ import argparse
 import asyncio
 import sys
 
-from datamodel.presets import (Preset, PresetError, add_preset_argument, apply_defaults, check_suite, get_preset,
+from core.presets import (Preset, PresetError, add_preset_argument, apply_defaults, check_suite, get_preset,
                                given_options)
-from datamodel.settings import SettingsError, load_settings
+from core.settings import SettingsError, load_settings
 from judges import tasks
 from judges.prompts import Templates
-from judges.tasks import JudgeTask
+from judges.tasks import JUDGE_TASKS, JudgeTask
 
 
 def __getattr__(name: str):
     if name == "DESCRIPTIONS":  # {task name: description}, read from the registry when asked for
-        return {task.name: task.description for task in tasks.all_tasks().values()}
+        return {name: task.description for name, task in JUDGE_TASKS.items()}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The parser: one sub-command per registered judge task, and ``metrics``."""
     parser = argparse.ArgumentParser(prog="python -m judges", description="Run the LLM/VLM judges of the arena.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for task in tasks.all_tasks().values():
+    for _, task in JUDGE_TASKS.items():
         sub = commands.add_parser(task.name, help=task.description, description=task.description)
         _common(sub, task)
         if task.add_arguments is not None:
@@ -164,7 +164,7 @@ def _run(args) -> int:
     from judges.prompts import load_templates
     from judges.selection import Selection
 
-    task = tasks.task_named(args.command)
+    task = JUDGE_TASKS.get(args.command)
     settings = load_settings(config_file=args.config)
     templates = apply_judge_preset(args, args.given, load_templates(settings.judge_templates))
     config = EngineConfig.from_settings(settings, base_url=args.base_url, model=args.judge_model,
@@ -196,14 +196,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     args.given = given_options(parser, argv)
-    from datamodel.extras import exit_status
+    from core.extras import exit_status
+    from core.registry import RegistryError
     from judges.client import JudgeConfigError
     from judges.prompts import TemplateError
     from judges.selection import SelectionError
 
     try:
         return _compare(args) if args.command == "compare" else _run(args)
-    except (SettingsError, JudgeConfigError, TemplateError, SelectionError, FileNotFoundError, PresetError) as error:
+    except (SettingsError, JudgeConfigError, TemplateError, SelectionError, FileNotFoundError, PresetError,
+            RegistryError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except ImportError as error:

@@ -49,7 +49,7 @@ from judges.parsing import parse_fit, read_reply
 from judges.prompts import COMMONSENSE_FIT_TEMPLATE, Templates, fit_request
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, items_by_model
-from judges.tasks import JudgeJob, JudgeTask, register
+from judges.tasks import JUDGE_TASKS, JudgeJob, JudgeTask
 
 SUITE = "commonsense"
 ROLES = ("p1", "p2")
@@ -305,7 +305,7 @@ async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
                                  max_tokens=args.max_tokens, **job.common())
 
 
-register(JudgeTask(
+JUDGE_TASKS.register(JudgeTask(
     name="commonsense", run=_run, add_arguments=_add_arguments, default_suite=SUITE,
     templates=(COMMONSENSE_FIT_TEMPLATE,),
     description="Commonsense-T2I fit judge (T2): fit(I, D) for both images and descriptions of each item.",

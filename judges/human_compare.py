@@ -23,7 +23,7 @@ import pandas as pd
 import sqlite_utils
 
 from datamodel.human_ratings import ratings_frame
-from judges.rating_tasks import rating_tasks
+from judges.rating_tasks import RATING_TASKS
 from ratings.rater_agreement import judge_agreement, judge_correlation, rater_ceiling
 
 CEILING = "human ceiling"
@@ -51,7 +51,7 @@ def _row(task: str, judge: str, what: str, figures: dict, min_shared: int) -> di
 
 def compare_with_humans(db: sqlite_utils.Database, options: HumanCompareOptions = HumanCompareOptions()) -> pd.DataFrame:
     """The table of the module docstring (columns :data:`COLUMNS`); empty when no task has counted ratings."""
-    tasks = rating_tasks()
+    tasks = dict(RATING_TASKS)
     if options.task is not None and options.task not in tasks:
         raise ValueError(f"No rating task {options.task!r}: use one of {', '.join(tasks)}.")
     rows = []

@@ -15,7 +15,7 @@ import sqlite_utils
 
 from datamodel.human_ratings import ratings_frame
 from judges.human_stats import rater_agreement
-from judges.rating_tasks import rating_task, rating_tasks
+from judges.rating_tasks import RATING_TASKS
 
 
 @dataclass(frozen=True)
@@ -29,10 +29,10 @@ class TaskStatistics:
 
 def human_statistics(db: sqlite_utils.Database, *, task: str | None = None) -> list[TaskStatistics]:
     """The statistics of every task with counted ratings (or of ``task``, which must be declared)."""
-    names = [rating_task(task).name] if task is not None else list(rating_tasks())
+    names = [RATING_TASKS[task].name] if task is not None else list(RATING_TASKS)
     result = []
     for name in names:
-        declared = rating_tasks()[name]
+        declared = RATING_TASKS[name]
         frame = ratings_frame(db, task=name)
         if frame.empty:
             continue

@@ -44,7 +44,7 @@ from judges.prompts import PAIRWISE_TEMPLATE, Templates, pairwise_request
 from judges.request import ImageInput
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, model_ids
-from judges.tasks import JudgeJob, JudgeTask, register
+from judges.tasks import JUDGE_TASKS, JudgeJob, JudgeTask
 from datamodel.judgments import Judgment, copied_vote_outcomes, judged_subjects, judgments, save_judgment
 
 TASK = "pairwise"
@@ -375,7 +375,7 @@ async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
                               single_order=args.single_order, user_prompt=args.user_prompt, **job.common())
 
 
-register(JudgeTask(
+JUDGE_TASKS.register(JudgeTask(
     name=TASK, run=_run, add_arguments=_add_arguments, templates=(PAIRWISE_TEMPLATE,),
     description="Vote on battles like an annotator (protocols.md T1), asking in both orders unless --single-order.",
     limit_help="--source draw: how many battles to draw with the seed (default 100); --source human: at most this "

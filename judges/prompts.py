@@ -3,7 +3,7 @@
 
 A declaration holds everything about one template: its key, its default text, the placeholders a replacement must
 keep, and its token budget (``max_tokens`` of the request, and the completion tokens the dry run expects). The
-registry of declarations (:func:`register_template`) is what :class:`Templates`, :func:`check_templates`,
+registry of declarations (:data:`JUDGE_TEMPLATES`) is what :class:`Templates`, :func:`check_templates`,
 :func:`load_templates` and the views :data:`DEFAULT_TEMPLATES`, :data:`PLACEHOLDERS`, :data:`MAX_TOKENS` and
 :data:`EXPECTED_TOKENS` read. The built-in templates are declared below; a judge task declared elsewhere lists its
 own in its :class:`judges.tasks.JudgeTask`, which registers them.
@@ -24,14 +24,13 @@ go where ``<image A>`` / ``<image B>`` stand in the pairwise template and where 
 from __future__ import annotations
 
 import hashlib
-import threading
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from judges.discovery import discover
+from core.registry import Registry, RegistryError
 from judges.request import ChatRequest, ImageInput
 
 
@@ -93,46 +92,19 @@ class JudgeTemplate:
         return None
 
 
-_TEMPLATES: dict[str, JudgeTemplate] = {}
-_LOCK = threading.Lock()
-
-
-def register_template(template: JudgeTemplate) -> JudgeTemplate:
-    """Add ``template`` to the registry (declaring the same template again is a no-op); another declaration under
-    a key already taken raises :class:`TemplateError`."""
+def _check_key(template: JudgeTemplate, others: list[JudgeTemplate]) -> None:
     if not template.key.isidentifier() or hasattr(Templates, template.key):
-        raise TemplateError(f"template key {template.key!r} cannot be read as templates.{template.key}. Choose a "
+        raise RegistryError(f"template key {template.key!r} cannot be read as templates.{template.key}. Choose a "
                             "Python name that is not a method of Templates (text, question, replace, texts, ...).")
-    with _LOCK:
-        known = _TEMPLATES.get(template.key)
-        if known is not None and known != template:
-            raise TemplateError(f"template {template.key!r} is declared twice. Give the new template another key.")
-        _TEMPLATES[template.key] = template
-    return template
 
 
-def unregister_template(key: str) -> None:
-    """Remove a template (tests and plug-ins that clean up); unknown keys are ignored."""
-    with _LOCK:
-        _TEMPLATES.pop(key, None)
-
-
-def registered_templates() -> dict[str, JudgeTemplate]:
-    """Every registered template by key: the built-in ones first, then those of the judge tasks (all discovered)."""
-    discover()
-    with _LOCK:
-        return dict(_TEMPLATES)
-
-
-def template_named(key: str) -> JudgeTemplate:
-    """The declaration of template ``key``; an unknown key raises :class:`TemplateError` listing the known ones."""
-    template = _TEMPLATES.get(key)
-    if template is None:
-        templates = registered_templates()
-        template = templates.get(key)
-        if template is None:
-            raise TemplateError(f"unknown template {key!r}. Known templates: {', '.join(templates)}.")
-    return template
+# the modules declaring the built-in judge tasks (judges.tasks.JUDGE_TASKS), whose templates come with them
+JUDGE_TASK_MODULES = ("judges.commonsense", "judges.pairwise", "judges.saneval", "judges.semvar", "judges.semvar_tokens")
+# every template: the built-in ones (declared below and in judges.saneval_paper_prompts), then those of the judge
+# tasks, the plug-ins' included (a plug-in task registers its templates with it)
+JUDGE_TEMPLATES = Registry[JudgeTemplate](
+    "judge_templates", ("judges.prompts", "judges.saneval_paper_prompts", *JUDGE_TASK_MODULES), what="template",
+    key=lambda template: template.key, groups=("judge_tasks",), check=_check_key)
 
 
 class _Column(Mapping):
@@ -142,13 +114,15 @@ class _Column(Mapping):
         self._field = field
 
     def __getitem__(self, key: str) -> Any:
-        return getattr(_TEMPLATES[key], self._field)
+        if key not in JUDGE_TEMPLATES:
+            raise KeyError(key)
+        return getattr(JUDGE_TEMPLATES.get(key), self._field)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(list(_TEMPLATES))
+        return iter(JUDGE_TEMPLATES.names())
 
     def __len__(self) -> int:
-        return len(_TEMPLATES)
+        return len(JUDGE_TEMPLATES.names())
 
     def __repr__(self) -> str:
         return repr(dict(self))
@@ -173,21 +147,21 @@ class Templates:
 
     def __init__(self, **overrides: str):
         for key in overrides:
-            template_named(key)  # raises for an unknown key, naming the known ones
+            JUDGE_TEMPLATES.get(key)  # raises for an unknown key, naming the known ones
         object.__setattr__(self, "_overrides", dict(overrides))
 
     def text(self, key: str) -> str:
         """The text of template ``key``: its replacement, or the declared default."""
         if key in self._overrides:
             return self._overrides[key]
-        return template_named(key).text
+        return JUDGE_TEMPLATES.get(key).text
 
     def __getattr__(self, key: str) -> str:
         if key.startswith("_"):
             raise AttributeError(key)
         try:
             return self.text(key)
-        except TemplateError as error:
+        except RegistryError as error:
             raise AttributeError(str(error)) from None
 
     def __setattr__(self, key: str, value: Any) -> None:
@@ -203,7 +177,7 @@ class Templates:
 
     def texts(self, keys: Iterable[str] | None = None) -> dict[str, str]:
         """{key: text} of ``keys`` (default: every registered template)."""
-        return {key: self.text(key) for key in (registered_templates() if keys is None else keys)}
+        return {key: self.text(key) for key in (JUDGE_TEMPLATES if keys is None else keys)}
 
     @property
     def overridden(self) -> tuple[str, ...]:
@@ -231,8 +205,8 @@ def check_templates(overrides: dict, source: str = "templates") -> Templates:
     """Templates with ``overrides`` ({key: text}) applied, each checked for its placeholders."""
     for key, text in overrides.items():
         try:
-            template = template_named(key)
-        except TemplateError as error:
+            template = JUDGE_TEMPLATES.get(key)
+        except RegistryError as error:
             raise TemplateError(f"{source}: {error}") from None
         problem = template.problems(text)
         if problem:
@@ -286,7 +260,7 @@ After providing your explanation, output your final verdict by strictly followin
 [Start of the second image]
 <image B>
 [End of the second image]"""
-PAIRWISE_TEMPLATE = register_template(JudgeTemplate(
+PAIRWISE_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "pairwise", PAIRWISE, ("{prompt}", "<image A>", "<image B>"), max_tokens=1024, expected_tokens=250,
     once=("<image A>", "<image B>")))
 
@@ -294,7 +268,7 @@ COMMONSENSE_FIT = (
     'Can you tell me if the image generally fits the descriptions "{description}"? If it generally fits the '
     "descriptions, then return 1, otherwise, return 0. Give me number 1 or 0 only."
 )
-COMMONSENSE_FIT_TEMPLATE = register_template(JudgeTemplate(
+COMMONSENSE_FIT_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "commonsense_fit", COMMONSENSE_FIT, ("{description}",), max_tokens=20, expected_tokens=2))
 
 SEMVAR = """Does the generated image align with the given prompt?
@@ -304,7 +278,7 @@ SEMVAR = """Does the generated image align with the given prompt?
 Use the following criteria to guide your evaluation: with Relevance (0-50 points), Object Accuracy (0-50 points). After providing your explanation, you must rate the generated image by strictly following this format: "[[rating]]", for example: "Relevance (0-50 points): [[35]], Object Accuracy (0-50 points): [[30]]".
 
 [Prompt] {prompt}"""
-SEMVAR_TEMPLATE = register_template(JudgeTemplate("semvar", SEMVAR, ("{prompt}",), max_tokens=512,
+SEMVAR_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate("semvar", SEMVAR, ("{prompt}",), max_tokens=512,
                                                    expected_tokens=150))
 
 # SANEval: the LLM's JSON steps share one budget, the VLM's short answers another.
@@ -314,41 +288,41 @@ SANEVAL_ANSWER_TOKENS = dict(max_tokens=100, expected_tokens=20)
 SANEVAL_OBJECTS = """List the physical objects that this text-to-image prompt asks for, as singular nouns in the order they appear (count each kind once).
 Reply with JSON only, in the form {"objects": ["object", ...]}.
 Prompt: {prompt}"""
-SANEVAL_OBJECTS_TEMPLATE = register_template(JudgeTemplate(
+SANEVAL_OBJECTS_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_objects", SANEVAL_OBJECTS, ("{prompt}",), **SANEVAL_JSON_TOKENS))
 
 SANEVAL_ATTRIBUTES = """For each object of this text-to-image prompt, give the {kind} the prompt assigns to it.
 Objects: {objects}
 Reply with JSON only, in the form {"attributes": {"object": "{kind}", ...}}; leave out objects the prompt gives no {kind}.
 Prompt: {prompt}"""
-SANEVAL_ATTRIBUTES_TEMPLATE = register_template(JudgeTemplate(
+SANEVAL_ATTRIBUTES_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_attributes", SANEVAL_ATTRIBUTES, ("{prompt}", "{objects}", "{kind}"), **SANEVAL_JSON_TOKENS))
 
 SANEVAL_SPATIAL = """Give the spatial relation this text-to-image prompt asks for between two of its objects.
 Objects: {objects}
 Reply with JSON only, in the form {"subject": "object", "relation": "left of" | "right of" | "above" | "below", "object": "object"}, or {"relation": null} if the prompt states none.
 Prompt: {prompt}"""
-SANEVAL_SPATIAL_TEMPLATE = register_template(JudgeTemplate(
+SANEVAL_SPATIAL_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_spatial", SANEVAL_SPATIAL, ("{prompt}", "{objects}"), **SANEVAL_JSON_TOKENS))
 
 SANEVAL_COUNTS = """Give how many of each object this text-to-image prompt asks for.
 Objects: {objects}
 Reply with JSON only, in the form {"counts": {"object": number, ...}}.
 Prompt: {prompt}"""
-SANEVAL_COUNTS_TEMPLATE = register_template(JudgeTemplate(
+SANEVAL_COUNTS_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_counts", SANEVAL_COUNTS, ("{prompt}", "{objects}"), **SANEVAL_JSON_TOKENS))
 
 SANEVAL_SYNONYMS = """For each object below, give up to five other names an object detector could use for it (synonyms, common names, closely related words), singular.
 Objects: {objects}
 Reply with JSON only, in the form {"synonyms": {"object": ["name", ...], ...}}."""
-SANEVAL_SYNONYMS_TEMPLATE = register_template(JudgeTemplate(
+SANEVAL_SYNONYMS_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_synonyms", SANEVAL_SYNONYMS, ("{objects}",), **SANEVAL_JSON_TOKENS))
 
 SANEVAL_QUESTION_COLOR = "What color is the object?"
 SANEVAL_QUESTION_SHAPE = "What shape is the object?"
 SANEVAL_QUESTION_TEXTURE = "What texture does the object have?"
 SANEVAL_QUESTION_TEMPLATES = {
-    kind: register_template(JudgeTemplate(f"saneval_question_{kind}", text, **SANEVAL_ANSWER_TOKENS))
+    kind: JUDGE_TEMPLATES.register(JudgeTemplate(f"saneval_question_{kind}", text, **SANEVAL_ANSWER_TOKENS))
     for kind, text in (("color", SANEVAL_QUESTION_COLOR), ("shape", SANEVAL_QUESTION_SHAPE),
                        ("texture", SANEVAL_QUESTION_TEXTURE))}
 
@@ -357,11 +331,13 @@ It answered: "{answer}"
 The {kind} expected by the prompt is "{expected}".
 Rate how well the answer matches the expected {kind}, from 0.0 (not at all) to 1.0 (exactly).
 Reply with JSON only, in the form {"score": number, "detected": "the {kind} the answer names, in one or two words"}."""
-SANEVAL_RATING_TEMPLATE = register_template(JudgeTemplate(
+SANEVAL_RATING_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_rating", SANEVAL_RATING, ("{answer}", "{expected}"), **SANEVAL_JSON_TOKENS))
 
 # The templates the project ships with, in their order (SANEval's template version hashes all of them).
-BUILT_IN_TEMPLATES = tuple(_TEMPLATES.values())
+BUILT_IN_TEMPLATES = (PAIRWISE_TEMPLATE, COMMONSENSE_FIT_TEMPLATE, SEMVAR_TEMPLATE, SANEVAL_OBJECTS_TEMPLATE,
+                      SANEVAL_ATTRIBUTES_TEMPLATE, SANEVAL_SPATIAL_TEMPLATE, SANEVAL_COUNTS_TEMPLATE,
+                      SANEVAL_SYNONYMS_TEMPLATE, *SANEVAL_QUESTION_TEMPLATES.values(), SANEVAL_RATING_TEMPLATE)
 
 # Declared after BUILT_IN_TEMPLATES, so SANEval's template version (a hash of the built-in texts) is unchanged.
 # The taxonomy paper's Figure 7 (Appendix E) word for word, its slips kept: both images are framed as "the first
@@ -386,7 +362,7 @@ After providing your explanation, output your final verdict by strictly followin
 [Start of the first image]
 <image B>
 [End of the first image]"""
-PAIRWISE_TAXONOMY_PAPER_TEMPLATE = register_template(JudgeTemplate(
+PAIRWISE_TAXONOMY_PAPER_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "pairwise_taxonomy_paper", PAIRWISE_TAXONOMY_PAPER, ("{prompt}", "<image A>", "<image B>"), max_tokens=1024,
     expected_tokens=250, once=("<image A>", "<image B>")))
 

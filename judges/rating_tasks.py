@@ -1,4 +1,4 @@
-"""The human rating tasks: one :class:`RatingTask` declaration per benchmark, registered with :func:`register`.
+"""The human rating tasks: one :class:`RatingTask` declaration per benchmark, in the registry :data:`RATING_TASKS`.
 
 Three benchmarks validate their judges against people who answer a question about one image (not a pairwise vote).
 Each is declared here once: the question as the paper words it, the answer scale (:mod:`datamodel.rating_scales`),
@@ -19,18 +19,18 @@ items (:mod:`judges.human_compare`):
   (``image:<id>``, the scorer's subject). The paper's figures hold the interface, whose words are not in the text:
   the five points and their labels between its two ends, "poor" and "perfect" alignment, are this project's.
 
-A task declared elsewhere (a plug-in, a test) calls :func:`register` in its own module; the rating page, the admin's
+A task declared elsewhere (a plug-in, a test) calls ``RATING_TASKS.register`` in its own module; the rating page, the admin's
 assignment, the exports, the statistics and the judge board ask this registry and never name a task.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 import sqlite_utils
 
+from core.registry import Registry
 from datamodel.rating_scales import ChoiceScale, Point, Scale, Score, ScoresScale
 from judges import commonsense, saneval, semvar
 from judges.human_stats import (COMMONSENSE_COMPARISON, SANEVAL_COMPARISON, SEMVAR_COMPARISON, Comparison,
@@ -112,41 +112,8 @@ class RatingTask:
         return self.criteria.get(category, self.criteria.get("", ""))
 
 
-class RatingTaskError(LookupError):
-    """An unknown task name, or a second declaration of one; the message names the known tasks."""
-
-
-_TASKS: dict[str, RatingTask] = {}
-_LOCK = threading.Lock()
-
-
-def register(task: RatingTask) -> RatingTask:
-    """Add ``task``; a different declaration under a name already taken raises :class:`RatingTaskError`."""
-    with _LOCK:
-        if task.name in _TASKS and _TASKS[task.name] != task:
-            raise RatingTaskError(f"rating task {task.name!r} is declared twice. Give the new task another name.")
-        _TASKS[task.name] = task
-    return task
-
-
-def unregister(name: str) -> None:
-    """Remove a task (tests and plug-ins that clean up); unknown names are ignored."""
-    with _LOCK:
-        _TASKS.pop(name, None)
-
-
-def rating_tasks() -> dict[str, RatingTask]:
-    """Every declared rating task by name, in declaration order."""
-    with _LOCK:
-        return dict(_TASKS)
-
-
-def rating_task(name: str) -> RatingTask:
-    """The task ``name``, or :class:`RatingTaskError` listing the declared ones."""
-    task = rating_tasks().get(name)
-    if task is None:
-        raise RatingTaskError(f"Unknown rating task {name!r}: use one of {', '.join(rating_tasks()) or 'none'}.")
-    return task
+# the built-in tasks are declared below; a plug-in's module (an entry point of t2i_arena.rating_tasks) declares its own
+RATING_TASKS = Registry[RatingTask]("rating_tasks", ("judges.rating_tasks",), what="rating task")
 
 
 # --- Commonsense-T2I ------------------------------------------------------------------------------------------------
@@ -168,7 +135,7 @@ def _commonsense_units(db: sqlite_utils.Database, selection: Selection) -> list[
     return planned
 
 
-COMMONSENSE = register(RatingTask(
+COMMONSENSE = RATING_TASKS.register(RatingTask(
     name="commonsense_fit", suite=commonsense.SUITE, title="Commonsense-T2I: does the image fit the description?",
     question="Does the content in the image fit the description?",
     text_label="Description", scale=FIT, raters=2, plan=_commonsense_units, compare=COMMONSENSE_COMPARISON,
@@ -236,7 +203,7 @@ def _table_13() -> str:
     return "\n".join(lines)
 
 
-SEMVAR = register(RatingTask(
+SEMVAR = RATING_TASKS.register(RatingTask(
     name="semvar_alignment", suite=semvar.SUITE, title="SemVarBench: does the image align with the text?",
     question="Does the generated image align with the given text?", text_label="Text", show_prompt=False,
     scale=SEMVAR_SCORES, raters=3, plan=_semvar_units, compare=SEMVAR_COMPARISON,
@@ -284,7 +251,7 @@ def _adherence_guidelines(low: str, high: str, keys: str) -> str:
             f"adherence to the conditions, not beauty. Keys: {keys}.")
 
 
-SANEVAL = register(RatingTask(
+SANEVAL = RATING_TASKS.register(RatingTask(
     name="saneval_adherence", suite=saneval.SUITE, title="SANEval: are the prompt's conditions satisfied?",
     question="Are the specified conditions satisfied in the image?", scale=LIKERT, raters=1,
     pace=2.5,  # a short prompt and its condition line, five points
@@ -301,7 +268,7 @@ SANEVAL = register(RatingTask(
 TENTHS = ChoiceScale("tenths", (Point(0, "0 · Poor", "0"), *(Point(v, str(v), str(v)) for v in range(1, 10)),
                                 Point(10, "10 · Perfect", "t")), level="ordinal")
 
-SANEVAL_TENTHS = register(replace(
+SANEVAL_TENTHS = RATING_TASKS.register(replace(
     SANEVAL, name="saneval_adherence_10", title="SANEval: are the prompt's conditions satisfied? (0-10)", scale=TENTHS,
     pace=3.0,  # as the Likert, on eleven points
     tables={"Table 4: human evaluation per model and category, Total (answers in tenths)": saneval_human_scores},

@@ -62,7 +62,7 @@ from datamodel.judgments import (
 )
 from datamodel.metrics import MetricRow, write_metrics
 from datamodel.models import model_names
-from datamodel.settings import SettingsError
+from core.settings import SettingsError
 from judges.client import Engine, EngineConfig, Reply
 from judges.parsing import (
     AttributesReply,
@@ -146,7 +146,7 @@ from judges.saneval_rules import (
     with_frame,
 )
 from judges.selection import ImageRow, Selection, SelectionError, image_rows
-from judges.tasks import JudgeJob, JudgeTask, register
+from judges.tasks import JUDGE_TASKS, JudgeJob, JudgeTask
 
 SUITE = "saneval"
 TASK = "saneval"
@@ -669,7 +669,7 @@ async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
                              **job.common())
 
 
-register(JudgeTask(
+JUDGE_TASKS.register(JudgeTask(
     name=TASK, run=_run, add_arguments=_add_arguments, default_suite=SUITE,
     templates=(SANEVAL_OBJECTS_TEMPLATE, SANEVAL_ATTRIBUTES_TEMPLATE, SANEVAL_SPATIAL_TEMPLATE, SANEVAL_COUNTS_TEMPLATE,
                SANEVAL_SYNONYMS_TEMPLATE, *SANEVAL_QUESTION_TEMPLATES.values(), SANEVAL_RATING_TEMPLATE,

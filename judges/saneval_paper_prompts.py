@@ -21,7 +21,7 @@ crop; 8 rates each answer against each expected attribute.
 
 from __future__ import annotations
 
-from judges.prompts import JudgeTemplate, register_template
+from judges.prompts import JUDGE_TEMPLATES, JudgeTemplate
 
 # The number words of the authors' code (ssa/scoring NUMERIC_QUERIES), filled into prompt 4's {available_numbers}.
 AVAILABLE_NUMBERS = ("a", "an", "one", "two", "three", "four", "five", "six", "seven", "eight")
@@ -159,19 +159,19 @@ Respond with only a number between 0.0 and 1.0 (e.g., "0.8")."""
 
 _JSON = dict(max_tokens=512, expected_tokens=80)
 
-PAPER_OBJECTS_TEMPLATE = register_template(JudgeTemplate(
+PAPER_OBJECTS_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_paper_objects", PROMPT_1_OBJECTS, ("{prompt}",), **_JSON))
-PAPER_SPATIAL_TEMPLATE = register_template(JudgeTemplate(
+PAPER_SPATIAL_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_paper_spatial", PROMPT_2_SPATIAL, ("{prompt}", "{available_relationships}"), **_JSON))
-PAPER_ATTRIBUTES_TEMPLATE = register_template(JudgeTemplate(
+PAPER_ATTRIBUTES_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_paper_attributes", PROMPT_3_ATTRIBUTES, ("{prompt}",), **_JSON))
-PAPER_COUNTS_TEMPLATE = register_template(JudgeTemplate(
+PAPER_COUNTS_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_paper_counts", PROMPT_4_COUNTS, ("{prompt}", "{available_numbers}"), **_JSON))
-PAPER_SYNONYMS_TEMPLATE = register_template(JudgeTemplate(
+PAPER_SYNONYMS_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_paper_synonyms", PROMPT_5_SYNONYMS, ("{object_names}",), **_JSON))
-PAPER_MAPPING_TEMPLATE = register_template(JudgeTemplate(
+PAPER_MAPPING_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_paper_mapping", PROMPT_6_MAPPING, ("{object_names}",), **_JSON))
-PAPER_RATING_TEMPLATE = register_template(JudgeTemplate(
+PAPER_RATING_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_paper_rating", PROMPT_8_RATING, ("{expected_attribute}", "{response}"), max_tokens=20,
     expected_tokens=4))
 

@@ -53,7 +53,7 @@ from judges.parsing import parse_semvar, read_reply
 from judges.prompts import SEMVAR_TEMPLATE, Templates, semvar_request
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, items_by_model
-from judges.tasks import JudgeJob, JudgeTask, register
+from judges.tasks import JUDGE_TASKS, JudgeJob, JudgeTask
 from suites.semvarbench import ASPECT_OF, ASPECTS
 
 SUITE = "semvarbench"
@@ -216,7 +216,7 @@ async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
     return await run_semvar(job.db, job.media, job.config, job.selection, **job.common())
 
 
-register(JudgeTask(
+JUDGE_TASKS.register(JudgeTask(
     name="semvar", run=_run, default_suite=SUITE, templates=(SEMVAR_TEMPLATE,),
     description="SemVarBench alignment judge (T3): seven S(T, I) per item and model, SemVarEffect per model.",
 ))

@@ -30,7 +30,7 @@ from judges.parsing import ParseError, read_reply
 from judges.prompts import JudgeTemplate, Templates
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows
-from judges.tasks import JudgeJob, JudgeTask, register
+from judges.tasks import JUDGE_TASKS, JudgeJob, JudgeTask
 
 SUITE = "semvarbench"
 ROLES = ("anchor", "permutation", "paraphrase")
@@ -127,7 +127,7 @@ async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
     return await run_semvar_tokens(job.db, job.media, job.config, job.selection, **job.common())
 
 
-register(JudgeTask(
+JUDGE_TASKS.register(JudgeTask(
     name="semvar_tokens", run=_run, default_suite=SUITE, templates=(TOKENS_TEMPLATE,),
     description="SemVarBench token accuracy (Table 4): the share of each sentence's meaningful words its image shows.",
 ))

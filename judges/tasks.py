@@ -1,9 +1,10 @@
-"""The judge tasks ``python -m judges`` runs: one :class:`JudgeTask` declaration each, registered with :func:`register`.
+"""The judge tasks ``python -m judges`` runs: one :class:`JudgeTask` declaration each, in the registry
+:data:`JUDGE_TASKS`.
 
-A task module (``judges/<name>.py``, or a plug-in's or a test's own module) declares its templates and ends with one
-declaration::
+A task module (``judges/<name>.py`` listed in :data:`judges.prompts.JUDGE_TASK_MODULES`, or a plug-in's module named
+by an entry point of the group ``t2i_arena.judge_tasks``) declares its templates and ends with one declaration::
 
-    register(JudgeTask(
+    JUDGE_TASKS.register(JudgeTask(
         name="semvar", description="SemVarBench alignment judge (T3): ...", default_suite="semvarbench",
         run=_run, templates=(SEMVAR_TEMPLATE,),
     ))
@@ -11,21 +12,18 @@ declaration::
 Everything that lists judge tasks asks this registry: the sub-commands of ``python -m judges`` (with their help,
 default suite, ``--limit`` help and extra options), the template file check (:func:`judges.prompts.check_templates`
 knows the templates of every registered task) and the token budgets (each :class:`judges.prompts.JudgeTemplate`
-carries its own). The built-in tasks are declared in the modules of the ``judges`` package, imported once on the
-first lookup (:func:`all_tasks`, :func:`judges.discovery.discover`); sub-packages such as ``judges.metrics`` are not
-imported, and a task module imports its heavy optional dependencies (a detector, torch) inside its ``run``.
+carries its own). A task module imports its heavy optional dependencies (a detector, torch) inside its ``run``, so
+loading the registry stays cheap.
 """
 
 from __future__ import annotations
 
 import argparse
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from judges.discovery import discover
-from judges.prompts import (BUILT_IN_TEMPLATES, DEFAULT_TEMPLATES, JudgeTemplate, TemplateError, Templates,
-                            register_template, unregister_template)
+from core.registry import Registry, RegistryError
+from judges.prompts import BUILT_IN_TEMPLATES, JUDGE_TASK_MODULES, JUDGE_TEMPLATES, JudgeTemplate, Templates
 
 if TYPE_CHECKING:
     from judges.client import EngineConfig
@@ -63,7 +61,7 @@ class JudgeTask:
     - ``description``: the help line of the sub-command.
     - ``run(job, args)``: an async function judging ``job.selection`` (a :class:`JudgeJob`) with the task's own
       options in ``args``; it returns a :class:`judges.run.RunSummary`, whose lines the command prints. Raise
-      :class:`datamodel.settings.SettingsError` (or a :class:`judges.selection.SelectionError`) with the fix in the
+      :class:`core.settings.SettingsError` (or a :class:`judges.selection.SelectionError`) with the fix in the
       message for a bad option.
     - ``default_suite``: the ``--suite`` default (None: every suite); ``limit_help``: what ``--limit`` counts.
     - ``add_arguments(parser)``: the task's own options, added after the common ones.
@@ -80,63 +78,40 @@ class JudgeTask:
     templates: tuple[JudgeTemplate, ...] = ()
 
 
-class TaskRegistryError(ValueError):
-    """A task declaration clashes with another one, or a task name is unknown; the message says what to do."""
-
-
-_TASKS: dict[str, JudgeTask] = {}
-_LOCK = threading.Lock()
-
-
-def register(task: JudgeTask) -> JudgeTask:
-    """Add ``task`` and its templates; a second declaration of the same name raises :class:`TaskRegistryError`,
-    a template key another declaration already has :class:`judges.prompts.TemplateError`."""
+def _check_task(task: JudgeTask, others: list[JudgeTask]) -> None:
     if not task.name or task.name.startswith("-") or task.name in RESERVED:
-        raise TaskRegistryError(f"{task.name!r} cannot name a judge task (reserved: {', '.join(RESERVED)}). "
-                                "Choose another name.")
-    with _LOCK:
-        if task.name in _TASKS and _TASKS[task.name] != task:
-            raise TaskRegistryError(f"judge task {task.name!r} is declared twice. Give the new task another name, "
-                                    "or unregister the old one first.")
-    added = []
-    try:
-        for template in task.templates:
-            if template.key not in DEFAULT_TEMPLATES:
-                added.append(template.key)
-            register_template(template)
-    except TemplateError:
-        for key in added:  # nothing of a refused declaration stays
-            unregister_template(key)
-        raise
-    with _LOCK:
-        _TASKS[task.name] = task
-    return task
+        raise RegistryError(f"{task.name!r} cannot name a judge task (reserved: {', '.join(RESERVED)}). "
+                            "Choose another name.")
 
 
-def unregister(name: str) -> None:
-    """Remove a task and the templates only it declared (tests and plug-ins that clean up); unknown names are
-    ignored."""
-    with _LOCK:
-        task = _TASKS.pop(name, None)
-        still_used = {t.key for other in _TASKS.values() for t in other.templates}
-    if task is not None:
-        built_in = {t.key for t in BUILT_IN_TEMPLATES}
-        for template in task.templates:
-            if template.key not in still_used and template.key not in built_in:
-                unregister_template(template.key)
+class _JudgeTasks(Registry[JudgeTask]):
+    """The judge tasks; registering one registers its templates (:data:`judges.prompts.JUDGE_TEMPLATES`), and
+    unregistering it removes those only it declared."""
+
+    def register(self, task: JudgeTask) -> JudgeTask:
+        if self.declared(task.name) == task:
+            return task
+        added = []
+        try:
+            for template in task.templates:
+                if JUDGE_TEMPLATES.declared(template.key) is None:
+                    added.append(template.key)
+                JUDGE_TEMPLATES.register(template)
+            return super().register(task)
+        except RegistryError:
+            for key in added:  # nothing of a refused declaration stays
+                JUDGE_TEMPLATES.unregister(key)
+            raise
+
+    def unregister(self, name: str) -> JudgeTask | None:
+        task = super().unregister(name)
+        if task is not None:
+            still_used = {t.key for _, other in self.items() for t in other.templates} | {
+                t.key for t in BUILT_IN_TEMPLATES}
+            for template in task.templates:
+                if template.key not in still_used:
+                    JUDGE_TEMPLATES.unregister(template.key)
+        return task
 
 
-def all_tasks() -> dict[str, JudgeTask]:
-    """Every registered judge task by name, sorted by name (whatever order their modules were imported in)."""
-    discover()
-    with _LOCK:
-        return dict(sorted(_TASKS.items()))
-
-
-def task_named(name: str) -> JudgeTask:
-    """The declaration of task ``name``; an unknown name raises :class:`TaskRegistryError` listing the known ones."""
-    tasks = all_tasks()
-    if name not in tasks:
-        raise TaskRegistryError(f"unknown judge task {name!r}. Known tasks: {', '.join(tasks) or 'none'}. "
-                                "Declare it with judges.tasks.register(JudgeTask(...)) in a module that is imported.")
-    return tasks[name]
+JUDGE_TASKS = _JudgeTasks("judge_tasks", JUDGE_TASK_MODULES, what="judge task", check=_check_task)

@@ -22,10 +22,10 @@ bootstrap), :mod:`~ratings.leaderboard` (the table), :mod:`~ratings.elo` (online
 voter against the humans, from integer codes) and :mod:`~ratings.plots` (imported on demand, needs plotly).
 """
 
-import importlib
+import sys
 
-# name -> the module that defines it; imported on first use (PEP 562), so ``from ratings.votes import OUTCOMES`` in the
-# data model does not pull in scipy
+# name -> the module that defines it; the modules are imported on the first use of one of these names (PEP 562), so
+# ``from ratings.votes import OUTCOMES`` in the data model does not pull in scipy
 _EXPORTS = {
     "ratings.agreement": ("cohen_kappa", "fleiss_kappa", "human_judge_agreement", "inter_annotator_agreement",
                           "oriented_outcomes", "rank_correlation"),
@@ -43,7 +43,9 @@ __all__ = sorted(_MODULE_OF)
 def __getattr__(name: str):
     if name not in _MODULE_OF:
         raise AttributeError(f"module 'ratings' has no attribute {name!r}")
-    return getattr(importlib.import_module(_MODULE_OF[name]), name)
+    from ratings import agreement, bias, bradley_terry, elo, leaderboard, matrices, votes  # noqa: F401 (_EXPORTS')
+
+    return getattr(sys.modules[_MODULE_OF[name]], name)
 
 
 def __dir__() -> list[str]:

@@ -17,6 +17,7 @@ Formulas
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 from collections.abc import Mapping
 
@@ -102,13 +103,18 @@ def paired_confusion(keys_1: np.ndarray, outcomes_1: np.ndarray, keys_2: np.ndar
                      outcomes_2: np.ndarray) -> np.ndarray:
     """C[o₁, o₂] = Σ_key n₁(key, o₁) · n₂(key, o₂): every vote of side 1 paired with every vote of side 2 on the same
     key (outcome codes already oriented). Linear in the votes: per-key outcome counts, then one 4×K by K×4 product,
-    never the list of pairs."""
-    codes, _ = pd.factorize(np.concatenate([np.asarray(keys_1), np.asarray(keys_2)]))
-    n_keys, n_1 = int(codes.max()) + 1 if len(codes) else 0, len(keys_1)
-    size = n_keys * len(OUTCOMES)
-    side_1 = np.bincount(codes[:n_1] * len(OUTCOMES) + np.asarray(outcomes_1, dtype=np.int64), minlength=size)
-    side_2 = np.bincount(codes[n_1:] * len(OUTCOMES) + np.asarray(outcomes_2, dtype=np.int64), minlength=size)
-    return side_1.reshape(n_keys, len(OUTCOMES)).T @ side_2.reshape(n_keys, len(OUTCOMES))
+    never the list of pairs. The keys of the smaller side are numbered (a hash), the other side's looked up in them:
+    a key only one side has pairs nothing."""
+    if len(keys_1) < len(keys_2):
+        return paired_confusion(keys_2, outcomes_2, keys_1, outcomes_1).T
+    codes_2, uniques = pd.factorize(np.asarray(keys_2))
+    codes_1 = pd.Index(uniques).get_indexer(np.asarray(keys_1))
+    shared = codes_1 >= 0
+    size = len(uniques) * len(OUTCOMES)
+    side_1 = np.bincount(codes_1[shared] * len(OUTCOMES) + np.asarray(outcomes_1, dtype=np.int64)[shared],
+                         minlength=size)
+    side_2 = np.bincount(codes_2 * len(OUTCOMES) + np.asarray(outcomes_2, dtype=np.int64), minlength=size)
+    return side_1.reshape(-1, len(OUTCOMES)).T @ side_2.reshape(-1, len(OUTCOMES))
 
 
 def human_judge_agreement(votes: pd.DataFrame) -> dict:
@@ -146,28 +152,43 @@ PAIR_COLUMNS = ["voter_1", "voter_2", "n", "agreement", "kappa"]
 
 
 def _last_vote_per_voter(items: np.ndarray, voters: np.ndarray) -> np.ndarray:
-    """Row indices keeping, for each (item, voter), the last row (rows are in vote order)."""
+    """Row indices keeping, for each (item, voter), the last row (rows are in vote order), in order: a hash of the
+    keys (pandas' ``duplicated``), a third of the time of sorting them."""
     key = items.astype(np.int64) * (int(voters.max()) + 1 if len(voters) else 1) + voters
-    _, first_from_end = np.unique(key[::-1], return_index=True)
-    return np.sort(len(key) - 1 - first_from_end)
+    return np.flatnonzero(~pd.Series(key).duplicated(keep="last").to_numpy())
 
 
-def _shared_pairs(incidence: scipy.sparse.csc_matrix, min_shared: int, max_pairs: int | None, block: int = 1024):
+_PRODUCTS_PER_BLOCK = 2_000_000  # products of BᵀB at most per block (about 25 MB while they are sorted out)
+
+
+def _shared_pairs(incidence: scipy.sparse.csc_matrix, min_shared: int, max_pairs: int | None, block: int = 1 << 20,
+                  products_per_block: int = _PRODUCTS_PER_BLOCK):
     """(voter a, voter b, shared items) of the voter pairs sharing at least ``min_shared`` items, most shared first,
-    at most ``max_pairs`` of them: BᵀB computed ``block`` voters at a time, keeping only the best pairs so far."""
+    at most ``max_pairs`` of them: BᵀB computed a block of voters at a time, keeping only the best pairs so far. A
+    block holds at most ``block`` voters and at most ``products_per_block`` products (voter b's column of BᵀB costs
+    Σ over b's items of the item's voters), so the memory is bounded however the votes fall, and a study with few
+    voters per battle takes a few blocks rather than one per thousand voters. Only the rows above each block's last
+    voter are multiplied (a pair is counted once, a < b): about 60% of the products of the whole of BᵀB."""
+    incidence = incidence.astype(np.int32)  # counts: integer products are exact and lighter than floats
     per_voter = np.asarray(incidence.sum(axis=0)).ravel()
     kept = np.flatnonzero(per_voter >= min_shared)  # a voter with fewer items shares fewer with anyone
     incidence = incidence[:, kept]
     transposed = incidence.T.tocsr()
+    products = np.cumsum(transposed @ np.asarray(incidence.sum(axis=1)).ravel())  # up to and with each voter
     a = b = n = np.zeros(0, dtype=np.int64)
-    for start in range(0, len(kept), block):
-        product = (transposed @ incidence[:, start:start + block]).tocoo()
+    start = 0
+    while start < len(kept):
+        stop = int(np.searchsorted(products, (products[start - 1] if start else 0) + products_per_block,
+                                    "right"))
+        stop = min(max(stop, start + 1), start + block, len(kept))
+        product = (transposed[:stop] @ incidence[:, start:stop]).tocoo()
         row, col, shared = product.row, product.col + start, product.data.astype(np.int64)
         floor = n[-1] if max_pairs is not None and len(n) == max_pairs else min_shared
         keep = (row < col) & (shared >= floor)
         a, b, n = np.concatenate([a, row[keep]]), np.concatenate([b, col[keep]]), np.concatenate([n, shared[keep]])
         rank = np.lexsort((b, a, -n))[:max_pairs]
         a, b, n = a[rank], b[rank], n[rank]
+        start = stop
     return kept[a], kept[b], n
 
 
@@ -199,9 +220,9 @@ def inter_annotator_from_codes(
     rows = []
     if multi.any():
         n_voters = int(voters.max()) + 1
-        incidence = scipy.sparse.csc_matrix((np.ones(int(multi.sum())), (items[multi], voters[multi])),
-                                            shape=(n_items, n_voters))
         coded = scipy.sparse.csc_matrix((outcomes[multi] + 1, (items[multi], voters[multi])), shape=(n_items, n_voters))
+        # one entry per (item, voter) after the last-vote rule, so the incidence has the coded matrix's structure
+        incidence = scipy.sparse.csc_matrix((np.ones(coded.nnz), coded.indices, coded.indptr), shape=coded.shape)
         for a, b, n in zip(*_shared_pairs(incidence, min_shared, max_pairs)):
             column_a, column_b = coded[:, [a]].tocoo(), coded[:, [b]].tocoo()
             _, at_a, at_b = np.intersect1d(column_a.row, column_b.row, assume_unique=True, return_indices=True)
@@ -225,7 +246,8 @@ def inter_annotator_from_codes(
 
 
 def consensus_spearman(voters: np.ndarray, model_a: np.ndarray, model_b: np.ndarray, outcomes: np.ndarray,
-                       n_models: int, *, min_models: int = 3, chunk: int = 2048) -> dict:
+                       n_models: int, *, min_models: int = 3, chunk: int = 2048,
+                       own_fits: dict[bytes, np.ndarray] | None = None) -> dict:
     """Each annotator's ranking against the leave-one-out consensus: ``{"consensus_spearman", "n_annotators"}``.
 
     For annotator a: the Bradley–Terry ratings fitted on a's own decisive votes (ties and both-bad dropped) and
@@ -236,6 +258,11 @@ def consensus_spearman(voters: np.ndarray, model_a: np.ndarray, model_b: np.ndar
     as the leaderboard's fit), where the mean pairwise ρ between annotators it replaces needed a fit and a
     correlation per pair of annotators (125,000 pairs for 500 annotators). Codes: ``voters`` any integers,
     ``model_a``/``model_b`` indices < ``n_models``, ``outcomes`` indices into OUTCOMES.
+
+    ``own_fits`` (optional, kept by the caller between calls): each annotator's own fit by a digest of its win
+    matrix. An annotator whose votes did not change since the last call is not refitted; the fits are computed
+    row-independently (``newton_bt(independent_rows=True)``), so a kept fit is the one a fresh call computes, to the
+    last bit. The dict is left holding this call's fits only.
     """
     voters, model_a, model_b, outcomes = (np.asarray(x, dtype=np.int64) for x in (voters, model_a, model_b, outcomes))
     decisive = outcomes < 2
@@ -245,7 +272,7 @@ def consensus_spearman(voters: np.ndarray, model_a: np.ndarray, model_b: np.ndar
     cells = n_models * n_models
     total = np.bincount(winner * n_models + loser, minlength=cells).reshape(n_models, n_models).astype(np.float64)
     consensus_start, _ = newton_bt(total, ridge=1e-6, max_iter=50)
-    values = []
+    values, kept = [], {}
     for first in range(0, int(codes.max()) + 1 if len(codes) else 0, chunk):
         here = (codes >= first) & (codes < first + chunk)
         size = min(chunk, int(codes.max()) + 1 - first)
@@ -258,13 +285,30 @@ def consensus_spearman(voters: np.ndarray, model_a: np.ndarray, model_b: np.ndar
         own, rest, rated = own[qualified], rest[qualified], rated[qualified]
         if not len(own):
             continue
-        # ranks settle long before θ converges for a sparse annotator whose MLE is infinite: 20 steps suffice
-        own_theta, _ = newton_bt(own, ridge=1e-6, max_iter=20)
+        own_theta = _own_fits(own, own_fits, kept)
         rest_theta, _ = newton_bt(rest, ridge=1e-6, theta0=consensus_start, max_iter=20)
         values.append(_masked_spearman(own_theta, rest_theta, rated))
+    if own_fits is not None:
+        own_fits.clear()
+        own_fits.update(kept)
     rho = np.concatenate(values) if values else np.zeros(0)
     rho = rho[np.isfinite(rho)]
     return {"consensus_spearman": float(rho.mean()) if len(rho) else float("nan"), "n_annotators": int(len(rho))}
+
+
+def _own_fits(own: np.ndarray, known: dict[bytes, np.ndarray] | None, kept: dict[bytes, np.ndarray]) -> np.ndarray:
+    """The annotators' own fits (B×n) of their win matrices ``own`` (B×n×n): those in ``known`` (by the digest of
+    the matrix) taken from it, the others fitted; every one recorded in ``kept``. Ranks settle long before θ
+    converges for a sparse annotator whose MLE is infinite: 20 Newton steps suffice."""
+    if known is None:
+        return newton_bt(own, ridge=1e-6, max_iter=20, independent_rows=True)[0]
+    keys = [hashlib.blake2b(matrix.tobytes(), digest_size=16).digest() for matrix in own]
+    missing = [row for row, key in enumerate(keys) if key not in known and key not in kept]
+    if missing:
+        fitted, _ = newton_bt(own[missing], ridge=1e-6, max_iter=20, independent_rows=True)
+        kept.update((keys[row], theta) for row, theta in zip(missing, fitted))
+    kept.update((key, known[key]) for key in keys if key not in kept)
+    return np.array([kept[key] for key in keys]).reshape(own.shape[:2])
 
 
 def _masked_spearman(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -57,12 +57,18 @@ def newton_bt(
     theta0: np.ndarray | None = None,
     tol: float = 1e-10,
     max_iter: int = 100,
+    independent_rows: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Maximise ℓ(θ) (module docstring) for one win matrix (n×n) or a batch (B×n×n).
 
     Returns ``(theta, converged)``: natural-log strengths with mean 0 per fit (shape n or B×n) and a boolean per fit.
     A fit is converged when its Newton step is below ``tol`` nats for every model. Fits whose MLE does not exist
     (see the module docstring) do not converge when ``ridge = 0``: their θ keeps growing by up to MAX_STEP per step.
+
+    ``independent_rows``: each fit of a batch comes out the same to the last bit whatever other fits share the batch
+    (so fits can be kept and reused one by one, :func:`ratings.agreement.consensus_spearman`). numpy sums one fit's
+    Hessian diagonal in another order when it is the only fit still iterating than when others are (a batch's
+    diagonal is a strided view); with this flag a lone fit iterates beside a copy of itself.
     """
     wins = np.asarray(wins, dtype=np.float64)
     single = wins.ndim == 2
@@ -78,10 +84,11 @@ def newton_bt(
     diag = np.arange(n)
     active = np.arange(rounds)
     for _ in range(max_iter):
-        t = theta[active]
-        tot = totals[active]
+        rows = np.repeat(active, 2) if independent_rows and len(active) == 1 else active
+        t = theta[rows]
+        tot = totals[rows]
         p = expit(t[:, :, None] - t[:, None, :])
-        grad = row_wins[active] - np.einsum("bij,bij->bi", tot, p) - ridge * t
+        grad = row_wins[rows] - np.einsum("bij,bij->bi", tot, p) - ridge * t
         weight = tot * p * p.transpose(0, 2, 1)
         hess = -weight
         hess[:, diag, diag] = weight.sum(axis=2) + ridge
@@ -93,6 +100,7 @@ def newton_bt(
         step *= np.minimum(1.0, MAX_STEP / np.maximum(size, 1e-300))[:, None]
         t = t + step
         t -= t.mean(axis=1, keepdims=True)
+        t, size = t[:len(active)], size[:len(active)]
         theta[active] = t
         done = size < tol
         converged[active[done]] = True

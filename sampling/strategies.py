@@ -13,8 +13,8 @@ Pairs
     the A available pairs.
 
 Strategies (:data:`STRATEGIES`; the configured one is recorded on every battle, ``battles.strategy``)
-    Each strategy is one :class:`Strategy` declaration put in the registry by :func:`register_strategy` (the three
-    below at the end of this module): its name, a description, what its pair probabilities need (the vote counts,
+    Each strategy is one :class:`Strategy` declaration in the registry :data:`STRATEGIES` (the three below at the
+    end of this module): its name, a description, what its pair probabilities need (the vote counts,
     the sampler's fit) and the function that computes them. The server, the simulation and the settings ask the
     declaration (:func:`get_strategy`) and never compare names.
 
@@ -101,12 +101,13 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit, ndtr
 
+from core.registry import Registry, RegistryError
 from ratings.bradley_terry import elo_scale, newton_bt
 from ratings.votes import OUTCOMES, check_tie_policy
 
@@ -180,7 +181,7 @@ _RESERVED = frozenset({"other"})  # the leaderboard's bucket for votes of strate
 
 @dataclass(frozen=True)
 class Strategy:
-    """One sampling strategy, declared once; :func:`register_strategy` makes it usable everywhere by its ``name``.
+    """One sampling strategy, declared once; :data:`STRATEGIES` makes it usable everywhere by its ``name``.
 
     - ``name``: what ``ARENA_SAMPLING`` and ``--strategies`` say and what every battle records (lowercase letters,
       digits, ``-`` and ``_``).
@@ -224,66 +225,24 @@ class Strategy:
         return not self.prompt_first
 
 
-_REGISTRY: dict[str, Strategy] = {}
-
-
-def register_strategy(strategy: Strategy, *, replace: bool = False) -> Strategy:
-    """Add ``strategy`` to the registry (after the ones already there) and return it; ``replace`` swaps out one of
-    the same name in place."""
-    if not isinstance(strategy, Strategy):
-        raise TypeError(f"register_strategy takes a sampling.strategies.Strategy, got {type(strategy).__name__}.")
-    if strategy.name in _REGISTRY and not replace:
-        raise ValueError(f"A sampling strategy named {strategy.name!r} is already registered: pick another name, "
-                         "or pass replace=True.")
-    _REGISTRY[strategy.name] = strategy
-    return strategy
-
-
-def unregister_strategy(name: str) -> Strategy:
-    """Take the strategy ``name`` out of the registry (tests, plugins being unloaded) and return its declaration."""
-    return _REGISTRY.pop(get_strategy(name).name)
+# the three built-in strategies are declared at the end of this module; a plug-in's module (an entry point of
+# t2i_arena.sampling_strategies) declares its own
+STRATEGIES = Registry[Strategy]("sampling_strategies", ("sampling.strategies",), what="sampling strategy",
+                                hint="(setting ARENA_SAMPLING)")
 
 
 def get_strategy(name: str) -> Strategy:
-    """The declaration registered as ``name``, else a ValueError naming the known strategies."""
-    try:
-        return _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise ValueError(f"Unknown sampling strategy {name!r}: choose one of {', '.join(_REGISTRY)} "
-                         "(setting ARENA_SAMPLING).") from None
+    """The declaration registered as ``name``, else a :class:`core.registry.RegistryError` (a ValueError) naming
+    the known strategies."""
+    if not isinstance(name, str):
+        raise RegistryError(f"a sampling strategy is named by a string, got {name!r}; choices: "
+                            f"{', '.join(STRATEGIES)}.")
+    return STRATEGIES[name]
 
 
 def check_strategy(strategy: str) -> str:
     """Return ``strategy`` if it is registered (:func:`get_strategy`), else raise a ValueError naming the known ones."""
     return get_strategy(strategy).name
-
-
-class _StrategyNames(Sequence[str]):
-    """The names of the registered strategies, in registration order, read from the registry at each use (so a
-    strategy registered after ``from sampling.strategies import STRATEGIES`` is still in it)."""
-
-    def __getitem__(self, index):
-        return tuple(_REGISTRY)[index]
-
-    def __len__(self) -> int:
-        return len(_REGISTRY)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(tuple(_REGISTRY))
-
-    def __contains__(self, name) -> bool:
-        return isinstance(name, str) and name in _REGISTRY
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Sequence) and tuple(self) == tuple(other)
-
-    __hash__ = None
-
-    def __repr__(self) -> str:
-        return repr(tuple(_REGISTRY))
-
-
-STRATEGIES: Sequence[str] = _StrategyNames()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -690,11 +649,11 @@ def provisional_rows(pair_counts: np.ndarray, available: np.ndarray, battles: fl
     return (in_play & (model_votes(pair_counts, n) < battles)).any(axis=-1, keepdims=True)
 
 
-UNIFORM = register_strategy(Strategy(
+UNIFORM = STRATEGIES.register(Strategy(
     "uniform", "The published protocol: a prompt, then two of its models, uniformly.", _uniform,
     needs_counts=False, prompt_first=True))
-BALANCED = register_strategy(Strategy(
+BALANCED = STRATEGIES.register(Strategy(
     "balanced", "Pairs and models with fewer votes first, within a cap of the uniform share.", _balanced))
-ACTIVE = register_strategy(Strategy(
+ACTIVE = STRATEGIES.register(Strategy(
     "active", "Pairs whose order the sampler's fit is least sure of, plus balanced exploration.", _active,
     needs_fit=True))

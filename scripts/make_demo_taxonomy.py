@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from datamodel.settings import load_settings  # noqa: E402
+from core.settings import load_settings  # noqa: E402
 from suites.taxonomy import DEMO_FILE, demo_concepts_from_wordnet  # noqa: E402
 from suites.wordnet import load_wordnet, wordnet_dir_from  # noqa: E402
 

@@ -28,7 +28,7 @@ import sqlite_utils
 
 from datamodel.catalog import PromptImport, PromptSpec
 from suites.common import SuiteError, content_key, existing_file, read_json_list, read_json_lines, write_specs
-from suites.registry import ImportFormat, Suite, register
+from suites.registry import SUITES, ImportFormat, Suite
 
 SUITE = "commonsense"
 CATEGORIES = ("Physical Laws", "Human Practices", "Biological Laws", "Daily Items", "Animal Behaviors")
@@ -97,7 +97,7 @@ def sample_specs() -> list[PromptSpec]:
     return load_commonsense(SAMPLE_FILE)
 
 
-register(Suite(
+SUITES.register(Suite(
     name=SUITE,
     title="Commonsense-T2I",
     criteria="Pick the image that shows what commonsense makes of the prompt: the expected outcome, not the "

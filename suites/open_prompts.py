@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from datamodel.open_prompts import OPEN_SUITE
-from suites.registry import Suite, register
+from suites.registry import SUITES, Suite
 
-register(Suite(
+SUITES.register(Suite(
     name=OPEN_SUITE,
     title="Open prompts",
     criteria="The image that shows what the prompt asks for, all of it, and looks right.",

@@ -13,7 +13,7 @@ import sqlite_utils
 
 from datamodel.catalog import PromptImport, PromptSpec
 from suites.common import SuiteError, read_table, write_specs
-from suites.registry import ImportFormat, Suite, register
+from suites.registry import SUITES, ImportFormat, Suite
 
 SUITE = "paraphrase"
 CATEGORIES = ("abstract", "realistic")
@@ -39,7 +39,7 @@ def import_paraphrases(db: sqlite_utils.Database, path: str | Path) -> PromptImp
     return write_specs(db, load_paraphrases(path))
 
 
-register(Suite(
+SUITES.register(Suite(
     name=SUITE,
     title="Paraphrase consistency",
     criteria="Pick the image that shows what the prompt describes, however it is worded; then image quality.",

@@ -1,31 +1,27 @@
-"""The prompt suites the arena knows: one :class:`Suite` declaration each, registered with :func:`register`.
+"""The prompt suites the arena knows: one :class:`Suite` declaration each, in the registry :data:`SUITES`.
 
-A suite module (``suites/<name>.py``) reads or builds its prompts and ends with one declaration::
+A suite module (``suites/<name>.py``, listed in :data:`SUITES`' built-ins, or a plug-in's module named by an entry
+point of the group ``t2i_arena.suites``) reads or builds its prompts and ends with one declaration::
 
-    register(Suite(
+    SUITES.register(Suite(
         name="commonsense", title="Commonsense-T2I",
         criteria="Does the image show what commonsense implies (a lightbulb without electricity is dark)?",
         imports=(ImportFormat("commonsense", "Commonsense-T2I data.json", run=...),),
     ))
 
 Everything that lists suites asks this registry: the ``suites import`` / ``suites build`` sub-commands, the titles and
-captions the arena shows above a battle, and the criteria of the annotators' and judges' guidelines. The built-in
-suites are the modules of this package, imported once on the first lookup (:func:`all_suites`); a suite defined
-elsewhere (a plug-in, a test) calls :func:`register` in its own module.
+captions the arena shows above a battle, and the criteria of the annotators' and judges' guidelines.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import pkgutil
-import sys
-import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 import sqlite_utils
 
+from core.registry import Registry, RegistryError
 from datamodel.catalog import PromptImport
 
 Define = Callable[[list[str]], dict[str, str]]
@@ -109,85 +105,33 @@ class Suite:
     notes: Callable[[sqlite_utils.Database], list[str]] | None = None
 
 
-class SuiteRegistryError(ValueError):
-    """A suite declaration clashes with another one; the message names both."""
+def _check_commands(suite: Suite, others: list[Suite]) -> None:
+    """Refuse a suite declaring an import or build command another suite already has."""
+    for kind, field in (("import", "imports"), ("build", "builders")):
+        owners = {command.name: other.name for other in others for command in getattr(other, field)}
+        for command in getattr(suite, field):
+            if command.name in owners:
+                raise RegistryError(f"suite {suite.name!r} declares `suites {kind} {command.name}`, which suite "
+                                    f"{owners[command.name]!r} already has. Rename one of them.")
 
 
-_SUITES: dict[str, Suite] = {}
-_ORIGINS: dict[str, str] = {}  # suite name -> the module that declared it (orders the built-in ones)
-_LOCK = threading.Lock()
-_DISCOVERED = threading.Event()
-
-
-def register(suite: Suite) -> Suite:
-    """Add ``suite``; a second declaration of the same name, or of an import or build command another suite already
-    declares, raises :class:`SuiteRegistryError`."""
-    with _LOCK:
-        if suite.name in _SUITES and _SUITES[suite.name] != suite:
-            raise SuiteRegistryError(f"suite {suite.name!r} is declared twice. Give the new suite another name.")
-        for kind, names in (("import", _commands(lambda s: s.imports)), ("build", _commands(lambda s: s.builders))):
-            mine = suite.imports if kind == "import" else suite.builders
-            for command in mine:
-                owner = names.get(command.name)
-                if owner is not None and owner != suite.name:
-                    raise SuiteRegistryError(f"suite {suite.name!r} declares `suites {kind} {command.name}`, which "
-                                             f"suite {owner!r} already has. Rename one of them.")
-        _SUITES[suite.name] = suite
-        _ORIGINS.setdefault(suite.name, sys._getframe(1).f_globals.get("__name__", ""))
-    return suite
-
-
-def unregister(name: str) -> None:
-    """Remove a suite (tests and plug-ins that clean up); unknown names are ignored."""
-    with _LOCK:
-        _SUITES.pop(name, None)
-        _ORIGINS.pop(name, None)
-
-
-def _commands(field: Callable[[Suite], tuple]) -> dict[str, str]:
-    return {command.name: suite.name for suite in _SUITES.values() for command in field(suite)}
-
-
-def _discover() -> None:
-    """Import every module of the ``suites`` package once, so the built-in suites' declarations run."""
-    if _DISCOVERED.is_set():
-        return
-    package = importlib.import_module("suites")
-    for module in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"suites.{module.name}")
-    _DISCOVERED.set()
-
-
-def all_suites() -> dict[str, Suite]:
-    """Every registered suite by name, the built-in ones first (in the order their modules sort)."""
-    _discover()
-    with _LOCK:
-        order = list(_SUITES)  # registration order, which depends on what imported which module first
-
-        def key(name: str) -> tuple:
-            origin = _ORIGINS.get(name, "")
-            built_in = origin.startswith("suites.")
-            return (not built_in, origin if built_in else "", order.index(name))
-
-        return {name: _SUITES[name] for name in sorted(order, key=key)}
-
-
-def suite_named(name: str) -> Suite | None:
-    """The declaration of suite ``name``, or None for a suite that only exists as imported prompts."""
-    return all_suites().get(name)
+SUITES = Registry[Suite]("suites", (
+    "suites.commonsense", "suites.open_prompts", "suites.paraphrase", "suites.saneval", "suites.semvarbench",
+    "suites.taxonomy",
+), what="suite", hint="(python -m arena suites list)", check=_check_commands)
 
 
 def suite_title(name: str) -> str:
     """The title to show for suite ``name`` (the name itself for an undeclared suite)."""
-    suite = suite_named(name)
+    suite = SUITES.get(name, None)  # None: a suite that only exists as imported prompts
     return suite.title if suite is not None else name
 
 
 def import_formats() -> dict[str, ImportFormat]:
     """Every ``suites import`` format by name."""
-    return {command.name: command for suite in all_suites().values() for command in suite.imports}
+    return {command.name: command for suite in SUITES.values() for command in suite.imports}
 
 
 def builders() -> dict[str, Builder]:
     """Every ``suites build`` builder by name."""
-    return {command.name: command for suite in all_suites().values() for command in suite.builders}
+    return {command.name: command for suite in SUITES.values() for command in suite.builders}

@@ -49,7 +49,7 @@ import sqlite_utils
 from datamodel.catalog import PromptImport, PromptSpec
 from suites.common import SuiteError, read_table, write_specs
 from suites.generic import spec_from_row
-from suites.registry import Builder, ImportFormat, Suite, register
+from suites.registry import SUITES, Builder, ImportFormat, Suite
 
 SUITE = "saneval"
 BINDING_CATEGORIES = ("color", "shape", "texture")
@@ -598,7 +598,7 @@ GENERATORS = ("script", "llm")
 
 
 def _add_build_arguments(parser) -> None:
-    from datamodel.presets import add_preset_argument
+    from core.presets import add_preset_argument
 
     parser.add_argument("--per-category", type=int, default=PUBLISHED_PER_CATEGORY,
                         help=f"prompts per category (default {PUBLISHED_PER_CATEGORY}, as published)")
@@ -617,7 +617,7 @@ def _add_build_arguments(parser) -> None:
 
 
 def _build(db: sqlite_utils.Database, args, context) -> tuple[PromptImport | None, str]:
-    from datamodel.presets import apply_defaults, check_suite, get_preset
+    from core.presets import apply_defaults, check_suite, get_preset
 
     preset = get_preset(args.preset)
     check_suite(preset, SUITE)
@@ -648,7 +648,7 @@ def _build(db: sqlite_utils.Database, args, context) -> tuple[PromptImport | Non
                     f"categories{note}")
 
 
-register(Suite(
+SUITES.register(Suite(
     name=SUITE,
     title="SANEval",
     criteria="Pick the image with every object the prompt asks for, in the right number, with the right colour, "

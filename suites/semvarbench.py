@@ -32,7 +32,7 @@ import sqlite_utils
 
 from datamodel.catalog import PromptImport, PromptSpec
 from suites.common import SuiteError, existing_file, read_text, write_specs
-from suites.registry import ImportFormat, Suite, register
+from suites.registry import SUITES, ImportFormat, Suite
 
 SUITE = "semvarbench"
 ROLES = ("anchor", "permutation", "paraphrase")
@@ -167,7 +167,7 @@ def _add_import_arguments(parser) -> None:
                         "beside the file, or the release's ../testset_divided_category)")
 
 
-register(Suite(
+SUITES.register(Suite(
     name=SUITE,
     title="SemVarBench",
     criteria="Pick the image whose objects, attributes and relations follow the prompt's exact wording: a change "

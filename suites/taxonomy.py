@@ -42,7 +42,7 @@ import sqlite_utils
 
 from datamodel.catalog import PromptImport, PromptSpec, item_keys, item_metadata, subsets_with_metadata
 from suites.common import SuiteError, existing_file, read_table, read_text, text_field, write_specs
-from suites.registry import Builder, ImportContext, ImportFormat, Suite, register
+from suites.registry import SUITES, Builder, ImportContext, ImportFormat, Suite
 
 SUITE = "taxonomy"
 VARIANTS = ("with_definition", "without_definition")
@@ -426,7 +426,7 @@ def import_predicted(
     nothing; missing ones come from ``define`` (:func:`judges.definitions.import_predicted` passes the judge model's
     definer, answers cached in ``db``). Synsets are checked against ``wn``, else the WordNet of
     ``settings`` (loaded only when a row names a synset)."""
-    from datamodel.settings import Settings
+    from core.settings import Settings
 
     wordnet_settings = settings if settings is not None else Settings()
 
@@ -650,7 +650,7 @@ def _caption(metadata: Mapping[str, Any]) -> tuple[str, str] | None:
     return "Concept", f"{metadata['lemma']} — {definition}" if definition else str(metadata["lemma"])
 
 
-register(Suite(
+SUITES.register(Suite(
     name=SUITE,
     title="WordNet taxonomy",
     criteria="Pick the image that shows the named concept, as its definition describes it, rather than a broader, "

@@ -168,5 +168,5 @@ def load_wordnet(cache_dir: str | Path, source_dir: str | Path | None = None):
 
 
 def wordnet_dir_from(settings) -> Path:
-    """The WordNet folder a :class:`~datamodel.settings.Settings` names (``wordnet_dir``), else Debian's."""
+    """The WordNet folder a :class:`~core.settings.Settings` names (``wordnet_dir``), else Debian's."""
     return Path(settings.wordnet_dir)

@@ -77,7 +77,7 @@ def _cheap_token_hashes() -> None:
 _cheap_token_hashes()
 
 from datamodel.connection import connect  # noqa: E402
-from datamodel.settings import Settings  # noqa: E402
+from core.settings import Settings  # noqa: E402
 from support.arena import (MODELS, SmallArena, build_small_arena, command_line_env, make_image,  # noqa: E402,F401
                            prompt_count, render_all, small_prompts)
 from support.browser import BrowserSession  # noqa: E402

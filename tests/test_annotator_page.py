@@ -13,7 +13,7 @@ from arena.web.render import guidelines_markdown, load_guidelines, prompt_markdo
 from datamodel.battles import Battle, ShownImage
 from datamodel.standing import Standing
 from datamodel.vote_table import votes_frame
-from suites.registry import suite_named
+from suites.registry import SUITES
 
 
 def _battle(text: str, metadata: dict, suite: str = "taxonomy") -> Battle:
@@ -34,7 +34,7 @@ def test_guidelines_name_each_suite_by_its_title_with_its_criteria(tmp_path):
     text = guidelines_markdown(["commonsense", "taxonomy"])
     assert "Tie" in text and "Both are bad" in text
     for name in ("commonsense", "taxonomy"):
-        assert suite_named(name).title.replace("-", "\\-") in text
+        assert SUITES[name].title.replace("-", "\\-") in text
     assert "lightbulb without electricity is dark" in text
     configured = tmp_path / "guidelines.toml"
     configured.write_text('general = "Our own rules."\n[criteria]\ncommonsense = "Count the lit bulbs."\n')

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.both_engines
 import datamodel.annotators as annotators
 from datamodel.annotators import SignInError, sign_in, sync_accounts
 from datamodel.connection import connect
-from datamodel.settings import Settings, SettingsError
+from core.settings import Settings, SettingsError
 
 TOKEN = "alice-token-1"
 

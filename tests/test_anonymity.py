@@ -26,7 +26,7 @@ from PIL import Image, ImageCms, ImageDraw, ImageFilter
 from arena.importer import ImageImportError, import_images
 from datamodel.connection import connect
 from datamodel.media import MediaStore
-from datamodel.settings import Settings
+from core.settings import Settings
 from support.webapp import running_app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -296,7 +296,7 @@ def test_colours_reach_srgb_transparency_goes_grey_and_16_bits_are_scaled():
 
 
 def test_a_broken_rendition_setting_is_refused_with_its_variable():
-    from datamodel.settings import SettingsError
+    from core.settings import SettingsError
 
     for field, value, variable in (("display_fit", "stretch", "ARENA_DISPLAY_FIT"),
                                    ("display_aspect", "square", "ARENA_DISPLAY_ASPECT"),

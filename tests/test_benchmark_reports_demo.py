@@ -23,7 +23,7 @@ SEMVAR_ITEMS = ("0_61_326", "183_263_136", "105_388_209", "157_369_137")  # inte
 
 
 def generate(db, media, names: list[str], prompt_ids: list[int], cache: Path, preset=None) -> None:
-    from datamodel.presets import get_preset
+    from core.presets import get_preset
     from generators.demo import demo_models
     from generators.pipelines import make_generator
     from generators.registry import load_registry
@@ -37,7 +37,7 @@ def generate(db, media, names: list[str], prompt_ids: list[int], cache: Path, pr
 
 @pytest.fixture(scope="module")
 def cache() -> Path:
-    from datamodel.settings import load_settings
+    from core.settings import load_settings
 
     folder = load_settings().cache_dir
     return folder if folder.is_absolute() else ROOT / folder
@@ -57,10 +57,10 @@ def test_semvarbench_paper_preset_fills_its_report_on_the_demo(tmp_path, cache):
     from datamodel.catalog import add_prompts
     from datamodel.connection import connect
     from datamodel.media import MediaStore
-    from datamodel.presets import get_preset
+    from core.presets import get_preset
     from judges.selection import Selection
     from judges.semvar import run_semvar
-    from openai_stub import engine_config
+    from support.openai_stub import engine_config
     from suites import semvarbench
     from tools.fake_openai import FakeServer
 
@@ -159,11 +159,11 @@ def test_saneval_paper_preset_fills_its_report_on_the_demo(tmp_path, cache):
     from datamodel.catalog import add_prompts
     from datamodel.connection import connect
     from datamodel.media import MediaStore
-    from datamodel.presets import get_preset
+    from core.presets import get_preset
     from judges.metrics.detection import TransformersDetector, build_tiny_owl
     from judges.saneval import SanevalOptions, run_saneval
     from judges.selection import Selection
-    from openai_stub import engine_config
+    from support.openai_stub import engine_config
     from suites import saneval
     from tools.fake_openai import FakeServer
 

@@ -183,7 +183,7 @@ def test_reveal_and_next_in_view(tmp_path, browser, size):
 
 @pytest.mark.parametrize("size", SIZES)
 def test_what_the_page_says_around_a_battle(tmp_path, browser, size):
-    from suites.registry import suite_named
+    from suites.registry import SUITES
 
     arena = build_small_arena(tmp_path)
     with running_app(arena.settings) as url:
@@ -193,7 +193,7 @@ def test_what_the_page_says_around_a_battle(tmp_path, browser, size):
         guide = page.inner_text("#guidelines")
         shoot(page, size, "07-guidelines")
         assert "Both are bad" in guide and "Tie" in guide
-        assert suite_named("commonsense").criteria in guide
+        assert SUITES["commonsense"].criteria in guide
         assert "of" in page.inner_text("#status") and "prompts" in page.inner_text("#status")  # progress
         unfold_controls(page, size)
         page.click("#show-expected input")
@@ -211,7 +211,7 @@ def test_what_the_page_says_around_a_battle(tmp_path, browser, size):
         page.wait_for_selector(".battle-image.enlarged", state="detached", timeout=5000)
         page.click("#suite-filter input")
         options = page.get_by_role("option").all_inner_texts()
-        assert suite_named("commonsense").title in options  # the menu names suites as the panel does
+        assert SUITES["commonsense"].title in options  # the menu names suites as the panel does
 
 
 @pytest.mark.parametrize("size", SIZES)

@@ -11,10 +11,10 @@ import pytest
 import torch
 from PIL import Image
 
-from datamodel.presets import get_preset
+from core.presets import get_preset
 from judges.commonsense import run_commonsense
 from judges.selection import Selection
-from openai_stub import engine_config
+from support.openai_stub import engine_config
 from tools.fake_openai import FakeServer, Scripted
 
 

@@ -21,7 +21,7 @@ from arena.demo import (DEMO_BUNDLE, DEMO_METRIC_NAMES, DemoBundleError, demo_in
                         ensure_demo, load_demo_bundle, missing_demo_metrics, read_demo_bundle)
 from datamodel.connection import connect
 from datamodel.media import MediaStore
-from datamodel.settings import Settings
+from core.settings import Settings
 from generators.demo import DEMO_MODELS, demo_models
 from generators.procedural import emoji_font
 
@@ -114,7 +114,7 @@ def test_loading_the_bundle_imports_no_torch(tmp_path):
         "from arena.demo import ensure_demo\n"
         "from datamodel.connection import connect\n"
         "from datamodel.media import MediaStore\n"
-        "from datamodel.settings import Settings\n"
+        "from core.settings import Settings\n"
         f"root = {str(tmp_path)!r}\n"
         "s = Settings(db_path=root + '/a.db', media_dir=root + '/media', cache_dir=root + '/cache', demo=True)\n"
         "print(ensure_demo(connect(s.db_path), MediaStore(s.media_dir), s)['new_images'])\n"

@@ -13,7 +13,7 @@ import pytest
 
 from datamodel.connection import connect
 from datamodel.media import MediaStore
-from datamodel.settings import Settings
+from core.settings import Settings
 from generators.procedural import emoji_font
 
 pytestmark = [pytest.mark.slow,  # trains the demo CLIP on a cold artefact cache, then builds the whole demo

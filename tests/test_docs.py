@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from datamodel.settings import settings_table
+from core.settings import settings_table
 from tools import docs
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,13 +7,14 @@ import pytest
 
 from datamodel.connection import connect
 from datamodel.judgments import Judgment, judgments, save_judgment
+from core.registry import RegistryError
 from judges.client import Engine
 from judges.commands import main
 from judges.parsing import ParseError, read_reply
 from judges.prompts import DEFAULT_TEMPLATES, JudgeTemplate, TemplateError, Templates, check_templates
 from judges.run import RunSummary, run_units
 from judges.selection import image_rows
-from judges.tasks import JudgeJob, JudgeTask, TaskRegistryError, all_tasks, register, task_named, unregister
+from judges.tasks import JUDGE_TASKS, JudgeJob, JudgeTask
 from tools.fake_openai import FakeServer, Scripted
 
 # --- the toy task: everything it needs, declared once -------------------------------------------------------------
@@ -67,9 +68,9 @@ TOY = JudgeTask(
 @pytest.fixture
 def toy_task():
     """The toy task registered for one test, and removed (with its template) afterwards."""
-    register(TOY)
+    JUDGE_TASKS.register(TOY)
     yield TOY
-    unregister(TOY.name)
+    JUDGE_TASKS.unregister(TOY.name)
 
 
 def brightness_judge(received) -> Scripted:
@@ -137,19 +138,21 @@ def test_its_template_is_replaced_by_a_toml_file_and_checked_for_its_placeholder
 
 
 def test_clashes_and_unknown_names_say_what_to_do(toy_task):
-    with pytest.raises(TaskRegistryError, match="judge task 'toy-brightness' is declared twice. Give the new task"):
-        register(JudgeTask("toy-brightness", "another toy", run=run_toy))
-    with pytest.raises(TemplateError, match="template 'pairwise' is declared twice"):
-        register(JudgeTask("toy-pairwise", "a toy", run=run_toy, templates=(JudgeTemplate("pairwise", "{prompt}"),)))
-    assert "toy-pairwise" not in all_tasks()
-    with pytest.raises(TaskRegistryError, match="'metrics' cannot name a judge task"):
-        register(JudgeTask("metrics", "a toy", run=run_toy))
-    with pytest.raises(TaskRegistryError, match=r"unknown judge task 'toy'. Known tasks: commonsense, pairwise, "
-                                                r"saneval, semvar, semvar_tokens, toy-brightness\. Declare it with"):
-        task_named("toy")
+    with pytest.raises(RegistryError, match="judge task 'toy-brightness' is declared twice. Give the new judge task"):
+        JUDGE_TASKS.register(JudgeTask("toy-brightness", "another toy", run=run_toy))
+    with pytest.raises(RegistryError, match="template 'pairwise' is declared twice"):
+        JUDGE_TASKS.register(JudgeTask("toy-pairwise", "a toy", run=run_toy,
+                                       templates=(JudgeTemplate("pairwise", "{prompt}"),)))
+    assert "toy-pairwise" not in JUDGE_TASKS
+    with pytest.raises(RegistryError, match="'metrics' cannot name a judge task"):
+        JUDGE_TASKS.register(JudgeTask("metrics", "a toy", run=run_toy, templates=(JudgeTemplate("toy_m", "x"),)))
+    assert "toy_m" not in DEFAULT_TEMPLATES  # nothing of a refused declaration stays
+    with pytest.raises(RegistryError, match=r"unknown judge task 'toy'; choices: commonsense, pairwise, "
+                                            r"saneval, semvar, semvar_tokens, toy-brightness\.$"):
+        JUDGE_TASKS.get("toy")
     assert Templates().toy_brightness == TOY_TEMPLATE.text
-    unregister("toy-brightness")  # the fixture's clean-up, checked here
-    assert "toy-brightness" not in all_tasks() and "toy_brightness" not in DEFAULT_TEMPLATES
-    with pytest.raises(TemplateError, match="unknown template 'toy_brightness'. Known templates: pairwise"):
+    JUDGE_TASKS.unregister("toy-brightness")  # the fixture's clean-up, checked here
+    assert "toy-brightness" not in JUDGE_TASKS and "toy_brightness" not in DEFAULT_TEMPLATES
+    with pytest.raises(TemplateError, match="templates: unknown template 'toy_brightness'; choices: pairwise"):
         check_templates({"toy_brightness": "{prompt}"})
     assert "pairwise" in DEFAULT_TEMPLATES  # a built-in template outlives the tasks that list it

@@ -10,8 +10,7 @@ from scipy.stats import spearmanr
 from arena.leaderboard import LeaderboardOptions, compute_leaderboard
 from datamodel.metrics import MetricRow, metric_directions, model_metric_table, write_metrics
 from judges.metrics.commands import main
-from judges.metrics.registry import (Metric, MetricRun, all_metrics, default_names, lower_is_better, register,
-                                     unregister)
+from judges.metrics.registry import METRICS, Metric, MetricRun, default_names, lower_is_better
 from judges.selection import image_rows
 from support.votes import HUMAN_ORDER, vote_human_order
 
@@ -34,9 +33,9 @@ BRIGHTNESS = Metric(name="brightness", title="mean image brightness (a toy)", di
 
 @pytest.fixture
 def registered():
-    register(BRIGHTNESS)
+    METRICS.register(BRIGHTNESS)
     yield BRIGHTNESS
-    unregister(BRIGHTNESS.name)
+    METRICS.unregister(BRIGHTNESS.name)
 
 
 def command(arena, *args: str) -> list[str]:
@@ -58,7 +57,7 @@ def test_one_declaration_adds_a_lower_is_better_metric(small_arena, registered, 
     assert "brightness" in model_metric_table(arena.db).attrs["lower_is_better"]
 
     # the direction is stored with the rows: the leaderboard needs no registry (its worker never imports this file)
-    unregister(BRIGHTNESS.name)
+    METRICS.unregister(BRIGHTNESS.name)
     vote_human_order(arena)
     board = compute_leaderboard(arena.db, LeaderboardOptions(suite="taxonomy", rounds=20, min_votes=1))
     correlations = board.correlations.set_index("against human ELO")
@@ -76,12 +75,13 @@ def test_the_registry_lists_it_only_while_registered(small_arena, registered, ca
     help_text = capsys.readouterr().out
     assert "brightness: mean image brightness (a toy)" in help_text
     assert "brightness" not in default_names()  # declared default=False
-    with pytest.raises(ValueError, match="already registered"):
-        register(BRIGHTNESS)
-    unregister(BRIGHTNESS.name)
-    assert "brightness" not in all_metrics() and not lower_is_better("brightness")
+    METRICS.register(BRIGHTNESS)  # the same declaration again changes nothing
+    with pytest.raises(ValueError, match="metric 'brightness' is declared twice. Give the new metric another name"):
+        METRICS.register(Metric(name="brightness", title="another", score=score_brightness))
+    METRICS.unregister(BRIGHTNESS.name)
+    assert "brightness" not in METRICS and not lower_is_better("brightness")
     assert main(command(small_arena, "--metrics", "brightness")) == 2
-    assert "unknown metric(s) brightness; choose from align, clip, clipscore, commonsense" in capsys.readouterr().err
+    assert "unknown metric 'brightness'; choices: align, clip, clipscore, commonsense" in capsys.readouterr().err
 
 
 def test_a_declaration_is_checked():
@@ -90,5 +90,5 @@ def test_a_declaration_is_checked():
     with pytest.raises(ValueError, match="does not store"):
         Metric(name="dimness", title="", score=score_brightness, directions={"other": "lower"})
     with pytest.raises(ValueError, match="another direction"):  # fid is a built-in, lower is better
-        register(Metric(name="fid-again", title="", stored=("fid",), direction="higher", score=score_brightness))
-    assert "fid-again" not in all_metrics()
+        METRICS.register(Metric(name="fid-again", title="", stored=("fid",), direction="higher", score=score_brightness))
+    assert "fid-again" not in METRICS

@@ -18,8 +18,7 @@ from datamodel.annotators import sign_in
 from datamodel.votes import record_vote
 from sampling.draws import PromptPool, serve_battle
 from sampling.sampler import SamplingStats, draw_pairing
-from sampling.strategies import (STRATEGIES, Strategy, get_strategy, pair_index, pair_probabilities,
-                                 register_strategy, unregister_strategy)
+from sampling.strategies import STRATEGIES, Strategy, get_strategy, pair_index, pair_probabilities
 from tools import simulate
 
 
@@ -39,17 +38,17 @@ LEAST_SHOWN_PAIR = Strategy("least-shown-pair", "All votes to the pair with the 
 @pytest.fixture
 def toy():
     """The toy strategy, registered for one test and taken out again (nothing leaks into other tests)."""
-    spec = register_strategy(LEAST_SHOWN_PAIR)
+    spec = STRATEGIES.register(LEAST_SHOWN_PAIR)
     yield spec
-    unregister_strategy(spec.name)
+    STRATEGIES.unregister(spec.name)
 
 
 def test_the_declaration_is_all_the_registry_needs(toy):
     assert get_strategy("least-shown-pair") is toy and list(STRATEGIES)[-1] == "least-shown-pair"
-    with pytest.raises(ValueError, match="choose one of uniform, balanced, active, least-shown-pair"):
+    with pytest.raises(ValueError, match="choices: uniform, balanced, active, least-shown-pair"):
         get_strategy("thompson")
-    with pytest.raises(ValueError, match="already registered"):
-        register_strategy(LEAST_SHOWN_PAIR)
+    with pytest.raises(ValueError, match="sampling strategy 'least-shown-pair' is declared twice"):
+        STRATEGIES.register(Strategy("least-shown-pair", "another", least_shown_pair))
     available = np.array([True, True, False, True, True, True])
     p = pair_probabilities("least-shown-pair", available=available, pair_counts=np.array([3, 2, 0, 2, 5, 9]))
     assert p.tolist() == [0, 1, 0, 0, 0, 0]  # the unavailable pair with no votes is never chosen
@@ -58,10 +57,10 @@ def test_the_declaration_is_all_the_registry_needs(toy):
 
 
 def test_unregistered_it_is_gone():
-    register_strategy(LEAST_SHOWN_PAIR)
-    unregister_strategy("least-shown-pair")
+    STRATEGIES.register(LEAST_SHOWN_PAIR)
+    STRATEGIES.unregister("least-shown-pair")
     assert "least-shown-pair" not in STRATEGIES and list(STRATEGIES) == ["uniform", "balanced", "active"]
-    with pytest.raises(ValueError, match="choose one of uniform, balanced, active \\(setting ARENA_SAMPLING\\)"):
+    with pytest.raises(ValueError, match="choices: uniform, balanced, active \\(setting ARENA_SAMPLING\\)"):
         sessions.Sampler("least-shown-pair")
 
 
@@ -70,14 +69,14 @@ def test_declarations_are_checked_with_the_fix():
         Strategy("Least Shown", "", least_shown_pair)
     with pytest.raises(ValueError, match="declare needs_counts=False"):
         Strategy("prompt-led", "", least_shown_pair, prompt_first=True)
-    leaky = register_strategy(Strategy("leaky", "Mass on a pair that cannot be shown.",
-                                       lambda *, available, **_: np.ones(available.shape) / available.shape[-1],
-                                       needs_counts=False))
+    leaky = STRATEGIES.register(Strategy("leaky", "Mass on a pair that cannot be shown.",
+                                        lambda *, available, **_: np.ones(available.shape) / available.shape[-1],
+                                        needs_counts=False))
     try:
         with pytest.raises(ValueError, match="set P\\(k\\) = 0 where available\\[k\\] is False"):
             pair_probabilities("leaky", available=np.array([True, False, True]))
     finally:
-        unregister_strategy(leaky.name)
+        STRATEGIES.unregister(leaky.name)
 
 
 def test_the_simulation_draws_what_the_declaration_says(toy):

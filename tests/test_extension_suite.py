@@ -8,11 +8,12 @@ import json
 import pytest
 
 from arena.web.render import prompt_markdown
+from core.registry import RegistryError
 from datamodel.battles import Battle
 from datamodel.catalog import PromptSpec
 from suites import registry
 from suites.common import read_table, write_specs
-from suites.registry import Builder, ImportFormat, Suite, SuiteRegistryError, register
+from suites.registry import SUITES, Builder, ImportFormat, Suite
 
 TOY = "toy-colours"
 
@@ -47,9 +48,9 @@ TOY_SUITE = Suite(
 
 @pytest.fixture
 def toy_suite():
-    register(TOY_SUITE)
+    SUITES.register(TOY_SUITE)
     yield TOY_SUITE
-    registry.unregister(TOY)
+    SUITES.unregister(TOY)
 
 
 def _battle(subset: str) -> Battle:
@@ -84,16 +85,16 @@ def test_an_unregistered_suite_has_no_commands_and_shows_its_bare_name(suites_cl
 
 
 def test_a_clashing_declaration_is_refused_with_what_to_rename(toy_suite):
-    with pytest.raises(SuiteRegistryError, match="suite 'toy-colours' is declared twice"):
-        register(Suite(name=TOY, title="Other", criteria="x"))
-    with pytest.raises(SuiteRegistryError, match=r"declares `suites import commonsense`, which suite 'commonsense'"):
-        register(Suite(name="another", title="Another", criteria="x",
+    with pytest.raises(RegistryError, match="suite 'toy-colours' is declared twice"):
+        SUITES.register(Suite(name=TOY, title="Other", criteria="x"))
+    with pytest.raises(RegistryError, match=r"declares `suites import commonsense`, which suite 'commonsense'"):
+        SUITES.register(Suite(name="another", title="Another", criteria="x",
                        imports=(ImportFormat("commonsense", "clash", run=lambda db, args, context: None),)))
-    assert registry.suite_named("another") is None
+    assert "another" not in SUITES
 
 
 def test_every_built_in_suite_declares_a_title_and_criteria():
-    suites = registry.all_suites()
+    suites = dict(SUITES)
     assert {"taxonomy", "commonsense", "semvarbench", "saneval", "paraphrase"} <= set(suites)
     for suite in suites.values():
         assert suite.title and suite.criteria.endswith("."), suite.name
@@ -109,8 +110,8 @@ def test_the_built_in_suites_come_in_the_order_their_modules_sort_whatever_was_i
     import sys
 
     script = ("import suites.semvarbench, suites.saneval; from suites import registry; "
-              "print(' '.join(registry.all_suites()))")
+              "print(' '.join(registry.SUITES))")
     first = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
-    plain = subprocess.run([sys.executable, "-c", "from suites import registry; print(' '.join(registry.all_suites()))"],
+    plain = subprocess.run([sys.executable, "-c", "from suites import registry; print(' '.join(registry.SUITES))"],
                            capture_output=True, text=True, check=True).stdout.split()
     assert first == plain == ["commonsense", "open", "paraphrase", "saneval", "semvarbench", "taxonomy"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from datamodel.extras import EXTRA_OF, MissingExtra, missing_extra, require
+from core.extras import EXTRA_OF, MissingExtra, missing_extra, require
 
 ROOT = Path(__file__).resolve().parents[1]
 # Run a command with every package of the extras missing, as in the web install.

@@ -214,7 +214,7 @@ def test_viewers_read_the_history_and_only_the_servers_boards_write_it(tmp_path)
     from arena.leaderboard_service import SnapshotService, keeps_history, options_key
     from datamodel.connection import Store
     from datamodel.rating_history import day_of, keep_day, kept_days
-    from ratings.protocols import PROTOCOLS
+    from core.protocols import PROTOCOLS
     from support.arena import build_small_arena
     from support.webapp import shared_leaderboard_worker
 
@@ -318,7 +318,7 @@ def test_by_default_a_rendition_has_no_bands_whatever_the_image_shape():
     from PIL import Image
 
     from datamodel.renditions import BACKGROUND, RenditionSpec, render
-    from datamodel.settings import Settings
+    from core.settings import Settings
 
     spec = RenditionSpec.from_settings(Settings())
     for size in ((1024, 1024), (1344, 768), (768, 1344), (1024, 576)):

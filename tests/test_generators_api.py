@@ -16,7 +16,7 @@ from datamodel.connection import connect
 from datamodel.image_requests import usage
 from datamodel.media import MediaStore
 from generators.api_images import ImageAPIConfig, ImageAPIGenerator
-from generators.openai_http import MissingAPIKey
+from core.openai_http import MissingAPIKey
 from generators.pipelines import make_generator
 from generators.registry import NO_REVISION_PREFIX, RegistryError, builtin_models, spec_from_mapping
 from generators.runner import run

@@ -15,7 +15,7 @@ from datamodel.human_ratings import (assignments, flagged_ratings, load_serving,
                                      review_rating, set_assignment)
 from datamodel.quality import QualityRules
 from datamodel.rating_scales import RatingRejected
-from judges.rating_tasks import COMMONSENSE, SANEVAL, SEMVAR, rating_task, rating_tasks
+from judges.rating_tasks import COMMONSENSE, RATING_TASKS, SANEVAL, SEMVAR
 from conftest import engine_settings
 from support.arena import demo_arena
 from support.ratings import build_rating_arena
@@ -35,7 +35,7 @@ def count(db) -> int:
 
 
 def signed_in(db, name="rater", task=None, **assignment):
-    for declared in rating_tasks().values():
+    for declared in RATING_TASKS.values():
         if task is None or declared.name == task:
             set_assignment(db, declared.name, **{"raters_per_item": 2, **assignment})
     return raters.start(db, name, "token-0001", open_signup=True)
@@ -58,7 +58,7 @@ def test_the_three_tasks_are_declared_with_the_papers_words_and_scales():
     assert SCORES.value({"object_accuracy": 40, "relevance": 30}) == pytest.approx(0.7)
     assert LIKERT.value({"likert": 4}) == 0.75 and FIT.value({"fit": 0}) == 0.0
     with pytest.raises(LookupError, match="commonsense_fit, semvar_alignment, saneval_adherence"):
-        rating_task("nonsense")
+        RATING_TASKS["nonsense"]
 
 
 def test_units_are_the_judges_own(arena):
@@ -103,7 +103,7 @@ def test_a_question_not_served_to_that_rater_is_refused(arena):
     pool, rng = raters.RatingPool(), random.Random(0)
     alice = raters.next_question(db, rng, signed_in(db, "alice"), pool=pool)
     bob = raters.next_question(db, rng, signed_in(db, "bob"), pool=pool)
-    scale = rating_task(alice.current.task).scale
+    scale = RATING_TASKS[alice.current.task].scale
     # Bob answers Alice's question by its id: the same words as for an id that does not exist
     for serving_id in (alice.current.id, "made-up-serving-id-0000"):
         with pytest.raises(RatingRejected, match="This question was not shown to you"):
@@ -342,7 +342,7 @@ def test_units_hold_only_images_a_battle_may_show(arena, hidden):
                for q in u.questions)
     with db.conn:  # one write transaction on either engine
         db.execute(hidden, [image_id])
-    shown = {q.image_id for task in rating_tasks().values() for u in task.units(db) for q in u.questions}
+    shown = {q.image_id for task in RATING_TASKS.values() for u in task.units(db) for q in u.questions}
     assert image_id not in shown
     assert unit.key not in {u.key for u in COMMONSENSE.units(db)}  # the pair goes whole, not half
     assert len(COMMONSENSE.units(db)) == 2 * 4 * 2 - 1
@@ -422,7 +422,7 @@ def test_each_task_has_its_own_pace_rule(arena):
     rule set such answers aside; each task declares its own pace (docs/human-ratings.md says why)."""
     db = arena.db
     pool, rng = raters.RatingPool(), random.Random(0)
-    assert {name: task.pace for name, task in rating_tasks().items()} == {
+    assert {name: task.pace for name, task in RATING_TASKS.items()} == {
         "commonsense_fit": 2.0, "semvar_alignment": 4.0, "saneval_adherence": 2.5, "saneval_adherence_10": 3.0}
     rules = QualityRules(fast_streak=5, fast_seconds=5.0)  # the battles' rule, a shorter run
     session = raters.next_question(db, rng, signed_in(db, task="commonsense_fit"), pool=pool, now=1000.0)

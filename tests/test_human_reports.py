@@ -7,14 +7,14 @@ import random
 import numpy as np
 import pytest
 
-from arena.reports import get_report, make_report, read_published
+from arena.reports import REPORTS, make_report, read_published
 from support.shared import SHARED
 from datamodel.annotators import sign_in
 from datamodel.human_ratings import ratings_frame, record_rating, record_serving
 from datamodel.judgments import Judgment, save_judgment
 from judges import human_stats
 from judges.human_compare import CEILING, HumanCompareOptions, compare_with_humans
-from datamodel.presets import get_preset
+from core.presets import get_preset
 from judges.rating_tasks import COMMONSENSE, SANEVAL, SANEVAL_TENTHS, SEMVAR
 from support.ratings import build_rating_arena
 
@@ -93,7 +93,7 @@ def test_the_published_tables_11_and_12_are_the_papers():
     if not paper.is_file():
         pytest.skip(f"{paper} (the SemVarBench paper's text in ../shared) is missing")
     text = paper.read_text(encoding="utf-8")
-    published = read_published(get_report("semvarbench").published_path)
+    published = read_published(REPORTS["semvarbench"].published_path)
     # Table 11, Appendix E.2: each model's row as printed
     for model in ("Midjourney V6", "DALL-E 3", "CogView3-Plus", "Ideogram 2"):
         values = [published.table("11")[(model, key)] for key in ("S", "gamma_w", "gamma_wo", "kappa")]

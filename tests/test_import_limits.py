@@ -14,7 +14,7 @@ from PIL import Image, ImageFile
 from arena.importer import ImageImportError, import_images
 from datamodel.connection import connect
 from datamodel.media import MediaError, MediaStore, clean_image, inspect_image
-from datamodel.settings import Settings
+from core.settings import Settings
 from suites.common import SuiteError, read_table
 from support.arena import make_image
 
@@ -111,7 +111,7 @@ def test_a_jpeg_whose_header_declares_30000x30000_is_refused_naming_its_size():
 
 
 def test_settings_refuse_a_pixel_bound_that_is_not_positive():
-    from datamodel.settings import SettingsError
+    from core.settings import SettingsError
 
     with pytest.raises(SettingsError, match="max_image_pixels"):
         Settings(max_image_pixels=0)

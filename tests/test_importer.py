@@ -185,7 +185,7 @@ def test_a_refused_import_writes_no_media_file(tmp_path, break_it):
 def test_an_interrupted_demo_is_finished_on_the_next_start_without_duplicates(tmp_path):
     from datamodel.catalog import PromptSpec, add_prompts
     from arena.demo import demo_incomplete, demo_prompt_specs, ensure_demo, missing_demo_metrics
-    from datamodel.settings import Settings
+    from core.settings import Settings
     from generators.demo import DEMO_MODELS
 
     settings = Settings(db_path=tmp_path / "a.db", media_dir=tmp_path / "media", cache_dir=tmp_path / "cache",

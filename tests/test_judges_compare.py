@@ -275,7 +275,7 @@ def test_pure_figures_on_known_counts():
 
 
 def test_the_judges_sub_tab_shows_the_same_table_in_the_browser(tmp_path, browser):
-    from datamodel.settings import Settings
+    from core.settings import Settings
     from judges.compare import CompareOptions as Options
     from support.webapp import running_app
 

@@ -145,7 +145,7 @@ def test_template_overrides_are_checked(tmp_path):
     assert load_templates(path).pairwise == PAIRWISE
     with pytest.raises(TemplateError, match=r"template 'semvar' lacks \{prompt\}"):
         check_templates({"semvar": "Rate the image."})
-    with pytest.raises(TemplateError, match="unknown template 'pairwize'. Known templates: pairwise"):
+    with pytest.raises(TemplateError, match="unknown template 'pairwize'; choices: pairwise"):
         check_templates({"pairwize": "x"})
     with pytest.raises(TemplateError, match="does not exist. Create it or unset ARENA_JUDGE_TEMPLATES"):
         load_templates(tmp_path / "missing.toml")

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 import httpx
 import pytest
 
-from generators.openai_http import retry_after, retry_delay
+from core.openai_http import retry_after, retry_delay
 
 NOW = datetime(2026, 11, 24, 2, 0, 0, tzinfo=timezone.utc)
 

@@ -147,13 +147,13 @@ def test_every_short_header_has_a_tooltip_and_every_chart_title_fits_a_phone(sma
     """Issue 17: the Metrics and Agreement tables' short headers each have a tooltip with the full meaning (a metric's
     also says which way is better), and no chart title or message is a line too long for a phone's chart."""
     from arena.leaderboard_view import header_tips
-    from judges.metrics.registry import all_metrics
+    from judges.metrics.registry import METRICS
     from support.votes import store_metrics
 
     add_votes(small_arena)
     store_metrics(small_arena)
     view = _view(small_arena, min_votes=1)
-    tips = header_tips({name: (direction, metric.title) for metric in all_metrics().values()
+    tips = header_tips({name: (direction, metric.title) for metric in METRICS.values()
                         for name, direction in metric.outputs().items()})
     for name, element in (("table", "lb-table"), ("metrics", "lb-metrics"), ("correlations", "lb-correlations"),
                           ("bias", "lb-bias"), ("pairs", "lb-annotator-pairs")):

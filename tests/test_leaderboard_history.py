@@ -104,7 +104,7 @@ def test_the_command_line_prints_the_history_and_the_board_as_of_a_day(cli_arena
 
 
 def test_the_api_answers_the_history_and_keeps_annotators_boards_private(small_arena):
-    from webapp import call_event, running_app
+    from support.webapp import call_event, running_app
 
     now = time.time()
     _vote_days(small_arena, {2: 5, 1: 5}, now)

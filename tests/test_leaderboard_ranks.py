@@ -15,8 +15,8 @@ from arena.commands import main
 from arena.leaderboard import LeaderboardOptions, compute_leaderboard
 from arena.leaderboard_view import render_view
 from datamodel.battles import Pairing
-from datamodel.settings import Settings, SettingsError
-from ratings.protocols import get_protocol
+from core.settings import Settings, SettingsError
+from core.protocols import get_protocol
 from ratings.ranks import board_order, rank_ranges, vote_status
 from support.votes import JUDGE, RANKING, add_votes, image_of, vote_on
 

@@ -14,19 +14,17 @@ from hypothesis import strategies as st
 import ratings
 from datamodel.vote_table import votes_frame
 from arena.leaderboard import LeaderboardOptions, compute_leaderboard
-from datamodel.connection import connect
 from datamodel.vote_arrays import read_vote_arrays
 from ratings.agreement import _shared_pairs, paired_confusion
-from tools.scale_fixture import ScaleSpec, build_scale_database
+from support.study import study_database
+from tools.scale_fixture import ScaleSpec
 
 SPEC = ScaleSpec(votes=10_000, annotators=300, models=6, prompts=120, seed=3)
 
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    root = tmp_path_factory.mktemp("study")
-    build_scale_database(SPEC, root / "arena.db", root / "media", progress=lambda *_: None)
-    db = connect(root / "arena.db")
+    db = study_database(tmp_path_factory.mktemp("study"), SPEC)
     yield db
     db.close()
 
@@ -107,15 +105,15 @@ def test_vote_arrays_keep_the_votes_of_the_vote_table_in_order(study):
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 15), st.integers(0, 11)), min_size=0, max_size=120),
-       st.integers(1, 4), st.integers(1, 8), st.integers(1, 5))
-def test_shared_pairs_are_the_top_pairs_of_brute_force(memberships, min_shared, max_pairs, block):
+       st.integers(1, 4), st.integers(1, 8), st.integers(1, 5), st.integers(1, 60))
+def test_shared_pairs_are_the_top_pairs_of_brute_force(memberships, min_shared, max_pairs, block, products):
     import scipy.sparse
 
     memberships = sorted(set(memberships))
     items = np.array([m[0] for m in memberships], dtype=np.int64)
     voters = np.array([m[1] for m in memberships], dtype=np.int64)
     incidence = scipy.sparse.csc_matrix((np.ones(len(items)), (items, voters)), shape=(16, 12))
-    a, b, n = _shared_pairs(incidence, min_shared, max_pairs, block=block)
+    a, b, n = _shared_pairs(incidence, min_shared, max_pairs, block=block, products_per_block=products)
     sets = {v: {i for i, w in memberships if w == v} for v in range(12)}
     brute = sorted(((-len(sets[x] & sets[y]), x, y) for x, y in itertools.combinations(range(12), 2)
                     if len(sets[x] & sets[y]) >= min_shared))[:max_pairs]

@@ -522,7 +522,7 @@ def test_metrics_cli_with_tiny_scorers(small_arena, capsys):
     assert main([*common, "--suite", "commonsense", "--metrics", "clip"]) == 0
     assert "accuracy" in capsys.readouterr().out
     assert main([*common, "--suite", "taxonomy", "--metrics", "clip,bogus"]) == 2
-    assert "unknown metric(s) bogus" in capsys.readouterr().err
+    assert "unknown metric 'bogus'; choices: align, clip" in capsys.readouterr().err
     stored = stored_comparisons(arena.db, suite="taxonomy")
     assert len(stored) == 6 and set(stored["scorer"]) == {"stand-in:open_clip:open-clip-tiny"}
     table = model_metric_table(arena.db)

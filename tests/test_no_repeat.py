@@ -21,7 +21,7 @@ from support.arena import MODELS, SmallArena, from_template, make_image, render_
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.media import MediaStore
-from datamodel.settings import Settings
+from core.settings import Settings
 from sampling.draws import PromptPool, draw_uniform, serve_battle
 from sampling.sampler import Replica, SamplingStats, draw_pairing
 from datamodel.battles import Pairing

@@ -19,7 +19,7 @@ from datamodel.connection import Store
 from datamodel.open_prompts import (LATENCY_METRIC, OPEN_SUITE, PromptRefused, generation_rows, median_latencies,
                                     normalise_prompt, open_prompt_count)
 from datamodel.renditions import Renditions
-from datamodel.settings import Settings
+from core.settings import Settings
 from generators.demo import demo_models
 from generators.serving import ResidentModels
 from judges.moderation import APIModerator, RuleModerator

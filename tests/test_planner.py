@@ -174,4 +174,4 @@ def test_the_plan_command(small_arena, capsys, monkeypatch):
     assert arena_main(["plan", "--target", "ci=oops"]) == 2
     assert "write ci=X" in capsys.readouterr().err
     assert arena_main(["plan", "--strategies", "thompson"]) == 2
-    assert "choose one of uniform, balanced, active" in capsys.readouterr().err
+    assert "choices: uniform, balanced, active" in capsys.readouterr().err

@@ -9,15 +9,16 @@ import pytest
 
 from datamodel.catalog import PromptSpec, add_prompts
 from datamodel.media import MediaStore
-from datamodel.presets import (DEFAULT_PRESET, Choice, Preset, PresetError, all_presets, apply_defaults, get_preset,
-                               given_options, preset_markdown, register, unregister)
+from core.presets import (DEFAULT_PRESET, PRESETS, Choice, Preset, PresetError, apply_defaults, get_preset,
+                          given_options, preset_markdown)
+from core.registry import RegistryError
 from datamodel.connection import connect
 
 
 @pytest.fixture
 def toy_preset():
     """A preset for suite ``toy`` touching every command, registered for the test only."""
-    preset = register(Preset(
+    preset = PRESETS.register(Preset(
         name="toy-paper", title="A toy paper", suite="taxonomy", report=None, paper="toy.txt",
         choices={
             "generation.models": Choice(("demo-tiny-unet", "demo-painter"), "toy Table 1"),
@@ -37,14 +38,14 @@ def toy_preset():
             "rating.protocol": Choice("arena", "toy"),
         }))
     yield preset
-    unregister(preset.name)
+    PRESETS.unregister(preset.name)
 
 
 # --- declarations -------------------------------------------------------------------------------------------------
 
 
 def test_every_registered_preset_documents_each_choice_and_arena_is_the_default():
-    presets = all_presets()
+    presets = dict(PRESETS)
     assert next(iter(presets)) == DEFAULT_PRESET and get_preset(None).name == "arena"
     assert not get_preset("arena").published
     for preset in presets.values():
@@ -68,11 +69,12 @@ def test_a_declaration_with_an_unknown_key_an_unsourced_or_mistyped_choice_is_re
 
 
 def test_an_unknown_preset_names_the_known_ones_and_a_name_is_declared_once(toy_preset):
-    with pytest.raises(PresetError, match="unknown preset 'nope'. Known presets: arena, .*toy-paper"):
+    with pytest.raises(RegistryError, match=r"unknown preset 'nope'; choices: arena, .*toy-paper \(python -m arena "
+                                            r"presets lists them with their choices\)\."):
         get_preset("nope")
-    register(toy_preset)  # the same declaration again: a no-op
-    with pytest.raises(PresetError, match="declared twice"):
-        register(Preset(name="toy-paper", title="another"))
+    PRESETS.register(toy_preset)  # the same declaration again: a no-op
+    with pytest.raises(RegistryError, match="preset 'toy-paper' is declared twice"):
+        PRESETS.register(Preset(name="toy-paper", title="another"))
 
 
 def test_section_and_get_read_the_values():
@@ -228,14 +230,14 @@ def test_the_metrics_preset_sets_the_metrics_and_their_options_unless_typed(toy_
     parser, args = _namespace(build_parser, argv)
     apply_metrics_preset(parser, args, argv)
     assert (args.metrics, args.clip_model, args.fid_reference) == ("clip,fid", "local-dir:/nowhere", "retrieval")
-    register(Preset(name="toy-bad-option", title="t", choices={"metrics.option.no_such": Choice(1, "s")}))
+    PRESETS.register(Preset(name="toy-bad-option", title="t", choices={"metrics.option.no_such": Choice(1, "s")}))
     try:
         argv = ["--suite", "taxonomy", "--preset", "toy-bad-option"]
         parser, args = _namespace(build_parser, argv)
         with pytest.raises(PresetError, match="sets option 'no_such', which this command does not have"):
             apply_metrics_preset(parser, args, argv)
     finally:
-        unregister("toy-bad-option")
+        PRESETS.unregister("toy-bad-option")
 
 
 def test_presets_command_lists_and_prints_a_preset(capsys, toy_preset):

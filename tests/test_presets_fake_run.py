@@ -16,8 +16,8 @@ import pytest
 from support.arena import demo_arena
 from support.shared import SHARED
 from datamodel.connection import connect
-from datamodel.presets import get_preset
-from datamodel.settings import load_settings
+from core.presets import get_preset
+from core.settings import load_settings
 from generators.registry import builtin_models
 from generators.smoke import stand_in
 from tools.fake_openai import FakeServer, Scripted

@@ -11,7 +11,7 @@ import random
 from arena import session as sessions
 from arena.web.render import cap_notice, set_aside_text, votes_text
 from datamodel.quality import QualityRules, VoteFact, flag_reasons
-from datamodel.settings import Settings
+from core.settings import Settings
 from datamodel.standing import ADMIN, Standing, cap_margin, standing
 
 

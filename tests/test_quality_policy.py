@@ -10,7 +10,7 @@ pytestmark = pytest.mark.both_engines
 from arena import session as sessions
 from datamodel.annotators import sync_accounts
 from datamodel.quality import QualityRules, flagged_votes
-from datamodel.settings import Settings
+from core.settings import Settings
 from datamodel.votes import record_vote
 from sampling.draws import serve_battle
 

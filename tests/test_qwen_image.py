@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from datamodel.presets import get_preset
+from core.presets import get_preset
 from generators.pipelines import call_arguments
 from generators.registry import builtin_models
 from generators.tiny import TINY_RECIPES, recipe_for

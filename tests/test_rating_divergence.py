@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ratings.divergence import bounds_from_rounds, finite_estimate, runaway_models
-from ratings.protocols import get_protocol
+from core.protocols import get_protocol
 from ratings.votes import encode_votes
 
 

@@ -133,7 +133,7 @@ def test_the_ratings_commands(rated, tmp_path, monkeypatch, capsys):
     assert main(["ratings", "assign", "semvar_alignment", "--close"]) == 0
     assert "closed" in capsys.readouterr().out
     assert main(["ratings", "assign", "nonsense"]) == 2
-    assert "Unknown rating task 'nonsense'" in capsys.readouterr().err
+    assert "unknown rating task 'nonsense'; choices: commonsense_fit" in capsys.readouterr().err
     assert main(["ratings", "assign", "commonsense_fit", "--raters", "0"]) == 2
     assert "from 1 to 10" in capsys.readouterr().err
     assert main(["ratings", "stats"]) == 0

@@ -16,7 +16,8 @@ from scipy.special import expit
 
 from support.shared import SHARED
 from ratings.leaderboard import leaderboard_from_counts
-from ratings.protocols import CHOICES, PROTOCOLS, RESULT_COLUMNS, get_protocol
+from core.protocols import PROTOCOLS, get_protocol
+from ratings.protocols import CHOICES, RESULT_COLUMNS
 from ratings.protocols.base import legacy_bootstrap_rows
 from ratings.votes import encode_votes, vote_counts
 
@@ -384,7 +385,7 @@ def test_registry_lists_the_six_protocols_each_stating_its_choices():
 
 
 def test_unknown_protocol_and_unknown_setting_say_what_to_do():
-    with pytest.raises(ValueError, match="Unknown rating protocol 'elo'.*arena, fastchat-2023"):
+    with pytest.raises(ValueError, match="unknown rating protocol 'elo'; choices: arena, fastchat-2023"):
         get_protocol("elo")
     with pytest.raises(ValueError, match="has no setting ridge; its settings are"):
         get_protocol("fastchat-2023", ridge=1.0)

@@ -10,7 +10,7 @@ import pytest
 from arena import reports
 from arena.reports import (Cell, Column, Report, ReportSpec, Table, make_report, read_published, render,
                            with_published)
-from datamodel.presets import Choice, Preset, register as register_preset, unregister as unregister_preset
+from core.presets import PRESETS, Choice, Preset
 
 PUBLISHED = "table,row,column,value\n3,Playground,Easy,1125 (+61/-59)\n3,Playground,Hypo,1139 (+137/-111)\n" \
             "3,FLUX,Easy,1013 (+65/-78)\n"
@@ -34,13 +34,12 @@ def toy(tmp_path, monkeypatch):
     published = tmp_path / "toy.csv"
     published.write_text(PUBLISHED, encoding="utf-8")
     monkeypatch.setattr(reports, "PUBLISHED_DIR", tmp_path)
-    register_preset(Preset(name="toy-report-paper", title="Toy protocol", report="toy",
-                           choices={"report.name": Choice("toy", "toy Tables 3, 13")}))
-    reports.all_reports()  # the built-in reports first, so the toy one is not lost to their discovery
-    reports.register(ReportSpec("toy", "Toy tables", toy_report, preset="toy-report-paper"))
+    PRESETS.register(Preset(name="toy-report-paper", title="Toy protocol", report="toy",
+                            choices={"report.name": Choice("toy", "toy Tables 3, 13")}))
+    reports.REPORTS.register(ReportSpec("toy", "Toy tables", toy_report, preset="toy-report-paper"))
     yield
-    reports._REPORTS.pop("toy", None)
-    unregister_preset("toy-report-paper")
+    reports.REPORTS.unregister("toy")
+    PRESETS.unregister("toy-report-paper")
 
 
 def test_missing_cells_print_a_dash_and_one_footnote_per_reason_in_markdown(toy):
@@ -122,7 +121,8 @@ def test_the_report_command_prints_each_format_writes_a_file_and_names_unknown_r
     assert "% - Protocol: preset arena (project defaults)" not in (tmp_path / "t.tex").read_text()
     assert "% Protocol: preset arena (project defaults)" in (tmp_path / "t.tex").read_text()
     assert main(["report", "nope"]) == 2
-    assert "no report 'nope'. Reports:" in capsys.readouterr().err
+    assert "unknown report 'nope'; choices: commonsense, consistency, saneval, semvarbench, taxonomy, toy." in (
+        capsys.readouterr().err)
 
 
 def test_with_published_leaves_the_original_report_alone():

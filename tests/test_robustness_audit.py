@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ratings.protocols import get_protocol
+from core.protocols import get_protocol
 from ratings.robustness import audit_top, greedy_drops, take_votes
 from ratings.votes import count_tensor, encode_votes
 

@@ -81,7 +81,7 @@ def test_uniform_pairs_and_unknown_strategy():
     available = np.array([True, False, True, True, True, True])
     p = pair_probabilities("uniform", available=available)
     assert p.tolist() == pytest.approx([0.2, 0, 0.2, 0.2, 0.2, 0.2])
-    with pytest.raises(ValueError, match="choose one of uniform, balanced, active"):
+    with pytest.raises(ValueError, match="choices: uniform, balanced, active"):
         pair_probabilities("thompson", available=available)
     with pytest.raises(ValueError, match="needs the vote counts per pair"):
         pair_probabilities("balanced", available=available)

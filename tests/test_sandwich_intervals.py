@@ -12,7 +12,7 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from ratings.protocols import get_protocol
+from core.protocols import get_protocol
 from ratings.sandwich import laplacian
 
 SCORE = {"A": 1.0, "B": 0.0, "tie": 0.5, "both_bad": 0.5}

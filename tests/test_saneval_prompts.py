@@ -169,7 +169,7 @@ def writer_server():
 def writer_cli(tmp_path, capsys, writer_server):
     """``run(*argv)``: ``python -m arena suites <argv>`` with the judges' endpoint at the fake server."""
     from arena.suite_commands import main
-    from datamodel.settings import Settings
+    from core.settings import Settings
 
     settings = Settings(db_path=tmp_path / "arena.db", cache_dir=tmp_path / "cache", demo=False,
                         judge_base_url=writer_server.base_url, judge_retry_base_s=0.01)

@@ -61,15 +61,15 @@ def test_table_4_cells_move_in_steps_of_a_thousandth_not_the_likert_scales():
     on [0, 1] moves in quarters, so a mean of 100 moves in steps of 0.0025; answers in tenths (0-10, or 0-1 in 0.1
     steps) give steps of 0.001. All 30 category cells are multiples of 0.001; only 6 are multiples of 0.0025, so
     the paper's raters answered in tenths, which the preset's human task offers (saneval_adherence_10)."""
-    from datamodel.presets import get_preset
-    from judges.rating_tasks import rating_task
+    from core.presets import get_preset
+    from judges.rating_tasks import RATING_TASKS
 
     cells = [value for (row, column), value in published("4").items() if column != "Total"]
     assert len(cells) == 30
     thousandths = [round(float(v) * 1000) for v in cells]
     assert all(abs(float(v) * 1000 - k) < 1e-6 for v, k in zip(cells, thousandths))
     assert sum((k / 2.5).is_integer() for k in thousandths) == 6
-    task = rating_task(get_preset("saneval-paper").get("report.human_task"))
+    task = RATING_TASKS[get_preset("saneval-paper").get("report.human_task")]
     steps = sorted({task.scale.value({task.scale.name: v}) for v in task.scale.values})
     assert steps == pytest.approx([k / 10 for k in range(11)])  # 100 such answers average to k / 1000
 
@@ -239,7 +239,7 @@ def paper_book():
     import json
     import re
 
-    from openai_stub import Book
+    from support.openai_stub import Book
     from tools.fake_openai import Scripted
 
     def rating(received):
@@ -284,7 +284,7 @@ def test_the_published_protocol_scores_with_appendix_c_prompts(tmp_path):
     from datamodel.media import MediaStore
     from judges.saneval import SanevalOptions, run_saneval
     from judges.selection import Selection
-    from openai_stub import FakeDetection, FakeDetector, colored, engine_config, pixels_key
+    from support.openai_stub import FakeDetection, FakeDetector, colored, engine_config, pixels_key
     from tools.fake_openai import FakeServer
 
     db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
@@ -356,7 +356,7 @@ def test_the_per_cardinality_table_averages_each_stratum(tmp_path):
     from datamodel.media import MediaStore
     from datamodel.metrics import MetricRow, write_metrics
     from judges.saneval import cardinality_scores
-    from openai_stub import colored
+    from support.openai_stub import colored
 
     db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
     specs = [PromptSpec("saneval", f"k{n}", f"prompt {n}", subset="color",
@@ -390,7 +390,7 @@ def test_yoloe_stand_in_detects_asked_labels_and_scores_through_the_published_pi
     from judges.metrics.detection import YoloeDetector, build_tiny_yoloe
     from judges.saneval import SanevalOptions, run_saneval
     from judges.selection import Selection
-    from openai_stub import engine_config
+    from support.openai_stub import engine_config
     from tools.fake_openai import FakeServer
 
     weights = build_tiny_yoloe(tmp_path / "yoloe.pt", text_encoder=tmp_path / "text")
@@ -485,7 +485,7 @@ def test_table_3_is_computed_from_the_compbench_scores_the_user_brings(tmp_path)
     from datamodel.metrics import MetricRow, write_metrics
     from judges.metrics.compbench import read_scores
     from judges.saneval import aggregate
-    from openai_stub import colored
+    from support.openai_stub import colored
     from suites import saneval
     from suites.common import SuiteError
 

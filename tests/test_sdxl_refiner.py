@@ -65,7 +65,7 @@ def test_under_the_pipeline_defaults_the_refiner_gets_the_bases_image(artefact_c
     defaults refine it; the image reaches the refiner in [0, 1], as the base's pt output is."""
     import torch
 
-    from datamodel.presets import get_preset
+    from core.presets import get_preset
     from generators.pipelines import make_generator
     from generators.registry import apply_preset
     from generators.smoke import stand_ins

@@ -92,7 +92,7 @@ def test_a_trusted_proxy_names_the_client_and_only_a_trusted_proxy_does(tmp_path
 
 
 def test_trusted_proxies_must_be_addresses_or_networks():
-    from datamodel.settings import Settings, SettingsError
+    from core.settings import Settings, SettingsError
 
     assert Settings(trusted_proxies="10.0.0.1, 192.168.0.0/16 ,::1").trusted_proxy_hosts == [
         "10.0.0.1", "192.168.0.0/16", "::1"]
@@ -106,7 +106,7 @@ def test_the_server_trusts_forwarded_headers_only_from_the_trusted_proxies(tmp_p
     (arena.web.forwarding, issue 23 finding 4)."""
     from arena.web.app import server_config
     from arena.web.forwarding import TrustedForwarding
-    from datamodel.settings import Settings
+    from core.settings import Settings
 
     app = object()
     assert server_config(Settings(), app).proxy_headers is False

@@ -14,9 +14,9 @@ from datamodel.connection import connect
 from datamodel.judgments import Judgment, save_judgment
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, write_metrics
-from datamodel.presets import get_preset
+from core.presets import get_preset
 from judges.semvar import aggregate, item_scores
-from openai_stub import colored, engine_config
+from support.openai_stub import colored, engine_config
 
 ITEMS = (("sv1", "A dog chasing a cat", "A cat chasing a dog", "A cat being chased by a dog", "absolute_location"),
          ("sv2", "A tall man beside a short boy", "A short man beside a tall boy", "Beside a short boy, a tall man",

@@ -9,7 +9,7 @@ import inspect
 
 import diffusers
 
-from datamodel.presets import get_preset
+from core.presets import get_preset
 from generators.registry import apply_preset, builtin_models
 
 

@@ -53,7 +53,7 @@ def semvar_images(tmp_path_factory):
     from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
     from datamodel.connection import connect
     from datamodel.media import MediaStore
-    from openai_stub import colored
+    from support.openai_stub import colored
 
     root = tmp_path_factory.mktemp("semvar-text")
     db, media = connect(root / "a.db"), MediaStore(root / "media")

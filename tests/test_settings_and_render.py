@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from datamodel.battles import Battle, ShownImage
-from datamodel.settings import Settings, SettingsError, load_settings, settings_table
+from core.settings import Settings, SettingsError, load_settings, settings_table
 from arena.web.render import escape_markdown, prompt_markdown
 
 SETTINGS_REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference" / "settings.md"

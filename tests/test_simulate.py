@@ -79,7 +79,7 @@ def test_main_prints_the_table(capsys):
 
 def test_main_refuses_bad_arguments_with_the_fix(capsys):
     assert simulate.main(["--strategies", "uniform,thompson"]) == 2
-    assert "choose one of uniform, balanced, active" in capsys.readouterr().err
+    assert "choices: uniform, balanced, active" in capsys.readouterr().err
     assert simulate.main(["--active-floor", "2"]) == 2
     assert "share between 0 and 1" in capsys.readouterr().err
     with pytest.raises(SystemExit):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from datamodel.settings import load_settings
+from core.settings import load_settings
 from support.arena import build_small_arena
 from support.processes import stop_logged, wait_answering
 from tools.load import free_port

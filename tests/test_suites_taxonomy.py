@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from datamodel.settings import Settings
+from core.settings import Settings
 from datamodel.connection import connect
 from judges import definitions
 from suites import taxonomy

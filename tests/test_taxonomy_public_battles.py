@@ -32,7 +32,7 @@ import pytest
 from arena.commands import main as arena
 from arena.reports import read_published
 from arena.reports.taxonomy import PAPER_LABELS
-from datamodel.presets import get_preset
+from core.presets import get_preset
 from support.arena import empty_arena_env
 
 pytestmark = pytest.mark.slow  # 3,232 scikit-learn fits in the reference: about two minutes on two cores

@@ -99,7 +99,7 @@ def test_every_elo_column_averages_between_999_and_1000_as_truncation_predicts()
 
 
 def test_the_taxonomy_paper_protocol_truncates_a_fit_centred_on_1000():
-    from ratings.protocols import get_protocol
+    from core.protocols import get_protocol
 
     rng = np.random.default_rng(5)
     models = [f"m{i}" for i in range(12)]
@@ -214,7 +214,7 @@ def test_the_human_gpt_correlations_per_subset_from_the_printed_tables():
 
 def test_the_docs_show_the_preset_as_declared():
     """docs/methods/taxonomy.md carries `python -m arena presets taxonomy-paper` between its markers."""
-    from datamodel.presets import get_preset, preset_markdown
+    from core.presets import get_preset, preset_markdown
 
     text = (ROOT / "docs" / "methods" / "taxonomy.md").read_text(encoding="utf-8")
     shown = text.split("<!-- preset:taxonomy-paper -->\n", 1)[1].split("<!-- /preset -->", 1)[0]
@@ -230,8 +230,8 @@ def test_the_clip_tables_were_printed_from_the_images_made_without_the_definitio
     variant (report.variant)."""
     from arena.reports.taxonomy import PAPER_LABELS
     from arena.reports.taxonomy import SUBSETS as REPORT_SUBSETS
-    from datamodel.presets import get_preset
-    from datamodel.presets.taxonomy_paper import HUB_FOLDERS
+    from core.presets import get_preset
+    from core.presets.taxonomy_paper import HUB_FOLDERS
     from suites.taxonomy import PUBLISHED_SUBSETS
 
     t = tables()

@@ -23,10 +23,10 @@ import shutil
 
 import pytest
 
-from arena.reports import get_report, make_report, missing_cells, read_published, render, with_published
+from arena.reports import REPORTS, make_report, missing_cells, read_published, render, with_published
 from datamodel.connection import connect
 from datamodel.media import MediaStore
-from datamodel.presets import get_preset
+from core.presets import get_preset
 from tools.fake_openai import FakeServer, Scripted
 
 # a fake end-to-end run of a whole published preset on the demo (tiny models, fake OpenAI server): minutes
@@ -197,7 +197,7 @@ def test_csv_latex_and_the_papers_values_beside(fake_run):
     assert ["Table 5: ELO score for Human Preferences for subsets with definition in input"] in rows
     latex = render(report, "latex")
     assert latex.count(r"\begin{table}") == 20 and r"\multicolumn{4}{c}{Ground Truth}" in latex
-    compared = render(with_published(report, read_published(get_report("taxonomy").published_path)))
+    compared = render(with_published(report, read_published(REPORTS["taxonomy"].published_path)))
     assert "| Playground | —[" in compared and "(paper 1125 (+61/-59))" in compared  # Table 3's paper rows shown
     assert re.search(r"\| FID \| [^|]* \(paper SD1\.5\) \|", compared)  # Table 2's FID Mean: ours, then the paper's
 

@@ -26,8 +26,8 @@ from datamodel.catalog import add_image, add_model
 from datamodel.connection import connect
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, write_metrics
-from datamodel.presets import get_preset
-from ratings.protocols import get_protocol
+from core.presets import get_preset
+from core.protocols import get_protocol
 from support.arena import empty_arena_env, make_image
 
 pytestmark = pytest.mark.slow  # eight taxonomy-paper fits of 100 rounds each, and the report built four times

@@ -159,7 +159,7 @@ def test_rating_details_numbers_raters_instead_of_naming_them(tmp_path):
 
     from arena import rating_session as raters
     from datamodel.human_ratings import set_assignment
-    from rating_arena import build_rating_arena
+    from support.ratings import build_rating_arena
 
     arena = build_rating_arena(tmp_path)
     set_assignment(arena.db, "saneval_adherence")
@@ -361,7 +361,7 @@ def _named_from_the_export(arena, folder: Path, battles: int = 40) -> tuple[int,
 
     from arena import session as sessions
     from datamodel.renditions import RenditionSpec, render
-    from webapp import running_app
+    from support.webapp import running_app
 
     table = pq.read_table(folder / "data" / "train-00000-of-00001.parquet").to_pylist()
     spec = RenditionSpec.from_settings(arena.settings)

@@ -22,7 +22,7 @@ from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.media import MediaStore
 from datamodel.renditions import RenditionSpec
-from datamodel.settings import Settings
+from core.settings import Settings
 from support.webapp import running_app
 
 
@@ -88,7 +88,7 @@ def test_regenerating_the_demo_renders_every_image(tmp_path, monkeypatch):
     """The images are made as `demo --regenerate` makes them; the metrics (tests/test_demo_metrics.py) are left out."""
     from arena import demo as demo_module
     from arena.commands import main
-    from datamodel.settings import load_settings
+    from core.settings import load_settings
     from generators.procedural import emoji_font
     from judges.metrics import demo as demo_metrics
 

@@ -24,7 +24,7 @@ from datamodel.dialect import is_postgres
 from datamodel.migrate_db import migrate_database
 from datamodel.vote_arrays import read_vote_arrays
 from datamodel.vote_table import export_votes, votes_frame
-from ratings.protocols import PROTOCOLS
+from core.protocols import PROTOCOLS
 from tools.scale_fixture import ScaleSpec, build_scale_database
 
 

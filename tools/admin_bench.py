@@ -33,7 +33,7 @@ def build(root: Path, votes: int, careful: int, careful_votes: int):
     from datamodel.connection import connect
     from datamodel.media import MediaStore
     from datamodel.quality import QualityRules
-    from datamodel.settings import Settings
+    from core.settings import Settings
 
     settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache", demo=False,
                         admin_password=PASSWORD)

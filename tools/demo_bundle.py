@@ -38,10 +38,10 @@ from PIL import Image
 from arena.demo import BUNDLE_COMMAND, BUNDLE_FORMAT, DEMO_BUNDLE, build_demo, demo_prompt_specs
 from datamodel.catalog import images_of_source, models_of_source
 from datamodel.connection import connect
-from datamodel.extras import MissingExtra, exit_status, require
+from core.extras import MissingExtra, exit_status, require
 from datamodel.metrics import metric_directions, metric_rows_of_source
 from datamodel.media import MediaStore
-from datamodel.settings import Settings
+from core.settings import Settings
 
 CACHE_PLACEHOLDER = "<cache_dir>"
 

@@ -1,8 +1,8 @@
 """Write the generated reference pages: ``python -m tools.docs`` (``--check``: write nothing, exit 1 naming each page
 that differs from what the code gives, and the command that regenerates it).
 
-- ``docs/reference/settings.md``: every field of :class:`datamodel.settings.Settings` (name, environment variable,
-  default, help), from :func:`datamodel.settings.settings_markdown`.
+- ``docs/reference/settings.md``: every field of :class:`core.settings.Settings` (name, environment variable,
+  default, help), from :func:`core.settings.settings_markdown`.
 - ``docs/reference/commands.md``: the ``--help`` of every command and sub-command, read from the parsers themselves:
   the ``python -m arena``, ``generators`` and ``judges`` packages (``judges metrics`` has a parser of its own), and
   every module of ``tools/`` and ``scripts/`` that builds an ``argparse`` parser. A module that exposes
@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import os
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from core.registry import load
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS_PAGE = Path("docs/reference/settings.md")
@@ -57,7 +58,7 @@ def slug(heading: str) -> str:
 
 def _parser_of(module_name: str) -> argparse.ArgumentParser:
     """The parser of ``module_name``: its ``build_parser()``, else the one its ``main`` parses with."""
-    module = importlib.import_module(module_name)
+    module = load(module_name)
     if hasattr(module, "build_parser"):
         return module.build_parser()
     original = argparse.ArgumentParser.parse_args
@@ -158,7 +159,7 @@ def commands_page() -> str:
 
 
 def settings_page() -> str:
-    from datamodel.settings import settings_markdown
+    from core.settings import settings_markdown
 
     return "\n".join([
         "# Settings reference", "", GENERATED, "",

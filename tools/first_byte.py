@@ -46,7 +46,7 @@ def build(root: Path, prompts: int):
     from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
     from datamodel.connection import connect
     from datamodel.media import MediaStore
-    from datamodel.settings import Settings
+    from core.settings import Settings
 
     settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache", demo=False,
                         host="127.0.0.1")

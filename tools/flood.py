@@ -175,7 +175,7 @@ class Arena:
         from arena.leaderboard_service import options_key
         from datamodel.connection import connect
         from datamodel.rating_history import kept_days
-        from datamodel.settings import Settings
+        from core.settings import Settings
 
         db = connect(self.database, migrate_schema=False)
         try:
@@ -221,7 +221,7 @@ async def call_without_session(arena: Arena, count: int, deadline: float):
 
 async def leaderboard_views(arena: Arena, count: int, deadline: float):
     from arena.web.leaderboard_tab import TIE_POLICIES
-    from ratings.protocols import PROTOCOLS
+    from core.protocols import PROTOCOLS
 
     before = arena.kept_days()
     page = Page(arena, address(1100))
@@ -433,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 0 < args.scale <= 4 or not 0 < args.seconds <= 600:
         parser.error("--scale must be in (0, 4] and --seconds in (0, 600]: the floods are bounded")
-    from datamodel.settings import load_settings
+    from core.settings import load_settings
 
     cache_dir = load_settings().cache_dir.resolve()
     work = Path(tempfile.mkdtemp(prefix="arena-flood-"))

@@ -10,10 +10,13 @@ so imports inside functions count too) and checked two ways:
   command line and demo on top, the tooling (benchmarks, load test, simulation, fake server) beside everything,
   imported by nothing but tests.
 
-and a third:
+and two more:
 
 - **SQL lives in the data model**: no SQL text and no database call outside ``datamodel/``
   (:func:`sql_outside_datamodel`); the other packages call its named functions.
+- **a module named by a string is imported in one place**, ``core/registry.py`` (the built-ins of each kind and
+  the plug-ins' entry points; :func:`core.registry.load` for the rest): no ``importlib.import_module``,
+  ``__import__`` or ``pkgutil`` anywhere else (:func:`dynamic_imports`), so the graph above is the whole graph.
 
 Prints the package graph and every violation; exits 1 when there is one.
 """
@@ -33,14 +36,15 @@ ROOT = Path(__file__).resolve().parent.parent
 # each package and the packages it may import (its own floor and the floors below)
 ALLOWED: dict[str, set[str]] = {
     "ratings": set(),
-    "datamodel": {"ratings"},
-    "suites": {"datamodel", "ratings"},
-    "generators": {"datamodel", "ratings", "suites"},
-    "sampling": {"datamodel", "ratings"},
-    "judges": {"datamodel", "ratings", "suites", "generators", "sampling"},
-    "arena": {"datamodel", "ratings", "suites", "generators", "sampling", "judges"},
+    "core": {"ratings"},
+    "datamodel": {"core", "ratings"},
+    "suites": {"core", "datamodel", "ratings"},
+    "generators": {"core", "datamodel", "ratings", "suites"},
+    "sampling": {"core", "datamodel", "ratings"},
+    "judges": {"core", "datamodel", "ratings", "suites", "generators", "sampling"},
+    "arena": {"core", "datamodel", "ratings", "suites", "generators", "sampling", "judges"},
     "app": {"arena"},
-    "tools": {"datamodel", "ratings", "suites", "generators", "sampling", "judges", "arena"},
+    "tools": {"core", "datamodel", "ratings", "suites", "generators", "sampling", "judges", "arena"},
 }
 
 
@@ -166,10 +170,42 @@ def sql_outside_datamodel(graph: ImportGraph) -> list[tuple[str, int, str]]:
     return sorted(set(found))
 
 
+DYNAMIC_HOME = "core.registry"  # the one module that imports modules named by strings
+_DYNAMIC_CALLS = frozenset({"import_module", "__import__", "spec_from_file_location", "module_from_spec"})
+_DYNAMIC_MODULES = frozenset({"pkgutil"})
+
+
+def dynamic_imports(graph: ImportGraph) -> list[tuple[str, int, str]]:
+    """(module, line, what) of every import of a module named by a string outside :data:`DYNAMIC_HOME`: a call of
+    ``importlib.import_module``, ``__import__`` (or ``importlib.util``'s loaders), an import of ``import_module``
+    itself, or of ``pkgutil`` (whose walks find modules no reader can list). ``importlib.util.find_spec``, which
+    asks whether a package is installed without importing it, is not one."""
+    found = []
+    for name, path in sorted(graph.modules.items()):
+        if name == DYNAMIC_HOME:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                found += [(name, node.lineno, f"import {alias.name}") for alias in node.names
+                          if alias.name in _DYNAMIC_MODULES]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                if node.module in _DYNAMIC_MODULES:
+                    found.append((name, node.lineno, f"from {node.module} import ..."))
+                elif node.module == "importlib" and any(alias.name in _DYNAMIC_CALLS for alias in node.names):
+                    found.append((name, node.lineno, "from importlib import " +
+                                  ", ".join(alias.name for alias in node.names)))
+            elif isinstance(node, ast.Call):
+                called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+                if called in _DYNAMIC_CALLS:
+                    found.append((name, node.lineno, f"{called}()"))
+    return sorted(set(found))
+
+
 def main(argv: list[str] | None = None) -> int:
     argparse.ArgumentParser(prog="python -m tools.layers", description=(
         "The import graph of the project's own modules, checked against its floors: no cycles between files or "
-        "packages, no import up a floor (exit 1 if there is one).")).parse_args(argv)
+        "packages, no import up a floor, no SQL outside datamodel/, no import of a module named by a string outside "
+        "core/registry.py (exit 1 if there is one).")).parse_args(argv)
     graph = read_graph()
     print(f"{len(graph.modules)} modules, {sum(map(len, graph.edges.values()))} imports between them")
     for package, targets in sorted(graph.package_edges().items()):
@@ -190,7 +226,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"SQL outside {SQL_HOME}/: {len(sql)}")
     for module, line, what in sql:
         print(f"  {module}:{line}: {what}")
-    return 1 if file_cycles or package_cycles or upward or sql else 0
+    dynamic = dynamic_imports(graph)
+    print(f"dynamic imports outside {DYNAMIC_HOME}: {len(dynamic)}")
+    for module, line, what in dynamic:
+        print(f"  {module}:{line}: {what}")
+    return 1 if file_cycles or package_cycles or upward or sql or dynamic else 0
 
 
 if __name__ == "__main__":

@@ -382,7 +382,7 @@ def demo_database(cache_dir: Path) -> Path:
     if not (template / "arena.db").exists():
         from arena.demo import load_demo_bundle
         from datamodel.media import MediaStore
-        from datamodel.settings import load_settings
+        from core.settings import load_settings
         from datamodel.connection import checkpoint, connect
 
         shutil.rmtree(template, ignore_errors=True)
@@ -415,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", action="store_true", help="keep the temporary database folder")
     args = parser.parse_args(argv)
-    from datamodel.settings import load_settings
+    from core.settings import load_settings
 
     cache_dir = load_settings().cache_dir.resolve()
     template = demo_database(cache_dir)

@@ -34,7 +34,7 @@ from datamodel.connection import Store
 from datamodel.media import MediaStore
 from datamodel.renditions import Renditions
 from datamodel.sampling_reads import catalog_version
-from datamodel.settings import Settings
+from core.settings import Settings
 from generators.demo import demo_models
 from generators.live import LiveImage
 from generators.serving import Served

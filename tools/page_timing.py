@@ -67,7 +67,7 @@ def throwaway_arena(root: Path, specs: list):
     from datamodel.catalog import add_image, add_model, add_prompts
     from datamodel.connection import connect
     from datamodel.media import MediaStore
-    from datamodel.settings import Settings
+    from core.settings import Settings
 
     lifted = {"rate_limit_annotator_per_minute": 0, "rate_limit_client_per_minute": 0,
               "rate_limit_skips_per_minute": 0, "rate_limit_pages_per_minute": 0,

@@ -60,11 +60,11 @@ def measure_task(db, task: str, *, raters: int, answers: int, seed: int) -> Reve
     questions each, and count (module docstring)."""
     from arena import rating_session as raters_module
     from datamodel.human_ratings import set_assignment
-    from judges.rating_tasks import rating_tasks
+    from judges.rating_tasks import RATING_TASKS
 
     for name in TASKS:
         set_assignment(db, name, raters_per_item=max(1, raters), active=name == task)
-    scale = rating_tasks()[task].scale
+    scale = RATING_TASKS[task].scale
     pool, rng = raters_module.RatingPool(), random.Random(seed)
     given: list[tuple[str, str]] = []  # (model, image) of every answer, all raters
     pairs: list[tuple[str, str, str | None, str | None, str | None]] = []  # this answer's, the told model, previous

@@ -485,7 +485,7 @@ def snapshot_figures(votes: int, cache_dir: Path, server: TemporaryPostgres) -> 
     migrate_database(folder / "arena.db", url)
     copied = time.perf_counter() - started
     code = ("from arena.leaderboard import leaderboard_options\nfrom arena.leaderboard_service import compute_snapshot\n"
-            "from datamodel.connection import connect\nfrom datamodel.settings import load_settings\nimport time\n"
+            "from datamodel.connection import connect\nfrom core.settings import load_settings\nimport time\n"
             "settings = load_settings()\ndb = connect(settings.database, migrate_schema=False)\n"
             "started = time.perf_counter()\ncompute_snapshot(db, leaderboard_options(settings), None)\n"
             "result = {'seconds': time.perf_counter() - started}")

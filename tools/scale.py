@@ -82,12 +82,13 @@ class Figure:
         return f"  {self.name}: {shown} {self.unit} (target {sign} {self.target:g}: {'met' if self.met else 'NOT MET'})"
 
 
-def measure(code: str, env: dict[str, str]) -> tuple[dict, float]:
-    """Run ``code`` in a fresh Python process; it leaves a dict in ``result``. Return that dict and the process's peak
-    resident memory in MB (``VmHWM``, read by the process itself just before it exits)."""
+def measure(code: str, env: dict[str, str], root: Path = ROOT) -> tuple[dict, float]:
+    """Run ``code`` in a fresh Python process in the checkout ``root`` (its modules are the ones imported); it leaves
+    a dict in ``result``. Return that dict and the process's peak resident memory in MB (``VmHWM``, read by the
+    process itself just before it exits)."""
     script = (f"import json, re\n{code}\nresult['peak_mb'] = int(re.search(r'VmHWM:\\s+(\\d+)', "
               "open('/proc/self/status').read()).group(1)) / 1024\nprint(json.dumps(result))")
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env={**os.environ, **env}, capture_output=True,
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, env={**os.environ, **env}, capture_output=True,
                           text=True)
     if done.returncode:
         raise RuntimeError(f"the measured process failed:\n{done.stderr[-2000:]}")
@@ -100,7 +101,7 @@ def leaderboard_figures(env: dict[str, str]) -> list[Figure]:
     for label, filters, target in (("default filters", {}, True), ("suite taxonomy, subset Easy",
                                                                     {"suite": "taxonomy", "subset": "Easy"}, False)):
         result, peak = measure(
-            "from datamodel.settings import load_settings\nfrom arena.leaderboard import leaderboard_options\n"
+            "from core.settings import load_settings\nfrom arena.leaderboard import leaderboard_options\n"
             "from arena.leaderboard_service import compute_snapshot\n"
             "from datamodel.connection import connect\nimport time\nsettings = load_settings()\n"
             "db = connect(settings.db_path, migrate_schema=False)\nstarted = time.perf_counter()\n"
@@ -212,7 +213,7 @@ def export_figures(env: dict[str, str], work: Path) -> list[Figure]:
     for fmt in FORMATS:
         target = work / f"votes.{fmt}"
         result, peak = measure(
-            "from datamodel.settings import load_settings\nfrom datamodel.vote_table import export_votes\n"
+            "from core.settings import load_settings\nfrom datamodel.vote_table import export_votes\n"
             "from datamodel.connection import connect\nimport time\nsettings = load_settings()\n"
             "db = connect(settings.db_path, migrate_schema=False)\nstarted = time.perf_counter()\n"
             f"rows = export_votes(db, {str(target)!r}, {fmt!r})\n"

@@ -418,7 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     coverage_at = scenario.coverage_at if args.coverage_at is None else (args.coverage_at or None)
     results = []
     for strategy in strategies:
-        rng = np.random.default_rng([args.seed, STRATEGIES.index(strategy)])
+        rng = np.random.default_rng([args.seed, STRATEGIES.names().index(strategy)])
         results.append(simulate_strategy(
             strategy, true_elo=scenario.true_elo, arrivals=scenario.arrivals, repetitions=args.repetitions,
             max_votes=max_votes, seed=rng, params=params, step=args.step, growth=args.growth,

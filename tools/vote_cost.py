@@ -169,7 +169,7 @@ def cast_votes(database: str, media: Path, cache_dir: Path, *, votes: int, annot
     docstring); (the votes' cost, the sign-ins' cost)."""
     from arena.web.app import BattlePairs, build_app, make_context
     from arena.web.arena_tab import ALL_SUITES
-    from datamodel.settings import load_settings
+    from core.settings import load_settings
 
     environment = {**LOAD_ENVIRONMENT, "ARENA_DATABASE_URL": database, "ARENA_MEDIA_DIR": str(media),
                    "ARENA_CACHE_DIR": str(cache_dir)}

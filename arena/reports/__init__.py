@@ -13,10 +13,11 @@ paper's own value for the same table, row and column, read from the paper's publ
 the paper prints it, with the table it comes from). Rows the paper has and the database lacks are then listed too,
 their cells "—", so the paper's whole table is visible.
 
-Declaring a report (one module of this package per benchmark; modules here are imported on the first lookup)::
+Declaring a report (one module of this package per benchmark, listed in :data:`REPORTS`' built-ins, or a plug-in's
+module named by an entry point of the group ``t2i_arena.reports``)::
 
     # arena/reports/semvarbench.py
-    from arena.reports import Cell, Column, Report, ReportSpec, Table, register
+    from arena.reports import REPORTS, Cell, Column, Report, ReportSpec, Table
 
     def build(db, options) -> Report:
         table = Table("2", "SemVarEffect per model", columns=[Column("kappa", "κ")], row_header="Model")
@@ -26,26 +27,24 @@ Declaring a report (one module of this package per benchmark; modules here are i
         return Report("semvarbench", "SemVarBench (Zhu et al.)", tables=[table],
                       provenance=[f"judge votes: ..."])
 
-    register(ReportSpec("semvarbench", "SemVarBench tables 2, 7, 9, 10, 14", build, preset="semvarbench-paper"))
+    REPORTS.register(ReportSpec("semvarbench", "SemVarBench tables 2, 7, 9, 10, 14", build, preset="semvarbench-paper"))
 
 and put the paper's numbers in ``arena/reports/published/semvarbench.csv``. The row and column keys of a table are
 the ones its cells use (the column ``key``; the row label), so compare mode finds the paper's value by them.
-:class:`ReportOptions` carries the preset (``options.preset``, a :class:`datamodel.presets.Preset`) the user chose
+:class:`ReportOptions` carries the preset (``options.preset``, a :class:`core.presets.Preset`) the user chose
 (default: the report's own published preset) and the settings.
 """
 
 from __future__ import annotations
 
 import csv
-import importlib
 import io
-import pkgutil
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from datamodel.presets import Preset
+from core.presets import Preset
+from core.registry import Registry
 
 PUBLISHED_DIR = Path(__file__).parent / "published"
 MISSING = "—"
@@ -166,36 +165,9 @@ class ReportSpec:
         return PUBLISHED_DIR / (self.published or f"{self.name}.csv")
 
 
-_REPORTS: dict[str, ReportSpec] = {}
-_LOCK = threading.Lock()
-_loaded: list[str] = []
-
-
-def register(spec: ReportSpec) -> ReportSpec:
-    with _LOCK:
-        known = _REPORTS.get(spec.name)
-        if known is not None and known != spec:
-            raise ValueError(f"report {spec.name!r} is declared twice; give the new one another name.")
-        _REPORTS[spec.name] = spec
-    return spec
-
-
-def all_reports() -> dict[str, ReportSpec]:
-    """Every report by name (the modules of this package are imported on the first call)."""
-    if not _loaded:
-        names = [f"{__name__}.{module.name}" for module in pkgutil.iter_modules(__path__)]
-        for name in names:
-            importlib.import_module(name)
-        _loaded[:] = names
-    with _LOCK:
-        return dict(sorted(_REPORTS.items()))
-
-
-def get_report(name: str) -> ReportSpec:
-    reports = all_reports()
-    if name not in reports:
-        raise LookupError(f"no report {name!r}. Reports: {', '.join(reports) or 'none'}.")
-    return reports[name]
+REPORTS = Registry[ReportSpec]("reports", tuple(f"arena.reports.{module}" for module in (
+    "commonsense", "consistency", "saneval", "semvarbench", "taxonomy",
+)), what="report")
 
 
 # --- published numbers -------------------------------------------------------------------------------------------
@@ -486,9 +458,9 @@ def make_report(db, name: str, *, preset: Preset | None = None, settings: Any = 
     as the leaderboard reads them; ``variant``, one of the report's :attr:`ReportSpec.variants`, for the tables whose
     prompt variant the paper leaves open, default the preset's) and, if asked, set the paper's values beside ours;
     with ``figures``, write each figure's plot into that folder (:func:`write_figures`)."""
-    from datamodel.presets import get_preset
+    from core.presets import get_preset
 
-    spec = get_report(name)
+    spec = REPORTS[name]
     if variant is not None and variant not in spec.variants:
         raise ValueError(f"report {name} has no --variant {variant!r}: "
                          + (f"choose one of {', '.join(spec.variants)}." if spec.variants else

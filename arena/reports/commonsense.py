@@ -20,7 +20,7 @@ commonsense-t2i.txt).
 
 from __future__ import annotations
 
-from arena.reports import Cell, Column, Report, ReportOptions, ReportSpec, Table, register
+from arena.reports import REPORTS, Cell, Column, Report, ReportOptions, ReportSpec, Table
 from datamodel.catalog import items_per_subset, models_with_images
 from datamodel.metrics import model_level_rows
 from suites.commonsense import CATEGORIES, SUITE
@@ -230,6 +230,6 @@ def build(db, options: ReportOptions) -> Report:
                   provenance=["data: the commonsense suite of this database"])
 
 
-register(ReportSpec("commonsense", "Commonsense-T2I Tables 1 (categories) and 2 (accuracy per system and evaluator), "
+REPORTS.register(ReportSpec("commonsense", "Commonsense-T2I Tables 1 (categories) and 2 (accuracy per system and evaluator), "
                     "Figure 5 (prompt similarity against the human score)",
                     build, preset="commonsense-paper"))

@@ -17,7 +17,7 @@ get columns of their own under "Other scores", so nothing is shown under a colum
 
 from __future__ import annotations
 
-from arena.reports import Cell, Column, Report, ReportOptions, ReportSpec, Table, register
+from arena.reports import REPORTS, Cell, Column, Report, ReportOptions, ReportSpec, Table
 from datamodel.catalog import items_per_subset, models_with_images
 from datamodel.metrics import model_level_rows
 
@@ -88,5 +88,5 @@ def build(db, options: ReportOptions) -> Report:
                               "abstract, 40 realistic, 5 wordings each)"])
 
 
-register(ReportSpec("consistency", "Consistency over paraphrases: Table 1 (S_final by std, min, median) and Figure 3",
+REPORTS.register(ReportSpec("consistency", "Consistency over paraphrases: Table 1 (S_final by std, min, median) and Figure 3",
                     build, preset="consistency-paper"))

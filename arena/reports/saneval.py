@@ -14,7 +14,7 @@ judge that did; with the published preset, the published protocol's scores (vers
 
 from __future__ import annotations
 
-from arena.reports import Cell, Column, Report, ReportOptions, ReportSpec, Table, register
+from arena.reports import REPORTS, Cell, Column, Report, ReportOptions, ReportSpec, Table
 from datamodel.judgments import judgments
 from datamodel.metrics import metric_scorers, model_metric_values
 from datamodel.models import model_names, sorted_model_names
@@ -137,9 +137,9 @@ def table_4(db, models: list[str], task_name: str = HUMAN_TASK) -> Table:
     :func:`judges.human_stats.saneval_human`): per model the raters' mean answer on [0, 1] per category, and Total
     the unweighted mean of the categories present, as the paper's Total."""
     from judges.human_stats import saneval_human
-    from judges.rating_tasks import rating_task
+    from judges.rating_tasks import RATING_TASKS
 
-    task = rating_task(task_name)
+    task = RATING_TASKS[task_name]
     columns = [Column("spatial", "Spatial"), Column("numeracy", "Numeracy"),
                *(Column(c, c.capitalize(), "Attribute Binding") for c in BINDING), Column("Total")]
     table = Table("4", "Human evaluation results", columns)
@@ -200,4 +200,4 @@ def build(db, options: ReportOptions) -> Report:
                               + (f"; the tables use {judge}." if judge else ".")])
 
 
-register(ReportSpec("saneval", "SANEval Tables 1-5", build, preset="saneval-paper"))
+REPORTS.register(ReportSpec("saneval", "SANEval Tables 1-5", build, preset="saneval-paper"))

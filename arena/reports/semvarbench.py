@@ -16,7 +16,7 @@ imported API models under their own names, or the paper's when named so (``DALL-
 
 from __future__ import annotations
 
-from arena.reports import Cell, Column, Report, ReportOptions, ReportSpec, Table, register
+from arena.reports import REPORTS, Cell, Column, Report, ReportOptions, ReportSpec, Table
 from datamodel.catalog import suite_prompts
 from datamodel.metrics import metric_scorers, model_metric_values
 from datamodel.models import sorted_model_names
@@ -406,5 +406,5 @@ def build(db, options: ReportOptions) -> Report:
                               + (f"; Tables 9, 10 and the aspects use {judge}." if judge else ".")])
 
 
-register(ReportSpec("semvarbench", "SemVarBench Tables 2, 4, 7, 9, 10, 11, 12, 14, Appendix C.3, the aspects of §4.3 "
+REPORTS.register(ReportSpec("semvarbench", "SemVarBench Tables 2, 4, 7, 9, 10, 11, 12, 14, Appendix C.3, the aspects of §4.3 "
                     "and Figures 6 and 14", build, preset="semvarbench-paper"))

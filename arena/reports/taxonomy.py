@@ -39,11 +39,11 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from arena.reports import Cell, Column, Report, ReportOptions, ReportSpec, Table, register
+from arena.reports import REPORTS, Cell, Column, Report, ReportOptions, ReportSpec, Table
 from datamodel.catalog import image_provenance, published_prompt_count, suites_summary
 from datamodel.metrics import image_metric_frame, image_metric_means, model_level_rows, scorer_versions
 from datamodel.imported_votes import import_sources, imported_slices
-from datamodel.presets import Preset
+from core.presets import Preset
 from datamodel.vote_arrays import VoteArrays, read_vote_arrays
 
 SUITE = "taxonomy"
@@ -132,7 +132,7 @@ def _protocol(preset: Preset, settings):
     """The preset's rating protocol; the arena's own with the settings' tie policy, prior and bootstrap."""
     name = preset.get("rating.protocol", "arena")
     try:
-        from ratings.protocols import get_protocol
+        from core.protocols import get_protocol
     except ImportError:  # a build without the rating-protocol registry
         return None, f"this build has no rating protocol registry, so no {name} fit"
     try:
@@ -772,5 +772,5 @@ def spearman_by_subset(first: Table, second: Table) -> dict[str, float]:
     return out
 
 
-register(ReportSpec("taxonomy", "the taxonomy image generation paper's Tables 2-16", build, preset="taxonomy-paper",
+REPORTS.register(ReportSpec("taxonomy", "the taxonomy image generation paper's Tables 2-16", build, preset="taxonomy-paper",
                     variants=(WITH, WITHOUT)))

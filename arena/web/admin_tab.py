@@ -27,7 +27,8 @@ import pandas as pd
 
 from datamodel.vote_table import EXPORT_FORMATS, export_votes
 from datamodel.quality import BIAS, RATE, SPEED, flagged_votes
-from datamodel.reviews import ReviewError, admin_actions, annotator_flags, review_votes
+from arena.admin_tables import admin_actions, annotator_flags
+from datamodel.reviews import ReviewError, review_votes
 from sampling.coverage import votes_per_model, votes_per_pair, votes_per_prompt
 from arena.ratelimit import RateLimited, client_address
 from arena.web.admin_session import Holder, SessionEnded

@@ -20,7 +20,7 @@ from datamodel.battles import ShownImage, battle_pair
 from datamodel.human_ratings import rating_image
 from datamodel.media import MediaStore
 from datamodel.renditions import Renditions, band_warning, withdraw
-from datamodel.settings import Settings
+from core.settings import Settings
 from datamodel.connection import Store
 from arena.rendition_keeper import RenditionKeeper
 from arena.web.admin_session import AdminSessions, Holder

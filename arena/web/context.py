@@ -28,7 +28,7 @@ from arena.web.admin_session import AdminSessions
 from sampling.strategies import SamplingParams
 from sampling.sampler import SamplingStats
 from arena.session import Sampler
-from datamodel.settings import Settings
+from core.settings import Settings
 from arena.leaderboard import leaderboard_options
 from arena.leaderboard_service import SnapshotService
 from arena.rendition_keeper import RenditionKeeper

@@ -35,8 +35,9 @@ from arena.leaderboard_view import header_tips, hide_annotators
 from datamodel.imported_votes import import_sources
 from datamodel.metrics import metric_directions
 from datamodel.vote_arrays import ARENA_SOURCE
-from ratings.protocols import DEFAULT_PROTOCOL, PROTOCOLS
-from judges.metrics.registry import all_metrics
+from core.protocols import PROTOCOLS
+from ratings.protocols import DEFAULT_PROTOCOL
+from judges.metrics.registry import METRICS
 from arena.web.admin_session import Holder
 from arena.web.context import AppContext, bind
 from arena.web.judges_tab import build_judges_panel
@@ -55,7 +56,7 @@ def header_tip_table(db) -> dict:
     ``static/leaderboard.html`` sets as each header's title): the fixed columns' meanings and each metric's full name
     and direction (the registered metrics', and any other the database records)."""
     metrics = {name: (direction, "") for name, direction in metric_directions(db).items()}
-    metrics.update({name: (direction, metric.title) for metric in all_metrics().values()
+    metrics.update({name: (direction, metric.title) for metric in METRICS.values()
                     for name, direction in metric.outputs().items()})
     return header_tips(metrics)
 

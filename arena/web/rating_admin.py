@@ -23,7 +23,7 @@ from datamodel.human_ratings import MAX_RATERS_PER_ITEM, flagged_ratings, review
 from datamodel.models import sorted_model_names
 from datamodel.rating_table import EXPORT_FORMATS, export_ratings
 from arena.web.admin_session import Holder, SessionEnded
-from judges.rating_tasks import rating_tasks
+from judges.rating_tasks import RATING_TASKS
 
 # the tables' headers, in words as on the other tabs (the admin's flagged votes among them)
 STATUS_HEADERS = ["Task", "Open", "Raters per item", "Paper's raters", "Models", "Items", "Begun", "Complete",
@@ -129,7 +129,7 @@ def build_rating_admin(ctx: AppContext, admin: gr.State, locked: str, export_lin
     """The section's components and events, inside the admin tab's unlocked column; filled when ``admin`` (the
     page's admin session id) is set, and on Refresh. ``locked``: the admin tab's refusal for a locked page;
     ``export_link``: its one-time download link (:func:`arena.web.admin_tab.export_link`)."""
-    section = RatingAdmin(ctx, raters.RatingPool(), rating_tasks(), locked, export_link)
+    section = RatingAdmin(ctx, raters.RatingPool(), dict(RATING_TASKS), locked, export_link)
     gr.Markdown("### Human ratings\nRating tasks beside the battles (one image, one question: the Ratings tab). "
                 "Open a task, choose how many raters each item gets and whose images; close it to stop serving it.")
     status = gr.DataFrame(elem_id="rating-study", interactive=False)

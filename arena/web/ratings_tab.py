@@ -35,7 +35,7 @@ from datamodel.connection import database_errors
 from datamodel.annotators import SignInError
 from datamodel.human_ratings import Serving, rating_standing
 from datamodel.rating_scales import ChoiceScale, RatingRejected, ScoresScale
-from judges.rating_tasks import RatingTask, rating_tasks
+from judges.rating_tasks import RATING_TASKS, RatingTask
 
 ALL_TASKS = "All open tasks"
 SKIP_KEY = "S"
@@ -55,9 +55,9 @@ def answer_rows_css() -> str:
     all), one per declared task; then the key hints, only where there is a keyboard and a fine pointer (never on a
     touch screen, as the Arena tab's), one rule per control (Gradio splits a media rule's selector lists)."""
     rows = [f".gradio-container:has(#rating-item [data-task=\"{name}\"]) #{_control_id(name, 'row')} "
-            "{ display: flex !important; }" for name in rating_tasks()]
+            "{ display: flex !important; }" for name in RATING_TASKS]
     hints = {"rating-skip": SKIP_KEY}
-    for name, task in rating_tasks().items():
+    for name, task in RATING_TASKS.items():
         if isinstance(task.scale, ChoiceScale):
             hints.update({_control_id(name, str(point.value)): point.key.upper() for point in task.scale.points
                           if not point.label.startswith(point.key)})
@@ -72,7 +72,7 @@ def rating_keys() -> dict:
     key; per task, a choice scale's ``points`` (key: the button's id) or a scores scale's ``scores`` (the radios'
     ids), ``submit``, ``step`` and ``high``."""
     keys = {}
-    for name, task in rating_tasks().items():
+    for name, task in RATING_TASKS.items():
         scale = task.scale
         if isinstance(scale, ChoiceScale):
             points = {}  # a point's own key first, then its value, then its position (a 0-10 scale's "1" is 1)
@@ -151,7 +151,7 @@ class RatingDesk:
 
     @classmethod
     def of(cls, ctx: AppContext) -> "RatingDesk":
-        settings, declared = ctx.settings, rating_tasks()
+        settings, declared = ctx.settings, dict(RATING_TASKS)
         answers = dict(noun="answers", advice="Look at the image a little longer and answer again")
         loads = dict(noun="new questions", advice="Answer the question on screen, or load another")
         limits = dict(

@@ -13,7 +13,7 @@ from datamodel.models import ModelDetails
 from datamodel.quality import BIAS, RATE, SPEED, QualityRules
 from datamodel.standing import ADMIN, Standing, cap_margin
 from datamodel.votes import OUTCOME_LABELS, VoteReceipt
-from suites.registry import suite_named, suite_title
+from suites.registry import SUITES, suite_title
 
 GENERAL_GUIDELINES = (
     "Look at both images, then pick the one that shows the prompt better by the suite's criteria below; image "
@@ -41,7 +41,7 @@ def escape_markdown(text: str) -> str:
 
 def prompt_markdown(battle: Battle, *, show_expected: bool = False) -> str:
     """The prompt panel: suite, prompt text and, per suite, the concept and its definition or the expected outcome."""
-    declared = suite_named(battle.suite)
+    declared = SUITES.get(battle.suite, None)
     suite = declared.title if declared is not None else battle.suite
     subset = f" · {escape_markdown(battle.subset)}" if battle.subset else ""
     lines = [f"**Suite:** {escape_markdown(suite)}{subset}", "", f"### {escape_markdown(battle.text)}"]
@@ -239,7 +239,7 @@ def guidelines_markdown(suites: Iterable[str], configured: Mapping | None = None
     configured = configured or {}
     lines = [escape_markdown(configured["general"]) if configured.get("general") else GENERAL_GUIDELINES, ""]
     for name in suites:
-        declared = suite_named(name)
+        declared = SUITES.get(name, None)
         criteria = configured.get("criteria", {}).get(name) or (declared.criteria if declared is not None else "")
         if criteria:
             lines.append(f"- **{escape_markdown(suite_title(name))}**: {escape_markdown(criteria)}")

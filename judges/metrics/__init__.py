@@ -1,9 +1,8 @@
 """Model-based automatic metrics, computed once per image (or per model) and stored in the ``metrics`` table.
 
-Each metric is one declaration (:class:`.registry.Metric`) in its module, registered with
-:func:`.registry.register`; the command line, the scorer building and :func:`.commands.compute_metrics` ask the
-registry, which imports the modules of this package once on the first lookup. Modules (each imports its heavy
-dependencies only when used):
+Each metric is one declaration (:class:`.registry.Metric`) in its module, registered in :data:`.registry.METRICS`
+(whose built-ins list the modules below that declare one); the command line, the scorer building and
+:func:`.commands.compute_metrics` ask the registry. Modules (each imports its heavy dependencies only when used):
 
 - :mod:`.registry`: the metric declarations, the scorers built from them, the directions of the stored metrics.
 - :mod:`.clip_scores`: ``clip``: open_clip similarities: ``clip_score`` (image vs its prompt) for every suite and,

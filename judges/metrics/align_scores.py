@@ -30,7 +30,7 @@ import sqlite_utils
 
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, scored_image_ids, write_metrics
-from judges.metrics.registry import Metric, MetricRun, ScorerContext, register
+from judges.metrics.registry import METRICS, Metric, MetricRun, ScorerContext
 from judges.selection import image_rows
 
 DEFAULT_MODEL = "kakaobrain/align-base"
@@ -190,7 +190,7 @@ def _score(run: MetricRun, scorer: AlignScorer) -> dict:
     return {"align": {"images": report.images, "skipped": report.skipped, "rows": report.rows}}
 
 
-register(Metric(
+METRICS.register(Metric(
     name="align", title="ALIGN score of each image with its own prompt (logits_per_image; T5's v_ij): align_score",
     stored=("align_score",), make_scorer=align_scorer, options=(align_options,), score=_score, default=False,
 ))

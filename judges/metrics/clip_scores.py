@@ -32,7 +32,7 @@ from PIL import Image
 
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, scored_image_ids, write_metrics
-from judges.metrics.registry import Metric, MetricRun, ScorerContext, register
+from judges.metrics.registry import METRICS, Metric, MetricRun, ScorerContext
 from judges.selection import ImageRow, image_rows
 
 TAXONOMY_METRICS = ("clip_lemma", "clip_hypernym", "clip_cohyponym", "clip_specificity")
@@ -299,7 +299,7 @@ def _score(run: MetricRun, encoder: ClipEncoder) -> dict:
             **encoder_calls(run, encoder)}
 
 
-register(Metric(
+METRICS.register(Metric(
     name="clip", title="CLIP similarities (T1): clip_score for every image; clip_lemma, clip_hypernym, "
     "clip_cohyponym, clip_specificity for taxonomy concepts; on the commonsense suite also the commonsense metric",
     stored=("clip_score", *TAXONOMY_METRICS), directions={"clip_cohyponym": "none"}, make_scorer=clip_encoder,

@@ -34,7 +34,7 @@ import sqlite_utils
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, scored_image_ids, write_metrics
 from judges.metrics.clip_scores import ClipEncoder, clip_encoder, clip_options, encoder_calls
-from judges.metrics.registry import Metric, MetricRun, register
+from judges.metrics.registry import METRICS, Metric, MetricRun
 from judges.selection import image_rows
 
 WEIGHT = 2.5  # Hessel et al.'s w
@@ -144,7 +144,7 @@ def _score(run: MetricRun, encoder: ClipEncoder) -> dict:
     return {"clipscore": report, **encoder_calls(run, encoder)}
 
 
-register(Metric(
+METRICS.register(Metric(
     name="clipscore", title="the taxonomy paper's CLIP metrics (Tables 11-15): CLIPScore 2.5*max(cos, 0) of the "
     "lemma, hypernym and cohyponym texts and the specificity, as clipscore_lemma, clipscore_hypernym, "
     "clipscore_cohyponym, clipscore_specificity",

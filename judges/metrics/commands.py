@@ -24,9 +24,9 @@ import sqlite_utils
 
 from datamodel.media import MediaStore
 from datamodel.metrics import record_directions
-from datamodel.presets import Preset, add_preset_argument, apply_defaults, check_suite, get_preset, given_options
-from judges.metrics.registry import (MetricRun, Scorers, Skip, add_metric_options, all_metrics, check_names,
-                                     default_names, get_metric, run_order)
+from core.presets import Preset, add_preset_argument, apply_defaults, check_suite, get_preset, given_options
+from judges.metrics.registry import (METRICS, MetricRun, Scorers, Skip, add_metric_options, check_names, default_names,
+                                     run_order)
 
 EXIT_NOTHING_RAN = 3
 
@@ -45,7 +45,7 @@ def compute_metrics(db: sqlite_utils.Database, media: MediaStore, suite: str, me
     run = MetricRun(db, media, suite, scorers.options, models=models, progress=progress)
     skipped: dict[str, str] = {}
     for name in run_order(requested, suite):
-        metric = get_metric(name)
+        metric = METRICS[name]
         if not scorers.ready(name):
             if name in requested:  # a companion left out goes unmentioned: the metric that brings it says why
                 skipped[name] = scorers.unavailable[name]
@@ -61,7 +61,7 @@ def compute_metrics(db: sqlite_utils.Database, media: MediaStore, suite: str, me
 
 
 def build_parser() -> argparse.ArgumentParser:
-    known = all_metrics()
+    known = dict(METRICS)
     default = ",".join(default_names())
     listing = "\n".join(textwrap.fill(f"{name}: {metric.title}" + (f" [needs {metric.extra}]" if metric.extra else ""),
                                       width=100, initial_indent="  ", subsequent_indent="      ")
@@ -119,8 +119,8 @@ def _print_summary(summary: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from datamodel.connection import connect
-    from datamodel.extras import missing_extra
-    from datamodel.settings import SettingsError, load_settings
+    from core.extras import missing_extra
+    from core.settings import SettingsError, load_settings
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         overrides = {k: getattr(args, k) for k in ("db_path", "media_dir", "cache_dir") if getattr(args, k)}
         settings = settings.replace(**overrides) if overrides else settings
         if not metrics:
-            raise ValueError(f"--metrics names no metric; choose from {', '.join(all_metrics())}.")
+            raise ValueError(f"--metrics names no metric; choose from {', '.join(METRICS)}.")
         metrics = check_names(metrics)
         scorers = Scorers(args, tiny=args.tiny, cache_dir=settings.cache_dir).build(run_order(metrics, args.suite))
         if all(metric in scorers.unavailable for metric in metrics):

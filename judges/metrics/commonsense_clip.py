@@ -23,7 +23,7 @@ import sqlite_utils
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, write_metrics
 from judges.metrics.clip_scores import ClipEncoder, clip_encoder, clip_options, encoder_calls
-from judges.metrics.registry import Metric, MetricRun, register
+from judges.metrics.registry import METRICS, Metric, MetricRun
 from judges.selection import ImageRow, image_rows
 
 ROLES = ("p1", "p2")
@@ -167,7 +167,7 @@ def _score(run: MetricRun, encoder: ClipEncoder) -> dict:
                             "incomplete_pairs": report.incomplete}, **encoder_calls(run, encoder)}
 
 
-register(Metric(
+METRICS.register(Metric(
     name="commonsense", title="the Commonsense-T2I CLIP evaluator (T2): commonsense_clip_fit per image and "
     "commonsense_clip_accuracy per model (run by clip on the commonsense suite)",
     stored=("commonsense_clip_fit", "commonsense_clip_accuracy", PROMPT_SIMILARITY),

@@ -26,7 +26,7 @@ import math
 from pathlib import Path
 
 from datamodel.metrics import MetricRow, write_metrics
-from judges.metrics.registry import Metric, MetricRun, Skip, register
+from judges.metrics.registry import METRICS, Metric, MetricRun, Skip
 from judges.selection import image_rows
 from suites.common import SuiteError, read_table
 
@@ -92,7 +92,7 @@ def _score(run: MetricRun, scorer) -> dict:
     return {"compbench": {"images": len(rows), "scorer": run.options.compbench_name}}
 
 
-register(Metric(
+METRICS.register(Metric(
     name="compbench", title="CompBench++ scores from a file, per image (SANEval Table 3 correlates them)",
     stored=(NAME,), options=(compbench_options,), score=_score, default=False,
 ))

@@ -27,7 +27,7 @@ import sqlite_utils
 
 from datamodel.metrics import MetricRow, image_metric_frame, write_metrics
 from datamodel.models import model_ids as models_by_name
-from judges.metrics.registry import Metric, MetricRun, Skip, register
+from judges.metrics.registry import METRICS, Metric, MetricRun, Skip
 
 STATS = ("std", "min", "median")
 CATEGORIES = ("abstract", "realistic")
@@ -131,7 +131,7 @@ PARTS = ("", "_S_a", "_S_r", "_S_final")  # consistency_<stat><part>: over all g
 
 # The spreads (std) are better small; S_final is signed (a small |S_final| is better) and min and median follow the
 # source score: neither.
-register(Metric(
+METRICS.register(Metric(
     name="consistency", title="spread of a stored per-image score (--consistency-source) within paraphrase groups "
     "(T5): consistency_<std|min|median>[_S_a|_S_r|_S_final]",
     direction="none", stored=tuple(f"consistency_{stat}{part}" for stat in STATS for part in PARTS),

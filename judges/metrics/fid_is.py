@@ -55,7 +55,7 @@ from PIL import Image
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, write_metrics
 from judges.metrics.progress import progress_bar
-from judges.metrics.registry import Metric, MetricRun, ScorerContext, Skip, register
+from judges.metrics.registry import METRICS, Metric, MetricRun, ScorerContext, Skip
 from judges.selection import ImageRow, SelectionError, image_rows
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
@@ -566,12 +566,12 @@ def _score_is(run: MetricRun, scorer: FeatureScorer) -> dict:
             "fid_is_skipped": {**run.summary.get("fid_is_skipped", {}), **report.skipped}}
 
 
-register(Metric(
+METRICS.register(Metric(
     name="fid", title="FID of each model against the reference images (--fid-reference)", direction="lower",
     make_scorer=_feature_scorer("2048", dict(num_outputs=16, seed=1)), extra=EXTRA,
     options=(inception_options, reference_options), score=_score_fid,
 ))
-register(Metric(
+METRICS.register(Metric(
     name="is", title="Inception Score of each model (stored as inception_score)", stored=("inception_score",),
     make_scorer=_feature_scorer("logits_unbiased", dict(num_outputs=10, seed=2, scale=4.0)), extra=EXTRA,
     options=(inception_options, reference_options), score=_score_is,

@@ -1,14 +1,14 @@
-"""The automatic metrics: one :class:`Metric` declaration each, registered with :func:`register`.
+"""The automatic metrics: one :class:`Metric` declaration each, in the registry :data:`METRICS`.
 
-A metric module (``judges/metrics/<name>.py``, or a plug-in's or a test's own module) scores a suite and ends with
-one declaration::
+A metric module (``judges/metrics/<name>.py`` listed in :data:`METRICS`' built-ins, or a plug-in's module named by an
+entry point of the group ``t2i_arena.metrics``) scores a suite and ends with one declaration::
 
     def score_brightness(run: MetricRun, scorer) -> dict:
         rows = [MetricRow(row.model_id, "brightness", ..., "mean-luma", image_id=row.image_id, suite=run.suite)
                 for row in image_rows(run.db, run.suite, models=run.models)]
         return {"brightness": {"rows": write_metrics(run.db, rows)}}
 
-    register(Metric(name="brightness", title="mean image brightness", direction="lower", score=score_brightness))
+    METRICS.register(Metric(name="brightness", title="mean image brightness", direction="lower", score=score_brightness))
 
 The registry holds, for each metric: the name ``--metrics`` knows it by and a title for the help; the names it
 stores in the ``metrics`` table and which direction is better for each (``higher``, ``lower`` or ``none``); how to
@@ -21,22 +21,20 @@ Everything that lists metrics asks this registry: the ``--metrics`` choices, def
 ``python -m judges metrics``, the scorer building (:class:`Scorers`: each metric's scorer on its own, a metric whose
 extra or weights are missing skipped with the reason) and :func:`judges.metrics.commands.compute_metrics`, which records
 each stored name's direction in the database (``metric_directions``) so that the leaderboard flips the sign of
-lower-is-better columns in its correlations. The built-in metrics are the modules of this package, imported once on
-the first lookup; they import torch and the scorer libraries only inside their functions.
+lower-is-better columns in its correlations. The metric modules import torch and the scorer libraries only inside
+their functions, so loading the registry stays cheap.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import pkgutil
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from datamodel.extras import missing_extra
+from core.extras import missing_extra
+from core.registry import Registry, RegistryError
 from datamodel.metrics import DIRECTIONS  # which values are better; none: neither (a p-value, a signed difference)
 
 # what building a scorer raises when an optional extra or weights file is missing (or weights cannot be downloaded)
@@ -146,83 +144,40 @@ class Metric:
         return {name: self.directions.get(name, self.direction) for name in self.stored}
 
 
-_METRICS: dict[str, Metric] = {}
-_LOCK = threading.Lock()
-_builtins: list[str] = []  # the modules of this package, in file-name order, once loaded
+def _check_directions(metric: Metric, others: list[Metric]) -> None:
+    """Refuse a metric that stores a name another metric writes with another direction."""
+    for other in others:
+        clash = sorted(name for name, direction in metric.outputs().items()
+                       if other.outputs().get(name, direction) != direction)
+        if clash:
+            raise RegistryError(f"metric {metric.name!r} stores {', '.join(clash)} with another direction than "
+                                f"metric {other.name!r}; rename the stored metric(s).")
 
 
-def register(metric: Metric) -> Metric:
-    """Add ``metric`` to the registry; return it. A name already taken, or a stored name another metric writes with
-    another direction, raises ValueError."""
-    with _LOCK:
-        if metric.name in _METRICS:
-            raise ValueError(f"metric {metric.name!r} is already registered; pick another name or unregister it "
-                             "first (judges.metrics.registry.unregister).")
-        for other in _METRICS.values():
-            clash = sorted(name for name, direction in metric.outputs().items()
-                           if other.outputs().get(name, direction) != direction)
-            if clash:
-                raise ValueError(f"metric {metric.name!r} stores {', '.join(clash)} with another direction than "
-                                 f"metric {other.name!r}; rename the stored metric(s).")
-        _METRICS[metric.name] = metric
-    return metric
-
-
-def unregister(name: str) -> Metric | None:
-    """Remove metric ``name`` (tests, plug-ins being unloaded); return it, or None if it was not registered."""
-    with _LOCK:
-        return _METRICS.pop(name, None)
-
-
-def _load_builtins() -> None:
-    """Import every module of this package once, so that each built-in metric registers itself (outside the
-    registry's lock: a module registering while another thread imports it must not wait on that thread)."""
-    if _builtins:
-        return
-    package = importlib.import_module(__package__)
-    names = [f"{__package__}.{module.name}" for module in pkgutil.iter_modules(package.__path__)]
-    for name in names:
-        if name != __name__:
-            importlib.import_module(name)  # a module imported already is not run again
-    _builtins[:] = names
-
-
-def all_metrics() -> dict[str, Metric]:
-    """Every registered metric by name, the built-ins included: the built-ins in the order of their modules' file
-    names (whichever was imported first), then the others in registration order."""
-    _load_builtins()
-    with _LOCK:
-        metrics = list(_METRICS.values())
-    module = {name: index for index, name in enumerate(_builtins)}
-    metrics.sort(key=lambda metric: module.get(getattr(metric.score, "__module__", None), len(module)))
-    return {metric.name: metric for metric in metrics}
-
-
-def get_metric(name: str) -> Metric:
-    """The metric called ``name``; an unknown name raises ValueError listing the known ones."""
-    return all_metrics()[check_names([name])[0]]
+METRICS = Registry[Metric]("metrics", tuple(f"judges.metrics.{module}" for module in (
+    "align_scores", "clip_scores", "clipscore", "commonsense_clip", "compbench", "consistency", "fid_is", "reward",
+    "text_encoders",
+)), what="metric", check=_check_directions)
 
 
 def check_names(names: Iterable[str]) -> list[str]:
-    """``names`` without repeats, checked: an unknown one raises ValueError listing the known ones."""
+    """``names`` without repeats, checked: an unknown one raises :class:`RegistryError` listing the known ones."""
     names = list(dict.fromkeys(names))
-    known = all_metrics()
-    unknown = [name for name in names if name not in known]
-    if unknown:
-        raise ValueError(f"unknown metric(s) {', '.join(unknown)}; choose from {', '.join(known)}.")
+    for name in names:
+        METRICS[name]
     return names
 
 
 def default_names() -> list[str]:
     """The metrics ``--metrics`` runs by default, in the order they run."""
-    return [name for name, metric in all_metrics().items() if metric.default and not metric.derived] + [
-        name for name, metric in all_metrics().items() if metric.default and metric.derived]
+    return [name for name, metric in METRICS.items() if metric.default and not metric.derived] + [
+        name for name, metric in METRICS.items() if metric.default and metric.derived]
 
 
 def run_order(names: Iterable[str], suite: str) -> list[str]:
     """The metrics to run for ``names`` on ``suite``: with their companions on that suite, in the order of
-    :func:`all_metrics`, derived metrics (computed from stored rows) last."""
-    known = all_metrics()
+    :data:`METRICS`, derived metrics (computed from stored rows) last."""
+    known = dict(METRICS)
     wanted = set(check_names(names))
     for name in list(wanted):
         wanted.update(companion for companion in known[name].companions.get(suite, ()) if companion in known)
@@ -232,7 +187,7 @@ def run_order(names: Iterable[str], suite: str) -> list[str]:
 
 def directions() -> dict[str, str]:
     """{stored metric name: direction} over every registered metric."""
-    return {name: direction for metric in all_metrics().values() for name, direction in metric.outputs().items()}
+    return {name: direction for metric in METRICS.values() for name, direction in metric.outputs().items()}
 
 
 def lower_is_better(column: str) -> bool:
@@ -251,7 +206,7 @@ def add_metric_options(parser: argparse.ArgumentParser) -> None:
     """Add the scorer options and every registered metric's own options (each option function once)."""
     seen: list[Callable] = [scorer_options]
     scorer_options(parser)
-    for metric in all_metrics().values():
+    for metric in METRICS.values():
         for add in metric.options:
             if add not in seen:
                 seen.append(add)
@@ -286,7 +241,7 @@ class Scorers:
     def ready(self, name: str) -> bool:
         """Build metric ``name``'s scorer if not yet tried; whether it is available."""
         if name not in self._built and name not in self.unavailable:
-            metric = get_metric(name)
+            metric = METRICS[name]
             try:
                 self._built[name] = metric.make_scorer(self.context) if metric.make_scorer else None
             except UNAVAILABLE as error:

@@ -33,7 +33,7 @@ from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, image_metric_frame, scored_image_ids, write_metrics
 from datamodel.models import model_ids as models_by_name
 from judges.metrics.clip_scores import clip_encoder, clip_options
-from judges.metrics.registry import Metric, MetricRun, ScorerContext, register
+from judges.metrics.registry import METRICS, Metric, MetricRun, ScorerContext
 from judges.selection import ImageRow, image_rows
 
 EXTRA_HELP = (
@@ -232,7 +232,7 @@ def _score(run: MetricRun, model: RewardModel) -> dict:
     return {"reward": {"images": images}, "reward_mann_whitney": table}
 
 
-register(Metric(
+METRICS.register(Metric(
     name="reward", title="reward-model score per image (ImageReward) and Mann-Whitney U comparisons between models",
     stored=("reward", COMPARISON_METRIC), directions={COMPARISON_METRIC: "none"}, make_scorer=reward_model,
     extra="ImageReward in a separate virtualenv (see judges/metrics/reward.py), or --reward-model clip",

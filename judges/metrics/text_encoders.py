@@ -26,14 +26,14 @@ prompt, ``semvar_text_similarity`` = cos(E(T_a), E(T_p)) (scorer ``text-encoders
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from core.registry import load
 from datamodel.metrics import MetricRow, write_metrics
-from judges.metrics.registry import Metric, MetricRun, ScorerContext, Skip, register
+from judges.metrics.registry import METRICS, Metric, MetricRun, ScorerContext, Skip
 from judges.selection import image_rows
 
 NAME = "semvar_text_similarity"
@@ -65,11 +65,11 @@ def encoder_components(index: dict) -> list[tuple[str, str, list]]:
 
 def _class(library: str, name: str):
     if library == "transformers":
-        return getattr(importlib.import_module("transformers"), name)
+        return load(f"transformers:{name}")
     try:
-        return getattr(importlib.import_module(f"diffusers.pipelines.{library}"), name)
+        return load(f"diffusers.pipelines.{library}:{name}")
     except (ImportError, AttributeError):
-        return getattr(importlib.import_module(library), name)
+        return load(f"{library}:{name}")
 
 
 @dataclass
@@ -250,7 +250,7 @@ def score_text_similarity(run: MetricRun, scorer: EncoderSource) -> dict:
     return {"text_encoders": {"rows": written, "dimensions": dims, "skipped": skipped}}
 
 
-register(Metric(
+METRICS.register(Metric(
     name="text_encoders", title="SemVarBench Figs. 6 and 14: cos of T_a and T_pv / T_pi under each model's own text "
     "encoders (semvar_text_similarity)", stored=(NAME,), direction="none", make_scorer=_make,
     options=(text_encoder_options,), score=score_text_similarity, default=False,

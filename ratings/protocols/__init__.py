@@ -15,9 +15,11 @@ and rounding; the leaderboard (``--protocol``), its page and the docs list them 
 ======================  ==============================================================================================
 
 Adding one: a file here with a frozen dataclass subclass of :class:`RatingProtocol` (its settings as fields, its six
-choices as class attributes, its math in ``fit``) and one line in :data:`PROTOCOLS`.
+choices as class attributes, its math in ``fit``) and one entry in :data:`BUILT_IN_PROTOCOLS`; or, in a package of
+your own, a module that registers it in :data:`core.protocols.PROTOCOLS`, named by an entry point of the group
+``t2i_arena.rating_protocols``. Everything else asks that registry.
 
-    >>> from ratings.protocols import get_protocol
+    >>> from core.protocols import get_protocol
     >>> table = get_protocol("taxonomy-paper").rate_frame(votes)   # votes: model_a, model_b, outcome, in order
 """
 
@@ -32,25 +34,10 @@ from ratings.protocols.online_elo import OnlineElo
 from ratings.protocols.taxonomy_paper import TaxonomyPaper
 
 DEFAULT_PROTOCOL = "arena"
-PROTOCOLS: dict[str, RatingProtocol] = {
-    protocol.name: protocol for protocol in (Arena(), FastChat2023(), FastChat2024(), TaxonomyPaper(), OnlineElo(),
-                                         LMArena2025())
-}
+# in the order the leaderboard's menu lists them; core.protocols.PROTOCOLS registers them (and the plug-ins' after)
+BUILT_IN_PROTOCOLS: tuple[RatingProtocol, ...] = (Arena(), FastChat2023(), FastChat2024(), TaxonomyPaper(), OnlineElo(),
+                                                  LMArena2025())
 
 
-def protocol_names() -> tuple[str, ...]:
-    return tuple(PROTOCOLS)
-
-
-def get_protocol(name: str, **settings) -> RatingProtocol:
-    """The protocol called ``name`` with its source's settings, or with ``settings`` changed (e.g. ``rounds=10``)."""
-    if name not in PROTOCOLS:
-        raise ValueError(f"Unknown rating protocol {name!r}: choose one of {', '.join(PROTOCOLS)} "
-                         "(docs/methods/rating-protocols.md says what each does).")
-    protocol = PROTOCOLS[name]
-    return protocol.with_settings(**settings) if settings else protocol
-
-
-__all__ = ["CHOICES", "DEFAULT_PROTOCOL", "PROTOCOLS", "RESULT_COLUMNS", "Arena", "FastChat2023", "FastChat2024",
-           "LMArena2025", "OnlineElo", "ProtocolFit", "RatingProtocol", "TaxonomyPaper", "empty_result", "get_protocol",
-           "protocol_names"]
+__all__ = ["BUILT_IN_PROTOCOLS", "CHOICES", "DEFAULT_PROTOCOL", "RESULT_COLUMNS", "Arena", "FastChat2023",
+           "FastChat2024", "LMArena2025", "OnlineElo", "ProtocolFit", "RatingProtocol", "TaxonomyPaper", "empty_result"]

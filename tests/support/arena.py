@@ -21,7 +21,7 @@ from datamodel.connection import connect
 from datamodel.media import MediaStore
 from datamodel.postgres import create_database
 from datamodel.renditions import Renditions
-from datamodel.settings import Settings
+from core.settings import Settings
 from support.databases import pool_for, with_database
 
 MODELS = ("alpha-model", "bravo-model", "charlie-model", "delta-model")

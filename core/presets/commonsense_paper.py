@@ -6,12 +6,12 @@ evaluate.py; protocols.md T2), each line below says which one it follows: the co
 docs/methods/commonsense-t2i.md explains every line.
 """
 
-from datamodel.presets import Choice, Preset, register
+from core.presets import PRESETS, Choice, Preset
 
 GENERATE = "Commonsense-T2I generate_images.py"
 EVALUATE = "Commonsense-T2I evaluate.py"
 
-register(Preset(
+PRESETS.register(Preset(
     name="commonsense-paper",
     title="Commonsense-T2I, as published",
     suite="commonsense",

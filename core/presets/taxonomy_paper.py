@@ -6,7 +6,7 @@ where its text is silent or differs from the authors' released code (repository 
 printed tables. docs/methods/taxonomy.md explains every line.
 """
 
-from datamodel.presets import Choice, Preset, register
+from core.presets import PRESETS, Choice, Preset
 
 CODE_SETTINGS = "BIGT generation.py: every pipeline but DeepFloyd called with num_inference_steps=28, guidance_scale=7.0"
 NOT_IN_CODE = ("not in the released generation.py (protocols.md T1), so the model card's settings, as Appendix F says "
@@ -23,7 +23,7 @@ HUB_FOLDERS = {
     "stabilityai_stable-diffusion-3-medium-diffusers": "sd3", "black-forest-labs_FLUX.1-dev": "flux-dev",
 }
 
-register(Preset(
+PRESETS.register(Preset(
     name="taxonomy-paper",
     title="Taxonomy image generation benchmark, as published",
     suite="taxonomy",

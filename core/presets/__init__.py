@@ -48,12 +48,13 @@ A command applies a preset with :func:`apply_defaults`: every option the user ty
 preset sets takes the preset's value, and the command prints (and stores, where it stores anything) the preset's
 name, so every output says which protocol made it.
 
-Declaring a preset (one module of this package per preset; modules here are imported on the first lookup)::
+Declaring a preset (one module of this package per preset, listed in :data:`PRESETS`' built-ins, or a plug-in's
+module named by an entry point of the group ``t2i_arena.presets``)::
 
-    # datamodel/presets/semvarbench_paper.py
-    from datamodel.presets import Choice, Preset, register
+    # core/presets/semvarbench_paper.py
+    from core.presets import PRESETS, Choice, Preset
 
-    register(Preset(
+    PRESETS.register(Preset(
         name="semvarbench-paper", suite="semvarbench", report="semvarbench",
         title="SemVarBench exactly as published",
         paper="semvarbench.txt",
@@ -75,18 +76,17 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import importlib
-import pkgutil
-import threading
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from core.registry import Registry
 
 DEFAULT_PRESET = "arena"
 
 
 class PresetError(ValueError):
-    """A preset is unknown, or a declaration or command line cannot use it; the message says what to do."""
+    """A declaration or a command line cannot use a preset; the message says what to do."""
 
 
 @dataclass(frozen=True)
@@ -216,66 +216,23 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-_PRESETS: dict[str, Preset] = {}
-_LOCK = threading.Lock()
-_loaded: list[str] = []
-
-
-def register(preset: Preset) -> Preset:
-    """Add ``preset`` to the registry and return it (declaring the same preset again is a no-op); another preset
-    under a name already taken raises :class:`PresetError`."""
-    with _LOCK:
-        known = _PRESETS.get(preset.name)
-        if known is not None and known != preset:
-            raise PresetError(f"preset {preset.name!r} is declared twice. Give the new one another name.")
-        _PRESETS[preset.name] = preset
-    return preset
-
-
-def unregister(name: str) -> Preset | None:
-    """Remove a preset (tests, plug-ins); return it, or None if it was not registered."""
-    with _LOCK:
-        return _PRESETS.pop(name, None)
-
-
-def _load_builtins() -> None:
-    """Import the preset modules of this package once (each registers its preset)."""
-    if _loaded:
-        return
-    names = [f"{__name__}.{module.name}" for module in pkgutil.iter_modules(__path__)]
-    for name in names:
-        importlib.import_module(name)
-    _loaded[:] = names
-
-
-def all_presets() -> dict[str, Preset]:
-    """Every registered preset by name: ``arena`` first, then by name."""
-    _load_builtins()
-    with _LOCK:
-        presets = dict(_PRESETS)
-    return {name: presets[name] for name in sorted(presets, key=lambda n: (n != DEFAULT_PRESET, n))}
-
-
-def preset_names() -> list[str]:
-    return list(all_presets())
+PRESETS = Registry[Preset]("presets", tuple(f"core.presets.{module}" for module in (
+    "arena", "commonsense_paper", "consistency_paper", "saneval_paper", "semvarbench_paper",
+    "semvarbench_pipeline_defaults", "taxonomy_paper",
+)), what="preset", hint="(python -m arena presets lists them with their choices)")
 
 
 def get_preset(name: str | None = None) -> Preset:
-    """The preset called ``name`` (None: :data:`DEFAULT_PRESET`); an unknown name raises :class:`PresetError`
-    listing the known ones."""
-    presets = all_presets()
-    name = name or DEFAULT_PRESET
-    if name not in presets:
-        raise PresetError(f"unknown preset {name!r}. Known presets: {', '.join(presets)} "
-                          "(python -m arena presets lists them with their choices).")
-    return presets[name]
+    """The preset called ``name`` (None: :data:`DEFAULT_PRESET`); an unknown name raises
+    :class:`core.registry.RegistryError` listing the known ones."""
+    return PRESETS[name or DEFAULT_PRESET]
 
 
 def check_suite(preset: Preset, suite: str | None) -> None:
     """Refuse a preset made for another suite than the one a command works on."""
     if preset.suite and suite and suite != preset.suite:
         raise PresetError(f"preset {preset.name!r} is for suite {preset.suite!r}, not {suite!r}. Drop --preset, "
-                          f"or use a preset for {suite!r} ({', '.join(p.name for p in all_presets().values() if p.suite in (None, suite))}).")
+                          f"or use a preset for {suite!r} ({', '.join(p.name for p in PRESETS.values() if p.suite in (None, suite))}).")
 
 
 # --- applying a preset to a command line -----------------------------------------------------------------------

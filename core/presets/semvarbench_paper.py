@@ -5,9 +5,9 @@ synthesis: a causal perspective", ICLR 2025); the released data is the repositor
 (protocols.md, T3). docs/methods/semvarbench.md explains every line.
 """
 
-from datamodel.presets import Choice, Preset, register
+from core.presets import PRESETS, Choice, Preset
 
-PRESET = register(Preset(
+PRESET = PRESETS.register(Preset(
     name="semvarbench-paper",
     title="SemVarBench, as published",
     suite="semvarbench",

@@ -7,12 +7,12 @@ utils/t2i_variants.py; protocols.md T5), each line below says which one it follo
 docs/methods/consistency.md explains every line.
 """
 
-from datamodel.presets import Choice, Preset, register
+from core.presets import PRESETS, Choice, Preset
 
 PAPER_SETTINGS = "paper Figure 1, 2 and 3 captions: num_inference_steps=50, guidance_scale=7.5 for every SD version"
 VARIANTS = "t2i_variants.py SD: StableDiffusionPipeline.from_pretrained(model_id, fp16), pipe(prompt=prompt)"
 
-register(Preset(
+PRESETS.register(Preset(
     name="consistency-paper",
     title="Consistency over paraphrases (Hollinger), as published",
     suite="paraphrase",

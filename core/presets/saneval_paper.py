@@ -6,9 +6,9 @@ protocols.md T4) says what was done, and each line below says which one it follo
 every line.
 """
 
-from datamodel.presets import Choice, Preset, register
+from core.presets import PRESETS, Choice, Preset
 
-register(Preset(
+PRESETS.register(Preset(
     name="saneval-paper",
     title="SANEval, as published",
     suite="saneval",

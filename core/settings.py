@@ -31,6 +31,20 @@ def _setting(default: Any, env: str, help: str, *, secret: bool = False, fallbac
 
 
 @dataclass(frozen=True)
+class QualityRules:
+    """The thresholds of the quality rules on human votes (:mod:`datamodel.quality` applies them; the ``quality_*``
+    settings below set them)."""
+
+    max_per_hour: int = 900  # one vote every 4 s for a whole hour (a careful voter at 5 s a vote casts 720)
+    max_per_3_hours: int = 1800  # an average of 6 s a vote for three hours
+    fast_streak: int = 10
+    fast_seconds: float = 5.0
+    bias_share: float = 0.8
+    bias_min_votes: int = 20
+    trusted_sources: tuple[str, ...] = ("config",)  # accounts whose rate and speed flags report instead of exclude
+
+
+@dataclass(frozen=True)
 class Settings:
     db_path: Path = _setting(Path("data/arena.db"), "ARENA_DB", "SQLite database file (created, with the demo, on first start).")
     database_url: str = _setting("", "ARENA_DATABASE_URL", "The shared database of several app replicas: a PostgreSQL URL, postgresql://user@host:port/database (the password in PGPASSWORD or ~/.pgpass, or in the URL; environment only). A file path instead, or nothing, keeps SQLite (at ARENA_DB when nothing). See docs/deploying-postgresql.md.", secret=True)
@@ -199,9 +213,7 @@ class Settings:
         return self.database_url if "://" in self.database_url else Path(self.database_url)
 
     @property
-    def quality_rules(self):
-        from datamodel.quality import QualityRules
-
+    def quality_rules(self) -> QualityRules:
         return QualityRules(
             max_per_hour=self.quality_max_per_hour, max_per_3_hours=self.quality_max_per_3_hours,
             fast_streak=self.quality_fast_streak, fast_seconds=self.quality_fast_seconds,

@@ -8,12 +8,12 @@ pipeline called with the prompt alone: the same models and judge, where the two 
 explains both.
 """
 
-from datamodel.presets import Choice, Preset, register
-from datamodel.presets.semvarbench_paper import PRESET as PAPER
+from core.presets import PRESETS, Choice, Preset
+from core.presets.semvarbench_paper import PRESET as PAPER
 
 CALL = "diffusers' {}.__call__ defaults"
 
-register(Preset(
+PRESETS.register(Preset(
     name="semvarbench-paper-pipeline-defaults",
     title="SemVarBench, as published, with the diffusers pipelines' call defaults",
     suite=PAPER.suite, report=PAPER.report, paper=PAPER.paper,

@@ -4,9 +4,9 @@ It sets nothing a command does not already do by default (a test checks that app
 lines say what those defaults are and why they differ from the published protocols.
 """
 
-from datamodel.presets import Choice, Preset, register
+from core.presets import PRESETS, Choice, Preset
 
-register(Preset(
+PRESETS.register(Preset(
     name="arena",
     title="The project's own defaults",
     published=False,

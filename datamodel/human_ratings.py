@@ -396,15 +396,46 @@ def _paced_reasons(facts: list[VoteFact], rules: QualityRules, paces: Mapping[st
     return reasons
 
 
-def review_rating(db: sqlite_utils.Database, rating_id: int, *, exclude: bool, note: str = "") -> None:
-    """An admin's final word on one rating: exclude it (with ``note``) or count it despite the rules."""
+ADMIN_PREFIXES = ("excluded by an admin", "included by an admin")
+RULES_SAID = " (the rules: "  # before the rules' reason, kept in an admin's decision
+
+
+def review_rating(db: sqlite_utils.Database, rating_id: int, *, exclude: bool, note: str = "") -> str:
+    """An admin's final word on one rating: exclude it or count it despite the rules, with ``note`` (the reason);
+    :func:`review_ratings`."""
+    return review_ratings(db, exclude=exclude, reason=note, rating_id=rating_id)
+
+
+def review_ratings(db: sqlite_utils.Database, *, exclude: bool, reason: str = "", rating_id: int | None = None,
+                   rater: str | None = None) -> str:
+    """An admin's final word on one rating (``rating_id``) or on all of one rater's (``rater``): excluded, or counted
+    despite the rules, with the admin's ``reason``; the ratings become ``reviewed`` (the rules leave them alone).
+    Each keeps the rules' reason once after the admin's ("included by an admin: checked (the rules: ...)"), however
+    often an admin changes their mind. Returns the confirmation in words; LookupError for an unknown rating or
+    rater (nothing written)."""
+    reason = " ".join(str(reason or "").split())[:200]
+    where, params = ("id = ?", [rating_id]) if rating_id is not None else ("rater = ?", [rater])
+    verb = "excluded" if exclude else "included"
     with db.conn:
-        cursor = db.execute(
-            "UPDATE ratings SET excluded = ?, reviewed = 1, excluded_reason = ? WHERE id = ?",
-            [int(exclude), (note or "excluded by an admin") if exclude else (note or "included by an admin"),
-             rating_id])
-    if cursor.rowcount == 0:
-        raise LookupError(f"No rating with id {rating_id}. Copy the id from the flagged ratings table.")
+        rows = db.execute(f"SELECT id, excluded_reason FROM ratings WHERE {where}", params).fetchall()
+        if not rows:
+            raise LookupError(f"No rating with id {rating_id}. Copy the id from the flagged ratings table."
+                              if rating_id is not None else f"No ratings by {rater!r}. Pick a rater from the menu.")
+        for found, before in rows:
+            said = _rules_said(before)
+            text = f"{verb} by an admin" + (f": {reason}" if reason else "") + (f"{RULES_SAID}{said})" if said else "")
+            db.execute("UPDATE ratings SET excluded = ?, reviewed = 1, excluded_reason = ? WHERE id = ?",
+                       [int(exclude), text, found])
+    what = f"rating {rating_id}" if rating_id is not None else f"{len(rows)} ratings by {rater}"
+    return f"{verb.capitalize()} {what}" + (f". Reason: {reason}." if reason else ".")
+
+
+def _rules_said(reason: str) -> str:
+    """The rules' reason in a rating's ``excluded_reason``: all of it before any admin's decision, else what an
+    admin's decision kept of it ("" when the rules had none)."""
+    if not reason.startswith(ADMIN_PREFIXES):
+        return reason
+    return reason.split(RULES_SAID, 1)[1][:-1] if RULES_SAID in reason else ""
 
 
 def flagged_ratings(db: sqlite_utils.Database, limit: int = 500) -> list[dict]:

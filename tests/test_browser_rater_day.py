@@ -246,3 +246,45 @@ def test_careful_yes_no_answers_are_not_warned_as_fast(tmp_path, browser, size):
         answer_key(page, "y")
         shoot(page, size, "pace-02-fast")
         assert "less than 2 s apart" in status(page)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_arena_guidelines_name_the_expected_outcome_box_as_it_is(tmp_path, browser, size):
+    arena = build_rating_arena(tmp_path)
+    with running_app(arena.settings) as url:
+        page = open_touch_page(browser, url, size)
+        page.fill("#signin-name textarea, #signin-name input", "reader")
+        page.fill("#signin-token input", "token-0001")
+        page.click("#signin-button")
+        page.wait_for_selector("#image-a img", timeout=20000)
+        label = page.locator("#show-expected").text_content().strip()
+        text = page.locator("#arena-box").text_content()
+        shoot(page, size, "guidelines-01-arena")
+        assert "Show expected outcome" not in text
+        assert f"tick {label}" in text, label
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_wait_counts_down_on_the_arena_tab(tmp_path, browser, size):
+    arena = build_rating_arena(tmp_path, rate_limit_annotator_per_minute=1)
+    with running_app(arena.settings) as url:
+        page = open_touch_page(browser, url, size)
+        page.fill("#signin-name textarea, #signin-name input", "hasty")
+        page.fill("#signin-token input", "token-0001")
+        page.click("#signin-button")
+        page.wait_for_function("() => [...document.querySelectorAll('#image-a img, #image-b img')]"
+                               ".filter((img) => img.complete && img.naturalWidth > 0).length === 2", timeout=20000)
+        page.locator("body").press("a")
+        page.wait_for_selector("#reveal .voted", timeout=20000)
+        page.locator("body").press("n")
+        page.wait_for_function("() => document.querySelector('#reveal .voted') === null", timeout=20000)
+        page.wait_for_function("() => [...document.querySelectorAll('#image-a img, #image-b img')]"
+                               ".filter((img) => img.complete && img.naturalWidth > 0).length === 2", timeout=20000)
+        page.wait_for_timeout(300)
+        page.locator("body").press("b")
+        page.wait_for_selector("#status .countdown", timeout=20000)
+        first = int(page.inner_text("#status .countdown"))
+        page.wait_for_timeout(2300)
+        shoot(page, size, "countdown-02-arena")
+        later = int(page.inner_text("#status .countdown"))
+        assert 1 <= first - later <= 3, (first, later)

@@ -19,8 +19,8 @@ GENERAL_GUIDELINES = (
     "Look at both images, then pick the one that shows the prompt better by the suite's criteria below; image "
     "quality only decides between two that do equally well. **Tie**: both do about equally well (both good or both "
     "partly right). **Both are bad**: neither shows what the prompt asks, so neither deserves to win. The expected "
-    "outcome (tick *Show expected outcome*) is what the benchmark counts as right for a prompt. Click an image to "
-    "enlarge it."
+    "outcome (tick *Expected outcome after the vote*) is what the benchmark counts as right for a prompt. Click an "
+    "image to enlarge it."
 )
 # Shown only with a keyboard and a fine pointer (CSS hides .key-hint on a touch screen): the shortcuts.
 KEY_HINTS = "Keys: A, B, T (tie), X (both bad), N (next or skip), Esc (close an enlarged image)."

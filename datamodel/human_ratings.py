@@ -438,6 +438,11 @@ def _rules_said(reason: str) -> str:
     return reason.split(RULES_SAID, 1)[1][:-1] if RULES_SAID in reason else ""
 
 
+def rating_raters(db: sqlite_utils.Database) -> list[str]:
+    """The names of everyone who has rated, in order (the admin's per-rater review picks one)."""
+    return [name for name, in db.execute("SELECT DISTINCT rater FROM ratings ORDER BY rater")]
+
+
 def flagged_ratings(db: sqlite_utils.Database, limit: int = 500) -> list[dict]:
     """Ratings the rules flagged (excluded, or reported for a trusted account) or an admin reviewed, newest first."""
     return list(db.query(

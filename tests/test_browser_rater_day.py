@@ -288,3 +288,4 @@ def test_a_wait_counts_down_on_the_arena_tab(tmp_path, browser, size):
         shoot(page, size, "countdown-02-arena")
         later = int(page.inner_text("#status .countdown"))
         assert 1 <= first - later <= 3, (first, later)
+

@@ -20,7 +20,8 @@ from arena import rating_session as raters
 from arena.web.context import AppContext, bind, done, picked_cell, refusal, refused_text, unwritable
 from arena.web.rating_notices import answer_words, short_title
 from datamodel.connection import database_errors
-from datamodel.human_ratings import BIAS_WORDS, MAX_RATERS_PER_ITEM, flagged_ratings, review_ratings, set_assignment
+from datamodel.human_ratings import (BIAS_WORDS, MAX_RATERS_PER_ITEM, flagged_ratings, rating_raters, review_ratings,
+                                     set_assignment)
 from datamodel.models import sorted_model_names
 from datamodel.rating_table import EXPORT_FORMATS, export_ratings
 from arena.web.admin_session import Holder, SessionEnded
@@ -68,10 +69,6 @@ def _title(task: str) -> str:
     return declared.title if declared is not None else task
 
 
-def rater_names(ctx: AppContext) -> list[str]:
-    return [name for name, in ctx.store.db().execute("SELECT DISTINCT rater FROM ratings ORDER BY rater")]
-
-
 @dataclass(frozen=True)
 class RatingAdmin:
     """What the section's handlers share: the app's context, the rating pool, the declared tasks, the admin tab's
@@ -99,7 +96,7 @@ def fill(section: RatingAdmin, admin_id, request: gr.Request = None):
     if not ctx.admins.live(admin_id, Holder.of(request)):
         return [gr.skip()] * 4
     return (status_frame(ctx, section.pool), flagged_frame(ctx), gr.update(choices=sorted_model_names(ctx.store.db())),
-            gr.update(choices=rater_names(ctx)))
+            gr.update(choices=rating_raters(ctx.store.db())))
 
 
 def save_assignment(section: RatingAdmin, admin_id, name, raters_per_item, chosen, is_open,

@@ -13,14 +13,13 @@ import pytest
 
 from datamodel.human_ratings import set_assignment
 from judges.rating_tasks import SANEVAL
+from support.rating_page import shown_src, submit_rating_sign_in, wait_question
 from support.ratings import build_rating_arena
 from support.touch import SIZES, TOUCH
 from support.touch import open_page as open_touch_page
 from support.webapp import running_app
 
 SCREENSHOTS = Path(os.environ.get("ARENA_ISSUE41_SCREENSHOTS", ".cache/screenshots-issue41"))
-SHOWN = ("() => { const img = document.querySelector('#rating-image img.rating-shown'); "
-         "return !!img && img.complete && img.naturalWidth > 0 && !!document.querySelector('#rating-item [data-task]'); }")
 
 
 def shoot(page, size: str, name: str) -> None:
@@ -28,37 +27,24 @@ def shoot(page, size: str, name: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / size / f"{name}.png"))
 
 
-def sign_in_form(page, name: str, token: str) -> None:
-    page.fill("#rating-signin-name input, #rating-signin-name textarea", name)
-    page.fill("#rating-signin-token input", token)
-    page.click("#rating-signin-button")
-
-
 def open_ratings(browser, url: str, size: str, name: str = "rater", token: str = "token-0001"):
     page = open_touch_page(browser, url, size)
     page.get_by_role("tab", name="Ratings").click()
-    sign_in_form(page, name, token)
+    submit_rating_sign_in(page, name, token)
     wait_question(page)
     return page
-
-
-def wait_question(page, previous: str | None = None) -> None:
-    page.wait_for_function(SHOWN, timeout=20000)
-    if previous is not None:
-        page.wait_for_function("(before) => document.querySelector('#rating-image img.rating-shown')"
-                               ".getAttribute('src') !== before", arg=previous, timeout=20000)
-        page.wait_for_function(SHOWN, timeout=20000)
-    page.wait_for_timeout(100)
-
-
-def shown_src(page) -> str:
-    return page.get_attribute("#rating-image img.rating-shown", "src")
 
 
 def answer_key(page, key: str) -> None:
     before = shown_src(page)
     page.locator("body").press(key)
     wait_question(page, before)
+
+
+def on_buttons(page, selector: str, what: str) -> list:
+    """``what`` (a JavaScript expression of a button ``b``) of each visible button matching ``selector``."""
+    return page.eval_on_selector_all(selector, f"(buttons) => buttons.filter((b) => b.offsetParent !== null)"
+                                               f".map((b) => {what})")
 
 
 def status(page) -> str:
@@ -119,9 +105,7 @@ def test_key_hints_only_where_there_is_a_keyboard(tmp_path, browser, size):
         page = open_ratings(browser, url, size)
         shoot(page, size, "keys-01-hints")
         # what the rater reads on the buttons: their text and what CSS adds after it
-        texts = " ".join(page.eval_on_selector_all("#rating-bar button", "(buttons) => buttons.filter((b) => "
-                                                   "b.offsetParent !== null).map((b) => b.innerText + "
-                                                   "getComputedStyle(b, '::after').content)"))
+        texts = " ".join(on_buttons(page, "#rating-bar button", "b.innerText + getComputedStyle(b, '::after').content"))
         if TOUCH[size]:
             assert "(Y)" not in texts and "(S)" not in texts and "Enter" not in texts, texts
         else:
@@ -135,9 +119,8 @@ def test_every_answer_looks_alike(tmp_path, browser, size):
     with running_app(arena.settings) as url:
         page = open_ratings(browser, url, size)
         shoot(page, size, "answers-01-alike")
-        looks = page.eval_on_selector_all(
-            "#rating-bar .rating-controls button", "(buttons) => buttons.filter((b) => b.offsetParent !== null)"
-            ".map((b) => [getComputedStyle(b).backgroundColor, getComputedStyle(b).color, b.className])")
+        looks = on_buttons(page, "#rating-bar .rating-controls button",
+                           "[getComputedStyle(b).backgroundColor, getComputedStyle(b).color, b.className]")
         assert len(looks) == 5
         assert len({(background, color) for background, color, _ in looks}) == 1, looks
         assert not any("primary" in classes for _, _, classes in looks)
@@ -151,14 +134,14 @@ def test_sign_in_typos_do_not_lock_the_rater_out(tmp_path, browser, size):
         page = open_touch_page(browser, url, size)
         page.get_by_role("tab", name="Ratings").click()
         for attempt in range(7):
-            sign_in_form(page, "typist", "abc")
+            submit_rating_sign_in(page, "typist", "abc")
             page.wait_for_function(
                 "() => document.querySelector('#rating-signin-message')?.innerText.includes('at least')",
                 timeout=20000)
             page.wait_for_timeout(500)  # this attempt's answer in (the words are the same each time)
             assert "Wait" not in page.inner_text("#rating-signin-message")
         shoot(page, size, "signin-01-typos")
-        sign_in_form(page, "typist", "token-0001")
+        submit_rating_sign_in(page, "typist", "token-0001")
         wait_question(page)
         assert "typist" in status(page)
 

@@ -15,13 +15,11 @@ from datamodel.human_ratings import set_assignment
 from judges.rating_tasks import COMMONSENSE, SANEVAL, SEMVAR
 from support import browser as browsers
 from support.browser import SIZES
+from support.rating_page import shown_src, submit_rating_sign_in, wait_question
 from support.ratings import MODELS, build_rating_arena
 from support.webapp import running_app
 
 SCREENSHOTS = browsers.screenshot_folder("ARENA_SCREENSHOTS", ".cache/screenshots")
-
-SHOWN = ("() => { const img = document.querySelector('#rating-image img.rating-shown'); "
-         "return !!img && img.complete && img.naturalWidth > 0 && !!document.querySelector('#rating-item [data-task]'); }")
 
 
 def shoot(page, size: str, name: str) -> None:
@@ -33,20 +31,9 @@ def open_ratings(browser, url: str, size: str, name: str = "rater", token: str =
     page = browser.new_page(viewport=SIZES[size])
     page.goto(url)
     page.get_by_role("tab", name="Ratings").click()
-    page.fill("#rating-signin-name input, #rating-signin-name textarea", name)
-    page.fill("#rating-signin-token input", token)
-    page.click("#rating-signin-button")
+    submit_rating_sign_in(page, name, token)
     wait_question(page)
     return page
-
-
-def wait_question(page, previous: str | None = None) -> None:
-    page.wait_for_function(SHOWN, timeout=20000)
-    if previous is not None:
-        page.wait_for_function("(before) => document.querySelector('#rating-image img.rating-shown')"
-                               ".getAttribute('src') !== before", arg=previous, timeout=20000)
-        page.wait_for_function(SHOWN, timeout=20000)
-    page.wait_for_timeout(100)
 
 
 def pick_task(page, title: str) -> None:
@@ -55,10 +42,6 @@ def pick_task(page, title: str) -> None:
     page.wait_for_function("(title) => (document.querySelector('#rating-item .rating-title') || {}).innerText "
                            "=== title", arg=title, timeout=20000)
     wait_question(page)
-
-
-def shown_src(page) -> str:
-    return page.get_attribute("#rating-image img.rating-shown", "src")
 
 
 def ratings(arena, task=None) -> list:

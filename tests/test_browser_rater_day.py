@@ -7,6 +7,7 @@ that counts down. Screenshots go to ``.cache/screenshots-issue41`` for a person 
 
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,17 @@ def open_ratings(browser, url: str, size: str, name: str = "rater", token: str =
     return page
 
 
+@contextmanager
+def rating(tmp_path, browser, size: str, tasks: tuple = ("commonsense_fit",), **settings):
+    """A rating arena with ``settings`` and ``tasks`` open (one rater per item), served, and a rater signed in on
+    the Ratings tab at ``size``: (arena, page)."""
+    arena = build_rating_arena(tmp_path, **settings)
+    for task in tasks:
+        set_assignment(arena.db, task, raters_per_item=1)
+    with running_app(arena.settings) as url:
+        yield arena, open_ratings(browser, url, size)
+
+
 def answer_key(page, key: str) -> None:
     before = shown_src(page)
     page.locator("body").press(key)
@@ -45,6 +57,16 @@ def on_buttons(page, selector: str, what: str) -> list:
     """``what`` (a JavaScript expression of a button ``b``) of each visible button matching ``selector``."""
     return page.eval_on_selector_all(selector, f"(buttons) => buttons.filter((b) => b.offsetParent !== null)"
                                                f".map((b) => {what})")
+
+
+def assert_counts_down(page, countdown: str, size: str, name: str) -> None:
+    """The wait's seconds (``countdown``) go down by about one a second."""
+    page.wait_for_selector(countdown, timeout=20000)
+    first = int(page.inner_text(countdown))
+    page.wait_for_timeout(2300)
+    shoot(page, size, name)
+    later = int(page.inner_text(countdown))
+    assert 1 <= first - later <= 3, (first, later)
 
 
 def status(page) -> str:
@@ -59,10 +81,8 @@ def answers(arena) -> list:
 @pytest.mark.parametrize("size", SIZES)
 def test_answers_near_the_bias_rule_are_warned_and_those_set_aside_are_counted(tmp_path, browser, size):
     # the bias rule from 6 answers (warned from 3), no speed rule in the way
-    arena = build_rating_arena(tmp_path, quality_bias_min_votes=6, quality_fast_streak=1000)
-    set_assignment(arena.db, "saneval_adherence", raters_per_item=1)
-    with running_app(arena.settings) as url:
-        page = open_ratings(browser, url, size)
+    with rating(tmp_path, browser, size, tasks=("saneval_adherence",), quality_bias_min_votes=6,
+                quality_fast_streak=1000) as (arena, page):
         for _ in range(3):
             answer_key(page, "5")
         shoot(page, size, "bias-01-warned")
@@ -81,10 +101,7 @@ def test_answers_near_the_bias_rule_are_warned_and_those_set_aside_are_counted(t
 
 @pytest.mark.parametrize("size", SIZES)
 def test_the_phone_shows_the_whole_image_above_the_answer_bar(tmp_path, browser, size):
-    arena = build_rating_arena(tmp_path)
-    set_assignment(arena.db, "commonsense_fit", raters_per_item=1)
-    with running_app(arena.settings) as url:
-        page = open_ratings(browser, url, size)
+    with rating(tmp_path, browser, size) as (arena, page):
         answer_key(page, "y")  # a "Saved" line now
         shoot(page, size, "layout-01-question")
         image = page.locator("#rating-image img.rating-shown").bounding_box()
@@ -99,10 +116,7 @@ def test_the_phone_shows_the_whole_image_above_the_answer_bar(tmp_path, browser,
 
 @pytest.mark.parametrize("size", SIZES)
 def test_key_hints_only_where_there_is_a_keyboard(tmp_path, browser, size):
-    arena = build_rating_arena(tmp_path)
-    set_assignment(arena.db, "commonsense_fit", raters_per_item=1)
-    with running_app(arena.settings) as url:
-        page = open_ratings(browser, url, size)
+    with rating(tmp_path, browser, size) as (arena, page):
         shoot(page, size, "keys-01-hints")
         # what the rater reads on the buttons: their text and what CSS adds after it
         texts = " ".join(on_buttons(page, "#rating-bar button", "b.innerText + getComputedStyle(b, '::after').content"))
@@ -114,10 +128,7 @@ def test_key_hints_only_where_there_is_a_keyboard(tmp_path, browser, size):
 
 @pytest.mark.parametrize("size", SIZES)
 def test_every_answer_looks_alike(tmp_path, browser, size):
-    arena = build_rating_arena(tmp_path)
-    set_assignment(arena.db, "saneval_adherence", raters_per_item=1)
-    with running_app(arena.settings) as url:
-        page = open_ratings(browser, url, size)
+    with rating(tmp_path, browser, size, tasks=("saneval_adherence",)) as (arena, page):
         shoot(page, size, "answers-01-alike")
         looks = on_buttons(page, "#rating-bar .rating-controls button",
                            "[getComputedStyle(b).backgroundColor, getComputedStyle(b).color, b.className]")
@@ -148,10 +159,7 @@ def test_sign_in_typos_do_not_lock_the_rater_out(tmp_path, browser, size):
 
 @pytest.mark.parametrize("size", SIZES)
 def test_a_reload_shows_the_same_question(tmp_path, browser, size):
-    arena = build_rating_arena(tmp_path)
-    set_assignment(arena.db, "commonsense_fit", raters_per_item=1)
-    with running_app(arena.settings) as url:
-        page = open_ratings(browser, url, size)
+    with rating(tmp_path, browser, size) as (arena, page):
         for k in range(3):
             shown = shown_src(page)
             item = page.inner_text("#rating-item")
@@ -164,18 +172,11 @@ def test_a_reload_shows_the_same_question(tmp_path, browser, size):
 
 @pytest.mark.parametrize("size", SIZES)
 def test_a_wait_counts_down(tmp_path, browser, size):
-    arena = build_rating_arena(tmp_path, rate_limit_annotator_per_minute=1)
-    set_assignment(arena.db, "saneval_adherence", raters_per_item=1)
-    with running_app(arena.settings) as url:
-        page = open_ratings(browser, url, size)
+    with rating(tmp_path, browser, size, tasks=("saneval_adherence",),
+                rate_limit_annotator_per_minute=1) as (arena, page):
         answer_key(page, "3")
         page.locator("body").press("4")
-        page.wait_for_selector("#rating-status .countdown", timeout=20000)
-        first = int(page.inner_text("#rating-status .countdown"))
-        page.wait_for_timeout(2300)
-        shoot(page, size, "countdown-01")
-        later = int(page.inner_text("#rating-status .countdown"))
-        assert 1 <= first - later <= 3, (first, later)
+        assert_counts_down(page, "#rating-status .countdown", size, "countdown-01")
 
 
 def test_the_phone_menus_close_after_a_pick(tmp_path, browser):
@@ -216,10 +217,7 @@ def test_the_arena_suite_menu_closes_after_a_pick_on_the_phone(tmp_path, browser
 @pytest.mark.parametrize("size", SIZES)
 def test_careful_yes_no_answers_are_not_warned_as_fast(tmp_path, browser, size):
     # Commonsense-T2I's pace is 2 s (docs/human-ratings.md): answers 2.6 s apart are careful; 0.5 s apart are not
-    arena = build_rating_arena(tmp_path)
-    set_assignment(arena.db, "commonsense_fit", raters_per_item=1)
-    with running_app(arena.settings) as url:
-        page = open_ratings(browser, url, size)
+    with rating(tmp_path, browser, size) as (arena, page):
         for key in "yny":
             page.wait_for_timeout(2600)  # the rater's pace is what this test is about
             answer_key(page, key)
@@ -265,10 +263,5 @@ def test_a_wait_counts_down_on_the_arena_tab(tmp_path, browser, size):
                                ".filter((img) => img.complete && img.naturalWidth > 0).length === 2", timeout=20000)
         page.wait_for_timeout(300)
         page.locator("body").press("b")
-        page.wait_for_selector("#status .countdown", timeout=20000)
-        first = int(page.inner_text("#status .countdown"))
-        page.wait_for_timeout(2300)
-        shoot(page, size, "countdown-02-arena")
-        later = int(page.inner_text("#status .countdown"))
-        assert 1 <= first - later <= 3, (first, later)
+        assert_counts_down(page, "#status .countdown", size, "countdown-02-arena")
 

@@ -2,10 +2,10 @@
 
 Loads the shipped demo into a throwaway arena, opens SANEval's rating task for one rater per item, starts the app
 (uvicorn on 127.0.0.1, a free port, as :mod:`tools.page_timing` does) and photographs it in Debian chromium through
-playwright: the battle page, then the leaderboard after ``--votes`` votes cast on that page, at 1280×800 (``docs/images/battle.png``, ``leaderboard.png``: the
-README and docs/annotating.md), the Ratings tab at 1280×800 and, with touch, at 390×844 (``ratings.png``,
-``ratings-phone.png``: docs/human-ratings.md and docs/annotating.md). Run it after a change to what these pages show,
-and look at the files before committing them.
+playwright: the battle page, then the leaderboard after ``--votes`` votes cast on that page, at 1280×800
+(``docs/images/battle.png``, ``leaderboard.png``: the README and docs/annotating.md), and the Ratings tab at 1280×800
+and, with touch, at 390×844 (``ratings.png``, ``ratings-phone.png``: docs/human-ratings.md and docs/annotating.md).
+Run it after a change to what these pages show, and look at the files before committing them.
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ def ratings(browser, url: str, out: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m tools.doc_screenshots", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=IMAGES, help="where the PNG files go (default docs/images)")
-    parser.add_argument("--votes", type=int, default=60, help="votes cast before the leaderboard's picture (default 60)")
+    parser.add_argument("--votes", type=int, default=60,
+                        help="votes cast before the leaderboard's picture (default 60)")
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 

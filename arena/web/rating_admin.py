@@ -228,8 +228,7 @@ def review_controls() -> dict:
         view["rater"] = gr.Dropdown([], label="All of one rater's ratings", elem_id="rating-review-rater")
         view["rater_reason"] = gr.Textbox(label="Reason", elem_id="rating-review-rater-reason", max_lines=1)
         view["rater_include"] = gr.Button("Count all of them", elem_id="rating-review-rater-include")
-        view["rater_exclude"] = gr.Button("Exclude all of them", elem_id="rating-review-rater-exclude",
-                                          variant="stop")
+        view["rater_exclude"] = gr.Button("Exclude all of them", elem_id="rating-review-rater-exclude")
     view["message"] = gr.HTML(elem_id="rating-review-message")  # what the last review did, or why not
     return view
 

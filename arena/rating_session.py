@@ -254,6 +254,11 @@ def next_question(db: sqlite_utils.Database, rng: random.Random, session: Rating
     return replace(session, current=current, upcoming=upcoming, task_filter=task_filter, shown_at=shown)
 
 
+def task_paces() -> dict[str, float]:
+    """The speed rule's seconds of each declared task (:attr:`judges.rating_tasks.RatingTask.pace`)."""
+    return {name: task.pace for name, task in RATING_TASKS.items()}
+
+
 def without_question(session: RatingSession) -> RatingSession:
     """``session`` with nothing on screen (no question left under the filter)."""
     return replace(session, current=None, upcoming=None)
@@ -284,7 +289,7 @@ def answer(
     now = time.time() if now is None else now
     with db.conn:
         receipt = record_rating(db, current.id, given, scale=task.scale, session_id=session.session_id, now=now,
-                                shown_at=session.shown_at or None, rules=rules)
+                                shown_at=session.shown_at or None, rules=rules, paces=task_paces())
         revealed = receipt.model if _unit_done(db, session, current, pool) else None
         following = session.upcoming if _fits(session.upcoming, task_filter) else None
         if following is not None:
@@ -301,7 +306,7 @@ def answer(
             except NoQuestionAvailable:
                 after = None
     fast = (rules is not None and session.answered_at is not None
-            and 0 <= now - session.answered_at < rules.fast_seconds)
+            and 0 <= now - session.answered_at < task.pace)
     return replace(session, current=following, upcoming=after, task_filter=task_filter, shown_at=now,
                    receipt=receipt, revealed=revealed, answered_token=current.media_token, ratings=session.ratings + 1, answered_at=now,
                    fast_run=max(session.fast_run, 1) + 1 if fast else 1)

@@ -25,8 +25,8 @@ import json
 import secrets
 import time
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 import sqlite_utils
@@ -34,8 +34,9 @@ import sqlite_utils
 from datamodel.battles import ShownImage
 from datamodel.dialect import now_text
 from datamodel.models import model_ids
-from datamodel.quality import BIAS, QualityRules, VoteFact, rule_reasons, verdict
+from datamodel.quality import BIAS, RATE, RULE_WORDS, SPEED, QualityRules, VoteFact, rule_reasons, verdict
 from datamodel.rating_scales import RatingRejected, Scale
+from datamodel.standing import ADMIN
 
 MAX_RATERS_PER_ITEM = 10
 BIAS_WORDS = "of this rater's "  # in the reason of the bias rule, which re-examines all of a rater's ratings
@@ -178,11 +179,13 @@ class RatingReceipt:
 def record_rating(
     db: sqlite_utils.Database, serving_id: str, answer: Any, *, scale: Scale, session_id: str,
     now: float | None = None, shown_at: float | None = None, rules: QualityRules | None = QualityRules(),
+    paces: Mapping[str, float] | None = None,
 ) -> RatingReceipt:
     """Store ``answer`` to the serving ``serving_id`` of ``session_id`` (module docstring); return the receipt.
 
     ``seconds_to_answer`` counts from ``shown_at`` (when the page showed the question), else from when it was
-    served. ``rules=None`` skips the quality rules."""
+    served. ``rules=None`` skips the quality rules; ``paces``: the speed rule's seconds per task
+    (:func:`update_flags`)."""
     if not isinstance(serving_id, str) or not serving_id:
         raise RatingRejected("No question to answer: load the next question first.")
     parsed = scale.parse(answer)
@@ -217,7 +220,7 @@ def record_rating(
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             [serving_id, task, unit, subject, rater, annotator_id, json.dumps(parsed, sort_keys=True), value,
              image_id, prompt_id, text_prompt_id, model_id, shown_text, seconds, served_at, now]).fetchone()[0]
-        changes = update_flags(db, annotator_id, rules) if rules is not None else {}
+        changes = update_flags(db, annotator_id, rules, paces=paces) if rules is not None else {}
     flips = tuple((rating_id, after) for rating_id, (before, after) in sorted(changes.items()) if before != after)
     return RatingReceipt(rating_id, serving_id, task, subject, parsed, value, scale.label(parsed), model,
                          seconds, flips)
@@ -268,6 +271,47 @@ def annotator_rating_count(db: sqlite_utils.Database, annotator_id: int) -> int:
     return db.execute("SELECT COUNT(*) FROM ratings WHERE annotator_id = ?", [annotator_id]).fetchone()[0]
 
 
+@dataclass(frozen=True)
+class RatingStanding:
+    """An annotator's ratings as the Ratings tab tells them (:func:`rating_standing`): ``answered`` in all,
+    ``excluded`` of them, those set aside per rule (``set_aside``: :data:`datamodel.quality.RATE`, ``SPEED``,
+    ``BIAS``, or :data:`datamodel.standing.ADMIN` for an admin's review) and, per task, how often each answer (its
+    stored JSON text) was given (``answers``)."""
+
+    answered: int = 0
+    excluded: int = 0
+    set_aside: Mapping[str, int] = field(default_factory=dict)
+    answers: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+    @property
+    def counted(self) -> int:
+        return self.answered - self.excluded
+
+
+def rating_standing(db: sqlite_utils.Database, annotator_id: int) -> RatingStanding:
+    """One annotator's :class:`RatingStanding`, in one query; an excluded rating counts under the first rule its
+    reason names (the admin's review, then the bias, speed and rate rules)."""
+    rows = db.execute("SELECT task, answer, excluded, reviewed, excluded_reason, COUNT(*) FROM ratings "
+                      "WHERE annotator_id = ? GROUP BY task, answer, excluded, reviewed, excluded_reason",
+                      [annotator_id]).fetchall()
+    answers: dict[str, Counter] = {}
+    set_aside: Counter = Counter()
+    for task, answer, excluded, reviewed, reason, n in rows:
+        answers.setdefault(task, Counter())[answer] += n
+        if excluded:
+            set_aside[_rule_of(reason or "", reviewed)] += n
+    return RatingStanding(answered=sum(sum(c.values()) for c in answers.values()), excluded=sum(set_aside.values()),
+                          set_aside=dict(set_aside), answers={task: dict(c) for task, c in answers.items()})
+
+
+def _rule_of(reason: str, reviewed: int) -> str:
+    if reviewed:
+        return ADMIN
+    if BIAS_WORDS in reason:
+        return BIAS
+    return SPEED if RULE_WORDS[SPEED][0] in reason else RATE
+
+
 def answered_units(db: sqlite_utils.Database, annotator_id: int, task: str) -> int:
     """How many units of ``task`` the annotator has answered at least one question of."""
     return db.execute("SELECT COUNT(DISTINCT unit) FROM ratings WHERE annotator_id = ? AND task = ?",
@@ -302,13 +346,15 @@ def straight_lining(db: sqlite_utils.Database, annotator_id: int,
 
 
 def update_flags(db: sqlite_utils.Database, annotator_id: int, rules: QualityRules = QualityRules(), *,
-                 full: bool = False) -> dict[int, tuple[int, int]]:
+                 full: bool = False, paces: Mapping[str, float] | None = None) -> dict[int, tuple[int, int]]:
     """Bring the ``excluded`` flags of an annotator's unreviewed ratings in line with the rules (module docstring);
     return {rating id: (excluded before, after)} of the ratings it changed (flag or reason).
 
     The rate and speed rules look back at most three hours, so only the ratings of the last three hours (with three
     more of context) are re-examined, unless the bias rule names a task or flagged a rating before (then every
-    rating of the annotator) or ``full``. Ratings are counted apart from votes: a rater may vote and rate in one sitting."""
+    rating of the annotator) or ``full``. Ratings are counted apart from votes: a rater may vote and rate in one sitting.
+    The rate rule counts all of a rater's ratings; the speed rule runs over each task's ratings apart, at its pace
+    (``paces``: {task: seconds}; a task not in it: ``rules.fast_seconds``)."""
     with db.conn:
         source = db.execute("SELECT source FROM annotators WHERE id = ?", [annotator_id]).fetchone()
         trusted = source is not None and source[0] in rules.trusted_sources
@@ -318,7 +364,7 @@ def update_flags(db: sqlite_utils.Database, annotator_id: int, rules: QualityRul
                                   "excluded_reason LIKE ?", [annotator_id, f"%{BIAS_WORDS}%"]).fetchone()
         window = None if full or bias or flagged_bias or newest is None else newest - 3 * 3600
         facts = _facts(db, annotator_id, None if window is None else window - 3 * 3600)
-        reasons = rule_reasons(facts, rules, bias=[])
+        reasons = _paced_reasons(facts, rules, paces or {})
         for fact in facts:
             reason = bias.get(fact.outcome.split(":", 1)[0])
             if reason:
@@ -335,15 +381,66 @@ def update_flags(db: sqlite_utils.Database, annotator_id: int, rules: QualityRul
     return changed
 
 
-def review_rating(db: sqlite_utils.Database, rating_id: int, *, exclude: bool, note: str = "") -> None:
-    """An admin's final word on one rating: exclude it (with ``note``) or count it despite the rules."""
+def _paced_reasons(facts: list[VoteFact], rules: QualityRules, paces: Mapping[str, float]) -> dict:
+    """The rate rule over all of ``facts``, the speed rule over each task's at its pace (:func:`update_flags`)."""
+    never = len(facts) + 1  # a run or a count no list of these facts reaches
+    reasons = rule_reasons(facts, replace(rules, fast_streak=never), bias=[])
+    per_task: dict[str, list[VoteFact]] = {}
+    for fact in facts:
+        per_task.setdefault(fact.outcome.split(":", 1)[0], []).append(fact)
+    for task, group in per_task.items():
+        paced = replace(rules, fast_seconds=paces.get(task, rules.fast_seconds), max_per_hour=never,
+                        max_per_3_hours=never)
+        for rating_id, parts in rule_reasons(group, paced, bias=[]).items():
+            reasons.setdefault(rating_id, []).extend(parts)
+    return reasons
+
+
+ADMIN_PREFIXES = ("excluded by an admin", "included by an admin")
+RULES_SAID = " (the rules: "  # before the rules' reason, kept in an admin's decision
+
+
+def review_rating(db: sqlite_utils.Database, rating_id: int, *, exclude: bool, note: str = "") -> str:
+    """An admin's final word on one rating: exclude it or count it despite the rules, with ``note`` (the reason);
+    :func:`review_ratings`."""
+    return review_ratings(db, exclude=exclude, reason=note, rating_id=rating_id)
+
+
+def review_ratings(db: sqlite_utils.Database, *, exclude: bool, reason: str = "", rating_id: int | None = None,
+                   rater: str | None = None) -> str:
+    """An admin's final word on one rating (``rating_id``) or on all of one rater's (``rater``): excluded, or counted
+    despite the rules, with the admin's ``reason``; the ratings become ``reviewed`` (the rules leave them alone).
+    Each keeps the rules' reason once after the admin's ("included by an admin: checked (the rules: ...)"), however
+    often an admin changes their mind. Returns the confirmation in words; LookupError for an unknown rating or
+    rater (nothing written)."""
+    reason = " ".join(str(reason or "").split())[:200]
+    where, params = ("id = ?", [rating_id]) if rating_id is not None else ("rater = ?", [rater])
+    verb = "excluded" if exclude else "included"
     with db.conn:
-        cursor = db.execute(
-            "UPDATE ratings SET excluded = ?, reviewed = 1, excluded_reason = ? WHERE id = ?",
-            [int(exclude), (note or "excluded by an admin") if exclude else (note or "included by an admin"),
-             rating_id])
-    if cursor.rowcount == 0:
-        raise LookupError(f"No rating with id {rating_id}. Copy the id from the flagged ratings table.")
+        rows = db.execute(f"SELECT id, excluded_reason FROM ratings WHERE {where}", params).fetchall()
+        if not rows:
+            raise LookupError(f"No rating with id {rating_id}. Copy the id from the flagged ratings table."
+                              if rating_id is not None else f"No ratings by {rater!r}. Pick a rater from the menu.")
+        for found, before in rows:
+            said = _rules_said(before)
+            text = f"{verb} by an admin" + (f": {reason}" if reason else "") + (f"{RULES_SAID}{said})" if said else "")
+            db.execute("UPDATE ratings SET excluded = ?, reviewed = 1, excluded_reason = ? WHERE id = ?",
+                       [int(exclude), text, found])
+    what = f"rating {rating_id}" if rating_id is not None else f"{len(rows)} ratings by {rater}"
+    return f"{verb.capitalize()} {what}" + (f". Reason: {reason}." if reason else ".")
+
+
+def _rules_said(reason: str) -> str:
+    """The rules' reason in a rating's ``excluded_reason``: all of it before any admin's decision, else what an
+    admin's decision kept of it ("" when the rules had none)."""
+    if not reason.startswith(ADMIN_PREFIXES):
+        return reason
+    return reason.split(RULES_SAID, 1)[1][:-1] if RULES_SAID in reason else ""
+
+
+def rating_raters(db: sqlite_utils.Database) -> list[str]:
+    """The names of everyone who has rated, in order (the admin's per-rater review picks one)."""
+    return [name for name, in db.execute("SELECT DISTINCT rater FROM ratings ORDER BY rater")]
 
 
 def flagged_ratings(db: sqlite_utils.Database, limit: int = 500) -> list[dict]:

@@ -74,6 +74,9 @@ class RatingTask:
       SemVarBench, whose mismatched pairs ask about another prompt's text).
     - ``scale``: the answers (:mod:`datamodel.rating_scales`); ``guidelines``: the instructions (Markdown).
     - ``raters``: how many raters per item the paper used; ``source``: where the paper says so.
+    - ``pace``: the speed rule's seconds for this task (:mod:`datamodel.quality`): an answer less than this after the
+      rater's previous answer to the task is fast, and runs of fast answers are set aside. Below a careful rater's
+      pace on the task's question, which is not a battle's (docs/human-ratings.md, "The pace rule").
     - ``plan(db, selection)``: the task's units over the images of ``selection``.
     - ``compare``: how its judges are held against its raters (:class:`judges.human_stats.Comparison`; None: no
       judge to compare).
@@ -95,6 +98,7 @@ class RatingTask:
     criteria: Mapping[str, str] = field(default_factory=dict)
     compare: Comparison | None = None
     tables: Mapping[str, Callable] = field(default_factory=dict)
+    pace: float = 5.0
 
     def units(self, db: sqlite_utils.Database, models: tuple[str, ...] = ()) -> list[RatingUnit]:
         """The units over the images of ``models`` (all models when empty) that a battle may show: rendered for the
@@ -135,6 +139,7 @@ COMMONSENSE = RATING_TASKS.register(RatingTask(
     name="commonsense_fit", suite=commonsense.SUITE, title="Commonsense-T2I: does the image fit the description?",
     question="Does the content in the image fit the description?",
     text_label="Description", scale=FIT, raters=2, plan=_commonsense_units, compare=COMMONSENSE_COMPARISON,
+    pace=2.0,  # one image, one description, yes or no: careful raters answered 2.5-4.5 s apart
     tables={"Table 2, Human column: accuracy per model (and category)": commonsense_human_accuracy},
     source="Commonsense-T2I §2.3 (fit and the pair score), §3.1 (two experts per item, four generations)",
     guidelines=(
@@ -202,6 +207,7 @@ SEMVAR = RATING_TASKS.register(RatingTask(
     name="semvar_alignment", suite=semvar.SUITE, title="SemVarBench: does the image align with the text?",
     question="Does the generated image align with the given text?", text_label="Text", show_prompt=False,
     scale=SEMVAR_SCORES, raters=3, plan=_semvar_units, compare=SEMVAR_COMPARISON,
+    pace=4.0,  # a text to read against the image, two scores to give
     tables={"Table 11: human evaluation, S̄, γ_w, γ_wo and κ per model (and category)": semvar_human_scores},
     source="SemVarBench Appendix E.2 (three raters, the automatic protocol's scores), Figure 13, Table 13",
     guidelines=(
@@ -248,6 +254,7 @@ def _adherence_guidelines(low: str, high: str, keys: str) -> str:
 SANEVAL = RATING_TASKS.register(RatingTask(
     name="saneval_adherence", suite=saneval.SUITE, title="SANEval: are the prompt's conditions satisfied?",
     question="Are the specified conditions satisfied in the image?", scale=LIKERT, raters=1,
+    pace=2.5,  # a short prompt and its condition line, five points
     plan=_saneval_units, compare=SANEVAL_COMPARISON,
     tables={"Table 4: human evaluation per model and category, Total": saneval_human_scores},
     source="SANEval Appendix D (an image and its prompt, a Likert scale from poor to perfect alignment), "
@@ -263,6 +270,7 @@ TENTHS = ChoiceScale("tenths", (Point(0, "0 · Poor", "0"), *(Point(v, str(v), s
 
 SANEVAL_TENTHS = RATING_TASKS.register(replace(
     SANEVAL, name="saneval_adherence_10", title="SANEval: are the prompt's conditions satisfied? (0-10)", scale=TENTHS,
+    pace=3.0,  # as the Likert, on eleven points
     tables={"Table 4: human evaluation per model and category, Total (answers in tenths)": saneval_human_scores},
     source="SANEval Appendix D (an image and its prompt, a scale from poor to perfect alignment), Figures 5-9, "
            "Table 4 (means of 100 answers in steps of 0.001: answers in tenths)",

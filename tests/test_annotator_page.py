@@ -55,7 +55,7 @@ def test_the_status_line_counts_the_annotators_own_votes_and_progress():
     assert "You have voted on every prompt in Commonsense\\-T2I" in done
     refused = status_markdown("ann", Standing(cast=3, counted=3), error="Slow down: vote again in 19 s.")
     # escaped as Markdown, colon included (no autolink); the wait counts down
-    assert 'Slow down\\: vote again in <span class="countdown" data-seconds="19">19</span> s\\.' in refused
+    assert 'Slow down\\: vote again in <span class="countdown">19</span> s\\.' in refused
 
 
 def test_expected_shown_is_stored_and_exported_and_progress_counts_prompts(small_arena):

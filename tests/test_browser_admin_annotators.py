@@ -119,7 +119,7 @@ def test_the_admin_reviews_all_of_an_annotator_s_votes_or_a_rule_s_in_one_action
         assert arena.db.execute("SELECT COUNT(*) FROM votes WHERE voter = 'careful' AND excluded = 1"
                                 ).fetchone()[0] == 0
         # a wrong vote id is told in words; the flagged votes stay a table
-        page.fill("#review-vote-id input", "999999")
+        page.fill("#review-vote-id input, #review-vote-id textarea", "999999")
         press(page, size, "#review-exclude")
         _message(page, "#vote-review-message", "No vote with id 999999")
         page.wait_for_timeout(300)

@@ -15,13 +15,11 @@ from datamodel.human_ratings import set_assignment
 from judges.rating_tasks import COMMONSENSE, SANEVAL, SEMVAR
 from support import browser as browsers
 from support.browser import SIZES
+from support.rating_page import shown_src, submit_rating_sign_in, wait_question
 from support.ratings import MODELS, build_rating_arena
 from support.webapp import running_app
 
 SCREENSHOTS = browsers.screenshot_folder("ARENA_SCREENSHOTS", ".cache/screenshots")
-
-SHOWN = ("() => { const img = document.querySelector('#rating-image img.rating-shown'); "
-         "return !!img && img.complete && img.naturalWidth > 0 && !!document.querySelector('#rating-item [data-task]'); }")
 
 
 def shoot(page, size: str, name: str) -> None:
@@ -33,32 +31,19 @@ def open_ratings(browser, url: str, size: str, name: str = "rater", token: str =
     page = browser.new_page(viewport=SIZES[size])
     page.goto(url)
     page.get_by_role("tab", name="Ratings").click()
-    page.fill("#rating-signin-name input, #rating-signin-name textarea", name)
-    page.fill("#rating-signin-token input", token)
-    page.click("#rating-signin-button")
+    submit_rating_sign_in(page, name, token)
     wait_question(page)
     return page
 
 
-def wait_question(page, previous: str | None = None) -> None:
-    page.wait_for_function(SHOWN, timeout=20000)
-    if previous is not None:
-        page.wait_for_function("(before) => document.querySelector('#rating-image img.rating-shown')"
-                               ".getAttribute('src') !== before", arg=previous, timeout=20000)
-        page.wait_for_function(SHOWN, timeout=20000)
-    page.wait_for_timeout(100)
-
-
 def pick_task(page, title: str) -> None:
+    if not page.is_visible("#rating-task"):  # a phone folds the menu behind Task ▾
+        page.click(".rating-menu-toggle")
     page.click("#rating-task input")
     page.get_by_role("option", name=title, exact=True).click()
     page.wait_for_function("(title) => (document.querySelector('#rating-item .rating-title') || {}).innerText "
                            "=== title", arg=title, timeout=20000)
     wait_question(page)
-
-
-def shown_src(page) -> str:
-    return page.get_attribute("#rating-image img.rating-shown", "src")
 
 
 def ratings(arena, task=None) -> list:
@@ -98,7 +83,7 @@ def test_rate_through_each_task_type_with_keys_and_clicks(tmp_path, browser, siz
                 page.locator("body").press(how)
             wait_question(page, before)
         assert ratings(arena, "commonsense_fit") == [{"fit": 1}, {"fit": 0}, {"fit": 0}]
-        status = page.inner_text("#rating-status")
+        status = page.text_content("#rating-status")  # the receipt too, which a phone does not show
         # no model in the receipt: three answers of a four-question unit (one model's), so its model is not told yet
         assert "Saved: Does not fit" in status and not any(name in status for name in MODELS)
         assert "3 answers so far" in status and "items of Commonsense-T2I" in status
@@ -205,7 +190,7 @@ def test_answers_wait_for_the_image(tmp_path, browser, size):
             r.continue_()
         wait_question(page)
         page.locator("body").press("4")
-        page.wait_for_function("() => document.querySelector('#rating-status')?.innerText.includes('Saved')",
+        page.wait_for_function("() => document.querySelector('#rating-status')?.textContent.includes('Saved')",
                                timeout=20000)
         assert ratings(arena) == [{"likert": 4}]
 
@@ -228,6 +213,8 @@ def test_a_reload_keeps_the_rater_and_signing_out_ends_it(tmp_path, browser, siz
         page.locator("body").press("n")
         wait_question(page, before)
         assert ratings(arena) == [{"fit": 1}, {"fit": 0}]
+        if not page.is_visible("#rating-sign-out"):  # a phone folds it behind Task ▾
+            page.click(".rating-menu-toggle")
         page.click("#rating-sign-out")
         page.wait_for_selector("#rating-signin-button", timeout=20000)
         page.reload()
@@ -246,8 +233,8 @@ def test_the_admin_opens_a_task_and_exports_the_ratings(tmp_path, browser):
         admin.get_by_role("tab", name="Admin").click()
         admin.fill("#admin-password input", "admin-password-1")
         admin.click("#admin-unlock")
-        admin.wait_for_function("() => document.querySelector('#rating-study')?.innerText.includes('saneval_adherence')",
-                                timeout=20000)
+        admin.wait_for_function("(title) => document.querySelector('#rating-study')?.innerText.includes(title)",
+                                arg=SANEVAL.title, timeout=20000)
         admin.click("#rating-admin-task input")
         admin.get_by_role("option", name=SANEVAL.title, exact=True).click()
         admin.fill("#rating-admin-raters input", "2")

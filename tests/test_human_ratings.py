@@ -256,7 +256,7 @@ def test_fast_answers_are_flagged_like_fast_votes_and_an_admin_decides(arena):
         session = raters.answer(db, session, {"fit": k % 2}, pool=pool, rng=rng, rules=rules, now=1001.0 + k)
     excluded = [row[0] for row in db.execute("SELECT excluded FROM ratings ORDER BY id")]
     assert excluded == [1] * 6  # a run of 6 answers less than 5 s apart
-    assert "5+ consecutive votes less than 5 s apart" in flagged_ratings(db)[0]["reason"]
+    assert "5+ consecutive votes less than 2 s apart" in flagged_ratings(db)[0]["reason"]  # the task's pace
     assert session.fast_run == 6
     first = db.execute("SELECT min(id) FROM ratings").fetchone()[0]
     review_rating(db, first, exclude=False)
@@ -415,3 +415,23 @@ def test_the_semvar_and_saneval_tasks_run_on_the_shipped_demo(tmp_path):
         assert agreement["raters"] == 2 and agreement["shared"] == agreement["questions"] > 0
         assert 0 < agreement["alpha"] < 1
     db.close()
+
+
+def test_each_task_has_its_own_pace_rule(arena):
+    """A careful rater answers a one-image yes/no question 2.5-4.5 s apart (issue 41's walk): the battles' 5-second
+    rule set such answers aside; each task declares its own pace (docs/human-ratings.md says why)."""
+    db = arena.db
+    pool, rng = raters.RatingPool(), random.Random(0)
+    assert {name: task.pace for name, task in RATING_TASKS.items()} == {
+        "commonsense_fit": 2.0, "semvar_alignment": 4.0, "saneval_adherence": 2.5, "saneval_adherence_10": 3.0}
+    rules = QualityRules(fast_streak=5, fast_seconds=5.0)  # the battles' rule, a shorter run
+    session = raters.next_question(db, rng, signed_in(db, task="commonsense_fit"), pool=pool, now=1000.0)
+    for k in range(6):  # 2.5 s apart: careful, counted
+        session = raters.answer(db, session, {"fit": k % 2}, pool=pool, rng=rng, rules=rules, now=1002.5 + 2.5 * k)
+    assert session.fast_run == 1
+    for k in range(6):  # 1.5 s apart: faster than the task's pace, a run of 6 from the first of them
+        session = raters.answer(db, session, {"fit": k % 2}, pool=pool, rng=rng, rules=rules, now=1020.0 + 1.5 * k)
+    excluded = [row[0] for row in db.execute("SELECT excluded FROM ratings ORDER BY id")]
+    assert excluded == [0] * 6 + [1] * 6
+    assert "5+ consecutive votes less than 2 s apart" in flagged_ratings(db)[0]["reason"]
+    assert session.fast_run == 6

@@ -77,7 +77,8 @@ def throwaway_arena(root: Path, specs: list):
 
     lifted = {"rate_limit_annotator_per_minute": 0, "rate_limit_client_per_minute": 0,
               "rate_limit_skips_per_minute": 0, "rate_limit_pages_per_minute": 0,
-              "quality_fast_seconds": 0.0}  # those this checkout has
+              "quality_fast_seconds": 0.0,  # those this checkout has; the rating tasks' own paces (RatingTask.pace)
+              "quality_fast_streak": 10**9}  # flag no run
     settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache", demo=False,
                         **{name: value for name, value in lifted.items() if name in Settings.__dataclass_fields__})
     db = connect(settings.db_path)

@@ -32,7 +32,7 @@ from datamodel.reviews import ReviewError, review_votes
 from sampling.coverage import votes_per_model, votes_per_pair, votes_per_prompt
 from arena.ratelimit import RateLimited, client_address
 from arena.web.admin_session import Holder, SessionEnded
-from arena.web.context import AppContext, bind, picked_cell, refusal, unwritable
+from arena.web.context import AppContext, bind, done, picked_cell, refusal, refused_text, unwritable
 from datamodel.connection import database_errors
 from arena.web.prompt_review import build_prompt_review
 from arena.web.rating_admin import build_rating_admin
@@ -72,16 +72,6 @@ ONE_VOTE_REASON = "reviewed by an admin"
 # Closes the page's messages (Gradio's toasts): a refused unlock's "Wrong admin password" is gone once unlocked
 # (static/admin.html; the tab's look: static/admin.css).
 CLOSE_TOASTS_JS = "() => window.arenaAdmin.closeToasts()"
-
-
-def done(text: str) -> str:
-    """An action's confirmation, as the page shows it (a green line)."""
-    return f'<span class="admin-done">✓ {html.escape(text)}</span>'
-
-
-def refused_text(text: str) -> str:
-    """Why an action was not taken, as the page shows it (an amber line); the tables stay as they are."""
-    return f'<span class="admin-refused">⚠ {html.escape(text)}</span>'
 
 
 def model_table(db) -> pd.DataFrame:
@@ -188,18 +178,29 @@ def review_in_bulk(ctx: AppContext, admin_id, annotator, rule, reason, request: 
         rule=rule if isinstance(rule, str) and rule else None))
 
 
-def review_one(ctx: AppContext, admin_id, vote: float | None, reason: str = ONE_VOTE_REASON,
+def review_one(ctx: AppContext, admin_id, vote: str | float | None, reason: str = ONE_VOTE_REASON,
                request: gr.Request = None, *, exclude: bool) -> list:
     """One vote included or excluded, by its id."""
     event = f"admin_review_{'exclude' if exclude else 'include'}"
     require(ctx, admin_id, event, request)
 
     def review():
-        if vote is None:
+        if vote is None or not str(vote).strip():
             raise ReviewError("Enter the id of a vote from the flagged votes table (or click its row).")
-        return review_votes(ctx.store.db(), exclude=exclude, reason=reason, vote_id=int(vote))
+        return review_votes(ctx.store.db(), exclude=exclude, reason=reason, vote_id=_whole_id(vote))
 
     return reviewed(ctx, event, request, review)
+
+
+def _whole_id(value) -> int:
+    """An id typed in a box ("12", or 12.0 from an API caller); ReviewError in words for anything else."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if not number.is_integer():
+        raise ReviewError(f"{str(value)[:40]!r} is not a vote id: type the number in the Vote column.")
+    return int(number)
 
 
 def pick_annotator(table: pd.DataFrame, evt: gr.SelectData):
@@ -287,7 +288,9 @@ def coverage_and_flagged(ctx: AppContext) -> dict:
                 "account, or reviewed by an admin. An admin's decision is final. Click a row to choose the vote.")
     flagged = gr.DataFrame(elem_id="flagged-votes", interactive=False, max_height=420)
     with gr.Row():
-        vote_id = gr.Number(label="Vote id", precision=0, elem_id="review-vote-id")
+        # a text box: Gradio's number box shows 0 when empty, an id no vote has
+        vote_id = gr.Textbox(label="Vote id", elem_id="review-vote-id", max_lines=1,
+                             placeholder="Click a row, or type its id")
         vote_reason = gr.Textbox(label="Reason", elem_id="review-vote-reason", max_lines=1, value=ONE_VOTE_REASON)
         include_button = gr.Button("Include in ratings", elem_id="review-include")
         exclude_button = gr.Button("Exclude from ratings", elem_id="review-exclude")

@@ -10,6 +10,7 @@ state.
 from __future__ import annotations
 
 import functools
+import html
 import inspect
 import logging
 import os
@@ -137,6 +138,16 @@ def throttled_sign_in(ctx: AppContext, request, name: str, start):
             raise
         attempt.succeeded()
         return signed
+
+
+def done(text: str) -> str:
+    """An admin action's confirmation, as the admin tab shows it (a green line)."""
+    return f'<span class="admin-done">✓ {html.escape(text)}</span>'
+
+
+def refused_text(text: str) -> str:
+    """Why an admin action was not taken, as the admin tab shows it (an amber line); the tables stay as they are."""
+    return f'<span class="admin-refused">⚠ {html.escape(text)}</span>'
 
 
 UNWRITABLE = ("The server cannot save {what} right now (its database cannot be written). Try again in a minute; if "

@@ -21,18 +21,19 @@ No ``from __future__ import annotations`` here: Gradio reads the handlers' type 
 """
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import gradio as gr
 
 from arena import rating_session as raters
 from arena.ratelimit import RateLimited, RateLimiter, client_address
 from arena.web.context import AppContext, bind, refusal, throttled_sign_in, unwritable
-from arena.web.render import escape_markdown, speed_notice
+from arena.web import rating_notices as notices
+from arena.web.render import countdown_text, escape_markdown, speed_notice
 from arena.web.sign_in import sign_in_form, wire_sign_in
 from datamodel.connection import database_errors
 from datamodel.annotators import SignInError
-from datamodel.human_ratings import Serving
+from datamodel.human_ratings import Serving, rating_standing
 from datamodel.rating_scales import ChoiceScale, RatingRejected, ScoresScale
 from judges.rating_tasks import RATING_TASKS, RatingTask
 
@@ -51,10 +52,19 @@ def _control_id(task: str, part: str) -> str:
 
 def answer_rows_css() -> str:
     """The page's CSS rules that show only the answer row of the question's task (``static/ratings.css`` hides them
-    all), one per declared task."""
-    return "\n".join(
-        f".gradio-container:has(#rating-item [data-task=\"{name}\"]) #{_control_id(name, 'row')} "
-        "{ display: flex !important; }" for name in RATING_TASKS)
+    all), one per declared task; then the key hints, only where there is a keyboard and a fine pointer (never on a
+    touch screen, as the Arena tab's), one rule per control (Gradio splits a media rule's selector lists)."""
+    rows = [f".gradio-container:has(#rating-item [data-task=\"{name}\"]) #{_control_id(name, 'row')} "
+            "{ display: flex !important; }" for name in RATING_TASKS]
+    hints = {"rating-skip": SKIP_KEY}
+    for name, task in RATING_TASKS.items():
+        if isinstance(task.scale, ChoiceScale):
+            hints.update({_control_id(name, str(point.value)): point.key.upper() for point in task.scale.points
+                          if not point.label.startswith(point.key)})
+        else:
+            hints[_control_id(name, "submit")] = "Enter"
+    rules = " ".join(f'#{element}::after {{ content: "\\00a0({key})"; }}' for element, key in hints.items())
+    return "\n".join(rows) + f"\n@media (hover: hover) and (pointer: fine) {{ {rules} }}"
 
 
 def rating_keys() -> dict:
@@ -165,24 +175,29 @@ class RatingDesk:
 
 
 def status_line(desk: RatingDesk, session: raters.RatingSession, notice: str = "", error: str = "") -> str:
-    """Who is signed in, their answers so far, the progress in the task on screen, the receipt of the last answer
-    (and the model, once the rater's answers on its unit are all in), a notice and an error."""
-    line = (f"Signed in as **{escape_markdown(session.annotator.name)}** · {session.ratings} "
-            f"answer{'s' if session.ratings != 1 else ''} so far")
+    """Who is signed in, their answers so far and those that count, the progress in the task on screen, the receipt
+    of the last answer (and the model, once the rater's answers on its unit are all in), then, each as a warning of
+    its own, why answers do not count, the bias rule when it is near (:mod:`arena.web.rating_notices`), a notice
+    and an error (a wait "in N s" counts down)."""
+    standing = rating_standing(desk.ctx.store.db(), session.annotator.id)
+    rules = desk.ctx.settings.quality_rules
+    line = f"Signed in as **{escape_markdown(session.annotator.name)}** · {notices.answers_text(standing)}"
     current = session.current
     if current is not None:
         done, total = raters.progress(desk.ctx.store.db(), session, current.task, desk.pool)
-        title = desk.declared[current.task].title.split(":")[0] if current.task in desk.declared else current.task
+        title = notices.short_title(desk.declared[current.task]) if current.task in desk.declared else current.task
         line += f" · {min(done, total)} of {total} items of {escape_markdown(title)}"
     receipt = session.receipt
-    if receipt is not None:  # the model only once the rater's answers on its unit are all in
-        line += f"\n\nSaved: **{escape_markdown(receipt.label)}**."
+    if receipt is not None:  # the model only once the rater's answers on its unit are all in (a phone folds the rest)
+        line += f'\n\n<span class="rating-saved">Saved: **{escape_markdown(receipt.label)}**.</span>'
         if session.revealed is not None:
             line += f" That item done: it was drawn by **{escape_markdown(session.revealed)}**."
-    if notice:
-        line += f"\n\n**⚠ {notice}**"
-    if error:
-        line += f"\n\n**⚠ {escape_markdown(error)}**"
+    warnings = [escape_markdown(text) for text in (notices.set_aside_text(standing, rules, desk.declared),
+                                                    notices.bias_notice(standing, rules, desk.declared)) if text]
+    warnings += [notice] if notice else []  # the app's own words
+    warnings += [countdown_text(escape_markdown(error))] if error else []
+    for text in warnings:
+        line += f'\n\n<span class="rating-warning">⚠ {text}</span>'
     return line
 
 
@@ -305,8 +320,10 @@ def answer(desk: RatingDesk, session, task, shown, given, request) -> list:
         return refused(desk, session, error, "rating_answer", request)
     except database_errors() as error:
         return told(desk, session, unwritable(error, "rating_answer", request, what="answers"))
-    notice = speed_notice(session.fast_run, settings.quality_rules, session.annotator.source, doing="answering",
-                          noun="answers", look="the image")
+    answered = desk.declared.get(session.receipt.task) if session.receipt is not None else None
+    paced = replace(settings.quality_rules, fast_seconds=answered.pace) if answered else settings.quality_rules
+    notice = speed_notice(session.fast_run, paced, session.annotator.source, doing="answering", noun="answers",
+                          look="the image")
     message = "" if session.current is not None else (
         "Nothing left to rate here: thank you! Pick another task, or come back when the admin opens more.")
     return item_view(desk, session, message, notice)
@@ -342,6 +359,9 @@ def build_ratings_tab(ctx: AppContext) -> gr.State:
     with gr.Column(visible=False, elem_id="rating-box") as rating_box:
         with gr.Row(elem_id="rating-head"):
             status = gr.Markdown(elem_id="rating-status")
+            # on a phone the task menu and Sign out fold behind this toggle (static/ratings.html opens and closes it)
+            gr.HTML('<button class="rating-menu-toggle" type="button" aria-expanded="false">Task ▾</button>',
+                    elem_id="rating-menu", container=False, min_height=0)
             task_filter = gr.Dropdown([ALL_TASKS], value=ALL_TASKS, label="Task", show_label=False, container=False,
                                       elem_id="rating-task", scale=0, min_width=220)
             sign_out_button = gr.Button("Sign out", size="sm", elem_id="rating-sign-out", scale=0, min_width=90)
@@ -352,7 +372,7 @@ def build_ratings_tab(ctx: AppContext) -> gr.State:
                 item = gr.HTML(elem_id="rating-item")  # the task, prompt, words asked about, question (data-task)
                 with gr.Column(elem_id="rating-bar"):
                     controls = answer_controls(desk.declared)
-                    skip_button = gr.Button(f"Skip ({SKIP_KEY})", size="sm", elem_id="rating-skip")
+                    skip_button = gr.Button("Skip", size="sm", elem_id="rating-skip")
         with gr.Accordion("Guidelines", open=True, elem_id="rating-guidelines") as guidelines_box:
             guidelines = gr.Markdown(elem_id="rating-guidelines-text")
         on_screen = gr.Textbox(visible=False, elem_id="rating-on-screen")  # the media token of the question shown
@@ -374,17 +394,15 @@ def answer_controls(declared: dict) -> dict:
     for name, task in declared.items():
         with gr.Row(elem_id=_control_id(name, "row"), elem_classes=["rating-controls"]):
             if isinstance(task.scale, ChoiceScale):
-                for point in task.scale.points:
-                    shown = point.label if point.label.startswith(point.key) else f"{point.label} ({point.key})"
-                    choices[(name, point.value)] = gr.Button(
-                        shown, elem_id=_control_id(name, str(point.value)),
-                        variant="primary" if point.value == max(task.scale.values) else "secondary", min_width=60)
+                for point in task.scale.points:  # every answer alike (the papers' scales are neutral)
+                    choices[(name, point.value)] = gr.Button(point.label, elem_id=_control_id(name, str(point.value)),
+                                                             variant="secondary", min_width=60)
                 continue
             radios[name] = [gr.Radio([(str(v), v) for v in _score_choices(task.scale, score.name)],
                                      label=f"{score.label} ({task.scale.low}-{task.scale.high})",
                                      elem_id=_control_id(name, score.name), elem_classes=["rating-score"])
                             for score in task.scale.scores]
-            submits[name] = gr.Button("Send (Enter)", variant="primary", min_width=90,
+            submits[name] = gr.Button("Send", variant="primary", min_width=90,
                                       elem_id=_control_id(name, "submit"))
     return dict(choices=choices, radios=radios, submits=submits)
 

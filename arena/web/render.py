@@ -19,8 +19,8 @@ GENERAL_GUIDELINES = (
     "Look at both images, then pick the one that shows the prompt better by the suite's criteria below; image "
     "quality only decides between two that do equally well. **Tie**: both do about equally well (both good or both "
     "partly right). **Both are bad**: neither shows what the prompt asks, so neither deserves to win. The expected "
-    "outcome (tick *Show expected outcome*) is what the benchmark counts as right for a prompt. Click an image to "
-    "enlarge it."
+    "outcome (tick *Expected outcome after the vote*) is what the benchmark counts as right for a prompt. Click an "
+    "image to enlarge it."
 )
 # Shown only with a keyboard and a fine pointer (CSS hides .key-hint on a touch screen): the shortcuts.
 KEY_HINTS = "Keys: A, B, T (tie), X (both bad), N (next or skip), Esc (close an enlarged image)."
@@ -199,7 +199,7 @@ def status_markdown(name: str, standing: Standing, notice: str = "", *,
     if notice:
         warnings.append(notice)  # the app's own words
     if error:
-        warnings.append(_countdown(escape_markdown(error)))
+        warnings.append(countdown_text(escape_markdown(error)))
     for text in warnings:
         status += f'\n\n<span class="arena-warning">⚠ {text}</span>'
     return status
@@ -208,10 +208,10 @@ def status_markdown(name: str, standing: Standing, notice: str = "", *,
 _WAIT = re.compile(r"in (\d+) s\b")
 
 
-def _countdown(text: str) -> str:
-    """A wait "in 14 s" in ``text`` as a span the page counts down (static/arena.html)."""
-    return _WAIT.sub(lambda m: f'in <span class="countdown" data-seconds="{m.group(1)}">{m.group(1)}</span> s',
-                     text, count=1)
+def countdown_text(text: str) -> str:
+    """A wait "in 14 s" in ``text`` as a span the page counts down (static/arena.html). The seconds are the span's
+    text alone: Gradio's Markdown drops ``data-`` attributes, so the page reads and rewrites the text."""
+    return _WAIT.sub(lambda m: f'in <span class="countdown">{m.group(1)}</span> s', text, count=1)
 
 
 def load_guidelines(path: Path | None) -> dict:

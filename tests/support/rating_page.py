@@ -1,0 +1,29 @@
+"""The Ratings tab in a real browser, as the rating tests drive it: sign in on the tab's form, wait until a question's
+image is on screen (and, after an answer, until it is another one), the image's address."""
+
+from __future__ import annotations
+
+SHOWN = ("() => { const img = document.querySelector('#rating-image img.rating-shown'); "
+         "return !!img && img.complete && img.naturalWidth > 0 && !!document.querySelector('#rating-item [data-task]'); }")
+
+
+def submit_rating_sign_in(page, name: str, token: str) -> None:
+    """Fill the Ratings tab's sign-in form and press Sign in (the answer is the test's to wait for)."""
+    page.fill("#rating-signin-name input, #rating-signin-name textarea", name)
+    page.fill("#rating-signin-token input", token)
+    page.click("#rating-signin-button")
+
+
+def wait_question(page, previous: str | None = None) -> None:
+    """Wait until a question's image is on screen; with ``previous`` (an image address), until it is another."""
+    page.wait_for_function(SHOWN, timeout=20000)
+    if previous is not None:
+        page.wait_for_function("(before) => document.querySelector('#rating-image img.rating-shown')"
+                               ".getAttribute('src') !== before", arg=previous, timeout=20000)
+        page.wait_for_function(SHOWN, timeout=20000)
+    page.wait_for_timeout(100)
+
+
+def shown_src(page) -> str:
+    """The address of the image on screen."""
+    return page.get_attribute("#rating-image img.rating-shown", "src")

@@ -5,7 +5,7 @@ Screenshots go to ``.cache/screenshots-issue29/<size>/four-*.png``."""
 import pytest
 
 from support.arena import MODELS, build_small_arena
-from support.browser import leaderboard_summary
+from support.browser import leaderboard_summary, open_leaderboard_filters
 from support.touch import SIZES, TOUCH, box, open_page, press, shoot, sign_in, vote
 from support.webapp import running_app
 
@@ -88,7 +88,7 @@ def test_four_images_are_voted_with_keys_clicks_and_taps_and_named_after_the_vot
         # the leaderboard: the arena protocol rates the one pairwise vote's two models; kwise-rank-breaking all four
         page.get_by_role("tab", name="Leaderboard").click()
         leaderboard_summary(page, "1 human vote")
-        page.click("#lb-summary")
+        open_leaderboard_filters(page)
         page.click("#lb-protocol input")
         page.locator("ul[role=listbox] li[role=option][aria-label^='kwise-rank-breaking']").first.click()
         leaderboard_summary(page, "the kwise-rank-breaking protocol")

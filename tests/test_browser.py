@@ -206,6 +206,7 @@ def test_leaderboard_and_admin_tabs_in_the_browser(tmp_path, browser):
             page.click("#export-csv")
             page.wait_for_selector("#export-file a", timeout=20000)
             assert "6 votes" in page.inner_text("#export-file")
+            href = page.get_attribute("#export-file a", "href")
             page.click("#export-file a")
         import csv
         import re
@@ -213,9 +214,11 @@ def test_leaderboard_and_admin_tabs_in_the_browser(tmp_path, browser):
         rows = list(csv.reader(open(download.value.path(), newline="")))
         assert rows[0][:2] == ["vote_id", "battle_id"] and len(rows) == 7
         assert re.fullmatch(r"votes-\d{8}-\d{6}\.csv", download.value.suggested_filename)
-        href = page.get_attribute("#export-file a", "href")
         assert re.fullmatch(r"admin-export/[A-Za-z0-9_-]{43}", href)
         assert page.request.get(url + href).status == 404  # used: the link served the file once
+        # and the page says so: no live-looking link is left (issue 41)
+        page.wait_for_function("() => !document.querySelector('#export-file a') && "
+                               "document.querySelector('#export-file').innerText.includes('Downloaded')", timeout=5000)
 
 
 def test_the_expected_outcome_follows_the_battle_on_screen(tmp_path, browser):

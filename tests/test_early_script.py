@@ -78,8 +78,13 @@ def test_an_idle_arena_page_asks_for_at_most_a_frame_or_two_a_second(tmp_path, b
         page.add_init_script(COUNT_FRAMES)
         page.goto(url)
         page.wait_for_selector("#signin-button")
-        page.wait_for_timeout(4000)  # the loader's own animation (Svelte's spring) is over by then
-        assert _frames_in(page, 3) <= 6
+        page.wait_for_timeout(4000)  # the loader's own animation (Svelte's spring) is usually over by then
+        # on a loaded machine the spring can run late: the page must settle within three more windows (a loop that
+        # keeps asking for frames, as before, fails every one)
+        windows = [_frames_in(page, 3)]
+        while windows[-1] > 6 and len(windows) < 4:
+            windows.append(_frames_in(page, 3))
+        assert windows[-1] <= 6, f"frames in successive 3 s windows: {windows}"
         assert page.evaluate("() => document.head.firstElementChild.textContent").strip() == FRAME_BUDGET_JS.strip()
 
 

@@ -23,7 +23,7 @@ def _open(settings):
 
 
 def cmd_serve(args, settings) -> int:
-    from arena.demo import ensure_demo
+    from arena.demo.seeding import ensure_demo
     from arena.web.app import serve
     from datamodel.connection import check_writable
 
@@ -42,7 +42,7 @@ def cmd_serve(args, settings) -> int:
 
 
 def cmd_demo(args, settings) -> int:
-    from arena.demo import build_demo, load_demo_bundle
+    from arena.demo.seeding import build_demo, load_demo_bundle
     from datamodel.renditions import Renditions
 
     if args.regenerate:  # nothing is written unless the whole stack is there

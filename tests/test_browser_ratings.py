@@ -263,7 +263,7 @@ def test_the_admin_opens_a_task_and_exports_the_ratings(tmp_path, browser):
 def test_the_shipped_demo_serves_semvarbench_and_saneval_questions(tmp_path, browser, size):
     """Issue 27 on the demo: the arena made from the shipped bundle serves a SemVarBench and a SANEval question, each
     with a demo prompt's words, and stores the answers."""
-    from arena.demo import demo_prompt_specs
+    from arena.demo.seeding import demo_prompt_specs
     from support.arena import demo_arena
 
     demo = demo_arena(tmp_path)  # the shipped bundle loaded, its images rendered

@@ -1,4 +1,4 @@
-"""The demo shipped as data (arena/demo_bundle/): in step with the code, small, and loaded without torch.
+"""The demo shipped as data (arena/demo/bundle/): in step with the code, small, and loaded without torch.
 
 When one of these fails after a change to the demo prompts, a demo generator or a demo metric, remake the bundle:
 ``python -m tools.demo_bundle``.
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from arena.demo import (DEMO_BUNDLE, DEMO_METRIC_NAMES, DemoBundleError, demo_incomplete, demo_prompt_specs,
+from arena.demo.seeding import (DEMO_BUNDLE, DEMO_METRIC_NAMES, DemoBundleError, demo_incomplete, demo_prompt_specs,
                         ensure_demo, load_demo_bundle, missing_demo_metrics, read_demo_bundle)
 from datamodel.connection import connect
 from datamodel.media import MediaStore
@@ -111,7 +111,7 @@ def test_loading_the_bundle_fills_an_empty_database_and_finishes_an_interrupted_
 def test_loading_the_bundle_imports_no_torch(tmp_path):
     code = (
         "import sys\n"
-        "from arena.demo import ensure_demo\n"
+        "from arena.demo.seeding import ensure_demo\n"
         "from datamodel.connection import connect\n"
         "from datamodel.media import MediaStore\n"
         "from core.settings import Settings\n"
@@ -151,8 +151,8 @@ def test_the_demo_command_loads_the_bundle(tmp_path):
 def test_a_demo_clip_cut_short_stops_the_bundle(tmp_path):
     """A busy machine stops the demo CLIP's training at its time limit; such a CLIP scores differently, so
     tools.demo_bundle writes no bundle with it and says what to do."""
-    from judges.metrics.demo_clip import DEMO_CLIP_NAME, RECIPE
-    from tools.demo_bundle import DemoClipCutShort, check_demo_clip
+    from arena.demo.clip import DEMO_CLIP_NAME, RECIPE
+    from arena.demo.making import DemoClipCutShort, check_demo_clip
 
     folder = tmp_path / "tiny" / DEMO_CLIP_NAME
     folder.mkdir(parents=True)

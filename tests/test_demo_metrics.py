@@ -24,7 +24,7 @@ CLIP_METRICS = ("clip_score", "clip_lemma", "clip_hypernym", "clip_cohyponym")
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory, artefact_cache):
-    from arena.demo import build_demo
+    from arena.demo.seeding import build_demo
 
     root = tmp_path_factory.mktemp("demo")
     settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=artefact_cache, demo=True)
@@ -69,7 +69,7 @@ def test_the_reward_stand_in_and_commonsense_use_the_same_trained_model(demo):
 
 
 def test_the_training_texts_are_the_metric_s_texts_and_name_one_look_each():
-    from judges.metrics.demo_clip import training_looks
+    from arena.demo.clip import training_looks
 
     looks, negatives = training_looks()
     by_text = {}
@@ -90,7 +90,7 @@ def test_the_training_texts_are_the_metric_s_texts_and_name_one_look_each():
 def test_a_folder_trained_with_another_recipe_is_not_reused(tmp_path):
     import json
 
-    from judges.metrics.demo_clip import RECIPE, _trained
+    from arena.demo.clip import RECIPE, _trained
 
     (tmp_path / "open_clip_config.json").write_text("{}")
     (tmp_path / "training.json").write_text(json.dumps({"recipe": {**RECIPE, "steps": 1}}))

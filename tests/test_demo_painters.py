@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from arena.demo import demo_prompt_specs
+from arena.demo.seeding import demo_prompt_specs
 from generators.demo import DEMO_MODELS, demo_models
 from generators.pipelines import make_generator
 from generators.procedural import GlyphPainter, demo_glyphs, emoji_font, glyph_image

@@ -184,7 +184,7 @@ def test_a_refused_import_writes_no_media_file(tmp_path, break_it):
 @pytest.mark.slow  # 5.8 s on the quiet machine (make check, 2026-11-26)
 def test_an_interrupted_demo_is_finished_on_the_next_start_without_duplicates(tmp_path):
     from datamodel.catalog import PromptSpec, add_prompts
-    from arena.demo import demo_incomplete, demo_prompt_specs, ensure_demo, missing_demo_metrics
+    from arena.demo.seeding import demo_incomplete, demo_prompt_specs, ensure_demo, missing_demo_metrics
     from core.settings import Settings
     from generators.demo import DEMO_MODELS
 

@@ -582,7 +582,7 @@ def test_metrics_cli_help(capsys):
 
 @pytest.mark.slow
 def test_demo_metrics_fill_every_column(small_arena, artefact_cache):
-    from judges.metrics.demo import compute_demo_metrics
+    from arena.demo.metrics import compute_demo_metrics
 
     arena = small_arena  # the artefact cache: the demo CLIP is trained there once, not per test
     summary = compute_demo_metrics(arena.db, arena.media, cache_dir=artefact_cache)

@@ -18,9 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # What tools.load.demo_database builds the demo template from: its code, the data model that writes the database and
 # the renditions, the suites whose prompts it holds, and the shipped bundle.
 DEMO_SOURCES = tuple(sorted(
-    str(path.relative_to(ROOT)) for folder in ("datamodel", "suites", "arena/demo_bundle")
+    str(path.relative_to(ROOT)) for folder in ("datamodel", "suites", "arena/demo/bundle")
     for path in (ROOT / folder).rglob("*") if path.is_file() and "__pycache__" not in path.parts
-)) + ("arena/demo.py", "tools/load.py")
+)) + ("arena/demo/seeding.py", "tools/load.py")
 
 
 def _cache_dir_with_the_demo(tmp_path: Path) -> Path:

@@ -86,11 +86,11 @@ def test_import_images_renders_every_image(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_regenerating_the_demo_renders_every_image(tmp_path, monkeypatch):
     """The images are made as `demo --regenerate` makes them; the metrics (tests/test_demo_metrics.py) are left out."""
-    from arena import demo as demo_module
+    from arena.demo import seeding as demo_module
     from arena.commands import main
     from core.settings import load_settings
     from generators.procedural import emoji_font
-    from judges.metrics import demo as demo_metrics
+    from arena.demo import metrics as demo_metrics
 
     if emoji_font() is None:
         pytest.skip("needs Debian's fonts-noto-color-emoji (make install)")

@@ -125,7 +125,7 @@ def test_a_web_only_virtualenv_serves_the_demo_and_takes_a_browser_vote(tmp_path
     finally:
         output = stop_logged(process)
     print(f"\nweb-only install: {figures}")
-    assert "Demo ready: 109 prompts, 436 images" in output, output  # arena/demo.py: 4 suites, 4 models
+    assert "Demo ready: 109 prompts, 436 images" in output, output  # arena/demo/seeding.py: 4 suites, 4 models
     with sqlite3.connect(data / "arena.db") as db:
         votes = db.execute(
             "SELECT v.voter, ma.name, mb.name, v.outcome FROM votes v JOIN battles b ON b.id = v.battle_id "

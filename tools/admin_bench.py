@@ -29,7 +29,7 @@ PASSWORD = "admin-bench-password"
 def build(root: Path, votes: int, careful: int, careful_votes: int):
     """The demo database under ``root`` with the annotators and their votes; its settings."""
     from arena import session as sessions
-    from arena.demo import load_demo_bundle
+    from arena.demo.seeding import load_demo_bundle
     from datamodel.connection import connect
     from datamodel.media import MediaStore
     from datamodel.quality import QualityRules

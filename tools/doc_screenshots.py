@@ -24,7 +24,7 @@ LOADED = ("(selector) => [...document.querySelectorAll(selector)].length > 0 && 
 
 def demo_settings(root: Path):
     """A throwaway arena under ``root`` holding the shipped demo, SANEval's rating task open; its settings."""
-    from arena.demo import ensure_demo
+    from arena.demo.seeding import ensure_demo
     from core.settings import Settings
     from datamodel.connection import connect
     from datamodel.human_ratings import set_assignment

@@ -380,7 +380,7 @@ def demo_database(cache_dir: Path) -> Path:
     copied."""
     template = cache_dir / "load-demo"
     if not (template / "arena.db").exists():
-        from arena.demo import load_demo_bundle
+        from arena.demo.seeding import load_demo_bundle
         from datamodel.media import MediaStore
         from core.settings import load_settings
         from datamodel.connection import checkpoint, connect

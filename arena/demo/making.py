@@ -1,7 +1,8 @@
 """Make the demo bundle the arena loads at its first start: ``python -m tools.demo_bundle`` (one step, seeded).
 
-It builds the demo with the generators and the metric scorers (:func:`arena.demo.build_demo`: torch, diffusers,
-open_clip) into a throwaway database, media folder and model cache, then writes :data:`arena.demo.DEMO_BUNDLE`:
+It builds the demo with the generators and the metric scorers (:func:`arena.demo.seeding.build_demo`: torch,
+diffusers, open_clip) into a throwaway database, media folder and model cache, then writes
+:data:`arena.demo.seeding.DEMO_BUNDLE` (``arena/demo/bundle/``):
 
 - ``manifest.json``: the demo prompts (keys and texts, checked against the code when loaded), the models with their
   configs, each image's prompt, model, index, seed, parameters and file, every metric row (per image or per model)
@@ -14,7 +15,7 @@ fails while the bundle is out of step with the code. The same code and seed give
 states are seeded (torchmetrics' Inception Score splits draw from torch's) and the throwaway cache path is written as
 ``<cache_dir>``.
 
-The demo CLIP's training stops at its time limit (:data:`judges.metrics.demo_clip.RECIPE`'s ``max_seconds``), and a
+The demo CLIP's training stops at its time limit (:data:`arena.demo.clip.RECIPE`'s ``max_seconds``), and a
 CLIP cut short on a busy machine scores differently: the command then stops without writing the bundle. Rerun it on
 a quieter machine, or pass ``--cache-dir`` with a model cache whose demo CLIP finished (the test artefact cache, or
 ``.cache/``): its tiny pipelines and trained CLIP are used as they are, and the bundle is the same.
@@ -22,23 +23,20 @@ a quieter machine, or pass ``--cache-dir`` with a model cache whose demo CLIP fi
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import io
 import json
 import random
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from PIL import Image
 
-from arena.demo import BUNDLE_COMMAND, BUNDLE_FORMAT, DEMO_BUNDLE, build_demo, demo_prompt_specs
+from arena.demo.seeding import BUNDLE_COMMAND, BUNDLE_FORMAT, DEMO_BUNDLE, build_demo, demo_prompt_specs
 from datamodel.catalog import images_of_source, models_of_source
 from datamodel.connection import connect
-from core.extras import MissingExtra, exit_status, require
 from datamodel.metrics import metric_directions, metric_rows_of_source
 from datamodel.media import MediaStore
 from core.settings import Settings
@@ -141,7 +139,7 @@ class DemoClipCutShort(RuntimeError):
 
 def check_demo_clip(cache_dir: Path) -> None:
     """Raise :class:`DemoClipCutShort` unless the demo CLIP in ``cache_dir`` trained every step of its recipe."""
-    from judges.metrics.demo_clip import DEMO_CLIP_NAME, RECIPE
+    from arena.demo.clip import DEMO_CLIP_NAME, RECIPE
 
     record = json.loads((cache_dir / "tiny" / DEMO_CLIP_NAME / "training.json").read_text(encoding="utf-8"))
     if record.get("steps") != RECIPE["steps"]:
@@ -176,28 +174,3 @@ def make_bundle(out: Path = DEMO_BUNDLE, *, seed: int = 0, progress: bool = Fals
     size = sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
     return {"images": len(manifest["images"]), "metrics": len(manifest["metrics"]), "bytes": size,
             "seconds": time.perf_counter() - started}
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.demo_bundle", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=DEMO_BUNDLE, help=f"bundle folder (default: {DEMO_BUNDLE})")
-    parser.add_argument("--seed", type=int, default=0, help="base seed of the images and the metrics (default 0)")
-    parser.add_argument("--cache-dir", type=Path, help="model cache whose tiny pipelines and demo CLIP are used "
-                        "(default: a throwaway folder; see the module docstring)")
-    args = parser.parse_args(argv)
-    try:
-        require("torch", "diffusers", "transformers", "open_clip", command="python -m tools.demo_bundle")
-    except MissingExtra as missing:
-        return exit_status(missing, "python -m tools.demo_bundle")
-    try:
-        figures = make_bundle(args.out, seed=args.seed, progress=True, cache_dir=args.cache_dir)
-    except DemoClipCutShort as error:
-        print(f"python -m tools.demo_bundle: {error}", file=sys.stderr)
-        return 1
-    print(f"Wrote {args.out}: {figures['images']} images, {figures['metrics']} metric rows, "
-          f"{figures['bytes'] / 1e6:.2f} MB in {figures['seconds']:.0f} s.")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

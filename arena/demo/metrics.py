@@ -2,7 +2,7 @@
 
 Nothing can be downloaded on the demo machines. The CLIP columns (``clip_score``, the taxonomy similarities, the
 commonsense metric and the CLIP-cosine reward stand-in) come from a tiny open_clip model trained here on the demo
-painters' emoji (:mod:`judges.metrics.demo_clip`, scorer ``open_clip:demo-emoji-clip``, trained once into the cache
+painters' emoji (:mod:`arena.demo.clip`, scorer ``open_clip:demo-emoji-clip``, trained once into the cache
 folder): on the demo, whose right answer is known, they rank demo-painter above demo-lookalike above demo-scribble,
 which shows the pipeline working; they are not a measurement of real models. FID and IS come from tiny random
 feature networks (``tiny-random-features``) and measure nothing. FID uses all demo models' images of a suite as its
@@ -33,7 +33,7 @@ def compute_demo_metrics(db: sqlite_utils.Database, media: MediaStore, *, cache_
     """Compute the demo suites' metrics with the stand-ins of the module docstring (idempotent: rows are replaced);
     return summaries. The first call on a cache folder trains the demo CLIP (40 s to 3 min on two cores)."""
     from judges.metrics.commands import compute_metrics
-    from judges.metrics.demo_clip import DEMO_CLIP_NAME, build_demo_clip
+    from arena.demo.clip import DEMO_CLIP_NAME, build_demo_clip
     from judges.metrics.registry import Scorers, metric_options
 
     clip = build_demo_clip(Path(cache_dir) / "tiny" / DEMO_CLIP_NAME)  # trained once per cache folder

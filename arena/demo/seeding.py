@@ -1,5 +1,5 @@
-"""The bundled demo: WordNet concepts, Commonsense-T2I pairs, a SemVarBench sample and SANEval prompts, with images
-from four demo models.
+"""The demo seeded into an empty database: WordNet concepts, Commonsense-T2I pairs, a SemVarBench sample and SANEval
+prompts, with images from four demo models (the package's map: :mod:`arena.demo`).
 
 The prompts (:func:`demo_prompt_specs`): the 48 taxonomy prompts of :func:`suites.taxonomy.demo_specs`, the 14
 Commonsense-T2I items of :func:`suites.commonsense.sample_specs`, the 6 SemVarBench items (18 prompts) of
@@ -13,11 +13,11 @@ miss, or random shapes, and one tiny random-weight diffusers pipeline), and the 
 nobody mistakes them for real systems. No votes are made up.
 
 The arena does not make them at start: the first start loads the demo as data (:func:`load_demo_bundle`), from
-:data:`DEMO_BUNDLE` (``arena/demo_bundle/``: ``manifest.json`` with the models, the images' files and parameters
+:data:`DEMO_BUNDLE` (``arena/demo/bundle/``: ``manifest.json`` with the models, the images' files and parameters
 and the metric rows, and the images, losslessly compressed), so a web-only install (no torch) serves the demo.
-``python -m tools.demo_bundle`` makes that bundle with the generators and the metric scorers
-(:func:`build_demo`, seeded: the same code gives the same bundle); ``python -m arena demo --regenerate`` makes the
-demo with them in place of loading it.
+``python -m tools.demo_bundle`` (:mod:`arena.demo.making`) makes that bundle with the generators and the metric
+scorers (:func:`build_demo`, seeded: the same code gives the same bundle); ``python -m arena demo --regenerate``
+makes the demo with them in place of loading it.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from datamodel.renditions import Renditions
 from core.settings import Settings
 
 # The demo as data, made by ``python -m tools.demo_bundle`` and shipped in the package (pyproject's package-data).
-DEMO_BUNDLE = Path(__file__).resolve().parent / "demo_bundle"
+DEMO_BUNDLE = Path(__file__).resolve().parent / "bundle"
 BUNDLE_FORMAT = 1
 BUNDLE_COMMAND = "python -m tools.demo_bundle"
 
@@ -45,7 +45,7 @@ class DemoBundleError(RuntimeError):
     """The shipped demo bundle is missing, damaged or out of step with the code; the message says how to remake it."""
 
 # The metric rows every demo model gets per demo suite (one per metric kind the demo computes, see
-# judges.metrics.demo.DEMO_SUITE_METRICS); a missing one means the metric step did not finish.
+# arena.demo.metrics.DEMO_SUITE_METRICS); a missing one means the metric step did not finish.
 DEMO_METRIC_NAMES = {
     "taxonomy": ("clip_score", "fid", "inception_score", "reward", "consistency_std"),
     "commonsense": ("clip_score", "commonsense_clip_fit", "fid", "inception_score", "reward"),
@@ -95,7 +95,7 @@ def build_demo(db: sqlite_utils.Database, media: MediaStore, settings: Settings,
     """Write the demo prompts and make the demo images, their display renditions and the metrics that are missing
     (idempotent); return counts."""
     from generators.demo import generate_demo_images
-    from judges.metrics.demo import compute_demo_metrics
+    from arena.demo.metrics import compute_demo_metrics
 
     prompts = add_prompts(db, demo_prompt_specs())
     made = generate_demo_images(db, media, prompts.ids, cache_dir=settings.cache_dir, seed=settings.seed,

@@ -26,7 +26,7 @@ from datamodel.connection import Store
 from arena.rendition_keeper import RenditionKeeper
 from arena.web.admin_session import AdminSessions, Holder
 from arena.web.admin_tab import build_admin_tab
-from arena.demo import demo_prompt_ids
+from arena.demo.seeding import demo_prompt_ids
 from arena.open_prompts import open_prompts_from_settings
 from arena.web.arena_tab import build_arena_tab
 from arena.web.assets import HEAD_SCRIPTS, STYLESHEETS, json_element

@@ -15,7 +15,7 @@ Each metric is one declaration (:class:`.registry.Metric`) in its module, regist
 - :mod:`.consistency`: ``consistency``: spread of any per-image score within paraphrase groups (T5).
 - :mod:`.detection`: an open-vocabulary detector interface for SANEval (T4).
 - :mod:`.commands`: ``python -m judges metrics`` (a metric whose extra or weights are missing is skipped, the others
-  run); :mod:`.demo`: the offline demo's metrics with tiny random scorers; :mod:`.progress`: the progress bars.
+  run); :mod:`.progress`: the progress bars.
 
 Rows are written with :func:`datamodel.metrics.write_metrics`; images are read with
 :func:`judges.selection.image_rows`.

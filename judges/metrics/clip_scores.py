@@ -265,7 +265,7 @@ def clip_options(parser: argparse.ArgumentParser) -> None:
 def clip_encoder(context: ScorerContext) -> ClipEncoder:
     """The run's one CLIP encoder, shared by every metric that asks for it: ``--clip-model`` / ``--clip-pretrained``,
     or with ``context.tiny`` a tiny random open_clip model built in the cache (scorer ``open_clip:open-clip-tiny``)
-    unless ``--clip-model`` names a ``local-dir:`` folder (the offline demo's trained model, :mod:`.demo_clip`)."""
+    unless ``--clip-model`` names a ``local-dir:`` folder (the offline demo's trained model)."""
     options = context.options
 
     def make() -> ClipEncoder:

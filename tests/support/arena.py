@@ -86,7 +86,7 @@ def demo_arena(root: Path, **settings_overrides) -> SmallArena:
 
 
 def _load_demo(root: Path, **settings_overrides) -> SmallArena:
-    from arena.demo import load_demo_bundle
+    from arena.demo.seeding import load_demo_bundle
 
     settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache", demo=True,
                         **settings_overrides)

@@ -25,7 +25,7 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[2]
 # What the tiny pipelines and the demo CLIP are built from (the ``artefact_cache`` fixture's folder holds both).
 MODEL_SOURCES = ("generators/tiny.py", "generators/smoke.py", "generators/procedural.py",
-                 "judges/metrics/demo_clip.py", "judges/metrics/clip_scores.py", "suites/data/demo_glyphs.json")
+                 "arena/demo/clip.py", "judges/metrics/clip_scores.py", "suites/data/demo_glyphs.json")
 DONE = ".built"  # written last: a folder without it is a build that did not finish, and is built again
 KEEP_DAYS = 14  # artefacts of older code not used for this long are removed when a new one is built
 

@@ -19,9 +19,10 @@ from datamodel.annotator_sessions import (live_session, open_battle, session_vot
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator, sign_in
 from datamodel.battles import Battle, Pairing, load_battle
 from datamodel.transactions import annotator_transaction, annotator_writes
-from sampling.draws import NoBattleAvailable, PromptPool, serve_battle
+from sampling.draws import NoBattleAvailable, UniformDraw, draw_pairing, serve_battle
+from sampling.prompt_pool import PromptPool
 from datamodel.quality import QualityRules
-from sampling.sampler import SamplingStats, UniformDraw, draw_pairing
+from sampling.sampler import SamplingStats
 from sampling.strategies import UNIFORM, Strategy, get_strategy
 from datamodel.votes import VoteReceipt, VoteRejected, record_vote
 
@@ -112,7 +113,7 @@ def next_battle(
 
     Leaving a battle without a vote skips it: it stays a served battle, never a vote. A battle drawn for the session
     is never of a prompt its annotator has voted on (in any session) while ``suite`` has one they have not; then of
-    the least seen (:mod:`sampling.draws`; the server's ``sampler.pool`` keeps what each annotator saw).
+    the least seen (:mod:`sampling.prompt_pool`; the server's ``sampler.pool`` keeps what each annotator saw).
     """
     if not session.signed_in:
         raise VoteRejected("Sign in with your name and token first.")

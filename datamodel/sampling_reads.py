@@ -1,10 +1,11 @@
 """What the sampler reads (:mod:`sampling`): the vote counts per battle, the changes since, an annotator's prompts,
 the prompts and images a draw picks from. Plain reads, each one query (the counts one read transaction).
 
-The queries are the ones the sampler tuned at a million votes (:mod:`sampling.sampler`, :mod:`sampling.draws`): a
-draw finds its rows by key and never scans the votes. Where the engines differ, each has its text: SQLite's
-``INDEXED BY`` hint, which keeps an annotator's newest votes one seek away, and scalar ``min``/``max`` (PostgreSQL's
-``LEAST``/``GREATEST``; its ``SUM`` of booleans is a ``FILTER`` count).
+The queries are the ones the sampler tuned at a million votes (:mod:`sampling.counts`, :mod:`sampling.sampler`,
+:mod:`sampling.prompt_pool`, :mod:`sampling.draws`): a draw finds its rows by key and never scans the votes. Where
+the engines differ, each has its text: SQLite's ``INDEXED BY`` hint, which keeps an annotator's newest votes one seek
+away, and scalar ``min``/``max`` (PostgreSQL's ``LEAST``/``GREATEST``; its ``SUM`` of booleans is a ``FILTER``
+count).
 """
 
 from __future__ import annotations

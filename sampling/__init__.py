@@ -1,11 +1,14 @@
 """Which battle comes next: the strategies' declarations and maths (:mod:`~sampling.strategies`, pure; a new
-strategy is one :class:`Strategy` in the registry :data:`STRATEGIES`), the prompt pool and the uniform draw
-(:mod:`~sampling.draws`), a server's vote counts and the draws of the pair-first strategies (:mod:`~sampling.sampler`),
-and the admin's tables of where the votes went (:mod:`~sampling.coverage`)."""
+strategy is one :class:`Strategy` in the registry :data:`STRATEGIES`), the vote counts as arrays
+(:mod:`~sampling.counts`), a server's counts kept vote by vote with its fit (:mod:`~sampling.sampler`) and its
+battles in flight (:mod:`~sampling.in_flight`), which prompts a draw may show (:mod:`~sampling.prompt_pool`), the
+draws themselves (:mod:`~sampling.draws`) and the admin's tables of where the votes went (:mod:`~sampling.coverage`)."""
 
 from sampling.coverage import strategy_note, votes_by_strategy, votes_per_model, votes_per_pair, votes_per_prompt
-from sampling.draws import NoBattleAvailable, PromptPool, draw_uniform, serve_battle
-from sampling.sampler import Replica, SamplingStats, UniformDraw, draw_pairing, read_count_tables, vote_facts
+from sampling.counts import read_count_tables, vote_facts
+from sampling.draws import NoBattleAvailable, Replica, UniformDraw, draw_pairing, draw_uniform, serve_battle
+from sampling.prompt_pool import PromptPool
+from sampling.sampler import SamplingStats
 from sampling.strategies import (STRATEGIES, SamplingParams, Strategy, active_pair_weights, check_strategy,
                                  fit_state, get_strategy, misorder_probabilities, model_votes, n_models_of,
                                  pair_index, pair_probabilities, pair_votes)

@@ -1,225 +1,57 @@
-"""Drawing battles: which prompts can be shown, the uniform draw, and serving a drawn battle.
+"""Drawing battles: the uniform draw, the pair-first draws of the other strategies, replicas, and serving a drawn
+battle.
 
 The ``uniform`` strategy is the published protocol (T1): a prompt uniformly among those with images from at least two
 models (optionally within a suite), then two distinct models uniformly among those with an image for it, then one of
-each model's images for that prompt, then a fair coin for which one is shown on the left (A). The other strategies
-(:mod:`sampling.sampler`) draw the pair first and use the same prompt pool.
+each model's images for that prompt, then a fair coin for which one is shown on the left (A) (:func:`draw_uniform`).
+The other strategies draw the pair first, with the shares of :mod:`sampling.strategies` over the server's counts
+(:class:`sampling.sampler.SamplingStats`), and use the same prompt pool (:func:`draw_pairing`); a share of the draws
+may re-serve a battle with one vote (:func:`draw_replica`).
 
-Every draw for an annotator leaves out the prompts they have already voted on (the vote revealed the two models,
-and a prompt shown again shows images they may recognise) as long as the prompts in scope (the suite filter) include
-some they have not; once they have seen them all, only the least often seen are drawn, leaving out the one seen last
-if another is as little seen (:meth:`SeenPrompts.Seen.choosable`). The draw never refuses for this reason. Judges'
-draws (no annotator) are the protocol's as stated.
+Every draw for an annotator leaves out the prompts they have already voted on, or keeps the least seen once they saw
+them all (:mod:`sampling.prompt_pool`); it never refuses for this reason. Judges' draws (no annotator) are the
+protocol's as stated.
 """
 
 from __future__ import annotations
 
 import random
-import threading
-import time
-from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass
+from typing import ClassVar
 
 import numpy as np
 import sqlite_utils
 
 from datamodel.battles import Battle, Pairing, record_battle
-from datamodel.sampling_reads import (annotator_prompts, catalog_version, eligible_prompts, not_shown,  # noqa: F401
-                                     prompt_images, suites_with_battles)
-from sampling.strategies import UNIFORM, check_strategy
+from datamodel.sampling_reads import eligible_prompts, not_shown, pair_images, prompt_images, vote_pairing
+from sampling.prompt_pool import PromptPool, seen_prompts
+from sampling.sampler import SamplingStats
+from sampling.strategies import (UNIFORM, check_strategy, get_strategy, pair_index, pair_probabilities,
+                                 prompt_probabilities)
+from sampling.warmup import warming_pairs, with_warmup
 
 
 class NoBattleAvailable(LookupError):
     """No prompt has images from two models (within the filter); the message says what to add."""
 
 
-_EMPTY = np.zeros(0, dtype=np.int64)
-_EMPTY.flags.writeable = False
+@dataclass(frozen=True)
+class Replica(Pairing):
+    """A :class:`~datamodel.battles.Pairing` that re-serves a battle with one human vote (for inter-annotator
+    agreement).
 
-
-class SeenPrompts:
-    """Which prompts each annotator has voted on, for the draws to leave out (module docstring); thread-safe, one per
-    server (its :class:`PromptPool` holds it).
-
-    An annotator's prompts are read from the votes table on their first draw (the covering index
-    ``votes_annotator_prompt``: 0.2 ms for 300 votes, 2 ms for 3,000), and at every later draw only their votes newer
-    than the last one read (one seek in ``votes_annotator``, which usually finds nothing or the vote just cast), so
-    votes from another tab, another server process or the vote's own transaction count at once; a draw never reads
-    all of an annotator's votes again. What a draw reads inside a transaction is used, not kept: the transaction may
-    roll back and its vote id be given again. Beyond ``annotators``, those drawn for least recently are forgotten (read
-    again at their next draw); about 24 bytes per prompt seen.
+    It is recorded under the configured strategy; the votes on it share the original's ``pair_key``.
     """
 
-    ANNOTATORS = 10_000
 
-    @dataclass(frozen=True)
-    class Seen:
-        """One annotator's seen prompts (immutable; a vote makes a new one): sorted ``prompt_ids``, the votes on each
-        (``counts``), the id of the latest vote on each (``latest``), and the highest vote id read (``through``)."""
+@dataclass(frozen=True)
+class UniformDraw(Pairing):
+    """A :class:`~datamodel.battles.Pairing` drawn by ``uniform`` where a pair-first strategy (``balanced``,
+    ``active``, …) was asked for, because the sampler's counts were not read yet (start-up,
+    :meth:`SamplingStats.refresh`). Record its battle under :attr:`strategy`, the one that really drew it
+    (:func:`arena.session.vote` does)."""
 
-        prompt_ids: np.ndarray = field(default_factory=lambda: _EMPTY)
-        counts: np.ndarray = field(default_factory=lambda: _EMPTY)
-        latest: np.ndarray = field(default_factory=lambda: _EMPTY)
-        through: int = 0
-
-        def __len__(self) -> int:
-            return len(self.prompt_ids)
-
-        def plus(self, rows: list[tuple[int, int, int]]) -> "SeenPrompts.Seen":
-            """These prompts and ``rows`` ((prompt id, votes, latest vote id) of votes newer than :attr:`through`,
-            ascending prompt ids)."""
-            if not rows:
-                return self
-            prompts, counts, latest = np.array(rows, dtype=np.int64).T
-            through = max(self.through, int(latest.max()))
-            if not len(self.prompt_ids):
-                return SeenPrompts.Seen(prompts, counts, latest, through)
-            if len(rows) == 1:  # the usual case: the vote just cast
-                (prompt, votes, last), = rows
-                i = int(np.searchsorted(self.prompt_ids, prompt))
-                if i < len(self.prompt_ids) and self.prompt_ids[i] == prompt:
-                    counts, latest = self.counts.copy(), self.latest.copy()
-                    counts[i] += votes
-                    latest[i] = last
-                    return SeenPrompts.Seen(self.prompt_ids, counts, latest, through)
-                return SeenPrompts.Seen(*(np.concatenate([a[:i], [v], a[i:]]) for a, v in (
-                    (self.prompt_ids, prompt), (self.counts, votes), (self.latest, last))), through)
-            at = np.searchsorted(self.prompt_ids, prompts)
-            hit = at < len(self.prompt_ids)
-            hit[hit] = self.prompt_ids[at[hit]] == prompts[hit]
-            old_counts, old_latest = self.counts.copy(), self.latest.copy()
-            old_counts[at[hit]] += counts[hit]
-            old_latest[at[hit]] = latest[hit]
-            new = ~hit
-            return SeenPrompts.Seen(np.insert(self.prompt_ids, at[new], prompts[new]),
-                                    np.insert(old_counts, at[new], counts[new]),
-                                    np.insert(old_latest, at[new], latest[new]), through)
-
-        def choosable(self, prompt_ids: np.ndarray) -> np.ndarray:
-            """Which of ``prompt_ids`` (an array, not empty) a draw may show, as a boolean mask: those never seen if
-            there are any, else the least often seen, less the one seen last when another is as little seen (never the
-            same prompt twice in a row while there are two)."""
-            if not len(self.prompt_ids):
-                return np.ones(len(prompt_ids), dtype=bool)
-            at = np.searchsorted(self.prompt_ids, prompt_ids)
-            np.minimum(at, len(self.prompt_ids) - 1, out=at)
-            hit = self.prompt_ids[at] == prompt_ids
-            if not hit.all():
-                return ~hit
-            counts, latest = self.counts[at], self.latest[at]
-            keep = counts == counts.min()
-            if np.count_nonzero(keep) > 1:
-                keep &= latest != latest[keep].max()
-            return keep
-
-    def __init__(self, annotators: int = ANNOTATORS):
-        self._lock = threading.Lock()
-        self._annotators = annotators
-        self._held: OrderedDict[int, SeenPrompts.Seen] = OrderedDict()
-
-    def of(self, db: sqlite_utils.Database, annotator_id: int) -> "SeenPrompts.Seen":
-        """The prompts ``annotator_id`` has voted on, as of now (module and class docstrings)."""
-        with self._lock:
-            held = self._held.get(annotator_id)
-            if held is not None:
-                self._held.move_to_end(annotator_id)
-        if held is None:  # all their votes, from the covering index votes_annotator_prompt
-            held, newer = SeenPrompts.Seen(), annotator_prompts(db, annotator_id)
-        else:  # the votes since: one seek in votes_annotator, whose entries follow the vote ids
-            newer = annotator_prompts(db, annotator_id, after_vote=held.through)
-        seen = held.plus(newer)
-        if not db.conn.in_transaction:
-            with self._lock:
-                kept = self._held.get(annotator_id)
-                if kept is None or kept.through < seen.through:
-                    self._held[annotator_id] = seen
-                self._held.move_to_end(annotator_id)
-                while len(self._held) > self._annotators:
-                    self._held.popitem(last=False)
-        return seen
-
-
-def seen_prompts(db: sqlite_utils.Database, annotator_id: int, pool: "PromptPool | None" = None) -> SeenPrompts.Seen:
-    """The prompts ``annotator_id`` has voted on: kept by the server's ``pool``, or read afresh without one."""
-    return (pool.seen if pool is not None else SeenPrompts()).of(db, annotator_id)
-
-
-class PromptPool:
-    """:func:`eligible_prompts` per suite and :func:`suites_with_battles`, computed again only when the catalog
-    (models, prompts, images) has changed.
-
-    The query groups every image (13 ms at 40,000 images); a server keeps one pool (thread-safe) and reads the
-    catalog's change counter (``data_versions``, one row) per draw instead.
-    Only suites that have battles are kept, so a client naming made-up suites can neither grow the pool nor make it
-    run the grouping query.
-    """
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._version: tuple | None = None
-        self._suites: list[str] = []
-        self._by_suite: dict[str | None, list[int]] = {}
-        self._arrays: dict[str | None, np.ndarray] = {}  # the same, as arrays
-        self._kept: dict = {}  # prompt id: its images (:meth:`images`); other keys: :meth:`catalog_cached`
-        self._checked_at = float("-inf")  # when the catalog's change counter was last read (time.monotonic)
-        self.seen = SeenPrompts()  # what each annotator voted on, for the draws to leave out
-
-    def _refresh(self, db: sqlite_utils.Database) -> None:
-        """Forget everything if the images changed (call with the lock held)."""
-        version, self._checked_at = catalog_version(db), time.monotonic()
-        if version != self._version:
-            self._version, self._by_suite, self._suites = version, {}, suites_with_battles(db)
-            self._arrays, self._kept = {}, {}
-
-    def images(self, db: sqlite_utils.Database, prompt_id: int) -> list[tuple[int, int]]:
-        """:func:`prompt_images` of ``prompt_id``, kept until the catalog changes. It reads no change counter: a draw
-        calls it after :meth:`eligible_ids`, which has just read it. (At most every shown image is kept: 40,000
-        images are a few megabytes.)"""
-        with self._lock:
-            kept = self._kept.get(prompt_id)
-            if kept is None:
-                kept = self._kept[prompt_id] = prompt_images(db, prompt_id)
-            return kept
-
-    def catalog_cached(self, db: sqlite_utils.Database, key: tuple, read, *, max_age_s: float = 0.0):
-        """``read()``, a value made from the catalog (models, prompts, images), kept under ``key`` until the catalog
-        changes: the change counter is read first, unless a draw read it less than ``max_age_s`` seconds ago (under
-        load, every draw does)."""
-        with self._lock:
-            if time.monotonic() - self._checked_at >= max_age_s:
-                self._refresh(db)
-            if key not in self._kept:
-                self._kept[key] = read()
-            return self._kept[key]
-
-    def suites(self, db: sqlite_utils.Database) -> list[str]:
-        """The suites that have at least one battle to show, as :func:`suites_with_battles`."""
-        with self._lock:
-            self._refresh(db)
-            return list(self._suites)
-
-    def eligible(self, db: sqlite_utils.Database, suite: str | None = None) -> list[int]:
-        with self._lock:
-            self._refresh(db)
-            if suite is not None and suite not in self._suites:
-                return []
-            if suite not in self._by_suite:
-                self._by_suite[suite] = eligible_prompts(db, suite)
-            return self._by_suite[suite]
-
-    def eligible_ids(self, db: sqlite_utils.Database, suite: str | None = None) -> np.ndarray:
-        """:meth:`eligible` as a read-only numpy array (made once per catalog change)."""
-        with self._lock:
-            self._refresh(db)
-            if suite is not None and suite not in self._suites:
-                return _EMPTY
-            if suite not in self._arrays:
-                if suite not in self._by_suite:
-                    self._by_suite[suite] = eligible_prompts(db, suite)
-                array = np.array(self._by_suite[suite], dtype=np.int64)
-                array.flags.writeable = False
-                self._arrays[suite] = array
-            return self._arrays[suite]
+    strategy: ClassVar[str] = UNIFORM.name
 
 
 def draw_uniform(
@@ -272,3 +104,142 @@ def serve_battle(
     pairing = pairing or draw_uniform(db, rng, suite=suite, pool=pool, annotator_id=annotator_id)
     return record_battle(db, pairing, session_id=session_id, annotator_id=annotator_id, judge=judge,
                          strategy=strategy, now=now)
+
+def _choose(rng: random.Random, probabilities: np.ndarray) -> int:
+    """An index drawn with ``probabilities`` from ``rng`` (one ``rng.random()`` call)."""
+    cumulative = np.cumsum(probabilities)
+    x = rng.random() * cumulative[-1]
+    return int(min(np.searchsorted(cumulative, x, side="right"), len(cumulative) - 1))
+
+
+def draw_replica(
+    db: sqlite_utils.Database, rng: random.Random, *, suite: str | None = None, annotator_id: int | None = None,
+    stats: SamplingStats | None = None, pool: PromptPool | None = None,
+) -> Replica | None:
+    """A battle (same prompt, left and right images) with exactly one non-excluded human vote, not cast by
+    ``annotator_id`` and not of a prompt ``annotator_id`` has voted on (:func:`seen_prompts`, kept by the server's
+    ``pool``), chosen uniformly among those (:meth:`SamplingStats.pick_single_vote`); None if there is none, or if the
+    server's ``stats`` are still at their first full read. Without ``stats``, a fresh one is read.
+
+    The candidates are kept in memory, vote by vote: a draw reads one vote by its id, however many there are.
+    """
+    if stats is None:
+        stats = SamplingStats().refresh(db, force=True, fit=False)
+    else:
+        stats.refresh(db, fit=False)
+    seen = seen_prompts(db, annotator_id, pool).prompt_ids if annotator_id is not None else None
+    vote_id = stats.pick_single_vote(rng, suite, annotator_id, seen)
+    if vote_id is None:
+        return None
+    row = vote_pairing(db, vote_id)
+    return Replica(*row) if row is not None else None  # None too when an image may no longer be shown
+
+
+def draw_pairing(
+    db: sqlite_utils.Database,
+    rng: random.Random,
+    strategy: str,
+    *,
+    suite: str | None = None,
+    stats: SamplingStats | None = None,
+    annotator_id: int | None = None,
+    replication_share: float = 0.0,
+    pool: PromptPool | None = None,
+) -> Pairing:
+    """Draw the next battle's prompt and images under ``strategy`` (module docstring).
+
+    - With probability ``replication_share`` (one ``rng.random()`` draw, made only when it is > 0) a
+      :class:`Replica` of a battle with one human vote from someone other than ``annotator_id``, of a prompt
+      ``annotator_id`` has not voted on, if there is one.
+    - A ``prompt_first`` strategy (:class:`sampling.strategies.Strategy`; ``uniform``): exactly
+      :func:`sampling.draws.draw_uniform` (the same random draws), except while a new model warms up
+      (:mod:`sampling.warmup`; only with the server's ``stats``): then a share ``warmup_share`` of the draws (one
+      more ``rng.random()``) are pair-first draws among the pairs that hold a warming model, uniformly.
+    - Any other (``balanced``, ``active``, a registered one): a model pair from :func:`pair_probabilities` over the
+      pairs that share an eligible prompt (of ``suite``, if given), with the warm-up's share for new models
+      (:func:`sampling.warmup.with_warmup`), then the least-shown prompt for that pair, an image of each, sides by a
+      coin. ``stats`` is the server's :class:`SamplingStats` (kept up to date vote by vote;
+      a draw reads no votes; refitted first when the strategy ``needs_fit``); without one, a fresh one is read (and
+      fitted) for this draw. Before the server's first full read is done, a :class:`UniformDraw`.
+    - For an annotator, the prompts they have voted on are left out while the scope has others, else only the least
+      seen are kept (:mod:`sampling.prompt_pool`; ``pool`` keeps what each annotator saw): the pair is drawn with the
+      strategy's probabilities conditioned on its sharing a prompt kept (when the pair drawn first has none, once
+      more among those that do: one more ``rng.random()``), then the prompt among those kept. When every pair shares
+      every prompt, as at study scale, that costs nothing but finding the prompts kept.
+
+    Deterministic for a seeded ``rng`` and the same database. Raises :class:`datamodel.battles.NoBattleAvailable` when
+    no prompt has images of two models.
+    """
+    spec = get_strategy(strategy)
+    if not 0.0 <= replication_share <= 1.0:
+        raise ValueError(f"replication_share is a share between 0 and 1, got {replication_share}.")
+    if replication_share > 0 and rng.random() < replication_share:
+        stats = stats or SamplingStats().refresh(db, force=True, fit=False)
+        replica = draw_replica(db, rng, suite=suite, annotator_id=annotator_id, stats=stats, pool=pool)
+        if replica is not None:
+            return replica
+    if spec.prompt_first:
+        if stats is None or stats.params.warmup_battles <= 0:
+            return draw_uniform(db, rng, suite=suite, pool=pool, annotator_id=annotator_id)
+        stats.refresh(db, fit=False)
+    elif stats is None:
+        stats = SamplingStats().refresh(db, force=True, fit=spec.needs_fit)
+    else:
+        stats.refresh(db, fit=spec.needs_fit)
+    tables = stats.tables
+    if tables is None:
+        pairing = draw_uniform(db, rng, suite=suite, pool=pool, annotator_id=annotator_id)
+        return pairing if spec.prompt_first else UniformDraw(*astuple(pairing))
+    n = len(tables.model_ids)
+    eligible, available = tables.scope(suite)
+    if not eligible.any():
+        return draw_uniform(db, rng, suite=suite)  # raises NoBattleAvailable with the usual message
+    counts = stats.pair_counts(tables)
+    warming = warming_pairs(counts, available, stats.params)
+    if spec.prompt_first:  # the published draw, unless this is one of the warm-up's share of draws
+        if not warming.any() or rng.random() >= stats.params.warmup_share:
+            return draw_uniform(db, rng, suite=suite, pool=pool, annotator_id=annotator_id)
+    narrowed = False  # to the prompts the annotator may see (module docstring of sampling.prompt_pool)
+    if annotator_id is not None:
+        seen = seen_prompts(db, annotator_id, pool)
+        if len(seen):
+            rows = np.flatnonzero(eligible)
+            keep = seen.choosable(tables.prompt_ids[rows])
+            if not keep.all():
+                eligible, narrowed = np.zeros_like(eligible), True
+                eligible[rows[keep]] = True
+    state = stats.state if spec.needs_fit else None
+    if state is not None and np.shape(state.ratings)[-1] != n:
+        state = None  # the models changed and the refit has not run yet: as before the first fit meanwhile
+    if spec.prompt_first:  # a warm-up draw: the warming pairs, each as likely as under the published draw
+        probabilities = warming / warming.sum()
+    else:
+        probabilities = with_warmup(pair_probabilities(spec.name, available=available, pair_counts=counts,
+                                                       state=state, params=stats.params), counts, available,
+                                    stats.params)
+    k = _choose(rng, probabilities)
+    i, j = pair_index(n)
+    a, b = int(i[k]), int(j[k])
+    rows = np.flatnonzero(eligible & tables.has_image[:, a] & tables.has_image[:, b])
+    if narrowed and len(rows) == 0:  # none of this pair's prompts is left to the annotator: draw among those that are
+        shared = tables.pairs_sharing(np.flatnonzero(eligible))
+        weights = np.where(shared, probabilities, 0.0)
+        k = _choose(rng, weights if weights.sum() > 0 else shared.astype(np.float64))
+        a, b = int(i[k]), int(j[k])
+        rows = np.flatnonzero(eligible & tables.has_image[:, a] & tables.has_image[:, b])
+    if len(rows) == 0:  # cannot happen: the pair is available
+        raise NoBattleAvailable("No prompt has images of both models drawn; refresh the sampling statistics.")
+    chosen = rows[_choose(rng, prompt_probabilities(*stats.prompt_counts(tables, rows, k)))]
+    prompt_id = int(tables.prompt_ids[chosen])
+    model_a, model_b = tables.model_ids[a], tables.model_ids[b]
+    images: dict[int, list[int]] = {model_a: [], model_b: []}
+    for image_id, model_id in pair_images(db, prompt_id, model_a, model_b):
+        images[model_id].append(image_id)
+    if not images[model_a] or not images[model_b]:  # images removed since the counts were read
+        stats.reload(db)
+        return UniformDraw(*astuple(draw_uniform(db, rng, suite=suite, pool=pool, annotator_id=annotator_id)))
+    image_a, image_b = rng.choice(images[model_a]), rng.choice(images[model_b])
+    if rng.random() < 0.5:
+        image_a, image_b = image_b, image_a
+    stats.note_served(prompt_id, model_a, model_b)
+    return Pairing(prompt_id, image_a, image_b)

@@ -14,7 +14,8 @@ import random
 
 import numpy as np
 
-from sampling.sampler import SamplingStats, _choose
+from sampling.draws import _choose
+from sampling.sampler import SamplingStats
 from sampling.strategies import SamplingParams, get_strategy, pair_index, pair_probabilities
 
 

@@ -20,7 +20,7 @@ m·W/s. This is ComparIA's idea (draws tilted towards under-voted models, w ∝ 
 bounded phase: the tilt ends at W battles, so the strategy's design is left alone afterwards.
 
 Everything here depends on the vote counts only (past votes, never outcomes), so the fit stays valid (the design is
-ignorable; :mod:`sampling.strategies`). The server applies it to every strategy (:func:`sampling.sampler.draw_pairing`;
+ignorable; :mod:`sampling.strategies`). The server applies it to every strategy (:func:`sampling.draws.draw_pairing`;
 for ``uniform``, a warm-up draw is a pair-first draw), the simulation likewise (:mod:`sampling.simulation`).
 """
 

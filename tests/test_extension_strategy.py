@@ -2,7 +2,7 @@
 
 The toy, ``least-shown-pair``, puts all the mass on the available pair with the fewest votes (the first of ties), so
 whatever draws by its probabilities must go round the pairs in order, each pair once per round: the simulation and
-the server's draw path (:func:`sampling.sampler.draw_pairing`, :func:`arena.session.vote`) are checked to do exactly
+the server's draw path (:func:`sampling.draws.draw_pairing`, :func:`arena.session.vote`) are checked to do exactly
 that.
 """
 
@@ -16,8 +16,9 @@ import pytest
 from arena import session as sessions
 from datamodel.annotators import sign_in
 from datamodel.votes import record_vote
-from sampling.draws import PromptPool, serve_battle
-from sampling.sampler import SamplingStats, draw_pairing
+from sampling.draws import draw_pairing, serve_battle
+from sampling.prompt_pool import PromptPool
+from sampling.sampler import SamplingStats
 from sampling.strategies import STRATEGIES, Strategy, get_strategy, pair_index, pair_probabilities
 from tools import simulate
 

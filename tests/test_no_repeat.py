@@ -22,8 +22,9 @@ from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.media import MediaStore
 from core.settings import Settings
-from sampling.draws import PromptPool, draw_uniform, serve_battle
-from sampling.sampler import Replica, SamplingStats, draw_pairing
+from sampling.draws import Replica, draw_pairing, draw_uniform, serve_battle
+from sampling.prompt_pool import PromptPool
+from sampling.sampler import SamplingStats
 from datamodel.battles import Pairing
 
 PROMPTS = 40
@@ -168,7 +169,7 @@ def test_two_tabs_of_one_annotator_share_what_they_saw(wide_arena):
 
 def test_annotators_forgotten_by_the_server_are_read_again(wide_arena):
     """A server keeps what a bounded number of annotators saw; one it forgot is read again from the votes."""
-    from sampling.draws import SeenPrompts
+    from sampling.prompt_pool import SeenPrompts
 
     pool = PromptPool()
     pool.seen = SeenPrompts(annotators=1)
@@ -185,7 +186,7 @@ def test_annotators_forgotten_by_the_server_are_read_again(wide_arena):
 def test_a_replica_is_never_of_a_prompt_the_annotator_saw(small_arena, monkeypatch):
     """Alice votes on two battles of every prompt; Bob, drawing only replicas where he can, gets one replica per
     prompt (never a second battle of a prompt he saw, nor the battle he just voted on), then fresh battles."""
-    import sampling.sampler
+    import sampling.draws
     from datamodel.votes import record_vote
 
     replicas = []
@@ -195,8 +196,8 @@ def test_a_replica_is_never_of_a_prompt_the_annotator_saw(small_arena, monkeypat
         replicas.append(replica)
         return replica
 
-    draw_replica = sampling.sampler.draw_replica
-    monkeypatch.setattr(sampling.sampler, "draw_replica", spy)
+    draw_replica = sampling.draws.draw_replica
+    monkeypatch.setattr(sampling.draws, "draw_replica", spy)
     db = small_arena.db
     stats, pool = SamplingStats(), PromptPool()
     alice = sessions.start(db, "alice", "token-001", open_signup=True)
@@ -242,7 +243,7 @@ def test_judges_draws_are_unchanged(small_arena):
 
 def test_seen_prompts_merge_votes_read_in_any_batches():
     """What an annotator saw is the same whether their votes are read at once or a few at a time."""
-    from sampling.draws import SeenPrompts
+    from sampling.prompt_pool import SeenPrompts
 
     rng = random.Random(4)
     votes = [(vote_id, rng.randint(1, 30)) for vote_id in range(1, 200)]

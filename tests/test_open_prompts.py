@@ -228,8 +228,8 @@ def test_an_open_prompt_is_taken_vote_by_vote_without_a_full_read_of_the_counts_
     catalog change, read again."""
     from datamodel.catalog import add_image
     from datamodel.sampling_reads import catalog_version
-    from sampling import draws, sampler as sampler_module
-    from sampling.draws import PromptPool
+    from sampling import prompt_pool, sampler as sampler_module
+    from sampling.prompt_pool import PromptPool
     from sampling.sampler import SamplingStats
 
     arena = build_small_arena(tmp_path)
@@ -242,7 +242,7 @@ def test_an_open_prompt_is_taken_vote_by_vote_without_a_full_read_of_the_counts_
         return wrapper
 
     monkeypatch.setattr(sampler_module, "read_count_tables", counted("counts", sampler_module.read_count_tables))
-    monkeypatch.setattr(draws, "suites_with_battles", counted("pool", draws.suites_with_battles))
+    monkeypatch.setattr(prompt_pool, "suites_with_battles", counted("pool", prompt_pool.suites_with_battles))
     stats = SamplingStats(refresh_seconds=0.0, sync_seconds=0.0)
     sampler = sessions.Sampler("balanced", stats, PromptPool())
     live = _open_prompts(arena, StandInService(SERVED))

@@ -19,9 +19,11 @@ from sampling import sampler as sampling
 from arena import session as sessions
 from datamodel.annotators import sign_in
 from datamodel.battles import Pairing
-from sampling.draws import PromptPool, serve_battle
+from sampling.draws import Replica, UniformDraw, draw_pairing, draw_replica, serve_battle
+from sampling.prompt_pool import PromptPool
 from datamodel.quality import QualityRules, review_vote
-from sampling.sampler import BattleCounts, Replica, SamplingStats, UniformDraw, draw_pairing, draw_replica
+from sampling.counts import BattleCounts
+from sampling.sampler import SamplingStats
 from datamodel.connection import Store
 from datamodel.votes import record_vote
 from tools.scale_fixture import ScaleSpec, build_scale_database

@@ -21,7 +21,8 @@ from sampling.draws import NoBattleAvailable, draw_uniform, serve_battle
 from datamodel.vote_table import votes_frame
 from sampling.strategies import (FitState, SamplingParams, balanced_pair_probabilities, bounded_shares, fit_state,
                                  pair_index, pair_probabilities, prompt_probabilities)
-from sampling.sampler import Replica, SamplingStats, draw_pairing
+from sampling.draws import Replica, draw_pairing
+from sampling.sampler import SamplingStats
 from datamodel.votes import record_vote
 
 # ---------------------------------------------------------------------------------------------------------------

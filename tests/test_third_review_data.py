@@ -426,7 +426,7 @@ def test_withheld_images_are_released_by_the_admin(tmp_path, capsys):
     from arena.commands import main
     from datamodel.hf_export import write_hf_dataset
     from datamodel.media import MediaStore
-    from sampling.draws import eligible_prompts
+    from datamodel.sampling_reads import eligible_prompts
 
     arena = _voted_arena(tmp_path)
     before = eligible_prompts(arena.db)

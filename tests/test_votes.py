@@ -7,7 +7,9 @@ import pytest
 pytestmark = pytest.mark.both_engines
 
 from datamodel.annotators import SignInError, sign_in, sync_accounts
-from sampling.draws import NoBattleAvailable, PromptPool, draw_uniform, eligible_prompts, serve_battle
+from datamodel.sampling_reads import eligible_prompts
+from sampling.draws import NoBattleAvailable, draw_uniform, serve_battle
+from sampling.prompt_pool import PromptPool
 from datamodel.connection import connect
 from datamodel.votes import VoteRejected, record_vote
 
@@ -197,7 +199,7 @@ def test_a_vote_counts_even_when_no_next_battle_can_be_drawn(small_arena):
 
 
 def test_prompt_pool_follows_new_images(small_arena):
-    from sampling.draws import PromptPool
+    from sampling.prompt_pool import PromptPool
     from datamodel.catalog import PromptSpec, add_image, add_prompts
     from support.arena import make_image, render_all
 
@@ -261,7 +263,8 @@ def test_the_active_sampler_refits_outside_the_votes_write_transaction(small_are
 
 
 def test_prompt_pool_keeps_only_suites_with_battles(small_arena):
-    from sampling.draws import PromptPool, suites_with_battles
+    from datamodel.sampling_reads import suites_with_battles
+    from sampling.prompt_pool import PromptPool
 
     db, pool = small_arena.db, PromptPool()
     assert pool.suites(db) == suites_with_battles(db) and "taxonomy" in pool.suites(db)

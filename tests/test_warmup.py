@@ -12,7 +12,8 @@ from datamodel.annotators import sign_in
 from datamodel.catalog import add_image, add_model
 from datamodel.votes import record_vote
 from sampling.draws import serve_battle
-from sampling.sampler import SamplingStats, draw_pairing
+from sampling.draws import draw_pairing
+from sampling.sampler import SamplingStats
 from sampling.strategies import STRATEGIES, SamplingParams, pair_index
 from sampling.warmup import warming_models, warming_pairs, with_warmup
 from support.arena import make_image, render_all

@@ -5,7 +5,7 @@ under ``.cache/scale``) into a temporary folder and sends ``--prompts`` open pro
 (:meth:`arena.open_prompts.OpenPrompts.battle`, answered at once by a stand-in serving layer, so only the server's
 own work is measured), each followed by its vote with the next battle drawn (:func:`arena.session.vote`), as a
 server keeping the sampler's counts does (``--strategy``, default ``balanced``; its
-:class:`sampling.sampler.SamplingStats` and :class:`sampling.draws.PromptPool` warm before the first prompt). The
+:class:`sampling.sampler.SamplingStats` and :class:`sampling.prompt_pool.PromptPool` warm before the first prompt). The
 counts check the catalog's change counter at every draw (``refresh_seconds`` 0: an open prompt followed by a draw
 more than the server's 2 s later, i.e. fewer than one open prompt per 2 s; at more, a server re-reads every 2 s).
 
@@ -39,7 +39,7 @@ from generators.demo import demo_models
 from generators.live import LiveImage
 from generators.serving import Served
 from judges.moderation import RuleModerator
-from sampling.draws import PromptPool
+from sampling.prompt_pool import PromptPool
 from sampling.sampler import SamplingStats
 from tools.sampler_bench import _copy_database
 from tools.scale_fixture import ScaleSpec, cached_scale_database

@@ -4,7 +4,7 @@ For each database (12 models with 1,000 and 1,000,000 votes, 30 models with 1,00
 :func:`tools.scale_fixture.cached_scale_database` under ``.cache/scale``) and each strategy, :func:`measure_draws`
 copies the database into a temporary folder (votes are written), times the start-up full read of a
 :class:`sampling.sampler.SamplingStats`, then makes ``draws`` draws through it as the server does
-(:func:`sampling.sampler.draw_pairing` with the warm stats and a :class:`datamodel.battles.PromptPool`), each
+(:func:`sampling.draws.draw_pairing` with the warm stats and a :class:`sampling.prompt_pool.PromptPool`), each
 followed by a vote on the battle drawn (:func:`datamodel.votes.record_vote` with the default quality rules, then
 :meth:`~sampling.sampler.SamplingStats.note_vote`, as :func:`arena.session.vote` does), so the counts change between
 draws and the incremental path is exercised. A last line per database times replica draws
@@ -30,9 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-from sampling.draws import PromptPool, serve_battle
+from sampling.draws import draw_pairing, serve_battle
+from sampling.prompt_pool import PromptPool
 from sampling.strategies import STRATEGIES, UNIFORM, SamplingParams, get_strategy
-from sampling.sampler import SamplingStats, draw_pairing
+from sampling.sampler import SamplingStats
 from datamodel.connection import connect
 from datamodel.annotators import annotator_names
 from datamodel.votes import annotator_nearest, record_vote

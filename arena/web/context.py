@@ -22,7 +22,7 @@ from typing import Any
 
 import gradio as gr
 
-from sampling.draws import PromptPool
+from sampling.prompt_pool import PromptPool
 from datamodel.media import MediaStore
 from arena.ratelimit import LoginThrottle, RateLimited, RateLimiter, client_address
 from arena.web.admin_session import AdminSessions

@@ -21,9 +21,9 @@ import importlib.metadata
 import itertools
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 GROUP = "t2i_arena.{kind}"  # the entry-point group of a kind's plug-ins

@@ -50,8 +50,8 @@ def end_idle_sessions(db: Database, *, now: float, idle_s: float) -> list[str]:
     with transaction(db, scope="admin"):
         db.execute("DELETE FROM admin_sessions WHERE seen_at < ?", [now - idle_s])
         gone = [path for path, in db.execute(
-            "DELETE FROM export_offers WHERE expires_at <= ? OR session_hash NOT IN (SELECT id_hash FROM admin_sessions) "
-            "RETURNING path", [now])]
+            "DELETE FROM export_offers WHERE expires_at <= ? "
+            "OR session_hash NOT IN (SELECT id_hash FROM admin_sessions) RETURNING path", [now])]
     return gone
 
 

@@ -11,7 +11,6 @@ import hashlib
 
 from datamodel.database import Database
 from datamodel.open_prompts import OPEN_SUITE
-
 from datamodel.transactions import annotator_transaction
 from datamodel.votes import VoteReceipt
 

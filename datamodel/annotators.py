@@ -32,14 +32,14 @@ import re
 import secrets
 import time
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from disarm import skeleton_key
 
 from datamodel.database import Database
-from datamodel.transactions import annotator_transaction
 from datamodel.dialect import pick
+from datamodel.transactions import annotator_transaction
 
 NAME_PATTERN = re.compile(r"^[\w .@-]{1,64}$")
 MIN_TOKEN_LENGTH = 8  # the default of ARENA_MIN_TOKEN_LENGTH, and the least it may be
@@ -188,8 +188,9 @@ def sync_accounts(db: Database, accounts: Mapping[str, str], *,
     Each configured name gets an account with its configured token (an existing account of that name, or of its key,
     becomes the configured one, keeping its votes); an account whose token changes is signed out everywhere (its
     stay-signed-in tokens revoked, its open sessions ended: :func:`arena.session.check_signed_in`); a configured
-    account no longer listed becomes ``retired``, which cannot sign in while accounts are configured. Raises ValueError, naming the account (never the token), when a
-    token is shorter than ``min_token_length`` or two names have one key."""
+    account no longer listed becomes ``retired``, which cannot sign in while accounts are configured. Raises
+    ValueError, naming the account (never the token), when a token is shorter than ``min_token_length`` or two names
+    have one key."""
     keys: dict[str, str] = {}
     for name, token in accounts.items():
         if len(token) < min_token_length:

@@ -1,6 +1,7 @@
 """Battles: a prompt and two images from two different models, shown left (A) and right (B).
 
-How they are drawn is :mod:`sampling`'s business; this module records them and reads them back. A battle row records to whom it was served (an annotator or a judge), in which session, when and by which strategy.
+How they are drawn is :mod:`sampling`'s business; this module records them and reads them back. A battle row records
+to whom it was served (an annotator or a judge), in which session, when and by which strategy.
 Its id is an unguessable token: the vote handler checks it against the session (see :mod:`datamodel.votes`).
 """
 

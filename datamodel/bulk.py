@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from datamodel.database import Database
 from datamodel.dialect import is_postgres

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from datamodel.database import Database
 from datamodel.dialect import json_text_items, pick
@@ -81,7 +82,8 @@ def add_prompts(db: Database, specs: Iterable[PromptSpec]) -> PromptImport:
         if spec.key in seen:
             first = seen[spec.key]
             raise CatalogError(
-                f"{spec.source or 'input'}: duplicate prompt key {spec.key} (first at {first.source or 'an earlier row'}). "
+                f"{spec.source or 'input'}: duplicate prompt key {spec.key} "
+                f"(first at {first.source or 'an earlier row'}). "
                 "Give each prompt its own item key, or role/variant."
             )
         seen[spec.key] = spec
@@ -96,8 +98,9 @@ def add_prompts(db: Database, specs: Iterable[PromptSpec]) -> PromptImport:
             metadata = _dumps(spec.metadata)
             if row is None:
                 prompt_id = db.execute(
-                    "INSERT INTO prompts (suite, subset, variant, item_key, role, text, metadata) VALUES (?, ?, ?, ?, ?, ?, ?) "
-                    "RETURNING id", [spec.suite, spec.subset, spec.variant, spec.item_key, spec.role, spec.text, metadata],
+                    "INSERT INTO prompts (suite, subset, variant, item_key, role, text, metadata) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                    [spec.suite, spec.subset, spec.variant, spec.item_key, spec.role, spec.text, metadata],
                 ).fetchone()[0]
                 result.inserted += 1
                 result.ids.append(prompt_id)
@@ -483,28 +486,32 @@ def publish_images(db: Database, through_vote: int, *, withhold: bool = True,
     (``images.published_at``; a Hugging Face export) and, unless ``withhold`` is false, leave them out of battles
     (``images.withheld = 'published'``): anyone holding the export can render them as the arena does and name them in a
     battle before the vote. Returns the images newly withheld."""
-    shown = ("SELECT left_image_id FROM votes WHERE excluded = 0 AND id <= :through UNION "
-             "SELECT right_image_id FROM votes WHERE excluded = 0 AND id <= :through")
-    return _publish(db, shown, through_vote, withhold, now)
+    shown = ("SELECT left_image_id FROM votes WHERE excluded = 0 AND id <= ? UNION "
+             "SELECT right_image_id FROM votes WHERE excluded = 0 AND id <= ?")
+    return _publish(db, shown, [through_vote, through_vote], withhold, now)
 
 
 def publish_rated_images(db: Database, through_rating: int, *, withhold: bool = True,
                          now: float | None = None) -> int:
     """:func:`publish_images` for the images of the counted human ratings up to ``through_rating`` (the ratings'
     Hugging Face export holds each rated image with its model's name, as the votes' does)."""
-    return _publish(db, "SELECT image_id FROM ratings WHERE excluded = 0 AND id <= :through", through_rating,
-                    withhold, now)
+    return _publish(db, "SELECT image_id FROM ratings WHERE excluded = 0 AND id <= ?", [through_rating], withhold,
+                    now)
 
 
-def _publish(db: Database, image_ids_sql: str, through: int, withhold: bool, now: float | None) -> int:
+def _publish(db: Database, image_ids_sql: str, image_ids_params: list[int], withhold: bool,
+             now: float | None) -> int:
+    """Mark the images ``image_ids_sql`` selects (its ``?`` filled by ``image_ids_params``) published at ``now`` and,
+    with ``withhold``, withheld; returns how many were newly withheld."""
     now = time.time() if now is None else now
     with db.conn:
-        db.execute(f"UPDATE images SET published_at = :now WHERE published_at IS NULL AND id IN ({image_ids_sql})",
-                   {"now": now, "through": through})
+        db.execute(f"UPDATE images SET published_at = ? WHERE published_at IS NULL AND id IN ({image_ids_sql})",
+                   [now, *image_ids_params])
         if not withhold:
             return 0
-        return db.execute(f"UPDATE images SET withheld = 'published' WHERE withheld IS NULL AND id IN ({image_ids_sql})",
-                          {"through": through}).rowcount
+        return db.execute(
+            f"UPDATE images SET withheld = 'published' WHERE withheld IS NULL AND id IN ({image_ids_sql})",
+            image_ids_params).rowcount
 
 
 def withheld_images(db: Database) -> dict[str, int]:

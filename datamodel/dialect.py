@@ -1,9 +1,9 @@
 """Which engine a database is, and the few SQL texts that differ between SQLite and PostgreSQL.
 
 Most of the data model's SQL is written once, in what both engines speak (``coalesce``, ``CASE``, ``ON CONFLICT``,
-``RETURNING``, ``json_extract(text, '$.key')``, which the PostgreSQL schema defines: :mod:`datamodel.schema_postgresql`).
-Where the engines differ, a function holds one text per engine and picks it with :func:`pick`; the fragments used in
-several places are here.
+``RETURNING``, ``json_extract(text, '$.key')``, which the PostgreSQL schema defines:
+:mod:`datamodel.schema_postgresql`). Where the engines differ, a function holds one text per engine and picks it
+with :func:`pick`; the fragments used in several places are here.
 """
 
 from __future__ import annotations

@@ -103,7 +103,8 @@ def dataset_card(rows: int, *, license_id: str = DEFAULT_LICENSE, pretty_name: s
     """The dataset card (README.md): YAML front matter (licence, config, features) and the schema as a table;
     ``summary`` (with ``{rows}``) opens the text, ``what`` names the rows in the licence note."""
     features = "\n".join(f"  - name: {name}\n    dtype: {feature['dtype']}" for name, (_, feature, _) in fields.items())
-    table = "\n".join(f"| `{name}` | {feature['dtype']} | {meaning} |" for name, (_, feature, meaning) in fields.items())
+    table = "\n".join(f"| `{name}` | {feature['dtype']} | {meaning} |"
+                      for name, (_, feature, meaning) in fields.items())
     tag_lines = "\n".join(f"- {tag}" for tag in tags)
     return f"""---
 license: {license_id}

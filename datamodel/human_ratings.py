@@ -25,8 +25,9 @@ import json
 import secrets
 import time
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -352,9 +353,9 @@ def update_flags(db: Database, annotator_id: int, rules: QualityRules = QualityR
 
     The rate and speed rules look back at most three hours, so only the ratings of the last three hours (with three
     more of context) are re-examined, unless the bias rule names a task or flagged a rating before (then every
-    rating of the annotator) or ``full``. Ratings are counted apart from votes: a rater may vote and rate in one sitting.
-    The rate rule counts all of a rater's ratings; the speed rule runs over each task's ratings apart, at its pace
-    (``paces``: {task: seconds}; a task not in it: ``rules.fast_seconds``)."""
+    rating of the annotator) or ``full``. Ratings are counted apart from votes: a rater may vote and rate in one
+    sitting. The rate rule counts all of a rater's ratings; the speed rule runs over each task's ratings apart, at its
+    pace (``paces``: {task: seconds}; a task not in it: ``rules.fast_seconds``)."""
     with db.conn:
         source = db.execute("SELECT source FROM annotators WHERE id = ?", [annotator_id]).fetchone()
         trusted = source is not None and source[0] in rules.trusted_sources

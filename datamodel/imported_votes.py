@@ -112,7 +112,7 @@ class Staging:
     def model_names(self) -> list[str]:
         return sorted(self.names)
 
-    def __enter__(self) -> "Staging":
+    def __enter__(self) -> Staging:
         return self
 
     def __exit__(self, *exc) -> None:

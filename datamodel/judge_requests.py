@@ -47,8 +47,8 @@ def put(
     with db.conn:
         db.execute(
             "INSERT INTO judge_requests (key, endpoint, model, request, reply, refusal, finish_reason, prompt_tokens, "
-            "completion_tokens, total_tokens, cost_usd, latency_s, attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (key) DO NOTHING",
+            "completion_tokens, total_tokens, cost_usd, latency_s, attempts) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
             [key, endpoint, model, json.dumps(request, ensure_ascii=False), reply, refusal or "", finish_reason or "",
              prompt_tokens, completion_tokens, total_tokens, cost_usd, latency_s, attempts],
         )

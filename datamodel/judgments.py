@@ -9,8 +9,9 @@ None).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from datamodel.database import Database
 from datamodel.dialect import is_postgres, now_text, pick
@@ -66,8 +67,9 @@ def judged_subjects(db: Database, judge: str, task: str,
                     statuses: Iterable[str] = ("ok", "inconsistent")) -> set[str]:
     """Subjects ``judge`` has a judgment of ``task`` for, with one of ``statuses``."""
     statuses = list(statuses)
+    marks = ",".join("?" * len(statuses)) or "NULL"
     rows = db.execute(
-        f"SELECT subject FROM judgments WHERE judge = ? AND task = ? AND status IN ({','.join('?' * len(statuses)) or 'NULL'})",
+        f"SELECT subject FROM judgments WHERE judge = ? AND task = ? AND status IN ({marks})",
         [judge, task, *statuses],
     )
     return {row[0] for row in rows}

@@ -73,7 +73,8 @@ def record_kwise_battle(db: Database, prompt_id: int, image_ids, *, session_id: 
 
 def load_kwise_battle(db: Database, battle_id: str) -> KwiseBattle:
     row = db.execute("SELECT b.id, b.prompt_id, p.suite, p.text, p.metadata, b.slot_1_image_id, "
-                     "b.slot_2_image_id, b.slot_3_image_id, b.slot_4_image_id, b.media_token, b.served_at FROM kwise_battles b JOIN prompts p ON p.id = b.prompt_id "
+                     "b.slot_2_image_id, b.slot_3_image_id, b.slot_4_image_id, b.media_token, b.served_at "
+                     "FROM kwise_battles b JOIN prompts p ON p.id = b.prompt_id "
                      "WHERE b.id = ?", [battle_id]).fetchone()
     if row is None:
         raise LookupError(f"no four-image battle {battle_id!r}")
@@ -143,7 +144,8 @@ def kwise_vote_rows(db: Database, *, suite: str | None = None,
         where.append("v.excluded = 0")
     rows = db.execute(
         f"""SELECT v.id, b.id, a.name, p.suite, p.item_key, p.text, {models}, b.slot_1_image_id, b.slot_2_image_id,
-                   b.slot_3_image_id, b.slot_4_image_id, v.best, v.worst, v.seconds_to_vote, v.voted_at, b.strategy, v.excluded
+                   b.slot_3_image_id, b.slot_4_image_id, v.best, v.worst, v.seconds_to_vote, v.voted_at, b.strategy,
+                   v.excluded
             FROM kwise_votes v JOIN kwise_battles b ON b.id = v.battle_id JOIN prompts p ON p.id = b.prompt_id
             JOIN annotators a ON a.id = v.annotator_id {joins}
             WHERE {' AND '.join(where)} ORDER BY v.voted_at, v.id""", params).fetchall()

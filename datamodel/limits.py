@@ -12,8 +12,8 @@ machines keep their clocks in step (NTP), as any distributed rate limit needs.
 from __future__ import annotations
 
 from datamodel.database import Database
-from datamodel.transactions import transaction
 from datamodel.dialect import is_postgres
+from datamodel.transactions import transaction
 
 
 def rate_hit(db: Database, scope: str, key: str, *, now: float, window: float, limit: int) -> float:

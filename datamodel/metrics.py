@@ -15,8 +15,9 @@ to list its lower-is-better columns.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from datamodel.database import Database
 from datamodel.dialect import now_text, pick

@@ -107,7 +107,8 @@ def migrate_database(source_path: str | Path, target_url: str, *, replace: bool 
         raise MigrationError(f"--to must be a PostgreSQL URL (postgresql://user@host:port/database), not "
                              f"{describe(target_url)!r}.")
     if is_postgres_url(str(source_path)) or not Path(source_path).is_file():
-        raise MigrationError(f"No SQLite arena at {describe(source_path)}: give the file to copy (--from, or ARENA_DB).")
+        raise MigrationError(f"No SQLite arena at {describe(source_path)}: give the file to copy "
+                             "(--from, or ARENA_DB).")
     started = time.perf_counter()
     source = connect(source_path)
     target = connect(target_url)
@@ -140,8 +141,9 @@ def migrate_database(source_path: str | Path, target_url: str, *, replace: bool 
                 try:
                     copied = insert_rows(target, table, columns, _rows(cursor))
                 except database_errors() as error:
-                    raise MigrationError(f"Copying {table} failed: {str(error).strip()}. The target is unchanged; "
-                                         f"fix that row in the source (sqlite3 {source_path}) and copy again.") from None
+                    raise MigrationError(
+                        f"Copying {table} failed: {str(error).strip()}. The target is unchanged; "
+                        f"fix that row in the source (sqlite3 {source_path}) and copy again.") from None
                 result.tables[table] = copied
                 progress(f"{table}: {copied} rows")
             for table in tables:

@@ -86,8 +86,9 @@ def add_open_prompt(db: Database, text: str, *, now: float | None = None) -> int
     metadata = json.dumps({"source": OPEN_SOURCE, "sent_at": time.time() if now is None else now}, sort_keys=True)
     with db.conn:
         return db.execute(
-            "INSERT INTO prompts (suite, subset, variant, item_key, role, text, metadata) VALUES (?, '', '', ?, '', ?, ?) "
-            "RETURNING id", [OPEN_SUITE, secrets.token_urlsafe(12), text, metadata]).fetchone()[0]
+            "INSERT INTO prompts (suite, subset, variant, item_key, role, text, metadata) "
+            "VALUES (?, '', '', ?, '', ?, ?) RETURNING id",
+            [OPEN_SUITE, secrets.token_urlsafe(12), text, metadata]).fetchone()[0]
 
 
 def record_generations(db: Database, prompt_id: int, generations: list[Generation], *,

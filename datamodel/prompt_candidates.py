@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from datamodel.catalog import PromptSpec, add_prompts
 from datamodel.database import Database
@@ -63,11 +64,11 @@ def add_candidates(db: Database, specs: Iterable[PromptSpec], *, now: float | No
                 raise ReviewError(f"{spec.source or spec.item_key}: a candidate is one prompt per item key, without "
                                   "variant or role.")
             metadata = json.dumps(spec.metadata, sort_keys=True)
-            row = db.execute("SELECT id, text, metadata, status FROM prompt_candidates WHERE suite = ? AND item_key = ?",
-                             [spec.suite, spec.item_key]).fetchone()
+            row = db.execute("SELECT id, text, metadata, status FROM prompt_candidates "
+                             "WHERE suite = ? AND item_key = ?", [spec.suite, spec.item_key]).fetchone()
             if row is None:
-                db.execute("INSERT INTO prompt_candidates (suite, subset, item_key, text, metadata, source, created_at) "
-                           "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                db.execute("INSERT INTO prompt_candidates (suite, subset, item_key, text, metadata, source, "
+                           "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                            [spec.suite, spec.subset, spec.item_key, spec.text, metadata, spec.source, now])
                 result.inserted += 1
             elif row[3] != "pending":

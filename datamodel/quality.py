@@ -31,12 +31,11 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from core.settings import QualityRules
 from datamodel.database import Database
-
 
 RATE, SPEED, BIAS = "rate", "speed", "bias"
 REPORT_ONLY = (RATE, SPEED)  # the rules that report a trusted account's votes instead of excluding them
@@ -200,8 +199,8 @@ def update_flags(
     flat however many votes the annotator has. An annotator whose account's source is trusted
     (:attr:`QualityRules.trusted_sources`) gets :func:`verdict`'s reports instead of rate and speed exclusions.
     """
-    return {vote_id: (before, after) for vote_id, (before, after, _) in update_flags_with_reasons(db, annotator_id, rules,
-                                                                                      full=full).items()}
+    changes = update_flags_with_reasons(db, annotator_id, rules, full=full)
+    return {vote_id: (before, after) for vote_id, (before, after, _) in changes.items()}
 
 
 def update_flags_with_reasons(db: Database, annotator_id: int, rules: QualityRules, *,

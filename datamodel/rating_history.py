@@ -30,13 +30,13 @@ class KeptBoard:
 
 def day_of(when: float) -> str:
     """The UTC day of unix time ``when``, as kept (YYYY-MM-DD)."""
-    return dt.datetime.fromtimestamp(when, dt.timezone.utc).strftime(DAY_FORMAT)
+    return dt.datetime.fromtimestamp(when, dt.UTC).strftime(DAY_FORMAT)
 
 
 def end_of_day(day: str) -> float:
     """The last instant of ``day`` (YYYY-MM-DD, UTC) as unix time; a ValueError naming the format otherwise."""
     try:
-        start = dt.datetime.strptime(day, DAY_FORMAT).replace(tzinfo=dt.timezone.utc)
+        start = dt.datetime.strptime(day, DAY_FORMAT).replace(tzinfo=dt.UTC)
         return (start + dt.timedelta(days=1)).timestamp() - 1e-6
     except (TypeError, ValueError, OverflowError):  # 9999-12-31 has no next day
         raise ValueError(f"Date {str(day)[:40]!r}: write it as YYYY-MM-DD (UTC) up to 9999-12-30, e.g. "
@@ -52,7 +52,8 @@ def keep_day(db: Database, key: str, board: dict, computed_at: float, *, days: i
     cutoff = day_of(computed_at - days * 86400)
     with db.conn:
         db.execute("INSERT INTO leaderboard_history (filters, day, computed_at, board) VALUES (?, ?, ?, ?) "
-                   "ON CONFLICT (filters, day) DO UPDATE SET computed_at = excluded.computed_at, board = excluded.board "
+                   "ON CONFLICT (filters, day) DO UPDATE SET computed_at = excluded.computed_at, "
+                   "board = excluded.board "
                    "WHERE excluded.computed_at >= leaderboard_history.computed_at",
                    [key, day_of(computed_at), computed_at, json.dumps(board)])
         db.execute("DELETE FROM leaderboard_history WHERE day <= ?", [cutoff])

@@ -24,9 +24,9 @@ import pyarrow as pa
 
 from datamodel.catalog import publish_rated_images
 from datamodel.database import Database
+from datamodel.dialect import is_postgres, unixepoch_text
 from datamodel.hf_export import DEFAULT_LICENSE, IMAGE, _image, arrow_schema, dataset_card, write_published_folder
 from datamodel.media import MediaStore
-from datamodel.dialect import is_postgres, unixepoch_text
 from datamodel.vote_table import PUBLISHING_FORMATS, arrow_writer, json_object, jsonl_writer
 
 EXPORT_CHUNK_ROWS = 50_000

@@ -43,17 +43,17 @@ import io
 import logging
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from PIL import Image, ImageCms, ImageOps, UnidentifiedImageError
 
+from core.settings import Settings
 from datamodel.database import Database
 from datamodel.dialect import is_not
 from datamodel.media import DEFAULT_MAX_PIXELS, MediaError, MediaStore, open_image, write_atomically
-from core.settings import Settings
 
 VERSION = 2  # of the rendering below: raise it when the rendering changes, so older renditions are not served
 BACKGROUND = (128, 128, 128)  # letterbox bars and flattened transparency: neutral grey, on a light or a dark page
@@ -75,7 +75,7 @@ class RenditionSpec:
     pad_bytes: int = Settings.display_pad_bytes
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "RenditionSpec":
+    def from_settings(cls, settings: Settings) -> RenditionSpec:
         return cls(size=settings.display_size, fit=settings.display_fit, aspect=settings.display_aspect,
                    format=settings.display_format, quality=settings.display_quality,
                    pad_bytes=settings.display_pad_bytes)
@@ -230,7 +230,7 @@ class Renditions:
         self.root = media.root / "renditions" / spec.key
 
     @classmethod
-    def from_settings(cls, media: MediaStore, settings: Settings) -> "Renditions":
+    def from_settings(cls, media: MediaStore, settings: Settings) -> Renditions:
         return cls(media, RenditionSpec.from_settings(settings))
 
     def path(self, media_hash: str) -> Path:
@@ -262,7 +262,7 @@ class Renditions:
 
     def render_missing(self, db: Database, *, retry_unshowable: bool = False, verify: bool = False,
                        workers: int | None = None,
-                       progress: Callable[[int, int], None] | None = None) -> "RenderReport":
+                       progress: Callable[[int, int], None] | None = None) -> RenderReport:
         """Render every image of ``db`` whose rendition for these settings is not recorded, and record it
         (``images.rendition``); an image whose original cannot be read is recorded as unshowable (with why) and left
         out of battles. Images already unshowable are tried again only with ``retry_unshowable``, and renditions

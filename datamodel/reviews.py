@@ -19,7 +19,6 @@ import pandas as pd
 
 from datamodel.database import Database
 from datamodel.dialect import pick
-
 from datamodel.quality import BIAS, RATE, REPORTED, RULE_TITLES, SPEED
 from datamodel.standing import reason_matches
 
@@ -117,8 +116,9 @@ def review_votes(db: Database, *, exclude: bool, reason: str, annotator: str | N
     now = time.time() if now is None else now
     with db.conn:
         condition, params, what = _scope(db, annotator=annotator, rule=rule, vote_id=vote_id)
-        matched, changed = db.execute(f"SELECT COUNT(*), COUNT(*) FILTER (WHERE excluded != ?) FROM votes WHERE {condition}",
-                                      [int(exclude), *params]).fetchone()
+        matched, changed = db.execute(
+            f"SELECT COUNT(*), COUNT(*) FILTER (WHERE excluded != ?) FROM votes WHERE {condition}",
+            [int(exclude), *params]).fetchone()
         if not matched:
             if vote_id is not None:
                 raise ReviewError(f"No vote with id {vote_id}. Copy the id from the flagged votes table.")

@@ -79,8 +79,9 @@ def claim_computation(db: Database, key: str, holder: str, *, now: float, hold_s
     holds an unexpired claim (``snapshot_claims``; one write transaction, so two processes never both get it)."""
     with db.conn:
         row = db.execute(
-            "INSERT INTO snapshot_claims (filters, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (filters) DO UPDATE "
-            "SET holder = excluded.holder, expires_at = excluded.expires_at WHERE snapshot_claims.expires_at <= ? "
+            "INSERT INTO snapshot_claims (filters, holder, expires_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (filters) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at "
+            "WHERE snapshot_claims.expires_at <= ? "
             "OR snapshot_claims.holder = excluded.holder RETURNING holder", [key, holder, now + hold_s, now]).fetchone()
     return row is not None
 

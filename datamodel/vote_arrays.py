@@ -23,8 +23,9 @@ Imported votes (:mod:`datamodel.imported_votes`) join the arrays when ``source``
 vote has voter code 0 (no annotator has that id), an imported judge vote its judge's code, and each imported battle
 two image ids of its own above every real one (so two votes on one imported battle share a battle key and no
 imported vote shares one with the arena's), unless the file carried the images: then the vote names the images it
-showed, as the arena's votes do (a judge's vote on the same two images meets it). With imported votes the arrays are in time order (stable: votes without
-a time first, in the order they were imported); the arena's own votes alone stay in vote order. An imported vote an
+showed, as the arena's votes do (a judge's vote on the same two images meets it). With imported votes the arrays are
+in time order (stable: votes without a time first, in the order they were imported); the arena's own votes alone stay
+in vote order. An imported vote an
 import flagged (a self-battle, ...) has ``flag`` > 0, naming its reason in ``flags``.
 """
 
@@ -112,7 +113,7 @@ class VoteArrays:
             return np.zeros(len(self), dtype=bool)
         return self.voter == -1 - self.judges.index(name)
 
-    def take(self, mask: np.ndarray) -> "VoteArrays":
+    def take(self, mask: np.ndarray) -> VoteArrays:
         """The votes where ``mask`` (booleans) holds, in the same order; these arrays themselves when it holds for
         every vote (nothing changes them in place)."""
         if mask.all():

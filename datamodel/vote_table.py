@@ -285,7 +285,8 @@ FASTCHAT_WINNER = {"A": "model_a", "B": "model_b", "tie": "tie", "both_bad": "ti
 def _fastchat_sql(db) -> str:
     winner = " ".join(f"WHEN '{ours}' THEN '{theirs}'" for ours, theirs in FASTCHAT_WINNER.items())
     fields = {
-        "question_id": "v.battle_id", "model_a": "ml.name", "model_b": "mr.name", "winner": f"CASE v.outcome {winner} END",
+        "question_id": "v.battle_id", "model_a": "ml.name", "model_b": "mr.name",
+        "winner": f"CASE v.outcome {winner} END",
         "judge": "v.voter", "turn": "1", "anony": "true" if is_postgres(db) else "json('true')",
         "language": "coalesce(json_extract(p.metadata, '$.language'), 'unknown')", "tstamp": "v.voted_at",
         "voter_kind": "v.voter_kind", "vote_id": "v.id", "prompt": "p.text", "suite": "p.suite",

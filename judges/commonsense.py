@@ -29,8 +29,8 @@ import argparse
 import asyncio
 import hashlib
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
 from datamodel.database import Database
 from datamodel.judgments import (

@@ -35,8 +35,15 @@ from datamodel.database import Database
 from datamodel.judgments import forget_failed as forget_failed_replies
 from datamodel.judgments import judge_figures
 from datamodel.vote_arrays import VoteArrays, read_vote_arrays
-from ratings.judge_agreement import (FIGURES, HumanBattles, VoteCodes, cross_fitted_ensemble, ensemble_votes,
-                                     human_ceiling, judge_vs_humans)
+from ratings.judge_agreement import (
+    FIGURES,
+    HumanBattles,
+    VoteCodes,
+    cross_fitted_ensemble,
+    ensemble_votes,
+    human_ceiling,
+    judge_vs_humans,
+)
 
 TASK = "pairwise"
 CEILING = "human ceiling"

@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from datamodel.catalog import PromptImport
 from datamodel.database import Database

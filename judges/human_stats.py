@@ -34,8 +34,8 @@ Spearman's ρ (and Pearson's r).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -45,7 +45,8 @@ from datamodel.human_ratings import ratings_frame
 from datamodel.judgments import judgments, metric_rows
 from datamodel.rating_scales import ChoiceScale, Scale
 from judges.commonsense import pair_score, resolve_fits
-from judges.saneval_rules import CATEGORIES as SANEVAL_CATEGORIES, category_scores
+from judges.saneval_rules import CATEGORIES as SANEVAL_CATEGORIES
+from judges.saneval_rules import category_scores
 from judges.semvar import CALLS, item_scores
 from ratings.rater_agreement import fleiss, krippendorff_alpha, pairwise_cohen, sign_classes
 

@@ -29,13 +29,12 @@ import asyncio
 import json
 import random
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from datamodel.battles import Pairing, imported_human_battles, voted_human_battles
-
 from datamodel.database import Database
-from sampling.draws import serve_battle
+from datamodel.judgments import Judgment, copied_vote_outcomes, judged_subjects, judgments, save_judgment
 from datamodel.votes import record_vote
 from judges.client import Engine, EngineConfig, Reply
 from judges.parsing import SWAPPED, VERDICT_OUTCOMES, parse_pairwise, read_reply
@@ -44,7 +43,7 @@ from judges.request import ImageInput
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, model_ids
 from judges.tasks import JUDGE_TASKS, JudgeJob, JudgeTask
-from datamodel.judgments import Judgment, copied_vote_outcomes, judged_subjects, judgments, save_judgment
+from sampling.draws import serve_battle
 
 TASK = "pairwise"
 SOURCES = ("draw", "human", "items")
@@ -152,7 +151,7 @@ def plan_items(db: Database, media, selection: Selection, *, seed: int = 0) -> l
     return plans
 
 
-def concept_prompt(plan: "PlannedBattle") -> str:
+def concept_prompt(plan: PlannedBattle) -> str:
     """The user prompt of the taxonomy paper's Figure 7: the concept, with its definition in parentheses in the
     with-definition variant ("inherited disorder (a genetic condition ...)"), without the generation prompt's "An
     image of"; a prompt without a concept in its metadata keeps its text."""

@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Mapping, Sequence
 
 from datamodel.database import Database
 from judges.request import ChatRequest

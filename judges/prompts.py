@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import hashlib
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from core.registry import Registry, RegistryError
 from judges.request import ChatRequest, ImageInput
@@ -58,11 +58,11 @@ class JudgeTemplate:
     expected_tokens: int = 200
     once: tuple[str, ...] = ()
 
-    def fill(self, templates: "Templates", **values: Any) -> str:
+    def fill(self, templates: Templates, **values: Any) -> str:
         """This template's text in ``templates`` (the default or its replacement) with ``values`` filled in."""
         return fill(templates.text(self.key), **values)
 
-    def version(self, templates: "Templates") -> str:
+    def version(self, templates: Templates) -> str:
         """The version of this template's text in ``templates`` (the default or its replacement): the first 8 hex
         digits of the SHA-256 of the text, so any change of wording is another version, and the same text always
         the same one."""
@@ -73,7 +73,7 @@ class JudgeTemplate:
         return ChatRequest(tuple(parts), detail=detail, max_tokens=self.max_tokens,
                            expected_output_tokens=self.expected_tokens)
 
-    def build(self, templates: "Templates", image: ImageInput | None = None, detail: str = "high",
+    def build(self, templates: Templates, image: ImageInput | None = None, detail: str = "high",
               **values: Any) -> ChatRequest:
         """The filled text as a request, with ``image`` where ``<image>`` stands (after the text if it does not)."""
         text = self.fill(templates, **values)
@@ -171,7 +171,7 @@ class Templates:
         """The neutral SANEval question about one attribute ``kind`` (color, shape, texture)."""
         return self.text(f"saneval_question_{kind}")
 
-    def replace(self, **overrides: str) -> "Templates":
+    def replace(self, **overrides: str) -> Templates:
         """A copy with ``overrides`` ({key: text}) replacing these texts."""
         return Templates(**{**self._overrides, **overrides})
 

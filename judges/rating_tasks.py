@@ -25,15 +25,22 @@ assignment, the exports, the statistics and the judge board ask this registry an
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping
 
 from core.registry import Registry
 from datamodel.database import Database
 from datamodel.rating_scales import ChoiceScale, Point, Scale, Score, ScoresScale
 from judges import commonsense, saneval, semvar
-from judges.human_stats import (COMMONSENSE_COMPARISON, SANEVAL_COMPARISON, SEMVAR_COMPARISON, Comparison,
-                                commonsense_human_accuracy, saneval_human_scores, semvar_human_scores)
+from judges.human_stats import (
+    COMMONSENSE_COMPARISON,
+    SANEVAL_COMPARISON,
+    SEMVAR_COMPARISON,
+    Comparison,
+    commonsense_human_accuracy,
+    saneval_human_scores,
+    semvar_human_scores,
+)
 from judges.saneval_rules import StructureError, category_of
 from judges.selection import Selection
 

@@ -44,11 +44,13 @@ import argparse
 import asyncio
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 from PIL import Image
 
+from core.settings import SettingsError
 from datamodel.database import Database
 from datamodel.judgments import (
     Judgment,
@@ -62,7 +64,6 @@ from datamodel.judgments import (
 )
 from datamodel.metrics import MetricRow, write_metrics
 from datamodel.models import model_names
-from core.settings import SettingsError
 from judges.client import Engine, EngineConfig, Reply
 from judges.parsing import (
     AttributesReply,
@@ -73,6 +74,12 @@ from judges.parsing import (
     SpatialReply,
     SynonymsReply,
     parse_json_reply,
+    parse_paper_attributes,
+    parse_paper_counts,
+    parse_paper_groups,
+    parse_paper_objects,
+    parse_paper_rating,
+    parse_paper_spatial,
     read_reply,
 )
 from judges.prompts import (
@@ -93,15 +100,8 @@ from judges.prompts import (
     saneval_spatial_request,
     saneval_synonyms_request,
 )
-from judges.parsing import (
-    parse_paper_attributes,
-    parse_paper_counts,
-    parse_paper_groups,
-    parse_paper_objects,
-    parse_paper_rating,
-    parse_paper_spatial,
-)
 from judges.request import ImageInput
+from judges.run import RunSummary, run_units
 from judges.saneval_paper_prompts import (
     AVAILABLE_NUMBERS,
     PAPER_ATTRIBUTES_TEMPLATE,
@@ -114,7 +114,6 @@ from judges.saneval_paper_prompts import (
     PAPER_TEMPLATES,
     object_names_text,
 )
-from judges.run import RunSummary, run_units
 from judges.saneval_rules import (
     BINDING,
     CATEGORIES,
@@ -127,15 +126,15 @@ from judges.saneval_rules import (
     Expected,
     Scored,
     StructureError,
+    capitalized,
     category_of,
     category_scores,
     check_expected,
     crop_box,
     expected_from_metadata,
-    is_frame,
     group_detections,
+    is_frame,
     normalize,
-    capitalized,
     score_attributes,
     score_binding_published,
     score_numeracy,

@@ -24,8 +24,9 @@ the text is silent; protocols.md T4) are :func:`score_spatial_published` (its ei
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 BINDING = ("color", "shape", "texture")
 CATEGORIES = (*BINDING, "spatial", "numeracy")

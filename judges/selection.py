@@ -6,8 +6,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Sequence
 
 from datamodel.catalog import selected_images
 from datamodel.database import Database

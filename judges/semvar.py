@@ -33,8 +33,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
 from datamodel.database import Database
 from datamodel.judgments import (

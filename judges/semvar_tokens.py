@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from datamodel.database import Database
 from datamodel.judgments import Judgment, save_judgment

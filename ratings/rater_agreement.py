@@ -27,8 +27,8 @@ and the figures are symmetric.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Hashable, Mapping
 from itertools import permutations
-from typing import Callable, Hashable, Mapping
 
 import numpy as np
 import scipy.stats

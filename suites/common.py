@@ -13,8 +13,9 @@ import hashlib
 import io
 import json
 import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from datamodel.catalog import PromptImport, PromptSpec, add_prompts, prompts_of, suites_of  # noqa: F401 (the suites' API)
 from datamodel.database import Database

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from datamodel.catalog import PromptImport, PromptSpec
 from datamodel.database import Database
-from suites.common import SuiteError, content_key, existing_file, read_json_list, read_json_lines, write_specs
+from suites.common import SuiteError, content_key, existing_file, read_json_lines, read_json_list, write_specs
 from suites.registry import SUITES, ImportFormat, Suite
 
 SUITE = "commonsense"

@@ -16,8 +16,9 @@ captions the arena shows above a battle, and the criteria of the annotators' and
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from core.registry import Registry, RegistryError
 from datamodel.catalog import PromptImport

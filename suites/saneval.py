@@ -40,9 +40,9 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from datamodel.catalog import PromptImport, PromptSpec
 from datamodel.database import Database

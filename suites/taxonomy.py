@@ -34,9 +34,10 @@ from __future__ import annotations
 import functools
 import json
 import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from datamodel.catalog import PromptImport, PromptSpec, item_keys, item_metadata, subsets_with_metadata
 from datamodel.database import Database
@@ -99,7 +100,7 @@ class Concept:
         }
 
     @classmethod
-    def from_record(cls, record: Mapping) -> "Concept":
+    def from_record(cls, record: Mapping) -> Concept:
         known = {"synset", "lemma", "definition", "hypernyms", "cohyponyms", "subset"}
         return cls(
             lemma=record["lemma"], definition=record["definition"], subset=record["subset"],

@@ -76,9 +76,10 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from core.registry import Registry
 

@@ -22,9 +22,9 @@ layout (model and processor); in tests and the offline demo a tiny random ALIGN 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from datamodel.database import Database
 from datamodel.media import MediaStore

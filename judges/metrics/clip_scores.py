@@ -21,11 +21,11 @@ network) or a local checkpoint file; ``model="local-dir:/folder"`` loads an open
 
 from __future__ import annotations
 
-import json
 import argparse
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable, Sequence
 
 from PIL import Image
 

@@ -26,8 +26,8 @@ OpenAI ViT-B/32 is ``ViT-B-32`` / ``openai``, or a local checkpoint file offline
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from datamodel.database import Database
 from datamodel.media import MediaStore

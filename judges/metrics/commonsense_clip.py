@@ -15,8 +15,8 @@ details hold both cosines) and ``commonsense_clip_accuracy`` per model (overall,
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from datamodel.database import Database
 from datamodel.media import MediaStore

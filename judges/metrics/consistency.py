@@ -21,7 +21,7 @@ of those rows is ``<source scorer>/<source metric>``, so consistencies of differ
 from __future__ import annotations
 
 import argparse
-from typing import Sequence
+from collections.abc import Sequence
 
 from datamodel.database import Database
 from datamodel.metrics import MetricRow, image_metric_frame, write_metrics

@@ -11,9 +11,9 @@ reference (there are no retrieval images offline).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping, Sequence
 
 from datamodel.catalog import suites_with_images
 from datamodel.database import Database

@@ -19,9 +19,10 @@ ultralytics' real one, only the text encoder is a stand-in.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from PIL import Image
 
@@ -137,8 +138,8 @@ def _ultralytics():
     os.environ.setdefault("YOLO_VERBOSE", "false")
     pillow_open = PIL.Image.open
     try:
-        from ultralytics import YOLOE
         import ultralytics.utils.patches  # noqa: F401  (imported here, so that its patch is undone below)
+        from ultralytics import YOLOE
     except ImportError as error:
         raise ImportError("YOLO-E needs ultralytics: pip install '.[detection]' (ultralytics==8.4.190, AGPL-3.0).") \
             from error
@@ -273,8 +274,15 @@ def build_tiny_grounding_dino(folder: str | Path, seed: int = 0) -> Path:
     queries), saved with ``save_pretrained`` into ``folder``: the stand-in that runs :class:`TransformersDetector`'s
     Grounding DINO path (one text "a cat. a dog.", phrases mapped back to the labels) without the real weights."""
     import torch
-    from transformers import (BertConfig, BertTokenizer, GroundingDinoConfig, GroundingDinoForObjectDetection,
-                              GroundingDinoImageProcessor, GroundingDinoProcessor, SwinConfig)
+    from transformers import (
+        BertConfig,
+        BertTokenizer,
+        GroundingDinoConfig,
+        GroundingDinoForObjectDetection,
+        GroundingDinoImageProcessor,
+        GroundingDinoProcessor,
+        SwinConfig,
+    )
 
     folder = Path(folder)
     if (folder / "config.json").exists():

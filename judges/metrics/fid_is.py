@@ -45,9 +45,10 @@ import argparse
 import contextlib
 import math
 import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from PIL import Image
 

@@ -28,10 +28,11 @@ their functions, so loading the registry stays cheap.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from core.extras import missing_extra
 from core.registry import Registry, RegistryError
@@ -249,7 +250,7 @@ class Scorers:
                 self.unavailable[name] = missing_extra(error, f"metric {name}") or str(error)
         return name in self._built
 
-    def build(self, names: Iterable[str]) -> "Scorers":
+    def build(self, names: Iterable[str]) -> Scorers:
         """Build the scorers of ``names`` now (each on its own); return self."""
         for name in names:
             self.ready(name)

@@ -23,8 +23,9 @@ details; :func:`stored_comparisons` reads them back as the printed table.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from itertools import combinations
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from PIL import Image
 

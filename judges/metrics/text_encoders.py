@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from core.registry import load
 from datamodel.metrics import MetricRow, write_metrics

@@ -120,7 +120,7 @@ class RatingProtocol:
         or None for a protocol the audit does not cover (one that is not a converged Bradley–Terry fit)."""
         return None
 
-    def with_settings(self, **settings) -> "RatingProtocol":
+    def with_settings(self, **settings) -> RatingProtocol:
         """This protocol with some settings changed (unknown names are refused, naming the known ones)."""
         known = {f.name for f in dataclasses.fields(self)}
         unknown = sorted(set(settings) - known)

@@ -31,6 +31,7 @@ from ratings.robustness import PointModel, unit_scores
 from ratings.sandwich import check_intervals, normal_interval, rating_standard_errors, sandwich_covariance
 from ratings.votes import EncodedVotes, FitCells, count_tensor, fit_cells
 
+
 def pair_weights(counts: np.ndarray, min_pair_count: int) -> np.ndarray:
     """``W[a, b]``: the weight of each vote between models a and b, 1 / max(N_ab, min_pair_count), with N_ab every
     vote between the two in any position and with any outcome (n×n, symmetric)."""

@@ -157,7 +157,7 @@ def fill_name_keys(db: Database) -> int:
     held = {key: account for account, _, key, _, _ in rows if key is not None}
     changed = 0
     for account, name, key, name_skeleton, key_skeleton in rows:
-        wanted = name_key(name)
+        wanted: str | None = name_key(name)
         if wanted != key and held.get(wanted, account) != account:
             wanted = None  # another account holds the key: this one signs in under its exact name
         if wanted != key:

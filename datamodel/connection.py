@@ -19,6 +19,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import sqlite_utils
 
@@ -247,7 +248,8 @@ class Store:
                 with self._write_lock:
                     self._opened.append(db)
                 return db
-            db.conn.write_lock = self._write_lock
+            # connect() opens every SQLite connection as an ArenaConnection (its factory)
+            cast(ArenaConnection, db.conn).write_lock = self._write_lock
             if self._autocheckpoint is not None:
                 db.execute(f"PRAGMA wal_autocheckpoint = {self._autocheckpoint}")
         return db

@@ -8,6 +8,11 @@ with :func:`pick`; the fragments used in several places are here.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypeGuard
+
+if TYPE_CHECKING:  # psycopg is an optional install: the type only
+    from datamodel.postgres import PgDatabase
+
 SQLITE, POSTGRESQL = "sqlite", "postgresql"
 ENGINES = (SQLITE, POSTGRESQL)
 
@@ -22,7 +27,9 @@ def engine(db) -> str:
     return getattr(db, "engine", SQLITE)
 
 
-def is_postgres(db) -> bool:
+def is_postgres(db: object) -> TypeGuard[PgDatabase]:
+    """Whether ``db`` is a PostgreSQL database (then its engine-only attributes, ``url`` and ``conn.scoped``, may be
+    used)."""
     return engine(db) == POSTGRESQL
 
 

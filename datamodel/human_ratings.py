@@ -129,7 +129,7 @@ def load_serving(db: Database, serving_id: str) -> Serving:
         [serving_id]).fetchone()
     if row is None:
         raise LookupError(f"no rating serving {serving_id!r}")
-    return Serving(*row[:12], json.loads(row[12] or "{}"))
+    return Serving(*(*row[:12], json.loads(row[12] or "{}")))
 
 
 def show_serving(db: Database, serving_id: str, now: float | None = None) -> None:

@@ -17,10 +17,13 @@ import json
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from datamodel.battles import ShownImage
 from datamodel.database import Database
+
+if TYPE_CHECKING:  # the media store is only passed through
+    from datamodel.media import MediaStore
 
 K = 4  # images per four-image battle
 SLOTS = tuple(range(1, K + 1))
@@ -189,7 +192,7 @@ def four_image_prompts(db: Database, suites, annotator_id: int) -> list[tuple[in
         [annotator_id, *suites]).fetchall()
 
 
-def write_kwise_jsonl(db: Database, path, chunk_rows: int = 50_000, media: object = None) -> int:
+def write_kwise_jsonl(db: Database, path, chunk_rows: int = 50_000, media: MediaStore | None = None) -> int:
     """The four-image votes as JSON Lines, one object per vote with the keys of :data:`KWISE_COLUMNS` (excluded ones
     too, marked ``excluded``); the export format ``four-image`` (docs/running-a-study.md#exports-other-tools-read).
     Returns the votes written."""

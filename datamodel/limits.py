@@ -48,7 +48,7 @@ def attempt_state(db: Database, throttle: str, keys, *, now: float, window: floa
     """{key: (failures within ``window`` seconds before ``now``, the latest one's time or None, attempts in flight)}
     of ``throttle`` (``login_attempts``). Read it and :func:`begin_attempts` in one :func:`throttle_transaction`."""
     keys = list(keys)
-    state = {key: (0, None, 0) for key in keys}
+    state: dict[str, tuple[int, float | None, int]] = {key: (0, None, 0) for key in keys}
     for key, failures, latest, pending in db.execute(
             "SELECT key, count(*) FILTER (WHERE failed = 1 AND ended_at > ?), "
             "max(ended_at) FILTER (WHERE failed = 1 AND ended_at > ?), "

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from PIL import Image, ImageOps, JpegImagePlugin, PngImagePlugin, UnidentifiedImageError, WebPImagePlugin
 
@@ -173,7 +174,9 @@ def clean_image(data: bytes, source: str = "image", *, max_pixels: int = DEFAULT
             options.update(lossless=True, exact=True, icc_profile=options["icc_profile"] or "")
         elif image.format == "JPEG":
             sampling = JpegImagePlugin.get_sampling(image)
-            options.update(qtables=image.quantization, progressive=bool(image.info.get("progressive")),
+            # a JPEG file opens as a JpegImageFile, which holds the quantization tables
+            qtables = cast(JpegImagePlugin.JpegImageFile, image).quantization
+            options.update(qtables=qtables, progressive=bool(image.info.get("progressive")),
                            **({"subsampling": sampling} if sampling != -1 else {}))
         if options["icc_profile"] is None:
             del options["icc_profile"]

@@ -52,13 +52,14 @@ def _target_tables(db) -> list[str]:
     """The target's tables, parents before children (by its foreign keys; ties by name)."""
     tables = [name for name, in db.execute(
         "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename")]
-    edges = {table: set() for table in tables}
+    edges: dict[str, set[str]] = {table: set() for table in tables}
     for child, parent in db.execute(
             "SELECT c.conrelid::regclass::text, c.confrelid::regclass::text FROM pg_constraint c "
             "WHERE c.contype = 'f' AND c.connamespace = current_schema()::regnamespace"):
         if child in edges and parent in edges and parent != child:
             edges[child].add(parent)
-    ordered, done = [], set()
+    ordered: list[str] = []
+    done: set[str] = set()
     while len(ordered) < len(tables):
         ready = sorted(t for t in tables if t not in done and edges[t] <= done)
         if not ready:  # a cycle of foreign keys: cannot happen in the arena schema

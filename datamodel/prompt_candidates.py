@@ -98,7 +98,8 @@ def candidates(db: Database, suite: str | None = None, *, status: str | None = N
     those of ``ids``, in the order they were written."""
     if status is not None and status not in STATUSES:
         raise ReviewError(f"status must be one of {', '.join(STATUSES)}, got {status!r}.")
-    where, args = [], []
+    where: list[str] = []
+    args: list[str | int] = []
     for column, value in (("suite", suite), ("status", status)):
         if value is not None:
             where.append(f"{column} = ?")

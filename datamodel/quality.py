@@ -159,7 +159,7 @@ def _bias_before_and_after(db: Database, annotator_id: int, rules: QualityRules)
     facts = _VOTE_FACTS.replace("v.id, v.voted_at, v.outcome,", "v.outcome,").replace(" END", " END AS winner")
     counts = db.execute(f"SELECT outcome, winner, COUNT(*) FROM ({facts}) facts GROUP BY outcome, winner",
                         [annotator_id]).fetchall()
-    total, sides, models = 0, Counter(), Counter()
+    total, sides, models = 0, Counter[str](), Counter[str]()
     for outcome, winner, n in counts:
         total += n
         if outcome in ("A", "B"):

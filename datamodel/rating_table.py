@@ -152,7 +152,7 @@ def write_hf_ratings(db: Database, media: MediaStore, folder: str | Path, *,
         lambda last_rating: publish_rated_images(db, last_rating, withhold=not keep_in_battles))
 
 
-def _write_hf(db: Database, path: Path, chunk_rows: int, media: object = None, *,
+def _write_hf(db: Database, path: Path, chunk_rows: int, media: MediaStore | None = None, *,
               keep_in_battles: bool = False) -> int:
     if media is None:
         raise ValueError("The hf format holds the images: pass the media store (python -m arena ratings export "
@@ -168,7 +168,8 @@ EXPORT_FORMATS = ("csv", "jsonl", "parquet")  # the rating table itself, column 
 
 
 def export_ratings(db: Database, path: str | Path, fmt: str | None = None, *,
-                   chunk_rows: int = EXPORT_CHUNK_ROWS, media: object = None, keep_in_battles: bool = False) -> int:
+                   chunk_rows: int = EXPORT_CHUNK_ROWS, media: MediaStore | None = None,
+                   keep_in_battles: bool = False) -> int:
     """Write the rating table to ``path`` as CSV, JSONL or Parquet (from ``fmt`` or the suffix), or a Hugging Face
     dataset folder (``fmt="hf"``, whose images are withheld from battles unless ``keep_in_battles``); return the rows
     (module docstring)."""

@@ -129,7 +129,9 @@ def _to_srgb(image: Image.Image, icc: bytes | None) -> tuple[Image.Image, Image.
     if icc:
         try:
             profile = ImageCms.ImageCmsProfile(io.BytesIO(icc))
-            return ImageCms.profileToProfile(colours, profile, _srgb(), outputMode="RGB"), alpha
+            converted = ImageCms.profileToProfile(colours, profile, _srgb(), outputMode="RGB")
+            if converted is not None:  # None only in place (inPlace=True), which this call does not ask
+                return converted, alpha
         except (ImageCms.PyCMSError, OSError, ValueError, TypeError):
             pass
     return colours.convert("RGB"), alpha

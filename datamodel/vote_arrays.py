@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import numpy as np
 
@@ -215,7 +216,7 @@ def read_vote_arrays(db: Database, strategies: tuple[str, ...] = (), *, source: 
     judge_case = " ".join(f"WHEN ? THEN {-1 - k}" for k in range(len(judges)))
     strategy_case = " ".join(f"WHEN ? THEN {k}" for k in range(len(strategies)))
     outcome_case = " ".join(f"WHEN '{o}' THEN {k}" for k, o in enumerate(OUTCOMES))
-    fields = (  # name, SQL of a value in [0, bound), bound, its parameters
+    fields: tuple[tuple[str, str, int, list[str]], ...] = (  # name, SQL of a value in [0, bound), bound, its parameters
         ("voter", f"coalesce(v.annotator_id, CASE v.voter {judge_case or 'WHEN NULL THEN 0'} END) + {len(judges)}",
          annotators + len(judges), list(judges)),
         ("strategy", f"CASE v.strategy {strategy_case} ELSE {len(strategies) - 2} END", len(strategies),
@@ -229,7 +230,8 @@ def read_vote_arrays(db: Database, strategies: tuple[str, ...] = (), *, source: 
         where = _and(where, "v.excluded = 0")
     if until is not None:
         where, params = _and(where, "v.voted_at <= ?"), [*params, until]
-    within, bounds = [], []
+    within: list[str] = []
+    bounds: list[int] = []
     for bound, clause in zip(ids, ("v.id > ?", "v.id <= ?")):
         if bound is not None:
             within, bounds = [*within, clause], [*bounds, int(bound)]
@@ -332,21 +334,24 @@ class VoteArraysCache:
             return None  # a counted vote was deleted
         # the votes whose flag moved as they are now (if the slice has them), and the new ones, in one read
         changed = read_vote_arrays(db, strategies, ids=(held.through, through), also=tuple(switched), **kwargs)
-        return _merged(held.arrays, np.isin(held.arrays.vote_id, switched), changed)
+        return _merged(held.arrays, switched, changed)
 
 
-def _merged(arrays: VoteArrays, replaced: np.ndarray, changed: VoteArrays) -> VoteArrays | None:
-    """``arrays`` without the votes where ``replaced`` holds, with ``changed`` put in, all in id order (each is in
-    it); None if their codes differ (a new judge: every judge's code moves)."""
+def _merged(arrays: VoteArrays, switched: list[int], changed: VoteArrays) -> VoteArrays | None:
+    """``arrays`` without the votes ``switched`` (their ids), with ``changed`` put in, all in id order (each is in
+    it); None if their codes differ (a new judge: every judge's code moves) or either holds imported votes (no ids)."""
     codes = ("models", "judges", "subsets", "strategies", "image_bound", "sources", "flags")
     if any(getattr(arrays, name) != getattr(changed, name) for name in codes):
         return None
+    if arrays.vote_id is None or changed.vote_id is None:
+        return None
+    replaced = np.isin(arrays.vote_id, switched)
     kept = ~replaced
     size = int(kept.sum()) + len(changed)
     at = np.searchsorted(arrays.vote_id[kept], changed.vote_id) + np.arange(len(changed))  # where each lands
     others = np.ones(size, dtype=bool)
     others[at] = False
-    per_vote = {}
+    per_vote: dict[str, Any] = {}  # field name: its merged array
     for f in fields(arrays):
         old, new = getattr(arrays, f.name), getattr(changed, f.name)
         if isinstance(old, np.ndarray):
@@ -458,14 +463,15 @@ def _with_imported(db: Database, arrays: VoteArrays, model_index: np.ndarray, so
     outcome_case = " ".join(f"WHEN '{o}' THEN {k}" for k, o in enumerate(OUTCOMES))
     width, n_subsets, n_sources = int(model_index.size), max(1, len(arrays.subsets)), len(sources)
     # one integer per vote: judge (0: a human), models, outcome, subset, source, anonymous
-    code = (f"(((((CASE iv.voter_kind WHEN 'judge' THEN CASE iv.voter {judge_case or 'WHEN NULL THEN 0'} END "
-            f"ELSE 0 END * {width} + iv.left_model_id) * {width} + iv.right_model_id) * 4 "
-            f"+ CASE iv.outcome {outcome_case} END) * {n_subsets} + CASE iv.subset {subset_case or 'WHEN NULL THEN 0'} "
-            f"END) * {n_sources} + CASE iv.source {source_case} END) * 2 + coalesce(iv.anonymous, 0)")
+    code_sql = (f"(((((CASE iv.voter_kind WHEN 'judge' THEN CASE iv.voter {judge_case or 'WHEN NULL THEN 0'} END "
+                f"ELSE 0 END * {width} + iv.left_model_id) * {width} + iv.right_model_id) * 4 "
+                f"+ CASE iv.outcome {outcome_case} END) * {n_subsets} "
+                f"+ CASE iv.subset {subset_case or 'WHEN NULL THEN 0'} END) * {n_sources} "
+                f"+ CASE iv.source {source_case} END) * 2 + coalesce(iv.anonymous, 0)")
     flags = tuple(name for name, in db.execute("SELECT DISTINCT flag FROM imported_votes WHERE flag != '' "
                                                 "ORDER BY flag"))
     flag_case = " ".join(f"WHEN ? THEN {1 + k}" for k in range(len(flags)))
-    cursor = db.execute(f"SELECT {code}, coalesce(iv.voted_at, -1e308), iv.battle_hash, "
+    cursor = db.execute(f"SELECT {code_sql}, coalesce(iv.voted_at, -1e308), iv.battle_hash, "
                         f"CASE iv.flag {flag_case or 'WHEN NULL THEN 0'} ELSE 0 END, coalesce(iv.left_image_id, -1), "
                         f"coalesce(iv.right_image_id, -1) FROM imported_votes iv{where} ORDER BY iv.id",
                         [*arrays.judges, *arrays.subsets, *sources, *flags, *params])
@@ -498,8 +504,8 @@ def _with_imported(db: Database, arrays: VoteArrays, model_index: np.ndarray, so
         sources=sources, flag=got["flag"], flags=flags,
     )
     arrays = replace(arrays, flag=np.zeros(len(arrays), dtype=np.int64))
-    every = {f.name: np.concatenate([getattr(arrays, f.name), getattr(imported, f.name)]) for f in fields(VoteArrays)
-             if isinstance(getattr(imported, f.name), np.ndarray)}
+    every: dict[str, Any] = {f.name: np.concatenate([getattr(arrays, f.name), getattr(imported, f.name)])
+                             for f in fields(VoteArrays) if isinstance(getattr(imported, f.name), np.ndarray)}
     order = np.argsort(np.where(np.isnan(every["time"]), -np.inf, every["time"]), kind="stable")
     every = {name: values[order] for name, values in every.items()}
     return replace(imported, **every)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -27,6 +28,9 @@ from datamodel.database import Database
 from datamodel.dialect import is_postgres, json_text_items, unixepoch_text
 from datamodel.kwise import write_kwise_jsonl
 from datamodel.models import model_names as models_by_id
+
+if TYPE_CHECKING:  # the media store is only passed through
+    from datamodel.media import MediaStore
 
 EXPORT_CHUNK_ROWS = 50_000  # votes read and written at a time
 SLICES = ("suite", "subset", "variant", "category", "voter_kind", "voter")
@@ -300,7 +304,7 @@ WHERE v.excluded = 0 ORDER BY v.id
 """
 
 
-def _write_fastchat(db: Database, path: Path, chunk_rows: int, media: object = None) -> int:
+def _write_fastchat(db: Database, path: Path, chunk_rows: int, media: MediaStore | None = None) -> int:
     """FastChat's battle records (see :func:`_fastchat_sql`) as one JSON array, written a chunk at a time."""
     cursor = db.execute(_fastchat_sql(db))
     rows = 0
@@ -315,7 +319,7 @@ def _write_fastchat(db: Database, path: Path, chunk_rows: int, media: object = N
 
 def jsonl_writer(sql):
     """An exporter writing one line per row of ``sql(db)`` (whose one column is each row's JSON text)."""
-    def write(db: Database, path: Path, chunk_rows: int, media: object = None) -> int:
+    def write(db: Database, path: Path, chunk_rows: int, media: MediaStore | None = None) -> int:
         cursor = db.execute(sql(db))
         rows = 0
         with open(path, "w", encoding="utf-8") as handle:
@@ -329,7 +333,7 @@ def jsonl_writer(sql):
 def arrow_writer(fmt: str, schema: pa.Schema, batches):
     """An exporter writing the record batches ``batches(db, chunk_rows)`` of ``schema`` as Parquet or CSV (text
     cells a spreadsheet would run as a formula escaped: :func:`escape_formulas`)."""
-    def write(db: Database, path: Path, chunk_rows: int, media: object = None) -> int:
+    def write(db: Database, path: Path, chunk_rows: int, media: MediaStore | None = None) -> int:
         import pyarrow.csv
 
         rows = 0
@@ -344,7 +348,7 @@ def arrow_writer(fmt: str, schema: pa.Schema, batches):
 _write_jsonl = jsonl_writer(_json_sql)
 
 
-def _write_hf(db: Database, path: Path, chunk_rows: int, media: object = None, *,
+def _write_hf(db: Database, path: Path, chunk_rows: int, media: MediaStore | None = None, *,
               keep_in_battles: bool = False) -> int:
     from datamodel.hf_export import write_hf_dataset
 
@@ -366,7 +370,8 @@ PUBLISHING_FORMATS = ("hf",)  # the formats that hold the images with their mode
 
 
 def export_votes(db: Database, path: str | Path, fmt: str | None = None, *,
-                 chunk_rows: int = EXPORT_CHUNK_ROWS, media: object = None, keep_in_battles: bool = False) -> int:
+                 chunk_rows: int = EXPORT_CHUNK_ROWS, media: MediaStore | None = None,
+                 keep_in_battles: bool = False) -> int:
     """Write the vote table to ``path`` as CSV, JSONL or Parquet (from ``fmt`` or the file suffix); return the rows.
 
     The votes stream ``chunk_rows`` at a time, each chunk written before the next is read, so memory does not grow

@@ -84,10 +84,11 @@ def score_pair(raw: Fits, failed_fit: str, rngs: tuple[random.Random, random.Ran
         return None, {}
     resolved = {}
     for i, own, partner in ((1, "d1", "d2"), (2, "d2", "d1")):
-        if raw[(i, own)] is None or raw[(i, partner)] is None:
+        own_fit, partner_fit = raw[(i, own)], raw[(i, partner)]
+        if own_fit is None or partner_fit is None:
             resolved[i] = (0, 0, False)
         else:
-            resolved[i] = resolve_fits(raw[(i, own)], raw[(i, partner)], rngs[i - 1])
+            resolved[i] = resolve_fits(own_fit, partner_fit, rngs[i - 1])
     return pair_score(resolved[1][0], resolved[2][0], resolved[1][1], resolved[2][1]), resolved
 
 
@@ -125,8 +126,8 @@ def plan_units(db: Database, selection: Selection) -> tuple[list[Unit], list[str
     for key in list(items)[: selection.limit]:
         for model_id, by_role in items[key].items():
             p1, p2 = by_role["p1"], by_role["p2"]
-            descriptions = (p1[0].metadata.get("description"), p2[0].metadata.get("description"))
-            if not all(descriptions):
+            d1, d2 = p1[0].metadata.get("description"), p2[0].metadata.get("description")
+            if not d1 or not d2:
                 notes.append(f"item {key[3]!r} has no expected description in its metadata; re-import it with "
                              "python -m suites (commonsense).")
                 break
@@ -135,7 +136,7 @@ def plan_units(db: Database, selection: Selection) -> tuple[list[Unit], list[str
                 notes.append(f"item {key[3]!r}, model {p1[0].model}: generation(s) {', '.join(unmatched)} skipped "
                              "(an image for only one of P1 and P2); generate the missing image to score them.")
             if pairs:
-                units.append(Unit(key, model_id, pairs, descriptions))
+                units.append(Unit(key, model_id, pairs, (d1, d2)))
     return units, notes
 
 

@@ -93,10 +93,10 @@ def judgment_figures(db: Database) -> pd.DataFrame:
 
 def _scope_rows(scope: str, arrays: VoteArrays, extra: pd.DataFrame, options: CompareOptions) -> list[dict]:
     human_mask, keys = arrays.human, arrays.battle_keys()
-    human = _codes(arrays, human_mask, keys)
+    human_codes = _codes(arrays, human_mask, keys)
     rows = [{"scope": scope, "judge": CEILING,
-             **human_ceiling(human, arrays.voter[human_mask], min_shared=options.min_shared)}]
-    human = HumanBattles.of(human, arrays.n_models)
+             **human_ceiling(human_codes, arrays.voter[human_mask], min_shared=options.min_shared)}]
+    human = HumanBattles.of(human_codes, arrays.n_models)
     per_judge = {}
     for name in arrays.judges:
         codes = _codes(arrays, arrays.judge(name), keys)

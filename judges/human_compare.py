@@ -33,7 +33,8 @@ COLUMNS = ("task", "judge", "compared", "items", "pairs", "accuracy", "kappa", "
 @dataclass(frozen=True)
 class HumanCompareOptions:
     """``min_shared``: fewer shared items give "insufficient"; ``task``: only this rating task; ``suite``: only the
-    tasks of this suite; ``model``: only the items of this model's images (SemVarBench's Table 12 is CogView3-Plus's)."""
+    tasks of this suite; ``model``: only the items of this model's images (SemVarBench's Table 12 is
+    CogView3-Plus's)."""
 
     min_shared: int = 30
     task: str | None = None
@@ -68,10 +69,12 @@ def compare_with_humans(db: Database, options: HumanCompareOptions = HumanCompar
         raters = compare.raters(frame)
         rows.append(_row(name, CEILING, compare.what, rater_ceiling(raters, compare.kind, compare.classes),
                          options.min_shared))
-        consensus = compare.consensus(frame) if compare.kind == "correlation" else None
+        # the correlation kind has its consensus (Comparison checks it)
+        consensus = (compare.consensus(frame) if compare.kind == "correlation" and compare.consensus is not None
+                     else None)
         judged = []
         for judge, values in sorted(compare.machines(db).items()):
-            figures = (judge_agreement(raters, values) if compare.kind == "agreement"
+            figures = (judge_agreement(raters, values) if compare.kind == "agreement" or consensus is None
                        else judge_correlation(consensus, values, compare.classes))
             if figures["items"]:
                 judged.append(_row(name, judge, compare.what, figures, options.min_shared))

@@ -229,7 +229,7 @@ def rater_agreement(frame: pd.DataFrame, scale: Scale, *, min_shared: int = 1) -
     (Cohen's κ per pair of raters sharing ``min_shared`` questions; choice scales)."""
     values = by_rater(frame.assign(point=answer_values(frame, scale)), value="point") if len(frame) else {}
     choice = isinstance(scale, ChoiceScale)
-    domain = scale.values if choice else None
+    domain = scale.values if isinstance(scale, ChoiceScale) else None
     result = {"raters": len(values), "ratings": int(len(frame)), "questions": int(frame["subject"].nunique())
               if len(frame) else 0, "level": scale.level}
     counted = fleiss(values, categories=domain) if choice else {"items": None, "agreement": np.nan, "kappa": np.nan}
@@ -261,6 +261,12 @@ class Comparison:
     what: str
     consensus: Callable[[pd.DataFrame], dict[str, float]] | None = None
     classes: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("agreement", "correlation"):
+            raise ValueError(f"a comparison's kind is agreement or correlation, not {self.kind!r}.")
+        if self.kind == "correlation" and self.consensus is None:
+            raise ValueError("a correlation comparison needs consensus(frame): the raters' value per key.")
 
 
 def commonsense_machine_fits(db: Database) -> dict[str, dict[str, float]]:

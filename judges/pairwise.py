@@ -194,7 +194,7 @@ class Answer:
 def read_answer(reply: Reply) -> Answer:
     """The verdict of one reply, or why there is none (API error, refusal, no final verdict)."""
     parsed = read_reply(reply, parse_pairwise)
-    if not parsed.ok:
+    if not parsed.ok or parsed.value is None:  # (an ok reply always has its value)
         return Answer(None, parsed.reason)
     return Answer(parsed.value.label, explanation=parsed.value.explanation)
 
@@ -218,7 +218,7 @@ def decide(answers: Sequence[Answer]) -> Decision:
                 for i, a in enumerate(answers) if a.label is None]
     if failures:
         return Decision("failed", None, "; ".join(failures), {**verdict, "outcome": None})
-    back = [o["label_as_battle"] for o in orders]
+    back = [label for label in (o["label_as_battle"] for o in orders) if label is not None]  # all: none failed
     if len(back) == 1 or back[0] == back[1]:
         outcome = VERDICT_OUTCOMES[back[0]]
         return Decision("ok", outcome, "", {**verdict, "outcome": outcome, "consistent": True})
@@ -260,7 +260,8 @@ async def judge_battles(
     progress: bool = True, handle_signals: bool = True, user_prompt: str = "generation",
 ) -> RunSummary:
     """Judge ``plans`` (skipping subjects already judged; at most ``limit``) and write votes and judgments. The
-    judge reads the battle's generation prompt, or with ``user_prompt="concept"`` the concept (:func:`concept_prompt`)."""
+    judge reads the battle's generation prompt, or with ``user_prompt="concept"`` the concept
+    (:func:`concept_prompt`)."""
     if user_prompt not in USER_PROMPTS:
         raise ValueError(f"unknown user prompt {user_prompt!r}; choose one of {', '.join(USER_PROMPTS)}.")
     done = judged_subjects(db, judge, TASK)

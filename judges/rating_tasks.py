@@ -19,8 +19,8 @@ items (:mod:`judges.human_compare`):
   (``image:<id>``, the scorer's subject). The paper's figures hold the interface, whose words are not in the text:
   the five points and their labels between its two ends, "poor" and "perfect" alignment, are this project's.
 
-A task declared elsewhere (a plug-in, a test) calls ``RATING_TASKS.register`` in its own module; the rating page, the admin's
-assignment, the exports, the statistics and the judge board ask this registry and never name a task.
+A task declared elsewhere (a plug-in, a test) calls ``RATING_TASKS.register`` in its own module; the rating page, the
+admin's assignment, the exports, the statistics and the judge board ask this registry and never name a task.
 """
 
 from __future__ import annotations

@@ -71,7 +71,8 @@ class ImageInput:
             return self.path.read_bytes()
         except FileNotFoundError:
             raise FileNotFoundError(
-                f"image file {self.path} is missing from the media folder. Re-import the image or check ARENA_MEDIA_DIR."
+                f"image file {self.path} is missing from the media folder. Re-import the image or check "
+                "ARENA_MEDIA_DIR."
             ) from None
 
     def data_url(self) -> str:

@@ -44,7 +44,7 @@ import argparse
 import asyncio
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -306,10 +306,11 @@ async def judge_saneval(
             if engine.dry_run:
                 _expect_followups(engine, templates, expected, detail)
                 return "dry_run"
+            assert detector is not None  # only a dry run goes without one (checked at the start), and it returned
             found = group_detections(await _detections(db, media, detector, detector_lock, row, groups), groups,
                                      min_score=options.min_score, iou_threshold=options.iou_threshold)
             if category == "spatial":  # a relation to the picture itself: the whole image is its box
-                found = with_frame(found, expected.relation, row.width, row.height)
+                found = with_frame(found, expected.triplet, row.width, row.height)
             if category in BINDING:
                 scored = await _score_binding(ask, templates, media, row, expected, found, detail,
                                               options.flag_threshold)
@@ -498,7 +499,10 @@ async def _detections(db, media, detector: DetectorLike, lock: asyncio.Lock, row
     image = _load_image(media, row)
     async with lock:  # one detection at a time, off the event loop
         found = await asyncio.to_thread(detector.detect, image, labels)
-    boxes = [Box(str(d.label), float(d.score), tuple(float(v) for v in d.box)) for d in found]
+    boxes = []
+    for d in found:
+        x0, y0, x1, y1 = (float(v) for v in d.box)
+        boxes.append(Box(str(d.label), float(d.score), (x0, y0, x1, y1)))
     save_judgment(db, Judgment(owner, DETECTION_TASK, subject, "ok", verdict={
         "labels": labels, "detections": [[b.label, b.score, list(b.box)] for b in boxes]},
         prompt_id=row.prompt_id, image_id=row.image_id, model_id=row.model_id))
@@ -510,8 +514,8 @@ async def _score_binding(ask, templates: Templates, media, row: ImageRow, expect
     kind = expected.category
     question = templates.question(kind)
     image = None
-    pending = []
-    for obj, attribute in expected.attributes.items():
+    pending: list[Coroutine[Any, Any, Any] | None] = []  # the question about each object (None: not detected)
+    for obj in expected.attributes:
         boxes = found.get(obj) or []
         if not boxes:
             pending.append(None)
@@ -521,7 +525,8 @@ async def _score_binding(ask, templates: Templates, media, row: ImageRow, expect
         pending.append(ask(f"question {obj}", saneval_question_request(templates, kind, crop, detail), _parse_answer))
     answers = await asyncio.gather(*(p for p in pending if p is not None))
     answer_of = iter(answers)
-    ratings_needed = []
+    # (object, expected attribute, the answer about it, the question rating the answer; None, None: not detected)
+    ratings_needed: list[tuple[str, str, Any, Coroutine[Any, Any, Any] | None]] = []
     for (obj, attribute), p in zip(expected.attributes.items(), pending):
         if p is None:
             ratings_needed.append((obj, attribute, None, None))
@@ -594,9 +599,10 @@ def cardinality_scores(db: Database, judge: str, version: str = "") -> list[dict
                                lambda row: row["scorer_version"])
     names = model_names(db)
     groups: dict[tuple[int, str], list[tuple[str | None, float]]] = {}
-    for row in rows:
-        if row["subset"] in BINDING:
-            groups.setdefault((row["model_id"], row["subset"]), []).append((strata.get(row["image_id"]), row["value"]))
+    for metric in rows:
+        if metric["subset"] in BINDING:
+            groups.setdefault((metric["model_id"], metric["subset"]), []).append(
+                (strata.get(metric["image_id"]), metric["value"]))
     table = []
     for (model_id, category), scores in sorted(groups.items(), key=lambda kv: (BINDING.index(kv[0][1]), kv[0][0])):
         entry = {"model": names[model_id], "category": category, "images": len(scores),
@@ -650,7 +656,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
-    detector = None
+    detector: DetectorLike | None = None
     if not job.dry_run:
         if not args.detector:
             raise SettingsError("saneval needs --detector: a transformers OWLv2 or Grounding DINO folder or hub id, "

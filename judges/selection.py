@@ -110,7 +110,7 @@ def image_rows(db: Database, selection: Selection | str | None = None, *,
     ids = model_ids(db, selection.models)
     rows = selected_images(db, suite=selection.suite, subset=selection.subset, variant=selection.variant,
                            model_ids=ids.values() if selection.models else None, shown_only=selection.shown_only)
-    return [ImageRow(*row[:15], json.loads(row[15] or "{}")) for row in rows]
+    return [ImageRow(*(*row[:15], json.loads(row[15] or "{}"))) for row in rows]
 
 
 ItemKey = tuple[str, str, str, str]  # suite, subset, variant, item_key

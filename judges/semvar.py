@@ -118,20 +118,22 @@ async def judge_semvar(
         with db.conn:
             for (text, image), reply in zip(calls, replies):
                 parsed = read_reply(reply, parse_semvar)
-                verdict = ({"relevance": parsed.value.relevance, "object_accuracy": parsed.value.object_accuracy,
-                            "score": parsed.value.score} if parsed.ok else {})
-                scores.append(parsed.value.score if parsed.ok else None)
+                value = parsed.value if parsed.ok else None  # (an ok reply always has its value)
+                verdict = ({"relevance": value.relevance, "object_accuracy": value.object_accuracy,
+                            "score": value.score} if value is not None else {})
+                scores.append(value.score if value is not None else None)
                 save_judgment(db, Judgment(
                     judge, TASK, f"text:{text.prompt_id}:image:{image.image_id}", "ok" if parsed.ok else "failed",
                     parsed.reason, verdict, raw=[reply.text], request_keys=(reply.key,), prompt_id=text.prompt_id,
                     image_id=image.image_id, model_id=image.model_id))
-                if parsed.ok and text is image:
+                if value is not None and text is image:
                     write_metrics(db, [MetricRow(
                         model_id=image.model_id, image_id=image.image_id, suite=image.suite, subset=image.subset,
-                        name="semvar_alignment", value=parsed.value.score, scorer=judge, scorer_version=version)])
-            if any(score is None for score in scores):
+                        name="semvar_alignment", value=value.score, scorer=judge, scorer_version=version)])
+            present = [score for score in scores if score is not None]
+            if len(present) < len(scores):
                 return "failed"
-            result = item_scores(*scores)
+            result = item_scores(*present)
             anchor = unit.images["anchor"]
             save_judgment(db, Judgment(
                 judge, ITEM_TASK, f"item:{anchor.image_id}", "ok",
@@ -200,7 +202,8 @@ async def run_semvar(
     progress: bool = True, handle_signals: bool = True,
 ) -> RunSummary:
     """Plan the (item, model) units of ``selection`` (limit = items) and judge them."""
-    units, notes = plan_units(db, selection), []
+    units = plan_units(db, selection)
+    notes: list[str] = []
     if not units:
         raise SelectionError(f"No {SUITE} item of {selection.describe()} has images for all of "
                              f"{', '.join(ROLES)}. Import the suite and generate its images first.")

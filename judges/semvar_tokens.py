@@ -99,7 +99,7 @@ async def judge_tokens(db: Database, media, engine: Engine, images: Sequence[Ima
                                        parsed.reason, {"words": parsed.value} if parsed.ok else {}, raw=[reply.text],
                                        request_keys=(reply.key,), prompt_id=row.prompt_id, image_id=row.image_id,
                                        model_id=row.model_id))
-            if parsed.ok:
+            if parsed.ok and parsed.value is not None:  # (an ok reply always has its value)
                 write_metrics(db, [MetricRow(row.model_id, METRIC, token_accuracy(parsed.value), judge,
                                              image_id=row.image_id, suite=row.suite, subset=row.subset,
                                              scorer_version=version, details={"words": parsed.value,

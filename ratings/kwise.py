@@ -80,7 +80,8 @@ def broken_pairs(votes: KwiseVotes) -> tuple[np.ndarray, np.ndarray, np.ndarray]
         winners.append(votes.shown[middle, slot])
         losers.append(votes.shown[middle, votes.worst[middle]])
         origin.append(rows[middle])
-    return tuple(np.concatenate(parts).astype(np.int64) for parts in (origin, winners, losers))
+    return (np.concatenate(origin).astype(np.int64), np.concatenate(winners).astype(np.int64),
+            np.concatenate(losers).astype(np.int64))
 
 
 def kwise_win_matrix(votes: KwiseVotes, n: int, weights: np.ndarray | None = None) -> np.ndarray:

@@ -46,7 +46,7 @@ def item_specs(item: dict, source: str) -> list[PromptSpec]:
         if not isinstance(value, str) or not value.strip():
             raise SuiteError(f"{source}: {name} must be a non-empty string, got {value!r}.")
     likelihood = item["likelihood"]
-    if isinstance(likelihood, bool) or not isinstance(likelihood, Real) or not 1 <= likelihood <= 10:
+    if isinstance(likelihood, bool) or not isinstance(likelihood, Real) or not 1 <= float(likelihood) <= 10:
         raise SuiteError(f"{source}: likelihood must be a number from 1 to 10, got {likelihood!r}.")
     prompts = [texts["prompt1"].strip(), texts["prompt2"].strip()]
     descriptions = [published_description(texts["description1"]), published_description(texts["description2"])]

@@ -20,7 +20,8 @@ COLUMNS = ("prompt_id", "variation", "prompt", "category")
 
 
 def load_paraphrases(path: str | Path) -> list[PromptSpec]:
-    specs, group_category = [], {}
+    specs: list[PromptSpec] = []
+    group_category: dict[str, tuple[str, int]] = {}  # prompt id: (category, first line)
     for line, row in read_table(path, COLUMNS, delimiter="\t"):
         prompt_id, category = row["prompt_id"], row["category"]
         if category not in CATEGORIES:

@@ -180,7 +180,8 @@ def numeracy_prompt(rng: random.Random, total: int, words: WordLists = WORDS) ->
     cuts = sorted(rng.sample(range(1, total), kinds - 1))
     counts = [high - low for low, high in zip([0, *cuts], [*cuts, total])]
     chosen = rng.sample(list(words.objects), kinds)
-    text = _join([f"{NUMBER_WORDS[n]} {plural if n > 1 else singular}" for n, (singular, plural) in zip(counts, chosen)])
+    text = _join([f"{NUMBER_WORDS[n]} {plural if n > 1 else singular}"
+                  for n, (singular, plural) in zip(counts, chosen)])
     return text, {"objects": [singular for singular, _ in chosen],
                   "counts": {singular: n for n, (singular, _) in zip(counts, chosen)}}
 
@@ -221,7 +222,7 @@ def binding_text(attributes: dict[str, str]) -> str:
     return _listed([f"a {attribute} {name}" for name, attribute in attributes.items()], serial_comma=True)
 
 
-def numeracy_text(counts: dict[str, int], words: WordLists = None) -> str:
+def numeracy_text(counts: dict[str, int], words: WordLists | None = None) -> str:
     """"four trucks" (Table 5), "three kites, two guitars and one truck" (the authors' samples): number words from
     :data:`COUNT_WORDS` only, no serial comma."""
     plurals = dict((words or PUBLISHED_WORDS).objects)
@@ -265,7 +266,7 @@ def published_category_specs(category: str, count: int, *, seed: int = 0,
     words = words or PUBLISHED_WORDS
     rng = random.Random(f"{seed}:{category}:published")
     seen: set[str] = set()
-    specs = []
+    specs: list[PromptSpec] = []
     for stratum, n in published_strata(count).items():
         low, high = STRATA[stratum]
         made = 0
@@ -513,7 +514,7 @@ def category_specs(category: str, count: int, *, seed: int = 0, words: WordLists
     rng = random.Random(f"{seed}:{category}")
     strata = list(CATEGORY_STRATA.get(category, STRATA))
     seen: set[str] = set()
-    specs = []
+    specs: list[PromptSpec] = []
     while len(specs) < count:
         if not strata:
             raise SuiteError(f"{category}: the word lists give only {len(specs)} distinct prompts, not {count}. "

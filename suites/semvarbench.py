@@ -67,7 +67,8 @@ def read_rows(path: str | Path) -> list[tuple[int, list[str]]]:
         content = read_text(path)  # a byte-order mark dropped; not UTF-8: a SuiteError naming the line
     except OSError as error:
         raise SuiteError(f"{path}: cannot be read ({error}). Replace it with the released file.") from None
-    rows, seen = [], {}
+    rows: list[tuple[int, list[str]]] = []
+    seen: dict[str, int] = {}
     for line, text in enumerate(content.splitlines(), start=1):
         if not text.strip():
             continue
@@ -141,7 +142,7 @@ def load_semvarbench(path: str | Path, categories_dir: str | Path | None = None)
     if categories_dir is None:
         categories_dir = default_categories(path)
     categories = read_categories(categories_dir, {f[0]: f for _, f in rows}, path) if categories_dir else {}
-    specs = []
+    specs: list[PromptSpec] = []
     for line, (item_id, *texts) in rows:
         names = categories.get(item_id, [])
         metadata = {"categories": names, **({"category": names[0]} if len(names) == 1 else {})}

@@ -382,7 +382,7 @@ def load_predicted(
             f"{path}:{line}: no definition for {concept.lemma!r} ({len(missing)} concepts lack one). "
             "Set OPENAI_API_KEY or ARENA_JUDGE_BASE_URL so the judge model writes them, or add a definition column."
         )
-    if missing:
+    if missing and define is not None:  # (missing with no define raised above)
         written = _written(path, missing, define)
         source = f"llm:{model}" if model else "llm"
         for index, (line, concept) in enumerate(concepts):
@@ -515,8 +515,8 @@ def load_benchmark_rows(path: str | Path, repeated: str = "keep") -> tuple[list[
         lemma = row["core_lemma"]
         synset = text_field(row, "core_synset", where) or text_field(row, "synset", where)
         extra = {key: value for key, value in row.items()
-                 if key and key not in BENCH_COLUMNS and key not in ("core_synset", "synset") and value not in (None, "")
-                 and key not in BATTLE_COLUMNS and not key.startswith("Unnamed")}
+                 if key and key not in BENCH_COLUMNS and key not in ("core_synset", "synset")
+                 and value not in (None, "") and key not in BATTLE_COLUMNS and not key.startswith("Unnamed")}
         concept = Concept(
             lemma=lemma.replace("_", " "), definition=row["definition"], subset=published_subset(row["subset"], where),
             synset=synset, key=row["wordnet_id"],

@@ -25,12 +25,16 @@ import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from datamodel.database import Database
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, scored_image_ids, write_metrics
 from judges.metrics.registry import METRICS, Metric, MetricRun, ScorerContext
 from judges.selection import image_rows
+
+if TYPE_CHECKING:  # torch is imported where a scorer is built (the metrics extra)
+    import torch
 
 DEFAULT_MODEL = "kakaobrain/align-base"
 TINY_NAME = "align-tiny"
@@ -46,7 +50,7 @@ class AlignScorer:
         self.version = version
         self.device = device
         self.batch_size = batch_size
-        self._texts: dict[str, object] = {}
+        self._texts: dict[str, torch.Tensor] = {}
 
     def _normalised(self, features):
         import torch

@@ -26,6 +26,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PIL import Image
 
@@ -34,6 +35,9 @@ from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, scored_image_ids, write_metrics
 from judges.metrics.registry import METRICS, Metric, MetricRun, ScorerContext
 from judges.selection import ImageRow, image_rows
+
+if TYPE_CHECKING:  # torch is imported where a scorer is built (the metrics extra)
+    import torch
 
 TAXONOMY_METRICS = ("clip_lemma", "clip_hypernym", "clip_cohyponym", "clip_specificity")
 
@@ -83,8 +87,8 @@ class ClipEncoder:
         self.device = device
         self.batch_size = batch_size
         self.counts = EncoderCounts()
-        self._texts: dict[str, object] = {}
-        self._images: dict[str, object] = {}
+        self._texts: dict[str, torch.Tensor] = {}
+        self._images: dict[str, torch.Tensor] = {}
 
     def encode_texts(self, texts: Sequence[str]):
         """(len(texts), d) unit vectors; only texts never seen by this encoder go through the model."""

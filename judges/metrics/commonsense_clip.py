@@ -112,8 +112,8 @@ def score_commonsense(db: Database, media: MediaStore, encoder: ClipEncoder, *,
         image_metrics.append(MetricRow(row.model_id, "commonsense_clip_fit", fit(own, other), encoder.name,
                                        image_id=row.image_id, suite=suite, subset=row.subset,
                                        scorer_version=version, details={"cos_d1": c1, "cos_d2": c2}))
-        prompts = [texts.get((row.item_key, role)) for role in ROLES]
-        if all(prompts):
+        prompts = [prompt for role in ROLES if (prompt := texts.get((row.item_key, role)))]
+        if len(prompts) == len(ROLES):
             first, second = encoder.encode_texts(prompts)
             similarity = float(first @ second)
             image_metrics.append(MetricRow(row.model_id, PROMPT_SIMILARITY, similarity, encoder.name,

@@ -54,7 +54,7 @@ def consistency_summary(frame, stat: str = "std"):
     rows = []
     for model, model_frame in frame.groupby("model", sort=True):
         per_group = []
-        for (item_key, category), group in model_frame.groupby(["item_key", "category"], dropna=False, sort=True):
+        for (_item_key, category), group in model_frame.groupby(["item_key", "category"], dropna=False, sort=True):
             s = group_statistic(group["value"].tolist(), stat)
             if s is not None:
                 per_group.append((category, s))

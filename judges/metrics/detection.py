@@ -202,7 +202,8 @@ class YoloeDetector:
                                     imgsz=self.image_size, verbose=False)[0]
         detections = []
         for cls, conf, box in zip(result.boxes.cls.tolist(), result.boxes.conf.tolist(), result.boxes.xyxy.tolist()):
-            detections.append(Detection(result.names[int(cls)], float(conf), tuple(float(v) for v in box)))
+            x0, y0, x1, y1 = (float(v) for v in box)
+            detections.append(Detection(result.names[int(cls)], float(conf), (x0, y0, x1, y1)))
         return sorted(detections, key=lambda d: -d.score)
 
 
@@ -290,9 +291,12 @@ def build_tiny_grounding_dino(folder: str | Path, seed: int = 0) -> Path:
     words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "a", "an", "red", "green", "apple", "dog", "cat",
              "chair", "field", "tree"]
     tokenizer = BertTokenizer(vocab={word: i for i, word in enumerate(words)}, do_lower_case=True)
-    config = GroundingDinoConfig(
-        backbone_config=SwinConfig(image_size=64, patch_size=4, embed_dim=16, depths=[1, 1], num_heads=[1, 1],
-                                   window_size=4, out_features=["stage1", "stage2"]),
+    # transformers 5's configs take their other settings through __post_init__'s **kwargs, which the generated
+    # __init__ (huggingface_hub's strict dataclass) accepts but its type does not declare
+    config = GroundingDinoConfig(  # type: ignore[call-arg]
+        backbone_config=SwinConfig(  # type: ignore[call-arg]
+            image_size=64, patch_size=4, embed_dim=16, depths=[1, 1], num_heads=[1, 1], window_size=4,
+            out_features=["stage1", "stage2"]),
         text_config=BertConfig(vocab_size=len(words), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
                                intermediate_size=37, max_position_embeddings=64),
         d_model=32, encoder_layers=1, decoder_layers=2, encoder_ffn_dim=32, decoder_ffn_dim=32,

@@ -48,7 +48,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from PIL import Image
 
@@ -134,7 +134,8 @@ def tiny_feature_network(num_outputs: int = 16, seed: int = 0, scale: float = 1.
 
 INPUTS = ("resized", "float01")
 SLICES = ("pooled", "paper")
-SUBSET_REFERENCES = ("full", "subset")  # a subset's FID real set: its variant's full set (fid_is_subsets.py), or its own
+# a subset's FID real set: its variant's full set (fid_is_subsets.py), or its own
+SUBSET_REFERENCES = ("full", "subset")
 PAPER_BATCH = 3  # BIGT fid_is.py: gen_image_paths[i*3:i*3+3]
 
 
@@ -158,7 +159,7 @@ def to_uint8_batch(images: Sequence[Image.Image], size: int):
     import numpy as np
     import torch
 
-    arrays = [np.asarray(image.convert("RGB").resize((size, size), Image.BILINEAR)) for image in images]
+    arrays = [np.asarray(image.convert("RGB").resize((size, size), Image.Resampling.BILINEAR)) for image in images]
     return torch.from_numpy(np.stack(arrays)).permute(0, 3, 1, 2).contiguous()
 
 
@@ -266,11 +267,11 @@ def score_fid_is(db: Database, media: MediaStore, suite: str, *, fid_network=Non
                     features(score, images)
                     with _seeded(is_seed), torch.inference_mode():
                         mean, std = (float(v) for v in score.compute())
-                std = None if split_count < 2 or math.isnan(std) else std
+                spread = None if split_count < 2 or math.isnan(std) else std
                 report.inception_score[model] = mean
                 metrics.append(MetricRow(model_id, "inception_score", mean, scorer, suite=suite,
                                          scorer_version=scorer_version,
-                                         details={"images": len(images), "std": std, "splits": split_count}))
+                                         details={"images": len(images), "std": spread, "splits": split_count}))
     write_metrics(db, metrics)
     return report
 
@@ -338,6 +339,15 @@ def paper_slices(rows: Sequence[ImageRow]) -> list[tuple[str, str]]:
         slices.append(("", variant))
         slices += [(subset, variant) for subset in sorted({r.subset for r in rows if r.variant == variant})]
     return slices
+
+
+class _Scope(TypedDict):
+    """The fields a slice's metric rows share (:class:`datamodel.metrics.MetricRow`)."""
+
+    suite: str
+    subset: str
+    variant: str
+    scorer_version: str
 
 
 @dataclass
@@ -416,7 +426,7 @@ def score_fid_is_slices(db: Database, media: MediaStore, suite: str, *, fid_netw
                 details = {"images": len(images), "concepts": len(kept), "dedup_seed": dedup_seed,
                            "input": input_mode}
                 key = (model, subset, variant)
-                common = dict(suite=suite, subset=subset, variant=variant, scorer_version=scorer_version)
+                common = _Scope(suite=suite, subset=subset, variant=variant, scorer_version=scorer_version)
                 if fid is not None and model != reference_model:
                     fid.reset()
                     _feed(fid, images, input_mode=input_mode, image_size=image_size, batch_size=batch, bar=bar,

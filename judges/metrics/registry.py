@@ -8,7 +8,8 @@ entry point of the group ``t2i_arena.metrics``) scores a suite and ends with one
                 for row in image_rows(run.db, run.suite, models=run.models)]
         return {"brightness": {"rows": write_metrics(run.db, rows)}}
 
-    METRICS.register(Metric(name="brightness", title="mean image brightness", direction="lower", score=score_brightness))
+    METRICS.register(Metric(name="brightness", title="mean image brightness", direction="lower",
+                            score=score_brightness))
 
 The registry holds, for each metric: the name ``--metrics`` knows it by and a title for the help; the names it
 stores in the ``metrics`` table and which direction is better for each (``higher``, ``lower`` or ``none``); how to
@@ -57,11 +58,15 @@ class ScorerContext:
     cache_dir: Path | None = None
     _shared: dict[str, tuple[Any, BaseException | None]] = field(default_factory=dict, repr=False)
 
-    def tiny_dir(self, name: str) -> Path:
-        """The folder of tiny stand-in model ``name`` in the cache."""
+    def tiny_cache(self) -> Path:
+        """The cache folder of the tiny stand-ins (``tiny/<name>`` under it)."""
         if self.cache_dir is None:
             raise ValueError("tiny stand-in scorers need a cache folder: pass --cache-dir or set cache_dir.")
-        return Path(self.cache_dir) / "tiny" / name
+        return Path(self.cache_dir)
+
+    def tiny_dir(self, name: str) -> Path:
+        """The folder of tiny stand-in model ``name`` in the cache."""
+        return self.tiny_cache() / "tiny" / name
 
     def shared(self, key: str, make: Callable[[], Any]) -> Any:
         """``make()`` once per context for ``key``, so that metrics share a scorer (one CLIP encoder for clip,
@@ -71,9 +76,9 @@ class ScorerContext:
                 self._shared[key] = (make(), None)
             except UNAVAILABLE as error:
                 self._shared[key] = (None, error)
-        value, error = self._shared[key]
-        if error is not None:
-            raise error
+        value, failure = self._shared[key]
+        if failure is not None:
+            raise failure
         return value
 
 

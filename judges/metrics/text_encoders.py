@@ -196,7 +196,7 @@ class EncoderSource:
             recipe = TINY_RECIPES.get(spec.tiny) or recipe_for(spec.hub_id, spec.pipeline_class)
             if recipe is None:
                 return None
-            return str(ensure_tiny(self.context.cache_dir, recipe.name)), recipe.variant
+            return str(ensure_tiny(self.context.tiny_cache(), recipe.name)), recipe.variant
         return spec.source, spec.variant
 
     def encoders(self, source: str, variant: str) -> TextEncoders:

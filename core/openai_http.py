@@ -21,7 +21,7 @@ import email.utils
 import math
 import random
 import time
-from typing import Mapping
+from collections.abc import Mapping
 
 RETRY_STATUS = (408, 409, 429)
 RETRY_MAX_S = 60.0
@@ -75,7 +75,7 @@ def retry_after(error: Exception, *, now: float | None = None) -> float | None:
     except (TypeError, ValueError, IndexError):
         return None
     if when.tzinfo is None:  # RFC 9110 dates are GMT
-        when = when.replace(tzinfo=datetime.timezone.utc)
+        when = when.replace(tzinfo=datetime.UTC)
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 

@@ -21,9 +21,10 @@ import importlib.metadata
 import itertools
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache
-from typing import Any, Callable, Iterator, TypeVar
+from types import FrameType
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 GROUP = "t2i_arena.{kind}"  # the entry-point group of a kind's plug-ins
@@ -44,8 +45,19 @@ def load(reference: str):
     return found
 
 
+if sys.version_info >= (3, 12):
+    _AllEntryPoints = importlib.metadata.EntryPoints
+else:  # Python 3.11's entry_points() without a group: the groups, each selectable by name
+    _AllEntryPoints = importlib.metadata.SelectableGroups
+
+
+def _name_of(item: Any) -> str:
+    """The key of an item of a registry made without ``key``: its ``name``."""
+    return item.name
+
+
 @cache
-def _entry_points() -> importlib.metadata.EntryPoints:
+def _entry_points() -> _AllEntryPoints:
     return importlib.metadata.entry_points()  # read once per process (about 40 ms over a full install)
 
 
@@ -61,7 +73,7 @@ class Registry(Mapping[str, T]):
         :class:`RegistryError` when a new item clashes with the others otherwise than by its name."""
         self.kind, self.builtins, self.what, self.hint, self._check = kind, tuple(builtins), what, hint, check
         self.groups = (GROUP.format(kind=kind), *(GROUP.format(kind=group) for group in groups))
-        self._key = key or (lambda item: item.name)
+        self._key = key or _name_of
         self._items: dict[str, tuple[int, int, T]] = {}  # name -> (built-in module's place, sequence, item)
         self._lock = threading.Lock()
         self._sequence = itertools.count()
@@ -158,7 +170,7 @@ class Registry(Mapping[str, T]):
     def _place(self) -> int:
         """Where the module declaring the item being registered (the innermost one running its top level) stands
         among the built-ins; after them when it is none of them."""
-        frame = sys._getframe(2)
+        frame: FrameType | None = sys._getframe(2)
         while frame is not None and frame.f_code.co_name != "<module>":
             frame = frame.f_back
         module = frame.f_globals.get("__name__") if frame is not None else None

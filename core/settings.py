@@ -11,9 +11,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ratings.votes import TIE_POLICIES
 
@@ -240,7 +241,7 @@ class Settings:
     def annotator_accounts(self) -> dict[str, str]:
         return parse_accounts(self.annotators)
 
-    def replace(self, **changes) -> "Settings":
+    def replace(self, **changes) -> Settings:
         return dataclasses.replace(self, **changes)
 
 

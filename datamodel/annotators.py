@@ -32,14 +32,14 @@ import re
 import secrets
 import time
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
-import sqlite_utils
 from disarm import skeleton_key
 
-from datamodel.transactions import annotator_transaction
+from datamodel.database import Database
 from datamodel.dialect import pick
+from datamodel.transactions import annotator_transaction
 
 NAME_PATTERN = re.compile(r"^[\w .@-]{1,64}$")
 MIN_TOKEN_LENGTH = 8  # the default of ARENA_MIN_TOKEN_LENGTH, and the least it may be
@@ -129,13 +129,13 @@ def skeletons(name: str) -> tuple[str, str]:
 _ACCOUNT = "SELECT id, name, token_hash, source FROM annotators"
 
 
-def _find(db: sqlite_utils.Database, name: str):
+def _find(db: Database, name: str):
     """The account of ``name``: the one of that exact name, else the one holding its key; None if neither."""
     row = db.execute(f"{_ACCOUNT} WHERE name = ?", [name.strip()]).fetchone()
     return row or db.execute(f"{_ACCOUNT} WHERE name_key = ?", [name_key(name)]).fetchone()
 
 
-def _lookalike(db: sqlite_utils.Database, name: str) -> str | None:
+def _lookalike(db: Database, name: str) -> str | None:
     """The name of an account that ``name`` looks like (a skeleton in common), if any."""
     both = list(skeletons(name))
     for column in ("name_skeleton", "key_skeleton"):  # by index, whatever the statistics (stale after a fill) say
@@ -146,7 +146,7 @@ def _lookalike(db: sqlite_utils.Database, name: str) -> str | None:
     return None
 
 
-def fill_name_keys(db: sqlite_utils.Database) -> int:
+def fill_name_keys(db: Database) -> int:
     """Give every account its ``name_key`` and skeletons where missing or out of date; return the rows changed.
 
     Accounts are taken oldest first and a key stays with the account that holds it, so an account whose key another
@@ -157,7 +157,7 @@ def fill_name_keys(db: sqlite_utils.Database) -> int:
     held = {key: account for account, _, key, _, _ in rows if key is not None}
     changed = 0
     for account, name, key, name_skeleton, key_skeleton in rows:
-        wanted = name_key(name)
+        wanted: str | None = name_key(name)
         if wanted != key and held.get(wanted, account) != account:
             wanted = None  # another account holds the key: this one signs in under its exact name
         if wanted != key:
@@ -181,15 +181,16 @@ def _check_name(name: str, where: str = "") -> str:
     return name
 
 
-def sync_accounts(db: sqlite_utils.Database, accounts: Mapping[str, str], *,
+def sync_accounts(db: Database, accounts: Mapping[str, str], *,
                   min_token_length: int = MIN_TOKEN_LENGTH) -> None:
     """Bring the accounts in line with the configuration ``accounts`` ({name: token}); run at every start.
 
     Each configured name gets an account with its configured token (an existing account of that name, or of its key,
     becomes the configured one, keeping its votes); an account whose token changes is signed out everywhere (its
     stay-signed-in tokens revoked, its open sessions ended: :func:`arena.session.check_signed_in`); a configured
-    account no longer listed becomes ``retired``, which cannot sign in while accounts are configured. Raises ValueError, naming the account (never the token), when a
-    token is shorter than ``min_token_length`` or two names have one key."""
+    account no longer listed becomes ``retired``, which cannot sign in while accounts are configured. Raises
+    ValueError, naming the account (never the token), when a token is shorter than ``min_token_length`` or two names
+    have one key."""
     keys: dict[str, str] = {}
     for name, token in accounts.items():
         if len(token) < min_token_length:
@@ -226,7 +227,7 @@ def sync_accounts(db: sqlite_utils.Database, accounts: Mapping[str, str], *,
         db.execute(f"UPDATE annotators SET source = 'retired' WHERE source = 'config'{kept}", configured)
 
 
-def sign_in(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bool,
+def sign_in(db: Database, name: str, token: str, *, open_signup: bool,
             min_token_length: int = MIN_TOKEN_LENGTH) -> Annotator:
     """Return the annotator for (name, token).
 
@@ -257,7 +258,7 @@ def sign_in(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bo
     return Annotator(id=account, name=stored_name, source=source)
 
 
-def _sign_up(db: sqlite_utils.Database, raw: str, name: str, token: str, min_token_length: int):
+def _sign_up(db: Database, raw: str, name: str, token: str, min_token_length: int):
     """(True, the new account's row), or (False, the row of an account of that name signed up meanwhile)."""
     if len(token) < min_token_length:
         raise SignInError(f"Choose a token of at least {min_token_length} characters: it is your password for this "
@@ -276,7 +277,7 @@ def _sign_up(db: sqlite_utils.Database, raw: str, name: str, token: str, min_tok
         return True, _find(db, name)
 
 
-def first_guidelines_visit(db: sqlite_utils.Database, annotator_id: int, now: float | None = None) -> bool:
+def first_guidelines_visit(db: Database, annotator_id: int, now: float | None = None) -> bool:
     """Whether this is the first time the arena page shows ``annotator_id`` its guidelines: True once per annotator
     (and records when, ``annotators.guidelines_seen_at``), False on every later call, however many votes they have.
     The page opens the guidelines on the first visit and folds them afterwards."""
@@ -286,11 +287,11 @@ def first_guidelines_visit(db: sqlite_utils.Database, annotator_id: int, now: fl
     return changed == 1
 
 
-def annotator_names(db: sqlite_utils.Database) -> dict[int, str]:
+def annotator_names(db: Database) -> dict[int, str]:
     """{id: name} of every annotator."""
     return dict(db.execute("SELECT id, name FROM annotators ORDER BY id").fetchall())
 
 
-def annotator_name_list(db: sqlite_utils.Database) -> list[str]:
+def annotator_name_list(db: Database) -> list[str]:
     """Every annotator's name, sorted."""
     return [name for name, in db.execute("SELECT name FROM annotators ORDER BY name")]

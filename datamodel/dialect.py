@@ -1,12 +1,17 @@
 """Which engine a database is, and the few SQL texts that differ between SQLite and PostgreSQL.
 
 Most of the data model's SQL is written once, in what both engines speak (``coalesce``, ``CASE``, ``ON CONFLICT``,
-``RETURNING``, ``json_extract(text, '$.key')``, which the PostgreSQL schema defines: :mod:`datamodel.schema_postgresql`).
-Where the engines differ, a function holds one text per engine and picks it with :func:`pick`; the fragments used in
-several places are here.
+``RETURNING``, ``json_extract(text, '$.key')``, which the PostgreSQL schema defines:
+:mod:`datamodel.schema_postgresql`). Where the engines differ, a function holds one text per engine and picks it
+with :func:`pick`; the fragments used in several places are here.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeGuard
+
+if TYPE_CHECKING:  # psycopg is an optional install: the type only
+    from datamodel.postgres import PgDatabase
 
 SQLITE, POSTGRESQL = "sqlite", "postgresql"
 ENGINES = (SQLITE, POSTGRESQL)
@@ -17,12 +22,14 @@ NOW_TEXT = {SQLITE: "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
 
 
 def engine(db) -> str:
-    """``"sqlite"`` or ``"postgresql"``: the engine of ``db`` (a :class:`sqlite_utils.Database` or a
-    :class:`datamodel.postgres.PgDatabase`)."""
+    """``"sqlite"`` or ``"postgresql"``: the engine of ``db`` (a :class:`datamodel.database.Database`:
+    SQLite's :class:`sqlite_utils.Database` or a :class:`datamodel.postgres.PgDatabase`)."""
     return getattr(db, "engine", SQLITE)
 
 
-def is_postgres(db) -> bool:
+def is_postgres(db: object) -> TypeGuard[PgDatabase]:
+    """Whether ``db`` is a PostgreSQL database (then its engine-only attributes, ``url`` and ``conn.scoped``, may be
+    used)."""
     return engine(db) == POSTGRESQL
 
 

@@ -23,9 +23,10 @@ import re
 import shutil
 import tempfile
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import cast
 
 from PIL import Image, ImageOps, JpegImagePlugin, PngImagePlugin, UnidentifiedImageError, WebPImagePlugin
 
@@ -173,7 +174,9 @@ def clean_image(data: bytes, source: str = "image", *, max_pixels: int = DEFAULT
             options.update(lossless=True, exact=True, icc_profile=options["icc_profile"] or "")
         elif image.format == "JPEG":
             sampling = JpegImagePlugin.get_sampling(image)
-            options.update(qtables=image.quantization, progressive=bool(image.info.get("progressive")),
+            # a JPEG file opens as a JpegImageFile, which holds the quantization tables
+            qtables = cast(JpegImagePlugin.JpegImageFile, image).quantization
+            options.update(qtables=qtables, progressive=bool(image.info.get("progressive")),
                            **({"subsampling": sampling} if sampling != -1 else {}))
         if options["icc_profile"] is None:
             del options["icc_profile"]
@@ -218,7 +221,7 @@ class MediaStore:
         self.root, self.max_pixels, self.max_bytes = Path(root), max_pixels, max_bytes
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "MediaStore":
+    def from_settings(cls, settings: Settings) -> MediaStore:
         return cls(settings.media_dir, max_pixels=settings.max_image_pixels, max_bytes=settings.max_image_bytes)
 
     def read_file(self, path: Path) -> bytes:
@@ -231,7 +234,7 @@ class MediaStore:
         return path.read_bytes()
 
     @contextlib.contextmanager
-    def staging(self) -> Iterator["Staging"]:
+    def staging(self) -> Iterator[Staging]:
         """A private folder inside the media folder for files that are not stored yet (:class:`Staging`); it is
         deleted with whatever it still holds when the block ends, an error included."""
         created = not self.root.exists()

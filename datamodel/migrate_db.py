@@ -25,8 +25,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import sqlite_utils
-
 from datamodel.bulk import insert_rows
 from datamodel.connection import connect, database_errors, describe, is_postgres_url, read_snapshot
 
@@ -54,13 +52,14 @@ def _target_tables(db) -> list[str]:
     """The target's tables, parents before children (by its foreign keys; ties by name)."""
     tables = [name for name, in db.execute(
         "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename")]
-    edges = {table: set() for table in tables}
+    edges: dict[str, set[str]] = {table: set() for table in tables}
     for child, parent in db.execute(
             "SELECT c.conrelid::regclass::text, c.confrelid::regclass::text FROM pg_constraint c "
             "WHERE c.contype = 'f' AND c.connamespace = current_schema()::regnamespace"):
         if child in edges and parent in edges and parent != child:
             edges[child].add(parent)
-    ordered, done = [], set()
+    ordered: list[str] = []
+    done: set[str] = set()
     while len(ordered) < len(tables):
         ready = sorted(t for t in tables if t not in done and edges[t] <= done)
         if not ready:  # a cycle of foreign keys: cannot happen in the arena schema
@@ -109,7 +108,8 @@ def migrate_database(source_path: str | Path, target_url: str, *, replace: bool 
         raise MigrationError(f"--to must be a PostgreSQL URL (postgresql://user@host:port/database), not "
                              f"{describe(target_url)!r}.")
     if is_postgres_url(str(source_path)) or not Path(source_path).is_file():
-        raise MigrationError(f"No SQLite arena at {describe(source_path)}: give the file to copy (--from, or ARENA_DB).")
+        raise MigrationError(f"No SQLite arena at {describe(source_path)}: give the file to copy "
+                             "(--from, or ARENA_DB).")
     started = time.perf_counter()
     source = connect(source_path)
     target = connect(target_url)
@@ -142,8 +142,9 @@ def migrate_database(source_path: str | Path, target_url: str, *, replace: bool 
                 try:
                     copied = insert_rows(target, table, columns, _rows(cursor))
                 except database_errors() as error:
-                    raise MigrationError(f"Copying {table} failed: {str(error).strip()}. The target is unchanged; "
-                                         f"fix that row in the source (sqlite3 {source_path}) and copy again.") from None
+                    raise MigrationError(
+                        f"Copying {table} failed: {str(error).strip()}. The target is unchanged; "
+                        f"fix that row in the source (sqlite3 {source_path}) and copy again.") from None
                 result.tables[table] = copied
                 progress(f"{table}: {copied} rows")
             for table in tables:

@@ -36,7 +36,8 @@ import contextlib
 import functools
 import re
 import zlib
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
@@ -224,7 +225,8 @@ class PgDatabase:
 
 def create_database(server_url: str, name: str, *, template: str | None = None) -> None:
     """Create database ``name`` on the server of ``server_url`` (a copy of ``template``, if given)."""
-    _admin(server_url, f"CREATE DATABASE {_identifier(name)}" + (f" TEMPLATE {_identifier(template)}" if template else ""))
+    copy = f" TEMPLATE {_identifier(template)}" if template else ""
+    _admin(server_url, f"CREATE DATABASE {_identifier(name)}{copy}")
 
 
 def drop_database(server_url: str, name: str) -> None:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
-
-import sqlite_utils
+from typing import Any
 
 from datamodel.catalog import PromptSpec, add_prompts
+from datamodel.database import Database
 
 STATUSES = ("pending", "accepted", "rejected")
 _COLUMNS = ("id", "suite", "subset", "item_key", "text", "metadata", "source", "status", "reviewer", "reason",
@@ -51,7 +51,7 @@ class Decision:
     prompt_ids: list[int] = field(default_factory=list)
 
 
-def add_candidates(db: sqlite_utils.Database, specs: Iterable[PromptSpec], *, now: float | None = None) -> CandidateWrite:
+def add_candidates(db: Database, specs: Iterable[PromptSpec], *, now: float | None = None) -> CandidateWrite:
     """Store ``specs`` as pending candidates, in one transaction. A candidate already there keeps its status; a
     pending one takes the new text and metadata; a decided one whose text differs raises :class:`ReviewError`
     (its decision was about the old text) and nothing is written."""
@@ -64,11 +64,11 @@ def add_candidates(db: sqlite_utils.Database, specs: Iterable[PromptSpec], *, no
                 raise ReviewError(f"{spec.source or spec.item_key}: a candidate is one prompt per item key, without "
                                   "variant or role.")
             metadata = json.dumps(spec.metadata, sort_keys=True)
-            row = db.execute("SELECT id, text, metadata, status FROM prompt_candidates WHERE suite = ? AND item_key = ?",
-                             [spec.suite, spec.item_key]).fetchone()
+            row = db.execute("SELECT id, text, metadata, status FROM prompt_candidates "
+                             "WHERE suite = ? AND item_key = ?", [spec.suite, spec.item_key]).fetchone()
             if row is None:
-                db.execute("INSERT INTO prompt_candidates (suite, subset, item_key, text, metadata, source, created_at) "
-                           "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                db.execute("INSERT INTO prompt_candidates (suite, subset, item_key, text, metadata, source, "
+                           "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                            [spec.suite, spec.subset, spec.item_key, spec.text, metadata, spec.source, now])
                 result.inserted += 1
             elif row[3] != "pending":
@@ -92,13 +92,14 @@ def _row(values: Sequence[Any]) -> dict:
     return row
 
 
-def candidates(db: sqlite_utils.Database, suite: str | None = None, *, status: str | None = None,
+def candidates(db: Database, suite: str | None = None, *, status: str | None = None,
                limit: int | None = None, ids: Sequence[int] | None = None) -> list[dict]:
     """The candidates (every column; ``metadata`` decoded) of ``suite`` (None: all) with ``status`` (None: any), or
     those of ``ids``, in the order they were written."""
     if status is not None and status not in STATUSES:
         raise ReviewError(f"status must be one of {', '.join(STATUSES)}, got {status!r}.")
-    where, args = [], []
+    where: list[str] = []
+    args: list[str | int] = []
     for column, value in (("suite", suite), ("status", status)):
         if value is not None:
             where.append(f"{column} = ?")
@@ -114,7 +115,7 @@ def candidates(db: sqlite_utils.Database, suite: str | None = None, *, status: s
     return [_row(values) for values in db.execute(sql, args).fetchall()]
 
 
-def candidate_counts(db: sqlite_utils.Database, suite: str | None = None) -> dict[str, dict[str, int]]:
+def candidate_counts(db: Database, suite: str | None = None) -> dict[str, dict[str, int]]:
     """{suite: {status: candidates}} (every status present, 0 when none)."""
     sql = "SELECT suite, status, COUNT(*) FROM prompt_candidates"
     args: list[Any] = []
@@ -127,7 +128,7 @@ def candidate_counts(db: sqlite_utils.Database, suite: str | None = None) -> dic
     return counts
 
 
-def decide(db: sqlite_utils.Database, ids: Sequence[int], *, accept: bool, reviewer: str, reason: str = "",
+def decide(db: Database, ids: Sequence[int], *, accept: bool, reviewer: str, reason: str = "",
            now: float | None = None) -> Decision:
     """Accept (write each candidate's prompt) or reject the candidates ``ids``, in one transaction. An unknown id,
     or rejecting a candidate that is already a prompt (its images and votes may exist), raises

@@ -17,9 +17,10 @@ nothing is stored (:func:`datamodel.human_ratings.record_rating` checks before i
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from numbers import Integral
-from typing import Any, Mapping
+from typing import Any
 
 
 class RatingRejected(ValueError):

@@ -43,18 +43,17 @@ import io
 import logging
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
-
-import sqlite_utils
 
 from PIL import Image, ImageCms, ImageOps, UnidentifiedImageError
 
+from core.settings import Settings
+from datamodel.database import Database
 from datamodel.dialect import is_not
 from datamodel.media import DEFAULT_MAX_PIXELS, MediaError, MediaStore, open_image, write_atomically
-from core.settings import Settings
 
 VERSION = 2  # of the rendering below: raise it when the rendering changes, so older renditions are not served
 BACKGROUND = (128, 128, 128)  # letterbox bars and flattened transparency: neutral grey, on a light or a dark page
@@ -76,7 +75,7 @@ class RenditionSpec:
     pad_bytes: int = Settings.display_pad_bytes
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "RenditionSpec":
+    def from_settings(cls, settings: Settings) -> RenditionSpec:
         return cls(size=settings.display_size, fit=settings.display_fit, aspect=settings.display_aspect,
                    format=settings.display_format, quality=settings.display_quality,
                    pad_bytes=settings.display_pad_bytes)
@@ -130,7 +129,9 @@ def _to_srgb(image: Image.Image, icc: bytes | None) -> tuple[Image.Image, Image.
     if icc:
         try:
             profile = ImageCms.ImageCmsProfile(io.BytesIO(icc))
-            return ImageCms.profileToProfile(colours, profile, _srgb(), outputMode="RGB"), alpha
+            converted = ImageCms.profileToProfile(colours, profile, _srgb(), outputMode="RGB")
+            if converted is not None:  # None only in place (inPlace=True), which this call does not ask
+                return converted, alpha
         except (ImageCms.PyCMSError, OSError, ValueError, TypeError):
             pass
     return colours.convert("RGB"), alpha
@@ -203,7 +204,7 @@ def _encoded(shown: Image.Image, spec: RenditionSpec, quality: int) -> bytes:
     return buffer.getvalue()
 
 
-def band_warning(db: sqlite_utils.Database, spec: RenditionSpec) -> str | None:
+def band_warning(db: Database, spec: RenditionSpec) -> str | None:
     """What to tell the operator when ``spec`` letterboxes the images of models whose shapes differ (their bands
     would name them), else None: the models whose images have another aspect ratio than the display's."""
     if spec.fit != "letterbox":
@@ -231,7 +232,7 @@ class Renditions:
         self.root = media.root / "renditions" / spec.key
 
     @classmethod
-    def from_settings(cls, media: MediaStore, settings: Settings) -> "Renditions":
+    def from_settings(cls, media: MediaStore, settings: Settings) -> Renditions:
         return cls(media, RenditionSpec.from_settings(settings))
 
     def path(self, media_hash: str) -> Path:
@@ -261,9 +262,9 @@ class Renditions:
         self.get(media_hash, media_ext)
         return True
 
-    def render_missing(self, db: sqlite_utils.Database, *, retry_unshowable: bool = False, verify: bool = False,
+    def render_missing(self, db: Database, *, retry_unshowable: bool = False, verify: bool = False,
                        workers: int | None = None,
-                       progress: Callable[[int, int], None] | None = None) -> "RenderReport":
+                       progress: Callable[[int, int], None] | None = None) -> RenderReport:
         """Render every image of ``db`` whose rendition for these settings is not recorded, and record it
         (``images.rendition``); an image whose original cannot be read is recorded as unshowable (with why) and left
         out of battles. Images already unshowable are tried again only with ``retry_unshowable``, and renditions
@@ -332,13 +333,13 @@ class RenderReport:
     unshowable: int = 0
 
 
-def display_key(db: sqlite_utils.Database) -> str | None:
+def display_key(db: Database) -> str | None:
     """The rendition key battles are drawn for (the table ``display``), or None before any image was rendered."""
     row = db.execute("SELECT rendition FROM display WHERE id = 1").fetchone()
     return row[0] if row else None
 
 
-def claim_display(db: sqlite_utils.Database, spec: RenditionSpec) -> None:
+def claim_display(db: Database, spec: RenditionSpec) -> None:
     """Draw battles for ``spec`` from now on (the server does this at start, with its settings): only images rendered
     this way are drawn until :meth:`Renditions.render_missing` records the others."""
     with db.conn:
@@ -348,12 +349,12 @@ def claim_display(db: sqlite_utils.Database, spec: RenditionSpec) -> None:
                    [spec.key, time.time()])
 
 
-def unrendered_count(db: sqlite_utils.Database, key: str) -> int:
+def unrendered_count(db: Database, key: str) -> int:
     """How many images have no rendition recorded for the rendition ``key``."""
     return db.execute(f"SELECT COUNT(*) FROM images WHERE rendition {is_not(db)} ?", [key]).fetchone()[0]
 
 
-def withdraw(db: sqlite_utils.Database, media_hash: str) -> int:
+def withdraw(db: Database, media_hash: str) -> int:
     """Leave the images of ``media_hash`` out of battles until :meth:`Renditions.render_missing` renders them again
     (their rendition file went missing); returns the images withdrawn."""
     with db.conn:

@@ -22,7 +22,7 @@ The differences, each for a reason:
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 BASELINE_NAMES = ("_initial_schema", "_judges_schema", "_study_scale", "_metric_directions", "_annotator_identity",
                   "_votes_by_annotator_prompt", "_expected_shown", "_datasette_views", "_annotator_sessions",

@@ -23,8 +23,9 @@ Imported votes (:mod:`datamodel.imported_votes`) join the arrays when ``source``
 vote has voter code 0 (no annotator has that id), an imported judge vote its judge's code, and each imported battle
 two image ids of its own above every real one (so two votes on one imported battle share a battle key and no
 imported vote shares one with the arena's), unless the file carried the images: then the vote names the images it
-showed, as the arena's votes do (a judge's vote on the same two images meets it). With imported votes the arrays are in time order (stable: votes without
-a time first, in the order they were imported); the arena's own votes alone stay in vote order. An imported vote an
+showed, as the arena's votes do (a judge's vote on the same two images meets it). With imported votes the arrays are
+in time order (stable: votes without a time first, in the order they were imported); the arena's own votes alone stay
+in vote order. An imported vote an
 import flagged (a self-battle, ...) has ``flag`` > 0, naming its reason in ``flags``.
 """
 
@@ -32,10 +33,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import numpy as np
-import sqlite_utils
 
+from datamodel.database import Database
 from datamodel.dialect import json_text_items, pick
 from datamodel.models import model_names, sorted_model_names
 from datamodel.schema import OUTCOMES
@@ -112,7 +114,7 @@ class VoteArrays:
             return np.zeros(len(self), dtype=bool)
         return self.voter == -1 - self.judges.index(name)
 
-    def take(self, mask: np.ndarray) -> "VoteArrays":
+    def take(self, mask: np.ndarray) -> VoteArrays:
         """The votes where ``mask`` (booleans) holds, in the same order; these arrays themselves when it holds for
         every vote (nothing changes them in place)."""
         if mask.all():
@@ -172,7 +174,7 @@ def _slice_sql(db, filters: dict, table: str = "v", own_prompt_columns: bool = F
 ARENA_SOURCE = "arena"  # the source name of the arena's own votes
 
 
-def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = (), *, source: str | None = ARENA_SOURCE,
+def read_vote_arrays(db: Database, strategies: tuple[str, ...] = (), *, source: str | None = ARENA_SOURCE,
                      anonymous_only: bool = False, include_excluded: bool = True, until: float | None = None,
                      times: bool = True, ids: tuple[int | None, int | None] = (None, None),
                      also: tuple[int, ...] = (), **filters) -> VoteArrays:
@@ -214,7 +216,7 @@ def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = ()
     judge_case = " ".join(f"WHEN ? THEN {-1 - k}" for k in range(len(judges)))
     strategy_case = " ".join(f"WHEN ? THEN {k}" for k in range(len(strategies)))
     outcome_case = " ".join(f"WHEN '{o}' THEN {k}" for k, o in enumerate(OUTCOMES))
-    fields = (  # name, SQL of a value in [0, bound), bound, its parameters
+    fields: tuple[tuple[str, str, int, list[str]], ...] = (  # name, SQL of a value in [0, bound), bound, its parameters
         ("voter", f"coalesce(v.annotator_id, CASE v.voter {judge_case or 'WHEN NULL THEN 0'} END) + {len(judges)}",
          annotators + len(judges), list(judges)),
         ("strategy", f"CASE v.strategy {strategy_case} ELSE {len(strategies) - 2} END", len(strategies),
@@ -228,7 +230,8 @@ def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = ()
         where = _and(where, "v.excluded = 0")
     if until is not None:
         where, params = _and(where, "v.voted_at <= ?"), [*params, until]
-    within, bounds = [], []
+    within: list[str] = []
+    bounds: list[int] = []
     for bound, clause in zip(ids, ("v.id > ?", "v.id <= ?")):
         if bound is not None:
             within, bounds = [*within, clause], [*bounds, int(bound)]
@@ -294,7 +297,7 @@ class VoteArraysCache:
         self.slices = slices
         self._held: OrderedDict[tuple, _Held] = OrderedDict()
 
-    def read(self, db: sqlite_utils.Database, strategies: tuple[str, ...] = (), **kwargs) -> VoteArrays:
+    def read(self, db: Database, strategies: tuple[str, ...] = (), **kwargs) -> VoteArrays:
         key = (tuple(strategies), tuple(sorted(kwargs.items())))
         versions = dict(db.execute("SELECT name, version FROM data_versions").fetchall())
         change = int(db.execute("SELECT coalesce(max(seq), 0) FROM vote_changes").fetchone()[0])
@@ -331,21 +334,24 @@ class VoteArraysCache:
             return None  # a counted vote was deleted
         # the votes whose flag moved as they are now (if the slice has them), and the new ones, in one read
         changed = read_vote_arrays(db, strategies, ids=(held.through, through), also=tuple(switched), **kwargs)
-        return _merged(held.arrays, np.isin(held.arrays.vote_id, switched), changed)
+        return _merged(held.arrays, switched, changed)
 
 
-def _merged(arrays: VoteArrays, replaced: np.ndarray, changed: VoteArrays) -> VoteArrays | None:
-    """``arrays`` without the votes where ``replaced`` holds, with ``changed`` put in, all in id order (each is in
-    it); None if their codes differ (a new judge: every judge's code moves)."""
+def _merged(arrays: VoteArrays, switched: list[int], changed: VoteArrays) -> VoteArrays | None:
+    """``arrays`` without the votes ``switched`` (their ids), with ``changed`` put in, all in id order (each is in
+    it); None if their codes differ (a new judge: every judge's code moves) or either holds imported votes (no ids)."""
     codes = ("models", "judges", "subsets", "strategies", "image_bound", "sources", "flags")
     if any(getattr(arrays, name) != getattr(changed, name) for name in codes):
         return None
+    if arrays.vote_id is None or changed.vote_id is None:
+        return None
+    replaced = np.isin(arrays.vote_id, switched)
     kept = ~replaced
     size = int(kept.sum()) + len(changed)
     at = np.searchsorted(arrays.vote_id[kept], changed.vote_id) + np.arange(len(changed))  # where each lands
     others = np.ones(size, dtype=bool)
     others[at] = False
-    per_vote = {}
+    per_vote: dict[str, Any] = {}  # field name: its merged array
     for f in fields(arrays):
         old, new = getattr(arrays, f.name), getattr(changed, f.name)
         if isinstance(old, np.ndarray):
@@ -364,7 +370,7 @@ _WORD = 2**62  # a packed integer stays below it: SQLite turns an integer that o
 _IDS_PER_READ = 1 << 20  # votes (by id) read as one text at a time: about 20 MB of it
 
 
-def _read_packed(db: sqlite_utils.Database, table: str, where: str, params: list,
+def _read_packed(db: Database, table: str, where: str, params: list,
                  fields: tuple[tuple[str, str, int, list], ...],
                  ids: tuple[int | None, int | None] = (None, None)) -> dict[str, np.ndarray]:
     """The integer ``fields`` (name, SQL of a value in [0, bound), bound, parameters) of every row of ``table`` (alias
@@ -419,7 +425,7 @@ def _read_packed(db: sqlite_utils.Database, table: str, where: str, params: list
             np.zeros(0, np.int64)}
 
 
-def _fetch(db: sqlite_utils.Database, sql: str, params: list, columns: int) -> np.ndarray:
+def _fetch(db: Database, sql: str, params: list, columns: int) -> np.ndarray:
     cursor = db.execute(sql, params)
     chunks = []
     while rows := cursor.fetchmany(_CHUNK):
@@ -442,7 +448,7 @@ def _imported_sql(db, filters: dict, source: str | None, anonymous_only: bool,
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
-def _with_imported(db: sqlite_utils.Database, arrays: VoteArrays, model_index: np.ndarray, source: str | None,
+def _with_imported(db: Database, arrays: VoteArrays, model_index: np.ndarray, source: str | None,
                    anonymous_only: bool, until: float | None, filters: dict) -> VoteArrays:
     """``arrays`` (the arena's own votes) with the imported votes of the slice added, all in time order."""
     import pandas as pd
@@ -457,14 +463,15 @@ def _with_imported(db: sqlite_utils.Database, arrays: VoteArrays, model_index: n
     outcome_case = " ".join(f"WHEN '{o}' THEN {k}" for k, o in enumerate(OUTCOMES))
     width, n_subsets, n_sources = int(model_index.size), max(1, len(arrays.subsets)), len(sources)
     # one integer per vote: judge (0: a human), models, outcome, subset, source, anonymous
-    code = (f"(((((CASE iv.voter_kind WHEN 'judge' THEN CASE iv.voter {judge_case or 'WHEN NULL THEN 0'} END "
-            f"ELSE 0 END * {width} + iv.left_model_id) * {width} + iv.right_model_id) * 4 "
-            f"+ CASE iv.outcome {outcome_case} END) * {n_subsets} + CASE iv.subset {subset_case or 'WHEN NULL THEN 0'} "
-            f"END) * {n_sources} + CASE iv.source {source_case} END) * 2 + coalesce(iv.anonymous, 0)")
+    code_sql = (f"(((((CASE iv.voter_kind WHEN 'judge' THEN CASE iv.voter {judge_case or 'WHEN NULL THEN 0'} END "
+                f"ELSE 0 END * {width} + iv.left_model_id) * {width} + iv.right_model_id) * 4 "
+                f"+ CASE iv.outcome {outcome_case} END) * {n_subsets} "
+                f"+ CASE iv.subset {subset_case or 'WHEN NULL THEN 0'} END) * {n_sources} "
+                f"+ CASE iv.source {source_case} END) * 2 + coalesce(iv.anonymous, 0)")
     flags = tuple(name for name, in db.execute("SELECT DISTINCT flag FROM imported_votes WHERE flag != '' "
                                                 "ORDER BY flag"))
     flag_case = " ".join(f"WHEN ? THEN {1 + k}" for k in range(len(flags)))
-    cursor = db.execute(f"SELECT {code}, coalesce(iv.voted_at, -1e308), iv.battle_hash, "
+    cursor = db.execute(f"SELECT {code_sql}, coalesce(iv.voted_at, -1e308), iv.battle_hash, "
                         f"CASE iv.flag {flag_case or 'WHEN NULL THEN 0'} ELSE 0 END, coalesce(iv.left_image_id, -1), "
                         f"coalesce(iv.right_image_id, -1) FROM imported_votes iv{where} ORDER BY iv.id",
                         [*arrays.judges, *arrays.subsets, *sources, *flags, *params])
@@ -497,14 +504,14 @@ def _with_imported(db: sqlite_utils.Database, arrays: VoteArrays, model_index: n
         sources=sources, flag=got["flag"], flags=flags,
     )
     arrays = replace(arrays, flag=np.zeros(len(arrays), dtype=np.int64))
-    every = {f.name: np.concatenate([getattr(arrays, f.name), getattr(imported, f.name)]) for f in fields(VoteArrays)
-             if isinstance(getattr(imported, f.name), np.ndarray)}
+    every: dict[str, Any] = {f.name: np.concatenate([getattr(arrays, f.name), getattr(imported, f.name)])
+                             for f in fields(VoteArrays) if isinstance(getattr(imported, f.name), np.ndarray)}
     order = np.argsort(np.where(np.isnan(every["time"]), -np.inf, every["time"]), kind="stable")
     every = {name: values[order] for name, values in every.items()}
     return replace(imported, **every)
 
 
-def newest_human_votes(db: sqlite_utils.Database, *, left_model: str, right_model: str, outcome: str, limit: int,
+def newest_human_votes(db: Database, *, left_model: str, right_model: str, outcome: str, limit: int,
                        source: str | None = ARENA_SOURCE, anonymous_only: bool = False, include_excluded: bool = False,
                        until: float | None = None, **filters) -> list[dict]:
     """The ``limit`` most recent human votes of the slice (the filters of :func:`read_vote_arrays`) that showed

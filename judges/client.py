@@ -31,12 +31,10 @@ import logging
 import os
 import random
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Mapping
+from typing import Any
 
-import sqlite_utils
-
-from datamodel import judge_requests as cache
 from core.openai_http import (
     LOCAL_KEY_PLACEHOLDER,
     RETRY_MAX_S,
@@ -47,6 +45,8 @@ from core.openai_http import (
     retry_delay,
     retryable,
 )
+from datamodel import judge_requests as cache
+from datamodel.database import Database
 from judges.pricing import Prices, estimate_cost
 from judges.request import ChatRequest, normalize_endpoint
 
@@ -77,7 +77,7 @@ class EngineConfig:
         return normalize_endpoint(self.base_url)
 
     @classmethod
-    def from_settings(cls, settings, **overrides) -> "EngineConfig":
+    def from_settings(cls, settings, **overrides) -> EngineConfig:
         """The engine configuration of :class:`core.settings.Settings`; ``None`` overrides are ignored."""
         values = dict(
             base_url=settings.judge_base_url, model=settings.judge_model, concurrency=settings.judge_concurrency,
@@ -138,7 +138,7 @@ class Engine:
     """
 
     def __init__(
-        self, db: sqlite_utils.Database, config: EngineConfig, *, env: Mapping[str, str] | None = None,
+        self, db: Database, config: EngineConfig, *, env: Mapping[str, str] | None = None,
         rng: random.Random | None = None, dry_run: bool = False, client: Any = None,
         wait: Callable[[float], Awaitable[bool]] | None = None,
     ):
@@ -158,7 +158,7 @@ class Engine:
         if not dry_run and client is None:
             self._secret = resolve_api_key(self._env, config.base_url)  # fail before any work, with the fix
 
-    async def __aenter__(self) -> "Engine":
+    async def __aenter__(self) -> Engine:
         return self
 
     async def __aexit__(self, *exc) -> None:
@@ -181,7 +181,7 @@ class Engine:
         """Sleep ``seconds``; True (at once) if the run is stopped meanwhile."""
         try:
             await asyncio.wait_for(self._stop.wait(), timeout=seconds)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         return True
 

@@ -19,8 +19,15 @@ import argparse
 import asyncio
 import sys
 
-from core.presets import (Preset, PresetError, add_preset_argument, apply_defaults, check_suite, get_preset,
-                               given_options)
+from core.presets import (
+    Preset,
+    PresetError,
+    add_preset_argument,
+    apply_defaults,
+    check_suite,
+    get_preset,
+    given_options,
+)
 from core.settings import SettingsError, load_settings
 from judges import tasks
 from judges.prompts import Templates
@@ -158,8 +165,8 @@ def _compare(args) -> int:
 
 
 def _run(args) -> int:
-    from datamodel.media import MediaStore
     from datamodel.connection import connect
+    from datamodel.media import MediaStore
     from judges.client import EngineConfig
     from judges.prompts import load_templates
     from judges.selection import Selection

@@ -29,11 +29,10 @@ import argparse
 import asyncio
 import hashlib
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.judgments import (
     Judgment,
     delete_other_versions,
@@ -85,10 +84,11 @@ def score_pair(raw: Fits, failed_fit: str, rngs: tuple[random.Random, random.Ran
         return None, {}
     resolved = {}
     for i, own, partner in ((1, "d1", "d2"), (2, "d2", "d1")):
-        if raw[(i, own)] is None or raw[(i, partner)] is None:
+        own_fit, partner_fit = raw[(i, own)], raw[(i, partner)]
+        if own_fit is None or partner_fit is None:
             resolved[i] = (0, 0, False)
         else:
-            resolved[i] = resolve_fits(raw[(i, own)], raw[(i, partner)], rngs[i - 1])
+            resolved[i] = resolve_fits(own_fit, partner_fit, rngs[i - 1])
     return pair_score(resolved[1][0], resolved[2][0], resolved[1][1], resolved[2][1]), resolved
 
 
@@ -118,7 +118,7 @@ class Unit:
     descriptions: tuple[str, str]
 
 
-def plan_units(db: sqlite_utils.Database, selection: Selection) -> tuple[list[Unit], list[str]]:
+def plan_units(db: Database, selection: Selection) -> tuple[list[Unit], list[str]]:
     """The (item, model) units of ``selection`` (limit = items) and notes on items that cannot be scored."""
     rows = image_rows(db, replace(selection, suite=selection.suite or SUITE, limit=None))  # limit: items
     items = items_by_model(rows, ROLES)
@@ -126,8 +126,8 @@ def plan_units(db: sqlite_utils.Database, selection: Selection) -> tuple[list[Un
     for key in list(items)[: selection.limit]:
         for model_id, by_role in items[key].items():
             p1, p2 = by_role["p1"], by_role["p2"]
-            descriptions = (p1[0].metadata.get("description"), p2[0].metadata.get("description"))
-            if not all(descriptions):
+            d1, d2 = p1[0].metadata.get("description"), p2[0].metadata.get("description")
+            if not d1 or not d2:
                 notes.append(f"item {key[3]!r} has no expected description in its metadata; re-import it with "
                              "python -m suites (commonsense).")
                 break
@@ -136,7 +136,7 @@ def plan_units(db: sqlite_utils.Database, selection: Selection) -> tuple[list[Un
                 notes.append(f"item {key[3]!r}, model {p1[0].model}: generation(s) {', '.join(unmatched)} skipped "
                              "(an image for only one of P1 and P2); generate the missing image to score them.")
             if pairs:
-                units.append(Unit(key, model_id, pairs, descriptions))
+                units.append(Unit(key, model_id, pairs, (d1, d2)))
     return units, notes
 
 
@@ -154,7 +154,7 @@ def pair_generations(p1: Sequence[ImageRow], p2: Sequence[ImageRow]) -> tuple[tu
 
 
 async def judge_commonsense(
-    db: sqlite_utils.Database, media, engine: Engine, units: Sequence[Unit], *, judge: str,
+    db: Database, media, engine: Engine, units: Sequence[Unit], *, judge: str,
     templates: Templates = Templates(), seed: int = 0, failed_fit: str = "skip", progress: bool = True,
     handle_signals: bool = True, jpeg_quality: int | None = None, max_tokens: int | None = None,
 ) -> RunSummary:
@@ -238,7 +238,7 @@ def accuracy(pair_scores: Sequence[dict]) -> tuple[float, int]:
     return (sum(means) / len(means) if means else float("nan")), len(means)
 
 
-def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
+def aggregate(db: Database, judge: str, version: str = "") -> list[dict]:
     """Write ``commonsense_accuracy`` per model (subset '') and per model and category from the stored pair scores
     of ``judge`` judged with template ``version`` ('' : every version); return the rows written (with
     ``other_versions``, the pair scores of other versions left out). Accuracies of ``judge`` written under
@@ -266,7 +266,7 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
 
 
 async def run_commonsense(
-    db: sqlite_utils.Database, media, config: EngineConfig, selection: Selection = Selection(), *,
+    db: Database, media, config: EngineConfig, selection: Selection = Selection(), *,
     seed: int = 0, name: str = "gpt-judge", templates: Templates = Templates(), dry_run: bool = False, env=None,
     progress: bool = True, handle_signals: bool = True, failed_fit: str = "skip", jpeg_quality: int | None = None,
     max_tokens: int | None = None,

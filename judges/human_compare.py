@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import sqlite_utils
 
+from datamodel.database import Database
 from datamodel.human_ratings import ratings_frame
 from judges.rating_tasks import RATING_TASKS
 from ratings.rater_agreement import judge_agreement, judge_correlation, rater_ceiling
@@ -33,7 +33,8 @@ COLUMNS = ("task", "judge", "compared", "items", "pairs", "accuracy", "kappa", "
 @dataclass(frozen=True)
 class HumanCompareOptions:
     """``min_shared``: fewer shared items give "insufficient"; ``task``: only this rating task; ``suite``: only the
-    tasks of this suite; ``model``: only the items of this model's images (SemVarBench's Table 12 is CogView3-Plus's)."""
+    tasks of this suite; ``model``: only the items of this model's images (SemVarBench's Table 12 is
+    CogView3-Plus's)."""
 
     min_shared: int = 30
     task: str | None = None
@@ -49,7 +50,7 @@ def _row(task: str, judge: str, what: str, figures: dict, min_shared: int) -> di
     return row
 
 
-def compare_with_humans(db: sqlite_utils.Database, options: HumanCompareOptions = HumanCompareOptions()) -> pd.DataFrame:
+def compare_with_humans(db: Database, options: HumanCompareOptions = HumanCompareOptions()) -> pd.DataFrame:
     """The table of the module docstring (columns :data:`COLUMNS`); empty when no task has counted ratings."""
     tasks = dict(RATING_TASKS)
     if options.task is not None and options.task not in tasks:
@@ -68,10 +69,12 @@ def compare_with_humans(db: sqlite_utils.Database, options: HumanCompareOptions 
         raters = compare.raters(frame)
         rows.append(_row(name, CEILING, compare.what, rater_ceiling(raters, compare.kind, compare.classes),
                          options.min_shared))
-        consensus = compare.consensus(frame) if compare.kind == "correlation" else None
+        # the correlation kind has its consensus (Comparison checks it)
+        consensus = (compare.consensus(frame) if compare.kind == "correlation" and compare.consensus is not None
+                     else None)
         judged = []
         for judge, values in sorted(compare.machines(db).items()):
-            figures = (judge_agreement(raters, values) if compare.kind == "agreement"
+            figures = (judge_agreement(raters, values) if compare.kind == "agreement" or consensus is None
                        else judge_correlation(consensus, values, compare.classes))
             if figures["items"]:
                 judged.append(_row(name, judge, compare.what, figures, options.min_shared))

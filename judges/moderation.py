@@ -19,9 +19,10 @@ import logging
 import re
 import tomllib
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,7 @@ class RuleModerator:
         self.rules, self.source = rules, source
 
     @classmethod
-    def from_file(cls, path: str | Path | None = None) -> "RuleModerator":
+    def from_file(cls, path: str | Path | None = None) -> RuleModerator:
         """The rules of the TOML file ``path`` (default: the built-in list); a file that cannot be read, a rule without
         its fields or a pattern that does not compile raises :class:`ModerationConfigError` naming the rule."""
         path = Path(path) if path else BUILTIN_RULES

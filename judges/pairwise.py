@@ -29,14 +29,12 @@ import asyncio
 import json
 import random
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
-
-import sqlite_utils
 
 from datamodel.battles import Pairing, imported_human_battles, voted_human_battles
-
-from sampling.draws import serve_battle
+from datamodel.database import Database
+from datamodel.judgments import Judgment, copied_vote_outcomes, judged_subjects, judgments, save_judgment
 from datamodel.votes import record_vote
 from judges.client import Engine, EngineConfig, Reply
 from judges.parsing import SWAPPED, VERDICT_OUTCOMES, parse_pairwise, read_reply
@@ -45,7 +43,7 @@ from judges.request import ImageInput
 from judges.run import RunSummary, run_units
 from judges.selection import ImageRow, Selection, SelectionError, image_rows, model_ids
 from judges.tasks import JUDGE_TASKS, JudgeJob, JudgeTask
-from datamodel.judgments import Judgment, copied_vote_outcomes, judged_subjects, judgments, save_judgment
+from sampling.draws import serve_battle
 
 TASK = "pairwise"
 SOURCES = ("draw", "human", "items")
@@ -87,7 +85,7 @@ def _pool(rows: Sequence[ImageRow]) -> dict[int, dict[int, list[ImageRow]]]:
     return {pid: models for pid, models in sorted(pool.items()) if len(models) >= 2}
 
 
-def plan_drawn(db: sqlite_utils.Database, media, selection: Selection, *, count: int, seed: int = 0,
+def plan_drawn(db: Database, media, selection: Selection, *, count: int, seed: int = 0,
                max_tries_per_draw: int = 50) -> list[PlannedBattle]:
     """``count`` battles drawn as :func:`datamodel.battles.draw_uniform` draws them, within ``selection``.
 
@@ -120,7 +118,7 @@ def plan_drawn(db: sqlite_utils.Database, media, selection: Selection, *, count:
     return plans
 
 
-def plan_items(db: sqlite_utils.Database, media, selection: Selection, *, seed: int = 0) -> list[PlannedBattle]:
+def plan_items(db: Database, media, selection: Selection, *, seed: int = 0) -> list[PlannedBattle]:
     """One battle per item, as the taxonomy paper planned its battles (§4.1): for each item of the selection (its
     ``suite, subset, item_key``, in that order), two distinct models drawn uniformly from those with an image of
     every selected variant of the item, their sides random, and that same battle (first image of each) judged in
@@ -153,7 +151,7 @@ def plan_items(db: sqlite_utils.Database, media, selection: Selection, *, seed: 
     return plans
 
 
-def concept_prompt(plan: "PlannedBattle") -> str:
+def concept_prompt(plan: PlannedBattle) -> str:
     """The user prompt of the taxonomy paper's Figure 7: the concept, with its definition in parentheses in the
     with-definition variant ("inherited disorder (a genetic condition ...)"), without the generation prompt's "An
     image of"; a prompt without a concept in its metadata keeps its text."""
@@ -164,7 +162,7 @@ def concept_prompt(plan: "PlannedBattle") -> str:
     return f"{lemma} ({definition})" if definition and plan.variant == "with_definition" else lemma
 
 
-def plan_human(db: sqlite_utils.Database, media, selection: Selection,
+def plan_human(db: Database, media, selection: Selection,
                include_excluded: bool = False) -> list[PlannedBattle]:
     """The human battles with a vote (within ``selection``), oldest first, then the imported human votes whose file
     carried their images (GenAI-Bench, Pick-a-Pic), each as a battle for the judge."""
@@ -196,7 +194,7 @@ class Answer:
 def read_answer(reply: Reply) -> Answer:
     """The verdict of one reply, or why there is none (API error, refusal, no final verdict)."""
     parsed = read_reply(reply, parse_pairwise)
-    if not parsed.ok:
+    if not parsed.ok or parsed.value is None:  # (an ok reply always has its value)
         return Answer(None, parsed.reason)
     return Answer(parsed.value.label, explanation=parsed.value.explanation)
 
@@ -220,7 +218,7 @@ def decide(answers: Sequence[Answer]) -> Decision:
                 for i, a in enumerate(answers) if a.label is None]
     if failures:
         return Decision("failed", None, "; ".join(failures), {**verdict, "outcome": None})
-    back = [o["label_as_battle"] for o in orders]
+    back = [label for label in (o["label_as_battle"] for o in orders) if label is not None]  # all: none failed
     if len(back) == 1 or back[0] == back[1]:
         outcome = VERDICT_OUTCOMES[back[0]]
         return Decision("ok", outcome, "", {**verdict, "outcome": outcome, "consistent": True})
@@ -239,7 +237,7 @@ def position_bias(verdicts: Sequence[dict]) -> dict:
 
 # --- running ----------------------------------------------------------------------------------------------------
 
-def _write(db: sqlite_utils.Database, plan: PlannedBattle, decision: Decision, *, judge: str, session_id: str,
+def _write(db: Database, plan: PlannedBattle, decision: Decision, *, judge: str, session_id: str,
            replies: Sequence[Reply], answers: Sequence[Answer], version: str) -> None:
     explanation = "\n\n".join(f"[{o}] {a.explanation}" for o, a in zip(("AB", "BA"), answers) if a.explanation)
     judgment = Judgment(
@@ -257,12 +255,13 @@ def _write(db: sqlite_utils.Database, plan: PlannedBattle, decision: Decision, *
 
 
 async def judge_battles(
-    db: sqlite_utils.Database, engine: Engine, plans: Sequence[PlannedBattle], *, judge: str,
+    db: Database, engine: Engine, plans: Sequence[PlannedBattle], *, judge: str,
     templates: Templates = Templates(), single_order: bool = False, limit: int | None = None,
     progress: bool = True, handle_signals: bool = True, user_prompt: str = "generation",
 ) -> RunSummary:
     """Judge ``plans`` (skipping subjects already judged; at most ``limit``) and write votes and judgments. The
-    judge reads the battle's generation prompt, or with ``user_prompt="concept"`` the concept (:func:`concept_prompt`)."""
+    judge reads the battle's generation prompt, or with ``user_prompt="concept"`` the concept
+    (:func:`concept_prompt`)."""
     if user_prompt not in USER_PROMPTS:
         raise ValueError(f"unknown user prompt {user_prompt!r}; choose one of {', '.join(USER_PROMPTS)}.")
     done = judged_subjects(db, judge, TASK)
@@ -309,7 +308,7 @@ async def judge_battles(
     return summary
 
 
-def human_agreement(db: sqlite_utils.Database, judge: str) -> dict:
+def human_agreement(db: Database, judge: str) -> dict:
     """How often the judge's vote equals the human vote on the battle it copied (same sides, same images)."""
     rows = copied_vote_outcomes(db, judge, TASK)
     agree = sum(a == b for a, b in rows)
@@ -317,7 +316,7 @@ def human_agreement(db: sqlite_utils.Database, judge: str) -> dict:
 
 
 async def run_pairwise(
-    db: sqlite_utils.Database, media, config: EngineConfig, selection: Selection = Selection(), *,
+    db: Database, media, config: EngineConfig, selection: Selection = Selection(), *,
     source: str = "draw", seed: int = 0, single_order: bool = False, name: str = "gpt-judge",
     templates: Templates = Templates(), dry_run: bool = False, env=None, progress: bool = True,
     handle_signals: bool = True, user_prompt: str = "generation",

@@ -13,11 +13,11 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from dataclasses import replace
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
-import sqlite_utils
-
+from datamodel.database import Database
 from judges.request import ChatRequest
 from suites.common import SuiteError
 
@@ -27,8 +27,34 @@ WRITER_TEMPERATURE = 1.0
 WRITER_MAX_TOKENS = 4096
 
 
-def judge_asker(db: sqlite_utils.Database, config, *, model: str | None = None, env: Mapping[str, str] | None = None,
-                progress: bool = True, temperature: float = WRITER_TEMPERATURE, max_tokens: int = WRITER_MAX_TOKENS):
+@dataclass(frozen=True)
+class JudgeAsker:
+    """``ask(texts) -> [(ok, answer or the reason it failed)]``, each text one user message to the judges' endpoint
+    (:func:`judge_asker` makes one); ``model`` names the model asked."""
+
+    db: Database
+    config: Any  # judges.client.EngineConfig
+    env: Mapping[str, str]
+    progress: bool
+    temperature: float
+    max_tokens: int
+
+    @property
+    def model(self) -> str:
+        return self.config.model
+
+    def __call__(self, texts: Sequence[str]) -> list[tuple[bool, str]]:
+        try:
+            return asyncio.run(_ask_all(self.db, self.config, list(texts), env=self.env, progress=self.progress,
+                                        temperature=self.temperature, max_tokens=self.max_tokens))
+        except asyncio.CancelledError:  # a second Ctrl-C
+            raise SuiteError("the LLM writer was stopped; nothing was written. Run the build again: the answers "
+                             "received are cached and not asked for again.") from None
+
+
+def judge_asker(db: Database, config, *, model: str | None = None, env: Mapping[str, str] | None = None,
+                progress: bool = True, temperature: float = WRITER_TEMPERATURE,
+                max_tokens: int = WRITER_MAX_TOKENS) -> JudgeAsker:
     """A function ``ask(texts) -> [(ok, answer or the reason it failed)]`` sending each text as one user message
     to the judges' endpoint (``config``: a :class:`judges.client.EngineConfig`; ``model`` replaces its model).
     Raises :class:`SuiteError` at once when no endpoint is configured."""
@@ -42,17 +68,7 @@ def judge_asker(db: sqlite_utils.Database, config, *, model: str | None = None, 
     except JudgeConfigError:
         raise SuiteError("no endpoint for the LLM writer: set OPENAI_API_KEY or ARENA_JUDGE_BASE_URL (any "
                          "OpenAI-compatible server), or build the scripted prompts (--generator script).") from None
-
-    def ask(texts: Sequence[str]) -> list[tuple[bool, str]]:
-        try:
-            return asyncio.run(_ask_all(db, config, list(texts), env=env, progress=progress,
-                                        temperature=temperature, max_tokens=max_tokens))
-        except asyncio.CancelledError:  # a second Ctrl-C
-            raise SuiteError("the LLM writer was stopped; nothing was written. Run the build again: the answers "
-                             "received are cached and not asked for again.") from None
-
-    ask.model = config.model
-    return ask
+    return JudgeAsker(db, config, env, progress, temperature, max_tokens)
 
 
 async def _ask_all(db, config, texts: list[str], *, env, progress: bool, temperature: float,

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import hashlib
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, TypedDict
 
 from core.registry import Registry, RegistryError
 from judges.request import ChatRequest, ImageInput
@@ -58,11 +58,11 @@ class JudgeTemplate:
     expected_tokens: int = 200
     once: tuple[str, ...] = ()
 
-    def fill(self, templates: "Templates", **values: Any) -> str:
+    def fill(self, templates: Templates, **values: Any) -> str:
         """This template's text in ``templates`` (the default or its replacement) with ``values`` filled in."""
         return fill(templates.text(self.key), **values)
 
-    def version(self, templates: "Templates") -> str:
+    def version(self, templates: Templates) -> str:
         """The version of this template's text in ``templates`` (the default or its replacement): the first 8 hex
         digits of the SHA-256 of the text, so any change of wording is another version, and the same text always
         the same one."""
@@ -73,7 +73,7 @@ class JudgeTemplate:
         return ChatRequest(tuple(parts), detail=detail, max_tokens=self.max_tokens,
                            expected_output_tokens=self.expected_tokens)
 
-    def build(self, templates: "Templates", image: ImageInput | None = None, detail: str = "high",
+    def build(self, templates: Templates, image: ImageInput | None = None, detail: str = "high",
               **values: Any) -> ChatRequest:
         """The filled text as a request, with ``image`` where ``<image>`` stands (after the text if it does not)."""
         text = self.fill(templates, **values)
@@ -99,7 +99,8 @@ def _check_key(template: JudgeTemplate, others: list[JudgeTemplate]) -> None:
 
 
 # the modules declaring the built-in judge tasks (judges.tasks.JUDGE_TASKS), whose templates come with them
-JUDGE_TASK_MODULES = ("judges.commonsense", "judges.pairwise", "judges.saneval", "judges.semvar", "judges.semvar_tokens")
+JUDGE_TASK_MODULES = ("judges.commonsense", "judges.pairwise", "judges.saneval", "judges.semvar",
+                      "judges.semvar_tokens")
 # every template: the built-in ones (declared below and in judges.saneval_paper_prompts), then those of the judge
 # tasks, the plug-ins' included (a plug-in task registers its templates with it)
 JUDGE_TEMPLATES = Registry[JudgeTemplate](
@@ -144,6 +145,7 @@ class Templates:
     """
 
     __slots__ = ("_overrides",)
+    _overrides: dict[str, str]  # {key: replacement text}
 
     def __init__(self, **overrides: str):
         for key in overrides:
@@ -171,7 +173,7 @@ class Templates:
         """The neutral SANEval question about one attribute ``kind`` (color, shape, texture)."""
         return self.text(f"saneval_question_{kind}")
 
-    def replace(self, **overrides: str) -> "Templates":
+    def replace(self, **overrides: str) -> Templates:
         """A copy with ``overrides`` ({key: text}) replacing these texts."""
         return Templates(**{**self._overrides, **overrides})
 
@@ -259,7 +261,7 @@ After providing your explanation, output your final verdict by strictly followin
 [End of the first image]
 [Start of the second image]
 <image B>
-[End of the second image]"""
+[End of the second image]"""  # noqa: E501 (the lines the model reads, as sent)
 PAIRWISE_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "pairwise", PAIRWISE, ("{prompt}", "<image A>", "<image B>"), max_tokens=1024, expected_tokens=250,
     once=("<image A>", "<image B>")))
@@ -277,31 +279,38 @@ SEMVAR = """Does the generated image align with the given prompt?
 
 Use the following criteria to guide your evaluation: with Relevance (0-50 points), Object Accuracy (0-50 points). After providing your explanation, you must rate the generated image by strictly following this format: "[[rating]]", for example: "Relevance (0-50 points): [[35]], Object Accuracy (0-50 points): [[30]]".
 
-[Prompt] {prompt}"""
+[Prompt] {prompt}"""  # noqa: E501 (the lines the model reads, as sent)
 SEMVAR_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate("semvar", SEMVAR, ("{prompt}",), max_tokens=512,
                                                    expected_tokens=150))
 
 # SANEval: the LLM's JSON steps share one budget, the VLM's short answers another.
-SANEVAL_JSON_TOKENS = dict(max_tokens=512, expected_tokens=80)
-SANEVAL_ANSWER_TOKENS = dict(max_tokens=100, expected_tokens=20)
+class TokenBudget(TypedDict):
+    """A template's ``max_tokens`` and ``expected_tokens`` (:class:`JudgeTemplate`), shared by several templates."""
+
+    max_tokens: int
+    expected_tokens: int
+
+
+SANEVAL_JSON_TOKENS = TokenBudget(max_tokens=512, expected_tokens=80)
+SANEVAL_ANSWER_TOKENS = TokenBudget(max_tokens=100, expected_tokens=20)
 
 SANEVAL_OBJECTS = """List the physical objects that this text-to-image prompt asks for, as singular nouns in the order they appear (count each kind once).
 Reply with JSON only, in the form {"objects": ["object", ...]}.
-Prompt: {prompt}"""
+Prompt: {prompt}"""  # noqa: E501 (the lines the model reads, as sent)
 SANEVAL_OBJECTS_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_objects", SANEVAL_OBJECTS, ("{prompt}",), **SANEVAL_JSON_TOKENS))
 
 SANEVAL_ATTRIBUTES = """For each object of this text-to-image prompt, give the {kind} the prompt assigns to it.
 Objects: {objects}
 Reply with JSON only, in the form {"attributes": {"object": "{kind}", ...}}; leave out objects the prompt gives no {kind}.
-Prompt: {prompt}"""
+Prompt: {prompt}"""  # noqa: E501 (the lines the model reads, as sent)
 SANEVAL_ATTRIBUTES_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_attributes", SANEVAL_ATTRIBUTES, ("{prompt}", "{objects}", "{kind}"), **SANEVAL_JSON_TOKENS))
 
 SANEVAL_SPATIAL = """Give the spatial relation this text-to-image prompt asks for between two of its objects.
 Objects: {objects}
 Reply with JSON only, in the form {"subject": "object", "relation": "left of" | "right of" | "above" | "below", "object": "object"}, or {"relation": null} if the prompt states none.
-Prompt: {prompt}"""
+Prompt: {prompt}"""  # noqa: E501 (the lines the model reads, as sent)
 SANEVAL_SPATIAL_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_spatial", SANEVAL_SPATIAL, ("{prompt}", "{objects}"), **SANEVAL_JSON_TOKENS))
 
@@ -314,7 +323,7 @@ SANEVAL_COUNTS_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
 
 SANEVAL_SYNONYMS = """For each object below, give up to five other names an object detector could use for it (synonyms, common names, closely related words), singular.
 Objects: {objects}
-Reply with JSON only, in the form {"synonyms": {"object": ["name", ...], ...}}."""
+Reply with JSON only, in the form {"synonyms": {"object": ["name", ...], ...}}."""  # noqa: E501 (the lines the model reads, as sent)
 SANEVAL_SYNONYMS_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_synonyms", SANEVAL_SYNONYMS, ("{objects}",), **SANEVAL_JSON_TOKENS))
 
@@ -330,7 +339,7 @@ SANEVAL_RATING = """A vision model was shown a crop of a {object} from a generat
 It answered: "{answer}"
 The {kind} expected by the prompt is "{expected}".
 Rate how well the answer matches the expected {kind}, from 0.0 (not at all) to 1.0 (exactly).
-Reply with JSON only, in the form {"score": number, "detected": "the {kind} the answer names, in one or two words"}."""
+Reply with JSON only, in the form {"score": number, "detected": "the {kind} the answer names, in one or two words"}."""  # noqa: E501 (the lines the model reads, as sent)
 SANEVAL_RATING_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_rating", SANEVAL_RATING, ("{answer}", "{expected}"), **SANEVAL_JSON_TOKENS))
 
@@ -361,7 +370,7 @@ After providing your explanation, output your final verdict by strictly followin
 [End of the first image]
 [Start of the first image]
 <image B>
-[End of the first image]"""
+[End of the first image]"""  # noqa: E501 (the lines the model reads, as sent)
 PAIRWISE_TAXONOMY_PAPER_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "pairwise_taxonomy_paper", PAIRWISE_TAXONOMY_PAPER, ("{prompt}", "<image A>", "<image B>"), max_tokens=1024,
     expected_tokens=250, once=("<image A>", "<image B>")))

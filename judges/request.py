@@ -37,19 +37,19 @@ class ImageInput:
     data: bytes | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def from_media(cls, media, media_hash: str, media_ext: str, width: int, height: int) -> "ImageInput":
+    def from_media(cls, media, media_hash: str, media_ext: str, width: int, height: int) -> ImageInput:
         """An image of the media folder (``media`` is an :class:`datamodel.media.MediaStore`)."""
         return cls(media_hash, MIME[media_ext], width, height, path=media.path(media_hash, media_ext))
 
     @classmethod
-    def from_pil(cls, image) -> "ImageInput":
+    def from_pil(cls, image) -> ImageInput:
         """A PIL image (e.g. a crop), encoded as PNG."""
         buffer = io.BytesIO()
         image.save(buffer, format="PNG")
         data = buffer.getvalue()
         return cls(hashlib.sha256(data).hexdigest(), "image/png", image.width, image.height, data=data)
 
-    def as_jpeg(self, quality: int) -> "ImageInput":
+    def as_jpeg(self, quality: int) -> ImageInput:
         """The image as a JPEG of Pillow's ``quality``, as a script that saves ``image.save('x.jpg')`` wrote it
         (Pillow's default quality is 75; Commonsense-T2I's generate_images.py); a JPEG already is sent as it is."""
         if self.mime == "image/jpeg":
@@ -71,7 +71,8 @@ class ImageInput:
             return self.path.read_bytes()
         except FileNotFoundError:
             raise FileNotFoundError(
-                f"image file {self.path} is missing from the media folder. Re-import the image or check ARENA_MEDIA_DIR."
+                f"image file {self.path} is missing from the media folder. Re-import the image or check "
+                "ARENA_MEDIA_DIR."
             ) from None
 
     def data_url(self) -> str:

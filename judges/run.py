@@ -16,8 +16,9 @@ import asyncio
 import signal
 import sys
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from tqdm import tqdm
 
@@ -66,7 +67,8 @@ class RunSummary:
         else:
             out = [f"{self.judge} {self.task}: {self.done} done ({self.inconsistent} inconsistent), "
                    f"{self.failed} failed, {self.stopped} not finished (stopped), {self.skipped} already judged",
-                   f"requests: {self.requests_sent} sent, {self.requests_cached} cached, {self.requests_failed} failed, "
+                   f"requests: {self.requests_sent} sent, {self.requests_cached} cached, "
+                   f"{self.requests_failed} failed, "
                    f"{self.retries} retries; tokens {self.prompt_tokens} in / {self.completion_tokens} out; "
                    f"cost ${self.cost_usd:.4f}; {self.wall_s:.1f} s"]
         out.extend(self.notes)
@@ -85,6 +87,8 @@ async def run_units(
     bar = tqdm(total=len(units), desc=f"{summary.task}", unit="unit", disable=not progress, file=sys.stderr,
                dynamic_ncols=True)
     main = asyncio.current_task()
+    if main is None:
+        raise RuntimeError("the judging run must be awaited in an asyncio task.")
     loop = asyncio.get_running_loop()
     signals = (signal.SIGINT, signal.SIGTERM)
 

@@ -44,12 +44,14 @@ import argparse
 import asyncio
 import hashlib
 import json
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
-import sqlite_utils
 from PIL import Image
 
+from core.settings import SettingsError
+from datamodel.database import Database
 from datamodel.judgments import (
     Judgment,
     delete_other_versions,
@@ -62,7 +64,6 @@ from datamodel.judgments import (
 )
 from datamodel.metrics import MetricRow, write_metrics
 from datamodel.models import model_names
-from core.settings import SettingsError
 from judges.client import Engine, EngineConfig, Reply
 from judges.parsing import (
     AttributesReply,
@@ -73,6 +74,12 @@ from judges.parsing import (
     SpatialReply,
     SynonymsReply,
     parse_json_reply,
+    parse_paper_attributes,
+    parse_paper_counts,
+    parse_paper_groups,
+    parse_paper_objects,
+    parse_paper_rating,
+    parse_paper_spatial,
     read_reply,
 )
 from judges.prompts import (
@@ -93,15 +100,8 @@ from judges.prompts import (
     saneval_spatial_request,
     saneval_synonyms_request,
 )
-from judges.parsing import (
-    parse_paper_attributes,
-    parse_paper_counts,
-    parse_paper_groups,
-    parse_paper_objects,
-    parse_paper_rating,
-    parse_paper_spatial,
-)
 from judges.request import ImageInput
+from judges.run import RunSummary, run_units
 from judges.saneval_paper_prompts import (
     AVAILABLE_NUMBERS,
     PAPER_ATTRIBUTES_TEMPLATE,
@@ -114,7 +114,6 @@ from judges.saneval_paper_prompts import (
     PAPER_TEMPLATES,
     object_names_text,
 )
-from judges.run import RunSummary, run_units
 from judges.saneval_rules import (
     BINDING,
     CATEGORIES,
@@ -127,15 +126,15 @@ from judges.saneval_rules import (
     Expected,
     Scored,
     StructureError,
+    capitalized,
     category_of,
     category_scores,
     check_expected,
     crop_box,
     expected_from_metadata,
-    is_frame,
     group_detections,
+    is_frame,
     normalize,
-    capitalized,
     score_attributes,
     score_binding_published,
     score_numeracy,
@@ -187,7 +186,7 @@ def template_version(templates: Templates, protocol: str = "project") -> str:
     return "t4:" + hashlib.sha256(json.dumps(texts, sort_keys=True).encode()).hexdigest()[:8]
 
 
-def plan_units(db: sqlite_utils.Database, selection: Selection) -> list[ImageRow]:
+def plan_units(db: Database, selection: Selection) -> list[ImageRow]:
     """The images of the selected SANEval prompts (limit = prompts)."""
     rows = image_rows(db, replace(selection, suite=selection.suite or SUITE, limit=None))  # limit: items
     prompts = list(dict.fromkeys(row.prompt_id for row in rows))[: selection.limit]
@@ -223,7 +222,7 @@ def _parse_answer(text: str) -> str:
 
 
 async def judge_saneval(
-    db: sqlite_utils.Database, media, engine: Engine, units: Sequence[ImageRow], *, judge: str,
+    db: Database, media, engine: Engine, units: Sequence[ImageRow], *, judge: str,
     detector: DetectorLike | None, templates: Templates = Templates(), options: SanevalOptions = SanevalOptions(),
     progress: bool = True, handle_signals: bool = True,
 ) -> RunSummary:
@@ -307,10 +306,11 @@ async def judge_saneval(
             if engine.dry_run:
                 _expect_followups(engine, templates, expected, detail)
                 return "dry_run"
+            assert detector is not None  # only a dry run goes without one (checked at the start), and it returned
             found = group_detections(await _detections(db, media, detector, detector_lock, row, groups), groups,
                                      min_score=options.min_score, iou_threshold=options.iou_threshold)
             if category == "spatial":  # a relation to the picture itself: the whole image is its box
-                found = with_frame(found, expected.relation, row.width, row.height)
+                found = with_frame(found, expected.triplet, row.width, row.height)
             if category in BINDING:
                 scored = await _score_binding(ask, templates, media, row, expected, found, detail,
                                               options.flag_threshold)
@@ -499,7 +499,10 @@ async def _detections(db, media, detector: DetectorLike, lock: asyncio.Lock, row
     image = _load_image(media, row)
     async with lock:  # one detection at a time, off the event loop
         found = await asyncio.to_thread(detector.detect, image, labels)
-    boxes = [Box(str(d.label), float(d.score), tuple(float(v) for v in d.box)) for d in found]
+    boxes = []
+    for d in found:
+        x0, y0, x1, y1 = (float(v) for v in d.box)
+        boxes.append(Box(str(d.label), float(d.score), (x0, y0, x1, y1)))
     save_judgment(db, Judgment(owner, DETECTION_TASK, subject, "ok", verdict={
         "labels": labels, "detections": [[b.label, b.score, list(b.box)] for b in boxes]},
         prompt_id=row.prompt_id, image_id=row.image_id, model_id=row.model_id))
@@ -511,8 +514,8 @@ async def _score_binding(ask, templates: Templates, media, row: ImageRow, expect
     kind = expected.category
     question = templates.question(kind)
     image = None
-    pending = []
-    for obj, attribute in expected.attributes.items():
+    pending: list[Coroutine[Any, Any, Any] | None] = []  # the question about each object (None: not detected)
+    for obj in expected.attributes:
         boxes = found.get(obj) or []
         if not boxes:
             pending.append(None)
@@ -522,7 +525,8 @@ async def _score_binding(ask, templates: Templates, media, row: ImageRow, expect
         pending.append(ask(f"question {obj}", saneval_question_request(templates, kind, crop, detail), _parse_answer))
     answers = await asyncio.gather(*(p for p in pending if p is not None))
     answer_of = iter(answers)
-    ratings_needed = []
+    # (object, expected attribute, the answer about it, the question rating the answer; None, None: not detected)
+    ratings_needed: list[tuple[str, str, Any, Coroutine[Any, Any, Any] | None]] = []
     for (obj, attribute), p in zip(expected.attributes.items(), pending):
         if p is None:
             ratings_needed.append((obj, attribute, None, None))
@@ -544,7 +548,7 @@ async def _score_binding(ask, templates: Templates, media, row: ImageRow, expect
     return score_attributes(expected, ratings, threshold)
 
 
-def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
+def aggregate(db: Database, judge: str, version: str = "") -> list[dict]:
     """Write ``saneval_<category>`` and ``saneval_overall`` per model from the stored image scores of ``judge``
     scored with templates ``version`` ('': every version); return one row per model (with ``other_versions``, the
     image scores of other versions left out). Model scores of ``judge`` written under another version are deleted."""
@@ -577,7 +581,7 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
 STRATUM_ORDER = ("1", "2", "3-5", "6-10", "11-15")
 
 
-def cardinality_scores(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
+def cardinality_scores(db: Database, judge: str, version: str = "") -> list[dict]:
     """The per-cardinality table (the paper's Table 2): for each model and binding category, ``averaged`` (the mean
     over its scored images, Table 1's value) and the mean per object-count stratum (``1``, ``2``, ``3-5``, ``6-10``,
     ``11-15``; a prompt's ``metadata["stratum"]``, else the stratum of its number of objects; images of prompts
@@ -595,9 +599,10 @@ def cardinality_scores(db: sqlite_utils.Database, judge: str, version: str = "")
                                lambda row: row["scorer_version"])
     names = model_names(db)
     groups: dict[tuple[int, str], list[tuple[str | None, float]]] = {}
-    for row in rows:
-        if row["subset"] in BINDING:
-            groups.setdefault((row["model_id"], row["subset"]), []).append((strata.get(row["image_id"]), row["value"]))
+    for metric in rows:
+        if metric["subset"] in BINDING:
+            groups.setdefault((metric["model_id"], metric["subset"]), []).append(
+                (strata.get(metric["image_id"]), metric["value"]))
     table = []
     for (model_id, category), scores in sorted(groups.items(), key=lambda kv: (BINDING.index(kv[0][1]), kv[0][0])):
         entry = {"model": names[model_id], "category": category, "images": len(scores),
@@ -610,14 +615,14 @@ def cardinality_scores(db: sqlite_utils.Database, judge: str, version: str = "")
     return table
 
 
-def feedback(db: sqlite_utils.Database, judge: str) -> list[dict]:
+def feedback(db: Database, judge: str) -> list[dict]:
     """The feedback strings of every scored image of ``judge``."""
     return [{"image_id": row["image_id"], "score": row["verdict"].get("score"),
              "feedback": row["verdict"].get("feedback")} for row in judgments(db, judge, TASK) if row["status"] == "ok"]
 
 
 async def run_saneval(
-    db: sqlite_utils.Database, media, config: EngineConfig, selection: Selection = Selection(), *,
+    db: Database, media, config: EngineConfig, selection: Selection = Selection(), *,
     detector: DetectorLike | None, name: str = "gpt-judge", templates: Templates = Templates(),
     options: SanevalOptions = SanevalOptions(), dry_run: bool = False, env=None, progress: bool = True,
     handle_signals: bool = True,
@@ -651,7 +656,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _run(job: JudgeJob, args: argparse.Namespace) -> RunSummary:
-    detector = None
+    detector: DetectorLike | None = None
     if not job.dry_run:
         if not args.detector:
             raise SettingsError("saneval needs --detector: a transformers OWLv2 or Grounding DINO folder or hub id, "

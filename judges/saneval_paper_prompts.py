@@ -1,4 +1,5 @@
-"""The eight prompts of the SANEval paper's Appendix C, verbatim, as registered judge templates (T4, published protocol).
+"""The eight prompts of the SANEval paper's Appendix C, verbatim, as registered judge templates (T4, published
+protocol).
 
 The paper "lists the exact prompts used for LLMs and VLMs ... verbatim"; so do these templates: every word, quote
 and typo as printed (prompts 1-4 open a quote before ``{prompt}`` and never close it; prompts 5 and 6 are the same
@@ -21,7 +22,7 @@ crop; 8 rates each answer against each expected attribute.
 
 from __future__ import annotations
 
-from judges.prompts import JUDGE_TEMPLATES, JudgeTemplate
+from judges.prompts import JUDGE_TEMPLATES, JudgeTemplate, TokenBudget
 
 # The number words of the authors' code (ssa/scoring NUMERIC_QUERIES), filled into prompt 4's {available_numbers}.
 AVAILABLE_NUMBERS = ("a", "an", "one", "two", "three", "four", "five", "six", "seven", "eight")
@@ -131,7 +132,7 @@ For example:
 - ["bee", "bird", "animal"] → {"bee": ["bee"], "bird": ["bird", "animal"]}
 - ["desk", "table", "furniture"] → {"desk": ["desk", "table"], "furniture": ["furniture"]}
 
-Only group objects that are truly synonymous or refer to the same type of thing. Keep unrelated objects separate."""
+Only group objects that are truly synonymous or refer to the same type of thing. Keep unrelated objects separate."""  # noqa: E501 (Appendix C verbatim, its lines as printed)
 
 PROMPT_6_MAPPING = PROMPT_5_SYNONYMS  # the paper prints the same text for "mapping synonyms"
 
@@ -157,7 +158,7 @@ Consider semantic similarity, synonyms, and related concepts. For example:
 
 Respond with only a number between 0.0 and 1.0 (e.g., "0.8")."""
 
-_JSON = dict(max_tokens=512, expected_tokens=80)
+_JSON = TokenBudget(max_tokens=512, expected_tokens=80)
 
 PAPER_OBJECTS_TEMPLATE = JUDGE_TEMPLATES.register(JudgeTemplate(
     "saneval_paper_objects", PROMPT_1_OBJECTS, ("{prompt}",), **_JSON))

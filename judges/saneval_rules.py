@@ -24,8 +24,9 @@ the text is silent; protocols.md T4) are :func:`score_spatial_published` (its ei
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 BINDING = ("color", "shape", "texture")
 CATEGORIES = (*BINDING, "spatial", "numeracy")
@@ -67,6 +68,13 @@ class Expected:
     relation: tuple[str, str, str] | None = None                 # spatial: (subject, relation, object)
     counts: Mapping[str, int] = field(default_factory=dict)      # numeracy: object -> count
     source: str = "metadata"                                      # metadata | llm
+
+    @property
+    def triplet(self) -> tuple[str, str, str]:
+        """The spatial relation (subject, relation, object); :class:`StructureError` where there is none."""
+        if self.relation is None:
+            raise StructureError("no spatial relation.")
+        return self.relation
 
     def to_json(self) -> dict:
         return {"category": self.category, "objects": list(self.objects), "attributes": dict(self.attributes),
@@ -142,7 +150,7 @@ def scored_objects(expected: Expected) -> tuple[str, ...]:
     if expected.category in BINDING:
         return tuple(o for o in expected.objects if o in expected.attributes)
     if expected.category == "spatial":
-        return tuple(name for name in (expected.relation[0], expected.relation[2]) if not is_frame(name))
+        return tuple(name for name in (expected.triplet[0], expected.triplet[2]) if not is_frame(name))
     return tuple(o for o in expected.objects if o in expected.counts)
 
 
@@ -300,7 +308,7 @@ def relation_holds(relation: str, subject: Box, obj: Box, image_height: float | 
 
 
 def score_spatial(expected: Expected, found: Mapping[str, Sequence[Box]]) -> Scored:
-    subject, relation, obj = expected.relation
+    subject, relation, obj = expected.triplet
     missing = [name for name in (subject, obj) if not found.get(name)]
     if missing:
         return Scored(0.0, tuple(f"Missing object: {name}" for name in missing), {"missing": missing})
@@ -325,7 +333,9 @@ class AttributeRating:
 def score_attributes(expected: Expected, ratings: Sequence[AttributeRating],
                      threshold: float = FLAG_THRESHOLD) -> Scored:
     """Mean over object-attribute pairs (missing = 0); pairs under ``threshold`` are flagged with feedback."""
-    feedback, per_pair, flagged = [], [], []
+    feedback: list[str] = []
+    per_pair: list[dict[str, Any]] = []
+    flagged: list[str] = []
     for r in ratings:
         score = r.score if r.score is not None else 0.0
         per_pair.append({"object": r.obj, "expected": r.expected, "score": score, "detected": r.detected,
@@ -427,7 +437,8 @@ def score_binding_published(attributes: Mapping[str, Sequence[str]], crop_scores
     each, their mean); an object scores the mean over its boxes, a missing one 0; the image scores the mean over the
     objects of prompt 3. Feedback, as Table 5 prints it: "Missing object: shirt [brown]" and "Poor attribute
     binding for apple: expected [pink], score = 0.20 < 0.75" for an object under ``threshold``."""
-    feedback, per_object = [], {}
+    feedback: list[str] = []
+    per_object: dict[str, float | None] = {}  # None: the object is missing
     for obj, wanted in attributes.items():
         listed = ", ".join(wanted)
         scores = list(crop_scores.get(obj) or ())
@@ -435,9 +446,9 @@ def score_binding_published(attributes: Mapping[str, Sequence[str]], crop_scores
             per_object[obj] = None
             feedback.append(f"Missing object: {obj} [{listed}]")
             continue
-        per_object[obj] = sum(scores) / len(scores)
-        if per_object[obj] < threshold:
-            feedback.append(f"Poor attribute binding for {obj}: expected [{listed}], score = {per_object[obj]:.2f} "
+        score = per_object[obj] = sum(scores) / len(scores)
+        if score < threshold:
+            feedback.append(f"Poor attribute binding for {obj}: expected [{listed}], score = {score:.2f} "
                             f"< {threshold:g}")
     total = sum(value or 0.0 for value in per_object.values()) / len(attributes) if attributes else 0.0
     return Scored(total, ("; ".join(feedback),) if feedback else (),

@@ -33,11 +33,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.judgments import (
     Judgment,
     delete_other_versions,
@@ -92,7 +91,7 @@ class Unit:
     images: dict  # role -> ImageRow (lowest generation index)
 
 
-def plan_units(db: sqlite_utils.Database, selection: Selection) -> list[Unit]:
+def plan_units(db: Database, selection: Selection) -> list[Unit]:
     rows = image_rows(db, replace(selection, suite=selection.suite or SUITE, limit=None))  # limit: items
     items = items_by_model(rows, ROLES)
     return [Unit(key, model_id, {role: images[0] for role, images in by_role.items()})
@@ -100,7 +99,7 @@ def plan_units(db: sqlite_utils.Database, selection: Selection) -> list[Unit]:
 
 
 async def judge_semvar(
-    db: sqlite_utils.Database, media, engine: Engine, units: Sequence[Unit], *, judge: str,
+    db: Database, media, engine: Engine, units: Sequence[Unit], *, judge: str,
     templates: Templates = Templates(), progress: bool = True, handle_signals: bool = True,
 ) -> RunSummary:
     """Ask the seven scores of every unit, store judgments and item scores, then the model scores."""
@@ -119,20 +118,22 @@ async def judge_semvar(
         with db.conn:
             for (text, image), reply in zip(calls, replies):
                 parsed = read_reply(reply, parse_semvar)
-                verdict = ({"relevance": parsed.value.relevance, "object_accuracy": parsed.value.object_accuracy,
-                            "score": parsed.value.score} if parsed.ok else {})
-                scores.append(parsed.value.score if parsed.ok else None)
+                value = parsed.value if parsed.ok else None  # (an ok reply always has its value)
+                verdict = ({"relevance": value.relevance, "object_accuracy": value.object_accuracy,
+                            "score": value.score} if value is not None else {})
+                scores.append(value.score if value is not None else None)
                 save_judgment(db, Judgment(
                     judge, TASK, f"text:{text.prompt_id}:image:{image.image_id}", "ok" if parsed.ok else "failed",
                     parsed.reason, verdict, raw=[reply.text], request_keys=(reply.key,), prompt_id=text.prompt_id,
                     image_id=image.image_id, model_id=image.model_id))
-                if parsed.ok and text is image:
+                if value is not None and text is image:
                     write_metrics(db, [MetricRow(
                         model_id=image.model_id, image_id=image.image_id, suite=image.suite, subset=image.subset,
-                        name="semvar_alignment", value=parsed.value.score, scorer=judge, scorer_version=version)])
-            if any(score is None for score in scores):
+                        name="semvar_alignment", value=value.score, scorer=judge, scorer_version=version)])
+            present = [score for score in scores if score is not None]
+            if len(present) < len(scores):
                 return "failed"
-            result = item_scores(*scores)
+            result = item_scores(*present)
             anchor = unit.images["anchor"]
             save_judgment(db, Judgment(
                 judge, ITEM_TASK, f"item:{anchor.image_id}", "ok",
@@ -153,7 +154,7 @@ async def judge_semvar(
     return summary
 
 
-def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
+def aggregate(db: Database, judge: str, version: str = "") -> list[dict]:
     """Write the model-level SemVarBench metrics (means over items, overall and per category) of the stored item
     scores of ``judge`` judged with template ``version`` ('': every version); return the rows written (with
     ``other_versions``, the item scores of other versions left out). Model scores of ``judge`` written under another
@@ -178,7 +179,7 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
     return written
 
 
-def aspect_scores(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
+def aspect_scores(db: Database, judge: str, version: str = "") -> list[dict]:
     """{model, aspect, items, mean, gamma_w, gamma_wo, kappa} per model and aspect (paper order) from the stored item
     scores of ``judge`` with template ``version`` ('': every version); an item counts once in each aspect of its
     categories."""
@@ -196,12 +197,13 @@ def aspect_scores(db: sqlite_utils.Database, judge: str, version: str = "") -> l
 
 
 async def run_semvar(
-    db: sqlite_utils.Database, media, config: EngineConfig, selection: Selection = Selection(), *,
+    db: Database, media, config: EngineConfig, selection: Selection = Selection(), *,
     name: str = "gpt-judge", templates: Templates = Templates(), dry_run: bool = False, env=None,
     progress: bool = True, handle_signals: bool = True,
 ) -> RunSummary:
     """Plan the (item, model) units of ``selection`` (limit = items) and judge them."""
-    units, notes = plan_units(db, selection), []
+    units = plan_units(db, selection)
+    notes: list[str] = []
     if not units:
         raise SelectionError(f"No {SUITE} item of {selection.describe()} has images for all of "
                              f"{', '.join(ROLES)}. Import the suite and generate its images first.")

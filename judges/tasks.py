@@ -19,8 +19,9 @@ loading the registry stays cheap.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from core.registry import Registry, RegistryError
 from judges.prompts import BUILT_IN_TEMPLATES, JUDGE_TASK_MODULES, JUDGE_TEMPLATES, JudgeTemplate, Templates
@@ -42,8 +43,8 @@ class JudgeJob:
 
     db: Any
     media: Any
-    config: "EngineConfig"
-    selection: "Selection"
+    config: EngineConfig
+    selection: Selection
     templates: Templates
     name: str = "gpt-judge"
     dry_run: bool = False
@@ -71,7 +72,7 @@ class JudgeTask:
 
     name: str
     description: str
-    run: Callable[[JudgeJob, argparse.Namespace], Awaitable["RunSummary"]]
+    run: Callable[[JudgeJob, argparse.Namespace], Awaitable[RunSummary]]
     default_suite: str | None = None
     limit_help: str = "judge the first LIMIT items (default all)"
     add_arguments: Callable[[argparse.ArgumentParser], None] | None = None

@@ -253,11 +253,12 @@ def consensus_spearman(voters: np.ndarray, model_a: np.ndarray, model_b: np.ndar
     For annotator a: the Bradley–Terry ratings fitted on a's own decisive votes (ties and both-bad dropped) and
     those fitted on every other annotator's decisive votes (W − W_a, W the win matrix of all of them), then
     Spearman's ρ between the two over the models that both a and the others rated (at least ``min_models``; ρ is the
-    Pearson correlation of the average ranks). Reported: the mean ρ over annotators, and how many qualified. Linear in the votes and the
-    annotators: one batched Newton fit per ``chunk`` annotators (:func:`ratings.bradley_terry.newton_bt`, ridge 10⁻⁶
-    as the leaderboard's fit), where the mean pairwise ρ between annotators it replaces needed a fit and a
-    correlation per pair of annotators (125,000 pairs for 500 annotators). Codes: ``voters`` any integers,
-    ``model_a``/``model_b`` indices < ``n_models``, ``outcomes`` indices into OUTCOMES.
+    Pearson correlation of the average ranks). Reported: the mean ρ over annotators, and how many qualified. Linear
+    in the votes and the annotators: one batched Newton fit per ``chunk`` annotators
+    (:func:`ratings.bradley_terry.newton_bt`, ridge 10⁻⁶ as the leaderboard's fit), where the mean pairwise ρ between
+    annotators it replaces needed a fit and a correlation per pair of annotators (125,000 pairs for 500 annotators).
+    Codes: ``voters`` any integers, ``model_a``/``model_b`` indices < ``n_models``, ``outcomes`` indices into
+    OUTCOMES.
 
     ``own_fits`` (optional, kept by the caller between calls): each annotator's own fit by a digest of its win
     matrix. An annotator whose votes did not change since the last call is not refitted; the fits are computed
@@ -272,7 +273,8 @@ def consensus_spearman(voters: np.ndarray, model_a: np.ndarray, model_b: np.ndar
     cells = n_models * n_models
     total = np.bincount(winner * n_models + loser, minlength=cells).reshape(n_models, n_models).astype(np.float64)
     consensus_start, _ = newton_bt(total, ridge=1e-6, max_iter=50)
-    values, kept = [], {}
+    values: list[np.ndarray] = []
+    kept: dict[bytes, np.ndarray] = {}
     for first in range(0, int(codes.max()) + 1 if len(codes) else 0, chunk):
         here = (codes >= first) & (codes < first + chunk)
         size = min(chunk, int(codes.max()) + 1 - first)

@@ -281,7 +281,8 @@ def fit_bradley_terry(
     samples = np.full((rounds, n), np.nan)
     full_theta = np.full(n, np.nan)
     if m:
-        ratings[index] = elo_scale(theta, scale=scale, base=base, anchor_index=local_anchor, anchor_rating=anchor_rating)
+        ratings[index] = elo_scale(theta, scale=scale, base=base, anchor_index=local_anchor,
+                                   anchor_rating=anchor_rating)
         samples[:, index] = elo_scale(boot_theta, scale=scale, base=base, anchor_index=local_anchor,
                                       anchor_rating=anchor_rating)
         full_theta[index] = theta

@@ -63,7 +63,7 @@ class VoteCodes:
     def __len__(self) -> int:
         return len(self.outcome)
 
-    def take(self, mask: np.ndarray) -> "VoteCodes":
+    def take(self, mask: np.ndarray) -> VoteCodes:
         return replace(self, **{f.name: getattr(self, f.name)[mask] for f in fields(self)})
 
     def oriented(self) -> np.ndarray:
@@ -141,7 +141,7 @@ class HumanBattles:
     wins: np.ndarray
 
     @classmethod
-    def of(cls, human: VoteCodes, n_models: int) -> "HumanBattles":
+    def of(cls, human: VoteCodes, n_models: int) -> HumanBattles:
         keys, index = np.unique(human.keys, return_inverse=True)
         counts = np.bincount(index * 4 + human.oriented(), minlength=len(keys) * 4).reshape(len(keys), 4)
         return cls(keys, counts, human.win_matrix(n_models))

@@ -46,7 +46,7 @@ class KwiseVotes:
         return len(self.best)
 
     @classmethod
-    def from_rows(cls, rows, models: tuple[str, ...] | None = None) -> "KwiseVotes":
+    def from_rows(cls, rows, models: tuple[str, ...] | None = None) -> KwiseVotes:
         """From dicts with ``model_1`` .. ``model_4``, ``best`` and ``worst`` (slots 1-4; worst None), as
         :func:`datamodel.kwise.kwise_vote_rows` gives them; ``models`` fixes the model order (default: sorted)."""
         rows = list(rows)
@@ -58,7 +58,7 @@ class KwiseVotes:
         worst = np.array([-1 if row["worst"] is None else row["worst"] - 1 for row in rows], dtype=np.int64)
         return cls(models, shown, best, worst)
 
-    def remapped(self, models: tuple[str, ...]) -> "KwiseVotes":
+    def remapped(self, models: tuple[str, ...]) -> KwiseVotes:
         """The same votes over another model tuple that contains every model of these."""
         index = np.array([models.index(name) for name in self.models], dtype=np.int64)
         return KwiseVotes(tuple(models), index[self.shown] if len(self) else self.shown, self.best, self.worst)
@@ -80,7 +80,8 @@ def broken_pairs(votes: KwiseVotes) -> tuple[np.ndarray, np.ndarray, np.ndarray]
         winners.append(votes.shown[middle, slot])
         losers.append(votes.shown[middle, votes.worst[middle]])
         origin.append(rows[middle])
-    return tuple(np.concatenate(parts).astype(np.int64) for parts in (origin, winners, losers))
+    return (np.concatenate(origin).astype(np.int64), np.concatenate(winners).astype(np.int64),
+            np.concatenate(losers).astype(np.int64))
 
 
 def kwise_win_matrix(votes: KwiseVotes, n: int, weights: np.ndarray | None = None) -> np.ndarray:

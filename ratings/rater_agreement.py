@@ -27,15 +27,16 @@ and the figures are symmetric.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Mapping
 from itertools import permutations
-from typing import Callable, Hashable, Mapping
+from typing import Any, Literal, cast
 
 import numpy as np
 import scipy.stats
 
 from ratings.agreement import cohen_kappa, fleiss_kappa
 
-Ratings = Mapping[Hashable, Mapping[Hashable, float]]  # {rater: {item: value}}
+Ratings = Mapping[Any, Mapping[Any, float]]  # {rater: {item: value}}, any hashable keys (Mapping is invariant in them)
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
@@ -80,7 +81,7 @@ def sign_classes(values: np.ndarray, tolerance: float = 1e-9) -> np.ndarray:
     return np.where(values > tolerance, 1.0, np.where(values < -tolerance, -1.0, 0.0))
 
 
-def judge_agreement(raters: Ratings, judge: Mapping[Hashable, float]) -> dict:
+def judge_agreement(raters: Ratings, judge: Mapping[Any, float]) -> dict:
     """:func:`agreement_figures` of every rating paired with ``judge``'s value on its item, plus ``items`` (how many
     items both have)."""
     first, second, items = [], [], set()
@@ -93,7 +94,7 @@ def judge_agreement(raters: Ratings, judge: Mapping[Hashable, float]) -> dict:
     return {**agreement_figures(first, second), "items": len(items)}
 
 
-def judge_correlation(consensus: Mapping[Hashable, float], judge: Mapping[Hashable, float],
+def judge_correlation(consensus: Mapping[Any, float], judge: Mapping[Any, float],
                       classes: Callable[[np.ndarray], np.ndarray] | None = None) -> dict:
     """:func:`correlation_figures` of ``judge`` against the raters' ``consensus`` over the items both have."""
     shared = [item for item in consensus if item in judge and consensus[item] == consensus[item]
@@ -150,7 +151,8 @@ def krippendorff_alpha(raters: Ratings, level: str = "nominal", value_domain=Non
         return float("nan")
     domain = None if level in ("interval", "ratio") else (
         sorted(value_domain) if value_domain is not None else np.unique(matrix[~np.isnan(matrix)]))
-    return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level, value_domain=domain))
+    checked = cast(Literal["nominal", "ordinal", "interval", "ratio"], level)  # one of LEVELS: checked above
+    return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=checked, value_domain=domain))
 
 
 def fleiss(raters: Ratings, categories=None) -> dict:

@@ -167,12 +167,12 @@ def audit_top(counts: np.ndarray, models: tuple[str, ...], ranked: np.ndarray,
             if rival == first:
                 continue
             gap = float(point.theta[first] - point.theta[rival])
-            order, available, needed = greedy_drops(unit_effects(point, counts, first, rival), counts, gap)
+            order, available, needed = greedy_drops(unit_effects(point, counts, first, int(rival)), counts, gap)
             if needed is not None:
                 tries.append((needed, int(rival), order, available))
         tries.sort(key=lambda item: item[:2])
         best: tuple | None = None
-        for needed, rival, order, available in tries[:candidates]:
+        for needed, _rival, order, available in tries[:candidates]:
             confirmed = _confirm(counts, ranked, point_model, place, first, order, available, needed)
             if confirmed is not None and (best is None or confirmed[0] < best[0]):
                 best = (*confirmed, order, available)
@@ -212,4 +212,5 @@ def _confirm(counts, ranked, point_model, place, first, order, available, needed
             low = middle
         else:
             high = middle
-    return high, changed(high)
+    successor = changed(high)  # the holder the confirming refit found (high's refit confirmed above)
+    return None if successor is None else (high, successor)

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
-import sqlite_utils
 
+from datamodel.database import Database
 from datamodel.sampling_reads import read_count_rows, votes_by_id
 from ratings.votes import OUTCOMES
 from sampling.strategies import pair_index, pair_votes
@@ -35,7 +35,7 @@ class VoteFacts(NamedTuple):
     outcome: str
 
 
-def vote_facts(db: sqlite_utils.Database, vote_ids) -> dict[int, VoteFacts]:
+def vote_facts(db: Database, vote_ids) -> dict[int, VoteFacts]:
     """{vote id: :class:`VoteFacts`} of the given votes (primary-key lookups, 500 ids a query)."""
     return {row[0]: VoteFacts(*row) for row in votes_by_id(db, vote_ids)}
 
@@ -298,7 +298,7 @@ class CountTables:
                          vote.annotator_id, sign, -1 if p is None else p)
 
 
-def read_count_tables(db: sqlite_utils.Database, *, voter_kind: str = "human") -> CountTables:
+def read_count_tables(db: Database, *, voter_kind: str = "human") -> CountTables:
     """Read models, prompts with images and the vote counts from the database, in one read transaction.
 
     The votes are aggregated in SQL, per battle, from the ``votes`` table alone (it records what each battle showed,

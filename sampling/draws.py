@@ -20,8 +20,8 @@ from dataclasses import astuple, dataclass
 from typing import ClassVar
 
 import numpy as np
-import sqlite_utils
 
+from datamodel.database import Database
 from datamodel.battles import Battle, Pairing, record_battle
 from datamodel.sampling_reads import eligible_prompts, not_shown, pair_images, prompt_images, vote_pairing
 from sampling.prompt_pool import PromptPool, seen_prompts
@@ -55,7 +55,7 @@ class UniformDraw(Pairing):
 
 
 def draw_uniform(
-    db: sqlite_utils.Database, rng: random.Random, *, suite: str | None = None, pool: PromptPool | None = None,
+    db: Database, rng: random.Random, *, suite: str | None = None, pool: PromptPool | None = None,
     annotator_id: int | None = None,
 ) -> Pairing:
     """The published protocol: uniform prompt, two distinct uniform models, uniform image each, random sides.
@@ -87,7 +87,7 @@ def draw_uniform(
 
 
 def serve_battle(
-    db: sqlite_utils.Database,
+    db: Database,
     rng: random.Random,
     *,
     session_id: str,
@@ -113,7 +113,7 @@ def _choose(rng: random.Random, probabilities: np.ndarray) -> int:
 
 
 def draw_replica(
-    db: sqlite_utils.Database, rng: random.Random, *, suite: str | None = None, annotator_id: int | None = None,
+    db: Database, rng: random.Random, *, suite: str | None = None, annotator_id: int | None = None,
     stats: SamplingStats | None = None, pool: PromptPool | None = None,
 ) -> Replica | None:
     """A battle (same prompt, left and right images) with exactly one non-excluded human vote, not cast by
@@ -136,7 +136,7 @@ def draw_replica(
 
 
 def draw_pairing(
-    db: sqlite_utils.Database,
+    db: Database,
     rng: random.Random,
     strategy: str,
     *,

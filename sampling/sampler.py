@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-import sqlite_utils
 
+from datamodel.database import Database
 from datamodel.connection import open_reader, reader_target
 from datamodel.sampling_reads import catalog_version, vote_changes_since
 from sampling.counts import CountTables, VoteFacts, read_count_tables, vote_facts
@@ -113,7 +113,7 @@ class SamplingStats:
         """Whether the first full read is done (draws can use the counts)."""
         return self.tables is not None
 
-    def start(self, db: sqlite_utils.Database) -> "SamplingStats":
+    def start(self, db: Database) -> "SamplingStats":
         """Start the first full read (in the background for a database file), if not started yet; returns ``self``."""
         if not self._started:
             self._load(db, wait=False)
@@ -126,7 +126,7 @@ class SamplingStats:
             loader.join(timeout)
         return not self._loading
 
-    def reload(self, db: sqlite_utils.Database) -> None:
+    def reload(self, db: Database) -> None:
         """Read everything again in the background (after an admin review); nothing to do if not started yet."""
         if self._started:
             self._load(db, wait=False)
@@ -191,7 +191,7 @@ class SamplingStats:
 
     # -- votes
 
-    def catch_up(self, db: sqlite_utils.Database) -> list[tuple]:
+    def catch_up(self, db: Database) -> list[tuple]:
         """Count the changes to the votes committed since the tables' ``change_seq`` (module docstring), by any
         process; return the rows read (:func:`datamodel.sampling_reads.vote_changes_since`). Safe from any thread:
         a row is applied once, in ``seq`` order."""
@@ -214,7 +214,7 @@ class SamplingStats:
             self._changes += applied
         return rows
 
-    def note_vote(self, db: sqlite_utils.Database, receipt) -> None:
+    def note_vote(self, db: Database, receipt) -> None:
         """Count a vote just committed (an :class:`datamodel.votes.VoteReceipt`), the flags the quality rules
         flipped with it and whatever else changed since (:meth:`catch_up`); release its battle from the in-flight
         tally.
@@ -292,7 +292,7 @@ class SamplingStats:
 
     # -- the schedule
 
-    def refresh(self, db: sqlite_utils.Database, *, force: bool = False, fit: bool = True) -> "SamplingStats":
+    def refresh(self, db: Database, *, force: bool = False, fit: bool = True) -> "SamplingStats":
         """Make the counts usable for a draw, cheaply; returns ``self``.
 
         Starts the first full read if none ran (and waits for it up to ``startup_wait_seconds``), checks at most every

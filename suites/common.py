@@ -13,12 +13,12 @@ import hashlib
 import io
 import json
 import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
-
-import sqlite_utils
+from typing import Any, NoReturn
 
 from datamodel.catalog import PromptImport, PromptSpec, add_prompts, prompts_of, suites_of  # noqa: F401 (the suites' API)
+from datamodel.database import Database
 
 
 class SuiteError(ValueError):
@@ -150,7 +150,8 @@ def _read_jsonl(path: Path) -> list[Row]:
         except json.JSONDecodeError as error:
             raise SuiteError(f"{path}:{line}: not valid JSON ({error.msg}). Write one JSON object per line.") from None
         if not isinstance(row, dict):
-            raise SuiteError(f"{path}:{line}: expected a JSON object, got {type(row).__name__}. Write one object per line.")
+            raise SuiteError(f"{path}:{line}: expected a JSON object, got {type(row).__name__}. "
+                             "Write one object per line.")
         rows.append((line, row))
     return rows
 
@@ -161,16 +162,19 @@ def read_json_list(path: str | Path) -> list[Row]:
     text = read_text(path)
     decoder = json.JSONDecoder()
 
-    def fail(position: int, problem: str):
-        raise SuiteError(f"{path}:{text.count(chr(10), 0, position) + 1}: {problem}. The file must be one JSON list of objects.")
+    def fail(position: int, problem: str) -> NoReturn:
+        line = text.count("\n", 0, position) + 1
+        raise SuiteError(f"{path}:{line}: {problem}. The file must be one JSON list of objects.")
 
     def skip(position: int) -> int:
-        return _WHITESPACE.match(text, position).end()
+        blank = _WHITESPACE.match(text, position)  # \s* matches everywhere, if only the empty string
+        return blank.end() if blank else position
 
     position = skip(0)
     if not text.startswith("[", position):
         fail(position, "expected '['")
-    position, rows = skip(position + 1), []
+    position = skip(position + 1)
+    rows: list[Row] = []
     if text.startswith("]", position):
         return rows
     while True:
@@ -224,7 +228,7 @@ def check_unique(specs: Iterable[PromptSpec]) -> list[PromptSpec]:
     return specs
 
 
-def write_specs(db: sqlite_utils.Database, specs: Iterable[PromptSpec]) -> PromptImport:
+def write_specs(db: Database, specs: Iterable[PromptSpec]) -> PromptImport:
     """Check keys are unique, then write all specs in one transaction (see :func:`datamodel.catalog.add_prompts`)."""
     return add_prompts(db, check_unique(specs))
 

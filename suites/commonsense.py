@@ -24,10 +24,9 @@ from __future__ import annotations
 from numbers import Real
 from pathlib import Path
 
-import sqlite_utils
-
 from datamodel.catalog import PromptImport, PromptSpec
-from suites.common import SuiteError, content_key, existing_file, read_json_list, read_json_lines, write_specs
+from datamodel.database import Database
+from suites.common import SuiteError, content_key, existing_file, read_json_lines, read_json_list, write_specs
 from suites.registry import SUITES, ImportFormat, Suite
 
 SUITE = "commonsense"
@@ -47,7 +46,7 @@ def item_specs(item: dict, source: str) -> list[PromptSpec]:
         if not isinstance(value, str) or not value.strip():
             raise SuiteError(f"{source}: {name} must be a non-empty string, got {value!r}.")
     likelihood = item["likelihood"]
-    if isinstance(likelihood, bool) or not isinstance(likelihood, Real) or not 1 <= likelihood <= 10:
+    if isinstance(likelihood, bool) or not isinstance(likelihood, Real) or not 1 <= float(likelihood) <= 10:
         raise SuiteError(f"{source}: likelihood must be a number from 1 to 10, got {likelihood!r}.")
     prompts = [texts["prompt1"].strip(), texts["prompt2"].strip()]
     descriptions = [published_description(texts["description1"]), published_description(texts["description2"])]
@@ -88,7 +87,7 @@ def read_json_records(path: str | Path):
     return read_json_lines(path) if lines else read_json_list(path)
 
 
-def import_commonsense(db: sqlite_utils.Database, path: str | Path) -> PromptImport:
+def import_commonsense(db: Database, path: str | Path) -> PromptImport:
     return write_specs(db, load_commonsense(path))
 
 

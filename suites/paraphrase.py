@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import sqlite_utils
-
 from datamodel.catalog import PromptImport, PromptSpec
+from datamodel.database import Database
 from suites.common import SuiteError, read_table, write_specs
 from suites.registry import SUITES, ImportFormat, Suite
 
@@ -21,7 +20,8 @@ COLUMNS = ("prompt_id", "variation", "prompt", "category")
 
 
 def load_paraphrases(path: str | Path) -> list[PromptSpec]:
-    specs, group_category = [], {}
+    specs: list[PromptSpec] = []
+    group_category: dict[str, tuple[str, int]] = {}  # prompt id: (category, first line)
     for line, row in read_table(path, COLUMNS, delimiter="\t"):
         prompt_id, category = row["prompt_id"], row["category"]
         if category not in CATEGORIES:
@@ -35,7 +35,7 @@ def load_paraphrases(path: str | Path) -> list[PromptSpec]:
     return specs
 
 
-def import_paraphrases(db: sqlite_utils.Database, path: str | Path) -> PromptImport:
+def import_paraphrases(db: Database, path: str | Path) -> PromptImport:
     return write_specs(db, load_paraphrases(path))
 
 

@@ -40,13 +40,12 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
-
-import sqlite_utils
 
 from datamodel.catalog import PromptImport, PromptSpec
+from datamodel.database import Database
 from suites.common import SuiteError, read_table, write_specs
 from suites.generic import spec_from_row
 from suites.registry import SUITES, Builder, ImportFormat, Suite
@@ -181,7 +180,8 @@ def numeracy_prompt(rng: random.Random, total: int, words: WordLists = WORDS) ->
     cuts = sorted(rng.sample(range(1, total), kinds - 1))
     counts = [high - low for low, high in zip([0, *cuts], [*cuts, total])]
     chosen = rng.sample(list(words.objects), kinds)
-    text = _join([f"{NUMBER_WORDS[n]} {plural if n > 1 else singular}" for n, (singular, plural) in zip(counts, chosen)])
+    text = _join([f"{NUMBER_WORDS[n]} {plural if n > 1 else singular}"
+                  for n, (singular, plural) in zip(counts, chosen)])
     return text, {"objects": [singular for singular, _ in chosen],
                   "counts": {singular: n for n, (singular, _) in zip(counts, chosen)}}
 
@@ -222,7 +222,7 @@ def binding_text(attributes: dict[str, str]) -> str:
     return _listed([f"a {attribute} {name}" for name, attribute in attributes.items()], serial_comma=True)
 
 
-def numeracy_text(counts: dict[str, int], words: WordLists = None) -> str:
+def numeracy_text(counts: dict[str, int], words: WordLists | None = None) -> str:
     """"four trucks" (Table 5), "three kites, two guitars and one truck" (the authors' samples): number words from
     :data:`COUNT_WORDS` only, no serial comma."""
     plurals = dict((words or PUBLISHED_WORDS).objects)
@@ -266,7 +266,7 @@ def published_category_specs(category: str, count: int, *, seed: int = 0,
     words = words or PUBLISHED_WORDS
     rng = random.Random(f"{seed}:{category}:published")
     seen: set[str] = set()
-    specs = []
+    specs: list[PromptSpec] = []
     for stratum, n in published_strata(count).items():
         low, high = STRATA[stratum]
         made = 0
@@ -514,7 +514,7 @@ def category_specs(category: str, count: int, *, seed: int = 0, words: WordLists
     rng = random.Random(f"{seed}:{category}")
     strata = list(CATEGORY_STRATA.get(category, STRATA))
     seen: set[str] = set()
-    specs = []
+    specs: list[PromptSpec] = []
     while len(specs) < count:
         if not strata:
             raise SuiteError(f"{category}: the word lists give only {len(specs)} distinct prompts, not {count}. "
@@ -556,7 +556,7 @@ def demo_specs() -> list[PromptSpec]:
 
 
 def build_saneval(
-    db: sqlite_utils.Database, per_category: int = PUBLISHED_PER_CATEGORY, *, seed: int = 0,
+    db: Database, per_category: int = PUBLISHED_PER_CATEGORY, *, seed: int = 0,
     categories: Sequence[str] = CATEGORIES, strata: str = "even",
 ) -> tuple[list[PromptSpec], PromptImport]:
     specs = saneval_specs(per_category, seed=seed, categories=categories, strata=strata)
@@ -590,7 +590,7 @@ def load_saneval_list(path: str | Path) -> list[PromptSpec]:
     return specs
 
 
-def import_saneval_list(db: sqlite_utils.Database, path: str | Path) -> PromptImport:
+def import_saneval_list(db: Database, path: str | Path) -> PromptImport:
     return write_specs(db, load_saneval_list(path))
 
 
@@ -616,7 +616,7 @@ def _add_build_arguments(parser) -> None:
     add_preset_argument(parser, what="(its strata, generator and writer model)")
 
 
-def _build(db: sqlite_utils.Database, args, context) -> tuple[PromptImport | None, str]:
+def _build(db: Database, args, context) -> tuple[PromptImport | None, str]:
     from core.presets import apply_defaults, check_suite, get_preset
 
     preset = get_preset(args.preset)

@@ -28,9 +28,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import sqlite_utils
-
 from datamodel.catalog import PromptImport, PromptSpec
+from datamodel.database import Database
 from suites.common import SuiteError, existing_file, read_text, write_specs
 from suites.registry import SUITES, ImportFormat, Suite
 
@@ -68,7 +67,8 @@ def read_rows(path: str | Path) -> list[tuple[int, list[str]]]:
         content = read_text(path)  # a byte-order mark dropped; not UTF-8: a SuiteError naming the line
     except OSError as error:
         raise SuiteError(f"{path}: cannot be read ({error}). Replace it with the released file.") from None
-    rows, seen = [], {}
+    rows: list[tuple[int, list[str]]] = []
+    seen: dict[str, int] = {}
     for line, text in enumerate(content.splitlines(), start=1):
         if not text.strip():
             continue
@@ -142,7 +142,7 @@ def load_semvarbench(path: str | Path, categories_dir: str | Path | None = None)
     if categories_dir is None:
         categories_dir = default_categories(path)
     categories = read_categories(categories_dir, {f[0]: f for _, f in rows}, path) if categories_dir else {}
-    specs = []
+    specs: list[PromptSpec] = []
     for line, (item_id, *texts) in rows:
         names = categories.get(item_id, [])
         metadata = {"categories": names, **({"category": names[0]} if len(names) == 1 else {})}
@@ -157,7 +157,7 @@ def sample_specs() -> list[PromptSpec]:
 
 
 def import_semvarbench(
-    db: sqlite_utils.Database, path: str | Path, categories_dir: str | Path | None = None
+    db: Database, path: str | Path, categories_dir: str | Path | None = None
 ) -> PromptImport:
     return write_specs(db, load_semvarbench(path, categories_dir))
 

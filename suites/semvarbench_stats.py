@@ -19,8 +19,9 @@ with ``item_key``, ``role``, ``text`` and ``metadata``).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from suites.common import SuiteError
 from suites.semvarbench import CATEGORIES, ROLES

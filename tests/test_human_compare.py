@@ -164,3 +164,19 @@ def test_the_judges_sub_tab_shows_the_same_rows(study):
     assert [row[1] for row in fit] == [CEILING, "fit-judge-95", "fit-judge-80", "CLIP evaluator clip-test",
                                        "fit-judge-60"]  # 95%, 80%, 70% (CLIP), 60%
     assert all(isinstance(cell, str) for row in rows for cell in row[5:])  # rounded text cells
+
+
+def test_a_comparison_is_declared_with_a_kind_the_board_knows_and_a_correlation_with_its_consensus():
+    """A rating task's comparison of the correlation kind compares the judge with the raters' consensus: one declared
+    without it is refused where it is declared, naming what is missing (not later, on the board, as a TypeError)."""
+    def machines(db):
+        return {}
+
+    def raters(frame):
+        return {}
+
+    with pytest.raises(ValueError, match="needs consensus"):
+        human_stats.Comparison("correlation", machines, raters, "score per image")
+    with pytest.raises(ValueError, match="agreement or correlation"):
+        human_stats.Comparison("ranking", machines, raters, "score per image")
+    assert human_stats.Comparison("agreement", machines, raters, "fit per question").consensus is None

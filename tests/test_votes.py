@@ -378,3 +378,20 @@ def test_an_annotators_own_writes_go_on_while_another_transaction_holds_the_data
         assert done["up"].name == "bob"
     finally:
         other.close()
+
+
+def test_publishing_the_voted_images_marks_and_withholds_them_on_either_engine(small_arena):
+    """An export with the models' names (the Hugging Face one) records the images of the votes it holds as published
+    and withholds them from battles: on PostgreSQL as on SQLite (its statements once used SQLite's ``:name``
+    parameters, which PostgreSQL's connection refuses)."""
+    from datamodel.catalog import publish_images
+
+    db = small_arena.db
+    battle = _serve(small_arena)
+    receipt = record_vote(db, battle.id, "A", session_id="s1")
+    shown = {battle.left.image_id, battle.right.image_id}
+    assert publish_images(db, receipt.vote_id, now=1000.0) == 2
+    rows = db.execute("SELECT id, published_at, withheld FROM images WHERE published_at IS NOT NULL").fetchall()
+    assert {row[0] for row in rows} == shown
+    assert all(row[1] == 1000.0 and row[2] == "published" for row in rows)
+    assert publish_images(db, receipt.vote_id) == 0  # already withheld: nothing new

@@ -46,11 +46,29 @@ import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 from PIL import Image, ImageDraw, ImageEnhance
 
 DEMO_CLIP_NAME = "demo-emoji-clip"  # the folder under <cache_dir>/tiny, and the scorer open_clip:demo-emoji-clip
-RECIPE = {  # what the training does; a folder trained with another recipe is trained again
+class Recipe(TypedDict):
+    """What the demo CLIP's training does (:data:`RECIPE`)."""
+
+    version: int
+    seed: int
+    steps: int
+    learning_rate: float
+    weight_decay: float
+    warmup: int
+    images_per_look: int
+    images_per_step: int
+    negatives_per_step: int
+    render_side: int
+    context_length: int
+    max_seconds: float
+
+
+RECIPE: Recipe = {  # what the training does; a folder trained with another recipe is trained again
     "version": 1, "seed": 0, "steps": 400, "learning_rate": 3e-3, "weight_decay": 0.05, "warmup": 20,
     "images_per_look": 96, "images_per_step": 8, "negatives_per_step": 16, "render_side": 64, "context_length": 40,
     "max_seconds": 300,
@@ -198,7 +216,7 @@ def _trained(folder: Path) -> bool:
     return json.loads(record.read_text(encoding="utf-8")).get("recipe") == RECIPE
 
 
-def train_demo_clip(folder: str | Path, recipe: dict | None = None) -> dict:
+def train_demo_clip(folder: str | Path, recipe: Recipe | None = None) -> dict:
     """Train the demo CLIP (see the module docstring) and save it with its ``training.json``; return that record.
     ``recipe``: :data:`RECIPE` (the default) or another one, to try changes."""
     import open_clip

@@ -9,9 +9,9 @@ preset (``taxonomy-paper``, ...) reproduces one paper exactly.
 
 The declarations are plain data, so that every layer reads its own section and nothing imports upward:
 
-=====================  ======================================================  ==========================================
+=====================  ======================================================  ========================================
 key                    value                                                   read by
-=====================  ======================================================  ==========================================
+=====================  ======================================================  ========================================
 generation.models      registry names run when ``--models`` is not given       ``python -m generators run``
 generation.all_models  {ModelSpec field: value} for every model without its    ``python -m generators run``
                        own entry (e.g. ``{"steps": 28, "guidance": 7.0}``)
@@ -33,7 +33,7 @@ judge.options          {option dest: value} of the task's own options          `
 metrics.names          the metrics run when ``--metrics`` is not given         ``python -m judges metrics``
 metrics.option.DEST    the default of a metric option (argparse dest)          ``python -m judges metrics``
 rating.protocol        the rating protocol that fits the votes                 ``python -m arena leaderboard`` / report
-report.variant         the prompt variant of the report's tables the paper     ``python -m arena report`` (``--variant``)
+report.variant         the prompt variant of the report's tables the paper     ``python -m arena report --variant``
                        leaves open (taxonomy: the CLIP Tables 11-15)
 votes.aliases          {name in the authors' vote files: registry model}       ``python -m arena import-votes``
 report.name            the report of ``python -m arena report``                ``python -m arena report``
@@ -42,7 +42,7 @@ report.human_task      the human rating task whose answers fill the report's   `
 report.evaluators      {the paper's evaluator: its dated judge model}: the     ``python -m arena report``
                        judges whose scores fill the paper's columns
 data.KEY               how the data is obtained (documentation only)           the docs, the report's header
-=====================  ======================================================  ==========================================
+=====================  ======================================================  ========================================
 
 A command applies a preset with :func:`apply_defaults`: every option the user typed wins, every other option the
 preset sets takes the preset's value, and the command prints (and stores, where it stores anything) the preset's
@@ -76,9 +76,10 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from core.registry import Registry
 
@@ -231,8 +232,9 @@ def get_preset(name: str | None = None) -> Preset:
 def check_suite(preset: Preset, suite: str | None) -> None:
     """Refuse a preset made for another suite than the one a command works on."""
     if preset.suite and suite and suite != preset.suite:
+        fitting = [p.name for p in PRESETS.values() if p.suite in (None, suite)]
         raise PresetError(f"preset {preset.name!r} is for suite {preset.suite!r}, not {suite!r}. Drop --preset, "
-                          f"or use a preset for {suite!r} ({', '.join(p.name for p in PRESETS.values() if p.suite in (None, suite))}).")
+                          f"or use a preset for {suite!r} ({', '.join(fitting)}).")
 
 
 # --- applying a preset to a command line -----------------------------------------------------------------------

@@ -8,7 +8,8 @@ printed tables. docs/methods/taxonomy.md explains every line.
 
 from core.presets import PRESETS, Choice, Preset
 
-CODE_SETTINGS = "BIGT generation.py: every pipeline but DeepFloyd called with num_inference_steps=28, guidance_scale=7.0"
+CODE_SETTINGS = ("BIGT generation.py: every pipeline but DeepFloyd called with num_inference_steps=28, "
+                 "guidance_scale=7.0")
 NOT_IN_CODE = ("not in the released generation.py (protocols.md T1), so the model card's settings, as Appendix F says "
                "('the recommended generation parameters for each model')")
 
@@ -116,7 +117,8 @@ PRESETS.register(Preset(
         "metrics.option.is_seed": Choice(
             42, "BIGT fid_is.py: torch.manual_seed(42) (InceptionScore permutes the images before its 10 splits)"),
         "metrics.option.reward_model": Choice("imagereward", "paper §4.1: the reward model of Xu et al. (2024)"),
-        "metrics.option.reward_checkpoint": Choice("ImageReward-v1.0", "BIGT reward.py: reward.load('ImageReward-v1.0')"),
+        "metrics.option.reward_checkpoint": Choice("ImageReward-v1.0",
+                                                   "BIGT reward.py: reward.load('ImageReward-v1.0')"),
         "metrics.option.reward_prompt": Choice(
             "lemma", "BIGT reward.py: model.score(item['core_lemma'], image)",
             "The reward model scores the image against the concept's lemma, not the generation prompt."),

@@ -22,16 +22,19 @@ layout (model and processor); in tests and the offline demo a tiny random ALIGN 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, scored_image_ids, write_metrics
 from judges.metrics.registry import METRICS, Metric, MetricRun, ScorerContext
 from judges.selection import image_rows
+
+if TYPE_CHECKING:  # torch is imported where a scorer is built (the metrics extra)
+    import torch
 
 DEFAULT_MODEL = "kakaobrain/align-base"
 TINY_NAME = "align-tiny"
@@ -47,7 +50,7 @@ class AlignScorer:
         self.version = version
         self.device = device
         self.batch_size = batch_size
-        self._texts: dict[str, object] = {}
+        self._texts: dict[str, torch.Tensor] = {}
 
     def _normalised(self, features):
         import torch
@@ -147,7 +150,7 @@ class AlignReport:
     rows: int = 0
 
 
-def score_align(db: sqlite_utils.Database, media: MediaStore, scorer: AlignScorer, suite: str, *,
+def score_align(db: Database, media: MediaStore, scorer: AlignScorer, suite: str, *,
                 models: Sequence[str] | None = None, skip_existing: bool = True,
                 progress: bool = False) -> AlignReport:
     """Write ``align_score`` for every image of ``suite`` with its own prompt text."""

@@ -21,19 +21,23 @@ network) or a local checkpoint file; ``model="local-dir:/folder"`` loads an open
 
 from __future__ import annotations
 
-import json
 import argparse
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING
 
-import sqlite_utils
 from PIL import Image
 
+from datamodel.database import Database
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, scored_image_ids, write_metrics
 from judges.metrics.registry import METRICS, Metric, MetricRun, ScorerContext
 from judges.selection import ImageRow, image_rows
+
+if TYPE_CHECKING:  # torch is imported where a scorer is built (the metrics extra)
+    import torch
 
 TAXONOMY_METRICS = ("clip_lemma", "clip_hypernym", "clip_cohyponym", "clip_specificity")
 
@@ -83,8 +87,8 @@ class ClipEncoder:
         self.device = device
         self.batch_size = batch_size
         self.counts = EncoderCounts()
-        self._texts: dict[str, object] = {}
-        self._images: dict[str, object] = {}
+        self._texts: dict[str, torch.Tensor] = {}
+        self._images: dict[str, torch.Tensor] = {}
 
     def encode_texts(self, texts: Sequence[str]):
         """(len(texts), d) unit vectors; only texts never seen by this encoder go through the model."""
@@ -229,7 +233,7 @@ class ClipReport:
         return {**asdict(self), "counts": asdict(self.counts) if self.counts else None}
 
 
-def score_clip(db: sqlite_utils.Database, media: MediaStore, encoder: ClipEncoder, suite: str, *,
+def score_clip(db: Database, media: MediaStore, encoder: ClipEncoder, suite: str, *,
                models: Sequence[str] | None = None, skip_existing: bool = True, progress: bool = False) -> ClipReport:
     """Write ``clip_score`` for every image of ``suite`` and the taxonomy metrics where the prompt has a concept."""
     from judges.metrics.progress import progress_bar

@@ -18,20 +18,27 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
-from typing import Sequence
+from collections.abc import Sequence
 
-import sqlite_utils
-
+from core.presets import Preset, add_preset_argument, apply_defaults, check_suite, get_preset, given_options
+from datamodel.database import Database
 from datamodel.media import MediaStore
 from datamodel.metrics import record_directions
-from core.presets import Preset, add_preset_argument, apply_defaults, check_suite, get_preset, given_options
-from judges.metrics.registry import (METRICS, MetricRun, Scorers, Skip, add_metric_options, check_names, default_names,
-                                     run_order)
+from judges.metrics.registry import (
+    METRICS,
+    MetricRun,
+    Scorers,
+    Skip,
+    add_metric_options,
+    check_names,
+    default_names,
+    run_order,
+)
 
 EXIT_NOTHING_RAN = 3
 
 
-def compute_metrics(db: sqlite_utils.Database, media: MediaStore, suite: str, metrics: Sequence[str],
+def compute_metrics(db: Database, media: MediaStore, suite: str, metrics: Sequence[str],
                     scorers: Scorers, *, models: Sequence[str] | None = None, progress: bool = False) -> dict:
     """Run the registered ``metrics`` on ``suite`` with ``scorers`` (and their options, ``scorers.options``); return
     the summary, each metric's part as its ``score`` returned it (the rows are written to the database).
@@ -118,9 +125,9 @@ def _print_summary(summary: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from datamodel.connection import connect
     from core.extras import missing_extra
     from core.settings import SettingsError, load_settings
+    from datamodel.connection import connect
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()

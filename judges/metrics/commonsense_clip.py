@@ -15,11 +15,10 @@ details hold both cosines) and ``commonsense_clip_accuracy`` per model (overall,
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, write_metrics
 from judges.metrics.clip_scores import ClipEncoder, clip_encoder, clip_options, encoder_calls
@@ -64,7 +63,7 @@ def jpeg_views(media: MediaStore, rows: Sequence[ImageRow], quality: int) -> lis
     return views
 
 
-def score_commonsense(db: sqlite_utils.Database, media: MediaStore, encoder: ClipEncoder, *,
+def score_commonsense(db: Database, media: MediaStore, encoder: ClipEncoder, *,
                       suite: str = "commonsense", models: Sequence[str] | None = None,
                       progress: bool = False, jpeg_quality: int | None = None) -> CommonsenseReport:
     """Write ``commonsense_clip_fit`` for every p1/p2 image with both descriptions, and the accuracies per model;
@@ -113,8 +112,8 @@ def score_commonsense(db: sqlite_utils.Database, media: MediaStore, encoder: Cli
         image_metrics.append(MetricRow(row.model_id, "commonsense_clip_fit", fit(own, other), encoder.name,
                                        image_id=row.image_id, suite=suite, subset=row.subset,
                                        scorer_version=version, details={"cos_d1": c1, "cos_d2": c2}))
-        prompts = [texts.get((row.item_key, role)) for role in ROLES]
-        if all(prompts):
+        prompts = [prompt for role in ROLES if (prompt := texts.get((row.item_key, role)))]
+        if len(prompts) == len(ROLES):
             first, second = encoder.encode_texts(prompts)
             similarity = float(first @ second)
             image_metrics.append(MetricRow(row.model_id, PROMPT_SIMILARITY, similarity, encoder.name,

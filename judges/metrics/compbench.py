@@ -49,7 +49,8 @@ def read_scores(db, path: str | Path, suite: str, *, scorer: str = DEFAULT_SCORE
     by_key = {(row.model, row.item_key, row.idx): row for row in rows}
     by_text = {(row.model, row.text, row.idx): row for row in rows}
     lines = read_table(path, ["model", "score"])
-    metrics, seen = [], {}
+    metrics: list[MetricRow] = []
+    seen: dict[int, int] = {}  # image id: the line that scored it
     for line, record in lines:
         where = f"{path}:{line}"
         key = str(record.get("item_key") or "").strip()

@@ -21,10 +21,9 @@ of those rows is ``<source scorer>/<source metric>``, so consistencies of differ
 from __future__ import annotations
 
 import argparse
-from typing import Sequence
+from collections.abc import Sequence
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.metrics import MetricRow, image_metric_frame, write_metrics
 from datamodel.models import model_ids as models_by_name
 from judges.metrics.registry import METRICS, Metric, MetricRun, Skip
@@ -55,7 +54,7 @@ def consistency_summary(frame, stat: str = "std"):
     rows = []
     for model, model_frame in frame.groupby("model", sort=True):
         per_group = []
-        for (item_key, category), group in model_frame.groupby(["item_key", "category"], dropna=False, sort=True):
+        for (_item_key, category), group in model_frame.groupby(["item_key", "category"], dropna=False, sort=True):
             s = group_statistic(group["value"].tolist(), stat)
             if s is not None:
                 per_group.append((category, s))
@@ -67,7 +66,7 @@ def consistency_summary(frame, stat: str = "std"):
     return pd.DataFrame(rows, columns=["model", "groups", "mean", "S_a", "S_r", "S_final"])
 
 
-def score_consistency(db: sqlite_utils.Database, suite: str, *, source: str = "clip_score", scorer: str | None = None,
+def score_consistency(db: Database, suite: str, *, source: str = "clip_score", scorer: str | None = None,
                       stats: Sequence[str] = STATS, progress: bool = False) -> dict:
     """Compute and store the consistency metrics of ``suite`` from the per-image metric ``source``.
 

@@ -19,9 +19,10 @@ ultralytics' real one, only the text encoder is a stand-in.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from PIL import Image
 
@@ -137,8 +138,8 @@ def _ultralytics():
     os.environ.setdefault("YOLO_VERBOSE", "false")
     pillow_open = PIL.Image.open
     try:
-        from ultralytics import YOLOE
         import ultralytics.utils.patches  # noqa: F401  (imported here, so that its patch is undone below)
+        from ultralytics import YOLOE
     except ImportError as error:
         raise ImportError("YOLO-E needs ultralytics: pip install '.[detection]' (ultralytics==8.4.190, AGPL-3.0).") \
             from error
@@ -201,7 +202,8 @@ class YoloeDetector:
                                     imgsz=self.image_size, verbose=False)[0]
         detections = []
         for cls, conf, box in zip(result.boxes.cls.tolist(), result.boxes.conf.tolist(), result.boxes.xyxy.tolist()):
-            detections.append(Detection(result.names[int(cls)], float(conf), tuple(float(v) for v in box)))
+            x0, y0, x1, y1 = (float(v) for v in box)
+            detections.append(Detection(result.names[int(cls)], float(conf), (x0, y0, x1, y1)))
         return sorted(detections, key=lambda d: -d.score)
 
 
@@ -273,8 +275,15 @@ def build_tiny_grounding_dino(folder: str | Path, seed: int = 0) -> Path:
     queries), saved with ``save_pretrained`` into ``folder``: the stand-in that runs :class:`TransformersDetector`'s
     Grounding DINO path (one text "a cat. a dog.", phrases mapped back to the labels) without the real weights."""
     import torch
-    from transformers import (BertConfig, BertTokenizer, GroundingDinoConfig, GroundingDinoForObjectDetection,
-                              GroundingDinoImageProcessor, GroundingDinoProcessor, SwinConfig)
+    from transformers import (
+        BertConfig,
+        BertTokenizer,
+        GroundingDinoConfig,
+        GroundingDinoForObjectDetection,
+        GroundingDinoImageProcessor,
+        GroundingDinoProcessor,
+        SwinConfig,
+    )
 
     folder = Path(folder)
     if (folder / "config.json").exists():
@@ -282,9 +291,12 @@ def build_tiny_grounding_dino(folder: str | Path, seed: int = 0) -> Path:
     words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "a", "an", "red", "green", "apple", "dog", "cat",
              "chair", "field", "tree"]
     tokenizer = BertTokenizer(vocab={word: i for i, word in enumerate(words)}, do_lower_case=True)
-    config = GroundingDinoConfig(
-        backbone_config=SwinConfig(image_size=64, patch_size=4, embed_dim=16, depths=[1, 1], num_heads=[1, 1],
-                                   window_size=4, out_features=["stage1", "stage2"]),
+    # transformers 5's configs take their other settings through __post_init__'s **kwargs, which the generated
+    # __init__ (huggingface_hub's strict dataclass) accepts but its type does not declare
+    config = GroundingDinoConfig(  # type: ignore[call-arg]
+        backbone_config=SwinConfig(  # type: ignore[call-arg]
+            image_size=64, patch_size=4, embed_dim=16, depths=[1, 1], num_heads=[1, 1], window_size=4,
+            out_features=["stage1", "stage2"]),
         text_config=BertConfig(vocab_size=len(words), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
                                intermediate_size=37, max_position_embeddings=64),
         d_model=32, encoder_layers=1, decoder_layers=2, encoder_ffn_dim=32, decoder_ffn_dim=32,

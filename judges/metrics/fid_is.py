@@ -45,13 +45,14 @@ import argparse
 import contextlib
 import math
 import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, TypedDict
 
-import sqlite_utils
 from PIL import Image
 
+from datamodel.database import Database
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, write_metrics
 from judges.metrics.progress import progress_bar
@@ -133,7 +134,8 @@ def tiny_feature_network(num_outputs: int = 16, seed: int = 0, scale: float = 1.
 
 INPUTS = ("resized", "float01")
 SLICES = ("pooled", "paper")
-SUBSET_REFERENCES = ("full", "subset")  # a subset's FID real set: its variant's full set (fid_is_subsets.py), or its own
+# a subset's FID real set: its variant's full set (fid_is_subsets.py), or its own
+SUBSET_REFERENCES = ("full", "subset")
 PAPER_BATCH = 3  # BIGT fid_is.py: gen_image_paths[i*3:i*3+3]
 
 
@@ -157,7 +159,7 @@ def to_uint8_batch(images: Sequence[Image.Image], size: int):
     import numpy as np
     import torch
 
-    arrays = [np.asarray(image.convert("RGB").resize((size, size), Image.BILINEAR)) for image in images]
+    arrays = [np.asarray(image.convert("RGB").resize((size, size), Image.Resampling.BILINEAR)) for image in images]
     return torch.from_numpy(np.stack(arrays)).permute(0, 3, 1, 2).contiguous()
 
 
@@ -173,7 +175,7 @@ def _batches(items: list, size: int) -> Iterable[list]:
         yield items[start : start + size]
 
 
-def reference_images(db: sqlite_utils.Database, media: MediaStore, suite: str, *, reference_model: str | None = None,
+def reference_images(db: Database, media: MediaStore, suite: str, *, reference_model: str | None = None,
                      reference_folder: str | Path | None = None, pooled: bool = False) -> list[Image.Image]:
     """The reference set: a folder's images, ``reference_model``'s images of ``suite``, or (``pooled``) all
     models' images of ``suite``."""
@@ -192,7 +194,7 @@ def reference_images(db: sqlite_utils.Database, media: MediaStore, suite: str, *
     return [row.load(media) for row in rows]
 
 
-def score_fid_is(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fid_network=None, is_network=None,
+def score_fid_is(db: Database, media: MediaStore, suite: str, *, fid_network=None, is_network=None,
                  scorer: str, scorer_version: str = "", reference_model: str | None = "retrieval",
                  reference_folder: str | Path | None = None, pooled_reference: bool = False,
                  models: Sequence[str] | None = None, image_size: int = 299, batch_size: int = 32,
@@ -265,11 +267,11 @@ def score_fid_is(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fi
                     features(score, images)
                     with _seeded(is_seed), torch.inference_mode():
                         mean, std = (float(v) for v in score.compute())
-                std = None if split_count < 2 or math.isnan(std) else std
+                spread = None if split_count < 2 or math.isnan(std) else std
                 report.inception_score[model] = mean
                 metrics.append(MetricRow(model_id, "inception_score", mean, scorer, suite=suite,
                                          scorer_version=scorer_version,
-                                         details={"images": len(images), "std": std, "splits": split_count}))
+                                         details={"images": len(images), "std": spread, "splits": split_count}))
     write_metrics(db, metrics)
     return report
 
@@ -339,6 +341,15 @@ def paper_slices(rows: Sequence[ImageRow]) -> list[tuple[str, str]]:
     return slices
 
 
+class _Scope(TypedDict):
+    """The fields a slice's metric rows share (:class:`datamodel.metrics.MetricRow`)."""
+
+    suite: str
+    subset: str
+    variant: str
+    scorer_version: str
+
+
 @dataclass
 class SliceReport:
     fid: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (model, subset, variant) -> value
@@ -346,7 +357,7 @@ class SliceReport:
     skipped: dict[str, str] = field(default_factory=dict)
 
 
-def score_fid_is_slices(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fid_network=None,
+def score_fid_is_slices(db: Database, media: MediaStore, suite: str, *, fid_network=None,
                         is_network=None, scorer: str, scorer_version: str = "", reference_model: str = "retrieval",
                         models: Sequence[str] | None = None, input_mode: str = "float01", image_size: int = 299,
                         dedup_seed: int | None = 42, is_seed: int | None = 42, splits: int = 10,
@@ -415,7 +426,7 @@ def score_fid_is_slices(db: sqlite_utils.Database, media: MediaStore, suite: str
                 details = {"images": len(images), "concepts": len(kept), "dedup_seed": dedup_seed,
                            "input": input_mode}
                 key = (model, subset, variant)
-                common = dict(suite=suite, subset=subset, variant=variant, scorer_version=scorer_version)
+                common = _Scope(suite=suite, subset=subset, variant=variant, scorer_version=scorer_version)
                 if fid is not None and model != reference_model:
                     fid.reset()
                     _feed(fid, images, input_mode=input_mode, image_size=image_size, batch_size=batch, bar=bar,

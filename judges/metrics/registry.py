@@ -8,7 +8,8 @@ entry point of the group ``t2i_arena.metrics``) scores a suite and ends with one
                 for row in image_rows(run.db, run.suite, models=run.models)]
         return {"brightness": {"rows": write_metrics(run.db, rows)}}
 
-    METRICS.register(Metric(name="brightness", title="mean image brightness", direction="lower", score=score_brightness))
+    METRICS.register(Metric(name="brightness", title="mean image brightness", direction="lower",
+                            score=score_brightness))
 
 The registry holds, for each metric: the name ``--metrics`` knows it by and a title for the help; the names it
 stores in the ``metrics`` table and which direction is better for each (``higher``, ``lower`` or ``none``); how to
@@ -28,13 +29,15 @@ their functions, so loading the registry stays cheap.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from core.extras import missing_extra
 from core.registry import Registry, RegistryError
+from datamodel.database import Database
 from datamodel.metrics import DIRECTIONS  # which values are better; none: neither (a p-value, a signed difference)
 
 # what building a scorer raises when an optional extra or weights file is missing (or weights cannot be downloaded)
@@ -55,11 +58,15 @@ class ScorerContext:
     cache_dir: Path | None = None
     _shared: dict[str, tuple[Any, BaseException | None]] = field(default_factory=dict, repr=False)
 
-    def tiny_dir(self, name: str) -> Path:
-        """The folder of tiny stand-in model ``name`` in the cache."""
+    def tiny_cache(self) -> Path:
+        """The cache folder of the tiny stand-ins (``tiny/<name>`` under it)."""
         if self.cache_dir is None:
             raise ValueError("tiny stand-in scorers need a cache folder: pass --cache-dir or set cache_dir.")
-        return Path(self.cache_dir) / "tiny" / name
+        return Path(self.cache_dir)
+
+    def tiny_dir(self, name: str) -> Path:
+        """The folder of tiny stand-in model ``name`` in the cache."""
+        return self.tiny_cache() / "tiny" / name
 
     def shared(self, key: str, make: Callable[[], Any]) -> Any:
         """``make()`` once per context for ``key``, so that metrics share a scorer (one CLIP encoder for clip,
@@ -69,9 +76,9 @@ class ScorerContext:
                 self._shared[key] = (make(), None)
             except UNAVAILABLE as error:
                 self._shared[key] = (None, error)
-        value, error = self._shared[key]
-        if error is not None:
-            raise error
+        value, failure = self._shared[key]
+        if failure is not None:
+            raise failure
         return value
 
 
@@ -81,7 +88,7 @@ class MetricRun:
     command-line options, whether to draw progress bars, the summary so far (metrics that ran before this one) and
     ``state``, a dict the metrics of one run may share."""
 
-    db: Any  # sqlite_utils.Database
+    db: Database
     media: Any  # datamodel.media.MediaStore
     suite: str
     options: argparse.Namespace
@@ -248,7 +255,7 @@ class Scorers:
                 self.unavailable[name] = missing_extra(error, f"metric {name}") or str(error)
         return name in self._built
 
-    def build(self, names: Iterable[str]) -> "Scorers":
+    def build(self, names: Iterable[str]) -> Scorers:
         """Build the scorers of ``names`` now (each on its own); return self."""
         for name in names:
             self.ready(name)

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from core.registry import load
 from datamodel.metrics import MetricRow, write_metrics
@@ -195,7 +196,7 @@ class EncoderSource:
             recipe = TINY_RECIPES.get(spec.tiny) or recipe_for(spec.hub_id, spec.pipeline_class)
             if recipe is None:
                 return None
-            return str(ensure_tiny(self.context.cache_dir, recipe.name)), recipe.variant
+            return str(ensure_tiny(self.context.tiny_cache(), recipe.name)), recipe.variant
         return spec.source, spec.variant
 
     def encoders(self, source: str, variant: str) -> TextEncoders:

@@ -105,7 +105,7 @@ class Arena(RatingProtocol):
             target[index] = values
         fit_votes = np.zeros(votes.n_models, dtype=np.int64)
         fit_votes[index] = fit.fit_votes
-        return ProtocolFit(*full, fit_votes)
+        return ProtocolFit(full[0], full[1], full[2], fit_votes)
 
 
 def sandwich_bounds(counts: np.ndarray, fit, tie_policy: str, anchor_index: int | None) -> tuple[np.ndarray,

@@ -120,7 +120,7 @@ class RatingProtocol:
         or None for a protocol the audit does not cover (one that is not a converged Bradley–Terry fit)."""
         return None
 
-    def with_settings(self, **settings) -> "RatingProtocol":
+    def with_settings(self, **settings) -> RatingProtocol:
         """This protocol with some settings changed (unknown names are refused, naming the known ones)."""
         known = {f.name for f in dataclasses.fields(self)}
         unknown = sorted(set(settings) - known)
@@ -226,7 +226,8 @@ def result_table(models: tuple[str, ...], counts: np.ndarray, rating: np.ndarray
 
 def empty_result() -> pd.DataFrame:
     """The result table of no votes: no rows, the usual columns and dtypes."""
-    dtypes = {"model": object, "rank": "Int64", "rank_worst": "Int64", "ranked": bool, "provisional": bool, "printed": object, "protocol": object,
+    dtypes = {"model": object, "rank": "Int64", "rank_worst": "Int64", "ranked": bool, "provisional": bool,
+              "printed": object, "protocol": object,
               **{column: np.int64 for column in ("votes", "wins", "losses", "ties", "both_bad", "fit_votes")}}
     return pd.DataFrame({column: pd.Series([], dtype=dtypes.get(column, float)) for column in RESULT_COLUMNS})
 

@@ -24,7 +24,7 @@ maximiser is consistent for the Plackett–Luce strengths when the breaking is a
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import numpy as np
 
@@ -57,9 +57,10 @@ class KwiseRankBreaking(RatingProtocol):
     seed: int = 0
     ridge: float = 1e-6
 
-    def merged(self, votes: EncodedVotes) -> tuple[EncodedVotes, KwiseVotes]:
-        """The pairwise votes and the four-image ones over one model tuple; the pairwise log gains each broken pair
-        as a win of its winner (outcome A), so the table's counts see them."""
+    def merged(self, votes: EncodedVotes) -> tuple[EncodedVotes, EncodedVotes]:
+        """(the table's log, the fit's log) over one model tuple: the table's pairwise log gains each broken pair
+        as a win of its winner (outcome A), so the table's counts see them; the fit's is the pairwise votes with the
+        four-image ones beside them (``kwise``)."""
         kwise = votes.kwise if isinstance(votes.kwise, KwiseVotes) else KwiseVotes((), np.zeros((0, 4), np.int64),
                                                                                    np.zeros(0, np.int64),
                                                                                    np.zeros(0, np.int64))
@@ -67,8 +68,9 @@ class KwiseRankBreaking(RatingProtocol):
         kwise = kwise.remapped(models)
         _, winner, loser = broken_pairs(kwise)
         flagged = votes.flagged_mask()
+        wins = np.zeros(len(winner), dtype=np.asarray(votes.outcome).dtype)  # outcome 0 ("A"): the pair's winner won
         table = EncodedVotes(models, np.concatenate([votes.model_a, winner]), np.concatenate([votes.model_b, loser]),
-                             np.concatenate([votes.outcome, np.zeros(len(winner), dtype=np.asarray(votes.outcome).dtype)]),
+                             np.concatenate([votes.outcome, wins]),
                              np.concatenate([flagged, np.zeros(len(winner), dtype=bool)]))
         pairwise = EncodedVotes(models, votes.model_a, votes.model_b, votes.outcome, flagged)
         return replace(table, kwise=None), replace(pairwise, kwise=kwise)
@@ -80,9 +82,12 @@ class KwiseRankBreaking(RatingProtocol):
         return self.result_table(table, self.fit(pairwise), **options)
 
     def fit(self, votes: EncodedVotes) -> ProtocolFit:
-        if not isinstance(votes.kwise, KwiseVotes) or votes.kwise.models != votes.models:
+        if isinstance(votes.kwise, KwiseVotes) and votes.kwise.models == votes.models:
+            kwise = votes.kwise
+        else:
             _, votes = self.merged(votes)
-        kwise, n = votes.kwise, votes.n_models
+            kwise = cast(KwiseVotes, votes.kwise)  # merged() puts the four-image votes beside the pairwise ones
+        n = votes.n_models
         clean = ~votes.flagged_mask() & np.isin(votes.outcome, (0, 1))
         winner = np.where(votes.outcome[clean] == 0, votes.model_a[clean], votes.model_b[clean])
         loser = np.where(votes.outcome[clean] == 0, votes.model_b[clean], votes.model_a[clean])
@@ -109,6 +114,8 @@ class KwiseRankBreaking(RatingProtocol):
         rng = np.random.default_rng(self.seed)
         origin, k_winner, k_loser = broken_pairs(kwise)
         out = np.zeros((self.rounds, n, n))
+        pair_weight: np.ndarray | list[int]
+        vote_weight: np.ndarray | list[int]
         for r in range(self.rounds):
             pair_weight = rng.multinomial(len(winner), np.full(len(winner), 1 / len(winner))) if len(winner) else []
             vote_weight = rng.multinomial(len(kwise), np.full(len(kwise), 1 / len(kwise))) if len(kwise) else []

@@ -8,7 +8,8 @@
   ``min_pair_count``) with N_pair every vote between the two models (``min_pair_count`` 50, as arena-rank), so a pair
   drawn often counts no more in total than a pair drawn 50 times: new models and retired ones are represented
   fairly. No penalty in the likelihood (``ridge`` 1e-6 per vote's mean weight only keeps a model that won or lost
-  every vote finite, far below 0.01 Elo otherwise); Newton's method to 1e-10 nats, where arena-rank's L-BFGS stops at gtol 1e-9.
+  every vote finite, far below 0.01 Elo otherwise); Newton's method to 1e-10 nats, where arena-rank's L-BFGS stops
+  at gtol 1e-9.
 - Scale: R = 400·θ / ln 10 + 1000 (400 points per factor 10 of odds), mean 1000; no anchor.
 - Intervals: ``intervals="sandwich"`` (the default): R ± 1.96 · se from the sandwich covariance H⁻¹ M H⁻¹ of the
   weighted M-estimator (:mod:`ratings.sandwich`), one linear solve; ``intervals="bootstrap"``: ``rounds`` (100)
@@ -30,6 +31,7 @@ from ratings.protocols.base import ProtocolFit, RatingProtocol, fit_votes_of
 from ratings.robustness import PointModel, unit_scores
 from ratings.sandwich import check_intervals, normal_interval, rating_standard_errors, sandwich_covariance
 from ratings.votes import EncodedVotes, FitCells, count_tensor, fit_cells
+
 
 def pair_weights(counts: np.ndarray, min_pair_count: int) -> np.ndarray:
     """``W[a, b]``: the weight of each vote between models a and b, 1 / max(N_ab, min_pair_count), with N_ab every

@@ -20,9 +20,10 @@ learn minimises the weighted mean loss plus a penalty scaled by the weights' sum
 
     F(w) = (1/S) Σ_ij W_ij log(1 + exp(−ln10 (w_i − w_j))) + ‖w‖² / (2 C S)
 
-with ``W[i, j]`` the rows in which i won, plus, for self-battles, one-sided rows (below), and calls ``scipy.optimize.minimize(method="L-BFGS-B", jac=True)`` with
-``maxiter=max_iter, maxls=50, gtol=tol, ftol=64·ε``. Rows with equal (winner, loser) only add up in W, which leaves
-F and its gradient unchanged, so the row table is never built.
+with ``W[i, j]`` the rows in which i won, plus, for self-battles, one-sided rows (below), and calls
+``scipy.optimize.minimize(method="L-BFGS-B", jac=True)`` with ``maxiter=max_iter, maxls=50, gtol=tol, ftol=64·ε``.
+Rows with equal (winner, loser) only add up in W, which leaves F and its gradient unchanged, so the row table is never
+built.
 
 :func:`scipy_bt` — FastChat's ``fit_bt`` (since September 2024): the unique (model A, model B, outcome) rows with
 their counts as weights, outcome y ∈ {1, ½, 0} for A, tie, B, the weighted log-loss as a *sum*::

@@ -281,13 +281,13 @@ def _leaderboard_over_time(args, settings, db, options) -> int:
             print(json_frame(kept_table(kept.board)).to_string(index=False, na_rep=""))
         return 0
     if args.history:
-        kept = history(db, key)
+        days = history(db, key)
         if args.json:
             from arena.leaderboard.view import history_json
 
             print(json.dumps(history_json(db, key), indent=1, ensure_ascii=False))
         else:
-            print(history_text(kept))
+            print(history_text(days))
     return 0
 
 

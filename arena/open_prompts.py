@@ -29,6 +29,7 @@ import logging
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from arena import session as sessions
 from arena.ratelimit import RateLimiter
@@ -128,7 +129,7 @@ class OpenPrompts:
         self.sampler = sampler  # arena.session.Sampler: the strategy and its statistics
         self.timeout_s = settings.open_prompt_timeout_s
         shared = store if store.postgres else None
-        advice = dict(noun="open prompts", advice="Vote on the battle on screen, or send another prompt",
+        advice: dict[str, Any] = dict(noun="open prompts", advice="Vote on the battle on screen, or send another prompt",
                       store=shared)
         self.annotator_limit = RateLimiter(settings.rate_limit_open_prompts_per_minute, "per annotator", **advice)
         self.client_limit = RateLimiter(settings.rate_limit_open_prompts_per_minute * 5, "from one address", **advice)
@@ -205,7 +206,9 @@ class OpenPrompts:
                        TIMED_OUT.format(seconds=self.timeout_s) if "timeout" in statuses else FAILED)
             raise GenerationFailed(message)
         sessions.check_signed_in(db, session)
-        battle = record_battle(db, Pairing(prompt_id, image_ids[0], image_ids[1]), session_id=session.session_id,
+        image_a, image_b = image_ids
+        assert image_a is not None and image_b is not None  # both generations are ok: each made an image
+        battle = record_battle(db, Pairing(prompt_id, image_a, image_b), session_id=session.session_id,
                                annotator_id=session.annotator.id, strategy=self._strategy())
         return sessions.show_battle(session, battle)
 

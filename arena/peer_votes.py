@@ -154,7 +154,7 @@ def _times(values: list | None, count: int) -> list:
     """Unix seconds of a batch's ``created_at`` cells (datetimes, numbers or ISO text; None where unknown)."""
     if values is None:
         return [None] * count
-    out = []
+    out: list[float | None] = []
     for value in values:
         if isinstance(value, datetime):
             out.append(value.replace(tzinfo=value.tzinfo or timezone.utc).timestamp())

@@ -203,7 +203,7 @@ class LoginThrottle:
         if self.max_failures_overall > 0 and state[OVERALL][0] >= self.max_failures_overall:
             limit = 1  # guessing from many addresses: one failure each
         failures, latest, in_flight = state[client]
-        if failures >= limit:
+        if failures >= limit and latest is not None:  # latest is None only without failures
             remaining = latest + self.lockout_s * 2.0 ** (failures - limit) - now
             if remaining > 0:
                 minutes = max(1, round(self.window_s / 60))
@@ -258,7 +258,7 @@ def account_key(client: str, account: str | None) -> str:
 class LoginAttempt:
     """One attempt begun with :meth:`LoginThrottle.attempt`; it ends once, as a success or a failure."""
 
-    def __init__(self, throttle: LoginThrottle, keys: list[str]):
+    def __init__(self, throttle: LoginThrottle, keys: list[str] | list[int]):  # keys in memory, attempt ids in a database
         self._throttle, self._keys, self._ended = throttle, keys, False
 
     def succeeded(self) -> None:
@@ -279,6 +279,5 @@ class LoginAttempt:
     def __enter__(self) -> "LoginAttempt":
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> None:
         self._end(failed=True)  # no-op after succeeded()
-        return False

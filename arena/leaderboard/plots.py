@@ -169,7 +169,7 @@ def outcome_distribution(votes: pd.DataFrame, by: Sequence[str] = ("voter_kind",
     of a vote table, or of its counts per group already computed (:func:`ratings.bias.outcome_counts`)."""
     counts = votes if set(OUTCOMES) <= set(votes.columns) else outcome_counts(votes, by)
     by = [c for c in counts.columns if c not in OUTCOMES]
-    keys = counts[by].astype(str).fillna("—") if by else None
+    keys = counts[by].astype(str).fillna("—")  # no columns when ``by`` is empty
     counts = counts[list(OUTCOMES)]
     shares = counts.div(counts.sum(axis=1).where(lambda s: s > 0), axis=0)
     if by and len(by) > 1:

@@ -100,8 +100,8 @@ def results_table(db, options: ReportOptions) -> Table:
         for column in columns:
             if column.key == "human":
                 continue
-            row = values.get((model, column.key))
-            cells[column.key] = (Cell.number(100 * row["value"], "{:.2f}") if row else
+            found = values.get((model, column.key))
+            cells[column.key] = (Cell.number(100 * found["value"], "{:.2f}") if found else
                                  Cell.absent(missing_reason(column.key, model, clip_wanted, judge_wanted, options)))
         table.add_row(PAPER_ROWS.get(model, model), cells)
     items = sorted({row["details"].get("items") for row in overall if row["details"].get("items") is not None})

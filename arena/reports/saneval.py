@@ -43,8 +43,8 @@ def table_1(db, judge: str | None, models: list[str]) -> Table:
     for model in models:
         row = {c: Cell.number(values[c].get((model, "")), "{:.4f}",
                               reason if not values[c] else f"no {c} prompt scored for this model") for c in CATEGORIES}
-        known = [values[c].get((model, "")) for c in CATEGORIES]
-        average = sum(known) / 5 if all(v is not None for v in known) else None
+        known = [value for c in CATEGORIES if (value := values[c].get((model, ""))) is not None]
+        average = sum(known) / 5 if len(known) == len(CATEGORIES) else None
         row["Averaged"] = Cell.number(average, "{:.4f}", "the average needs all five benchmarks")
         table.add_row(model, row)
     table.notes.append("Averaged: the unweighted mean of the five benchmarks (as Table 1 prints it).")
@@ -136,10 +136,14 @@ def table_4(db, models: list[str], task_name: str = HUMAN_TASK) -> Table:
     """The human adherence ratings of the Ratings tab (task ``task_name``, the preset's ``report.human_task``:
     :func:`judges.human_stats.saneval_human`): per model the raters' mean answer on [0, 1] per category, and Total
     the unweighted mean of the categories present, as the paper's Total."""
+    from datamodel.rating_scales import ChoiceScale
     from judges.human_stats import saneval_human
     from judges.rating_tasks import RATING_TASKS
 
     task = RATING_TASKS[task_name]
+    if not isinstance(task.scale, ChoiceScale):
+        raise ValueError(f"report.human_task {task_name!r} is answered with scores; Table 4 reads the answers of a "
+                         f"choice scale on [0, 1]: name a task such as {HUMAN_TASK}.")
     columns = [Column("spatial", "Spatial"), Column("numeracy", "Numeracy"),
                *(Column(c, c.capitalize(), "Attribute Binding") for c in BINDING), Column("Total")]
     table = Table("4", "Human evaluation results", columns)

@@ -272,7 +272,7 @@ def _table(number: str, title: str, columns: list[Column], models: list[str],
 
 def elo_tables(db, models: list[str], found: Sources) -> tuple[list[Table], dict]:
     """Tables 3-6, and the fits behind them for Table 2: {(kind, variant, column key or 'Mean'): result table}."""
-    fits: dict[tuple[str, str, str], pd.DataFrame] = {}
+    fits: dict[tuple[str, ...], Any] = {}  # and {("reason", kind, variant, key): why there is no fit}
     specs = (("3", "judge", WITH, "ELO score for GPT Preferences for subsets with definition in input"),
              ("4", "judge", WITHOUT, "ELO score for GPT Preferences for subsets with no definition in input"),
              ("5", "human", WITH, "ELO score for Human Preferences for subsets with definition in input"),
@@ -649,7 +649,7 @@ def summary_table(tables: dict[str, Table], fits: dict, rewards: pd.DataFrame, f
             if winners:
                 cells[key] = Cell(top_text(winners), winners)
                 continue
-            origin, column = (tables[mean[0]], mean[1]) if key == "Mean" else (source, key)
+            origin, column = (tables[mean[0]], mean[1]) if key == "Mean" and mean is not None else (source, key)
             why = next((cells_[column].missing for _, cells_ in origin.rows if column in cells_
                         and cells_[column].missing), f"Table {origin.number} has no value in this column")
             cells[key] = Cell.absent(why)

@@ -160,8 +160,9 @@ def definition_wins_figure(votes: dict[tuple[str, str], Any], models: list[str],
             for part, found in zip(("def", "nodef"), counts):
                 cells[f"{key} {part}"] = (Cell.absent(reasons[kind]) if found is None else
                                           Cell(str(found.get(model, 0)), found.get(model, 0)))
-            if all(found is not None and model in found for found in counts):
-                change = counts[0][model] - counts[1][model]
+            with_def, without_def = counts
+            if with_def is not None and without_def is not None and model in with_def and model in without_def:
+                change = with_def[model] - without_def[model]
                 changes[key][model] = change
                 cells[f"{key} change"] = Cell(f"{change:+d}", change)
             else:
@@ -174,10 +175,10 @@ def definition_wins_figure(votes: dict[tuple[str, str], Any], models: list[str],
                        f"{sizes[('human', WITH)]} / {sizes[('human', WITHOUT)]}, GPT-4 {sizes[('judge', WITH)]} / "
                        f"{sizes[('judge', WITHOUT)]} (with / without): the change compares like with like when both "
                        "variants judged the same battles, as the paper's labels do.")
-    found = spearman(changes["human"], changes["gpt"])
-    if found:
-        table.notes.append(f"Spearman ρ of the human and GPT-4 changes: {found[0]:.2f} (p = {found[1]:.2g}, "
-                           f"{found[2]} systems); the paper reads the two as aligned but prints no number.")
+    rho = spearman(changes["human"], changes["gpt"])
+    if rho:
+        table.notes.append(f"Spearman ρ of the human and GPT-4 changes: {rho[0]:.2f} (p = {rho[1]:.2g}, "
+                           f"{rho[2]} systems); the paper reads the two as aligned but prints no number.")
 
     def plot():
         if not any(changes.values()):

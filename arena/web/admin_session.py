@@ -35,7 +35,10 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:
+    from datamodel.connection import Store
 
 ADMIN_IDLE_S = 1800.0  # an admin session ends after 30 minutes without an admin call
 SHARED_SWEEP_S = 5.0  # with the sessions in the database, how often a session check also sweeps the idle ones
@@ -100,7 +103,7 @@ class AdminSessions:
         self._root: Path | None = None
         self._lock = threading.Lock()
         self._closed = False
-        self.store = None  # the app's store when the replicas share the sessions (attach)
+        self.store: Store | None = None  # the app's store when the replicas share the sessions (attach)
         self._swept = float("-inf")
 
     def attach(self, store) -> None:
@@ -126,6 +129,7 @@ class AdminSessions:
     def _shared_live(self, session_id: str, holder: Holder, now: float, touch: bool) -> bool:
         from datamodel.admin_state import session_live
 
+        assert self.store is not None  # called only where the replicas share the sessions (attach)
         return session_live(self.store.db(), session_id, client=holder.client, browser=holder.browser, now=now,
                             idle_s=self.idle_s, touch=touch)
 

@@ -133,7 +133,7 @@ def tables(ctx: AppContext) -> list:
             gr.update(choices=names)]
 
 
-def unlock(ctx: AppContext, given: str, admin_id, request: gr.Request = None):
+def unlock(ctx: AppContext, given: str, admin_id, request: gr.Request | None = None):
     """The password, checked under the throttle: an admin session for this page, the tab shown."""
     holder, password = Holder.of(request), ctx.settings.admin_password
     if not ctx.admins.live(admin_id, holder):
@@ -167,7 +167,7 @@ def reviewed(ctx: AppContext, event: str, request, review) -> list:
     return [done(result.message), *tables(ctx)]
 
 
-def review_in_bulk(ctx: AppContext, admin_id, annotator, rule, reason, request: gr.Request = None, *,
+def review_in_bulk(ctx: AppContext, admin_id, annotator, rule, reason, request: gr.Request | None = None, *,
                    exclude: bool) -> list:
     """One action on all of an annotator's votes, or all of a rule's (of every annotator, or of one)."""
     event = f"admin_bulk_{'exclude' if exclude else 'include'}"
@@ -179,7 +179,7 @@ def review_in_bulk(ctx: AppContext, admin_id, annotator, rule, reason, request: 
 
 
 def review_one(ctx: AppContext, admin_id, vote: str | float | None, reason: str = ONE_VOTE_REASON,
-               request: gr.Request = None, *, exclude: bool) -> list:
+               request: gr.Request | None = None, *, exclude: bool) -> list:
     """One vote included or excluded, by its id."""
     event = f"admin_review_{'exclude' if exclude else 'include'}"
     require(ctx, admin_id, event, request)
@@ -213,7 +213,7 @@ def pick_vote(table: pd.DataFrame, evt: gr.SelectData):
     return picked_cell(table, evt, "Vote", int)
 
 
-def export(ctx: AppContext, admin_id, request: gr.Request = None, *, fmt: str) -> str:
+def export(ctx: AppContext, admin_id, request: gr.Request | None = None, *, fmt: str) -> str:
     """The votes in ``fmt``, offered as a one-time download link (:func:`export_link`)."""
     event = f"admin_export_{fmt}"
     require(ctx, admin_id, event, request)

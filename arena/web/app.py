@@ -371,7 +371,7 @@ def skip_matplotlib_backend_switch() -> bool:
 
     if importlib.util.find_spec("matplotlib") is not None or not hasattr(gr.utils, "MatplotlibBackendMananger"):
         return False
-    gr.utils.MatplotlibBackendMananger = contextlib.nullcontext
+    gr.utils.MatplotlibBackendMananger = contextlib.nullcontext  # type: ignore[misc, assignment]  # Gradio's class, replaced
     return True
 
 
@@ -419,7 +419,7 @@ def create_server(settings: Settings):
 # On SIGTERM, open connections get this many seconds to finish; then they are closed and the app's shutdown runs
 # (ending admin sessions, deleting exports). uvicorn's default waits for them forever, and a page's event streams
 # stay open while its tab does: the server then never stopped by itself, and was killed without its shutdown.
-SHUTDOWN_GRACE_S = 3.0
+SHUTDOWN_GRACE_S = 3
 
 
 def server_config(settings: Settings, app=None):

@@ -125,7 +125,7 @@ def refused(ctx: AppContext, session: sessions.ArenaSession, error: Exception, e
     return told(ctx, session, str(error), outputs, suite)
 
 
-def unsaved(ctx: AppContext, session: sessions.ArenaSession, error: Exception, event: str, request, outputs: int,
+def unsaved(ctx: AppContext, session: sessions.ArenaSession, error: BaseException, event: str, request, outputs: int,
             suite: str | None = None) -> list:
     """A vote or battle the database did not write (a full disk, a read-only database), told like a refusal."""
     return told(ctx, session, unwritable(error, event, request), outputs, suite)
@@ -151,8 +151,8 @@ def chosen_suite(ctx: AppContext, suite, request: gr.Request | None = None) -> s
     return suite
 
 
-def load_next(ctx: AppContext, session: sessions.ArenaSession | None, suite: str, expected: bool,
-              request: gr.Request = None) -> list:
+def load_next(ctx: AppContext, session: sessions.ArenaSession | None, suite: str | None, expected: bool,
+              request: gr.Request | None = None) -> list:
     """Skip, or another suite picked: a new battle from the server (:data:`BATTLE_VIEW`)."""
     if session is None:
         raise refusal("Sign in with your name and token first.", "next_battle", request)
@@ -173,7 +173,7 @@ def load_next(ctx: AppContext, session: sessions.ArenaSession | None, suite: str
 
 
 def sign_in(ctx: AppContext, name: str, token: str, session: sessions.ArenaSession | None, suite: str,
-            expected: bool, request: gr.Request = None) -> list:
+            expected: bool, request: gr.Request | None = None) -> list:
     """Sign in and show a battle (:data:`SIGN_IN_VIEW`); a refusal is said under the form, which keeps what was
     typed."""
     settings = ctx.settings
@@ -184,7 +184,7 @@ def sign_in(ctx: AppContext, name: str, token: str, session: sessions.ArenaSessi
         session = sessions.issue_resume(ctx.store.db(), session, days=settings.session_days)
     except (RateLimited, SignInError) as error:
         refusal(error, "sign_in", request, warn=isinstance(error, SignInError))
-        return [f"**⚠ {escape_markdown(error)}**", *[gr.skip()] * (len(SIGN_IN_VIEW) - 1)]
+        return [f"**⚠ {escape_markdown(str(error))}**", *[gr.skip()] * (len(SIGN_IN_VIEW) - 1)]
     except database_errors() as error:
         return [f"**⚠ {escape_markdown(unwritable(error, 'sign_in', request))}**",
                 *[gr.skip()] * (len(SIGN_IN_VIEW) - 1)]
@@ -205,7 +205,7 @@ def opened(ctx: AppContext, session: sessions.ArenaSession, suite: str | None = 
 
 
 def resume(ctx: AppContext, token: str, kept_suite: str = "", kept_shown: str = "",
-           request: gr.Request = None) -> list:
+           request: gr.Request | None = None) -> list:
     """A page (re)loaded with a stored token: signed in again, in the suite it had picked (``kept_suite``, its
     title), on the battle it showed (``kept_shown``, its media token) with its reveal when this session voted on it,
     else on the session's battle not yet voted on (or a new one)."""
@@ -250,8 +250,8 @@ def sign_out(ctx: AppContext, session: sessions.ArenaSession | None) -> list:
     return [gr.update(visible=True), gr.update(visible=False), None]
 
 
-def cast_vote(ctx: AppContext, session: sessions.ArenaSession | None, suite: str, expected: bool,
-              shown: str | None = None, request: gr.Request = None, *, outcome: str) -> list:
+def cast_vote(ctx: AppContext, session: sessions.ArenaSession | None, suite: str | None, expected: bool,
+              shown: str | None = None, request: gr.Request | None = None, *, outcome: str) -> list:
     """Record the vote for ``outcome``, reveal the names (and what each model is) on the voted images, say whether the
     vote counts, send the next battle along, and make it the session's current battle (the page shows it when the
     voter presses Next battle): :data:`VOTE_VIEW`."""

@@ -128,7 +128,7 @@ class JudgesView:
             key = self._state(db)
             kept = self.kept.get(suite)
             stale = kept is None or time.time() - kept[3] >= self.ctx.settings.leaderboard_refresh_s
-            if (kept is None or kept[0] != key) and stale:
+            if kept is None or (kept[0] != key and stale):  # no table kept is always stale
                 table = compare_judges(db, CompareOptions(min_shared=MIN_SHARED, rounds=ROUNDS, subsets=suite is not None,
                                                           suite=suite))
                 human = compare_with_humans(db, HumanCompareOptions(min_shared=MIN_SHARED, suite=suite))

@@ -22,6 +22,7 @@ No ``from __future__ import annotations`` here: Gradio reads the handlers' type 
 
 import html
 from dataclasses import dataclass, replace
+from typing import Any
 
 import gradio as gr
 
@@ -71,11 +72,11 @@ def rating_keys() -> dict:
     """Every task's keys, which ``static/ratings.html`` reads from the page's ``#rating-keys`` data: ``skip``, the Skip
     key; per task, a choice scale's ``points`` (key: the button's id) or a scores scale's ``scores`` (the radios'
     ids), ``submit``, ``step`` and ``high``."""
-    keys = {}
+    keys: dict[str, dict[str, Any]] = {}
     for name, task in RATING_TASKS.items():
         scale = task.scale
         if isinstance(scale, ChoiceScale):
-            points = {}  # a point's own key first, then its value, then its position (a 0-10 scale's "1" is 1)
+            points: dict[str, str] = {}  # a point's own key first, then its value, then its position (a 0-10 scale's "1" is 1)
             for pick in (lambda p, _: p.key.lower(), lambda p, _: str(p.value), lambda _, position: str(position)):
                 for position, point in enumerate(scale.points, start=1):
                     points.setdefault(pick(point, position), _control_id(name, str(point.value)))
@@ -256,12 +257,12 @@ def load(desk: RatingDesk, session: raters.RatingSession, task: str | None, requ
     return item_view(desk, session)
 
 
-def next_item(desk: RatingDesk, session, task, request: gr.Request = None) -> list:
+def next_item(desk: RatingDesk, session, task, request: gr.Request | None = None) -> list:
     session = require(session, "rating_next", request)
     return load(desk, session, chosen_task(desk, task, request), request)
 
 
-def skip_item(desk: RatingDesk, session, task, request: gr.Request = None) -> list:
+def skip_item(desk: RatingDesk, session, task, request: gr.Request | None = None) -> list:
     session = require(session, "rating_skip", request)
     return load(desk, session, chosen_task(desk, task, request), request, skipping=True)
 
@@ -275,7 +276,7 @@ def opened(desk: RatingDesk, session: raters.RatingSession) -> list:
             gr.update(open=session.ratings == 0), guidelines_markdown(tasks)]
 
 
-def sign_in(desk: RatingDesk, name: str, token: str, request: gr.Request = None) -> list:
+def sign_in(desk: RatingDesk, name: str, token: str, request: gr.Request | None = None) -> list:
     """Sign in and show a question; a refusal is said under the form, which keeps what was typed."""
     ctx, settings = desk.ctx, desk.ctx.settings
     skipped = [gr.skip()] * (len(SIGNED_IN) + desk.outputs)  # the message's outputs first
@@ -285,14 +286,14 @@ def sign_in(desk: RatingDesk, name: str, token: str, request: gr.Request = None)
         session = raters.issue_resume(ctx.store.db(), session, days=settings.session_days)
     except (RateLimited, SignInError) as error:
         refusal(error, "rating_sign_in", request, warn=isinstance(error, SignInError))
-        return [f"**⚠ {escape_markdown(error)}**", *skipped]
+        return [f"**⚠ {escape_markdown(str(error))}**", *skipped]
     except database_errors() as error:
         return [f"**⚠ {escape_markdown(unwritable(error, 'rating_sign_in', request, what='your sign-in'))}**",
                 *skipped]
     return [*opened(desk, session), *load(desk, session, None, request), session.resume_token or ""]
 
 
-def resume(desk: RatingDesk, token: str, request: gr.Request = None) -> list:
+def resume(desk: RatingDesk, token: str, request: gr.Request | None = None) -> list:
     """The page-load event: a page that kept its sign-in token gets its question again."""
     session = raters.resume(desk.ctx.store.db(), token, open_signup=desk.open_signup) if token else None
     if session is None:
@@ -329,7 +330,7 @@ def answer(desk: RatingDesk, session, task, shown, given, request) -> list:
     return item_view(desk, session, message, notice)
 
 
-def answer_choice(desk: RatingDesk, session, task, shown=None, request: gr.Request = None, *, task_name: str,
+def answer_choice(desk: RatingDesk, session, task, shown=None, request: gr.Request | None = None, *, task_name: str,
                   value: int) -> list:
     """A choice scale's button (``task_name``'s point ``value``)."""
     if session is not None and session.current is not None and session.current.task != task_name:
@@ -337,7 +338,7 @@ def answer_choice(desk: RatingDesk, session, task, shown=None, request: gr.Reque
     return answer(desk, session, task, shown, {desk.declared[task_name].scale.name: value}, request)
 
 
-def answer_scores(desk: RatingDesk, session, task, shown, request: gr.Request = None, *values,
+def answer_scores(desk: RatingDesk, session, task, shown, request: gr.Request | None = None, *values,
                   task_name: str) -> list:
     """A scores scale's Send (``task_name``'s radios' ``values``, one per score; the request before them, where
     Gradio hands it over: after them it never came, and the per-address limit counted every such answer as one

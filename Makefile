@@ -1,8 +1,9 @@
 # Two commands for a fresh Debian/Ubuntu machine with Python 3.11:
 #   make run    install the web app (requirements.txt: no torch) and start the arena on the demo at http://127.0.0.1:7860
 #   make test   install everything (requirements-dev.txt: the torch stack and the test tools) and run every test
-# and, while editing, `make check`: the tests outside the browser, install and slow tiers (pytest.ini) on SQLite, about
-# 95 s on 2 cores; `make check-postgresql` runs the quick tests that need a PostgreSQL server (about 35 s).
+# and, while editing, `make check`: the linter (ruff) and the type checker (mypy), both configured in pyproject.toml,
+# then the tests outside the browser, install and slow tiers (pytest.ini) on SQLite, about 95 s on 2 cores;
+# `make check-postgresql` runs the quick tests that need a PostgreSQL server (about 35 s).
 # All are idempotent: a second run installs nothing that is already there.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -61,6 +62,8 @@ test: test-system-deps $(VENV)/.requirements-dev node_modules/.installed
 	$(PYTEST)
 
 check: system-deps $(VENV)/.requirements-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	$(PYTEST) -m "$(QUICK) and not postgresql"
 
 check-postgresql: test-system-deps $(VENV)/.requirements-dev

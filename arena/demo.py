@@ -26,10 +26,9 @@ import hashlib
 import json
 from pathlib import Path
 
-import sqlite_utils
-
 from datamodel.catalog import (add_image, add_model, add_prompts, all_image_keys, has_prompts, image_id_keys, model_suites,
                                prompt_keys, prompts_with_images_of)
+from datamodel.database import Database
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, metric_names_of_source, record_directions, write_metrics
 from datamodel.renditions import Renditions
@@ -60,18 +59,18 @@ def demo_prompt_specs() -> list:
     return [*taxonomy.demo_specs(), *commonsense.sample_specs(), *semvarbench.sample_specs(), *saneval.demo_specs()]
 
 
-def is_empty(db: sqlite_utils.Database) -> bool:
+def is_empty(db: Database) -> bool:
     return not has_prompts(db)
 
 
-def demo_prompt_ids(db: sqlite_utils.Database) -> list[int]:
+def demo_prompt_ids(db: Database) -> list[int]:
     """Ids of the demo prompts that are in the database (none: this database never had the demo)."""
     wanted = {spec.key for spec in demo_prompt_specs()}
     suites = sorted({key[0] for key in wanted})
     return [prompt_id for prompt_id, key in prompt_keys(db, suites) if key in wanted]
 
 
-def missing_demo_metrics(db: sqlite_utils.Database) -> list[tuple[str, str, str]]:
+def missing_demo_metrics(db: Database) -> list[tuple[str, str, str]]:
     """(model, suite, metric) of :data:`DEMO_METRIC_NAMES` that a demo model with images of that suite lacks."""
     with_images = model_suites(db, "demo")
     present = metric_names_of_source(db, "demo")
@@ -79,7 +78,7 @@ def missing_demo_metrics(db: sqlite_utils.Database) -> list[tuple[str, str, str]
             for name in DEMO_METRIC_NAMES.get(suite, ()) if (model, suite, name) not in present]
 
 
-def demo_incomplete(db: sqlite_utils.Database) -> bool:
+def demo_incomplete(db: Database) -> bool:
     """Whether the demo was started here but not finished: its prompts are there but not every prompt has an image
     from every demo model, or a demo metric is missing. False for a database without the demo's prompts."""
     from generators.demo import DEMO_MODELS
@@ -91,7 +90,7 @@ def demo_incomplete(db: sqlite_utils.Database) -> bool:
     return made < len(prompt_ids) * len(DEMO_MODELS) or bool(missing_demo_metrics(db))
 
 
-def build_demo(db: sqlite_utils.Database, media: MediaStore, settings: Settings, *, progress: bool = False) -> dict:
+def build_demo(db: Database, media: MediaStore, settings: Settings, *, progress: bool = False) -> dict:
     """Write the demo prompts and make the demo images, their display renditions and the metrics that are missing
     (idempotent); return counts."""
     from generators.demo import generate_demo_images
@@ -138,7 +137,7 @@ def _bundle_image_bytes(bundle: Path, name: str) -> bytes:
     return data
 
 
-def load_demo_bundle(db: sqlite_utils.Database, media: MediaStore, bundle: str | Path = DEMO_BUNDLE, *,
+def load_demo_bundle(db: Database, media: MediaStore, bundle: str | Path = DEMO_BUNDLE, *,
                      renditions: Renditions | None = None) -> dict:
     """Write the demo from the shipped bundle: prompts, models, the missing images (files into the media store
     first, then their rows), their display renditions (``renditions``: the arena's settings; default: the default
@@ -178,7 +177,7 @@ def load_demo_bundle(db: sqlite_utils.Database, media: MediaStore, bundle: str |
     return {"prompts": len(prompts.ids), "new_prompts": prompts.inserted, "new_images": made}
 
 
-def ensure_demo(db: sqlite_utils.Database, media: MediaStore, settings: Settings, *, progress: bool = True) -> dict | None:
+def ensure_demo(db: Database, media: MediaStore, settings: Settings, *, progress: bool = True) -> dict | None:
     """Load the shipped demo (:func:`load_demo_bundle`) if the setting asks for it and the database is empty, or
     finish an interrupted load.
 

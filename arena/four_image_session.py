@@ -13,9 +13,8 @@ import random
 import time
 from dataclasses import dataclass, replace
 
-import sqlite_utils
-
 from arena.session import ArenaSession, check_signed_in, shown_since
+from datamodel.database import Database
 from datamodel.kwise import KwiseBattle, KwiseReceipt, KwiseRejected, record_kwise_battle, record_kwise_vote
 from sampling.kwise import draw_four
 
@@ -28,7 +27,7 @@ class FourImageSitting:
     votes: int = 0  # four-image votes of this sitting
 
 
-def _signed_in(db: sqlite_utils.Database, session: ArenaSession | None) -> ArenaSession:
+def _signed_in(db: Database, session: ArenaSession | None) -> ArenaSession:
     if session is None or not session.signed_in:
         raise KwiseRejected("Sign in on the Arena tab first, then come back here.")
     from datamodel.votes import VoteRejected
@@ -40,7 +39,7 @@ def _signed_in(db: sqlite_utils.Database, session: ArenaSession | None) -> Arena
     return session
 
 
-def next_four(db: sqlite_utils.Database, rng: random.Random, session: ArenaSession | None,
+def next_four(db: Database, rng: random.Random, session: ArenaSession | None,
               sitting: FourImageSitting | None, *, suites, strategy: str, now: float | None = None) -> FourImageSitting:
     """Draw and record the next four-image battle for ``session`` (raises :class:`sampling.kwise.NoFourImageBattle`
     when none can be drawn). Leaving a battle without a vote skips it."""
@@ -52,7 +51,7 @@ def next_four(db: sqlite_utils.Database, rng: random.Random, session: ArenaSessi
     return FourImageSitting(battle=battle, shown_at=time.time() if now is None else now, votes=votes)
 
 
-def vote_four(db: sqlite_utils.Database, session: ArenaSession | None, sitting: FourImageSitting | None, *,
+def vote_four(db: Database, session: ArenaSession | None, sitting: FourImageSitting | None, *,
               best: int, worst: int | None = None, on_screen: str | None = None,
               seconds_on_screen: float | None = None, now: float | None = None) -> FourImageSitting:
     """Record the pick on the battle on screen (``on_screen``: its media token, which must be the sitting's); the

@@ -18,9 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import sqlite_utils
-
 from datamodel.catalog import CatalogError, PromptSpec, add_image, add_model, add_prompts, image_count, prompt_items
+from datamodel.database import Database
 from datamodel.media import MediaError, MediaStore, Staging, StoredImage, clean_image
 from datamodel.renditions import Renditions
 from suites.common import SuiteError
@@ -59,7 +58,7 @@ def read_prompts_file(path: Path, suite: str) -> dict[str, PromptSpec]:
     return by_key
 
 
-def existing_prompts(db: sqlite_utils.Database, suite: str, variant: str | None = None) -> dict[str, list[int]]:
+def existing_prompts(db: Database, suite: str, variant: str | None = None) -> dict[str, list[int]]:
     """{item key: prompt ids} of the prompts of ``suite`` already in the database (of ``variant``, or every variant).
     An item key that names prompts of two subsets is refused: a file name could not say which one it is."""
     keys: dict[str, list[int]] = {}
@@ -78,7 +77,7 @@ def existing_prompts(db: sqlite_utils.Database, suite: str, variant: str | None 
 
 
 def import_images(
-    db: sqlite_utils.Database, media: MediaStore, folder: str | Path, prompts_file: str | Path | None, *,
+    db: Database, media: MediaStore, folder: str | Path, prompts_file: str | Path | None, *,
     suite: str = "imported", renditions: Renditions | None = None, variant: str | None = None,
 ) -> ImageImport:
     """Import ``<folder>/<model>/<prompt key>.<ext>`` with the prompts of ``prompts_file``; all or nothing.

@@ -37,11 +37,10 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 
-import sqlite_utils
-
 from arena import session as battle_sessions
 from datamodel.annotator_sessions import open_questions
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator
+from datamodel.database import Database
 from datamodel.human_ratings import (RatingReceipt, Serving, annotator_questions, annotator_rating_count,
                                      answered_units, assignments, load_serving, record_rating, record_serving,
                                      show_serving, skip_serving, task_totals, unit_answers, unit_raters)
@@ -67,7 +66,7 @@ class RatingPool:
         self._lock = threading.Lock()
         self._units: dict[tuple[str, tuple[str, ...]], tuple[int, list[RatingUnit], dict[str, RatingUnit]]] = {}
 
-    def units(self, db: sqlite_utils.Database, task: RatingTask, models: tuple[str, ...]) -> dict[str, RatingUnit]:
+    def units(self, db: Database, task: RatingTask, models: tuple[str, ...]) -> dict[str, RatingUnit]:
         """{unit key: unit} of ``task`` over the images of ``models``, in the task's order."""
         version = catalog_version(db)
         key = (task.name, tuple(models))
@@ -104,7 +103,7 @@ class RatingSession:
         return self.annotator is not None
 
 
-def start(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bool,
+def start(db: Database, name: str, token: str, *, open_signup: bool,
           min_token_length: int = MIN_TOKEN_LENGTH) -> RatingSession:
     """Sign in (as on the battle page) and open a rating session."""
     signed = battle_sessions.start(db, name, token, open_signup=open_signup, min_token_length=min_token_length)
@@ -112,14 +111,14 @@ def start(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bool
                          ratings=annotator_rating_count(db, signed.annotator.id), signed_in_at=signed.signed_in_at)
 
 
-def issue_resume(db: sqlite_utils.Database, session: RatingSession, *, days: float) -> RatingSession:
+def issue_resume(db: Database, session: RatingSession, *, days: float) -> RatingSession:
     """A stay-signed-in token for ``session`` (the battle page's: one token signs both pages in again)."""
     issued = battle_sessions.issue_resume(
         db, battle_sessions.ArenaSession(annotator=session.annotator, session_id=session.session_id), days=days)
     return replace(session, resume_token=issued.resume_token)
 
 
-def resume(db: sqlite_utils.Database, token: str, *, open_signup: bool,
+def resume(db: Database, token: str, *, open_signup: bool,
            now: float | None = None) -> RatingSession | None:
     """The rating session of a reloaded page from its stay-signed-in ``token``, on the question it showed (the
     newest unanswered, unskipped question served to that session), or None (:func:`arena.session.resume`)."""
@@ -134,7 +133,7 @@ def resume(db: sqlite_utils.Database, token: str, *, open_signup: bool,
                          signed_in_at=signed.signed_in_at)
 
 
-def sign_out(db: sqlite_utils.Database, session: RatingSession | None) -> RatingSession:
+def sign_out(db: Database, session: RatingSession | None) -> RatingSession:
     """Sign out everywhere, as the battle page does (:func:`arena.session.sign_out`): every stay-signed-in token of
     the annotator is revoked and every session of theirs, on either page, ends at its next request; the returned
     session is signed out."""
@@ -143,7 +142,7 @@ def sign_out(db: sqlite_utils.Database, session: RatingSession | None) -> Rating
     return RatingSession()
 
 
-def _check_live(db: sqlite_utils.Database, session: RatingSession | None) -> None:
+def _check_live(db: Database, session: RatingSession | None) -> None:
     """Refuse a session that is not signed in, or began before its annotator signed out anywhere or had their token
     changed (:func:`arena.session.check_signed_in`)."""
     if session is None or not session.signed_in:
@@ -155,7 +154,7 @@ def _check_live(db: sqlite_utils.Database, session: RatingSession | None) -> Non
                              "sign in again to go on rating.") from None
 
 
-def open_tasks(db: sqlite_utils.Database) -> dict[str, tuple[RatingTask, tuple[str, ...], int]]:
+def open_tasks(db: Database) -> dict[str, tuple[RatingTask, tuple[str, ...], int]]:
     """{task name: (declaration, models, raters per item)} of the open assignments of declared tasks."""
     declared = dict(RATING_TASKS)
     return {name: (declared[name], assignment.models, assignment.raters_per_item)
@@ -169,7 +168,7 @@ class Draw:
     question_index: int
 
 
-def draw_question(db: sqlite_utils.Database, rng: random.Random, annotator_id: int, *, pool: RatingPool,
+def draw_question(db: Database, rng: random.Random, annotator_id: int, *, pool: RatingPool,
                   task_filter: str | None = None, pending: frozenset[tuple[str, str]] = frozenset()) -> Draw:
     """The next question for ``annotator_id`` (module docstring), not one of ``pending`` ((task, subject) already on
     the page); raises :class:`NoQuestionAvailable`."""
@@ -229,7 +228,7 @@ def _fits(serving: Serving | None, task_filter: str | None) -> bool:
     return serving is not None and (task_filter is None or serving.task == task_filter)
 
 
-def next_question(db: sqlite_utils.Database, rng: random.Random, session: RatingSession, *, pool: RatingPool,
+def next_question(db: Database, rng: random.Random, session: RatingSession, *, pool: RatingPool,
                   task_filter: str | None = None, now: float | None = None) -> RatingSession:
     """Put a question on screen and draw the one after it: the current one stays if it fits ``task_filter``, else
     the upcoming one, else a new draw. Raises :class:`NoQuestionAvailable` when none is left (the session keeps
@@ -265,7 +264,7 @@ def without_question(session: RatingSession) -> RatingSession:
 
 
 def answer(
-    db: sqlite_utils.Database, session: RatingSession, given, *, pool: RatingPool, rng: random.Random,
+    db: Database, session: RatingSession, given, *, pool: RatingPool, rng: random.Random,
     rules: QualityRules | None = QualityRules(), task_filter: str | None = None, on_screen: str | None = None,
     now: float | None = None,
 ) -> RatingSession:
@@ -312,7 +311,7 @@ def answer(
                    fast_run=max(session.fast_run, 1) + 1 if fast else 1)
 
 
-def _unit_done(db: sqlite_utils.Database, session: RatingSession, serving: Serving, pool: RatingPool) -> bool:
+def _unit_done(db: Database, session: RatingSession, serving: Serving, pool: RatingPool) -> bool:
     """Whether the rater has now answered every question of ``serving``'s unit (as the open assignment plans it)."""
     opened = open_tasks(db).get(serving.task)
     if opened is None:
@@ -323,7 +322,7 @@ def _unit_done(db: sqlite_utils.Database, session: RatingSession, serving: Servi
         unit.questions)
 
 
-def skip(db: sqlite_utils.Database, rng: random.Random, session: RatingSession, *, pool: RatingPool,
+def skip(db: Database, rng: random.Random, session: RatingSession, *, pool: RatingPool,
          task_filter: str | None = None, now: float | None = None) -> RatingSession:
     """Leave the question on screen, and its unit, to other raters; show another."""
     _check_live(db, session)
@@ -338,7 +337,7 @@ def skip(db: sqlite_utils.Database, rng: random.Random, session: RatingSession, 
                          task_filter=task_filter, now=now)
 
 
-def progress(db: sqlite_utils.Database, session: RatingSession, task: str, pool: RatingPool) -> tuple[int, int]:
+def progress(db: Database, session: RatingSession, task: str, pool: RatingPool) -> tuple[int, int]:
     """(units of ``task`` the rater has answered in, units the assignment opens): "12 of 80 items"."""
     opened = open_tasks(db).get(task)
     if opened is None:
@@ -351,7 +350,7 @@ STATUS_COLUMNS = ["task", "title", "open", "raters_per_item", "paper_raters", "m
                   "items_complete", "ratings", "excluded", "raters"]
 
 
-def study_status(db: sqlite_utils.Database, pool: RatingPool | None = None) -> list[dict]:
+def study_status(db: Database, pool: RatingPool | None = None) -> list[dict]:
     """Per declared task: its assignment (open, raters per item, models; the paper's raters when none is stored),
     its items (units) over those models, how many have a counted rating and how many have all their raters, and
     the ratings, excluded ratings and raters so far (:data:`STATUS_COLUMNS`)."""

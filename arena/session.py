@@ -12,12 +12,11 @@ import secrets
 import time
 from dataclasses import dataclass, field, replace
 
-import sqlite_utils
-
 from datamodel.annotator_sessions import (live_session, open_battle, session_vote, sign_out_everywhere, signed_out_at,
                                          store_session, suite_progress, vote_count)
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator, sign_in
 from datamodel.battles import Battle, Pairing, load_battle
+from datamodel.database import Database
 from datamodel.transactions import annotator_transaction, annotator_writes
 from sampling.draws import NoBattleAvailable, PromptPool, serve_battle
 from datamodel.quality import QualityRules
@@ -49,7 +48,7 @@ class ArenaSession:
         return self.annotator is not None
 
 
-def start(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bool,
+def start(db: Database, name: str, token: str, *, open_signup: bool,
           min_token_length: int = MIN_TOKEN_LENGTH) -> ArenaSession:
     """Sign in and open a new session (a fresh session id: battles of older sessions cannot be voted on)."""
     annotator = sign_in(db, name, token, open_signup=open_signup, min_token_length=min_token_length)
@@ -105,7 +104,7 @@ def _serve(db, rng, session: ArenaSession, suite: str | None, sampler: Sampler) 
 
 
 def next_battle(
-    db: sqlite_utils.Database, rng: random.Random, session: ArenaSession, *, suite: str | None = None,
+    db: Database, rng: random.Random, session: ArenaSession, *, suite: str | None = None,
     sampler: Sampler = Sampler(), now: float | None = None,
 ) -> ArenaSession:
     """Show the next battle: the one drawn together with the last vote if it fits ``suite``, else a new one.
@@ -146,7 +145,7 @@ def _showing(session: ArenaSession, battle: Battle, now: float | None) -> ArenaS
 
 
 def vote(
-    db: sqlite_utils.Database, session: ArenaSession, outcome: str, *, rules=QualityRules(),
+    db: Database, session: ArenaSession, outcome: str, *, rules=QualityRules(),
     rng: random.Random | None = None, suite: str | None = None, sampler: Sampler = Sampler(),
     on_screen: str | None = None, seconds_on_screen: float | None = None, now: float | None = None,
     expected_shown: bool | None = None,
@@ -215,7 +214,7 @@ SIGNED_OUT = ("You were signed out (here or in another tab or browser, or your t
               "to go on.")
 
 
-def check_signed_in(db: sqlite_utils.Database, session: ArenaSession) -> None:
+def check_signed_in(db: Database, session: ArenaSession) -> None:
     """Refuse a session that began before its annotator signed out anywhere (:func:`sign_out`) or had their token
     changed (:func:`datamodel.annotators.sync_accounts`): a tab left open, or opened with a stolen resume token, stops
     with the sign-out."""
@@ -224,20 +223,20 @@ def check_signed_in(db: sqlite_utils.Database, session: ArenaSession) -> None:
         raise VoteRejected(SIGNED_OUT)
 
 
-def sign_out(db: sqlite_utils.Database, session: ArenaSession, *, now: float | None = None) -> None:
+def sign_out(db: Database, session: ArenaSession, *, now: float | None = None) -> None:
     """Sign the annotator of ``session`` out everywhere: every resume token of theirs is revoked and every session
     of theirs that began before now ends at its next request (:func:`check_signed_in`)."""
     now = time.time() if now is None else now
     sign_out_everywhere(db, session.annotator.id, now)
 
 
-def progress(db: sqlite_utils.Database, annotator_id: int, suite: str | None) -> tuple[int, int]:
+def progress(db: Database, annotator_id: int, suite: str | None) -> tuple[int, int]:
     """(prompts of ``suite`` the annotator has voted on, prompts in ``suite``): "12 of 76 prompts in this suite";
     ``suite`` None: over every suite ("All suites" on the page, which then no longer jumps from suite to suite)."""
     return suite_progress(db, annotator_id, suite)
 
 
-def issue_resume(db: sqlite_utils.Database, session: ArenaSession, *, days: float,
+def issue_resume(db: Database, session: ArenaSession, *, days: float,
                  now: float | None = None) -> ArenaSession:
     """Give ``session`` a token that signs its annotator in again after a reload (the page keeps it in the
     browser's local storage) for ``days``; the database keeps only its hash. ``days`` 0: none is given."""
@@ -249,7 +248,7 @@ def issue_resume(db: sqlite_utils.Database, session: ArenaSession, *, days: floa
     return replace(session, resume_token=token)
 
 
-def revealed_vote(db: sqlite_utils.Database, session: ArenaSession,
+def revealed_vote(db: Database, session: ArenaSession,
                   media_token: str | None) -> tuple[Battle, VoteReceipt] | None:
     """The battle that ``session``'s page showed with ``media_token`` and the receipt of the vote cast on it in this
     session, or None: a page reloaded on a reveal comes back to it (the next battle, drawn with the vote, stays the
@@ -260,7 +259,7 @@ def revealed_vote(db: sqlite_utils.Database, session: ArenaSession,
     return None if receipt is None else (load_battle(db, receipt.battle_id), receipt)
 
 
-def resume(db: sqlite_utils.Database, token: str, *, open_signup: bool,
+def resume(db: Database, token: str, *, open_signup: bool,
            now: float | None = None) -> ArenaSession | None:
     """The session a reloaded page gets back from its ``token`` (:func:`issue_resume`), on the battle it showed
     (its session's newest battle, unless voted on); None when the token is unknown, expired or revoked, was issued

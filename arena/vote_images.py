@@ -15,9 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import sqlite_utils
-
 from datamodel.catalog import PromptSpec, add_image_once, add_prompts
+from datamodel.database import Database
 from datamodel.media import MediaError, MediaStore, Staging, StoredImage, clean_image
 
 
@@ -52,7 +51,7 @@ class ImageStage:
         self.images.setdefault(key, (suite, item_key, model, stored))
         return key
 
-    def write(self, db: sqlite_utils.Database, model_ids: dict[str, int]) -> dict[str, int]:
+    def write(self, db: Database, model_ids: dict[str, int]) -> dict[str, int]:
         """Write the prompts, image rows and media files (inside the caller's transaction); {key: image id}."""
         if not self.images:
             return {}

@@ -56,9 +56,9 @@ from datetime import datetime
 from pathlib import Path
 
 import numpy as np
-import sqlite_utils
 
 from core.registry import load
+from datamodel.database import Database
 from datamodel.imported_votes import ImportRecord, Staging, battle_hash, earlier_import, finish_import
 
 CHUNK_VOTES = 20_000  # votes staged at a time
@@ -564,7 +564,7 @@ class _NewModels:
     """The model names an import meets that the arena does not have: each checked (:func:`model_name_problem`) and
     counted against ``cap`` when first met, so a hostile file stops at its first bad name."""
 
-    def __init__(self, db: sqlite_utils.Database, path: Path, cap: int, noun: str = "record"):
+    def __init__(self, db: Database, path: Path, cap: int, noun: str = "record"):
         from datamodel.annotators import skeletons
 
         self.path, self.cap, self.count, self.noun = path, cap, 0, noun
@@ -626,7 +626,7 @@ def preset_aliases(fmt: str, preset: str | None) -> tuple[dict[str, str], str]:
     return mapping, (f"preset {name}" if mapping else "")
 
 
-def import_votes(db: sqlite_utils.Database, path: str | Path, fmt: str, *, source: str | None = None,
+def import_votes(db: Database, path: str | Path, fmt: str, *, source: str | None = None,
                  aliases: str | Path | dict[str, str] | None = None, progress: bool = False,
                  invalid: str | None = None, preset: str | None = None, media=None, renditions=None,
                  images: bool = True, max_new_models: int = MAX_NEW_MODELS) -> VoteImport:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import hashlib
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.transactions import transaction
 
 
@@ -24,13 +23,13 @@ def _holds(client: str, browser: str | None, held_client: str, held_browser: str
     return client == held_client and (held_browser is None or browser == held_browser)
 
 
-def open_session(db: sqlite_utils.Database, session_id: str, *, client: str, browser: str | None, now: float) -> None:
+def open_session(db: Database, session_id: str, *, client: str, browser: str | None, now: float) -> None:
     with transaction(db, scope="admin"):
         db.execute("INSERT INTO admin_sessions (id_hash, client, browser, opened_at, seen_at) VALUES (?, ?, ?, ?, ?)",
                    [_hash(session_id), client, browser, now, now])
 
 
-def session_live(db: sqlite_utils.Database, session_id: str, *, client: str, browser: str | None, now: float,
+def session_live(db: Database, session_id: str, *, client: str, browser: str | None, now: float,
                  idle_s: float, touch: bool = True) -> bool:
     """Whether ``session_id`` is a session used within ``idle_s`` seconds that this holder may use; it is kept alive
     (``seen_at``) unless ``touch`` is false."""
@@ -45,7 +44,7 @@ def session_live(db: sqlite_utils.Database, session_id: str, *, client: str, bro
     return True
 
 
-def end_idle_sessions(db: sqlite_utils.Database, *, now: float, idle_s: float) -> list[str]:
+def end_idle_sessions(db: Database, *, now: float, idle_s: float) -> list[str]:
     """End the sessions idle for more than ``idle_s`` seconds, and withdraw their offers and the expired ones; return
     the files of the withdrawn offers (the replica that wrote one deletes it)."""
     with transaction(db, scope="admin"):
@@ -56,7 +55,7 @@ def end_idle_sessions(db: sqlite_utils.Database, *, now: float, idle_s: float) -
     return gone
 
 
-def put_offer(db: sqlite_utils.Database, token: str, *, session_id: str, client: str, browser: str | None, path: str,
+def put_offer(db: Database, token: str, *, session_id: str, client: str, browser: str | None, path: str,
               name: str, media_type: str, expires_at: float) -> bool:
     """Offer the file at ``path`` for one download under ``token``; False when the session has ended meanwhile."""
     with transaction(db, scope="admin"):
@@ -68,7 +67,7 @@ def put_offer(db: sqlite_utils.Database, token: str, *, session_id: str, client:
     return True
 
 
-def claim_offer(db: sqlite_utils.Database, token: str, *, client: str, browser: str | None, now: float
+def claim_offer(db: Database, token: str, *, client: str, browser: str | None, now: float
                 ) -> tuple[str, str, str] | None:
     """(path, name, media type) of the export offered under ``token``, taken out of the offers (a link works once),
     if it has not expired, its session is still live and this holder is the one it was offered to; else None (and
@@ -83,7 +82,7 @@ def claim_offer(db: sqlite_utils.Database, token: str, *, client: str, browser: 
     return row[2], row[3], row[4]
 
 
-def end_sessions(db: sqlite_utils.Database, session_ids) -> None:
+def end_sessions(db: Database, session_ids) -> None:
     """End these sessions (a server stopping ends its own) and withdraw their offers."""
     hashes = [_hash(session_id) for session_id in session_ids]
     if not hashes:

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import hashlib
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.open_prompts import OPEN_SUITE
 
 from datamodel.transactions import annotator_transaction
@@ -21,7 +20,7 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def store_session(db: sqlite_utils.Database, token: str, *, annotator_id: int, session_id: str, created_at: float,
+def store_session(db: Database, token: str, *, annotator_id: int, session_id: str, created_at: float,
                   expires_at: float) -> None:
     """Keep ``token`` (hashed) as signing ``annotator_id``'s page session ``session_id`` in until ``expires_at``."""
     with annotator_transaction(db, annotator_id):
@@ -29,7 +28,7 @@ def store_session(db: sqlite_utils.Database, token: str, *, annotator_id: int, s
                    "VALUES (?, ?, ?, ?, ?)", [token_hash(token), annotator_id, session_id, created_at, expires_at])
 
 
-def live_session(db: sqlite_utils.Database, token: str, now: float) -> tuple[int, str, str, str] | None:
+def live_session(db: Database, token: str, now: float) -> tuple[int, str, str, str] | None:
     """(annotator id, session id, annotator name, account source) of ``token``'s session if it is neither revoked
     nor expired at ``now``, and was issued after its annotator last signed out; else None."""
     row = db.execute(
@@ -40,13 +39,13 @@ def live_session(db: sqlite_utils.Database, token: str, now: float) -> tuple[int
     return tuple(row) if row is not None else None
 
 
-def signed_out_at(db: sqlite_utils.Database, annotator_id: int) -> tuple[bool, float | None]:
+def signed_out_at(db: Database, annotator_id: int) -> tuple[bool, float | None]:
     """(whether the annotator exists, when they last signed out or had their token changed, or None)."""
     row = db.execute("SELECT signed_out_at FROM annotators WHERE id = ?", [annotator_id]).fetchone()
     return (False, None) if row is None else (True, row[0])
 
 
-def sign_out_everywhere(db: sqlite_utils.Database, annotator_id: int, now: float) -> None:
+def sign_out_everywhere(db: Database, annotator_id: int, now: float) -> None:
     """Record that the annotator signed out at ``now`` and revoke every stay-signed-in token of theirs."""
     with annotator_transaction(db, annotator_id):  # excludes the same annotator's new tokens (store_session)
         db.execute("UPDATE annotators SET signed_out_at = ? WHERE id = ?", [now, annotator_id])
@@ -54,12 +53,12 @@ def sign_out_everywhere(db: sqlite_utils.Database, annotator_id: int, now: float
                    [now, annotator_id])
 
 
-def vote_count(db: sqlite_utils.Database, annotator_id: int) -> int:
+def vote_count(db: Database, annotator_id: int) -> int:
     """How many votes the annotator has cast (excluded ones included)."""
     return db.execute("SELECT COUNT(*) FROM votes WHERE annotator_id = ?", [annotator_id]).fetchone()[0]
 
 
-def suite_progress(db: sqlite_utils.Database, annotator_id: int, suite: str | None) -> tuple[int, int]:
+def suite_progress(db: Database, annotator_id: int, suite: str | None) -> tuple[int, int]:
     """(prompts of ``suite`` the annotator has voted on, prompts in ``suite``); ``suite`` None: over every suite but
     the open prompts (:mod:`datamodel.open_prompts`)."""
     if suite is None:  # one read each (the page asks after every vote); open prompts are no suite's to finish
@@ -73,7 +72,7 @@ def suite_progress(db: sqlite_utils.Database, annotator_id: int, suite: str | No
     return seen, total
 
 
-def open_battle(db: sqlite_utils.Database, session_id: str) -> str | None:
+def open_battle(db: Database, session_id: str) -> str | None:
     """The id of the session's newest battle (by when it was served, then as written), unless it has a vote."""
     row = db.execute("SELECT b.id FROM battles b WHERE b.session_id = ? AND NOT EXISTS (SELECT 1 FROM votes v "
                      "WHERE v.battle_id = b.id) AND b.served_at >= (SELECT COALESCE(MAX(b2.served_at), 0) FROM "
@@ -82,7 +81,7 @@ def open_battle(db: sqlite_utils.Database, session_id: str) -> str | None:
     return row[0] if row else None
 
 
-def session_vote(db: sqlite_utils.Database, session_id: str, media_token: str) -> VoteReceipt | None:
+def session_vote(db: Database, session_id: str, media_token: str) -> VoteReceipt | None:
     """The receipt of the vote cast on the battle that page session ``session_id`` showed with ``media_token``; None
     when the session showed no such battle or it has no vote (a reloaded page comes back to the reveal of its last
     vote, never of another session's)."""
@@ -99,7 +98,7 @@ def session_vote(db: sqlite_utils.Database, session_id: str, media_token: str) -
                        reason=reason or "")
 
 
-def open_questions(db: sqlite_utils.Database, session_id: str) -> list[str]:
+def open_questions(db: Database, session_id: str) -> list[str]:
     """The ids of the rating questions the session had on screen and held back for after it (none, one or two):
     the unanswered, unskipped questions served (or put on screen: :func:`datamodel.human_ratings.show_serving`)
     last, in the order they were drawn. Before, the newest was taken, which is the one held back: each reload of the

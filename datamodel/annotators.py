@@ -35,9 +35,9 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Mapping
 
-import sqlite_utils
 from disarm import skeleton_key
 
+from datamodel.database import Database
 from datamodel.transactions import annotator_transaction
 from datamodel.dialect import pick
 
@@ -129,13 +129,13 @@ def skeletons(name: str) -> tuple[str, str]:
 _ACCOUNT = "SELECT id, name, token_hash, source FROM annotators"
 
 
-def _find(db: sqlite_utils.Database, name: str):
+def _find(db: Database, name: str):
     """The account of ``name``: the one of that exact name, else the one holding its key; None if neither."""
     row = db.execute(f"{_ACCOUNT} WHERE name = ?", [name.strip()]).fetchone()
     return row or db.execute(f"{_ACCOUNT} WHERE name_key = ?", [name_key(name)]).fetchone()
 
 
-def _lookalike(db: sqlite_utils.Database, name: str) -> str | None:
+def _lookalike(db: Database, name: str) -> str | None:
     """The name of an account that ``name`` looks like (a skeleton in common), if any."""
     both = list(skeletons(name))
     for column in ("name_skeleton", "key_skeleton"):  # by index, whatever the statistics (stale after a fill) say
@@ -146,7 +146,7 @@ def _lookalike(db: sqlite_utils.Database, name: str) -> str | None:
     return None
 
 
-def fill_name_keys(db: sqlite_utils.Database) -> int:
+def fill_name_keys(db: Database) -> int:
     """Give every account its ``name_key`` and skeletons where missing or out of date; return the rows changed.
 
     Accounts are taken oldest first and a key stays with the account that holds it, so an account whose key another
@@ -181,7 +181,7 @@ def _check_name(name: str, where: str = "") -> str:
     return name
 
 
-def sync_accounts(db: sqlite_utils.Database, accounts: Mapping[str, str], *,
+def sync_accounts(db: Database, accounts: Mapping[str, str], *,
                   min_token_length: int = MIN_TOKEN_LENGTH) -> None:
     """Bring the accounts in line with the configuration ``accounts`` ({name: token}); run at every start.
 
@@ -226,7 +226,7 @@ def sync_accounts(db: sqlite_utils.Database, accounts: Mapping[str, str], *,
         db.execute(f"UPDATE annotators SET source = 'retired' WHERE source = 'config'{kept}", configured)
 
 
-def sign_in(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bool,
+def sign_in(db: Database, name: str, token: str, *, open_signup: bool,
             min_token_length: int = MIN_TOKEN_LENGTH) -> Annotator:
     """Return the annotator for (name, token).
 
@@ -257,7 +257,7 @@ def sign_in(db: sqlite_utils.Database, name: str, token: str, *, open_signup: bo
     return Annotator(id=account, name=stored_name, source=source)
 
 
-def _sign_up(db: sqlite_utils.Database, raw: str, name: str, token: str, min_token_length: int):
+def _sign_up(db: Database, raw: str, name: str, token: str, min_token_length: int):
     """(True, the new account's row), or (False, the row of an account of that name signed up meanwhile)."""
     if len(token) < min_token_length:
         raise SignInError(f"Choose a token of at least {min_token_length} characters: it is your password for this "
@@ -276,7 +276,7 @@ def _sign_up(db: sqlite_utils.Database, raw: str, name: str, token: str, min_tok
         return True, _find(db, name)
 
 
-def first_guidelines_visit(db: sqlite_utils.Database, annotator_id: int, now: float | None = None) -> bool:
+def first_guidelines_visit(db: Database, annotator_id: int, now: float | None = None) -> bool:
     """Whether this is the first time the arena page shows ``annotator_id`` its guidelines: True once per annotator
     (and records when, ``annotators.guidelines_seen_at``), False on every later call, however many votes they have.
     The page opens the guidelines on the first visit and folds them afterwards."""
@@ -286,11 +286,11 @@ def first_guidelines_visit(db: sqlite_utils.Database, annotator_id: int, now: fl
     return changed == 1
 
 
-def annotator_names(db: sqlite_utils.Database) -> dict[int, str]:
+def annotator_names(db: Database) -> dict[int, str]:
     """{id: name} of every annotator."""
     return dict(db.execute("SELECT id, name FROM annotators ORDER BY id").fetchall())
 
 
-def annotator_name_list(db: sqlite_utils.Database) -> list[str]:
+def annotator_name_list(db: Database) -> list[str]:
     """Every annotator's name, sorted."""
     return [name for name, in db.execute("SELECT name FROM annotators ORDER BY name")]

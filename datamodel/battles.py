@@ -12,8 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.dialect import is_postgres
 
 
@@ -47,7 +46,7 @@ class Pairing:
 
 
 def record_battle(
-    db: sqlite_utils.Database,
+    db: Database,
     pairing: Pairing,
     *,
     session_id: str,
@@ -84,7 +83,7 @@ _SHOWN = """
 """
 
 
-def load_battle(db: sqlite_utils.Database, battle_id: str) -> Battle:
+def load_battle(db: Database, battle_id: str) -> Battle:
     row = db.execute(_SHOWN.format(battles="battles") + " WHERE b.id = ?", [battle_id]).fetchone()
     if row is None:
         raise LookupError(f"no battle {battle_id!r}")
@@ -99,7 +98,7 @@ def _battle(row) -> Battle:
     )
 
 
-def battle_pair(db: sqlite_utils.Database, media_token: str) -> tuple[ShownImage, ShownImage] | None:
+def battle_pair(db: Database, media_token: str) -> tuple[ShownImage, ShownImage] | None:
     """The images shown on sides A and B of the battle with ``media_token`` (one read), or None."""
     row = db.execute(
         "SELECT l.id, l.media_hash, l.media_ext, r.id, r.media_hash, r.media_ext FROM battles b "
@@ -120,7 +119,7 @@ def _both_images_of(model_ids) -> tuple[str, list]:
     return f"AND l.model_id IN ({marks}) AND r.model_id IN ({marks})", [*model_ids, *model_ids]
 
 
-def imported_human_battles(db: sqlite_utils.Database, *, suite: str | None = None, subset: str | None = None,
+def imported_human_battles(db: Database, *, suite: str | None = None, subset: str | None = None,
                            variant: str | None = None, model_ids=None) -> list[tuple]:
     """The imported human votes whose file carried the two images (:mod:`arena.vote_images`), in import order, as
     :func:`voted_human_battles` gives its rows, with ``imported:<source>:<id>`` (the imported vote's row) in place
@@ -143,7 +142,7 @@ def imported_human_battles(db: sqlite_utils.Database, *, suite: str | None = Non
     ).fetchall()
 
 
-def voted_human_battles(db: sqlite_utils.Database, *, suite: str | None = None, subset: str | None = None,
+def voted_human_battles(db: Database, *, suite: str | None = None, subset: str | None = None,
                         variant: str | None = None, model_ids=None, include_excluded: bool = False) -> list[tuple]:
     """The human battles with a vote (of the selected prompts; both images of ``model_ids`` when given; counted
     votes unless ``include_excluded``), oldest first: (battle id, prompt id, prompt text, then id, media hash, ext,

@@ -15,8 +15,7 @@ import contextlib
 import re
 from typing import Iterable, Iterator, Sequence
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.dialect import is_postgres
 
 _NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
@@ -28,7 +27,7 @@ def _names(table: str, columns: Sequence[str]) -> None:
             raise ValueError(f"{name!r} is not a table or column name of the arena schema.")
 
 
-def insert_rows(db: sqlite_utils.Database, table: str, columns: Sequence[str], rows: Iterable[Sequence]) -> int:
+def insert_rows(db: Database, table: str, columns: Sequence[str], rows: Iterable[Sequence]) -> int:
     """Insert ``rows`` (values in the order of ``columns``) into ``table``; return how many. Run it inside a
     transaction (``with db.conn:``) for one commit."""
     _names(table, columns)
@@ -56,7 +55,7 @@ class _Counted:
             yield row
 
 
-def start_bulk_load(db: sqlite_utils.Database) -> None:
+def start_bulk_load(db: Database) -> None:
     """Set a new SQLite database up for a bulk load: an in-memory journal, a 256 MB page cache (nothing on
     PostgreSQL)."""
     if not is_postgres(db):
@@ -64,7 +63,7 @@ def start_bulk_load(db: sqlite_utils.Database) -> None:
         db.execute("PRAGMA cache_size = -262144")
 
 
-def finish_bulk_load(db: sqlite_utils.Database) -> None:
+def finish_bulk_load(db: Database) -> None:
     """Back to serving after a bulk load (SQLite's write-ahead log again), with fresh planner statistics."""
     if not is_postgres(db):
         db.execute("PRAGMA journal_mode = WAL")
@@ -72,7 +71,7 @@ def finish_bulk_load(db: sqlite_utils.Database) -> None:
 
 
 @contextlib.contextmanager
-def bulk_loading(db: sqlite_utils.Database) -> Iterator[None]:
+def bulk_loading(db: Database) -> Iterator[None]:
     """:func:`start_bulk_load` before the block, :func:`finish_bulk_load` after it."""
     start_bulk_load(db)
     yield

@@ -12,8 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.dialect import json_text_items, pick
 from datamodel.media import StoredImage
 
@@ -54,7 +53,7 @@ def _dumps(value: Any) -> str:
 
 
 def add_model(
-    db: sqlite_utils.Database, name: str, *, source: str = "imported", description: str = "", config: dict | None = None
+    db: Database, name: str, *, source: str = "imported", description: str = "", config: dict | None = None
 ) -> int:
     """Insert a model if its name is new; return its id either way."""
     name = name.strip()
@@ -68,7 +67,7 @@ def add_model(
         return db.execute("SELECT id FROM models WHERE name = ?", [name]).fetchone()[0]
 
 
-def add_prompts(db: sqlite_utils.Database, specs: Iterable[PromptSpec]) -> PromptImport:
+def add_prompts(db: Database, specs: Iterable[PromptSpec]) -> PromptImport:
     """Write prompts in one transaction: new ones are inserted, known ones with new metadata updated.
 
     Re-adding the same prompts changes nothing. A spec repeated in ``specs``, or a known key whose text differs,
@@ -119,7 +118,7 @@ def add_prompts(db: sqlite_utils.Database, specs: Iterable[PromptSpec]) -> Promp
 
 
 def add_image(
-    db: sqlite_utils.Database,
+    db: Database,
     *,
     prompt_id: int,
     model_id: int,
@@ -141,7 +140,7 @@ def add_image(
         ).fetchone()[0]
 
 
-def add_image_once(db: sqlite_utils.Database, *, prompt_id: int, model_id: int, stored: StoredImage,
+def add_image_once(db: Database, *, prompt_id: int, model_id: int, stored: StoredImage,
                    params: dict | None = None) -> tuple[int, bool]:
     """``model``'s image ``stored`` for ``prompt``: the id of an image of theirs with the same content, else a new
     row at the next generation index; (id, whether it is new)."""
@@ -154,7 +153,7 @@ def add_image_once(db: sqlite_utils.Database, *, prompt_id: int, model_id: int, 
     return add_image(db, prompt_id=prompt_id, model_id=model_id, stored=stored, idx=idx, params=params), True
 
 
-def prompt_row(db: sqlite_utils.Database, prompt_id: int) -> dict:
+def prompt_row(db: Database, prompt_id: int) -> dict:
     row = next(db.query("SELECT * FROM prompts WHERE id = ?", [prompt_id]), None)
     if row is None:
         raise CatalogError(f"no prompt with id {prompt_id}.")
@@ -162,7 +161,7 @@ def prompt_row(db: sqlite_utils.Database, prompt_id: int) -> dict:
     return row
 
 
-def suite_prompts(db: sqlite_utils.Database, suite: str) -> list[dict]:
+def suite_prompts(db: Database, suite: str) -> list[dict]:
     """Every prompt of ``suite`` (its columns, ``metadata`` decoded), in id order."""
     rows = list(db.query("SELECT * FROM prompts WHERE suite = ? ORDER BY id", [suite]))
     for row in rows:
@@ -170,7 +169,7 @@ def suite_prompts(db: sqlite_utils.Database, suite: str) -> list[dict]:
     return rows
 
 
-def suites_summary(db: sqlite_utils.Database) -> list[dict]:
+def suites_summary(db: Database) -> list[dict]:
     """Prompt and image counts per (suite, subset, variant)."""
     return list(
         db.query(
@@ -184,7 +183,7 @@ def suites_summary(db: sqlite_utils.Database) -> list[dict]:
     )
 
 
-def partner_texts(db: sqlite_utils.Database, prompt_ids: Iterable[int]) -> dict[int, str | None]:
+def partner_texts(db: Database, prompt_ids: Iterable[int]) -> dict[int, str | None]:
     """{prompt id: its partner prompt's text, or None}: the partner is the prompt of the same suite, subset, item
     and variant whose role is the prompt's ``metadata["partner_role"]`` (Commonsense-T2I's P1 for P2 and P2 for P1)."""
     ids = sorted({int(i) for i in prompt_ids})
@@ -204,13 +203,13 @@ def partner_texts(db: sqlite_utils.Database, prompt_ids: Iterable[int]) -> dict[
     return found
 
 
-def items_per_subset(db: sqlite_utils.Database, suite: str) -> dict[str, int]:
+def items_per_subset(db: Database, suite: str) -> dict[str, int]:
     """{subset: number of distinct items} of ``suite`` (Commonsense-T2I: items per category)."""
     return dict(db.execute("SELECT subset, COUNT(DISTINCT item_key) FROM prompts WHERE suite = ? GROUP BY subset "
                            "ORDER BY subset", [suite]).fetchall())
 
 
-def models_with_images(db: sqlite_utils.Database, suite: str | None) -> list[str]:
+def models_with_images(db: Database, suite: str | None) -> list[str]:
     """Names of the models with images of ``suite``'s prompts (None: of any prompt), in the order they were added."""
     where, args = ("AND p.suite = ?", [suite]) if suite is not None else ("", [])
     return [name for name, in db.execute(
@@ -218,7 +217,7 @@ def models_with_images(db: sqlite_utils.Database, suite: str | None) -> list[str
         f"WHERE i.model_id = m.id {where}) ORDER BY m.id", args)]
 
 
-def image_provenance(db: sqlite_utils.Database, suite: str) -> list[dict]:
+def image_provenance(db: Database, suite: str) -> list[dict]:
     """Per model of ``suite``'s images: its source (diffusers, demo, imported), how many images, and the presets
     recorded in their generation parameters (an imported image records none)."""
     preset = "coalesce(json_extract(i.params, '$.preset'), CASE m.source WHEN 'imported' THEN '' ELSE 'arena' END)"
@@ -231,7 +230,7 @@ def image_provenance(db: sqlite_utils.Database, suite: str) -> list[dict]:
         """, [suite]))
 
 
-def prompts_of(db: sqlite_utils.Database, suite: str, *, subset: str | None = None, variant: str | None = None,
+def prompts_of(db: Database, suite: str, *, subset: str | None = None, variant: str | None = None,
                limit: int | None = None) -> list[dict]:
     """A suite's prompt rows (metadata decoded), in item order; ``limit`` 0 or None means all."""
     where, params = ["suite = ?"], [suite]
@@ -245,7 +244,7 @@ def prompts_of(db: sqlite_utils.Database, suite: str, *, subset: str | None = No
     return [{**row, "metadata": json.loads(row["metadata"])} for row in db.query(sql, params)]
 
 
-def suites_of(db: sqlite_utils.Database, prompt_ids) -> list[str]:
+def suites_of(db: Database, prompt_ids) -> list[str]:
     """The suites the given prompts belong to, sorted."""
     prompt_ids = list(prompt_ids)
     suites: set[str] = set()
@@ -256,14 +255,14 @@ def suites_of(db: sqlite_utils.Database, prompt_ids) -> list[str]:
     return sorted(suites)
 
 
-def item_keys(db: sqlite_utils.Database, suite: str, subsets) -> list[tuple[str, str]]:
+def item_keys(db: Database, suite: str, subsets) -> list[tuple[str, str]]:
     """The distinct (subset, item key) of ``suite``'s prompts in ``subsets``."""
     subsets = list(subsets)
     return db.execute(f"SELECT DISTINCT subset, item_key FROM prompts WHERE suite = ? AND subset IN "
                       f"({', '.join('?' * len(subsets)) or 'NULL'})", [suite, *subsets]).fetchall()
 
 
-def item_metadata(db: sqlite_utils.Database, suite: str, variant: str, subsets) -> list[tuple[str, str, dict]]:
+def item_metadata(db: Database, suite: str, variant: str, subsets) -> list[tuple[str, str, dict]]:
     """(subset, item key, metadata decoded) of ``suite``'s prompts of ``variant`` in ``subsets``."""
     subsets = list(subsets)
     rows = db.execute(f"SELECT subset, item_key, metadata FROM prompts WHERE suite = ? AND variant = ? AND subset IN "
@@ -271,7 +270,7 @@ def item_metadata(db: sqlite_utils.Database, suite: str, variant: str, subsets) 
     return [(subset, key, json.loads(metadata)) for subset, key, metadata in rows]
 
 
-def subsets_with_metadata(db: sqlite_utils.Database, suite: str, *, present: str, absent: str) -> list[str]:
+def subsets_with_metadata(db: Database, suite: str, *, present: str, absent: str) -> list[str]:
     """The subsets of ``suite`` with a prompt whose metadata has a non-empty ``present`` key and no ``absent`` key
     (the taxonomy suite's concepts built from WordNet, not imported: ``present="synset", absent="published"``)."""
     return [subset for subset, in db.execute(
@@ -279,13 +278,13 @@ def subsets_with_metadata(db: sqlite_utils.Database, suite: str, *, present: str
         f"AND json_extract(metadata, '$.{present}') != ''", [suite])]
 
 
-def published_prompt_count(db: sqlite_utils.Database, suite: str) -> int:
+def published_prompt_count(db: Database, suite: str) -> int:
     """How many of ``suite``'s prompts come from a published file (metadata ``published`` set)."""
     return db.execute("SELECT COUNT(*) FROM prompts WHERE suite = ? AND json_extract(metadata, '$.published') "
                       "IS NOT NULL", [suite]).fetchone()[0]
 
 
-def prompts_by_id(db: sqlite_utils.Database, prompt_ids) -> list[dict]:
+def prompts_by_id(db: Database, prompt_ids) -> list[dict]:
     """The rows (id, suite, subset, item_key, variant, role, text) of the given prompts that exist, by id."""
     ids = sorted({int(i) for i in prompt_ids})
     rows: list[dict] = []
@@ -296,7 +295,7 @@ def prompts_by_id(db: sqlite_utils.Database, prompt_ids) -> list[dict]:
     return sorted(rows, key=lambda row: row["id"])
 
 
-def suite_prompt_ids(db: sqlite_utils.Database, suite: str, subset: str | None = None, variant: str | None = None,
+def suite_prompt_ids(db: Database, suite: str, subset: str | None = None, variant: str | None = None,
                      limit: int | None = None) -> list[int]:
     """Ids of a suite's prompts (optionally one subset / variant), in id order; ``limit`` 0 or None means all."""
     sql, args = "SELECT id FROM prompts WHERE suite = ?", [suite]
@@ -308,48 +307,48 @@ def suite_prompt_ids(db: sqlite_utils.Database, suite: str, subset: str | None =
     return [row[0] for row in db.execute(sql, args)]
 
 
-def suite_names(db: sqlite_utils.Database) -> list[str]:
+def suite_names(db: Database) -> list[str]:
     """Every suite with prompts, sorted."""
     return [row[0] for row in db.execute("SELECT DISTINCT suite FROM prompts ORDER BY suite")]
 
 
-def subsets_of(db: sqlite_utils.Database, suite: str) -> list[str]:
+def subsets_of(db: Database, suite: str) -> list[str]:
     """The distinct subsets of ``suite``'s prompts, sorted."""
     return [row[0] for row in db.execute("SELECT DISTINCT subset FROM prompts WHERE suite = ? ORDER BY subset",
                                          [suite])]
 
 
-def image_keys(db: sqlite_utils.Database, model_ids) -> list[tuple[int, int, int]]:
+def image_keys(db: Database, model_ids) -> list[tuple[int, int, int]]:
     """(model id, prompt id, index) of every image of the given models."""
     model_ids = list(model_ids)
     return db.execute(f"SELECT model_id, prompt_id, idx FROM images WHERE model_id IN "
                       f"({','.join('?' * len(model_ids)) or 'NULL'})", model_ids).fetchall()
 
 
-def image_id_keys(db: sqlite_utils.Database) -> dict[tuple[int, int, int], int]:
+def image_id_keys(db: Database) -> dict[tuple[int, int, int], int]:
     """{(prompt id, model id, index): image id} of every image."""
     return {(prompt, model, idx): image for prompt, model, idx, image in
             db.execute("SELECT prompt_id, model_id, idx, id FROM images")}
 
 
-def image_count(db: sqlite_utils.Database) -> int:
+def image_count(db: Database) -> int:
     return db.execute("SELECT COUNT(*) FROM images").fetchone()[0]
 
 
-def generation_params(db: sqlite_utils.Database, model_id: int) -> list[dict]:
+def generation_params(db: Database, model_id: int) -> list[dict]:
     """The generation parameters (``images.params``, decoded) of every image of a model."""
     return [json.loads(params or "{}") for params, in
             db.execute("SELECT params FROM images WHERE model_id = ?", [model_id])]
 
 
-def model_config(db: sqlite_utils.Database, model_id: int) -> tuple[dict, int]:
+def model_config(db: Database, model_id: int) -> tuple[dict, int]:
     """(the model's stored config, decoded; how many images it has)."""
     row = db.execute("SELECT config, (SELECT COUNT(*) FROM images WHERE model_id = ?) FROM models WHERE id = ?",
                      [model_id, model_id]).fetchone()
     return json.loads(row[0] or "{}"), row[1]
 
 
-def image_size(db: sqlite_utils.Database, model: str) -> tuple[int, int] | None:
+def image_size(db: Database, model: str) -> tuple[int, int] | None:
     """(width, height) of a stored image of the model named ``model``, or None."""
     row = db.execute("SELECT i.width, i.height FROM images i JOIN models m ON m.id = i.model_id WHERE m.name = ?",
                      [model]).fetchone()
@@ -368,7 +367,7 @@ def prompt_clause(suite: str | None = None, subset: str | None = None, variant: 
     return (" AND ".join(clauses) or "1 = 1"), params
 
 
-def selected_images(db: sqlite_utils.Database, *, suite: str | None = None, subset: str | None = None,
+def selected_images(db: Database, *, suite: str | None = None, subset: str | None = None,
                     variant: str | None = None, model_ids=None, shown_only: bool = False) -> list[tuple]:
     """(image id, prompt id, model id, model name, index, media hash, media ext, width, height, suite, subset,
     variant, item key, role, text, metadata text) of the images of the selected prompts and models (None: every
@@ -390,21 +389,21 @@ def selected_images(db: sqlite_utils.Database, *, suite: str | None = None, subs
     ).fetchall()
 
 
-def image_suites(db: sqlite_utils.Database) -> list[tuple[int, str]]:
+def image_suites(db: Database) -> list[tuple[int, str]]:
     """(image id, its prompt's suite) of every image."""
     return db.execute("SELECT i.id, p.suite FROM images i JOIN prompts p ON p.id = i.prompt_id").fetchall()
 
 
-def suites_with_images(db: sqlite_utils.Database) -> set[str]:
+def suites_with_images(db: Database) -> set[str]:
     """The suites with at least one image."""
     return {row[0] for row in db.execute("SELECT DISTINCT p.suite FROM images i JOIN prompts p ON p.id = i.prompt_id")}
 
 
-def has_prompts(db: sqlite_utils.Database) -> bool:
+def has_prompts(db: Database) -> bool:
     return db.execute("SELECT 1 FROM prompts LIMIT 1").fetchone() is not None
 
 
-def prompt_keys(db: sqlite_utils.Database, suites) -> list[tuple[int, tuple[str, str, str, str, str]]]:
+def prompt_keys(db: Database, suites) -> list[tuple[int, tuple[str, str, str, str, str]]]:
     """(id, (suite, subset, item key, variant, role)) of the prompts of ``suites``."""
     suites = list(suites)
     rows = db.execute(f"SELECT id, suite, subset, item_key, variant, role FROM prompts WHERE suite IN "
@@ -412,18 +411,18 @@ def prompt_keys(db: sqlite_utils.Database, suites) -> list[tuple[int, tuple[str,
     return [(row[0], tuple(row[1:])) for row in rows]
 
 
-def model_suites(db: sqlite_utils.Database, source: str) -> list[tuple[str, str]]:
+def model_suites(db: Database, source: str) -> list[tuple[str, str]]:
     """Distinct (model name, suite) of the images of the models of ``source`` (demo, diffusers, ...)."""
     return db.execute("SELECT DISTINCT m.name, p.suite FROM images i JOIN models m ON m.id = i.model_id "
                       "JOIN prompts p ON p.id = i.prompt_id WHERE m.source = ?", [source]).fetchall()
 
 
-def all_image_keys(db: sqlite_utils.Database) -> set[tuple[int, int, int]]:
+def all_image_keys(db: Database) -> set[tuple[int, int, int]]:
     """(prompt id, model id, index) of every image."""
     return set(db.execute("SELECT prompt_id, model_id, idx FROM images").fetchall())
 
 
-def prompts_with_images_of(db: sqlite_utils.Database, model_names, prompt_ids) -> int:
+def prompts_with_images_of(db: Database, model_names, prompt_ids) -> int:
     """How many (prompt, model) of ``prompt_ids`` × ``model_names`` have at least one image."""
     model_names, prompt_ids = list(model_names), list(prompt_ids)
     return db.execute(
@@ -432,7 +431,7 @@ def prompts_with_images_of(db: sqlite_utils.Database, model_names, prompt_ids) -
         f"({','.join('?' * len(prompt_ids)) or 'NULL'})) made", [*model_names, *prompt_ids]).fetchone()[0]
 
 
-def prompt_items(db: sqlite_utils.Database, suite: str, variant: str | None = None) -> list[tuple[str, str, int]]:
+def prompt_items(db: Database, suite: str, variant: str | None = None) -> list[tuple[str, str, int]]:
     """(item key, subset, prompt id) of the prompts of ``suite`` (of ``variant``, or every variant), by id."""
     sql, args = "SELECT item_key, subset, id FROM prompts WHERE suite = ?", [suite]
     if variant is not None:
@@ -444,7 +443,7 @@ def prompt_items(db: sqlite_utils.Database, suite: str, variant: str | None = No
 PROMPT_COLUMNS = ("suite", "subset", "variant")
 
 
-def prompt_column_values(db: sqlite_utils.Database, column: str) -> list[str]:
+def prompt_column_values(db: Database, column: str) -> list[str]:
     """The distinct non-empty values of the prompts' ``column`` (one of :data:`PROMPT_COLUMNS`), sorted."""
     if column not in PROMPT_COLUMNS:
         raise ValueError(f"prompt_column_values reads {', '.join(PROMPT_COLUMNS)}, not {column!r}.")
@@ -452,7 +451,7 @@ def prompt_column_values(db: sqlite_utils.Database, column: str) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
-def suite_slices(db: sqlite_utils.Database) -> list[tuple]:
+def suite_slices(db: Database) -> list[tuple]:
     """(suite, subset, variant, category) of every prompt, and (suite, None, None, category) for each entry of a
     prompt's ``categories`` list: what the leaderboard's menus offer per suite."""
     items, item = json_text_items(db, "p.metadata", "categories", "c")
@@ -461,7 +460,7 @@ def suite_slices(db: sqlite_utils.Database) -> list[tuple]:
         f"UNION SELECT p.suite, NULL, NULL, {item} FROM prompts p, {items} WHERE p.suite IS NOT NULL").fetchall()
 
 
-def models_of_source(db: sqlite_utils.Database, source: str) -> list[dict]:
+def models_of_source(db: Database, source: str) -> list[dict]:
     """The models of ``source`` (demo, diffusers, imported, ...), by id: name, source, description, config
     (decoded)."""
     return [{"name": name, "source": model_source, "description": description, "config": json.loads(config)}
@@ -469,7 +468,7 @@ def models_of_source(db: sqlite_utils.Database, source: str) -> list[dict]:
                 "SELECT name, source, description, config FROM models WHERE source = ? ORDER BY id", [source])]
 
 
-def images_of_source(db: sqlite_utils.Database, source: str) -> list[tuple]:
+def images_of_source(db: Database, source: str) -> list[tuple]:
     """(image id, suite, subset, item key, variant, role, model name, index, seed, media hash, media ext, params
     text) of every image of the models of ``source``, by model id, prompt id and index."""
     return db.execute(
@@ -478,7 +477,7 @@ def images_of_source(db: sqlite_utils.Database, source: str) -> list[tuple]:
         "WHERE m.source = ? ORDER BY m.id, i.prompt_id, i.idx", [source]).fetchall()
 
 
-def publish_images(db: sqlite_utils.Database, through_vote: int, *, withhold: bool = True,
+def publish_images(db: Database, through_vote: int, *, withhold: bool = True,
                    now: float | None = None) -> int:
     """Record that the images of the counted votes up to ``through_vote`` were published with their models' names
     (``images.published_at``; a Hugging Face export) and, unless ``withhold`` is false, leave them out of battles
@@ -489,7 +488,7 @@ def publish_images(db: sqlite_utils.Database, through_vote: int, *, withhold: bo
     return _publish(db, shown, through_vote, withhold, now)
 
 
-def publish_rated_images(db: sqlite_utils.Database, through_rating: int, *, withhold: bool = True,
+def publish_rated_images(db: Database, through_rating: int, *, withhold: bool = True,
                          now: float | None = None) -> int:
     """:func:`publish_images` for the images of the counted human ratings up to ``through_rating`` (the ratings'
     Hugging Face export holds each rated image with its model's name, as the votes' does)."""
@@ -497,7 +496,7 @@ def publish_rated_images(db: sqlite_utils.Database, through_rating: int, *, with
                     withhold, now)
 
 
-def _publish(db: sqlite_utils.Database, image_ids_sql: str, through: int, withhold: bool, now: float | None) -> int:
+def _publish(db: Database, image_ids_sql: str, through: int, withhold: bool, now: float | None) -> int:
     now = time.time() if now is None else now
     with db.conn:
         db.execute(f"UPDATE images SET published_at = :now WHERE published_at IS NULL AND id IN ({image_ids_sql})",
@@ -508,12 +507,12 @@ def _publish(db: sqlite_utils.Database, image_ids_sql: str, through: int, withho
                           {"through": through}).rowcount
 
 
-def withheld_images(db: sqlite_utils.Database) -> dict[str, int]:
+def withheld_images(db: Database) -> dict[str, int]:
     """{reason: images} of the images left out of battles (``images.withheld``)."""
     return dict(db.execute("SELECT withheld, COUNT(*) FROM images WHERE withheld IS NOT NULL GROUP BY withheld"))
 
 
-def release_withheld(db: sqlite_utils.Database, reason: str = "published") -> int:
+def release_withheld(db: Database, reason: str = "published") -> int:
     """Let battles draw the images withheld for ``reason`` again (the admin's decision); returns how many."""
     with db.conn:
         return db.execute("UPDATE images SET withheld = NULL WHERE withheld = ?", [reason]).rowcount

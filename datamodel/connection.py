@@ -1,11 +1,12 @@
 """Opening the arena database: a SQLite file, or a PostgreSQL database named by a ``postgresql://`` URL.
 
-Every query function in the project takes a database as its first argument: a :class:`sqlite_utils.Database`, or a
-:class:`datamodel.postgres.PgDatabase` that answers the same calls (``execute``, ``query``, ``with db.conn:``);
-this module makes both (:func:`connect` takes either target, the ``database`` of :mod:`core.settings`). SQLite
-connections Connections use WAL, foreign keys and a busy timeout, and their ``with db.conn:`` block is one
-``BEGIN IMMEDIATE`` ... ``COMMIT`` transaction that nests (an inner block joins the outer one), so sqlite-utils'
-own write helpers and hand-written SQL compose into one atomic write.
+Every query function in the project takes a database as its first argument, a :class:`datamodel.database.Database`:
+SQLite's :class:`sqlite_utils.Database` (sqlite-utils builds it over the connection made here), or a
+:class:`datamodel.postgres.PgDatabase` that answers the same calls (``execute``, ``query``, ``with db.conn:``); this
+module makes both (:func:`connect` takes either target, the ``database`` of :mod:`core.settings`). SQLite
+connections use WAL, foreign keys and a busy timeout, and their ``with db.conn:`` block is one ``BEGIN IMMEDIATE``
+... ``COMMIT`` transaction that nests (an inner block joins the outer one), so several writes compose into one
+atomic write.
 
 A web server shares one :class:`Store` among its threads; each thread gets its own connection, and the threads take
 turns at writing through one lock (see :class:`ArenaConnection`).
@@ -21,6 +22,7 @@ from typing import Iterator
 
 import sqlite_utils
 
+from datamodel.database import Database
 from datamodel.dialect import is_postgres
 from datamodel.schema import database_file, migrate
 
@@ -88,7 +90,7 @@ class ArenaConnection(sqlite3.Connection):
         return False
 
 
-def connect(path: str | Path, *, synchronous: str = "FULL", migrate_schema: bool = True) -> sqlite_utils.Database:
+def connect(path: str | Path, *, synchronous: str = "FULL", migrate_schema: bool = True) -> Database:
     """Open (creating if needed) the database at ``path`` (``":memory:"`` for a throwaway one), or the PostgreSQL
     database of a ``postgresql://`` URL (its schema created or migrated unless ``migrate_schema`` is false)."""
     if is_postgres_url(path):
@@ -137,7 +139,7 @@ def reader_target(db) -> str | None:
     return database_file(db)
 
 
-def open_reader(target: str) -> sqlite_utils.Database:
+def open_reader(target: str) -> Database:
     """A new read-only connection to the database at ``target`` (:func:`reader_target`)."""
     if is_postgres_url(target):
         from datamodel.postgres import PgDatabase
@@ -182,13 +184,13 @@ def checkpoint(db) -> None:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
-def open_database(settings, *, migrate_schema: bool = True) -> sqlite_utils.Database:
+def open_database(settings, *, migrate_schema: bool = True) -> Database:
     """The database ``settings`` name (:attr:`core.settings.Settings.database`), opened as :func:`connect`
     opens it."""
     return connect(settings.database, synchronous=settings.sqlite_synchronous, migrate_schema=migrate_schema)
 
 
-def check_writable(db: sqlite_utils.Database, path: str | Path) -> None:
+def check_writable(db: Database, path: str | Path) -> None:
     """Raise ValueError naming ``path`` and the fix unless the database can be written (a read-only file or folder, a
     full disk; on PostgreSQL a standby server or a user who may not add votes): the server finds out at start, not at
     the first vote."""
@@ -237,7 +239,7 @@ class Store:
     def engine(self) -> str:
         return "postgresql" if self.postgres else "sqlite"
 
-    def db(self) -> sqlite_utils.Database:
+    def db(self) -> Database:
         db = getattr(self._local, "db", None)
         if db is None:
             db = self._local.db = connect(self.path, synchronous=self.synchronous, migrate_schema=False)

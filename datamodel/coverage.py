@@ -3,10 +3,10 @@ prompts each pair of models shares, and the prompts with images of two or more m
 
 from __future__ import annotations
 
-import sqlite_utils
+from datamodel.database import Database
 
 
-def vote_pairs(db: sqlite_utils.Database, voter_kind: str | None, include_excluded: bool,
+def vote_pairs(db: Database, voter_kind: str | None, include_excluded: bool,
                suite: str | None) -> list[tuple]:
     """(prompt id, model shown left, model shown right, outcome, left image id, right image id) of each vote, by
     model name; only ``voter_kind``'s (None: any), counted ones unless ``include_excluded``, of ``suite``'s prompts."""
@@ -32,7 +32,7 @@ def vote_pairs(db: sqlite_utils.Database, voter_kind: str | None, include_exclud
     ).fetchall()
 
 
-def shared_prompts_per_pair(db: sqlite_utils.Database, suite: str | None) -> list[tuple[str, str, int]]:
+def shared_prompts_per_pair(db: Database, suite: str | None) -> list[tuple[str, str, int]]:
     """(model, model, prompts with images of both) for every pair of models sharing a prompt (of ``suite``)."""
     where, params = ("WHERE p.suite = ?", [suite]) if suite else ("", [])
     return db.execute(
@@ -47,7 +47,7 @@ def shared_prompts_per_pair(db: sqlite_utils.Database, suite: str | None) -> lis
     ).fetchall()
 
 
-def prompts_with_models(db: sqlite_utils.Database, suite: str | None) -> list[tuple]:
+def prompts_with_models(db: Database, suite: str | None) -> list[tuple]:
     """(prompt id, suite, subset, variant, text, models with an image) of the prompts (of ``suite``) with images of
     two or more models, by id."""
     where, params = ("AND p.suite = ?", [suite]) if suite else ("", [])

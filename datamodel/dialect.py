@@ -17,8 +17,8 @@ NOW_TEXT = {SQLITE: "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
 
 
 def engine(db) -> str:
-    """``"sqlite"`` or ``"postgresql"``: the engine of ``db`` (a :class:`sqlite_utils.Database` or a
-    :class:`datamodel.postgres.PgDatabase`)."""
+    """``"sqlite"`` or ``"postgresql"``: the engine of ``db`` (a :class:`datamodel.database.Database`:
+    SQLite's :class:`sqlite_utils.Database` or a :class:`datamodel.postgres.PgDatabase`)."""
     return getattr(db, "engine", SQLITE)
 
 

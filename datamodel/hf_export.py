@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import sqlite_utils
 
 from datamodel.catalog import publish_images
+from datamodel.database import Database
 from datamodel.media import MediaStore
 
 HF_CHUNK_ROWS = 256  # votes (two images each) held at a time
@@ -183,7 +183,7 @@ def write_published_folder(folder: str | Path, schema: pa.Schema, cursor, chunk_
     return rows
 
 
-def write_hf_dataset(db: sqlite_utils.Database, media: MediaStore, folder: str | Path, *,
+def write_hf_dataset(db: Database, media: MediaStore, folder: str | Path, *,
                      chunk_rows: int = HF_CHUNK_ROWS, license_id: str = DEFAULT_LICENSE,
                      keep_in_battles: bool = False) -> int:
     """Write the counted votes with their images as a Hugging Face dataset folder (module docstring); the rows.

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
-import sqlite_utils
 
 from datamodel.battles import ShownImage
+from datamodel.database import Database
 from datamodel.dialect import now_text
 from datamodel.models import model_ids
 from datamodel.quality import BIAS, RATE, RULE_WORDS, SPEED, QualityRules, VoteFact, rule_reasons, verdict
@@ -53,7 +53,7 @@ class Assignment:
     active: bool = True
 
 
-def set_assignment(db: sqlite_utils.Database, task: str, *, raters_per_item: int = 1, models: Sequence[str] = (),
+def set_assignment(db: Database, task: str, *, raters_per_item: int = 1, models: Sequence[str] = (),
                    active: bool = True) -> Assignment:
     """Open (or change, or close with ``active=False``) the rating of ``task``; return the stored assignment.
 
@@ -79,7 +79,7 @@ def set_assignment(db: sqlite_utils.Database, task: str, *, raters_per_item: int
     return Assignment(task, raters_per_item, models, active)
 
 
-def assignments(db: sqlite_utils.Database, *, active_only: bool = False) -> dict[str, Assignment]:
+def assignments(db: Database, *, active_only: bool = False) -> dict[str, Assignment]:
     """Every stored assignment by task (only the open ones with ``active_only``)."""
     rows = db.execute("SELECT task, raters_per_item, models, active FROM rating_assignments ORDER BY task").fetchall()
     return {task: Assignment(task, raters, tuple(json.loads(models)), bool(active))
@@ -106,7 +106,7 @@ class Serving:
     metadata: dict
 
 
-def record_serving(db: sqlite_utils.Database, *, task: str, unit: str, subject: str, image_id: int,
+def record_serving(db: Database, *, task: str, unit: str, subject: str, image_id: int,
                    text_prompt_id: int, shown_text: str, annotator_id: int, session_id: str,
                    now: float | None = None) -> Serving:
     """Serve a question to ``annotator_id``'s session ``session_id``; return it (id and media token fresh)."""
@@ -120,7 +120,7 @@ def record_serving(db: sqlite_utils.Database, *, task: str, unit: str, subject: 
     return load_serving(db, serving_id)
 
 
-def load_serving(db: sqlite_utils.Database, serving_id: str) -> Serving:
+def load_serving(db: Database, serving_id: str) -> Serving:
     row = db.execute(
         "SELECT s.id, s.task, s.unit, s.subject, s.image_id, s.text_prompt_id, s.shown_text, s.media_token, "
         "s.served_at, p.suite, p.subset, p.text, p.metadata FROM rating_servings s "
@@ -131,20 +131,20 @@ def load_serving(db: sqlite_utils.Database, serving_id: str) -> Serving:
     return Serving(*row[:12], json.loads(row[12] or "{}"))
 
 
-def show_serving(db: sqlite_utils.Database, serving_id: str, now: float | None = None) -> None:
+def show_serving(db: Database, serving_id: str, now: float | None = None) -> None:
     """Record that the question ``serving_id`` (drawn earlier, held back) is put on screen now: its ``served_at``
     (what the ratings export as served_at, and how a reloaded page finds the question on screen)."""
     db.execute("UPDATE rating_servings SET served_at = ? WHERE id = ?", [time.time() if now is None else now,
                                                                        serving_id])
 
 
-def unit_answers(db: sqlite_utils.Database, annotator_id: int, task: str, unit: str) -> int:
+def unit_answers(db: Database, annotator_id: int, task: str, unit: str) -> int:
     """How many questions of ``task``'s unit ``unit`` the annotator has answered."""
     return db.execute("SELECT COUNT(DISTINCT subject) FROM ratings WHERE annotator_id = ? AND task = ? AND unit = ?",
                       [annotator_id, task, unit]).fetchone()[0]
 
 
-def skip_serving(db: sqlite_utils.Database, serving_id: str, *, session_id: str, now: float | None = None) -> bool:
+def skip_serving(db: Database, serving_id: str, *, session_id: str, now: float | None = None) -> bool:
     """Mark the unanswered serving of ``session_id`` skipped (its unit is left for that rater); False when it is
     not that session's or already answered."""
     with db.conn:
@@ -155,7 +155,7 @@ def skip_serving(db: sqlite_utils.Database, serving_id: str, *, session_id: str,
     return cursor.rowcount == 1
 
 
-def rating_image(db: sqlite_utils.Database, media_token: str) -> ShownImage | None:
+def rating_image(db: Database, media_token: str) -> ShownImage | None:
     """The image of the serving with ``media_token``, or None."""
     row = db.execute("SELECT i.id, i.media_hash, i.media_ext FROM rating_servings s JOIN images i ON i.id = "
                      "s.image_id WHERE s.media_token = ?", [media_token]).fetchone()
@@ -177,7 +177,7 @@ class RatingReceipt:
 
 
 def record_rating(
-    db: sqlite_utils.Database, serving_id: str, answer: Any, *, scale: Scale, session_id: str,
+    db: Database, serving_id: str, answer: Any, *, scale: Scale, session_id: str,
     now: float | None = None, shown_at: float | None = None, rules: QualityRules | None = QualityRules(),
     paces: Mapping[str, float] | None = None,
 ) -> RatingReceipt:
@@ -240,7 +240,7 @@ class ServedQuestion:
     serving_id: str
 
 
-def annotator_questions(db: sqlite_utils.Database, annotator_id: int,
+def annotator_questions(db: Database, annotator_id: int,
                         tasks: Iterable[str] | None = None) -> list[ServedQuestion]:
     """Every question served to ``annotator_id`` (in ``tasks``), oldest first."""
     tasks = None if tasks is None else list(tasks)
@@ -253,13 +253,13 @@ def annotator_questions(db: sqlite_utils.Database, annotator_id: int,
             for task, unit, subject, answered, skipped, serving_id in rows]
 
 
-def unit_raters(db: sqlite_utils.Database, task: str) -> dict[str, int]:
+def unit_raters(db: Database, task: str) -> dict[str, int]:
     """{unit: how many annotators have a counted (not excluded) rating in it} for ``task``."""
     return dict(db.execute("SELECT unit, COUNT(DISTINCT annotator_id) FROM ratings WHERE task = ? AND excluded = 0 "
                            "GROUP BY unit", [task]).fetchall())
 
 
-def task_totals(db: sqlite_utils.Database, task: str) -> dict[str, int]:
+def task_totals(db: Database, task: str) -> dict[str, int]:
     """``{"ratings", "excluded", "raters"}`` of ``task``: every rating, the excluded ones, the distinct raters."""
     ratings, excluded, raters = db.execute(
         "SELECT COUNT(*), COALESCE(SUM(excluded), 0), COUNT(DISTINCT annotator_id) FROM ratings WHERE task = ?",
@@ -267,7 +267,7 @@ def task_totals(db: sqlite_utils.Database, task: str) -> dict[str, int]:
     return {"ratings": ratings, "excluded": excluded, "raters": raters}
 
 
-def annotator_rating_count(db: sqlite_utils.Database, annotator_id: int) -> int:
+def annotator_rating_count(db: Database, annotator_id: int) -> int:
     return db.execute("SELECT COUNT(*) FROM ratings WHERE annotator_id = ?", [annotator_id]).fetchone()[0]
 
 
@@ -288,7 +288,7 @@ class RatingStanding:
         return self.answered - self.excluded
 
 
-def rating_standing(db: sqlite_utils.Database, annotator_id: int) -> RatingStanding:
+def rating_standing(db: Database, annotator_id: int) -> RatingStanding:
     """One annotator's :class:`RatingStanding`, in one query; an excluded rating counts under the first rule its
     reason names (the admin's review, then the bias, speed and rate rules)."""
     rows = db.execute("SELECT task, answer, excluded, reviewed, excluded_reason, COUNT(*) FROM ratings "
@@ -312,7 +312,7 @@ def _rule_of(reason: str, reviewed: int) -> str:
     return SPEED if RULE_WORDS[SPEED][0] in reason else RATE
 
 
-def answered_units(db: sqlite_utils.Database, annotator_id: int, task: str) -> int:
+def answered_units(db: Database, annotator_id: int, task: str) -> int:
     """How many units of ``task`` the annotator has answered at least one question of."""
     return db.execute("SELECT COUNT(DISTINCT unit) FROM ratings WHERE annotator_id = ? AND task = ?",
                       [annotator_id, task]).fetchone()[0]
@@ -320,14 +320,14 @@ def answered_units(db: sqlite_utils.Database, annotator_id: int, task: str) -> i
 
 # --- quality rules ---------------------------------------------------------------------------------------------------
 
-def _facts(db: sqlite_utils.Database, annotator_id: int, since: float | None) -> list[VoteFact]:
+def _facts(db: Database, annotator_id: int, since: float | None) -> list[VoteFact]:
     sql = "SELECT id, answered_at, task || ':' || answer, NULL FROM ratings WHERE annotator_id = ?"
     rows = db.execute(sql + ("" if since is None else " AND answered_at >= ?"),
                       [annotator_id] if since is None else [annotator_id, since]).fetchall()
     return [VoteFact(*row) for row in rows]
 
 
-def straight_lining(db: sqlite_utils.Database, annotator_id: int,
+def straight_lining(db: Database, annotator_id: int,
                     rules: QualityRules = QualityRules()) -> dict[str, str]:
     """The bias rule for ratings: {task: reason} for each task with at least ``bias_min_votes`` of the annotator's
     ratings of which one answer makes up at least ``bias_share`` (every image "fits", every Likert a 5)."""
@@ -345,7 +345,7 @@ def straight_lining(db: sqlite_utils.Database, annotator_id: int,
     return reasons
 
 
-def update_flags(db: sqlite_utils.Database, annotator_id: int, rules: QualityRules = QualityRules(), *,
+def update_flags(db: Database, annotator_id: int, rules: QualityRules = QualityRules(), *,
                  full: bool = False, paces: Mapping[str, float] | None = None) -> dict[int, tuple[int, int]]:
     """Bring the ``excluded`` flags of an annotator's unreviewed ratings in line with the rules (module docstring);
     return {rating id: (excluded before, after)} of the ratings it changed (flag or reason).
@@ -400,13 +400,13 @@ ADMIN_PREFIXES = ("excluded by an admin", "included by an admin")
 RULES_SAID = " (the rules: "  # before the rules' reason, kept in an admin's decision
 
 
-def review_rating(db: sqlite_utils.Database, rating_id: int, *, exclude: bool, note: str = "") -> str:
+def review_rating(db: Database, rating_id: int, *, exclude: bool, note: str = "") -> str:
     """An admin's final word on one rating: exclude it or count it despite the rules, with ``note`` (the reason);
     :func:`review_ratings`."""
     return review_ratings(db, exclude=exclude, reason=note, rating_id=rating_id)
 
 
-def review_ratings(db: sqlite_utils.Database, *, exclude: bool, reason: str = "", rating_id: int | None = None,
+def review_ratings(db: Database, *, exclude: bool, reason: str = "", rating_id: int | None = None,
                    rater: str | None = None) -> str:
     """An admin's final word on one rating (``rating_id``) or on all of one rater's (``rater``): excluded, or counted
     despite the rules, with the admin's ``reason``; the ratings become ``reviewed`` (the rules leave them alone).
@@ -438,12 +438,12 @@ def _rules_said(reason: str) -> str:
     return reason.split(RULES_SAID, 1)[1][:-1] if RULES_SAID in reason else ""
 
 
-def rating_raters(db: sqlite_utils.Database) -> list[str]:
+def rating_raters(db: Database) -> list[str]:
     """The names of everyone who has rated, in order (the admin's per-rater review picks one)."""
     return [name for name, in db.execute("SELECT DISTINCT rater FROM ratings ORDER BY rater")]
 
 
-def flagged_ratings(db: sqlite_utils.Database, limit: int = 500) -> list[dict]:
+def flagged_ratings(db: Database, limit: int = 500) -> list[dict]:
     """Ratings the rules flagged (excluded, or reported for a trusted account) or an admin reviewed, newest first."""
     return list(db.query(
         "SELECT id AS rating_id, rater, task, answer, created_at, excluded, reviewed, excluded_reason AS reason "
@@ -458,7 +458,7 @@ RATING_COLUMNS = ["rating_id", "task", "unit", "subject", "rater", "annotator_id
                   "text_role", "metadata", "seconds_to_answer", "answered_at", "excluded"]
 
 
-def ratings_frame(db: sqlite_utils.Database, *, task: str | Sequence[str] | None = None,
+def ratings_frame(db: Database, *, task: str | Sequence[str] | None = None,
                   include_excluded: bool = False) -> pd.DataFrame:
     """The ratings (of ``task``), oldest first, with their image's prompt and model: :data:`RATING_COLUMNS`
     (``role``: the image's prompt's role, ``text_role``: the role of the prompt asked about); ``answer`` and

@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.media import StoredImage
 
 
@@ -24,7 +23,7 @@ class CachedImage:
     cost_usd: float | None
 
 
-def get(db: sqlite_utils.Database, key: str) -> CachedImage | None:
+def get(db: Database, key: str) -> CachedImage | None:
     row = db.execute(
         "SELECT key, media_hash, media_ext, width, height, revised_prompt, cost_usd FROM image_requests WHERE key = ?",
         [key],
@@ -33,7 +32,7 @@ def get(db: sqlite_utils.Database, key: str) -> CachedImage | None:
 
 
 def put(
-    db: sqlite_utils.Database, key: str, *, endpoint: str, model: str, request: dict, stored: StoredImage,
+    db: Database, key: str, *, endpoint: str, model: str, request: dict, stored: StoredImage,
     revised_prompt: str = "", usage: dict | None = None, cost_usd: float | None = None,
     latency_s: float | None = None, attempts: int = 1,
 ) -> None:
@@ -49,7 +48,7 @@ def put(
         )
 
 
-def usage(db: sqlite_utils.Database, model: str | None = None) -> dict:
+def usage(db: Database, model: str | None = None) -> dict:
     """Images and estimated cost of everything in the cache (of one API model)."""
     sql, args = "SELECT COUNT(*), SUM(cost_usd) FROM image_requests", []
     if model is not None:

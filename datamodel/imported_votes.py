@@ -23,10 +23,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import sqlite_utils
-
 from datamodel.bulk import insert_rows
 from datamodel.catalog import add_model
+from datamodel.database import Database
 from datamodel.dialect import is_postgres
 
 # one staged vote: (record_id, battle_key, battle_hash, model_a, model_b, outcome, voter, voter_kind, voted_at,
@@ -52,7 +51,7 @@ class Staging:
     Votes are staged in file order (their rowid); model names as small integers (:meth:`model_index`), so each row
     stays short."""
 
-    def __init__(self, db: sqlite_utils.Database):
+    def __init__(self, db: Database):
         if getattr(db.conn, "transaction_depth", 0):
             raise RuntimeError("Stage an import outside any open transaction.")
         self.db = db
@@ -142,7 +141,7 @@ def battle_hash(source: str, battle_key: str) -> int:
     return int.from_bytes(digest, "little", signed=True)
 
 
-def earlier_import(db: sqlite_utils.Database, source: str, sha256: str) -> ImportRecord | None:
+def earlier_import(db: Database, source: str, sha256: str) -> ImportRecord | None:
     """The first import of the file with this content into ``source``, if any."""
     row = db.execute("SELECT id, source, format, file, sha256, records, added, imported_at FROM vote_imports "
                      "WHERE source = ? AND sha256 = ? ORDER BY id LIMIT 1", [source, sha256]).fetchone()
@@ -167,9 +166,9 @@ ORDER BY s.rowid{" ON CONFLICT (source, original_id) DO NOTHING" if is_postgres(
 """
 
 
-def finish_import(db: sqlite_utils.Database, staging: Staging, *, source: str, fmt: str, file: str, sha256: str,
+def finish_import(db: Database, staging: Staging, *, source: str, fmt: str, file: str, sha256: str,
                   records: int, aliases: dict[str, str],
-                  images: Callable[[sqlite_utils.Database, dict[str, int]], dict[str, int]] | None = None,
+                  images: Callable[[Database, dict[str, int]], dict[str, int]] | None = None,
                   ) -> tuple[ImportRecord, list[str]]:
     """Write the staged votes (module docstring) in one transaction; return the import's row and the models it
     created (names no arena model had). ``images(db, {model name: id})``, when the file carried images, writes
@@ -204,17 +203,17 @@ def finish_import(db: sqlite_utils.Database, staging: Staging, *, source: str, f
     return ImportRecord(import_id, source, fmt, file, sha256, records, added, now), created
 
 
-def import_sources(db: sqlite_utils.Database) -> list[str]:
+def import_sources(db: Database) -> list[str]:
     """The sources of the imported votes, by name (the leaderboard's source filter offers them beside ``arena``)."""
     return [name for name, in db.execute("SELECT DISTINCT source FROM vote_imports ORDER BY source")]
 
 
-def imported_vote_count(db: sqlite_utils.Database, source: str | None = None) -> int:
+def imported_vote_count(db: Database, source: str | None = None) -> int:
     where, params = ("WHERE source = ?", [source]) if source else ("", [])
     return db.execute(f"SELECT count(*) FROM imported_votes {where}", params).fetchone()[0]
 
 
-def imported_slices(db: sqlite_utils.Database, suite: str, source: str | None = None) -> set[tuple[str, str]]:
+def imported_slices(db: Database, suite: str, source: str | None = None) -> set[tuple[str, str]]:
     """The (subset, variant) pairs of the imported votes of ``suite`` (of one ``source``, or every one)."""
     where, params = ("AND source = ?", [suite, source]) if source else ("", [suite])
     return {(subset, variant) for subset, variant in db.execute(
@@ -249,7 +248,7 @@ def _unused(alias: str, columns: tuple[tuple[str, str], ...]) -> str:
                         for table, column in columns)
 
 
-def remove_import(db: sqlite_utils.Database, import_id: int) -> RemovedImport:
+def remove_import(db: Database, import_id: int) -> RemovedImport:
     """Undo import ``import_id``, in one transaction: its votes, its ``vote_imports`` row, the images its votes showed
     (GenAI-Bench, Pick-a-Pic) that nothing else names, and the models imports created (source ``imported``) that
     nothing names any more; the ``votes`` data version is raised (the catalog's rises by its trigger). LookupError

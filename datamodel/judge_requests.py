@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-import sqlite_utils
+from datamodel.database import Database
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class CachedReply:
     cost_usd: float | None
 
 
-def get(db: sqlite_utils.Database, key: str) -> CachedReply | None:
+def get(db: Database, key: str) -> CachedReply | None:
     row = db.execute(
         "SELECT key, reply, refusal, finish_reason, prompt_tokens, completion_tokens, cost_usd "
         "FROM judge_requests WHERE key = ?",
@@ -33,12 +33,12 @@ def get(db: sqlite_utils.Database, key: str) -> CachedReply | None:
     return CachedReply(*row) if row else None
 
 
-def contains(db: sqlite_utils.Database, key: str) -> bool:
+def contains(db: Database, key: str) -> bool:
     return db.execute("SELECT 1 FROM judge_requests WHERE key = ?", [key]).fetchone() is not None
 
 
 def put(
-    db: sqlite_utils.Database, key: str, *, endpoint: str, model: str, request: dict, reply: str, refusal: str = "",
+    db: Database, key: str, *, endpoint: str, model: str, request: dict, reply: str, refusal: str = "",
     finish_reason: str = "", prompt_tokens: int | None = None, completion_tokens: int | None = None,
     total_tokens: int | None = None, cost_usd: float | None = None, latency_s: float | None = None,
     attempts: int = 1,
@@ -54,7 +54,7 @@ def put(
         )
 
 
-def usage(db: sqlite_utils.Database) -> dict:
+def usage(db: Database) -> dict:
     """Requests, tokens and estimated cost of everything in the cache."""
     row = db.execute(
         "SELECT COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost_usd) FROM judge_requests"

@@ -12,8 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.dialect import is_postgres, now_text, pick
 
 STATUSES = ("ok", "inconsistent", "failed")
@@ -42,7 +41,7 @@ class Judgment:
             raise ValueError(f"judgment status must be one of {', '.join(STATUSES)}, got {self.status!r}.")
 
 
-def save_judgment(db: sqlite_utils.Database, judgment: Judgment) -> None:
+def save_judgment(db: Database, judgment: Judgment) -> None:
     j = judgment
     with db.conn:
         db.execute(
@@ -63,7 +62,7 @@ def save_judgment(db: sqlite_utils.Database, judgment: Judgment) -> None:
         )
 
 
-def judged_subjects(db: sqlite_utils.Database, judge: str, task: str,
+def judged_subjects(db: Database, judge: str, task: str,
                     statuses: Iterable[str] = ("ok", "inconsistent")) -> set[str]:
     """Subjects ``judge`` has a judgment of ``task`` for, with one of ``statuses``."""
     statuses = list(statuses)
@@ -74,7 +73,7 @@ def judged_subjects(db: sqlite_utils.Database, judge: str, task: str,
     return {row[0] for row in rows}
 
 
-def judgments(db: sqlite_utils.Database, judge: str | None = None, task: str | None = None) -> list[dict]:
+def judgments(db: Database, judge: str | None = None, task: str | None = None) -> list[dict]:
     """Judgment rows (JSON columns decoded), oldest first."""
     where, params = [], []
     for column, value in (("judge", judge), ("task", task)):
@@ -89,7 +88,7 @@ def judgments(db: sqlite_utils.Database, judge: str | None = None, task: str | N
     return rows
 
 
-def metric_rows(db: sqlite_utils.Database, *, scorer: str | None, name: str, suite: str,
+def metric_rows(db: Database, *, scorer: str | None, name: str, suite: str,
                 image_level: bool = True) -> list[dict]:
     """Metrics of one scorer (None: every scorer) and name (image-level or model-level), details decoded."""
     rows = list(db.query(
@@ -110,7 +109,7 @@ def other_versions_notes(rows: list[dict], what: str, redo: str = "judge them ag
             f"scores; {redo} to count them."] if left_out else []
 
 
-def delete_other_versions(db: sqlite_utils.Database, *, scorer: str, suite: str, names: Iterable[str],
+def delete_other_versions(db: Database, *, scorer: str, suite: str, names: Iterable[str],
                           version: str) -> int:
     """Delete the model-level metrics ``names`` of ``scorer`` in ``suite`` written under another scorer version
     (a model or subset that only the older template scored); return how many were deleted."""
@@ -131,14 +130,14 @@ def split_by_version(rows: list[dict], version: str, get) -> tuple[list[dict], i
 
 
 
-def stored_verdict(db: sqlite_utils.Database, judge: str, task: str, subject: str) -> Any:
+def stored_verdict(db: Database, judge: str, task: str, subject: str) -> Any:
     """The decoded verdict of judge's ``ok`` judgment of ``subject`` in ``task``, or None."""
     row = db.execute("SELECT verdict FROM judgments WHERE judge = ? AND task = ? AND subject = ? AND status = 'ok'",
                      [judge, task, subject]).fetchone()
     return json.loads(row[0]) if row else None
 
 
-def copied_vote_outcomes(db: sqlite_utils.Database, judge: str, task: str) -> list[tuple[str, str]]:
+def copied_vote_outcomes(db: Database, judge: str, task: str) -> list[tuple[str, str]]:
     """(the judge's outcome, the human's) for each of the judge's votes on a copy of a human battle."""
     return db.execute(
         """
@@ -150,7 +149,7 @@ def copied_vote_outcomes(db: sqlite_utils.Database, judge: str, task: str) -> li
     ).fetchall()
 
 
-def judge_figures(db: sqlite_utils.Database, task: str, unversioned: str) -> list[tuple]:
+def judge_figures(db: Database, task: str, unversioned: str) -> list[tuple]:
     """Per judge of ``task``, by name: (judge, judgments, its template versions comma-separated (``unversioned``
     for judgments without one), failed, inconsistent, judgments asked in both orders (two request keys or more) and
     not failed, the summed cost and latency of their cached requests)."""
@@ -180,7 +179,7 @@ def judge_figures(db: sqlite_utils.Database, task: str, unversioned: str) -> lis
     return db.execute(sql, [unversioned, task]).fetchall()
 
 
-def forget_failed(db: sqlite_utils.Database, task: str, judge: str) -> tuple[int, int]:
+def forget_failed(db: Database, task: str, judge: str) -> tuple[int, int]:
     """Delete the cached replies of judge's failed judgments of ``task`` (module :mod:`judges.compare` says why);
     return (failed judgments, cached replies deleted)."""
     where = "task = ? AND status = 'failed' AND judge = ?"

@@ -19,9 +19,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import sqlite_utils
-
 from datamodel.battles import ShownImage
+from datamodel.database import Database
 
 K = 4  # images per four-image battle
 SLOTS = tuple(range(1, K + 1))
@@ -55,7 +54,7 @@ class KwiseReceipt:
     seconds_to_vote: float | None
 
 
-def record_kwise_battle(db: sqlite_utils.Database, prompt_id: int, image_ids, *, session_id: str, annotator_id: int,
+def record_kwise_battle(db: Database, prompt_id: int, image_ids, *, session_id: str, annotator_id: int,
                         strategy: str, now: float | None = None) -> KwiseBattle:
     """Record four images of ``prompt_id`` (slots 1-4 in the order given) as a battle served to ``annotator_id``'s
     session ``session_id``, drawn by ``strategy``; return it."""
@@ -72,7 +71,7 @@ def record_kwise_battle(db: sqlite_utils.Database, prompt_id: int, image_ids, *,
     return load_kwise_battle(db, battle_id)
 
 
-def load_kwise_battle(db: sqlite_utils.Database, battle_id: str) -> KwiseBattle:
+def load_kwise_battle(db: Database, battle_id: str) -> KwiseBattle:
     row = db.execute("SELECT b.id, b.prompt_id, p.suite, p.text, p.metadata, b.slot_1_image_id, "
                      "b.slot_2_image_id, b.slot_3_image_id, b.slot_4_image_id, b.media_token, b.served_at FROM kwise_battles b JOIN prompts p ON p.id = b.prompt_id "
                      "WHERE b.id = ?", [battle_id]).fetchone()
@@ -81,7 +80,7 @@ def load_kwise_battle(db: sqlite_utils.Database, battle_id: str) -> KwiseBattle:
     return KwiseBattle(row[0], row[1], row[2], row[3], json.loads(row[4]), tuple(row[5:9]), row[9], row[10])
 
 
-def kwise_image(db: sqlite_utils.Database, media_token: str, slot: str) -> ShownImage | None:
+def kwise_image(db: Database, media_token: str, slot: str) -> ShownImage | None:
     """The image in ``slot`` ("1" .. "4") of the four-image battle with ``media_token``, or None."""
     if slot not in {str(s) for s in SLOTS}:
         return None
@@ -90,7 +89,7 @@ def kwise_image(db: sqlite_utils.Database, media_token: str, slot: str) -> Shown
     return ShownImage(*row) if row else None
 
 
-def record_kwise_vote(db: sqlite_utils.Database, battle: KwiseBattle, *, session_id: str, annotator_id: int,
+def record_kwise_vote(db: Database, battle: KwiseBattle, *, session_id: str, annotator_id: int,
                       best: int, worst: int | None = None, shown_at: float | None = None,
                       now: float | None = None) -> KwiseReceipt:
     """Store the annotator's pick on ``battle`` (served to ``session_id``): ``best`` and optionally ``worst``, slots
@@ -114,7 +113,7 @@ def record_kwise_vote(db: sqlite_utils.Database, battle: KwiseBattle, *, session
     return KwiseReceipt(vote_id, battle.id, slot_models(db, battle.image_ids), best, worst, seconds)
 
 
-def slot_models(db: sqlite_utils.Database, image_ids) -> tuple[str, ...]:
+def slot_models(db: Database, image_ids) -> tuple[str, ...]:
     """The model names of ``image_ids``, in their order."""
     marks = ",".join("?" * len(image_ids))
     names = dict(db.execute(f"SELECT i.id, m.name FROM images i JOIN models m ON m.id = i.model_id WHERE i.id IN "
@@ -128,7 +127,7 @@ KWISE_COLUMNS = ("vote_id", "battle_id", "annotator", "suite", "item_key", "prom
 """The columns of a four-image vote as the exports write it (docs/annotating.md#four-image-votes)."""
 
 
-def kwise_vote_rows(db: sqlite_utils.Database, *, suite: str | None = None,
+def kwise_vote_rows(db: Database, *, suite: str | None = None,
                     include_excluded: bool = False) -> list[dict]:
     """The four-image votes (of ``suite`` when given; counted ones unless ``include_excluded``), in the order cast,
     as dicts of :data:`KWISE_COLUMNS`."""
@@ -157,7 +156,7 @@ def kwise_vote_rows(db: sqlite_utils.Database, *, suite: str | None = None,
     return out
 
 
-def kwise_model_counts(db: sqlite_utils.Database) -> tuple[dict[int, int], list[tuple[tuple[int, ...], int, int | None]]]:
+def kwise_model_counts(db: Database) -> tuple[dict[int, int], list[tuple[tuple[int, ...], int, int | None]]]:
     """What the four-image sampler reads (:mod:`sampling.kwise`): {model id: four-image votes it was in}, and per
     counted vote (model ids of slots 1-4, best slot, worst slot or None)."""
     models = ", ".join(f"i{s}.model_id" for s in SLOTS)
@@ -173,7 +172,7 @@ def kwise_model_counts(db: sqlite_utils.Database) -> tuple[dict[int, int], list[
     return appearances, votes
 
 
-def four_image_prompts(db: sqlite_utils.Database, suites, annotator_id: int) -> list[tuple[int, int]]:
+def four_image_prompts(db: Database, suites, annotator_id: int) -> list[tuple[int, int]]:
     """(prompt id, four-image votes the annotator cast on it) of the prompts of ``suites`` with images from at least
     four models that battles may show (``battle_images``)."""
     suites = list(suites)
@@ -188,7 +187,7 @@ def four_image_prompts(db: sqlite_utils.Database, suites, annotator_id: int) -> 
         [annotator_id, *suites]).fetchall()
 
 
-def write_kwise_jsonl(db: sqlite_utils.Database, path, chunk_rows: int = 50_000, media: object = None) -> int:
+def write_kwise_jsonl(db: Database, path, chunk_rows: int = 50_000, media: object = None) -> int:
     """The four-image votes as JSON Lines, one object per vote with the keys of :data:`KWISE_COLUMNS` (excluded ones
     too, marked ``excluded``); the export format ``four-image`` (docs/running-a-study.md#exports-other-tools-read).
     Returns the votes written."""

@@ -11,13 +11,12 @@ machines keep their clocks in step (NTP), as any distributed rate limit needs.
 
 from __future__ import annotations
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.transactions import transaction
 from datamodel.dialect import is_postgres
 
 
-def rate_hit(db: sqlite_utils.Database, scope: str, key: str, *, now: float, window: float, limit: int) -> float:
+def rate_hit(db: Database, scope: str, key: str, *, now: float, window: float, limit: int) -> float:
     """Count one request of ``key`` under ``scope``'s limit; return 0 when counted, else the seconds until the oldest
     counted request leaves the window (and nothing is counted)."""
     if is_postgres(db):
@@ -32,7 +31,7 @@ def rate_hit(db: sqlite_utils.Database, scope: str, key: str, *, now: float, win
     return 0.0
 
 
-def sweep_rate_events(db: sqlite_utils.Database, *, before: float) -> int:
+def sweep_rate_events(db: Database, *, before: float) -> int:
     """Delete every counted request older than ``before`` (keys not counted again keep theirs until this runs);
     return how many."""
     with transaction(db, scope="rate-sweep"):
@@ -44,7 +43,7 @@ def sweep_rate_events(db: sqlite_utils.Database, *, before: float) -> int:
 STALE_ATTEMPT_S = 60.0  # an attempt not ended after this long (its replica died) no longer counts as in flight
 
 
-def attempt_state(db: sqlite_utils.Database, throttle: str, keys, *, now: float, window: float
+def attempt_state(db: Database, throttle: str, keys, *, now: float, window: float
                   ) -> dict[str, tuple[int, float | None, int]]:
     """{key: (failures within ``window`` seconds before ``now``, the latest one's time or None, attempts in flight)}
     of ``throttle`` (``login_attempts``). Read it and :func:`begin_attempts` in one :func:`throttle_transaction`."""
@@ -60,18 +59,18 @@ def attempt_state(db: sqlite_utils.Database, throttle: str, keys, *, now: float,
     return state
 
 
-def throttle_transaction(db: sqlite_utils.Database, throttle: str):
+def throttle_transaction(db: Database, throttle: str):
     """The transaction in which one attempt of ``throttle`` is decided: one at a time across every replica."""
     return transaction(db, scope=f"throttle:{throttle}")
 
 
-def begin_attempts(db: sqlite_utils.Database, throttle: str, keys, *, now: float) -> list[int]:
+def begin_attempts(db: Database, throttle: str, keys, *, now: float) -> list[int]:
     """Record an attempt in flight for each of ``keys``; return their ids (for :func:`end_attempts`)."""
     return [db.execute("INSERT INTO login_attempts (throttle, key, started_at) VALUES (?, ?, ?) RETURNING id",
                        [throttle, key, now]).fetchone()[0] for key in keys]
 
 
-def end_attempts(db: sqlite_utils.Database, ids, *, failed: bool, now: float) -> None:
+def end_attempts(db: Database, ids, *, failed: bool, now: float) -> None:
     """End the attempts ``ids``: failed ones count against their keys for the window; the others are forgotten."""
     ids = list(ids)
     if not ids:
@@ -84,7 +83,7 @@ def end_attempts(db: sqlite_utils.Database, ids, *, failed: bool, now: float) ->
             db.execute(f"DELETE FROM login_attempts WHERE id IN ({marks})", ids)
 
 
-def sweep_attempts(db: sqlite_utils.Database, *, before: float) -> int:
+def sweep_attempts(db: Database, *, before: float) -> int:
     """Forget the failures that ended, and the attempts that began, before ``before``; return how many."""
     with transaction(db, scope="throttle-sweep"):
         return db.execute("DELETE FROM login_attempts WHERE coalesce(ended_at, started_at) < ?", [before]).rowcount

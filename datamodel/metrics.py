@@ -18,8 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.dialect import now_text, pick
 from datamodel.models import sorted_model_names
 
@@ -40,7 +39,7 @@ class MetricRow:
     variant: str = ""  # the prompt variant the row covers ('' : every variant, or not a variant-level row)
 
 
-def write_metrics(db: sqlite_utils.Database, rows: Iterable[MetricRow]) -> int:
+def write_metrics(db: Database, rows: Iterable[MetricRow]) -> int:
     """Insert or replace metric rows in one transaction; return how many were written. The one writer of the
     ``metrics`` table."""
     count = 0
@@ -63,7 +62,7 @@ def write_metrics(db: sqlite_utils.Database, rows: Iterable[MetricRow]) -> int:
     return count
 
 
-def record_directions(db: sqlite_utils.Database, directions: Mapping[str, str]) -> None:
+def record_directions(db: Database, directions: Mapping[str, str]) -> None:
     """Record which direction is better ({stored metric name: ``higher`` | ``lower`` | ``none``}), as the metric
     computing those names declares it; a name recorded before takes the new direction."""
     wrong = {name: d for name, d in directions.items() if d not in DIRECTIONS}
@@ -76,26 +75,26 @@ def record_directions(db: sqlite_utils.Database, directions: Mapping[str, str]) 
             list(directions.items()))
 
 
-def metric_directions(db: sqlite_utils.Database) -> dict[str, str]:
+def metric_directions(db: Database) -> dict[str, str]:
     """{stored metric name: direction} as recorded; a name not recorded counts as higher-is-better."""
     return dict(db.execute("SELECT name, direction FROM metric_directions ORDER BY name").fetchall())
 
 
-def scored_image_ids(db: sqlite_utils.Database, name: str, scorer: str) -> set[int]:
+def scored_image_ids(db: Database, name: str, scorer: str) -> set[int]:
     """Images that already have metric ``name`` from ``scorer``."""
     rows = db.execute("SELECT image_id FROM metrics WHERE name = ? AND scorer = ? AND image_id IS NOT NULL",
                       [name, scorer])
     return {row[0] for row in rows}
 
 
-def metric_scorers(db: sqlite_utils.Database, name: str, suite: str) -> list[str]:
+def metric_scorers(db: Database, name: str, suite: str) -> list[str]:
     """The scorers (judge names) that wrote model-level metric ``name`` for ``suite``, in the order they first did."""
     return [row[0] for row in db.execute(
         "SELECT scorer FROM metrics WHERE name = ? AND suite = ? AND image_id IS NULL GROUP BY scorer ORDER BY MIN(id)",
         [name, suite]).fetchall()]
 
 
-def model_metric_values(db: sqlite_utils.Database, name: str, *, scorer: str, suite: str) -> dict[tuple[str, str],
+def model_metric_values(db: Database, name: str, *, scorer: str, suite: str) -> dict[tuple[str, str],
                                                                                                   float]:
     """{(model name, subset): value} of model-level metric ``name`` written by ``scorer`` for ``suite``."""
     return {(model, subset): value for model, subset, value in db.execute(
@@ -103,7 +102,7 @@ def model_metric_values(db: sqlite_utils.Database, name: str, *, scorer: str, su
         "WHERE x.name = ? AND x.scorer = ? AND x.suite = ? AND x.image_id IS NULL", [name, scorer, suite])}
 
 
-def image_metric_frame(db: sqlite_utils.Database, name: str, *, scorer: str | None = None, suite: str | None = None):
+def image_metric_frame(db: Database, name: str, *, scorer: str | None = None, suite: str | None = None):
     """One row per scored image: image_id, model, prompt_id, idx, suite, subset, variant, item_key, role, category,
     scorer, value (pandas DataFrame)."""
     import pandas as pd
@@ -126,7 +125,7 @@ def image_metric_frame(db: sqlite_utils.Database, name: str, *, scorer: str | No
     return pd.DataFrame(db.execute(sql + " ORDER BY x.image_id", args).fetchall(), columns=columns)
 
 
-def model_metric_table(db: sqlite_utils.Database, suite: str | None = None, subset: str | None = None,
+def model_metric_table(db: Database, suite: str | None = None, subset: str | None = None,
                        variant: str | None = None):
     """Rows: every model (column ``model``); columns: metric names; values: model-level metrics as stored and the
     model mean of image-level metrics, over the slice the leaderboard shows.
@@ -199,7 +198,7 @@ def model_metric_table(db: sqlite_utils.Database, suite: str | None = None, subs
     return table
 
 
-def model_level_rows(db: sqlite_utils.Database, names: Iterable[str], *, suite: str | None = None) -> list[dict]:
+def model_level_rows(db: Database, names: Iterable[str], *, suite: str | None = None) -> list[dict]:
     """The model-level rows (no image) of the metrics ``names``: model, name, scorer, scorer_version, suite, subset,
     variant, value and details (decoded), ordered by model, name, scorer, subset and variant. What the benchmark
     reports read."""
@@ -217,7 +216,7 @@ def model_level_rows(db: sqlite_utils.Database, names: Iterable[str], *, suite: 
     return rows
 
 
-def image_metric_means(db: sqlite_utils.Database, suite: str, names: Iterable[str]):
+def image_metric_means(db: Database, suite: str, names: Iterable[str]):
     """Per-image metrics ``names`` of ``suite`` averaged per model, scorer, prompt subset and prompt variant, with
     the count of images: columns model, name, scorer, subset, variant, value, n (a report's per-subset cells)."""
     import pandas as pd
@@ -233,7 +232,7 @@ def image_metric_means(db: sqlite_utils.Database, suite: str, names: Iterable[st
 
 
 
-def scorer_versions(db: sqlite_utils.Database, suite: str, names: Iterable[str]) -> dict[tuple[str, str], str]:
+def scorer_versions(db: Database, suite: str, names: Iterable[str]) -> dict[tuple[str, str], str]:
     """{(metric name, scorer): scorer version} of ``suite``'s rows (the latest version where a scorer has several)."""
     names = list(names)
     marks = ",".join("?" * len(names)) or "NULL"
@@ -242,7 +241,7 @@ def scorer_versions(db: sqlite_utils.Database, suite: str, names: Iterable[str])
         [suite, *names]).fetchall()}
 
 
-def model_level_values(db: sqlite_utils.Database, name: str, suite: str, scorer: str | None = None) -> list[tuple]:
+def model_level_values(db: Database, name: str, suite: str, scorer: str | None = None) -> list[tuple]:
     """(model name, value, scorer, details decoded) of the model-level rows of metric ``name`` in ``suite`` (of one
     ``scorer``, or all)."""
     sql = ("SELECT m.name, x.value, x.scorer, x.details FROM metrics x JOIN models m ON m.id = x.model_id "
@@ -255,13 +254,13 @@ def model_level_values(db: sqlite_utils.Database, name: str, suite: str, scorer:
             db.execute(sql, args).fetchall()]
 
 
-def metric_names_of_source(db: sqlite_utils.Database, source: str) -> set[tuple[str, str, str]]:
+def metric_names_of_source(db: Database, source: str) -> set[tuple[str, str, str]]:
     """Distinct (model name, suite, metric name) of the metrics of the models of ``source``."""
     return set(db.execute("SELECT DISTINCT m.name, mt.suite, mt.name FROM metrics mt JOIN models m ON m.id = "
                           "mt.model_id WHERE m.source = ?", [source]).fetchall())
 
 
-def metric_rows_of_source(db: sqlite_utils.Database, source: str) -> list[tuple]:
+def metric_rows_of_source(db: Database, source: str) -> list[tuple]:
     """(model name, image id or None, suite, subset, variant, name, value, scorer, scorer version, details text) of
     every metric of the models of ``source``, in the order of the ``metrics_key`` index under each model."""
     return db.execute(

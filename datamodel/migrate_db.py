@@ -25,8 +25,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import sqlite_utils
-
 from datamodel.bulk import insert_rows
 from datamodel.connection import connect, database_errors, describe, is_postgres_url, read_snapshot
 

@@ -7,7 +7,7 @@ import json
 import re
 from dataclasses import dataclass
 
-import sqlite_utils
+from datamodel.database import Database
 
 HUB = "https://huggingface.co/"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -28,7 +28,7 @@ def first_sentence(text: str) -> str:
     return text if end < 0 else text[:end + 1]
 
 
-def model_details(db: sqlite_utils.Database, names: list[str]) -> dict[str, ModelDetails]:
+def model_details(db: Database, names: list[str]) -> dict[str, ModelDetails]:
     """{name: :class:`ModelDetails`} of the models named (one indexed query): the registry's description
     (:mod:`generators.registry`, stored with the model), and a link to the model card at the hub id of its
     configuration, or to an https ``link`` it names; none for a model without them (imported images, the demo)."""
@@ -51,16 +51,16 @@ def model_details(db: sqlite_utils.Database, names: list[str]) -> dict[str, Mode
     return details
 
 
-def model_ids(db: sqlite_utils.Database) -> dict[str, int]:
+def model_ids(db: Database) -> dict[str, int]:
     """{name: id} of every model, by name."""
     return dict(db.execute("SELECT name, id FROM models ORDER BY name").fetchall())
 
 
-def model_names(db: sqlite_utils.Database) -> dict[int, str]:
+def model_names(db: Database) -> dict[int, str]:
     """{id: name} of every model, by id."""
     return dict(db.execute("SELECT id, name FROM models ORDER BY id").fetchall())
 
 
-def sorted_model_names(db: sqlite_utils.Database) -> list[str]:
+def sorted_model_names(db: Database) -> list[str]:
     """Every model's name, sorted (the order the leaderboard and the count arrays index models in)."""
     return [name for name, in db.execute("SELECT name FROM models ORDER BY name")]

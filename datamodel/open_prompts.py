@@ -26,8 +26,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.media import StoredImage
 from datamodel.metrics import MetricRow, record_directions, write_metrics
 
@@ -82,7 +81,7 @@ class Generation:
             raise ValueError("a generation has a stored image exactly when its status is ok.")
 
 
-def add_open_prompt(db: sqlite_utils.Database, text: str, *, now: float | None = None) -> int:
+def add_open_prompt(db: Database, text: str, *, now: float | None = None) -> int:
     """Store ``text`` as a new prompt of the suite ``open`` and return its id (each prompt sent is its own row)."""
     metadata = json.dumps({"source": OPEN_SOURCE, "sent_at": time.time() if now is None else now}, sort_keys=True)
     with db.conn:
@@ -91,7 +90,7 @@ def add_open_prompt(db: sqlite_utils.Database, text: str, *, now: float | None =
             "RETURNING id", [OPEN_SUITE, secrets.token_urlsafe(12), text, metadata]).fetchone()[0]
 
 
-def record_generations(db: sqlite_utils.Database, prompt_id: int, generations: list[Generation], *,
+def record_generations(db: Database, prompt_id: int, generations: list[Generation], *,
                        model_ids: dict[str, int], annotator_id: int | None, serving: str, rendition: str | None,
                        now: float | None = None) -> list[int | None]:
     """Record each of ``generations`` of prompt ``prompt_id`` (one transaction): the images made (their files are in
@@ -121,7 +120,7 @@ def record_generations(db: sqlite_utils.Database, prompt_id: int, generations: l
     return image_ids
 
 
-def update_latency_metrics(db: sqlite_utils.Database, model_ids: list[int]) -> None:
+def update_latency_metrics(db: Database, model_ids: list[int]) -> None:
     """Write each model's median generation time over its images made (and its mean API price per image, where
     known) as model-level metrics of the suite ``open``."""
     rows = []
@@ -142,7 +141,7 @@ def update_latency_metrics(db: sqlite_utils.Database, model_ids: list[int]) -> N
         record_directions(db, {LATENCY_METRIC: "lower", COST_METRIC: "lower"})
 
 
-def generation_rows(db: sqlite_utils.Database, prompt_id: int | None = None) -> list[dict]:
+def generation_rows(db: Database, prompt_id: int | None = None) -> list[dict]:
     """The ``generations`` rows (of one prompt, or all), oldest first, with the model's name."""
     where, args = ("WHERE g.prompt_id = ?", [prompt_id]) if prompt_id is not None else ("", [])
     cursor = db.execute(
@@ -153,26 +152,26 @@ def generation_rows(db: sqlite_utils.Database, prompt_id: int | None = None) -> 
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
-def median_latencies(db: sqlite_utils.Database) -> dict[str, float]:
+def median_latencies(db: Database) -> dict[str, float]:
     """{model name: median seconds of its open-prompt images made}, as the leaderboard shows it."""
     return dict(db.execute(
         "SELECT m.name, x.value FROM metrics x JOIN models m ON m.id = x.model_id WHERE x.name = ? AND x.scorer = ? "
         "AND x.image_id IS NULL", [LATENCY_METRIC, SCORER]).fetchall())
 
 
-def open_prompt_count(db: sqlite_utils.Database) -> int:
+def open_prompt_count(db: Database) -> int:
     """How many open prompts were sent."""
     return db.execute("SELECT COUNT(*) FROM prompts WHERE suite = ?", [OPEN_SUITE]).fetchone()[0]
 
 
-def battle_prompt(db: sqlite_utils.Database, media_token: str) -> tuple[str, str] | None:
+def battle_prompt(db: Database, media_token: str) -> tuple[str, str] | None:
     """(prompt text, annotator name) of the battle served with ``media_token``, or None."""
     row = db.execute("SELECT p.text, a.name FROM battles b JOIN prompts p ON p.id = b.prompt_id JOIN annotators a "
                      "ON a.id = b.annotator_id WHERE b.media_token = ?", [media_token]).fetchone()
     return (row[0], row[1]) if row else None
 
 
-def made_image_params(db: sqlite_utils.Database) -> list[tuple[str, float, dict]]:
+def made_image_params(db: Database) -> list[tuple[str, float, dict]]:
     """(model, seconds, the image's recorded parameters) of every open-prompt image made."""
     rows = db.execute("SELECT m.name, g.seconds, i.params FROM generations g JOIN models m ON m.id = g.model_id "
                       "JOIN images i ON i.id = g.image_id WHERE g.status = 'ok'").fetchall()

@@ -17,9 +17,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-import sqlite_utils
-
 from datamodel.catalog import PromptSpec, add_prompts
+from datamodel.database import Database
 
 STATUSES = ("pending", "accepted", "rejected")
 _COLUMNS = ("id", "suite", "subset", "item_key", "text", "metadata", "source", "status", "reviewer", "reason",
@@ -51,7 +50,7 @@ class Decision:
     prompt_ids: list[int] = field(default_factory=list)
 
 
-def add_candidates(db: sqlite_utils.Database, specs: Iterable[PromptSpec], *, now: float | None = None) -> CandidateWrite:
+def add_candidates(db: Database, specs: Iterable[PromptSpec], *, now: float | None = None) -> CandidateWrite:
     """Store ``specs`` as pending candidates, in one transaction. A candidate already there keeps its status; a
     pending one takes the new text and metadata; a decided one whose text differs raises :class:`ReviewError`
     (its decision was about the old text) and nothing is written."""
@@ -92,7 +91,7 @@ def _row(values: Sequence[Any]) -> dict:
     return row
 
 
-def candidates(db: sqlite_utils.Database, suite: str | None = None, *, status: str | None = None,
+def candidates(db: Database, suite: str | None = None, *, status: str | None = None,
                limit: int | None = None, ids: Sequence[int] | None = None) -> list[dict]:
     """The candidates (every column; ``metadata`` decoded) of ``suite`` (None: all) with ``status`` (None: any), or
     those of ``ids``, in the order they were written."""
@@ -114,7 +113,7 @@ def candidates(db: sqlite_utils.Database, suite: str | None = None, *, status: s
     return [_row(values) for values in db.execute(sql, args).fetchall()]
 
 
-def candidate_counts(db: sqlite_utils.Database, suite: str | None = None) -> dict[str, dict[str, int]]:
+def candidate_counts(db: Database, suite: str | None = None) -> dict[str, dict[str, int]]:
     """{suite: {status: candidates}} (every status present, 0 when none)."""
     sql = "SELECT suite, status, COUNT(*) FROM prompt_candidates"
     args: list[Any] = []
@@ -127,7 +126,7 @@ def candidate_counts(db: sqlite_utils.Database, suite: str | None = None) -> dic
     return counts
 
 
-def decide(db: sqlite_utils.Database, ids: Sequence[int], *, accept: bool, reviewer: str, reason: str = "",
+def decide(db: Database, ids: Sequence[int], *, accept: bool, reviewer: str, reason: str = "",
            now: float | None = None) -> Decision:
     """Accept (write each candidate's prompt) or reject the candidates ``ids``, in one transaction. An unknown id,
     or rejecting a candidate that is already a prompt (its images and votes may exist), raises

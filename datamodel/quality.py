@@ -34,9 +34,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
-import sqlite_utils
-
 from core.settings import QualityRules
+from datamodel.database import Database
 
 
 RATE, SPEED, BIAS = "rate", "speed", "bias"
@@ -147,7 +146,7 @@ _VOTE_FACTS = """
 """
 
 
-def annotator_votes(db: sqlite_utils.Database, annotator_id: int, since: float | None = None) -> list[VoteFact]:
+def annotator_votes(db: Database, annotator_id: int, since: float | None = None) -> list[VoteFact]:
     """An annotator's votes (those at ``since`` or later, if given)."""
     if since is None:
         rows = db.execute(_VOTE_FACTS, [annotator_id]).fetchall()
@@ -156,7 +155,7 @@ def annotator_votes(db: sqlite_utils.Database, annotator_id: int, since: float |
     return [VoteFact(*row) for row in rows]
 
 
-def _bias_before_and_after(db: sqlite_utils.Database, annotator_id: int, rules: QualityRules):
+def _bias_before_and_after(db: Database, annotator_id: int, rules: QualityRules):
     """The bias reasons without and with the annotator's newest vote, from aggregate counts (no per-vote rows)."""
     facts = _VOTE_FACTS.replace("v.id, v.voted_at, v.outcome,", "v.outcome,").replace(" END", " END AS winner")
     counts = db.execute(f"SELECT outcome, winner, COUNT(*) FROM ({facts}) facts GROUP BY outcome, winner",
@@ -179,7 +178,7 @@ def _bias_before_and_after(db: sqlite_utils.Database, annotator_id: int, rules: 
 
 
 def apply_rules(
-    db: sqlite_utils.Database, annotator_id: int, rules: QualityRules = QualityRules(), *, full: bool = False
+    db: Database, annotator_id: int, rules: QualityRules = QualityRules(), *, full: bool = False
 ) -> int:
     """Bring the ``excluded`` flags of an annotator's unreviewed votes in line with the rules; return changes
     (:func:`update_flags`, counted)."""
@@ -187,7 +186,7 @@ def apply_rules(
 
 
 def update_flags(
-    db: sqlite_utils.Database, annotator_id: int, rules: QualityRules = QualityRules(), *, full: bool = False
+    db: Database, annotator_id: int, rules: QualityRules = QualityRules(), *, full: bool = False
 ) -> dict[int, tuple[int, int]]:
     """Bring the ``excluded`` flags of an annotator's unreviewed votes in line with the rules; return
     {vote id: (excluded before, excluded after)} of the votes it changed (their flag, or only their reason).
@@ -205,7 +204,7 @@ def update_flags(
                                                                                       full=full).items()}
 
 
-def update_flags_with_reasons(db: sqlite_utils.Database, annotator_id: int, rules: QualityRules, *,
+def update_flags_with_reasons(db: Database, annotator_id: int, rules: QualityRules, *,
                   full: bool = False) -> dict[int, tuple[int, int, str]]:
     """:func:`update_flags`, each changed vote's new reason besides its flag before and after."""
     with db.conn:
@@ -243,7 +242,7 @@ def update_flags_with_reasons(db: sqlite_utils.Database, annotator_id: int, rule
     return changed
 
 
-def review_vote(db: sqlite_utils.Database, vote_id: int, *, exclude: bool, note: str = "") -> None:
+def review_vote(db: Database, vote_id: int, *, exclude: bool, note: str = "") -> None:
     """An admin's final word on one vote: exclude it (with ``note``) or include it despite the rules.
 
     A server's sampler counts only non-excluded votes: the admin tab has it read them again afterwards
@@ -257,7 +256,7 @@ def review_vote(db: sqlite_utils.Database, vote_id: int, *, exclude: bool, note:
             raise LookupError(f"No vote with id {vote_id}. Copy the id from the flagged votes table.")
 
 
-def flagged_votes(db: sqlite_utils.Database, limit: int = 500) -> list[dict]:
+def flagged_votes(db: Database, limit: int = 500) -> list[dict]:
     """Votes the rules flagged (excluded, or reported for a trusted account) or an admin reviewed, newest first."""
     return list(
         db.query(

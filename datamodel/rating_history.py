@@ -16,7 +16,7 @@ import datetime as dt
 import json
 from dataclasses import dataclass
 
-import sqlite_utils
+from datamodel.database import Database
 
 DAY_FORMAT = "%Y-%m-%d"
 
@@ -43,7 +43,7 @@ def end_of_day(day: str) -> float:
                          "2025-01-31.") from None
 
 
-def keep_day(db: sqlite_utils.Database, key: str, board: dict, computed_at: float, *, days: int,
+def keep_day(db: Database, key: str, board: dict, computed_at: float, *, days: int,
              keep: int | None = None) -> None:
     """Keep ``board`` as the board of its day for the filters ``key``, then drop the days older than ``days`` and
     (``keep``) every day of the filter sets beyond the ``keep`` most recently updated. ``days`` 0 keeps nothing."""
@@ -61,13 +61,13 @@ def keep_day(db: sqlite_utils.Database, key: str, board: dict, computed_at: floa
                        "GROUP BY filters ORDER BY MAX(computed_at) DESC LIMIT ?)", [keep])
 
 
-def kept_days(db: sqlite_utils.Database, key: str) -> list[str]:
+def kept_days(db: Database, key: str) -> list[str]:
     """The days kept for the filters ``key``, newest first."""
     return [day for day, in db.execute("SELECT day FROM leaderboard_history WHERE filters = ? ORDER BY day DESC",
                                        [key])]
 
 
-def board_as_of(db: sqlite_utils.Database, key: str, day: str) -> KeptBoard | None:
+def board_as_of(db: Database, key: str, day: str) -> KeptBoard | None:
     """The board of the filters ``key`` as of ``day``: that day's, else the latest kept before it; None if none."""
     end_of_day(day)  # checks the format
     row = db.execute("SELECT day, computed_at, board FROM leaderboard_history WHERE filters = ? AND day <= ? "
@@ -75,7 +75,7 @@ def board_as_of(db: sqlite_utils.Database, key: str, day: str) -> KeptBoard | No
     return KeptBoard(row[0], row[1], json.loads(row[2])) if row else None
 
 
-def history(db: sqlite_utils.Database, key: str, *, days: int | None = None) -> list[KeptBoard]:
+def history(db: Database, key: str, *, days: int | None = None) -> list[KeptBoard]:
     """Every board kept for the filters ``key`` (the last ``days`` of them), oldest first."""
     limit, args = ("", [key]) if days is None else (" LIMIT ?", [key, days])  # PostgreSQL has no LIMIT -1
     rows = db.execute("SELECT day, computed_at, board FROM (SELECT * FROM leaderboard_history WHERE filters = ? "
@@ -83,7 +83,7 @@ def history(db: sqlite_utils.Database, key: str, *, days: int | None = None) -> 
     return [KeptBoard(day, at, json.loads(board)) for day, at, board in rows]
 
 
-def any_kept_days(db: sqlite_utils.Database, limit: int = 400) -> list[str]:
+def any_kept_days(db: Database, limit: int = 400) -> list[str]:
     """Every day some board is kept for, newest first (the page's "As of" menu)."""
     return [day for day, in db.execute("SELECT DISTINCT day FROM leaderboard_history ORDER BY day DESC LIMIT ?",
                                        [limit])]

@@ -21,9 +21,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
-import sqlite_utils
 
 from datamodel.catalog import publish_rated_images
+from datamodel.database import Database
 from datamodel.hf_export import DEFAULT_LICENSE, IMAGE, _image, arrow_schema, dataset_card, write_published_folder
 from datamodel.media import MediaStore
 from datamodel.dialect import is_postgres, unixepoch_text
@@ -86,7 +86,7 @@ def _json_sql(db) -> str:
     return f"SELECT {json_object(db, fields)} {_FROM} ORDER BY r.id"
 
 
-def rating_batches(db: sqlite_utils.Database, chunk_rows: int = EXPORT_CHUNK_ROWS):
+def rating_batches(db: Database, chunk_rows: int = EXPORT_CHUNK_ROWS):
     """Every rating, oldest first, as Arrow record batches of :data:`EXPORT_SCHEMA`."""
     cursor = db.execute(_rows_sql(db))
     while rows := cursor.fetchmany(chunk_rows):
@@ -136,7 +136,7 @@ def _hf_batch(chunk: list[tuple], media: MediaStore) -> pa.RecordBatch:
                                       schema=HF_SCHEMA)
 
 
-def write_hf_ratings(db: sqlite_utils.Database, media: MediaStore, folder: str | Path, *,
+def write_hf_ratings(db: Database, media: MediaStore, folder: str | Path, *,
                      chunk_rows: int = HF_CHUNK_ROWS, license_id: str = DEFAULT_LICENSE,
                      keep_in_battles: bool = False) -> int:
     """Write the counted ratings with their images as a Hugging Face dataset folder; return the rows.
@@ -152,7 +152,7 @@ def write_hf_ratings(db: sqlite_utils.Database, media: MediaStore, folder: str |
         lambda last_rating: publish_rated_images(db, last_rating, withhold=not keep_in_battles))
 
 
-def _write_hf(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None, *,
+def _write_hf(db: Database, path: Path, chunk_rows: int, media: object = None, *,
               keep_in_battles: bool = False) -> int:
     if media is None:
         raise ValueError("The hf format holds the images: pass the media store (python -m arena ratings export "
@@ -167,7 +167,7 @@ EXPORTERS = {"csv": arrow_writer("csv", EXPORT_SCHEMA, rating_batches), "jsonl":
 EXPORT_FORMATS = ("csv", "jsonl", "parquet")  # the rating table itself, column for column (the admin tab offers these)
 
 
-def export_ratings(db: sqlite_utils.Database, path: str | Path, fmt: str | None = None, *,
+def export_ratings(db: Database, path: str | Path, fmt: str | None = None, *,
                    chunk_rows: int = EXPORT_CHUNK_ROWS, media: object = None, keep_in_battles: bool = False) -> int:
     """Write the rating table to ``path`` as CSV, JSONL or Parquet (from ``fmt`` or the suffix), or a Hugging Face
     dataset folder (``fmt="hf"``, whose images are withheld from battles unless ``keep_in_battles``); return the rows

@@ -48,10 +48,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-import sqlite_utils
-
 from PIL import Image, ImageCms, ImageOps, UnidentifiedImageError
 
+from datamodel.database import Database
 from datamodel.dialect import is_not
 from datamodel.media import DEFAULT_MAX_PIXELS, MediaError, MediaStore, open_image, write_atomically
 from core.settings import Settings
@@ -203,7 +202,7 @@ def _encoded(shown: Image.Image, spec: RenditionSpec, quality: int) -> bytes:
     return buffer.getvalue()
 
 
-def band_warning(db: sqlite_utils.Database, spec: RenditionSpec) -> str | None:
+def band_warning(db: Database, spec: RenditionSpec) -> str | None:
     """What to tell the operator when ``spec`` letterboxes the images of models whose shapes differ (their bands
     would name them), else None: the models whose images have another aspect ratio than the display's."""
     if spec.fit != "letterbox":
@@ -261,7 +260,7 @@ class Renditions:
         self.get(media_hash, media_ext)
         return True
 
-    def render_missing(self, db: sqlite_utils.Database, *, retry_unshowable: bool = False, verify: bool = False,
+    def render_missing(self, db: Database, *, retry_unshowable: bool = False, verify: bool = False,
                        workers: int | None = None,
                        progress: Callable[[int, int], None] | None = None) -> "RenderReport":
         """Render every image of ``db`` whose rendition for these settings is not recorded, and record it
@@ -332,13 +331,13 @@ class RenderReport:
     unshowable: int = 0
 
 
-def display_key(db: sqlite_utils.Database) -> str | None:
+def display_key(db: Database) -> str | None:
     """The rendition key battles are drawn for (the table ``display``), or None before any image was rendered."""
     row = db.execute("SELECT rendition FROM display WHERE id = 1").fetchone()
     return row[0] if row else None
 
 
-def claim_display(db: sqlite_utils.Database, spec: RenditionSpec) -> None:
+def claim_display(db: Database, spec: RenditionSpec) -> None:
     """Draw battles for ``spec`` from now on (the server does this at start, with its settings): only images rendered
     this way are drawn until :meth:`Renditions.render_missing` records the others."""
     with db.conn:
@@ -348,12 +347,12 @@ def claim_display(db: sqlite_utils.Database, spec: RenditionSpec) -> None:
                    [spec.key, time.time()])
 
 
-def unrendered_count(db: sqlite_utils.Database, key: str) -> int:
+def unrendered_count(db: Database, key: str) -> int:
     """How many images have no rendition recorded for the rendition ``key``."""
     return db.execute(f"SELECT COUNT(*) FROM images WHERE rendition {is_not(db)} ?", [key]).fetchone()[0]
 
 
-def withdraw(db: sqlite_utils.Database, media_hash: str) -> int:
+def withdraw(db: Database, media_hash: str) -> int:
     """Leave the images of ``media_hash`` out of battles until :meth:`Renditions.render_missing` renders them again
     (their rendition file went missing); returns the images withdrawn."""
     with db.conn:

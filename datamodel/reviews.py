@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass
 
 import pandas as pd
-import sqlite_utils
 
+from datamodel.database import Database
 from datamodel.dialect import pick
 
 from datamodel.quality import BIAS, RATE, REPORTED, RULE_TITLES, SPEED
@@ -45,7 +45,7 @@ ANNOTATOR_FLAG_COLUMNS = ("annotator", "account", "votes", "counted", "median_se
 ADMIN_ACTION_COLUMNS = ("acted_at", "action", "annotator", "rule", "vote_id", "reason", "votes", "changed")
 
 
-def annotator_flags(db: sqlite_utils.Database) -> pd.DataFrame:
+def annotator_flags(db: Database) -> pd.DataFrame:
     """One row per annotator (:data:`ANNOTATOR_FLAG_COLUMNS`), most votes first: their votes cast and counted, the
     median seconds to vote, those each quality rule set aside (unreviewed), those an admin excluded or included, those
     noted for a trusted account and the last vote: what the admin decides on. One grouped query over the votes."""
@@ -100,7 +100,7 @@ def _scope(db, *, annotator: str | None, rule: str | None, vote_id: int | None) 
     return " AND ".join(clauses), params, what
 
 
-def review_votes(db: sqlite_utils.Database, *, exclude: bool, reason: str, annotator: str | None = None,
+def review_votes(db: Database, *, exclude: bool, reason: str, annotator: str | None = None,
                  rule: str | None = None, vote_id: int | None = None, now: float | None = None) -> ReviewResult:
     """Exclude (``exclude``) or include every vote of ``annotator``, every vote the quality ``rule`` flagged (of
     that annotator, if given), or the one vote ``vote_id``, with the admin's ``reason``: one transaction, one
@@ -137,7 +137,7 @@ def review_votes(db: sqlite_utils.Database, *, exclude: bool, reason: str, annot
                                           f"Reason: {reason}.")
 
 
-def admin_actions(db: sqlite_utils.Database, limit: int = 50) -> pd.DataFrame:
+def admin_actions(db: Database, limit: int = 50) -> pd.DataFrame:
     """The latest admin actions (:data:`ADMIN_ACTION_COLUMNS`), newest first: when (UTC, as text), what, whose votes,
     which rule, the reason, votes covered and changed."""
     when = pick(db, sqlite="strftime('%Y-%m-%d %H:%M:%S', acted_at, 'unixepoch')",

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import sqlite_utils
 
 from datamodel.connection import read_snapshot
+from datamodel.database import Database
 from datamodel.dialect import is_postgres, pick
 from datamodel.schema import OUTCOMES
 
@@ -23,7 +23,7 @@ VOTE_FACTS = "id, voter_kind, annotator_id, prompt_id, left_image_id, right_imag
 _CHUNK = 50_000
 
 
-def votes_by_id(db: sqlite_utils.Database, vote_ids) -> list[tuple]:
+def votes_by_id(db: Database, vote_ids) -> list[tuple]:
     """The facts a sampler counts of the given votes (:data:`VOTE_FACTS`), by primary key, 500 ids a query."""
     ids = list(dict.fromkeys(int(vote_id) for vote_id in vote_ids))
     rows: list[tuple] = []
@@ -34,14 +34,14 @@ def votes_by_id(db: sqlite_utils.Database, vote_ids) -> list[tuple]:
     return rows
 
 
-def vote_pairing(db: sqlite_utils.Database, vote_id: int) -> tuple[int, int, int] | None:
+def vote_pairing(db: Database, vote_id: int) -> tuple[int, int, int] | None:
     """(prompt id, left image id, right image id) of a vote whose two images battles may still show, or None."""
     row = db.execute("SELECT prompt_id, left_image_id, right_image_id FROM votes WHERE id = ? AND (SELECT COUNT(*) "
                      "FROM battle_images WHERE id IN (left_image_id, right_image_id)) = 2", [vote_id]).fetchone()
     return tuple(row) if row is not None else None
 
 
-def vote_changes_since(db: sqlite_utils.Database, seq: int) -> list[tuple]:
+def vote_changes_since(db: Database, seq: int) -> list[tuple]:
     """The rows of ``vote_changes`` after ``seq``, oldest first: (seq, sign, vote id, then the facts of
     :data:`VOTE_FACTS` but the id). One range read of the primary key."""
     facts = VOTE_FACTS.removeprefix("id, ")
@@ -49,7 +49,7 @@ def vote_changes_since(db: sqlite_utils.Database, seq: int) -> list[tuple]:
                       [seq]).fetchall()
 
 
-def catalog_version(db: sqlite_utils.Database) -> int | None:
+def catalog_version(db: Database) -> int | None:
     """The ``catalog`` counter of ``data_versions`` (models, prompts, images): it moves whenever they change, but
     for an open prompt's prompt and images, which battles never draw (they move ``open_prompts``)."""
     row = db.execute("SELECT version FROM data_versions WHERE name = 'catalog'").fetchone()
@@ -92,7 +92,7 @@ def _battle_counts_sql(db) -> str:
         FROM votes WHERE voter_kind = ? AND excluded = 0 GROUP BY low, high"""
 
 
-def read_count_rows(db: sqlite_utils.Database, voter_kind: str = "human") -> CountRows:
+def read_count_rows(db: Database, voter_kind: str = "human") -> CountRows:
     """Models, prompts with images, their images and the votes per battle, in one read transaction (the battles
     converted to integers a slice at a time: a server's other threads get the interpreter in between)."""
     with read_snapshot(db):
@@ -112,20 +112,20 @@ def read_count_rows(db: sqlite_utils.Database, voter_kind: str = "human") -> Cou
     return CountRows(versions, model_ids, prompts, images, battles, int(change_seq))
 
 
-def pair_images(db: sqlite_utils.Database, prompt_id: int, model_a: int, model_b: int) -> list[tuple[int, int]]:
+def pair_images(db: Database, prompt_id: int, model_a: int, model_b: int) -> list[tuple[int, int]]:
     """(image id, model id) of the two models' images of a prompt, by model and index."""
     return db.execute("SELECT id, model_id FROM battle_images WHERE prompt_id = ? AND model_id IN (?, ?) "
                       "ORDER BY model_id, idx", [prompt_id, model_a, model_b]).fetchall()
 
 
-def prompt_images(db: sqlite_utils.Database, prompt_id: int) -> list[tuple[int, int]]:
+def prompt_images(db: Database, prompt_id: int) -> list[tuple[int, int]]:
     """(image id, model id) of every image of a prompt that battles may show (``battle_images``), by model and
     index."""
     return db.execute("SELECT id, model_id FROM battle_images WHERE prompt_id = ? ORDER BY model_id, idx",
                       [prompt_id]).fetchall()
 
 
-def annotator_prompts(db: sqlite_utils.Database, annotator_id: int,
+def annotator_prompts(db: Database, annotator_id: int,
                       after_vote: int | None = None) -> list[tuple[int, int, int]]:
     """(prompt id, votes, latest vote id) of an annotator's votes, by prompt; only the votes after ``after_vote``
     when given. All of them come from the covering index ``votes_annotator_prompt``; the newer ones from one seek
@@ -140,7 +140,7 @@ def annotator_prompts(db: sqlite_utils.Database, annotator_id: int,
                       [annotator_id, after_vote]).fetchall()
 
 
-def eligible_prompts(db: sqlite_utils.Database, suite: str | None = None) -> list[int]:
+def eligible_prompts(db: Database, suite: str | None = None) -> list[int]:
     """Ids of prompts (of ``suite``, if given) with images from at least two models that battles may show (the view
     ``battle_images``: rendered for the arena's display settings, not withheld; :mod:`datamodel.renditions`)."""
     where, params = ("WHERE p.suite = ?", [suite]) if suite else ("", [])
@@ -154,7 +154,7 @@ def eligible_prompts(db: sqlite_utils.Database, suite: str | None = None) -> lis
     return [row[0] for row in rows]
 
 
-def not_shown(db: sqlite_utils.Database) -> str:
+def not_shown(db: Database) -> str:
     """Why images of the catalog are not in ``battle_images``, as a sentence to add to a refusal ("" if all are)."""
     differs = pick(db, sqlite="IS NOT", postgresql="IS DISTINCT FROM")
     waiting, unshowable, withheld = db.execute(
@@ -170,7 +170,7 @@ def not_shown(db: sqlite_utils.Database) -> str:
     return f" Of the images stored, {'; '.join(parts)}." if parts else ""
 
 
-def suites_with_battles(db: sqlite_utils.Database) -> list[str]:
+def suites_with_battles(db: Database) -> list[str]:
     """Suites that have at least one prompt with images from two models (the arena's suite filter)."""
     rows = db.execute(
         """

@@ -37,14 +37,13 @@ from __future__ import annotations
 import sqlite3
 from typing import Callable
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.dialect import is_postgres, pick, unixepoch_text
 from ratings.votes import OUTCOMES  # noqa: F401  (the votes table's CHECK constraint lists them)
 VOTER_KINDS = ("human", "judge")
 
 
-def _initial_schema(db: sqlite_utils.Database) -> None:
+def _initial_schema(db: Database) -> None:
     db.execute(
         """
         CREATE TABLE models (
@@ -158,7 +157,7 @@ def _initial_schema(db: sqlite_utils.Database) -> None:
     )
 
 
-def _judges_schema(db: sqlite_utils.Database) -> None:
+def _judges_schema(db: Database) -> None:
     """Judge tables (:mod:`judges`): the request cache and the judgments.
 
     - ``judge_requests``: one row per answered API request, keyed by the SHA-256 of (endpoint, model, prompt text,
@@ -212,7 +211,7 @@ def _judges_schema(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX judgments_source_battle ON judgments (source_battle_id)")
 
 
-def _study_scale(db: sqlite_utils.Database) -> None:
+def _study_scale(db: Database) -> None:
     """What the leaderboard reads at a million votes without a join per vote, and how it knows what changed.
 
     - ``votes`` also records what its battle showed: ``prompt_id``, ``left_image_id``/``right_image_id``,
@@ -259,7 +258,7 @@ def _study_scale(db: sqlite_utils.Database) -> None:
     )
 
 
-def _metric_directions(db: sqlite_utils.Database) -> None:
+def _metric_directions(db: Database) -> None:
     """``metric_directions``: per stored metric name, whether a ``higher`` or ``lower`` value is better (or ``none``),
     recorded by whoever computes the metric from its declaration (:mod:`judges.metrics.registry`); the leaderboard
     flips the sign of lower-is-better columns in its correlations with the ELO. Changes count as ``metrics`` changes
@@ -281,7 +280,7 @@ def _metric_directions(db: sqlite_utils.Database) -> None:
         )
 
 
-def _annotator_identity(db: sqlite_utils.Database) -> None:
+def _annotator_identity(db: Database) -> None:
     """One person, one name (:mod:`datamodel.annotators`): ``annotators`` gains ``name_key``, the name normalised
     (NFKC, case-folded, spaces collapsed; unique) that sign-in looks names up by, and ``name_skeleton`` /
     ``key_skeleton``, the Unicode TR39 confusable skeletons of the name and of its key, which a new name must not share
@@ -299,7 +298,7 @@ def _annotator_identity(db: sqlite_utils.Database) -> None:
     fill_name_keys(db)
 
 
-def _votes_by_annotator_prompt(db: sqlite_utils.Database) -> None:
+def _votes_by_annotator_prompt(db: Database) -> None:
     """``votes_annotator_prompt``: each annotator's votes by prompt, with their ids (a covering index), so a server
     reads which prompts an annotator has already seen revealed at their first draw (:class:`sampling.draws.SeenPrompts`)
     from the index alone: 0.2 ms for 300 votes and 2 ms for 3,000 at a million votes, where the ``votes_annotator``
@@ -308,13 +307,13 @@ def _votes_by_annotator_prompt(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX votes_annotator_prompt ON votes (annotator_id, prompt_id)")
 
 
-def _expected_shown(db: sqlite_utils.Database) -> None:
+def _expected_shown(db: Database) -> None:
     """``votes.expected_shown``: whether the page showed the prompt's expected outcome when the vote was cast (1 or
     0; NULL for judges' votes and for votes cast before this column)."""
     db.execute("ALTER TABLE votes ADD COLUMN expected_shown INTEGER")
 
 
-def _datasette_views(db: sqlite_utils.Database) -> None:
+def _datasette_views(db: Database) -> None:
     """Views and full-text search for Datasette and other SQL readers (docs/deploying.md, "Browsing with Datasette").
 
     - ``vote_details``: one row per vote with who won and lost by name (NULL for a tie or both-bad), the prompt and
@@ -365,7 +364,7 @@ def _datasette_views(db: sqlite_utils.Database) -> None:
 
 
 
-def _annotator_sessions(db: sqlite_utils.Database) -> None:
+def _annotator_sessions(db: Database) -> None:
     """``annotator_sessions``: the arena page's staying signed in across reloads. The page keeps a random token in
     the browser's local storage; the server stores only its SHA-256 (``token_hash``), the annotator, the page's
     session id (so a reload finds the battle on screen), when it expires and when it was revoked (signing out)."""
@@ -383,14 +382,14 @@ def _annotator_sessions(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX annotator_sessions_annotator ON annotator_sessions (annotator_id)")
 
 
-def _judgment_template_version(db: sqlite_utils.Database) -> None:
+def _judgment_template_version(db: Database) -> None:
     """``judgments.template_version``: the version of the prompt template a judgment was asked with
     (:meth:`judges.prompts.JudgeTemplate.version`, a short hash of its text; the pairwise judge's voter name carries
     it too). Empty for judgments made before this column, and for tasks that keep their version elsewhere."""
     db.execute("ALTER TABLE judgments ADD COLUMN template_version TEXT NOT NULL DEFAULT ''")
 
 
-def _guidelines_seen(db: sqlite_utils.Database) -> None:
+def _guidelines_seen(db: Database) -> None:
     """``annotators.guidelines_seen_at``: when the arena page first showed the annotator its guidelines (open, on the
     first visit; folded on every later one: :func:`datamodel.annotators.first_guidelines_visit`). Annotators who
     voted before this column have seen them already."""
@@ -399,7 +398,7 @@ def _guidelines_seen(db: sqlite_utils.Database) -> None:
                "WHERE id IN (SELECT annotator_id FROM votes WHERE annotator_id IS NOT NULL)")
 
 
-def _imported_votes(db: sqlite_utils.Database) -> None:
+def _imported_votes(db: Database) -> None:
     """Votes brought from elsewhere (``python -m arena import-votes``: a FastChat-style battle log, the taxonomy
     paper's labelled battles, a generic CSV), kept apart from the arena's own ``votes``: they have no battle, often
     no prompt and never images, so no page that shows images can reach them; the leaderboard reads both.
@@ -464,7 +463,7 @@ def _imported_votes(db: sqlite_utils.Database) -> None:
             f"CREATE TRIGGER imported_votes_{event.lower()}_version AFTER {event} ON imported_votes "
             "BEGIN UPDATE data_versions SET version = version + 1 WHERE name = 'votes'; END"
         )
-def _image_requests(db: sqlite_utils.Database) -> None:
+def _image_requests(db: Database) -> None:
     """``image_requests``: one row per image an image API (an OpenAI-compatible ``/images/generations``, DALL-E 3)
     answered, keyed by the SHA-256 of (endpoint, request body, generation seed), written as soon as the image is in
     the media folder, so a run restarted after a crash or an interruption never pays for an image twice
@@ -489,7 +488,7 @@ def _image_requests(db: sqlite_utils.Database) -> None:
             created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
         )"""
     )
-def _metric_variant(db: sqlite_utils.Database) -> None:
+def _metric_variant(db: Database) -> None:
     """``metrics.variant``: the prompt variant a metric row covers (``with_definition`` / ``without_definition`` for
     the taxonomy suite; empty for rows over every variant, as all rows before this column are), part of the
     ``metrics_key`` unique index, so a model-level FID of one subset and variant is its own row beside the pooled
@@ -500,7 +499,7 @@ def _metric_variant(db: sqlite_utils.Database) -> None:
                "(model_id, ifnull(image_id, 0), suite, subset, variant, name, scorer)")
 
 
-def _human_ratings(db: sqlite_utils.Database) -> None:
+def _human_ratings(db: Database) -> None:
     """Human rating tasks beside the battles (:mod:`datamodel.human_ratings`; tasks declared in
     :mod:`judges.rating_tasks`): one image, one question, one answer on the task's scale.
 
@@ -584,7 +583,7 @@ def _human_ratings(db: sqlite_utils.Database) -> None:
         FROM ratings r JOIN prompts p ON p.id = r.prompt_id JOIN models m ON m.id = r.model_id""")
 
 
-def _vote_details_without_names(db: sqlite_utils.Database) -> None:
+def _vote_details_without_names(db: Database) -> None:
     """``vote_details`` numbers annotators instead of naming them: ``voter`` is a judge's name, or ``annotator <id>``
     for a person (the view is public in Datasette; annotators' names are theirs and the admin's). Otherwise as
     :func:`_datasette_views` made it."""
@@ -605,7 +604,7 @@ def _vote_details_without_names(db: sqlite_utils.Database) -> None:
         JOIN models ml ON ml.id = v.left_model_id JOIN models mr ON mr.id = v.right_model_id""")
 
 
-def _shown_images(db: sqlite_utils.Database) -> None:
+def _shown_images(db: Database) -> None:
     """Which images battles may draw (:mod:`datamodel.renditions`): only those rendered for the display settings the
     arena serves, not withheld by the admin's policy.
 
@@ -640,13 +639,13 @@ def _shown_images(db: sqlite_utils.Database) -> None:
         WHERE withheld IS NULL AND rendition = (SELECT rendition FROM display WHERE id = 1)""")
 
 
-def _signing_out(db: sqlite_utils.Database) -> None:
+def _signing_out(db: Database) -> None:
     """``annotators.signed_out_at``: when the annotator last signed out, or had their token changed by the
     configuration. A session that began before it ends at its next request, and a stay-signed-in token issued before
     it no longer signs anyone in (:func:`arena.session.check_signed_in`)."""
     db.execute(f"ALTER TABLE annotators ADD COLUMN signed_out_at {pick(db, sqlite='REAL', postgresql='double precision')}")
 
-def _rating_details_without_names(db: sqlite_utils.Database) -> None:
+def _rating_details_without_names(db: Database) -> None:
     """``rating_details`` numbers raters instead of naming them (``rater``: ``annotator <id>``), as ``vote_details``
     does (:func:`_vote_details_without_names`): the view is public in Datasette. Otherwise as :func:`_human_ratings`
     made it."""
@@ -661,7 +660,7 @@ def _rating_details_without_names(db: sqlite_utils.Database) -> None:
                r.excluded_reason
         FROM ratings r JOIN prompts p ON p.id = r.prompt_id JOIN models m ON m.id = r.model_id""")
 
-def _admin_actions(db: sqlite_utils.Database) -> None:
+def _admin_actions(db: Database) -> None:
     """``admin_actions``: the log of an admin's reviews of human votes (:mod:`datamodel.reviews`), one row per action:
     when, exclude or include, whose votes (an annotator's name, or ''), which quality rule's (or ''), or which one vote,
     the admin's reason, and how many votes it covered and changed. The votes themselves keep the reason too."""
@@ -683,7 +682,7 @@ def _admin_actions(db: sqlite_utils.Database) -> None:
     )
 
 
-def _leaderboard_history(db: sqlite_utils.Database) -> None:
+def _leaderboard_history(db: Database) -> None:
     """``leaderboard_history``: the leaderboard by date, one row per set of filters and day (the last one computed
     that day, :mod:`datamodel.rating_history`): the ratings, intervals and votes of every model as JSON. Kept for
     ``leaderboard_history_days`` days; the board as of a date and the rating-history chart read it."""
@@ -704,7 +703,7 @@ _VOTE_FACT_COLUMNS = ("voter_kind", "annotator_id", "prompt_id", "left_image_id"
                       "right_model_id", "outcome")
 
 
-def _vote_changes(db: sqlite_utils.Database) -> None:
+def _vote_changes(db: Database) -> None:
     """``vote_changes``: every change to which votes count, in commit order, so that each app process keeps its
     sampler's counts exact with the votes of the others (:meth:`sampling.sampler.SamplingStats.catch_up`, reading
     :func:`datamodel.sampling_reads.vote_changes_since`).
@@ -750,7 +749,7 @@ def _vote_changes(db: sqlite_utils.Database) -> None:
                    f"BEGIN {insert(which, sign)} END")
 
 
-def _snapshot_claims(db: sqlite_utils.Database) -> None:
+def _snapshot_claims(db: Database) -> None:
     """``snapshot_claims``: which app process computes the leaderboard of a set of filters now, so that several
     replicas on one database compute each snapshot once, not once each (:class:`arena.leaderboard.service.
     SnapshotService`): the ``filters`` (as ``leaderboard_snapshots`` keys them), the claiming process (``holder``) and
@@ -759,7 +758,7 @@ def _snapshot_claims(db: sqlite_utils.Database) -> None:
                f"expires_at {pick(db, sqlite='REAL', postgresql='double precision')} NOT NULL)")
 
 
-def _rate_events(db: sqlite_utils.Database) -> None:
+def _rate_events(db: Database) -> None:
     """``rate_events``: the requests the web app's rate limits count, when several app replicas share the database
     (:class:`arena.ratelimit.RateLimiter` over :func:`datamodel.limits.rate_hit`): one row per request counted, by
     limit (``scope``: votes per annotator, per address, battle loads ...) and ``key`` (the annotator, the address),
@@ -786,7 +785,7 @@ def _rate_events(db: sqlite_utils.Database) -> None:
             END $$""")
 
 
-def _shared_web_state(db: sqlite_utils.Database) -> None:
+def _shared_web_state(db: Database) -> None:
     """What the web app keeps of sign-in attempts and admin sessions when several app replicas share the database
     (:mod:`datamodel.limits`, :mod:`datamodel.admin_state`; one process serving a SQLite file keeps them in memory):
 
@@ -810,7 +809,7 @@ def _shared_web_state(db: sqlite_utils.Database) -> None:
                f"expires_at {real} NOT NULL)")
 
 
-def _open_prompts(db: sqlite_utils.Database) -> None:
+def _open_prompts(db: Database) -> None:
     """``generations``: every image an open prompt asked a model for (:mod:`datamodel.open_prompts`), made or not:
     the prompt, the model, the image (NULL unless ``status`` is ``ok``), who asked, ``status`` (``ok``, ``failed``,
     ``timeout``, ``flagged`` by the safety filter), why not (``reason``), the model's own generation time
@@ -847,7 +846,7 @@ IMPORTED_VOTE_COLUMNS = (
     "record")
 
 
-def _imported_vote_flags(db: sqlite_utils.Database) -> None:
+def _imported_vote_flags(db: Database) -> None:
     """Imported votes as the files hold them (:mod:`arena.vote_import`): ``imported_votes`` gains
 
     - ``flag``: why the record is anomalous ('' when it is not), e.g. ``self_battle`` (both sides the same model: a
@@ -906,7 +905,7 @@ def _imported_vote_flags(db: sqlite_utils.Database) -> None:
         )
 
 
-def _prompt_candidates(db: sqlite_utils.Database) -> None:
+def _prompt_candidates(db: Database) -> None:
     """``prompt_candidates``: prompts written by an LLM that wait for a person's check before they become prompts
     (:mod:`datamodel.prompt_candidates`; SANEval's §3.1: "generated using Gemini-2.5-Flash and subsequently validated
     by human annotators"). One row per candidate, by suite and item key: its subset, text, metadata and where it came
@@ -935,7 +934,7 @@ def _prompt_candidates(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX prompt_candidates_status ON prompt_candidates (suite, status)")
 
 
-def _open_prompts_counter(db: sqlite_utils.Database) -> None:
+def _open_prompts_counter(db: Database) -> None:
     """An open prompt's rows move their own ``data_versions`` counter, ``open_prompts``, not ``catalog``: its prompt
     (suite ``open``) and its images (``withheld = 'open prompt'``) are never drawn by a battle, and the readers of
     ``catalog`` (the sampler's counts, the prompt pool, the rendition keeper, the rating pool) read everything again
@@ -960,7 +959,7 @@ def _open_prompts_counter(db: sqlite_utils.Database) -> None:
                                f"data_versions SET version = version + 1 WHERE name = '{counter}'; END")
 
 
-def _four_image_votes(db: sqlite_utils.Database) -> None:
+def _four_image_votes(db: Database) -> None:
     """The four-image mode (:mod:`datamodel.kwise`): ``kwise_battles``, four images of one prompt from four models
     served to an annotator's session in slots 1-4 (an unguessable id and media token, as a battle's), and
     ``kwise_votes``, the annotator's pick: the best slot and optionally the worst, with the image ids they name. A
@@ -1008,7 +1007,7 @@ def _four_image_votes(db: sqlite_utils.Database) -> None:
                        "BEGIN UPDATE data_versions SET version = version + 1 WHERE name = 'votes'; END")
 
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
+MIGRATIONS: list[Callable[[Database], None]] = [
     _initial_schema,
     _judges_schema,
     _study_scale,
@@ -1048,7 +1047,7 @@ class SchemaError(ValueError):
     """The database cannot be brought to this code's schema; the message names it and says what to do."""
 
 
-def schema_version(db: sqlite_utils.Database) -> int:
+def schema_version(db: Database) -> int:
     if is_postgres(db):
         from datamodel import schema_postgresql
 
@@ -1056,7 +1055,7 @@ def schema_version(db: sqlite_utils.Database) -> int:
     return db.execute("PRAGMA user_version").fetchone()[0]
 
 
-def migrate(db: sqlite_utils.Database) -> int:
+def migrate(db: Database) -> int:
     """Apply the migrations the database lacks, each in its own transaction; return the new version. A PostgreSQL
     database starts from its baseline (:mod:`datamodel.schema_postgresql`), then runs the same later migrations."""
     if is_postgres(db):
@@ -1084,6 +1083,6 @@ def migrate(db: sqlite_utils.Database) -> int:
     return schema_version(db)
 
 
-def database_file(db: sqlite_utils.Database) -> str | None:
+def database_file(db: Database) -> str | None:
     """The file of a SQLite database; None for one in memory."""
     return next((file for _, name, file in db.execute("PRAGMA database_list") if name == "main"), None) or None

@@ -10,12 +10,11 @@ import json
 import time
 from dataclasses import dataclass
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.rating_history import keep_day
 
 
-def data_version(db: sqlite_utils.Database) -> tuple[int, ...]:
+def data_version(db: Database) -> tuple[int, ...]:
     """The ``data_versions`` counters (catalog, metrics, votes): they change whenever anything shown may have."""
     return tuple(version for _, version in db.execute("SELECT name, version FROM data_versions ORDER BY name"))
 
@@ -32,7 +31,7 @@ class Snapshot:
         return max(0.0, (time.time() if now is None else now) - self.computed_at)
 
 
-def store_snapshot(db: sqlite_utils.Database, snapshot: Snapshot, keep: int, history_days: int = 0) -> None:
+def store_snapshot(db: Database, snapshot: Snapshot, keep: int, history_days: int = 0) -> None:
     """Write ``snapshot`` and drop all but the ``keep`` most recently computed; with ``history_days`` (the caller's
     decision: only the server's own boards, :func:`arena.leaderboard.service.keeps_history`), keep its ratings as the
     board of its day too (:func:`datamodel.rating_history.keep_day`, that many days)."""
@@ -50,7 +49,7 @@ def store_snapshot(db: sqlite_utils.Database, snapshot: Snapshot, keep: int, his
             keep_day(db, snapshot.key, snapshot.view["json"], snapshot.computed_at, days=history_days)
 
 
-def stored_snapshot(db: sqlite_utils.Database, key: str) -> Snapshot | None:
+def stored_snapshot(db: Database, key: str) -> Snapshot | None:
     row = db.execute("SELECT data_version, computed_at, seconds, view FROM leaderboard_snapshots WHERE filters = ?",
                      [key]).fetchone()
     if row is None:
@@ -59,7 +58,7 @@ def stored_snapshot(db: sqlite_utils.Database, key: str) -> Snapshot | None:
     return Snapshot(key, json.loads(view), tuple(json.loads(version)), computed_at, seconds)
 
 
-def change_marks(db: sqlite_utils.Database) -> tuple:
+def change_marks(db: Database) -> tuple:
     """Counts and newest ids (or times) of the votes, judgments, ratings (and excluded ratings) and metrics: they
     move whenever the judges' tables could change."""
     return (*db.execute("SELECT COUNT(*), coalesce(max(id), 0) FROM votes").fetchone(),
@@ -68,14 +67,14 @@ def change_marks(db: sqlite_utils.Database) -> tuple:
             *db.execute("SELECT COUNT(*), coalesce(max(id), 0) FROM metrics").fetchone())
 
 
-def snapshot_computed_at(db: sqlite_utils.Database, key: str) -> float | None:
+def snapshot_computed_at(db: Database, key: str) -> float | None:
     """When the stored snapshot of ``key`` was computed (unix time), or None: one primary-key read, without the
     view."""
     row = db.execute("SELECT computed_at FROM leaderboard_snapshots WHERE filters = ?", [key]).fetchone()
     return None if row is None else row[0]
 
 
-def claim_computation(db: sqlite_utils.Database, key: str, holder: str, *, now: float, hold_s: float) -> bool:
+def claim_computation(db: Database, key: str, holder: str, *, now: float, hold_s: float) -> bool:
     """Claim the computation of ``key``'s snapshot for ``holder`` until ``now + hold_s``: True when no one else
     holds an unexpired claim (``snapshot_claims``; one write transaction, so two processes never both get it)."""
     with db.conn:
@@ -86,12 +85,12 @@ def claim_computation(db: sqlite_utils.Database, key: str, holder: str, *, now: 
     return row is not None
 
 
-def release_computation(db: sqlite_utils.Database, key: str, holder: str) -> None:
+def release_computation(db: Database, key: str, holder: str) -> None:
     """``holder`` is done with ``key`` (its snapshot stored, or failed): another may claim it at once."""
     with db.conn:
         db.execute("DELETE FROM snapshot_claims WHERE filters = ? AND holder = ?", [key, holder])
 
 
-def snapshot_times(db: sqlite_utils.Database) -> dict[str, float]:
+def snapshot_times(db: Database) -> dict[str, float]:
     """{filters: when its stored snapshot was computed} of every stored snapshot."""
     return dict(db.execute("SELECT filters, computed_at FROM leaderboard_snapshots").fetchall())

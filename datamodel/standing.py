@@ -11,8 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.quality import BIAS, RATE, RULE_WORDS, SPEED, QualityRules
 
 ADMIN = "admin"  # excluded by an admin's review rather than by a rule
@@ -45,7 +44,7 @@ class Standing:
         return self.cast - self.counted
 
 
-def standing(db: sqlite_utils.Database, annotator_id: int, rules: QualityRules = QualityRules(), *,
+def standing(db: Database, annotator_id: int, rules: QualityRules = QualityRules(), *,
              now: float | None = None) -> Standing:
     """The standing of ``annotator_id`` at ``now`` (default: the clock) under ``rules``."""
     now = time.time() if now is None else now

@@ -34,8 +34,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
-import sqlite_utils
 
+from datamodel.database import Database
 from datamodel.dialect import json_text_items, pick
 from datamodel.models import model_names, sorted_model_names
 from datamodel.schema import OUTCOMES
@@ -172,7 +172,7 @@ def _slice_sql(db, filters: dict, table: str = "v", own_prompt_columns: bool = F
 ARENA_SOURCE = "arena"  # the source name of the arena's own votes
 
 
-def read_vote_arrays(db: sqlite_utils.Database, strategies: tuple[str, ...] = (), *, source: str | None = ARENA_SOURCE,
+def read_vote_arrays(db: Database, strategies: tuple[str, ...] = (), *, source: str | None = ARENA_SOURCE,
                      anonymous_only: bool = False, include_excluded: bool = True, until: float | None = None,
                      times: bool = True, ids: tuple[int | None, int | None] = (None, None),
                      also: tuple[int, ...] = (), **filters) -> VoteArrays:
@@ -294,7 +294,7 @@ class VoteArraysCache:
         self.slices = slices
         self._held: OrderedDict[tuple, _Held] = OrderedDict()
 
-    def read(self, db: sqlite_utils.Database, strategies: tuple[str, ...] = (), **kwargs) -> VoteArrays:
+    def read(self, db: Database, strategies: tuple[str, ...] = (), **kwargs) -> VoteArrays:
         key = (tuple(strategies), tuple(sorted(kwargs.items())))
         versions = dict(db.execute("SELECT name, version FROM data_versions").fetchall())
         change = int(db.execute("SELECT coalesce(max(seq), 0) FROM vote_changes").fetchone()[0])
@@ -364,7 +364,7 @@ _WORD = 2**62  # a packed integer stays below it: SQLite turns an integer that o
 _IDS_PER_READ = 1 << 20  # votes (by id) read as one text at a time: about 20 MB of it
 
 
-def _read_packed(db: sqlite_utils.Database, table: str, where: str, params: list,
+def _read_packed(db: Database, table: str, where: str, params: list,
                  fields: tuple[tuple[str, str, int, list], ...],
                  ids: tuple[int | None, int | None] = (None, None)) -> dict[str, np.ndarray]:
     """The integer ``fields`` (name, SQL of a value in [0, bound), bound, parameters) of every row of ``table`` (alias
@@ -419,7 +419,7 @@ def _read_packed(db: sqlite_utils.Database, table: str, where: str, params: list
             np.zeros(0, np.int64)}
 
 
-def _fetch(db: sqlite_utils.Database, sql: str, params: list, columns: int) -> np.ndarray:
+def _fetch(db: Database, sql: str, params: list, columns: int) -> np.ndarray:
     cursor = db.execute(sql, params)
     chunks = []
     while rows := cursor.fetchmany(_CHUNK):
@@ -442,7 +442,7 @@ def _imported_sql(db, filters: dict, source: str | None, anonymous_only: bool,
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
-def _with_imported(db: sqlite_utils.Database, arrays: VoteArrays, model_index: np.ndarray, source: str | None,
+def _with_imported(db: Database, arrays: VoteArrays, model_index: np.ndarray, source: str | None,
                    anonymous_only: bool, until: float | None, filters: dict) -> VoteArrays:
     """``arrays`` (the arena's own votes) with the imported votes of the slice added, all in time order."""
     import pandas as pd
@@ -504,7 +504,7 @@ def _with_imported(db: sqlite_utils.Database, arrays: VoteArrays, model_index: n
     return replace(imported, **every)
 
 
-def newest_human_votes(db: sqlite_utils.Database, *, left_model: str, right_model: str, outcome: str, limit: int,
+def newest_human_votes(db: Database, *, left_model: str, right_model: str, outcome: str, limit: int,
                        source: str | None = ARENA_SOURCE, anonymous_only: bool = False, include_excluded: bool = False,
                        until: float | None = None, **filters) -> list[dict]:
     """The ``limit`` most recent human votes of the slice (the filters of :func:`read_vote_arrays`) that showed

@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-import sqlite_utils
 
+from datamodel.database import Database
 from datamodel.dialect import is_postgres, json_text_items, unixepoch_text
 from datamodel.kwise import write_kwise_jsonl
 from datamodel.models import model_names as models_by_id
@@ -96,7 +96,7 @@ def slice_where(db=None, *, include_excluded: bool = True, **filters: object) ->
 
 
 def vote_chunks(
-    db: sqlite_utils.Database, *, include_excluded: bool = True, chunk_rows: int | None = EXPORT_CHUNK_ROWS,
+    db: Database, *, include_excluded: bool = True, chunk_rows: int | None = EXPORT_CHUNK_ROWS,
     **filters: object,
 ) -> Iterator[pd.DataFrame]:
     """The votes of a slice (filters as in :func:`slice_where`), oldest first, as DataFrames of :data:`COLUMNS` with
@@ -143,7 +143,7 @@ def _vote_frame(votes: pd.DataFrame, prompts: pd.DataFrame, model_names: np.ndar
 
 
 def votes_frame(
-    db: sqlite_utils.Database, *, include_excluded: bool = True, suite: object = None, subset: object = None,
+    db: Database, *, include_excluded: bool = True, suite: object = None, subset: object = None,
     variant: object = None, category: object = None, voter_kind: object = None, voter: object = None,
 ) -> pd.DataFrame:
     """The votes of a slice (default: all) as one DataFrame (columns ``COLUMNS``), oldest first.
@@ -154,7 +154,7 @@ def votes_frame(
                             variant=variant, category=category, voter_kind=voter_kind, voter=voter))
 
 
-def category_choices(db: sqlite_utils.Database) -> list[str]:
+def category_choices(db: Database) -> list[str]:
     """Every category of a prompt, sorted: metadata ``category`` values and the items of ``categories`` lists."""
     items, item = json_text_items(db, "p.metadata", "categories", "c")
     rows = db.execute(f"SELECT json_extract(p.metadata, '$.category') AS name FROM prompts p "
@@ -182,7 +182,7 @@ def _lookup(rows: list[tuple]) -> tuple[np.ndarray, list[tuple]]:
     return position, [row[1:] for row in rows]
 
 
-def vote_batches(db: sqlite_utils.Database, chunk_rows: int = EXPORT_CHUNK_ROWS) -> Iterator[pa.RecordBatch]:
+def vote_batches(db: Database, chunk_rows: int = EXPORT_CHUNK_ROWS) -> Iterator[pa.RecordBatch]:
     """Every vote, oldest first, as Arrow record batches of at most ``chunk_rows`` rows with :data:`EXPORT_SCHEMA`
     (the columns and values of :func:`votes_frame`). The prompt and model columns are taken from per-prompt and
     per-model arrays held once; nothing is held across batches."""
@@ -299,7 +299,7 @@ WHERE v.excluded = 0 ORDER BY v.id
 """
 
 
-def _write_fastchat(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None) -> int:
+def _write_fastchat(db: Database, path: Path, chunk_rows: int, media: object = None) -> int:
     """FastChat's battle records (see :func:`_fastchat_sql`) as one JSON array, written a chunk at a time."""
     cursor = db.execute(_fastchat_sql(db))
     rows = 0
@@ -314,7 +314,7 @@ def _write_fastchat(db: sqlite_utils.Database, path: Path, chunk_rows: int, medi
 
 def jsonl_writer(sql):
     """An exporter writing one line per row of ``sql(db)`` (whose one column is each row's JSON text)."""
-    def write(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None) -> int:
+    def write(db: Database, path: Path, chunk_rows: int, media: object = None) -> int:
         cursor = db.execute(sql(db))
         rows = 0
         with open(path, "w", encoding="utf-8") as handle:
@@ -328,7 +328,7 @@ def jsonl_writer(sql):
 def arrow_writer(fmt: str, schema: pa.Schema, batches):
     """An exporter writing the record batches ``batches(db, chunk_rows)`` of ``schema`` as Parquet or CSV (text
     cells a spreadsheet would run as a formula escaped: :func:`escape_formulas`)."""
-    def write(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None) -> int:
+    def write(db: Database, path: Path, chunk_rows: int, media: object = None) -> int:
         import pyarrow.csv
 
         rows = 0
@@ -343,7 +343,7 @@ def arrow_writer(fmt: str, schema: pa.Schema, batches):
 _write_jsonl = jsonl_writer(_json_sql)
 
 
-def _write_hf(db: sqlite_utils.Database, path: Path, chunk_rows: int, media: object = None, *,
+def _write_hf(db: Database, path: Path, chunk_rows: int, media: object = None, *,
               keep_in_battles: bool = False) -> int:
     from datamodel.hf_export import write_hf_dataset
 
@@ -364,7 +364,7 @@ PEER_FORMATS = ("fastchat", "hf", "four-image")  # what peers read: FastChat's b
 PUBLISHING_FORMATS = ("hf",)  # the formats that hold the images with their models' names
 
 
-def export_votes(db: sqlite_utils.Database, path: str | Path, fmt: str | None = None, *,
+def export_votes(db: Database, path: str | Path, fmt: str | None = None, *,
                  chunk_rows: int = EXPORT_CHUNK_ROWS, media: object = None, keep_in_battles: bool = False) -> int:
     """Write the vote table to ``path`` as CSV, JSONL or Parquet (from ``fmt`` or the file suffix); return the rows.
 
@@ -393,7 +393,7 @@ def export_votes(db: sqlite_utils.Database, path: str | Path, fmt: str | None = 
     return EXPORTERS[fmt](db, path, chunk_rows, media, **options)
 
 
-def annotator_stats(db: sqlite_utils.Database) -> pd.DataFrame:
+def annotator_stats(db: Database) -> pd.DataFrame:
     """Votes, median seconds to vote, first and last vote per annotator."""
     cursor = db.execute(
         """

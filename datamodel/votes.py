@@ -14,9 +14,8 @@ import hmac
 import time
 from dataclasses import dataclass
 
-import sqlite_utils
-
 from datamodel.connection import duplicate_errors
+from datamodel.database import Database
 from datamodel.dialect import is_postgres
 from datamodel.quality import QualityRules, update_flags_with_reasons
 from datamodel.schema import OUTCOMES
@@ -44,7 +43,7 @@ class VoteReceipt:
 
 
 def record_vote(
-    db: sqlite_utils.Database, battle_id: str, outcome: str, *, session_id: str, now: float | None = None,
+    db: Database, battle_id: str, outcome: str, *, session_id: str, now: float | None = None,
     shown_at: float | None = None, rules: QualityRules | None = QualityRules(), expected_shown: bool | None = None,
 ) -> VoteReceipt:
     """Store the vote on ``battle_id`` from ``session_id`` and reveal the two models.
@@ -116,18 +115,18 @@ def _insert_vote(db, battle_id: str, voter: str, kind: str, annotator_id: int | 
     ).fetchone()[0]
 
 
-def judge_voter_names(db: sqlite_utils.Database) -> list[str]:
+def judge_voter_names(db: Database) -> list[str]:
     """Every judge voter of the arena's votes, most votes first (ties by name)."""
     return [row[0] for row in db.execute(
         "SELECT voter FROM votes WHERE voter_kind = 'judge' GROUP BY voter ORDER BY COUNT(*) DESC, voter")]
 
 
-def vote_count(db: sqlite_utils.Database) -> int:
+def vote_count(db: Database) -> int:
     """Every vote stored (excluded ones included)."""
     return db.execute("SELECT COUNT(*) FROM votes").fetchone()[0]
 
 
-def annotator_nearest(db: sqlite_utils.Database, prompts: int) -> tuple[int, int] | None:
+def annotator_nearest(db: Database, prompts: int) -> tuple[int, int] | None:
     """(annotator id, prompts they voted on) of the annotator whose number of distinct prompts voted on is closest to
     ``prompts`` (ties: the lowest id), or None without annotator votes."""
     row = db.execute(
@@ -136,12 +135,12 @@ def annotator_nearest(db: sqlite_utils.Database, prompts: int) -> tuple[int, int
     return (int(row[0]), int(row[1])) if row else None
 
 
-def voters_by_vote(db: sqlite_utils.Database) -> dict[int, str]:
+def voters_by_vote(db: Database) -> dict[int, str]:
     """{vote id: voter} of every vote stored (excluded ones included)."""
     return dict(db.execute("SELECT id, voter FROM votes").fetchall())
 
 
-def battles_with_several_votes(db: sqlite_utils.Database) -> int:
+def battles_with_several_votes(db: Database) -> int:
     """How many battles have more than one vote (0, by the rules: a check for load tests and audits)."""
     return db.execute("SELECT count(*) FROM (SELECT battle_id FROM votes GROUP BY battle_id HAVING count(*) > 1) "
                       "doubled").fetchone()[0]

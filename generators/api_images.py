@@ -42,9 +42,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Mapping
 
-import sqlite_utils
-
 from datamodel import image_requests as cache
+from datamodel.database import Database
 from datamodel.media import MediaError, MediaStore
 from core.openai_http import RETRY_MAX_S, api_key, retry_after, retry_delay, retryable
 from generators.registry import ModelSpec
@@ -115,7 +114,7 @@ class ImageAPIGenerator:
     ``client`` (tests), ``rng`` (backoff jitter) and ``wait`` (the pause before a retry) may be passed in.
     """
 
-    def __init__(self, spec: ModelSpec, config: ImageAPIConfig, *, db: sqlite_utils.Database, media: MediaStore,
+    def __init__(self, spec: ModelSpec, config: ImageAPIConfig, *, db: Database, media: MediaStore,
                  env: Mapping[str, str] | None = None, client: Any = None, rng: random.Random | None = None,
                  wait: Callable[[float], Awaitable[None]] | None = None):
         self.spec = spec

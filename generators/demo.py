@@ -28,8 +28,7 @@ from functools import partial
 from pathlib import Path
 from typing import Iterable
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.media import MediaStore
 from generators.pipelines import make_generator
 from generators.registry import ModelSpec
@@ -69,7 +68,7 @@ def demo_models() -> dict[str, ModelSpec]:
 DEMO_MODELS: tuple[str, ...] = ("demo-painter", "demo-lookalike", "demo-scribble", "demo-tiny-unet")
 
 
-def generate_demo_images(db: sqlite_utils.Database, media: MediaStore, prompt_ids: Iterable[int], *,
+def generate_demo_images(db: Database, media: MediaStore, prompt_ids: Iterable[int], *,
                          cache_dir: str | Path, seed: int = 0, progress: bool = False, batch_size: int = 16) -> int:
     """Register the demo arena's models (:data:`DEMO_MODELS`, source ``demo``) and make their missing image per
     prompt; return how many were made."""

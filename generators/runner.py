@@ -26,12 +26,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
-import sqlite_utils
 from tqdm.auto import tqdm
 
 from datamodel.catalog import (add_image, add_model, generation_params, image_keys, model_config, partner_texts,
                                prompts_by_id, suite_names)
 from datamodel.catalog import suite_prompt_ids as prompt_ids_of_suite
+from datamodel.database import Database
 from datamodel.media import MediaStore
 from core.presets import DEFAULT_PRESET
 from datamodel.renditions import Renditions
@@ -81,7 +81,7 @@ def item_seed(base_seed: int, model: str, prompt_key: Sequence[str], idx: int, p
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") & 0x7FFFFFFF
 
 
-def prompt_rows(db: sqlite_utils.Database, prompt_ids: Iterable[int]) -> list[dict]:
+def prompt_rows(db: Database, prompt_ids: Iterable[int]) -> list[dict]:
     ids = sorted(set(int(i) for i in prompt_ids))
     rows = prompts_by_id(db, ids)
     if len(rows) != len(ids):
@@ -90,7 +90,7 @@ def prompt_rows(db: sqlite_utils.Database, prompt_ids: Iterable[int]) -> list[di
     return rows
 
 
-def suite_prompt_ids(db: sqlite_utils.Database, suite: str, subset: str | None = None, variant: str | None = None,
+def suite_prompt_ids(db: Database, suite: str, subset: str | None = None, variant: str | None = None,
                      limit: int | None = None) -> list[int]:
     """Ids of a suite's prompts (optionally one subset / variant), in id order."""
     ids = prompt_ids_of_suite(db, suite, subset, variant, limit)
@@ -104,7 +104,7 @@ def suite_prompt_ids(db: sqlite_utils.Database, suite: str, subset: str | None =
     return ids
 
 
-def plan(db: sqlite_utils.Database, models: Sequence[str], prompt_ids: Iterable[int], *, images_per_prompt: int = 1,
+def plan(db: Database, models: Sequence[str], prompt_ids: Iterable[int], *, images_per_prompt: int = 1,
          seed: int = 0, seed_policy: str = "derived") -> list[WorkItem]:
     """Every (model, prompt, index) in a fixed order (model order as given, then prompt id, then index)."""
     if images_per_prompt < 1:
@@ -126,13 +126,13 @@ def shard(items: Sequence[WorkItem], process_index: int = 0, num_processes: int 
     return list(items[process_index::num_processes])
 
 
-def existing_keys(db: sqlite_utils.Database, model_ids: dict[str, int]) -> set[tuple[str, int, int]]:
+def existing_keys(db: Database, model_ids: dict[str, int]) -> set[tuple[str, int, int]]:
     names = {model_id: name for name, model_id in model_ids.items()}
     rows = image_keys(db, names)
     return {(names[model_id], prompt_id, idx) for model_id, prompt_id, idx in rows}
 
 
-def register_models(db: sqlite_utils.Database, specs: Sequence[ModelSpec], source: str | None = None,
+def register_models(db: Database, specs: Sequence[ModelSpec], source: str | None = None,
                     preset: str = DEFAULT_PRESET) -> dict[str, int]:
     """Add the models (if new) with their spec as ``models.config``; return {name: id}.
 
@@ -151,7 +151,7 @@ def register_models(db: sqlite_utils.Database, specs: Sequence[ModelSpec], sourc
     return ids
 
 
-def _refuse_other_preset(db: sqlite_utils.Database, spec: ModelSpec, model_id: int, preset: str) -> None:
+def _refuse_other_preset(db: Database, spec: ModelSpec, model_id: int, preset: str) -> None:
     if spec.kind != "diffusers":
         return
     made = Counter((params.get("preset", DEFAULT_PRESET), params.get("steps"), params.get("guidance"))
@@ -167,7 +167,7 @@ def _refuse_other_preset(db: sqlite_utils.Database, spec: ModelSpec, model_id: i
             )
 
 
-def _refuse_other_scheduler(db: sqlite_utils.Database, spec: ModelSpec, model_id: int, scheduler: str | None) -> None:
+def _refuse_other_scheduler(db: Database, spec: ModelSpec, model_id: int, scheduler: str | None) -> None:
     """Refuse to add images made with ``scheduler`` (the loaded pipeline's class) to a model whose stored images were
     made with another one: steps and guidance may agree while the sampler differs (a model card's scheduler swap
     against the repository's own, as SD 2.1 under the arena and consistency-paper presets)."""
@@ -184,7 +184,7 @@ def _refuse_other_scheduler(db: sqlite_utils.Database, spec: ModelSpec, model_id
         )
 
 
-def _refuse_changed_output(db: sqlite_utils.Database, spec: ModelSpec, model_id: int) -> None:
+def _refuse_changed_output(db: Database, spec: ModelSpec, model_id: int) -> None:
     stored, images = model_config(db, model_id)
     if not images or not stored:
         return
@@ -202,7 +202,7 @@ def _refuse_changed_output(db: sqlite_utils.Database, spec: ModelSpec, model_id:
         )
 
 
-def partner_negatives(db: sqlite_utils.Database, specs: Sequence[ModelSpec], items: Sequence[WorkItem]
+def partner_negatives(db: Database, specs: Sequence[ModelSpec], items: Sequence[WorkItem]
                       ) -> dict[int, str]:
     """{prompt id: partner text} for the items of models whose negative prompt is the partner prompt; a prompt
     without a partner raises :class:`RunError` naming it."""
@@ -227,7 +227,7 @@ def _batches(items: list[WorkItem], size: int) -> Iterable[list[WorkItem]]:
 
 
 def run(
-    db: sqlite_utils.Database,
+    db: Database,
     media: MediaStore,
     specs: Sequence[ModelSpec],
     prompt_ids: Iterable[int],

@@ -34,8 +34,6 @@ import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Mapping
 
-import sqlite_utils
-
 from datamodel import judge_requests as cache
 from core.openai_http import (
     LOCAL_KEY_PLACEHOLDER,
@@ -47,6 +45,7 @@ from core.openai_http import (
     retry_delay,
     retryable,
 )
+from datamodel.database import Database
 from judges.pricing import Prices, estimate_cost
 from judges.request import ChatRequest, normalize_endpoint
 
@@ -138,7 +137,7 @@ class Engine:
     """
 
     def __init__(
-        self, db: sqlite_utils.Database, config: EngineConfig, *, env: Mapping[str, str] | None = None,
+        self, db: Database, config: EngineConfig, *, env: Mapping[str, str] | None = None,
         rng: random.Random | None = None, dry_run: bool = False, client: Any = None,
         wait: Callable[[float], Awaitable[bool]] | None = None,
     ):

@@ -32,8 +32,7 @@ import random
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.judgments import (
     Judgment,
     delete_other_versions,
@@ -118,7 +117,7 @@ class Unit:
     descriptions: tuple[str, str]
 
 
-def plan_units(db: sqlite_utils.Database, selection: Selection) -> tuple[list[Unit], list[str]]:
+def plan_units(db: Database, selection: Selection) -> tuple[list[Unit], list[str]]:
     """The (item, model) units of ``selection`` (limit = items) and notes on items that cannot be scored."""
     rows = image_rows(db, replace(selection, suite=selection.suite or SUITE, limit=None))  # limit: items
     items = items_by_model(rows, ROLES)
@@ -154,7 +153,7 @@ def pair_generations(p1: Sequence[ImageRow], p2: Sequence[ImageRow]) -> tuple[tu
 
 
 async def judge_commonsense(
-    db: sqlite_utils.Database, media, engine: Engine, units: Sequence[Unit], *, judge: str,
+    db: Database, media, engine: Engine, units: Sequence[Unit], *, judge: str,
     templates: Templates = Templates(), seed: int = 0, failed_fit: str = "skip", progress: bool = True,
     handle_signals: bool = True, jpeg_quality: int | None = None, max_tokens: int | None = None,
 ) -> RunSummary:
@@ -238,7 +237,7 @@ def accuracy(pair_scores: Sequence[dict]) -> tuple[float, int]:
     return (sum(means) / len(means) if means else float("nan")), len(means)
 
 
-def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
+def aggregate(db: Database, judge: str, version: str = "") -> list[dict]:
     """Write ``commonsense_accuracy`` per model (subset '') and per model and category from the stored pair scores
     of ``judge`` judged with template ``version`` ('' : every version); return the rows written (with
     ``other_versions``, the pair scores of other versions left out). Accuracies of ``judge`` written under
@@ -266,7 +265,7 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
 
 
 async def run_commonsense(
-    db: sqlite_utils.Database, media, config: EngineConfig, selection: Selection = Selection(), *,
+    db: Database, media, config: EngineConfig, selection: Selection = Selection(), *,
     seed: int = 0, name: str = "gpt-judge", templates: Templates = Templates(), dry_run: bool = False, env=None,
     progress: bool = True, handle_signals: bool = True, failed_fit: str = "skip", jpeg_quality: int | None = None,
     max_tokens: int | None = None,

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import sqlite_utils
 
 from datamodel.catalog import image_suites, suite_names
+from datamodel.database import Database
 from datamodel.judgments import forget_failed as forget_failed_replies
 from datamodel.judgments import judge_figures
 from datamodel.vote_arrays import VoteArrays, read_vote_arrays
@@ -66,7 +66,7 @@ def _codes(arrays: VoteArrays, mask: np.ndarray, keys: np.ndarray) -> VoteCodes:
     return VoteCodes(keys[mask], arrays.model_a[mask], arrays.model_b[mask], arrays.outcome[mask])
 
 
-def judgment_figures(db: sqlite_utils.Database) -> pd.DataFrame:
+def judgment_figures(db: Database) -> pd.DataFrame:
     """Per judge voter: judgments, failed-parse rate, both-order disagreement share, cost and latency per 1,000
     judgments (cost NaN when no request had a price), and the template version of its judgments (``unversioned``
     for judgments made before versions were recorded; several, comma-separated, if one name has several)."""
@@ -111,7 +111,7 @@ def _scope_rows(scope: str, arrays: VoteArrays, extra: pd.DataFrame, options: Co
     return rows
 
 
-def _image_suites(db: sqlite_utils.Database, suites: list[str], bound: int) -> np.ndarray:
+def _image_suites(db: Database, suites: list[str], bound: int) -> np.ndarray:
     """The code in ``suites`` of each image id's suite (−1 for an image of another suite)."""
     codes = np.full(bound, -1, dtype=np.int64)
     index = {suite: k for k, suite in enumerate(suites)}
@@ -121,7 +121,7 @@ def _image_suites(db: sqlite_utils.Database, suites: list[str], bound: int) -> n
     return codes
 
 
-def compare_judges(db: sqlite_utils.Database, options: CompareOptions = CompareOptions()) -> pd.DataFrame:
+def compare_judges(db: Database, options: CompareOptions = CompareOptions()) -> pd.DataFrame:
     """The comparison table (module docstring): one row per scope and judge voter, ceiling first, then by κ."""
     extra = judgment_figures(db)
     suites = suite_names(db)
@@ -196,7 +196,7 @@ def format_table(table: pd.DataFrame, *, confusion: bool = False) -> str:
     return "\n".join(lines)
 
 
-def forget_failed(db: sqlite_utils.Database, task: str, judge: str) -> tuple[int, int]:
+def forget_failed(db: Database, task: str, judge: str) -> tuple[int, int]:
     """Make the failed judgments of ``task`` by judge voter ``judge`` be asked again: their cached replies (which
     did not parse, or were refusals) leave the request cache, so the next run sends the requests again instead of
     reading the same reply back (a failed judgment casts no vote and is not skipped by the next run). Returns

@@ -14,9 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-import sqlite_utils
-
 from datamodel.catalog import PromptImport
+from datamodel.database import Database
 from judges.prompts import JudgeTemplate, fill
 from judges.request import ChatRequest
 from suites import taxonomy
@@ -54,7 +53,7 @@ def definition_request(concept: str) -> ChatRequest:
 
 
 def judge_definer(
-    db: sqlite_utils.Database, config, *, env: Mapping[str, str] | None = None, progress: bool = True
+    db: Database, config, *, env: Mapping[str, str] | None = None, progress: bool = True
 ) -> Define:
     """Definitions written by the judge model through the judges' engine (:class:`judges.client.Engine`).
 
@@ -122,7 +121,7 @@ def can_define(settings) -> bool:
 
 
 def import_predicted(
-    db: sqlite_utils.Database, path: str | Path, *, settings=None, subset: str | None = None,
+    db: Database, path: str | Path, *, settings=None, subset: str | None = None,
     define: Define | None = None, wn=None, progress: bool = True,
 ) -> PromptImport:
     """:func:`suites.taxonomy.import_predicted`, with missing definitions written by the judge model of ``settings``

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import sqlite_utils
 
+from datamodel.database import Database
 from datamodel.human_ratings import ratings_frame
 from judges.rating_tasks import RATING_TASKS
 from ratings.rater_agreement import judge_agreement, judge_correlation, rater_ceiling
@@ -49,7 +49,7 @@ def _row(task: str, judge: str, what: str, figures: dict, min_shared: int) -> di
     return row
 
 
-def compare_with_humans(db: sqlite_utils.Database, options: HumanCompareOptions = HumanCompareOptions()) -> pd.DataFrame:
+def compare_with_humans(db: Database, options: HumanCompareOptions = HumanCompareOptions()) -> pd.DataFrame:
     """The table of the module docstring (columns :data:`COLUMNS`); empty when no task has counted ratings."""
     tasks = dict(RATING_TASKS)
     if options.task is not None and options.task not in tasks:

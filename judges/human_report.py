@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pandas as pd
-import sqlite_utils
 
+from datamodel.database import Database
 from datamodel.human_ratings import ratings_frame
 from judges.human_stats import rater_agreement
 from judges.rating_tasks import RATING_TASKS
@@ -27,7 +27,7 @@ class TaskStatistics:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
 
 
-def human_statistics(db: sqlite_utils.Database, *, task: str | None = None) -> list[TaskStatistics]:
+def human_statistics(db: Database, *, task: str | None = None) -> list[TaskStatistics]:
     """The statistics of every task with counted ratings (or of ``task``, which must be declared)."""
     names = [RATING_TASKS[task].name] if task is not None else list(RATING_TASKS)
     result = []

@@ -39,8 +39,8 @@ from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
-import sqlite_utils
 
+from datamodel.database import Database
 from datamodel.human_ratings import ratings_frame
 from datamodel.judgments import judgments, metric_rows
 from datamodel.rating_scales import ChoiceScale, Scale
@@ -196,18 +196,18 @@ def saneval_human_scores(frame: pd.DataFrame) -> pd.DataFrame:
 
 # --- what the reports call ------------------------------------------------------------------------------------------
 
-def commonsense_human(db: sqlite_utils.Database, *, task: str = "commonsense_fit", fits_both: str = "pick",
+def commonsense_human(db: Database, *, task: str = "commonsense_fit", fits_both: str = "pick",
                       seed: int = 0) -> pd.DataFrame:
     """Commonsense-T2I Table 2's Human column (:func:`commonsense_human_accuracy`) from the stored ratings."""
     return commonsense_human_accuracy(ratings_frame(db, task=task), fits_both=fits_both, seed=seed)
 
 
-def semvar_human(db: sqlite_utils.Database, *, task: str = "semvar_alignment") -> pd.DataFrame:
+def semvar_human(db: Database, *, task: str = "semvar_alignment") -> pd.DataFrame:
     """SemVarBench Table 11 from human ratings (:func:`semvar_human_scores`)."""
     return semvar_human_scores(ratings_frame(db, task=task))
 
 
-def saneval_human(db: sqlite_utils.Database, *, task: str = "saneval_adherence") -> pd.DataFrame:
+def saneval_human(db: Database, *, task: str = "saneval_adherence") -> pd.DataFrame:
     """SANEval Table 4 from human ratings (:func:`saneval_human_scores`)."""
     return saneval_human_scores(ratings_frame(db, task=task))
 
@@ -255,14 +255,14 @@ class Comparison:
     """
 
     kind: str
-    machines: Callable[[sqlite_utils.Database], dict[str, dict[str, float]]]
+    machines: Callable[[Database], dict[str, dict[str, float]]]
     raters: Callable[[pd.DataFrame], dict[str, dict[str, float]]]
     what: str
     consensus: Callable[[pd.DataFrame], dict[str, float]] | None = None
     classes: Callable[[np.ndarray], np.ndarray] | None = None
 
 
-def commonsense_machine_fits(db: sqlite_utils.Database) -> dict[str, dict[str, float]]:
+def commonsense_machine_fits(db: Database) -> dict[str, dict[str, float]]:
     """Each fit judge's raw fits per question (judgments ``commonsense_fit``), and each CLIP evaluator's
     fit(I, D1) = [cos_d1 > cos_d2], fit(I, D2) = [cos_d2 > cos_d1] (metric ``commonsense_clip_fit``)."""
     fits: dict[str, dict[str, float]] = {}
@@ -279,7 +279,7 @@ def commonsense_machine_fits(db: sqlite_utils.Database) -> dict[str, dict[str, f
     return fits
 
 
-def semvar_machine_effects(db: sqlite_utils.Database) -> dict[str, dict[str, float]]:
+def semvar_machine_effects(db: Database) -> dict[str, dict[str, float]]:
     """Each SemVarBench judge's SemVarEffect κ per item (judgments ``semvar_item``, keyed by the unit)."""
     effects: dict[str, dict[str, float]] = {}
     for row in judgments(db, task="semvar_item"):
@@ -288,7 +288,7 @@ def semvar_machine_effects(db: sqlite_utils.Database) -> dict[str, dict[str, flo
     return effects
 
 
-def saneval_machine_scores(db: sqlite_utils.Database) -> dict[str, dict[str, float]]:
+def saneval_machine_scores(db: Database) -> dict[str, dict[str, float]]:
     """Each SANEval scorer's image score per image (metric ``saneval_image_score``)."""
     scores: dict[str, dict[str, float]] = {}
     for row in metric_rows(db, scorer=None, name="saneval_image_score", suite="saneval"):

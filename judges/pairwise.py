@@ -32,10 +32,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Sequence
 
-import sqlite_utils
-
 from datamodel.battles import Pairing, imported_human_battles, voted_human_battles
 
+from datamodel.database import Database
 from sampling.draws import serve_battle
 from datamodel.votes import record_vote
 from judges.client import Engine, EngineConfig, Reply
@@ -87,7 +86,7 @@ def _pool(rows: Sequence[ImageRow]) -> dict[int, dict[int, list[ImageRow]]]:
     return {pid: models for pid, models in sorted(pool.items()) if len(models) >= 2}
 
 
-def plan_drawn(db: sqlite_utils.Database, media, selection: Selection, *, count: int, seed: int = 0,
+def plan_drawn(db: Database, media, selection: Selection, *, count: int, seed: int = 0,
                max_tries_per_draw: int = 50) -> list[PlannedBattle]:
     """``count`` battles drawn as :func:`datamodel.battles.draw_uniform` draws them, within ``selection``.
 
@@ -120,7 +119,7 @@ def plan_drawn(db: sqlite_utils.Database, media, selection: Selection, *, count:
     return plans
 
 
-def plan_items(db: sqlite_utils.Database, media, selection: Selection, *, seed: int = 0) -> list[PlannedBattle]:
+def plan_items(db: Database, media, selection: Selection, *, seed: int = 0) -> list[PlannedBattle]:
     """One battle per item, as the taxonomy paper planned its battles (§4.1): for each item of the selection (its
     ``suite, subset, item_key``, in that order), two distinct models drawn uniformly from those with an image of
     every selected variant of the item, their sides random, and that same battle (first image of each) judged in
@@ -164,7 +163,7 @@ def concept_prompt(plan: "PlannedBattle") -> str:
     return f"{lemma} ({definition})" if definition and plan.variant == "with_definition" else lemma
 
 
-def plan_human(db: sqlite_utils.Database, media, selection: Selection,
+def plan_human(db: Database, media, selection: Selection,
                include_excluded: bool = False) -> list[PlannedBattle]:
     """The human battles with a vote (within ``selection``), oldest first, then the imported human votes whose file
     carried their images (GenAI-Bench, Pick-a-Pic), each as a battle for the judge."""
@@ -239,7 +238,7 @@ def position_bias(verdicts: Sequence[dict]) -> dict:
 
 # --- running ----------------------------------------------------------------------------------------------------
 
-def _write(db: sqlite_utils.Database, plan: PlannedBattle, decision: Decision, *, judge: str, session_id: str,
+def _write(db: Database, plan: PlannedBattle, decision: Decision, *, judge: str, session_id: str,
            replies: Sequence[Reply], answers: Sequence[Answer], version: str) -> None:
     explanation = "\n\n".join(f"[{o}] {a.explanation}" for o, a in zip(("AB", "BA"), answers) if a.explanation)
     judgment = Judgment(
@@ -257,7 +256,7 @@ def _write(db: sqlite_utils.Database, plan: PlannedBattle, decision: Decision, *
 
 
 async def judge_battles(
-    db: sqlite_utils.Database, engine: Engine, plans: Sequence[PlannedBattle], *, judge: str,
+    db: Database, engine: Engine, plans: Sequence[PlannedBattle], *, judge: str,
     templates: Templates = Templates(), single_order: bool = False, limit: int | None = None,
     progress: bool = True, handle_signals: bool = True, user_prompt: str = "generation",
 ) -> RunSummary:
@@ -309,7 +308,7 @@ async def judge_battles(
     return summary
 
 
-def human_agreement(db: sqlite_utils.Database, judge: str) -> dict:
+def human_agreement(db: Database, judge: str) -> dict:
     """How often the judge's vote equals the human vote on the battle it copied (same sides, same images)."""
     rows = copied_vote_outcomes(db, judge, TASK)
     agree = sum(a == b for a, b in rows)
@@ -317,7 +316,7 @@ def human_agreement(db: sqlite_utils.Database, judge: str) -> dict:
 
 
 async def run_pairwise(
-    db: sqlite_utils.Database, media, config: EngineConfig, selection: Selection = Selection(), *,
+    db: Database, media, config: EngineConfig, selection: Selection = Selection(), *,
     source: str = "draw", seed: int = 0, single_order: bool = False, name: str = "gpt-judge",
     templates: Templates = Templates(), dry_run: bool = False, env=None, progress: bool = True,
     handle_signals: bool = True, user_prompt: str = "generation",

@@ -16,8 +16,7 @@ import sys
 from dataclasses import replace
 from typing import Mapping, Sequence
 
-import sqlite_utils
-
+from datamodel.database import Database
 from judges.request import ChatRequest
 from suites.common import SuiteError
 
@@ -27,7 +26,7 @@ WRITER_TEMPERATURE = 1.0
 WRITER_MAX_TOKENS = 4096
 
 
-def judge_asker(db: sqlite_utils.Database, config, *, model: str | None = None, env: Mapping[str, str] | None = None,
+def judge_asker(db: Database, config, *, model: str | None = None, env: Mapping[str, str] | None = None,
                 progress: bool = True, temperature: float = WRITER_TEMPERATURE, max_tokens: int = WRITER_MAX_TOKENS):
     """A function ``ask(texts) -> [(ok, answer or the reason it failed)]`` sending each text as one user message
     to the judges' endpoint (``config``: a :class:`judges.client.EngineConfig`; ``model`` replaces its model).

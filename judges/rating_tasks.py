@@ -28,9 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
-import sqlite_utils
-
 from core.registry import Registry
+from datamodel.database import Database
 from datamodel.rating_scales import ChoiceScale, Point, Scale, Score, ScoresScale
 from judges import commonsense, saneval, semvar
 from judges.human_stats import (COMMONSENSE_COMPARISON, SANEVAL_COMPARISON, SEMVAR_COMPARISON, Comparison,
@@ -92,7 +91,7 @@ class RatingTask:
     guidelines: str
     raters: int
     source: str
-    plan: Callable[[sqlite_utils.Database, Selection], list[RatingUnit]]
+    plan: Callable[[Database, Selection], list[RatingUnit]]
     text_label: str = ""
     show_prompt: bool = True
     criteria: Mapping[str, str] = field(default_factory=dict)
@@ -100,7 +99,7 @@ class RatingTask:
     tables: Mapping[str, Callable] = field(default_factory=dict)
     pace: float = 5.0
 
-    def units(self, db: sqlite_utils.Database, models: tuple[str, ...] = ()) -> list[RatingUnit]:
+    def units(self, db: Database, models: tuple[str, ...] = ()) -> list[RatingUnit]:
         """The units over the images of ``models`` (all models when empty) that a battle may show: rendered for the
         display and not withheld (``battle_images``), so a question's first image request is never a timed render
         and a published image is never put before a rater."""
@@ -121,7 +120,7 @@ RATING_TASKS = Registry[RatingTask]("rating_tasks", ("judges.rating_tasks",), wh
 FIT = ChoiceScale("fit", (Point(1, "Fits", "Y"), Point(0, "Does not fit", "N")), level="nominal")
 
 
-def _commonsense_units(db: sqlite_utils.Database, selection: Selection) -> list[RatingUnit]:
+def _commonsense_units(db: Database, selection: Selection) -> list[RatingUnit]:
     """One unit per generation pair of each item and model (:func:`judges.commonsense.plan_units`)."""
     units, _ = commonsense.plan_units(db, selection)
     planned = []
@@ -180,7 +179,7 @@ SEMVAR_SCORES = ScoresScale(
     low=0, high=50, anchors=TABLE_13)
 
 
-def _semvar_units(db: sqlite_utils.Database, selection: Selection) -> list[RatingUnit]:
+def _semvar_units(db: Database, selection: Selection) -> list[RatingUnit]:
     """One unit per item and model with the judge's seven (text, image) pairs (:data:`judges.semvar.CALLS`)."""
     planned = []
     for unit in semvar.plan_units(db, selection):
@@ -224,7 +223,7 @@ LIKERT = ChoiceScale("likert", (Point(1, "1 · Poor", "1"), Point(2, "2 · Weak"
                                 Point(4, "4 · Good", "4"), Point(5, "5 · Perfect", "5")), level="ordinal")
 
 
-def _saneval_units(db: sqlite_utils.Database, selection: Selection) -> list[RatingUnit]:
+def _saneval_units(db: Database, selection: Selection) -> list[RatingUnit]:
     """One unit per image of a SANEval prompt (:func:`judges.saneval.plan_units`)."""
     planned = []
     for row in saneval.plan_units(db, selection):

@@ -47,9 +47,9 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, Sequence
 
-import sqlite_utils
 from PIL import Image
 
+from datamodel.database import Database
 from datamodel.judgments import (
     Judgment,
     delete_other_versions,
@@ -187,7 +187,7 @@ def template_version(templates: Templates, protocol: str = "project") -> str:
     return "t4:" + hashlib.sha256(json.dumps(texts, sort_keys=True).encode()).hexdigest()[:8]
 
 
-def plan_units(db: sqlite_utils.Database, selection: Selection) -> list[ImageRow]:
+def plan_units(db: Database, selection: Selection) -> list[ImageRow]:
     """The images of the selected SANEval prompts (limit = prompts)."""
     rows = image_rows(db, replace(selection, suite=selection.suite or SUITE, limit=None))  # limit: items
     prompts = list(dict.fromkeys(row.prompt_id for row in rows))[: selection.limit]
@@ -223,7 +223,7 @@ def _parse_answer(text: str) -> str:
 
 
 async def judge_saneval(
-    db: sqlite_utils.Database, media, engine: Engine, units: Sequence[ImageRow], *, judge: str,
+    db: Database, media, engine: Engine, units: Sequence[ImageRow], *, judge: str,
     detector: DetectorLike | None, templates: Templates = Templates(), options: SanevalOptions = SanevalOptions(),
     progress: bool = True, handle_signals: bool = True,
 ) -> RunSummary:
@@ -544,7 +544,7 @@ async def _score_binding(ask, templates: Templates, media, row: ImageRow, expect
     return score_attributes(expected, ratings, threshold)
 
 
-def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
+def aggregate(db: Database, judge: str, version: str = "") -> list[dict]:
     """Write ``saneval_<category>`` and ``saneval_overall`` per model from the stored image scores of ``judge``
     scored with templates ``version`` ('': every version); return one row per model (with ``other_versions``, the
     image scores of other versions left out). Model scores of ``judge`` written under another version are deleted."""
@@ -577,7 +577,7 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
 STRATUM_ORDER = ("1", "2", "3-5", "6-10", "11-15")
 
 
-def cardinality_scores(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
+def cardinality_scores(db: Database, judge: str, version: str = "") -> list[dict]:
     """The per-cardinality table (the paper's Table 2): for each model and binding category, ``averaged`` (the mean
     over its scored images, Table 1's value) and the mean per object-count stratum (``1``, ``2``, ``3-5``, ``6-10``,
     ``11-15``; a prompt's ``metadata["stratum"]``, else the stratum of its number of objects; images of prompts
@@ -610,14 +610,14 @@ def cardinality_scores(db: sqlite_utils.Database, judge: str, version: str = "")
     return table
 
 
-def feedback(db: sqlite_utils.Database, judge: str) -> list[dict]:
+def feedback(db: Database, judge: str) -> list[dict]:
     """The feedback strings of every scored image of ``judge``."""
     return [{"image_id": row["image_id"], "score": row["verdict"].get("score"),
              "feedback": row["verdict"].get("feedback")} for row in judgments(db, judge, TASK) if row["status"] == "ok"]
 
 
 async def run_saneval(
-    db: sqlite_utils.Database, media, config: EngineConfig, selection: Selection = Selection(), *,
+    db: Database, media, config: EngineConfig, selection: Selection = Selection(), *,
     detector: DetectorLike | None, name: str = "gpt-judge", templates: Templates = Templates(),
     options: SanevalOptions = SanevalOptions(), dry_run: bool = False, env=None, progress: bool = True,
     handle_signals: bool = True,

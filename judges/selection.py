@@ -9,9 +9,8 @@ import json
 from dataclasses import dataclass, fields
 from typing import Sequence
 
-import sqlite_utils
-
 from datamodel.catalog import selected_images
+from datamodel.database import Database
 from datamodel.models import model_ids as all_model_ids
 from judges.request import ImageInput
 
@@ -85,7 +84,7 @@ class ImageRow:
 _IMAGE_ROW_FIELDS = frozenset(f.name for f in fields(ImageRow))
 
 
-def model_ids(db: sqlite_utils.Database, names: tuple[str, ...]) -> dict[str, int]:
+def model_ids(db: Database, names: tuple[str, ...]) -> dict[str, int]:
     """{name: id} of ``names`` (all models when empty); an unknown name raises with the known ones."""
     known = all_model_ids(db)
     if not names:
@@ -97,7 +96,7 @@ def model_ids(db: sqlite_utils.Database, names: tuple[str, ...]) -> dict[str, in
     return {name: known[name] for name in names}
 
 
-def image_rows(db: sqlite_utils.Database, selection: Selection | str | None = None, *,
+def image_rows(db: Database, selection: Selection | str | None = None, *,
                models: Sequence[str] | None = None) -> list[ImageRow]:
     """Images of the selected prompts and models, ordered by prompt, model name and generation index.
 

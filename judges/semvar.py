@@ -36,8 +36,7 @@ import hashlib
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.judgments import (
     Judgment,
     delete_other_versions,
@@ -92,7 +91,7 @@ class Unit:
     images: dict  # role -> ImageRow (lowest generation index)
 
 
-def plan_units(db: sqlite_utils.Database, selection: Selection) -> list[Unit]:
+def plan_units(db: Database, selection: Selection) -> list[Unit]:
     rows = image_rows(db, replace(selection, suite=selection.suite or SUITE, limit=None))  # limit: items
     items = items_by_model(rows, ROLES)
     return [Unit(key, model_id, {role: images[0] for role, images in by_role.items()})
@@ -100,7 +99,7 @@ def plan_units(db: sqlite_utils.Database, selection: Selection) -> list[Unit]:
 
 
 async def judge_semvar(
-    db: sqlite_utils.Database, media, engine: Engine, units: Sequence[Unit], *, judge: str,
+    db: Database, media, engine: Engine, units: Sequence[Unit], *, judge: str,
     templates: Templates = Templates(), progress: bool = True, handle_signals: bool = True,
 ) -> RunSummary:
     """Ask the seven scores of every unit, store judgments and item scores, then the model scores."""
@@ -153,7 +152,7 @@ async def judge_semvar(
     return summary
 
 
-def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
+def aggregate(db: Database, judge: str, version: str = "") -> list[dict]:
     """Write the model-level SemVarBench metrics (means over items, overall and per category) of the stored item
     scores of ``judge`` judged with template ``version`` ('': every version); return the rows written (with
     ``other_versions``, the item scores of other versions left out). Model scores of ``judge`` written under another
@@ -178,7 +177,7 @@ def aggregate(db: sqlite_utils.Database, judge: str, version: str = "") -> list[
     return written
 
 
-def aspect_scores(db: sqlite_utils.Database, judge: str, version: str = "") -> list[dict]:
+def aspect_scores(db: Database, judge: str, version: str = "") -> list[dict]:
     """{model, aspect, items, mean, gamma_w, gamma_wo, kappa} per model and aspect (paper order) from the stored item
     scores of ``judge`` with template ``version`` ('': every version); an item counts once in each aspect of its
     categories."""
@@ -196,7 +195,7 @@ def aspect_scores(db: sqlite_utils.Database, judge: str, version: str = "") -> l
 
 
 async def run_semvar(
-    db: sqlite_utils.Database, media, config: EngineConfig, selection: Selection = Selection(), *,
+    db: Database, media, config: EngineConfig, selection: Selection = Selection(), *,
     name: str = "gpt-judge", templates: Templates = Templates(), dry_run: bool = False, env=None,
     progress: bool = True, handle_signals: bool = True,
 ) -> RunSummary:

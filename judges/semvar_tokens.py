@@ -21,8 +21,7 @@ import json
 from dataclasses import replace
 from typing import Sequence
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.judgments import Judgment, save_judgment
 from datamodel.metrics import MetricRow, write_metrics
 from judges.client import Engine, EngineConfig
@@ -68,7 +67,7 @@ def token_accuracy(words: dict[str, bool]) -> float:
     return sum(words.values()) / len(words)
 
 
-def plan_images(db: sqlite_utils.Database, selection: Selection) -> list[ImageRow]:
+def plan_images(db: Database, selection: Selection) -> list[ImageRow]:
     """Each model's first image of every anchor, permutation and paraphrase prompt of ``selection`` (limit: items)."""
     rows = [row for row in image_rows(db, replace(selection, suite=selection.suite or SUITE, limit=None))
             if row.role in ROLES]
@@ -82,7 +81,7 @@ def plan_images(db: sqlite_utils.Database, selection: Selection) -> list[ImageRo
     return list(first.values())
 
 
-async def judge_tokens(db: sqlite_utils.Database, media, engine: Engine, images: Sequence[ImageRow], *, judge: str,
+async def judge_tokens(db: Database, media, engine: Engine, images: Sequence[ImageRow], *, judge: str,
                        templates: Templates = Templates(), progress: bool = True,
                        handle_signals: bool = True) -> RunSummary:
     """Ask each image's token question; store the judgment and ``semvar_token_accuracy``."""
@@ -111,7 +110,7 @@ async def judge_tokens(db: sqlite_utils.Database, media, engine: Engine, images:
     return summary
 
 
-async def run_semvar_tokens(db: sqlite_utils.Database, media, config: EngineConfig,
+async def run_semvar_tokens(db: Database, media, config: EngineConfig,
                             selection: Selection = Selection(), *, name: str = "gpt-judge",
                             templates: Templates = Templates(), dry_run: bool = False, env=None,
                             progress: bool = True, handle_signals: bool = True) -> RunSummary:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import sqlite_utils
 
 from datamodel.coverage import prompts_with_models, shared_prompts_per_pair, vote_pairs
+from datamodel.database import Database
 from datamodel.models import sorted_model_names
 
 
@@ -16,7 +16,7 @@ def _votes_table(db, voter_kind, include_excluded, suite) -> pd.DataFrame:
 
 
 def votes_per_model(
-    db: sqlite_utils.Database, *, voter_kind: str | None = "human", include_excluded: bool = False,
+    db: Database, *, voter_kind: str | None = "human", include_excluded: bool = False,
     suite: str | None = None,
 ) -> pd.DataFrame:
     """One row per model (all models, fewest votes first): ``model, votes, share, vs_mean, wins, losses, ties,
@@ -46,7 +46,7 @@ def votes_per_model(
 
 
 def votes_per_pair(
-    db: sqlite_utils.Database, *, voter_kind: str | None = "human", include_excluded: bool = False,
+    db: Database, *, voter_kind: str | None = "human", include_excluded: bool = False,
     suite: str | None = None,
 ) -> pd.DataFrame:
     """One row per pair of models that share a prompt (fewest votes first): ``model_1, model_2`` (by name),
@@ -74,7 +74,7 @@ def votes_per_pair(
 
 
 def votes_per_prompt(
-    db: sqlite_utils.Database, *, voter_kind: str | None = "human", include_excluded: bool = False,
+    db: Database, *, voter_kind: str | None = "human", include_excluded: bool = False,
     suite: str | None = None,
 ) -> pd.DataFrame:
     """One row per prompt with images of two or more models (fewest votes first): ``prompt_id, suite, subset,

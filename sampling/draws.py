@@ -21,9 +21,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
-import sqlite_utils
 
 from datamodel.battles import Battle, Pairing, record_battle
+from datamodel.database import Database
 from datamodel.sampling_reads import (annotator_prompts, catalog_version, eligible_prompts, not_shown,  # noqa: F401
                                      prompt_images, suites_with_battles)
 from sampling.strategies import UNIFORM, check_strategy
@@ -117,7 +117,7 @@ class SeenPrompts:
         self._annotators = annotators
         self._held: OrderedDict[int, SeenPrompts.Seen] = OrderedDict()
 
-    def of(self, db: sqlite_utils.Database, annotator_id: int) -> "SeenPrompts.Seen":
+    def of(self, db: Database, annotator_id: int) -> "SeenPrompts.Seen":
         """The prompts ``annotator_id`` has voted on, as of now (module and class docstrings)."""
         with self._lock:
             held = self._held.get(annotator_id)
@@ -139,7 +139,7 @@ class SeenPrompts:
         return seen
 
 
-def seen_prompts(db: sqlite_utils.Database, annotator_id: int, pool: "PromptPool | None" = None) -> SeenPrompts.Seen:
+def seen_prompts(db: Database, annotator_id: int, pool: "PromptPool | None" = None) -> SeenPrompts.Seen:
     """The prompts ``annotator_id`` has voted on: kept by the server's ``pool``, or read afresh without one."""
     return (pool.seen if pool is not None else SeenPrompts()).of(db, annotator_id)
 
@@ -164,14 +164,14 @@ class PromptPool:
         self._checked_at = float("-inf")  # when the catalog's change counter was last read (time.monotonic)
         self.seen = SeenPrompts()  # what each annotator voted on, for the draws to leave out
 
-    def _refresh(self, db: sqlite_utils.Database) -> None:
+    def _refresh(self, db: Database) -> None:
         """Forget everything if the images changed (call with the lock held)."""
         version, self._checked_at = catalog_version(db), time.monotonic()
         if version != self._version:
             self._version, self._by_suite, self._suites = version, {}, suites_with_battles(db)
             self._arrays, self._kept = {}, {}
 
-    def images(self, db: sqlite_utils.Database, prompt_id: int) -> list[tuple[int, int]]:
+    def images(self, db: Database, prompt_id: int) -> list[tuple[int, int]]:
         """:func:`prompt_images` of ``prompt_id``, kept until the catalog changes. It reads no change counter: a draw
         calls it after :meth:`eligible_ids`, which has just read it. (At most every shown image is kept: 40,000
         images are a few megabytes.)"""
@@ -181,7 +181,7 @@ class PromptPool:
                 kept = self._kept[prompt_id] = prompt_images(db, prompt_id)
             return kept
 
-    def catalog_cached(self, db: sqlite_utils.Database, key: tuple, read, *, max_age_s: float = 0.0):
+    def catalog_cached(self, db: Database, key: tuple, read, *, max_age_s: float = 0.0):
         """``read()``, a value made from the catalog (models, prompts, images), kept under ``key`` until the catalog
         changes: the change counter is read first, unless a draw read it less than ``max_age_s`` seconds ago (under
         load, every draw does)."""
@@ -192,13 +192,13 @@ class PromptPool:
                 self._kept[key] = read()
             return self._kept[key]
 
-    def suites(self, db: sqlite_utils.Database) -> list[str]:
+    def suites(self, db: Database) -> list[str]:
         """The suites that have at least one battle to show, as :func:`suites_with_battles`."""
         with self._lock:
             self._refresh(db)
             return list(self._suites)
 
-    def eligible(self, db: sqlite_utils.Database, suite: str | None = None) -> list[int]:
+    def eligible(self, db: Database, suite: str | None = None) -> list[int]:
         with self._lock:
             self._refresh(db)
             if suite is not None and suite not in self._suites:
@@ -207,7 +207,7 @@ class PromptPool:
                 self._by_suite[suite] = eligible_prompts(db, suite)
             return self._by_suite[suite]
 
-    def eligible_ids(self, db: sqlite_utils.Database, suite: str | None = None) -> np.ndarray:
+    def eligible_ids(self, db: Database, suite: str | None = None) -> np.ndarray:
         """:meth:`eligible` as a read-only numpy array (made once per catalog change)."""
         with self._lock:
             self._refresh(db)
@@ -223,7 +223,7 @@ class PromptPool:
 
 
 def draw_uniform(
-    db: sqlite_utils.Database, rng: random.Random, *, suite: str | None = None, pool: PromptPool | None = None,
+    db: Database, rng: random.Random, *, suite: str | None = None, pool: PromptPool | None = None,
     annotator_id: int | None = None,
 ) -> Pairing:
     """The published protocol: uniform prompt, two distinct uniform models, uniform image each, random sides.
@@ -255,7 +255,7 @@ def draw_uniform(
 
 
 def serve_battle(
-    db: sqlite_utils.Database,
+    db: Database,
     rng: random.Random,
     *,
     session_id: str,

@@ -20,10 +20,10 @@ from dataclasses import astuple, dataclass, field
 from typing import ClassVar, NamedTuple
 
 import numpy as np
-import sqlite_utils
 
 from datamodel.battles import Pairing
 from datamodel.connection import open_reader, reader_target
+from datamodel.database import Database
 from datamodel.sampling_reads import (catalog_version, pair_images, read_count_rows, vote_changes_since, vote_pairing,
                                      votes_by_id)
 from ratings.votes import OUTCOMES
@@ -67,7 +67,7 @@ class VoteFacts(NamedTuple):
     outcome: str
 
 
-def vote_facts(db: sqlite_utils.Database, vote_ids) -> dict[int, VoteFacts]:
+def vote_facts(db: Database, vote_ids) -> dict[int, VoteFacts]:
     """{vote id: :class:`VoteFacts`} of the given votes (primary-key lookups, 500 ids a query)."""
     return {row[0]: VoteFacts(*row) for row in votes_by_id(db, vote_ids)}
 
@@ -330,7 +330,7 @@ class CountTables:
                          vote.annotator_id, sign, -1 if p is None else p)
 
 
-def read_count_tables(db: sqlite_utils.Database, *, voter_kind: str = "human") -> CountTables:
+def read_count_tables(db: Database, *, voter_kind: str = "human") -> CountTables:
     """Read models, prompts with images and the vote counts from the database, in one read transaction.
 
     The votes are aggregated in SQL, per battle, from the ``votes`` table alone (it records what each battle showed,
@@ -467,7 +467,7 @@ class SamplingStats:
         """Whether the first full read is done (draws can use the counts)."""
         return self.tables is not None
 
-    def start(self, db: sqlite_utils.Database) -> "SamplingStats":
+    def start(self, db: Database) -> "SamplingStats":
         """Start the first full read (in the background for a database file), if not started yet; returns ``self``."""
         if not self._started:
             self._load(db, wait=False)
@@ -480,7 +480,7 @@ class SamplingStats:
             loader.join(timeout)
         return not self._loading
 
-    def reload(self, db: sqlite_utils.Database) -> None:
+    def reload(self, db: Database) -> None:
         """Read everything again in the background (after an admin review); nothing to do if not started yet."""
         if self._started:
             self._load(db, wait=False)
@@ -545,7 +545,7 @@ class SamplingStats:
 
     # -- votes
 
-    def catch_up(self, db: sqlite_utils.Database) -> list[tuple]:
+    def catch_up(self, db: Database) -> list[tuple]:
         """Count the changes to the votes committed since the tables' ``change_seq`` (module docstring), by any
         process; return the rows read (:func:`datamodel.sampling_reads.vote_changes_since`). Safe from any thread:
         a row is applied once, in ``seq`` order."""
@@ -568,7 +568,7 @@ class SamplingStats:
             self._changes += applied
         return rows
 
-    def note_vote(self, db: sqlite_utils.Database, receipt) -> None:
+    def note_vote(self, db: Database, receipt) -> None:
         """Count a vote just committed (an :class:`datamodel.votes.VoteReceipt`), the flags the quality rules
         flipped with it and whatever else changed since (:meth:`catch_up`); release its battle from the in-flight
         tally.
@@ -702,7 +702,7 @@ class SamplingStats:
 
     # -- the schedule
 
-    def refresh(self, db: sqlite_utils.Database, *, force: bool = False, fit: bool = True) -> "SamplingStats":
+    def refresh(self, db: Database, *, force: bool = False, fit: bool = True) -> "SamplingStats":
         """Make the counts usable for a draw, cheaply; returns ``self``.
 
         Starts the first full read if none ran (and waits for it up to ``startup_wait_seconds``), checks at most every
@@ -770,7 +770,7 @@ def _choose(rng: random.Random, probabilities: np.ndarray) -> int:
 
 
 def draw_replica(
-    db: sqlite_utils.Database, rng: random.Random, *, suite: str | None = None, annotator_id: int | None = None,
+    db: Database, rng: random.Random, *, suite: str | None = None, annotator_id: int | None = None,
     stats: SamplingStats | None = None, pool: PromptPool | None = None,
 ) -> Replica | None:
     """A battle (same prompt, left and right images) with exactly one non-excluded human vote, not cast by
@@ -793,7 +793,7 @@ def draw_replica(
 
 
 def draw_pairing(
-    db: sqlite_utils.Database,
+    db: Database,
     rng: random.Random,
     strategy: str,
     *,

@@ -16,9 +16,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-import sqlite_utils
-
 from datamodel.catalog import PromptImport, PromptSpec, add_prompts, prompts_of, suites_of  # noqa: F401 (the suites' API)
+from datamodel.database import Database
 
 
 class SuiteError(ValueError):
@@ -224,7 +223,7 @@ def check_unique(specs: Iterable[PromptSpec]) -> list[PromptSpec]:
     return specs
 
 
-def write_specs(db: sqlite_utils.Database, specs: Iterable[PromptSpec]) -> PromptImport:
+def write_specs(db: Database, specs: Iterable[PromptSpec]) -> PromptImport:
     """Check keys are unique, then write all specs in one transaction (see :func:`datamodel.catalog.add_prompts`)."""
     return add_prompts(db, check_unique(specs))
 

@@ -24,9 +24,8 @@ from __future__ import annotations
 from numbers import Real
 from pathlib import Path
 
-import sqlite_utils
-
 from datamodel.catalog import PromptImport, PromptSpec
+from datamodel.database import Database
 from suites.common import SuiteError, content_key, existing_file, read_json_list, read_json_lines, write_specs
 from suites.registry import SUITES, ImportFormat, Suite
 
@@ -88,7 +87,7 @@ def read_json_records(path: str | Path):
     return read_json_lines(path) if lines else read_json_list(path)
 
 
-def import_commonsense(db: sqlite_utils.Database, path: str | Path) -> PromptImport:
+def import_commonsense(db: Database, path: str | Path) -> PromptImport:
     return write_specs(db, load_commonsense(path))
 
 

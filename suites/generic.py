@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import sqlite_utils
-
 from datamodel.catalog import PromptImport, PromptSpec
+from datamodel.database import Database
 from suites.common import Row, SuiteError, json_object, read_table, text_field, write_specs
 
 STANDARD_COLUMNS = ("suite", "key", "item_key", "text", "subset", "variant", "role", "metadata")
@@ -53,5 +52,5 @@ def load_prompt_list(path: str | Path, *, suite: str | None = None) -> list[Prom
     return specs_from_rows(path, read_table(path, ["text"]), suite)
 
 
-def import_prompt_list(db: sqlite_utils.Database, path: str | Path, *, suite: str | None = None) -> PromptImport:
+def import_prompt_list(db: Database, path: str | Path, *, suite: str | None = None) -> PromptImport:
     return write_specs(db, load_prompt_list(path, suite=suite))

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import sqlite_utils
-
 from datamodel.catalog import PromptImport, PromptSpec
+from datamodel.database import Database
 from suites.common import SuiteError, read_table, write_specs
 from suites.registry import SUITES, ImportFormat, Suite
 
@@ -35,7 +34,7 @@ def load_paraphrases(path: str | Path) -> list[PromptSpec]:
     return specs
 
 
-def import_paraphrases(db: sqlite_utils.Database, path: str | Path) -> PromptImport:
+def import_paraphrases(db: Database, path: str | Path) -> PromptImport:
     return write_specs(db, load_paraphrases(path))
 
 

@@ -19,10 +19,9 @@ import argparse
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-import sqlite_utils
-
 from core.registry import Registry, RegistryError
 from datamodel.catalog import PromptImport
+from datamodel.database import Database
 
 Define = Callable[[list[str]], dict[str, str]]
 
@@ -37,13 +36,13 @@ class ImportContext:
     """
 
     settings: Any = None
-    definer: Callable[[sqlite_utils.Database], Define | None] | None = None
+    definer: Callable[[Database], Define | None] | None = None
     asker: Callable[..., Callable] | None = None
 
-    def define(self, db: sqlite_utils.Database) -> Define | None:
+    def define(self, db: Database) -> Define | None:
         return self.definer(db) if self.definer is not None else None
 
-    def ask(self, db: sqlite_utils.Database, model: str | None = None) -> Callable:
+    def ask(self, db: Database, model: str | None = None) -> Callable:
         """The LLM writer's transport: ``ask(texts) -> [(ok, answer or reason)]`` through the judges' engine with
         ``model`` (None: the judge model); a :class:`suites.common.SuiteError` when the command gave none."""
         if self.asker is None:
@@ -63,7 +62,7 @@ class ImportFormat:
 
     name: str
     help: str
-    run: Callable[[sqlite_utils.Database, argparse.Namespace, ImportContext], PromptImport]
+    run: Callable[[Database, argparse.Namespace, ImportContext], PromptImport]
     add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
 
 
@@ -79,7 +78,7 @@ class Builder:
     name: str
     help: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[sqlite_utils.Database, argparse.Namespace, Any], tuple[PromptImport | None, str]]
+    run: Callable[[Database, argparse.Namespace, Any], tuple[PromptImport | None, str]]
     with_context: bool = False
 
 
@@ -102,7 +101,7 @@ class Suite:
     imports: tuple[ImportFormat, ...] = ()
     builders: tuple[Builder, ...] = ()
     caption: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None
-    notes: Callable[[sqlite_utils.Database], list[str]] | None = None
+    notes: Callable[[Database], list[str]] | None = None
 
 
 def _check_commands(suite: Suite, others: list[Suite]) -> None:

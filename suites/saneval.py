@@ -44,9 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-import sqlite_utils
-
 from datamodel.catalog import PromptImport, PromptSpec
+from datamodel.database import Database
 from suites.common import SuiteError, read_table, write_specs
 from suites.generic import spec_from_row
 from suites.registry import SUITES, Builder, ImportFormat, Suite
@@ -556,7 +555,7 @@ def demo_specs() -> list[PromptSpec]:
 
 
 def build_saneval(
-    db: sqlite_utils.Database, per_category: int = PUBLISHED_PER_CATEGORY, *, seed: int = 0,
+    db: Database, per_category: int = PUBLISHED_PER_CATEGORY, *, seed: int = 0,
     categories: Sequence[str] = CATEGORIES, strata: str = "even",
 ) -> tuple[list[PromptSpec], PromptImport]:
     specs = saneval_specs(per_category, seed=seed, categories=categories, strata=strata)
@@ -590,7 +589,7 @@ def load_saneval_list(path: str | Path) -> list[PromptSpec]:
     return specs
 
 
-def import_saneval_list(db: sqlite_utils.Database, path: str | Path) -> PromptImport:
+def import_saneval_list(db: Database, path: str | Path) -> PromptImport:
     return write_specs(db, load_saneval_list(path))
 
 
@@ -616,7 +615,7 @@ def _add_build_arguments(parser) -> None:
     add_preset_argument(parser, what="(its strata, generator and writer model)")
 
 
-def _build(db: sqlite_utils.Database, args, context) -> tuple[PromptImport | None, str]:
+def _build(db: Database, args, context) -> tuple[PromptImport | None, str]:
     from core.presets import apply_defaults, check_suite, get_preset
 
     preset = get_preset(args.preset)

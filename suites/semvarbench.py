@@ -28,9 +28,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import sqlite_utils
-
 from datamodel.catalog import PromptImport, PromptSpec
+from datamodel.database import Database
 from suites.common import SuiteError, existing_file, read_text, write_specs
 from suites.registry import SUITES, ImportFormat, Suite
 
@@ -157,7 +156,7 @@ def sample_specs() -> list[PromptSpec]:
 
 
 def import_semvarbench(
-    db: sqlite_utils.Database, path: str | Path, categories_dir: str | Path | None = None
+    db: Database, path: str | Path, categories_dir: str | Path | None = None
 ) -> PromptImport:
     return write_specs(db, load_semvarbench(path, categories_dir))
 

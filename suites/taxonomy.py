@@ -38,9 +38,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-import sqlite_utils
-
 from datamodel.catalog import PromptImport, PromptSpec, item_keys, item_metadata, subsets_with_metadata
+from datamodel.database import Database
 from suites.common import SuiteError, existing_file, read_table, read_text, text_field, write_specs
 from suites.registry import SUITES, Builder, ImportContext, ImportFormat, Suite
 
@@ -257,13 +256,13 @@ def random_split_concepts(wn, counts: Mapping[str, int] = RANDOM_SPLIT_COUNTS, *
     return concepts
 
 
-def build_easy(db: sqlite_utils.Database, wn, roots: Sequence[str] = EASY_ROOTS) -> tuple[list[Concept], PromptImport]:
+def build_easy(db: Database, wn, roots: Sequence[str] = EASY_ROOTS) -> tuple[list[Concept], PromptImport]:
     concepts = easy_concepts(wn, roots)
     return concepts, write_specs(db, specs_for(concepts))
 
 
 def build_random_split(
-    db: sqlite_utils.Database, wn, counts: Mapping[str, int] = RANDOM_SPLIT_COUNTS, *, seed: int = 0
+    db: Database, wn, counts: Mapping[str, int] = RANDOM_SPLIT_COUNTS, *, seed: int = 0
 ) -> tuple[list[Concept], PromptImport]:
     """Write a seeded random split. A database holds one split: a build may add nodes to the split it holds (the
     same seed, as large or larger counts) but is refused when the split already there has nodes that this sample
@@ -411,7 +410,7 @@ def _written(path, missing: list[tuple[int, Concept]], define: Define) -> dict[s
         ) from None
 
 
-def stored_definitions(db: sqlite_utils.Database) -> dict[tuple[str, str], tuple[str, str]]:
+def stored_definitions(db: Database) -> dict[tuple[str, str], tuple[str, str]]:
     """{(subset, item_key): (definition, definition_source)} of the predicted concepts already in the database."""
     stored = {(subset, key): metadata for subset, key, metadata in item_metadata(db, SUITE, VARIANTS[0],
                                                                                   PREDICTED_SUBSETS)}
@@ -419,7 +418,7 @@ def stored_definitions(db: sqlite_utils.Database) -> dict[tuple[str, str], tuple
 
 
 def import_predicted(
-    db: sqlite_utils.Database, path: str | Path, *, settings=None, subset: str | None = None,
+    db: Database, path: str | Path, *, settings=None, subset: str | None = None,
     define: Define | None = None, wn=None,
 ) -> PromptImport:
     """Import predicted concepts; definitions already stored are reused, so a re-import asks no model and changes
@@ -557,21 +556,21 @@ def load_benchmark_rows(path: str | Path, repeated: str = "keep") -> tuple[list[
     return specs, notes
 
 
-def import_benchmark(db: sqlite_utils.Database, path: str | Path, repeated: str = "keep") -> PromptImport:
+def import_benchmark(db: Database, path: str | Path, repeated: str = "keep") -> PromptImport:
     specs, notes = load_benchmark_rows(path, repeated)
     result = write_specs(db, specs)
     result.notes.extend(notes)
     return result
 
 
-def reconstructed_subsets(db: sqlite_utils.Database) -> list[str]:
+def reconstructed_subsets(db: Database) -> list[str]:
     """The subsets of the database whose concepts were built by this project (from WordNet or the demo), not
     imported from the published file: a reconstruction of the paper's subsets, which the listings say."""
     rows = subsets_with_metadata(db, SUITE, present="synset", absent="published")
     return sorted(rows, key=lambda s: SUBSETS.index(s) if s in SUBSETS else len(SUBSETS))
 
 
-def _notes(db: sqlite_utils.Database) -> list[str]:
+def _notes(db: Database) -> list[str]:
     rebuilt = [subset for subset in reconstructed_subsets(db) if subset in (EASY, *SPLIT_SUBSETS)]
     if not rebuilt:
         return []
@@ -580,7 +579,7 @@ def _notes(db: sqlite_utils.Database) -> list[str]:
             "authors' main_bench.csv: python -m arena suites import taxonomy-bench FILE"]
 
 
-def _import_benchmark(db: sqlite_utils.Database, args, context: ImportContext) -> PromptImport:
+def _import_benchmark(db: Database, args, context: ImportContext) -> PromptImport:
     return import_benchmark(db, args.path, args.invalid)
 
 
@@ -608,7 +607,7 @@ def _easy_arguments(parser) -> None:
     parser.add_argument("--wordnet-dir", type=Path, help=WORDNET_HELP)
 
 
-def _build_easy(db: sqlite_utils.Database, args, settings) -> tuple[PromptImport, str]:
+def _build_easy(db: Database, args, settings) -> tuple[PromptImport, str]:
     wn = _wordnet(args, settings)
     roots = read_roots(wn, args.roots_file) if args.roots_file else (
         [root.strip() for root in args.roots.split(",") if root.strip()] if args.roots else EASY_ROOTS)
@@ -625,7 +624,7 @@ def _random_arguments(parser) -> None:
     parser.add_argument("--wordnet-dir", type=Path, help=WORDNET_HELP)
 
 
-def _build_random(db: sqlite_utils.Database, args, settings) -> tuple[PromptImport, str]:
+def _build_random(db: Database, args, settings) -> tuple[PromptImport, str]:
     wn = _wordnet(args, settings)
     counts = {"Hypernymy": args.hypernymy, "Hyponymy": args.hyponymy, "Synset-Mixing": args.mixing}
     concepts, result = build_random_split(db, wn, counts, seed=args.seed)
@@ -639,7 +638,7 @@ def _predicted_arguments(parser) -> None:
     parser.add_argument("--subset", choices=PREDICTED_SUBSETS, help="subset of rows without one")
 
 
-def _import_predicted(db: sqlite_utils.Database, args, context: ImportContext) -> PromptImport:
+def _import_predicted(db: Database, args, context: ImportContext) -> PromptImport:
     return import_predicted(db, args.path, settings=context.settings, subset=args.subset, define=context.define(db))
 
 

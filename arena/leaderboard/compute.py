@@ -35,8 +35,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
-import sqlite_utils
 
+from datamodel.database import Database
 import ratings
 from datamodel.annotators import annotator_names
 from datamodel.catalog import models_with_images
@@ -195,7 +195,7 @@ def _correlations(table: pd.DataFrame, metric_columns: list[str], lower_is_bette
     return pd.DataFrame(rows, columns=["against human ELO", "spearman", "spearman_p", "kendall", "kendall_p", "n"])
 
 
-def judge_voters(db: sqlite_utils.Database) -> list[str]:
+def judge_voters(db: Database) -> list[str]:
     """Every judge voter of the database, most votes first (ties by name)."""
     return judge_voter_names(db)
 
@@ -207,7 +207,7 @@ def judge_vote_counts(arrays: VoteArrays) -> dict[str, int]:
                        key=lambda item: (-item[1], item[0])))
 
 
-def pick_judge(db: sqlite_utils.Database, arrays: VoteArrays, judge: str | None) -> str | None:
+def pick_judge(db: Database, arrays: VoteArrays, judge: str | None) -> str | None:
     """``judge`` if it is a judge voter of the database, else the judge voter with the most votes of the slice."""
     if judge is None:
         return next(iter(judge_vote_counts(arrays)), None)
@@ -254,7 +254,7 @@ class BoardCache:
             kept.popitem(last=False)
 
 
-def _inter_annotator(db: sqlite_utils.Database, human: VoteArrays, options: LeaderboardOptions,
+def _inter_annotator(db: Database, human: VoteArrays, options: LeaderboardOptions,
                      cache: BoardCache | None = None, read: tuple = (), arrays: VoteArrays | None = None) -> dict:
     """The inter-annotator statistics of ``human`` (the arena's own human votes of the slice); with a ``cache``,
     taken from it when the slice's vote arrays (``arrays``, read with the arguments ``read``) and the annotators'
@@ -289,7 +289,7 @@ def slice_read(options: LeaderboardOptions) -> dict:
                 until=options.until, times=False, **{key: getattr(options, key) for key in SLICE_FILTERS})
 
 
-def read_slice(db: sqlite_utils.Database, options: LeaderboardOptions, cache: BoardCache | None = None) -> VoteArrays:
+def read_slice(db: Database, options: LeaderboardOptions, cache: BoardCache | None = None) -> VoteArrays:
     """The votes of the slice ``options`` chooses (excluded ones left out unless included, none after ``until``);
     ``cache``: a worker's, whose vote arrays are brought up to date rather than read afresh."""
     # the slice is taken in SQL: a category matches an item's own category or any of its categories (SemVarBench)
@@ -302,7 +302,7 @@ def read_slice(db: sqlite_utils.Database, options: LeaderboardOptions, cache: Bo
     return read_vote_arrays(db, STRATEGIES, **read) if cache is None else cache.votes.read(db, STRATEGIES, **read)
 
 
-def four_image_votes(db: sqlite_utils.Database, options: LeaderboardOptions) -> KwiseVotes:
+def four_image_votes(db: Database, options: LeaderboardOptions) -> KwiseVotes:
     """The four-image votes of the slice ``options`` chooses (:mod:`datamodel.kwise`): the arena's own, by suite,
     voter, time and exclusion; none when the slice is by subset, variant, category or an imported source (a
     four-image vote is the arena's own and is filed by suite only)."""
@@ -313,7 +313,7 @@ def four_image_votes(db: sqlite_utils.Database, options: LeaderboardOptions) -> 
     return KwiseVotes.from_rows(rows)
 
 
-def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions = LeaderboardOptions(),
+def compute_leaderboard(db: Database, options: LeaderboardOptions = LeaderboardOptions(),
                         cache: BoardCache | None = None) -> Leaderboard:
     """The leaderboard of ``options``; ``cache``: what a worker keeps between snapshots (:class:`BoardCache`)."""
     protocol = rating_protocol(options)
@@ -392,7 +392,7 @@ def compute_leaderboard(db: sqlite_utils.Database, options: LeaderboardOptions =
     )
 
 
-def _study_plan(db: sqlite_utils.Database, arrays: VoteArrays, human: VoteArrays,
+def _study_plan(db: Database, arrays: VoteArrays, human: VoteArrays,
                 options: LeaderboardOptions) -> tuple[str, dict[str, int]]:
     """The planner's line (a live board only) and the models warming up, from the slice's human votes."""
     models, counts = in_play(arrays.models, human.counts(), models_with_images(db, options.suite))

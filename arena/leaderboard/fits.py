@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import sqlite_utils
 
+from datamodel.database import Database
 from datamodel.vote_arrays import VoteArrays, newest_human_votes
 from ratings.ppi import NO_VOTE, ppi_fit, ppi_ratings
 from ratings.protocols import DEFAULT_PROTOCOL, RatingProtocol
@@ -108,7 +108,7 @@ def robustness_text(audit: dict | None) -> str:
     return ("By rating, " + "; ".join(parts) + " (influence functions, confirmed by refitting).")
 
 
-def audit_votes(db: sqlite_utils.Database, audit: dict, filters: dict) -> pd.DataFrame:
+def audit_votes(db: Database, audit: dict, filters: dict) -> pd.DataFrame:
     """The votes the audit drops, for the maintainer: per place, the most recent votes of each (model shown left,
     model shown right, outcome) it names, with the vote id (or import source and id), the voter and the battle.
     ``filters``: the board's slice (:func:`datamodel.vote_arrays.newest_human_votes`' arguments)."""

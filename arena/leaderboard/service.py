@@ -50,11 +50,10 @@ import threading
 import time
 from collections import OrderedDict
 
-import sqlite_utils
-
 from arena.leaderboard.compute import BoardCache, LeaderboardOptions, compute_leaderboard
 from arena.leaderboard.view import render_view
 from datamodel.connection import Store, connect, database_errors
+from datamodel.database import Database
 from datamodel.rating_history import history
 from datamodel.snapshots import (Snapshot, claim_computation, data_version, release_computation, snapshot_computed_at,
                                  store_snapshot, stored_snapshot)
@@ -88,7 +87,7 @@ def keeps_history(options: LeaderboardOptions, defaults: LeaderboardOptions | No
     return defaults is not None and options.until is None and dataclasses.replace(options, suite=None) == defaults
 
 
-def compute_snapshot(db: sqlite_utils.Database, options: LeaderboardOptions, keep: int | None = None,
+def compute_snapshot(db: Database, options: LeaderboardOptions, keep: int | None = None,
                      history_days: int = 0, cache: BoardCache | None = None, figures: bool = True) -> Snapshot:
     """Compute the leaderboard of ``options`` as a snapshot, with the boards kept for the same filters on earlier
     days (the rating-history chart); store it too unless ``keep`` is None (and keep it as today's board, for
@@ -111,7 +110,7 @@ def drawn(snapshot: Snapshot | None) -> bool:
     return snapshot is not None and "figures" in snapshot.view
 
 
-def rebuild_history(db: sqlite_utils.Database, options: LeaderboardOptions, days: int, *, history_days: int,
+def rebuild_history(db: Database, options: LeaderboardOptions, days: int, *, history_days: int,
                     keep: int | None = None, now: float | None = None) -> list[str]:
     """Keep a board for each of the ``days`` days before today that has none for ``options``' filters, computed from
     the votes cast by the end of that day (:attr:`arena.leaderboard.compute.LeaderboardOptions.until`); days already
@@ -219,7 +218,7 @@ class SnapshotService:
             while len(self._memory) > self.keep:
                 self._memory.popitem(last=False)
 
-    def latest(self, db: sqlite_utils.Database, key: str) -> Snapshot | None:
+    def latest(self, db: Database, key: str) -> Snapshot | None:
         """The newest snapshot of ``key``: from memory, else from the database (computed earlier, or elsewhere);
         ``shared``, from the database whenever it holds a newer one than memory (another replica computed it)."""
         with self._lock:
@@ -321,7 +320,7 @@ class SnapshotService:
         except database_errors() as error:  # shown from memory all the same; only other processes miss it
             log.error("the leaderboard snapshot for %s could not be stored: %s", key, error)
 
-    def view(self, db: sqlite_utils.Database, options: LeaderboardOptions, *, refresh: bool = False,
+    def view(self, db: Database, options: LeaderboardOptions, *, refresh: bool = False,
              wait_s: float = 0.0) -> tuple[Snapshot | None, str]:
         """The latest snapshot for ``options`` (None if there is none yet) and what is happening to it: "" (fresh),
         "updating" (a newer one is being computed) or why the last computation failed.

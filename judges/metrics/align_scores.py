@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, scored_image_ids, write_metrics
 from judges.metrics.registry import METRICS, Metric, MetricRun, ScorerContext
@@ -147,7 +146,7 @@ class AlignReport:
     rows: int = 0
 
 
-def score_align(db: sqlite_utils.Database, media: MediaStore, scorer: AlignScorer, suite: str, *,
+def score_align(db: Database, media: MediaStore, scorer: AlignScorer, suite: str, *,
                 models: Sequence[str] | None = None, skip_existing: bool = True,
                 progress: bool = False) -> AlignReport:
     """Write ``align_score`` for every image of ``suite`` with its own prompt text."""

@@ -27,9 +27,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-import sqlite_utils
 from PIL import Image
 
+from datamodel.database import Database
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, scored_image_ids, write_metrics
 from judges.metrics.registry import METRICS, Metric, MetricRun, ScorerContext
@@ -229,7 +229,7 @@ class ClipReport:
         return {**asdict(self), "counts": asdict(self.counts) if self.counts else None}
 
 
-def score_clip(db: sqlite_utils.Database, media: MediaStore, encoder: ClipEncoder, suite: str, *,
+def score_clip(db: Database, media: MediaStore, encoder: ClipEncoder, suite: str, *,
                models: Sequence[str] | None = None, skip_existing: bool = True, progress: bool = False) -> ClipReport:
     """Write ``clip_score`` for every image of ``suite`` and the taxonomy metrics where the prompt has a concept."""
     from judges.metrics.progress import progress_bar

@@ -29,8 +29,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Sequence
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, scored_image_ids, write_metrics
 from judges.metrics.clip_scores import ClipEncoder, clip_encoder, clip_options, encoder_calls
@@ -101,7 +100,7 @@ def scorer_name(encoder: ClipEncoder, prefix: str) -> str:
     return encoder.name if prefix == CAPTION_PREFIX else f"{encoder.name} [prefix {prefix.strip() or 'none'!r}]"
 
 
-def score_clipscore(db: sqlite_utils.Database, media: MediaStore, encoder: ClipEncoder, suite: str, *,
+def score_clipscore(db: Database, media: MediaStore, encoder: ClipEncoder, suite: str, *,
                     models: Sequence[str] | None = None, prefix: str = CAPTION_PREFIX, skip_existing: bool = True,
                     progress: bool = False) -> dict:
     """Write the four CLIPScore metrics for every image of ``suite`` whose prompt names a concept; return counts."""

@@ -20,8 +20,7 @@ import sys
 import textwrap
 from typing import Sequence
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.media import MediaStore
 from datamodel.metrics import record_directions
 from core.presets import Preset, add_preset_argument, apply_defaults, check_suite, get_preset, given_options
@@ -31,7 +30,7 @@ from judges.metrics.registry import (METRICS, MetricRun, Scorers, Skip, add_metr
 EXIT_NOTHING_RAN = 3
 
 
-def compute_metrics(db: sqlite_utils.Database, media: MediaStore, suite: str, metrics: Sequence[str],
+def compute_metrics(db: Database, media: MediaStore, suite: str, metrics: Sequence[str],
                     scorers: Scorers, *, models: Sequence[str] | None = None, progress: bool = False) -> dict:
     """Run the registered ``metrics`` on ``suite`` with ``scorers`` (and their options, ``scorers.options``); return
     the summary, each metric's part as its ``score`` returned it (the rows are written to the database).

@@ -18,8 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Sequence
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, write_metrics
 from judges.metrics.clip_scores import ClipEncoder, clip_encoder, clip_options, encoder_calls
@@ -64,7 +63,7 @@ def jpeg_views(media: MediaStore, rows: Sequence[ImageRow], quality: int) -> lis
     return views
 
 
-def score_commonsense(db: sqlite_utils.Database, media: MediaStore, encoder: ClipEncoder, *,
+def score_commonsense(db: Database, media: MediaStore, encoder: ClipEncoder, *,
                       suite: str = "commonsense", models: Sequence[str] | None = None,
                       progress: bool = False, jpeg_quality: int | None = None) -> CommonsenseReport:
     """Write ``commonsense_clip_fit`` for every p1/p2 image with both descriptions, and the accuracies per model;

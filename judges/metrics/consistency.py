@@ -23,8 +23,7 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
-import sqlite_utils
-
+from datamodel.database import Database
 from datamodel.metrics import MetricRow, image_metric_frame, write_metrics
 from datamodel.models import model_ids as models_by_name
 from judges.metrics.registry import METRICS, Metric, MetricRun, Skip
@@ -67,7 +66,7 @@ def consistency_summary(frame, stat: str = "std"):
     return pd.DataFrame(rows, columns=["model", "groups", "mean", "S_a", "S_r", "S_final"])
 
 
-def score_consistency(db: sqlite_utils.Database, suite: str, *, source: str = "clip_score", scorer: str | None = None,
+def score_consistency(db: Database, suite: str, *, source: str = "clip_score", scorer: str | None = None,
                       stats: Sequence[str] = STATS, progress: bool = False) -> dict:
     """Compute and store the consistency metrics of ``suite`` from the per-image metric ``source``.
 

@@ -15,9 +15,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
-import sqlite_utils
-
 from datamodel.catalog import suites_with_images
+from datamodel.database import Database
 from datamodel.media import MediaStore
 
 DEMO_SUITE_METRICS: Mapping[str, tuple[str, ...]] = MappingProxyType({
@@ -28,7 +27,7 @@ DEMO_SUITE_METRICS: Mapping[str, tuple[str, ...]] = MappingProxyType({
 })
 
 
-def compute_demo_metrics(db: sqlite_utils.Database, media: MediaStore, *, cache_dir: str | Path,
+def compute_demo_metrics(db: Database, media: MediaStore, *, cache_dir: str | Path,
                          suites: Sequence[str] = tuple(DEMO_SUITE_METRICS), progress: bool = False) -> dict:
     """Compute the demo suites' metrics with the stand-ins of the module docstring (idempotent: rows are replaced);
     return summaries. The first call on a cache folder trains the demo CLIP (40 s to 3 min on two cores)."""

@@ -49,9 +49,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-import sqlite_utils
 from PIL import Image
 
+from datamodel.database import Database
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, write_metrics
 from judges.metrics.progress import progress_bar
@@ -173,7 +173,7 @@ def _batches(items: list, size: int) -> Iterable[list]:
         yield items[start : start + size]
 
 
-def reference_images(db: sqlite_utils.Database, media: MediaStore, suite: str, *, reference_model: str | None = None,
+def reference_images(db: Database, media: MediaStore, suite: str, *, reference_model: str | None = None,
                      reference_folder: str | Path | None = None, pooled: bool = False) -> list[Image.Image]:
     """The reference set: a folder's images, ``reference_model``'s images of ``suite``, or (``pooled``) all
     models' images of ``suite``."""
@@ -192,7 +192,7 @@ def reference_images(db: sqlite_utils.Database, media: MediaStore, suite: str, *
     return [row.load(media) for row in rows]
 
 
-def score_fid_is(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fid_network=None, is_network=None,
+def score_fid_is(db: Database, media: MediaStore, suite: str, *, fid_network=None, is_network=None,
                  scorer: str, scorer_version: str = "", reference_model: str | None = "retrieval",
                  reference_folder: str | Path | None = None, pooled_reference: bool = False,
                  models: Sequence[str] | None = None, image_size: int = 299, batch_size: int = 32,
@@ -346,7 +346,7 @@ class SliceReport:
     skipped: dict[str, str] = field(default_factory=dict)
 
 
-def score_fid_is_slices(db: sqlite_utils.Database, media: MediaStore, suite: str, *, fid_network=None,
+def score_fid_is_slices(db: Database, media: MediaStore, suite: str, *, fid_network=None,
                         is_network=None, scorer: str, scorer_version: str = "", reference_model: str = "retrieval",
                         models: Sequence[str] | None = None, input_mode: str = "float01", image_size: int = 299,
                         dedup_seed: int | None = 42, is_seed: int | None = 42, splits: int = 10,

@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from core.extras import missing_extra
 from core.registry import Registry, RegistryError
+from datamodel.database import Database
 from datamodel.metrics import DIRECTIONS  # which values are better; none: neither (a p-value, a signed difference)
 
 # what building a scorer raises when an optional extra or weights file is missing (or weights cannot be downloaded)
@@ -81,7 +82,7 @@ class MetricRun:
     command-line options, whether to draw progress bars, the summary so far (metrics that ran before this one) and
     ``state``, a dict the metrics of one run may share."""
 
-    db: Any  # sqlite_utils.Database
+    db: Database
     media: Any  # datamodel.media.MediaStore
     suite: str
     options: argparse.Namespace

@@ -26,9 +26,9 @@ import argparse
 from itertools import combinations
 from typing import Protocol, Sequence, runtime_checkable
 
-import sqlite_utils
 from PIL import Image
 
+from datamodel.database import Database
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, image_metric_frame, scored_image_ids, write_metrics
 from datamodel.models import model_ids as models_by_name
@@ -105,7 +105,7 @@ def reward_text(row: ImageRow, prompt: str = "text") -> str:
     return row.text
 
 
-def score_rewards(db: sqlite_utils.Database, media: MediaStore, model: RewardModel, suite: str, *,
+def score_rewards(db: Database, media: MediaStore, model: RewardModel, suite: str, *,
                   models: Sequence[str] | None = None, skip_existing: bool = True, progress: bool = False,
                   prompt: str = "text") -> int:
     """Write ``reward`` for the suite's images not yet scored by ``model``; one call per text (the prompt, or with
@@ -156,7 +156,7 @@ def mann_whitney_table(scores: dict[str, Sequence[float]], alternative: str = "t
     return pd.DataFrame(rows, columns=["model_a", "model_b", "n_a", "n_b", "median_a", "median_b", "U", "p_value"])
 
 
-def reward_comparisons(db: sqlite_utils.Database, *, scorer: str | None = None, suite: str | None = None,
+def reward_comparisons(db: Database, *, scorer: str | None = None, suite: str | None = None,
                        name: str = "reward", alternative: str = "two-sided"):
     """:func:`mann_whitney_table` over the stored per-image ``name`` scores (one scorer: the most used if None)."""
     frame = image_metric_frame(db, name, scorer=scorer, suite=suite).dropna(subset=["value"])
@@ -169,7 +169,7 @@ COMPARISON_METRIC = "reward_mann_whitney_p"
 COMPARISON_SUBSET = "vs "  # + the other model's name
 
 
-def store_comparisons(db: sqlite_utils.Database, table, *, scorer: str, suite: str = "", version: str = "",
+def store_comparisons(db: Database, table, *, scorer: str, suite: str = "", version: str = "",
                       name: str = "reward", alternative: str = "two-sided") -> int:
     """Write a :func:`mann_whitney_table` as ``reward_mann_whitney_p`` rows (module docstring); return the count."""
     model_ids = models_by_name(db)
@@ -184,7 +184,7 @@ def store_comparisons(db: sqlite_utils.Database, table, *, scorer: str, suite: s
     return write_metrics(db, rows)
 
 
-def stored_comparisons(db: sqlite_utils.Database, *, suite: str = "", scorer: str | None = None):
+def stored_comparisons(db: Database, *, suite: str = "", scorer: str | None = None):
     """The stored comparisons of ``suite`` (one ``scorer``, or all) as a :func:`mann_whitney_table` frame, with a
     ``scorer`` column."""
     import pandas as pd

@@ -160,7 +160,7 @@ class OpenPrompts:
         prompt = normalise_prompt(text, self.settings.open_prompt_max_chars)
         verdict = await self.moderator.check(prompt)
         if not verdict.allowed:
-            log.info("open prompt refused for annotator %s: %s (%d characters)", session.annotator.id,
+            log.info("open prompt refused for annotator %s: %s (%d characters)", sessions.signed_in_annotator(session).id,
                      verdict.category, len(prompt))
             raise PromptRefused(verdict.message)
         ids = await asyncio.to_thread(self.model_ids)
@@ -194,7 +194,7 @@ class OpenPrompts:
                 self.renditions.warm(stored.media_hash, stored.media_ext)  # before either image may be served
             made.append(Generation(stored=stored, **fields))
         image_ids = record_generations(db, prompt_id, made, model_ids=self.model_ids(),
-                                       annotator_id=session.annotator.id, serving=self.service.serving,
+                                       annotator_id=sessions.signed_in_annotator(session).id, serving=self.service.serving,
                                        rendition=self.renditions.spec.key)
         bad = [generation for generation in made if generation.status != "ok"]
         if bad:
@@ -209,7 +209,7 @@ class OpenPrompts:
         image_a, image_b = image_ids
         assert image_a is not None and image_b is not None  # both generations are ok: each made an image
         battle = record_battle(db, Pairing(prompt_id, image_a, image_b), session_id=session.session_id,
-                               annotator_id=session.annotator.id, strategy=self._strategy())
+                               annotator_id=sessions.signed_in_annotator(session).id, strategy=self._strategy())
         return sessions.show_battle(session, battle)
 
     def close(self) -> None:

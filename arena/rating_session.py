@@ -62,9 +62,9 @@ class RatingPool:
     """The units of each task, per set of models, computed once until a model, prompt or image changes (the
     ``catalog`` counter of ``data_versions``). Shared by a server's threads."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._units: dict[tuple[str, tuple[str, ...]], tuple[int, list[RatingUnit], dict[str, RatingUnit]]] = {}
+        self._units: dict[tuple[str, tuple[str, ...]], tuple[int | None, list[RatingUnit], dict[str, RatingUnit]]] = {}
 
     def units(self, db: Database, task: RatingTask, models: tuple[str, ...]) -> dict[str, RatingUnit]:
         """{unit key: unit} of ``task`` over the images of ``models``, in the task's order."""
@@ -108,7 +108,7 @@ def start(db: Database, name: str, token: str, *, open_signup: bool,
     """Sign in (as on the battle page) and open a rating session."""
     signed = battle_sessions.start(db, name, token, open_signup=open_signup, min_token_length=min_token_length)
     return RatingSession(annotator=signed.annotator, session_id=signed.session_id,
-                         ratings=annotator_rating_count(db, signed.annotator.id), signed_in_at=signed.signed_in_at)
+                         ratings=annotator_rating_count(db, battle_sessions.signed_in_annotator(signed).id), signed_in_at=signed.signed_in_at)
 
 
 def issue_resume(db: Database, session: RatingSession, *, days: float) -> RatingSession:
@@ -129,7 +129,7 @@ def resume(db: Database, token: str, *, open_signup: bool,
     current, upcoming = (on_screen + [None, None])[:2]
     return RatingSession(annotator=signed.annotator, session_id=signed.session_id, current=current,
                          upcoming=upcoming, shown_at=time.time() if now is None else now,
-                         ratings=annotator_rating_count(db, signed.annotator.id), resume_token=token,
+                         ratings=annotator_rating_count(db, battle_sessions.signed_in_annotator(signed).id), resume_token=token,
                          signed_in_at=signed.signed_in_at)
 
 
@@ -212,11 +212,11 @@ def draw_question(db: Database, rng: random.Random, annotator_id: int, *, pool: 
 
 def _serve(db, rng, session: RatingSession, pool: RatingPool, task_filter: str | None,
            pending: frozenset, now: float | None = None) -> Serving:
-    drawn = draw_question(db, rng, session.annotator.id, pool=pool, task_filter=task_filter, pending=pending)
+    drawn = draw_question(db, rng, battle_sessions.signed_in_annotator(session).id, pool=pool, task_filter=task_filter, pending=pending)
     question = drawn.unit.questions[drawn.question_index]
     return record_serving(db, task=drawn.task.name, unit=drawn.unit.key, subject=question.subject,
                           image_id=question.image_id, text_prompt_id=question.text_prompt_id,
-                          shown_text=question.shown_text, annotator_id=session.annotator.id,
+                          shown_text=question.shown_text, annotator_id=battle_sessions.signed_in_annotator(session).id,
                           session_id=session.session_id, now=now)
 
 
@@ -318,7 +318,7 @@ def _unit_done(db: Database, session: RatingSession, serving: Serving, pool: Rat
         return False
     declaration, models, _ = opened
     unit = pool.units(db, declaration, models).get(serving.unit)
-    return unit is not None and unit_answers(db, session.annotator.id, serving.task, serving.unit) >= len(
+    return unit is not None and unit_answers(db, battle_sessions.signed_in_annotator(session).id, serving.task, serving.unit) >= len(
         unit.questions)
 
 
@@ -341,9 +341,9 @@ def progress(db: Database, session: RatingSession, task: str, pool: RatingPool) 
     """(units of ``task`` the rater has answered in, units the assignment opens): "12 of 80 items"."""
     opened = open_tasks(db).get(task)
     if opened is None:
-        return answered_units(db, session.annotator.id, task), 0
+        return answered_units(db, battle_sessions.signed_in_annotator(session).id, task), 0
     declaration, models, _ = opened
-    return answered_units(db, session.annotator.id, task), len(pool.units(db, declaration, models))
+    return answered_units(db, battle_sessions.signed_in_annotator(session).id, task), len(pool.units(db, declaration, models))
 
 
 STATUS_COLUMNS = ["task", "title", "open", "raters_per_item", "paper_raters", "models", "items", "items_begun",

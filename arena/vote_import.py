@@ -348,11 +348,12 @@ def read_fastchat(path: Path, progress: Callable[[int], None] | None = None) -> 
         else:
             battle_key = question
         model_a, model_b = _text(path, number, record, "model_a"), _text(path, number, record, "model_b")
-        optional = [_text(path, number, record, field, required=False) if field in record else ""
-                    for field in ("suite", "subset", "variant", "item_key", "prompt")]
+        suite, subset, variant, item_key, prompt = (
+            _text(path, number, record, field, required=False) if field in record else ""
+            for field in ("suite", "subset", "variant", "item_key", "prompt"))
         yield VoteRecord(number, question, battle_key, model_a, model_b, FASTCHAT_WINNERS[winner],
                          _text(path, number, record, "judge", required=False), kind or "human", tstamp, anony,
-                         *optional, text, "self_battle" if model_a == model_b else "")
+                         suite, subset, variant, item_key, prompt, text, "self_battle" if model_a == model_b else "")
 
 
 def _csv_rows(path: Path, required: tuple[str, ...], what: str,
@@ -427,6 +428,11 @@ def read_taxonomy(path: Path, progress: Callable[[int], None] | None = None) -> 
 CSV_OUTCOMES = ("A", "B", "tie", "both_bad")
 
 
+def _cell(row: dict, column: str) -> str:
+    """A CSV row's optional text column, stripped ("" when it is absent or empty)."""
+    return (row.get(column) or "").strip()
+
+
 def read_csv(path: Path, progress: Callable[[int], None] | None = None) -> Iterator[VoteRecord]:
     for number, row in _csv_rows(path, CSV_REQUIRED, "csv", progress):
         where = f"row {number}"
@@ -445,7 +451,8 @@ def read_csv(path: Path, progress: Callable[[int], None] | None = None) -> Itera
             voter=row["voter"].strip(), voter_kind=_kind(path, where, row.get("voter_kind")),
             voted_at=_time(path, where, "time", row["time"]),
             anonymous=_flag(path, where, "anonymous", row.get("anonymous")),
-            **{field: (row.get(field) or "").strip() for field in ("suite", "subset", "variant", "item_key", "prompt")},
+            suite=_cell(row, "suite"), subset=_cell(row, "subset"), variant=_cell(row, "variant"),
+            item_key=_cell(row, "item_key"), prompt=_cell(row, "prompt"),
             record=json.dumps(rest, ensure_ascii=False, sort_keys=True),
         ))
 
@@ -605,6 +612,7 @@ def _stage_images(path: Path, stage, vote: VoteRecord, model_a: str, model_b: st
     from arena.vote_images import ImageRefused
 
     keys = []
+    assert vote.images is not None  # the caller stages the votes that carry images
     for side, model, data in (("A", model_a, vote.images[0]), ("B", model_b, vote.images[1])):
         try:
             keys.append(stage.add(f"{path}: record {vote.record_no} (image {side})", vote.suite, vote.item_key,
@@ -682,6 +690,7 @@ def import_votes(db: Database, path: str | Path, fmt: str, *, source: str | None
             if with_images:
                 from arena.vote_images import ImageStage
 
+                assert media is not None and media_staging is not None  # with_images: a media store, staging
                 stage = ImageStage(media, media_staging, source, str(path))
             chunk: list[tuple] = []
             new_models = _NewModels(db, path, max_new_models, "record" if fmt == "fastchat" else "row")

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -299,7 +300,8 @@ def read_slice(db: Database, options: LeaderboardOptions, cache: BoardCache | No
             raise LookupError(f"No votes from source {options.source!r}. Sources: {', '.join([ARENA_SOURCE, *known])}; "
                               "import a log with python -m arena import-votes --source NAME.")
     read = slice_read(options)
-    return read_vote_arrays(db, STRATEGIES, **read) if cache is None else cache.votes.read(db, STRATEGIES, **read)
+    strategies = STRATEGIES.names()
+    return read_vote_arrays(db, strategies, **read) if cache is None else cache.votes.read(db, strategies, **read)
 
 
 def four_image_votes(db: Database, options: LeaderboardOptions) -> KwiseVotes:
@@ -328,7 +330,8 @@ def compute_leaderboard(db: Database, options: LeaderboardOptions = LeaderboardO
     vote_totals = {"human": int(arrays.human.sum()), "judge": int((~arrays.human).sum())}
     sources = source_counts(arrays)
     strategies = np.bincount(arrays.strategy, minlength=len(arrays.strategies))
-    shown = dict(min_votes=options.min_votes, provisional_votes=options.provisional_votes, order=options.order)
+    shown: dict[str, Any] = dict(min_votes=options.min_votes, provisional_votes=options.provisional_votes,
+                                 order=options.order)
     rated = {"human": arrays.take(arrays.human), "judge": arrays.take(arrays.judge(judge))}
     encoded = {kind: part.encoded() for kind, part in rated.items()}
     if getattr(protocol, "reads_four_image", False):  # the four-image votes beside the human pairwise ones
@@ -336,7 +339,8 @@ def compute_leaderboard(db: Database, options: LeaderboardOptions = LeaderboardO
     results = {kind: protocol.rate(votes, **shown) for kind, votes in encoded.items()}
     arrays = arrays.take(~arrays.flagged)
     human, judged = (part.take(~part.flagged) for part in rated.values())
-    ppi, audit = {}, None
+    ppi: dict = {}
+    audit = None
     if options.mode == "ppi":
         results["human"], ppi = ppi_table(protocol, human, judged, **shown)
     else:  # the audit refits the votes the protocol fitted

@@ -153,7 +153,8 @@ def _rated_columns(fit: pd.DataFrame, models: list[str], prefix: str = "", publi
     ranges = dict(zip(fit["model"], (rank_range_text(b, w) for b, w in zip(best, worst))))
     part = fit.assign(shown_rank=public_ranks(fit)).set_index("model").reindex(models)
     votes = part["votes"].fillna(0).astype(int).to_numpy()
-    rating, interval = [], []
+    rating: list[float | None] = []
+    interval: list[str] = []
     for (_, row), n in zip(part.iterrows(), votes):
         if pd.isna(row["rating"]):
             rating.append(None)

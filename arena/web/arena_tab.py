@@ -105,10 +105,11 @@ def status_line(ctx: AppContext, session: sessions.ArenaSession, suite: str | No
     and progress in ``suite`` (the chosen one; None: all suites)."""
     db, rules = ctx.store.db(), ctx.settings.quality_rules
     title = suite_title(suite) if suite is not None else "all suites"
-    progress = (*sessions.progress(db, session.annotator.id, suite), title)
-    standing_now = standing_now or standing(db, session.annotator.id, rules)
-    return status_markdown(session.annotator.name, standing_now, notice, progress=progress, error=error,
-                           rules=rules, trusted=session.annotator.source in rules.trusted_sources)
+    annotator = sessions.signed_in_annotator(session)
+    progress = (*sessions.progress(db, annotator.id, suite), title)
+    standing_now = standing_now or standing(db, annotator.id, rules)
+    return status_markdown(annotator.name, standing_now, notice, progress=progress, error=error,
+                           rules=rules, trusted=annotator.source in rules.trusted_sources)
 
 
 def told(ctx: AppContext, session: sessions.ArenaSession, line: str, outputs: int, suite: str | None = None) -> list:
@@ -158,7 +159,7 @@ def load_next(ctx: AppContext, session: sessions.ArenaSession | None, suite: str
         raise refusal("Sign in with your name and token first.", "next_battle", request)
     suite, outputs = chosen_suite(ctx, suite, request), len(BATTLE_VIEW)
     try:  # each battle loaded without a vote writes a battle row: limited per annotator and per address
-        ctx.skip_limit.check(session.annotator.name)
+        ctx.skip_limit.check(sessions.signed_in_annotator(session).name)
         ctx.client_skip_limit.check(client_address(request))
         session = sessions.next_battle(ctx.store.db(), ctx.rng, session, suite=suite, sampler=ctx.sampler)
     except NoBattleAvailable as error:
@@ -200,7 +201,7 @@ def opened(ctx: AppContext, session: sessions.ArenaSession, suite: str | None = 
     suites = [ALL_SUITES, *((suite_title(name), name) for name in names)]
     return ["", gr.update(visible=False), gr.update(visible=True),
             gr.update(choices=suites, value=suite or ALL_SUITES),
-            gr.update(open=first_guidelines_visit(ctx.store.db(), session.annotator.id)),
+            gr.update(open=first_guidelines_visit(ctx.store.db(), sessions.signed_in_annotator(session).id)),
             guidelines_markdown(names, ctx.guidelines)]
 
 
@@ -259,7 +260,7 @@ def cast_vote(ctx: AppContext, session: sessions.ArenaSession | None, suite: str
         raise refusal("Sign in with your name and token first.", "vote", request)
     suite, (token, seconds), rules = chosen_suite(ctx, suite, request), read_on_screen(shown), ctx.settings.quality_rules
     try:
-        ctx.annotator_limit.check(session.annotator.name)
+        ctx.annotator_limit.check(sessions.signed_in_annotator(session).name)
         ctx.client_limit.check(client_address(request))
         voted = sessions.vote(ctx.store.db(), session, outcome, rules=rules, rng=ctx.rng,
                               suite=suite, sampler=ctx.sampler, on_screen=token, seconds_on_screen=seconds,
@@ -275,8 +276,8 @@ def vote_view(ctx: AppContext, voted: sessions.ArenaSession, suite: str | None, 
     """The answer to a vote (:data:`VOTE_VIEW`): the status with the speed notice, the reveal (the voter's own
     leaderboard offered every ``ARENA_PERSONAL_BOARD_VOTES`` votes) and the next battle, handed to the page now."""
     rules, every = ctx.settings.quality_rules, ctx.settings.personal_board_votes
-    now = standing(ctx.store.db(), voted.annotator.id, rules)
-    notice = speed_notice(voted.fast_run, rules, voted.annotator.source)
+    now = standing(ctx.store.db(), sessions.signed_in_annotator(voted).id, rules)
+    notice = speed_notice(voted.fast_run, rules, sessions.signed_in_annotator(voted).source)
     offer = now.cast if every and now.cast >= every and now.cast % every == 0 else 0
     view = [status_line(ctx, voted, suite, notice, standing_now=now),
             *revealed_view(ctx, voted.receipt, voted.battle, voted.upcoming, offer, expected),

@@ -47,7 +47,7 @@ async def send_prompt(ctx: AppContext, session: sessions.ArenaSession | None, te
     keep = [gr.skip()] * 7
     open_prompts = ctx.open_prompts
     try:
-        open_prompts.annotator_limit.check(session.annotator.name)
+        open_prompts.annotator_limit.check(sessions.signed_in_annotator(session).name)
         open_prompts.client_limit.check(client_address(request))
         session = await open_prompts.battle(session, text)
     except (RateLimited, PromptRefused, GenerationFailed, VoteRejected) as error:

@@ -28,6 +28,7 @@ import gradio as gr
 
 from arena import rating_session as raters
 from arena.ratelimit import RateLimited, RateLimiter, client_address
+from arena.session import signed_in_annotator
 from arena.web.context import AppContext, bind, refusal, throttled_sign_in, unwritable
 from arena.web import rating_notices as notices
 from arena.web.render import countdown_text, escape_markdown, speed_notice
@@ -180,9 +181,9 @@ def status_line(desk: RatingDesk, session: raters.RatingSession, notice: str = "
     of the last answer (and the model, once the rater's answers on its unit are all in), then, each as a warning of
     its own, why answers do not count, the bias rule when it is near (:mod:`arena.web.rating_notices`), a notice
     and an error (a wait "in N s" counts down)."""
-    standing = rating_standing(desk.ctx.store.db(), session.annotator.id)
+    standing = rating_standing(desk.ctx.store.db(), signed_in_annotator(session).id)
     rules = desk.ctx.settings.quality_rules
-    line = f"Signed in as **{escape_markdown(session.annotator.name)}** · {notices.answers_text(standing)}"
+    line = f"Signed in as **{escape_markdown(signed_in_annotator(session).name)}** · {notices.answers_text(standing)}"
     current = session.current
     if current is not None:
         done, total = raters.progress(desk.ctx.store.db(), session, current.task, desk.pool)
@@ -242,7 +243,7 @@ def load(desk: RatingDesk, session: raters.RatingSession, task: str | None, requ
     event = "rating_skip" if skipping else "rating_next"
     db, rng = desk.ctx.store.db(), desk.ctx.rng
     try:
-        desk.limits["skip"].check(session.annotator.name)
+        desk.limits["skip"].check(signed_in_annotator(session).name)
         desk.limits["client_skip"].check(client_address(request))
         if skipping:
             session = raters.skip(db, rng, session, pool=desk.pool, task_filter=task)

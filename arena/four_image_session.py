@@ -65,6 +65,7 @@ def vote_four(db: Database, session: ArenaSession | None, sitting: FourImageSitt
         raise KwiseRejected("These images already have your vote. Press Next.")
     now = time.time() if now is None else now
     shown_at = shown_since(sitting.shown_at, seconds_on_screen, now)
-    receipt = record_kwise_vote(db, sitting.battle, session_id=session.session_id, annotator_id=signed_in_annotator(session).id,
-                                best=best, worst=worst, shown_at=shown_at, now=now)
+    receipt = record_kwise_vote(db, sitting.battle, session_id=session.session_id,
+                                annotator_id=signed_in_annotator(session).id, best=best, worst=worst,
+                                shown_at=shown_at, now=now)
     return replace(sitting, receipt=receipt, votes=sitting.votes + 1)

@@ -69,8 +69,9 @@ def existing_prompts(db: Database, suite: str, variant: str | None = None) -> di
         subsets.setdefault(key, set()).add(subset)
     clash = sorted(key for key, found in subsets.items() if len(found) > 1)
     if clash:
-        raise ImageImportError(f"item key {clash[0]!r} of suite {suite!r} is in subsets {', '.join(sorted(subsets[clash[0]]))}: "
-                               "a file name cannot say which. Import with a prompts file (--prompts) instead.")
+        raise ImageImportError(f"item key {clash[0]!r} of suite {suite!r} is in subsets "
+                               f"{', '.join(sorted(subsets[clash[0]]))}: a file name cannot say which. Import with a "
+                               "prompts file (--prompts) instead.")
     if not keys:
         raise ImageImportError(f"suite {suite!r} has no prompts{f' of variant {variant!r}' if variant else ''} in the "
                                "database: build or import the suite first, or pass --prompts.")

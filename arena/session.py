@@ -13,17 +13,25 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from datamodel.annotator_sessions import (live_session, open_battle, session_vote, sign_out_everywhere, signed_out_at,
-                                         store_session, suite_progress, vote_count)
+from datamodel.annotator_sessions import (
+    live_session,
+    open_battle,
+    session_vote,
+    sign_out_everywhere,
+    signed_out_at,
+    store_session,
+    suite_progress,
+    vote_count,
+)
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator, sign_in
 from datamodel.battles import Battle, Pairing, load_battle
 from datamodel.database import Database
-from datamodel.transactions import annotator_transaction, annotator_writes
-from sampling.draws import NoBattleAvailable, PromptPool, serve_battle
 from datamodel.quality import QualityRules
+from datamodel.transactions import annotator_transaction, annotator_writes
+from datamodel.votes import VoteReceipt, VoteRejected, record_vote
+from sampling.draws import NoBattleAvailable, PromptPool, serve_battle
 from sampling.sampler import SamplingStats, UniformDraw, draw_pairing
 from sampling.strategies import UNIFORM, Strategy, get_strategy
-from datamodel.votes import VoteReceipt, VoteRejected, record_vote
 
 
 @dataclass(frozen=True)
@@ -137,7 +145,8 @@ def next_battle(
     check_signed_in(db, session)
     battle = session.upcoming
     if battle is None or session.upcoming_suite != (suite or None):
-        with annotator_writes(db, signed_in_annotator(session).id):  # PostgreSQL: the annotator's lock, not the database's
+        # PostgreSQL: the annotator's lock, not the database's
+        with annotator_writes(db, signed_in_annotator(session).id):
             battle = _serve(db, rng, session, suite, sampler)
     return _showing(session, battle, now)
 
@@ -262,8 +271,8 @@ def issue_resume(db: Database, session: ArenaSession, *, days: float,
     if days <= 0 or not session.signed_in:
         return session
     token, now = secrets.token_urlsafe(32), time.time() if now is None else now
-    store_session(db, token, annotator_id=signed_in_annotator(session).id, session_id=session.session_id, created_at=now,
-                  expires_at=now + days * 86400)
+    store_session(db, token, annotator_id=signed_in_annotator(session).id, session_id=session.session_id,
+                  created_at=now, expires_at=now + days * 86400)
     return replace(session, resume_token=token)
 
 

@@ -37,31 +37,30 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from datamodel.database import Database
 import ratings
-from datamodel.annotators import annotator_names
-from datamodel.catalog import models_with_images
-from datamodel.models import sorted_model_names
-from datamodel.votes import judge_voter_names
-from core.settings import Settings
-from datamodel.vote_arrays import ARENA_SOURCE, SLICE_FILTERS, VoteArrays, VoteArraysCache, read_vote_arrays
-from datamodel.imported_votes import import_sources
-from datamodel.kwise import kwise_vote_rows
-from datamodel.metrics import metric_directions, model_metric_table
 from arena.leaderboard.fits import board_audit, check_mode, ppi_table
 from arena.leaderboard.labels import format_ci, metric_base, rank_range_text
 from arena.study_plan import in_play, main_strategy, plan_line, warming_up
+from core.protocols import get_protocol
+from core.settings import Settings
+from datamodel.annotators import annotator_names
+from datamodel.catalog import models_with_images
+from datamodel.database import Database
+from datamodel.imported_votes import import_sources
+from datamodel.kwise import kwise_vote_rows
+from datamodel.metrics import metric_directions, model_metric_table
+from datamodel.models import sorted_model_names
+from datamodel.vote_arrays import ARENA_SOURCE, SLICE_FILTERS, VoteArrays, VoteArraysCache, read_vote_arrays
+from datamodel.votes import judge_voter_names
 from ratings.agreement import agreement_summary, consensus_spearman, inter_annotator_from_codes, paired_confusion
 from ratings.bias import position_bias_from_counts
 from ratings.kwise import KwiseVotes
 from ratings.leaderboard import prior_ridge
-from core.protocols import get_protocol
 from ratings.protocols import DEFAULT_PROTOCOL, RatingProtocol
 from ratings.ranks import check_order
 from ratings.votes import OUTCOMES
 from sampling.strategies import STRATEGIES
 from suites.registry import suite_title
-
 
 PROVISIONAL_BATTLES = 200  # a model added to a running arena is provisional until it has this many (sampling.warmup)
 

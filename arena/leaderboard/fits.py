@@ -49,7 +49,8 @@ def ppi_table(protocol: RatingProtocol, human: VoteArrays, judged: VoteArrays, *
     """The human + judge board as a protocol result table (:data:`ratings.protocols.RESULT_COLUMNS`), and what made
     it: λ, the human votes, those paired with a judge vote, the judge-only votes."""
     if not isinstance(protocol, Arena):  # check_mode lets only the arena protocol through
-        raise ValueError(f"The human + judge board fits the arena protocol, not {protocol.name}: pick --protocol arena.")
+        raise ValueError(f"The human + judge board fits the arena protocol, not {protocol.name}: pick --protocol "
+                         "arena.")
     n = human.n_models
     battles, last = latest_per_battle(judged.battle_keys())
     judge_outcome = judged.oriented_outcomes()[last]

@@ -56,8 +56,15 @@ from arena.leaderboard.view import render_view
 from datamodel.connection import Store, connect, database_errors
 from datamodel.database import Database
 from datamodel.rating_history import history
-from datamodel.snapshots import (Snapshot, claim_computation, data_version, release_computation, snapshot_computed_at,
-                                 store_snapshot, stored_snapshot)
+from datamodel.snapshots import (
+    Snapshot,
+    claim_computation,
+    data_version,
+    release_computation,
+    snapshot_computed_at,
+    store_snapshot,
+    stored_snapshot,
+)
 
 log = logging.getLogger(__name__)
 WORKER_NICENESS = 19  # the worker yields the CPU to the server, which answers votes
@@ -117,8 +124,8 @@ def rebuild_history(db: Database, options: LeaderboardOptions, days: int, *, his
     the votes cast by the end of that day (:attr:`arena.leaderboard.compute.LeaderboardOptions.until`); days already
     kept are
     left as they are. Returns the days it kept, oldest first. A day's board uses today's exclusions and models."""
-    from datamodel.rating_history import day_of, end_of_day, keep_day, kept_days
     from arena.leaderboard.view import leaderboard_json
+    from datamodel.rating_history import day_of, end_of_day, keep_day, kept_days
 
     now = time.time() if now is None else now
     key = options_key(options)

@@ -230,6 +230,6 @@ def build(db, options: ReportOptions) -> Report:
                   provenance=["data: the commonsense suite of this database"])
 
 
-REPORTS.register(ReportSpec("commonsense", "Commonsense-T2I Tables 1 (categories) and 2 (accuracy per system and evaluator), "
-                    "Figure 5 (prompt similarity against the human score)",
+REPORTS.register(ReportSpec("commonsense", "Commonsense-T2I Tables 1 (categories) and 2 (accuracy per system and "
+                    "evaluator), Figure 5 (prompt similarity against the human score)",
                     build, preset="commonsense-paper"))

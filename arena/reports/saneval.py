@@ -68,7 +68,8 @@ def table_2(db, judge: str | None) -> Table:
 
 
 COMPBENCH_HINT = ("give CompBench++'s scores of the same images: python -m judges metrics --metrics compbench "
-                  "--suite saneval --compbench-scores FILE (columns model, item_key, score; judges/metrics/compbench.py)")
+                  "--suite saneval --compbench-scores FILE (columns model, item_key, score; "
+                  "judges/metrics/compbench.py)")
 
 
 def p_value_text(value: float) -> str:
@@ -159,7 +160,8 @@ def table_4(db, models: list[str], task_name: str = HUMAN_TASK) -> Table:
     points = task.scale.points
     low, high = points[0], points[-1]
     table.notes.append(
-        f"Task {task_name}: per image the raters' mean answer on [0, 1], from {low.value} ({low.label.split(' · ')[-1].lower()}) "
+        f"Task {task_name}: per image the raters' mean answer on [0, 1], from {low.value} "
+        f"({low.label.split(' · ')[-1].lower()}) "
         f"to {high.value} ({high.label.split(' · ')[-1].lower()}) in {len(points)} points; per category the mean over "
         "the rated images; Total the unweighted mean of the categories rated (the paper's Total is that mean). "
         + ("Answers in tenths move a mean of 100 in steps of 0.001, as every cell of the paper's Table 4 does."

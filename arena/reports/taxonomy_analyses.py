@@ -17,7 +17,8 @@ rank correlations of §4.2 and §5, for ``python -m arena report taxonomy`` (:mo
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -104,8 +105,8 @@ def pooled_figure(number: str, title: str, variant: str, fits: dict, models: lis
     table.notes.append(f"One fit over every subset {variant.replace('_', ' the ')} (Table 2's ELO Mean), rating "
                        f"protocol {protocol}.")
     table.notes.append((f"Spearman ρ of the human and GPT-4 rankings: {found[0]:.2f} (p = {found[1]:.2g}, {found[2]} "
-                        "models)" if found else "Spearman ρ of the human and GPT-4 rankings: — (fewer than three models "
-                        "rated by both)") + f"; the paper: {paper}.")
+                        "models)" if found else "Spearman ρ of the human and GPT-4 rankings: — (fewer than three "
+                        "models rated by both)") + f"; the paper: {paper}.")
     table.plot = _rating_plot(title, [("human", "Human"), ("gpt", "GPT-4")], chosen, label)
     return table
 

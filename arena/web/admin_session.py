@@ -33,9 +33,10 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from datamodel.connection import Store
@@ -57,12 +58,12 @@ class Holder:
     client: str
     browser: str | None = None
 
-    def may_use(self, bound: "Holder") -> bool:
+    def may_use(self, bound: Holder) -> bool:
         """Whether this requester may use what ``bound`` holds."""
         return self.client == bound.client and (bound.browser is None or self.browser == bound.browser)
 
     @classmethod
-    def of(cls, request) -> "Holder":
+    def of(cls, request) -> Holder:
         """The holder making a ``gr.Request`` (or Starlette request)."""
         from arena.ratelimit import client_address
         from arena.web.front_door import BROWSER_COOKIE

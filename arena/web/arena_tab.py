@@ -20,17 +20,26 @@ from dataclasses import dataclass, replace
 import gradio as gr
 
 from arena import session as sessions
-from datamodel.annotators import SignInError, first_guidelines_visit
-from datamodel.models import model_details
-from datamodel.standing import standing
-from sampling.draws import NoBattleAvailable
-from datamodel.votes import OUTCOME_LABELS, VoteRejected
 from arena.ratelimit import RateLimited, client_address
 from arena.web.context import AppContext, bind, refusal, throttled_sign_in, unwritable
-from arena.web.render import (KEY_HINTS, escape_markdown, expected_outcome, guidelines_markdown, image_html,
-                              prompt_markdown, reveal_html, speed_notice, status_markdown)
+from arena.web.render import (
+    KEY_HINTS,
+    escape_markdown,
+    expected_outcome,
+    guidelines_markdown,
+    image_html,
+    prompt_markdown,
+    reveal_html,
+    speed_notice,
+    status_markdown,
+)
 from arena.web.sign_in import SignInForm, sign_in_form, wire_sign_in
+from datamodel.annotators import SignInError, first_guidelines_visit
 from datamodel.connection import database_errors
+from datamodel.models import model_details
+from datamodel.standing import standing
+from datamodel.votes import OUTCOME_LABELS, VoteRejected
+from sampling.draws import NoBattleAvailable
 from suites.registry import suite_title
 
 ALL_SUITES = "All suites"
@@ -258,7 +267,8 @@ def cast_vote(ctx: AppContext, session: sessions.ArenaSession | None, suite: str
     voter presses Next battle): :data:`VOTE_VIEW`."""
     if session is None:
         raise refusal("Sign in with your name and token first.", "vote", request)
-    suite, (token, seconds), rules = chosen_suite(ctx, suite, request), read_on_screen(shown), ctx.settings.quality_rules
+    suite, (token, seconds) = chosen_suite(ctx, suite, request), read_on_screen(shown)
+    rules = ctx.settings.quality_rules
     try:
         ctx.annotator_limit.check(sessions.signed_in_annotator(session).name)
         ctx.client_limit.check(client_address(request))

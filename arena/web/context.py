@@ -22,19 +22,18 @@ from typing import Any
 
 import gradio as gr
 
-from sampling.draws import PromptPool
-from datamodel.media import MediaStore
-from arena.ratelimit import LoginThrottle, RateLimited, RateLimiter, client_address
-from arena.web.admin_session import AdminSessions
-from sampling.strategies import SamplingParams
-from sampling.sampler import SamplingStats
-from arena.session import Sampler
-from core.settings import Settings
 from arena.leaderboard.compute import leaderboard_options
 from arena.leaderboard.service import SnapshotService
+from arena.ratelimit import LoginThrottle, RateLimited, RateLimiter, client_address
 from arena.rendition_keeper import RenditionKeeper
+from arena.session import Sampler
+from arena.web.admin_session import AdminSessions
+from core.settings import Settings
 from datamodel.connection import Store
-
+from datamodel.media import MediaStore
+from sampling.draws import PromptPool
+from sampling.sampler import SamplingStats
+from sampling.strategies import SamplingParams
 
 # Both tabs' sign-ins share one queue slot group: at most this many tokens are checked at once (each an scrypt hash of
 # 16 MiB and tens of milliseconds), the rest wait their turn in Gradio's queue. So a burst of sign-ins costs the

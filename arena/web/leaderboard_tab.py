@@ -23,27 +23,25 @@ from typing import Any
 
 import gradio as gr
 
-from datamodel.annotators import annotator_name_list
-from datamodel.catalog import prompt_column_values, suite_slices
-from datamodel.vote_table import category_choices
 from arena.leaderboard.compute import judge_voters, leaderboard_options
-from arena.leaderboard.service import options_key
-from arena.leaderboard.view import board_fit, history_json, kept_table
-from datamodel.rating_history import KeptBoard, any_kept_days, board_as_of, end_of_day, history
-from suites.registry import suite_title
-from arena.leaderboard.service import Snapshot
-from arena.leaderboard.view import header_tips, hide_annotators
-from datamodel.imported_votes import import_sources
-from datamodel.metrics import metric_directions
-from datamodel.vote_arrays import ARENA_SOURCE
-from core.protocols import PROTOCOLS
-from ratings.protocols import DEFAULT_PROTOCOL
-from judges.metrics.registry import METRICS
+from arena.leaderboard.service import Snapshot, options_key
+from arena.leaderboard.view import board_fit, header_tips, hide_annotators, history_json, kept_table
 from arena.web.admin_session import Holder
 from arena.web.context import AppContext, bind
 from arena.web.judges_tab import build_judges_panel
 from arena.web.visitors import for_visitors
+from core.protocols import PROTOCOLS
+from datamodel.annotators import annotator_name_list
+from datamodel.catalog import prompt_column_values, suite_slices
+from datamodel.imported_votes import import_sources
+from datamodel.metrics import metric_directions
+from datamodel.rating_history import KeptBoard, any_kept_days, board_as_of, end_of_day, history
+from datamodel.vote_arrays import ARENA_SOURCE
+from datamodel.vote_table import category_choices
+from judges.metrics.registry import METRICS
+from ratings.protocols import DEFAULT_PROTOCOL
 from ratings.votes import TIE_POLICIES
+from suites.registry import suite_title
 
 ALL = "All"
 MOST_VOTES = "Most votes"  # the Judge column menu's default: the judge with the most votes in the view
@@ -153,7 +151,7 @@ class Viewer:
     admin: bool = False
 
     @classmethod
-    def of(cls, session, admin: bool) -> "Viewer":
+    def of(cls, session, admin: bool) -> Viewer:
         """The viewer of a page whose Arena tab holds ``session`` (an ArenaSession or None); ``admin``: whether the
         page holds a live admin session."""
         annotator = getattr(getattr(session, "annotator", None), "name", None)
@@ -465,7 +463,8 @@ def applied_line(settings, values: tuple = ()) -> str:
               SOURCES, "Anonymous votes only", "As of", "Order by", "Human column from"]
     defaults = [ALL] * 5 + [settings.tie_policy, False, MOST_VOTES, DEFAULT_PROTOCOL, ALL, False, NOW,
                             settings.leaderboard_order, "human"]
-    names = {**dict((value, name) for name, value in ORDER_CHOICES), **dict((value, name) for name, value in MODE_CHOICES)}
+    names = {**dict((value, name) for name, value in ORDER_CHOICES),
+             **dict((value, name) for name, value in MODE_CHOICES)}
     applied = []
     for label, value, default in zip(labels, values, defaults):
         if value in (None, "", default, MOST_VOTES_BEFORE) or (label == "Human column from" and value is None):
@@ -499,8 +498,8 @@ def as_of_view(db, key: str, day: str) -> list:
         since = f" The history of these filters starts on {days[0]}." if days else (
             " No board has been kept for these filters yet: they are kept each day the leaderboard is computed, and "
             "python -m arena leaderboard --rebuild-history DAYS makes past days' from the votes.")
-        return [f"**As of {day}: no board kept.**", empty, f"*No board kept for these filters on or before {day}.{since}*",
-                None]
+        return [f"**As of {day}: no board kept.**", empty,
+                f"*No board kept for these filters on or before {day}.{since}*", None]
     return [f"**As of {kept.day}: {kept_headline(kept)}**", kept_table(kept.board),
             f"*The board as kept on {kept.day} (computed {time.strftime('%H:%M', time.gmtime(kept.computed_at))} UTC) "
             "for these filters; the chart over time is below. The Metrics, Agreement, Battles and Judges sub-tabs "

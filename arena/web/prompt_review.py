@@ -61,7 +61,7 @@ def decide_candidates(ctx: AppContext, admin_id, chosen, why, request: gr.Reques
     try:
         done = decide(ctx.store.db(), ids, accept=accepting, reviewer=REVIEWER, reason=why or "")
     except ReviewError as error:
-        raise refusal(error, event, request)
+        raise refusal(error, event, request) from None
     except database_errors() as error:
         return gr.skip(), gr.skip(), f"**⚠ {unwritable(error, event, request, what='decisions')}**", gr.skip()
     text = (f"Accepted {done.accepted} (now prompts)" if accepting else f"Rejected {done.rejected}") + (

@@ -18,14 +18,20 @@ import gradio as gr
 import pandas as pd
 
 from arena import rating_session as raters
+from arena.web.admin_session import Holder, SessionEnded
 from arena.web.context import AppContext, bind, done, picked_cell, refusal, refused_text, unwritable
 from arena.web.rating_notices import answer_words, short_title
 from datamodel.connection import database_errors
-from datamodel.human_ratings import (BIAS_WORDS, MAX_RATERS_PER_ITEM, flagged_ratings, rating_raters, review_ratings,
-                                     set_assignment)
+from datamodel.human_ratings import (
+    BIAS_WORDS,
+    MAX_RATERS_PER_ITEM,
+    flagged_ratings,
+    rating_raters,
+    review_ratings,
+    set_assignment,
+)
 from datamodel.models import sorted_model_names
 from datamodel.rating_table import EXPORT_FORMATS, export_ratings
-from arena.web.admin_session import Holder, SessionEnded
 from judges.rating_tasks import RATING_TASKS
 
 # the tables' headers, in words as on the other tabs (the admin's flagged votes among them)
@@ -129,7 +135,7 @@ def export(section: RatingAdmin, admin_id, request: gr.Request | None = None, *,
         return section.export_link(section.ctx, admin_id, fmt, Holder.of(request), export=export_ratings,
                                    what="ratings")
     except SessionEnded:
-        raise refusal(section.locked, event, request)
+        raise refusal(section.locked, event, request) from None
 
 
 def review(section: RatingAdmin, admin_id, rating, reason: str = "", request: gr.Request | None = None, *,

@@ -4,9 +4,10 @@ The human counterpart of the judges' rating tasks (:mod:`judges.rating_tasks`): 
 description or text asked about, the question as the paper words it and the answer controls of its scale, one row
 per declared task (only the question's row shows: CSS reads the task from the question panel). Everything around
 it is the battle page's (:mod:`arena.web.arena_tab`): the same sign-in and stay-signed-in token, the rate limits and
-quality rules (:mod:`datamodel.human_ratings`; the limits' settings are the votes', their counts apart), images only through an unguessable media token as display
-renditions (``rating-media/<token>``), the model told only after the answer, keyboard shortcuts and a fixed answer
-bar on a phone, guidelines from the papers' instructions (open until the first answer), progress per task.
+quality rules (:mod:`datamodel.human_ratings`; the limits' settings are the votes', their counts apart), images
+only through an unguessable media token as display renditions (``rating-media/<token>``), the model told only after
+the answer, keyboard shortcuts and a fixed answer bar on a phone, guidelines from the papers' instructions (open
+until the first answer), progress per task.
 
 One request per answer: its answer stores the rating and carries the next question, whose image the page has
 already loaded (it came hidden with the answer before: :mod:`arena.rating_session`), and the one after it, hidden,
@@ -29,12 +30,12 @@ import gradio as gr
 from arena import rating_session as raters
 from arena.ratelimit import RateLimited, RateLimiter, client_address
 from arena.session import signed_in_annotator
-from arena.web.context import AppContext, bind, refusal, throttled_sign_in, unwritable
 from arena.web import rating_notices as notices
+from arena.web.context import AppContext, bind, refusal, throttled_sign_in, unwritable
 from arena.web.render import countdown_text, escape_markdown, speed_notice
 from arena.web.sign_in import sign_in_form, wire_sign_in
-from datamodel.connection import database_errors
 from datamodel.annotators import SignInError
+from datamodel.connection import database_errors
 from datamodel.human_ratings import Serving, rating_standing
 from datamodel.rating_scales import ChoiceScale, RatingRejected, ScoresScale
 from judges.rating_tasks import RATING_TASKS, RatingTask
@@ -77,7 +78,8 @@ def rating_keys() -> dict:
     for name, task in RATING_TASKS.items():
         scale = task.scale
         if isinstance(scale, ChoiceScale):
-            points: dict[str, str] = {}  # a point's own key first, then its value, then its position (a 0-10 scale's "1" is 1)
+            # a point's own key first, then its value, then its position (a 0-10 scale's "1" is 1)
+            points: dict[str, str] = {}
             for pick in (lambda p, _: p.key.lower(), lambda p, _: str(p.value), lambda _, position: str(position)):
                 for position, point in enumerate(scale.points, start=1):
                     points.setdefault(pick(point, position), _control_id(name, str(point.value)))

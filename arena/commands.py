@@ -6,18 +6,18 @@ import argparse
 import json
 import sys
 
-from datamodel.connection import describe, is_postgres_url
-from datamodel.catalog import release_withheld, withheld_images
 from core.extras import exit_status, require
-from core.settings import SettingsError, load_settings, settings_markdown, settings_table
-from datamodel.vote_table import EXPORTERS
 from core.protocols import PROTOCOLS
+from core.settings import SettingsError, load_settings, settings_markdown, settings_table
+from datamodel.catalog import release_withheld, withheld_images
+from datamodel.connection import describe, is_postgres_url
+from datamodel.vote_table import EXPORTERS
 from ratings.votes import TIE_POLICIES
 
 
 def _open(settings):
-    from datamodel.media import MediaStore
     from datamodel.connection import connect
+    from datamodel.media import MediaStore
 
     return connect(settings.database, synchronous=settings.sqlite_synchronous), MediaStore.from_settings(settings)
 
@@ -281,13 +281,13 @@ def _leaderboard_over_time(args, settings, db, options) -> int:
             print(json_frame(kept_table(kept.board)).to_string(index=False, na_rep=""))
         return 0
     if args.history:
-        kept = history(db, key)
+        days = history(db, key)
         if args.json:
             from arena.leaderboard.view import history_json
 
             print(json.dumps(history_json(db, key), indent=1, ensure_ascii=False))
         else:
-            print(history_text(kept))
+            print(history_text(days))
     return 0
 
 
@@ -522,8 +522,8 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_commands(commands, load_settings)
-    from arena.rating_commands import add_commands as add_rating_commands
     from arena.plan_commands import add_commands as add_plan_commands
+    from arena.rating_commands import add_commands as add_rating_commands
 
     add_rating_commands(commands)
     add_plan_commands(commands)

@@ -13,7 +13,7 @@ import random
 import time
 from dataclasses import dataclass, replace
 
-from arena.session import ArenaSession, check_signed_in, shown_since
+from arena.session import ArenaSession, check_signed_in, shown_since, signed_in_annotator
 from datamodel.database import Database
 from datamodel.kwise import KwiseBattle, KwiseReceipt, KwiseRejected, record_kwise_battle, record_kwise_vote
 from sampling.kwise import draw_four
@@ -44,9 +44,9 @@ def next_four(db: Database, rng: random.Random, session: ArenaSession | None,
     """Draw and record the next four-image battle for ``session`` (raises :class:`sampling.kwise.NoFourImageBattle`
     when none can be drawn). Leaving a battle without a vote skips it."""
     session = _signed_in(db, session)
-    prompt_id, image_ids = draw_four(db, rng, suites, session.annotator.id, strategy)
+    prompt_id, image_ids = draw_four(db, rng, suites, signed_in_annotator(session).id, strategy)
     battle = record_kwise_battle(db, prompt_id, image_ids, session_id=session.session_id,
-                                 annotator_id=session.annotator.id, strategy=strategy, now=now)
+                                 annotator_id=signed_in_annotator(session).id, strategy=strategy, now=now)
     votes = sitting.votes if sitting is not None else 0
     return FourImageSitting(battle=battle, shown_at=time.time() if now is None else now, votes=votes)
 
@@ -65,6 +65,7 @@ def vote_four(db: Database, session: ArenaSession | None, sitting: FourImageSitt
         raise KwiseRejected("These images already have your vote. Press Next.")
     now = time.time() if now is None else now
     shown_at = shown_since(sitting.shown_at, seconds_on_screen, now)
-    receipt = record_kwise_vote(db, sitting.battle, session_id=session.session_id, annotator_id=session.annotator.id,
-                                best=best, worst=worst, shown_at=shown_at, now=now)
+    receipt = record_kwise_vote(db, sitting.battle, session_id=session.session_id,
+                                annotator_id=signed_in_annotator(session).id, best=best, worst=worst,
+                                shown_at=shown_at, now=now)
     return replace(sitting, receipt=receipt, votes=sitting.votes + 1)

@@ -15,6 +15,7 @@ in memory whatever the folder's size. Images are stored without their metadata (
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,8 +69,9 @@ def existing_prompts(db: Database, suite: str, variant: str | None = None) -> di
         subsets.setdefault(key, set()).add(subset)
     clash = sorted(key for key, found in subsets.items() if len(found) > 1)
     if clash:
-        raise ImageImportError(f"item key {clash[0]!r} of suite {suite!r} is in subsets {', '.join(sorted(subsets[clash[0]]))}: "
-                               "a file name cannot say which. Import with a prompts file (--prompts) instead.")
+        raise ImageImportError(f"item key {clash[0]!r} of suite {suite!r} is in subsets "
+                               f"{', '.join(sorted(subsets[clash[0]]))}: a file name cannot say which. Import with a "
+                               "prompts file (--prompts) instead.")
     if not keys:
         raise ImageImportError(f"suite {suite!r} has no prompts{f' of variant {variant!r}' if variant else ''} in the "
                                "database: build or import the suite first, or pass --prompts.")
@@ -95,13 +97,15 @@ def import_images(
     if prompts_file is not None and variant is not None:
         raise ImageImportError("--variant picks among the prompts already in the database: drop --prompts, or give "
                                "the variant in the prompts file's variant column.")
+    from_file: dict[str, PromptSpec] = {}  # the prompts file's prompts (none: the database's are the targets)
+    specs: Mapping[str, PromptSpec | None]
     if prompts_file is None:
         targets = existing_prompts(db, suite, variant)
         specs = dict.fromkeys(targets)
         prompts_file = Path(f"the {suite} prompts in the database")
     else:
         prompts_file = Path(prompts_file)
-        specs = read_prompts_file(prompts_file, suite)
+        specs = from_file = read_prompts_file(prompts_file, suite)
         targets = None
     if not folder.is_dir():
         raise ImageImportError(f"{folder}: not a folder. Lay images out as <folder>/<model>/<prompt key>.png.")
@@ -112,7 +116,7 @@ def import_images(
         try:
             with db.conn:  # rows first: a refused prompt (CatalogError) leaves no media file behind
                 ids = ({key: targets[key] for key in specs} if targets is not None else
-                       {key: [prompt_id] for key, prompt_id in zip(specs, add_prompts(db, specs.values()).ids)})
+                       {key: [prompt_id] for key, prompt_id in zip(specs, add_prompts(db, from_file.values()).ids)})
                 model_ids = {name: add_model(db, name, source="imported")
                              for name in sorted({m for m, _ in planned})}
                 for (model, key), (stored, file) in planned.items():
@@ -128,7 +132,7 @@ def import_images(
     return ImageImport(models=len(model_ids), prompts=len(specs), images=len(planned), new_images=after - before)
 
 
-def _check_and_stage(folder: Path, prompts_file: Path, specs: dict[str, PromptSpec | None], media: MediaStore,
+def _check_and_stage(folder: Path, prompts_file: Path, specs: Mapping[str, PromptSpec | None], media: MediaStore,
                      staging: Staging, *, suite: str, in_database: bool,
                      ) -> dict[tuple[str, str], tuple[StoredImage, Path]]:
     """{(model, prompt key): (the image as it will be stored, its file)} of every image in ``folder``, each checked,

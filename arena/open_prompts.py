@@ -29,17 +29,18 @@ import logging
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from arena import session as sessions
 from arena.ratelimit import RateLimiter
+from arena.session import signed_in_annotator
+from core.settings import Settings, SettingsError
 from datamodel.battles import Pairing, record_battle
 from datamodel.catalog import add_model
 from datamodel.connection import Store
 from datamodel.media import MediaStore
-from datamodel.open_prompts import (Generation, PromptRefused, add_open_prompt, normalise_prompt,
-                                    record_generations)
+from datamodel.open_prompts import Generation, PromptRefused, add_open_prompt, normalise_prompt, record_generations
 from datamodel.renditions import Renditions
-from core.settings import Settings, SettingsError
 from generators.live import SafetyConfig, safety_plan
 from generators.registry import ModelSpec, RegistryError, load_registry
 from generators.serving import ImageService, Served
@@ -128,8 +129,8 @@ class OpenPrompts:
         self.sampler = sampler  # arena.session.Sampler: the strategy and its statistics
         self.timeout_s = settings.open_prompt_timeout_s
         shared = store if store.postgres else None
-        advice = dict(noun="open prompts", advice="Vote on the battle on screen, or send another prompt",
-                      store=shared)
+        advice: dict[str, Any] = dict(noun="open prompts",
+                                      advice="Vote on the battle on screen, or send another prompt", store=shared)
         self.annotator_limit = RateLimiter(settings.rate_limit_open_prompts_per_minute, "per annotator", **advice)
         self.client_limit = RateLimiter(settings.rate_limit_open_prompts_per_minute * 5, "from one address", **advice)
         self._model_ids: dict[str, int] = {}
@@ -159,7 +160,7 @@ class OpenPrompts:
         prompt = normalise_prompt(text, self.settings.open_prompt_max_chars)
         verdict = await self.moderator.check(prompt)
         if not verdict.allowed:
-            log.info("open prompt refused for annotator %s: %s (%d characters)", session.annotator.id,
+            log.info("open prompt refused for annotator %s: %s (%d characters)", signed_in_annotator(session).id,
                      verdict.category, len(prompt))
             raise PromptRefused(verdict.message)
         ids = await asyncio.to_thread(self.model_ids)
@@ -193,7 +194,7 @@ class OpenPrompts:
                 self.renditions.warm(stored.media_hash, stored.media_ext)  # before either image may be served
             made.append(Generation(stored=stored, **fields))
         image_ids = record_generations(db, prompt_id, made, model_ids=self.model_ids(),
-                                       annotator_id=session.annotator.id, serving=self.service.serving,
+                                       annotator_id=signed_in_annotator(session).id, serving=self.service.serving,
                                        rendition=self.renditions.spec.key)
         bad = [generation for generation in made if generation.status != "ok"]
         if bad:
@@ -205,8 +206,10 @@ class OpenPrompts:
                        TIMED_OUT.format(seconds=self.timeout_s) if "timeout" in statuses else FAILED)
             raise GenerationFailed(message)
         sessions.check_signed_in(db, session)
-        battle = record_battle(db, Pairing(prompt_id, image_ids[0], image_ids[1]), session_id=session.session_id,
-                               annotator_id=session.annotator.id, strategy=self._strategy())
+        image_a, image_b = image_ids
+        assert image_a is not None and image_b is not None  # both generations are ok: each made an image
+        battle = record_battle(db, Pairing(prompt_id, image_a, image_b), session_id=session.session_id,
+                               annotator_id=signed_in_annotator(session).id, strategy=self._strategy())
         return sessions.show_battle(session, battle)
 
     def close(self) -> None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from arena.vote_import import VoteImportError, VoteRecord
@@ -57,7 +57,8 @@ def parquet_batches(path: Path, required: tuple[str, ...], optional: tuple[str, 
     try:
         handle = pq.ParquetFile(path)
     except (pa.ArrowInvalid, OSError) as error:
-        raise _fail(path, "file", f"not a parquet file ({error}); the {what} format is the dataset's parquet file")
+        raise _fail(path, "file",
+                    f"not a parquet file ({error}); the {what} format is the dataset's parquet file") from None
     names = set(handle.schema_arrow.names)
     missing = [column for column in required if column not in names]
     if missing:
@@ -154,10 +155,10 @@ def _times(values: list | None, count: int) -> list:
     """Unix seconds of a batch's ``created_at`` cells (datetimes, numbers or ISO text; None where unknown)."""
     if values is None:
         return [None] * count
-    out = []
+    out: list[float | None] = []
     for value in values:
         if isinstance(value, datetime):
-            out.append(value.replace(tzinfo=value.tzinfo or timezone.utc).timestamp())
+            out.append(value.replace(tzinfo=value.tzinfo or UTC).timestamp())
         elif isinstance(value, (int, float)):
             out.append(float(value))
         else:

@@ -145,14 +145,14 @@ class LoginThrottle:
         self._swept = self.clock()
 
     @classmethod
-    def from_settings(cls, what: str, settings, store=None) -> "LoginThrottle":
+    def from_settings(cls, what: str, settings, store=None) -> LoginThrottle:
         """The throttle the ``login_*`` settings describe, for attempts named ``what`` ("sign-ins"); counted in
         ``store``'s database when given (replicas)."""
         return cls(what, max_failures=settings.login_max_failures,
                    max_failures_overall=settings.login_max_failures_overall, window_s=settings.login_window_s,
                    lockout_s=settings.login_lockout_s, store=store)
 
-    def attempt(self, client: str, account: str | None = None) -> "LoginAttempt":
+    def attempt(self, client: str, account: str | None = None) -> LoginAttempt:
         """Begin an attempt from ``client`` at ``account`` (a name as typed; None: the one secret), or raise
         :class:`RateLimited` saying what happened and how long to wait."""
         target = account_key(client, account)
@@ -169,7 +169,7 @@ class LoginThrottle:
                 self._records.setdefault(key, _Failures()).pending += 1
         return LoginAttempt(self, keys)
 
-    def _attempt_shared(self, client: str, target: str, keys: list[str]) -> "LoginAttempt":
+    def _attempt_shared(self, client: str, target: str, keys: list[str]) -> LoginAttempt:
         """:meth:`attempt` with the records in the database (:mod:`datamodel.limits`), decided in one transaction
         that the throttle's attempts take in turn on every replica."""
         from datamodel.limits import attempt_state, begin_attempts, sweep_attempts, throttle_transaction
@@ -203,7 +203,7 @@ class LoginThrottle:
         if self.max_failures_overall > 0 and state[OVERALL][0] >= self.max_failures_overall:
             limit = 1  # guessing from many addresses: one failure each
         failures, latest, in_flight = state[client]
-        if failures >= limit:
+        if failures >= limit and latest is not None:  # latest is None only without failures
             remaining = latest + self.lockout_s * 2.0 ** (failures - limit) - now
             if remaining > 0:
                 minutes = max(1, round(self.window_s / 60))
@@ -258,7 +258,7 @@ def account_key(client: str, account: str | None) -> str:
 class LoginAttempt:
     """One attempt begun with :meth:`LoginThrottle.attempt`; it ends once, as a success or a failure."""
 
-    def __init__(self, throttle: LoginThrottle, keys: list[str]):
+    def __init__(self, throttle: LoginThrottle, keys: list[str] | list[int]):  # keys in memory, ids in a database
         self._throttle, self._keys, self._ended = throttle, keys, False
 
     def succeeded(self) -> None:
@@ -276,9 +276,8 @@ class LoginAttempt:
             self._ended = True
             self._throttle._end(self._keys, failed)
 
-    def __enter__(self) -> "LoginAttempt":
+    def __enter__(self) -> LoginAttempt:
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> None:
         self._end(failed=True)  # no-op after succeeded()
-        return False

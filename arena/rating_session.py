@@ -38,15 +38,29 @@ import time
 from dataclasses import dataclass, field, replace
 
 from arena import session as battle_sessions
+from arena.session import signed_in_annotator
 from datamodel.annotator_sessions import open_questions
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator
 from datamodel.database import Database
-from datamodel.human_ratings import (RatingReceipt, Serving, annotator_questions, annotator_rating_count,
-                                     answered_units, assignments, load_serving, record_rating, record_serving,
-                                     show_serving, skip_serving, task_totals, unit_answers, unit_raters)
+from datamodel.human_ratings import (
+    RatingReceipt,
+    Serving,
+    annotator_questions,
+    annotator_rating_count,
+    answered_units,
+    assignments,
+    load_serving,
+    record_rating,
+    record_serving,
+    show_serving,
+    skip_serving,
+    task_totals,
+    unit_answers,
+    unit_raters,
+)
 from datamodel.quality import QualityRules
-from datamodel.sampling_reads import catalog_version
 from datamodel.rating_scales import RatingRejected
+from datamodel.sampling_reads import catalog_version
 from judges.rating_tasks import RATING_TASKS, RatingTask, RatingUnit
 
 
@@ -62,9 +76,9 @@ class RatingPool:
     """The units of each task, per set of models, computed once until a model, prompt or image changes (the
     ``catalog`` counter of ``data_versions``). Shared by a server's threads."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._units: dict[tuple[str, tuple[str, ...]], tuple[int, list[RatingUnit], dict[str, RatingUnit]]] = {}
+        self._units: dict[tuple[str, tuple[str, ...]], tuple[int | None, list[RatingUnit], dict[str, RatingUnit]]] = {}
 
     def units(self, db: Database, task: RatingTask, models: tuple[str, ...]) -> dict[str, RatingUnit]:
         """{unit key: unit} of ``task`` over the images of ``models``, in the task's order."""
@@ -108,7 +122,8 @@ def start(db: Database, name: str, token: str, *, open_signup: bool,
     """Sign in (as on the battle page) and open a rating session."""
     signed = battle_sessions.start(db, name, token, open_signup=open_signup, min_token_length=min_token_length)
     return RatingSession(annotator=signed.annotator, session_id=signed.session_id,
-                         ratings=annotator_rating_count(db, signed.annotator.id), signed_in_at=signed.signed_in_at)
+                         ratings=annotator_rating_count(db, signed_in_annotator(signed).id),
+                         signed_in_at=signed.signed_in_at)
 
 
 def issue_resume(db: Database, session: RatingSession, *, days: float) -> RatingSession:
@@ -129,7 +144,7 @@ def resume(db: Database, token: str, *, open_signup: bool,
     current, upcoming = (on_screen + [None, None])[:2]
     return RatingSession(annotator=signed.annotator, session_id=signed.session_id, current=current,
                          upcoming=upcoming, shown_at=time.time() if now is None else now,
-                         ratings=annotator_rating_count(db, signed.annotator.id), resume_token=token,
+                         ratings=annotator_rating_count(db, signed_in_annotator(signed).id), resume_token=token,
                          signed_in_at=signed.signed_in_at)
 
 
@@ -194,7 +209,7 @@ def draw_question(db: Database, rng: random.Random, annotator_id: int, *, pool: 
             return Draw(tasks[name][0], unit, rng.choice(remaining))
     seen = set(begun)
     choices = {}
-    for name, (task, _, raters) in tasks.items():  # 2. a new unit that needs raters
+    for name, (_, _, raters) in tasks.items():  # 2. a new unit that needs raters
         counts = unit_raters(db, name)
         fresh = [(counts.get(key, 0), key) for key in units[name] if (name, key) not in seen
                  and counts.get(key, 0) < raters]
@@ -212,11 +227,11 @@ def draw_question(db: Database, rng: random.Random, annotator_id: int, *, pool: 
 
 def _serve(db, rng, session: RatingSession, pool: RatingPool, task_filter: str | None,
            pending: frozenset, now: float | None = None) -> Serving:
-    drawn = draw_question(db, rng, session.annotator.id, pool=pool, task_filter=task_filter, pending=pending)
+    drawn = draw_question(db, rng, signed_in_annotator(session).id, pool=pool, task_filter=task_filter, pending=pending)
     question = drawn.unit.questions[drawn.question_index]
     return record_serving(db, task=drawn.task.name, unit=drawn.unit.key, subject=question.subject,
                           image_id=question.image_id, text_prompt_id=question.text_prompt_id,
-                          shown_text=question.shown_text, annotator_id=session.annotator.id,
+                          shown_text=question.shown_text, annotator_id=signed_in_annotator(session).id,
                           session_id=session.session_id, now=now)
 
 
@@ -307,7 +322,8 @@ def answer(
     fast = (rules is not None and session.answered_at is not None
             and 0 <= now - session.answered_at < task.pace)
     return replace(session, current=following, upcoming=after, task_filter=task_filter, shown_at=now,
-                   receipt=receipt, revealed=revealed, answered_token=current.media_token, ratings=session.ratings + 1, answered_at=now,
+                   receipt=receipt, revealed=revealed, answered_token=current.media_token, ratings=session.ratings + 1,
+                   answered_at=now,
                    fast_run=max(session.fast_run, 1) + 1 if fast else 1)
 
 
@@ -318,7 +334,7 @@ def _unit_done(db: Database, session: RatingSession, serving: Serving, pool: Rat
         return False
     declaration, models, _ = opened
     unit = pool.units(db, declaration, models).get(serving.unit)
-    return unit is not None and unit_answers(db, session.annotator.id, serving.task, serving.unit) >= len(
+    return unit is not None and unit_answers(db, signed_in_annotator(session).id, serving.task, serving.unit) >= len(
         unit.questions)
 
 
@@ -341,9 +357,9 @@ def progress(db: Database, session: RatingSession, task: str, pool: RatingPool) 
     """(units of ``task`` the rater has answered in, units the assignment opens): "12 of 80 items"."""
     opened = open_tasks(db).get(task)
     if opened is None:
-        return answered_units(db, session.annotator.id, task), 0
+        return answered_units(db, signed_in_annotator(session).id, task), 0
     declaration, models, _ = opened
-    return answered_units(db, session.annotator.id, task), len(pool.units(db, declaration, models))
+    return answered_units(db, signed_in_annotator(session).id, task), len(pool.units(db, declaration, models))
 
 
 STATUS_COLUMNS = ["task", "title", "open", "raters_per_item", "paper_raters", "models", "items", "items_begun",

@@ -56,7 +56,7 @@ class RenditionKeeper:
                 if version != seen:
                     self.renditions.render_missing(db)
                     seen = catalog_version(db)
-            except (*database_errors(), OSError) as error:  # a busy or full disk: the next check tries again
+            except database_errors() + (OSError,) as error:  # a busy or full disk: the next check tries again
                 log.error("rendering new images failed: %s", error)
 
     def close(self) -> None:

@@ -11,19 +11,28 @@ import random
 import secrets
 import time
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
-from datamodel.annotator_sessions import (live_session, open_battle, session_vote, sign_out_everywhere, signed_out_at,
-                                         store_session, suite_progress, vote_count)
+from datamodel.annotator_sessions import (
+    live_session,
+    open_battle,
+    session_vote,
+    sign_out_everywhere,
+    signed_out_at,
+    store_session,
+    suite_progress,
+    vote_count,
+)
 from datamodel.annotators import MIN_TOKEN_LENGTH, Annotator, sign_in
 from datamodel.battles import Battle, Pairing, load_battle
 from datamodel.database import Database
+from datamodel.quality import QualityRules
 from datamodel.transactions import annotator_transaction, annotator_writes
+from datamodel.votes import VoteReceipt, VoteRejected, record_vote
 from sampling.draws import NoBattleAvailable, UniformDraw, draw_pairing, serve_battle
 from sampling.prompt_pool import PromptPool
-from datamodel.quality import QualityRules
 from sampling.sampler import SamplingStats
 from sampling.strategies import UNIFORM, Strategy, get_strategy
-from datamodel.votes import VoteReceipt, VoteRejected, record_vote
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,24 @@ class ArenaSession:
     @property
     def signed_in(self) -> bool:
         return self.annotator is not None
+
+
+class PageSession(Protocol):
+    """What signing out and its checks read of a page's session: the battle page's :class:`ArenaSession` or the
+    rating page's :class:`arena.rating_session.RatingSession`."""
+
+    @property
+    def annotator(self) -> Annotator | None: ...
+
+    @property
+    def signed_in_at(self) -> float: ...
+
+
+def signed_in_annotator(session: PageSession) -> Annotator:
+    """The annotator ``session`` is signed in as; a session that is not signed in is refused."""
+    if session.annotator is None:
+        raise VoteRejected("Sign in with your name and token first.")
+    return session.annotator
 
 
 def start(db: Database, name: str, token: str, *, open_signup: bool,
@@ -89,14 +116,14 @@ class Sampler:
 def _draw(db, rng, session: ArenaSession, suite: str | None, sampler: Sampler) -> Pairing:
     """The next battle's prompt and images (reads only; raises NoBattleAvailable)."""
     return draw_pairing(db, rng, sampler.strategy, suite=suite or None, stats=sampler.stats,
-                        annotator_id=session.annotator.id, replication_share=sampler.replication_share,
+                        annotator_id=signed_in_annotator(session).id, replication_share=sampler.replication_share,
                         pool=sampler.pool)
 
 
 def _record(db, rng, session: ArenaSession, sampler: Sampler, pairing: Pairing) -> Battle:
     """Record ``pairing`` as the session's battle, under the strategy that really drew it."""
     strategy = pairing.strategy if isinstance(pairing, UniformDraw) else sampler.strategy
-    return serve_battle(db, rng, session_id=session.session_id, annotator_id=session.annotator.id,
+    return serve_battle(db, rng, session_id=session.session_id, annotator_id=signed_in_annotator(session).id,
                         strategy=strategy, pairing=pairing)
 
 
@@ -119,7 +146,8 @@ def next_battle(
     check_signed_in(db, session)
     battle = session.upcoming
     if battle is None or session.upcoming_suite != (suite or None):
-        with annotator_writes(db, session.annotator.id):  # PostgreSQL: the annotator's lock, not the database's
+        # PostgreSQL: the annotator's lock, not the database's
+        with annotator_writes(db, signed_in_annotator(session).id):
             battle = _serve(db, rng, session, suite, sampler)
     return _showing(session, battle, now)
 
@@ -185,7 +213,7 @@ def vote(
     spec = sampler.declaration
     if rng is not None and sampler.stats is not None and sampler.reads_stats:
         sampler.stats.refresh(db, fit=spec.needs_fit)  # outside the write transaction
-    with annotator_transaction(db, session.annotator.id):  # PostgreSQL: other annotators' votes go on
+    with annotator_transaction(db, signed_in_annotator(session).id):  # PostgreSQL: other annotators' votes go on
         receipt = record_vote(db, session.battle.id, outcome, session_id=session.session_id, now=now,
                               shown_at=shown_at, rules=rules, expected_shown=expected_shown)
         if rng is not None:
@@ -205,30 +233,30 @@ def vote(
 def shown_since(shown_at: float, seconds_on_screen: float | None, now: float) -> float | None:
     """When the voter's page began showing what is voted on: the server's ``shown_at`` (0: unknown), made later by the
     page's own ``seconds_on_screen`` where the page showed it later than the server handed it out (never earlier)."""
-    shown_at = shown_at or None
-    if shown_at is not None and seconds_on_screen is not None and 0 <= seconds_on_screen < float("inf"):
-        shown_at = max(shown_at, now - seconds_on_screen)
-    return shown_at
+    shown = shown_at or None
+    if shown is not None and seconds_on_screen is not None and 0 <= seconds_on_screen < float("inf"):
+        shown = max(shown, now - seconds_on_screen)
+    return shown
 
 
 SIGNED_OUT = ("You were signed out (here or in another tab or browser, or your token was changed). Sign in again "
               "to go on.")
 
 
-def check_signed_in(db: Database, session: ArenaSession) -> None:
+def check_signed_in(db: Database, session: PageSession) -> None:
     """Refuse a session that began before its annotator signed out anywhere (:func:`sign_out`) or had their token
     changed (:func:`datamodel.annotators.sync_accounts`): a tab left open, or opened with a stolen resume token, stops
     with the sign-out."""
-    known, signed_out = signed_out_at(db, session.annotator.id)
+    known, signed_out = signed_out_at(db, signed_in_annotator(session).id)
     if not known or (signed_out is not None and signed_out >= session.signed_in_at):
         raise VoteRejected(SIGNED_OUT)
 
 
-def sign_out(db: Database, session: ArenaSession, *, now: float | None = None) -> None:
+def sign_out(db: Database, session: PageSession, *, now: float | None = None) -> None:
     """Sign the annotator of ``session`` out everywhere: every resume token of theirs is revoked and every session
     of theirs that began before now ends at its next request (:func:`check_signed_in`)."""
     now = time.time() if now is None else now
-    sign_out_everywhere(db, session.annotator.id, now)
+    sign_out_everywhere(db, signed_in_annotator(session).id, now)
 
 
 def progress(db: Database, annotator_id: int, suite: str | None) -> tuple[int, int]:
@@ -244,8 +272,8 @@ def issue_resume(db: Database, session: ArenaSession, *, days: float,
     if days <= 0 or not session.signed_in:
         return session
     token, now = secrets.token_urlsafe(32), time.time() if now is None else now
-    store_session(db, token, annotator_id=session.annotator.id, session_id=session.session_id, created_at=now,
-                  expires_at=now + days * 86400)
+    store_session(db, token, annotator_id=signed_in_annotator(session).id, session_id=session.session_id,
+                  created_at=now, expires_at=now + days * 86400)
     return replace(session, resume_token=token)
 
 

@@ -50,7 +50,7 @@ def warming_up(models, counts: np.ndarray, battles: int) -> dict[str, int]:
 def main_strategy(strategies: dict[str, int]) -> str:
     """The registered strategy that drew the most of these votes ({strategy: votes}); uniform when there are none."""
     known = {name: n for name, n in strategies.items() if name in STRATEGIES and n}
-    return max(known, key=known.get) if known else UNIFORM.name
+    return max(known, key=known.__getitem__) if known else UNIFORM.name
 
 
 def plan_line(models, counts: np.ndarray, strategy: str, options) -> str:

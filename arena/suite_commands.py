@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from datamodel.catalog import CatalogError, PromptImport, suites_summary
 from judges import definitions
@@ -220,8 +220,8 @@ def main(argv: list[str] | None = None, settings_loader: Callable | None = None)
     """Run ``suites ...`` without the rest of the arena CLI: ``main(["suites", "list"])``."""
     from core.presets import PresetError, given_options
     from core.registry import RegistryError
-    from datamodel.prompt_candidates import ReviewError
     from core.settings import SettingsError, load_settings
+    from datamodel.prompt_candidates import ReviewError
 
     parser = argparse.ArgumentParser(prog="python -m arena.suite_commands")
     add_commands(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))

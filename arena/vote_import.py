@@ -46,14 +46,14 @@ from __future__ import annotations
 
 import csv
 import hashlib
-from array import array
 import json
 import math
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import NamedTuple
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -159,7 +159,8 @@ class VoteImport:
                     "source's code did: docs/importing-votes.md)" if self.invalid == "keep" else
                     "skipped: not imported")
             text += " Flagged: " + "; ".join(f"{count} record(s) {reason} ({ANOMALIES.get(reason, reason)})"
-                                             for reason, count in self.flagged) + f": {done} (--invalid {self.invalid})."
+                                             for reason, count in self.flagged)
+            text += f": {done} (--invalid {self.invalid})."
         return text
 
 
@@ -201,6 +202,9 @@ def iter_json_records(path: Path, progress: Callable[[int], None] | None = None)
         def where(number: int) -> str:
             return f"record {number} (line {lines_before + buffer.count(chr(10), 0, pos) + 1})"
 
+        def held() -> tuple[str, int]:  # the buffer and read position as they are now: refill() replaces both
+            return buffer, pos
+
         first = skip_space()
         if first == "":
             return
@@ -220,7 +224,7 @@ def iter_json_records(path: Path, progress: Callable[[int], None] | None = None)
                     raise _fail(path, where(number + 1), "the JSON array is not closed: the file is cut short")
                 break
             number += 1
-            value, end = _decode_record(decoder, path, number, lambda: (buffer, pos), refill, where)
+            value, end = _decode_record(decoder, path, number, held, refill, where)
             if not isinstance(value, dict):
                 raise _fail(path, where(number), f"a record must be a JSON object, not {type(value).__name__}")
             text, pos = buffer[pos:end], end
@@ -348,11 +352,12 @@ def read_fastchat(path: Path, progress: Callable[[int], None] | None = None) -> 
         else:
             battle_key = question
         model_a, model_b = _text(path, number, record, "model_a"), _text(path, number, record, "model_b")
-        optional = [_text(path, number, record, field, required=False) if field in record else ""
-                    for field in ("suite", "subset", "variant", "item_key", "prompt")]
+        suite, subset, variant, item_key, prompt = (
+            _text(path, number, record, field, required=False) if field in record else ""
+            for field in ("suite", "subset", "variant", "item_key", "prompt"))
         yield VoteRecord(number, question, battle_key, model_a, model_b, FASTCHAT_WINNERS[winner],
                          _text(path, number, record, "judge", required=False), kind or "human", tstamp, anony,
-                         *optional, text, "self_battle" if model_a == model_b else "")
+                         suite, subset, variant, item_key, prompt, text, "self_battle" if model_a == model_b else "")
 
 
 def _csv_rows(path: Path, required: tuple[str, ...], what: str,
@@ -427,6 +432,11 @@ def read_taxonomy(path: Path, progress: Callable[[int], None] | None = None) -> 
 CSV_OUTCOMES = ("A", "B", "tie", "both_bad")
 
 
+def _cell(row: dict, column: str) -> str:
+    """A CSV row's optional text column, stripped ("" when it is absent or empty)."""
+    return (row.get(column) or "").strip()
+
+
 def read_csv(path: Path, progress: Callable[[int], None] | None = None) -> Iterator[VoteRecord]:
     for number, row in _csv_rows(path, CSV_REQUIRED, "csv", progress):
         where = f"row {number}"
@@ -445,7 +455,8 @@ def read_csv(path: Path, progress: Callable[[int], None] | None = None) -> Itera
             voter=row["voter"].strip(), voter_kind=_kind(path, where, row.get("voter_kind")),
             voted_at=_time(path, where, "time", row["time"]),
             anonymous=_flag(path, where, "anonymous", row.get("anonymous")),
-            **{field: (row.get(field) or "").strip() for field in ("suite", "subset", "variant", "item_key", "prompt")},
+            suite=_cell(row, "suite"), subset=_cell(row, "subset"), variant=_cell(row, "variant"),
+            item_key=_cell(row, "item_key"), prompt=_cell(row, "prompt"),
             record=json.dumps(rest, ensure_ascii=False, sort_keys=True),
         ))
 
@@ -504,7 +515,8 @@ def read_aliases(path: str | Path | None) -> dict[str, str]:
         try:
             mapping = json.loads(path.read_text(encoding="utf-8"))
         except ValueError as error:
-            raise VoteImportError(f"{path}: not valid JSON ({error}). Write one object, {{\"alias\": \"model\"}}.")
+            raise VoteImportError(
+                f"{path}: not valid JSON ({error}). Write one object, {{\"alias\": \"model\"}}.") from None
         if not isinstance(mapping, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip()
                                                     for k, v in mapping.items()):
             raise VoteImportError(f"{path}: the alias file must be one JSON object of names, {{\"alias\": \"model\"}}.")
@@ -580,14 +592,14 @@ class _NewModels:
             return
         problem = model_name_problem(name, self.looks)
         if problem is not None:
-            raise _fail(self.path, f"{self.noun} {number}", f"model name {name[:80]!r} {problem}; map it onto one of the "
-                                                       "arena's models with --aliases, or drop the record")
+            raise _fail(self.path, f"{self.noun} {number}", f"model name {name[:80]!r} {problem}; map it onto one of "
+                                                       "the arena's models with --aliases, or drop the record")
         self.count += 1
         if self.count > self.cap:
-            raise _fail(self.path, f"{self.noun} {number}", f"more than {self.cap} model names in the file are new to the "
-                                                       f"arena ({name[:80]!r} is one more); map them onto the arena's "
-                                                       "models with --aliases, or, if they are all new models, raise "
-                                                       "--max-new-models")
+            raise _fail(self.path, f"{self.noun} {number}", f"more than {self.cap} model names in the file are new to "
+                                                       f"the arena ({name[:80]!r} is one more); map them onto the "
+                                                       "arena's models with --aliases, or, if they are all new models, "
+                                                       "raise --max-new-models")
         self.known.add(name)
         self.looks.update({key: name for key in skeletons(name)})
 
@@ -605,6 +617,7 @@ def _stage_images(path: Path, stage, vote: VoteRecord, model_a: str, model_b: st
     from arena.vote_images import ImageRefused
 
     keys = []
+    assert vote.images is not None  # the caller stages the votes that carry images
     for side, model, data in (("A", model_a, vote.images[0]), ("B", model_b, vote.images[1])):
         try:
             keys.append(stage.add(f"{path}: record {vote.record_no} (image {side})", vote.suite, vote.item_key,
@@ -682,6 +695,7 @@ def import_votes(db: Database, path: str | Path, fmt: str, *, source: str | None
             if with_images:
                 from arena.vote_images import ImageStage
 
+                assert media is not None and media_staging is not None  # with_images: a media store, staging
                 stage = ImageStage(media, media_staging, source, str(path))
             chunk: list[tuple] = []
             new_models = _NewModels(db, path, max_new_models, "record" if fmt == "fastchat" else "row")

@@ -4,14 +4,26 @@ strategy is one :class:`Strategy` in the registry :data:`STRATEGIES`), the vote 
 battles in flight (:mod:`~sampling.in_flight`), which prompts a draw may show (:mod:`~sampling.prompt_pool`), the
 draws themselves (:mod:`~sampling.draws`) and the admin's tables of where the votes went (:mod:`~sampling.coverage`)."""
 
-from sampling.coverage import strategy_note, votes_by_strategy, votes_per_model, votes_per_pair, votes_per_prompt
 from sampling.counts import read_count_tables, vote_facts
+from sampling.coverage import strategy_note, votes_by_strategy, votes_per_model, votes_per_pair, votes_per_prompt
 from sampling.draws import NoBattleAvailable, Replica, UniformDraw, draw_pairing, draw_uniform, serve_battle
 from sampling.prompt_pool import PromptPool
 from sampling.sampler import SamplingStats
-from sampling.strategies import (STRATEGIES, SamplingParams, Strategy, active_pair_weights, check_strategy,
-                                 fit_state, get_strategy, misorder_probabilities, model_votes, n_models_of,
-                                 pair_index, pair_probabilities, pair_votes)
+from sampling.strategies import (
+                                 STRATEGIES,
+                                 SamplingParams,
+                                 Strategy,
+                                 active_pair_weights,
+                                 check_strategy,
+                                 fit_state,
+                                 get_strategy,
+                                 misorder_probabilities,
+                                 model_votes,
+                                 n_models_of,
+                                 pair_index,
+                                 pair_probabilities,
+                                 pair_votes,
+)
 
 __all__ = [
     "NoBattleAvailable", "PromptPool", "Replica", "STRATEGIES", "SamplingParams", "SamplingStats", "Strategy",

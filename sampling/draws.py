@@ -21,13 +21,19 @@ from typing import ClassVar
 
 import numpy as np
 
-from datamodel.database import Database
 from datamodel.battles import Battle, Pairing, record_battle
+from datamodel.database import Database
 from datamodel.sampling_reads import eligible_prompts, not_shown, pair_images, prompt_images, vote_pairing
 from sampling.prompt_pool import PromptPool, seen_prompts
 from sampling.sampler import SamplingStats
-from sampling.strategies import (UNIFORM, check_strategy, get_strategy, pair_index, pair_probabilities,
-                                 prompt_probabilities)
+from sampling.strategies import (
+    UNIFORM,
+    check_strategy,
+    get_strategy,
+    pair_index,
+    pair_probabilities,
+    prompt_probabilities,
+)
 from sampling.warmup import warming_pairs, with_warmup
 
 

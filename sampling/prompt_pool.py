@@ -18,9 +18,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from datamodel.database import Database
-from datamodel.sampling_reads import (annotator_prompts, catalog_version, eligible_prompts, prompt_images,
-                                     suites_with_battles)
-
+from datamodel.sampling_reads import (
+    annotator_prompts,
+    catalog_version,
+    eligible_prompts,
+    prompt_images,
+    suites_with_battles,
+)
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _EMPTY.flags.writeable = False
@@ -54,7 +58,7 @@ class SeenPrompts:
         def __len__(self) -> int:
             return len(self.prompt_ids)
 
-        def plus(self, rows: list[tuple[int, int, int]]) -> "SeenPrompts.Seen":
+        def plus(self, rows: list[tuple[int, int, int]]) -> SeenPrompts.Seen:
             """These prompts and ``rows`` ((prompt id, votes, latest vote id) of votes newer than :attr:`through`,
             ascending prompt ids)."""
             if not rows:
@@ -106,7 +110,7 @@ class SeenPrompts:
         self._annotators = annotators
         self._held: OrderedDict[int, SeenPrompts.Seen] = OrderedDict()
 
-    def of(self, db: Database, annotator_id: int) -> "SeenPrompts.Seen":
+    def of(self, db: Database, annotator_id: int) -> SeenPrompts.Seen:
         """The prompts ``annotator_id`` has voted on, as of now (module and class docstrings)."""
         with self._lock:
             held = self._held.get(annotator_id)
@@ -128,7 +132,7 @@ class SeenPrompts:
         return seen
 
 
-def seen_prompts(db: Database, annotator_id: int, pool: "PromptPool | None" = None) -> SeenPrompts.Seen:
+def seen_prompts(db: Database, annotator_id: int, pool: PromptPool | None = None) -> SeenPrompts.Seen:
     """The prompts ``annotator_id`` has voted on: kept by the server's ``pool``, or read afresh without one."""
     return (pool.seen if pool is not None else SeenPrompts()).of(db, annotator_id)
 

@@ -19,8 +19,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from datamodel.database import Database
 from datamodel.connection import open_reader, reader_target
+from datamodel.database import Database
 from datamodel.sampling_reads import catalog_version, vote_changes_since
 from sampling.counts import CountTables, VoteFacts, read_count_tables, vote_facts
 from sampling.in_flight import InFlight
@@ -113,7 +113,7 @@ class SamplingStats:
         """Whether the first full read is done (draws can use the counts)."""
         return self.tables is not None
 
-    def start(self, db: Database) -> "SamplingStats":
+    def start(self, db: Database) -> SamplingStats:
         """Start the first full read (in the background for a database file), if not started yet; returns ``self``."""
         if not self._started:
             self._load(db, wait=False)
@@ -292,7 +292,7 @@ class SamplingStats:
 
     # -- the schedule
 
-    def refresh(self, db: Database, *, force: bool = False, fit: bool = True) -> "SamplingStats":
+    def refresh(self, db: Database, *, force: bool = False, fit: bool = True) -> SamplingStats:
         """Make the counts usable for a draw, cheaply; returns ``self``.
 
         Starts the first full read if none ran (and waits for it up to ``startup_wait_seconds``), checks at most every

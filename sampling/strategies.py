@@ -118,7 +118,6 @@ from core.registry import Registry, RegistryError
 from ratings.bradley_terry import elo_scale, newton_bt
 from ratings.votes import OUTCOMES, check_tie_policy
 
-
 ELO_PER_NAT = 400.0 / math.log(10.0)
 
 

@@ -35,11 +35,11 @@ from pathlib import Path
 from PIL import Image
 
 from arena.demo.seeding import BUNDLE_COMMAND, BUNDLE_FORMAT, DEMO_BUNDLE, build_demo, demo_prompt_specs
+from core.settings import Settings
 from datamodel.catalog import images_of_source, models_of_source
 from datamodel.connection import connect
-from datamodel.metrics import metric_directions, metric_rows_of_source
 from datamodel.media import MediaStore
-from core.settings import Settings
+from datamodel.metrics import metric_directions, metric_rows_of_source
 
 CACHE_PLACEHOLDER = "<cache_dir>"
 

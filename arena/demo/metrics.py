@@ -31,8 +31,8 @@ def compute_demo_metrics(db: Database, media: MediaStore, *, cache_dir: str | Pa
                          suites: Sequence[str] = tuple(DEMO_SUITE_METRICS), progress: bool = False) -> dict:
     """Compute the demo suites' metrics with the stand-ins of the module docstring (idempotent: rows are replaced);
     return summaries. The first call on a cache folder trains the demo CLIP (40 s to 3 min on two cores)."""
-    from judges.metrics.commands import compute_metrics
     from arena.demo.clip import DEMO_CLIP_NAME, build_demo_clip
+    from judges.metrics.commands import compute_metrics
     from judges.metrics.registry import Scorers, metric_options
 
     clip = build_demo_clip(Path(cache_dir) / "tiny" / DEMO_CLIP_NAME)  # trained once per cache folder

@@ -26,13 +26,22 @@ import hashlib
 import json
 from pathlib import Path
 
-from datamodel.catalog import (add_image, add_model, add_prompts, all_image_keys, has_prompts, image_id_keys, model_suites,
-                               prompt_keys, prompts_with_images_of)
+from core.settings import Settings
+from datamodel.catalog import (
+    add_image,
+    add_model,
+    add_prompts,
+    all_image_keys,
+    has_prompts,
+    image_id_keys,
+    model_suites,
+    prompt_keys,
+    prompts_with_images_of,
+)
 from datamodel.database import Database
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, metric_names_of_source, record_directions, write_metrics
 from datamodel.renditions import Renditions
-from core.settings import Settings
 
 # The demo as data, made by ``python -m tools.demo_bundle`` and shipped in the package (pyproject's package-data).
 DEMO_BUNDLE = Path(__file__).resolve().parent / "bundle"
@@ -93,8 +102,8 @@ def demo_incomplete(db: Database) -> bool:
 def build_demo(db: Database, media: MediaStore, settings: Settings, *, progress: bool = False) -> dict:
     """Write the demo prompts and make the demo images, their display renditions and the metrics that are missing
     (idempotent); return counts."""
-    from generators.demo import generate_demo_images
     from arena.demo.metrics import compute_demo_metrics
+    from generators.demo import generate_demo_images
 
     prompts = add_prompts(db, demo_prompt_specs())
     made = generate_demo_images(db, media, prompts.ids, cache_dir=settings.cache_dir, seed=settings.seed,

@@ -32,35 +32,35 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from datamodel.database import Database
 import ratings
-from datamodel.annotators import annotator_names
-from datamodel.catalog import models_with_images
-from datamodel.models import sorted_model_names
-from datamodel.votes import judge_voter_names
-from core.settings import Settings
-from datamodel.vote_arrays import ARENA_SOURCE, SLICE_FILTERS, VoteArrays, VoteArraysCache, read_vote_arrays
-from datamodel.imported_votes import import_sources
-from datamodel.kwise import kwise_vote_rows
-from datamodel.metrics import metric_directions, model_metric_table
 from arena.leaderboard.fits import board_audit, check_mode, ppi_table
 from arena.leaderboard.labels import format_ci, metric_base, rank_range_text
 from arena.study_plan import in_play, main_strategy, plan_line, warming_up
+from core.protocols import get_protocol
+from core.settings import Settings
+from datamodel.annotators import annotator_names
+from datamodel.catalog import models_with_images
+from datamodel.database import Database
+from datamodel.imported_votes import import_sources
+from datamodel.kwise import kwise_vote_rows
+from datamodel.metrics import metric_directions, model_metric_table
+from datamodel.models import sorted_model_names
+from datamodel.vote_arrays import ARENA_SOURCE, SLICE_FILTERS, VoteArrays, VoteArraysCache, read_vote_arrays
+from datamodel.votes import judge_voter_names
 from ratings.agreement import agreement_summary, consensus_spearman, inter_annotator_from_codes, paired_confusion
 from ratings.bias import position_bias_from_counts
 from ratings.kwise import KwiseVotes
 from ratings.leaderboard import prior_ridge
-from core.protocols import get_protocol
 from ratings.protocols import DEFAULT_PROTOCOL, RatingProtocol
 from ratings.ranks import check_order
 from ratings.votes import OUTCOMES
 from sampling.strategies import STRATEGIES
 from suites.registry import suite_title
-
 
 PROVISIONAL_BATTLES = 200  # a model added to a running arena is provisional until it has this many (sampling.warmup)
 
@@ -299,7 +299,8 @@ def read_slice(db: Database, options: LeaderboardOptions, cache: BoardCache | No
             raise LookupError(f"No votes from source {options.source!r}. Sources: {', '.join([ARENA_SOURCE, *known])}; "
                               "import a log with python -m arena import-votes --source NAME.")
     read = slice_read(options)
-    return read_vote_arrays(db, STRATEGIES, **read) if cache is None else cache.votes.read(db, STRATEGIES, **read)
+    strategies = STRATEGIES.names()
+    return read_vote_arrays(db, strategies, **read) if cache is None else cache.votes.read(db, strategies, **read)
 
 
 def four_image_votes(db: Database, options: LeaderboardOptions) -> KwiseVotes:
@@ -328,7 +329,8 @@ def compute_leaderboard(db: Database, options: LeaderboardOptions = LeaderboardO
     vote_totals = {"human": int(arrays.human.sum()), "judge": int((~arrays.human).sum())}
     sources = source_counts(arrays)
     strategies = np.bincount(arrays.strategy, minlength=len(arrays.strategies))
-    shown = dict(min_votes=options.min_votes, provisional_votes=options.provisional_votes, order=options.order)
+    shown: dict[str, Any] = dict(min_votes=options.min_votes, provisional_votes=options.provisional_votes,
+                                 order=options.order)
     rated = {"human": arrays.take(arrays.human), "judge": arrays.take(arrays.judge(judge))}
     encoded = {kind: part.encoded() for kind, part in rated.items()}
     if getattr(protocol, "reads_four_image", False):  # the four-image votes beside the human pairwise ones
@@ -336,7 +338,8 @@ def compute_leaderboard(db: Database, options: LeaderboardOptions = LeaderboardO
     results = {kind: protocol.rate(votes, **shown) for kind, votes in encoded.items()}
     arrays = arrays.take(~arrays.flagged)
     human, judged = (part.take(~part.flagged) for part in rated.values())
-    ppi, audit = {}, None
+    ppi: dict = {}
+    audit = None
     if options.mode == "ppi":
         results["human"], ppi = ppi_table(protocol, human, judged, **shown)
     else:  # the audit refits the votes the protocol fitted

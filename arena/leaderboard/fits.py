@@ -18,7 +18,7 @@ import pandas as pd
 from datamodel.database import Database
 from datamodel.vote_arrays import VoteArrays, newest_human_votes
 from ratings.ppi import NO_VOTE, ppi_fit, ppi_ratings
-from ratings.protocols import DEFAULT_PROTOCOL, RatingProtocol
+from ratings.protocols import DEFAULT_PROTOCOL, Arena, RatingProtocol
 from ratings.protocols.base import result_table
 from ratings.robustness import UNIT_SCORES, audit_top
 
@@ -48,6 +48,9 @@ def ppi_table(protocol: RatingProtocol, human: VoteArrays, judged: VoteArrays, *
               provisional_votes: int, order: str) -> tuple[pd.DataFrame, dict]:
     """The human + judge board as a protocol result table (:data:`ratings.protocols.RESULT_COLUMNS`), and what made
     it: λ, the human votes, those paired with a judge vote, the judge-only votes."""
+    if not isinstance(protocol, Arena):  # check_mode lets only the arena protocol through
+        raise ValueError(f"The human + judge board fits the arena protocol, not {protocol.name}: pick --protocol "
+                         "arena.")
     n = human.n_models
     battles, last = latest_per_battle(judged.battle_keys())
     judge_outcome = judged.oriented_outcomes()[last]
@@ -67,7 +70,7 @@ def ppi_table(protocol: RatingProtocol, human: VoteArrays, judged: VoteArrays, *
             raise ValueError(f"Cannot anchor on {protocol.anchor[0]!r}: no vote mentions it.")
         anchor = human.models.index(protocol.anchor[0])
     rating, lower, upper = ppi_ratings(fit, anchor_index=anchor)
-    if anchor is not None and np.isfinite(rating[anchor]):
+    if protocol.anchor is not None and anchor is not None and np.isfinite(rating[anchor]):
         shift = protocol.anchor[1] - rating[anchor]
         rating, lower, upper = rating + shift, lower + shift, upper + shift
     in_fit = np.isfinite(np.array(UNIT_SCORES[protocol.tie_policy]))[human.outcome]

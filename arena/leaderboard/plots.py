@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ratings.matrices import battle_count_matrix, win_fraction_matrix
 from ratings.bias import outcome_counts
+from ratings.matrices import battle_count_matrix, win_fraction_matrix
 from ratings.votes import OUTCOMES
 
 OUTCOME_LABELS = {"A": "first (A) wins", "B": "second (B) wins", "tie": "tie", "both_bad": "both bad"}
@@ -81,7 +81,8 @@ def ratings_chart(tables: Mapping[str, pd.DataFrame], title: str | None = None,
     figure = go.Figure()
     order = _model_order(tables)
     for label, table in tables.items():
-        rated = table[table["rating"].notna()].set_index("model").reindex([m for m in order if m in set(table["model"])])
+        rated = table[table["rating"].notna()].set_index("model").reindex(
+            [m for m in order if m in set(table["model"])])
         rated = rated[rated["rating"].notna()]
         marked = rated["provisional"].astype(bool) if "provisional" in rated else pd.Series(False, rated.index)
         figure.add_trace(go.Scatter(
@@ -169,7 +170,7 @@ def outcome_distribution(votes: pd.DataFrame, by: Sequence[str] = ("voter_kind",
     of a vote table, or of its counts per group already computed (:func:`ratings.bias.outcome_counts`)."""
     counts = votes if set(OUTCOMES) <= set(votes.columns) else outcome_counts(votes, by)
     by = [c for c in counts.columns if c not in OUTCOMES]
-    keys = counts[by].astype(str).fillna("—") if by else None
+    keys = counts[by].astype(str).fillna("—")  # no columns when ``by`` is empty
     counts = counts[list(OUTCOMES)]
     shares = counts.div(counts.sum(axis=1).where(lambda s: s > 0), axis=0)
     if by and len(by) > 1:

@@ -49,14 +49,22 @@ import socket
 import threading
 import time
 from collections import OrderedDict
+from typing import TypeGuard
 
 from arena.leaderboard.compute import BoardCache, LeaderboardOptions, compute_leaderboard
 from arena.leaderboard.view import render_view
 from datamodel.connection import Store, connect, database_errors
 from datamodel.database import Database
 from datamodel.rating_history import history
-from datamodel.snapshots import (Snapshot, claim_computation, data_version, release_computation, snapshot_computed_at,
-                                 store_snapshot, stored_snapshot)
+from datamodel.snapshots import (
+    Snapshot,
+    claim_computation,
+    data_version,
+    release_computation,
+    snapshot_computed_at,
+    store_snapshot,
+    stored_snapshot,
+)
 
 log = logging.getLogger(__name__)
 WORKER_NICENESS = 19  # the worker yields the CPU to the server, which answers votes
@@ -105,7 +113,7 @@ def compute_snapshot(db: Database, options: LeaderboardOptions, keep: int | None
     return snapshot
 
 
-def drawn(snapshot: Snapshot | None) -> bool:
+def drawn(snapshot: Snapshot | None) -> TypeGuard[Snapshot]:
     """Whether ``snapshot`` holds the page's figures (the command line stores its boards without them)."""
     return snapshot is not None and "figures" in snapshot.view
 
@@ -116,8 +124,8 @@ def rebuild_history(db: Database, options: LeaderboardOptions, days: int, *, his
     the votes cast by the end of that day (:attr:`arena.leaderboard.compute.LeaderboardOptions.until`); days already
     kept are
     left as they are. Returns the days it kept, oldest first. A day's board uses today's exclusions and models."""
-    from datamodel.rating_history import day_of, end_of_day, keep_day, kept_days
     from arena.leaderboard.view import leaderboard_json
+    from datamodel.rating_history import day_of, end_of_day, keep_day, kept_days
 
     now = time.time() if now is None else now
     key = options_key(options)
@@ -262,8 +270,10 @@ class SnapshotService:
                 self._executor = None
                 future = self._pool().submit(_compute_in_worker, str(self.store.path), options, self.holder)
             self._pending[key] = future
-            future.settled = threading.Event()  # set once _finished has stored its outcome and let it go
-            future.kept = keeps_history(options, self.history_defaults)  # a day of the leaderboard over time
+            # two attributes of ours on the Future (the executor makes it, so no subclass can declare them): an
+            # event set once _finished has stored its outcome and let it go; whether a day of the board is kept
+            future.settled = threading.Event()  # type: ignore[attr-defined]
+            future.kept = keeps_history(options, self.history_defaults)  # type: ignore[attr-defined]
         future.add_done_callback(lambda done: self._finished(key, version, done))
         return future
 
@@ -291,7 +301,7 @@ class SnapshotService:
                     release_computation(self.store.db(), key, self.holder)
                 except database_errors() as error:  # it lapses by itself
                     log.error("the claim on computing %s could not be released: %s", key, error)
-            future.settled.set()
+            future.settled.set()  # type: ignore[attr-defined]  # set on the Future by _schedule
 
     def _settle(self, key: str) -> None:
         """Wait (at most :data:`SETTLE_S`) while a computation of ``key`` that has ended is being stored: until then
@@ -299,7 +309,7 @@ class SnapshotService:
         with self._lock:
             future = self._pending.get(key)
         if future is not None and future.done():
-            future.settled.wait(SETTLE_S)
+            future.settled.wait(SETTLE_S)  # type: ignore[attr-defined]  # set on the Future by _schedule
 
     def _store_result(self, key: str, version: tuple, future: concurrent.futures.Future) -> None:
         if future.cancelled():

@@ -71,7 +71,8 @@ def protocol_text(board: Leaderboard, options: LeaderboardOptions) -> str:
     """What fitted the ratings: today's sentence for the arena protocol, the protocol's choices for another."""
     if board.protocol == DEFAULT_PROTOCOL:
         intervals = ("95% intervals from the sandwich covariance of the human + judge estimate" if board.mode == "ppi"
-                     else "95% intervals in closed form (sandwich: the CLT of the fit)" if options.intervals == "sandwich"
+                     else "95% intervals in closed form (sandwich: the CLT of the fit)"
+                     if options.intervals == "sandwich"
                      else f"95% CIs from {options.rounds} bootstrap rounds (seed {options.seed})")
         return (f"Bradley–Terry ELO (400 per 10× odds, mean 1000{prior_text(options.prior_sd)}), ties and both-bad: "
                 f"{options.tie_policy}, {intervals}." + flagged_text(board, options))

@@ -17,12 +17,24 @@ import numpy as np
 import pandas as pd
 
 from arena.leaderboard.compute import PROVISIONAL_BATTLES, Leaderboard, LeaderboardOptions
-from arena.leaderboard.labels import (DIRECTION_NOTE, RANK_RULE, bias_frame, correlations_frame, correlations_note,
-                                      interval_text, metric_label, pairs_frame, plural, public_ranks, rank_range_text,
-                                      ranked_rows, round_rating)
-from ratings.protocols import DEFAULT_PROTOCOL
 from arena.leaderboard.fits import MODE_TITLES, robustness_text
+from arena.leaderboard.labels import (
+    DIRECTION_NOTE,
+    RANK_RULE,
+    bias_frame,
+    correlations_frame,
+    correlations_note,
+    interval_text,
+    metric_label,
+    pairs_frame,
+    plural,
+    public_ranks,
+    rank_range_text,
+    ranked_rows,
+    round_rating,
+)
 from arena.leaderboard.text import leaderboard_text, summary_text
+from ratings.protocols import DEFAULT_PROTOCOL
 from ratings.ranks import rank_ranges
 
 # The main table's columns, and what each means (each header's tooltip, and the line under the table).
@@ -153,7 +165,8 @@ def _rated_columns(fit: pd.DataFrame, models: list[str], prefix: str = "", publi
     ranges = dict(zip(fit["model"], (rank_range_text(b, w) for b, w in zip(best, worst))))
     part = fit.assign(shown_rank=public_ranks(fit)).set_index("model").reindex(models)
     votes = part["votes"].fillna(0).astype(int).to_numpy()
-    rating, interval = [], []
+    rating: list[float | None] = []
+    interval: list[str] = []
     for (_, row), n in zip(part.iterrows(), votes):
         if pd.isna(row["rating"]):
             rating.append(None)
@@ -418,8 +431,8 @@ def board_fit(records: list[dict]) -> pd.DataFrame:
 
 
 def kept_table(board: dict) -> dict:
-    """The main table (rank, model, rating, interval, votes) of a board kept for a day (:mod:`datamodel.rating_history`):
-    rated models best first, then the provisional ones by votes."""
+    """The main table (rank, model, rating, interval, votes) of a board kept for a day
+    (:mod:`datamodel.rating_history`): rated models best first, then the provisional ones by votes."""
     fit = board_fit(board.get("models", []))
     order = list(fit["model"])  # kept in the board's order
     shown = _rated_columns(fit, order, published=board.get("protocol", DEFAULT_PROTOCOL) != DEFAULT_PROTOCOL)

@@ -1,11 +1,11 @@
 """``python -m arena report <benchmark>``: a paper's tables filled from the database, in the paper's layout.
 
-A report is a list of :class:`Table` s; a paper's figure is a table too (its data, numbered ``F5``) with a ``plot``
-that draws it, written as an HTML file by ``--figures DIR`` (:func:`write_figures`). Each table has the paper's number and title, its row header, its columns
-(:class:`Column`, with the paper's column groups such as "Ground Truth" / "Predicted") and its rows of
-:class:`Cell` s. A cell holds the printed text of a value, or is missing: it then prints "—" with a footnote
-giving the reason ("no human votes on P-Mix with the definition", ...), numbered per table. The report's header
-says which preset (protocol) made it and from which data (:attr:`Report.provenance`).
+A report is a list of :class:`Table` s; a paper's figure is a table too (its data, numbered ``F5``) with a ``plot`` that
+draws it, written as an HTML file by ``--figures DIR`` (:func:`write_figures`). Each table has the paper's number and
+title, its row header, its columns (:class:`Column`, with the paper's column groups such as "Ground Truth" /
+"Predicted") and its rows of :class:`Cell` s. A cell holds the printed text of a value, or is missing: it then prints
+"—" with a footnote giving the reason ("no human votes on P-Mix with the definition", ...), numbered per table. The
+report's header says which preset (protocol) made it and from which data (:attr:`Report.provenance`).
 
 Output: Markdown (default), CSV, LaTeX or JSON (:func:`render`). With ``--compare-published`` each cell also prints the
 paper's own value for the same table, row and column, read from the paper's published numbers, kept as data in
@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from core.presets import Preset
 from core.registry import Registry
@@ -62,14 +63,14 @@ class Cell:
     paper: str | None = None  # the paper's printed value beside it (``--compare-published``), if any
 
     @classmethod
-    def number(cls, value: float | None, template: str = "{:.2f}", reason: str = "no data") -> "Cell":
+    def number(cls, value: float | None, template: str = "{:.2f}", reason: str = "no data") -> Cell:
         """``value`` printed with ``template`` (``"{:.2f}"``, ``"{:d}"``), or a missing cell with ``reason``."""
         if value is None or value != value:  # None or NaN
             return cls.absent(reason)
         return cls(template.format(value), value)
 
     @classmethod
-    def absent(cls, reason: str) -> "Cell":
+    def absent(cls, reason: str) -> Cell:
         """A missing value and why ("no judge votes yet: run python -m judges pairwise --preset ...")."""
         return cls("", None, reason)
 
@@ -221,7 +222,7 @@ def paper_number(text: str | None) -> float | None:
         return None
 
 
-def rank_agreement(rows: list[tuple[str, dict[str, "Cell"]]], columns: list["Column"]) -> dict[str, tuple[float, int]]:
+def rank_agreement(rows: list[tuple[str, dict[str, Cell]]], columns: list[Column]) -> dict[str, tuple[float, int]]:
     """{column key: (Spearman ρ, rows)} between this database's numbers and the paper's, for each column where at
     least three rows have both (scipy's ``spearmanr``, average ranks for ties)."""
     from scipy.stats import spearmanr
@@ -320,8 +321,8 @@ def render_markdown(report: Report) -> str:
             lines.append("| " + " | ".join(f"**{_markdown_escape(t)}**" for t in
                                           [table.row_header] + [c.heading for c in table.columns]) + " |")
         else:
-            lines.append("| " + " | ".join(map(_markdown_escape, [table.row_header] + [c.heading for c in table.columns]))
-                         + " |")
+            lines.append("| " + " | ".join(map(_markdown_escape, [table.row_header] + [c.heading for c in
+                                                                                      table.columns])) + " |")
             lines.append("|" + "---|" * (len(table.columns) + 1))
         lines += ["| " + " | ".join(map(_markdown_escape, row)) + " |" for row in body]
         if not body:

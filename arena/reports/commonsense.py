@@ -100,8 +100,8 @@ def results_table(db, options: ReportOptions) -> Table:
         for column in columns:
             if column.key == "human":
                 continue
-            row = values.get((model, column.key))
-            cells[column.key] = (Cell.number(100 * row["value"], "{:.2f}") if row else
+            found = values.get((model, column.key))
+            cells[column.key] = (Cell.number(100 * found["value"], "{:.2f}") if found else
                                  Cell.absent(missing_reason(column.key, model, clip_wanted, judge_wanted, options)))
         table.add_row(PAPER_ROWS.get(model, model), cells)
     items = sorted({row["details"].get("items") for row in overall if row["details"].get("items") is not None})
@@ -230,6 +230,6 @@ def build(db, options: ReportOptions) -> Report:
                   provenance=["data: the commonsense suite of this database"])
 
 
-REPORTS.register(ReportSpec("commonsense", "Commonsense-T2I Tables 1 (categories) and 2 (accuracy per system and evaluator), "
-                    "Figure 5 (prompt similarity against the human score)",
+REPORTS.register(ReportSpec("commonsense", "Commonsense-T2I Tables 1 (categories) and 2 (accuracy per system and "
+                    "evaluator), Figure 5 (prompt similarity against the human score)",
                     build, preset="commonsense-paper"))

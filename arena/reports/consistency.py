@@ -88,5 +88,6 @@ def build(db, options: ReportOptions) -> Report:
                               "abstract, 40 realistic, 5 wordings each)"])
 
 
-REPORTS.register(ReportSpec("consistency", "Consistency over paraphrases: Table 1 (S_final by std, min, median) and Figure 3",
-                    build, preset="consistency-paper"))
+REPORTS.register(ReportSpec("consistency",
+                    "Consistency over paraphrases: Table 1 (S_final by std, min, median) and Figure 3", build,
+                    preset="consistency-paper"))

@@ -43,8 +43,8 @@ def table_1(db, judge: str | None, models: list[str]) -> Table:
     for model in models:
         row = {c: Cell.number(values[c].get((model, "")), "{:.4f}",
                               reason if not values[c] else f"no {c} prompt scored for this model") for c in CATEGORIES}
-        known = [values[c].get((model, "")) for c in CATEGORIES]
-        average = sum(known) / 5 if all(v is not None for v in known) else None
+        known = [value for c in CATEGORIES if (value := values[c].get((model, ""))) is not None]
+        average = sum(known) / 5 if len(known) == len(CATEGORIES) else None
         row["Averaged"] = Cell.number(average, "{:.4f}", "the average needs all five benchmarks")
         table.add_row(model, row)
     table.notes.append("Averaged: the unweighted mean of the five benchmarks (as Table 1 prints it).")
@@ -68,7 +68,8 @@ def table_2(db, judge: str | None) -> Table:
 
 
 COMPBENCH_HINT = ("give CompBench++'s scores of the same images: python -m judges metrics --metrics compbench "
-                  "--suite saneval --compbench-scores FILE (columns model, item_key, score; judges/metrics/compbench.py)")
+                  "--suite saneval --compbench-scores FILE (columns model, item_key, score; "
+                  "judges/metrics/compbench.py)")
 
 
 def p_value_text(value: float) -> str:
@@ -136,10 +137,14 @@ def table_4(db, models: list[str], task_name: str = HUMAN_TASK) -> Table:
     """The human adherence ratings of the Ratings tab (task ``task_name``, the preset's ``report.human_task``:
     :func:`judges.human_stats.saneval_human`): per model the raters' mean answer on [0, 1] per category, and Total
     the unweighted mean of the categories present, as the paper's Total."""
+    from datamodel.rating_scales import ChoiceScale
     from judges.human_stats import saneval_human
     from judges.rating_tasks import RATING_TASKS
 
     task = RATING_TASKS[task_name]
+    if not isinstance(task.scale, ChoiceScale):
+        raise ValueError(f"report.human_task {task_name!r} is answered with scores; Table 4 reads the answers of a "
+                         f"choice scale on [0, 1]: name a task such as {HUMAN_TASK}.")
     columns = [Column("spatial", "Spatial"), Column("numeracy", "Numeracy"),
                *(Column(c, c.capitalize(), "Attribute Binding") for c in BINDING), Column("Total")]
     table = Table("4", "Human evaluation results", columns)
@@ -155,7 +160,8 @@ def table_4(db, models: list[str], task_name: str = HUMAN_TASK) -> Table:
     points = task.scale.points
     low, high = points[0], points[-1]
     table.notes.append(
-        f"Task {task_name}: per image the raters' mean answer on [0, 1], from {low.value} ({low.label.split(' · ')[-1].lower()}) "
+        f"Task {task_name}: per image the raters' mean answer on [0, 1], from {low.value} "
+        f"({low.label.split(' · ')[-1].lower()}) "
         f"to {high.value} ({high.label.split(' · ')[-1].lower()}) in {len(points)} points; per category the mean over "
         "the rated images; Total the unweighted mean of the categories rated (the paper's Total is that mean). "
         + ("Answers in tenths move a mean of 100 in steps of 0.001, as every cell of the paper's Table 4 does."

@@ -94,7 +94,7 @@ def table_7(items) -> tuple[Table, Table]:
     train = Cell.absent("the released training set (benchmark/trainingset/training_data.txt) is not divided into "
                         "categories, and the database holds the test set only")
     empty = Cell.absent("no SemVarBench items: python -m arena suites import semvarbench <the released benchmark/>")
-    for aspect, names in ASPECTS.items():
+    for names in ASPECTS.values():
         for name in names:
             table.add_row(name, Train=train, Test=Cell.number(counts.get(name), "{:d}", empty.missing
                           if not items else "no item of this category in the imported test set"), Total=train)
@@ -215,9 +215,9 @@ def table_12(db, evaluators: dict[str, str] | None = None) -> Table:
     if rows.empty:
         table.add_row("(no judge)", {key: Cell.absent(f"no human scores yet: {RATE_HINT}; and {JUDGE_HINT}")
                                      for key in ("pearson", "spearman", "kappa")})
-    table.notes.append("Cohen's κ of the sign of SemVarEffect (negative, zero, positive): the paper does not say how it "
-                       "made the continuous SemVarEffect categorical. The human ceiling is rater against rater, each "
-                       "rater's SemVarEffect from their own seven scores.")
+    table.notes.append("Cohen's κ of the sign of SemVarEffect (negative, zero, positive): the paper does not say how "
+                       "it made the continuous SemVarEffect categorical. The human ceiling is rater against rater, "
+                       "each rater's SemVarEffect from their own seven scores.")
     return table
 
 
@@ -261,7 +261,8 @@ def table_4_tokens(db, evaluators: dict[str, str] | None = None) -> Table:
     for category in (*TOKEN_CATEGORIES, ""):
         title = CATEGORY_TITLES.get(category, "All categories")
         for model in models or ["(no model)"]:
-            in_category = frame["item_key"].map(lambda k: category == "" or category in categories.get(k, []))
+            in_category = frame["item_key"].map(  # category bound now: map calls it at once
+                lambda k, category=category: category == "" or category in categories.get(k, []))
             part = frame[(frame["model"] == model) & in_category.astype(bool)]
             cells = {}
             for role, key in ROLE_COLUMNS:
@@ -332,7 +333,8 @@ def figure_6(db, judges: list[str], evaluators: dict[str, str] | None = None) ->
                Column("gamma_w", "γ_w", "T_pv (squares)"), Column("sim_pi", "cos(T_a, T_pi)", "T_pi (triangles)"),
                Column("S_pi_a", "S(T_pi, I_a)", "T_pi (triangles)"), Column("gamma_wo", "γ_wo", "T_pi (triangles)")]
     table = Table("F6", "Figure 6: text embedding similarity of the anchor and the permuted text against the "
-                  f"alignment score and the visual semantic variation ({evaluator_of(judge, evaluators) if judge else 'GPT-4o'})",
+                  "alignment score and the visual semantic variation "
+                  f"({evaluator_of(judge, evaluators) if judge else 'GPT-4o'})",
                   columns)
     points: dict[str, dict[str, float]] = {}
     for model in set(frame["model"]) if len(frame) else set():
@@ -406,5 +408,5 @@ def build(db, options: ReportOptions) -> Report:
                               + (f"; Tables 9, 10 and the aspects use {judge}." if judge else ".")])
 
 
-REPORTS.register(ReportSpec("semvarbench", "SemVarBench Tables 2, 4, 7, 9, 10, 11, 12, 14, Appendix C.3, the aspects of §4.3 "
-                    "and Figures 6 and 14", build, preset="semvarbench-paper"))
+REPORTS.register(ReportSpec("semvarbench", "SemVarBench Tables 2, 4, 7, 9, 10, 11, 12, 14, Appendix C.3, the "
+                    "aspects of §4.3 and Figures 6 and 14", build, preset="semvarbench-paper"))

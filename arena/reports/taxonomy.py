@@ -33,24 +33,26 @@ not have is "—" with the reason and the command that makes it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from arena.reports import REPORTS, Cell, Column, Report, ReportOptions, ReportSpec, Table
-from datamodel.catalog import image_provenance, published_prompt_count, suites_summary
-from datamodel.metrics import image_metric_frame, image_metric_means, model_level_rows, scorer_versions
-from datamodel.imported_votes import import_sources, imported_slices
 from core.presets import Preset
+from datamodel.catalog import image_provenance, published_prompt_count, suites_summary
+from datamodel.imported_votes import import_sources, imported_slices
+from datamodel.metrics import image_metric_frame, image_metric_means, model_level_rows, scorer_versions
 from datamodel.vote_arrays import VoteArrays, read_vote_arrays
 
 SUITE = "taxonomy"
 WITH, WITHOUT = "with_definition", "without_definition"
 # (column key as in the published file, the suite's subset, the group heading)
-SUBSETS = (("Easy", "Easy", "Ground Truth"), ("Hypo", "Hyponymy", "Ground Truth"), ("Hyper", "Hypernymy", "Ground Truth"),
-           ("Mix", "Synset-Mixing", "Ground Truth"), ("P-Easy", "P-Easy", "Predicted"), ("P-Hypo", "P-Hypo", "Predicted"),
+SUBSETS = (("Easy", "Easy", "Ground Truth"), ("Hypo", "Hyponymy", "Ground Truth"),
+           ("Hyper", "Hypernymy", "Ground Truth"), ("Mix", "Synset-Mixing", "Ground Truth"),
+           ("P-Easy", "P-Easy", "Predicted"), ("P-Hypo", "P-Hypo", "Predicted"),
            ("P-Hyper", "P-Hyper", "Predicted"), ("P-Mix", "P-Mix", "Predicted"))
 SUBSET_OF = {key: subset for key, subset, _ in SUBSETS}
 # the paper's name of each system (paper Table 1; the registry entries its taxonomy-paper preset runs)
@@ -117,7 +119,8 @@ class Sources:
         return PUBLISH_HINT.format(preset=self.preset.name)
 
     def absent_subset(self, subset: str | None, variant: str) -> str:
-        """Why a cell of ``subset`` (None: any) and ``variant`` is empty when the database has no such prompts, or ''."""
+        """Why a cell of ``subset`` (None: any) and ``variant`` is empty when the database has no such prompts, or
+        ''."""
         if subset is None:
             if any(v == variant for _, v in self.present):
                 return ""
@@ -192,8 +195,8 @@ def sources(db, options: ReportOptions) -> Sources:
     protocol, problem = _protocol(preset, options.settings)
     if options.source not in (None, "arena") and options.source not in import_sources(db):
         raise LookupError(f"No votes from source {options.source!r}. Sources: "
-                          f"{', '.join(['arena', *import_sources(db)])}; import the paper's labels with python -m arena "
-                          "import-votes FILE --format taxonomy (source taxonomy).")
+                          f"{', '.join(['arena', *import_sources(db)])}; import the paper's labels with python -m "
+                          "arena import-votes FILE --format taxonomy (source taxonomy).")
     found = Sources(preset, _clip_names(preset), protocol, problem, source=options.source,
                     clip_variant=options.variant or preset.get("report.variant") or WITH,
                     clip_variant_given=options.variant is not None)
@@ -272,7 +275,7 @@ def _table(number: str, title: str, columns: list[Column], models: list[str],
 
 def elo_tables(db, models: list[str], found: Sources) -> tuple[list[Table], dict]:
     """Tables 3-6, and the fits behind them for Table 2: {(kind, variant, column key or 'Mean'): result table}."""
-    fits: dict[tuple[str, str, str], pd.DataFrame] = {}
+    fits: dict[tuple[str, ...], Any] = {}  # and {("reason", kind, variant, key): why there is no fit}
     specs = (("3", "judge", WITH, "ELO score for GPT Preferences for subsets with definition in input"),
              ("4", "judge", WITHOUT, "ELO score for GPT Preferences for subsets with no definition in input"),
              ("5", "human", WITH, "ELO score for Human Preferences for subsets with definition in input"),
@@ -306,13 +309,15 @@ def elo_tables(db, models: list[str], found: Sources) -> tuple[list[Table], dict
                 fits[("reason", kind, variant, key)] = reasons[key]
         table = Table(number, title, subset_columns())
 
-        def cell(model: str, key: str) -> Cell:
+        def cell(model: str, key: str, kind: str = kind, variant: str = variant, who: str = who,
+                 reasons: dict[str, str] = reasons) -> Cell:  # this iteration's (it is called in it only)
             if key in reasons:
                 return Cell.absent(reasons[key])
             fit = fits[(kind, variant, key)]
             if model not in fit.index or not fit.loc[model, "printed"]:
-                return Cell.absent(f"{label_of(model)} has no {who} votes on {SUBSET_OF[key]} {variant.replace('_', ' ')}"
-                                   if model not in fit.index else f"{label_of(model)}: not rated")
+                return Cell.absent(f"{label_of(model)} has no {who} votes on {SUBSET_OF[key]} "
+                                   f"{variant.replace('_', ' ')}" if model not in fit.index
+                                   else f"{label_of(model)}: not rated")
             return Cell(marked(fit.loc[model]), float(fit.loc[model, "rating"]))
 
         for model in models:
@@ -567,8 +572,8 @@ def mann_whitney_table(models: list[str], rewards: pd.DataFrame, found: Sources)
             elif not samples:
                 cells[label_of(b)] = Cell.absent(f"no rewards of the preset's reward scorer yet: {found.hint()}")
             elif a not in samples or b not in samples:
-                cells[label_of(b)] = Cell.absent(f"no rewards of {label_of(a if a not in samples else b)} on images made "
-                                                 "with the definition")
+                cells[label_of(b)] = Cell.absent(f"no rewards of {label_of(a if a not in samples else b)} on "
+                                                 "images made with the definition")
             else:
                 p = float(mannwhitneyu(samples[a], samples[b], alternative="two-sided").pvalue)
                 cells[label_of(b)] = Cell(strip_zeros(f"{p:.3f}"), p)
@@ -601,7 +606,6 @@ def _printed_values(table: Table, column: str, parse: Callable[[str], float]) ->
 def summary_table(tables: dict[str, Table], fits: dict, rewards: pd.DataFrame, found: Sources) -> Table:
     columns = [Column("Mean", "Mean")] + subset_columns()
     table = Table("2", "Summary of the Top-1 model for each metric and subset", columns, row_header="Metric")
-    score = lambda text: float(text.split()[0])  # noqa: E731  "1125 (+61/-59)" -> 1125
 
     def elo_row(kind: str, variant: str) -> dict[str, Cell]:
         cells = {}
@@ -649,7 +653,7 @@ def summary_table(tables: dict[str, Table], fits: dict, rewards: pd.DataFrame, f
             if winners:
                 cells[key] = Cell(top_text(winners), winners)
                 continue
-            origin, column = (tables[mean[0]], mean[1]) if key == "Mean" else (source, key)
+            origin, column = (tables[mean[0]], mean[1]) if key == "Mean" and mean is not None else (source, key)
             why = next((cells_[column].missing for _, cells_ in origin.rows if column in cells_
                         and cells_[column].missing), f"Table {origin.number} has no value in this column")
             cells[key] = Cell.absent(why)
@@ -690,7 +694,7 @@ def build(db, options: ReportOptions) -> Report:
             for name, scorer in sorted(found.chosen.items())) + ".")
     else:
         found.lines.append(f"Metrics: none yet ({found.hint()}).")
-    for number, kind in (("5", "human"), ("6", "human")):
+    for number in ("5", "6"):
         gpt = "3" if number == "5" else "4"
         rhos = spearman_by_subset(tables[gpt], tables[number])
         if rhos:
@@ -749,7 +753,8 @@ def correlation_measures(db, found: Sources, fits: dict, rewards: pd.DataFrame
         part = rewards[rewards["variant"] == variant] if len(rewards) else rewards
         values[("Reward", variant)] = ({} if part.empty else
                                        {m: float(v) for m, v in part.groupby("model")["value"].mean().items()})
-        reasons[("Reward", variant)] = f"no rewards of the preset's reward scorer on images made {words}: {found.hint()}"
+        reasons[("Reward", variant)] = (f"no rewards of the preset's reward scorer on images made {words}: "
+                                        f"{found.hint()}")
         picked = clip_means(db, found, variant)
         for measure, role in roles.items():
             values[(measure, variant)] = _weighted(picked[role]) if not picked[role].empty else {}
@@ -778,5 +783,5 @@ def spearman_by_subset(first: Table, second: Table) -> dict[str, float]:
     return out
 
 
-REPORTS.register(ReportSpec("taxonomy", "the taxonomy image generation paper's Tables 2-16", build, preset="taxonomy-paper",
-                    variants=(WITH, WITHOUT)))
+REPORTS.register(ReportSpec("taxonomy", "the taxonomy image generation paper's Tables 2-16", build,
+                    preset="taxonomy-paper", variants=(WITH, WITHOUT)))

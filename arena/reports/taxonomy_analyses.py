@@ -17,7 +17,8 @@ rank correlations of §4.2 and §5, for ``python -m arena report taxonomy`` (:mo
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -104,8 +105,8 @@ def pooled_figure(number: str, title: str, variant: str, fits: dict, models: lis
     table.notes.append(f"One fit over every subset {variant.replace('_', ' the ')} (Table 2's ELO Mean), rating "
                        f"protocol {protocol}.")
     table.notes.append((f"Spearman ρ of the human and GPT-4 rankings: {found[0]:.2f} (p = {found[1]:.2g}, {found[2]} "
-                        "models)" if found else "Spearman ρ of the human and GPT-4 rankings: — (fewer than three models "
-                        "rated by both)") + f"; the paper: {paper}.")
+                        "models)" if found else "Spearman ρ of the human and GPT-4 rankings: — (fewer than three "
+                        "models rated by both)") + f"; the paper: {paper}.")
     table.plot = _rating_plot(title, [("human", "Human"), ("gpt", "GPT-4")], chosen, label)
     return table
 
@@ -160,8 +161,9 @@ def definition_wins_figure(votes: dict[tuple[str, str], Any], models: list[str],
             for part, found in zip(("def", "nodef"), counts):
                 cells[f"{key} {part}"] = (Cell.absent(reasons[kind]) if found is None else
                                           Cell(str(found.get(model, 0)), found.get(model, 0)))
-            if all(found is not None and model in found for found in counts):
-                change = counts[0][model] - counts[1][model]
+            with_def, without_def = counts
+            if with_def is not None and without_def is not None and model in with_def and model in without_def:
+                change = with_def[model] - without_def[model]
                 changes[key][model] = change
                 cells[f"{key} change"] = Cell(f"{change:+d}", change)
             else:
@@ -174,10 +176,10 @@ def definition_wins_figure(votes: dict[tuple[str, str], Any], models: list[str],
                        f"{sizes[('human', WITH)]} / {sizes[('human', WITHOUT)]}, GPT-4 {sizes[('judge', WITH)]} / "
                        f"{sizes[('judge', WITHOUT)]} (with / without): the change compares like with like when both "
                        "variants judged the same battles, as the paper's labels do.")
-    found = spearman(changes["human"], changes["gpt"])
-    if found:
-        table.notes.append(f"Spearman ρ of the human and GPT-4 changes: {found[0]:.2f} (p = {found[1]:.2g}, "
-                           f"{found[2]} systems); the paper reads the two as aligned but prints no number.")
+    rho = spearman(changes["human"], changes["gpt"])
+    if rho:
+        table.notes.append(f"Spearman ρ of the human and GPT-4 changes: {rho[0]:.2f} (p = {rho[1]:.2g}, "
+                           f"{rho[2]} systems); the paper reads the two as aligned but prints no number.")
 
     def plot():
         if not any(changes.values()):

@@ -33,9 +33,13 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from datamodel.connection import Store
 
 ADMIN_IDLE_S = 1800.0  # an admin session ends after 30 minutes without an admin call
 SHARED_SWEEP_S = 5.0  # with the sessions in the database, how often a session check also sweeps the idle ones
@@ -54,12 +58,12 @@ class Holder:
     client: str
     browser: str | None = None
 
-    def may_use(self, bound: "Holder") -> bool:
+    def may_use(self, bound: Holder) -> bool:
         """Whether this requester may use what ``bound`` holds."""
         return self.client == bound.client and (bound.browser is None or self.browser == bound.browser)
 
     @classmethod
-    def of(cls, request) -> "Holder":
+    def of(cls, request) -> Holder:
         """The holder making a ``gr.Request`` (or Starlette request)."""
         from arena.ratelimit import client_address
         from arena.web.front_door import BROWSER_COOKIE
@@ -100,7 +104,7 @@ class AdminSessions:
         self._root: Path | None = None
         self._lock = threading.Lock()
         self._closed = False
-        self.store = None  # the app's store when the replicas share the sessions (attach)
+        self.store: Store | None = None  # the app's store when the replicas share the sessions (attach)
         self._swept = float("-inf")
 
     def attach(self, store) -> None:
@@ -126,6 +130,7 @@ class AdminSessions:
     def _shared_live(self, session_id: str, holder: Holder, now: float, touch: bool) -> bool:
         from datamodel.admin_state import session_live
 
+        assert self.store is not None  # called only where the replicas share the sessions (attach)
         return session_live(self.store.db(), session_id, client=holder.client, browser=holder.browser, now=now,
                             idle_s=self.idle_s, touch=touch)
 

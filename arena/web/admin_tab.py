@@ -22,20 +22,19 @@ import html
 import time
 
 import gradio as gr
-
 import pandas as pd
 
-from datamodel.vote_table import EXPORT_FORMATS, export_votes
-from datamodel.quality import BIAS, RATE, SPEED, flagged_votes
 from arena.admin_tables import admin_actions, annotator_flags
-from datamodel.reviews import ReviewError, review_votes
-from sampling.coverage import votes_per_model, votes_per_pair, votes_per_prompt
 from arena.ratelimit import RateLimited, client_address
 from arena.web.admin_session import Holder, SessionEnded
 from arena.web.context import AppContext, bind, done, picked_cell, refusal, refused_text, unwritable
-from datamodel.connection import database_errors
 from arena.web.prompt_review import build_prompt_review
 from arena.web.rating_admin import build_rating_admin
+from datamodel.connection import database_errors
+from datamodel.quality import BIAS, RATE, SPEED, flagged_votes
+from datamodel.reviews import ReviewError, review_votes
+from datamodel.vote_table import EXPORT_FORMATS, export_votes
+from sampling.coverage import votes_per_model, votes_per_pair, votes_per_prompt
 
 EXPORT_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
 LOCKED = ("Unlock the admin tab first: enter the admin password. (An admin session ends after 30 minutes without "
@@ -133,7 +132,7 @@ def tables(ctx: AppContext) -> list:
             gr.update(choices=names)]
 
 
-def unlock(ctx: AppContext, given: str, admin_id, request: gr.Request = None):
+def unlock(ctx: AppContext, given: str, admin_id, request: gr.Request | None = None):
     """The password, checked under the throttle: an admin session for this page, the tab shown."""
     holder, password = Holder.of(request), ctx.settings.admin_password
     if not ctx.admins.live(admin_id, holder):
@@ -143,7 +142,7 @@ def unlock(ctx: AppContext, given: str, admin_id, request: gr.Request = None):
         try:
             attempt = ctx.admin_throttle.attempt(client)
         except RateLimited as error:
-            raise refusal(error, "admin_unlock", request)
+            raise refusal(error, "admin_unlock", request) from None
         with attempt:  # leaving without succeeded() counts a failure
             if not hmac.compare_digest(str(given or "").encode(), password.encode()):
                 raise refusal("Wrong admin password.", "admin_unlock", request, warn=True)
@@ -167,7 +166,7 @@ def reviewed(ctx: AppContext, event: str, request, review) -> list:
     return [done(result.message), *tables(ctx)]
 
 
-def review_in_bulk(ctx: AppContext, admin_id, annotator, rule, reason, request: gr.Request = None, *,
+def review_in_bulk(ctx: AppContext, admin_id, annotator, rule, reason, request: gr.Request | None = None, *,
                    exclude: bool) -> list:
     """One action on all of an annotator's votes, or all of a rule's (of every annotator, or of one)."""
     event = f"admin_bulk_{'exclude' if exclude else 'include'}"
@@ -179,7 +178,7 @@ def review_in_bulk(ctx: AppContext, admin_id, annotator, rule, reason, request: 
 
 
 def review_one(ctx: AppContext, admin_id, vote: str | float | None, reason: str = ONE_VOTE_REASON,
-               request: gr.Request = None, *, exclude: bool) -> list:
+               request: gr.Request | None = None, *, exclude: bool) -> list:
     """One vote included or excluded, by its id."""
     event = f"admin_review_{'exclude' if exclude else 'include'}"
     require(ctx, admin_id, event, request)
@@ -213,14 +212,14 @@ def pick_vote(table: pd.DataFrame, evt: gr.SelectData):
     return picked_cell(table, evt, "Vote", int)
 
 
-def export(ctx: AppContext, admin_id, request: gr.Request = None, *, fmt: str) -> str:
+def export(ctx: AppContext, admin_id, request: gr.Request | None = None, *, fmt: str) -> str:
     """The votes in ``fmt``, offered as a one-time download link (:func:`export_link`)."""
     event = f"admin_export_{fmt}"
     require(ctx, admin_id, event, request)
     try:
         return export_link(ctx, admin_id, fmt, Holder.of(request))
     except SessionEnded:  # the session ended (or the server began to stop) while the file was written
-        raise refusal(LOCKED, event, request)
+        raise refusal(LOCKED, event, request) from None
 
 
 # --- the layout and the wiring ---------------------------------------------------------------------------------------

@@ -15,31 +15,34 @@ from pathlib import Path
 import gradio as gr
 from fastapi import FastAPI
 
-from datamodel.annotators import sync_accounts
-from datamodel.battles import ShownImage, battle_pair
-from datamodel.human_ratings import rating_image
-from datamodel.kwise import kwise_image
-from datamodel.media import MediaStore
-from datamodel.renditions import Renditions, band_warning, withdraw
-from core.settings import Settings
-from datamodel.connection import Store
+from arena.demo.seeding import demo_prompt_ids
+from arena.open_prompts import open_prompts_from_settings
 from arena.rendition_keeper import RenditionKeeper
 from arena.web.admin_session import AdminSessions, Holder
 from arena.web.admin_tab import build_admin_tab
-from arena.demo.seeding import demo_prompt_ids
-from arena.open_prompts import open_prompts_from_settings
 from arena.web.arena_tab import build_arena_tab
 from arena.web.assets import HEAD_SCRIPTS, STYLESHEETS, json_element
 from arena.web.context import AppContext
 from arena.web.early_script import EarlyScript
-from arena.web.four_image import build_four_image_tab
 from arena.web.forwarding import TrustedForwarding, warn_untrusted_proxy
+from arena.web.four_image import build_four_image_tab
 from arena.web.front_door import FrontDoor, request_cookie
+from arena.web.gradio_guards import (
+    keep_signed_in_sessions,
+    light_sessions,
+    queue_survives_lost_sessions,
+    quiet_refusals,
+)
 from arena.web.leaderboard_tab import LEADERBOARD_POLL_S, build_leaderboard_tab, header_tip_table
-from arena.web.gradio_guards import (keep_signed_in_sessions, light_sessions, queue_survives_lost_sessions,
-                                     quiet_refusals)
 from arena.web.ratings_tab import answer_rows_css, build_ratings_tab, rating_keys
-
+from core.settings import Settings
+from datamodel.annotators import sync_accounts
+from datamodel.battles import ShownImage, battle_pair
+from datamodel.connection import Store
+from datamodel.human_ratings import rating_image
+from datamodel.kwise import kwise_image
+from datamodel.media import MediaStore
+from datamodel.renditions import Renditions, band_warning, withdraw
 
 # WCAG 2.2 AA asks 4.5:1 between text and its background (tests/test_browser_accessibility.py runs axe-core on every
 # tab). Gradio's default draws white on orange-500 (2.8:1), white on red-500 (3.8:1) and its softer text, the
@@ -371,7 +374,7 @@ def skip_matplotlib_backend_switch() -> bool:
 
     if importlib.util.find_spec("matplotlib") is not None or not hasattr(gr.utils, "MatplotlibBackendMananger"):
         return False
-    gr.utils.MatplotlibBackendMananger = contextlib.nullcontext
+    gr.utils.MatplotlibBackendMananger = contextlib.nullcontext  # type: ignore[misc, assignment]  # Gradio's class, replaced
     return True
 
 
@@ -419,7 +422,7 @@ def create_server(settings: Settings):
 # On SIGTERM, open connections get this many seconds to finish; then they are closed and the app's shutdown runs
 # (ending admin sessions, deleting exports). uvicorn's default waits for them forever, and a page's event streams
 # stay open while its tab does: the server then never stopped by itself, and was killed without its shutdown.
-SHUTDOWN_GRACE_S = 3.0
+SHUTDOWN_GRACE_S = 3
 
 
 def server_config(settings: Settings, app=None):

@@ -20,17 +20,26 @@ from dataclasses import dataclass, replace
 import gradio as gr
 
 from arena import session as sessions
-from datamodel.annotators import SignInError, first_guidelines_visit
-from datamodel.models import model_details
-from datamodel.standing import standing
-from sampling.draws import NoBattleAvailable
-from datamodel.votes import OUTCOME_LABELS, VoteRejected
 from arena.ratelimit import RateLimited, client_address
 from arena.web.context import AppContext, bind, refusal, throttled_sign_in, unwritable
-from arena.web.render import (KEY_HINTS, escape_markdown, expected_outcome, guidelines_markdown, image_html,
-                              prompt_markdown, reveal_html, speed_notice, status_markdown)
+from arena.web.render import (
+    KEY_HINTS,
+    escape_markdown,
+    expected_outcome,
+    guidelines_markdown,
+    image_html,
+    prompt_markdown,
+    reveal_html,
+    speed_notice,
+    status_markdown,
+)
 from arena.web.sign_in import SignInForm, sign_in_form, wire_sign_in
+from datamodel.annotators import SignInError, first_guidelines_visit
 from datamodel.connection import database_errors
+from datamodel.models import model_details
+from datamodel.standing import standing
+from datamodel.votes import OUTCOME_LABELS, VoteRejected
+from sampling.draws import NoBattleAvailable
 from suites.registry import suite_title
 
 ALL_SUITES = "All suites"
@@ -105,10 +114,11 @@ def status_line(ctx: AppContext, session: sessions.ArenaSession, suite: str | No
     and progress in ``suite`` (the chosen one; None: all suites)."""
     db, rules = ctx.store.db(), ctx.settings.quality_rules
     title = suite_title(suite) if suite is not None else "all suites"
-    progress = (*sessions.progress(db, session.annotator.id, suite), title)
-    standing_now = standing_now or standing(db, session.annotator.id, rules)
-    return status_markdown(session.annotator.name, standing_now, notice, progress=progress, error=error,
-                           rules=rules, trusted=session.annotator.source in rules.trusted_sources)
+    annotator = sessions.signed_in_annotator(session)
+    progress = (*sessions.progress(db, annotator.id, suite), title)
+    standing_now = standing_now or standing(db, annotator.id, rules)
+    return status_markdown(annotator.name, standing_now, notice, progress=progress, error=error,
+                           rules=rules, trusted=annotator.source in rules.trusted_sources)
 
 
 def told(ctx: AppContext, session: sessions.ArenaSession, line: str, outputs: int, suite: str | None = None) -> list:
@@ -125,7 +135,7 @@ def refused(ctx: AppContext, session: sessions.ArenaSession, error: Exception, e
     return told(ctx, session, str(error), outputs, suite)
 
 
-def unsaved(ctx: AppContext, session: sessions.ArenaSession, error: Exception, event: str, request, outputs: int,
+def unsaved(ctx: AppContext, session: sessions.ArenaSession, error: BaseException, event: str, request, outputs: int,
             suite: str | None = None) -> list:
     """A vote or battle the database did not write (a full disk, a read-only database), told like a refusal."""
     return told(ctx, session, unwritable(error, event, request), outputs, suite)
@@ -151,14 +161,14 @@ def chosen_suite(ctx: AppContext, suite, request: gr.Request | None = None) -> s
     return suite
 
 
-def load_next(ctx: AppContext, session: sessions.ArenaSession | None, suite: str, expected: bool,
-              request: gr.Request = None) -> list:
+def load_next(ctx: AppContext, session: sessions.ArenaSession | None, suite: str | None, expected: bool,
+              request: gr.Request | None = None) -> list:
     """Skip, or another suite picked: a new battle from the server (:data:`BATTLE_VIEW`)."""
     if session is None:
         raise refusal("Sign in with your name and token first.", "next_battle", request)
     suite, outputs = chosen_suite(ctx, suite, request), len(BATTLE_VIEW)
     try:  # each battle loaded without a vote writes a battle row: limited per annotator and per address
-        ctx.skip_limit.check(session.annotator.name)
+        ctx.skip_limit.check(sessions.signed_in_annotator(session).name)
         ctx.client_skip_limit.check(client_address(request))
         session = sessions.next_battle(ctx.store.db(), ctx.rng, session, suite=suite, sampler=ctx.sampler)
     except NoBattleAvailable as error:
@@ -173,7 +183,7 @@ def load_next(ctx: AppContext, session: sessions.ArenaSession | None, suite: str
 
 
 def sign_in(ctx: AppContext, name: str, token: str, session: sessions.ArenaSession | None, suite: str,
-            expected: bool, request: gr.Request = None) -> list:
+            expected: bool, request: gr.Request | None = None) -> list:
     """Sign in and show a battle (:data:`SIGN_IN_VIEW`); a refusal is said under the form, which keeps what was
     typed."""
     settings = ctx.settings
@@ -184,7 +194,7 @@ def sign_in(ctx: AppContext, name: str, token: str, session: sessions.ArenaSessi
         session = sessions.issue_resume(ctx.store.db(), session, days=settings.session_days)
     except (RateLimited, SignInError) as error:
         refusal(error, "sign_in", request, warn=isinstance(error, SignInError))
-        return [f"**⚠ {escape_markdown(error)}**", *[gr.skip()] * (len(SIGN_IN_VIEW) - 1)]
+        return [f"**⚠ {escape_markdown(str(error))}**", *[gr.skip()] * (len(SIGN_IN_VIEW) - 1)]
     except database_errors() as error:
         return [f"**⚠ {escape_markdown(unwritable(error, 'sign_in', request))}**",
                 *[gr.skip()] * (len(SIGN_IN_VIEW) - 1)]
@@ -200,12 +210,12 @@ def opened(ctx: AppContext, session: sessions.ArenaSession, suite: str | None = 
     suites = [ALL_SUITES, *((suite_title(name), name) for name in names)]
     return ["", gr.update(visible=False), gr.update(visible=True),
             gr.update(choices=suites, value=suite or ALL_SUITES),
-            gr.update(open=first_guidelines_visit(ctx.store.db(), session.annotator.id)),
+            gr.update(open=first_guidelines_visit(ctx.store.db(), sessions.signed_in_annotator(session).id)),
             guidelines_markdown(names, ctx.guidelines)]
 
 
 def resume(ctx: AppContext, token: str, kept_suite: str = "", kept_shown: str = "",
-           request: gr.Request = None) -> list:
+           request: gr.Request | None = None) -> list:
     """A page (re)loaded with a stored token: signed in again, in the suite it had picked (``kept_suite``, its
     title), on the battle it showed (``kept_shown``, its media token) with its reveal when this session voted on it,
     else on the session's battle not yet voted on (or a new one)."""
@@ -250,16 +260,17 @@ def sign_out(ctx: AppContext, session: sessions.ArenaSession | None) -> list:
     return [gr.update(visible=True), gr.update(visible=False), None]
 
 
-def cast_vote(ctx: AppContext, session: sessions.ArenaSession | None, suite: str, expected: bool,
-              shown: str | None = None, request: gr.Request = None, *, outcome: str) -> list:
+def cast_vote(ctx: AppContext, session: sessions.ArenaSession | None, suite: str | None, expected: bool,
+              shown: str | None = None, request: gr.Request | None = None, *, outcome: str) -> list:
     """Record the vote for ``outcome``, reveal the names (and what each model is) on the voted images, say whether the
     vote counts, send the next battle along, and make it the session's current battle (the page shows it when the
     voter presses Next battle): :data:`VOTE_VIEW`."""
     if session is None:
         raise refusal("Sign in with your name and token first.", "vote", request)
-    suite, (token, seconds), rules = chosen_suite(ctx, suite, request), read_on_screen(shown), ctx.settings.quality_rules
+    suite, (token, seconds) = chosen_suite(ctx, suite, request), read_on_screen(shown)
+    rules = ctx.settings.quality_rules
     try:
-        ctx.annotator_limit.check(session.annotator.name)
+        ctx.annotator_limit.check(sessions.signed_in_annotator(session).name)
         ctx.client_limit.check(client_address(request))
         voted = sessions.vote(ctx.store.db(), session, outcome, rules=rules, rng=ctx.rng,
                               suite=suite, sampler=ctx.sampler, on_screen=token, seconds_on_screen=seconds,
@@ -275,8 +286,8 @@ def vote_view(ctx: AppContext, voted: sessions.ArenaSession, suite: str | None, 
     """The answer to a vote (:data:`VOTE_VIEW`): the status with the speed notice, the reveal (the voter's own
     leaderboard offered every ``ARENA_PERSONAL_BOARD_VOTES`` votes) and the next battle, handed to the page now."""
     rules, every = ctx.settings.quality_rules, ctx.settings.personal_board_votes
-    now = standing(ctx.store.db(), voted.annotator.id, rules)
-    notice = speed_notice(voted.fast_run, rules, voted.annotator.source)
+    now = standing(ctx.store.db(), sessions.signed_in_annotator(voted).id, rules)
+    notice = speed_notice(voted.fast_run, rules, sessions.signed_in_annotator(voted).source)
     offer = now.cast if every and now.cast >= every and now.cast % every == 0 else 0
     view = [status_line(ctx, voted, suite, notice, standing_now=now),
             *revealed_view(ctx, voted.receipt, voted.battle, voted.upcoming, offer, expected),

@@ -22,19 +22,18 @@ from typing import Any
 
 import gradio as gr
 
-from sampling.prompt_pool import PromptPool
-from datamodel.media import MediaStore
-from arena.ratelimit import LoginThrottle, RateLimited, RateLimiter, client_address
-from arena.web.admin_session import AdminSessions
-from sampling.strategies import SamplingParams
-from sampling.sampler import SamplingStats
-from arena.session import Sampler
-from core.settings import Settings
 from arena.leaderboard.compute import leaderboard_options
 from arena.leaderboard.service import SnapshotService
+from arena.ratelimit import LoginThrottle, RateLimited, RateLimiter, client_address
 from arena.rendition_keeper import RenditionKeeper
+from arena.session import Sampler
+from arena.web.admin_session import AdminSessions
+from core.settings import Settings
 from datamodel.connection import Store
-
+from datamodel.media import MediaStore
+from sampling.prompt_pool import PromptPool
+from sampling.sampler import SamplingStats
+from sampling.strategies import SamplingParams
 
 # Both tabs' sign-ins share one queue slot group: at most this many tokens are checked at once (each an scrypt hash of
 # 16 MiB and tens of milliseconds), the rest wait their turn in Gradio's queue. So a burst of sign-ins costs the
@@ -53,20 +52,20 @@ class AppContext:
     media: MediaStore
     rng: random.Random = field(default_factory=random.SystemRandom)
     pool: PromptPool = field(default_factory=PromptPool)
-    stats: SamplingStats | None = None  # the sampler's counts and fit, shared by the server's threads
-    annotator_limit: RateLimiter | None = None
-    client_limit: RateLimiter | None = None
-    skip_limit: RateLimiter | None = None  # battles loaded without a vote, per annotator
-    client_skip_limit: RateLimiter | None = None  # the same, per client address
-    page_limit: RateLimiter | None = None  # new pages (Gradio sessions) per client address, at the front door
+    stats: SamplingStats = field(init=False)  # the sampler's counts and fit, shared by the server's threads
+    annotator_limit: RateLimiter = field(init=False)
+    client_limit: RateLimiter = field(init=False)
+    skip_limit: RateLimiter = field(init=False)  # battles loaded without a vote, per annotator
+    client_skip_limit: RateLimiter = field(init=False)  # the same, per client address
+    page_limit: RateLimiter = field(init=False)  # new pages (Gradio sessions) per client address, at the front door
     # events a signed-out page may send (signing in, unlocking the admin tab) in a tab whose other events all need a
     # signed-in page: the tabs add them; arena.web.app.signed_in_events marks the others (arena.web.front_door)
     opening_events: set[str] = field(default_factory=set)
     session_events: set[int] = field(default_factory=set)  # ids of the events that need a session the server holds
-    sign_in_throttle: LoginThrottle | None = None
-    admin_throttle: LoginThrottle | None = None
+    sign_in_throttle: LoginThrottle = field(init=False)
+    admin_throttle: LoginThrottle = field(init=False)
     admins: AdminSessions = field(default_factory=AdminSessions)
-    snapshots: SnapshotService | None = None  # leaderboards, computed in a worker process
+    snapshots: SnapshotService = field(init=False)  # leaderboards, computed in a worker process
     renditions: RenditionKeeper | None = None  # the server's display renditions (create_server starts it)
     open_prompts: Any = None  # arena.open_prompts.OpenPrompts when the arena serves open prompts (make_context)
 
@@ -154,7 +153,7 @@ UNWRITABLE = ("The server cannot save {what} right now (its database cannot be w
               "it lasts, tell the arena's admin.")
 
 
-def unwritable(error: Exception, event: str, request=None, what: str = "votes") -> str:
+def unwritable(error: BaseException, event: str, request=None, what: str = "votes") -> str:
     """What a handler tells the user when the database took no write (a full disk, a read-only file or server, a
     write the database refused): the words above about ``what``, never the database's own; the server log gets one
     line with the database's reason and what to check, never a traceback. Handlers catch
@@ -176,12 +175,15 @@ def bind(context, handler, name: str | None = None, **fixed):
     """
     signature = inspect.signature(handler)
     kept = [parameter for parameter in list(signature.parameters.values())[1:] if parameter.name not in fixed]
+    event: Any  # a function given a signature, annotations and a name below
     if inspect.iscoroutinefunction(handler):
-        async def event(*inputs, **named):
+        async def coroutine_event(*inputs, **named):
             return await handler(context, *inputs, **named, **fixed)
+        event = coroutine_event
     else:
-        def event(*inputs, **named):
+        def plain_event(*inputs, **named):
             return handler(context, *inputs, **named, **fixed)
+        event = plain_event
     try:  # resolved once here, so Gradio does not evaluate string annotations on every call
         hints = typing.get_type_hints(handler)
     except (NameError, TypeError):

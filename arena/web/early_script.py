@@ -12,8 +12,8 @@ script into the HTML page itself, as the first element of ``<head>``.
 
 The script (``static/frame_budget.js``, :data:`FRAME_BUDGET_JS`) lets a frame asked for by a status tracker wait one
 second unless a tracker is in view (``.wrap`` with ``full`` or ``minimal`` progress and not ``hide``: its timer then
-runs at the screen's rate as before). Every other caller (Svelte's transitions, the page's own scripts) is not touched. If Gradio fixes the loop,
-the script costs one stack trace per tracker frame and can go.
+runs at the screen's rate as before). Every other caller (Svelte's transitions, the page's own scripts) is not
+touched. If Gradio fixes the loop, the script costs one stack trace per tracker frame and can go.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ No ``from __future__ import annotations`` here: Gradio reads the handlers' type 
 """
 
 import html
+from typing import Any
 
 import gradio as gr
 
@@ -21,7 +22,7 @@ from arena.ratelimit import RateLimited, client_address
 from arena.web.arena_tab import read_on_screen
 from arena.web.context import AppContext, bind, refusal, unwritable
 from datamodel.connection import database_errors
-from datamodel.kwise import SLOTS, KwiseRejected
+from datamodel.kwise import SLOTS, KwiseBattle, KwiseRejected
 from sampling.kwise import NoFourImageBattle
 
 SUBMIT_JS = "(...inputs) => window.fourImage.beforeVote(...inputs)"
@@ -75,11 +76,11 @@ def status_text(session, sitting: FourImageSitting | None, error: str = "") -> s
     return f"{line}  \n**⚠ {error}**" if error else line
 
 
-def _prompt(sitting: FourImageSitting) -> str:
-    return f"**Prompt:** {html.escape(sitting.battle.text)}"
+def _prompt(battle: KwiseBattle) -> str:
+    return f"**Prompt:** {html.escape(battle.text)}"
 
 
-def show_next(ctx: AppContext, sitting: FourImageSitting | None, session, request: gr.Request = None) -> list:
+def show_next(ctx: AppContext, sitting: FourImageSitting | None, session, request: gr.Request | None = None) -> list:
     """A new set of four (:data:`SHOWN`); told on the status line when none can be drawn or the page is not
     signed in. Leaving a set without a vote is a skip, limited as the arena's skips are; Next after a vote is not."""
     try:
@@ -93,11 +94,12 @@ def show_next(ctx: AppContext, sitting: FourImageSitting | None, session, reques
         return [gr.skip(), status_text(session, sitting, str(error)), *[gr.skip()] * 4]
     except database_errors() as error:
         return [gr.skip(), status_text(session, sitting, unwritable(error, "four_next", request)), *[gr.skip()] * 4]
-    return [sitting, status_text(session, sitting), _prompt(sitting), grid_html(sitting), reveal_html(sitting),
+    assert sitting.battle is not None  # next_four hands out a sitting with its battle
+    return [sitting, status_text(session, sitting), _prompt(sitting.battle), grid_html(sitting), reveal_html(sitting),
             sitting.battle.media_token]
 
 
-def opened(ctx: AppContext, sitting: FourImageSitting | None, session, request: gr.Request = None) -> list:
+def opened(ctx: AppContext, sitting: FourImageSitting | None, session, request: gr.Request | None = None) -> list:
     """The tab picked: the set on screen stays while it waits for a vote; else a new one."""
     if sitting is not None and sitting.battle is not None and sitting.receipt is None:
         return [gr.skip()] * len(SHOWN)
@@ -114,7 +116,7 @@ def read_pick(pick) -> tuple[int, int | None]:
 
 
 def cast_four(ctx: AppContext, sitting: FourImageSitting | None, session, shown: str, pick: str,
-              request: gr.Request = None) -> list:
+              request: gr.Request | None = None) -> list:
     """Record the pick on the set on screen and reveal the names (:data:`VOTED`)."""
     (token, seconds), (best, worst) = read_on_screen(shown), read_pick(pick)
     try:
@@ -143,7 +145,7 @@ def build_four_image_tab(ctx: AppContext, tab: gr.Tab, arena_state: gr.State) ->
         with gr.Row(elem_id="four-bar"):
             next_button = gr.Button("Next", variant="primary", elem_id="four-next", min_width=80)
         submit = gr.Button("Vote", elem_id="four-submit", elem_classes=["arena-hidden"])
-    fast = dict(queue=False, preprocess=False, postprocess=False)
+    fast: dict[str, Any] = dict(queue=False, preprocess=False, postprocess=False)
     shown = [view[name] for name in SHOWN]
     tab.select(bind(ctx, opened), [view["state"], arena_state], shown, api_visibility="private", **fast)
     next_button.click(bind(ctx, show_next, name="four_next"), [view["state"], arena_state], shown,

@@ -241,7 +241,7 @@ class FrontDoor:
             while True:
                 try:
                     message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     return 408, f"The request did not arrive whole within {BODY_TIMEOUT_S:.0f} s."
                 if message["type"] == "http.disconnect":
                     break

@@ -49,14 +49,14 @@ def light_sessions() -> bool:
         def __init__(self, blocks):
             self.default_config, self.blocks = blocks.default_config, {}
 
-    class LightSessionState(original):
+    class LightSessionState(state_holder.SessionState):  # the original: replaced only below
         light = True
 
         def __init__(self, blocks):
             super().__init__(_OnlyTheConfig(blocks))
             self.config_values = _Unkept()
 
-    state_holder.SessionState = LightSessionState
+    state_holder.SessionState = LightSessionState  # type: ignore[misc]  # Gradio's class, replaced
     return True
 
 

@@ -19,12 +19,12 @@ import time
 import gradio as gr
 import pandas as pd
 
+from arena.leaderboard.compute import judge_voters
 from arena.web.context import AppContext, bind
 from arena.web.visitors import for_visitors
 from datamodel import catalog
 from datamodel.snapshots import change_marks
 from judges.compare import CompareOptions, compare_judges
-from arena.leaderboard.compute import judge_voters
 from judges.human_compare import HumanCompareOptions, compare_with_humans
 from judges.rating_tasks import RATING_TASKS
 from suites.registry import suite_title
@@ -128,9 +128,9 @@ class JudgesView:
             key = self._state(db)
             kept = self.kept.get(suite)
             stale = kept is None or time.time() - kept[3] >= self.ctx.settings.leaderboard_refresh_s
-            if (kept is None or kept[0] != key) and stale:
-                table = compare_judges(db, CompareOptions(min_shared=MIN_SHARED, rounds=ROUNDS, subsets=suite is not None,
-                                                          suite=suite))
+            if kept is None or (kept[0] != key and stale):  # no table kept is always stale
+                table = compare_judges(db, CompareOptions(min_shared=MIN_SHARED, rounds=ROUNDS,
+                                                          subsets=suite is not None, suite=suite))
                 human = compare_with_humans(db, HumanCompareOptions(min_shared=MIN_SHARED, suite=suite))
                 kept = self.kept[suite] = (key, rows_of(table), human_rows_of(human), time.time())
             return kept[1], kept[2], kept[3]

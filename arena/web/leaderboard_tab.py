@@ -19,30 +19,29 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import gradio as gr
 
-from datamodel.annotators import annotator_name_list
-from datamodel.catalog import prompt_column_values, suite_slices
-from datamodel.vote_table import category_choices
 from arena.leaderboard.compute import judge_voters, leaderboard_options
-from arena.leaderboard.service import options_key
-from arena.leaderboard.view import board_fit, history_json, kept_table
-from datamodel.rating_history import KeptBoard, any_kept_days, board_as_of, end_of_day, history
-from suites.registry import suite_title
-from arena.leaderboard.service import Snapshot
-from arena.leaderboard.view import header_tips, hide_annotators
-from datamodel.imported_votes import import_sources
-from datamodel.metrics import metric_directions
-from datamodel.vote_arrays import ARENA_SOURCE
-from core.protocols import PROTOCOLS
-from ratings.protocols import DEFAULT_PROTOCOL
-from judges.metrics.registry import METRICS
+from arena.leaderboard.service import Snapshot, options_key
+from arena.leaderboard.view import board_fit, header_tips, hide_annotators, history_json, kept_table
 from arena.web.admin_session import Holder
 from arena.web.context import AppContext, bind
 from arena.web.judges_tab import build_judges_panel
 from arena.web.visitors import for_visitors
+from core.protocols import PROTOCOLS
+from datamodel.annotators import annotator_name_list
+from datamodel.catalog import prompt_column_values, suite_slices
+from datamodel.imported_votes import import_sources
+from datamodel.metrics import metric_directions
+from datamodel.rating_history import KeptBoard, any_kept_days, board_as_of, end_of_day, history
+from datamodel.vote_arrays import ARENA_SOURCE
+from datamodel.vote_table import category_choices
+from judges.metrics.registry import METRICS
+from ratings.protocols import DEFAULT_PROTOCOL
 from ratings.votes import TIE_POLICIES
+from suites.registry import suite_title
 
 ALL = "All"
 MOST_VOTES = "Most votes"  # the Judge column menu's default: the judge with the most votes in the view
@@ -152,7 +151,7 @@ class Viewer:
     admin: bool = False
 
     @classmethod
-    def of(cls, session, admin: bool) -> "Viewer":
+    def of(cls, session, admin: bool) -> Viewer:
         """The viewer of a page whose Arena tab holds ``session`` (an ArenaSession or None); ``admin``: whether the
         page holds a live admin session."""
         annotator = getattr(getattr(session, "annotator", None), "name", None)
@@ -191,7 +190,7 @@ class Board:
     menus: MenuChoices
 
 
-EMPTY_TABLE = {"headers": [], "data": [], "metadata": None}
+EMPTY_TABLE: dict[str, Any] = {"headers": [], "data": [], "metadata": None}
 
 
 # --- the handlers: each takes the tab's Board first (arena.web.context.bind hands it over) ---------------------------
@@ -242,7 +241,7 @@ def options_of(board: Board, suite, subset, variant, category, who, policy, with
 def show(board: Board, suite: str, subset: str, variant: str, category: str, who: str, policy: str,
          with_excluded: bool, judge_voter: str = MOST_VOTES, chosen_protocol: str = DEFAULT_PROTOCOL,
          chosen_source: str = ALL, anonymous_only: bool = False, day: str = NOW, chosen_order: str | None = None,
-         chosen_mode: str | None = None, session=None, admin_id=None, request: gr.Request = None,
+         chosen_mode: str | None = None, session=None, admin_id=None, request: gr.Request | None = None,
          refresh: bool = False):
     """The leaderboard for the menus' values, from the latest snapshot (``refresh``: a newer one asked for), as the
     page's outputs (:func:`wire_leaderboard_tab`); a past day's board in place of the main table where one is
@@ -251,7 +250,7 @@ def show(board: Board, suite: str, subset: str, variant: str, category: str, who
     viewer = Viewer.of(session, ctx.admins.live(admin_id, Holder.of(request), touch=False))
     options = options_of(board, suite, subset, variant, category, who, policy, with_excluded, judge_voter, viewer,
                          chosen_protocol, chosen_source, anonymous_only, chosen_order, chosen_mode)
-    day, bad_day = chosen_day(day)
+    as_of, bad_day = chosen_day(day)
     snapshot, status = ctx.snapshots.view(ctx.store.db(), options, refresh=refresh, wait_s=FIRST_VIEW_WAIT_S)
     if snapshot is None:
         why = f"It could not be computed: {status}." if status not in ("", "updating") else \
@@ -265,8 +264,8 @@ def show(board: Board, suite: str, subset: str, variant: str, category: str, who
     plan = f" {view['plan']}" if view.get("plan") else ""  # the study planner's line (arena.study_plan), same line
     shown = [f"**{view.get('headline', '')}** {age_text(snapshot, status).strip()}{plan}", tables["table"],
              notes.get("table", ""), plot("chart")]
-    if day is not None:
-        shown = as_of_view(ctx.store.db(), options_key(options), day)
+    if as_of is not None:
+        shown = as_of_view(ctx.store.db(), options_key(options), as_of)
     if bad_day:  # today's board under a line that says what was wrong with the day typed
         shown[0] = f"**{bad_day}** The board below is today's.\n\n{shown[0]}"
     outputs = [
@@ -298,7 +297,7 @@ def history_api(board: Board, suite: str = ALL, subset: str = ALL, variant: str 
     return history_json(board.ctx.store.db(), options_key(options))
 
 
-def leaderboard_menus(board: Board, session=None, admin_id=None, request: gr.Request = None):
+def leaderboard_menus(board: Board, session=None, admin_id=None, request: gr.Request | None = None):
     """The menus' choices as of now, the Voter menu for this page's viewer."""
     choices = board.menus()
     viewer = Viewer.of(session, board.ctx.admins.live(admin_id, Holder.of(request), touch=False))
@@ -432,7 +431,7 @@ def wire_leaderboard_tab(board: Board, view: dict, tab: gr.Tab, timer: gr.Timer,
     inputs, outputs = [*menus_in, *viewer_states], view["outputs"]  # no change event of the states: a vote changes
     # the session. Each call reads a snapshot (a small query) and sends it as the worker rendered it, already in the
     # form the components send to the page: no queue (one HTTP request) and no per-component postprocessing.
-    fast = dict(queue=False, postprocess=False, show_progress="minimal")
+    fast: dict[str, Any] = dict(queue=False, postprocess=False, show_progress="minimal")
     following = [dropdown for label, dropdown in zip(FILTERS, dropdowns) if label in FOLLOW_SUITE]
     shown, follow = bind(board, show), bind(board, follow_suite)
     # the suite's change first updates the menus that follow it, then shows: never a view of a stale combination
@@ -464,7 +463,8 @@ def applied_line(settings, values: tuple = ()) -> str:
               SOURCES, "Anonymous votes only", "As of", "Order by", "Human column from"]
     defaults = [ALL] * 5 + [settings.tie_policy, False, MOST_VOTES, DEFAULT_PROTOCOL, ALL, False, NOW,
                             settings.leaderboard_order, "human"]
-    names = {**dict((value, name) for name, value in ORDER_CHOICES), **dict((value, name) for name, value in MODE_CHOICES)}
+    names = {**dict((value, name) for name, value in ORDER_CHOICES),
+             **dict((value, name) for name, value in MODE_CHOICES)}
     applied = []
     for label, value, default in zip(labels, values, defaults):
         if value in (None, "", default, MOST_VOTES_BEFORE) or (label == "Human column from" and value is None):
@@ -492,14 +492,14 @@ def as_of_view(db, key: str, day: str) -> list:
     """The headline, main table, its note and chart of the board kept for ``key`` on ``day`` (or the latest day
     before it); the note says when it was kept, or why there is none."""
     kept = board_as_of(db, key, day)
-    empty = {"headers": [], "data": [], "metadata": None}
+    empty: dict[str, Any] = {"headers": [], "data": [], "metadata": None}
     if kept is None:
         days = [item.day for item in history(db, key)]
         since = f" The history of these filters starts on {days[0]}." if days else (
             " No board has been kept for these filters yet: they are kept each day the leaderboard is computed, and "
             "python -m arena leaderboard --rebuild-history DAYS makes past days' from the votes.")
-        return [f"**As of {day}: no board kept.**", empty, f"*No board kept for these filters on or before {day}.{since}*",
-                None]
+        return [f"**As of {day}: no board kept.**", empty,
+                f"*No board kept for these filters on or before {day}.{since}*", None]
     return [f"**As of {kept.day}: {kept_headline(kept)}**", kept_table(kept.board),
             f"*The board as kept on {kept.day} (computed {time.strftime('%H:%M', time.gmtime(kept.computed_at))} UTC) "
             "for these filters; the chart over time is below. The Metrics, Agreement, Battles and Judges sub-tabs "

@@ -47,7 +47,7 @@ async def send_prompt(ctx: AppContext, session: sessions.ArenaSession | None, te
     keep = [gr.skip()] * 7
     open_prompts = ctx.open_prompts
     try:
-        open_prompts.annotator_limit.check(session.annotator.name)
+        open_prompts.annotator_limit.check(sessions.signed_in_annotator(session).name)
         open_prompts.client_limit.check(client_address(request))
         session = await open_prompts.battle(session, text)
     except (RateLimited, PromptRefused, GenerationFailed, VoteRejected) as error:
@@ -56,6 +56,7 @@ async def send_prompt(ctx: AppContext, session: sessions.ArenaSession | None, te
     except database_errors() as error:
         return [*keep, _message(unwritable(error, "open_prompt", request))]
     battle = session.battle
+    assert battle is not None  # the open prompt's battle, on screen
     token = battle.media_token
     return [session, prompt_markdown(battle), image_html(token, "a", "A"), image_html(token, "b", "B"),
             reveal_html(None), token, None, ""]

@@ -11,6 +11,7 @@ line (:func:`arena.web.context.refusal`). A section of its own, kept plain: one 
 from __future__ import annotations
 
 import html
+from typing import Any
 
 import gradio as gr
 import pandas as pd
@@ -41,13 +42,13 @@ def counts_text(ctx: AppContext) -> str:
                      f"{n['rejected']} rejected" for suite, n in counts.items())
 
 
-def fill(ctx: AppContext, admin_id, request: gr.Request = None):
+def fill(ctx: AppContext, admin_id, request: gr.Request | None = None):
     if not ctx.admins.live(admin_id, Holder.of(request)):
         return [gr.skip()] * 2
     return pending_frame(ctx), counts_text(ctx)
 
 
-def decide_candidates(ctx: AppContext, admin_id, chosen, why, request: gr.Request = None, *, locked: str,
+def decide_candidates(ctx: AppContext, admin_id, chosen, why, request: gr.Request | None = None, *, locked: str,
                       accepting: bool, every_listed: bool):
     """Accept or reject the chosen candidate (``every_listed``: every one listed); ``locked``: the admin tab's
     refusal for a locked page."""
@@ -60,7 +61,7 @@ def decide_candidates(ctx: AppContext, admin_id, chosen, why, request: gr.Reques
     try:
         done = decide(ctx.store.db(), ids, accept=accepting, reviewer=REVIEWER, reason=why or "")
     except ReviewError as error:
-        raise refusal(error, event, request)
+        raise refusal(error, event, request) from None
     except database_errors() as error:
         return gr.skip(), gr.skip(), f"**⚠ {unwritable(error, event, request, what='decisions')}**", gr.skip()
     text = (f"Accepted {done.accepted} (now prompts)" if accepting else f"Rejected {done.rejected}") + (
@@ -90,7 +91,7 @@ def build_prompt_review(ctx: AppContext, admin: gr.State, locked: str) -> None:
         accept_shown = gr.Button("Accept all listed", elem_id="prompt-review-accept-all")
         refresh = gr.Button("Refresh", elem_id="prompt-review-refresh")
     message = gr.Markdown(elem_id="prompt-review-message")
-    private = dict(api_visibility="private")
+    private: dict[str, Any] = dict(api_visibility="private")
     gr.on([admin.change, refresh.click], bind(ctx, fill), admin, [table, summary], **private)
     outputs = [table, summary, message, candidate]
     for button, name, accepting, every_listed in ((accept, "accept", True, False), (reject, "reject", False, False),

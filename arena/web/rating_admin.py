@@ -12,19 +12,26 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import gradio as gr
 import pandas as pd
 
 from arena import rating_session as raters
+from arena.web.admin_session import Holder, SessionEnded
 from arena.web.context import AppContext, bind, done, picked_cell, refusal, refused_text, unwritable
 from arena.web.rating_notices import answer_words, short_title
 from datamodel.connection import database_errors
-from datamodel.human_ratings import (BIAS_WORDS, MAX_RATERS_PER_ITEM, flagged_ratings, rating_raters, review_ratings,
-                                     set_assignment)
+from datamodel.human_ratings import (
+    BIAS_WORDS,
+    MAX_RATERS_PER_ITEM,
+    flagged_ratings,
+    rating_raters,
+    review_ratings,
+    set_assignment,
+)
 from datamodel.models import sorted_model_names
 from datamodel.rating_table import EXPORT_FORMATS, export_ratings
-from arena.web.admin_session import Holder, SessionEnded
 from judges.rating_tasks import RATING_TASKS
 
 # the tables' headers, in words as on the other tabs (the admin's flagged votes among them)
@@ -91,7 +98,7 @@ def require(section: RatingAdmin, admin_id, event: str, request) -> None:
         raise refusal(section.locked, event, request)
 
 
-def fill(section: RatingAdmin, admin_id, request: gr.Request = None):
+def fill(section: RatingAdmin, admin_id, request: gr.Request | None = None):
     ctx = section.ctx
     if not ctx.admins.live(admin_id, Holder.of(request)):
         return [gr.skip()] * 4
@@ -100,7 +107,7 @@ def fill(section: RatingAdmin, admin_id, request: gr.Request = None):
 
 
 def save_assignment(section: RatingAdmin, admin_id, name, raters_per_item, chosen, is_open,
-                    request: gr.Request = None):
+                    request: gr.Request | None = None):
     """Open (or close) a task for ``raters_per_item`` raters per item of the ``chosen`` models' images."""
     ctx, tasks = section.ctx, section.tasks
     require(section, admin_id, "rating_admin_save", request)
@@ -121,17 +128,17 @@ def save_assignment(section: RatingAdmin, admin_id, name, raters_per_item, chose
     return status_frame(ctx, section.pool), done(text)
 
 
-def export(section: RatingAdmin, admin_id, request: gr.Request = None, *, fmt: str) -> str:
+def export(section: RatingAdmin, admin_id, request: gr.Request | None = None, *, fmt: str) -> str:
     event = f"rating_export_{fmt}"
     require(section, admin_id, event, request)
     try:
         return section.export_link(section.ctx, admin_id, fmt, Holder.of(request), export=export_ratings,
                                    what="ratings")
     except SessionEnded:
-        raise refusal(section.locked, event, request)
+        raise refusal(section.locked, event, request) from None
 
 
-def review(section: RatingAdmin, admin_id, rating, reason: str = "", request: gr.Request = None, *,
+def review(section: RatingAdmin, admin_id, rating, reason: str = "", request: gr.Request | None = None, *,
            exclude_it: bool):
     """One flagged rating counted in the statistics again, or excluded, with the admin's reason."""
     event = f"rating_review_{'exclude' if exclude_it else 'include'}"
@@ -144,7 +151,7 @@ def review(section: RatingAdmin, admin_id, rating, reason: str = "", request: gr
     return reviewed(section, event, request, exclude=exclude_it, reason=reason, rating_id=int(text))
 
 
-def review_rater(section: RatingAdmin, admin_id, rater, reason: str = "", request: gr.Request = None, *,
+def review_rater(section: RatingAdmin, admin_id, rater, reason: str = "", request: gr.Request | None = None, *,
                  exclude_it: bool):
     """All of one rater's ratings counted in the statistics, or excluded, with the admin's reason."""
     event = f"rating_review_rater_{'exclude' if exclude_it else 'include'}"
@@ -202,7 +209,7 @@ def build_rating_admin(ctx: AppContext, admin: gr.State, locked: str, export_lin
                    for fmt in EXPORT_FORMATS}
     export_file = gr.HTML("", elem_id="rating-export-file")
     view = review_controls()
-    private = dict(api_visibility="private")
+    private: dict[str, Any] = dict(api_visibility="private")
     gr.on([admin.change, refresh.click], bind(section, fill), admin, [status, view["flagged"], models, view["rater"]],
           **private)
     save.click(bind(section, save_assignment, "do_save"), [admin, task, per_item, models, active], [status, message],
@@ -217,7 +224,7 @@ def review_controls() -> dict:
     gr.Markdown("#### Flagged ratings\nExcluded by the quality rules (kept, never deleted), reported for a trusted "
                 "account, or reviewed by an admin. An admin's decision is final; the rules' reason stays with it. "
                 "Click a row to choose the rating.")
-    view = dict(flagged=gr.DataFrame(elem_id="flagged-ratings", interactive=False, max_height=420))
+    view: dict[str, Any] = dict(flagged=gr.DataFrame(elem_id="flagged-ratings", interactive=False, max_height=420))
     with gr.Row():
         view["rating_id"] = gr.Textbox(label="Rating id", elem_id="review-rating-id", max_lines=1,
                                        placeholder="Click a row, or type its id")  # a number box shows 0 empty
@@ -235,7 +242,7 @@ def review_controls() -> dict:
 
 def wire_reviews(section: RatingAdmin, admin: gr.State, view: dict, status) -> None:
     """The reviews' events: a row click picks the rating; each action answers on the message line."""
-    private = dict(api_visibility="private")
+    private: dict[str, Any] = dict(api_visibility="private")
     outputs = [view["message"], view["flagged"], status]
     for exclude_it in (False, True):
         word = "exclude" if exclude_it else "include"

@@ -4,9 +4,10 @@ The human counterpart of the judges' rating tasks (:mod:`judges.rating_tasks`): 
 description or text asked about, the question as the paper words it and the answer controls of its scale, one row
 per declared task (only the question's row shows: CSS reads the task from the question panel). Everything around
 it is the battle page's (:mod:`arena.web.arena_tab`): the same sign-in and stay-signed-in token, the rate limits and
-quality rules (:mod:`datamodel.human_ratings`; the limits' settings are the votes', their counts apart), images only through an unguessable media token as display
-renditions (``rating-media/<token>``), the model told only after the answer, keyboard shortcuts and a fixed answer
-bar on a phone, guidelines from the papers' instructions (open until the first answer), progress per task.
+quality rules (:mod:`datamodel.human_ratings`; the limits' settings are the votes', their counts apart), images
+only through an unguessable media token as display renditions (``rating-media/<token>``), the model told only after
+the answer, keyboard shortcuts and a fixed answer bar on a phone, guidelines from the papers' instructions (open
+until the first answer), progress per task.
 
 One request per answer: its answer stores the rating and carries the next question, whose image the page has
 already loaded (it came hidden with the answer before: :mod:`arena.rating_session`), and the one after it, hidden,
@@ -22,17 +23,19 @@ No ``from __future__ import annotations`` here: Gradio reads the handlers' type 
 
 import html
 from dataclasses import dataclass, replace
+from typing import Any
 
 import gradio as gr
 
 from arena import rating_session as raters
 from arena.ratelimit import RateLimited, RateLimiter, client_address
-from arena.web.context import AppContext, bind, refusal, throttled_sign_in, unwritable
+from arena.session import signed_in_annotator
 from arena.web import rating_notices as notices
+from arena.web.context import AppContext, bind, refusal, throttled_sign_in, unwritable
 from arena.web.render import countdown_text, escape_markdown, speed_notice
 from arena.web.sign_in import sign_in_form, wire_sign_in
-from datamodel.connection import database_errors
 from datamodel.annotators import SignInError
+from datamodel.connection import database_errors
 from datamodel.human_ratings import Serving, rating_standing
 from datamodel.rating_scales import ChoiceScale, RatingRejected, ScoresScale
 from judges.rating_tasks import RATING_TASKS, RatingTask
@@ -71,11 +74,12 @@ def rating_keys() -> dict:
     """Every task's keys, which ``static/ratings.html`` reads from the page's ``#rating-keys`` data: ``skip``, the Skip
     key; per task, a choice scale's ``points`` (key: the button's id) or a scores scale's ``scores`` (the radios'
     ids), ``submit``, ``step`` and ``high``."""
-    keys = {}
+    keys: dict[str, dict[str, Any]] = {}
     for name, task in RATING_TASKS.items():
         scale = task.scale
         if isinstance(scale, ChoiceScale):
-            points = {}  # a point's own key first, then its value, then its position (a 0-10 scale's "1" is 1)
+            # a point's own key first, then its value, then its position (a 0-10 scale's "1" is 1)
+            points: dict[str, str] = {}
             for pick in (lambda p, _: p.key.lower(), lambda p, _: str(p.value), lambda _, position: str(position)):
                 for position, point in enumerate(scale.points, start=1):
                     points.setdefault(pick(point, position), _control_id(name, str(point.value)))
@@ -179,9 +183,9 @@ def status_line(desk: RatingDesk, session: raters.RatingSession, notice: str = "
     of the last answer (and the model, once the rater's answers on its unit are all in), then, each as a warning of
     its own, why answers do not count, the bias rule when it is near (:mod:`arena.web.rating_notices`), a notice
     and an error (a wait "in N s" counts down)."""
-    standing = rating_standing(desk.ctx.store.db(), session.annotator.id)
+    standing = rating_standing(desk.ctx.store.db(), signed_in_annotator(session).id)
     rules = desk.ctx.settings.quality_rules
-    line = f"Signed in as **{escape_markdown(session.annotator.name)}** · {notices.answers_text(standing)}"
+    line = f"Signed in as **{escape_markdown(signed_in_annotator(session).name)}** · {notices.answers_text(standing)}"
     current = session.current
     if current is not None:
         done, total = raters.progress(desk.ctx.store.db(), session, current.task, desk.pool)
@@ -241,7 +245,7 @@ def load(desk: RatingDesk, session: raters.RatingSession, task: str | None, requ
     event = "rating_skip" if skipping else "rating_next"
     db, rng = desk.ctx.store.db(), desk.ctx.rng
     try:
-        desk.limits["skip"].check(session.annotator.name)
+        desk.limits["skip"].check(signed_in_annotator(session).name)
         desk.limits["client_skip"].check(client_address(request))
         if skipping:
             session = raters.skip(db, rng, session, pool=desk.pool, task_filter=task)
@@ -256,12 +260,12 @@ def load(desk: RatingDesk, session: raters.RatingSession, task: str | None, requ
     return item_view(desk, session)
 
 
-def next_item(desk: RatingDesk, session, task, request: gr.Request = None) -> list:
+def next_item(desk: RatingDesk, session, task, request: gr.Request | None = None) -> list:
     session = require(session, "rating_next", request)
     return load(desk, session, chosen_task(desk, task, request), request)
 
 
-def skip_item(desk: RatingDesk, session, task, request: gr.Request = None) -> list:
+def skip_item(desk: RatingDesk, session, task, request: gr.Request | None = None) -> list:
     session = require(session, "rating_skip", request)
     return load(desk, session, chosen_task(desk, task, request), request, skipping=True)
 
@@ -275,7 +279,7 @@ def opened(desk: RatingDesk, session: raters.RatingSession) -> list:
             gr.update(open=session.ratings == 0), guidelines_markdown(tasks)]
 
 
-def sign_in(desk: RatingDesk, name: str, token: str, request: gr.Request = None) -> list:
+def sign_in(desk: RatingDesk, name: str, token: str, request: gr.Request | None = None) -> list:
     """Sign in and show a question; a refusal is said under the form, which keeps what was typed."""
     ctx, settings = desk.ctx, desk.ctx.settings
     skipped = [gr.skip()] * (len(SIGNED_IN) + desk.outputs)  # the message's outputs first
@@ -285,14 +289,14 @@ def sign_in(desk: RatingDesk, name: str, token: str, request: gr.Request = None)
         session = raters.issue_resume(ctx.store.db(), session, days=settings.session_days)
     except (RateLimited, SignInError) as error:
         refusal(error, "rating_sign_in", request, warn=isinstance(error, SignInError))
-        return [f"**⚠ {escape_markdown(error)}**", *skipped]
+        return [f"**⚠ {escape_markdown(str(error))}**", *skipped]
     except database_errors() as error:
         return [f"**⚠ {escape_markdown(unwritable(error, 'rating_sign_in', request, what='your sign-in'))}**",
                 *skipped]
     return [*opened(desk, session), *load(desk, session, None, request), session.resume_token or ""]
 
 
-def resume(desk: RatingDesk, token: str, request: gr.Request = None) -> list:
+def resume(desk: RatingDesk, token: str, request: gr.Request | None = None) -> list:
     """The page-load event: a page that kept its sign-in token gets its question again."""
     session = raters.resume(desk.ctx.store.db(), token, open_signup=desk.open_signup) if token else None
     if session is None:
@@ -329,7 +333,7 @@ def answer(desk: RatingDesk, session, task, shown, given, request) -> list:
     return item_view(desk, session, message, notice)
 
 
-def answer_choice(desk: RatingDesk, session, task, shown=None, request: gr.Request = None, *, task_name: str,
+def answer_choice(desk: RatingDesk, session, task, shown=None, request: gr.Request | None = None, *, task_name: str,
                   value: int) -> list:
     """A choice scale's button (``task_name``'s point ``value``)."""
     if session is not None and session.current is not None and session.current.task != task_name:
@@ -337,7 +341,7 @@ def answer_choice(desk: RatingDesk, session, task, shown=None, request: gr.Reque
     return answer(desk, session, task, shown, {desk.declared[task_name].scale.name: value}, request)
 
 
-def answer_scores(desk: RatingDesk, session, task, shown, request: gr.Request = None, *values,
+def answer_scores(desk: RatingDesk, session, task, shown, request: gr.Request | None = None, *values,
                   task_name: str) -> list:
     """A scores scale's Send (``task_name``'s radios' ``values``, one per score; the request before them, where
     Gradio hands it over: after them it never came, and the per-address limit counted every such answer as one

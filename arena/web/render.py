@@ -149,7 +149,8 @@ def _minutes(seconds: float) -> str:
 def cap_notice(standing: Standing, rules: QualityRules, trusted: bool = False) -> str:
     """The warning before a quality rule sets the next votes aside ("" when none is near): the hourly and 3-hour
     caps from a tenth before them (:func:`datamodel.standing.cap_margin`), and the side/model bias rule from half its
-    minimum of votes on. A trusted account's rate flags only note its votes, so it is warned about the bias rule only."""
+    minimum of votes on. A trusted account's rate flags only note its votes, so it is warned about the bias rule
+    only."""
     notices = []
     caps = () if trusted else (
         (standing.last_hour, rules.max_per_hour, standing.hour_frees_at, "hour", "an hour"),
@@ -224,7 +225,8 @@ def load_guidelines(path: Path | None) -> dict:
         with open(path, "rb") as handle:
             loaded = tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError) as error:
-        raise ValueError(f"Cannot read the guidelines file {path}: {error}. Fix it, or unset ARENA_GUIDELINES_FILE.")
+        raise ValueError(f"Cannot read the guidelines file {path}: {error}. Fix it, or unset "
+                         "ARENA_GUIDELINES_FILE.") from None
     criteria = loaded.get("criteria", {})
     if not isinstance(loaded.get("general", ""), str) or not isinstance(criteria, dict) or not all(
             isinstance(text, str) for text in criteria.values()):

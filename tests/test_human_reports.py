@@ -135,3 +135,12 @@ def test_saneval_table_4_under_the_preset_reads_the_answers_in_tenths(tmp_path):
     likert = make_report(arena.db, "saneval", preset=get_preset("arena")).table("4")
     assert any("saneval_adherence " in note or "saneval_adherence:" in note for note in likert.notes)
     arena.db.close()
+
+
+def test_saneval_table_4_refuses_a_task_answered_with_scores(rated):
+    """A preset whose report.human_task names a scored task (not a choice scale on [0, 1]) stops with the fix instead
+    of an AttributeError on the scale's points."""
+    from arena.reports.saneval import table_4
+
+    with pytest.raises(ValueError, match="answered with scores.*name a task such as"):
+        table_4(rated.db, [], "semvar_alignment")

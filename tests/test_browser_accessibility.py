@@ -78,6 +78,10 @@ def test_every_tab_has_no_serious_accessibility_violation(tmp_path, browser, siz
         page.wait_for_selector("#lb-summary", timeout=20000)
         page.wait_for_function("() => document.querySelector('#lb-summary').innerText.trim().length > 0",
                                timeout=30000)
+        # both charts drawn: until then each is Gradio's empty box, whose aria-label on a bare div axe flags (seen
+        # once on a loaded machine: the page at rest has the figures)
+        page.wait_for_function("() => document.querySelectorAll('#lb-chart .js-plotly-plot, "
+                               "#lb-history .js-plotly-plot').length === 2", timeout=30000)
         _check(page, "Leaderboard", found, size)
 
         admin = _page(browser, url, size)

@@ -5,6 +5,7 @@ showed), a personal leaderboard after a batch of votes (ours was in the Voter me
 leaderboard over time (past boards, a rating-history chart).
 """
 
+import contextlib
 import json
 import random
 import time
@@ -24,11 +25,11 @@ from support.webapp import running_app
 EVERY = 3  # the page offers the voter's own leaderboard every this many votes
 
 
-def _describe(arena) -> None:
+def _describe(arena, about: str = "{title} from the test lab, trained on test pictures. Settings: test card.") -> None:
+    """Give each model a description (``about`` with its title) and a model card (its hub id)."""
     for name in arena.model_ids:
         arena.db.execute("UPDATE models SET description = ?, config = ? WHERE name = ?",
-                         [f"{name.title()} from the test lab, trained on test pictures. Settings: test card.",
-                          json.dumps({"hub_id": f"test-lab/{name}"}), name])
+                         [about.format(title=name.title()), json.dumps({"hub_id": f"test-lab/{name}"}), name])
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -124,6 +125,21 @@ def test_the_leaderboard_over_time_in_the_page(tmp_path, browser, size):
 LONG_ABOUT = ("{title} from the test lab: guidance-distilled, so no negative prompt, and trained on test pictures at "
               "1024 px. Settings: test card.")
 
+
+@contextlib.contextmanager
+def _voted_page(tmp_path, browser, size: str, voter: str):
+    """A page of a small arena whose models have descriptions as long as the registry's (``LONG_ABOUT``) and model
+    cards, signed in as ``voter``, just after a vote on the first battle."""
+    arena = build_small_arena(tmp_path)
+    _describe(arena, LONG_ABOUT)
+    with running_app(arena.settings) as url:
+        page = open_page(browser, url, size)
+        sign_in(page, voter)
+        vote(page, size)
+        page.wait_for_timeout(300)  # the layout settles (a frame)
+        yield page
+
+
 # Whether an element is seen whole: in the window, not cut by its own overflow or an ancestor's, not under another
 # element (the fixed vote bar or reveal) at its centre.
 SEEN_WHOLE = """(element) => {
@@ -149,15 +165,7 @@ SEEN_WHOLE = """(element) => {
 
 @pytest.mark.parametrize("size", SIZES)
 def test_after_a_vote_each_model_s_whole_description_and_link_are_in_view(tmp_path, browser, size):
-    arena = build_small_arena(tmp_path)
-    for name in arena.model_ids:
-        arena.db.execute("UPDATE models SET description = ?, config = ? WHERE name = ?",
-                         [LONG_ABOUT.format(title=name.title()), json.dumps({"hub_id": f"test-lab/{name}"}), name])
-    with running_app(arena.settings) as url:
-        page = open_page(browser, url, size)
-        sign_in(page, "reader")
-        vote(page, size)
-        page.wait_for_timeout(300)  # the layout settles (a frame)
+    with _voted_page(tmp_path, browser, size, "reader") as page:
         if TOUCH[size]:  # on a phone the descriptions are folded under the reveal's line: a tap opens them
             assert not page.evaluate("() => document.querySelector('#reveal details.reveal-about').open")
             press(page, size, "#reveal summary")
@@ -211,15 +219,7 @@ NAMES_IN_VIEW = """() => [...document.querySelectorAll('#reveal .reveal-line b, 
 def test_the_reveal_covers_little_of_the_images(tmp_path, browser, size):
     """The reveal after a vote (the vote, both names, each model's description) covered about half of image B on a
     phone (issue 41): it may cover at most a fifth of it, with the names in it still in view."""
-    arena = build_small_arena(tmp_path)
-    for name in arena.model_ids:
-        arena.db.execute("UPDATE models SET description = ?, config = ? WHERE name = ?",
-                         [LONG_ABOUT.format(title=name.title()), json.dumps({"hub_id": f"test-lab/{name}"}), name])
-    with running_app(arena.settings) as url:
-        page = open_page(browser, url, size)
-        sign_in(page, "looker")
-        vote(page, size)
-        page.wait_for_timeout(300)  # the layout settles (a frame)
+    with _voted_page(tmp_path, browser, size, "looker") as page:
         shoot(page, size, "after-05-reveal-over-the-images")
         covered = page.evaluate(REVEAL_OVER_B)
         assert covered <= 0.20, f"the reveal covers {covered:.0%} of image B on the {size}"

@@ -5,6 +5,7 @@ showed), a personal leaderboard after a batch of votes (ours was in the Voter me
 leaderboard over time (past boards, a rating-history chart).
 """
 
+import contextlib
 import json
 import random
 import time
@@ -24,11 +25,11 @@ from support.webapp import running_app
 EVERY = 3  # the page offers the voter's own leaderboard every this many votes
 
 
-def _describe(arena) -> None:
+def _describe(arena, about: str = "{title} from the test lab, trained on test pictures. Settings: test card.") -> None:
+    """Give each model a description (``about`` with its title) and a model card (its hub id)."""
     for name in arena.model_ids:
         arena.db.execute("UPDATE models SET description = ?, config = ? WHERE name = ?",
-                         [f"{name.title()} from the test lab, trained on test pictures. Settings: test card.",
-                          json.dumps({"hub_id": f"test-lab/{name}"}), name])
+                         [about.format(title=name.title()), json.dumps({"hub_id": f"test-lab/{name}"}), name])
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -124,6 +125,21 @@ def test_the_leaderboard_over_time_in_the_page(tmp_path, browser, size):
 LONG_ABOUT = ("{title} from the test lab: guidance-distilled, so no negative prompt, and trained on test pictures at "
               "1024 px. Settings: test card.")
 
+
+@contextlib.contextmanager
+def _voted_page(tmp_path, browser, size: str, voter: str):
+    """A page of a small arena whose models have descriptions as long as the registry's (``LONG_ABOUT``) and model
+    cards, signed in as ``voter``, just after a vote on the first battle."""
+    arena = build_small_arena(tmp_path)
+    _describe(arena, LONG_ABOUT)
+    with running_app(arena.settings) as url:
+        page = open_page(browser, url, size)
+        sign_in(page, voter)
+        vote(page, size)
+        page.wait_for_timeout(300)  # the layout settles (a frame)
+        yield page
+
+
 # Whether an element is seen whole: in the window, not cut by its own overflow or an ancestor's, not under another
 # element (the fixed vote bar or reveal) at its centre.
 SEEN_WHOLE = """(element) => {
@@ -149,15 +165,12 @@ SEEN_WHOLE = """(element) => {
 
 @pytest.mark.parametrize("size", SIZES)
 def test_after_a_vote_each_model_s_whole_description_and_link_are_in_view(tmp_path, browser, size):
-    arena = build_small_arena(tmp_path)
-    for name in arena.model_ids:
-        arena.db.execute("UPDATE models SET description = ?, config = ? WHERE name = ?",
-                         [LONG_ABOUT.format(title=name.title()), json.dumps({"hub_id": f"test-lab/{name}"}), name])
-    with running_app(arena.settings) as url:
-        page = open_page(browser, url, size)
-        sign_in(page, "reader")
-        vote(page, size)
-        page.wait_for_timeout(300)  # the layout settles (a frame)
+    with _voted_page(tmp_path, browser, size, "reader") as page:
+        if TOUCH[size]:  # on a phone the descriptions are folded under the reveal's line: a tap opens them
+            assert not page.evaluate("() => document.querySelector('#reveal details.reveal-about').open")
+            press(page, size, "#reveal summary")
+            page.wait_for_function("() => document.querySelector('#reveal details.reveal-about').open", timeout=5000)
+            page.wait_for_timeout(300)
         shoot(page, size, "after-04-whole-description")
         names = page.evaluate("() => [...document.querySelectorAll('#reveal .voted b')].slice(1, 3)"
                               ".map(b => b.textContent)")
@@ -174,3 +187,41 @@ def test_after_a_vote_each_model_s_whole_description_and_link_are_in_view(tmp_pa
             }}""", [about, link])
             assert "seen" in seen["text"], f"{name}'s description is never seen whole on the {size}: {seen['text']}"
             assert "seen" in seen["link"], f"{name}'s model card link is never in view on the {size}: {seen['link']}"
+
+
+# The share of image B's box under the reveal's box (the reveal is fixed over the bottom of a phone's screen, on the
+# vote bar; image B is the lower image there).
+REVEAL_OVER_B = """() => {
+  const reveal = document.getElementById('reveal').getBoundingClientRect();
+  const image = document.querySelector('#image-b img').getBoundingClientRect();
+  const width = Math.max(0, Math.min(reveal.right, image.right) - Math.max(reveal.left, image.left));
+  const height = Math.max(0, Math.min(reveal.bottom, image.bottom) - Math.max(reveal.top, image.top));
+  return width * height / (image.width * image.height);
+}"""
+
+
+# Whether each model's name in the reveal's line (on a phone, the line of its fold) is in view: in the window, not
+# cut off at the right (the desktop's line ends in an ellipsis when too long), not under another element.
+NAMES_IN_VIEW = """() => [...document.querySelectorAll('#reveal .reveal-line b, #reveal summary b')]
+    .filter((b) => b.getClientRects().length > 0).slice(1, 3).map((name) => {
+  const line = name.closest('.reveal-line, summary').getBoundingClientRect();
+  for (const box of name.getClientRects()) {  // a name may wrap onto a second line: each of its pieces
+    if (!box.width || box.top < 0 || box.bottom > innerHeight + 0.5
+        || box.right > Math.min(innerWidth, line.right) + 0.5) return 'out of view ' + JSON.stringify(box);
+    const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+    if (!hit || !(hit === name || name.contains(hit))) return 'covered by ' + (hit && hit.className);
+  }
+  return 'seen';
+})"""
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_reveal_covers_little_of_the_images(tmp_path, browser, size):
+    """The reveal after a vote (the vote, both names, each model's description) covered about half of image B on a
+    phone (issue 41): it may cover at most a fifth of it, with the names in it still in view."""
+    with _voted_page(tmp_path, browser, size, "looker") as page:
+        shoot(page, size, "after-05-reveal-over-the-images")
+        covered = page.evaluate(REVEAL_OVER_B)
+        assert covered <= 0.20, f"the reveal covers {covered:.0%} of image B on the {size}"
+        names = page.evaluate(NAMES_IN_VIEW)
+        assert names == ["seen", "seen"], f"the names in the reveal on the {size}: {names}"

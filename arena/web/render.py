@@ -74,8 +74,11 @@ def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None, *
     ``preload_token``, the next battle's media token, adds its two images hidden, so the browser fetches them while
     the voter reads the names and Next battle shows them at once. ``offer_board`` (the voter's vote count, when the
     page offers their own leaderboard) adds a button that opens it. ``details`` ({model name: its details}) adds
-    each model's whole description and model card link, which the page shows only on a phone (class
-    ``reveal-about``): there the caption over each image has no room for them, and the reveal sits above the vote bar.
+    each model's whole description and model card link, which the page shows only on a phone: there the caption over
+    each image has no room for them, and the reveal sits on the vote bar over the lower image, so the vote and the
+    names become the one line of a fold (``details``, class ``reveal-about``) that a tap opens, in place of the wide
+    screen's line (class ``reveal-wide``); "Press Next battle" (class ``reveal-next``) is left out there, beside the
+    lit Next battle button.
     ``expected``, the prompt's expected outcome (:func:`expected_outcome`) when the voter asked to see it after the
     vote, adds a line with it.
     """
@@ -85,9 +88,18 @@ def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None, *
     preload = "".join(
         f'<img src="{image_url(preload_token, side)}" alt="" hidden>' for side in "ab"
     ) if preload_token else ""
-    lines = [f'<span class="reveal-line">Your vote: <b>{OUTCOME_LABELS[receipt.outcome]}</b>. A was '
-             f'<b>{name(receipt.model_a)}</b>, B was <b>{name(receipt.model_b)}</b>. Press <b>Next battle</b>'
-             '<span class="key-hint"> (or N)</span> to continue.</span>']
+    vote = (f'Your vote: <b>{OUTCOME_LABELS[receipt.outcome]}</b>. A was <b>{name(receipt.model_a)}</b>, B was '
+            f'<b>{name(receipt.model_b)}</b>.')
+    about = "".join(
+        f'<div><b>{side}: {name(model)}</b> · {name(known.summary)}{_card_link(known.link)}</div>'
+        for side, model in (("A", receipt.model_a), ("B", receipt.model_b))
+        if (known := (details or {}).get(model)) is not None and (known.summary or known.link))
+    wide = ' class="reveal-wide"' if about else ""
+    body = (f'<div{wide}><span class="reveal-line">{vote}<span class="reveal-next"> Press <b>Next battle</b>'
+            '<span class="key-hint"> (or N)</span> to continue.</span></span></div>')
+    if about:  # the phone's line: the same vote and names, unfolding each model's description
+        body += f'<details class="reveal-about"><summary>{vote}</summary>{about}</details>'
+    lines: list[str] = []
     if receipt.excluded:
         lines.append(f'<span class="arena-warning">⚠ This vote does not count: {name(receipt.reason)}.</span>')
     elif receipt.reason:
@@ -98,13 +110,7 @@ def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None, *
     if offer_board:
         lines.append(f'You have cast {offer_board} votes: <button class="your-board" type="button">See your own '
                      'leaderboard</button>')
-    body = "".join(f"<div>{line}</div>" for line in lines)
-    about = "".join(
-        f'<div><b>{side}: {name(model)}</b> · {name(known.summary)}{_card_link(known.link)}</div>'
-        for side, model in (("A", receipt.model_a), ("B", receipt.model_b))
-        if (known := (details or {}).get(model)) is not None and (known.summary or known.link))
-    if about:
-        body += f'<div class="reveal-about">{about}</div>'
+    body += "".join(f"<div>{line}</div>" for line in lines)
     return (f'<div class="reveal voted" data-vote-id="{receipt.vote_id}">'  # for API clients (tools.load), not shown
             f"{body}{preload}</div>")
 

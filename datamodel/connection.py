@@ -1,7 +1,7 @@
 """Opening the arena database: a SQLite file, or a PostgreSQL database named by a ``postgresql://`` URL.
 
 Every query function in the project takes a database as its first argument, a :class:`datamodel.database.Database`:
-SQLite's :class:`sqlite_utils.Database` (sqlite-utils builds it over the connection made here), or a
+SQLite's :class:`datamodel.sqlite.SqliteDatabase` over the connection made here, or a
 :class:`datamodel.postgres.PgDatabase` that answers the same calls (``execute``, ``query``, ``with db.conn:``); this
 module makes both (:func:`connect` takes either target, the ``database`` of :mod:`core.settings`). SQLite
 connections use WAL, foreign keys and a busy timeout, and their ``with db.conn:`` block is one ``BEGIN IMMEDIATE``
@@ -21,11 +21,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
-import sqlite_utils
-
 from datamodel.database import Database
 from datamodel.dialect import is_postgres
 from datamodel.schema import database_file, migrate
+from datamodel.sqlite import SqliteDatabase
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
@@ -112,7 +111,7 @@ def connect(path: str | Path, *, synchronous: str = "FULL", migrate_schema: bool
     if not memory:
         conn.execute("PRAGMA journal_mode = WAL")
     conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
-    db = sqlite_utils.Database(conn)
+    db = SqliteDatabase(conn)
     if migrate_schema:
         migrate(db)
     return db
@@ -150,7 +149,7 @@ def open_reader(target: str) -> Database:
         return reader
     conn = sqlite3.connect(target, timeout=60.0, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA query_only = ON")
-    return sqlite_utils.Database(conn)
+    return SqliteDatabase(conn)
 
 
 def duplicate_errors() -> tuple[type[BaseException], ...]:

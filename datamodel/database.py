@@ -1,12 +1,12 @@
 """The database every function of the project takes: what it calls on one, whichever engine is behind it.
 
-:func:`datamodel.connection.connect` makes a :class:`sqlite_utils.Database` over an SQLite file or a
+:func:`datamodel.connection.connect` makes a :class:`datamodel.sqlite.SqliteDatabase` over an SQLite file or a
 :class:`datamodel.postgres.PgDatabase` over a PostgreSQL database; both satisfy :class:`Database` (checked by the type
 checker, structurally: neither names it). The protocol declares only the calls the project makes: ``execute`` and
 ``query`` with ``?`` placeholders, ``close``, and ``conn``, whose ``with`` block is one write transaction that nests
-(:class:`datamodel.connection.ArenaConnection`, :class:`datamodel.postgres.PgConnection`). sqlite-utils' table API
-(``db["votes"].insert(...)``) is not part of it: the project writes its SQL by hand, in what both engines speak
-(:mod:`datamodel.dialect`). Engine-only attributes (PostgreSQL's ``url`` and ``conn.scoped``, SQLite's
+(:class:`datamodel.connection.ArenaConnection`, :class:`datamodel.postgres.PgConnection`). No table API
+(sqlite-utils' ``db["votes"].insert(...)``) is part of it: the project writes its SQL by hand, in what both engines
+speak (:mod:`datamodel.dialect`). Engine-only attributes (PostgreSQL's ``url`` and ``conn.scoped``, SQLite's
 ``conn.write_lock``) are reached after :func:`datamodel.dialect.is_postgres` says which engine it is.
 """
 
@@ -55,7 +55,7 @@ class Connection(Protocol):
 
 
 class Database(Protocol):
-    """An open arena database (module docstring): SQLite's through sqlite-utils, or PostgreSQL's."""
+    """An open arena database (module docstring): SQLite's or PostgreSQL's."""
 
     @property
     def conn(self) -> Connection: ...

@@ -23,7 +23,7 @@ NOW_TEXT = {SQLITE: "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
 
 def engine(db) -> str:
     """``"sqlite"`` or ``"postgresql"``: the engine of ``db`` (a :class:`datamodel.database.Database`:
-    SQLite's :class:`sqlite_utils.Database` or a :class:`datamodel.postgres.PgDatabase`)."""
+    SQLite's :class:`datamodel.sqlite.SqliteDatabase` or a :class:`datamodel.postgres.PgDatabase`)."""
     return getattr(db, "engine", SQLITE)
 
 

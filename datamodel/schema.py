@@ -302,10 +302,10 @@ def _annotator_identity(db: Database) -> None:
 
 def _votes_by_annotator_prompt(db: Database) -> None:
     """``votes_annotator_prompt``: each annotator's votes by prompt, with their ids (a covering index), so a server
-    reads which prompts an annotator has already seen revealed at their first draw (:class:`sampling.prompt_pool.SeenPrompts`)
-    from the index alone: 0.2 ms for 300 votes and 2 ms for 3,000 at a million votes, where the ``votes_annotator``
-    index needs a row lookup per vote (2 ms and 10 to 50 ms). That older index stays: its rowid order is what finds an
-    annotator's newest votes at each later draw in one seek."""
+    reads which prompts an annotator has already seen revealed at their first draw
+    (:class:`sampling.prompt_pool.SeenPrompts`) from the index alone: 0.2 ms for 300 votes and 2 ms for 3,000 at a
+    million votes, where the ``votes_annotator`` index needs a row lookup per vote (2 ms and 10 to 50 ms). That older
+    index stays: its rowid order is what finds an annotator's newest votes at each later draw in one seek."""
     db.execute("CREATE INDEX votes_annotator_prompt ON votes (annotator_id, prompt_id)")
 
 

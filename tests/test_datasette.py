@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import sqlite_utils
 
 from datamodel.connection import connect
 from datamodel.vote_table import votes_frame
@@ -69,7 +70,7 @@ def test_model_summary_counts_the_counted_votes_of_each_model(arena_db):
 
 def test_prompt_search_follows_inserts_updates_and_deletes(tmp_path):
     db = connect(tmp_path / "fts.db")
-    table = db["prompts"]
+    table = sqlite_utils.Database(db.conn)["prompts"]  # the peer library, over the arena's own connection
     assert table.detect_fts() == "prompts_fts"  # sqlite-utils (and Datasette) recognise the index
     with db.conn:
         db.execute("INSERT INTO prompts (id, suite, item_key, text) VALUES (1, 's', 'k1', 'a red fox in snow')")

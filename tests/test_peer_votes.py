@@ -186,7 +186,8 @@ def test_the_removal_knows_every_column_that_names_an_image_or_a_model(tmp_path)
     from datamodel.imported_votes import IMAGE_COLUMNS, MODEL_COLUMNS
 
     db = connect(tmp_path / "arena.db")
-    columns = {(table, column.name) for table in db.table_names() for column in db[table].columns}
+    tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    columns = {(table, row[1]) for table in tables for row in db.execute(f'PRAGMA table_info("{table}")')}
     assert {c for c in columns if c[1].endswith("image_id")} == set(IMAGE_COLUMNS)
     named = {c for c in columns if c[1].endswith("model_id")}
     assert named == set(MODEL_COLUMNS), named ^ set(MODEL_COLUMNS)

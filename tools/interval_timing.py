@@ -61,9 +61,14 @@ VOTERS = 50  # annotators casting the new votes between the two snapshots
 # then the human fit alone
 SNAPSHOT = """
 import inspect, random, time
-from core.settings import load_settings
-from arena.leaderboard.compute import leaderboard_options
-from arena.leaderboard.service import _compute_in_worker
+try:
+    from core.settings import load_settings
+    from arena.leaderboard.compute import leaderboard_options
+    from arena.leaderboard.service import _compute_in_worker
+except ImportError:  # a checkout before core/ and the arena/leaderboard/ package (8249c45, the board before issue 44)
+    from datamodel.settings import load_settings
+    from arena.leaderboard import leaderboard_options
+    from arena.leaderboard_service import _compute_in_worker
 from datamodel.annotators import annotator_names
 from datamodel.connection import connect
 from datamodel.snapshots import data_version

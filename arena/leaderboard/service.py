@@ -25,8 +25,8 @@ once, with its age; the computing happens elsewhere:
   arena's own human votes, and the worker holds no annotator's fit of it yet: a fresh worker, new filters) is
   *staged*: the board comes without the inter-annotator statistics (the page says they are being computed; the
   snapshot's view lists them in ``pending``), and the service asks the worker for the complete snapshot as soon as
-  it has stored that one, from the vote arrays the worker now keeps. At a million votes the board is shown after
-  1.1 s of the worker's CPU rather than 2.0 s; the complete page comes 0.9 s later.
+  it has stored that one, from the board and the vote arrays the worker kept. At a million votes the board is shown
+  after 1.3 s of the worker's CPU rather than 2.0 s; the rest comes 1.0 s later (``python -m tools.interval_timing``).
 - The worker keeps what did not change between snapshots (:class:`arena.leaderboard.compute.BoardCache`, one per
   service:
   :func:`worker_cache`): the vote arrays of the last two slices, extended by the votes added since; each annotator's

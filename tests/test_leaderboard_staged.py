@@ -26,9 +26,16 @@ BOARD = ("headline", "plan", "notes", "json", "figures")  # everything but the i
 PARTS = ("summary", "text", "tables")  # where the inter-annotator statistics show
 
 
-@pytest.fixture
-def study(tmp_path):
-    db = study_database(tmp_path, SPEC)
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("study")
+
+
+@pytest.fixture(scope="module")
+def study(folder):
+    """One study database for the module (``folder``/arena.db): the tests add leaderboard snapshots to it, never
+    votes."""
+    db = study_database(folder, SPEC)
     yield db
     db.close()
 
@@ -68,7 +75,7 @@ def test_a_small_slice_is_never_staged(study):
     assert rendered(study, OPTIONS, BoardCache(), staged=True) == rendered(study, OPTIONS)
 
 
-def test_the_service_shows_the_board_first_and_completes_it_by_itself(study, large_from, monkeypatch, tmp_path):
+def test_the_service_shows_the_board_first_and_completes_it_by_itself(study, folder, large_from, monkeypatch):
     """The worker runs in a thread here (the large-slice threshold is patched in this process); the process pool's
     own tests are in test_snapshots."""
     submitted = []
@@ -85,7 +92,7 @@ def test_the_service_shows_the_board_first_and_completes_it_by_itself(study, lar
         return Recording()
 
     monkeypatch.setattr(SnapshotService, "_pool", in_thread)
-    service = SnapshotService(Store(tmp_path / "arena.db"), refresh_s=3600.0, keep=3)
+    service = SnapshotService(Store(folder / "arena.db"), refresh_s=3600.0, keep=3)
     try:
         first, status = service.view(study, OPTIONS, wait_s=60)
         assert incomplete(first) and PENDING_INTER in first.view["summary"]

@@ -29,8 +29,9 @@ def test_a_small_run_prints_both_snapshots_of_every_variant_and_the_ratio_to_its
         assert f"{label}" in out
     assert out.count("first snapshot of a fresh worker, CPU time, median of 1 (least ") == 4
     assert out.count("refresh after 12 new votes, CPU time, median of 1 (least ") == 4
+    assert out.count("the complete page (a staged first snapshot and its completion), CPU time, median of 1") == 4
     assert out.count("the votes counter's rise over the 12 votes") == 4
-    for part in ("first snapshot", "refresh"):
+    for part in ("first snapshot", "complete page", "refresh"):
         assert f"sandwich ÷ the board before ({ROOT.name}), {part}, median CPU times: " in out
         assert f"  median of the 1 turns' own ratios: " in out
         assert f"sandwich ÷ bootstrap, this checkout, {part}, median CPU times: " in out

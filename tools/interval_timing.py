@@ -8,15 +8,18 @@ Two parts:
   computes it (every panel, rendered; ``arena.leaderboard.service``), each run a fresh worker process: its *first
   snapshot* (nothing kept yet, the imports included), then, after ``--new-votes`` votes from 50 annotators cast
   through the arena's own path (served, voted 6 s later, the quality rules on), its *refresh* (what the worker does
-  every ``ARENA_LEADERBOARD_REFRESH_S`` while people vote). Measured for the arena protocol with its bootstrap,
-  with its sandwich intervals (``ARENA_INTERVALS=sandwich``) and for ``lmarena-2025``, and with ``--baseline DIR``
-  for the checkout in DIR too (the board before issue 44: ``git worktree add --detach DIR 8249c45``, run with the
+  every ``ARENA_LEADERBOARD_REFRESH_S`` while people vote). A checkout whose worker stages a large board (the board
+  first, the inter-annotator statistics next: :mod:`arena.leaderboard.service`) is timed as the server runs it: its
+  first snapshot is the board, and *the complete page* adds the completion the service asks for at once (for a
+  checkout that does not stage, the complete page is its first snapshot). Measured for the arena protocol with its
+  bootstrap, with its sandwich intervals (``ARENA_INTERVALS=sandwich``) and for ``lmarena-2025``, and with
+  ``--baseline DIR`` for the checkout in DIR too (the board before issue 44: ``git worktree add --detach DIR 8249c45``, run with the
   same Python), the variants taking turns ``--repeats`` times on one copy of the database; the figure is the
   process's CPU time, the median of the runs with the least beside it (other work on a shared machine moves the wall
   time far more), and the wall time; beside them, the human column's fit with its intervals alone
   (``RatingProtocol.rate``). The target of issue 44: the sandwich snapshot at most 0.5× the snapshot before it (the
   ratio of the median CPU times, and beside it the median of each turn's own ratio), printed for the first snapshot
-  and for the refresh.
+  and for the refresh; the complete page's ratio beside them, without a target.
 - ``models``: the fit with intervals alone on a simulated log of ``--votes`` votes with 12, 50 and 100 models
   (``--models``): the bootstrap refits all its rounds (a batched Newton, n³ per round and step), the sandwich solves
   once, so the gap grows with the models.
@@ -38,8 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ratings.leaderboard import prior_ridge
 from core.protocols import get_protocol
+from ratings.leaderboard import prior_ridge
 from ratings.votes import EncodedVotes
 from tools.scale import ROOT, Figure, measure
 from tools.scale_fixture import ScaleSpec, cached_scale_database
@@ -50,15 +53,22 @@ VARIANTS = (  # label, environment, leaderboard options
     ("lmarena-2025 (sandwich)", {}, {"protocol": "lmarena-2025"}),
 )
 SANDWICH = VARIANTS[1][0]
+PARTS = ("first", "complete", "refresh")
 TARGET = 0.5  # issue 44: the sandwich snapshot at most half the snapshot before it
 VOTERS = 50  # annotators casting the new votes between the two snapshots
 # one run: the worker's job as the server hands it over (_compute_in_worker, in every checkout since the snapshots),
-# a fresh worker's first snapshot, new votes through the arena's own path, the refresh; then the human fit alone
+# a fresh worker's first snapshot (and, staged, its completion), new votes through the arena's own path, the refresh;
+# then the human fit alone
 SNAPSHOT = """
-import random, time
-from core.settings import load_settings
-from arena.leaderboard.compute import leaderboard_options
-from arena.leaderboard.service import _compute_in_worker
+import inspect, random, time
+try:
+    from core.settings import load_settings
+    from arena.leaderboard.compute import leaderboard_options
+    from arena.leaderboard.service import _compute_in_worker
+except ImportError:  # a checkout before core/ and the arena/leaderboard/ package (8249c45, the board before issue 44)
+    from datamodel.settings import load_settings
+    from arena.leaderboard import leaderboard_options
+    from arena.leaderboard_service import _compute_in_worker
 from datamodel.annotators import annotator_names
 from datamodel.connection import connect
 from datamodel.snapshots import data_version
@@ -66,11 +76,16 @@ from datamodel.votes import record_vote
 from sampling.draws import serve_battle
 settings = load_settings()
 options = leaderboard_options(settings, **{options!r})
-def snapshot():
+staging = 'staged' in inspect.signature(_compute_in_worker).parameters  # a checkout since the staged board
+def snapshot(**staged):
     started, cpu = time.perf_counter(), time.process_time()
-    _compute_in_worker(str(settings.db_path), options)
-    return time.process_time() - cpu, time.perf_counter() - started
-result = dict(zip(('first', 'first_wall'), snapshot()))
+    shown = _compute_in_worker(str(settings.db_path), options, **staged)
+    return time.process_time() - cpu, time.perf_counter() - started, bool(shown.view.get('pending'))
+first, first_wall, staged = snapshot(**({{'staged': True}} if staging else {{}}))
+result = dict(first=first, first_wall=first_wall, complete=first, complete_wall=first_wall, staged=staged)
+if staged:  # what the service asks next: the rest of the page, from the arrays the worker kept
+    rest, rest_wall, _ = snapshot()
+    result.update(complete=first + rest, complete_wall=first_wall + rest_wall)
 db = connect(settings.db_path, migrate_schema=False)
 votes_counter = lambda: data_version(db)[-1]  # the counters by name: catalog, metrics, votes
 before, rng, now = votes_counter(), random.Random({seed}), time.time()
@@ -80,7 +95,7 @@ for k in range({new_votes}):
     record_vote(db, battle.id, rng.choice(('A', 'B', 'A', 'B', 'tie')), session_id=f'bench-{{k}}',
                 now=now + 8.0 * k + 6.0)
 result['changes'] = votes_counter() - before
-result.update(zip(('refresh', 'refresh_wall'), snapshot()))
+result.update(zip(('refresh', 'refresh_wall'), snapshot()[:2]))
 {fit}
 """
 FIT = """
@@ -122,8 +137,10 @@ def study_figures(spec: ScaleSpec, repeats: int, cache_dir: str, new_votes: int,
         figures, median = [], {}
         for label, *_ in measured:
             done = runs[label]
-            median[label] = {part: statistics.median(run[part] for run in done) for part in ("first", "refresh")}
-            for part, title in (("first", "first snapshot of a fresh worker"),
+            median[label] = {part: statistics.median(run[part] for run in done) for part in PARTS}
+            staged = " (staged: the board, its inter-annotator statistics next)" if done[0].get("staged") else ""
+            for part, title in (("first", f"first snapshot of a fresh worker{staged}"),
+                                ("complete", "the complete page (a staged first snapshot and its completion)"),
                                 ("refresh", f"refresh after {new_votes} new votes")):
                 walls = [run[f"{part}_wall"] for run in done]
                 figures += [Figure(f"{label}: {title}, CPU time, median of {repeats} (least "
@@ -141,9 +158,10 @@ def study_figures(spec: ScaleSpec, repeats: int, cache_dir: str, new_votes: int,
         compared = [(f"the board before ({baseline.name})", measured[0][0], TARGET)] if baseline is not None else []
         compared.append(("bootstrap, this checkout", VARIANTS[0][0], None))
         for name, other, target in compared:
-            for part, title in (("first", "first snapshot"), ("refresh", "refresh")):
+            for part, title in (("first", "first snapshot"), ("complete", "complete page"), ("refresh", "refresh")):
                 figures.append(Figure(f"sandwich ÷ {name}, {title}, median CPU times",
-                                      median[SANDWICH][part] / median[other][part], "×", target))
+                                      median[SANDWICH][part] / median[other][part], "×",
+                                      None if part == "complete" else target))
                 figures.append(Figure(f"  median of the {repeats} turns' own ratios", statistics.median(
                     mine[part] / theirs[part] for mine, theirs in zip(runs[SANDWICH], runs[other])), "×"))
         return figures

@@ -381,9 +381,9 @@ def demo_database(cache_dir: Path) -> Path:
     template = cache_dir / "load-demo"
     if not (template / "arena.db").exists():
         from arena.demo.seeding import load_demo_bundle
-        from datamodel.media import MediaStore
         from core.settings import load_settings
         from datamodel.connection import checkpoint, connect
+        from datamodel.media import MediaStore
 
         shutil.rmtree(template, ignore_errors=True)
         settings = load_settings().replace(db_path=template / "arena.db", media_dir=template / "media",

@@ -47,9 +47,18 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-from tools.load import (GradioSession, LoadError, LoadReport, check_receipts, fetch_endpoints, shown_token,
-                        start_server, stop_server, stored_votes)
 from arena.web.render import escape_markdown
+from tools.load import (
+    GradioSession,
+    LoadError,
+    LoadReport,
+    check_receipts,
+    fetch_endpoints,
+    shown_token,
+    start_server,
+    stop_server,
+    stored_votes,
+)
 from tools.ports import free_port
 
 DEFAULT_MODELS = "demo-painter,demo-tiny-unet"

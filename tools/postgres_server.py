@@ -131,7 +131,7 @@ class TemporaryPostgres:
                               timeout=timeout, cwd=cwd or self.root, env={**os.environ, "LC_ALL": "C.UTF-8"},
                               **kwargs)
 
-    def start(self) -> "TemporaryPostgres":
+    def start(self) -> TemporaryPostgres:
         parent = self.parent
         if parent is None and self.user is not None and Path("/tmp").is_dir():
             parent = "/tmp"  # a folder the server's user can reach whatever TMPDIR says (root's may be private)
@@ -197,7 +197,7 @@ class TemporaryPostgres:
                     break
                 time.sleep(0.2)
 
-    def __enter__(self) -> "TemporaryPostgres":
+    def __enter__(self) -> TemporaryPostgres:
         return self.start()
 
     def __exit__(self, *exc) -> None:

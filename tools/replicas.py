@@ -52,15 +52,29 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import httpx
 
 from ratings.votes import OUTCOMES
-from tools.load import (VOTE_ENDPOINTS, GradioSession, LoadError, LoadReport, _run, check_receipts, demo_database,
-                        fetch_endpoints, free_port, percentile_ms, shown_token, start_server, stop_server, stored_votes)
+from tools.load import (
+    VOTE_ENDPOINTS,
+    GradioSession,
+    LoadError,
+    LoadReport,
+    _run,
+    check_receipts,
+    demo_database,
+    fetch_endpoints,
+    free_port,
+    percentile_ms,
+    shown_token,
+    start_server,
+    stop_server,
+    stored_votes,
+)
 from tools.postgres_server import TemporaryPostgres
 from tools.scale import VIEWER_FILTERS, Figure, report_targets
 

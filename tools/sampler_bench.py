@@ -30,13 +30,13 @@ from pathlib import Path
 
 import numpy as np
 
+from datamodel.annotators import annotator_names
+from datamodel.connection import connect
+from datamodel.votes import annotator_nearest, record_vote
 from sampling.draws import draw_pairing, serve_battle
 from sampling.prompt_pool import PromptPool
-from sampling.strategies import STRATEGIES, UNIFORM, SamplingParams, get_strategy
 from sampling.sampler import SamplingStats
-from datamodel.connection import connect
-from datamodel.annotators import annotator_names
-from datamodel.votes import annotator_nearest, record_vote
+from sampling.strategies import STRATEGIES, UNIFORM, SamplingParams, get_strategy
 from tools.scale_fixture import ScaleSpec, cached_scale_database
 
 SPECS = (ScaleSpec(votes=1_000, models=12), ScaleSpec(votes=1_000_000, models=12),

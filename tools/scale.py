@@ -36,11 +36,21 @@ from pathlib import Path
 
 import httpx
 
-from tools.load import (GradioSession, LoadError, _run, check_receipts, fetch_endpoints, free_port, run_load,
-                        start_server, stop_server, stored_votes)
 from arena.web.leaderboard_tab import ALL, MOST_VOTES, NOW
 from ratings.protocols import DEFAULT_PROTOCOL
 from sampling.strategies import STRATEGIES, get_strategy
+from tools.load import (
+    GradioSession,
+    LoadError,
+    _run,
+    check_receipts,
+    fetch_endpoints,
+    free_port,
+    run_load,
+    start_server,
+    stop_server,
+    stored_votes,
+)
 from tools.scale_fixture import ScaleSpec, cached_scale_database
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -54,9 +54,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ratings.bradley_terry import fit_bradley_terry, newton_bt
-from sampling.simulation import (DAVIDSON_NU, Schedule, checkpoints, count_tensors, outcome_probabilities,  # noqa: F401
-                                 settled_at, spearman_rows, top_k_rows, walk)
 from sampling.kwise_simulation import four_image_walk
+from sampling.simulation import (  # noqa: F401
+    DAVIDSON_NU,
+    Schedule,
+    checkpoints,
+    count_tensors,
+    outcome_probabilities,
+    settled_at,
+    spearman_rows,
+    top_k_rows,
+    walk,
+)
 from sampling.strategies import STRATEGIES, UNIFORM, SamplingParams, get_strategy, pair_index
 
 TRUE_ELO: dict[str, float] = {

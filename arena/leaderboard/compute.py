@@ -50,6 +50,7 @@ from datamodel.imported_votes import import_sources
 from datamodel.kwise import kwise_vote_rows
 from datamodel.metrics import metric_directions, model_metric_table
 from datamodel.models import sorted_model_names
+from datamodel.snapshots import data_version
 from datamodel.vote_arrays import ARENA_SOURCE, SLICE_FILTERS, VoteArrays, VoteArraysCache, read_vote_arrays
 from datamodel.votes import judge_voter_names
 from ratings.agreement import agreement_summary, consensus_spearman, inter_annotator_from_codes, paired_confusion
@@ -63,6 +64,9 @@ from sampling.strategies import STRATEGIES
 from suites.registry import suite_title
 
 PROVISIONAL_BATTLES = 200  # a model added to a running arena is provisional until it has this many (sampling.warmup)
+# a worker's first board of a slice with at least this many of the arena's own human votes is shown before the
+# inter-annotator statistics (compute_leaderboard's ``staged``): at a million votes they are 0.9 s of its 2 s
+STAGED_FROM = 100_000
 
 
 @dataclass(frozen=True)
@@ -147,7 +151,7 @@ class Leaderboard:
     votes: dict[str, int]  # votes in the slice per voter kind
     correlations: pd.DataFrame  # rank correlation with the human ELO: the judge ELO and every metric
     agreement: dict  # ratings.human_judge_agreement on battles both voted on
-    inter_annotator: dict  # ratings.inter_annotator_agreement
+    inter_annotator: dict | None  # ratings.inter_annotator_agreement; None: still being computed (STAGED_FROM)
     position_bias: pd.DataFrame  # ratings.position_bias per voter kind and subset
     strategies: dict[str, int] = field(default_factory=dict)  # votes per sampling strategy
     judge: str | None = None  # the judge voter of the judge column (None: no judge vote in the slice)
@@ -236,12 +240,16 @@ class BoardCache:
     (extended by the new votes: :class:`datamodel.vote_arrays.VoteArraysCache`), the annotators' own fits of the
     consensus Spearman by their win matrix (refitted only for annotators who voted since), and the inter-annotator
     statistics of a slice whose votes did not change at all (another protocol, interval method, tie policy, judge
-    or order on the same votes). Every figure is the one a computation without it gives, to the last bit."""
+    or order on the same votes), and a staged board (:func:`compute_leaderboard`), whose completion adds the
+    inter-annotator statistics to it while the data is as it was. Every figure is the one a computation without it
+    gives, to the last bit."""
 
     slices: int = 2  # slices kept (each holds its vote arrays: about 100 MB per million votes)
     votes: VoteArraysCache = field(default_factory=VoteArraysCache)
     own_fits: OrderedDict = field(default_factory=OrderedDict)  # per slice: consensus_spearman's own fits
     inter: OrderedDict = field(default_factory=OrderedDict)  # per slice and settings: (arrays, names, statistics)
+    # per options: a staged board (data version, its slice's arrays, the board, its clean human votes), completed next
+    staged: OrderedDict = field(default_factory=OrderedDict)
 
     def __post_init__(self):
         self.votes.slices = self.slices
@@ -282,6 +290,17 @@ def _inter_annotator(db: Database, human: VoteArrays, options: LeaderboardOption
     return result
 
 
+def _read_key(options: LeaderboardOptions) -> tuple:
+    """The slice's read arguments as a key of :class:`BoardCache`'s dicts."""
+    return tuple(sorted(slice_read(options).items()))
+
+
+def _stage(human: VoteArrays, options: LeaderboardOptions, cache: BoardCache | None) -> bool:
+    """Whether a staged computation leaves the inter-annotator statistics of ``human`` for later: many of the
+    arena's own votes, and no annotator's fit of this slice kept yet (with them, a refit costs what changed)."""
+    return int(human.own.sum()) >= STAGED_FROM and (cache is None or _read_key(options) not in cache.own_fits)
+
+
 def slice_read(options: LeaderboardOptions) -> dict:
     """The arguments of :func:`datamodel.vote_arrays.read_vote_arrays` that read the slice ``options`` chooses:
     excluded votes and a date left out in SQL, no vote times (nothing after the read needs them)."""
@@ -315,13 +334,25 @@ def four_image_votes(db: Database, options: LeaderboardOptions) -> KwiseVotes:
 
 
 def compute_leaderboard(db: Database, options: LeaderboardOptions = LeaderboardOptions(),
-                        cache: BoardCache | None = None) -> Leaderboard:
-    """The leaderboard of ``options``; ``cache``: what a worker keeps between snapshots (:class:`BoardCache`)."""
+                        cache: BoardCache | None = None, staged: bool = False) -> Leaderboard:
+    """The leaderboard of ``options``; ``cache``: what a worker keeps between snapshots (:class:`BoardCache`).
+
+    ``staged`` (a worker's first board of these filters: :mod:`arena.leaderboard.service`): when the slice holds at
+    least :data:`STAGED_FROM` of the arena's own human votes and ``cache`` does not hold their annotators' fits yet,
+    the inter-annotator statistics are left out (``inter_annotator`` None, "being computed" on the page), so the
+    board is shown without waiting for them; the worker computes them next. Every other figure is the one the full
+    computation gives."""
     protocol = rating_protocol(options)
     check_order(options.order)
     check_mode(options.mode, protocol)
+    version = None if cache is None else data_version(db)  # read before the votes, as the snapshot's
     arrays = read_slice(db, options, cache)
     slice_arrays = arrays
+    held = None if cache is None else cache.staged.pop(options, None)
+    if held is not None and held[0] == version and held[1] is arrays:  # a staged board of these very data: complete it
+        board, human = held[2:]
+        return replace(board, inter_annotator=_inter_annotator(db, human.take(human.own), options, cache,
+                                                               _read_key(options), arrays))
     judge = pick_judge(db, arrays, options.judge)
     # flagged votes (a self-battle, ...) go to the protocol, which treats them as its source did; every other
     # statistic reads the clean votes only
@@ -362,7 +393,7 @@ def compute_leaderboard(db: Database, options: LeaderboardOptions = LeaderboardO
     seen = (counts.sum(axis=(1, 2)) + counts.sum(axis=(0, 2))) > 0
     outcomes = _outcome_counts(arrays)
     plan, warming = _study_plan(db, arrays, human, options)
-    return Leaderboard(
+    board = Leaderboard(
         table=table,
         fits=fits,
         models=tuple(m for m, keep in zip(arrays.models, seen) if keep),
@@ -372,8 +403,8 @@ def compute_leaderboard(db: Database, options: LeaderboardOptions = LeaderboardO
         correlations=_correlations(table, metric_columns, list(metrics.attrs.get("lower_is_better", []))),
         agreement=agreement_summary(paired_confusion(human.battle_keys(), human.oriented_outcomes(),
                                                      judged.battle_keys(), judged.oriented_outcomes())),
-        inter_annotator=_inter_annotator(db, human.take(human.own), options, cache,
-                                         tuple(sorted(slice_read(options).items())), slice_arrays),
+        inter_annotator=None if staged and _stage(human, options, cache) else
+        _inter_annotator(db, human.take(human.own), options, cache, _read_key(options), slice_arrays),
         position_bias=position_bias_from_counts(outcomes),
         strategies=dict(sorted(((name, int(n)) for name, n in zip(arrays.strategies, strategies) if n),
                                key=lambda item: -item[1])),
@@ -393,6 +424,9 @@ def compute_leaderboard(db: Database, options: LeaderboardOptions = LeaderboardO
         plan=plan,
         warming=warming,
     )
+    if cache is not None and board.inter_annotator is None:
+        cache.keep(cache.staged, options, (version, slice_arrays, board, human))
+    return board
 
 
 def _study_plan(db: Database, arrays: VoteArrays, human: VoteArrays,

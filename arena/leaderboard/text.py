@@ -30,8 +30,15 @@ def judge_text(board: Leaderboard) -> str:
     return f"Judge column: {board.judge} ({votes} votes, {why})" + (f"; other judges: {others}" if others else "")
 
 
-def inter_annotator_text(inter: dict) -> str:
-    """P̄, Fleiss' κ, the annotators' rating Spearman and the number of battles they share, in one sentence."""
+PENDING_INTER = ("Inter-annotator agreement: being computed (a large board is shown first); it shows here by "
+                 "itself in a few seconds.")
+
+
+def inter_annotator_text(inter: dict | None) -> str:
+    """P̄, Fleiss' κ, the annotators' rating Spearman and the number of battles they share, in one sentence; None:
+    still being computed (:func:`arena.leaderboard.compute.compute_leaderboard`'s ``staged``)."""
+    if inter is None:
+        return PENDING_INTER
     return (
         f"Inter-annotator: {plural(inter.get('n_items', 0), 'battle')} seen by several annotators "
         f"({plural(inter.get('n_pairs', 0), 'pair')} of votes), mean pairwise agreement "
@@ -147,7 +154,8 @@ def agreement_text(board: Leaderboard) -> str:
         "",
         inter_annotator_text(inter),
         "Cohen's κ per pair of annotators who share the most battles:",
-        _frame_text(inter.get("pairs"), "no pair of annotators shares enough battles" if inter.get("n_items")
+        _frame_text(None if inter is None else inter.get("pairs"), "being computed" if inter is None else
+                    "no pair of annotators shares enough battles" if inter.get("n_items")
                     else "no battle seen by two annotators", index=False),
     ])
 

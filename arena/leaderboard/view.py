@@ -462,8 +462,9 @@ def render_view(board: Leaderboard, options: LeaderboardOptions, *, history: lis
     """The leaderboard as every viewer sees it: ``summary`` (Markdown), ``tables``, ``figures`` and ``text``;
     ``history``, the boards kept for the same filters on earlier days (:func:`datamodel.rating_history.history`),
     makes the rating-history chart, with today's point from ``board`` (computed at ``now``). ``figures=False`` (the
-    command line, which prints text) leaves the figures out, and plotly unimported."""
-    pairs = board.inter_annotator.get("pairs")
+    command line, which prints text) leaves the figures out, and plotly unimported. A board whose inter-annotator
+    statistics are still being computed (``inter_annotator`` None) says so, and ``pending`` names them."""
+    pairs = None if board.inter_annotator is None else board.inter_annotator.get("pairs")
     metrics, metrics_note = metrics_table(board)
     table, statuses = main_table(board)
     tables = {
@@ -484,7 +485,8 @@ def render_view(board: Leaderboard, options: LeaderboardOptions, *, history: lis
                    for name, frame in tables.items()},
         "text": leaderboard_text(board, options),
         "json": board_json,
-    } | ({"figures": draw_figures(board, options, board_json, history, now)} if figures else {})
+    } | ({"pending": ["inter_annotator"]} if board.inter_annotator is None else {}) \
+        | ({"figures": draw_figures(board, options, board_json, history, now)} if figures else {})
 
 
 def draw_figures(board: Leaderboard, options: LeaderboardOptions, board_json: dict, history: list | None,

@@ -174,7 +174,9 @@ def age_text(snapshot: Snapshot, status: str) -> str:
     age = snapshot.age()
     when = "just now" if age < 1 else f"{age:.0f} s ago" if age < 120 else f"{age / 60:.0f} min ago"
     text = f"*Updated {when} (computed in {snapshot.seconds:.1f} s)"
-    if status == "updating":
+    if status == "updating" and snapshot.view.get("pending"):  # a staged board (arena.leaderboard.service)
+        text += "; the agreement between annotators is being computed and will show here by itself"
+    elif status == "updating":
         text += "; newer votes are being counted and will show here by themselves"
     elif status:
         text += f"; the last update failed ({status})"

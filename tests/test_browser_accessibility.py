@@ -5,14 +5,14 @@ Ratings tab (a question), the Leaderboard and the Admin tab (signed in, desktop 
 Before: white on orange buttons (2.8:1) and the model descriptions (1.9:1) fell short of 4.5:1."""
 
 import pytest
-
-from datamodel.human_ratings import set_assignment
-from judges.rating_tasks import COMMONSENSE
 from support.axe import described, serious_violations
 from support.browser import screenshot_folder
 from support.ratings import build_rating_arena
 from support.touch import SIZES, TOUCH, sign_in, vote
 from support.webapp import running_app
+
+from datamodel.human_ratings import set_assignment
+from judges.rating_tasks import COMMONSENSE
 
 pytestmark = pytest.mark.browser
 

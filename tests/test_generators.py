@@ -318,7 +318,8 @@ def test_cli_run_and_list(tmp_path, tiny_cache, capsys):
     assert main([*common, "run", "--models", "demo-tiny-dit,demo-sketch", "--suite", "s", "--quiet",
                  "--images-per-prompt", "2"]) == 0
     assert "12 images made" in capsys.readouterr().out
-    assert main([*common, "run", "--models", "demo-tiny-dit", "--suite", "s", "--quiet", "--images-per-prompt", "2"]) == 0
+    assert main([*common, "run", "--models", "demo-tiny-dit", "--suite", "s", "--quiet",
+                 "--images-per-prompt", "2"]) == 0
     assert "0 images made, 6 already there" in capsys.readouterr().out
     assert main([*common, "run", "--models", "nope", "--suite", "s"]) == 2
     assert "unknown model(s) nope" in capsys.readouterr().err
@@ -361,7 +362,7 @@ def test_every_cli_command_has_help(capsys):
 
 
 def test_ray_deploy_hands_the_named_models_to_ray_serve_and_says_how_to_start_the_app(tmp_path, monkeypatch, capsys):
-    """The command's own code up to Ray (the cluster itself is tests/test_open_prompts_serving.py's, where ray is in)."""
+    """The command's own code up to Ray (the cluster itself is tests/test_open_prompts_serving.py's, with ray)."""
     import generators.ray_serving
     from generators.commands import build_parser, cmd_ray_deploy
 

@@ -13,18 +13,18 @@ from dataclasses import astuple
 
 import numpy as np
 import pytest
-
-pytestmark = pytest.mark.both_engines
+from support.arena import MODELS, SmallArena, from_template, make_image, render_all
 
 from arena import session as sessions
-from support.arena import MODELS, SmallArena, from_template, make_image, render_all
+from core.settings import Settings
+from datamodel.battles import Pairing
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.media import MediaStore
-from core.settings import Settings
 from sampling.draws import PromptPool, draw_uniform, serve_battle
 from sampling.sampler import Replica, SamplingStats, draw_pairing
-from datamodel.battles import Pairing
+
+pytestmark = pytest.mark.both_engines
 
 PROMPTS = 40
 

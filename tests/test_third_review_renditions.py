@@ -15,15 +15,15 @@ import random
 import httpx
 import pytest
 from PIL import Image
+from support.arena import build_small_arena
+from support.webapp import running_app
 
 from arena import session as sessions
-from support.arena import build_small_arena
+from core.settings import Settings
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.media import MediaStore
 from datamodel.renditions import RenditionSpec
-from core.settings import Settings
-from support.webapp import running_app
 
 
 def unrendered(settings: Settings) -> list[str]:
@@ -131,7 +131,7 @@ def _raw_arena(tmp_path, sides=(64, 2048)) -> tuple[Settings, dict[int, str]]:
     db, media = connect(settings.db_path), MediaStore(settings.media_dir)
     prompt_ids = add_prompts(db, [PromptSpec("s", f"k{i}", f"thing {i}") for i in range(4)]).ids
     models = {}
-    for m, side in enumerate(sides):
+    for side in sides:
         model_id = add_model(db, f"model-{side}")
         for p, prompt_id in enumerate(prompt_ids):
             image = Image.new("RGB", (side, side), (40 + p, side % 251, 90))

@@ -30,10 +30,9 @@ def build(root: Path, votes: int, careful: int, careful_votes: int):
     """The demo database under ``root`` with the annotators and their votes; its settings."""
     from arena import session as sessions
     from arena.demo import load_demo_bundle
+    from core.settings import Settings
     from datamodel.connection import connect
     from datamodel.media import MediaStore
-    from datamodel.quality import QualityRules
-    from core.settings import Settings
 
     settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache", demo=False,
                         admin_password=PASSWORD)
@@ -73,10 +72,10 @@ def time_library(settings, repeat: int) -> list[float]:
 
 def time_page(settings, repeat: int) -> tuple[list[float], str]:
     """Seconds from the Admin tab's request to its answer, and the confirmation it showed last."""
-    from tools.page_timing import serve
-    from tools.load import GradioSession, fetch_endpoints
-
     import httpx
+
+    from tools.load import GradioSession, fetch_endpoints
+    from tools.page_timing import serve
 
     url, server = serve(settings)
 
@@ -115,7 +114,8 @@ def main(argv: list[str] | None = None) -> None:
         settings = build(Path(root), args.votes, args.careful, args.careful_votes)
         print(f"demo database with a {args.votes}-vote spammer and {args.careful} careful annotators "
               f"({args.careful * args.careful_votes} votes) built in {time.perf_counter() - started:.1f} s")
-        print(f"exclude every vote of the spammer, the action alone:     {summary(time_library(settings, args.repeat))}")
+        alone = summary(time_library(settings, args.repeat))
+        print(f"exclude every vote of the spammer, the action alone:     {alone}")
         seconds, shown = time_page(settings, args.repeat)
         print(f"the same from the Admin tab (request to answer, tables): {summary(seconds)}")
         print(f"the page's confirmation: {shown}")

@@ -39,12 +39,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ratings.leaderboard import prior_ridge
 from core.protocols import get_protocol
+from ratings.leaderboard import prior_ridge
 from ratings.ranks import rank_ranges
 from ratings.votes import EncodedVotes
-from tools.judge_study import (Coverage, arena_votes, outcomes, pair_draws, ppi_coverage, ppi_table, text_table,
-                               win_probability)
+from tools.judge_study import (
+    Coverage,
+    arena_votes,
+    outcomes,
+    pair_draws,
+    ppi_coverage,
+    ppi_table,
+    text_table,
+    win_probability,
+)
 from tools.simulate import TRUE_ELO, centred_truth
 
 PARTS = ("intervals", "ppi", "thresholds")

@@ -36,12 +36,12 @@ from pathlib import Path
 from PIL import Image
 
 from arena.demo import BUNDLE_COMMAND, BUNDLE_FORMAT, DEMO_BUNDLE, build_demo, demo_prompt_specs
+from core.extras import MissingExtra, exit_status, require
+from core.settings import Settings
 from datamodel.catalog import images_of_source, models_of_source
 from datamodel.connection import connect
-from core.extras import MissingExtra, exit_status, require
-from datamodel.metrics import metric_directions, metric_rows_of_source
 from datamodel.media import MediaStore
-from core.settings import Settings
+from datamodel.metrics import metric_directions, metric_rows_of_source
 
 CACHE_PLACEHOLDER = "<cache_dir>"
 

@@ -28,8 +28,8 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
@@ -81,7 +81,7 @@ MODERATION_CATEGORIES = ("harassment", "hate", "illicit", "self-harm", "sexual",
                          "violence/graphic")
 
 
-def keyword_moderation(received: "Received") -> ScriptedModeration:
+def keyword_moderation(received: Received) -> ScriptedModeration:
     """The default moderation answer: an input holding ``[flag:CATEGORY]`` is flagged in CATEGORY, any other passes."""
     text = str(received.body.get("input", ""))
     named = tuple(sorted(set(re.findall(r"\[flag:([a-z/-]+)\]", text))))
@@ -140,7 +140,8 @@ Responder = Callable[[Received], Scripted]
 ImageResponder = Callable[[Received], ScriptedImage]
 ModerationResponder = Callable[[Received], ScriptedModeration]
 
-NO_REVISION_PREFIX = "I NEED to test how the tool works with extremely simple prompts. DO NOT add any detail, just use it AS-IS:"
+NO_REVISION_PREFIX = ("I NEED to test how the tool works with extremely simple prompts. DO NOT add any detail, "
+                      "just use it AS-IS:")
 
 
 def revise(prompt: str) -> str:
@@ -325,7 +326,7 @@ class FakeServer:
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)
 
-    def start(self) -> "FakeServer":
+    def start(self) -> FakeServer:
         self._thread.start()
         deadline = time.monotonic() + 10
         while not self._server.started:
@@ -339,7 +340,7 @@ class FakeServer:
         self._thread.join(timeout=10)
         self._socket.close()
 
-    def __enter__(self) -> "FakeServer":
+    def __enter__(self) -> FakeServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:

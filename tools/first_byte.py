@@ -43,10 +43,10 @@ def picture(side: int, seed: int):
 
 def build(root: Path, prompts: int):
     """The arena: ``prompts`` prompts, one PNG per model and prompt; {image id: native side}."""
+    from core.settings import Settings
     from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
     from datamodel.connection import connect
     from datamodel.media import MediaStore
-    from core.settings import Settings
 
     settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache", demo=False,
                         host="127.0.0.1")

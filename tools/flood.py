@@ -85,7 +85,7 @@ def address(k: int) -> dict[str, str]:
 class Page:
     """One page's (or API client's) session on the app: its session id, its client address, its calls."""
 
-    def __init__(self, arena: "Arena", headers: dict | None = None):
+    def __init__(self, arena: Arena, headers: dict | None = None):
         self.arena, self.headers = arena, headers or {}
         self.session = secrets.token_hex(6)
 
@@ -165,7 +165,7 @@ class Arena:
         try:
             ok, _ = await asyncio.wait_for(Page(self, address(9000 + self.checks)).call(
                 "leaderboard_menus", [None, None]), 30)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         return ok
 
@@ -173,9 +173,9 @@ class Arena:
         """Days of leaderboard history kept for the default board (the default settings' filters)."""
         from arena.leaderboard.compute import leaderboard_options
         from arena.leaderboard.service import options_key
+        from core.settings import Settings
         from datamodel.connection import connect
         from datamodel.rating_history import kept_days
-        from core.settings import Settings
 
         db = connect(self.database, migrate_schema=False)
         try:
@@ -206,7 +206,7 @@ async def _bounded(count: int, deadline: float, send) -> tuple[int, int]:
     return sent, refused
 
 
-# --- the floods: each (arena, count, deadline) -> (route, sent, refused, note) -----------------------------------------
+# --- the floods: each (arena, count, deadline) -> (route, sent, refused, note) -------------------------------------
 
 
 async def call_without_session(arena: Arena, count: int, deadline: float):
@@ -264,7 +264,8 @@ async def new_pages_from_many_addresses(arena: Arena, count: int, deadline: floa
         return await Page(arena, address(3000 + i % 120)).send("leaderboard", data) != 200
 
     sent, refused = await _bounded(count, deadline, send)
-    return "POST /gradio_api/run/predict", sent, refused, "leaderboard, fresh ids, 120 addresses (more than the 4,000 sessions held)"
+    return ("POST /gradio_api/run/predict", sent, refused,
+            "leaderboard, fresh ids, 120 addresses (more than the 4,000 sessions held)")
 
 
 async def unread_queue_events(arena: Arena, count: int, deadline: float):
@@ -332,13 +333,13 @@ async def slow_bodies(arena: Arena, count: int, deadline: float):
                 await writer.drain()
                 try:
                     line = await asyncio.wait_for(reader.readline(), 1.0)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     continue
                 refused += b" 200 " not in line
                 return
             line = await asyncio.wait_for(reader.readline(), 30)
             refused += b" 200 " not in line
-        except (OSError, asyncio.TimeoutError):
+        except (TimeoutError, OSError):
             refused += 1
         finally:
             writer.close()

@@ -38,8 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ratings.leaderboard import prior_ridge
 from core.protocols import get_protocol
+from ratings.leaderboard import prior_ridge
 from ratings.votes import EncodedVotes
 from tools.scale import ROOT, Figure, measure
 from tools.scale_fixture import ScaleSpec, cached_scale_database

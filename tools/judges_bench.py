@@ -33,10 +33,10 @@ from pathlib import Path
 from PIL import Image
 
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
-from datamodel.media import MediaStore
-from datamodel.renditions import RenditionSpec, Renditions
 from datamodel.connection import connect
 from datamodel.judge_requests import usage as cache_usage
+from datamodel.media import MediaStore
+from datamodel.renditions import Renditions, RenditionSpec
 from datamodel.votes import vote_count
 from judges.client import EngineConfig
 from judges.pairwise import run_pairwise

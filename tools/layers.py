@@ -232,8 +232,8 @@ def forbidden_libraries(graph: ImportGraph) -> list[tuple[str, int, str]]:
 def main(argv: list[str] | None = None) -> int:
     argparse.ArgumentParser(prog="python -m tools.layers", description=(
         "The import graph of the project's own modules, checked against its floors: no cycles between files or "
-        "packages, no import up a floor, no plotting or UI library in ratings/, no SQL outside datamodel/, no import of a module named by a string outside "
-        "core/registry.py (exit 1 if there is one).")).parse_args(argv)
+        "packages, no import up a floor, no plotting or UI library in ratings/, no SQL outside datamodel/, no import "
+        "of a module named by a string outside core/registry.py (exit 1 if there is one).")).parse_args(argv)
     graph = read_graph()
     print(f"{len(graph.modules)} modules, {sum(map(len, graph.edges.values()))} imports between them")
     for package, targets in sorted(graph.package_edges().items()):

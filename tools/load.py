@@ -381,9 +381,9 @@ def demo_database(cache_dir: Path) -> Path:
     template = cache_dir / "load-demo"
     if not (template / "arena.db").exists():
         from arena.demo import load_demo_bundle
-        from datamodel.media import MediaStore
         from core.settings import load_settings
         from datamodel.connection import checkpoint, connect
+        from datamodel.media import MediaStore
 
         shutil.rmtree(template, ignore_errors=True)
         settings = load_settings().replace(db_path=template / "arena.db", media_dir=template / "media",
@@ -422,7 +422,8 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="arena-load-"))
     shutil.copytree(template, work, dirs_exist_ok=True)
     port = free_port()
-    env = {"ARENA_DB": str(work / "arena.db"), "ARENA_MEDIA_DIR": str(work / "media"), "ARENA_CACHE_DIR": str(cache_dir),
+    env = {"ARENA_DB": str(work / "arena.db"), "ARENA_MEDIA_DIR": str(work / "media"),
+           "ARENA_CACHE_DIR": str(cache_dir),
            "ARENA_DEMO": "false", "ARENA_RATE_LIMIT_CLIENT": "0", "ARENA_RATE_LIMIT_ANNOTATOR": "0",
            "ARENA_RATE_LIMIT_PAGES": "0",  # every simulated annotator opens its page from this one address
            # ... and signs in from it, under its own name: the sign-in throttle lets people arriving pass (issue 37)

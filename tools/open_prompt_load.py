@@ -47,9 +47,18 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-from tools.load import (GradioSession, LoadError, LoadReport, check_receipts, fetch_endpoints, shown_token,
-                        start_server, stop_server, stored_votes)
 from arena.web.render import escape_markdown
+from tools.load import (
+    GradioSession,
+    LoadError,
+    LoadReport,
+    check_receipts,
+    fetch_endpoints,
+    shown_token,
+    start_server,
+    stop_server,
+    stored_votes,
+)
 from tools.ports import free_port
 
 DEFAULT_MODELS = "demo-painter,demo-tiny-unet"
@@ -253,7 +262,8 @@ def _what(cmdline: list[str]) -> str:
         return "Ray Serve replicas (the models)"
     if text.startswith("ray::"):
         return "Ray: " + text.split()[0].removeprefix("ray::").split(":")[0].split(".")[0]  # its class, not its task
-    script = next((Path(part).name for part in cmdline if part.endswith(".py")), Path(cmdline[0]).name if cmdline else "?")
+    script = next((Path(part).name for part in cmdline if part.endswith(".py")),
+                  Path(cmdline[0]).name if cmdline else "?")
     return f"Ray: {script}" if "ray" in text else script
 
 

@@ -30,11 +30,11 @@ from PIL import Image
 
 from arena import session as sessions
 from arena.open_prompts import LiveModels, OpenPrompts
+from core.settings import Settings
 from datamodel.connection import Store
 from datamodel.media import MediaStore
 from datamodel.renditions import Renditions
 from datamodel.sampling_reads import catalog_version
-from core.settings import Settings
 from generators.demo import demo_models
 from generators.live import LiveImage
 from generators.serving import Served

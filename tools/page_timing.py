@@ -70,10 +70,10 @@ def throwaway_arena(root: Path, specs: list):
     limits and fast-vote rule lifted; its settings."""
     from PIL import Image, ImageDraw
 
+    from core.settings import Settings
     from datamodel.catalog import add_image, add_model, add_prompts
     from datamodel.connection import connect
     from datamodel.media import MediaStore
-    from core.settings import Settings
 
     lifted = {"rate_limit_annotator_per_minute": 0, "rate_limit_client_per_minute": 0,
               "rate_limit_skips_per_minute": 0, "rate_limit_pages_per_minute": 0,

@@ -24,8 +24,15 @@ import numpy as np
 
 from ratings.leaderboard import prior_ridge
 from sampling.planner import Target, interval_votes, plan_study
-from sampling.simulation import (checkpoints, count_tensors, outcome_probabilities, settled_at, spearman_rows,
-                                 top_k_rows, walk)
+from sampling.simulation import (
+    checkpoints,
+    count_tensors,
+    outcome_probabilities,
+    settled_at,
+    spearman_rows,
+    top_k_rows,
+    walk,
+)
 from sampling.strategies import SamplingParams, fit_state, get_strategy
 from tools.simulate import BAD_BOTTOM, BAD_TOP, TRUE_ELO, centred_truth
 

@@ -131,7 +131,7 @@ class TemporaryPostgres:
                               timeout=timeout, cwd=cwd or self.root, env={**os.environ, "LC_ALL": "C.UTF-8"},
                               **kwargs)
 
-    def start(self) -> "TemporaryPostgres":
+    def start(self) -> TemporaryPostgres:
         parent = self.parent
         if parent is None and self.user is not None and Path("/tmp").is_dir():
             parent = "/tmp"  # a folder the server's user can reach whatever TMPDIR says (root's may be private)
@@ -150,7 +150,7 @@ class TemporaryPostgres:
                    **({} if self.durable else {"fsync": "off", "synchronous_commit": "off",
                                                 "full_page_writes": "off"}),
                    **{key: str(value) for key, value in self.settings.items()}}
-        for attempt in range(5):  # a port found free may be taken before the server binds it: try another
+        for _attempt in range(5):  # a port found free may be taken before the server binds it: try another
             self.port = free_port()
             line = " ".join(f"-c {key}={value}" for key, value in {**options, "port": self.port}.items())
             started = self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "server.log"), "-w",
@@ -197,7 +197,7 @@ class TemporaryPostgres:
                     break
                 time.sleep(0.2)
 
-    def __enter__(self) -> "TemporaryPostgres":
+    def __enter__(self) -> TemporaryPostgres:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -98,7 +98,8 @@ def synthetic_votes(n_votes: int, *, seed: int = 0) -> pd.DataFrame:
     """The synthetic votes as a vote table (see :mod:`ratings`)."""
     names, a, b, outcome = synthetic_codes(n_votes, seed=seed)
     labels = np.array(names, dtype=object)
-    return pd.DataFrame({"model_a": labels[a], "model_b": labels[b], "outcome": np.array(OUTCOMES, dtype=object)[outcome]})
+    return pd.DataFrame({"model_a": labels[a], "model_b": labels[b],
+                         "outcome": np.array(OUTCOMES, dtype=object)[outcome]})
 
 
 def parse_size(text: str) -> int:
@@ -148,7 +149,8 @@ def ensure_peer_venv(log=sys.stderr) -> Path:
             if done.returncode != 0:
                 raise RuntimeError(
                     f"Installing the bench peers failed ({' '.join(command[3:])}):\n{done.stderr[-2000:]}\n"
-                    f"Fix requirements-bench.txt or the network, delete {PEER_VENV} and run again, or pass --peers none."
+                    f"Fix requirements-bench.txt or the network, delete {PEER_VENV} and run again, "
+                    "or pass --peers none."
                 )
     stamp.write_text(_requirements_hash())
     return python

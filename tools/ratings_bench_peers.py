@@ -7,10 +7,11 @@ one JSON object on its last stdout line: the peer's ratings (fit on all votes) a
 
 Each peer gets the votes in its own documented input format (building that input is not timed), fits on all votes
 (timed; a fit under 30 s is run twice and the second run timed, so JIT compilation and caches are warm, as they
-are for our code), then runs its own bootstrap (timed): first one round as a probe, then all ``rounds`` when the probe says
-they take at most ``budget`` seconds, otherwise ``r`` = budget / probe rounds (at least 4), and the time of all
-``rounds`` is extrapolated as start-up + per-round cost from the 1-round and r-round runs (the output says so). choix has no bootstrap: its rounds resample the votes (or, for the dense
-variant, redraw the aggregated counts) around ``choix`` fits.
+are for our code), then runs its own bootstrap (timed): first one round as a probe, then all ``rounds`` when the
+probe says they take at most ``budget`` seconds, otherwise ``r`` = budget / probe rounds (at least 4), and the time
+of all ``rounds`` is extrapolated as start-up + per-round cost from the 1-round and r-round runs (the output says
+so). choix has no bootstrap: its rounds resample the votes (or, for the dense variant, redraw the aggregated counts)
+around ``choix`` fits.
 
 Tie rules, as in :mod:`ratings.votes`: "drop" gives the peers only decisive votes; "half" gives them ties and
 both-bad as ties (half a win each way in all four libraries); "half_ties_drop_both_bad" drops both-bad first.
@@ -88,7 +89,8 @@ class FastChat(Peer):
 
         self.module = elo_analysis
         names = np.array(self.names, dtype=object)
-        self.df = pd.DataFrame({"model_a": names[self.a], "model_b": names[self.b], "winner": self.WINNER[self.outcome]})
+        self.df = pd.DataFrame({"model_a": names[self.a], "model_b": names[self.b],
+                                "winner": self.WINNER[self.outcome]})
 
     def fit(self) -> dict[str, float]:
         return self.module.compute_elo_mle_with_tie(self.df).to_dict()
@@ -115,7 +117,8 @@ class ArenaRank(Peer):
 
         self.classes = BradleyTerry, PairDataset
         names = np.array(self.names, dtype=object)
-        self.df = pd.DataFrame({"model_a": names[self.a], "model_b": names[self.b], "winner": self.WINNER[self.outcome]})
+        self.df = pd.DataFrame({"model_a": names[self.a], "model_b": names[self.b],
+                                "winner": self.WINNER[self.outcome]})
 
     def fit(self) -> dict[str, float]:
         bradley_terry, pair_dataset = self.classes

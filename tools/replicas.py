@@ -52,15 +52,29 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import httpx
 
 from ratings.votes import OUTCOMES
-from tools.load import (VOTE_ENDPOINTS, GradioSession, LoadError, LoadReport, _run, check_receipts, demo_database,
-                        fetch_endpoints, free_port, percentile_ms, shown_token, start_server, stop_server, stored_votes)
+from tools.load import (
+    VOTE_ENDPOINTS,
+    GradioSession,
+    LoadError,
+    LoadReport,
+    _run,
+    check_receipts,
+    demo_database,
+    fetch_endpoints,
+    free_port,
+    percentile_ms,
+    shown_token,
+    start_server,
+    stop_server,
+    stored_votes,
+)
 from tools.postgres_server import TemporaryPostgres
 from tools.scale import VIEWER_FILTERS, Figure, report_targets
 
@@ -484,7 +498,8 @@ def snapshot_figures(votes: int, cache_dir: Path, server: TemporaryPostgres) -> 
     started = time.perf_counter()
     migrate_database(folder / "arena.db", url)
     copied = time.perf_counter() - started
-    code = ("from arena.leaderboard.compute import leaderboard_options\nfrom arena.leaderboard.service import compute_snapshot\n"
+    code = ("from arena.leaderboard.compute import leaderboard_options\n"
+            "from arena.leaderboard.service import compute_snapshot\n"
             "from datamodel.connection import connect\nfrom core.settings import load_settings\nimport time\n"
             "settings = load_settings()\ndb = connect(settings.database, migrate_schema=False)\n"
             "started = time.perf_counter()\ncompute_snapshot(db, leaderboard_options(settings), None)\n"

@@ -30,12 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
-from sampling.draws import PromptPool, serve_battle
-from sampling.strategies import STRATEGIES, UNIFORM, SamplingParams, get_strategy
-from sampling.sampler import SamplingStats, draw_pairing
-from datamodel.connection import connect
 from datamodel.annotators import annotator_names
+from datamodel.connection import connect
 from datamodel.votes import annotator_nearest, record_vote
+from sampling.draws import PromptPool, serve_battle
+from sampling.sampler import SamplingStats, draw_pairing
+from sampling.strategies import STRATEGIES, UNIFORM, SamplingParams, get_strategy
 from tools.scale_fixture import ScaleSpec, cached_scale_database
 
 SPECS = (ScaleSpec(votes=1_000, models=12), ScaleSpec(votes=1_000_000, models=12),

@@ -36,11 +36,21 @@ from pathlib import Path
 
 import httpx
 
-from tools.load import (GradioSession, LoadError, _run, check_receipts, fetch_endpoints, free_port, run_load,
-                        start_server, stop_server, stored_votes)
 from arena.web.leaderboard_tab import ALL, MOST_VOTES, NOW
 from ratings.protocols import DEFAULT_PROTOCOL
 from sampling.strategies import STRATEGIES, get_strategy
+from tools.load import (
+    GradioSession,
+    LoadError,
+    _run,
+    check_receipts,
+    fetch_endpoints,
+    free_port,
+    run_load,
+    start_server,
+    stop_server,
+    stored_votes,
+)
 from tools.scale_fixture import ScaleSpec, cached_scale_database
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -272,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(folder / "media", work / "media")
         env = {"ARENA_DB": str(work / "arena.db"), "ARENA_MEDIA_DIR": str(work / "media"), "ARENA_DEMO": "false",
                "ARENA_CACHE_DIR": str(Path(args.cache_dir).resolve()), "ARENA_RATE_LIMIT_CLIENT": "0",
-               "ARENA_RATE_LIMIT_PAGES": "0", "ARENA_RATE_LIMIT_ANNOTATOR": "0", "ARENA_LEADERBOARD_REFRESH_S": "0", "GRADIO_ANALYTICS_ENABLED": "False"}
+               "ARENA_RATE_LIMIT_PAGES": "0", "ARENA_RATE_LIMIT_ANNOTATOR": "0", "ARENA_LEADERBOARD_REFRESH_S": "0",
+               "GRADIO_ANALYTICS_ENABLED": "False"}
         print(f"database: {spec.votes:,} votes, {spec.annotators:,} annotators, {spec.models} models, "
               f"{spec.prompts:,} prompts ({folder}); working copy in {work}")
         figures: list[Figure] = []

@@ -25,10 +25,10 @@ import numpy as np
 from PIL import Image
 
 from datamodel.bulk import finish_bulk_load, insert_rows, start_bulk_load
-from datamodel.media import MediaStore
-from datamodel.renditions import RenditionSpec, Renditions
-from datamodel.schema import OUTCOMES
 from datamodel.connection import connect
+from datamodel.media import MediaStore
+from datamodel.renditions import Renditions, RenditionSpec
+from datamodel.schema import OUTCOMES
 
 TAXONOMY_SUBSETS = ("Easy", "Hypernymy", "Hyponymy", "Synset-Mixing")
 VARIANTS = ("with_definition", "without_definition")

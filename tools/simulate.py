@@ -18,7 +18,8 @@ Prompts are not simulated: the simulated annotators answer from the models' rati
 
 The draws are the app's (:func:`sampling.simulation.walk`: :func:`sampling.strategies.pair_probabilities`, the
 server's refit on the server's cadence, every 50 votes, the warm-up of new models; the pair probabilities are
-recomputed every 50 votes, where the server recomputes them at every draw). The repetitions of one strategy run in lock-step as one batch, and each
+recomputed every 50 votes, where the server recomputes them at every draw). The repetitions of one strategy run in
+lock-step as one batch, and each
 strategy has its own random stream (``numpy.random.default_rng([seed, index of the strategy in the registry])``), so
 adding a strategy changes no other row. At checkpoints (every ``--step`` votes or ``--growth`` of the votes so far,
 whichever is more) the leaderboard's point estimates are fitted (:func:`ratings.newton_bt`, ridge 1e-6, ties dropped)
@@ -54,9 +55,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ratings.bradley_terry import fit_bradley_terry, newton_bt
-from sampling.simulation import (DAVIDSON_NU, Schedule, checkpoints, count_tensors, outcome_probabilities,  # noqa: F401
-                                 settled_at, spearman_rows, top_k_rows, walk)
 from sampling.kwise_simulation import four_image_walk
+from sampling.simulation import (  # noqa: F401
+    DAVIDSON_NU,
+    Schedule,
+    checkpoints,
+    count_tensors,
+    outcome_probabilities,
+    settled_at,
+    spearman_rows,
+    top_k_rows,
+    walk,
+)
 from sampling.strategies import STRATEGIES, UNIFORM, SamplingParams, get_strategy, pair_index
 
 TRUE_ELO: dict[str, float] = {

@@ -21,7 +21,8 @@ from core.settings import SettingsError, load_settings
 
 def _settings(args):
     settings = load_settings(config_file=args.config)
-    overrides = {name: getattr(args, name) for name in ("db_path", "media_dir", "cache_dir") if getattr(args, name, None)}
+    overrides = {name: getattr(args, name) for name in ("db_path", "media_dir", "cache_dir")
+                 if getattr(args, name, None)}
     return settings.replace(**overrides) if overrides else settings
 
 

@@ -24,8 +24,14 @@ import numpy as np
 
 from datamodel.battles import Battle, Pairing, record_battle
 from datamodel.database import Database
-from datamodel.sampling_reads import (annotator_prompts, catalog_version, eligible_prompts, not_shown,  # noqa: F401
-                                     prompt_images, suites_with_battles)
+from datamodel.sampling_reads import (  # noqa: F401
+    annotator_prompts,
+    catalog_version,
+    eligible_prompts,
+    not_shown,
+    prompt_images,
+    suites_with_battles,
+)
 from sampling.strategies import UNIFORM, check_strategy
 
 
@@ -65,7 +71,7 @@ class SeenPrompts:
         def __len__(self) -> int:
             return len(self.prompt_ids)
 
-        def plus(self, rows: list[tuple[int, int, int]]) -> "SeenPrompts.Seen":
+        def plus(self, rows: list[tuple[int, int, int]]) -> SeenPrompts.Seen:
             """These prompts and ``rows`` ((prompt id, votes, latest vote id) of votes newer than :attr:`through`,
             ascending prompt ids)."""
             if not rows:
@@ -82,8 +88,9 @@ class SeenPrompts:
                     counts[i] += votes
                     latest[i] = last
                     return SeenPrompts.Seen(self.prompt_ids, counts, latest, through)
-                return SeenPrompts.Seen(*(np.concatenate([a[:i], [v], a[i:]]) for a, v in (
-                    (self.prompt_ids, prompt), (self.counts, votes), (self.latest, last))), through)
+                ids, counts, latest = (np.concatenate([a[:i], [v], a[i:]]) for a, v in (
+                    (self.prompt_ids, prompt), (self.counts, votes), (self.latest, last)))
+                return SeenPrompts.Seen(ids, counts, latest, through)
             at = np.searchsorted(self.prompt_ids, prompts)
             hit = at < len(self.prompt_ids)
             hit[hit] = self.prompt_ids[at[hit]] == prompts[hit]
@@ -117,7 +124,7 @@ class SeenPrompts:
         self._annotators = annotators
         self._held: OrderedDict[int, SeenPrompts.Seen] = OrderedDict()
 
-    def of(self, db: Database, annotator_id: int) -> "SeenPrompts.Seen":
+    def of(self, db: Database, annotator_id: int) -> SeenPrompts.Seen:
         """The prompts ``annotator_id`` has voted on, as of now (module and class docstrings)."""
         with self._lock:
             held = self._held.get(annotator_id)
@@ -139,7 +146,7 @@ class SeenPrompts:
         return seen
 
 
-def seen_prompts(db: Database, annotator_id: int, pool: "PromptPool | None" = None) -> SeenPrompts.Seen:
+def seen_prompts(db: Database, annotator_id: int, pool: PromptPool | None = None) -> SeenPrompts.Seen:
     """The prompts ``annotator_id`` has voted on: kept by the server's ``pool``, or read afresh without one."""
     return (pool.seen if pool is not None else SeenPrompts()).of(db, annotator_id)
 
@@ -156,7 +163,7 @@ class PromptPool:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._version: tuple | None = None
+        self._version: int | None = None
         self._suites: list[str] = []
         self._by_suite: dict[str | None, list[int]] = {}
         self._arrays: dict[str | None, np.ndarray] = {}  # the same, as arrays

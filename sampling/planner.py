@@ -34,10 +34,28 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.special import expit
 
-from sampling.simulation import (Schedule, checkpoints, count_tensors, pair_outcomes_of, settled_at, spearman_rows,
-                                 top_k_rows, walk)
-from sampling.strategies import (ELO_PER_NAT, SamplingParams, elo_covariance, fisher_information, fit_state,
-                                 get_strategy, pair_index, pair_probabilities, pair_votes, win_matrices)
+from sampling.simulation import (
+    Schedule,
+    checkpoints,
+    count_tensors,
+    pair_outcomes_of,
+    settled_at,
+    spearman_rows,
+    top_k_rows,
+    walk,
+)
+from sampling.strategies import (
+    ELO_PER_NAT,
+    SamplingParams,
+    elo_covariance,
+    fisher_information,
+    fit_state,
+    get_strategy,
+    pair_index,
+    pair_probabilities,
+    pair_votes,
+    win_matrices,
+)
 from sampling.warmup import with_warmup
 
 _TARGET = re.compile(r"^\s*(ci|top|spearman)\s*=\s*([0-9.]+)\s*$")
@@ -53,7 +71,7 @@ class Target:
     value: float
 
     @classmethod
-    def parse(cls, text: str) -> "Target":
+    def parse(cls, text: str) -> Target:
         """``ci=15``, ``top=3`` or ``spearman=0.95``; a ValueError naming the forms otherwise."""
         match = _TARGET.match(text or "")
         forms = "ci=X (every interval within ±X Elo), top=K (the top K settled) or spearman=R (Spearman >= R)"
@@ -221,7 +239,8 @@ def plan_study(
                       rng=np.random.default_rng([seed, index + 1]), params=params, schedule=schedule, start=start)
         fitted = None
         for c, (_, outcomes) in enumerate(walked):
-            fitted = fit_state(count_tensors(outcomes, n), params=params, theta0=None if fitted is None else fitted.theta)
+            fitted = fit_state(count_tensors(outcomes, n), params=params,
+                               theta0=None if fitted is None else fitted.theta)
             estimates = np.nan_to_num(fitted.ratings, nan=-np.inf)
             for target in targets:
                 if target.kind == "ci":

@@ -24,12 +24,27 @@ import numpy as np
 from datamodel.battles import Pairing
 from datamodel.connection import open_reader, reader_target
 from datamodel.database import Database
-from datamodel.sampling_reads import (catalog_version, pair_images, read_count_rows, vote_changes_since, vote_pairing,
-                                     votes_by_id)
+from datamodel.sampling_reads import (
+    catalog_version,
+    pair_images,
+    read_count_rows,
+    vote_changes_since,
+    vote_pairing,
+    votes_by_id,
+)
 from ratings.votes import OUTCOMES
 from sampling.draws import NoBattleAvailable, PromptPool, draw_uniform, seen_prompts
-from sampling.strategies import (UNIFORM, SamplingParams, FitState, fit_state, get_strategy, pair_index,
-                                 pair_probabilities, pair_votes, prompt_probabilities)
+from sampling.strategies import (
+    UNIFORM,
+    FitState,
+    SamplingParams,
+    fit_state,
+    get_strategy,
+    pair_index,
+    pair_probabilities,
+    pair_votes,
+    prompt_probabilities,
+)
 from sampling.warmup import warming_pairs, with_warmup
 
 log = logging.getLogger(__name__)
@@ -370,7 +385,8 @@ def read_count_tables(db: Database, *, voter_kind: str = "human") -> CountTables
     suite_of_prompt = {suite: code for code, suite in enumerate(sorted(set(prompt_suites.tolist())))}
     prompt_codes = np.array([suite_of_prompt[s] for s in prompt_suites.tolist()] + [-1], dtype=np.int16)
     if len(high) and int(high.max()) >= 2**31:
-        raise ValueError("Image ids of 2^31 and more do not fit the sampler's battle keys (sampling.sampler.battle_key).")
+        raise ValueError("Image ids of 2^31 and more do not fit the sampler's battle keys "
+                         "(sampling.sampler.battle_key).")
     battles = BattleCounts((low << 32) | high, count, id_sum, annotator_sum, prompt_codes[p], p)
     return CountTables(model_ids, prompt_ids, prompt_suites, has_image, counts, pair_votes(counts),
                        prompt_pair_counts, prompt_pair_counts.sum(axis=1), battles,
@@ -467,7 +483,7 @@ class SamplingStats:
         """Whether the first full read is done (draws can use the counts)."""
         return self.tables is not None
 
-    def start(self, db: Database) -> "SamplingStats":
+    def start(self, db: Database) -> SamplingStats:
         """Start the first full read (in the background for a database file), if not started yet; returns ``self``."""
         if not self._started:
             self._load(db, wait=False)
@@ -643,6 +659,7 @@ class SamplingStats:
 
     def _rebuild_flight(self) -> None:
         tables = self.tables
+        assert tables is not None  # rebuilt after a read
         self._flight_pair = np.zeros(len(tables.pair_counts))
         self._flight_prompt = np.zeros(len(tables.prompt_ids))
         self._flight_prompt_pair = {}
@@ -702,12 +719,13 @@ class SamplingStats:
 
     # -- the schedule
 
-    def refresh(self, db: Database, *, force: bool = False, fit: bool = True) -> "SamplingStats":
+    def refresh(self, db: Database, *, force: bool = False, fit: bool = True) -> SamplingStats:
         """Make the counts usable for a draw, cheaply; returns ``self``.
 
         Starts the first full read if none ran (and waits for it up to ``startup_wait_seconds``), checks at most every
         ``refresh_seconds`` whether the catalog changed (then re-reads in the background) and at most every
-        ``sync_seconds`` catches up with the votes of other processes, then refits if due (and ``fit``). ``force`` re-reads everything now, on this thread (tests and tools; never the request path).
+        ``sync_seconds`` catches up with the votes of other processes, then refits if due (and ``fit``). ``force``
+        re-reads everything now, on this thread (tests and tools; never the request path).
         """
         if force:
             self._load(db, wait=True)
@@ -755,7 +773,8 @@ class SamplingStats:
                 counts = np.maximum(tables.counts, 0)
             state = self.state
             same_models = state is not None and len(state.theta) == len(tables.model_ids)
-            fitted = fit_state(counts, params=self.params, theta0=state.theta if same_models else None)
+            fitted = fit_state(counts, params=self.params,
+                               theta0=state.theta if state is not None and same_models else None)
             self.state, self.refitted_at, self._fitted_changes = fitted, self.clock(), changes
             return True
         finally:

@@ -44,7 +44,7 @@ from ratings.votes import EncodedVotes
 from tools.scale import ROOT, Figure, measure
 from tools.scale_fixture import ScaleSpec, cached_scale_database
 
-VARIANTS = (  # label, environment, leaderboard options
+VARIANTS: tuple[tuple[str, dict[str, str], dict[str, str]], ...] = (  # label, environment, leaderboard options
     ("arena protocol, bootstrap (1000 rounds)", {"ARENA_INTERVALS": "bootstrap"}, {}),
     ("arena protocol, sandwich", {"ARENA_INTERVALS": "sandwich"}, {}),
     ("lmarena-2025 (sandwich)", {}, {"protocol": "lmarena-2025"}),
@@ -138,7 +138,8 @@ def study_figures(spec: ScaleSpec, repeats: int, cache_dir: str, new_votes: int,
             if "fit" in done[0]:
                 figures.append(Figure("  of which the human column's fit and intervals, median",
                                       statistics.median(run["fit"] for run in done), "s"))
-        compared = [(f"the board before ({baseline.name})", measured[0][0], TARGET)] if baseline is not None else []
+        compared: list[tuple[str, str, float | None]] = (
+            [(f"the board before ({baseline.name})", measured[0][0], TARGET)] if baseline is not None else [])
         compared.append(("bootstrap, this checkout", VARIANTS[0][0], None))
         for name, other, target in compared:
             for part, title in (("first", "first snapshot"), ("refresh", "refresh")):

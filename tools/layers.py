@@ -164,7 +164,8 @@ def sql_outside_datamodel(graph: ImportGraph) -> list[tuple[str, int, str]]:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in DATABASE_CALLS:
                 found.append((name, node.lineno, f"database call .{node.func.attr}()"))
             elif isinstance(node, ast.JoinedStr):
-                text = "".join(part.value for part in node.values if isinstance(part, ast.Constant))
+                text = "".join(part.value for part in node.values
+                               if isinstance(part, ast.Constant) and isinstance(part.value, str))
                 if _SQL.search(text):
                     found.append((name, node.lineno, f"SQL {text.strip()[:60]!r}"))
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _SQL.search(node.value):

@@ -190,7 +190,7 @@ def format_row(method: str, seconds: float | None, ratio: str, diff: str, note: 
     return f"  {method:<64} {time_text:>9} {ratio:>9} {diff:>11}  {note}"
 
 
-def verdict_lines(ours_s: float, results: dict[str, dict], ours: dict[str, float]) -> list[str]:
+def verdict_lines(ours_s: float, results: dict[str, dict | None], ours: dict[str, float]) -> list[str]:
     """The speed and agreement verdicts of one size. ``results``: {peer: run_peer result} of the peers that were
     run (a result with "error", or None for a skipped peer, counts as not run)."""
     ran = {peer: result for peer, result in results.items() if result and "error" not in result}
@@ -266,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
                                          f"{fit_s:.1f} s, so a fit and a round here would pass --timeout "
                                          f"{args.timeout:.0f} s"))
                         continue
+                assert python is not None  # the peers' interpreter, made when there are peers
                 result = results[peer] = run_peer(python, data, peer, rounds=args.rounds, budget=args.budget,
                                                   tie_policy=args.tie_policy, seed=args.seed, timeout=args.timeout)
                 if "error" in result:

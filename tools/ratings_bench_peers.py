@@ -82,6 +82,8 @@ class FastChat(Peer):
         # elo_analysis imports fastchat.model.model_registry, whose package __init__ loads torch/transformers model
         # adapters that the two functions we call never use; register the package without running that __init__.
         spec = importlib.util.find_spec("fastchat")
+        if spec is None or spec.origin is None:
+            raise ImportError("fschat is not installed in this interpreter (requirements-bench.txt installs it).")
         package = types.ModuleType("fastchat.model")
         package.__path__ = [str(Path(spec.origin).parent / "model")]
         sys.modules.setdefault("fastchat.model", package)
@@ -161,10 +163,7 @@ class ChoixPairs(Peer):
 
     package = "choix"
     function = "ilsr_pairwise"
-
-    @property
-    def label(self) -> str:
-        return f"choix {self.function} (vote pairs)"
+    label = "choix ilsr_pairwise (vote pairs)"
 
     def _pairs(self, a: np.ndarray, b: np.ndarray, outcome: np.ndarray) -> list[tuple[int, int]]:
         decisive = outcome <= B
@@ -196,6 +195,7 @@ class ChoixPairs(Peer):
 
 class ChoixOpt(ChoixPairs):
     function = "opt_pairwise"
+    label = "choix opt_pairwise (vote pairs)"
 
 
 class ChoixDense(Peer):

@@ -48,6 +48,7 @@ import re
 import shutil
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -88,7 +89,7 @@ _RECEIPT = re.compile(r'data-vote-id=\\"(\d+)\\"')
 class Replica:
     index: int
     port: int
-    process: object
+    process: subprocess.Popen
     log: Path
 
     @property

@@ -70,6 +70,7 @@ def _copy_database(source: Path, folder: Path) -> Path:
 
 def _table_megabytes(stats: SamplingStats) -> float:
     tables = stats.tables
+    assert tables is not None  # read by the refresh
     arrays = [tables.has_image, tables.counts, tables.pair_counts, tables.prompt_pair_counts, tables.prompt_counts]
     return (sum(a.nbytes for a in arrays) + tables.battles.nbytes) / 2**20
 
@@ -100,16 +101,19 @@ def measure_draws(db_path: str | Path, strategy: str, draws: int = 2_000, *, rep
     with tempfile.TemporaryDirectory(prefix="sampler-bench-") as folder:
         db = connect(_copy_database(Path(db_path), Path(folder)))
         try:
-            annotators = max(annotator_names(db), default=None)
+            highest = max(annotator_names(db), default=0)  # the annotators' ids run from 1
+            if annotator is None and not highest:
+                raise LookupError(f"{db_path} has no annotators: build it with tools.scale_fixture.")
             stats = SamplingStats(SamplingParams())
             started = time.perf_counter()
             stats.refresh(db, force=True, fit=get_strategy(strategy).needs_fit)
             startup = time.perf_counter() - started
+            assert stats.tables is not None  # read by the forced refresh
             votes, models = stats.tables.votes, len(stats.tables.model_ids)
             rng, pool = random.Random(seed), PromptPool()
             draw_s, note_s, vote_s, replicas = [], [], [], 0
             for _ in range(draws):
-                voter = annotator if annotator is not None else rng.randint(1, annotators)
+                voter = annotator if annotator is not None else rng.randint(1, highest)
                 started = time.perf_counter()
                 pairing = draw_pairing(db, rng, strategy, stats=stats, annotator_id=voter,
                                        replication_share=replication_share, pool=pool)
@@ -150,7 +154,8 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     for spec in SPECS[:1] if args.small else SPECS[1:2] if args.large else SPECS:
         folder = cached_scale_database(spec, args.cache)
-        cases = [(strategy, 0.0, None) for strategy in STRATEGIES] + [(UNIFORM.name, 1.0, None)]
+        cases: list[tuple[str, float, int | None]] = [(strategy, 0.0, None) for strategy in STRATEGIES]
+        cases.append((UNIFORM.name, 1.0, None))
         if args.seen > 0:
             annotator, seen = annotator_with_seen(folder / "arena.db", args.seen)
             cases += [(strategy, share, annotator) for strategy, share, _ in cases]

@@ -164,7 +164,8 @@ async def _viewer(base: str, inputs: list, deadline: float, pause: float, latenc
 
 
 async def _load_with_viewers(base: str, args) -> tuple:
-    latencies, errors = [], []
+    latencies: list[float] = []
+    errors: list[str] = []
     deadline = time.monotonic() + args.duration + 30  # the annotators sign in first (not timed)
     load = asyncio.ensure_future(run_load(base, annotators=args.annotators, duration=args.duration,
                                           max_votes=1_000_000, seed=args.seed))

@@ -39,13 +39,14 @@ import logging
 import os
 import random
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Mapping
+from typing import Any
 
+from core.openai_http import RETRY_MAX_S, api_key, retry_after, retry_delay, retryable
 from datamodel import image_requests as cache
 from datamodel.database import Database
 from datamodel.media import MediaError, MediaStore
-from core.openai_http import RETRY_MAX_S, api_key, retry_after, retry_delay, retryable
 from generators.registry import ModelSpec
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ class ImageAPIConfig:
         return (self.base_url or DEFAULT_ENDPOINT).strip().rstrip("/")
 
     @classmethod
-    def from_settings(cls, settings, **overrides) -> "ImageAPIConfig":
+    def from_settings(cls, settings, **overrides) -> ImageAPIConfig:
         values = dict(base_url=settings.image_api_base_url, concurrency=settings.image_api_concurrency,
                       timeout_s=settings.image_api_timeout_s, max_retries=settings.image_api_max_retries,
                       retry_base_s=settings.image_api_retry_base_s)
@@ -189,7 +190,8 @@ class ImageAPIGenerator:
                 raw = await self._image_bytes(data)
                 stored = self.media.put(raw, source=f"{self.name} image for {prompt[:60]!r}")
             except (KeyError, IndexError, TypeError, ValueError, MediaError) as error:
-                return self._failed(f"{self.name}: the API's answer holds no readable image ({error}).")
+                self._failed(f"{self.name}: the API's answer holds no readable image ({error}).")
+                return None
             latency = time.monotonic() - started
         revised = str(data.get("revised_prompt") or "")
         cost = self.spec.price_usd
@@ -203,7 +205,6 @@ class ImageAPIGenerator:
         self.stats.failed += 1
         self.stats.errors.append(self.redact(reason))
         log.warning("%s", self.redact(reason))
-        return None
 
     async def _send(self, body: dict) -> tuple[dict | None, int]:
         import httpx2
@@ -219,14 +220,16 @@ class ImageAPIGenerator:
                 reason = self.redact(f"{type(error).__name__}: {error}")
                 if not retryable(error) or attempt > self.config.max_retries:
                     tries = f"after {attempt} attempt{'s' if attempt > 1 else ''}"
-                    return self._failed(f"{self.name}: image request failed {tries}: {reason}"), attempt
+                    self._failed(f"{self.name}: image request failed {tries}: {reason}")
+                    return None, attempt
                 delay = retry_delay(attempt, self.config.retry_base_s, self.config.retry_max_s, self._rng,
                                     retry_after(error))
                 self.stats.retries += 1
                 log.info("%s: %s; retry %d in %.2fs", self.name, reason, attempt, delay)
                 await self._wait(delay)
             except ValueError as error:  # the body is not JSON
-                return self._failed(f"{self.name}: the API's answer is not JSON ({error})."), attempt
+                self._failed(f"{self.name}: the API's answer is not JSON ({error}).")
+                return None, attempt
 
     async def _image_bytes(self, data: dict) -> bytes:
         if data.get("b64_json"):

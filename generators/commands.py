@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+import time
 from functools import partial
 
 from core.presets import Preset, add_preset_argument, apply_defaults, check_suite, get_preset, given_options
@@ -20,7 +21,8 @@ from core.settings import SettingsError, load_settings
 
 def _settings(args):
     settings = load_settings(config_file=args.config)
-    overrides = {name: getattr(args, name) for name in ("db_path", "media_dir", "cache_dir") if getattr(args, name, None)}
+    overrides = {name: getattr(args, name) for name in ("db_path", "media_dir", "cache_dir")
+                 if getattr(args, name, None)}
     return settings.replace(**overrides) if overrides else settings
 
 
@@ -59,8 +61,8 @@ def _memory_options(args) -> dict:
 
 def cmd_run(args) -> int:
 
-    from datamodel.media import MediaStore
     from datamodel.connection import connect
+    from datamodel.media import MediaStore
     from datamodel.renditions import Renditions
     from generators.api_images import ImageAPIConfig, check_keys
     from generators.demo import demo_models

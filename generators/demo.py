@@ -24,9 +24,9 @@ for real systems.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
-from typing import Iterable
 
 from datamodel.database import Database
 from datamodel.media import MediaStore
@@ -49,11 +49,13 @@ def demo_models() -> dict[str, ModelSpec]:
                   description="Demo: random shapes on a random gradient (ignores the prompt)"),
         ModelSpec(name="demo-tiny-unet", pipeline_class="StableDiffusionPipeline", tiny="tiny-sd", steps=3,
                   guidance=7.5, resolution=(64, 64), dtype="float32",
-                  description="Demo: tiny random-weight Stable-Diffusion-style UNet pipeline (noise, not a real model)"),
+                  description="Demo: tiny random-weight Stable-Diffusion-style UNet pipeline "
+                              "(noise, not a real model)"),
         ModelSpec(name="demo-tiny-dit", pipeline_class="PixArtSigmaPipeline", tiny="tiny-pixart-sigma", steps=3,
                   guidance=4.5, resolution=(64, 64), dtype="float32",
                   call_kwargs={"use_resolution_binning": False, "clean_caption": False, "max_sequence_length": 64},
-                  description="Demo: tiny random-weight PixArt-Sigma-style transformer pipeline (noise, not a real model)"),
+                  description="Demo: tiny random-weight PixArt-Sigma-style transformer pipeline "
+                              "(noise, not a real model)"),
         ModelSpec(name="demo-sketch", pipeline_class="sketch", kind="procedural", steps=1, guidance=None,
                   resolution=(128, 128), dtype="float32", negative_prompt=False,
                   description="Demo: procedural line drawing labelled with the prompt's words"),

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, replace
+from typing import Any
 
 from PIL import Image, ImageDraw
 
@@ -120,7 +121,7 @@ def shrunk(layout: list[Placed], factor: float) -> list[Placed]:
 
 def draw_plate(draw: ImageDraw.ImageDraw, shape: str, cx: float, cy: float, r: float) -> None:
     """A plate of ``shape`` centred on (cx, cy), ``r`` its half side."""
-    style = {"fill": SHAPE_PLATE, "outline": SHAPE_INK, "width": max(2, round(r / 14))}
+    style: dict[str, Any] = {"fill": SHAPE_PLATE, "outline": SHAPE_INK, "width": max(2, round(r / 14))}
 
     def polygon(corners: int, start: float, radii=(1.0,)) -> list[tuple[float, float]]:
         return [(cx + r * radii[k % len(radii)] * math.cos(start + 2 * math.pi * k / corners),

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import io
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from generators.registry import ModelSpec
 
@@ -35,7 +36,7 @@ class SafetyConfig:
     threshold: float = 0.5
 
     @classmethod
-    def from_settings(cls, settings) -> "SafetyConfig":
+    def from_settings(cls, settings) -> SafetyConfig:
         labels = tuple(label.strip().lower() for label in settings.safety_labels.split(",") if label.strip())
         return cls(settings.safety_classifier, labels, settings.safety_threshold)
 
@@ -119,7 +120,7 @@ class LiveModel:
         """The image of ``prompt`` with ``seed``, checked by the safety filter; never raises (a failure is an
         answer with status ``failed`` and the error)."""
         started = time.time()
-        common = dict(model=self.spec.name, seed=seed, free_since=free_since, load_seconds=load_seconds,
+        common: dict[str, Any] = dict(model=self.spec.name, seed=seed, free_since=free_since, load_seconds=load_seconds,
                       started=started, safety=self.safety_label, params=dict(self.generator.params))
         try:
             image = self.generator.generate([prompt], [seed])[0]

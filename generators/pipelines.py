@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import inspect
 import os
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from PIL import Image
 
@@ -223,8 +224,8 @@ def expose_relocated_classes(pipeline_class: str) -> None:
             setattr(diffusers, name, load(f"{module}:{name}"))
 
 
-def load_pipeline(spec: ModelSpec, *, cache_dir: str | Path | None = None, device: str = "cpu", dtype: str | None = None,
-                  progress: bool = False):
+def load_pipeline(spec: ModelSpec, *, cache_dir: str | Path | None = None, device: str = "cpu",
+                  dtype: str | None = None, progress: bool = False):
     """``<spec.pipeline_class>.from_pretrained(...)`` placed on ``device``, with the spec's scheduler swapped in."""
     import diffusers
 
@@ -385,7 +386,7 @@ class DiffusersGenerator:
         generators = [torch.Generator(device=generator_device).manual_seed(int(s)) for s in seeds]
         with memory_errors(self.spec, self.device, f"making {len(prompts)} images in one call"), torch.inference_mode():
             embeddings = self._shared_embeddings(prompts, negatives)
-            images = None
+            images: Any = None  # a stage's output: tensors handed to the next stage, the last one's PIL images
             for index, (spec, pipeline) in enumerate(self.stages):
                 last = index == len(self.stages) - 1
                 previous, previous_pipeline = self.stages[index - 1] if index else (None, None)
@@ -449,7 +450,7 @@ def make_generator(spec: ModelSpec, *, registry: Mapping[str, ModelSpec] | None 
     for stage in (first, *later):  # before loading gigabytes
         if hasattr(diffusers, stage.pipeline_class):
             check_call_kwargs(stage, getattr(diffusers, stage.pipeline_class))
-    load = dict(cache_dir=cache_dir, device=device, dtype=dtype, progress=progress)
+    load: dict[str, Any] = dict(cache_dir=cache_dir, device=device, dtype=dtype, progress=progress)
     pipeline = load_pipeline(first, **load)
     stages = [(stage, load_pipeline(stage, **load)) for stage in later]
     return DiffusersGenerator(spec, pipeline, device=device, negative_prompt=negative_prompt, stages=stages)

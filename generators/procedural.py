@@ -15,10 +15,11 @@ import math
 import random
 import re
 import textwrap
+from collections.abc import Callable, Mapping
 from functools import lru_cache, partial
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
+from typing import Any
 
 from PIL import Image, ImageDraw, ImageEnhance, ImageFont, ImageOps
 
@@ -34,7 +35,7 @@ def _words(prompt: str) -> list[str]:
     return [w.strip(".,;:()[]\"'") for w in prompt.split() if w.strip(".,;:()[]\"'")] or ["?"]
 
 
-def _font(size: int) -> ImageFont.ImageFont:
+def _font(size: int) -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
     try:
         return ImageFont.load_default(size=size)
     except (TypeError, OSError, ImportError):  # Pillow without FreeType
@@ -79,7 +80,8 @@ class PaletteRenderer:
             draw.rectangle([round(i * width), 0, round((i + 1) * width), self.height], fill=colour)
         for _ in range(3):  # a few seed-dependent discs so images of one prompt differ by seed
             x, y, radius = rng.randint(0, self.width), rng.randint(0, self.height), rng.randint(6, self.size // 5)
-            draw.ellipse([x - radius, y - radius, x + radius, y + radius], outline=_word_rgb(rng.choice(content)), width=3)
+            draw.ellipse([x - radius, y - radius, x + radius, y + radius], outline=_word_rgb(rng.choice(content)),
+                         width=3)
         font = _font(max(9, self.size // 10))
         lines = textwrap.wrap(" ".join(words), width=max(8, self.width // 9))[:6]
         y = self.size // 12
@@ -341,6 +343,7 @@ class GlyphPainter:
         if kind == "unknown":
             table = demo_glyphs()["concepts"]
             return "unknown", table[rng.choice(sorted(table))]
+        assert entry is not None  # every kind but unknown has its entry
         right = self.tier == "painter" or rng.random() >= self.MISS_RATE
         if kind in ("saneval", "semvarbench"):
             return self._composition(kind, entry, right, rng)
@@ -415,6 +418,7 @@ class GlyphPainter:
         if what == "shapes":
             self._scribble(draw, rng)
             return image.convert("RGB")
+        assert entry is not None  # only shapes come without an entry
         self._scene(draw, entry.get("scene", "studio"), rng)
         if "layout" in entry:
             draw_layout(image, entry["layout"])
@@ -467,7 +471,7 @@ class GlyphPainter:
         return [self.render(prompt, seed) for prompt, seed in zip(prompts, seeds, strict=True)]
 
 
-RENDERERS: Mapping[str, object] = MappingProxyType({
+RENDERERS: Mapping[str, Callable[..., Any]] = MappingProxyType({
     "palette": PaletteRenderer, "sketch": SketchRenderer,
     **{tier: partial(GlyphPainter, tier) for tier in GlyphPainter.TIERS},
 })

@@ -26,10 +26,10 @@ import asyncio
 import logging
 import os
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Mapping
 
 from generators.live import LiveImage, SafetyConfig
 from generators.registry import ModelSpec
@@ -94,11 +94,11 @@ def deploy(specs: Mapping[str, ModelSpec], address: str, *, registry: Mapping[st
     names = []
     for name, spec in specs.items():
         deployment = serve.deployment(
-            LiveDeployment, name=name, max_ongoing_requests=spec.serve_replica_queue,
+            name=name, max_ongoing_requests=spec.serve_replica_queue,
             ray_actor_options={"num_gpus": spec.serve_gpus, "num_cpus": 1, "runtime_env": {"env_vars": REPLICA_ENV}},
             autoscaling_config={"min_replicas": spec.serve_min_replicas, "max_replicas": spec.serve_max_replicas,
                                 "target_ongoing_requests": spec.serve_target_queue,
-                                "upscale_delay_s": 5, "downscale_delay_s": 120})
+                                "upscale_delay_s": 5, "downscale_delay_s": 120})(LiveDeployment)
         serve.run(deployment.bind(spec, dict(registry or specs), str(cache_dir), safety), name=app_name(name),
                   route_prefix=None, blocking=False)
         names.append(app_name(name))

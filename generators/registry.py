@@ -47,9 +47,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 KINDS = ("diffusers", "procedural", "api")
 NEGATIVE_PROMPT_SOURCES = ("", "partner")  # the run's --negative-prompt; each prompt's partner prompt (Commonsense-T2I)
@@ -131,7 +132,8 @@ class ModelSpec:
         if self.takes_image and self.stages:
             raise RegistryError(f"model {self.name}: a super-resolution stage (takes_image) cannot have stages.")
         if "{prompt}" not in self.prompt_template:
-            raise RegistryError(f"model {self.name}: prompt_template must contain {{prompt}}, got {self.prompt_template!r}.")
+            raise RegistryError(f"model {self.name}: prompt_template must contain {{prompt}}, "
+                                f"got {self.prompt_template!r}.")
         if self.negative_prompt_from not in NEGATIVE_PROMPT_SOURCES:
             raise RegistryError(f"model {self.name}: negative_prompt_from must be \"partner\" or empty, got "
                                 f"{self.negative_prompt_from!r}.")
@@ -142,10 +144,10 @@ class ModelSpec:
             self._check_api()
         if self.serve_gpus < 0 or not 1 <= self.serve_min_replicas <= self.serve_max_replicas \
                 or self.serve_target_queue <= 0 or self.serve_replica_queue < 1:
-            raise RegistryError(f"model {self.name}: serve_gpus must be 0 or more, serve_min_replicas at least 1 and at "
-                                f"most serve_max_replicas, serve_target_queue positive, serve_replica_queue at least "
-                                f"1; got {self.serve_gpus}, {self.serve_min_replicas}, {self.serve_max_replicas}, "
-                                f"{self.serve_target_queue}, {self.serve_replica_queue}.")
+            raise RegistryError(f"model {self.name}: serve_gpus must be 0 or more, serve_min_replicas at least 1 "
+                                f"and at most serve_max_replicas, serve_target_queue positive, serve_replica_queue "
+                                f"at least 1; got {self.serve_gpus}, {self.serve_min_replicas}, "
+                                f"{self.serve_max_replicas}, {self.serve_target_queue}, {self.serve_replica_queue}.")
 
     def _check_api(self) -> None:
         if not self.api_model:
@@ -351,7 +353,7 @@ def api_models() -> list[ModelSpec]:
     standard, style vivid (the API's default style, which neither sets); images come back as base64 (the code
     downloaded the URL: the same image). Prices: OpenAI's price list (standard 1024x1024: $0.040 per image).
     """
-    dalle3 = dict(kind="api", api_model="dall-e-3", steps=1, guidance=None, resolution=(1024, 1024),
+    dalle3: dict[str, Any] = dict(kind="api", api_model="dall-e-3", steps=1, guidance=None, resolution=(1024, 1024),
                   dtype="float32", negative_prompt=False, price_usd=0.040,
                   call_kwargs={"quality": "standard", "style": "vivid", "response_format": "b64_json"})
     api = "OpenAI images API (platform.openai.com/docs/api-reference/images/create)"
@@ -397,14 +399,16 @@ def spec_from_mapping(name: str, data: Mapping[str, Any], base: ModelSpec | None
     unknown = sorted(set(data) - known)
     where = f"{source}: " if source else ""
     if unknown:
-        raise RegistryError(f"{where}model {name}: unknown field(s) {', '.join(unknown)}. Known fields: {', '.join(sorted(known - {'name'}))}.")
+        raise RegistryError(f"{where}model {name}: unknown field(s) {', '.join(unknown)}. "
+                            f"Known fields: {', '.join(sorted(known - {'name'}))}.")
     values = dict(data)
     if "resolution" in values:
         resolution = values["resolution"]
         if isinstance(resolution, int):
             resolution = (resolution, resolution)
         if not isinstance(resolution, (list, tuple)) or len(resolution) != 2:
-            raise RegistryError(f"{where}model {name}: resolution is [width, height] or one number, got {resolution!r}.")
+            raise RegistryError(f"{where}model {name}: resolution is [width, height] or one number, "
+                                f"got {resolution!r}.")
         values["resolution"] = tuple(int(v) for v in resolution)
     for name_of_list in ("benchmarks", "stages"):
         if name_of_list in values:
@@ -444,7 +448,8 @@ def read_models_file(path: str | Path) -> dict[str, dict[str, Any]]:
     return models
 
 
-def load_registry(models_file: str | Path | None = None, extra: Mapping[str, ModelSpec] | None = None) -> dict[str, ModelSpec]:
+def load_registry(models_file: str | Path | None = None,
+                  extra: Mapping[str, ModelSpec] | None = None) -> dict[str, ModelSpec]:
     """Built-in models, then ``extra`` specs (e.g. the demo models), then the models file's additions and overrides."""
     registry = builtin_models()
     registry.update(extra or {})

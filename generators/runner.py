@@ -23,17 +23,25 @@ import gc
 import hashlib
 import weakref
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
 
 from tqdm.auto import tqdm
 
-from datamodel.catalog import (add_image, add_model, generation_params, image_keys, model_config, partner_texts,
-                               prompts_by_id, suite_names)
+from core.presets import DEFAULT_PRESET
+from datamodel.catalog import (
+    add_image,
+    add_model,
+    generation_params,
+    image_keys,
+    model_config,
+    partner_texts,
+    prompts_by_id,
+    suite_names,
+)
 from datamodel.catalog import suite_prompt_ids as prompt_ids_of_suite
 from datamodel.database import Database
 from datamodel.media import MediaStore
-from core.presets import DEFAULT_PRESET
 from datamodel.renditions import Renditions
 from generators.api_images import GeneratedImage
 from generators.pipelines import Generator
@@ -115,7 +123,8 @@ def plan(db: Database, models: Sequence[str], prompt_ids: Iterable[int], *, imag
         for row in rows:
             key = (row["suite"], row["subset"], row["item_key"], row["variant"], row["role"])
             for idx in range(images_per_prompt):
-                items.append(WorkItem(model, row["id"], idx, item_seed(seed, model, key, idx, seed_policy), row["text"]))
+                items.append(WorkItem(model, row["id"], idx, item_seed(seed, model, key, idx, seed_policy),
+                                      row["text"]))
     return items
 
 

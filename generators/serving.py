@@ -28,9 +28,13 @@ import struct
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from multiprocessing.queues import Queue
 from pathlib import Path
-from typing import Mapping, Protocol
+from typing import BinaryIO, Protocol
 
 from generators.live import LiveImage, SafetyConfig
 from generators.registry import ModelSpec
@@ -244,9 +248,9 @@ class _Reading:
     reads (a duplicate of the pipe's end, so that a transport closing closes only its own)."""
 
     loop: asyncio.AbstractEventLoop
-    worker: "_Worker"
+    worker: _Worker
     transport: asyncio.ReadTransport | None = None
-    file: object = None
+    file: BinaryIO | None = None  # set with the transport
     stopped: bool = False
 
     def stop(self) -> None:
@@ -255,6 +259,7 @@ class _Reading:
         if self.transport is None:
             return  # the connection under way closes itself when it sees ``stopped``
         if self.loop.is_closed():
+            assert self.file is not None  # set with the transport
             self.file.close()
         elif self.loop.is_running() and _running_loop() is not self.loop:
             self.loop.call_soon_threadsafe(self.transport.close)
@@ -265,9 +270,9 @@ class _Reading:
 class _Worker:
     def __init__(self, index: int, device: str):
         self.index, self.device = index, device
-        self.process = None
-        self.requests = None  # its queue (a put never blocks the app: the queue's thread writes it)
-        self.answers = None  # the app's end of its answer pipe (a multiprocessing Connection)
+        self.process: BaseProcess | None = None
+        self.requests: Queue | None = None  # its queue (a put never blocks the app: the queue's thread writes it)
+        self.answers: Connection | None = None  # the app's end of its answer pipe
         self.reading: _Reading | None = None
         self.resident: OrderedDict[str, None] = OrderedDict()  # what the worker holds, as the app last sent it
         self.pending: dict[int, asyncio.Future] = {}
@@ -367,6 +372,7 @@ class EmbeddedService:
             worker.resident[model] = None
             while len(worker.resident) > self.limit(worker):
                 worker.resident.popitem(last=False)
+            assert worker.requests is not None  # made with the process (_start)
             worker.requests.put(Request(request_id, model, prompt, seed))
         for orphan in orphans:
             _fail(orphan, "the generation worker stopped")
@@ -375,9 +381,10 @@ class EmbeddedService:
     async def _read(self, reading: _Reading) -> None:
         """Read the answers of ``reading.worker`` on this loop from now on."""
         worker = reading.worker
-        if reading.stopped:  # the service closed meanwhile
+        answers = worker.answers
+        if reading.stopped or answers is None:  # the service closed meanwhile, or retired the process
             return
-        file = os.fdopen(os.dup(worker.answers.fileno()), "rb", buffering=0)
+        file = os.fdopen(os.dup(answers.fileno()), "rb", buffering=0)
         deliver, ended = functools.partial(self._answered, worker), functools.partial(self._stopped, worker, reading)
         transport, _ = await reading.loop.connect_read_pipe(lambda: _AnswerReader(deliver, ended), file)
         reading.transport, reading.file = transport, file
@@ -420,16 +427,17 @@ class EmbeddedService:
         """Stop the workers (each finishes its current image) and stop reading their answers."""
         with self._lock:
             self._closed = True
-            workers = [worker for worker in self._workers if worker.process is not None]
-            for worker in workers:
-                worker.requests.put(None)
-        for worker in workers:
-            worker.process.join(timeout=10)
-            if worker.process.is_alive():
-                worker.process.terminate()
-                worker.process.join(timeout=5)
+            running = [(worker, worker.process, worker.requests) for worker in self._workers
+                       if worker.process is not None and worker.requests is not None]
+            for _, _, requests in running:
+                requests.put(None)
+        for _, process, _ in running:
+            process.join(timeout=10)
+            if process.is_alive():
+                process.terminate()
+                process.join(timeout=5)
         with self._lock:
-            for worker in workers:
+            for worker, _, _ in running:
                 self._retire(worker)
 
 

@@ -23,10 +23,10 @@ import dataclasses
 import tempfile
 import time
 import traceback
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Iterator, Mapping
 
 from generators.registry import ModelSpec, RegistryError, cascade, output_resolution
 
@@ -78,13 +78,14 @@ def stand_in(spec: ModelSpec, scale: float | None = None, device: str = "cpu") -
     if spec.tiny and not spec.weights:  # already tiny (the demo models)
         recipe = TINY_RECIPES[spec.tiny]
     else:
-        recipe = recipe_for(spec.hub_id, spec.pipeline_class)
-        if recipe is None:
+        found = recipe_for(spec.hub_id, spec.pipeline_class)
+        if found is None:
             raise RegistryError(
                 f"model {spec.name}: no tiny stand-in for {spec.pipeline_class}; smoke cannot check it. Recipes "
                 f"exist for {', '.join(sorted({r.pipeline_class for r in TINY_RECIPES.values()}))} "
                 "(add one to TINY_RECIPES in generators/tiny.py)."
             )
+        recipe = found
         changes.update(weights="", tiny=recipe.name, variant=recipe.variant)
     if scale is None:
         scale = 1.0 if spec.tiny and not spec.weights else recipe.resolution / max(spec.resolution)
@@ -148,9 +149,9 @@ def smoke_model(registry: Mapping[str, ModelSpec], name: str, *, cache_dir: str 
         return SmokeResult(name, classes, "", 0.0, None, " ".join(text.split()))
     expected = output_resolution(tiny, tiny[name])
     if size is None or tuple(size) != expected:
-        return SmokeResult(name, classes, recipes, seconds, size and tuple(size),
+        return SmokeResult(name, classes, recipes, seconds, size,
                            f"stored image is {size}, expected {expected[0]}x{expected[1]}")
-    return SmokeResult(name, classes, recipes, seconds, tuple(size))
+    return SmokeResult(name, classes, recipes, seconds, size)
 
 
 def smoke(registry: Mapping[str, ModelSpec], names: list[str] | None = None, *, cache_dir: str | Path,

@@ -31,10 +31,11 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Callable, Mapping
+from typing import Any
 
 CLIP_MAX_LENGTH = 77
 
@@ -45,13 +46,15 @@ def clip_bpe_path() -> Path:
 
     path = Path(open_clip.__file__).parent / "bpe_simple_vocab_16e6.txt.gz"
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing; reinstall open_clip_torch (pip install --force-reinstall open_clip_torch).")
+        raise FileNotFoundError(f"{path} is missing; reinstall open_clip_torch "
+                                "(pip install --force-reinstall open_clip_torch).")
     return path
 
 
 def _bytes_to_unicode() -> dict[int, str]:
     """GPT-2/CLIP's reversible byte → printable character table."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    printable = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
+                 + list(range(ord("®"), ord("ÿ") + 1)))
     chars = printable[:]
     extra = 0
     for byte in range(256):
@@ -97,7 +100,8 @@ def make_clip_tokenizer(num_merges: int | None = None):
     from transformers import CLIPTokenizer
 
     vocab, merges = clip_vocabulary(num_merges)
-    return CLIPTokenizer(vocab=vocab, merges=[tuple(merge.split()) for merge in merges],
+    # tokenizers' BPE takes (left, right) pairs, which transformers 5 annotates as list[str]
+    return CLIPTokenizer(vocab=vocab, merges=[tuple(merge.split()) for merge in merges],  # type: ignore[misc]
                          model_max_length=CLIP_MAX_LENGTH)
 
 
@@ -183,7 +187,7 @@ def _t5_encoder(tokenizer, seed: int, d_model: int = 32):
     """A two-layer T5 encoder (width ``d_model``) on ``tokenizer``'s vocabulary."""
     from transformers import T5Config, T5EncoderModel
 
-    config = T5Config(
+    config = T5Config(  # type: ignore[call-arg]  # decoder_start_token_id: a key transformers 5 keeps, as T5's own
         vocab_size=len(tokenizer), d_model=d_model, d_ff=37, d_kv=8, num_layers=2, num_heads=4,
         relative_attention_num_buckets=8, pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
         decoder_start_token_id=tokenizer.pad_token_id,
@@ -514,7 +518,7 @@ def build_tiny_pixart_alpha(seed: int = 0):
 
 
 def _cascade_unet(seed: int, **config):
-    from diffusers import StableCascadeUNet
+    from diffusers import StableCascadeUNet  # type: ignore[attr-defined]  # exported, but not in diffusers' stubs
 
     return _seeded(seed, lambda: StableCascadeUNet(
         conditioning_dim=32, block_out_channels=(32, 32), down_num_layers_per_block=(1, 1),
@@ -605,13 +609,17 @@ def build_tiny_qwen_image(seed: int = 0):
     Qwen2.5-VL (its vision tower unused) through the pipeline's chat template; the repository's flow-matching Euler
     with dynamic exponential shift (base 0.5, max 0.9, terminal 0.02). Sizes as diffusers' own pipeline test, the VAE
     narrower (base width 8)."""
-    from diffusers import (AutoencoderKLQwenImage, FlowMatchEulerDiscreteScheduler, QwenImagePipeline,
-                           QwenImageTransformer2DModel)
+    from diffusers import (
+        AutoencoderKLQwenImage,
+        FlowMatchEulerDiscreteScheduler,
+        QwenImagePipeline,
+        QwenImageTransformer2DModel,
+    )
     from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
 
     tokenizer = make_qwen_tokenizer()
     n = len(tokenizer)  # the vision markers get ids past the vocabulary: text prompts never contain them
-    config = Qwen2_5_VLConfig(
+    config = Qwen2_5_VLConfig(  # type: ignore[call-arg]  # vision_token_id: kept as an extra key, as Qwen's own
         text_config={"hidden_size": 16, "intermediate_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2,
                      "num_key_value_heads": 2, "vocab_size": n, "bos_token_id": tokenizer.eos_token_id,
                      "eos_token_id": tokenizer.eos_token_id, "pad_token_id": tokenizer.pad_token_id,
@@ -675,7 +683,7 @@ class TinyRecipe:
 
     name: str
     pipeline_class: str
-    build: Callable[[int], object]
+    build: Callable[[int], Any]  # seed -> the diffusers pipeline
     resolution: int  # the image side the recipe's latent size is made for
     description: str
     mirrors: tuple[str, ...] = ()

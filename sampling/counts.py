@@ -338,7 +338,8 @@ def read_count_tables(db: Database, *, voter_kind: str = "human") -> CountTables
     suite_of_prompt = {suite: code for code, suite in enumerate(sorted(set(prompt_suites.tolist())))}
     prompt_codes = np.array([suite_of_prompt[s] for s in prompt_suites.tolist()] + [-1], dtype=np.int16)
     if len(high) and int(high.max()) >= 2**31:
-        raise ValueError("Image ids of 2^31 and more do not fit the sampler's battle keys (sampling.counts.battle_key).")
+        raise ValueError("Image ids of 2^31 and more do not fit the sampler's battle keys "
+                         "(sampling.counts.battle_key).")
     battles = BattleCounts((low << 32) | high, count, id_sum, annotator_sum, prompt_codes[p], p)
     return CountTables(model_ids, prompt_ids, prompt_suites, has_image, counts, pair_votes(counts),
                        prompt_pair_counts, prompt_pair_counts.sum(axis=1), battles,

@@ -34,7 +34,7 @@ def draw_live_pair(rng: random.Random, strategy: str, model_ids: list[int],
     counts = np.zeros(len(i))
     state = None
     tables = stats.tables if stats is not None else None
-    if tables is not None:
+    if stats is not None and tables is not None:
         known = stats.pair_counts(tables)
         for k, (a, b) in enumerate(zip(i, j)):
             at = tables.pair(models[a], models[b])

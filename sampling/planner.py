@@ -239,7 +239,8 @@ def plan_study(
                       rng=np.random.default_rng([seed, index + 1]), params=params, schedule=schedule, start=start)
         fitted = None
         for c, (_, outcomes) in enumerate(walked):
-            fitted = fit_state(count_tensors(outcomes, n), params=params, theta0=None if fitted is None else fitted.theta)
+            fitted = fit_state(count_tensors(outcomes, n), params=params,
+                               theta0=None if fitted is None else fitted.theta)
             estimates = np.nan_to_num(fitted.ratings, nan=-np.inf)
             for target in targets:
                 if target.kind == "ci":

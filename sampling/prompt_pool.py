@@ -75,8 +75,9 @@ class SeenPrompts:
                     counts[i] += votes
                     latest[i] = last
                     return SeenPrompts.Seen(self.prompt_ids, counts, latest, through)
-                return SeenPrompts.Seen(*(np.concatenate([a[:i], [v], a[i:]]) for a, v in (
-                    (self.prompt_ids, prompt), (self.counts, votes), (self.latest, last))), through)
+                ids, counts, latest = (np.concatenate([a[:i], [v], a[i:]]) for a, v in (
+                    (self.prompt_ids, prompt), (self.counts, votes), (self.latest, last)))
+                return SeenPrompts.Seen(ids, counts, latest, through)
             at = np.searchsorted(self.prompt_ids, prompts)
             hit = at < len(self.prompt_ids)
             hit[hit] = self.prompt_ids[at[hit]] == prompts[hit]
@@ -149,7 +150,7 @@ class PromptPool:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._version: tuple | None = None
+        self._version: int | None = None
         self._suites: list[str] = []
         self._by_suite: dict[str | None, list[int]] = {}
         self._arrays: dict[str | None, np.ndarray] = {}  # the same, as arrays

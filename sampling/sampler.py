@@ -230,15 +230,16 @@ class SamplingStats:
             vote = vote_facts(db, [receipt.vote_id]).get(receipt.vote_id)
         if vote is not None:
             with self._lock:
-                self._flight.release((vote.prompt_id, *sorted((vote.left_model_id, vote.right_model_id))))
+                low, high = sorted((vote.left_model_id, vote.right_model_id))
+                self._flight.release((vote.prompt_id, low, high))
 
     # -- battles in flight
 
     def note_served(self, prompt_id: int, model_a: int, model_b: int) -> None:
         """Count a battle just drawn (by model ids) as in flight, until its vote or ``in_flight_seconds``."""
-        key = (prompt_id, *sorted((model_a, model_b)))
+        low, high = sorted((model_a, model_b))
         with self._lock:
-            self._flight.serve(key, self.clock())
+            self._flight.serve((prompt_id, low, high), self.clock())
 
     @property
     def in_flight(self) -> int:
@@ -297,7 +298,8 @@ class SamplingStats:
 
         Starts the first full read if none ran (and waits for it up to ``startup_wait_seconds``), checks at most every
         ``refresh_seconds`` whether the catalog changed (then re-reads in the background) and at most every
-        ``sync_seconds`` catches up with the votes of other processes, then refits if due (and ``fit``). ``force`` re-reads everything now, on this thread (tests and tools; never the request path).
+        ``sync_seconds`` catches up with the votes of other processes, then refits if due (and ``fit``). ``force``
+        re-reads everything now, on this thread (tests and tools; never the request path).
         """
         if force:
             self._load(db, wait=True)
@@ -345,7 +347,8 @@ class SamplingStats:
                 counts = np.maximum(tables.counts, 0)
             state = self.state
             same_models = state is not None and len(state.theta) == len(tables.model_ids)
-            fitted = fit_state(counts, params=self.params, theta0=state.theta if same_models else None)
+            theta0 = state.theta if state is not None and same_models else None
+            fitted = fit_state(counts, params=self.params, theta0=theta0)
             self.state, self.refitted_at, self._fitted_changes = fitted, self.clock(), changes
             return True
         finally:

@@ -47,7 +47,7 @@ def davidson_outcomes(true_elo: np.ndarray, both_bad: np.ndarray, nu: float = DA
 
 
 def outcome_probabilities(
-    true_elo: Sequence[float], *, bad_top: float = 0.15, bad_bottom: float = 0.45, nu: float = DAVIDSON_NU
+    true_elo: Sequence[float] | np.ndarray, *, bad_top: float = 0.15, bad_bottom: float = 0.45, nu: float = DAVIDSON_NU
 ) -> np.ndarray:
     """(K, 4) probabilities of (i wins, j wins, tie, both bad) per pair, with b_ij = q_i·q_j, where q falls linearly
     from ``bad_top`` for the best model to ``bad_bottom`` for the worst (weaker models draw more "both bad")."""

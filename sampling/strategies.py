@@ -77,7 +77,8 @@ Why the Bradley–Terry fit stays valid under the adaptive designs
     contrast to grow and the design to settle down (Chaudhuri & Mykland 1993, "Nonlinear experiments: optimal design
     and inference based on likelihood", JASA 88:538; Lai & Wei 1982, Ann. Statist. 10:154 for the stability
     condition): the ε floor gives every pair a growing share of votes, and the weights settle where the focused
-    pairs' z-scores (|ΔR| + s)/σ_k are level (a pair drawn more narrows faster and weighs less), within the cap. In finite samples, though, a design that votes less on pairs that *look* far apart corrects errors
+    pairs' z-scores (|ΔR| + s)/σ_k are level (a pair drawn more narrows faster and weighs less), within the cap.
+    In finite samples, though, a design that votes less on pairs that *look* far apart corrects errors
     that spread the ratings out less than errors that bunch them together, so the ratings of the extreme models
     are pushed outwards a little (the bias of adaptively collected data; Nie et al. 2018, "Why adaptively collected
     data have negative bias and how to correct for it", AISTATS), and the leaderboard's bootstrap, which resamples
@@ -654,7 +655,7 @@ def provisional_rows(pair_counts: np.ndarray, available: np.ndarray, battles: fl
     available = np.broadcast_to(np.asarray(available, dtype=bool), pair_counts.shape)
     n = n_models_of(pair_counts.shape[-1])
     in_play = model_votes(available.astype(np.float64), n) > 0
-    return (in_play & (model_votes(pair_counts, n) < battles)).any(axis=-1, keepdims=True)
+    return np.asarray((in_play & (model_votes(pair_counts, n) < battles)).any(axis=-1, keepdims=True))
 
 
 UNIFORM = STRATEGIES.register(Strategy(

@@ -41,6 +41,7 @@ def warming_models(pair_counts: np.ndarray, available: np.ndarray, params: Sampl
     in_play = model_votes(available.astype(np.float64), n) > 0
     if params.warmup_battles <= 0:
         return np.zeros(battles.shape, dtype=bool)
+    median: float | np.ndarray
     if not in_play.any():
         median = 0.0
     elif battles.ndim == 1:  # one row (a server's draw): no NaN machinery

@@ -76,14 +76,23 @@ def _cheap_token_hashes() -> None:
 
 _cheap_token_hashes()
 
-from datamodel.connection import connect  # noqa: E402
-from core.settings import Settings  # noqa: E402
-from support.arena import (MODELS, SmallArena, build_small_arena, command_line_env, make_image,  # noqa: E402,F401
-                           prompt_count, render_all, small_prompts)
+from support.arena import (  # noqa: E402,F401
+    MODELS,
+    SmallArena,
+    build_small_arena,
+    command_line_env,
+    make_image,
+    prompt_count,
+    render_all,
+    small_prompts,
+)
 from support.browser import BrowserSession  # noqa: E402
 from support.cache import MODEL_SOURCES, build_once, forget_cut_short_training  # noqa: E402
 from support.databases import pool_for  # noqa: E402
 from support.shared import SHARED  # noqa: E402,F401  (older tests import these names from conftest)
+
+from core.settings import Settings  # noqa: E402
+from datamodel.connection import connect  # noqa: E402
 
 
 def _on_postgresql(item) -> bool:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from support.votes import add_votes
+
 from arena.admin_tables import ACTION_HEADINGS, ANNOTATOR_HEADINGS, admin_actions, annotator_flags
 from datamodel import reviews
-from support.votes import add_votes
 
 
 def test_the_data_model_names_columns_and_the_page_heads_them(small_arena):

@@ -6,14 +6,14 @@ import random
 
 import pytest
 
-pytestmark = pytest.mark.both_engines
-
 from arena import session as sessions
 from arena.web.render import guidelines_markdown, load_guidelines, prompt_markdown, reveal_html, status_markdown
 from datamodel.battles import Battle, ShownImage
 from datamodel.standing import Standing
 from datamodel.vote_table import votes_frame
 from suites.registry import SUITES
+
+pytestmark = pytest.mark.both_engines
 
 
 def _battle(text: str, metadata: dict, suite: str = "taxonomy") -> Battle:

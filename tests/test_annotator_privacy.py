@@ -9,7 +9,6 @@ import re
 import httpx
 import pytest
 from gradio_client import Client
-
 from support.arena import build_small_arena
 from support.votes import JUDGE, add_votes
 from support.webapp import page_session, running_app

@@ -6,12 +6,12 @@ import time
 
 import pytest
 
-pytestmark = pytest.mark.both_engines
-
 import datamodel.annotators as annotators
+from core.settings import Settings, SettingsError
 from datamodel.annotators import SignInError, sign_in, sync_accounts
 from datamodel.connection import connect
-from core.settings import Settings, SettingsError
+
+pytestmark = pytest.mark.both_engines
 
 TOKEN = "alice-token-1"
 
@@ -127,7 +127,8 @@ def test_unknown_and_known_names_take_about_the_same_time(db, real_hash_cost):
 
 # --- finding 4: look-alike names --------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("variant", ["Alice", "ALICE", "ａｌｉｃｅ", " alice ", "Ａｌｉｃｅ", "a\u217cice", "\U0001d41alice"])
+@pytest.mark.parametrize("variant", ["Alice", "ALICE", "ａｌｉｃｅ", " alice ", "Ａｌｉｃｅ", "a\u217cice",
+                                     "\U0001d41alice"])
 def test_case_and_width_variants_are_the_same_account(db, variant):
     alice = sign_in(db, "alice", TOKEN, open_signup=True)
     assert sign_in(db, variant, TOKEN, open_signup=True) == alice

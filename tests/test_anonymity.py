@@ -22,12 +22,12 @@ import httpx
 import numpy as np
 import pytest
 from PIL import Image, ImageCms, ImageDraw, ImageFilter
+from support.webapp import running_app
 
 from arena.importer import ImageImportError, import_images
+from core.settings import Settings
 from datamodel.connection import connect
 from datamodel.media import MediaStore
-from core.settings import Settings
-from support.webapp import running_app
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPTS = ("cat", "harbour", "clock", "forest")

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.votes import JUDGE, SINGLE, add_votes
 
 from arena.commands import build_parser, main
-from support.votes import JUDGE, SINGLE, add_votes
 
 
 def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):

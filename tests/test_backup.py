@@ -7,12 +7,12 @@ import asyncio
 import sqlite3
 
 import pytest
+from support.arena import build_small_arena
+from support.load_progress import receipts_so_far, wait_for_votes
 
 from arena.commands import main
 from datamodel.backup import BackupError, backup_database
 from tools.load import free_port, integrity, run_load, start_server, stop_server
-from support.arena import build_small_arena
-from support.load_progress import receipts_so_far, wait_for_votes
 
 
 def _server_env(arena):

@@ -12,7 +12,6 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-
 from support.shared import SHARED
 
 # a fake end-to-end run of a whole published preset on the demo (tiny models, fake OpenAI server): minutes
@@ -53,14 +52,15 @@ def semvar_judge(received):
 
 
 def test_semvarbench_paper_preset_fills_its_report_on_the_demo(tmp_path, cache):
+    from support.openai_stub import engine_config
+
     from arena.reports import make_report, missing_cells, render
+    from core.presets import get_preset
     from datamodel.catalog import add_prompts
     from datamodel.connection import connect
     from datamodel.media import MediaStore
-    from core.presets import get_preset
     from judges.selection import Selection
     from judges.semvar import run_semvar
-    from support.openai_stub import engine_config
     from suites import semvarbench
     from tools.fake_openai import FakeServer
 
@@ -107,7 +107,8 @@ def test_semvarbench_paper_preset_fills_its_report_on_the_demo(tmp_path, cache):
 def saneval_judge():
     """Answers every Appendix C prompt from the builder's word lists, as a consistent (if simple) LLM would."""
     from judges.saneval_rules import PUBLISHED_RELATIONS
-    from suites.saneval import NUMBER_WORDS, PUBLISHED_WORDS as WORDS
+    from suites.saneval import NUMBER_WORDS
+    from suites.saneval import PUBLISHED_WORDS as WORDS
     from tools.fake_openai import Scripted
 
     singular = {plural: name for name, plural in WORDS.objects} | {name: name for name, _ in WORDS.objects}
@@ -155,15 +156,16 @@ def saneval_judge():
 
 
 def test_saneval_paper_preset_fills_its_report_on_the_demo(tmp_path, cache):
+    from support.openai_stub import engine_config
+
     from arena.reports import make_report, render
+    from core.presets import get_preset
     from datamodel.catalog import add_prompts
     from datamodel.connection import connect
     from datamodel.media import MediaStore
-    from core.presets import get_preset
     from judges.metrics.detection import TransformersDetector, build_tiny_owl
     from judges.saneval import SanevalOptions, run_saneval
     from judges.selection import Selection
-    from support.openai_stub import engine_config
     from suites import saneval
     from tools.fake_openai import FakeServer
 

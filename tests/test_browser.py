@@ -8,7 +8,6 @@ shortcut votes, and that the votes land in the database.
 import contextlib
 import json
 
-from conftest import browser  # noqa: F401  (kept importable from here for older tests; the fixture is conftest's)
 from support.arena import MODELS
 from support.browser import sign_in, submit_sign_in
 from support.webapp import running_app
@@ -134,8 +133,9 @@ def test_three_votes_in_a_real_browser(small_arena, browser):
 def prompt_on_screen(tmp_path, browser, suite: str, text: str, shows: str):
     """A signed-in page of a small arena showing the one prompt of ``suite``, ``text`` (waits until the prompt panel
     shows ``shows``); yields the page while the app runs."""
-    from datamodel.catalog import PromptSpec, add_image, add_prompts
     from support.arena import build_small_arena, make_image, render_all
+
+    from datamodel.catalog import PromptSpec, add_image, add_prompts
 
     arena = build_small_arena(tmp_path)
     prompt_id = add_prompts(arena.db, [PromptSpec(suite, "1", text)]).ids[0]
@@ -173,8 +173,9 @@ def test_urls_in_a_prompt_are_shown_as_written_and_not_linked(tmp_path, browser)
 
 
 def test_leaderboard_and_admin_tabs_in_the_browser(tmp_path, browser):
-    from arena import session as sessions
     from support.arena import build_small_arena
+
+    from arena import session as sessions
 
     arena = build_small_arena(tmp_path, admin_password="letmein")
     s = sessions.start(arena.db, "voter", "token-001", open_signup=True)
@@ -225,8 +226,9 @@ def test_the_expected_outcome_follows_the_battle_on_screen(tmp_path, browser):
     """The expected outcome shows only after the vote (issue 29): ticked before it, nothing of the answer shows; once
     voted on, the box re-renders the voted battle's prompt with or without it and the reveal carries it; the battle
     Next battle swaps in (which came with the vote) shows without it."""
-    from datamodel.catalog import PromptSpec, add_image, add_prompts
     from support.arena import build_small_arena, make_image
+
+    from datamodel.catalog import PromptSpec, add_image, add_prompts
 
     arena = build_small_arena(tmp_path)
     extra = [PromptSpec("commonsense", str(i), f"A kettle number {i}", subset="Physical Laws", role="p1",

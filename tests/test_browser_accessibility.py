@@ -9,14 +9,14 @@ Before: white on orange buttons (2.8:1) and the model descriptions (1.9:1) fell 
 import json
 
 import pytest
-
-from datamodel.human_ratings import set_assignment
-from judges.rating_tasks import COMMONSENSE
 from support.axe import described, serious_violations
 from support.browser import screenshot_folder
 from support.ratings import build_rating_arena
 from support.touch import SIZES, TOUCH, press, sign_in, vote
 from support.webapp import running_app
+
+from datamodel.human_ratings import set_assignment
+from judges.rating_tasks import COMMONSENSE
 
 pytestmark = pytest.mark.browser
 

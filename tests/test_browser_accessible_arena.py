@@ -7,7 +7,6 @@ the sign-in button, which goes), and an image could be enlarged only by a click.
 import contextlib
 
 import pytest
-
 from support.arena import build_small_arena
 from support.browser import screenshot_folder
 from support.touch import SIZES, served_page, sign_in, vote
@@ -56,7 +55,8 @@ def test_a_focused_button_shows_a_ring(tmp_path, browser, size):
                 break
         page.wait_for_timeout(400)  # Gradio's buttons ease every change of style in (a transition)
         ring = page.evaluate("() => { const s = getComputedStyle(document.activeElement); "
-                             "return [document.activeElement.id, s.outlineStyle, parseFloat(s.outlineWidth), s.outlineColor]; }")
+                             "return [document.activeElement.id, s.outlineStyle, parseFloat(s.outlineWidth), "
+                             "s.outlineColor]; }")
         (SHOTS / size).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / size / "arena-focus-ring.png"))
         assert ring[0] == "vote-a" and ring[1] == "solid" and ring[2] >= 2 and ring[3] == "rgb(30, 58, 138)", ring

@@ -11,12 +11,12 @@ import random
 import time
 
 import pytest
-
-from arena import session as sessions
 from support.arena import build_small_arena
-from datamodel.quality import QualityRules
 from support.touch import SIZES, open_page, press, shoot
 from support.webapp import running_app
+
+from arena import session as sessions
+from datamodel.quality import QualityRules
 
 PASSWORD = "letmein-admin"
 
@@ -34,10 +34,12 @@ ROW = "#annotator-stats [role=row]:has([role=gridcell])"  # Gradio draws a table
 def _row(page, name: str) -> dict:
     """The annotators table's row of ``name`` as {header: cell}."""
     return page.evaluate(f"""() => {{
-      const heads = [...document.querySelectorAll('#annotator-stats thead th')].map(th => (th.querySelector('.header-content') || th).innerText.trim());
+      const heads = [...document.querySelectorAll('#annotator-stats thead th')]
+        .map(th => (th.querySelector('.header-content') || th).innerText.trim());
       for (const row of document.querySelectorAll({ROW!r})) {{
         const cells = [...row.querySelectorAll('[role=gridcell]')].map(cell => cell.innerText.trim());
-        if (cells[heads.indexOf('Annotator')] === {name!r}) return Object.fromEntries(heads.map((h, i) => [h, cells[i]]));
+        if (cells[heads.indexOf('Annotator')] === {name!r})
+          return Object.fromEntries(heads.map((h, i) => [h, cells[i]]));
       }}
       return null;
     }}""")
@@ -84,7 +86,7 @@ def test_the_admin_reviews_all_of_an_annotator_s_votes_or_a_rule_s_in_one_action
         assert "Wrong admin password" not in page.inner_text("body"), "the failed unlock's message outlived the unlock"
         # flags and counts per annotator
         careful = _row(page, "careful")
-        assert careful and careful["Votes"] == "8" and careful["Counted"] == "5" and careful["Rate rule"] == "3", careful
+        assert careful and (careful["Votes"], careful["Counted"], careful["Rate rule"]) == ("8", "5", "3"), careful
         assert _row(page, "spammer")["Counted"] == "24"
         shoot(page, size, "admin-01-annotators", full_page=True)
         # a click on a row chooses the annotator; one action excludes every vote, with a reason

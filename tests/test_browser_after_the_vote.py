@@ -11,16 +11,16 @@ import random
 import time
 
 import pytest
+from support.arena import build_small_arena
+from support.browser import open_leaderboard_filters
+from support.touch import SIZES, TOUCH, next_battle, open_page, press, shoot, sign_in, vote
+from support.webapp import running_app
 
 from arena import session as sessions
 from arena.leaderboard.compute import leaderboard_options
 from arena.leaderboard.service import rebuild_history
-from support.arena import build_small_arena
-from support.browser import open_leaderboard_filters
 from datamodel.quality import QualityRules
 from datamodel.rating_history import day_of, end_of_day
-from support.touch import SIZES, TOUCH, next_battle, open_page, press, shoot, sign_in, vote
-from support.webapp import running_app
 
 EVERY = 3  # the page offers the voter's own leaderboard every this many votes
 
@@ -64,7 +64,8 @@ def test_the_reveal_describes_the_models_and_offers_the_voter_s_own_leaderboard(
                                timeout=20000)
         open_leaderboard_filters(page)
         page.wait_for_function("() => document.querySelector('#lb-voter input')?.value === 'curious'", timeout=20000)
-        page.wait_for_function(f"() => document.querySelector('#lb-summary')?.innerText.includes('{EVERY} human votes')",
+        page.wait_for_function(f"() => document.querySelector('#lb-summary')?.innerText"
+                               f".includes('{EVERY} human votes')",
                                timeout=30000)
         shoot(page, size, "after-03-own-leaderboard")
         assert page.locator("button[role=tab][aria-selected=true]", has_text="Leaderboard").count() == 1
@@ -110,7 +111,8 @@ def test_the_leaderboard_over_time_in_the_page(tmp_path, browser, size):
                                 ".map(li => li.innerText.replace('✓', '').trim())")  # the chosen one has a tick
         assert options[0] == "Now" and two_days_ago in options, options
         page.locator("ul[role=listbox] li[role=option]", has_text=two_days_ago).first.click()
-        page.wait_for_function(f"() => document.querySelector('#lb-summary')?.innerText.includes('As of {two_days_ago}')",
+        page.wait_for_function(f"() => document.querySelector('#lb-summary')?.innerText"
+                               f".includes('As of {two_days_ago}')",
                                timeout=30000)
         shoot(page, size, "history-02-as-of", full_page=size == "desktop")
         assert "24 human votes" in page.inner_text("#lb-summary")  # the votes cast by the end of that day

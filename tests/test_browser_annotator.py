@@ -7,11 +7,11 @@ ignored), one folder per size, for a person to look at.
 """
 
 import pytest
-
 from support import browser as browsers
 from support.arena import build_small_arena
 from support.browser import SIZES, open_page  # noqa: F401  (SIZES, open_page: kept importable from here)
 from support.webapp import running_app
+
 from arena.web.arena_tab import EXPECTED_LABEL
 
 SCREENSHOTS = browsers.screenshot_folder("ARENA_SCREENSHOTS", ".cache/screenshots")

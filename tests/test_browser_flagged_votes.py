@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from arena.vote_import import import_votes
 from support import browser as browsers
 from support.arena import build_small_arena
 from support.browser import SIZES, leaderboard_details
 from support.webapp import running_app
+
+from arena.vote_import import import_votes
 
 SCREENSHOTS = browsers.screenshot_folder("ARENA_FLAGGED_SCREENSHOTS", ".cache/screenshots-flagged")
 

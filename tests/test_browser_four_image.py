@@ -3,7 +3,6 @@ prompt in a 2×2 grid, the best (and the worst) picked with keys or clicks or ta
 Screenshots go to ``.cache/screenshots-issue29/<size>/four-*.png``."""
 
 import pytest
-
 from support.arena import MODELS, build_small_arena
 from support.browser import leaderboard_summary, open_leaderboard_filters
 from support.touch import SIZES, TOUCH, box, open_page, press, shoot, sign_in, vote
@@ -29,7 +28,8 @@ def _check_anonymous(page, token: str) -> None:
     assert not any(model in text for model in MODELS), text  # no name before the vote
     sources = page.eval_on_selector_all("#four-grid img", "imgs => imgs.map(img => img.getAttribute('src'))")
     assert sources == [f"kwise-media/{token}/{slot}" for slot in range(1, 5)]
-    sizes = page.eval_on_selector_all("#four-grid img", "imgs => imgs.map(img => [img.naturalWidth, img.naturalHeight])")
+    sizes = page.eval_on_selector_all("#four-grid img",
+                                      "imgs => imgs.map(img => [img.naturalWidth, img.naturalHeight])")
     assert len({tuple(size) for size in sizes}) == 1  # one rendition size for the four models
 
 

@@ -10,10 +10,20 @@ font file is a stub); an enlarged image had no close button or hint, and pressin
 """
 
 import pytest
-
 from support.arena import build_small_arena
-from support.touch import (BATTLE_SHOWN, SIZES, TOUCH, box, next_battle, open_page, press, shoot, sign_in,
-                           vote, wait_images)
+from support.touch import (
+    BATTLE_SHOWN,
+    SIZES,
+    TOUCH,
+    box,
+    next_battle,
+    open_page,
+    press,
+    shoot,
+    sign_in,
+    vote,
+    wait_images,
+)
 from support.webapp import running_app
 
 LONG_NAMES = {"alpha-model": "alpha-model-trained-on-an-uncommonly-long-list-of-datasets-v2-final",

@@ -1,15 +1,15 @@
 """The leaderboard in a real browser (Debian chromium via playwright), at a desktop and a phone size (issue 17, items
 7 and 8): a compact table that shows every row without scrolling inside it, short numbers, no judge columns without
 judge votes, unranked models without a rank (greyed, with their ratings: issue 44), a chart bounded to the ranked
-models, ranks explained, panels that say why they are empty and filter menus that follow the chosen suite. Every state is photographed into
-``ARENA_LEADERBOARD_SCREENSHOTS`` (default ``.cache/screenshots-leaderboard``, git ignored), one folder per size.
+models, ranks explained, panels that say why they are empty and filter menus that follow the chosen suite. Every
+state is photographed into ``ARENA_LEADERBOARD_SCREENSHOTS`` (default ``.cache/screenshots-leaderboard``, git
+ignored), one folder per size.
 """
 
 import random
 import re
 
 import pytest
-
 from support import browser as browsers
 from support.arena import build_small_arena
 from support.browser import SIZES, leaderboard_summary

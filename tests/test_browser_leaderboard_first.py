@@ -10,7 +10,6 @@ import contextlib
 import re
 
 import pytest
-
 from support.arena import build_small_arena
 from support.browser import open_leaderboard_filters, screenshot_folder
 from support.touch import SIZES, served_page
@@ -61,7 +60,8 @@ def test_the_leaderboard_starts_with_the_table(tmp_path, browser, size):
         open_leaderboard_filters(page)
         page.click("#lb-suite input")
         page.locator("ul[role=listbox] li[role=option]", has_text="WordNet taxonomy").first.click()
-        page.wait_for_function("() => document.querySelector('#lb-filters').innerText.includes('Suite: WordNet taxonomy')",
+        page.wait_for_function("() => document.querySelector('#lb-filters').innerText"
+                               ".includes('Suite: WordNet taxonomy')",
                                timeout=10000)
         _shoot(page, size, "leaderboard-02-filters-open")
 
@@ -84,7 +84,8 @@ def test_a_visitor_reads_no_command_line_and_a_bad_day_in_words(tmp_path, browse
                                timeout=15000)
         page.wait_for_timeout(500)
         _shoot(page, size, "leaderboard-03-bad-day")
-        badges = page.evaluate("() => [...document.querySelectorAll('.error, .toast-body.error, [data-testid=toast-body]')]"
+        badges = page.evaluate("() => [...document.querySelectorAll("
+                               "'.error, .toast-body.error, [data-testid=toast-body]')]"
                                ".filter(e => e.getClientRects().length).map(e => e.innerText.slice(0, 80))")
         assert badges == [], badges
         assert page.locator("#lb-table [role=gridcell]").count() > 3
@@ -99,7 +100,8 @@ def test_the_judges_subtab_names_its_columns_in_words_with_one_refresh(tmp_path,
         _shoot(page, size, "leaderboard-04-judges")
         for table in ("lb-judges", "lb-judges-ratings"):
             headers = page.evaluate(f"() => [...document.querySelectorAll('#{table} thead th')]"
-                                    ".map(th => (th.querySelector('.header-content') || th).innerText.trim()).filter(t => t)")
+                                    ".map(th => (th.querySelector('.header-content') || th).innerText.trim())"
+                                    ".filter(t => t)")
             assert headers and not [h for h in headers if LOWER_OR_SNAKE.search(h)], headers
         refreshes = page.evaluate("() => [...document.querySelectorAll('button')]"
                                   ".filter(b => b.innerText.trim().startsWith('Refresh')).map(b => b.id)")

@@ -6,9 +6,8 @@ import io
 
 import pytest
 from PIL import Image
-
 from support.arena import demo_arena
-from support.touch import SIZES, BATTLE_SHOWN, open_page, press, shoot, sign_in, vote, wait_images
+from support.touch import BATTLE_SHOWN, SIZES, open_page, press, shoot, sign_in, vote, wait_images
 from support.webapp import running_app
 
 MODELS = "demo-painter,demo-tiny-unet"  # a painter and the tiny diffusers pipeline: every battle holds both

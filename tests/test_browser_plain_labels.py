@@ -12,12 +12,10 @@ behind "•••" and Plotly's toolbar covered the charts' titles.
 import re
 
 import pytest
-
 from support.arena import build_small_arena
 from support.browser import open_leaderboard_filters
 from support.touch import SIZES, open_page, shoot
-from support.votes import JUDGE, add_votes
-from support.votes import store_metrics
+from support.votes import JUDGE, add_votes, store_metrics
 from support.webapp import running_app
 
 SNAKE = re.compile(r"\b[a-z]+_[a-z_]+\b")
@@ -37,14 +35,16 @@ def _subtab(page, name: str) -> None:
 
 def _headers(page, table: str) -> list[str]:
     page.wait_for_function(f"() => document.querySelectorAll('#{table} thead th').length > 1", timeout=20000)
-    return page.evaluate(f"() => [...document.querySelectorAll('#{table} thead th')].map(th => (th.querySelector('.header-content') || th).innerText.trim())"
+    return page.evaluate(f"() => [...document.querySelectorAll('#{table} thead th')]"
+                         ".map(th => (th.querySelector('.header-content') || th).innerText.trim())"
                          ".filter(t => t)")
 
 
 def _column(page, table: str, header: str) -> list[str]:
     """The cells of column ``header`` of the table ``#<table>`` (Gradio draws its rows as [role=row] of gridcells)."""
     return page.evaluate(f"""() => {{
-      const heads = [...document.querySelectorAll('#{table} thead th')].map(th => (th.querySelector('.header-content') || th).innerText.trim());
+      const heads = [...document.querySelectorAll('#{table} thead th')]
+        .map(th => (th.querySelector('.header-content') || th).innerText.trim());
       const at = heads.indexOf({header!r});
       return [...document.querySelectorAll('#{table} [role=row]')].map(row => [...row.querySelectorAll(
         '[role=gridcell]')]).filter(cells => cells.length).map(cells => (cells[at] || {{}}).innerText);
@@ -121,7 +121,8 @@ def test_the_leaderboard_speaks_plainly(tmp_path, browser, size):
         assert not any(SNAKE.search(h) for h in bias), bias
         assert all(cell.endswith("%") for cell in _column(page, "lb-bias", "A won")), _column(page, "lb-bias", "A won")
         # every chart's title plain, and no Plotly toolbar over it on a phone
-        titles = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].map(t => t.textContent)")
+        titles = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+                               ".map(t => t.textContent)")
         assert titles and not any(SNAKE.search(t) for t in titles), titles
         if size == "phone":
             assert page.evaluate("() => [...document.querySelectorAll('.modebar-container')]"

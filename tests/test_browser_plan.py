@@ -7,15 +7,15 @@ from __future__ import annotations
 import random
 
 import pytest
+from support import browser as browsers
+from support.arena import build_small_arena, make_image, render_all
+from support.browser import SIZES, leaderboard_summary, open_page
+from support.webapp import running_app
 
 from datamodel.annotators import sign_in
 from datamodel.catalog import add_image, add_model
 from datamodel.votes import record_vote
 from sampling.draws import draw_uniform, serve_battle
-from support import browser as browsers
-from support.arena import build_small_arena, make_image, render_all
-from support.browser import SIZES, leaderboard_summary, open_page
-from support.webapp import running_app
 
 SCREENSHOTS = browsers.screenshot_folder("ARENA_PLAN_SCREENSHOTS", ".cache/screenshots-plan")
 

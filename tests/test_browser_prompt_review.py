@@ -3,14 +3,14 @@ candidates; the admin accepts one (it becomes a prompt), rejects one with a reas
 is photographed into ``ARENA_SCREENSHOTS`` (default ``.cache/screenshots``), one folder per size."""
 
 import pytest
-
-from datamodel.catalog import suite_prompts
-from datamodel.prompt_candidates import add_candidates, candidates
-from suites import saneval
 from support import browser as browsers
 from support.arena import build_small_arena
 from support.browser import SIZES
 from support.webapp import running_app
+
+from datamodel.catalog import suite_prompts
+from datamodel.prompt_candidates import add_candidates, candidates
+from suites import saneval
 
 SCREENSHOTS = browsers.screenshot_folder("ARENA_SCREENSHOTS", ".cache/screenshots")
 ROW = "#prompt-candidates [role=row]:has([role=gridcell])"  # Gradio draws a table's rows as [role=row] of gridcells

@@ -5,13 +5,13 @@ phone size, with the arena's own votes and an imported FastChat log. Screenshots
 import json
 
 import pytest
-
-from arena.vote_import import import_votes
 from support import browser as browsers
 from support.arena import build_small_arena
 from support.browser import SIZES, leaderboard_details, leaderboard_summary
 from support.votes import add_votes
 from support.webapp import running_app
+
+from arena.vote_import import import_votes
 
 SCREENSHOTS = browsers.screenshot_folder("ARENA_LEADERBOARD_SCREENSHOTS", ".cache/screenshots-leaderboard")
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 import itertools
 
 import pytest
-
-from datamodel.annotators import sign_in
-from datamodel.battles import Pairing
 from support import browser as browsers
 from support.arena import build_small_arena
 from support.browser import SIZES, leaderboard_summary
 from support.votes import RANKING, add_votes, image_of, vote_on
 from support.webapp import running_app
+
+from datamodel.annotators import sign_in
+from datamodel.battles import Pairing
 
 SCREENSHOTS = browsers.screenshot_folder("ARENA_RANKS_SCREENSHOTS", ".cache/screenshots-ranks")
 # the table's body rows as drawn (Gradio's virtual rows), each cell's text and computed style

@@ -11,14 +11,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-
-from datamodel.human_ratings import set_assignment
-from judges.rating_tasks import SANEVAL
 from support.rating_page import shown_src, submit_rating_sign_in, wait_question
 from support.ratings import build_rating_arena
 from support.touch import SIZES, TOUCH
 from support.touch import open_page as open_touch_page
 from support.webapp import running_app
+
+from datamodel.human_ratings import set_assignment
+from judges.rating_tasks import SANEVAL
 
 SCREENSHOTS = Path(os.environ.get("ARENA_ISSUE41_SCREENSHOTS", ".cache/screenshots-issue41"))
 
@@ -144,7 +144,7 @@ def test_sign_in_typos_do_not_lock_the_rater_out(tmp_path, browser, size):
     with running_app(arena.settings) as url:
         page = open_touch_page(browser, url, size)
         page.get_by_role("tab", name="Ratings").click()
-        for attempt in range(7):
+        for _attempt in range(7):
             submit_rating_sign_in(page, "typist", "abc")
             page.wait_for_function(
                 "() => document.querySelector('#rating-signin-message')?.innerText.includes('at least')",

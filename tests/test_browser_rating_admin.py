@@ -10,14 +10,14 @@ import random
 from pathlib import Path
 
 import pytest
+from support.ratings import build_rating_arena
+from support.touch import SIZES, open_page
+from support.webapp import running_app
 
 from arena import rating_session as raters
 from datamodel.human_ratings import set_assignment
 from datamodel.quality import QualityRules
 from judges.rating_tasks import SANEVAL
-from support.ratings import build_rating_arena
-from support.touch import SIZES, open_page
-from support.webapp import running_app
 
 SCREENSHOTS = Path(os.environ.get("ARENA_ISSUE41_SCREENSHOTS", ".cache/screenshots-issue41"))
 PASSWORD = "admin-password-1"

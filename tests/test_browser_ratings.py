@@ -10,14 +10,14 @@ import json
 from pathlib import Path
 
 import pytest
-
-from datamodel.human_ratings import set_assignment
-from judges.rating_tasks import COMMONSENSE, SANEVAL, SEMVAR
 from support import browser as browsers
 from support.browser import SIZES
 from support.rating_page import shown_src, submit_rating_sign_in, wait_question
 from support.ratings import MODELS, build_rating_arena
 from support.webapp import running_app
+
+from datamodel.human_ratings import set_assignment
+from judges.rating_tasks import COMMONSENSE, SANEVAL, SEMVAR
 
 SCREENSHOTS = browsers.screenshot_folder("ARENA_SCREENSHOTS", ".cache/screenshots")
 
@@ -263,8 +263,9 @@ def test_the_admin_opens_a_task_and_exports_the_ratings(tmp_path, browser):
 def test_the_shipped_demo_serves_semvarbench_and_saneval_questions(tmp_path, browser, size):
     """Issue 27 on the demo: the arena made from the shipped bundle serves a SemVarBench and a SANEval question, each
     with a demo prompt's words, and stores the answers."""
-    from arena.demo.seeding import demo_prompt_specs
     from support.arena import demo_arena
+
+    from arena.demo.seeding import demo_prompt_specs
 
     demo = demo_arena(tmp_path)  # the shipped bundle loaded, its images rendered
     settings, db = demo.settings, demo.db

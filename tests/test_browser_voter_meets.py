@@ -5,10 +5,10 @@ which showed the benchmark's answer before the vote (a rater told the answer no 
 import contextlib
 
 import pytest
-
 from support.arena import build_small_arena
 from support.touch import BATTLE_SHOWN, next_battle, open_page, press, shoot, sign_in, vote, wait_images
 from support.webapp import running_app
+
 from suites.registry import suite_title
 
 COMMONSENSE = suite_title("commonsense")

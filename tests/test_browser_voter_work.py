@@ -6,7 +6,6 @@ before the cap, says on the reveal why the vote past it does not count, and keep
 """
 
 import pytest
-
 from support.arena import build_small_arena
 from support.touch import SIZES, box, next_battle, open_page, shoot, sign_in, vote
 from support.webapp import running_app

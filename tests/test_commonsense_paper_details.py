@@ -7,14 +7,13 @@ from __future__ import annotations
 import asyncio
 import io
 
-import pytest
 import torch
 from PIL import Image
+from support.openai_stub import engine_config
 
 from core.presets import get_preset
 from judges.commonsense import run_commonsense
 from judges.selection import Selection
-from support.openai_stub import engine_config
 from tools.fake_openai import FakeServer, Scripted
 
 
@@ -111,6 +110,9 @@ def test_fig_5_bins_the_normalised_prompt_similarity():
 def test_fig_5_is_printed_with_its_plot_from_the_database(tmp_path, capsys, monkeypatch):
     """``python -m arena report commonsense``: Figure 5's data table from the stored prompt similarities and the
     human fit ratings, and the plot written as an HTML page beside it (``--figures``)."""
+    from support.arena import command_line_env
+    from support.ratings import build_rating_arena
+
     from arena.commands import main
     from arena.reports.commonsense import figure_5_points
     from datamodel.annotators import sign_in
@@ -118,8 +120,6 @@ def test_fig_5_is_printed_with_its_plot_from_the_database(tmp_path, capsys, monk
     from datamodel.metrics import MetricRow, write_metrics
     from judges.metrics.commonsense_clip import PROMPT_SIMILARITY
     from judges.rating_tasks import COMMONSENSE
-    from support.arena import command_line_env
-    from support.ratings import build_rating_arena
 
     arena = build_rating_arena(tmp_path / "arena", items=6)
     db = arena.db
@@ -147,15 +147,15 @@ def test_fig_5_is_printed_with_its_plot_from_the_database(tmp_path, capsys, monk
     assert "## Table F5: Figure 5: CLIP embedding similarity of the prompts P1, P2" in out
     plot = folder / "commonsense-F5.html"
     assert plot.is_file() and f"Plot: {plot}" in out and "plotly" in plot.read_text()[:20000].lower()
-    from judges.human_stats import commonsense_pair_scores
     from datamodel.connection import connect
     from datamodel.human_ratings import ratings_frame
+    from judges.human_stats import commonsense_pair_scores
 
     db = connect(arena.settings.db_path)
     pairs = commonsense_pair_scores(ratings_frame(db, task="commonsense_fit"))
     human = {k: float(v) for k, v in pairs.groupby(["model", "item_key"])["score"].mean().items()}
     points = figure_5_points(cosine, human)
-    for model, by_bin in points.items():
-        for k, (mean, n) in by_bin.items():
+    for by_bin in points.values():
+        for mean, n in by_bin.values():
             assert f"{mean:.3f} ({n})" in out
     db.close()

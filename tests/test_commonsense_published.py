@@ -13,8 +13,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from support.shared import SHARED
+
 from generators.registry import NO_REVISION_PREFIX
 from judges.prompts import COMMONSENSE_FIT
 from suites.commonsense import CATEGORIES, load_commonsense, published_description, sample_specs

@@ -10,8 +10,8 @@ import csv
 from pathlib import Path
 
 import pytest
-
 from support.shared import SHARED
+
 from suites.paraphrase import load_paraphrases
 
 PUBLISHED = Path(__file__).resolve().parents[1] / "arena" / "reports" / "published" / "consistency.csv"
@@ -62,7 +62,8 @@ def test_table_1_and_what_section_3_reads_from_it():
     than for realistic objects" is S_final = S_r − S_a < 0 in the std column."""
     table = table1()
     sd3, dalle = table["SD3-medium"], table["DALL-E 3"]
-    assert (sd3, dalle) == ({"std": -0.86, "min": -2.10, "median": -3.19}, {"std": -0.54, "min": -2.20, "median": -3.12})
+    assert (sd3, dalle) == ({"std": -0.86, "min": -2.10, "median": -3.19},
+                            {"std": -0.54, "min": -2.20, "median": -3.12})
     better = {stat: "DALL-E 3" if abs(dalle[stat]) < abs(sd3[stat]) else "SD3-medium" for stat in sd3}
     assert better == {"std": "DALL-E 3", "min": "SD3-medium", "median": "DALL-E 3"}
     gaps = {stat: round(abs(abs(dalle[stat]) - abs(sd3[stat])), 2) for stat in sd3}

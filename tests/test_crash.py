@@ -5,9 +5,9 @@ import signal
 import sqlite3
 
 import pytest
-
 from support.arena import build_small_arena
 from support.load_progress import wait_for_votes
+
 from tools.load import free_port, integrity, run_load, start_server, stop_server
 
 pytestmark = pytest.mark.slow
@@ -46,8 +46,10 @@ def test_sigkill_mid_load_loses_no_acknowledged_vote(tmp_path):
     assert integrity(db_path) == "ok"
     with sqlite3.connect(db_path) as conn:
         stored = dict(conn.execute("SELECT id, battle_id FROM votes").fetchall())
-        per_battle = conn.execute("SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM votes GROUP BY battle_id)").fetchone()[0]
-        unvoted = conn.execute("SELECT COUNT(*) FROM battles WHERE id NOT IN (SELECT battle_id FROM votes)").fetchone()[0]
+        per_battle = conn.execute("SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM votes GROUP BY battle_id)"
+                                  ).fetchone()[0]
+        unvoted = conn.execute("SELECT COUNT(*) FROM battles WHERE id NOT IN (SELECT battle_id FROM votes)"
+                               ).fetchone()[0]
     missing = [vote_id for vote_id in report.vote_ids if vote_id not in stored]
     assert missing == [], f"acknowledged votes lost in the crash: {missing}"
     assert len(set(report.vote_ids)) == len(report.vote_ids) and per_battle == 1

@@ -21,7 +21,8 @@ from tools.scale_fixture import ScaleSpec, build_scale_database
 ROOT = Path(__file__).resolve().parents[1]
 METADATA = ROOT / "datasette-metadata.json"
 SECRET = ("annotators", "annotator_sessions", "battles", "judge_requests", "leaderboard_snapshots",
-          "votes", "admin_actions", "leaderboard_history")  # votes: each names its annotator (vote_details numbers them)
+          "votes",  # each names its annotator (vote_details numbers them)
+          "admin_actions", "leaderboard_history")
 
 
 @pytest.fixture(scope="module")

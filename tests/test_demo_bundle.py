@@ -17,11 +17,20 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from arena.demo.seeding import (DEMO_BUNDLE, DEMO_METRIC_NAMES, DemoBundleError, demo_incomplete, demo_prompt_specs,
-                        ensure_demo, load_demo_bundle, missing_demo_metrics, read_demo_bundle)
+from arena.demo.seeding import (
+    DEMO_BUNDLE,
+    DEMO_METRIC_NAMES,
+    DemoBundleError,
+    demo_incomplete,
+    demo_prompt_specs,
+    ensure_demo,
+    load_demo_bundle,
+    missing_demo_metrics,
+    read_demo_bundle,
+)
+from core.settings import Settings
 from datamodel.connection import connect
 from datamodel.media import MediaStore
-from core.settings import Settings
 from generators.demo import DEMO_MODELS, demo_models
 from generators.procedural import emoji_font
 

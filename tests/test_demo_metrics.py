@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from core.settings import Settings
 from datamodel.connection import connect
 from datamodel.media import MediaStore
-from core.settings import Settings
 from generators.procedural import emoji_font
 
 pytestmark = [pytest.mark.slow,  # trains the demo CLIP on a cold artefact cache, then builds the whole demo

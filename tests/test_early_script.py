@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 
-from arena.web.early_script import FRAME_BUDGET_JS, EarlyScript
 from support.arena import build_small_arena
 from support.browser import SIZES
 from support.webapp import running_app
+
+from arena.web.early_script import FRAME_BUDGET_JS, EarlyScript
 
 # Counts the frames the page asks the browser for, underneath any wrapper the page installs (an init script runs
 # before the page's own scripts).

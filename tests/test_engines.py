@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 
 import pytest
+from conftest import build_small_arena
 
 from arena.commands import main
-from conftest import build_small_arena
 from datamodel.annotators import sign_in
 from datamodel.connection import connect
 from datamodel.migrate_db import MigrationError, migrate_database, table_checksum

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from support.cache import build_once
 
 from arena.commands import main
 from datamodel.connection import connect
@@ -18,7 +19,6 @@ from datamodel.media import MediaStore
 from datamodel.vote_table import FASTCHAT_WINNER, export_votes, votes_frame
 from ratings.elo import online_elo
 from ratings.leaderboard import fit_leaderboard
-from support.cache import build_once
 from tools.scale_fixture import ScaleSpec, build_scale_database
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,7 +136,8 @@ def test_the_hf_folder_loads_with_datasets_and_holds_the_original_images(study, 
         assert loaded.num_rows == len(frame)
         assert isinstance(loaded.features["image_a"], datasets.Image)
         assert loaded[0]["image_a"].size[0] > 0  # decoded as a PIL image
-    raw = loaded.cast_column("image_a", datasets.Image(decode=False)).cast_column("image_b", datasets.Image(decode=False))
+    raw = (loaded.cast_column("image_a", datasets.Image(decode=False))
+           .cast_column("image_b", datasets.Image(decode=False)))
     paths = dict(db.execute("SELECT id, media_hash || '.' || media_ext FROM images").fetchall())
     for k in (0, len(frame) // 2, len(frame) - 1):
         row, vote = raw[k], frame.iloc[k]

@@ -12,8 +12,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from datamodel.vote_table import COLUMNS, EXPORT_FORMATS, EXPORT_SCHEMA, csv_cell_text, export_votes, votes_frame
 from datamodel.connection import connect
+from datamodel.vote_table import COLUMNS, EXPORT_FORMATS, EXPORT_SCHEMA, csv_cell_text, export_votes, votes_frame
 from tools.scale_fixture import ScaleSpec, build_scale_database
 
 ODD_TEXT = 'Ein Käse, "猫" und ein Brötchen\nzweite Zeile — ça va\r'

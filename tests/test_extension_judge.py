@@ -5,9 +5,9 @@ import re
 
 import pytest
 
+from core.registry import RegistryError
 from datamodel.connection import connect
 from datamodel.judgments import Judgment, judgments, save_judgment
-from core.registry import RegistryError
 from judges.client import Engine
 from judges.commands import main
 from judges.parsing import ParseError, read_reply

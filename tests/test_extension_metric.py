@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
+from support.votes import HUMAN_ORDER, vote_human_order
 
 from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 from datamodel.metrics import MetricRow, metric_directions, model_metric_table, write_metrics
 from judges.metrics.commands import main
 from judges.metrics.registry import METRICS, Metric, MetricRun, default_names, lower_is_better
 from judges.selection import image_rows
-from support.votes import HUMAN_ORDER, vote_human_order
 
 
 def brightness(image) -> float:
@@ -90,5 +90,6 @@ def test_a_declaration_is_checked():
     with pytest.raises(ValueError, match="does not store"):
         Metric(name="dimness", title="", score=score_brightness, directions={"other": "lower"})
     with pytest.raises(ValueError, match="another direction"):  # fid is a built-in, lower is better
-        METRICS.register(Metric(name="fid-again", title="", stored=("fid",), direction="higher", score=score_brightness))
+        METRICS.register(Metric(name="fid-again", title="", stored=("fid",), direction="higher",
+                                score=score_brightness))
     assert "fid-again" not in METRICS

@@ -210,13 +210,14 @@ def test_viewers_read_the_history_and_only_the_servers_boards_write_it(tmp_path)
     import itertools
     import time
 
-    from arena.leaderboard.compute import leaderboard_options
-    from arena.leaderboard.service import SnapshotService, keeps_history, options_key
-    from datamodel.connection import Store
-    from datamodel.rating_history import day_of, keep_day, kept_days
-    from core.protocols import PROTOCOLS
     from support.arena import build_small_arena
     from support.webapp import shared_leaderboard_worker
+
+    from arena.leaderboard.compute import leaderboard_options
+    from arena.leaderboard.service import SnapshotService, keeps_history, options_key
+    from core.protocols import PROTOCOLS
+    from datamodel.connection import Store
+    from datamodel.rating_history import day_of, keep_day, kept_days
 
     arena = build_small_arena(tmp_path, bootstrap_rounds=5)
     settings = arena.settings
@@ -317,8 +318,8 @@ def test_by_default_a_rendition_has_no_bands_whatever_the_image_shape():
     import numpy as np
     from PIL import Image
 
-    from datamodel.renditions import BACKGROUND, RenditionSpec, render
     from core.settings import Settings
+    from datamodel.renditions import BACKGROUND, RenditionSpec, render
 
     spec = RenditionSpec.from_settings(Settings())
     for size in ((1024, 1024), (1344, 768), (768, 1344), (1024, 576)):
@@ -330,8 +331,9 @@ def test_by_default_a_rendition_has_no_bands_whatever_the_image_shape():
 
 
 def test_a_letterboxed_arena_with_images_of_several_shapes_is_warned_about(tmp_path):
+    from support.arena import build_small_arena
+
     from datamodel.renditions import RenditionSpec, band_warning
-    from support.arena import build_small_arena, make_image
 
     arena = build_small_arena(tmp_path)
     assert band_warning(arena.db, RenditionSpec(fit="letterbox")) is None  # every image square: no bands

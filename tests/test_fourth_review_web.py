@@ -10,15 +10,9 @@ import time
 
 import httpx
 import pytest
-
 from support.arena import build_small_arena
 from support.webapp import TEST_TOKEN as TOKEN
 from support.webapp import Page, concurrently, gradio_app, running_app, sign_in
-
-
-
-
-
 
 # --- finding 15: HEAD / ----------------------------------------------------------------------------------------------
 
@@ -34,7 +28,7 @@ def test_head_reports_the_length_get_sends(plain_app):
     assert head.content == b""
 
 
-# --- finding 6: bad input on the Ratings tab counted as a guess ----------------------------------------------------------
+# --- finding 6: bad input on the Ratings tab counted as a guess -------------------------------------------------------
 
 
 def test_bad_input_on_the_ratings_tab_is_not_counted_as_a_guess(tmp_path):
@@ -181,7 +175,8 @@ def test_a_lost_sessions_messages_do_not_stop_the_queue():
 
 def test_queue_position_estimates_nobody_reads_do_not_pile_up():
     """Gradio sends every waiting event an estimate each time any event starts and keeps them until the page reads
-    its stream: 6,000 queued events of fresh pages, never read, left 451,000 estimates (tools.flood: 354 -> 1,326 MB)."""
+    its stream: 6,000 queued events of fresh pages, never read, left 451,000 estimates (tools.flood: 354 -> 1,326
+    MB)."""
     import asyncio
     from types import SimpleNamespace
 
@@ -261,7 +256,7 @@ def test_a_flood_of_new_pages_from_many_addresses_signs_no_one_out(tmp_path):
     assert export[0], export
 
 
-# --- finding 12: slow connections held what they sent -------------------------------------------------------------------
+# --- finding 12: slow connections held what they sent -----------------------------------------------------------------
 
 
 @pytest.mark.slow  # a server, 20 slow bodies and their time limit
@@ -300,13 +295,14 @@ def test_slow_request_bodies_are_bounded_per_address_and_in_time(tmp_path, monke
         left = door.buffered
     refused = [a for a in answers if b" 429 " in a]
     late = [a for a in answers if b" 408 " in a]
-    print(f"20 slow bodies of {size:,} bytes: {held:,} bytes held, {len(refused)} refused at once, {len(late)} timed out")
+    print(f"20 slow bodies of {size:,} bytes: {held:,} bytes held, {len(refused)} refused at once, "
+          f"{len(late)} timed out")
     assert held <= front_door.BUFFERED_PER_ADDRESS
     assert len(refused) >= 20 - front_door.BUFFERED_PER_ADDRESS // size and len(refused) + len(late) == 20, answers
     assert left == 0
 
 
-# --- finding 16: wrong sign-ins slowed the votes ------------------------------------------------------------------------
+# --- finding 16: wrong sign-ins slowed the votes ----------------------------------------------------------------------
 
 
 @pytest.mark.slow  # 60 sign-ins over HTTP, each token check held 30 ms
@@ -314,8 +310,8 @@ def test_token_checks_run_at_most_the_sign_in_concurrency_at_once(tmp_path, monk
     """Before: 5 wrong sign-ins from each of 40 addresses slowed a voter's votes from 8 ms to 234 ms median (859 ms
     max) on two cores: every sign-in ran its scrypt hash at once (Gradio ran sign-ins without a concurrency limit).
     Now both tabs' sign-ins share a queue group of SIGN_IN_CONCURRENCY (half the cores), so votes keep the rest."""
-    from datamodel import annotators
     from arena.web.context import SIGN_IN_CONCURRENCY
+    from datamodel import annotators
 
     arena = build_small_arena(tmp_path, trusted_proxies="127.0.0.1", rate_limit_pages_per_minute=0)
     running, most = [0], [0]
@@ -345,7 +341,7 @@ def test_token_checks_run_at_most_the_sign_in_concurrency_at_once(tmp_path, monk
     assert 1 <= most[0] <= SIGN_IN_CONCURRENCY
 
 
-# --- finding 13: refusals still wrote tracebacks -----------------------------------------------------------------------
+# --- finding 13: refusals still wrote tracebacks ----------------------------------------------------------------------
 
 
 @pytest.mark.slow  # every event of the page, twice, over HTTP
@@ -353,8 +349,9 @@ def test_refusals_of_any_event_are_one_log_line_without_a_traceback(tmp_path, ca
     """Before: unknown voter and judge filters, as_of=9999-12-31 (OverflowError), 21 of 114 unauthenticated event
     calls and 1,159 requests of the queue flood wrote tracebacks; a 5,000-digit SemVarBench score answered 500 with
     Python's own message."""
-    from datamodel.human_ratings import set_assignment
     from support.ratings import build_rating_arena
+
+    from datamodel.human_ratings import set_assignment
 
     arena = build_rating_arena(tmp_path, admin_password="the admin password")
     set_assignment(arena.db, "semvar_alignment", raters_per_item=1, active=True)
@@ -387,12 +384,13 @@ def test_refusals_of_any_event_are_one_log_line_without_a_traceback(tmp_path, ca
     assert any(r.getMessage().startswith("refused leaderboard from") for r in caplog.records)
 
 
-# --- finding 3: the Ratings tab named the model; finding 16: each reload showed another question -----------------------
+# --- finding 3: the Ratings tab named the model; finding 16: each reload showed another question ----------------------
 
 
 def _rating_arena(tmp_path, task: str):
-    from datamodel.human_ratings import set_assignment
     from support.ratings import build_rating_arena
+
+    from datamodel.human_ratings import set_assignment
 
     arena = build_rating_arena(tmp_path, generations=2, items=2, rate_limit_annotator_per_minute=0,
                                rate_limit_skips_per_minute=0, quality_fast_seconds=0.0)
@@ -400,7 +398,8 @@ def _rating_arena(tmp_path, task: str):
     return arena
 
 
-SIGNIN_ITEM = 6  # the sign-in's outputs: message, form, rating box, task menu, guidelines box, guidelines, then the item
+# the sign-in's outputs: message, form, rating box, task menu, guidelines box, guidelines, then the item
+SIGNIN_ITEM = 6
 
 
 @pytest.mark.slow  # 12 answers over HTTP (4.4 s)
@@ -424,7 +423,8 @@ def test_the_ratings_receipt_names_no_model_before_the_raters_answers_on_its_uni
     assert all("Saved" in status for status in statuses)
     size = units[0][1]
     assert size >= 2 and [bool(n) for n in named[:size]] == [False] * (size - 1) + [True], named
-    model = arena.db.execute("SELECT DISTINCT m.name FROM ratings r JOIN models m ON m.id = r.model_id WHERE r.unit = ?",
+    model = arena.db.execute("SELECT DISTINCT m.name FROM ratings r JOIN models m ON m.id = r.model_id "
+                             "WHERE r.unit = ?",
                              [units[0][0]]).fetchall()
     assert named[size - 1] == [model[0][0]]
     ends, done = set(), 0  # the answers that name a model are exactly the last ones of their units
@@ -489,7 +489,7 @@ def test_the_flood_tool_runs_every_flood_and_the_victim_and_the_queue_come_throu
     assert done.returncode == 0, out + done.stderr[-3000:]
     lines = {name: next((line for line in out.splitlines() if line.startswith(name)), None) for name, _, _ in FLOODS}
     assert all(lines.values()), out
-    for name, line in lines.items():
+    for line in lines.values():
         assert "MB  yes  yes" in line, line  # the victim voted and a fresh page's queued event was answered
     assert "0 bytes kept on disk" in lines["4. uploads of 100 KB"]
     assert "the right token from one of them: signed in" in lines["6. too-short tokens on the Ratings tab"]

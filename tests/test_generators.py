@@ -13,8 +13,8 @@ import pytest
 from PIL import Image
 
 from datamodel.catalog import PromptSpec, add_prompts
-from datamodel.media import MediaStore
 from datamodel.connection import connect
+from datamodel.media import MediaStore
 from generators.demo import DEMO_MODELS, demo_models, generate_demo_images
 from generators.pipelines import Generator, make_generator
 from generators.procedural import PaletteRenderer, SketchRenderer
@@ -318,7 +318,8 @@ def test_cli_run_and_list(tmp_path, tiny_cache, capsys):
     assert main([*common, "run", "--models", "demo-tiny-dit,demo-sketch", "--suite", "s", "--quiet",
                  "--images-per-prompt", "2"]) == 0
     assert "12 images made" in capsys.readouterr().out
-    assert main([*common, "run", "--models", "demo-tiny-dit", "--suite", "s", "--quiet", "--images-per-prompt", "2"]) == 0
+    assert main([*common, "run", "--models", "demo-tiny-dit", "--suite", "s", "--quiet",
+                 "--images-per-prompt", "2"]) == 0
     assert "0 images made, 6 already there" in capsys.readouterr().out
     assert main([*common, "run", "--models", "nope", "--suite", "s"]) == 2
     assert "unknown model(s) nope" in capsys.readouterr().err
@@ -358,3 +359,22 @@ def test_every_cli_command_has_help(capsys):
         with pytest.raises(SystemExit):
             parser.parse_args([command, "--help"])
         assert "usage:" in capsys.readouterr().out
+
+
+def test_ray_deploy_hands_the_named_models_to_ray_serve_and_says_how_to_start_the_app(tmp_path, monkeypatch, capsys):
+    """The command's own code up to Ray (the cluster itself is tests/test_open_prompts_serving.py's, with ray)."""
+    import generators.ray_serving
+    from generators.commands import build_parser, cmd_ray_deploy
+
+    deployed = []
+    monkeypatch.setattr(generators.ray_serving, "deploy",
+                        lambda specs, address, **options: deployed.append((sorted(specs), address)) or
+                        [f"arena-live-{name}" for name in specs])
+    args = build_parser().parse_args(["--db", str(tmp_path / "arena.db"), "--media-dir", str(tmp_path / "media"),
+                                      "ray-deploy", "--address", "127.0.0.1:6379",
+                                      "--models", "demo-painter,demo-scribble"])
+    assert cmd_ray_deploy(args) == 0
+    assert deployed == [(["demo-painter", "demo-scribble"], "127.0.0.1:6379")]
+    out = capsys.readouterr().out
+    assert "2 Ray Serve applications running on 127.0.0.1:6379" in out
+    assert "ARENA_OPEN_PROMPT_MODELS=demo-painter,demo-scribble" in out

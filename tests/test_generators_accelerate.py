@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from datamodel.catalog import PromptSpec, add_prompts
-from datamodel.media import MediaStore
 from datamodel.connection import connect
+from datamodel.media import MediaStore
 from generators.demo import demo_models
 from generators.pipelines import make_generator
 from generators.runner import run
@@ -47,7 +47,8 @@ def test_two_accelerate_processes_make_every_item_exactly_once(tmp_path):
     result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "process 1/2:" in result.stdout and "process 2/2:" in result.stdout
-    made = sum(int(line.split(": ")[1].split()[0]) for line in result.stdout.splitlines() if line.startswith("process "))
+    made = sum(int(line.split(": ")[1].split()[0]) for line in result.stdout.splitlines()
+               if line.startswith("process "))
     assert made == 2 * 5 * 2 - 4  # everything but the four that existed, each made once
 
     db = connect(tmp_path / "arena.db")

@@ -11,12 +11,12 @@ from functools import partial
 import pytest
 from PIL import Image
 
+from core.openai_http import MissingAPIKey
 from datamodel.catalog import PromptSpec, add_prompts
 from datamodel.connection import connect
 from datamodel.image_requests import usage
 from datamodel.media import MediaStore
 from generators.api_images import ImageAPIConfig, ImageAPIGenerator
-from core.openai_http import MissingAPIKey
 from generators.pipelines import make_generator
 from generators.registry import NO_REVISION_PREFIX, RegistryError, builtin_models, spec_from_mapping
 from generators.runner import run
@@ -29,7 +29,8 @@ PROMPTS = ("A lightbulb without electricity", "A lightbulb with electricity", "A
 def arena(tmp_path):
     db = connect(tmp_path / "arena.db")
     media = MediaStore(tmp_path / "media")
-    ids = add_prompts(db, [PromptSpec("commonsense", f"item{i}", text, role="p1") for i, text in enumerate(PROMPTS)]).ids
+    ids = add_prompts(db, [PromptSpec("commonsense", f"item{i}", text, role="p1")
+                           for i, text in enumerate(PROMPTS)]).ids
     yield db, media, ids
     db.close()
 

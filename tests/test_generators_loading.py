@@ -215,7 +215,8 @@ def test_running_out_of_gpu_memory_names_the_flags(suite_db, fake_sdxl, capsys):
 # the settings each model card leaves to the pipeline (it calls pipe(prompt) without them)
 CARD_LEAVES_TO_PIPELINE = {
     "sd-v1-5": ("steps", "guidance"), "openjourney": ("steps", "guidance"), "sdxl": ("steps", "guidance"),
-    "pixart-sigma": ("steps", "guidance"), "pixart-sigma-512": ("steps", "guidance"), "hunyuan-dit": ("steps", "guidance"), "sd-2-1": ("steps", "guidance"),
+    "pixart-sigma": ("steps", "guidance"), "pixart-sigma-512": ("steps", "guidance"),
+    "hunyuan-dit": ("steps", "guidance"), "sd-2-1": ("steps", "guidance"),
     "deepfloyd-if": ("steps", "guidance"), "deepfloyd-if-i": ("steps", "guidance"),
     "deepfloyd-if-ii": ("steps", "guidance"), "deepfloyd-if-iii": ("steps", "guidance"),
     "kandinsky-3": ("guidance",), "playground-v2-aesthetic": ("steps",), "openjourney-v4": ("steps", "guidance"),

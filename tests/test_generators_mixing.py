@@ -9,10 +9,10 @@ from functools import partial
 
 import pytest
 
+from core.presets import get_preset
 from datamodel.catalog import PromptSpec, add_prompts
 from datamodel.connection import connect
 from datamodel.media import MediaStore
-from core.presets import get_preset
 from generators.pipelines import make_generator
 from generators.registry import apply_preset, builtin_models
 from generators.runner import RunError, run

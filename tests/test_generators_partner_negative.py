@@ -117,7 +117,8 @@ def test_sdxl_with_partner_negatives_runs_on_its_tiny_stand_in(commonsense_db, t
 
 def test_the_commonsense_systems_follow_the_authors_code_and_model_cards():
     registry = builtin_models()
-    oj = registry["openjourney-v4"]  # generate_images.py: StableDiffusionPipeline(prompthero/openjourney-v4), pipe(prompt)
+    # generate_images.py: StableDiffusionPipeline(prompthero/openjourney-v4), pipe(prompt)
+    oj = registry["openjourney-v4"]
     assert (oj.pipeline_class, oj.hub_id, oj.steps, oj.guidance, oj.resolution, oj.prompt_template) == (
         "StableDiffusionPipeline", "prompthero/openjourney-v4", 50, 7.5, (512, 512), "{prompt}")
     lcm = registry["lcm-dreamshaper-v7"]  # pipe(prompt, num_inference_steps=4, guidance_scale=8.0), float32

@@ -6,6 +6,7 @@ import random
 
 import numpy as np
 import pytest
+from support.ratings import build_rating_arena
 
 from datamodel.annotators import sign_in
 from datamodel.human_ratings import ratings_frame, record_rating, record_serving
@@ -14,7 +15,6 @@ from datamodel.metrics import MetricRow, write_metrics
 from judges import commands, human_stats
 from judges.human_compare import CEILING, HumanCompareOptions, compare_with_humans, format_human_table
 from judges.rating_tasks import COMMONSENSE, SANEVAL, SEMVAR
-from support.ratings import build_rating_arena
 
 FIT_JUDGES = {"fit-judge-95": 0.95, "fit-judge-80": 0.80, "fit-judge-60": 0.60}
 NOISY_JUDGES = {"judge-close": 0.02, "judge-medium": 0.15, "judge-far": 0.6}  # noise sd around the humans'
@@ -63,7 +63,8 @@ def study(tmp_path_factory):
     truth = {q.subject: rng.random() < 0.5 for u in COMMONSENSE.units(db) for q in u.questions}
     for rater, accuracy in (("ann", 0.95), ("ben", 0.90)):
         noise = random.Random(rater)
-        store(db, rater, COMMONSENSE, lambda q, u: {"fit": int(truth[q.subject] ^ (noise.random() > accuracy))})
+        store(db, rater, COMMONSENSE,
+              lambda q, u, noise=noise, accuracy=accuracy: {"fit": int(truth[q.subject] ^ (noise.random() > accuracy))})
     with db.conn:  # the judges' results in one transaction
         _commonsense_judges(db, truth)
     # SemVarBench: raters score a true S per question with small noise; judges' SemVarEffect per item near the
@@ -71,9 +72,9 @@ def study(tmp_path_factory):
     true_s = {q.subject: rng.randrange(0, 51) for u in SEMVAR.units(db) for q in u.questions}
     for rater in ("ann", "ben", "cal"):
         noise = random.Random(rater + "s")
-        store(db, rater, SEMVAR, lambda q, u: {"object_accuracy": min(50, max(0, true_s[q.subject]
-                                                                           + noise.randint(-3, 3))),
-                                               "relevance": min(50, max(0, true_s[q.subject] + noise.randint(-3, 3)))})
+        store(db, rater, SEMVAR,
+              lambda q, u, noise=noise: {"object_accuracy": min(50, max(0, true_s[q.subject] + noise.randint(-3, 3))),
+                                         "relevance": min(50, max(0, true_s[q.subject] + noise.randint(-3, 3)))})
     humans = human_stats.semvar_item_effects(ratings_frame(db, task="semvar_alignment"))
     for judge, sd in NOISY_JUDGES.items():
         noise = np.random.default_rng(len(judge))
@@ -84,8 +85,8 @@ def study(tmp_path_factory):
     true_l = {u.questions[0].subject: rng.randint(1, 5) for u in SANEVAL.units(db)}
     for rater in ("ann", "ben"):
         noise = random.Random(rater + "l")
-        store(db, rater, SANEVAL, lambda q, u: {"likert": true_l[q.subject] if noise.random() < 0.85
-                                                else noise.randint(1, 5)})
+        store(db, rater, SANEVAL, lambda q, u, noise=noise: {"likert": true_l[q.subject] if noise.random() < 0.85
+                                                             else noise.randint(1, 5)})
     for judge, sd in NOISY_JUDGES.items():
         noise = np.random.default_rng(len(judge) + 1)
         for unit in SANEVAL.units(db):
@@ -153,7 +154,8 @@ def test_judges_compare_prints_the_rating_rows_after_the_pairwise_table(study, m
     start = lines.index(next(line for line in lines if line.startswith("== semvar_alignment")))
     assert [line.split()[0] for line in lines[start + 2:start + 6]] == ["human", "judge-close", "judge-medium",
                                                                          "judge-far"]
-    assert out.read_text().splitlines()[0] == "task,judge,compared,items,pairs,accuracy,kappa,pearson,spearman,insufficient"
+    assert out.read_text().splitlines()[0] == ("task,judge,compared,items,pairs,accuracy,kappa,pearson,spearman,"
+                                               "insufficient")
 
 
 def test_the_judges_sub_tab_shows_the_same_rows(study):

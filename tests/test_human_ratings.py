@@ -7,18 +7,25 @@ nothing: each test counts the ratings before and after.
 import random
 
 import pytest
-
-pytestmark = pytest.mark.both_engines
-
-from arena import rating_session as raters
-from datamodel.human_ratings import (assignments, flagged_ratings, load_serving, record_rating, record_serving,
-                                     review_rating, set_assignment)
-from datamodel.quality import QualityRules
-from datamodel.rating_scales import RatingRejected
-from judges.rating_tasks import COMMONSENSE, RATING_TASKS, SANEVAL, SEMVAR
 from conftest import engine_settings
 from support.arena import demo_arena
 from support.ratings import build_rating_arena
+
+from arena import rating_session as raters
+from datamodel.human_ratings import (
+    assignments,
+    flagged_ratings,
+    load_serving,
+    record_rating,
+    record_serving,
+    review_rating,
+    set_assignment,
+)
+from datamodel.quality import QualityRules
+from datamodel.rating_scales import RatingRejected
+from judges.rating_tasks import COMMONSENSE, RATING_TASKS, SANEVAL, SEMVAR
+
+pytestmark = pytest.mark.both_engines
 
 FIT, SCORES, LIKERT = COMMONSENSE.scale, SEMVAR.scale, SANEVAL.scale
 

@@ -6,17 +6,17 @@ import random
 
 import numpy as np
 import pytest
+from support.ratings import build_rating_arena
+from support.shared import SHARED
 
 from arena.reports import REPORTS, make_report, read_published
-from support.shared import SHARED
+from core.presets import get_preset
 from datamodel.annotators import sign_in
 from datamodel.human_ratings import ratings_frame, record_rating, record_serving
 from datamodel.judgments import Judgment, save_judgment
 from judges import human_stats
 from judges.human_compare import CEILING, HumanCompareOptions, compare_with_humans
-from core.presets import get_preset
 from judges.rating_tasks import COMMONSENSE, SANEVAL, SANEVAL_TENTHS, SEMVAR
-from support.ratings import build_rating_arena
 
 
 def store(db, rater, task, answer_of):

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import scipy.stats
 from sklearn.metrics import cohen_kappa_score
+from support.ratings import build_rating_arena
 
 from datamodel.annotators import sign_in
 from datamodel.human_ratings import ratings_frame, record_rating, record_serving
@@ -17,10 +18,14 @@ from judges import human_stats
 from judges.rating_tasks import COMMONSENSE, SANEVAL, SEMVAR
 from judges.saneval_rules import category_scores
 from judges.semvar import CALLS
-from ratings.rater_agreement import (agreement_figures, correlation_figures, fleiss, krippendorff_alpha,
-                                     pairwise_cohen, rater_ceiling)
-from support.ratings import build_rating_arena
-
+from ratings.rater_agreement import (
+    agreement_figures,
+    correlation_figures,
+    fleiss,
+    krippendorff_alpha,
+    pairwise_cohen,
+    rater_ceiling,
+)
 
 # --- independent computations ---------------------------------------------------------------------------------------
 
@@ -303,8 +308,8 @@ def test_rater_agreement_of_stored_ratings(arena):
         truth[unit.questions[0].subject] = rng.randint(1, 5)
     for rater, accuracy in (("ann", 0.9), ("ben", 0.6), ("cal", 0.4)):
         noise = random.Random(rater)
-        store(db, rater, SANEVAL, lambda q, u: {"likert": truth[q.subject] if noise.random() < accuracy
-                                                else noise.randint(1, 5)})
+        store(db, rater, SANEVAL, lambda q, u, noise=noise, accuracy=accuracy: {
+            "likert": truth[q.subject] if noise.random() < accuracy else noise.randint(1, 5)})
     frame = ratings_frame(db, task="saneval_adherence")
     result = human_stats.rater_agreement(frame, SANEVAL.scale)
     units = frame.groupby("subject")["answer"].apply(lambda a: [x["likert"] for x in a]).to_dict()

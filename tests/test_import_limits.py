@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 from PIL import Image, ImageFile
+from support.arena import make_image
 
 from arena.importer import ImageImportError, import_images
+from core.settings import Settings
 from datamodel.connection import connect
 from datamodel.media import MediaError, MediaStore, clean_image, inspect_image
-from core.settings import Settings
 from suites.common import SuiteError, read_table
-from support.arena import make_image
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,12 +1,12 @@
 import json
 
 import pytest
-
-from datamodel.vote_table import export_votes, votes_frame
-from arena.importer import ImageImportError, import_images
-from datamodel.media import MediaStore
-from datamodel.connection import connect
 from support.arena import make_image
+
+from arena.importer import ImageImportError, import_images
+from datamodel.connection import connect
+from datamodel.media import MediaStore
+from datamodel.vote_table import export_votes, votes_frame
 
 
 def _layout(root, prompts_rows, images):
@@ -130,8 +130,8 @@ def test_imported_images_lose_the_metadata_that_names_the_model(tmp_path):
     stored = _media_bytes(tmp_path / "media")
     assert b"SecretDiffusion" not in stored and b"HiddenModel" not in stored and b"parameters" not in stored
     rows = {row[0]: row[1:] for row in db.execute(
-        "SELECT m.name || '/' || p.item_key, i.media_hash, i.media_ext FROM images i JOIN models m ON m.id = i.model_id "
-        "JOIN prompts p ON p.id = i.prompt_id")}
+        "SELECT m.name || '/' || p.item_key, i.media_hash, i.media_ext FROM images i "
+        "JOIN models m ON m.id = i.model_id JOIN prompts p ON p.id = i.prompt_id")}
     png = Image.open(media.path(*rows["secret/cat"]))
     assert png.format == "PNG" and not png.text and "exif" not in png.info
     assert png.tobytes() == make_image(1, 1).tobytes()  # lossless: the same pixels
@@ -183,9 +183,9 @@ def test_a_refused_import_writes_no_media_file(tmp_path, break_it):
 
 @pytest.mark.slow  # 5.8 s on the quiet machine (make check, 2026-11-26)
 def test_an_interrupted_demo_is_finished_on_the_next_start_without_duplicates(tmp_path):
-    from datamodel.catalog import PromptSpec, add_prompts
     from arena.demo.seeding import demo_incomplete, demo_prompt_specs, ensure_demo, missing_demo_metrics
     from core.settings import Settings
+    from datamodel.catalog import PromptSpec, add_prompts
     from generators.demo import DEMO_MODELS
 
     settings = Settings(db_path=tmp_path / "a.db", media_dir=tmp_path / "media", cache_dir=tmp_path / "cache",

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from support.arena import empty_arena_env
 
 from arena.commands import main as arena
 from datamodel.connection import connect
-from support.arena import empty_arena_env
 
 DATA = Path(__file__).parent / "data" / "taxonomy"
 PUBLIC = DATA / "public_battles.csv"

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from support.study import BENCH_SPEC as SPEC, bench_cache_dir
+from support.study import BENCH_SPEC as SPEC
+from support.study import bench_cache_dir
 
 pytestmark = pytest.mark.slow
 
@@ -33,6 +33,6 @@ def test_a_small_run_prints_both_snapshots_of_every_variant_and_the_ratio_to_its
     assert out.count("the votes counter's rise over the 12 votes") == 4
     for part in ("first snapshot", "complete page", "refresh"):
         assert f"sandwich ÷ the board before ({ROOT.name}), {part}, median CPU times: " in out
-        assert f"  median of the 1 turns' own ratios: " in out
+        assert "  median of the 1 turns' own ratios: " in out
         assert f"sandwich ÷ bootstrap, this checkout, {part}, median CPU times: " in out
     assert out.count("(target ≤ 0.5: ") == 2

@@ -8,15 +8,15 @@ import re
 import pandas as pd
 import pytest
 from PIL import Image
+from support.openai_stub import Book, FakeDetection, FakeDetector, add_item_images, colored, engine_config, pixels_key
 
 from datamodel.catalog import PromptSpec, add_image, add_model
+from datamodel.judgments import judgments
 from judges.commonsense import image_rng, resolve_fits, run_commonsense
-from tools.fake_openai import FakeServer, Scripted
 from judges.saneval import SanevalOptions, run_saneval
 from judges.selection import Selection
 from judges.semvar import run_semvar
-from datamodel.judgments import judgments
-from support.openai_stub import Book, FakeDetection, FakeDetector, add_item_images, colored, engine_config, pixels_key
+from tools.fake_openai import FakeServer, Scripted
 
 JUDGE = "gpt-judge:gpt-4o-mini"
 
@@ -121,8 +121,8 @@ TEXTS = {"anchor": "a dog chasing a cat", "permutation": "a cat chasing a dog", 
 
 
 def test_semvar_effect_reproduces_the_worked_examples(tmp_path):
-    from datamodel.media import MediaStore
     from datamodel.connection import connect
+    from datamodel.media import MediaStore
 
     db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
     specs = [PromptSpec("semvarbench", "item-1", TEXTS[role], role=role, metadata={"categories": ["Action"],
@@ -213,8 +213,8 @@ def saneval_book() -> Book:
 
 def test_saneval_scores_feedback_and_model_scores(tmp_path):
     from datamodel.catalog import add_prompts
-    from datamodel.media import MediaStore
     from datamodel.connection import connect
+    from datamodel.media import MediaStore
 
     db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
     specs = [
@@ -245,9 +245,12 @@ def test_saneval_scores_feedback_and_model_scores(tmp_path):
     table = {
         pixels_key(pictures[0]): [FakeDetection("apple", 0.9, (4, 4, 20, 20)),
                                   FakeDetection("automobile", 0.8, (40, 40, 60, 60))],
-        pixels_key(pictures[1]): [FakeDetection("dog", 0.9, (6, 30, 24, 50)), FakeDetection("chair", 0.7, (40, 20, 60, 60))],
-        pixels_key(pictures[2]): [FakeDetection("apple", 0.9, (0, 0, 10, 10)), FakeDetection("apple", 0.8, (30, 30, 40, 40))],
-        pixels_key(pictures[3]): [FakeDetection("cup", 0.9, (0, 0, 10, 10)), FakeDetection("cup", 0.6, (40, 40, 60, 60))],
+        pixels_key(pictures[1]): [FakeDetection("dog", 0.9, (6, 30, 24, 50)),
+                                  FakeDetection("chair", 0.7, (40, 20, 60, 60))],
+        pixels_key(pictures[2]): [FakeDetection("apple", 0.9, (0, 0, 10, 10)),
+                                  FakeDetection("apple", 0.8, (30, 30, 40, 40))],
+        pixels_key(pictures[3]): [FakeDetection("cup", 0.9, (0, 0, 10, 10)),
+                                  FakeDetection("cup", 0.6, (40, 40, 60, 60))],
         pixels_key(pictures[4]): [FakeDetection("hat", 0.9, (20, 20, 40, 40))],
     }
     for prompt_id, picture in zip(prompt_ids, pictures):
@@ -277,7 +280,8 @@ def test_saneval_scores_feedback_and_model_scores(tmp_path):
     assert by_text["Two cups"]["verdict"]["score"] == 1.0
     assert by_text["Two cups"]["verdict"]["expected"]["source"] == "llm"
     hat = by_text["A purple hat"]
-    assert hat["status"] == "failed" and hat["reason"].startswith("rating hat: unparseable reply: expected a JSON object")
+    assert hat["status"] == "failed"
+    assert hat["reason"].startswith("rating hat: unparseable reply: expected a JSON object")
     assert metrics(db, "saneval_color")[("alpha-model", "")][0] == 0.5
     assert metrics(db, "saneval_numeracy")[("alpha-model", "")][0] == 0.75
     assert metrics(db, "saneval_spatial")[("alpha-model", "")][0] == 1.0
@@ -394,8 +398,8 @@ def test_commonsense_accuracy_counts_only_the_current_template_version(small_are
 # --- T3: template versions, leaderboard ---------------------------------------------------------------------------
 
 def test_semvar_model_scores_count_only_the_current_template_version(tmp_path):
-    from datamodel.media import MediaStore
     from datamodel.connection import connect
+    from datamodel.media import MediaStore
     from judges.prompts import SEMVAR, Templates
 
     db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
@@ -429,8 +433,8 @@ def test_semvar_model_scores_count_only_the_current_template_version(tmp_path):
 
 def test_saneval_llm_extracts_attributes_and_spatial_relations(tmp_path):
     from datamodel.catalog import add_prompts
-    from datamodel.media import MediaStore
     from datamodel.connection import connect
+    from datamodel.media import MediaStore
 
     db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
     specs = [PromptSpec("saneval", "c", "A red apple and a blue car", subset="color", metadata={"category": "color"}),

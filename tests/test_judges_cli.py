@@ -9,11 +9,11 @@ import types
 from pathlib import Path
 
 import pytest
+from support.openai_stub import first_position_judge
 
 from datamodel.vote_table import votes_frame
 from judges.commands import DESCRIPTIONS, main
 from tools.fake_openai import FakeServer, Scripted
-from support.openai_stub import first_position_judge
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -25,10 +25,11 @@ import random
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw
+from support.arena import render_all
+from support.openai_stub import engine_config, hash_models
 
 from datamodel.annotators import sign_in
 from datamodel.battles import Pairing
-from support.arena import render_all
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.judgments import judgments
@@ -39,9 +40,14 @@ from judges.compare import CEILING, CompareOptions, compare_judges, forget_faile
 from judges.pairwise import run_pairwise
 from judges.prompts import PAIRWISE, PAIRWISE_TEMPLATE, Templates
 from judges.selection import Selection
-from support.openai_stub import engine_config, hash_models
-from ratings.judge_agreement import (VoteCodes, confusion_figures, cross_fitted_ensemble, ensemble_votes,
-                                     human_ceiling, judge_vs_humans)
+from ratings.judge_agreement import (
+    VoteCodes,
+    confusion_figures,
+    cross_fitted_ensemble,
+    ensemble_votes,
+    human_ceiling,
+    judge_vs_humans,
+)
 from sampling.draws import serve_battle
 from tools.fake_openai import FakeServer, Scripted
 
@@ -275,9 +281,10 @@ def test_pure_figures_on_known_counts():
 
 
 def test_the_judges_sub_tab_shows_the_same_table_in_the_browser(tmp_path, browser):
+    from support.webapp import running_app
+
     from core.settings import Settings
     from judges.compare import CompareOptions as Options
-    from support.webapp import running_app
 
     db, media = build_arena(tmp_path, battles=80, replicated=0)
     with FakeServer(scripted_judges(db)) as server:

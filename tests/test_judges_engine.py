@@ -6,13 +6,13 @@ import time
 
 import pytest
 from PIL import Image
-
-from datamodel.connection import connect
-from datamodel import judge_requests as cache
-from judges.client import Engine, EngineConfig, JudgeConfigError
-from tools.fake_openai import FakeServer, Scripted
-from judges.request import ChatRequest, ImageInput
 from support.openai_stub import engine_config
+
+from datamodel import judge_requests as cache
+from datamodel.connection import connect
+from judges.client import Engine, EngineConfig, JudgeConfigError
+from judges.request import ChatRequest, ImageInput
+from tools.fake_openai import FakeServer, Scripted
 
 SECRET = "sk-test-DO-NOT-LEAK-0123456789"
 
@@ -44,7 +44,8 @@ def test_answers_are_cached_with_usage_and_cost_and_a_rerun_sends_nothing(db):
         (again,), stats = ask(db, config, request())
         assert (again.text, again.cached, stats.sent, stats.cached) == ("1", True, 0, 1)
         assert len(server.received) == 1
-    row = db.execute("SELECT prompt_tokens, completion_tokens, total_tokens, cost_usd, request FROM judge_requests").fetchone()
+    row = db.execute("SELECT prompt_tokens, completion_tokens, total_tokens, cost_usd, request "
+                     "FROM judge_requests").fetchone()
     assert row[:3] == (1000, 2, 1002)
     assert row[3] == pytest.approx((1000 * 0.15 + 2 * 0.60) / 1e6)
     assert "base64" not in row[4] and ImageInput.from_pil(Image.new("RGB", (8, 8), (200, 10, 10))).sha256 in row[4]

@@ -7,19 +7,19 @@ import random
 
 import pytest
 from PIL import Image
+from support.openai_stub import engine_config, first_position_judge, hash_models, preference_judge
 
-from datamodel.annotators import sign_in
-from sampling.draws import serve_battle
-from datamodel.vote_table import votes_frame
 from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
+from datamodel.annotators import sign_in
+from datamodel.judgments import judgments
+from datamodel.vote_table import votes_frame
 from datamodel.votes import record_vote
 from judges.client import Engine
-from tools.fake_openai import FakeServer, Scripted
 from judges.pairwise import judge_battles, plan_drawn, run_pairwise
 from judges.prompts import PAIRWISE_TEMPLATE, Templates
 from judges.selection import Selection, SelectionError
-from datamodel.judgments import judgments
-from support.openai_stub import engine_config, first_position_judge, hash_models, preference_judge
+from sampling.draws import serve_battle
+from tools.fake_openai import FakeServer, Scripted
 
 RANKING = {"alpha-model": 0, "bravo-model": 1, "charlie-model": 2, "delta-model": 3}
 TAXONOMY = Selection(suite="taxonomy")
@@ -169,7 +169,8 @@ def test_human_battles_are_copied_side_for_side_and_agreement_is_measured(small_
     assert sorted(judge_votes.pair_key) == sorted(human_votes.pair_key)
     sides = "SELECT prompt_id, left_image_id, right_image_id FROM battles WHERE id = ?"
     for row in judgments(db, task="pairwise"):
-        assert db.execute(sides, [row["battle_id"]]).fetchone() == db.execute(sides, [row["source_battle_id"]]).fetchone()
+        assert (db.execute(sides, [row["battle_id"]]).fetchone()
+                == db.execute(sides, [row["source_battle_id"]]).fetchone())
     assert rest.extra["human_agreement"] == {"n": 6, "agreement": 1.0}
     with pytest.raises(SelectionError, match="No human battle with a vote"):
         run(small_arena, server, Selection(suite="commonsense"), source="human")

@@ -6,19 +6,48 @@ import random
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.shared import shared_file
 
 from judges import commonsense, semvar
 from judges.pairwise import Answer, decide, position_bias
-from judges.parsing import (CountsReply, ParseError, RatingReply, SpatialReply, parse_fit, parse_json_reply,
-                            parse_pairwise, parse_semvar, refusal_reason)
+from judges.parsing import (
+    CountsReply,
+    ParseError,
+    RatingReply,
+    SpatialReply,
+    parse_fit,
+    parse_json_reply,
+    parse_pairwise,
+    parse_semvar,
+    refusal_reason,
+)
 from judges.pricing import Prices, estimate_prompt_tokens, image_tokens
-from judges.prompts import (PAIRWISE, Templates, TemplateError, check_templates, fit_request, load_templates,
-                            pairwise_request)
+from judges.prompts import (
+    PAIRWISE,
+    TemplateError,
+    Templates,
+    check_templates,
+    fit_request,
+    load_templates,
+    pairwise_request,
+)
 from judges.request import ChatRequest, ImageInput
-from judges.saneval_rules import (AttributeRating, Box, Expected, StructureError, category_scores, check_expected,
-                                  crop_box, expected_from_metadata, group_detections, plural, score_attributes,
-                                  score_numeracy, score_spatial, synonym_groups)
-from support.shared import shared_file
+from judges.saneval_rules import (
+    AttributeRating,
+    Box,
+    Expected,
+    StructureError,
+    category_scores,
+    check_expected,
+    crop_box,
+    expected_from_metadata,
+    group_detections,
+    plural,
+    score_attributes,
+    score_numeracy,
+    score_spatial,
+    synonym_groups,
+)
 
 IMAGE_A = ImageInput("a" * 64, "image/png", 512, 512, data=b"A")
 IMAGE_B = ImageInput("b" * 64, "image/png", 512, 512, data=b"B")
@@ -92,7 +121,8 @@ def test_position_bias_before_and_after():
 def _paper_words(name: str) -> str:
     """The paper's text as one line of words, without the four-digit line numbers of its margins."""
     path = shared_file(f"reference/papers/{name}")
-    return " ".join(word for word in path.read_text(encoding="utf-8").split() if not (word.isdigit() and len(word) == 4))
+    return " ".join(word for word in path.read_text(encoding="utf-8").split()
+                    if not (word.isdigit() and len(word) == 4))
 
 
 def test_default_templates_are_the_papers_texts():
@@ -310,9 +340,8 @@ def test_plural_and_crop_box():
 
 
 def test_every_prompt_of_the_saneval_builder_has_a_usable_structure():
-    from suites.saneval import saneval_specs
-
     from judges.saneval_rules import category_of, scored_objects
+    from suites.saneval import saneval_specs
 
     specs = saneval_specs(30, seed=1)
     for spec in specs:

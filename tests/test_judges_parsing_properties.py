@@ -9,9 +9,21 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from judges.parsing import (AttributesReply, CountsReply, ObjectsReply, ParseError, RatingReply, SemVarScore,
-                            SpatialReply, SynonymsReply, parse_fit, parse_json_object, parse_json_reply,
-                            parse_pairwise, parse_semvar)
+from judges.parsing import (
+    AttributesReply,
+    CountsReply,
+    ObjectsReply,
+    ParseError,
+    RatingReply,
+    SemVarScore,
+    SpatialReply,
+    SynonymsReply,
+    parse_fit,
+    parse_json_object,
+    parse_json_reply,
+    parse_pairwise,
+    parse_semvar,
+)
 
 SCHEMAS = (ObjectsReply, AttributesReply, SpatialReply, CountsReply, SynonymsReply, RatingReply)
 

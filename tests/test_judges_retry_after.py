@@ -4,15 +4,15 @@ HTTP date, and the engine never waits past ``retry_max_s``."""
 from __future__ import annotations
 
 import random
+from datetime import UTC, datetime
 from email.utils import format_datetime
-from datetime import datetime, timezone
 
 import httpx
 import pytest
 
 from core.openai_http import retry_after, retry_delay
 
-NOW = datetime(2026, 11, 24, 2, 0, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 24, 2, 0, 0, tzinfo=UTC)
 
 
 class Failed(Exception):
@@ -33,7 +33,7 @@ class Fixed(random.Random):
     ({"retry-after": "0.25"}, 0.25),
     ({"retry-after-ms": "1500"}, 1.5),
     ({"retry-after-ms": "1500", "retry-after": "9"}, 1.5),  # the precise one first, as the OpenAI client does
-    ({"retry-after": format_datetime(datetime(2026, 11, 24, 2, 0, 12, tzinfo=timezone.utc), usegmt=True)}, 12.0),
+    ({"retry-after": format_datetime(datetime(2026, 11, 24, 2, 0, 12, tzinfo=UTC), usegmt=True)}, 12.0),
     ({"retry-after": "Tue, 24 Nov 2026 01:59:00 GMT"}, 0.0),  # a date already past: no wait asked
     ({"retry-after-ms": "soon", "retry-after": "3"}, 3.0),  # an unreadable header is skipped
     ({"retry-after": "next week"}, None),

@@ -4,11 +4,12 @@ documented shape (docs/running-a-study.md#exports-other-tools-read), the models 
 import json
 import random
 
+from support.arena import command_line_env
+
 from arena import session as sessions
 from arena.commands import main
 from arena.four_image_session import next_four, vote_four
 from datamodel.kwise import KWISE_COLUMNS
-from support.arena import command_line_env
 
 
 def test_the_export_carries_each_vote_with_its_slots_models_and_image_ids(small_arena, monkeypatch, tmp_path,

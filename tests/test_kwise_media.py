@@ -6,11 +6,11 @@ import random
 
 import httpx
 import pytest
+from support.webapp import running_app
 
 from arena import session as sessions
 from arena.four_image_session import next_four
 from datamodel.renditions import Renditions
-from support.webapp import running_app
 
 
 @pytest.mark.slow  # starts the app

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ratings.kwise import KwiseVotes, broken_pairs, plackett_luce_best
 from core.protocols import get_protocol
+from ratings.kwise import KwiseVotes, broken_pairs, plackett_luce_best
 from ratings.protocols.kwise_rank_breaking import ELO_PER_NAT
 from ratings.votes import EncodedVotes
 
@@ -58,7 +58,7 @@ def test_the_fit_is_the_bradley_terry_mle_of_the_broken_pairs_and_the_pairwise_v
     fit = get_protocol("kwise-rank-breaking", rounds=0, ridge=0.0).fit(votes)
     _, winner, loser = broken_pairs(kwise)
     decisive = outcome < 2
-    pairs = [(int(w), int(l)) for w, l in zip(winner, loser)]
+    pairs = [(int(w), int(lo)) for w, lo in zip(winner, loser)]
     pairs += [(int(x), int(y)) if o == 0 else (int(y), int(x)) for x, y, o in zip(a[decisive], b[decisive],
                                                                                    outcome[decisive])]
     reference = choix.opt_pairwise(5, pairs, alpha=0.0, method="Newton-CG")

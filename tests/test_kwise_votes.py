@@ -4,12 +4,12 @@ annotator's, on SQLite and PostgreSQL."""
 import random
 
 import pytest
+from support.arena import MODELS
 
 from arena import session as sessions
 from arena.four_image_session import FourImageSitting, next_four, vote_four
 from datamodel.kwise import KWISE_COLUMNS, KwiseRejected, kwise_model_counts, kwise_vote_rows
 from sampling.kwise import NoFourImageBattle
-from support.arena import MODELS
 
 pytestmark = pytest.mark.both_engines
 
@@ -90,7 +90,7 @@ def test_the_leaderboard_rates_four_image_votes_under_the_kwise_protocol_only(sm
 
     db = small_arena.db
     session = _signed_in(db)
-    sitting, best_models = None, []
+    sitting = None
     for round_ in range(6):
         sitting = next_four(db, random.Random(round_), session, sitting, suites=["taxonomy"], strategy="uniform")
         names = {row[0]: row[1] for row in db.execute("SELECT i.id, m.name FROM images i JOIN models m ON "

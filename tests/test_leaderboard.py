@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-
-pytestmark = pytest.mark.both_engines
+from support.votes import JUDGE, RANKING, SINGLE, add_votes
 
 from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 from arena.leaderboard.text import agreement_text, summary_text
-from support.votes import JUDGE, RANKING, SINGLE, add_votes
+
+pytestmark = pytest.mark.both_engines
 
 OPTIONS = LeaderboardOptions(rounds=10, min_votes=1)
 

@@ -10,6 +10,7 @@ import random
 
 import numpy as np
 import pytest
+from support.study import study_database
 
 import datamodel.vote_arrays as vote_arrays
 from arena.leaderboard.compute import BoardCache, LeaderboardOptions, compute_leaderboard
@@ -19,7 +20,6 @@ from ratings.agreement import consensus_spearman
 from ratings.bradley_terry import newton_bt
 from sampling.draws import serve_battle
 from sampling.strategies import STRATEGIES
-from support.study import study_database
 from tools.scale_fixture import ScaleSpec
 
 SPEC = ScaleSpec(votes=3_000, annotators=40, models=5, prompts=40, seed=11)

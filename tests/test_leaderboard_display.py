@@ -9,12 +9,12 @@ import json
 
 import numpy as np
 import pandas as pd
-
-from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
-from arena.leaderboard.view import render_view
-from arena.leaderboard.labels import RANK_RULE, interval_text, public_ranks, rating_step, round_rating
-from arena.leaderboard import plots
 from support.votes import JUDGE, add_votes
+
+from arena.leaderboard import plots
+from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
+from arena.leaderboard.labels import RANK_RULE, interval_text, public_ranks, rating_step, round_rating
+from arena.leaderboard.view import render_view
 
 MAIN = ["Rank", "Rank range", "Model", "Rating", "95% interval", "Votes", "Both bad"]
 
@@ -146,9 +146,10 @@ def test_the_web_leaderboard_uses_the_configured_prior_and_names_it(small_arena)
 def test_every_short_header_has_a_tooltip_and_every_chart_title_fits_a_phone(small_arena):
     """Issue 17: the Metrics and Agreement tables' short headers each have a tooltip with the full meaning (a metric's
     also says which way is better), and no chart title or message is a line too long for a phone's chart."""
+    from support.votes import store_metrics
+
     from arena.leaderboard.view import header_tips
     from judges.metrics.registry import METRICS
-    from support.votes import store_metrics
 
     add_votes(small_arena)
     store_metrics(small_arena)
@@ -163,7 +164,8 @@ def test_every_short_header_has_a_tooltip_and_every_chart_title_fits_a_phone(sma
             tip = tips[element].get(header) or tips[element].get(header.split(" [")[0].split(" (")[0])
             assert tip and tip != header, (name, header)
     # plain labels with the better direction's arrow (issue 29); the tooltip keeps the full meaning
-    assert "Fréchet Inception Distance" in tips["lb-metrics"]["FID ↓"] and "lower is better" in tips["lb-metrics"]["FID ↓"]
+    fid_tip = tips["lb-metrics"]["FID ↓"]
+    assert "Fréchet Inception Distance" in fid_tip and "lower is better" in fid_tip
     assert "higher is better" in tips["lb-metrics"]["CLIP score ↑"]
     assert "consistency_std_S_a; lower is better" in tips["lb-metrics"]["Consistency SD, abstract ↓"]
     for name, figure in view["figures"].items():

@@ -6,10 +6,10 @@ import random
 import time
 
 import pytest
+from support.arena import command_line_env
 
 from arena import session as sessions
 from arena.commands import main
-from support.arena import command_line_env
 from arena.leaderboard.compute import leaderboard_options
 from arena.leaderboard.service import compute_snapshot, options_key, rebuild_history
 from datamodel.quality import QualityRules

@@ -10,15 +10,15 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from support.votes import JUDGE, RANKING, add_votes, image_of, vote_on
 
 from arena.commands import main
 from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 from arena.leaderboard.view import render_view
-from datamodel.battles import Pairing
-from core.settings import Settings, SettingsError
 from core.protocols import get_protocol
+from core.settings import Settings, SettingsError
+from datamodel.battles import Pairing
 from ratings.ranks import board_order, rank_ranges, vote_status
-from support.votes import JUDGE, RANKING, add_votes, image_of, vote_on
 
 
 def test_rank_ranges_hold_every_rank_the_intervals_allow():

@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.study import study_database
 
 import ratings
-from datamodel.vote_table import votes_frame
 from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 from datamodel.vote_arrays import read_vote_arrays
+from datamodel.vote_table import votes_frame
 from ratings.agreement import _shared_pairs, paired_confusion
-from support.study import study_database
 from tools.scale_fixture import ScaleSpec
 
 SPEC = ScaleSpec(votes=10_000, annotators=300, models=6, prompts=120, seed=3)

@@ -9,6 +9,7 @@ import json
 import time
 
 import pytest
+from support.study import study_database
 
 import arena.leaderboard.compute as leaderboard_compute
 from arena.leaderboard.compute import BoardCache, LeaderboardOptions, compute_leaderboard
@@ -17,7 +18,6 @@ from arena.leaderboard.text import PENDING_INTER
 from arena.leaderboard.view import render_view
 from arena.web.leaderboard_tab import age_text
 from datamodel.connection import Store
-from support.study import study_database
 from tools.scale_fixture import ScaleSpec
 
 SPEC = ScaleSpec(votes=3_000, annotators=40, models=5, prompts=40, seed=11)

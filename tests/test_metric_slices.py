@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import pandas as pd
-import pytest
+from support.arena import make_image
 
 from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 from datamodel.catalog import PromptSpec, add_image, add_prompts
 from datamodel.metrics import MetricRow, model_metric_table, write_metrics
 from judges.selection import image_rows
-from support.arena import make_image
 
 
 def sliced_arena(arena):
@@ -30,7 +28,7 @@ def sliced_arena(arena):
         rank = list(arena.model_ids).index(row.model)
         rows.append(MetricRow(row.model_id, "clipscore_lemma", (100.0 if easy_def else 1.0) + rank, "s",
                               image_id=row.image_id, suite="taxonomy", subset=row.subset))
-    for m, (name, model_id) in enumerate(arena.model_ids.items()):
+    for m, model_id in enumerate(arena.model_ids.values()):
         rows += [MetricRow(model_id, "fid", 10.0 + m, "inc", suite="taxonomy"),
                  MetricRow(model_id, "fid", 20.0 + m, "inc", suite="taxonomy", variant="with_definition"),
                  MetricRow(model_id, "fid", 30.0 - m, "inc", suite="taxonomy", subset="Easy",
@@ -47,7 +45,8 @@ def test_the_metric_table_of_a_slice_means_that_slices_images_and_takes_its_mode
     assert sliced.loc["bravo-model", "clipscore_lemma"] == 101.0  # the Easy images with the definition only
     assert sliced.loc["bravo-model", "fid"] == 29.0  # the Easy / with-definition row
     variant = model_metric_table(small_arena.db, suite="taxonomy", variant="with_definition").set_index("model")
-    assert variant.loc["bravo-model", "fid"] == 21.0 and variant.loc["bravo-model", "clipscore_lemma"] == 68.0  # (101 + 101 + 2) / 3: cat, coin, emu
+    # clipscore_lemma (101 + 101 + 2) / 3: cat, coin, emu
+    assert variant.loc["bravo-model", "fid"] == 21.0 and variant.loc["bravo-model", "clipscore_lemma"] == 68.0
     assert model_metric_table(small_arena.db, subset="Easy", variant="with_definition").attrs["slice"] == \
         "subset Easy, variant with_definition"
 

@@ -10,18 +10,26 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from support.arena import make_image
 
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
+from datamodel.metrics import MetricRow, model_metric_table, write_metrics
 from judges.metrics.clip_scores import build_tiny_clip, lemma_text, load_clip, score_clip
 from judges.metrics.commonsense_clip import item_score, score_commonsense
 from judges.metrics.consistency import consistency_summary, group_statistic, score_consistency
 from judges.metrics.fid_is import score_fid_is, tiny_feature_network
-from judges.metrics.reward import (EXTRA_HELP, ImageRewardModel, RewardModel, mann_whitney_table, reward_comparisons,
-                                   score_rewards, store_comparisons, stored_comparisons)
-from datamodel.metrics import MetricRow, model_metric_table, write_metrics
 from judges.metrics.registry import lower_is_better
+from judges.metrics.reward import (
+    EXTRA_HELP,
+    ImageRewardModel,
+    RewardModel,
+    mann_whitney_table,
+    reward_comparisons,
+    score_rewards,
+    store_comparisons,
+    stored_comparisons,
+)
 from judges.selection import image_rows
-from support.arena import make_image
 
 
 @pytest.fixture(scope="session")
@@ -47,7 +55,8 @@ def add_taxonomy_concepts(arena):
     ids = add_prompts(arena.db, specs).ids
     for m, model_id in enumerate(arena.model_ids.values()):
         for p, prompt_id in enumerate(ids):
-            add_image(arena.db, prompt_id=prompt_id, model_id=model_id, stored=arena.media.put_image(make_image(m, p + 7)))
+            add_image(arena.db, prompt_id=prompt_id, model_id=model_id,
+                      stored=arena.media.put_image(make_image(m, p + 7)))
     return ids
 
 
@@ -122,7 +131,8 @@ def test_score_clip_taxonomy_metrics_and_encoder_counts(small_arena, clip):
     report = score_clip(arena.db, arena.media, clip, "taxonomy")
     images = len(image_rows(arena.db, "taxonomy"))
     assert report.images == images == 4 * 5
-    # texts: 5 prompt texts + lemmas coin, sofa, penny, dime + hypernym coin + cohyponyms nickel → 9 distinct... once each
+    # texts: 5 prompt texts + lemmas coin, sofa, penny, dime + hypernym coin + cohyponyms nickel → 9 distinct...
+    # once each
     distinct = {"An image of coin (a flat metal piece used as money)", "An image of coin", "An image of sofa",
                 "An image of penny", "An image of dime", "coin", "sofa", "penny", "dime", "nickel"}
     assert clip.counts.texts_encoded == len(distinct)
@@ -399,7 +409,8 @@ def test_score_consistency_writes_model_metrics(small_arena):
                               suite="paraphrase"))
     write_metrics(arena.db, rows)
     score_consistency(arena.db, "paraphrase")
-    values = dict(arena.db.execute("SELECT name, value FROM metrics WHERE image_id IS NULL AND scorer = 'c/clip_score'"))
+    values = dict(arena.db.execute("SELECT name, value FROM metrics "
+                                   "WHERE image_id IS NULL AND scorer = 'c/clip_score'"))
     assert values["consistency_std_S_a"] == pytest.approx(1.0) and values["consistency_std_S_r"] == pytest.approx(2.0)
     assert values["consistency_std_S_final"] == pytest.approx(1.0) and values["consistency_min_S_a"] == 1.0
     with pytest.raises(LookupError, match="--metrics clip"):

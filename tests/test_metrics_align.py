@@ -7,11 +7,11 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 import torch
+from support.arena import make_image
 
 from datamodel.catalog import PromptSpec, add_image, add_prompts
 from judges.metrics.align_scores import build_tiny_align, load_align, score_align
 from judges.metrics.consistency import consistency_summary, group_statistic, score_consistency
-from support.arena import make_image
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 from scipy.stats import spearmanr
+from support.votes import CLIP, HUMAN_ORDER, store_metrics, vote_human_order
 
 from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
-from support.votes import CLIP, HUMAN_ORDER, store_metrics, vote_human_order
 
 
 def test_metric_spearman_against_human_elo_flips_lower_is_better(small_arena):

@@ -13,19 +13,19 @@ from dataclasses import astuple
 
 import numpy as np
 import pytest
-
-pytestmark = pytest.mark.both_engines
+from support.arena import MODELS, SmallArena, from_template, make_image, render_all
 
 from arena import session as sessions
-from support.arena import MODELS, SmallArena, from_template, make_image, render_all
+from core.settings import Settings
+from datamodel.battles import Pairing
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.media import MediaStore
-from core.settings import Settings
 from sampling.draws import Replica, draw_pairing, draw_uniform, serve_battle
 from sampling.prompt_pool import PromptPool
 from sampling.sampler import SamplingStats
-from datamodel.battles import Pairing
+
+pytestmark = pytest.mark.both_engines
 
 PROMPTS = 40
 

@@ -11,22 +11,29 @@ from collections import Counter
 import httpx
 import pytest
 from PIL import Image
+from support.arena import build_small_arena
+from support.live import StandInService
+from support.webapp import running_app
 
 from arena import session as sessions
 from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 from arena.open_prompts import FAILED, FLAGGED, GenerationFailed, LiveModels, OpenPrompts, open_prompts_enabled
-from datamodel.connection import Store
-from datamodel.open_prompts import (LATENCY_METRIC, OPEN_SUITE, PromptRefused, generation_rows, median_latencies,
-                                    normalise_prompt, open_prompt_count)
-from datamodel.renditions import Renditions
 from core.settings import Settings
+from datamodel.connection import Store
+from datamodel.open_prompts import (
+    LATENCY_METRIC,
+    OPEN_SUITE,
+    PromptRefused,
+    generation_rows,
+    median_latencies,
+    normalise_prompt,
+    open_prompt_count,
+)
+from datamodel.renditions import Renditions
 from generators.demo import demo_models
 from generators.serving import ResidentModels
 from judges.moderation import APIModerator, RuleModerator
 from sampling.live import draw_live_pair
-from support.arena import build_small_arena
-from support.live import StandInService
-from support.webapp import running_app
 from tools.fake_openai import FakeServer, ScriptedModeration
 
 SERVED = ("demo-painter", "demo-lookalike", "demo-scribble")
@@ -36,7 +43,8 @@ def _open_prompts(arena, service, *, moderator=None, timeout_s: float = 30.0, se
     settings = arena.settings.replace(open_prompt_timeout_s=timeout_s)
     specs = demo_models()
     return OpenPrompts(settings, Store(settings.database), arena.media, Renditions.from_settings(arena.media, settings),
-                       service, moderator or RuleModerator.from_file(), LiveModels({n: specs[n] for n in SERVED}, specs),
+                       service, moderator or RuleModerator.from_file(),
+                       LiveModels({n: specs[n] for n in SERVED}, specs),
                        rng=random.Random(seed))
 
 
@@ -228,7 +236,8 @@ def test_an_open_prompt_is_taken_vote_by_vote_without_a_full_read_of_the_counts_
     catalog change, read again."""
     from datamodel.catalog import add_image
     from datamodel.sampling_reads import catalog_version
-    from sampling import prompt_pool, sampler as sampler_module
+    from sampling import prompt_pool
+    from sampling import sampler as sampler_module
     from sampling.prompt_pool import PromptPool
     from sampling.sampler import SamplingStats
 

@@ -13,12 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
+from support.live import safety_checked_sd, tiny_classifier
 
 from generators.demo import demo_models
 from generators.live import LiveModel, SafetyConfig
 from generators.registry import ModelSpec
 from generators.serving import EmbeddedService
-from support.live import safety_checked_sd, tiny_classifier
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,7 +65,8 @@ def test_the_embedded_workers_load_on_demand_and_fail_a_broken_model_in_words(ar
     assert [a.image.status for a in (first, second, third)] == ["ok", "ok", "ok"]
     assert first.image.png == third.image.png  # the same prompt and seed: the same picture, loaded again
     assert second.image.load_seconds > 0 and third.image.load_seconds > 0  # one resident: each switch loads
-    assert broken_answer.image.status == "failed" and "weights folder /nonexistent/weights" in broken_answer.image.reason
+    assert broken_answer.image.status == "failed"
+    assert "weights folder /nonexistent/weights" in broken_answer.image.reason
     assert all(answer.overhead < 5 for answer in (first, second, third))
 
 

@@ -5,21 +5,22 @@ shown and judged like the arena's own battles, and ``judges compare`` scoring ju
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pyarrow as pa
 import pytest
+from support.arena import empty_arena_env
+from support.openai_stub import engine_config, hash_models
+from support.peer_files import GENAI_SCHEMA, PROMPTS, RANK, genai_bench_rows, png, write_parquet
 
 from arena.commands import main as arena
 from datamodel.connection import connect
-from support.arena import empty_arena_env
 from datamodel.media import MediaStore
 from judges.compare import CompareOptions, compare_judges
 from judges.pairwise import run_pairwise
 from judges.selection import Selection
-from support.openai_stub import engine_config, hash_models
-from support.peer_files import GENAI_SCHEMA, PROMPTS, RANK, genai_bench_rows, png, write_parquet
 from tools.fake_openai import FakeServer, Scripted
+
 
 @pytest.fixture
 def env(tmp_path, monkeypatch):
@@ -89,7 +90,7 @@ PICK_SCHEMA = pa.schema([("caption", pa.string()), ("jpg_0", pa.binary()), ("jpg
 
 
 def pick_rows() -> list[dict]:
-    base = datetime(2023, 4, 1, tzinfo=timezone.utc).replace(tzinfo=None)
+    base = datetime(2023, 4, 1, tzinfo=UTC).replace(tzinfo=None)
 
     def row(k, caption, m0, m1, labels, has_label=True, different=True, v0=0, v1=0):
         return {"caption": caption, "jpg_0": png(m0, caption, v0), "jpg_1": png(m1, caption, v1), "model_0": m0,

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from support.processes import running
+
 from tools.postgres_server import TemporaryPostgres
 
 pytestmark = pytest.mark.postgresql

@@ -11,8 +11,8 @@ import pytest
 from scipy.optimize import root
 from scipy.special import expit
 
-from ratings.ppi import NO_VOTE, ppi_fit, ppi_ratings
 from core.protocols import get_protocol
+from ratings.ppi import NO_VOTE, ppi_fit, ppi_ratings
 from ratings.votes import EncodedVotes
 from tools.coverage import truth
 from tools.judge_study import human_and_judge

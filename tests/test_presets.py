@@ -7,11 +7,19 @@ import json
 
 import pytest
 
-from datamodel.catalog import PromptSpec, add_prompts
-from datamodel.media import MediaStore
-from core.presets import (DEFAULT_PRESET, PRESETS, Choice, Preset, PresetError, apply_defaults, get_preset,
-                          given_options, preset_markdown)
+from core.presets import (
+    DEFAULT_PRESET,
+    PRESETS,
+    Choice,
+    Preset,
+    PresetError,
+    apply_defaults,
+    get_preset,
+    given_options,
+    preset_markdown,
+)
 from core.registry import RegistryError
+from datamodel.catalog import PromptSpec, add_prompts
 from datamodel.connection import connect
 
 
@@ -49,7 +57,7 @@ def test_every_registered_preset_documents_each_choice_and_arena_is_the_default(
     assert next(iter(presets)) == DEFAULT_PRESET and get_preset(None).name == "arena"
     assert not get_preset("arena").published
     for preset in presets.values():
-        for key, value, source, _ in preset.lines():
+        for key, _value, source, _ in preset.lines():
             assert source.strip(), (preset.name, key)
         text = preset_markdown(preset)
         assert text.count("\n| `") == len(preset.choices), preset.name
@@ -110,9 +118,12 @@ def _namespace(build, argv):
 
 
 def test_the_arena_preset_changes_no_option_of_any_command():
-    from generators.commands import apply_run_preset, build_parser as generators_parser
-    from judges.commands import apply_judge_preset, build_parser as judges_parser
-    from judges.metrics.commands import apply_metrics_preset, build_parser as metrics_parser
+    from generators.commands import apply_run_preset
+    from generators.commands import build_parser as generators_parser
+    from judges.commands import apply_judge_preset
+    from judges.commands import build_parser as judges_parser
+    from judges.metrics.commands import apply_metrics_preset
+    from judges.metrics.commands import build_parser as metrics_parser
     from judges.prompts import Templates
 
     argv = ["run", "--models", "sdxl", "--suite", "taxonomy"]
@@ -190,9 +201,9 @@ def test_a_preset_run_records_its_name_and_refuses_to_mix_with_another_presets_s
     db.close()
     assert main(common + ["--preset", "toy-paper", "--models", "demo-painter"]) == 0  # procedural: nothing to mix
     with pytest.raises(Exception) as error:
-        from generators.runner import register_models
-        from generators.registry import apply_preset, load_registry
         from generators.demo import demo_models
+        from generators.registry import apply_preset, load_registry
+        from generators.runner import register_models
 
         db = connect(tmp_path / "arena.db")
         spec = apply_preset(load_registry(extra=demo_models()), toy_preset)["demo-tiny-unet"]

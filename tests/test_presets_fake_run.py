@@ -12,12 +12,12 @@ import re
 from pathlib import Path
 
 import pytest
-
 from support.arena import demo_arena
 from support.shared import SHARED
-from datamodel.connection import connect
+
 from core.presets import get_preset
 from core.settings import load_settings
+from datamodel.connection import connect
 from generators.registry import builtin_models
 from generators.smoke import stand_in
 from tools.fake_openai import FakeServer, Scripted
@@ -98,7 +98,8 @@ def test_commonsense_paper_preset_fake_run_fills_its_report(demo, tmp_path, caps
         os.environ["ARENA_IMAGE_API_BASE_URL"] = server.base_url
         try:
             code = generate(["run", "--preset", "commonsense-paper", "--suite", "commonsense", "--subset",
-                             "Physical Laws", "--limit", "2", "--models-file", str(models), "--quiet", "--device", "cpu"])
+                             "Physical Laws", "--limit", "2", "--models-file", str(models), "--quiet",
+                             "--device", "cpu"])
         finally:
             del os.environ["ARENA_IMAGE_API_BASE_URL"]
         out, err = capsys.readouterr()

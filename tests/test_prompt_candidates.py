@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from datamodel.catalog import PromptSpec, suite_prompts
-from datamodel.prompt_candidates import (ReviewError, add_candidates, candidate_counts, candidates, decide)
+from datamodel.prompt_candidates import ReviewError, add_candidates, candidate_counts, candidates, decide
 
 pytestmark = pytest.mark.both_engines
 

@@ -2,11 +2,11 @@ import random
 
 import pytest
 
-pytestmark = pytest.mark.both_engines
-
 from arena import session as sessions
-from datamodel.quality import QualityRules, VoteFact, apply_rules, flag_reasons, flagged_votes, review_vote
 from arena.ratelimit import RateLimited, RateLimiter
+from datamodel.quality import QualityRules, VoteFact, apply_rules, flag_reasons, flagged_votes, review_vote
+
+pytestmark = pytest.mark.both_engines
 
 
 def _votes(times, outcomes=None, winners=None):
@@ -100,9 +100,9 @@ def test_rate_limiter_refuses_with_the_wait_time():
 def test_windowed_rules_after_each_vote_equal_a_full_recheck(small_arena, seed, shuffled):
     """apply_rules after each vote re-examines only the newest votes (the last 3 hours when a vote arrives out of
     time order); after every vote the flags must be those of all the annotator's votes checked from scratch."""
-    from sampling.draws import serve_battle
     from datamodel.quality import annotator_votes
     from datamodel.votes import record_vote
+    from sampling.draws import serve_battle
 
     db, rng = small_arena.db, random.Random(seed)
     rules = QualityRules(max_per_hour=6, max_per_3_hours=12, fast_streak=4, fast_seconds=5, bias_min_votes=8)
@@ -154,7 +154,7 @@ def test_a_limiter_on_the_database_holds_across_replicas(small_arena):
     assert "at most 10 votes per minute per annotator" in refused[0] and " s." in refused[0]
     replicas[1].check("bob")
     alone = [RateLimiter(10, "per annotator") for _ in range(2)]  # each replica in its own memory: 20 pass
-    assert sum(1 for k in range(40) if not _refused(lambda: alone[k % 2].check("alice"))) == 20
+    assert sum(1 for k in range(40) if not _refused(lambda k=k: alone[k % 2].check("alice"))) == 20
 
 
 def _refused(call) -> bool:

@@ -10,8 +10,8 @@ import random
 
 from arena import session as sessions
 from arena.web.render import cap_notice, set_aside_text, votes_text
-from datamodel.quality import QualityRules, VoteFact, flag_reasons
 from core.settings import Settings
+from datamodel.quality import QualityRules, VoteFact, flag_reasons
 from datamodel.standing import ADMIN, Standing, cap_margin, standing
 
 

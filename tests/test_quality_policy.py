@@ -5,14 +5,14 @@ import random
 
 import pytest
 
-pytestmark = pytest.mark.both_engines
-
 from arena import session as sessions
+from core.settings import Settings
 from datamodel.annotators import sync_accounts
 from datamodel.quality import QualityRules, flagged_votes
-from core.settings import Settings
 from datamodel.votes import record_vote
 from sampling.draws import serve_battle
+
+pytestmark = pytest.mark.both_engines
 
 FAST = dict(fast_streak=3, fast_seconds=60)
 
@@ -120,7 +120,6 @@ def test_the_warning_text(run, trusted, expected):
 
 def test_the_page_warns_after_a_fast_vote(small_arena):
     from gradio_client import Client
-
     from support.webapp import running_app
 
     with running_app(small_arena.settings) as url:

@@ -4,11 +4,12 @@ as on the other tabs (the flagged votes: "Vote", "When (UTC)", "By an admin"), a
 import random
 from types import SimpleNamespace
 
+from support.ratings import build_rating_arena
+
 from arena import rating_session as raters
 from arena.web.rating_admin import flagged_frame, status_frame
 from datamodel.human_ratings import set_assignment
 from datamodel.quality import QualityRules
-from support.ratings import build_rating_arena
 
 
 def test_the_rating_admin_tables_have_headers_in_words(tmp_path):

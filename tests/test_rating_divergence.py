@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ratings.divergence import bounds_from_rounds, finite_estimate, runaway_models
 from core.protocols import get_protocol
+from ratings.divergence import bounds_from_rounds, finite_estimate, runaway_models
 from ratings.votes import encode_votes
 
 

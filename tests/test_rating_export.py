@@ -8,13 +8,13 @@ import random
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from support.ratings import build_rating_arena
 
 from arena import rating_session as raters
 from arena.commands import main
 from datamodel.human_ratings import set_assignment
 from datamodel.rating_table import COLUMNS, export_ratings
 from datamodel.vote_table import csv_cell_text
-from support.ratings import build_rating_arena
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +54,8 @@ def test_csv_jsonl_and_parquet_hold_every_rating_column_for_column(rated, tmp_pa
         assert export_ratings(db, tmp_path / f"r.{fmt}") == total
     parquet = pq.read_table(tmp_path / "r.parquet").to_pandas()
     assert list(parquet.columns) == COLUMNS and len(parquet) == total
-    assert parquet["excluded"].sum() == 1 and parquet.loc[parquet["rating_id"] == 3, "excluded_reason"].item() == "a test"
+    assert parquet["excluded"].sum() == 1
+    assert parquet.loc[parquet["rating_id"] == 3, "excluded_reason"].item() == "a test"
     lines = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert [line["rating_id"] for line in lines] == parquet["rating_id"].tolist()
     assert isinstance(lines[0]["answer"], dict) and lines[0]["excluded"] in (True, False)

@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 from scipy.optimize import minimize
 from scipy.special import expit
-
 from support.shared import SHARED
-from ratings.leaderboard import leaderboard_from_counts
+
 from core.protocols import PROTOCOLS, get_protocol
+from ratings.leaderboard import leaderboard_from_counts
 from ratings.protocols import CHOICES, RESULT_COLUMNS
 from ratings.protocols.base import legacy_bootstrap_rows
 from ratings.votes import encode_votes, vote_counts

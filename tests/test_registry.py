@@ -50,7 +50,8 @@ def test_register_get_names_and_items():
 
 def test_built_ins_come_first_in_their_tuples_order(tmp_path, monkeypatch):
     (tmp_path / "regtoys_home.py").write_text("from core.registry import Registry\n"
-                                              "TOYS = Registry('toys', ('regtoys_b', 'regtoys_a'), what='toy', key=str)\n")
+                                              "TOYS = Registry('toys', ('regtoys_b', 'regtoys_a'), what='toy', "
+                                              "key=str)\n")
     monkeypatch.delitem(sys.modules, "regtoys_home", raising=False)
     declaring_modules(tmp_path, monkeypatch, "regtoys", a="TOYS.register('from-a')",
                       b="TOYS.register('from-b1')\nTOYS.register('from-b2')")

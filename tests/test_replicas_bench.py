@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from support.cache import build_once, link_or_copy
+
 from tools.load import demo_database
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +30,8 @@ def _cache_dir_with_the_demo(tmp_path: Path) -> Path:
     (it copies the media and migrates the database into PostgreSQL): the database is copied, the media linked."""
     built = build_once("load-demo", DEMO_SOURCES, demo_database) / "load-demo"
     cache_dir = tmp_path / "cache"
-    shutil.copytree(built, cache_dir / "load-demo", copy_function=link_or_copy, ignore=shutil.ignore_patterns("arena.db*"))
+    shutil.copytree(built, cache_dir / "load-demo", copy_function=link_or_copy,
+                    ignore=shutil.ignore_patterns("arena.db*"))
     shutil.copy2(built / "arena.db", cache_dir / "load-demo" / "arena.db")
     return cache_dir
 

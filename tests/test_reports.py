@@ -8,8 +8,7 @@ import io
 import pytest
 
 from arena import reports
-from arena.reports import (Cell, Column, Report, ReportSpec, Table, make_report, read_published, render,
-                           with_published)
+from arena.reports import Cell, Column, Report, ReportSpec, Table, make_report, read_published, render, with_published
 from core.presets import PRESETS, Choice, Preset
 
 PUBLISHED = "table,row,column,value\n3,Playground,Easy,1125 (+61/-59)\n3,Playground,Hypo,1139 (+137/-111)\n" \
@@ -52,11 +51,13 @@ def test_missing_cells_print_a_dash_and_one_footnote_per_reason_in_markdown(toy)
     assert "| **Model** | **Easy** | **Hypo** | **P-Easy** |" in text
     assert "| Playground | 1125 | —[1] | —[2] |" in text
     assert "| my-model | —[3] | —[1] | 0.50 |" in text
-    assert "[1] no judge votes on Hypo yet" in text and "[2] no data" in text and "[3] no judge votes on Easy yet" in text
+    assert "[1] no judge votes on Hypo yet" in text and "[2] no data" in text
+    assert "[3] no judge votes on Easy yet" in text
     assert "| Playground | 0.70 |" in text  # Table 13 has no groups: one header line
     assert list(reports.missing_cells(report)) == [
         ("3", "Playground", "Hypo", "no judge votes on Hypo yet"), ("3", "Playground", "P-Easy", "no data"),
-        ("3", "my-model", "Easy", "no judge votes on Easy yet"), ("3", "my-model", "Hypo", "no judge votes on Hypo yet")]
+        ("3", "my-model", "Easy", "no judge votes on Easy yet"),
+        ("3", "my-model", "Hypo", "no judge votes on Hypo yet")]
 
 
 def test_csv_keeps_the_two_header_lines_and_latex_groups_the_columns(toy):
@@ -140,9 +141,10 @@ def test_with_published_leaves_the_original_report_alone():
 def test_the_taxonomy_report_reads_the_votes_once_per_variant(small_arena, monkeypatch):
     """Every table, note and count of the taxonomy report slices three reads of the suite's votes (every variant,
     with the definition, without it) in memory: before, each table read them again (10 reads a report)."""
+    from support.votes import add_votes
+
     import arena.reports.taxonomy as taxonomy
     from datamodel import vote_arrays
-    from support.votes import add_votes
 
     add_votes(small_arena)
     reads = []

@@ -10,23 +10,23 @@ from collections import Counter
 
 import numpy as np
 import pytest
-
-pytestmark = pytest.mark.both_engines
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from sampling import sampler as sampling
 from arena import session as sessions
 from datamodel.annotators import sign_in
 from datamodel.battles import Pairing
+from datamodel.connection import Store
+from datamodel.quality import QualityRules, review_vote
+from datamodel.votes import record_vote
+from sampling import sampler as sampling
+from sampling.counts import BattleCounts
 from sampling.draws import Replica, UniformDraw, draw_pairing, draw_replica, serve_battle
 from sampling.prompt_pool import PromptPool
-from datamodel.quality import QualityRules, review_vote
-from sampling.counts import BattleCounts
 from sampling.sampler import SamplingStats
-from datamodel.connection import Store
-from datamodel.votes import record_vote
 from tools.scale_fixture import ScaleSpec, build_scale_database
+
+pytestmark = pytest.mark.both_engines
 
 
 def assert_same_counts(stats: SamplingStats, db) -> None:
@@ -170,8 +170,9 @@ def test_draws_wait_for_the_first_read_then_draw_uniformly_and_say_so(small_aren
 
 
 def test_a_catalog_change_is_read_again_in_the_background(small_arena):
-    from datamodel.catalog import add_image, add_model
     from support.arena import make_image, render_all
+
+    from datamodel.catalog import add_image, add_model
 
     db = small_arena.db
     stats = SamplingStats(refresh_seconds=0.0).refresh(db)
@@ -202,7 +203,8 @@ def _candidates(db, annotator_id, suite=None):
         f"""
         SELECT v.prompt_id, min(v.left_image_id), min(v.right_image_id), min(v.annotator_id) FROM votes v
         JOIN prompts p ON p.id = v.prompt_id WHERE v.voter_kind = 'human' AND v.excluded = 0 {where}
-        GROUP BY v.prompt_id, CASE WHEN v.left_image_id < v.right_image_id THEN v.left_image_id ELSE v.right_image_id END,
+        GROUP BY v.prompt_id,
+                 CASE WHEN v.left_image_id < v.right_image_id THEN v.left_image_id ELSE v.right_image_id END,
                  CASE WHEN v.left_image_id < v.right_image_id THEN v.right_image_id ELSE v.left_image_id END
         HAVING COUNT(*) = 1
         """, params).fetchall()
@@ -218,7 +220,7 @@ def test_replicas_are_valid_and_uniform_over_the_candidates(small_arena, monkeyp
     db = small_arena.db
     people = [_annotator(db, name) for name in ("alice", "bob", "carol")]
     images = {}
-    for prompt_id, model_id, image_id in db.execute("SELECT prompt_id, model_id, id FROM images"):
+    for prompt_id, image_id in db.execute("SELECT prompt_id, id FROM images"):
         images.setdefault(prompt_id, []).append(image_id)
     battles = [Pairing(p, a, b) for p, ids in sorted(images.items()) for a, b in zip(ids, ids[1:])]
     rng = random.Random(5)
@@ -323,7 +325,8 @@ def test_the_exact_water_level_of_one_row_matches_the_bisection_of_a_batch(weigh
 
 @pytest.mark.parametrize("weights", [[5e-324], [5e-324, 1e-320, 0.0], [1e-300, 1e6, 0.0]])
 def test_subnormal_and_tiny_weights_give_finite_shares_in_one_row_and_in_a_batch(weights):
-    """Hypothesis found a single weight of 5e-324 gave NaN shares in the one-row (exact level) path: λ = 1/w overflowed."""
+    """Hypothesis found a single weight of 5e-324 gave NaN shares in the one-row (exact level) path: λ = 1/w
+    overflowed."""
     from sampling.strategies import bounded_shares
 
     weights = np.array(weights)

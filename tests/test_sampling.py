@@ -7,8 +7,6 @@ from collections import Counter
 
 import numpy as np
 import pytest
-
-pytestmark = pytest.mark.both_engines
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import ndtr
@@ -17,13 +15,22 @@ import ratings
 import sampling
 from datamodel.annotators import sign_in
 from datamodel.battles import Pairing
-from sampling.draws import NoBattleAvailable, draw_uniform, serve_battle
 from datamodel.vote_table import votes_frame
-from sampling.strategies import (FitState, SamplingParams, balanced_pair_probabilities, bounded_shares, fit_state,
-                                 pair_index, pair_probabilities, prompt_probabilities)
-from sampling.draws import Replica, draw_pairing
-from sampling.sampler import SamplingStats
 from datamodel.votes import record_vote
+from sampling.draws import NoBattleAvailable, Replica, draw_pairing, draw_uniform, serve_battle
+from sampling.sampler import SamplingStats
+from sampling.strategies import (
+    FitState,
+    SamplingParams,
+    balanced_pair_probabilities,
+    bounded_shares,
+    fit_state,
+    pair_index,
+    pair_probabilities,
+    prompt_probabilities,
+)
+
+pytestmark = pytest.mark.both_engines
 
 # ---------------------------------------------------------------------------------------------------------------
 # Pure functions

@@ -9,7 +9,6 @@ from collections import Counter
 import pytest
 
 from suites import saneval
-from suites.common import SuiteError
 
 # The example prompts the paper prints (Fig. 3, Table 5) and those of the authors' sample images
 # (repository nielseni6/saneval, images/samples/*/<prompt>_00000N.png), with the structure each one names.
@@ -89,8 +88,14 @@ def test_the_spatial_one_object_stratum_places_its_object_in_the_picture():
 def test_a_relation_to_the_picture_is_scored_against_the_whole_image():
     """The one-object spatial prompts: the object's box against the picture's (the whole image, detected with
     confidence 1), by the project's rules and by the published ones; the detector is never asked for "image"."""
-    from judges.saneval_rules import (Box, expected_from_metadata, score_spatial, score_spatial_published,
-                                      scored_objects, with_frame)
+    from judges.saneval_rules import (
+        Box,
+        expected_from_metadata,
+        score_spatial,
+        score_spatial_published,
+        scored_objects,
+        with_frame,
+    )
 
     (spec,) = [s for s in saneval.published_category_specs("spatial", 20, seed=1) if s.metadata["stratum"] == "1"
                and s.metadata["published_relation"] == "on the left of"][:1] or [None]
@@ -126,7 +131,9 @@ def writer_llm(received):
 
     text = received.text
     count = int(re.match(r"Write (\d+) different prompts", text).group(1))
-    category = next(c for key, c in SKILLS.items() if f"tests {'attribute binding: each object has its own ' if c in saneval.BINDING_CATEGORIES else ''}{key}" in text)
+    binding = "attribute binding: each object has its own "
+    category = next(c for key, c in SKILLS.items()
+                    if f"tests {binding if c in saneval.BINDING_CATEGORIES else ''}{key}" in text)
     if "places one object in the picture" in text:
         low = high = 1
     else:

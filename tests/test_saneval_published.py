@@ -7,8 +7,8 @@ import csv
 from pathlib import Path
 
 import pytest
-
 from support.shared import SHARED
+
 from judges.saneval_rules import (
     PUBLISHED_RELATIONS,
     RELATIONS,
@@ -240,6 +240,7 @@ def paper_book():
     import re
 
     from support.openai_stub import Book
+
     from tools.fake_openai import Scripted
 
     def rating(received):
@@ -278,13 +279,14 @@ def paper_book():
 def test_the_published_protocol_scores_with_appendix_c_prompts(tmp_path):
     import asyncio
 
+    from support.openai_stub import FakeDetection, FakeDetector, colored, engine_config, pixels_key
+
     from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
     from datamodel.connection import connect
     from datamodel.judgments import judgments
     from datamodel.media import MediaStore
     from judges.saneval import SanevalOptions, run_saneval
     from judges.selection import Selection
-    from support.openai_stub import FakeDetection, FakeDetector, colored, engine_config, pixels_key
     from tools.fake_openai import FakeServer
 
     db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
@@ -351,12 +353,13 @@ def test_published_strata_are_275_275_275_125_50_per_category():
 
 
 def test_the_per_cardinality_table_averages_each_stratum(tmp_path):
+    from support.openai_stub import colored
+
     from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
     from datamodel.connection import connect
     from datamodel.media import MediaStore
     from datamodel.metrics import MetricRow, write_metrics
     from judges.saneval import cardinality_scores
-    from support.openai_stub import colored
 
     db, media = connect(tmp_path / "a.db"), MediaStore(tmp_path / "media")
     specs = [PromptSpec("saneval", f"k{n}", f"prompt {n}", subset="color",
@@ -382,6 +385,7 @@ def test_yoloe_stand_in_detects_asked_labels_and_scores_through_the_published_pi
     import asyncio
 
     from PIL import Image
+    from support.openai_stub import engine_config
 
     from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
     from datamodel.connection import connect
@@ -390,7 +394,6 @@ def test_yoloe_stand_in_detects_asked_labels_and_scores_through_the_published_pi
     from judges.metrics.detection import YoloeDetector, build_tiny_yoloe
     from judges.saneval import SanevalOptions, run_saneval
     from judges.selection import Selection
-    from support.openai_stub import engine_config
     from tools.fake_openai import FakeServer
 
     weights = build_tiny_yoloe(tmp_path / "yoloe.pt", text_encoder=tmp_path / "text")
@@ -477,6 +480,7 @@ def test_table_3_is_computed_from_the_compbench_scores_the_user_brings(tmp_path)
     an image the database lacks stops the import with its line; nothing is written."""
     import numpy as np
     from scipy.stats import spearmanr
+    from support.openai_stub import colored
 
     from arena.reports import make_report
     from datamodel.catalog import add_image, add_model, add_prompts
@@ -485,7 +489,6 @@ def test_table_3_is_computed_from_the_compbench_scores_the_user_brings(tmp_path)
     from datamodel.metrics import MetricRow, write_metrics
     from judges.metrics.compbench import read_scores
     from judges.saneval import aggregate
-    from support.openai_stub import colored
     from suites import saneval
     from suites.common import SuiteError
 

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from support.study import BENCH_SPEC as SPEC, bench_cache_dir
+from support.study import BENCH_SPEC as SPEC
+from support.study import bench_cache_dir
 
 pytestmark = pytest.mark.slow
 

@@ -4,9 +4,9 @@ ensemble of experts (the base's first 80 % of 40 steps, its latents handed to th
 from __future__ import annotations
 
 import pytest
+from support.shared import SHARED
 
 from generators.registry import builtin_models, cascade
-from support.shared import SHARED
 
 
 def recording(generator) -> dict:
@@ -63,14 +63,14 @@ def test_the_refiner_gets_the_bases_latents(artefact_cache):
 def test_under_the_pipeline_defaults_the_refiner_gets_the_bases_image(artefact_cache):
     """semvarbench-paper-pipeline-defaults: the base finishes its image (50 steps) and the refiner's img2img
     defaults refine it; the image reaches the refiner in [0, 1], as the base's pt output is."""
+    import dataclasses
+
     import torch
 
     from core.presets import get_preset
     from generators.pipelines import make_generator
     from generators.registry import apply_preset
     from generators.smoke import stand_ins
-
-    import dataclasses
 
     registry = apply_preset(builtin_models(), get_preset("semvarbench-paper-pipeline-defaults"))
     # ten steps (a stand-in's two would leave strength 0.3 no step to run)

@@ -9,19 +9,20 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-
-from arena.importer import ImageImportError, import_images
-from datamodel.media import MediaStore
-from datamodel.connection import connect
-from datamodel.votes import VoteRejected, record_vote
 from support.arena import build_small_arena, make_image
 from support.webapp import running_app
+
+from arena.importer import ImageImportError, import_images
+from datamodel.connection import connect
+from datamodel.media import MediaStore
+from datamodel.votes import VoteRejected, record_vote
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 @FAST
-@given(battle_id=st.one_of(st.text(max_size=40), st.none(), st.integers()), outcome=st.one_of(st.text(max_size=10), st.none()),
+@given(battle_id=st.one_of(st.text(max_size=40), st.none(), st.integers()),
+       outcome=st.one_of(st.text(max_size=10), st.none()),
        session=st.text(max_size=30))
 def test_vote_handler_never_crashes_or_writes_on_bad_input(tmp_path_factory, battle_id, outcome, session):
     arena = _ARENA.get("x") or _ARENA.setdefault("x", build_small_arena(tmp_path_factory.mktemp("v")))
@@ -130,9 +131,10 @@ def test_an_admin_export_cannot_be_fetched_without_the_password(tmp_path, monkey
     import re
     import time
 
+    from support.webapp import page_session
+
     from arena import session as sessions
     from arena.web import admin_tab
-    from support.webapp import page_session
 
     arena = build_small_arena(tmp_path, admin_password="correct horse")
     s = sessions.start(arena.db, "voter", "token-001", open_signup=True)
@@ -224,8 +226,9 @@ def test_the_web_vote_handler_takes_arbitrary_input_without_crashing_or_partial_
     anything into the server-held session, and a vote is written whole or not at all."""
     import asyncio
 
-    from tools.load import LoadError, shown_token
     from support.webapp import page_session
+
+    from tools.load import LoadError, shown_token
 
     arena, url = web_arena
     before = arena.db.execute("SELECT COUNT(*) FROM votes").fetchone()[0]

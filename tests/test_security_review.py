@@ -20,11 +20,11 @@ import time
 
 import httpx
 import pytest
+from support.arena import build_small_arena
+from support.webapp import Page, running_app
 
 from arena import session as sessions
 from arena.web.admin_session import Holder
-from support.arena import build_small_arena
-from support.webapp import Page, running_app
 
 PASSWORD = "correct horse"
 TOKEN = "token-for-the-tests-1"
@@ -168,7 +168,8 @@ def test_admin_functions_answer_only_an_unlocked_admin_session(tmp_path):
         answers = {}
         for name in others:
             n = page.inputs(name)
-            data = [PASSWORD] * n if "review" not in name else [PASSWORD, vote_id, PASSWORD][:n]  # (session, id, reason)
+            # (session, id, reason)
+            data = [PASSWORD] * n if "review" not in name else [PASSWORD, vote_id, PASSWORD][:n]
             answers[name] = page.queued(name, data)
             answers[name + " direct"] = page.direct(name, data).text
         assert arena.db.execute("SELECT reviewed FROM votes WHERE id = ?", [vote_id]).fetchone()[0] == 0
@@ -307,7 +308,8 @@ def test_an_export_is_served_once_to_its_admin_session_and_leaves_no_file(tmp_pa
     monkeypatch.setattr(admin_tab, "export_votes", spy)
     with running_app(arena.settings) as url:
         admin, other = Page(url), Page(url)
-        assert other.queued("resume", ["", "", ""])[0]  # a page loaded in another browser: it has a session, not unlocked
+        # a page loaded in another browser: it has a session, not unlocked
+        assert other.queued("resume", ["", "", ""])[0]
         n = admin.inputs("admin_export_csv")
         assert admin.queued("admin_unlock", [PASSWORD, None][:admin.inputs("admin_unlock")])[0]
         ok, answer = admin.queued("admin_export_csv", [PASSWORD, None][:n])

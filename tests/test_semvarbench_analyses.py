@@ -7,16 +7,16 @@ import asyncio
 import json
 
 import pytest
+from support.openai_stub import colored, engine_config
 
 from arena.reports import make_report
+from core.presets import get_preset
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.judgments import Judgment, save_judgment
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, write_metrics
-from core.presets import get_preset
 from judges.semvar import aggregate, item_scores
-from support.openai_stub import colored, engine_config
 
 ITEMS = (("sv1", "A dog chasing a cat", "A cat chasing a dog", "A cat being chased by a dog", "absolute_location"),
          ("sv2", "A tall man beside a short boy", "A short man beside a tall boy", "Beside a short boy, a tall man",
@@ -110,13 +110,15 @@ def test_figures_6_and_14_from_the_stored_similarities_and_scores(arena, tmp_pat
     """Fig. 14: 1 − cos(T_a, T_pv) per model; Fig. 6: the mean cos against S(T_p*, I_a) and γ of the GPT-4o judge.
     Both tables are printed and their plots written (``figures``)."""
     db, _, images = arena
-    cosine = {"sdxl-base-refiner": {"permutation": 0.9, "paraphrase": 0.8}, "flux-dev": {"permutation": 0.98, "paraphrase": 0.7}}
+    cosine = {"sdxl-base-refiner": {"permutation": 0.9, "paraphrase": 0.8},
+              "flux-dev": {"permutation": 0.98, "paraphrase": 0.7}}
     rows = [MetricRow(model_id, "semvar_text_similarity", cosine[model][role] + 0.01 * n, "text-encoders",
                       image_id=image_id, suite="semvarbench", scorer_version="tiny", details={"role": role})
             for n, ((model, key, role), (model_id, image_id)) in enumerate(sorted(images.items()))
             if role != "anchor"]
     write_metrics(db, rows)
-    scores = {"sdxl-base-refiner": (0.8, 0.7, 0.75, 0.6, 0.5, 0.7, 0.72), "flux-dev": (0.9, 0.8, 0.85, 0.5, 0.6, 0.85, 0.8)}
+    scores = {"sdxl-base-refiner": (0.8, 0.7, 0.75, 0.6, 0.5, 0.7, 0.72),
+              "flux-dev": (0.9, 0.8, 0.85, 0.5, 0.6, 0.85, 0.8)}
     item_judgments(db, images, "gpt-judge:gpt-4o-2024-05-13", scores)
     report = make_report(db, "semvarbench", figures=tmp_path / "figures")
     fourteen, six = report.table("F14"), report.table("F6")

@@ -9,9 +9,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
-from support.shared import SHARED
 from support.arena import prompt_count
+from support.shared import SHARED
+
 from suites import semvarbench
 from suites.common import SuiteError
 

@@ -18,7 +18,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from support.shared import SEMVARBENCH, SEMVARBENCH_CATEGORIES, shared_file
 
 # SHA-256 of the released files at commit 861811f (benchmark/testset/test_data.txt; the 20 category files in name

@@ -5,9 +5,9 @@ of each pipeline layout through the same loading as real weights."""
 from __future__ import annotations
 
 import pytest
+from support.shared import SHARED
 
 from judges.metrics.text_encoders import chosen_encoders
-from support.shared import SHARED
 
 PAPER = SHARED / "reference" / "papers" / "semvarbench.txt"
 
@@ -50,10 +50,11 @@ ITEMS = (("sv1", "A dog chasing a cat", "A cat chasing a dog", "A cat being chas
 
 @pytest.fixture(scope="module")
 def semvar_images(tmp_path_factory):
+    from support.openai_stub import colored
+
     from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
     from datamodel.connection import connect
     from datamodel.media import MediaStore
-    from support.openai_stub import colored
 
     root = tmp_path_factory.mktemp("semvar-text")
     db, media = connect(root / "a.db"), MediaStore(root / "media")

@@ -3,9 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from datamodel.battles import Battle, ShownImage
-from core.settings import Settings, SettingsError, load_settings, settings_table
 from arena.web.render import escape_markdown, prompt_markdown
+from core.settings import Settings, SettingsError, load_settings, settings_table
+from datamodel.battles import Battle, ShownImage
 
 SETTINGS_REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference" / "settings.md"
 
@@ -25,7 +25,8 @@ def test_bad_settings_say_how_to_fix_them(tmp_path):
     with pytest.raises(SettingsError, match="'alice' is not 'name:token'"):
         load_settings(env={"ARENA_ANNOTATORS": "alice"})
     (tmp_path / "a.toml").write_text('admin_password = "x"\n')
-    with pytest.raises(SettingsError, match="admin_password is a secret; set it in the environment as ARENA_ADMIN_PASSWORD"):
+    with pytest.raises(SettingsError,
+                       match="admin_password is a secret; set it in the environment as ARENA_ADMIN_PASSWORD"):
         load_settings(env={}, config_file=tmp_path / "a.toml")
     (tmp_path / "b.toml").write_text('colour = "x"\n')
     with pytest.raises(SettingsError, match="unknown setting 'colour'"):

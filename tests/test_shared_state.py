@@ -9,8 +9,15 @@ import pytest
 
 from datamodel import admin_state
 from datamodel.connection import connect
-from datamodel.limits import (attempt_state, begin_attempts, end_attempts, rate_hit, sweep_attempts,
-                              sweep_rate_events, throttle_transaction)
+from datamodel.limits import (
+    attempt_state,
+    begin_attempts,
+    end_attempts,
+    rate_hit,
+    sweep_attempts,
+    sweep_rate_events,
+    throttle_transaction,
+)
 
 pytestmark = pytest.mark.both_engines
 
@@ -160,7 +167,7 @@ def test_admin_sessions_and_export_links_of_the_app_hold_across_replicas(databas
     assert second.live(session_id, admin) and not second.live(session_id, other)
     assert not second.live("made-up", admin)
 
-    def export(replica) -> "object":
+    def export(replica) -> object:
         with replica.offer(session_id, ".csv", name="v.csv", media_type="text/csv", holder=admin) as offer:
             offer.path.write_text("vote_id\n")
         return offer

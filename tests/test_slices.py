@@ -10,21 +10,19 @@ import hashlib
 import random
 
 import pytest
-
-pytestmark = pytest.mark.both_engines
+from support.shared import SEMVARBENCH, SEMVARBENCH_CATEGORIES, shared_file
 
 import ratings
-
 from datamodel.battles import Pairing
-
-from sampling.draws import serve_battle
-from support.shared import SEMVARBENCH, SEMVARBENCH_CATEGORIES, shared_file
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
-from datamodel.vote_table import SLICES, category_choices, slice_where, votes_frame
-from datamodel.media import StoredImage
 from datamodel.connection import connect
-from suites import semvarbench
+from datamodel.media import StoredImage
+from datamodel.vote_table import SLICES, category_choices, slice_where, votes_frame
 from datamodel.votes import record_vote
+from sampling.draws import serve_battle
+from suites import semvarbench
+
+pytestmark = pytest.mark.both_engines
 
 JUDGE = "gpt-judge:gpt-4o-mini"
 
@@ -201,7 +199,7 @@ def test_the_leaderboard_slices_a_category_like_the_vote_table(sliced):
     for options, expected in ((LeaderboardOptions(category="height", rounds=10), {"v7", "v8"}),
                               (LeaderboardOptions(category="color", rounds=10, voter="alice"), {"v6"})):
         board = compute_leaderboard(db, options)
-        shown = votes_frame(db)[lambda frame: frame["vote_id"].map(labels).isin(expected)]
+        shown = votes_frame(db)[lambda frame, expected=expected: frame["vote_id"].map(labels).isin(expected)]
         assert board.counts.sum() == len(expected)  # the item in color and height; alice's vote in color
         assert board.votes == shown["voter_kind"].value_counts().reindex(["human", "judge"], fill_value=0).to_dict()
         assert set(board.models) == set(shown["model_a"]) | set(shown["model_b"])

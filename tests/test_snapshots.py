@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-import re
 import concurrent.futures
 import random
+import re
 import threading
 import time
 
 import pytest
-
-pytestmark = pytest.mark.both_engines
+from support.webapp import shared_leaderboard_worker
 
 from arena import session as sessions
 from arena.commands import main
 from arena.leaderboard.compute import LeaderboardOptions
-from arena.leaderboard.service import (SnapshotService, compute_snapshot, data_version, options_key,
-                                      stored_snapshot)
+from arena.leaderboard.service import SnapshotService, compute_snapshot, data_version, options_key, stored_snapshot
 from datamodel.connection import Store
 from datamodel.snapshots import claim_computation, release_computation
-from support.webapp import shared_leaderboard_worker
+
+pytestmark = pytest.mark.both_engines
 
 OPTIONS = LeaderboardOptions(rounds=20, min_votes=1)
 

@@ -11,10 +11,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
-from core.settings import load_settings
 from support.arena import build_small_arena
 from support.processes import stop_logged, wait_answering
+
+from core.settings import load_settings
 from tools.load import free_port
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,14 +1,14 @@
 import sqlite3
 
 import pytest
-
-pytestmark = pytest.mark.both_engines
+from support.arena import make_image
 
 from datamodel.catalog import CatalogError, PromptSpec, add_image, add_model, add_prompts
+from datamodel.connection import Store, connect
 from datamodel.media import MediaError, MediaStore
 from datamodel.schema import MIGRATIONS, SCHEMA_VERSION, SchemaError, migrate, schema_version
-from datamodel.connection import Store, connect
-from support.arena import make_image
+
+pytestmark = pytest.mark.both_engines
 
 
 def test_new_database_has_schema_wal_and_foreign_keys(tmp_path):
@@ -61,7 +61,7 @@ def test_with_block_is_one_transaction_that_nests(tmp_path):
             db.execute("INSERT INTO models (name) VALUES ('kept-out')")
             with db.conn:
                 add_model(db, "also-kept-out")
-            1 / 0
+            raise ZeroDivisionError
     assert db.execute("SELECT COUNT(*) FROM models").fetchone()[0] == 0
     with db.conn:
         add_model(db, "in")
@@ -127,7 +127,8 @@ def test_media_is_content_addressed_and_idempotent(tmp_path):
 def test_images_are_unique_per_prompt_model_and_index(small_arena):
     db, media = small_arena.db, small_arena.media
     prompt_id, model_id = small_arena.prompt_ids[0], small_arena.model_ids["alpha-model"]
-    first = db.execute("SELECT id FROM images WHERE prompt_id = ? AND model_id = ?", [prompt_id, model_id]).fetchone()[0]
+    first = db.execute("SELECT id FROM images WHERE prompt_id = ? AND model_id = ?",
+                       [prompt_id, model_id]).fetchone()[0]
     again = add_image(db, prompt_id=prompt_id, model_id=model_id, stored=media.put_image(make_image(3, 3)))
     assert again == first
     second = add_image(db, prompt_id=prompt_id, model_id=model_id, stored=media.put_image(make_image(3, 3)), idx=1)

@@ -6,9 +6,9 @@ import argparse
 from pathlib import Path
 
 import pytest
+from support.shared import HOLLINGER, SEMVARBENCH, shared_file
 
 from arena.suite_commands import add_commands
-from support.shared import HOLLINGER, SEMVARBENCH, shared_file
 
 DATA = Path(__file__).parent / "data" / "suites"
 
@@ -33,7 +33,8 @@ def test_every_suites_command_has_help():
     add_commands(parser.add_subparsers(dest="command"), None)
     leaves = dict(_leaf_parsers(parser))
     assert {" ".join(path) for path in leaves} == {
-        "suites list", "suites show", "suites build easy", "suites build random", "suites build saneval", "suites review",
+        "suites list", "suites show", "suites build easy", "suites build random", "suites build saneval",
+        "suites review",
         *(f"suites import {name}" for name in ("predicted", "taxonomy-bench", "commonsense", "semvarbench", "saneval",
                                                "paraphrase", "prompts")),
     }

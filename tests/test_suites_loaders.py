@@ -8,11 +8,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from support.arena import prompt_count
+from support.shared import HOLLINGER, SEMVARBENCH, shared_file
 
 from suites import commonsense, generic, paraphrase, saneval, semvarbench
 from suites.common import SuiteError, read_json_list, write_specs
-from support.arena import prompt_count
-from support.shared import HOLLINGER, SEMVARBENCH, shared_file
 
 DATA = Path(__file__).parent / "data" / "suites"
 
@@ -61,7 +61,8 @@ GOOD = {"prompt1": "A lightbulb without electricity", "prompt2": "A lightbulb wi
     "text, message",
     [
         ("[\n" + json.dumps(GOOD) + ",\n" + json.dumps({**GOOD, "description2": ""}) + "\n]",
-         r":3: item lacks description2\. Each item needs prompt1, prompt2, description1, description2, category, likelihood"),
+         r":3: item lacks description2\. Each item needs prompt1, prompt2, description1, description2, category, "
+         r"likelihood"),
         ("[\n" + json.dumps(GOOD) + ",\n" + json.dumps({**GOOD, "prompt2": "x", "likelihood": 11}) + "\n]",
          r":3: likelihood must be a number from 1 to 10, got 11\."),
         ("[\n" + json.dumps(GOOD) + ",\n" + json.dumps(GOOD) + "\n]",
@@ -202,8 +203,10 @@ def test_prompt_list_csv_and_jsonl(db):
     "name, text, message",
     [
         ("p.csv", "key,prompt\nk,A cat\n", r"p.csv:1: missing column 'text' \(the header has key, prompt\)"),
-        ("p.csv", "key,text\nk,A cat,extra\n", r"p.csv:2: malformed row with 3 fields, the header has 2\. Quote fields"),
-        ("p.csv", "key,text,metadata\nk,A cat,{oops}\n", r"p.csv:2: metadata is not valid JSON .*Write it as a JSON object"),
+        ("p.csv", "key,text\nk,A cat,extra\n",
+         r"p.csv:2: malformed row with 3 fields, the header has 2\. Quote fields"),
+        ("p.csv", "key,text,metadata\nk,A cat,{oops}\n",
+         r"p.csv:2: metadata is not valid JSON .*Write it as a JSON object"),
         ("p.csv", "key,text\nk,A cat\nk,A dog\n", r"p.csv:3: duplicate key 'k' in suite 'mine', first at .*p.csv:2\."),
         ("p.csv", "text\nA cat\n", r"p.csv:2: empty or missing 'key'\. Give every row a key"),
         ("p.jsonl", '{"key": "k", "text": "A cat"}\n{"key": "j", "text": "A dog"\n', r"p.jsonl:2: not valid JSON"),

@@ -9,17 +9,16 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from support.arena import prompt_count
+from support.cache import build_once
 
+from arena.suite_commands import main
 from core.settings import Settings
 from datamodel.connection import connect
 from judges import definitions
 from suites import taxonomy
-from suites.common import SuiteError
-from support.arena import prompt_count
-from arena.suite_commands import main
-from suites.common import write_specs
-from support.cache import build_once
-from suites.wordnet import DEBIAN_WORDNET_DIR, WORDNET_DIR_ENV, LEXNAMES, load_wordnet, prepare_wordnet
+from suites.common import SuiteError, write_specs
+from suites.wordnet import DEBIAN_WORDNET_DIR, LEXNAMES, WORDNET_DIR_ENV, load_wordnet, prepare_wordnet
 from tools.fake_openai import FakeServer, Scripted
 
 # the prepared WordNet copy (about 30 s to make) lives in the test artefact cache, once per version of its code
@@ -101,7 +100,8 @@ def test_easy_subset_is_roots_plus_direct_hyponyms(wn, db):
     assert rows["with_definition"]["text"] == "An image of lipstick (makeup that is used to color the lips)"
     assert rows["without_definition"]["text"] == "An image of lipstick"
     metadata = json.loads(rows["without_definition"]["metadata"])
-    assert metadata == {"synset": "lipstick.n.01", "lemma": "lipstick", "definition": "makeup that is used to color the lips",
+    assert metadata == {"synset": "lipstick.n.01", "lemma": "lipstick",
+                        "definition": "makeup that is used to color the lips",
                         "hypernyms": ["makeup.n.01"], "cohyponyms": metadata["cohyponyms"], "subset": "Easy"}
     assert "mascara.n.01" in metadata["cohyponyms"]
     assert taxonomy.build_easy(db, wn)[1].unchanged == 966 and prompt_count(db) == 966
@@ -254,7 +254,8 @@ def test_cli_build_easy_and_random_print_counts(tmp_path, capsys, wn):
     assert main(["suites", "build", "random", "--hypernymy", "8", "--hyponymy", "4", "--mixing", "2",
                  "--wordnet-dir", str(WORDNET_DIR)], lambda: settings) == 0
     out = capsys.readouterr().out
-    assert "Random split (seed 0): Hypernymy 8, Hyponymy 4, Synset-Mixing 2; 14 nodes (published 828 / 204 / 170)" in out
+    assert ("Random split (seed 0): Hypernymy 8, Hyponymy 4, Synset-Mixing 2; 14 nodes (published 828 / 204 / 170)"
+            in out)
     assert "taxonomy     Synset-Mixing      without_definition          2" in out
     roots = tmp_path / "roots.txt"
     roots.write_text("coin.n.01\nnot_a_synset\n")
@@ -271,7 +272,8 @@ def test_definition_prompt_is_the_protocols():
         "Word: caddle\nDefinition: act as a caddie and carry clubs for a player\n"
         "Word: cigar lighter\nDefinition:"
     )
-    assert definitions.parse_definition("Definition: a lighter for cigars or cigarettes\n") == "a lighter for cigars or cigarettes"
+    assert (definitions.parse_definition("Definition: a lighter for cigars or cigarettes\n")
+            == "a lighter for cigars or cigarettes")
     assert definitions.parse_definition('\n"a small dog"\nWord: x') == "a small dog"
 
 
@@ -287,7 +289,8 @@ def test_predicted_import_with_definitions_and_idempotent_reimport(tmp_path, db)
     result = definitions.import_predicted(db, path)
     assert result.inserted == 4
     row = next(db.query("SELECT * FROM prompts WHERE item_key = 'cigar lighter' AND variant = 'with_definition'"))
-    assert row["text"] == "An image of cigar lighter (a lighter for cigars or cigarettes)" and row["subset"] == "P-Hyper"
+    assert row["text"] == "An image of cigar lighter (a lighter for cigars or cigarettes)"
+    assert row["subset"] == "P-Hyper"
     assert json.loads(row["metadata"])["source_node"] == "cigar_cutter.n.01"
     assert json.loads(row["metadata"])["definition_source"] == "file"
     assert definitions.import_predicted(db, path).unchanged == 4 and prompt_count(db) == 4
@@ -325,7 +328,8 @@ def test_predicted_definitions_come_from_the_injected_definer_once(tmp_path, db)
         return {concept: f"a thing called {concept}" for concept in concepts}
 
     path = tmp_path / "p.jsonl"
-    path.write_text('{"concept": "husky"}\n{"concept": "latte", "definition": "coffee with milk"}\n{"concept": "pug"}\n')
+    path.write_text('{"concept": "husky"}\n{"concept": "latte", "definition": "coffee with milk"}\n'
+                    '{"concept": "pug"}\n')
     assert definitions.import_predicted(db, path, subset="P-Hypo", define=define).inserted == 6
     assert asked == [["husky", "pug"]]
     text = db.execute("SELECT text FROM prompts WHERE item_key = 'pug' AND variant = 'with_definition'").fetchone()[0]

@@ -8,7 +8,6 @@ import os
 import time
 
 import pytest
-
 from support import cache
 
 

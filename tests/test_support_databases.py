@@ -3,10 +3,10 @@ a fresh copy of its template holds, and one whose schema a test changed is made 
 
 import psycopg
 import pytest
+from support.databases import DatabasePool, Snapshot, fingerprint
 
 from datamodel.catalog import add_model
 from datamodel.connection import connect
-from support.databases import DatabasePool, Snapshot, fingerprint
 
 
 def _contents(url: str) -> tuple:

@@ -9,7 +9,6 @@ import socket
 
 import httpx
 import uvicorn
-
 from support.webapp import running_app
 
 

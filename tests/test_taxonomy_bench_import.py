@@ -16,7 +16,7 @@ BENCH = '''\
 0,17,cigar_lighter,a lighter for cigars or cigarettes,['lighter.n.02'],"['spill.n.04', 'igniter.n.01']",appendix,cigar_lighter.n.01
 1,18,coffee,a beverage consisting of an infusion of ground coffee beans,['beverage.n.01'],[],predict_hypernym,coffee.n.01
 2,19,inherited_disorder,"a genetic condition passed down from parents to their offspring, often resulting in physical or mental health problems",['disorder.n.01'],"[""st._john's_wort.n.01""]",simple_triplet_2parent_llama,
-'''
+'''  # noqa: E501  (the published CSV's rows as they are)
 
 
 def test_each_row_becomes_a_concept_with_both_prompts_its_published_subset_and_its_texts(tmp_path, db):
@@ -48,7 +48,8 @@ def test_every_published_subset_name_maps_to_one_of_the_suites_subsets():
 
 @pytest.mark.parametrize("bad_line, message", [
     ('3,20,tea,a drink,[\'beverage.n.01\'],[],appendix_gpt,tea.n.01', r"main_bench.csv:5: subset 'appendix_gpt' is"),
-    ('3,20,tea,a drink,beverage.n.01,[],appendix,tea.n.01', r"main_bench.csv:5: hypernym_synsets must be a Python list"),
+    ('3,20,tea,a drink,beverage.n.01,[],appendix,tea.n.01',
+     r"main_bench.csv:5: hypernym_synsets must be a Python list"),
     ('3,20,tea,,[],[],appendix,tea.n.01', r"main_bench.csv:5: empty or missing 'definition'"),
     ('3,17,tea,a drink,[],[],appendix,tea.n.01',
      r"main_bench.csv:5: subset appendix, wordnet_id 17 repeats the concept of line 2 with another core_lemma"),

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from support.openai_stub import engine_config, preference_judge
+
 from datamodel.vote_table import votes_frame
 from judges.pairwise import concept_prompt, plan_items, run_pairwise
 from judges.prompts import PAIRWISE_TEMPLATE, Templates
 from judges.selection import Selection
-from support.openai_stub import engine_config, preference_judge
 from tools.fake_openai import FakeServer
 
 PAPER = Path(__file__).resolve().parents[2] / "shared" / "reference" / "papers" / "taxonomy-image-generation.txt"

@@ -9,17 +9,30 @@ from collections import defaultdict
 import numpy as np
 import pytest
 import torch
+from support.arena import make_image
 
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.metrics import MetricRow, write_metrics
 from judges.metrics.clip_scores import build_tiny_clip, load_clip
-from judges.metrics.clipscore import (CAPTION_PREFIX, clipscore, concept_texts, core_lemma, score_clipscore,
-                                      scores_for, synset_name)
-from judges.metrics.fid_is import (dedup_by_lemma, paper_slices, score_fid_is, score_fid_is_slices, to_float01,
-                                   tiny_feature_network)
+from judges.metrics.clipscore import (
+    CAPTION_PREFIX,
+    clipscore,
+    concept_texts,
+    core_lemma,
+    score_clipscore,
+    scores_for,
+    synset_name,
+)
+from judges.metrics.fid_is import (
+    dedup_by_lemma,
+    paper_slices,
+    score_fid_is,
+    score_fid_is_slices,
+    tiny_feature_network,
+    to_float01,
+)
 from judges.metrics.reward import score_rewards
 from judges.selection import image_rows
-from support.arena import make_image
 
 
 @pytest.fixture(scope="session")
@@ -126,7 +139,8 @@ def test_score_clipscore_matches_an_independent_open_clip_computation(small_aren
     assert stored["clipscore_hypernym"] == pytest.approx(expected[1], abs=1e-5)
     assert stored["clipscore_cohyponym"] == pytest.approx((expected[2] + expected[3]) / 2, abs=1e-5)
     if stored["clipscore_cohyponym"]:
-        assert stored["clipscore_specificity"] == pytest.approx(stored["clipscore_lemma"] / stored["clipscore_cohyponym"])
+        assert stored["clipscore_specificity"] == pytest.approx(stored["clipscore_lemma"]
+                                                                / stored["clipscore_cohyponym"])
     details = json.loads(small_arena.db.execute(
         "SELECT details FROM metrics WHERE image_id = ? AND name = 'clipscore_lemma'", [row.image_id]).fetchone()[0])
     assert details["cohyponyms"] == pytest.approx(expected[2:], abs=1e-5)
@@ -179,7 +193,8 @@ def test_paper_slices_give_each_variant_its_full_set_and_subsets_and_leave_poole
                                                  ("Easy", "with_definition"), ("Easy", "without_definition"),
                                                  ("Hypernymy", "with_definition"), ("Hypernymy", "without_definition")]
     full = json.loads(stored[0][3])
-    assert (full["concepts"], full["images"], full["reference_images"], full["input"]) == (4, 4, 3, "float01")  # coin of the small arena too; penny once; retrieval has no coin
+    # coin of the small arena too; penny once; retrieval has no coin
+    assert (full["concepts"], full["images"], full["reference_images"], full["input"]) == (4, 4, 3, "float01")
     assert small_arena.db.execute("SELECT value FROM metrics WHERE name = 'fid' AND subset = '' AND variant = '' "
                                   "AND model_id = ?", [ids["alpha-model"]]).fetchone()[0] == 123.0
 

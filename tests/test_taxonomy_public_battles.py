@@ -28,12 +28,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from support.arena import empty_arena_env
 
 from arena.commands import main as arena
 from arena.reports import read_published
 from arena.reports.taxonomy import PAPER_LABELS
 from core.presets import get_preset
-from support.arena import empty_arena_env
 
 pytestmark = pytest.mark.slow  # 3,232 scikit-learn fits in the reference: about two minutes on two cores
 

@@ -72,7 +72,8 @@ def test_the_data_file_holds_every_cell_of_tables_2_to_16_as_the_paper_prints_it
         lines.setdefault(parts[0], []).append(parts[1:])
     prose = {"GPT-4 ELO": ("Overall Spearman correlation of model rankings remains significantly high at 0.92",
                            "The correlation between human and GPT-4 rankings is 0.73"),
-             "Reward": ("a high correlation with human evaluations (0.79) and a moderate correlation with GPT-4 (0.59)",),
+             "Reward": ("a high correlation with human evaluations (0.79) and a moderate correlation with GPT-4 "
+                        "(0.59)",),
              "Hypernym CLIPScore": ("$\\rho \\approx 0.911, p \\leq 0.00004$ for Hypernym CLIP-Score",),
              "Cohyponym CLIPScore": ("$\\rho \\approx 0.871, p \\leq 0.00022$ for Co-hyponym CLIP-Score",)}
     for row, cells in t.pop("R").items():  # Table R: the correlations §4.2 and §5 print in their text

@@ -12,10 +12,9 @@ annotators on the same battles.
 
 from __future__ import annotations
 
-import json
-
 import csv
 import io
+import json
 import os
 import random
 import re
@@ -24,9 +23,9 @@ import shutil
 import pytest
 
 from arena.reports import REPORTS, make_report, missing_cells, read_published, render, with_published
+from core.presets import get_preset
 from datamodel.connection import connect
 from datamodel.media import MediaStore
-from core.presets import get_preset
 from tools.fake_openai import FakeServer, Scripted
 
 # a fake end-to-end run of a whole published preset on the demo (tiny models, fake OpenAI server): minutes
@@ -90,7 +89,6 @@ def fake_run(tmp_path_factory, artefact_cache):
 
 def ranked_judge(root):
     """A fake GPT judge preferring the better-ranked model's image (by the images' hashes), tie on equal ranks."""
-    import hashlib
 
     db = connect(root / "arena.db")
     models = dict(db.execute("SELECT i.media_hash, m.name FROM images i JOIN models m ON m.id = i.model_id"))

@@ -9,7 +9,6 @@ metric commands write them. Each number is recomputed here from the files the te
 
 from __future__ import annotations
 
-import csv
 import json
 import random
 from pathlib import Path
@@ -18,22 +17,23 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import spearmanr
+from support.arena import empty_arena_env, make_image
 
 from arena.commands import main as arena
-from arena.reports import make_report, render, write_figures
+from arena.reports import make_report, render
 from arena.reports.taxonomy import PAPER_LABELS
+from core.presets import get_preset
+from core.protocols import get_protocol
 from datamodel.catalog import add_image, add_model
 from datamodel.connection import connect
 from datamodel.media import MediaStore
 from datamodel.metrics import MetricRow, write_metrics
-from core.presets import get_preset
-from core.protocols import get_protocol
-from support.arena import empty_arena_env, make_image
 
 pytestmark = pytest.mark.slow  # eight taxonomy-paper fits of 100 rounds each, and the report built four times
 
 # the authors' hub folders (the taxonomy-paper preset maps them) and the registry names they become
-SYSTEMS = {"playgroundai_playground-v2.5-1024px-aesthetic": "playground-v2.5", "black-forest-labs_FLUX.1-dev": "flux-dev",
+SYSTEMS = {"playgroundai_playground-v2.5-1024px-aesthetic": "playground-v2.5",
+           "black-forest-labs_FLUX.1-dev": "flux-dev",
            "runwayml_stable-diffusion-v1-5": "sd-v1-5", "retrieval": "retrieval"}
 STRENGTH = {  # (kind, variant) -> the systems' strengths (higher wins more often)
     ("human", "def"): [1.0, 1.5, 0.0, -0.5], ("human", "nodef"): [1.2, 0.6, -0.2, 0.1],

@@ -16,12 +16,11 @@ import time
 from pathlib import Path
 
 import pytest
-
-from arena.commands import main
 from support.arena import build_small_arena
 from support.processes import running
+
+from arena.commands import main
 from datamodel.backup import backup_database
-from datamodel.connection import connect
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,7 +51,7 @@ def test_a_backup_copies_the_database_its_path_names_whatever_the_characters(tmp
     assert copy.integrity == "ok"
 
 
-# --- low: a killed backup -----------------------------------------------------------------------------------------------
+# --- low: a killed backup ---------------------------------------------------------------------------------------------
 
 
 def test_a_killed_backup_leaves_no_readable_copy_and_the_next_one_removes_it(tmp_path):
@@ -151,15 +150,17 @@ def test_every_table_holding_an_annotator_column_is_refused_to_datasette(tmp_pat
         columns = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
         if columns & personal and tables.get(table, {}).get("allow") is not False:
             exposed.append(f"{table} ({', '.join(sorted(columns & personal))})")
-    assert exposed == [], "add {\"hidden\": true, \"allow\": false} to datasette-metadata.json for: " + "; ".join(exposed)
+    assert exposed == [], ("add {\"hidden\": true, \"allow\": false} to datasette-metadata.json for: "
+                           + "; ".join(exposed))
 
 
 def test_rating_details_numbers_raters_instead_of_naming_them(tmp_path):
     import random
 
+    from support.ratings import build_rating_arena
+
     from arena import rating_session as raters
     from datamodel.human_ratings import set_assignment
-    from support.ratings import build_rating_arena
 
     arena = build_rating_arena(tmp_path)
     set_assignment(arena.db, "saneval_adherence")
@@ -332,7 +333,7 @@ def test_an_import_holds_one_image_at_a_time(tmp_path):
     assert "images 36" in done.stdout and grew < total / 3, done.stdout
 
 
-# --- finding 3: published images ----------------------------------------------------------------------------------------
+# --- finding 3: published images --------------------------------------------------------------------------------------
 
 
 def _voted_arena(tmp_path, votes: int = 6):
@@ -358,10 +359,10 @@ def _named_from_the_export(arena, folder: Path, battles: int = 40) -> tuple[int,
 
     import httpx
     import pyarrow.parquet as pq
+    from support.webapp import running_app
 
     from arena import session as sessions
     from datamodel.renditions import RenditionSpec, render
-    from support.webapp import running_app
 
     table = pq.read_table(folder / "data" / "train-00000-of-00001.parquet").to_pylist()
     spec = RenditionSpec.from_settings(arena.settings)
@@ -390,7 +391,6 @@ def _named_from_the_export(arena, folder: Path, battles: int = 40) -> tuple[int,
 def test_images_published_with_their_model_names_are_withheld_from_battles(tmp_path):
     """Before: after a Hugging Face export of 19 votes, hashing the renditions of its images named 10 of 40 images in
     fresh battles before the vote (all correctly); here, after 6 published votes, 43 of 80."""
-    from arena.commands import main
 
     arena = _voted_arena(tmp_path)
     env = {"ARENA_DB": str(arena.settings.db_path), "ARENA_MEDIA_DIR": str(arena.settings.media_dir),
@@ -423,7 +423,6 @@ def test_the_admin_may_keep_published_images_in_battles(tmp_path):
 
 
 def test_withheld_images_are_released_by_the_admin(tmp_path, capsys):
-    from arena.commands import main
     from datamodel.hf_export import write_hf_dataset
     from datamodel.media import MediaStore
     from datamodel.sampling_reads import eligible_prompts

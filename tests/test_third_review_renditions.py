@@ -15,15 +15,15 @@ import random
 import httpx
 import pytest
 from PIL import Image
+from support.arena import build_small_arena
+from support.webapp import running_app
 
 from arena import session as sessions
-from support.arena import build_small_arena
+from core.settings import Settings
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.media import MediaStore
 from datamodel.renditions import RenditionSpec
-from core.settings import Settings
-from support.webapp import running_app
 
 
 def unrendered(settings: Settings) -> list[str]:
@@ -86,11 +86,11 @@ def test_import_images_renders_every_image(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_regenerating_the_demo_renders_every_image(tmp_path, monkeypatch):
     """The images are made as `demo --regenerate` makes them; the metrics (tests/test_demo_metrics.py) are left out."""
-    from arena.demo import seeding as demo_module
     from arena.commands import main
+    from arena.demo import metrics as demo_metrics
+    from arena.demo import seeding as demo_module
     from core.settings import load_settings
     from generators.procedural import emoji_font
-    from arena.demo import metrics as demo_metrics
 
     if emoji_font() is None:
         pytest.skip("needs Debian's fonts-noto-color-emoji (make install)")
@@ -131,7 +131,7 @@ def _raw_arena(tmp_path, sides=(64, 2048)) -> tuple[Settings, dict[int, str]]:
     db, media = connect(settings.db_path), MediaStore(settings.media_dir)
     prompt_ids = add_prompts(db, [PromptSpec("s", f"k{i}", f"thing {i}") for i in range(4)]).ids
     models = {}
-    for m, side in enumerate(sides):
+    for side in sides:
         model_id = add_model(db, f"model-{side}")
         for p, prompt_id in enumerate(prompt_ids):
             image = Image.new("RGB", (side, side), (40 + p, side % 251, 90))

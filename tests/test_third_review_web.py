@@ -10,11 +10,11 @@ import time
 
 import httpx
 import pytest
-
-from arena import session as sessions
 from support.arena import build_small_arena
 from support.webapp import TEST_TOKEN as TOKEN
 from support.webapp import Page, concurrently, gradio_app, running_app, sign_in
+
+from arena import session as sessions
 
 PASSWORD = "correct horse"
 
@@ -32,7 +32,7 @@ def proxied_app(tmp_path_factory):
 
 
 
-# --- finding 5: a concurrent burst passes the sign-in limit ------------------------------------------------------------
+# --- finding 5: a concurrent burst passes the sign-in limit -----------------------------------------------------------
 
 
 @pytest.mark.slow  # 6.0 s on the quiet machine (make check, 2026-11-26)
@@ -77,7 +77,7 @@ def test_a_concurrent_burst_of_skips_passes_no_more_than_the_limit(tmp_path):
     assert written == 9, written
 
 
-# --- finding 6: a cheap global lock-out --------------------------------------------------------------------------------
+# --- finding 6: a cheap global lock-out -------------------------------------------------------------------------------
 
 
 def test_invalid_sign_ins_from_many_addresses_lock_no_one_out(tmp_path):
@@ -135,8 +135,8 @@ def test_once_the_server_sees_many_failures_each_address_gets_one_guess():
 
 
 def test_invalid_input_is_not_counted_as_a_guess():
-    from datamodel.annotators import SignInError
     from arena.ratelimit import LoginThrottle
+    from datamodel.annotators import SignInError
 
     throttle = LoginThrottle("sign-ins", max_failures=2, max_failures_overall=100, window_s=900, lockout_s=30)
     for _ in range(10):
@@ -148,7 +148,7 @@ def test_invalid_input_is_not_counted_as_a_guess():
     throttle.attempt("10.0.0.1").succeeded()  # one failure counted, below the limit of two
 
 
-# --- finding 7: resume tokens ------------------------------------------------------------------------------------------
+# --- finding 7: resume tokens -----------------------------------------------------------------------------------------
 
 
 def test_a_resume_token_dies_with_a_token_change(tmp_path):
@@ -192,7 +192,7 @@ def test_a_tab_signed_in_before_a_token_change_is_ended(tmp_path):
         sessions.vote(arena.db, s, "A")
 
 
-# --- finding 8: the Gradio session hash as a bearer credential ---------------------------------------------------------
+# --- finding 8: the Gradio session hash as a bearer credential --------------------------------------------------------
 
 
 def test_an_admin_session_answers_only_the_browser_that_unlocked_it(proxied_app):
@@ -212,7 +212,7 @@ def test_an_admin_session_answers_only_the_browser_that_unlocked_it(proxied_app)
         assert not ok and "Unlock the admin tab first" in str(message), (who, message)
 
 
-# --- finding 4: forwarded host ------------------------------------------------------------------------------------------
+# --- finding 4: forwarded host ----------------------------------------------------------------------------------------
 
 
 def test_a_forged_forwarded_host_does_not_reach_the_page_and_the_page_is_not_cached(plain_app):
@@ -246,7 +246,7 @@ def test_a_trusted_proxy_may_name_the_host(proxied_app):
     assert config["root"].startswith("https://arena.example.org")
 
 
-# --- finding 11: request bodies ------------------------------------------------------------------------------------------
+# --- finding 11: request bodies ---------------------------------------------------------------------------------------
 
 
 def test_a_large_request_body_is_refused_before_it_is_read(plain_app):
@@ -268,12 +268,12 @@ def test_a_large_request_body_is_refused_before_it_is_read(plain_app):
     assert small.status_code != 413
 
 
-# --- finding 2: one request loop that signs everyone out ---------------------------------------------------------------
+# --- finding 2: one request loop that signs everyone out --------------------------------------------------------------
 
 
 def test_refused_requests_create_no_session_and_no_one_is_signed_out(tmp_path):
-    """Before: 10,050 next_battle calls, each with a fresh session_hash and refused with "Sign in first", grew the server
-    from 352 to 2,227 MB and pushed out the victim's session (Gradio keeps 10,000)."""
+    """Before: 10,050 next_battle calls, each with a fresh session_hash and refused with "Sign in first", grew the
+    server from 352 to 2,227 MB and pushed out the victim's session (Gradio keeps 10,000)."""
     from arena.web.app import create_server
 
     arena = build_small_arena(tmp_path, rate_limit_annotator_per_minute=0, quality_fast_seconds=0.0)
@@ -318,7 +318,7 @@ def test_new_pages_from_one_address_are_limited_at_the_front_door(tmp_path):
     assert "new pages per minute" in refused[0].text
 
 
-# --- low: concurrent votes from one session ----------------------------------------------------------------------------
+# --- low: concurrent votes from one session ---------------------------------------------------------------------------
 
 
 def test_two_votes_at_once_from_one_tab_leave_the_page_going(tmp_path):
@@ -342,7 +342,7 @@ def _shown_token(outputs) -> str:
     return shown_token(outputs)
 
 
-# --- low: an unknown api_name ------------------------------------------------------------------------------------------
+# --- low: an unknown api_name -----------------------------------------------------------------------------------------
 
 
 def test_an_unknown_event_is_one_log_line_without_a_traceback(plain_app, capfd, caplog):
@@ -359,14 +359,14 @@ def test_an_unknown_event_is_one_log_line_without_a_traceback(plain_app, capfd, 
     assert len(lines) == 4 and all(r.exc_info is None for r in lines)
 
 
-# --- low: a full disk or a read-only database --------------------------------------------------------------------------
+# --- low: a full disk or a read-only database -------------------------------------------------------------------------
 
 
 def test_a_database_that_cannot_be_written_is_told_in_words_and_logged_once_per_refusal(plain_app, monkeypatch,
                                                                                       capfd, caplog):
     """Before: voters saw SQLite's own text ("database or disk is full") and the log got a traceback per refusal."""
-    from datamodel import votes as votes_module
     from arena import session as session_module
+    from datamodel import votes as votes_module
 
     _, url = plain_app
     page = Page(url)

@@ -8,15 +8,15 @@ import random
 
 import numpy as np
 import pytest
+from support.study import study_database
 
 import datamodel.vote_arrays as vote_arrays
 from datamodel.connection import connect
 from datamodel.schema import OUTCOMES
-from datamodel.votes import record_vote
 from datamodel.vote_arrays import read_vote_arrays
+from datamodel.votes import record_vote
 from sampling.draws import serve_battle
 from sampling.strategies import STRATEGIES
-from support.study import study_database
 from tools.scale_fixture import ScaleSpec, build_scale_database
 
 SPEC = ScaleSpec(votes=2_000, annotators=40, models=5, prompts=40, seed=5)

@@ -13,19 +13,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-pytestmark = pytest.mark.both_engines
-
 from arena.commands import main
 from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 from arena.vote_import import VoteImportError, import_votes
+from core.protocols import PROTOCOLS
 from datamodel.catalog import PromptSpec, add_prompts
 from datamodel.connection import connect
 from datamodel.dialect import is_postgres
 from datamodel.migrate_db import migrate_database
 from datamodel.vote_arrays import read_vote_arrays
 from datamodel.vote_table import export_votes, votes_frame
-from core.protocols import PROTOCOLS
 from tools.scale_fixture import ScaleSpec, build_scale_database
+
+pytestmark = pytest.mark.both_engines
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
@@ -153,8 +153,9 @@ def test_a_self_battle_is_kept_flagged_skipped_or_refused_as_asked(tmp_path, dat
 def test_a_file_with_its_images_stores_them_with_the_votes_in_one_transaction(tmp_path, database_url):
     """GenAI-Bench's parquet file with its images (tests/support/peer_files.py): the prompts, images and votes are
     written together; importing it again adds nothing, not even an image."""
-    from datamodel.media import MediaStore
     from support.peer_files import GENAI_SCHEMA, PROMPTS, genai_bench_rows, write_parquet
+
+    from datamodel.media import MediaStore
 
     db = connect(database_url)
     media = MediaStore(tmp_path / "media")
@@ -335,8 +336,9 @@ def test_imported_votes_never_reach_a_page_that_shows_images(tmp_path):
     vote of the arena's own (the review, the exports, the annotators' standing) or a model a battle can draw."""
     import random
 
-    from arena import session as sessions
     from support.arena import build_small_arena
+
+    from arena import session as sessions
 
     arena = build_small_arena(tmp_path)
     db = arena.db

@@ -4,14 +4,14 @@ from collections import Counter
 
 import pytest
 
-pytestmark = pytest.mark.both_engines
-
 from datamodel.annotators import SignInError, sign_in, sync_accounts
+from datamodel.connection import connect
 from datamodel.sampling_reads import eligible_prompts
+from datamodel.votes import VoteRejected, record_vote
 from sampling.draws import NoBattleAvailable, draw_uniform, serve_battle
 from sampling.prompt_pool import PromptPool
-from datamodel.connection import connect
-from datamodel.votes import VoteRejected, record_vote
+
+pytestmark = pytest.mark.both_engines
 
 
 def _serve(arena, rng=None, session="s1", name="alice"):
@@ -35,7 +35,8 @@ def test_uniform_sampling_is_seeded_and_covers_pairs_and_sides(small_arena):
     assert first == [draw_uniform(db, random.Random(7)) for _ in range(3)]
     rng = random.Random(1)
     models = dict(db.execute("SELECT id, model_id FROM images").fetchall())
-    ordered = Counter((models[p.left_image_id], models[p.right_image_id]) for p in (draw_uniform(db, rng) for _ in range(3000)))
+    drawn = (draw_uniform(db, rng) for _ in range(3000))
+    ordered = Counter((models[p.left_image_id], models[p.right_image_id]) for p in drawn)
     assert len(ordered) == 12  # every ordered pair of the 4 models appears
     expected = 3000 / 12
     assert all(abs(count - expected) < 5 * expected ** 0.5 for count in ordered.values())
@@ -199,9 +200,10 @@ def test_a_vote_counts_even_when_no_next_battle_can_be_drawn(small_arena):
 
 
 def test_prompt_pool_follows_new_images(small_arena):
-    from sampling.prompt_pool import PromptPool
-    from datamodel.catalog import PromptSpec, add_image, add_prompts
     from support.arena import make_image, render_all
+
+    from datamodel.catalog import PromptSpec, add_image, add_prompts
+    from sampling.prompt_pool import PromptPool
 
     db, pool = small_arena.db, PromptPool()
     assert pool.eligible(db, "taxonomy") == eligible_prompts(db, "taxonomy")
@@ -234,8 +236,8 @@ def test_sessions_draw_with_the_configured_strategy_and_record_it(small_arena, s
 def test_the_active_sampler_refits_outside_the_votes_write_transaction(small_arena):
     """The refit (a read and a Newton fit) must not hold SQLite's write lock: other annotators' votes wait on it."""
     from arena import session as sessions
-    from sampling.strategies import SamplingParams, fit_state
     from sampling.sampler import SamplingStats
+    from sampling.strategies import SamplingParams, fit_state
 
     db = small_arena.db
     seen = []

@@ -7,16 +7,15 @@ import random
 
 import numpy as np
 import pytest
+from support.arena import make_image, render_all
 
 from datamodel.annotators import sign_in
 from datamodel.catalog import add_image, add_model
 from datamodel.votes import record_vote
-from sampling.draws import serve_battle
-from sampling.draws import draw_pairing
+from sampling.draws import draw_pairing, serve_battle
 from sampling.sampler import SamplingStats
 from sampling.strategies import STRATEGIES, SamplingParams, pair_index
 from sampling.warmup import warming_models, warming_pairs, with_warmup
-from support.arena import make_image, render_all
 from tools import simulate
 
 PARAMS = SamplingParams()  # W = 200 battles, at most half of the draws
@@ -51,7 +50,8 @@ def test_a_warming_model_gets_the_share_and_the_others_keep_the_rest():
     focused = np.array([0.7, 0.1, 0.0, 0.1, 0.1, 0.0])  # a strategy that gives the newcomer's pairs 0.1 in all
     q = with_warmup(focused, counts, available, PARAMS)  # the warm-up's half follows the strategy among those pairs
     assert q[touches] == pytest.approx(0.5 * focused[touches] + 0.5 * focused[touches] / 0.1)
-    nothing = np.array([0.5, 0.5, 0.0, 0.0, 0.0, 0.0])  # the strategy gives the newcomer nothing: uniform over its pairs
+    # the strategy gives the newcomer nothing: uniform over its pairs
+    nothing = np.array([0.5, 0.5, 0.0, 0.0, 0.0, 0.0])
     r = with_warmup(nothing, counts, available, PARAMS)
     assert r[touches] == pytest.approx([0.5 / 3] * 3)
     assert with_warmup(uniform, np.full(6, 50.0), available, PARAMS).tolist() == uniform.tolist()  # nobody warms

@@ -5,10 +5,10 @@ import re
 
 import pytest
 from gradio_client import Client
-
-from tools.load import shown_token
 from support.arena import MODELS
 from support.webapp import running_app
+
+from tools.load import shown_token
 
 
 def _contains_model_name(value) -> bool:
@@ -76,7 +76,8 @@ def test_leaderboard_endpoint_returns_the_table(small_arena):
         commonsense = client.predict("commonsense", "All", "All", "All", "All", "drop", False, api_name="/leaderboard")
     headline, table = everything[0], everything[2]  # the one-line headline, the statistics folded under it, the table
     # how long ago depends on the machine's load (a loaded machine took 7 s here): the wording is test_age_text's
-    assert headline.startswith("**3 human votes") and re.search(r"\*Updated (just now|\d+ s ago) \(computed in", headline)
+    assert headline.startswith("**3 human votes")
+    assert re.search(r"\*Updated (just now|\d+ s ago) \(computed in", headline)
     assert table["headers"][:3] == ["Rank", "Rank range", "Model"]  # issue 17: rank first; 44: its range beside it
     assert sorted(row[2] for row in table["data"]) == sorted(MODELS)
     stored = small_arena.db.execute(
@@ -136,7 +137,6 @@ def _two_battles_with_different_images(arena):
     import random
 
     from datamodel.battles import Pairing
-
     from sampling.draws import serve_battle
 
     images = {(p, m): i for i, p, m in arena.db.execute("SELECT id, prompt_id, model_id FROM images")}
@@ -273,10 +273,11 @@ def test_an_admin_excludes_and_includes_a_vote_through_the_admin_tab(tmp_path):
     import asyncio
     import random
 
-    from arena import session as sessions
-    from tools.load import LoadError
     from support.arena import build_small_arena
     from support.webapp import call_event, page_session
+
+    from arena import session as sessions
+    from tools.load import LoadError
 
     arena = build_small_arena(tmp_path, admin_password="letmein")
     s = sessions.start(arena.db, "voter", "token-001", open_signup=True)
@@ -293,7 +294,8 @@ def test_an_admin_excludes_and_includes_a_vote_through_the_admin_tab(tmp_path):
             excluded = await session.call("admin_review_exclude", [None, vote_id, "reviewed by an admin"])
             after_exclude = state()
             included = await session.call("admin_review_include", [None, vote_id, "reviewed by an admin"])
-            wrong = await session.call("admin_review_exclude", [None, 999, "reviewed by an admin"])  # told in words; the tables stay
+            # told in words; the tables stay
+            wrong = await session.call("admin_review_exclude", [None, 999, "reviewed by an admin"])
             assert "No vote with id 999" in wrong[0] and all(output is None or "__type__" in str(output)
                                                              for output in wrong[1:]), wrong
             return excluded, after_exclude, included
@@ -306,7 +308,8 @@ def test_an_admin_excludes_and_includes_a_vote_through_the_admin_tab(tmp_path):
             call_event(url, "admin_unlock", ["wrong", None])
         with pytest.raises(LoadError, match="409"):  # another page, without a session: refused at the front door
             call_event(url, "admin_review_exclude", ["letmein", vote_id, "letmein"])
-    assert state() == (0, 1, "included by an admin: reviewed by an admin (was: excluded by an admin: reviewed by an admin)")
+    assert state() == (0, 1, "included by an admin: reviewed by an admin "
+                             "(was: excluded by an admin: reviewed by an admin)")
     arena.db.close()
 
 
@@ -316,8 +319,9 @@ def test_the_vote_and_battle_routes_check_their_raw_inputs(small_arena):
     nothing; the checkbox counts as ticked only when it is ``true``."""
     import asyncio
 
-    from tools.load import LoadError
     from support.webapp import page_session
+
+    from tools.load import LoadError
 
     bad_suites = ["no-such-suite", "taxonomy ", "x" * 5000, 7, ["taxonomy"], {"suite": "taxonomy"}, True]
 

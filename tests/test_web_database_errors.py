@@ -16,10 +16,10 @@ import sqlite3
 
 import psycopg
 import pytest
-
-from datamodel.human_ratings import set_assignment
 from support.ratings import build_rating_arena
 from support.webapp import TEST_TOKEN, Page, running_app, sign_in
+
+from datamodel.human_ratings import set_assignment
 
 ADMIN_PASSWORD = "the admin password"
 REASON = "cannot execute the write: the database is read-only"

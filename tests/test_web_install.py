@@ -24,10 +24,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from support.browser import sign_in
 from support.cache import build_once
 from support.processes import stop_logged
+
 from tools.load import free_port
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -114,7 +114,8 @@ def main(argv: list[str] | None = None) -> None:
         settings = build(Path(root), args.votes, args.careful, args.careful_votes)
         print(f"demo database with a {args.votes}-vote spammer and {args.careful} careful annotators "
               f"({args.careful * args.careful_votes} votes) built in {time.perf_counter() - started:.1f} s")
-        print(f"exclude every vote of the spammer, the action alone:     {summary(time_library(settings, args.repeat))}")
+        alone = summary(time_library(settings, args.repeat))
+        print(f"exclude every vote of the spammer, the action alone:     {alone}")
         seconds, shown = time_page(settings, args.repeat)
         print(f"the same from the Admin tab (request to answer, tables): {summary(seconds)}")
         print(f"the page's confirmation: {shown}")

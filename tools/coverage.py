@@ -68,8 +68,8 @@ def interval_coverage(repetitions: int, votes: int, seed: int, rounds: int = 100
     """The ``intervals`` part: coverage of each (protocol, method) of :data:`METHODS`."""
     rng = np.random.default_rng([seed, 0])
     true = truth()
-    inside = {method: [] for method in METHODS}
-    widths = {method: [] for method in METHODS}
+    inside: dict[tuple[str, str], list[float]] = {method: [] for method in METHODS}
+    widths: dict[tuple[str, str], list[float]] = {method: [] for method in METHODS}
     seconds = {method: 0.0 for method in METHODS}
     protocols = {(name, method): get_protocol(name, intervals=method, rounds=rounds, **(
         {"ridge": prior_ridge(400.0)} if name == "arena" else {})) for name, method in METHODS}
@@ -80,8 +80,8 @@ def interval_coverage(repetitions: int, votes: int, seed: int, rounds: int = 100
             started = time.perf_counter()
             fit = protocol.fit(logs["half" if name == "lmarena-2025" else "drop"])
             seconds[(name, method)] += time.perf_counter() - started
-            inside[(name, method)].append(np.mean((fit.lower <= true) & (true <= fit.upper)))
-            widths[(name, method)].append(np.mean(fit.upper - fit.lower))
+            inside[(name, method)].append(float(np.mean((fit.lower <= true) & (true <= fit.upper))))
+            widths[(name, method)].append(float(np.mean(fit.upper - fit.lower)))
     return [Coverage(f"{name} {method}", np.array(inside[(name, method)]), np.array(widths[(name, method)]),
                      seconds[(name, method)] / repetitions) for name, method in METHODS]
 

@@ -66,13 +66,13 @@ def _parser_of(module_name: str) -> argparse.ArgumentParser:
     def capture(self, *args, **kwargs):
         raise _Parsed(self)
 
-    argparse.ArgumentParser.parse_args = capture
+    argparse.ArgumentParser.parse_args = capture  # type: ignore[method-assign]  # to catch the parser main builds
     try:
         module.main([])
     except _Parsed as parsed:
         return parsed.parser
     finally:
-        argparse.ArgumentParser.parse_args = original
+        argparse.ArgumentParser.parse_args = original  # type: ignore[method-assign]
     raise LookupError(f"{module_name}.main() returned without parsing its arguments: give it a build_parser().")
 
 

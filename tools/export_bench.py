@@ -35,7 +35,10 @@ _LINK = re.compile(r'href="([^"]*admin-export/[A-Za-z0-9_-]+)"')
 
 
 def _status_kb(pid: int, field: str) -> int:
-    return int(re.search(rf"{field}:\s+(\d+)", Path(f"/proc/{pid}/status").read_text()).group(1))
+    found = re.search(rf"{field}:\s+(\d+)", Path(f"/proc/{pid}/status").read_text())
+    if found is None:
+        raise LookupError(f"/proc/{pid}/status has no {field} line (this measures Linux processes only).")
+    return int(found.group(1))
 
 
 class RssSampler:

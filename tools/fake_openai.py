@@ -140,7 +140,8 @@ Responder = Callable[[Received], Scripted]
 ImageResponder = Callable[[Received], ScriptedImage]
 ModerationResponder = Callable[[Received], ScriptedModeration]
 
-NO_REVISION_PREFIX = "I NEED to test how the tool works with extremely simple prompts. DO NOT add any detail, just use it AS-IS:"
+NO_REVISION_PREFIX = ("I NEED to test how the tool works with extremely simple prompts. DO NOT add any detail, "
+                      "just use it AS-IS:")
 
 
 def revise(prompt: str) -> str:

@@ -40,6 +40,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -100,7 +101,7 @@ class Page:
                                               headers=self.headers)
         return answer.status_code
 
-    async def call(self, api_name: str, data: list) -> tuple[bool, object]:
+    async def call(self, api_name: str, data: list) -> tuple[bool, Any]:
         """(True, outputs) or (False, the refusal) of one event, a queued one's result read from its stream."""
         client, base = self.arena.client, self.arena.base
         if not self.arena.events[api_name][1]:
@@ -152,6 +153,7 @@ class Arena:
         """Whether the victim is still signed in (their vote was recorded, or refused by the votes' rate limit only),
         and how long the vote took."""
         started = time.perf_counter()
+        assert self.victim is not None  # signed in by start()
         ok, outputs = await self.victim.call("vote_a", [None, "All suites", False, self.on_screen])
         seconds = time.perf_counter() - started
         if not ok or "Your vote" not in json.dumps(outputs):
@@ -206,7 +208,7 @@ async def _bounded(count: int, deadline: float, send) -> tuple[int, int]:
     return sent, refused
 
 
-# --- the floods: each (arena, count, deadline) -> (route, sent, refused, note) -----------------------------------------
+# --- the floods: each (arena, count, deadline) -> (route, sent, refused, note) -------------------------------------
 
 
 async def call_without_session(arena: Arena, count: int, deadline: float):
@@ -264,7 +266,8 @@ async def new_pages_from_many_addresses(arena: Arena, count: int, deadline: floa
         return await Page(arena, address(3000 + i % 120)).send("leaderboard", data) != 200
 
     sent, refused = await _bounded(count, deadline, send)
-    return "POST /gradio_api/run/predict", sent, refused, "leaderboard, fresh ids, 120 addresses (more than the 4,000 sessions held)"
+    return ("POST /gradio_api/run/predict", sent, refused,
+            "leaderboard, fresh ids, 120 addresses (more than the 4,000 sessions held)")
 
 
 async def unread_queue_events(arena: Arena, count: int, deadline: float):

@@ -13,10 +13,10 @@ Two parts:
   first snapshot is the board, and *the complete page* adds the completion the service asks for at once (for a
   checkout that does not stage, the complete page is its first snapshot). Measured for the arena protocol with its
   bootstrap, with its sandwich intervals (``ARENA_INTERVALS=sandwich``) and for ``lmarena-2025``, and with
-  ``--baseline DIR`` for the checkout in DIR too (the board before issue 44: ``git worktree add --detach DIR 8249c45``, run with the
-  same Python), the variants taking turns ``--repeats`` times on one copy of the database; the figure is the
-  process's CPU time, the median of the runs with the least beside it (other work on a shared machine moves the wall
-  time far more), and the wall time; beside them, the human column's fit with its intervals alone
+  ``--baseline DIR`` for the checkout in DIR too (the board before issue 44: ``git worktree add --detach DIR
+  8249c45``, run with the same Python), the variants taking turns ``--repeats`` times on one copy of the database;
+  the figure is the process's CPU time, the median of the runs with the least beside it (other work on a shared
+  machine moves the wall time far more), and the wall time; beside them, the human column's fit with its intervals alone
   (``RatingProtocol.rate``). The target of issue 44: the sandwich snapshot at most 0.5× the snapshot before it (the
   ratio of the median CPU times, and beside it the median of each turn's own ratio), printed for the first snapshot
   and for the refresh; the complete page's ratio beside them, without a target.
@@ -47,7 +47,7 @@ from ratings.votes import EncodedVotes
 from tools.scale import ROOT, Figure, measure
 from tools.scale_fixture import ScaleSpec, cached_scale_database
 
-VARIANTS = (  # label, environment, leaderboard options
+VARIANTS: tuple[tuple[str, dict[str, str], dict[str, str]], ...] = (  # label, environment, leaderboard options
     ("arena protocol, bootstrap (1000 rounds)", {"ARENA_INTERVALS": "bootstrap"}, {}),
     ("arena protocol, sandwich", {"ARENA_INTERVALS": "sandwich"}, {}),
     ("lmarena-2025 (sandwich)", {}, {"protocol": "lmarena-2025"}),
@@ -155,7 +155,8 @@ def study_figures(spec: ScaleSpec, repeats: int, cache_dir: str, new_votes: int,
             if "fit" in done[0]:
                 figures.append(Figure("  of which the human column's fit and intervals, median",
                                       statistics.median(run["fit"] for run in done), "s"))
-        compared = [(f"the board before ({baseline.name})", measured[0][0], TARGET)] if baseline is not None else []
+        compared: list[tuple[str, str, float | None]] = (
+            [(f"the board before ({baseline.name})", measured[0][0], TARGET)] if baseline is not None else [])
         compared.append(("bootstrap, this checkout", VARIANTS[0][0], None))
         for name, other, target in compared:
             for part, title in (("first", "first snapshot"), ("complete", "complete page"), ("refresh", "refresh")):

@@ -115,7 +115,9 @@ def ppi_coverage(true: np.ndarray, repetitions: int, human_votes: int, judge_vot
     ratings ``true`` (best first) with a judge biased toward the sixth-best model (the middle of the board)."""
     rng = np.random.default_rng([seed, 1])
     ridge = prior_ridge(400.0) if ridge is None else ridge
-    results = {"ppi": ([], [], 0.0), "human": ([], [], 0.0), "pooled": ([], [], 0.0)}
+    # name -> (each study's coverage, each study's mean width, the fit's seconds)
+    results: dict[str, tuple[list[float], list[float], float]] = {
+        "ppi": ([], [], 0.0), "human": ([], [], 0.0), "pooled": ([], [], 0.0)}
     lams = []
     none = np.zeros(0, dtype=np.int64)
     for _ in range(repetitions):
@@ -140,8 +142,8 @@ def ppi_coverage(true: np.ndarray, repetitions: int, human_votes: int, judge_vot
             rating = 1000.0 + 400.0 / LN10 * fit.theta
             half = 1.959963984540054 * 400.0 / LN10 * np.sqrt(np.diag(fit.covariance))
             inside, widths, seconds = results[name]
-            inside.append(np.mean(np.abs(rating - true) <= half))
-            widths.append(np.mean(2 * half))
+            inside.append(float(np.mean(np.abs(rating - true) <= half)))
+            widths.append(float(np.mean(2 * half)))
             results[name] = (inside, widths, seconds + spent[name])
     made = {name: Coverage(name, np.array(inside), np.array(widths), seconds / repetitions)
             for name, (inside, widths, seconds) in results.items()}

@@ -40,6 +40,7 @@ from datamodel.renditions import Renditions, RenditionSpec
 from datamodel.votes import vote_count
 from judges.client import EngineConfig
 from judges.pairwise import run_pairwise
+from judges.run import RunSummary
 from judges.selection import Selection
 
 SUITE = "bench"
@@ -70,6 +71,7 @@ class Server:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tools.fake_openai", "--latency", str(latency)], stdout=subprocess.PIPE,
             text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert self.process.stdout is not None  # stdout=PIPE
         self.base_url = self.process.stdout.readline().strip()
         if not self.base_url.startswith("http"):
             raise RuntimeError("the fake server did not start; run python -m tools.fake_openai to see why.")
@@ -88,7 +90,7 @@ class Server:
 
 
 def judge_in_process(db_path: Path, media_dir: Path, config: EngineConfig, n: int, single_order: bool,
-                     name: str) -> tuple[float, object]:
+                     name: str) -> tuple[float, RunSummary]:
     db = connect(db_path, synchronous="NORMAL")
     try:
         started = time.perf_counter()
@@ -160,8 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {os.cpu_count()} CPUs, load average {load} (the judge, the server and anything else share them)")
     server = Server(args.latency)
     try:
-        with tempfile.TemporaryDirectory(prefix="judges-bench-") as tmp:
-            tmp = Path(tmp)
+        with tempfile.TemporaryDirectory(prefix="judges-bench-") as folder:
+            tmp = Path(folder)
             (tmp / "run").mkdir()
             db_path, media_dir = build_arena(tmp / "run", args.prompts, args.models)
             config = EngineConfig(base_url=server.base_url, model="gpt-4o-mini", concurrency=args.concurrency,

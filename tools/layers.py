@@ -164,7 +164,8 @@ def sql_outside_datamodel(graph: ImportGraph) -> list[tuple[str, int, str]]:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in DATABASE_CALLS:
                 found.append((name, node.lineno, f"database call .{node.func.attr}()"))
             elif isinstance(node, ast.JoinedStr):
-                text = "".join(part.value for part in node.values if isinstance(part, ast.Constant))
+                text = "".join(part.value for part in node.values
+                               if isinstance(part, ast.Constant) and isinstance(part.value, str))
                 if _SQL.search(text):
                     found.append((name, node.lineno, f"SQL {text.strip()[:60]!r}"))
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _SQL.search(node.value):
@@ -232,8 +233,8 @@ def forbidden_libraries(graph: ImportGraph) -> list[tuple[str, int, str]]:
 def main(argv: list[str] | None = None) -> int:
     argparse.ArgumentParser(prog="python -m tools.layers", description=(
         "The import graph of the project's own modules, checked against its floors: no cycles between files or "
-        "packages, no import up a floor, no plotting or UI library in ratings/, no SQL outside datamodel/, no import of a module named by a string outside "
-        "core/registry.py (exit 1 if there is one).")).parse_args(argv)
+        "packages, no import up a floor, no plotting or UI library in ratings/, no SQL outside datamodel/, no import "
+        "of a module named by a string outside core/registry.py (exit 1 if there is one).")).parse_args(argv)
     graph = read_graph()
     print(f"{len(graph.modules)} modules, {sum(map(len, graph.edges.values()))} imports between them")
     for package, targets in sorted(graph.package_edges().items()):

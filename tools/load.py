@@ -67,7 +67,7 @@ class KeepAliveHTTP:
         cookie_line = f"Cookie: {cookie}\r\n" if cookie else ""
         for attempt in (1, 2):  # the server may have closed an idle connection: reconnect once
             try:
-                if self.writer is None:
+                if self.reader is None or self.writer is None:
                     self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
                 self.writer.write(
                     f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nContent-Type: application/json\r\n"
@@ -269,8 +269,8 @@ async def run_load(
         deadline = started + duration
         rngs = [random.Random(seed * 1000 + i) for i in range(annotators)]
         await asyncio.gather(*(
-            _annotator(i, sessions[i], first[i], report, deadline, budget, think, rngs[i])
-            for i in range(annotators) if first[i] is not None
+            _annotator(i, sessions[i], signed_in, report, deadline, budget, think, rngs[i])
+            for i, signed_in in enumerate(first) if signed_in is not None
         ))
         report.seconds = time.monotonic() - started
         for session in sessions:
@@ -422,7 +422,8 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="arena-load-"))
     shutil.copytree(template, work, dirs_exist_ok=True)
     port = free_port()
-    env = {"ARENA_DB": str(work / "arena.db"), "ARENA_MEDIA_DIR": str(work / "media"), "ARENA_CACHE_DIR": str(cache_dir),
+    env = {"ARENA_DB": str(work / "arena.db"), "ARENA_MEDIA_DIR": str(work / "media"),
+           "ARENA_CACHE_DIR": str(cache_dir),
            "ARENA_DEMO": "false", "ARENA_RATE_LIMIT_CLIENT": "0", "ARENA_RATE_LIMIT_ANNOTATOR": "0",
            "ARENA_RATE_LIMIT_PAGES": "0",  # every simulated annotator opens its page from this one address
            # ... and signs in from it, under its own name: the sign-in throttle lets people arriving pass (issue 37)

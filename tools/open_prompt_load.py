@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import multiprocessing
 import os
 import random
@@ -262,7 +263,8 @@ def _what(cmdline: list[str]) -> str:
         return "Ray Serve replicas (the models)"
     if text.startswith("ray::"):
         return "Ray: " + text.split()[0].removeprefix("ray::").split(":")[0].split(".")[0]  # its class, not its task
-    script = next((Path(part).name for part in cmdline if part.endswith(".py")), Path(cmdline[0]).name if cmdline else "?")
+    script = next((Path(part).name for part in cmdline if part.endswith(".py")),
+                  Path(cmdline[0]).name if cmdline else "?")
     return f"Ray: {script}" if "ray" in text else script
 
 
@@ -286,7 +288,7 @@ class LocalRay:
         self.temp = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(code_root), os.environ.get("PYTHONPATH")]))
         ray.init(num_cpus=cpus, num_gpus=0, include_dashboard=False, _node_ip_address="127.0.0.1",
-                 _temp_dir=str(self.temp), namespace="serve", logging_level="WARNING", log_to_driver=False,
+                 _temp_dir=str(self.temp), namespace="serve", logging_level=logging.WARNING, log_to_driver=False,
                  configure_logging=False)
         self.address = ray.get_runtime_context().gcs_address
 

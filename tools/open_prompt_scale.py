@@ -72,8 +72,8 @@ class InstantService:
 
 def measure(folder: Path, prompts: int, strategy: str, seed: int = 0) -> dict:
     """Send ``prompts`` open prompts into a copy of the arena in ``folder`` (module docstring); the figures."""
-    with tempfile.TemporaryDirectory(prefix="open-prompt-scale-") as scratch:
-        scratch = Path(scratch)
+    with tempfile.TemporaryDirectory(prefix="open-prompt-scale-") as scratch_name:
+        scratch = Path(scratch_name)
         settings = Settings(db_path=_copy_database(folder / "arena.db", scratch), media_dir=scratch / "media",
                             cache_dir=scratch / "cache", demo=False, sampling_strategy=strategy)
         store = Store(settings.database)
@@ -81,15 +81,17 @@ def measure(folder: Path, prompts: int, strategy: str, seed: int = 0) -> dict:
         media = MediaStore(settings.media_dir)
         specs = demo_models()
         stats = SamplingStats(refresh_seconds=0.0)
-        sampler = sessions.Sampler(strategy, stats, PromptPool())
+        pool = PromptPool()
+        sampler = sessions.Sampler(strategy, stats, pool)
         live = OpenPrompts(settings, store, media, Renditions.from_settings(media, settings), InstantService(MODELS),
                            RuleModerator.from_file(), LiveModels({name: specs[name] for name in MODELS}, specs),
                            rng=random.Random(seed), sampler=sampler)
         live.model_ids()  # the served models registered, as the server's first open prompt does
         started = time.perf_counter()
         stats.refresh(db, force=True)
+        assert stats.tables is not None  # read by the forced refresh
         startup, votes = time.perf_counter() - started, stats.tables.votes
-        sampler.pool.eligible_ids(db)
+        pool.eligible_ids(db)
         session = sessions.start(db, "scale-visitor", "scale-visitor-token", open_signup=True)
         rng = random.Random(seed)
         loop = asyncio.new_event_loop()
@@ -99,6 +101,7 @@ def measure(folder: Path, prompts: int, strategy: str, seed: int = 0) -> dict:
                 tables, version = stats.tables, catalog_version(db)
                 cpu_started, started = time.process_time(), time.perf_counter()
                 session = loop.run_until_complete(live.battle(session, f"a lighthouse at dusk, take {index}"))
+                assert session.battle is not None  # the open prompt's battle
                 session = sessions.vote(db, session, rng.choice(["A", "B", "tie"]), rng=rng, sampler=sampler,
                                         on_screen=session.battle.media_token)
                 wall.append(time.perf_counter() - started)

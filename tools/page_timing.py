@@ -33,6 +33,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -75,10 +76,11 @@ def throwaway_arena(root: Path, specs: list):
     from datamodel.connection import connect
     from datamodel.media import MediaStore
 
-    lifted = {"rate_limit_annotator_per_minute": 0, "rate_limit_client_per_minute": 0,
-              "rate_limit_skips_per_minute": 0, "rate_limit_pages_per_minute": 0,
-              "quality_fast_seconds": 0.0,  # those this checkout has; the rating tasks' own paces (RatingTask.pace)
-              "quality_fast_streak": 10**9}  # flag no run
+    lifted: dict[str, Any] = {"rate_limit_annotator_per_minute": 0, "rate_limit_client_per_minute": 0,
+                              "rate_limit_skips_per_minute": 0, "rate_limit_pages_per_minute": 0,
+                              # those this checkout has; the rating tasks' own paces (RatingTask.pace)
+                              "quality_fast_seconds": 0.0,
+                              "quality_fast_streak": 10**9}  # flag no run
     settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache", demo=False,
                         **{name: value for name, value in lifted.items() if name in Settings.__dataclass_fields__})
     db = connect(settings.db_path)

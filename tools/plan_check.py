@@ -63,6 +63,7 @@ def actual_votes(strategy: str, *, arenas: int, start: int, horizon: int, params
                 ok[t][:, c] = top_k_rows(state.ratings, truth, int(t.value))
             else:
                 ok[t][:, c] = spearman_rows(state.ratings, truth) >= t.value
+    assert at_start is not None  # walk yields the start point first
     needed = {}
     for t in targets:
         at, settled = settled_at(ok[t], points)

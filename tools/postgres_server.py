@@ -31,6 +31,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from tools.ports import free_port
 
@@ -88,7 +89,7 @@ def remove_orphans(parent: Path, run) -> list[Path]:
     ``owner.json``) has ended without stopping them: killed with kill -9, by the OOM killer or a CI timeout. ``pg_ctl``
     daemonises the server, so nothing else ends it. ``run`` runs a server program (as :meth:`TemporaryPostgres._run`).
     A folder without an owner file (being made, or made by another tool) is left alone. Returns the folders removed."""
-    removed = []
+    removed: list[Path] = []
     if _process_identity(os.getpid()) is None:  # no /proc here: no way to tell a live owner from a dead one
         return removed
     for root in sorted(parent.glob(PREFIX + "*")):
@@ -121,10 +122,12 @@ class TemporaryPostgres:
 
     @property
     def data(self) -> Path:
+        if self.root is None:
+            raise RuntimeError("the cluster has no folder yet: call start() first.")
         return self.root / "data"
 
     def _run(self, *args: str, timeout: float = 120.0, cwd: Path | None = None) -> subprocess.CompletedProcess:
-        kwargs = {}
+        kwargs: dict[str, Any] = {}
         if self.user is not None:
             kwargs = {"user": self.user.pw_uid, "group": self.user.pw_gid, "extra_groups": []}
         return subprocess.run([str(self.bin / args[0]), *args[1:]], capture_output=True, text=True, check=False,
@@ -150,7 +153,7 @@ class TemporaryPostgres:
                    **({} if self.durable else {"fsync": "off", "synchronous_commit": "off",
                                                 "full_page_writes": "off"}),
                    **{key: str(value) for key, value in self.settings.items()}}
-        for attempt in range(5):  # a port found free may be taken before the server binds it: try another
+        for _attempt in range(5):  # a port found free may be taken before the server binds it: try another
             self.port = free_port()
             line = " ".join(f"-c {key}={value}" for key, value in {**options, "port": self.port}.items())
             started = self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "server.log"), "-w",

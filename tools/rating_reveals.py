@@ -80,6 +80,7 @@ def measure_task(db, task: str, *, raters: int, answers: int, seed: int) -> Reve
                 break
             image = str(session.current.image_id)
             session = raters_module.answer(db, session, random_answer(scale, rng), pool=pool, rng=rng, rules=None)
+            assert session.receipt is not None  # answer() stored this answer
             model = session.receipt.model
             given.append((model, image))
             pairs.append((model, image, told, previous, previous_image))

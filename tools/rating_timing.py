@@ -40,10 +40,12 @@ def build_arena(root: Path, items: int):
                   PromptSpec("commonsense", f"c{k}", f"A lamp {k} with power", role="p2",
                              metadata={"description": "The lamp is lit", "category": "Physical Laws"})]
         specs += [PromptSpec("semvarbench", f"s{k}", text, role=role, metadata={"categories": ["Action"]})
-                  for role, text in (("anchor", f"A dog {k} chasing a cat"), ("permutation", f"A cat {k} chasing a dog"),
+                  for role, text in (("anchor", f"A dog {k} chasing a cat"),
+                                     ("permutation", f"A cat {k} chasing a dog"),
                                      ("paraphrase", f"A cat {k} being chased by a dog"))]
         specs.append(PromptSpec("saneval", f"n{k}", f"{k % 5 + 2} apples", subset="numeracy",
-                                metadata={"category": "numeracy", "objects": ["apple"], "counts": {"apple": k % 5 + 2}}))
+                                metadata={"category": "numeracy", "objects": ["apple"],
+                                          "counts": {"apple": k % 5 + 2}}))
     return throwaway_arena(root, specs)
 
 

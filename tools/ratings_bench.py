@@ -98,7 +98,8 @@ def synthetic_votes(n_votes: int, *, seed: int = 0) -> pd.DataFrame:
     """The synthetic votes as a vote table (see :mod:`ratings`)."""
     names, a, b, outcome = synthetic_codes(n_votes, seed=seed)
     labels = np.array(names, dtype=object)
-    return pd.DataFrame({"model_a": labels[a], "model_b": labels[b], "outcome": np.array(OUTCOMES, dtype=object)[outcome]})
+    return pd.DataFrame({"model_a": labels[a], "model_b": labels[b],
+                         "outcome": np.array(OUTCOMES, dtype=object)[outcome]})
 
 
 def parse_size(text: str) -> int:
@@ -148,7 +149,8 @@ def ensure_peer_venv(log=sys.stderr) -> Path:
             if done.returncode != 0:
                 raise RuntimeError(
                     f"Installing the bench peers failed ({' '.join(command[3:])}):\n{done.stderr[-2000:]}\n"
-                    f"Fix requirements-bench.txt or the network, delete {PEER_VENV} and run again, or pass --peers none."
+                    f"Fix requirements-bench.txt or the network, delete {PEER_VENV} and run again, "
+                    "or pass --peers none."
                 )
     stamp.write_text(_requirements_hash())
     return python
@@ -188,7 +190,7 @@ def format_row(method: str, seconds: float | None, ratio: str, diff: str, note: 
     return f"  {method:<64} {time_text:>9} {ratio:>9} {diff:>11}  {note}"
 
 
-def verdict_lines(ours_s: float, results: dict[str, dict], ours: dict[str, float]) -> list[str]:
+def verdict_lines(ours_s: float, results: dict[str, dict | None], ours: dict[str, float]) -> list[str]:
     """The speed and agreement verdicts of one size. ``results``: {peer: run_peer result} of the peers that were
     run (a result with "error", or None for a skipped peer, counts as not run)."""
     ran = {peer: result for peer, result in results.items() if result and "error" not in result}
@@ -264,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
                                          f"{fit_s:.1f} s, so a fit and a round here would pass --timeout "
                                          f"{args.timeout:.0f} s"))
                         continue
+                assert python is not None  # the peers' interpreter, made when there are peers
                 result = results[peer] = run_peer(python, data, peer, rounds=args.rounds, budget=args.budget,
                                                   tie_policy=args.tie_policy, seed=args.seed, timeout=args.timeout)
                 if "error" in result:

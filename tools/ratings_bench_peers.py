@@ -7,10 +7,11 @@ one JSON object on its last stdout line: the peer's ratings (fit on all votes) a
 
 Each peer gets the votes in its own documented input format (building that input is not timed), fits on all votes
 (timed; a fit under 30 s is run twice and the second run timed, so JIT compilation and caches are warm, as they
-are for our code), then runs its own bootstrap (timed): first one round as a probe, then all ``rounds`` when the probe says
-they take at most ``budget`` seconds, otherwise ``r`` = budget / probe rounds (at least 4), and the time of all
-``rounds`` is extrapolated as start-up + per-round cost from the 1-round and r-round runs (the output says so). choix has no bootstrap: its rounds resample the votes (or, for the dense
-variant, redraw the aggregated counts) around ``choix`` fits.
+are for our code), then runs its own bootstrap (timed): first one round as a probe, then all ``rounds`` when the
+probe says they take at most ``budget`` seconds, otherwise ``r`` = budget / probe rounds (at least 4), and the time
+of all ``rounds`` is extrapolated as start-up + per-round cost from the 1-round and r-round runs (the output says
+so). choix has no bootstrap: its rounds resample the votes (or, for the dense variant, redraw the aggregated counts)
+around ``choix`` fits.
 
 Tie rules, as in :mod:`ratings.votes`: "drop" gives the peers only decisive votes; "half" gives them ties and
 both-bad as ties (half a win each way in all four libraries); "half_ties_drop_both_bad" drops both-bad first.
@@ -81,6 +82,8 @@ class FastChat(Peer):
         # elo_analysis imports fastchat.model.model_registry, whose package __init__ loads torch/transformers model
         # adapters that the two functions we call never use; register the package without running that __init__.
         spec = importlib.util.find_spec("fastchat")
+        if spec is None or spec.origin is None:
+            raise ImportError("fschat is not installed in this interpreter (requirements-bench.txt installs it).")
         package = types.ModuleType("fastchat.model")
         package.__path__ = [str(Path(spec.origin).parent / "model")]
         sys.modules.setdefault("fastchat.model", package)
@@ -88,7 +91,8 @@ class FastChat(Peer):
 
         self.module = elo_analysis
         names = np.array(self.names, dtype=object)
-        self.df = pd.DataFrame({"model_a": names[self.a], "model_b": names[self.b], "winner": self.WINNER[self.outcome]})
+        self.df = pd.DataFrame({"model_a": names[self.a], "model_b": names[self.b],
+                                "winner": self.WINNER[self.outcome]})
 
     def fit(self) -> dict[str, float]:
         return self.module.compute_elo_mle_with_tie(self.df).to_dict()
@@ -115,7 +119,8 @@ class ArenaRank(Peer):
 
         self.classes = BradleyTerry, PairDataset
         names = np.array(self.names, dtype=object)
-        self.df = pd.DataFrame({"model_a": names[self.a], "model_b": names[self.b], "winner": self.WINNER[self.outcome]})
+        self.df = pd.DataFrame({"model_a": names[self.a], "model_b": names[self.b],
+                                "winner": self.WINNER[self.outcome]})
 
     def fit(self) -> dict[str, float]:
         bradley_terry, pair_dataset = self.classes
@@ -158,10 +163,7 @@ class ChoixPairs(Peer):
 
     package = "choix"
     function = "ilsr_pairwise"
-
-    @property
-    def label(self) -> str:
-        return f"choix {self.function} (vote pairs)"
+    label = "choix ilsr_pairwise (vote pairs)"
 
     def _pairs(self, a: np.ndarray, b: np.ndarray, outcome: np.ndarray) -> list[tuple[int, int]]:
         decisive = outcome <= B
@@ -193,6 +195,7 @@ class ChoixPairs(Peer):
 
 class ChoixOpt(ChoixPairs):
     function = "opt_pairwise"
+    label = "choix opt_pairwise (vote pairs)"
 
 
 class ChoixDense(Peer):

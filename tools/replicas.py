@@ -48,6 +48,7 @@ import re
 import shutil
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -88,7 +89,7 @@ _RECEIPT = re.compile(r'data-vote-id=\\"(\d+)\\"')
 class Replica:
     index: int
     port: int
-    process: object
+    process: subprocess.Popen
     log: Path
 
     @property
@@ -498,7 +499,8 @@ def snapshot_figures(votes: int, cache_dir: Path, server: TemporaryPostgres) -> 
     started = time.perf_counter()
     migrate_database(folder / "arena.db", url)
     copied = time.perf_counter() - started
-    code = ("from arena.leaderboard.compute import leaderboard_options\nfrom arena.leaderboard.service import compute_snapshot\n"
+    code = ("from arena.leaderboard.compute import leaderboard_options\n"
+            "from arena.leaderboard.service import compute_snapshot\n"
             "from datamodel.connection import connect\nfrom core.settings import load_settings\nimport time\n"
             "settings = load_settings()\ndb = connect(settings.database, migrate_schema=False)\n"
             "started = time.perf_counter()\ncompute_snapshot(db, leaderboard_options(settings), None)\n"

@@ -4,7 +4,7 @@ For each database (12 models with 1,000 and 1,000,000 votes, 30 models with 1,00
 :func:`tools.scale_fixture.cached_scale_database` under ``.cache/scale``) and each strategy, :func:`measure_draws`
 copies the database into a temporary folder (votes are written), times the start-up full read of a
 :class:`sampling.sampler.SamplingStats`, then makes ``draws`` draws through it as the server does
-(:func:`sampling.draws.draw_pairing` with the warm stats and a :class:`sampling.prompt_pool.PromptPool`), each
+(:func:`sampling.sampler.draw_pairing` with the warm stats and a :class:`datamodel.battles.PromptPool`), each
 followed by a vote on the battle drawn (:func:`datamodel.votes.record_vote` with the default quality rules, then
 :meth:`~sampling.sampler.SamplingStats.note_vote`, as :func:`arena.session.vote` does), so the counts change between
 draws and the incremental path is exercised. A last line per database times replica draws
@@ -71,6 +71,7 @@ def _copy_database(source: Path, folder: Path) -> Path:
 
 def _table_megabytes(stats: SamplingStats) -> float:
     tables = stats.tables
+    assert tables is not None  # read by the refresh
     arrays = [tables.has_image, tables.counts, tables.pair_counts, tables.prompt_pair_counts, tables.prompt_counts]
     return (sum(a.nbytes for a in arrays) + tables.battles.nbytes) / 2**20
 
@@ -101,16 +102,19 @@ def measure_draws(db_path: str | Path, strategy: str, draws: int = 2_000, *, rep
     with tempfile.TemporaryDirectory(prefix="sampler-bench-") as folder:
         db = connect(_copy_database(Path(db_path), Path(folder)))
         try:
-            annotators = max(annotator_names(db), default=None)
+            highest = max(annotator_names(db), default=0)  # the annotators' ids run from 1
+            if annotator is None and not highest:
+                raise LookupError(f"{db_path} has no annotators: build it with tools.scale_fixture.")
             stats = SamplingStats(SamplingParams())
             started = time.perf_counter()
             stats.refresh(db, force=True, fit=get_strategy(strategy).needs_fit)
             startup = time.perf_counter() - started
+            assert stats.tables is not None  # read by the forced refresh
             votes, models = stats.tables.votes, len(stats.tables.model_ids)
             rng, pool = random.Random(seed), PromptPool()
             draw_s, note_s, vote_s, replicas = [], [], [], 0
             for _ in range(draws):
-                voter = annotator if annotator is not None else rng.randint(1, annotators)
+                voter = annotator if annotator is not None else rng.randint(1, highest)
                 started = time.perf_counter()
                 pairing = draw_pairing(db, rng, strategy, stats=stats, annotator_id=voter,
                                        replication_share=replication_share, pool=pool)
@@ -151,7 +155,8 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     for spec in SPECS[:1] if args.small else SPECS[1:2] if args.large else SPECS:
         folder = cached_scale_database(spec, args.cache)
-        cases = [(strategy, 0.0, None) for strategy in STRATEGIES] + [(UNIFORM.name, 1.0, None)]
+        cases: list[tuple[str, float, int | None]] = [(strategy, 0.0, None) for strategy in STRATEGIES]
+        cases.append((UNIFORM.name, 1.0, None))
         if args.seen > 0:
             annotator, seen = annotator_with_seen(folder / "arena.db", args.seen)
             cases += [(strategy, share, annotator) for strategy, share, _ in cases]

@@ -164,7 +164,8 @@ async def _viewer(base: str, inputs: list, deadline: float, pause: float, latenc
 
 
 async def _load_with_viewers(base: str, args) -> tuple:
-    latencies, errors = [], []
+    latencies: list[float] = []
+    errors: list[str] = []
     deadline = time.monotonic() + args.duration + 30  # the annotators sign in first (not timed)
     load = asyncio.ensure_future(run_load(base, annotators=args.annotators, duration=args.duration,
                                           max_votes=1_000_000, seed=args.seed))
@@ -282,7 +283,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(folder / "media", work / "media")
         env = {"ARENA_DB": str(work / "arena.db"), "ARENA_MEDIA_DIR": str(work / "media"), "ARENA_DEMO": "false",
                "ARENA_CACHE_DIR": str(Path(args.cache_dir).resolve()), "ARENA_RATE_LIMIT_CLIENT": "0",
-               "ARENA_RATE_LIMIT_PAGES": "0", "ARENA_RATE_LIMIT_ANNOTATOR": "0", "ARENA_LEADERBOARD_REFRESH_S": "0", "GRADIO_ANALYTICS_ENABLED": "False"}
+               "ARENA_RATE_LIMIT_PAGES": "0", "ARENA_RATE_LIMIT_ANNOTATOR": "0", "ARENA_LEADERBOARD_REFRESH_S": "0",
+               "GRADIO_ANALYTICS_ENABLED": "False"}
         print(f"database: {spec.votes:,} votes, {spec.annotators:,} annotators, {spec.models} models, "
               f"{spec.prompts:,} prompts ({folder}); working copy in {work}")
         figures: list[Figure] = []

@@ -20,6 +20,7 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -82,7 +83,7 @@ def _tokens(rng: np.random.Generator, n: int) -> list[str]:
     return [base64.urlsafe_b64encode(raw[k:k + 18]).decode() for k in range(0, 18 * n, 18)]
 
 
-def _outcomes(rng, rating_a, rating_b, spec: ScaleSpec, first_bias: float = 0.0) -> np.ndarray:
+def _outcomes(rng, rating_a, rating_b, spec: ScaleSpec, first_bias: float | np.ndarray = 0.0) -> np.ndarray:
     """Outcome codes (indices into OUTCOMES): ties and both-bad at their shares, else Bradley–Terry on the
     ratings, with ``first_bias`` Elo points added to the first position (a judge's position bias)."""
     p_a = 1.0 / (1.0 + 10.0 ** ((rating_b - rating_a - first_bias) / 400.0))
@@ -91,7 +92,7 @@ def _outcomes(rng, rating_a, rating_b, spec: ScaleSpec, first_bias: float = 0.0)
     return np.where(u < spec.tie_share, 2, np.where(u < spec.tie_share + spec.both_bad_share, 3, decisive))
 
 
-def _media(media: MediaStore, n_models: int) -> list[list[tuple[str, int]]]:
+def _media(media: MediaStore, n_models: int) -> list[list[str]]:
     """``IMAGES_PER_MODEL`` small PNGs per model in the media folder, with their display renditions (default
     settings; battles draw only rendered images): [hash] per model."""
     rng = np.random.default_rng(1234)
@@ -116,7 +117,7 @@ def _prompts(spec: ScaleSpec, rng: np.random.Generator) -> list[tuple]:
         kind = p % 10
         if kind < 6:
             subset, variant = TAXONOMY_SUBSETS[p % 4], VARIANTS[(p // 4) % 2]
-            metadata = {"lemma": f"concept {p}", "definition": f"the definition of concept {p}"}
+            metadata: dict[str, Any] = {"lemma": f"concept {p}", "definition": f"the definition of concept {p}"}
             text = (f"An image of concept {p} (the definition of concept {p})" if variant == "with_definition"
                     else f"An image of concept {p}")
             rows.append(("taxonomy", subset, variant, f"concept.n.{p:05d}", "", text, metadata))

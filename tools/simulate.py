@@ -18,7 +18,8 @@ Prompts are not simulated: the simulated annotators answer from the models' rati
 
 The draws are the app's (:func:`sampling.simulation.walk`: :func:`sampling.strategies.pair_probabilities`, the
 server's refit on the server's cadence, every 50 votes, the warm-up of new models; the pair probabilities are
-recomputed every 50 votes, where the server recomputes them at every draw). The repetitions of one strategy run in lock-step as one batch, and each
+recomputed every 50 votes, where the server recomputes them at every draw). The repetitions of one strategy run in
+lock-step as one batch, and each
 strategy has its own random stream (``numpy.random.default_rng([seed, index of the strategy in the registry])``), so
 adding a strategy changes no other row. At checkpoints (every ``--step`` votes or ``--growth`` of the votes so far,
 whichever is more) the leaderboard's point estimates are fitted (:func:`ratings.newton_bt`, ridge 1e-6, ties dropped)
@@ -147,7 +148,7 @@ def _hard_scenario() -> Scenario:
                     tuple(centred_truth(ratings)), tuple(names), tuple(arrivals), 100_000, 20_000)
 
 
-def centred_truth(true_elo: Sequence[float]) -> np.ndarray:
+def centred_truth(true_elo: Sequence[float] | np.ndarray) -> np.ndarray:
     """The true ratings shifted to mean 1000, the scale every fit reports."""
     truth = np.asarray(true_elo, dtype=np.float64)
     return truth - truth.mean() + 1000.0
@@ -230,14 +231,14 @@ def simulate_strategy(
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     truth = centred_truth(true_elo)
     n = len(truth)
-    arrivals = np.zeros(n, dtype=np.int64) if arrivals is None else np.asarray(arrivals, dtype=np.int64)
+    joined = np.zeros(n, dtype=np.int64) if arrivals is None else np.asarray(arrivals, dtype=np.int64)
     outcome_p = outcome_probabilities(truth, bad_top=BAD_TOP, bad_bottom=BAD_BOTTOM)
     points = checkpoints(max_votes, step=step, growth=growth)
     extra = [coverage_at] if coverage_at is not None and 0 < coverage_at < max_votes else []
-    points = np.unique(np.concatenate([points, extra, arrivals[(arrivals > 0) & (arrivals < max_votes)]]))
+    points = np.unique(np.concatenate([points, extra, joined[(joined > 0) & (joined < max_votes)]]))
     i, j = pair_index(n)
-    late = np.flatnonzero(arrivals > 0)
-    warmup_votes = np.full(repetitions, -1, dtype=np.int64)
+    late = np.flatnonzero(joined > 0)
+    warmup_votes: np.ndarray = np.full(repetitions, -1, dtype=np.int64)
     theta = np.zeros((repetitions, n))
     spearman_ok = np.zeros((repetitions, len(points)), dtype=bool)
     top_ok = np.zeros((repetitions, len(points)), dtype=bool)
@@ -245,22 +246,22 @@ def simulate_strategy(
     outcomes = np.zeros((repetitions, n * (n - 1) // 2, 4), dtype=np.int64)
     schedule = Schedule(refit_every=refit_every, refit_growth=refit_growth, redraw_every=redraw_every)
     for c, (point, outcomes) in enumerate(walk(strategy, outcome_p=outcome_p, points=points, repetitions=repetitions,
-                                               rng=rng, params=params, schedule=schedule, arrivals=arrivals)):
-        present = arrivals <= point
+                                               rng=rng, params=params, schedule=schedule, arrivals=joined)):
+        present = joined <= point
         theta, _ = newton_bt(_leaderboard_wins(outcomes, n), ridge=1e-6, theta0=theta, max_iter=100)
         spearman_ok[:, c] = spearman_rows(theta[:, present], truth[present]) >= SPEARMAN_TARGET
         top_ok[:, c] = top_k_rows(theta[:, present], truth[present])
         if len(late):
             battles = outcomes.sum(axis=2)[:, (i == late[0]) | (j == late[0])].sum(axis=1)
             warmup_votes = np.where((warmup_votes < 0) & (battles >= warmup_target(params)),
-                                    point - arrivals[late[0]], warmup_votes)
+                                    point - joined[late[0]], warmup_votes)
         if coverage_at is not None and point == coverage_at:
             coverage_early, _ = _coverage(outcomes, truth, bootstrap_rounds, rng)
     spearman_votes, spearman_settled = settled_at(spearman_ok, points)
     top_votes, top_settled = settled_at(top_ok, points)
     coverage, fitted = _coverage(outcomes, truth, bootstrap_rounds, rng)
     shares = outcomes.sum(axis=(0, 1)) / max(outcomes.sum(), 1)
-    following = max_votes - arrivals[late[0]] if len(late) else 0
+    following = max_votes - joined[late[0]] if len(late) else 0
     warmup_votes = np.where(warmup_votes < 0, following, warmup_votes) if len(late) else np.zeros(0)
     warmup_share = float(warmup_votes.max() / following) if len(late) and following > 0 else float("nan")
     return StrategyResult(strategy, spearman_votes, spearman_settled, top_votes, top_settled, coverage,
@@ -288,16 +289,16 @@ def simulate_four_image(
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     truth = centred_truth(true_elo)
     n = len(truth)
-    arrivals = np.zeros(n, dtype=np.int64) if arrivals is None else np.asarray(arrivals, dtype=np.int64)
+    joined = np.zeros(n, dtype=np.int64) if arrivals is None else np.asarray(arrivals, dtype=np.int64)
     points = checkpoints(max_votes, step=step, growth=growth)
     theta = np.zeros((repetitions, n))
     spearman_ok = np.zeros((repetitions, len(points)), dtype=bool)
     top_ok = np.zeros((repetitions, len(points)), dtype=bool)
     wins = np.zeros((repetitions, n, n))
     for c, (point, wins) in enumerate(four_image_walk(strategy, true_elo=truth, points=points,
-                                                      repetitions=repetitions, rng=rng, arrivals=arrivals,
+                                                      repetitions=repetitions, rng=rng, arrivals=joined,
                                                       worst_share=worst_share)):
-        present = arrivals <= point
+        present = joined <= point
         theta, _ = newton_bt(wins, ridge=1e-6, theta0=theta, max_iter=100)
         spearman_ok[:, c] = spearman_rows(theta[:, present], truth[present]) >= SPEARMAN_TARGET
         top_ok[:, c] = top_k_rows(theta[:, present], truth[present])

@@ -69,6 +69,10 @@ class Counts:
         self.rows += rows
         self.texts[" ".join(sql.split())] += 1
 
+    def reset(self) -> None:
+        """Back to nothing counted, in place (the patched connection holds this object)."""
+        vars(self).update(vars(Counts()))
+
 
 @dataclass
 class Cost:
@@ -107,12 +111,13 @@ class Meter:
         self.counts, self.postmaster = counts, postmaster
 
     def start(self) -> None:
-        self.counts.__init__()
+        self.counts.reset()
         self.cpu, self.wall = time.process_time(), time.perf_counter()
         self.server = tree_cpu_seconds(self.postmaster) if self.postmaster else None
 
     def cost(self, engine: str, event: str, count: int) -> Cost:
-        server = tree_cpu_seconds(self.postmaster) - self.server if self.postmaster else None
+        server = tree_cpu_seconds(self.postmaster) - self.server if self.postmaster and self.server is not None \
+            else None
         return Cost(engine, event, count, copy.deepcopy(self.counts), time.process_time() - self.cpu, server,
                     time.perf_counter() - self.wall)
 

@@ -90,7 +90,8 @@ def bundle_manifest(db, media: MediaStore, images_dir: Path, *, seed: int, cache
     index = {spec.key: i for i, spec in enumerate(specs)}
     models = models_of_source(db, "demo")
     rows = images_of_source(db, "demo")
-    images, position = [], {}
+    images: list[dict] = []
+    position: dict[int, int] = {}
     for image_id, *key, model, idx, image_seed, media_hash, media_ext, params in rows:
         encoded, ext = _smallest_lossless(media.path(media_hash, media_ext).read_bytes())
         name = f"{hashlib.sha256(encoded).hexdigest()}.{ext}"
@@ -154,8 +155,8 @@ def make_bundle(out: Path = DEMO_BUNDLE, *, seed: int = 0, progress: bool = Fals
     """Build the demo in a throwaway folder and write its bundle to ``out`` (replaced whole); return figures.
     ``cache_dir``: the model cache to use (default: a throwaway one, the tiny pipelines and the CLIP made there)."""
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="demo-bundle-") as work:
-        work = Path(work)
+    with tempfile.TemporaryDirectory(prefix="demo-bundle-") as folder:
+        work = Path(folder)
         cache_dir = Path(cache_dir) if cache_dir is not None else work / "cache"
         settings = Settings(db_path=work / "arena.db", media_dir=work / "media", cache_dir=cache_dir, seed=seed,
                             demo=True)

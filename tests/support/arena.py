@@ -9,20 +9,20 @@ import itertools
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 from urllib.parse import urlsplit
 
 from PIL import Image, ImageDraw
+from support.databases import pool_for, with_database
 
+from core.settings import Settings
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
 from datamodel.media import MediaStore
 from datamodel.postgres import create_database
 from datamodel.renditions import Renditions
-from core.settings import Settings
-from support.databases import pool_for, with_database
 
 MODELS = ("alpha-model", "bravo-model", "charlie-model", "delta-model")
 
@@ -39,7 +39,8 @@ class SmallArena:
 def small_prompts() -> list[PromptSpec]:
     return [
         PromptSpec("taxonomy", "coin.n.01", "An image of coin (a flat metal piece used as money)", subset="Easy",
-                   variant="with_definition", metadata={"lemma": "coin", "definition": "a flat metal piece used as money"}),
+                   variant="with_definition",
+                   metadata={"lemma": "coin", "definition": "a flat metal piece used as money"}),
         PromptSpec("taxonomy", "coin.n.01", "An image of coin", subset="Easy", variant="without_definition",
                    metadata={"lemma": "coin"}),
         PromptSpec("taxonomy", "sofa.n.01", "An image of sofa", subset="Easy", variant="without_definition",

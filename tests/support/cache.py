@@ -19,8 +19,8 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the tiny pipelines and the demo CLIP are built from (the ``artefact_cache`` fixture's folder holds both).

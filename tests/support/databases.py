@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import itertools
 import os
-from urllib.parse import urlsplit, urlunsplit
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
@@ -53,7 +53,7 @@ class Snapshot:
     sequences: dict[str, tuple[int, bool]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, url: str) -> "Snapshot":
+    def of(cls, url: str) -> Snapshot:
         with psycopg.connect(url, autocommit=True) as conn:
             tables = [name for (name,) in conn.execute(
                 "select tablename from pg_tables where schemaname = 'public' order by tablename")]

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from PIL import Image, ImageDraw
+from support.arena import render_all
 
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from judges.client import EngineConfig
-from support.arena import render_all
 from tools.fake_openai import Received, Scripted
 
 FAST = dict(retry_base_s=0.01, retry_max_s=0.05, timeout_s=5.0)
@@ -55,7 +55,7 @@ class Book:
     rules: list[tuple[str, Callable[[Received], Scripted] | Scripted]] = field(default_factory=list)
     default: Scripted = Scripted("I do not know.")
 
-    def add(self, pattern: str, reply) -> "Book":
+    def add(self, pattern: str, reply) -> Book:
         self.rules.append((pattern, reply))
         return self
 

@@ -37,7 +37,8 @@ def genai_bench_rows() -> list[dict]:
                      "vote_type": vote})
     rows.append({"prompt": PROMPTS[0], "left_model": "bravo-turbo",
                  "left_image": {"bytes": png("bravo-turbo", PROMPTS[0], 1), "path": None},
-                 "right_model": "bravo-turbo", "right_image": {"bytes": png("bravo-turbo", PROMPTS[0], 2), "path": None},
+                 "right_model": "bravo-turbo",
+                 "right_image": {"bytes": png("bravo-turbo", PROMPTS[0], 2), "path": None},
                  "vote_type": "leftvote"})
     return rows
 

@@ -4,7 +4,8 @@ image is on screen (and, after an answer, until it is another one), the image's 
 from __future__ import annotations
 
 SHOWN = ("() => { const img = document.querySelector('#rating-image img.rating-shown'); "
-         "return !!img && img.complete && img.naturalWidth > 0 && !!document.querySelector('#rating-item [data-task]'); }")
+         "return !!img && img.complete && img.naturalWidth > 0 "
+         "&& !!document.querySelector('#rating-item [data-task]'); }")
 
 
 def submit_rating_sign_in(page, name: str, token: str) -> None:

@@ -1,12 +1,13 @@
-"""A small arena for the human rating tasks: the small arena of support/arena.py plus SemVarBench and SANEval prompts, every
-prompt drawn by the four models."""
+"""A small arena for the human rating tasks: the small arena of support/arena.py plus SemVarBench and SANEval prompts,
+every prompt drawn by the four models."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from datamodel.catalog import PromptSpec, add_image, add_prompts
 from support.arena import MODELS, SmallArena, build_small_arena, from_template, make_image, render_all
+
+from datamodel.catalog import PromptSpec, add_image, add_prompts
 
 SEMVAR_ITEMS = (
     ("sv1", "A dog chasing a cat", "A cat chasing a dog", "A cat being chased by a dog", ["Action"]),

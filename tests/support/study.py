@@ -6,8 +6,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from datamodel.connection import connect
 from support.cache import ROOT, build_once, link_or_copy
+
+from datamodel.connection import connect
 from tools.scale_fixture import ScaleSpec, build_scale_database, cached_scale_database
 
 BENCH_SPEC = ScaleSpec(votes=4000, annotators=80, models=5, prompts=60)  # the benchmarks' small runs' database

@@ -128,18 +128,19 @@ KWISE_COLUMNS = ("vote_id", "battle_id", "annotator", "suite", "item_key", "prom
 """The columns of a four-image vote as the exports write it (docs/annotating.md#four-image-votes)."""
 
 
-def kwise_vote_rows(db: sqlite_utils.Database, *, suite: str | None = None,
+def kwise_vote_rows(db: sqlite_utils.Database, *, suite: str | None = None, subset: str | None = None,
+                    variant: str | None = None, category: str | None = None,
                     include_excluded: bool = False) -> list[dict]:
-    """The four-image votes (of ``suite`` when given; counted ones unless ``include_excluded``), in the order cast,
-    as dicts of :data:`KWISE_COLUMNS`."""
+    """The four-image votes (on the prompts of ``suite``, ``subset``, ``variant`` and ``category`` when given, as the
+    leaderboard slices pairwise votes: :func:`datamodel.vote_arrays.prompt_slice_sql`; counted ones unless
+    ``include_excluded``), in the order cast, as dicts of :data:`KWISE_COLUMNS`."""
+    from datamodel.vote_arrays import prompt_slice_sql
+
+    sliced, params = prompt_slice_sql(db, dict(suite=suite, subset=subset, variant=variant, category=category), "b")
     models = ", ".join(f"m{s}.name" for s in SLOTS)
     joins = " ".join(f"JOIN images i{s} ON i{s}.id = b.slot_{s}_image_id JOIN models m{s} ON m{s}.id = i{s}.model_id"
                      for s in SLOTS)
-    where = ["1 = 1"]
-    params: list = []
-    if suite is not None:
-        where.append("p.suite = ?")
-        params.append(suite)
+    where = [sliced.removeprefix(" WHERE ") or "1 = 1"]
     if not include_excluded:
         where.append("v.excluded = 0")
     rows = db.execute(

@@ -106,3 +106,31 @@ def test_the_leaderboard_rates_four_image_votes_under_the_kwise_protocol_only(sm
     other_suite = compute_leaderboard(db, LeaderboardOptions(protocol="kwise-rank-breaking", suite="commonsense",
                                                              **options))
     assert other_suite.fits["human"]["votes"].sum() == 0
+
+
+def test_four_image_votes_follow_the_leaderboards_prompt_slices(small_arena):
+    """A subset, variant or category slice keeps the four-image votes on its prompts (they were all dropped)."""
+    from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
+
+    db = small_arena.db
+    with db.conn:  # one taxonomy prompt of category "coins", the other two of none
+        db.execute("UPDATE prompts SET metadata = json_set(metadata, '$.category', 'coins') WHERE id = ?",
+                   [small_arena.prompt_ids[0]])
+    session = _signed_in(db)
+    sitting, shown = None, []
+    for round_ in range(6):  # two votes per taxonomy prompt (the least voted prompt comes next)
+        sitting = next_four(db, random.Random(round_), session, sitting, suites=["taxonomy"], strategy="uniform")
+        shown.append(sitting.battle.prompt_id)
+        sitting = vote_four(db, session, sitting, best=1, on_screen=sitting.battle.media_token)
+    prompts = {row[0]: row[1:] for row in db.execute("SELECT id, subset, variant FROM prompts").fetchall()}
+    options = dict(protocol="kwise-rank-breaking", rounds=20, min_votes=0, provisional_votes=0, robustness_top=0)
+
+    def fit_votes(**slice_):
+        fit = compute_leaderboard(db, LeaderboardOptions(**options, **slice_)).fits["human"]
+        return int(fit["fit_votes"].sum()) // 4  # each vote counts once for each of its four models
+
+    assert fit_votes() == 6
+    assert fit_votes(subset="Easy") == sum(prompts[p][0] == "Easy" for p in shown)
+    assert fit_votes(variant="with_definition") == sum(prompts[p][1] == "with_definition" for p in shown) == 2
+    assert fit_votes(category="coins") == 2
+    assert fit_votes(subset="Hard") == sum(prompts[p][0] == "Hard" for p in shown)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 import sqlite_utils
 
+from core.settings import QualityRules
 from arena.session import ArenaSession, check_signed_in, shown_since
 from datamodel.kwise import KwiseBattle, KwiseReceipt, KwiseRejected, record_kwise_battle, record_kwise_vote
 from sampling.kwise import draw_four
@@ -54,9 +55,11 @@ def next_four(db: sqlite_utils.Database, rng: random.Random, session: ArenaSessi
 
 def vote_four(db: sqlite_utils.Database, session: ArenaSession | None, sitting: FourImageSitting | None, *,
               best: int, worst: int | None = None, on_screen: str | None = None,
-              seconds_on_screen: float | None = None, now: float | None = None) -> FourImageSitting:
-    """Record the pick on the battle on screen (``on_screen``: its media token, which must be the sitting's); the
-    returned sitting holds the receipt (the names)."""
+              seconds_on_screen: float | None = None, now: float | None = None,
+              rules: QualityRules | None = QualityRules()) -> FourImageSitting:
+    """Record the pick on the battle on screen (``on_screen``: its media token, which must be the sitting's), checked
+    against the quality ``rules`` (:func:`datamodel.kwise.record_kwise_vote`); the returned sitting holds the receipt
+    (the names, and whether the vote counts)."""
     session = _signed_in(db, session)
     if sitting is None or sitting.battle is None:
         raise KwiseRejected("No images to vote on: press Next for a new set.")
@@ -67,5 +70,5 @@ def vote_four(db: sqlite_utils.Database, session: ArenaSession | None, sitting: 
     now = time.time() if now is None else now
     shown_at = shown_since(sitting.shown_at, seconds_on_screen, now)
     receipt = record_kwise_vote(db, sitting.battle, session_id=session.session_id, annotator_id=session.annotator.id,
-                                best=best, worst=worst, shown_at=shown_at, now=now)
+                                best=best, worst=worst, shown_at=shown_at, now=now, rules=rules)
     return replace(sitting, receipt=receipt, votes=sitting.votes + 1)

@@ -21,7 +21,9 @@ from typing import Any
 
 import sqlite_utils
 
+from core.settings import QualityRules
 from datamodel.battles import ShownImage
+from datamodel.quality import update_four_image_flags
 
 K = 4  # images per four-image battle
 SLOTS = tuple(range(1, K + 1))
@@ -53,6 +55,8 @@ class KwiseReceipt:
     best: int
     worst: int | None
     seconds_to_vote: float | None
+    excluded: bool = False  # the quality rules set this vote aside (it does not count)
+    reason: str = ""  # why it is excluded, or noted for the admin (a trusted account's vote that still counts)
 
 
 def record_kwise_battle(db: sqlite_utils.Database, prompt_id: int, image_ids, *, session_id: str, annotator_id: int,
@@ -92,10 +96,12 @@ def kwise_image(db: sqlite_utils.Database, media_token: str, slot: str) -> Shown
 
 def record_kwise_vote(db: sqlite_utils.Database, battle: KwiseBattle, *, session_id: str, annotator_id: int,
                       best: int, worst: int | None = None, shown_at: float | None = None,
-                      now: float | None = None) -> KwiseReceipt:
+                      now: float | None = None, rules: QualityRules | None = QualityRules()) -> KwiseReceipt:
     """Store the annotator's pick on ``battle`` (served to ``session_id``): ``best`` and optionally ``worst``, slots
-    1-4. Refused (:class:`KwiseRejected`) when the battle is another session's, already voted on, or the slots are
-    not two different ones of 1-4."""
+    1-4, checked against the quality ``rules`` in the same transaction
+    (:func:`datamodel.quality.update_four_image_flags`; ``None`` skips them): a vote that breaks one is stored,
+    flagged ``excluded`` with the reason, which the receipt carries. Refused (:class:`KwiseRejected`) when the battle
+    is another session's, already voted on, or the slots are not two different ones of 1-4."""
     if best not in SLOTS or (worst is not None and (worst not in SLOTS or worst == best)):
         raise KwiseRejected(f"Pick the best image (1-{K}) and, if you like, a different worst one.")
     now = time.time() if now is None else now
@@ -111,7 +117,12 @@ def record_kwise_vote(db: sqlite_utils.Database, battle: KwiseBattle, *, session
             "INSERT INTO kwise_votes (battle_id, annotator_id, best, worst, best_image_id, worst_image_id, "
             "seconds_to_vote, voted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             [battle.id, annotator_id, best, worst, battle.image_ids[best - 1], worst_image, seconds, now]).fetchone()[0]
-    return KwiseReceipt(vote_id, battle.id, slot_models(db, battle.image_ids), best, worst, seconds)
+        if rules is not None:
+            update_four_image_flags(db, annotator_id, rules)
+        excluded, reason = db.execute("SELECT excluded, excluded_reason FROM kwise_votes WHERE id = ?",
+                                      [vote_id]).fetchone()
+    return KwiseReceipt(vote_id, battle.id, slot_models(db, battle.image_ids), best, worst, seconds, bool(excluded),
+                        reason)
 
 
 def slot_models(db: sqlite_utils.Database, image_ids) -> tuple[str, ...]:

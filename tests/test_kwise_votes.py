@@ -134,3 +134,35 @@ def test_four_image_votes_follow_the_leaderboards_prompt_slices(small_arena):
     assert fit_votes(variant="with_definition") == sum(prompts[p][1] == "with_definition" for p in shown) == 2
     assert fit_votes(category="coins") == 2
     assert fit_votes(subset="Hard") == sum(prompts[p][0] == "Hard" for p in shown)
+
+
+def test_the_quality_rules_set_aside_four_image_votes_as_they_do_pairwise_ones(small_arena):
+    """Runs of fast votes and one slot picked nearly always do not count (flagged with the reason, never deleted);
+    the receipt says so, and the leaderboard and the sampler read the counted votes only."""
+    db = small_arena.db
+    fast, steady = _signed_in(db), _signed_in(db, "lee")
+    sitting, at = None, 1000.0
+    for n in range(10):  # ten votes 2 s apart: a run of fast votes
+        at += 2.0
+        sitting = next_four(db, random.Random(n), fast, sitting, suites=["taxonomy"], strategy="uniform", now=at)
+        sitting = vote_four(db, fast, sitting, best=1 + n % 4, on_screen=sitting.battle.media_token, now=at + 1.0)
+    assert sitting.receipt.excluded and "consecutive votes less than 5 s apart" in sitting.receipt.reason
+    rows = db.execute("SELECT excluded, excluded_reason FROM kwise_votes v JOIN annotators a ON a.id = "
+                      "v.annotator_id WHERE a.name = 'kim'").fetchall()
+    assert len(rows) == 10 and all(row[0] == 1 and "5 s apart" in row[1] for row in rows)
+    sitting, at = None, 5000.0
+    for n in range(20):  # twenty unhurried votes, always slot 1
+        at += 30.0
+        sitting = next_four(db, random.Random(n), steady, sitting, suites=["taxonomy"], strategy="uniform", now=at)
+        sitting = vote_four(db, steady, sitting, best=1, on_screen=sitting.battle.media_token, now=at + 10.0)
+    assert sitting.receipt.excluded and "side 1" in sitting.receipt.reason
+    assert kwise_vote_rows(db) == [] and len(kwise_vote_rows(db, include_excluded=True)) == 30
+    assert kwise_model_counts(db) == ({}, [])
+    clean = _signed_in(db, "max")
+    sitting, at = None, 90000.0
+    for n in range(20):  # unhurried, slots spread: all count
+        at += 30.0
+        sitting = next_four(db, random.Random(n), clean, sitting, suites=["taxonomy"], strategy="uniform", now=at)
+        sitting = vote_four(db, clean, sitting, best=1 + n % 4, on_screen=sitting.battle.media_token, now=at + 10.0)
+    assert not sitting.receipt.excluded and sitting.receipt.reason == ""
+    assert len(kwise_vote_rows(db)) == 20

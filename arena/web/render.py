@@ -88,11 +88,7 @@ def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None, *
     lines = [f'<span class="reveal-line">Your vote: <b>{OUTCOME_LABELS[receipt.outcome]}</b>. A was '
              f'<b>{name(receipt.model_a)}</b>, B was <b>{name(receipt.model_b)}</b>. Press <b>Next battle</b>'
              '<span class="key-hint"> (or N)</span> to continue.</span>']
-    if receipt.excluded:
-        lines.append(f'<span class="arena-warning">⚠ This vote does not count: {name(receipt.reason)}.</span>')
-    elif receipt.reason:
-        lines.append(f'<span class="arena-note">This vote counts; it is noted for the admin: {name(receipt.reason)}.'
-                     '</span>')
+    lines += counted_lines(receipt.excluded, receipt.reason)
     if expected:
         lines.append(f'<span class="reveal-expected">Expected outcome: <b>{name(expected)}</b></span>')
     if offer_board:
@@ -107,6 +103,16 @@ def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None, *
         body += f'<div class="reveal-about">{about}</div>'
     return (f'<div class="reveal voted" data-vote-id="{receipt.vote_id}">'  # for API clients (tools.load), not shown
             f"{body}{preload}</div>")
+
+
+def counted_lines(excluded: bool, reason: str) -> list[str]:
+    """The reveal's line on whether a vote counts (pairwise or four-image): set aside by the quality rules, with why;
+    noted for the admin (a trusted account's); or nothing."""
+    if excluded:
+        return [f'<span class="arena-warning">⚠ This vote does not count: {html.escape(reason)}.</span>']
+    if reason:
+        return [f'<span class="arena-note">This vote counts; it is noted for the admin: {html.escape(reason)}.</span>']
+    return []
 
 
 def _card_link(link: str) -> str:

@@ -134,7 +134,7 @@ def _timed_votes(arena, pairwise_seconds, four_seconds):
     for n, seconds in enumerate(four_seconds):
         sitting = next_four(db, random.Random(n), session, sitting, suites=["taxonomy"], strategy="uniform",
                             now=1000.0 * (n + 1))
-        sitting = vote_four(db, session, sitting, best=1, on_screen=sitting.battle.media_token,
+        sitting = vote_four(db, session, sitting, best=1 + n % 4, on_screen=sitting.battle.media_token,
                             seconds_on_screen=seconds, now=1000.0 * (n + 1) + seconds)
 
 

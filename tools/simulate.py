@@ -490,6 +490,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"active: power α of the weights (default {defaults.active_sharpness})")
     parser.add_argument("--active-floor", type=float, default=defaults.active_floor,
                         help=f"active: exploration share ε (default {defaults.active_floor})")
+    parser.add_argument("--active-settle", type=float, default=defaults.active_settle,
+                        help="active: expected misordered pairs below which the focused share goes back to balanced "
+                             f"in proportion (default {defaults.active_settle}; 0: never)")
     parser.add_argument("--active-cap", type=float, default=defaults.active_cap,
                         help=f"active: most a pair gets, times the uniform share (default {defaults.active_cap})")
     parser.add_argument("--ridge", type=float, default=defaults.ridge,
@@ -534,8 +537,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         params = SamplingParams(balance_cap=args.balance_cap, balance_power=args.balance_power,
                                 active_resolution=args.active_resolution,
                                 active_sharpness=args.active_sharpness, active_floor=args.active_floor,
-                                active_cap=args.active_cap, ridge=args.ridge, warmup_battles=args.warmup_battles,
-                                warmup_share=args.warmup_share)
+                                active_cap=args.active_cap, active_settle=args.active_settle, ridge=args.ridge,
+                                warmup_battles=args.warmup_battles, warmup_share=args.warmup_share)
         time_model = TimeModel(look_seconds=args.look_seconds, four_look_seconds=args.four_look_seconds)
         timing_notes: list[str] = []
         if args.timings_from:

@@ -343,6 +343,13 @@ def simulate_four_image(
                           time.perf_counter() - started, np.zeros((repetitions, 0)), mode="four-image")
 
 
+def coverage_error(coverage: np.ndarray) -> float:
+    """The Monte-Carlo standard error of a mean coverage: the sd of the per-repetition coverages over √repetitions
+    (the models of one repetition share its votes, so they are not counted as independent)."""
+    coverage = np.asarray(coverage, dtype=np.float64)
+    return float(coverage.std(ddof=1) / np.sqrt(len(coverage)))
+
+
 def format_table(
     results: Sequence[StrategyResult], *, repetitions: int, max_votes: int, coverage_at: int | None
 ) -> str:
@@ -377,6 +384,8 @@ def format_table(
             f" | {r.coverage.mean():7.1%} {cover_early} | {np.abs(r.bias).max():6.1f}"
         )
     shares = results[0].outcome_shares if results else np.zeros(4)
+    errors = ", ".join(f"{r.strategy} ±{coverage_error(r.coverage):.1%}" for r in results
+                       if np.isfinite(r.coverage).all() and len(r.coverage) > 1)
     lines += [
         f"{repetitions} seeded repetitions per strategy, {max_votes} votes each. Votes: from when on the criterion "
         "holds at every later checkpoint;",
@@ -384,6 +393,7 @@ def format_table(
         "there).",
         "Coverage: share of models whose true rating lies inside the leaderboard's 95% bootstrap interval, at the "
         f"end{' and at ' + str(coverage_at) + ' votes' if coverage_at else ''}.",
+        f"Standard error of the coverage at the end (sd over repetitions / √repetitions): {errors or 'none'}.",
         "max |bias|: the largest |mean fitted − true rating| over the models at the end, in Elo points. Simulated "
         f"votes ({results[0].strategy if results else ''}): {shares[0] + shares[1]:.0%} decisive, {shares[2]:.0%} tie, "
         f"{shares[3]:.0%} both bad.",

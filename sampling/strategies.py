@@ -158,7 +158,7 @@ class SamplingParams:
     active_sharpness: float = 2.0
     active_floor: float = 0.15
     active_cap: float = 16.0
-    active_settle: float = 0.5
+    active_settle: float = 0.1
     ridge: float = 0.5
     z: float = 1.96
     tie_policy: str = "drop"

@@ -1,6 +1,7 @@
 """Four-image votes (the four-image mode): drawn, stored with their image ids, refused when they cannot be the
 annotator's, on SQLite and PostgreSQL."""
 
+import json
 import random
 
 import pytest
@@ -113,9 +114,10 @@ def test_four_image_votes_follow_the_leaderboards_prompt_slices(small_arena):
     from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
 
     db = small_arena.db
+    first = small_arena.prompt_ids[0]
+    metadata = json.loads(db.execute("SELECT metadata FROM prompts WHERE id = ?", [first]).fetchone()[0])
     with db.conn:  # one taxonomy prompt of category "coins", the other two of none
-        db.execute("UPDATE prompts SET metadata = json_set(metadata, '$.category', 'coins') WHERE id = ?",
-                   [small_arena.prompt_ids[0]])
+        db.execute("UPDATE prompts SET metadata = ? WHERE id = ?", [json.dumps({**metadata, "category": "coins"}), first])
     session = _signed_in(db)
     sitting, shown = None, []
     for round_ in range(6):  # two votes per taxonomy prompt (the least voted prompt comes next)

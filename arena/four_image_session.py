@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, replace
 
 from arena.session import ArenaSession, check_signed_in, shown_since, signed_in_annotator
+from core.settings import QualityRules
 from datamodel.database import Database
 from datamodel.kwise import KwiseBattle, KwiseReceipt, KwiseRejected, record_kwise_battle, record_kwise_vote
 from sampling.kwise import draw_four
@@ -53,9 +54,11 @@ def next_four(db: Database, rng: random.Random, session: ArenaSession | None,
 
 def vote_four(db: Database, session: ArenaSession | None, sitting: FourImageSitting | None, *,
               best: int, worst: int | None = None, on_screen: str | None = None,
-              seconds_on_screen: float | None = None, now: float | None = None) -> FourImageSitting:
-    """Record the pick on the battle on screen (``on_screen``: its media token, which must be the sitting's); the
-    returned sitting holds the receipt (the names)."""
+              seconds_on_screen: float | None = None, now: float | None = None,
+              rules: QualityRules | None = QualityRules()) -> FourImageSitting:
+    """Record the pick on the battle on screen (``on_screen``: its media token, which must be the sitting's), checked
+    against the quality ``rules`` (:func:`datamodel.kwise.record_kwise_vote`); the returned sitting holds the receipt
+    (the names, and whether the vote counts)."""
     session = _signed_in(db, session)
     if sitting is None or sitting.battle is None:
         raise KwiseRejected("No images to vote on: press Next for a new set.")
@@ -67,5 +70,5 @@ def vote_four(db: Database, session: ArenaSession | None, sitting: FourImageSitt
     shown_at = shown_since(sitting.shown_at, seconds_on_screen, now)
     receipt = record_kwise_vote(db, sitting.battle, session_id=session.session_id,
                                 annotator_id=signed_in_annotator(session).id, best=best, worst=worst,
-                                shown_at=shown_at, now=now)
+                                shown_at=shown_at, now=now, rules=rules)
     return replace(sitting, receipt=receipt, votes=sitting.votes + 1)

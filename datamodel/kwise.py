@@ -19,11 +19,13 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from core.settings import QualityRules
 from datamodel.battles import ShownImage
 from datamodel.database import Database
 
 if TYPE_CHECKING:  # the media store is only passed through
     from datamodel.media import MediaStore
+from datamodel.quality import update_four_image_flags
 
 K = 4  # images per four-image battle
 SLOTS = tuple(range(1, K + 1))
@@ -55,6 +57,8 @@ class KwiseReceipt:
     best: int
     worst: int | None
     seconds_to_vote: float | None
+    excluded: bool = False  # the quality rules set this vote aside (it does not count)
+    reason: str = ""  # why it is excluded, or noted for the admin (a trusted account's vote that still counts)
 
 
 def record_kwise_battle(db: Database, prompt_id: int, image_ids, *, session_id: str, annotator_id: int,
@@ -95,10 +99,12 @@ def kwise_image(db: Database, media_token: str, slot: str) -> ShownImage | None:
 
 def record_kwise_vote(db: Database, battle: KwiseBattle, *, session_id: str, annotator_id: int,
                       best: int, worst: int | None = None, shown_at: float | None = None,
-                      now: float | None = None) -> KwiseReceipt:
+                      now: float | None = None, rules: QualityRules | None = QualityRules()) -> KwiseReceipt:
     """Store the annotator's pick on ``battle`` (served to ``session_id``): ``best`` and optionally ``worst``, slots
-    1-4. Refused (:class:`KwiseRejected`) when the battle is another session's, already voted on, or the slots are
-    not two different ones of 1-4."""
+    1-4, checked against the quality ``rules`` in the same transaction
+    (:func:`datamodel.quality.update_four_image_flags`; ``None`` skips them): a vote that breaks one is stored,
+    flagged ``excluded`` with the reason, which the receipt carries. Refused (:class:`KwiseRejected`) when the battle
+    is another session's, already voted on, or the slots are not two different ones of 1-4."""
     if best not in SLOTS or (worst is not None and (worst not in SLOTS or worst == best)):
         raise KwiseRejected(f"Pick the best image (1-{K}) and, if you like, a different worst one.")
     now = time.time() if now is None else now
@@ -114,7 +120,12 @@ def record_kwise_vote(db: Database, battle: KwiseBattle, *, session_id: str, ann
             "INSERT INTO kwise_votes (battle_id, annotator_id, best, worst, best_image_id, worst_image_id, "
             "seconds_to_vote, voted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             [battle.id, annotator_id, best, worst, battle.image_ids[best - 1], worst_image, seconds, now]).fetchone()[0]
-    return KwiseReceipt(vote_id, battle.id, slot_models(db, battle.image_ids), best, worst, seconds)
+        if rules is not None:
+            update_four_image_flags(db, annotator_id, rules)
+        excluded, reason = db.execute("SELECT excluded, excluded_reason FROM kwise_votes WHERE id = ?",
+                                      [vote_id]).fetchone()
+    return KwiseReceipt(vote_id, battle.id, slot_models(db, battle.image_ids), best, worst, seconds, bool(excluded),
+                        reason)
 
 
 def slot_models(db: Database, image_ids) -> tuple[str, ...]:
@@ -131,18 +142,19 @@ KWISE_COLUMNS = ("vote_id", "battle_id", "annotator", "suite", "item_key", "prom
 """The columns of a four-image vote as the exports write it (docs/annotating.md#four-image-votes)."""
 
 
-def kwise_vote_rows(db: Database, *, suite: str | None = None,
+def kwise_vote_rows(db: Database, *, suite: str | None = None, subset: str | None = None,
+                    variant: str | None = None, category: str | None = None,
                     include_excluded: bool = False) -> list[dict]:
-    """The four-image votes (of ``suite`` when given; counted ones unless ``include_excluded``), in the order cast,
-    as dicts of :data:`KWISE_COLUMNS`."""
+    """The four-image votes (on the prompts of ``suite``, ``subset``, ``variant`` and ``category`` when given, as the
+    leaderboard slices pairwise votes: :func:`datamodel.vote_arrays.prompt_slice_sql`; counted ones unless
+    ``include_excluded``), in the order cast, as dicts of :data:`KWISE_COLUMNS`."""
+    from datamodel.vote_arrays import prompt_slice_sql
+
+    sliced, params = prompt_slice_sql(db, dict(suite=suite, subset=subset, variant=variant, category=category), "b")
     models = ", ".join(f"m{s}.name" for s in SLOTS)
     joins = " ".join(f"JOIN images i{s} ON i{s}.id = b.slot_{s}_image_id JOIN models m{s} ON m{s}.id = i{s}.model_id"
                      for s in SLOTS)
-    where = ["1 = 1"]
-    params: list = []
-    if suite is not None:
-        where.append("p.suite = ?")
-        params.append(suite)
+    where = [sliced.removeprefix(" WHERE ") or "1 = 1"]
     if not include_excluded:
         where.append("v.excluded = 0")
     rows = db.execute(

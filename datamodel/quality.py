@@ -241,6 +241,33 @@ def update_flags_with_reasons(db: Database, annotator_id: int, rules: QualityRul
     return changed
 
 
+def update_four_image_flags(db: Database, annotator_id: int,
+                            rules: QualityRules = QualityRules()) -> dict[int, tuple[int, str]]:
+    """Bring the ``excluded`` flags of an annotator's four-image votes (``kwise_votes``) in line with the rules; return
+    {vote id: (excluded, reason)} of those it changed. Call inside the vote's transaction.
+
+    The same rate and speed rules as for pairwise votes, over the annotator's four-image votes (each mode is paced
+    on its own); the bias rule on the slot picked best (1-4, the "side"; the slots are shuffled, so an annotator who
+    looks picks each about a quarter of the time). Not the bias rule's "same model": with four of a suite's models in
+    every vote, a clearly best model is shown, and rightly picked, in most votes where a suite has few models. A
+    trusted account's rate and speed flags are reported, not excluded (:func:`verdict`). Every vote of the
+    annotator is re-read: four-image votes come at most one every few seconds."""
+    source = db.execute("SELECT source FROM annotators WHERE id = ?", [annotator_id]).fetchone()
+    trusted = source is not None and source[0] in rules.trusted_sources
+    rows = db.execute("SELECT id, voted_at, best, excluded, excluded_reason FROM kwise_votes WHERE annotator_id = ?",
+                      [annotator_id]).fetchall()
+    facts = [VoteFact(vote_id, voted_at, f"slot {best}", None) for vote_id, voted_at, best, _, _ in rows]
+    bias = bias_from_counts(len(rows), Counter(str(best) for _, _, best, _, _ in rows), Counter(), rules)
+    reasons = rule_reasons(facts, rules, bias)
+    changed = {}
+    for vote_id, _, _, excluded, reason in rows:
+        wanted = verdict(reasons.get(vote_id, ()), trusted)
+        if (excluded, reason) != wanted:
+            db.execute("UPDATE kwise_votes SET excluded = ?, excluded_reason = ? WHERE id = ?", [*wanted, vote_id])
+            changed[vote_id] = wanted
+    return changed
+
+
 def review_vote(db: Database, vote_id: int, *, exclude: bool, note: str = "") -> None:
     """An admin's final word on one vote: exclude it (with ``note``) or include it despite the rules.
 

@@ -1011,6 +1011,12 @@ def _four_image_votes(db: Database) -> None:
                        "BEGIN UPDATE data_versions SET version = version + 1 WHERE name = 'votes'; END")
 
 
+def _four_image_vote_flags(db: Database) -> None:
+    """``kwise_votes.excluded_reason``: why the quality rules set a four-image vote aside (or, for a trusted account,
+    noted it), as ``votes.excluded_reason`` says it for a pairwise vote (:mod:`datamodel.quality`)."""
+    db.execute("ALTER TABLE kwise_votes ADD COLUMN excluded_reason TEXT NOT NULL DEFAULT ''")
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -1042,6 +1048,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     _prompt_candidates,
     _open_prompts_counter,
     _four_image_votes,
+    _four_image_vote_flags,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -171,6 +171,8 @@ def _slice_sql(db, filters: dict, table: str = "v", own_prompt_columns: bool = F
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
+prompt_slice_sql = _slice_sql  # the same slice over another table with a prompt_id (the four-image battles)
+
 ARENA_SOURCE = "arena"  # the source name of the arena's own votes
 
 

@@ -419,3 +419,14 @@ def annotator_stats(db: Database) -> pd.DataFrame:
     frame["median_seconds_to_vote"] = frame["annotator"].map(medians).round(2)
     frame["excluded"] = frame["excluded"].fillna(0).astype(int)
     return frame
+
+
+def recorded_vote_seconds(db: Database) -> dict[str, list[float]]:
+    """The seconds the page recorded per counted human vote (``seconds_to_vote``, from the images on screen to the
+    vote), by kind of vote: ``pairwise`` (``votes``) and ``four-image`` (``kwise_votes``); votes without a time left
+    out. What ``python -m tools.simulate --timings-from`` turns into its time model."""
+    pairwise = db.execute("SELECT seconds_to_vote FROM votes WHERE voter_kind = 'human' AND excluded = 0 AND "
+                          "seconds_to_vote IS NOT NULL").fetchall()
+    four = db.execute("SELECT seconds_to_vote FROM kwise_votes WHERE excluded = 0 AND seconds_to_vote IS NOT "
+                      "NULL").fetchall()
+    return {"pairwise": [float(row[0]) for row in pairwise], "four-image": [float(row[0]) for row in four]}

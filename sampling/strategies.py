@@ -50,10 +50,15 @@ Strategies (:data:`STRATEGIES`; the configured one is recorded on every battle, 
         (100 repetitions) the literal exp(−|ΔR|/30)·(W_i + W_j) saved only about 15% (Spearman) and 7% (top 3) of
         the votes, because it keeps spending on near-ties and starves the pairs that decide the order of a group;
         ``python -m tools.simulate`` gives this formula's numbers.
-        Finally P = (1 − ε)·bounded(w; 0, cap·u) + ε·B, with B the ``balanced`` probabilities: a share ε
-        (``active_floor``) of exploration that goes to the pairs with the fewest votes, so every pair keeps getting
-        votes and the pairs that the focused part starves are refilled first; no pair gets more than cap·u
-        (``active_cap``) from the focused part.
+        Finally P = f·bounded(w; 0, cap·u) + (1 − f)·B, with B the ``balanced`` probabilities and the focused share
+        f = (1 − ε)·min(1, M/m): at least a share ε (``active_floor``) of exploration goes to the pairs with the
+        fewest votes, so every pair keeps getting votes and the pairs that the focused part starves are refilled
+        first; no pair gets more than cap·u (``active_cap``) from the focused part. M = Σ_k P_k is the expected
+        number of pairs misordered by more than s: once it falls below m (``active_settle``) the ranking is settled
+        to within the resolution, the focused part has little left to correct, and its share shrinks in proportion,
+        down to a ``balanced`` (fixed, count-driven) design. Focusing after that only chased noise among the
+        near-ties (P_k all tiny, their normalised weights swinging with every refit), and that is what biased the
+        top models' ratings upwards by 2–3 Elo and cost the leaderboard's intervals their coverage (below).
 
         ``active`` acts on its fit only once every model in play has had its first W battles (``warmup_battles``,
         the warm-up's and the leaderboard's provisional threshold, :mod:`sampling.warmup`): until then, and again
@@ -85,7 +90,9 @@ Why the Bradley–Terry fit stays valid under the adaptive designs
     votes as if they were independent, does not see it. So this is checked, not assumed: ``python -m
     tools.simulate`` reports per strategy the coverage of the leaderboard's 95% bootstrap intervals at the end and
     at the benchmark's 3,370 votes, and the largest mean error of a rating. Sending the exploration share to the
-    least-voted pairs (rather than uniformly) reduced that bias in the simulation.
+    least-voted pairs (rather than uniformly) reduced that bias in the simulation; handing the focused share back
+    to ``balanced`` once the ranking is settled (``active_settle``) removes most of it: the late votes, most of a
+    study's, then come from a design that does not depend on the outcomes, and they outweigh the early ones.
 
 Replication
     With probability ``replication_share`` a draw re-serves an existing battle (same prompt, same left and right
@@ -134,6 +141,8 @@ class SamplingParams:
     - ``active_sharpness``: α, the power of the ``active`` weights (1: proportional; larger: more focused).
     - ``active_floor``: ε, the share of ``active`` draws that explore (by ``balanced``).
     - ``active_cap``: no pair gets more than cap·u of the focused ``active`` draws.
+    - ``active_settle``: m, the expected number of pairs misordered by more than s below which ``active`` hands its
+      focused share back to ``balanced`` in proportion (f = (1 − ε)·min(1, M/m)); 0: never.
     - ``ridge``: prior precision on θ (natural-log strengths) of the sampler's own fit (not the leaderboard's).
     - ``z``: interval half-width in standard errors for :attr:`FitState.widths` (1.96: 95%).
     - ``tie_policy``: how ties enter the sampler's fit (use the leaderboard's, ``ARENA_TIE_POLICY``).
@@ -149,6 +158,7 @@ class SamplingParams:
     active_sharpness: float = 2.0
     active_floor: float = 0.15
     active_cap: float = 16.0
+    active_settle: float = 0.1
     ridge: float = 0.5
     z: float = 1.96
     tie_policy: str = "drop"
@@ -164,6 +174,9 @@ class SamplingParams:
                              f"got {self.active_resolution}, {self.active_sharpness} and {self.balance_power}.")
         if not 0 <= self.active_floor <= 1:
             raise ValueError(f"active_floor is a share between 0 and 1, got {self.active_floor}.")
+        if not self.active_settle >= 0:
+            raise ValueError(f"active_settle (expected misordered pairs) must be >= 0 (0: never settle), got "
+                             f"{self.active_settle}.")
         if not self.ridge >= 0 or not self.z > 0:
             raise ValueError(f"ridge must be >= 0 and z > 0, got ridge={self.ridge}, z={self.z}.")
         if not self.warmup_battles >= 0 or not 0 < self.warmup_share < 1:
@@ -460,17 +473,23 @@ def active_pair_probabilities(
     available: np.ndarray,
     params: SamplingParams = SamplingParams(),
 ) -> np.ndarray:
-    """``active``: P = (1 − ε)·bounded(w; 0, cap·u) + ε·B, B = :func:`balanced_pair_probabilities` (…, K)."""
+    """``active``: P = f·bounded(w; 0, cap·u) + (1 − f)·B, B = :func:`balanced_pair_probabilities`, with the focused
+    share f = (1 − ε)·min(1, M / m), M = Σ_k P_k (…, K)."""
     pair_counts = np.asarray(pair_counts, dtype=np.float64)
     weights = active_pair_weights(ratings, cov, resolution=params.active_resolution,
                                   sharpness=params.active_sharpness)
     shape = np.broadcast_shapes(weights.shape, pair_counts.shape, np.shape(available))
     available = np.broadcast_to(np.asarray(available, dtype=bool), shape)
+    focus = 1.0 - params.active_floor
+    if params.active_settle > 0:
+        misorder = misorder_probabilities(ratings, cov, resolution=params.active_resolution)
+        misordered = np.where(available, misorder, 0.0).sum(axis=-1, keepdims=True)
+        focus = focus * np.minimum(1.0, misordered / params.active_settle)
     u = 1.0 / np.maximum(available.sum(axis=-1, keepdims=True), 1)
     focused = bounded_shares(np.broadcast_to(weights, shape), available, 0.0, params.active_cap * u)
     explore = balanced_pair_probabilities(np.broadcast_to(pair_counts, shape), available, cap=params.balance_cap,
                                           power=params.balance_power)
-    return (1.0 - params.active_floor) * focused + params.active_floor * explore
+    return focus * focused + (1.0 - focus) * explore
 
 
 def prompt_probabilities(pair_prompt_counts: np.ndarray, prompt_counts: np.ndarray) -> np.ndarray:

@@ -95,3 +95,28 @@ def test_four_images_are_voted_with_keys_clicks_and_taps_and_named_after_the_vot
         table = page.inner_text("#lb-table")
         assert all(model in table for model in MODELS), table
         shoot(page, size, "four-04-leaderboard-kwise-protocol", full_page=True)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_reveal_says_when_a_four_image_vote_does_not_count(tmp_path, browser, size):
+    """Ten sets voted within seconds: a run of fast votes, which the quality rules set aside; the reveal says so, on
+    screen at both sizes."""
+    arena = build_small_arena(tmp_path, four_image_suites="taxonomy")
+    with running_app(arena.settings) as url:
+        page = open_page(browser, url, size)
+        sign_in(page, "four-hurried")
+        page.get_by_role("tab", name="Four images").click()
+        token = None
+        for number in range(10):
+            token = _wait_new_set(page, token)
+            press(page, size, f"#four-grid .four-tile[data-slot='{1 + number % 4}'] .four-best")
+            page.wait_for_selector("#four-grid .four-grid.voted", timeout=20000)
+            if number < 9:
+                press(page, size, "#four-next")
+        warning = page.locator("#four-reveal .arena-warning")
+        warning.wait_for(timeout=20000)
+        assert "does not count" in warning.inner_text() and "5 s apart" in warning.inner_text()
+        line = warning.bounding_box()
+        assert line["y"] >= 0 and line["y"] + line["height"] <= SIZES[size]["height"]  # on screen, no scrolling
+        assert arena.db.execute("SELECT COUNT(*) FROM kwise_votes WHERE excluded = 1").fetchone()[0] == 10
+        shoot(page, size, "four-05-vote-does-not-count")

@@ -51,3 +51,14 @@ def test_the_pick_and_the_empty_grid():
     assert read_pick("3:1") == (3, 1) and read_pick("3:") == (3, None) and read_pick("x") == (0, None)
     assert read_pick(None) == (0, None)
     assert "four-empty" in grid_html(None)
+
+
+def test_the_reveal_says_when_the_quality_rules_set_a_vote_aside(small_arena):
+    ctx = _ctx(small_arena)
+    session = sessions.start(ctx.store.db(), "kim", "a-long-token-1", open_signup=True)
+    sitting = None
+    for _ in range(10):  # ten votes in a few seconds: a run of fast votes
+        sitting = show_next(ctx, sitting, session)[0]
+        voted = dict(zip(VOTED, cast_four(ctx, sitting, session, sitting.battle.media_token, "1:")))
+        sitting = voted["state"]
+    assert "This vote does not count" in voted["reveal"] and "5 s apart" in voted["reveal"]

@@ -1,6 +1,7 @@
 """Four-image votes (the four-image mode): drawn, stored with their image ids, refused when they cannot be the
 annotator's, on SQLite and PostgreSQL."""
 
+import json
 import random
 
 import pytest
@@ -106,3 +107,65 @@ def test_the_leaderboard_rates_four_image_votes_under_the_kwise_protocol_only(sm
     other_suite = compute_leaderboard(db, LeaderboardOptions(protocol="kwise-rank-breaking", suite="commonsense",
                                                              **options))
     assert other_suite.fits["human"]["votes"].sum() == 0
+
+
+def test_four_image_votes_follow_the_leaderboards_prompt_slices(small_arena):
+    """A subset, variant or category slice keeps the four-image votes on its prompts (they were all dropped)."""
+    from arena.leaderboard.compute import LeaderboardOptions, compute_leaderboard
+
+    db = small_arena.db
+    first = small_arena.prompt_ids[0]
+    metadata = json.loads(db.execute("SELECT metadata FROM prompts WHERE id = ?", [first]).fetchone()[0])
+    with db.conn:  # one taxonomy prompt of category "coins", the other two of none
+        db.execute("UPDATE prompts SET metadata = ? WHERE id = ?",
+                   [json.dumps({**metadata, "category": "coins"}), first])
+    session = _signed_in(db)
+    sitting, shown = None, []
+    for round_ in range(6):  # two votes per taxonomy prompt (the least voted prompt comes next)
+        sitting = next_four(db, random.Random(round_), session, sitting, suites=["taxonomy"], strategy="uniform")
+        shown.append(sitting.battle.prompt_id)
+        sitting = vote_four(db, session, sitting, best=1, on_screen=sitting.battle.media_token)
+    prompts = {row[0]: row[1:] for row in db.execute("SELECT id, subset, variant FROM prompts").fetchall()}
+    options = dict(protocol="kwise-rank-breaking", rounds=20, min_votes=0, provisional_votes=0, robustness_top=0)
+
+    def fit_votes(**slice_):
+        fit = compute_leaderboard(db, LeaderboardOptions(**options, **slice_)).fits["human"]
+        return int(fit["fit_votes"].sum()) // 4  # each vote counts once for each of its four models
+
+    assert fit_votes() == 6
+    assert fit_votes(subset="Easy") == sum(prompts[p][0] == "Easy" for p in shown)
+    assert fit_votes(variant="with_definition") == sum(prompts[p][1] == "with_definition" for p in shown) == 2
+    assert fit_votes(category="coins") == 2
+    assert fit_votes(subset="Hard") == sum(prompts[p][0] == "Hard" for p in shown)
+
+
+def test_the_quality_rules_set_aside_four_image_votes_as_they_do_pairwise_ones(small_arena):
+    """Runs of fast votes and one slot picked nearly always do not count (flagged with the reason, never deleted);
+    the receipt says so, and the leaderboard and the sampler read the counted votes only."""
+    db = small_arena.db
+    fast, steady = _signed_in(db), _signed_in(db, "lee")
+    sitting, at = None, 1000.0
+    for n in range(10):  # ten votes 2 s apart: a run of fast votes
+        at += 2.0
+        sitting = next_four(db, random.Random(n), fast, sitting, suites=["taxonomy"], strategy="uniform", now=at)
+        sitting = vote_four(db, fast, sitting, best=1 + n % 4, on_screen=sitting.battle.media_token, now=at + 1.0)
+    assert sitting.receipt.excluded and "consecutive votes less than 5 s apart" in sitting.receipt.reason
+    rows = db.execute("SELECT excluded, excluded_reason FROM kwise_votes v JOIN annotators a ON a.id = "
+                      "v.annotator_id WHERE a.name = 'kim'").fetchall()
+    assert len(rows) == 10 and all(row[0] == 1 and "5 s apart" in row[1] for row in rows)
+    sitting, at = None, 5000.0
+    for n in range(20):  # twenty unhurried votes, always slot 1
+        at += 30.0
+        sitting = next_four(db, random.Random(n), steady, sitting, suites=["taxonomy"], strategy="uniform", now=at)
+        sitting = vote_four(db, steady, sitting, best=1, on_screen=sitting.battle.media_token, now=at + 10.0)
+    assert sitting.receipt.excluded and "side 1" in sitting.receipt.reason
+    assert kwise_vote_rows(db) == [] and len(kwise_vote_rows(db, include_excluded=True)) == 30
+    assert kwise_model_counts(db) == ({}, [])
+    clean = _signed_in(db, "max")
+    sitting, at = None, 90000.0
+    for n in range(20):  # unhurried, slots spread: all count
+        at += 30.0
+        sitting = next_four(db, random.Random(n), clean, sitting, suites=["taxonomy"], strategy="uniform", now=at)
+        sitting = vote_four(db, clean, sitting, best=1 + n % 4, on_screen=sitting.battle.media_token, now=at + 10.0)
+    assert not sitting.receipt.excluded and sitting.receipt.reason == ""
+    assert len(kwise_vote_rows(db)) == 20

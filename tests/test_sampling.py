@@ -169,6 +169,37 @@ def test_active_stops_spending_on_a_near_tie_once_it_is_resolved_to_within_the_r
     assert wide[0] > 0.45
 
 
+def test_active_hands_its_focused_share_back_to_balanced_as_the_ranking_settles():
+    """f = (1 − ε)·min(1, M/m), M = Σ_k P_k: with every pair ordered beyond the resolution the draw is balanced's
+    (a fixed design, whose votes the bootstrap reads correctly); with an unsettled group it focuses as before."""
+    available, counts = np.ones(10, bool), np.full(10, 60)
+    params = SamplingParams()
+    assert params.active_settle > 0
+    balanced = balanced_pair_probabilities(counts, available)
+    settled = _state([1100, 1000, 900, 800, 700], sd=2)
+    p = pair_probabilities("active", available=available, pair_counts=counts, state=settled, params=params)
+    assert p.tolist() == pytest.approx(balanced.tolist(), abs=1e-6)
+    unsettled = _state([1000, 998, 996, 994, 992], sd=10)  # M well above m
+    misordered = sampling.misorder_probabilities(unsettled.ratings, unsettled.cov, resolution=10.0).sum()
+    assert misordered > params.active_settle
+    focused = pair_probabilities("active", available=available, pair_counts=counts, state=unsettled, params=params)
+    never = pair_probabilities("active", available=available, pair_counts=counts, state=unsettled,
+                               params=SamplingParams(active_settle=0))  # 0: the focused share is always 1 − ε
+    assert focused.tolist() == pytest.approx(never.tolist())
+    # in between, the focused share falls in proportion to M
+    half = _state([1000, 990, 900, 800, 700], sd=4)
+    m = sampling.misorder_probabilities(half.ratings, half.cov, resolution=10.0).sum()
+    assert 0 < m < params.active_settle
+    mixed = pair_probabilities("active", available=available, pair_counts=counts, state=half, params=params)
+    full = pair_probabilities("active", available=available, pair_counts=counts, state=half,
+                              params=SamplingParams(active_settle=0))
+    share = (1 - params.active_floor) * m / params.active_settle
+    expected = balanced + share / (1 - params.active_floor) * (full - balanced)
+    assert mixed.tolist() == pytest.approx(expected.tolist())
+    with pytest.raises(ValueError, match="active_settle"):
+        SamplingParams(active_settle=-1)
+
+
 def test_active_explores_a_model_without_a_rating():
     state = _state([1050, 1000, 950, np.nan], sd=5)
     p = sampling.misorder_probabilities(state.ratings, state.cov, resolution=10.0)

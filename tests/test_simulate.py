@@ -106,3 +106,62 @@ def test_the_simulated_server_refits_on_the_servers_cadence_between_checkpoints(
         pass
     assert fitted_at == list(range(0, 1000, 50))
     assert simulate.build_parser().parse_args([]).refit_growth == 0.0
+
+
+def _timed_votes(arena, pairwise_seconds, four_seconds):
+    """Human pairwise votes and four-image votes that took the given seconds on the page."""
+    import itertools
+    import random
+
+    from support.votes import image_of
+
+    from arena import session as sessions
+    from arena.four_image_session import next_four, vote_four
+    from datamodel.battles import Pairing
+    from datamodel.votes import record_vote
+    from sampling.draws import serve_battle
+
+    db = arena.db
+    session = sessions.start(db, "kim", "a-long-token-1", open_signup=True)
+    pairs = itertools.cycle(itertools.combinations(sorted(arena.model_ids), 2))
+    for n, seconds in enumerate(pairwise_seconds):
+        left, right = next(pairs)
+        prompt_id = arena.prompt_ids[n % 3]
+        battle = serve_battle(db, random.Random(n), session_id=session.session_id, annotator_id=session.annotator.id,
+                              pairing=Pairing(prompt_id, image_of(db, prompt_id, left), image_of(db, prompt_id, right)))
+        record_vote(db, battle.id, "A", session_id=session.session_id, shown_at=1000.0 * n, now=1000.0 * n + seconds,
+                    rules=None)
+    sitting = None
+    for n, seconds in enumerate(four_seconds):
+        sitting = next_four(db, random.Random(n), session, sitting, suites=["taxonomy"], strategy="uniform",
+                            now=1000.0 * (n + 1))
+        sitting = vote_four(db, session, sitting, best=1 + n % 4, on_screen=sitting.battle.media_token,
+                            seconds_on_screen=seconds, now=1000.0 * (n + 1) + seconds)
+
+
+def test_the_time_model_takes_the_seconds_of_a_databases_own_votes(small_arena, capsys):
+    """--timings-from: the median seconds the page recorded per counted human vote, per kind of vote; the assumption,
+    said to be one, for a kind with too few timed votes."""
+    few = simulate.MIN_TIMED_VOTES
+    _timed_votes(small_arena, [4.0] * (few // 2) + [9.0] * (few - few // 2) + [300.0], [])
+    path = small_arena.settings.database
+    model, notes = simulate.recorded_time_model(path)
+    assert model.look_seconds == pytest.approx(9.0)  # the median of the timed votes: the 300 s one moves it little
+    assert model.four_look_seconds == simulate.TimeModel.four_look_seconds
+    assert f"median of {few + 1} timed human pairwise votes" in notes[0]
+    assert "an assumption" in notes[1] and "0 timed four-image votes" in notes[1]
+    args = ["--repetitions", "2", "--max-votes", "300", "--step", "100", "--bootstrap-rounds", "10", "--coverage-at",
+            "0", "--strategies", "uniform", "--four-image", "uniform", "--timings-from", str(path)]
+    assert simulate.main(args) == 0
+    out = capsys.readouterr().out
+    assert notes[0] in out and notes[1] in out
+    assert any(line.startswith("uniform ") and "pairwise   9.08" in line for line in out.splitlines())
+    _timed_votes(small_arena, [], [20.0] * few)
+    model, notes = simulate.recorded_time_model(path)
+    assert model.four_look_seconds == pytest.approx(20.0)
+    assert f"median of {few} timed human four-image votes" in notes[1]
+
+
+def test_timings_from_a_missing_database_stop_with_the_fix(tmp_path, capsys):
+    assert simulate.main(["--timings-from", str(tmp_path / "nothing.db")]) == 2
+    assert "nothing.db" in capsys.readouterr().err

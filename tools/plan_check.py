@@ -2,6 +2,10 @@
 
 ``python -m tools.plan_check [--arenas 40 --start 1500 --strategies uniform,active --repetitions 40 --seed 0]``
 
+``python -m tools.plan_check --example --start 2000`` prints instead the plan of one such arena after ``--start``
+uniform votes, for every strategy and the targets ci=25, top=3 and spearman=0.95 (docs/methods/sampling.md's
+example: what ``python -m arena plan`` prints for it).
+
 For each strategy, ``--arenas`` arenas of the benchmark's truth (:data:`tools.simulate.TRUE_ELO`, the simulation's
 annotators: Davidson ties, more "both bad" for weaker models) are run to ``--start`` votes; the planner
 (:func:`sampling.planner.plan_study`, ``--repetitions`` continuations with truths drawn around the fit, annotators
@@ -23,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ratings.leaderboard import prior_ridge
-from sampling.planner import Target, interval_votes, plan_study
+from sampling.planner import Target, format_plan, interval_votes, plan_study
 from sampling.simulation import (
     checkpoints,
     count_tensors,
@@ -33,10 +37,11 @@ from sampling.simulation import (
     top_k_rows,
     walk,
 )
-from sampling.strategies import SamplingParams, fit_state, get_strategy
+from sampling.strategies import STRATEGIES, SamplingParams, fit_state, get_strategy
 from tools.simulate import BAD_BOTTOM, BAD_TOP, TRUE_ELO, centred_truth
 
 TARGETS = (Target("ci", 15.0), Target("top", 3), Target("spearman", 0.95))
+EXAMPLE_TARGETS = (Target("ci", 25.0), Target("top", 3), Target("spearman", 0.95))
 
 
 def actual_votes(strategy: str, *, arenas: int, start: int, horizon: int, params: SamplingParams, seed: int,
@@ -87,11 +92,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--strategies", default="uniform,active", help="comma-separated (default uniform,active)")
     parser.add_argument("--repetitions", type=int, default=40, help="the planner's continuations (default 40)")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    parser.add_argument("--example", action="store_true",
+                        help="print the plan of one arena after --start uniform votes, every strategy "
+                             "(the docs' example)")
     args = parser.parse_args(argv)
+    params = SamplingParams(ridge=prior_ridge(400.0))  # the leaderboard's fit: ties dropped, its default prior
+    if args.example:
+        counts, _ = actual_votes("uniform", arenas=1, start=args.start, horizon=50, params=params, seed=args.seed,
+                                 targets=())
+        plan = plan_study(counts[0], targets=list(EXAMPLE_TARGETS), strategies=list(STRATEGIES), params=params,
+                          repetitions=args.repetitions, seed=args.seed)
+        print(format_plan(plan))
+        return 0
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     for strategy in strategies:
         get_strategy(strategy)
-    params = SamplingParams(ridge=prior_ridge(400.0))  # the leaderboard's fit: ties dropped, its default prior
     print(f"{args.arenas} arenas per strategy from {args.start} votes, {args.repetitions} continuations per plan, "
           f"horizon {args.horizon} more votes, seed {args.seed}.")
     print(f"{'strategy':<9} {'target':<14} {'actual (median)':>15} {'plan ±25%':>9} {'in 10-90%':>9} "

@@ -41,7 +41,8 @@ its mean is then a lower bound).
 
 Human seconds (:class:`TimeModel`): a pairwise vote costs an annotator the seconds to look and decide plus the
 seconds the page takes between two battles, measured by the page's own timing tool; the second table turns each
-strategy's votes into annotator hours, against uniform pairwise.
+strategy's votes into annotator hours, against uniform pairwise; ``--timings-from DATABASE`` takes the seconds to look
+and decide from the votes an arena recorded.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -82,6 +84,7 @@ BAD_BOTTOM = 0.45
 SPEARMAN_TARGET = 0.95
 FOUR_PAGE_SECONDS = 0.0653 + 0.0728  # four-image page: vote → names + Next → images, medians at 1280×800 (TimeModel)
 FOUR_IMAGE_STRATEGIES = ("uniform", "ksort-ucb")
+MIN_TIMED_VOTES = 30  # --timings-from: fewer timed votes of a kind than this, and the time model keeps its figure
 
 
 @dataclass(frozen=True)
@@ -101,12 +104,17 @@ class TimeModel:
     - ``four_page_seconds``: what the page adds per four-image vote, measured with ``python -m tools.page_timing
       --votes 40 --four-image`` (docs/benchmarks.md, 2026-11-28, 1280×800 medians): vote → names plus Next → the
       four images (:data:`FOUR_PAGE_SECONDS`).
+    - ``four_look_source``: whether ``four_look_seconds`` is ``assumed`` or ``measured`` (:func:`recorded_time_model`).
+
+    ``--timings-from DATABASE`` replaces both looking figures by the median seconds of that arena's own timed votes
+    (:func:`recorded_time_model`), keeping a figure above where the database has too few votes of its kind.
     """
 
     look_seconds: float = 6.0
     page_seconds: float = 0.0718 + 0.0112
     four_look_seconds: float = 12.0
     four_page_seconds: float = FOUR_PAGE_SECONDS
+    four_look_source: str = "assumed"  # where four_look_seconds comes from, as the table's last line says it
 
     @property
     def four_image_seconds(self) -> float:
@@ -119,6 +127,40 @@ class TimeModel:
     def seconds(self, mode: str) -> float | None:
         """Seconds per vote of ``mode`` (``pairwise`` or ``four-image``); None where the model has no figure yet."""
         return {"pairwise": self.pairwise_seconds, "four-image": self.four_image_seconds}[mode]
+
+
+def recorded_time_model(database: str, base: TimeModel = TimeModel()) -> tuple[TimeModel, list[str]]:
+    """``base`` with the seconds to look and decide taken from ``database``'s own votes (a path or a PostgreSQL URL):
+    per kind of vote, the median ``seconds_to_vote`` of its counted human votes
+    (:func:`datamodel.vote_table.recorded_vote_seconds`; the median, because an annotator who walks away from an open
+    battle records minutes), where it has at least :data:`MIN_TIMED_VOTES` of them; else ``base``'s figure. Returns
+    the model and one line per kind saying which it is (the page's own seconds stay the measured ones)."""
+    from datamodel.connection import connect, is_postgres_url
+    from datamodel.vote_table import recorded_vote_seconds
+
+    if not is_postgres_url(database) and not Path(database).is_file():
+        raise ValueError(f"--timings-from {database}: no such database file. Give the arena's database (ARENA_DB) "
+                         "or its PostgreSQL URL.")
+    db = connect(database, migrate_schema=False)
+    try:
+        seconds = recorded_vote_seconds(db)
+    finally:
+        db.close()
+    figures = {"pairwise": base.look_seconds, "four-image": base.four_look_seconds}
+    notes = []
+    for kind, assumed in (("pairwise", "the quality rules' pace of a careful annotator"),
+                          ("four-image", "twice a pairwise vote's 6 s")):
+        timed = seconds[kind]
+        if len(timed) >= MIN_TIMED_VOTES:
+            figures[kind] = float(np.median(timed))
+            notes.append(f"{kind}: {figures[kind]:.1f} s to look and decide, the median of {len(timed)} timed human "
+                         f"{kind} votes in {database}.")
+        else:
+            notes.append(f"{kind}: {figures[kind]:.1f} s to look and decide is an assumption ({assumed}): "
+                         f"{database} has {len(timed)} timed {kind} votes, fewer than {MIN_TIMED_VOTES}.")
+    four_source = "measured" if len(seconds["four-image"]) >= MIN_TIMED_VOTES else base.four_look_source
+    return replace(base, look_seconds=figures["pairwise"], four_look_seconds=figures["four-image"],
+                   four_look_source=four_source), notes
 
 
 @dataclass(frozen=True)
@@ -311,6 +353,13 @@ def simulate_four_image(
                           time.perf_counter() - started, np.zeros((repetitions, 0)), mode="four-image")
 
 
+def coverage_error(coverage: np.ndarray) -> float:
+    """The Monte-Carlo standard error of a mean coverage: the sd of the per-repetition coverages over √repetitions
+    (the models of one repetition share its votes, so they are not counted as independent)."""
+    coverage = np.asarray(coverage, dtype=np.float64)
+    return float(coverage.std(ddof=1) / np.sqrt(len(coverage)))
+
+
 def format_table(
     results: Sequence[StrategyResult], *, repetitions: int, max_votes: int, coverage_at: int | None
 ) -> str:
@@ -345,6 +394,8 @@ def format_table(
             f" | {r.coverage.mean():7.1%} {cover_early} | {np.abs(r.bias).max():6.1f}"
         )
     shares = results[0].outcome_shares if results else np.zeros(4)
+    errors = ", ".join(f"{r.strategy} ±{coverage_error(r.coverage):.1%}" for r in results
+                       if np.isfinite(r.coverage).all() and len(r.coverage) > 1)
     lines += [
         f"{repetitions} seeded repetitions per strategy, {max_votes} votes each. Votes: from when on the criterion "
         "holds at every later checkpoint;",
@@ -352,6 +403,7 @@ def format_table(
         "there).",
         "Coverage: share of models whose true rating lies inside the leaderboard's 95% bootstrap interval, at the "
         f"end{' and at ' + str(coverage_at) + ' votes' if coverage_at else ''}.",
+        f"Standard error of the coverage at the end (sd over repetitions / √repetitions): {errors or 'none'}.",
         "max |bias|: the largest |mean fitted − true rating| over the models at the end, in Elo points. Simulated "
         f"votes ({results[0].strategy if results else ''}): {shares[0] + shares[1]:.0%} decisive, {shares[2]:.0%} tie, "
         f"{shares[3]:.0%} both bad.",
@@ -399,7 +451,8 @@ def format_seconds(results: Sequence[StrategyResult], time_model: TimeModel) -> 
     if base is not None and fours:
         best = min(fours, key=lambda r: r.spearman_votes.mean())
         even = base.spearman_votes.mean() * base_seconds / best.spearman_votes.mean() - time_model.four_page_seconds
-        lines.append(f"A four-image vote = {time_model.four_look_seconds:.1f} s to look and pick (assumed) + "
+        lines.append(f"A four-image vote = {time_model.four_look_seconds:.1f} s to look and pick "
+                     f"({time_model.four_look_source}) + "
                      f"{time_model.four_page_seconds:.3f} s of the page (measured); {best.strategy} breaks even "
                      f"with uniform pairwise on Spearman at {even:.1f} s of looking per four-image vote.")
     return "\n".join(lines)
@@ -439,6 +492,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--four-look-seconds", type=float, default=TimeModel.four_look_seconds,
                         help=f"time model: seconds to look at four images and pick (default "
                              f"{TimeModel.four_look_seconds}, an assumption: see TimeModel)")
+    parser.add_argument("--timings-from", metavar="DATABASE",
+                        help="time model: take the seconds to look and decide from this arena database's own votes "
+                             "(the median seconds_to_vote of its counted human pairwise and four-image votes; a kind "
+                             f"with fewer than {MIN_TIMED_VOTES} timed votes keeps the figure above, said so)")
     parser.add_argument("--four-image", default=",".join(FOUR_IMAGE_STRATEGIES),
                         help="comma-separated four-image draws to simulate beside the pairwise strategies (default "
                              f"{','.join(FOUR_IMAGE_STRATEGIES)}; empty: none)")
@@ -453,6 +510,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"active: power α of the weights (default {defaults.active_sharpness})")
     parser.add_argument("--active-floor", type=float, default=defaults.active_floor,
                         help=f"active: exploration share ε (default {defaults.active_floor})")
+    parser.add_argument("--active-settle", type=float, default=defaults.active_settle,
+                        help="active: expected misordered pairs below which the focused share goes back to balanced "
+                             f"in proportion (default {defaults.active_settle}; 0: never)")
     parser.add_argument("--active-cap", type=float, default=defaults.active_cap,
                         help=f"active: most a pair gets, times the uniform share (default {defaults.active_cap})")
     parser.add_argument("--ridge", type=float, default=defaults.ridge,
@@ -497,9 +557,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         params = SamplingParams(balance_cap=args.balance_cap, balance_power=args.balance_power,
                                 active_resolution=args.active_resolution,
                                 active_sharpness=args.active_sharpness, active_floor=args.active_floor,
-                                active_cap=args.active_cap, ridge=args.ridge, warmup_battles=args.warmup_battles,
-                                warmup_share=args.warmup_share)
+                                active_cap=args.active_cap, active_settle=args.active_settle, ridge=args.ridge,
+                                warmup_battles=args.warmup_battles, warmup_share=args.warmup_share)
         time_model = TimeModel(look_seconds=args.look_seconds, four_look_seconds=args.four_look_seconds)
+        timing_notes: list[str] = []
+        if args.timings_from:
+            time_model, timing_notes = recorded_time_model(args.timings_from, time_model)
     except ValueError as error:
         print(error, file=sys.stderr)
         return 2
@@ -530,6 +593,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                             battles=warmup_target(params)))
     print()
     print(format_seconds(results, time_model))
+    for note in timing_notes:
+        print(note)
     if args.judge_votes:
         from tools.judge_study import ppi_coverage, ppi_table
 

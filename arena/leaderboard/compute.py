@@ -323,11 +323,12 @@ def read_slice(db: Database, options: LeaderboardOptions, cache: BoardCache | No
 
 
 def four_image_votes(db: Database, options: LeaderboardOptions) -> KwiseVotes:
-    """The four-image votes of the slice ``options`` chooses (:mod:`datamodel.kwise`): the arena's own, by suite,
-    voter, time and exclusion; none when the slice is by subset, variant, category or an imported source (a
-    four-image vote is the arena's own and is filed by suite only)."""
-    narrowed = any((options.subset, options.variant, options.category)) or options.source not in (None, ARENA_SOURCE)
-    rows = [] if narrowed else kwise_vote_rows(db, suite=options.suite, include_excluded=options.include_excluded)
+    """The four-image votes of the slice ``options`` chooses (:mod:`datamodel.kwise`): the arena's own, by the
+    prompts' suite, subset, variant and category, voter, time and exclusion; none for an imported source (a
+    four-image vote is always the arena's own)."""
+    imported = options.source not in (None, ARENA_SOURCE)
+    rows = [] if imported else kwise_vote_rows(db, suite=options.suite, subset=options.subset, variant=options.variant,
+                                               category=options.category, include_excluded=options.include_excluded)
     rows = [row for row in rows if (options.voter is None or row["annotator"] == options.voter)
             and (options.until is None or row["voted_at"] <= options.until)]
     return KwiseVotes.from_rows(rows)

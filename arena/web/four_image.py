@@ -21,6 +21,7 @@ from arena.four_image_session import FourImageSitting, next_four, vote_four
 from arena.ratelimit import RateLimited, client_address
 from arena.web.arena_tab import read_on_screen
 from arena.web.context import AppContext, bind, refusal, unwritable
+from arena.web.render import counted_lines
 from datamodel.connection import database_errors
 from datamodel.kwise import SLOTS, KwiseBattle, KwiseRejected
 from sampling.kwise import NoFourImageBattle
@@ -65,8 +66,9 @@ def reveal_html(sitting: FourImageSitting | None) -> str:
         return '<div class="four-reveal"></div>'
     receipt = sitting.receipt
     worst = f" Worst: <b>{html.escape(receipt.models[receipt.worst - 1])}</b>." if receipt.worst else ""
+    counted = "".join(f"<br>{line}" for line in counted_lines(receipt.excluded, receipt.reason))
     return (f'<div class="four-reveal voted">Best: <b>{html.escape(receipt.models[receipt.best - 1])}</b>.{worst} '
-            "Press <b>Next</b> (N) for another set.</div>")
+            f"Press <b>Next</b> (N) for another set.{counted}</div>")
 
 
 def status_text(session, sitting: FourImageSitting | None, error: str = "") -> str:
@@ -124,7 +126,7 @@ def cast_four(ctx: AppContext, sitting: FourImageSitting | None, session, shown:
             ctx.annotator_limit.check(session.annotator.name)
         ctx.client_limit.check(client_address(request))
         sitting = vote_four(ctx.store.db(), session, sitting, best=best, worst=worst, on_screen=token,
-                            seconds_on_screen=seconds)
+                            seconds_on_screen=seconds, rules=ctx.settings.quality_rules)
     except (KwiseRejected, RateLimited) as error:
         refusal(error, "four_vote", request)
         return [gr.skip(), status_text(session, sitting, str(error)), gr.skip(), gr.skip()]

@@ -100,11 +100,7 @@ def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None, *
     if about:  # the phone's line: the same vote and names, unfolding each model's description
         body += f'<details class="reveal-about"><summary>{vote}</summary>{about}</details>'
     lines: list[str] = []
-    if receipt.excluded:
-        lines.append(f'<span class="arena-warning">⚠ This vote does not count: {name(receipt.reason)}.</span>')
-    elif receipt.reason:
-        lines.append(f'<span class="arena-note">This vote counts; it is noted for the admin: {name(receipt.reason)}.'
-                     '</span>')
+    lines += counted_lines(receipt.excluded, receipt.reason)
     if expected:
         lines.append(f'<span class="reveal-expected">Expected outcome: <b>{name(expected)}</b></span>')
     if offer_board:
@@ -113,6 +109,16 @@ def reveal_html(receipt: VoteReceipt | None, preload_token: str | None = None, *
     body += "".join(f"<div>{line}</div>" for line in lines)
     return (f'<div class="reveal voted" data-vote-id="{receipt.vote_id}">'  # for API clients (tools.load), not shown
             f"{body}{preload}</div>")
+
+
+def counted_lines(excluded: bool, reason: str) -> list[str]:
+    """The reveal's line on whether a vote counts (pairwise or four-image): set aside by the quality rules, with why;
+    noted for the admin (a trusted account's); or nothing."""
+    if excluded:
+        return [f'<span class="arena-warning">⚠ This vote does not count: {html.escape(reason)}.</span>']
+    if reason:
+        return [f'<span class="arena-note">This vote counts; it is noted for the admin: {html.escape(reason)}.</span>']
+    return []
 
 
 def _card_link(link: str) -> str:

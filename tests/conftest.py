@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -187,7 +188,7 @@ def engine_settings(engine: str, request) -> dict:
 
 
 @pytest.fixture
-def small_arena(tmp_path, engine, request) -> SmallArena:
+def small_arena(tmp_path, engine, request) -> Iterator[SmallArena]:
     arena = build_small_arena(tmp_path, **engine_settings(engine, request))
     yield arena
     arena.db.close()

@@ -275,7 +275,9 @@ def test_colours_reach_srgb_transparency_goes_grey_and_16_bits_are_scaled():
 
     def centre(data: bytes, fit: str = "letterbox", at: tuple[int, int] = (32, 32)) -> tuple[int, ...]:
         with Image.open(io.BytesIO(render(data, RenditionSpec(size=64, pad_bytes=0, fit=fit)))) as image:
-            return image.convert("RGB").getpixel(at)
+            pixel = image.convert("RGB").getpixel(at)
+            assert isinstance(pixel, tuple)  # an RGB image's pixel is a tuple of its bands
+            return pixel
 
     near = lambda got, want: max(abs(g - w) for g, w in zip(got, want)) <= 12  # noqa: E731  (JPEG at q85)
     red = Image.new("RGB", (40, 40), (255, 0, 0))

@@ -188,7 +188,7 @@ def _fonts_of_text(page) -> dict[str, list]:
     cdp.send("DOM.enable")
     cdp.send("CSS.enable")
     root = cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})["root"]["nodeId"]
-    found = {}
+    found: dict[str, list[list[tuple[str, bool]]]] = {}
     for node in cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": "[data-font-probe]"})["nodeIds"][:400]:
         fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
         described = cdp.send("DOM.describeNode", {"nodeId": node})["node"]

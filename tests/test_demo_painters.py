@@ -17,7 +17,7 @@ TAXONOMY = [spec for spec in demo_prompt_specs() if spec.suite == "taxonomy"]
 COMMONSENSE = [spec for spec in demo_prompt_specs() if spec.suite == "commonsense"]
 
 
-def glyph_match(image: Image.Image, glyph: str, tint: str, side: int, centre: tuple[int, int]) -> float:
+def glyph_match(image: Image.Image, glyph: str | Image.Image, tint: str, side: int, centre: tuple[int, int]) -> float:
     """Share of the emoji's opaque pixels (``glyph``: an emoji, or its RGBA image; rendered alone, scaled to
     ``side``, placed at ``centre``) that ``image`` shows in the same colour (within 12 levels per channel)."""
     alone = glyph if isinstance(glyph, Image.Image) else glyph_image(glyph, tint)

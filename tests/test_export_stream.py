@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Callable
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -67,7 +68,8 @@ def read_back(path, fmt: str) -> list[dict]:
         header = next(reader)
         types = {field.name: str(field.type) for field in EXPORT_SCHEMA}
         # a text a spreadsheet would run as a formula is written with a leading quote (csv_cell_text undoes it)
-        convert = {"int64": int, "double": float, "bool": lambda text: text == "true", "string": csv_cell_text}
+        convert: dict[str, Callable[[str], object]] = {"int64": int, "double": float,
+                                                       "bool": lambda text: text == "true", "string": csv_cell_text}
         # pyarrow quotes every text value, so an unquoted empty field is a missing value
         return [{name: None if text == "" and types[name] != "string" else convert[types[name]](text)
                  for name, text in zip(header, row)} for row in reader]

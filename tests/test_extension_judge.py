@@ -1,6 +1,7 @@
 """A judge task added by one declaration: a toy task (template, parser, run) registered here, run through the public
 command line against the fake OpenAI server, its template replaced by a TOML file with the placeholder check."""
 
+import argparse
 import re
 
 import pytest
@@ -57,11 +58,15 @@ async def run_toy(job: JudgeJob, args) -> RunSummary:
     return summary
 
 
+def add_toy_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--expect", choices=("bright", "dark"), default="bright",
+                        help="the answer counted in the summary (default bright)")
+
+
 TOY = JudgeTask(
     name="toy-brightness", description="Toy judge: is each image bright or dark?", run=run_toy,
     default_suite="taxonomy", limit_help="judge the first LIMIT images (default all)", templates=(TOY_TEMPLATE,),
-    add_arguments=lambda parser: parser.add_argument("--expect", choices=("bright", "dark"), default="bright",
-                                                     help="the answer counted in the summary (default bright)"),
+    add_arguments=add_toy_arguments,
 )
 
 

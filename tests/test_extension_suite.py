@@ -9,7 +9,7 @@ import pytest
 
 from arena.web.render import prompt_markdown
 from core.registry import RegistryError
-from datamodel.battles import Battle
+from datamodel.battles import Battle, ShownImage
 from datamodel.catalog import PromptSpec
 from suites import registry
 from suites.common import read_table, write_specs
@@ -55,7 +55,8 @@ def toy_suite():
 
 def _battle(subset: str) -> Battle:
     return Battle(id="b1", prompt_id=1, suite=TOY, subset=subset, variant="", text="A red square",
-                  metadata={"colour": "red"}, left=None, right=None, served_at=0.0, media_token="t")
+                  metadata={"colour": "red"}, left=ShownImage(1, "left", ".png"), right=ShownImage(2, "right", ".png"),
+                  served_at=0.0, media_token="t")
 
 
 def test_a_suite_declared_once_gets_its_import_and_build_commands_title_and_caption(toy_suite, suites_cli, tmp_path):

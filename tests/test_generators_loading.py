@@ -44,7 +44,8 @@ class FakePipeline:
     def __init__(self, fail_with: BaseException | None = None):
         import torch
 
-        self.log, self.fail_with, self.dtype = [], fail_with, torch.float32
+        self.log: list[tuple[str, dict[str, object]]] = []
+        self.fail_with, self.dtype = fail_with, torch.float32
         self.scheduler = type("EulerDiscreteScheduler", (), {"config": {}})()
         self.vae, self.unet = Recorder(self.log, "vae"), Recorder(self.log, "unet")
 

@@ -183,12 +183,14 @@ def leaderboard_table(db):
 
 # --- T4 ----------------------------------------------------------------------------------------------------------
 
-COLORS = {(255, 0, 0): "red", (0, 0, 255): "blue", (0, 160, 0): "green"}
+COLORS: dict[tuple[int, ...], str] = {(255, 0, 0): "red", (0, 0, 255): "blue", (0, 160, 0): "green"}
 
 
 def crop_color(received) -> str:
     image = Image.open(io.BytesIO(received.images()[0])).convert("RGB")
-    return COLORS.get(image.getpixel((image.width // 2, image.height // 2)), "gray")
+    pixel = image.getpixel((image.width // 2, image.height // 2))
+    assert isinstance(pixel, tuple)  # an RGB image's pixel is a tuple of its bands
+    return COLORS.get(pixel, "gray")
 
 
 def saneval_book() -> Book:

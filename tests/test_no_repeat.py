@@ -68,6 +68,7 @@ def walk(db, votes: int, sampler: sessions.Sampler, *, in_vote: bool, seed: int 
     s = sessions.next_battle(db, rng, s, suite=suite, sampler=sampler)
     prompts = []
     for _ in range(votes):
+        assert s.battle is not None
         prompts.append(s.battle.prompt_id)
         s = sessions.vote(db, s, rng.choice(["A", "B", "tie"]), rules=None, rng=rng if in_vote else None,
                           suite=suite, sampler=sampler)

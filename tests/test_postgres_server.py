@@ -41,6 +41,7 @@ def parent():
 def _killed_owner(parent: Path) -> dict:
     """A cluster started by a process that was then killed (kill -9): its server runs on, nobody to stop it."""
     owner = subprocess.Popen([sys.executable, "-c", OWNER, str(parent)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert owner.stdout is not None  # stdout=PIPE
     try:
         cluster = json.loads(owner.stdout.readline())
     finally:

@@ -124,7 +124,7 @@ def fastchat_2024_reference(battles: pd.DataFrame, rounds: int = 100, anchor=("m
 
 def fastchat_online_elo(battles: pd.DataFrame, k=4, scale=400, base=10, init=1000) -> dict:
     """FastChat's compute_elo as described: one update per battle in order, ties and both-bad S = ½."""
-    rating = defaultdict(lambda: init)
+    rating: defaultdict[str, float] = defaultdict(lambda: init)
     for model_a, model_b, outcome in battles[["model_a", "model_b", "outcome"]].itertuples(index=False):
         ra, rb = rating[model_a], rating[model_b]
         ea = 1 / (1 + base ** ((rb - ra) / scale))

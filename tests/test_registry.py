@@ -55,7 +55,7 @@ def test_built_ins_come_first_in_their_tuples_order(tmp_path, monkeypatch):
     monkeypatch.delitem(sys.modules, "regtoys_home", raising=False)
     declaring_modules(tmp_path, monkeypatch, "regtoys", a="TOYS.register('from-a')",
                       b="TOYS.register('from-b1')\nTOYS.register('from-b2')")
-    from regtoys_home import TOYS  # noqa: the module written above
+    from regtoys_home import TOYS  # type: ignore[import-not-found]  # written above, at run time
 
     TOYS.register("elsewhere")  # registered before the built-ins were loaded
     importlib.import_module("regtoys_a")  # imported before its sibling (as another module might)
@@ -68,7 +68,7 @@ def test_plug_ins_come_from_entry_points_and_a_broken_one_names_its_package(tmp_
     monkeypatch.delitem(sys.modules, "plugtoys_home", raising=False)
     declaring_modules(tmp_path, monkeypatch, "plugtoys", good="TOYS.register('plugged')",
                       extra="TOYS.register('from-the-other-group')", bad="import no_such_module_here")
-    from plugtoys_home import TOYS  # noqa: the module written above
+    from plugtoys_home import TOYS  # type: ignore[import-not-found]  # written above, at run time
 
     points = [importlib.metadata.EntryPoint("good", "plugtoys_good", "t2i_arena.toys"),
               importlib.metadata.EntryPoint("other", "plugtoys_extra", "t2i_arena.extras"),

@@ -33,6 +33,7 @@ def assert_same_counts(stats: SamplingStats, db) -> None:
     """The stats' counts equal a full read of ``db``, exactly (battle counts and candidates included)."""
     assert stats.wait(30)
     fresh, kept = sampling.read_count_tables(db), stats.tables
+    assert kept is not None  # the stats have loaded (waited for above)
     for name in ("counts", "pair_counts", "prompt_pair_counts", "prompt_counts"):
         assert np.array_equal(getattr(kept, name), getattr(fresh, name)), name
     assert kept.battles.as_dict() == fresh.battles.as_dict()
@@ -82,6 +83,7 @@ def test_counts_kept_vote_by_vote_equal_a_full_read(small_arena, monkeypatch, st
                     session = sessions.next_battle(db, rng, session, sampler=sampler, now=now)
                 outcome = "A" if rng.random() < 0.4 else rng.choice(["B", "tie", "both_bad"])
                 session = sessions.vote(db, session, outcome, rules=rules, rng=rng, sampler=sampler, now=now)
+                assert session.receipt is not None  # a vote was just recorded
                 flips.append(len(session.receipt.flag_changes))
         except Exception as error:  # pragma: no cover - reported below
             errors.append(error)

@@ -400,7 +400,9 @@ async def _asgi_get(app, path: str, *, client: str = "10.0.0.1", method: str = "
                     fail_after: int | None = None) -> tuple[int, dict, list[bytes]]:
     """One request to the ASGI ``app``: status, headers and the body messages' bytes. ``disconnect``: the client goes
     away as soon as it has sent the request; ``fail_after``: sending fails after that many body messages."""
-    messages, requested, forever = [], [], asyncio.Event()
+    messages: list[dict] = []
+    requested: list[bool] = []
+    forever = asyncio.Event()
 
     async def receive():
         if not requested:

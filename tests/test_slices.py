@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from typing import Any
 
 import pytest
 from support.shared import SEMVARBENCH, SEMVARBENCH_CATEGORIES, shared_file
@@ -69,6 +70,7 @@ def add_votes(db, votes: dict[str, tuple[int, str, str]]) -> dict[int, str]:
     for index, (label, (prompt_id, voter, outcome)) in enumerate(votes.items()):
         left, right = (add_image(db, prompt_id=prompt_id, model_id=m, stored=_stored(f"{prompt_id}:{m}"))
                        for m in models)
+        who: dict[str, Any]  # serve_battle's judge or annotator_id
         if voter == JUDGE:
             who = {"judge": JUDGE}
         else:

@@ -30,7 +30,9 @@ def vote(arena, times: int, name: str = "snap-voter") -> None:
 
 
 def human_votes(snapshot) -> int:
-    return int(re.match(r"([\d,]+) human votes?\b", snapshot.view["summary"]).group(1).replace(",", ""))
+    found = re.match(r"([\d,]+) human votes?\b", snapshot.view["summary"])
+    assert found is not None, snapshot.view["summary"]
+    return int(found.group(1).replace(",", ""))
 
 
 @pytest.fixture(autouse=True)

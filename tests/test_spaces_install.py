@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from support.arena import build_small_arena
-from support.processes import stop_logged, wait_answering
+from support.processes import LoggedProcess, stop_logged, wait_answering
 
 from core.settings import load_settings
 from tools.load import free_port
@@ -57,7 +57,7 @@ def test_persistent_storage_folder_holds_the_database_and_media_when_it_exists(t
     assert (chosen.db_path, chosen.media_dir) == (tmp_path / "mine.db", persistent / "media")
 
 
-def _start_like_spaces(tmp_path, command: list[str]) -> tuple[subprocess.Popen, str]:
+def _start_like_spaces(tmp_path, command: list[str]) -> tuple[LoggedProcess, str]:
     """Start the app as a Space does: in the repository, environment only; /data is ``tmp_path`` here."""
     arena = build_small_arena(tmp_path)  # tmp_path/arena.db and tmp_path/media: what persistent storage holds
     arena.db.close()
@@ -66,8 +66,7 @@ def _start_like_spaces(tmp_path, command: list[str]) -> tuple[subprocess.Popen, 
     env.update(GRADIO_SERVER_NAME="127.0.0.1", GRADIO_SERVER_PORT=str(port), ARENA_PERSISTENT_DIR=str(tmp_path),
                ARENA_CACHE_DIR=str(tmp_path / "cache"), GRADIO_ANALYTICS_ENABLED="False")
     log = open(tmp_path / "app.log", "w")  # a file, not a pipe: the server's children inherit it
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                               start_new_session=True)
+    process = LoggedProcess(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     log.close()
     process.log = tmp_path / "app.log"
     return process, f"http://127.0.0.1:{port}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -119,7 +120,7 @@ def test_semvarbench_without_categories(tmp_path):
     assert [s.role for s in specs] == list(semvarbench.ROLES) and specs[0].metadata == {"categories": []}
 
 
-def _semvar_copy(folder: Path, rows: list[str], category_rows: list[str] = ()) -> Path:
+def _semvar_copy(folder: Path, rows: list[str], category_rows: Sequence[str] = ()) -> Path:
     (folder / "categories").mkdir(parents=True)
     (folder / "test_data.tsv").write_text("\n".join(rows) + "\n")
     (folder / "categories" / "color.tsv").write_text("".join(row + "\n" for row in category_rows))

@@ -99,7 +99,8 @@ def subset_elo(data: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, set[str]]]:
     np.random.seed(None)
     boot = pd.DataFrame([compute_mle_elo(battles) for battles in drawn])
     bad = np.array(degenerate_rounds(data, drawn))
-    table, unsure = {}, {}
+    table: dict[str, tuple[float, float, float]] = {}
+    unsure: dict[str, set[str]] = {}
     for model in score.index:
         column = boot[model].to_numpy()
         lower, upper = np.percentile(column, 2.5), np.percentile(column, 97.5)

@@ -379,6 +379,7 @@ def _named_from_the_export(arena, folder: Path, battles: int = 40) -> tuple[int,
                 s = sessions.next_battle(arena.db, random.Random(1000 + i), s)
             except LookupError:
                 break
+            assert s.battle is not None  # next_battle served one
             for side in "ab":
                 answer = http.get(f"{url}battle-media/{s.battle.media_token}/{side}")
                 assert answer.status_code == 200, answer.text

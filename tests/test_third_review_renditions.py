@@ -225,7 +225,9 @@ def _draw(db, seed: int) -> tuple[int, int]:
 def _token(shown) -> str:
     import re
 
-    return re.search(r"battle-media/([A-Za-z0-9_-]+)/a", str(shown)).group(1)
+    found = re.search(r"battle-media/([A-Za-z0-9_-]+)/a", str(shown))
+    assert found is not None, shown
+    return found.group(1)
 
 
 def _sources(*answers) -> list[str]:

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-QUICK = re.search(r'^QUICK := (.+)$', (ROOT / "Makefile").read_text(), re.M).group(1)
+_QUICK_LINE = re.search(r'^QUICK := (.+)$', (ROOT / "Makefile").read_text(), re.M)
+assert _QUICK_LINE is not None, "the Makefile defines QUICK"
+QUICK = _QUICK_LINE.group(1)
 MODULE = "tests/test_snapshots.py"  # a both_engines module with a slow test
 SLOW = "test_new_votes_give_the_old_snapshot_at_once_and_a_new_one_in_the_background"
 

@@ -162,6 +162,7 @@ def _raw_get(url: str, path: str) -> tuple[int, bytes]:
     from urllib.parse import urlparse
 
     address = urlparse(url)
+    assert address.hostname is not None, url
     connection = http.client.HTTPConnection(address.hostname, address.port, timeout=20)
     try:
         connection.request("GET", "/" + path)

@@ -26,7 +26,7 @@ import httpx
 import pytest
 from support.browser import sign_in
 from support.cache import build_once
-from support.processes import stop_logged
+from support.processes import LoggedProcess, stop_logged
 
 from tools.load import free_port
 
@@ -98,8 +98,8 @@ def test_a_web_only_virtualenv_serves_the_demo_and_takes_a_browser_vote(tmp_path
                GRADIO_ANALYTICS_ENABLED="False")
     log = tmp_path / "app.log"
     with open(log, "w") as out:  # a file, not a pipe: the server's children inherit it
-        process = subprocess.Popen([str(venv / "bin" / "arena"), "serve", "--host", "127.0.0.1", "--port", str(port)],
-                                   cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        process = LoggedProcess([str(venv / "bin" / "arena"), "serve", "--host", "127.0.0.1", "--port", str(port)],
+                                cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     process.log = log
     url = f"http://127.0.0.1:{port}/"
     started = time.monotonic()

@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from PIL import Image, ImageDraw
@@ -20,6 +21,7 @@ from support.databases import pool_for, with_database
 from core.settings import Settings
 from datamodel.catalog import PromptSpec, add_image, add_model, add_prompts
 from datamodel.connection import connect
+from datamodel.database import Database
 from datamodel.media import MediaStore
 from datamodel.postgres import create_database
 from datamodel.renditions import Renditions
@@ -30,7 +32,7 @@ MODELS = ("alpha-model", "bravo-model", "charlie-model", "delta-model")
 @dataclass
 class SmallArena:
     settings: Settings
-    db: object
+    db: Database
     media: MediaStore
     prompt_ids: list[int]
     model_ids: dict[str, int]
@@ -137,9 +139,9 @@ def copy_small_arena(template: SmallArena, root: Path, database_url: str = "", *
     then opened like a new one."""
     root.mkdir(parents=True, exist_ok=True)
     shutil.copytree(template.settings.media_dir, root / "media")
+    on_server: dict[str, Any] = {"database_url": database_url} if database_url else {}  # else Settings' own default
     settings = Settings(db_path=root / "arena.db", media_dir=root / "media", cache_dir=root / "cache",
-                        demo=template.settings.demo,
-                        **({"database_url": database_url} if database_url else {}), **settings_overrides)
+                        demo=template.settings.demo, **on_server, **settings_overrides)
     if database_url:
         template_name = _database_of(template.settings.database_url)
         pool_for(_server_of(database_url)).refill(_database_of(database_url), template_name)

@@ -77,7 +77,7 @@ def _prune(name: str, keep: Path) -> None:
                     shutil.rmtree(other, ignore_errors=True)
 
 
-def build_once(name: str, sources: tuple[str, ...], build: Callable[[Path], None], *, extra: str = "") -> Path:
+def build_once(name: str, sources: tuple[str, ...], build: Callable[[Path], object], *, extra: str = "") -> Path:
     """The folder of artefact ``name``, built by ``build(folder)`` unless a finished build is there already.
 
     ``build`` fills the empty folder in place (a virtualenv cannot move); it may raise (e.g. ``pytest.skip``), and

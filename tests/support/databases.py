@@ -39,7 +39,9 @@ select md5(concat_ws('|',
 
 
 def fingerprint(conn: psycopg.Connection) -> str:
-    return conn.execute(SCHEMA_FINGERPRINT).fetchone()[0]
+    row = conn.execute(SCHEMA_FINGERPRINT).fetchone()
+    assert row is not None  # one aggregate row, always
+    return row[0]
 
 
 @dataclass
@@ -66,7 +68,9 @@ class Snapshot:
                 if data:
                     snapshot.rows[table] = bytes(data)
             for (name,) in conn.execute("select sequencename from pg_sequences where schemaname = 'public'"):
-                value, called = conn.execute(f'select last_value, is_called from "{name}"').fetchone()
+                row = conn.execute(f'select last_value, is_called from "{name}"').fetchone()
+                assert row is not None  # a sequence's relation has exactly one row
+                value, called = row
                 snapshot.sequences[name] = (value, called)
         return snapshot
 

@@ -97,7 +97,7 @@ def tiny_classifier(target: Path, *, flags: bool) -> Path:
     if (target / "config.json").exists():
         return target
     config = ViTConfig(image_size=32, patch_size=8, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                       intermediate_size=32, num_labels=2, id2label={0: "normal", 1: "nsfw"},
+                       intermediate_size=32, id2label={0: "normal", 1: "nsfw"},  # two labels, so num_labels=2
                        label2id={"normal": 0, "nsfw": 1})
     torch.manual_seed(0)
     model = ViTForImageClassification(config).eval()

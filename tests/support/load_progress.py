@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+from types import CoroutineType
 
 
 def receipts_so_far(task: asyncio.Task) -> list[int]:
     """The vote receipts the running load has seen so far: its LoadReport (a local of run_load) read through the
     task's suspended coroutine frame, since run_load returns the report only at the end."""
-    frame = task.get_coro().cr_frame
+    coro = task.get_coro()
+    assert isinstance(coro, CoroutineType)  # run_load is an async function, so its task runs a coroutine
+    frame = coro.cr_frame
     report = frame.f_locals.get("report") if frame is not None else None
     return report.vote_ids if report is not None else []
 

@@ -13,6 +13,12 @@ import pytest
 from tools.load import stop_server
 
 
+class LoggedProcess(subprocess.Popen[bytes]):
+    """A server started as a subprocess with its output in the file ``log`` (set once it is started)."""
+
+    log: Path
+
+
 def running(pid: int) -> bool:
     """Whether process ``pid`` exists and has not ended (a zombie, ended but not yet reaped, has)."""
     try:
@@ -22,13 +28,13 @@ def running(pid: int) -> bool:
     return state != "Z"
 
 
-def stop_logged(process: subprocess.Popen) -> str:
+def stop_logged(process: LoggedProcess) -> str:
     """Stop the server and its process group (the server's children); return what it printed (``process.log``)."""
     stop_server(process)
     return process.log.read_text()
 
 
-def wait_answering(process: subprocess.Popen, url: str, timeout: float = 120) -> httpx.Response:
+def wait_answering(process: LoggedProcess, url: str, timeout: float = 120) -> httpx.Response:
     """The first answer of ``url``, polled until the server answers; fails the test with the server's log when it
     exits or does not answer within ``timeout`` seconds."""
     deadline = time.monotonic() + timeout

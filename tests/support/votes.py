@@ -49,7 +49,7 @@ def add_votes(arena) -> list[tuple[int, str, str]]:
     db = arena.db
     alice = sign_in(db, "alice", "alice-token", open_signup=True)
     bob = sign_in(db, "bob", "bob-token-1", open_signup=True)
-    battles = []
+    battles: list[tuple[int, str, str]] = []
     for p, (better, worse) in itertools.product(range(3), itertools.combinations(RANKING, 2)):
         prompt_id = arena.prompt_ids[p]
         left, right = (better, worse) if len(battles) % 2 == 0 else (worse, better)

@@ -39,8 +39,9 @@ def _shared_pool(service: SnapshotService) -> concurrent.futures.ProcessPoolExec
             service._executor = None  # first use, or the worker died or was shut down: a new one
             _WORKER["pool"] = worker = _OWN_POOL(service)  # spawned as the app spawns its own
         service._executor = worker
-        # this service's close (whenever its server thread gets to it) leaves the shared worker running
-        service.close = functools.partial(_leave_shared_pool, service)
+        # this service's close (whenever its server thread gets to it) leaves the shared worker running: replaced on
+        # this one instance, on purpose
+        service.close = functools.partial(_leave_shared_pool, service)  # type: ignore[method-assign]
     return service._executor
 
 

@@ -52,16 +52,23 @@ def metric_base(column: str) -> str:
     return column.split(" [")[0].split(" (")[0]
 
 
+def consistency_parts(name: str) -> tuple[str, str] | None:
+    """(statistic, subset) of a paraphrase-consistency metric ``consistency_<statistic><subset>`` (a key of
+    :data:`CONSISTENCY_LABELS` and one of :data:`CONSISTENCY_SUBSETS`); None for any other name."""
+    for stat in CONSISTENCY_LABELS:
+        for part in CONSISTENCY_SUBSETS:
+            if name == f"consistency_{stat}{part}":
+                return stat, part
+    return None
+
+
 def metric_label(name: str, direction: str | None = None) -> str:
     """The short header of stored metric ``name`` (a column ``name [scorer]`` or ``name (suite)`` keeps its
     bracket after the label), with an arrow for the better direction (↑ higher, ↓ lower; none when neither)."""
     base = metric_base(name)
     label = METRIC_LABELS.get(base)
-    if label is None and base.startswith("consistency_"):
-        for stat, stat_label in CONSISTENCY_LABELS.items():
-            for part, part_label in CONSISTENCY_SUBSETS.items():
-                if base == f"consistency_{stat}{part}":
-                    label = f"Consistency {stat_label}{part_label}"
+    if label is None and (parts := consistency_parts(base)) is not None:
+        label = f"Consistency {CONSISTENCY_LABELS[parts[0]]}{CONSISTENCY_SUBSETS[parts[1]]}"
     if label is None:
         words = base.replace("_", " ")
         label = words[:1].upper() + words[1:]

@@ -22,6 +22,7 @@ from arena.leaderboard.labels import (
     DIRECTION_NOTE,
     RANK_RULE,
     bias_frame,
+    consistency_parts,
     correlations_frame,
     correlations_note,
     interval_text,
@@ -268,11 +269,10 @@ def metric_tip(name: str, direction: str | None = None, title: str | None = None
     (``direction``: higher, lower or none; unsaid when unknown). ``title``: a description for a name
     :data:`METRIC_NAMES` lacks (the registered metric's title)."""
     full = METRIC_NAMES.get(name)
-    if full is None and name.startswith("consistency_"):
-        for stat, stat_words in CONSISTENCY_STATS.items():
-            for part, part_words in CONSISTENCY_PARTS.items():
-                if name == f"consistency_{stat}{part}":
-                    full = f"consistency: {stat_words} of a per-image score within paraphrase groups, {part_words}"
+    if full is None and (parts := consistency_parts(name)) is not None:
+        stat, part = parts
+        full = (f"consistency: {CONSISTENCY_STATS[stat]} of a per-image score within paraphrase groups, "
+                f"{CONSISTENCY_PARTS[part]}")
     full = full or title or name.replace("_", " ")
     direction_words = DIRECTION_WORDS.get(direction or "")
     return f"{full} ({name}{'; ' + direction_words if direction_words else ''})"

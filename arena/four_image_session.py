@@ -5,6 +5,10 @@ The annotator is the one signed in on the arena page (:class:`arena.session.Aren
 are served to that session, and a vote must come from it. The battle id never leaves the server (the state is held
 there, as the arena's); the page gets the battle's media token only, and the models' names only with the receipt of
 the vote.
+
+As the arena's next battle (:func:`arena.session.vote`), the next set is drawn with the vote, in its transaction, and
+waits in the sitting (``upcoming``) until :func:`show_upcoming` makes it the one on screen: the page has it with the
+vote's answer, its images preloaded, and shows it on Next without a request.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from arena.session import ArenaSession, check_signed_in, shown_since, signed_in_
 from core.settings import QualityRules
 from datamodel.database import Database
 from datamodel.kwise import KwiseBattle, KwiseReceipt, KwiseRejected, record_kwise_battle, record_kwise_vote
-from sampling.kwise import draw_four
+from datamodel.transactions import annotator_transaction
+from sampling.kwise import NoFourImageBattle, draw_four
 
 
 @dataclass(frozen=True)
@@ -25,7 +30,8 @@ class FourImageSitting:
     battle: KwiseBattle | None = None
     shown_at: float = 0.0  # when ``battle`` was handed to the page: seconds_to_vote counts from here
     receipt: KwiseReceipt | None = None  # the vote on ``battle``, once cast
-    votes: int = 0  # four-image votes of this sitting
+    upcoming: KwiseBattle | None = None  # drawn with the vote on ``battle``, shown next (:func:`show_upcoming`)
+    revealed: KwiseBattle | None = None  # the set voted on before ``battle``: the page may still show it, named
 
 
 def _signed_in(db: Database, session: ArenaSession | None) -> ArenaSession:
@@ -42,33 +48,66 @@ def _signed_in(db: Database, session: ArenaSession | None) -> ArenaSession:
 
 def next_four(db: Database, rng: random.Random, session: ArenaSession | None,
               sitting: FourImageSitting | None, *, suites, strategy: str, now: float | None = None) -> FourImageSitting:
-    """Draw and record the next four-image battle for ``session`` (raises :class:`sampling.kwise.NoFourImageBattle`
-    when none can be drawn). Leaving a battle without a vote skips it."""
+    """Show the next four-image set for ``session``: the one drawn with the last vote, else a new one drawn and
+    recorded (raises :class:`sampling.kwise.NoFourImageBattle` when none can be drawn). Leaving a set without a vote
+    skips it."""
     session = _signed_in(db, session)
-    prompt_id, image_ids = draw_four(db, rng, suites, signed_in_annotator(session).id, strategy)
-    battle = record_kwise_battle(db, prompt_id, image_ids, session_id=session.session_id,
-                                 annotator_id=signed_in_annotator(session).id, strategy=strategy, now=now)
-    votes = sitting.votes if sitting is not None else 0
-    return FourImageSitting(battle=battle, shown_at=time.time() if now is None else now, votes=votes)
+    if sitting is not None and sitting.upcoming is not None:
+        return _showing(sitting, sitting.upcoming, now)
+    battle = _draw(db, rng, session, suites, strategy, now)
+    return _showing(sitting or FourImageSitting(), battle, now)
+
+
+def show_upcoming(sitting: FourImageSitting, *, now: float | None = None) -> FourImageSitting:
+    """Make the set drawn with the vote just cast (:func:`vote_four`, in the same request) the one on screen: the
+    page has it from now on, and shows it on Next (the page's own seconds on screen make ``seconds_to_vote`` count
+    from then)."""
+    if sitting.upcoming is None or sitting.receipt is None:
+        raise ValueError("show_upcoming follows a vote that drew the next set.")
+    return _showing(sitting, sitting.upcoming, now)
+
+
+def _draw(db: Database, rng: random.Random, session: ArenaSession, suites, strategy: str,
+          now: float | None) -> KwiseBattle:
+    annotator_id = signed_in_annotator(session).id
+    prompt_id, image_ids = draw_four(db, rng, suites, annotator_id, strategy)
+    return record_kwise_battle(db, prompt_id, image_ids, session_id=session.session_id, annotator_id=annotator_id,
+                               strategy=strategy, now=now)
+
+
+def _showing(sitting: FourImageSitting, battle: KwiseBattle, now: float | None) -> FourImageSitting:
+    return FourImageSitting(battle=battle, shown_at=time.time() if now is None else now,
+                            revealed=sitting.battle if sitting.receipt is not None else None)
 
 
 def vote_four(db: Database, session: ArenaSession | None, sitting: FourImageSitting | None, *,
               best: int, worst: int | None = None, on_screen: str | None = None,
               seconds_on_screen: float | None = None, now: float | None = None,
-              rules: QualityRules | None = QualityRules()) -> FourImageSitting:
-    """Record the pick on the battle on screen (``on_screen``: its media token, which must be the sitting's), checked
+              rules: QualityRules | None = QualityRules(), rng: random.Random | None = None, suites=(),
+              strategy: str = "uniform") -> FourImageSitting:
+    """Record the pick on the set on screen (``on_screen``: its media token, which must be the sitting's), checked
     against the quality ``rules`` (:func:`datamodel.kwise.record_kwise_vote`); the returned sitting holds the receipt
-    (the names, and whether the vote counts)."""
+    (the names, and whether the vote counts). With ``rng`` the next set (of ``suites``, by ``strategy``) is drawn
+    in the vote's transaction, after the vote (so not of the prompt just voted on while another is less voted), and
+    waits in ``upcoming``; when none can be drawn the vote still counts."""
     session = _signed_in(db, session)
     if sitting is None or sitting.battle is None:
         raise KwiseRejected("No images to vote on: press Next for a new set.")
     if on_screen is not None and on_screen != sitting.battle.media_token:
+        if sitting.revealed is not None and on_screen == sitting.revealed.media_token:
+            raise KwiseRejected("These images already have your vote. Press Next.")
         raise KwiseRejected("These images are no longer on your screen. Press Next and vote on the new set.")
     if sitting.receipt is not None:
         raise KwiseRejected("These images already have your vote. Press Next.")
     now = time.time() if now is None else now
     shown_at = shown_since(sitting.shown_at, seconds_on_screen, now)
-    receipt = record_kwise_vote(db, sitting.battle, session_id=session.session_id,
-                                annotator_id=signed_in_annotator(session).id, best=best, worst=worst,
-                                shown_at=shown_at, now=now, rules=rules)
-    return replace(sitting, receipt=receipt, votes=sitting.votes + 1)
+    annotator_id, upcoming = signed_in_annotator(session).id, None
+    with annotator_transaction(db, annotator_id):  # one commit for the vote and the next set
+        receipt = record_kwise_vote(db, sitting.battle, session_id=session.session_id, annotator_id=annotator_id,
+                                    best=best, worst=worst, shown_at=shown_at, now=now, rules=rules)
+        if rng is not None:
+            try:
+                upcoming = _draw(db, rng, session, suites, strategy, now)
+            except NoFourImageBattle:
+                upcoming = None
+    return replace(sitting, receipt=receipt, upcoming=upcoming)

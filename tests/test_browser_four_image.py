@@ -1,5 +1,6 @@
 """The four-image mode in a real browser at 1280×800 (mouse, keys) and 390×844 (touch): four anonymous images of one
-prompt in a 2×2 grid, the best (and the worst) picked with keys or clicks or taps, the names only after the vote.
+prompt in a 2×2 grid, the best (and the worst) picked with keys or clicks or taps, the names only after the vote, the
+next set preloaded with the vote and shown by Next without a request.
 Screenshots go to ``.cache/screenshots-issue29/<size>/four-*.png``."""
 
 import pytest
@@ -74,15 +75,30 @@ def test_four_images_are_voted_with_keys_clicks_and_taps_and_named_after_the_vot
         _revealed(page, arena, 3)
         assert _stored(arena) == [(3, 2, token)]
         shoot(page, size, "four-02-names-after-the-vote")
+        preloaded = page.eval_on_selector_all("#four-reveal img[hidden]", "imgs => imgs.map(i => i.getAttribute('src'))")
+        following = preloaded[0].split("/")[1]
+        assert following != token and preloaded == [f"kwise-media/{following}/{slot}" for slot in range(1, 5)]
+        assert page.is_visible("#four-next") and not page.is_visible("#four-load")
+        page.keyboard.press("Digit1")  # a second vote on the revealed set is ignored
+        page.wait_for_timeout(300)
+        assert len(_stored(arena)) == 1
+        requests: list[tuple[str, str | None]] = []
+        page.on("request", lambda request: requests.append((request.url, request.post_data)))
         if TOUCH[size]:
             press(page, size, "#four-next")
         else:
             page.keyboard.press("n")
         token = _wait_new_set(page, token)
+        assert token == following  # the set preloaded with the vote
+        page.wait_for_timeout(200)
+        assert [u for u, _ in requests if "gradio_api" in u] == []  # it came with the vote: no request
         _check_anonymous(page, token)
+        assert page.is_visible("#four-load") and not page.is_visible("#four-next")
         press(page, size, "#four-grid .four-tile[data-slot='1'] .four-best")  # the best alone, by click or tap
         _revealed(page, arena, 1)
         assert _stored(arena)[-1] == (1, None, token)
+        sent = [body for u, body in requests if "/gradio_api/run/" in u]
+        assert len(sent) == 1 and f'"{token}@' in sent[0]  # the vote names the set on screen and its seconds shown
         assert arena.db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == 1  # the pairwise vote alone
         shoot(page, size, "four-03-best-only")
         # the leaderboard: the arena protocol rates the one pairwise vote's two models; kwise-rank-breaking all four
@@ -116,7 +132,9 @@ def test_the_reveal_says_when_a_four_image_vote_does_not_count(tmp_path, browser
         warning = page.locator("#four-reveal .arena-warning")
         warning.wait_for(timeout=20000)
         assert "does not count" in warning.inner_text() and "5 s apart" in warning.inner_text()
-        line = warning.bounding_box()
-        assert line["y"] >= 0 and line["y"] + line["height"] <= SIZES[size]["height"]  # on screen, no scrolling
-        assert arena.db.execute("SELECT COUNT(*) FROM kwise_votes WHERE excluded = 1").fetchone()[0] == 10
         shoot(page, size, "four-05-vote-does-not-count")
+        line, bar = warning.bounding_box(), box(page, "#four-bar")
+        assert line["y"] >= 0 and line["y"] + line["height"] <= SIZES[size]["height"]  # on screen, no scrolling
+        if TOUCH[size]:  # and not under the Next bar fixed at the foot of a phone's screen
+            assert line["y"] + line["height"] <= bar["y"], (line, bar)
+        assert arena.db.execute("SELECT COUNT(*) FROM kwise_votes WHERE excluded = 1").fetchone()[0] == 10

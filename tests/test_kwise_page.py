@@ -1,5 +1,6 @@
 """The Four images tab's handlers (arena.web.four_image) over a real app context: no name before the vote, the names
-after it, refusals told on the status line, and Next after a vote not counted as a skip."""
+after it with the next set preloaded, refusals told on the status line, the votes cast and those that count, and
+Next after a vote not counted as a skip."""
 
 import gradio as gr
 from support.arena import MODELS
@@ -8,6 +9,7 @@ from arena import session as sessions
 from arena.four_image_session import FourImageSitting
 from arena.web.app import make_context
 from arena.web.four_image import SHOWN, VOTED, cast_four, grid_html, opened, read_pick, show_next
+from datamodel.kwise import SLOTS
 
 
 def _ctx(small_arena, **settings):
@@ -20,16 +22,48 @@ def test_names_only_after_the_vote_and_next_after_a_vote_is_no_skip(small_arena)
     session = sessions.start(ctx.store.db(), "kim", "a-long-token-1", open_signup=True)
     sitting = None
     for number in range(5):  # more sets than the two skips a minute allow: each follows a vote
-        shown = dict(zip(SHOWN, show_next(ctx, sitting, session)))
-        sitting = shown["state"]
-        assert not any(model in shown["grid"] + shown["prompt"] + shown["reveal"] for model in MODELS)
-        assert shown["on_screen"] == sitting.battle.media_token
+        if number == 0 or sitting.upcoming is not None:  # the first set, or one not preloaded: from the server
+            shown = dict(zip(SHOWN, show_next(ctx, sitting, session)))
+            sitting = shown["state"]
+            assert not any(model in shown["grid"] + shown["prompt"] + shown["reveal"] for model in MODELS)
+            assert shown["on_screen"] == sitting.battle.media_token
         voted = dict(zip(VOTED, cast_four(ctx, sitting, session, sitting.battle.media_token, "2:4")))
-        sitting = voted["state"]
-        assert sitting.receipt.models[1] in voted["reveal"] and all(m in voted["grid"] for m in MODELS)
+        assert voted["state"].revealed == sitting.battle  # the set voted on; the one drawn with the vote is current
+        assert voted["state"].receipt is None and voted["state"].battle.media_token == voted["upcoming"]["token"]
+        assert sitting.battle.id in [row[0] for row in ctx.store.db().execute("SELECT battle_id FROM kwise_votes")]
+        names = [ctx.store.db().execute("SELECT m.name FROM images i JOIN models m ON m.id = i.model_id WHERE i.id = ?",
+                                        [image]).fetchone()[0] for image in sitting.battle.image_ids]
+        assert names[1] in voted["reveal"] and all(f"{slot}: {name}" in voted["grid"]
+                                                   for slot, name in zip(SLOTS, names))
         assert f"{number + 1} four-image vote" in voted["status"]
-    again = opened(ctx, sitting, session)[0]  # a voted set is replaced when the tab is picked again
-    assert isinstance(again, FourImageSitting) and again.battle.id != sitting.battle.id
+        sitting = voted["state"]
+    again = opened(ctx, sitting, session)  # the tab picked again: the page keeps its reveal and the set behind it
+    assert again == [gr.skip()] * len(SHOWN)
+
+
+def test_the_next_set_comes_with_the_vote_preloaded_and_anonymous(small_arena):
+    """The vote's answer carries the next set (its prompt and grid, by media token, no name) and the reveal loads its
+    four images hidden, so Next shows it in the browser; the set voted on takes no second vote, not even the page's
+    (a key pressed on the reveal), and that vote never lands on the next set."""
+    ctx = _ctx(small_arena)
+    db = ctx.store.db()
+    session = sessions.start(db, "kim", "a-long-token-1", open_signup=True)
+    first = show_next(ctx, None, session)[0]
+    voted = dict(zip(VOTED, cast_four(ctx, first, session, first.battle.media_token, "2:")))
+    following = voted["state"].battle
+    upcoming = voted["upcoming"]
+    assert following.id != first.battle.id and upcoming["token"] == following.media_token
+    assert upcoming["grid"] == grid_html(voted["state"]) and following.text in upcoming["prompt"]
+    assert not any(model in upcoming["grid"] + upcoming["prompt"] for model in MODELS)
+    assert following.id not in upcoming["grid"] + voted["reveal"]  # the battle id never leaves the server
+    for slot in SLOTS:  # preloaded: hidden, through the next set's media token
+        assert f'<img src="kwise-media/{following.media_token}/{slot}" alt="" hidden>' in voted["reveal"]
+    replayed = cast_four(ctx, voted["state"], session, first.battle.media_token, "1:")
+    assert "already have your vote" in replayed[1] and replayed[0] == gr.skip()
+    assert db.execute("SELECT COUNT(*) FROM kwise_votes WHERE battle_id = ?", [following.id]).fetchone()[0] == 0
+    second = dict(zip(VOTED, cast_four(ctx, voted["state"], session, f"{following.media_token}@1.5", "3:")))
+    assert second["state"].revealed == following and "Best: <b>" in second["reveal"]  # "token@seconds shown" taken
+    assert db.execute("SELECT COUNT(*) FROM kwise_votes WHERE battle_id = ?", [following.id]).fetchone()[0] == 1
 
 
 def test_refusals_are_told_on_the_status_line(small_arena):
@@ -62,3 +96,23 @@ def test_the_reveal_says_when_the_quality_rules_set_a_vote_aside(small_arena):
         voted = dict(zip(VOTED, cast_four(ctx, sitting, session, sitting.battle.media_token, "1:")))
         sitting = voted["state"]
     assert "This vote does not count" in voted["reveal"] and "5 s apart" in voted["reveal"]
+
+
+def test_the_status_line_says_the_votes_cast_and_those_that_count(small_arena):
+    """As the arena's status line: the annotator's four-image votes cast and those the leaderboard counts (not the
+    votes of the page's sitting), and why the others are set aside."""
+    ctx = _ctx(small_arena)
+    session = sessions.start(ctx.store.db(), "kim", "a-long-token-1", open_signup=True)
+    shown = dict(zip(SHOWN, show_next(ctx, None, session)))
+    assert "Signed in as **kim**" in shown["status"] and "no four-image votes yet" in shown["status"]
+    sitting = shown["state"]
+    voted = dict(zip(VOTED, cast_four(ctx, sitting, session, sitting.battle.media_token, "1:")))
+    assert "1 four-image vote cast, it counts" in voted["status"]
+    for _ in range(9):  # nine more within seconds: a run of ten fast votes, all set aside
+        sitting = voted["state"]
+        voted = dict(zip(VOTED, cast_four(ctx, sitting, session, sitting.battle.media_token, "1:")))
+    assert "10 four-image votes cast, 0 count" in voted["status"]
+    assert "10 of your four-image votes do not count: 10 in a run of 10 or more votes less than 5 s apart" in (
+        voted["status"].replace("\\", ""))  # the warning as Markdown shows it
+    later = show_next(ctx, None, session)[1]  # a new sitting of the same annotator (a reload): the same counts
+    assert "10 four-image votes cast, 0 count" in later

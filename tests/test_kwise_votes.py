@@ -8,7 +8,7 @@ import pytest
 from support.arena import MODELS
 
 from arena import session as sessions
-from arena.four_image_session import FourImageSitting, next_four, vote_four
+from arena.four_image_session import FourImageSitting, next_four, show_upcoming, vote_four
 from datamodel.kwise import KWISE_COLUMNS, KwiseRejected, kwise_model_counts, kwise_vote_rows
 from sampling.kwise import NoFourImageBattle
 
@@ -83,7 +83,65 @@ def test_the_least_voted_prompt_comes_next(small_arena):
         sitting = next_four(db, random.Random(len(seen)), session, sitting, suites=["taxonomy"], strategy="ksort-ucb")
         seen.append(sitting.battle.prompt_id)
         sitting = vote_four(db, session, sitting, best=1, on_screen=sitting.battle.media_token)
-    assert len(set(seen)) == 3 and sitting.votes == 3
+    assert len(set(seen)) == 3 and db.execute("SELECT COUNT(*) FROM kwise_votes").fetchone()[0] == 3
+
+
+def test_the_next_set_is_drawn_with_the_vote_and_takes_no_vote_before_it_is_shown(small_arena):
+    """As the arena's next battle: the set drawn with the vote (of a prompt not just voted on) waits in the sitting;
+    until it is shown a vote naming it is refused, and a vote replayed on the set voted on never lands on it; once
+    shown it takes one vote, and shows the set voted on before it as already voted."""
+    db = small_arena.db
+    session = _signed_in(db)
+    sitting = next_four(db, random.Random(4), session, None, suites=["taxonomy"], strategy="uniform", now=100.0)
+    first = sitting.battle
+    voted = vote_four(db, session, sitting, best=2, on_screen=first.media_token, now=110.0, rng=random.Random(5),
+                      suites=["taxonomy"], strategy="uniform")
+    following = voted.upcoming
+    assert following is not None and following.prompt_id != first.prompt_id  # the least voted prompt comes next
+    assert voted.battle == first and voted.receipt is not None
+    assert db.execute("SELECT COUNT(*) FROM kwise_battles").fetchone()[0] == 2
+    with pytest.raises(KwiseRejected, match="no longer on your screen"):  # not shown yet
+        vote_four(db, session, voted, best=1, on_screen=following.media_token)
+    with pytest.raises(KwiseRejected, match="already have your vote"):  # the set voted on, again
+        vote_four(db, session, voted, best=1, on_screen=first.media_token)
+    shown = show_upcoming(voted, now=120.0)
+    assert (shown.battle, shown.receipt, shown.upcoming, shown.revealed) == (following, None, None, first)
+    assert shown.shown_at == 120.0
+    with pytest.raises(KwiseRejected, match="already have your vote"):  # a key pressed on the old reveal
+        vote_four(db, session, shown, best=1, on_screen=first.media_token)
+    assert db.execute("SELECT COUNT(*) FROM kwise_votes WHERE battle_id = ?", [following.id]).fetchone()[0] == 0
+    again = vote_four(db, session, shown, best=3, on_screen=following.media_token, seconds_on_screen=2.0, now=125.0)
+    assert again.receipt.battle_id == following.id and again.receipt.seconds_to_vote == pytest.approx(2.0)
+    with pytest.raises(KwiseRejected, match="already have your vote"):
+        vote_four(db, session, again, best=1, on_screen=following.media_token)
+    assert db.execute("SELECT COUNT(*) FROM kwise_votes").fetchone()[0] == 2
+    with pytest.raises(ValueError, match="follows a vote"):
+        show_upcoming(shown)  # no vote yet on the set shown
+
+
+def test_next_after_a_vote_shows_the_set_drawn_with_it_and_a_vote_without_a_draw_brings_none(small_arena):
+    db = small_arena.db
+    session = _signed_in(db)
+    sitting = next_four(db, random.Random(6), session, None, suites=["taxonomy"], strategy="uniform")
+    voted = vote_four(db, session, sitting, best=1, on_screen=sitting.battle.media_token, rng=random.Random(7),
+                      suites=["taxonomy"], strategy="uniform")
+    shown = next_four(db, random.Random(8), session, voted, suites=["taxonomy"], strategy="uniform")
+    assert shown.battle == voted.upcoming and shown.upcoming is None  # shown, not drawn again
+    assert db.execute("SELECT COUNT(*) FROM kwise_battles").fetchone()[0] == 2
+    alone = vote_four(db, session, shown, best=1, on_screen=shown.battle.media_token)  # no rng: nothing drawn
+    assert alone.upcoming is None and db.execute("SELECT COUNT(*) FROM kwise_battles").fetchone()[0] == 2
+
+
+def test_a_vote_counts_when_no_next_set_can_be_drawn(small_arena):
+    db = small_arena.db
+    session = _signed_in(db)
+    sitting = next_four(db, random.Random(9), session, None, suites=["taxonomy"], strategy="uniform")
+    with db.conn:  # from now on no prompt has images of four models
+        db.execute("UPDATE images SET withheld = 'test' WHERE model_id = ?", [small_arena.model_ids[MODELS[0]]])
+    voted = vote_four(db, session, sitting, best=1, on_screen=sitting.battle.media_token, rng=random.Random(1),
+                      suites=["taxonomy"], strategy="uniform")
+    assert voted.receipt is not None and voted.upcoming is None
+    assert db.execute("SELECT COUNT(*) FROM kwise_votes").fetchone()[0] == 1
 
 
 def test_the_leaderboard_rates_four_image_votes_under_the_kwise_protocol_only(small_arena):

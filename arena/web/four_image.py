@@ -9,6 +9,10 @@ phone a 2×2 grid of smaller tiles (a tap enlarges one), the Next button fixed a
 the best, **Shift+1**–**4** mark (or unmark) the worst before that, **N** the next set. The page's script and
 stylesheet are ``static/four_image.html`` and ``static/four_image.css``.
 
+As on the Arena tab, the vote's answer carries the next set (drawn in the vote's transaction,
+:func:`arena.four_image_session.vote_four`): the reveal loads its four images hidden, and Next after a vote shows it
+in the browser, with no request. Next before a vote (a skip), or after a vote that brought no set, asks the server.
+
 No ``from __future__ import annotations`` here: Gradio reads the handlers' type hints on every call.
 """
 
@@ -17,18 +21,21 @@ from typing import Any
 
 import gradio as gr
 
-from arena.four_image_session import FourImageSitting, next_four, vote_four
+from arena.four_image_session import FourImageSitting, next_four, show_upcoming, vote_four
 from arena.ratelimit import RateLimited, client_address
 from arena.web.arena_tab import read_on_screen
 from arena.web.context import AppContext, bind, refusal, unwritable
-from arena.web.render import counted_lines
+from arena.web.render import counted_lines, countdown_text, escape_markdown, set_aside_text, votes_text
 from datamodel.connection import database_errors
 from datamodel.kwise import SLOTS, KwiseBattle, KwiseRejected
+from datamodel.standing import four_image_standing
 from sampling.kwise import NoFourImageBattle
 
 SUBMIT_JS = "(...inputs) => window.fourImage.beforeVote(...inputs)"
-SHOWN = ("state", "status", "prompt", "grid", "reveal", "on_screen")  # what a new set answers, in this order
-VOTED = ("state", "status", "grid", "reveal")  # what a vote answers
+NEXT_JS = "(...inputs) => window.fourImage.next(...inputs)"
+SHOWN = ("state", "status", "prompt", "grid", "reveal", "on_screen", "upcoming")  # a new set's answer, in this order
+VOTED = ("state", "status", "grid", "reveal", "upcoming")  # what a vote answers
+SWAPPED = ("prompt", "grid", "reveal", "on_screen", "upcoming")  # what Next after a vote sets, in the browser
 INSTRUCTIONS = ("Which image shows the prompt best? **Best** under it (keys **1**–**4**); mark the worst first if you "
                 "like (**Worst**, **Shift+1**–**4**). The names appear after your vote.")
 
@@ -42,7 +49,10 @@ def grid_html(sitting: FourImageSitting | None) -> str:
     buttons; once voted, each caption names its model and the pick (the grid's class ``voted`` greys the buttons)."""
     if sitting is None or sitting.battle is None:
         return '<div class="four-grid four-empty"></div>'
-    receipt, token = sitting.receipt, sitting.battle.media_token
+    return _grid(sitting.battle.media_token, sitting.receipt)
+
+
+def _grid(token: str, receipt) -> str:
     tiles = []
     for slot in SLOTS:
         caption = str(slot)
@@ -62,20 +72,43 @@ def grid_html(sitting: FourImageSitting | None) -> str:
 
 
 def reveal_html(sitting: FourImageSitting | None) -> str:
+    """The names of the set voted on, whether the vote counts, and the next set's four images loaded hidden (the
+    set drawn with the vote, ``sitting.upcoming``), so Next shows them at once."""
     if sitting is None or sitting.receipt is None:
         return '<div class="four-reveal"></div>'
     receipt = sitting.receipt
     worst = f" Worst: <b>{html.escape(receipt.models[receipt.worst - 1])}</b>." if receipt.worst else ""
     counted = "".join(f"<br>{line}" for line in counted_lines(receipt.excluded, receipt.reason))
+    following = sitting.upcoming
+    preload = "".join(f'<img src="{image_url(following.media_token, slot)}" alt="" hidden>'
+                      for slot in SLOTS) if following is not None else ""
     return (f'<div class="four-reveal voted">Best: <b>{html.escape(receipt.models[receipt.best - 1])}</b>.{worst} '
-            f"Press <b>Next</b> (N) for another set.{counted}</div>")
+            f"Press <b>Next</b> (N) for another set.{counted}{preload}</div>")
 
 
-def status_text(session, sitting: FourImageSitting | None, error: str = "") -> str:
-    who = f"**{session.annotator.name}**" if session is not None and session.signed_in else "Not signed in"
-    votes = sitting.votes if sitting is not None else 0
-    line = f"{who} · {votes} four-image vote{'s' if votes != 1 else ''} in this sitting"
-    return f"{line}  \n**⚠ {error}**" if error else line
+def upcoming_view(battle: KwiseBattle | None) -> dict | None:
+    """The next set as the page keeps it until Next (:data:`SWAPPED`): its media token, prompt and grid, no name;
+    None when the vote brought none (Next then asks the server)."""
+    if battle is None:
+        return None
+    return {"token": battle.media_token, "prompt": _prompt(battle), "grid": _grid(battle.media_token, None)}
+
+
+def status_text(ctx: AppContext, session, error: str = "") -> str:
+    """As the Arena tab's status line: who is signed in, their four-image votes cast and those that count (every
+    sitting's: :func:`datamodel.standing.four_image_standing`), why the others are set aside, and why the last
+    request was refused (``error``; a wait "in N s" counts down)."""
+    warnings = []
+    if session is not None and session.signed_in:
+        now = four_image_standing(ctx.store.db(), session.annotator.id)
+        line = f"Signed in as **{escape_markdown(session.annotator.name)}** · {votes_text(now, 'four-image ')}"
+        aside = set_aside_text(now, ctx.settings.quality_rules, "four-image ", "one slot")
+        warnings += [escape_markdown(aside)] if aside else []
+    else:
+        line = "Not signed in"
+    if error:
+        warnings.append(countdown_text(escape_markdown(error)))
+    return line + "".join(f'\n\n<span class="arena-warning">⚠ {text}</span>' for text in warnings)
 
 
 def _prompt(battle: KwiseBattle) -> str:
@@ -83,8 +116,9 @@ def _prompt(battle: KwiseBattle) -> str:
 
 
 def show_next(ctx: AppContext, sitting: FourImageSitting | None, session, request: gr.Request | None = None) -> list:
-    """A new set of four (:data:`SHOWN`); told on the status line when none can be drawn or the page is not
-    signed in. Leaving a set without a vote is a skip, limited as the arena's skips are; Next after a vote is not."""
+    """A new set of four from the server (:data:`SHOWN`); told on the status line when none can be drawn or the page
+    is not signed in. Leaving a set without a vote is a skip, limited as the arena's skips are; Next after a vote that
+    brought no set is not."""
     try:
         if session is not None and session.signed_in and (sitting is None or sitting.receipt is None):
             ctx.skip_limit.check(session.annotator.name)
@@ -93,12 +127,13 @@ def show_next(ctx: AppContext, sitting: FourImageSitting | None, session, reques
                             strategy=ctx.settings.four_image_strategy)
     except (KwiseRejected, NoFourImageBattle, RateLimited) as error:
         refusal(error, "four_next", request)
-        return [gr.skip(), status_text(session, sitting, str(error)), *[gr.skip()] * 4]
+        return [gr.skip(), status_text(ctx, session, str(error)), *[gr.skip()] * (len(SHOWN) - 2)]
     except database_errors() as error:
-        return [gr.skip(), status_text(session, sitting, unwritable(error, "four_next", request)), *[gr.skip()] * 4]
+        return [gr.skip(), status_text(ctx, session, unwritable(error, "four_next", request)),
+                *[gr.skip()] * (len(SHOWN) - 2)]
     assert sitting.battle is not None  # next_four hands out a sitting with its battle
-    return [sitting, status_text(session, sitting), _prompt(sitting.battle), grid_html(sitting), reveal_html(sitting),
-            sitting.battle.media_token]
+    return [sitting, status_text(ctx, session), _prompt(sitting.battle), grid_html(sitting), reveal_html(sitting),
+            sitting.battle.media_token, None]
 
 
 def opened(ctx: AppContext, sitting: FourImageSitting | None, session, request: gr.Request | None = None) -> list:
@@ -119,20 +154,27 @@ def read_pick(pick) -> tuple[int, int | None]:
 
 def cast_four(ctx: AppContext, sitting: FourImageSitting | None, session, shown: str, pick: str,
               request: gr.Request | None = None) -> list:
-    """Record the pick on the set on screen and reveal the names (:data:`VOTED`)."""
+    """Record the pick on the set on screen, reveal the names and send the next set along (:data:`VOTED`), which
+    becomes the sitting's set on screen (the page shows it when the voter presses Next)."""
     (token, seconds), (best, worst) = read_on_screen(shown), read_pick(pick)
+    settings = ctx.settings
     try:
         if session is not None and session.signed_in:
             ctx.annotator_limit.check(session.annotator.name)
         ctx.client_limit.check(client_address(request))
         sitting = vote_four(ctx.store.db(), session, sitting, best=best, worst=worst, on_screen=token,
-                            seconds_on_screen=seconds, rules=ctx.settings.quality_rules)
+                            seconds_on_screen=seconds, rules=settings.quality_rules, rng=ctx.rng,
+                            suites=settings.four_image_suite_names, strategy=settings.four_image_strategy)
     except (KwiseRejected, RateLimited) as error:
         refusal(error, "four_vote", request)
-        return [gr.skip(), status_text(session, sitting, str(error)), gr.skip(), gr.skip()]
+        return [gr.skip(), status_text(ctx, session, str(error)), *[gr.skip()] * (len(VOTED) - 2)]
     except database_errors() as error:
-        return [gr.skip(), status_text(session, sitting, unwritable(error, "four_vote", request)), gr.skip(), gr.skip()]
-    return [sitting, status_text(session, sitting), grid_html(sitting), reveal_html(sitting)]
+        return [gr.skip(), status_text(ctx, session, unwritable(error, "four_vote", request)),
+                *[gr.skip()] * (len(VOTED) - 2)]
+    view = [status_text(ctx, session), grid_html(sitting), reveal_html(sitting), upcoming_view(sitting.upcoming)]
+    if sitting.upcoming is not None:  # handed to the page now: seconds_to_vote counts from here (or from Next)
+        sitting = show_upcoming(sitting)
+    return [sitting, *view]
 
 
 def build_four_image_tab(ctx: AppContext, tab: gr.Tab, arena_state: gr.State) -> None:
@@ -143,15 +185,19 @@ def build_four_image_tab(ctx: AppContext, tab: gr.Tab, arena_state: gr.State) ->
                     prompt=gr.Markdown(elem_id="four-prompt"), grid=gr.HTML(elem_id="four-grid", container=False),
                     reveal=gr.HTML(elem_id="four-reveal", container=False),
                     on_screen=gr.Textbox(visible=False, elem_id="four-on-screen"),
-                    pick=gr.Textbox(visible=False, elem_id="four-pick"))
+                    pick=gr.Textbox(visible=False, elem_id="four-pick"),
+                    upcoming=gr.JSON(visible=False, elem_id="four-upcoming"))  # the next set, sent with the vote
+        # CSS shows one of the two: Next after a vote (in the browser), Next before it (a skip, from the server)
         with gr.Row(elem_id="four-bar"):
             next_button = gr.Button("Next", variant="primary", elem_id="four-next", min_width=80)
+            load_button = gr.Button("Next", variant="primary", elem_id="four-load", min_width=80)
         submit = gr.Button("Vote", elem_id="four-submit", elem_classes=["arena-hidden"])
     fast: dict[str, Any] = dict(queue=False, preprocess=False, postprocess=False)
-    shown = [view[name] for name in SHOWN]
+    shown, swapped = [view[name] for name in SHOWN], [view[name] for name in SWAPPED]
     tab.select(bind(ctx, opened), [view["state"], arena_state], shown, api_visibility="private", **fast)
-    next_button.click(bind(ctx, show_next, name="four_next"), [view["state"], arena_state], shown,
+    load_button.click(bind(ctx, show_next, name="four_next"), [view["state"], arena_state], shown,
                       api_name="four_next", **fast)
+    next_button.click(None, swapped, swapped, js=NEXT_JS)
     submit.click(bind(ctx, cast_four, name="four_vote"),
                  [view["state"], arena_state, view["on_screen"], view["pick"]], [view[name] for name in VOTED],
                  api_name="four_vote", js=SUBMIT_JS, **fast)

@@ -127,30 +127,33 @@ def _card_link(link: str) -> str:
             "model card ↗</a>" if link else "")
 
 
-def votes_text(standing: Standing) -> str:
-    """"40 votes cast, 30 count": every vote and those the leaderboard counts."""
+def votes_text(standing: Standing, kind: str = "") -> str:
+    """"40 votes cast, 30 count": every vote and those the leaderboard counts (``kind``: "four-image " for the
+    four-image page's votes)."""
     if not standing.cast:
-        return "no votes yet"
-    cast = f"{standing.cast:,} vote{'s' if standing.cast != 1 else ''} cast"
+        return f"no {kind}votes yet"
+    cast = f"{standing.cast:,} {kind}vote{'s' if standing.cast != 1 else ''} cast"
     if standing.counted == standing.cast:
         return f"{cast}, {'all count' if standing.cast > 1 else 'it counts'}"
     return f"{cast}, {standing.counted:,} count{'s' if standing.counted == 1 else ''}"
 
 
-def set_aside_text(standing: Standing, rules: QualityRules) -> str:
-    """Why the votes that do not count were set aside, rule by rule ("" when every vote counts)."""
+def set_aside_text(standing: Standing, rules: QualityRules, kind: str = "",
+                   bias_picks: str = "one side or one model") -> str:
+    """Why the votes that do not count were set aside, rule by rule ("" when every vote counts); ``kind`` and
+    ``bias_picks`` name the four-image page's votes and what its bias rule reads ("four-image ", "one slot")."""
     if not standing.excluded:
         return ""
     why = {
         RATE: f"past {rules.max_per_hour:,} votes in an hour or {rules.max_per_3_hours:,} in 3 hours",
         SPEED: f"in a run of {rules.fast_streak} or more votes less than {rules.fast_seconds:g} s apart",
-        BIAS: f"set aside with all your votes because {rules.bias_share:.0%} or more of them pick one side or one "
-              f"model (from {rules.bias_min_votes} votes on)",
+        BIAS: f"set aside with all your votes because {rules.bias_share:.0%} or more of them pick {bias_picks} "
+              f"(from {rules.bias_min_votes} votes on)",
         ADMIN: "set aside by the admin",
     }
     parts = "; ".join(f"{n} {why[rule]}" for rule, n in standing.set_aside.items())
     verb = "does" if standing.excluded == 1 else "do"
-    return f"{standing.excluded} of your votes {verb} not count: {parts}."
+    return f"{standing.excluded} of your {kind}votes {verb} not count: {parts}."
 
 
 def _minutes(seconds: float) -> str:

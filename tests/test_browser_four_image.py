@@ -75,7 +75,9 @@ def test_four_images_are_voted_with_keys_clicks_and_taps_and_named_after_the_vot
         _revealed(page, arena, 3)
         assert _stored(arena) == [(3, 2, token)]
         shoot(page, size, "four-02-names-after-the-vote")
-        preloaded = page.eval_on_selector_all("#four-reveal img[hidden]", "imgs => imgs.map(i => i.getAttribute('src'))")
+        assert ("(N)" in page.inner_text("#four-reveal")) == (not TOUCH[size])  # the key where there is a keyboard
+        preloaded = page.eval_on_selector_all("#four-reveal img[hidden]",
+                                              "imgs => imgs.map(i => i.getAttribute('src'))")
         following = preloaded[0].split("/")[1]
         assert following != token and preloaded == [f"kwise-media/{following}/{slot}" for slot in range(1, 5)]
         assert page.is_visible("#four-next") and not page.is_visible("#four-load")
@@ -137,4 +139,6 @@ def test_the_reveal_says_when_a_four_image_vote_does_not_count(tmp_path, browser
         assert line["y"] >= 0 and line["y"] + line["height"] <= SIZES[size]["height"]  # on screen, no scrolling
         if TOUCH[size]:  # and not under the Next bar fixed at the foot of a phone's screen
             assert line["y"] + line["height"] <= bar["y"], (line, bar)
+        following = box(page, "#four-next")  # Next too, with both warnings (the status line's and the reveal's)
+        assert following["y"] >= 0 and following["y"] + following["height"] <= SIZES[size]["height"], following
         assert arena.db.execute("SELECT COUNT(*) FROM kwise_votes WHERE excluded = 1").fetchone()[0] == 10

@@ -6,7 +6,6 @@ import gradio as gr
 from support.arena import MODELS
 
 from arena import session as sessions
-from arena.four_image_session import FourImageSitting
 from arena.web.app import make_context
 from arena.web.four_image import SHOWN, VOTED, cast_four, grid_html, opened, read_pick, show_next
 from datamodel.kwise import SLOTS

@@ -25,7 +25,7 @@ from arena.four_image_session import FourImageSitting, next_four, show_upcoming,
 from arena.ratelimit import RateLimited, client_address
 from arena.web.arena_tab import read_on_screen
 from arena.web.context import AppContext, bind, refusal, unwritable
-from arena.web.render import counted_lines, countdown_text, escape_markdown, set_aside_text, votes_text
+from arena.web.render import countdown_text, counted_lines, escape_markdown, set_aside_text, votes_text
 from datamodel.connection import database_errors
 from datamodel.kwise import SLOTS, KwiseBattle, KwiseRejected
 from datamodel.standing import four_image_standing
@@ -78,12 +78,12 @@ def reveal_html(sitting: FourImageSitting | None) -> str:
         return '<div class="four-reveal"></div>'
     receipt = sitting.receipt
     worst = f" Worst: <b>{html.escape(receipt.models[receipt.worst - 1])}</b>." if receipt.worst else ""
-    counted = "".join(f"<br>{line}" for line in counted_lines(receipt.excluded, receipt.reason))
+    counted = "".join(f" {line}" for line in counted_lines(receipt.excluded, receipt.reason))  # wraps where narrow
     following = sitting.upcoming
     preload = "".join(f'<img src="{image_url(following.media_token, slot)}" alt="" hidden>'
                       for slot in SLOTS) if following is not None else ""
     return (f'<div class="four-reveal voted">Best: <b>{html.escape(receipt.models[receipt.best - 1])}</b>.{worst} '
-            f"Press <b>Next</b> (N) for another set.{counted}{preload}</div>")
+            f'Press <b>Next</b><span class="four-key"> (N)</span> for another set.{counted}{preload}</div>')
 
 
 def upcoming_view(battle: KwiseBattle | None) -> dict | None:
@@ -108,7 +108,8 @@ def status_text(ctx: AppContext, session, error: str = "") -> str:
         line = "Not signed in"
     if error:
         warnings.append(countdown_text(escape_markdown(error)))
-    return line + "".join(f'\n\n<span class="arena-warning">⚠ {text}</span>' for text in warnings)
+    # on the line itself, which wraps where the window is narrow: the grid and Next stay above a desktop's fold
+    return line + "".join(f' <span class="arena-warning">⚠ {text}</span>' for text in warnings)
 
 
 def _prompt(battle: KwiseBattle) -> str:

@@ -82,7 +82,7 @@ HARD_GAPS: tuple[int, ...] = (8, 12, 15, 6, 9, 14, 5, 11, 7, 13, 10, 5, 12, 9, 6
 BAD_TOP = 0.15
 BAD_BOTTOM = 0.45
 SPEARMAN_TARGET = 0.95
-FOUR_PAGE_SECONDS = 0.0653 + 0.0728  # four-image page: vote → names + Next → images, medians at 1280×800 (TimeModel)
+FOUR_PAGE_SECONDS = 0.0581 + 0.0061  # four-image page (next set preloaded): vote → names + Next → images, 1280×800
 FOUR_IMAGE_STRATEGIES = ("uniform", "ksort-ucb")
 MIN_TIMED_VOTES = 30  # --timings-from: fewer timed votes of a kind than this, and the time model keeps its figure
 

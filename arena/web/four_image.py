@@ -138,7 +138,8 @@ def show_next(ctx: AppContext, sitting: FourImageSitting | None, session, reques
 
 
 def opened(ctx: AppContext, sitting: FourImageSitting | None, session, request: gr.Request | None = None) -> list:
-    """The tab picked: the set on screen stays while it waits for a vote; else a new one."""
+    """The tab picked: the page stays as it is while its set waits for a vote, or the set that came with the vote
+    waits for Next; else a new set."""
     if sitting is not None and sitting.battle is not None and sitting.receipt is None:
         return [gr.skip()] * len(SHOWN)
     return show_next(ctx, sitting, session, request)

@@ -306,6 +306,24 @@ def test_prompt_pool_keeps_only_suites_with_battles(small_arena):
     assert set(pool._by_suite) <= {None, *suites_with_battles(db)}  # made-up names are not kept
 
 
+def test_the_pool_reads_the_catalog_when_its_change_counter_is_missing(small_arena):
+    """A database without the ``catalog`` row of ``data_versions`` (deleted by hand: every migrated database has it)
+    has no counter to say when the catalog changed: the pool reads the suites and prompts at every draw instead of
+    keeping nothing (before, its first read compared "no counter" with "never read" and found them equal)."""
+    from datamodel.sampling_reads import catalog_version, suites_with_battles
+
+    db, pool = small_arena.db, PromptPool()
+    with db.conn:
+        db.execute("DELETE FROM data_versions WHERE name = 'catalog'")
+    assert catalog_version(db) is None
+    assert pool.suites(db) == suites_with_battles(db) and "taxonomy" in pool.suites(db)
+    assert pool.eligible(db, "taxonomy") == eligible_prompts(db, "taxonomy") != []
+    taxonomy = pool.eligible(db, "taxonomy")
+    with db.conn:  # a catalog change no counter records
+        db.execute("UPDATE images SET withheld = 'test' WHERE prompt_id = ?", [taxonomy[0]])
+    assert pool.eligible(db, "taxonomy") == eligible_prompts(db, "taxonomy") == taxonomy[1:]
+
+
 def test_the_pool_keeps_catalog_reads_until_the_catalog_changes(small_arena):
     """The prompt pool keeps each prompt's drawable images and other catalog reads (the reveal's model details) and
     reads them again once the catalog's change counter has moved: a withheld image is no longer drawn, a new

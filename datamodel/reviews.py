@@ -11,8 +11,8 @@ reason after the admin's ("spam (was: more than 900 votes in an hour)"), and wri
 
 Both kinds of human vote are reviewed here: pairwise votes (``votes``) and four-image votes (``kwise_votes``,
 :mod:`datamodel.kwise`), whose ids are counted apart. An action on an annotator's or a rule's votes covers both kinds;
-one vote is named by its kind and id (:func:`vote_reference`: ``12`` is pairwise vote 12, ``four-image 12`` four-image
-vote 12).
+one vote is named by its kind and id (:func:`vote_reference`: ``pairwise 12``, or ``12``, is pairwise vote 12;
+``four-image 12`` is four-image vote 12).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ ANNOTATOR_FLAG_COLUMNS = ("annotator", "account", "votes", "counted", "median_se
                           "included_by_admin", "noted_trusted", "last_vote")
 ADMIN_ACTION_COLUMNS = ("acted_at", "action", "annotator", "rule", "vote_id", "vote_kind", "reason", "votes",
                         "changed")
-FLAGGED_COLUMNS = ("vote_id", "kind", "voter", "outcome", "models", "voted_at", "excluded", "reviewed", "reason")
+FLAGGED_COLUMNS = ("vote_id", "kind", "voter", "outcome", "voted_at", "excluded", "reviewed", "reason", "models")
 
 
 def _human_votes(db: Database) -> str:
@@ -101,7 +101,7 @@ def flagged_votes(db: Database, limit: int = 500) -> pd.DataFrame:
     """The human votes of both kinds the rules flagged (excluded, or reported for a trusted account) or an admin
     reviewed, newest first, at most ``limit`` (:data:`FLAGGED_COLUMNS`): the vote's id and kind, the voter, the
     outcome (a pairwise vote's A | B | tie | both_bad; a four-image vote's best and worst slots with their models),
-    the models (A's vs B's; the four slots'), when (ISO text, UTC), the flags and the reason. The models are shown
+    when (ISO text, UTC), the flags, the reason and the models (A's vs B's; the four slots'). The models are shown
     because the vote was cast: the admin sees what was picked over what."""
     flagged = "(v.excluded = 1 OR v.reviewed = 1 OR v.excluded_reason != '')"
     pairwise = db.execute(
@@ -117,20 +117,20 @@ def flagged_votes(db: Database, limit: int = 500) -> pd.DataFrame:
         f"v.reviewed, v.excluded_reason FROM kwise_votes v JOIN kwise_battles b ON b.id = v.battle_id "
         f"JOIN annotators a ON a.id = v.annotator_id {joins} WHERE {flagged} "
         "ORDER BY v.voted_at DESC, v.id DESC LIMIT ?", [limit]).fetchall()
-    rows = [(vote_id, PAIRWISE, voter, outcome, models, at, excluded, reviewed, reason)
+    rows = [(vote_id, PAIRWISE, voter, outcome, at, excluded, reviewed, reason, models)
             for vote_id, voter, outcome, models, at, excluded, reviewed, reason in pairwise]
     for vote_id, voter, best, worst, *models, at, excluded, reviewed, reason in four:
         outcome = f"best {best} ({models[best - 1]})" + ("" if worst is None else
                                                         f", worst {worst} ({models[worst - 1]})")
         shown = ", ".join(f"{slot} {name}" for slot, name in zip(slots, models))
-        rows.append((vote_id, FOUR_IMAGE, voter, outcome, shown, at, excluded, reviewed, reason))
-    rows.sort(key=lambda row: (row[5] or "", row[0]), reverse=True)
+        rows.append((vote_id, FOUR_IMAGE, voter, outcome, at, excluded, reviewed, reason, shown))
+    rows.sort(key=lambda row: (row[4] or "", row[0]), reverse=True)
     return pd.DataFrame(rows[:limit], columns=list(FLAGGED_COLUMNS))
 
 
 def vote_reference(value) -> tuple[str, int]:
     """(kind, id) of one vote as the admin names it: its number (a pairwise vote: ``12``, or 12.0 from an API caller)
-    or its kind and number (``four-image 12``, ``pairwise 12``), as the flagged votes' Vote column shows it.
+    or its kind and number (``pairwise 12``, ``four-image 12``), as the flagged votes' Vote column shows it.
     :class:`ReviewError` in words for anything else."""
     if value is None or not str(value).strip():
         raise ReviewError("Enter the id of a vote from the flagged votes table (or click its row).")
@@ -150,9 +150,9 @@ def vote_reference(value) -> tuple[str, int]:
 
 
 def vote_label(kind: str, vote_id: int) -> str:
-    """The reference of one vote as the tables show it and :func:`vote_reference` reads it: ``12`` for a pairwise
-    vote, ``four-image 12`` for a four-image one."""
-    return str(vote_id) if kind == PAIRWISE else f"{kind} {vote_id}"
+    """The reference of one vote as the tables show it and :func:`vote_reference` reads it: its kind and id
+    (``pairwise 12``, ``four-image 12``)."""
+    return f"{kind} {vote_id}"
 
 
 def _scope(db, *, annotator: str | None, rule: str | None, vote_id: int | None,

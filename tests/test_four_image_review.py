@@ -26,8 +26,10 @@ def _four_image_votes(db, session, count: int, *, start: float, every: float, be
         at = start + n * every
         sitting = next_four(db, random.Random(n), session, sitting, suites=["taxonomy"], strategy="uniform",
                             now=at - 1.0)
+        assert sitting.battle is not None
         sitting = vote_four(db, session, sitting, best=best(n), worst=None if n % 2 else 1 + (best(n) % 4),
                             on_screen=sitting.battle.media_token, now=at)
+        assert sitting.receipt is not None
         ids.append(sitting.receipt.vote_id)
     return ids
 
@@ -67,7 +69,7 @@ def test_the_annotators_table_counts_four_image_votes_with_the_pairwise_ones(rev
     assert kim["four_image_median_seconds"] == pytest.approx(1.0)  # each shown 1 s before its vote
     assert pd_isna(lee["median_seconds"])  # no pairwise vote
     shown = annotator_flags(arena.db).set_index("Annotator")
-    assert shown.loc["kim", "Four-image"] == 10 and shown.loc["kim", "Median s / four-image vote"] == 1.0
+    assert shown.loc["kim", "Four-image"] == 10 and shown.loc["kim", "Median s (four-image)"] == 1.0
 
 
 def pd_isna(value) -> bool:
@@ -80,9 +82,9 @@ def test_the_flagged_votes_list_four_image_votes_with_their_kind_pick_and_models
     arena, _, fast, steady = reviewed_arena
     db = arena.db
     table = flagged_table(db)
-    assert list(table.columns) == ["Vote", "Kind", "Voter", "Outcome", "Models", "When (UTC)", "Excluded",
-                                   "By an admin", "Reason"]
-    four = table[table["Kind"] == "four-image"]
+    assert list(table.columns) == ["Vote", "Voter", "Outcome", "When (UTC)", "Excluded", "By an admin", "Reason",
+                                   "Models"]
+    four = table[table["Vote"].str.startswith("four-image ")]
     assert sorted(four["Vote"]) == sorted(f"four-image {vote_id}" for vote_id in fast)  # lee's count: not listed
     rows = {row["id"]: row for row in kwise_vote_rows(db, include_excluded=True)
             for row in [dict(row, id=row["vote_id"])]}
@@ -94,8 +96,17 @@ def test_the_flagged_votes_list_four_image_votes_with_their_kind_pick_and_models
     assert (first["Voter"], first["Excluded"], first["By an admin"]) == ("kim", "yes", "no")
     assert "consecutive votes less than 5 s apart" in first["Reason"]
     assert first["When (UTC)"].startswith("1970-01-01T01:23:20")  # voted at 5000 s
-    newest = table.iloc[0]  # newest first, both kinds together
-    assert newest["Vote"] == f"four-image {fast[-1]}"
+    assert table.iloc[0]["Vote"] == f"four-image {fast[-1]}"  # newest first
+    # a pairwise vote an admin excluded joins them, named by its kind, with its two models
+    pairwise_id, outcome, left, right = db.execute(
+        "SELECT v.id, v.outcome, ml.name, mr.name FROM votes v JOIN models ml ON ml.id = v.left_model_id JOIN models "
+        "mr ON mr.id = v.right_model_id ORDER BY v.id LIMIT 1").fetchone()
+    review_votes(db, exclude=True, reason="a test", vote_id=pairwise_id)
+    table = flagged_table(db)
+    assert len(table) == 11
+    pairwise = table[table["Vote"] == f"pairwise {pairwise_id}"].iloc[0]
+    assert (pairwise["Voter"], pairwise["Outcome"], pairwise["Models"]) == ("kim", outcome, f"{left} vs {right}")
+    assert (pairwise["Excluded"], pairwise["By an admin"]) == ("yes", "yes")
 
 
 def test_an_admin_restores_and_excludes_one_four_image_vote_by_its_reference(reviewed_arena):
@@ -123,9 +134,8 @@ def test_an_admin_restores_and_excludes_one_four_image_vote_by_its_reference(rev
     review_votes(db, exclude=True, reason="second look", vote_id=fast[0], vote_kind="four-image", now=86500.0)
     assert _kwise(db, fast[0])[:2] == (1, 1)
     log = admin_actions(db)
-    assert [tuple(row) for row in log[["Action", "Vote", "Kind", "Votes", "Changed"]].itertuples(index=False)] == [
-        ("exclude", f"four-image {fast[0]}", "four-image", 1, 1), ("include", f"four-image {fast[0]}", "four-image",
-                                                                     1, 1)]
+    assert [tuple(row) for row in log[["Action", "Vote", "Votes", "Changed"]].itertuples(index=False)] == [
+        ("exclude", f"four-image {fast[0]}", 1, 1), ("include", f"four-image {fast[0]}", 1, 1)]
     with pytest.raises(ReviewError, match="No four-image vote with id 999999"):
         review_votes(db, exclude=True, reason="x", vote_id=999999, vote_kind="four-image")
 

@@ -168,8 +168,8 @@ def review_in_bulk(ctx: AppContext, admin_id, annotator, rule, reason, request: 
 
 def review_one(ctx: AppContext, admin_id, vote: str | float | None, reason: str = ONE_VOTE_REASON,
                request: gr.Request | None = None, *, exclude: bool) -> list:
-    """One vote included or excluded, by its reference: a pairwise vote's id ("12", or 12.0 from an API caller) or a
-    four-image vote's ("four-image 12"), as the flagged votes' Vote column shows it
+    """One vote included or excluded, by its kind and id ("pairwise 12", "four-image 12") as the flagged votes' Vote
+    column shows it, or a pairwise vote's id alone ("12", or 12.0 from an API caller)
     (:func:`datamodel.reviews.vote_reference`)."""
     event = f"admin_review_{'exclude' if exclude else 'include'}"
     require(ctx, admin_id, event, request)
@@ -187,7 +187,7 @@ def pick_annotator(table: pd.DataFrame, evt: gr.SelectData):
 
 
 def pick_vote(table: pd.DataFrame, evt: gr.SelectData):
-    """A click on a row of the flagged votes chooses that vote (its reference: "12", "four-image 12")."""
+    """A click on a row of the flagged votes chooses that vote (by kind and id: "pairwise 12", "four-image 12")."""
     return picked_cell(table, evt, "Vote")
 
 
@@ -230,8 +230,10 @@ def export_and_annotators() -> dict:
     with gr.Row():
         export_buttons = {fmt: gr.Button(f"Export {fmt.upper()}", elem_id=f"export-{fmt}") for fmt in EXPORT_FORMATS}
     export_file = gr.HTML("", elem_id="export-file")  # the one-time download link of the latest export
-    gr.Markdown("### Annotators\n*Each annotator's votes: cast, counted by the leaderboard, set aside by each "
-                "quality rule, and those an admin decided on. Click a row to choose the annotator below.*")
+    gr.Markdown("### Annotators\n*Each annotator's votes, pairwise and four-image together (Four-image: how many "
+                "of them are four-image votes): cast, counted by the leaderboard, set aside by each quality rule, and "
+                "those an admin decided on. An action covers both kinds. Click a row to choose the annotator "
+                "below.*")
     stats = gr.DataFrame(elem_id="annotator-stats", interactive=False, wrap=False, max_height=420)
     with gr.Row(elem_id="review-annotator-row"):
         review_annotator = gr.Dropdown([EVERY_ANNOTATOR], value="", label="Annotator",
@@ -253,8 +255,8 @@ def export_and_annotators() -> dict:
 
 def coverage_and_flagged(ctx: AppContext) -> dict:
     """Lay out where the votes went, the flagged votes with the one-vote review, and the admins' actions; by name."""
-    gr.Markdown(f"### Where the human votes went\nSampling strategy: **{ctx.settings.sampling_strategy}**. "
-                "Fewest votes first, so gaps are visible.")
+    gr.Markdown(f"### Where the human votes went\nPairwise votes; sampling strategy: "
+                f"**{ctx.settings.sampling_strategy}**. Fewest votes first, so gaps are visible.")
     with gr.Tabs():
         with gr.Tab("Per model"):
             per_model = gr.DataFrame(elem_id="votes-per-model", interactive=False)
@@ -269,8 +271,8 @@ def coverage_and_flagged(ctx: AppContext) -> dict:
     flagged = gr.DataFrame(elem_id="flagged-votes", interactive=False, max_height=420)
     with gr.Row():
         # a text box: Gradio's number box shows 0 when empty, an id no vote has
-        vote_id = gr.Textbox(label="Vote id", elem_id="review-vote-id", max_lines=1,
-                             placeholder="Click a row, or type its id (12, four-image 12)")
+        vote_id = gr.Textbox(label="Vote (e.g. pairwise 12, four-image 12)", elem_id="review-vote-id", max_lines=1,
+                             placeholder="Click a row, or type its id")
         vote_reason = gr.Textbox(label="Reason", elem_id="review-vote-reason", max_lines=1, value=ONE_VOTE_REASON)
         include_button = gr.Button("Include in ratings", elem_id="review-include")
         exclude_button = gr.Button("Exclude from ratings", elem_id="review-exclude")

@@ -3,16 +3,15 @@
 on one and Include restores it. Screenshots: ``ARENA_FOUR_IMAGE_REVIEW_SCREENSHOTS`` (default
 ``.cache/screenshots-four-image-review``)."""
 
-import random
 
 import pytest
 from support import browser as browsers
 from support.arena import build_small_arena
 from support.touch import SIZES, open_page, press
+from support.votes import four_image_votes
 from support.webapp import running_app
 
 from arena import session as sessions
-from arena.four_image_session import next_four, vote_four
 
 PASSWORD = "letmein-admin"
 SCREENSHOTS = browsers.screenshot_folder("ARENA_FOUR_IMAGE_REVIEW_SCREENSHOTS", ".cache/screenshots-four-image-review")
@@ -36,13 +35,7 @@ def test_the_admin_restores_a_four_image_vote_from_the_flagged_votes(tmp_path, b
     arena = build_small_arena(tmp_path, admin_password=PASSWORD)
     db = arena.db
     kim = sessions.start(db, "kim", "kim-token-1", open_signup=True)
-    sitting, at = None, 1_700_000_000.0
-    for n in range(10):  # 2 s apart: the speed rule sets all ten aside
-        at += 2.0
-        sitting = next_four(db, random.Random(n), kim, sitting, suites=["taxonomy"], strategy="uniform", now=at - 1)
-        sitting = vote_four(db, kim, sitting, best=1 + n % 4, worst=None if n % 2 else 1 + (n + 1) % 4,
-                            on_screen=sitting.battle.media_token, now=at)
-    newest = sitting.receipt.vote_id
+    newest = four_image_votes(db, kim, 10, start=1_700_000_000.0, every=2.0)[-1]  # the speed rule sets all aside
     with running_app(arena.settings) as url:
         page = open_page(browser, url, size)
         page.get_by_role("tab", name="Admin").click()

@@ -8,30 +8,15 @@ from __future__ import annotations
 import random
 
 import pytest
+from support.votes import four_image_votes
 
 from arena import session as sessions
 from arena.admin_tables import admin_actions, annotator_flags, flagged_table
-from arena.four_image_session import next_four, vote_four
 from datamodel import reviews
 from datamodel.kwise import kwise_vote_rows
 from datamodel.reviews import ReviewError, review_votes
 
 pytestmark = pytest.mark.both_engines
-
-
-def _four_image_votes(db, session, count: int, *, start: float, every: float, best=lambda n: 1 + n % 4):
-    """``count`` four-image votes of ``session``, ``every`` seconds apart from ``start``; their ids."""
-    sitting, ids = None, []
-    for n in range(count):
-        at = start + n * every
-        sitting = next_four(db, random.Random(n), session, sitting, suites=["taxonomy"], strategy="uniform",
-                            now=at - 1.0)
-        assert sitting.battle is not None
-        sitting = vote_four(db, session, sitting, best=best(n), worst=None if n % 2 else 1 + (best(n) % 4),
-                            on_screen=sitting.battle.media_token, now=at)
-        assert sitting.receipt is not None
-        ids.append(sitting.receipt.vote_id)
-    return ids
 
 
 def _pairwise_votes(db, session, count: int, *, start: float, every: float):
@@ -49,9 +34,9 @@ def reviewed_arena(small_arena):
     db = small_arena.db
     kim = sessions.start(db, "kim", "a-long-token-1", open_signup=True)
     kim = _pairwise_votes(db, kim, 3, start=1000.0, every=60.0)
-    fast = _four_image_votes(db, kim, 10, start=5000.0, every=2.0)
+    fast = four_image_votes(db, kim, 10, start=5000.0, every=2.0)
     lee = sessions.start(db, "lee", "a-long-token-2", open_signup=True)
-    steady = _four_image_votes(db, lee, 4, start=9000.0, every=40.0)
+    steady = four_image_votes(db, lee, 4, start=9000.0, every=40.0)
     return small_arena, kim, fast, steady
 
 
@@ -127,7 +112,7 @@ def test_an_admin_restores_and_excludes_one_four_image_vote_by_its_reference(rev
                       [fast[0]]).fetchone() == pairwise_same_id
     assert fast[0] in {row["vote_id"] for row in kwise_vote_rows(db)}  # it counts: the ratings read it
     # the quality rules leave a reviewed vote alone: another fast vote re-checks kim's four-image votes
-    _four_image_votes(db, kim, 1, start=5021.0, every=2.0)
+    four_image_votes(db, kim, 1, start=5021.0, every=2.0)
     assert _kwise(db, fast[0])[:2] == (0, 1)
     assert _kwise(db, fast[1])[:2] == (1, 0)  # the others stay the rules'
     # and back out

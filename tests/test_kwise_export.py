@@ -5,6 +5,7 @@ import json
 import random
 
 from support.arena import command_line_env
+from support.votes import four_image_votes
 
 from arena import session as sessions
 from arena.commands import main
@@ -46,12 +47,8 @@ def test_the_export_says_why_a_vote_does_not_count_as_the_pairwise_export_does(s
 
     db = small_arena.db
     kim = sessions.start(db, "kim", "a-long-token-1", open_signup=True)
-    sitting, at = None, 1000.0
-    for n in range(12):  # 2 s apart: the speed rule sets all twelve aside
-        at += 2.0
-        sitting = next_four(db, random.Random(n), kim, sitting, suites=["taxonomy"], strategy="uniform", now=at - 1)
-        sitting = vote_four(db, kim, sitting, best=1 + n % 4, on_screen=sitting.battle.media_token, now=at)
-    first, last = db.execute("SELECT MIN(id), MAX(id) FROM kwise_votes").fetchone()
+    ids = four_image_votes(db, kim, 12, start=1000.0, every=2.0)  # the speed rule sets all twelve aside
+    first, last = ids[0], ids[-1]
     review_votes(db, exclude=False, reason="a careful voter", vote_id=first, vote_kind="four-image")
     stored = {row[0]: tuple(row[1:]) for row in db.execute(
         "SELECT id, excluded, excluded_reason, reviewed FROM kwise_votes").fetchall()}

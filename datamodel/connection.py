@@ -152,13 +152,24 @@ def open_reader(target: str) -> Database:
     return SqliteDatabase(conn)
 
 
-def duplicate_errors() -> tuple[type[BaseException], ...]:
-    """What a write that breaks a unique constraint raises, on either engine."""
+UNIQUE_VIOLATIONS = frozenset({"SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY"})
+
+
+def is_unique_violation(error: BaseException, table: str) -> bool:
+    """Whether ``error`` is a write refused for breaking a unique key (or the primary key) of ``table``, on either
+    engine. SQLite raises the same ``IntegrityError`` for a NOT NULL, CHECK, FOREIGN KEY or trigger refusal: its
+    extended code (``sqlite_errorname``) tells a unique key apart, and its message names the key's columns
+    ("UNIQUE constraint failed: votes.battle_id"); PostgreSQL raises ``UniqueViolation`` naming the table."""
+    if isinstance(error, sqlite3.IntegrityError):
+        if getattr(error, "sqlite_errorname", "") not in UNIQUE_VIOLATIONS:
+            return False
+        columns = str(error).partition("constraint failed: ")[2].split(", ")
+        return all(column.startswith(f"{table}.") for column in columns)
     try:
         from psycopg.errors import UniqueViolation
     except ImportError:
-        return (sqlite3.IntegrityError,)
-    return (sqlite3.IntegrityError, UniqueViolation)
+        return False
+    return isinstance(error, UniqueViolation) and error.diag.table_name == table
 
 
 def integrity_check(db) -> str:

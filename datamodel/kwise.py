@@ -138,8 +138,9 @@ def slot_models(db: Database, image_ids) -> tuple[str, ...]:
 
 KWISE_COLUMNS = ("vote_id", "battle_id", "annotator", "suite", "item_key", "prompt", "model_1", "model_2", "model_3",
                  "model_4", "image_id_1", "image_id_2", "image_id_3", "image_id_4", "best", "worst", "best_model",
-                 "worst_model", "seconds_to_vote", "voted_at", "strategy", "excluded")
-"""The columns of a four-image vote as the exports write it (docs/annotating.md#four-image-votes)."""
+                 "worst_model", "seconds_to_vote", "voted_at", "strategy", "excluded", "excluded_reason", "reviewed")
+"""The columns of a four-image vote as the exports write it (docs/running-a-study.md#exports-other-tools-read);
+``excluded``, ``excluded_reason`` and ``reviewed`` as the pairwise export's (:data:`datamodel.vote_table.COLUMNS`)."""
 
 
 def kwise_vote_rows(db: Database, *, suite: str | None = None, subset: str | None = None,
@@ -160,7 +161,7 @@ def kwise_vote_rows(db: Database, *, suite: str | None = None, subset: str | Non
     rows = db.execute(
         f"""SELECT v.id, b.id, a.name, p.suite, p.item_key, p.text, {models}, b.slot_1_image_id, b.slot_2_image_id,
                    b.slot_3_image_id, b.slot_4_image_id, v.best, v.worst, v.seconds_to_vote, v.voted_at, b.strategy,
-                   v.excluded
+                   v.excluded, v.excluded_reason, v.reviewed
             FROM kwise_votes v JOIN kwise_battles b ON b.id = v.battle_id JOIN prompts p ON p.id = b.prompt_id
             JOIN annotators a ON a.id = v.annotator_id {joins}
             WHERE {' AND '.join(where)} ORDER BY v.voted_at, v.id""", params).fetchall()

@@ -251,19 +251,22 @@ def update_four_image_flags(db: Database, annotator_id: int,
     looks picks each about a quarter of the time). Not the bias rule's "same model": with four of a suite's models in
     every vote, a clearly best model is shown, and rightly picked, in most votes where a suite has few models. A
     trusted account's rate and speed flags are reported, not excluded (:func:`verdict`). Every vote of the
-    annotator is re-read: four-image votes come at most one every few seconds."""
+    annotator is re-read: four-image votes come at most one every few seconds. A vote an admin reviewed
+    (``reviewed``, :func:`datamodel.reviews.review_votes`) keeps the admin's decision, and still counts towards its
+    neighbours' rate, speed and bias, as a pairwise one does."""
     source = db.execute("SELECT source FROM annotators WHERE id = ?", [annotator_id]).fetchone()
     trusted = source is not None and source[0] in rules.trusted_sources
-    rows = db.execute("SELECT id, voted_at, best, excluded, excluded_reason FROM kwise_votes WHERE annotator_id = ?",
-                      [annotator_id]).fetchall()
-    facts = [VoteFact(vote_id, voted_at, f"slot {best}", None) for vote_id, voted_at, best, _, _ in rows]
-    bias = bias_from_counts(len(rows), Counter(str(best) for _, _, best, _, _ in rows), Counter(), rules)
+    rows = db.execute("SELECT id, voted_at, best, excluded, excluded_reason, reviewed FROM kwise_votes WHERE "
+                      "annotator_id = ?", [annotator_id]).fetchall()
+    facts = [VoteFact(row[0], row[1], f"slot {row[2]}", None) for row in rows]
+    bias = bias_from_counts(len(rows), Counter(str(row[2]) for row in rows), Counter(), rules)
     reasons = rule_reasons(facts, rules, bias)
     changed = {}
-    for vote_id, _, _, excluded, reason in rows:
+    for vote_id, _, _, excluded, reason, reviewed in rows:
         wanted = verdict(reasons.get(vote_id, ()), trusted)
-        if (excluded, reason) != wanted:
-            db.execute("UPDATE kwise_votes SET excluded = ?, excluded_reason = ? WHERE id = ?", [*wanted, vote_id])
+        if not reviewed and (excluded, reason) != wanted:
+            db.execute("UPDATE kwise_votes SET excluded = ?, excluded_reason = ? WHERE id = ? AND reviewed = 0",
+                       [*wanted, vote_id])
             changed[vote_id] = wanted
     return changed
 

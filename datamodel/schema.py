@@ -1017,6 +1017,16 @@ def _four_image_vote_flags(db: Database) -> None:
     db.execute("ALTER TABLE kwise_votes ADD COLUMN excluded_reason TEXT NOT NULL DEFAULT ''")
 
 
+def _four_image_reviews(db: Database) -> None:
+    """An admin's review of four-image votes (:mod:`datamodel.reviews`): ``kwise_votes.reviewed``, 1 once an admin
+    excluded or included the vote (final: the quality rules leave it alone), as ``votes.reviewed``; and
+    ``admin_actions.vote_kind``, the kind of the one vote an action reviewed (``pairwise`` or ``four-image``; '' for an
+    action on an annotator's or a rule's votes, which covers both kinds)."""
+    db.execute("ALTER TABLE kwise_votes ADD COLUMN reviewed INTEGER NOT NULL DEFAULT 0")
+    db.execute("ALTER TABLE admin_actions ADD COLUMN vote_kind TEXT NOT NULL DEFAULT ''")
+    db.execute("UPDATE admin_actions SET vote_kind = 'pairwise' WHERE vote_id IS NOT NULL")
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -1049,6 +1059,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     _open_prompts_counter,
     _four_image_votes,
     _four_image_vote_flags,
+    _four_image_reviews,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

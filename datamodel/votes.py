@@ -14,7 +14,7 @@ import hmac
 import time
 from dataclasses import dataclass
 
-from datamodel.connection import duplicate_errors
+from datamodel.connection import database_errors, is_unique_violation
 from datamodel.database import Database
 from datamodel.dialect import is_postgres
 from datamodel.quality import QualityRules, update_flags_with_reasons
@@ -85,8 +85,10 @@ def record_vote(
         try:
             vote_id = _insert_vote(db, battle_id, annotator_name if kind == "human" else judge, kind, annotator_id,
                                    outcome, seconds, now, expected_shown)
-        except duplicate_errors():  # PostgreSQL: a vote on it committed meanwhile (its check saw none)
-            raise VoteRejected("This battle already has your vote. Load the next battle.") from None
+        except database_errors() as error:  # PostgreSQL: a vote on it committed meanwhile (its check saw none)
+            if is_unique_violation(error, "votes"):  # the unique battle_id; not NOT NULL, CHECK, a foreign key
+                raise VoteRejected("This battle already has your vote. Load the next battle.") from None
+            raise  # refused for another reason: the caller reports the database error, not "already voted"
         changes = update_flags_with_reasons(db, annotator_id, rules) if kind == "human" and rules is not None else {}
         if is_postgres(db):  # the counter rises at the commit; the vote's flag is the insert's unless the rules
             version = None  # changed it, and then they said to what: no read

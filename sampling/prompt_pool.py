@@ -150,7 +150,7 @@ class PromptPool:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._version: int | None = None
+        self._version: int | None = None  # the catalog counter the kept reads were made at (None: none kept)
         self._suites: list[str] = []
         self._by_suite: dict[str | None, list[int]] = {}
         self._arrays: dict[str | None, np.ndarray] = {}  # the same, as arrays
@@ -159,9 +159,10 @@ class PromptPool:
         self.seen = SeenPrompts()  # what each annotator voted on, for the draws to leave out
 
     def _refresh(self, db: Database) -> None:
-        """Forget everything if the images changed (call with the lock held)."""
+        """Forget everything if the images changed (call with the lock held). A database without the catalog's
+        counter (its row deleted by hand) cannot say so: everything is read again each time."""
         version, self._checked_at = catalog_version(db), time.monotonic()
-        if version != self._version:
+        if version is None or version != self._version:
             self._version, self._by_suite, self._suites = version, {}, suites_with_battles(db)
             self._arrays, self._kept = {}, {}
 

@@ -315,8 +315,8 @@ def bounded_shares(weights: np.ndarray, available: np.ndarray, low, high) -> np.
     """Probabilities p_k = clip(λ·w_k, low, high) over the available pairs (0 elsewhere), with λ such that Σ p = 1.
 
     The capped-simplex ("water-filling") normalisation: shares keep the order of the weights and stay within
-    [low, high]. Σ_k clip(λ w_k, low, high) grows with λ, so λ is found by bisection on log λ (at most 100
-    halvings, fewer once the bracket is two adjacent floats);
+    [low, high]. Σ_k clip(λ w_k, low, high) grows with λ: one row is solved exactly (:func:`water_level`), a batch by a
+    safeguarded Newton iteration on log λ (:func:`_batch_log_level`);
     ``low``/``high`` are numbers or arrays broadcasting against the leading axes (one bound per row, shape (…, 1)).
     Needs low·A ≤ 1 ≤ high·A for the A available pairs of a row. Zero (and NaN) weights count as 10⁻¹² of the
     largest, so they get ``low`` unless the cap leaves mass over, which then goes to them evenly. A row whose weights
@@ -364,17 +364,40 @@ def bounded_shares(weights: np.ndarray, available: np.ndarray, low, high) -> np.
         shares[on] = np.clip(level * weights[on], low[0], high[0])
         return shares / shares.sum()
 
-    for _ in range(100):
-        mid = 0.5 * (log_lo + log_hi)
-        if np.all((mid == log_lo) | (mid == log_hi)):  # adjacent floats: λ is as exact as a float can be
-            break
-        over = clipped(mid).sum(axis=-1, keepdims=True) > 1.0
-        log_hi = np.where(over, mid, log_hi)
-        log_lo = np.where(over, log_lo, mid)
-    shares = clipped(0.5 * (log_lo + log_hi))
+    shares = clipped(_batch_log_level(clipped, np.where(available, weights, 0.0), log_lo, log_hi, low, high))
     sums = shares.sum(axis=-1, keepdims=True)
     shares = shares / np.where(sums > 0, sums, 1.0)
     return np.where(has_weight, shares, uniform)
+
+
+def _batch_log_level(clipped, weights: np.ndarray, log_lo: np.ndarray, log_hi: np.ndarray, low, high) -> np.ndarray:
+    """log λ per row with Σ_k clip(λ·w_k, low, high) = 1, for a batch of rows (:func:`bounded_shares`).
+
+    f(λ) = Σ clip(λ·w_k, low, high) is piecewise linear with slope Σ w_k over the free entries (low < λw_k < high),
+    so a Newton step λ + (1 − f)/slope lands exactly on the root once λ is in the root's segment. Each row keeps a
+    bracket [log_lo, log_hi] around the root and falls back to halving it (in log λ) whenever the Newton step
+    leaves the bracket or the slope is zero: a safeguarded Newton, a handful of passes where bisection to adjacent
+    floats took about sixty (measured: ``python -m cProfile -m tools.simulate``, 4 repetitions).
+    """
+    empty = weights.sum(axis=-1, keepdims=True) <= 0  # no available pair: nothing to solve
+    log_scale = np.clip(-np.log(np.maximum(weights.sum(axis=-1, keepdims=True), 1e-300)), log_lo, log_hi)
+    for _ in range(200):
+        shares = clipped(log_scale)
+        total = shares.sum(axis=-1, keepdims=True)
+        over = total > 1.0
+        log_hi = np.where(over, log_scale, log_hi)
+        log_lo = np.where(over, log_lo, log_scale)
+        settled = empty | (np.abs(total - 1.0) <= 1e-13) | (log_hi - log_lo <= 1e-14 * np.maximum(1.0, np.abs(log_lo)))
+        if np.all(settled):
+            break
+        scale = np.exp(log_scale)
+        free = (shares > low) & (shares < high)
+        slope = np.where(free, weights, 0.0).sum(axis=-1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            newton = np.log(np.maximum(scale + (1.0 - total) / slope, 0.0))
+        inside = (slope > 0) & (newton > log_lo) & (newton < log_hi)
+        log_scale = np.where(settled, log_scale, np.where(inside, newton, 0.5 * (log_lo + log_hi)))
+    return log_scale
 
 
 def water_level(weights: np.ndarray, low: float, high: float) -> float:

@@ -139,6 +139,46 @@ def test_rate_through_each_task_type_with_keys_and_clicks(tmp_path, browser, siz
         assert arena.db.execute("SELECT COUNT(*) FROM rating_servings WHERE skipped_at IS NOT NULL").fetchone()[0] == 1
 
 
+ARENA_QUESTION = "shows the prompt better"  # the Arena tab's question: two images, pick the better
+
+
+def _visible_with(page, words: str) -> list[str]:
+    """The visible elements whose own text holds ``words`` (their tag and id)."""
+    return page.evaluate("""(words) => [...document.querySelectorAll('body *')].filter((e) =>
+        [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.includes(words))
+        && e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden')
+        .map((e) => `${e.tagName}#${e.closest('[id]')?.id}`)""", words)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_each_tab_shows_its_own_words_and_only_the_arena_asks_for_the_better_image(tmp_path, browser, size):
+    """The words over the tabs belonged to the Arena (two images, which is better) and showed on every tab: on the
+    Ratings tab, which asks about one image, they were wrong and took room above the question on a phone. The Arena
+    tab says it where it signs in; the Ratings tab starts with its own words under the page's name."""
+    arena = build_rating_arena(tmp_path)
+    open_all(arena)
+    with running_app(arena.settings) as url:
+        page = browser.new_page(viewport=SIZES[size])
+        page.goto(url)
+        page.wait_for_selector("#signin-button")
+        shoot(page, size, "tab-words-01-arena")
+        assert _visible_with(page, ARENA_QUESTION), "the Arena tab no longer says what to pick"
+        for tab in ("Ratings", "Leaderboard", "Admin"):
+            page.get_by_role("tab", name=tab).click()
+            page.wait_for_function("(tab) => [...document.querySelectorAll('[role=tab][aria-selected=true]')]"
+                                   ".some((e) => e.innerText.trim() === tab)", arg=tab, timeout=10000)
+            page.wait_for_timeout(200)
+            assert not _visible_with(page, ARENA_QUESTION), f"the {tab} tab shows the Arena's question"
+        page.get_by_role("tab", name="Ratings").click()
+        submit_rating_sign_in(page, "rater", "token-0001")
+        wait_question(page)
+        shoot(page, size, "tab-words-02-ratings")
+        assert not _visible_with(page, ARENA_QUESTION)
+        title = page.locator("#page-title").bounding_box()
+        tabs = page.locator("[role=tablist]").first.bounding_box()
+        assert tabs["y"] - title["y"] <= 60, (title, tabs)  # the page's name alone above the tabs
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_a_refused_answer_says_why_and_keeps_the_question(tmp_path, browser, size):
     arena = build_rating_arena(tmp_path, rate_limit_annotator_per_minute=1)

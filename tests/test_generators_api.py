@@ -46,6 +46,15 @@ def generate(db, media, ids, specs, server, *, images_per_prompt=1, env=None, **
                images_per_prompt=images_per_prompt)
 
 
+def test_the_fake_server_reads_the_no_revision_prefix_the_registry_declares():
+    """DALL-E 3's no-revision prefix is declared once, in the registry: the fake server's revision recognises that
+    very string, so a change to the prefix cannot leave the fake revising prompts the model sends unrevised."""
+    from tools import fake_openai
+
+    assert fake_openai.NO_REVISION_PREFIX is NO_REVISION_PREFIX
+    assert fake_openai.revise(NO_REVISION_PREFIX + PROMPTS[0]) == PROMPTS[0]
+
+
 def test_dall_e_3_images_are_made_through_the_api_and_stored_like_any_image(arena):
     db, media, ids = arena
     with FakeServer() as server:

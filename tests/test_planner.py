@@ -70,9 +70,12 @@ def _votes_actually_needed(strategy, half_width, repetitions, start, seed):
 
 @pytest.mark.parametrize("strategy", ["uniform", pytest.param("active", marks=pytest.mark.slow)])
 def test_the_quick_interval_estimate_is_within_a_quarter_of_the_votes_actually_needed(strategy):
-    """The leaderboard's line (no simulation) against 20 simulated arenas from 1,500 votes to every interval within
-    ±20 Elo (about 7,000 more votes under uniform, 22,000 under active): within ±25% in at least 80% of them."""
-    counts, needed = _votes_actually_needed(strategy, 20.0, 20, 1500, seed=7)
+    """The leaderboard's line (no simulation) against 200 simulated arenas from 1,500 votes to every interval within
+    ±20 Elo (about 7,000 more votes under uniform, 22,000 under active): within ±25% in at least 80% of them.
+
+    200 arenas, not fewer: under ``active`` the share is about 82% (79.5-84% on seeds 7-11, docs/methods/sampling.md),
+    so 20 arenas passed or failed by the luck of the random stream."""
+    counts, needed = _votes_actually_needed(strategy, 20.0, 200, 1500, seed=7)
     estimates = np.array([interval_votes(c, strategy, 20.0, params=LEADERBOARD_FIT, horizon=200_000)
                           for c in counts])
     close = np.abs(estimates - needed) <= 0.25 * needed

@@ -72,6 +72,23 @@ def test_bounded_shares_sum_to_one_within_bounds_and_keep_order(weights, cap, da
     assert np.all(np.diff(q[order]) >= -1e-9)  # a heavier pair never gets less
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([3, 15, 66, 435]), st.sampled_from([1.0, 2.0, 16.0, np.inf]))
+def test_a_batch_is_solved_as_each_of_its_rows_alone(seed, pairs, cap):
+    """The batch solver (the simulation's) and the one-row solver (the server's) give the same shares."""
+    rng = np.random.default_rng(seed)
+    weights = np.exp(rng.normal(0.0, rng.uniform(0.1, 12.0), (5, pairs)))
+    weights[rng.random((5, pairs)) < 0.2] = 0.0  # zero weights get the floor, or what the cap leaves over
+    available = rng.random((5, pairs)) > 0.1
+    available[:, 0] = True
+    u = 1.0 / available.sum(axis=1, keepdims=True)
+    low, high = (u / cap if np.isfinite(cap) else np.zeros_like(u)), u * cap
+    batch = bounded_shares(weights, available, low, high)
+    for row in range(5):
+        alone = bounded_shares(weights[row], available[row], low[row, 0], high[row, 0])
+        assert batch[row] == pytest.approx(alone, abs=1e-12)
+
+
 def test_bounded_shares_edge_cases_and_batches():
     assert bounded_shares(np.zeros(3), np.ones(3, bool), 0.0, np.inf).tolist() == pytest.approx([1 / 3] * 3)
     assert bounded_shares(np.ones(3), np.zeros(3, bool), 0.0, np.inf).tolist() == [0, 0, 0]

@@ -5,7 +5,7 @@ from collections import Counter
 import pytest
 
 from datamodel.annotators import SignInError, sign_in, sync_accounts
-from datamodel.connection import connect
+from datamodel.connection import connect, database_errors, is_unique_violation
 from datamodel.sampling_reads import eligible_prompts
 from datamodel.votes import VoteRejected, record_vote
 from sampling.draws import NoBattleAvailable, draw_uniform, serve_battle
@@ -83,6 +83,37 @@ def test_second_vote_is_refused(small_arena):
     with pytest.raises(VoteRejected, match="already has your vote"):
         record_vote(small_arena.db, battle.id, "B", session_id="s1")
     assert small_arena.db.execute("SELECT outcome FROM votes").fetchall() == [("tie",)]
+
+
+def test_a_vote_refused_for_another_constraint_is_not_taken_for_a_second_vote(small_arena):
+    """Only the unique vote per battle means "already voted": a vote the database refuses for another constraint
+    (here NOT NULL: a human battle whose annotator is gone leaves the vote without a voter) raises the database's
+    error, which the page reports as a write it could not save, and writes nothing."""
+    battle = _serve(small_arena)
+    db = small_arena.db
+    with db.conn:
+        db.execute("UPDATE battles SET annotator_id = NULL WHERE id = ?", [battle.id])
+    with pytest.raises(database_errors()) as refused:
+        record_vote(db, battle.id, "A", session_id="s1")
+    assert not isinstance(refused.value, VoteRejected)
+    assert not is_unique_violation(refused.value, "votes")
+    assert "voter" in str(refused.value)
+    assert db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == 0
+
+
+def test_a_second_vote_row_on_a_battle_is_told_apart_from_other_refusals(small_arena):
+    """What the vote's insert takes for a duplicate: the unique key of ``votes`` broken, on either engine."""
+    battle = _serve(small_arena)
+    db = small_arena.db
+    record_vote(db, battle.id, "A", session_id="s1")
+    copy = ("INSERT INTO votes (battle_id, voter, voter_kind, outcome, voted_at) "
+            "SELECT battle_id, {voter}, voter_kind, outcome, voted_at FROM votes")
+    for voter, duplicate in (("voter", True), ("NULL", False)):
+        with pytest.raises(database_errors()) as refused, db.conn:
+            db.execute(copy.format(voter=voter))
+        assert is_unique_violation(refused.value, "votes") is duplicate, refused.value
+        assert not is_unique_violation(refused.value, "battles")
+    assert db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == 1
 
 
 def test_concurrent_votes_on_one_battle_store_exactly_one(small_arena):
@@ -273,6 +304,24 @@ def test_prompt_pool_keeps_only_suites_with_battles(small_arena):
     for made_up in ("no-such-suite", "x" * 10_000, "taxonomy "):
         assert pool.eligible(db, made_up) == []
     assert set(pool._by_suite) <= {None, *suites_with_battles(db)}  # made-up names are not kept
+
+
+def test_the_pool_reads_the_catalog_when_its_change_counter_is_missing(small_arena):
+    """A database without the ``catalog`` row of ``data_versions`` (deleted by hand: every migrated database has it)
+    has no counter to say when the catalog changed: the pool reads the suites and prompts at every draw instead of
+    keeping nothing (before, its first read compared "no counter" with "never read" and found them equal)."""
+    from datamodel.sampling_reads import catalog_version, suites_with_battles
+
+    db, pool = small_arena.db, PromptPool()
+    with db.conn:
+        db.execute("DELETE FROM data_versions WHERE name = 'catalog'")
+    assert catalog_version(db) is None
+    assert pool.suites(db) == suites_with_battles(db) and "taxonomy" in pool.suites(db)
+    assert pool.eligible(db, "taxonomy") == eligible_prompts(db, "taxonomy") != []
+    taxonomy = pool.eligible(db, "taxonomy")
+    with db.conn:  # a catalog change no counter records
+        db.execute("UPDATE images SET withheld = 'test' WHERE prompt_id = ?", [taxonomy[0]])
+    assert pool.eligible(db, "taxonomy") == eligible_prompts(db, "taxonomy") == taxonomy[1:]
 
 
 def test_the_pool_keeps_catalog_reads_until_the_catalog_changes(small_arena):

@@ -304,7 +304,7 @@ def test_an_admin_excludes_and_includes_a_vote_through_the_admin_tab(tmp_path):
     with running_app(arena.settings) as url:
         excluded, after_exclude, included = asyncio.run(review(url))
         assert after_exclude == (1, 1, "excluded by an admin: reviewed by an admin")
-        assert "Excluded 1 vote" in excluded[0] and excluded[2]["data"][0][:3] == [vote_id, "voter", "A"]
+        assert "Excluded 1 vote" in excluded[0] and excluded[2]["data"][0][:3] == [f"pairwise {vote_id}", "voter", "A"]
         with pytest.raises(LoadError, match="Wrong admin password"):
             call_event(url, "admin_unlock", ["wrong", None])
         with pytest.raises(LoadError, match="409"):  # another page, without a session: refused at the front door

@@ -4,8 +4,7 @@ now" on the page, one line in the server log with the database's reason, no trac
 The database refuses through a trigger on the table the event writes, raising what a PostgreSQL server raises where
 it cannot be written (a standby, a database set read-only: SQLSTATE 25006, which psycopg reports as an
 ``InternalError``) or, on SQLite, an ``OperationalError`` as a full disk or a read-only file gives (the trigger writes
-into a table that does not exist; an aborted statement would raise an ``IntegrityError``, which the vote reads as a
-vote already there). Before, the tabs caught ``sqlite3.OperationalError`` alone:
+into a table that does not exist). Before, the tabs caught ``sqlite3.OperationalError`` alone:
 on PostgreSQL every such write answered Gradio's bare "Error" and the log got a traceback.
 """
 

@@ -35,6 +35,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.requests import ClientDisconnect
 
+from generators.registry import NO_REVISION_PREFIX
+
 _DATA_URL = re.compile(r"^data:(image/(?:png|jpeg|webp));base64,([A-Za-z0-9+/=]+)$")
 
 
@@ -139,10 +141,6 @@ def decode_data_url(url: str) -> bytes:
 Responder = Callable[[Received], Scripted]
 ImageResponder = Callable[[Received], ScriptedImage]
 ModerationResponder = Callable[[Received], ScriptedModeration]
-
-NO_REVISION_PREFIX = ("I NEED to test how the tool works with extremely simple prompts. DO NOT add any detail, "
-                      "just use it AS-IS:")
-
 
 def revise(prompt: str) -> str:
     """The fake's DALL-E 3 revision: the prompt behind the no-revision prefix as given, any other with a sentence of

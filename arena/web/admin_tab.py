@@ -24,15 +24,15 @@ import time
 import gradio as gr
 import pandas as pd
 
-from arena.admin_tables import admin_actions, annotator_flags
+from arena.admin_tables import admin_actions, annotator_flags, flagged_table
 from arena.ratelimit import RateLimited, client_address
 from arena.web.admin_session import Holder, SessionEnded
 from arena.web.context import AppContext, bind, done, picked_cell, refusal, refused_text, unwritable
 from arena.web.prompt_review import build_prompt_review
 from arena.web.rating_admin import build_rating_admin
 from datamodel.connection import database_errors
-from datamodel.quality import BIAS, RATE, SPEED, flagged_votes
-from datamodel.reviews import ReviewError, review_votes
+from datamodel.quality import BIAS, RATE, SPEED
+from datamodel.reviews import ReviewError, review_votes, vote_reference
 from datamodel.vote_table import EXPORT_FORMATS, export_votes
 from sampling.coverage import votes_per_model, votes_per_pair, votes_per_prompt
 
@@ -111,17 +111,6 @@ def require(ctx: AppContext, admin_id, event: str, request: gr.Request | None) -
         raise refusal(LOCKED, event, request)
 
 
-def flagged_table(db) -> pd.DataFrame:
-    rows = flagged_votes(db)
-    table = pd.DataFrame(rows, columns=["vote_id", "voter", "outcome", "created_at", "excluded", "reviewed",
-                                        "reason"])
-    for column in ("excluded", "reviewed"):
-        table[column] = ["yes" if value else "no" for value in table[column]]
-    return table.rename(columns={"vote_id": "Vote", "voter": "Voter", "outcome": "Outcome",
-                                 "created_at": "When (UTC)", "excluded": "Excluded", "reviewed": "By an admin",
-                                 "reason": "Reason"})
-
-
 def tables(ctx: AppContext) -> list:
     """Every table the admin's actions change, read again: annotators, flagged votes, coverage, the log; and the
     annotators menu (:data:`REFRESHED`)."""
@@ -179,27 +168,17 @@ def review_in_bulk(ctx: AppContext, admin_id, annotator, rule, reason, request: 
 
 def review_one(ctx: AppContext, admin_id, vote: str | float | None, reason: str = ONE_VOTE_REASON,
                request: gr.Request | None = None, *, exclude: bool) -> list:
-    """One vote included or excluded, by its id."""
+    """One vote included or excluded, by its kind and id ("pairwise 12", "four-image 12") as the flagged votes' Vote
+    column shows it, or a pairwise vote's id alone ("12", or 12.0 from an API caller)
+    (:func:`datamodel.reviews.vote_reference`)."""
     event = f"admin_review_{'exclude' if exclude else 'include'}"
     require(ctx, admin_id, event, request)
 
     def review():
-        if vote is None or not str(vote).strip():
-            raise ReviewError("Enter the id of a vote from the flagged votes table (or click its row).")
-        return review_votes(ctx.store.db(), exclude=exclude, reason=reason, vote_id=_whole_id(vote))
+        kind, vote_id = vote_reference(vote)
+        return review_votes(ctx.store.db(), exclude=exclude, reason=reason, vote_id=vote_id, vote_kind=kind)
 
     return reviewed(ctx, event, request, review)
-
-
-def _whole_id(value) -> int:
-    """An id typed in a box ("12", or 12.0 from an API caller); ReviewError in words for anything else."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = float("nan")
-    if not number.is_integer():
-        raise ReviewError(f"{str(value)[:40]!r} is not a vote id: type the number in the Vote column.")
-    return int(number)
 
 
 def pick_annotator(table: pd.DataFrame, evt: gr.SelectData):
@@ -208,8 +187,8 @@ def pick_annotator(table: pd.DataFrame, evt: gr.SelectData):
 
 
 def pick_vote(table: pd.DataFrame, evt: gr.SelectData):
-    """A click on a row of the flagged votes chooses that vote."""
-    return picked_cell(table, evt, "Vote", int)
+    """A click on a row of the flagged votes chooses that vote (by kind and id: "pairwise 12", "four-image 12")."""
+    return picked_cell(table, evt, "Vote")
 
 
 def export(ctx: AppContext, admin_id, request: gr.Request | None = None, *, fmt: str) -> str:
@@ -251,8 +230,10 @@ def export_and_annotators() -> dict:
     with gr.Row():
         export_buttons = {fmt: gr.Button(f"Export {fmt.upper()}", elem_id=f"export-{fmt}") for fmt in EXPORT_FORMATS}
     export_file = gr.HTML("", elem_id="export-file")  # the one-time download link of the latest export
-    gr.Markdown("### Annotators\n*Each annotator's votes: cast, counted by the leaderboard, set aside by each "
-                "quality rule, and those an admin decided on. Click a row to choose the annotator below.*")
+    gr.Markdown("### Annotators\n*Each annotator's votes, pairwise and four-image together (Four-image: how many "
+                "of them are four-image votes): cast, counted by the leaderboard, set aside by each quality rule, and "
+                "those an admin decided on. An action covers both kinds. Click a row to choose the annotator "
+                "below.*")
     stats = gr.DataFrame(elem_id="annotator-stats", interactive=False, wrap=False, max_height=420)
     with gr.Row(elem_id="review-annotator-row"):
         review_annotator = gr.Dropdown([EVERY_ANNOTATOR], value="", label="Annotator",
@@ -274,8 +255,8 @@ def export_and_annotators() -> dict:
 
 def coverage_and_flagged(ctx: AppContext) -> dict:
     """Lay out where the votes went, the flagged votes with the one-vote review, and the admins' actions; by name."""
-    gr.Markdown(f"### Where the human votes went\nSampling strategy: **{ctx.settings.sampling_strategy}**. "
-                "Fewest votes first, so gaps are visible.")
+    gr.Markdown(f"### Where the human votes went\nPairwise votes; sampling strategy: "
+                f"**{ctx.settings.sampling_strategy}**. Fewest votes first, so gaps are visible.")
     with gr.Tabs():
         with gr.Tab("Per model"):
             per_model = gr.DataFrame(elem_id="votes-per-model", interactive=False)
@@ -283,12 +264,14 @@ def coverage_and_flagged(ctx: AppContext) -> dict:
             per_pair = gr.DataFrame(elem_id="votes-per-pair", interactive=False)
         with gr.Tab("Per prompt"):
             per_prompt = gr.DataFrame(elem_id="votes-per-prompt", interactive=False, wrap=False)
-    gr.Markdown("### Flagged votes\nExcluded by the quality rules (kept, never deleted), noted for a trusted "
-                "account, or reviewed by an admin. An admin's decision is final. Click a row to choose the vote.")
+    gr.Markdown("### Flagged votes\nPairwise and four-image votes excluded by the quality rules (kept, never "
+                "deleted), noted for a trusted account, or reviewed by an admin, newest first, with the models "
+                "shown (a four-image vote's four, by slot). An admin's decision is final. Click a row to choose the "
+                "vote.")
     flagged = gr.DataFrame(elem_id="flagged-votes", interactive=False, max_height=420)
     with gr.Row():
         # a text box: Gradio's number box shows 0 when empty, an id no vote has
-        vote_id = gr.Textbox(label="Vote id", elem_id="review-vote-id", max_lines=1,
+        vote_id = gr.Textbox(label="Vote (e.g. pairwise 12, four-image 12)", elem_id="review-vote-id", max_lines=1,
                              placeholder="Click a row, or type its id")
         vote_reason = gr.Textbox(label="Reason", elem_id="review-vote-reason", max_lines=1, value=ONE_VOTE_REASON)
         include_button = gr.Button("Include in ratings", elem_id="review-include")

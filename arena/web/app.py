@@ -114,8 +114,9 @@ def build_app(settings: Settings, store: Store | None = None, ctx: AppContext | 
     # all of them at a restart). No vote export goes there: exports have their own one-time route (AdminExports).
     with gr.Blocks(title="T2I Arena", analytics_enabled=False, delete_cache=GRADIO_CACHE_CLEANUP) as blocks:
         blocks.state_session_capacity = settings.page_sessions  # Gradio's holder reads it when the app is mounted
-        gr.Markdown("# Text-to-image arena\nWhich image shows the prompt better? Model names appear after your vote.",
-                    elem_id="page-title")
+        # the page's name alone over every tab: each tab says what it asks for itself (the Arena's question is in
+        # its sign-in form, "How it works"; the Ratings tab asks about one image at a time)
+        gr.Markdown("# Text-to-image arena", elem_id="page-title")
         # While the leaderboard tab is open it asks for the latest snapshot every few seconds (one small query).
         timer = gr.Timer(LEADERBOARD_POLL_S, active=False)
         # This page's admin session id once its Admin tab is unlocked; the leaderboard reads it too (an annotator's

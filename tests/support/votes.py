@@ -1,6 +1,7 @@
 """Votes and metric rows written into a small arena (support.arena) for leaderboard, export and web tests.
 
 ``add_votes``: 18 taxonomy battles voted on by two annotators and two judges, with known disagreements.
+``four_image_votes``: an annotator's four-image votes at set times (a run of fast ones, for the quality rules).
 ``vote_human_order`` / ``store_metrics``: human votes that rank the models as :data:`HUMAN_ORDER`, and metric rows
 (CLIP, reward, FID) that agree or disagree with that order in known ways.
 """
@@ -93,3 +94,23 @@ def store_metrics(arena) -> None:
     for model, value in FID.items():
         rows.append(MetricRow(ids[model], "fid", value, "inception-v3", suite="taxonomy"))
     write_metrics(arena.db, rows)
+
+
+def four_image_votes(db, session, count: int, *, start: float, every: float) -> list[int]:
+    """``count`` four-image votes of the signed-in ``session`` on the taxonomy suite, ``every`` seconds apart from
+    ``start`` (each set shown 1 s before its vote; best slot 1, 2, 3, 4, 1, ...; a worst slot on every other vote);
+    their vote ids. Under 5 s apart, ten or more are a run of fast votes the speed rule sets aside."""
+    from arena.four_image_session import next_four, vote_four
+
+    sitting, ids = None, []
+    for n in range(count):
+        at = start + n * every
+        sitting = next_four(db, random.Random(n), session, sitting, suites=["taxonomy"], strategy="uniform",
+                            now=at - 1.0)
+        assert sitting.battle is not None
+        best = 1 + n % 4
+        sitting = vote_four(db, session, sitting, best=best, worst=None if n % 2 else 1 + best % 4,
+                            on_screen=sitting.battle.media_token, now=at)
+        assert sitting.receipt is not None
+        ids.append(sitting.receipt.vote_id)
+    return ids

@@ -81,20 +81,21 @@ def standing(db: Database, annotator_id: int, rules: QualityRules = QualityRules
 
 def four_image_standing(db: Database, annotator_id: int) -> Standing:
     """The four-image votes of ``annotator_id`` (``kwise_votes``) as :class:`Standing` tells them: cast, those that
-    count, and those the quality rules set aside per rule (:func:`datamodel.quality.update_four_image_flags` flags
-    them; the four-image page's status line). The caps' counts and the side and model picked most are left at 0:
-    the page does not warn about them."""
+    count, and those set aside per rule (:func:`datamodel.quality.update_four_image_flags` flags them) or by an admin
+    (:func:`datamodel.reviews.review_votes`), as :func:`standing` counts pairwise votes; the four-image page's status
+    line. The caps' counts and the side and model picked most are left at 0: the page does not warn about them."""
     sums, params = [], []
     for rule in (RATE, SPEED, BIAS):
         condition, words = reason_matches(rule)
-        sums.append(f"COUNT(*) FILTER (WHERE excluded = 1 AND {condition})")
+        sums.append(f"COUNT(*) FILTER (WHERE excluded = 1 AND reviewed = 0 AND {condition})")
         params += words
-    cast, counted, *by_rule = db.execute(
-        f"SELECT COUNT(*), COUNT(*) FILTER (WHERE excluded = 0), {', '.join(sums)} FROM kwise_votes "
-        "WHERE annotator_id = ?", [*params, annotator_id]).fetchone()
+    cast, counted, by_admin, *by_rule = db.execute(
+        "SELECT COUNT(*), COUNT(*) FILTER (WHERE excluded = 0), COUNT(*) FILTER (WHERE excluded = 1 AND reviewed = 1), "
+        f"{', '.join(sums)} FROM kwise_votes WHERE annotator_id = ?", [*params, annotator_id]).fetchone()
     set_aside = {name: n for name, n in zip((RATE, SPEED, BIAS), by_rule) if n}
+    if by_admin:
+        set_aside[ADMIN] = by_admin
     return Standing(cast=cast, counted=counted, set_aside=dict(sorted(set_aside.items(), key=lambda item: -item[1])))
-
 
 def _frees_at(db, annotator_id: int, since: float, votes: int, cap: int, span: float) -> float | None:
     """When a vote will count again under a cap of ``cap`` votes per ``span`` seconds, for an annotator with

@@ -115,3 +115,23 @@ def test_the_status_line_says_the_votes_cast_and_those_that_count(small_arena):
         voted["status"].replace("\\", ""))  # the warning as Markdown shows it
     later = show_next(ctx, None, session)[1]  # a new sitting of the same annotator (a reload): the same counts
     assert "10 four-image votes cast, 0 count" in later
+
+
+def test_the_status_line_says_when_the_admin_set_a_four_image_vote_aside(small_arena):
+    """A four-image vote the admin excluded after a run of fast votes is counted once, as the admin's, not under the
+    speed rule too (as the Arena tab's status line counts a reviewed pairwise vote)."""
+    from datamodel.reviews import FOUR_IMAGE, review_votes
+
+    ctx = _ctx(small_arena)
+    db = ctx.store.db()
+    session = sessions.start(db, "kim", "a-long-token-1", open_signup=True)
+    sitting = show_next(ctx, None, session)[0]
+    for _ in range(10):  # a run of ten fast votes, all set aside by the speed rule
+        voted = dict(zip(VOTED, cast_four(ctx, sitting, session, sitting.battle.media_token, "1:")))
+        sitting = voted["state"]
+    first = db.execute("SELECT MIN(id) FROM kwise_votes").fetchone()[0]
+    review_votes(db, exclude=True, reason="spam", vote_id=first, vote_kind=FOUR_IMAGE)
+    status = show_next(ctx, None, session)[1].replace("\\", "")
+    assert "10 four-image votes cast, 0 count" in status
+    assert "10 of your four-image votes do not count: 9 in a run of 10 or more" in status
+    assert "; 1 set aside by the admin" in status

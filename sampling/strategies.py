@@ -150,6 +150,8 @@ class SamplingParams:
       ``ARENA_WARMUP_BATTLES``; 0: no warm-up), and before ``active`` acts on its fit.
     - ``warmup_share``: the most draws that go to models warming up (``ARENA_WARMUP_SHARE``): the cap that keeps the
       rest of the study going.
+    - ``active_burnin``: the battles every model in play needs before ``active`` acts on its fit (it draws as
+      ``balanced`` until then); None: ``warmup_battles``.
     """
 
     balance_cap: float = 4.0
@@ -164,6 +166,7 @@ class SamplingParams:
     tie_policy: str = "drop"
     warmup_battles: int = 200
     warmup_share: float = 0.5
+    active_burnin: int | None = None
 
     def __post_init__(self):
         if not self.balance_cap >= 1 or not self.active_cap >= 1:
@@ -182,7 +185,16 @@ class SamplingParams:
         if not self.warmup_battles >= 0 or not 0 < self.warmup_share < 1:
             raise ValueError(f"warmup_battles must be >= 0 (0: no warm-up) and warmup_share a share strictly between 0 "
                              f"and 1, got {self.warmup_battles} and {self.warmup_share}.")
+        if self.active_burnin is not None and not self.active_burnin >= 0:
+            raise ValueError(f"active_burnin (battles per model before active acts) must be >= 0, or None for "
+                             f"warmup_battles, got {self.active_burnin}.")
         check_tie_policy(self.tie_policy)
+
+    @property
+    def burnin_battles(self) -> int:
+        """The battles every model needs before ``active`` acts on its fit: ``active_burnin``, or ``warmup_battles``
+        when that is None."""
+        return self.warmup_battles if self.active_burnin is None else self.active_burnin
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -682,12 +694,12 @@ def _balanced(*, available, pair_counts, params, **_):
 
 def _active(*, available, pair_counts, state, params):
     """P = (1 − ε)·bounded(w; 0, cap·u) + ε·B (:func:`active_pair_probabilities`); ``balanced`` before the first fit
-    and while a model in play has fewer than ``warmup_battles`` battles (:func:`provisional_rows`)."""
+    and while a model in play has fewer than ``active_burnin`` battles (:func:`provisional_rows`)."""
     balanced = _balanced(available=available, pair_counts=pair_counts, params=params)
     if state is None:
         return balanced
     focused = active_pair_probabilities(state.ratings, state.cov, pair_counts, available, params)
-    return np.where(provisional_rows(pair_counts, available, params.warmup_battles), balanced, focused)
+    return np.where(provisional_rows(pair_counts, available, params.burnin_battles), balanced, focused)
 
 
 def provisional_rows(pair_counts: np.ndarray, available: np.ndarray, battles: float) -> np.ndarray:

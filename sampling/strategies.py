@@ -53,7 +53,10 @@ Strategies (:data:`STRATEGIES`; the configured one is recorded on every battle, 
         Finally P = f·bounded(w; 0, cap·u) + (1 − f)·B, with B the ``balanced`` probabilities and the focused share
         f = (1 − ε)·min(1, M/m): at least a share ε (``active_floor``) of exploration goes to the pairs with the
         fewest votes, so every pair keeps getting votes and the pairs that the focused part starves are refilled
-        first; no pair gets more than cap·u (``active_cap``) from the focused part. M = Σ_k P_k is the expected
+        first; no pair gets more than cap·u (``active_cap``) from the focused part. The cap is 32 (was 16): in the
+        simulation 32 needed about 0.03–0.05 fewer of uniform's votes than 16 on the seeds it was tuned on and as
+        many as 16 on five unseen seeds (docs/methods/sampling.md); a cap binds when a few pairs carry most of the
+        weight, as the adjacent pairs of one group do late in the focused phase. M = Σ_k P_k is the expected
         number of pairs misordered by more than s: once it falls below m (``active_settle``) the ranking is settled
         to within the resolution, the focused part has little left to correct, and its share shrinks in proportion,
         down to a ``balanced`` (fixed, count-driven) design. Focusing after that only chased noise among the
@@ -150,6 +153,8 @@ class SamplingParams:
       ``ARENA_WARMUP_BATTLES``; 0: no warm-up), and before ``active`` acts on its fit.
     - ``warmup_share``: the most draws that go to models warming up (``ARENA_WARMUP_SHARE``): the cap that keeps the
       rest of the study going.
+    - ``active_burnin``: the battles every model in play needs before ``active`` acts on its fit (it draws as
+      ``balanced`` until then); None: ``warmup_battles``.
     """
 
     balance_cap: float = 4.0
@@ -157,13 +162,14 @@ class SamplingParams:
     active_resolution: float = 10.0
     active_sharpness: float = 2.0
     active_floor: float = 0.15
-    active_cap: float = 16.0
+    active_cap: float = 32.0
     active_settle: float = 0.1
     ridge: float = 0.5
     z: float = 1.96
     tie_policy: str = "drop"
     warmup_battles: int = 200
     warmup_share: float = 0.5
+    active_burnin: int | None = None
 
     def __post_init__(self):
         if not self.balance_cap >= 1 or not self.active_cap >= 1:
@@ -182,7 +188,16 @@ class SamplingParams:
         if not self.warmup_battles >= 0 or not 0 < self.warmup_share < 1:
             raise ValueError(f"warmup_battles must be >= 0 (0: no warm-up) and warmup_share a share strictly between 0 "
                              f"and 1, got {self.warmup_battles} and {self.warmup_share}.")
+        if self.active_burnin is not None and not self.active_burnin >= 0:
+            raise ValueError(f"active_burnin (battles per model before active acts) must be >= 0, or None for "
+                             f"warmup_battles, got {self.active_burnin}.")
         check_tie_policy(self.tie_policy)
+
+    @property
+    def burnin_battles(self) -> int:
+        """The battles every model needs before ``active`` acts on its fit: ``active_burnin``, or ``warmup_battles``
+        when that is None."""
+        return self.warmup_battles if self.active_burnin is None else self.active_burnin
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -682,12 +697,12 @@ def _balanced(*, available, pair_counts, params, **_):
 
 def _active(*, available, pair_counts, state, params):
     """P = (1 − ε)·bounded(w; 0, cap·u) + ε·B (:func:`active_pair_probabilities`); ``balanced`` before the first fit
-    and while a model in play has fewer than ``warmup_battles`` battles (:func:`provisional_rows`)."""
+    and while a model in play has fewer than ``active_burnin`` battles (:func:`provisional_rows`)."""
     balanced = _balanced(available=available, pair_counts=pair_counts, params=params)
     if state is None:
         return balanced
     focused = active_pair_probabilities(state.ratings, state.cov, pair_counts, available, params)
-    return np.where(provisional_rows(pair_counts, available, params.warmup_battles), balanced, focused)
+    return np.where(provisional_rows(pair_counts, available, params.burnin_battles), balanced, focused)
 
 
 def provisional_rows(pair_counts: np.ndarray, available: np.ndarray, battles: float) -> np.ndarray:

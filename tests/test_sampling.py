@@ -166,6 +166,15 @@ def test_active_prefers_close_pairs_with_uncertain_ranks_and_keeps_the_floor():
     alone = pair_probabilities("active", available=available, pair_counts=young, state=state,
                                params=SamplingParams(warmup_battles=0))  # no warm-up: the fit counts at once
     assert alone.tolist() != pytest.approx(early.tolist())
+    # the burn-in is its own knob: 198 battles are past a burn-in of 150, whatever the warm-up's threshold
+    burnt = pair_probabilities("active", available=available, pair_counts=young, state=state,
+                               params=SamplingParams(active_burnin=150))
+    assert burnt.tolist() == pytest.approx(alone.tolist())
+    held = pair_probabilities("active", available=available, pair_counts=young, state=state,
+                              params=SamplingParams(warmup_battles=0, active_burnin=200))
+    assert held.tolist() == pytest.approx(early.tolist())
+    with pytest.raises(ValueError, match="active_burnin"):
+        SamplingParams(active_burnin=-1)
 
 
 def test_active_stops_spending_on_a_near_tie_once_it_is_resolved_to_within_the_resolution():

@@ -531,6 +531,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"battles a new model gets first (default {defaults.warmup_battles}; 0: no warm-up)")
     parser.add_argument("--warmup-share", type=float, default=defaults.warmup_share,
                         help=f"most draws that go to warming models (default {defaults.warmup_share})")
+    parser.add_argument("--active-burnin", type=int, default=defaults.active_burnin,
+                        help="active: battles every model needs before it acts on its fit (default: "
+                             "--warmup-battles)")
     return parser
 
 
@@ -558,7 +561,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 active_resolution=args.active_resolution,
                                 active_sharpness=args.active_sharpness, active_floor=args.active_floor,
                                 active_cap=args.active_cap, active_settle=args.active_settle, ridge=args.ridge,
-                                warmup_battles=args.warmup_battles, warmup_share=args.warmup_share)
+                                warmup_battles=args.warmup_battles, warmup_share=args.warmup_share,
+                                active_burnin=args.active_burnin)
         time_model = TimeModel(look_seconds=args.look_seconds, four_look_seconds=args.four_look_seconds)
         timing_notes: list[str] = []
         if args.timings_from:

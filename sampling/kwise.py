@@ -105,10 +105,13 @@ class NoFourImageBattle(LookupError):
     """No prompt of the four-image suites has images from four models that battles may show."""
 
 
-def draw_four(db, rng: random.Random, suites, annotator_id: int, strategy: str) -> tuple[int, list[int]]:
+def draw_four(db, rng: random.Random, suites, annotator_id: int, strategy: str,
+              stats=None) -> tuple[int, list[int]]:
     """(prompt id, image ids of slots 1-4) of the next four-image battle: a prompt of ``suites`` the annotator has
     voted on least in this mode (ties at random), then four of its models by ``strategy``, one image of each (at
-    random among the model's images of that prompt). Reads only."""
+    random among the model's images of that prompt). Reads only. ``ksort-ucb`` reads its counts and strengths from
+    ``stats`` (a :class:`sampling.kwise_stats.KwiseStats`, as recent as its last refresh) when given, else every
+    counted four-image vote."""
     from datamodel.kwise import four_image_prompts, kwise_model_counts
     from datamodel.sampling_reads import prompt_images
 
@@ -121,7 +124,9 @@ def draw_four(db, rng: random.Random, suites, annotator_id: int, strategy: str) 
     for image_id, model_id in prompt_images(db, prompt_id):
         by_model.setdefault(model_id, []).append(image_id)
     state = None
-    if strategy == "ksort-ucb":
+    if strategy == "ksort-ucb" and stats is not None:
+        state = stats.state(tuple(sorted(set(by_model) | set(stats.known_models()))))
+    elif strategy == "ksort-ucb":
         appearances, votes = kwise_model_counts(db)
         models = tuple(sorted(set(by_model) | set(appearances)))
         state = kwise_state(models, votes)

@@ -7,7 +7,7 @@ counted four-image battles and votes with bulk inserts (:func:`datamodel.bulk.in
 random prompt, a random best slot, a worst one in half of them, spread over 1,000 annotators). Then
 :func:`measure_votes` signs one new annotator in and casts ``votes`` four-image votes through
 :func:`arena.four_image_session.vote_four` as the page does (the default quality rules, the next set drawn with the
-vote by ``ksort-ucb``), timing each, and times ``draws`` draws alone (:func:`sampling.kwise.draw_four`). Each case
+vote by ``ksort-ucb``), timing each, and times ``draws`` draws alone (:func:`sampling.kwise.draw_four`, with the stats' refresh before each, as the page does). Each case
 runs twice: ``uncached``, every draw reading all the four-image votes (what the page did before the
 sampler kept them, :class:`sampling.kwise_stats.KwiseStats`) and ``cached``, through one warm ``KwiseStats``, as a
 server does. Bounded: at most ``votes`` votes and ``draws`` draws per case, and a case stops after ``seconds``.
@@ -81,9 +81,11 @@ def measure_votes(path: Path, *, cached: bool, votes: int = 200, draws: int = 20
     db = connect(path)
     try:
         suites = [row[0] for row in db.execute("SELECT DISTINCT suite FROM prompts ORDER BY suite").fetchall()]
-        stats = KwiseStats() if cached else None
+        stats, read_s = (KwiseStats() if cached else None), None
         if stats is not None:
+            started = time.perf_counter()
             stats.refresh(db, force=True)
+            read_s = time.perf_counter() - started
         rng = random.Random(seed)
         session = sessions.start(db, f"bench-{seed}-{int(cached)}", "a-long-bench-token", open_signup=True)
         sitting = next_four(db, rng, session, None, suites=suites, strategy=STRATEGY, stats=stats)
@@ -109,7 +111,7 @@ def measure_votes(path: Path, *, cached: bool, votes: int = 200, draws: int = 20
         counted = db.execute("SELECT COUNT(*) FROM kwise_votes WHERE excluded = 0").fetchone()[0]
     finally:
         db.close()
-    return {"cached": cached, "counted": counted, "vote": _figures(vote_s), "draw": _figures(draw_s)}
+    return {"cached": cached, "counted": counted, "read_s": read_s, "vote": _figures(vote_s), "draw": _figures(draw_s)}
 
 
 def main(argv=None) -> None:
@@ -131,7 +133,8 @@ def main(argv=None) -> None:
                 vote, draw = result["vote"], result["draw"]
                 print(f"{count:>8,} four-image votes, {'cached' if cached else 'uncached':<8}: vote_four median "
                       f"{vote['median_ms']:7.2f} ms p95 {vote['p95_ms']:7.2f} ms ({vote['n']} votes); draw alone "
-                      f"median {draw['median_ms']:7.2f} ms p95 {draw['p95_ms']:7.2f} ms ({draw['n']} draws)",
+                      f"median {draw['median_ms']:7.2f} ms p95 {draw['p95_ms']:7.2f} ms ({draw['n']} draws)"
+                      + (f"; the first read {result['read_s']:.2f} s" if cached else ""),
                       flush=True)
 
 

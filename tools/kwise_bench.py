@@ -75,9 +75,11 @@ def _figures(seconds: list[float]) -> dict:
 
 
 def measure_votes(path: Path, *, cached: bool, votes: int = 200, draws: int = 200, seconds: float = 60.0,
-                  seed: int = 0) -> dict:
+                  seed: int = 0, annotator_votes: int = 0) -> dict:
     """Time ``votes`` calls of :func:`vote_four` (each drawing the next set) by one new annotator, and ``draws``
-    draws alone, on the database at ``path`` (written to); through one :class:`KwiseStats` if ``cached``."""
+    draws alone, on the database at ``path`` (written to); through one :class:`KwiseStats` if ``cached``. With
+    ``annotator_votes``, that annotator is given the first that many four-image votes of the database first (an
+    annotator well into a study: the draw reads which prompts they voted on, the quality rules their votes)."""
     db = connect(path)
     try:
         suites = [row[0] for row in db.execute("SELECT DISTINCT suite FROM prompts ORDER BY suite").fetchall()]
@@ -88,6 +90,12 @@ def measure_votes(path: Path, *, cached: bool, votes: int = 200, draws: int = 20
             read_s = time.perf_counter() - started
         rng = random.Random(seed)
         session = sessions.start(db, f"bench-{seed}-{int(cached)}", "a-long-bench-token", open_signup=True)
+        if annotator_votes:
+            with db.conn:
+                mine = [session.annotator.id, annotator_votes]
+                db.execute("UPDATE kwise_battles SET annotator_id = ? WHERE id IN (SELECT battle_id FROM kwise_votes "
+                           "WHERE id <= ?)", mine)
+                db.execute("UPDATE kwise_votes SET annotator_id = ? WHERE id <= ?", mine)
         sitting = next_four(db, rng, session, None, suites=suites, strategy=STRATEGY, stats=stats)
         vote_s: list[float] = []
         stop = time.monotonic() + seconds
@@ -122,6 +130,8 @@ def main(argv=None) -> None:
     parser.add_argument("--draws", type=int, default=200, help="draws timed alone per case (default 200)")
     parser.add_argument("--seconds", type=float, default=60.0,
                         help="a case's votes, and then its draws, stop after this many seconds (default 60)")
+    parser.add_argument("--annotator-votes", type=int, default=0,
+                        help="the voting annotator already cast this many of the four-image votes (default 0: new)")
     parser.add_argument("--only", choices=("uncached", "cached"), help="one of the two cases (default both)")
     args = parser.parse_args(argv)
     cases = [args.only == "cached"] if args.only else [False, True]
@@ -129,9 +139,11 @@ def main(argv=None) -> None:
         with tempfile.TemporaryDirectory(prefix="kwise-bench-") as folder:
             path = build_kwise_database(Path(folder), count)
             for cached in cases:
-                result = measure_votes(path, cached=cached, votes=args.votes, draws=args.draws, seconds=args.seconds)
+                result = measure_votes(path, cached=cached, votes=args.votes, draws=args.draws, seconds=args.seconds,
+                                       annotator_votes=args.annotator_votes)
                 vote, draw = result["vote"], result["draw"]
-                print(f"{count:>8,} four-image votes, {'cached' if cached else 'uncached':<8}: vote_four median "
+                own = f" ({args.annotator_votes:,} by the voter)" if args.annotator_votes else ""
+                print(f"{count:>8,} four-image votes{own}, {'cached' if cached else 'uncached':<8}: vote_four median "
                       f"{vote['median_ms']:7.2f} ms p95 {vote['p95_ms']:7.2f} ms ({vote['n']} votes); draw alone "
                       f"median {draw['median_ms']:7.2f} ms p95 {draw['p95_ms']:7.2f} ms ({draw['n']} draws)"
                       + (f"; the first read {result['read_s']:.2f} s" if cached else ""),

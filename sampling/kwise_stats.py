@@ -18,9 +18,7 @@ from datamodel.database import Database
 from datamodel.kwise import kwise_changes_since, kwise_counts_read
 from ratings.bradley_terry import newton_bt
 from ratings.kwise import KwiseVotes, kwise_win_matrix
-from sampling.kwise import K, KwiseState
-
-RIDGE = 1.0  # as sampling.kwise.kwise_state
+from sampling.kwise import K, RIDGE, KwiseState, kwise_counts
 
 
 class KwiseStats:
@@ -70,29 +68,23 @@ class KwiseStats:
         """Make the counts current (the one full read on first use or with ``force``, else :meth:`catch_up`), then
         refit if due (always with ``force``); returns ``self``. Call it outside a write transaction."""
         if force or not self.ready:
-            self._read(db)
+            self._read(db, force=force)
         else:
             self.catch_up(db)
         self.maybe_refit(force=force)
         return self
 
-    def _read(self, db: Database) -> None:
+    def _read(self, db: Database, *, force: bool) -> None:
         with self._read_lock:
-            seq, _, votes = kwise_counts_read(db)
-            models = sorted({m for shown, _, _ in votes for m in shown})
-            index = {m: i for i, m in enumerate(models)}
-            n = len(models)
-            shown = np.array([[index[m] for m in v[0]] for v in votes], dtype=np.int64).reshape(len(votes), K)
-            log = KwiseVotes(tuple(map(str, models)), shown, np.array([v[1] - 1 for v in votes], dtype=np.int64),
-                             np.array([-1 if v[2] is None else v[2] - 1 for v in votes], dtype=np.int64))
-            pairs = np.zeros((n, n), dtype=np.int64)
-            rows, cols = shown[:, :, None], shown[:, None, :]
-            np.add.at(pairs, (np.broadcast_to(rows, (len(votes), K, K)), np.broadcast_to(cols, (len(votes), K, K))), 1)
-            np.fill_diagonal(pairs, 0)
+            if self.ready and not force:
+                return  # another thread's first read, done while this one waited
+            seq, appearances, votes = kwise_counts_read(db)
+            models = sorted(appearances)
+            log, shown_in, pairs = kwise_counts(tuple(models), votes)
             with self._lock:
-                self.models, self._index = models, index
-                self.appearances = np.bincount(shown.ravel(), minlength=n).astype(np.int64)
-                self.pair_counts, self.wins, self.total = pairs, kwise_win_matrix(log, n), len(votes)
+                self.models, self._index = models, {m: i for i, m in enumerate(models)}
+                self.appearances, self.pair_counts = shown_in.astype(np.int64), pairs.astype(np.int64)
+                self.wins, self.total = kwise_win_matrix(log, len(models)), len(votes)
                 self.change_seq = seq
                 self._changes += 1  # a full read: refit
             self.catch_up(db)
@@ -135,13 +127,9 @@ class KwiseStats:
         self.appearances[index] += sign
         self.pair_counts[np.ix_(index, index)] += sign
         self.pair_counts[index, index] -= sign
-        winner = index[best - 1]
-        for slot in range(K):  # the rank-breaking of ratings.kwise.broken_pairs
-            if slot == best - 1:
-                continue
-            self.wins[winner, index[slot]] += sign
-            if worst is not None and slot != worst - 1:
-                self.wins[index[slot], index[worst - 1]] += sign
+        one = KwiseVotes(tuple(map(str, self.models)), index[None], np.array([best - 1]),
+                         np.array([-1 if worst is None else worst - 1]))
+        self.wins += sign * kwise_win_matrix(one, len(self.models))  # its rank-broken pairs (ratings.kwise)
         self.total += sign
 
     # -- the fit

@@ -138,6 +138,12 @@ def main(argv=None) -> None:
                              "rules their votes)")
     parser.add_argument("--only", choices=("uncached", "cached"), help="one of the two cases (default both)")
     args = parser.parse_args(argv)
+    if min(args.votes, args.draws, *args.kwise_votes) < 1 or args.annotator_votes < 0 or args.seconds <= 0:
+        parser.error("--kwise-votes, --votes and --draws take counts of 1 or more, --seconds a positive time and "
+                     "--annotator-votes 0 or more")
+    if 2 * args.annotator_votes > min(args.kwise_votes):
+        parser.error("--annotator-votes: each of the two voters casts that many of the smallest --kwise-votes; "
+                     "give at most half of it")
     cases = [args.only == "cached"] if args.only else [False, True]
     for count in args.kwise_votes:
         with tempfile.TemporaryDirectory(prefix="kwise-bench-") as folder:

@@ -19,6 +19,7 @@ from datamodel.kwise import kwise_changes_since, kwise_counts_read
 from ratings.bradley_terry import newton_bt
 from ratings.kwise import KwiseVotes, kwise_win_matrix
 from sampling.kwise import K, RIDGE, KwiseState, kwise_counts
+from sampling.sampler import refit_is_due
 
 
 class KwiseStats:
@@ -141,23 +142,22 @@ class KwiseStats:
             return False
         if len(self.strength) != len(self.models):
             return True
-        changed = self._changes - self._fitted_changes
-        return changed >= self.refit_votes or (changed > 0 and self.clock() - self.refitted_at >= self.refit_seconds)
+        return refit_is_due(self._changes - self._fitted_changes, self.clock() - self.refitted_at, self.refit_votes,
+                            self.refit_seconds)
 
     def maybe_refit(self, *, force: bool = False) -> bool:
         """Refit the strengths if due (or ``force``) and no other thread is at it; True if it refitted."""
-        if not (force or self.refit_due()):
-            return False
-        if not self._refit_lock.acquire(blocking=False):
-            return False
-        try:
-            with self._lock:
-                wins, changes, total = np.maximum(self.wins, 0), self._changes, self.total
-            strength = newton_bt(wins, ridge=RIDGE)[0] if total > 0 else np.zeros(len(wins))
-            self.strength, self.refitted_at, self._fitted_changes = strength, self.clock(), changes
+        due = force or self.refit_due()
+        if due and self._refit_lock.acquire(blocking=False):
+            try:
+                with self._lock:
+                    wins, changes, total = np.maximum(self.wins, 0), self._changes, self.total
+                strength = newton_bt(wins, ridge=RIDGE)[0] if total > 0 else np.zeros(len(wins))
+                self.strength, self.refitted_at, self._fitted_changes = strength, self.clock(), changes
+            finally:
+                self._refit_lock.release()
             return True
-        finally:
-            self._refit_lock.release()
+        return False
 
     # -- what a draw reads
 

@@ -1,5 +1,4 @@
-"""What a four-image vote and its draw cost at 1,000, 10,000 and 100,000 four-image votes: ``python -m
-tools.kwise_bench``.
+"""What a four-image vote and its draw cost at 1,000 to 100,000 four-image votes: ``python -m tools.kwise_bench``.
 
 For each count, :func:`build_kwise_database` writes a small arena (:func:`tools.scale_fixture.build_scale_database`:
 12 models, 200 prompts with an image of every model, 1,000 pairwise votes) into a temporary folder and adds that many

@@ -23,6 +23,7 @@ from datamodel.database import Database
 from datamodel.kwise import KwiseBattle, KwiseReceipt, KwiseRejected, record_kwise_battle, record_kwise_vote
 from datamodel.transactions import annotator_transaction
 from sampling.kwise import NoFourImageBattle, draw_four
+from sampling.kwise_stats import KwiseStats
 
 
 @dataclass(frozen=True)
@@ -47,14 +48,16 @@ def _signed_in(db: Database, session: ArenaSession | None) -> ArenaSession:
 
 
 def next_four(db: Database, rng: random.Random, session: ArenaSession | None,
-              sitting: FourImageSitting | None, *, suites, strategy: str, now: float | None = None) -> FourImageSitting:
+              sitting: FourImageSitting | None, *, suites, strategy: str, now: float | None = None,
+              stats: KwiseStats | None = None) -> FourImageSitting:
     """Show the next four-image set for ``session``: the one drawn with the last vote, else a new one drawn and
-    recorded (raises :class:`sampling.kwise.NoFourImageBattle` when none can be drawn). Leaving a set without a vote
-    skips it."""
+    recorded (raises :class:`sampling.kwise.NoFourImageBattle` when none can be drawn), by the counts of ``stats``
+    (the server's, refreshed first) if given. Leaving a set without a vote skips it."""
     session = _signed_in(db, session)
     if sitting is not None and sitting.upcoming is not None:
         return _showing(sitting, sitting.upcoming, now)
-    battle = _draw(db, rng, session, suites, strategy, now)
+    _refresh(db, stats, strategy)
+    battle = _draw(db, rng, session, suites, strategy, now, stats)
     return _showing(sitting or FourImageSitting(), battle, now)
 
 
@@ -67,10 +70,16 @@ def show_upcoming(sitting: FourImageSitting, *, now: float | None = None) -> Fou
     return _showing(sitting, sitting.upcoming, now)
 
 
+def _refresh(db: Database, stats: KwiseStats | None, strategy: str) -> None:
+    """Bring the server's four-image counts up to date for a draw that reads them (``ksort-ucb``)."""
+    if stats is not None and strategy == "ksort-ucb":
+        stats.refresh(db)
+
+
 def _draw(db: Database, rng: random.Random, session: ArenaSession, suites, strategy: str,
-          now: float | None) -> KwiseBattle:
+          now: float | None, stats: KwiseStats | None) -> KwiseBattle:
     annotator_id = signed_in_annotator(session).id
-    prompt_id, image_ids = draw_four(db, rng, suites, annotator_id, strategy)
+    prompt_id, image_ids = draw_four(db, rng, suites, annotator_id, strategy, stats)
     return record_kwise_battle(db, prompt_id, image_ids, session_id=session.session_id, annotator_id=annotator_id,
                                strategy=strategy, now=now)
 
@@ -84,12 +93,17 @@ def vote_four(db: Database, session: ArenaSession | None, sitting: FourImageSitt
               best: int, worst: int | None = None, on_screen: str | None = None,
               seconds_on_screen: float | None = None, now: float | None = None,
               rules: QualityRules | None = QualityRules(), rng: random.Random | None = None, suites=(),
-              strategy: str = "uniform") -> FourImageSitting:
+              strategy: str = "uniform", stats: KwiseStats | None = None) -> FourImageSitting:
     """Record the pick on the set on screen (``on_screen``: its media token, which must be the sitting's), checked
     against the quality ``rules`` (:func:`datamodel.kwise.record_kwise_vote`); the returned sitting holds the receipt
     (the names, and whether the vote counts). With ``rng`` the next set (of ``suites``, by ``strategy``) is drawn
     in the vote's transaction, after the vote (so not of the prompt just voted on while another is less voted), and
-    waits in ``upcoming``; when none can be drawn the vote still counts."""
+    waits in ``upcoming``; when none can be drawn the vote still counts.
+
+    With ``stats`` (the server's :class:`sampling.kwise_stats.KwiseStats`) the counts are brought up to date before
+    the transaction, and the draw in it reads them from memory, not the four-image votes: the write lock is held
+    for the vote and a draw whose cost does not grow with the votes. That draw does not count the vote just cast
+    (the next refresh does), as the pairwise draw made with a vote sees it in flight, not as a vote."""
     session = _signed_in(db, session)
     if sitting is None or sitting.battle is None:
         raise KwiseRejected("No images to vote on: press Next for a new set.")
@@ -102,12 +116,14 @@ def vote_four(db: Database, session: ArenaSession | None, sitting: FourImageSitt
     now = time.time() if now is None else now
     shown_at = shown_since(sitting.shown_at, seconds_on_screen, now)
     annotator_id, upcoming = signed_in_annotator(session).id, None
+    if rng is not None:
+        _refresh(db, stats, strategy)  # outside the write transaction
     with annotator_transaction(db, annotator_id):  # one commit for the vote and the next set
         receipt = record_kwise_vote(db, sitting.battle, session_id=session.session_id, annotator_id=annotator_id,
                                     best=best, worst=worst, shown_at=shown_at, now=now, rules=rules)
         if rng is not None:
             try:
-                upcoming = _draw(db, rng, session, suites, strategy, now)
+                upcoming = _draw(db, rng, session, suites, strategy, now, stats)
             except NoFourImageBattle:
                 upcoming = None
     return replace(sitting, receipt=receipt, upcoming=upcoming)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.settings import QualityRules
 from datamodel.battles import ShownImage
+from datamodel.connection import read_snapshot
 from datamodel.database import Database
 
 if TYPE_CHECKING:  # the media store is only passed through
@@ -174,11 +175,16 @@ def kwise_vote_rows(db: Database, *, suite: str | None = None, subset: str | Non
     return out
 
 
+def _slot_models_sql() -> tuple[str, str]:
+    """(the model ids of slots 1-4 as columns, the joins from ``kwise_battles b`` that name them)."""
+    return (", ".join(f"i{s}.model_id" for s in SLOTS),
+            " ".join(f"JOIN images i{s} ON i{s}.id = b.slot_{s}_image_id" for s in SLOTS))
+
+
 def kwise_model_counts(db: Database) -> tuple[dict[int, int], list[tuple[tuple[int, ...], int, int | None]]]:
     """What the four-image sampler reads (:mod:`sampling.kwise`): {model id: four-image votes it was in}, and per
     counted vote (model ids of slots 1-4, best slot, worst slot or None)."""
-    models = ", ".join(f"i{s}.model_id" for s in SLOTS)
-    joins = " ".join(f"JOIN images i{s} ON i{s}.id = b.slot_{s}_image_id" for s in SLOTS)
+    models, joins = _slot_models_sql()
     rows = db.execute(f"SELECT {models}, v.best, v.worst FROM kwise_votes v JOIN kwise_battles b ON b.id = v.battle_id "
                       f"{joins} WHERE v.excluded = 0 ORDER BY v.id").fetchall()
     appearances: dict[int, int] = {}
@@ -190,19 +196,37 @@ def kwise_model_counts(db: Database) -> tuple[dict[int, int], list[tuple[tuple[i
     return appearances, votes
 
 
+def kwise_counts_read(db: Database) -> tuple[int, dict[int, int], list[tuple[tuple[int, ...], int, int | None]]]:
+    """(the last row of ``kwise_vote_changes`` included, then :func:`kwise_model_counts`), in one read transaction:
+    what :class:`sampling.kwise_stats.KwiseStats` reads once, then follows with :func:`kwise_changes_since`."""
+    with read_snapshot(db):
+        seq = int(db.execute("SELECT coalesce(max(seq), 0) FROM kwise_vote_changes").fetchone()[0])
+        return (seq, *kwise_model_counts(db))
+
+
+def kwise_changes_since(db: Database, seq: int) -> list[tuple[int, int, tuple[int, ...], int, int | None]]:
+    """The rows of ``kwise_vote_changes`` after ``seq``, oldest first: (seq, sign +1/−1, model ids of slots 1-4, best
+    slot, worst slot or None). A range read of the primary key, each row's battle and images by theirs."""
+    models, joins = _slot_models_sql()
+    rows = db.execute(f"SELECT c.seq, c.sign, {models}, c.best, c.worst FROM kwise_vote_changes c JOIN kwise_battles b "
+                      f"ON b.id = c.battle_id {joins} WHERE c.seq > ? ORDER BY c.seq", [seq]).fetchall()
+    return [(row[0], row[1], tuple(row[2:2 + K]), row[2 + K], row[3 + K]) for row in rows]
+
+
 def four_image_prompts(db: Database, suites, annotator_id: int) -> list[tuple[int, int]]:
     """(prompt id, four-image votes the annotator cast on it) of the prompts of ``suites`` with images from at least
-    four models that battles may show (``battle_images``)."""
+    four models that battles may show (``battle_images``). The annotator's votes are read once, grouped by prompt
+    (not counted again for each prompt: an annotator with thousands of votes cost a draw 175 ms that way)."""
     suites = list(suites)
     if not suites:
         return []
     marks = ",".join("?" * len(suites))
-    return db.execute(
-        f"""SELECT i.prompt_id, (SELECT COUNT(*) FROM kwise_votes v JOIN kwise_battles b ON b.id = v.battle_id
-                                 WHERE b.prompt_id = i.prompt_id AND v.annotator_id = ?)
-            FROM battle_images i JOIN prompts p ON p.id = i.prompt_id WHERE p.suite IN ({marks})
-            GROUP BY i.prompt_id HAVING COUNT(DISTINCT i.model_id) >= {K} ORDER BY i.prompt_id""",
-        [annotator_id, *suites]).fetchall()
+    prompts = db.execute(
+        f"""SELECT i.prompt_id FROM battle_images i JOIN prompts p ON p.id = i.prompt_id WHERE p.suite IN ({marks})
+            GROUP BY i.prompt_id HAVING COUNT(DISTINCT i.model_id) >= {K} ORDER BY i.prompt_id""", suites).fetchall()
+    seen = dict(db.execute("SELECT b.prompt_id, COUNT(*) FROM kwise_votes v JOIN kwise_battles b ON b.id = v.battle_id "
+                           "WHERE v.annotator_id = ? GROUP BY b.prompt_id", [annotator_id]).fetchall())
+    return [(prompt_id, seen.get(prompt_id, 0)) for (prompt_id,) in prompts]
 
 
 def write_kwise_jsonl(db: Database, path, chunk_rows: int = 50_000, media: MediaStore | None = None) -> int:

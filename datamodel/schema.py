@@ -719,11 +719,6 @@ def _vote_changes(db: Database) -> None:
     PostgreSQL's triggers run at the commit, after locking the ``votes`` row of ``data_versions``, which the commit
     releases. Votes already stored count from the next full read of the counts."""
     facts = ", ".join(_VOTE_FACT_COLUMNS)
-    # (event, when, row, sign): a vote inserted counted, its excluded flag flipped, a counted vote deleted
-    changes = (("INSERT", "NEW.excluded = 0", "NEW", "1"),
-               ("UPDATE", "(OLD.excluded = 0) != (NEW.excluded = 0)", "NEW",
-                "CASE WHEN NEW.excluded = 0 THEN 1 ELSE -1 END"),
-               ("DELETE", "OLD.excluded = 0", "OLD", "-1"))
 
     def insert(which: str, sign: str) -> str:
         values = ", ".join(f"{which}.{column}" for column in _VOTE_FACT_COLUMNS)
@@ -734,22 +729,37 @@ def _vote_changes(db: Database) -> None:
                    "vote_id bigint NOT NULL, sign integer NOT NULL, voter_kind text NOT NULL, annotator_id bigint, "
                    "prompt_id bigint, left_image_id bigint, right_image_id bigint, left_model_id bigint, "
                    "right_model_id bigint, outcome text NOT NULL)")
+    else:
+        db.execute("CREATE TABLE vote_changes (seq INTEGER PRIMARY KEY, vote_id INTEGER NOT NULL, "
+                   "sign INTEGER NOT NULL, voter_kind TEXT NOT NULL, annotator_id INTEGER, prompt_id INTEGER, "
+                   "left_image_id INTEGER, right_image_id INTEGER, left_model_id INTEGER, right_model_id INTEGER, "
+                   "outcome TEXT NOT NULL)")
+    _log_changes(db, "votes", "arena_log_vote_change", insert)
+
+
+def _log_changes(db: Database, table: str, function: str, insert: Callable[[str, str], str]) -> None:
+    """The triggers on ``table`` (with an ``excluded`` column) that log each row that starts counting (+1: inserted
+    not excluded, or included again) or stops (−1: excluded, or deleted), by the statement ``insert(row, sign)``
+    (``row`` NEW or OLD). On PostgreSQL they run at the commit (deferred, through the plpgsql ``function``), after
+    locking the ``votes`` row of ``data_versions``, so the log's ``seq`` follows the commits (:func:`_vote_changes`)."""
+    # (event, when, row, sign): a row inserted counted, its excluded flag flipped, a counted row deleted
+    changes = (("INSERT", "NEW.excluded = 0", "NEW", "1"),
+               ("UPDATE", "(OLD.excluded = 0) != (NEW.excluded = 0)", "NEW",
+                "CASE WHEN NEW.excluded = 0 THEN 1 ELSE -1 END"),
+               ("DELETE", "OLD.excluded = 0", "OLD", "-1"))
+    if is_postgres(db):
         branches = " ELSIF ".join(f"TG_OP = '{event}' AND {when} THEN {insert(which, sign)}"
                                   for event, when, which, sign in changes)
-        # at the commit (deferred), after locking the votes counter's row: seq follows the commits
-        db.execute("CREATE FUNCTION arena_log_vote_change() RETURNS trigger LANGUAGE plpgsql AS $$ "
+        db.execute(f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$ "
                    "BEGIN PERFORM 1 FROM data_versions WHERE name = 'votes' FOR UPDATE; "
                    f"IF {branches} END IF; RETURN NULL; END $$")
         for event, *_ in changes:
-            db.execute(f"CREATE CONSTRAINT TRIGGER votes_{event.lower()}_change AFTER {event} ON votes "
-                       "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION arena_log_vote_change()")
+            db.execute(f"CREATE CONSTRAINT TRIGGER {table}_{event.lower()}_change AFTER {event} ON {table} "
+                       f"DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION {function}()")
         return
-    db.execute("CREATE TABLE vote_changes (seq INTEGER PRIMARY KEY, vote_id INTEGER NOT NULL, sign INTEGER NOT NULL, "
-               "voter_kind TEXT NOT NULL, annotator_id INTEGER, prompt_id INTEGER, left_image_id INTEGER, "
-               "right_image_id INTEGER, left_model_id INTEGER, right_model_id INTEGER, outcome TEXT NOT NULL)")
     for event, when, which, sign in changes:
         on = "UPDATE OF excluded" if event == "UPDATE" else event
-        db.execute(f"CREATE TRIGGER votes_{event.lower()}_change AFTER {on} ON votes WHEN {when} "
+        db.execute(f"CREATE TRIGGER {table}_{event.lower()}_change AFTER {on} ON {table} WHEN {when} "
                    f"BEGIN {insert(which, sign)} END")
 
 
@@ -1027,6 +1037,30 @@ def _four_image_reviews(db: Database) -> None:
     db.execute("UPDATE admin_actions SET vote_kind = 'pairwise' WHERE vote_id IS NOT NULL")
 
 
+def _four_image_vote_changes(db: Database) -> None:
+    """``kwise_vote_changes``: every change to which four-image votes count, in commit order, so that each app
+    process keeps the four-image sampler's counts exact with the votes of the others
+    (:class:`sampling.kwise_stats.KwiseStats`, reading :func:`datamodel.kwise.kwise_changes_since`), as
+    ``vote_changes`` does for pairwise votes (:func:`_vote_changes`, whose commit-order argument holds here too).
+
+    One row (``seq``, ascending) per four-image vote that starts counting (+1: inserted not excluded, or included
+    again) or stops (−1: excluded, or deleted), with the vote's id, battle, best and worst slots (a battle is never
+    changed, so its four images and models are read through it). Votes already stored count from the next full
+    read."""
+    def insert(which: str, sign: str) -> str:
+        return (f"INSERT INTO kwise_vote_changes (vote_id, sign, battle_id, best, worst) VALUES ({which}.id, {sign}, "
+                f"{which}.battle_id, {which}.best, {which}.worst);")
+
+    if is_postgres(db):
+        db.execute("CREATE TABLE kwise_vote_changes (seq bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, "
+                   "vote_id bigint NOT NULL, sign integer NOT NULL, battle_id text NOT NULL, best integer NOT NULL, "
+                   "worst integer)")
+    else:
+        db.execute("CREATE TABLE kwise_vote_changes (seq INTEGER PRIMARY KEY, vote_id INTEGER NOT NULL, "
+                   "sign INTEGER NOT NULL, battle_id TEXT NOT NULL, best INTEGER NOT NULL, worst INTEGER)")
+    _log_changes(db, "kwise_votes", "arena_log_kwise_vote_change", insert)
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -1060,6 +1094,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     _four_image_votes,
     _four_image_vote_flags,
     _four_image_reviews,
+    _four_image_vote_changes,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

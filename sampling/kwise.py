@@ -32,6 +32,7 @@ from ratings.kwise import KwiseVotes, kwise_win_matrix
 
 K = 4
 UCB_ALPHA = 1.0
+RIDGE = 1.0  # of the strengths' Bradley–Terry fit
 FOUR_IMAGE_STRATEGIES = ("uniform", "ksort-ucb")
 
 
@@ -47,9 +48,10 @@ class KwiseState:
     total: int
 
 
-def kwise_state(models: tuple[int, ...], votes) -> KwiseState:
-    """The state of ``models`` (ids) after ``votes``: (model ids of slots 1-4, best slot 1-4, worst slot or None)
-    per counted four-image vote (:func:`datamodel.kwise.kwise_model_counts`)."""
+def kwise_counts(models: tuple[int, ...], votes) -> tuple[KwiseVotes, np.ndarray, np.ndarray]:
+    """(the votes as :class:`ratings.kwise.KwiseVotes` over ``models``, the votes each model was in, the votes each
+    pair was in (n×n)) of ``votes``: (model ids of slots 1-4, best slot 1-4, worst slot or None) per counted
+    four-image vote (:func:`datamodel.kwise.kwise_model_counts`); votes of a model not in ``models`` are left out."""
     index = {m: i for i, m in enumerate(models)}
     kept = [v for v in votes if all(m in index for m in v[0])]
     n = len(models)
@@ -60,8 +62,15 @@ def kwise_state(models: tuple[int, ...], votes) -> KwiseState:
     for row in shown:
         pairs[np.ix_(row, row)] += 1
     np.fill_diagonal(pairs, 0)
-    strength = newton_bt(kwise_win_matrix(log, n), ridge=1.0)[0] if len(kept) else np.zeros(n)
-    return KwiseState(tuple(models), strength, np.bincount(shown.ravel(), minlength=n), pairs, len(kept))
+    return log, np.bincount(shown.ravel(), minlength=n), pairs
+
+
+def kwise_state(models: tuple[int, ...], votes) -> KwiseState:
+    """The state of ``models`` (ids) after ``votes`` (:func:`kwise_counts`)."""
+    log, appearances, pairs = kwise_counts(models, votes)
+    n, total = len(models), len(log.shown)
+    strength = newton_bt(kwise_win_matrix(log, n), ridge=RIDGE)[0] if total else np.zeros(n)
+    return KwiseState(tuple(models), strength, appearances, pairs, total)
 
 
 def ucb_scores(pivot: int, state: KwiseState, alpha: float = UCB_ALPHA) -> np.ndarray:
@@ -105,10 +114,13 @@ class NoFourImageBattle(LookupError):
     """No prompt of the four-image suites has images from four models that battles may show."""
 
 
-def draw_four(db, rng: random.Random, suites, annotator_id: int, strategy: str) -> tuple[int, list[int]]:
+def draw_four(db, rng: random.Random, suites, annotator_id: int, strategy: str,
+              stats=None) -> tuple[int, list[int]]:
     """(prompt id, image ids of slots 1-4) of the next four-image battle: a prompt of ``suites`` the annotator has
     voted on least in this mode (ties at random), then four of its models by ``strategy``, one image of each (at
-    random among the model's images of that prompt). Reads only."""
+    random among the model's images of that prompt). Reads only. ``ksort-ucb`` reads its counts and strengths from
+    ``stats`` (a :class:`sampling.kwise_stats.KwiseStats`, as recent as its last refresh) when given, else every
+    counted four-image vote."""
     from datamodel.kwise import four_image_prompts, kwise_model_counts
     from datamodel.sampling_reads import prompt_images
 
@@ -121,7 +133,9 @@ def draw_four(db, rng: random.Random, suites, annotator_id: int, strategy: str) 
     for image_id, model_id in prompt_images(db, prompt_id):
         by_model.setdefault(model_id, []).append(image_id)
     state = None
-    if strategy == "ksort-ucb":
+    if strategy == "ksort-ucb" and stats is not None:
+        state = stats.state(tuple(sorted(set(by_model) | set(stats.known_models()))))
+    elif strategy == "ksort-ucb":
         appearances, votes = kwise_model_counts(db)
         models = tuple(sorted(set(by_model) | set(appearances)))
         state = kwise_state(models, votes)

@@ -29,6 +29,12 @@ from sampling.strategies import FitState, SamplingParams, fit_state
 log = logging.getLogger(__name__)
 
 
+def refit_is_due(changed: int, seconds_since: float, refit_votes: int, refit_seconds: float) -> bool:
+    """Whether a fit kept beside counts that change vote by vote is due: ``refit_votes`` counted votes changed since
+    it, or ``refit_seconds`` passed with at least one change."""
+    return changed >= refit_votes or (changed > 0 and seconds_since >= refit_seconds)
+
+
 class SamplingStats:
     """Vote counts and the ``active`` strategy's Bradley–Terry state for one server (its context holds one), kept
     up to date vote by vote; the web server's threads share it.
@@ -330,8 +336,8 @@ class SamplingStats:
             return False
         if state is None or len(state.ratings) != len(tables.model_ids):
             return True
-        changed = self._changes - self._fitted_changes
-        return changed >= self.refit_votes or (changed > 0 and self.clock() - self.refitted_at >= self.refit_seconds)
+        return refit_is_due(self._changes - self._fitted_changes, self.clock() - self.refitted_at, self.refit_votes,
+                            self.refit_seconds)
 
     def maybe_refit(self, *, force: bool = False) -> bool:
         """Refit the Bradley–Terry state if due (or ``force``) and no other thread is at it; True if it refitted."""

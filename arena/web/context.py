@@ -31,6 +31,7 @@ from arena.web.admin_session import AdminSessions
 from core.settings import Settings
 from datamodel.connection import Store
 from datamodel.media import MediaStore
+from sampling.kwise_stats import KwiseStats
 from sampling.prompt_pool import PromptPool
 from sampling.sampler import SamplingStats
 from sampling.strategies import SamplingParams
@@ -53,6 +54,7 @@ class AppContext:
     rng: random.Random = field(default_factory=random.SystemRandom)
     pool: PromptPool = field(default_factory=PromptPool)
     stats: SamplingStats = field(init=False)  # the sampler's counts and fit, shared by the server's threads
+    kwise_stats: KwiseStats = field(default_factory=KwiseStats)  # the four-image sampler's, likewise
     annotator_limit: RateLimiter = field(init=False)
     client_limit: RateLimiter = field(init=False)
     skip_limit: RateLimiter = field(init=False)  # battles loaded without a vote, per annotator

@@ -125,7 +125,7 @@ def show_next(ctx: AppContext, sitting: FourImageSitting | None, session, reques
             ctx.skip_limit.check(session.annotator.name)
             ctx.client_skip_limit.check(client_address(request))
         sitting = next_four(ctx.store.db(), ctx.rng, session, sitting, suites=ctx.settings.four_image_suite_names,
-                            strategy=ctx.settings.four_image_strategy)
+                            strategy=ctx.settings.four_image_strategy, stats=ctx.kwise_stats)
     except (KwiseRejected, NoFourImageBattle, RateLimited) as error:
         refusal(error, "four_next", request)
         return [gr.skip(), status_text(ctx, session, str(error)), *[gr.skip()] * (len(SHOWN) - 2)]
@@ -166,7 +166,8 @@ def cast_four(ctx: AppContext, sitting: FourImageSitting | None, session, shown:
         ctx.client_limit.check(client_address(request))
         sitting = vote_four(ctx.store.db(), session, sitting, best=best, worst=worst, on_screen=token,
                             seconds_on_screen=seconds, rules=settings.quality_rules, rng=ctx.rng,
-                            suites=settings.four_image_suite_names, strategy=settings.four_image_strategy)
+                            suites=settings.four_image_suite_names, strategy=settings.four_image_strategy,
+                            stats=ctx.kwise_stats)
     except (KwiseRejected, RateLimited) as error:
         refusal(error, "four_vote", request)
         return [gr.skip(), status_text(ctx, session, str(error)), *[gr.skip()] * (len(VOTED) - 2)]

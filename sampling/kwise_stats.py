@@ -18,7 +18,7 @@ from datamodel.database import Database
 from datamodel.kwise import kwise_changes_since, kwise_counts_read
 from ratings.bradley_terry import newton_bt
 from ratings.kwise import KwiseVotes, kwise_win_matrix
-from sampling.kwise import K, RIDGE, KwiseState, kwise_counts
+from sampling.kwise import RIDGE, KwiseState, kwise_counts
 from sampling.sampler import refit_is_due
 
 

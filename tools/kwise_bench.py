@@ -9,7 +9,8 @@ votes through :func:`arena.four_image_session.vote_four` as the page does (the d
 drawn with the vote by ``ksort-ucb``), timing each, and times ``draws`` draws alone (:func:`sampling.kwise.draw_four`,
 with the stats' refresh before each, as the page does). Each count runs two cases: ``uncached``, every draw reading
 all the four-image votes (what the page did before the sampler kept them, :class:`sampling.kwise_stats.KwiseStats`),
-and ``cached``, through one warm ``KwiseStats``, as a server does. Bounded: at most ``votes`` votes and ``draws`` draws per case, and a case stops after ``seconds``.
+and ``cached``, through one warm ``KwiseStats``, as a server does. Bounded: at most ``votes`` votes and ``draws``
+draws per case, and a case stops after ``seconds``.
 Timings are wall-clock on a shared machine: repeat them.
 """
 

@@ -100,7 +100,7 @@ class KwiseStats:
         applied = 0
         with self._lock:
             for row_seq, sign, shown, best, worst in rows:
-                if row_seq <= self.change_seq:
+                if self.change_seq is not None and row_seq <= self.change_seq:
                     continue  # another thread applied it
                 self._add(shown, best, worst, sign)
                 self.change_seq = row_seq

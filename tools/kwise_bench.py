@@ -48,7 +48,11 @@ def build_kwise_database(folder: Path, kwise_votes: int, seed: int = 0, voter_vo
     path = folder / "arena.db"
     build_scale_database(SPEC, path, folder / "media", progress=lambda *_: None)
     db = connect(path)
-    voters = [sessions.start(db, name, TOKEN, open_signup=True).annotator.id for name in VOTERS]
+    voters = []
+    for name in VOTERS:
+        account = sessions.start(db, name, TOKEN, open_signup=True).annotator
+        assert account is not None, "a signed-up account has an annotator"
+        voters.append(account.id)
     rng = np.random.default_rng(seed)
     n_models, n_prompts = SPEC.models, SPEC.prompts
     prompt = rng.integers(0, n_prompts, kwise_votes)
@@ -103,6 +107,7 @@ def measure_votes(path: Path, *, cached: bool, votes: int = 200, draws: int = 20
         vote_s: list[float] = []
         stop = time.monotonic() + seconds
         while len(vote_s) < votes and time.monotonic() < stop:
+            assert sitting.battle is not None, "the fixture has a four-image set to show"
             started = time.perf_counter()
             sitting = vote_four(db, session, sitting, best=rng.randint(1, 4), on_screen=sitting.battle.media_token,
                                 now=time.time() + 10.0 * len(vote_s), rng=rng, suites=suites, strategy=STRATEGY,
@@ -112,6 +117,7 @@ def measure_votes(path: Path, *, cached: bool, votes: int = 200, draws: int = 20
                 db, rng, session, sitting, suites=suites, strategy=STRATEGY, stats=stats)
         draw_s: list[float] = []
         stop = time.monotonic() + seconds
+        assert session.annotator is not None, "a signed-up account has an annotator"
         annotator = session.annotator.id
         while len(draw_s) < draws and time.monotonic() < stop:
             started = time.perf_counter()

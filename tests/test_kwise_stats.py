@@ -127,3 +127,26 @@ def test_votes_cast_through_the_stats_are_counted_and_the_draw_reads_no_vote(sma
     monkeypatch.setattr(datamodel.kwise, "kwise_model_counts", refused)
     _cast(db, "lee", 3, seed=9, stats=stats)
     assert stats.refresh(db).total == 11
+
+
+def test_a_server_with_the_four_image_mode_reads_the_counts_before_the_first_request(small_arena):
+    """The first full read (0.75 s at 100,000 votes, ``python -m tools.kwise_bench``) runs on a background thread when
+    the server starts, not on the first annotator's request."""
+    from arena.web.app import make_context
+
+    db = _seven_models(small_arena)
+    _cast(db, "kim", 12, seed=4)
+    small_arena.db.close()
+    ctx = make_context(small_arena.settings.replace(four_image_suites="taxonomy", four_image_strategy="ksort-ucb"))
+    assert ctx.kwise_stats.wait(30) and ctx.kwise_stats.ready  # no request has asked for it
+    _assert_current(ctx.kwise_stats, ctx.store.db())
+    assert ctx.kwise_stats.total == 12
+
+
+def test_no_background_read_without_the_four_image_mode_or_its_ucb_draws(small_arena):
+    from arena.web.app import make_context
+
+    small_arena.db.close()
+    for settings in ({}, {"four_image_suites": "taxonomy", "four_image_strategy": "uniform"}):
+        ctx = make_context(small_arena.settings.replace(**settings))
+        assert ctx.kwise_stats.wait(1) and not ctx.kwise_stats.ready

@@ -105,6 +105,8 @@ class AppContext:
                                          history_defaults=leaderboard_options(self.settings))
         if self.sampler.reads_stats:  # also checks ARENA_SAMPLING against the registered strategies
             self.stats.start(self.store.db())  # the one full read of the vote counts, on a background thread
+        if self.settings.four_image_suite_names and self.settings.four_image_strategy == "ksort-ucb":
+            self.kwise_stats.start(self.store.db())  # the four-image sampler's, likewise
 
     def close(self) -> None:
         """Stop what the app started besides its request threads: the leaderboard worker process, the checkpoints,

@@ -74,7 +74,8 @@ NO_TASK_OPEN = ("No rating task is open yet: the arena's admin opens them (Admin
 
 class RatingPool:
     """The units of each task, per set of models, computed once until a model, prompt or image changes (the
-    ``catalog`` counter of ``data_versions``). Shared by a server's threads."""
+    ``catalog`` counter of ``data_versions``; without it, deleted by hand, at every call). Shared by a server's
+    threads."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -86,7 +87,7 @@ class RatingPool:
         key = (task.name, tuple(models))
         with self._lock:
             held = self._units.get(key)
-            if held is not None and held[0] == version:
+            if held is not None and version is not None and held[0] == version:  # no counter: nothing says
                 return held[2]
         planned = task.units(db, models)
         by_key = {unit.key: unit for unit in planned}

@@ -53,7 +53,7 @@ class RenditionKeeper:
         while not self._stop.wait(self.check_s):
             try:
                 version = catalog_version(db)
-                if version != seen:
+                if version is None or version != seen:  # no counter (deleted by hand): look at every check
                     self.renditions.render_missing(db)
                     seen = catalog_version(db)
             except database_errors() + (OSError,) as error:  # a busy or full disk: the next check tries again

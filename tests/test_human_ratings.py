@@ -442,3 +442,18 @@ def test_each_task_has_its_own_pace_rule(arena):
     assert excluded == [0] * 6 + [1] * 6
     assert "5+ consecutive votes less than 2 s apart" in flagged_ratings(db)[0]["reason"]
     assert session.fast_run == 6
+
+
+def test_the_rating_pool_reads_the_units_again_when_the_catalogs_counter_is_missing(arena):
+    """Without the ``catalog`` row of ``data_versions`` (deleted by hand) nothing says when the images changed: the
+    pool plans the units at every call instead of keeping its first plan for ever (it compared "no counter" with
+    the "no counter" it kept, and found them equal)."""
+    db, pool = arena.db, raters.RatingPool()
+    with db.conn:
+        db.execute("DELETE FROM data_versions WHERE name = 'catalog'")
+    first = pool.units(db, COMMONSENSE, ())
+    unit = next(iter(first.values()))
+    with db.conn:  # a change no counter records
+        db.execute("UPDATE images SET withheld = 'published' WHERE id = ?", [unit.questions[0].image_id])
+    assert unit.key not in pool.units(db, COMMONSENSE, ())
+    assert list(pool.units(db, COMMONSENSE, ())) == [u.key for u in COMMONSENSE.units(db)]

@@ -49,31 +49,21 @@ def standing(db: Database, annotator_id: int, rules: QualityRules = QualityRules
     """The standing of ``annotator_id`` at ``now`` (default: the clock) under ``rules``."""
     now = time.time() if now is None else now
     hour, three = now - 3600, now - 3 * 3600
-    rule_sums = []
-    params: list = [hour, three]
-    for rule in (RATE, SPEED, BIAS):
-        condition, words = reason_matches(rule)
-        rule_sums.append(f"COUNT(*) FILTER (WHERE excluded = 1 AND reviewed = 0 AND {condition})")
-        params += words
+    rule_sums, rule_words = _set_aside_sums()
     row = db.execute(
         "SELECT COUNT(*), COUNT(*) FILTER (WHERE excluded = 0), COUNT(*) FILTER (WHERE voted_at >= ?), "  # both engines
         "COUNT(*) FILTER (WHERE voted_at >= ?), COUNT(*) FILTER (WHERE outcome = 'A'), "
-        "COUNT(*) FILTER (WHERE outcome = 'B'), COUNT(*) FILTER (WHERE excluded = 1 AND reviewed = 1), "
-        + ", ".join(rule_sums) +
-        " FROM votes WHERE annotator_id = ?", [*params, annotator_id]).fetchone()
-    cast, counted, last_hour, last_3_hours, side_a, side_b, by_admin, *by_rule = row
+        f"COUNT(*) FILTER (WHERE outcome = 'B'), {rule_sums} FROM votes WHERE annotator_id = ?",
+        [hour, three, *rule_words, annotator_id]).fetchone()
+    cast, counted, last_hour, last_3_hours, side_a, side_b, *by_rule = row
     if cast == 0:
         return Standing(now=now)
-    set_aside = {name: n for name, n in zip((RATE, SPEED, BIAS), by_rule) if n}
-    if by_admin:
-        set_aside[ADMIN] = by_admin
     top = db.execute(
         "SELECT m.name, COUNT(*) FROM votes v JOIN models m ON m.id = CASE v.outcome WHEN 'A' THEN v.left_model_id "
         "ELSE v.right_model_id END WHERE v.annotator_id = ? AND v.outcome IN ('A', 'B') GROUP BY m.id "
         "ORDER BY COUNT(*) DESC, m.name LIMIT 1", [annotator_id]).fetchone()
     return Standing(
-        cast=cast, counted=counted, set_aside=dict(sorted(set_aside.items(), key=lambda item: -item[1])),
-        last_hour=last_hour, last_3_hours=last_3_hours,
+        cast=cast, counted=counted, set_aside=_set_aside(by_rule), last_hour=last_hour, last_3_hours=last_3_hours,
         hour_frees_at=_frees_at(db, annotator_id, hour, last_hour, rules.max_per_hour, 3600),
         three_hours_free_at=_frees_at(db, annotator_id, three, last_3_hours, rules.max_per_3_hours, 3 * 3600),
         side=("A", side_a) if side_a >= side_b else ("B", side_b), model=tuple(top) if top else ("", 0), now=now)
@@ -84,18 +74,32 @@ def four_image_standing(db: Database, annotator_id: int) -> Standing:
     count, and those set aside per rule (:func:`datamodel.quality.update_four_image_flags` flags them) or by an admin
     (:func:`datamodel.reviews.review_votes`), as :func:`standing` counts pairwise votes; the four-image page's status
     line. The caps' counts and the side and model picked most are left at 0: the page does not warn about them."""
-    sums, params = [], []
-    for rule in (RATE, SPEED, BIAS):
-        condition, words = reason_matches(rule)
+    rule_sums, rule_words = _set_aside_sums()
+    cast, counted, *by_rule = db.execute(
+        f"SELECT COUNT(*), COUNT(*) FILTER (WHERE excluded = 0), {rule_sums} FROM kwise_votes WHERE annotator_id = ?",
+        [*rule_words, annotator_id]).fetchone()
+    return Standing(cast=cast, counted=counted, set_aside=_set_aside(by_rule))
+
+
+_RULES = (RATE, SPEED, BIAS)
+
+
+def _set_aside_sums() -> tuple[str, list]:
+    """The SELECT columns that count a vote table's excluded votes per rule of :data:`_RULES` (the reason's words,
+    votes no admin reviewed), then those an admin excluded; and their parameters."""
+    sums, words = [], []
+    for rule in _RULES:
+        condition, matched = reason_matches(rule)
         sums.append(f"COUNT(*) FILTER (WHERE excluded = 1 AND reviewed = 0 AND {condition})")
-        params += words
-    cast, counted, by_admin, *by_rule = db.execute(
-        "SELECT COUNT(*), COUNT(*) FILTER (WHERE excluded = 0), COUNT(*) FILTER (WHERE excluded = 1 AND reviewed = 1), "
-        f"{', '.join(sums)} FROM kwise_votes WHERE annotator_id = ?", [*params, annotator_id]).fetchone()
-    set_aside = {name: n for name, n in zip((RATE, SPEED, BIAS), by_rule) if n}
-    if by_admin:
-        set_aside[ADMIN] = by_admin
-    return Standing(cast=cast, counted=counted, set_aside=dict(sorted(set_aside.items(), key=lambda item: -item[1])))
+        words += matched
+    return ", ".join([*sums, "COUNT(*) FILTER (WHERE excluded = 1 AND reviewed = 1)"]), words
+
+
+def _set_aside(counts) -> dict[str, int]:
+    """{rule or ADMIN: excluded votes}, most first, of the counts :func:`_set_aside_sums` selected (none at 0)."""
+    set_aside = {name: n for name, n in zip((*_RULES, ADMIN), counts) if n}
+    return dict(sorted(set_aside.items(), key=lambda item: -item[1]))
+
 
 def _frees_at(db, annotator_id: int, since: float, votes: int, cap: int, span: float) -> float | None:
     """When a vote will count again under a cap of ``cap`` votes per ``span`` seconds, for an annotator with

@@ -153,9 +153,7 @@ def kwise_vote_rows(db: Database, *, suite: str | None = None, subset: str | Non
     from datamodel.vote_arrays import prompt_slice_sql
 
     sliced, params = prompt_slice_sql(db, dict(suite=suite, subset=subset, variant=variant, category=category), "b")
-    models = ", ".join(f"m{s}.name" for s in SLOTS)
-    joins = " ".join(f"JOIN images i{s} ON i{s}.id = b.slot_{s}_image_id JOIN models m{s} ON m{s}.id = i{s}.model_id"
-                     for s in SLOTS)
+    models, joins = slot_models_sql(names=True)
     where = [sliced.removeprefix(" WHERE ") or "1 = 1"]
     if not include_excluded:
         where.append("v.excluded = 0")
@@ -175,16 +173,21 @@ def kwise_vote_rows(db: Database, *, suite: str | None = None, subset: str | Non
     return out
 
 
-def _slot_models_sql() -> tuple[str, str]:
-    """(the model ids of slots 1-4 as columns, the joins from ``kwise_battles b`` that name them)."""
-    return (", ".join(f"i{s}.model_id" for s in SLOTS),
-            " ".join(f"JOIN images i{s} ON i{s}.id = b.slot_{s}_image_id" for s in SLOTS))
+def slot_models_sql(*, names: bool = False) -> tuple[str, str]:
+    """(the models of slots 1-4 as columns, the joins from ``kwise_battles b`` that give them): their ids, or with
+    ``names`` their names."""
+    if not names:
+        return (", ".join(f"i{s}.model_id" for s in SLOTS),
+                " ".join(f"JOIN images i{s} ON i{s}.id = b.slot_{s}_image_id" for s in SLOTS))
+    return (", ".join(f"m{s}.name" for s in SLOTS),
+            " ".join(f"JOIN images i{s} ON i{s}.id = b.slot_{s}_image_id JOIN models m{s} ON m{s}.id = i{s}.model_id"
+                     for s in SLOTS))
 
 
 def kwise_model_counts(db: Database) -> tuple[dict[int, int], list[tuple[tuple[int, ...], int, int | None]]]:
     """What the four-image sampler reads (:mod:`sampling.kwise`): {model id: four-image votes it was in}, and per
     counted vote (model ids of slots 1-4, best slot, worst slot or None)."""
-    models, joins = _slot_models_sql()
+    models, joins = slot_models_sql()
     rows = db.execute(f"SELECT {models}, v.best, v.worst FROM kwise_votes v JOIN kwise_battles b ON b.id = v.battle_id "
                       f"{joins} WHERE v.excluded = 0 ORDER BY v.id").fetchall()
     appearances: dict[int, int] = {}
@@ -207,7 +210,7 @@ def kwise_counts_read(db: Database) -> tuple[int, dict[int, int], list[tuple[tup
 def kwise_changes_since(db: Database, seq: int) -> list[tuple[int, int, tuple[int, ...], int, int | None]]:
     """The rows of ``kwise_vote_changes`` after ``seq``, oldest first: (seq, sign +1/−1, model ids of slots 1-4, best
     slot, worst slot or None). A range read of the primary key, each row's battle and images by theirs."""
-    models, joins = _slot_models_sql()
+    models, joins = slot_models_sql()
     rows = db.execute(f"SELECT c.seq, c.sign, {models}, c.best, c.worst FROM kwise_vote_changes c JOIN kwise_battles b "
                       f"ON b.id = c.battle_id {joins} WHERE c.seq > ? ORDER BY c.seq", [seq]).fetchall()
     return [(row[0], row[1], tuple(row[2:2 + K]), row[2 + K], row[3 + K]) for row in rows]

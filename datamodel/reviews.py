@@ -25,6 +25,7 @@ import pandas as pd
 
 from datamodel.database import Database
 from datamodel.dialect import pick, unixepoch_text
+from datamodel.kwise import SLOTS, slot_models_sql
 from datamodel.quality import BIAS, RATE, REPORTED, RULE_TITLES, SPEED
 from datamodel.standing import reason_matches
 
@@ -108,10 +109,7 @@ def flagged_votes(db: Database, limit: int = 500) -> pd.DataFrame:
         f"SELECT v.id, v.voter, v.outcome, ml.name || ' vs ' || mr.name, v.created_at, v.excluded, v.reviewed, "
         f"v.excluded_reason FROM votes v LEFT JOIN models ml ON ml.id = v.left_model_id LEFT JOIN models mr ON "
         f"mr.id = v.right_model_id WHERE {flagged} ORDER BY v.created_at DESC, v.id DESC LIMIT ?", [limit]).fetchall()
-    slots = range(1, 5)
-    names = ", ".join(f"m{s}.name" for s in slots)
-    joins = " ".join(f"JOIN images i{s} ON i{s}.id = b.slot_{s}_image_id JOIN models m{s} ON m{s}.id = i{s}.model_id"
-                     for s in slots)
+    names, joins = slot_models_sql(names=True)
     four = db.execute(
         f"SELECT v.id, a.name, v.best, v.worst, {names}, {unixepoch_text(db, 'v.voted_at')}, v.excluded, "
         f"v.reviewed, v.excluded_reason FROM kwise_votes v JOIN kwise_battles b ON b.id = v.battle_id "
@@ -122,7 +120,7 @@ def flagged_votes(db: Database, limit: int = 500) -> pd.DataFrame:
     for vote_id, voter, best, worst, *models, at, excluded, reviewed, reason in four:
         outcome = f"best {best} ({models[best - 1]})" + ("" if worst is None else
                                                         f", worst {worst} ({models[worst - 1]})")
-        shown = ", ".join(f"{slot} {name}" for slot, name in zip(slots, models))
+        shown = ", ".join(f"{slot} {name}" for slot, name in zip(SLOTS, models))
         rows.append((vote_id, FOUR_IMAGE, voter, outcome, at, excluded, reviewed, reason, shown))
     rows.sort(key=lambda row: (row[4] or "", row[0]), reverse=True)
     return pd.DataFrame(rows[:limit], columns=list(FLAGGED_COLUMNS))
@@ -197,7 +195,8 @@ def review_votes(db: Database, *, exclude: bool, reason: str, annotator: str | N
     or an action that covers no vote.
 
     A server's sampler counts only non-excluded votes: the admin tab has it read them again afterwards
-    (:meth:`sampling.sampler.SamplingStats.reload`; the four-image sampler reads the votes at each draw)."""
+    (:meth:`sampling.sampler.SamplingStats.reload`; the four-image sampler follows the flags it changes through
+    ``kwise_vote_changes``, :class:`sampling.kwise_stats.KwiseStats`)."""
     reason = " ".join(str(reason or "").split())[:MAX_REASON]
     if not reason:
         raise ReviewError("Give a reason for the action (it is kept with every vote it changes and in the log of "

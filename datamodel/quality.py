@@ -283,18 +283,3 @@ def review_vote(db: Database, vote_id: int, *, exclude: bool, note: str = "") ->
         )
         if cursor.rowcount == 0:
             raise LookupError(f"No vote with id {vote_id}. Copy the id from the flagged votes table.")
-
-
-def flagged_votes(db: Database, limit: int = 500) -> list[dict]:
-    """Votes the rules flagged (excluded, or reported for a trusted account) or an admin reviewed, newest first."""
-    return list(
-        db.query(
-            """
-            SELECT v.id AS vote_id, v.voter, v.outcome, v.created_at, v.excluded, v.reviewed,
-                   v.excluded_reason AS reason
-            FROM votes v WHERE v.excluded = 1 OR v.reviewed = 1 OR v.excluded_reason != ''
-            ORDER BY v.id DESC LIMIT ?
-            """,
-            [limit],
-        )
-    )

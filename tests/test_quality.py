@@ -4,7 +4,8 @@ import pytest
 
 from arena import session as sessions
 from arena.ratelimit import RateLimited, RateLimiter
-from datamodel.quality import QualityRules, VoteFact, apply_rules, flag_reasons, flagged_votes, review_vote
+from datamodel.quality import QualityRules, VoteFact, apply_rules, flag_reasons, review_vote
+from datamodel.reviews import flagged_votes
 
 pytestmark = pytest.mark.both_engines
 
@@ -67,7 +68,7 @@ def test_flags_are_stored_kept_and_reversible_by_an_admin(small_arena):
     apply_rules(db, s.annotator.id, rules)  # the rules leave a reviewed vote alone
     assert db.execute("SELECT excluded, reviewed FROM votes WHERE id = ?", [rows[0][0]]).fetchone() == (0, 1)
     assert db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] == 4  # nothing deleted
-    assert {v["vote_id"] for v in flagged_votes(db)} == {r[0] for r in rows}
+    assert set(flagged_votes(db)["vote_id"]) == {r[0] for r in rows}
     with pytest.raises(LookupError, match="No vote with id 999"):
         review_vote(db, 999, exclude=True)
 

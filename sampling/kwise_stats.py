@@ -25,6 +25,7 @@ from sampling.sampler import refit_is_due
 
 log = logging.getLogger(__name__)
 
+
 class KwiseStats:
     """What ``ksort-ucb`` reads, for one server (its context holds one; the web server's threads share it).
 
@@ -117,11 +118,11 @@ class KwiseStats:
                 return  # another thread's first read, done while this one waited
             seq, appearances, votes = kwise_counts_read(db)
             models = sorted(appearances)
-            log, shown_in, pairs = kwise_counts(tuple(models), votes)
+            counted, shown_in, pairs = kwise_counts(tuple(models), votes)
             with self._lock:
                 self.models, self._index = models, {m: i for i, m in enumerate(models)}
                 self.appearances, self.pair_counts = shown_in.astype(np.int64), pairs.astype(np.int64)
-                self.wins, self.total = kwise_win_matrix(log, len(models)), len(votes)
+                self.wins, self.total = kwise_win_matrix(counted, len(models)), len(votes)
                 self.change_seq = seq
                 self._changes += 1  # a full read: refit
             self.catch_up(db)

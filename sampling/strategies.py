@@ -394,8 +394,9 @@ def _batch_log_level(clipped, weights: np.ndarray, log_lo: np.ndarray, log_hi: n
     leaves the bracket or the slope is zero: a safeguarded Newton, a handful of passes where bisection to adjacent
     floats took about sixty (measured: ``python -m cProfile -m tools.simulate``, 4 repetitions).
     """
-    empty = weights.sum(axis=-1, keepdims=True) <= 0  # no available pair: nothing to solve
-    log_scale = np.clip(-np.log(np.maximum(weights.sum(axis=-1, keepdims=True), 1e-300)), log_lo, log_hi)
+    total_weight = weights.sum(axis=-1, keepdims=True)
+    empty = total_weight <= 0  # no available pair: nothing to solve
+    log_scale = np.clip(-np.log(np.maximum(total_weight, 1e-300)), log_lo, log_hi)  # λ = 1/Σw: no clipping
     for _ in range(200):
         shares = clipped(log_scale)
         total = shares.sum(axis=-1, keepdims=True)

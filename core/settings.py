@@ -80,6 +80,7 @@ class Settings:
     robustness_top: int = _setting(3, "ARENA_ROBUSTNESS_TOP", "The leaderboard says, for each of this many top places, how many votes dropped would change who holds it (influence functions, confirmed by refitting); 0: no audit.")
     rating_prior_sd: float = _setting(400.0, "ARENA_RATING_PRIOR_SD", "Spread (Elo points) of the leaderboard's weak normal prior on each rating around the mean 1000: it keeps a model that won or lost a handful of votes, and its bootstrap interval, within a few spreads of the mean instead of thousands of points away; 0: no prior (the pure Bradley-Terry fit).")
     leaderboard_refresh_s: float = _setting(30.0, "ARENA_LEADERBOARD_REFRESH_S", "A leaderboard is recomputed in the background, off the vote path, when the data changed and its snapshot is at least this many seconds old (0: as soon as it changed); viewers see the latest snapshot at once.")
+    leaderboard_worker_nice: int = _setting(19, "ARENA_LEADERBOARD_WORKER_NICE", "Niceness added to the server's by the process that computes the leaderboards, 0-19: 19 lets the votes go first on a busy server; lower it (0: the server's priority) on a machine shared with other busy programs (image generation, other services), where a worker at 19 can wait tens of seconds for the CPU and the leaderboard lags.")
     leaderboard_history_days: int = _setting(365, "ARENA_LEADERBOARD_HISTORY_DAYS", "Days of leaderboard history kept: each computed leaderboard is also kept as that day's board (the last of the day), for the rating-history chart and the board as of a date; older days are dropped (0: no history).")
     personal_board_votes: int = _setting(20, "ARENA_PERSONAL_BOARD_VOTES", "After this many votes the arena page offers the annotator their own leaderboard (the Leaderboard tab with the Voter menu on them); 0: never.")
     leaderboard_views: int = _setting(32, "ARENA_LEADERBOARD_VIEWS", "Sets of leaderboard filters whose snapshots are kept (the least recently viewed go first); also the most computations that may wait.")
@@ -182,6 +183,9 @@ class Settings:
         if self.leaderboard_refresh_s < 0 or self.leaderboard_views < 1:
             raise SettingsError("leaderboard_refresh_s must be 0 or more and leaderboard_views 1 or more. Set "
                                 "ARENA_LEADERBOARD_REFRESH_S and ARENA_LEADERBOARD_VIEWS.")
+        if not 0 <= self.leaderboard_worker_nice <= 19:
+            raise SettingsError(f"leaderboard_worker_nice must be 0 to 19, got {self.leaderboard_worker_nice}. Set "
+                                "ARENA_LEADERBOARD_WORKER_NICE.")
         if self.agreement_min_shared < 1 or self.agreement_max_pairs < 1:
             raise SettingsError("agreement_min_shared and agreement_max_pairs must be 1 or more. Set "
                                 "ARENA_AGREEMENT_MIN_SHARED and ARENA_AGREEMENT_MAX_PAIRS.")

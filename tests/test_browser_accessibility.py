@@ -11,6 +11,7 @@ import json
 import pytest
 from support.axe import described, serious_violations
 from support.browser import screenshot_folder
+from support.rating_page import submit_rating_sign_in, wait_shown
 from support.ratings import build_rating_arena
 from support.touch import SIZES, TOUCH, press, sign_in, vote
 from support.webapp import running_app
@@ -21,7 +22,6 @@ from judges.rating_tasks import COMMONSENSE
 pytestmark = pytest.mark.browser
 
 SCREENSHOTS = screenshot_folder("ARENA_ISSUE41_SCREENSHOTS", ".cache/screenshots-issue41")
-SHOWN = "() => { const img = document.querySelector('#rating-image img.rating-shown'); return !!img && img.complete; }"
 
 
 def _page(browser, url: str, size: str):
@@ -68,10 +68,8 @@ def test_every_tab_has_no_serious_accessibility_violation(tmp_path, browser, siz
             _check(page, "Arena, the reveal unfolded", found, size)
 
         page.get_by_role("tab", name="Ratings").click()
-        page.fill("#rating-signin-name input, #rating-signin-name textarea", "rater")
-        page.fill("#rating-signin-token input", "token-0001")
-        page.click("#rating-signin-button")
-        page.wait_for_function(SHOWN, timeout=20000)
+        submit_rating_sign_in(page, "rater", "token-0001")
+        wait_shown(page)
         _check(page, "Ratings, a question", found, size)
 
         page.get_by_role("tab", name="Leaderboard").click()

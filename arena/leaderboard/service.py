@@ -73,7 +73,7 @@ from datamodel.snapshots import (
 )
 
 log = logging.getLogger(__name__)
-WORKER_NICENESS = 19  # the worker yields the CPU to the server, which answers votes
+WORKER_NICENESS = 19  # the worker yields the CPU to the server, which answers votes (ARENA_LEADERBOARD_WORKER_NICE)
 PARENT_CHECK_S = 0.5  # how often the worker checks that the server that started it still runs
 MAX_WAITING = 4  # viewers that may wait for a first snapshot at once (each holds a server thread meanwhile)
 CLAIM_S = 300.0  # a replica's claim on computing a snapshot lapses after this long (its holder died)
@@ -156,10 +156,11 @@ def rebuild_history(db: Database, options: LeaderboardOptions, days: int, *, his
     return made
 
 
-def _start_worker(parent: int) -> None:
-    """The worker's start: a lower CPU priority, and a watch on ``parent`` (the server's process id)."""
+def _start_worker(parent: int, niceness: int = WORKER_NICENESS) -> None:
+    """The worker's start: ``niceness`` added to the server's (a lower CPU priority), and a watch on ``parent`` (the
+    server's process id)."""
     try:
-        os.nice(WORKER_NICENESS)
+        os.nice(niceness)
     except OSError:  # not allowed here: run at the same priority
         pass
     threading.Thread(target=_exit_with_parent, args=(parent,), name="exit-with-server", daemon=True).start()
@@ -213,8 +214,9 @@ class SnapshotService:
 
     def __init__(self, store: Store, *, refresh_s: float = 30.0, keep: int = 32, history_days: int = 0,
                  history_defaults: LeaderboardOptions | None = None, shared: bool | None = None,
-                 claim_s: float = CLAIM_S):
+                 claim_s: float = CLAIM_S, niceness: int = WORKER_NICENESS):
         self.store, self.refresh_s, self.keep, self.history_days = store, refresh_s, keep, history_days
+        self.niceness = niceness  # added to the server's by the worker at its start
         self.history_defaults = history_defaults  # the server's boards: keeps_history
         self.shared = getattr(store, "postgres", False) if shared is None else shared  # replicas share the database
         self.claim_s = claim_s
@@ -232,7 +234,7 @@ class SnapshotService:
         if self._executor is None:
             self._executor = concurrent.futures.ProcessPoolExecutor(
                 max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker,
-                initargs=(os.getpid(),))
+                initargs=(os.getpid(), self.niceness))
         return self._executor
 
     def _remember(self, snapshot: Snapshot) -> None:

@@ -102,7 +102,8 @@ class AppContext:
         self.snapshots = SnapshotService(self.store, refresh_s=self.settings.leaderboard_refresh_s,
                                          keep=self.settings.leaderboard_views,
                                          history_days=self.settings.leaderboard_history_days,
-                                         history_defaults=leaderboard_options(self.settings))
+                                         history_defaults=leaderboard_options(self.settings),
+                                         niceness=self.settings.leaderboard_worker_nice)
         if self.sampler.reads_stats:  # also checks ARENA_SAMPLING against the registered strategies
             self.stats.start(self.store.db())  # the one full read of the vote counts, on a background thread
         if self.settings.four_image_suite_names and self.settings.four_image_strategy == "ksort-ucb":

@@ -15,13 +15,28 @@ def submit_rating_sign_in(page, name: str, token: str) -> None:
     page.click("#rating-signin-button")
 
 
+# what the tab says when no question came: the sign-in form's line, the tab's status line, the question's text
+SAID = ("() => ['#rating-signin-message', '#rating-status', '#rating-item', '#rating-image'].map(s => { "
+        "const e = document.querySelector(s); return s + ': ' + (e ? JSON.stringify(e.innerText.trim().slice(0, 300)) "
+        "+ (e.closest('.hidden, [hidden]') ? ' (hidden)' : '') : 'none'); }).join('\\n')")
+
+
+def wait_shown(page, timeout: int = 20000) -> None:
+    """Wait until a question's image is on screen; if none comes, fail saying what the tab shows instead."""
+    try:
+        page.wait_for_function(SHOWN, timeout=timeout)
+    except Exception as error:  # playwright's TimeoutError: what was on screen tells why
+        raise AssertionError(f"no question on screen within {timeout / 1000:.0f} s; the tab shows:\n"
+                             f"{page.evaluate(SAID)}") from error
+
+
 def wait_question(page, previous: str | None = None) -> None:
     """Wait until a question's image is on screen; with ``previous`` (an image address), until it is another."""
-    page.wait_for_function(SHOWN, timeout=20000)
+    wait_shown(page)
     if previous is not None:
         page.wait_for_function("(before) => document.querySelector('#rating-image img.rating-shown')"
                                ".getAttribute('src') !== before", arg=previous, timeout=20000)
-        page.wait_for_function(SHOWN, timeout=20000)
+        wait_shown(page)
     page.wait_for_timeout(100)
 
 

@@ -37,6 +37,7 @@ def _shared_pool(service: SnapshotService) -> concurrent.futures.ProcessPoolExec
         worker = _WORKER.get("pool")
         if worker is None or getattr(worker, "_broken", False) or getattr(worker, "_shutdown_thread", False):
             service._executor = None  # first use, or the worker died or was shut down: a new one
+            service.niceness = 0  # whichever service starts it: at the tests' priority, as running_app's apps ask
             _WORKER["pool"] = worker = _OWN_POOL(service)  # spawned as the app spawns its own
         service._executor = worker
         # this service's close (whenever its server thread gets to it) leaves the shared worker running: replaced on
@@ -69,7 +70,10 @@ def running_app(settings, app=None):
     listening = socket.socket()
     listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn sets on the sockets it binds
     listening.bind(("127.0.0.1", 0))
-    settings = settings.replace(host="127.0.0.1", port=listening.getsockname()[1], leaderboard_refresh_s=0)
+    # the leaderboard worker at the server's priority: here the other busy programs are the other test workers, not
+    # this server's votes, and a worker at 19 beside them waited 10-21 s for the CPU (a browser test's 20 s wait)
+    settings = settings.replace(host="127.0.0.1", port=listening.getsockname()[1], leaderboard_refresh_s=0,
+                                leaderboard_worker_nice=0)
     with listening, shared_leaderboard_worker():
         config = server_config(settings, app)  # as arena.web.app.serve runs it (forwarded headers and all)
         # A client the test leaves open (gradio_client keeps its streams; a browser page is closed after the test)

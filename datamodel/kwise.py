@@ -144,6 +144,11 @@ KWISE_COLUMNS = ("vote_id", "battle_id", "annotator", "suite", "item_key", "prom
 ``excluded``, ``excluded_reason`` and ``reviewed`` as the pairwise export's (:data:`datamodel.vote_table.COLUMNS`)."""
 
 
+def has_kwise_votes(db: Database) -> bool:
+    """Whether ``db`` holds a four-image vote, counted or not (the Admin tab then offers their export)."""
+    return db.execute("SELECT 1 FROM kwise_votes LIMIT 1").fetchone() is not None
+
+
 def kwise_vote_rows(db: Database, *, suite: str | None = None, subset: str | None = None,
                     variant: str | None = None, category: str | None = None,
                     include_excluded: bool = False) -> list[dict]:

@@ -114,7 +114,8 @@ def test_admin_endpoints_refuse_calls_without_the_password(tmp_path):
         config = httpx.get(url + "config").json()
         admin_ids = [(d["id"], len(d["inputs"]), d["api_name"]) for d in config["dependencies"]
                      if (d.get("api_name") or "").startswith("admin_")]
-        assert len(admin_ids) == 8  # unlock, include, exclude, three exports, all of an annotator's (or a rule's)
+        # unlock, include, exclude, four exports (CSV, JSONL, Parquet, four-image), all of an annotator's (or a rule's)
+        assert len(admin_ids) == 9
         outcomes = asyncio.run(attack(url, admin_ids))
         assert all(isinstance(o, str) for _, o in outcomes), outcomes  # every call failed...
         # ...because of the password (unlock), or because the page holds no admin session (every other function:

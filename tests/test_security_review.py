@@ -163,8 +163,8 @@ def test_admin_functions_answer_only_an_unlocked_admin_session(tmp_path):
         # the page's load event (its token, kept suite and kept battle): the server holds its session from now on
         assert page.queued("resume", ["", "", ""])[0]
         others = sorted(name for name in page.events if name.startswith("admin_") and name != "admin_unlock")
-        assert others == ["admin_bulk_exclude", "admin_bulk_include", "admin_export_csv", "admin_export_jsonl",
-                          "admin_export_parquet", "admin_review_exclude", "admin_review_include"]
+        assert others == ["admin_bulk_exclude", "admin_bulk_include", "admin_export_csv", "admin_export_four_image",
+                          "admin_export_jsonl", "admin_export_parquet", "admin_review_exclude", "admin_review_include"]
         answers = {}
         for name in others:
             n = page.inputs(name)

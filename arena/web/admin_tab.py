@@ -31,25 +31,34 @@ from arena.web.context import AppContext, bind, done, picked_cell, refusal, refu
 from arena.web.prompt_review import build_prompt_review
 from arena.web.rating_admin import build_rating_admin
 from datamodel.connection import database_errors
+from datamodel.kwise import has_kwise_votes
 from datamodel.quality import BIAS, RATE, SPEED
 from datamodel.reviews import ReviewError, review_votes, vote_reference
 from datamodel.vote_table import EXPORT_FORMATS, export_votes
 from sampling.coverage import votes_per_model, votes_per_pair, votes_per_prompt
 
 EXPORT_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
+FOUR_IMAGE = "four-image"  # the four-image votes' export format (datamodel.kwise.write_kwise_jsonl)
+FILE_TYPES = {FOUR_IMAGE: "jsonl"}  # an export format whose file is of another type: that type
+# The vote exports of the tab, format: (its button, what its rows are). The four-image one is shown where the arena
+# has four-image votes (four_image_offered).
+VOTE_EXPORTS = {**{fmt: (f"Export {fmt.upper()}", "votes") for fmt in EXPORT_FORMATS},
+                FOUR_IMAGE: ("Export four-image JSONL", "four-image votes")}
 LOCKED = ("Unlock the admin tab first: enter the admin password. (An admin session ends after 30 minutes without "
           "use or when the server restarts; then reload the page.)")
 
 
 def export_link(ctx: AppContext, admin_id: str, fmt: str, holder: Holder, *, export=None, what: str = "votes") -> str:
-    """The vote export in ``fmt`` (or ``export(db, path, fmt)``'s, which writes ``what``: ratings), offered to
-    ``holder`` for one download, as the export event answers it: an HTML link (relative to the page) with the file's
-    name, rows and size.
+    """The vote export in ``fmt`` (a format of :data:`datamodel.vote_table.EXPORTERS` whose rows are ``what``: the
+    four-image one, four-image votes, is a .jsonl file: :data:`FILE_TYPES`), or ``export(db, path, fmt)``'s (which
+    writes ``what``: ratings), offered to ``holder`` for one download, as the export event answers it: an HTML link
+    (relative to the page) with the file's name (``what-<time>.<type>``), rows and size.
 
     Written into the admin session's private folder as a file of mode 0600 (deleted if the export fails).
     """
-    name = f"{what}-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"
-    with ctx.admins.offer(admin_id, f".{fmt}", name=name, media_type=EXPORT_TYPES[fmt], holder=holder) as offer:
+    suffix = FILE_TYPES.get(fmt, fmt)
+    name = f"{what.replace(' ', '-')}-{time.strftime('%Y%m%d-%H%M%S')}.{suffix}"
+    with ctx.admins.offer(admin_id, f".{suffix}", name=name, media_type=EXPORT_TYPES[suffix], holder=holder) as offer:
         rows = (export or export_votes)(ctx.store.db(), offer.path, fmt)
         size = offer.path.stat().st_size
     size_text = f"{size / 1e6:,.1f} MB" if size >= 100_000 else f"{size / 1e3:,.1f} kB"
@@ -137,7 +146,14 @@ def unlock(ctx: AppContext, given: str, admin_id, request: gr.Request | None = N
                 raise refusal("Wrong admin password.", "admin_unlock", request, warn=True)
             attempt.succeeded()
         admin_id = ctx.admins.open(holder)
-    return [admin_id, gr.update(visible=False), gr.update(visible=True), "", *tables(ctx)]
+    return [admin_id, gr.update(visible=False), gr.update(visible=True), "", *tables(ctx),
+            gr.update(visible=four_image_offered(ctx))]
+
+
+def four_image_offered(ctx: AppContext) -> bool:
+    """Whether the tab offers the four-image votes' export: the arena runs the four-image mode or holds such votes
+    (from an earlier run with it), read at each unlock."""
+    return bool(ctx.settings.four_image_suite_names) or has_kwise_votes(ctx.store.db())
 
 
 def reviewed(ctx: AppContext, event: str, request, review) -> list:
@@ -191,12 +207,17 @@ def pick_vote(table: pd.DataFrame, evt: gr.SelectData):
     return picked_cell(table, evt, "Vote")
 
 
+def export_event(fmt: str) -> str:
+    """The name of the export event of ``fmt`` (admin_export_csv, ..., admin_export_four_image)."""
+    return f"admin_export_{fmt.replace('-', '_')}"
+
+
 def export(ctx: AppContext, admin_id, request: gr.Request | None = None, *, fmt: str) -> str:
-    """The votes in ``fmt``, offered as a one-time download link (:func:`export_link`)."""
-    event = f"admin_export_{fmt}"
+    """The votes in ``fmt`` (:data:`VOTE_EXPORTS`), offered as a one-time download link (:func:`export_link`)."""
+    event = export_event(fmt)
     require(ctx, admin_id, event, request)
     try:
-        return export_link(ctx, admin_id, fmt, Holder.of(request))
+        return export_link(ctx, admin_id, fmt, Holder.of(request), what=VOTE_EXPORTS[fmt][1])
     except SessionEnded:  # the session ended (or the server began to stop) while the file was written
         raise refusal(LOCKED, event, request) from None
 
@@ -226,9 +247,12 @@ def build_admin_tab(ctx: AppContext, admin: gr.State | None = None) -> None:
 
 def export_and_annotators() -> dict:
     """Lay out the exports and the annotators' table with the bulk review; by name."""
-    gr.Markdown("### Export votes\nOne row per vote, joined with battle, prompt and models (as displayed).")
+    gr.Markdown("### Export votes\nOne row per vote, joined with battle, prompt and models (as displayed). Where "
+                "the arena has four-image votes, their JSONL has one line per four-image vote with its four slots' "
+                "models and image ids.")
     with gr.Row():
-        export_buttons = {fmt: gr.Button(f"Export {fmt.upper()}", elem_id=f"export-{fmt}") for fmt in EXPORT_FORMATS}
+        export_buttons = {fmt: gr.Button(label, elem_id=f"export-{fmt}", visible=fmt != FOUR_IMAGE)
+                          for fmt, (label, _) in VOTE_EXPORTS.items()}
     export_file = gr.HTML("", elem_id="export-file")  # the one-time download link of the latest export
     gr.Markdown("### Annotators\n*Each annotator's votes, pairwise and four-image together (Four-image: how many "
                 "of them are four-image votes): cast, counted by the leaderboard, set aside by each quality rule, and "
@@ -289,7 +313,9 @@ def wire_admin_tab(ctx: AppContext, view: dict) -> None:
     admin, refreshed = view["admin"], [view[name] for name in REFRESHED]
     # One unlock at a time on the server: guesses cannot run in parallel (the throttle counts them anyway).
     gr.on([view["unlock"].click, view["password_box"].submit], bind(ctx, unlock, name="admin_unlock"),
-          [view["password_box"], admin], [admin, view["lock_box"], view["admin_box"], view["password_box"], *refreshed],
+          [view["password_box"], admin],
+          [admin, view["lock_box"], view["admin_box"], view["password_box"], *refreshed,
+           view["export_buttons"][FOUR_IMAGE]],
           api_visibility="private", show_progress="hidden", concurrency_limit=1, concurrency_id="admin_unlock"
           ).success(None, js=CLOSE_TOASTS_JS)  # a refused unlock's message (a toast) does not outlive the unlock
     for exclude, button in ((True, view["exclude_all"]), (False, view["include_all"])):
@@ -303,7 +329,7 @@ def wire_admin_tab(ctx: AppContext, view: dict) -> None:
     view["stats"].select(pick_annotator, view["stats"], view["review_annotator"], api_visibility="private")
     view["flagged"].select(pick_vote, view["flagged"], view["vote_id"], api_visibility="private")
     for fmt, button in view["export_buttons"].items():
-        button.click(bind(ctx, export, f"admin_export_{fmt}", fmt=fmt), [admin], view["export_file"],
+        button.click(bind(ctx, export, export_event(fmt), fmt=fmt), [admin], view["export_file"],
                      api_visibility="private")
     # the only admin event a program may send first (it opens the admin session); the front door refuses the others
     # without a page session the server holds

@@ -51,6 +51,6 @@ def test_the_admin_exports_the_four_image_votes_from_the_admin_tab(tmp_path, bro
         assert download.value.suggested_filename.endswith(".jsonl")
         assert download.value.failure() is None
         assert open(download.value.path(), "rb").read() == command
-        page.wait_for_selector("#export-file .export-used", timeout=10000)  # the used link says so
+        page.wait_for_selector("#export-file .export-used", timeout=20000)  # the used link says so
         assert page.locator("#export-file a[href]").count() == 0
         shoot(page, SCREENSHOTS, size, "admin-four-image-03-downloaded")

@@ -26,7 +26,7 @@ LINK = re.compile(r'href="(admin-export/[A-Za-z0-9_-]{43})"')
 
 def _unlock(page: Page) -> list:
     ok, outputs = page.queued("admin_unlock", [PASSWORD, None])
-    assert ok, outputs
+    assert ok and isinstance(outputs, list), outputs
     return outputs
 
 

@@ -16,6 +16,7 @@ from support.votes import add_votes, store_metrics
 
 SHOTS = screenshot_folder("ARENA_LEADERBOARD_PHONE_SCREENSHOTS", ".cache/screenshots-leaderboard-phone")
 LONG_NAME = "stable-diffusion-3.5-large-turbo"  # as long as the names people give real models
+FIRST_SCREEN = ("Rank", "Rank range", "Model", "Rating", "95% interval")  # the phone's columns seen without scrolling
 # The table ``id``'s scrolling box and, for each header text asked, the header's box and the first row's cell's box
 # (viewport coordinates), with whether the cell's text is shown whole (not cut, no ellipsis).
 BOXES = """([id, headers]) => {
@@ -104,9 +105,9 @@ def test_on_a_phone_the_rating_and_its_interval_show_beside_the_model_without_sc
         page.get_by_role("tab", name="Leaderboard").click()
         _settle(page)
         _shoot(page, "phone", "lb-phone-01-first-screen")
-        found = page.evaluate(BOXES, ["lb-table", ["Rank", "Model", "Rating", "95% interval"]])
+        found = page.evaluate(BOXES, ["lb-table", list(FIRST_SCREEN)])
         assert found["scroller"]["scrollLeft"] == 0 and found["scroller"]["max"] > 0, found["scroller"]
-        for header in ("Rank", "Model", "Rating", "95% interval"):
+        for header in FIRST_SCREEN:
             _in_view(found, header)
         # every model's name whole, on two lines where it is long
         names = page.evaluate(MODEL_CELLS, found["headers"].index("Model"))

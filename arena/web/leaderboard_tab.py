@@ -386,10 +386,10 @@ def result_panels(ctx: AppContext, menus: dict, summary: gr.Markdown, details: g
     # every sub-tab's name in view, on a phone on two rows (Gradio's default hid three behind a "•••" menu)
     with gr.Tabs(elem_id="lb-tabs", overflow_behavior="wrap"):
         with gr.Tab("Ratings", id="lb-ratings-tab"):
-            # every row shown (no scrolling inside the table): a leaderboard has one row per model
-            # rank and model stay in view while a narrow screen scrolls the other columns sideways
-            table = gr.DataFrame(elem_id="lb-table", interactive=False, wrap=False, max_height=10000,
-                                 pinned_columns=3)
+            # every row shown (no scrolling inside the table): a leaderboard has one row per model. On a phone
+            # static/leaderboard.css fits rank, model, rating and interval on the screen and keeps the model's name
+            # at the left edge while the other columns scroll sideways (Gradio 6's pinned_columns pins nothing)
+            table = gr.DataFrame(elem_id="lb-table", interactive=False, wrap=False, max_height=10000)
             table_note = gr.Markdown(elem_id="lb-table-note")
             # no "Plot" label over the charts: it covered their titles (each figure has its own)
             chart = gr.Plot(elem_id="lb-chart", show_label=False)

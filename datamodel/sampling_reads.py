@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from datamodel.change_logs import missed_changes
 from datamodel.connection import read_snapshot
 from datamodel.database import Database
 from datamodel.dialect import is_postgres, pick
@@ -44,10 +45,13 @@ def vote_pairing(db: Database, vote_id: int) -> tuple[int, int, int] | None:
 
 def vote_changes_since(db: Database, seq: int) -> list[tuple]:
     """The rows of ``vote_changes`` after ``seq``, oldest first: (seq, sign, vote id, then the facts of
-    :data:`VOTE_FACTS` but the id). One range read of the primary key."""
+    :data:`VOTE_FACTS` but the id). One range read of the primary key, then the pruning's mark: raises
+    :class:`datamodel.change_logs.ChangesMissed` if rows after ``seq`` were pruned (read everything again)."""
     facts = VOTE_FACTS.removeprefix("id, ")
-    return db.execute(f"SELECT seq, sign, vote_id, {facts} FROM vote_changes WHERE seq > ? ORDER BY seq",
+    rows = db.execute(f"SELECT seq, sign, vote_id, {facts} FROM vote_changes WHERE seq > ? ORDER BY seq",
                       [seq]).fetchall()
+    missed_changes(db, "vote_changes", seq)
+    return rows
 
 
 def catalog_version(db: Database) -> int | None:

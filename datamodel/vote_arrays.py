@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from datamodel.change_logs import pruned_through
 from datamodel.database import Database
 from datamodel.dialect import json_text_items, pick
 from datamodel.models import model_names, sorted_model_names
@@ -324,6 +325,8 @@ class VoteArraysCache:
             return None
         logged = db.execute("SELECT vote_id FROM vote_changes WHERE seq > ? AND seq <= ?",
                             [held.change, change]).fetchall()
+        if pruned_through(db, "vote_changes") > held.change:
+            return None  # rows it needs were pruned (datamodel.change_logs)
         if versions["votes"] - held.votes_version != len(logged):
             return None
         if not logged and through == held.through:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from datamodel.change_logs import ChangesMissed
 from datamodel.connection import open_reader, reader_target
 from datamodel.database import Database
 from datamodel.kwise import kwise_changes_since, kwise_counts_read
@@ -113,27 +114,46 @@ class KwiseStats:
         return self
 
     def _read(self, db: Database, *, force: bool) -> None:
+        """The full read (unless ``force`` is false and another thread's read is done), then the changes after it;
+        again if rows after it were pruned already (a retention of seconds)."""
         with self._read_lock:
             if self.ready and not force:
                 return  # another thread's first read, done while this one waited
-            seq, appearances, votes = kwise_counts_read(db)
-            models = sorted(appearances)
-            counted, shown_in, pairs = kwise_counts(tuple(models), votes)
-            with self._lock:
-                self.models, self._index = models, {m: i for i, m in enumerate(models)}
-                self.appearances, self.pair_counts = shown_in.astype(np.int64), pairs.astype(np.int64)
-                self.wins, self.total = kwise_win_matrix(counted, len(models)), len(votes)
-                self.change_seq = seq
-                self._changes += 1  # a full read: refit
-            self.catch_up(db)
+            while True:
+                seq, appearances, votes = kwise_counts_read(db)
+                models = sorted(appearances)
+                counted, shown_in, pairs = kwise_counts(tuple(models), votes)
+                with self._lock:
+                    self.models, self._index = models, {m: i for i, m in enumerate(models)}
+                    self.appearances, self.pair_counts = shown_in.astype(np.int64), pairs.astype(np.int64)
+                    self.wins, self.total = kwise_win_matrix(counted, len(models)), len(votes)
+                    self.change_seq = seq
+                    self._changes += 1  # a full read: refit
+                if self._catch_up(db) is not None:
+                    return
 
     def catch_up(self, db: Database) -> int:
         """Apply the rows of ``kwise_vote_changes`` committed since the last one applied (by any process); return how
-        many were applied. Safe from any thread: a row is applied once, in ``seq`` order."""
+        many were applied. Safe from any thread: a row is applied once, in ``seq`` order. Where the log cannot give
+        them (:class:`datamodel.change_logs.ChangesMissed`: rows it had not read were pruned, or a vote was deleted
+        with its battle), it reads everything again instead, on this thread, and returns 0."""
+        applied = self._catch_up(db)
+        if applied is None:
+            log.info("The four-image sampler's counts cannot follow kwise_vote_changes (rows pruned or a battle "
+                     "deleted): reading them again")
+            self._read(db, force=True)
+            return 0
+        return applied
+
+    def _catch_up(self, db: Database) -> int | None:
+        """:meth:`catch_up`'s reading and counting; None where the log cannot give the changes."""
         seq = self.change_seq
         if seq is None:
             return 0
-        rows = kwise_changes_since(db, seq)
+        try:
+            rows = kwise_changes_since(db, seq)
+        except ChangesMissed:
+            return None
         applied = 0
         with self._lock:
             for row_seq, sign, shown, best, worst in rows:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from datamodel.change_logs import ChangesMissed
 from datamodel.connection import open_reader, reader_target
 from datamodel.database import Database
 from datamodel.sampling_reads import catalog_version, vote_changes_since
@@ -189,9 +190,9 @@ class SamplingStats:
                     self.tables, self.load_error = tables, None
                     self._changes += abs(tables.votes - (old.votes if old is not None else 0))
                     self._flight.rebuild(tables)
-                self.catch_up(db)
+                missed = self._catch_up(db) is None  # rows after the read pruned already (a retention of seconds)
                 with self._lock:
-                    if not (background and self._again):
+                    if not (missed or (background and self._again)):
                         self._loading = self._loading and not background
                         return
 
@@ -200,12 +201,27 @@ class SamplingStats:
     def catch_up(self, db: Database) -> list[tuple]:
         """Count the changes to the votes committed since the tables' ``change_seq`` (module docstring), by any
         process; return the rows read (:func:`datamodel.sampling_reads.vote_changes_since`). Safe from any thread:
-        a row is applied once, in ``seq`` order."""
+        a row is applied once, in ``seq`` order. If rows it had not read were pruned
+        (:class:`datamodel.change_logs.ChangesMissed`), it reads everything again instead (:meth:`reload`, in the
+        background; draws use the counts as they are meanwhile) and returns no row."""
+        rows = self._catch_up(db)
+        if rows is None:
+            log.info("The sampler's counts fell behind the pruned vote_changes rows: reading them again")
+            if not self._loading:  # a read running now ends past the pruned rows
+                self.reload(db)
+            return []
+        return rows
+
+    def _catch_up(self, db: Database) -> list[tuple] | None:
+        """:meth:`catch_up`'s reading and counting; None if rows it needs were pruned."""
         with self._lock:
             tables = self.tables
         if tables is None:
             return []  # the first full read, still to come, counts everything committed before its snapshot
-        rows = vote_changes_since(db, tables.change_seq)
+        try:
+            rows = vote_changes_since(db, tables.change_seq)
+        except ChangesMissed:
+            return None
         with self._lock:
             if self.tables is not tables:
                 return rows  # a full read swapped in new tables meanwhile: it catches up itself

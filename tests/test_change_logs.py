@@ -264,3 +264,11 @@ def test_the_server_prunes_in_the_background(small_arena):
         assert _rows(db, "vote_changes") == [5]
     finally:
         store.close()
+
+
+def test_the_retention_setting_refuses_a_negative_time():
+    from core.settings import Settings, SettingsError
+
+    assert Settings().change_log_keep_s == 86_400.0
+    with pytest.raises(SettingsError, match="ARENA_CHANGE_LOG_KEEP_S"):
+        Settings(change_log_keep_s=-1.0)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import time
 
 from datamodel.database import Database
+from datamodel.dialect import pick
 from datamodel.transactions import transaction
 
 CHANGE_LOGS = ("vote_changes", "kwise_vote_changes")
@@ -85,6 +86,20 @@ def prune_change_logs(db: Database, *, keep_s: float, now: float | None = None) 
     return deleted
 
 
-def log_sizes(db: Database) -> dict[str, int]:
-    """Rows per change log."""
-    return {log: int(db.execute(f"SELECT count(*) FROM {log}").fetchone()[0]) for log in CHANGE_LOGS}
+def log_sizes(db: Database) -> dict[str, tuple[int, int]]:
+    """(rows, bytes on disk with its indexes) per change log (SQLite's ``dbstat``: the pages its b-tree holds;
+    PostgreSQL's ``pg_total_relation_size``)."""
+    size = pick(db, sqlite="SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?",
+                postgresql="SELECT pg_total_relation_size(?::regclass)")
+    return {log: (int(db.execute(f"SELECT count(*) FROM {log}").fetchone()[0]),
+                  int(db.execute(size, [log]).fetchone()[0])) for log in CHANGE_LOGS}
+
+
+def date_rows_by_their_votes(db: Database) -> float:
+    """Give each row of the change logs its vote's time as ``logged_at``, as if logged as the vote was cast (a
+    benchmark's votes, written in bulk in one go); return the newest vote's time."""
+    with db.conn:
+        db.execute("UPDATE vote_changes SET logged_at = (SELECT voted_at FROM votes WHERE id = vote_id)")
+        db.execute("UPDATE kwise_vote_changes SET logged_at = (SELECT voted_at FROM kwise_votes WHERE id = vote_id)")
+    return float(db.execute("SELECT max(at) FROM (SELECT max(voted_at) AS at FROM votes UNION ALL "
+                            "SELECT max(voted_at) FROM kwise_votes) newest").fetchone()[0])

@@ -301,7 +301,10 @@ class Store:
             db = None
             while True:
                 try:
-                    db = db or connect(self.path, synchronous=self.synchronous, migrate_schema=False)
+                    if db is None:
+                        db = connect(self.path, synchronous=self.synchronous, migrate_schema=False)
+                        if not self.postgres:  # this process's writers take turns (Store.db)
+                            cast(ArenaConnection, db.conn).write_lock = self._write_lock
                     prune_change_logs(db, keep_s=keep_s)
                 except Exception:  # the next turn tries again, on a new connection
                     log.exception("Pruning the change logs failed; trying again in %.0f s", every_s)

@@ -16,7 +16,14 @@ import sampling.kwise_stats
 from arena import session as sessions
 from datamodel.annotators import sign_in
 from datamodel.catalog import add_image, add_model
-from datamodel.change_logs import CHANGE_LOGS, ChangesMissed, prune_change_logs, pruned_through
+from datamodel.change_logs import (
+    CHANGE_LOGS,
+    ChangesMissed,
+    date_rows_by_their_votes,
+    log_sizes,
+    prune_change_logs,
+    pruned_through,
+)
 from datamodel.connection import Store
 from datamodel.sampling_reads import vote_changes_since
 from datamodel.vote_arrays import VoteArraysCache, read_vote_arrays
@@ -36,7 +43,7 @@ LONG_AGO = 1_000_000_000.0  # what _age_all sets: older than the retention by an
 def _pairwise_votes(db, name: str, count: int, seed: int) -> list[int]:
     annotator = sign_in(db, name, f"token-for-{name}", open_signup=True).id
     rng, ids = random.Random(seed), []
-    for k in range(count):
+    for _ in range(count):
         battle = serve_battle(db, rng, session_id=name, annotator_id=annotator, pairing=draw_uniform(db, rng))
         ids.append(record_vote(db, battle.id, rng.choice(["A", "B", "tie", "both_bad"]), session_id=name,
                                rules=None).vote_id)
@@ -73,7 +80,7 @@ def _age_all(db) -> None:
 def _assert_sampler_current(stats: SamplingStats, db) -> None:
     fresh = SamplingStats().refresh(db, force=True).tables
     tables = stats.tables
-    assert tables.votes == fresh.votes
+    assert tables is not None and fresh is not None and tables.votes == fresh.votes
     for name in ("counts", "pair_counts", "prompt_pair_counts", "prompt_counts"):
         np.testing.assert_array_equal(getattr(tables, name), getattr(fresh, name), err_msg=name)
 
@@ -127,6 +134,19 @@ def test_the_log_stays_bounded_and_keeps_its_newest_row(small_arena):
     assert newest == 32 and pruned_through(db, "vote_changes") == 31
     _pairwise_votes(db, "late", 1, seed=9)
     assert _rows(db, "vote_changes") == [32, 33]
+    sizes = log_sizes(db)
+    assert sizes["vote_changes"][0] == 2 and sizes["kwise_vote_changes"][0] == 0
+    assert sizes["vote_changes"][1] > 0  # bytes: the benchmark's figure
+
+
+def test_a_benchmark_dates_the_rows_by_their_votes(small_arena):
+    db = _seven_models(small_arena)
+    _pairwise_votes(db, "ann", 3, seed=1)
+    _four_image_votes(db, "kim", 2, start=1_700_000_000.0)
+    assert date_rows_by_their_votes(db) == max(
+        db.execute("SELECT max(voted_at) FROM votes").fetchone()[0], 1_700_000_060.0)
+    assert db.execute("SELECT count(*) FROM kwise_vote_changes c JOIN kwise_votes v ON v.id = c.vote_id "
+                      "WHERE c.logged_at = v.voted_at").fetchone()[0] == 2
 
 
 def test_a_reader_behind_the_pruned_rows_is_told(small_arena):

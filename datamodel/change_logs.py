@@ -54,7 +54,8 @@ def pruned_through(db: Database, log: str) -> int:
 
 
 def missed_changes(db: Database, log: str, after: int) -> None:
-    """Raise :class:`ChangesMissed` if rows of ``log`` after ``after`` were pruned; call it after reading them."""
+    """Raise :class:`ChangesMissed` if rows of ``log`` after ``after`` were pruned; call it after reading them (and
+    before, to spare a reader far behind the read of every row left)."""
     through = pruned_through(db, log)
     if through > after:
         raise ChangesMissed(log, after, f"were pruned (through row {through})")

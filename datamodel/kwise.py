@@ -215,6 +215,7 @@ def kwise_changes_since(db: Database, seq: int) -> list[tuple[int, int, tuple[in
     Raises :class:`datamodel.change_logs.ChangesMissed` where the log cannot give every change after ``seq``: rows of
     it were pruned (:func:`datamodel.change_logs.missed_changes`), or a row's battle or one of its images is gone (a
     vote deleted with its battle: its −1 cannot be counted by model); the reader reads everything again."""
+    missed_changes(db, "kwise_vote_changes", seq)  # far behind: without reading the rows left
     models, joins = slot_models_sql()
     joins = joins.replace("JOIN ", "LEFT JOIN ")
     rows = db.execute(f"SELECT c.seq, c.sign, {models}, c.best, c.worst FROM kwise_vote_changes c LEFT JOIN "

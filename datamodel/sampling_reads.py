@@ -45,9 +45,11 @@ def vote_pairing(db: Database, vote_id: int) -> tuple[int, int, int] | None:
 
 def vote_changes_since(db: Database, seq: int) -> list[tuple]:
     """The rows of ``vote_changes`` after ``seq``, oldest first: (seq, sign, vote id, then the facts of
-    :data:`VOTE_FACTS` but the id). One range read of the primary key, then the pruning's mark: raises
-    :class:`datamodel.change_logs.ChangesMissed` if rows after ``seq`` were pruned (read everything again)."""
+    :data:`VOTE_FACTS` but the id). One range read of the primary key, then the pruning's mark (also before it, to
+    skip the read): raises :class:`datamodel.change_logs.ChangesMissed` if rows after ``seq`` were pruned (read
+    everything again)."""
     facts = VOTE_FACTS.removeprefix("id, ")
+    missed_changes(db, "vote_changes", seq)  # far behind: without reading the rows left
     rows = db.execute(f"SELECT seq, sign, vote_id, {facts} FROM vote_changes WHERE seq > ? ORDER BY seq",
                       [seq]).fetchall()
     missed_changes(db, "vote_changes", seq)

@@ -113,12 +113,15 @@ class KwiseStats:
         self.maybe_refit(force=force)
         return self
 
-    def _read(self, db: Database, *, force: bool) -> None:
-        """The full read (unless ``force`` is false and another thread's read is done), then the changes after it;
+    def _read(self, db: Database, *, force: bool, unless_current: bool = False) -> None:
+        """The full read (unless ``force`` is false and another thread's read is done, or ``unless_current`` and the
+        log gives the changes since, another thread having read while this one waited), then the changes after it;
         again if rows after it were pruned already (a retention of seconds)."""
         with self._read_lock:
             if self.ready and not force:
                 return  # another thread's first read, done while this one waited
+            if unless_current and self._catch_up(db) is not None:
+                return
             while True:
                 seq, appearances, votes = kwise_counts_read(db)
                 models = sorted(appearances)
@@ -141,7 +144,7 @@ class KwiseStats:
         if applied is None:
             log.info("The four-image sampler's counts cannot follow kwise_vote_changes (rows pruned or a battle "
                      "deleted): reading them again")
-            self._read(db, force=True)
+            self._read(db, force=True, unless_current=True)
             return 0
         return applied
 

@@ -6,6 +6,7 @@ and PostgreSQL."""
 from __future__ import annotations
 
 import random
+import threading
 
 import numpy as np
 import pytest
@@ -24,7 +25,7 @@ from datamodel.change_logs import (
     prune_change_logs,
     pruned_through,
 )
-from datamodel.connection import Store
+from datamodel.connection import Store, connect
 from datamodel.sampling_reads import vote_changes_since
 from datamodel.vote_arrays import VoteArraysCache, read_vote_arrays
 from datamodel.votes import record_vote
@@ -219,6 +220,34 @@ def test_a_four_image_reader_behind_the_pruned_rows_reads_again(small_arena, mon
                         lambda db, read=sampling.kwise_stats.kwise_counts_read: reads.append(1) or read(db))
     stats.refresh(db)
     assert reads == [1] and stats.total == 7
+    _assert_kwise_current(stats, db)
+
+
+def test_threads_that_find_the_four_image_counts_behind_read_them_once(small_arena, monkeypatch):
+    db = _seven_models(small_arena)
+    stats = KwiseStats().refresh(db)
+    _four_image_votes(db, "kim", 4, start=1_700_000_000.0)
+    _age_all(db)
+    prune_change_logs(db, keep_s=KEEP_S, now=NOW)
+    reads = []
+    monkeypatch.setattr(sampling.kwise_stats, "kwise_counts_read",
+                        lambda db, read=sampling.kwise_stats.kwise_counts_read: reads.append(1) or read(db))
+    start = threading.Barrier(4)
+
+    def draw() -> None:
+        own = connect(small_arena.settings.database)
+        try:
+            start.wait()
+            stats.refresh(own)
+        finally:
+            own.close()
+
+    threads = [threading.Thread(target=draw) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert reads == [1] and stats.total == 4  # one read; the threads that waited for it went on by the log
     _assert_kwise_current(stats, db)
 
 

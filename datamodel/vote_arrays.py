@@ -291,10 +291,10 @@ class VoteArraysCache:
     updated or deleted vote) has risen by exactly the rows ``vote_changes`` gained (one per inserted vote, per
     switched exclusion and per deleted counted vote), the catalog counter (models, prompts, images: the codes) has
     not moved, no vote with a logged change is gone and the new votes name no new judge. Anything else (an admin's
-    review that left the flag, a deletion, a new model, a vote committed out of id order on PostgreSQL) reads the
-    slice afresh, as does a slice that reads imported votes. The counters are read first, the change log next, the
-    largest id last, so a change in between looks like one the log does not explain and the slice is read afresh:
-    never a vote twice or missed."""
+    review that left the flag, a deletion, a new model, a vote committed out of id order on PostgreSQL, rows of the
+    log since the slice's read pruned: :mod:`datamodel.change_logs`) reads the slice afresh, as does a slice that
+    reads imported votes. The counters are read first, the change log next, the largest id last, so a change in
+    between looks like one the log does not explain and the slice is read afresh: never a vote twice or missed."""
 
     def __init__(self, slices: int = 2):
         self.slices = slices

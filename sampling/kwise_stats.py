@@ -36,7 +36,9 @@ class KwiseStats:
       or ``force``), then kept vote by vote by :meth:`catch_up` from ``kwise_vote_changes``
       (:func:`datamodel.schema._four_image_vote_changes`: each vote that starts or stops counting, in commit order,
       by any process; a range read of the rows after the last one applied). So the counts equal a full re-read,
-      exactly, after each catch-up, the quality rules' and the admin's flag changes included.
+      exactly, after each catch-up, the quality rules' and the admin's flag changes included. Where the log cannot
+      give the changes (rows not read yet were pruned, :mod:`datamodel.change_logs`; a vote deleted with its
+      battle), the catch-up is a full read again, one for all the threads that find it so.
     - **Strengths.** The ridge Bradley–Terry fit of the wins (natural log, ridge 1, as :func:`sampling.kwise.
       kwise_state`), refitted when ``refit_votes`` counted votes changed since the last fit or ``refit_seconds``
       passed with changes, as the pairwise sampler's fit (:class:`sampling.sampler.SamplingStats`); a thread that

@@ -55,8 +55,9 @@ class SamplingStats:
       most every ``refresh_seconds`` by :meth:`refresh`; an open prompt's prompt and images, never drawn, leave it
       alone: its vote is counted as any other), and when rows of ``vote_changes`` it had not read yet were pruned
       (:mod:`datamodel.change_logs`: a server that read nothing for the whole retention, a day by default); always on
-      the background thread, draws using the previous counts meanwhile. A read includes ``vote_changes`` up to a row it records (``change_seq``, read in the same
-      snapshot); the changes after it are caught up as soon as the new tables are in place.
+      the background thread, draws using the previous counts meanwhile. A read includes ``vote_changes`` up to a
+      row it records (``change_seq``, read in the same snapshot); the changes after it are caught up as soon as the
+      new tables are in place.
     - **Start-up.** Until the first full read is done, :meth:`refresh` waits for it up to ``startup_wait_seconds``;
       if it is still running, :func:`sampling.draws.draw_pairing` draws that battle by ``uniform`` and says so
       (:class:`sampling.draws.UniformDraw`, recorded as ``uniform``), and a replica draw is skipped.

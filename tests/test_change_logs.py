@@ -10,13 +10,12 @@ import threading
 
 import numpy as np
 import pytest
-from support.arena import make_image, render_all
+from support.arena import seven_models
 from support.votes import four_image_votes
 
 import sampling.kwise_stats
 from arena import session as sessions
 from datamodel.annotators import sign_in
-from datamodel.catalog import add_image, add_model
 from datamodel.change_logs import (
     CHANGE_LOGS,
     ChangesMissed,
@@ -49,17 +48,6 @@ def _pairwise_votes(db, name: str, count: int, seed: int) -> list[int]:
         ids.append(record_vote(db, battle.id, rng.choice(["A", "B", "tie", "both_bad"]), session_id=name,
                                rules=None).vote_id)
     return ids
-
-
-def _seven_models(arena):
-    """The small arena with three more models, each with an image of every prompt (four-image sets to draw)."""
-    db = arena.db
-    for m, name in enumerate(("echo-model", "foxtrot-model", "golf-model"), start=4):
-        model_id = add_model(db, name)
-        for p, prompt_id in enumerate(arena.prompt_ids):
-            add_image(db, prompt_id=prompt_id, model_id=model_id, stored=arena.media.put_image(make_image(m, p)))
-    render_all(db, arena.media, arena.settings)
-    return db
 
 
 def _four_image_votes(db, name: str, count: int, start: float) -> list[int]:
@@ -100,7 +88,7 @@ def _assert_kwise_current(stats: KwiseStats, db) -> None:
 
 
 def test_pruning_deletes_the_rows_older_than_the_retention_and_no_newer_one(small_arena):
-    db = _seven_models(small_arena)
+    db = seven_models(small_arena)
     _pairwise_votes(db, "ann", 6, seed=1)
     _four_image_votes(db, "kim", 5, start=1_700_000_000.0)
     _age_all(db)
@@ -141,7 +129,7 @@ def test_the_log_stays_bounded_and_keeps_its_newest_row(small_arena):
 
 
 def test_a_benchmark_dates_the_rows_by_their_votes(small_arena):
-    db = _seven_models(small_arena)
+    db = seven_models(small_arena)
     _pairwise_votes(db, "ann", 3, seed=1)
     _four_image_votes(db, "kim", 2, start=1_700_000_000.0)
     assert date_rows_by_their_votes(db) == max(
@@ -208,7 +196,7 @@ def test_a_current_sampler_is_unaffected_by_pruning(small_arena):
 
 
 def test_a_four_image_reader_behind_the_pruned_rows_reads_again(small_arena, monkeypatch):
-    db = _seven_models(small_arena)
+    db = seven_models(small_arena)
     stats = KwiseStats().refresh(db)
     votes = _four_image_votes(db, "kim", 8, start=1_700_000_000.0)
     with db.conn:
@@ -224,7 +212,7 @@ def test_a_four_image_reader_behind_the_pruned_rows_reads_again(small_arena, mon
 
 
 def test_threads_that_find_the_four_image_counts_behind_read_them_once(small_arena, monkeypatch):
-    db = _seven_models(small_arena)
+    db = seven_models(small_arena)
     stats = KwiseStats().refresh(db)
     _four_image_votes(db, "kim", 4, start=1_700_000_000.0)
     _age_all(db)
@@ -252,7 +240,7 @@ def test_threads_that_find_the_four_image_counts_behind_read_them_once(small_are
 
 
 def test_a_current_four_image_reader_is_unaffected_by_pruning(small_arena, monkeypatch):
-    db = _seven_models(small_arena)
+    db = seven_models(small_arena)
     _four_image_votes(db, "kim", 5, start=1_700_000_000.0)
     stats = KwiseStats().refresh(db)
     _age_all(db)
@@ -269,7 +257,7 @@ def test_a_current_four_image_reader_is_unaffected_by_pruning(small_arena, monke
 def test_a_four_image_vote_deleted_with_its_battle_is_not_lost(small_arena):
     """Deleting a counted four-image vote and then its battle (an erasure) leaves a −1 row whose battle is gone: the
     reader cannot count it from the log, so it reads everything again instead of skipping it."""
-    db = _seven_models(small_arena)
+    db = seven_models(small_arena)
     votes = _four_image_votes(db, "kim", 6, start=1_700_000_000.0)
     stats = KwiseStats().refresh(db)
     assert stats.total == 6

@@ -13,12 +13,14 @@ Who reads them, each from the last row it read (its own position, in memory; eve
 
 A reader never loses a change to the pruning. Pruning deletes a prefix of the log (every row before the oldest one
 logged within the retention; the newest row is always kept, so ``seq`` goes on rising: SQLite numbers a new row
-from the largest one left) and records the largest ``seq`` it deleted in ``change_log_pruned``. A reader reads its
-rows first, then that mark (:func:`missed_changes`): if the mark is past the last row it had read, rows it needed
-may be gone, and it raises :class:`ChangesMissed`; the reader then reads everything again, as at start-up, so its
-counts equal an uncached read. Reading the mark after the rows makes a pruning that commits in between look like a
-miss (one needless full read), never a miss look like none. ``seq`` follows the commit order on both engines
-(:func:`datamodel.schema._vote_changes`), so no row below the mark can be committed after the pruning.
+from the largest one left) and records the largest ``seq`` it deleted in ``change_log_pruned``. A reader reads that
+mark with its rows, in the same statement (one snapshot: :func:`pruned_mark_sql`), and :func:`missed_changes`
+raises :class:`ChangesMissed` if the mark is past the last row it had read: rows it needed are gone, and the reader
+reads everything again, as at start-up, so its counts equal an uncached read. A reader whose rows were pruned always
+gets at least one row, and with it the mark: the newest row, which pruning keeps, comes after every row it deleted.
+``seq`` follows the commit order on both engines (:func:`datamodel.schema._vote_changes`), so no row below the mark
+can be committed after the pruning. (The leaderboard's vote arrays read the mark in a statement of its own, after
+their rows: a pruning in between looks like a miss, one needless full read, never a miss like none.)
 
 A reader that keeps up (the sampler reads every second while its server runs) is always past the mark; only one
 that read nothing for a whole retention (a four-image suite no one drew from all day, a replica suspended) reads
@@ -49,16 +51,21 @@ class ChangesMissed(Exception):
 
 def pruned_through(db: Database, log: str) -> int:
     """The largest ``seq`` of ``log`` that pruning deleted (0: none)."""
-    row = db.execute("SELECT through_seq FROM change_log_pruned WHERE log = ?", [log]).fetchone()
-    return 0 if row is None else int(row[0])
+    mark = db.execute(f"SELECT {pruned_mark_sql(log)}").fetchone()[0]
+    return 0 if mark is None else int(mark)
 
 
-def missed_changes(db: Database, log: str, after: int) -> None:
-    """Raise :class:`ChangesMissed` if rows of ``log`` after ``after`` were pruned; call it after reading them (and
-    before, to spare a reader far behind the read of every row left)."""
-    through = pruned_through(db, log)
-    if through > after:
-        raise ChangesMissed(log, after, f"were pruned (through row {through})")
+def pruned_mark_sql(log: str) -> str:
+    """The pruning's mark of ``log`` (:func:`pruned_through`) as a scalar subquery, for a reader to select with its
+    rows (NULL: nothing pruned yet)."""
+    return f"(SELECT through_seq FROM change_log_pruned WHERE log = '{log}')"
+
+
+def missed_changes(log: str, after: int, mark: int | None) -> None:
+    """Raise :class:`ChangesMissed` if ``mark`` (:func:`pruned_mark_sql`, read with the rows after ``after``) says
+    rows of ``log`` after ``after`` were pruned."""
+    if mark is not None and mark > after:
+        raise ChangesMissed(log, after, f"were pruned (through row {mark})")
 
 
 def prune_change_logs(db: Database, *, keep_s: float, now: float | None = None) -> dict[str, int]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.settings import QualityRules
 from datamodel.battles import ShownImage
-from datamodel.change_logs import ChangesMissed, missed_changes
+from datamodel.change_logs import ChangesMissed, missed_changes, pruned_mark_sql
 from datamodel.connection import read_snapshot
 from datamodel.database import Database
 
@@ -213,18 +213,19 @@ def kwise_changes_since(db: Database, seq: int) -> list[tuple[int, int, tuple[in
     slot, worst slot or None). A range read of the primary key, each row's battle and images by theirs.
 
     Raises :class:`datamodel.change_logs.ChangesMissed` where the log cannot give every change after ``seq``: rows of
-    it were pruned (:func:`datamodel.change_logs.missed_changes`), or a row's battle or one of its images is gone (a
-    vote deleted with its battle: its −1 cannot be counted by model); the reader reads everything again."""
-    missed_changes(db, "kwise_vote_changes", seq)  # far behind: without reading the rows left
+    it were pruned (the pruning's mark, read with the rows: :func:`datamodel.change_logs.missed_changes`), or a row's
+    battle or one of its images is gone (a vote deleted with its battle: its −1 cannot be counted by model); the
+    reader reads everything again."""
     models, joins = slot_models_sql()
     joins = joins.replace("JOIN ", "LEFT JOIN ")
-    rows = db.execute(f"SELECT c.seq, c.sign, {models}, c.best, c.worst FROM kwise_vote_changes c LEFT JOIN "
-                      f"kwise_battles b ON b.id = c.battle_id {joins} WHERE c.seq > ? ORDER BY c.seq",
-                      [seq]).fetchall()
+    rows = db.execute(f"SELECT c.seq, c.sign, {models}, c.best, c.worst, {pruned_mark_sql('kwise_vote_changes')} "
+                      f"FROM kwise_vote_changes c LEFT JOIN kwise_battles b ON b.id = c.battle_id {joins} "
+                      "WHERE c.seq > ? ORDER BY c.seq", [seq]).fetchall()
+    if rows:
+        missed_changes("kwise_vote_changes", seq, rows[0][-1])
     gone = next((row[0] for row in rows if None in row[2:2 + K]), None)
     if gone is not None:
         raise ChangesMissed("kwise_vote_changes", seq, f"include row {gone}, whose battle or images are gone")
-    missed_changes(db, "kwise_vote_changes", seq)
     return [(row[0], row[1], tuple(row[2:2 + K]), row[2 + K], row[3 + K]) for row in rows]
 
 

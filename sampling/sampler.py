@@ -113,6 +113,7 @@ class SamplingStats:
         self._changes = 0  # counted votes changed so far (for the refit schedule)
         self._fitted_changes = 0
         self._catalog_checked_at = -math.inf
+        self._behind = False  # rows of vote_changes the counts had not read were pruned: a full read is due
         self._flight = InFlight(in_flight_seconds)  # the battles drawn and not voted on yet
 
     # -- full reads
@@ -189,7 +190,7 @@ class SamplingStats:
                     return
                 with self._lock:
                     old = self.tables
-                    self.tables, self.load_error = tables, None
+                    self.tables, self.load_error, self._behind = tables, None, False
                     self._changes += abs(tables.votes - (old.votes if old is not None else 0))
                     self._flight.rebuild(tables)
                 missed = self._catch_up(db) is None  # rows after the read pruned already (a retention of seconds)
@@ -206,9 +207,12 @@ class SamplingStats:
         a row is applied once, in ``seq`` order. If rows it had not read were pruned
         (:class:`datamodel.change_logs.ChangesMissed`), it reads everything again instead (:meth:`reload`, in the
         background; draws use the counts as they are meanwhile) and returns no row."""
+        if self._behind and self._loading:
+            return []  # the read that brings them past the pruned rows runs: no need to read the log meanwhile
         rows = self._catch_up(db)
         if rows is None:
             log.info("The sampler's counts fell behind the pruned vote_changes rows: reading them again")
+            self._behind = True
             if not self._loading:  # a read running now ends past the pruned rows
                 self.reload(db)
             return []

@@ -86,6 +86,7 @@ class Settings:
     leaderboard_views: int = _setting(32, "ARENA_LEADERBOARD_VIEWS", "Sets of leaderboard filters whose snapshots are kept (the least recently viewed go first); also the most computations that may wait.")
     agreement_min_shared: int = _setting(5, "ARENA_AGREEMENT_MIN_SHARED", "Cohen's kappa is listed for pairs of annotators who share at least this many battles.")
     agreement_max_pairs: int = _setting(50, "ARENA_AGREEMENT_MAX_PAIRS", "At most this many pairs of annotators are listed, those sharing the most battles.")
+    change_log_keep_s: float = _setting(86_400.0, "ARENA_CHANGE_LOG_KEEP_S", "Seconds the change logs the samplers and the leaderboard follow vote by vote (vote_changes, kwise_vote_changes) keep a row; the server prunes older rows every 10 minutes, so the logs hold about this long of votes instead of every vote ever cast. A reader that read nothing for longer (a replica suspended, a four-image suite no one drew from) reads its counts again, once. 0: never prune (docs/methods/sampling.md argues the default).")
     sampling_strategy: str = _setting("uniform", "ARENA_SAMPLING", "How battles pick their two models: uniform (the published protocol), balanced or active (see docs/methods/sampling.md).")
     four_image_suites: str = _setting("", "ARENA_FOUR_IMAGE_SUITES", "Comma-separated suites whose prompts are also voted in the four-image mode: the Four images tab shows four anonymous images of one prompt from four models and the annotator picks the best (and optionally the worst); the votes enter the leaderboard through the kwise-rank-breaking protocol (docs/methods/rating-protocols.md). Empty: no four-image mode (the default).")
     four_image_strategy: str = _setting("ksort-ucb", "ARENA_FOUR_IMAGE_STRATEGY", "How the four-image mode draws its four models: uniform (four distinct models at random) or ksort-ucb (K-Sort Arena's UCB matchmaking; see docs/methods/sampling.md).")
@@ -183,6 +184,9 @@ class Settings:
         if self.leaderboard_refresh_s < 0 or self.leaderboard_views < 1:
             raise SettingsError("leaderboard_refresh_s must be 0 or more and leaderboard_views 1 or more. Set "
                                 "ARENA_LEADERBOARD_REFRESH_S and ARENA_LEADERBOARD_VIEWS.")
+        if self.change_log_keep_s < 0:
+            raise SettingsError(f"change_log_keep_s must be 0 or more seconds, got {self.change_log_keep_s}. Set "
+                                "ARENA_CHANGE_LOG_KEEP_S (0: never prune).")
         if not 0 <= self.leaderboard_worker_nice <= 19:
             raise SettingsError(f"leaderboard_worker_nice must be 0 to 19, got {self.leaderboard_worker_nice}. Set "
                                 "ARENA_LEADERBOARD_WORKER_NICE.")

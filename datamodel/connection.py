@@ -15,6 +15,7 @@ turns at writing through one lock (see :class:`ArenaConnection`).
 from __future__ import annotations
 
 import contextlib
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ from datamodel.schema import database_file, migrate
 from datamodel.sqlite import SqliteDatabase
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+log = logging.getLogger(__name__)
 
 
 def is_postgres_url(target: object) -> bool:
@@ -285,6 +287,37 @@ class Store:
                 db.close()
 
         threading.Thread(target=run, name="wal-checkpoint", daemon=True).start()
+
+    def prune_change_logs_in_background(self, keep_s: float, every_s: float | None = None) -> None:
+        """Prune the change logs (:func:`datamodel.change_logs.prune_change_logs`: the rows older than ``keep_s``
+        seconds) now and every ``every_s`` seconds (default :data:`datamodel.change_logs.PRUNE_EVERY_S`) on a daemon
+        thread with its own connection, until :meth:`close`: off the vote path. A pruning that fails (the database
+        busy or unreachable) is logged and tried again at the next turn."""
+        from datamodel.change_logs import PRUNE_EVERY_S, prune_change_logs
+
+        every_s = PRUNE_EVERY_S if every_s is None else every_s
+
+        def run() -> None:
+            db = None
+            while True:
+                try:
+                    if db is None:
+                        db = connect(self.path, synchronous=self.synchronous, migrate_schema=False)
+                        if not self.postgres:  # this process's writers take turns (Store.db)
+                            cast(ArenaConnection, db.conn).write_lock = self._write_lock
+                    prune_change_logs(db, keep_s=keep_s)
+                except Exception:  # the next turn tries again, on a new connection
+                    log.exception("Pruning the change logs failed; trying again in %.0f s", every_s)
+                    if db is not None:
+                        with contextlib.suppress(Exception):
+                            db.close()
+                    db = None
+                if self._stop.wait(every_s):
+                    break
+            if db is not None:
+                db.close()
+
+        threading.Thread(target=run, name="change-log-prune", daemon=True).start()
 
     def close(self) -> None:
         """Stop the background checkpoints (SQLite connections close with their threads) and close the PostgreSQL

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.settings import QualityRules
 from datamodel.battles import ShownImage
+from datamodel.change_logs import ChangesMissed, missed_changes, pruned_mark_sql
 from datamodel.connection import read_snapshot
 from datamodel.database import Database
 
@@ -214,10 +215,22 @@ def kwise_counts_read(db: Database) -> tuple[int, dict[int, int], list[tuple[tup
 
 def kwise_changes_since(db: Database, seq: int) -> list[tuple[int, int, tuple[int, ...], int, int | None]]:
     """The rows of ``kwise_vote_changes`` after ``seq``, oldest first: (seq, sign +1/−1, model ids of slots 1-4, best
-    slot, worst slot or None). A range read of the primary key, each row's battle and images by theirs."""
+    slot, worst slot or None). A range read of the primary key, each row's battle and images by theirs.
+
+    Raises :class:`datamodel.change_logs.ChangesMissed` where the log cannot give every change after ``seq``: rows of
+    it were pruned (the pruning's mark, read with the rows: :func:`datamodel.change_logs.missed_changes`), or a row's
+    battle or one of its images is gone (a vote deleted with its battle: its −1 cannot be counted by model); the
+    reader reads everything again."""
     models, joins = slot_models_sql()
-    rows = db.execute(f"SELECT c.seq, c.sign, {models}, c.best, c.worst FROM kwise_vote_changes c JOIN kwise_battles b "
-                      f"ON b.id = c.battle_id {joins} WHERE c.seq > ? ORDER BY c.seq", [seq]).fetchall()
+    joins = joins.replace("JOIN ", "LEFT JOIN ")
+    rows = db.execute(f"SELECT c.seq, c.sign, {models}, c.best, c.worst, {pruned_mark_sql('kwise_vote_changes')} "
+                      f"FROM kwise_vote_changes c LEFT JOIN kwise_battles b ON b.id = c.battle_id {joins} "
+                      "WHERE c.seq > ? ORDER BY c.seq", [seq]).fetchall()
+    if rows:
+        missed_changes("kwise_vote_changes", seq, rows[0][-1])
+    gone = next((row[0] for row in rows if None in row[2:2 + K]), None)
+    if gone is not None:
+        raise ChangesMissed("kwise_vote_changes", seq, f"include row {gone}, whose battle or images are gone")
     return [(row[0], row[1], tuple(row[2:2 + K]), row[2 + K], row[3 + K]) for row in rows]
 
 

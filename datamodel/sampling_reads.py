@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from datamodel.change_logs import missed_changes, pruned_mark_sql
 from datamodel.connection import read_snapshot
 from datamodel.database import Database
 from datamodel.dialect import is_postgres, pick
@@ -44,10 +45,14 @@ def vote_pairing(db: Database, vote_id: int) -> tuple[int, int, int] | None:
 
 def vote_changes_since(db: Database, seq: int) -> list[tuple]:
     """The rows of ``vote_changes`` after ``seq``, oldest first: (seq, sign, vote id, then the facts of
-    :data:`VOTE_FACTS` but the id). One range read of the primary key."""
+    :data:`VOTE_FACTS` but the id). One range read of the primary key, the pruning's mark with it: raises
+    :class:`datamodel.change_logs.ChangesMissed` if rows after ``seq`` were pruned (read everything again)."""
     facts = VOTE_FACTS.removeprefix("id, ")
-    return db.execute(f"SELECT seq, sign, vote_id, {facts} FROM vote_changes WHERE seq > ? ORDER BY seq",
-                      [seq]).fetchall()
+    rows = db.execute(f"SELECT seq, sign, vote_id, {facts}, {pruned_mark_sql('vote_changes')} FROM vote_changes "
+                      "WHERE seq > ? ORDER BY seq", [seq]).fetchall()
+    if rows:
+        missed_changes("vote_changes", seq, rows[0][-1])
+    return [row[:-1] for row in rows]
 
 
 def catalog_version(db: Database) -> int | None:

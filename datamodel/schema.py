@@ -737,11 +737,13 @@ def _vote_changes(db: Database) -> None:
     _log_changes(db, "votes", "arena_log_vote_change", insert)
 
 
-def _log_changes(db: Database, table: str, function: str, insert: Callable[[str, str], str]) -> None:
+def _log_changes(db: Database, table: str, function: str, insert: Callable[[str, str], str], *,
+                 replace: bool = False) -> None:
     """The triggers on ``table`` (with an ``excluded`` column) that log each row that starts counting (+1: inserted
     not excluded, or included again) or stops (−1: excluded, or deleted), by the statement ``insert(row, sign)``
     (``row`` NEW or OLD). On PostgreSQL they run at the commit (deferred, through the plpgsql ``function``), after
-    locking the ``votes`` row of ``data_versions``, so the log's ``seq`` follows the commits (:func:`_vote_changes`)."""
+    locking the ``votes`` row of ``data_versions``, so the log's ``seq`` follows the commits (:func:`_vote_changes`).
+    ``replace``: the triggers exist; write them again with this ``insert`` (PostgreSQL: the function alone)."""
     # (event, when, row, sign): a row inserted counted, its excluded flag flipped, a counted row deleted
     changes = (("INSERT", "NEW.excluded = 0", "NEW", "1"),
                ("UPDATE", "(OLD.excluded = 0) != (NEW.excluded = 0)", "NEW",
@@ -750,15 +752,17 @@ def _log_changes(db: Database, table: str, function: str, insert: Callable[[str,
     if is_postgres(db):
         branches = " ELSIF ".join(f"TG_OP = '{event}' AND {when} THEN {insert(which, sign)}"
                                   for event, when, which, sign in changes)
-        db.execute(f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$ "
-                   "BEGIN PERFORM 1 FROM data_versions WHERE name = 'votes' FOR UPDATE; "
+        db.execute(f"CREATE {'OR REPLACE ' if replace else ''}FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql "
+                   "AS $$ BEGIN PERFORM 1 FROM data_versions WHERE name = 'votes' FOR UPDATE; "
                    f"IF {branches} END IF; RETURN NULL; END $$")
-        for event, *_ in changes:
+        for event, *_ in changes if not replace else ():
             db.execute(f"CREATE CONSTRAINT TRIGGER {table}_{event.lower()}_change AFTER {event} ON {table} "
                        f"DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION {function}()")
         return
     for event, when, which, sign in changes:
         on = "UPDATE OF excluded" if event == "UPDATE" else event
+        if replace:
+            db.execute(f"DROP TRIGGER {table}_{event.lower()}_change")
         db.execute(f"CREATE TRIGGER {table}_{event.lower()}_change AFTER {on} ON {table} WHEN {when} "
                    f"BEGIN {insert(which, sign)} END")
 
@@ -1061,6 +1065,36 @@ def _four_image_vote_changes(db: Database) -> None:
     _log_changes(db, "kwise_votes", "arena_log_kwise_vote_change", insert)
 
 
+def _change_log_retention(db: Database) -> None:
+    """The change logs ``vote_changes`` and ``kwise_vote_changes`` are pruned (:mod:`datamodel.change_logs`): each row
+    gains ``logged_at``, the unix time its trigger logged it (the database's clock; the rows logged before this
+    migration take its time, so they are kept one retention from now), and ``change_log_pruned`` holds, per log, the
+    largest ``seq`` deleted so far (``through_seq``), which a reader compares with the last row it read: below it, it
+    missed rows and reads everything again. The triggers are written again with the time (the facts they log are
+    those of :func:`_vote_changes` and :func:`_four_image_vote_changes`)."""
+    real = pick(db, sqlite="REAL", postgresql="double precision")
+    logged_at = pick(db, sqlite="((julianday('now') - 2440587.5) * 86400.0)",
+                     postgresql="extract(epoch FROM clock_timestamp())::double precision")
+    for log in ("vote_changes", "kwise_vote_changes"):
+        db.execute(f"ALTER TABLE {log} ADD COLUMN logged_at {real}")
+        db.execute(f"UPDATE {log} SET logged_at = {logged_at}")
+    db.execute(f"CREATE TABLE change_log_pruned (log TEXT PRIMARY KEY, "
+               f"through_seq {pick(db, sqlite='INTEGER', postgresql='bigint')} NOT NULL)")
+    facts = ", ".join(_VOTE_FACT_COLUMNS)
+
+    def vote(which: str, sign: str) -> str:
+        values = ", ".join(f"{which}.{column}" for column in _VOTE_FACT_COLUMNS)
+        return (f"INSERT INTO vote_changes (vote_id, sign, {facts}, logged_at) VALUES ({which}.id, {sign}, {values}, "
+                f"{logged_at});")
+
+    def four_image_vote(which: str, sign: str) -> str:
+        return (f"INSERT INTO kwise_vote_changes (vote_id, sign, battle_id, best, worst, logged_at) VALUES "
+                f"({which}.id, {sign}, {which}.battle_id, {which}.best, {which}.worst, {logged_at});")
+
+    _log_changes(db, "votes", "arena_log_vote_change", vote, replace=True)
+    _log_changes(db, "kwise_votes", "arena_log_kwise_vote_change", four_image_vote, replace=True)
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     _initial_schema,
     _judges_schema,
@@ -1095,6 +1129,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     _four_image_vote_flags,
     _four_image_reviews,
     _four_image_vote_changes,
+    _change_log_retention,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from datamodel.change_logs import pruned_through
 from datamodel.database import Database
 from datamodel.dialect import json_text_items, pick
 from datamodel.models import model_names, sorted_model_names
@@ -290,10 +291,10 @@ class VoteArraysCache:
     updated or deleted vote) has risen by exactly the rows ``vote_changes`` gained (one per inserted vote, per
     switched exclusion and per deleted counted vote), the catalog counter (models, prompts, images: the codes) has
     not moved, no vote with a logged change is gone and the new votes name no new judge. Anything else (an admin's
-    review that left the flag, a deletion, a new model, a vote committed out of id order on PostgreSQL) reads the
-    slice afresh, as does a slice that reads imported votes. The counters are read first, the change log next, the
-    largest id last, so a change in between looks like one the log does not explain and the slice is read afresh:
-    never a vote twice or missed."""
+    review that left the flag, a deletion, a new model, a vote committed out of id order on PostgreSQL, rows of the
+    log since the slice's read pruned: :mod:`datamodel.change_logs`) reads the slice afresh, as does a slice that
+    reads imported votes. The counters are read first, the change log next, the largest id last, so a change in
+    between looks like one the log does not explain and the slice is read afresh: never a vote twice or missed."""
 
     def __init__(self, slices: int = 2):
         self.slices = slices
@@ -324,6 +325,8 @@ class VoteArraysCache:
             return None
         logged = db.execute("SELECT vote_id FROM vote_changes WHERE seq > ? AND seq <= ?",
                             [held.change, change]).fetchall()
+        if pruned_through(db, "vote_changes") > held.change:
+            return None  # rows it needs were pruned (datamodel.change_logs)
         if versions["votes"] - held.votes_version != len(logged):
             return None
         if not logged and through == held.through:

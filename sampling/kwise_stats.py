@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from datamodel.change_logs import ChangesMissed
 from datamodel.connection import open_reader, reader_target
 from datamodel.database import Database
 from datamodel.kwise import kwise_changes_since, kwise_counts_read
@@ -35,7 +36,9 @@ class KwiseStats:
       or ``force``), then kept vote by vote by :meth:`catch_up` from ``kwise_vote_changes``
       (:func:`datamodel.schema._four_image_vote_changes`: each vote that starts or stops counting, in commit order,
       by any process; a range read of the rows after the last one applied). So the counts equal a full re-read,
-      exactly, after each catch-up, the quality rules' and the admin's flag changes included.
+      exactly, after each catch-up, the quality rules' and the admin's flag changes included. Where the log cannot
+      give the changes (rows not read yet were pruned, :mod:`datamodel.change_logs`; a vote deleted with its
+      battle), the catch-up is a full read again, one for all the threads that find it so.
     - **Strengths.** The ridge Bradley–Terry fit of the wins (natural log, ridge 1, as :func:`sampling.kwise.
       kwise_state`), refitted when ``refit_votes`` counted votes changed since the last fit or ``refit_seconds``
       passed with changes, as the pairwise sampler's fit (:class:`sampling.sampler.SamplingStats`); a thread that
@@ -112,28 +115,50 @@ class KwiseStats:
         self.maybe_refit(force=force)
         return self
 
-    def _read(self, db: Database, *, force: bool) -> None:
+    def _read(self, db: Database, *, force: bool, unless_current: bool = False) -> None:
+        """The full read (unless ``force`` is false and another thread's read is done, or ``unless_current`` and the
+        log gives the changes since, another thread having read while this one waited), then the changes after it;
+        again if rows after it were pruned already (a retention of seconds)."""
         with self._read_lock:
             if self.ready and not force:
                 return  # another thread's first read, done while this one waited
-            seq, appearances, votes = kwise_counts_read(db)
-            models = sorted(appearances)
-            counted, shown_in, pairs = kwise_counts(tuple(models), votes)
-            with self._lock:
-                self.models, self._index = models, {m: i for i, m in enumerate(models)}
-                self.appearances, self.pair_counts = shown_in.astype(np.int64), pairs.astype(np.int64)
-                self.wins, self.total = kwise_win_matrix(counted, len(models)), len(votes)
-                self.change_seq = seq
-                self._changes += 1  # a full read: refit
-            self.catch_up(db)
+            if unless_current and self._catch_up(db) is not None:
+                return
+            while True:
+                seq, appearances, votes = kwise_counts_read(db)
+                models = sorted(appearances)
+                counted, shown_in, pairs = kwise_counts(tuple(models), votes)
+                with self._lock:
+                    self.models, self._index = models, {m: i for i, m in enumerate(models)}
+                    self.appearances, self.pair_counts = shown_in.astype(np.int64), pairs.astype(np.int64)
+                    self.wins, self.total = kwise_win_matrix(counted, len(models)), len(votes)
+                    self.change_seq = seq
+                    self._changes += 1  # a full read: refit
+                if self._catch_up(db) is not None:
+                    return
 
     def catch_up(self, db: Database) -> int:
         """Apply the rows of ``kwise_vote_changes`` committed since the last one applied (by any process); return how
-        many were applied. Safe from any thread: a row is applied once, in ``seq`` order."""
+        many were applied. Safe from any thread: a row is applied once, in ``seq`` order. Where the log cannot give
+        them (:class:`datamodel.change_logs.ChangesMissed`: rows it had not read were pruned, or a vote was deleted
+        with its battle), it reads everything again instead, on this thread, and returns 0."""
+        applied = self._catch_up(db)
+        if applied is None:
+            log.info("The four-image sampler's counts cannot follow kwise_vote_changes (rows pruned or a battle "
+                     "deleted): reading them again")
+            self._read(db, force=True, unless_current=True)
+            return 0
+        return applied
+
+    def _catch_up(self, db: Database) -> int | None:
+        """:meth:`catch_up`'s reading and counting; None where the log cannot give the changes."""
         seq = self.change_seq
         if seq is None:
             return 0
-        rows = kwise_changes_since(db, seq)
+        try:
+            rows = kwise_changes_since(db, seq)
+        except ChangesMissed:
+            return None
         applied = 0
         with self._lock:
             for row_seq, sign, shown, best, worst in rows:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from datamodel.change_logs import ChangesMissed
 from datamodel.connection import open_reader, reader_target
 from datamodel.database import Database
 from datamodel.sampling_reads import catalog_version, vote_changes_since
@@ -52,9 +53,11 @@ class SamplingStats:
     - **Full re-reads** happen only at start-up, when an admin includes or excludes a vote (:meth:`reload`, from the
       admin tab) and when models, prompts or images change (the ``catalog`` counter of ``data_versions``, checked at
       most every ``refresh_seconds`` by :meth:`refresh`; an open prompt's prompt and images, never drawn, leave it
-      alone: its vote is counted as any other); always on the background thread, draws using the previous
-      counts meanwhile. A read includes ``vote_changes`` up to a row it records (``change_seq``, read in the same
-      snapshot); the changes after it are caught up as soon as the new tables are in place.
+      alone: its vote is counted as any other), and when rows of ``vote_changes`` it had not read yet were pruned
+      (:mod:`datamodel.change_logs`: a server that read nothing for the whole retention, a day by default); always on
+      the background thread, draws using the previous counts meanwhile. A read includes ``vote_changes`` up to a
+      row it records (``change_seq``, read in the same snapshot); the changes after it are caught up as soon as the
+      new tables are in place.
     - **Start-up.** Until the first full read is done, :meth:`refresh` waits for it up to ``startup_wait_seconds``;
       if it is still running, :func:`sampling.draws.draw_pairing` draws that battle by ``uniform`` and says so
       (:class:`sampling.draws.UniformDraw`, recorded as ``uniform``), and a replica draw is skipped.
@@ -110,6 +113,7 @@ class SamplingStats:
         self._changes = 0  # counted votes changed so far (for the refit schedule)
         self._fitted_changes = 0
         self._catalog_checked_at = -math.inf
+        self._behind = False  # rows of vote_changes the counts had not read were pruned: a full read is due
         self._flight = InFlight(in_flight_seconds)  # the battles drawn and not voted on yet
 
     # -- full reads
@@ -186,12 +190,12 @@ class SamplingStats:
                     return
                 with self._lock:
                     old = self.tables
-                    self.tables, self.load_error = tables, None
+                    self.tables, self.load_error, self._behind = tables, None, False
                     self._changes += abs(tables.votes - (old.votes if old is not None else 0))
                     self._flight.rebuild(tables)
-                self.catch_up(db)
+                missed = self._catch_up(db) is None  # rows after the read pruned already (a retention of seconds)
                 with self._lock:
-                    if not (background and self._again):
+                    if not (missed or (background and self._again)):
                         self._loading = self._loading and not background
                         return
 
@@ -200,12 +204,30 @@ class SamplingStats:
     def catch_up(self, db: Database) -> list[tuple]:
         """Count the changes to the votes committed since the tables' ``change_seq`` (module docstring), by any
         process; return the rows read (:func:`datamodel.sampling_reads.vote_changes_since`). Safe from any thread:
-        a row is applied once, in ``seq`` order."""
+        a row is applied once, in ``seq`` order. If rows it had not read were pruned
+        (:class:`datamodel.change_logs.ChangesMissed`), it reads everything again instead (:meth:`reload`, in the
+        background; draws use the counts as they are meanwhile) and returns no row."""
+        if self._behind and self._loading:
+            return []  # the read that brings them past the pruned rows runs: no need to read the log meanwhile
+        rows = self._catch_up(db)
+        if rows is None:
+            log.info("The sampler's counts fell behind the pruned vote_changes rows: reading them again")
+            self._behind = True
+            if not self._loading:  # a read running now ends past the pruned rows
+                self.reload(db)
+            return []
+        return rows
+
+    def _catch_up(self, db: Database) -> list[tuple] | None:
+        """:meth:`catch_up`'s reading and counting; None if rows it needs were pruned."""
         with self._lock:
             tables = self.tables
         if tables is None:
             return []  # the first full read, still to come, counts everything committed before its snapshot
-        rows = vote_changes_since(db, tables.change_seq)
+        try:
+            rows = vote_changes_since(db, tables.change_seq)
+        except ChangesMissed:
+            return None
         with self._lock:
             if self.tables is not tables:
                 return rows  # a full read swapped in new tables meanwhile: it catches up itself

@@ -6,11 +6,10 @@ import random
 
 import numpy as np
 import pytest
-from support.arena import make_image, render_all
+from support.arena import seven_models
 
 from arena import session as sessions
 from arena.four_image_session import next_four, show_upcoming, vote_four
-from datamodel.catalog import add_image, add_model
 from datamodel.kwise import kwise_model_counts
 from sampling.kwise import draw_four, kwise_state
 from sampling.kwise_stats import KwiseStats
@@ -18,17 +17,6 @@ from sampling.kwise_stats import KwiseStats
 pytestmark = pytest.mark.both_engines
 
 SUITES = ["taxonomy"]
-
-
-def _seven_models(arena):
-    """The small arena with three more models, each with an image of every prompt (seven to choose four from)."""
-    db = arena.db
-    for m, name in enumerate(("echo-model", "foxtrot-model", "golf-model"), start=4):
-        model_id = add_model(db, name)
-        for p, prompt_id in enumerate(arena.prompt_ids):
-            add_image(db, prompt_id=prompt_id, model_id=model_id, stored=arena.media.put_image(make_image(m, p)))
-    render_all(db, arena.media, arena.settings)
-    return db
 
 
 def _cast(db, name, votes, seed, stats=None):
@@ -58,7 +46,7 @@ def _assert_current(stats, db):
 
 
 def test_the_cached_draw_is_the_uncached_one_when_nothing_changed(small_arena):
-    db = _seven_models(small_arena)
+    db = seven_models(small_arena)
     kim = _cast(db, "kim", 14, seed=1)
     _cast(db, "lee", 9, seed=2)
     stats = KwiseStats().refresh(db)
@@ -70,7 +58,7 @@ def test_the_cached_draw_is_the_uncached_one_when_nothing_changed(small_arena):
 
 
 def test_new_votes_and_flag_changes_are_seen_after_the_refresh(small_arena):
-    db = _seven_models(small_arena)
+    db = seven_models(small_arena)
     _cast(db, "kim", 10, seed=3)
     stats = KwiseStats().refresh(db)
     fitted = stats.strength.copy()
@@ -99,7 +87,7 @@ def test_new_votes_and_flag_changes_are_seen_after_the_refresh(small_arena):
 
 
 def test_the_strengths_are_refitted_every_refit_votes(small_arena):
-    db = _seven_models(small_arena)
+    db = seven_models(small_arena)
     _cast(db, "kim", 6, seed=5)
     stats = KwiseStats(refit_votes=3, refit_seconds=3600.0).refresh(db)
     fitted = stats.strength.copy()
@@ -112,7 +100,7 @@ def test_the_strengths_are_refitted_every_refit_votes(small_arena):
 
 
 def test_votes_cast_through_the_stats_are_counted_and_the_draw_reads_no_vote(small_arena, monkeypatch):
-    db = _seven_models(small_arena)
+    db = seven_models(small_arena)
     stats = KwiseStats()
     _cast(db, "kim", 8, seed=8, stats=stats)
     stats.refresh(db)
@@ -134,7 +122,7 @@ def test_a_server_with_the_four_image_mode_reads_the_counts_before_the_first_req
     the server starts, not on the first annotator's request."""
     from arena.web.app import make_context
 
-    db = _seven_models(small_arena)
+    db = seven_models(small_arena)
     _cast(db, "kim", 12, seed=4)
     small_arena.db.close()
     ctx = make_context(small_arena.settings.replace(four_image_suites="taxonomy", four_image_strategy="ksort-ucb"))

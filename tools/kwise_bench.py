@@ -11,12 +11,21 @@ with the stats' refresh before each, as the page does). Each count runs two case
 all the four-image votes (what the page did before the sampler kept them, :class:`sampling.kwise_stats.KwiseStats`),
 and ``cached``, through one warm ``KwiseStats``, as a server does. Bounded: at most ``votes`` votes and ``draws``
 draws per case, and a case stops after ``seconds``.
+
+``--change-logs`` measures the change logs instead (:mod:`datamodel.change_logs`): with ``--pairwise-votes`` pairwise
+votes in the fixture too (spread over its 90 days; the four-image ones over 30), each log row takes its vote's time,
+as if logged as it was cast, and :func:`measure_change_logs` prints, before and after one pruning at ``--keep-s``
+(default a day): each log's rows and bytes (SQLite's ``dbstat``), a current reader's refresh (the pairwise sampler's
+:meth:`~sampling.sampler.SamplingStats.catch_up`, the four-image one's :meth:`~sampling.kwise_stats.KwiseStats.
+refresh`: median over ``--draws`` calls), the full read a reader pays at start-up or when it fell behind the pruned
+rows, and what the pruning itself took.
 Timings are wall-clock on a shared machine: repeat them.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import random
 import tempfile
 import time
@@ -26,11 +35,14 @@ import numpy as np
 
 from arena import session as sessions
 from arena.four_image_session import next_four, show_upcoming, vote_four
+from core.settings import Settings
 from datamodel.bulk import insert_rows
 from datamodel.catalog import suite_names
-from datamodel.connection import connect
+from datamodel.change_logs import PRUNE_EVERY_S, date_rows_by_their_votes, log_sizes, prune_change_logs
+from datamodel.connection import checkpoint, connect
 from sampling.kwise import draw_four
 from sampling.kwise_stats import KwiseStats
+from sampling.sampler import SamplingStats
 from tools.scale_fixture import ScaleSpec, build_scale_database
 
 SPEC = ScaleSpec(votes=1_000, annotators=1_000, models=12, prompts=200, judges=0, judge_share=0.0)
@@ -41,12 +53,14 @@ VOTERS = ("bench-voter-uncached", "bench-voter-cached")  # who votes in each cas
 TOKEN = "a-long-bench-token"
 
 
-def build_kwise_database(folder: Path, kwise_votes: int, seed: int = 0, voter_votes: int = 0) -> Path:
-    """The arena of :data:`SPEC` at ``folder / arena.db`` with ``kwise_votes`` counted four-image votes added, and the
-    accounts of :data:`VOTERS`, each of whom cast ``voter_votes`` of them (the rest spread over the fixture's
-    annotators)."""
+def build_kwise_database(folder: Path, kwise_votes: int, seed: int = 0, voter_votes: int = 0,
+                         pairwise_votes: int = SPEC.votes) -> Path:
+    """The arena of :data:`SPEC` (with ``pairwise_votes`` pairwise votes) at ``folder / arena.db`` with
+    ``kwise_votes`` counted four-image votes added, and the accounts of :data:`VOTERS`, each of whom cast
+    ``voter_votes`` of them (the rest spread over the fixture's annotators)."""
     path = folder / "arena.db"
-    build_scale_database(SPEC, path, folder / "media", progress=lambda *_: None)
+    build_scale_database(dataclasses.replace(SPEC, votes=pairwise_votes), path, folder / "media",
+                         progress=lambda *_: None)
     db = connect(path)
     voters = []
     for name in VOTERS:
@@ -130,12 +144,81 @@ def measure_votes(path: Path, *, cached: bool, votes: int = 200, draws: int = 20
     return {"cached": cached, "read_s": read_s, "vote": _figures(vote_s), "draw": _figures(draw_s)}
 
 
+def _median_ms(call, times: int) -> float:
+    seconds = []
+    for _ in range(times):
+        started = time.perf_counter()
+        call()
+        seconds.append(time.perf_counter() - started)
+    return float(np.median(seconds)) * 1e3
+
+
+def _readers(db, times: int) -> dict:
+    """A current reader's refresh (median ms over ``times``) and a full read (median s of 3) of each sampler."""
+    pairwise, kwise = SamplingStats(), KwiseStats()
+    pairwise_read_ms = _median_ms(lambda: pairwise.refresh(db, force=True, fit=False), 3)
+    kwise_read_ms = _median_ms(lambda: kwise.refresh(db, force=True), 3)
+    return {"pairwise_refresh_ms": _median_ms(lambda: pairwise.catch_up(db), times),
+            "kwise_refresh_ms": _median_ms(lambda: kwise.refresh(db), times),
+            "pairwise_read_s": pairwise_read_ms / 1e3, "kwise_read_s": kwise_read_ms / 1e3}
+
+
+def measure_change_logs(path: Path, *, keep_s: float, times: int = 200) -> dict:
+    """Each change log's rows and bytes and the readers' costs (:func:`_readers`) before and after one pruning at
+    ``keep_s``, the rows logged at their votes' times (the newest vote's time is now); a reader that fell behind the
+    pruned rows reads everything again (timed: ``behind_*``)."""
+    db = connect(path)
+    try:
+        now = date_rows_by_their_votes(db)
+        checkpoint(db)
+        behind_pairwise = SamplingStats().refresh(db, force=True, fit=False)
+        behind_kwise = KwiseStats().refresh(db, force=True)
+        assert behind_pairwise.tables is not None, "a forced refresh reads the counts"
+        behind_pairwise.tables.change_seq = behind_kwise.change_seq = 0  # as if they had read nothing since
+        before = {"sizes": log_sizes(db), **_readers(db, times)}
+        started = time.perf_counter()
+        deleted = prune_change_logs(db, keep_s=keep_s, now=now)
+        prune_s = time.perf_counter() - started
+        started = time.perf_counter()
+        prune_change_logs(db, keep_s=keep_s, now=now + PRUNE_EVERY_S)
+        next_prune_s = time.perf_counter() - started
+        checkpoint(db)  # as the server's background checkpoint does within a second: reads past a long WAL are slower
+        after = {"sizes": log_sizes(db), **_readers(db, times)}
+        started = time.perf_counter()
+        behind_pairwise.refresh(db, fit=False)  # finds the pruned rows gone: reads again (on this thread)
+        behind_pairwise.wait()
+        behind_pairwise_s = time.perf_counter() - started
+        started = time.perf_counter()
+        behind_kwise.refresh(db)
+        behind_kwise_s = time.perf_counter() - started
+    finally:
+        db.close()
+    return {"before": before, "after": after, "deleted": deleted, "prune_s": prune_s, "next_prune_s": next_prune_s,
+            "behind_pairwise_s": behind_pairwise_s, "behind_kwise_s": behind_kwise_s}
+
+
+def print_change_logs(result: dict, keep_s: float) -> None:
+    for when in ("before", "after"):
+        figures = result[when]
+        logs = "; ".join(f"{log} {rows:,} rows {size / 2**20:.1f} MiB"
+                         for log, (rows, size) in figures["sizes"].items())
+        print(f"{when} pruning: {logs}; a current reader's refresh: pairwise {figures['pairwise_refresh_ms']:.3f} ms, "
+              f"four-image {figures['kwise_refresh_ms']:.3f} ms; a full read: pairwise {figures['pairwise_read_s']:.2f}"
+              f" s, four-image {figures['kwise_read_s']:.2f} s", flush=True)
+    deleted = ", ".join(f"{log} {count:,}" for log, count in result["deleted"].items())
+    print(f"pruning at {keep_s:,.0f} s deleted {deleted} rows in {result['prune_s']:.2f} s (the next one "
+          f"{result['next_prune_s'] * 1e3:.1f} ms); a reader behind the pruned rows read again in: pairwise "
+          f"{result['behind_pairwise_s']:.2f} s, four-image {result['behind_kwise_s']:.2f} s", flush=True)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kwise-votes", type=int, nargs="+", default=[1_000, 10_000, 100_000],
                         help="counted four-image votes in the arena (default 1000 10000 100000)")
     parser.add_argument("--votes", type=int, default=200, help="votes timed per case (default 200)")
-    parser.add_argument("--draws", type=int, default=200, help="draws timed alone per case (default 200)")
+    parser.add_argument("--draws", type=int, default=200,
+                        help="draws timed alone per case; with --change-logs, refreshes of a current reader (default "
+                             "200)")
     parser.add_argument("--seconds", type=float, default=60.0,
                         help="a case's votes, and then its draws, stop after this many seconds (default 60)")
     parser.add_argument("--annotator-votes", type=int, default=0,
@@ -143,6 +226,12 @@ def main(argv=None) -> None:
                              "annotator well into a study: the draw reads which prompts they voted on, the quality "
                              "rules their votes)")
     parser.add_argument("--only", choices=("uncached", "cached"), help="one of the two cases (default both)")
+    parser.add_argument("--change-logs", action="store_true",
+                        help="measure the change logs before and after pruning instead (module docstring)")
+    parser.add_argument("--pairwise-votes", type=int, default=SPEC.votes,
+                        help=f"pairwise votes in the fixture (default {SPEC.votes:,})")
+    parser.add_argument("--keep-s", type=float, default=Settings().change_log_keep_s,
+                        help="--change-logs: the retention pruned at (default ARENA_CHANGE_LOG_KEEP_S's default)")
     args = parser.parse_args(argv)
     if min(args.votes, args.draws, *args.kwise_votes) < 1 or args.annotator_votes < 0 or args.seconds <= 0:
         parser.error("--kwise-votes, --votes and --draws take counts of 1 or more, --seconds a positive time and "
@@ -150,6 +239,15 @@ def main(argv=None) -> None:
     if 2 * args.annotator_votes > min(args.kwise_votes):
         parser.error("--annotator-votes: each of the two voters casts that many of the smallest --kwise-votes; "
                      "give at most half of it")
+    if args.change_logs:
+        if args.pairwise_votes < 1 or args.keep_s <= 0:
+            parser.error("--pairwise-votes takes a count of 1 or more and --keep-s a positive time")
+        for count in args.kwise_votes:
+            with tempfile.TemporaryDirectory(prefix="kwise-bench-") as folder:
+                path = build_kwise_database(Path(folder), count, pairwise_votes=args.pairwise_votes)
+                print(f"{args.pairwise_votes:,} pairwise and {count:,} four-image votes:", flush=True)
+                print_change_logs(measure_change_logs(path, keep_s=args.keep_s, times=args.draws), args.keep_s)
+        return
     cases = [args.only == "cached"] if args.only else [False, True]
     for count in args.kwise_votes:
         with tempfile.TemporaryDirectory(prefix="kwise-bench-") as folder:

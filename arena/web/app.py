@@ -389,6 +389,8 @@ def create_server(settings: Settings):
     light_sessions()
     store = Store(settings.database, synchronous=settings.sqlite_synchronous)
     store.checkpoint_in_background()
+    if settings.change_log_keep_s > 0:
+        store.prune_change_logs_in_background(settings.change_log_keep_s)
     ctx = make_context(settings, store)
     renditions = Renditions.from_settings(ctx.media, settings)
     bands = band_warning(store.db(), renditions.spec)

@@ -191,3 +191,15 @@ def empty_arena_env(monkeypatch, root: Path) -> Path:
     monkeypatch.setenv("ARENA_MEDIA_DIR", str(root / "media"))
     monkeypatch.setenv("ARENA_DEMO", "false")
     return root
+
+
+def seven_models(arena: SmallArena) -> Database:
+    """The small arena with three more models, each with an image of every prompt (seven to choose four from, for
+    the four-image mode); its database."""
+    db = arena.db
+    for m, name in enumerate(("echo-model", "foxtrot-model", "golf-model"), start=4):
+        model_id = add_model(db, name)
+        for p, prompt_id in enumerate(arena.prompt_ids):
+            add_image(db, prompt_id=prompt_id, model_id=model_id, stored=arena.media.put_image(make_image(m, p)))
+    render_all(db, arena.media, arena.settings)
+    return db

@@ -58,7 +58,10 @@ def answer_rows_css() -> str:
     all), one per declared task; then the key hints, only where there is a keyboard and a fine pointer (never on a
     touch screen, as the Arena tab's), one rule per control (Gradio splits a media rule's selector lists)."""
     rows = [f".gradio-container:has(#rating-item [data-task=\"{name}\"]) #{_control_id(name, 'row')} "
-            "{ display: flex !important; }" for name in RATING_TASKS]
+            f"{{ display: {'grid' if isinstance(task.scale, ChoiceScale) else 'flex'} !important; }}"
+            for name, task in RATING_TASKS.items()]
+    rows += [f".gradio-container:has(#rating-item [data-task=\"{name}\"]) #rating-guidelines "
+             f".rating-guide:not(.{_control_id(name, 'guide')}) {{ display: none; }}" for name in RATING_TASKS]
     hints = {"rating-skip": SKIP_KEY}
     for name, task in RATING_TASKS.items():
         if isinstance(task.scale, ChoiceScale):
@@ -132,12 +135,17 @@ def question_html(task: RatingTask | None, serving: Serving | None, message: str
 
 
 def guidelines_markdown(tasks: dict) -> str:
-    """Each open task's guidelines, titled, with where the paper says so."""
+    """Each open task's guidelines, titled, with where the paper says so, each in a block named by its task: only the
+    block of the question's task shows (:func:`answer_rows_css`; every block when no question is on screen), so that
+    "All open tasks" does not set every task's guidelines before the rater at once. The menu's pick of a task shows
+    that task's questions, and with them its guidelines."""
     if not tasks:
         return "No rating task is open yet."
     blocks = []
     for task in tasks.values():
-        blocks.append(f"#### {escape_markdown(task.title)}\n\n{task.guidelines}\n\n*{escape_markdown(task.source)}.*")
+        blocks.append(f'<div class="rating-guide {_control_id(task.name, "guide")}">\n\n'
+                      f"#### {escape_markdown(task.title)}\n\n{task.guidelines}\n\n*{escape_markdown(task.source)}.*"
+                      "\n\n</div>")
     return "\n\n".join(blocks) + f"\n\nSkip a question you cannot judge with **Skip ({SKIP_KEY})**."
 
 

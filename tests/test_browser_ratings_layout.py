@@ -79,6 +79,19 @@ def test_the_guidelines_follow_the_question_on_screen(tmp_path, browser, size):
         assert len(seen) >= 2, seen
 
 
+# the page's observers have laid the question out: the image's room is set and the image keeps to it
+LAID_OUT = ("() => { const img = document.querySelector('#rating-image img.rating-shown'); "
+            "const room = parseFloat(getComputedStyle(document.documentElement).getPropertyValue('--rating-image-room'));"
+            " return !!img && room > 0 && img.getBoundingClientRect().height <= Math.max(room, 160) + 1; }")
+
+
+def settle(page) -> None:
+    """Wait until the page's observers have given the image the room left (they run after each change of the
+    status, the question or the bar), then two frames more."""
+    page.wait_for_function(LAID_OUT, timeout=10000)
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
 def image_and_bar(page) -> tuple[dict, dict]:
     return (page.locator("#rating-image img.rating-shown").bounding_box(), page.locator("#rating-bar").bounding_box())
 
@@ -90,8 +103,8 @@ def test_the_image_stays_above_the_answer_bar_whatever_warnings_show(tmp_path, b
     with rating(tmp_path, browser, size, tasks=(SANEVAL.name,), quality_bias_min_votes=6) as (arena, page):
         for _ in range(3):  # the same answer, fast: warned twice
             answer_key(page, "5")
-        page.wait_for_timeout(300)  # the bar's height settled (its observer sets the room kept for it)
         warnings = page.locator("#rating-status .rating-warning").count()
+        settle(page)
         shoot(page, size, "warnings-01-two")
         assert warnings >= 2, page.inner_text("#rating-status")
         image, bar = image_and_bar(page)
@@ -129,6 +142,9 @@ def test_a_choice_scales_answers_lie_in_even_rows(tmp_path, browser, size, task)
     """At 1280×800 SANEval's five answers wrapped four and one. A choice scale's answers lie in one row when they
     fit, else in rows that differ by one button at most, each label whole."""
     with rating(tmp_path, browser, size, tasks=(task.name,)) as (arena, page):
+        page.wait_for_function("() => [...document.querySelectorAll('.rating-choices')]"
+                               ".some((row) => row.offsetParent !== null && row.dataset.laidOut)", timeout=10000)
+        settle(page)
         shoot(page, size, f"answers-{task.name}")
         rows = button_rows(page, task.name)
         assert sum(rows) == len(task.scale.points), rows

@@ -55,7 +55,8 @@ def _control_id(task: str, part: str) -> str:
 
 def answer_rows_css() -> str:
     """The page's CSS rules that show only the answer row of the question's task (``static/ratings.css`` hides them
-    all), one per declared task; then the key hints, only where there is a keyboard and a fine pointer (never on a
+    all; a choice scale's is a grid whose columns ``static/ratings.html`` sets), one per declared task, and only the
+    question's task's guidelines (:func:`guidelines_markdown`); then the key hints, only where there is a keyboard and a fine pointer (never on a
     touch screen, as the Arena tab's), one rule per control (Gradio splits a media rule's selector lists)."""
     rows = [f".gradio-container:has(#rating-item [data-task=\"{name}\"]) #{_control_id(name, 'row')} "
             f"{{ display: {'grid' if isinstance(task.scale, ChoiceScale) else 'flex'} !important; }}"
@@ -404,8 +405,9 @@ def answer_controls(declared: dict) -> dict:
     radios: dict[str, list[gr.Radio]] = {}
     submits: dict[str, gr.Button] = {}
     for name, task in declared.items():
-        with gr.Row(elem_id=_control_id(name, "row"), elem_classes=["rating-controls"]):
-            if isinstance(task.scale, ChoiceScale):
+        choice = isinstance(task.scale, ChoiceScale)
+        with gr.Row(elem_id=_control_id(name, "row"), elem_classes=["rating-controls"] + ["rating-choices"] * choice):
+            if choice:
                 for point in task.scale.points:  # every answer alike (the papers' scales are neutral)
                     choices[(name, point.value)] = gr.Button(point.label, elem_id=_control_id(name, str(point.value)),
                                                              variant="secondary", min_width=60)

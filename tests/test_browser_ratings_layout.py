@@ -16,8 +16,7 @@ from support.touch import open_page as open_touch_page
 from support.webapp import running_app
 
 from datamodel.human_ratings import set_assignment
-from judges.rating_tasks import RATING_TASKS, SANEVAL, SANEVAL_TENTHS
-from judges.rating_tasks import COMMONSENSE, SEMVAR
+from judges.rating_tasks import COMMONSENSE, RATING_TASKS, SANEVAL, SANEVAL_TENTHS, SEMVAR
 
 SCREENSHOTS = Path(os.environ.get("ARENA_RATINGS_LAYOUT_SCREENSHOTS", ".cache/screenshots-ratings-layout"))
 QUESTION_TASK = "() => document.querySelector('#rating-item [data-task]')?.dataset.task"
@@ -81,8 +80,9 @@ def test_the_guidelines_follow_the_question_on_screen(tmp_path, browser, size):
 
 # the page's observers have laid the question out: the image's room is set and the image keeps to it
 LAID_OUT = ("() => { const img = document.querySelector('#rating-image img.rating-shown'); "
-            "const room = parseFloat(getComputedStyle(document.documentElement).getPropertyValue('--rating-image-room'));"
-            " return !!img && room > 0 && img.getBoundingClientRect().height <= Math.max(room, 160) + 1; }")
+            "const room = parseFloat(getComputedStyle(document.documentElement)"
+            ".getPropertyValue('--rating-image-room')); "
+            "return !!img && room > 0 && img.getBoundingClientRect().height <= Math.max(room, 160) + 1; }")
 
 
 def settle(page) -> None:
@@ -100,27 +100,55 @@ def image_and_bar(page) -> tuple[dict, dict]:
 def test_the_image_stays_above_the_answer_bar_whatever_warnings_show(tmp_path, browser, size):
     """On the phone two warnings on the status line (the bias rule near, answers fast) pushed the image down under
     the fixed answer bar. The whole image stays above the bar, at a size one can judge."""
-    with rating(tmp_path, browser, size, tasks=(SANEVAL.name,), quality_bias_min_votes=6) as (arena, page):
+    with rating(tmp_path, browser, size, tasks=(SANEVAL.name,), quality_bias_min_votes=6,
+                rate_limit_annotator_per_minute=3) as (arena, page):
         for _ in range(3):  # the same answer, fast: warned twice
             answer_key(page, "5")
-        warnings = page.locator("#rating-status .rating-warning").count()
+        assert page.locator("#rating-status .rating-warning").count() == 2, page.inner_text("#rating-status")
         settle(page)
         shoot(page, size, "warnings-01-two")
-        assert warnings >= 2, page.inner_text("#rating-status")
-        image, bar = image_and_bar(page)
-        height = SIZES[size]["height"]
-        assert image["y"] >= 0 and image["height"] >= 160, image
-        if size == "phone":  # the answer bar is fixed at the bottom: the whole image above it, without scrolling
-            assert image["y"] + image["height"] <= bar["y"] + 1, (image, bar)
-        else:
-            assert image["y"] + image["height"] <= height, image
+        assert_image_in_view(page, size)
+        if size == "phone":  # each warning in two lines; a tap shows it whole
+            folded = "(w) => w.scrollHeight > w.clientHeight + 1"
+            warning = page.locator("#rating-status .rating-warning").first
+            assert warning.evaluate(folded)
+            warning.tap()
+            page.wait_for_function(f"() => !({folded})(document.querySelector('#rating-status .rating-warning'))",
+                                   timeout=5000)
+            warning.tap()
+            page.wait_for_function(f"() => ({folded})(document.querySelector('#rating-status .rating-warning'))",
+                                   timeout=5000)
+        page.locator("body").press("5")  # a fourth answer in a minute: refused, the wait counts down in a warning
+        page.wait_for_function("() => document.querySelector('#rating-status')?.innerText.includes('again in')",
+                               timeout=20000)
+        assert page.locator("#rating-status .rating-warning").count() == 2, page.inner_text("#rating-status")
+        settle(page)
+        shoot(page, size, "warnings-02-refused")
+        countdown = page.locator("#rating-status .countdown").bounding_box()  # the wait's seconds are not cut off
+        status = page.locator("#rating-status").bounding_box()
+        assert countdown and countdown["width"] > 0, countdown
+        assert countdown["y"] + countdown["height"] <= status["y"] + status["height"] + 1, (countdown, status)
+        assert page.evaluate("() => { const warning = document.querySelector('#rating-status .rating-refusal'); "
+                             "return warning.scrollHeight <= warning.clientHeight + 1; }"), "the refusal is cut off"
+        assert_image_in_view(page, size)
+
+
+def assert_image_in_view(page, size: str) -> None:
+    """The whole image on screen without scrolling, above the answer bar on the phone, at a size one can judge."""
+    image, bar = image_and_bar(page)
+    assert image["y"] >= 0 and image["height"] >= 160, image
+    if size == "phone":  # the answer bar is fixed at the bottom
+        assert image["y"] + image["height"] <= bar["y"] + 1, (image, bar)
+    else:
+        assert image["y"] + image["height"] <= SIZES[size]["height"], image
 
 
 def button_rows(page, task: str) -> list[int]:
     """How many of ``task``'s answer buttons sit on each line of the answer bar, top to bottom."""
     tops = page.eval_on_selector_all(
         f"#rate-{task.replace('_', '-')}-row > button",
-        "(buttons) => buttons.filter((b) => b.offsetParent !== null).map((b) => Math.round(b.getBoundingClientRect().top))")
+        "(buttons) => buttons.filter((b) => b.offsetParent !== null)"
+        ".map((b) => Math.round(b.getBoundingClientRect().top))")
     rows: dict[int, int] = {}
     for top in tops:
         line = next((known for known in rows if abs(known - top) <= 4), top)

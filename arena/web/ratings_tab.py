@@ -56,8 +56,9 @@ def _control_id(task: str, part: str) -> str:
 def answer_rows_css() -> str:
     """The page's CSS rules that show only the answer row of the question's task (``static/ratings.css`` hides them
     all; a choice scale's is a grid whose columns ``static/ratings.html`` sets), one per declared task, and only the
-    question's task's guidelines (:func:`guidelines_markdown`); then the key hints, only where there is a keyboard and a fine pointer (never on a
-    touch screen, as the Arena tab's), one rule per control (Gradio splits a media rule's selector lists)."""
+    question's task's guidelines (:func:`guidelines_markdown`); then the key hints, only where there is a keyboard
+    and a fine pointer (never on a touch screen, as the Arena tab's), one rule per control (Gradio splits a media
+    rule's selector lists)."""
     rows = [f".gradio-container:has(#rating-item [data-task=\"{name}\"]) #{_control_id(name, 'row')} "
             f"{{ display: {'grid' if isinstance(task.scale, ChoiceScale) else 'flex'} !important; }}"
             for name, task in RATING_TASKS.items()]
@@ -208,9 +209,10 @@ def status_line(desk: RatingDesk, session: raters.RatingSession, notice: str = "
     warnings = [escape_markdown(text) for text in (notices.set_aside_text(standing, rules, desk.declared),
                                                     notices.bias_notice(standing, rules, desk.declared)) if text]
     warnings += [notice] if notice else []  # the app's own words
-    warnings += [countdown_text(escape_markdown(error))] if error else []
-    for text in warnings:
+    for text in warnings:  # a phone shows each in two lines (a tap unfolds it), the refusal below whole
         line += f'\n\n<span class="rating-warning">⚠ {text}</span>'
+    if error:
+        line += f'\n\n<span class="rating-warning rating-refusal">⚠ {countdown_text(escape_markdown(error))}</span>'
     return line
 
 

@@ -65,8 +65,6 @@ def test_rate_through_each_task_type_with_keys_and_clicks(tmp_path, browser, siz
         page = open_ratings(browser, url, size)
         shoot(page, size, "ratings-01-signed-in")
         assert "Guidelines" in page.inner_text("#rating-guidelines")
-        guide = page.inner_text("#rating-guidelines-text")
-        assert "Perfectly Accurate (All objects exist" in guide  # SemVarBench Table 13's criteria
         # Commonsense-T2I: Y (fits), N (does not fit), then a click on Does not fit
         pick_task(page, COMMONSENSE.title)
         assert not any(name in page.content() for name in MODELS)  # no model on the page before the answer
@@ -92,6 +90,11 @@ def test_rate_through_each_task_type_with_keys_and_clicks(tmp_path, browser, siz
         pick_task(page, SEMVAR.title)
         text = page.inner_text("#rating-item")
         assert SEMVAR.question in text and "Text:" in text and "Prompt:" not in text
+        if not page.is_visible("#rating-guidelines-text"):  # folded since the first answer
+            page.locator("#rating-guidelines > button, #rating-guidelines .label-wrap").first.click()
+        guide = page.inner_text("#rating-guidelines-text")  # the question's task's guidelines, the others hidden
+        assert "Perfectly Accurate (All objects exist" in guide  # SemVarBench Table 13's criteria
+        assert COMMONSENSE.title not in guide and SANEVAL.title not in guide
         before = shown_src(page)
         page.locator("body").press("3")
         page.locator("body").press("4")

@@ -55,10 +55,15 @@ def _control_id(task: str, part: str) -> str:
 
 def answer_rows_css() -> str:
     """The page's CSS rules that show only the answer row of the question's task (``static/ratings.css`` hides them
-    all), one per declared task; then the key hints, only where there is a keyboard and a fine pointer (never on a
-    touch screen, as the Arena tab's), one rule per control (Gradio splits a media rule's selector lists)."""
+    all; a choice scale's is a grid whose columns ``static/ratings.html`` sets), one per declared task, and only the
+    question's task's guidelines (:func:`guidelines_markdown`); then the key hints, only where there is a keyboard
+    and a fine pointer (never on a touch screen, as the Arena tab's), one rule per control (Gradio splits a media
+    rule's selector lists)."""
     rows = [f".gradio-container:has(#rating-item [data-task=\"{name}\"]) #{_control_id(name, 'row')} "
-            "{ display: flex !important; }" for name in RATING_TASKS]
+            f"{{ display: {'grid' if isinstance(task.scale, ChoiceScale) else 'flex'} !important; }}"
+            for name, task in RATING_TASKS.items()]
+    rows += [f".gradio-container:has(#rating-item [data-task=\"{name}\"]) #rating-guidelines "
+             f".rating-guide:not(.{_control_id(name, 'guide')}) {{ display: none; }}" for name in RATING_TASKS]
     hints = {"rating-skip": SKIP_KEY}
     for name, task in RATING_TASKS.items():
         if isinstance(task.scale, ChoiceScale):
@@ -132,12 +137,17 @@ def question_html(task: RatingTask | None, serving: Serving | None, message: str
 
 
 def guidelines_markdown(tasks: dict) -> str:
-    """Each open task's guidelines, titled, with where the paper says so."""
+    """Each open task's guidelines, titled, with where the paper says so, each in a block named by its task: only the
+    block of the question's task shows (:func:`answer_rows_css`; every block when no question is on screen), so that
+    "All open tasks" does not set every task's guidelines before the rater at once. The menu's pick of a task shows
+    that task's questions, and with them its guidelines."""
     if not tasks:
         return "No rating task is open yet."
     blocks = []
     for task in tasks.values():
-        blocks.append(f"#### {escape_markdown(task.title)}\n\n{task.guidelines}\n\n*{escape_markdown(task.source)}.*")
+        blocks.append(f'<div class="rating-guide {_control_id(task.name, "guide")}">\n\n'
+                      f"#### {escape_markdown(task.title)}\n\n{task.guidelines}\n\n*{escape_markdown(task.source)}.*"
+                      "\n\n</div>")
     return "\n\n".join(blocks) + f"\n\nSkip a question you cannot judge with **Skip ({SKIP_KEY})**."
 
 
@@ -199,9 +209,10 @@ def status_line(desk: RatingDesk, session: raters.RatingSession, notice: str = "
     warnings = [escape_markdown(text) for text in (notices.set_aside_text(standing, rules, desk.declared),
                                                     notices.bias_notice(standing, rules, desk.declared)) if text]
     warnings += [notice] if notice else []  # the app's own words
-    warnings += [countdown_text(escape_markdown(error))] if error else []
-    for text in warnings:
+    for text in warnings:  # a phone shows each in two lines (a tap unfolds it), the refusal below whole
         line += f'\n\n<span class="rating-warning">⚠ {text}</span>'
+    if error:
+        line += f'\n\n<span class="rating-warning rating-refusal">⚠ {countdown_text(escape_markdown(error))}</span>'
     return line
 
 
@@ -396,8 +407,9 @@ def answer_controls(declared: dict) -> dict:
     radios: dict[str, list[gr.Radio]] = {}
     submits: dict[str, gr.Button] = {}
     for name, task in declared.items():
-        with gr.Row(elem_id=_control_id(name, "row"), elem_classes=["rating-controls"]):
-            if isinstance(task.scale, ChoiceScale):
+        choice = isinstance(task.scale, ChoiceScale)
+        with gr.Row(elem_id=_control_id(name, "row"), elem_classes=["rating-controls"] + ["rating-choices"] * choice):
+            if choice:
                 for point in task.scale.points:  # every answer alike (the papers' scales are neutral)
                     choices[(name, point.value)] = gr.Button(point.label, elem_id=_control_id(name, str(point.value)),
                                                              variant="secondary", min_width=60)

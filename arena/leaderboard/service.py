@@ -121,6 +121,13 @@ def compute_snapshot(db: Database, options: LeaderboardOptions, keep: int | None
     return snapshot
 
 
+def _holds(snapshot: Snapshot | None, version: tuple) -> bool:
+    """Whether ``snapshot`` is the complete board of data ``version``: computing it again would give the same. A
+    computation that ended between a viewer's read of the board before it and the viewer's ask stored it (under
+    load a staged board's completion was computed twice)."""
+    return snapshot is not None and not incomplete(snapshot) and snapshot.data_version == version
+
+
 def incomplete(snapshot: Snapshot | None) -> bool:
     """Whether ``snapshot`` is a staged one whose inter-annotator statistics are still being computed."""
     return snapshot is not None and bool(snapshot.view.get("pending"))
@@ -284,17 +291,23 @@ class SnapshotService:
             future = self._pending.get(key)
             if future is not None:
                 return future
-            job = (_compute_in_worker, str(self.store.path), options, self.holder, *((True,) if staged else ()))
-            try:
-                future = self._pool().submit(*job)
-            except concurrent.futures.BrokenExecutor:  # the worker died (e.g. killed for memory): start a new one
-                self._executor = None
-                future = self._pool().submit(*job)
-            self._pending[key] = future
-            # two attributes of ours on the Future (the executor makes it, so no subclass can declare them): an
-            # event set once _finished has stored its outcome and let it go; whether a day of the board is kept
-            future.settled = threading.Event()  # type: ignore[attr-defined]
-            future.kept = keeps_history(options, self.history_defaults)  # type: ignore[attr-defined]
+            current = _holds(self._memory.get(key), version)  # a viewer read the board before it: nothing to do
+            if not current:
+                job = (_compute_in_worker, str(self.store.path), options, self.holder, *((True,) if staged else ()))
+                try:
+                    future = self._pool().submit(*job)
+                except concurrent.futures.BrokenExecutor:  # the worker died (e.g. killed for memory): a new one
+                    self._executor = None
+                    future = self._pool().submit(*job)
+                self._pending[key] = future
+                # two attributes of ours on the Future (the executor makes it, so no subclass can declare them): an
+                # event set once _finished has stored its outcome and let it go; whether a day of the board is kept
+                future.settled = threading.Event()  # type: ignore[attr-defined]
+                future.kept = keeps_history(options, self.history_defaults)  # type: ignore[attr-defined]
+        if future is None:  # current: the claim (if any) goes back unused
+            if self.shared:
+                release_computation(self.store.db(), key, self.holder)
+            return None
         future.add_done_callback(lambda done: self._finished(key, options, version, done))
         return future
 
@@ -378,6 +391,8 @@ class SnapshotService:
                                                         and (refresh or snapshot.age() >= self.refresh_s))
         if due and (refresh or failed is None or failed[0] != version):
             future = self._schedule(key, options, version, staged=snapshot is None)
+            if future is None and not _holds(snapshot, version):  # one stored since it was read (_schedule)
+                snapshot = self.latest(db, key) or snapshot
         else:
             with self._lock:
                 future = self._pending.get(key)

@@ -179,15 +179,15 @@ def kwise_vote_rows(db: Database, *, suite: str | None = None, subset: str | Non
     return out
 
 
-def slot_models_sql(*, names: bool = False) -> tuple[str, str]:
+def slot_models_sql(*, names: bool = False, join: str = "JOIN") -> tuple[str, str]:
     """(the models of slots 1-4 as columns, the joins from ``kwise_battles b`` that give them): their ids, or with
-    ``names`` their names."""
+    ``names`` their names; ``join`` "LEFT JOIN" keeps a row whose battle or images are gone (its models NULL)."""
     if not names:
         return (", ".join(f"i{s}.model_id" for s in SLOTS),
-                " ".join(f"JOIN images i{s} ON i{s}.id = b.slot_{s}_image_id" for s in SLOTS))
+                " ".join(f"{join} images i{s} ON i{s}.id = b.slot_{s}_image_id" for s in SLOTS))
     return (", ".join(f"m{s}.name" for s in SLOTS),
-            " ".join(f"JOIN images i{s} ON i{s}.id = b.slot_{s}_image_id JOIN models m{s} ON m{s}.id = i{s}.model_id"
-                     for s in SLOTS))
+            " ".join(f"{join} images i{s} ON i{s}.id = b.slot_{s}_image_id {join} models m{s} ON m{s}.id = "
+                     f"i{s}.model_id" for s in SLOTS))
 
 
 def kwise_model_counts(db: Database) -> tuple[dict[int, int], list[tuple[tuple[int, ...], int, int | None]]]:
@@ -221,8 +221,7 @@ def kwise_changes_since(db: Database, seq: int) -> list[tuple[int, int, tuple[in
     it were pruned (the pruning's mark, read with the rows: :func:`datamodel.change_logs.missed_changes`), or a row's
     battle or one of its images is gone (a vote deleted with its battle: its −1 cannot be counted by model); the
     reader reads everything again."""
-    models, joins = slot_models_sql()
-    joins = joins.replace("JOIN ", "LEFT JOIN ")
+    models, joins = slot_models_sql(join="LEFT JOIN")
     rows = db.execute(f"SELECT c.seq, c.sign, {models}, c.best, c.worst, {pruned_mark_sql('kwise_vote_changes')} "
                       f"FROM kwise_vote_changes c LEFT JOIN kwise_battles b ON b.id = c.battle_id {joins} "
                       "WHERE c.seq > ? ORDER BY c.seq", [seq]).fetchall()
